@@ -1,0 +1,42 @@
+# The two commands: `make run` (demo) and `make test` (everything). Zig is fetched on first
+# use by tools/bootstrap.sh into .zig/ (pinned 0.17.1 from PyPI).
+ZIG := $(shell tools/bootstrap.sh)
+PYTHON ?= python3
+FUZZ_ITERATIONS ?= 30000
+
+.PHONY: all build run test unit fuzz integration bench fmt release clean
+
+all: build
+
+build:
+	$(ZIG) build -Doptimize=ReleaseSafe
+
+run: build
+	./zig-out/bin/sluice demo
+
+test: unit fuzz integration
+
+unit:
+	tools/check_test_entry.sh
+	$(ZIG) build test
+	$(ZIG) build fmt-check
+
+fuzz:
+	$(ZIG) build fuzz -- --iterations $(FUZZ_ITERATIONS)
+
+integration: build
+	$(PYTHON) -m pytest test/integration -q
+
+bench:
+	$(ZIG) build bench
+	bench/proxy.sh
+
+fmt:
+	$(ZIG) build fmt
+
+release:
+	$(ZIG) build -Doptimize=ReleaseFast -Dtarget=x86_64-linux-musl -Dstrip=true
+	@ls -l zig-out/bin/sluice
+
+clean:
+	rm -rf zig-out .zig-cache

@@ -1,0 +1,93 @@
+//! The build menu:
+//!   zig build                 sluice into zig-out/bin (add -Doptimize=ReleaseFast for speed)
+//!   zig build run -- ARGS     build and run sluice
+//!   zig build test            unit tests (every file, through src/unit_tests.zig)
+//!   zig build fuzz -- ARGS    seeded fuzz run of the HTTP parsers (--seed N --iterations N)
+//!   zig build bench           parser micro-benchmark (ns per request head)
+//!   zig build fmt             format the tree (fmt-check: fail if not formatted)
+const std = @import("std");
+const builtin = @import("builtin");
+
+comptime {
+    const pinned = std.SemanticVersion.parse("0.17.1") catch unreachable;
+    if (builtin.zig_version.order(pinned) != .eq) {
+        @compileError("sluice needs Zig 0.17.1 exactly; run tools/bootstrap.sh");
+    }
+}
+
+pub fn build(b: *std.Build) void {
+    const target = b.standardTargetOptions(.{});
+    const optimize = b.standardOptimizeOption(.{});
+    const strip = b.option(bool, "strip", "Strip debug info from the binary") orelse false;
+
+    const exe = addSluice(b, target, optimize, strip);
+    addRun(b, exe);
+    addTests(b, target, optimize);
+    addFuzz(b, target);
+    addBench(b, target);
+    addFmt(b);
+}
+
+fn addSluice(b: *std.Build, target: std.Build.ResolvedTarget, optimize: std.builtin.OptimizeMode, strip: bool) *std.Build.Step.Compile {
+    const exe = b.addExecutable(.{
+        .name = "sluice",
+        .root_module = b.createModule(.{
+            .root_source_file = b.path("src/main.zig"),
+            .target = target,
+            .optimize = optimize,
+            .strip = if (strip) true else null,
+        }),
+    });
+    b.installArtifact(exe);
+    return exe;
+}
+
+fn addRun(b: *std.Build, exe: *std.Build.Step.Compile) void {
+    const run = b.addRunArtifact(exe);
+    run.addPassthruArgs();
+    b.step("run", "Build and run sluice").dependOn(&run.step);
+}
+
+fn addTests(b: *std.Build, target: std.Build.ResolvedTarget, optimize: std.builtin.OptimizeMode) void {
+    const tests = b.addTest(.{ .root_module = b.createModule(.{
+        .root_source_file = b.path("src/unit_tests.zig"),
+        .target = target,
+        .optimize = optimize,
+    }) });
+    const run = b.addRunArtifact(tests);
+    b.step("test", "Run the unit tests").dependOn(&run.step);
+}
+
+fn addFuzz(b: *std.Build, target: std.Build.ResolvedTarget) void {
+    const fuzz = b.addExecutable(.{
+        .name = "fuzz-http",
+        .root_module = b.createModule(.{
+            .root_source_file = b.path("src/http/fuzz.zig"),
+            .target = target,
+            .optimize = .ReleaseSafe,
+        }),
+    });
+    const run = b.addRunArtifact(fuzz);
+    run.addPassthruArgs();
+    b.step("fuzz", "Fuzz the HTTP parsers (args: --seed N --iterations N)").dependOn(&run.step);
+}
+
+fn addBench(b: *std.Build, target: std.Build.ResolvedTarget) void {
+    const bench = b.addExecutable(.{
+        .name = "bench-http",
+        .root_module = b.createModule(.{
+            .root_source_file = b.path("src/http/bench.zig"),
+            .target = target,
+            .optimize = .ReleaseFast,
+        }),
+    });
+    const run = b.addRunArtifact(bench);
+    run.addPassthruArgs();
+    b.step("bench", "Parser micro-benchmark").dependOn(&run.step);
+}
+
+fn addFmt(b: *std.Build) void {
+    const paths: []const std.Build.LazyPath = &.{ b.path("src"), b.path("build.zig"), b.path("build.zig.zon") };
+    b.step("fmt", "Format the source tree").dependOn(&b.addFmt(.{ .paths = paths }).step);
+    b.step("fmt-check", "Fail if the tree is not formatted").dependOn(&b.addFmt(.{ .paths = paths, .check = true }).step);
+}

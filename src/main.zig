@@ -1,0 +1,91 @@
+//! sluice: an HTTP/1.1 load balancer and reverse proxy. This file only turns the command line
+//! into a Config and hands it to the one start-up path in runtime/control.zig.
+const std = @import("std");
+const builtin = @import("builtin");
+
+const cli = @import("config/cli.zig");
+const Config = @import("config/Config.zig");
+const StaticAllocator = @import("stdx/StaticAllocator.zig");
+const control = @import("runtime/control.zig");
+const log = @import("runtime/log.zig");
+const signals = @import("runtime/signals.zig");
+const DemoBackend = @import("demo/Backend.zig");
+const Loop = @import("loop/loop.zig").Loop;
+const Address = @import("stdx/Address.zig").Address;
+
+pub const version = "0.1.0";
+
+comptime {
+    const pinned = std.SemanticVersion.parse("0.17.1") catch unreachable;
+    if (builtin.zig_version.order(pinned) != .eq) @compileError("sluice needs Zig 0.17.1");
+}
+
+var static_allocator: StaticAllocator = undefined;
+var demo_backends: [2]DemoBackend = undefined;
+
+pub fn main(init: std.process.Init.Minimal) u8 {
+    static_allocator = .init(std.heap.page_allocator);
+    signals.block() catch {
+        log.line("cannot block signals", .{});
+        return 1;
+    };
+    var args_buffer: [256][]const u8 = undefined;
+    var args_count: usize = 0;
+    var iterator = init.args.iterate();
+    _ = iterator.skip(); // argv[0]
+    while (iterator.next()) |arg| {
+        if (args_count == args_buffer.len) {
+            log.line("too many arguments (at most {d})", .{args_buffer.len});
+            return 2;
+        }
+        args_buffer[args_count] = arg;
+        args_count += 1;
+    }
+    var diagnostic: cli.Diagnostic = .{};
+    var parsed = cli.parse(args_buffer[0..args_count], &diagnostic) catch {
+        log.line("{s}: {s}", .{ diagnostic.flag, diagnostic.message() });
+        return 2;
+    };
+    switch (parsed.command) {
+        .help => {
+            log.stdout(cli.usage);
+            return 0;
+        },
+        .version => {
+            log.stdout("sluice " ++ version ++ "\n");
+            return 0;
+        },
+        .demo => if (!startDemo(&parsed.config)) return 1,
+        .run => {},
+    }
+    return control.run(&static_allocator, &parsed.config, .{ .demo = parsed.command == .demo });
+}
+
+/// Two built-in backends on loopback, with the proxy in front on 127.0.0.1:8080 unless
+/// --listen says otherwise. One worker unless --workers says otherwise: round robin cursors
+/// are per worker, and the demo is there to show the alternation plainly.
+fn startDemo(config: *Config) bool {
+    if (config.workers_count == 0) config.workers_count = 1;
+    if (config.listen.eql(&Config.default_listen)) config.listen = Address.initIp4(.{ 127, 0, 0, 1 }, 8080);
+    const mode: Loop.Mode = switch (config.io) {
+        .auto => .auto,
+        .uring => .uring,
+        .epoll => .epoll,
+    };
+    for (&demo_backends, 1..) |*backend, number| {
+        backend.start(@intCast(number), mode) catch |err| {
+            log.line("cannot start demo backend {d}: {s}", .{ number, @errorName(err) });
+            return false;
+        };
+        var text: [Address.text_bytes_max]u8 = undefined;
+        var writer: std.Io.Writer = .fixed(&text);
+        backend.address.format(&writer) catch unreachable;
+        log.line("demo backend {d} on {s}", .{ number, writer.buffered() });
+        config.addBackend(backend.address) catch unreachable; // Two fit.
+    }
+    return true;
+}
+
+test {
+    _ = @import("unit_tests.zig");
+}

@@ -1,0 +1,875 @@
+//! One client connection, from accept to close, and the exchanges it carries.
+//!
+//! A session owns: the client socket, two buffers (client side `cbuf`, upstream side `ubuf`),
+//! four completions (recv and send on each side), one timer, and while an exchange runs one
+//! upstream connection borrowed from the worker's pool. It belongs to one worker for its life.
+//!
+//! An exchange runs two pumps at once once the request head has been forwarded: the request
+//! pump moves body bytes client -> backend through `cbuf`, and the response pump moves the
+//! response backend -> client through `ubuf`. Running both is what makes `Expect:
+//! 100-continue`, early responses and upgrades fall out naturally. Pipelined requests wait in
+//! `cbuf` behind the current one and are parsed when its response is done, so responses stay
+//! in order.
+//!
+//! Lifetime rule: every submitted operation is counted in `pending_ops` and every callback
+//! starts with `opDone`. `close` cancels what is pending and the slot is finalized (fds closed,
+//! buffers returned) only when the count reaches zero, so no callback ever sees a freed slot.
+const std = @import("std");
+const assert = std.debug.assert;
+const linux = std.os.linux;
+
+const loop_ns = @import("../loop/loop.zig");
+const Loop = loop_ns.Loop;
+const Socket = loop_ns.Socket;
+const Completion = loop_ns.Completion;
+const Timer = loop_ns.Timer;
+const sys = @import("../stdx/sys.zig");
+const Address = @import("../stdx/Address.zig").Address;
+const http = @import("../http/http.zig");
+const Pool = @import("../upstream/Pool.zig");
+const rewrite = @import("rewrite.zig");
+const Failure = @import("failure.zig").Failure;
+const Worker = @import("../runtime/Worker.zig");
+
+const Session = @This();
+
+worker: *Worker,
+state: State = .free,
+/// Operations submitted and not yet called back.
+pending_ops: u8 = 0,
+phase: Phase = .idle,
+requests_served: u32 = 0,
+
+client: Socket = undefined,
+client_address: Address = undefined,
+client_recv: Completion = .{},
+client_send: Completion = .{},
+/// Client-side buffer: `cbuf[0..c_len]` is valid; `c_pos` is the next byte not yet consumed
+/// (head parsed or body forwarded). A new request head always starts at offset 0.
+cbuf: ?[]u8 = null,
+c_len: u32 = 0,
+c_pos: u32 = 0,
+
+conn: ?*Pool.Conn = null,
+upstream_recv: Completion = .{},
+upstream_send: Completion = .{},
+/// Upstream-side buffer: first the composed request head, then the response.
+ubuf: ?[]u8 = null,
+u_len: u32 = 0,
+
+timer: Timer = .{},
+request_parser: http.RequestParser,
+response_parser: http.ResponseParser,
+exchange: Exchange = .{},
+
+pub const State = enum { free, active, failing, closing };
+
+/// What the one timer currently guards; decides what its expiry means.
+pub const Phase = enum { idle, header, connect, exchange, tunnel, linger };
+
+/// Per-request state, reset when a request head is parsed.
+const Exchange = struct {
+    method: http.Method = .get,
+    version: http.Version = .http11,
+    client_keep_alive: bool = false,
+    upgrade_requested: bool = false,
+    head_len: u32 = 0,
+    /// Composed head in `ubuf[0..upstream_head_len]`; `progress` counts bytes sent.
+    upstream_head_len: u32 = 0,
+    progress: u32 = 0,
+
+    request_body: Framing = .none,
+    request_done: bool = false,
+    /// Body bytes already sent upstream were received into `cbuf` over the head: the request
+    /// can no longer be replayed.
+    request_body_overwritten: bool = false,
+    /// End of the window of `cbuf` being sent upstream.
+    request_window_end: u32 = 0,
+    request_window_last: bool = false,
+
+    response_started: bool = false,
+    response_body: Framing = .none,
+    response_done: bool = false,
+    response_window_len: u32 = 0,
+    response_window_last: bool = false,
+    response_interim: bool = false,
+    interim_rest_start: u32 = 0,
+
+    close_client: bool = false,
+    upstream_reusable: bool = false,
+    tried: u64 = 0,
+    tries: u8 = 0,
+    backend_index: u16 = 0,
+    connect_timed_out: bool = false,
+    last_failure: Failure = .upstream_refused,
+    retried_stale: bool = false,
+
+    tunnel: bool = false,
+    tunnel_client_done: bool = false,
+    tunnel_upstream_done: bool = false,
+    error_sent: bool = false,
+    lingering: bool = false,
+};
+
+const Framing = union(enum) {
+    none,
+    length: u64,
+    chunked: http.ChunkedDecoder,
+    close_delimited,
+};
+
+const headroom = rewrite.response_headroom_bytes;
+
+pub fn init(worker: *Worker, headers: []http.Header) Session {
+    const limits = worker.httpLimits();
+    return .{
+        .worker = worker,
+        .request_parser = .init(headers, limits),
+        .response_parser = .init(headers, limits),
+    };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Accept and the request head
+
+pub fn start(session: *Session, fd: linux.fd_t, peer: Address) void {
+    assert(session.state == .free);
+    assert(session.pending_ops == 0);
+    session.state = .active;
+    session.client = Socket.init(fd);
+    session.client_address = peer;
+    session.requests_served = 0;
+    session.c_len = 0;
+    session.c_pos = 0;
+    // Sizing guarantees two buffers per session slot (asserted in Worker.init).
+    session.cbuf = session.worker.buffers.acquire().?;
+    session.readRequest();
+}
+
+/// Starts (or resumes, with pipelined bytes already buffered) reading the next request head.
+fn readRequest(session: *Session) void {
+    assert(session.state == .active);
+    assert(session.conn == null and session.ubuf == null);
+    session.exchange = .{};
+    session.request_parser.reset();
+    session.compactClientBuffer();
+    if (session.c_len > 0) {
+        session.armTimer(.header);
+        return session.parseRequest();
+    }
+    if (session.worker.draining and session.requests_served > 0) return session.close();
+    session.armTimer(if (session.requests_served == 0) .header else .idle);
+    session.recvClientHead();
+}
+
+fn compactClientBuffer(session: *Session) void {
+    const cbuf = session.cbuf.?;
+    assert(session.c_pos <= session.c_len);
+    const rest = session.c_len - session.c_pos;
+    if (session.c_pos > 0 and rest > 0) {
+        std.mem.copyForwards(u8, cbuf[0..rest], cbuf[session.c_pos..session.c_len]);
+    }
+    session.c_len = rest;
+    session.c_pos = 0;
+}
+
+fn recvClientHead(session: *Session) void {
+    const cbuf = session.cbuf.?;
+    assert(session.c_len < cbuf.len);
+    session.submit();
+    session.loop().recv(&session.client_recv, &session.client, cbuf[session.c_len..], Session, session, recvClientHeadCallback);
+}
+
+fn recvClientHeadCallback(session: *Session, result: sys.RecvError!usize) void {
+    if (session.opDone(false)) return;
+    const n = result catch return session.close(); // Reset or similar: nothing to answer.
+    if (n == 0) return session.close(); // Closed between requests, or mid-head: either way, done.
+    if (session.c_len == 0) session.armTimer(.header); // First byte: the head deadline starts.
+    session.c_len += @intCast(n);
+    session.parseRequest();
+}
+
+fn parseRequest(session: *Session) void {
+    const cbuf = session.cbuf.?;
+    switch (session.request_parser.feed(cbuf[0..session.c_len])) {
+        .incomplete => {
+            // The parser rejects a head over header_bytes_max, which is below the buffer size.
+            assert(session.c_len < cbuf.len);
+            session.recvClientHead();
+        },
+        .invalid => |reject| session.fail(.{ .bad_request = reject }),
+        .complete => |head_len| session.startExchange(head_len),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Forwarding the head
+
+fn startExchange(session: *Session, head_len: u32) void {
+    const head = &session.request_parser.head;
+    if (head.method == .connect) return session.fail(.method_not_allowed);
+    if (head.host) |host| if (host.len > rewrite.host_bytes_max) return session.fail(.host_too_long);
+    session.worker.stats.requests += 1;
+    session.exchange = .{
+        .method = head.method,
+        .version = head.version,
+        .client_keep_alive = head.keep_alive,
+        .upgrade_requested = head.upgrade,
+        .head_len = head_len,
+    };
+    session.exchange.request_body = switch (head.body) {
+        .none, .close_delimited => .none,
+        .content_length => |length| if (length == 0) .none else .{ .length = length },
+        .chunked => .{ .chunked = .init(.{}) },
+    };
+    session.exchange.request_done = session.exchange.request_body == .none;
+    session.c_pos = head_len;
+    session.ubuf = session.worker.buffers.acquire() orelse return session.fail(.overloaded);
+    if (!session.composeUpstreamHead()) return session.fail(.head_too_large_to_forward);
+    session.connectUpstream(true);
+}
+
+fn composeUpstreamHead(session: *Session) bool {
+    var ip_buffer: [Address.host_text_bytes_max]u8 = undefined;
+    const forwarding: rewrite.Forwarding = .{
+        .client_ip = session.client_address.formatHost(&ip_buffer),
+        .trusted = session.worker.config.isTrustedProxy(&session.client_address),
+    };
+    const len = rewrite.composeRequest(session.ubuf.?, &session.request_parser.head, forwarding) catch
+        return false;
+    session.exchange.upstream_head_len = @intCast(len);
+    return true;
+}
+
+/// Picks a backend and reaches it: a pooled idle connection if one exists (and `allow_idle`),
+/// else a new connection.
+fn connectUpstream(session: *Session, allow_idle: bool) void {
+    assert(session.conn == null);
+    const worker = session.worker;
+    const backends = worker.config.backends();
+    const tries_max: u8 = @intCast(@min(backends.len, 3));
+    if (session.exchange.tries >= tries_max) return session.fail(session.exchange.last_failure);
+    const index = worker.balancer.pick(@intCast(backends.len), session.exchange.tried) orelse
+        return session.fail(session.exchange.last_failure);
+    session.exchange.tries += 1;
+    session.exchange.tried |= @as(u64, 1) << @intCast(index);
+    session.exchange.backend_index = @intCast(index);
+    if (allow_idle) {
+        if (worker.upstream.takeIdle(@intCast(index))) |conn| {
+            session.conn = conn;
+            return session.sendUpstreamHead();
+        }
+    }
+    session.connectFresh();
+}
+
+fn connectFresh(session: *Session) void {
+    const worker = session.worker;
+    const index = session.exchange.backend_index;
+    const address = &worker.config.backends()[index];
+    session.conn = worker.upstream.open(index, address) catch |err| switch (err) {
+        error.NoCapacity, error.SocketFailed => return session.fail(.overloaded),
+    };
+    session.exchange.connect_timed_out = false;
+    session.armTimer(.connect);
+    session.submit();
+    session.loop().connect(&session.upstream_send, &session.conn.?.socket, address, Session, session, connectCallback);
+}
+
+fn connectCallback(session: *Session, result: sys.ConnectError!void) void {
+    if (session.opDone(false)) return;
+    result catch |err| {
+        // Nothing reached the backend, so trying another one is always safe.
+        session.exchange.last_failure = switch (err) {
+            error.Canceled => if (session.exchange.connect_timed_out) .upstream_connect_timeout else .upstream_refused,
+            error.TimedOut => .upstream_connect_timeout,
+            else => .upstream_refused,
+        };
+        session.worker.stats.upstream_connect_failures += 1;
+        session.worker.upstream.discard(session.conn.?);
+        session.conn = null;
+        return session.connectUpstream(true);
+    };
+    session.sendUpstreamHead();
+}
+
+fn sendUpstreamHead(session: *Session) void {
+    session.armTimer(.exchange);
+    session.exchange.progress = 0;
+    session.sendUpstreamHeadRest();
+}
+
+fn sendUpstreamHeadRest(session: *Session) void {
+    const head = session.ubuf.?[session.exchange.progress..session.exchange.upstream_head_len];
+    session.submit();
+    session.loop().send(&session.upstream_send, &session.conn.?.socket, head, Session, session, sendUpstreamHeadCallback);
+}
+
+fn sendUpstreamHeadCallback(session: *Session, result: sys.SendError!usize) void {
+    if (session.opDone(false)) return;
+    const n = result catch return session.upstreamFailedBeforeResponse();
+    session.exchange.progress += @intCast(n);
+    if (session.exchange.progress < session.exchange.upstream_head_len) return session.sendUpstreamHeadRest();
+    // The head is out: the response pump and the request pump run from here on.
+    session.u_len = 0;
+    session.response_parser.reset();
+    session.recvUpstreamHead();
+    if (!session.exchange.request_done) session.pumpRequestBody();
+}
+
+/// The upstream failed before any byte of a response arrived. On a reused connection this is
+/// usually the backend closing an idle connection as we sent on it: retry once on a fresh
+/// connection when replaying is safe (idempotent method, no body). Otherwise 502.
+fn upstreamFailedBeforeResponse(session: *Session) void {
+    const exchange = &session.exchange;
+    const conn = session.conn.?;
+    const replayable = exchange.method.isIdempotent() and exchange.request_body == .none;
+    if (!conn.reused or exchange.retried_stale or !replayable or session.pending_ops != 0) {
+        return session.fail(.upstream_reset);
+    }
+    exchange.retried_stale = true;
+    session.worker.stats.upstream_stale_retries += 1;
+    session.worker.upstream.discard(conn);
+    session.conn = null;
+    // Re-parse the head (still in cbuf) and compose it again: the parser's field array is
+    // shared with the response parser, which may have been reset since.
+    session.request_parser.reset();
+    switch (session.request_parser.feed(session.cbuf.?[0..exchange.head_len])) {
+        .complete => |len| assert(len == exchange.head_len),
+        .incomplete, .invalid => unreachable, // It parsed before; the parser is deterministic.
+    }
+    if (!session.composeUpstreamHead()) unreachable; // It fitted before.
+    session.connectFresh();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request pump: body bytes client -> backend through cbuf
+
+fn pumpRequestBody(session: *Session) void {
+    const exchange = &session.exchange;
+    assert(!exchange.request_done);
+    const cbuf = session.cbuf.?;
+    if (session.c_pos == session.c_len) {
+        // Everything buffered has been forwarded: receive more over it.
+        if (session.c_len > 0) exchange.request_body_overwritten = true;
+        session.c_pos = 0;
+        session.c_len = 0;
+        session.submit();
+        return session.loop().recv(&session.client_recv, &session.client, cbuf, Session, session, recvRequestBodyCallback);
+    }
+    const available = cbuf[session.c_pos..session.c_len];
+    var take: usize = available.len;
+    var last = false;
+    switch (exchange.request_body) {
+        .length => |*remaining| {
+            take = @min(available.len, remaining.*);
+            remaining.* -= take;
+            last = remaining.* == 0;
+        },
+        .chunked => |*decoder| switch (decoder.feed(available)) {
+            .need_more => {},
+            .done => |n| {
+                take = n;
+                last = true;
+            },
+            .invalid => |reject| return session.fail(.{ .bad_request_body = reject }),
+        },
+        .none, .close_delimited => unreachable,
+    }
+    exchange.request_window_end = session.c_pos + @as(u32, @intCast(take));
+    exchange.request_window_last = last;
+    session.sendRequestWindow();
+}
+
+fn sendRequestWindow(session: *Session) void {
+    const window = session.cbuf.?[session.c_pos..session.exchange.request_window_end];
+    assert(window.len > 0);
+    session.submit();
+    session.loop().send(&session.upstream_send, &session.conn.?.socket, window, Session, session, sendRequestBodyCallback);
+}
+
+fn sendRequestBodyCallback(session: *Session, result: sys.SendError!usize) void {
+    if (session.opDone(false)) return;
+    const n = result catch return session.failMidExchange(.upstream_reset);
+    session.c_pos += @intCast(n);
+    session.rearmProgress();
+    if (session.c_pos < session.exchange.request_window_end) return session.sendRequestWindow();
+    if (!session.exchange.request_window_last) return session.pumpRequestBody();
+    session.exchange.request_done = true;
+    session.maybeFinishExchange();
+}
+
+fn recvRequestBodyCallback(session: *Session, result: sys.RecvError!usize) void {
+    if (session.opDone(false)) return;
+    const n = result catch return session.close();
+    if (n == 0) return session.close(); // The client gave up mid-body; the backend's copy is cut.
+    session.c_len += @intCast(n);
+    session.rearmProgress();
+    session.pumpRequestBody();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Response pump: backend -> client through ubuf
+
+fn recvUpstreamHead(session: *Session) void {
+    const ubuf = session.ubuf.?;
+    const offset = headroom + session.u_len;
+    assert(offset < ubuf.len);
+    session.submit();
+    session.loop().recv(&session.upstream_recv, &session.conn.?.socket, ubuf[offset..], Session, session, recvUpstreamHeadCallback);
+}
+
+fn recvUpstreamHeadCallback(session: *Session, result: sys.RecvError!usize) void {
+    if (session.opDone(false)) return;
+    const n = result catch 0;
+    if (n == 0) {
+        // Reset or closed before a complete head.
+        if (session.u_len == 0 and !session.exchange.response_started) return session.upstreamFailedBeforeResponse();
+        return session.failMidExchange(.upstream_bad_response);
+    }
+    session.u_len += @intCast(n);
+    session.rearmProgress();
+    session.parseResponse();
+}
+
+fn parseResponse(session: *Session) void {
+    const ubuf = session.ubuf.?;
+    const bytes = ubuf[headroom..][0..session.u_len];
+    switch (session.response_parser.feed(bytes, session.exchange.method)) {
+        .incomplete => {
+            if (headroom + session.u_len == ubuf.len) return session.failMidExchange(.upstream_bad_response);
+            session.recvUpstreamHead();
+        },
+        .invalid => session.failMidExchange(.upstream_bad_response),
+        .complete => |head_len| {
+            const head = &session.response_parser.head;
+            if (head.status == 101) return session.startTunnel(head_len);
+            if (head.status < 200) return session.relayInterim(head_len);
+            session.relayResponseHead(head_len);
+        },
+    }
+}
+
+/// A 1xx other than 101 (100 Continue, 103 Early Hints): relayed, then the final response
+/// follows on the same connection. HTTP/1.0 clients never see one (RFC 9110 §15.2).
+fn relayInterim(session: *Session, head_len: u32) void {
+    const exchange = &session.exchange;
+    exchange.interim_rest_start = headroom + head_len;
+    if (exchange.version == .http10) return session.nextResponseHead();
+    const len = rewrite.rewriteResponseInPlace(session.ubuf.?, headroom, head_len, &session.response_parser.head, .keep_alive_default);
+    exchange.response_interim = true;
+    exchange.progress = 0;
+    exchange.response_window_len = @intCast(len);
+    session.sendResponseWindow();
+}
+
+fn nextResponseHead(session: *Session) void {
+    const ubuf = session.ubuf.?;
+    const rest_start = session.exchange.interim_rest_start;
+    const rest_end = headroom + session.u_len;
+    std.mem.copyForwards(u8, ubuf[headroom..], ubuf[rest_start..rest_end]);
+    session.u_len = rest_end - rest_start;
+    session.exchange.response_interim = false;
+    session.response_parser.reset();
+    if (session.u_len > 0) return session.parseResponse();
+    session.recvUpstreamHead();
+}
+
+fn relayResponseHead(session: *Session, head_len: u32) void {
+    const exchange = &session.exchange;
+    const head = &session.response_parser.head;
+    exchange.response_body = switch (head.body) {
+        .none => .none,
+        .content_length => |length| if (length == 0) .none else .{ .length = length },
+        .chunked => .{ .chunked = .init(.{}) },
+        .close_delimited => .close_delimited,
+    };
+    exchange.upstream_reusable = head.keep_alive and exchange.version == .http11 and
+        exchange.response_body != .close_delimited;
+    exchange.close_client = !exchange.client_keep_alive or session.worker.draining or
+        exchange.response_body == .close_delimited or !exchange.request_done;
+    const connection: rewrite.ClientConnection = if (exchange.close_client)
+        .close
+    else if (exchange.version == .http10)
+        .keep_alive_explicit
+    else
+        .keep_alive_default;
+    const ubuf = session.ubuf.?;
+    const new_len = rewrite.rewriteResponseInPlace(ubuf, headroom, head_len, head, connection);
+    const body = ubuf[headroom + head_len .. headroom + session.u_len];
+    const take = session.frameResponseBody(body) orelse return;
+    std.mem.copyForwards(u8, ubuf[new_len..][0..take], body[0..take]);
+    exchange.response_started = true;
+    exchange.progress = 0;
+    exchange.response_window_len = @intCast(new_len + take);
+    session.sendResponseWindow();
+}
+
+/// How many of `bytes` belong to the response body; sets `response_window_last` when they end
+/// it. Null when the body is malformed (the session has been failed). Bytes past the end of
+/// the message mean the backend sent more than it framed: that connection is not reused.
+fn frameResponseBody(session: *Session, bytes: []const u8) ?usize {
+    const exchange = &session.exchange;
+    var take: usize = bytes.len;
+    var last = false;
+    switch (exchange.response_body) {
+        .none => {
+            take = 0;
+            last = true;
+        },
+        .length => |*remaining| {
+            take = @min(bytes.len, remaining.*);
+            remaining.* -= take;
+            last = remaining.* == 0;
+        },
+        .chunked => |*decoder| switch (decoder.feed(bytes)) {
+            .need_more => {},
+            .done => |n| {
+                take = n;
+                last = true;
+            },
+            .invalid => {
+                session.failMidExchange(.upstream_bad_response);
+                return null;
+            },
+        },
+        .close_delimited => {},
+    }
+    if (take < bytes.len) exchange.upstream_reusable = false;
+    exchange.response_window_last = last;
+    return take;
+}
+
+fn sendResponseWindow(session: *Session) void {
+    const window = session.ubuf.?[session.exchange.progress..session.exchange.response_window_len];
+    assert(window.len > 0);
+    session.submit();
+    session.loop().send(&session.client_send, &session.client, window, Session, session, sendResponseCallback);
+}
+
+fn sendResponseCallback(session: *Session, result: sys.SendError!usize) void {
+    if (session.opDone(false)) return;
+    const exchange = &session.exchange;
+    const n = result catch return session.close(); // The client went away.
+    exchange.progress += @intCast(n);
+    session.rearmProgress();
+    if (exchange.progress < exchange.response_window_len) return session.sendResponseWindow();
+    if (exchange.response_interim) return session.nextResponseHead();
+    if (!exchange.response_window_last) return session.recvUpstreamBody();
+    exchange.response_done = true;
+    // An early response (the backend answered before reading the whole body): the rest of
+    // the request body has nowhere to go and the client connection cannot be reused.
+    if (!exchange.request_done) return session.close();
+    session.maybeFinishExchange();
+}
+
+fn recvUpstreamBody(session: *Session) void {
+    session.submit();
+    session.loop().recv(&session.upstream_recv, &session.conn.?.socket, session.ubuf.?, Session, session, recvUpstreamBodyCallback);
+}
+
+fn recvUpstreamBodyCallback(session: *Session, result: sys.RecvError!usize) void {
+    if (session.opDone(false)) return;
+    const exchange = &session.exchange;
+    const n = result catch return session.close(); // Truncated: the client sees the close.
+    if (n == 0) {
+        if (exchange.response_body != .close_delimited) return session.close();
+        exchange.response_done = true;
+        return session.maybeFinishExchange();
+    }
+    session.rearmProgress();
+    const take = session.frameResponseBody(session.ubuf.?[0..n]) orelse return;
+    if (take == 0) {
+        assert(exchange.response_window_last);
+        exchange.response_done = true;
+        return session.maybeFinishExchange();
+    }
+    exchange.progress = 0;
+    exchange.response_window_len = @intCast(take);
+    session.sendResponseWindow();
+}
+
+fn maybeFinishExchange(session: *Session) void {
+    const exchange = &session.exchange;
+    if (!exchange.request_done or !exchange.response_done) return;
+    assert(session.pending_ops == 0);
+    session.loop().timerCancel(&session.timer);
+    const conn = session.conn.?;
+    session.conn = null;
+    if (exchange.upstream_reusable) session.worker.upstream.park(conn) else session.worker.upstream.discard(conn);
+    session.worker.buffers.release(session.ubuf.?);
+    session.ubuf = null;
+    session.requests_served += 1;
+    if (exchange.close_client) return session.close();
+    session.readRequest();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Upgrade: after a real 101, bytes flow both ways untouched
+
+fn startTunnel(session: *Session, head_len: u32) void {
+    const exchange = &session.exchange;
+    // A 101 the client did not ask for, or before its body was sent, is not a valid answer.
+    if (!exchange.upgrade_requested or !exchange.request_done) {
+        return session.failMidExchange(.upstream_bad_response);
+    }
+    const ubuf = session.ubuf.?;
+    const new_len = rewrite.rewriteResponseInPlace(ubuf, headroom, head_len, &session.response_parser.head, .upgrade);
+    const rest = ubuf[headroom + head_len .. headroom + session.u_len];
+    std.mem.copyForwards(u8, ubuf[new_len..][0..rest.len], rest);
+    exchange.tunnel = true;
+    exchange.response_started = true;
+    session.worker.stats.upgrades += 1;
+    session.armTimer(.tunnel);
+    exchange.progress = 0;
+    exchange.response_window_len = @intCast(new_len + rest.len);
+    session.tunnelSendToClient();
+    // Bytes the client sent after its head are already in cbuf: they go first.
+    if (session.c_pos < session.c_len) return session.tunnelSendToUpstream();
+    session.c_pos = 0;
+    session.c_len = 0;
+    session.tunnelRecvFromClient();
+}
+
+fn tunnelSendToClient(session: *Session) void {
+    const window = session.ubuf.?[session.exchange.progress..session.exchange.response_window_len];
+    session.submit();
+    session.loop().send(&session.client_send, &session.client, window, Session, session, tunnelSendToClientCallback);
+}
+
+fn tunnelSendToClientCallback(session: *Session, result: sys.SendError!usize) void {
+    if (session.opDone(false)) return;
+    const n = result catch return session.close();
+    session.exchange.progress += @intCast(n);
+    session.rearmProgress();
+    if (session.exchange.progress < session.exchange.response_window_len) return session.tunnelSendToClient();
+    session.submit();
+    session.loop().recv(&session.upstream_recv, &session.conn.?.socket, session.ubuf.?, Session, session, tunnelRecvFromUpstreamCallback);
+}
+
+fn tunnelRecvFromUpstreamCallback(session: *Session, result: sys.RecvError!usize) void {
+    if (session.opDone(false)) return;
+    const n = result catch return session.close();
+    if (n == 0) {
+        session.exchange.tunnel_upstream_done = true;
+        sys.shutdown(session.client.fd, linux.SHUT.WR) catch {}; // The peer may be gone already; close follows.
+        return session.maybeEndTunnel();
+    }
+    session.rearmProgress();
+    session.exchange.progress = 0;
+    session.exchange.response_window_len = @intCast(n);
+    session.tunnelSendToClient();
+}
+
+fn tunnelRecvFromClient(session: *Session) void {
+    session.submit();
+    session.loop().recv(&session.client_recv, &session.client, session.cbuf.?, Session, session, tunnelRecvFromClientCallback);
+}
+
+fn tunnelRecvFromClientCallback(session: *Session, result: sys.RecvError!usize) void {
+    if (session.opDone(false)) return;
+    const n = result catch return session.close();
+    if (n == 0) {
+        session.exchange.tunnel_client_done = true;
+        sys.shutdown(session.conn.?.socket.fd, linux.SHUT.WR) catch {}; // As above: close follows.
+        return session.maybeEndTunnel();
+    }
+    session.rearmProgress();
+    session.c_pos = 0;
+    session.c_len = @intCast(n);
+    session.tunnelSendToUpstream();
+}
+
+fn tunnelSendToUpstream(session: *Session) void {
+    const window = session.cbuf.?[session.c_pos..session.c_len];
+    session.submit();
+    session.loop().send(&session.upstream_send, &session.conn.?.socket, window, Session, session, tunnelSendToUpstreamCallback);
+}
+
+fn tunnelSendToUpstreamCallback(session: *Session, result: sys.SendError!usize) void {
+    if (session.opDone(false)) return;
+    const n = result catch return session.close();
+    session.c_pos += @intCast(n);
+    session.rearmProgress();
+    if (session.c_pos < session.c_len) return session.tunnelSendToUpstream();
+    session.c_pos = 0;
+    session.c_len = 0;
+    session.tunnelRecvFromClient();
+}
+
+fn maybeEndTunnel(session: *Session) void {
+    if (session.exchange.tunnel_client_done and session.exchange.tunnel_upstream_done) session.close();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Failure, timers and close
+
+/// Maps a failure to its response (see failure.zig), sends it if nothing of a response has
+/// reached the client yet, then lingers briefly so the client reads it before our close.
+fn fail(session: *Session, failure: Failure) void {
+    assert(session.state == .active);
+    session.worker.stats.countFailure(failure);
+    if (session.exchange.response_started) return session.close();
+    session.state = .failing;
+    session.cancelPending();
+    session.armTimer(.linger);
+    const text = failure.response();
+    session.exchange.progress = 0;
+    session.submit();
+    session.loop().send(&session.client_send, &session.client, text, Session, session, sendErrorCallback);
+    session.exchange.last_failure = failure;
+}
+
+/// A failure after the request head went upstream: same mapping, and the connection to the
+/// backend is never reused.
+fn failMidExchange(session: *Session, failure: Failure) void {
+    session.exchange.upstream_reusable = false;
+    session.fail(failure);
+}
+
+fn sendErrorCallback(session: *Session, result: sys.SendError!usize) void {
+    if (session.opDone(true)) return;
+    const n = result catch return session.close();
+    const text = session.exchange.last_failure.response();
+    session.exchange.progress += @intCast(n);
+    if (session.exchange.progress < text.len) {
+        session.submit();
+        return session.loop().send(&session.client_send, &session.client, text[session.exchange.progress..], Session, session, sendErrorCallback);
+    }
+    session.exchange.error_sent = true;
+    // Half-close, then read and discard until the client closes or the linger timer fires:
+    // closing with unread bytes queued would send a reset that can destroy our response.
+    sys.shutdown(session.client.fd, linux.SHUT.WR) catch return session.close();
+    session.lingerIfIdle();
+}
+
+fn lingerIfIdle(session: *Session) void {
+    assert(session.state == .failing);
+    if (!session.exchange.error_sent or session.exchange.lingering) return;
+    if (session.client_recv.isPending()) return; // Its (cancelled) callback comes back here.
+    session.exchange.lingering = true;
+    session.lingerRecv();
+}
+
+fn lingerRecv(session: *Session) void {
+    session.submit();
+    session.loop().recv(&session.client_recv, &session.client, session.cbuf.?, Session, session, lingerRecvCallback);
+}
+
+fn lingerRecvCallback(session: *Session, result: sys.RecvError!usize) void {
+    if (session.opDone(true)) return;
+    const n = result catch return session.close();
+    if (n == 0) return session.close();
+    session.lingerRecv();
+}
+
+fn armTimer(session: *Session, phase: Phase) void {
+    session.phase = phase;
+    const queues = &session.worker.queues;
+    const queue = switch (phase) {
+        .idle, .tunnel => &queues.client_idle,
+        .header => &queues.client_header,
+        .connect => &queues.upstream_connect,
+        .exchange => &queues.upstream_response,
+        .linger => &queues.linger,
+    };
+    session.loop().timerArm(queue, &session.timer, Session, session, timerCallback);
+}
+
+/// Progress on the exchange or tunnel pushes its deadline back ("between body bytes").
+fn rearmProgress(session: *Session) void {
+    assert(session.phase == .exchange or session.phase == .tunnel or session.phase == .connect);
+    if (session.phase == .connect) return;
+    session.armTimer(session.phase);
+}
+
+fn timerCallback(session: *Session) void {
+    assert(session.state == .active or session.state == .failing);
+    if (session.state == .failing) return session.close(); // Linger is over.
+    switch (session.phase) {
+        .idle, .tunnel, .linger => session.close(),
+        .header => {
+            session.worker.stats.client_timeouts += 1;
+            session.fail(.client_header_timeout);
+        },
+        .connect => {
+            // The connect callback sees Canceled and moves on to the next backend.
+            session.exchange.connect_timed_out = true;
+            session.loop().cancel(&session.upstream_send);
+            session.armTimer(.connect); // Bounds the wait for that callback, too.
+        },
+        .exchange => session.failMidExchange(.upstream_response_timeout),
+    }
+}
+
+/// Drain: a connection waiting for its next request is closed now; others close after their
+/// current response (relayResponseHead and readRequest consult `worker.draining`).
+pub fn drain(session: *Session) void {
+    if (session.state != .active) return;
+    const waiting = session.phase == .idle or (session.phase == .header and session.c_len == 0);
+    if (waiting) session.close();
+}
+
+pub fn close(session: *Session) void {
+    if (session.state == .closing) return;
+    assert(session.state == .active or session.state == .failing);
+    session.state = .closing;
+    session.loop().timerCancel(&session.timer);
+    session.cancelPending();
+    if (session.pending_ops == 0) session.finalize();
+}
+
+fn cancelPending(session: *Session) void {
+    const completions = [_]*Completion{
+        &session.client_recv,   &session.client_send,
+        &session.upstream_recv, &session.upstream_send,
+    };
+    for (completions) |completion| {
+        if (completion.isPending()) session.loop().cancel(completion);
+    }
+}
+
+fn finalize(session: *Session) void {
+    assert(session.state == .closing);
+    assert(session.pending_ops == 0);
+    const worker = session.worker;
+    if (session.conn) |conn| worker.upstream.discard(conn);
+    session.conn = null;
+    session.loop().close(&session.client);
+    if (session.cbuf) |cbuf| worker.buffers.release(cbuf);
+    if (session.ubuf) |ubuf| worker.buffers.release(ubuf);
+    session.cbuf = null;
+    session.ubuf = null;
+    session.state = .free;
+    worker.releaseSession(session);
+}
+
+fn submit(session: *Session) void {
+    session.pending_ops += 1;
+    assert(session.pending_ops <= 4); // One per completion.
+}
+
+/// Every callback starts here. True means the callback must return at once: the session is
+/// closing (and was finalized if this was its last operation), or it is failing and this
+/// callback is not part of sending the error (`failing_ok`).
+fn opDone(session: *Session, failing_ok: bool) bool {
+    assert(session.pending_ops > 0);
+    session.pending_ops -= 1;
+    switch (session.state) {
+        .active => return false,
+        .failing => {
+            if (failing_ok) return false;
+            session.lingerIfIdle();
+            return true;
+        },
+        .closing => {
+            if (session.pending_ops == 0) session.finalize();
+            return true;
+        },
+        .free => unreachable,
+    }
+}
+
+fn loop(session: *Session) *Loop {
+    return &session.worker.loop;
+}

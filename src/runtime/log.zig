@@ -1,0 +1,38 @@
+//! Lines for the operator on stderr, each prefixed `sluice: `. Formatted into a stack buffer
+//! and written with one write(2), so lines from different threads never interleave and
+//! logging never allocates. Issue 4 adds levels, access logs and a file target.
+const std = @import("std");
+const linux = std.os.linux;
+
+const line_bytes_max = 1024;
+
+pub fn line(comptime fmt: []const u8, args: anytype) void {
+    var buffer: [line_bytes_max]u8 = undefined;
+    const prefix = "sluice: ";
+    @memcpy(buffer[0..prefix.len], prefix);
+    const body = std.fmt.bufPrint(buffer[prefix.len .. buffer.len - 1], fmt, args) catch blk: {
+        const cut = "...";
+        @memcpy(buffer[buffer.len - 1 - cut.len .. buffer.len - 1], cut);
+        break :blk buffer[prefix.len .. buffer.len - 1];
+    };
+    const end = prefix.len + body.len;
+    buffer[end] = '\n';
+    writeAll(2, buffer[0 .. end + 1]);
+}
+
+/// Writes to stdout without the prefix (help text, version).
+pub fn stdout(text: []const u8) void {
+    writeAll(1, text);
+}
+
+fn writeAll(fd: linux.fd_t, bytes: []const u8) void {
+    var rest = bytes;
+    while (rest.len > 0) {
+        const rc = linux.write(fd, rest.ptr, rest.len);
+        switch (linux.errno(rc)) {
+            .SUCCESS => rest = rest[rc..],
+            .INTR => continue,
+            else => return, // Nowhere left to report a failing stderr.
+        }
+    }
+}

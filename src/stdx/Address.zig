@@ -1,0 +1,213 @@
+//! A socket address in the kernel's own layout, so it can be handed to bind/connect and to
+//! io_uring without conversion, and parsed from the forms an operator types on the command
+//! line: `1.2.3.4:80`, `[::1]:80`, `:80` (every IPv4 interface) and `localhost:80`.
+//!
+//! Decision: no DNS here. Names other than `localhost` are rejected with a clear error until
+//! backend re-resolution exists (DESIGN.md "Later phases"); resolving at start-up would put a
+//! blocking, unbounded step in front of the first accept.
+const std = @import("std");
+const linux = std.os.linux;
+const assert = std.debug.assert;
+const Ip6Address = std.Io.net.Ip6Address;
+
+pub const Address = extern union {
+    any: linux.sockaddr,
+    in: linux.sockaddr.in,
+    in6: linux.sockaddr.in6,
+
+    pub const ParseError = error{ MissingPort, InvalidPort, InvalidHost };
+
+    pub fn parse(text: []const u8) ParseError!Address {
+        const colon = std.mem.lastIndexOfScalar(u8, text, ':') orelse return error.MissingPort;
+        const host = text[0..colon];
+        const port = try parsePort(text[colon + 1 ..]);
+        if (host.len == 0) return initIp4(.{ 0, 0, 0, 0 }, port);
+        if (std.mem.eql(u8, host, "localhost")) return initIp4(.{ 127, 0, 0, 1 }, port);
+        if (host[0] == '[') {
+            if (host.len < 2 or host[host.len - 1] != ']') return error.InvalidHost;
+            const ip6 = Ip6Address.parse(host[1 .. host.len - 1], port) catch
+                return error.InvalidHost;
+            return initIp6(ip6.bytes, port);
+        }
+        return initIp4(try parseIp4(host), port);
+    }
+
+    pub fn initIp4(bytes: [4]u8, port: u16) Address {
+        return .{ .in = .{
+            .port = std.mem.nativeToBig(u16, port),
+            .addr = @bitCast(bytes),
+            .zero = @splat(0),
+        } };
+    }
+
+    pub fn initIp6(bytes: [16]u8, port: u16) Address {
+        return .{ .in6 = .{
+            .port = std.mem.nativeToBig(u16, port),
+            .flowinfo = 0,
+            .addr = bytes,
+            .scope_id = 0,
+        } };
+    }
+
+    /// Copies an address the kernel wrote (accept, getsockname) into our union.
+    pub fn fromStorage(storage: *const linux.sockaddr.storage) Address {
+        var address: Address = undefined;
+        switch (storage.family) {
+            linux.AF.INET => address.in = @as(*const linux.sockaddr.in, @ptrCast(storage)).*,
+            linux.AF.INET6 => address.in6 = @as(*const linux.sockaddr.in6, @ptrCast(storage)).*,
+            else => unreachable, // We only create TCP/IP sockets.
+        }
+        return address;
+    }
+
+    pub fn family(address: *const Address) u16 {
+        return address.any.family;
+    }
+
+    pub fn sockaddr(address: *const Address) *const linux.sockaddr {
+        return &address.any;
+    }
+
+    pub fn socklen(address: *const Address) linux.socklen_t {
+        return switch (address.any.family) {
+            linux.AF.INET => @sizeOf(linux.sockaddr.in),
+            linux.AF.INET6 => @sizeOf(linux.sockaddr.in6),
+            else => unreachable,
+        };
+    }
+
+    pub fn getPort(address: *const Address) u16 {
+        return std.mem.bigToNative(u16, switch (address.any.family) {
+            linux.AF.INET => address.in.port,
+            linux.AF.INET6 => address.in6.port,
+            else => unreachable,
+        });
+    }
+
+    pub fn setPort(address: *Address, port: u16) void {
+        switch (address.any.family) {
+            linux.AF.INET => address.in.port = std.mem.nativeToBig(u16, port),
+            linux.AF.INET6 => address.in6.port = std.mem.nativeToBig(u16, port),
+            else => unreachable,
+        }
+    }
+
+    pub fn eql(a: *const Address, b: *const Address) bool {
+        if (a.any.family != b.any.family) return false;
+        return switch (a.any.family) {
+            linux.AF.INET => a.in.port == b.in.port and a.in.addr == b.in.addr,
+            linux.AF.INET6 => a.in6.port == b.in6.port and
+                std.mem.eql(u8, &a.in6.addr, &b.in6.addr),
+            else => unreachable,
+        };
+    }
+
+    /// Writes the host part only (no port): what X-Forwarded-For carries.
+    pub fn formatHost(address: *const Address, buffer: []u8) []const u8 {
+        var writer: std.Io.Writer = .fixed(buffer);
+        address.writeHost(&writer) catch unreachable; // Buffers are sized for the longest form.
+        return writer.buffered();
+    }
+
+    pub fn format(address: *const Address, writer: *std.Io.Writer) std.Io.Writer.Error!void {
+        if (address.any.family == linux.AF.INET6) {
+            try writer.writeByte('[');
+            try address.writeHost(writer);
+            try writer.writeByte(']');
+        } else {
+            try address.writeHost(writer);
+        }
+        try writer.print(":{d}", .{address.getPort()});
+    }
+
+    /// The longest text `formatHost` produces (a full IPv6 address).
+    pub const host_text_bytes_max = 39;
+    /// The longest text `format` produces: "[" host "]:" 5-digit port.
+    pub const text_bytes_max = host_text_bytes_max + 2 + 1 + 5;
+
+    fn writeHost(address: *const Address, writer: *std.Io.Writer) std.Io.Writer.Error!void {
+        switch (address.any.family) {
+            linux.AF.INET => {
+                const b: [4]u8 = @bitCast(address.in.addr);
+                try writer.print("{d}.{d}.{d}.{d}", .{ b[0], b[1], b[2], b[3] });
+            },
+            linux.AF.INET6 => {
+                // Full, uncompressed hex groups: unambiguous and fixed-cost to produce.
+                const b = address.in6.addr;
+                var i: usize = 0;
+                while (i < 16) : (i += 2) {
+                    if (i != 0) try writer.writeByte(':');
+                    try writer.print("{x}", .{@as(u16, b[i]) << 8 | b[i + 1]});
+                }
+            },
+            else => unreachable,
+        }
+    }
+};
+
+fn parsePort(text: []const u8) Address.ParseError!u16 {
+    if (text.len == 0 or text.len > 5) return error.InvalidPort;
+    for (text) |c| if (c < '0' or c > '9') return error.InvalidPort;
+    return std.fmt.parseInt(u16, text, 10) catch error.InvalidPort;
+}
+
+fn parseIp4(text: []const u8) Address.ParseError![4]u8 {
+    var bytes: [4]u8 = undefined;
+    var parts = std.mem.splitScalar(u8, text, '.');
+    var count: usize = 0;
+    while (parts.next()) |part| : (count += 1) {
+        if (count == 4) return error.InvalidHost;
+        if (part.len == 0 or part.len > 3) return error.InvalidHost;
+        if (part.len > 1 and part[0] == '0') return error.InvalidHost; // No octal ambiguity.
+        for (part) |c| if (c < '0' or c > '9') return error.InvalidHost;
+        bytes[count] = std.fmt.parseInt(u8, part, 10) catch return error.InvalidHost;
+    }
+    if (count != 4) return error.InvalidHost;
+    return bytes;
+}
+
+test "address: parses the forms an operator types" {
+    const cases = [_]struct { text: []const u8, shown: []const u8 }{
+        .{ .text = "127.0.0.1:8080", .shown = "127.0.0.1:8080" },
+        .{ .text = ":80", .shown = "0.0.0.0:80" },
+        .{ .text = "localhost:9000", .shown = "127.0.0.1:9000" },
+        .{ .text = "[::1]:443", .shown = "[0:0:0:0:0:0:0:1]:443" },
+        .{ .text = "10.0.0.5:0", .shown = "10.0.0.5:0" },
+    };
+    for (cases) |case| {
+        const address = try Address.parse(case.text);
+        var buffer: [Address.text_bytes_max]u8 = undefined;
+        var writer: std.Io.Writer = .fixed(&buffer);
+        try address.format(&writer);
+        try std.testing.expectEqualStrings(case.shown, writer.buffered());
+    }
+}
+
+test "address: rejects what is not an address" {
+    const cases = [_]struct { text: []const u8, err: Address.ParseError }{
+        .{ .text = "127.0.0.1", .err = error.MissingPort },
+        .{ .text = "127.0.0.1:", .err = error.InvalidPort },
+        .{ .text = "127.0.0.1:65536", .err = error.InvalidPort },
+        .{ .text = "127.0.0.1:-1", .err = error.InvalidPort },
+        .{ .text = "999.1.1.1:80", .err = error.InvalidHost },
+        .{ .text = "1.2.3:80", .err = error.InvalidHost },
+        .{ .text = "1.2.3.4.5:80", .err = error.InvalidHost },
+        .{ .text = "01.2.3.4:80", .err = error.InvalidHost },
+        .{ .text = "example.com:80", .err = error.InvalidHost },
+        .{ .text = "[::1:80", .err = error.InvalidHost },
+        .{ .text = "[zz]:80", .err = error.InvalidHost },
+    };
+    for (cases) |case| {
+        try std.testing.expectError(case.err, Address.parse(case.text));
+    }
+}
+
+test "address: port round-trips in network order" {
+    var address = try Address.parse("127.0.0.1:1");
+    address.setPort(54321);
+    try std.testing.expectEqual(@as(u16, 54321), address.getPort());
+    try std.testing.expect(address.eql(&(try Address.parse("127.0.0.1:54321"))));
+    var buffer: [Address.host_text_bytes_max]u8 = undefined;
+    try std.testing.expectEqualStrings("127.0.0.1", address.formatHost(&buffer));
+    comptime assert(@sizeOf(Address) == 28);
+}

@@ -1,0 +1,103 @@
+//! Fixed-size I/O buffers carved from one slab allocated at start-up. `acquire` returns the
+//! most recently released buffer (LIFO), so a lightly loaded worker keeps touching the same
+//! few pages and idle RSS stays small even when the pool is sized for the connection limit.
+//! An empty pool is an operating condition the caller handles (shed load), never a heap grow.
+const std = @import("std");
+const assert = std.debug.assert;
+
+const BufferPool = @This();
+
+slab: []align(4096) u8,
+buffer_bytes: u32,
+/// Stack of free buffer indices; `free[0..free_count]` are free.
+free: []u32,
+free_count: u32,
+/// Debug aid and double-release guard: which buffers are out.
+in_use: std.DynamicBitSetUnmanaged,
+
+pub fn init(allocator: std.mem.Allocator, buffers_count: u32, buffer_bytes: u32) !BufferPool {
+    assert(buffers_count > 0);
+    assert(buffer_bytes > 0 and buffer_bytes % 64 == 0);
+    const slab = try allocator.alignedAlloc(u8, .fromByteUnits(4096), @as(usize, buffers_count) * buffer_bytes);
+    errdefer allocator.free(slab);
+    const free = try allocator.alloc(u32, buffers_count);
+    errdefer allocator.free(free);
+    var in_use = try std.DynamicBitSetUnmanaged.initEmpty(allocator, buffers_count);
+    errdefer in_use.deinit(allocator);
+    // Index 0 on top: the first buffers handed out are the first pages of the slab.
+    for (free, 0..) |*slot, i| slot.* = @intCast(buffers_count - 1 - i);
+    return .{
+        .slab = slab,
+        .buffer_bytes = buffer_bytes,
+        .free = free,
+        .free_count = buffers_count,
+        .in_use = in_use,
+    };
+}
+
+pub fn deinit(pool: *BufferPool, allocator: std.mem.Allocator) void {
+    allocator.free(pool.slab);
+    allocator.free(pool.free);
+    pool.in_use.deinit(allocator);
+    pool.* = undefined;
+}
+
+pub fn acquire(pool: *BufferPool) ?[]u8 {
+    if (pool.free_count == 0) return null;
+    pool.free_count -= 1;
+    const index = pool.free[pool.free_count];
+    assert(!pool.in_use.isSet(index));
+    pool.in_use.set(index);
+    return pool.slab[@as(usize, index) * pool.buffer_bytes ..][0..pool.buffer_bytes];
+}
+
+pub fn release(pool: *BufferPool, buffer: []u8) void {
+    assert(buffer.len == pool.buffer_bytes);
+    const offset = @intFromPtr(buffer.ptr) - @intFromPtr(pool.slab.ptr);
+    assert(offset % pool.buffer_bytes == 0);
+    const index: u32 = @intCast(offset / pool.buffer_bytes);
+    assert(pool.in_use.isSet(index)); // Released twice?
+    pool.in_use.unset(index);
+    pool.free[pool.free_count] = index;
+    pool.free_count += 1;
+}
+
+pub fn availableCount(pool: *const BufferPool) u32 {
+    return pool.free_count;
+}
+
+test "buffer pool: model check against a set of held buffers" {
+    const allocator = std.testing.allocator;
+    var pool = try BufferPool.init(allocator, 8, 64);
+    defer pool.deinit(allocator);
+    var held: [8][]u8 = undefined;
+    var held_count: usize = 0;
+    var prng = std.Random.DefaultPrng.init(0x5111ce);
+    const random = prng.random();
+    for (0..10_000) |_| {
+        if (random.boolean()) {
+            if (pool.acquire()) |buffer| {
+                for (held[0..held_count]) |other| try std.testing.expect(other.ptr != buffer.ptr);
+                held[held_count] = buffer;
+                held_count += 1;
+            } else try std.testing.expectEqual(@as(usize, 8), held_count);
+        } else if (held_count > 0) {
+            const i = random.uintLessThan(usize, held_count);
+            pool.release(held[i]);
+            held[i] = held[held_count - 1];
+            held_count -= 1;
+        }
+        try std.testing.expectEqual(8 - held_count, pool.availableCount());
+    }
+}
+
+test "buffer pool: LIFO hands back the buffer just released" {
+    const allocator = std.testing.allocator;
+    var pool = try BufferPool.init(allocator, 4, 64);
+    defer pool.deinit(allocator);
+    const a = pool.acquire().?;
+    const b = pool.acquire().?;
+    pool.release(b);
+    try std.testing.expectEqual(b.ptr, pool.acquire().?.ptr);
+    try std.testing.expectEqual(pool.slab.ptr, a.ptr);
+}
