@@ -16,6 +16,7 @@ pub const files = .{
     @import("loop/loop.zig"),
     @import("proxy/rewrite.zig"),
     @import("proxy/failure.zig"),
+    @import("proxy/dechunk.zig"),
     @import("proxy/Session.zig"),
     @import("upstream/Pool.zig"),
     @import("runtime/Worker.zig"),

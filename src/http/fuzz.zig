@@ -159,7 +159,9 @@ const Fuzzer = struct {
             .request, .response => {
                 const limits = if (tight) limits_tight else limits_roomy;
                 const method = f.pick(Method, &.{ .get, .get, .head, .connect, .post });
-                var accepted_len = if (kind == .request)
+                var accepted_len = if (!pristine and f.percent(10))
+                    f.putSeed(kind)
+                else if (kind == .request)
                     f.genRequest(pristine, limits)
                 else
                     f.genResponse(pristine, limits);
@@ -175,7 +177,10 @@ const Fuzzer = struct {
             },
             .chunked => {
                 const limits = if (tight) chunked_limits_tight else chunked_limits_roomy;
-                var accepted_len = f.genChunked(pristine, limits);
+                var accepted_len = if (!pristine and f.percent(10))
+                    f.putSeed(kind)
+                else
+                    f.genChunked(pristine, limits);
                 if (!pristine) {
                     f.mutate();
                     accepted_len = null;
@@ -232,6 +237,31 @@ const Fuzzer = struct {
 
     fn below(f: *Fuzzer, n: usize) usize {
         return f.random.uintLessThan(usize, n);
+    }
+
+    /// One of the unit tests' hand-written inputs (valid or malformed), to be mutated.
+    fn putSeed(f: *Fuzzer, kind: Kind) ?usize {
+        switch (kind) {
+            .request => {
+                const valid = RequestParser.valid_cases;
+                const malformed = RequestParser.malformed_cases;
+                const n = f.below(valid.len + malformed.len);
+                f.put(if (n < valid.len) valid[n].input else malformed[n - valid.len][0]);
+            },
+            .response => {
+                const valid = ResponseParser.valid_cases;
+                const malformed = ResponseParser.malformed_cases;
+                const n = f.below(valid.len + malformed.len);
+                f.put(if (n < valid.len) valid[n].input else malformed[n - valid.len][0]);
+            },
+            .chunked => {
+                const valid = ChunkedDecoder.valid_cases;
+                const malformed = ChunkedDecoder.malformed_cases;
+                const n = f.below(valid.len + malformed.len);
+                f.put(if (n < valid.len) valid[n] else malformed[n - valid.len][0]);
+            },
+        }
+        return null;
     }
 
     fn genRequest(f: *Fuzzer, pristine: bool, limits: Limits) ?usize {
@@ -673,7 +703,7 @@ fn referenceChunked(bytes: []const u8, limits: ChunkedDecoder.Limits) ReferenceR
         if (text.len - digits > limits.chunk_extension_bytes_max) return .invalid;
         if (!referenceExtensions(text[digits..])) return .invalid;
         if (size == 0) break;
-        if (bytes.len - pos < size + 2) return .need_more;
+        if (size > bytes.len - pos or bytes.len - pos - size < 2) return .need_more;
         pos += @intCast(size);
         if (!std.mem.eql(u8, bytes[pos..][0..2], "\r\n")) return .invalid;
         pos += 2;

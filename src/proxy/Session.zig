@@ -28,6 +28,7 @@ const Address = @import("../stdx/Address.zig").Address;
 const http = @import("../http/http.zig");
 const Pool = @import("../upstream/Pool.zig");
 const rewrite = @import("rewrite.zig");
+const dechunk = @import("dechunk.zig");
 const Failure = @import("failure.zig").Failure;
 const Worker = @import("../runtime/Worker.zig");
 
@@ -115,6 +116,8 @@ const Framing = union(enum) {
     none,
     length: u64,
     chunked: http.ChunkedDecoder,
+    /// Chunked from the backend, bare data to an HTTP/1.0 client (see dechunk.zig).
+    dechunked: http.ChunkedDecoder,
     close_delimited,
 };
 
@@ -158,7 +161,9 @@ fn readRequest(session: *Session) void {
         return session.parseRequest();
     }
     if (session.worker.draining and session.requests_served > 0) return session.close();
-    session.armTimer(if (session.requests_served == 0) .header else .idle);
+    // Waiting for a first byte is idle time, on a new connection too (browsers open
+    // connections speculatively): the head deadline starts with the head's first byte.
+    session.armTimer(.idle);
     session.recvClientHead();
 }
 
@@ -374,7 +379,7 @@ fn pumpRequestBody(session: *Session) void {
             },
             .invalid => |reject| return session.fail(.{ .bad_request_body = reject }),
         },
-        .none, .close_delimited => unreachable,
+        .none, .close_delimited, .dechunked => unreachable, // Not request framings.
     }
     exchange.request_window_end = session.c_pos + @as(u32, @intCast(take));
     exchange.request_window_last = last;
@@ -456,7 +461,7 @@ fn relayInterim(session: *Session, head_len: u32) void {
     const exchange = &session.exchange;
     exchange.interim_rest_start = headroom + head_len;
     if (exchange.version == .http10) return session.nextResponseHead();
-    const len = rewrite.rewriteResponseInPlace(session.ubuf.?, headroom, head_len, &session.response_parser.head, .keep_alive_default);
+    const len = rewrite.rewriteResponseInPlace(session.ubuf.?, headroom, head_len, &session.response_parser.head, .{ .connection = .keep_alive_default });
     exchange.response_interim = true;
     exchange.progress = 0;
     exchange.response_window_len = @intCast(len);
@@ -481,13 +486,16 @@ fn relayResponseHead(session: *Session, head_len: u32) void {
     exchange.response_body = switch (head.body) {
         .none => .none,
         .content_length => |length| if (length == 0) .none else .{ .length = length },
-        .chunked => .{ .chunked = .init(.{}) },
+        // A chunked answer to an HTTP/1.0 request breaks RFC 9112 §6.1; the client could not
+        // read it, so it gets the bare data and a close.
+        .chunked => if (exchange.version == .http10) .{ .dechunked = .init(.{}) } else .{ .chunked = .init(.{}) },
         .close_delimited => .close_delimited,
     };
     exchange.upstream_reusable = head.keep_alive and exchange.version == .http11 and
         exchange.response_body != .close_delimited;
     exchange.close_client = !exchange.client_keep_alive or session.worker.draining or
-        exchange.response_body == .close_delimited or !exchange.request_done;
+        exchange.response_body == .close_delimited or exchange.response_body == .dechunked or
+        !exchange.request_done;
     const connection: rewrite.ClientConnection = if (exchange.close_client)
         .close
     else if (exchange.version == .http10)
@@ -495,7 +503,10 @@ fn relayResponseHead(session: *Session, head_len: u32) void {
     else
         .keep_alive_default;
     const ubuf = session.ubuf.?;
-    const new_len = rewrite.rewriteResponseInPlace(ubuf, headroom, head_len, head, connection);
+    const new_len = rewrite.rewriteResponseInPlace(ubuf, headroom, head_len, head, .{
+        .connection = connection,
+        .keep_transfer_encoding = exchange.response_body != .dechunked,
+    });
     const body = ubuf[headroom + head_len .. headroom + session.u_len];
     const take = session.frameResponseBody(body) orelse return;
     std.mem.copyForwards(u8, ubuf[new_len..][0..take], body[0..take]);
@@ -505,12 +516,14 @@ fn relayResponseHead(session: *Session, head_len: u32) void {
     session.sendResponseWindow();
 }
 
-/// How many of `bytes` belong to the response body; sets `response_window_last` when they end
-/// it. Null when the body is malformed (the session has been failed). Bytes past the end of
-/// the message mean the backend sent more than it framed: that connection is not reused.
-fn frameResponseBody(session: *Session, bytes: []const u8) ?usize {
+/// How many bytes, from the front of `bytes`, go to the client; sets `response_window_last`
+/// when they end the body. Null when the body is malformed (the session has been failed).
+/// Bytes past the end of the message mean the backend sent more than it framed: that
+/// connection is not reused.
+fn frameResponseBody(session: *Session, bytes: []u8) ?usize {
     const exchange = &session.exchange;
     var take: usize = bytes.len;
+    var send: ?usize = null;
     var last = false;
     switch (exchange.response_body) {
         .none => {
@@ -533,11 +546,21 @@ fn frameResponseBody(session: *Session, bytes: []const u8) ?usize {
                 return null;
             },
         },
+        .dechunked => |*decoder| {
+            const result = dechunk.dechunkInPlace(decoder, bytes);
+            if (result.reject != null) {
+                session.failMidExchange(.upstream_bad_response);
+                return null;
+            }
+            take = result.consumed;
+            send = result.data_len;
+            last = result.done;
+        },
         .close_delimited => {},
     }
     if (take < bytes.len) exchange.upstream_reusable = false;
     exchange.response_window_last = last;
-    return take;
+    return send orelse take;
 }
 
 fn sendResponseWindow(session: *Session) void {
@@ -580,7 +603,8 @@ fn recvUpstreamBodyCallback(session: *Session, result: sys.RecvError!usize) void
     session.rearmProgress();
     const take = session.frameResponseBody(session.ubuf.?[0..n]) orelse return;
     if (take == 0) {
-        assert(exchange.response_window_last);
+        // Only framing bytes (de-chunking), or the end of a body that ended exactly here.
+        if (!exchange.response_window_last) return session.recvUpstreamBody();
         exchange.response_done = true;
         return session.maybeFinishExchange();
     }
@@ -614,7 +638,7 @@ fn startTunnel(session: *Session, head_len: u32) void {
         return session.failMidExchange(.upstream_bad_response);
     }
     const ubuf = session.ubuf.?;
-    const new_len = rewrite.rewriteResponseInPlace(ubuf, headroom, head_len, &session.response_parser.head, .upgrade);
+    const new_len = rewrite.rewriteResponseInPlace(ubuf, headroom, head_len, &session.response_parser.head, .{ .connection = .upgrade });
     const rest = ubuf[headroom + head_len .. headroom + session.u_len];
     std.mem.copyForwards(u8, ubuf[new_len..][0..rest.len], rest);
     exchange.tunnel = true;
@@ -806,8 +830,7 @@ fn timerCallback(session: *Session) void {
 /// current response (relayResponseHead and readRequest consult `worker.draining`).
 pub fn drain(session: *Session) void {
     if (session.state != .active) return;
-    const waiting = session.phase == .idle or (session.phase == .header and session.c_len == 0);
-    if (waiting) session.close();
+    if (session.phase == .idle) session.close();
 }
 
 pub fn close(session: *Session) void {

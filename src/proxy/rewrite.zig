@@ -145,6 +145,12 @@ pub const ClientConnection = enum {
     upgrade,
 };
 
+pub const ResponseRewrite = struct {
+    connection: ClientConnection,
+    /// False when sluice removes the chunked framing itself (HTTP/1.0 client).
+    keep_transfer_encoding: bool = true,
+};
+
 /// Rewrites the response head found at `buffer[head_start..][0..head_len]` to start at
 /// `buffer[0]`. Returns the new head length. `head` must come from parsing exactly those bytes.
 pub fn rewriteResponseInPlace(
@@ -152,8 +158,9 @@ pub fn rewriteResponseInPlace(
     head_start: usize,
     head_len: usize,
     head: *const http.ResponseParser.Head,
-    connection: ClientConnection,
+    options: ResponseRewrite,
 ) usize {
+    const connection = options.connection;
     assert(head_start >= response_headroom_bytes);
     assert(head_start + head_len <= buffer.len);
     assert(head.headers.len <= drop_bits_max);
@@ -163,7 +170,8 @@ pub fn rewriteResponseInPlace(
     var drop: std.StaticBitSet(drop_bits_max) = .empty;
     for (head.headers, 0..) |field, i| {
         const keep_upgrade = connection == .upgrade and std.ascii.eqlIgnoreCase(field.name, "upgrade");
-        const keep_chunked = std.ascii.eqlIgnoreCase(field.name, "transfer-encoding");
+        const keep_chunked = options.keep_transfer_encoding and
+            std.ascii.eqlIgnoreCase(field.name, "transfer-encoding");
         if (keep_upgrade or keep_chunked) continue;
         if (isHopByHop(field.name) or head.connectionHasToken(field.name)) drop.set(i);
     }
@@ -277,7 +285,7 @@ test "rewrite: response head rewritten in place, body bytes behind it untouched"
         .complete => |len| len,
         else => return error.TestUnexpectedResult,
     };
-    const n = rewriteResponseInPlace(&buffer, start, head_len, &parser.head, .close);
+    const n = rewriteResponseInPlace(&buffer, start, head_len, &parser.head, .{ .connection = .close });
     try testing.expectEqualStrings("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nServer: s\r\n" ++
         "Connection: close\r\n\r\n", buffer[0..n]);
     try testing.expectEqualStrings("hello", buffer[start + head_len ..][0..5]);
