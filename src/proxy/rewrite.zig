@@ -71,13 +71,20 @@ pub fn composeRequest(
         .http10 => "HTTP/1.0",
         .http11 => "HTTP/1.1",
     };
-    w.print("{s} {s} {s}\r\n", .{ head.method_text, head.target, version }) catch
+    // RFC 9112 §3.2.2: with an absolute-form target the authority in it names the host and
+    // any Host field is ignored. Forwarding origin-form with Host taken from the authority
+    // means the backend cannot read the host differently from how we did.
+    const target = originForm(head);
+    const host = target.host orelse head.host;
+    w.print("{s} {s}{s} {s}\r\n", .{ head.method_text, target.prefix, target.path, version }) catch
         return error.NoSpaceLeft;
+    if (host) |value| writeField(&w, "Host", value) catch return error.NoSpaceLeft;
     var have_proto = false;
     var have_host = false;
     var have_for = false;
     for (head.headers) |field| {
         if (isHopByHop(field.name) or head.connectionHasToken(field.name)) continue;
+        if (std.ascii.eqlIgnoreCase(field.name, "host")) continue; // Written first, above.
         if (isForwardedField(field.name)) {
             if (!forwarding.trusted) continue;
             if (std.ascii.eqlIgnoreCase(field.name, "x-forwarded-for")) {
@@ -92,8 +99,8 @@ pub fn composeRequest(
     writeForwardedFor(&w, head, forwarding, have_for) catch return error.NoSpaceLeft;
     if (!have_proto) writeField(&w, "X-Forwarded-Proto", forwarding.proto) catch
         return error.NoSpaceLeft;
-    if (!have_host) if (head.host) |host| {
-        writeField(&w, "X-Forwarded-Host", host) catch return error.NoSpaceLeft;
+    if (!have_host) if (host) |value| {
+        writeField(&w, "X-Forwarded-Host", value) catch return error.NoSpaceLeft;
     };
     if (head.body == .chunked) writeField(&w, "Transfer-Encoding", "chunked") catch
         return error.NoSpaceLeft;
@@ -103,6 +110,28 @@ pub fn composeRequest(
     }
     w.writeAll("\r\n") catch return error.NoSpaceLeft;
     return w.end;
+}
+
+const OriginForm = struct {
+    /// "/" when an absolute-form target has an empty path (RFC 9112 §3.2.1), else "".
+    prefix: []const u8,
+    path: []const u8,
+    /// The authority of an absolute-form target; null for the other forms.
+    host: ?[]const u8,
+};
+
+fn originForm(head: *const http.RequestParser.Head) OriginForm {
+    if (head.target_form != .absolute) return .{ .prefix = "", .path = head.target, .host = null };
+    const scheme_end = std.mem.indexOf(u8, head.target, "://").?; // The parser checked it.
+    const rest = head.target[scheme_end + 3 ..];
+    const authority_end = std.mem.indexOfAny(u8, rest, "/?") orelse rest.len;
+    const path = rest[authority_end..];
+    const needs_slash = path.len == 0 or path[0] == '?'; // "http://h" and "http://h?q".
+    return .{
+        .prefix = if (needs_slash) "/" else "",
+        .path = path,
+        .host = rest[0..authority_end],
+    };
 }
 
 fn writeField(w: *std.Io.Writer, name: []const u8, value: []const u8) std.Io.Writer.Error!void {
@@ -257,6 +286,20 @@ test "rewrite: an upgrade request keeps Upgrade and says so in Connection" {
     try testing.expectEqualStrings("GET /ws HTTP/1.1\r\nHost: h\r\nSec-WebSocket-Key: k\r\n" ++
         "X-Forwarded-For: ::1\r\nX-Forwarded-Proto: http\r\nX-Forwarded-Host: h\r\n" ++
         "Connection: upgrade\r\nUpgrade: websocket\r\n\r\n", out[0..n]);
+}
+
+test "rewrite: an absolute-form target becomes origin-form with its authority as Host" {
+    var headers: [32]http.Header = undefined;
+    const parser = try parseRequest("GET http://Example.com:8080/p?q=1 HTTP/1.1\r\n" ++
+        "Host: other.example\r\nAccept: */*\r\n\r\n", &headers);
+    var out: [1024]u8 = undefined;
+    const n = try composeRequest(&out, &parser.head, .{ .client_ip = "10.0.0.9", .trusted = false });
+    try testing.expectEqualStrings("GET /p?q=1 HTTP/1.1\r\nHost: Example.com:8080\r\n" ++
+        "Accept: */*\r\nX-Forwarded-For: 10.0.0.9\r\nX-Forwarded-Proto: http\r\n" ++
+        "X-Forwarded-Host: Example.com:8080\r\n\r\n", out[0..n]);
+    const bare = try parseRequest("GET http://h?x HTTP/1.1\r\nHost: h\r\n\r\n", &headers);
+    const m = try composeRequest(&out, &bare.head, .{ .client_ip = "10.0.0.9", .trusted = false });
+    try testing.expect(std.mem.startsWith(u8, out[0..m], "GET /?x HTTP/1.1\r\nHost: h\r\n"));
 }
 
 test "rewrite: a head that does not fit is NoSpaceLeft, never a partial write past the end" {
