@@ -41,6 +41,10 @@ accept_backoff_timer: Timer = .{},
 accepting: bool = false,
 
 sessions: []Session,
+/// Slots `sessions[0..sessions_touched]` have been initialized. A slot is initialized when
+/// first used, so the pages of slots a quiet worker never needs are never touched and idle
+/// RSS follows peak concurrency, not the connection limit.
+sessions_touched: u32 = 0,
 free_sessions: []u32,
 free_sessions_count: u32,
 headers: []http.Header,
@@ -147,12 +151,8 @@ pub fn init(
         },
     };
     worker.upstream = try Pool.init(allocator, &worker.loop, &worker.queues.upstream_idle, conns_count, config.backends_count, config.upstream_keepalive_max);
-    worker.upstream.link();
-    for (sessions, 0..) |*session, i| {
-        const session_headers = headers[i * headers_per_session ..][0..headers_per_session];
-        session.* = .init(worker, session_headers);
-        free_sessions[i] = @intCast(sessions_count - 1 - i);
-    }
+    // Lowest index on top: new slots are taken in order, so `sessions_touched` is a prefix.
+    for (free_sessions, 0..) |*slot, i| slot.* = @intCast(sessions_count - 1 - i);
     assert(worker.buffers.availableCount() == 2 * sessions_count);
 }
 
@@ -223,7 +223,7 @@ fn wakeCallback(worker: *Worker) void {
     if (worker.accept_completion.isPending()) worker.loop.cancel(&worker.accept_completion);
     worker.loop.timerCancel(&worker.accept_backoff_timer);
     worker.upstream.closeIdle();
-    for (worker.sessions) |*session| session.drain();
+    for (worker.sessions[0..worker.sessions_touched]) |*session| session.drain();
     if (!worker.accept_completion.isPending()) worker.closeListener();
 }
 
@@ -271,7 +271,14 @@ fn acceptCallback(worker: *Worker, result: sys.AcceptError!linux.fd_t) void {
     sys.setsockoptInt(fd, linux.IPPROTO.TCP, linux.TCP.NODELAY, 1) catch {}; // Latency only.
     assert(worker.free_sessions_count > 0);
     worker.free_sessions_count -= 1;
-    const session = &worker.sessions[worker.free_sessions[worker.free_sessions_count]];
+    const index = worker.free_sessions[worker.free_sessions_count];
+    const session = &worker.sessions[index];
+    if (index == worker.sessions_touched) {
+        const per_session: usize = worker.config.headers_count_max;
+        session.* = .init(worker, worker.headers[index * per_session ..][0..per_session]);
+        worker.sessions_touched += 1;
+    }
+    assert(index < worker.sessions_touched);
     _ = worker.connections_active.fetchAdd(1, .monotonic);
     worker.stats.connections_accepted += 1;
     worker.acceptNext();

@@ -51,7 +51,10 @@ pub const Stats = struct {
 
 loop: *Loop,
 conns: []Conn,
+/// Released slots; `conns[conns_touched..]` have never been used (and their pages never
+/// touched), so they are handed out in order once the free list is empty.
 free_list: ?*Conn,
+conns_touched: u32 = 0,
 idle_heads: []?*Conn,
 idle_counts: []u32,
 idle_max: u32,
@@ -86,28 +89,29 @@ pub fn init(
     };
 }
 
-/// Links the free list. Separate from `init` because the slots point back at the pool, which
-/// must be at its final address first.
-pub fn link(pool: *Pool) void {
-    var next: ?*Conn = null;
-    var i = pool.conns.len;
-    while (i > 0) {
-        i -= 1;
-        pool.conns[i] = .{
-            .socket = undefined,
-            .backend_index = 0,
-            .state = .free,
-            .reused = false,
-            .watching = false,
-            .watch = .{},
-            .idle_timer = .{},
-            .pool = pool,
-            .next = next,
-            .prev = null,
-        };
-        next = &pool.conns[i];
+/// A free slot: a released one, else one never used. Null when all are busy or idle.
+fn acquireSlot(pool: *Pool) ?*Conn {
+    if (pool.free_list) |conn| {
+        assert(conn.state == .free);
+        pool.free_list = conn.next;
+        return conn;
     }
-    pool.free_list = next;
+    if (pool.conns_touched == pool.conns.len) return null;
+    const conn = &pool.conns[pool.conns_touched];
+    pool.conns_touched += 1;
+    conn.* = .{
+        .socket = undefined,
+        .backend_index = 0,
+        .state = .free,
+        .reused = false,
+        .watching = false,
+        .watch = .{},
+        .idle_timer = .{},
+        .pool = pool,
+        .next = null,
+        .prev = null,
+    };
+    return conn;
 }
 
 pub fn deinit(pool: *Pool, allocator: std.mem.Allocator) void {
@@ -134,12 +138,14 @@ pub const OpenError = error{ NoCapacity, SocketFailed };
 
 /// A fresh, unconnected socket for `address`; the caller connects it with its own completion.
 pub fn open(pool: *Pool, backend_index: u16, address: *const Address) OpenError!*Conn {
-    const conn = pool.free_list orelse return error.NoCapacity;
-    const fd = sys.socket(address.family(), linux.SOCK.STREAM | linux.SOCK.NONBLOCK | linux.SOCK.CLOEXEC, 0) catch
+    const conn = pool.acquireSlot() orelse return error.NoCapacity;
+    const fd = sys.socket(address.family(), linux.SOCK.STREAM | linux.SOCK.NONBLOCK | linux.SOCK.CLOEXEC, 0) catch {
+        conn.next = pool.free_list;
+        pool.free_list = conn;
         return error.SocketFailed;
+    };
     // Small requests and responses must not wait for Nagle; we write whole heads ourselves.
     sys.setsockoptInt(fd, linux.IPPROTO.TCP, linux.TCP.NODELAY, 1) catch {}; // Latency only.
-    pool.free_list = conn.next;
     conn.socket = Socket.init(fd);
     conn.backend_index = backend_index;
     conn.state = .busy;
