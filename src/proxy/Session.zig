@@ -66,7 +66,9 @@ exchange: Exchange = .{},
 pub const State = enum { free, active, failing, closing };
 
 /// What the one timer currently guards; decides what its expiry means.
-pub const Phase = enum { idle, header, connect, exchange, tunnel, linger };
+/// `body`: the request body is still arriving, so the client sets the pace (client idle
+/// timeout); `exchange`: the request is complete and the backend sets it (response timeout).
+pub const Phase = enum { idle, header, connect, body, exchange, tunnel, linger };
 
 /// Per-request state, reset when a request head is parsed.
 const Exchange = struct {
@@ -318,6 +320,7 @@ fn sendUpstreamHeadCallback(session: *Session, result: sys.SendError!usize) void
     // The head is out: the response pump and the request pump run from here on.
     session.u_len = 0;
     session.response_parser.reset();
+    session.rearmProgress();
     session.recvUpstreamHead();
     if (!session.exchange.request_done) session.pumpRequestBody();
 }
@@ -401,6 +404,7 @@ fn sendRequestBodyCallback(session: *Session, result: sys.SendError!usize) void 
     if (session.c_pos < session.exchange.request_window_end) return session.sendRequestWindow();
     if (!session.exchange.request_window_last) return session.pumpRequestBody();
     session.exchange.request_done = true;
+    session.rearmProgress(); // From now on the backend sets the pace.
     session.maybeFinishExchange();
 }
 
@@ -791,7 +795,7 @@ fn armTimer(session: *Session, phase: Phase) void {
     session.phase = phase;
     const queues = &session.worker.queues;
     const queue = switch (phase) {
-        .idle, .tunnel => &queues.client_idle,
+        .idle, .tunnel, .body => &queues.client_idle,
         .header => &queues.client_header,
         .connect => &queues.upstream_connect,
         .exchange => &queues.upstream_response,
@@ -802,9 +806,9 @@ fn armTimer(session: *Session, phase: Phase) void {
 
 /// Progress on the exchange or tunnel pushes its deadline back ("between body bytes").
 fn rearmProgress(session: *Session) void {
-    assert(session.phase == .exchange or session.phase == .tunnel or session.phase == .connect);
-    if (session.phase == .connect) return;
-    session.armTimer(session.phase);
+    assert(session.phase == .exchange or session.phase == .body or session.phase == .tunnel);
+    if (session.exchange.tunnel) return session.armTimer(.tunnel);
+    session.armTimer(if (session.exchange.request_done) .exchange else .body);
 }
 
 fn timerCallback(session: *Session) void {
@@ -821,6 +825,10 @@ fn timerCallback(session: *Session) void {
             session.exchange.connect_timed_out = true;
             session.loop().cancel(&session.upstream_send);
             session.armTimer(.connect); // Bounds the wait for that callback, too.
+        },
+        .body => {
+            session.worker.stats.client_timeouts += 1;
+            session.failMidExchange(.client_body_timeout);
         },
         .exchange => session.failMidExchange(.upstream_response_timeout),
     }

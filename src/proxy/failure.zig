@@ -17,6 +17,8 @@ pub const Failure = union(enum) {
     /// The client sent an invalid chunked body after its head had been forwarded.
     bad_request_body: http.Reject,
     client_header_timeout,
+    /// The request body stopped arriving for longer than the client idle timeout.
+    client_body_timeout,
     /// No buffer or connection slot free right now.
     overloaded,
     upstream_refused,
@@ -31,7 +33,7 @@ pub const Failure = union(enum) {
             .host_too_long => 400,
             .head_too_large_to_forward => 431,
             .method_not_allowed => 405,
-            .client_header_timeout => 408,
+            .client_header_timeout, .client_body_timeout => 408,
             .overloaded => 503,
             .upstream_refused, .upstream_reset, .upstream_bad_response => 502,
             .upstream_connect_timeout, .upstream_response_timeout => 504,
@@ -49,6 +51,7 @@ pub const Failure = union(enum) {
             .head_too_large_to_forward => comptime build(431, "request head too large to forward"),
             .method_not_allowed => comptime build(405, "CONNECT is not supported"),
             .client_header_timeout => comptime build(408, "request head not received in time"),
+            .client_body_timeout => comptime build(408, "request body stopped arriving"),
             .overloaded => comptime build(503, "no capacity, try again"),
             .upstream_refused => comptime build(502, "could not connect to a backend"),
             .upstream_reset => comptime build(502, "backend closed the connection"),

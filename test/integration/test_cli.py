@@ -1,0 +1,101 @@
+"""Command line: help, version, usage errors (exit 2, one line) and runtime errors (exit 1)."""
+
+import re
+import socket
+import subprocess
+
+import pytest
+
+RUN_TIMEOUT = 5.0
+
+
+def run(sluice_bin, *args):
+    """Run sluice to completion (bounded); returns (code, stdout, stderr)."""
+    try:
+        p = subprocess.run([sluice_bin, *args], stdin=subprocess.DEVNULL, capture_output=True,
+                           timeout=RUN_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"sluice {' '.join(args)} did not exit within {RUN_TIMEOUT}s")
+    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+
+
+def _one_usage_line(code, err, flag=None):
+    assert code == 2, f"expected exit 2 (usage error), got {code}; stderr: {err!r}"
+    lines = err.splitlines()
+    assert len(lines) == 1, f"a usage error prints exactly one line, got {lines!r}"
+    assert lines[0].startswith("sluice: "), lines[0]
+    if flag:
+        assert flag in lines[0], f"the line should name {flag}: {lines[0]!r}"
+
+
+def test_help(sluice_bin):
+    """`--help` exits 0 and documents --backend."""
+    code, out, err = run(sluice_bin, "--help")
+    assert code == 0, err
+    assert "--backend" in out + err
+
+
+def test_version(sluice_bin):
+    """`--version` exits 0 and prints a version number."""
+    code, out, err = run(sluice_bin, "--version")
+    assert code == 0, err
+    assert re.search(r"\d+\.\d+", out + err), f"no version in {out + err!r}"
+
+
+def test_no_backend(sluice_bin):
+    """No --backend: usage error, exit 2 with one line on stderr."""
+    code, out, err = run(sluice_bin, "--listen", "127.0.0.1:0")
+    _one_usage_line(code, err)
+
+
+USAGE_ERRORS = [
+    (["--backend", "nonsense"], "--backend"),
+    (["--backend=nonsense"], "--backend"),
+    (["--backend", "127.0.0.1:99999"], "--backend"),
+    (["--backend", "127.0.0.1"], "--backend"),
+    (["--backend", "127.0.0.1:8080", "--listen", "999.1.1.1:80"], "--listen"),
+    (["--backend", "127.0.0.1:8080", "--listen", "127.0.0.1:notaport"], "--listen"),
+    (["--backend", "127.0.0.1:8080", "--workers", "0"], "--workers"),
+    (["--backend", "127.0.0.1:8080", "--workers=0"], "--workers"),
+    (["--backend", "127.0.0.1:8080", "--workers", "many"], "--workers"),
+    (["--backend", "127.0.0.1:8080", "--io", "bogus"], "--io"),
+    (["--backend", "127.0.0.1:8080", "--io=bogus"], "--io"),
+    (["--backend", "127.0.0.1:8080", "--client-header-timeout", "soon"],
+     "--client-header-timeout"),
+    (["--backend", "127.0.0.1:8080", "--header-bytes-max", "lots"], "--header-bytes-max"),
+    (["--backend", "127.0.0.1:8080", "--trusted-proxy", "not-a-cidr"], "--trusted-proxy"),
+    (["--backend", "127.0.0.1:8080", "--backend"], "--backend"),
+    (["--backend", "127.0.0.1:8080", "--no-such-flag"], "--no-such-flag"),
+    (["--backend", "127.0.0.1:8080", "stray-positional"], None),
+]
+
+
+@pytest.mark.parametrize("args,flag", USAGE_ERRORS,
+                         ids=["_".join(a).lstrip("-") for a, _ in USAGE_ERRORS])
+def test_usage_errors(sluice_bin, args, flag):
+    """Each invalid command line exits 2 with exactly one stderr line naming the flag."""
+    if not any(a.startswith("--listen") for a in args):
+        args = ["--listen", "127.0.0.1:0", *args]  # never bind a public port by mistake
+    code, out, err = run(sluice_bin, *args)
+    _one_usage_line(code, err, flag)
+
+
+def test_listen_port_in_use(sluice, backend):
+    """`--listen` on a port that another socket is listening on: exit 1 (runtime failure)
+    with a line that names the address or says it is in use."""
+    holder = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    holder.bind(("127.0.0.1", 0))
+    holder.listen(1)
+    port = holder.getsockname()[1]
+    try:
+        sluice.spawn(sluice.build_cmd([backend], listen=f"127.0.0.1:{port}"))
+        rc = sluice.wait(5.0)
+        assert rc is not None, "sluice kept running on a port that is in use"
+        text = sluice.stderr_text()
+        if sluice.io == "uring" and "io_uring" in text and str(port) not in text:
+            pytest.skip(f"io_uring unavailable: {text.strip()}")
+        assert rc == 1, f"expected exit 1, got {rc}; stderr:\n{sluice.stderr_text()}"
+        assert re.search(rf"{port}|in use", text, re.IGNORECASE), text
+        assert any(ln.startswith("sluice: ") for ln in sluice.lines), text
+    finally:
+        holder.close()
