@@ -64,7 +64,7 @@ CASES = [
     Case("te_xchunked", _req(POST, H, b"Transfer-Encoding: xchunked", body=CHUNKED_BODY),
          (400, 501), why="unknown coding (501) and chunked not final (400)"),
     Case("te_gzip", _req(POST, H, b"Transfer-Encoding: gzip", body=b"hello"), (501,),
-         why="CONTRACTS: 501 unknown transfer coding"),
+         why="README: 501 for an unknown transfer coding"),
     Case("te_chunked_twice", _req(POST, H, b"Transfer-Encoding: chunked, chunked",
                                   body=CHUNKED_BODY), (400,),
          why="9112 6.1: chunked MUST NOT be applied more than once"),
@@ -129,7 +129,7 @@ CASES = [
     Case("target_with_del", _req(b"GET /a\x7fb HTTP/1.1", H), (400,)),
     Case("method_invalid_byte", _req(b"G@T / HTTP/1.1", H), (400,)),
     Case("method_nul", _req(b"GE\x00T / HTTP/1.1", H), (400,)),
-    # --- limits (CONTRACTS defaults: target 8 KiB, head 16 KiB, 100 fields) ---
+    # --- limits (README defaults: target 8 KiB, head 16 KiB, 100 fields) ---
     Case("target_20k", _req(b"GET /" + b"a" * (20 << 10) + b" HTTP/1.1", H), (414,)),
     Case("target_9k", _req(b"GET /" + b"a" * (9 << 10) + b" HTTP/1.1", H), (414,),
          why="over --target-bytes-max 8KiB but under the 16 KiB head limit"),

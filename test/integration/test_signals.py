@@ -107,7 +107,7 @@ def test_second_sigterm_exits_at_once(sluice, make_backend):
     rc = sluice.wait(2.0)
     assert rc is not None, "still running 2 s after the second SIGTERM"
     assert time.monotonic() - t0 < 1.0
-    assert rc == 1, f"exit code {rc} after a forced exit (CONTRACTS: code 1)"
+    assert rc == 1, f"exit code {rc} after a forced exit (docs/ARCHITECTURE.md, Operations: code 1)"
     assert flight.join(3.0), "the in-flight client was left hanging after exit"
 
 
@@ -126,7 +126,7 @@ def test_drain_timeout_bounds_exit(sluice, make_backend):
     elapsed = time.monotonic() - t0
     assert rc is not None, "sluice still running 4 s after SIGTERM with --drain-timeout 1s"
     assert 0.8 <= elapsed <= 2.0, f"exited {elapsed:.2f}s after SIGTERM (drain timeout 1s)"
-    assert rc == 0, f"exit code {rc} (CONTRACTS: 0 for a drain, including its deadline)"
+    assert rc == 0, f"exit code {rc} (docs/ARCHITECTURE.md, Operations: 0 for a drain, including its deadline)"
     assert flight.join(3.0), "the in-flight client was left hanging"
     r = flight.result
     assert isinstance(r, Exception) or r.status in (502, 503, 504), \

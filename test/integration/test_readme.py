@@ -1,0 +1,60 @@
+"""The README's examples stay true: every console example is run and its output compared,
+and every flag in the README's table is one that `sluice --help` documents."""
+
+import re
+import subprocess
+import urllib.parse
+
+from client import request
+from conftest import REPO
+
+README = (REPO / "README.md").read_text()
+
+
+def console_blocks():
+    """Each ```console block as a list of (command, expected output lines)."""
+    blocks = []
+    for body in re.findall(r"```console\n(.*?)```", README, re.S):
+        steps = []
+        for line in body.splitlines():
+            if line.startswith("$ "):
+                steps.append((line[2:], []))
+            elif steps:
+                steps[-1][1].append(line)
+        blocks.append(steps)
+    return blocks
+
+
+def test_readme_usage_error_example_is_exact(sluice_bin):
+    """`$ sluice ...` examples print exactly what the README shows and exit 2."""
+    steps = [s for block in console_blocks() for s in block if s[0].startswith("sluice ")]
+    assert steps, "the README has no `$ sluice` console example"
+    for command, expected in steps:
+        args = command.split()[1:]
+        done = subprocess.run([sluice_bin, *args], capture_output=True, text=True, timeout=10)
+        assert done.returncode == 2, (command, done.returncode, done.stderr)
+        assert done.stderr.splitlines() == expected, (command, done.stderr)
+
+
+def test_readme_demo_session_is_what_the_demo_answers(sluice):
+    """The README's curl session against `make run` (the demo) is reproduced against a
+    real demo: same paths, same answers in the same order."""
+    steps = [s for block in console_blocks() for s in block if s[0].startswith("curl ")]
+    assert steps, "the README has no curl example"
+    sluice.start(demo=True)
+    for command, expected in steps:
+        url = urllib.parse.urlsplit(command.split()[1])
+        assert (url.hostname, url.port) == ("127.0.0.1", 8080), command
+        r = request(sluice.port, "GET", url.path or "/")
+        assert r.status == 200, r
+        assert r.body.decode().splitlines() == expected, (command, r.body)
+
+
+def test_every_readme_flag_is_in_help(sluice_bin):
+    """Flags in the README's table exist: each is documented by `sluice --help`."""
+    table_flags = set(re.findall(r"^\| `(--[a-z-]+)", README, re.M))
+    assert len(table_flags) >= 15, table_flags
+    done = subprocess.run([sluice_bin, "--help"], capture_output=True, text=True, timeout=10)
+    assert done.returncode == 0
+    help_flags = set(re.findall(r"(--[a-z-]+)", done.stdout))
+    assert table_flags <= help_flags, table_flags - help_flags
