@@ -3,7 +3,7 @@
 //!   zig build run -- ARGS     build and run sluice
 //!   zig build test            unit tests (every file, through src/unit_tests.zig)
 //!   zig build fuzz -- ARGS    seeded fuzz run of the HTTP parsers (--seed N --iterations N)
-//!   zig build bench           parser micro-benchmark (ns per request head)
+//!   zig build bench           parser ns per head; end-to-end req/s and allocations per request
 //!   zig build fmt             format the tree (fmt-check: fail if not formatted)
 const std = @import("std");
 const builtin = @import("builtin");
@@ -22,9 +22,9 @@ pub fn build(b: *std.Build) void {
 
     const exe = addSluice(b, target, optimize, strip);
     addRun(b, exe);
-    addTests(b, target, optimize);
+    const test_step = addTests(b, target, optimize);
     addFuzz(b, target);
-    addBench(b, target);
+    addBench(b, target, test_step);
     addFmt(b);
 }
 
@@ -48,14 +48,16 @@ fn addRun(b: *std.Build, exe: *std.Build.Step.Compile) void {
     b.step("run", "Build and run sluice").dependOn(&run.step);
 }
 
-fn addTests(b: *std.Build, target: std.Build.ResolvedTarget, optimize: std.builtin.OptimizeMode) void {
+fn addTests(b: *std.Build, target: std.Build.ResolvedTarget, optimize: std.builtin.OptimizeMode) *std.Build.Step {
     const tests = b.addTest(.{ .root_module = b.createModule(.{
         .root_source_file = b.path("src/unit_tests.zig"),
         .target = target,
         .optimize = optimize,
     }) });
     const run = b.addRunArtifact(tests);
-    b.step("test", "Run the unit tests").dependOn(&run.step);
+    const step = b.step("test", "Run the unit tests (and compile the benchmarks)");
+    step.dependOn(&run.step);
+    return step;
 }
 
 fn addFuzz(b: *std.Build, target: std.Build.ResolvedTarget) void {
@@ -72,18 +74,31 @@ fn addFuzz(b: *std.Build, target: std.Build.ResolvedTarget) void {
     b.step("fuzz", "Fuzz the HTTP parsers (args: --seed N --iterations N)").dependOn(&run.step);
 }
 
-fn addBench(b: *std.Build, target: std.Build.ResolvedTarget) void {
-    const bench = b.addExecutable(.{
-        .name = "bench-http",
-        .root_module = b.createModule(.{
-            .root_source_file = b.path("src/http/bench.zig"),
-            .target = target,
-            .optimize = .ReleaseFast,
-        }),
-    });
-    const run = b.addRunArtifact(bench);
-    run.addPassthruArgs();
-    b.step("bench", "Parser micro-benchmark").dependOn(&run.step);
+/// Two programs: the parser alone (ns per request head), then the whole data path in one
+/// process (requests per second and heap allocations per request).
+fn addBench(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build.Step) void {
+    const step = b.step("bench", "Parser and end-to-end benchmarks");
+    var previous: ?*std.Build.Step = null;
+    const programs = [_][2][]const u8{
+        .{ "bench-http", "src/http/bench.zig" },
+        .{ "bench-proxy", "src/bench_proxy.zig" },
+    };
+    for (programs) |program| {
+        const exe = b.addExecutable(.{
+            .name = program[0],
+            .root_module = b.createModule(.{
+                .root_source_file = b.path(program[1]),
+                .target = target,
+                .optimize = .ReleaseFast,
+            }),
+        });
+        test_step.dependOn(&exe.step); // Benchmarks that stop compiling fail the tests.
+        const run = b.addRunArtifact(exe);
+        // One after the other: they would measure each other otherwise.
+        if (previous) |before| run.step.dependOn(before);
+        previous = &run.step;
+        step.dependOn(&run.step);
+    }
 }
 
 fn addFmt(b: *std.Build) void {

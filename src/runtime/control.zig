@@ -26,13 +26,29 @@ pub const Runtime = struct {
     listen_address: Address,
 };
 
-/// Runs until drained. Returns the process exit code.
 pub const Options = struct {
     /// Print how to try the demo once the port is known.
     demo: bool = false,
 };
 
+/// Runs until drained. Returns the process exit code.
 pub fn run(static: *StaticAllocator, config: *Config, options: Options) u8 {
+    var runtime = switch (start(static, config, options)) {
+        .running => |runtime| runtime,
+        .failed => |exit_code| return exit_code,
+    };
+    return superviseUntilDrained(&runtime);
+}
+
+pub const Started = union(enum) {
+    running: Runtime,
+    /// Start-up failed (already logged); the process exit code.
+    failed: u8,
+};
+
+/// Everything up to the first accept: size, allocate, bind, start the workers, seal the
+/// allocator. Also used by the end-to-end benchmark, which drives the runtime in-process.
+pub fn start(static: *StaticAllocator, config: *Config, options: Options) Started {
     const allocator = static.allocator();
     if (config.workers_count == 0) {
         const cpus = std.Thread.getCpuCount() catch 1;
@@ -40,49 +56,49 @@ pub fn run(static: *StaticAllocator, config: *Config, options: Options) u8 {
     }
     config.validate() catch |err| {
         log.line("invalid configuration: {s}", .{@errorName(err)});
-        return 2;
+        return .{ .failed = 2 };
     };
     const signal_set = signals.Set.init() catch |err| {
         log.line("cannot set up signal handling: {s}", .{@errorName(err)});
-        return 1;
+        return .{ .failed = 1 };
     };
 
     const workers = allocator.alloc(Worker, config.workers_count) catch {
         log.line("out of memory allocating {d} workers", .{config.workers_count});
-        return 1;
+        return .{ .failed = 1 };
     };
     var listen_address = config.listen;
     for (workers, 0..) |*worker, i| {
         const fd = Worker.listen(&listen_address) catch |err| {
             var text: [Address.text_bytes_max]u8 = undefined;
             log.line("cannot listen on {s}: {s}", .{ formatAddress(&listen_address, &text), @errorName(err) });
-            return 1;
+            return .{ .failed = 1 };
         };
         if (i == 0 and listen_address.getPort() == 0) {
             // Port 0: the kernel chose; every other worker binds the same port.
             var storage: linux.sockaddr.storage = undefined;
             _ = sys.getsockname(fd, &storage) catch |err| {
                 log.line("getsockname failed: {s}", .{@errorName(err)});
-                return 1;
+                return .{ .failed = 1 };
             };
             listen_address.setPort(Address.fromStorage(&storage).getPort());
         }
         worker.init(allocator, config, @intCast(i), config.workers_count, fd) catch |err| {
             log.line("cannot allocate worker {d} ({d} connections): {s}", .{ i, Worker.sessionsCount(config, config.workers_count), @errorName(err) });
-            return 1;
+            return .{ .failed = 1 };
         };
     }
     for (workers) |*worker| {
         worker.spawn() catch |err| {
             log.line("cannot start worker thread: {s}", .{@errorName(err)});
-            return 1;
+            return .{ .failed = 1 };
         };
     }
     for (workers) |*worker| {
         while (worker.ready.load(.acquire) == 0) std.Thread.yield() catch {}; // Start-up only.
         if (worker.init_error) |err| {
             log.line("worker {d}: cannot start the event loop: {s}", .{ worker.index, @errorName(err) });
-            return 1;
+            return .{ .failed = 1 };
         }
     }
     const first_loop = &workers[0].loop;
@@ -99,30 +115,31 @@ pub fn run(static: *StaticAllocator, config: *Config, options: Options) u8 {
         log.line("demo: try `curl http://{s}/` a few times and watch the backends alternate", .{formatAddress(&listen_address, &text)});
     }
     static.seal();
-    var runtime: Runtime = .{
+    return .{ .running = .{
         .static = static,
         .config = config,
         .workers = workers,
         .signal_set = signal_set,
         .listen_address = listen_address,
-    };
-    return superviseUntilDrained(&runtime);
+    } };
 }
 
 fn superviseUntilDrained(runtime: *Runtime) u8 {
     while (true) {
         const signal = runtime.signal_set.wait(-1) orelse continue;
         switch (signal) {
-            .terminate, .interrupt => return drain(runtime, signal),
+            .terminate, .interrupt => return drain(runtime, if (signal == .terminate) "SIGTERM" else "SIGINT"),
             .user2 => printStats(runtime, "stats"),
             .hangup => log.line("SIGHUP: reload needs a config file; nothing to reload in flag mode", .{}),
         }
     }
 }
 
-fn drain(runtime: *Runtime, signal: signals.Signal) u8 {
+/// Stops accepting, lets in-flight exchanges finish, waits for the workers. Returns the exit
+/// code. `reason` names what asked for it, for the log.
+pub fn drain(runtime: *Runtime, reason: []const u8) u8 {
     log.line("{s}: draining (deadline {d} ms); a second signal exits at once", .{
-        if (signal == .terminate) "SIGTERM" else "SIGINT",
+        reason,
         runtime.config.drain_timeout_ns / std.time.ns_per_ms,
     });
     for (runtime.workers) |*worker| worker.requestDrain();
