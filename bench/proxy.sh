@@ -1,0 +1,550 @@
+#!/usr/bin/env bash
+# Proxy benchmark: sluice against nginx and HAProxy, same machine, same run.
+#
+# One shared backend (nginx, 1 worker, 6-byte "hello\n" response) on 127.0.0.1; each proxy
+# under test runs with one worker as a keep-alive reverse proxy to it; wrk drives each one
+# in interleaved rounds. Per run we record wrk's req/s and p50/p99, and the proxy's own CPU
+# time (utime+stime of its whole process tree, from /proc) per request. Medians, ratios and
+# the machine go to stdout and to bench/out/proxy-<timestamp>.md. See bench/README.md.
+#
+# Usage: bench/proxy.sh [--quick] [--runs N] [--help]
+#
+# Environment (all optional):
+#   BENCH_RUNS=5            measured runs per target (--quick: 1)
+#   BENCH_DURATION=10       seconds per measured run (--quick: 3)
+#   BENCH_WARMUP=2          seconds of wrk before every measured run (--quick: 1)
+#   BENCH_CONNECTIONS=50    wrk -c
+#   BENCH_THREADS=1         wrk -t
+#   BENCH_TARGETS="backend sluice nginx haproxy"   subset/order of rows
+#   BENCH_PIN=auto          auto (pin when nproc >= 2), 1, 0
+#   BENCH_PROXY_CPUS=1      taskset CPU list for the proxy under test
+#   BENCH_LOAD_CPUS=0       taskset CPU list for wrk and the backend
+#   BENCH_FOREIGN_MAX=0.10  a run during which other programs used more than this many
+#                           cores is repeated ...
+#   BENCH_RETRIES=2         ... at most this many times; the attempt with the least
+#                           other load counts
+#   SLUICE_BIN=path         use this binary instead of building one
+#   SLUICE_ARGS="..."       extra sluice flags (e.g. "--io epoll")
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+lib="$here/benchlib.py"
+
+quick=0
+runs_flag=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) quick=1 ;;
+        --runs) runs_flag="${2:?--runs needs a number}"; shift ;;
+        --runs=*) runs_flag="${1#--runs=}" ;;
+        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+        *) echo "proxy.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+if [ "$quick" = 1 ]; then
+    RUNS="${runs_flag:-${BENCH_RUNS:-1}}"
+    DURATION="${BENCH_DURATION:-3}"
+    WARMUP="${BENCH_WARMUP:-1}"
+    mode="quick"
+else
+    RUNS="${runs_flag:-${BENCH_RUNS:-5}}"
+    DURATION="${BENCH_DURATION:-10}"
+    WARMUP="${BENCH_WARMUP:-2}"
+    mode="full"
+fi
+CONNS="${BENCH_CONNECTIONS:-50}"
+THREADS="${BENCH_THREADS:-1}"
+TARGETS="${BENCH_TARGETS:-backend sluice nginx haproxy}"
+PIN="${BENCH_PIN:-auto}"
+PROXY_CPUS="${BENCH_PROXY_CPUS:-1}"
+LOAD_CPUS="${BENCH_LOAD_CPUS:-0}"
+SLUICE_ARGS="${SLUICE_ARGS:-}"
+FOREIGN_MAX="${BENCH_FOREIGN_MAX:-0.10}"
+RETRIES="${BENCH_RETRIES:-2}"
+case "$FOREIGN_MAX" in ''|*[!0-9.]*) echo "proxy.sh: BENCH_FOREIGN_MAX must be a number of cores" >&2; exit 2 ;; esac
+for v in RUNS DURATION WARMUP CONNS THREADS RETRIES; do
+    case "${!v}" in ''|*[!0-9]*) echo "proxy.sh: $v must be a whole number, got '${!v}'" >&2; exit 2 ;; esac
+done
+
+[ "$RUNS" -ge 1 ] && [ "$DURATION" -ge 1 ] || { echo "proxy.sh: runs and duration must be at least 1" >&2; exit 2; }
+
+log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+started_at=$(date +%s)
+
+# --- tools -----------------------------------------------------------------------------
+
+# Debian puts nginx and haproxy in /usr/sbin, which is not on every user's PATH.
+export PATH="$PATH:/usr/sbin:/sbin"
+
+ensure_tools() {
+    local missing=()
+    command -v python3 >/dev/null || missing+=(python3)
+    command -v nginx >/dev/null || missing+=(nginx)
+    command -v haproxy >/dev/null || missing+=(haproxy)
+    command -v wrk >/dev/null || missing+=(wrk)
+    command -v taskset >/dev/null || missing+=(util-linux)
+    [ ${#missing[@]} -eq 0 ] && return 0
+    local sudo=""
+    if [ "$(id -u)" != 0 ]; then
+        command -v sudo >/dev/null || { echo "proxy.sh: need ${missing[*]} and neither root nor sudo" >&2; exit 1; }
+        sudo="sudo -n"
+    fi
+    command -v apt-get >/dev/null || { echo "proxy.sh: need ${missing[*]}; no apt-get here, install them yourself" >&2; exit 1; }
+    log "installing ${missing[*]} with apt-get"
+    local alog
+    alog="$(mktemp)"
+    if ! { timeout 600 $sudo apt-get update -qq &&
+           DEBIAN_FRONTEND=noninteractive timeout 900 $sudo apt-get install -y -qq \
+               --no-install-recommends "${missing[@]}"; } >"$alog" 2>&1; then
+        tail -n 30 "$alog" >&2
+        echo "proxy.sh: apt-get failed" >&2
+        exit 1
+    fi
+    rm -f "$alog"
+}
+ensure_tools
+
+# --- run directory, process bookkeeping, cleanup --------------------------------------
+
+stamp="$(date -u +%Y%m%dT%H%M%SZ)"
+out="$here/out"
+run="$out/proxy-$stamp"            # configs, logs, raw wrk output of this run
+md="$out/proxy-$stamp.md"
+mkdir -p "$run"
+results="$run/results.jsonl"
+meta="$run/meta.tsv"
+: >"$results"
+: >"$meta"
+metaline() { local IFS=$'\t'; printf '%s\n' "$*" >>"$meta"; }
+
+started_pids=()
+# alive PID: running and not a zombie (our unreaped children stay visible to kill -0)
+alive() {
+    local st
+    st="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+    st="${st##*) }"
+    [ "${st%% *}" != Z ]
+}
+cleanup() {
+    local rc=$?
+    set +e
+    trap - EXIT INT TERM
+    local all=() p
+    for p in "${started_pids[@]}"; do
+        [ -d "/proc/$p" ] || continue
+        # The whole tree: nginx workers would outlive a killed master.
+        all+=($(python3 "$lib" tree "$p" 2>/dev/null || echo "$p"))
+    done
+    if [ ${#all[@]} -gt 0 ]; then
+        kill -TERM "${all[@]}" 2>/dev/null
+        for _ in $(seq 30); do
+            local alive=0
+            for p in "${all[@]}"; do alive "$p" && alive=1; done
+            [ $alive = 0 ] && break
+            sleep 0.1
+        done
+        for p in "${all[@]}"; do alive "$p" && kill -KILL "$p" 2>/dev/null; done
+        wait 2>/dev/null
+    fi
+    exit $rc
+}
+trap cleanup EXIT
+trap 'log "interrupted"; exit 130' INT
+trap 'log "terminated"; exit 143' TERM
+
+PIN_LOAD=()
+PIN_PROXY=()
+case "$PIN" in
+    auto) [ "$(nproc)" -ge 2 ] && PIN=1 || PIN=0 ;;
+    1|0) ;;
+    *) echo "proxy.sh: BENCH_PIN must be auto, 1 or 0" >&2; exit 2 ;;
+esac
+if [ "$PIN" = 1 ]; then
+    PIN_LOAD=(taskset -c "$LOAD_CPUS")
+    PIN_PROXY=(taskset -c "$PROXY_CPUS")
+    pinning="proxy on CPU $PROXY_CPUS; wrk and backend on CPU $LOAD_CPUS (taskset)"
+else
+    pinning="none (scheduler places proxy, wrk and backend)"
+fi
+
+# start_bg LOGFILE PIN_KIND CMD... : starts CMD in the background, records its pid in $bg_pid
+start_bg() {
+    local logf="$1" kind="$2"; shift 2
+    if [ "$kind" = proxy ]; then
+        "${PIN_PROXY[@]}" "$@" >"$logf" 2>&1 &
+    else
+        "${PIN_LOAD[@]}" "$@" >"$logf" 2>&1 &
+    fi
+    bg_pid=$!
+    started_pids+=("$bg_pid")
+}
+
+# stop_pid PID SECONDS : SIGTERM, wait, then SIGKILL the tree
+stop_pid() {
+    local pid="$1" secs="$2" tree
+    tree=$(python3 "$lib" tree "$pid" 2>/dev/null || echo "$pid")
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq $((secs * 10))); do alive "$pid" || break; sleep 0.1; done
+    for p in $tree; do alive "$p" && kill -KILL "$p" 2>/dev/null; done
+    wait "$pid" 2>/dev/null || true
+}
+
+# --- versions and machine --------------------------------------------------------------
+
+nginx_bin="$(command -v nginx)"
+haproxy_bin="$(command -v haproxy)"
+nginx_version="$("$nginx_bin" -v 2>&1 | sed 's/^nginx version: nginx\///')"
+haproxy_version="$("$haproxy_bin" -v 2>/dev/null | awk 'NR == 1 {print $3}')"
+wrk_version="$( (wrk -v 2>&1 || true) | awk 'NR == 1 {print $2}')"
+cpu_model="$(grep -m1 -E '^(model name|Model|cpu model)' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//')"
+[ -n "$cpu_model" ] || cpu_model="$(uname -m)"
+clk_tck="$(getconf CLK_TCK)"
+if commit="$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null)"; then
+    [ -n "$(git --no-optional-locks -C "$root" status --porcelain --untracked-files=no 2>/dev/null)" ] &&
+        commit="$commit+dirty"
+else
+    commit="none (no commits yet)"
+fi
+
+# --- build sluice ----------------------------------------------------------------------
+
+sluice_fail=""
+zig_version="?"
+if [[ " $TARGETS " == *" sluice "* ]]; then
+    if [ -n "${SLUICE_BIN:-}" ]; then
+        log "using SLUICE_BIN=$SLUICE_BIN"
+        [ -x "$SLUICE_BIN" ] || sluice_fail="SLUICE_BIN $SLUICE_BIN is not executable"
+    else
+        log "building sluice (zig build -Doptimize=ReleaseFast)"
+        if ! zig="$(timeout 900 "$root/tools/bootstrap.sh" 2>"$run/bootstrap.log")"; then
+            tail -n 20 "$run/bootstrap.log" >&2
+            sluice_fail="zig bootstrap failed"
+        else
+            zig_version="$("$zig" version)"
+            # Install into bench/out so a concurrent debug build in zig-out/ cannot swap
+            # the binary under us.
+            if ! (cd "$root" && timeout 1200 "$zig" build -Doptimize=ReleaseFast \
+                    --prefix "$out/zig-out") >"$run/build.log" 2>&1; then
+                tail -n 30 "$run/build.log" >&2
+                sluice_fail="build failed (see $run/build.log)"
+            fi
+            SLUICE_BIN="$out/zig-out/bin/sluice"
+        fi
+    fi
+fi
+sluice_version="?"
+if [ -z "$sluice_fail" ] && [ -n "${SLUICE_BIN:-}" ]; then
+    sluice_version="$( (timeout 5 "$SLUICE_BIN" --version 2>&1 || true) | sed -n 1p)"
+    [ -n "$sluice_version" ] || sluice_version="(--version printed nothing)"
+fi
+
+# --- configs ---------------------------------------------------------------------------
+
+port() { python3 "$lib" freeport; }
+nginx_user=""
+[ "$(id -u)" = 0 ] && nginx_user="user root;"   # else workers drop to nobody and cannot write $run
+
+# Common nginx preamble: everything in $run, nothing read from /etc/nginx.
+nginx_preamble() { # NAME
+    cat <<EOF
+$nginx_user
+daemon off;
+master_process on;
+worker_processes 1;
+pid $run/$1.pid;
+error_log $run/$1.error.log warn;
+worker_rlimit_nofile 16384;
+events { worker_connections 8192; }
+EOF
+}
+nginx_temp_paths() { # NAME
+    cat <<EOF
+    client_body_temp_path $run/$1.tmp/body;
+    proxy_temp_path $run/$1.tmp/proxy;
+    fastcgi_temp_path $run/$1.tmp/fastcgi;
+    uwsgi_temp_path $run/$1.tmp/uwsgi;
+    scgi_temp_path $run/$1.tmp/scgi;
+EOF
+}
+
+bport="$(port)"
+{
+    nginx_preamble backend
+    cat <<EOF
+http {
+$(nginx_temp_paths backend)
+    access_log off;
+    keepalive_timeout 300s;
+    keepalive_requests 100000000;
+    server {
+        listen 127.0.0.1:$bport backlog=4096;
+        location / {
+            default_type text/plain;
+            return 200 "hello\n";
+        }
+    }
+}
+EOF
+} >"$run/backend.conf"
+mkdir -p "$run/backend.tmp"
+
+nginx_port="$(port)"
+{
+    nginx_preamble nginx
+    cat <<EOF
+http {
+$(nginx_temp_paths nginx)
+    access_log off;
+    keepalive_timeout 60s;               # sluice --client-idle-timeout default
+    keepalive_requests 100000000;        # wrk connections live for the whole run
+    upstream backend {
+        server 127.0.0.1:$bport;
+        keepalive 64;                    # sluice --upstream-keepalive default
+        keepalive_requests 100000000;
+        keepalive_timeout 30s;           # sluice --upstream-idle-timeout default
+    }
+    server {
+        listen 127.0.0.1:$nginx_port backlog=4096;
+        location / {
+            proxy_pass http://backend;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host \$http_host;            # keep the client's Host, as sluice does
+            proxy_set_header X-Forwarded-For \$remote_addr; # no trusted proxies: replace
+            proxy_set_header X-Forwarded-Proto \$scheme;
+            proxy_set_header X-Forwarded-Host \$http_host;
+            proxy_connect_timeout 5s;
+            proxy_read_timeout 60s;
+        }
+    }
+}
+EOF
+} >"$run/nginx.conf"
+mkdir -p "$run/nginx.tmp"
+
+haproxy_port="$(port)"
+cat >"$run/haproxy.cfg" <<EOF
+global
+    nbthread 1
+    maxconn 8192
+    # no log lines: nginx and sluice run without access logs too
+
+defaults
+    mode http
+    option http-keep-alive
+    http-reuse always
+    option forwardfor
+    timeout connect 5s
+    timeout client 60s
+    timeout server 60s
+    timeout http-request 10s
+    timeout http-keep-alive 60s
+
+frontend fe
+    bind 127.0.0.1:$haproxy_port
+    http-request set-header X-Forwarded-Proto http
+    http-request set-header X-Forwarded-Host %[req.hdr(host)]
+    default_backend be
+
+backend be
+    server s1 127.0.0.1:$bport
+EOF
+
+sluice_port="$(port)"
+
+# --- start everything ------------------------------------------------------------------
+
+declare -A tport tpid tlabel tfail
+tlabel[backend]="backend alone (ceiling)"
+tlabel[sluice]="sluice"
+tlabel[nginx]="nginx $nginx_version"
+tlabel[haproxy]="HAProxy $haproxy_version"
+for t in $TARGETS; do
+    [ -n "${tlabel[$t]:-}" ] || { echo "proxy.sh: unknown target '$t' in BENCH_TARGETS" >&2; exit 2; }
+done
+
+log "backend nginx on 127.0.0.1:$bport"
+start_bg "$run/backend.log" load "$nginx_bin" -e "$run/backend.error.log" -p "$run" -c "$run/backend.conf"
+backend_pid=$bg_pid
+if ! python3 "$lib" wait-port "$bport" 10 "$backend_pid" || ! python3 "$lib" smoke "$bport"; then
+    cat "$run/backend.log" "$run/backend.error.log" 2>/dev/null >&2 || true
+    echo "proxy.sh: the backend did not start; nothing to measure" >&2
+    exit 1
+fi
+tport[backend]=$bport
+tpid[backend]="-"
+
+# check_started NAME LOGFILE : wait for the port and a correct proxied answer
+check_started() {
+    local name="$1" logf="$2"
+    if python3 "$lib" wait-port "${tport[$name]}" 10 "${tpid[$name]}" &&
+       python3 "$lib" smoke "${tport[$name]}"; then
+        return 0
+    fi
+    local pid="${tpid[$name]}" rc
+    if alive "$pid"; then
+        log "$name is running but failed the check above; its output:"
+        stop_pid "$pid" 2
+    else
+        rc=0; wait "$pid" 2>/dev/null || rc=$?
+        log "$name exited with code $rc before serving; its output:"
+    fi
+    if [ -s "$logf" ]; then tail -n 40 "$logf" >&2; else echo "    (nothing on stdout/stderr)" >&2; fi
+    return 1
+}
+
+for t in $TARGETS; do
+    case "$t" in
+        backend) ;;
+        sluice)
+            if [ -n "$sluice_fail" ]; then tfail[sluice]="$sluice_fail"; continue; fi
+            tport[sluice]=$sluice_port
+            log "sluice on 127.0.0.1:$sluice_port"
+            # shellcheck disable=SC2086  # SLUICE_ARGS is a flag list
+            start_bg "$run/sluice.log" proxy "$SLUICE_BIN" --workers 1 \
+                --listen "127.0.0.1:$sluice_port" --backend "127.0.0.1:$bport" $SLUICE_ARGS
+            tpid[sluice]=$bg_pid
+            check_started sluice "$run/sluice.log" || tfail[sluice]="did not start or did not proxy (see $run/sluice.log)"
+            ;;
+        nginx)
+            tport[nginx]=$nginx_port
+            log "nginx proxy on 127.0.0.1:$nginx_port"
+            start_bg "$run/nginx.log" proxy "$nginx_bin" -e "$run/nginx.error.log" -p "$run" -c "$run/nginx.conf"
+            tpid[nginx]=$bg_pid
+            check_started nginx "$run/nginx.error.log" || tfail[nginx]="did not start or did not proxy (see $run/nginx.error.log)"
+            ;;
+        haproxy)
+            tport[haproxy]=$haproxy_port
+            log "HAProxy on 127.0.0.1:$haproxy_port"
+            start_bg "$run/haproxy.log" proxy "$haproxy_bin" -db -f "$run/haproxy.cfg"
+            tpid[haproxy]=$bg_pid
+            check_started haproxy "$run/haproxy.log" || tfail[haproxy]="did not start or did not proxy (see $run/haproxy.log)"
+            ;;
+    esac
+done
+
+sluice_io=""
+if [ -f "$run/sluice.log" ]; then
+    sluice_io="$(sed -n "s/.*listening on .*io=\([a-z_]*\).*/\1/p" "$run/sluice.log" | sed -n 1p)"
+fi
+
+# --- measure ---------------------------------------------------------------------------
+
+wrk_args=(-t"$THREADS" -c"$CONNS" -d"${DURATION}s" --latency)
+wrk_cmd="wrk ${wrk_args[*]} http://127.0.0.1:PORT/"
+[ "$PIN" = 1 ] && wrk_cmd="taskset -c $LOAD_CPUS $wrk_cmd"
+
+# run_wrk OUTFILE SECONDS ARGS... : warm-up run; in the background so signals reach our trap
+run_wrk() {
+    local outf="$1" secs="$2"; shift 2
+    "${PIN_LOAD[@]}" timeout -k 5 $((secs + 30)) wrk "$@" >"$outf" 2>&1 &
+    local wpid=$!
+    started_pids+=("$wpid")
+    wait "$wpid"
+}
+
+# measure TARGET ROUND ATTEMPT : one measured run, appends one JSON line to $results
+measure() {
+    local t="$1" r="$2" a="$3" url="http://127.0.0.1:${tport[$1]}/"
+    python3 "$lib" measure "$t" "$r" "$a" "$run/wrk-$t-$r-$a.txt" "${tpid[$t]}" "$backend_pid" \
+        $((DURATION + 30)) "${load_cpus_arg}" -- wrk "${wrk_args[@]}" "$url" >"$run/last.json" &
+    local mpid=$!
+    started_pids+=("$mpid")
+    wait "$mpid"
+}
+
+load_cpus_arg="-"
+[ "$PIN" = 1 ] && load_cpus_arg="$LOAD_CPUS"
+
+active=()
+for t in $TARGETS; do [ -z "${tfail[$t]:-}" ] && active+=("$t"); done
+per_run=$((DURATION + WARMUP))
+log "measuring ${active[*]:-nothing}: $RUNS round(s) × ${#active[@]} target(s) × ~${per_run}s" \
+    "≈ $((RUNS * ${#active[@]} * per_run))s"
+
+summarize='import json,sys
+r = json.loads(open(sys.argv[1]).read())
+if "error" in r:
+    print("error|" + r["error"]); sys.exit()
+cpu = ", proxy %.2f us/req (%.0f%% busy)" % (r["proxy_cpu_us_per_req"], r["proxy_busy"] * 100) if "proxy_cpu_us_per_req" in r else ""
+bad = " SOCKET ERRORS %d" % r["socket_errors"] if r["socket_errors"] else ""
+bad += " NON-2XX %d" % r["non2xx"] if r["non2xx"] else ""
+print("%s|%.0f req/s, p50 %.0f us, p99 %.0f us%s, other load %.2f cores%s" % (
+    "foreign" if r["foreign_cores"] > float(sys.argv[2]) else "ok",
+    r["rps"], r["p50_us"], r["p99_us"], cpu, r["foreign_cores"], bad))'
+
+for ((r = 1; r <= RUNS; r++)); do
+    # Rotate the order each round so no target always runs first or last.
+    n=${#active[@]}
+    for ((i = 0; i < n; i++)); do
+        t="${active[$(((i + r - 1) % n))]}"
+        [ -n "${tfail[$t]:-}" ] && continue
+        url="http://127.0.0.1:${tport[$t]}/"
+        for ((a = 0; a <= RETRIES; a++)); do
+            if [ "$WARMUP" -gt 0 ]; then
+                run_wrk "$run/warmup-$t-$r.txt" "$WARMUP" -t"$THREADS" -c"$CONNS" -d"${WARMUP}s" "$url" || true
+            fi
+            measure "$t" "$r" "$a" || true
+            verdict="$(python3 -c "$summarize" "$run/last.json" "$FOREIGN_MAX" 2>&1 || echo "error|unreadable result")"
+            log "round $r/$RUNS $t: ${verdict#*|}"
+            # Every attempt is recorded; the report keeps, per round, the attempt with the
+            # least other load.
+            cat "$run/last.json" >>"$results"
+            if [ "${verdict%%|*}" = foreign ] && [ "$a" -lt "$RETRIES" ]; then
+                log "  other programs used more than $FOREIGN_MAX cores during this run; retrying in 5 s"
+                sleep 5
+                continue
+            fi
+            break
+        done
+        if [ "${tpid[$t]}" != "-" ] && ! alive "${tpid[$t]}"; then
+            log "$t died during round $r; dropping it from later rounds"
+            tail -n 20 "$run/$t.log" >&2 2>/dev/null || true
+            tfail[$t]="died during round $r"
+        fi
+    done
+done
+rm -f "$run/last.json"
+
+# sluice's exit line carries its heap-allocation counter: stop it gracefully to read it.
+sluice_heap=""
+if [ -n "${tpid[sluice]:-}" ] && [ -z "${tfail[sluice]:-}" ]; then
+    stop_pid "${tpid[sluice]}" 12
+    sluice_heap="$(sed -n 's/.*exit heap_allocations_after_startup=\([0-9]*\).*/\1/p' "$run/sluice.log" | tail -n1)"
+fi
+
+# --- report ----------------------------------------------------------------------------
+
+elapsed=$(($(date +%s) - started_at))
+metaline date "$(date -u '+%Y-%m-%d %H:%M:%S')"
+metaline mode "$mode: $RUNS run(s) × ${DURATION}s per target"
+metaline md_path "$md"
+metaline nproc "$(nproc)"
+metaline cpu_model "$cpu_model"
+metaline kernel "$(uname -sr)"
+metaline pinning "$pinning"
+metaline sluice_version "$sluice_version"
+metaline sluice_commit "$commit"
+metaline zig_version "$zig_version"
+metaline sluice_io "$sluice_io"
+metaline nginx_version "$nginx_version"
+metaline haproxy_version "$haproxy_version"
+metaline wrk_version "$wrk_version"
+metaline backend_port "$bport"
+metaline wrk_cmd "$wrk_cmd"
+metaline runs "$RUNS"
+metaline warmup_s "$WARMUP"
+metaline clk_tck "$clk_tck"
+metaline foreign_max "$FOREIGN_MAX"
+for t in $TARGETS; do metaline target "$t" "${tlabel[$t]}" "${tfail[$t]:-}"; done
+if [ -n "${tpid[sluice]:-}" ]; then
+    metaline note "sluice command: \`sluice --workers 1 --listen 127.0.0.1:PORT --backend 127.0.0.1:BPORT${SLUICE_ARGS:+ $SLUICE_ARGS}\`"
+fi
+[ -n "$sluice_heap" ] && metaline note "sluice heap_allocations_after_startup at exit: $sluice_heap"
+metaline note "configs, logs and raw wrk output: bench/out/proxy-$stamp/; whole script took ${elapsed}s"
+
+python3 "$lib" report "$results" "$meta"
+log "wrote $md"
