@@ -2,7 +2,7 @@
 # use by tools/bootstrap.sh into .zig/ (pinned 0.17.1 from PyPI).
 ZIG := $(shell tools/bootstrap.sh)
 PYTHON ?= python3
-FUZZ_ITERATIONS ?= 30000
+FUZZ_ITERATIONS ?= 1000000
 
 .PHONY: all build run test unit fuzz integration bench fmt release clean
 
