@@ -221,7 +221,7 @@ fn startExchange(session: *Session, head_len: u32) void {
         .method = head.method,
         .version = head.version,
         .client_keep_alive = head.keep_alive,
-        .upgrade_requested = head.upgrade,
+        .upgrade_requested = rewrite.upgradeAllowed(head),
         .head_len = head_len,
     };
     session.exchange.request_body = switch (head.body) {

@@ -48,6 +48,21 @@ const hop_by_hop = [_][]const u8{
     "transfer-encoding", "upgrade",    "proxy-authorization", "proxy-authenticate",
 };
 
+/// Whether this request may become a tunnel if the backend answers 101. An upgrade to h2c
+/// (cleartext HTTP/2) is never offered: through a proxy it lets a client talk HTTP/2 straight
+/// to the backend, past everything the proxy checks ("h2c smuggling"). Such a request is
+/// forwarded as a plain request, its Upgrade field dropped like any hop-by-hop field.
+pub fn upgradeAllowed(head: *const http.RequestParser.Head) bool {
+    if (!head.upgrade) return false;
+    const value = head.get("upgrade") orelse return false;
+    var protocols = std.mem.splitScalar(u8, value, ',');
+    while (protocols.next()) |protocol| {
+        const name = std.mem.trim(u8, protocol, " \t");
+        if (std.ascii.eqlIgnoreCase(name, "h2c")) return false;
+    }
+    return true;
+}
+
 pub fn isHopByHop(name: []const u8) bool {
     for (hop_by_hop) |hop| if (std.ascii.eqlIgnoreCase(name, hop)) return true;
     return false;
@@ -104,7 +119,7 @@ pub fn composeRequest(
     };
     if (head.body == .chunked) writeField(&w, "Transfer-Encoding", "chunked") catch
         return error.NoSpaceLeft;
-    if (head.upgrade) {
+    if (upgradeAllowed(head)) {
         writeField(&w, "Connection", "upgrade") catch return error.NoSpaceLeft;
         writeField(&w, "Upgrade", head.get("upgrade").?) catch return error.NoSpaceLeft;
     }
@@ -300,6 +315,17 @@ test "rewrite: an absolute-form target becomes origin-form with its authority as
     const bare = try parseRequest("GET http://h?x HTTP/1.1\r\nHost: h\r\n\r\n", &headers);
     const m = try composeRequest(&out, &bare.head, .{ .client_ip = "10.0.0.9", .trusted = false });
     try testing.expect(std.mem.startsWith(u8, out[0..m], "GET /?x HTTP/1.1\r\nHost: h\r\n"));
+}
+
+test "rewrite: an h2c upgrade is forwarded as a plain request" {
+    var headers: [32]http.Header = undefined;
+    const parser = try parseRequest("GET / HTTP/1.1\r\nHost: h\r\nConnection: Upgrade, HTTP2-Settings\r\n" ++
+        "Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n", &headers);
+    try testing.expect(!upgradeAllowed(&parser.head));
+    var out: [1024]u8 = undefined;
+    const n = try composeRequest(&out, &parser.head, .{ .client_ip = "10.0.0.9", .trusted = false });
+    try testing.expectEqualStrings("GET / HTTP/1.1\r\nHost: h\r\nX-Forwarded-For: 10.0.0.9\r\n" ++
+        "X-Forwarded-Proto: http\r\nX-Forwarded-Host: h\r\n\r\n", out[0..n]);
 }
 
 test "rewrite: a head that does not fit is NoSpaceLeft, never a partial write past the end" {

@@ -142,3 +142,23 @@ def test_request_without_connection_upgrade_is_not_upgraded(sluice, make_backend
         assert e.target == "/plain"
         assert e.header("upgrade") is None, e.headers
     assert b.upgrades == 0
+
+
+def test_h2c_upgrade_is_forwarded_as_a_plain_request(sluice, make_backend):
+    """`Upgrade: h2c` is never offered to the backend (h2c smuggling: a tunnel of cleartext
+    HTTP/2 would bypass the proxy): the request arrives without Upgrade or HTTP2-Settings,
+    and even a backend willing to upgrade answers it as a normal request."""
+    b = make_backend(upgrade())
+    sluice.start([b])
+    with Client(sluice.port) as c:
+        c.send_request("GET", "/h2c", headers=[
+            ("Connection", "Upgrade, HTTP2-Settings"),
+            ("Upgrade", "h2c"),
+            ("HTTP2-Settings", "AAMAAABkAARAAAAAAAIAAAAA"),
+        ])
+        r = c.read_response()
+    assert r.status != 101, r
+    req = b.requests[0]
+    assert req.header("upgrade") is None, req.headers
+    assert req.header("http2-settings") is None, req.headers
+    assert "upgrade" not in req.connection_tokens(), req.headers
