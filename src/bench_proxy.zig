@@ -47,16 +47,22 @@ pub fn main() !void {
     const elapsed_ns = sys.clockMonotonicNs() - start_ns;
     const allocations = static_allocator.allocationsAfterStartup() - allocations_before;
 
-    const per_second = @as(f64, measured_requests) * std.time.ns_per_s / @as(f64, @floatFromInt(elapsed_ns));
+    const elapsed: f64 = @floatFromInt(elapsed_ns);
+    const per_second = @as(f64, measured_requests) * std.time.ns_per_s / elapsed;
+    const per_request: f64 = @as(f64, @floatFromInt(allocations)) / measured_requests;
     std.debug.print(
         "proxy_end_to_end: {d} keep-alive requests over {d} connections, 1 worker, io={s}: " ++
             "{d:.0} req/s, {d:.2} us/request (client, proxy and backend share the machine)\n" ++
             "proxy_heap_allocations: {d} after start-up over {d} requests ({d:.4} per request)\n",
         .{
-            measured_requests,                                              connections_count,
-            @tagName(runtime.workers[0].loop.backend),                      per_second,
-            @as(f64, @floatFromInt(elapsed_ns)) / measured_requests / 1000, allocations,
-            measured_requests,                                              @as(f64, @floatFromInt(allocations)) / measured_requests,
+            measured_requests,
+            connections_count,
+            @tagName(runtime.workers[0].loop.backend),
+            per_second,
+            elapsed / measured_requests / 1000,
+            allocations,
+            measured_requests,
+            per_request,
         },
     );
     client.close();
@@ -78,9 +84,8 @@ const Client = struct {
             const rc = linux.socket(linux.AF.INET, linux.SOCK.STREAM | linux.SOCK.CLOEXEC, 0);
             if (linux.errno(rc) != .SUCCESS) return error.Socket;
             fd.* = @intCast(rc);
-            if (linux.errno(linux.connect(fd.*, address.sockaddr(), address.socklen())) != .SUCCESS) {
-                return error.Connect;
-            }
+            const connected = linux.connect(fd.*, address.sockaddr(), address.socklen());
+            if (linux.errno(connected) != .SUCCESS) return error.Connect;
         }
         return client;
     }
@@ -109,12 +114,18 @@ const Client = struct {
             const rc = linux.read(fd, client.buffer[len..].ptr, client.buffer.len - len);
             if (linux.errno(rc) != .SUCCESS or rc == 0) return error.ConnectionLost;
             len += rc;
-            const head_end = (std.mem.indexOf(u8, client.buffer[0..len], "\r\n\r\n") orelse continue) + 4;
+            const received = client.buffer[0..len];
+            const head_end = (std.mem.indexOf(u8, received, "\r\n\r\n") orelse continue) + 4;
             if (!std.mem.startsWith(u8, client.buffer[0..len], "HTTP/1.1 200 ")) return error.NotOk;
             const key = "Content-Length: ";
-            const at = std.mem.indexOf(u8, client.buffer[0..head_end], key) orelse return error.NoLength;
+            const head = client.buffer[0..head_end];
+            const at = std.mem.indexOf(u8, head, key) orelse return error.NoLength;
             const digits_end = std.mem.indexOfScalarPos(u8, client.buffer[0..head_end], at, '\r').?;
-            const body_len = try std.fmt.parseInt(usize, client.buffer[at + key.len .. digits_end], 10);
+            const body_len = try std.fmt.parseInt(
+                usize,
+                client.buffer[at + key.len .. digits_end],
+                10,
+            );
             if (len == head_end + body_len) return;
             if (len > head_end + body_len) return error.UnexpectedBytes;
         }

@@ -66,7 +66,10 @@ pub fn main(init: std.process.Init.Minimal) u8 {
 /// are per worker, and the demo is there to show the alternation plainly.
 fn startDemo(config: *Config) bool {
     if (config.workers_count == 0) config.workers_count = 1;
-    if (config.listen.eql(&Config.default_listen)) config.listen = Address.initIp4(.{ 127, 0, 0, 1 }, 8080);
+    if (config.listen.eql(&Config.default_listen)) config.listen = Address.initIp4(
+        .{ 127, 0, 0, 1 },
+        8080,
+    );
     const mode: Loop.Mode = switch (config.io) {
         .auto => .auto,
         .uring => .uring,

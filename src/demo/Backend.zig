@@ -48,7 +48,11 @@ const Connection = struct {
 /// Binds 127.0.0.1:0 and starts the thread. `backend` must stay at its address.
 pub fn start(backend: *Backend, number: u32, mode: Loop.Mode) !void {
     var address = Address.initIp4(.{ 127, 0, 0, 1 }, 0);
-    const fd = try sys.socket(linux.AF.INET, linux.SOCK.STREAM | linux.SOCK.NONBLOCK | linux.SOCK.CLOEXEC, 0);
+    const fd = try sys.socket(
+        linux.AF.INET,
+        linux.SOCK.STREAM | linux.SOCK.NONBLOCK | linux.SOCK.CLOEXEC,
+        0,
+    );
     errdefer sys.close(fd);
     try sys.bind(fd, address.sockaddr(), address.socklen());
     try sys.listen(fd, 128);
@@ -91,7 +95,13 @@ fn run(backend: *Backend, mode: Loop.Mode) void {
 
 fn acceptNext(backend: *Backend) void {
     if (backend.free_count == 0) return; // Resumed by `release`.
-    backend.loop.accept(&backend.accept_completion, &backend.listener, Backend, backend, acceptCallback);
+    backend.loop.accept(
+        &backend.accept_completion,
+        &backend.listener,
+        Backend,
+        backend,
+        acceptCallback,
+    );
 }
 
 fn acceptCallback(backend: *Backend, result: sys.AcceptError!linux.fd_t) void {
@@ -115,7 +125,14 @@ fn release(backend: *Backend, connection: *Connection) void {
 
 fn recvHead(connection: *Connection) void {
     const loop = &connection.backend.loop;
-    loop.recv(&connection.recv_completion, &connection.socket, connection.in[connection.in_len..], Connection, connection, recvCallback);
+    loop.recv(
+        &connection.recv_completion,
+        &connection.socket,
+        connection.in[connection.in_len..],
+        Connection,
+        connection,
+        recvCallback,
+    );
 }
 
 fn recvCallback(connection: *Connection, result: sys.RecvError!usize) void {
@@ -128,7 +145,9 @@ fn recvCallback(connection: *Connection, result: sys.RecvError!usize) void {
 fn handle(connection: *Connection) void {
     switch (connection.parser.feed(connection.in[0..connection.in_len])) {
         .incomplete => {
-            if (connection.in_len == connection.in.len) return connection.backend.release(connection);
+            if (connection.in_len == connection.in.len) return connection.backend.release(
+                connection,
+            );
             recvHead(connection);
         },
         .invalid => respond(connection, "400 Bad Request", "bad request\n", true),
@@ -143,7 +162,11 @@ fn handle(connection: *Connection) void {
             const close_after = !head.keep_alive or has_body;
             // Keep any pipelined bytes for the next request.
             const rest = connection.in_len - head_len;
-            std.mem.copyForwards(u8, connection.in[0..rest], connection.in[head_len..connection.in_len]);
+            std.mem.copyForwards(
+                u8,
+                connection.in[0..rest],
+                connection.in[head_len..connection.in_len],
+            );
             connection.in_len = if (has_body) 0 else rest;
             respond(connection, "200 OK", text, close_after);
         },
@@ -166,7 +189,14 @@ fn respond(connection: *Connection, status: []const u8, body: []const u8, close_
 
 fn sendRest(connection: *Connection) void {
     const loop = &connection.backend.loop;
-    loop.send(&connection.send_completion, &connection.socket, connection.out[connection.out_sent..connection.out_len], Connection, connection, sendCallback);
+    loop.send(
+        &connection.send_completion,
+        &connection.socket,
+        connection.out[connection.out_sent..connection.out_len],
+        Connection,
+        connection,
+        sendCallback,
+    );
 }
 
 fn sendCallback(connection: *Connection, result: sys.SendError!usize) void {

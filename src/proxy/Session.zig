@@ -183,8 +183,7 @@ fn compactClientBuffer(session: *Session) void {
 fn recvClientHead(session: *Session) void {
     const cbuf = session.cbuf.?;
     assert(session.c_len < cbuf.len);
-    session.submit();
-    session.loop().recv(&session.client_recv, &session.client, cbuf[session.c_len..], Session, session, recvClientHeadCallback);
+    session.recvClient(cbuf[session.c_len..], recvClientHeadCallback);
 }
 
 fn recvClientHeadCallback(session: *Session, result: sys.RecvError!usize) void {
@@ -215,7 +214,9 @@ fn parseRequest(session: *Session) void {
 fn startExchange(session: *Session, head_len: u32) void {
     const head = &session.request_parser.head;
     if (head.method == .connect) return session.fail(.method_not_allowed);
-    if (head.host) |host| if (host.len > rewrite.host_bytes_max) return session.fail(.host_too_long);
+    if (head.host) |host| {
+        if (host.len > rewrite.host_bytes_max) return session.fail(.host_too_long);
+    }
     session.worker.stats.requests += 1;
     session.exchange = .{
         .method = head.method,
@@ -242,8 +243,8 @@ fn composeUpstreamHead(session: *Session) bool {
         .client_ip = session.client_address.formatHost(&ip_buffer),
         .trusted = session.worker.config.isTrustedProxy(&session.client_address),
     };
-    const len = rewrite.composeRequest(session.ubuf.?, &session.request_parser.head, forwarding) catch
-        return false;
+    const head = &session.request_parser.head;
+    const len = rewrite.composeRequest(session.ubuf.?, head, forwarding) catch return false;
     session.exchange.upstream_head_len = @intCast(len);
     return true;
 }
@@ -280,7 +281,9 @@ fn connectFresh(session: *Session) void {
     session.exchange.connect_timed_out = false;
     session.armTimer(.connect);
     session.submit();
-    session.loop().connect(&session.upstream_send, &session.conn.?.socket, address, Session, session, connectCallback);
+    const socket = &session.conn.?.socket;
+    const completion = &session.upstream_send; // A connect is the socket's first write.
+    session.loop().connect(completion, socket, address, Session, session, connectCallback);
 }
 
 fn connectCallback(session: *Session, result: sys.ConnectError!void) void {
@@ -288,7 +291,10 @@ fn connectCallback(session: *Session, result: sys.ConnectError!void) void {
     result catch |err| {
         // Nothing reached the backend, so trying another one is always safe.
         session.exchange.last_failure = switch (err) {
-            error.Canceled => if (session.exchange.connect_timed_out) .upstream_connect_timeout else .upstream_refused,
+            error.Canceled => if (session.exchange.connect_timed_out)
+                .upstream_connect_timeout
+            else
+                .upstream_refused,
             error.TimedOut => .upstream_connect_timeout,
             else => .upstream_refused,
         };
@@ -308,15 +314,15 @@ fn sendUpstreamHead(session: *Session) void {
 
 fn sendUpstreamHeadRest(session: *Session) void {
     const head = session.ubuf.?[session.exchange.progress..session.exchange.upstream_head_len];
-    session.submit();
-    session.loop().send(&session.upstream_send, &session.conn.?.socket, head, Session, session, sendUpstreamHeadCallback);
+    session.sendUpstream(head, sendUpstreamHeadCallback);
 }
 
 fn sendUpstreamHeadCallback(session: *Session, result: sys.SendError!usize) void {
     if (session.opDone(false)) return;
     const n = result catch return session.upstreamFailedBeforeResponse();
     session.exchange.progress += @intCast(n);
-    if (session.exchange.progress < session.exchange.upstream_head_len) return session.sendUpstreamHeadRest();
+    const exchange = &session.exchange;
+    if (exchange.progress < exchange.upstream_head_len) return session.sendUpstreamHeadRest();
     // The head is out: the response pump and the request pump run from here on.
     session.u_len = 0;
     session.response_parser.reset();
@@ -362,8 +368,7 @@ fn pumpRequestBody(session: *Session) void {
         if (session.c_len > 0) exchange.request_body_overwritten = true;
         session.c_pos = 0;
         session.c_len = 0;
-        session.submit();
-        return session.loop().recv(&session.client_recv, &session.client, cbuf, Session, session, recvRequestBodyCallback);
+        return session.recvClient(cbuf, recvRequestBodyCallback);
     }
     const available = cbuf[session.c_pos..session.c_len];
     var take: usize = available.len;
@@ -392,8 +397,7 @@ fn pumpRequestBody(session: *Session) void {
 fn sendRequestWindow(session: *Session) void {
     const window = session.cbuf.?[session.c_pos..session.exchange.request_window_end];
     assert(window.len > 0);
-    session.submit();
-    session.loop().send(&session.upstream_send, &session.conn.?.socket, window, Session, session, sendRequestBodyCallback);
+    session.sendUpstream(window, sendRequestBodyCallback);
 }
 
 fn sendRequestBodyCallback(session: *Session, result: sys.SendError!usize) void {
@@ -424,8 +428,7 @@ fn recvUpstreamHead(session: *Session) void {
     const ubuf = session.ubuf.?;
     const offset = headroom + session.u_len;
     assert(offset < ubuf.len);
-    session.submit();
-    session.loop().recv(&session.upstream_recv, &session.conn.?.socket, ubuf[offset..], Session, session, recvUpstreamHeadCallback);
+    session.recvUpstream(ubuf[offset..], recvUpstreamHeadCallback);
 }
 
 fn recvUpstreamHeadCallback(session: *Session, result: sys.RecvError!usize) void {
@@ -433,7 +436,8 @@ fn recvUpstreamHeadCallback(session: *Session, result: sys.RecvError!usize) void
     const n = result catch 0;
     if (n == 0) {
         // Reset or closed before a complete head.
-        if (session.u_len == 0 and !session.exchange.response_started) return session.upstreamFailedBeforeResponse();
+        const nothing_yet = session.u_len == 0 and !session.exchange.response_started;
+        if (nothing_yet) return session.upstreamFailedBeforeResponse();
         return session.failMidExchange(.upstream_bad_response);
     }
     session.u_len += @intCast(n);
@@ -446,7 +450,8 @@ fn parseResponse(session: *Session) void {
     const bytes = ubuf[headroom..][0..session.u_len];
     switch (session.response_parser.feed(bytes, session.exchange.method)) {
         .incomplete => {
-            if (headroom + session.u_len == ubuf.len) return session.failMidExchange(.upstream_bad_response);
+            const full = headroom + session.u_len == ubuf.len; // A head too large for us.
+            if (full) return session.failMidExchange(.upstream_bad_response);
             session.recvUpstreamHead();
         },
         .invalid => session.failMidExchange(.upstream_bad_response),
@@ -465,7 +470,10 @@ fn relayInterim(session: *Session, head_len: u32) void {
     const exchange = &session.exchange;
     exchange.interim_rest_start = headroom + head_len;
     if (exchange.version == .http10) return session.nextResponseHead();
-    const len = rewrite.rewriteResponseInPlace(session.ubuf.?, headroom, head_len, &session.response_parser.head, .{ .connection = .keep_alive_default });
+    const head = &session.response_parser.head;
+    const len = rewrite.rewriteResponseInPlace(session.ubuf.?, headroom, head_len, head, .{
+        .connection = .keep_alive_default,
+    });
     exchange.response_interim = true;
     exchange.progress = 0;
     exchange.response_window_len = @intCast(len);
@@ -492,7 +500,10 @@ fn relayResponseHead(session: *Session, head_len: u32) void {
         .content_length => |length| if (length == 0) .none else .{ .length = length },
         // A chunked answer to an HTTP/1.0 request breaks RFC 9112 §6.1; the client could not
         // read it, so it gets the bare data and a close.
-        .chunked => if (exchange.version == .http10) .{ .dechunked = .init(.{}) } else .{ .chunked = .init(.{}) },
+        .chunked => if (exchange.version == .http10)
+            .{ .dechunked = .init(.{}) }
+        else
+            .{ .chunked = .init(.{}) },
         .close_delimited => .close_delimited,
     };
     exchange.upstream_reusable = head.keep_alive and exchange.version == .http11 and
@@ -527,7 +538,7 @@ fn relayResponseHead(session: *Session, head_len: u32) void {
 fn frameResponseBody(session: *Session, bytes: []u8) ?usize {
     const exchange = &session.exchange;
     var take: usize = bytes.len;
-    var send: ?usize = null;
+    var data_len: ?usize = null;
     var last = false;
     switch (exchange.response_body) {
         .none => {
@@ -557,21 +568,20 @@ fn frameResponseBody(session: *Session, bytes: []u8) ?usize {
                 return null;
             }
             take = result.consumed;
-            send = result.data_len;
+            data_len = result.data_len;
             last = result.done;
         },
         .close_delimited => {},
     }
     if (take < bytes.len) exchange.upstream_reusable = false;
     exchange.response_window_last = last;
-    return send orelse take;
+    return data_len orelse take;
 }
 
 fn sendResponseWindow(session: *Session) void {
     const window = session.ubuf.?[session.exchange.progress..session.exchange.response_window_len];
     assert(window.len > 0);
-    session.submit();
-    session.loop().send(&session.client_send, &session.client, window, Session, session, sendResponseCallback);
+    session.sendClient(window, sendResponseCallback);
 }
 
 fn sendResponseCallback(session: *Session, result: sys.SendError!usize) void {
@@ -591,8 +601,7 @@ fn sendResponseCallback(session: *Session, result: sys.SendError!usize) void {
 }
 
 fn recvUpstreamBody(session: *Session) void {
-    session.submit();
-    session.loop().recv(&session.upstream_recv, &session.conn.?.socket, session.ubuf.?, Session, session, recvUpstreamBodyCallback);
+    session.recvUpstream(session.ubuf.?, recvUpstreamBodyCallback);
 }
 
 fn recvUpstreamBodyCallback(session: *Session, result: sys.RecvError!usize) void {
@@ -624,7 +633,8 @@ fn maybeFinishExchange(session: *Session) void {
     session.loop().timerCancel(&session.timer);
     const conn = session.conn.?;
     session.conn = null;
-    if (exchange.upstream_reusable) session.worker.upstream.park(conn) else session.worker.upstream.discard(conn);
+    const upstream = &session.worker.upstream;
+    if (exchange.upstream_reusable) upstream.park(conn) else upstream.discard(conn);
     session.worker.buffers.release(session.ubuf.?);
     session.ubuf = null;
     session.requests_served += 1;
@@ -642,7 +652,10 @@ fn startTunnel(session: *Session, head_len: u32) void {
         return session.failMidExchange(.upstream_bad_response);
     }
     const ubuf = session.ubuf.?;
-    const new_len = rewrite.rewriteResponseInPlace(ubuf, headroom, head_len, &session.response_parser.head, .{ .connection = .upgrade });
+    const head = &session.response_parser.head;
+    const new_len = rewrite.rewriteResponseInPlace(ubuf, headroom, head_len, head, .{
+        .connection = .upgrade,
+    });
     const rest = ubuf[headroom + head_len .. headroom + session.u_len];
     std.mem.copyForwards(u8, ubuf[new_len..][0..rest.len], rest);
     exchange.tunnel = true;
@@ -661,8 +674,7 @@ fn startTunnel(session: *Session, head_len: u32) void {
 
 fn tunnelSendToClient(session: *Session) void {
     const window = session.ubuf.?[session.exchange.progress..session.exchange.response_window_len];
-    session.submit();
-    session.loop().send(&session.client_send, &session.client, window, Session, session, tunnelSendToClientCallback);
+    session.sendClient(window, tunnelSendToClientCallback);
 }
 
 fn tunnelSendToClientCallback(session: *Session, result: sys.SendError!usize) void {
@@ -670,9 +682,9 @@ fn tunnelSendToClientCallback(session: *Session, result: sys.SendError!usize) vo
     const n = result catch return session.close();
     session.exchange.progress += @intCast(n);
     session.rearmProgress();
-    if (session.exchange.progress < session.exchange.response_window_len) return session.tunnelSendToClient();
-    session.submit();
-    session.loop().recv(&session.upstream_recv, &session.conn.?.socket, session.ubuf.?, Session, session, tunnelRecvFromUpstreamCallback);
+    const exchange = &session.exchange;
+    if (exchange.progress < exchange.response_window_len) return session.tunnelSendToClient();
+    session.recvUpstream(session.ubuf.?, tunnelRecvFromUpstreamCallback);
 }
 
 fn tunnelRecvFromUpstreamCallback(session: *Session, result: sys.RecvError!usize) void {
@@ -680,7 +692,8 @@ fn tunnelRecvFromUpstreamCallback(session: *Session, result: sys.RecvError!usize
     const n = result catch return session.close();
     if (n == 0) {
         session.exchange.tunnel_upstream_done = true;
-        sys.shutdown(session.client.fd, linux.SHUT.WR) catch {}; // The peer may be gone already; close follows.
+        // The peer may be gone already; the close that follows cleans up either way.
+        sys.shutdown(session.client.fd, linux.SHUT.WR) catch {};
         return session.maybeEndTunnel();
     }
     session.rearmProgress();
@@ -690,8 +703,7 @@ fn tunnelRecvFromUpstreamCallback(session: *Session, result: sys.RecvError!usize
 }
 
 fn tunnelRecvFromClient(session: *Session) void {
-    session.submit();
-    session.loop().recv(&session.client_recv, &session.client, session.cbuf.?, Session, session, tunnelRecvFromClientCallback);
+    session.recvClient(session.cbuf.?, tunnelRecvFromClientCallback);
 }
 
 fn tunnelRecvFromClientCallback(session: *Session, result: sys.RecvError!usize) void {
@@ -710,8 +722,7 @@ fn tunnelRecvFromClientCallback(session: *Session, result: sys.RecvError!usize) 
 
 fn tunnelSendToUpstream(session: *Session) void {
     const window = session.cbuf.?[session.c_pos..session.c_len];
-    session.submit();
-    session.loop().send(&session.upstream_send, &session.conn.?.socket, window, Session, session, tunnelSendToUpstreamCallback);
+    session.sendUpstream(window, tunnelSendToUpstreamCallback);
 }
 
 fn tunnelSendToUpstreamCallback(session: *Session, result: sys.SendError!usize) void {
@@ -726,7 +737,8 @@ fn tunnelSendToUpstreamCallback(session: *Session, result: sys.SendError!usize) 
 }
 
 fn maybeEndTunnel(session: *Session) void {
-    if (session.exchange.tunnel_client_done and session.exchange.tunnel_upstream_done) session.close();
+    const exchange = &session.exchange;
+    if (exchange.tunnel_client_done and exchange.tunnel_upstream_done) session.close();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -743,8 +755,7 @@ fn fail(session: *Session, failure: Failure) void {
     session.armTimer(.linger);
     const text = failure.response();
     session.exchange.progress = 0;
-    session.submit();
-    session.loop().send(&session.client_send, &session.client, text, Session, session, sendErrorCallback);
+    session.sendClient(text, sendErrorCallback);
     session.exchange.last_failure = failure;
 }
 
@@ -761,8 +772,7 @@ fn sendErrorCallback(session: *Session, result: sys.SendError!usize) void {
     const text = session.exchange.last_failure.response();
     session.exchange.progress += @intCast(n);
     if (session.exchange.progress < text.len) {
-        session.submit();
-        return session.loop().send(&session.client_send, &session.client, text[session.exchange.progress..], Session, session, sendErrorCallback);
+        return session.sendClient(text[session.exchange.progress..], sendErrorCallback);
     }
     session.exchange.error_sent = true;
     // Half-close, then read and discard until the client closes or the linger timer fires:
@@ -780,8 +790,7 @@ fn lingerIfIdle(session: *Session) void {
 }
 
 fn lingerRecv(session: *Session) void {
-    session.submit();
-    session.loop().recv(&session.client_recv, &session.client, session.cbuf.?, Session, session, lingerRecvCallback);
+    session.recvClient(session.cbuf.?, lingerRecvCallback);
 }
 
 fn lingerRecvCallback(session: *Session, result: sys.RecvError!usize) void {
@@ -874,6 +883,34 @@ fn finalize(session: *Session) void {
     session.state = .free;
     worker.releaseSession(session);
 }
+
+// Every receive and send goes through these four, so each is counted in `pending_ops` and
+// always uses the completion that belongs to its direction.
+
+fn recvClient(session: *Session, buffer: []u8, comptime callback: RecvCallback) void {
+    session.submit();
+    session.loop().recv(&session.client_recv, &session.client, buffer, Session, session, callback);
+}
+
+fn sendClient(session: *Session, buffer: []const u8, comptime callback: SendCallback) void {
+    session.submit();
+    session.loop().send(&session.client_send, &session.client, buffer, Session, session, callback);
+}
+
+fn recvUpstream(session: *Session, buffer: []u8, comptime callback: RecvCallback) void {
+    const socket = &session.conn.?.socket;
+    session.submit();
+    session.loop().recv(&session.upstream_recv, socket, buffer, Session, session, callback);
+}
+
+fn sendUpstream(session: *Session, buffer: []const u8, comptime callback: SendCallback) void {
+    const socket = &session.conn.?.socket;
+    session.submit();
+    session.loop().send(&session.upstream_send, socket, buffer, Session, session, callback);
+}
+
+const RecvCallback = fn (*Session, sys.RecvError!usize) void;
+const SendCallback = fn (*Session, sys.SendError!usize) void;
 
 fn submit(session: *Session) void {
     session.pending_ops += 1;

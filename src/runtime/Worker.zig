@@ -61,7 +61,7 @@ connections_active: std.atomic.Value(u32) = .init(0),
 finished: std.atomic.Value(bool) = .init(false),
 /// Set by the worker thread once its loop is up and accepting, or it failed to start.
 ready: std.atomic.Value(u8) = .init(0),
-init_error: ?anyerror = null,
+init_error: ?Loop.InitError = null,
 stats: Stats = .{},
 thread: ?std.Thread = null,
 
@@ -124,7 +124,10 @@ pub fn init(
     errdefer allocator.free(sessions);
     const free_sessions = try allocator.alloc(u32, sessions_count);
     errdefer allocator.free(free_sessions);
-    const headers = try allocator.alloc(http.Header, @as(usize, sessions_count) * headers_per_session);
+    const headers = try allocator.alloc(
+        http.Header,
+        @as(usize, sessions_count) * headers_per_session,
+    );
     errdefer allocator.free(headers);
     var buffers = try BufferPool.init(allocator, buffers_count, config.bufferBytes());
     errdefer buffers.deinit(allocator);
@@ -150,7 +153,14 @@ pub fn init(
             .accept_backoff = .init(accept_backoff_ns),
         },
     };
-    worker.upstream = try Pool.init(allocator, &worker.loop, &worker.queues.upstream_idle, conns_count, config.backends_count, config.upstream_keepalive_max);
+    worker.upstream = try Pool.init(
+        allocator,
+        &worker.loop,
+        &worker.queues.upstream_idle,
+        conns_count,
+        config.backends_count,
+        config.upstream_keepalive_max,
+    );
     // Lowest index on top: new slots are taken in order, so `sessions_touched` is a prefix.
     for (free_sessions, 0..) |*slot, i| slot.* = @intCast(sessions_count - 1 - i);
     assert(worker.buffers.availableCount() == 2 * sessions_count);
@@ -250,12 +260,22 @@ fn acceptCallback(worker: *Worker, result: sys.AcceptError!linux.fd_t) void {
             return worker.closeListener();
         },
         error.ConnectionAborted, error.WouldBlock => return worker.acceptNext(),
-        error.ProcessFdQuotaExceeded, error.SystemFdQuotaExceeded, error.SystemResources, error.Unexpected => {
+        error.ProcessFdQuotaExceeded,
+        error.SystemFdQuotaExceeded,
+        error.SystemResources,
+        error.Unexpected,
+        => {
             // Out of descriptors or memory: accepting again at once would spin. Existing
             // connections keep being served; try again shortly.
             worker.stats.accept_errors += 1;
             worker.accepting = false;
-            return worker.loop.timerArm(&worker.queues.accept_backoff, &worker.accept_backoff_timer, Worker, worker, acceptBackoffCallback);
+            return worker.loop.timerArm(
+                &worker.queues.accept_backoff,
+                &worker.accept_backoff_timer,
+                Worker,
+                worker,
+                acceptBackoffCallback,
+            );
         },
     };
     if (worker.draining) {
@@ -302,7 +322,11 @@ pub fn releaseSession(worker: *Worker, session: *Session) void {
 
 /// A listening socket for `address`, SO_REUSEPORT so every worker can bind its own.
 pub fn listen(address: *const Address) !linux.fd_t {
-    const fd = try sys.socket(address.family(), linux.SOCK.STREAM | linux.SOCK.NONBLOCK | linux.SOCK.CLOEXEC, 0);
+    const fd = try sys.socket(
+        address.family(),
+        linux.SOCK.STREAM | linux.SOCK.NONBLOCK | linux.SOCK.CLOEXEC,
+        0,
+    );
     errdefer sys.close(fd);
     try sys.setsockoptInt(fd, linux.SOL.SOCKET, linux.SO.REUSEADDR, 1);
     try sys.setsockoptInt(fd, linux.SOL.SOCKET, linux.SO.REUSEPORT, 1);

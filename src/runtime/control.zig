@@ -12,6 +12,7 @@ const StaticAllocator = @import("../stdx/StaticAllocator.zig");
 const sys = @import("../stdx/sys.zig");
 const Config = @import("../config/Config.zig");
 const Worker = @import("Worker.zig");
+const Loop = @import("../loop/loop.zig").Loop;
 const signals = @import("signals.zig");
 const log = @import("log.zig");
 
@@ -71,7 +72,10 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
     for (workers, 0..) |*worker, i| {
         const fd = Worker.listen(&listen_address) catch |err| {
             var text: [Address.text_bytes_max]u8 = undefined;
-            log.line("cannot listen on {s}: {s}", .{ formatAddress(&listen_address, &text), @errorName(err) });
+            log.line(
+                "cannot listen on {s}: {s}",
+                .{ formatAddress(&listen_address, &text), @errorName(err) },
+            );
             return .{ .failed = 1 };
         };
         if (i == 0 and listen_address.getPort() == 0) {
@@ -84,7 +88,10 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
             listen_address.setPort(Address.fromStorage(&storage).getPort());
         }
         worker.init(allocator, config, @intCast(i), config.workers_count, fd) catch |err| {
-            log.line("cannot allocate worker {d} ({d} connections): {s}", .{ i, Worker.sessionsCount(config, config.workers_count), @errorName(err) });
+            log.line(
+                "cannot allocate worker {d} ({d} connections): {s}",
+                .{ i, Worker.sessionsCount(config, config.workers_count), @errorName(err) },
+            );
             return .{ .failed = 1 };
         };
     }
@@ -97,7 +104,10 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
     for (workers) |*worker| {
         while (worker.ready.load(.acquire) == 0) std.Thread.yield() catch {}; // Start-up only.
         if (worker.init_error) |err| {
-            log.line("worker {d}: cannot start the event loop: {s}", .{ worker.index, @errorName(err) });
+            log.line(
+                "worker {d}: cannot start the event loop: {s}",
+                .{ worker.index, Loop.initErrorReason(err) },
+            );
             return .{ .failed = 1 };
         }
     }
@@ -112,7 +122,10 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         @tagName(first_loop.backend),
     });
     if (options.demo) {
-        log.line("demo: try `curl http://{s}/` a few times and watch the backends alternate", .{formatAddress(&listen_address, &text)});
+        log.line(
+            "demo: try `curl http://{s}/` a few times and watch the backends alternate",
+            .{formatAddress(&listen_address, &text)},
+        );
     }
     static.seal();
     return .{ .running = .{
@@ -128,9 +141,10 @@ fn superviseUntilDrained(runtime: *Runtime) u8 {
     while (true) {
         const signal = runtime.signal_set.wait(-1) orelse continue;
         switch (signal) {
-            .terminate, .interrupt => return drain(runtime, if (signal == .terminate) "SIGTERM" else "SIGINT"),
+            .terminate => return drain(runtime, "SIGTERM"),
+            .interrupt => return drain(runtime, "SIGINT"),
             .user2 => printStats(runtime, "stats"),
-            .hangup => log.line("SIGHUP: reload needs a config file; nothing to reload in flag mode", .{}),
+            .hangup => log.line("SIGHUP: nothing to reload without a config file", .{}),
         }
     }
 }
@@ -148,13 +162,19 @@ pub fn drain(runtime: *Runtime, reason: []const u8) u8 {
         if (allFinished(runtime.workers)) break;
         const elapsed_ns = sys.clockMonotonicNs() - start_ns;
         if (elapsed_ns >= runtime.config.drain_timeout_ns) {
-            log.line("drain deadline passed with {d} connections open; closing them", .{connectionsActive(runtime.workers)});
+            log.line(
+                "drain deadline passed with {d} connections open; closing them",
+                .{connectionsActive(runtime.workers)},
+            );
             printStats(runtime, "exit");
             return 0;
         }
         if (runtime.signal_set.wait(drain_poll_ms)) |second| switch (second) {
             .terminate, .interrupt => {
-                log.line("second signal: exiting now with {d} connections open", .{connectionsActive(runtime.workers)});
+                log.line(
+                    "second signal: exiting now with {d} connections open",
+                    .{connectionsActive(runtime.workers)},
+                );
                 printStats(runtime, "exit");
                 return 1;
             },

@@ -18,7 +18,11 @@ in_use: std.DynamicBitSetUnmanaged,
 pub fn init(allocator: std.mem.Allocator, buffers_count: u32, buffer_bytes: u32) !BufferPool {
     assert(buffers_count > 0);
     assert(buffer_bytes > 0 and buffer_bytes % 64 == 0);
-    const slab = try allocator.alignedAlloc(u8, .fromByteUnits(4096), @as(usize, buffers_count) * buffer_bytes);
+    const slab = try allocator.alignedAlloc(
+        u8,
+        .fromByteUnits(4096),
+        @as(usize, buffers_count) * buffer_bytes,
+    );
     errdefer allocator.free(slab);
     const free = try allocator.alloc(u32, buffers_count);
     errdefer allocator.free(free);

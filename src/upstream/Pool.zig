@@ -139,7 +139,8 @@ pub const OpenError = error{ NoCapacity, SocketFailed };
 /// A fresh, unconnected socket for `address`; the caller connects it with its own completion.
 pub fn open(pool: *Pool, backend_index: u16, address: *const Address) OpenError!*Conn {
     const conn = pool.acquireSlot() orelse return error.NoCapacity;
-    const fd = sys.socket(address.family(), linux.SOCK.STREAM | linux.SOCK.NONBLOCK | linux.SOCK.CLOEXEC, 0) catch {
+    const flags = linux.SOCK.STREAM | linux.SOCK.NONBLOCK | linux.SOCK.CLOEXEC;
+    const fd = sys.socket(address.family(), flags, 0) catch {
         conn.next = pool.free_list;
         pool.free_list = conn;
         return error.SocketFailed;
