@@ -59,6 +59,8 @@ ubuf: ?[]u8 = null,
 u_len: u32 = 0,
 
 timer: Timer = .{},
+/// The idle receive was cancelled to return the buffer (see `parkBuffer`).
+parking: bool = false,
 request_parser: http.RequestParser,
 response_parser: http.ResponseParser,
 exchange: Exchange = .{},
@@ -66,9 +68,11 @@ exchange: Exchange = .{},
 pub const State = enum { free, active, failing, closing };
 
 /// What the one timer currently guards; decides what its expiry means.
+/// `idle_hot`: waiting for a request with the buffer still held, for a short while;
+/// `idle`: waiting with the buffer returned to the pool (see `parkBuffer`);
 /// `body`: the request body is still arriving, so the client sets the pace (client idle
 /// timeout); `exchange`: the request is complete and the backend sets it (response timeout).
-pub const Phase = enum { idle, header, connect, body, exchange, tunnel, linger };
+pub const Phase = enum { idle_hot, idle, header, connect, body, exchange, tunnel, linger };
 
 /// Per-request state, reset when a request head is parsed.
 const Exchange = struct {
@@ -165,7 +169,7 @@ fn readRequest(session: *Session) void {
     if (session.worker.draining and session.requests_served > 0) return session.close();
     // Waiting for a first byte is idle time, on a new connection too (browsers open
     // connections speculatively): the head deadline starts with the head's first byte.
-    session.armTimer(.idle);
+    session.armTimer(.idle_hot);
     session.recvClientHead();
 }
 
@@ -188,11 +192,37 @@ fn recvClientHead(session: *Session) void {
 
 fn recvClientHeadCallback(session: *Session, result: sys.RecvError!usize) void {
     if (session.opDone(false)) return;
-    const n = result catch return session.close(); // Reset or similar: nothing to answer.
+    const parking = session.parking;
+    session.parking = false;
+    const n = result catch |err| switch (err) {
+        error.Canceled => if (parking) return session.parkBuffer() else return session.close(),
+        else => return session.close(), // Reset or similar: nothing to answer.
+    };
     if (n == 0) return session.close(); // Closed between requests, or mid-head: either way, done.
     if (session.c_len == 0) session.armTimer(.header); // First byte: the head deadline starts.
     session.c_len += @intCast(n);
     session.parseRequest();
+}
+
+/// The connection has been idle for a while: give its buffer back and wait for readiness
+/// without one. An idle keep-alive connection then holds only its slot, not 20 KiB.
+/// Hot connections never come here, so the common path keeps a single receive per request.
+fn parkBuffer(session: *Session) void {
+    assert(session.c_len == 0 and session.c_pos == 0);
+    assert(session.phase == .idle);
+    session.worker.buffers.release(session.cbuf.?);
+    session.cbuf = null;
+    session.worker.stats.idle_parks += 1;
+    session.submit();
+    session.loop().pollReadable(&session.client_recv, &session.client, Session, session, idleReadableCallback);
+}
+
+fn idleReadableCallback(session: *Session, result: loop_ns.PollError!void) void {
+    if (session.opDone(false)) return;
+    result catch return session.close();
+    // Two buffers per session slot are reserved at start-up, so one is always there.
+    session.cbuf = session.worker.buffers.acquire().?;
+    session.recvClientHead(); // Data, or the EOF that made it readable: both are handled there.
 }
 
 fn parseRequest(session: *Session) void {
@@ -804,11 +834,12 @@ fn armTimer(session: *Session, phase: Phase) void {
     session.phase = phase;
     const queues = &session.worker.queues;
     const queue = switch (phase) {
-        .idle, .tunnel, .body => &queues.client_idle,
+        .idle_hot, .linger => &queues.client_short,
+        .idle => &queues.client_idle_rest,
+        .tunnel, .body => &queues.client_idle,
         .header => &queues.client_header,
         .connect => &queues.upstream_connect,
         .exchange => &queues.upstream_response,
-        .linger => &queues.linger,
     };
     session.loop().timerArm(queue, &session.timer, Session, session, timerCallback);
 }
@@ -824,6 +855,14 @@ fn timerCallback(session: *Session) void {
     assert(session.state == .active or session.state == .failing);
     if (session.state == .failing) return session.close(); // Linger is over.
     switch (session.phase) {
+        .idle_hot => {
+            if (!session.worker.parksIdleBuffers()) return session.close(); // Idle timeout.
+            // Still idle after the short hot period: park the buffer. The cancelled receive's
+            // callback does it, unless data won the race (then it is simply processed).
+            session.parking = true;
+            session.loop().cancel(&session.client_recv);
+            session.armTimer(.idle);
+        },
         .idle, .tunnel, .linger => session.close(),
         .header => {
             session.worker.stats.client_timeouts += 1;
@@ -847,7 +886,7 @@ fn timerCallback(session: *Session) void {
 /// current response (relayResponseHead and readRequest consult `worker.draining`).
 pub fn drain(session: *Session) void {
     if (session.state != .active) return;
-    if (session.phase == .idle) session.close();
+    if (session.phase == .idle or session.phase == .idle_hot) session.close();
 }
 
 pub fn close(session: *Session) void {

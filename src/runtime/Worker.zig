@@ -67,11 +67,14 @@ thread: ?std.Thread = null,
 
 pub const Queues = struct {
     client_header: TimerQueue,
+    /// The idle wait after the hot period: `client_idle - client_short`.
+    client_idle_rest: TimerQueue,
     client_idle: TimerQueue,
+    /// `min(1 s, client_idle)`: the hot idle period, and the linger after an error response.
+    client_short: TimerQueue,
     upstream_connect: TimerQueue,
     upstream_response: TimerQueue,
     upstream_idle: TimerQueue,
-    linger: TimerQueue,
     accept_backoff: TimerQueue,
 };
 
@@ -86,6 +89,7 @@ pub const Stats = struct {
     upstream_stale_retries: u64 = 0,
     overloaded: u64 = 0,
     accept_errors: u64 = 0,
+    idle_parks: u64 = 0,
 
     pub fn countFailure(stats: *Stats, failure: Failure) void {
         switch (failure.status()) {
@@ -96,8 +100,18 @@ pub const Stats = struct {
     }
 };
 
-/// How long an error response may take to be read before we close (see Session.fail).
-const linger_ns = 1 * std.time.ns_per_s;
+/// Two short waits share one queue (the loop has room for eight): how long a connection
+/// waiting for its next request keeps its buffer before returning it to the pool
+/// (Session.parkBuffer), long enough that a client sending requests back to back never pays
+/// for it; and how long an error response may take to be read before we close (Session.fail).
+/// Both shrink with a client idle timeout under a second.
+const short_ns = 1 * std.time.ns_per_s;
+
+/// Whether idle connections return their buffer: not when the idle timeout is so short that
+/// the hot period would already end it.
+pub fn parksIdleBuffers(worker: *const Worker) bool {
+    return worker.config.client_idle_timeout_ns > short_ns;
+}
 /// Pause before accepting again after the process ran out of file descriptors.
 const accept_backoff_ns = 100 * std.time.ns_per_ms;
 const listen_backlog = 4096;
@@ -145,11 +159,12 @@ pub fn init(
         .upstream = undefined,
         .queues = .{
             .client_header = .init(config.client_header_timeout_ns),
+            .client_idle_rest = .init(@max(1, config.client_idle_timeout_ns -| short_ns)),
             .client_idle = .init(config.client_idle_timeout_ns),
+            .client_short = .init(@min(short_ns, config.client_idle_timeout_ns)),
             .upstream_connect = .init(config.upstream_connect_timeout_ns),
             .upstream_response = .init(config.upstream_response_timeout_ns),
             .upstream_idle = .init(config.upstream_idle_timeout_ns),
-            .linger = .init(linger_ns),
             .accept_backoff = .init(accept_backoff_ns),
         },
     };

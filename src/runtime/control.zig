@@ -200,10 +200,15 @@ fn connectionsActive(workers: []Worker) u32 {
 }
 
 fn printStats(runtime: *Runtime, label: []const u8) void {
-    log.line("{s} heap_allocations_after_startup={d} connections_active={d}", .{
+    var buffers_in_use: u32 = 0;
+    for (runtime.workers) |*worker| {
+        buffers_in_use += worker.buffers.totalCount() - worker.buffers.availableCount();
+    }
+    log.line("{s} heap_allocations_after_startup={d} connections_active={d} buffers_in_use={d}", .{
         label,
         runtime.static.allocationsAfterStartup(),
         connectionsActive(runtime.workers),
+        buffers_in_use,
     });
 }
 

@@ -48,7 +48,8 @@ pub fn deinit(pool: *BufferPool, allocator: std.mem.Allocator) void {
 
 pub fn acquire(pool: *BufferPool) ?[]u8 {
     if (pool.free_count == 0) return null;
-    pool.free_count -= 1;
+    // Atomic stores only so `availableCount` may be read from another thread for stats.
+    @atomicStore(u32, &pool.free_count, pool.free_count - 1, .monotonic);
     const index = pool.free[pool.free_count];
     assert(!pool.in_use.isSet(index));
     pool.in_use.set(index);
@@ -63,11 +64,16 @@ pub fn release(pool: *BufferPool, buffer: []u8) void {
     assert(pool.in_use.isSet(index)); // Released twice?
     pool.in_use.unset(index);
     pool.free[pool.free_count] = index;
-    pool.free_count += 1;
+    @atomicStore(u32, &pool.free_count, pool.free_count + 1, .monotonic);
 }
 
+/// May be called from any thread (a snapshot for stats).
 pub fn availableCount(pool: *const BufferPool) u32 {
-    return pool.free_count;
+    return @atomicLoad(u32, &pool.free_count, .monotonic);
+}
+
+pub fn totalCount(pool: *const BufferPool) u32 {
+    return @intCast(pool.free.len);
 }
 
 test "buffer pool: model check against a set of held buffers" {

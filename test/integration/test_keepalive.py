@@ -5,7 +5,7 @@ import time
 import pytest
 
 from backends import echo, keepalive_then_close_after, slow_head
-from client import Client, Echoed, build_request, request
+from client import Client, Deadline, Echoed, build_request, request
 
 
 def test_100_sequential_requests_one_connection(sluice, backend):
@@ -180,3 +180,30 @@ def test_abandoned_response_never_reaches_another_client(sluice, make_backend):
         e = Echoed(request(sluice.port, "GET", f"/fresh/{i}", timeout=5))
         assert e.target == f"/fresh/{i}", f"got the response meant for {e.target}"
     assert sluice.running()
+
+
+@pytest.mark.time_limit(30)
+def test_idle_keepalive_connections_return_their_buffers(sluice, backend):
+    """A connection waiting for its next request gives its buffer back after about a second
+    idle (the stats line's buffers_in_use drops to 0 with 20 connections open), and every
+    one of them is still served when it sends again."""
+    sluice.start([backend])
+    clients = [Client(sluice.port) for _ in range(20)]
+    try:
+        for i, c in enumerate(clients):
+            assert Echoed(c.request("GET", f"/first/{i}")).target == f"/first/{i}"
+        busy = sluice.stats()
+        assert busy["connections_active"] == 20, busy
+        deadline = Deadline(5.0)
+        while True:
+            stats = sluice.stats()
+            if stats["buffers_in_use"] == 0:
+                break
+            deadline.check(f"idle connections still hold buffers: {stats}")
+            time.sleep(0.2)
+        assert stats["connections_active"] == 20, stats
+        for i, c in enumerate(clients):
+            assert Echoed(c.request("GET", f"/again/{i}")).target == f"/again/{i}"
+    finally:
+        for c in clients:
+            c.close()
