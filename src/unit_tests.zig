@@ -18,6 +18,7 @@ pub const files = .{
     @import("proxy/failure.zig"),
     @import("proxy/dechunk.zig"),
     @import("proxy/Session.zig"),
+    @import("proxy/Proxy.zig"),
     @import("upstream/Pool.zig"),
     @import("runtime/Worker.zig"),
     @import("runtime/control.zig"),

@@ -2,7 +2,7 @@
 //!
 //! A session owns: the client socket, two buffers (client side `cbuf`, upstream side `ubuf`),
 //! four completions (recv and send on each side), one timer, and while an exchange runs one
-//! upstream connection borrowed from the worker's pool. It belongs to one worker for its life.
+//! upstream connection borrowed from the proxy's pool. It belongs to one worker for its life.
 //!
 //! An exchange runs two pumps at once once the request head has been forwarded: the request
 //! pump moves body bytes client -> backend through `cbuf`, and the response pump moves the
@@ -30,11 +30,11 @@ const Pool = @import("../upstream/Pool.zig");
 const rewrite = @import("rewrite.zig");
 const dechunk = @import("dechunk.zig");
 const Failure = @import("failure.zig").Failure;
-const Worker = @import("../runtime/Worker.zig");
+const Proxy = @import("Proxy.zig");
 
 const Session = @This();
 
-worker: *Worker,
+proxy: *Proxy,
 state: State = .free,
 /// Operations submitted and not yet called back.
 pending_ops: u8 = 0,
@@ -129,10 +129,10 @@ const Framing = union(enum) {
 
 const headroom = rewrite.response_headroom_bytes;
 
-pub fn init(worker: *Worker, headers: []http.Header) Session {
-    const limits = worker.httpLimits();
+pub fn init(proxy: *Proxy, headers: []http.Header) Session {
+    const limits = proxy.httpLimits();
     return .{
-        .worker = worker,
+        .proxy = proxy,
         .request_parser = .init(headers, limits),
         .response_parser = .init(headers, limits),
     };
@@ -151,7 +151,7 @@ pub fn start(session: *Session, fd: linux.fd_t, peer: Address) void {
     session.c_len = 0;
     session.c_pos = 0;
     // Sizing guarantees two buffers per session slot (asserted in Worker.init).
-    session.cbuf = session.worker.buffers.acquire().?;
+    session.cbuf = session.proxy.buffers.acquire().?;
     session.readRequest();
 }
 
@@ -166,7 +166,7 @@ fn readRequest(session: *Session) void {
         session.armTimer(.header);
         return session.parseRequest();
     }
-    if (session.worker.draining and session.requests_served > 0) return session.close();
+    if (session.proxy.draining and session.requests_served > 0) return session.close();
     // Waiting for a first byte is idle time, on a new connection too (browsers open
     // connections speculatively): the head deadline starts with the head's first byte.
     session.armTimer(.idle_hot);
@@ -210,9 +210,9 @@ fn recvClientHeadCallback(session: *Session, result: sys.RecvError!usize) void {
 fn parkBuffer(session: *Session) void {
     assert(session.c_len == 0 and session.c_pos == 0);
     assert(session.phase == .idle);
-    session.worker.buffers.release(session.cbuf.?);
+    session.proxy.buffers.release(session.cbuf.?);
     session.cbuf = null;
-    session.worker.stats.idle_parks += 1;
+    session.proxy.stats.idle_parks += 1;
     session.submit();
     session.loop().pollReadable(&session.client_recv, &session.client, Session, session, idleReadableCallback);
 }
@@ -221,7 +221,7 @@ fn idleReadableCallback(session: *Session, result: loop_ns.PollError!void) void 
     if (session.opDone(false)) return;
     result catch return session.close();
     // Two buffers per session slot are reserved at start-up, so one is always there.
-    session.cbuf = session.worker.buffers.acquire().?;
+    session.cbuf = session.proxy.buffers.acquire().?;
     session.recvClientHead(); // Data, or the EOF that made it readable: both are handled there.
 }
 
@@ -247,7 +247,7 @@ fn startExchange(session: *Session, head_len: u32) void {
     if (head.host) |host| {
         if (host.len > rewrite.host_bytes_max) return session.fail(.host_too_long);
     }
-    session.worker.stats.requests += 1;
+    session.proxy.stats.requests += 1;
     session.exchange = .{
         .method = head.method,
         .version = head.version,
@@ -262,7 +262,7 @@ fn startExchange(session: *Session, head_len: u32) void {
     };
     session.exchange.request_done = session.exchange.request_body == .none;
     session.c_pos = head_len;
-    session.ubuf = session.worker.buffers.acquire() orelse return session.fail(.overloaded);
+    session.ubuf = session.proxy.buffers.acquire() orelse return session.fail(.overloaded);
     if (!session.composeUpstreamHead()) return session.fail(.head_too_large_to_forward);
     session.connectUpstream(true);
 }
@@ -271,7 +271,7 @@ fn composeUpstreamHead(session: *Session) bool {
     var ip_buffer: [Address.host_text_bytes_max]u8 = undefined;
     const forwarding: rewrite.Forwarding = .{
         .client_ip = session.client_address.formatHost(&ip_buffer),
-        .trusted = session.worker.config.isTrustedProxy(&session.client_address),
+        .trusted = session.proxy.config.isTrustedProxy(&session.client_address),
     };
     const head = &session.request_parser.head;
     const len = rewrite.composeRequest(session.ubuf.?, head, forwarding) catch return false;
@@ -283,17 +283,17 @@ fn composeUpstreamHead(session: *Session) bool {
 /// else a new connection.
 fn connectUpstream(session: *Session, allow_idle: bool) void {
     assert(session.conn == null);
-    const worker = session.worker;
-    const backends = worker.config.backends();
+    const proxy = session.proxy;
+    const backends = proxy.config.backends();
     const tries_max: u8 = @intCast(@min(backends.len, 3));
     if (session.exchange.tries >= tries_max) return session.fail(session.exchange.last_failure);
-    const index = worker.balancer.pick(@intCast(backends.len), session.exchange.tried) orelse
+    const index = proxy.balancer.pick(@intCast(backends.len), session.exchange.tried) orelse
         return session.fail(session.exchange.last_failure);
     session.exchange.tries += 1;
     session.exchange.tried |= @as(u64, 1) << @intCast(index);
     session.exchange.backend_index = @intCast(index);
     if (allow_idle) {
-        if (worker.upstream.takeIdle(@intCast(index))) |conn| {
+        if (proxy.upstream.takeIdle(@intCast(index))) |conn| {
             session.conn = conn;
             return session.sendUpstreamHead();
         }
@@ -302,10 +302,10 @@ fn connectUpstream(session: *Session, allow_idle: bool) void {
 }
 
 fn connectFresh(session: *Session) void {
-    const worker = session.worker;
+    const proxy = session.proxy;
     const index = session.exchange.backend_index;
-    const address = &worker.config.backends()[index];
-    session.conn = worker.upstream.open(index, address) catch |err| switch (err) {
+    const address = &proxy.config.backends()[index];
+    session.conn = proxy.upstream.open(index, address) catch |err| switch (err) {
         error.NoCapacity, error.SocketFailed => return session.fail(.overloaded),
     };
     session.exchange.connect_timed_out = false;
@@ -328,8 +328,8 @@ fn connectCallback(session: *Session, result: sys.ConnectError!void) void {
             error.TimedOut => .upstream_connect_timeout,
             else => .upstream_refused,
         };
-        session.worker.stats.upstream_connect_failures += 1;
-        session.worker.upstream.discard(session.conn.?);
+        session.proxy.stats.upstream_connect_failures += 1;
+        session.proxy.upstream.discard(session.conn.?);
         session.conn = null;
         return session.connectUpstream(true);
     };
@@ -372,8 +372,8 @@ fn upstreamFailedBeforeResponse(session: *Session) void {
         return session.fail(.upstream_reset);
     }
     exchange.retried_stale = true;
-    session.worker.stats.upstream_stale_retries += 1;
-    session.worker.upstream.discard(conn);
+    session.proxy.stats.upstream_stale_retries += 1;
+    session.proxy.upstream.discard(conn);
     session.conn = null;
     // Re-parse the head (still in cbuf) and compose it again: the parser's field array is
     // shared with the response parser, which may have been reset since.
@@ -538,7 +538,7 @@ fn relayResponseHead(session: *Session, head_len: u32) void {
     };
     exchange.upstream_reusable = head.keep_alive and exchange.version == .http11 and
         exchange.response_body != .close_delimited;
-    exchange.close_client = !exchange.client_keep_alive or session.worker.draining or
+    exchange.close_client = !exchange.client_keep_alive or session.proxy.draining or
         exchange.response_body == .close_delimited or exchange.response_body == .dechunked or
         !exchange.request_done;
     const connection: rewrite.ClientConnection = if (exchange.close_client)
@@ -663,9 +663,9 @@ fn maybeFinishExchange(session: *Session) void {
     session.loop().timerCancel(&session.timer);
     const conn = session.conn.?;
     session.conn = null;
-    const upstream = &session.worker.upstream;
+    const upstream = &session.proxy.upstream;
     if (exchange.upstream_reusable) upstream.park(conn) else upstream.discard(conn);
-    session.worker.buffers.release(session.ubuf.?);
+    session.proxy.buffers.release(session.ubuf.?);
     session.ubuf = null;
     session.requests_served += 1;
     if (exchange.close_client) return session.close();
@@ -690,7 +690,7 @@ fn startTunnel(session: *Session, head_len: u32) void {
     std.mem.copyForwards(u8, ubuf[new_len..][0..rest.len], rest);
     exchange.tunnel = true;
     exchange.response_started = true;
-    session.worker.stats.upgrades += 1;
+    session.proxy.stats.upgrades += 1;
     session.armTimer(.tunnel);
     exchange.progress = 0;
     exchange.response_window_len = @intCast(new_len + rest.len);
@@ -778,7 +778,7 @@ fn maybeEndTunnel(session: *Session) void {
 /// reached the client yet, then lingers briefly so the client reads it before our close.
 fn fail(session: *Session, failure: Failure) void {
     assert(session.state == .active);
-    session.worker.stats.countFailure(failure);
+    session.proxy.stats.countFailure(failure);
     if (session.exchange.response_started) return session.close();
     session.state = .failing;
     session.cancelPending();
@@ -832,7 +832,7 @@ fn lingerRecvCallback(session: *Session, result: sys.RecvError!usize) void {
 
 fn armTimer(session: *Session, phase: Phase) void {
     session.phase = phase;
-    const queues = &session.worker.queues;
+    const queues = &session.proxy.queues;
     const queue = switch (phase) {
         .idle_hot, .linger => &queues.client_short,
         .idle => &queues.client_idle_rest,
@@ -856,7 +856,7 @@ fn timerCallback(session: *Session) void {
     if (session.state == .failing) return session.close(); // Linger is over.
     switch (session.phase) {
         .idle_hot => {
-            if (!session.worker.parksIdleBuffers()) return session.close(); // Idle timeout.
+            if (!session.proxy.parksIdleBuffers()) return session.close(); // Idle timeout.
             // Still idle after the short hot period: park the buffer. The cancelled receive's
             // callback does it, unless data won the race (then it is simply processed).
             session.parking = true;
@@ -865,7 +865,7 @@ fn timerCallback(session: *Session) void {
         },
         .idle, .tunnel, .linger => session.close(),
         .header => {
-            session.worker.stats.client_timeouts += 1;
+            session.proxy.stats.client_timeouts += 1;
             session.fail(.client_header_timeout);
         },
         .connect => {
@@ -875,7 +875,7 @@ fn timerCallback(session: *Session) void {
             session.armTimer(.connect); // Bounds the wait for that callback, too.
         },
         .body => {
-            session.worker.stats.client_timeouts += 1;
+            session.proxy.stats.client_timeouts += 1;
             session.failMidExchange(.client_body_timeout);
         },
         .exchange => session.failMidExchange(.upstream_response_timeout),
@@ -883,7 +883,7 @@ fn timerCallback(session: *Session) void {
 }
 
 /// Drain: a connection waiting for its next request is closed now; others close after their
-/// current response (relayResponseHead and readRequest consult `worker.draining`).
+/// current response (relayResponseHead and readRequest consult `proxy.draining`).
 pub fn drain(session: *Session) void {
     if (session.state != .active) return;
     if (session.phase == .idle or session.phase == .idle_hot) session.close();
@@ -911,16 +911,16 @@ fn cancelPending(session: *Session) void {
 fn finalize(session: *Session) void {
     assert(session.state == .closing);
     assert(session.pending_ops == 0);
-    const worker = session.worker;
-    if (session.conn) |conn| worker.upstream.discard(conn);
+    const proxy = session.proxy;
+    if (session.conn) |conn| proxy.upstream.discard(conn);
     session.conn = null;
     session.loop().close(&session.client);
-    if (session.cbuf) |cbuf| worker.buffers.release(cbuf);
-    if (session.ubuf) |ubuf| worker.buffers.release(ubuf);
+    if (session.cbuf) |cbuf| proxy.buffers.release(cbuf);
+    if (session.ubuf) |ubuf| proxy.buffers.release(ubuf);
     session.cbuf = null;
     session.ubuf = null;
     session.state = .free;
-    worker.releaseSession(session);
+    proxy.releaseSession(session);
 }
 
 // Every receive and send goes through these four, so each is counted in `pending_ops` and
@@ -978,5 +978,5 @@ fn opDone(session: *Session, failing_ok: bool) bool {
 }
 
 fn loop(session: *Session) *Loop {
-    return &session.worker.loop;
+    return session.proxy.loop;
 }

@@ -12,6 +12,7 @@ const StaticAllocator = @import("../stdx/StaticAllocator.zig");
 const sys = @import("../stdx/sys.zig");
 const Config = @import("../config/Config.zig");
 const Worker = @import("Worker.zig");
+const Proxy = @import("../proxy/Proxy.zig");
 const Loop = @import("../loop/loop.zig").Loop;
 const signals = @import("signals.zig");
 const log = @import("log.zig");
@@ -90,7 +91,7 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         worker.init(allocator, config, @intCast(i), config.workers_count, fd) catch |err| {
             log.line(
                 "cannot allocate worker {d} ({d} connections): {s}",
-                .{ i, Worker.sessionsCount(config, config.workers_count), @errorName(err) },
+                .{ i, Proxy.sessionsCount(config, config.workers_count), @errorName(err) },
             );
             return .{ .failed = 1 };
         };
@@ -195,14 +196,15 @@ fn allFinished(workers: []Worker) bool {
 
 fn connectionsActive(workers: []Worker) u32 {
     var total: u32 = 0;
-    for (workers) |*worker| total += worker.connections_active.load(.monotonic);
+    for (workers) |*worker| total += worker.connectionsActive();
     return total;
 }
 
 fn printStats(runtime: *Runtime, label: []const u8) void {
     var buffers_in_use: u32 = 0;
     for (runtime.workers) |*worker| {
-        buffers_in_use += worker.buffers.totalCount() - worker.buffers.availableCount();
+        const buffers = &worker.proxy.buffers;
+        buffers_in_use += buffers.totalCount() - buffers.availableCount();
     }
     log.line("{s} heap_allocations_after_startup={d} connections_active={d} buffers_in_use={d}", .{
         label,
