@@ -16,7 +16,6 @@ pub const files = .{
     @import("loop/loop.zig"),
     @import("proxy/rewrite.zig"),
     @import("proxy/failure.zig"),
-    @import("proxy/dechunk.zig"),
     @import("proxy/Session.zig"),
     @import("proxy/Proxy.zig"),
     @import("upstream/Pool.zig"),

@@ -370,6 +370,77 @@ fn trailerNameForbidden(d: *const ChunkedDecoder) bool {
 const testing = std.testing;
 
 /// Well-formed bodies; shared with the fuzz program as seeds.
+/// What `decodeInPlace` did with its input.
+pub const Decoded = struct {
+    /// Bytes of the input that belong to the body (framing included); any rest follows it.
+    consumed: usize,
+    /// Data bytes, now at the front of the input.
+    data_len: usize,
+    done: bool,
+    reject: ?Reject = null,
+};
+
+/// Like `feed`, and also removes the framing in place: the chunk data ends up at the front of
+/// `bytes`. For the one case where a proxy must re-frame a body (a chunked response to an
+/// HTTP/1.0 client, RFC 9112 §6.1); forwarded bodies use `feed`. Data is handed over a whole
+/// read at a time, framing one byte at a time (framing lines are short).
+pub fn decodeInPlace(d: *ChunkedDecoder, bytes: []u8) Decoded {
+    var read: usize = 0;
+    var written: usize = 0;
+    while (read < bytes.len) {
+        if (d.state == .data) {
+            const take: usize = @intCast(@min(d.size, bytes.len - read));
+            switch (d.feed(bytes[read..][0..take])) {
+                .need_more => {},
+                .done, .invalid => unreachable, // Data bytes never end or break a body.
+            }
+            std.mem.copyForwards(u8, bytes[written..][0..take], bytes[read..][0..take]);
+            written += take;
+            read += take;
+            continue;
+        }
+        switch (d.feed(bytes[read..][0..1])) {
+            .need_more => read += 1,
+            .done => |n| {
+                assert(n == 1);
+                return .{ .consumed = read + 1, .data_len = written, .done = true };
+            },
+            .invalid => |reject| return .{
+                .consumed = read,
+                .data_len = written,
+                .done = false,
+                .reject = reject,
+            },
+        }
+    }
+    assert(written <= read);
+    return .{ .consumed = read, .data_len = written, .done = false };
+}
+
+test "chunked decoder: decodeInPlace keeps the data, drops the framing, at any split" {
+    const body = "4;ext=1\r\nWiki\r\n6\r\npedia \r\nE\r\nin \r\n\r\nchunks.\r\n0\r\nX-T: 1\r\n\r\nNEXT";
+    const expected = "Wikipedia in \r\n\r\nchunks.";
+    for (0..body.len - "NEXT".len) |split| {
+        var copy: [body.len]u8 = body.*;
+        var decoder: ChunkedDecoder = .init(.{});
+        var out: [body.len]u8 = undefined;
+        const first = decoder.decodeInPlace(copy[0..split]);
+        try std.testing.expect(!first.done);
+        @memcpy(out[0..first.data_len], copy[0..first.data_len]);
+        const second = decoder.decodeInPlace(copy[split..]);
+        try std.testing.expect(second.done);
+        try std.testing.expectEqual(body.len - "NEXT".len - split, second.consumed);
+        @memcpy(out[first.data_len..][0..second.data_len], copy[split..][0..second.data_len]);
+        try std.testing.expectEqualStrings(expected, out[0 .. first.data_len + second.data_len]);
+    }
+}
+
+test "chunked decoder: decodeInPlace refuses what feed refuses" {
+    var bytes = "zz\r\nabc".*;
+    var decoder: ChunkedDecoder = .init(.{});
+    try std.testing.expect(decoder.decodeInPlace(&bytes).reject != null);
+}
+
 pub const valid_cases = [_][]const u8{
     "0\r\n\r\n",
     "5\r\nhello\r\n0\r\n\r\n",

@@ -28,7 +28,6 @@ const Address = @import("../stdx/Address.zig").Address;
 const http = @import("../http/http.zig");
 const Pool = @import("../upstream/Pool.zig");
 const rewrite = @import("rewrite.zig");
-const dechunk = @import("dechunk.zig");
 const Failure = @import("failure.zig").Failure;
 const Proxy = @import("Proxy.zig");
 
@@ -122,7 +121,7 @@ const Framing = union(enum) {
     none,
     length: u64,
     chunked: http.ChunkedDecoder,
-    /// Chunked from the backend, bare data to an HTTP/1.0 client (see dechunk.zig).
+    /// Chunked from the backend, bare data to an HTTP/1.0 client (ChunkedDecoder.decodeInPlace).
     dechunked: http.ChunkedDecoder,
     close_delimited,
 };
@@ -592,7 +591,7 @@ fn frameResponseBody(session: *Session, bytes: []u8) ?usize {
             },
         },
         .dechunked => |*decoder| {
-            const result = dechunk.dechunkInPlace(decoder, bytes);
+            const result = decoder.decodeInPlace(bytes);
             if (result.reject != null) {
                 session.failMidExchange(.upstream_bad_response);
                 return null;
