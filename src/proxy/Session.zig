@@ -42,6 +42,11 @@ requests_served: u32 = 0,
 
 client: Socket = undefined,
 client_address: Address = undefined,
+/// The peer as X-Forwarded-For text, and whether it is a trusted proxy: facts of the
+/// connection, worked out once at accept rather than per request.
+client_ip_buffer: [Address.host_text_bytes_max]u8 = undefined,
+client_ip_len: u8 = 0,
+client_trusted: bool = false,
 client_recv: Completion = .{},
 client_send: Completion = .{},
 /// Client-side buffer: `cbuf[0..c_len]` is valid; `c_pos` is the next byte not yet consumed
@@ -146,6 +151,8 @@ pub fn start(session: *Session, fd: linux.fd_t, peer: Address) void {
     session.state = .active;
     session.client = Socket.init(fd);
     session.client_address = peer;
+    session.client_ip_len = @intCast(peer.formatHost(&session.client_ip_buffer).len);
+    session.client_trusted = session.proxy.config.isTrustedProxy(&peer);
     session.requests_served = 0;
     session.c_len = 0;
     session.c_pos = 0;
@@ -267,10 +274,9 @@ fn startExchange(session: *Session, head_len: u32) void {
 }
 
 fn composeUpstreamHead(session: *Session) bool {
-    var ip_buffer: [Address.host_text_bytes_max]u8 = undefined;
     const forwarding: rewrite.Forwarding = .{
-        .client_ip = session.client_address.formatHost(&ip_buffer),
-        .trusted = session.proxy.config.isTrustedProxy(&session.client_address),
+        .client_ip = session.client_ip_buffer[0..session.client_ip_len],
+        .trusted = session.client_trusted,
     };
     const head = &session.request_parser.head;
     const len = rewrite.composeRequest(session.ubuf.?, head, forwarding) catch return false;

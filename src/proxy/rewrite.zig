@@ -97,8 +97,11 @@ pub fn composeRequest(
     var have_proto = false;
     var have_host = false;
     var have_for = false;
+    // Most requests carry no Connection field: then no field can be named in one.
+    const has_connection = head.get("connection") != null;
     for (head.headers) |field| {
-        if (isHopByHop(field.name) or head.connectionHasToken(field.name)) continue;
+        if (isHopByHop(field.name)) continue;
+        if (has_connection and head.connectionHasToken(field.name)) continue;
         if (std.ascii.eqlIgnoreCase(field.name, "host")) continue; // Written first, above.
         if (isForwardedField(field.name)) {
             if (!forwarding.trusted) continue;
@@ -212,17 +215,23 @@ pub fn rewriteResponseInPlace(
     // one's copy only after that later field has been read, but the Connection values that
     // decide drops may sit anywhere.
     var drop: std.StaticBitSet(drop_bits_max) = .empty;
+    const has_connection = head.get("connection") != null;
     for (head.headers, 0..) |field, i| {
         const keep_upgrade = connection == .upgrade and std.ascii.eqlIgnoreCase(field.name, "upgrade");
         const keep_chunked = options.keep_transfer_encoding and
             std.ascii.eqlIgnoreCase(field.name, "transfer-encoding");
         if (keep_upgrade or keep_chunked) continue;
-        if (isHopByHop(field.name) or head.connectionHasToken(field.name)) drop.set(i);
+        const named = has_connection and head.connectionHasToken(field.name);
+        if (isHopByHop(field.name) or named) drop.set(i);
     }
     var w: usize = 0;
     w = copyForward(buffer, w, "HTTP/1.1 ");
-    var status_text: [3]u8 = undefined;
-    _ = std.fmt.bufPrint(&status_text, "{d:0>3}", .{head.status}) catch unreachable;
+    assert(head.status >= 100 and head.status <= 999); // The parser checked it.
+    const status_text = [3]u8{
+        @intCast('0' + head.status / 100),
+        @intCast('0' + head.status / 10 % 10),
+        @intCast('0' + head.status % 10),
+    };
     w = copyForward(buffer, w, &status_text);
     w = copyForward(buffer, w, " ");
     w = copyForward(buffer, w, head.reason);
