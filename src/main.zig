@@ -10,7 +10,6 @@ const control = @import("runtime/control.zig");
 const log = @import("runtime/log.zig");
 const signals = @import("runtime/signals.zig");
 const DemoBackend = @import("demo/Backend.zig");
-const Loop = @import("loop/loop.zig").Loop;
 const Address = @import("stdx/Address.zig").Address;
 
 pub const version = "0.1.0";
@@ -70,20 +69,13 @@ fn startDemo(config: *Config) bool {
         .{ 127, 0, 0, 1 },
         8080,
     );
-    const mode: Loop.Mode = switch (config.io) {
-        .auto => .auto,
-        .uring => .uring,
-        .epoll => .epoll,
-    };
     for (&demo_backends, 1..) |*backend, number| {
-        backend.start(@intCast(number), mode) catch |err| {
+        backend.start(@intCast(number), config.io) catch |err| {
             log.line("cannot start demo backend {d}: {s}", .{ number, @errorName(err) });
             return false;
         };
         var text: [Address.text_bytes_max]u8 = undefined;
-        var writer: std.Io.Writer = .fixed(&text);
-        backend.address.format(&writer) catch unreachable;
-        log.line("demo backend {d} on {s}", .{ number, writer.buffered() });
+        log.line("demo backend {d} on {s}", .{ number, backend.address.toText(&text) });
         config.addBackend(backend.address) catch unreachable; // Two fit.
     }
     return true;

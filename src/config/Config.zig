@@ -9,7 +9,8 @@ const Cidr = @import("Cidr.zig");
 
 const Config = @This();
 
-pub const IoMode = enum { auto, uring, epoll };
+/// The event loop's own choice of backend: the CLI fills it, workers hand it to Loop.init.
+pub const IoMode = @import("../loop/Loop.zig").Mode;
 
 pub const default_listen = Address.initIp4(.{ 0, 0, 0, 0 }, 8080);
 

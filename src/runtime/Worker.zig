@@ -79,12 +79,7 @@ pub fn spawn(worker: *Worker) !void {
 
 /// Thread entry: set up the loop, accept, and tick until drained.
 fn run(worker: *Worker) void {
-    const mode: Loop.Mode = switch (worker.config.io) {
-        .auto => .auto,
-        .uring => .uring,
-        .epoll => .epoll,
-    };
-    worker.loop = Loop.init(.{ .mode = mode }) catch |err| {
+    worker.loop = Loop.init(.{ .mode = worker.config.io }) catch |err| {
         worker.init_error = err;
         worker.ready.store(2, .release);
         return;

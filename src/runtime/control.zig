@@ -75,7 +75,7 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
             var text: [Address.text_bytes_max]u8 = undefined;
             log.line(
                 "cannot listen on {s}: {s}",
-                .{ formatAddress(&listen_address, &text), @errorName(err) },
+                .{ listen_address.toText(&text), @errorName(err) },
             );
             return .{ .failed = 1 };
         };
@@ -118,14 +118,14 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
     }
     var text: [Address.text_bytes_max]u8 = undefined;
     log.line("listening on {s} (workers={d}, io={s})", .{
-        formatAddress(&listen_address, &text),
+        listen_address.toText(&text),
         config.workers_count,
         @tagName(first_loop.backend),
     });
     if (options.demo) {
         log.line(
             "demo: try `curl http://{s}/` a few times and watch the backends alternate",
-            .{formatAddress(&listen_address, &text)},
+            .{listen_address.toText(&text)},
         );
     }
     static.seal();
@@ -212,10 +212,4 @@ fn printStats(runtime: *Runtime, label: []const u8) void {
         connectionsActive(runtime.workers),
         buffers_in_use,
     });
-}
-
-fn formatAddress(address: *const Address, buffer: *[Address.text_bytes_max]u8) []const u8 {
-    var writer: std.Io.Writer = .fixed(buffer);
-    address.format(&writer) catch unreachable; // Sized for the longest address.
-    return writer.buffered();
 }

@@ -120,6 +120,13 @@ pub const Address = extern union {
         try writer.print(":{d}", .{address.getPort()});
     }
 
+    /// The whole address as text (`1.2.3.4:80`, `[...]:80`), for log lines.
+    pub fn toText(address: *const Address, buffer: *[text_bytes_max]u8) []const u8 {
+        var writer: std.Io.Writer = .fixed(buffer);
+        address.format(&writer) catch unreachable; // Sized for the longest form.
+        return writer.buffered();
+    }
+
     /// The longest text `formatHost` produces (a full IPv6 address).
     pub const host_text_bytes_max = 39;
     /// The longest text `format` produces: "[" host "]:" 5-digit port.
