@@ -32,7 +32,7 @@ pub fn main() !void {
     var config: Config = .{};
     config.listen = Address.initIp4(.{ 127, 0, 0, 1 }, 0);
     config.workers_count = 1;
-    try config.addBackend(demo_backend.address);
+    try config.pool.addBackend(.{ .address = demo_backend.address });
     var runtime = switch (control.start(&static_allocator, &config, .{})) {
         .running => |runtime| runtime,
         .failed => return error.StartFailed,

@@ -7,7 +7,7 @@ const cli = @import("config/cli.zig");
 const Config = @import("config/Config.zig");
 const StaticAllocator = @import("stdx/StaticAllocator.zig");
 const control = @import("runtime/control.zig");
-const log = @import("runtime/log.zig");
+const log = @import("stdx/log.zig");
 const signals = @import("runtime/signals.zig");
 const DemoBackend = @import("demo/Backend.zig");
 const Address = @import("stdx/Address.zig").Address;
@@ -76,7 +76,7 @@ fn startDemo(config: *Config) bool {
         };
         var text: [Address.text_bytes_max]u8 = undefined;
         log.line("demo backend {d} on {s}", .{ number, backend.address.toText(&text) });
-        config.addBackend(backend.address) catch unreachable; // Two fit.
+        config.pool.addBackend(.{ .address = backend.address }) catch unreachable; // Two fit.
     }
     return true;
 }

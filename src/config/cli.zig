@@ -47,7 +47,6 @@ pub const usage =
     \\
     \\options:
     \\  --listen ADDR                     where clients connect (default :8080)
-    \\  --backend ADDR                    a backend, repeatable, round robin between them
     \\  --workers N                       worker threads (default: one per CPU)
     \\  --io auto|uring|epoll             event loop backend (default auto: io_uring,
     \\                                    falling back to epoll when unavailable)
@@ -57,14 +56,51 @@ pub const usage =
     \\  --target-bytes-max SIZE           request-target limit (default 8KiB) -> 414
     \\  --client-header-timeout DUR       time to receive a request head (default 10s) -> 408
     \\  --client-idle-timeout DUR         keep-alive idle and body gaps (default 60s)
-    \\  --upstream-connect-timeout DUR    backend connect (default 5s) -> 504
-    \\  --upstream-response-timeout DUR   backend response and body gaps (default 60s) -> 504
-    \\  --upstream-idle-timeout DUR       pooled idle backend connections (default 30s)
-    \\  --upstream-keepalive N            idle backend connections kept per backend and
-    \\                                    worker (default 64)
     \\  --drain-timeout DUR               SIGTERM/SIGINT drain deadline (default 10s)
     \\  --trusted-proxy CIDR              peers whose X-Forwarded-For is kept and appended
     \\                                    to (repeatable; default none: always replaced)
+    \\
+    \\balancing (the pool of --backend addresses):
+    \\  --backend ADDR[,weight=N][,max-conns=N]
+    \\                                    weight 0..1000 (default 1; 0 drains the backend);
+    \\                                    max-conns caps its open connections (default none)
+    \\  --strategy NAME                   round_robin (default), weighted, least_conn,
+    \\                                    random, hash, sticky
+    \\  --hash-key ip|path|header:NAME|cookie:NAME
+    \\                                    what `hash` hashes (default ip)
+    \\  --sticky-cookie NAME              the cookie `sticky` sets (default sluice_backend)
+    \\
+    \\health:
+    \\  --health-path PATH                probe every backend with this path (default: no
+    \\                                    active checks; backends start healthy)
+    \\  --health-method GET|HEAD          (default GET)
+    \\  --health-host HOST                Host of the probe (default: the backend address)
+    \\  --health-interval DUR             between probes (default 2s)
+    \\  --health-timeout DUR              per probe (default 1s)
+    \\  --health-status LOW-HIGH          passing statuses (default 200-399)
+    \\  --health-rise N                   passes to bring a backend up (default 2)
+    \\  --health-fall N                   failures to take it down (default 3)
+    \\  --eject-after N                   consecutive failures in real traffic that eject
+    \\                                    a backend (default 5; 0 turns ejection off)
+    \\  --eject-on KINDS                  which failures count: connect,reset,timeout,5xx
+    \\                                    (default connect,reset,timeout)
+    \\  --eject-time DUR                  first ejection; doubles on repeats (default 10s)
+    \\  --eject-time-max DUR              longest ejection (default 5m)
+    \\  --eject-max-percent N             share of the pool ejected at once (default 50)
+    \\
+    \\retries and upstream timeouts:
+    \\  --tries N                         tries per request, the first included (default 3)
+    \\  --retry-on KINDS                  connect,reset,timeout,5xx (default
+    \\                                    connect,reset,timeout); only when safe
+    \\  --retry-budget PERCENT            retries at most this share of requests, plus 10
+    \\                                    per second (default 20)
+    \\  --upstream-connect-timeout DUR    backend connect (default 5s) -> 504
+    \\  --upstream-response-timeout DUR   request sent to response head (default 60s) -> 504
+    \\  --upstream-body-timeout DUR       gap between body bytes (default 60s) -> 504
+    \\  --upstream-total-timeout DUR      whole exchange (default none) -> 504
+    \\  --upstream-idle-timeout DUR       pooled idle backend connections (default 30s)
+    \\  --upstream-keepalive N            idle backend connections kept per backend and
+    \\                                    worker (default 64)
     \\
 ;
 
@@ -79,32 +115,49 @@ const Flag = enum {
     target_bytes_max,
     client_header_timeout,
     client_idle_timeout,
-    upstream_connect_timeout,
-    upstream_response_timeout,
-    upstream_idle_timeout,
-    upstream_keepalive,
     drain_timeout,
     trusted_proxy,
+    strategy,
+    hash_key,
+    sticky_cookie,
+    health_path,
+    health_method,
+    health_host,
+    health_interval,
+    health_timeout,
+    health_status,
+    health_rise,
+    health_fall,
+    eject_after,
+    eject_on,
+    eject_time,
+    eject_time_max,
+    eject_max_percent,
+    tries,
+    retry_on,
+    retry_budget,
+    upstream_connect_timeout,
+    upstream_response_timeout,
+    upstream_body_timeout,
+    upstream_total_timeout,
+    upstream_idle_timeout,
+    upstream_keepalive,
 };
 
-const flag_names = std.StaticStringMap(Flag).initComptime(.{
-    .{ "--listen", .listen },
-    .{ "--backend", .backend },
-    .{ "--workers", .workers },
-    .{ "--io", .io },
-    .{ "--max-connections", .max_connections },
-    .{ "--header-bytes-max", .header_bytes_max },
-    .{ "--headers-count-max", .headers_count_max },
-    .{ "--target-bytes-max", .target_bytes_max },
-    .{ "--client-header-timeout", .client_header_timeout },
-    .{ "--client-idle-timeout", .client_idle_timeout },
-    .{ "--upstream-connect-timeout", .upstream_connect_timeout },
-    .{ "--upstream-response-timeout", .upstream_response_timeout },
-    .{ "--upstream-idle-timeout", .upstream_idle_timeout },
-    .{ "--upstream-keepalive", .upstream_keepalive },
-    .{ "--drain-timeout", .drain_timeout },
-    .{ "--trusted-proxy", .trusted_proxy },
-});
+/// Every flag is its enum tag in kebab case: `--max-connections` is `.max_connections`.
+const flag_names = blk: {
+    const fields = @typeInfo(Flag).@"enum".field_names;
+    var pairs: [fields.len]struct { []const u8, Flag } = undefined;
+    for (fields, 0..) |field, i| {
+        var name: [field.len + 2]u8 = undefined;
+        name[0] = '-';
+        name[1] = '-';
+        for (field, 2..) |c, j| name[j] = if (c == '_') '-' else c;
+        const final = name;
+        pairs[i] = .{ &final, @field(Flag, field) };
+    }
+    break :blk std.StaticStringMap(Flag).initComptime(pairs);
+};
 
 /// `args` excludes argv[0].
 pub fn parse(args: []const []const u8, diagnostic: *Diagnostic) error{Usage}!Parsed {
@@ -142,33 +195,33 @@ pub fn parse(args: []const []const u8, diagnostic: *Diagnostic) error{Usage}!Par
         };
         try apply(&parsed.config, flag, name, value, diagnostic);
     }
-    if (parsed.command == .run and parsed.config.backends_count == 0) {
+    if (parsed.command == .run and parsed.config.pool.backends_count == 0) {
         return diagnostic.set("--backend", "at least one backend is required (or try `sluice demo`)", .{});
     }
     if (parsed.config.target_bytes_max >= parsed.config.header_bytes_max) {
         return diagnostic.set("--target-bytes-max", "must be smaller than --header-bytes-max", .{});
     }
+    const pool = &parsed.config.pool;
+    if (pool.health.path.len == 0 and (pool.health.host.len > 0)) {
+        return diagnostic.set("--health-host", "needs --health-path (active checks are off without it)", .{});
+    }
     return parsed;
 }
 
 fn apply(config: *Config, flag: Flag, name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!void {
+    const pool = &config.pool;
     switch (flag) {
         .listen => config.listen = try parseAddress(name, value, diagnostic),
-        .backend => config.addBackend(try parseAddress(name, value, diagnostic)) catch
+        .backend => pool.addBackend(try parseBackend(name, value, diagnostic)) catch
             return diagnostic.set(name, "more than {d} backends", .{Config.backends_count_max}),
         .workers => config.workers_count = try parseCount(u32, name, value, 1, Config.workers_count_max, diagnostic),
-        .io => config.io = std.meta.stringToEnum(Config.IoMode, value) orelse
-            return diagnostic.set(name, "invalid value \"{s}\": expected auto, uring or epoll", .{value}),
+        .io => config.io = try parseEnum(Config.IoMode, name, value, diagnostic),
         .max_connections => config.connections_max = try parseCount(u32, name, value, 1, 1 << 20, diagnostic),
         .header_bytes_max => config.header_bytes_max = try parseSize(name, value, 1024, 1024 * 1024, diagnostic),
         .headers_count_max => config.headers_count_max = try parseCount(u16, name, value, 8, 1024, diagnostic),
         .target_bytes_max => config.target_bytes_max = try parseSize(name, value, 64, 1024 * 1024, diagnostic),
         .client_header_timeout => config.client_header_timeout_ns = try parseDuration(name, value, diagnostic),
         .client_idle_timeout => config.client_idle_timeout_ns = try parseDuration(name, value, diagnostic),
-        .upstream_connect_timeout => config.upstream_connect_timeout_ns = try parseDuration(name, value, diagnostic),
-        .upstream_response_timeout => config.upstream_response_timeout_ns = try parseDuration(name, value, diagnostic),
-        .upstream_idle_timeout => config.upstream_idle_timeout_ns = try parseDuration(name, value, diagnostic),
-        .upstream_keepalive => config.upstream_keepalive_max = try parseCount(u32, name, value, 0, 4096, diagnostic),
         .drain_timeout => config.drain_timeout_ns = try parseDuration(name, value, diagnostic),
         .trusted_proxy => {
             const cidr = Cidr.parse(value) catch
@@ -176,7 +229,148 @@ fn apply(config: *Config, flag: Flag, name: []const u8, value: []const u8, diagn
             config.addTrustedProxy(cidr) catch
                 return diagnostic.set(name, "more than {d} trusted proxies", .{Config.trusted_proxies_count_max});
         },
+        .strategy => pool.strategy = try parseEnum(Config.Strategy, name, value, diagnostic),
+        .hash_key => try parseHashKey(pool, name, value, diagnostic),
+        .sticky_cookie => {
+            pool.sticky_cookie = try parseToken(name, value, diagnostic);
+            if (value.len > Config.sticky_cookie_bytes_max) {
+                return diagnostic.set(name, "invalid value \"{s}\": at most {d} bytes", .{ value, Config.sticky_cookie_bytes_max });
+            }
+        },
+        .health_path => pool.health.path = try parsePath(name, value, diagnostic),
+        .health_method => pool.health.method = try parseEnum(@TypeOf(pool.health.method), name, value, diagnostic),
+        .health_host => pool.health.host = try parseToken(name, value, diagnostic),
+        .health_interval => pool.health.interval_ns = try parseDuration(name, value, diagnostic),
+        .health_timeout => pool.health.timeout_ns = try parseDuration(name, value, diagnostic),
+        .health_status => try parseStatusRange(&pool.health, name, value, diagnostic),
+        .health_rise => pool.health.rise = try parseCount(u8, name, value, 1, 100, diagnostic),
+        .health_fall => pool.health.fall = try parseCount(u8, name, value, 1, 100, diagnostic),
+        .eject_after => pool.outlier.consecutive_failures = try parseCount(u32, name, value, 0, 1000, diagnostic),
+        .eject_on => pool.outlier.on = try parseFailureKinds(name, value, diagnostic),
+        .eject_time => pool.outlier.ejection_ns = try parseDuration(name, value, diagnostic),
+        .eject_time_max => pool.outlier.ejection_max_ns = try parseDuration(name, value, diagnostic),
+        .eject_max_percent => pool.outlier.max_ejected_percent = try parseCount(u8, name, value, 0, 100, diagnostic),
+        .tries => pool.retry.tries_max = try parseCount(u8, name, value, 1, 10, diagnostic),
+        .retry_on => pool.retry.on = try parseFailureKinds(name, value, diagnostic),
+        .retry_budget => pool.retry.budget_percent = try parseCount(u8, name, value, 0, 100, diagnostic),
+        .upstream_connect_timeout => pool.connect_timeout_ns = try parseDuration(name, value, diagnostic),
+        .upstream_response_timeout => pool.response_timeout_ns = try parseDuration(name, value, diagnostic),
+        .upstream_body_timeout => pool.body_timeout_ns = try parseDuration(name, value, diagnostic),
+        .upstream_total_timeout => pool.total_timeout_ns = try parseDuration(name, value, diagnostic),
+        .upstream_idle_timeout => pool.idle_timeout_ns = try parseDuration(name, value, diagnostic),
+        .upstream_keepalive => pool.keepalive_max = try parseCount(u32, name, value, 0, 4096, diagnostic),
     }
+}
+
+/// `ADDR[,weight=N][,max-conns=N]`.
+fn parseBackend(name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!Config.Backend {
+    var parts = std.mem.splitScalar(u8, value, ',');
+    var backend: Config.Backend = .{ .address = try parseAddress(name, parts.first(), diagnostic) };
+    while (parts.next()) |part| {
+        const eq = std.mem.indexOfScalar(u8, part, '=') orelse
+            return diagnostic.set(name, "invalid option \"{s}\": expected weight=N or max-conns=N", .{part});
+        const key = part[0..eq];
+        const number = part[eq + 1 ..];
+        if (std.mem.eql(u8, key, "weight")) {
+            backend.weight = try parseCount(u16, name, number, 0, 1000, diagnostic);
+        } else if (std.mem.eql(u8, key, "max-conns")) {
+            backend.max_connections = try parseCount(u32, name, number, 1, 1 << 20, diagnostic);
+        } else {
+            return diagnostic.set(name, "invalid option \"{s}\": expected weight=N or max-conns=N", .{part});
+        }
+    }
+    return backend;
+}
+
+fn parseHashKey(pool: *Config.Pool, name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!void {
+    const colon = std.mem.indexOfScalar(u8, value, ':');
+    const kind = if (colon) |c| value[0..c] else value;
+    const key_name = if (colon) |c| value[c + 1 ..] else "";
+    const expected = "expected ip, path, header:NAME or cookie:NAME";
+    if (std.mem.eql(u8, kind, "ip") and colon == null) {
+        pool.hash_on = .client_ip;
+    } else if (std.mem.eql(u8, kind, "path") and colon == null) {
+        pool.hash_on = .path;
+    } else if (std.mem.eql(u8, kind, "header") or std.mem.eql(u8, kind, "cookie")) {
+        if (key_name.len == 0 or !isToken(key_name)) {
+            return diagnostic.set(name, "invalid value \"{s}\": {s}", .{ value, expected });
+        }
+        pool.hash_on = if (kind[0] == 'h') .header else .cookie;
+        pool.hash_name = key_name;
+    } else {
+        return diagnostic.set(name, "invalid value \"{s}\": {s}", .{ value, expected });
+    }
+}
+
+/// `LOW-HIGH` or a single status.
+fn parseStatusRange(check: *Config.HealthCheck, name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!void {
+    const dash = std.mem.indexOfScalar(u8, value, '-');
+    const low = if (dash) |d| value[0..d] else value;
+    const high = if (dash) |d| value[d + 1 ..] else value;
+    check.status_min = try parseCount(u16, name, low, 100, 599, diagnostic);
+    check.status_max = try parseCount(u16, name, high, 100, 599, diagnostic);
+    if (check.status_min > check.status_max) {
+        return diagnostic.set(name, "invalid range \"{s}\": LOW is above HIGH", .{value});
+    }
+}
+
+/// A comma-separated subset of connect, reset, timeout, 5xx.
+fn parseFailureKinds(name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!Config.FailureKinds {
+    var kinds: Config.FailureKinds = .none;
+    var parts = std.mem.splitScalar(u8, value, ',');
+    while (parts.next()) |part| {
+        if (std.mem.eql(u8, part, "connect")) {
+            kinds.connect = true;
+        } else if (std.mem.eql(u8, part, "reset")) {
+            kinds.reset = true;
+        } else if (std.mem.eql(u8, part, "timeout")) {
+            kinds.timeout = true;
+        } else if (std.mem.eql(u8, part, "5xx")) {
+            kinds.status_5xx = true;
+        } else if (!(part.len == 0 and value.len == 0)) {
+            return diagnostic.set(name, "invalid kind \"{s}\": expected a list of connect, reset, timeout, 5xx", .{part});
+        }
+    }
+    return kinds;
+}
+
+fn parseEnum(comptime E: type, name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!E {
+    if (std.meta.stringToEnum(E, value)) |tag| return tag;
+    const names = comptime blk: {
+        var text: []const u8 = "";
+        for (@typeInfo(E).@"enum".field_names, 0..) |field, i| {
+            text = text ++ (if (i == 0) "" else ", ") ++ field;
+        }
+        break :blk text;
+    };
+    return diagnostic.set(name, "invalid value \"{s}\": expected one of {s}", .{ value, names });
+}
+
+fn parseToken(name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}![]const u8 {
+    if (value.len == 0 or value.len > 255 or !isToken(value)) {
+        return diagnostic.set(name, "invalid value \"{s}\": expected 1 to 255 letters, digits or -._~", .{value});
+    }
+    return value;
+}
+
+fn parsePath(name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}![]const u8 {
+    const visible = for (value) |c| {
+        if (c <= ' ' or c >= 0x7f) break false;
+    } else true;
+    if (value.len == 0 or value.len > Config.health_text_bytes_max or value[0] != '/' or !visible) {
+        return diagnostic.set(name, "invalid path \"{s}\": expected /... of at most 1024 visible characters", .{value});
+    }
+    return value;
+}
+
+/// Names of headers and cookies, and Host values: a conservative character set that needs
+/// no quoting anywhere it is written.
+fn isToken(value: []const u8) bool {
+    for (value) |c| switch (c) {
+        'a'...'z', 'A'...'Z', '0'...'9', '-', '.', '_', '~', ':' => {},
+        else => return false,
+    };
+    return true;
 }
 
 fn parseAddress(name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!Address {
@@ -220,7 +414,7 @@ test "cli: quick mode fills the config" {
         "1500ms",    "--trusted-proxy", "10.0.0.0/8",
     }, &diagnostic);
     try std.testing.expectEqual(Command.run, parsed.command);
-    try std.testing.expectEqual(@as(u32, 2), parsed.config.backends_count);
+    try std.testing.expectEqual(@as(u32, 2), parsed.config.pool.backends_count);
     try std.testing.expectEqual(@as(u32, 2), parsed.config.workers_count);
     try std.testing.expectEqual(Config.IoMode.epoll, parsed.config.io);
     try std.testing.expectEqual(@as(u64, 1500 * std.time.ns_per_ms), parsed.config.client_header_timeout_ns);
@@ -245,6 +439,55 @@ test "cli: each mistake names its flag" {
         try std.testing.expectError(error.Usage, parse(case.args, &diagnostic));
         try std.testing.expectEqualStrings(case.flag, diagnostic.flag);
         try std.testing.expect(diagnostic.message().len > 0);
+    }
+}
+
+test "cli: balancing, health and retry flags fill the pool" {
+    var diagnostic: Diagnostic = .{};
+    const parsed = try parse(&.{
+        "--backend",                "127.0.0.1:9001,weight=3,max-conns=10",
+        "--backend",                "127.0.0.1:9002,weight=0",
+        "--strategy",               "hash",
+        "--hash-key",               "cookie:session",
+        "--health-path",            "/healthz",
+        "--health-status",          "200-204",
+        "--eject-on",               "reset,5xx",
+        "--retry-on",               "connect",
+        "--tries",                  "2",
+        "--upstream-total-timeout", "30s",
+    }, &diagnostic);
+    const pool = &parsed.config.pool;
+    try std.testing.expectEqual(@as(u16, 3), pool.backends()[0].weight);
+    try std.testing.expectEqual(@as(u32, 10), pool.backends()[0].max_connections);
+    try std.testing.expectEqual(@as(u16, 0), pool.backends()[1].weight);
+    try std.testing.expectEqual(Config.Strategy.hash, pool.strategy);
+    try std.testing.expectEqual(Config.HashOn.cookie, pool.hash_on);
+    try std.testing.expectEqualStrings("session", pool.hash_name);
+    try std.testing.expect(pool.health.enabled());
+    try std.testing.expectEqual(@as(u16, 204), pool.health.status_max);
+    try std.testing.expect(pool.outlier.on.status_5xx and pool.outlier.on.reset and !pool.outlier.on.connect);
+    try std.testing.expect(pool.retry.on.connect and !pool.retry.on.reset);
+    try std.testing.expectEqual(@as(u8, 2), pool.retry.tries_max);
+    try std.testing.expectEqual(@as(u64, 30 * std.time.ns_per_s), pool.total_timeout_ns);
+    try parsed.config.validate();
+}
+
+test "cli: balancing mistakes name their flag" {
+    const cases = [_]struct { args: []const []const u8, flag: []const u8 }{
+        .{ .args = &.{ "--backend", "1.2.3.4:1,weight=1001" }, .flag = "--backend" },
+        .{ .args = &.{ "--backend", "1.2.3.4:1,colour=red" }, .flag = "--backend" },
+        .{ .args = &.{ "--backend", "1.2.3.4:1", "--strategy", "fastest" }, .flag = "--strategy" },
+        .{ .args = &.{ "--backend", "1.2.3.4:1", "--hash-key", "header:" }, .flag = "--hash-key" },
+        .{ .args = &.{ "--backend", "1.2.3.4:1", "--health-path", "healthz" }, .flag = "--health-path" },
+        .{ .args = &.{ "--backend", "1.2.3.4:1", "--health-status", "300-200" }, .flag = "--health-status" },
+        .{ .args = &.{ "--backend", "1.2.3.4:1", "--eject-on", "reset,slow" }, .flag = "--eject-on" },
+        .{ .args = &.{ "--backend", "1.2.3.4:1", "--tries", "0" }, .flag = "--tries" },
+        .{ .args = &.{ "--backend", "1.2.3.4:1", "--health-host", "h" }, .flag = "--health-host" },
+    };
+    for (cases) |case| {
+        var diagnostic: Diagnostic = .{};
+        try std.testing.expectError(error.Usage, parse(case.args, &diagnostic));
+        try std.testing.expectEqualStrings(case.flag, diagnostic.flag);
     }
 }
 

@@ -69,7 +69,7 @@ pub const TickError = error{Unexpected};
 pub const PollError = sys.PollError;
 
 /// Registered timer queues per loop: one per kind of deadline, and a proxy has about six.
-pub const timer_queues_max = 8;
+pub const timer_queues_max = 16;
 
 const Io = union {
     uring: Uring,

@@ -10,7 +10,7 @@
 //!   buffer bytes    = header_bytes_max + rewrite headroom, rounded up to a page
 //!   header fields   = sessions * headers_count_max (one array per session, shared by its
 //!                     request and response parser, which never run at the same time)
-//!   upstream conns  = sessions + backends * upstream_keepalive_max
+//!   upstream conns  = sessions + backends * keepalive_max
 const std = @import("std");
 const assert = std.debug.assert;
 const linux = std.os.linux;
@@ -23,7 +23,9 @@ const BufferPool = @import("../stdx/BufferPool.zig");
 const Config = @import("../config/Config.zig");
 const http = @import("../http/http.zig");
 const Pool = @import("../upstream/Pool.zig");
-const RoundRobin = @import("../balance/RoundRobin.zig");
+const Shared = @import("../upstream/Shared.zig");
+const Balancer = @import("../balance/Balancer.zig");
+const RetryBudget = @import("RetryBudget.zig");
 const Session = @import("Session.zig");
 const Failure = @import("failure.zig").Failure;
 
@@ -41,7 +43,12 @@ free_sessions_count: u32,
 headers: []http.Header,
 buffers: BufferPool,
 upstream: Pool,
-balancer: RoundRobin = .{},
+/// The pool's state shared with the other workers and the control thread.
+shared: *Shared,
+balancer: Balancer,
+/// Requests this worker has in flight to each backend (`least_conn`).
+inflight: [Config.backends_count_max]u32 = @splat(0),
+retry_budget: RetryBudget,
 queues: Queues,
 /// Set by `drain`: finish what is in flight, take nothing new, keep nothing alive.
 draining: bool = false,
@@ -64,7 +71,12 @@ pub const Queues = struct {
     /// `min(1 s, client_idle)`: the hot idle period, and the linger after an error response.
     client_short: TimerQueue,
     upstream_connect: TimerQueue,
+    /// Request sent -> response head.
     upstream_response: TimerQueue,
+    /// Gaps between response body bytes.
+    upstream_body: TimerQueue,
+    /// The whole exchange (only armed when the pool sets a total timeout).
+    upstream_total: TimerQueue,
     upstream_idle: TimerQueue,
 };
 
@@ -76,10 +88,14 @@ pub const Stats = struct {
     upstream_errors: u64 = 0,
     upstream_connect_failures: u64 = 0,
     upstream_stale_retries: u64 = 0,
+    retries: u64 = 0,
+    retries_refused_by_budget: u64 = 0,
+    no_backend_available: u64 = 0,
     overloaded: u64 = 0,
     idle_parks: u64 = 0,
 
     pub fn countFailure(stats: *Stats, failure: Failure) void {
+        if (failure == .no_backend_available) stats.no_backend_available += 1;
         switch (failure.status()) {
             503 => stats.overloaded += 1,
             500...502, 504...599 => stats.upstream_errors += 1,
@@ -106,12 +122,19 @@ pub fn init(
     allocator: std.mem.Allocator,
     loop: *Loop,
     config: *const Config,
+    shared: *Shared,
     sessions_count: u32,
+    seed: u64,
     on_slot_free: SlotFreeCallback,
 ) !void {
+    const pool = &config.pool;
     const buffers_count = 2 * sessions_count;
     const headers_per_session: u32 = config.headers_count_max;
-    const conns_count = sessions_count + config.backends_count * config.upstream_keepalive_max;
+    const conns_count = sessions_count + pool.backends_count * pool.keepalive_max;
+    var weights: [Config.backends_count_max]u16 = undefined;
+    for (pool.backends(), weights[0..pool.backends_count]) |*backend, *weight| {
+        weight.* = backend.weight;
+    }
 
     const sessions = try allocator.alloc(Session, sessions_count);
     errdefer allocator.free(sessions);
@@ -132,24 +155,30 @@ pub fn init(
         .headers = headers,
         .buffers = buffers,
         .upstream = undefined,
+        .shared = shared,
+        .balancer = .init(pool.strategy, weights[0..pool.backends_count], shared.maglev, seed),
+        .retry_budget = .init(pool.retry.budget_percent, pool.retry.budget_min_per_second, 0),
         .queues = .{
             .client_header = .init(config.client_header_timeout_ns),
             .client_idle_rest = .init(@max(1, config.client_idle_timeout_ns -| short_ns)),
             .client_idle = .init(config.client_idle_timeout_ns),
             .client_short = .init(@min(short_ns, config.client_idle_timeout_ns)),
-            .upstream_connect = .init(config.upstream_connect_timeout_ns),
-            .upstream_response = .init(config.upstream_response_timeout_ns),
-            .upstream_idle = .init(config.upstream_idle_timeout_ns),
+            .upstream_connect = .init(pool.connect_timeout_ns),
+            .upstream_response = .init(pool.response_timeout_ns),
+            .upstream_body = .init(pool.body_timeout_ns),
+            .upstream_total = .init(@max(1, pool.total_timeout_ns)),
+            .upstream_idle = .init(pool.idle_timeout_ns),
         },
         .on_slot_free = on_slot_free,
     };
     proxy.upstream = try Pool.init(
         allocator,
         loop,
+        shared,
         &proxy.queues.upstream_idle,
         conns_count,
-        config.backends_count,
-        config.upstream_keepalive_max,
+        pool.backends_count,
+        pool.keepalive_max,
     );
     // Lowest index on top: new slots are taken in order, so `sessions_touched` is a prefix.
     for (free_sessions, 0..) |*slot, i| slot.* = @intCast(sessions_count - 1 - i);

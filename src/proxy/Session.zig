@@ -27,7 +27,11 @@ const sys = @import("../stdx/sys.zig");
 const Address = @import("../stdx/Address.zig").Address;
 const http = @import("../http/http.zig");
 const Pool = @import("../upstream/Pool.zig");
+const Config = @import("../config/Config.zig");
+const Health = @import("../health/Health.zig");
 const rewrite = @import("rewrite.zig");
+const affinity = @import("affinity.zig");
+const mask = @import("../stdx/mask.zig");
 const Failure = @import("failure.zig").Failure;
 const Proxy = @import("Proxy.zig");
 
@@ -63,6 +67,8 @@ ubuf: ?[]u8 = null,
 u_len: u32 = 0,
 
 timer: Timer = .{},
+/// The pool's total timeout for the exchange, across its retries (armed only when set).
+total_timer: Timer = .{},
 /// The idle receive was cancelled to return the buffer (see `parkBuffer`).
 parking: bool = false,
 request_parser: http.RequestParser,
@@ -76,7 +82,18 @@ pub const State = enum { free, active, failing, closing };
 /// `idle`: waiting with the buffer returned to the pool (see `parkBuffer`);
 /// `body`: the request body is still arriving, so the client sets the pace (client idle
 /// timeout); `exchange`: the request is complete and the backend sets it (response timeout).
-pub const Phase = enum { idle_hot, idle, header, connect, body, exchange, tunnel, linger };
+/// `response_body`: the response is being relayed, the backend sets the pace between bytes.
+pub const Phase = enum {
+    idle_hot,
+    idle,
+    header,
+    connect,
+    body,
+    exchange,
+    response_body,
+    tunnel,
+    linger,
+};
 
 /// Per-request state, reset when a request head is parsed.
 const Exchange = struct {
@@ -104,16 +121,32 @@ const Exchange = struct {
     response_window_len: u32 = 0,
     response_window_last: bool = false,
     response_interim: bool = false,
+    /// A 1xx went to the client: the exchange can no longer be replayed.
+    interim_relayed: bool = false,
     interim_rest_start: u32 = 0,
 
     close_client: bool = false,
     upstream_reusable: bool = false,
+
+    /// Where the request may go: `hash`'s key and the backend a `sticky` cookie names.
+    key: u64 = 0,
+    preferred: ?u16 = null,
+    /// Backends tried so far (a bit each) and how many tries that was.
     tried: u64 = 0,
     tries: u8 = 0,
     backend_index: u16 = 0,
+    /// `backend_index` is counted in the proxy's in-flight counts (`least_conn`).
+    inflight_counted: bool = false,
+    /// This try's outcome went to the pool's health (`report`).
+    reported: bool = false,
+    /// The response is a 5xx: reported as such when it is complete.
+    server_error: bool = false,
     connect_timed_out: bool = false,
     last_failure: Failure = .upstream_refused,
     retried_stale: bool = false,
+    /// The response timed out and a retry is reserved: the cancelled receive's callback
+    /// sends the request again.
+    retry_after_cancel: bool = false,
 
     tunnel: bool = false,
     tunnel_client_done: bool = false,
@@ -253,7 +286,10 @@ fn startExchange(session: *Session, head_len: u32) void {
     if (head.host) |host| {
         if (host.len > rewrite.host_bytes_max) return session.fail(.host_too_long);
     }
-    session.proxy.stats.requests += 1;
+    const proxy = session.proxy;
+    proxy.stats.requests += 1;
+    proxy.retry_budget.deposit();
+    assert(!session.exchange.inflight_counted);
     session.exchange = .{
         .method = head.method,
         .version = head.version,
@@ -261,16 +297,42 @@ fn startExchange(session: *Session, head_len: u32) void {
         .upgrade_requested = rewrite.upgradeAllowed(head),
         .head_len = head_len,
     };
-    session.exchange.request_body = switch (head.body) {
+    session.initRequestFraming();
+    session.c_pos = head_len;
+    session.findAffinity();
+    session.ubuf = proxy.buffers.acquire() orelse return session.fail(.overloaded);
+    if (!session.composeUpstreamHead()) return session.fail(.head_too_large_to_forward);
+    if (proxy.config.pool.total_timeout_ns > 0) {
+        session.loop().timerArm(&proxy.queues.upstream_total, &session.total_timer, Session, session, totalTimerCallback);
+    }
+    session.connectUpstream();
+}
+
+/// Sets the request body framing from the parsed head (again, when replaying).
+fn initRequestFraming(session: *Session) void {
+    const exchange = &session.exchange;
+    exchange.request_body = switch (session.request_parser.head.body) {
         .none, .close_delimited => .none,
         .content_length => |length| if (length == 0) .none else .{ .length = length },
         .chunked => .{ .chunked = .init(.{}) },
     };
-    session.exchange.request_done = session.exchange.request_body == .none;
-    session.c_pos = head_len;
-    session.ubuf = session.proxy.buffers.acquire() orelse return session.fail(.overloaded);
-    if (!session.composeUpstreamHead()) return session.fail(.head_too_large_to_forward);
-    session.connectUpstream(true);
+    exchange.request_done = exchange.request_body == .none;
+}
+
+fn findAffinity(session: *Session) void {
+    const pool = &session.proxy.config.pool;
+    const head = &session.request_parser.head;
+    switch (pool.strategy) {
+        .hash => {
+            const client_ip = session.client_ip_buffer[0..session.client_ip_len];
+            session.exchange.key = affinity.requestKey(head, pool, client_ip);
+        },
+        .sticky => {
+            const value = affinity.cookieValue(head.headers, pool.sticky_cookie) orelse return;
+            session.exchange.preferred = session.proxy.shared.findIdText(value, pool.backends_count);
+        },
+        .round_robin, .weighted, .least_conn, .random => {},
+    }
 }
 
 fn composeUpstreamHead(session: *Session) bool {
@@ -284,41 +346,119 @@ fn composeUpstreamHead(session: *Session) bool {
     return true;
 }
 
-/// Picks a backend and reaches it: a pooled idle connection if one exists (and `allow_idle`),
-/// else a new connection.
-fn connectUpstream(session: *Session, allow_idle: bool) void {
+/// Picks a backend and reaches it: a pooled idle connection if one exists, else a new one.
+/// A retry has been reserved (`reserveRetry`) before it comes here again.
+fn connectUpstream(session: *Session) void {
     assert(session.conn == null);
+    assert(!session.exchange.inflight_counted);
     const proxy = session.proxy;
-    const backends = proxy.config.backends();
-    const tries_max: u8 = @intCast(@min(backends.len, 3));
-    if (session.exchange.tries >= tries_max) return session.fail(session.exchange.last_failure);
-    const index = proxy.balancer.pick(@intCast(backends.len), session.exchange.tried) orelse
-        return session.fail(session.exchange.last_failure);
-    session.exchange.tries += 1;
-    session.exchange.tried |= @as(u64, 1) << @intCast(index);
-    session.exchange.backend_index = @intCast(index);
-    if (allow_idle) {
-        if (proxy.upstream.takeIdle(@intCast(index))) |conn| {
-            session.conn = conn;
-            return session.sendUpstreamHead();
-        }
+    const exchange = &session.exchange;
+    const index = session.pickBackend() orelse return session.fail(exchange.last_failure);
+    exchange.tries += 1;
+    exchange.tried |= mask.bit(index);
+    exchange.backend_index = index;
+    exchange.inflight_counted = true;
+    proxy.inflight[index] += 1;
+    if (proxy.upstream.takeIdle(index)) |conn| {
+        session.conn = conn;
+        return session.sendUpstreamHead();
     }
     session.connectFresh();
+}
+
+/// The backend for the next try: among those up, not ejected, not drained, under their
+/// connection cap and not tried yet; a backend whose half-open trial this worker just
+/// claimed goes first. Null (with `last_failure` saying why, on a first try) when none is.
+fn pickBackend(session: *Session) ?u16 {
+    const proxy = session.proxy;
+    const exchange = &session.exchange;
+    const count = proxy.config.pool.backends_count;
+    const available = proxy.shared.health.candidates(session.loop().now());
+    const untried = available.mask & ~exchange.tried;
+    var candidates = untried;
+    var full = proxy.shared.atCapacity();
+    while (full != 0) : (full &= full - 1) {
+        const index: u16 = @ctz(full);
+        // At its cap, but an idle connection to it here needs no new one.
+        if (!proxy.upstream.hasIdle(index)) candidates &= ~mask.bit(index);
+    }
+    if (candidates == 0) {
+        if (exchange.tries == 0) {
+            exchange.last_failure = if (untried == 0) .no_backend_available else .backends_at_capacity;
+        }
+        return null;
+    }
+    if (available.trial) |trial| {
+        if (candidates & mask.bit(trial) != 0) return trial;
+    }
+    return proxy.balancer.pick(.{
+        .candidates = candidates,
+        .key = exchange.key,
+        .preferred = exchange.preferred,
+        .inflight = proxy.inflight[0..count],
+    }) orelse blk: {
+        // Only drained (weight 0) backends are left.
+        if (exchange.tries == 0) exchange.last_failure = .no_backend_available;
+        break :blk null;
+    };
+}
+
+/// Whether another try is allowed: tries left, another backend to try, and the pool's retry
+/// budget has a retry to spare (taken here).
+fn reserveRetry(session: *Session) bool {
+    const proxy = session.proxy;
+    const exchange = &session.exchange;
+    if (exchange.tries >= proxy.config.pool.retry.tries_max) return false;
+    const available = proxy.shared.health.candidates(session.loop().now());
+    if (available.mask & ~exchange.tried == 0) return false;
+    if (!proxy.retry_budget.withdraw(session.loop().now())) {
+        proxy.stats.retries_refused_by_budget += 1;
+        return false;
+    }
+    proxy.stats.retries += 1;
+    return true;
+}
+
+/// The exchange is done with its backend (finished, failed over, or the session closes).
+fn releaseBackend(session: *Session) void {
+    const exchange = &session.exchange;
+    if (!exchange.inflight_counted) return;
+    exchange.inflight_counted = false;
+    const inflight = &session.proxy.inflight[exchange.backend_index];
+    assert(inflight.* > 0);
+    inflight.* -= 1;
+}
+
+/// Tells the pool's health how this try went, once per try: a failure when it happens, a
+/// success (or a 5xx) when the response is complete, so a backend that breaks off its
+/// responses half-way counts as failing.
+fn report(session: *Session, outcome: Health.Outcome) void {
+    const exchange = &session.exchange;
+    if (exchange.reported) return;
+    exchange.reported = true;
+    const health = &session.proxy.shared.health;
+    health.report(exchange.backend_index, outcome, session.loop().now());
 }
 
 fn connectFresh(session: *Session) void {
     const proxy = session.proxy;
     const index = session.exchange.backend_index;
-    const address = &proxy.config.backends()[index];
-    session.conn = proxy.upstream.open(index, address) catch |err| switch (err) {
+    const address = &proxy.config.pool.backends()[index];
+    session.conn = proxy.upstream.open(index, &address.address) catch |err| switch (err) {
         error.NoCapacity, error.SocketFailed => return session.fail(.overloaded),
+        error.AtBackendCap => {
+            // Another worker took the last connection this backend may have.
+            session.exchange.last_failure = .backends_at_capacity;
+            session.releaseBackend();
+            return session.connectUpstream();
+        },
     };
     session.exchange.connect_timed_out = false;
     session.armTimer(.connect);
     session.submit();
     const socket = &session.conn.?.socket;
     const completion = &session.upstream_send; // A connect is the socket's first write.
-    session.loop().connect(completion, socket, address, Session, session, connectCallback);
+    session.loop().connect(completion, socket, &address.address, Session, session, connectCallback);
 }
 
 fn connectCallback(session: *Session, result: sys.ConnectError!void) void {
@@ -334,9 +474,13 @@ fn connectCallback(session: *Session, result: sys.ConnectError!void) void {
             else => .upstream_refused,
         };
         session.proxy.stats.upstream_connect_failures += 1;
+        session.report(.connect);
         session.proxy.upstream.discard(session.conn.?);
         session.conn = null;
-        return session.connectUpstream(true);
+        session.releaseBackend();
+        const retry_on = session.proxy.config.pool.retry.on;
+        if (!retry_on.connect or !session.reserveRetry()) return session.fail(session.exchange.last_failure);
+        return session.connectUpstream();
     };
     session.sendUpstreamHead();
 }
@@ -354,7 +498,7 @@ fn sendUpstreamHeadRest(session: *Session) void {
 
 fn sendUpstreamHeadCallback(session: *Session, result: sys.SendError!usize) void {
     if (session.opDone(false)) return;
-    const n = result catch return session.upstreamFailedBeforeResponse();
+    const n = result catch return session.upstreamFailed(.reset, .upstream_reset);
     session.exchange.progress += @intCast(n);
     const exchange = &session.exchange;
     if (exchange.progress < exchange.upstream_head_len) return session.sendUpstreamHeadRest();
@@ -366,29 +510,91 @@ fn sendUpstreamHeadCallback(session: *Session, result: sys.SendError!usize) void
     if (!session.exchange.request_done) session.pumpRequestBody();
 }
 
-/// The upstream failed before any byte of a response arrived. On a reused connection this is
-/// usually the backend closing an idle connection as we sent on it: retry once on a fresh
-/// connection when replaying is safe (idempotent method, no body). Otherwise 502.
-fn upstreamFailedBeforeResponse(session: *Session) void {
+/// The backend failed before any byte of its response reached the client: it reset or
+/// closed the connection, sent a malformed head, or timed out. On a reused connection a reset
+/// is usually the backend closing an idle connection as we sent on it (the stale keep-alive
+/// race): that is not the backend's fault and is retried once on a fresh connection to the same
+/// backend. Otherwise the failure counts against the backend, and the request goes to another
+/// one when the pool retries this kind and replaying it is safe (`replayable`).
+fn upstreamFailed(session: *Session, outcome: Health.Outcome, failure: Failure) void {
     const exchange = &session.exchange;
     const conn = session.conn.?;
-    const replayable = exchange.method.isIdempotent() and exchange.request_body == .none;
-    if (!conn.reused or exchange.retried_stale or !replayable or session.pending_ops != 0) {
-        return session.fail(.upstream_reset);
+    assert(!exchange.response_started);
+    exchange.last_failure = failure;
+    const stale = outcome == .reset and conn.reused and !exchange.retried_stale;
+    if (!stale) session.report(outcome);
+    if (!session.replayable()) return session.failMidExchange(failure);
+    if (stale) {
+        exchange.retried_stale = true;
+        session.proxy.stats.upstream_stale_retries += 1;
+        session.dropUpstream();
+        session.prepareReplay();
+        return session.connectFresh();
     }
-    exchange.retried_stale = true;
-    session.proxy.stats.upstream_stale_retries += 1;
-    session.proxy.upstream.discard(conn);
+    if (!outcome.isIn(session.proxy.config.pool.retry.on)) return session.failMidExchange(failure);
+    if (!session.reserveRetry()) return session.failMidExchange(failure);
+    session.retryElsewhere();
+}
+
+/// Sending the request again is safe: its method is idempotent (RFC 9110 §9.2.2), nothing of a
+/// response was relayed, every body byte sent is still in `cbuf` (bodies larger than the buffer
+/// are streamed through it and cannot be replayed), and no operation is in flight.
+fn replayable(session: *const Session) bool {
+    const exchange = &session.exchange;
+    return exchange.method.isIdempotent() and !exchange.response_started and
+        !exchange.interim_relayed and !exchange.request_body_overwritten and
+        session.pending_ops == 0;
+}
+
+/// Sends the request to another backend, the retry already reserved.
+fn retryElsewhere(session: *Session) void {
+    session.dropUpstream();
+    session.releaseBackend();
+    session.prepareReplay();
+    session.connectUpstream();
+}
+
+/// Closes the connection of a failed try (it is never reused).
+fn dropUpstream(session: *Session) void {
+    session.proxy.upstream.discard(session.conn.?);
     session.conn = null;
+    session.loop().timerCancel(&session.timer);
+}
+
+/// Puts the request back as it was before its first try: head composed again, body from its
+/// first byte, response state cleared. What the tries have learnt is kept.
+fn prepareReplay(session: *Session) void {
+    const exchange = &session.exchange;
+    assert(session.conn == null);
+    assert(session.pending_ops == 0);
     // Re-parse the head (still in cbuf) and compose it again: the parser's field array is
-    // shared with the response parser, which may have been reset since.
+    // shared with the response parser, which may have been used since.
     session.request_parser.reset();
     switch (session.request_parser.feed(session.cbuf.?[0..exchange.head_len])) {
         .complete => |len| assert(len == exchange.head_len),
         .incomplete, .invalid => unreachable, // It parsed before; the parser is deterministic.
     }
     if (!session.composeUpstreamHead()) unreachable; // It fitted before.
-    session.connectFresh();
+    const kept = exchange.*;
+    exchange.* = .{
+        .method = kept.method,
+        .version = kept.version,
+        .client_keep_alive = kept.client_keep_alive,
+        .upgrade_requested = kept.upgrade_requested,
+        .head_len = kept.head_len,
+        .upstream_head_len = kept.upstream_head_len,
+        .key = kept.key,
+        .preferred = kept.preferred,
+        .tried = kept.tried,
+        .tries = kept.tries,
+        .backend_index = kept.backend_index,
+        .inflight_counted = kept.inflight_counted,
+        .last_failure = kept.last_failure,
+        .retried_stale = kept.retried_stale,
+    };
+    session.initRequestFraming();
+    session.c_pos = exchange.head_len;
+    session.u_len = 0;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -437,7 +643,10 @@ fn sendRequestWindow(session: *Session) void {
 
 fn sendRequestBodyCallback(session: *Session, result: sys.SendError!usize) void {
     if (session.opDone(false)) return;
-    const n = result catch return session.failMidExchange(.upstream_reset);
+    const n = result catch {
+        session.report(.reset);
+        return session.failMidExchange(.upstream_reset);
+    };
     session.c_pos += @intCast(n);
     session.rearmProgress();
     if (session.c_pos < session.exchange.request_window_end) return session.sendRequestWindow();
@@ -468,12 +677,12 @@ fn recvUpstreamHead(session: *Session) void {
 
 fn recvUpstreamHeadCallback(session: *Session, result: sys.RecvError!usize) void {
     if (session.opDone(false)) return;
+    if (session.exchange.retry_after_cancel) return session.retryAfterCancel();
     const n = result catch 0;
     if (n == 0) {
         // Reset or closed before a complete head.
-        const nothing_yet = session.u_len == 0 and !session.exchange.response_started;
-        if (nothing_yet) return session.upstreamFailedBeforeResponse();
-        return session.failMidExchange(.upstream_bad_response);
+        const failure: Failure = if (session.u_len == 0) .upstream_reset else .upstream_bad_response;
+        return session.upstreamFailed(.reset, failure);
     }
     session.u_len += @intCast(n);
     session.rearmProgress();
@@ -486,17 +695,53 @@ fn parseResponse(session: *Session) void {
     switch (session.response_parser.feed(bytes, session.exchange.method)) {
         .incomplete => {
             const full = headroom + session.u_len == ubuf.len; // A head too large for us.
-            if (full) return session.failMidExchange(.upstream_bad_response);
+            if (full) return session.upstreamFailed(.reset, .upstream_bad_response);
             session.recvUpstreamHead();
         },
-        .invalid => session.failMidExchange(.upstream_bad_response),
+        .invalid => session.upstreamFailed(.reset, .upstream_bad_response),
         .complete => |head_len| {
             const head = &session.response_parser.head;
+            if (head.status < 200 and head.status != 101) return session.relayInterim(head_len);
+            session.exchange.server_error = head.status >= 500;
+            if (head.status >= 500 and session.retryServerError()) return;
             if (head.status == 101) return session.startTunnel(head_len);
-            if (head.status < 200) return session.relayInterim(head_len);
             session.relayResponseHead(head_len);
         },
     }
+}
+
+/// A 5xx head arrived and nothing of it was relayed: when the pool retries 5xx and the request
+/// can be replayed, it goes to another backend and this response is dropped. Otherwise the
+/// client gets this response as it is.
+fn retryServerError(session: *Session) bool {
+    if (!session.proxy.config.pool.retry.on.status_5xx) return false;
+    if (!session.replayable() or !session.reserveRetry()) return false;
+    session.report(.status_5xx);
+    session.exchange.last_failure = .upstream_bad_response;
+    session.retryElsewhere();
+    return true;
+}
+
+/// The response timed out before its head arrived. When the pool retries timeouts, the
+/// request is replayable and only the head's receive is in flight, that receive is cancelled
+/// and its callback sends the request to another backend (`retryAfterCancel`).
+fn responseTimedOut(session: *Session) void {
+    const exchange = &session.exchange;
+    exchange.last_failure = .upstream_response_timeout;
+    session.report(.timeout);
+    const only_receiving = session.pending_ops == 1 and session.upstream_recv.isPending();
+    const retry = session.proxy.config.pool.retry.on.timeout and exchange.request_done and
+        exchange.method.isIdempotent() and !exchange.interim_relayed and
+        !exchange.request_body_overwritten and only_receiving;
+    if (!retry or !session.reserveRetry()) return session.failMidExchange(.upstream_response_timeout);
+    exchange.retry_after_cancel = true;
+    session.loop().cancel(&session.upstream_recv);
+}
+
+fn retryAfterCancel(session: *Session) void {
+    assert(session.pending_ops == 0);
+    session.exchange.retry_after_cancel = false;
+    session.retryElsewhere();
 }
 
 /// A 1xx other than 101 (100 Continue, 103 Early Hints): relayed, then the final response
@@ -510,6 +755,7 @@ fn relayInterim(session: *Session, head_len: u32) void {
         .connection = .keep_alive_default,
     });
     exchange.response_interim = true;
+    exchange.interim_relayed = true;
     exchange.progress = 0;
     exchange.response_window_len = @intCast(len);
     session.sendResponseWindow();
@@ -553,9 +799,11 @@ fn relayResponseHead(session: *Session, head_len: u32) void {
     else
         .keep_alive_default;
     const ubuf = session.ubuf.?;
+    var cookie_buffer: [rewrite.extra_field_bytes_max]u8 = undefined;
     const new_len = rewrite.rewriteResponseInPlace(ubuf, headroom, head_len, head, .{
         .connection = connection,
         .keep_transfer_encoding = exchange.response_body != .dechunked,
+        .extra_field = session.stickyCookie(&cookie_buffer),
     });
     const body = ubuf[headroom + head_len .. headroom + session.u_len];
     const take = session.frameResponseBody(body) orelse return;
@@ -564,6 +812,20 @@ fn relayResponseHead(session: *Session, head_len: u32) void {
     exchange.progress = 0;
     exchange.response_window_len = @intCast(new_len + take);
     session.sendResponseWindow();
+}
+
+/// The Set-Cookie field that pins a `sticky` client to the backend that answered, when its
+/// cookie named no backend or one that could not take the request; else empty.
+fn stickyCookie(session: *const Session, buffer: *[rewrite.extra_field_bytes_max]u8) []const u8 {
+    const pool = &session.proxy.config.pool;
+    if (pool.strategy != .sticky) return "";
+    const index = session.exchange.backend_index;
+    if (session.exchange.preferred == index) return "";
+    const id = session.proxy.shared.idText(index);
+    // Validation bounds the cookie name so that this always fits.
+    return std.fmt.bufPrint(buffer, "Set-Cookie: {s}={s}; Path=/; HttpOnly\r\n", .{
+        pool.sticky_cookie, &id,
+    }) catch unreachable;
 }
 
 /// How many bytes, from the front of `bytes`, go to the client; sets `response_window_last`
@@ -592,6 +854,7 @@ fn frameResponseBody(session: *Session, bytes: []u8) ?usize {
                 last = true;
             },
             .invalid => {
+                session.report(.reset);
                 session.failMidExchange(.upstream_bad_response);
                 return null;
             },
@@ -599,6 +862,7 @@ fn frameResponseBody(session: *Session, bytes: []u8) ?usize {
         .dechunked => |*decoder| {
             const result = decoder.decodeInPlace(bytes);
             if (result.reject != null) {
+                session.report(.reset);
                 session.failMidExchange(.upstream_bad_response);
                 return null;
             }
@@ -642,9 +906,9 @@ fn recvUpstreamBody(session: *Session) void {
 fn recvUpstreamBodyCallback(session: *Session, result: sys.RecvError!usize) void {
     if (session.opDone(false)) return;
     const exchange = &session.exchange;
-    const n = result catch return session.close(); // Truncated: the client sees the close.
+    const n = result catch return session.responseBroken(); // The client sees the close.
     if (n == 0) {
-        if (exchange.response_body != .close_delimited) return session.close();
+        if (exchange.response_body != .close_delimited) return session.responseBroken();
         exchange.response_done = true;
         return session.maybeFinishExchange();
     }
@@ -661,11 +925,21 @@ fn recvUpstreamBodyCallback(session: *Session, result: sys.RecvError!usize) void
     session.sendResponseWindow();
 }
 
+/// The backend broke off a response already under way: the client can only be told by a
+/// close, and the backend's health hears of it.
+fn responseBroken(session: *Session) void {
+    session.report(.reset);
+    session.close();
+}
+
 fn maybeFinishExchange(session: *Session) void {
     const exchange = &session.exchange;
     if (!exchange.request_done or !exchange.response_done) return;
     assert(session.pending_ops == 0);
     session.loop().timerCancel(&session.timer);
+    session.loop().timerCancel(&session.total_timer);
+    session.report(if (exchange.server_error) .status_5xx else .success);
+    session.releaseBackend();
     const conn = session.conn.?;
     session.conn = null;
     const upstream = &session.proxy.upstream;
@@ -684,8 +958,10 @@ fn startTunnel(session: *Session, head_len: u32) void {
     const exchange = &session.exchange;
     // A 101 the client did not ask for, or before its body was sent, is not a valid answer.
     if (!exchange.upgrade_requested or !exchange.request_done) {
+        session.report(.reset);
         return session.failMidExchange(.upstream_bad_response);
     }
+    session.report(.success);
     const ubuf = session.ubuf.?;
     const head = &session.response_parser.head;
     const new_len = rewrite.rewriteResponseInPlace(ubuf, headroom, head_len, head, .{
@@ -695,6 +971,7 @@ fn startTunnel(session: *Session, head_len: u32) void {
     std.mem.copyForwards(u8, ubuf[new_len..][0..rest.len], rest);
     exchange.tunnel = true;
     exchange.response_started = true;
+    session.loop().timerCancel(&session.total_timer); // A tunnel lives as long as it is used.
     session.proxy.stats.upgrades += 1;
     session.armTimer(.tunnel);
     exchange.progress = 0;
@@ -784,6 +1061,7 @@ fn maybeEndTunnel(session: *Session) void {
 fn fail(session: *Session, failure: Failure) void {
     assert(session.state == .active);
     session.proxy.stats.countFailure(failure);
+    session.loop().timerCancel(&session.total_timer);
     if (session.exchange.response_started) return session.close();
     session.state = .failing;
     session.cancelPending();
@@ -845,15 +1123,27 @@ fn armTimer(session: *Session, phase: Phase) void {
         .header => &queues.client_header,
         .connect => &queues.upstream_connect,
         .exchange => &queues.upstream_response,
+        .response_body => &queues.upstream_body,
     };
     session.loop().timerArm(queue, &session.timer, Session, session, timerCallback);
 }
 
 /// Progress on the exchange or tunnel pushes its deadline back ("between body bytes").
+/// Until the response head arrives the backend has the response timeout; then each gap in
+/// its body has the body timeout; while the request body is still arriving, the client sets
+/// the pace.
 fn rearmProgress(session: *Session) void {
-    assert(session.phase == .exchange or session.phase == .body or session.phase == .tunnel);
-    if (session.exchange.tunnel) return session.armTimer(.tunnel);
-    session.armTimer(if (session.exchange.request_done) .exchange else .body);
+    const exchange = &session.exchange;
+    assert(session.phase == .exchange or session.phase == .response_body or
+        session.phase == .body or session.phase == .tunnel);
+    if (exchange.tunnel) return session.armTimer(.tunnel);
+    if (!exchange.request_done) return session.armTimer(.body);
+    session.armTimer(if (exchange.response_started) .response_body else .exchange);
+}
+
+fn totalTimerCallback(session: *Session) void {
+    assert(session.state == .active);
+    session.failMidExchange(.upstream_response_timeout);
 }
 
 fn timerCallback(session: *Session) void {
@@ -883,7 +1173,11 @@ fn timerCallback(session: *Session) void {
             session.proxy.stats.client_timeouts += 1;
             session.failMidExchange(.client_body_timeout);
         },
-        .exchange => session.failMidExchange(.upstream_response_timeout),
+        .exchange => session.responseTimedOut(),
+        .response_body => {
+            session.report(.timeout);
+            session.failMidExchange(.upstream_response_timeout);
+        },
     }
 }
 
@@ -899,6 +1193,7 @@ pub fn close(session: *Session) void {
     assert(session.state == .active or session.state == .failing);
     session.state = .closing;
     session.loop().timerCancel(&session.timer);
+    session.loop().timerCancel(&session.total_timer);
     session.cancelPending();
     if (session.pending_ops == 0) session.finalize();
 }
@@ -917,6 +1212,7 @@ fn finalize(session: *Session) void {
     assert(session.state == .closing);
     assert(session.pending_ops == 0);
     const proxy = session.proxy;
+    session.releaseBackend();
     if (session.conn) |conn| proxy.upstream.discard(conn);
     session.conn = null;
     session.loop().close(&session.client);

@@ -21,6 +21,10 @@ pub const Failure = union(enum) {
     client_body_timeout,
     /// No buffer or connection slot free right now.
     overloaded,
+    /// Every backend of the pool is down, ejected or drained.
+    no_backend_available,
+    /// Every backend that could take the request is at its connection cap.
+    backends_at_capacity,
     upstream_refused,
     upstream_connect_timeout,
     upstream_reset,
@@ -34,7 +38,7 @@ pub const Failure = union(enum) {
             .head_too_large_to_forward => 431,
             .method_not_allowed => 405,
             .client_header_timeout, .client_body_timeout => 408,
-            .overloaded => 503,
+            .overloaded, .no_backend_available, .backends_at_capacity => 503,
             .upstream_refused, .upstream_reset, .upstream_bad_response => 502,
             .upstream_connect_timeout, .upstream_response_timeout => 504,
         };
@@ -53,6 +57,8 @@ pub const Failure = union(enum) {
             .client_header_timeout => comptime build(408, "request head not received in time"),
             .client_body_timeout => comptime build(408, "request body stopped arriving"),
             .overloaded => comptime build(503, "no capacity, try again"),
+            .no_backend_available => comptime build(503, "no healthy backend available"),
+            .backends_at_capacity => comptime build(503, "every backend is at its connection limit"),
             .upstream_refused => comptime build(502, "could not connect to a backend"),
             .upstream_reset => comptime build(502, "backend closed the connection"),
             .upstream_bad_response => comptime build(502, "backend sent an invalid response"),
@@ -98,6 +104,8 @@ test "failure: each response is a complete message with the status it claims" {
         .upstream_refused,
         .upstream_response_timeout,
         .overloaded,
+        .no_backend_available,
+        .backends_at_capacity,
         .method_not_allowed,
     };
     for (cases) |failure| {

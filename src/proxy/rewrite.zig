@@ -12,8 +12,13 @@ const std = @import("std");
 const assert = std.debug.assert;
 const http = @import("../http/http.zig");
 
-/// Room in front of a received response head for the fields we may add.
-pub const response_headroom_bytes = 64;
+/// Room in front of a received response head for the fields we may add: a Connection field
+/// and one extra field (the sticky-session Set-Cookie).
+pub const response_headroom_bytes: u32 = "Connection: keep-alive\r\n".len + extra_field_bytes_max;
+
+/// The longest extra response field: "Set-Cookie: " + a cookie name of at most 64 bytes +
+/// "=" + a 16-digit backend id + "; Path=/; HttpOnly\r\n" fits with room to spare.
+pub const extra_field_bytes_max = 128;
 
 /// The longest Host value we forward (and copy into X-Forwarded-Host). DNS names are at most
 /// 253 bytes; with a port and brackets, 300 leaves room. A longer Host is a 400.
@@ -196,6 +201,8 @@ pub const ResponseRewrite = struct {
     connection: ClientConnection,
     /// False when sluice removes the chunked framing itself (HTTP/1.0 client).
     keep_transfer_encoding: bool = true,
+    /// One whole field line ("Name: value\r\n") to add, or empty.
+    extra_field: []const u8 = "",
 };
 
 /// Rewrites the response head found at `buffer[head_start..][0..head_len]` to start at
@@ -209,6 +216,7 @@ pub fn rewriteResponseInPlace(
 ) usize {
     const connection = options.connection;
     assert(head_start >= response_headroom_bytes);
+    assert(options.extra_field.len <= extra_field_bytes_max);
     assert(head_start + head_len <= buffer.len);
     assert(head.headers.len <= drop_bits_max);
     // Decide every drop before writing: a later field's bytes may be overwritten by an earlier
@@ -243,6 +251,7 @@ pub fn rewriteResponseInPlace(
         w = copyForward(buffer, w, field.value);
         w = copyForward(buffer, w, "\r\n");
     }
+    w = copyForward(buffer, w, options.extra_field);
     switch (connection) {
         .keep_alive_default => {},
         .keep_alive_explicit => w = copyForward(buffer, w, "Connection: keep-alive\r\n"),

@@ -16,6 +16,7 @@ const sys = @import("../stdx/sys.zig");
 const Address = @import("../stdx/Address.zig").Address;
 const Config = @import("../config/Config.zig");
 const Proxy = @import("../proxy/Proxy.zig");
+const Shared = @import("../upstream/Shared.zig");
 
 const Worker = @This();
 
@@ -47,6 +48,7 @@ pub fn init(
     worker: *Worker,
     allocator: std.mem.Allocator,
     config: *const Config,
+    shared: *Shared,
     index: u32,
     workers_count: u32,
     listener_fd: linux.fd_t,
@@ -62,7 +64,9 @@ pub fn init(
         allocator,
         &worker.loop,
         config,
+        shared,
         Proxy.sessionsCount(config, workers_count),
+        index,
         .{ .context = worker, .function = slotFreeCallback },
     );
 }

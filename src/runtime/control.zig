@@ -1,8 +1,14 @@
 //! The one start-up path and the control thread. Start-up: size and allocate every worker,
 //! bind every listener (the first decides the port when 0 was asked for), start the workers
-//! and wait until each accepts, then seal the allocator. After that the control thread only
-//! waits for signals: SIGTERM/SIGINT drain (a second one exits at once), SIGUSR2 prints
-//! counters, SIGHUP is acknowledged (reload arrives with config files, issue 4).
+//! and wait until each accepts, then set up the control loop and the health checker and seal
+//! the allocator. After that the control thread runs its own event loop: active health checks
+//! (started only now, so probes never delay the first accept) and signals: SIGTERM/SIGINT
+//! drain (a second one exits at once), SIGUSR2 prints counters, SIGHUP is acknowledged
+//! (reload arrives with config files, issue 4).
+//!
+//! Decision: the control loop is always epoll, whatever `--io` says. It carries a few probes
+//! a second and the signalfd, epoll costs one cheap syscall to create (an io_uring costs more
+//! at start-up), and the workers' choice of backend stays theirs.
 const std = @import("std");
 const assert = std.debug.assert;
 const linux = std.os.linux;
@@ -13,9 +19,15 @@ const sys = @import("../stdx/sys.zig");
 const Config = @import("../config/Config.zig");
 const Worker = @import("Worker.zig");
 const Proxy = @import("../proxy/Proxy.zig");
-const Loop = @import("../loop/loop.zig").Loop;
+const Shared = @import("../upstream/Shared.zig");
+const loop_ns = @import("../loop/loop.zig");
+const Loop = loop_ns.Loop;
+const Socket = loop_ns.Socket;
+const Completion = loop_ns.Completion;
+const Health = @import("../health/Health.zig");
+const Checker = @import("../health/Checker.zig");
 const signals = @import("signals.zig");
-const log = @import("log.zig");
+const log = @import("../stdx/log.zig");
 
 /// How often the control thread looks at the workers while draining.
 const drain_poll_ms = 20;
@@ -23,9 +35,24 @@ const drain_poll_ms = 20;
 pub const Runtime = struct {
     static: *StaticAllocator,
     config: *Config,
+    shared: *Shared,
     workers: []Worker,
     signal_set: signals.Set,
     listen_address: Address,
+    supervisor: *Supervisor,
+};
+
+/// The control thread's event loop and what runs on it until a drain begins.
+pub const Supervisor = struct {
+    loop: Loop,
+    /// Null when the pool has no active checks.
+    checker: ?*Checker,
+    signal_socket: Socket,
+    signal_completion: Completion = .{},
+    /// Set by the supervision loop before it ticks.
+    runtime: *Runtime = undefined,
+    /// What asked for the drain, once something has.
+    drain_reason: ?[]const u8 = null,
 };
 
 pub const Options = struct {
@@ -65,6 +92,14 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         return .{ .failed = 1 };
     };
 
+    const shared = allocator.create(Shared) catch {
+        log.line("out of memory allocating the pool state", .{});
+        return .{ .failed = 1 };
+    };
+    shared.init(allocator, &config.pool) catch {
+        log.line("out of memory allocating the pool state", .{});
+        return .{ .failed = 1 };
+    };
     const workers = allocator.alloc(Worker, config.workers_count) catch {
         log.line("out of memory allocating {d} workers", .{config.workers_count});
         return .{ .failed = 1 };
@@ -88,7 +123,7 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
             };
             listen_address.setPort(Address.fromStorage(&storage).getPort());
         }
-        worker.init(allocator, config, @intCast(i), config.workers_count, fd) catch |err| {
+        worker.init(allocator, config, shared, @intCast(i), config.workers_count, fd) catch |err| {
             log.line(
                 "cannot allocate worker {d} ({d} connections): {s}",
                 .{ i, Proxy.sessionsCount(config, config.workers_count), @errorName(err) },
@@ -128,25 +163,103 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
             .{listen_address.toText(&text)},
         );
     }
+    const supervisor = initSupervisor(allocator, config, shared, signal_set) catch |err| {
+        log.line("cannot set up the control loop: {s}", .{@errorName(err)});
+        return .{ .failed = 1 };
+    };
     static.seal();
     return .{ .running = .{
         .static = static,
         .config = config,
+        .shared = shared,
         .workers = workers,
         .signal_set = signal_set,
         .listen_address = listen_address,
+        .supervisor = supervisor,
     } };
 }
 
+fn initSupervisor(
+    allocator: std.mem.Allocator,
+    config: *const Config,
+    shared: *Shared,
+    signal_set: signals.Set,
+) !*Supervisor {
+    const supervisor = try allocator.create(Supervisor);
+    supervisor.* = .{
+        .loop = try Loop.init(.{ .mode = .epoll }),
+        .checker = null,
+        .signal_socket = Socket.init(signal_set.fd),
+    };
+    if (config.pool.health.enabled()) {
+        const checker = try allocator.create(Checker);
+        try checker.init(allocator, &supervisor.loop, &config.pool.health, config.pool.backends(), .{
+            .context = &shared.health,
+            .function = healthReportCallback,
+        });
+        supervisor.checker = checker;
+    }
+    return supervisor;
+}
+
+/// An active check's result, handed to the pool's health (see health/Health.zig for how
+/// active and passive results are reconciled).
+fn healthReportCallback(context: *anyopaque, report: Checker.Report) void {
+    const health: *Health = @ptrCast(@alignCast(context));
+    if (report.changed) health.setActive(report.backend_index, report.up, report.reason);
+    if (report.passed) health.activePassed(report.backend_index) else health.activeFailed(report.backend_index);
+}
+
 fn superviseUntilDrained(runtime: *Runtime) u8 {
-    while (true) {
-        const signal = runtime.signal_set.wait(-1) orelse continue;
-        switch (signal) {
-            .terminate => return drain(runtime, "SIGTERM"),
-            .interrupt => return drain(runtime, "SIGINT"),
-            .user2 => printStats(runtime, "stats"),
-            .hangup => log.line("SIGHUP: nothing to reload without a config file", .{}),
-        }
+    const supervisor = runtime.supervisor;
+    supervisor.runtime = runtime;
+    if (supervisor.checker) |checker| checker.start();
+    armSignals(supervisor);
+    while (supervisor.drain_reason == null) {
+        supervisor.loop.tick() catch |err| {
+            log.line("control loop failed: {s}; draining", .{@errorName(err)});
+            supervisor.drain_reason = "control loop failure";
+        };
+    }
+    stopChecks(supervisor);
+    return drain(runtime, supervisor.drain_reason.?);
+}
+
+fn armSignals(supervisor: *Supervisor) void {
+    supervisor.loop.pollReadable(
+        &supervisor.signal_completion,
+        &supervisor.signal_socket,
+        Supervisor,
+        supervisor,
+        signalReadableCallback,
+    );
+}
+
+fn signalReadableCallback(supervisor: *Supervisor, result: loop_ns.PollError!void) void {
+    result catch |err| {
+        log.line("cannot read signals: {s}; draining", .{@errorName(err)});
+        supervisor.drain_reason = "signalfd failure";
+        return;
+    };
+    const runtime = supervisor.runtime;
+    while (runtime.signal_set.wait(0)) |signal| switch (signal) {
+        .terminate => supervisor.drain_reason = "SIGTERM",
+        .interrupt => supervisor.drain_reason = "SIGINT",
+        .user2 => printStats(runtime, "stats"),
+        .hangup => log.line("SIGHUP: nothing to reload without a config file", .{}),
+    };
+    if (supervisor.drain_reason != null) return; // drain() reads the signalfd itself.
+    armSignals(supervisor);
+}
+
+/// Health checks end when the drain begins: their sockets close, nothing probes a backend
+/// of a proxy that is going away.
+fn stopChecks(supervisor: *Supervisor) void {
+    const checker = supervisor.checker orelse return;
+    checker.stop();
+    var ticks: u32 = 0;
+    while (!checker.stopped() and ticks < 100) : (ticks += 1) {
+        supervisor.loop.tick() catch break; // Exiting anyway; the kernel closes what is left.
     }
 }
 
@@ -200,16 +313,34 @@ fn connectionsActive(workers: []Worker) u32 {
     return total;
 }
 
+/// One line of counters (SIGUSR2, and at exit). Worker counters are read without
+/// synchronisation: each is a word written by one thread, so a read is at worst a moment old.
 fn printStats(runtime: *Runtime, label: []const u8) void {
     var buffers_in_use: u32 = 0;
+    var retries: u64 = 0;
+    var inflight: u64 = 0;
     for (runtime.workers) |*worker| {
         const buffers = &worker.proxy.buffers;
         buffers_in_use += buffers.totalCount() - buffers.availableCount();
+        retries += @atomicLoad(u64, &worker.proxy.stats.retries, .monotonic);
+        for (&worker.proxy.inflight) |*count| inflight += @atomicLoad(u32, count, .monotonic);
     }
-    log.line("{s} heap_allocations_after_startup={d} connections_active={d} buffers_in_use={d}", .{
+    const shared = runtime.shared;
+    var upstream_open: u64 = 0;
+    for (shared.connections[0..runtime.config.pool.backends_count]) |*count| {
+        upstream_open += count.load(.monotonic);
+    }
+    log.line("{s} heap_allocations_after_startup={d} connections_active={d} buffers_in_use={d} " ++
+        "upstream_requests_in_flight={d} upstream_connections_open={d} retries={d} " ++
+        "ejections={d} backends_available={d}", .{
         label,
         runtime.static.allocationsAfterStartup(),
         connectionsActive(runtime.workers),
         buffers_in_use,
+        inflight,
+        upstream_open,
+        retries,
+        shared.health.stats.ejections.load(.monotonic),
+        @popCount(shared.health.available.load(.monotonic)),
     });
 }

@@ -226,15 +226,18 @@ pub fn recv(fd: fd_t, buffer: []u8) RecvError!usize {
     return recvFlags(fd, buffer, 0);
 }
 
-/// MSG.PEEK | MSG.DONTWAIT of one byte: is there data, an EOF or an error to report?
-/// Returns true when a recv would not block (data, EOF or a pending error).
+/// Would a read not block (data, an EOF or a pending error to report)? poll(2) without
+/// waiting, so it answers for any fd: sockets and the signalfd alike.
 pub fn peekReadable(fd: fd_t) bool {
-    var byte: [1]u8 = undefined;
-    _ = recvFlags(fd, &byte, linux.MSG.PEEK | linux.MSG.DONTWAIT) catch |err| switch (err) {
-        error.WouldBlock => return false,
-        else => return true, // The error is what the reader will see: the socket is "ready".
-    };
-    return true;
+    var pfd = [1]linux.pollfd{.{ .fd = fd, .events = linux.POLL.IN, .revents = 0 }};
+    while (true) {
+        const rc = linux.poll(&pfd, 1, 0);
+        switch (linux.errno(rc)) {
+            .SUCCESS => return rc > 0,
+            .INTR => continue,
+            else => return true, // Let the reader's own syscall report it.
+        }
+    }
 }
 
 fn recvFlags(fd: fd_t, buffer: []u8, flags: u32) RecvError!usize {

@@ -21,6 +21,7 @@ const Timer = loop_ns.Timer;
 const TimerQueue = loop_ns.TimerQueue;
 const sys = @import("../stdx/sys.zig");
 const Address = @import("../stdx/Address.zig").Address;
+const Shared = @import("Shared.zig");
 
 const Pool = @This();
 
@@ -50,6 +51,8 @@ pub const Stats = struct {
 };
 
 loop: *Loop,
+/// Counts every open connection per backend across workers (`max_connections`).
+shared: *Shared,
 conns: []Conn,
 /// Released slots; `conns[conns_touched..]` have never been used (and their pages never
 /// touched), so they are handed out in order once the free list is empty.
@@ -64,6 +67,7 @@ stats: Stats = .{},
 pub fn init(
     allocator: std.mem.Allocator,
     loop: *Loop,
+    shared: *Shared,
     idle_queue: *TimerQueue,
     conns_count: u32,
     backends_count: u32,
@@ -80,6 +84,7 @@ pub fn init(
     @memset(idle_counts, 0);
     return .{
         .loop = loop,
+        .shared = shared,
         .conns = conns,
         .free_list = null,
         .idle_heads = idle_heads,
@@ -134,13 +139,18 @@ pub fn takeIdle(pool: *Pool, backend_index: u16) ?*Conn {
     return conn;
 }
 
-pub const OpenError = error{ NoCapacity, SocketFailed };
+pub const OpenError = error{ NoCapacity, AtBackendCap, SocketFailed };
 
 /// A fresh, unconnected socket for `address`; the caller connects it with its own completion.
 pub fn open(pool: *Pool, backend_index: u16, address: *const Address) OpenError!*Conn {
-    const conn = pool.acquireSlot() orelse return error.NoCapacity;
+    if (!pool.shared.tryOpen(backend_index)) return error.AtBackendCap;
+    const conn = pool.acquireSlot() orelse {
+        pool.shared.closed(backend_index);
+        return error.NoCapacity;
+    };
     const flags = linux.SOCK.STREAM | linux.SOCK.NONBLOCK | linux.SOCK.CLOEXEC;
     const fd = sys.socket(address.family(), flags, 0) catch {
+        pool.shared.closed(backend_index);
         conn.next = pool.free_list;
         pool.free_list = conn;
         return error.SocketFailed;
@@ -196,6 +206,10 @@ pub fn closeIdle(pool: *Pool) void {
     }
 }
 
+pub fn hasIdle(pool: *const Pool, backend_index: u16) bool {
+    return pool.idle_heads[backend_index] != null;
+}
+
 pub fn idleCount(pool: *const Pool) u32 {
     var count: u32 = 0;
     for (pool.idle_counts) |c| count += c;
@@ -238,6 +252,7 @@ fn release(pool: *Pool, conn: *Conn) void {
     assert(!conn.watching);
     assert(!conn.idle_timer.isArmed());
     pool.loop.close(&conn.socket);
+    pool.shared.closed(conn.backend_index);
     conn.state = .free;
     conn.next = pool.free_list;
     conn.prev = null;

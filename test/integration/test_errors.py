@@ -78,11 +78,11 @@ def test_upstream_response_timeout_504(sluice, make_backend):
 @pytest.mark.time_limit(20)
 def test_upstream_body_stall_closes_client(sluice, make_backend):
     """A backend that stops in the middle of a body for longer than
-    --upstream-response-timeout: the head was already relayed, so the client connection
+    --upstream-body-timeout: the head was already relayed, so the client connection
     is closed (never left hanging, never completed as if the body were whole)."""
     b = make_backend(slow_body(b"y" * 4096, chunk=1024, delay=0.01, stall_after=2048,
                                stall=10.0))
-    sluice.start([b], args=["--upstream-response-timeout", "1s"])
+    sluice.start([b], args=["--upstream-body-timeout", "1s"])
     with Client(sluice.port) as c:
         c.send_request("GET", "/stall")
         t0 = time.monotonic()

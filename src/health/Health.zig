@@ -1,0 +1,451 @@
+//! The health of one pool's backends, shared by every worker and the control thread. Two
+//! sources feed it: active checks (the control thread's `Checker` says up or down) and passive
+//! outlier detection (workers report each exchange's outcome). A backend takes new requests
+//! when it is up *and* not ejected; workers read that as one bit mask per pick.
+//!
+//! How the two sources agree instead of fighting:
+//! - an active "down" wins: nothing is sent to a backend its checks fail, ejected or not;
+//! - an ejection is ended by whichever comes first: its cool-down running out (then one real
+//!   request is the half-open trial), or `rise` active passes in a row after it began;
+//! - the cool-down doubles on each ejection that follows soon after the last one (within the
+//!   longest cool-down), so a backend that flaps is kept out longer and longer, and a pass of
+//!   the active check does not reset that growth.
+//!
+//! Reads on the request path are lock-free (two relaxed loads and, after a failure, one store).
+//! State transitions are rare and take a spinlock, so the mask, the ejected count and the
+//! log line of a transition always agree; each transition is logged once and counted.
+const std = @import("std");
+const assert = std.debug.assert;
+
+const Address = @import("../stdx/Address.zig").Address;
+const Config = @import("../config/Config.zig");
+const log = @import("../stdx/log.zig");
+const mask = @import("../stdx/mask.zig");
+
+const Health = @This();
+
+pub const backends_max = Config.backends_count_max;
+
+backends: [backends_max]Backend,
+count: u32,
+outlier: Config.Outlier,
+/// How long a half-open trial may take before another request may try again (the trial's
+/// session may end without a verdict, e.g. when its client goes away).
+trial_timeout_ns: u64,
+/// The active check's rise threshold, reused to end an ejection from active passes.
+rise: u8,
+/// Bit i: backend i takes new requests (active up, not ejected).
+available: std.atomic.Value(u64) = .init(0),
+/// Bit i: backend i is ejected (cool-down or trial). Nonzero is rare; pick looks closer then.
+ejected: std.atomic.Value(u64) = .init(0),
+lock: std.atomic.Value(bool) = .init(false),
+stats: Stats = .{},
+
+pub const Stats = struct {
+    ejections: std.atomic.Value(u64) = .init(0),
+    ejections_refused_by_cap: std.atomic.Value(u64) = .init(0),
+    trials: std.atomic.Value(u64) = .init(0),
+    active_downs: std.atomic.Value(u64) = .init(0),
+    active_ups: std.atomic.Value(u64) = .init(0),
+};
+
+pub const Backend = struct {
+    /// Written under the lock, read anywhere.
+    state: std.atomic.Value(State) = .init(.serving),
+    active_up: std.atomic.Value(bool) = .init(true),
+    consecutive_failures: std.atomic.Value(u32) = .init(0),
+    /// While ejected: when the cool-down ends. While on trial: when the trial may be retried.
+    until_ns: std.atomic.Value(u64) = .init(0),
+    // Under the lock only:
+    ejections_in_a_row: u32 = 0,
+    last_ejection_ns: u64 = 0,
+    active_passes_since_ejection: u32 = 0,
+    name_buffer: [Address.text_bytes_max]u8 = undefined,
+    name_len: u8 = 0,
+
+    pub fn name(backend: *const Backend) []const u8 {
+        return backend.name_buffer[0..backend.name_len];
+    }
+};
+
+pub const State = enum(u8) { serving, ejected, trial };
+
+/// An exchange's outcome, as passive detection sees it.
+pub const Outcome = enum {
+    success,
+    connect,
+    reset,
+    timeout,
+    status_5xx,
+
+    /// Whether `kinds` (a pool's `eject.on` or `retry.on`) include this outcome.
+    pub fn isIn(outcome: Outcome, kinds: Config.FailureKinds) bool {
+        return switch (outcome) {
+            .success => false,
+            .connect => kinds.connect,
+            .reset => kinds.reset,
+            .timeout => kinds.timeout,
+            .status_5xx => kinds.status_5xx,
+        };
+    }
+};
+
+pub fn init(pool: *const Config.Pool) Health {
+    const count = pool.backends_count;
+    assert(count > 0 and count <= backends_max);
+    var health: Health = .{
+        .backends = @splat(.{}),
+        .count = count,
+        .outlier = pool.outlier,
+        .trial_timeout_ns = pool.connect_timeout_ns + pool.response_timeout_ns,
+        .rise = pool.health.rise,
+    };
+    for (pool.backends(), health.backends[0..count]) |*config_backend, *backend| {
+        backend.name_len = @intCast(config_backend.address.toText(&backend.name_buffer).len);
+    }
+    health.available = .init(mask.first(count));
+    return health;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Workers: on the request path
+
+pub const Candidates = struct {
+    /// Backends that may take a request now.
+    mask: u64,
+    /// A backend whose cool-down just ended and whose half-open trial this caller claimed: the
+    /// request should go there (it is also in `mask`).
+    trial: ?u16 = null,
+};
+
+/// Which backends may take a new request. When a cool-down has run out, the first caller to
+/// ask claims that backend's half-open trial.
+pub fn candidates(health: *Health, now_ns: u64) Candidates {
+    var result: Candidates = .{ .mask = health.available.load(.acquire) };
+    const ejected = health.ejected.load(.acquire);
+    if (ejected == 0) return result;
+    var rest = ejected;
+    while (rest != 0) : (rest &= rest - 1) {
+        const index: u16 = @ctz(rest);
+        const backend = &health.backends[index];
+        if (!backend.active_up.load(.acquire)) continue;
+        if (now_ns < backend.until_ns.load(.acquire)) continue;
+        if (health.claimTrial(index, now_ns)) {
+            result.mask |= bit(index);
+            result.trial = index;
+            return result;
+        }
+    }
+    return result;
+}
+
+/// Reports how an exchange with backend `index` went.
+pub fn report(health: *Health, index: u16, outcome: Outcome, now_ns: u64) void {
+    assert(index < health.count);
+    const backend = &health.backends[index];
+    if (outcome == .success or !outcome.isIn(health.outlier.on)) {
+        // The common case costs a load: only a streak of failures needs a store.
+        if (backend.consecutive_failures.load(.monotonic) != 0) {
+            backend.consecutive_failures.store(0, .monotonic);
+        }
+        if (backend.state.load(.acquire) == .trial) health.endTrial(index, true, outcome, now_ns);
+        return;
+    }
+    if (backend.state.load(.acquire) == .trial) return health.endTrial(index, false, outcome, now_ns);
+    if (health.outlier.consecutive_failures == 0) return;
+    const failures = backend.consecutive_failures.fetchAdd(1, .monotonic) + 1;
+    // Exactly one reporter sees the threshold crossed, so one ejection per streak.
+    if (failures == health.outlier.consecutive_failures) health.eject(index, outcome, now_ns);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The control thread: active checks
+
+/// The active check flipped backend `index` up or down (`rise`/`fall` reached).
+pub fn setActive(health: *Health, index: u16, up: bool, reason: []const u8) void {
+    assert(index < health.count);
+    health.acquire();
+    defer health.release();
+    const backend = &health.backends[index];
+    backend.active_up.store(up, .release);
+    if (up) {
+        _ = health.stats.active_ups.fetchAdd(1, .monotonic);
+        if (backend.state.load(.acquire) != .serving) health.unejectLocked(index);
+        log.line("backend {s} is up: active checks pass", .{backend.name()});
+    } else {
+        _ = health.stats.active_downs.fetchAdd(1, .monotonic);
+        log.line("backend {s} is down: active check failed ({s})", .{ backend.name(), reason });
+    }
+    health.refreshLocked(index);
+}
+
+/// One active check passed. `rise` of them in a row end an ejection.
+pub fn activePassed(health: *Health, index: u16) void {
+    assert(index < health.count);
+    const backend = &health.backends[index];
+    if (backend.state.load(.acquire) == .serving) return;
+    health.acquire();
+    defer health.release();
+    if (backend.state.load(.acquire) == .serving) return;
+    backend.active_passes_since_ejection += 1;
+    if (backend.active_passes_since_ejection < health.rise) return;
+    health.unejectLocked(index);
+    health.refreshLocked(index);
+    log.line("backend {s}: ejection ended by {d} passing active checks", .{
+        backend.name(), health.rise,
+    });
+}
+
+/// One active check failed: the streak of passes that would end an ejection starts over.
+pub fn activeFailed(health: *Health, index: u16) void {
+    const backend = &health.backends[index];
+    if (backend.state.load(.acquire) == .serving) return;
+    health.acquire();
+    defer health.release();
+    backend.active_passes_since_ejection = 0;
+}
+
+pub fn isAvailable(health: *const Health, index: u16) bool {
+    return health.available.load(.acquire) & bit(index) != 0;
+}
+
+pub fn ejectedCount(health: *const Health) u32 {
+    return @popCount(health.ejected.load(.acquire));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transitions (rare; under the lock)
+
+fn eject(health: *Health, index: u16, outcome: Outcome, now_ns: u64) void {
+    health.acquire();
+    defer health.release();
+    const backend = &health.backends[index];
+    if (backend.state.load(.acquire) != .serving) return;
+    // Rounded down: a pool of one backend is never ejected from (nothing to fail over to; as
+    // nginx ignores max_fails for a lone server), nor a pool of three at 50% more than one.
+    const ejected_max = health.count * health.outlier.max_ejected_percent / 100;
+    if (health.ejectedCount() >= ejected_max) {
+        _ = health.stats.ejections_refused_by_cap.fetchAdd(1, .monotonic);
+        log.line("backend {s}: {d} consecutive failures (last: {s}), not ejected: {d} of {d} " ++
+            "backends already are (max {d}%)", .{
+            backend.name(),    health.outlier.consecutive_failures,
+            @tagName(outcome), health.ejectedCount(),
+            health.count,      health.outlier.max_ejected_percent,
+        });
+        return;
+    }
+    const cooldown_ns = health.nextCooldownLocked(backend, now_ns);
+    health.ejectLocked(index, now_ns, cooldown_ns);
+    log.line("backend {s} ejected for {d} ms: {d} consecutive failures (last: {s})", .{
+        backend.name(),
+        cooldown_ns / std.time.ns_per_ms,
+        health.outlier.consecutive_failures,
+        @tagName(outcome),
+    });
+}
+
+fn claimTrial(health: *Health, index: u16, now_ns: u64) bool {
+    health.acquire();
+    defer health.release();
+    const backend = &health.backends[index];
+    const state = backend.state.load(.acquire);
+    if (state == .serving) return false;
+    if (now_ns < backend.until_ns.load(.acquire)) return false; // Someone else claimed it.
+    backend.state.store(.trial, .release);
+    backend.until_ns.store(now_ns + health.trial_timeout_ns, .release);
+    _ = health.stats.trials.fetchAdd(1, .monotonic);
+    return true;
+}
+
+fn endTrial(health: *Health, index: u16, passed: bool, outcome: Outcome, now_ns: u64) void {
+    health.acquire();
+    defer health.release();
+    const backend = &health.backends[index];
+    if (backend.state.load(.acquire) != .trial) return; // Ended by an active check meanwhile.
+    if (passed) {
+        health.unejectLocked(index);
+        health.refreshLocked(index);
+        log.line("backend {s}: trial request succeeded, back in rotation", .{backend.name()});
+        return;
+    }
+    const cooldown_ns = health.nextCooldownLocked(backend, now_ns);
+    health.ejectLocked(index, now_ns, cooldown_ns);
+    log.line("backend {s}: trial request failed ({s}), ejected again for {d} ms", .{
+        backend.name(), @tagName(outcome), cooldown_ns / std.time.ns_per_ms,
+    });
+}
+
+/// Doubles with each ejection that follows the last one within the longest cool-down.
+fn nextCooldownLocked(health: *Health, backend: *Backend, now_ns: u64) u64 {
+    const max_ns = @max(health.outlier.ejection_max_ns, health.outlier.ejection_ns);
+    const recent = backend.ejections_in_a_row > 0 and
+        now_ns -| backend.last_ejection_ns < max_ns + health.trial_timeout_ns;
+    backend.ejections_in_a_row = if (recent) backend.ejections_in_a_row + 1 else 1;
+    backend.last_ejection_ns = now_ns;
+    const shift: u6 = @intCast(@min(backend.ejections_in_a_row - 1, 32));
+    const grown = std.math.shlExact(u64, health.outlier.ejection_ns, shift) catch max_ns;
+    return @min(grown, max_ns);
+}
+
+fn ejectLocked(health: *Health, index: u16, now_ns: u64, cooldown_ns: u64) void {
+    const backend = &health.backends[index];
+    backend.state.store(.ejected, .release);
+    backend.until_ns.store(now_ns + cooldown_ns, .release);
+    backend.active_passes_since_ejection = 0;
+    _ = health.ejected.fetchOr(bit(index), .acq_rel);
+    _ = health.stats.ejections.fetchAdd(1, .monotonic);
+    health.refreshLocked(index);
+}
+
+fn unejectLocked(health: *Health, index: u16) void {
+    const backend = &health.backends[index];
+    backend.state.store(.serving, .release);
+    backend.consecutive_failures.store(0, .monotonic);
+    _ = health.ejected.fetchAnd(~bit(index), .acq_rel);
+}
+
+/// Recomputes backend `index`'s bit in `available` from its state.
+fn refreshLocked(health: *Health, index: u16) void {
+    const backend = &health.backends[index];
+    const takes = backend.active_up.load(.acquire) and backend.state.load(.acquire) == .serving;
+    if (takes) {
+        _ = health.available.fetchOr(bit(index), .acq_rel);
+    } else {
+        _ = health.available.fetchAnd(~bit(index), .acq_rel);
+    }
+}
+
+fn acquire(health: *Health) void {
+    while (health.lock.cmpxchgWeak(false, true, .acquire, .monotonic) != null) {
+        std.atomic.spinLoopHint();
+    }
+}
+
+fn release(health: *Health) void {
+    assert(health.lock.load(.monotonic));
+    health.lock.store(false, .release);
+}
+
+const bit = mask.bit;
+
+// ---------------------------------------------------------------------------------------------
+
+fn testPool(count: u32) Config.Pool {
+    var pool: Config.Pool = .{};
+    for (0..count) |i| {
+        pool.addBackend(.{ .address = Address.initIp4(.{ 127, 0, 0, 1 }, @intCast(9000 + i)) }) catch
+            unreachable;
+    }
+    pool.outlier.consecutive_failures = 3;
+    pool.outlier.ejection_ns = 100;
+    pool.outlier.ejection_max_ns = 1000;
+    pool.connect_timeout_ns = 10;
+    pool.response_timeout_ns = 10;
+    return pool;
+}
+
+test "health: consecutive failures eject once; success in between resets the streak" {
+    const pool = testPool(4);
+    var health: Health = .init(&pool);
+    try std.testing.expectEqual(@as(u64, 0b1111), health.candidates(0).mask);
+    health.report(1, .reset, 0);
+    health.report(1, .reset, 0);
+    health.report(1, .success, 0);
+    health.report(1, .reset, 0);
+    health.report(1, .reset, 0);
+    try std.testing.expect(health.isAvailable(1));
+    health.report(1, .timeout, 0);
+    try std.testing.expect(!health.isAvailable(1));
+    try std.testing.expectEqual(@as(u64, 0b1101), health.candidates(50).mask);
+    health.report(1, .reset, 0); // More failures while ejected change nothing.
+    try std.testing.expectEqual(@as(u64, 1), health.stats.ejections.load(.monotonic));
+    // A kind not in `on` is not a failure.
+    health.report(2, .status_5xx, 0);
+    health.report(2, .status_5xx, 0);
+    health.report(2, .status_5xx, 0);
+    try std.testing.expect(health.isAvailable(2));
+}
+
+test "health: cool-down, half-open trial, growing ejections" {
+    const pool = testPool(4);
+    var health: Health = .init(&pool);
+    for (0..3) |_| health.report(0, .connect, 0);
+    try std.testing.expect(!health.isAvailable(0));
+    // Cool-down (100 ns) not over: no trial.
+    try std.testing.expectEqual(@as(?u16, null), health.candidates(99).trial);
+    // Over: exactly one caller claims the trial.
+    const first = health.candidates(100);
+    try std.testing.expectEqual(@as(?u16, 0), first.trial);
+    try std.testing.expect(first.mask & 1 != 0);
+    try std.testing.expectEqual(@as(?u16, null), health.candidates(101).trial);
+    // The trial fails: ejected again, for twice as long.
+    health.report(0, .connect, 105);
+    try std.testing.expectEqual(@as(?u16, null), health.candidates(300).trial);
+    try std.testing.expectEqual(@as(?u16, 0), health.candidates(305).trial);
+    // This one succeeds: back in rotation.
+    health.report(0, .success, 310);
+    try std.testing.expect(health.isAvailable(0));
+    try std.testing.expectEqual(@as(u32, 0), health.ejectedCount());
+    // A trial whose verdict never comes can be claimed again after the trial timeout.
+    for (0..3) |_| health.report(0, .connect, 400);
+    const cooldown = health.backends[0].until_ns.load(.monotonic) - 400;
+    try std.testing.expectEqual(@as(u64, 400), cooldown); // Third in a row: 100 << 2.
+    try std.testing.expectEqual(@as(?u16, 0), health.candidates(800).trial);
+    try std.testing.expectEqual(@as(?u16, null), health.candidates(810).trial);
+    try std.testing.expectEqual(@as(?u16, 0), health.candidates(820).trial);
+}
+
+test "health: at most max_ejected_percent of the pool, rounded down" {
+    var pool = testPool(4);
+    pool.outlier.max_ejected_percent = 50;
+    var health: Health = .init(&pool);
+    for (0..4) |index| {
+        for (0..3) |_| health.report(@intCast(index), .reset, 0);
+    }
+    try std.testing.expectEqual(@as(u32, 2), health.ejectedCount());
+    try std.testing.expectEqual(@as(u64, 2), health.stats.ejections_refused_by_cap.load(.monotonic));
+
+    var single = testPool(1);
+    single.outlier.max_ejected_percent = 50;
+    var one: Health = .init(&single);
+    for (0..3) |_| one.report(0, .reset, 0);
+    try std.testing.expectEqual(@as(u32, 0), one.ejectedCount());
+    try std.testing.expectEqual(@as(u64, 1), one.candidates(1).mask);
+    single.outlier.max_ejected_percent = 100;
+    var all: Health = .init(&single);
+    for (0..3) |_| all.report(0, .reset, 0);
+    try std.testing.expectEqual(@as(u64, 0), all.candidates(1).mask);
+}
+
+test "health: active down wins; active passes end an ejection; no fight over growth" {
+    var pool = testPool(2);
+    pool.health.rise = 2;
+    var health: Health = .init(&pool);
+    health.setActive(0, false, "status 503");
+    try std.testing.expectEqual(@as(u64, 0b10), health.candidates(0).mask);
+    health.setActive(0, true, "");
+    try std.testing.expectEqual(@as(u64, 0b11), health.candidates(0).mask);
+
+    for (0..3) |_| health.report(1, .reset, 0);
+    try std.testing.expect(!health.isAvailable(1));
+    health.activePassed(1);
+    health.activeFailed(1);
+    health.activePassed(1);
+    try std.testing.expect(!health.isAvailable(1)); // The streak was broken.
+    health.activePassed(1);
+    try std.testing.expect(health.isAvailable(1));
+    // Ejected again soon after: the cool-down still grows.
+    for (0..3) |_| health.report(1, .reset, 10);
+    try std.testing.expectEqual(@as(u64, 200), health.backends[1].until_ns.load(.monotonic) - 10);
+    // Down by active checks while ejected: no trial is claimed for it.
+    health.setActive(1, false, "timed out");
+    try std.testing.expectEqual(@as(?u16, null), health.candidates(10_000).trial);
+}
+
+test "health: 64 backends use every bit" {
+    const pool = testPool(64);
+    var health: Health = .init(&pool);
+    try std.testing.expectEqual(~@as(u64, 0), health.candidates(0).mask);
+    for (0..3) |_| health.report(63, .reset, 0);
+    try std.testing.expectEqual(~@as(u64, 0) >> 1, health.candidates(0).mask);
+}
