@@ -109,6 +109,10 @@ pub const Backend = struct {
     /// Connections open to this backend (busy and idle), all workers together; 0 = no cap.
     /// Over the cap a request tries another backend, else gets a 503.
     max_connections: u32 = 0,
+    /// Requests pending at this backend (sent, response not yet complete), all workers
+    /// together; 0 = no cap. Over it, as above. Unlike `max_connections`, idle pooled
+    /// connections do not count.
+    max_pending: u32 = 0,
 };
 
 /// The balancer's own choice of strategy (see balance/Balancer.zig).

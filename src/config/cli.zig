@@ -61,9 +61,10 @@ pub const usage =
     \\                                    to (repeatable; default none: always replaced)
     \\
     \\balancing (the pool of --backend addresses):
-    \\  --backend ADDR[,weight=N][,max-conns=N]
+    \\  --backend ADDR[,weight=N][,max-conns=N][,max-pending=N]
     \\                                    weight 0..1000 (default 1; 0 drains the backend);
-    \\                                    max-conns caps its open connections (default none)
+    \\                                    max-conns caps its open connections, max-pending
+    \\                                    its requests in flight (default: no caps)
     \\  --strategy NAME                   round_robin (default), weighted, least_conn,
     \\                                    random, hash, sticky
     \\  --hash-key ip|path|header:NAME|cookie:NAME
@@ -262,21 +263,25 @@ fn apply(config: *Config, flag: Flag, name: []const u8, value: []const u8, diagn
     }
 }
 
-/// `ADDR[,weight=N][,max-conns=N]`.
+const backend_options = "expected weight=N, max-conns=N or max-pending=N";
+
+/// `ADDR[,weight=N][,max-conns=N][,max-pending=N]`.
 fn parseBackend(name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!Config.Backend {
     var parts = std.mem.splitScalar(u8, value, ',');
     var backend: Config.Backend = .{ .address = try parseAddress(name, parts.first(), diagnostic) };
     while (parts.next()) |part| {
         const eq = std.mem.indexOfScalar(u8, part, '=') orelse
-            return diagnostic.set(name, "invalid option \"{s}\": expected weight=N or max-conns=N", .{part});
+            return diagnostic.set(name, "invalid option \"{s}\": " ++ backend_options, .{part});
         const key = part[0..eq];
         const number = part[eq + 1 ..];
         if (std.mem.eql(u8, key, "weight")) {
             backend.weight = try parseCount(u16, name, number, 0, 1000, diagnostic);
         } else if (std.mem.eql(u8, key, "max-conns")) {
             backend.max_connections = try parseCount(u32, name, number, 1, 1 << 20, diagnostic);
+        } else if (std.mem.eql(u8, key, "max-pending")) {
+            backend.max_pending = try parseCount(u32, name, number, 1, 1 << 20, diagnostic);
         } else {
-            return diagnostic.set(name, "invalid option \"{s}\": expected weight=N or max-conns=N", .{part});
+            return diagnostic.set(name, "invalid option \"{s}\": " ++ backend_options, .{part});
         }
     }
     return backend;

@@ -205,6 +205,12 @@ pub fn activeFailed(health: *Health, index: u16) void {
     backend.active_passes_since_ejection = 0;
 }
 
+/// Backends that are available or ejected (one may come back as a trial), without claiming a
+/// trial: for "is there anything left to try".
+pub fn mayTakeRequests(health: *const Health) u64 {
+    return health.available.load(.acquire) | health.ejected.load(.acquire);
+}
+
 pub fn isAvailable(health: *const Health, index: u16) bool {
     return health.available.load(.acquire) & bit(index) != 0;
 }

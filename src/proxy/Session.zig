@@ -357,6 +357,11 @@ fn connectUpstream(session: *Session) void {
     exchange.tries += 1;
     exchange.tried |= mask.bit(index);
     exchange.backend_index = index;
+    if (!proxy.shared.tryBeginRequest(index)) {
+        // Another worker took the last pending slot since the pick looked.
+        if (exchange.tries == 1) exchange.last_failure = .backends_at_capacity;
+        return session.connectUpstream();
+    }
     exchange.inflight_counted = true;
     proxy.inflight[index] += 1;
     if (proxy.upstream.takeIdle(index)) |conn| {
@@ -382,6 +387,7 @@ fn pickBackend(session: *Session) ?u16 {
         // At its cap, but an idle connection to it here needs no new one.
         if (!proxy.upstream.hasIdle(index)) candidates &= ~mask.bit(index);
     }
+    candidates &= ~proxy.shared.atPendingCap();
     if (candidates == 0) {
         if (exchange.tries == 0) {
             exchange.last_failure = if (untried == 0) .no_backend_available else .backends_at_capacity;
@@ -409,8 +415,8 @@ fn reserveRetry(session: *Session) bool {
     const proxy = session.proxy;
     const exchange = &session.exchange;
     if (exchange.tries >= proxy.config.pool.retry.tries_max) return false;
-    const available = proxy.shared.health.candidates(session.loop().now());
-    if (available.mask & ~exchange.tried == 0) return false;
+    // Without claiming a trial (the next pick may): available or ejected, not tried.
+    if (proxy.shared.health.mayTakeRequests() & ~exchange.tried == 0) return false;
     if (!proxy.retry_budget.withdraw(session.loop().now())) {
         proxy.stats.retries_refused_by_budget += 1;
         return false;
@@ -427,6 +433,7 @@ fn releaseBackend(session: *Session) void {
     const inflight = &session.proxy.inflight[exchange.backend_index];
     assert(inflight.* > 0);
     inflight.* -= 1;
+    session.proxy.shared.endRequest(exchange.backend_index);
 }
 
 /// Tells the pool's health how this try went, once per try: a failure when it happens, a

@@ -28,6 +28,11 @@ connections: [backends_max]std.atomic.Value(u32),
 connections_max: [backends_max]u32,
 /// Backends with a connection cap.
 capped: u64,
+/// Requests in flight per backend, counted only for backends with a `max_pending` cap (so
+/// an uncapped pool never writes shared memory per request).
+pending: [backends_max]std.atomic.Value(u32),
+pending_max: [backends_max]u32,
+pending_capped: u64,
 
 pub fn init(shared: *Shared, allocator: std.mem.Allocator, pool: *const Config.Pool) !void {
     const backends = pool.backends();
@@ -39,11 +44,16 @@ pub fn init(shared: *Shared, allocator: std.mem.Allocator, pool: *const Config.P
         .connections = @splat(.init(0)),
         .connections_max = @splat(0),
         .capped = 0,
+        .pending = @splat(.init(0)),
+        .pending_max = @splat(0),
+        .pending_capped = 0,
     };
     for (backends, 0..) |*backend, i| {
         shared.ids[i] = backendId(&backend.address);
         shared.connections_max[i] = backend.max_connections;
         if (backend.max_connections > 0) shared.capped |= mask.bit(@intCast(i));
+        shared.pending_max[i] = backend.max_pending;
+        if (backend.max_pending > 0) shared.pending_capped |= mask.bit(@intCast(i));
     }
     if (pool.strategy == .hash) {
         const maglev = try allocator.create(Maglev);
@@ -99,7 +109,39 @@ pub fn closed(shared: *Shared, index: u16) void {
     assert(before > 0);
 }
 
-/// Capped backends that are at their cap now.
+/// Counts a request to backend `index` if it has a `max_pending` cap; false (nothing
+/// counted) when that would go over it.
+pub fn tryBeginRequest(shared: *Shared, index: u16) bool {
+    const max = shared.pending_max[index];
+    if (max == 0) return true;
+    const before = shared.pending[index].fetchAdd(1, .monotonic);
+    if (before >= max) {
+        _ = shared.pending[index].fetchSub(1, .monotonic);
+        return false;
+    }
+    return true;
+}
+
+pub fn endRequest(shared: *Shared, index: u16) void {
+    if (shared.pending_max[index] == 0) return;
+    const before = shared.pending[index].fetchSub(1, .monotonic);
+    assert(before > 0);
+}
+
+/// Backends at their `max_pending` cap now.
+pub fn atPendingCap(shared: *const Shared) u64 {
+    var result: u64 = 0;
+    var rest = shared.pending_capped;
+    while (rest != 0) : (rest &= rest - 1) {
+        const index = @ctz(rest);
+        if (shared.pending[index].load(.monotonic) >= shared.pending_max[index]) {
+            result |= mask.bit(index);
+        }
+    }
+    return result;
+}
+
+/// Capped backends that are at their connection cap now.
 pub fn atCapacity(shared: *const Shared) u64 {
     var result: u64 = 0;
     var rest = shared.capped;
@@ -131,4 +173,21 @@ test "shared: ids survive reordering and round-trip through cookie text" {
     shared.closed(0);
     try std.testing.expectEqual(@as(u64, 0), shared.atCapacity());
     try std.testing.expect(shared.tryOpen(1) and shared.tryOpen(1)); // Uncapped.
+}
+
+test "shared: pending requests are capped and counted only where a cap is set" {
+    var pool: Config.Pool = .{};
+    try pool.addBackend(.{ .address = try Address.parse("10.0.0.1:80"), .max_pending = 2 });
+    try pool.addBackend(.{ .address = try Address.parse("10.0.0.2:80") });
+    var shared: Shared = undefined;
+    try shared.init(std.testing.allocator, &pool);
+    defer shared.deinit(std.testing.allocator);
+    try std.testing.expect(shared.tryBeginRequest(0) and shared.tryBeginRequest(0));
+    try std.testing.expect(!shared.tryBeginRequest(0));
+    try std.testing.expectEqual(@as(u64, 0b01), shared.atPendingCap());
+    shared.endRequest(0);
+    try std.testing.expectEqual(@as(u64, 0), shared.atPendingCap());
+    try std.testing.expect(shared.tryBeginRequest(1));
+    shared.endRequest(1);
+    try std.testing.expectEqual(@as(u32, 0), shared.pending[1].load(.monotonic));
 }
