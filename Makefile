@@ -31,6 +31,10 @@ bench:
 	$(ZIG) build bench
 	bench/proxy.sh
 
+.PHONY: bench-chaos
+bench-chaos:
+	bench/chaos.sh
+
 fmt:
 	$(ZIG) build fmt
 

@@ -79,6 +79,8 @@ started_at=$(date +%s)
 # Debian puts nginx and haproxy in /usr/sbin, which is not on every user's PATH.
 export PATH="$PATH:/usr/sbin:/sbin"
 
+source "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
+
 ensure_tools() {
     local missing=()
     command -v python3 >/dev/null || missing+=(python3)
@@ -86,24 +88,7 @@ ensure_tools() {
     command -v haproxy >/dev/null || missing+=(haproxy)
     command -v wrk >/dev/null || missing+=(wrk)
     command -v taskset >/dev/null || missing+=(util-linux)
-    [ ${#missing[@]} -eq 0 ] && return 0
-    local sudo=""
-    if [ "$(id -u)" != 0 ]; then
-        command -v sudo >/dev/null || { echo "proxy.sh: need ${missing[*]} and neither root nor sudo" >&2; exit 1; }
-        sudo="sudo -n"
-    fi
-    command -v apt-get >/dev/null || { echo "proxy.sh: need ${missing[*]}; no apt-get here, install them yourself" >&2; exit 1; }
-    log "installing ${missing[*]} with apt-get"
-    local alog
-    alog="$(mktemp)"
-    if ! { timeout 600 $sudo apt-get update -qq &&
-           DEBIAN_FRONTEND=noninteractive timeout 900 $sudo apt-get install -y -qq \
-               --no-install-recommends "${missing[@]}"; } >"$alog" 2>&1; then
-        tail -n 30 "$alog" >&2
-        echo "proxy.sh: apt-get failed" >&2
-        exit 1
-    fi
-    rm -f "$alog"
+    apt_install proxy.sh "${missing[@]}"
 }
 ensure_tools
 

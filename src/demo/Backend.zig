@@ -16,7 +16,10 @@ const http = @import("../http/http.zig");
 
 const Backend = @This();
 
-const connections_max = 64;
+/// More than the proxy keeps idle towards it (64 per worker by default), so the proxy's pooled
+/// connections can never use up every slot and leave new ones waiting in the accept backlog.
+/// Untouched slots cost address space only (the backends are globals in .bss).
+const connections_max = 1024;
 const buffer_bytes = 4096;
 const headers_max = 32;
 
@@ -27,7 +30,7 @@ listener: Socket,
 accept_completion: Completion = .{},
 connections: [connections_max]Connection,
 free_count: u32,
-free: [connections_max]u8,
+free: [connections_max]u16,
 ready: std.atomic.Value(u8) = .init(0),
 
 const Connection = struct {
@@ -117,7 +120,7 @@ fn acceptCallback(backend: *Backend, result: sys.AcceptError!linux.fd_t) void {
 
 fn release(backend: *Backend, connection: *Connection) void {
     backend.loop.close(&connection.socket);
-    const index: u8 = @intCast(connection - &backend.connections[0]);
+    const index: u16 = @intCast(connection - &backend.connections[0]);
     backend.free[backend.free_count] = index;
     backend.free_count += 1;
     if (!backend.accept_completion.isPending()) backend.acceptNext();

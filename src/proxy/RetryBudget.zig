@@ -12,6 +12,11 @@ const RetryBudget = @This();
 /// Tokens are thousandths of a retry.
 const token_scale = 1000;
 
+/// Credit earned from traffic is kept up to this many retries, so a busy worker can fail over
+/// every request in flight when a backend dies, while a sustained failure still gets only
+/// `percent` of requests retried (Linkerd keeps ten seconds of deposits for the same reason).
+const credit_retries_max = 1000;
+
 percent: u8,
 min_per_second: u32,
 tokens: u64,
@@ -21,13 +26,13 @@ refilled_ns: u64,
 
 pub fn init(percent: u8, min_per_second: u32, now_ns: u64) RetryBudget {
     assert(percent <= 100);
-    // A burst of up to 10 retries, or one second's floor if that is larger.
-    const burst: u64 = @max(10, min_per_second);
+    // It starts with one second's floor (at least 10); traffic earns the rest.
+    const initial: u64 = @max(10, min_per_second);
     return .{
         .percent = percent,
         .min_per_second = min_per_second,
-        .tokens = burst * token_scale,
-        .tokens_max = burst * token_scale,
+        .tokens = initial * token_scale,
+        .tokens_max = @max(initial, credit_retries_max) * token_scale,
         .refilled_ns = now_ns,
     };
 }
@@ -55,14 +60,19 @@ fn refill(budget: *RetryBudget, now_ns: u64) void {
 
 test "retry budget: a share of requests, plus a floor per second" {
     var budget: RetryBudget = .init(20, 0, 0);
-    // The initial burst.
+    // The initial credit.
     for (0..10) |_| try std.testing.expect(budget.withdraw(0));
     try std.testing.expect(!budget.withdraw(0));
-    // 100 requests earn 20 retries, capped at the burst of 10.
+    // 100 requests earn 20 retries.
     for (0..100) |_| budget.deposit();
     var granted: u32 = 0;
     while (budget.withdraw(0)) granted += 1;
-    try std.testing.expectEqual(@as(u32, 10), granted);
+    try std.testing.expectEqual(@as(u32, 20), granted);
+    // Credit is kept up to a limit.
+    for (0..100_000) |_| budget.deposit();
+    granted = 0;
+    while (budget.withdraw(0)) granted += 1;
+    try std.testing.expectEqual(@as(u32, credit_retries_max), granted);
     // Steady state: 1000 requests with a retry wanted for each get 20% of them.
     granted = 0;
     for (0..1000) |_| {

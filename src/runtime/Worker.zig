@@ -105,7 +105,7 @@ fn run(worker: *Worker) void {
 
 fn isDone(worker: *const Worker) bool {
     return worker.proxy.draining and worker.connectionsActive() == 0 and
-        !worker.accept_completion.isPending();
+        !worker.accept_completion.isPending() and worker.proxy.upstream.isQuiet();
 }
 
 /// May be called from any thread.

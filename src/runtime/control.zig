@@ -318,11 +318,13 @@ fn connectionsActive(workers: []Worker) u32 {
 fn printStats(runtime: *Runtime, label: []const u8) void {
     var buffers_in_use: u32 = 0;
     var retries: u64 = 0;
+    var retries_refused: u64 = 0;
     var inflight: u64 = 0;
     for (runtime.workers) |*worker| {
         const buffers = &worker.proxy.buffers;
         buffers_in_use += buffers.totalCount() - buffers.availableCount();
         retries += @atomicLoad(u64, &worker.proxy.stats.retries, .monotonic);
+        retries_refused += @atomicLoad(u64, &worker.proxy.stats.retries_refused_by_budget, .monotonic);
         for (&worker.proxy.inflight) |*count| inflight += @atomicLoad(u32, count, .monotonic);
     }
     const shared = runtime.shared;
@@ -332,7 +334,7 @@ fn printStats(runtime: *Runtime, label: []const u8) void {
     }
     log.line("{s} heap_allocations_after_startup={d} connections_active={d} buffers_in_use={d} " ++
         "upstream_requests_in_flight={d} upstream_connections_open={d} retries={d} " ++
-        "ejections={d} backends_available={d}", .{
+        "retries_refused_by_budget={d} ejections={d} backends_available={d}", .{
         label,
         runtime.static.allocationsAfterStartup(),
         connectionsActive(runtime.workers),
@@ -340,6 +342,7 @@ fn printStats(runtime: *Runtime, label: []const u8) void {
         inflight,
         upstream_open,
         retries,
+        retries_refused,
         shared.health.stats.ejections.load(.monotonic),
         @popCount(shared.health.available.load(.monotonic)),
     });

@@ -62,6 +62,11 @@ idle_heads: []?*Conn,
 idle_counts: []u32,
 idle_max: u32,
 idle_queue: *TimerQueue,
+/// Watches submitted and not yet called back: the pool is quiet (safe to stop the loop) only
+/// when this is zero.
+watches_pending: u32 = 0,
+/// Set by `closeIdle` (drain): nothing is kept idle from then on.
+closing_all: bool = false,
 stats: Stats = .{},
 
 pub fn init(
@@ -171,7 +176,8 @@ pub fn open(pool: *Pool, backend_index: u16, address: *const Address) OpenError!
 /// Returns a busy connection after a clean exchange. Keeps it idle if there is room.
 pub fn park(pool: *Pool, conn: *Conn) void {
     assert(conn.state == .busy);
-    if (pool.idle_counts[conn.backend_index] >= pool.idle_max or conn.watching) {
+    const full = pool.idle_counts[conn.backend_index] >= pool.idle_max;
+    if (full or conn.watching or pool.closing_all) {
         // A watch still being cancelled cannot be re-armed yet; rare, so just close.
         return pool.discard(conn);
     }
@@ -179,6 +185,7 @@ pub fn park(pool: *Pool, conn: *Conn) void {
     pool.idlePush(conn);
     pool.loop.timerArm(pool.idle_queue, &conn.idle_timer, Conn, conn, idleTimerCallback);
     conn.watching = true;
+    pool.watches_pending += 1;
     pool.loop.pollReadable(&conn.watch, &conn.socket, Conn, conn, watchCallback);
 }
 
@@ -193,8 +200,9 @@ pub fn discard(pool: *Pool, conn: *Conn) void {
     pool.release(conn);
 }
 
-/// Closes every idle connection (drain).
+/// Closes every idle connection and keeps none from now on (drain).
 pub fn closeIdle(pool: *Pool) void {
+    pool.closing_all = true;
     for (pool.idle_heads, 0..) |_, backend_index| {
         while (pool.idle_heads[backend_index]) |conn| {
             pool.idleUnlink(conn);
@@ -204,6 +212,11 @@ pub fn closeIdle(pool: *Pool) void {
             pool.loop.cancel(&conn.watch);
         }
     }
+}
+
+/// No connection is idle or being closed: nothing of the pool's is left on the loop.
+pub fn isQuiet(pool: *const Pool) bool {
+    return pool.watches_pending == 0;
 }
 
 pub fn hasIdle(pool: *const Pool, backend_index: u16) bool {
@@ -220,6 +233,7 @@ fn watchCallback(conn: *Conn, result: loop_ns.PollError!void) void {
     const pool = conn.pool;
     assert(conn.watching);
     conn.watching = false;
+    pool.watches_pending -= 1;
     switch (conn.state) {
         // Taken for a request while the cancel was in flight: the session owns it now.
         .busy => {},
