@@ -11,6 +11,7 @@ const log = @import("stdx/log.zig");
 const signals = @import("runtime/signals.zig");
 const DemoBackend = @import("demo/Backend.zig");
 const Address = @import("stdx/Address.zig").Address;
+const InitTrace = @import("runtime/InitTrace.zig");
 
 pub const version = "0.1.0";
 
@@ -23,6 +24,13 @@ var static_allocator: StaticAllocator = undefined;
 var demo_backends: [2]DemoBackend = undefined;
 
 pub fn main(init: std.process.Init.Minimal) u8 {
+    // Before anything else, so the trace's total covers all of start-up. Parsing the flag
+    // itself is part of the first phase.
+    var scan = init.args.iterate();
+    while (scan.next()) |arg| {
+        if (std.mem.eql(u8, arg, "--trace-init")) InitTrace.global.enabled = true;
+    }
+    InitTrace.global.begin();
     static_allocator = .init(std.heap.page_allocator);
     signals.block() catch {
         log.line("cannot block signals", .{});
@@ -57,6 +65,7 @@ pub fn main(init: std.process.Init.Minimal) u8 {
         .demo => if (!startDemo(&parsed.config)) return 1,
         .run => {},
     }
+    InitTrace.global.mark("config");
     return control.run(&static_allocator, &parsed.config, .{ .demo = parsed.command == .demo });
 }
 

@@ -28,6 +28,7 @@ pub const files = .{
     @import("upstream/Shared.zig"),
     @import("runtime/Worker.zig"),
     @import("runtime/control.zig"),
+    @import("runtime/InitTrace.zig"),
     @import("demo/Backend.zig"),
 };
 

@@ -59,6 +59,7 @@ pub const usage =
     \\  --drain-timeout DUR               SIGTERM/SIGINT drain deadline (default 10s)
     \\  --trusted-proxy CIDR              peers whose X-Forwarded-For is kept and appended
     \\                                    to (repeatable; default none: always replaced)
+    \\  --trace-init                      print each start-up phase's cost in ns
     \\
     \\balancing (the pool of --backend addresses):
     \\  --backend ADDR[,weight=N][,max-conns=N][,max-pending=N]
@@ -181,6 +182,9 @@ pub fn parse(args: []const []const u8, diagnostic: *Diagnostic) error{Usage}!Par
     }
     while (i < args.len) : (i += 1) {
         const arg = args[i];
+        // A switch, not a setting: main reads it before anything else, so that the trace
+        // covers parsing too (runtime/InitTrace.zig).
+        if (std.mem.eql(u8, arg, "--trace-init")) continue;
         const eq = std.mem.indexOfScalar(u8, arg, '=');
         const name = if (eq) |e| arg[0..e] else arg;
         const flag = flag_names.get(name) orelse {

@@ -19,6 +19,7 @@ const loop_ns = @import("../loop/loop.zig");
 const Loop = loop_ns.Loop;
 const TimerQueue = loop_ns.TimerQueue;
 const Address = @import("../stdx/Address.zig").Address;
+const StaticAllocator = @import("../stdx/StaticAllocator.zig");
 const BufferPool = @import("../stdx/BufferPool.zig");
 const Config = @import("../config/Config.zig");
 const http = @import("../http/http.zig");
@@ -136,12 +137,13 @@ pub fn init(
         weight.* = backend.weight;
     }
 
-    const sessions = try allocator.alloc(Session, sessions_count);
+    // Untouched until used: slots are initialized on first use (`startSession`).
+    const sessions = try StaticAllocator.allocUntouched(allocator, Session, null, sessions_count);
     errdefer allocator.free(sessions);
     const free_sessions = try allocator.alloc(u32, sessions_count);
     errdefer allocator.free(free_sessions);
     const headers_count = @as(usize, sessions_count) * headers_per_session;
-    const headers = try allocator.alloc(http.Header, headers_count);
+    const headers = try StaticAllocator.allocUntouched(allocator, http.Header, null, headers_count);
     errdefer allocator.free(headers);
     var buffers = try BufferPool.init(allocator, buffers_count, config.bufferBytes());
     errdefer buffers.deinit(allocator);

@@ -17,6 +17,7 @@ const Address = @import("../stdx/Address.zig").Address;
 const Config = @import("../config/Config.zig");
 const Proxy = @import("../proxy/Proxy.zig");
 const Shared = @import("../upstream/Shared.zig");
+const InitTrace = @import("InitTrace.zig");
 
 const Worker = @This();
 
@@ -180,6 +181,7 @@ fn acceptCallback(worker: *Worker, result: sys.AcceptError!linux.fd_t) void {
     };
     sys.setsockoptInt(fd, linux.IPPROTO.TCP, linux.TCP.NODELAY, 1) catch {}; // Latency only.
     worker.connections_accepted += 1;
+    InitTrace.markFirstAccept();
     worker.proxy.startSession(fd, Address.fromStorage(&storage));
     worker.acceptNext();
 }

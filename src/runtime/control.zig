@@ -27,6 +27,7 @@ const Completion = loop_ns.Completion;
 const Health = @import("../health/Health.zig");
 const Checker = @import("../health/Checker.zig");
 const signals = @import("signals.zig");
+const InitTrace = @import("InitTrace.zig");
 const log = @import("../stdx/log.zig");
 
 /// How often the control thread looks at the workers while draining.
@@ -91,6 +92,8 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         log.line("cannot set up signal handling: {s}", .{@errorName(err)});
         return .{ .failed = 1 };
     };
+    const trace = &InitTrace.global;
+    trace.mark("validate");
 
     const shared = allocator.create(Shared) catch {
         log.line("out of memory allocating the pool state", .{});
@@ -131,6 +134,7 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
             return .{ .failed = 1 };
         };
     }
+    trace.mark("listen+allocate");
     for (workers) |*worker| {
         worker.spawn() catch |err| {
             log.line("cannot start worker thread: {s}", .{@errorName(err)});
@@ -147,6 +151,7 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
             return .{ .failed = 1 };
         }
     }
+    trace.mark("workers ready");
     const first_loop = &workers[0].loop;
     if (first_loop.fallback_reason) |reason| {
         log.line("io_uring unavailable ({s}), using epoll", .{reason});
@@ -168,6 +173,7 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         return .{ .failed = 1 };
     };
     static.seal();
+    trace.mark("control loop");
     return .{ .running = .{
         .static = static,
         .config = config,

@@ -3,6 +3,7 @@
 //! few pages and idle RSS stays small even when the pool is sized for the connection limit.
 //! An empty pool is an operating condition the caller handles (shed load), never a heap grow.
 const std = @import("std");
+const StaticAllocator = @import("StaticAllocator.zig");
 const assert = std.debug.assert;
 
 const BufferPool = @This();
@@ -18,7 +19,8 @@ in_use: std.DynamicBitSetUnmanaged,
 pub fn init(allocator: std.mem.Allocator, buffers_count: u32, buffer_bytes: u32) !BufferPool {
     assert(buffers_count > 0);
     assert(buffer_bytes > 0 and buffer_bytes % 64 == 0);
-    const slab = try allocator.alignedAlloc(
+    const slab = try StaticAllocator.allocUntouched(
+        allocator,
         u8,
         .fromByteUnits(4096),
         @as(usize, buffers_count) * buffer_bytes,

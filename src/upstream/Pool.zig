@@ -21,6 +21,7 @@ const Timer = loop_ns.Timer;
 const TimerQueue = loop_ns.TimerQueue;
 const sys = @import("../stdx/sys.zig");
 const Address = @import("../stdx/Address.zig").Address;
+const StaticAllocator = @import("../stdx/StaticAllocator.zig");
 const Shared = @import("Shared.zig");
 
 const Pool = @This();
@@ -80,7 +81,8 @@ pub fn init(
 ) !Pool {
     assert(conns_count > 0);
     assert(backends_count > 0);
-    const conns = try allocator.alloc(Conn, conns_count);
+    // Slots are initialized on first use (`acquireSlot`), so their pages stay untouched.
+    const conns = try StaticAllocator.allocUntouched(allocator, Conn, null, conns_count);
     errdefer allocator.free(conns);
     const idle_heads = try allocator.alloc(?*Conn, backends_count);
     errdefer allocator.free(idle_heads);
