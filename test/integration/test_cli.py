@@ -6,6 +6,8 @@ import subprocess
 
 import pytest
 
+from client import request
+
 RUN_TIMEOUT = 5.0
 
 
@@ -99,3 +101,30 @@ def test_listen_port_in_use(sluice, backend):
         assert any(ln.startswith("sluice: ") for ln in sluice.lines), text
     finally:
         holder.close()
+
+
+INIT_RE = re.compile(r"^sluice: init (?P<phase>.+?)\s+(?P<own>\d+) ns  total\s+(?P<total>\d+) ns$")
+
+
+def test_trace_init_prints_every_phase_in_order(sluice, backend):
+    """`--trace-init`: one line per start-up phase, in order, each with its own cost and a
+    running total that adds up; the last phase is the first accepted connection. Without the
+    flag, no such line."""
+    sluice.start([backend], args=["--trace-init"])
+    request(sluice.port, "GET", "/")
+    sluice.wait_for_line(re.compile(r"^sluice: init first accept"), 5.0)
+    phases = [m for m in (INIT_RE.match(ln) for ln in sluice.lines) if m]
+    names = [m["phase"].strip() for m in phases]
+    assert names == ["config", "validate", "listen+allocate", "workers ready", "control loop",
+                     "first accept"], names
+    total = 0
+    for m in phases:
+        total += int(m["own"])
+        assert int(m["total"]) == total, (m.group(0), total)
+
+
+def test_no_trace_without_the_flag(sluice, backend):
+    """Start-up prints no phase lines unless asked to."""
+    sluice.start([backend])
+    request(sluice.port, "GET", "/")
+    assert not any(INIT_RE.match(ln) for ln in sluice.lines), sluice.stderr_text()
