@@ -4,6 +4,7 @@ const std = @import("std");
 const builtin = @import("builtin");
 
 const cli = @import("config/cli.zig");
+const config_file = @import("config/file.zig");
 const Config = @import("config/Config.zig");
 const StaticAllocator = @import("stdx/StaticAllocator.zig");
 const control = @import("runtime/control.zig");
@@ -48,11 +49,22 @@ pub fn main(init: std.process.Init.Minimal) u8 {
         args_buffer[args_count] = arg;
         args_count += 1;
     }
+    const args = args_buffer[0..args_count];
     var diagnostic: cli.Diagnostic = .{};
-    var parsed = cli.parse(args_buffer[0..args_count], &diagnostic) catch {
+    var parsed = cli.parse(args, &diagnostic) catch {
         log.line("{s}: {s}", .{ diagnostic.flag, diagnostic.message() });
         return 2;
     };
+    if (parsed.command == .check) return checkFile(parsed.config_path.?);
+    if (parsed.config_path) |path| {
+        // The file first, then the flags again on top of it.
+        var base: Config = .{};
+        if (!loadFile(path, &base)) return 2;
+        parsed = cli.parseOnto(args, base, &diagnostic) catch {
+            log.line("{s}: {s}", .{ diagnostic.flag, diagnostic.message() });
+            return 2;
+        };
+    }
     switch (parsed.command) {
         .help => {
             log.stdout(cli.usage);
@@ -64,9 +76,39 @@ pub fn main(init: std.process.Init.Minimal) u8 {
         },
         .demo => if (!startDemo(&parsed.config)) return 1,
         .run => {},
+        .check => unreachable, // Answered above.
     }
     InitTrace.global.mark("config");
     return control.run(&static_allocator, &parsed.config, .{ .demo = parsed.command == .demo });
+}
+
+/// Config text and the strings Config points into live for the process: an arena that is
+/// never freed, allocated from before the allocator is sealed.
+var config_arena: std.heap.ArenaAllocator = undefined;
+
+/// `sluice check FILE`: every problem as `FILE:LINE:COLUMN: message`, exit 1; else exit 0.
+fn checkFile(path: []const u8) u8 {
+    var config: Config = .{};
+    if (!loadFile(path, &config)) return 1;
+    log.stdout(path);
+    log.stdout(": ok\n");
+    return 0;
+}
+
+fn loadFile(path: []const u8, config: *Config) bool {
+    config_arena = .init(static_allocator.allocator());
+    var problems: config_file.Problems = .{};
+    config_file.load(config_arena.allocator(), path, config, &problems) catch |err| {
+        for (problems.slice()) |problem| {
+            log.plain("{s}:{d}:{d}: {s}", .{
+                path, problem.position.line, problem.position.column, problem.message,
+            });
+        }
+        if (problems.dropped > 0) log.plain("{s}: {d} more problems", .{ path, problems.dropped });
+        if (err == error.OutOfMemory) log.line("{s}: out of memory reading it", .{path});
+        return false;
+    };
+    return true;
 }
 
 /// Two built-in backends on loopback, with the proxy in front on 127.0.0.1:8080 unless

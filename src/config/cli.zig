@@ -8,11 +8,13 @@ const Config = @import("Config.zig");
 const Cidr = @import("Cidr.zig");
 const units = @import("units.zig");
 
-pub const Command = enum { run, demo, help, version };
+pub const Command = enum { run, demo, check, help, version };
 
 pub const Parsed = struct {
     command: Command,
     config: Config,
+    /// `--config FILE` (run), or the FILE of `sluice check FILE`.
+    config_path: ?[]const u8 = null,
 };
 
 /// What went wrong, for one line on stderr: `sluice: {flag}: {message}`.
@@ -39,6 +41,8 @@ pub const usage =
     \\
     \\usage:
     \\  sluice [--listen ADDR] --backend ADDR [--backend ADDR ...] [options]
+    \\  sluice --config FILE [options]          FILE is .zon or .json; flags override it
+    \\  sluice check FILE                       validate FILE, print every mistake
     \\  sluice demo [--listen ADDR] [options]   two built-in backends behind the proxy
     \\  sluice --help | --version
     \\
@@ -46,6 +50,7 @@ pub const usage =
     \\durations: 500ms, 10s, 2m (a bare number is ms); sizes: 4096, 16KiB, 1MiB
     \\
     \\options:
+    \\  --config FILE                     a config file (docs/CONFIG.md)
     \\  --listen ADDR                     where clients connect (default :8080)
     \\  --workers N                       worker threads (default: one per CPU)
     \\  --io auto|uring|epoll             event loop backend (default auto: io_uring,
@@ -107,6 +112,7 @@ pub const usage =
 ;
 
 const Flag = enum {
+    config,
     listen,
     backend,
     workers,
@@ -163,7 +169,13 @@ const flag_names = blk: {
 
 /// `args` excludes argv[0].
 pub fn parse(args: []const []const u8, diagnostic: *Diagnostic) error{Usage}!Parsed {
-    var parsed: Parsed = .{ .command = .run, .config = .{} };
+    return parseOnto(args, .{}, diagnostic);
+}
+
+/// Applies the flags in `args` over `base`: the defaults, or what a `--config` file set (main
+/// loads the file, then parses again onto it, so flags override the file).
+pub fn parseOnto(args: []const []const u8, base: Config, diagnostic: *Diagnostic) error{Usage}!Parsed {
+    var parsed: Parsed = .{ .command = .run, .config = base };
     // --help and --version answer even when other arguments are wrong.
     for (args) |arg| {
         if (std.mem.eql(u8, arg, "--help") or std.mem.eql(u8, arg, "-h")) {
@@ -179,6 +191,12 @@ pub fn parse(args: []const []const u8, diagnostic: *Diagnostic) error{Usage}!Par
     if (args.len > 0 and std.mem.eql(u8, args[0], "demo")) {
         parsed.command = .demo;
         i = 1;
+    }
+    if (args.len > 0 and std.mem.eql(u8, args[0], "check")) {
+        if (args.len != 2) return diagnostic.set("check", "expected exactly one FILE: sluice check FILE", .{});
+        parsed.command = .check;
+        parsed.config_path = args[1];
+        return parsed;
     }
     while (i < args.len) : (i += 1) {
         const arg = args[i];
@@ -198,9 +216,15 @@ pub fn parse(args: []const []const u8, diagnostic: *Diagnostic) error{Usage}!Par
             if (i == args.len) return diagnostic.set(name, "missing value", .{});
             break :blk args[i];
         };
+        if (flag == .config) {
+            if (parsed.command == .demo) return diagnostic.set(name, "the demo has its own backends", .{});
+            parsed.config_path = value;
+            continue;
+        }
         try apply(&parsed.config, flag, name, value, diagnostic);
     }
-    if (parsed.command == .run and parsed.config.pool.backends_count == 0) {
+    const from_file = parsed.config_path != null and base.pool.backends_count == 0;
+    if (parsed.command == .run and parsed.config.pool.backends_count == 0 and !from_file) {
         return diagnostic.set("--backend", "at least one backend is required (or try `sluice demo`)", .{});
     }
     if (parsed.config.target_bytes_max >= parsed.config.header_bytes_max) {
@@ -216,6 +240,7 @@ pub fn parse(args: []const []const u8, diagnostic: *Diagnostic) error{Usage}!Par
 fn apply(config: *Config, flag: Flag, name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!void {
     const pool = &config.pool;
     switch (flag) {
+        .config => unreachable, // Handled by the caller: it names a file, not a setting.
         .listen => config.listen = try parseAddress(name, value, diagnostic),
         .backend => pool.addBackend(try parseBackend(name, value, diagnostic)) catch
             return diagnostic.set(name, "more than {d} backends", .{Config.backends_count_max}),

@@ -78,6 +78,11 @@ pub const Outcome = enum {
     timeout,
     status_5xx,
 
+    /// As written in the configuration (`--eject-on`, `--retry-on`) and the log.
+    pub fn text(outcome: Outcome) []const u8 {
+        return if (outcome == .status_5xx) "5xx" else @tagName(outcome);
+    }
+
     /// Whether `kinds` (a pool's `eject.on` or `retry.on`) include this outcome.
     pub fn isIn(outcome: Outcome, kinds: Config.FailureKinds) bool {
         return switch (outcome) {
@@ -171,12 +176,16 @@ pub fn setActive(health: *Health, index: u16, up: bool, reason: []const u8) void
     if (up) {
         _ = health.stats.active_ups.fetchAdd(1, .monotonic);
         if (backend.state.load(.acquire) != .serving) health.unejectLocked(index);
-        log.line("backend {s} is up: active checks pass", .{backend.name()});
     } else {
         _ = health.stats.active_downs.fetchAdd(1, .monotonic);
+    }
+    // The mask first, then the line: whoever reads the line sees the state it announces.
+    health.refreshLocked(index);
+    if (up) {
+        log.line("backend {s} is up: active checks pass", .{backend.name()});
+    } else {
         log.line("backend {s} is down: active check failed ({s})", .{ backend.name(), reason });
     }
-    health.refreshLocked(index);
 }
 
 /// One active check passed. `rise` of them in a row end an ejection.
@@ -234,9 +243,9 @@ fn eject(health: *Health, index: u16, outcome: Outcome, now_ns: u64) void {
         _ = health.stats.ejections_refused_by_cap.fetchAdd(1, .monotonic);
         log.line("backend {s}: {d} consecutive failures (last: {s}), not ejected: {d} of {d} " ++
             "backends already are (max {d}%)", .{
-            backend.name(),    health.outlier.consecutive_failures,
-            @tagName(outcome), health.ejectedCount(),
-            health.count,      health.outlier.max_ejected_percent,
+            backend.name(), health.outlier.consecutive_failures,
+            outcome.text(), health.ejectedCount(),
+            health.count,   health.outlier.max_ejected_percent,
         });
         return;
     }
@@ -246,7 +255,7 @@ fn eject(health: *Health, index: u16, outcome: Outcome, now_ns: u64) void {
         backend.name(),
         cooldown_ns / std.time.ns_per_ms,
         health.outlier.consecutive_failures,
-        @tagName(outcome),
+        outcome.text(),
     });
 }
 
@@ -277,7 +286,7 @@ fn endTrial(health: *Health, index: u16, passed: bool, outcome: Outcome, now_ns:
     const cooldown_ns = health.nextCooldownLocked(backend, now_ns);
     health.ejectLocked(index, now_ns, cooldown_ns);
     log.line("backend {s}: trial request failed ({s}), ejected again for {d} ms", .{
-        backend.name(), @tagName(outcome), cooldown_ns / std.time.ns_per_ms,
+        backend.name(), outcome.text(), cooldown_ns / std.time.ns_per_ms,
     });
 }
 

@@ -19,6 +19,7 @@ const loop_ns = @import("../loop/loop.zig");
 const Loop = loop_ns.Loop;
 const TimerQueue = loop_ns.TimerQueue;
 const Address = @import("../stdx/Address.zig").Address;
+const sys = @import("../stdx/sys.zig");
 const StaticAllocator = @import("../stdx/StaticAllocator.zig");
 const BufferPool = @import("../stdx/BufferPool.zig");
 const Config = @import("../config/Config.zig");
@@ -159,7 +160,11 @@ pub fn init(
         .upstream = undefined,
         .shared = shared,
         .balancer = .init(pool.strategy, weights[0..pool.backends_count], shared.maglev, seed),
-        .retry_budget = .init(pool.retry.budget_percent, pool.retry.budget_min_per_second, 0),
+        .retry_budget = .init(
+            pool.retry.budget_percent,
+            pool.retry.budget_min_per_second,
+            sys.clockMonotonicNs(), // The loop's clock, which does not exist yet.
+        ),
         .queues = .{
             .client_header = .init(config.client_header_timeout_ns),
             .client_idle_rest = .init(@max(1, config.client_idle_timeout_ns -| short_ns)),

@@ -19,6 +19,8 @@ const credit_retries_max = 1000;
 
 percent: u8,
 min_per_second: u32,
+/// What time alone can fill the bucket to: one second of the floor (at least 10).
+floor_tokens_max: u64,
 tokens: u64,
 /// The bucket holds at most this many tokens: a burst of this many retries / token_scale.
 tokens_max: u64,
@@ -31,6 +33,7 @@ pub fn init(percent: u8, min_per_second: u32, now_ns: u64) RetryBudget {
     return .{
         .percent = percent,
         .min_per_second = min_per_second,
+        .floor_tokens_max = initial * token_scale,
         .tokens = initial * token_scale,
         .tokens_max = @max(initial, credit_retries_max) * token_scale,
         .refilled_ns = now_ns,
@@ -55,7 +58,10 @@ fn refill(budget: *RetryBudget, now_ns: u64) void {
     const earned = elapsed_ns * budget.min_per_second / (std.time.ns_per_s / token_scale);
     if (earned == 0) return; // Keep the remainder accruing.
     budget.refilled_ns = now_ns;
-    budget.tokens = @min(budget.tokens_max, budget.tokens + earned);
+    // Time refills only up to one second's floor: an idle hour earns no storm.
+    if (budget.tokens < budget.floor_tokens_max) {
+        budget.tokens = @min(budget.floor_tokens_max, budget.tokens + earned);
+    }
 }
 
 test "retry budget: a share of requests, plus a floor per second" {
@@ -86,4 +92,8 @@ test "retry budget: a share of requests, plus a floor per second" {
     try std.testing.expect(!floor.withdraw(50 * std.time.ns_per_ms));
     try std.testing.expect(floor.withdraw(100 * std.time.ns_per_ms)); // 10/s: one per 100 ms.
     try std.testing.expect(!floor.withdraw(100 * std.time.ns_per_ms));
+    // An idle hour refills one second's floor, not an hour's.
+    var granted_after_idle: u32 = 0;
+    while (floor.withdraw(3600 * std.time.ns_per_s)) granted_after_idle += 1;
+    try std.testing.expectEqual(@as(u32, 10), granted_after_idle);
 }

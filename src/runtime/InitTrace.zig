@@ -14,6 +14,9 @@ const InitTrace = @This();
 enabled: bool = false,
 start_ns: u64 = 0,
 last_ns: u64 = 0,
+/// The first accept is marked by a worker, possibly while the control thread marks its last
+/// phase: marks are serialised so that each line's own cost and total stay consistent.
+lock: std.atomic.Value(bool) = .init(false),
 
 pub fn begin(trace: *InitTrace) void {
     if (!trace.enabled) return;
@@ -24,6 +27,10 @@ pub fn begin(trace: *InitTrace) void {
 /// Marks the end of phase `name`: prints what it cost and the total so far.
 pub fn mark(trace: *InitTrace, comptime name: []const u8) void {
     if (!trace.enabled) return;
+    while (trace.lock.cmpxchgWeak(false, true, .acquire, .monotonic) != null) {
+        std.atomic.spinLoopHint();
+    }
+    defer trace.lock.store(false, .release);
     const now_ns = sys.clockMonotonicNs();
     log.line("init {s:<16} {d:>9} ns  total {d:>9} ns", .{
         name,

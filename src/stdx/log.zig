@@ -23,6 +23,16 @@ pub fn line(comptime fmt: []const u8, args: anytype) void {
     writeAll(2, buffer[0 .. end + 1]);
 }
 
+/// A line without the prefix, on stderr: for lines that have their own (`FILE:LINE:COL: ...`,
+/// the form editors and CI annotate).
+pub fn plain(comptime fmt: []const u8, args: anytype) void {
+    if (builtin.is_test) return;
+    var buffer: [line_bytes_max]u8 = undefined;
+    const body = std.fmt.bufPrint(buffer[0 .. buffer.len - 1], fmt, args) catch buffer[0 .. buffer.len - 1];
+    buffer[body.len] = '\n';
+    writeAll(2, buffer[0 .. body.len + 1]);
+}
+
 /// Writes to stdout without the prefix (help text, version).
 pub fn stdout(text: []const u8) void {
     writeAll(1, text);

@@ -913,3 +913,137 @@ class BlackholePort:
         for s in self._fillers:
             s.close()
         self._listener.close()
+
+
+# ---------------------------------------------------------------------------------------
+# Behaviours and helpers for the balancing and resilience tests
+
+HEALTH_CHECK_USER_AGENT = "sluice-health-check"
+
+
+def is_probe(req: ReceivedRequest) -> bool:
+    """True for sluice's active health probes (User-Agent: sluice-health-check)."""
+    return req.header("user-agent") == HEALTH_CHECK_USER_AGENT
+
+
+def traffic(backend: "Backend") -> list[ReceivedRequest]:
+    """The backend's recorded requests without sluice's active health probes."""
+    with backend._lock:
+        reqs = list(backend.requests)
+    return [r for r in reqs if not is_probe(r)]
+
+
+class HealthEndpoint(Behaviour):
+    def __init__(self, path, status, then):
+        self.path, self.status, self.then = path, status, then
+        self.probes = 0
+        self._lock = threading.Lock()
+
+    def on_head(self, conn, req):
+        if req.path != self.path:
+            self.then.on_head(conn, req)
+
+    def on_request(self, conn, req):
+        if req.path != self.path:
+            return self.then.on_request(conn, req)
+        with self._lock:
+            self.probes += 1
+            status = self.status
+        conn.respond(req, status, [("Content-Type", "text/plain")],
+                     f"health {status}\n".encode())
+        return not req.wants_close()
+
+    def set_status(self, status: int):
+        with self._lock:
+            self.status = status
+
+
+def health_endpoint(path="/health", status=200, then=None) -> HealthEndpoint:
+    """Requests for `path` get `status` (switch it at any time with .set_status(n)) and a
+    short text body; `.probes` counts them. Everything else is answered like `then`
+    (default echo)."""
+    return HealthEndpoint(path, status, then or echo())
+
+
+class Switch(Behaviour):
+    def __init__(self, behaviour):
+        self.behaviour = behaviour
+
+    def set(self, behaviour: Behaviour):
+        self.behaviour = behaviour
+
+    def on_connect(self, conn):
+        return self.behaviour.on_connect(conn)
+
+    def on_head(self, conn, req):
+        self.behaviour.on_head(conn, req)
+
+    def on_request(self, conn, req):
+        return self.behaviour.on_request(conn, req)
+
+
+def switchable(behaviour: Behaviour | None = None) -> Switch:
+    """Answers like `behaviour` (default echo) until .set(other) switches it; the switch
+    applies to the next request on every connection."""
+    return Switch(behaviour or echo())
+
+
+class TruncatedBody(Behaviour):
+    def __init__(self, size, sent, delay):
+        self.size, self.sent, self.delay = size, sent, delay
+
+    def on_request(self, conn, req):
+        conn.send_head(200, [("Content-Length", str(self.size)),
+                             ("Content-Type", "application/octet-stream"),
+                             ("X-Backend", conn.backend.name)])
+        conn.send(b"t" * self.sent)
+        conn.sleep(self.delay)
+        return False  # FIN in the middle of the body
+
+
+def truncated_body(size=4096, sent=None, delay=0.05) -> Behaviour:
+    """200 with `Content-Length: size`, then only `sent` body bytes (default half), a
+    pause of `delay` s (so the head has certainly been relayed), then a close (FIN)."""
+    return TruncatedBody(size, size // 2 if sent is None else sent, delay)
+
+
+class Stall(Behaviour):
+    def on_request(self, conn, req):
+        conn.backend._stopping.wait()
+        return False
+
+
+def stall() -> Behaviour:
+    """Accept and read the whole request, then never answer (until the backend stops)."""
+    return Stall()
+
+
+def kill_backend(backend: "Backend", timeout: float = 3.0):
+    """Kill a backend the hard way: its listener closes (new connects are refused) and every
+    open connection is reset (RST, no FIN first). The port can then be reused with
+    Backend(..., port=backend.port)."""
+    if backend._stopping.is_set():
+        return
+    backend._stopping.set()
+    try:
+        backend._listener.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    try:
+        backend._listener.close()
+    except OSError:
+        pass
+    with backend._lock:
+        conns = list(backend._conns)
+    for c in conns:
+        try:
+            c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            # SHUT_RD sends nothing to the peer but wakes the thread blocked in recv, which
+            # then closes the socket: with a zero linger time that close is a RST.
+            c.sock.shutdown(socket.SHUT_RD)
+        except OSError:
+            pass
+    end = time.monotonic() + timeout
+    backend._accept_thread.join(max(0.0, end - time.monotonic()))
+    for t in list(backend._threads):
+        t.join(max(0.0, end - time.monotonic()))

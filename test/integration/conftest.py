@@ -411,3 +411,17 @@ def make_backend(request):
 @pytest.fixture
 def backend(make_backend) -> Backend:
     return make_backend()
+
+
+def assert_quiescent(sluice, timeout=5.0):
+    """The stats line shows nothing left over: no client connection, no request in flight
+    upstream, and no heap allocation since start-up."""
+    deadline = Deadline(timeout)
+    while True:
+        st = sluice.stats()
+        if st["connections_active"] == 0 and st["upstream_requests_in_flight"] == 0:
+            break
+        deadline.check(f"sluice still has connections or requests in flight: {st}")
+        time.sleep(0.05)
+    assert st["heap_allocations_after_startup"] == 0, st
+    return st

@@ -1,0 +1,73 @@
+"""docs/CONFIG.md stays true: every ZON and JSON example passes `sluice check`, except the
+one shown as a mistake, whose `sluice check` output is exactly the console block after it;
+and a checked file really runs (`--config`), with flags overriding it."""
+
+import re
+import subprocess
+
+from client import request
+from conftest import REPO
+
+DOC = (REPO / "docs" / "CONFIG.md").read_text()
+BLOCK_RE = re.compile(r"```(zon|json|console)\n(.*?)```", re.S)
+
+
+def blocks():
+    return [(m.group(1), m.group(2)) for m in BLOCK_RE.finditer(DOC)]
+
+
+def check(sluice_bin, path):
+    done = subprocess.run([sluice_bin, "check", str(path)], capture_output=True, text=True,
+                          timeout=10)
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_every_config_example_checks(sluice_bin, tmp_path):
+    """Each example is valid, except the one followed by a `$ sluice check` console block,
+    which prints exactly the lines shown and exits 1."""
+    found = blocks()
+    examples = [(i, kind, text) for i, (kind, text) in enumerate(found) if kind != "console"]
+    assert len(examples) >= 6, examples
+    for i, kind, text in examples:
+        follower = found[i + 1] if i + 1 < len(found) else None
+        shown_as_mistake = follower is not None and follower[0] == "console"
+        name = "broken" if shown_as_mistake else f"example{i}"
+        path = tmp_path / f"{name}.{kind}"
+        path.write_text(text)
+        code, out, err = check(sluice_bin, path)
+        if not shown_as_mistake:
+            assert code == 0, (text, err)
+            assert out == f"{path}: ok\n"
+            continue
+        lines = follower[1].splitlines()
+        assert lines[0].startswith("$ sluice check "), lines[0]
+        expected = [ln.replace(f"{name}.{kind}", str(path), 1) for ln in lines[1:]]
+        assert code == 1, (code, err)
+        assert err.splitlines() == expected, err
+
+
+def test_config_file_runs_and_flags_override(sluice, make_backend, tmp_path):
+    """`sluice --config FILE` serves with the file's pool; a flag given with it wins over the
+    file (here the listen address, as the fixture passes --listen and --io)."""
+    b1 = make_backend()
+    b2 = make_backend()
+    path = tmp_path / "run.zon"
+    path.write_text(
+        ".{ .listen = \"127.0.0.1:1\", .pools = .{ .app = .{ .backends = .{ "
+        f"\"127.0.0.1:{b1.port}\", \"127.0.0.1:{b2.port}\" }} }} }} }}\n")
+    assert check(sluice.binary, path)[0] == 0
+    sluice.start([], args=["--config", str(path)])
+    for i in range(4):
+        r = request(sluice.port, "GET", f"/c/{i}")
+        assert r.status == 200, r
+    assert len(b1.requests) == 2 and len(b2.requests) == 2, "the file's pool, round robin"
+
+
+def test_invalid_config_file_does_not_start(sluice_bin, tmp_path):
+    """A file with a mistake: sluice does not start, prints the position, exits 2."""
+    path = tmp_path / "bad.json"
+    path.write_text('{"pools": {"app": {"backends": ["127.0.0.1:9"], "strategy": 7}}}')
+    done = subprocess.run([sluice_bin, "--config", str(path)], capture_output=True, text=True,
+                          timeout=10)
+    assert done.returncode == 2, done
+    assert done.stderr.startswith(f"{path}:1:"), done.stderr
