@@ -1,5 +1,6 @@
 //! The build menu:
 //!   zig build                 sluice into zig-out/bin (add -Doptimize=ReleaseFast for speed)
+//!   zig build -Dconfig=FILE   the same, with FILE (.zon or .json) compiled in (src/config/bake.zig)
 //!   zig build run -- ARGS     build and run sluice
 //!   zig build test            unit tests (every file, through src/unit_tests.zig)
 //!   zig build fuzz -- ARGS    seeded fuzz run of the HTTP parsers (--seed N --iterations N)
@@ -19,8 +20,10 @@ pub fn build(b: *std.Build) void {
     const target = b.standardTargetOptions(.{});
     const optimize = b.standardOptimizeOption(.{});
     const strip = b.option(bool, "strip", "Strip debug info from the binary") orelse false;
+    const config_path = b.option([]const u8, "config", "Compile this config file (.zon or .json) into the binary");
 
     const exe = addSluice(b, target, optimize, strip);
+    addBakedConfig(b, exe, config_path);
     addRun(b, exe);
     const test_step = addTests(b, target, optimize);
     addFuzz(b, target);
@@ -40,6 +43,26 @@ fn addSluice(b: *std.Build, target: std.Build.ResolvedTarget, optimize: std.buil
     });
     b.installArtifact(exe);
     return exe;
+}
+
+/// The `baked_config` module main imports: without -Dconfig a stub that says so; with it, the
+/// output of src/config/bake.zig, which validates the file (a mistake fails the build with its
+/// line and column) and writes the Config as Zig source for the compiler to evaluate.
+fn addBakedConfig(b: *std.Build, exe: *std.Build.Step.Compile, config_path: ?[]const u8) void {
+    const source = if (config_path) |path| blk: {
+        const bake = b.addExecutable(.{
+            .name = "bake-config",
+            .root_module = b.createModule(.{
+                .root_source_file = b.path("src/bake_main.zig"),
+                .target = b.graph.host,
+                .optimize = .Debug,
+            }),
+        });
+        const run = b.addRunArtifact(bake);
+        run.addFileArg(.{ .cwd_relative = path });
+        break :blk run.addOutputFileArg("baked_config.zig");
+    } else b.addWriteFiles().add("baked_config.zig", "pub const present = false;\n");
+    exe.root_module.addAnonymousImport("baked_config", .{ .root_source_file = source });
 }
 
 fn addRun(b: *std.Build, exe: *std.Build.Step.Compile) void {

@@ -5,6 +5,8 @@ const builtin = @import("builtin");
 
 const cli = @import("config/cli.zig");
 const config_file = @import("config/file.zig");
+/// The config compiled in with `zig build -Dconfig=FILE`, if any (src/config/bake.zig).
+const baked = @import("baked_config");
 const Config = @import("config/Config.zig");
 const StaticAllocator = @import("stdx/StaticAllocator.zig");
 const control = @import("runtime/control.zig");
@@ -51,7 +53,7 @@ pub fn main(init: std.process.Init.Minimal) u8 {
     }
     const args = args_buffer[0..args_count];
     var diagnostic: cli.Diagnostic = .{};
-    var parsed = cli.parse(args, &diagnostic) catch {
+    var parsed = cli.parseOnto(args, baked_config, &diagnostic) catch {
         log.line("{s}: {s}", .{ diagnostic.flag, diagnostic.message() });
         return 2;
     };
@@ -85,6 +87,14 @@ pub fn main(init: std.process.Init.Minimal) u8 {
 /// Config text and the strings Config points into live for the process: an arena that is
 /// never freed, allocated from before the allocator is sealed.
 var config_arena: std.heap.ArenaAllocator = undefined;
+
+/// Evaluated by the compiler: a baked config is already a value in the binary's data, and one
+/// that does not validate fails the build.
+const baked_config: Config = if (baked.present) blk: {
+    const config = baked.build(Config);
+    config.validate() catch |err| @compileError("baked config: " ++ @errorName(err));
+    break :blk config;
+} else .{};
 
 /// `sluice check FILE`: every problem as `FILE:LINE:COLUMN: message`, exit 1; else exit 0.
 fn checkFile(path: []const u8) u8 {

@@ -4,8 +4,8 @@
 //! relations between them once, before anything is allocated.
 const std = @import("std");
 const assert = std.debug.assert;
-const Address = @import("../stdx/Address.zig").Address;
-const Cidr = @import("Cidr.zig");
+pub const Address = @import("../stdx/Address.zig").Address;
+pub const Cidr = @import("Cidr.zig");
 
 const Config = @This();
 
