@@ -81,7 +81,10 @@ pub fn main(init: std.process.Init.Minimal) u8 {
         .check => unreachable, // Answered above.
     }
     InitTrace.global.mark("config");
-    return control.run(&static_allocator, &parsed.config, .{ .demo = parsed.command == .demo });
+    return control.run(&static_allocator, &parsed.config, .{
+        .demo = parsed.command == .demo,
+        .version = version,
+    });
 }
 
 /// Config text and the strings Config points into live for the process: an arena that is

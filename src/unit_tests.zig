@@ -22,6 +22,10 @@ pub const files = .{
     @import("health/Health.zig"),
     @import("health/Checker.zig"),
     @import("http/http.zig"),
+    @import("metrics/Histogram.zig"),
+    @import("metrics/Prometheus.zig"),
+    @import("metrics/Json.zig"),
+    @import("metrics/Snapshot.zig"),
     @import("loop/loop.zig"),
     @import("proxy/rewrite.zig"),
     @import("proxy/failure.zig"),
@@ -33,6 +37,7 @@ pub const files = .{
     @import("upstream/Shared.zig"),
     @import("runtime/Worker.zig"),
     @import("runtime/control.zig"),
+    @import("runtime/Admin.zig"),
     @import("runtime/InitTrace.zig"),
     @import("demo/Backend.zig"),
 };

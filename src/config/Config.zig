@@ -13,6 +13,8 @@ const Config = @This();
 pub const IoMode = @import("../loop/Loop.zig").Mode;
 
 pub const default_listen = Address.initIp4(.{ 0, 0, 0, 0 }, 8080);
+/// Where the admin listener binds when a config file's `admin` section names no address.
+pub const default_admin_listen = Address.initIp4(.{ 127, 0, 0, 1 }, 9901);
 
 pub const backends_count_max = 64;
 pub const trusted_proxies_count_max = 32;
@@ -38,7 +40,19 @@ trusted_proxies_count: u32 = 0,
 /// CLI quick mode fills it; config files with several pools and routes come with issue 4.
 pool: Pool = .{},
 
+/// The admin listener (`/metrics`, `/status`, `/healthz`), served by the control thread.
+admin: Admin = .{},
+
+pub const Admin = struct {
+    /// Off unless `--admin ADDR` or a config file's `admin` section asks for it.
+    enabled: bool = false,
+    /// Bound as given: the docs recommend loopback, nothing refuses another address.
+    listen: Address = default_admin_listen,
+};
+
 pub const Pool = struct {
+    /// The config file's name for the pool; `default` in quick mode. A metrics label.
+    name: []const u8 = "default",
     backends_buffer: [backends_count_max]Backend = undefined,
     backends_count: u32 = 0,
     strategy: Strategy = .round_robin,
@@ -75,6 +89,7 @@ pub const Pool = struct {
 
     pub fn validate(pool: *const Pool) ValidateError!void {
         if (pool.backends_count == 0) return error.NoBackends;
+        if (pool.name.len > pool_name_bytes_max) return error.NameTooLong;
         const timeouts = [_]u64{
             pool.connect_timeout_ns,  pool.response_timeout_ns, pool.body_timeout_ns,
             pool.idle_timeout_ns,     pool.health.interval_ns,  pool.health.timeout_ns,
@@ -214,6 +229,8 @@ pub const ValidateError = error{
 
 /// A header or cookie name `hash` reads.
 pub const name_bytes_max = 255;
+/// A pool's name (the admin listener sizes its responses from it).
+pub const pool_name_bytes_max = 64;
 /// The sticky cookie name: short enough that its Set-Cookie field fits the response headroom
 /// (proxy/rewrite.zig `extra_field_bytes_max`).
 pub const sticky_cookie_bytes_max = 64;

@@ -65,6 +65,8 @@ pub const usage =
     \\  --trusted-proxy CIDR              peers whose X-Forwarded-For is kept and appended
     \\                                    to (repeatable; default none: always replaced)
     \\  --trace-init                      print each start-up phase's cost in ns
+    \\  --admin ADDR                      admin listener: /metrics, /status, /healthz
+    \\                                    (default off; e.g. 127.0.0.1:9901, loopback)
     \\
     \\balancing (the pool of --backend addresses):
     \\  --backend ADDR[,weight=N][,max-conns=N][,max-pending=N]
@@ -125,6 +127,7 @@ const Flag = enum {
     client_idle_timeout,
     drain_timeout,
     trusted_proxy,
+    admin,
     strategy,
     hash_key,
     sticky_cookie,
@@ -259,6 +262,7 @@ fn apply(config: *Config, flag: Flag, name: []const u8, value: []const u8, diagn
             config.addTrustedProxy(cidr) catch
                 return diagnostic.set(name, "more than {d} trusted proxies", .{Config.trusted_proxies_count_max});
         },
+        .admin => config.admin = .{ .enabled = true, .listen = try parseAddress(name, value, diagnostic) },
         .strategy => pool.strategy = try parseEnum(Config.Strategy, name, value, diagnostic),
         .hash_key => try parseHashKey(pool, name, value, diagnostic),
         .sticky_cookie => {
@@ -446,6 +450,7 @@ test "cli: quick mode fills the config" {
         "--backend", "[::1]:9002",      "--workers",
         "2",         "--io=epoll",      "--client-header-timeout",
         "1500ms",    "--trusted-proxy", "10.0.0.0/8",
+        "--admin",   "127.0.0.1:0",
     }, &diagnostic);
     try std.testing.expectEqual(Command.run, parsed.command);
     try std.testing.expectEqual(@as(u32, 2), parsed.config.pool.backends_count);
@@ -453,6 +458,9 @@ test "cli: quick mode fills the config" {
     try std.testing.expectEqual(Config.IoMode.epoll, parsed.config.io);
     try std.testing.expectEqual(@as(u64, 1500 * std.time.ns_per_ms), parsed.config.client_header_timeout_ns);
     try std.testing.expectEqual(@as(u32, 1), parsed.config.trusted_proxies_count);
+    try std.testing.expect(parsed.config.admin.enabled);
+    try std.testing.expectEqual(@as(u16, 0), parsed.config.admin.listen.getPort());
+    try std.testing.expectEqualStrings("default", parsed.config.pool.name);
     try parsed.config.validate();
 }
 
@@ -467,6 +475,7 @@ test "cli: each mistake names its flag" {
         .{ .args = &.{ "--backend", "1.2.3.4:1", "--drain-timeout", "0s" }, .flag = "--drain-timeout" },
         .{ .args = &.{ "--backend", "1.2.3.4:1", "--header-bytes-max", "1MB" }, .flag = "--header-bytes-max" },
         .{ .args = &.{"--backend"}, .flag = "--backend" },
+        .{ .args = &.{ "--backend", "1.2.3.4:1", "--admin", "9901" }, .flag = "--admin" },
     };
     for (cases) |case| {
         var diagnostic: Diagnostic = .{};

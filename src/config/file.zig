@@ -5,7 +5,7 @@
 //! Unknown keys are mistakes, never ignored: a typo must not silently fall back to a default.
 //!
 //! The file's shape follows the command line's names, grouped (see docs/CONFIG.md):
-//! `listen`, `workers`, `io`, `limits`, `timeouts`, `trusted_proxies`, `pools`. One pool per
+//! `listen`, `workers`, `io`, `limits`, `timeouts`, `trusted_proxies`, `pools`, `admin`. One pool per
 //! file for now: routes to several pools are not implemented yet, and a second pool is
 //! reported as such rather than accepted and ignored.
 //!
@@ -193,12 +193,31 @@ const Mapper = struct {
                 .timeouts => m.timeouts(value),
                 .trusted_proxies => m.trustedProxies(value),
                 .pools => m.pools(value),
+                .admin => m.admin(value),
             }
         }
     }
 
     const top_keys = std.StaticStringMap(TopKey).initComptime(keyPairs(TopKey));
-    const TopKey = enum { listen, workers, io, limits, timeouts, trusted_proxies, pools };
+    const TopKey = enum { listen, workers, io, limits, timeouts, trusted_proxies, pools, admin };
+
+    /// The section's presence turns the admin listener on; `.listen` defaults to loopback.
+    fn admin(m: *Mapper, node: *const Node) void {
+        const settings = &m.config.admin;
+        const fields = m.object(node, "admin") orelse return;
+        settings.enabled = true;
+        var seen: Seen = .{};
+        for (fields) |*field| {
+            if (!m.firstTime(&seen, field, admin_keys)) continue;
+            const v = &field.node;
+            switch (keyOf(admin_keys, field.name)) {
+                .listen => settings.listen = m.address(v) orelse settings.listen,
+            }
+        }
+    }
+
+    const admin_keys = std.StaticStringMap(AdminKey).initComptime(keyPairs(AdminKey));
+    const AdminKey = enum { listen };
 
     fn limits(m: *Mapper, node: *const Node) void {
         const config = m.config;
@@ -254,6 +273,12 @@ const Mapper = struct {
     fn pools(m: *Mapper, node: *const Node) void {
         const fields = m.object(node, "pools (an object of named pools)") orelse return;
         if (fields.len == 0) return m.problem(node.position, "no pools: expected one named pool");
+        const name = fields[0].name;
+        if (name.len > Config.pool_name_bytes_max) {
+            m.problem(fields[0].name_position, std.fmt.comptimePrint("a pool name has at most {d} bytes", .{Config.pool_name_bytes_max}));
+        } else {
+            m.config.pool.name = name;
+        }
         m.pool(&fields[0].node);
         for (fields[1..]) |*extra| {
             m.problem(extra.name_position, "only one pool per config is supported in this version " ++
@@ -658,6 +683,7 @@ const example_zon =
     \\    .limits = .{ .max_connections = 1000, .header_bytes_max = "32KiB" },
     \\    .timeouts = .{ .client_idle = "30s" },
     \\    .trusted_proxies = .{"10.0.0.0/8"},
+    \\    .admin = .{ .listen = "127.0.0.1:9901" },
     \\    .pools = .{
     \\        .app = .{
     \\            .backends = .{ "10.0.0.5:9000", .{ .address = "10.0.0.6:9000", .weight = 3, .max_connections = 100 } },
@@ -683,7 +709,10 @@ test "config file: a full ZON file fills the schema" {
     try testing.expectEqual(@as(u32, 32 * 1024), config.header_bytes_max);
     try testing.expectEqual(@as(u64, 30 * std.time.ns_per_s), config.client_idle_timeout_ns);
     try testing.expectEqual(@as(u32, 1), config.trusted_proxies_count);
+    try testing.expect(config.admin.enabled);
+    try testing.expect(config.admin.listen.eql(&Config.default_admin_listen));
     const pool = &config.pool;
+    try testing.expectEqualStrings("app", pool.name);
     try testing.expectEqual(@as(u32, 2), pool.backends_count);
     try testing.expectEqual(@as(u16, 3), pool.backends()[1].weight);
     try testing.expectEqual(Config.Strategy.hash, pool.strategy);
@@ -706,6 +735,7 @@ test "config file: JSON maps onto the same schema" {
     var problems: Problems = .{};
     try parseSource(arena_state.allocator(), source, .json, &config, &problems);
     try testing.expectEqual(Config.Strategy.least_conn, config.pool.strategy);
+    try testing.expect(!config.admin.enabled); // No section: no admin listener.
     try testing.expectEqual(@as(u32, 2), config.pool.backends_count);
     try testing.expect(config.pool.outlier.on.status_5xx and !config.pool.outlier.on.connect);
 }
@@ -734,6 +764,32 @@ test "config file: every mistake is reported with its line and column" {
         .{ .line = 9, .column = 39, .contains = "invalid duration" },
         .{ .line = 10, .column = 37, .contains = "given twice" },
         .{ .line = 12, .column = 9, .contains = "only one pool" },
+    });
+}
+
+test "config file: an admin section turns the listener on; its mistakes are positioned" {
+    var arena_state = std.heap.ArenaAllocator.init(testing.allocator);
+    defer arena_state.deinit();
+    var config: Config = .{};
+    var problems: Problems = .{};
+    const source =
+        \\{"admin": {}, "pools": {"p": {"backends": ["10.0.0.5:9000"]}}}
+    ;
+    try parseSource(arena_state.allocator(), source, .json, &config, &problems);
+    try testing.expect(config.admin.enabled);
+    try testing.expect(config.admin.listen.eql(&Config.default_admin_listen));
+    try testing.expectEqualStrings("p", config.pool.name);
+    try expectProblems(
+        \\.{
+        \\    .admin = .{ .listen = "nowhere", .port = 9901 },
+        \\    .pools = .{ .@"a-pool-name-that-is-longer-than-sixty-four-bytes-which-no-label-needs" = .{
+        \\        .backends = .{"10.0.0.5:9000"},
+        \\    } },
+        \\}
+    , .zon, &.{
+        .{ .line = 2, .column = 27, .contains = "invalid address" },
+        .{ .line = 2, .column = 38, .contains = "unknown key \"port\": expected one of listen" },
+        .{ .line = 3, .column = 17, .contains = "at most 64 bytes" },
     });
 }
 

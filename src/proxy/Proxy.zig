@@ -30,6 +30,7 @@ const Balancer = @import("../balance/Balancer.zig");
 const RetryBudget = @import("RetryBudget.zig");
 const Session = @import("Session.zig");
 const Failure = @import("failure.zig").Failure;
+const Histogram = @import("../metrics/Histogram.zig");
 
 const Proxy = @This();
 
@@ -95,6 +96,12 @@ pub const Stats = struct {
     no_backend_available: u64 = 0,
     overloaded: u64 = 0,
     idle_parks: u64 = 0,
+    /// How long exchanges took, from the request head parsed to the response sent (or the
+    /// error answered, or the connection closed): see `Session.recordDuration`.
+    latency: Histogram = .{},
+    /// Final responses relayed from each backend, by status class 1xx..5xx (a 101 counts as
+    /// 1xx; sluice's own error responses are in the counters above).
+    backend_responses: [Config.backends_count_max][5]u64 = @splat(@splat(0)),
 
     pub fn countFailure(stats: *Stats, failure: Failure) void {
         if (failure == .no_backend_available) stats.no_backend_available += 1;

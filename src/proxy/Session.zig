@@ -102,6 +102,9 @@ const Exchange = struct {
     client_keep_alive: bool = false,
     upgrade_requested: bool = false,
     head_len: u32 = 0,
+    /// The loop's clock when the head was parsed; 0 once the duration was recorded (or
+    /// before an exchange starts). See `recordDuration`.
+    started_ns: u64 = 0,
     /// Composed head in `ubuf[0..upstream_head_len]`; `progress` counts bytes sent.
     upstream_head_len: u32 = 0,
     progress: u32 = 0,
@@ -296,7 +299,9 @@ fn startExchange(session: *Session, head_len: u32) void {
         .client_keep_alive = head.keep_alive,
         .upgrade_requested = rewrite.upgradeAllowed(head),
         .head_len = head_len,
+        .started_ns = session.loop().now(),
     };
+    assert(session.exchange.started_ns > 0);
     session.initRequestFraming();
     session.c_pos = head_len;
     session.findAffinity();
@@ -357,6 +362,9 @@ fn connectUpstream(session: *Session) void {
     exchange.tries += 1;
     exchange.tried |= mask.bit(index);
     exchange.backend_index = index;
+    // A new try: its outcome has not been reported yet (a failed connect reported its own).
+    exchange.reported = false;
+    exchange.server_error = false;
     if (!proxy.shared.tryBeginRequest(index)) {
         // Another worker took the last pending slot since the pick looked.
         if (exchange.tries == 1) exchange.last_failure = .backends_at_capacity;
@@ -589,6 +597,7 @@ fn prepareReplay(session: *Session) void {
         .client_keep_alive = kept.client_keep_alive,
         .upgrade_requested = kept.upgrade_requested,
         .head_len = kept.head_len,
+        .started_ns = kept.started_ns,
         .upstream_head_len = kept.upstream_head_len,
         .key = kept.key,
         .preferred = kept.preferred,
@@ -783,6 +792,7 @@ fn nextResponseHead(session: *Session) void {
 fn relayResponseHead(session: *Session, head_len: u32) void {
     const exchange = &session.exchange;
     const head = &session.response_parser.head;
+    session.countResponse(head.status);
     exchange.response_body = switch (head.body) {
         .none => .none,
         .content_length => |length| if (length == 0) .none else .{ .length = length },
@@ -943,6 +953,7 @@ fn maybeFinishExchange(session: *Session) void {
     const exchange = &session.exchange;
     if (!exchange.request_done or !exchange.response_done) return;
     assert(session.pending_ops == 0);
+    session.recordDuration();
     session.loop().timerCancel(&session.timer);
     session.loop().timerCancel(&session.total_timer);
     session.report(if (exchange.server_error) .status_5xx else .success);
@@ -969,6 +980,8 @@ fn startTunnel(session: *Session, head_len: u32) void {
         return session.failMidExchange(.upstream_bad_response);
     }
     session.report(.success);
+    session.countResponse(101);
+    session.recordDuration(); // The exchange is the upgrade; the tunnel's life is not timed.
     const ubuf = session.ubuf.?;
     const head = &session.response_parser.head;
     const new_len = rewrite.rewriteResponseInPlace(ubuf, headroom, head_len, head, .{
@@ -1068,6 +1081,7 @@ fn maybeEndTunnel(session: *Session) void {
 fn fail(session: *Session, failure: Failure) void {
     assert(session.state == .active);
     session.proxy.stats.countFailure(failure);
+    session.recordDuration();
     session.loop().timerCancel(&session.total_timer);
     if (session.exchange.response_started) return session.close();
     session.state = .failing;
@@ -1198,6 +1212,7 @@ pub fn drain(session: *Session) void {
 pub fn close(session: *Session) void {
     if (session.state == .closing) return;
     assert(session.state == .active or session.state == .failing);
+    session.recordDuration(); // An exchange cut short by a close still took this long.
     session.state = .closing;
     session.loop().timerCancel(&session.timer);
     session.loop().timerCancel(&session.total_timer);
@@ -1229,6 +1244,22 @@ fn finalize(session: *Session) void {
     session.ubuf = null;
     session.state = .free;
     proxy.releaseSession(session);
+}
+
+/// The exchange is over for its client (response sent, error answered, tunnel opened or
+/// connection closed): its duration goes into the worker's histogram, once.
+fn recordDuration(session: *Session) void {
+    const started_ns = session.exchange.started_ns;
+    if (started_ns == 0) return; // No exchange, or recorded already.
+    session.exchange.started_ns = 0;
+    session.proxy.stats.latency.observe(session.loop().now() -| started_ns);
+}
+
+/// A final response from the backend is on its way to the client.
+fn countResponse(session: *Session, status: u16) void {
+    assert(status >= 100 and status <= 599); // The response parser refuses anything else.
+    const class = status / 100 - 1;
+    session.proxy.stats.backend_responses[session.exchange.backend_index][class] += 1;
 }
 
 // Every receive and send goes through these four, so each is counted in `pending_ops` and

@@ -4,7 +4,9 @@
 //! the allocator. After that the control thread runs its own event loop: active health checks
 //! (started only now, so probes never delay the first accept) and signals: SIGTERM/SIGINT
 //! drain (a second one exits at once), SIGUSR2 prints counters, SIGHUP is acknowledged
-//! (reload arrives with config files, issue 4).
+//! (reload arrives with config files, issue 4), and the admin listener when `--admin` asks for
+//! one (runtime/Admin.zig), which is opened only now too and answers until the process exits,
+//! through the drain (its `/healthz` then says 503).
 //!
 //! Decision: the control loop is always epoll, whatever `--io` says. It carries a few probes
 //! a second and the signalfd, epoll costs one cheap syscall to create (an io_uring costs more
@@ -24,14 +26,25 @@ const loop_ns = @import("../loop/loop.zig");
 const Loop = loop_ns.Loop;
 const Socket = loop_ns.Socket;
 const Completion = loop_ns.Completion;
+const Timer = loop_ns.Timer;
+const TimerQueue = loop_ns.TimerQueue;
 const Health = @import("../health/Health.zig");
 const Checker = @import("../health/Checker.zig");
 const signals = @import("signals.zig");
 const InitTrace = @import("InitTrace.zig");
+const Admin = @import("Admin.zig");
+const Snapshot = @import("../metrics/Snapshot.zig");
 const log = @import("../stdx/log.zig");
 
 /// How often the control thread looks at the workers while draining.
 const drain_poll_ms = 20;
+
+comptime {
+    // metrics/ imports only std: its bounds must be the configuration's.
+    assert(Snapshot.backends_max == Config.backends_count_max);
+    assert(Snapshot.pool_name_bytes_max == Config.pool_name_bytes_max);
+    assert(Snapshot.address_bytes_max == Address.text_bytes_max);
+}
 
 pub const Runtime = struct {
     static: *StaticAllocator,
@@ -41,6 +54,9 @@ pub const Runtime = struct {
     signal_set: signals.Set,
     listen_address: Address,
     supervisor: *Supervisor,
+    /// What `/metrics` and `/status` report.
+    version: []const u8,
+    started_ns: u64,
 };
 
 /// The control thread's event loop and what runs on it until a drain begins.
@@ -48,6 +64,12 @@ pub const Supervisor = struct {
     loop: Loop,
     /// Null when the pool has no active checks.
     checker: ?*Checker,
+    /// Null without `--admin`.
+    admin: ?*Admin,
+    /// While draining with an admin listener, the loop ticks at least this often (see
+    /// `waitDuringDrain`).
+    drain_poll_queue: TimerQueue = .init(drain_poll_ms * std.time.ns_per_ms),
+    drain_poll_timer: Timer = .{},
     signal_socket: Socket,
     signal_completion: Completion = .{},
     /// Set by the supervision loop before it ticks.
@@ -59,6 +81,8 @@ pub const Supervisor = struct {
 pub const Options = struct {
     /// Print how to try the demo once the port is known.
     demo: bool = false,
+    /// The program's version, for `/metrics` and `/status`.
+    version: []const u8 = "unknown",
 };
 
 /// Runs until drained. Returns the process exit code.
@@ -79,6 +103,7 @@ pub const Started = union(enum) {
 /// Everything up to the first accept: size, allocate, bind, start the workers, seal the
 /// allocator. Also used by the end-to-end benchmark, which drives the runtime in-process.
 pub fn start(static: *StaticAllocator, config: *Config, options: Options) Started {
+    const started_ns = sys.clockMonotonicNs();
     const allocator = static.allocator();
     if (config.workers_count == 0) {
         const cpus = std.Thread.getCpuCount() catch 1;
@@ -182,6 +207,8 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         .signal_set = signal_set,
         .listen_address = listen_address,
         .supervisor = supervisor,
+        .version = options.version,
+        .started_ns = started_ns,
     } };
 }
 
@@ -195,8 +222,20 @@ fn initSupervisor(
     supervisor.* = .{
         .loop = try Loop.init(.{ .mode = .epoll }),
         .checker = null,
+        .admin = null,
         .signal_socket = Socket.init(signal_set.fd),
     };
+    supervisor.loop.timerQueueRegister(&supervisor.drain_poll_queue);
+    if (config.admin.enabled) {
+        // Allocated now, with everything else; bound once the workers accept.
+        const admin = try allocator.create(Admin);
+        try admin.init(allocator, &supervisor.loop, .{
+            .address = config.admin.listen,
+            .backends_count = config.pool.backends_count,
+            .collector = .{ .context = supervisor, .function = collectSnapshot },
+        });
+        supervisor.admin = admin;
+    }
     if (config.pool.health.enabled()) {
         const checker = try allocator.create(Checker);
         try checker.init(allocator, &supervisor.loop, &config.pool.health, config.pool.backends(), .{
@@ -220,6 +259,19 @@ fn superviseUntilDrained(runtime: *Runtime) u8 {
     const supervisor = runtime.supervisor;
     supervisor.runtime = runtime;
     if (supervisor.checker) |checker| checker.start();
+    if (supervisor.admin) |admin| {
+        admin.start() catch |err| {
+            var text: [Address.text_bytes_max]u8 = undefined;
+            log.line("cannot listen on {s} (admin): {s}; draining", .{
+                admin.address.toText(&text), @errorName(err),
+            });
+            stopChecks(supervisor);
+            _ = drain(runtime, "admin listener failure");
+            return 1; // A run-time failure, as a port in use for the proxy is.
+        };
+        var text: [Address.text_bytes_max]u8 = undefined;
+        log.line("admin listening on {s}", .{admin.address.toText(&text)});
+    }
     armSignals(supervisor);
     while (supervisor.drain_reason == null) {
         supervisor.loop.tick() catch |err| {
@@ -277,6 +329,7 @@ pub fn drain(runtime: *Runtime, reason: []const u8) u8 {
         runtime.config.drain_timeout_ns / std.time.ns_per_ms,
     });
     for (runtime.workers) |*worker| worker.requestDrain();
+    if (runtime.supervisor.admin) |admin| admin.draining = true;
     const start_ns = sys.clockMonotonicNs();
     while (true) {
         if (allFinished(runtime.workers)) break;
@@ -289,7 +342,7 @@ pub fn drain(runtime: *Runtime, reason: []const u8) u8 {
             printStats(runtime, "exit");
             return 0;
         }
-        if (runtime.signal_set.wait(drain_poll_ms)) |second| switch (second) {
+        if (waitDuringDrain(runtime)) |second| switch (second) {
             .terminate, .interrupt => {
                 log.line(
                     "second signal: exiting now with {d} connections open",
@@ -306,6 +359,27 @@ pub fn drain(runtime: *Runtime, reason: []const u8) u8 {
     log.line("drained", .{});
     printStats(runtime, "exit");
     return 0;
+}
+
+/// Waits up to `drain_poll_ms` for a signal. With an admin listener the control loop ticks
+/// meanwhile, so the listener keeps answering (`/healthz` says 503) while the workers finish.
+fn waitDuringDrain(runtime: *Runtime) ?signals.Signal {
+    const supervisor = runtime.supervisor;
+    const admin = supervisor.admin orelse return runtime.signal_set.wait(drain_poll_ms);
+    if (!admin.running()) return runtime.signal_set.wait(drain_poll_ms);
+    const loop = &supervisor.loop;
+    loop.timerArm(&supervisor.drain_poll_queue, &supervisor.drain_poll_timer, Supervisor, supervisor, drainPollCallback);
+    loop.tick() catch |err| {
+        log.line("control loop failed during the drain: {s}", .{@errorName(err)});
+        admin.stop(); // Nothing ticks it again; its sockets close with the process.
+    };
+    loop.timerCancel(&supervisor.drain_poll_timer);
+    return runtime.signal_set.wait(0);
+}
+
+/// Only bounds the tick in `waitDuringDrain`.
+fn drainPollCallback(supervisor: *Supervisor) void {
+    _ = supervisor;
 }
 
 fn allFinished(workers: []Worker) bool {
@@ -352,4 +426,91 @@ fn printStats(runtime: *Runtime, label: []const u8) void {
         shared.health.stats.ejections.load(.monotonic),
         @popCount(shared.health.available.load(.monotonic)),
     });
+}
+
+/// Fills the admin listener's snapshot (`Admin.Collector`): what `printStats` prints and
+/// more, summed over the workers. Worker counters are read as `printStats` reads them (see
+/// there, and metrics/Histogram.zig for the histogram).
+fn collectSnapshot(context: *anyopaque, snapshot: *Snapshot) void {
+    const supervisor: *Supervisor = @ptrCast(@alignCast(context));
+    const runtime = supervisor.runtime;
+    const config = runtime.config;
+    const shared = runtime.shared;
+    const backends_count = config.pool.backends_count;
+    assert(backends_count <= Snapshot.backends_max);
+    assert(runtime.version.len <= Snapshot.version_bytes_max);
+    assert(config.pool.name.len <= Snapshot.pool_name_bytes_max); // Config.validate.
+    snapshot.* = .{
+        .version = runtime.version,
+        .uptime_ns = sys.clockMonotonicNs() -| runtime.started_ns,
+        .workers_count = @intCast(runtime.workers.len),
+        .io = @tagName(runtime.workers[0].loop.backend),
+        .heap_allocations_after_startup = runtime.static.allocationsAfterStartup(),
+        .connections_active = connectionsActive(runtime.workers),
+        .pool = .{
+            .name = config.pool.name,
+            .strategy = @tagName(config.pool.strategy),
+            .backends_count = backends_count,
+        },
+    };
+    const pool = &snapshot.pool;
+    for (pool.backends[0..backends_count], config.pool.backends(), 0..) |*backend, *configured, i| {
+        const health = &shared.health.backends[i];
+        backend.* = .{
+            .address = health.name(),
+            .weight = configured.weight,
+            .available = shared.health.isAvailable(@intCast(i)),
+            .active_up = health.active_up.load(.acquire),
+            .state = switch (health.state.load(.acquire)) {
+                .serving => .serving,
+                .ejected => .ejected,
+                .trial => .trial,
+            },
+            .connections_open = shared.connections[i].load(.monotonic),
+            .in_flight = 0,
+            .responses = @splat(0),
+        };
+    }
+    for (runtime.workers) |*worker| addWorker(snapshot, worker);
+    const health_stats = &shared.health.stats;
+    pool.counters.ejections = health_stats.ejections.load(.monotonic);
+    pool.counters.ejections_refused_by_cap = health_stats.ejections_refused_by_cap.load(.monotonic);
+    pool.counters.ejection_trials = health_stats.trials.load(.monotonic);
+}
+
+/// Adds one worker's counters into `snapshot`.
+fn addWorker(snapshot: *Snapshot, worker: *Worker) void {
+    const load = struct {
+        fn word(value: *const u64) u64 {
+            return @atomicLoad(u64, value, .monotonic);
+        }
+    }.word;
+    const proxy = &worker.proxy;
+    const stats = &proxy.stats;
+    snapshot.connections_accepted += load(&worker.connections_accepted);
+    snapshot.buffers_in_use += proxy.buffers.totalCount() - proxy.buffers.availableCount();
+    snapshot.client_errors += load(&stats.client_errors);
+    snapshot.client_timeouts += load(&stats.client_timeouts);
+    snapshot.idle_parks += load(&stats.idle_parks);
+    const pool = &snapshot.pool;
+    const counters = &pool.counters;
+    counters.requests += load(&stats.requests);
+    counters.upstream_connect_failures += load(&stats.upstream_connect_failures);
+    counters.upstream_errors += load(&stats.upstream_errors);
+    counters.upstream_stale_retries += load(&stats.upstream_stale_retries);
+    counters.retries += load(&stats.retries);
+    counters.retries_refused_by_budget += load(&stats.retries_refused_by_budget);
+    counters.overloaded += load(&stats.overloaded);
+    counters.no_backend_available += load(&stats.no_backend_available);
+    counters.upgrades += load(&stats.upgrades);
+    const upstream = &proxy.upstream.stats;
+    counters.upstream_pool_hits += load(&upstream.reused);
+    counters.upstream_pool_misses += load(&upstream.opened);
+    counters.upstream_idle_closed_by_backend += load(&upstream.closed_idle_by_backend);
+    counters.upstream_idle_closed_timeout += load(&upstream.closed_idle_timeout);
+    pool.latency.addRelaxed(&stats.latency);
+    for (pool.backends[0..pool.backends_count], 0..) |*backend, i| {
+        backend.in_flight += @atomicLoad(u32, &proxy.inflight[i], .monotonic);
+        for (&backend.responses, &stats.backend_responses[i]) |*sum, *count| sum.* += load(count);
+    }
 }

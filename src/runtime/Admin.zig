@@ -1,0 +1,789 @@
+//! The admin listener: a small HTTP/1.1 server on the control thread's loop (never a worker's)
+//! with three read-only resources: `/healthz` (`200 ok`, or `503 draining` once a drain
+//! began), `/metrics` (Prometheus text) and `/status` (JSON). GET and HEAD only.
+//!
+//! Decisions a reader must know:
+//! - One request per connection, answered with `Connection: close`: scrapers open a
+//!   connection per scrape anyway, and it keeps a connection to one operation at a time
+//!   (receive the head, send the response, then read until the client closes), so a
+//!   connection needs one Completion, and "its socket is open" is "an operation is pending or
+//!   it is in a callback". A deadline or `stop` cancels that operation and its callback closes
+//!   the socket: nothing closes a socket with an operation on it.
+//! - At most `connections_max` connections at once; with all of them busy, accepting pauses
+//!   and the kernel's backlog holds the rest until one closes (as a worker does), so a burst of
+//!   scrapes is served late rather than refused. Each connection has `request_timeout_ns`
+//!   from accept to its response sent, then `linger_ns` to close.
+//! - Nothing is allocated after `init`: every connection owns its request buffer and a
+//!   response buffer of `responseBytes(backends)` (head room plus Snapshot.renderBytesMax),
+//!   allocated untouched so a buffer costs memory only once a response was rendered into it.
+//!   A response that does not fit (a bug in the sizing sum) is answered 500 and logged once.
+//! - The counters are read from the control thread while workers write them; see
+//!   metrics/Histogram.zig for why relaxed loads of single-writer words are enough.
+const std = @import("std");
+const assert = std.debug.assert;
+const linux = std.os.linux;
+
+const loop_ns = @import("../loop/loop.zig");
+const Loop = loop_ns.Loop;
+const Completion = loop_ns.Completion;
+const Socket = loop_ns.Socket;
+const Timer = loop_ns.Timer;
+const TimerQueue = loop_ns.TimerQueue;
+const sys = @import("../stdx/sys.zig");
+const Address = @import("../stdx/Address.zig").Address;
+const StaticAllocator = @import("../stdx/StaticAllocator.zig");
+const log = @import("../stdx/log.zig");
+const http = @import("../http/http.zig");
+const Snapshot = @import("../metrics/Snapshot.zig");
+const Prometheus = @import("../metrics/Prometheus.zig");
+const Json = @import("../metrics/Json.zig");
+
+const Admin = @This();
+
+loop: *Loop,
+/// As configured until `start`, then as bound (the port the kernel chose for port 0).
+address: Address,
+listener: Socket = .{ .fd = -1 },
+accept_completion: Completion = .{},
+/// Armed after accept ran out of file descriptors: accepting again at once would spin.
+accept_backoff_timer: Timer = .{},
+state: State = .initialized,
+collector: Collector,
+/// Set by the control thread when a drain begins: `/healthz` answers 503 from then on.
+draining: bool = false,
+connections: [connections_max]Connection,
+free: [connections_max]u8,
+free_count: u8,
+/// Accept to response sent.
+request_queue: TimerQueue,
+/// Response sent to the client's close; also the accept back-off.
+linger_queue: TimerQueue,
+/// Filled by `collector` for each `/metrics` and `/status`.
+snapshot: Snapshot = .{},
+/// `connections_max` response buffers of `response_bytes` each.
+responses: []u8,
+overflow_logged: bool = false,
+
+pub const State = enum { initialized, running, stopping };
+
+/// Fills a snapshot with the process's current state (runtime/control.zig).
+pub const Collector = struct {
+    context: *anyopaque,
+    function: *const fn (*anyopaque, *Snapshot) void,
+};
+
+pub const Options = struct {
+    address: Address,
+    backends_count: u32,
+    collector: Collector,
+    request_timeout_ns: u64 = 5 * std.time.ns_per_s,
+    linger_ns: u64 = 1 * std.time.ns_per_s,
+};
+
+pub const connections_max = 16;
+const listen_backlog = 64;
+/// A request head: a request line and a few fields. Larger is 431 (or 414).
+const request_bytes = 4096;
+const limits: http.Limits = .{
+    // Below the buffer, so a head that does not fit is refused by the parser, never cut.
+    .header_bytes_max = request_bytes - 1,
+    .headers_count_max = 32,
+    .target_bytes_max = 1024,
+};
+/// Room for the response head in front of the body (the body is rendered first, at this
+/// offset, so that its length is known when the head is written).
+const head_room = 256;
+
+comptime {
+    assert(limits.header_bytes_max < request_bytes);
+    assert(connections_max <= std.math.maxInt(u8));
+}
+
+/// A connection's response buffer: the head room and the largest body for `backends_count`.
+pub fn responseBytes(backends_count: u32) u32 {
+    return head_room + Snapshot.renderBytesMax(backends_count);
+}
+
+/// In place: the Admin must not move after this (its connections point at it, and once
+/// started the loop holds its timer queues and sockets).
+pub fn init(
+    admin: *Admin,
+    allocator: std.mem.Allocator,
+    loop: *Loop,
+    options: Options,
+) std.mem.Allocator.Error!void {
+    assert(options.backends_count > 0 and options.backends_count <= Snapshot.backends_max);
+    assert(options.request_timeout_ns > 0 and options.linger_ns > 0);
+    const response_bytes = responseBytes(options.backends_count);
+    // 16 x (256 B + 64 KiB + 4 KiB per backend): 1.2 MiB of address space for two backends,
+    // 5 MiB for 64, touched only as responses are rendered.
+    const responses = try StaticAllocator.allocUntouched(
+        allocator,
+        u8,
+        null,
+        @as(usize, connections_max) * response_bytes,
+    );
+    errdefer allocator.free(responses);
+    admin.* = .{
+        .loop = loop,
+        .address = options.address,
+        .collector = options.collector,
+        .connections = undefined,
+        .free = undefined,
+        .free_count = connections_max,
+        .request_queue = .init(options.request_timeout_ns),
+        .linger_queue = .init(options.linger_ns),
+        .responses = responses,
+    };
+    for (&admin.connections, 0..) |*connection, index| {
+        connection.* = .{
+            .admin = admin,
+            .parser = undefined,
+            .response_buffer = responses[index * response_bytes ..][0..response_bytes],
+        };
+        connection.parser = .init(&connection.headers, limits);
+        // Lowest index on top: the buffers used are a prefix.
+        admin.free[index] = @intCast(connections_max - 1 - index);
+    }
+}
+
+/// After `stopped()`, or before `start`.
+pub fn deinit(admin: *Admin, allocator: std.mem.Allocator) void {
+    assert(admin.state == .initialized or admin.stopped());
+    allocator.free(admin.responses);
+    admin.* = undefined;
+}
+
+pub const StartError = sys.SocketError || sys.SetsockoptError || sys.BindError ||
+    sys.ListenError || sys.GetsocknameError;
+
+/// Binds, listens and starts accepting. Call on the loop's thread, once the workers accept.
+pub fn start(admin: *Admin) StartError!void {
+    assert(admin.state == .initialized);
+    const fd = try sys.socket(
+        admin.address.family(),
+        linux.SOCK.STREAM | linux.SOCK.NONBLOCK | linux.SOCK.CLOEXEC,
+        0,
+    );
+    errdefer sys.close(fd);
+    // No SO_REUSEPORT (unlike the workers' listeners): a second process asking for the same
+    // admin port must fail, not share it.
+    try sys.setsockoptInt(fd, linux.SOL.SOCKET, linux.SO.REUSEADDR, 1);
+    try sys.bind(fd, admin.address.sockaddr(), admin.address.socklen());
+    try sys.listen(fd, listen_backlog);
+    var storage: linux.sockaddr.storage = undefined;
+    _ = try sys.getsockname(fd, &storage);
+    admin.address = Address.fromStorage(&storage);
+    admin.listener = .init(fd);
+    admin.loop.timerQueueRegister(&admin.request_queue);
+    admin.loop.timerQueueRegister(&admin.linger_queue);
+    admin.state = .running;
+    admin.acceptNext();
+}
+
+pub fn running(admin: *const Admin) bool {
+    return admin.state == .running;
+}
+
+/// Cancels everything; once `stopped()` is true (after enough ticks), deinit is safe.
+pub fn stop(admin: *Admin) void {
+    if (admin.state != .running) {
+        admin.state = .stopping;
+        return;
+    }
+    admin.state = .stopping;
+    admin.loop.timerCancel(&admin.accept_backoff_timer);
+    // The accept's callback closes the listener.
+    if (admin.accept_completion.isPending()) {
+        admin.loop.cancel(&admin.accept_completion);
+    } else {
+        admin.closeListener();
+    }
+    for (&admin.connections) |*connection| {
+        if (connection.phase == .free) continue;
+        admin.loop.timerCancel(&connection.timer);
+        // Every open connection has its one operation pending; its callback closes it.
+        assert(connection.completion.isPending());
+        admin.loop.cancel(&connection.completion);
+    }
+}
+
+pub fn stopped(admin: *const Admin) bool {
+    if (admin.state == .running) return false;
+    if (admin.listener.fd >= 0 or admin.accept_completion.isPending()) return false;
+    return admin.free_count == connections_max;
+}
+
+fn closeListener(admin: *Admin) void {
+    if (admin.listener.fd < 0) return;
+    admin.loop.close(&admin.listener);
+}
+
+fn acceptNext(admin: *Admin) void {
+    assert(admin.state == .running);
+    assert(!admin.accept_completion.isPending());
+    if (admin.free_count == 0) return; // `release` resumes.
+    admin.loop.accept(&admin.accept_completion, &admin.listener, Admin, admin, acceptCallback);
+}
+
+fn acceptCallback(admin: *Admin, result: sys.AcceptError!linux.fd_t) void {
+    if (admin.state == .stopping) {
+        if (result) |fd| sys.close(fd) else |_| {} // Stopping: whatever came is dropped.
+        return admin.closeListener();
+    }
+    const fd = result catch |err| switch (err) {
+        error.Canceled => unreachable, // Only `stop` cancels the accept.
+        error.ConnectionAborted, error.WouldBlock => return admin.acceptNext(),
+        error.ProcessFdQuotaExceeded,
+        error.SystemFdQuotaExceeded,
+        error.SystemResources,
+        error.Unexpected,
+        => {
+            // Out of descriptors or memory: try again a little later (the linger period).
+            const queue = &admin.linger_queue;
+            const timer = &admin.accept_backoff_timer;
+            return admin.loop.timerArm(queue, timer, Admin, admin, acceptBackoffCallback);
+        },
+    };
+    assert(admin.free_count > 0); // Accepting pauses when none is free.
+    admin.free_count -= 1;
+    const connection = &admin.connections[admin.free[admin.free_count]];
+    connection.begin(fd);
+    admin.acceptNext();
+}
+
+fn acceptBackoffCallback(admin: *Admin) void {
+    assert(admin.state == .running); // `stop` cancels the timer.
+    if (!admin.accept_completion.isPending()) admin.acceptNext();
+}
+
+/// A connection closed: its slot is free, and accepting resumes if it had paused.
+fn release(admin: *Admin, connection: *Connection) void {
+    const index: u8 = @intCast(connection - &admin.connections[0]);
+    assert(admin.free_count < connections_max);
+    admin.free[admin.free_count] = index;
+    admin.free_count += 1;
+    if (admin.state != .running) return;
+    if (admin.accept_completion.isPending() or admin.accept_backoff_timer.isArmed()) return;
+    admin.acceptNext();
+}
+
+// --- One connection ------------------------------------------------------------------------
+
+const Connection = struct {
+    admin: *Admin,
+    socket: Socket = .{ .fd = -1 },
+    /// The one operation in flight: receive the head, send the response, then read until
+    /// the client closes.
+    completion: Completion = .{},
+    /// In the request queue until the response is sent, then in the linger queue.
+    timer: Timer = .{},
+    phase: Phase = .free,
+    /// The deadline passed with an operation in flight: its callback closes the connection.
+    timed_out: bool = false,
+    request_len: u32 = 0,
+    parser: http.RequestParser,
+    headers: [limits.headers_count_max]http.Header = undefined,
+    request: [request_bytes]u8 = undefined,
+    /// Head room, then the rendered body: this connection's part of `Admin.responses`.
+    response_buffer: []u8,
+    /// What is sent: a slice of `response_buffer`.
+    response: []const u8 = "",
+    sent: u32 = 0,
+
+    const Phase = enum { free, reading, writing, lingering };
+
+    fn begin(connection: *Connection, fd: linux.fd_t) void {
+        assert(connection.phase == .free);
+        assert(!connection.completion.isPending() and !connection.timer.isArmed());
+        // The response is one write; it must not wait for Nagle.
+        sys.setsockoptInt(fd, linux.IPPROTO.TCP, linux.TCP.NODELAY, 1) catch {}; // Latency only.
+        connection.socket = .init(fd);
+        connection.phase = .reading;
+        connection.timed_out = false;
+        connection.request_len = 0;
+        connection.response = "";
+        connection.sent = 0;
+        connection.parser.reset();
+        connection.arm(&connection.admin.request_queue);
+        connection.receive();
+    }
+
+    fn receive(connection: *Connection) void {
+        assert(connection.request_len < connection.request.len);
+        const free = connection.request[connection.request_len..];
+        const loop = connection.admin.loop;
+        loop.recv(&connection.completion, &connection.socket, free, Connection, connection, receiveCallback);
+    }
+
+    fn receiveCallback(connection: *Connection, result: sys.RecvError!usize) void {
+        if (connection.interrupted()) return;
+        const received = result catch return connection.close(); // Reset: nobody to answer.
+        if (received == 0) return connection.close(); // Closed before a whole head.
+        connection.request_len += @intCast(received);
+        assert(connection.request_len <= connection.request.len);
+        switch (connection.parser.feed(connection.request[0..connection.request_len])) {
+            // The parser refuses a head over `header_bytes_max`, below the buffer's size.
+            .incomplete => connection.receive(),
+            .invalid => |reject| connection.respondError(reject.status()),
+            .complete => connection.respond(&connection.parser.head),
+        }
+    }
+
+    /// Routes the request and renders its response (GET and HEAD only; unknown path 404).
+    fn respond(connection: *Connection, head: *const http.RequestParser.Head) void {
+        const route = Route.of(head) orelse return connection.respondError(404);
+        const with_body = switch (head.method) {
+            .get => true,
+            .head => false,
+            else => return connection.respondError(405),
+        };
+        const admin = connection.admin;
+        var body: std.Io.Writer = .fixed(connection.response_buffer[head_room..]);
+        const content_type = switch (route) {
+            .healthz => blk: {
+                const text = if (admin.draining) "draining\n" else "ok\n";
+                body.writeAll(text) catch unreachable; // A few bytes.
+                break :blk text_plain;
+            },
+            .metrics, .status => blk: {
+                admin.collector.function(admin.collector.context, &admin.snapshot);
+                admin.snapshot.draining = admin.draining;
+                const rendered = if (route == .metrics)
+                    admin.snapshot.writePrometheus(&body)
+                else
+                    admin.snapshot.writeStatus(&body);
+                rendered catch return connection.overflow(route);
+                break :blk if (route == .metrics) Prometheus.content_type else Json.content_type;
+            },
+        };
+        const status: u16 = if (route == .healthz and admin.draining) 503 else 200;
+        connection.finish(status, content_type, body.buffered().len, with_body);
+    }
+
+    fn overflow(connection: *Connection, route: Route) void {
+        const admin = connection.admin;
+        if (!admin.overflow_logged) {
+            admin.overflow_logged = true;
+            log.line("admin: the {s} response did not fit in {d} bytes; answered 500 " ++
+                "(logged once)", .{ @tagName(route), connection.response_buffer.len - head_room });
+        }
+        connection.respondError(500);
+    }
+
+    /// An error status with its reason phrase, lower case, as the body.
+    fn respondError(connection: *Connection, status: u16) void {
+        const phrase = reasonPhrase(status);
+        const body = connection.response_buffer[head_room..][0 .. phrase.len + 1];
+        for (body[0..phrase.len], phrase) |*c, p| c.* = std.ascii.toLower(p);
+        body[phrase.len] = '\n';
+        connection.finish(status, text_plain, body.len, true);
+    }
+
+    /// Writes the head in front of the body already rendered at `head_room` and sends both.
+    fn finish(connection: *Connection, status: u16, content_type: []const u8, body_len: usize, with_body: bool) void {
+        assert(connection.phase == .reading);
+        var head_buffer: [head_room]u8 = undefined;
+        const allow = if (status == 405) "Allow: GET, HEAD\r\n" else "";
+        const head = std.fmt.bufPrint(&head_buffer, "HTTP/1.1 {d} {s}\r\nContent-Type: {s}\r\n" ++
+            "Content-Length: {d}\r\nCache-Control: no-store\r\n{s}Connection: close\r\n\r\n", .{
+            status, reasonPhrase(status), content_type, body_len, allow,
+        }) catch unreachable; // The longest head is about 200 bytes.
+        const head_start = head_room - head.len;
+        const buffer = connection.response_buffer;
+        @memcpy(buffer[head_start..head_room], head);
+        const end = head_room + (if (with_body) body_len else 0);
+        assert(end <= buffer.len);
+        connection.response = buffer[head_start..end];
+        connection.sent = 0;
+        connection.phase = .writing;
+        connection.sendRest();
+    }
+
+    fn sendRest(connection: *Connection) void {
+        const rest = connection.response[connection.sent..];
+        assert(rest.len > 0);
+        const loop = connection.admin.loop;
+        loop.send(&connection.completion, &connection.socket, rest, Connection, connection, sendCallback);
+    }
+
+    fn sendCallback(connection: *Connection, result: sys.SendError!usize) void {
+        if (connection.interrupted()) return;
+        const sent = result catch return connection.close(); // The client went away.
+        connection.sent += @intCast(sent);
+        assert(connection.sent <= connection.response.len);
+        if (connection.sent < connection.response.len) return connection.sendRest();
+        // Half-close, then read until the client closes: closing with unread bytes (a body,
+        // a pipelined request) queued would send a reset that can destroy the response.
+        sys.shutdown(connection.socket.fd, linux.SHUT.WR) catch return connection.close();
+        connection.phase = .lingering;
+        connection.arm(&connection.admin.linger_queue);
+        connection.drainInput();
+    }
+
+    fn drainInput(connection: *Connection) void {
+        const loop = connection.admin.loop;
+        const buffer = &connection.request;
+        loop.recv(&connection.completion, &connection.socket, buffer, Connection, connection, drainInputCallback);
+    }
+
+    fn drainInputCallback(connection: *Connection, result: sys.RecvError!usize) void {
+        if (connection.interrupted()) return;
+        const received = result catch return connection.close();
+        if (received == 0) return connection.close();
+        connection.drainInput();
+    }
+
+    /// Every I/O callback starts here. True when the connection ended while its operation
+    /// was in flight (the admin is stopping, or its deadline passed): it is closed now.
+    fn interrupted(connection: *Connection) bool {
+        assert(connection.phase != .free);
+        assert(!connection.completion.isPending());
+        if (connection.admin.state == .stopping or connection.timed_out) {
+            connection.close();
+            return true;
+        }
+        return false;
+    }
+
+    fn arm(connection: *Connection, queue: *TimerQueue) void {
+        const loop = connection.admin.loop;
+        loop.timerArm(queue, &connection.timer, Connection, connection, deadlineCallback);
+    }
+
+    fn deadlineCallback(connection: *Connection) void {
+        assert(connection.phase != .free);
+        // Between callbacks an open connection always has its operation pending.
+        assert(connection.completion.isPending());
+        connection.timed_out = true;
+        connection.admin.loop.cancel(&connection.completion); // Its callback closes.
+    }
+
+    fn close(connection: *Connection) void {
+        assert(connection.phase != .free);
+        assert(!connection.completion.isPending());
+        const admin = connection.admin;
+        admin.loop.timerCancel(&connection.timer);
+        admin.loop.close(&connection.socket);
+        connection.phase = .free;
+        admin.release(connection);
+    }
+};
+
+const text_plain = "text/plain; charset=utf-8";
+
+const Route = enum {
+    healthz,
+    metrics,
+    status,
+
+    const paths = std.StaticStringMap(Route).initComptime(.{
+        .{ "/healthz", .healthz },
+        .{ "/metrics", .metrics },
+        .{ "/status", .status },
+    });
+
+    /// The resource a target names: its path, without the query; an absolute-form target's
+    /// path is taken after its authority.
+    fn of(head: *const http.RequestParser.Head) ?Route {
+        const target = head.target;
+        const path_start: usize = switch (head.target_form) {
+            .origin => 0,
+            .absolute => blk: {
+                const authority = (std.mem.find(u8, target, "://") orelse return null) + 3;
+                break :blk std.mem.findScalarPos(u8, target, authority, '/') orelse return null;
+            },
+            .authority, .asterisk => return null,
+        };
+        const rest = target[path_start..];
+        const path_end = std.mem.findScalar(u8, rest, '?') orelse rest.len;
+        return paths.get(rest[0..path_end]);
+    }
+};
+
+fn reasonPhrase(status: u16) []const u8 {
+    return switch (status) {
+        200 => "OK",
+        400 => "Bad Request",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        414 => "URI Too Long",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        503 => "Service Unavailable",
+        505 => "HTTP Version Not Supported",
+        else => "Error",
+    };
+}
+
+// --- Tests ---------------------------------------------------------------------------------
+
+const testing = std.testing;
+const ms = std.time.ns_per_ms;
+
+/// An Admin on a real epoll loop over loopback, with a collector that reports a fixed pool.
+const Harness = struct {
+    loop: Loop,
+    admin: Admin,
+    backends_count: u32 = 1,
+    /// What the collector reports; more than configured makes a response overflow.
+    reported_backends: u32 = 1,
+    collected: u32 = 0,
+
+    fn init(harness: *Harness, options: struct { request_timeout_ns: u64 = 1000 * ms }) !void {
+        harness.* = .{ .loop = try Loop.init(.{ .mode = .epoll }), .admin = undefined };
+        errdefer harness.loop.deinit();
+        try harness.admin.init(testing.allocator, &harness.loop, .{
+            .address = Address.initIp4(.{ 127, 0, 0, 1 }, 0),
+            .backends_count = harness.backends_count,
+            .collector = .{ .context = harness, .function = collect },
+            .request_timeout_ns = options.request_timeout_ns,
+            .linger_ns = 200 * ms,
+        });
+        try harness.admin.start();
+    }
+
+    fn deinit(harness: *Harness) void {
+        harness.admin.stop();
+        var ticks: u32 = 0;
+        while (!harness.admin.stopped() and ticks < 100) : (ticks += 1) harness.loop.tick() catch break;
+        assert(harness.admin.stopped());
+        harness.admin.deinit(testing.allocator);
+        harness.loop.deinit();
+    }
+
+    fn collect(context: *anyopaque, snapshot: *Snapshot) void {
+        const harness: *Harness = @ptrCast(@alignCast(context));
+        harness.collected += 1;
+        snapshot.* = .{ .version = "test", .io = "epoll", .workers_count = 1 };
+        snapshot.pool = .{ .name = "app", .strategy = "round_robin", .backends_count = harness.reported_backends };
+        for (snapshot.pool.backends[0..harness.reported_backends]) |*backend| {
+            backend.* = .{
+                .address = "[1111:2222:3333:4444:5555:6666:7777:8888]:65535",
+                .weight = 1,
+                .available = true,
+                .active_up = true,
+                .state = .serving,
+                .connections_open = 0,
+                .in_flight = 0,
+                .responses = @splat(std.math.maxInt(u64) / 8),
+            };
+        }
+    }
+
+    fn port(harness: *const Harness) u16 {
+        return harness.admin.address.getPort();
+    }
+};
+
+/// A blocking client socket connected to the admin (the kernel completes the handshake from
+/// the backlog, so this does not need the loop to tick).
+fn connectClient(port: u16) !linux.fd_t {
+    const rc = linux.socket(linux.AF.INET, linux.SOCK.STREAM | linux.SOCK.CLOEXEC, 0);
+    if (linux.errno(rc) != .SUCCESS) return error.SocketFailed;
+    const fd: linux.fd_t = @intCast(rc);
+    errdefer sys.close(fd);
+    const address = Address.initIp4(.{ 127, 0, 0, 1 }, port);
+    if (linux.errno(linux.connect(fd, address.sockaddr(), address.socklen())) != .SUCCESS) {
+        return error.ConnectFailed;
+    }
+    return fd;
+}
+
+fn sendAll(fd: linux.fd_t, bytes: []const u8) !void {
+    var rest = bytes;
+    while (rest.len > 0) {
+        const rc = linux.sendto(fd, rest.ptr, rest.len, linux.MSG.NOSIGNAL, null, 0);
+        if (linux.errno(rc) != .SUCCESS) return error.SendFailed;
+        rest = rest[rc..];
+    }
+}
+
+/// Reads what is there without blocking; true once the peer closed its side.
+fn readAvailable(fd: linux.fd_t, into: []u8, len: *usize) !bool {
+    while (true) {
+        if (len.* == into.len) return error.ResponseTooLarge;
+        const rc = linux.recvfrom(fd, into[len.*..].ptr, into.len - len.*, linux.MSG.DONTWAIT, null, null);
+        switch (linux.errno(rc)) {
+            .SUCCESS => {
+                if (rc == 0) return true;
+                len.* += rc;
+            },
+            .AGAIN => return false,
+            else => return error.RecvFailed,
+        }
+    }
+}
+
+/// Ticks the loop until every client has its whole response (the admin closed its side),
+/// then closes the clients. The responses are `buffers[i][0..lens[i]]`.
+fn tickUntilAnswered(harness: *Harness, fds: []const linux.fd_t, buffers: [][]u8, lens: []usize) !void {
+    var done: [32]bool = @splat(false);
+    var ticks: u32 = 0;
+    while (true) : (ticks += 1) {
+        var all = true;
+        for (fds, buffers, lens, done[0..fds.len]) |fd, buffer, *len, *closed| {
+            if (!closed.*) closed.* = try readAvailable(fd, buffer, len);
+            all = all and closed.*;
+        }
+        if (all) break;
+        if (ticks == 2000) return error.TestTimedOut;
+        try harness.loop.tick();
+    }
+    for (fds) |fd| sys.close(fd);
+}
+
+/// One request on its own connection; the response's text in `buffer`.
+fn exchange(harness: *Harness, request: []const u8, buffer: []u8) ![]const u8 {
+    const fd = try connectClient(harness.port());
+    sendAll(fd, request) catch |err| {
+        sys.close(fd);
+        return err;
+    };
+    var buffers = [_][]u8{buffer};
+    var lens = [_]usize{0};
+    try tickUntilAnswered(harness, &.{fd}, &buffers, &lens);
+    return buffer[0..lens[0]];
+}
+
+fn expectResponse(response: []const u8, status_line: []const u8, body: ?[]const u8) !void {
+    errdefer std.debug.print("response:\n{s}\n", .{response});
+    try testing.expect(std.mem.startsWith(u8, response, status_line));
+    try testing.expect(std.mem.find(u8, response, "\r\nConnection: close\r\n") != null);
+    const head_end = (std.mem.find(u8, response, "\r\n\r\n") orelse return error.NoHead) + 4;
+    if (body) |expected| try testing.expectEqualStrings(expected, response[head_end..]);
+}
+
+test "admin: /healthz answers ok, then draining with 503" {
+    var harness: Harness = undefined;
+    try harness.init(.{});
+    defer harness.deinit();
+    var buffer: [4096]u8 = undefined;
+    const request = "GET /healthz HTTP/1.1\r\nHost: admin\r\n\r\n";
+    try expectResponse(try exchange(&harness, request, &buffer), "HTTP/1.1 200 OK\r\n", "ok\n");
+    harness.admin.draining = true;
+    const draining = try exchange(&harness, request, &buffer);
+    try expectResponse(draining, "HTTP/1.1 503 Service Unavailable\r\n", "draining\n");
+    try testing.expectEqual(@as(u32, 0), harness.collected); // Health needs no snapshot.
+}
+
+test "admin: /metrics and /status render a snapshot; HEAD has the length and no body" {
+    var harness: Harness = undefined;
+    try harness.init(.{});
+    defer harness.deinit();
+    var buffer: [64 * 1024]u8 = undefined;
+    const metrics = try exchange(&harness, "GET /metrics?x=1 HTTP/1.1\r\nHost: a\r\n\r\n", &buffer);
+    try expectResponse(metrics, "HTTP/1.1 200 OK\r\n", null);
+    try testing.expect(std.mem.find(u8, metrics, "Content-Type: " ++ Prometheus.content_type) != null);
+    try testing.expect(std.mem.find(u8, metrics, "\nsluice_build_info{version=\"test\"} 1\n") != null);
+    const body_len = metrics.len - (std.mem.find(u8, metrics, "\r\n\r\n").? + 4);
+
+    var head_buffer: [1024]u8 = undefined;
+    const head = try exchange(&harness, "HEAD /metrics HTTP/1.1\r\nHost: a\r\n\r\n", &head_buffer);
+    try expectResponse(head, "HTTP/1.1 200 OK\r\n", "");
+    var length_buffer: [64]u8 = undefined;
+    const length_field = try std.fmt.bufPrint(&length_buffer, "\r\nContent-Length: {d}\r\n", .{body_len});
+    try testing.expect(std.mem.find(u8, head, length_field) != null);
+
+    const status = try exchange(&harness, "GET http://admin/status HTTP/1.1\r\nHost: admin\r\n\r\n", &buffer);
+    try expectResponse(status, "HTTP/1.1 200 OK\r\n", null);
+    const json = status[std.mem.find(u8, status, "\r\n\r\n").? + 4 ..];
+    var parsed = try std.json.parseFromSlice(std.json.Value, testing.allocator, json, .{});
+    defer parsed.deinit();
+    try testing.expectEqualStrings("test", parsed.value.object.get("version").?.string);
+}
+
+test "admin: unknown paths are 404, other methods 405 with Allow, bad heads 4xx" {
+    var harness: Harness = undefined;
+    try harness.init(.{});
+    defer harness.deinit();
+    var buffer: [4096]u8 = undefined;
+    const cases = [_]struct { request: []const u8, status_line: []const u8 }{
+        .{ .request = "GET /nope HTTP/1.1\r\nHost: a\r\n\r\n", .status_line = "HTTP/1.1 404 Not Found\r\n" },
+        .{ .request = "GET /metrics/ HTTP/1.1\r\nHost: a\r\n\r\n", .status_line = "HTTP/1.1 404 " },
+        .{ .request = "OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", .status_line = "HTTP/1.1 404 " },
+        .{ .request = "POST /metrics HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc", .status_line = "HTTP/1.1 405 Method Not Allowed\r\n" },
+        .{ .request = "DELETE /healthz HTTP/1.1\r\nHost: a\r\n\r\n", .status_line = "HTTP/1.1 405 " },
+        .{ .request = "GET /healthz HTTP/1.1\r\n\r\n", .status_line = "HTTP/1.1 400 Bad Request\r\n" },
+        .{ .request = "GET /healthz HTTP/1.1\nHost: a\n\n", .status_line = "HTTP/1.1 400 " },
+        .{ .request = "GET /healthz HTTP/2.0\r\nHost: a\r\n\r\n", .status_line = "HTTP/1.1 505 " },
+    };
+    for (cases) |case| {
+        errdefer std.debug.print("request: {s}\n", .{case.request});
+        const response = try exchange(&harness, case.request, &buffer);
+        try expectResponse(response, case.status_line, null);
+        const allow = std.mem.find(u8, response, "\r\nAllow: GET, HEAD\r\n") != null;
+        try testing.expectEqual(std.mem.startsWith(u8, case.status_line, "HTTP/1.1 405"), allow);
+    }
+    // A head larger than the admin reads is refused, not cut.
+    var large: [request_bytes + 100]u8 = @splat('a');
+    const prefix = "GET /metrics HTTP/1.1\r\nHost: a\r\nX-Long: ";
+    @memcpy(large[0..prefix.len], prefix);
+    try expectResponse(try exchange(&harness, &large, &buffer), "HTTP/1.1 431 ", null);
+}
+
+test "admin: more clients than connection slots are all answered, in turn" {
+    var harness: Harness = undefined;
+    try harness.init(.{});
+    defer harness.deinit();
+    const clients = connections_max + 8;
+    var fds: [clients]linux.fd_t = undefined;
+    var storage: [clients][1024]u8 = undefined;
+    var buffers: [clients][]u8 = undefined;
+    var lens: [clients]usize = @splat(0);
+    for (&fds, &buffers, &storage) |*fd, *buffer, *bytes| {
+        fd.* = try connectClient(harness.port());
+        try sendAll(fd.*, "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n");
+        buffer.* = bytes;
+    }
+    try tickUntilAnswered(&harness, &fds, &buffers, &lens);
+    for (buffers, lens) |buffer, len| try expectResponse(buffer[0..len], "HTTP/1.1 200 OK\r\n", "ok\n");
+    // The clients closed: every slot comes back.
+    var ticks: u32 = 0;
+    while (harness.admin.free_count < connections_max) : (ticks += 1) {
+        if (ticks == 1000) return error.TestTimedOut;
+        try harness.loop.tick();
+    }
+}
+
+test "admin: a response too large for its buffer is a 500, and the next one is fine" {
+    var harness: Harness = undefined;
+    try harness.init(.{});
+    defer harness.deinit();
+    harness.reported_backends = Snapshot.backends_max; // Sized for one.
+    var buffer: [4096]u8 = undefined;
+    const request = "GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n";
+    const response = try exchange(&harness, request, &buffer);
+    try expectResponse(response, "HTTP/1.1 500 Internal Server Error\r\n", "internal server error\n");
+    try testing.expect(harness.admin.overflow_logged);
+    harness.reported_backends = 1;
+    var large: [64 * 1024]u8 = undefined;
+    try expectResponse(try exchange(&harness, request, &large), "HTTP/1.1 200 OK\r\n", null);
+}
+
+test "admin: a client that sends nothing is closed at the deadline; stop leaves no fd" {
+    var harness: Harness = undefined;
+    try harness.init(.{ .request_timeout_ns = 100 * ms });
+    var deinit_done = false;
+    defer if (!deinit_done) harness.deinit();
+    const fd = try connectClient(harness.port());
+    defer sys.close(fd);
+    const start_ns = sys.clockMonotonicNs();
+    var buffer: [64]u8 = undefined;
+    var len: usize = 0;
+    var ticks: u32 = 0;
+    while (!try readAvailable(fd, &buffer, &len)) : (ticks += 1) {
+        if (ticks == 1000) return error.TestTimedOut;
+        try harness.loop.tick();
+    }
+    try testing.expectEqual(@as(usize, 0), len); // Closed without an answer.
+    try testing.expect(sys.clockMonotonicNs() - start_ns >= 100 * ms);
+    // One connection waiting mid-head when the admin stops: deinit checks it all closed.
+    const waiting = try connectClient(harness.port());
+    defer sys.close(waiting);
+    try sendAll(waiting, "GET /metr");
+    while (harness.admin.free_count == connections_max) try harness.loop.tick();
+    deinit_done = true;
+    harness.deinit();
+}

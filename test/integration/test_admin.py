@@ -1,0 +1,379 @@
+"""The admin listener (--admin ADDR): /healthz, /metrics (Prometheus text 0.0.4) and /status
+(JSON), answered by the control thread while real traffic goes through the workers.
+
+/metrics is read with a small parser written here, strict about what Prometheus relies on:
+every sample line is `name{labels} value`, each family has its HELP and TYPE lines before
+its samples and only once, and a histogram's buckets are cumulative with `+Inf` equal to
+`_count`.
+"""
+
+import json
+import math
+import re
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+
+from backends import echo, kill_backend, slow_head
+from client import Deadline, request, wait_until
+
+ADMIN_RE = re.compile(r"^sluice: admin listening on 127\.0\.0\.1:(?P<port>\d+)$")
+PROMETHEUS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+# ---------------------------------------------------------------------------------------
+# Helpers
+
+
+def start_with_admin(sluice, backends, args=(), workers=1):
+    """Start sluice with `--admin 127.0.0.1:0` and return the admin port it logged."""
+    sluice.start(backends, args=["--admin", "127.0.0.1:0", *args], workers=workers)
+    return int(sluice.wait_for_line(ADMIN_RE, timeout=5.0).group("port"))
+
+
+def admin(port, path, method="GET"):
+    r = request(port, method, path, timeout=5.0)
+    assert "close" in r.connection_tokens(), r
+    return r
+
+
+NAME_RE = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+LABEL_NAME_RE = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
+
+
+def parse_labels(text):
+    """`a="x",b="y\\"z"` -> {"a": "x", "b": 'y"z'}, undoing the three escapes."""
+    labels, i = {}, 0
+    while i < len(text):
+        m = LABEL_NAME_RE.match(text, i)
+        assert m, f"bad label name at {text[i:]!r}"
+        name = m.group(0)
+        i = m.end()
+        assert text[i:i + 2] == '="', f"expected =\" after {name} in {text!r}"
+        i += 2
+        value = []
+        while text[i] != '"':
+            if text[i] == "\\":
+                escaped = text[i + 1]
+                assert escaped in '\\"n', f"bad escape \\{escaped} in {text!r}"
+                value.append("\n" if escaped == "n" else escaped)
+                i += 2
+            else:
+                value.append(text[i])
+                i += 1
+        i += 1
+        assert name not in labels, f"label {name} repeated in {text!r}"
+        labels[name] = "".join(value)
+        if i < len(text):
+            assert text[i] == ",", f"expected , in {text!r}"
+            i += 1
+    return labels
+
+
+def parse_metrics(text):
+    """Prometheus text -> {family: {"type", "help", "samples": [(name, labels, value)]}},
+    checking the format's rules on the way."""
+    assert text.endswith("\n"), "the exposition must end with a line feed"
+    families = {}
+    current = None
+    for line in text.splitlines():
+        assert line, "no empty lines"
+        if line.startswith("# HELP "):
+            name, _, help_text = line[7:].partition(" ")
+            assert NAME_RE.fullmatch(name) and help_text, line
+            assert name not in families, f"family {name} described twice"
+            families[name] = {"help": help_text, "type": None, "samples": []}
+            current = name
+            continue
+        if line.startswith("# TYPE "):
+            name, _, kind = line[7:].partition(" ")
+            assert name == current, f"TYPE {name} without its HELP just before"
+            assert families[name]["type"] is None and not families[name]["samples"], line
+            assert kind in ("counter", "gauge", "histogram"), line
+            families[name]["type"] = kind
+            continue
+        assert not line.startswith("#"), line
+        m = re.fullmatch(r"([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)", line)
+        assert m, f"not a sample line: {line!r}"
+        name, labels, value = m.group(1), parse_labels(m.group(2) or ""), float(m.group(3))
+        assert current is not None and families[current]["type"] is not None, line
+        kind = families[current]["type"]
+        suffixes = ("_bucket", "_sum", "_count") if kind == "histogram" else ("",)
+        assert any(name == current + s for s in suffixes), f"{name} inside family {current}"
+        if kind == "counter":
+            assert name.endswith("_total") and value >= 0, line
+        families[current]["samples"].append((name, labels, value))
+    for name, family in families.items():
+        assert name.startswith("sluice_"), name
+        assert family["samples"], f"family {name} has no sample"
+        if family["type"] == "histogram":
+            check_histogram(name, family["samples"])
+    return families
+
+
+def check_histogram(name, samples):
+    """Per label set: `le` ascending, counts never falling, +Inf last and equal to _count."""
+    series = {}
+    for sample_name, labels, value in samples:
+        rest = {k: v for k, v in labels.items() if k != "le"}
+        key = tuple(sorted(rest.items()))
+        s = series.setdefault(key, {"buckets": [], "sum": None, "count": None})
+        if sample_name == name + "_bucket":
+            s["buckets"].append((float(labels["le"]), value))
+        elif sample_name == name + "_sum":
+            s["sum"] = value
+        else:
+            s["count"] = value
+    for key, s in series.items():
+        les = [le for le, _ in s["buckets"]]
+        counts = [c for _, c in s["buckets"]]
+        assert les == sorted(les) and les[-1] == math.inf, (name, key, les)
+        assert counts == sorted(counts), f"{name}{key}: buckets are not cumulative: {counts}"
+        assert counts[-1] == s["count"], f"{name}{key}: +Inf {counts[-1]} != _count {s['count']}"
+        assert s["sum"] is not None and s["sum"] >= 0
+
+
+def scrape(port):
+    r = admin(port, "/metrics")
+    assert r.status == 200, r
+    assert r.header("content-type") == PROMETHEUS_TYPE, r
+    return parse_metrics(r.body.decode("utf-8"))
+
+
+def value(families, name, **labels):
+    """The value of the one sample `name` whose labels include `labels`."""
+    family = next(f for base, f in families.items()
+                  if name == base or (name.startswith(base) and f["type"] == "histogram"))
+    found = [v for n, ls, v in family["samples"]
+             if n == name and all(ls.get(k) == str(v2) for k, v2 in labels.items())]
+    assert len(found) == 1, (name, labels, found)
+    return found[0]
+
+
+def status(port):
+    r = admin(port, "/status")
+    assert r.status == 200, r
+    assert r.header("content-type") == "application/json", r
+    return json.loads(r.body)
+
+
+# ---------------------------------------------------------------------------------------
+# Tests
+
+
+def test_healthz_answers_ok_and_admin_is_off_by_default(sluice, make_sluice, backend):
+    """With --admin, /healthz is `200 ok`; without it, no admin listener is opened."""
+    port = start_with_admin(sluice, [backend])
+    r = admin(port, "/healthz")
+    assert (r.status, r.body) == (200, b"ok\n"), r
+    assert r.header("content-type") == "text/plain; charset=utf-8"
+    other = make_sluice().start([backend])
+    assert request(other.port, "GET", "/x").status == 200
+    other.stop()
+    assert not any("admin" in line for line in other.lines), other.stderr_text()
+
+
+def test_metrics_parse_and_move_with_traffic(sluice, make_backend):
+    """/metrics parses; after N requests through the proxy the request counter, the 2xx
+    counts (pool and backend) and the duration histogram's count have all grown by N."""
+    a, b = make_backend(echo(), name="A"), make_backend(echo(), name="B")
+    port = start_with_admin(sluice, [a, b], workers=2)
+    before = scrape(port)
+    assert value(before, "sluice_build_info", version="0.1.0") == 1
+    assert value(before, "sluice_config_generation") == 1
+    assert value(before, "sluice_workers") == 2
+    assert value(before, "sluice_backend_up", pool="default", backend=a.address) == 1
+    n = 25
+    for i in range(n):
+        assert request(sluice.port, "GET", f"/m/{i}").status == 200
+    count = "sluice_request_duration_seconds_count"
+    grown = wait_until(lambda: value(scrape(port), count, pool="default")
+                       - value(before, count, pool="default") == n, 3.0)
+    after = scrape(port)
+    assert grown, (value(before, count, pool="default"), value(after, count, pool="default"))
+    for name, labels in (("sluice_requests_total", {}),
+                         ("sluice_responses_total", {"class": "2xx"})):
+        delta = value(after, name, pool="default", **labels) - value(before, name, pool="default",
+                                                                     **labels)
+        assert delta == n, (name, delta)
+    per_backend = sum(value(after, "sluice_backend_responses_total", pool="default",
+                            backend=x.address, **{"class": "2xx"}) for x in (a, b))
+    assert per_backend == value(after, "sluice_responses_total", pool="default",
+                                **{"class": "2xx"})
+    assert value(after, "sluice_connections_accepted_total") >= n
+    assert value(after, "sluice_request_duration_seconds_sum", pool="default") > 0
+    assert value(after, "sluice_heap_allocations_after_startup") == 0
+    assert value(after, "sluice_upstream_pool_misses_total", pool="default") >= 2
+    assert value(after, "sluice_upstream_pool_hits_total", pool="default") > 0
+
+
+@pytest.mark.time_limit(30)
+def test_backend_up_goes_to_zero_when_killed_and_ejected(sluice, make_backend):
+    """A killed backend, ejected after one failure (--eject-after 1), shows as down in
+    /metrics (sluice_backend_up 0, ejected 1, ejections_total 1) and in /status; the other
+    stays up."""
+    good, victim = make_backend(echo(), name="good"), make_backend(echo(), name="victim")
+    port = start_with_admin(sluice, [good, victim],
+                            args=["--eject-after", "1", "--eject-time", "30s"])
+    kill_backend(victim)
+    deadline = Deadline(5.0)
+    while not any("ejected" in line for line in sluice.lines):
+        deadline.check("the killed backend was never ejected")
+        assert request(sluice.port, "GET", "/e").status == 200  # Retried on the good one.
+    m = scrape(port)
+    assert value(m, "sluice_backend_up", pool="default", backend=victim.address) == 0
+    assert value(m, "sluice_backend_ejected", pool="default", backend=victim.address) == 1
+    assert value(m, "sluice_backend_up", pool="default", backend=good.address) == 1
+    assert value(m, "sluice_ejections_total", pool="default") == 1
+    assert value(m, "sluice_backends_available", pool="default") == 1
+    assert value(m, "sluice_upstream_connect_failures_total", pool="default") >= 1
+    backends = {b["address"]: b for b in status(port)["pools"][0]["backends"]}
+    assert backends[victim.address]["available"] is False
+    assert backends[victim.address]["state"] == "ejected"
+    assert backends[victim.address]["ejected"] is True
+    assert backends[good.address]["available"] is True
+
+
+def test_status_lists_the_pool_and_its_backends(sluice, make_backend):
+    """/status is JSON with the process and, per pool, every backend and its state."""
+    a = make_backend(echo(), name="A")
+    b = make_backend(echo(), name="B")
+    port = start_with_admin(sluice, [a, f"{b.address},weight=3"],
+                            args=["--strategy", "weighted"])
+    assert request(sluice.port, "GET", "/s").status == 200
+    s = status(port)
+    assert s["version"] == "0.1.0" and s["workers"] == 1 and s["config_generation"] == 1
+    assert s["io"] in ("io_uring", "epoll") and s["draining"] is False
+    assert s["heap_allocations_after_startup"] == 0 and s["uptime_seconds"] >= 0
+    (pool,) = s["pools"]
+    assert pool["name"] == "default" and pool["strategy"] == "weighted"
+    assert pool["requests"] == 1 and pool["backends_available"] == 2
+    backends = pool["backends"]
+    assert [x["address"] for x in backends] == [a.address, b.address]
+    assert [x["weight"] for x in backends] == [1, 3]
+    for x in backends:
+        assert x["available"] is True and x["active_up"] is True and x["ejected"] is False
+        assert x["state"] == "serving" and x["in_flight"] == 0
+        assert x["connections_open"] >= 0
+
+
+def test_config_file_admin_section_and_pool_name(sluice, make_backend, tmp_path):
+    """A config file's `admin` section opens the listener; its pool's name is the `pool`
+    label and the pool's name in /status."""
+    b = make_backend(echo())
+    path = tmp_path / "admin.zon"
+    path.write_text(
+        '.{ .admin = .{ .listen = "127.0.0.1:0" }, .pools = .{ .@"web\\"app" = .{ '
+        f'.backends = .{{ "{b.address}" }} }} }} }}\n')
+    sluice.start([], args=["--config", str(path)])
+    port = int(sluice.wait_for_line(ADMIN_RE, timeout=5.0).group("port"))
+    assert request(sluice.port, "GET", "/f").status == 200
+    m = scrape(port)
+    assert value(m, "sluice_requests_total", pool='web"app') == 1
+    assert status(port)["pools"][0]["name"] == 'web"app'
+
+
+def test_unknown_paths_404_other_methods_405_head_without_body(sluice, backend):
+    """Unknown path: 404. A known path with a method other than GET or HEAD: 405 with
+    `Allow: GET, HEAD`. HEAD: the GET's head (Content-Length included) and no body."""
+    port = start_with_admin(sluice, [backend])
+    assert admin(port, "/nope").status == 404
+    assert admin(port, "/metrics/extra").status == 404
+    for method, path in (("POST", "/metrics"), ("PUT", "/healthz"), ("DELETE", "/status")):
+        r = admin(port, path, method)
+        assert r.status == 405, r
+        assert r.header("allow") == "GET, HEAD", r
+    assert admin(port, "/healthz?verbose=1").status == 200
+    head = admin(port, "/status", "HEAD")
+    assert head.status == 200 and head.body == b"", head
+    assert head.header("content-type") == "application/json"
+    assert int(head.header("content-length")) > 100
+    # On the wire: nothing follows the head.
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(b"HEAD /healthz HTTP/1.1\r\nHost: a\r\n\r\n")
+        data = b""
+        while chunk := s.recv(4096):
+            data += chunk
+    assert data.endswith(b"\r\n\r\n") and b"Content-Length: 3\r\n" in data, data
+
+
+def test_twenty_concurrent_scrapes_all_succeed(sluice, backend):
+    """20 scrapes at once (more than the 16 admin connection slots): every one is
+    answered with a complete, parseable exposition."""
+    port = start_with_admin(sluice, [backend], workers=2)
+    results, barrier = [None] * 20, threading.Barrier(20)
+
+    def run(i):
+        try:
+            barrier.wait(5)
+            results[i] = scrape(port) if i % 2 == 0 else status(port)
+        except Exception as e:  # noqa: BLE001 - asserted below
+            results[i] = e
+
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(15)
+    failures = [r for r in results if r is None or isinstance(r, Exception)]
+    assert failures == [], failures[:3]
+
+
+@pytest.mark.time_limit(60)
+def test_scraping_allocates_nothing(sluice, make_backend):
+    """200 scrapes of /metrics and /status with traffic in between: the allocation counter
+    (in /metrics and on the stats line) stays at 0."""
+    b = make_backend(echo())
+    port = start_with_admin(sluice, [b], workers=2)
+    for i in range(100):
+        if i % 10 == 0:
+            assert request(sluice.port, "GET", f"/a/{i}").status == 200
+        assert value(scrape(port), "sluice_heap_allocations_after_startup") == 0
+        assert status(port)["heap_allocations_after_startup"] == 0
+    assert sluice.stats()["heap_allocations_after_startup"] == 0
+
+
+@pytest.mark.time_limit(20)
+def test_healthz_says_draining_during_a_drain(sluice, make_backend):
+    """After SIGTERM, while a slow request finishes, the admin listener still answers:
+    /healthz is `503 draining` and sluice_draining is 1. Then sluice exits 0."""
+    b = make_backend(slow_head(2.0))
+    port = start_with_admin(sluice, [b])
+    result = {}
+    t = threading.Thread(target=lambda: result.setdefault("r", request(sluice.port, "GET",
+                                                                          "/slow", timeout=10)),
+                         daemon=True)
+    t.start()
+    assert b.wait_for_requests(1, 3.0)
+    sluice.signal(signal.SIGTERM)
+    sluice.wait_for_line(r"SIGTERM: draining", timeout=3.0)
+    r = admin(port, "/healthz")
+    assert (r.status, r.body) == (503, b"draining\n"), r
+    assert value(scrape(port), "sluice_draining") == 1
+    t.join(10)
+    assert result["r"].status == 200
+    assert sluice.wait(5.0) == 0
+
+
+def test_admin_port_in_use_is_a_runtime_failure(sluice_bin, backend):
+    """--admin on a port another socket listens on: sluice says so and exits 1."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        addr = f"127.0.0.1:{taken.getsockname()[1]}"
+        done = subprocess.run([sluice_bin, "--listen", "127.0.0.1:0", "--backend",
+                               backend.address, "--workers", "1", "--admin", addr],
+                              capture_output=True, text=True, timeout=15)
+    assert done.returncode == 1, done
+    assert f"cannot listen on {addr} (admin): AddressInUse" in done.stderr, done.stderr
+
+
+def test_admin_flag_mistake_is_a_usage_error(sluice_bin):
+    done = subprocess.run([sluice_bin, "--backend", "127.0.0.1:1", "--admin", "9901"],
+                          capture_output=True, text=True, timeout=10)
+    assert done.returncode == 2
+    assert done.stderr.startswith("sluice: --admin: invalid address"), done.stderr
