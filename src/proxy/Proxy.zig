@@ -53,6 +53,7 @@ balancer: Balancer,
 inflight: [Config.backends_count_max]u32 = @splat(0),
 retry_budget: RetryBudget,
 queues: Queues,
+buffer_trim_timer: loop_ns.Timer = .{},
 /// Set by `drain`: finish what is in flight, take nothing new, keep nothing alive.
 draining: bool = false,
 /// Read by the control thread.
@@ -81,6 +82,8 @@ pub const Queues = struct {
     /// The whole exchange (only armed when the pool sets a total timeout).
     upstream_total: TimerQueue,
     upstream_idle: TimerQueue,
+    /// How often cold free buffers give their pages back (`trimBuffersCallback`).
+    buffer_trim: TimerQueue,
 };
 
 pub const Stats = struct {
@@ -96,6 +99,7 @@ pub const Stats = struct {
     no_backend_available: u64 = 0,
     overloaded: u64 = 0,
     idle_parks: u64 = 0,
+    buffers_trimmed: u64 = 0,
     /// How long exchanges took, from the request head parsed to the response sent (or the
     /// error answered, or the connection closed): see `Session.recordDuration`.
     latency: Histogram = .{},
@@ -182,6 +186,7 @@ pub fn init(
             .upstream_body = .init(pool.body_timeout_ns),
             .upstream_total = .init(@max(1, pool.total_timeout_ns)),
             .upstream_idle = .init(pool.idle_timeout_ns),
+            .buffer_trim = .init(buffer_trim_interval_ns),
         },
         .on_slot_free = on_slot_free,
     };
@@ -213,6 +218,17 @@ pub fn registerTimerQueues(proxy: *Proxy) void {
     inline for (@typeInfo(Queues).@"struct".field_names) |name| {
         proxy.loop.timerQueueRegister(&@field(proxy.queues, name));
     }
+    proxy.loop.timerArm(&proxy.queues.buffer_trim, &proxy.buffer_trim_timer, Proxy, proxy, trimBuffersCallback);
+}
+
+/// Buffers a burst touched once go back to the kernel when they have been free for a while
+/// (stdx/BufferPool.zig `trim`); the most recently used stay warm for the next requests.
+const buffer_trim_interval_ns = 5 * std.time.ns_per_s;
+const buffers_kept_warm = 64;
+
+fn trimBuffersCallback(proxy: *Proxy) void {
+    proxy.stats.buffers_trimmed += proxy.buffers.trim(buffers_kept_warm);
+    proxy.loop.timerArm(&proxy.queues.buffer_trim, &proxy.buffer_trim_timer, Proxy, proxy, trimBuffersCallback);
 }
 
 pub fn hasFreeSession(proxy: *const Proxy) bool {

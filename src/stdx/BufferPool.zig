@@ -2,6 +2,11 @@
 //! most recently released buffer (LIFO), so a lightly loaded worker keeps touching the same
 //! few pages and idle RSS stays small even when the pool is sized for the connection limit.
 //! An empty pool is an operating condition the caller handles (shed load), never a heap grow.
+//!
+//! A burst of connections touches many buffers once; when they go idle the buffers come back
+//! but their pages stay resident. `trim`, run from a timer off the request path, gives the
+//! pages of cold free buffers back to the kernel (MADV_DONTNEED: the next use faults in a zero
+//! page), keeping the most recently released ones warm.
 const std = @import("std");
 const StaticAllocator = @import("StaticAllocator.zig");
 const assert = std.debug.assert;
@@ -15,6 +20,8 @@ free: []u32,
 free_count: u32,
 /// Debug aid and double-release guard: which buffers are out.
 in_use: std.DynamicBitSetUnmanaged,
+/// Buffers used since their pages were last given back (`trim`).
+dirty: std.DynamicBitSetUnmanaged,
 
 pub fn init(allocator: std.mem.Allocator, buffers_count: u32, buffer_bytes: u32) !BufferPool {
     assert(buffers_count > 0);
@@ -30,6 +37,8 @@ pub fn init(allocator: std.mem.Allocator, buffers_count: u32, buffer_bytes: u32)
     errdefer allocator.free(free);
     var in_use = try std.DynamicBitSetUnmanaged.initEmpty(allocator, buffers_count);
     errdefer in_use.deinit(allocator);
+    var dirty = try std.DynamicBitSetUnmanaged.initEmpty(allocator, buffers_count);
+    errdefer dirty.deinit(allocator);
     // Index 0 on top: the first buffers handed out are the first pages of the slab.
     for (free, 0..) |*slot, i| slot.* = @intCast(buffers_count - 1 - i);
     return .{
@@ -38,6 +47,7 @@ pub fn init(allocator: std.mem.Allocator, buffers_count: u32, buffer_bytes: u32)
         .free = free,
         .free_count = buffers_count,
         .in_use = in_use,
+        .dirty = dirty,
     };
 }
 
@@ -45,6 +55,7 @@ pub fn deinit(pool: *BufferPool, allocator: std.mem.Allocator) void {
     allocator.free(pool.slab);
     allocator.free(pool.free);
     pool.in_use.deinit(allocator);
+    pool.dirty.deinit(allocator);
     pool.* = undefined;
 }
 
@@ -65,8 +76,27 @@ pub fn release(pool: *BufferPool, buffer: []u8) void {
     const index: u32 = @intCast(offset / pool.buffer_bytes);
     assert(pool.in_use.isSet(index)); // Released twice?
     pool.in_use.unset(index);
+    pool.dirty.set(index);
     pool.free[pool.free_count] = index;
     @atomicStore(u32, &pool.free_count, pool.free_count + 1, .monotonic);
+}
+
+/// Gives back the pages of free buffers used since the last trim, except the `keep_hot` most
+/// recently released (the top of the LIFO stack, the next to be handed out). Returns how many
+/// buffers were trimmed. One madvise per trimmed buffer; nothing when the pool is quiet.
+pub fn trim(pool: *BufferPool, keep_hot: u32) u32 {
+    assert(pool.buffer_bytes % std.heap.page_size_min == 0);
+    const cold_count = pool.free_count -| keep_hot;
+    var trimmed: u32 = 0;
+    for (pool.free[0..cold_count]) |index| {
+        if (!pool.dirty.isSet(index)) continue;
+        const buffer = pool.slab[@as(usize, index) * pool.buffer_bytes ..][0..pool.buffer_bytes];
+        // Advice only: if it fails, the pages merely stay resident.
+        _ = std.os.linux.madvise(@alignCast(buffer.ptr), buffer.len, std.os.linux.MADV.DONTNEED);
+        pool.dirty.unset(index);
+        trimmed += 1;
+    }
+    return trimmed;
 }
 
 /// May be called from any thread (a snapshot for stats).
@@ -101,6 +131,23 @@ test "buffer pool: model check against a set of held buffers" {
         }
         try std.testing.expectEqual(8 - held_count, pool.availableCount());
     }
+}
+
+test "buffer pool: trim gives back cold dirty buffers, keeps the hot ones, reads back zero" {
+    const allocator = std.testing.allocator;
+    var pool = try BufferPool.init(allocator, 4, 4096);
+    defer pool.deinit(allocator);
+    var held: [4][]u8 = undefined;
+    for (&held) |*buffer| {
+        buffer.* = pool.acquire().?;
+        @memset(buffer.*, 0xab);
+    }
+    for (held) |buffer| pool.release(buffer);
+    try std.testing.expectEqual(@as(u32, 3), pool.trim(1));
+    try std.testing.expectEqual(@as(u32, 0), pool.trim(1)); // Nothing used since.
+    // The hot one keeps its bytes; a trimmed one reads back zero.
+    try std.testing.expectEqual(@as(u8, 0xab), held[3][0]);
+    try std.testing.expectEqual(@as(u8, 0), held[0][0]);
 }
 
 test "buffer pool: LIFO hands back the buffer just released" {
