@@ -35,6 +35,14 @@ bench:
 bench-chaos:
 	bench/chaos.sh
 
+.PHONY: bench-coldstart
+bench-coldstart:
+	bench/coldstart.sh
+
+.PHONY: bench-memory
+bench-memory:
+	bench/memory.sh
+
 fmt:
 	$(ZIG) build fmt
 

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Helpers for bench/proxy.sh (stdlib only).
+"""Shared helpers of the bench scripts (Python 3 stdlib only).
 
-Subcommands (all print to stdout, errors to stderr, non-zero exit on failure):
+Imported by the drivers chaos.py, coldstart.py and memory.py: processes and their cleanup,
+free ports, nginx and HAProxy configs, a driver's knobs, notes and exit, sluice's log lines,
+medians and percentiles, tables and report files. Run as a command by proxy.sh, whose
+subcommands these are (all print to stdout, errors to stderr, non-zero exit on failure):
 
   freeport                          a free TCP port on 127.0.0.1
   wait-port PORT TIMEOUT_S PID      wait until 127.0.0.1:PORT accepts; fail early if PID dies
@@ -9,6 +12,9 @@ Subcommands (all print to stdout, errors to stderr, non-zero exit on failure):
   tree PID                          PID and all its descendants, one per line
   cputicks PID...                   per PID: utime+stime (clock ticks) summed over its process
                                     tree ('-' passes through), space-separated
+  conf backend RUN_DIR PORT         proxy.sh's configs: the nginx backend, the nginx proxy
+  conf nginx RUN_DIR PORT BPORT     and the HAProxy proxy in front of 127.0.0.1:BPORT
+  conf haproxy RUN_DIR PORT BPORT   (temp folders are made in RUN_DIR)
   measure ...                       one measured wrk run -> one JSON line (see measure())
   report RESULTS_JSONL META_JSON    print the results table and write the markdown file
 
@@ -18,10 +24,14 @@ forking proxy (nginx master + workers) by summing the tree. Processes that exit 
 measurement would be missed; none of the peers fork or exit in steady state.
 """
 
+import argparse
 import http.client
 import json
+import math
 import os
+import random
 import re
+import signal
 import socket
 import statistics
 import subprocess
@@ -73,6 +83,57 @@ def cputicks(pid):
     return total
 
 
+def pid_alive(pid):
+    try:
+        f = _stat_fields(pid)
+    except OSError:
+        return False
+    return f[0] != "Z"
+
+
+def signal_pids(pids, sig):
+    for p in pids:
+        try:
+            os.kill(p, sig)
+        except ProcessLookupError:
+            pass
+
+
+started = []  # a driver's long-lived Popens (backends, proxies, wrk), for cleanup()
+
+
+def stop_tree(proc, grace_s):
+    """SIGCONT + SIGTERM the process tree (a stopped process must run to handle SIGTERM),
+    wait up to grace_s (0: SIGKILL at once), SIGKILL what is left and wait until every
+    process of it is gone (the grandchildren are not ours to wait for). True if all went."""
+    if proc.poll() is not None:
+        return True
+    pids = tree(proc.pid)
+    if grace_s:
+        signal_pids(pids, signal.SIGCONT)
+        signal_pids(pids, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline and any(pid_alive(p) for p in pids):
+        proc.poll()
+        time.sleep(0.02)
+    signal_pids([p for p in pids if pid_alive(p)], signal.SIGKILL)
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        return False
+    deadline = time.monotonic() + 5
+    while any(pid_alive(p) for p in pids):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def cleanup(grace_s):
+    for proc in reversed(started):
+        stop_tree(proc, grace_s)
+
+
 # --- network ---------------------------------------------------------------------------
 
 def freeport():
@@ -83,12 +144,41 @@ def freeport():
     return port
 
 
-def pid_alive(pid):
-    try:
-        f = _stat_fields(pid)
-    except OSError:
-        return False
-    return f[0] != "Z"
+def ephemeral_range():
+    """The kernel's ephemeral port range (low, high)."""
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+        low, high = map(int, f.read().split())
+    return low, high
+
+
+class Ports:
+    """Fresh ports on 127.0.0.1 *below* the ephemeral range, never the same one twice. Below
+    it, no outgoing connection (a driver's clients, a proxy's upstream connections and
+    probes) is handed the port meanwhile, so it is still free when a server binds it, or
+    binds it again after a restart. Each is checked free with a bind() without
+    SO_REUSEADDR, which also fails while a TIME_WAIT socket holds it."""
+
+    def __init__(self):
+        ephemeral_low = ephemeral_range()[0]
+        self.low = 10000 if ephemeral_low > 12000 else 1024
+        self.high = ephemeral_low - 1
+        self.used = set()
+
+    def fresh(self):
+        for _ in range(500):
+            port = random.randint(self.low, self.high)
+            if port in self.used:
+                continue
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            finally:
+                s.close()
+            self.used.add(port)
+            return port
+        raise HarnessError("no free port below the ephemeral range")
 
 
 def wait_port(port, timeout_s, pid):
@@ -125,6 +215,268 @@ def smoke(port):
               f"{r2.status} {body2[:80]!r}; want 200 b'hello\\n' twice", file=sys.stderr)
         return 1
     return 0
+
+
+# --- nginx and HAProxy configs ---------------------------------------------------------
+# The defaults are proxy.sh's configs; the other drivers pass what they do differently.
+
+NGINX_TEMP = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+NGINX_HELLO = 'location / { default_type text/plain; return 200 "hello\\n"; }'
+# nginx as a proxy, matched to sluice's defaults: client keep-alive 60 s (a client
+# connection lives for the whole run), upstream keepalive 64 kept 30 s
+# (--client-idle-timeout, --upstream-keepalive, --upstream-idle-timeout); the client's Host
+# kept and X-Forwarded-For replaced (no trusted proxies), as sluice does.
+NGINX_CLIENT_KEEPALIVE = ("keepalive_timeout 60s;", "keepalive_requests 100000000;")
+NGINX_UPSTREAM_KEEPALIVE = ("keepalive_requests 100000000;", "keepalive_timeout 30s;")
+NGINX_PROXY_TIMEOUTS = ("proxy_connect_timeout 5s;", "proxy_read_timeout 60s;")
+HAPROXY_HTTP_TIMEOUTS = ("timeout http-request 10s", "timeout http-keep-alive 60s")
+HAPROXY_FORWARDED = ("http-request set-header X-Forwarded-Proto http",
+                     "http-request set-header X-Forwarded-Host %[req.hdr(host)]")
+
+
+def _lines(lines, indent):
+    return "".join(f"{' ' * indent}{x}\n" for x in lines)
+
+
+def nginx_conf(run_dir, name, conns, http, nofile=None):
+    """A whole nginx config: master + 1 worker in the foreground, pid file and error log
+    RUN_DIR/NAME.pid and .error.log, temp files in RUN_DIR/NAME.tmp (made here), access log
+    off; `http` is the rest of the http block. As root, the worker stays root (it would drop
+    to nobody and could not write the run folder)."""
+    tmp = f"{run_dir}/{name}.tmp"
+    for k in NGINX_TEMP:
+        os.makedirs(f"{tmp}/{k}", exist_ok=True)
+    head = ["user root;" if os.getuid() == 0 else "", "daemon off;", "master_process on;",
+            "worker_processes 1;", f"pid {run_dir}/{name}.pid;",
+            f"error_log {run_dir}/{name}.error.log warn;"]
+    if nofile:
+        head.append(f"worker_rlimit_nofile {nofile};")
+    head += [f"events {{ worker_connections {conns}; }}", "http {"]
+    return (_lines(head, 0) + _lines((f"{k}_temp_path {tmp}/{k};" for k in NGINX_TEMP), 4)
+            + "    access_log off;\n" + http + "}\n")
+
+
+def nginx_backend_http(port, body=NGINX_HELLO, backlog=4096, keepalive_requests=True):
+    """The http block of a backend: keep-alive clients, one server on 127.0.0.1:PORT."""
+    return (_lines(["keepalive_timeout 300s;"]
+                   + (["keepalive_requests 100000000;"] if keepalive_requests else []), 4)
+            + f"    server {{\n        listen 127.0.0.1:{port} backlog={backlog};\n"
+            + f"        {body}\n    }}\n")
+
+
+def nginx_proxy_http(port, backend, client=NGINX_CLIENT_KEEPALIVE,
+                     upstream=NGINX_UPSTREAM_KEEPALIVE, location=NGINX_PROXY_TIMEOUTS,
+                     backlog=4096):
+    """The http block of nginx as a keep-alive reverse proxy to BACKEND (host:port) on
+    127.0.0.1:PORT, forwarding the client's Host and X-Forwarded-* as sluice does."""
+    listen = f"127.0.0.1:{port}" + (f" backlog={backlog}" if backlog else "")
+    return (_lines(client, 4) + "    upstream backend {\n"
+            + _lines([f"server {backend};", "keepalive 64;"] + list(upstream), 8)
+            + f"    }}\n    server {{\n        listen {listen};\n        location / {{\n"
+            + _lines(["proxy_pass http://backend;",
+                      "proxy_http_version 1.1;",
+                      'proxy_set_header Connection "";',
+                      "proxy_set_header Host $http_host;",
+                      "proxy_set_header X-Forwarded-For $remote_addr;",
+                      "proxy_set_header X-Forwarded-Proto $scheme;",
+                      "proxy_set_header X-Forwarded-Host $http_host;"] + list(location), 12)
+            + "        }\n    }\n")
+
+
+def haproxy_conf(port, backend, maxconn, global_lines=(), defaults=HAPROXY_HTTP_TIMEOUTS,
+                 frontend=HAPROXY_FORWARDED):
+    """HAProxy in one process and thread as a keep-alive reverse proxy to BACKEND
+    (host:port) on 127.0.0.1:PORT, adding X-Forwarded-For."""
+    return ("global\n" + _lines(["nbthread 1", f"maxconn {maxconn}"] + list(global_lines), 4)
+            + "\ndefaults\n"
+            + _lines(["mode http", "option http-keep-alive", "http-reuse always",
+                      "option forwardfor", "timeout connect 5s", "timeout client 60s",
+                      "timeout server 60s"] + list(defaults), 4)
+            + "\nfrontend fe\n"
+            + _lines([f"bind 127.0.0.1:{port}"] + list(frontend) + ["default_backend be"], 4)
+            + f"\nbackend be\n    server s1 {backend}\n")
+
+
+def proxy_sh_conf(kind, run_dir, port, backend_port=None):
+    """proxy.sh's configs (`conf` subcommand)."""
+    backend = f"127.0.0.1:{backend_port}"
+    if kind == "backend":
+        return nginx_conf(run_dir, "backend", 8192, nginx_backend_http(port), nofile=16384)
+    if kind == "nginx":
+        return nginx_conf(run_dir, "nginx", 8192, nginx_proxy_http(port, backend), nofile=16384)
+    if kind == "haproxy":
+        return haproxy_conf(port, backend, 8192,
+                            ["# no log lines: nginx and sluice run without access logs too"])
+    raise ValueError(f"unknown config {kind!r} (backend, nginx, haproxy)")
+
+
+def start_nginx(nginx_bin, run_dir, name, conf):
+    """`nginx -e RUN_DIR/NAME.error.log -p RUN_DIR/ -c CONF`, its output appended to
+    RUN_DIR/NAME.log; added to `started`."""
+    log = open(os.path.join(run_dir, f"{name}.log"), "ab")
+    proc = subprocess.Popen([nginx_bin, "-e", os.path.join(run_dir, f"{name}.error.log"),
+                             "-p", run_dir + "/", "-c", conf],
+                            stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+    log.close()
+    started.append(proc)
+    return proc
+
+
+def start_hello_backend(nginx_bin, run_dir, port, conns=8192, nofile=16384, backlog=4096,
+                        keepalive_requests=True):
+    """The backend the proxies forward to: nginx answering `200 "hello\\n"` on
+    127.0.0.1:PORT (RUN_DIR/backend.conf); returns once it has answered the smoke test."""
+    conf = os.path.join(run_dir, "backend.conf")
+    with open(conf, "w") as f:
+        f.write(nginx_conf(run_dir, "backend", conns,
+                           nginx_backend_http(port, NGINX_HELLO, backlog, keepalive_requests),
+                           nofile))
+    proc = start_nginx(nginx_bin, run_dir, "backend", conf)
+    if wait_port(port, 10, proc.pid) != 0 or smoke(port) != 0:
+        raise HarnessError(f"the backend nginx did not start (see {run_dir}/backend.error.log)")
+    return proc
+
+
+# --- a driver: arguments, knobs, notes, exit -------------------------------------------
+
+class HarnessError(Exception):
+    """The harness could not do its job; the figures would mean nothing."""
+
+
+def harness_args(doc, command, required=(), optional=()):
+    """A driver's arguments: --sluice, --run-dir, --report and `required` (all required),
+    `optional` (default ''), --info TEXT (repeated: the machine section) and --command."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawTextHelpFormatter)
+    for a in ("--sluice", "--run-dir", "--report") + tuple(required):
+        ap.add_argument(a, required=True)
+    for a in optional:
+        ap.add_argument(a, default="")
+    ap.add_argument("--info", action="append", default=[])
+    ap.add_argument("--command", default=command)
+    return ap.parse_args()
+
+
+def env_int(name, default, low=0):
+    text = os.environ.get(name, str(default))
+    if not text.isdigit() or int(text) < low:
+        raise HarnessError(f"{name} must be a whole number >= {low}, got {text!r}")
+    return int(text)
+
+
+def env_float(name, default, low=0.0):
+    text = os.environ.get(name, str(default))
+    try:
+        value = float(text)
+    except ValueError:
+        raise HarnessError(f"{name} must be a number, got {text!r}") from None
+    if value < low:
+        raise HarnessError(f"{name} must be >= {low}, got {text!r}")
+    return value
+
+
+def make_note(tag):
+    """note(msg): a progress line `[TAG HH:MM:SS] msg` on stderr, as the shell scripts log."""
+    def note(msg):
+        print(f"[{tag} {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+    return note
+
+
+def _interrupted(signum, _frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def run_harness(name, main, grace_s, after=None):
+    """Runs a driver's main() and exits with its code: 1 after a HarnessError, 130 after
+    SIGINT or SIGTERM. Whatever happens, every process in `started` is stopped (grace_s
+    after SIGTERM, then SIGKILL), then after() runs."""
+    signal.signal(signal.SIGTERM, _interrupted)
+    rc = 1
+    try:
+        rc = main()
+    except HarnessError as e:
+        print(f"{name}: harness failed: {e}", file=sys.stderr)
+    except KeyboardInterrupt as e:
+        print(f"{name}: interrupted ({e or 'SIGINT'})", file=sys.stderr)
+        rc = 130
+    finally:
+        cleanup(grace_s)
+        if after:
+            after()
+    sys.exit(rc)
+
+
+# --- sluice's log lines ----------------------------------------------------------------
+
+def log_lines(path, offset, prefix):
+    """The lines of the log file PATH from byte OFFSET on that start with PREFIX."""
+    with open(path, "rb") as f:
+        f.seek(offset)
+        text = f.read().decode("utf-8", "replace")
+    return [ln for ln in text.splitlines() if ln.startswith(prefix)]
+
+
+def wait_log_line(path, offset, prefix, timeout_s=3, after=None, poll_s=0.02):
+    """The last line of PATH (from byte OFFSET) that starts with PREFIX, as soon as there
+    is one (more than `after` of them, when given); None if there is none by timeout_s.
+    Checks at least once, so timeout_s=0 only looks."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        lines = log_lines(path, offset, prefix)
+        if lines and (after is None or len(lines) > after):
+            return lines[-1]
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(poll_s)
+
+
+# --- figures, tables, report files -----------------------------------------------------
+
+def median(values):
+    """The median of the values that are not None; None if there are none."""
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def nearest_rank(sorted_values, q):
+    """The q-th percentile by nearest rank (the smallest value with at least q% of the
+    values at or below it) of an already sorted list; None if empty. coldstart.py's p90."""
+    if not sorted_values:
+        return None
+    rank = max(1, math.ceil(q / 100 * len(sorted_values)))
+    return sorted_values[rank - 1]
+
+
+def rounded_rank(values, q):
+    """The q-th percentile as the value at index round(q% × (n − 1)) of the sorted values;
+    None if empty. chaos.py's latency percentiles."""
+    if not values:
+        return None
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q / 100 * (len(values) - 1))))]
+
+
+def text_table(header, rows):
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+    fmt = lambda row: "  ".join(str(x).ljust(w) if i == 0 else str(x).rjust(w)  # noqa: E731
+                                for i, (x, w) in enumerate(zip(row, widths)))
+    return "\n".join([fmt(header), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows])
+
+
+def md_table(header, rows):
+    lines = ["| " + " | ".join(header) + " |",
+             "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|"]
+    return "\n".join(lines + ["| " + " | ".join(str(x) for x in r) + " |" for r in rows])
+
+
+def write_report(path, text, md=None, data=None):
+    """Prints the report's lines `text`; writes `md` (markdown lines; else the text) to
+    PATH and `data`, if given, as JSON to PATH with .json for its .md ending."""
+    print("\n".join(text) + "\n", flush=True)
+    with open(path, "w") as f:
+        f.write("\n".join(text if md is None else md) + "\n")
+    if data is not None:
+        with open(path[:-3] + ".json", "w") as f:
+            json.dump(data, f, indent=1)
 
 
 # --- wrk output ------------------------------------------------------------------------
@@ -164,7 +516,7 @@ def parse_wrk(text):
     return out
 
 
-def _proc_stat_busy():
+def proc_stat_busy():
     """Per-CPU and total (busy, steal) jiffies from /proc/stat. Busy excludes idle, iowait
     and steal; guest time is already inside user."""
     out = {}
@@ -198,7 +550,7 @@ def measure(argv):
     def ticks():
         return [cputicks(p) for p in pids]
 
-    t_before, s_before = ticks(), _proc_stat_busy()
+    t_before, s_before = ticks(), proc_stat_busy()
     w0 = time.monotonic()
     with open(outfile, "wb") as out:
         child = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
@@ -208,7 +560,7 @@ def measure(argv):
     timer.cancel()
     child.returncode = os.waitstatus_to_exitcode(status)
     wall_s = time.monotonic() - w0
-    t_after, s_after = ticks(), _proc_stat_busy()
+    t_after, s_after = ticks(), proc_stat_busy()
 
     rec = {"target": target, "round": int(rnd), "attempt": int(attempt), "wall_s": wall_s,
            "wrk_exit": child.returncode}
@@ -243,7 +595,7 @@ def measure(argv):
     return 0
 
 
-# --- report ----------------------------------------------------------------------------
+# --- proxy.sh's report -----------------------------------------------------------------
 
 def _fmt_us(us):
     if us is None:
@@ -260,15 +612,7 @@ def _fmt_num(x, fmt):
 
 
 def _median(recs, key):
-    vals = [r[key] for r in recs if r.get(key) is not None]
-    return statistics.median(vals) if vals else None
-
-
-def _table(header, rows):
-    lines = ["| " + " | ".join(header) + " |",
-             "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|"]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
+    return median(r.get(key) for r in recs)
 
 
 def read_meta(meta_path):
@@ -365,7 +709,7 @@ def report(results_path, meta_path):
     header = ["target", "req/s (median)", "spread", "p50", "p99", "proxy CPU µs/req",
               "÷ backend's", "proxy core busy", "backend CPU µs/req", "other load (cores)", "sock err / non-2xx",
               "runs"]
-    main_table = _table(header, rows)
+    main_table = md_table(header, rows)
     legend = (
         "_req/s, p50, p99: from wrk, median over the runs. spread: (max − min) / median of"
         " req/s. proxy CPU µs/req: user+system CPU of all the proxy's processes and threads"
@@ -430,8 +774,9 @@ def report(results_path, meta_path):
             ratio(sl["cpu_norm"], p["cpu_norm"], 0.6, False),
             ratio(sl["p99_us"], p["p99_us"], 1.0, False),
         ])
-    ratio_table = _table(["ratio", "throughput (target ≥1.3×)", "CPU per request (target ≤0.6×)",
-                          "same, ÷ backend's (cross-check)", "p99 latency (target ≤1.0×)"], ratio_rows)
+    ratio_table = md_table(["ratio", "throughput (target ≥1.3×)",
+                            "CPU per request (target ≤0.6×)", "same, ÷ backend's (cross-check)",
+                            "p99 latency (target ≤1.0×)"], ratio_rows)
 
     m = meta
     machine = "\n".join([
@@ -456,12 +801,8 @@ def report(results_path, meta_path):
         dagger,
         machine,
         "\n".join(f"- {n}" for n in notes) if notes else "",
-    ])) + "\n"
-    print(md)
-    with open(meta["md_path"], "w") as f:
-        f.write(md)
-    with open(meta["md_path"][:-3] + ".json", "w") as f:
-        json.dump({"meta": meta, "summary": summary, "runs": recs}, f, indent=1)
+    ]))
+    write_report(meta["md_path"], [md], data={"meta": meta, "summary": summary, "runs": recs})
     return 0
 
 
@@ -482,6 +823,9 @@ def main(argv):
         return 0
     if cmd == "cputicks":
         print(" ".join(str(cputicks(int(a))) if a != "-" else "-" for a in args))
+        return 0
+    if cmd == "conf":
+        sys.stdout.write(proxy_sh_conf(args[0], args[1], int(args[2]), *args[3:4]))
         return 0
     if cmd == "measure":
         return measure(args)

@@ -15,11 +15,11 @@ It is a measurement, not a test: failures are counted, never asserted. The exit 
 non-zero only when the harness itself breaks (a backend or sluice does not start, a restart
 cannot bind its port, a process does not stop).
 
-Usage: chaos.py --sluice BIN --run-dir DIR --report FILE [--info TEXT]... [--command TEXT]
+Usage: chaos.py --sluice BIN --nginx BIN --run-dir DIR --report FILE [--info TEXT]...
+                [--command TEXT]
 Knobs come from the environment; bench/chaos.sh --help lists them.
 """
 
-import argparse
 import bisect
 import os
 import random
@@ -33,32 +33,14 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import benchlib  # noqa: E402 - next to this file; tree(), wait_port(), parse_wrk()
+import benchlib  # noqa: E402 - next to this file
+from benchlib import HarnessError, env_float, env_int, started  # noqa: E402
 
-
-class HarnessError(Exception):
-    """The harness could not do its job; the figures would mean nothing."""
+note = benchlib.make_note("chaos")
+ports = benchlib.Ports()  # below the ephemeral range: see Backend
 
 
 # --- knobs -----------------------------------------------------------------------------
-
-def env_int(name, default, low=0):
-    text = os.environ.get(name, str(default))
-    if not text.isdigit() or int(text) < low:
-        raise HarnessError(f"{name} must be a whole number >= {low}, got {text!r}")
-    return int(text)
-
-
-def env_float(name, default, low=0.0):
-    text = os.environ.get(name, str(default))
-    try:
-        value = float(text)
-    except ValueError:
-        raise HarnessError(f"{name} must be a number, got {text!r}") from None
-    if value < low:
-        raise HarnessError(f"{name} must be >= {low}, got {text!r}")
-    return value
-
 
 # Sluice's health and ejection flags: (flag, environment override, default).
 SLUICE_KNOBS = [
@@ -104,71 +86,6 @@ def load_knobs():
     return k
 
 
-# --- processes -------------------------------------------------------------------------
-
-started = []  # every Popen we started, for cleanup
-
-
-def signal_tree(pid, sig):
-    for p in benchlib.tree(pid):
-        try:
-            os.kill(p, sig)
-        except ProcessLookupError:
-            pass
-
-
-def stop_process(proc, grace_s):
-    """SIGCONT + SIGTERM the tree, wait up to grace_s, then SIGKILL what is left."""
-    if proc.poll() is not None:
-        return
-    pids = benchlib.tree(proc.pid)
-    for sig in (signal.SIGCONT, signal.SIGTERM):
-        for p in pids:
-            try:
-                os.kill(p, sig)
-            except ProcessLookupError:
-                pass
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline and any(benchlib.pid_alive(p) for p in pids):
-        proc.poll()
-        time.sleep(0.05)
-    for p in pids:
-        if benchlib.pid_alive(p):
-            try:
-                os.kill(p, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        pass
-
-
-def cleanup():
-    for proc in reversed(started):
-        stop_process(proc, 3)
-
-
-def backend_port():
-    """A free port *below* the kernel's ephemeral range. A killed backend's port must still
-    be free when it restarts a few seconds later; inside the ephemeral range sluice's own
-    outgoing connections (probes, new upstream connections) could be given it meanwhile."""
-    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
-        ephemeral_low = int(f.read().split()[0])
-    low = 10000 if ephemeral_low > 12000 else 1024
-    for _ in range(200):
-        port = random.randint(low, ephemeral_low - 1)
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        try:
-            s.bind(("127.0.0.1", port))
-            return port
-        except OSError:
-            continue
-        finally:
-            s.close()
-    raise HarnessError("no free port below the ephemeral range")
-
-
 # --- backends: one nginx per port --------------------------------------------------------
 
 class Backend:
@@ -178,7 +95,10 @@ class Backend:
     def __init__(self, index, run_dir, nginx_bin):
         self.index = index
         self.name = f"b{index}"
-        self.port = backend_port()
+        # A killed backend's port must still be free when it restarts a few seconds later;
+        # inside the ephemeral range sluice's own outgoing connections (probes, new upstream
+        # connections) could be given it meanwhile.
+        self.port = ports.fresh()
         self.address = f"127.0.0.1:{self.port}"
         self.run_dir = run_dir
         self.nginx_bin = nginx_bin
@@ -186,30 +106,9 @@ class Backend:
         self.mode_conf = os.path.join(run_dir, f"{self.name}.mode.conf")
         self.proc = None
         self.write_mode("ok")
-        tmp = os.path.join(run_dir, f"{self.name}.tmp")
-        os.makedirs(tmp, exist_ok=True)
-        user = "user root;" if os.getuid() == 0 else ""  # else workers drop to nobody
-        temp_paths = "\n".join(f"    {k}_temp_path {tmp}/{k};" for k in
-                               ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
         with open(self.conf, "w") as f:
-            f.write(f"""{user}
-daemon off;
-master_process on;
-worker_processes 1;
-pid {run_dir}/{self.name}.pid;
-error_log {run_dir}/{self.name}.error.log warn;
-events {{ worker_connections 4096; }}
-http {{
-{temp_paths}
-    access_log off;
-    keepalive_timeout 300s;
-    keepalive_requests 100000000;
-    server {{
-        listen {self.address} backlog=1024;
-        include {self.mode_conf};
-    }}
-}}
-""")
+            f.write(benchlib.nginx_conf(run_dir, self.name, 4096, benchlib.nginx_backend_http(
+                self.port, f"include {self.mode_conf};", backlog=1024)))
 
     def write_mode(self, mode):
         body = {
@@ -226,13 +125,7 @@ location / {{ default_type text/plain; return 200 "{self.name}\\n"; }}
 
     def start(self):
         """Start nginx and wait until the port accepts. Returns the time it was ready."""
-        log = open(os.path.join(self.run_dir, f"{self.name}.log"), "ab")
-        self.proc = subprocess.Popen(
-            [self.nginx_bin, "-e", os.path.join(self.run_dir, f"{self.name}.error.log"),
-             "-p", self.run_dir, "-c", self.conf],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-        log.close()
-        started.append(self.proc)
+        self.proc = benchlib.start_nginx(self.nginx_bin, self.run_dir, self.name, self.conf)
         if benchlib.wait_port(self.port, 8, self.proc.pid) != 0:
             raise HarnessError(f"nginx {self.name} did not accept on {self.address}"
                                f" (see {self.run_dir}/{self.name}.error.log)")
@@ -241,8 +134,7 @@ location / {{ default_type text/plain; return 200 "{self.name}\\n"; }}
     def kill(self):
         """SIGKILL master and worker at once: every socket closes as in a crash."""
         pids = benchlib.tree(self.proc.pid)
-        for p in pids:
-            os.kill(p, signal.SIGKILL)
+        benchlib.signal_pids(pids, signal.SIGKILL)
         self.proc.wait(timeout=5)
         started.remove(self.proc)
         deadline = time.monotonic() + 5
@@ -252,7 +144,7 @@ location / {{ default_type text/plain; return 200 "{self.name}\\n"; }}
             time.sleep(0.01)
 
     def stall(self, on):
-        signal_tree(self.proc.pid, signal.SIGSTOP if on else signal.SIGCONT)
+        benchlib.signal_pids(benchlib.tree(self.proc.pid), signal.SIGSTOP if on else signal.SIGCONT)
 
     def reload(self, mode):
         """Switch mode with SIGHUP. Returns once the old worker has gone (new workers answer)."""
@@ -578,13 +470,6 @@ def analyse_event(rec, transitions, served, next_start):
     return rec
 
 
-def pct(values, q):
-    if not values:
-        return None
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(q / 100 * (len(values) - 1))))]
-
-
 def fmt_ms(v):
     if v is None:
         return "n/a"
@@ -603,14 +488,8 @@ def spread(label, values):
 
 # --- the run -----------------------------------------------------------------------------
 
-def note(msg):
-    print(f"[chaos {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-def start_all(k, sluice_bin, run_dir):
+def start_all(k, sluice_bin, nginx_bin, run_dir):
     """Backends, then sluice; returns once sluice has answered one 200."""
-    nginx_bin = subprocess.run(["sh", "-c", "command -v nginx"], capture_output=True,
-                               text=True).stdout.strip() or "/usr/sbin/nginx"
     backends = [Backend(i, run_dir, nginx_bin) for i in range(k["backends"])]
     for b in backends:
         b.start()
@@ -752,6 +631,7 @@ def report_requests(w, k, run, records, backends, served):
     w("failure detail: " + ("; ".join(f"{v} × {kk}" for kk, v in
                                       sorted(kinds.items(), key=lambda x: -x[1])) or "none"))
     w(f"client connections opened: {sum(c.connections for c in run['clients'])}")
+    pct = benchlib.rounded_rank
     w(f"latency all requests: p50 {fmt_ms(pct(lat, 50))}, p99 {fmt_ms(pct(lat, 99))},"
       f" p99.9 {fmt_ms(pct(lat, 99.9))}, max {fmt_ms(max(lat) if lat else None)}")
     w(f"latency successes: p50 {fmt_ms(pct(lat_ok, 50))}, p99 {fmt_ms(pct(lat_ok, 99))},"
@@ -877,25 +757,16 @@ def report(args, k, backends, sluice, run, stopped, began):
         w(line)
     w(f"run folder (timestamped sluice.log, nginx configs and logs): {args.run_dir}")
     w(f"harness took {time.monotonic() - began:.0f} s (load {run['t_end'] - run['t_start']:.1f} s)")
-    text = "\n".join(out) + "\n"
-    print(text, flush=True)
-    with open(args.report, "w") as f:
-        f.write(text)
+    benchlib.write_report(args.report, out)
     note(f"wrote {args.report}")
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--sluice", required=True)
-    ap.add_argument("--run-dir", required=True)
-    ap.add_argument("--report", required=True)
-    ap.add_argument("--info", action="append", default=[])
-    ap.add_argument("--command", default="bench/chaos.sh")
-    args = ap.parse_args()
+    args = benchlib.harness_args(__doc__, "bench/chaos.sh", required=("--nginx",))
     began = time.monotonic()
     k = load_knobs()
     run_dir = os.path.abspath(args.run_dir)
-    backends, sluice = start_all(k, args.sluice, run_dir)
+    backends, sluice = start_all(k, args.sluice, args.nginx, run_dir)
     note(f"sluice on 127.0.0.1:{sluice.port}; {k['clients']} clients for {k['seconds']:g} s,"
          f" seed {k['seed']}")
     run = run_load(k, backends, sluice, run_dir)
@@ -904,20 +775,5 @@ def main():
     return 0
 
 
-def on_signal(signum, _frame):
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
 if __name__ == "__main__":
-    signal.signal(signal.SIGTERM, on_signal)
-    rc = 1
-    try:
-        rc = main()
-    except HarnessError as e:
-        print(f"chaos.py: harness failed: {e}", file=sys.stderr)
-    except KeyboardInterrupt as e:
-        print(f"chaos.py: interrupted ({e or 'SIGINT'})", file=sys.stderr)
-        rc = 130
-    finally:
-        cleanup()
-    sys.exit(rc)
+    benchlib.run_harness("chaos.py", main, grace_s=3)
