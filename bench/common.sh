@@ -127,8 +127,10 @@ machine_info() {
     cpu_model="$(grep -m1 -E '^(model name|Model|cpu model)' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//')"
     [ -n "$cpu_model" ] || cpu_model="$(uname -m)"
     if commit="$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null)"; then
-        [ -n "$(git --no-optional-locks -C "$root" status --porcelain --untracked-files=no 2>/dev/null)" ] &&
+        # An `if`, not `&&`: a clean tree must not make the function fail under `set -e`.
+        if [ -n "$(git --no-optional-locks -C "$root" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
             commit="$commit+dirty"
+        fi
     else
         commit="none (no commits yet)"
     fi
