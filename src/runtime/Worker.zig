@@ -33,8 +33,9 @@ accepting: bool = false,
 
 drain_requested: std.atomic.Value(bool) = .init(false),
 finished: std.atomic.Value(bool) = .init(false),
-/// Set by the worker thread once its loop is up and accepting (1), or it failed to start (2).
-ready: std.atomic.Value(u8) = .init(0),
+/// Set by the worker thread once its loop is up and accepting (1), or it failed to start (2);
+/// a futex word, so the control thread sleeps until then instead of spinning.
+ready: std.atomic.Value(u32) = .init(0),
 init_error: ?Loop.InitError = null,
 connections_accepted: u64 = 0,
 accept_errors: u64 = 0,
@@ -86,7 +87,7 @@ pub fn spawn(worker: *Worker) !void {
 fn run(worker: *Worker) void {
     worker.loop = Loop.init(.{ .mode = worker.config.io }) catch |err| {
         worker.init_error = err;
-        worker.ready.store(2, .release);
+        worker.setReady(2);
         return;
     };
     defer worker.loop.deinit();
@@ -94,7 +95,7 @@ fn run(worker: *Worker) void {
     worker.loop.timerQueueRegister(&worker.accept_backoff);
     worker.loop.setWakeCallback(Worker, worker, wakeCallback);
     worker.acceptNext();
-    worker.ready.store(1, .release);
+    worker.setReady(1);
     while (!worker.isDone()) {
         worker.loop.tick() catch |err| {
             std.log.err("worker {d}: event loop failed: {s}", .{ worker.index, @errorName(err) });
@@ -102,6 +103,20 @@ fn run(worker: *Worker) void {
         };
     }
     worker.finished.store(true, .release);
+}
+
+fn setReady(worker: *Worker, value: u32) void {
+    worker.ready.store(value, .release);
+    sys.futexWake(&worker.ready);
+}
+
+/// Blocks until the worker is accepting (1) or failed to start (2). Start-up only.
+pub fn waitReady(worker: *Worker) u32 {
+    while (true) {
+        const value = worker.ready.load(.acquire);
+        if (value != 0) return value;
+        sys.futexWait(&worker.ready, 0, 100 * std.time.ns_per_ms);
+    }
 }
 
 fn isDone(worker: *const Worker) bool {

@@ -167,7 +167,7 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         };
     }
     for (workers) |*worker| {
-        while (worker.ready.load(.acquire) == 0) std.Thread.yield() catch {}; // Start-up only.
+        _ = worker.waitReady(); // A failure to start leaves `init_error`.
         if (worker.init_error) |err| {
             log.line(
                 "worker {d}: cannot start the event loop: {s}",

@@ -576,6 +576,23 @@ pub fn ioUringEnableRings(ring_fd: fd_t) IoUringRegisterError!void {
 }
 
 /// CLOCK_MONOTONIC in nanoseconds, through the vDSO (no syscall on x86_64 and aarch64).
+/// Sleeps while `word` holds `expected`, at most `timeout_ns` (spurious wake-ups are allowed:
+/// callers re-check in a loop).
+pub fn futexWait(word: *const std.atomic.Value(u32), expected: u32, timeout_ns: u64) void {
+    const timeout: linux.timespec = .{
+        .sec = @intCast(timeout_ns / std.time.ns_per_s),
+        .nsec = @intCast(timeout_ns % std.time.ns_per_s),
+    };
+    const op: linux.FUTEX_OP = .{ .cmd = .WAIT, .private = true };
+    _ = linux.futex_4arg(&word.raw, op, expected, &timeout); // EAGAIN, EINTR, ETIMEDOUT: re-check.
+}
+
+/// Wakes every thread waiting on `word`.
+pub fn futexWake(word: *const std.atomic.Value(u32)) void {
+    const op: linux.FUTEX_OP = .{ .cmd = .WAKE, .private = true };
+    _ = linux.futex_3arg(&word.raw, op, std.math.maxInt(i32));
+}
+
 pub fn clockMonotonicNs() u64 {
     var ts: linux.timespec = undefined;
     const rc = linux.clock_gettime(.MONOTONIC, &ts);
