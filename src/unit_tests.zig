@@ -39,6 +39,7 @@ pub const files = .{
     @import("runtime/control.zig"),
     @import("runtime/Admin.zig"),
     @import("runtime/InitTrace.zig"),
+    @import("proxy/AccessLog.zig"),
     @import("demo/Backend.zig"),
 };
 

@@ -42,6 +42,20 @@ pool: Pool = .{},
 
 /// The admin listener (`/metrics`, `/status`, `/healthz`), served by the control thread.
 admin: Admin = .{},
+access_log: AccessLog = .{},
+
+pub const AccessLog = struct {
+    /// Empty: off. `stdout`, or a file path (opened for appending; SIGUSR1 reopens it, for
+    /// log rotation).
+    target: []const u8 = "",
+    format: AccessLogFormat = .combined,
+
+    pub fn enabled(log: *const AccessLog) bool {
+        return log.target.len > 0;
+    }
+};
+
+pub const AccessLogFormat = enum { combined, json };
 
 pub const Admin = struct {
     /// Off unless `--admin ADDR` or a config file's `admin` section asks for it.

@@ -66,6 +66,8 @@ pub const usage =
     \\                                    to (repeatable; default none: always replaced)
     \\  --trace-init                      print each start-up phase's cost in ns
     \\  --admin ADDR                      admin listener: /metrics, /status, /healthz
+    \\  --access-log stdout|PATH          a line per request (default off); SIGUSR1 reopens
+    \\  --access-log-format combined|json (default combined)
     \\                                    (default off; e.g. 127.0.0.1:9901, loopback)
     \\
     \\balancing (the pool of --backend addresses):
@@ -128,6 +130,8 @@ const Flag = enum {
     drain_timeout,
     trusted_proxy,
     admin,
+    access_log,
+    access_log_format,
     strategy,
     hash_key,
     sticky_cookie,
@@ -263,6 +267,11 @@ fn apply(config: *Config, flag: Flag, name: []const u8, value: []const u8, diagn
                 return diagnostic.set(name, "more than {d} trusted proxies", .{Config.trusted_proxies_count_max});
         },
         .admin => config.admin = .{ .enabled = true, .listen = try parseAddress(name, value, diagnostic) },
+        .access_log => {
+            if (value.len == 0) return diagnostic.set(name, "expected stdout or a file path", .{});
+            config.access_log.target = value;
+        },
+        .access_log_format => config.access_log.format = try parseEnum(Config.AccessLogFormat, name, value, diagnostic),
         .strategy => pool.strategy = try parseEnum(Config.Strategy, name, value, diagnostic),
         .hash_key => try parseHashKey(pool, name, value, diagnostic),
         .sticky_cookie => {

@@ -194,12 +194,13 @@ const Mapper = struct {
                 .trusted_proxies => m.trustedProxies(value),
                 .pools => m.pools(value),
                 .admin => m.admin(value),
+                .access_log => m.accessLog(value),
             }
         }
     }
 
     const top_keys = std.StaticStringMap(TopKey).initComptime(keyPairs(TopKey));
-    const TopKey = enum { listen, workers, io, limits, timeouts, trusted_proxies, pools, admin };
+    const TopKey = enum { listen, workers, io, limits, timeouts, trusted_proxies, pools, admin, access_log };
 
     /// The section's presence turns the admin listener on; `.listen` defaults to loopback.
     fn admin(m: *Mapper, node: *const Node) void {
@@ -215,6 +216,23 @@ const Mapper = struct {
             }
         }
     }
+
+    fn accessLog(m: *Mapper, node: *const Node) void {
+        const settings = &m.config.access_log;
+        const fields = m.object(node, "access_log") orelse return;
+        var seen: Seen = .{};
+        for (fields) |*field| {
+            if (!m.firstTime(&seen, field, access_log_keys)) continue;
+            const v = &field.node;
+            switch (keyOf(access_log_keys, field.name)) {
+                .target => settings.target = m.string(v, "\"stdout\" or a file path") orelse settings.target,
+                .format => settings.format = m.enumeration(Config.AccessLogFormat, v) orelse settings.format,
+            }
+        }
+    }
+
+    const access_log_keys = std.StaticStringMap(AccessLogKey).initComptime(keyPairs(AccessLogKey));
+    const AccessLogKey = enum { target, format };
 
     const admin_keys = std.StaticStringMap(AdminKey).initComptime(keyPairs(AdminKey));
     const AdminKey = enum { listen };

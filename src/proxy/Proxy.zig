@@ -28,6 +28,7 @@ const Pool = @import("../upstream/Pool.zig");
 const Shared = @import("../upstream/Shared.zig");
 const Balancer = @import("../balance/Balancer.zig");
 const RetryBudget = @import("RetryBudget.zig");
+const AccessLog = @import("AccessLog.zig");
 const Session = @import("Session.zig");
 const Failure = @import("failure.zig").Failure;
 const Histogram = @import("../metrics/Histogram.zig");
@@ -54,6 +55,9 @@ inflight: [Config.backends_count_max]u32 = @splat(0),
 retry_budget: RetryBudget,
 queues: Queues,
 buffer_trim_timer: loop_ns.Timer = .{},
+/// Null when access logging is off.
+access_log: ?AccessLog = null,
+access_log_timer: loop_ns.Timer = .{},
 /// Set by `drain`: finish what is in flight, take nothing new, keep nothing alive.
 draining: bool = false,
 /// Read by the control thread.
@@ -84,6 +88,8 @@ pub const Queues = struct {
     upstream_idle: TimerQueue,
     /// How often cold free buffers give their pages back (`trimBuffersCallback`).
     buffer_trim: TimerQueue,
+    /// How often the access log hands its lines to the control thread.
+    access_log_publish: TimerQueue,
 };
 
 pub const Stats = struct {
@@ -187,9 +193,13 @@ pub fn init(
             .upstream_total = .init(@max(1, pool.total_timeout_ns)),
             .upstream_idle = .init(pool.idle_timeout_ns),
             .buffer_trim = .init(buffer_trim_interval_ns),
+            .access_log_publish = .init(access_log_publish_ns),
         },
         .on_slot_free = on_slot_free,
     };
+    if (config.access_log.enabled()) {
+        proxy.access_log = try AccessLog.init(allocator, config.access_log.format);
+    }
     proxy.upstream = try Pool.init(
         allocator,
         loop,
@@ -205,6 +215,7 @@ pub fn init(
 }
 
 pub fn deinit(proxy: *Proxy, allocator: std.mem.Allocator) void {
+    if (proxy.access_log) |*log| log.deinit(allocator);
     proxy.upstream.deinit(allocator);
     proxy.buffers.deinit(allocator);
     allocator.free(proxy.headers);
@@ -219,6 +230,16 @@ pub fn registerTimerQueues(proxy: *Proxy) void {
         proxy.loop.timerQueueRegister(&@field(proxy.queues, name));
     }
     proxy.loop.timerArm(&proxy.queues.buffer_trim, &proxy.buffer_trim_timer, Proxy, proxy, trimBuffersCallback);
+    if (proxy.access_log != null) {
+        proxy.loop.timerArm(&proxy.queues.access_log_publish, &proxy.access_log_timer, Proxy, proxy, publishAccessLogCallback);
+    }
+}
+
+const access_log_publish_ns = 200 * std.time.ns_per_ms;
+
+fn publishAccessLogCallback(proxy: *Proxy) void {
+    _ = proxy.access_log.?.publish(); // If the control thread is behind, the next tick retries.
+    proxy.loop.timerArm(&proxy.queues.access_log_publish, &proxy.access_log_timer, Proxy, proxy, publishAccessLogCallback);
 }
 
 /// Buffers a burst touched once go back to the kernel when they have been free for a while

@@ -105,6 +105,14 @@ const Exchange = struct {
     /// The loop's clock when the head was parsed; 0 once the duration was recorded (or
     /// before an exchange starts). See `recordDuration`.
     started_ns: u64 = 0,
+    /// For the access log: slices of the request head in `cbuf` (kept until the next head is
+    /// read), the status answered and the bytes sent to the client.
+    log_method: []const u8 = "",
+    log_target: []const u8 = "",
+    log_referer: []const u8 = "",
+    log_user_agent: []const u8 = "",
+    status: u16 = 0,
+    bytes_sent: u64 = 0,
     /// Composed head in `ubuf[0..upstream_head_len]`; `progress` counts bytes sent.
     upstream_head_len: u32 = 0,
     progress: u32 = 0,
@@ -302,6 +310,13 @@ fn startExchange(session: *Session, head_len: u32) void {
         .started_ns = session.loop().now(),
     };
     assert(session.exchange.started_ns > 0);
+    if (proxy.access_log != null) {
+        // Fields live in the parser's array, which the response parser reuses: keep slices.
+        session.exchange.log_method = head.method_text;
+        session.exchange.log_target = head.target;
+        session.exchange.log_referer = head.get("referer") orelse "";
+        session.exchange.log_user_agent = head.get("user-agent") orelse "";
+    }
     session.initRequestFraming();
     session.c_pos = head_len;
     session.findAffinity();
@@ -598,6 +613,10 @@ fn prepareReplay(session: *Session) void {
         .upgrade_requested = kept.upgrade_requested,
         .head_len = kept.head_len,
         .started_ns = kept.started_ns,
+        .log_method = kept.log_method,
+        .log_target = kept.log_target,
+        .log_referer = kept.log_referer,
+        .log_user_agent = kept.log_user_agent,
         .upstream_head_len = kept.upstream_head_len,
         .key = kept.key,
         .preferred = kept.preferred,
@@ -793,6 +812,7 @@ fn relayResponseHead(session: *Session, head_len: u32) void {
     const exchange = &session.exchange;
     const head = &session.response_parser.head;
     session.countResponse(head.status);
+    exchange.status = head.status;
     exchange.response_body = switch (head.body) {
         .none => .none,
         .content_length => |length| if (length == 0) .none else .{ .length = length },
@@ -905,6 +925,7 @@ fn sendResponseCallback(session: *Session, result: sys.SendError!usize) void {
     const exchange = &session.exchange;
     const n = result catch return session.close(); // The client went away.
     exchange.progress += @intCast(n);
+    exchange.bytes_sent += n;
     session.rearmProgress();
     if (exchange.progress < exchange.response_window_len) return session.sendResponseWindow();
     if (exchange.response_interim) return session.nextResponseHead();
@@ -981,6 +1002,7 @@ fn startTunnel(session: *Session, head_len: u32) void {
     }
     session.report(.success);
     session.countResponse(101);
+    exchange.status = 101;
     session.recordDuration(); // The exchange is the upgrade; the tunnel's life is not timed.
     const ubuf = session.ubuf.?;
     const head = &session.response_parser.head;
@@ -1081,6 +1103,13 @@ fn maybeEndTunnel(session: *Session) void {
 fn fail(session: *Session, failure: Failure) void {
     assert(session.state == .active);
     session.proxy.stats.countFailure(failure);
+    if (!session.exchange.response_started) {
+        session.exchange.status = failure.status();
+        session.exchange.bytes_sent = failure.response().len;
+        // A request refused before it became an exchange (a malformed head, a head timeout)
+        // is logged too, with what is known of it.
+        if (session.exchange.started_ns == 0) session.logAccess(0);
+    }
     session.recordDuration();
     session.loop().timerCancel(&session.total_timer);
     if (session.exchange.response_started) return session.close();
@@ -1252,7 +1281,32 @@ fn recordDuration(session: *Session) void {
     const started_ns = session.exchange.started_ns;
     if (started_ns == 0) return; // No exchange, or recorded already.
     session.exchange.started_ns = 0;
-    session.proxy.stats.latency.observe(session.loop().now() -| started_ns);
+    const duration_ns = session.loop().now() -| started_ns;
+    session.proxy.stats.latency.observe(duration_ns);
+    session.logAccess(duration_ns);
+}
+
+/// One access-log line for this exchange (when the log is on). Formatting happens here, on
+/// the worker, into the worker's buffer; writing the buffer out is the control thread's job.
+fn logAccess(session: *Session, duration_ns: u64) void {
+    const log = &(session.proxy.access_log orelse return);
+    const exchange = &session.exchange;
+    const backend = if (exchange.tries > 0)
+        session.proxy.shared.health.backends[exchange.backend_index].name()
+    else
+        "";
+    log.append(&.{
+        .client_ip = session.client_ip_buffer[0..session.client_ip_len],
+        .method = if (exchange.log_method.len > 0) exchange.log_method else "-",
+        .target = if (exchange.log_target.len > 0) exchange.log_target else "-",
+        .version = if (exchange.version == .http10) "HTTP/1.0" else "HTTP/1.1",
+        .status = exchange.status,
+        .bytes_sent = exchange.bytes_sent,
+        .duration_ns = duration_ns,
+        .backend = backend,
+        .referer = exchange.log_referer,
+        .user_agent = exchange.log_user_agent,
+    }, sys.clockRealtimeSeconds());
 }
 
 /// A final response from the backend is on its way to the client.

@@ -32,6 +32,7 @@ const Health = @import("../health/Health.zig");
 const Checker = @import("../health/Checker.zig");
 const signals = @import("signals.zig");
 const InitTrace = @import("InitTrace.zig");
+const AccessLogWriter = @import("AccessLogWriter.zig");
 const Admin = @import("Admin.zig");
 const Snapshot = @import("../metrics/Snapshot.zig");
 const log = @import("../stdx/log.zig");
@@ -66,6 +67,8 @@ pub const Supervisor = struct {
     checker: ?*Checker,
     /// Null without `--admin`.
     admin: ?*Admin,
+    /// Null without `--access-log`.
+    access_log: ?*AccessLogWriter = null,
     /// While draining with an admin listener, the loop ticks at least this often (see
     /// `waitDuringDrain`).
     drain_poll_queue: TimerQueue = .init(drain_poll_ms * std.time.ns_per_ms),
@@ -197,6 +200,16 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         log.line("cannot set up the control loop: {s}", .{@errorName(err)});
         return .{ .failed = 1 };
     };
+    if (config.access_log.enabled()) {
+        // Opened once the listeners accept: a log file never delays the first request.
+        const writer = allocator.create(AccessLogWriter) catch {
+            log.line("out of memory setting up the access log", .{});
+            return .{ .failed = 1 };
+        };
+        writer.* = AccessLogWriter.init(allocator, config.access_log.target, workers) catch
+            return .{ .failed = 1 }; // Logged by init.
+        supervisor.access_log = writer;
+    }
     static.seal();
     trace.mark("control loop");
     return .{ .running = .{
@@ -259,6 +272,7 @@ fn superviseUntilDrained(runtime: *Runtime) u8 {
     const supervisor = runtime.supervisor;
     supervisor.runtime = runtime;
     if (supervisor.checker) |checker| checker.start();
+    if (supervisor.access_log) |writer| writer.start(&supervisor.loop);
     if (supervisor.admin) |admin| {
         admin.start() catch |err| {
             var text: [Address.text_bytes_max]u8 = undefined;
@@ -304,6 +318,7 @@ fn signalReadableCallback(supervisor: *Supervisor, result: loop_ns.PollError!voi
         .terminate => supervisor.drain_reason = "SIGTERM",
         .interrupt => supervisor.drain_reason = "SIGINT",
         .user2 => printStats(runtime, "stats"),
+        .user1 => if (supervisor.access_log) |writer| writer.reopen(),
         .hangup => log.line("SIGHUP: nothing to reload without a config file", .{}),
     };
     if (supervisor.drain_reason != null) return; // drain() reads the signalfd itself.
@@ -339,6 +354,7 @@ pub fn drain(runtime: *Runtime, reason: []const u8) u8 {
                 "drain deadline passed with {d} connections open; closing them",
                 .{connectionsActive(runtime.workers)},
             );
+            if (runtime.supervisor.access_log) |writer| writer.flush(); // What was handed over.
             printStats(runtime, "exit");
             return 0;
         }
@@ -348,14 +364,19 @@ pub fn drain(runtime: *Runtime, reason: []const u8) u8 {
                     "second signal: exiting now with {d} connections open",
                     .{connectionsActive(runtime.workers)},
                 );
+                if (runtime.supervisor.access_log) |writer| writer.flush();
                 printStats(runtime, "exit");
                 return 1;
             },
             .user2 => printStats(runtime, "stats"),
+            .user1 => if (runtime.supervisor.access_log) |writer| writer.reopen(),
             .hangup => {},
         };
+        // The control loop may not tick while draining: keep the workers' lines moving.
+        if (runtime.supervisor.access_log) |writer| writer.flush();
     }
     for (runtime.workers) |*worker| if (worker.thread) |thread| thread.join();
+    if (runtime.supervisor.access_log) |writer| writer.finish();
     log.line("drained", .{});
     printStats(runtime, "exit");
     return 0;

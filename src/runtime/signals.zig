@@ -4,7 +4,7 @@
 const std = @import("std");
 const linux = std.os.linux;
 
-pub const Signal = enum { terminate, interrupt, hangup, user2 };
+pub const Signal = enum { terminate, interrupt, hangup, user1, user2 };
 
 /// Blocks the signals we handle (and SIGPIPE, which we never want: sends use MSG_NOSIGNAL,
 /// this is belt and braces) in the calling thread; threads started afterwards inherit it.
@@ -14,6 +14,7 @@ pub fn block() !void {
     linux.sigaddset(&mask, .TERM);
     linux.sigaddset(&mask, .INT);
     linux.sigaddset(&mask, .HUP);
+    linux.sigaddset(&mask, .USR1);
     linux.sigaddset(&mask, .USR2);
     linux.sigaddset(&mask, .PIPE);
     if (linux.errno(linux.sigprocmask(linux.SIG.BLOCK, &mask, null)) != .SUCCESS) {
@@ -31,6 +32,7 @@ pub const Set = struct {
         linux.sigaddset(&fd_mask, .TERM);
         linux.sigaddset(&fd_mask, .INT);
         linux.sigaddset(&fd_mask, .HUP);
+        linux.sigaddset(&fd_mask, .USR1);
         linux.sigaddset(&fd_mask, .USR2);
         const rc = linux.signalfd(-1, &fd_mask, linux.SFD.CLOEXEC | linux.SFD.NONBLOCK);
         if (linux.errno(rc) != .SUCCESS) return error.SignalFd;
@@ -50,6 +52,7 @@ pub const Set = struct {
             .TERM => .terminate,
             .INT => .interrupt,
             .HUP => .hangup,
+            .USR1 => .user1,
             .USR2 => .user2,
             else => null,
         };

@@ -593,6 +593,13 @@ pub fn futexWake(word: *const std.atomic.Value(u32)) void {
     _ = linux.futex_3arg(&word.raw, op, std.math.maxInt(i32));
 }
 
+/// Wall-clock seconds since the epoch (vDSO), for log timestamps only.
+pub fn clockRealtimeSeconds() i64 {
+    var ts: linux.timespec = undefined;
+    _ = linux.clock_gettime(.REALTIME, &ts); // Cannot fail with a valid clock and pointer.
+    return ts.sec;
+}
+
 pub fn clockMonotonicNs() u64 {
     var ts: linux.timespec = undefined;
     const rc = linux.clock_gettime(.MONOTONIC, &ts);

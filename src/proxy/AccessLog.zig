@@ -1,0 +1,254 @@
+//! One worker's access log: a line per exchange, formatted into one of two buffers that the
+//! worker owns. The worker never writes to the log file: when a buffer fills, or every 200 ms,
+//! it publishes the buffer (an atomic length) and goes on in the other one; the control thread
+//! writes published buffers out and hands them back. A worker therefore never blocks on a
+//! disk. If both buffers are waiting (the disk is slower than the traffic), lines are dropped
+//! and counted rather than stalling requests.
+//!
+//! Formats: `combined` (nginx's and Apache's, with `"` and bytes outside printable ASCII as
+//! `\xHH`) and `json` (one object per line).
+const std = @import("std");
+const assert = std.debug.assert;
+
+const StaticAllocator = @import("../stdx/StaticAllocator.zig");
+const Json = @import("../metrics/Json.zig");
+const Config = @import("../config/Config.zig");
+
+const AccessLog = @This();
+
+pub const Format = Config.AccessLogFormat;
+
+/// 64 KiB each: at ~200 bytes a line, hundreds of lines between publishes.
+pub const buffer_bytes = 64 * 1024;
+
+buffers: [2][]u8,
+/// Bytes waiting in each buffer for the control thread; 0 = the buffer is the worker's.
+published: [2]std.atomic.Value(u32) = .{ .init(0), .init(0) },
+/// The buffer being filled, and how much of it is.
+filling: u1 = 0,
+len: u32 = 0,
+format: Format,
+dropped: std.atomic.Value(u64) = .init(0),
+/// The wall clock's second that `time_text` shows (formatting dates is not free; one per
+/// second is enough).
+time_second: i64 = -1,
+time_text: [32]u8 = undefined,
+time_len: u8 = 0,
+
+pub fn init(allocator: std.mem.Allocator, format: Format) !AccessLog {
+    const first = try StaticAllocator.allocUntouched(allocator, u8, null, buffer_bytes);
+    errdefer allocator.free(first);
+    const second = try StaticAllocator.allocUntouched(allocator, u8, null, buffer_bytes);
+    return .{ .buffers = .{ first, second }, .format = format };
+}
+
+pub fn deinit(log: *AccessLog, allocator: std.mem.Allocator) void {
+    for (log.buffers) |buffer| allocator.free(buffer);
+    log.* = undefined;
+}
+
+/// What one line says.
+pub const Entry = struct {
+    client_ip: []const u8,
+    method: []const u8,
+    target: []const u8,
+    version: []const u8,
+    /// 0 when nothing was answered (logged as 499, nginx's "client closed the request").
+    status: u16,
+    bytes_sent: u64,
+    duration_ns: u64,
+    /// Empty when no backend was reached.
+    backend: []const u8,
+    referer: []const u8,
+    user_agent: []const u8,
+};
+
+/// Adds a line (worker thread). `now_s` is the wall clock in seconds since the epoch.
+pub fn append(log: *AccessLog, entry: *const Entry, now_s: i64) void {
+    if (log.time_second != now_s) log.formatTime(now_s);
+    if (log.tryAppend(entry)) return;
+    // Full: hand this buffer over and try once in the other.
+    if (!log.publish() or !log.tryAppend(entry)) {
+        _ = log.dropped.fetchAdd(1, .monotonic);
+    }
+}
+
+/// Hands the buffer being filled to the control thread, if it has lines and the other buffer
+/// is free (worker thread). False when the other one is still waiting to be written.
+pub fn publish(log: *AccessLog) bool {
+    if (log.len == 0) return true;
+    const other = log.filling +% 1;
+    if (log.published[other].load(.acquire) != 0) return false;
+    log.published[log.filling].store(log.len, .release);
+    log.filling = other;
+    log.len = 0;
+    return true;
+}
+
+/// The control thread writes out what was published and gives the buffers back.
+pub fn drainPublished(log: *AccessLog, context: anytype, comptime write: fn (@TypeOf(context), []const u8) void) void {
+    for (0..2) |i| {
+        const len = log.published[i].load(.acquire);
+        if (len == 0) continue;
+        write(context, log.buffers[i][0..len]);
+        log.published[i].store(0, .release);
+    }
+}
+
+/// After the worker thread has exited: everything, published or not, in order.
+pub fn drainAll(log: *AccessLog, context: anytype, comptime write: fn (@TypeOf(context), []const u8) void) void {
+    // The buffer not being filled was published first.
+    const older = log.filling +% 1;
+    for ([_]u1{ older, log.filling }) |i| {
+        const len = log.published[i].load(.acquire);
+        if (len > 0) write(context, log.buffers[i][0..len]);
+        log.published[i].store(0, .release);
+    }
+    if (log.len > 0) write(context, log.buffers[log.filling][0..log.len]);
+    log.len = 0;
+}
+
+fn tryAppend(log: *AccessLog, entry: *const Entry) bool {
+    const buffer = log.buffers[log.filling];
+    var writer: std.Io.Writer = .fixed(buffer[log.len..]);
+    const ok = switch (log.format) {
+        .combined => log.writeCombined(&writer, entry),
+        .json => log.writeJson(&writer, entry),
+    };
+    ok catch return false;
+    log.len += @intCast(writer.end);
+    assert(log.len <= buffer.len);
+    return true;
+}
+
+fn writeCombined(log: *const AccessLog, w: *std.Io.Writer, e: *const Entry) std.Io.Writer.Error!void {
+    try w.print("{s} - - [{s}] \"", .{ e.client_ip, log.time_text[0..log.time_len] });
+    try writeEscaped(w, e.method);
+    try w.writeByte(' ');
+    try writeEscaped(w, e.target);
+    try w.print(" {s}\" {d} {d} \"", .{ e.version, statusOf(e), e.bytes_sent });
+    try writeEscaped(w, if (e.referer.len == 0) "-" else e.referer);
+    try w.writeAll("\" \"");
+    try writeEscaped(w, if (e.user_agent.len == 0) "-" else e.user_agent);
+    try w.writeAll("\"\n");
+}
+
+fn writeJson(log: *const AccessLog, w: *std.Io.Writer, e: *const Entry) std.Io.Writer.Error!void {
+    var json: Json = .init(w);
+    try json.beginObject();
+    try json.fieldString("time", log.time_text[0..log.time_len]);
+    try json.fieldString("client", e.client_ip);
+    try json.fieldString("method", e.method);
+    try json.fieldString("target", e.target);
+    try json.fieldString("version", e.version);
+    try json.fieldInt("status", statusOf(e));
+    try json.fieldInt("bytes", e.bytes_sent);
+    try json.key("duration_s");
+    try json.seconds(e.duration_ns);
+    try json.fieldString("backend", e.backend);
+    try json.fieldString("referer", e.referer);
+    try json.fieldString("user_agent", e.user_agent);
+    try json.endObject();
+    try w.writeByte('\n');
+}
+
+fn statusOf(entry: *const Entry) u16 {
+    return if (entry.status == 0) 499 else entry.status;
+}
+
+/// `"` `\` and bytes outside printable ASCII as `\xHH`, as nginx writes them.
+fn writeEscaped(w: *std.Io.Writer, text: []const u8) std.Io.Writer.Error!void {
+    for (text) |c| {
+        if (c < 0x20 or c >= 0x7f or c == '"' or c == '\\') {
+            try w.print("\\x{X:0>2}", .{c});
+        } else {
+            try w.writeByte(c);
+        }
+    }
+}
+
+/// `22/Nov/2026:08:14:00 +0000` (combined) or `2026-11-22T08:14:00Z` (json), in UTC.
+fn formatTime(log: *AccessLog, now_s: i64) void {
+    const seconds: u64 = @intCast(@max(0, now_s));
+    const epoch: std.time.epoch.EpochSeconds = .{ .secs = seconds };
+    const day = epoch.getEpochDay();
+    const year_day = day.calculateYearDay();
+    const month_day = year_day.calculateMonthDay();
+    const day_seconds = epoch.getDaySeconds();
+    const months = [_][]const u8{ "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
+    const month_index = month_day.month.numeric() - 1;
+    const text = switch (log.format) {
+        .combined => std.fmt.bufPrint(&log.time_text, "{d:0>2}/{s}/{d}:{d:0>2}:{d:0>2}:{d:0>2} +0000", .{
+            month_day.day_index + 1,          months[month_index],
+            year_day.year,                    day_seconds.getHoursIntoDay(),
+            day_seconds.getMinutesIntoHour(), day_seconds.getSecondsIntoMinute(),
+        }),
+        .json => std.fmt.bufPrint(&log.time_text, "{d}-{d:0>2}-{d:0>2}T{d:0>2}:{d:0>2}:{d:0>2}Z", .{
+            year_day.year,                    month_index + 1,
+            month_day.day_index + 1,          day_seconds.getHoursIntoDay(),
+            day_seconds.getMinutesIntoHour(), day_seconds.getSecondsIntoMinute(),
+        }),
+    } catch unreachable; // 32 bytes hold either form.
+    log.time_len = @intCast(text.len);
+    log.time_second = now_s;
+}
+
+const testing = std.testing;
+
+const example: Entry = .{
+    .client_ip = "10.0.0.9",
+    .method = "GET",
+    .target = "/a?b=\"c\"",
+    .version = "HTTP/1.1",
+    .status = 200,
+    .bytes_sent = 1234,
+    .duration_ns = 1_500_000,
+    .backend = "10.0.0.5:9000",
+    .referer = "",
+    .user_agent = "curl/8.0",
+};
+
+fn collect(out: *std.ArrayList(u8), bytes: []const u8) void {
+    out.appendSlice(testing.allocator, bytes) catch unreachable;
+}
+
+test "access log: combined and json lines" {
+    var log: AccessLog = try .init(testing.allocator, .combined);
+    defer log.deinit(testing.allocator);
+    log.append(&example, 1_795_336_440); // 2026-11-22T08:34:00Z
+    try testing.expect(log.publish());
+    var out: std.ArrayList(u8) = .empty;
+    defer out.deinit(testing.allocator);
+    log.drainPublished(&out, collect);
+    try testing.expectEqualStrings("10.0.0.9 - - [22/Nov/2026:08:34:00 +0000] \"GET /a?b=\\x22c\\x22 " ++
+        "HTTP/1.1\" 200 1234 \"-\" \"curl/8.0\"\n", out.items);
+
+    var json_log: AccessLog = try .init(testing.allocator, .json);
+    defer json_log.deinit(testing.allocator);
+    json_log.append(&example, 1_795_336_440);
+    try testing.expect(json_log.publish());
+    out.clearRetainingCapacity();
+    json_log.drainPublished(&out, collect);
+    const parsed = try std.json.parseFromSlice(std.json.Value, testing.allocator, out.items, .{});
+    defer parsed.deinit();
+    try testing.expectEqualStrings("2026-11-22T08:34:00Z", parsed.value.object.get("time").?.string);
+    try testing.expectEqual(@as(i64, 200), parsed.value.object.get("status").?.integer);
+    try testing.expectEqualStrings("/a?b=\"c\"", parsed.value.object.get("target").?.string);
+}
+
+test "access log: full buffers are handed over, then lines are dropped, never blocked" {
+    var log: AccessLog = try .init(testing.allocator, .combined);
+    defer log.deinit(testing.allocator);
+    var lines: u64 = 0;
+    // Fill both buffers without the control thread draining anything.
+    while (log.dropped.load(.monotonic) == 0) : (lines += 1) log.append(&example, 0);
+    try testing.expect(log.published[0].load(.monotonic) > 0);
+    try testing.expect(!log.publish()); // The other one is still waiting.
+    var out: std.ArrayList(u8) = .empty;
+    defer out.deinit(testing.allocator);
+    log.drainPublished(&out, collect);
+    try testing.expect(log.publish());
+    log.drainPublished(&out, collect);
+    const written = std.mem.count(u8, out.items, "\n");
+    try testing.expectEqual(lines - 1, written); // Every line but the dropped one.
+}

@@ -1,0 +1,108 @@
+"""Access log: a line per request in `combined` or `json`, to stdout or a file; a request
+refused before it became an exchange is logged too; SIGUSR1 reopens the file (rotation); and
+logging allocates nothing after start-up."""
+
+import json
+import re
+import signal
+import socket
+import time
+
+from client import Deadline, request
+
+COMBINED_RE = re.compile(
+    r'^(?P<ip>\S+) - - \[(?P<time>\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d \+0000)\] '
+    r'"(?P<method>\S+) (?P<target>\S+) (?P<version>HTTP/1\.[01])" (?P<status>\d{3}) '
+    r'(?P<bytes>\d+) "(?P<referer>[^"]*)" "(?P<ua>[^"]*)"$')
+
+
+def wait_for_lines(read, n, timeout=5.0):
+    """The log's lines once there are at least `n` (the workers hand lines over every 200 ms
+    and the control thread writes them every 100 ms)."""
+    deadline = Deadline(timeout)
+    while True:
+        lines = read()
+        if len(lines) >= n:
+            return lines
+        deadline.check(f"expected {n} access-log lines, have {len(lines)}: {lines}")
+        time.sleep(0.05)
+
+
+def file_lines(path):
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def test_combined_lines_in_a_file(sluice, backend, tmp_path):
+    """Each request is one combined line: client, time, request line, status, bytes, Referer
+    and User-Agent (with `"` escaped as \\x22)."""
+    path = tmp_path / "access.log"
+    sluice.start([backend], args=["--access-log", str(path)])
+    for i in range(5):
+        r = request(sluice.port, "GET", f"/c/{i}?q=1",
+                    headers=[("User-Agent", 'agent "x"'), ("Referer", "http://ref/")])
+        assert r.status == 200
+    lines = wait_for_lines(lambda: file_lines(path), 5)
+    assert len(lines) == 5, lines
+    targets = set()
+    for line in lines:
+        m = COMBINED_RE.match(line)
+        assert m, line
+        assert m["ip"] == "127.0.0.1" and m["method"] == "GET" and m["status"] == "200", line
+        assert m["referer"] == "http://ref/" and m["ua"] == "agent \\x22x\\x22", line
+        assert int(m["bytes"]) > 0
+        targets.add(m["target"])
+    assert targets == {f"/c/{i}?q=1" for i in range(5)}
+
+
+def test_json_lines_on_stdout_and_refused_requests(sluice, backend):
+    """`--access-log stdout --access-log-format json`: one JSON object per line; a malformed
+    request is logged with its 400 and `-` for what could not be read."""
+    sluice.start([backend], args=["--access-log", "stdout", "--access-log-format", "json"])
+    assert request(sluice.port, "GET", "/j", headers=[("User-Agent", "t")]).status == 200
+    with socket.create_connection(("127.0.0.1", sluice.port), timeout=5) as s:
+        s.sendall(b"GARBAGE\r\n\r\n")
+        assert s.recv(4096).startswith(b"HTTP/1.1 400")
+    lines = wait_for_lines(lambda: list(sluice.stdout_lines), 2)
+    entries = [json.loads(line) for line in lines]
+    ok = next(e for e in entries if e["status"] == 200)
+    assert ok["method"] == "GET" and ok["target"] == "/j" and ok["user_agent"] == "t"
+    assert ok["backend"] == backend.address and ok["duration_s"] >= 0
+    assert re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", ok["time"])
+    bad = next(e for e in entries if e["status"] == 400)
+    assert bad["method"] == "-" and bad["target"] == "-" and bad["backend"] == ""
+
+
+def test_sigusr1_reopens_the_file(sluice, backend, tmp_path):
+    """Rotation: move the file away, SIGUSR1, and later lines go to a new file at the path;
+    nothing is lost between the two."""
+    path = tmp_path / "access.log"
+    sluice.start([backend], args=["--access-log", str(path)])
+    for i in range(3):
+        assert request(sluice.port, "GET", f"/before/{i}").status == 200
+    wait_for_lines(lambda: file_lines(path), 3)
+    rotated = tmp_path / "access.log.1"
+    path.rename(rotated)
+    sluice.signal(signal.SIGUSR1)
+    sluice.wait_for_line(re.compile(r"^sluice: access log reopened"), 5.0)
+    for i in range(2):
+        assert request(sluice.port, "GET", f"/after/{i}").status == 200
+    new = wait_for_lines(lambda: file_lines(path), 2)
+    assert all("/after/" in line for line in new), new
+    assert len(file_lines(rotated)) == 3 and all("/before/" in ln for ln in file_lines(rotated))
+
+
+def test_every_line_is_written_by_exit_and_nothing_allocated(sluice, backend, tmp_path):
+    """Lines still in the workers' buffers at SIGTERM reach the file; logging 2,000 requests
+    allocates nothing after start-up."""
+    path = tmp_path / "access.log"
+    sluice.start([backend], args=["--access-log", str(path)], workers=2)
+    with socket.create_connection(("127.0.0.1", sluice.port), timeout=5) as s:
+        for i in range(2000):
+            s.sendall(f"GET /n/{i} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+            buf = b""
+            while b"\r\n\r\n" not in buf:
+                buf += s.recv(65536)
+    assert sluice.stats()["heap_allocations_after_startup"] == 0
+    assert sluice.stop() == 0
+    lines = file_lines(path)
+    assert len(lines) == 2000, len(lines)
