@@ -42,6 +42,8 @@ client_errors: u64 = 0,
 client_timeouts: u64 = 0,
 /// Idle client connections that returned their buffer (ARCHITECTURE.md, "Memory").
 idle_parks: u64 = 0,
+access_log_dropped: u64 = 0,
+buffers_trimmed: u64 = 0,
 pool: Pool = .{},
 
 pub const Pool = struct {
@@ -161,6 +163,8 @@ const process_counters = [_]struct { []const u8, []const u8, []const u8 }{
     .{ "client_errors", "sluice_client_errors_total", "Requests answered with a 4xx by sluice itself (malformed, too large, timed out)." },
     .{ "client_timeouts", "sluice_client_timeouts_total", "Clients too slow to send a request head or body (408)." },
     .{ "idle_parks", "sluice_idle_parks_total", "Idle client connections that returned their buffer to the pool." },
+    .{ "access_log_dropped", "sluice_access_log_lines_dropped_total", "Access-log lines dropped because the log writer fell behind." },
+    .{ "buffers_trimmed", "sluice_buffers_trimmed_total", "Free buffers whose pages were given back to the kernel." },
 };
 
 fn number(value: anytype) u64 {

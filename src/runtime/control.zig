@@ -513,6 +513,8 @@ fn addWorker(snapshot: *Snapshot, worker: *Worker) void {
     snapshot.client_errors += load(&stats.client_errors);
     snapshot.client_timeouts += load(&stats.client_timeouts);
     snapshot.idle_parks += load(&stats.idle_parks);
+    snapshot.buffers_trimmed += load(&stats.buffers_trimmed);
+    if (proxy.access_log) |*access_log| snapshot.access_log_dropped += access_log.dropped.load(.monotonic);
     const pool = &snapshot.pool;
     const counters = &pool.counters;
     counters.requests += load(&stats.requests);

@@ -106,3 +106,14 @@ def test_every_line_is_written_by_exit_and_nothing_allocated(sluice, backend, tm
     assert sluice.stop() == 0
     lines = file_lines(path)
     assert len(lines) == 2000, len(lines)
+
+
+def test_dropped_lines_are_a_metric(sluice, backend, tmp_path):
+    """The access log's dropped-line count is exported (0 when the writer keeps up)."""
+    from test_admin import scrape, start_with_admin, value
+    admin_port = start_with_admin(sluice, [backend], args=["--access-log", str(tmp_path / "a.log")])
+    for i in range(20):
+        assert request(sluice.port, "GET", f"/m/{i}").status == 200
+    families = scrape(admin_port)
+    assert value(families, "sluice_access_log_lines_dropped_total") == 0
+    wait_for_lines(lambda: file_lines(tmp_path / "a.log"), 20)
