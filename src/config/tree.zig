@@ -192,6 +192,52 @@ fn textOf(value: Value) ?[]const u8 {
 
 /// A test helper for fuzzing the parsers: a copy of `source` in `buffer` with one to four
 /// bytes replaced, inserted or deleted, often bytes that matter to ZON or JSON.
+/// Test helper: `parse` (zon.parse or json.parse) accepts `source`; on failure the
+/// diagnostic is printed.
+pub fn parseValidWith(comptime parse: anytype, arena: std.mem.Allocator, source: anytype) !Node {
+    var diagnostic: Diagnostic = .empty;
+    return parse(arena, source, &diagnostic) catch |err| {
+        std.debug.print("unexpected {t} at {d}:{d}: {s}\n", .{
+            err,
+            diagnostic.position.line,
+            diagnostic.position.column,
+            diagnostic.message,
+        });
+        return err;
+    };
+}
+
+/// Test helper: `parse` refuses `source` at `line:column` with a message containing
+/// `message_part`.
+pub fn expectSyntaxErrorWith(
+    comptime parse: anytype,
+    source: anytype,
+    line: u32,
+    column: u32,
+    message_part: []const u8,
+) !void {
+    var arena_state: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer arena_state.deinit();
+    var diagnostic: Diagnostic = .empty;
+    const result = parse(arena_state.allocator(), source, &diagnostic);
+    try std.testing.expectError(error.Syntax, result);
+    const expected_position: Position = .{ .line = line, .column = column };
+    std.testing.expectEqual(expected_position, diagnostic.position) catch |err| {
+        std.debug.print("message: {s}\n", .{diagnostic.message});
+        return err;
+    };
+    if (std.mem.find(u8, diagnostic.message, message_part) == null) {
+        std.debug.print("'{s}' is not in '{s}'\n", .{ message_part, diagnostic.message });
+        return error.TestUnexpectedMessage;
+    }
+}
+
+/// Test helper: the value of the field called `field_name` of an object node.
+pub fn fieldNode(node: Node, field_name: []const u8) !Node {
+    for (node.value.object) |f| if (std.mem.eql(u8, f.name, field_name)) return f.node;
+    return error.TestFieldMissing;
+}
+
 /// Test helper: `parse` (zon.parse or json.parse) neither crashes nor leaks on random
 /// mutations of `example`, and every syntax error it reports lies inside the input. The seed
 /// is fixed, so a failure replays as it is; the failing input is printed.

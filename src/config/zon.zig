@@ -378,40 +378,15 @@ const testing = std.testing;
 
 /// Parses `source`, which must be valid.
 fn parseValid(arena: std.mem.Allocator, source: [:0]const u8) !Node {
-    var diagnostic: Diagnostic = .empty;
-    return parse(arena, source, &diagnostic) catch |err| {
-        std.debug.print("unexpected {t} at {d}:{d}: {s}\n", .{
-            err,
-            diagnostic.position.line,
-            diagnostic.position.column,
-            diagnostic.message,
-        });
-        return err;
-    };
+    return tree.parseValidWith(parse, arena, source);
 }
 
 /// Expects `source` to fail at `line:column` with a message containing `message_part`.
 fn expectSyntaxError(source: [:0]const u8, line: u32, column: u32, message_part: []const u8) !void {
-    var arena_state: std.heap.ArenaAllocator = .init(testing.allocator);
-    defer arena_state.deinit();
-    var diagnostic: Diagnostic = .empty;
-    const result = parse(arena_state.allocator(), source, &diagnostic);
-    try testing.expectError(error.Syntax, result);
-    const expected_position: tree.Position = .{ .line = line, .column = column };
-    testing.expectEqual(expected_position, diagnostic.position) catch |err| {
-        std.debug.print("message: {s}\n", .{diagnostic.message});
-        return err;
-    };
-    if (std.mem.find(u8, diagnostic.message, message_part) == null) {
-        std.debug.print("'{s}' is not in '{s}'\n", .{ message_part, diagnostic.message });
-        return error.TestUnexpectedMessage;
-    }
+    return tree.expectSyntaxErrorWith(parse, source, line, column, message_part);
 }
 
-fn fieldNode(node: Node, field_name: []const u8) !Node {
-    for (node.value.object) |f| if (std.mem.eql(u8, f.name, field_name)) return f.node;
-    return error.TestFieldMissing;
-}
+const fieldNode = tree.fieldNode;
 
 /// A test fixture, shared with the JSON tests, which hold its JSON twin.
 pub const example_sluice_config =
