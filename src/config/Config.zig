@@ -251,7 +251,18 @@ pub const sticky_cookie_bytes_max = 64;
 /// A health check's path and Host (the probe request is sized from them).
 pub const health_text_bytes_max = 1024;
 
-fn isVisible(text: []const u8) bool {
+/// "a, b, c": an enum's tags, for messages that say what was expected (the CLI and config
+/// files name the same choices the same way).
+pub fn enumNames(comptime E: type) []const u8 {
+    comptime var text: []const u8 = "";
+    inline for (@typeInfo(E).@"enum".field_names, 0..) |name, i| {
+        text = text ++ (if (i == 0) "" else ", ") ++ name;
+    }
+    return text;
+}
+
+/// Printable ASCII without spaces: what may go into a request line or a field value we write.
+pub fn isVisible(text: []const u8) bool {
     for (text) |c| if (c <= ' ' or c >= 0x7f) return false;
     return true;
 }

@@ -383,13 +383,7 @@ fn parseFailureKinds(name: []const u8, value: []const u8, diagnostic: *Diagnosti
 
 fn parseEnum(comptime E: type, name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!E {
     if (std.meta.stringToEnum(E, value)) |tag| return tag;
-    const names = comptime blk: {
-        var text: []const u8 = "";
-        for (@typeInfo(E).@"enum".field_names, 0..) |field, i| {
-            text = text ++ (if (i == 0) "" else ", ") ++ field;
-        }
-        break :blk text;
-    };
+    const names = comptime Config.enumNames(E);
     return diagnostic.set(name, "invalid value \"{s}\": expected one of {s}", .{ value, names });
 }
 
@@ -401,9 +395,7 @@ fn parseToken(name: []const u8, value: []const u8, diagnostic: *Diagnostic) erro
 }
 
 fn parsePath(name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}![]const u8 {
-    const visible = for (value) |c| {
-        if (c <= ' ' or c >= 0x7f) break false;
-    } else true;
+    const visible = Config.isVisible(value);
     if (value.len == 0 or value.len > Config.health_text_bytes_max or value[0] != '/' or !visible) {
         return diagnostic.set(name, "invalid path \"{s}\": expected /... of at most 1024 visible characters", .{value});
     }

@@ -178,14 +178,11 @@ const Mapper = struct {
     config: *Config,
 
     fn root(m: *Mapper, node: *const Node) void {
-        const fields = m.object(node, "the top level") orelse return;
+        var entries = m.keyed(node, "the top level", TopKey) orelse return;
         const config = m.config;
-        var seen: Seen = .{};
-        for (fields) |*field| {
-            if (!m.firstTime(&seen, field, top_keys)) continue;
-            const value = &field.node;
-            const key = keyOf(top_keys, field.name);
-            switch (key) {
+        while (entries.next()) |entry| {
+            const value = entry.node;
+            switch (entry.key) {
                 .listen => config.listen = m.address(value) orelse config.listen,
                 .workers => config.workers_count = m.count(u32, value, 1, Config.workers_count_max) orelse 0,
                 .io => config.io = m.enumeration(Config.IoMode, value) orelse config.io,
@@ -199,19 +196,16 @@ const Mapper = struct {
         }
     }
 
-    const top_keys = std.StaticStringMap(TopKey).initComptime(keyPairs(TopKey));
     const TopKey = enum { listen, workers, io, limits, timeouts, trusted_proxies, pools, admin, access_log };
 
     /// The section's presence turns the admin listener on; `.listen` defaults to loopback.
     fn admin(m: *Mapper, node: *const Node) void {
         const settings = &m.config.admin;
-        const fields = m.object(node, "admin") orelse return;
+        var entries = m.keyed(node, "admin", AdminKey) orelse return;
         settings.enabled = true;
-        var seen: Seen = .{};
-        for (fields) |*field| {
-            if (!m.firstTime(&seen, field, admin_keys)) continue;
-            const v = &field.node;
-            switch (keyOf(admin_keys, field.name)) {
+        while (entries.next()) |entry| {
+            const v = entry.node;
+            switch (entry.key) {
                 .listen => settings.listen = m.address(v) orelse settings.listen,
             }
         }
@@ -219,32 +213,26 @@ const Mapper = struct {
 
     fn accessLog(m: *Mapper, node: *const Node) void {
         const settings = &m.config.access_log;
-        const fields = m.object(node, "access_log") orelse return;
-        var seen: Seen = .{};
-        for (fields) |*field| {
-            if (!m.firstTime(&seen, field, access_log_keys)) continue;
-            const v = &field.node;
-            switch (keyOf(access_log_keys, field.name)) {
+        var entries = m.keyed(node, "access_log", AccessLogKey) orelse return;
+        while (entries.next()) |entry| {
+            const v = entry.node;
+            switch (entry.key) {
                 .target => settings.target = m.string(v, "\"stdout\" or a file path") orelse settings.target,
                 .format => settings.format = m.enumeration(Config.AccessLogFormat, v) orelse settings.format,
             }
         }
     }
 
-    const access_log_keys = std.StaticStringMap(AccessLogKey).initComptime(keyPairs(AccessLogKey));
     const AccessLogKey = enum { target, format };
 
-    const admin_keys = std.StaticStringMap(AdminKey).initComptime(keyPairs(AdminKey));
     const AdminKey = enum { listen };
 
     fn limits(m: *Mapper, node: *const Node) void {
         const config = m.config;
-        const fields = m.object(node, "limits") orelse return;
-        var seen: Seen = .{};
-        for (fields) |*field| {
-            if (!m.firstTime(&seen, field, limit_keys)) continue;
-            const v = &field.node;
-            switch (keyOf(limit_keys, field.name)) {
+        var entries = m.keyed(node, "limits", LimitKey) orelse return;
+        while (entries.next()) |entry| {
+            const v = entry.node;
+            switch (entry.key) {
                 .max_connections => config.connections_max = m.count(u32, v, 1, 1 << 20) orelse config.connections_max,
                 .header_bytes_max => config.header_bytes_max = m.size(v, 1024, 1024 * 1024) orelse config.header_bytes_max,
                 .headers_count_max => config.headers_count_max = m.count(u16, v, 8, 1024) orelse config.headers_count_max,
@@ -253,17 +241,14 @@ const Mapper = struct {
         }
     }
 
-    const limit_keys = std.StaticStringMap(LimitKey).initComptime(keyPairs(LimitKey));
     const LimitKey = enum { max_connections, header_bytes_max, headers_count_max, target_bytes_max };
 
     fn timeouts(m: *Mapper, node: *const Node) void {
         const config = m.config;
-        const fields = m.object(node, "timeouts") orelse return;
-        var seen: Seen = .{};
-        for (fields) |*field| {
-            if (!m.firstTime(&seen, field, timeout_keys)) continue;
-            const v = &field.node;
-            switch (keyOf(timeout_keys, field.name)) {
+        var entries = m.keyed(node, "timeouts", TimeoutKey) orelse return;
+        while (entries.next()) |entry| {
+            const v = entry.node;
+            switch (entry.key) {
                 .client_header => config.client_header_timeout_ns = m.duration(v) orelse config.client_header_timeout_ns,
                 .client_idle => config.client_idle_timeout_ns = m.duration(v) orelse config.client_idle_timeout_ns,
                 .drain => config.drain_timeout_ns = m.duration(v) orelse config.drain_timeout_ns,
@@ -271,7 +256,6 @@ const Mapper = struct {
         }
     }
 
-    const timeout_keys = std.StaticStringMap(TimeoutKey).initComptime(keyPairs(TimeoutKey));
     const TimeoutKey = enum { client_header, client_idle, drain };
 
     fn trustedProxies(m: *Mapper, node: *const Node) void {
@@ -306,12 +290,10 @@ const Mapper = struct {
 
     fn pool(m: *Mapper, node: *const Node) void {
         const p = &m.config.pool;
-        const fields = m.object(node, "a pool") orelse return;
-        var seen: Seen = .{};
-        for (fields) |*field| {
-            if (!m.firstTime(&seen, field, pool_keys)) continue;
-            const v = &field.node;
-            switch (keyOf(pool_keys, field.name)) {
+        var entries = m.keyed(node, "a pool", PoolKey) orelse return;
+        while (entries.next()) |entry| {
+            const v = entry.node;
+            switch (entry.key) {
                 .backends => m.backends(v),
                 .strategy => p.strategy = m.enumeration(Config.Strategy, v) orelse p.strategy,
                 .hash => m.hash(v),
@@ -325,7 +307,6 @@ const Mapper = struct {
         }
     }
 
-    const pool_keys = std.StaticStringMap(PoolKey).initComptime(keyPairs(PoolKey));
     const PoolKey = enum { backends, strategy, hash, sticky_cookie, health, ejection, retry, timeouts, keepalive };
 
     fn backends(m: *Mapper, node: *const Node) void {
@@ -342,14 +323,12 @@ const Mapper = struct {
     /// `"ADDR"`, or `.{ .address = "ADDR", .weight = N, .max_connections = N, .max_pending = N }`.
     fn backend(m: *Mapper, node: *const Node) ?Config.Backend {
         if (node.value == .string) return .{ .address = m.address(node) orelse return null };
-        const fields = m.object(node, "a backend: \"HOST:PORT\" or an object with .address") orelse return null;
+        var entries = m.keyed(node, "a backend: \"HOST:PORT\" or an object with .address", BackendKey) orelse return null;
         var result: Config.Backend = .{ .address = undefined };
         var has_address = false;
-        var seen: Seen = .{};
-        for (fields) |*field| {
-            if (!m.firstTime(&seen, field, backend_keys)) continue;
-            const v = &field.node;
-            switch (keyOf(backend_keys, field.name)) {
+        while (entries.next()) |entry| {
+            const v = entry.node;
+            switch (entry.key) {
                 .address => if (m.address(v)) |parsed| {
                     result.address = parsed;
                     has_address = true;
@@ -366,34 +345,28 @@ const Mapper = struct {
         return result;
     }
 
-    const backend_keys = std.StaticStringMap(BackendKey).initComptime(keyPairs(BackendKey));
     const BackendKey = enum { address, weight, max_connections, max_pending };
 
     fn hash(m: *Mapper, node: *const Node) void {
         const p = &m.config.pool;
-        const fields = m.object(node, "hash") orelse return;
-        var seen: Seen = .{};
-        for (fields) |*field| {
-            if (!m.firstTime(&seen, field, hash_keys)) continue;
-            const v = &field.node;
-            switch (keyOf(hash_keys, field.name)) {
+        var entries = m.keyed(node, "hash", HashKey) orelse return;
+        while (entries.next()) |entry| {
+            const v = entry.node;
+            switch (entry.key) {
                 .on => p.hash_on = m.enumeration(Config.HashOn, v) orelse p.hash_on,
                 .name => p.hash_name = m.string(v, "a header or cookie name") orelse p.hash_name,
             }
         }
     }
 
-    const hash_keys = std.StaticStringMap(HashKey).initComptime(keyPairs(HashKey));
     const HashKey = enum { on, name };
 
     fn health(m: *Mapper, node: *const Node) void {
         const h = &m.config.pool.health;
-        const fields = m.object(node, "health") orelse return;
-        var seen: Seen = .{};
-        for (fields) |*field| {
-            if (!m.firstTime(&seen, field, health_keys)) continue;
-            const v = &field.node;
-            switch (keyOf(health_keys, field.name)) {
+        var entries = m.keyed(node, "health", HealthKey) orelse return;
+        while (entries.next()) |entry| {
+            const v = entry.node;
+            switch (entry.key) {
                 .path => h.path = m.string(v, "a path such as \"/healthz\"") orelse h.path,
                 .method => h.method = m.enumeration(@TypeOf(h.method), v) orelse h.method,
                 .host => h.host = m.string(v, "a Host value") orelse h.host,
@@ -406,7 +379,6 @@ const Mapper = struct {
         }
     }
 
-    const health_keys = std.StaticStringMap(HealthKey).initComptime(keyPairs(HealthKey));
     const HealthKey = enum { path, method, host, interval, timeout, status, rise, fall };
 
     fn statusRange(m: *Mapper, node: *const Node) void {
@@ -424,12 +396,10 @@ const Mapper = struct {
 
     fn ejection(m: *Mapper, node: *const Node) void {
         const o = &m.config.pool.outlier;
-        const fields = m.object(node, "ejection") orelse return;
-        var seen: Seen = .{};
-        for (fields) |*field| {
-            if (!m.firstTime(&seen, field, ejection_keys)) continue;
-            const v = &field.node;
-            switch (keyOf(ejection_keys, field.name)) {
+        var entries = m.keyed(node, "ejection", EjectionKey) orelse return;
+        while (entries.next()) |entry| {
+            const v = entry.node;
+            switch (entry.key) {
                 .after => o.consecutive_failures = m.count(u32, v, 0, 1000) orelse o.consecutive_failures,
                 .on => o.on = m.failureKinds(v) orelse o.on,
                 .time => o.ejection_ns = m.duration(v) orelse o.ejection_ns,
@@ -439,17 +409,14 @@ const Mapper = struct {
         }
     }
 
-    const ejection_keys = std.StaticStringMap(EjectionKey).initComptime(keyPairs(EjectionKey));
     const EjectionKey = enum { after, on, time, time_max, max_percent };
 
     fn retry(m: *Mapper, node: *const Node) void {
         const r = &m.config.pool.retry;
-        const fields = m.object(node, "retry") orelse return;
-        var seen: Seen = .{};
-        for (fields) |*field| {
-            if (!m.firstTime(&seen, field, retry_keys)) continue;
-            const v = &field.node;
-            switch (keyOf(retry_keys, field.name)) {
+        var entries = m.keyed(node, "retry", RetryKey) orelse return;
+        while (entries.next()) |entry| {
+            const v = entry.node;
+            switch (entry.key) {
                 .tries => r.tries_max = m.count(u8, v, 1, 10) orelse r.tries_max,
                 .on => r.on = m.failureKinds(v) orelse r.on,
                 .budget_percent => r.budget_percent = m.count(u8, v, 0, 100) orelse r.budget_percent,
@@ -457,17 +424,14 @@ const Mapper = struct {
         }
     }
 
-    const retry_keys = std.StaticStringMap(RetryKey).initComptime(keyPairs(RetryKey));
     const RetryKey = enum { tries, on, budget_percent };
 
     fn poolTimeouts(m: *Mapper, node: *const Node) void {
         const p = &m.config.pool;
-        const fields = m.object(node, "timeouts") orelse return;
-        var seen: Seen = .{};
-        for (fields) |*field| {
-            if (!m.firstTime(&seen, field, pool_timeout_keys)) continue;
-            const v = &field.node;
-            switch (keyOf(pool_timeout_keys, field.name)) {
+        var entries = m.keyed(node, "timeouts", PoolTimeoutKey) orelse return;
+        while (entries.next()) |entry| {
+            const v = entry.node;
+            switch (entry.key) {
                 .connect => p.connect_timeout_ns = m.duration(v) orelse p.connect_timeout_ns,
                 .response => p.response_timeout_ns = m.duration(v) orelse p.response_timeout_ns,
                 .body => p.body_timeout_ns = m.duration(v) orelse p.body_timeout_ns,
@@ -477,7 +441,6 @@ const Mapper = struct {
         }
     }
 
-    const pool_timeout_keys = std.StaticStringMap(PoolTimeoutKey).initComptime(keyPairs(PoolTimeoutKey));
     const PoolTimeoutKey = enum { connect, response, body, total, idle };
 
     /// `.{ .connect, .reset }` or `["connect", "reset"]`; `5xx` as `.@"5xx"` or `"5xx"`.
@@ -540,13 +503,7 @@ const Mapper = struct {
     }
 
     fn enumeration(m: *Mapper, comptime E: type, node: *const Node) ?E {
-        const names = comptime blk: {
-            var text: []const u8 = "";
-            for (@typeInfo(E).@"enum".field_names, 0..) |name, i| {
-                text = text ++ (if (i == 0) "" else ", ") ++ name;
-            }
-            break :blk text;
-        };
+        const names = comptime Config.enumNames(E);
         const text = m.word(node) orelse {
             m.problem(node.position, "expected one of " ++ names);
             return null;
@@ -614,27 +571,41 @@ const Mapper = struct {
 
     // --- keys ------------------------------------------------------------------------------
 
-    const Seen = struct { names: [32][]const u8 = undefined, count: u32 = 0 };
+    /// The fields of an object whose keys are `Key`'s tags, in file order. An unknown or a
+    /// repeated key is reported (with what was expected) and skipped.
+    fn keyed(m: *Mapper, node: *const Node, what: []const u8, comptime Key: type) ?KeyIterator(Key) {
+        const fields = m.object(node, what) orelse return null;
+        return .{ .mapper = m, .fields = fields };
+    }
 
-    /// Reports an unknown or repeated key; true when the field should be applied.
-    fn firstTime(m: *Mapper, seen: *Seen, field: *const Field, keys: anytype) bool {
-        if (keys.get(field.name) == null) {
-            m.problem(field.name_position, m.print("unknown key \"{s}\": expected one of {s}", .{
-                field.name, keyList(keys),
-            }));
-            return false;
-        }
-        for (seen.names[0..seen.count]) |name| {
-            if (std.mem.eql(u8, name, field.name)) {
-                m.problem(field.name_position, m.print("\"{s}\" is given twice", .{field.name}));
-                return false;
+    fn KeyIterator(comptime Key: type) type {
+        return struct {
+            mapper: *Mapper,
+            fields: []const Field,
+            index: usize = 0,
+            seen: std.EnumSet(Key) = .empty,
+
+            fn next(it: *@This()) ?struct { key: Key, node: *const Node } {
+                while (it.index < it.fields.len) {
+                    const field = &it.fields[it.index];
+                    it.index += 1;
+                    const m = it.mapper;
+                    const key = std.meta.stringToEnum(Key, field.name) orelse {
+                        m.problem(field.name_position, m.print("unknown key \"{s}\": expected one of {s}", .{
+                            field.name, comptime Config.enumNames(Key),
+                        }));
+                        continue;
+                    };
+                    if (it.seen.contains(key)) {
+                        m.problem(field.name_position, m.print("\"{s}\" is given twice", .{field.name}));
+                        continue;
+                    }
+                    it.seen.insert(key);
+                    return .{ .key = key, .node = &field.node };
+                }
+                return null;
             }
-        }
-        if (seen.count < seen.names.len) {
-            seen.names[seen.count] = field.name;
-            seen.count += 1;
-        }
-        return true;
+        };
     }
 
     fn problem(m: *Mapper, position: Position, message: []const u8) void {
@@ -645,32 +616,6 @@ const Mapper = struct {
         return std.fmt.allocPrint(m.arena, fmt, args) catch "(out of memory describing the problem)";
     }
 };
-
-fn keyOf(keys: anytype, name: []const u8) @TypeOf(keys.get(name).?) {
-    return keys.get(name).?; // `firstTime` checked it.
-}
-
-fn keyPairs(comptime E: type) [@typeInfo(E).@"enum".field_names.len]struct { []const u8, E } {
-    const names = @typeInfo(E).@"enum".field_names;
-    var pairs: [names.len]struct { []const u8, E } = undefined;
-    for (names, 0..) |name, i| pairs[i] = .{ name, @field(E, name) };
-    return pairs;
-}
-
-fn keyList(keys: anytype) []const u8 {
-    return keyListOf(@TypeOf(keys.get("").?));
-}
-
-fn keyListOf(comptime E: type) []const u8 {
-    const text = comptime blk: {
-        var text: []const u8 = "";
-        for (@typeInfo(E).@"enum".field_names, 0..) |name, i| {
-            text = text ++ (if (i == 0) "" else ", ") ++ name;
-        }
-        break :blk text;
-    };
-    return text;
-}
 
 // ---------------------------------------------------------------------------------------------
 

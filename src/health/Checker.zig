@@ -442,13 +442,8 @@ fn composeRequest(
     return writer.buffered();
 }
 
-/// Visible ASCII only (RFC 9110 §5.5 VCHAR): no space, no control byte, nothing above 0x7e.
-fn isVisible(text: []const u8) bool {
-    for (text) |c| {
-        if (c < 0x21 or c > 0x7e) return false;
-    }
-    return true;
-}
+/// Visible ASCII only (RFC 9110 §5.5 VCHAR), as Config validation requires too.
+const isVisible = Config.isVisible;
 
 const StatusLine = union(enum) {
     incomplete,
