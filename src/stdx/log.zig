@@ -1,6 +1,6 @@
 //! Lines for the operator on stderr, each prefixed `sluice: `. Formatted into a stack buffer
 //! and written with one write(2), so lines from different threads never interleave and
-//! logging never allocates. Issue 4 adds levels, access logs and a file target.
+//! logging never allocates. (The access log is separate: proxy/AccessLog.zig.)
 const std = @import("std");
 const builtin = @import("builtin");
 const linux = std.os.linux;
@@ -8,10 +8,20 @@ const linux = std.os.linux;
 const line_bytes_max = 1024;
 
 pub fn line(comptime fmt: []const u8, args: anytype) void {
+    prefixed("sluice: ", fmt, args);
+}
+
+/// A line without the prefix, on stderr: for lines that have their own (`FILE:LINE:COL: ...`,
+/// the form editors and CI annotate).
+pub fn plain(comptime fmt: []const u8, args: anytype) void {
+    prefixed("", fmt, args);
+}
+
+/// One line, cut with "..." if longer than `line_bytes_max`, written with one write(2).
+fn prefixed(comptime prefix: []const u8, comptime fmt: []const u8, args: anytype) void {
     // Unit tests exercise paths that log; their output is the test runner's.
     if (builtin.is_test) return;
     var buffer: [line_bytes_max]u8 = undefined;
-    const prefix = "sluice: ";
     @memcpy(buffer[0..prefix.len], prefix);
     const body = std.fmt.bufPrint(buffer[prefix.len .. buffer.len - 1], fmt, args) catch blk: {
         const cut = "...";
@@ -21,16 +31,6 @@ pub fn line(comptime fmt: []const u8, args: anytype) void {
     const end = prefix.len + body.len;
     buffer[end] = '\n';
     writeAll(2, buffer[0 .. end + 1]);
-}
-
-/// A line without the prefix, on stderr: for lines that have their own (`FILE:LINE:COL: ...`,
-/// the form editors and CI annotate).
-pub fn plain(comptime fmt: []const u8, args: anytype) void {
-    if (builtin.is_test) return;
-    var buffer: [line_bytes_max]u8 = undefined;
-    const body = std.fmt.bufPrint(buffer[0 .. buffer.len - 1], fmt, args) catch buffer[0 .. buffer.len - 1];
-    buffer[body.len] = '\n';
-    writeAll(2, buffer[0 .. body.len + 1]);
 }
 
 /// Writes to stdout without the prefix (help text, version).
