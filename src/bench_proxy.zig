@@ -30,15 +30,16 @@ pub fn main() !void {
     try signals.block();
     try demo_backend.start(1, .auto);
     var config: Config = .{};
-    config.listen = Address.initIp4(.{ 127, 0, 0, 1 }, 0);
+    config.setListener(Address.initIp4(.{ 127, 0, 0, 1 }, 0));
     config.workers_count = 1;
-    try config.pool.addBackend(.{ .address = demo_backend.address });
+    try config.quickPool().?.addBackend(.{ .address = demo_backend.address });
     var runtime = switch (control.start(&static_allocator, &config, .{})) {
         .running => |runtime| runtime,
         .failed => return error.StartFailed,
     };
 
-    var client: Client = try .connect(&runtime.listen_address);
+    const address = control.firstListenAddress(&runtime);
+    var client: Client = try .connect(&address);
     defer client.close();
     try client.run(warmup_requests);
     const allocations_before = static_allocator.allocationsAfterStartup();

@@ -15,6 +15,7 @@ const signals = @import("runtime/signals.zig");
 const DemoBackend = @import("demo/Backend.zig");
 const Address = @import("stdx/Address.zig").Address;
 const InitTrace = @import("runtime/InitTrace.zig");
+const reload_command = @import("runtime/reload_command.zig");
 
 pub const version = "0.1.0";
 
@@ -36,7 +37,7 @@ pub fn main(init: std.process.Init.Minimal) u8 {
     InitTrace.global.begin();
     static_allocator = .init(std.heap.page_allocator);
     signals.block() catch {
-        log.line("cannot block signals", .{});
+        log.err("cannot block signals", .{});
         return 1;
     };
     var args_buffer: [256][]const u8 = undefined;
@@ -45,7 +46,7 @@ pub fn main(init: std.process.Init.Minimal) u8 {
     _ = iterator.skip(); // argv[0]
     while (iterator.next()) |arg| {
         if (args_count == args_buffer.len) {
-            log.line("too many arguments (at most {d})", .{args_buffer.len});
+            log.err("too many arguments (at most {d})", .{args_buffer.len});
             return 2;
         }
         args_buffer[args_count] = arg;
@@ -54,16 +55,20 @@ pub fn main(init: std.process.Init.Minimal) u8 {
     const args = args_buffer[0..args_count];
     var diagnostic: cli.Diagnostic = .{};
     var parsed = cli.parseOnto(args, baked_config, &diagnostic) catch {
-        log.line("{s}: {s}", .{ diagnostic.flag, diagnostic.message() });
+        log.err("{s}: {s}", .{ diagnostic.flag, diagnostic.message() });
         return 2;
     };
     if (parsed.command == .check) return checkFile(parsed.config_path.?);
+    if (parsed.command == .reload) {
+        if (parsed.reload_admin) |*address| return reload_command.askAdmin(address);
+        return reload_command.signalPid(parsed.pid_file.?);
+    }
     if (parsed.config_path) |path| {
         // The file first, then the flags again on top of it.
         var base: Config = .{};
         if (!loadFile(path, &base)) return 2;
         parsed = cli.parseOnto(args, base, &diagnostic) catch {
-            log.line("{s}: {s}", .{ diagnostic.flag, diagnostic.message() });
+            log.err("{s}: {s}", .{ diagnostic.flag, diagnostic.message() });
             return 2;
         };
     }
@@ -78,13 +83,46 @@ pub fn main(init: std.process.Init.Minimal) u8 {
         },
         .demo => if (!startDemo(&parsed.config)) return 1,
         .run => {},
-        .check => unreachable, // Answered above.
+        .check, .reload => unreachable, // Answered above.
     }
     InitTrace.global.mark("config");
+    log.setLevel(parsed.config.log_level);
+    reload_args = args;
+    reload_path = parsed.config_path orelse "";
     return control.run(&static_allocator, &parsed.config, .{
         .demo = parsed.command == .demo,
         .version = version,
+        .pid_file = parsed.pid_file,
+        .loader = if (parsed.config_path) |path| .{ .path = path, .function = reloadConfig } else null,
     });
+}
+
+/// The command line and the config file, kept for reloads: the flags go over the file again,
+/// as at start-up.
+var reload_args: []const []const u8 = &.{};
+var reload_path: []const u8 = "";
+
+/// `control.Loader`: the config file again, then the flags over it, as at start-up.
+fn reloadConfig(context: ?*anyopaque, arena: std.mem.Allocator, config: *Config, out: *std.Io.Writer) bool {
+    _ = context;
+    var diagnostic: cli.Diagnostic = .{};
+    const path = reload_path;
+    var problems: config_file.Problems = .{};
+    var base: Config = .{};
+    config_file.load(arena, path, &base, &problems) catch |err| {
+        for (problems.slice()) |problem| {
+            out.print("{s}:{d}:{d}: {s}\n", .{ path, problem.position.line, problem.position.column, problem.message }) catch {};
+        }
+        if (problems.dropped > 0) out.print("{s}: {d} more problems\n", .{ path, problems.dropped }) catch {};
+        if (err == error.OutOfMemory) out.print("{s}: out of memory reading it\n", .{path}) catch {};
+        return false;
+    };
+    const parsed = cli.parseOnto(reload_args, base, &diagnostic) catch {
+        out.print("{s}: {s}\n", .{ diagnostic.flag, diagnostic.message() }) catch {};
+        return false;
+    };
+    config.* = parsed.config;
+    return true;
 }
 
 /// Config text and the strings Config points into live for the process: an arena that is
@@ -118,7 +156,7 @@ fn loadFile(path: []const u8, config: *Config) bool {
             });
         }
         if (problems.dropped > 0) log.plain("{s}: {d} more problems", .{ path, problems.dropped });
-        if (err == error.OutOfMemory) log.line("{s}: out of memory reading it", .{path});
+        if (err == error.OutOfMemory) log.err("{s}: out of memory reading it", .{path});
         return false;
     };
     return true;
@@ -129,18 +167,16 @@ fn loadFile(path: []const u8, config: *Config) bool {
 /// are per worker, and the demo is there to show the alternation plainly.
 fn startDemo(config: *Config) bool {
     if (config.workers_count == 0) config.workers_count = 1;
-    if (config.listen.eql(&Config.default_listen)) config.listen = Address.initIp4(
-        .{ 127, 0, 0, 1 },
-        8080,
-    );
+    if (config.listeners_count == 0) config.setListener(Address.initIp4(.{ 127, 0, 0, 1 }, 8080));
     for (&demo_backends, 1..) |*backend, number| {
         backend.start(@intCast(number), config.io) catch |err| {
-            log.line("cannot start demo backend {d}: {s}", .{ number, @errorName(err) });
+            log.err("cannot start demo backend {d}: {s}", .{ number, @errorName(err) });
             return false;
         };
         var text: [Address.text_bytes_max]u8 = undefined;
-        log.line("demo backend {d} on {s}", .{ number, backend.address.toText(&text) });
-        config.pool.addBackend(.{ .address = backend.address }) catch unreachable; // Two fit.
+        log.info("demo backend {d} on {s}", .{ number, backend.address.toText(&text) });
+        const pool = config.quickPool().?; // The demo takes no config file.
+        pool.addBackend(.{ .address = backend.address }) catch unreachable; // Two fit.
     }
     return true;
 }

@@ -17,10 +17,15 @@ pub const default_listen = Address.initIp4(.{ 0, 0, 0, 0 }, 8080);
 pub const default_admin_listen = Address.initIp4(.{ 127, 0, 0, 1 }, 9901);
 
 pub const backends_count_max = 64;
+pub const pools_count_max = 16;
+pub const listeners_count_max = 8;
+pub const routes_count_max = 64;
 pub const trusted_proxies_count_max = 32;
 pub const workers_count_max = 256;
 
-listen: Address = default_listen,
+/// Where clients connect. None given: `default_listen`.
+listeners_buffer: [listeners_count_max]Listener = undefined,
+listeners_count: u32 = 0,
 workers_count: u32 = 0, // 0 = one per CPU, resolved at start-up.
 io: IoMode = .auto,
 
@@ -36,13 +41,78 @@ drain_timeout_ns: u64 = 10 * std.time.ns_per_s,
 trusted_proxies_buffer: [trusted_proxies_count_max]Cidr = undefined,
 trusted_proxies_count: u32 = 0,
 
-/// The backends and how they are chosen, checked, retried and timed. One pool for now: the
-/// CLI quick mode fills it; config files with several pools and routes come with issue 4.
-pool: Pool = .{},
+/// The backend pools. Quick mode fills one, named `default`.
+pools_buffer: [pools_count_max]Pool = undefined,
+pools_count: u32 = 0,
+/// Which request goes where, tried in order, the first match wins. None given: every
+/// request goes to the first pool (and then there must be only one).
+routes_buffer: [routes_count_max]Route = undefined,
+routes_count: u32 = 0,
 
 /// The admin listener (`/metrics`, `/status`, `/healthz`), served by the control thread.
 admin: Admin = .{},
 access_log: AccessLog = .{},
+/// The least severe log lines written (stdx/log.zig); a reload applies a new one.
+log_level: LogLevel = .info,
+
+pub const Listener = struct {
+    /// What routes name it by (`Route.listeners`); empty: it has no name.
+    name: []const u8 = "",
+    address: Address,
+};
+
+/// One routing rule: a request matches when every condition given matches (an empty one
+/// matches anything), and then gets the route's action.
+pub const Route = struct {
+    /// A metrics label; empty: the route's position, from 0.
+    name: []const u8 = "",
+    /// The listeners (bit i: `listeners()[i]`) the route applies to; 0: all of them.
+    listeners: u32 = 0,
+    /// Lowercase. Exact (`example.com`, the port of the Host field ignored), or `*.` and a
+    /// suffix (`*.example.com`: any name ending in `.example.com`, not the bare domain).
+    host: []const u8 = "",
+    /// Matches the path (the target before any `?`) when it starts with these bytes.
+    path_prefix: []const u8 = "",
+    /// Bit `@intFromEnum(method)` for each method it matches; 0: all.
+    methods: u16 = 0,
+    action: Action = .pool,
+    /// `.pool`: the index of the pool in `pools()`.
+    pool: u16 = 0,
+    /// `.respond` (200 when 0) and `.redirect` (302 when 0).
+    status: u16 = 0,
+    /// `.redirect`: the Location.
+    location: []const u8 = "",
+    /// `.redirect`: the request's path and query are appended to `location`.
+    keep_path: bool = false,
+    /// `.respond`: its Content-Type (none when empty), extra header fields as
+    /// `Name: value\r\n` lines, and the body.
+    content_type: []const u8 = "",
+    headers_text: []const u8 = "",
+    body: []const u8 = "",
+
+    pub const Action = enum { pool, respond, redirect };
+
+    pub fn matchesMethod(route: *const Route, method: @import("../http/method.zig").Method) bool {
+        return route.methods == 0 or route.methods & methodBit(method) != 0;
+    }
+
+    pub fn responseStatus(route: *const Route) u16 {
+        if (route.status != 0) return route.status;
+        return if (route.action == .redirect) 302 else 200;
+    }
+
+    /// The most bytes the route's own response head and body can take, the request target
+    /// of a `keep_path` redirect aside (see `validate`).
+    pub fn localResponseBytes(route: *const Route) usize {
+        const fixed = 128; // Status line, Content-Length, Connection, framing.
+        return fixed + route.location.len + route.content_type.len + route.headers_text.len +
+            route.body.len;
+    }
+};
+
+pub fn methodBit(method: @import("../http/method.zig").Method) u16 {
+    return @as(u16, 1) << @intCast(@backingInt(method));
+}
 
 pub const AccessLog = struct {
     /// Empty: off. `stdout`, or a file path (opened for appending; SIGUSR1 reopens it, for
@@ -56,6 +126,8 @@ pub const AccessLog = struct {
 };
 
 pub const AccessLogFormat = enum { combined, json };
+
+pub const LogLevel = @import("../stdx/log.zig").Level;
 
 pub const Admin = struct {
     /// Off unless `--admin ADDR` or a config file's `admin` section asks for it.
@@ -214,6 +286,60 @@ pub const Retry = struct {
 /// `host_bytes_max`) and `Connection: close`. The sum is asserted in `proxy/rewrite.zig`.
 pub const rewrite_headroom_bytes = 1024;
 
+const default_listeners = [_]Listener{.{ .address = default_listen }};
+
+pub fn listeners(config: *const Config) []const Listener {
+    if (config.listeners_count == 0) return &default_listeners;
+    return config.listeners_buffer[0..config.listeners_count];
+}
+
+pub fn addListener(config: *Config, listener: Listener) error{TooMany}!void {
+    if (config.listeners_count == listeners_count_max) return error.TooMany;
+    config.listeners_buffer[config.listeners_count] = listener;
+    config.listeners_count += 1;
+}
+
+/// `--listen`: one listener, replacing any a config file gave.
+pub fn setListener(config: *Config, address: Address) void {
+    config.listeners_count = 0;
+    config.addListener(.{ .address = address }) catch unreachable;
+}
+
+pub fn pools(config: *const Config) []const Pool {
+    return config.pools_buffer[0..config.pools_count];
+}
+
+pub fn addPool(config: *Config, pool: Pool) error{TooMany}!*Pool {
+    if (config.pools_count == pools_count_max) return error.TooMany;
+    config.pools_buffer[config.pools_count] = pool;
+    config.pools_count += 1;
+    return &config.pools_buffer[config.pools_count - 1];
+}
+
+/// The pool quick-mode flags (`--backend`, `--strategy`, ...) fill: the only one, created
+/// when there is none. Null when a config file has several (the CLI then refuses the flag).
+pub fn quickPool(config: *Config) ?*Pool {
+    if (config.pools_count == 0) return config.addPool(.{}) catch unreachable;
+    if (config.pools_count > 1) return null;
+    return &config.pools_buffer[0];
+}
+
+pub fn routes(config: *const Config) []const Route {
+    return config.routes_buffer[0..config.routes_count];
+}
+
+pub fn addRoute(config: *Config, route: Route) error{TooMany}!void {
+    if (config.routes_count == routes_count_max) return error.TooMany;
+    config.routes_buffer[config.routes_count] = route;
+    config.routes_count += 1;
+}
+
+/// What may follow `Name: ` in a header field we write (RFC 9110 §5.5, no obs-text).
+pub fn isFieldValue(text: []const u8) bool {
+    for (text) |c| if ((c < ' ' and c != '\t') or c == 0x7f) return false;
+    return true;
+}
+
 pub fn trustedProxies(config: *const Config) []const Cidr {
     return config.trusted_proxies_buffer[0..config.trusted_proxies_count];
 }
@@ -239,7 +365,24 @@ pub const ValidateError = error{
     PercentOver100,
     NameTooLong,
     HealthTextInvalid,
+    DuplicateName,
+    DuplicateListener,
+    RoutesMissing,
+    RouteListenerUnknown,
+    RouteHostNotLowercase,
+    RouteHostWildcard,
+    RoutePoolUnknown,
+    RouteStatus,
+    RouteLocationMissing,
+    RouteTextInvalid,
+    RouteResponseTooLarge,
 };
+
+/// A route's name (a metrics label).
+pub const route_name_bytes_max = 64;
+/// The longest Host a request may carry (proxy/rewrite.zig `host_bytes_max`, asserted equal
+/// there), so a longer route host could never match.
+pub const rewrite_host_bytes_max = 300;
 
 /// A header or cookie name `hash` reads.
 pub const name_bytes_max = 255;
@@ -261,6 +404,33 @@ pub fn enumNames(comptime E: type) []const u8 {
     return text;
 }
 
+/// Whether two values of a configuration type are the same setting for setting: strings by
+/// content, fixed arrays with a `_count` only as far as the count.
+pub fn deepEql(comptime T: type, a: *const T, b: *const T) bool {
+    if (T == Address) return a.eql(b);
+    switch (@typeInfo(T)) {
+        .@"struct" => |info| {
+            if (info.layout == .@"packed") return std.meta.eql(a.*, b.*);
+            inline for (info.field_names) |name| {
+                const F = @TypeOf(@field(a, name));
+                if (comptime std.mem.endsWith(u8, name, "_buffer")) {
+                    const count_name = name[0 .. name.len - "_buffer".len] ++ "_count";
+                    const count = @field(a, count_name);
+                    if (count != @field(b, count_name)) return false;
+                    const Element = @typeInfo(F).array.child;
+                    for (@field(a, name)[0..count], @field(b, name)[0..count]) |*x, *y| {
+                        if (!deepEql(Element, x, y)) return false;
+                    }
+                } else if (!deepEql(F, &@field(a, name), &@field(b, name))) return false;
+            }
+            return true;
+        },
+        .pointer => return std.mem.eql(u8, a.*, b.*),
+        .array, .optional, .@"union" => return std.meta.eql(a.*, b.*),
+        else => return a.* == b.*,
+    }
+}
+
 /// Printable ASCII without spaces: what may go into a request line or a field value we write.
 pub fn isVisible(text: []const u8) bool {
     for (text) |c| if (c <= ' ' or c >= 0x7f) return false;
@@ -274,7 +444,48 @@ pub fn validate(config: *const Config) ValidateError!void {
     if (config.connections_max == 0) return error.ConnectionsTooFew;
     if (config.client_header_timeout_ns == 0) return error.TimeoutZero;
     if (config.client_idle_timeout_ns == 0) return error.TimeoutZero;
-    try config.pool.validate();
+    if (config.pools_count == 0) return error.NoBackends;
+    for (config.pools(), 0..) |*pool, i| {
+        try pool.validate();
+        for (config.pools()[0..i]) |*other| {
+            if (std.mem.eql(u8, other.name, pool.name)) return error.DuplicateName;
+        }
+    }
+    for (config.listeners(), 0..) |*listener, i| {
+        for (config.listeners()[0..i]) |*other| {
+            // Port 0 asks the kernel for a free port: two such listeners never collide.
+            const any_port = listener.address.getPort() == 0;
+            if (!any_port and other.address.eql(&listener.address)) return error.DuplicateListener;
+            if (listener.name.len > 0 and std.mem.eql(u8, other.name, listener.name)) return error.DuplicateName;
+        }
+    }
+    if (config.routes_count == 0 and config.pools_count > 1) return error.RoutesMissing;
+    for (config.routes()) |*route| try config.validateRoute(route);
+}
+
+fn validateRoute(config: *const Config, route: *const Route) ValidateError!void {
+    if (route.name.len > route_name_bytes_max) return error.NameTooLong;
+    const listeners_all = (@as(u64, 1) << @intCast(config.listeners().len)) - 1;
+    if (route.listeners & ~listeners_all != 0) return error.RouteListenerUnknown;
+    if (route.host.len > rewrite_host_bytes_max) return error.NameTooLong;
+    for (route.host) |c| if (std.ascii.isUpper(c)) return error.RouteHostNotLowercase;
+    if (std.mem.indexOfScalar(u8, route.host, '*')) |star| {
+        if (star != 0 or route.host.len < 3 or route.host[1] != '.') return error.RouteHostWildcard;
+    }
+    switch (route.action) {
+        .pool => if (route.pool >= config.pools_count) return error.RoutePoolUnknown,
+        .respond => if (route.status != 0 and (route.status < 200 or route.status > 599)) {
+            return error.RouteStatus;
+        },
+        .redirect => {
+            if (route.location.len == 0) return error.RouteLocationMissing;
+            const status = route.responseStatus();
+            if (status < 300 or status > 399) return error.RouteStatus;
+        },
+    }
+    if (!isVisible(route.location) or !isFieldValue(route.content_type)) return error.RouteTextInvalid;
+    const target_room: usize = if (route.keep_path) config.target_bytes_max else 0;
+    if (route.localResponseBytes() + target_room > config.bufferBytes()) return error.RouteResponseTooLarge;
 }
 
 /// One buffer holds a whole head plus the room a rewrite needs; bodies stream through it.
@@ -292,10 +503,26 @@ pub fn isTrustedProxy(config: *const Config, peer: *const Address) bool {
     return false;
 }
 
+test "config: deepEql compares strings by content and arrays as far as their count" {
+    var a: Config = .{};
+    var b: Config = .{};
+    const pa = a.quickPool().?;
+    const pb = b.quickPool().?;
+    try pa.addBackend(.{ .address = try Address.parse("10.0.0.1:80") });
+    try pb.addBackend(.{ .address = try Address.parse("10.0.0.1:80") });
+    pb.backends_buffer[5].weight = 9; // Past the count: not a setting.
+    var path_buffer = "/healthz".*;
+    pa.health.path = "/healthz";
+    pb.health.path = &path_buffer;
+    try std.testing.expect(deepEql(Config, &a, &b));
+    pb.backends_buffer[0].weight = 2;
+    try std.testing.expect(!deepEql(Pool, pa, pb));
+}
+
 test "config: defaults validate once a backend is given" {
     var config: Config = .{};
     try std.testing.expectError(error.NoBackends, config.validate());
-    try config.pool.addBackend(.{ .address = try Address.parse("127.0.0.1:9000") });
+    try config.quickPool().?.addBackend(.{ .address = try Address.parse("127.0.0.1:9000") });
     try config.validate();
     try std.testing.expect(config.bufferBytes() >= config.header_bytes_max + 1024);
     try std.testing.expect(config.bufferBytes() % 4096 == 0);

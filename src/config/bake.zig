@@ -51,23 +51,38 @@ pub fn emit(w: *std.Io.Writer, path: []const u8, config: *const Config) !void {
     try w.writeAll("    return c;\n}\n");
 }
 
-fn emitFields(w: *std.Io.Writer, comptime prefix: []const u8, comptime T: type, value: *const T) !void {
+/// The longest assignment target written, such as `c.pools_buffer[15].health.interval_ns`:
+/// Config nests three levels deep under short names.
+const path_bytes_max = 128;
+
+fn emitFields(w: *std.Io.Writer, prefix: []const u8, comptime T: type, value: *const T) !void {
     inline for (@typeInfo(T).@"struct".field_names) |name| {
         const field = &@field(value, name);
-        const path = prefix ++ "." ++ name;
+        var path_buffer: [path_bytes_max]u8 = undefined;
+        const path = std.fmt.bufPrint(&path_buffer, "{s}." ++ name, .{prefix}) catch unreachable;
         if (comptime std.mem.eql(u8, name, "backends_buffer")) {
             // Only the backends in use, through the same function the CLI uses.
             for (field[0..value.backends_count]) |*backend| {
                 var text: [Address.text_bytes_max]u8 = undefined;
-                try w.print("    " ++ prefix ++ ".addBackend(.{{ .address = Config.Address.parse(\"{s}\") catch unreachable, " ++
+                try w.print("    {s}.addBackend(.{{ .address = Config.Address.parse(\"{s}\") catch unreachable, " ++
                     ".weight = {d}, .max_connections = {d}, .max_pending = {d} }}) catch unreachable;\n", .{
-                    backend.address.toText(&text), backend.weight, backend.max_connections, backend.max_pending,
+                    prefix, backend.address.toText(&text), backend.weight, backend.max_connections, backend.max_pending,
                 });
             }
         } else if (comptime std.mem.eql(u8, name, "trusted_proxies_buffer")) {
             for (field[0..value.trusted_proxies_count]) |*cidr| {
-                try w.print("    " ++ prefix ++ ".addTrustedProxy(.{{ .family = {d}, .bytes = .{any}, " ++
-                    ".prefix_bits = {d} }}) catch unreachable;\n", .{ cidr.family, cidr.bytes, cidr.prefix_bits });
+                try w.print("    {s}.addTrustedProxy(.{{ .family = {d}, .bytes = .{any}, " ++
+                    ".prefix_bits = {d} }}) catch unreachable;\n", .{ prefix, cidr.family, cidr.bytes, cidr.prefix_bits });
+            }
+        } else if (comptime std.mem.endsWith(u8, name, "_buffer")) {
+            // Pools, listeners, routes: the ones in use, each set field by field over zeroes
+            // (the `_count` field that follows says how many).
+            const count = @field(value, name[0 .. name.len - "_buffer".len] ++ "_count");
+            for (field[0..count], 0..) |*element, i| {
+                var element_buffer: [path_bytes_max]u8 = undefined;
+                const element_path = std.fmt.bufPrint(&element_buffer, "{s}[{d}]", .{ path, i }) catch unreachable;
+                try w.print("    {s} = @import(\"std\").mem.zeroes(@TypeOf({s}[0]));\n", .{ element_path, path });
+                try emitFields(w, element_path, @TypeOf(element.*), element);
             }
         } else if (comptime std.mem.eql(u8, name, "backends_count") or
             std.mem.eql(u8, name, "trusted_proxies_count"))
@@ -79,7 +94,7 @@ fn emitFields(w: *std.Io.Writer, comptime prefix: []const u8, comptime T: type, 
     }
 }
 
-fn emitValue(w: *std.Io.Writer, comptime path: []const u8, comptime T: type, value: *const T) !void {
+fn emitValue(w: *std.Io.Writer, path: []const u8, comptime T: type, value: *const T) !void {
     if (T == Address) {
         var text: [Address.text_bytes_max]u8 = undefined;
         return w.print("    {s} = Config.Address.parse(\"{s}\") catch unreachable;\n", .{ path, value.toText(&text) });
@@ -100,11 +115,12 @@ fn emitValue(w: *std.Io.Writer, comptime path: []const u8, comptime T: type, val
 test "bake: the emitted source rebuilds the config it was made from" {
     var config: Config = .{};
     config.workers_count = 3;
-    config.pool.strategy = .hash;
-    config.pool.hash_on = .header;
-    config.pool.hash_name = "X-\"User\"";
-    config.pool.outlier.on.status_5xx = true;
-    try config.pool.addBackend(.{ .address = try Address.parse("10.0.0.5:9000"), .weight = 3 });
+    const pool = config.quickPool().?;
+    pool.strategy = .hash;
+    pool.hash_on = .header;
+    pool.hash_name = "X-\"User\"";
+    pool.outlier.on.status_5xx = true;
+    try pool.addBackend(.{ .address = try Address.parse("10.0.0.5:9000"), .weight = 3 });
     try config.addTrustedProxy(try @import("Cidr.zig").parse("10.0.0.0/8"));
     var out: std.Io.Writer.Allocating = .init(std.testing.allocator);
     defer out.deinit();
@@ -112,11 +128,11 @@ test "bake: the emitted source rebuilds the config it was made from" {
     const text = out.written();
     const expected = [_][]const u8{
         "c.workers_count = 3;",
-        "c.pool.strategy = .hash;",
-        "c.pool.hash_name = \"X-\\\"User\\\"\";",
-        "c.pool.addBackend(.{ .address = Config.Address.parse(\"10.0.0.5:9000\") catch unreachable, .weight = 3,",
+        "c.pools_buffer[0].strategy = .hash;",
+        "c.pools_buffer[0].hash_name = \"X-\\\"User\\\"\";",
+        "c.pools_buffer[0].addBackend(.{ .address = Config.Address.parse(\"10.0.0.5:9000\") catch unreachable, .weight = 3,",
         "c.addTrustedProxy(.{ .family = 2,",
-        "c.pool.outlier.on = @bitCast(@as(u8, 15));",
+        "c.pools_buffer[0].outlier.on = @bitCast(@as(u8, 15));",
     };
     for (expected) |line| {
         if (std.mem.indexOf(u8, text, line) == null) {
@@ -124,4 +140,79 @@ test "bake: the emitted source rebuilds the config it was made from" {
             return error.TestUnexpectedResult;
         }
     }
+}
+
+test "bake: pools, listeners and routes are written element by element" {
+    var config: Config = .{};
+    try config.addListener(.{ .name = "public", .address = try Address.parse("0.0.0.0:8080") });
+    try config.addListener(.{ .name = "internal", .address = try Address.parse("10.0.0.1:8080") });
+    const api = try config.addPool(.{ .name = "api" });
+    try api.addBackend(.{ .address = try Address.parse("10.0.0.5:9000") });
+    const static = try config.addPool(.{ .name = "static" });
+    try static.addBackend(.{ .address = try Address.parse("10.0.0.7:80"), .weight = 2 });
+    try config.addRoute(.{
+        .host = "*.example.com",
+        .path_prefix = "/v1/",
+        .methods = Config.methodBit(.get) | Config.methodBit(.head),
+        .pool = 1,
+    });
+    try config.addRoute(.{
+        .name = "ping",
+        .listeners = 0b10,
+        .action = .respond,
+        .content_type = "text/plain",
+        .headers_text = "Cache-Control: no-store\r\nX-Note: say \"hi\"\r\n",
+        .body = "pong\n",
+    });
+    try config.addRoute(.{ .action = .redirect, .location = "https://example.com", .status = 301, .keep_path = true });
+    try config.validate();
+
+    var out: std.Io.Writer.Allocating = .init(std.testing.allocator);
+    defer out.deinit();
+    try emit(&out.writer, "t.zon", &config);
+    const text = out.written();
+    const expected = [_][]const u8{
+        "c.listeners_buffer[1] = @import(\"std\").mem.zeroes(@TypeOf(c.listeners_buffer[0]));",
+        "c.listeners_buffer[1].name = \"internal\";",
+        "c.listeners_buffer[1].address = Config.Address.parse(\"10.0.0.1:8080\") catch unreachable;",
+        "c.listeners_count = 2;",
+        "c.pools_buffer[1].name = \"static\";",
+        "c.pools_buffer[1].addBackend(.{ .address = Config.Address.parse(\"10.0.0.7:80\") catch unreachable, .weight = 2,",
+        "c.pools_count = 2;",
+        "c.routes_buffer[0].host = \"*.example.com\";",
+        "c.routes_buffer[0].methods = 3;",
+        "c.routes_buffer[0].action = .pool;",
+        "c.routes_buffer[0].pool = 1;",
+        "c.routes_buffer[1].listeners = 2;",
+        "c.routes_buffer[1].action = .respond;",
+        "c.routes_buffer[1].headers_text = \"Cache-Control: no-store\\r\\nX-Note: say \\\"hi\\\"\\r\\n\";",
+        "c.routes_buffer[1].body = \"pong\\n\";",
+        "c.routes_buffer[2].action = .redirect;",
+        "c.routes_buffer[2].location = \"https://example.com\";",
+        "c.routes_buffer[2].status = 301;",
+        "c.routes_buffer[2].keep_path = true;",
+        "c.routes_count = 3;",
+    };
+    for (expected) |line| {
+        if (std.mem.indexOf(u8, text, line) == null) {
+            std.debug.print("missing: {s}\nin:\n{s}\n", .{ line, text });
+            return error.TestUnexpectedResult;
+        }
+    }
+}
+
+test "bake: a respond body larger than any fixed buffer is written whole" {
+    var config: Config = .{};
+    try config.quickPool().?.addBackend(.{ .address = try Address.parse("10.0.0.5:9000") });
+    const body: [100 * 1024]u8 = @splat('"');
+    try config.addRoute(.{ .action = .respond, .body = &body });
+    var out: std.Io.Writer.Allocating = .init(std.testing.allocator);
+    defer out.deinit();
+    try emit(&out.writer, "t.zon", &config);
+    const text = out.written();
+    const assignment = "c.routes_buffer[0].body = \"";
+    const start = std.mem.indexOf(u8, text, assignment).?;
+    const end = std.mem.indexOfScalarPos(u8, text, start, '\n').?;
+    // Every quote escaped: twice the body between the assignment's quotes.
+    try std.testing.expectEqual(assignment.len + 2 * body.len + "\";".len, end - start);
 }

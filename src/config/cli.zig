@@ -1,4 +1,5 @@
-//! The command line: `sluice [flags]`, `sluice demo [flags]`, `--help`, `--version`.
+//! The command line: `sluice [flags]`, `sluice demo [flags]`, `sluice check FILE`,
+//! `sluice reload`, `--help`, `--version`.
 //! Flags fill the same `Config` a config file will, so quick mode and file mode share one
 //! schema. A mistake yields one `Diagnostic` naming the flag; main prints it as one line and
 //! exits 2, the usual code for a usage error.
@@ -8,13 +9,17 @@ const Config = @import("Config.zig");
 const Cidr = @import("Cidr.zig");
 const units = @import("units.zig");
 
-pub const Command = enum { run, demo, check, help, version };
+pub const Command = enum { run, demo, check, reload, help, version };
 
 pub const Parsed = struct {
     command: Command,
     config: Config,
     /// `--config FILE` (run), or the FILE of `sluice check FILE`.
     config_path: ?[]const u8 = null,
+    /// `--pid-file PATH`: written by a running instance, read by `sluice reload`.
+    pid_file: ?[]const u8 = null,
+    /// `sluice reload --admin ADDR`: the admin listener to ask.
+    reload_admin: ?Address = null,
 };
 
 /// What went wrong, for one line on stderr: `sluice: {flag}: {message}`.
@@ -43,6 +48,8 @@ pub const usage =
     \\  sluice [--listen ADDR] --backend ADDR [--backend ADDR ...] [options]
     \\  sluice --config FILE [options]          FILE is .zon or .json; flags override it
     \\  sluice check FILE                       validate FILE, print every mistake
+    \\  sluice reload --pid-file PATH | --admin ADDR
+    \\                                          reload the running instance's config file
     \\  sluice demo [--listen ADDR] [options]   two built-in backends behind the proxy
     \\  sluice --help | --version
     \\
@@ -65,10 +72,12 @@ pub const usage =
     \\  --trusted-proxy CIDR              peers whose X-Forwarded-For is kept and appended
     \\                                    to (repeatable; default none: always replaced)
     \\  --trace-init                      print each start-up phase's cost in ns
-    \\  --admin ADDR                      admin listener: /metrics, /status, /healthz
+    \\  --pid-file PATH                   write the pid here once listening (for reload)
+    \\  --log-level error|warn|info       the least severe log lines shown (default info)
+    \\  --admin ADDR                      admin listener: /metrics, /status, /healthz,
+    \\                                    POST /reload (default off; e.g. 127.0.0.1:9901)
     \\  --access-log stdout|PATH          a line per request (default off); SIGUSR1 reopens
     \\  --access-log-format combined|json (default combined)
-    \\                                    (default off; e.g. 127.0.0.1:9901, loopback)
     \\
     \\balancing (the pool of --backend addresses):
     \\  --backend ADDR[,weight=N][,max-conns=N][,max-pending=N]
@@ -117,6 +126,8 @@ pub const usage =
 
 const Flag = enum {
     config,
+    pid_file,
+    log_level,
     listen,
     backend,
     workers,
@@ -199,6 +210,7 @@ pub fn parseOnto(args: []const []const u8, base: Config, diagnostic: *Diagnostic
         parsed.command = .demo;
         i = 1;
     }
+    if (args.len > 0 and std.mem.eql(u8, args[0], "reload")) return parseReload(args[1..], diagnostic);
     if (args.len > 0 and std.mem.eql(u8, args[0], "check")) {
         if (args.len != 2) return diagnostic.set("check", "expected exactly one FILE: sluice check FILE", .{});
         parsed.command = .check;
@@ -228,29 +240,61 @@ pub fn parseOnto(args: []const []const u8, base: Config, diagnostic: *Diagnostic
             parsed.config_path = value;
             continue;
         }
+        if (flag == .pid_file) {
+            if (value.len == 0) return diagnostic.set(name, "expected a file path", .{});
+            parsed.pid_file = value;
+            continue;
+        }
         try apply(&parsed.config, flag, name, value, diagnostic);
     }
-    const from_file = parsed.config_path != null and base.pool.backends_count == 0;
-    if (parsed.command == .run and parsed.config.pool.backends_count == 0 and !from_file) {
+    const from_file = parsed.config_path != null and base.pools_count == 0;
+    const backends_count = if (parsed.config.pools_count == 0) 0 else parsed.config.pools()[0].backends_count;
+    if (parsed.command == .run and backends_count == 0 and !from_file) {
         return diagnostic.set("--backend", "at least one backend is required (or try `sluice demo`)", .{});
     }
     if (parsed.config.target_bytes_max >= parsed.config.header_bytes_max) {
         return diagnostic.set("--target-bytes-max", "must be smaller than --header-bytes-max", .{});
     }
-    const pool = &parsed.config.pool;
-    if (pool.health.path.len == 0 and (pool.health.host.len > 0)) {
-        return diagnostic.set("--health-host", "needs --health-path (active checks are off without it)", .{});
+    for (parsed.config.pools()) |*pool| {
+        if (pool.health.path.len == 0 and (pool.health.host.len > 0)) {
+            return diagnostic.set("--health-host", "needs --health-path (active checks are off without it)", .{});
+        }
+    }
+    return parsed;
+}
+
+/// `sluice reload --pid-file PATH` or `sluice reload --admin ADDR`.
+fn parseReload(args: []const []const u8, diagnostic: *Diagnostic) error{Usage}!Parsed {
+    var parsed: Parsed = .{ .command = .reload, .config = .{} };
+    var i: usize = 0;
+    while (i < args.len) : (i += 1) {
+        const arg = args[i];
+        const eq = std.mem.indexOfScalar(u8, arg, '=');
+        const name = if (eq) |e| arg[0..e] else arg;
+        const value = if (eq) |e| arg[e + 1 ..] else blk: {
+            i += 1;
+            if (i == args.len) return diagnostic.set(name, "missing value", .{});
+            break :blk args[i];
+        };
+        if (std.mem.eql(u8, name, "--pid-file")) {
+            parsed.pid_file = value;
+        } else if (std.mem.eql(u8, name, "--admin")) {
+            parsed.reload_admin = try parseAddress(name, value, diagnostic);
+        } else {
+            return diagnostic.set(name, "sluice reload takes --pid-file PATH or --admin ADDR", .{});
+        }
+    }
+    if ((parsed.pid_file == null) == (parsed.reload_admin == null)) {
+        return diagnostic.set("reload", "expected exactly one of --pid-file PATH or --admin ADDR", .{});
     }
     return parsed;
 }
 
 fn apply(config: *Config, flag: Flag, name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!void {
-    const pool = &config.pool;
     switch (flag) {
-        .config => unreachable, // Handled by the caller: it names a file, not a setting.
-        .listen => config.listen = try parseAddress(name, value, diagnostic),
-        .backend => pool.addBackend(try parseBackend(name, value, diagnostic)) catch
-            return diagnostic.set(name, "more than {d} backends", .{Config.backends_count_max}),
+        .config, .pid_file => unreachable, // Handled by the caller: not settings.
+        .listen => config.setListener(try parseAddress(name, value, diagnostic)),
+        .log_level => config.log_level = try parseEnum(Config.LogLevel, name, value, diagnostic),
         .workers => config.workers_count = try parseCount(u32, name, value, 1, Config.workers_count_max, diagnostic),
         .io => config.io = try parseEnum(Config.IoMode, name, value, diagnostic),
         .max_connections => config.connections_max = try parseCount(u32, name, value, 1, 1 << 20, diagnostic),
@@ -272,6 +316,22 @@ fn apply(config: *Config, flag: Flag, name: []const u8, value: []const u8, diagn
             config.access_log.target = value;
         },
         .access_log_format => config.access_log.format = try parseEnum(Config.AccessLogFormat, name, value, diagnostic),
+        else => {
+            const pool = config.quickPool() orelse return diagnostic.set(
+                name,
+                "the config file has several pools: set this in the file, per pool",
+                .{},
+            );
+            try applyPool(pool, flag, name, value, diagnostic);
+        },
+    }
+}
+
+/// A quick-mode flag about the pool.
+fn applyPool(pool: *Config.Pool, flag: Flag, name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!void {
+    switch (flag) {
+        .backend => pool.addBackend(try parseBackend(name, value, diagnostic)) catch
+            return diagnostic.set(name, "more than {d} backends", .{Config.backends_count_max}),
         .strategy => pool.strategy = try parseEnum(Config.Strategy, name, value, diagnostic),
         .hash_key => try parseHashKey(pool, name, value, diagnostic),
         .sticky_cookie => {
@@ -302,6 +362,7 @@ fn apply(config: *Config, flag: Flag, name: []const u8, value: []const u8, diagn
         .upstream_total_timeout => pool.total_timeout_ns = try parseDuration(name, value, diagnostic),
         .upstream_idle_timeout => pool.idle_timeout_ns = try parseDuration(name, value, diagnostic),
         .upstream_keepalive => pool.keepalive_max = try parseCount(u32, name, value, 0, 4096, diagnostic),
+        else => unreachable, // Not a pool flag: see `apply`.
     }
 }
 
@@ -454,14 +515,14 @@ test "cli: quick mode fills the config" {
         "--admin",   "127.0.0.1:0",
     }, &diagnostic);
     try std.testing.expectEqual(Command.run, parsed.command);
-    try std.testing.expectEqual(@as(u32, 2), parsed.config.pool.backends_count);
+    try std.testing.expectEqual(@as(u32, 2), parsed.config.pools()[0].backends_count);
     try std.testing.expectEqual(@as(u32, 2), parsed.config.workers_count);
     try std.testing.expectEqual(Config.IoMode.epoll, parsed.config.io);
     try std.testing.expectEqual(@as(u64, 1500 * std.time.ns_per_ms), parsed.config.client_header_timeout_ns);
     try std.testing.expectEqual(@as(u32, 1), parsed.config.trusted_proxies_count);
     try std.testing.expect(parsed.config.admin.enabled);
     try std.testing.expectEqual(@as(u16, 0), parsed.config.admin.listen.getPort());
-    try std.testing.expectEqualStrings("default", parsed.config.pool.name);
+    try std.testing.expectEqualStrings("default", parsed.config.pools()[0].name);
     try parsed.config.validate();
 }
 
@@ -500,7 +561,7 @@ test "cli: balancing, health and retry flags fill the pool" {
         "--tries",                  "2",
         "--upstream-total-timeout", "30s",
     }, &diagnostic);
-    const pool = &parsed.config.pool;
+    const pool = &parsed.config.pools()[0];
     try std.testing.expectEqual(@as(u16, 3), pool.backends()[0].weight);
     try std.testing.expectEqual(@as(u32, 10), pool.backends()[0].max_connections);
     try std.testing.expectEqual(@as(u16, 0), pool.backends()[1].weight);

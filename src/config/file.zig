@@ -5,12 +5,13 @@
 //! Unknown keys are mistakes, never ignored: a typo must not silently fall back to a default.
 //!
 //! The file's shape follows the command line's names, grouped (see docs/CONFIG.md):
-//! `listen`, `workers`, `io`, `limits`, `timeouts`, `trusted_proxies`, `pools`, `admin`. One pool per
-//! file for now: routes to several pools are not implemented yet, and a second pool is
-//! reported as such rather than accepted and ignored.
+//! `listen` or `listeners`, `workers`, `io`, `limits`, `timeouts`, `trusted_proxies`, `pools`,
+//! `routes`, `admin`, `access_log`. Routes name pools and listeners that may be declared
+//! after them, so those names are resolved once the whole file has been walked; the problems
+//! are then sorted, so they still read in file order.
 //!
-//! Strings in the resulting Config (names, paths) point into `arena`, which must live as long
-//! as the Config.
+//! Strings in the resulting Config (names, paths, a route's header lines) point into `arena`,
+//! which must live as long as the Config.
 const std = @import("std");
 const assert = std.debug.assert;
 const linux = std.os.linux;
@@ -23,6 +24,8 @@ const units = @import("units.zig");
 const tree = @import("tree.zig");
 const zon = @import("zon.zig");
 const json = @import("json.zig");
+const Method = @import("../http/method.zig").Method;
+const chars = @import("../http/chars.zig");
 
 const Node = tree.Node;
 const Field = tree.Field;
@@ -40,6 +43,11 @@ pub fn formatOf(path: []const u8) ?Format {
 pub const Problem = struct {
     position: Position,
     message: []const u8,
+
+    fn before(_: void, a: Problem, b: Problem) bool {
+        if (a.position.line != b.position.line) return a.position.line < b.position.line;
+        return a.position.column < b.position.column;
+    }
 };
 
 /// Every mistake found, in file order, up to a bound (the rest are counted).
@@ -56,6 +64,11 @@ pub const Problems = struct {
 
     pub fn ok(problems: *const Problems) bool {
         return problems.count == 0 and problems.dropped == 0;
+    }
+
+    /// Into file order, keeping the order of problems found at the same place (a stable sort).
+    fn sort(problems: *Problems) void {
+        std.sort.insertion(Problem, problems.items[0..problems.count], {}, Problem.before);
     }
 
     fn add(problems: *Problems, position: Position, message: []const u8) void {
@@ -105,6 +118,7 @@ pub fn parseSource(
     };
     var mapper: Mapper = .{ .arena = arena, .problems = problems, .config = config };
     mapper.root(&root);
+    problems.sort();
     if (!problems.ok()) return error.Invalid;
     config.validate() catch |err| {
         problems.add(root.position, validateMessage(err));
@@ -167,6 +181,17 @@ fn validateMessage(err: Config.ValidateError) []const u8 {
         error.PercentOver100 => "a percentage is above 100",
         error.NameTooLong => "a name or path is too long",
         error.HealthTextInvalid => "health.path and health.host must be visible ASCII without spaces",
+        error.DuplicateName => "two pools or two listeners have the same name",
+        error.DuplicateListener => "two listeners have the same address",
+        error.RoutesMissing => "several pools need routes to say which requests go where",
+        error.RouteListenerUnknown => "a route names a listener that does not exist",
+        error.RouteHostNotLowercase => "a route's host must be lowercase",
+        error.RouteHostWildcard => "a route's host wildcard must be \"*.\" and a suffix, such as \"*.example.com\"",
+        error.RoutePoolUnknown => "a route names a pool that does not exist",
+        error.RouteStatus => "a route's status must be 200-599 (respond) or 300-399 (redirect)",
+        error.RouteLocationMissing => "a redirect needs a location",
+        error.RouteTextInvalid => "a route's location or content type has bytes a header field cannot carry",
+        error.RouteResponseTooLarge => "a route's response does not fit in a connection buffer (limits.header_bytes_max)",
     };
 }
 
@@ -176,27 +201,69 @@ const Mapper = struct {
     arena: std.mem.Allocator,
     problems: *Problems,
     config: *Config,
+    /// What each route in `config.routes()` names, resolved by `resolveRoutes`.
+    route_refs: [Config.routes_count_max]RouteRefs = undefined,
+
+    /// The nodes of a route that name things declared anywhere in the file, or whose check
+    /// depends on settings that may come after the route (`limits`).
+    const RouteRefs = struct {
+        pool: ?*const Node = null,
+        listeners: ?*const Node = null,
+        /// The `pool`, `respond` or `redirect` value; null when the route has no action.
+        action: ?*const Node = null,
+    };
 
     fn root(m: *Mapper, node: *const Node) void {
         var entries = m.keyed(node, "the top level", TopKey) orelse return;
         const config = m.config;
+        var pools_position = node.position;
         while (entries.next()) |entry| {
             const value = entry.node;
             switch (entry.key) {
-                .listen => config.listen = m.address(value) orelse config.listen,
+                .listen => if (entries.seen.contains(.listeners)) {
+                    m.problem(entry.name_position, listen_both);
+                } else if (m.address(value)) |parsed| config.setListener(parsed),
+                .listeners => if (entries.seen.contains(.listen)) {
+                    m.problem(entry.name_position, listen_both);
+                } else m.listeners(value),
                 .workers => config.workers_count = m.count(u32, value, 1, Config.workers_count_max) orelse 0,
                 .io => config.io = m.enumeration(Config.IoMode, value) orelse config.io,
                 .limits => m.limits(value),
                 .timeouts => m.timeouts(value),
                 .trusted_proxies => m.trustedProxies(value),
-                .pools => m.pools(value),
+                .pools => {
+                    pools_position = entry.name_position;
+                    m.pools(value);
+                },
+                .routes => m.routes(value),
                 .admin => m.admin(value),
                 .access_log => m.accessLog(value),
+                .log_level => config.log_level = m.enumeration(Config.LogLevel, value) orelse config.log_level,
             }
+        }
+        m.resolveRoutes();
+        if (!entries.seen.contains(.routes) and config.pools_count > 1) {
+            m.problem(pools_position, "several pools need routes to say which requests go to which pool " ++
+                "(see \"Routes\" in docs/CONFIG.md)");
         }
     }
 
-    const TopKey = enum { listen, workers, io, limits, timeouts, trusted_proxies, pools, admin, access_log };
+    const TopKey = enum {
+        listen,
+        listeners,
+        workers,
+        io,
+        limits,
+        timeouts,
+        trusted_proxies,
+        pools,
+        routes,
+        admin,
+        access_log,
+        log_level,
+    };
+
+    const listen_both = "give either listen (one address) or listeners (a list), not both";
 
     /// The section's presence turns the admin listener on; `.listen` defaults to loopback.
     fn admin(m: *Mapper, node: *const Node) void {
@@ -272,24 +339,80 @@ const Mapper = struct {
         }
     }
 
-    fn pools(m: *Mapper, node: *const Node) void {
-        const fields = m.object(node, "pools (an object of named pools)") orelse return;
-        if (fields.len == 0) return m.problem(node.position, "no pools: expected one named pool");
-        const name = fields[0].name;
-        if (name.len > Config.pool_name_bytes_max) {
-            m.problem(fields[0].name_position, std.fmt.comptimePrint("a pool name has at most {d} bytes", .{Config.pool_name_bytes_max}));
-        } else {
-            m.config.pool.name = name;
+    /// `.{ "0.0.0.0:8080", .{ .name = "internal", .listen = "10.0.0.1:8080" } }`.
+    fn listeners(m: *Mapper, node: *const Node) void {
+        const items = m.array(node, "listeners") orelse return;
+        if (items.len == 0) {
+            return m.problem(node.position, "no listeners: omit listeners for the default " ++
+                "0.0.0.0:8080, or give at least one");
         }
-        m.pool(&fields[0].node);
-        for (fields[1..]) |*extra| {
-            m.problem(extra.name_position, "only one pool per config is supported in this version " ++
-                "(routing between pools is not implemented yet)");
+        for (items) |*item| {
+            const parsed = m.listener(item) orelse continue;
+            // Port 0 asks the kernel for a free port: two such listeners never collide.
+            const any_port = parsed.address.getPort() == 0;
+            for (m.config.listeners_buffer[0..m.config.listeners_count]) |*other| {
+                if (!any_port and other.address.eql(&parsed.address)) {
+                    m.problem(item.position, "this address is already a listener");
+                } else if (parsed.name.len > 0 and std.mem.eql(u8, other.name, parsed.name)) {
+                    m.problem(item.position, m.print("listener \"{s}\" is given twice", .{parsed.name}));
+                }
+            }
+            m.config.addListener(parsed) catch {
+                return m.problem(item.position, std.fmt.comptimePrint("more than {d} listeners", .{Config.listeners_count_max}));
+            };
         }
     }
 
+    /// `"ADDR"`, or `.{ .name = "NAME", .listen = "ADDR" }`.
+    fn listener(m: *Mapper, node: *const Node) ?Config.Listener {
+        if (node.value == .string) return .{ .address = m.address(node) orelse return null };
+        var entries = m.keyed(node, "a listener: \"HOST:PORT\" or an object with .listen", ListenerKey) orelse return null;
+        var result: Config.Listener = .{ .address = undefined };
+        var has_address = false;
+        while (entries.next()) |entry| {
+            const v = entry.node;
+            switch (entry.key) {
+                .name => result.name = m.label(v, "a listener name", listener_name_bytes_max) orelse result.name,
+                .listen => if (m.address(v)) |parsed| {
+                    result.address = parsed;
+                    has_address = true;
+                },
+            }
+        }
+        if (!has_address) {
+            if (!entries.seen.contains(.listen)) m.problem(node.position, "a listener needs .listen");
+            return null;
+        }
+        return result;
+    }
+
+    const ListenerKey = enum { name, listen };
+
+    fn pools(m: *Mapper, node: *const Node) void {
+        const fields = m.object(node, "pools (an object of named pools)") orelse return;
+        if (fields.len == 0) return m.problem(node.position, "no pools: expected at least one named pool");
+        for (fields) |*field| {
+            if (field.name.len > Config.pool_name_bytes_max) {
+                m.problem(field.name_position, std.fmt.comptimePrint("a pool name has at most {d} bytes", .{Config.pool_name_bytes_max}));
+            }
+            if (indexOfName(Config.Pool, m.config.pools(), field.name) != null) {
+                m.problem(field.name_position, m.print("pool \"{s}\" is given twice", .{field.name}));
+            }
+            _ = m.config.addPool(.{ .name = field.name }) catch {
+                return m.problem(field.name_position, std.fmt.comptimePrint("more than {d} pools", .{Config.pools_count_max}));
+            };
+            m.pool(&field.node);
+        }
+    }
+
+    /// The pool being mapped: the last one added.
+    fn currentPool(m: *Mapper) *Config.Pool {
+        assert(m.config.pools_count > 0);
+        return &m.config.pools_buffer[m.config.pools_count - 1];
+    }
+
     fn pool(m: *Mapper, node: *const Node) void {
-        const p = &m.config.pool;
+        const p = m.currentPool();
         var entries = m.keyed(node, "a pool", PoolKey) orelse return;
         while (entries.next()) |entry| {
             const v = entry.node;
@@ -313,7 +436,7 @@ const Mapper = struct {
         const items = m.array(node, "backends") orelse return;
         for (items) |*item| {
             const parsed = m.backend(item) orelse continue;
-            m.config.pool.addBackend(parsed) catch {
+            m.currentPool().addBackend(parsed) catch {
                 m.problem(item.position, std.fmt.comptimePrint("more than {d} backends", .{Config.backends_count_max}));
                 return;
             };
@@ -348,7 +471,7 @@ const Mapper = struct {
     const BackendKey = enum { address, weight, max_connections, max_pending };
 
     fn hash(m: *Mapper, node: *const Node) void {
-        const p = &m.config.pool;
+        const p = m.currentPool();
         var entries = m.keyed(node, "hash", HashKey) orelse return;
         while (entries.next()) |entry| {
             const v = entry.node;
@@ -362,7 +485,7 @@ const Mapper = struct {
     const HashKey = enum { on, name };
 
     fn health(m: *Mapper, node: *const Node) void {
-        const h = &m.config.pool.health;
+        const h = &m.currentPool().health;
         var entries = m.keyed(node, "health", HealthKey) orelse return;
         while (entries.next()) |entry| {
             const v = entry.node;
@@ -382,7 +505,7 @@ const Mapper = struct {
     const HealthKey = enum { path, method, host, interval, timeout, status, rise, fall };
 
     fn statusRange(m: *Mapper, node: *const Node) void {
-        const h = &m.config.pool.health;
+        const h = &m.currentPool().health;
         const text = m.string(node, "a status range such as \"200-399\"") orelse return;
         const dash = std.mem.indexOfScalar(u8, text, '-');
         const low = std.fmt.parseInt(u16, if (dash) |d| text[0..d] else text, 10) catch 0;
@@ -395,7 +518,7 @@ const Mapper = struct {
     }
 
     fn ejection(m: *Mapper, node: *const Node) void {
-        const o = &m.config.pool.outlier;
+        const o = &m.currentPool().outlier;
         var entries = m.keyed(node, "ejection", EjectionKey) orelse return;
         while (entries.next()) |entry| {
             const v = entry.node;
@@ -412,7 +535,7 @@ const Mapper = struct {
     const EjectionKey = enum { after, on, time, time_max, max_percent };
 
     fn retry(m: *Mapper, node: *const Node) void {
-        const r = &m.config.pool.retry;
+        const r = &m.currentPool().retry;
         var entries = m.keyed(node, "retry", RetryKey) orelse return;
         while (entries.next()) |entry| {
             const v = entry.node;
@@ -427,7 +550,7 @@ const Mapper = struct {
     const RetryKey = enum { tries, on, budget_percent };
 
     fn poolTimeouts(m: *Mapper, node: *const Node) void {
-        const p = &m.config.pool;
+        const p = m.currentPool();
         var entries = m.keyed(node, "timeouts", PoolTimeoutKey) orelse return;
         while (entries.next()) |entry| {
             const v = entry.node;
@@ -467,6 +590,281 @@ const Mapper = struct {
         return kinds;
     }
 
+    // --- routes ----------------------------------------------------------------------------
+
+    fn routes(m: *Mapper, node: *const Node) void {
+        const items = m.array(node, "routes (objects)") orelse return;
+        if (items.len == 0) {
+            return m.problem(node.position, "no routes: omit routes to send every request to the " ++
+                "only pool, or give at least one");
+        }
+        for (items) |*item| {
+            if (m.config.routes_count == Config.routes_count_max) {
+                return m.problem(item.position, std.fmt.comptimePrint("more than {d} routes", .{Config.routes_count_max}));
+            }
+            m.route(item);
+        }
+    }
+
+    /// Conditions (`name`, `listeners`, `host`, `path_prefix`, `methods`) and exactly one
+    /// action (`pool`, `respond`, `redirect`). What names a pool or a listener is kept in
+    /// `route_refs` for `resolveRoutes`.
+    fn route(m: *Mapper, node: *const Node) void {
+        var entries = m.keyed(node, "a route", RouteKey) orelse return;
+        var result: Config.Route = .{};
+        var refs: RouteRefs = .{};
+        while (entries.next()) |entry| {
+            const v = entry.node;
+            switch (entry.key) {
+                .name => result.name = m.routeName(v) orelse result.name,
+                .listeners => refs.listeners = v,
+                .host => result.host = m.routeHost(v) orelse result.host,
+                .path_prefix => result.path_prefix = m.pathPrefix(v) orelse result.path_prefix,
+                .methods => result.methods = m.methods(v) orelse result.methods,
+                .pool => if (m.firstAction(&refs, entry.name_position, v)) {
+                    result.action = .pool;
+                    refs.pool = v;
+                },
+                .respond => if (m.firstAction(&refs, entry.name_position, v)) {
+                    result.action = .respond;
+                    m.respond(v, &result);
+                },
+                .redirect => if (m.firstAction(&refs, entry.name_position, v)) {
+                    result.action = .redirect;
+                    m.redirect(v, &result);
+                },
+            }
+        }
+        if (refs.action == null) m.problem(node.position, route_action_count);
+        const index = m.config.routes_count;
+        assert(index < Config.routes_count_max); // `routes` checked the count.
+        m.config.addRoute(result) catch unreachable;
+        m.route_refs[index] = refs;
+    }
+
+    const RouteKey = enum { name, listeners, host, path_prefix, methods, pool, respond, redirect };
+
+    const route_action_count = "a route needs exactly one of pool, respond or redirect";
+
+    /// Whether `action` is the route's first action (a second one is a problem at its key).
+    fn firstAction(m: *Mapper, refs: *RouteRefs, key_position: Position, action: *const Node) bool {
+        if (refs.action != null) {
+            m.problem(key_position, route_action_count);
+            return false;
+        }
+        refs.action = action;
+        return true;
+    }
+
+    fn routeName(m: *Mapper, node: *const Node) ?[]const u8 {
+        const name = m.label(node, "a route name", Config.route_name_bytes_max) orelse return null;
+        if (indexOfName(Config.Route, m.config.routes(), name) != null) {
+            m.problem(node.position, m.print("route \"{s}\" is given twice", .{name}));
+            return null;
+        }
+        return name;
+    }
+
+    fn routeHost(m: *Mapper, node: *const Node) ?[]const u8 {
+        const host = m.string(node, "a host such as \"api.example.com\" or \"*.example.com\"") orelse return null;
+        for (host) |c| if (std.ascii.isUpper(c)) {
+            const lower = std.ascii.allocLowerString(m.arena, host) catch host;
+            m.problem(node.position, m.print("write the host in lowercase, \"{s}\" (a request's Host " ++
+                "matches whatever its case)", .{lower}));
+            return null;
+        };
+        if (hostMistake(host)) |message| {
+            m.problem(node.position, message);
+            return null;
+        }
+        return host;
+    }
+
+    fn pathPrefix(m: *Mapper, node: *const Node) ?[]const u8 {
+        const prefix = m.string(node, "a path prefix such as \"/api/\"") orelse return null;
+        if (prefix.len == 0 or prefix[0] != '/') {
+            m.problem(node.position, "a path prefix starts with /, such as \"/api/\"");
+            return null;
+        }
+        for (prefix) |c| if (!chars.isTargetByte(c)) {
+            m.problem(node.position, "a path prefix is visible ASCII, without spaces or #, as in a request line");
+            return null;
+        };
+        return prefix;
+    }
+
+    /// `.{ .GET, .HEAD }` or `["GET", "HEAD"]`: exact, as methods are case-sensitive.
+    fn methods(m: *Mapper, node: *const Node) ?u16 {
+        const items = m.array(node, "methods such as .{ .GET, .HEAD }") orelse return null;
+        if (items.len == 0) {
+            m.problem(node.position, "no methods: omit methods to match any");
+            return null;
+        }
+        var bits: u16 = 0;
+        for (items) |*item| {
+            const name = m.word(item) orelse {
+                m.problem(item.position, "expected a method: one of " ++ method_names);
+                continue;
+            };
+            const method = Method.parse(name);
+            switch (method) {
+                .connect => m.problem(item.position, "CONNECT cannot be routed: sluice never proxies it"),
+                .other => m.problem(item.position, m.print("unknown method \"{s}\": expected one of " ++
+                    method_names, .{name})),
+                else => bits |= Config.methodBit(method),
+            }
+        }
+        return bits;
+    }
+
+    const method_names = "GET, HEAD, POST, PUT, DELETE, OPTIONS, TRACE, PATCH";
+
+    /// `.{ .status = 200, .content_type = "text/plain", .headers = .{ ... }, .body = "..." }`.
+    fn respond(m: *Mapper, node: *const Node, result: *Config.Route) void {
+        var entries = m.keyed(node, "respond", RespondKey) orelse return;
+        while (entries.next()) |entry| {
+            const v = entry.node;
+            switch (entry.key) {
+                .status => result.status = m.count(u16, v, 200, 599) orelse result.status,
+                .content_type => result.content_type =
+                    m.fieldValue(v, "a media type such as \"text/plain\"") orelse result.content_type,
+                .headers => result.headers_text = m.headerLines(v) orelse result.headers_text,
+                .body => result.body = m.string(v, "the response body") orelse result.body,
+            }
+        }
+        // RFC 9110 §15.3.5 and §15.4.5: these responses end with their head.
+        if (result.body.len > 0 and (result.status == 204 or result.status == 304)) {
+            m.problem(node.position, "a 204 or 304 response has no body");
+        }
+    }
+
+    const RespondKey = enum { status, content_type, headers, body };
+
+    /// `.{ .location = "https://example.com/new", .status = 301, .keep_path = true }`.
+    fn redirect(m: *Mapper, node: *const Node, result: *Config.Route) void {
+        var entries = m.keyed(node, "redirect", RedirectKey) orelse return;
+        while (entries.next()) |entry| {
+            const v = entry.node;
+            switch (entry.key) {
+                .location => result.location = m.location(v) orelse result.location,
+                .status => result.status = m.count(u16, v, 300, 399) orelse result.status,
+                .keep_path => result.keep_path = m.boolean(v) orelse result.keep_path,
+            }
+        }
+        if (!entries.seen.contains(.location)) m.problem(node.position, "a redirect needs .location");
+    }
+
+    const RedirectKey = enum { location, status, keep_path };
+
+    fn location(m: *Mapper, node: *const Node) ?[]const u8 {
+        const text = m.string(node, "a URL such as \"https://example.com/new\"") orelse return null;
+        if (text.len == 0 or !Config.isVisible(text)) {
+            m.problem(node.position, "a location is visible ASCII without spaces, such as \"https://example.com/new\"");
+            return null;
+        }
+        return text;
+    }
+
+    /// `.{ .@"Cache-Control" = "no-store" }`: rendered as `Name: value\r\n` lines, in file
+    /// order, into the arena.
+    fn headerLines(m: *Mapper, node: *const Node) ?[]const u8 {
+        const fields = m.object(node, "headers (field name = value)") orelse return null;
+        var bytes: usize = 0;
+        var valid = true;
+        for (fields) |*field| {
+            const value = m.fieldValue(&field.node, "a header field value") orelse {
+                valid = false;
+                continue;
+            };
+            if (headerNameMistake(field.name)) |message| {
+                m.problem(field.name_position, message);
+                valid = false;
+            }
+            bytes += field.name.len + ": ".len + value.len + "\r\n".len;
+        }
+        if (!valid) return null;
+        const text = m.arena.alloc(u8, bytes) catch {
+            m.problem(node.position, "out of memory");
+            return null;
+        };
+        var w: std.Io.Writer = .fixed(text);
+        for (fields) |*field| w.print("{s}: {s}\r\n", .{ field.name, field.node.value.string }) catch unreachable;
+        assert(w.end == text.len);
+        return text;
+    }
+
+    /// Once the whole file is read: the pools and listeners routes name, and whether each
+    /// local response fits in a connection buffer (`limits` may come after the routes).
+    fn resolveRoutes(m: *Mapper) void {
+        const config = m.config;
+        const routes_count = config.routes_count;
+        for (config.routes_buffer[0..routes_count], m.route_refs[0..routes_count]) |*result, *refs| {
+            if (refs.pool) |node| result.pool = m.poolIndex(node) orelse 0;
+            if (refs.listeners) |node| result.listeners = m.listenerBits(node) orelse 0;
+            if (result.action == .pool) continue;
+            const node = refs.action orelse continue;
+            const target_room: usize = if (result.keep_path) config.target_bytes_max else 0;
+            const bytes = result.localResponseBytes() + target_room;
+            if (bytes > config.bufferBytes()) {
+                m.problem(node.position, m.print("this response takes up to {d} bytes{s}, more than " ++
+                    "a connection buffer holds ({d}, from limits.header_bytes_max)", .{
+                    bytes, if (result.keep_path) " with the request target" else "", config.bufferBytes(),
+                }));
+            }
+        }
+    }
+
+    fn poolIndex(m: *Mapper, node: *const Node) ?u16 {
+        const name = m.word(node) orelse {
+            m.problem(node.position, "expected a pool name");
+            return null;
+        };
+        const index = indexOfName(Config.Pool, m.config.pools(), name) orelse {
+            const known = m.namesOf(Config.Pool, m.config.pools(), "pools");
+            m.problem(node.position, m.print("unknown pool \"{s}\": {s}", .{ name, known }));
+            return null;
+        };
+        return @intCast(index);
+    }
+
+    /// Bit i for `listeners()[i]`, each named in the list.
+    fn listenerBits(m: *Mapper, node: *const Node) ?u32 {
+        const items = m.array(node, "listener names") orelse return null;
+        if (items.len == 0) {
+            m.problem(node.position, "no listeners: omit listeners to match every listener");
+            return null;
+        }
+        const listeners_known = m.config.listeners();
+        var bits: u32 = 0;
+        for (items) |*item| {
+            const name = m.word(item) orelse {
+                m.problem(item.position, "expected a listener name");
+                continue;
+            };
+            const index = indexOfName(Config.Listener, listeners_known, name) orelse {
+                const known = m.namesOf(Config.Listener, listeners_known, "named listeners");
+                m.problem(item.position, m.print("unknown listener \"{s}\": {s}", .{ name, known }));
+                continue;
+            };
+            bits |= @as(u32, 1) << @intCast(index);
+        }
+        return bits;
+    }
+
+    /// "the pools are a, b" or "there are no pools", for a message about an unknown name.
+    fn namesOf(m: *Mapper, comptime T: type, items: []const T, what: []const u8) []const u8 {
+        var text: std.Io.Writer.Allocating = .init(m.arena);
+        text.writer.print("the {s} are ", .{what}) catch return what;
+        var named: u32 = 0;
+        for (items) |*item| {
+            if (item.name.len == 0) continue;
+            text.writer.print("{s}{s}", .{ if (named == 0) "" else ", ", item.name }) catch return what;
+            named += 1;
+        }
+        if (named == 0) return m.print("there are no {s}", .{what});
+        return text.written();
+    }
+
     // --- values ---------------------------------------------------------------------------
 
     fn object(m: *Mapper, node: *const Node, what: []const u8) ?[]const Field {
@@ -489,6 +887,33 @@ const Mapper = struct {
     fn string(m: *Mapper, node: *const Node, what: []const u8) ?[]const u8 {
         if (node.value == .string) return node.value.string;
         m.problem(node.position, m.print("expected a string: {s}", .{what}));
+        return null;
+    }
+
+    /// A name other settings refer to (a route's listeners) or a metrics label: visible
+    /// ASCII, from 1 to `bytes_max` bytes.
+    fn label(m: *Mapper, node: *const Node, what: []const u8, bytes_max: u32) ?[]const u8 {
+        const text = m.string(node, what) orelse return null;
+        if (text.len == 0 or text.len > bytes_max or !Config.isVisible(text)) {
+            m.problem(node.position, m.print("{s} is 1 to {d} bytes of visible ASCII without spaces", .{ what, bytes_max }));
+            return null;
+        }
+        return text;
+    }
+
+    /// A string that may follow `Name: ` in a header field sluice writes.
+    fn fieldValue(m: *Mapper, node: *const Node, what: []const u8) ?[]const u8 {
+        const text = m.string(node, what) orelse return null;
+        if (!Config.isFieldValue(text)) {
+            m.problem(node.position, "a header field value cannot hold control characters such as CR or LF");
+            return null;
+        }
+        return text;
+    }
+
+    fn boolean(m: *Mapper, node: *const Node) ?bool {
+        if (node.value == .bool) return node.value.bool;
+        m.problem(node.position, "expected true or false");
         return null;
     }
 
@@ -585,7 +1010,7 @@ const Mapper = struct {
             index: usize = 0,
             seen: std.EnumSet(Key) = .empty,
 
-            fn next(it: *@This()) ?struct { key: Key, node: *const Node } {
+            fn next(it: *@This()) ?struct { key: Key, node: *const Node, name_position: Position } {
                 while (it.index < it.fields.len) {
                     const field = &it.fields[it.index];
                     it.index += 1;
@@ -601,7 +1026,7 @@ const Mapper = struct {
                         continue;
                     }
                     it.seen.insert(key);
-                    return .{ .key = key, .node = &field.node };
+                    return .{ .key = key, .node = &field.node, .name_position = field.name_position };
                 }
                 return null;
             }
@@ -617,6 +1042,51 @@ const Mapper = struct {
     }
 };
 
+/// Routes name listeners by it; as short as a pool's name, which is a metrics label.
+const listener_name_bytes_max = 64;
+
+/// The index of the item called `name` (unnamed items never match).
+fn indexOfName(comptime T: type, items: []const T, name: []const u8) ?usize {
+    if (name.len == 0) return null;
+    for (items, 0..) |*item, i| {
+        if (std.mem.eql(u8, item.name, name)) return i;
+    }
+    return null;
+}
+
+/// Why a route's host (already lowercase) could never match a request's Host, if it could not.
+fn hostMistake(host: []const u8) ?[]const u8 {
+    const wildcard = "a wildcard is \"*.\" and a suffix, such as \"*.example.com\"";
+    if (host.len == 0) return "an empty host: omit host to match any";
+    if (host.len > Config.rewrite_host_bytes_max) {
+        return std.fmt.comptimePrint("a host has at most {d} bytes", .{Config.rewrite_host_bytes_max});
+    }
+    if (!Config.isVisible(host)) return "a host is visible ASCII without spaces";
+    const name = if (std.mem.startsWith(u8, host, "*.")) host[2..] else host;
+    if (name.len == 0 or std.mem.indexOfScalar(u8, name, '*') != null) return wildcard;
+    if (name[name.len - 1] == '.') return "write the host without its trailing dot (a Host's is ignored)";
+    // An IP literal (`[::1]`) has colons; anything else with one names a port.
+    if (name[0] != '[' and std.mem.indexOfScalar(u8, name, ':') != null) {
+        return "write the host without a port (a Host's port is ignored)";
+    }
+    return null;
+}
+
+/// Why a respond route may not carry this header field, if it may not.
+fn headerNameMistake(name: []const u8) ?[]const u8 {
+    if (name.len == 0) return "a header field name cannot be empty";
+    for (name) |c| if (!chars.isTchar(c)) {
+        return "a header field name is a token: letters, digits and !#$%&'*+-.^_`|~";
+    };
+    // sluice frames the response itself; a second framing field would contradict it.
+    const framing = [_][]const u8{ "Content-Length", "Transfer-Encoding", "Connection" };
+    for (framing) |field| if (std.ascii.eqlIgnoreCase(name, field)) {
+        return "sluice writes Content-Length, Transfer-Encoding and Connection itself";
+    };
+    if (std.ascii.eqlIgnoreCase(name, "Content-Type")) return "give the content type as .content_type";
+    return null;
+}
+
 // ---------------------------------------------------------------------------------------------
 
 const testing = std.testing;
@@ -627,6 +1097,9 @@ fn expectProblems(source: [:0]const u8, format: Format, expected: []const struct
     var config: Config = .{};
     var problems: Problems = .{};
     try testing.expectError(error.Invalid, parseSource(arena_state.allocator(), source, format, &config, &problems));
+    errdefer for (problems.slice()) |got| {
+        std.debug.print("got {d}:{d}: {s}\n", .{ got.position.line, got.position.column, got.message });
+    };
     try testing.expectEqual(expected.len, problems.count);
     for (expected, problems.slice()) |want, got| {
         try testing.expectEqual(want.line, got.position.line);
@@ -674,7 +1147,7 @@ test "config file: a full ZON file fills the schema" {
     try testing.expectEqual(@as(u32, 1), config.trusted_proxies_count);
     try testing.expect(config.admin.enabled);
     try testing.expect(config.admin.listen.eql(&Config.default_admin_listen));
-    const pool = &config.pool;
+    const pool = &config.pools()[0];
     try testing.expectEqualStrings("app", pool.name);
     try testing.expectEqual(@as(u32, 2), pool.backends_count);
     try testing.expectEqual(@as(u16, 3), pool.backends()[1].weight);
@@ -697,10 +1170,10 @@ test "config file: JSON maps onto the same schema" {
     var config: Config = .{};
     var problems: Problems = .{};
     try parseSource(arena_state.allocator(), source, .json, &config, &problems);
-    try testing.expectEqual(Config.Strategy.least_conn, config.pool.strategy);
+    try testing.expectEqual(Config.Strategy.least_conn, config.pools()[0].strategy);
     try testing.expect(!config.admin.enabled); // No section: no admin listener.
-    try testing.expectEqual(@as(u32, 2), config.pool.backends_count);
-    try testing.expect(config.pool.outlier.on.status_5xx and !config.pool.outlier.on.connect);
+    try testing.expectEqual(@as(u32, 2), config.pools()[0].backends_count);
+    try testing.expect(config.pools()[0].outlier.on.status_5xx and !config.pools()[0].outlier.on.connect);
 }
 
 test "config file: every mistake is reported with its line and column" {
@@ -723,10 +1196,10 @@ test "config file: every mistake is reported with its line and column" {
         .{ .line = 2, .column = 15, .contains = "invalid address" },
         .{ .line = 3, .column = 5, .contains = "unknown key \"wokers\"" },
         .{ .line = 4, .column = 37, .contains = "from 1 to" },
+        .{ .line = 5, .column = 5, .contains = "several pools need routes" },
         .{ .line = 8, .column = 25, .contains = "expected one of round_robin" },
         .{ .line = 9, .column = 39, .contains = "invalid duration" },
         .{ .line = 10, .column = 37, .contains = "given twice" },
-        .{ .line = 12, .column = 9, .contains = "only one pool" },
     });
 }
 
@@ -741,7 +1214,7 @@ test "config file: an admin section turns the listener on; its mistakes are posi
     try parseSource(arena_state.allocator(), source, .json, &config, &problems);
     try testing.expect(config.admin.enabled);
     try testing.expect(config.admin.listen.eql(&Config.default_admin_listen));
-    try testing.expectEqualStrings("p", config.pool.name);
+    try testing.expectEqualStrings("p", config.pools()[0].name);
     try expectProblems(
         \\.{
         \\    .admin = .{ .listen = "nowhere", .port = 9901 },
@@ -765,4 +1238,200 @@ test "config file: syntax errors and semantic checks name their place" {
     , .zon, &.{
         .{ .line = 1, .column = 1, .contains = "no backends" },
     });
+}
+
+const routes_zon =
+    \\.{
+    \\    .listeners = .{
+    \\        "0.0.0.0:8080",
+    \\        .{ .name = "public", .listen = "0.0.0.0:8443" },
+    \\        .{ .name = "internal", .listen = "10.0.0.1:8080" },
+    \\    },
+    \\    .routes = .{
+    \\        .{ .name = "api", .host = "api.example.com", .path_prefix = "/v1/", .methods = .{ .GET, .HEAD }, .pool = "api" },
+    \\        .{ .host = "*.example.com", .listeners = .{"internal"}, .pool = .static },
+    \\        .{
+    \\            .name = "ping",
+    \\            .path_prefix = "/ping",
+    \\            .respond = .{
+    \\                .status = 200,
+    \\                .content_type = "text/plain",
+    \\                .headers = .{ .@"Cache-Control" = "no-store", .@"X-Note" = "say \"hi\"" },
+    \\                .body = "pong\n",
+    \\            },
+    \\        },
+    \\        .{ .listeners = .{ "public", "internal" }, .redirect = .{ .location = "https://example.com", .status = 301, .keep_path = true } },
+    \\    },
+    \\    .pools = .{
+    \\        .static = .{ .backends = .{"10.0.0.7:80"} },
+    \\        .api = .{ .backends = .{ "10.0.0.5:9000", "10.0.0.6:9000" } },
+    \\    },
+    \\}
+;
+
+const routes_json =
+    \\{
+    \\  "listeners": ["0.0.0.0:8080", {"name": "public", "listen": "0.0.0.0:8443"},
+    \\                {"name": "internal", "listen": "10.0.0.1:8080"}],
+    \\  "routes": [
+    \\    {"name": "api", "host": "api.example.com", "path_prefix": "/v1/", "methods": ["GET", "HEAD"], "pool": "api"},
+    \\    {"host": "*.example.com", "listeners": ["internal"], "pool": "static"},
+    \\    {"name": "ping", "path_prefix": "/ping", "respond": {"status": 200, "content_type": "text/plain",
+    \\      "headers": {"Cache-Control": "no-store", "X-Note": "say \"hi\""}, "body": "pong\n"}},
+    \\    {"listeners": ["public", "internal"], "redirect": {"location": "https://example.com", "status": 301, "keep_path": true}}
+    \\  ],
+    \\  "pools": {
+    \\    "static": {"backends": ["10.0.0.7:80"]},
+    \\    "api": {"backends": ["10.0.0.5:9000", "10.0.0.6:9000"]}
+    \\  }
+    \\}
+;
+
+test "config file: listeners, pools and routes map to indexes and bitmasks" {
+    var arena_state = std.heap.ArenaAllocator.init(testing.allocator);
+    defer arena_state.deinit();
+    var config: Config = .{};
+    var problems: Problems = .{};
+    try parseSource(arena_state.allocator(), routes_zon, .zon, &config, &problems);
+
+    const listeners = config.listeners();
+    try testing.expectEqual(@as(usize, 3), listeners.len);
+    try testing.expectEqualStrings("", listeners[0].name);
+    try testing.expectEqualStrings("internal", listeners[2].name);
+    try testing.expect(listeners[1].address.eql(&try Address.parse("0.0.0.0:8443")));
+    try testing.expectEqualStrings("static", config.pools()[0].name);
+    try testing.expectEqualStrings("api", config.pools()[1].name);
+
+    const routes = config.routes();
+    try testing.expectEqual(@as(usize, 4), routes.len);
+    // Declared before the pools, resolved after: "api" is the second pool.
+    try testing.expectEqual(Config.Route.Action.pool, routes[0].action);
+    try testing.expectEqual(@as(u16, 1), routes[0].pool);
+    try testing.expectEqualStrings("api.example.com", routes[0].host);
+    try testing.expectEqualStrings("/v1/", routes[0].path_prefix);
+    try testing.expectEqual(Config.methodBit(.get) | Config.methodBit(.head), routes[0].methods);
+    try testing.expectEqual(@as(u32, 0), routes[0].listeners);
+
+    try testing.expectEqual(@as(u16, 0), routes[1].pool);
+    try testing.expectEqualStrings("*.example.com", routes[1].host);
+    try testing.expectEqual(@as(u32, 0b100), routes[1].listeners);
+
+    try testing.expectEqual(Config.Route.Action.respond, routes[2].action);
+    try testing.expectEqualStrings("ping", routes[2].name);
+    try testing.expectEqual(@as(u16, 200), routes[2].status);
+    try testing.expectEqualStrings("text/plain", routes[2].content_type);
+    try testing.expectEqualStrings("Cache-Control: no-store\r\nX-Note: say \"hi\"\r\n", routes[2].headers_text);
+    try testing.expectEqualStrings("pong\n", routes[2].body);
+
+    try testing.expectEqual(Config.Route.Action.redirect, routes[3].action);
+    try testing.expectEqual(@as(u32, 0b110), routes[3].listeners);
+    try testing.expectEqualStrings("https://example.com", routes[3].location);
+    try testing.expectEqual(@as(u16, 301), routes[3].responseStatus());
+    try testing.expect(routes[3].keep_path);
+}
+
+test "config file: the same routes in JSON make the same config" {
+    var arena_state = std.heap.ArenaAllocator.init(testing.allocator);
+    defer arena_state.deinit();
+    var from_zon: Config = .{};
+    var from_json: Config = .{};
+    var problems: Problems = .{};
+    try parseSource(arena_state.allocator(), routes_zon, .zon, &from_zon, &problems);
+    try parseSource(arena_state.allocator(), routes_json, .json, &from_json, &problems);
+    try testing.expectEqual(@as(u32, 4), from_json.routes_count);
+    try testing.expectEqualStrings(from_zon.routes()[2].headers_text, from_json.routes()[2].headers_text);
+    try testing.expect(Config.deepEql(Config, &from_zon, &from_json));
+}
+
+test "config file: mistakes in listeners and routes are reported where they are" {
+    try expectProblems(
+        \\.{
+        \\    .listen = "0.0.0.0:8080",
+        \\    .listeners = .{"0.0.0.0:8081"},
+        \\    .pools = .{ .app = .{ .backends = .{"10.0.0.5:9000"} } },
+        \\    .routes = .{
+        \\        .{ .host = "API.example.com", .pool = "app" },
+        \\        .{ .host = "api.*.com", .pool = "nope" },
+        \\        .{ .path_prefix = "api", .methods = .{ .GET, .CONNECT, .FETCH }, .pool = .app },
+        \\        .{ .listeners = .{"public"}, .pool = "app", .redirect = .{ .location = "/x" } },
+        \\        .{ .name = "no action" },
+        \\        .{ .respond = .{ .status = 700, .headers = .{ .@"Bad Name" = "x", .@"X-Ok" = "a\nb", .@"content-length" = "3" } } },
+        \\        .{ .redirect = .{ .status = 200 } },
+        \\        .{ .respond = .{ .status = 204, .body = "gone" } },
+        \\    },
+        \\}
+    , .zon, &.{
+        .{ .line = 3, .column = 5, .contains = "either listen (one address) or listeners" },
+        .{ .line = 6, .column = 20, .contains = "write the host in lowercase, \"api.example.com\"" },
+        .{ .line = 7, .column = 20, .contains = "a wildcard is \"*.\" and a suffix" },
+        .{ .line = 7, .column = 41, .contains = "unknown pool \"nope\": the pools are app" },
+        .{ .line = 8, .column = 27, .contains = "starts with /" },
+        .{ .line = 8, .column = 54, .contains = "CONNECT cannot be routed" },
+        .{ .line = 8, .column = 64, .contains = "unknown method \"FETCH\"" },
+        .{ .line = 9, .column = 27, .contains = "unknown listener \"public\": there are no named listeners" },
+        .{ .line = 9, .column = 53, .contains = "exactly one of pool, respond or redirect" },
+        .{ .line = 10, .column = 9, .contains = "exactly one of pool, respond or redirect" },
+        .{ .line = 10, .column = 20, .contains = "a route name is 1 to 64 bytes" },
+        .{ .line = 11, .column = 36, .contains = "from 200 to 599" },
+        .{ .line = 11, .column = 55, .contains = "a header field name is a token" },
+        .{ .line = 11, .column = 86, .contains = "control characters" },
+        .{ .line = 11, .column = 94, .contains = "writes Content-Length" },
+        .{ .line = 12, .column = 24, .contains = "a redirect needs .location" },
+        .{ .line = 12, .column = 37, .contains = "from 300 to 399" },
+        .{ .line = 13, .column = 23, .contains = "a 204 or 304 response has no body" },
+    });
+}
+
+test "config file: duplicates, several pools without routes, and a response too large" {
+    try expectProblems(
+        \\.{
+        \\    .listeners = .{ .{ .name = "a", .listen = "0.0.0.0:1" }, .{ .name = "a", .listen = "0.0.0.0:2" }, "0.0.0.0:1" },
+        \\    .pools = .{
+        \\        .app = .{ .backends = .{"10.0.0.5:9000"} },
+        \\        .app = .{ .backends = .{"10.0.0.6:9000"} },
+        \\    },
+        \\}
+    , .zon, &.{
+        .{ .line = 2, .column = 62, .contains = "listener \"a\" is given twice" },
+        .{ .line = 2, .column = 103, .contains = "already a listener" },
+        .{ .line = 3, .column = 5, .contains = "several pools need routes" },
+        .{ .line = 5, .column = 9, .contains = "pool \"app\" is given twice" },
+    });
+    const body: [5000]u8 = @splat('x');
+    try expectProblems(
+        \\{"pools": {"app": {"backends": ["10.0.0.5:9000"]}},
+        \\ "routes": [{"name": "r", "respond": {"body": "
+    ++ body ++
+        \\"}}, {"name": "r", "pool": "app"}],
+        \\ "limits": {"header_bytes_max": "1KiB", "target_bytes_max": 512}}
+    , .json, &.{
+        .{ .line = 2, .column = 38, .contains = "this response takes up to 5128 bytes, more than a connection buffer holds (4096" },
+        .{ .line = 2, .column = 5062, .contains = "route \"r\" is given twice" },
+    });
+}
+
+test "config file: an empty list of listeners or methods is a mistake, not a match for nothing" {
+    try expectProblems(
+        \\{"listen": "0.0.0.0:8080", "pools": {"app": {"backends": ["10.0.0.5:9000"]}},
+        \\ "routes": [{"listeners": [], "methods": [], "pool": "app"}], "routes": []}
+    , .json, &.{
+        .{ .line = 2, .column = 27, .contains = "omit listeners to match every listener" },
+        .{ .line = 2, .column = 42, .contains = "omit methods to match any" },
+        .{ .line = 2, .column = 63, .contains = "\"routes\" is given twice" },
+    });
+}
+
+test "config file: listeners on port 0 may share an address, as each gets its own port" {
+    var arena_state = std.heap.ArenaAllocator.init(testing.allocator);
+    defer arena_state.deinit();
+    var config: Config = .{};
+    var problems: Problems = .{};
+    const source =
+        \\.{
+        \\    .listeners = .{ .{ .name = "public", .listen = "127.0.0.1:0" }, "127.0.0.1:0" },
+        \\    .pools = .{ .app = .{ .backends = .{"10.0.0.5:9000"} } },
+        \\}
+    ;
+    try parseSource(arena_state.allocator(), source, .zon, &config, &problems);
+    try testing.expectEqual(@as(u32, 2), config.listeners_count);
 }

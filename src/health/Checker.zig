@@ -149,14 +149,22 @@ pub fn init(
     }
 }
 
-/// The loop keeps pointers to the two timer queues (it has no way to unregister one), so
-/// after this the loop must not tick again unless this memory stays as it was.
+/// After `stopped()`: its timer queues leave the loop and its memory is freed.
 pub fn deinit(checker: *Checker, allocator: std.mem.Allocator) void {
     assert(checker.stopped());
     for (checker.probes) |*probe| assert(!probe.timer.isArmed());
+    if (checker.interval_queue.registered) checker.loop.timerQueueUnregister(&checker.interval_queue);
+    if (checker.timeout_queue.registered) checker.loop.timerQueueUnregister(&checker.timeout_queue);
     allocator.free(checker.probes);
     allocator.free(checker.requests);
     checker.* = undefined;
+}
+
+/// A backend's active state before the first probe, when it is already known (a reload that
+/// rebuilt the pool keeps what the previous checks found): `rise` passes bring a down one up.
+pub fn setInitialUp(checker: *Checker, index: u16, up: bool) void {
+    assert(checker.state == .initialized);
+    checker.probes[index].streak.up = up;
 }
 
 /// Registers its timer queues with the loop and sends the first probe to every backend at once.

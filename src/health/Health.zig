@@ -112,6 +112,26 @@ pub fn init(pool: *const Config.Pool) Health {
     return health;
 }
 
+/// A reload rebuilt the pool: backend `index` is backend `from_index` of the previous
+/// instance, and keeps what it was known to be (up or down, ejected and for how long). Called
+/// on the control thread before the new instance is published; the previous instance may
+/// still be written by exchanges finishing on it, so this is a moment's copy.
+pub fn carryOver(health: *Health, index: u16, from: *const Health, from_index: u16) void {
+    assert(index < health.count and from_index < from.count);
+    const source = &from.backends[from_index];
+    const backend = &health.backends[index];
+    backend.state.store(source.state.load(.acquire), .release);
+    backend.active_up.store(source.active_up.load(.acquire), .release);
+    backend.consecutive_failures.store(source.consecutive_failures.load(.monotonic), .monotonic);
+    backend.until_ns.store(source.until_ns.load(.acquire), .release);
+    backend.ejections_in_a_row = source.ejections_in_a_row;
+    backend.last_ejection_ns = source.last_ejection_ns;
+    if (backend.state.load(.acquire) != .serving) {
+        _ = health.ejected.fetchOr(bit(index), .acq_rel);
+    }
+    health.refreshLocked(index);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Workers: on the request path
 
@@ -182,9 +202,9 @@ pub fn setActive(health: *Health, index: u16, up: bool, reason: []const u8) void
     // The mask first, then the line: whoever reads the line sees the state it announces.
     health.refreshLocked(index);
     if (up) {
-        log.line("backend {s} is up: active checks pass", .{backend.name()});
+        log.info("backend {s} is up: active checks pass", .{backend.name()});
     } else {
-        log.line("backend {s} is down: active check failed ({s})", .{ backend.name(), reason });
+        log.warn("backend {s} is down: active check failed ({s})", .{ backend.name(), reason });
     }
 }
 
@@ -200,7 +220,7 @@ pub fn activePassed(health: *Health, index: u16) void {
     if (backend.active_passes_since_ejection < health.rise) return;
     health.unejectLocked(index);
     health.refreshLocked(index);
-    log.line("backend {s}: ejection ended by {d} passing active checks", .{
+    log.info("backend {s}: ejection ended by {d} passing active checks", .{
         backend.name(), health.rise,
     });
 }
@@ -241,7 +261,7 @@ fn eject(health: *Health, index: u16, outcome: Outcome, now_ns: u64) void {
     const ejected_max = health.count * health.outlier.max_ejected_percent / 100;
     if (health.ejectedCount() >= ejected_max) {
         _ = health.stats.ejections_refused_by_cap.fetchAdd(1, .monotonic);
-        log.line("backend {s}: {d} consecutive failures (last: {s}), not ejected: {d} of {d} " ++
+        log.warn("backend {s}: {d} consecutive failures (last: {s}), not ejected: {d} of {d} " ++
             "backends already are (max {d}%)", .{
             backend.name(), health.outlier.consecutive_failures,
             outcome.text(), health.ejectedCount(),
@@ -251,7 +271,7 @@ fn eject(health: *Health, index: u16, outcome: Outcome, now_ns: u64) void {
     }
     const cooldown_ns = health.nextCooldownLocked(backend, now_ns);
     health.ejectLocked(index, now_ns, cooldown_ns);
-    log.line("backend {s} ejected for {d} ms: {d} consecutive failures (last: {s})", .{
+    log.warn("backend {s} ejected for {d} ms: {d} consecutive failures (last: {s})", .{
         backend.name(),
         cooldown_ns / std.time.ns_per_ms,
         health.outlier.consecutive_failures,
@@ -280,12 +300,12 @@ fn endTrial(health: *Health, index: u16, passed: bool, outcome: Outcome, now_ns:
     if (passed) {
         health.unejectLocked(index);
         health.refreshLocked(index);
-        log.line("backend {s}: trial request succeeded, back in rotation", .{backend.name()});
+        log.info("backend {s}: trial request succeeded, back in rotation", .{backend.name()});
         return;
     }
     const cooldown_ns = health.nextCooldownLocked(backend, now_ns);
     health.ejectLocked(index, now_ns, cooldown_ns);
-    log.line("backend {s}: trial request failed ({s}), ejected again for {d} ms", .{
+    log.warn("backend {s}: trial request failed ({s}), ejected again for {d} ms", .{
         backend.name(), outcome.text(), cooldown_ns / std.time.ns_per_ms,
     });
 }

@@ -68,8 +68,9 @@ pub const InitError = Uring.InitError || Epoll.InitError || sys.EventfdError;
 pub const TickError = error{Unexpected};
 pub const PollError = sys.PollError;
 
-/// Registered timer queues per loop: one per kind of deadline, and a proxy has about six.
-pub const timer_queues_max = 16;
+/// Registered timer queues per loop: one per kind of deadline. A worker has eight of its own
+/// and one per distinct upstream timeout (proxy/Generation.zig `Timeouts`, at most 40).
+pub const timer_queues_max = 48;
 
 const Io = union {
     uring: Uring,
@@ -303,6 +304,17 @@ pub fn timerQueueRegister(loop: *Loop, queue: *TimerQueue) void {
     loop.timer_queues[loop.timer_queues_count] = queue;
     loop.timer_queues_count += 1;
     queue.registered = true;
+}
+
+/// Forgets an empty queue (its owner is going away): the order of the others is kept.
+pub fn timerQueueUnregister(loop: *Loop, queue: *TimerQueue) void {
+    assert(queue.registered);
+    assert(queue.head == null);
+    const queues = loop.timer_queues[0..loop.timer_queues_count];
+    const index = std.mem.indexOfScalar(*TimerQueue, queues, queue).?;
+    std.mem.copyForwards(*TimerQueue, queues[index..], queues[index + 1 ..]);
+    loop.timer_queues_count -= 1;
+    queue.registered = false;
 }
 
 /// (Re)arms `timer` to fire at now + queue.duration_ns, unlinking it from whatever queue it was

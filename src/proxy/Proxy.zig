@@ -1,16 +1,24 @@
-//! One worker's proxy: its session slots, buffers, upstream pool, balancer cursor, timer
-//! queues and counters: everything a `Session` reaches for. The worker (runtime/) owns the
-//! thread, the loop and the listener, hands accepted connections to `startSession`, and is
-//! told through `on_slot_free` when a full proxy can take connections again. Keeping this here
-//! keeps the layering one way: proxy/ never imports runtime/.
+//! One worker's proxy: its session slots, buffers, timer queues, counters and the
+//! configuration generations it serves: everything a `Session` reaches for. The pools'
+//! per-worker state (connections, balancer, retry budget) is in `Upstream`, one per pool
+//! instance, reached through the generation. The worker (runtime/) owns the thread, the loop
+//! and the listeners, hands accepted connections to `startSession`, hands new generations to
+//! `adopt`, and is told through `on_slot_free` when a full proxy can take connections again.
+//! Keeping this here keeps the layering one way: proxy/ never imports runtime/.
 //!
-//! Memory sizing (all allocated in `init`, on the control thread, before the first accept):
+//! Memory sizing (allocated in `init`, on the control thread, before the first accept):
 //!   sessions        = ceil(connections_max / workers)
 //!   buffers         = 2 * sessions              (client side + upstream side per session)
 //!   buffer bytes    = header_bytes_max + rewrite headroom, rounded up to a page
 //!   header fields   = sessions * headers_count_max (one array per session, shared by its
 //!                     request and response parser, which never run at the same time)
+//! and with each pool instance (PoolInstance, per worker):
 //!   upstream conns  = sessions + backends * keepalive_max
+//!
+//! Generations: each exchange holds the generation it started on (`holdCurrent`), counted in
+//! a per-worker `Hold`, so nothing shared is written per request. A generation the worker no
+//! longer uses (not current, no exchange holds it, its retired pools quiet) is let go of
+//! (`Generation.holders`), and the control thread frees it when every worker has.
 const std = @import("std");
 const assert = std.debug.assert;
 const linux = std.os.linux;
@@ -24,19 +32,31 @@ const StaticAllocator = @import("../stdx/StaticAllocator.zig");
 const BufferPool = @import("../stdx/BufferPool.zig");
 const Config = @import("../config/Config.zig");
 const http = @import("../http/http.zig");
-const Pool = @import("../upstream/Pool.zig");
-const Shared = @import("../upstream/Shared.zig");
-const Balancer = @import("../balance/Balancer.zig");
-const RetryBudget = @import("RetryBudget.zig");
+const Upstream = @import("Upstream.zig");
+const Generation = @import("Generation.zig");
 const AccessLog = @import("AccessLog.zig");
 const Session = @import("Session.zig");
 const Failure = @import("failure.zig").Failure;
 const Histogram = @import("../metrics/Histogram.zig");
+const PoolInstance = @import("PoolInstance.zig");
 
 const Proxy = @This();
 
 loop: *Loop,
+/// The process-wide settings (limits, client timeouts, trusted proxies): the start-up
+/// configuration, which a reload may not change. Routes and pools come from `generation`.
 config: *const Config,
+/// This worker's index: its `Upstream` in each pool instance.
+worker_index: u32,
+/// The newest generation adopted: new exchanges use it.
+generation: *const Generation,
+/// Generations this worker still uses; `holds[current_hold]` is `generation`'s.
+holds: [holds_max]Hold = @splat(.{}),
+current_hold: u8 = 0,
+/// Queues for upstream timeouts, by `Generation.Timeouts` slot; `[0..pool_queues_count]` are
+/// registered with the loop.
+pool_queues: [Generation.Timeouts.count_max]TimerQueue = undefined,
+pool_queues_count: u32 = 0,
 sessions: []Session,
 /// Slots `sessions[0..sessions_touched]` have been initialized. A slot is initialized when
 /// first used, so the pages of slots a quiet worker never needs are never touched and idle
@@ -46,15 +66,9 @@ free_sessions: []u32,
 free_sessions_count: u32,
 headers: []http.Header,
 buffers: BufferPool,
-upstream: Pool,
-/// The pool's state shared with the other workers and the control thread.
-shared: *Shared,
-balancer: Balancer,
-/// Requests this worker has in flight to each backend (`least_conn`).
-inflight: [Config.backends_count_max]u32 = @splat(0),
-retry_budget: RetryBudget,
 queues: Queues,
 buffer_trim_timer: loop_ns.Timer = .{},
+generations_timer: loop_ns.Timer = .{},
 /// Null when access logging is off.
 access_log: ?AccessLog = null,
 access_log_timer: loop_ns.Timer = .{},
@@ -64,6 +78,16 @@ draining: bool = false,
 connections_active: std.atomic.Value(u32) = .init(0),
 stats: Stats = .{},
 on_slot_free: SlotFreeCallback,
+
+/// Generations a worker may hold at once: the current one and those whose exchanges are still
+/// finishing. The control thread refuses a reload while as many are alive.
+pub const holds_max = 8;
+
+pub const Hold = struct {
+    generation: ?*const Generation = null,
+    /// Exchanges that started on it and have not ended.
+    users: u32 = 0,
+};
 
 pub const SlotFreeCallback = struct {
     context: *anyopaque,
@@ -78,52 +102,45 @@ pub const Queues = struct {
     client_idle: TimerQueue,
     /// `min(1 s, client_idle)`: the hot idle period, and the linger after an error response.
     client_short: TimerQueue,
-    upstream_connect: TimerQueue,
-    /// Request sent -> response head.
-    upstream_response: TimerQueue,
-    /// Gaps between response body bytes.
-    upstream_body: TimerQueue,
-    /// The whole exchange (only armed when the pool sets a total timeout).
-    upstream_total: TimerQueue,
-    upstream_idle: TimerQueue,
     /// How often cold free buffers give their pages back (`trimBuffersCallback`).
     buffer_trim: TimerQueue,
     /// How often the access log hands its lines to the control thread.
     access_log_publish: TimerQueue,
+    /// While old generations are held: how often to see whether they can be let go of.
+    generations: TimerQueue,
 };
 
+/// Worker-wide counters; a pool's are in its `Upstream.stats`.
 pub const Stats = struct {
-    requests: u64 = 0,
-    upgrades: u64 = 0,
     client_errors: u64 = 0,
     client_timeouts: u64 = 0,
-    upstream_errors: u64 = 0,
-    upstream_connect_failures: u64 = 0,
-    upstream_stale_retries: u64 = 0,
-    retries: u64 = 0,
-    retries_refused_by_budget: u64 = 0,
-    no_backend_available: u64 = 0,
-    overloaded: u64 = 0,
     idle_parks: u64 = 0,
     buffers_trimmed: u64 = 0,
-    /// How long exchanges took, from the request head parsed to the response sent (or the
-    /// error answered, or the connection closed): see `Session.recordDuration`.
+    /// Requests no route matched (answered 404 by sluice).
+    requests_unrouted: u64 = 0,
+    /// Fixed responses and redirects answered by sluice itself, the 404s above included.
+    local_responses: u64 = 0,
+    /// Requests refused with an error before they reached a pool (bad requests, timeouts
+    /// reading the head): their durations.
     latency: Histogram = .{},
-    /// Final responses relayed from each backend, by status class 1xx..5xx (a 101 counts as
-    /// 1xx; sluice's own error responses are in the counters above).
-    backend_responses: [Config.backends_count_max][5]u64 = @splat(@splat(0)),
-
-    pub fn countFailure(stats: *Stats, failure: Failure) void {
-        if (failure == .no_backend_available) stats.no_backend_available += 1;
-        switch (failure.status()) {
-            503 => stats.overloaded += 1,
-            500...502, 504...599 => stats.upstream_errors += 1,
-            else => stats.client_errors += 1,
-        }
-    }
 };
 
-/// Two short waits share one queue (the loop has room for eight): how long a connection
+/// Counts a failure where it belongs: the pool's counters when the exchange had one.
+pub fn countFailure(proxy: *Proxy, upstream: ?*Upstream, failure: Failure) void {
+    const status = failure.status();
+    const stats = if (upstream) |u| &u.stats else {
+        if (status < 500) proxy.stats.client_errors += 1;
+        return;
+    };
+    if (failure == .no_backend_available) stats.no_backend_available += 1;
+    switch (status) {
+        503 => stats.overloaded += 1,
+        500...502, 504...599 => stats.upstream_errors += 1,
+        else => proxy.stats.client_errors += 1,
+    }
+}
+
+/// Two short waits share one queue: how long a connection
 /// waiting for its next request keeps its buffer before returning it to the pool
 /// (Session.parkBuffer), long enough that a client sending requests back to back never pays
 /// for it; and how long an error response may take to be read before we close (Session.fail).
@@ -134,26 +151,21 @@ pub fn sessionsCount(config: *const Config, workers_count: u32) u32 {
     return std.math.divCeil(u32, config.connections_max, workers_count) catch unreachable;
 }
 
-/// Allocates everything the proxy will ever use. `proxy` must be at its final address, and
-/// `loop` may still be uninitialized (it is created on the worker's thread).
+/// Allocates everything the proxy will ever use but its pools' state (allocated with each pool
+/// instance). `proxy` must be at its final address, and `loop` may still be uninitialized (it
+/// is created on the worker's thread); the worker adopts `generation` there (`adopt`).
 pub fn init(
     proxy: *Proxy,
     allocator: std.mem.Allocator,
     loop: *Loop,
     config: *const Config,
-    shared: *Shared,
+    generation: *const Generation,
+    worker_index: u32,
     sessions_count: u32,
-    seed: u64,
     on_slot_free: SlotFreeCallback,
 ) !void {
-    const pool = &config.pool;
     const buffers_count = 2 * sessions_count;
     const headers_per_session: u32 = config.headers_count_max;
-    const conns_count = sessions_count + pool.backends_count * pool.keepalive_max;
-    var weights: [Config.backends_count_max]u16 = undefined;
-    for (pool.backends(), weights[0..pool.backends_count]) |*backend, *weight| {
-        weight.* = backend.weight;
-    }
 
     // Untouched until used: slots are initialized on first use (`startSession`).
     const sessions = try StaticAllocator.allocUntouched(allocator, Session, null, sessions_count);
@@ -169,46 +181,27 @@ pub fn init(
     proxy.* = .{
         .loop = loop,
         .config = config,
+        .worker_index = worker_index,
+        .generation = generation,
         .sessions = sessions,
         .free_sessions = free_sessions,
         .free_sessions_count = sessions_count,
         .headers = headers,
         .buffers = buffers,
-        .upstream = undefined,
-        .shared = shared,
-        .balancer = .init(pool.strategy, weights[0..pool.backends_count], shared.maglev, seed),
-        .retry_budget = .init(
-            pool.retry.budget_percent,
-            pool.retry.budget_min_per_second,
-            sys.clockMonotonicNs(), // The loop's clock, which does not exist yet.
-        ),
         .queues = .{
             .client_header = .init(config.client_header_timeout_ns),
             .client_idle_rest = .init(@max(1, config.client_idle_timeout_ns -| short_ns)),
             .client_idle = .init(config.client_idle_timeout_ns),
             .client_short = .init(@min(short_ns, config.client_idle_timeout_ns)),
-            .upstream_connect = .init(pool.connect_timeout_ns),
-            .upstream_response = .init(pool.response_timeout_ns),
-            .upstream_body = .init(pool.body_timeout_ns),
-            .upstream_total = .init(@max(1, pool.total_timeout_ns)),
-            .upstream_idle = .init(pool.idle_timeout_ns),
             .buffer_trim = .init(buffer_trim_interval_ns),
             .access_log_publish = .init(access_log_publish_ns),
+            .generations = .init(generations_check_ns),
         },
         .on_slot_free = on_slot_free,
     };
     if (config.access_log.enabled()) {
         proxy.access_log = try AccessLog.init(allocator, config.access_log.format);
     }
-    proxy.upstream = try Pool.init(
-        allocator,
-        loop,
-        shared,
-        &proxy.queues.upstream_idle,
-        conns_count,
-        pool.backends_count,
-        pool.keepalive_max,
-    );
     // Lowest index on top: new slots are taken in order, so `sessions_touched` is a prefix.
     for (free_sessions, 0..) |*slot, i| slot.* = @intCast(sessions_count - 1 - i);
     assert(proxy.buffers.availableCount() == 2 * sessions_count);
@@ -216,7 +209,6 @@ pub fn init(
 
 pub fn deinit(proxy: *Proxy, allocator: std.mem.Allocator) void {
     if (proxy.access_log) |*log| log.deinit(allocator);
-    proxy.upstream.deinit(allocator);
     proxy.buffers.deinit(allocator);
     allocator.free(proxy.headers);
     allocator.free(proxy.free_sessions);
@@ -224,11 +216,14 @@ pub fn deinit(proxy: *Proxy, allocator: std.mem.Allocator) void {
     proxy.* = undefined;
 }
 
-/// Registers the session timer queues with the loop (on the loop's thread).
-pub fn registerTimerQueues(proxy: *Proxy) void {
+/// Registers the session timer queues with the loop and adopts the first generation (on the
+/// loop's thread).
+pub fn start(proxy: *Proxy) void {
     inline for (@typeInfo(Queues).@"struct".field_names) |name| {
         proxy.loop.timerQueueRegister(&@field(proxy.queues, name));
     }
+    const first = proxy.generation;
+    proxy.adopt(first);
     proxy.loop.timerArm(&proxy.queues.buffer_trim, &proxy.buffer_trim_timer, Proxy, proxy, trimBuffersCallback);
     if (proxy.access_log != null) {
         proxy.loop.timerArm(&proxy.queues.access_log_publish, &proxy.access_log_timer, Proxy, proxy, publishAccessLogCallback);
@@ -257,7 +252,7 @@ pub fn hasFreeSession(proxy: *const Proxy) bool {
 }
 
 /// Serves an accepted connection. The caller checked `hasFreeSession`.
-pub fn startSession(proxy: *Proxy, fd: linux.fd_t, peer: Address) void {
+pub fn startSession(proxy: *Proxy, fd: linux.fd_t, peer: Address, listener_slot: u8) void {
     assert(proxy.free_sessions_count > 0);
     assert(!proxy.draining);
     proxy.free_sessions_count -= 1;
@@ -270,7 +265,7 @@ pub fn startSession(proxy: *Proxy, fd: linux.fd_t, peer: Address) void {
     }
     assert(index < proxy.sessions_touched);
     _ = proxy.connections_active.fetchAdd(1, .monotonic);
-    session.start(fd, peer);
+    session.start(fd, peer, listener_slot);
 }
 
 /// Called by a session once it is finalized.
@@ -288,8 +283,125 @@ pub fn releaseSession(proxy: *Proxy, session: *Session) void {
 /// after their current response (sessions consult `draining`).
 pub fn drain(proxy: *Proxy) void {
     proxy.draining = true;
-    proxy.upstream.closeIdle();
+    for (&proxy.holds) |*hold| {
+        const generation = hold.generation orelse continue;
+        for (generation.pools) |instance| instance.upstreams[proxy.worker_index].conns.closeIdle();
+    }
     for (proxy.sessions[0..proxy.sessions_touched]) |*session| session.drain();
+}
+
+/// Nothing of any pool's is left on the loop (see `Upstream.isQuiet`).
+pub fn upstreamsQuiet(proxy: *const Proxy) bool {
+    for (&proxy.holds) |*hold| {
+        const generation = hold.generation orelse continue;
+        for (generation.pools) |instance| {
+            if (!instance.upstreams[proxy.worker_index].isQuiet()) return false;
+        }
+    }
+    return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Generations
+
+/// Makes `generation` the one new exchanges use (on the worker's thread). Its upstream timer
+/// queues are registered, its pools' `Upstream`s bound to them, and the pools of the previous
+/// generation that it no longer has are retired: their idle connections close, their busy
+/// ones finish their exchanges.
+pub fn adopt(proxy: *Proxy, generation: *const Generation) void {
+    while (proxy.pool_queues_count < generation.timeouts_count) {
+        const slot = proxy.pool_queues_count;
+        proxy.pool_queues[slot] = .init(generation.timeouts.durations[slot]);
+        proxy.loop.timerQueueRegister(&proxy.pool_queues[slot]);
+        proxy.pool_queues_count += 1;
+    }
+    for (generation.pools) |instance| {
+        const slots = instance.queue_slots;
+        instance.upstreams[proxy.worker_index].bindQueues(.{
+            .connect = &proxy.pool_queues[slots[0]],
+            .response = &proxy.pool_queues[slots[1]],
+            .body = &proxy.pool_queues[slots[2]],
+            .total = &proxy.pool_queues[slots[3]],
+            .idle = &proxy.pool_queues[slots[4]],
+        });
+    }
+    const previous = proxy.holds[proxy.current_hold].generation;
+    if (previous) |old| if (old != generation) {
+        for (old.pools) |instance| {
+            if (std.mem.indexOfScalar(*PoolInstance, @constCast(generation.pools), instance) == null) {
+                instance.upstreams[proxy.worker_index].retire();
+            }
+        }
+    };
+    if (previous != generation) {
+        const index = proxy.freeHold() orelse unreachable; // The control thread bounds holds.
+        proxy.holds[index] = .{ .generation = generation };
+        proxy.current_hold = index;
+    }
+    proxy.generation = generation;
+    proxy.releaseIdleHolds();
+    proxy.armGenerationsTimer();
+}
+
+const generations_check_ns = 100 * std.time.ns_per_ms;
+
+fn armGenerationsTimer(proxy: *Proxy) void {
+    if (!proxy.holdsOld() or proxy.generations_timer.isArmed()) return;
+    proxy.loop.timerArm(&proxy.queues.generations, &proxy.generations_timer, Proxy, proxy, generationsCallback);
+}
+
+fn generationsCallback(proxy: *Proxy) void {
+    proxy.releaseIdleHolds();
+    proxy.armGenerationsTimer();
+}
+
+fn freeHold(proxy: *const Proxy) ?u8 {
+    for (&proxy.holds, 0..) |*hold, i| if (hold.generation == null) return @intCast(i);
+    return null;
+}
+
+/// For an exchange starting now: the hold of the current generation.
+pub fn holdCurrent(proxy: *Proxy) u8 {
+    const hold = &proxy.holds[proxy.current_hold];
+    assert(hold.generation == proxy.generation);
+    hold.users += 1;
+    return proxy.current_hold;
+}
+
+/// An exchange that held `index` has ended.
+pub fn releaseHold(proxy: *Proxy, index: u8) void {
+    const hold = &proxy.holds[index];
+    assert(hold.users > 0);
+    hold.users -= 1;
+    if (hold.users == 0 and index != proxy.current_hold) proxy.releaseIdleHolds();
+}
+
+/// Lets go of every old generation no exchange uses any more and whose retired pools are
+/// quiet. Also called by the worker when a retired pool's last connection closes.
+pub fn releaseIdleHolds(proxy: *Proxy) void {
+    for (&proxy.holds, 0..) |*hold, i| {
+        if (i == proxy.current_hold or hold.users > 0) continue;
+        const generation = hold.generation orelse continue;
+        if (!proxy.retiredPoolsQuiet(generation)) continue;
+        hold.* = .{};
+        _ = @constCast(generation).holders.fetchSub(1, .release);
+    }
+}
+
+fn retiredPoolsQuiet(proxy: *const Proxy, generation: *const Generation) bool {
+    for (generation.pools) |instance| {
+        const upstream = &instance.upstreams[proxy.worker_index];
+        if (upstream.retired and !upstream.isQuiet()) return false;
+    }
+    return true;
+}
+
+/// Old generations still held: the worker checks them again on its next wake-ups.
+pub fn holdsOld(proxy: *const Proxy) bool {
+    for (&proxy.holds, 0..) |*hold, i| {
+        if (i != proxy.current_hold and hold.generation != null) return true;
+    }
+    return false;
 }
 
 pub fn httpLimits(proxy: *const Proxy) http.Limits {

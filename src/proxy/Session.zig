@@ -34,6 +34,9 @@ const affinity = @import("affinity.zig");
 const mask = @import("../stdx/mask.zig");
 const Failure = @import("failure.zig").Failure;
 const Proxy = @import("Proxy.zig");
+const Upstream = @import("Upstream.zig");
+const Router = @import("Router.zig");
+const local = @import("local.zig");
 
 const Session = @This();
 
@@ -46,6 +49,10 @@ requests_served: u32 = 0,
 
 client: Socket = undefined,
 client_address: Address = undefined,
+/// The worker listener slot the connection came in on (routes may depend on it).
+listener_slot: u8 = 0,
+/// The generation hold (Proxy.holdCurrent) of the exchange under way, if any.
+hold: ?u8 = null,
 /// The peer as X-Forwarded-For text, and whether it is a trusted proxy: facts of the
 /// connection, worked out once at accept rather than per request.
 client_ip_buffer: [Address.host_text_bytes_max]u8 = undefined,
@@ -93,6 +100,8 @@ pub const Phase = enum {
     response_body,
     tunnel,
     linger,
+    /// Sending a response sluice made itself (`respondLocal`).
+    local,
 };
 
 /// Per-request state, reset when a request head is parsed.
@@ -138,6 +147,9 @@ const Exchange = struct {
 
     close_client: bool = false,
     upstream_reusable: bool = false,
+
+    /// The pool the route chose; null for a response sluice makes itself (`respondLocal`).
+    upstream: ?*Upstream = null,
 
     /// Where the request may go: `hash`'s key and the backend a `sticky` cookie names.
     key: u64 = 0,
@@ -189,12 +201,14 @@ pub fn init(proxy: *Proxy, headers: []http.Header) Session {
 // ---------------------------------------------------------------------------------------------
 // Accept and the request head
 
-pub fn start(session: *Session, fd: linux.fd_t, peer: Address) void {
+pub fn start(session: *Session, fd: linux.fd_t, peer: Address, listener_slot: u8) void {
     assert(session.state == .free);
     assert(session.pending_ops == 0);
+    assert(session.hold == null);
     session.state = .active;
     session.client = Socket.init(fd);
     session.client_address = peer;
+    session.listener_slot = listener_slot;
     session.client_ip_len = @intCast(peer.formatHost(&session.client_ip_buffer).len);
     session.client_trusted = session.proxy.config.isTrustedProxy(&peer);
     session.requests_served = 0;
@@ -209,6 +223,7 @@ pub fn start(session: *Session, fd: linux.fd_t, peer: Address) void {
 fn readRequest(session: *Session) void {
     assert(session.state == .active);
     assert(session.conn == null and session.ubuf == null);
+    session.releaseHold();
     session.exchange = .{};
     session.request_parser.reset();
     session.compactClientBuffer();
@@ -298,9 +313,9 @@ fn startExchange(session: *Session, head_len: u32) void {
         if (host.len > rewrite.host_bytes_max) return session.fail(.host_too_long);
     }
     const proxy = session.proxy;
-    proxy.stats.requests += 1;
-    proxy.retry_budget.deposit();
     assert(!session.exchange.inflight_counted);
+    assert(session.hold == null);
+    session.hold = proxy.holdCurrent();
     session.exchange = .{
         .method = head.method,
         .version = head.version,
@@ -319,13 +334,120 @@ fn startExchange(session: *Session, head_len: u32) void {
     }
     session.initRequestFraming();
     session.c_pos = head_len;
+    const upstream_chosen = session.route() orelse return;
+    session.exchange.upstream = upstream_chosen;
+    upstream_chosen.stats.requests += 1;
+    upstream_chosen.retry_budget.deposit();
     session.findAffinity();
     session.ubuf = proxy.buffers.acquire() orelse return session.fail(.overloaded);
     if (!session.composeUpstreamHead()) return session.fail(.head_too_large_to_forward);
-    if (proxy.config.pool.total_timeout_ns > 0) {
-        session.loop().timerArm(&proxy.queues.upstream_total, &session.total_timer, Session, session, totalTimerCallback);
+    if (upstream_chosen.pool.total_timeout_ns > 0) {
+        session.loop().timerArm(upstream_chosen.queues.total, &session.total_timer, Session, session, totalTimerCallback);
     }
     session.connectUpstream();
+}
+
+/// Follows the current generation's routes: the pool's `Upstream` for a pool route, or null
+/// when sluice answers itself (a fixed response, a redirect, or 404 when no route matches),
+/// which has then begun.
+fn route(session: *Session) ?*Upstream {
+    const proxy = session.proxy;
+    const generation = proxy.generation;
+    const routes = generation.config.routes();
+    if (routes.len == 0) return &generation.pools[0].upstreams[proxy.worker_index];
+    const listener = std.mem.indexOfScalar(u8, generation.listener_slots, session.listener_slot) orelse {
+        // The connection's listener is gone from the configuration: its routes are those
+        // without a listener condition.
+        const orphan = Router.Request.fromHead(&session.request_parser.head, 31);
+        return session.routeMatched(Router.match(routes, &orphan));
+    };
+    const request = Router.Request.fromHead(&session.request_parser.head, @intCast(listener));
+    return session.routeMatched(Router.match(routes, &request));
+}
+
+fn routeMatched(session: *Session, index: ?u32) ?*Upstream {
+    const proxy = session.proxy;
+    const generation = proxy.generation;
+    const matched = index orelse {
+        proxy.stats.requests_unrouted += 1;
+        session.respondLocal(null);
+        return null;
+    };
+    generation.route_requests[proxy.worker_index][matched] += 1;
+    const chosen = &generation.config.routes()[matched];
+    switch (chosen.action) {
+        .pool => return &generation.pools[chosen.pool].upstreams[proxy.worker_index],
+        .respond, .redirect => {
+            session.respondLocal(chosen);
+            return null;
+        },
+    }
+}
+
+/// The exchange has ended: its generation may be let go of.
+fn releaseHold(session: *Session) void {
+    const index = session.hold orelse return;
+    session.hold = null;
+    session.proxy.releaseHold(index);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Responses sluice makes itself: fixed responses, redirects, and 404 for no route
+
+/// Sends a route's own response (or, with no route, 404). The connection stays open for the
+/// next request, unless the request has a body: sluice does not read it, so the connection is
+/// closed once the response is out (after a linger, like an error response).
+fn respondLocal(session: *Session, chosen: ?*const Config.Route) void {
+    const proxy = session.proxy;
+    const exchange = &session.exchange;
+    proxy.stats.local_responses += 1;
+    const ubuf = proxy.buffers.acquire() orelse return session.fail(.overloaded);
+    session.ubuf = ubuf;
+    exchange.close_client = !exchange.client_keep_alive or proxy.draining or !exchange.request_done;
+    const head = &session.request_parser.head;
+    const response = local.compose(ubuf, chosen, .{
+        .target = rewrite.originForm(head),
+        .head_only = exchange.method == .head,
+        .version = exchange.version,
+        .close = exchange.close_client,
+    });
+    exchange.status = response.status;
+    exchange.response_started = true;
+    exchange.progress = 0;
+    exchange.response_window_len = @intCast(response.len);
+    session.armTimer(.local); // The client must read it at a reasonable pace.
+    session.sendLocal();
+}
+
+fn sendLocal(session: *Session) void {
+    const exchange = &session.exchange;
+    const window = session.ubuf.?[exchange.progress..exchange.response_window_len];
+    session.sendClient(window, sendLocalCallback);
+}
+
+fn sendLocalCallback(session: *Session, result: sys.SendError!usize) void {
+    if (session.opDone(false)) return;
+    const exchange = &session.exchange;
+    const n = result catch return session.close(); // The client went away.
+    exchange.progress += @intCast(n);
+    exchange.bytes_sent += n;
+    if (exchange.progress < exchange.response_window_len) return session.sendLocal();
+    session.recordDuration();
+    session.loop().timerCancel(&session.timer);
+    session.proxy.buffers.release(session.ubuf.?);
+    session.ubuf = null;
+    session.requests_served += 1;
+    if (!exchange.request_done) {
+        // An unread body follows: half-close and discard it until the client closes, as
+        // `fail` does, so our close cannot reset the response away.
+        session.state = .failing;
+        session.armTimer(.linger);
+        exchange.error_sent = true;
+        sys.shutdown(session.client.fd, linux.SHUT.WR) catch return session.close();
+        return session.lingerIfIdle();
+    }
+    if (exchange.close_client) return session.close();
+    session.readRequest();
 }
 
 /// Sets the request body framing from the parsed head (again, when replaying).
@@ -340,7 +462,7 @@ fn initRequestFraming(session: *Session) void {
 }
 
 fn findAffinity(session: *Session) void {
-    const pool = &session.proxy.config.pool;
+    const pool = session.upstream().pool;
     const head = &session.request_parser.head;
     switch (pool.strategy) {
         .hash => {
@@ -349,7 +471,7 @@ fn findAffinity(session: *Session) void {
         },
         .sticky => {
             const value = affinity.cookieValue(head.headers, pool.sticky_cookie) orelse return;
-            session.exchange.preferred = session.proxy.shared.findIdText(value, pool.backends_count);
+            session.exchange.preferred = session.upstream().shared.findIdText(value, pool.backends_count);
         },
         .round_robin, .weighted, .least_conn, .random => {},
     }
@@ -371,7 +493,6 @@ fn composeUpstreamHead(session: *Session) bool {
 fn connectUpstream(session: *Session) void {
     assert(session.conn == null);
     assert(!session.exchange.inflight_counted);
-    const proxy = session.proxy;
     const exchange = &session.exchange;
     const index = session.pickBackend() orelse return session.fail(exchange.last_failure);
     exchange.tries += 1;
@@ -380,14 +501,14 @@ fn connectUpstream(session: *Session) void {
     // A new try: its outcome has not been reported yet (a failed connect reported its own).
     exchange.reported = false;
     exchange.server_error = false;
-    if (!proxy.shared.tryBeginRequest(index)) {
+    if (!session.upstream().shared.tryBeginRequest(index)) {
         // Another worker took the last pending slot since the pick looked.
         if (exchange.tries == 1) exchange.last_failure = .backends_at_capacity;
         return session.connectUpstream();
     }
     exchange.inflight_counted = true;
-    proxy.inflight[index] += 1;
-    if (proxy.upstream.takeIdle(index)) |conn| {
+    session.upstream().inflight[index] += 1;
+    if (session.upstream().conns.takeIdle(index)) |conn| {
         session.conn = conn;
         return session.sendUpstreamHead();
     }
@@ -398,19 +519,18 @@ fn connectUpstream(session: *Session) void {
 /// connection cap and not tried yet; a backend whose half-open trial this worker just
 /// claimed goes first. Null (with `last_failure` saying why, on a first try) when none is.
 fn pickBackend(session: *Session) ?u16 {
-    const proxy = session.proxy;
     const exchange = &session.exchange;
-    const count = proxy.config.pool.backends_count;
-    const available = proxy.shared.health.candidates(session.loop().now());
+    const count = session.upstream().pool.backends_count;
+    const available = session.upstream().shared.health.candidates(session.loop().now());
     const untried = available.mask & ~exchange.tried;
     var candidates = untried;
-    var full = proxy.shared.atCapacity();
+    var full = session.upstream().shared.atCapacity();
     while (full != 0) : (full &= full - 1) {
         const index: u16 = @ctz(full);
         // At its cap, but an idle connection to it here needs no new one.
-        if (!proxy.upstream.hasIdle(index)) candidates &= ~mask.bit(index);
+        if (!session.upstream().conns.hasIdle(index)) candidates &= ~mask.bit(index);
     }
-    candidates &= ~proxy.shared.atPendingCap();
+    candidates &= ~session.upstream().shared.atPendingCap();
     if (candidates == 0) {
         if (exchange.tries == 0) {
             exchange.last_failure = if (untried == 0) .no_backend_available else .backends_at_capacity;
@@ -420,11 +540,11 @@ fn pickBackend(session: *Session) ?u16 {
     if (available.trial) |trial| {
         if (candidates & mask.bit(trial) != 0) return trial;
     }
-    return proxy.balancer.pick(.{
+    return session.upstream().balancer.pick(.{
         .candidates = candidates,
         .key = exchange.key,
         .preferred = exchange.preferred,
-        .inflight = proxy.inflight[0..count],
+        .inflight = session.upstream().inflight[0..count],
     }) orelse blk: {
         // Only drained (weight 0) backends are left.
         if (exchange.tries == 0) exchange.last_failure = .no_backend_available;
@@ -435,16 +555,15 @@ fn pickBackend(session: *Session) ?u16 {
 /// Whether another try is allowed: tries left, another backend to try, and the pool's retry
 /// budget has a retry to spare (taken here).
 fn reserveRetry(session: *Session) bool {
-    const proxy = session.proxy;
     const exchange = &session.exchange;
-    if (exchange.tries >= proxy.config.pool.retry.tries_max) return false;
+    if (exchange.tries >= session.upstream().pool.retry.tries_max) return false;
     // Without claiming a trial (the next pick may): available or ejected, not tried.
-    if (proxy.shared.health.mayTakeRequests() & ~exchange.tried == 0) return false;
-    if (!proxy.retry_budget.withdraw(session.loop().now())) {
-        proxy.stats.retries_refused_by_budget += 1;
+    if (session.upstream().shared.health.mayTakeRequests() & ~exchange.tried == 0) return false;
+    if (!session.upstream().retry_budget.withdraw(session.loop().now())) {
+        session.upstream().stats.retries_refused_by_budget += 1;
         return false;
     }
-    proxy.stats.retries += 1;
+    session.upstream().stats.retries += 1;
     return true;
 }
 
@@ -453,10 +572,10 @@ fn releaseBackend(session: *Session) void {
     const exchange = &session.exchange;
     if (!exchange.inflight_counted) return;
     exchange.inflight_counted = false;
-    const inflight = &session.proxy.inflight[exchange.backend_index];
+    const inflight = &session.upstream().inflight[exchange.backend_index];
     assert(inflight.* > 0);
     inflight.* -= 1;
-    session.proxy.shared.endRequest(exchange.backend_index);
+    session.upstream().shared.endRequest(exchange.backend_index);
 }
 
 /// Tells the pool's health how this try went, once per try: a failure when it happens, a
@@ -466,15 +585,14 @@ fn report(session: *Session, outcome: Health.Outcome) void {
     const exchange = &session.exchange;
     if (exchange.reported) return;
     exchange.reported = true;
-    const health = &session.proxy.shared.health;
+    const health = &session.upstream().shared.health;
     health.report(exchange.backend_index, outcome, session.loop().now());
 }
 
 fn connectFresh(session: *Session) void {
-    const proxy = session.proxy;
     const index = session.exchange.backend_index;
-    const address = &proxy.config.pool.backends()[index];
-    session.conn = proxy.upstream.open(index, &address.address) catch |err| switch (err) {
+    const address = &session.upstream().pool.backends()[index];
+    session.conn = session.upstream().conns.open(index, &address.address) catch |err| switch (err) {
         error.NoCapacity, error.SocketFailed => return session.fail(.overloaded),
         error.AtBackendCap => {
             // Another worker took the last connection this backend may have.
@@ -503,12 +621,12 @@ fn connectCallback(session: *Session, result: sys.ConnectError!void) void {
             error.TimedOut => .upstream_connect_timeout,
             else => .upstream_refused,
         };
-        session.proxy.stats.upstream_connect_failures += 1;
+        session.upstream().stats.upstream_connect_failures += 1;
         session.report(.connect);
-        session.proxy.upstream.discard(session.conn.?);
+        session.upstream().conns.discard(session.conn.?);
         session.conn = null;
         session.releaseBackend();
-        const retry_on = session.proxy.config.pool.retry.on;
+        const retry_on = session.upstream().pool.retry.on;
         if (!retry_on.connect or !session.reserveRetry()) return session.fail(session.exchange.last_failure);
         return session.connectUpstream();
     };
@@ -556,12 +674,12 @@ fn upstreamFailed(session: *Session, outcome: Health.Outcome, failure: Failure) 
     if (!session.replayable()) return session.failMidExchange(failure);
     if (stale) {
         exchange.retried_stale = true;
-        session.proxy.stats.upstream_stale_retries += 1;
+        session.upstream().stats.upstream_stale_retries += 1;
         session.dropUpstream();
         session.prepareReplay();
         return session.connectFresh();
     }
-    if (!outcome.isIn(session.proxy.config.pool.retry.on)) return session.failMidExchange(failure);
+    if (!outcome.isIn(session.upstream().pool.retry.on)) return session.failMidExchange(failure);
     if (!session.reserveRetry()) return session.failMidExchange(failure);
     session.retryElsewhere();
 }
@@ -586,7 +704,7 @@ fn retryElsewhere(session: *Session) void {
 
 /// Closes the connection of a failed try (it is never reused).
 fn dropUpstream(session: *Session) void {
-    session.proxy.upstream.discard(session.conn.?);
+    session.upstream().conns.discard(session.conn.?);
     session.conn = null;
     session.loop().timerCancel(&session.timer);
 }
@@ -626,6 +744,7 @@ fn prepareReplay(session: *Session) void {
         .inflight_counted = kept.inflight_counted,
         .last_failure = kept.last_failure,
         .retried_stale = kept.retried_stale,
+        .upstream = kept.upstream,
     };
     session.initRequestFraming();
     session.c_pos = exchange.head_len;
@@ -749,7 +868,7 @@ fn parseResponse(session: *Session) void {
 /// can be replayed, it goes to another backend and this response is dropped. Otherwise the
 /// client gets this response as it is.
 fn retryServerError(session: *Session) bool {
-    if (!session.proxy.config.pool.retry.on.status_5xx) return false;
+    if (!session.upstream().pool.retry.on.status_5xx) return false;
     if (!session.replayable() or !session.reserveRetry()) return false;
     session.report(.status_5xx);
     session.exchange.last_failure = .upstream_bad_response;
@@ -765,7 +884,7 @@ fn responseTimedOut(session: *Session) void {
     exchange.last_failure = .upstream_response_timeout;
     session.report(.timeout);
     const only_receiving = session.pending_ops == 1 and session.upstream_recv.isPending();
-    const retry = session.proxy.config.pool.retry.on.timeout and exchange.request_done and
+    const retry = session.upstream().pool.retry.on.timeout and exchange.request_done and
         exchange.method.isIdempotent() and !exchange.interim_relayed and
         !exchange.request_body_overwritten and only_receiving;
     if (!retry or !session.reserveRetry()) return session.failMidExchange(.upstream_response_timeout);
@@ -854,11 +973,11 @@ fn relayResponseHead(session: *Session, head_len: u32) void {
 /// The Set-Cookie field that pins a `sticky` client to the backend that answered, when its
 /// cookie named no backend or one that could not take the request; else empty.
 fn stickyCookie(session: *const Session, buffer: *[rewrite.extra_field_bytes_max]u8) []const u8 {
-    const pool = &session.proxy.config.pool;
+    const pool = session.upstream().pool;
     if (pool.strategy != .sticky) return "";
     const index = session.exchange.backend_index;
     if (session.exchange.preferred == index) return "";
-    const id = session.proxy.shared.idText(index);
+    const id = session.upstream().shared.idText(index);
     // Validation bounds the cookie name so that this always fits.
     return std.fmt.bufPrint(buffer, "Set-Cookie: {s}={s}; Path=/; HttpOnly\r\n", .{
         pool.sticky_cookie, &id,
@@ -981,8 +1100,8 @@ fn maybeFinishExchange(session: *Session) void {
     session.releaseBackend();
     const conn = session.conn.?;
     session.conn = null;
-    const upstream = &session.proxy.upstream;
-    if (exchange.upstream_reusable) upstream.park(conn) else upstream.discard(conn);
+    const conns = &session.upstream().conns;
+    if (exchange.upstream_reusable) conns.park(conn) else conns.discard(conn);
     session.proxy.buffers.release(session.ubuf.?);
     session.ubuf = null;
     session.requests_served += 1;
@@ -1014,7 +1133,7 @@ fn startTunnel(session: *Session, head_len: u32) void {
     exchange.tunnel = true;
     exchange.response_started = true;
     session.loop().timerCancel(&session.total_timer); // A tunnel lives as long as it is used.
-    session.proxy.stats.upgrades += 1;
+    session.upstream().stats.upgrades += 1;
     session.armTimer(.tunnel);
     exchange.progress = 0;
     exchange.response_window_len = @intCast(new_len + rest.len);
@@ -1102,7 +1221,7 @@ fn maybeEndTunnel(session: *Session) void {
 /// reached the client yet, then lingers briefly so the client reads it before our close.
 fn fail(session: *Session, failure: Failure) void {
     assert(session.state == .active);
-    session.proxy.stats.countFailure(failure);
+    session.proxy.countFailure(session.exchange.upstream, failure);
     if (!session.exchange.response_started) {
         session.exchange.status = failure.status();
         session.exchange.bytes_sent = failure.response().len;
@@ -1169,11 +1288,11 @@ fn armTimer(session: *Session, phase: Phase) void {
     const queue = switch (phase) {
         .idle_hot, .linger => &queues.client_short,
         .idle => &queues.client_idle_rest,
-        .tunnel, .body => &queues.client_idle,
+        .tunnel, .body, .local => &queues.client_idle,
         .header => &queues.client_header,
-        .connect => &queues.upstream_connect,
-        .exchange => &queues.upstream_response,
-        .response_body => &queues.upstream_body,
+        .connect => session.upstream().queues.connect,
+        .exchange => session.upstream().queues.response,
+        .response_body => session.upstream().queues.body,
     };
     session.loop().timerArm(queue, &session.timer, Session, session, timerCallback);
 }
@@ -1208,7 +1327,7 @@ fn timerCallback(session: *Session) void {
             session.loop().cancel(&session.client_recv);
             session.armTimer(.idle);
         },
-        .idle, .tunnel, .linger => session.close(),
+        .idle, .tunnel, .linger, .local => session.close(),
         .header => {
             session.proxy.stats.client_timeouts += 1;
             session.fail(.client_header_timeout);
@@ -1264,8 +1383,9 @@ fn finalize(session: *Session) void {
     assert(session.pending_ops == 0);
     const proxy = session.proxy;
     session.releaseBackend();
-    if (session.conn) |conn| proxy.upstream.discard(conn);
+    if (session.conn) |conn| session.upstream().conns.discard(conn);
     session.conn = null;
+    session.releaseHold();
     session.loop().close(&session.client);
     if (session.cbuf) |cbuf| proxy.buffers.release(cbuf);
     if (session.ubuf) |ubuf| proxy.buffers.release(ubuf);
@@ -1282,7 +1402,8 @@ fn recordDuration(session: *Session) void {
     if (started_ns == 0) return; // No exchange, or recorded already.
     session.exchange.started_ns = 0;
     const duration_ns = session.loop().now() -| started_ns;
-    session.proxy.stats.latency.observe(duration_ns);
+    const latency = if (session.exchange.upstream) |chosen| &chosen.stats.latency else &session.proxy.stats.latency;
+    latency.observe(duration_ns);
     session.logAccess(duration_ns);
 }
 
@@ -1292,7 +1413,7 @@ fn logAccess(session: *Session, duration_ns: u64) void {
     const log = &(session.proxy.access_log orelse return);
     const exchange = &session.exchange;
     const backend = if (exchange.tries > 0)
-        session.proxy.shared.health.backends[exchange.backend_index].name()
+        session.upstream().shared.health.backends[exchange.backend_index].name()
     else
         "";
     log.append(&.{
@@ -1313,7 +1434,7 @@ fn logAccess(session: *Session, duration_ns: u64) void {
 fn countResponse(session: *Session, status: u16) void {
     assert(status >= 100 and status <= 599); // The response parser refuses anything else.
     const class = status / 100 - 1;
-    session.proxy.stats.backend_responses[session.exchange.backend_index][class] += 1;
+    session.upstream().stats.backend_responses[session.exchange.backend_index][class] += 1;
 }
 
 // Every receive and send goes through these four, so each is counted in `pending_ops` and
@@ -1372,4 +1493,9 @@ fn opDone(session: *Session, failing_ok: bool) bool {
 
 fn loop(session: *Session) *Loop {
     return session.proxy.loop;
+}
+
+/// The pool of the exchange under way (its route's).
+fn upstream(session: *const Session) *Upstream {
+    return session.exchange.upstream.?;
 }

@@ -23,6 +23,9 @@ pub const extra_field_bytes_max = 128;
 /// The longest Host value we forward (and copy into X-Forwarded-Host). DNS names are at most
 /// 253 bytes; with a port and brackets, 300 leaves room. A longer Host is a 400.
 pub const host_bytes_max = 300;
+comptime {
+    std.debug.assert(host_bytes_max == @import("../config/Config.zig").rewrite_host_bytes_max);
+}
 
 /// Bytes `composeRequest` may add beyond the client's head. Each term is one field we write:
 pub const request_growth_bytes_max =
@@ -135,7 +138,7 @@ pub fn composeRequest(
     return w.end;
 }
 
-const OriginForm = struct {
+pub const OriginForm = struct {
     /// "/" when an absolute-form target has an empty path (RFC 9112 §3.2.1), else "".
     prefix: []const u8,
     path: []const u8,
@@ -143,7 +146,7 @@ const OriginForm = struct {
     host: ?[]const u8,
 };
 
-fn originForm(head: *const http.RequestParser.Head) OriginForm {
+pub fn originForm(head: *const http.RequestParser.Head) OriginForm {
     if (head.target_form != .absolute) return .{ .prefix = "", .path = head.target, .host = null };
     const scheme_end = std.mem.indexOf(u8, head.target, "://").?; // The parser checked it.
     const rest = head.target[scheme_end + 3 ..];

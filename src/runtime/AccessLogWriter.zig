@@ -40,7 +40,7 @@ fn openFile(path: [:0]const u8) ?linux.fd_t {
     const flags: linux.O = .{ .ACCMODE = .WRONLY, .APPEND = true, .CREAT = true, .CLOEXEC = true };
     const rc = linux.open(path, flags, 0o644);
     if (linux.errno(rc) != .SUCCESS) {
-        log.line("cannot open access log {s}: {s}", .{ path, @tagName(linux.errno(rc)) });
+        log.err("cannot open access log {s}: {s}", .{ path, @tagName(linux.errno(rc)) });
         return null;
     }
     return @intCast(rc);
@@ -80,7 +80,7 @@ pub fn reopen(writer: *AccessLogWriter) void {
     _ = linux.close(writer.fd);
     writer.fd = fd;
     writer.write_failed = false;
-    log.line("access log reopened: {s}", .{path});
+    log.info("access log reopened: {s}", .{path});
 }
 
 fn writeAll(writer: *AccessLogWriter, bytes: []const u8) void {
@@ -91,7 +91,7 @@ fn writeAll(writer: *AccessLogWriter, bytes: []const u8) void {
             .SUCCESS => rest = rest[rc..],
             .INTR => continue,
             else => |errno| {
-                if (!writer.write_failed) log.line("access log write failed: {s}; lines are lost until it works", .{@tagName(errno)});
+                if (!writer.write_failed) log.warn("access log write failed: {s}; lines are lost until it works", .{@tagName(errno)});
                 writer.write_failed = true;
                 return;
             },

@@ -1,6 +1,9 @@
 //! The admin listener: a small HTTP/1.1 server on the control thread's loop (never a worker's)
-//! with three read-only resources: `/healthz` (`200 ok`, or `503 draining` once a drain
-//! began), `/metrics` (Prometheus text) and `/status` (JSON). GET and HEAD only.
+//! with three read-only resources, `/healthz` (`200 ok`, or `503 draining` once a drain
+//! began), `/metrics` (Prometheus text) and `/status` (JSON), for GET and HEAD, and one
+//! action, `POST /reload`: the configuration file is read again and applied through a
+//! `Reloader` (runtime/control.zig), answered 200 with its result text when applied, 422 with
+//! the text when refused (the running configuration stays), 404 when there is no file.
 //!
 //! Decisions a reader must know:
 //! - One request per connection, answered with `Connection: close`: scrapers open a
@@ -8,15 +11,23 @@
 //!   (receive the head, send the response, then read until the client closes), so a
 //!   connection needs one Completion, and "its socket is open" is "an operation is pending or
 //!   it is in a callback". A deadline or `stop` cancels that operation and its callback closes
-//!   the socket: nothing closes a socket with an operation on it.
+//!   the socket: nothing closes a socket with an operation on it. A request body (a POST's)
+//!   is never parsed: what follows the head is read and dropped until the client closes, so
+//!   it cannot be taken for a next request.
+//! - A reload runs synchronously inside the request's callback, on the control thread: the
+//!   loop waits for it, and two reloads never overlap. Its text is written straight into the
+//!   connection's response buffer, at most `reload_text_bytes_max` bytes; a longer one is cut
+//!   and says so, since a cut report is better than none.
 //! - At most `connections_max` connections at once; with all of them busy, accepting pauses
 //!   and the kernel's backlog holds the rest until one closes (as a worker does), so a burst of
 //!   scrapes is served late rather than refused. Each connection has `request_timeout_ns`
 //!   from accept to its response sent, then `linger_ns` to close.
 //! - Nothing is allocated after `init`: every connection owns its request buffer and a
-//!   response buffer of `responseBytes(backends)` (head room plus Snapshot.renderBytesMax),
-//!   allocated untouched so a buffer costs memory only once a response was rendered into it.
-//!   A response that does not fit (a bug in the sizing sum) is answered 500 and logged once.
+//!   response buffer of `response_bytes` (head room plus Snapshot.render_bytes_max, the
+//!   largest rendering of any configuration a reload may bring, since the admin cannot grow
+//!   later), allocated untouched so a buffer costs memory only where a response was rendered
+//!   into it. A response that does not fit (a bug in the sizing sum) is answered 500 and
+//!   logged once.
 //! - The counters are read from the control thread while workers write them; see
 //!   metrics/Histogram.zig for why relaxed loads of single-writer words are enough.
 const std = @import("std");
@@ -49,6 +60,8 @@ accept_completion: Completion = .{},
 accept_backoff_timer: Timer = .{},
 state: State = .initialized,
 collector: Collector,
+/// Null without a configuration file: `POST /reload` answers 404.
+reloader: ?Reloader,
 /// Set by the control thread when a drain begins: `/healthz` answers 503 from then on.
 draining: bool = false,
 connections: [connections_max]Connection,
@@ -58,7 +71,8 @@ free_count: u8,
 request_queue: TimerQueue,
 /// Response sent to the client's close; also the accept back-off.
 linger_queue: TimerQueue,
-/// Filled by `collector` for each `/metrics` and `/status`.
+/// Filled by `collector` for each `/metrics` and `/status`; 86 KiB (room for every pool and
+/// backend there may be), so an Admin lives on the heap.
 snapshot: Snapshot = .{},
 /// `connections_max` response buffers of `response_bytes` each.
 responses: []u8,
@@ -72,10 +86,20 @@ pub const Collector = struct {
     function: *const fn (*anyopaque, *Snapshot) void,
 };
 
+/// Reloads the configuration (runtime/control.zig), on the control thread, before it
+/// returns: true when the new configuration was applied. Either way it writes what happened,
+/// for a human, into `out`, whose writes do not fail: past `reload_text_bytes_max` the text
+/// is dropped and the response says it was cut. It must not tick the control loop (the
+/// admin is inside one of its callbacks).
+pub const Reloader = struct {
+    context: *anyopaque,
+    function: *const fn (context: *anyopaque, out: *std.Io.Writer) bool,
+};
+
 pub const Options = struct {
     address: Address,
-    backends_count: u32,
     collector: Collector,
+    reloader: ?Reloader = null,
     request_timeout_ns: u64 = 5 * std.time.ns_per_s,
     linger_ns: u64 = 1 * std.time.ns_per_s,
 };
@@ -93,15 +117,20 @@ const limits: http.Limits = .{
 /// Room for the response head in front of the body (the body is rendered first, at this
 /// offset, so that its length is known when the head is written).
 const head_room = 256;
+/// A connection's response buffer: the head room and the largest body, 4.3 MiB.
+pub const response_bytes = head_room + Snapshot.render_bytes_max;
+/// The most a reload's result text takes in a response; the rest is cut.
+pub const reload_text_bytes_max = 8 * 1024;
+const reload_cut_note = std.fmt.comptimePrint(
+    "\n(cut: the result is longer than {d} bytes)\n",
+    .{reload_text_bytes_max},
+);
 
 comptime {
     assert(limits.header_bytes_max < request_bytes);
     assert(connections_max <= std.math.maxInt(u8));
-}
-
-/// A connection's response buffer: the head room and the largest body for `backends_count`.
-pub fn responseBytes(backends_count: u32) u32 {
-    return head_room + Snapshot.renderBytesMax(backends_count);
+    // A reload's text, the note saying it was cut and a final line feed fit in any body.
+    assert(reload_text_bytes_max + reload_cut_note.len + 1 <= Snapshot.render_bytes_max);
 }
 
 /// In place: the Admin must not move after this (its connections point at it, and once
@@ -112,11 +141,12 @@ pub fn init(
     loop: *Loop,
     options: Options,
 ) std.mem.Allocator.Error!void {
-    assert(options.backends_count > 0 and options.backends_count <= Snapshot.backends_max);
     assert(options.request_timeout_ns > 0 and options.linger_ns > 0);
-    const response_bytes = responseBytes(options.backends_count);
-    // 16 x (256 B + 64 KiB + 4 KiB per backend): 1.2 MiB of address space for two backends,
-    // 5 MiB for 64, touched only as responses are rendered.
+    // 16 connections x (256 B of head room + 4.3 MiB of body): 69 MiB of address space,
+    // touched only as responses are rendered. Connections are taken lowest index first, so
+    // with one scraper at a time only the first buffer's leading pages become resident, a few
+    // tens of KiB for a pool of a few backends.
+    comptime assert(connections_max * response_bytes <= 80 * 1024 * 1024);
     const responses = try StaticAllocator.allocUntouched(
         allocator,
         u8,
@@ -128,6 +158,7 @@ pub fn init(
         .loop = loop,
         .address = options.address,
         .collector = options.collector,
+        .reloader = options.reloader,
         .connections = undefined,
         .free = undefined,
         .free_count = connections_max,
@@ -281,6 +312,9 @@ const Connection = struct {
     phase: Phase = .free,
     /// The deadline passed with an operation in flight: its callback closes the connection.
     timed_out: bool = false,
+    /// The request is a HEAD: its response, an error as much as a success, is the head
+    /// alone, with the length the body would have had (RFC 9110 §9.3.2).
+    head_only: bool = false,
     request_len: u32 = 0,
     parser: http.RequestParser,
     headers: [limits.headers_count_max]http.Header = undefined,
@@ -301,6 +335,7 @@ const Connection = struct {
         connection.socket = .init(fd);
         connection.phase = .reading;
         connection.timed_out = false;
+        connection.head_only = false;
         connection.request_len = 0;
         connection.response = "";
         connection.sent = 0;
@@ -325,22 +360,36 @@ const Connection = struct {
         switch (connection.parser.feed(connection.request[0..connection.request_len])) {
             // The parser refuses a head over `header_bytes_max`, below the buffer's size.
             .incomplete => connection.receive(),
-            .invalid => |reject| connection.respondError(reject.status()),
+            .invalid => |reject| connection.respondError(reject.status(), null),
             .complete => connection.respond(&connection.parser.head),
         }
     }
 
-    /// Routes the request and renders its response (GET and HEAD only; unknown path 404).
+    /// Routes the request: an unknown path is 404, a method the resource does not take 405.
     fn respond(connection: *Connection, head: *const http.RequestParser.Head) void {
-        const route = Route.of(head) orelse return connection.respondError(404);
-        const with_body = switch (head.method) {
-            .get => true,
-            .head => false,
-            else => return connection.respondError(405),
-        };
+        connection.head_only = head.method == .head;
+        const route = Route.of(head) orelse return connection.respondError(404, null);
+        switch (route) {
+            .healthz, .metrics, .status => switch (head.method) {
+                .get, .head => connection.respondRead(route),
+                else => connection.respondError(405, route.allow()),
+            },
+            .reload => switch (head.method) {
+                // Any body stays unread in `request`, after the head; the linger phase drops
+                // the rest of it.
+                .post => connection.respondReload(),
+                else => connection.respondError(405, route.allow()),
+            },
+        }
+    }
+
+    /// Renders `/healthz`, `/metrics` or `/status`.
+    fn respondRead(connection: *Connection, route: Route) void {
+        assert(route != .reload);
         const admin = connection.admin;
         var body: std.Io.Writer = .fixed(connection.response_buffer[head_room..]);
         const content_type = switch (route) {
+            .reload => unreachable,
             .healthz => blk: {
                 const text = if (admin.draining) "draining\n" else "ok\n";
                 body.writeAll(text) catch unreachable; // A few bytes.
@@ -358,41 +407,85 @@ const Connection = struct {
             },
         };
         const status: u16 = if (route == .healthz and admin.draining) 503 else 200;
-        connection.finish(status, content_type, body.buffered().len, with_body);
+        connection.finish(.{
+            .status = status,
+            .content_type = content_type,
+            .body_len = body.buffered().len,
+        });
+    }
+
+    /// Runs the reloader and answers with its text: 200 applied, 422 refused; 404 when
+    /// there is no configuration file to reload.
+    fn respondReload(connection: *Connection) void {
+        const body = connection.response_buffer[head_room..];
+        const reloader = connection.admin.reloader orelse {
+            const text = "no config file to reload (start with --config)\n";
+            @memcpy(body[0..text.len], text);
+            return connection.finish(.{ .status = 404, .body_len = text.len });
+        };
+        var out: Truncating = .init(body[0..reload_text_bytes_max]);
+        const applied = reloader.function(reloader.context, &out.writer);
+        assert(out.writer.end <= reload_text_bytes_max);
+        // The comptime assert on `reload_text_bytes_max` leaves room for what follows.
+        var text: std.Io.Writer = .fixed(body);
+        text.end = out.writer.end;
+        if (text.end == 0) {
+            text.writeAll(if (applied) "reload applied\n" else "reload failed\n") catch unreachable;
+        }
+        if (out.truncated) text.writeAll(reload_cut_note) catch unreachable;
+        if (text.buffered()[text.end - 1] != '\n') text.writeByte('\n') catch unreachable;
+        connection.finish(.{ .status = if (applied) 200 else 422, .body_len = text.end });
     }
 
     fn overflow(connection: *Connection, route: Route) void {
         const admin = connection.admin;
         if (!admin.overflow_logged) {
             admin.overflow_logged = true;
-            log.line("admin: the {s} response did not fit in {d} bytes; answered 500 " ++
+            log.warn("admin: the {s} response did not fit in {d} bytes; answered 500 " ++
                 "(logged once)", .{ @tagName(route), connection.response_buffer.len - head_room });
         }
-        connection.respondError(500);
+        connection.respondError(500, null);
     }
 
-    /// An error status with its reason phrase, lower case, as the body.
-    fn respondError(connection: *Connection, status: u16) void {
+    /// An error status with its reason phrase, lower case, as the body; a 405 says which
+    /// methods the resource takes (`allow`, RFC 9110 §15.5.6).
+    fn respondError(connection: *Connection, status: u16, allow: ?[]const u8) void {
+        assert(status >= 400);
+        assert((status == 405) == (allow != null));
         const phrase = reasonPhrase(status);
         const body = connection.response_buffer[head_room..][0 .. phrase.len + 1];
         for (body[0..phrase.len], phrase) |*c, p| c.* = std.ascii.toLower(p);
         body[phrase.len] = '\n';
-        connection.finish(status, text_plain, body.len, true);
+        connection.finish(.{ .status = status, .body_len = body.len, .allow = allow });
     }
 
+    const Answer = struct {
+        status: u16,
+        content_type: []const u8 = text_plain,
+        body_len: usize,
+        /// The Allow field's value, for a 405.
+        allow: ?[]const u8 = null,
+    };
+
     /// Writes the head in front of the body already rendered at `head_room` and sends both.
-    fn finish(connection: *Connection, status: u16, content_type: []const u8, body_len: usize, with_body: bool) void {
+    fn finish(connection: *Connection, answer: Answer) void {
         assert(connection.phase == .reading);
+        assert(answer.body_len <= connection.response_buffer.len - head_room);
         var head_buffer: [head_room]u8 = undefined;
-        const allow = if (status == 405) "Allow: GET, HEAD\r\n" else "";
         const head = std.fmt.bufPrint(&head_buffer, "HTTP/1.1 {d} {s}\r\nContent-Type: {s}\r\n" ++
-            "Content-Length: {d}\r\nCache-Control: no-store\r\n{s}Connection: close\r\n\r\n", .{
-            status, reasonPhrase(status), content_type, body_len, allow,
+            "Content-Length: {d}\r\nCache-Control: no-store\r\n{s}{s}{s}Connection: close\r\n\r\n", .{
+            answer.status,
+            reasonPhrase(answer.status),
+            answer.content_type,
+            answer.body_len,
+            if (answer.allow != null) "Allow: " else "",
+            answer.allow orelse "",
+            if (answer.allow != null) "\r\n" else "",
         }) catch unreachable; // The longest head is about 200 bytes.
         const head_start = head_room - head.len;
         const buffer = connection.response_buffer;
         @memcpy(buffer[head_start..head_room], head);
-        const end = head_room + (if (with_body) body_len else 0);
+        const end = head_room + (if (connection.head_only) 0 else answer.body_len);
         assert(end <= buffer.len);
         connection.response = buffer[head_start..end];
         connection.sent = 0;
@@ -472,16 +565,75 @@ const Connection = struct {
 
 const text_plain = "text/plain; charset=utf-8";
 
+/// A writer over a fixed buffer that keeps what fits and drops the rest instead of failing,
+/// so a reloader writes its report without handling a full buffer; `truncated` says whether
+/// anything was dropped. The one way it fails: a caller asking for a writable slice longer
+/// than what is left (std's text formatting writes through `write` and `writeSplat`).
+const Truncating = struct {
+    writer: std.Io.Writer,
+    truncated: bool = false,
+
+    fn init(buffer: []u8) Truncating {
+        return .{ .writer = .{
+            .vtable = &.{ .drain = drain, .flush = std.Io.Writer.noopFlush, .rebase = rebase },
+            .buffer = buffer,
+        } };
+    }
+
+    /// Called only with data that does not fit: keeps the prefix that does and reports all
+    /// of it consumed.
+    fn drain(w: *std.Io.Writer, data: []const []const u8, splat: usize) std.Io.Writer.Error!usize {
+        const truncating: *Truncating = @alignCast(@fieldParentPtr("writer", w));
+        var consumed: usize = 0;
+        for (data[0 .. data.len - 1]) |bytes| consumed += truncating.keep(bytes);
+        const pattern = data[data.len - 1];
+        if (pattern.len > 0) {
+            for (0..splat) |_| {
+                if (w.end == w.buffer.len) break; // The rest is dropped.
+                _ = truncating.keep(pattern);
+            }
+        }
+        truncating.truncated = true;
+        return consumed + pattern.len * splat;
+    }
+
+    fn keep(truncating: *Truncating, bytes: []const u8) usize {
+        const w = &truncating.writer;
+        const kept = @min(bytes.len, w.buffer.len - w.end);
+        @memcpy(w.buffer[w.end..][0..kept], bytes[0..kept]);
+        w.end += kept;
+        return bytes.len;
+    }
+
+    fn rebase(w: *std.Io.Writer, preserve: usize, capacity: usize) std.Io.Writer.Error!void {
+        _ = preserve;
+        _ = capacity;
+        const truncating: *Truncating = @alignCast(@fieldParentPtr("writer", w));
+        truncating.truncated = true;
+        return error.WriteFailed;
+    }
+};
+
 const Route = enum {
     healthz,
     metrics,
     status,
+    reload,
 
     const paths = std.StaticStringMap(Route).initComptime(.{
         .{ "/healthz", .healthz },
         .{ "/metrics", .metrics },
         .{ "/status", .status },
+        .{ "/reload", .reload },
     });
+
+    /// The methods the resource takes, as an Allow field lists them.
+    fn allow(route: Route) []const u8 {
+        return switch (route) {
+            .healthz, .metrics, .status => "GET, HEAD",
+            .reload => "POST",
+        };
+    }
 
     /// The resource a target names: its path, without the query; an absolute-form target's
     /// path is taken after its authority.
@@ -508,6 +660,7 @@ fn reasonPhrase(status: u16) []const u8 {
         404 => "Not Found",
         405 => "Method Not Allowed",
         414 => "URI Too Long",
+        422 => "Unprocessable Content",
         431 => "Request Header Fields Too Large",
         500 => "Internal Server Error",
         501 => "Not Implemented",
@@ -522,22 +675,30 @@ fn reasonPhrase(status: u16) []const u8 {
 const testing = std.testing;
 const ms = std.time.ns_per_ms;
 
-/// An Admin on a real epoll loop over loopback, with a collector that reports a fixed pool.
+/// An Admin on a real epoll loop over loopback, with a collector that reports two pools with
+/// different backends and two routes, and (when asked for) a reloader that answers what the
+/// test sets.
 const Harness = struct {
     loop: Loop,
     admin: Admin,
-    backends_count: u32 = 1,
-    /// What the collector reports; more than configured makes a response overflow.
-    reported_backends: u32 = 1,
     collected: u32 = 0,
+    /// When set, the collector reports it as a route's name: a response too large for its
+    /// buffer, which only a bug in the sizing sum could make.
+    oversized_name: ?[]const u8 = null,
+    reloads: u32 = 0,
+    reload_applied: bool = true,
+    reload_text: []const u8 = "",
 
-    fn init(harness: *Harness, options: struct { request_timeout_ns: u64 = 1000 * ms }) !void {
+    fn init(harness: *Harness, options: struct {
+        request_timeout_ns: u64 = 1000 * ms,
+        reloader: bool = false,
+    }) !void {
         harness.* = .{ .loop = try Loop.init(.{ .mode = .epoll }), .admin = undefined };
         errdefer harness.loop.deinit();
         try harness.admin.init(testing.allocator, &harness.loop, .{
             .address = Address.initIp4(.{ 127, 0, 0, 1 }, 0),
-            .backends_count = harness.backends_count,
             .collector = .{ .context = harness, .function = collect },
+            .reloader = if (options.reloader) .{ .context = harness, .function = reload } else null,
             .request_timeout_ns = options.request_timeout_ns,
             .linger_ns = 200 * ms,
         });
@@ -556,20 +717,45 @@ const Harness = struct {
     fn collect(context: *anyopaque, snapshot: *Snapshot) void {
         const harness: *Harness = @ptrCast(@alignCast(context));
         harness.collected += 1;
-        snapshot.* = .{ .version = "test", .io = "epoll", .workers_count = 1 };
-        snapshot.pool = .{ .name = "app", .strategy = "round_robin", .backends_count = harness.reported_backends };
-        for (snapshot.pool.backends[0..harness.reported_backends]) |*backend| {
-            backend.* = .{
-                .address = "[1111:2222:3333:4444:5555:6666:7777:8888]:65535",
-                .weight = 1,
-                .available = true,
-                .active_up = true,
-                .state = .serving,
-                .connections_open = 0,
-                .in_flight = 0,
-                .responses = @splat(std.math.maxInt(u64) / 8),
-            };
+        snapshot.* = .{
+            .version = "test",
+            .io = "epoll",
+            .workers_count = 1,
+            .config_generation = 2,
+            .reloads_ok = 1,
+            .pools_count = 2,
+            .routes_count = 2,
+        };
+        snapshot.pools[0] = .{ .name = "app", .strategy = "round_robin" };
+        snapshot.pools[1] = .{ .name = "static", .strategy = "weighted" };
+        const addresses = [_][]const []const u8{
+            &.{ "10.0.0.5:9000", "10.0.0.6:9000" },
+            &.{"[1111:2222:3333:4444:5555:6666:7777:8888]:65535"},
+        };
+        for (snapshot.pools[0..2], addresses) |*pool, pool_addresses| {
+            pool.backends_count = @intCast(pool_addresses.len);
+            for (pool.backends[0..pool_addresses.len], pool_addresses) |*backend, address| {
+                backend.* = .{
+                    .address = address,
+                    .weight = 1,
+                    .available = true,
+                    .active_up = true,
+                    .state = .serving,
+                    .connections_open = 0,
+                    .in_flight = 0,
+                    .responses = @splat(std.math.maxInt(u64) / 8),
+                };
+            }
         }
+        snapshot.routes[0] = .{ .name = harness.oversized_name orelse "api", .requests = 3 };
+        snapshot.routes[1] = .{ .name = "1", .requests = 4 };
+    }
+
+    fn reload(context: *anyopaque, out: *std.Io.Writer) bool {
+        const harness: *Harness = @ptrCast(@alignCast(context));
+        harness.reloads += 1;
+        out.writeAll(harness.reload_text) catch unreachable; // Writes to `out` do not fail.
+        return harness.reload_applied;
     }
 
     fn port(harness: *const Harness) u16 {
@@ -676,7 +862,17 @@ test "admin: /metrics and /status render a snapshot; HEAD has the length and no 
     const metrics = try exchange(&harness, "GET /metrics?x=1 HTTP/1.1\r\nHost: a\r\n\r\n", &buffer);
     try expectResponse(metrics, "HTTP/1.1 200 OK\r\n", null);
     try testing.expect(std.mem.find(u8, metrics, "Content-Type: " ++ Prometheus.content_type) != null);
-    try testing.expect(std.mem.find(u8, metrics, "\nsluice_build_info{version=\"test\"} 1\n") != null);
+    const lines = [_][]const u8{
+        "\nsluice_build_info{version=\"test\"} 1\n",
+        "\nsluice_backends_available{pool=\"app\"} 2\n",
+        "\nsluice_backends_available{pool=\"static\"} 1\n",
+        "\nsluice_route_requests_total{route=\"1\"} 4\n",
+        "\nsluice_config_reloads_total{result=\"ok\"} 1\n",
+    };
+    for (lines) |line| try testing.expect(std.mem.find(u8, metrics, line) != null);
+    // One HELP for a family that both pools sample.
+    const help = "# HELP sluice_backends_available ";
+    try testing.expectEqual(@as(usize, 1), std.mem.count(u8, metrics, help));
     const body_len = metrics.len - (std.mem.find(u8, metrics, "\r\n\r\n").? + 4);
 
     var head_buffer: [1024]u8 = undefined;
@@ -691,7 +887,14 @@ test "admin: /metrics and /status render a snapshot; HEAD has the length and no 
     const json = status[std.mem.find(u8, status, "\r\n\r\n").? + 4 ..];
     var parsed = try std.json.parseFromSlice(std.json.Value, testing.allocator, json, .{});
     defer parsed.deinit();
-    try testing.expectEqualStrings("test", parsed.value.object.get("version").?.string);
+    const root = parsed.value.object;
+    try testing.expectEqualStrings("test", root.get("version").?.string);
+    const pools = root.get("pools").?.array.items;
+    try testing.expectEqual(@as(usize, 2), pools.len);
+    try testing.expectEqualStrings("static", pools[1].object.get("name").?.string);
+    try testing.expectEqual(@as(usize, 1), pools[1].object.get("backends").?.array.items.len);
+    try testing.expectEqual(@as(usize, 2), root.get("routes").?.array.items.len);
+    try testing.expectEqual(@as(i64, 2), root.get("config").?.object.get("generation").?.integer);
 }
 
 test "admin: unknown paths are 404, other methods 405 with Allow, bad heads 4xx" {
@@ -751,15 +954,106 @@ test "admin: a response too large for its buffer is a 500, and the next one is f
     var harness: Harness = undefined;
     try harness.init(.{});
     defer harness.deinit();
-    harness.reported_backends = Snapshot.backends_max; // Sized for one.
+    // Longer than any name Config allows: the one way to outgrow the worst-case sizing.
+    const oversized = try testing.allocator.alloc(u8, Snapshot.render_bytes_max);
+    defer testing.allocator.free(oversized);
+    @memset(oversized, 'r');
+    harness.oversized_name = oversized;
     var buffer: [4096]u8 = undefined;
     const request = "GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n";
     const response = try exchange(&harness, request, &buffer);
     try expectResponse(response, "HTTP/1.1 500 Internal Server Error\r\n", "internal server error\n");
     try testing.expect(harness.admin.overflow_logged);
-    harness.reported_backends = 1;
+    harness.oversized_name = null;
     var large: [64 * 1024]u8 = undefined;
     try expectResponse(try exchange(&harness, request, &large), "HTTP/1.1 200 OK\r\n", null);
+}
+
+test "admin: POST /reload answers the reloader's text, 200 when applied and 422 when refused" {
+    var harness: Harness = undefined;
+    try harness.init(.{ .reloader = true });
+    defer harness.deinit();
+    var buffer: [4096]u8 = undefined;
+    harness.reload_text = "generation 2: 2 pools, 3 routes\n";
+    const applied = try exchange(&harness, "POST /reload HTTP/1.1\r\nHost: a\r\n\r\n", &buffer);
+    try expectResponse(applied, "HTTP/1.1 200 OK\r\n", "generation 2: 2 pools, 3 routes\n");
+    const content_type = "\r\nContent-Type: " ++ text_plain ++ "\r\n";
+    try testing.expect(std.mem.find(u8, applied, content_type) != null);
+
+    // Refused; the text gets its missing final line feed. The body, which looks like a
+    // second request, is dropped: one response, one reload.
+    harness.reload_applied = false;
+    harness.reload_text = "pools[1].backends: not an address";
+    const body = "GET /reload HTTP/1.1\r\nHost: a\r\n\r\n";
+    const refused = try exchange(&harness, std.fmt.comptimePrint(
+        "POST /reload?x HTTP/1.1\r\nHost: a\r\nContent-Length: {d}\r\n\r\n{s}",
+        .{ body.len, body },
+    ), &buffer);
+    const refusal = "pools[1].backends: not an address\n";
+    try expectResponse(refused, "HTTP/1.1 422 Unprocessable Content\r\n", refusal);
+    try testing.expectEqual(@as(usize, 1), std.mem.count(u8, refused, "HTTP/1.1"));
+    try testing.expectEqual(@as(u32, 2), harness.reloads);
+
+    // A reloader that says nothing still gets a line.
+    harness.reload_text = "";
+    const silent = try exchange(&harness, "POST /reload HTTP/1.1\r\nHost: a\r\n\r\n", &buffer);
+    try expectResponse(silent, "HTTP/1.1 422 ", "reload failed\n");
+    try testing.expectEqual(@as(u32, 0), harness.collected); // A reload renders no snapshot.
+}
+
+test "admin: a reload text longer than its buffer is cut, and says so" {
+    var harness: Harness = undefined;
+    try harness.init(.{ .reloader = true });
+    defer harness.deinit();
+    const long = try testing.allocator.alloc(u8, reload_text_bytes_max + 100);
+    defer testing.allocator.free(long);
+    @memset(long, 'x');
+    harness.reload_text = long;
+    var buffer: [16 * 1024]u8 = undefined;
+    const response = try exchange(&harness, "POST /reload HTTP/1.1\r\nHost: a\r\n\r\n", &buffer);
+    try expectResponse(response, "HTTP/1.1 200 OK\r\n", null);
+    const text = response[std.mem.find(u8, response, "\r\n\r\n").? + 4 ..];
+    try testing.expectEqualStrings(long[0..reload_text_bytes_max], text[0..reload_text_bytes_max]);
+    try testing.expectEqualStrings(reload_cut_note, text[reload_text_bytes_max..]);
+}
+
+test "admin: /reload without a reloader is 404; any method but POST is 405 with Allow: POST" {
+    var harness: Harness = undefined;
+    try harness.init(.{});
+    defer harness.deinit();
+    var buffer: [4096]u8 = undefined;
+    const post = "POST /reload HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\n{}";
+    const missing = try exchange(&harness, post, &buffer);
+    const text = "no config file to reload (start with --config)\n";
+    try expectResponse(missing, "HTTP/1.1 404 Not Found\r\n", text);
+    for ([_][]const u8{ "GET", "HEAD", "PUT", "DELETE" }) |method| {
+        var request_buffer: [128]u8 = undefined;
+        const request = try std.fmt.bufPrint(
+            &request_buffer,
+            "{s} /reload HTTP/1.1\r\nHost: a\r\n\r\n",
+            .{method},
+        );
+        const response = try exchange(&harness, request, &buffer);
+        const body = if (std.mem.eql(u8, method, "HEAD")) "" else "method not allowed\n";
+        try expectResponse(response, "HTTP/1.1 405 Method Not Allowed\r\n", body);
+        try testing.expect(std.mem.find(u8, response, "\r\nAllow: POST\r\n") != null);
+    }
+    try testing.expectEqual(@as(u32, 0), harness.reloads);
+}
+
+test "admin: the reload text writer keeps what fits and drops the rest, without failing" {
+    var buffer: [10]u8 = undefined;
+    var out: Truncating = .init(&buffer);
+    const w = &out.writer;
+    try w.print("{d}-", .{12345});
+    try w.splatByteAll('x', 3);
+    try testing.expect(!out.truncated);
+    try w.writeAll("abcdef"); // Only "a" fits.
+    try testing.expect(out.truncated);
+    try w.print("{d}", .{1});
+    try w.splatByteAll('y', 1000);
+    try w.writeByte('z');
+    try testing.expectEqualStrings("12345-xxxa", w.buffered());
 }
 
 test "admin: a client that sends nothing is closed at the deadline; stop leaves no fd" {

@@ -32,7 +32,7 @@ pub fn mark(trace: *InitTrace, comptime name: []const u8) void {
     }
     defer trace.lock.store(false, .release);
     const now_ns = sys.clockMonotonicNs();
-    log.line("init {s:<16} {d:>9} ns  total {d:>9} ns", .{
+    log.info("init {s:<16} {d:>9} ns  total {d:>9} ns", .{
         name,
         now_ns - trace.last_ns,
         now_ns - trace.start_ns,

@@ -1,7 +1,8 @@
-//! A worker thread: its own event loop, its own SO_REUSEPORT listener, and the proxy state it
-//! serves connections with (proxy/Proxy.zig: sessions, buffers, upstream pool). Workers share
-//! nothing on the request path; the control thread talks to one only through `requestDrain`
-//! (an atomic flag plus a wake) and reads its atomic counters.
+//! A worker thread: its own event loop, its own SO_REUSEPORT socket for each listener, and
+//! the proxy state it serves connections with (proxy/Proxy.zig: sessions, buffers, and the
+//! pools of the generations it holds). Workers share nothing on the request path; the control
+//! thread talks to one only through `requestDrain` and `publish` (an atomic plus a wake) and
+//! reads its atomic counters.
 const std = @import("std");
 const assert = std.debug.assert;
 const linux = std.os.linux;
@@ -16,8 +17,10 @@ const sys = @import("../stdx/sys.zig");
 const Address = @import("../stdx/Address.zig").Address;
 const Config = @import("../config/Config.zig");
 const Proxy = @import("../proxy/Proxy.zig");
-const Shared = @import("../upstream/Shared.zig");
+const Generation = @import("../proxy/Generation.zig");
+const ListenerTable = @import("generations.zig").ListenerTable;
 const InitTrace = @import("InitTrace.zig");
+const log = @import("../stdx/log.zig");
 
 const Worker = @This();
 
@@ -25,13 +28,15 @@ index: u32,
 config: *const Config,
 loop: Loop,
 proxy: Proxy,
-listener: Socket,
-accept_completion: Completion = .{},
-accept_backoff_timer: Timer = .{},
+/// By listener slot (ListenerTable): the sockets this worker accepts on.
+listeners: [ListenerTable.slots_max]Listener,
+/// Where a new generation's listener sockets are found.
+listener_table: *const ListenerTable,
 accept_backoff: TimerQueue = .init(accept_backoff_ns),
-accepting: bool = false,
 
 drain_requested: std.atomic.Value(bool) = .init(false),
+/// A generation published by the control thread and not yet adopted.
+next_generation: std.atomic.Value(?*Generation) = .init(null),
 finished: std.atomic.Value(bool) = .init(false),
 /// Set by the worker thread once its loop is up and accepting (1), or it failed to start (2);
 /// a futex word, so the control thread sleeps until then instead of spinning.
@@ -41,34 +46,54 @@ connections_accepted: u64 = 0,
 accept_errors: u64 = 0,
 thread: ?std.Thread = null,
 
+/// One listener slot of this worker.
+pub const Listener = struct {
+    worker: *Worker,
+    slot: u8,
+    socket: Socket = .{ .fd = -1, .registered = false },
+    /// The current generation has this listener.
+    wanted: bool = false,
+    accepting: bool = false,
+    completion: Completion = .{},
+    backoff_timer: Timer = .{},
+    /// A socket to accept on once the previous one of this slot has finished closing.
+    next_fd: linux.fd_t = -1,
+
+    fn isOpen(listener: *const Listener) bool {
+        return listener.socket.fd >= 0;
+    }
+};
+
 /// Pause before accepting again after the process ran out of file descriptors.
 const accept_backoff_ns = 100 * std.time.ns_per_ms;
-const listen_backlog = 4096;
 
-/// Allocates everything the worker will ever use. `worker` must be at its final address.
+/// Allocates everything the worker will ever use but its pools' state (with each generation).
+/// `worker` must be at its final address.
 pub fn init(
     worker: *Worker,
     allocator: std.mem.Allocator,
     config: *const Config,
-    shared: *Shared,
+    generation: *const Generation,
+    listener_table: *const ListenerTable,
     index: u32,
     workers_count: u32,
-    listener_fd: linux.fd_t,
 ) !void {
     worker.* = .{
         .index = index,
         .config = config,
         .loop = undefined, // Created on the worker's own thread (io_uring single issuer).
         .proxy = undefined,
-        .listener = Socket.init(listener_fd),
+        .listeners = undefined,
+        .listener_table = listener_table,
     };
+    for (&worker.listeners, 0..) |*listener, slot| listener.* = .{ .worker = worker, .slot = @intCast(slot) };
     try worker.proxy.init(
         allocator,
         &worker.loop,
         config,
-        shared,
-        Proxy.sessionsCount(config, workers_count),
+        generation,
         index,
+        Proxy.sessionsCount(config, workers_count),
         .{ .context = worker, .function = slotFreeCallback },
     );
 }
@@ -91,14 +116,14 @@ fn run(worker: *Worker) void {
         return;
     };
     defer worker.loop.deinit();
-    worker.proxy.registerTimerQueues();
     worker.loop.timerQueueRegister(&worker.accept_backoff);
+    worker.proxy.start();
+    worker.syncListeners();
     worker.loop.setWakeCallback(Worker, worker, wakeCallback);
-    worker.acceptNext();
     worker.setReady(1);
     while (!worker.isDone()) {
         worker.loop.tick() catch |err| {
-            std.log.err("worker {d}: event loop failed: {s}", .{ worker.index, @errorName(err) });
+            log.err("worker {d}: event loop failed: {s}", .{ worker.index, @errorName(err) });
             break;
         };
     }
@@ -120,8 +145,9 @@ pub fn waitReady(worker: *Worker) u32 {
 }
 
 fn isDone(worker: *const Worker) bool {
-    return worker.proxy.draining and worker.connectionsActive() == 0 and
-        !worker.accept_completion.isPending() and worker.proxy.upstream.isQuiet();
+    if (!worker.proxy.draining or worker.connectionsActive() > 0) return false;
+    for (&worker.listeners) |*listener| if (listener.completion.isPending()) return false;
+    return worker.proxy.upstreamsQuiet();
 }
 
 /// May be called from any thread.
@@ -135,38 +161,91 @@ pub fn requestDrain(worker: *Worker) void {
     worker.loop.wake();
 }
 
+/// Called from the control thread: the worker adopts `generation` at its next wake-up. One it
+/// had not adopted yet is let go of on its behalf.
+pub fn publish(worker: *Worker, generation: *Generation) void {
+    if (worker.next_generation.swap(generation, .acq_rel)) |skipped| {
+        _ = skipped.holders.fetchSub(1, .release);
+    }
+    worker.loop.wake();
+}
+
 fn wakeCallback(worker: *Worker) void {
+    if (!worker.proxy.draining) {
+        if (worker.next_generation.swap(null, .acq_rel)) |generation| {
+            worker.proxy.adopt(generation);
+            worker.syncListeners();
+        }
+    }
     if (!worker.drain_requested.load(.acquire) or worker.proxy.draining) return;
-    if (worker.accept_completion.isPending()) worker.loop.cancel(&worker.accept_completion);
-    worker.loop.timerCancel(&worker.accept_backoff_timer);
     worker.proxy.drain();
-    if (!worker.accept_completion.isPending()) worker.closeListener();
+    for (&worker.listeners) |*listener| {
+        listener.wanted = false;
+        worker.stopListener(listener);
+    }
 }
 
-fn closeListener(worker: *Worker) void {
-    if (worker.listener.fd < 0) return;
-    worker.loop.close(&worker.listener);
-    worker.listener.fd = -1;
+/// Accepts on the current generation's listeners, and stops accepting on the others.
+fn syncListeners(worker: *Worker) void {
+    const generation = worker.proxy.generation;
+    for (&worker.listeners) |*listener| {
+        const wanted = std.mem.indexOfScalar(u8, generation.listener_slots, listener.slot) != null;
+        if (wanted == listener.wanted) continue;
+        listener.wanted = wanted;
+        if (!wanted) {
+            worker.stopListener(listener);
+            continue;
+        }
+        const fd = worker.listener_table.slots[listener.slot].fds[worker.index];
+        if (listener.isOpen()) {
+            listener.next_fd = fd; // Still closing the slot's previous socket.
+            continue;
+        }
+        listener.socket = Socket.init(fd);
+        worker.acceptNext(listener);
+    }
 }
 
-fn acceptNext(worker: *Worker) void {
-    assert(!worker.accept_completion.isPending());
-    if (worker.proxy.draining or !worker.proxy.hasFreeSession()) {
-        worker.accepting = false; // Resumed by slotFreeCallback.
+/// Cancels the accept (its callback closes the socket) or closes the socket now.
+fn stopListener(worker: *Worker, listener: *Listener) void {
+    worker.loop.timerCancel(&listener.backoff_timer);
+    if (listener.completion.isPending()) return worker.loop.cancel(&listener.completion);
+    worker.closeListener(listener);
+}
+
+fn closeListener(worker: *Worker, listener: *Listener) void {
+    listener.accepting = false;
+    if (listener.isOpen()) {
+        worker.loop.close(&listener.socket);
+        listener.socket.fd = -1;
+    }
+    if (listener.next_fd >= 0 and listener.wanted and !worker.proxy.draining) {
+        listener.socket = Socket.init(listener.next_fd);
+        listener.next_fd = -1;
+        return worker.acceptNext(listener);
+    }
+    if (listener.next_fd >= 0) {
+        sys.close(listener.next_fd);
+        listener.next_fd = -1;
+    }
+}
+
+fn acceptNext(worker: *Worker, listener: *Listener) void {
+    assert(!listener.completion.isPending());
+    if (worker.proxy.draining or !listener.wanted) return worker.closeListener(listener);
+    if (!worker.proxy.hasFreeSession()) {
+        listener.accepting = false; // Resumed by slotFreeCallback.
         return;
     }
-    worker.accepting = true;
-    const listener = &worker.listener;
-    worker.loop.accept(&worker.accept_completion, listener, Worker, worker, acceptCallback);
+    listener.accepting = true;
+    worker.loop.accept(&listener.completion, &listener.socket, Listener, listener, acceptCallback);
 }
 
-fn acceptCallback(worker: *Worker, result: sys.AcceptError!linux.fd_t) void {
+fn acceptCallback(listener: *Listener, result: sys.AcceptError!linux.fd_t) void {
+    const worker = listener.worker;
     const fd = result catch |err| switch (err) {
-        error.Canceled => {
-            worker.accepting = false;
-            return worker.closeListener();
-        },
-        error.ConnectionAborted, error.WouldBlock => return worker.acceptNext(),
+        error.Canceled => return worker.closeListener(listener),
+        error.ConnectionAborted, error.WouldBlock => return worker.acceptNext(listener),
         error.ProcessFdQuotaExceeded,
         error.SystemFdQuotaExceeded,
         error.SystemResources,
@@ -175,56 +254,43 @@ fn acceptCallback(worker: *Worker, result: sys.AcceptError!linux.fd_t) void {
             // Out of descriptors or memory: accepting again at once would spin. Existing
             // connections keep being served; try again shortly.
             worker.accept_errors += 1;
-            worker.accepting = false;
+            listener.accepting = false;
             return worker.loop.timerArm(
                 &worker.accept_backoff,
-                &worker.accept_backoff_timer,
-                Worker,
-                worker,
+                &listener.backoff_timer,
+                Listener,
+                listener,
                 acceptBackoffCallback,
             );
         },
     };
-    if (worker.proxy.draining) {
+    if (worker.proxy.draining or !listener.wanted) {
         sys.close(fd);
-        return worker.closeListener();
+        return worker.closeListener(listener);
     }
     var storage: linux.sockaddr.storage = undefined;
     _ = sys.getpeername(fd, &storage) catch {
         sys.close(fd); // Already reset by the peer: nothing to serve.
-        return worker.acceptNext();
+        return worker.acceptNext(listener);
     };
     sys.setsockoptInt(fd, linux.IPPROTO.TCP, linux.TCP.NODELAY, 1) catch {}; // Latency only.
     worker.connections_accepted += 1;
     InitTrace.markFirstAccept();
-    worker.proxy.startSession(fd, Address.fromStorage(&storage));
-    worker.acceptNext();
+    worker.proxy.startSession(fd, Address.fromStorage(&storage), listener.slot);
+    worker.acceptNext(listener);
 }
 
-fn acceptBackoffCallback(worker: *Worker) void {
-    if (!worker.accept_completion.isPending()) worker.acceptNext();
+fn acceptBackoffCallback(listener: *Listener) void {
+    if (!listener.completion.isPending()) listener.worker.acceptNext(listener);
 }
 
-/// The proxy freed a session slot: resume accepting if a full proxy had paused it.
+/// The proxy freed a session slot: resume accepting where a full proxy had paused it.
 fn slotFreeCallback(context: *anyopaque) void {
     const worker: *Worker = @ptrCast(@alignCast(context));
-    const backing_off = worker.accept_backoff_timer.isArmed();
-    if (worker.accepting or worker.proxy.draining or backing_off) return;
-    if (worker.accept_completion.isPending()) return;
-    worker.acceptNext();
-}
-
-/// A listening socket for `address`, SO_REUSEPORT so every worker can bind its own.
-pub fn listen(address: *const Address) !linux.fd_t {
-    const fd = try sys.socket(
-        address.family(),
-        linux.SOCK.STREAM | linux.SOCK.NONBLOCK | linux.SOCK.CLOEXEC,
-        0,
-    );
-    errdefer sys.close(fd);
-    try sys.setsockoptInt(fd, linux.SOL.SOCKET, linux.SO.REUSEADDR, 1);
-    try sys.setsockoptInt(fd, linux.SOL.SOCKET, linux.SO.REUSEPORT, 1);
-    try sys.bind(fd, address.sockaddr(), address.socklen());
-    try sys.listen(fd, listen_backlog);
-    return fd;
+    if (worker.proxy.draining) return;
+    for (&worker.listeners) |*listener| {
+        if (!listener.wanted or listener.accepting or !listener.isOpen()) continue;
+        if (listener.backoff_timer.isArmed() or listener.completion.isPending()) continue;
+        worker.acceptNext(listener);
+    }
 }

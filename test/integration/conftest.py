@@ -52,6 +52,10 @@ LISTEN_RE = re.compile(
     r"io=(?P<io>[\w_]+)\)")
 STATS_RE = re.compile(r"^sluice: stats (?P<rest>.*)$")
 EXIT_RE = re.compile(r"^sluice: exit heap_allocations_after_startup=(?P<n>\d+)")
+# One line per listener, in config order; a named listener's line ends with its name.
+LISTENER_RE = re.compile(
+    r"^sluice: listening on (?P<host>\S+):(?P<port>\d+) \(workers=(?P<workers>\d+), "
+    r"io=(?P<io>[\w_]+)\)(?: listener=(?P<name>\S+))?")
 URING_UNAVAILABLE_RE = re.compile(r"io_uring", re.IGNORECASE)
 
 _uring_unavailable: str | None = None  # sluice's reason, once seen
@@ -287,6 +291,78 @@ class Sluice:
         rc = self.proc.poll() if self.proc else None
         return f"io={self.io} port={self.port} rc={rc} cmd={' '.join(self.cmd)}"
 
+    # -- config files, several listeners, reloads --
+
+    def start_config(self, config_path, args=(), workers=1, io_flag: bool = True,
+                     timeout: float = START_TIMEOUT) -> "Sluice":
+        """Start `sluice --config FILE [--io=X] [--workers N] ARGS` with no --listen, so the
+        file's listeners serve, and wait for the first listening line (`.port` is the first
+        listener's port; see listen_ports for the others). io_flag=False leaves the I/O mode
+        to the file (a flag would override it, on a reload too), workers=None the worker
+        count."""
+        if io_flag:
+            return self.start(args=["--config", str(config_path), *args], workers=workers,
+                              listen=None, timeout=timeout)
+        self.build_cmd = lambda *a, **kw: Sluice.build_cmd(self, *a, **{**kw, "io": False})
+        try:
+            return self.start(args=["--config", str(config_path), *args], workers=workers,
+                              listen=None, timeout=timeout)
+        finally:
+            del self.build_cmd
+
+    def mark(self) -> int:
+        """The number of stderr lines so far: pass it as `start=` to look only at lines
+        printed after this point (say, before sending a signal)."""
+        with self._cond:
+            return len(self.lines)
+
+    def wait_for_line_index(self, pattern, timeout: float = 5.0, start: int = 0
+                            ) -> tuple[int, re.Match]:
+        """Like wait_for_line (and raising on timeout), but also returns the index of the
+        matching line in `.lines`."""
+        rx = re.compile(pattern) if isinstance(pattern, str) else pattern
+        deadline = Deadline(timeout)
+        idx = start
+        with self._cond:
+            while True:
+                while idx < len(self.lines):
+                    m = rx.search(self.lines[idx])
+                    idx += 1
+                    if m:
+                        return idx - 1, m
+                exited = self.proc is None or self.proc.poll() is not None
+                readers_done = all(not t.is_alive() for t in self._readers)
+                if deadline.expired() or (exited and readers_done):
+                    break
+                self._cond.wait(min(0.05, max(0.001, deadline.remaining())))
+        raise AssertionError(
+            f"no stderr line matching {rx.pattern!r} (from line {start}) within {timeout}s\n"
+            f"stderr:\n{self.stderr_text()}")
+
+    def listen_matches(self, count: int, timeout: float = 5.0, start: int = 0
+                       ) -> list[re.Match]:
+        """The first `count` listening lines (LISTENER_RE) from line `start` on, in order,
+        waiting (bounded) until that many have been printed. Each match has `host`, `port`,
+        `workers`, `io` and `name` (None for an unnamed listener)."""
+        deadline = Deadline(timeout)
+        out, idx = [], start
+        for _ in range(count):
+            i, m = self.wait_for_line_index(LISTENER_RE, max(0.001, deadline.remaining()), idx)
+            out.append(m)
+            idx = i + 1
+        return out
+
+    def listen_ports(self, count: int, timeout: float = 5.0, start: int = 0) -> list[int]:
+        """The ports of the first `count` listening lines, in config order (see
+        listen_matches)."""
+        return [int(m.group("port")) for m in self.listen_matches(count, timeout, start)]
+
+    def log_lines(self, pattern, start: int = 0) -> list[str]:
+        """stderr lines from index `start` on that match the regex `pattern`."""
+        rx = re.compile(pattern) if isinstance(pattern, str) else pattern
+        with self._cond:
+            return [ln for ln in self.lines[start:] if rx.search(ln)]
+
 
 # ---------------------------------------------------------------------------------------
 # pytest plumbing
@@ -425,3 +501,93 @@ def assert_quiescent(sluice, timeout=5.0):
         time.sleep(0.05)
     assert st["heap_allocations_after_startup"] == 0, st
     return st
+
+
+# ---------------------------------------------------------------------------------------
+# Config files
+
+
+class ZonEnum(str):
+    """An enum literal in a ZON file: zon(ZonEnum("epoll")) is `.epoll`."""
+
+
+_ZIG_IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ZIG_KEYWORDS = frozenset(
+    "addrspace align allowzero and anyframe anytype asm async await break callconv catch "
+    "comptime const continue defer else enum errdefer error export extern fn for if inline "
+    "linksection noalias noinline nosuspend opaque or orelse packed pub resume return struct "
+    "suspend switch test threadlocal try union unreachable usingnamespace var volatile while "
+    "true false null undefined".split())
+
+
+def zon_string(text: str) -> str:
+    """A Zig string literal for `text` (UTF-8; quotes, backslashes and control bytes
+    escaped)."""
+    out = ['"']
+    for byte in text.encode("utf-8"):
+        ch = chr(byte)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif 0x20 <= byte < 0x7F:
+            out.append(ch)
+        else:
+            out.append(f"\\x{byte:02x}")
+    out.append('"')
+    return "".join(out)
+
+
+def _zon_name(name: str) -> str:
+    if _ZIG_IDENT_RE.fullmatch(name) and name not in _ZIG_KEYWORDS:
+        return "." + name
+    return ".@" + zon_string(name)
+
+
+def zon(value, indent: int = 0) -> str:
+    """Python values as ZON text: dict -> `.{ .key = value }` (insertion order, one field
+    per line), list/tuple -> `.{ a, b }` (on one line when every item is a scalar), str ->
+    a string literal, ZonEnum -> an enum literal, bool, int. Keys that are not plain
+    identifiers are written `.@"Cache-Control"`."""
+    pad, inner = "    " * indent, "    " * (indent + 1)
+    if isinstance(value, ZonEnum):
+        return _zon_name(str(value))
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return zon_string(value)
+    if isinstance(value, dict):
+        if not value:
+            return ".{}"
+        fields = [f"{inner}{_zon_name(k)} = {zon(v, indent + 1)}," for k, v in value.items()]
+        return ".{\n" + "\n".join(fields) + "\n" + pad + "}"
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return ".{}"
+        if all(isinstance(v, (str, int)) for v in value):
+            return ".{ " + ", ".join(zon(v) for v in value) + " }"
+        items = [f"{inner}{zon(v, indent + 1)}," for v in value]
+        return ".{\n" + "\n".join(items) + "\n" + pad + "}"
+    raise TypeError(f"no ZON for {value!r}")
+
+
+def write_zon(path: Path, config: dict) -> Path:
+    """Write `config` (see zon) to `path` and return the path."""
+    path.write_text(zon(config) + "\n")
+    return path
+
+
+def free_port() -> int:
+    """A 127.0.0.1 port nothing listens on right now (bound once and released), for config
+    files that must name a fixed port: a reload compares listeners by address, and port 0
+    would be a new port each time."""
+    import socket
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

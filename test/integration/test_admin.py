@@ -246,7 +246,7 @@ def test_status_lists_the_pool_and_its_backends(sluice, make_backend):
                             args=["--strategy", "weighted"])
     assert request(sluice.port, "GET", "/s").status == 200
     s = status(port)
-    assert s["version"] == "0.1.0" and s["workers"] == 1 and s["config_generation"] == 1
+    assert s["version"] == "0.1.0" and s["workers"] == 1 and s["config"]["generation"] == 1
     assert s["io"] in ("io_uring", "epoll") and s["draining"] is False
     assert s["heap_allocations_after_startup"] == 0 and s["uptime_seconds"] >= 0
     (pool,) = s["pools"]
@@ -376,4 +376,4 @@ def test_admin_flag_mistake_is_a_usage_error(sluice_bin):
     done = subprocess.run([sluice_bin, "--backend", "127.0.0.1:1", "--admin", "9901"],
                           capture_output=True, text=True, timeout=10)
     assert done.returncode == 2
-    assert done.stderr.startswith("sluice: --admin: invalid address"), done.stderr
+    assert done.stderr.startswith("sluice: error: --admin: invalid address"), done.stderr

@@ -41,7 +41,7 @@ def test_auto_falls_back_to_epoll_and_logs_why(sluice_bin, backend):
             line = s.wait_for_line(r"^sluice: listening on 127\.0\.0\.1:(\d+) \(.*io=(\w+)\)",
                                    5.0)
         assert line.group(2) == "epoll", line.group(0)
-        assert any(re.match(r"^sluice: io_uring unavailable \(.+\), using epoll$", l)
+        assert any(re.match(r"^sluice: warn: io_uring unavailable \(.+\), using epoll$", l)
                    for l in s.lines), s.lines
         r = request(int(line.group(1)), "GET", "/after-fallback")
         assert r.status == 200, r

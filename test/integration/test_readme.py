@@ -1,5 +1,6 @@
 """The README's examples stay true: every console example is run and its output compared,
-and every flag in the README's table is one that `sluice --help` documents."""
+every config example passes `sluice check`, and every flag in the README's table is one
+that `sluice --help` documents."""
 
 import re
 import subprocess
@@ -59,3 +60,16 @@ def test_readme_flags_are_the_help_flags(sluice_bin):
     assert done.returncode == 0
     help_flags = set(re.findall(r"(--[a-z-]+)", done.stdout)) - {"--help", "--version"}
     assert table_flags == help_flags, (table_flags - help_flags, help_flags - table_flags)
+
+
+def test_readme_config_examples_pass_check(sluice_bin, tmp_path):
+    """Every ```zon block in the README is a valid config: `sluice check` says ok."""
+    blocks = re.findall(r"```zon\n(.*?)```", README, re.S)
+    assert blocks, "the README has no zon example"
+    for i, body in enumerate(blocks):
+        path = tmp_path / f"readme{i}.zon"
+        path.write_text(body)
+        done = subprocess.run([sluice_bin, "check", str(path)], capture_output=True, text=True,
+                              timeout=10)
+        assert done.returncode == 0, (body, done.stdout, done.stderr)
+        assert done.stdout.strip() == f"{path}: ok"

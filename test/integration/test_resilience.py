@@ -34,7 +34,7 @@ def log_lines(sluice, pattern):
 
 
 def ejected_re(addr):
-    return rf"^sluice: backend {re.escape(addr)} ejected for \d+ ms: \d+ consecutive failures"
+    return rf"^sluice: warn: backend {re.escape(addr)} ejected for \d+ ms: \d+ consecutive failures"
 
 
 class SteadyClient:
@@ -254,7 +254,7 @@ def test_ejection_cool_down_doubles_up_to_max(sluice, make_backend):
                      args=["--eject-after", "1", "--eject-time", "100ms",
                            "--eject-time-max", "400ms"])
         client = SteadyClient(sluice.port, interval=0.01).start()
-        again_re = rf"^sluice: backend {re.escape(dead.address)}: trial request failed " \
+        again_re = rf"^sluice: warn: backend {re.escape(dead.address)}: trial request failed " \
                    r"\(connect\), ejected again for (\d+) ms$"
         first = sluice.wait_for_line(ejected_re(dead.address), timeout=3.0)
         assert "ejected for 100 ms: 1 consecutive failures (last: connect)" in first.string
@@ -480,7 +480,7 @@ def test_active_check_down_then_up(sluice, make_backend):
     assert "close" in probe.connection_tokens()
 
     hb.set_status(503)
-    down_re = rf"^sluice: backend {re.escape(b.address)} is down: active check failed " \
+    down_re = rf"^sluice: warn: backend {re.escape(b.address)} is down: active check failed " \
               r"\(status 503\)$"
     sluice.wait_for_line(down_re, timeout=3.0)
     before = len(traffic(b))
@@ -529,9 +529,9 @@ def test_active_check_failure_reasons_and_no_backend(sluice, make_backend):
         sluice.start([dead.address, hang],
                      args=["--health-path", "/health", "--health-interval", "100ms",
                            "--health-timeout", "100ms", "--health-fall", "1"])
-        sluice.wait_for_line(rf"^sluice: backend {re.escape(dead.address)} is down: active "
+        sluice.wait_for_line(rf"^sluice: warn: backend {re.escape(dead.address)} is down: active "
                              r"check failed \(connection refused\)$", timeout=3.0)
-        sluice.wait_for_line(rf"^sluice: backend {re.escape(hang.address)} is down: active "
+        sluice.wait_for_line(rf"^sluice: warn: backend {re.escape(hang.address)} is down: active "
                              r"check failed \(timed out after 100 ms\)$", timeout=3.0)
         r, elapsed = timed(sluice.port, target="/nothing")
         assert r.status == 503 and NO_BACKEND in r.body, r
@@ -558,7 +558,7 @@ def test_active_check_method_host_and_status_range(sluice, make_backend):
     assert probe.method == "HEAD" and probe.header("host") == "health.example", probe.headers
     assert not log_lines(sluice, "is down")
     hb.set_status(302)
-    sluice.wait_for_line(rf"^sluice: backend {re.escape(b.address)} is down: active check "
+    sluice.wait_for_line(rf"^sluice: warn: backend {re.escape(b.address)} is down: active check "
                          r"failed \(status 302\)$", timeout=3.0)
     r = request(sluice.port, "GET", "/down")
     assert r.status == 503 and NO_BACKEND in r.body, r
@@ -622,7 +622,7 @@ def test_eject_max_percent_caps_ejections(sluice, make_backend):
             assert r.status == 200 and Echoed(r).backend == "good", (i, r)
         ejected = [d for d in dead if log_lines(sluice, ejected_re(d.address))]
         assert len(ejected) == 2, sluice.stderr_text()
-        capped = log_lines(sluice, r"^sluice: backend 127\.0\.0\.1:\d+: 2 consecutive failures "
+        capped = log_lines(sluice, r"^sluice: warn: backend 127\.0\.0\.1:\d+: 2 consecutive failures "
                                    r"\(last: connect\), not ejected: 2 of 4 backends already "
                                    r"are \(max 50%\)$")
         assert len(capped) >= 1, sluice.stderr_text()

@@ -1,0 +1,64 @@
+//! One configuration generation as the workers see it: its config (listeners, pools, routes),
+//! the pool instance serving each of its pools, which worker listener slot each of its
+//! listeners uses, and how many worker timer queues it needs. Built and published by the
+//! control thread (runtime/generations.zig), immutable once published, and freed by it when
+//! every worker has let go of it.
+//!
+//! Workers pick a new generation up between events (`Proxy.adopt`). New exchanges use the
+//! newest; an exchange keeps the generation it started on until it ends, so a reload never
+//! changes a request half-way (see docs/ARCHITECTURE.md, "Reload").
+const std = @import("std");
+const assert = std.debug.assert;
+
+const Config = @import("../config/Config.zig");
+const PoolInstance = @import("PoolInstance.zig");
+
+const Generation = @This();
+
+/// 1 at start-up, one more per applied reload.
+number: u64,
+config: *const Config,
+/// `pools[i]` serves `config.pools()[i]`.
+pools: []const *PoolInstance,
+/// The worker listener slot of each of `config.listeners()`.
+listener_slots: []const u8,
+/// The worker timer queues this generation's pools use: `timeouts.durations[0..timeouts_count]`.
+timeouts: *const Timeouts,
+timeouts_count: u32,
+/// Workers that have not let go of this generation yet (one each at publication).
+holders: std.atomic.Value(u32),
+/// Requests each route took, one row per worker (each written by its worker only).
+route_requests: []const []u64,
+
+/// The durations of the worker timer queues upstream timeouts use, one queue per distinct
+/// duration, shared by every pool and generation with that timeout. Append-only and owned by
+/// the control thread; a generation publishes how many it uses.
+pub const Timeouts = struct {
+    durations: [count_max]u64 = undefined,
+    count: u32 = 0,
+
+    /// Room for the upstream timeouts of several generations; a reload that would need more
+    /// is refused (the loop has a fixed number of queues).
+    pub const count_max = 40;
+
+    /// The slot of `duration_ns`, added if new; null when the table is full.
+    pub fn slot(timeouts: *Timeouts, duration_ns: u64) ?u8 {
+        for (timeouts.durations[0..timeouts.count], 0..) |duration, i| {
+            if (duration == duration_ns) return @intCast(i);
+        }
+        if (timeouts.count == count_max) return null;
+        timeouts.durations[timeouts.count] = duration_ns;
+        timeouts.count += 1;
+        return @intCast(timeouts.count - 1);
+    }
+};
+
+test "generation: timeouts are shared by duration and bounded" {
+    var timeouts: Timeouts = .{};
+    try std.testing.expectEqual(@as(?u8, 0), timeouts.slot(5));
+    try std.testing.expectEqual(@as(?u8, 1), timeouts.slot(7));
+    try std.testing.expectEqual(@as(?u8, 0), timeouts.slot(5));
+    for (2..Timeouts.count_max) |i| _ = timeouts.slot(100 + i).?;
+    try std.testing.expectEqual(@as(?u8, null), timeouts.slot(1));
+    try std.testing.expectEqual(@as(?u8, 1), timeouts.slot(7));
+}

@@ -1,0 +1,59 @@
+//! One pool, built from its configuration: the state every worker shares about its backends
+//! (`Shared`: health, Maglev table, connection counts), one `Upstream` per worker, and the
+//! active health checker that runs on the control thread. It owns a copy of its configuration,
+//! so it can outlive the generation it was built for: a reload that leaves the pool exactly
+//! as it was reuses the instance (health, pooled connections, balancer cursors and counters
+//! all carry on), and a changed pool gets a new instance that starts from the old one's health
+//! for the backends both have.
+//!
+//! Owned by the control thread (runtime/generations.zig): built there, counted in `refs` by
+//! the generations that use it, freed there when the last of them is.
+const std = @import("std");
+const assert = std.debug.assert;
+
+const Config = @import("../config/Config.zig");
+const Shared = @import("../upstream/Shared.zig");
+const Checker = @import("../health/Checker.zig");
+const Upstream = @import("Upstream.zig");
+
+const PoolInstance = @This();
+
+arena: std.heap.ArenaAllocator,
+/// A deep copy: its strings live in `arena`.
+config: Config.Pool,
+shared: Shared,
+/// One per worker, indexed by the worker's index.
+upstreams: []Upstream,
+/// The worker timer queue slots (Generation.Timeouts) of `Upstream.timeouts(&config)`.
+queue_slots: [5]u8,
+/// Null when the pool has no active checks, or before they start.
+checker: ?*Checker = null,
+/// Generations that use this instance (control thread only).
+refs: u32 = 0,
+
+/// Copies `pool`'s strings into `arena`, so the copy does not depend on the config file's
+/// memory.
+pub fn copyConfig(arena: std.mem.Allocator, pool: *const Config.Pool) !Config.Pool {
+    var copy = pool.*;
+    copy.name = try arena.dupe(u8, pool.name);
+    copy.hash_name = try arena.dupe(u8, pool.hash_name);
+    copy.sticky_cookie = try arena.dupe(u8, pool.sticky_cookie);
+    copy.health.path = try arena.dupe(u8, pool.health.path);
+    copy.health.host = try arena.dupe(u8, pool.health.host);
+    return copy;
+}
+
+/// Whether two pool configurations are the same in every setting (then a reload keeps the
+/// instance).
+pub fn sameConfig(a: *const Config.Pool, b: *const Config.Pool) bool {
+    return Config.deepEql(Config.Pool, a, b);
+}
+
+/// The backends' stable identity (address) in both pools: `from`'s index for each of `to`'s
+/// backends, or null.
+pub fn backendIndexIn(from: *const Config.Pool, backend: *const Config.Backend) ?u16 {
+    for (from.backends(), 0..) |*candidate, i| {
+        if (candidate.address.eql(&backend.address)) return @intCast(i);
+    }
+    return null;
+}

@@ -1,0 +1,101 @@
+//! Responses sluice writes itself, for routes that answer without a backend: a fixed response
+//! (status, Content-Type, extra fields, body) or a redirect, and the 404 for a request no
+//! route matches. Composed per request into the exchange's upstream-side buffer (a redirect
+//! that keeps the path depends on the request); `Config.validate` guarantees that the largest
+//! one fits.
+const std = @import("std");
+const assert = std.debug.assert;
+
+const Config = @import("../config/Config.zig");
+const http = @import("../http/http.zig");
+const rewrite = @import("rewrite.zig");
+
+pub const Options = struct {
+    /// The request's target in origin form (for a redirect that keeps the path).
+    target: rewrite.OriginForm,
+    /// HEAD: the same head, no body.
+    head_only: bool,
+    version: http.Version,
+    /// `Connection: close`; otherwise the connection stays open (HTTP/1.0 is told so).
+    close: bool,
+};
+
+pub const Response = struct {
+    status: u16,
+    len: usize,
+};
+
+const not_found_body = "404 Not Found: no route matches\n";
+
+/// Writes the response `route` (null: no route matched) asks for into `out`.
+pub fn compose(out: []u8, route: ?*const Config.Route, options: Options) Response {
+    var w: std.Io.Writer = .fixed(out);
+    const status: u16 = if (route) |r| r.responseStatus() else 404;
+    const body = if (route) |r| (if (r.action == .respond) r.body else "") else not_found_body;
+    writeHead(&w, status, body.len, options) catch unreachable; // Config.validate sized it.
+    if (route) |r| switch (r.action) {
+        .respond => {
+            if (r.content_type.len > 0) field(&w, "Content-Type", r.content_type) catch unreachable;
+            w.writeAll(r.headers_text) catch unreachable;
+        },
+        .redirect => {
+            w.print("Location: {s}", .{r.location}) catch unreachable;
+            if (r.keep_path) {
+                w.print("{s}{s}", .{ options.target.prefix, options.target.path }) catch unreachable;
+            }
+            w.writeAll("\r\n") catch unreachable;
+        },
+        .pool => unreachable,
+    } else field(&w, "Content-Type", "text/plain") catch unreachable;
+    w.writeAll("\r\n") catch unreachable;
+    if (!options.head_only) w.writeAll(body) catch unreachable;
+    return .{ .status = status, .len = w.end };
+}
+
+fn writeHead(w: *std.Io.Writer, status: u16, body_len: usize, options: Options) !void {
+    const phrase = @as(std.http.Status, @fromBackingInt(@intCast(status))).phrase() orelse "";
+    const version = if (options.version == .http10) "HTTP/1.0" else "HTTP/1.1";
+    try w.print("{s} {d} {s}\r\nContent-Length: {d}\r\n", .{ version, status, phrase, body_len });
+    if (options.close) {
+        try field(w, "Connection", "close");
+    } else if (options.version == .http10) {
+        try field(w, "Connection", "keep-alive");
+    }
+}
+
+fn field(w: *std.Io.Writer, name: []const u8, value: []const u8) !void {
+    try w.print("{s}: {s}\r\n", .{ name, value });
+}
+
+const testing = std.testing;
+
+fn origin(path: []const u8) rewrite.OriginForm {
+    return .{ .prefix = "", .path = path, .host = null };
+}
+
+test "local: fixed response, HEAD, redirect keeping the path, and the 404" {
+    var buffer: [1024]u8 = undefined;
+    const respond: Config.Route = .{
+        .action = .respond,
+        .status = 201,
+        .content_type = "text/plain",
+        .headers_text = "Cache-Control: no-store\r\n",
+        .body = "pong\n",
+    };
+    var r = compose(&buffer, &respond, .{ .target = origin("/p"), .head_only = false, .version = .http11, .close = false });
+    try testing.expectEqual(@as(u16, 201), r.status);
+    try testing.expectEqualStrings("HTTP/1.1 201 Created\r\nContent-Length: 5\r\nContent-Type: text/plain\r\n" ++
+        "Cache-Control: no-store\r\n\r\npong\n", buffer[0..r.len]);
+    r = compose(&buffer, &respond, .{ .target = origin("/p"), .head_only = true, .version = .http10, .close = false });
+    try testing.expectEqualStrings("HTTP/1.0 201 Created\r\nContent-Length: 5\r\nConnection: keep-alive\r\n" ++
+        "Content-Type: text/plain\r\nCache-Control: no-store\r\n\r\n", buffer[0..r.len]);
+
+    const redirect: Config.Route = .{ .action = .redirect, .status = 301, .location = "https://example.com", .keep_path = true };
+    r = compose(&buffer, &redirect, .{ .target = origin("/a?b=1"), .head_only = false, .version = .http11, .close = true });
+    try testing.expectEqualStrings("HTTP/1.1 301 Moved Permanently\r\nContent-Length: 0\r\nConnection: close\r\n" ++
+        "Location: https://example.com/a?b=1\r\n\r\n", buffer[0..r.len]);
+
+    r = compose(&buffer, null, .{ .target = origin("/"), .head_only = false, .version = .http11, .close = false });
+    try testing.expectEqual(@as(u16, 404), r.status);
+    try testing.expect(std.mem.endsWith(u8, buffer[0..r.len], "\r\n\r\n" ++ not_found_body));
+}

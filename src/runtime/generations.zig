@@ -1,0 +1,373 @@
+//! Configuration generations on the control thread: building one from a `Config` (at start-up,
+//! and on every reload), publishing it to the workers, and freeing the old ones once every
+//! worker has let go of them.
+//!
+//! What a reload keeps (the point of building generations this way):
+//! - a pool whose settings are all unchanged keeps its `PoolInstance`: health, active checker,
+//!   pooled connections, balancer cursors and counters carry on as if nothing happened;
+//! - a changed pool gets a new instance, whose backends start from the health the previous
+//!   instance had for the same address (up or down, ejected or not);
+//! - a listener whose address is unchanged keeps its sockets (its accept queues never close,
+//!   so no connection is refused or reset by the reload); a new one is bound before the
+//!   generation is published, and one that is gone is closed by each worker when it adopts.
+//!
+//! Memory: each generation and each pool instance has its own arena on the page allocator,
+//! freed whole. A reload allocates; the request path still never does (the exchange holds
+//! its generation, see proxy/Proxy.zig).
+const std = @import("std");
+const assert = std.debug.assert;
+const linux = std.os.linux;
+
+const Address = @import("../stdx/Address.zig").Address;
+const sys = @import("../stdx/sys.zig");
+const Config = @import("../config/Config.zig");
+const Loop = @import("../loop/Loop.zig");
+const Generation = @import("../proxy/Generation.zig");
+const PoolInstance = @import("../proxy/PoolInstance.zig");
+const Upstream = @import("../proxy/Upstream.zig");
+const Proxy = @import("../proxy/Proxy.zig");
+const StaticAllocator = @import("../stdx/StaticAllocator.zig");
+
+/// The sockets of every listener, by worker listener slot. A slot is bound once and kept as
+/// long as some live generation has its address; workers own the descriptors once they
+/// accept on them.
+pub const ListenerTable = struct {
+    slots: [slots_max]Slot = @splat(.{}),
+
+    /// Room for every listener of the live generations (a reload may replace all of them).
+    pub const slots_max = 2 * Config.listeners_count_max;
+
+    pub const Slot = struct {
+        /// Live generations that use it; 0: free.
+        refs: u32 = 0,
+        /// As configured (port 0 stays 0: an unchanged config keeps the chosen port).
+        configured: Address = undefined,
+        /// As bound.
+        bound: Address = undefined,
+        fds: [Config.workers_count_max]linux.fd_t = undefined,
+    };
+};
+
+pub const Built = struct {
+    arena: std.heap.ArenaAllocator,
+    generation: Generation,
+    /// Listener slots this generation bound (the others it shares with the previous one).
+    opened: u32 = 0,
+    /// Pools it built anew (the others it kept).
+    pools_new: u32 = 0,
+};
+
+pub const Problem = struct {
+    buffer: [512]u8 = undefined,
+    len: usize = 0,
+
+    pub fn text(problem: *const Problem) []const u8 {
+        return problem.buffer[0..problem.len];
+    }
+
+    fn set(problem: *Problem, comptime format: []const u8, args: anytype) error{BuildFailed} {
+        const written = std.fmt.bufPrint(&problem.buffer, format, args) catch problem.buffer[0..];
+        problem.len = written.len;
+        return error.BuildFailed;
+    }
+};
+
+pub const Generations = struct {
+    /// Workers' loops, by worker index (the loops need not be running yet).
+    loops: []const *Loop,
+    sessions_count: u32,
+    timeouts: Generation.Timeouts = .{},
+    listeners: ListenerTable = .{},
+    /// Oldest first; the last is the current one.
+    live: [Proxy.holds_max]*Built = undefined,
+    live_count: u32 = 0,
+    /// Instances no generation uses, freed once their checker has stopped.
+    retired: [retired_max]*PoolInstance = undefined,
+    retired_count: u32 = 0,
+    next_number: u64 = 1,
+
+    const retired_max = Proxy.holds_max * Config.pools_count_max;
+
+    pub fn current(generations: *const Generations) *Built {
+        assert(generations.live_count > 0);
+        return generations.live[generations.live_count - 1];
+    }
+
+    /// Builds the next generation from `config`, which lives in `arena` (or longer), and makes
+    /// it the current one; workers are told by the caller (`Worker.publish`). On failure
+    /// nothing changed and `problem` says why.
+    pub fn build(
+        generations: *Generations,
+        arena_in: std.heap.ArenaAllocator,
+        config: *const Config,
+        problem: *Problem,
+    ) error{BuildFailed}!*Built {
+        var arena_state = arena_in;
+        errdefer arena_state.deinit();
+        if (generations.live_count == Proxy.holds_max) {
+            return problem.set("{d} older generations are still finishing requests; try again shortly", .{Proxy.holds_max - 1});
+        }
+        const arena = arena_state.allocator();
+        const built = arena.create(Built) catch return outOfMemory(problem);
+        built.* = .{ .arena = undefined, .generation = undefined };
+        const previous: ?*Built = if (generations.live_count > 0) generations.current() else null;
+        const workers_count = generations.loops.len;
+
+        const pools = arena.alloc(*PoolInstance, config.pools_count) catch return outOfMemory(problem);
+        var pools_built: usize = 0;
+        errdefer for (pools[0..pools_built]) |instance| generations.unref(instance);
+        const timeouts_before = generations.timeouts;
+        errdefer generations.timeouts = timeouts_before;
+        for (config.pools(), pools) |*pool, *slot| {
+            slot.* = try generations.poolFor(pool, previous, problem);
+            slot.*.refs += 1;
+            pools_built += 1;
+            if (slot.*.refs == 1) built.pools_new += 1;
+        }
+
+        const listener_slots = arena.alloc(u8, config.listeners().len) catch return outOfMemory(problem);
+        var listeners_taken: usize = 0;
+        errdefer for (listener_slots[0..listeners_taken]) |slot| generations.unrefSlot(slot);
+        for (config.listeners(), listener_slots) |*listener, *slot| {
+            const reused = generations.findSlot(previous, &listener.address);
+            slot.* = reused orelse try generations.openSlot(&listener.address, workers_count, problem);
+            if (reused == null) built.opened |= @as(u32, 1) << @intCast(slot.*);
+            generations.listeners.slots[slot.*].refs += 1;
+            listeners_taken += 1;
+        }
+
+        const rows = arena.alloc([]u64, workers_count) catch return outOfMemory(problem);
+        for (rows) |*row| {
+            // A cache line of its own per worker: each row is written by one worker.
+            const cells = std.mem.alignForward(usize, @max(1, config.routes_count), 8);
+            const cells_aligned = arena.alignedAlloc(u64, .@"64", cells) catch return outOfMemory(problem);
+            @memset(cells_aligned, 0);
+            row.* = cells_aligned[0..config.routes_count];
+        }
+
+        built.generation = .{
+            .number = generations.next_number,
+            .config = config,
+            .pools = pools,
+            .listener_slots = listener_slots,
+            .timeouts = &generations.timeouts,
+            .timeouts_count = generations.timeouts.count,
+            .holders = .init(@intCast(workers_count)),
+            .route_requests = rows,
+        };
+        built.arena = arena_state;
+        generations.next_number += 1;
+        generations.live[generations.live_count] = built;
+        generations.live_count += 1;
+        return built;
+    }
+
+    /// The instance for `pool`: the previous generation's with the same name if every setting
+    /// is the same, else a new one that starts from the old one's health.
+    fn poolFor(
+        generations: *Generations,
+        pool: *const Config.Pool,
+        previous: ?*Built,
+        problem: *Problem,
+    ) error{BuildFailed}!*PoolInstance {
+        var old: ?*PoolInstance = null;
+        if (previous) |built| for (built.generation.pools) |instance| {
+            if (std.mem.eql(u8, instance.config.name, pool.name)) old = instance;
+        };
+        if (old) |instance| if (PoolInstance.sameConfig(&instance.config, pool)) return instance;
+
+        var slots: [5]u8 = undefined;
+        for (Upstream.timeouts(pool), &slots) |duration, *slot| {
+            slot.* = generations.timeouts.slot(duration) orelse return problem.set(
+                "more than {d} distinct upstream timeouts since start-up; restart to apply this one",
+                .{Generation.Timeouts.count_max},
+            );
+        }
+        var arena_state: std.heap.ArenaAllocator = .init(std.heap.page_allocator);
+        errdefer arena_state.deinit();
+        const arena = arena_state.allocator();
+        const instance = arena.create(PoolInstance) catch return problem.set("out of memory building pool {s}", .{pool.name});
+        instance.* = .{
+            .arena = undefined,
+            .config = PoolInstance.copyConfig(arena, pool) catch return problem.set("out of memory building pool {s}", .{pool.name}),
+            .shared = undefined,
+            .upstreams = arena.alloc(Upstream, generations.loops.len) catch return problem.set("out of memory building pool {s}", .{pool.name}),
+            .queue_slots = slots,
+        };
+        instance.shared.init(arena, &instance.config) catch return problem.set("out of memory building pool {s}", .{pool.name});
+        if (old) |from| for (instance.config.backends(), 0..) |*backend, index| {
+            const from_index = PoolInstance.backendIndexIn(&from.config, backend) orelse continue;
+            instance.shared.health.carryOver(@intCast(index), &from.shared.health, from_index);
+        };
+        const now_ns = sys.clockMonotonicNs();
+        for (instance.upstreams, generations.loops, 0..) |*upstream, loop, worker_index| {
+            upstream.init(arena, loop, &instance.config, &instance.shared, generations.sessions_count, worker_index, now_ns) catch
+                return problem.set("out of memory building pool {s}", .{pool.name});
+        }
+        instance.arena = arena_state;
+        return instance;
+    }
+
+    /// The previous generation's slot for `address`. Only the previous generation's: a slot
+    /// an older one had and it dropped has been closed by the workers that adopted it.
+    fn findSlot(generations: *const Generations, previous: ?*Built, address: *const Address) ?u8 {
+        const built = previous orelse return null;
+        for (built.generation.listener_slots) |index| {
+            if (generations.listeners.slots[index].configured.eql(address)) return index;
+        }
+        return null;
+    }
+
+    /// Binds one socket per worker (SO_REUSEPORT) in a free slot. Port 0: the first socket's
+    /// port is every other's.
+    fn openSlot(generations: *Generations, address: *const Address, workers_count: usize, problem: *Problem) error{BuildFailed}!u8 {
+        const index = for (&generations.listeners.slots, 0..) |*slot, i| {
+            if (slot.refs == 0) break i;
+        } else return problem.set("more than {d} listeners in use across generations", .{ListenerTable.slots_max});
+        const slot = &generations.listeners.slots[index];
+        slot.configured = address.*;
+        slot.bound = address.*;
+        for (slot.fds[0..workers_count], 0..) |*fd, i| {
+            fd.* = listen(&slot.bound) catch |err| {
+                for (slot.fds[0..i]) |opened| sys.close(opened);
+                var text: [Address.text_bytes_max]u8 = undefined;
+                return problem.set("cannot listen on {s}: {s}", .{ slot.bound.toText(&text), @errorName(err) });
+            };
+            if (i == 0 and slot.bound.getPort() == 0) {
+                var storage: linux.sockaddr.storage = undefined;
+                _ = sys.getsockname(fd.*, &storage) catch |err| {
+                    sys.close(fd.*);
+                    return problem.set("getsockname failed: {s}", .{@errorName(err)});
+                };
+                slot.bound.setPort(Address.fromStorage(&storage).getPort());
+            }
+        }
+        return @intCast(index);
+    }
+
+    /// A slot a failed build had taken: closed if the build had opened it.
+    fn unrefSlot(generations: *Generations, index: u8) void {
+        const slot = &generations.listeners.slots[index];
+        slot.refs -= 1;
+        if (slot.refs > 0) return;
+        // No worker has seen it: its descriptors are still ours.
+        for (slot.fds[0..generations.loops.len]) |fd| sys.close(fd);
+    }
+
+    fn unref(generations: *Generations, instance: *PoolInstance) void {
+        instance.refs -= 1;
+        if (instance.refs > 0) return;
+        if (instance.checker) |checker| checker.stop();
+        assert(generations.retired_count < retired_max);
+        generations.retired[generations.retired_count] = instance;
+        generations.retired_count += 1;
+    }
+
+    /// Frees every old generation no worker holds any more, and every retired pool instance
+    /// whose checker has stopped. True while something is still waiting.
+    pub fn reap(generations: *Generations) bool {
+        var kept: u32 = 0;
+        for (generations.live[0..generations.live_count], 0..) |built, i| {
+            const is_current = i == generations.live_count - 1;
+            if (!is_current and built.generation.holders.load(.acquire) == 0) {
+                generations.free(built);
+                continue;
+            }
+            generations.live[kept] = built;
+            kept += 1;
+        }
+        generations.live_count = kept;
+        kept = 0;
+        for (generations.retired[0..generations.retired_count]) |instance| {
+            if (instance.checker) |checker| if (!checker.stopped()) {
+                generations.retired[kept] = instance;
+                kept += 1;
+                continue;
+            };
+            if (instance.checker) |checker| checker.deinit(instance.arena.allocator());
+            var arena = instance.arena;
+            arena.deinit();
+        }
+        generations.retired_count = kept;
+        return generations.live_count > 1 or generations.retired_count > 0;
+    }
+
+    fn free(generations: *Generations, built: *Built) void {
+        for (built.generation.pools) |instance| generations.unref(instance);
+        // Every worker adopted a newer generation: those without a slot closed its sockets.
+        for (built.generation.listener_slots) |index| generations.listeners.slots[index].refs -= 1;
+        var arena = built.arena;
+        arena.deinit();
+    }
+};
+
+fn outOfMemory(problem: *Problem) error{BuildFailed} {
+    return problem.set("out of memory building the configuration", .{});
+}
+
+const listen_backlog = 4096;
+
+/// A listening socket for `address`, SO_REUSEPORT so every worker can bind its own.
+///
+/// Port 0: SO_REUSEPORT is set only after the bind, so the kernel picks a port nobody holds.
+/// With it set first, Linux may hand out a port another of our reuseport listeners already
+/// has, and two listeners would then share one port.
+pub fn listen(address: *const Address) !linux.fd_t {
+    const fd = try sys.socket(
+        address.family(),
+        linux.SOCK.STREAM | linux.SOCK.NONBLOCK | linux.SOCK.CLOEXEC,
+        0,
+    );
+    errdefer sys.close(fd);
+    const any_port = address.getPort() == 0;
+    try sys.setsockoptInt(fd, linux.SOL.SOCKET, linux.SO.REUSEADDR, 1);
+    if (!any_port) try sys.setsockoptInt(fd, linux.SOL.SOCKET, linux.SO.REUSEPORT, 1);
+    try sys.bind(fd, address.sockaddr(), address.socklen());
+    if (any_port) try sys.setsockoptInt(fd, linux.SOL.SOCKET, linux.SO.REUSEPORT, 1);
+    try sys.listen(fd, listen_backlog);
+    return fd;
+}
+
+/// The settings a reload may not change (they size the workers or are opened once), by the
+/// name the config file gives them; null when none changed.
+pub fn restartOnlyChange(old: *const Config, new: *const Config) ?[]const u8 {
+    const fields = .{
+        .{ "workers_count", "workers" },
+        .{ "io", "io" },
+        .{ "connections_max", "limits.max_connections" },
+        .{ "header_bytes_max", "limits.header_bytes_max" },
+        .{ "headers_count_max", "limits.headers_count_max" },
+        .{ "target_bytes_max", "limits.target_bytes_max" },
+        .{ "client_header_timeout_ns", "timeouts.client_header" },
+        .{ "client_idle_timeout_ns", "timeouts.client_idle" },
+        .{ "drain_timeout_ns", "timeouts.drain" },
+        .{ "admin", "admin" },
+        .{ "access_log", "access_log" },
+    };
+    inline for (fields) |field| {
+        const T = @TypeOf(@field(old, field[0]));
+        if (!Config.deepEql(T, &@field(old, field[0]), &@field(new, field[0]))) return field[1];
+    }
+    if (old.trusted_proxies_count != new.trusted_proxies_count) return "trusted_proxies";
+    for (old.trustedProxies(), new.trustedProxies()) |a, b| {
+        if (!std.meta.eql(a, b)) return "trusted_proxies";
+    }
+    return null;
+}
+
+test "generations: restart-only settings are named" {
+    var a: Config = .{};
+    var b: Config = .{};
+    try std.testing.expectEqual(@as(?[]const u8, null), restartOnlyChange(&a, &b));
+    b.header_bytes_max = 8192;
+    try std.testing.expectEqualStrings("limits.header_bytes_max", restartOnlyChange(&a, &b).?);
+    b = .{};
+    b.access_log.target = "stdout";
+    try std.testing.expectEqualStrings("access_log", restartOnlyChange(&a, &b).?);
+    b = .{};
+    try b.addTrustedProxy(try @import("../config/Cidr.zig").parse("10.0.0.0/8"));
+    try std.testing.expectEqualStrings("trusted_proxies", restartOnlyChange(&a, &b).?);
+    a = b;
+    _ = a.quickPool(); // Pools, listeners and routes may change.
+    try std.testing.expectEqual(@as(?[]const u8, null), restartOnlyChange(&a, &b));
+}
