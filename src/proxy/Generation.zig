@@ -6,7 +6,7 @@
 //!
 //! Workers pick a new generation up between events (`Proxy.adopt`). New exchanges use the
 //! newest; an exchange keeps the generation it started on until it ends, so a reload never
-//! changes a request half-way (see docs/ARCHITECTURE.md, "Reload").
+//! changes a request half-way (see docs/ARCHITECTURE.md, "Generations and reload").
 const std = @import("std");
 const assert = std.debug.assert;
 
