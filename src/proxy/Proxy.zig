@@ -328,7 +328,7 @@ pub fn adopt(proxy: *Proxy, generation: *const Generation) void {
     const previous = proxy.holds[proxy.current_hold].generation;
     if (previous) |old| if (old != generation) {
         for (old.pools) |instance| {
-            if (std.mem.indexOfScalar(*PoolInstance, @constCast(generation.pools), instance) == null) {
+            if (std.mem.indexOfScalar(*PoolInstance, generation.pools, instance) == null) {
                 instance.upstreams[proxy.worker_index].retire();
             }
         }

@@ -254,10 +254,16 @@ pub const Generations = struct {
         for (slot.fds[0..generations.loops.len]) |fd| sys.close(fd);
     }
 
+    /// A pool instance no generation uses any more: every worker is done with it (or none
+    /// ever saw it, after a failed build). Freed now, or once its checker has stopped.
     fn unref(generations: *Generations, instance: *PoolInstance) void {
         instance.refs -= 1;
         if (instance.refs > 0) return;
-        if (instance.checker) |checker| checker.stop();
+        const checker = instance.checker orelse {
+            var arena = instance.arena;
+            return arena.deinit();
+        };
+        checker.stop();
         assert(generations.retired_count < retired_max);
         generations.retired[generations.retired_count] = instance;
         generations.retired_count += 1;
