@@ -438,13 +438,10 @@ fn sendLocalCallback(session: *Session, result: sys.SendError!usize) void {
     session.ubuf = null;
     session.requests_served += 1;
     if (!exchange.request_done) {
-        // An unread body follows: half-close and discard it until the client closes, as
-        // `fail` does, so our close cannot reset the response away.
+        // An unread body follows: discard it until the client closes, as `fail` does.
         session.state = .failing;
         session.armTimer(.linger);
-        exchange.error_sent = true;
-        sys.shutdown(session.client.fd, linux.SHUT.WR) catch return session.close();
-        return session.lingerIfIdle();
+        return session.lingerAfterResponse();
     }
     if (exchange.close_client) return session.close();
     session.readRequest();
@@ -1256,9 +1253,15 @@ fn sendErrorCallback(session: *Session, result: sys.SendError!usize) void {
     if (session.exchange.progress < text.len) {
         return session.sendClient(text[session.exchange.progress..], sendErrorCallback);
     }
+    session.lingerAfterResponse();
+}
+
+/// Our last response is out: half-close, then read and discard until the client closes or
+/// the linger timer fires. Closing with unread bytes queued would send a reset that can
+/// destroy the response before the client reads it.
+fn lingerAfterResponse(session: *Session) void {
+    assert(session.state == .failing);
     session.exchange.error_sent = true;
-    // Half-close, then read and discard until the client closes or the linger timer fires:
-    // closing with unread bytes queued would send a reset that can destroy our response.
     sys.shutdown(session.client.fd, linux.SHUT.WR) catch return session.close();
     session.lingerIfIdle();
 }

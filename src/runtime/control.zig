@@ -624,8 +624,8 @@ fn printStats(runtime: *Runtime, label: []const u8) void {
             seen[seen_count] = instance;
             seen_count += 1;
             for (instance.upstreams) |*upstream| {
-                retries += @atomicLoad(u64, &upstream.stats.retries, .monotonic);
-                retries_refused += @atomicLoad(u64, &upstream.stats.retries_refused_by_budget, .monotonic);
+                retries += load(&upstream.stats.retries);
+                retries_refused += load(&upstream.stats.retries_refused_by_budget);
                 for (&upstream.inflight) |*count| inflight += @atomicLoad(u32, count, .monotonic);
             }
             const shared = &instance.shared;
@@ -683,7 +683,7 @@ fn collectSnapshot(context: *anyopaque, snapshot: *Snapshot) void {
     for (generation.pools, snapshot.pools[0..generation.pools.len]) |instance, *pool| addPool(pool, instance);
     for (snapshot.routes[0..generation.config.routes_count], 0..) |*route, index| {
         route.* = .{ .name = routeName(generation, index), .requests = 0 };
-        for (generation.route_requests) |row| route.requests += @atomicLoad(u64, &row[index], .monotonic);
+        for (generation.route_requests) |row| route.requests += load(&row[index]);
     }
 }
 
@@ -726,11 +726,6 @@ fn addPool(pool: *Snapshot.Pool, instance: *const PoolInstance) void {
             .responses = @splat(0),
         };
     }
-    const load = struct {
-        fn word(value: *const u64) u64 {
-            return @atomicLoad(u64, value, .monotonic);
-        }
-    }.word;
     const counters = &pool.counters;
     for (instance.upstreams) |*upstream| {
         const stats = &upstream.stats;
@@ -760,13 +755,13 @@ fn addPool(pool: *Snapshot.Pool, instance: *const PoolInstance) void {
     counters.ejection_trials = health_stats.trials.load(.monotonic);
 }
 
+/// A worker's counter, read from the control thread (see `printStats`).
+fn load(value: *const u64) u64 {
+    return @atomicLoad(u64, value, .monotonic);
+}
+
 /// Adds one worker's own counters into `snapshot`.
 fn addWorker(snapshot: *Snapshot, worker: *Worker) void {
-    const load = struct {
-        fn word(value: *const u64) u64 {
-            return @atomicLoad(u64, value, .monotonic);
-        }
-    }.word;
     const proxy = &worker.proxy;
     const stats = &proxy.stats;
     snapshot.connections_accepted += load(&worker.connections_accepted);

@@ -242,6 +242,12 @@ class Sluice:
                       raise_on_timeout: bool = True):
         """First stderr line at index >= start matching `pattern` (a regex); waits
         (bounded) for it. Returns the match, or None/raises on timeout or exit."""
+        found = self._wait_for_line(pattern, timeout, start, raise_on_timeout)
+        return found[1] if found else None
+
+    def _wait_for_line(self, pattern, timeout: float, start: int, raise_on_timeout: bool
+                       ) -> tuple[int, re.Match] | None:
+        """(index in `.lines`, match) of the first line at or after `start` matching."""
         rx = re.compile(pattern) if isinstance(pattern, str) else pattern
         deadline = Deadline(timeout)
         idx = start
@@ -251,7 +257,7 @@ class Sluice:
                     m = rx.search(self.lines[idx])
                     idx += 1
                     if m:
-                        return m
+                        return idx - 1, m
                 exited = self.proc is None or self.proc.poll() is not None
                 readers_done = all(not t.is_alive() for t in self._readers)
                 if deadline.expired() or (exited and readers_done):
@@ -259,7 +265,7 @@ class Sluice:
                 self._cond.wait(min(0.05, max(0.001, deadline.remaining())))
         if raise_on_timeout:
             raise AssertionError(
-                f"no stderr line matching {rx.pattern!r} within {timeout}s\n"
+                f"no stderr line matching {rx.pattern!r} (from line {start}) within {timeout}s\n"
                 f"stderr:\n{self.stderr_text()}")
         return None
 
@@ -320,24 +326,7 @@ class Sluice:
                             ) -> tuple[int, re.Match]:
         """Like wait_for_line (and raising on timeout), but also returns the index of the
         matching line in `.lines`."""
-        rx = re.compile(pattern) if isinstance(pattern, str) else pattern
-        deadline = Deadline(timeout)
-        idx = start
-        with self._cond:
-            while True:
-                while idx < len(self.lines):
-                    m = rx.search(self.lines[idx])
-                    idx += 1
-                    if m:
-                        return idx - 1, m
-                exited = self.proc is None or self.proc.poll() is not None
-                readers_done = all(not t.is_alive() for t in self._readers)
-                if deadline.expired() or (exited and readers_done):
-                    break
-                self._cond.wait(min(0.05, max(0.001, deadline.remaining())))
-        raise AssertionError(
-            f"no stderr line matching {rx.pattern!r} (from line {start}) within {timeout}s\n"
-            f"stderr:\n{self.stderr_text()}")
+        return self._wait_for_line(pattern, timeout, start, raise_on_timeout=True)
 
     def listen_matches(self, count: int, timeout: float = 5.0, start: int = 0
                        ) -> list[re.Match]:
