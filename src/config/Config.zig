@@ -33,10 +33,25 @@ connections_max: u32 = 4096,
 header_bytes_max: u32 = 16 * 1024,
 headers_count_max: u16 = 100,
 target_bytes_max: u32 = 8 * 1024,
+/// Response heads have their own limits, set to pass what real applications send (long
+/// Content-Security-Policy values, dozens of Set-Cookie lines): nginx refuses from about
+/// 4-8 KiB by default, HAProxy at 16 KiB with 101 fields, Envoy at 60 KiB with 100.
+response_header_bytes_max: u32 = 32 * 1024,
+response_headers_count_max: u16 = 256,
+/// Request field names with `_`: dropped by default (nginx's `underscores_in_headers off`),
+/// because CGI and WSGI servers map `X_Real_IP` and `X-Real-IP` to the same variable.
+header_underscores: HeaderUnderscores = .drop,
+/// A request body over this many bytes is refused with 413 (0: no limit; bodies stream).
+/// A route may set its own (`Route.request_body_bytes_max`).
+request_body_bytes_max: u64 = 0,
 
 client_header_timeout_ns: u64 = 10 * std.time.ns_per_s,
 client_idle_timeout_ns: u64 = 60 * std.time.ns_per_s,
 drain_timeout_ns: u64 = 10 * std.time.ns_per_s,
+/// An upgraded connection (WebSocket) with no byte either way for this long is closed.
+/// Longer than the keep-alive idle timeout: a quiet WebSocket is normal, a quiet keep-alive
+/// connection is a slot wasted. A route may set its own (`Route.tunnel_idle_timeout_ns`).
+tunnel_idle_timeout_ns: u64 = 3600 * std.time.ns_per_s,
 
 trusted_proxies_buffer: [trusted_proxies_count_max]Cidr = undefined,
 trusted_proxies_count: u32 = 0,
@@ -89,6 +104,10 @@ pub const Route = struct {
     content_type: []const u8 = "",
     headers_text: []const u8 = "",
     body: []const u8 = "",
+    /// Overrides `Config.tunnel_idle_timeout_ns` for this route's upgrades; 0: not set.
+    tunnel_idle_timeout_ns: u64 = 0,
+    /// Overrides `Config.request_body_bytes_max` for this route; null: not set (0: no limit).
+    request_body_bytes_max: ?u64 = null,
 
     pub const Action = enum { pool, respond, redirect };
 
@@ -126,6 +145,8 @@ pub const AccessLog = struct {
 };
 
 pub const AccessLogFormat = enum { combined, json };
+
+pub const HeaderUnderscores = enum { drop, allow };
 
 pub const LogLevel = @import("../stdx/log.zig").Level;
 
@@ -273,8 +294,10 @@ pub const Outlier = struct {
 pub const Retry = struct {
     /// Tries per request, the first included; 1 = never retry.
     tries_max: u8 = 3,
-    /// What is retried (when safe: see ARCHITECTURE.md, "Retries").
-    on: FailureKinds = .{},
+    /// What is retried (when safe: see ARCHITECTURE.md, "Retries"). Not response timeouts
+    /// by default: a request that timed out may still be running on its backend (a long poll,
+    /// a slow report), and sending it again doubles the work and the client's wait.
+    on: FailureKinds = .{ .timeout = false },
     /// Retries are at most this share of requests...
     budget_percent: u8 = 20,
     /// ...plus this many per second and worker, so a quiet pool can still retry.
@@ -441,6 +464,9 @@ pub fn validate(config: *const Config) ValidateError!void {
     if (config.header_bytes_max < 1024) return error.HeaderBytesTooSmall;
     if (config.header_bytes_max > 1024 * 1024) return error.HeaderBytesTooLarge;
     if (config.target_bytes_max >= config.header_bytes_max) return error.TargetBytesTooLarge;
+    if (config.response_header_bytes_max < 1024) return error.HeaderBytesTooSmall;
+    if (config.response_header_bytes_max > 1024 * 1024) return error.HeaderBytesTooLarge;
+    if (config.tunnel_idle_timeout_ns == 0) return error.TimeoutZero;
     if (config.connections_max == 0) return error.ConnectionsTooFew;
     if (config.client_header_timeout_ns == 0) return error.TimeoutZero;
     if (config.client_idle_timeout_ns == 0) return error.TimeoutZero;
@@ -488,11 +514,30 @@ fn validateRoute(config: *const Config, route: *const Route) ValidateError!void 
     if (route.localResponseBytes() + target_room > config.bufferBytes()) return error.RouteResponseTooLarge;
 }
 
-/// One buffer holds a whole head plus the room a rewrite needs; bodies stream through it.
+/// One buffer holds a whole head, request or response, plus the room a rewrite needs; bodies
+/// stream through it.
 pub fn bufferBytes(config: *const Config) u32 {
-    const bytes = std.mem.alignForward(u32, config.header_bytes_max + rewrite_headroom_bytes, 4096);
-    assert(bytes >= config.header_bytes_max + rewrite_headroom_bytes);
+    const head_max = @max(config.header_bytes_max, config.response_header_bytes_max);
+    const bytes = std.mem.alignForward(u32, head_max + rewrite_headroom_bytes, 4096);
+    assert(bytes >= head_max + rewrite_headroom_bytes);
     return bytes;
+}
+
+/// Field slots per session: its request and response parsers share one array.
+pub fn headerFieldsPerSession(config: *const Config) u16 {
+    return @max(config.headers_count_max, config.response_headers_count_max);
+}
+
+/// The request body limit of a route (null: no route matched), in bytes; 0: no limit.
+pub fn requestBodyBytesMax(config: *const Config, route: ?*const Route) u64 {
+    if (route) |r| if (r.request_body_bytes_max) |max| return max;
+    return config.request_body_bytes_max;
+}
+
+/// The idle timeout of a tunnel opened on a route (null: no routes).
+pub fn tunnelIdleTimeoutNs(config: *const Config, route: ?*const Route) u64 {
+    if (route) |r| if (r.tunnel_idle_timeout_ns != 0) return r.tunnel_idle_timeout_ns;
+    return config.tunnel_idle_timeout_ns;
 }
 
 /// Is this peer allowed to tell us who the client is (X-Forwarded-For kept and appended to)?

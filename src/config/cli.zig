@@ -66,8 +66,13 @@ pub const usage =
     \\  --header-bytes-max SIZE           request head size limit (default 16KiB) -> 431
     \\  --headers-count-max N             request header field limit (default 100) -> 431
     \\  --target-bytes-max SIZE           request-target limit (default 8KiB) -> 414
+    \\  --request-body-max SIZE           request body limit (default 0: none) -> 413
+    \\  --response-header-bytes-max SIZE  response head size limit (default 32KiB) -> 502
+    \\  --response-headers-count-max N    response header field limit (default 256) -> 502
+    \\  --header-underscores drop|allow   request fields named with `_` (default drop)
     \\  --client-header-timeout DUR       time to receive a request head (default 10s) -> 408
     \\  --client-idle-timeout DUR         keep-alive idle and body gaps (default 60s)
+    \\  --tunnel-idle-timeout DUR         upgraded (WebSocket) connections (default 1h)
     \\  --drain-timeout DUR               SIGTERM/SIGINT drain deadline (default 10s)
     \\  --trusted-proxy CIDR              peers whose X-Forwarded-For is kept and appended
     \\                                    to (repeatable; default none: always replaced)
@@ -111,7 +116,7 @@ pub const usage =
     \\retries and upstream timeouts:
     \\  --tries N                         tries per request, the first included (default 3)
     \\  --retry-on KINDS                  connect,reset,timeout,5xx (default
-    \\                                    connect,reset,timeout); only when safe
+    \\                                    connect,reset); only when safe
     \\  --retry-budget PERCENT            retries at most this share of requests, plus 10
     \\                                    per second (default 20)
     \\  --upstream-connect-timeout DUR    backend connect (default 5s) -> 504
@@ -136,8 +141,13 @@ const Flag = enum {
     header_bytes_max,
     headers_count_max,
     target_bytes_max,
+    request_body_max,
+    response_header_bytes_max,
+    response_headers_count_max,
+    header_underscores,
     client_header_timeout,
     client_idle_timeout,
+    tunnel_idle_timeout,
     drain_timeout,
     trusted_proxy,
     admin,
@@ -301,6 +311,11 @@ fn apply(config: *Config, flag: Flag, name: []const u8, value: []const u8, diagn
         .header_bytes_max => config.header_bytes_max = try parseSize(name, value, 1024, 1024 * 1024, diagnostic),
         .headers_count_max => config.headers_count_max = try parseCount(u16, name, value, 8, 1024, diagnostic),
         .target_bytes_max => config.target_bytes_max = try parseSize(name, value, 64, 1024 * 1024, diagnostic),
+        .request_body_max => config.request_body_bytes_max = try parseSize64(name, value, diagnostic),
+        .response_header_bytes_max => config.response_header_bytes_max = try parseSize(name, value, 1024, 1024 * 1024, diagnostic),
+        .response_headers_count_max => config.response_headers_count_max = try parseCount(u16, name, value, 8, 1024, diagnostic),
+        .header_underscores => config.header_underscores = try parseEnum(Config.HeaderUnderscores, name, value, diagnostic),
+        .tunnel_idle_timeout => config.tunnel_idle_timeout_ns = try parseDuration(name, value, diagnostic),
         .client_header_timeout => config.client_header_timeout_ns = try parseDuration(name, value, diagnostic),
         .client_idle_timeout => config.client_idle_timeout_ns = try parseDuration(name, value, diagnostic),
         .drain_timeout => config.drain_timeout_ns = try parseDuration(name, value, diagnostic),
@@ -496,6 +511,12 @@ fn parseSize(name: []const u8, value: []const u8, min: u32, max: u32, diagnostic
         return diagnostic.set(name, "invalid size \"{s}\": expected from {d} to {d} bytes", .{ value, min, max });
     }
     return @intCast(bytes);
+}
+
+/// A size with no upper bound but the u64's (request bodies); 0 means "no limit".
+fn parseSize64(name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!u64 {
+    return units.parseBytes(value) catch
+        diagnostic.set(name, "invalid size \"{s}\": expected bytes, or a number with KiB, MiB or GiB", .{value});
 }
 
 fn parseDuration(name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!u64 {

@@ -21,6 +21,7 @@ const sys = @import("../stdx/sys.zig");
 const Config = @import("Config.zig");
 const Cidr = @import("Cidr.zig");
 const units = @import("units.zig");
+const http_path = @import("../http/path.zig");
 const tree = @import("tree.zig");
 const zon = @import("zon.zig");
 const json = @import("json.zig");
@@ -304,11 +305,24 @@ const Mapper = struct {
                 .header_bytes_max => config.header_bytes_max = m.size(v, 1024, 1024 * 1024) orelse config.header_bytes_max,
                 .headers_count_max => config.headers_count_max = m.count(u16, v, 8, 1024) orelse config.headers_count_max,
                 .target_bytes_max => config.target_bytes_max = m.size(v, 64, 1024 * 1024) orelse config.target_bytes_max,
+                .request_body_max => config.request_body_bytes_max = m.size64(v) orelse config.request_body_bytes_max,
+                .response_header_bytes_max => config.response_header_bytes_max = m.size(v, 1024, 1024 * 1024) orelse config.response_header_bytes_max,
+                .response_headers_count_max => config.response_headers_count_max = m.count(u16, v, 8, 1024) orelse config.response_headers_count_max,
+                .header_underscores => config.header_underscores = m.enumeration(Config.HeaderUnderscores, v) orelse config.header_underscores,
             }
         }
     }
 
-    const LimitKey = enum { max_connections, header_bytes_max, headers_count_max, target_bytes_max };
+    const LimitKey = enum {
+        max_connections,
+        header_bytes_max,
+        headers_count_max,
+        target_bytes_max,
+        request_body_max,
+        response_header_bytes_max,
+        response_headers_count_max,
+        header_underscores,
+    };
 
     fn timeouts(m: *Mapper, node: *const Node) void {
         const config = m.config;
@@ -319,11 +333,12 @@ const Mapper = struct {
                 .client_header => config.client_header_timeout_ns = m.duration(v) orelse config.client_header_timeout_ns,
                 .client_idle => config.client_idle_timeout_ns = m.duration(v) orelse config.client_idle_timeout_ns,
                 .drain => config.drain_timeout_ns = m.duration(v) orelse config.drain_timeout_ns,
+                .tunnel_idle => config.tunnel_idle_timeout_ns = m.duration(v) orelse config.tunnel_idle_timeout_ns,
             }
         }
     }
 
-    const TimeoutKey = enum { client_header, client_idle, drain };
+    const TimeoutKey = enum { client_header, client_idle, drain, tunnel_idle };
 
     fn trustedProxies(m: *Mapper, node: *const Node) void {
         for (m.array(node, "trusted_proxies") orelse return) |*item| {
@@ -621,6 +636,8 @@ const Mapper = struct {
                 .host => result.host = m.routeHost(v) orelse result.host,
                 .path_prefix => result.path_prefix = m.pathPrefix(v) orelse result.path_prefix,
                 .methods => result.methods = m.methods(v) orelse result.methods,
+                .tunnel_idle_timeout => result.tunnel_idle_timeout_ns = m.duration(v) orelse result.tunnel_idle_timeout_ns,
+                .request_body_max => result.request_body_bytes_max = m.size64(v) orelse result.request_body_bytes_max,
                 .pool => if (m.firstAction(&refs, entry.name_position, v)) {
                     result.action = .pool;
                     refs.pool = v;
@@ -642,7 +659,18 @@ const Mapper = struct {
         m.route_refs[index] = refs;
     }
 
-    const RouteKey = enum { name, listeners, host, path_prefix, methods, pool, respond, redirect };
+    const RouteKey = enum {
+        name,
+        listeners,
+        host,
+        path_prefix,
+        methods,
+        tunnel_idle_timeout,
+        request_body_max,
+        pool,
+        respond,
+        redirect,
+    };
 
     const route_action_count = "a route needs exactly one of pool, respond or redirect";
 
@@ -690,6 +718,15 @@ const Mapper = struct {
             m.problem(node.position, "a path prefix is visible ASCII, without spaces or #, as in a request line");
             return null;
         };
+        // Requests are matched in their normal form (http/path.zig), so a prefix in another
+        // form could never match: say which one to write.
+        const normal_buffer = m.arena.alloc(u8, http_path.growth_factor_max * prefix.len) catch return prefix;
+        const normal = http_path.normalize(prefix, normal_buffer);
+        if (!std.mem.eql(u8, normal, prefix)) {
+            m.problem(node.position, m.print("write the path prefix in normal form, \"{s}\" (requests are " ++
+                "matched with dot segments removed, slashes merged and unreserved characters decoded)", .{normal}));
+            return null;
+        }
         return prefix;
     }
 
@@ -971,6 +1008,20 @@ const Mapper = struct {
             return null;
         }
         return @intCast(bytes);
+    }
+
+    /// A size without an upper bound (a request body limit; 0 means none).
+    fn size64(m: *Mapper, node: *const Node) ?u64 {
+        switch (node.value) {
+            .integer => |n| if (n >= 0) return @intCast(n),
+            .string => |text| return units.parseBytes(text) catch {
+                m.problem(node.position, "invalid size: expected bytes, or a number with KiB, MiB or GiB such as \"10MiB\"");
+                return null;
+            },
+            else => {},
+        }
+        m.problem(node.position, "expected a size such as \"10MiB\" (0: no limit)");
+        return null;
     }
 
     fn duration(m: *Mapper, node: *const Node) ?u64 {
@@ -1403,7 +1454,7 @@ test "config file: duplicates, several pools without routes, and a response too 
         \\ "routes": [{"name": "r", "respond": {"body": "
     ++ body ++
         \\"}}, {"name": "r", "pool": "app"}],
-        \\ "limits": {"header_bytes_max": "1KiB", "target_bytes_max": 512}}
+        \\ "limits": {"header_bytes_max": "1KiB", "target_bytes_max": 512, "response_header_bytes_max": "1KiB"}}
     , .json, &.{
         .{ .line = 2, .column = 38, .contains = "this response takes up to 5128 bytes, more than a connection buffer holds (4096" },
         .{ .line = 2, .column = 5062, .contains = "route \"r\" is given twice" },

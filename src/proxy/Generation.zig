@@ -25,6 +25,8 @@ listener_slots: []const u8,
 /// The worker timer queues this generation's pools use: `timeouts.durations[0..timeouts_count]`.
 timeouts: *const Timeouts,
 timeouts_count: u32,
+/// The timer queue slot of each route's tunnel idle timeout, then (last) of the default one.
+tunnel_slots: []const u8,
 /// Workers that have not let go of this generation yet (one each at publication).
 holders: std.atomic.Value(u32),
 /// Requests each route took, one row per worker (each written by its worker only).

@@ -9,9 +9,11 @@
 //! Memory sizing (allocated in `init`, on the control thread, before the first accept):
 //!   sessions        = ceil(connections_max / workers)
 //!   buffers         = 2 * sessions              (client side + upstream side per session)
-//!   buffer bytes    = header_bytes_max + rewrite headroom, rounded up to a page
-//!   header fields   = sessions * headers_count_max (one array per session, shared by its
-//!                     request and response parser, which never run at the same time)
+//!   buffer bytes    = max(header_bytes_max, response_header_bytes_max) + rewrite headroom,
+//!                     rounded up to a page
+//!   header fields   = sessions * max(headers_count_max, response_headers_count_max) (one
+//!                     array per session, shared by its request and response parser, which
+//!                     never run at the same time)
 //! and with each pool instance (PoolInstance, per worker):
 //!   upstream conns  = sessions + backends * keepalive_max
 //!
@@ -39,6 +41,7 @@ const Session = @import("Session.zig");
 const Failure = @import("failure.zig").Failure;
 const Histogram = @import("../metrics/Histogram.zig");
 const PoolInstance = @import("PoolInstance.zig");
+const log = @import("../stdx/log.zig");
 
 const Proxy = @This();
 
@@ -65,6 +68,9 @@ sessions_touched: u32 = 0,
 free_sessions: []u32,
 free_sessions_count: u32,
 headers: []http.Header,
+/// Where routing writes a request's normalised path (Router.Request.fromHead); one per worker,
+/// as routing finishes before anything else runs on the loop.
+path_scratch: []u8,
 buffers: BufferPool,
 queues: Queues,
 buffer_trim_timer: loop_ns.Timer = .{},
@@ -77,6 +83,7 @@ draining: bool = false,
 /// Read by the control thread.
 connections_active: std.atomic.Value(u32) = .init(0),
 stats: Stats = .{},
+warn_limiter: WarnLimiter = .{},
 on_slot_free: SlotFreeCallback,
 
 /// Generations a worker may hold at once: the current one and those whose exchanges are still
@@ -120,9 +127,36 @@ pub const Stats = struct {
     requests_unrouted: u64 = 0,
     /// Fixed responses and redirects answered by sluice itself, the 404s above included.
     local_responses: u64 = 0,
+    /// Request fields dropped because their name has an underscore (`header_underscores`).
+    underscore_fields_dropped: u64 = 0,
     /// Requests refused with an error before they reached a pool (bad requests, timeouts
     /// reading the head): their durations.
     latency: Histogram = .{},
+};
+
+/// Warnings about failures are rate limited per kind: at most one line per kind per second
+/// per worker, with a count of those not shown, so a backend failing every request does not
+/// flood the log while its first failure is still seen at once.
+pub const WarnLimiter = struct {
+    last_ns: [kinds_count]u64 = @splat(0),
+    suppressed: [kinds_count]u32 = @splat(0),
+
+    pub const kinds_count = @typeInfo(@typeInfo(Failure).@"union".tag_type.?).@"enum".field_names.len + 1;
+    /// The extra kind: request fields dropped for an underscore.
+    pub const underscore_kind = kinds_count - 1;
+    const interval_ns = std.time.ns_per_s;
+
+    /// Whether to write a line for `kind` now; if so, `suppressed` says how many were not.
+    fn allow(limiter: *WarnLimiter, kind: usize, now_ns: u64) ?u32 {
+        if (limiter.last_ns[kind] != 0 and now_ns -| limiter.last_ns[kind] < interval_ns) {
+            limiter.suppressed[kind] +|= 1;
+            return null;
+        }
+        limiter.last_ns[kind] = @max(now_ns, 1);
+        const suppressed = limiter.suppressed[kind];
+        limiter.suppressed[kind] = 0;
+        return suppressed;
+    }
 };
 
 /// Counts a failure where it belongs: the pool's counters when the exchange had one.
@@ -165,7 +199,7 @@ pub fn init(
     on_slot_free: SlotFreeCallback,
 ) !void {
     const buffers_count = 2 * sessions_count;
-    const headers_per_session: u32 = config.headers_count_max;
+    const headers_per_session: u32 = config.headerFieldsPerSession();
 
     // Untouched until used: slots are initialized on first use (`startSession`).
     const sessions = try StaticAllocator.allocUntouched(allocator, Session, null, sessions_count);
@@ -175,6 +209,9 @@ pub fn init(
     const headers_count = @as(usize, sessions_count) * headers_per_session;
     const headers = try StaticAllocator.allocUntouched(allocator, http.Header, null, headers_count);
     errdefer allocator.free(headers);
+    const path_scratch_bytes = http.path.growth_factor_max * @as(usize, config.target_bytes_max);
+    const path_scratch = try StaticAllocator.allocUntouched(allocator, u8, null, path_scratch_bytes);
+    errdefer allocator.free(path_scratch);
     var buffers = try BufferPool.init(allocator, buffers_count, config.bufferBytes());
     errdefer buffers.deinit(allocator);
 
@@ -187,6 +224,7 @@ pub fn init(
         .free_sessions = free_sessions,
         .free_sessions_count = sessions_count,
         .headers = headers,
+        .path_scratch = path_scratch,
         .buffers = buffers,
         .queues = .{
             .client_header = .init(config.client_header_timeout_ns),
@@ -208,8 +246,9 @@ pub fn init(
 }
 
 pub fn deinit(proxy: *Proxy, allocator: std.mem.Allocator) void {
-    if (proxy.access_log) |*log| log.deinit(allocator);
+    if (proxy.access_log) |*access_log| access_log.deinit(allocator);
     proxy.buffers.deinit(allocator);
+    allocator.free(proxy.path_scratch);
     allocator.free(proxy.headers);
     allocator.free(proxy.free_sessions);
     allocator.free(proxy.sessions);
@@ -259,7 +298,7 @@ pub fn startSession(proxy: *Proxy, fd: linux.fd_t, peer: Address, listener_slot:
     const index = proxy.free_sessions[proxy.free_sessions_count];
     const session = &proxy.sessions[index];
     if (index == proxy.sessions_touched) {
-        const per_session: usize = proxy.config.headers_count_max;
+        const per_session: usize = proxy.config.headerFieldsPerSession();
         session.* = .init(proxy, proxy.headers[index * per_session ..][0..per_session]);
         proxy.sessions_touched += 1;
     }
@@ -411,6 +450,44 @@ pub fn httpLimits(proxy: *const Proxy) http.Limits {
         .target_bytes_max = proxy.config.target_bytes_max,
     };
 }
+
+/// Response heads have limits of their own (`response_header_bytes_max`, and a count).
+pub fn responseLimits(proxy: *const Proxy) http.Limits {
+    const config = proxy.config;
+    return .{
+        .header_bytes_max = config.response_header_bytes_max,
+        .headers_count_max = config.response_headers_count_max,
+        .target_bytes_max = @min(config.target_bytes_max, config.response_header_bytes_max), // Unused.
+    };
+}
+
+/// Counts request fields dropped for an underscore in their name, and says so (rate limited):
+/// an application that relies on one sees why it is missing.
+pub fn noteUnderscoreFields(proxy: *Proxy, count: u32, client_ip: []const u8) void {
+    proxy.stats.underscore_fields_dropped += count;
+    const suppressed = proxy.warn_limiter.allow(WarnLimiter.underscore_kind, proxy.loop.now()) orelse return;
+    log.warn("dropped {d} request field(s) with '_' in the name from {s} (--header-underscores " ++
+        "allow keeps them); {d} more such requests not shown", .{ count, client_ip, suppressed });
+}
+
+/// The one warning line for a 502 or 504 sluice answered (rate limited per kind): what
+/// failed, on which backend, and the detail that explains it.
+pub fn warnFailure(proxy: *Proxy, failure: Failure, context: FailureContext) void {
+    const kind: usize = @backingInt(std.meta.activeTag(failure));
+    const suppressed = proxy.warn_limiter.allow(kind, proxy.loop.now()) orelse return;
+    log.warn("{d} {s}: pool {s}, backend {s}, tries {d}: {s}; {d} more not shown", .{
+        failure.status(), failure.name(), context.pool, context.backend,
+        context.tries,    context.detail, suppressed,
+    });
+}
+
+pub const FailureContext = struct {
+    pool: []const u8,
+    /// "-" when no backend was tried.
+    backend: []const u8,
+    tries: u8,
+    detail: []const u8,
+};
 
 /// Whether idle connections return their buffer: not when the idle timeout is so short that
 /// the hot period would already end it.

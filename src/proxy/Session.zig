@@ -150,6 +150,14 @@ const Exchange = struct {
 
     /// The pool the route chose; null for a response sluice makes itself (`respondLocal`).
     upstream: ?*Upstream = null,
+    /// The route taken (null: none configured, or none matched) and what it sets.
+    route: ?*const Config.Route = null,
+    /// Where an upgraded connection's idle timer goes (the route's tunnel idle timeout).
+    tunnel_queue: ?*loop_ns.TimerQueue = null,
+    /// The request body limit in bytes; 0: none.
+    body_bytes_max: u64 = 0,
+    /// Bytes read from the client for this exchange: head, body, and tunnelled bytes.
+    request_bytes: u64 = 0,
 
     /// Where the request may go: `hash`'s key and the backend a `sticky` cookie names.
     key: u64 = 0,
@@ -176,6 +184,15 @@ const Exchange = struct {
     tunnel_upstream_done: bool = false,
     error_sent: bool = false,
     lingering: bool = false,
+    /// Why the backend's response head was refused (for the log line), if it was.
+    response_reject: ?http.Reject = null,
+    head_rewrite_failed: bool = false,
+    /// Why sluice ended the exchange itself (a `Failure`'s name), for the access log.
+    end_reason: []const u8 = "",
+    /// The latency histogram has this exchange (`observeLatency`).
+    latency_observed: bool = false,
+    /// The loop's clock when the first try began; 0 before any.
+    upstream_started_ns: u64 = 0,
 };
 
 const Framing = union(enum) {
@@ -194,7 +211,7 @@ pub fn init(proxy: *Proxy, headers: []http.Header) Session {
     return .{
         .proxy = proxy,
         .request_parser = .init(headers, limits),
-        .response_parser = .init(headers, limits),
+        .response_parser = .init(headers, proxy.responseLimits()),
     };
 }
 
@@ -309,7 +326,9 @@ fn parseRequest(session: *Session) void {
 fn startExchange(session: *Session, head_len: u32) void {
     const head = &session.request_parser.head;
     if (head.method == .connect) return session.fail(.method_not_allowed);
-    if (head.host) |host| {
+    // The host forwarded, whichever field it came from (an absolute-form target's authority
+    // overrides Host): bounded, as X-Forwarded-Host copies it.
+    if (rewrite.requestHost(head)) |host| {
         if (host.len > rewrite.host_bytes_max) return session.fail(.host_too_long);
     }
     const proxy = session.proxy;
@@ -323,6 +342,7 @@ fn startExchange(session: *Session, head_len: u32) void {
         .upgrade_requested = rewrite.upgradeAllowed(head),
         .head_len = head_len,
         .started_ns = session.loop().now(),
+        .request_bytes = head_len,
     };
     assert(session.exchange.started_ns > 0);
     if (proxy.access_log != null) {
@@ -335,11 +355,13 @@ fn startExchange(session: *Session, head_len: u32) void {
     session.initRequestFraming();
     session.c_pos = head_len;
     const upstream_chosen = session.route() orelse return;
+    if (session.bodyOverLimit()) return session.fail(.request_body_too_large);
     session.exchange.upstream = upstream_chosen;
     upstream_chosen.stats.requests += 1;
     upstream_chosen.retry_budget.deposit();
     session.findAffinity();
     session.ubuf = proxy.buffers.acquire() orelse return session.fail(.overloaded);
+    session.u_len = 0; // No response byte yet (see `upstreamFailed`).
     if (!session.composeUpstreamHead()) return session.fail(.head_too_large_to_forward);
     if (upstream_chosen.pool.total_timeout_ns > 0) {
         session.loop().timerArm(upstream_chosen.queues.total, &session.total_timer, Session, session, totalTimerCallback);
@@ -354,14 +376,17 @@ fn route(session: *Session) ?*Upstream {
     const proxy = session.proxy;
     const generation = proxy.generation;
     const routes = generation.config.routes();
-    if (routes.len == 0) return &generation.pools[0].upstreams[proxy.worker_index];
+    if (routes.len == 0) {
+        session.routeSettings(null, generation.tunnel_slots[0]);
+        return &generation.pools[0].upstreams[proxy.worker_index];
+    }
     const listener = std.mem.indexOfScalar(u8, generation.listener_slots, session.listener_slot) orelse {
         // The connection's listener is gone from the configuration: its routes are those
         // without a listener condition.
-        const orphan = Router.Request.fromHead(&session.request_parser.head, 31);
+        const orphan = Router.Request.fromHead(&session.request_parser.head, 31, proxy.path_scratch);
         return session.routeMatched(Router.match(routes, &orphan));
     };
-    const request = Router.Request.fromHead(&session.request_parser.head, @intCast(listener));
+    const request = Router.Request.fromHead(&session.request_parser.head, @intCast(listener), proxy.path_scratch);
     return session.routeMatched(Router.match(routes, &request));
 }
 
@@ -375,6 +400,7 @@ fn routeMatched(session: *Session, index: ?u32) ?*Upstream {
     };
     generation.route_requests[proxy.worker_index][matched] += 1;
     const chosen = &generation.config.routes()[matched];
+    session.routeSettings(chosen, generation.tunnel_slots[matched]);
     switch (chosen.action) {
         .pool => return &generation.pools[chosen.pool].upstreams[proxy.worker_index],
         .respond, .redirect => {
@@ -382,6 +408,26 @@ fn routeMatched(session: *Session, index: ?u32) ?*Upstream {
             return null;
         },
     }
+}
+
+/// What the route taken (or, with none, the configuration) sets for this exchange.
+fn routeSettings(session: *Session, chosen: ?*const Config.Route, tunnel_slot: u8) void {
+    const proxy = session.proxy;
+    const exchange = &session.exchange;
+    exchange.route = chosen;
+    exchange.tunnel_queue = &proxy.pool_queues[tunnel_slot];
+    exchange.body_bytes_max = proxy.generation.config.requestBodyBytesMax(chosen);
+}
+
+/// A declared length over the limit is refused before anything is sent; a chunked body is
+/// counted as it streams (`pumpRequestBody`).
+fn bodyOverLimit(session: *const Session) bool {
+    const max = session.exchange.body_bytes_max;
+    if (max == 0) return false;
+    return switch (session.request_parser.head.body) {
+        .content_length => |length| length > max,
+        .none, .chunked, .close_delimited => false,
+    };
 }
 
 /// The exchange has ended: its generation may be let go of.
@@ -476,12 +522,16 @@ fn findAffinity(session: *Session) void {
 
 fn composeUpstreamHead(session: *Session) bool {
     const forwarding: rewrite.Forwarding = .{
-        .client_ip = session.client_ip_buffer[0..session.client_ip_len],
+        .client_ip = session.clientIp(),
         .trusted = session.client_trusted,
+        .allow_underscores = session.proxy.generation.config.header_underscores == .allow,
     };
     const head = &session.request_parser.head;
-    const len = rewrite.composeRequest(session.ubuf.?, head, forwarding) catch return false;
-    session.exchange.upstream_head_len = @intCast(len);
+    const composed = rewrite.composeRequest(session.ubuf.?, head, forwarding) catch return false;
+    session.exchange.upstream_head_len = @intCast(composed.len);
+    if (composed.underscore_fields_dropped > 0) {
+        session.proxy.noteUnderscoreFields(composed.underscore_fields_dropped, session.clientIp());
+    }
     return true;
 }
 
@@ -492,6 +542,7 @@ fn connectUpstream(session: *Session) void {
     assert(!session.exchange.inflight_counted);
     const exchange = &session.exchange;
     const index = session.pickBackend() orelse return session.fail(exchange.last_failure);
+    if (exchange.tries == 0) exchange.upstream_started_ns = session.loop().now();
     exchange.tries += 1;
     exchange.tried |= mask.bit(index);
     exchange.backend_index = index;
@@ -666,9 +717,12 @@ fn upstreamFailed(session: *Session, outcome: Health.Outcome, failure: Failure) 
     const conn = session.conn.?;
     assert(!exchange.response_started);
     exchange.last_failure = failure;
-    const stale = outcome == .reset and conn.reused and !exchange.retried_stale;
+    // A response byte means the backend took the request: not a stale connection, and not
+    // replayed (a malformed or cut-off response is the backend's answer, not a lost request).
+    const response_arrived = session.u_len > 0;
+    const stale = outcome == .reset and conn.reused and !exchange.retried_stale and !response_arrived;
     if (!stale) session.report(outcome);
-    if (!session.replayable()) return session.failMidExchange(failure);
+    if (!session.replayable() or response_arrived) return session.failMidExchange(failure);
     if (stale) {
         exchange.retried_stale = true;
         session.upstream().stats.upstream_stale_retries += 1;
@@ -742,6 +796,11 @@ fn prepareReplay(session: *Session) void {
         .last_failure = kept.last_failure,
         .retried_stale = kept.retried_stale,
         .upstream = kept.upstream,
+        .route = kept.route,
+        .tunnel_queue = kept.tunnel_queue,
+        .body_bytes_max = kept.body_bytes_max,
+        .request_bytes = kept.request_bytes,
+        .upstream_started_ns = kept.upstream_started_ns,
     };
     session.initRequestFraming();
     session.c_pos = exchange.head_len;
@@ -756,14 +815,21 @@ fn pumpRequestBody(session: *Session) void {
     assert(!exchange.request_done);
     const cbuf = session.cbuf.?;
     if (session.c_pos == session.c_len) {
-        // Everything buffered has been forwarded: receive more over it.
-        if (session.c_len > 0) exchange.request_body_overwritten = true;
-        session.c_pos = 0;
-        session.c_len = 0;
-        return session.recvClient(cbuf, recvRequestBodyCallback);
+        // Everything buffered has been forwarded: receive more behind it while there is room,
+        // so a body that fits stays whole for a replay. The head itself is never written over:
+        // the access log, routing and a replay read it until the exchange ends.
+        const body_start = exchange.head_len;
+        assert(session.c_len >= body_start);
+        if (session.c_len == cbuf.len) {
+            exchange.request_body_overwritten = true;
+            session.c_pos = body_start;
+            session.c_len = body_start;
+        }
+        return session.recvClient(cbuf[session.c_len..], recvRequestBodyCallback);
     }
     const available = cbuf[session.c_pos..session.c_len];
     var take: usize = available.len;
+    var skip: usize = 0;
     var last = false;
     switch (exchange.request_body) {
         .length => |*remaining| {
@@ -771,18 +837,31 @@ fn pumpRequestBody(session: *Session) void {
             remaining.* -= take;
             last = remaining.* == 0;
         },
-        .chunked => |*decoder| switch (decoder.feed(available)) {
-            .need_more => {},
-            .done => |n| {
-                take = n;
-                last = true;
-            },
-            .invalid => |reject| return session.fail(.{ .bad_request_body = reject }),
+        .chunked => |*decoder| {
+            const filtered = decoder.feedDroppingTrailers(available);
+            switch (filtered.result) {
+                .need_more => {},
+                .done => |n| {
+                    take = n;
+                    last = true;
+                },
+                .invalid => |reject| return session.failMidExchange(.{ .bad_request_body = reject }),
+            }
+            skip = filtered.dropped; // Trailer lines, moved out of the window's front.
+            // The body bytes in cbuf were changed in place: they cannot be sent again.
+            if (skip > 0) exchange.request_body_overwritten = true;
+            const max = exchange.body_bytes_max;
+            if (max > 0 and decoder.data_bytes > max) return session.failMidExchange(.request_body_too_large);
         },
         .none, .close_delimited, .dechunked => unreachable, // Not request framings.
     }
     exchange.request_window_end = session.c_pos + @as(u32, @intCast(take));
     exchange.request_window_last = last;
+    session.c_pos += @intCast(skip);
+    if (session.c_pos == exchange.request_window_end) {
+        assert(!last); // The final CRLF is always forwarded.
+        return session.pumpRequestBody();
+    }
     session.sendRequestWindow();
 }
 
@@ -812,6 +891,7 @@ fn recvRequestBodyCallback(session: *Session, result: sys.RecvError!usize) void 
     const n = result catch return session.close();
     if (n == 0) return session.close(); // The client gave up mid-body; the backend's copy is cut.
     session.c_len += @intCast(n);
+    session.exchange.request_bytes += n;
     session.rearmProgress();
     session.pumpRequestBody();
 }
@@ -845,11 +925,13 @@ fn parseResponse(session: *Session) void {
     const bytes = ubuf[headroom..][0..session.u_len];
     switch (session.response_parser.feed(bytes, session.exchange.method)) {
         .incomplete => {
-            const full = headroom + session.u_len == ubuf.len; // A head too large for us.
-            if (full) return session.upstreamFailed(.reset, .upstream_bad_response);
+            // The parser's limit is below the buffer, so this is that limit, reached early
+            // because the head did not start at the front (after a 1xx).
+            const full = headroom + session.u_len == ubuf.len;
+            if (full) return session.responseRefused(.head_too_large);
             session.recvUpstreamHead();
         },
-        .invalid => session.upstreamFailed(.reset, .upstream_bad_response),
+        .invalid => |reject| session.responseRefused(reject),
         .complete => |head_len| {
             const head = &session.response_parser.head;
             if (head.status < 200 and head.status != 101) return session.relayInterim(head_len);
@@ -859,6 +941,29 @@ fn parseResponse(session: *Session) void {
             session.relayResponseHead(head_len);
         },
     }
+}
+
+/// The backend's response head was refused. Over sluice's response limits it is a 502 that
+/// does not count against the backend (it answered; the limit is ours, and the log line names
+/// it); malformed, it is a 502 that does.
+fn responseRefused(session: *Session, reject: http.Reject) void {
+    session.exchange.response_reject = reject;
+    switch (reject) {
+        .head_too_large, .too_many_fields => {
+            session.report(.success);
+            session.failMidExchange(.upstream_head_too_large);
+        },
+        else => session.upstreamFailed(.reset, .upstream_bad_response),
+    }
+}
+
+/// The head parsed but its rewrite would not fit the buffer (many fields that each grow by a
+/// byte, plus the fields sluice adds): refused as over the limit, without writing anything.
+fn responseHeadTooLarge(session: *Session) void {
+    session.exchange.response_reject = null;
+    session.exchange.head_rewrite_failed = true;
+    session.report(.success);
+    session.failMidExchange(.upstream_head_too_large);
 }
 
 /// A 5xx head arrived and nothing of it was relayed: when the pool retries 5xx and the request
@@ -883,7 +988,7 @@ fn responseTimedOut(session: *Session) void {
     const only_receiving = session.pending_ops == 1 and session.upstream_recv.isPending();
     const retry = session.upstream().pool.retry.on.timeout and exchange.request_done and
         exchange.method.isIdempotent() and !exchange.interim_relayed and
-        !exchange.request_body_overwritten and only_receiving;
+        !exchange.request_body_overwritten and only_receiving and session.u_len == 0;
     if (!retry or !session.reserveRetry()) return session.failMidExchange(.upstream_response_timeout);
     exchange.retry_after_cancel = true;
     session.loop().cancel(&session.upstream_recv);
@@ -899,12 +1004,17 @@ fn retryAfterCancel(session: *Session) void {
 /// follows on the same connection. HTTP/1.0 clients never see one (RFC 9110 §15.2).
 fn relayInterim(session: *Session, head_len: u32) void {
     const exchange = &session.exchange;
-    exchange.interim_rest_start = headroom + head_len;
-    if (exchange.version == .http10) return session.nextResponseHead();
+    if (exchange.version == .http10) {
+        exchange.interim_rest_start = headroom + head_len;
+        return session.nextResponseHead();
+    }
     const head = &session.response_parser.head;
-    const len = rewrite.rewriteResponseInPlace(session.ubuf.?, headroom, head_len, head, .{
+    const len = rewrite.rewriteResponse(session.ubuf.?, headroom, head_len, session.u_len, head, .{
         .connection = .keep_alive_default,
-    });
+    }) catch return session.responseHeadTooLarge();
+    // What followed the interim head (the final response, perhaps) now follows the new head.
+    exchange.interim_rest_start = @intCast(len);
+    session.u_len -= head_len;
     exchange.response_interim = true;
     exchange.interim_relayed = true;
     exchange.progress = 0;
@@ -912,12 +1022,18 @@ fn relayInterim(session: *Session, head_len: u32) void {
     session.sendResponseWindow();
 }
 
+/// The bytes received after an interim response go back to where a response head is parsed.
+/// After a relayed 1xx, `u_len` already counts only them.
 fn nextResponseHead(session: *Session) void {
     const ubuf = session.ubuf.?;
-    const rest_start = session.exchange.interim_rest_start;
-    const rest_end = headroom + session.u_len;
-    std.mem.copyForwards(u8, ubuf[headroom..], ubuf[rest_start..rest_end]);
-    session.u_len = rest_end - rest_start;
+    const exchange = &session.exchange;
+    const rest_start = exchange.interim_rest_start;
+    const rest_len = if (exchange.response_interim)
+        session.u_len
+    else
+        headroom + session.u_len - rest_start;
+    @memmove(ubuf[headroom..][0..rest_len], ubuf[rest_start..][0..rest_len]);
+    session.u_len = rest_len;
     session.exchange.response_interim = false;
     session.response_parser.reset();
     if (session.u_len > 0) return session.parseResponse();
@@ -953,14 +1069,13 @@ fn relayResponseHead(session: *Session, head_len: u32) void {
         .keep_alive_default;
     const ubuf = session.ubuf.?;
     var cookie_buffer: [rewrite.extra_field_bytes_max]u8 = undefined;
-    const new_len = rewrite.rewriteResponseInPlace(ubuf, headroom, head_len, head, .{
+    const new_len = rewrite.rewriteResponse(ubuf, headroom, head_len, session.u_len, head, .{
         .connection = connection,
         .keep_transfer_encoding = exchange.response_body != .dechunked,
         .extra_field = session.stickyCookie(&cookie_buffer),
-    });
-    const body = ubuf[headroom + head_len .. headroom + session.u_len];
+    }) catch return session.responseHeadTooLarge();
+    const body = ubuf[new_len..][0 .. session.u_len - head_len];
     const take = session.frameResponseBody(body) orelse return;
-    std.mem.copyForwards(u8, ubuf[new_len..][0..take], body[0..take]);
     exchange.response_started = true;
     exchange.progress = 0;
     exchange.response_window_len = @intCast(new_len + take);
@@ -1000,17 +1115,28 @@ fn frameResponseBody(session: *Session, bytes: []u8) ?usize {
             remaining.* -= take;
             last = remaining.* == 0;
         },
-        .chunked => |*decoder| switch (decoder.feed(bytes)) {
-            .need_more => {},
-            .done => |n| {
-                take = n;
-                last = true;
-            },
-            .invalid => {
-                session.report(.reset);
-                session.failMidExchange(.upstream_bad_response);
-                return null;
-            },
+        .chunked => |*decoder| {
+            const filtered = decoder.feedDroppingTrailers(bytes);
+            switch (filtered.result) {
+                .need_more => {},
+                .done => |n| {
+                    take = n;
+                    last = true;
+                },
+                .invalid => {
+                    session.report(.reset);
+                    session.failMidExchange(.upstream_bad_response);
+                    return null;
+                },
+            }
+            if (filtered.dropped > 0) {
+                // Trailer lines were taken out: the rest goes back to the front.
+                const kept = take - filtered.dropped;
+                @memmove(bytes[0..kept], bytes[filtered.dropped..take]);
+                if (take < bytes.len) exchange.upstream_reusable = false;
+                exchange.response_window_last = last;
+                return kept;
+            }
         },
         .dechunked => |*decoder| {
             const result = decoder.decodeInPlace(bytes);
@@ -1082,6 +1208,7 @@ fn recvUpstreamBodyCallback(session: *Session, result: sys.RecvError!usize) void
 /// The backend broke off a response already under way: the client can only be told by a
 /// close, and the backend's health hears of it.
 fn responseBroken(session: *Session) void {
+    session.exchange.end_reason = "upstream_response_incomplete";
     session.report(.reset);
     session.close();
 }
@@ -1116,29 +1243,28 @@ fn startTunnel(session: *Session, head_len: u32) void {
         session.report(.reset);
         return session.failMidExchange(.upstream_bad_response);
     }
+    const ubuf = session.ubuf.?;
+    const head = &session.response_parser.head;
+    const new_len = rewrite.rewriteResponse(ubuf, headroom, head_len, session.u_len, head, .{
+        .connection = .upgrade,
+    }) catch return session.responseHeadTooLarge();
+    const rest_len = session.u_len - head_len;
     session.report(.success);
     session.countResponse(101);
     exchange.status = 101;
-    session.recordDuration(); // The exchange is the upgrade; the tunnel's life is not timed.
-    const ubuf = session.ubuf.?;
-    const head = &session.response_parser.head;
-    const new_len = rewrite.rewriteResponseInPlace(ubuf, headroom, head_len, head, .{
-        .connection = .upgrade,
-    });
-    const rest = ubuf[headroom + head_len .. headroom + session.u_len];
-    std.mem.copyForwards(u8, ubuf[new_len..][0..rest.len], rest);
+    // The histogram times the upgrade; the access log line waits for the tunnel to end, with
+    // its bytes both ways (`close` writes it).
+    session.observeLatency(session.loop().now() -| exchange.started_ns);
     exchange.tunnel = true;
     exchange.response_started = true;
     session.loop().timerCancel(&session.total_timer); // A tunnel lives as long as it is used.
     session.upstream().stats.upgrades += 1;
     session.armTimer(.tunnel);
     exchange.progress = 0;
-    exchange.response_window_len = @intCast(new_len + rest.len);
+    exchange.response_window_len = @intCast(new_len + rest_len);
     session.tunnelSendToClient();
     // Bytes the client sent after its head are already in cbuf: they go first.
     if (session.c_pos < session.c_len) return session.tunnelSendToUpstream();
-    session.c_pos = 0;
-    session.c_len = 0;
     session.tunnelRecvFromClient();
 }
 
@@ -1151,6 +1277,7 @@ fn tunnelSendToClientCallback(session: *Session, result: sys.SendError!usize) vo
     if (session.opDone(false)) return;
     const n = result catch return session.close();
     session.exchange.progress += @intCast(n);
+    session.exchange.bytes_sent += n;
     session.rearmProgress();
     const exchange = &session.exchange;
     if (exchange.progress < exchange.response_window_len) return session.tunnelSendToClient();
@@ -1172,8 +1299,13 @@ fn tunnelRecvFromUpstreamCallback(session: *Session, result: sys.RecvError!usize
     session.tunnelSendToClient();
 }
 
+/// Into the client buffer behind the request head, which the access log line written when
+/// the tunnel ends still reads.
 fn tunnelRecvFromClient(session: *Session) void {
-    session.recvClient(session.cbuf.?, tunnelRecvFromClientCallback);
+    const body_start = session.exchange.head_len;
+    session.c_pos = body_start;
+    session.c_len = body_start;
+    session.recvClient(session.cbuf.?[body_start..], tunnelRecvFromClientCallback);
 }
 
 fn tunnelRecvFromClientCallback(session: *Session, result: sys.RecvError!usize) void {
@@ -1185,8 +1317,8 @@ fn tunnelRecvFromClientCallback(session: *Session, result: sys.RecvError!usize) 
         return session.maybeEndTunnel();
     }
     session.rearmProgress();
-    session.c_pos = 0;
-    session.c_len = @intCast(n);
+    session.c_len += @intCast(n);
+    session.exchange.request_bytes += n;
     session.tunnelSendToUpstream();
 }
 
@@ -1201,8 +1333,6 @@ fn tunnelSendToUpstreamCallback(session: *Session, result: sys.SendError!usize) 
     session.c_pos += @intCast(n);
     session.rearmProgress();
     if (session.c_pos < session.c_len) return session.tunnelSendToUpstream();
-    session.c_pos = 0;
-    session.c_len = 0;
     session.tunnelRecvFromClient();
 }
 
@@ -1219,6 +1349,8 @@ fn maybeEndTunnel(session: *Session) void {
 fn fail(session: *Session, failure: Failure) void {
     assert(session.state == .active);
     session.proxy.countFailure(session.exchange.upstream, failure);
+    session.exchange.end_reason = failure.name();
+    if (failure.status() == 502 or failure.status() == 504) session.warnFailure(failure);
     if (!session.exchange.response_started) {
         session.exchange.status = failure.status();
         session.exchange.bytes_sent = failure.response().len;
@@ -1236,6 +1368,29 @@ fn fail(session: *Session, failure: Failure) void {
     session.exchange.progress = 0;
     session.sendClient(text, sendErrorCallback);
     session.exchange.last_failure = failure;
+}
+
+/// The rate-limited warning for a 502 or 504, with what explains it.
+fn warnFailure(session: *Session, failure: Failure) void {
+    const exchange = &session.exchange;
+    const detail: []const u8 = if (exchange.response_reject) |reject|
+        reject.reason()
+    else if (exchange.head_rewrite_failed)
+        "the response head would not fit a buffer once rewritten (raise --response-header-bytes-max)"
+    else switch (failure) {
+        .upstream_head_too_large => "over --response-header-bytes-max or --response-headers-count-max",
+        .upstream_response_timeout => if (exchange.response_started)
+            "no body byte within the body timeout"
+        else
+            "no response head within the response timeout",
+        else => failure.response()[std.mem.indexOf(u8, failure.response(), "\r\n\r\n").? + 4 ..],
+    };
+    session.proxy.warnFailure(failure, .{
+        .pool = if (exchange.upstream) |u| u.pool.name else "-",
+        .backend = session.backendName() orelse "-",
+        .tries = exchange.tries,
+        .detail = std.mem.trimEnd(u8, detail, "\n"),
+    });
 }
 
 /// A failure after the request head went upstream: same mapping, and the connection to the
@@ -1291,7 +1446,8 @@ fn armTimer(session: *Session, phase: Phase) void {
     const queue = switch (phase) {
         .idle_hot, .linger => &queues.client_short,
         .idle => &queues.client_idle_rest,
-        .tunnel, .body, .local => &queues.client_idle,
+        .tunnel => session.exchange.tunnel_queue.?,
+        .body, .local => &queues.client_idle,
         .header => &queues.client_header,
         .connect => session.upstream().queues.connect,
         .exchange => session.upstream().queues.response,
@@ -1398,16 +1554,36 @@ fn finalize(session: *Session) void {
     proxy.releaseSession(session);
 }
 
-/// The exchange is over for its client (response sent, error answered, tunnel opened or
-/// connection closed): its duration goes into the worker's histogram, once.
+/// The exchange is over for its client (response sent, error answered, or connection closed;
+/// for a tunnel, the tunnel closed): its duration goes into the worker's histogram and its
+/// line into the access log, once.
 fn recordDuration(session: *Session) void {
     const started_ns = session.exchange.started_ns;
     if (started_ns == 0) return; // No exchange, or recorded already.
     session.exchange.started_ns = 0;
     const duration_ns = session.loop().now() -| started_ns;
+    if (!session.exchange.latency_observed) session.observeLatency(duration_ns);
+    session.logAccess(duration_ns);
+}
+
+/// The latency histogram times the exchange up to its response; for an upgrade that is the
+/// 101, not the life of the tunnel (which the access log line, written at its end, shows).
+fn observeLatency(session: *Session, duration_ns: u64) void {
+    assert(!session.exchange.latency_observed);
+    session.exchange.latency_observed = true;
     const latency = if (session.exchange.upstream) |chosen| &chosen.stats.latency else &session.proxy.stats.latency;
     latency.observe(duration_ns);
-    session.logAccess(duration_ns);
+}
+
+/// The backend of the current or last try, by address; null before any try.
+fn backendName(session: *const Session) ?[]const u8 {
+    const exchange = &session.exchange;
+    if (exchange.tries == 0) return null;
+    return session.upstream().shared.health.backends[exchange.backend_index].name();
+}
+
+fn clientIp(session: *const Session) []const u8 {
+    return session.client_ip_buffer[0..session.client_ip_len];
 }
 
 /// One access-log line for this exchange (when the log is on). Formatting happens here, on
@@ -1415,19 +1591,23 @@ fn recordDuration(session: *Session) void {
 fn logAccess(session: *Session, duration_ns: u64) void {
     const log = &(session.proxy.access_log orelse return);
     const exchange = &session.exchange;
-    const backend = if (exchange.tries > 0)
-        session.upstream().shared.health.backends[exchange.backend_index].name()
+    const upstream_ns: ?u64 = if (exchange.upstream_started_ns == 0)
+        null
     else
-        "";
+        session.loop().now() -| exchange.upstream_started_ns;
     log.append(&.{
-        .client_ip = session.client_ip_buffer[0..session.client_ip_len],
+        .client_ip = session.clientIp(),
         .method = if (exchange.log_method.len > 0) exchange.log_method else "-",
         .target = if (exchange.log_target.len > 0) exchange.log_target else "-",
         .version = if (exchange.version == .http10) "HTTP/1.0" else "HTTP/1.1",
         .status = exchange.status,
         .bytes_sent = exchange.bytes_sent,
         .duration_ns = duration_ns,
-        .backend = backend,
+        .backend = session.backendName() orelse "",
+        .upstream_ns = upstream_ns,
+        .tries = exchange.tries,
+        .reason = exchange.end_reason,
+        .request_bytes = exchange.request_bytes,
         .referer = exchange.log_referer,
         .user_agent = exchange.log_user_agent,
     }, sys.clockRealtimeSeconds());

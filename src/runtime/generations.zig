@@ -136,6 +136,16 @@ pub const Generations = struct {
             listeners_taken += 1;
         }
 
+        // Tunnels' idle timeouts, the default's and each route's, share the upstream queues.
+        const tunnel_slots = arena.alloc(u8, config.routes_count + 1) catch return outOfMemory(problem);
+        for (tunnel_slots, 0..) |*slot, i| {
+            const route: ?*const Config.Route = if (i < config.routes_count) &config.routes()[i] else null;
+            slot.* = generations.timeouts.slot(config.tunnelIdleTimeoutNs(route)) orelse return problem.set(
+                "more than {d} distinct upstream and tunnel timeouts since start-up; restart to apply this one",
+                .{Generation.Timeouts.count_max},
+            );
+        }
+
         const rows = arena.alloc([]u64, workers_count) catch return outOfMemory(problem);
         for (rows) |*row| {
             // A cache line of its own per worker: each row is written by one worker.
@@ -152,6 +162,7 @@ pub const Generations = struct {
             .listener_slots = listener_slots,
             .timeouts = &generations.timeouts,
             .timeouts_count = generations.timeouts.count,
+            .tunnel_slots = tunnel_slots,
             .holders = .init(@intCast(workers_count)),
             .route_requests = rows,
         };
@@ -344,6 +355,8 @@ pub fn restartOnlyChange(old: *const Config, new: *const Config) ?[]const u8 {
         .{ "header_bytes_max", "limits.header_bytes_max" },
         .{ "headers_count_max", "limits.headers_count_max" },
         .{ "target_bytes_max", "limits.target_bytes_max" },
+        .{ "response_header_bytes_max", "limits.response_header_bytes_max" },
+        .{ "response_headers_count_max", "limits.response_headers_count_max" },
         .{ "client_header_timeout_ns", "timeouts.client_header" },
         .{ "client_idle_timeout_ns", "timeouts.client_idle" },
         .{ "drain_timeout_ns", "timeouts.drain" },
