@@ -774,6 +774,14 @@ def report(results_path, meta_path):
             ratio(sl["cpu_norm"], p["cpu_norm"], 0.6, False),
             ratio(sl["p99_us"], p["p99_us"], 1.0, False),
         ])
+    fast = summary.get("sluice_fast")
+    if sl and fast:
+        def plain(a, b):
+            return "n/a" if a is None or b is None or b == 0 else f"{a / b:.2f}×"
+        ratio_rows.append([f"sluice {meta.get('sluice_build', '')} / sluice ReleaseFast (the cost of"
+                           " the safety checks)", plain(sl["rps"], fast["rps"]),
+                           plain(sl["cpu_us"], fast["cpu_us"]), plain(sl["cpu_norm"], fast["cpu_norm"]),
+                           plain(sl["p99_us"], fast["p99_us"])])
     ratio_table = md_table(["ratio", "throughput (target ≥1.3×)",
                             "CPU per request (target ≤0.6×)", "same, ÷ backend's (cross-check)",
                             "p99 latency (target ≤1.0×)"], ratio_rows)
@@ -784,7 +792,7 @@ def report(results_path, meta_path):
         f"- CPU: {m['cpu_model']}, nproc={m['nproc']}; kernel {m['kernel']}",
         f"- Pinning: {meta['pinning']}",
         f"- sluice: {m['sluice_version']} (commit {m['sluice_commit']}, zig {m['zig_version']},"
-        f" ReleaseFast){', io=' + meta['sluice_io'] if meta.get('sluice_io') else ''}",
+        f" {m.get('sluice_build', 'ReleaseFast')}){', io=' + meta['sluice_io'] if meta.get('sluice_io') else ''}",
         f"- nginx: {m['nginx_version']}; HAProxy: {m['haproxy_version']}; wrk: {m['wrk_version']}",
         f"- Backend: nginx, 1 worker, `return 200 \"hello\\n\"` (6-byte body), keep-alive,"
         f" on 127.0.0.1:{meta['backend_port']}",

@@ -15,7 +15,10 @@
 #   BENCH_WARMUP=2          seconds of wrk before every measured run (--quick: 1)
 #   BENCH_CONNECTIONS=50    wrk -c
 #   BENCH_THREADS=1         wrk -t
-#   BENCH_TARGETS="backend sluice nginx haproxy"   subset/order of rows
+#   BENCH_TARGETS="backend sluice sluice_fast nginx haproxy"   subset/order of rows
+#                           (sluice: the BENCH_OPTIMIZE build; sluice_fast: ReleaseFast, to
+#                           show what the safety checks of ReleaseSafe cost)
+#   BENCH_OPTIMIZE=ReleaseSafe  the build mode of the `sluice` row (what make release ships)
 #   BENCH_PIN=auto          auto (pin when nproc >= 2), 1, 0
 #   BENCH_PROXY_CPUS=1      taskset CPU list for the proxy under test
 #   BENCH_LOAD_CPUS=0       taskset CPU list for wrk and the backend
@@ -58,7 +61,7 @@ else
 fi
 CONNS="${BENCH_CONNECTIONS:-50}"
 THREADS="${BENCH_THREADS:-1}"
-TARGETS="${BENCH_TARGETS:-backend sluice nginx haproxy}"
+TARGETS="${BENCH_TARGETS:-backend sluice sluice_fast nginx haproxy}"
 PIN="${BENCH_PIN:-auto}"
 PROXY_CPUS="${BENCH_PROXY_CPUS:-1}"
 LOAD_CPUS="${BENCH_LOAD_CPUS:-0}"
@@ -173,6 +176,11 @@ sluice_version="?"
 if [[ " $TARGETS " == *" sluice "* ]] && build_sluice; then
     sluice_version="$(sluice_version_of "$SLUICE_BIN")"
 fi
+sluice_fast_fail=""
+sluice_fast_bin=""
+if [[ " $TARGETS " == *" sluice_fast "* ]]; then
+    sluice_fast_bin="$(build_sluice_mode ReleaseFast "$out/zig-out-fast")" || sluice_fast_fail="$sluice_fail"
+fi
 
 # --- configs ---------------------------------------------------------------------------
 
@@ -191,7 +199,8 @@ sluice_port="$(port)"
 
 declare -A tport tpid tlabel tfail
 tlabel[backend]="backend alone (ceiling)"
-tlabel[sluice]="sluice"
+tlabel[sluice]="sluice (${sluice_optimize:-?})"
+tlabel[sluice_fast]="sluice (ReleaseFast)"
 tlabel[nginx]="nginx $nginx_version"
 tlabel[haproxy]="HAProxy $haproxy_version"
 for t in $TARGETS; do
@@ -240,6 +249,16 @@ for t in $TARGETS; do
                 --listen "127.0.0.1:$sluice_port" --backend "127.0.0.1:$bport" $SLUICE_ARGS
             tpid[sluice]=$bg_pid
             check_started sluice "$run/sluice.log" || tfail[sluice]="did not start or did not proxy (see $run/sluice.log)"
+            ;;
+        sluice_fast)
+            if [ -n "$sluice_fast_fail" ]; then tfail[sluice_fast]="$sluice_fast_fail"; continue; fi
+            tport[sluice_fast]="$(port)"
+            log "sluice (ReleaseFast) on 127.0.0.1:${tport[sluice_fast]}"
+            # shellcheck disable=SC2086  # SLUICE_ARGS is a flag list
+            start_bg "$run/sluice_fast.log" proxy "$sluice_fast_bin" --workers 1 \
+                --listen "127.0.0.1:${tport[sluice_fast]}" --backend "127.0.0.1:$bport" $SLUICE_ARGS
+            tpid[sluice_fast]=$bg_pid
+            check_started sluice_fast "$run/sluice_fast.log" || tfail[sluice_fast]="did not start or did not proxy (see $run/sluice_fast.log)"
             ;;
         nginx)
             tport[nginx]=$nginx_port
@@ -360,6 +379,7 @@ metaline kernel "$(uname -sr)"
 metaline pinning "$pinning"
 metaline sluice_version "$sluice_version"
 metaline sluice_commit "$commit"
+metaline sluice_build "${sluice_optimize:-?}"
 metaline zig_version "$zig_version"
 metaline sluice_io "$sluice_io"
 metaline nginx_version "$nginx_version"
