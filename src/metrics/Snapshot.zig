@@ -78,6 +78,8 @@ pub const Pool = struct {
     counters: Counters = .{},
     /// Request durations, head parsed to exchange over, all workers.
     latency: Histogram = .{},
+    /// Responses sluice answered itself for the pool's requests, by class.
+    own_responses: [classes.len]u64 = @splat(0),
     backends_count: u32 = 0,
     backends: [backends_max]Backend = undefined,
 
@@ -86,9 +88,10 @@ pub const Pool = struct {
         return pool.backends[0..pool.backends_count];
     }
 
-    /// Responses relayed from the pool's backends by class: the sum over its backends.
+    /// Every response sent for the pool: relayed from its backends, or answered by sluice
+    /// itself (a 502 for a failed backend, a 503 with none available, a 413...).
     pub fn responses(pool: *const Pool) [classes.len]u64 {
-        var total: [classes.len]u64 = @splat(0);
+        var total: [classes.len]u64 = pool.own_responses;
         for (pool.backendsSlice()) |*backend| {
             for (&total, backend.responses) |*sum, n| sum.* +%= n;
         }
@@ -138,6 +141,8 @@ pub const Backend = struct {
     in_flight: u64,
     /// Responses relayed from it, by class.
     responses: [classes.len]u64,
+    /// Tries sent to it (retries count on the backend they went to).
+    requests: u64 = 0,
 };
 
 pub const Route = struct {
@@ -313,7 +318,7 @@ fn writePoolsPrometheus(snapshot: *const Snapshot, p: *Prometheus) Prometheus.Er
         }
     }
     const responses = "sluice_responses_total";
-    try p.family(responses, .counter, "Responses relayed from the pool's backends, by status class.");
+    try p.family(responses, .counter, "Responses for the pool's requests, by status class: relayed from its backends or answered by sluice (502, 503, 504, 413).");
     for (pools) |*pool| {
         for (pool.responses(), classes) |count, class| {
             const labels = [_]Prometheus.Label{
@@ -360,6 +365,11 @@ fn writeBackendsPrometheus(snapshot: *const Snapshot, p: *Prometheus) Prometheus
                 try p.sample(gauge[0], &backendLabels(pool, backend), value);
             }
         }
+    }
+    const requests = "sluice_backend_requests_total";
+    try p.family(requests, .counter, "Tries sent to the backend (a retry counts on the backend it went to).");
+    for (pools) |*pool| {
+        for (pool.backendsSlice()) |*backend| try p.sample(requests, &backendLabels(pool, backend), backend.requests);
     }
     const responses = "sluice_backend_responses_total";
     try p.family(responses, .counter, "Responses relayed from the backend, by status class.");
@@ -637,7 +647,7 @@ test "snapshot: families with nothing to sample are left out" {
     w = .fixed(&buffer);
     try snapshot.writePrometheus(&w);
     const without = try expectFamiliesOnce(w.buffered());
-    const per_pool = pool_counters.len + 4 + backend_gauges.len + 1;
+    const per_pool = pool_counters.len + 4 + backend_gauges.len + 2;
     try testing.expectEqual(with_pools - per_pool, without);
     try testing.expect(std.mem.find(u8, w.buffered(), "pool=") == null);
 }

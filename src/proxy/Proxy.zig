@@ -160,12 +160,14 @@ pub const WarnLimiter = struct {
 };
 
 /// Counts a failure where it belongs: the pool's counters when the exchange had one.
-pub fn countFailure(proxy: *Proxy, upstream: ?*Upstream, failure: Failure) void {
+/// `answered`: the client gets the failure's response (nothing of another had started).
+pub fn countFailure(proxy: *Proxy, upstream: ?*Upstream, failure: Failure, answered: bool) void {
     const status = failure.status();
     const stats = if (upstream) |u| &u.stats else {
         if (status < 500) proxy.stats.client_errors += 1;
         return;
     };
+    if (answered) stats.own_responses[status / 100 - 1] += 1;
     if (failure == .no_backend_available) stats.no_backend_available += 1;
     switch (status) {
         503 => stats.overloaded += 1,

@@ -546,6 +546,7 @@ fn connectUpstream(session: *Session) void {
     exchange.tries += 1;
     exchange.tried |= mask.bit(index);
     exchange.backend_index = index;
+    session.upstream().stats.backend_requests[index] += 1;
     // A new try: its outcome has not been reported yet (a failed connect reported its own).
     exchange.reported = false;
     exchange.server_error = false;
@@ -1071,7 +1072,7 @@ fn relayResponseHead(session: *Session, head_len: u32) void {
     var cookie_buffer: [rewrite.extra_field_bytes_max]u8 = undefined;
     const new_len = rewrite.rewriteResponse(ubuf, headroom, head_len, session.u_len, head, .{
         .connection = connection,
-        .keep_transfer_encoding = exchange.response_body != .dechunked,
+        .keep_transfer_encoding = exchange.version == .http11,
         .extra_field = session.stickyCookie(&cookie_buffer),
     }) catch return session.responseHeadTooLarge();
     const body = ubuf[new_len..][0 .. session.u_len - head_len];
@@ -1348,12 +1349,12 @@ fn maybeEndTunnel(session: *Session) void {
 /// reached the client yet, then lingers briefly so the client reads it before our close.
 fn fail(session: *Session, failure: Failure) void {
     assert(session.state == .active);
-    session.proxy.countFailure(session.exchange.upstream, failure);
+    session.proxy.countFailure(session.exchange.upstream, failure, !session.exchange.response_started);
     session.exchange.end_reason = failure.name();
     if (failure.status() == 502 or failure.status() == 504) session.warnFailure(failure);
     if (!session.exchange.response_started) {
         session.exchange.status = failure.status();
-        session.exchange.bytes_sent = failure.response().len;
+        session.exchange.bytes_sent = session.errorResponse(failure).len;
         // A request refused before it became an exchange (a malformed head, a head timeout)
         // is logged too, with what is known of it.
         if (session.exchange.started_ns == 0) session.logAccess(0);
@@ -1364,10 +1365,17 @@ fn fail(session: *Session, failure: Failure) void {
     session.state = .failing;
     session.cancelPending();
     session.armTimer(.linger);
-    const text = failure.response();
-    session.exchange.progress = 0;
-    session.sendClient(text, sendErrorCallback);
     session.exchange.last_failure = failure;
+    session.exchange.progress = 0;
+    session.sendClient(session.errorResponse(failure), sendErrorCallback);
+}
+
+/// The bytes of a failure's response: its head only for a HEAD request (RFC 9110 §9.3.2; a
+/// body there would be read as the next response). The method is known once the request
+/// line parsed, even when a later part of the head was refused.
+fn errorResponse(session: *const Session, failure: Failure) []const u8 {
+    if (session.request_parser.head.method == .head) return failure.responseHead();
+    return failure.response();
 }
 
 /// The rate-limited warning for a 502 or 504, with what explains it.
@@ -1403,7 +1411,7 @@ fn failMidExchange(session: *Session, failure: Failure) void {
 fn sendErrorCallback(session: *Session, result: sys.SendError!usize) void {
     if (session.opDone(true)) return;
     const n = result catch return session.close();
-    const text = session.exchange.last_failure.response();
+    const text = session.errorResponse(session.exchange.last_failure);
     session.exchange.progress += @intCast(n);
     if (session.exchange.progress < text.len) {
         return session.sendClient(text[session.exchange.progress..], sendErrorCallback);

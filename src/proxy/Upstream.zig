@@ -72,8 +72,37 @@ pub const Stats = struct {
     /// error answered, or the connection closed): see `Session.recordDuration`.
     latency: Histogram = .{},
     /// Final responses relayed from each backend, by status class 1xx..5xx (a 101 counts as
-    /// 1xx; sluice's own error responses are in the counters above).
+    /// 1xx; sluice's own error responses are in `own_responses`).
     backend_responses: [Config.backends_count_max][5]u64 = @splat(@splat(0)),
+    /// Tries sent to each backend (a retry counts on the backend it went to).
+    backend_requests: [Config.backends_count_max]u64 = @splat(0),
+    /// Responses sluice answered itself for requests routed to this pool (502, 503, 504,
+    /// 413...), by status class.
+    own_responses: [5]u64 = @splat(0),
+
+    /// Carries the counters of `from` (the same pool's previous instance, on this worker)
+    /// over: every pool-wide counter, and each backend's that is still in the pool
+    /// (`backend_map[i]`: the index in `from` of this instance's backend i, if it had it).
+    /// A reload that changes a pool then does not reset what `/metrics` shows for it.
+    pub fn carryFrom(stats: *Stats, from: *const Stats, backend_map: []const ?u16) void {
+        inline for (.{
+            "requests",                  "upgrades", "upstream_errors",      "upstream_connect_failures",
+            "upstream_stale_retries",    "retries",  "no_backend_available", "overloaded",
+            "retries_refused_by_budget",
+        }) |name| @field(stats, name) = load(&@field(from, name));
+        stats.latency.addRelaxed(&from.latency);
+        for (&stats.own_responses, &from.own_responses) |*to, *value| to.* = load(value);
+        for (backend_map, 0..) |from_index, i| {
+            const old = from_index orelse continue;
+            stats.backend_requests[i] = load(&from.backend_requests[old]);
+            for (&stats.backend_responses[i], &from.backend_responses[old]) |*to, *value| to.* = load(value);
+        }
+    }
+
+    /// Another worker's counter, read from the control thread: relaxed, as every counter read.
+    fn load(value: *const u64) u64 {
+        return @atomicLoad(u64, value, .monotonic);
+    }
 };
 
 /// `sessions_count`: the worker's session slots (at most one busy connection each).

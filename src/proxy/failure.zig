@@ -59,6 +59,13 @@ pub const Failure = union(enum) {
         };
     }
 
+    /// The head of `response` alone (its Content-Length still says what a GET would get).
+    pub fn responseHead(failure: Failure) []const u8 {
+        const text = failure.response();
+        const end = std.mem.indexOf(u8, text, "\r\n\r\n").? + 4; // Every response has one.
+        return text[0..end];
+    }
+
     /// The whole response, `Connection: close` included: after an error we close.
     pub fn response(failure: Failure) []const u8 {
         @setEvalBranchQuota(2_000_000); // One comptime-built response per Reject value.

@@ -285,8 +285,9 @@ pub const ClientConnection = enum {
 
 pub const ResponseRewrite = struct {
     connection: ClientConnection,
-    /// False when sluice removes the chunked framing itself (HTTP/1.0 client): the body then
-    /// ends with the connection and no framing field is written.
+    /// False for an HTTP/1.0 client (RFC 9112 §6.1: no Transfer-Encoding unless the request
+    /// was HTTP/1.1): sluice removes the chunked framing itself, the body then ends with the
+    /// connection, and a HEAD or 304 answer's Transfer-Encoding is not passed either.
     keep_transfer_encoding: bool = true,
     /// One whole field line ("Name: value\r\n") to add, or empty.
     extra_field: []const u8 = "",
@@ -399,7 +400,8 @@ fn keptFields(head: *const http.ResponseParser.Head, options: ResponseRewrite) R
     var kept: KeptFields = .empty;
     for (head.headers, 0..) |field, i| {
         switch (classify(field.name)) {
-            .content_length, .transfer_encoding => if (!describes_representation) continue,
+            .content_length => if (!describes_representation) continue,
+            .transfer_encoding => if (!describes_representation or !options.keep_transfer_encoding) continue,
             .hop_by_hop => continue,
             .upgrade => if (options.connection != .upgrade) continue,
             .other, .host, .x_forwarded_for, .x_forwarded_proto, .x_forwarded_host, .forwarded, .x_real_ip => {

@@ -744,8 +744,10 @@ fn addPool(pool: *Snapshot.Pool, instance: *const PoolInstance) void {
         counters.upstream_idle_closed_by_backend += load(&conns.closed_idle_by_backend);
         counters.upstream_idle_closed_timeout += load(&conns.closed_idle_timeout);
         pool.latency.addRelaxed(&stats.latency);
+        for (&pool.own_responses, &stats.own_responses) |*sum, *count| sum.* += load(count);
         for (pool.backends[0..pool.backends_count], 0..) |*backend, i| {
             backend.in_flight += @atomicLoad(u32, &upstream.inflight[i], .monotonic);
+            backend.requests += load(&stats.backend_requests[i]);
             for (&backend.responses, &stats.backend_responses[i]) |*sum, *count| sum.* += load(count);
         }
     }

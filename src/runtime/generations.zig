@@ -215,6 +215,16 @@ pub const Generations = struct {
             upstream.init(arena, loop, &instance.config, &instance.shared, generations.sessions_count, worker_index, now_ns) catch
                 return problem.set("out of memory building pool {s}", .{pool.name});
         }
+        if (old) |from| {
+            // The pool's counters go on from where they were, for the backends that stay.
+            var backend_map: [Config.backends_count_max]?u16 = undefined;
+            for (instance.config.backends(), backend_map[0..instance.config.backends_count]) |*backend, *slot| {
+                slot.* = PoolInstance.backendIndexIn(&from.config, backend);
+            }
+            for (instance.upstreams, from.upstreams) |*upstream, *before| {
+                upstream.stats.carryFrom(&before.stats, backend_map[0..instance.config.backends_count]);
+            }
+        }
         instance.arena = arena_state;
         return instance;
     }
