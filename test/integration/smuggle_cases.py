@@ -7,8 +7,10 @@ request the exact response its backend will send. Every request carries its own 
 target (`/o/<rid>`), so the oracle can tell which request a backend received and which
 response a client got.
 
-Each case is built from its own `random.Random(f"{seed}:{group}:{index}")`, so one case
-can be rebuilt alone from (seed, group, index): the failure report names all three.
+Each case is built from its own `random.Random(f"{seed}:{group}:{key}")` (key: the fixed
+case's name, or the random case's number), so one case can be rebuilt alone from (seed,
+group, key), and adding a case changes no other. Failure reports name the seed and the id
+(`default:issue1_connection_content_length`, `sticky#17:responses`).
 
 What the requests vary (sluice's owned fields are Content-Length, Transfer-Encoding, Host,
 Upgrade, X-Forwarded-For/-Proto/-Host, Forwarded and X-Real-IP):
@@ -172,11 +174,15 @@ class Case:
     seed: str
     kind: str
     conns: list[ClientConn]
+    key: str = ""  # f:NAME (fixed), s:NAME (limit sweep), r:N (random)
+    tag: str = ""  # the prefix of its request ids
     title: str = ""
 
     @property
     def id(self) -> str:
-        return f"{self.group}#{self.index}:{self.kind}"
+        if self.key.startswith("r:"):
+            return f"{self.group}#{self.index}:{self.kind}"
+        return f"{self.group}:{self.kind}"
 
     def requests(self) -> list[Req]:
         return [r for c in self.conns for r in c.reqs]
@@ -362,7 +368,8 @@ def response_for(rng: random.Random, rid: str, method: str, version: str, limits
     if allow_close and version == "HTTP/1.1":
         framings.append("close")
     if version == "HTTP/1.0":
-        framings = ["length", "length", "close"] if allow_close else ["length"]
+        # chunked to an HTTP/1.0 request breaks RFC 9112 §6.1; sluice must de-chunk it
+        framings = ["length", "length", "close", "chunked"] if allow_close else ["length"]
     framing = "none" if no_body else rng.choice(framings)
     if framing == "length":
         name = casing(rng, "Content-Length")
@@ -751,12 +758,8 @@ def connection(rng: random.Random, reqs: list[Req], mode: str | None = None) -> 
 # Case kinds
 
 
-def case_rng(seed: str, group: str, index: int) -> random.Random:
-    return random.Random(f"{seed}:{group}:{index}")
-
-
-def _tag(group: str, index: int) -> str:
-    return f"{group[:2]}{index}"
+def case_rng(seed: str, group: str, key: str) -> random.Random:
+    return random.Random(f"{seed}:{group}:{key}")
 
 
 def gen_mixed(b: Builder) -> list[ClientConn]:
@@ -872,6 +875,54 @@ def gen_response_limit(b: Builder, n_fields: int, head_target: int | None,
     return conns
 
 
+CONNECTION_SPELLINGS = [
+    ("lower", [b"Connection: content-length"], "length"),
+    ("no_space", [b"Connection:Content-Length"], "length"),
+    ("list_with_close", [b"Connection: close,  CONTENT-LENGTH ,x"], "length"),
+    ("repeated", [b"Connection: keep-alive", b"Connection: Content-Length"], "length"),
+    ("tabs_upper", [b"CONNECTION:\tcontent-LENGTH\t"], "length"),
+    ("transfer_encoding", [b"Connection: Transfer-Encoding"], "chunked"),
+    ("every_owned_field", [b"Connection: Host, X-Forwarded-For, X-Forwarded-Proto, "
+                           b"X-Forwarded-Host, Forwarded, X-Real-IP, Upgrade, Content-Length, "
+                           b"Transfer-Encoding"], "chunked"),
+]
+
+
+def exact_connection_case(b: Builder, conn_lines: list[bytes], kind: str) -> ClientConn:
+    """A POST whose Connection is spelled exactly `conn_lines`, whose body is a request,
+    with a GET pipelined behind it (unless the POST asked for close)."""
+    rng = b.rng
+    rid = b.rid()
+    body = f"GET /o/{rid}-smuggled HTTP/1.1\r\nHost: x\r\nX-Captured: ".encode()
+    fields = [b"Host: sluice.test"] + conn_lines
+    tokens = [t.strip(" \t").lower() for ln in conn_lines
+              for t in ln.split(b":", 1)[1].decode().split(",") if t.strip(" \t")]
+    spoofs = []
+    if "x-forwarded-for" in tokens:
+        fields += [f"X-Forwarded-For: {SPOOF_IP}".encode(), b"X-Forwarded-Proto: https",
+                   f"X-Forwarded-Host: {SPOOF_HOST}".encode(),
+                   f"Forwarded: for={SPOOF_IP}".encode(), f"X-Real-IP: {SPOOF_IP}".encode()]
+        spoofs = [SPOOF_IP, SPOOF_HOST]
+    if kind == "chunked":
+        fields.append(b"Transfer-Encoding: chunked")
+        sizes = split_sizes(rng, len(body))
+        wire = encode_chunked(body, sizes, [], [])
+    else:
+        fields.append(f"Content-Length: {len(body)}".encode())
+        wire = body
+    head = f"POST /o/{rid} HTTP/1.1\r\n".encode() + b"".join(f + b"\r\n" for f in fields) \
+        + b"\r\n"
+    first = Req(rid, "POST", f"/o/{rid}", f"/o/{rid}", "HTTP/1.1", "sluice.test", head, wire,
+                body, kind, plain_response(rid), "any", (), spoofs, [], tokens, False,
+                [f"exact {conn_lines!r}"])
+    reqs = [first]
+    if "close" not in tokens:
+        reqs.append(b.request(ReqOptions(method="GET", version="HTTP/1.1", body_kind="none",
+                                         conn_owned=0.0, spoof=0.0, close_token=0.0,
+                                         http10=0.0, response_adversarial=0.0)))
+    return ClientConn(reqs, "pipeline", [len(head)])
+
+
 def fixed_issue_cases(b: Builder, group: str) -> list[tuple[str, list[ClientConn]]]:
     """The issue's own reproductions, with ids in the targets."""
     out = []
@@ -950,6 +1001,32 @@ def fixed_issue_cases(b: Builder, group: str) -> list[tuple[str, list[ClientConn
                  b"hello", "chunked", plain_response(rid), "any", (), [SPOOF_IP],
                  ["x-forwarded-for", "content-length"], notes=["issue §5: owned trailers"])
         out.append(("issue5_owned_fields_in_trailers", [ClientConn([tr], "pipeline")]))
+        # The Connection spellings of the brief, exactly, each on a request with a body that
+        # is a request, and a request pipelined behind it.
+        for name, conn_lines, kind in CONNECTION_SPELLINGS:
+            out.append((f"conn_spelling_{name}", [exact_connection_case(b, conn_lines, kind)]))
+        # The same on responses.
+        reqs = []
+        for lines, framing in (([b"Connection: Transfer-Encoding"], "chunked"),
+                               ([b"connection:content-length"], "length"),
+                               ([b"Connection: keep-alive", b"Connection: Content-Length"],
+                                "length"),
+                               ([b"Connection: close,  CONTENT-LENGTH ,x"], "length")):
+            r = b.request(ReqOptions(method="GET", version="HTTP/1.1", body_kind="none",
+                                     conn_owned=0.0, spoof=0.0, close_token=0.0, http10=0.0,
+                                     absolute=0.0))
+            body = f"response to {r.rid} ".encode() + b"z" * 40
+            spec = RespSpec(r.rid, 200, "normal", list(lines), body, framing,
+                            notes=[f"exact {lines!r}"])
+            if framing == "chunked":
+                spec.fields.append(b"Transfer-Encoding: chunked")
+                spec.chunk_sizes = split_sizes(rng, len(body))
+            else:
+                spec.fields.append(f"Content-Length: {len(body)}".encode())
+            spec.closes = any(b"close" in ln for ln in lines)
+            r.response = spec
+            reqs.append(r)
+        out.append(("resp_connection_spellings", [ClientConn(reqs, "pipeline")]))
         # Not in the issue: sluice's own refusal of a HEAD request must carry no content
         # (RFC 9110 §9.3.2), or a client reads that content as the next response.
         rid = b.rid()
@@ -1008,31 +1085,24 @@ def sweep_cases(b: Builder, group: str) -> list[tuple[str, list[ClientConn]]]:
 
 def generate(seed: str, group: str, limits: Limits, n_random: int
              ) -> list[Case]:
-    """The fixed issue cases, the limit sweeps, then `n_random` random cases."""
+    """The fixed issue cases, the limit sweeps, then `n_random` random cases. Each case has
+    its own generator seeded by (seed, group, its name), so adding a case changes no other."""
     cases: list[Case] = []
-    index = 0
 
-    def add(kind, conns_fn, title=""):
-        nonlocal index
-        rng = case_rng(seed, group, index)
-        b = Builder(rng, _tag(group, index), limits)
-        conns = conns_fn(b)
-        cases.append(Case(group, index, seed, kind, conns, title))
-        index += 1
+    def add(key: str, tag: str, kind: str, conns_fn, index: int):
+        b = Builder(case_rng(seed, group, key), f"{group[:2]}{tag}", limits)
+        cases.append(Case(group, index, seed, kind, conns_fn(b), key=key, tag=b.tag))
 
-    fixed_names = [name for name, _ in fixed_issue_cases(
-        Builder(random.Random(0), "probe", limits), group)]
-    for i, name in enumerate(fixed_names):
-        add(name, lambda b, i=i: fixed_issue_cases(b, group)[i][1])
-    sweep_names = [name for name, _ in sweep_cases(Builder(random.Random(0), "probe", limits),
-                                                   group)]
-    for i, name in enumerate(sweep_names):
-        add(name, lambda b, i=i: sweep_cases(b, group)[i][1])
+    probe = Builder(random.Random(0), "probe", limits)
+    for i, (name, _) in enumerate(fixed_issue_cases(probe, group)):
+        add(f"f:{name}", f"f{i}", name, lambda b, i=i: fixed_issue_cases(b, group)[i][1], i)
+    for i, (name, _) in enumerate(sweep_cases(probe, group)):
+        add(f"s:{name}", f"s{i}", name, lambda b, i=i: sweep_cases(b, group)[i][1], i)
     kinds = GROUP_MIX[group]
     gens = {"mixed": gen_mixed, "conn_tokens": gen_conn_tokens, "chunked": gen_chunked,
             "responses": gen_responses}
-    for _ in range(n_random):
-        rng = case_rng(seed, group, index)
+    for k in range(n_random):
+        rng = case_rng(seed, group, f"r:{k}")
         kind = rng.choices([k for k, _ in kinds], [w for _, w in kinds])[0]
-        add(kind, lambda b, kind=kind: gens[kind](b))
+        add(f"r:{k}", f"{k}", kind, lambda b, kind=kind: gens[kind](b), k)
     return cases

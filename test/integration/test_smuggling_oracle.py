@@ -32,12 +32,15 @@ Environment:
   SMUGGLE_CASES=N   random cases per configuration (default: a CI-sized number per group)
   SMUGGLE_SEED=S    the generator's seed (default fixed; `random` picks one and prints it)
   SMUGGLE_ONLY=ID   run only the cases whose id contains ID (comma-separated), e.g.
-                    `default#12` (ids are printed with every failure)
+                    `default#12:` or `issue1` (ids are printed with every failure)
+  SMUGGLE_REPORT=P  append one JSON line per failing case to file P (group, io, case id,
+                    failures), to compare the failing set of two binaries
 The number of cases run is printed at the end of the session.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import socket
@@ -63,15 +66,16 @@ else:
     SEED = _seed_env or "9"
 _cases_env = os.environ.get("SMUGGLE_CASES", "").strip()
 ONLY = [s.strip() for s in os.environ.get("SMUGGLE_ONLY", "").split(",") if s.strip()]
+REPORT = os.environ.get("SMUGGLE_REPORT", "").strip()
 
 GROUPS = {
     # name: (limits as the generator sees them, sluice flags, default random cases)
-    "default": (Limits(), [], 45),
-    "sticky": (Limits(sticky=True), ["--strategy", "sticky"], 15),
-    "manyfields": (Limits(headers_count_max=400), ["--headers-count-max", "400"], 8),
+    "default": (Limits(), [], 250),
+    "sticky": (Limits(sticky=True), ["--strategy", "sticky"], 80),
+    "manyfields": (Limits(headers_count_max=400), ["--headers-count-max", "400"], 40),
     "wide": (Limits(19456, 1024, 8 * 1024, sticky=True),
              ["--header-bytes-max", "19456", "--headers-count-max", "1024",
-              "--strategy", "sticky"], 8),
+              "--strategy", "sticky"], 40),
 }
 
 
@@ -344,8 +348,8 @@ class Harness:
 def run_case(h: Harness, case: Case) -> list[str]:
     """Drive one case and judge it. Returns the failures (empty: the case passed)."""
     from smuggle_cases import Builder, case_rng
-    probes = Builder(case_rng(case.seed, case.group, case.index + 1_000_000),
-                     f"{case.group[:2]}{case.index}p", Limits())
+    probes = Builder(case_rng(case.seed, case.group, f"probe:{case.key}"), f"{case.tag}p",
+                     Limits())
     for r in case.requests():
         h.script(r)
     marks = [b.mark() for b in h.backends]
@@ -385,12 +389,12 @@ def run_case(h: Harness, case: Case) -> list[str]:
         drive(vrun, probe)
     except OSError as e:
         gone = "" if h.sluice.running() else " (sluice is gone)"
-        failures.append(f"client socket error: {type(e).__name__}: {e}{gone}")
+        failures.append(f"[client-socket] client socket error: {type(e).__name__}: {e}{gone}")
     for b in h.backends:
         b.settle(0.05)
     failures += judge(case, runs, h.backends, marks)
     if not h.sluice.running():
-        failures.append(f"CRASH: sluice exited (rc={h.sluice.proc.poll()}): "
+        failures.append(f"[crash] sluice exited (rc={h.sluice.proc.poll()}): "
                         + _panic_excerpt(h.sluice.lines))
     return failures
 
@@ -424,11 +428,11 @@ def judge(case: Case, runs: list[ConnRun], backends: list[OracleBackend], marks)
         received, conns = b.since(mark)
         with b.lock:
             exceptions = list(b.exceptions)
-        F += [f"oracle backend exception: {e}" for e in exceptions]
+        F += [f"[oracle-bug] oracle backend exception: {e}" for e in exceptions]
         for item in received:
             req = known.get(item.rid) if item.rid else None
             if req is None:
-                F.append(f"SMUGGLED: backend {item.backend} conn {item.conn} received a request "
+                F.append(f"[smuggled-request] backend {item.backend} conn {item.conn} received a request "
                          f"no client sent: {item.msg.describe()}; its head: "
                          f"{_excerpt(item.msg.head(), 400)}")
                 continue
@@ -440,7 +444,7 @@ def judge(case: Case, runs: list[ConnRun], backends: list[OracleBackend], marks)
                 if owner:
                     touched.add(owner)
             if c.error is not None:
-                F.append(f"UPSTREAM STREAM: backend {c.backend} conn {c.index}: the bytes sluice "
+                F.append(f"[upstream-unparseable] backend {c.backend} conn {c.index}: the bytes sluice "
                          f"sent do not parse strictly: {c.error.reason}; bytes from the last "
                          f"message boundary: {_excerpt(bytes(c.raw[c.consumed:]), 400)}")
             elif c.consumed < len(c.raw):
@@ -450,13 +454,13 @@ def judge(case: Case, runs: list[ConnRun], backends: list[OracleBackend], marks)
                 aborted = c.closed and owner_req is not None and owner_req.expect != "accept"
                 if not aborted:
                     state = "closed" if c.closed else "left open (pooled?)"
-                    F.append(f"UPSTREAM STREAM: backend {c.backend} conn {c.index} {state} with "
+                    F.append(f"[upstream-partial] backend {c.backend} conn {c.index} {state} with "
                              f"{len(partial)} bytes that are not a complete request: "
                              f"{_excerpt(partial, 300)}")
     for rid, items in forwarded.items():
         if len(items) > 1:
             where = ", ".join(f"{i.backend}/conn{i.conn}" for i in items)
-            F.append(f"DUPLICATE: request {rid} reached a backend {len(items)} times ({where})")
+            F.append(f"[duplicate] request {rid} reached a backend {len(items)} times ({where})")
         F += check_forwarded(known[rid], items[0].msg)
     for run in runs:
         F += judge_client(run, forwarded, touched)
@@ -474,25 +478,25 @@ def check_forwarded(req: Req, msg: Message) -> list[str]:
     F = []
     p = f"FORWARDED {req.rid}:"
     if msg.method != req.method:
-        F.append(f"{p} method {msg.method!r}, the client sent {req.method!r}")
+        F.append(f"[forwarded-request-line] {p} method {msg.method!r}, the client sent {req.method!r}")
     if msg.target != req.path:
-        F.append(f"{p} target {msg.target[:120]!r}, expected {req.path[:120]!r}")
+        F.append(f"[forwarded-request-line] {p} target {msg.target[:120]!r}, expected {req.path[:120]!r}")
     if msg.version != req.version:
-        F.append(f"{p} version {msg.version}, the client sent {req.version}")
+        F.append(f"[forwarded-request-line] {p} version {msg.version}, the client sent {req.version}")
     if msg.body != req.body:
-        F.append(f"{p} body differs: the backend framed {len(msg.body)} bytes "
+        F.append(f"[forwarded-body] {p} body differs: the backend framed {len(msg.body)} bytes "
                  f"({msg.framing}: {_excerpt(msg.body, 80)}), the client sent {len(req.body)} "
                  f"({req.framing}: {_excerpt(req.body, 80)})")
     cl = msg.get_all("content-length")
     if req.body or req.framing == "chunked":
         if msg.framing not in ("length", "chunked"):
-            F.append(f"{p} the client sent a body ({req.framing}) but the forwarded head has "
+            F.append(f"[forwarded-framing] {p} the client sent a body ({req.framing}) but the forwarded head has "
                      f"neither Content-Length nor Transfer-Encoding: {_excerpt(msg.head(), 500)}")
     if msg.framing == "length" and cl and int(cl[0]) != len(req.body):
-        F.append(f"{p} forwarded Content-Length {cl[0]} for a {len(req.body)}-byte body")
+        F.append(f"[forwarded-framing] {p} forwarded Content-Length {cl[0]} for a {len(req.body)}-byte body")
     hosts = msg.get_all("host")
     if len(hosts) != 1 or hosts[0].lower() != req.host.lower():
-        F.append(f"{p} Host fields {hosts!r}, expected exactly [{req.host!r}]")
+        F.append(f"[forwarded-host] {p} Host fields {hosts!r}, expected exactly [{req.host!r}]")
     names = set(msg.names())
     tokens = msg.connection_tokens()
     for t in tokens:
@@ -500,38 +504,38 @@ def check_forwarded(req: Req, msg: Message) -> list[str]:
         if allowed_upgrade:
             continue
         if t in OWNED_REQUEST:
-            F.append(f"{p} the forwarded Connection names {t!r}, a field sluice owns: "
+            F.append(f"[forwarded-connection] {p} the forwarded Connection names {t!r}, a field sluice owns: "
                      f"{msg.get_all('connection')!r}")
         elif t in names:
-            F.append(f"{p} the forwarded Connection names {t!r}, which is forwarded too "
+            F.append(f"[forwarded-connection] {p} the forwarded Connection names {t!r}, which is forwarded too "
                      f"(the backend would drop it)")
     xff = msg.get_all("x-forwarded-for")
     if xff != [PEER]:
-        F.append(f"{p} X-Forwarded-For {xff!r}, expected exactly [{PEER!r}] (untrusted client)")
+        F.append(f"[forwarded-x-forwarded] {p} X-Forwarded-For {xff!r}, expected exactly [{PEER!r}] (untrusted client)")
     xfp = msg.get_all("x-forwarded-proto")
     if xfp != ["http"]:
-        F.append(f"{p} X-Forwarded-Proto {xfp!r}, expected ['http']")
+        F.append(f"[forwarded-x-forwarded] {p} X-Forwarded-Proto {xfp!r}, expected ['http']")
     xfh = msg.get_all("x-forwarded-host")
     if [v.lower() for v in xfh] != [req.host.lower()]:
-        F.append(f"{p} X-Forwarded-Host {xfh!r}, expected [{req.host!r}]")
+        F.append(f"[forwarded-x-forwarded] {p} X-Forwarded-Host {xfh!r}, expected [{req.host!r}]")
     for spoof in req.spoofs:
         for name in ("x-forwarded-for", "x-forwarded-host", "forwarded", "x-real-ip"):
             for v in msg.get_all(name):
                 if spoof in v:
-                    F.append(f"{p} the client's spoofed {spoof!r} reached the backend in "
+                    F.append(f"[forwarded-spoof] {p} the client's spoofed {spoof!r} reached the backend in "
                              f"{name}: {v!r}")
     for t in msg.trailers:
         if t.lname in TRAILER_FORBIDDEN:
-            F.append(f"{p} forwarded trailer field {t.raw[:120]!r} (RFC 9110 §6.5.1: framing, "
+            F.append(f"[forwarded-trailer] {p} forwarded trailer field {t.raw[:120]!r} (RFC 9110 §6.5.1: framing, "
                      f"routing, forwarding and authentication fields do not go in trailers)")
     if msg.has("upgrade"):
         protos = [v.strip().lower() for v in ",".join(msg.get_all("upgrade")).split(",")]
         if not req.upgrade:
-            F.append(f"{p} forwarded Upgrade {msg.get_all('upgrade')!r} the client never sent")
+            F.append(f"[forwarded-upgrade] {p} forwarded Upgrade {msg.get_all('upgrade')!r} the client never sent")
         if "h2c" in protos:
-            F.append(f"{p} forwarded an h2c upgrade")
+            F.append(f"[forwarded-upgrade] {p} forwarded an h2c upgrade")
         if "upgrade" not in tokens:
-            F.append(f"{p} forwarded Upgrade without `Connection: upgrade`")
+            F.append(f"[forwarded-upgrade] {p} forwarded Upgrade without `Connection: upgrade`")
     return F
 
 
@@ -550,15 +554,15 @@ def judge_client(run: ConnRun, forwarded: dict[str, list[Received]], touched: se
                 hint = (f" (they are exactly the {cl} bytes of content the response "
                         f"{msgs[-1].status} to a HEAD request announced and carried: RFC 9110 "
                         f"§9.3.2, a response to HEAD has no content)")
-        F.append(f"{p} bytes after response {len(msgs) - 1} are not a valid response: "
+        F.append(f"[client-unparseable] {p} bytes after response {len(msgs) - 1} are not a valid response: "
                  f"{stream.error.reason}: {_excerpt(bytes(run.rx[stream.end:]), 300)}{hint}")
     for i, m in enumerate(msgs):
         for v in m.violations + [v for im in m.interim for v in im.violations]:
-            F.append(f"{p} response {i} ({m.status}): {v}")
+            F.append(f"[client-sender-rule] {p} response {i} ({m.status}): {v}")
         names = set(m.names())
         for t in m.connection_tokens():
             if t in ("content-length", "transfer-encoding") or (t in names and t != "upgrade"):
-                F.append(f"{p} response {i} Connection names {t!r}, which it also carries or "
+                F.append(f"[client-connection-names-framing] {p} response {i} Connection names {t!r}, which it also carries or "
                          f"which frames it: {m.get_all('connection')!r}")
     closed_reason = None
     for i, req in enumerate(run.reqs):
@@ -566,18 +570,18 @@ def judge_client(run: ConnRun, forwarded: dict[str, list[Received]], touched: se
         resp = msgs[i] if i < len(msgs) else None
         if closed_reason is not None:
             if fwd:
-                F.append(f"{p} request {req.rid} was forwarded after the connection was to "
+                F.append(f"[client-after-close] {p} request {req.rid} was forwarded after the connection was to "
                          f"close ({closed_reason})")
             if resp is not None:
-                F.append(f"{p} response {i} ({resp.status}) after the connection was to close "
+                F.append(f"[client-after-close] {p} response {i} ({resp.status}) after the connection was to close "
                          f"({closed_reason})")
             continue
         if resp is None:
             if fwd:
-                F.append(f"{p} request {req.rid} reached a backend but no response to it "
+                F.append(f"[client-response-lost] {p} request {req.rid} reached a backend but no response to it "
                          f"reached the client ({_why_missing(run)})")
             else:
-                F.append(f"{p} no response to request {req.rid} ({req.describe()}): "
+                F.append(f"[client-no-response] {p} no response to request {req.rid} ({req.describe()}): "
                          f"{_why_missing(run)}")
             closed_reason = "no response"
             continue
@@ -588,37 +592,37 @@ def judge_client(run: ConnRun, forwarded: dict[str, list[Received]], touched: se
             want_interim = [s for s, _ in spec.interim] if req.version == "HTTP/1.1" else []
             ok = resp.status == spec.status and resp.body == want_body
             if ok and interim != want_interim:
-                F.append(f"{p} response to {req.rid}: 1xx statuses {interim}, the backend sent "
+                F.append(f"[client-interim] {p} response to {req.rid}: 1xx statuses {interim}, the backend sent "
                          f"{want_interim}")
             if not ok:
                 if spec.may_502 and resp.status == 502:
                     pass  # a head over sluice's response limits, refused whole
                 elif resp.status == spec.status and resp.body.startswith(want_body):
-                    F.append(f"{p} response {i} to {req.rid} ({resp.framing}) runs "
+                    F.append(f"[client-response-unframed] {p} response {i} to {req.rid} ({resp.framing}) runs "
                              f"{len(resp.body) - len(want_body)} bytes past the backend's "
                              f"{len(want_body)}-byte body: it lost its length and swallowed "
                              f"what followed: {_excerpt(resp.body[len(want_body):], 200)}")
                 else:
-                    F.append(f"{p} response {i} to {req.rid} is {resp.status} with body "
+                    F.append(f"[client-wrong-response] {p} response {i} to {req.rid} is {resp.status} with body "
                              f"{_excerpt(resp.body, 160)}; the backend sent {spec.status} with "
                              f"body {_excerpt(want_body, 160)}{_whose(resp, run)}")
         else:
             if 400 <= resp.status < 500:
                 if req.expect == "accept":
-                    F.append(f"{p} valid request {req.rid} refused with {resp.status} "
+                    F.append(f"[client-valid-refused] {p} valid request {req.rid} refused with {resp.status} "
                              f"({req.describe()})")
                 elif req.expect == "reject" and req.reject_statuses and \
                         resp.status not in req.reject_statuses:
-                    F.append(f"{p} request {req.rid} refused with {resp.status}, expected one "
+                    F.append(f"[client-refusal-status] {p} request {req.rid} refused with {resp.status}, expected one "
                              f"of {req.reject_statuses}")
             elif req.rid in touched:
-                F.append(f"{p} response {i} ({resp.status}) to request {req.rid}, whose bytes "
-                         f"reached a backend that could not frame them (see UPSTREAM STREAM)")
+                F.append(f"[client-after-unframeable] {p} response {i} ({resp.status}) to request {req.rid}, whose bytes "
+                         f"reached a backend that could not frame them (see upstream-unparseable)")
             else:
-                F.append(f"{p} response {i} ({resp.status}, body {_excerpt(resp.body, 120)}) "
+                F.append(f"[client-response-without-request] {p} response {i} ({resp.status}, body {_excerpt(resp.body, 120)}) "
                          f"to request {req.rid}, which never reached a backend{_whose(resp, run)}")
         if req.expect == "reject" and (fwd or req.rid in touched):
-            F.append(f"{p} request {req.rid} should have been refused "
+            F.append(f"[refusal-expected] {p} request {req.rid} should have been refused "
                      f"({req.reject_statuses}) but was forwarded ({req.describe()})")
         # Connection state after this response.
         must_close = req.wants_close or "close" in resp.connection_tokens() or \
@@ -628,14 +632,14 @@ def judge_client(run: ConnRun, forwarded: dict[str, list[Received]], touched: se
                              f"Connection={resp.get_all('connection')}, framing={resp.framing}, "
                              f"request wants close={req.wants_close})")
             if run.stayed_open_after_close and i == len(msgs) - 1:
-                F.append(f"{p} the connection stayed open {closed_reason} for "
+                F.append(f"[client-stayed-open] {p} the connection stayed open {closed_reason} for "
                          f"{CLOSE_TIMEOUT}s")
     if stream.error is None and stream.partial:
         what = "after the connection closed" if run.eof else "on a connection still open"
-        F.append(f"{p} {len(stream.partial)} bytes after the last complete response {what}: "
+        F.append(f"[client-extra-bytes] {p} {len(stream.partial)} bytes after the last complete response {what}: "
                  f"{_excerpt(stream.partial, 300)}")
     if run.timed_out and not any("no response" in f or "no response to it" in f for f in F):
-        F.append(f"{p} {run.timed_out}")
+        F.append(f"[client-timeout] {p} {run.timed_out}")
     return F
 
 
@@ -690,14 +694,25 @@ def test_smuggling_oracle(group, make_sluice, io, oracle_summary):
             failures = run_case(h, case)
             if failures:
                 failed.append((case, failures))
+                if REPORT:
+                    with open(REPORT, "a") as out:
+                        out.write(json.dumps({"group": group, "io": io, "case": case.id,
+                                              "seed": SEED, "failures": failures}) + "\n")
                 h.start()  # a clean sluice and clean backends for the next case
     finally:
         h.stop()
         oracle_summary.runs.append((group, io, len(cases), len(failed),
                                     time.monotonic() - t0))
     if failed:
+        kinds: dict[str, int] = defaultdict(int)
+        for _, failures in failed:
+            for k in {f[1:f.index("]")] for f in failures if f.startswith("[")}:
+                kinds[k] += 1
         report = [f"{len(failed)} of {len(cases)} {group} cases failed on io={io} "
-                  f"(SMUGGLE_SEED={SEED}; rerun one with SMUGGLE_ONLY=<id>)"]
+                  f"(SMUGGLE_SEED={SEED}; rerun one with SMUGGLE_ONLY=<id>)",
+                  "failing cases per kind of failure: " + ", ".join(
+                      f"{k} {n}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1])),
+                  "failing cases: " + " ".join(c.id for c, _ in failed)]
         for case, failures in failed:
             report.append("")
             report.append(f"=== {case.id} ===")
