@@ -55,15 +55,15 @@ class Received:
 class ConnRecord:
     backend: str
     index: int
-    raw: bytearray = field(default_factory=bytearray)
-    consumed: int = 0  # offset after the last complete request
+    pending: bytearray = field(default_factory=bytearray)  # bytes after the last request
+    total: int = 0  # bytes received
     closed: bool = False
     closed_by: str = ""  # "peer" (sluice closed), "backend" (script or error)
     error: HttpError | None = None
     seq: int = 0
 
     def partial(self) -> bytes:
-        return bytes(self.raw[self.consumed:])
+        return bytes(self.pending)
 
 
 def unscripted_response(target: str) -> bytes:
@@ -166,20 +166,27 @@ class OracleBackend:
                     self.lock.notify_all()
                 return
             with self.lock:
-                rec.raw += data
+                rec.pending += data
+                rec.total += len(data)
+                window = bytes(rec.pending)
                 self.lock.notify_all()
-            # Frame and answer every request completed by these bytes.
-            while rec.consumed < len(rec.raw):
+            # Frame and answer every request completed by these bytes. Only this thread
+            # takes bytes off `pending`, so `window` stays its prefix.
+            pos = 0
+            while pos < len(window):
                 try:
-                    msg = parse_request(bytes(rec.raw), rec.consumed)
+                    msg = parse_request(window, pos)
                 except HttpError as e:
                     with self.lock:
+                        del rec.pending[:pos]
+                        e.offset -= pos
                         rec.error = e
                         rec.closed_by = "backend"
                         self.lock.notify_all()
                     return  # close without answering: the stream cannot be framed
                 if msg is None:
                     break
+                pos = msg.end
                 rid = rid_of(msg.target)
                 script = self.scripts.get(rid) if rid else None
                 if script is not None:
@@ -189,7 +196,7 @@ class OracleBackend:
                 item = Received(self.name, rec.index, rec.seq, msg, rid, script is not None,
                                 out, time.monotonic())
                 with self.lock:
-                    rec.consumed = msg.end
+                    del rec.pending[:msg.end - msg.start]
                     rec.seq += 1
                     self.received.append(item)
                     self.lock.notify_all()
@@ -211,7 +218,7 @@ class OracleBackend:
 
     @staticmethod
     def _state(c: ConnRecord):
-        return (len(c.raw), c.closed, c.error is not None)
+        return (c.total, c.closed, c.error is not None)
 
     def since(self, mark) -> tuple[list[Received], list[ConnRecord]]:
         """Requests received since `mark`, and the connections that changed since (new,
@@ -226,7 +233,7 @@ class OracleBackend:
         end = time.monotonic() + timeout
         with self.lock:
             while True:
-                busy = [c for c in self.conns if not c.closed and c.consumed < len(c.raw)
+                busy = [c for c in self.conns if not c.closed and c.pending
                         and c.error is None]
                 if not busy:
                     return True
@@ -234,6 +241,13 @@ class OracleBackend:
                 if left <= 0:
                     return False
                 self.lock.wait(min(left, 0.02))
+
+    def forget(self):
+        """Drop what a judged case left: received requests and closed connections (a long
+        run then holds only what one case needs)."""
+        with self.lock:
+            self.received.clear()
+            self.conns = [c for c in self.conns if not c.closed]
 
     def stop(self, timeout: float = 2.0):
         if self._stopping.is_set():

@@ -636,7 +636,7 @@ class Builder:
                 fields.append(field_line(rng, casing(rng, "Connection"), list_value(rng, g)))
         # Fields the owned tokens name, so that dropping them would matter.
         upgrade = False
-        for t in set(tokens):
+        for t in dict.fromkeys(tokens):
             if t == "x-forwarded-for":
                 fields.append(field_line(rng, casing(rng, "X-Forwarded-For"), SPOOF_IP))
                 spoofs.append(SPOOF_IP)

@@ -393,6 +393,10 @@ def run_case(h: Harness, case: Case) -> list[str]:
     for b in h.backends:
         b.settle(0.05)
     failures += judge(case, runs, h.backends, marks)
+    lost = any(f.startswith(("[client-response-lost]", "[client-no-response]",
+                             "[client-socket]")) for f in failures)
+    if lost:
+        h.sluice.wait(0.5)  # a crash takes a moment to print its trace and exit
     if not h.sluice.running():
         failures.append(f"[crash] sluice exited (rc={h.sluice.proc.poll()}): "
                         + _panic_excerpt(h.sluice.lines))
@@ -439,23 +443,21 @@ def judge(case: Case, runs: list[ConnRun], backends: list[OracleBackend], marks)
             forwarded[item.rid].append(item)
         # Upstream connection streams.
         for c in conns:
-            if c.consumed < len(c.raw):
-                owner = _partial_owner(bytes(c.raw[c.consumed:]))
-                if owner:
-                    touched.add(owner)
+            partial = c.partial()
+            owner = _partial_owner(partial) if partial else None
+            if owner:
+                touched.add(owner)
             if c.error is not None:
-                F.append(f"[upstream-unparseable] backend {c.backend} conn {c.index}: the bytes sluice "
-                         f"sent do not parse strictly: {c.error.reason}; bytes from the last "
-                         f"message boundary: {_excerpt(bytes(c.raw[c.consumed:]), 400)}")
-            elif c.consumed < len(c.raw):
-                partial = bytes(c.raw[c.consumed:])
-                owner = _partial_owner(partial)
+                F.append(f"[upstream-unparseable] backend {c.backend} conn {c.index}: the bytes "
+                         f"sluice sent do not parse strictly: {c.error.reason}; bytes from the "
+                         f"last message boundary: {_excerpt(partial, 400)}")
+            elif partial:
                 owner_req = known.get(owner) if owner else None
                 aborted = c.closed and owner_req is not None and owner_req.expect != "accept"
                 if not aborted:
                     state = "closed" if c.closed else "left open (pooled?)"
-                    F.append(f"[upstream-partial] backend {c.backend} conn {c.index} {state} with "
-                             f"{len(partial)} bytes that are not a complete request: "
+                    F.append(f"[upstream-partial] backend {c.backend} conn {c.index} {state} "
+                             f"with {len(partial)} bytes that are not a complete request: "
                              f"{_excerpt(partial, 300)}")
     for rid, items in forwarded.items():
         if len(items) > 1:
@@ -692,6 +694,9 @@ def test_smuggling_oracle(group, make_sluice, io, oracle_summary):
     try:
         for case in cases:
             failures = run_case(h, case)
+            h.scripts.clear()
+            for b in h.backends:
+                b.forget()
             if failures:
                 failed.append((case, failures))
                 if REPORT:
@@ -772,9 +777,30 @@ def test_strict_parser_frames_and_refuses():
         parse_response(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello")
 
 
+_DIGEST = """
+import hashlib, sys
+sys.path.insert(0, sys.argv[1])
+from smuggle_cases import generate, Limits
+h = hashlib.sha256()
+for c in generate("1", "default", Limits(), 40):
+    for r in c.requests():
+        h.update(r.wire + r.response.render(r.method))
+print(h.hexdigest())
+"""
+
+
 def test_generator_is_deterministic_and_well_formed():
-    """The same seed gives the same cases; every generated request the generator calls
-    valid parses strictly into what it says it is (the oracle's own inputs are sound)."""
+    """The same seed gives the same cases, in any process (no set or hash order leaks into
+    them); every generated request the generator calls valid parses strictly into what it
+    says it is (the oracle's own inputs are sound)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    here = str(Path(__file__).resolve().parent)
+    digests = {subprocess.run([sys.executable, "-c", _DIGEST, here], capture_output=True,
+                              text=True, check=True, env={**os.environ, "PYTHONHASHSEED": hs}
+                              ).stdout for hs in ("1", "2")}
+    assert len(digests) == 1, digests
     for group, (limits, _, n) in GROUPS.items():
         a = generate("1", group, limits, 20)
         b = generate("1", group, limits, 20)
