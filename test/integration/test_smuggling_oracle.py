@@ -51,8 +51,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from oracle_backend import OracleBackend, Received, Script
-from smuggle_cases import (OWNED_REQUEST, TRAILER_FORBIDDEN, Case, ClientConn, Limits, Req,
-                           RespSpec, generate)
+from smuggle_cases import (OWNED_REQUEST, TRAILER_FORBIDDEN, Builder, Case, ClientConn, Limits,
+                           Req, RespSpec, case_rng, generate)
 from strict_http import (HttpError, Message, parse_request, parse_response, split_requests,
                          split_responses)
 
@@ -317,26 +317,28 @@ def _wait_closed(run: ConnRun):
 
 
 class Harness:
-    def __init__(self, make_sluice, group: str, args: list[str]):
+    def __init__(self, make_sluice, group: str, args: list[str], retired: list):
         self.make_sluice = make_sluice
+        # conftest attaches every sluice it made to a failure report; a restarted one's
+        # stderr is already in the failures it caused, so it leaves that list.
+        self.retired = retired
         self.group = group
         self.args = args
         self.scripts: dict[str, Script] = {}
         self.backends: list[OracleBackend] = []
         self.sluice = None
-        self.all_backends: list[OracleBackend] = []
 
     def start(self):
         self.stop()
         self.scripts = {}
         self.backends = [OracleBackend(self.scripts, f"b{i}") for i in range(BACKENDS)]
-        self.all_backends += self.backends
         self.sluice = self.make_sluice()
         self.sluice.start(self.backends, args=self.args)
 
     def stop(self):
         if self.sluice is not None:
             self.sluice.kill()
+            self.retired.append(self.sluice)
         for b in self.backends:
             b.stop(timeout=1.0)
 
@@ -347,7 +349,6 @@ class Harness:
 
 def run_case(h: Harness, case: Case) -> list[str]:
     """Drive one case and judge it. Returns the failures (empty: the case passed)."""
-    from smuggle_cases import Builder, case_rng
     probes = Builder(case_rng(case.seed, case.group, f"probe:{case.key}"), f"{case.tag}p",
                      Limits())
     for r in case.requests():
@@ -436,8 +437,8 @@ def judge(case: Case, runs: list[ConnRun], backends: list[OracleBackend], marks)
         for item in received:
             req = known.get(item.rid) if item.rid else None
             if req is None:
-                F.append(f"[smuggled-request] backend {item.backend} conn {item.conn} received a request "
-                         f"no client sent: {item.msg.describe()}; its head: "
+                F.append(f"[smuggled-request] backend {item.backend} conn {item.conn} received "
+                         f"a request no client sent: {item.msg.describe()}; its head: "
                          f"{_excerpt(item.msg.head(), 400)}")
                 continue
             forwarded[item.rid].append(item)
@@ -480,11 +481,14 @@ def check_forwarded(req: Req, msg: Message) -> list[str]:
     F = []
     p = f"FORWARDED {req.rid}:"
     if msg.method != req.method:
-        F.append(f"[forwarded-request-line] {p} method {msg.method!r}, the client sent {req.method!r}")
+        F.append(f"[forwarded-request-line] {p} method {msg.method!r}, the client sent "
+                 f"{req.method!r}")
     if msg.target != req.path:
-        F.append(f"[forwarded-request-line] {p} target {msg.target[:120]!r}, expected {req.path[:120]!r}")
+        F.append(f"[forwarded-request-line] {p} target {msg.target[:120]!r}, expected "
+                 f"{req.path[:120]!r}")
     if msg.version != req.version:
-        F.append(f"[forwarded-request-line] {p} version {msg.version}, the client sent {req.version}")
+        F.append(f"[forwarded-request-line] {p} version {msg.version}, the client sent "
+                 f"{req.version}")
     if msg.body != req.body:
         F.append(f"[forwarded-body] {p} body differs: the backend framed {len(msg.body)} bytes "
                  f"({msg.framing}: {_excerpt(msg.body, 80)}), the client sent {len(req.body)} "
@@ -492,10 +496,12 @@ def check_forwarded(req: Req, msg: Message) -> list[str]:
     cl = msg.get_all("content-length")
     if req.body or req.framing == "chunked":
         if msg.framing not in ("length", "chunked"):
-            F.append(f"[forwarded-framing] {p} the client sent a body ({req.framing}) but the forwarded head has "
-                     f"neither Content-Length nor Transfer-Encoding: {_excerpt(msg.head(), 500)}")
+            F.append(f"[forwarded-framing] {p} the client sent a body ({req.framing}) but the "
+                     f"forwarded head has neither Content-Length nor Transfer-Encoding: "
+                     f"{_excerpt(msg.head(), 500)}")
     if msg.framing == "length" and cl and int(cl[0]) != len(req.body):
-        F.append(f"[forwarded-framing] {p} forwarded Content-Length {cl[0]} for a {len(req.body)}-byte body")
+        F.append(f"[forwarded-framing] {p} forwarded Content-Length {cl[0]} for a "
+                 f"{len(req.body)}-byte body")
     hosts = msg.get_all("host")
     if len(hosts) != 1 or hosts[0].lower() != req.host.lower():
         F.append(f"[forwarded-host] {p} Host fields {hosts!r}, expected exactly [{req.host!r}]")
@@ -506,14 +512,15 @@ def check_forwarded(req: Req, msg: Message) -> list[str]:
         if allowed_upgrade:
             continue
         if t in OWNED_REQUEST:
-            F.append(f"[forwarded-connection] {p} the forwarded Connection names {t!r}, a field sluice owns: "
-                     f"{msg.get_all('connection')!r}")
+            F.append(f"[forwarded-connection] {p} the forwarded Connection names {t!r}, a field "
+                     f"sluice owns: {msg.get_all('connection')!r}")
         elif t in names:
-            F.append(f"[forwarded-connection] {p} the forwarded Connection names {t!r}, which is forwarded too "
-                     f"(the backend would drop it)")
+            F.append(f"[forwarded-connection] {p} the forwarded Connection names {t!r}, which "
+                     f"is forwarded too (the backend would drop it)")
     xff = msg.get_all("x-forwarded-for")
     if xff != [PEER]:
-        F.append(f"[forwarded-x-forwarded] {p} X-Forwarded-For {xff!r}, expected exactly [{PEER!r}] (untrusted client)")
+        F.append(f"[forwarded-x-forwarded] {p} X-Forwarded-For {xff!r}, expected exactly "
+                 f"[{PEER!r}] (untrusted client)")
     xfp = msg.get_all("x-forwarded-proto")
     if xfp != ["http"]:
         F.append(f"[forwarded-x-forwarded] {p} X-Forwarded-Proto {xfp!r}, expected ['http']")
@@ -524,16 +531,18 @@ def check_forwarded(req: Req, msg: Message) -> list[str]:
         for name in ("x-forwarded-for", "x-forwarded-host", "forwarded", "x-real-ip"):
             for v in msg.get_all(name):
                 if spoof in v:
-                    F.append(f"[forwarded-spoof] {p} the client's spoofed {spoof!r} reached the backend in "
-                             f"{name}: {v!r}")
+                    F.append(f"[forwarded-spoof] {p} the client's spoofed {spoof!r} reached the "
+                             f"backend in {name}: {v!r}")
     for t in msg.trailers:
         if t.lname in TRAILER_FORBIDDEN:
-            F.append(f"[forwarded-trailer] {p} forwarded trailer field {t.raw[:120]!r} (RFC 9110 §6.5.1: framing, "
-                     f"routing, forwarding and authentication fields do not go in trailers)")
+            F.append(f"[forwarded-trailer] {p} forwarded trailer field {t.raw[:120]!r} (RFC "
+                     f"9110 §6.5.1: framing, routing, forwarding and authentication fields do "
+                     f"not go in trailers)")
     if msg.has("upgrade"):
         protos = [v.strip().lower() for v in ",".join(msg.get_all("upgrade")).split(",")]
         if not req.upgrade:
-            F.append(f"[forwarded-upgrade] {p} forwarded Upgrade {msg.get_all('upgrade')!r} the client never sent")
+            F.append(f"[forwarded-upgrade] {p} forwarded Upgrade {msg.get_all('upgrade')!r} the "
+                     f"client never sent")
         if "h2c" in protos:
             F.append(f"[forwarded-upgrade] {p} forwarded an h2c upgrade")
         if "upgrade" not in tokens:
@@ -556,35 +565,37 @@ def judge_client(run: ConnRun, forwarded: dict[str, list[Received]], touched: se
                 hint = (f" (they are exactly the {cl} bytes of content the response "
                         f"{msgs[-1].status} to a HEAD request announced and carried: RFC 9110 "
                         f"§9.3.2, a response to HEAD has no content)")
-        F.append(f"[client-unparseable] {p} bytes after response {len(msgs) - 1} are not a valid response: "
-                 f"{stream.error.reason}: {_excerpt(bytes(run.rx[stream.end:]), 300)}{hint}")
+        F.append(f"[client-unparseable] {p} bytes after response {len(msgs) - 1} are not a "
+                 f"valid response: {stream.error.reason}: "
+                 f"{_excerpt(bytes(run.rx[stream.end:]), 300)}{hint}")
     for i, m in enumerate(msgs):
         for v in m.violations + [v for im in m.interim for v in im.violations]:
             F.append(f"[client-sender-rule] {p} response {i} ({m.status}): {v}")
         names = set(m.names())
         for t in m.connection_tokens():
             if t in ("content-length", "transfer-encoding") or (t in names and t != "upgrade"):
-                F.append(f"[client-connection-names-framing] {p} response {i} Connection names {t!r}, which it also carries or "
-                         f"which frames it: {m.get_all('connection')!r}")
+                F.append(f"[client-connection-names-framing] {p} response {i} Connection names "
+                         f"{t!r}, a field it carries or one that frames it: "
+                         f"{m.get_all('connection')!r}")
     closed_reason = None
     for i, req in enumerate(run.reqs):
         fwd = forwarded.get(req.rid)
         resp = msgs[i] if i < len(msgs) else None
         if closed_reason is not None:
             if fwd:
-                F.append(f"[client-after-close] {p} request {req.rid} was forwarded after the connection was to "
-                         f"close ({closed_reason})")
+                F.append(f"[client-after-close] {p} request {req.rid} was forwarded after the "
+                         f"connection was to close ({closed_reason})")
             if resp is not None:
-                F.append(f"[client-after-close] {p} response {i} ({resp.status}) after the connection was to close "
-                         f"({closed_reason})")
+                F.append(f"[client-after-close] {p} response {i} ({resp.status}) after the "
+                         f"connection was to close ({closed_reason})")
             continue
         if resp is None:
             if fwd:
-                F.append(f"[client-response-lost] {p} request {req.rid} reached a backend but no response to it "
-                         f"reached the client ({_why_missing(run)})")
+                F.append(f"[client-response-lost] {p} request {req.rid} reached a backend but "
+                         f"no response to it reached the client ({_why_missing(run)})")
             else:
-                F.append(f"[client-no-response] {p} no response to request {req.rid} ({req.describe()}): "
-                         f"{_why_missing(run)}")
+                F.append(f"[client-no-response] {p} no response to request {req.rid} "
+                         f"({req.describe()}): {_why_missing(run)}")
             closed_reason = "no response"
             continue
         interim = [im.status for im in resp.interim]
@@ -594,35 +605,39 @@ def judge_client(run: ConnRun, forwarded: dict[str, list[Received]], touched: se
             want_interim = [s for s, _ in spec.interim] if req.version == "HTTP/1.1" else []
             ok = resp.status == spec.status and resp.body == want_body
             if ok and interim != want_interim:
-                F.append(f"[client-interim] {p} response to {req.rid}: 1xx statuses {interim}, the backend sent "
-                         f"{want_interim}")
+                F.append(f"[client-interim] {p} response to {req.rid}: 1xx statuses {interim}, "
+                         f"the backend sent {want_interim}")
             if not ok:
                 if spec.may_502 and resp.status == 502:
                     pass  # a head over sluice's response limits, refused whole
                 elif resp.status == spec.status and resp.body.startswith(want_body):
-                    F.append(f"[client-response-unframed] {p} response {i} to {req.rid} ({resp.framing}) runs "
-                             f"{len(resp.body) - len(want_body)} bytes past the backend's "
+                    F.append(f"[client-response-unframed] {p} response {i} to {req.rid} "
+                             f"({resp.framing}) runs {len(resp.body) - len(want_body)} bytes "
+                             f"past the backend's "
                              f"{len(want_body)}-byte body: it lost its length and swallowed "
                              f"what followed: {_excerpt(resp.body[len(want_body):], 200)}")
                 else:
-                    F.append(f"[client-wrong-response] {p} response {i} to {req.rid} is {resp.status} with body "
-                             f"{_excerpt(resp.body, 160)}; the backend sent {spec.status} with "
-                             f"body {_excerpt(want_body, 160)}{_whose(resp, run)}")
+                    F.append(f"[client-wrong-response] {p} response {i} to {req.rid} is "
+                             f"{resp.status} with body {_excerpt(resp.body, 160)}; the backend "
+                             f"sent {spec.status} with body {_excerpt(want_body, 160)}"
+                             f"{_whose(resp, run)}")
         else:
             if 400 <= resp.status < 500:
                 if req.expect == "accept":
-                    F.append(f"[client-valid-refused] {p} valid request {req.rid} refused with {resp.status} "
-                             f"({req.describe()})")
+                    F.append(f"[client-valid-refused] {p} valid request {req.rid} refused with "
+                             f"{resp.status} ({req.describe()})")
                 elif req.expect == "reject" and req.reject_statuses and \
                         resp.status not in req.reject_statuses:
-                    F.append(f"[client-refusal-status] {p} request {req.rid} refused with {resp.status}, expected one "
-                             f"of {req.reject_statuses}")
+                    F.append(f"[client-refusal-status] {p} request {req.rid} refused with "
+                             f"{resp.status}, expected one of {req.reject_statuses}")
             elif req.rid in touched:
-                F.append(f"[client-after-unframeable] {p} response {i} ({resp.status}) to request {req.rid}, whose bytes "
-                         f"reached a backend that could not frame them (see upstream-unparseable)")
+                F.append(f"[client-after-unframeable] {p} response {i} ({resp.status}) to "
+                         f"request {req.rid}, whose bytes reached a backend that could not "
+                         f"frame them (see upstream-unparseable)")
             else:
-                F.append(f"[client-response-without-request] {p} response {i} ({resp.status}, body {_excerpt(resp.body, 120)}) "
-                         f"to request {req.rid}, which never reached a backend{_whose(resp, run)}")
+                F.append(f"[client-response-without-request] {p} response {i} ({resp.status}, "
+                         f"body {_excerpt(resp.body, 120)}) to request {req.rid}, which never "
+                         f"reached a backend{_whose(resp, run)}")
         if req.expect == "reject" and (fwd or req.rid in touched):
             F.append(f"[refusal-expected] {p} request {req.rid} should have been refused "
                      f"({req.reject_statuses}) but was forwarded ({req.describe()})")
@@ -638,8 +653,8 @@ def judge_client(run: ConnRun, forwarded: dict[str, list[Received]], touched: se
                          f"{CLOSE_TIMEOUT}s")
     if stream.error is None and stream.partial:
         what = "after the connection closed" if run.eof else "on a connection still open"
-        F.append(f"[client-extra-bytes] {p} {len(stream.partial)} bytes after the last complete response {what}: "
-                 f"{_excerpt(stream.partial, 300)}")
+        F.append(f"[client-extra-bytes] {p} {len(stream.partial)} bytes after the last complete "
+                 f"response {what}: {_excerpt(stream.partial, 300)}")
     if run.timed_out and not any("no response" in f or "no response to it" in f for f in F):
         F.append(f"[client-timeout] {p} {run.timed_out}")
     return F
@@ -680,14 +695,15 @@ def _selected(cases: list[Case]) -> list[Case]:
 
 @pytest.mark.time_limit(TIME_LIMIT)
 @pytest.mark.parametrize("group", list(GROUPS))
-def test_smuggling_oracle(group, make_sluice, io, oracle_summary):
+def test_smuggling_oracle(group, make_sluice, io, oracle_summary, request):
     """Every generated case of this configuration passes the oracle (see the module
     docstring). Failures list every failing case with its id, seed and what went wrong."""
     limits, args, _ = GROUPS[group]
     cases = _selected(generate(SEED, group, limits, random_cases(group)))
     if not cases:
         pytest.skip(f"SMUGGLE_ONLY={ONLY} selects no {group} case")
-    h = Harness(make_sluice, group, args)
+    retired: list = []
+    h = Harness(make_sluice, group, args, retired)
     t0 = time.monotonic()
     h.start()
     failed: list[tuple[Case, list[str]]] = []
@@ -697,6 +713,9 @@ def test_smuggling_oracle(group, make_sluice, io, oracle_summary):
             h.scripts.clear()
             for b in h.backends:
                 b.forget()
+            made = getattr(request.node, "_sluices", [])
+            made[:] = [s for s in made if all(s is not r for r in retired)]
+            retired.clear()
             if failures:
                 failed.append((case, failures))
                 if REPORT:
@@ -762,7 +781,8 @@ def test_strict_parser_frames_and_refuses():
     r = parse_response(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n", 0, "HEAD")
     assert r.framing == "none" and r.body == b""
     r = parse_response(b"HTTP/1.1 103 Early Hints\r\nLink: <a>\r\n\r\n"
-                       b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n")
+                       b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                       b"3\r\nabc\r\n0\r\n\r\n")
     assert [m.status for m in r.interim] == [103] and r.body == b"abc"
     assert parse_response(b"HTTP/1.1 200 OK\r\n\r\nhello", 0, "GET") is None
     r = parse_response(b"HTTP/1.1 200 OK\r\n\r\nhello", 0, "GET", eof=True)
