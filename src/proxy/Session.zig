@@ -1374,8 +1374,18 @@ fn fail(session: *Session, failure: Failure) void {
 /// body there would be read as the next response). The method is known once the request
 /// line parsed, even when a later part of the head was refused.
 fn errorResponse(session: *const Session, failure: Failure) []const u8 {
-    if (session.request_parser.head.method == .head) return failure.responseHead();
+    if (session.requestIsHead()) return failure.responseHead();
     return failure.response();
+}
+
+/// Whether the request being answered is a HEAD: from the parse, or, when the request line
+/// itself was refused (too long, say), from its first bytes.
+fn requestIsHead(session: *const Session) bool {
+    if (session.request_parser.head.method == .head) return true;
+    const cbuf = session.cbuf orelse return false;
+    var bytes = cbuf[0..session.c_len];
+    while (std.mem.startsWith(u8, bytes, "\r\n")) bytes = bytes[2..]; // Skipped empty lines.
+    return std.mem.startsWith(u8, bytes, "HEAD ");
 }
 
 /// The rate-limited warning for a 502 or 504, with what explains it.

@@ -139,6 +139,10 @@ class Req:
     conn_tokens: list[str] = field(default_factory=list)  # Connection tokens sent
     upgrade: bool = False
     notes: list[str] = field(default_factory=list)
+    # Where the refusal is found: "head" (nothing may reach a backend) or "body" (a chunked body
+    # is streamed: its head may already be upstream when a bad chunk line arrives, but never
+    # a complete message).
+    reject_in: str = "head"
 
     @property
     def wire(self) -> bytes:
@@ -977,7 +981,7 @@ def fixed_issue_cases(b: Builder, group: str) -> list[tuple[str, list[ClientConn
         wire = b"8000000000000000\r\nhello\r\n0\r\n\r\n"
         big = Req(rid, "POST", f"/o/{rid}", f"/o/{rid}", "HTTP/1.1", "sluice.test", head,
                   wire, b"hello", "chunked", plain_response(rid), "reject", (400, 413),
-                  notes=["issue §5: chunk-size 2^63"])
+                  reject_in="body", notes=["issue §5: chunk-size 2^63"])
         out.append(("issue5_chunk_size_2_63", [ClientConn([big], "pipeline")]))
         # §5: forwarding fields from an untrusted client.
         reqs = []

@@ -638,7 +638,8 @@ def judge_client(run: ConnRun, forwarded: dict[str, list[Received]], touched: se
                 F.append(f"[client-response-without-request] {p} response {i} ({resp.status}, "
                          f"body {_excerpt(resp.body, 120)}) to request {req.rid}, which never "
                          f"reached a backend{_whose(resp, run)}")
-        if req.expect == "reject" and (fwd or req.rid in touched):
+        partly_streamed = req.rid in touched and req.reject_in == "body"
+        if req.expect == "reject" and (fwd or (req.rid in touched and not partly_streamed)):
             F.append(f"[refusal-expected] {p} request {req.rid} should have been refused "
                      f"({req.reject_statuses}) but was forwarded ({req.describe()})")
         # Connection state after this response.
