@@ -388,6 +388,27 @@ pub fn listen(fd: fd_t, backlog: u31) ListenError!void {
     };
 }
 
+/// Every way setting up a listening socket can fail.
+pub const ListenerError = SocketError || SetsockoptError || BindError || ListenError ||
+    GetsocknameError;
+
+/// A failed listener set-up in the words an operator searches for (the strerror text for the
+/// common ones, as nginx prints them).
+pub fn listenerErrorText(err: ListenerError) []const u8 {
+    return switch (err) {
+        error.AddressInUse => "address already in use",
+        error.AddressNotAvailable => "cannot assign requested address (not one of this host's)",
+        error.PermissionDenied => "permission denied",
+        error.AddressFamilyNotSupported => "address family not supported (IPv6 disabled?)",
+        error.ProtocolNotSupported => "protocol not supported",
+        error.ProcessFdQuotaExceeded => "too many open files (process limit)",
+        error.SystemFdQuotaExceeded => "too many open files (system limit)",
+        error.SystemResources => "out of kernel memory",
+        error.OptionNotSupported => "a socket option is not supported by this kernel",
+        error.Unexpected => "unexpected error",
+    };
+}
+
 pub const GetsocknameError = error{ SystemResources, Unexpected };
 
 /// Writes the bound address into `storage` and returns its length.
