@@ -614,6 +614,13 @@ pub fn futexWake(word: *const std.atomic.Value(u32)) void {
     _ = linux.futex_3arg(&word.raw, op, std.math.maxInt(i32));
 }
 
+/// Wall-clock milliseconds since the epoch (vDSO), for stderr log timestamps only.
+pub fn clockRealtimeMs() i64 {
+    var ts: linux.timespec = undefined;
+    _ = linux.clock_gettime(.REALTIME, &ts); // Cannot fail with a valid clock and pointer.
+    return ts.sec * std.time.ms_per_s + @divTrunc(ts.nsec, std.time.ns_per_ms);
+}
+
 /// Wall-clock seconds since the epoch (vDSO), for log timestamps only.
 pub fn clockRealtimeSeconds() i64 {
     var ts: linux.timespec = undefined;

@@ -1,5 +1,6 @@
 """Command line: help, version, usage errors (exit 2, one line) and runtime errors (exit 1)."""
 
+import datetime
 import re
 import socket
 import subprocess
@@ -8,6 +9,7 @@ import pytest
 
 from backends import traffic
 from client import request
+from conftest import STAMP_RE, unstamped
 
 RUN_TIMEOUT = 5.0
 
@@ -19,7 +21,8 @@ def run(sluice_bin, *args):
                            timeout=RUN_TIMEOUT)
     except subprocess.TimeoutExpired:
         pytest.fail(f"sluice {' '.join(args)} did not exit within {RUN_TIMEOUT}s")
-    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+    return (p.returncode, p.stdout.decode(errors="replace"),
+            unstamped(p.stderr.decode(errors="replace")))
 
 
 def _one_usage_line(code, err, flag=None):
@@ -127,6 +130,28 @@ def test_second_sluice_on_a_port_sluice_listens_on(make_sluice, make_backend):
         assert r.status == 200, r
     assert len(traffic(second_backend)) == 0
     assert len(traffic(first_backend)) == 20
+
+
+def test_stderr_lines_start_with_a_utc_timestamp(sluice, backend):
+    """Every stderr line starts with an RFC 3339 timestamp in UTC with milliseconds
+    (`2026-11-23T14:48:03.123Z sluice: ...`), taken from the wall clock when the line is
+    written: within the test's own window, and never going backwards."""
+    before = datetime.datetime.now(datetime.timezone.utc)
+    sluice.start([backend])
+    request(sluice.port, "GET", "/")
+    sluice.stats()
+    assert sluice.stop() == 0
+    after = datetime.datetime.now(datetime.timezone.utc)
+    stamps = []
+    for line in sluice.raw_lines:
+        m = STAMP_RE.match(line)
+        assert m, f"no timestamp: {line!r}"
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", m["stamp"]), line
+        stamps.append(datetime.datetime.fromisoformat(m["stamp"].replace("Z", "+00:00")))
+    assert len(stamps) >= 4, sluice.raw_lines  # listening, stats, draining, exit
+    slack = datetime.timedelta(milliseconds=5)
+    assert before - slack <= stamps[0] and stamps[-1] <= after + slack, (before, stamps, after)
+    assert stamps == sorted(stamps), stamps
 
 
 INIT_RE = re.compile(r"^sluice: init (?P<phase>.+?)\s+(?P<own>\d+) ns  total\s+(?P<total>\d+) ns$")
