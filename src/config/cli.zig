@@ -499,7 +499,7 @@ fn parseSize(name: []const u8, value: []const u8, min: u32, max: u32, diagnostic
 }
 
 fn parseDuration(name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!u64 {
-    const ns = units.parseDurationNs(value) catch
+    const ns = units.parseDurationNs(value, .milliseconds) catch
         return diagnostic.set(name, "invalid duration \"{s}\": expected e.g. 500ms, 10s or 2m", .{value});
     if (ns == 0) return diagnostic.set(name, "invalid duration \"{s}\": must be more than zero", .{value});
     return ns;
