@@ -407,12 +407,18 @@ def run_harness(name, main, grace_s, after=None):
 
 # --- sluice's log lines ----------------------------------------------------------------
 
+# sluice starts each stderr line with an RFC 3339 UTC timestamp: `2026-11-23T14:48:03.123Z `.
+STAMP_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (?=sluice: )")
+
+
 def log_lines(path, offset, prefix):
-    """The lines of the log file PATH from byte OFFSET on that start with PREFIX."""
+    """The lines of the log file PATH from byte OFFSET on that start with PREFIX once their
+    timestamp is set aside (returned without it)."""
     with open(path, "rb") as f:
         f.seek(offset)
         text = f.read().decode("utf-8", "replace")
-    return [ln for ln in text.splitlines() if ln.startswith(prefix)]
+    lines = (STAMP_RE.sub("", ln, count=1) for ln in text.splitlines())
+    return [ln for ln in lines if ln.startswith(prefix)]
 
 
 def wait_log_line(path, offset, prefix, timeout_s=3, after=None, poll_s=0.02):

@@ -121,8 +121,11 @@ pub const usage =
     \\                                    per second (default 20)
     \\  --upstream-connect-timeout DUR    backend connect (default 5s) -> 504
     \\  --upstream-response-timeout DUR   request sent to response head (default 60s) -> 504
-    \\  --upstream-body-timeout DUR       gap between body bytes (default 60s) -> 504
-    \\  --upstream-total-timeout DUR      whole exchange (default none) -> 504
+    \\  --upstream-body-timeout DUR       gap between response body bytes (default 60s):
+    \\                                    the client connection is closed mid-body (its
+    \\                                    status line was already relayed)
+    \\  --upstream-total-timeout DUR      whole exchange (default none) -> 504, or a close
+    \\                                    once the response has started
     \\  --upstream-idle-timeout DUR       pooled idle backend connections (default 30s)
     \\  --upstream-keepalive N            idle backend connections kept per backend and
     \\                                    worker (default 64)
@@ -520,7 +523,7 @@ fn parseSize64(name: []const u8, value: []const u8, diagnostic: *Diagnostic) err
 }
 
 fn parseDuration(name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!u64 {
-    const ns = units.parseDurationNs(value) catch
+    const ns = units.parseDurationNs(value, .milliseconds) catch
         return diagnostic.set(name, "invalid duration \"{s}\": expected e.g. 500ms, 10s or 2m", .{value});
     if (ns == 0) return diagnostic.set(name, "invalid duration \"{s}\": must be more than zero", .{value});
     return ns;

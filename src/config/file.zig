@@ -121,6 +121,9 @@ pub fn parseSource(
     mapper.root(&root);
     problems.sort();
     if (!problems.ok()) return error.Invalid;
+    // Every check `validate` makes is also made by the walk, at the value it concerns and
+    // together with every other mistake (a test below has a file for each). This is the
+    // backstop for a check added to `validate` alone: reported, but only at the top.
     config.validate() catch |err| {
         problems.add(root.position, validateMessage(err));
         return error.Invalid;
@@ -243,6 +246,9 @@ const Mapper = struct {
             }
         }
         m.resolveRoutes();
+        if (!entries.seen.contains(.pools)) {
+            m.problem(node.position, "no pools: a file needs .pools with at least one pool and its backends");
+        }
         if (!entries.seen.contains(.routes) and config.pools_count > 1) {
             m.problem(pools_position, "several pools need routes to say which requests go to which pool " ++
                 "(see \"Routes\" in docs/CONFIG.md)");
@@ -298,18 +304,33 @@ const Mapper = struct {
     fn limits(m: *Mapper, node: *const Node) void {
         const config = m.config;
         var entries = m.keyed(node, "limits", LimitKey) orelse return;
+        var header_node: ?*const Node = null;
+        var target_node: ?*const Node = null;
         while (entries.next()) |entry| {
             const v = entry.node;
             switch (entry.key) {
                 .max_connections => config.connections_max = m.count(u32, v, 1, 1 << 20) orelse config.connections_max,
-                .header_bytes_max => config.header_bytes_max = m.size(v, 1024, 1024 * 1024) orelse config.header_bytes_max,
+                .header_bytes_max => {
+                    header_node = v;
+                    config.header_bytes_max = m.size(v, 1024, 1024 * 1024) orelse config.header_bytes_max;
+                },
                 .headers_count_max => config.headers_count_max = m.count(u16, v, 8, 1024) orelse config.headers_count_max,
-                .target_bytes_max => config.target_bytes_max = m.size(v, 64, 1024 * 1024) orelse config.target_bytes_max,
+                .target_bytes_max => {
+                    target_node = v;
+                    config.target_bytes_max = m.size(v, 64, 1024 * 1024) orelse config.target_bytes_max;
+                },
                 .request_body_max => config.request_body_bytes_max = m.size64(v) orelse config.request_body_bytes_max,
                 .response_header_bytes_max => config.response_header_bytes_max = m.size(v, 1024, 1024 * 1024) orelse config.response_header_bytes_max,
                 .response_headers_count_max => config.response_headers_count_max = m.count(u16, v, 8, 1024) orelse config.response_headers_count_max,
                 .header_underscores => config.header_underscores = m.enumeration(Config.HeaderUnderscores, v) orelse config.header_underscores,
             }
+        }
+        // The request line is part of the head: at the target if given, else at the head limit.
+        if (config.target_bytes_max >= config.header_bytes_max) {
+            const at = target_node orelse header_node orelse node;
+            m.problem(at.position, m.print("limits.target_bytes_max ({d}) must be below limits.header_bytes_max ({d})", .{
+                config.target_bytes_max, config.header_bytes_max,
+            }));
         }
     }
 
@@ -416,7 +437,7 @@ const Mapper = struct {
             _ = m.config.addPool(.{ .name = field.name }) catch {
                 return m.problem(field.name_position, std.fmt.comptimePrint("more than {d} pools", .{Config.pools_count_max}));
             };
-            m.pool(&field.node);
+            m.pool(&field.node, field.name_position, field.name);
         }
     }
 
@@ -426,16 +447,20 @@ const Mapper = struct {
         return &m.config.pools_buffer[m.config.pools_count - 1];
     }
 
-    fn pool(m: *Mapper, node: *const Node) void {
+    fn pool(m: *Mapper, node: *const Node, name_position: Position, name: []const u8) void {
         const p = m.currentPool();
         var entries = m.keyed(node, "a pool", PoolKey) orelse return;
+        var hash_node: ?*const Node = null;
         while (entries.next()) |entry| {
             const v = entry.node;
             switch (entry.key) {
                 .backends => m.backends(v),
                 .strategy => p.strategy = m.enumeration(Config.Strategy, v) orelse p.strategy,
-                .hash => m.hash(v),
-                .sticky_cookie => p.sticky_cookie = m.string(v, "a cookie name") orelse p.sticky_cookie,
+                .hash => {
+                    hash_node = v;
+                    m.hash(v);
+                },
+                .sticky_cookie => p.sticky_cookie = m.token(v, "a cookie name", Config.sticky_cookie_bytes_max) orelse p.sticky_cookie,
                 .health => m.health(v),
                 .ejection => m.ejection(v),
                 .retry => m.retry(v),
@@ -443,12 +468,22 @@ const Mapper = struct {
                 .keepalive => p.keepalive_max = m.count(u32, v, 0, 4096) orelse p.keepalive_max,
             }
         }
+        // Checks across keys, once the whole pool is read (its keys come in any order).
+        if (!entries.seen.contains(.backends)) {
+            m.problem(name_position, m.print("pool \"{s}\" has no backends: give .backends", .{name}));
+        }
+        const named = p.hash_on == .header or p.hash_on == .cookie;
+        if (p.strategy == .hash and named and p.hash_name.len == 0) {
+            const at = if (hash_node) |hash_value| hash_value.position else name_position;
+            m.problem(at, "hash on a header or a cookie needs its .name");
+        }
     }
 
     const PoolKey = enum { backends, strategy, hash, sticky_cookie, health, ejection, retry, timeouts, keepalive };
 
     fn backends(m: *Mapper, node: *const Node) void {
         const items = m.array(node, "backends") orelse return;
+        if (items.len == 0) return m.problem(node.position, "no backends: a pool needs at least one");
         for (items) |*item| {
             const parsed = m.backend(item) orelse continue;
             m.currentPool().addBackend(parsed) catch {
@@ -492,7 +527,7 @@ const Mapper = struct {
             const v = entry.node;
             switch (entry.key) {
                 .on => p.hash_on = m.enumeration(Config.HashOn, v) orelse p.hash_on,
-                .name => p.hash_name = m.string(v, "a header or cookie name") orelse p.hash_name,
+                .name => p.hash_name = m.token(v, "a header or cookie name", Config.name_bytes_max) orelse p.hash_name,
             }
         }
     }
@@ -505,9 +540,9 @@ const Mapper = struct {
         while (entries.next()) |entry| {
             const v = entry.node;
             switch (entry.key) {
-                .path => h.path = m.string(v, "a path such as \"/healthz\"") orelse h.path,
+                .path => h.path = m.healthPath(v) orelse h.path,
                 .method => h.method = m.enumeration(@TypeOf(h.method), v) orelse h.method,
-                .host => h.host = m.string(v, "a Host value") orelse h.host,
+                .host => h.host = m.healthHost(v) orelse h.host,
                 .interval => h.interval_ns = m.duration(v) orelse h.interval_ns,
                 .timeout => h.timeout_ns = m.duration(v) orelse h.timeout_ns,
                 .status => m.statusRange(v),
@@ -518,6 +553,32 @@ const Mapper = struct {
     }
 
     const HealthKey = enum { path, method, host, interval, timeout, status, rise, fall };
+
+    /// `"/healthz"`: what the probe's request line carries. An empty path turns checks off.
+    fn healthPath(m: *Mapper, node: *const Node) ?[]const u8 {
+        const path = m.string(node, "a path such as \"/healthz\"") orelse return null;
+        if (path.len == 0) return path;
+        if (path[0] != '/') {
+            m.problem(node.position, "a health path starts with /, such as \"/healthz\"");
+            return null;
+        }
+        if (path.len > Config.health_text_bytes_max or !Config.isVisible(path)) {
+            m.problem(node.position, std.fmt.comptimePrint("a health path is at most {d} bytes of visible " ++
+                "ASCII without spaces", .{Config.health_text_bytes_max}));
+            return null;
+        }
+        return path;
+    }
+
+    fn healthHost(m: *Mapper, node: *const Node) ?[]const u8 {
+        const host = m.string(node, "a Host value") orelse return null;
+        if (host.len > Config.health_text_bytes_max or !Config.isVisible(host)) {
+            m.problem(node.position, std.fmt.comptimePrint("a health host is at most {d} bytes of visible " ++
+                "ASCII without spaces", .{Config.health_text_bytes_max}));
+            return null;
+        }
+        return host;
+    }
 
     fn statusRange(m: *Mapper, node: *const Node) void {
         const h = &m.currentPool().health;
@@ -938,6 +999,19 @@ const Mapper = struct {
         return text;
     }
 
+    /// A header or cookie name: an RFC 9110 token (§5.6.2) of 1 to `bytes_max` bytes, so it
+    /// can be written into a field as it is.
+    fn token(m: *Mapper, node: *const Node, what: []const u8, bytes_max: u32) ?[]const u8 {
+        const text = m.string(node, what) orelse return null;
+        var valid = text.len > 0 and text.len <= bytes_max;
+        for (text) |c| valid = valid and chars.isTchar(c);
+        if (!valid) {
+            m.problem(node.position, m.print("{s} is 1 to {d} letters, digits or !#$%&'*+-.^_`|~", .{ what, bytes_max }));
+            return null;
+        }
+        return text;
+    }
+
     /// A string that may follow `Name: ` in a header field sluice writes.
     fn fieldValue(m: *Mapper, node: *const Node, what: []const u8) ?[]const u8 {
         const text = m.string(node, what) orelse return null;
@@ -1024,10 +1098,15 @@ const Mapper = struct {
         return null;
     }
 
+    /// `"500ms"`, `"10s"`, `"2m"`, `"1h"`. The unit is required: `"90"` could mean seconds
+    /// as much as the milliseconds a bare number means on the command line.
     fn duration(m: *Mapper, node: *const Node) ?u64 {
         const text = m.string(node, "a duration such as \"500ms\", \"10s\" or \"2m\"") orelse return null;
-        const ns = units.parseDurationNs(text) catch {
-            m.problem(node.position, "invalid duration: expected a number with ms, s or m, such as \"10s\"");
+        const ns = units.parseDurationNs(text, .unit_required) catch |err| {
+            m.problem(node.position, switch (err) {
+                error.MissingUnit => m.print("a duration needs its unit: \"{s}ms\", \"{s}s\" or \"{s}m\"", .{ text, text, text }),
+                error.InvalidNumber, error.InvalidUnit, error.Overflow => "invalid duration: expected a number with ms, s, m or h, such as \"10s\"",
+            });
             return null;
         };
         if (ns == 0) {
@@ -1251,6 +1330,7 @@ test "config file: every mistake is reported with its line and column" {
         .{ .line = 8, .column = 25, .contains = "expected one of round_robin" },
         .{ .line = 9, .column = 39, .contains = "invalid duration" },
         .{ .line = 10, .column = 37, .contains = "given twice" },
+        .{ .line = 12, .column = 9, .contains = "pool \"other\" has no backends" },
     });
 }
 
@@ -1287,8 +1367,84 @@ test "config file: syntax errors and semantic checks name their place" {
     try expectProblems(
         \\.{ .pools = .{ .app = .{ .backends = .{} } } }
     , .zon, &.{
-        .{ .line = 1, .column = 1, .contains = "no backends" },
+        .{ .line = 1, .column = 38, .contains = "no backends" },
     });
+}
+
+test "config file: checks across settings are reported at their value, with every other mistake" {
+    // Each of these used to be found by `Config.validate` only, reported at 1:1 and only
+    // once every other mistake was fixed.
+    try expectProblems(
+        \\.{
+        \\    .limits = .{ .header_bytes_max = "4KiB", .target_bytes_max = "8KiB" },
+        \\    .wokers = 2,
+        \\    .timeouts = .{ .client_idle = "90", .drain = "0" },
+        \\    .pools = .{
+        \\        .app = .{
+        \\            .backends = .{"10.0.0.5:9000"},
+        \\            .strategy = .hash,
+        \\            .hash = .{ .on = .header },
+        \\            .health = .{ .path = "healthz", .host = "a host", .interval = "2" },
+        \\        },
+        \\        .sticky = .{
+        \\            .strategy = .sticky,
+        \\            .sticky_cookie = "",
+        \\            .hash = .{ .on = .cookie, .name = "a;b" },
+        \\        },
+        \\    },
+        \\    .routes = .{.{ .pool = "app" }},
+        \\}
+    , .zon, &.{
+        .{ .line = 2, .column = 66, .contains = "limits.target_bytes_max (8192) must be below limits.header_bytes_max (4096)" },
+        .{ .line = 3, .column = 5, .contains = "unknown key \"wokers\"" },
+        .{ .line = 4, .column = 35, .contains = "a duration needs its unit: \"90ms\", \"90s\" or \"90m\"" },
+        .{ .line = 4, .column = 50, .contains = "a duration needs its unit" },
+        .{ .line = 9, .column = 21, .contains = "hash on a header or a cookie needs its .name" },
+        .{ .line = 10, .column = 34, .contains = "a health path starts with /" },
+        .{ .line = 10, .column = 53, .contains = "a health host is at most 1024 bytes of visible ASCII" },
+        .{ .line = 10, .column = 75, .contains = "a duration needs its unit: \"2ms\"" },
+        .{ .line = 12, .column = 9, .contains = "pool \"sticky\" has no backends" },
+        .{ .line = 14, .column = 30, .contains = "a cookie name is 1 to 64 letters" },
+        .{ .line = 15, .column = 47, .contains = "a header or cookie name is 1 to 255 letters" },
+    });
+    // No pools at all: at the top-level value, not after the rest.
+    try expectProblems(
+        \\
+        \\.{ .workers = 0 }
+    , .zon, &.{
+        .{ .line = 2, .column = 1, .contains = "no pools" },
+        .{ .line = 2, .column = 15, .contains = "from 1 to" },
+    });
+    // Only the head limit given: the problem is at it.
+    try expectProblems(
+        \\{"limits": {"header_bytes_max": 4096}, "pools": {"p": {"backends": ["10.0.0.5:9000"]}}}
+    , .json, &.{
+        .{ .line = 1, .column = 33, .contains = "limits.target_bytes_max (8192) must be below" },
+    });
+}
+
+test "config file: a file the walk accepts passes Config.validate (no problem left for 1:1)" {
+    // The cases at the edge of each check `validate` makes, written as a file: each is
+    // either accepted by both or refused by the walk at its place.
+    const accepted = [_][:0]const u8{
+        \\.{ .limits = .{ .header_bytes_max = "1KiB", .target_bytes_max = 1023 },
+        \\   .pools = .{ .p = .{ .backends = .{"10.0.0.5:9000"} } } }
+        ,
+        \\.{ .pools = .{ .p = .{ .backends = .{"10.0.0.5:9000"}, .strategy = .hash,
+        \\   .hash = .{ .on = .cookie, .name = "session" }, .health = .{ .path = "" } } } }
+        ,
+        \\.{ .pools = .{ .p = .{ .backends = .{"10.0.0.5:9000"}, .strategy = .sticky,
+        \\   .sticky_cookie = "s", .health = .{ .path = "/h?x=1", .host = "example.com:8080" } } } }
+        ,
+    };
+    for (accepted) |source| {
+        var arena_state = std.heap.ArenaAllocator.init(testing.allocator);
+        defer arena_state.deinit();
+        var config: Config = .{};
+        var problems: Problems = .{};
+        try parseSource(arena_state.allocator(), source, .zon, &config, &problems);
+        try config.validate();
+    }
 }
 
 const routes_zon =

@@ -343,7 +343,7 @@ fn superviseUntilDrained(runtime: *Runtime) u8 {
         admin.start() catch |err| {
             var text: [Address.text_bytes_max]u8 = undefined;
             log.err("cannot listen on {s} (admin): {s}; draining", .{
-                admin.address.toText(&text), @errorName(err),
+                admin.address.toText(&text), sys.listenerErrorText(err),
             });
             stopChecks(supervisor);
             _ = drain(runtime, "admin listener failure");

@@ -239,8 +239,9 @@ pub const Generations = struct {
         return null;
     }
 
-    /// Binds one socket per worker (SO_REUSEPORT) in a free slot. Port 0: the first socket's
-    /// port is every other's.
+    /// Binds one socket per worker (SO_REUSEPORT) in a free slot: the first one alone
+    /// (`listenFirst`), so an address another process holds is refused, then the others join
+    /// it. Port 0: the first socket's port is every other's.
     fn openSlot(generations: *Generations, address: *const Address, workers_count: usize, problem: *Problem) error{BuildFailed}!u8 {
         const index = for (&generations.listeners.slots, 0..) |*slot, i| {
             if (slot.refs == 0) break i;
@@ -249,10 +250,11 @@ pub const Generations = struct {
         slot.configured = address.*;
         slot.bound = address.*;
         for (slot.fds[0..workers_count], 0..) |*fd, i| {
-            fd.* = listen(&slot.bound) catch |err| {
-                for (slot.fds[0..i]) |opened| sys.close(opened);
+            const opened = if (i == 0) generations.listenFirst(&slot.bound) else listen(&slot.bound, .join);
+            fd.* = opened catch |err| {
+                for (slot.fds[0..i]) |done| sys.close(done);
                 var text: [Address.text_bytes_max]u8 = undefined;
-                return problem.set("cannot listen on {s}: {s}", .{ slot.bound.toText(&text), @errorName(err) });
+                return problem.set("cannot listen on {s}: {s}", .{ slot.bound.toText(&text), sys.listenerErrorText(err) });
             };
             if (i == 0 and slot.bound.getPort() == 0) {
                 var storage: linux.sockaddr.storage = undefined;
@@ -264,6 +266,32 @@ pub const Generations = struct {
             }
         }
         return @intCast(index);
+    }
+
+    /// The first socket of a new slot, bound without SO_REUSEPORT: the bind fails when any
+    /// other socket holds the port, so a second sluice (or anything else) on the address is
+    /// refused instead of silently sharing its traffic through SO_REUSEPORT.
+    ///
+    /// Exception: when one of our own live slots has the port (a reload moves `127.0.0.1:P` to
+    /// `0.0.0.0:P`, or adds back an address a worker has not yet closed after the previous
+    /// reload dropped it; or one file lists both), our own sockets are what refused it, so it
+    /// binds again joining with SO_REUSEPORT, as before this check. That join can only succeed
+    /// beside sockets that also set SO_REUSEPORT under our user, and sockets on a different
+    /// address of the same port do not share its traffic.
+    fn listenFirst(generations: *const Generations, address: *const Address) sys.ListenerError!linux.fd_t {
+        return listen(address, .exclusive) catch |err| switch (err) {
+            error.AddressInUse => if (generations.holdsPort(address.getPort())) listen(address, .join) else err,
+            else => err,
+        };
+    }
+
+    /// Whether a live slot of ours is bound to `port` (on any address).
+    fn holdsPort(generations: *const Generations, port: u16) bool {
+        if (port == 0) return false;
+        for (&generations.listeners.slots) |*slot| {
+            if (slot.refs > 0 and slot.bound.getPort() == port) return true;
+        }
+        return false;
     }
 
     /// A slot a failed build had taken: closed if the build had opened it.
@@ -334,23 +362,32 @@ fn outOfMemory(problem: *Problem) error{BuildFailed} {
 
 const listen_backlog = 4096;
 
+/// How a listening socket binds its address.
+pub const Bind = enum {
+    /// Without SO_REUSEPORT, which is set only after the bind: the bind fails if any other
+    /// socket holds the port (a plain listener, or another process's reuseport group), and
+    /// for port 0 the kernel picks a port nobody holds (with SO_REUSEPORT set first, Linux may
+    /// hand out a port one of our other reuseport listeners already has).
+    exclusive,
+    /// With SO_REUSEPORT set first: joins the group a socket of ours already bound.
+    join,
+};
+
 /// A listening socket for `address`, SO_REUSEPORT so every worker can bind its own.
-///
-/// Port 0: SO_REUSEPORT is set only after the bind, so the kernel picks a port nobody holds.
-/// With it set first, Linux may hand out a port another of our reuseport listeners already
-/// has, and two listeners would then share one port.
-pub fn listen(address: *const Address) !linux.fd_t {
+pub fn listen(address: *const Address, mode: Bind) sys.ListenerError!linux.fd_t {
+    assert(mode == .exclusive or address.getPort() != 0);
     const fd = try sys.socket(
         address.family(),
         linux.SOCK.STREAM | linux.SOCK.NONBLOCK | linux.SOCK.CLOEXEC,
         0,
     );
     errdefer sys.close(fd);
-    const any_port = address.getPort() == 0;
+    // SO_REUSEADDR: connections of an earlier process still in TIME_WAIT do not block a
+    // restart. (It never lets a bind succeed beside a listening socket.)
     try sys.setsockoptInt(fd, linux.SOL.SOCKET, linux.SO.REUSEADDR, 1);
-    if (!any_port) try sys.setsockoptInt(fd, linux.SOL.SOCKET, linux.SO.REUSEPORT, 1);
+    if (mode == .join) try sys.setsockoptInt(fd, linux.SOL.SOCKET, linux.SO.REUSEPORT, 1);
     try sys.bind(fd, address.sockaddr(), address.socklen());
-    if (any_port) try sys.setsockoptInt(fd, linux.SOL.SOCKET, linux.SO.REUSEPORT, 1);
+    if (mode == .exclusive) try sys.setsockoptInt(fd, linux.SOL.SOCKET, linux.SO.REUSEPORT, 1);
     try sys.listen(fd, listen_backlog);
     return fd;
 }
@@ -399,4 +436,53 @@ test "generations: restart-only settings are named" {
     a = b;
     _ = a.quickPool(); // Pools, listeners and routes may change.
     try std.testing.expectEqual(@as(?[]const u8, null), restartOnlyChange(&a, &b));
+}
+
+test "generations: a listener refuses a port another socket holds and joins its own" {
+    var address = try Address.parse("127.0.0.1:0");
+    const first = try listen(&address, .exclusive);
+    defer sys.close(first);
+    var storage: linux.sockaddr.storage = undefined;
+    _ = try sys.getsockname(first, &storage);
+    address.setPort(Address.fromStorage(&storage).getPort());
+
+    // Another worker of ours joins the group.
+    const worker = try listen(&address, .join);
+    defer sys.close(worker);
+    // A second sluice binds alone first, and is refused.
+    try std.testing.expectError(error.AddressInUse, listen(&address, .exclusive));
+    // The same port on every address overlaps ours too.
+    var wildcard = try Address.parse(":0");
+    wildcard.setPort(address.getPort());
+    try std.testing.expectError(error.AddressInUse, listen(&wildcard, .exclusive));
+
+    // A plain listener (no SO_REUSEPORT) cannot be joined either.
+    const plain = try sys.socket(linux.AF.INET, linux.SOCK.STREAM | linux.SOCK.NONBLOCK | linux.SOCK.CLOEXEC, 0);
+    defer sys.close(plain);
+    var other = try Address.parse("127.0.0.1:0");
+    try sys.bind(plain, other.sockaddr(), other.socklen());
+    try sys.listen(plain, 1);
+    _ = try sys.getsockname(plain, &storage);
+    other.setPort(Address.fromStorage(&storage).getPort());
+    try std.testing.expectError(error.AddressInUse, listen(&other, .exclusive));
+    try std.testing.expectError(error.AddressInUse, listen(&other, .join));
+}
+
+test "generations: a new slot joins a port only when one of our live slots holds it" {
+    var generations: Generations = .{ .loops = &.{}, .sessions_count = 1 };
+    var address = try Address.parse("127.0.0.1:0");
+    const ours = try listen(&address, .exclusive);
+    defer sys.close(ours);
+    var storage: linux.sockaddr.storage = undefined;
+    _ = try sys.getsockname(ours, &storage);
+    address.setPort(Address.fromStorage(&storage).getPort());
+    var wildcard = try Address.parse(":0");
+    wildcard.setPort(address.getPort());
+
+    // Not ours (no live slot has the port): refused, as another process's would be.
+    try std.testing.expectError(error.AddressInUse, generations.listenFirst(&wildcard));
+    // Ours: a reload moving 127.0.0.1:P to 0.0.0.0:P binds beside the old slot.
+    generations.listeners.slots[3] = .{ .refs = 1, .configured = address, .bound = address };
+    const moved = try generations.listenFirst(&wildcard);
+    sys.close(moved);
 }

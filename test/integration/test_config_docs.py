@@ -71,3 +71,32 @@ def test_invalid_config_file_does_not_start(sluice_bin, tmp_path):
                           timeout=10)
     assert done.returncode == 2, done
     assert done.stderr.startswith(f"{path}:1:"), done.stderr
+
+
+def test_mistakes_across_settings_are_positioned_in_one_run(sluice_bin, tmp_path):
+    """A duration without a unit, a health path without its `/`, a hash without its name and
+    a pool without backends are each reported at their own line and column, in the same run
+    as an ordinary mistake (they used to be found only once everything else was right, at
+    1:1, and a bare "90" used to pass as 90 ms). `sluice --config` refuses the same file with
+    the same lines and exit 2."""
+    path = tmp_path / "cross.json"
+    path.write_text(
+        '{"workers": "two",\n'
+        ' "pools": {"app": {"backends": ["127.0.0.1:9"], "strategy": "hash",\n'
+        '                   "hash": {"on": "header"},\n'
+        '                   "health": {"path": "healthz", "interval": "90"}},\n'
+        '           "empty": {"backends": []}},\n'
+        ' "routes": [{"pool": "app"}]}\n')
+    code, out, err = check(sluice_bin, path)
+    assert code == 1, (code, out, err)
+    assert err.splitlines() == [
+        f"{path}:1:13: expected a whole number from 1 to 256",
+        f"{path}:3:28: hash on a header or a cookie needs its .name",
+        f"{path}:4:39: a health path starts with /, such as \"/healthz\"",
+        f"{path}:4:62: a duration needs its unit: \"90ms\", \"90s\" or \"90m\"",
+        f"{path}:5:34: no backends: a pool needs at least one",
+    ], err
+    done = subprocess.run([sluice_bin, "--config", str(path), "--listen", "127.0.0.1:0"],
+                          capture_output=True, text=True, timeout=10)
+    assert done.returncode == 2, done
+    assert done.stderr == err, done.stderr

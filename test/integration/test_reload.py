@@ -13,6 +13,7 @@ says the same thing on every reload.
 import collections
 import re
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -575,3 +576,45 @@ def test_listener_added_and_removed_by_reload(sluice, make_backend, tmp_path):
                 assert Echoed(nxt).target == "/k/2", nxt
         assert Echoed(other.request("GET", "/o/4")).target == "/o/4"
     assert is_refused(p2)
+
+
+@pytest.mark.parametrize("holder", ["socket", "sluice"])
+def test_reload_adding_an_address_in_use_is_refused(sluice, make_sluice, make_backend,
+                                                     tmp_path, holder):
+    """A reload that adds a listener on an address another process listens on (a plain
+    socket, or a second sluice with its SO_REUSEPORT sockets) is refused with a line naming
+    the address; the old generation keeps serving, nothing joins the other process's port,
+    and once the port is free the same file applies."""
+    b = make_backend(name="B")
+    p1, p2 = free_port(), free_port()
+    main = {"name": "main", "listen": addr(p1)}
+    one = config({"app": [b]}, [{"pool": "app"}], listeners=[main])
+    two = config({"app": [b]}, [{"pool": "app"}],
+                 listeners=[main, {"name": "extra", "listen": addr(p2)}])
+    path = write_zon(tmp_path / "reload.zon", one)
+    sluice.start_config(path, workers=2)
+
+    other = make_backend(name="other")
+    if holder == "socket":
+        taken = socket.socket()
+        taken.bind(("127.0.0.1", p2))
+        taken.listen()
+    else:
+        taken = make_sluice().start([other], workers=2, listen=addr(p2))
+    write_zon(path, two)
+    idx = refused_reload(sluice)
+    wanted = f"reload failed: cannot listen on 127.0.0.1:{p2}: address already in use"
+    assert wanted in sluice.lines[idx], sluice.stderr_text()
+    sluice.wait_for_line(r"reload failed: still serving generation 1", 3.0, start=idx)
+    assert Echoed(request(p1, "GET", "/still")).target == "/still"
+    if holder == "sluice":
+        for i in range(10):
+            assert Echoed(request(p2, "GET", f"/theirs/{i}")).backend == "other"
+        assert not [t for t in b.targets() if t.startswith("/theirs/")]
+
+    if holder == "socket":
+        taken.close()
+    else:
+        assert taken.stop() == 0
+    reload(sluice, path, two, 2)
+    assert Echoed(request(p2, "GET", "/mine")).backend == "B"
