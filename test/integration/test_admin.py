@@ -246,6 +246,9 @@ def test_status_lists_the_pool_and_its_backends(sluice, make_backend):
     port = start_with_admin(sluice, [a, f"{b.address},weight=3"],
                             args=["--strategy", "weighted"])
     assert request(sluice.port, "GET", "/s").status == 200
+    # The exchange ends on sluice's side when its last send completes, which may be a moment
+    # after the client has read the response: wait for that, not for a fixed time.
+    assert wait_until(lambda: all(x["in_flight"] == 0 for x in status(port)["pools"][0]["backends"]), 3.0)
     s = status(port)
     assert s["version"] == "0.1.0" and s["workers"] == 1 and s["config"]["generation"] == 1
     assert s["io"] in ("io_uring", "epoll") and s["draining"] is False
@@ -379,3 +382,50 @@ def test_admin_flag_mistake_is_a_usage_error(sluice_bin):
     assert done.returncode == 2
     assert unstamped(done.stderr).startswith("sluice: error: --admin: invalid address"), \
         done.stderr
+
+
+def test_sluice_own_errors_are_responses_and_tries_are_counted_per_backend(sluice, make_backend):
+    """A 502 sluice answers for a pool is one of that pool's responses (5xx), and every try is
+    counted on the backend it went to: a request retried from a refusing backend to a good
+    one counts once on each."""
+    from backends import RefusingPort, garbage
+    good, bad = make_backend(echo(), name="good"), make_backend(garbage(), name="bad")
+    refusing = RefusingPort()
+    port = start_with_admin(sluice, [good, bad, refusing], args=["--eject-after", "0"])
+    statuses = [request(sluice.port, "GET", f"/c/{i}").status for i in range(6)]
+    assert sorted(set(statuses)) == [200, 502], statuses
+    families = scrape(port)
+    five = value(families, "sluice_responses_total", pool="default", **{"class": "5xx"})
+    two = value(families, "sluice_responses_total", pool="default", **{"class": "2xx"})
+    assert five == statuses.count(502) and two == statuses.count(200), (five, two, statuses)
+    tries = {b.address: value(families, "sluice_backend_requests_total", pool="default",
+                              backend=b.address) for b in (good, bad, refusing)}
+    assert tries[bad.address] == statuses.count(502), tries
+    assert tries[good.address] == statuses.count(200), tries
+    assert tries[refusing.address] >= 1, tries  # Refused, then retried on another backend.
+    refusing.release()
+
+
+def test_a_changed_pool_keeps_its_counters_over_a_reload(sluice, make_backend, tmp_path):
+    """Adding a backend changes the pool, which gets a new instance: the counters of the pool
+    and of the backend that stays go on from where they were."""
+    a, b = make_backend(echo(), name="A"), make_backend(echo(), name="B")
+    path = tmp_path / "pool.zon"
+    template = """.{{ .listen = "127.0.0.1:0", .admin = .{{ .listen = "127.0.0.1:0" }},
+    .pools = .{{ .app = .{{ .backends = .{{ {} }} }} }} }}"""
+    path.write_text(template.format(f'"{a.address}"'))
+    sluice.start_config(path)
+    port = int(sluice.wait_for_line(ADMIN_RE, timeout=5.0).group("port"))
+    for i in range(10):
+        assert request(sluice.port, "GET", f"/r/{i}").status == 200
+    before = scrape(port)
+    assert value(before, "sluice_requests_total", pool="app") == 10
+    path.write_text(template.format(f'"{a.address}", "{b.address}"'))
+    sluice.signal(signal.SIGHUP)
+    sluice.wait_for_line(re.compile(r"^sluice: .*reloaded"), 5.0)
+    after = scrape(port)
+    assert value(after, "sluice_requests_total", pool="app") == 10
+    assert value(after, "sluice_backend_requests_total", pool="app", backend=a.address) == 10
+    assert value(after, "sluice_backend_responses_total", pool="app", backend=a.address,
+                 **{"class": "2xx"}) == 10
+    assert value(after, "sluice_backend_requests_total", pool="app", backend=b.address) == 0
