@@ -456,7 +456,7 @@ fn respondLocal(session: *Session, chosen: ?*const Config.Route) void {
         .head_only = exchange.method == .head,
         .version = exchange.version,
         .close = exchange.close_client,
-    });
+    }) catch return session.fail(.local_response_too_large);
     exchange.status = response.status;
     exchange.response_started = true;
     exchange.progress = 0;
@@ -1091,10 +1091,11 @@ fn stickyCookie(session: *const Session, buffer: *[rewrite.extra_field_bytes_max
     const index = session.exchange.backend_index;
     if (session.exchange.preferred == index) return "";
     const id = session.upstream().shared.idText(index);
-    // Validation bounds the cookie name so that this always fits.
+    // Validation bounds the cookie name so that this always fits; if it did not, the
+    // response goes without the cookie rather than with a cut one.
     return std.fmt.bufPrint(buffer, "Set-Cookie: {s}={s}; Path=/; HttpOnly\r\n", .{
         pool.sticky_cookie, &id,
-    }) catch unreachable;
+    }) catch "";
 }
 
 /// How many bytes, from the front of `bytes`, go to the client; sets `response_window_last`
