@@ -302,7 +302,7 @@ _STATEMENT_START_PREV = {";", "{", "}", ")", ":"}
 
 
 class _Ctx:
-    __slots__ = ("kind", "decl", "arrow_params")
+    __slots__ = ("kind", "decl")
 
     def __init__(self, kind):
         # "block", "object", "array", "index", "call", "params", "group", "control"
@@ -326,6 +326,11 @@ def scan(src: str) -> list[str]:
         nxt2 = toks[k + 2] if k + 2 < len(toks) else None
         top = stack[-1]
         v = t.value
+        if t.kind == "keyword" and prev is not None and (
+                prev.value in (".", "?.") or (
+                    top.kind == "object" and prev.value in ("{", ",")
+                    and nxt is not None and nxt.value == ":")):
+            continue  # a keyword used as a property name: `o.new`, `{ class: 1 }`
         if t.kind == "template":
             if v.startswith("`") and prev is not None and (
                     prev.kind in ("ident", "template", "str") and prev.kind != "str"
@@ -400,8 +405,6 @@ def scan(src: str) -> list[str]:
                 and prev.value in ("{", ",", "*") and (
                     t.kind in ("ident", "keyword", "str", "num")):
             feats.add("method")
-        if top.kind == "object" and t.value == "]" and nxt is not None and nxt.value == "(":
-            pass  # handled when the "[" context closes (below)
         if t.kind != "punct":
             continue
         if v == "#":
@@ -465,23 +468,29 @@ def scan(src: str) -> list[str]:
             stack.append(ctx)
             if kind == "group" and _arrow_follows(toks, k):
                 ctx.kind = "params"  # arrow parameters: commas and `...` are fine
-                ctx.arrow_params = True
             continue
         if v in ("}", ")", "]"):
             closed = stack.pop() if len(stack) > 1 else stack[0]
             if v in ("]", "}") and closed.kind in ("array", "object") and nxt is not None \
-                    and nxt.value == "=" and not stack[-1].decl \
-                    and not getattr(closed, "arrow_params", False) \
-                    and stack[-1].kind not in ("call", "params"):
+                    and nxt.value == "=" and not _in_binding_pattern(stack):
                 feats.add("destructuring_assignment")
             if v == "]" and stack[-1].kind == "object" and nxt is not None \
                     and nxt.value == "(":
                 feats.add("method")
-            if v == ")" and closed.kind == "call" and getattr(closed, "arrow_params", False):
-                pass
             if v == "}" and closed.kind == "block" and stack[-1].kind in ("block",):
                 stack[-1].decl = False
     return sorted(feats)
+
+
+def _in_binding_pattern(stack: list[_Ctx]) -> bool:
+    """Whether a pattern closing at the top of `stack` is a binding (a declaration or a
+    parameter) rather than the target of an assignment: look through the enclosing array
+    and object literals to the first context that is neither."""
+    for ctx in reversed(stack):
+        if ctx.kind in ("array", "object"):
+            continue
+        return ctx.kind == "params" or ctx.decl
+    return False
 
 
 def _in_case(toks: list[Token], k: int) -> bool:
