@@ -360,6 +360,8 @@ def scan(src: str) -> list[str]:
                     ok_prev = False
                 if prev.value == ")" and top.kind == "block":
                     ok_prev = True  # `if (x) function f() {}`: node's strict scan decides
+                if prev.value == ":" and top.kind == "block" and _in_case(toks, k):
+                    ok_prev = True  # a declaration directly in a case clause
                 if not ok_prev:
                     feats.add("function_expression")
             if v == "new":
