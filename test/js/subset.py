@@ -19,8 +19,8 @@ Two kinds of finding:
 The scan is a heuristic, not a parser: it errs towards reporting (a false report only drops
 a file from a selection). `scan(text)` returns a sorted list of feature names;
 `out_features` / `unsure_features` split it. A tokenizer error (unterminated string, ...) is
-reported as the feature "lex_error", which is neither OUT nor UNSURE: a file that does not
-tokenize is a syntax error in any JavaScript.
+reported as the feature "lex_error", which is neither OUT nor UNSURE (a file that does not
+tokenize is a syntax error in any JavaScript); the tokens before the error are scanned too.
 """
 
 from __future__ import annotations
@@ -135,8 +135,25 @@ def _decode_ident(raw: str) -> str:
 def tokenize(src: str) -> tuple[list[Token], set[str]]:
     """Tokens of `src` and the lexical features seen (regex, html_comment, BigInt,
     escaped_keyword). Raises LexError on input that does not tokenize."""
+    toks, feats, error = tokenize_partial(src)
+    if error is not None:
+        raise error
+    return toks, feats
+
+
+def tokenize_partial(src: str) -> tuple[list[Token], set[str], LexError | None]:
+    """Like tokenize, but returns the tokens and features found before a lexical error
+    together with that error."""
     toks: list[Token] = []
     feats: set[str] = set()
+    try:
+        _tokenize_into(src, toks, feats)
+    except LexError as e:
+        return toks, feats, e
+    return toks, feats, None
+
+
+def _tokenize_into(src: str, toks: list[Token], feats: set[str]):
     i, n, line = 0, len(src), 1
     newline = True
     # Each entry is "{" for an ordinary brace or "${" for a template substitution.
@@ -281,7 +298,6 @@ def tokenize(src: str) -> tuple[list[Token], set[str]]:
                         braces.pop()
                 toks.append(Token("punct", p, p, line, newline))
         newline = False
-    return toks, feats
 
 
 # Tokens after which `{` opens an object literal (an expression is expected).
@@ -312,11 +328,9 @@ class _Ctx:
 
 def scan(src: str) -> list[str]:
     """Feature names found in `src` (see the module docstring), sorted."""
-    try:
-        toks, feats = tokenize(src)
-    except LexError:
-        return ["lex_error"]
-    feats = set(feats)
+    toks, feats, error = tokenize_partial(src)
+    if error is not None:
+        feats.add("lex_error")  # the tokens before the error are still scanned
     stack: list[_Ctx] = [_Ctx("block")]
     # A statement-level record for the comma operator: does the current statement start
     # with let/const (a declaration list) or export?
@@ -479,6 +493,9 @@ def scan(src: str) -> list[str]:
             if v == "]" and stack[-1].kind == "object" and nxt is not None \
                     and nxt.value == "(":
                 feats.add("method")
+            if v == "}" and closed.kind == "block" and nxt is not None and \
+                    nxt.kind == "punct" and nxt.value in ("/", "/="):
+                feats.add("regex")  # after a block, `/` starts a regex the tokenizer took for division
             if v == "}" and closed.kind == "block" and stack[-1].kind in ("block",):
                 stack[-1].decl = False
     return sorted(feats)
