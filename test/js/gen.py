@@ -389,7 +389,9 @@ class Gen:
         elif k == 1 and objs:
             o = self.choice(objs)
             key = self.choice(KEYS)
-            self.emit(f"{o}[{js_str(key)}] = {self.any_value(1)};")
+            # No object values here: assigning one could close a cycle.
+            value = self.choice([self.num, self.str, self.bool, self.arrn, self.arrs])(1)
+            self.emit(f"{o}[{js_str(key)}] = {value};")
         elif k == 2 and maps:
             m = self.choice(maps)
             self.emit(f"{m}.set({self.str(1)}, {self.num(1)});")

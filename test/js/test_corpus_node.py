@@ -41,6 +41,14 @@ def test_corpus_covers_every_uncaught_kind():
         assert needed in names
 
 
+def test_corpus_never_uses_console_format_directives():
+    """No console.log call starts with a string literal holding `%`: node would read it as
+    a format string (%s, %d, ...), which the subset's console.log does not promise."""
+    directive = re.compile(r"""console\.log\(\s*["'`][^"'`]*%""")
+    found = [p.name for p in CORPUS if directive.search(p.read_text(encoding="utf-8"))]
+    assert not found, f"console.log with a % in its first argument: {found}"
+
+
 @pytest.mark.parametrize("path", CORPUS, ids=IDS)
 def test_corpus_script_stays_inside_the_subset(path):
     """The static scan finds no construct that is out of the subset or undecided by it."""
