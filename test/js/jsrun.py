@@ -54,6 +54,11 @@ class Outcome:
         return text
 
 
+def corpus_files() -> list[Path]:
+    """The corpus scripts, sorted by name."""
+    return sorted(p for p in CORPUS.iterdir() if p.suffix in (".js", ".mjs"))
+
+
 # ---------------------------------------------------------------------------------------
 # node
 

@@ -15,9 +15,9 @@ import pytest
 
 import jsrun
 import subset
-from conftest import corpus_files
+from jsfixtures import corpus_node, node  # noqa: F401 (fixtures)
 
-CORPUS = corpus_files()
+CORPUS = jsrun.corpus_files()
 IDS = [p.name for p in CORPUS]
 
 

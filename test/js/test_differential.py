@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 
 import jsrun
-from conftest import corpus_files
+from jsfixtures import corpus_node, node, sluice_js  # noqa: F401 (fixtures)
 
-CORPUS = corpus_files()
+CORPUS = jsrun.corpus_files()
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=[p.name for p in CORPUS])

@@ -16,6 +16,7 @@ import pytest
 import gen
 import jsrun
 import subset
+from jsfixtures import node, sluice_js  # noqa: F401 (fixtures)
 
 GEN_DIR = jsrun.CACHE / "gen"
 

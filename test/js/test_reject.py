@@ -24,6 +24,7 @@ import pytest
 
 import jsrun
 import subset
+from jsfixtures import node, sluice_js  # noqa: F401 (fixtures)
 
 FILES = sorted(p for p in jsrun.REJECT.iterdir() if p.suffix in (".js", ".mjs"))
 IDS = [p.name for p in FILES]

@@ -1,5 +1,9 @@
 """Fixtures for the JavaScript engine tests (issue 12: the engine behaves as node does).
 
+Test modules import the fixtures they use from here (`from jsfixtures import node`). This
+folder deliberately has no conftest.py: test/integration's tests import names from their own
+conftest module, which a second conftest.py would shadow when both folders run together.
+
 Layout
     corpus/            small scripts, one topic each, run by node and by `sluice js run`
     reject/            one file per construct left out of the subset; `sluice js check`
@@ -8,6 +12,7 @@ Layout
     subset.py          the static scan that keeps corpus, generator and test262 inside it
     node_batch.js      runs many scripts in one node process (see jsrun.py)
     test262_parser.py  parser conformance on the npm package test262-parser-tests
+                       (collected through test_test262.py)
 
 Every test that needs sluice asks for the `sluice_js` fixture, which skips with the reason
 when the binary is missing or has no `js` command yet; the tests of the corpus, the
@@ -22,34 +27,9 @@ Environment
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
-
-import jsrun  # noqa: E402
-
-
-def corpus_files() -> list[Path]:
-    return sorted(p for p in jsrun.CORPUS.iterdir() if p.suffix in (".js", ".mjs"))
-
-
-def pytest_collect_file(file_path, parent):
-    # The parser-conformance module keeps the name the issue gave it; pytest's default
-    # pattern (test_*.py) would not collect it.
-    if file_path.name == "test262_parser.py" and file_path.parent == HERE:
-        return pytest.Module.from_parent(parent, path=file_path)
-    return None
-
-
-def pytest_report_header(config):
-    reason = jsrun.sluice_js_unavailable()
-    sluice_state = "ready" if reason is None else f"skipped: {reason}"
-    return [f"node: {jsrun.NODE} {jsrun.node_version()}; sluice js: {sluice_state}"]
+import jsrun
 
 
 @pytest.fixture(scope="session")
@@ -68,7 +48,13 @@ def sluice_js() -> str:
     return jsrun.SLUICE_BIN
 
 
+_corpus_node: dict[str, jsrun.Outcome] = {}
+
+
 @pytest.fixture(scope="session")
 def corpus_node(node) -> dict[str, jsrun.Outcome]:
-    """node's outcome for every corpus script, computed once per run."""
-    return jsrun.node_outcomes(corpus_files())
+    """node's outcome for every corpus script, computed once per run (kept here rather than
+    in the fixture, which each importing module registers anew)."""
+    if not _corpus_node:
+        _corpus_node.update(jsrun.node_outcomes(jsrun.corpus_files()))
+    return _corpus_node
