@@ -15,6 +15,7 @@ run: build
 	./zig-out/bin/sluice demo
 
 test: unit fuzz integration
+	$(PYTHON) -m pytest test/js -q
 
 unit:
 	tools/check_test_entry.sh
