@@ -4,7 +4,7 @@ ZIG := $(shell tools/bootstrap.sh)
 PYTHON ?= python3
 FUZZ_ITERATIONS ?= 1000000
 
-.PHONY: all build run test unit fuzz integration bench fmt release clean
+.PHONY: all build run test unit fuzz integration js bench fmt release clean
 
 all: build
 
@@ -14,8 +14,7 @@ build:
 run: build
 	./zig-out/bin/sluice demo
 
-test: unit fuzz integration
-	$(PYTHON) -m pytest test/js -q
+test: unit fuzz integration js
 
 unit:
 	tools/check_test_entry.sh
@@ -27,6 +26,11 @@ fuzz:
 
 integration: build
 	$(PYTHON) -m pytest test/integration -q
+
+# The JavaScript engine's tests: corpus and generated programs against node, refusals,
+# test262's parser files (docs/JS.md).
+js: build
+	$(PYTHON) -m pytest test/js -q
 
 bench:
 	$(ZIG) build bench
