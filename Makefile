@@ -52,7 +52,7 @@ fmt:
 	$(ZIG) build fmt
 
 release:
-	$(ZIG) build -Doptimize=ReleaseFast -Dtarget=x86_64-linux-musl -Dstrip=true
+	$(ZIG) build -Doptimize=ReleaseSafe -Dtarget=x86_64-linux-musl -Dstrip=true
 	@ls -l zig-out/bin/sluice
 
 clean:

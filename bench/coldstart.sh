@@ -39,10 +39,10 @@ build_sluice || die "$sluice_fail"
 # The shipped binary: what `make release` builds (static musl, stripped), but into
 # bench/out/release instead of zig-out/.
 release_bin=""
-release_cmd="zig build -Doptimize=ReleaseFast -Dtarget=x86_64-linux-musl -Dstrip=true -p bench/out/release"
+release_cmd="zig build -Doptimize=ReleaseSafe -Dtarget=x86_64-linux-musl -Dstrip=true -p bench/out/release"
 if [ "${COLDSTART_RELEASE:-1}" != 0 ]; then
     log "building the release binary ($release_cmd)"
-    if get_zig && (cd "$root" && timeout 1200 "$zig" build -Doptimize=ReleaseFast \
+    if get_zig && (cd "$root" && timeout 1200 "$zig" build -Doptimize=ReleaseSafe \
             -Dtarget=x86_64-linux-musl -Dstrip=true -p "$out/release") >"$run/release-build.log" 2>&1; then
         release_bin="$out/release/bin/sluice"
     else

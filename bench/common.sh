@@ -100,6 +100,7 @@ build_sluice() {
         [ -x "$SLUICE_BIN" ] || { sluice_fail="SLUICE_BIN $SLUICE_BIN is not executable"; return 1; }
         return 0
     fi
+    get_zig || { sluice_fail="zig bootstrap failed"; return 1; }
     SLUICE_BIN="$(build_sluice_mode "$sluice_optimize" "$out/zig-out")" || return 1
     build="zig $zig_version, $sluice_optimize"
 }

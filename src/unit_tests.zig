@@ -8,6 +8,7 @@ pub const files = .{
     @import("stdx/StaticAllocator.zig"),
     @import("stdx/sys.zig"),
     @import("stdx/mask.zig"),
+    @import("stdx/Counter.zig"),
     @import("stdx/log.zig"),
     @import("config/Config.zig"),
     @import("config/Cidr.zig"),

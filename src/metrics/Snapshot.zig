@@ -727,8 +727,8 @@ fn worstSnapshot(snapshot: *Snapshot, name_byte: u8) void {
         inline for (@typeInfo(Counters).@"struct".field_names) |name| {
             @field(pool.counters, name) = max;
         }
-        pool.latency.counts = @splat(max / Histogram.buckets_count);
-        pool.latency.sum_ns = max;
+        for (&pool.latency.counts) |*count| count.set(max / Histogram.buckets_count);
+        pool.latency.sum_ns.set(max);
         pool.backends_count = backends_max;
         for (&pool.backends) |*backend| backend.* = .{
             .address = long_address,

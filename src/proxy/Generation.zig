@@ -12,6 +12,7 @@ const assert = std.debug.assert;
 
 const Config = @import("../config/Config.zig");
 const PoolInstance = @import("PoolInstance.zig");
+const Counter = @import("../stdx/Counter.zig");
 
 const Generation = @This();
 
@@ -30,7 +31,7 @@ tunnel_slots: []const u8,
 /// Workers that have not let go of this generation yet (one each at publication).
 holders: std.atomic.Value(u32),
 /// Requests each route took, one row per worker (each written by its worker only).
-route_requests: []const []u64,
+route_requests: []const []Counter,
 
 /// The durations of the worker timer queues upstream timeouts use, one queue per distinct
 /// duration, shared by every pool and generation with that timeout. Append-only and owned by

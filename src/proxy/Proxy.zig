@@ -42,6 +42,7 @@ const Failure = @import("failure.zig").Failure;
 const Histogram = @import("../metrics/Histogram.zig");
 const PoolInstance = @import("PoolInstance.zig");
 const log = @import("../stdx/log.zig");
+const Counter = @import("../stdx/Counter.zig");
 
 const Proxy = @This();
 
@@ -117,18 +118,19 @@ pub const Queues = struct {
     generations: TimerQueue,
 };
 
-/// Worker-wide counters; a pool's are in its `Upstream.stats`.
+/// Worker-wide counters (written by the worker, read by the control thread: `Counter`); a
+/// pool's are in its `Upstream.stats`.
 pub const Stats = struct {
-    client_errors: u64 = 0,
-    client_timeouts: u64 = 0,
-    idle_parks: u64 = 0,
-    buffers_trimmed: u64 = 0,
+    client_errors: Counter = .{},
+    client_timeouts: Counter = .{},
+    idle_parks: Counter = .{},
+    buffers_trimmed: Counter = .{},
     /// Requests no route matched (answered 404 by sluice).
-    requests_unrouted: u64 = 0,
+    requests_unrouted: Counter = .{},
     /// Fixed responses and redirects answered by sluice itself, the 404s above included.
-    local_responses: u64 = 0,
+    local_responses: Counter = .{},
     /// Request fields dropped because their name has an underscore (`header_underscores`).
-    underscore_fields_dropped: u64 = 0,
+    underscore_fields_dropped: Counter = .{},
     /// Requests refused with an error before they reached a pool (bad requests, timeouts
     /// reading the head): their durations.
     latency: Histogram = .{},
@@ -164,15 +166,15 @@ pub const WarnLimiter = struct {
 pub fn countFailure(proxy: *Proxy, upstream: ?*Upstream, failure: Failure, answered: bool) void {
     const status = failure.status();
     const stats = if (upstream) |u| &u.stats else {
-        if (status < 500) proxy.stats.client_errors += 1;
+        if (status < 500) proxy.stats.client_errors.add(1);
         return;
     };
-    if (answered) stats.own_responses[status / 100 - 1] += 1;
-    if (failure == .no_backend_available) stats.no_backend_available += 1;
+    if (answered) stats.own_responses[status / 100 - 1].add(1);
+    if (failure == .no_backend_available) stats.no_backend_available.add(1);
     switch (status) {
-        503 => stats.overloaded += 1,
-        500...502, 504...599 => stats.upstream_errors += 1,
-        else => proxy.stats.client_errors += 1,
+        503 => stats.overloaded.add(1),
+        500...502, 504...599 => stats.upstream_errors.add(1),
+        else => proxy.stats.client_errors.add(1),
     }
 }
 
@@ -284,7 +286,7 @@ const buffer_trim_interval_ns = 5 * std.time.ns_per_s;
 const buffers_kept_warm = 64;
 
 fn trimBuffersCallback(proxy: *Proxy) void {
-    proxy.stats.buffers_trimmed += proxy.buffers.trim(buffers_kept_warm);
+    proxy.stats.buffers_trimmed.add(proxy.buffers.trim(buffers_kept_warm));
     proxy.loop.timerArm(&proxy.queues.buffer_trim, &proxy.buffer_trim_timer, Proxy, proxy, trimBuffersCallback);
 }
 
@@ -466,7 +468,7 @@ pub fn responseLimits(proxy: *const Proxy) http.Limits {
 /// Counts request fields dropped for an underscore in their name, and says so (rate limited):
 /// an application that relies on one sees why it is missing.
 pub fn noteUnderscoreFields(proxy: *Proxy, count: u32, client_ip: []const u8) void {
-    proxy.stats.underscore_fields_dropped += count;
+    proxy.stats.underscore_fields_dropped.add(count);
     const suppressed = proxy.warn_limiter.allow(WarnLimiter.underscore_kind, proxy.loop.now()) orelse return;
     log.warn("dropped {d} request field(s) with '_' in the name from {s} (--header-underscores " ++
         "allow keeps them); {d} more such requests not shown", .{ count, client_ip, suppressed });

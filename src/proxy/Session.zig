@@ -294,7 +294,7 @@ fn parkBuffer(session: *Session) void {
     assert(session.phase == .idle);
     session.proxy.buffers.release(session.cbuf.?);
     session.cbuf = null;
-    session.proxy.stats.idle_parks += 1;
+    session.proxy.stats.idle_parks.add(1);
     session.submit();
     session.loop().pollReadable(&session.client_recv, &session.client, Session, session, idleReadableCallback);
 }
@@ -357,7 +357,7 @@ fn startExchange(session: *Session, head_len: u32) void {
     const upstream_chosen = session.route() orelse return;
     if (session.bodyOverLimit()) return session.fail(.request_body_too_large);
     session.exchange.upstream = upstream_chosen;
-    upstream_chosen.stats.requests += 1;
+    upstream_chosen.stats.requests.add(1);
     upstream_chosen.retry_budget.deposit();
     session.findAffinity();
     session.ubuf = proxy.buffers.acquire() orelse return session.fail(.overloaded);
@@ -394,11 +394,11 @@ fn routeMatched(session: *Session, index: ?u32) ?*Upstream {
     const proxy = session.proxy;
     const generation = proxy.generation;
     const matched = index orelse {
-        proxy.stats.requests_unrouted += 1;
+        proxy.stats.requests_unrouted.add(1);
         session.respondLocal(null);
         return null;
     };
-    generation.route_requests[proxy.worker_index][matched] += 1;
+    generation.route_requests[proxy.worker_index][matched].add(1);
     const chosen = &generation.config.routes()[matched];
     session.routeSettings(chosen, generation.tunnel_slots[matched]);
     switch (chosen.action) {
@@ -446,7 +446,7 @@ fn releaseHold(session: *Session) void {
 fn respondLocal(session: *Session, chosen: ?*const Config.Route) void {
     const proxy = session.proxy;
     const exchange = &session.exchange;
-    proxy.stats.local_responses += 1;
+    proxy.stats.local_responses.add(1);
     const ubuf = proxy.buffers.acquire() orelse return session.fail(.overloaded);
     session.ubuf = ubuf;
     exchange.close_client = !exchange.client_keep_alive or proxy.draining or !exchange.request_done;
@@ -546,7 +546,7 @@ fn connectUpstream(session: *Session) void {
     exchange.tries += 1;
     exchange.tried |= mask.bit(index);
     exchange.backend_index = index;
-    session.upstream().stats.backend_requests[index] += 1;
+    session.upstream().stats.backend_requests[index].add(1);
     // A new try: its outcome has not been reported yet (a failed connect reported its own).
     exchange.reported = false;
     exchange.server_error = false;
@@ -556,7 +556,7 @@ fn connectUpstream(session: *Session) void {
         return session.connectUpstream();
     }
     exchange.inflight_counted = true;
-    session.upstream().inflight[index] += 1;
+    session.upstream().inflightAdd(index, 1);
     if (session.upstream().conns.takeIdle(index)) |conn| {
         session.conn = conn;
         return session.sendUpstreamHead();
@@ -609,10 +609,10 @@ fn reserveRetry(session: *Session) bool {
     // Without claiming a trial (the next pick may): available or ejected, not tried.
     if (session.upstream().shared.health.mayTakeRequests() & ~exchange.tried == 0) return false;
     if (!session.upstream().retry_budget.withdraw(session.loop().now())) {
-        session.upstream().stats.retries_refused_by_budget += 1;
+        session.upstream().stats.retries_refused_by_budget.add(1);
         return false;
     }
-    session.upstream().stats.retries += 1;
+    session.upstream().stats.retries.add(1);
     return true;
 }
 
@@ -621,9 +621,7 @@ fn releaseBackend(session: *Session) void {
     const exchange = &session.exchange;
     if (!exchange.inflight_counted) return;
     exchange.inflight_counted = false;
-    const inflight = &session.upstream().inflight[exchange.backend_index];
-    assert(inflight.* > 0);
-    inflight.* -= 1;
+    session.upstream().inflightAdd(exchange.backend_index, -1);
     session.upstream().shared.endRequest(exchange.backend_index);
 }
 
@@ -670,7 +668,7 @@ fn connectCallback(session: *Session, result: sys.ConnectError!void) void {
             error.TimedOut => .upstream_connect_timeout,
             else => .upstream_refused,
         };
-        session.upstream().stats.upstream_connect_failures += 1;
+        session.upstream().stats.upstream_connect_failures.add(1);
         session.report(.connect);
         session.upstream().conns.discard(session.conn.?);
         session.conn = null;
@@ -726,7 +724,7 @@ fn upstreamFailed(session: *Session, outcome: Health.Outcome, failure: Failure) 
     if (!session.replayable() or response_arrived) return session.failMidExchange(failure);
     if (stale) {
         exchange.retried_stale = true;
-        session.upstream().stats.upstream_stale_retries += 1;
+        session.upstream().stats.upstream_stale_retries.add(1);
         session.dropUpstream();
         session.prepareReplay();
         return session.connectFresh();
@@ -1260,7 +1258,7 @@ fn startTunnel(session: *Session, head_len: u32) void {
     exchange.tunnel = true;
     exchange.response_started = true;
     session.loop().timerCancel(&session.total_timer); // A tunnel lives as long as it is used.
-    session.upstream().stats.upgrades += 1;
+    session.upstream().stats.upgrades.add(1);
     session.armTimer(.tunnel);
     exchange.progress = 0;
     exchange.response_window_len = @intCast(new_len + rest_len);
@@ -1507,7 +1505,7 @@ fn timerCallback(session: *Session) void {
         },
         .idle, .tunnel, .linger, .local => session.close(),
         .header => {
-            session.proxy.stats.client_timeouts += 1;
+            session.proxy.stats.client_timeouts.add(1);
             session.fail(.client_header_timeout);
         },
         .connect => {
@@ -1517,7 +1515,7 @@ fn timerCallback(session: *Session) void {
             session.armTimer(.connect); // Bounds the wait for that callback, too.
         },
         .body => {
-            session.proxy.stats.client_timeouts += 1;
+            session.proxy.stats.client_timeouts.add(1);
             session.failMidExchange(.client_body_timeout);
         },
         .exchange => session.responseTimedOut(),
@@ -1636,7 +1634,7 @@ fn logAccess(session: *Session, duration_ns: u64) void {
 fn countResponse(session: *Session, status: u16) void {
     assert(status >= 100 and status <= 599); // The response parser refuses anything else.
     const class = status / 100 - 1;
-    session.upstream().stats.backend_responses[session.exchange.backend_index][class] += 1;
+    session.upstream().stats.backend_responses[session.exchange.backend_index][class].add(1);
 }
 
 // Every receive and send goes through these four, so each is counted in `pending_ops` and

@@ -18,6 +18,7 @@ const Shared = @import("../upstream/Shared.zig");
 const Balancer = @import("../balance/Balancer.zig");
 const RetryBudget = @import("RetryBudget.zig");
 const Histogram = @import("../metrics/Histogram.zig");
+const Counter = @import("../stdx/Counter.zig");
 
 const Upstream = @This();
 
@@ -58,27 +59,28 @@ pub fn timeouts(pool: *const Config.Pool) [5]u64 {
     };
 }
 
+/// Written by the worker, read by the control thread (`Counter`).
 pub const Stats = struct {
-    requests: u64 = 0,
-    upgrades: u64 = 0,
-    upstream_errors: u64 = 0,
-    upstream_connect_failures: u64 = 0,
-    upstream_stale_retries: u64 = 0,
-    retries: u64 = 0,
-    retries_refused_by_budget: u64 = 0,
-    no_backend_available: u64 = 0,
-    overloaded: u64 = 0,
+    requests: Counter = .{},
+    upgrades: Counter = .{},
+    upstream_errors: Counter = .{},
+    upstream_connect_failures: Counter = .{},
+    upstream_stale_retries: Counter = .{},
+    retries: Counter = .{},
+    retries_refused_by_budget: Counter = .{},
+    no_backend_available: Counter = .{},
+    overloaded: Counter = .{},
     /// How long exchanges took, from the request head parsed to the response sent (or the
     /// error answered, or the connection closed): see `Session.recordDuration`.
     latency: Histogram = .{},
     /// Final responses relayed from each backend, by status class 1xx..5xx (a 101 counts as
     /// 1xx; sluice's own error responses are in `own_responses`).
-    backend_responses: [Config.backends_count_max][5]u64 = @splat(@splat(0)),
+    backend_responses: [Config.backends_count_max][5]Counter = @splat(@splat(.{})),
     /// Tries sent to each backend (a retry counts on the backend it went to).
-    backend_requests: [Config.backends_count_max]u64 = @splat(0),
+    backend_requests: [Config.backends_count_max]Counter = @splat(.{}),
     /// Responses sluice answered itself for requests routed to this pool (502, 503, 504,
     /// 413...), by status class.
-    own_responses: [5]u64 = @splat(0),
+    own_responses: [5]Counter = @splat(.{}),
 
     /// Carries the counters of `from` (the same pool's previous instance, on this worker)
     /// over: every pool-wide counter, and each backend's that is still in the pool
@@ -89,21 +91,25 @@ pub const Stats = struct {
             "requests",                  "upgrades", "upstream_errors",      "upstream_connect_failures",
             "upstream_stale_retries",    "retries",  "no_backend_available", "overloaded",
             "retries_refused_by_budget",
-        }) |name| @field(stats, name) = load(&@field(from, name));
+        }) |name| @field(stats, name).set(@field(from, name).load());
         stats.latency.addRelaxed(&from.latency);
-        for (&stats.own_responses, &from.own_responses) |*to, *value| to.* = load(value);
+        for (&stats.own_responses, &from.own_responses) |*to, *value| to.set(value.load());
         for (backend_map, 0..) |from_index, i| {
             const old = from_index orelse continue;
-            stats.backend_requests[i] = load(&from.backend_requests[old]);
-            for (&stats.backend_responses[i], &from.backend_responses[old]) |*to, *value| to.* = load(value);
+            stats.backend_requests[i].set(from.backend_requests[old].load());
+            for (&stats.backend_responses[i], &from.backend_responses[old]) |*to, *value| to.set(value.load());
         }
     }
-
-    /// Another worker's counter, read from the control thread: relaxed, as every counter read.
-    fn load(value: *const u64) u64 {
-        return @atomicLoad(u64, value, .monotonic);
-    }
 };
+
+/// The worker's own count of its requests in flight to `index` (`least_conn` reads it as a
+/// plain array); the control thread reads it too, so each write is a relaxed atomic store.
+pub fn inflightAdd(upstream: *Upstream, index: u16, delta: i2) void {
+    const count = &upstream.inflight[index];
+    assert(delta == 1 or count.* > 0);
+    const next = if (delta == 1) count.* + 1 else count.* - 1;
+    @atomicStore(u32, count, next, .monotonic);
+}
 
 /// `sessions_count`: the worker's session slots (at most one busy connection each).
 pub fn init(

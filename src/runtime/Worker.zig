@@ -8,6 +8,7 @@ const assert = std.debug.assert;
 const linux = std.os.linux;
 
 const loop_ns = @import("../loop/loop.zig");
+const Counter = @import("../stdx/Counter.zig");
 const Loop = loop_ns.Loop;
 const Socket = loop_ns.Socket;
 const Completion = loop_ns.Completion;
@@ -42,7 +43,7 @@ finished: std.atomic.Value(bool) = .init(false),
 /// a futex word, so the control thread sleeps until then instead of spinning.
 ready: std.atomic.Value(u32) = .init(0),
 init_error: ?Loop.InitError = null,
-connections_accepted: u64 = 0,
+connections_accepted: Counter = .{},
 accept_errors: u64 = 0,
 thread: ?std.Thread = null,
 
@@ -274,7 +275,7 @@ fn acceptCallback(listener: *Listener, result: sys.AcceptError!linux.fd_t) void 
         return worker.acceptNext(listener);
     };
     sys.setsockoptInt(fd, linux.IPPROTO.TCP, linux.TCP.NODELAY, 1) catch {}; // Latency only.
-    worker.connections_accepted += 1;
+    worker.connections_accepted.add(1);
     InitTrace.markFirstAccept();
     worker.proxy.startSession(fd, Address.fromStorage(&storage), listener.slot);
     worker.acceptNext(listener);

@@ -599,8 +599,8 @@ fn connectionsActive(workers: []Worker) u32 {
     return total;
 }
 
-/// One line of counters (SIGUSR2, and at exit). Worker counters are read without
-/// synchronisation: each is a word written by one thread, so a read is at worst a moment old.
+/// One line of counters (SIGUSR2, and at exit). Worker counters are `Counter`s, read with
+/// relaxed loads: each is a word written by one thread, so a read is at worst a moment old.
 /// Pool counters are the current generation's pools'.
 fn printStats(runtime: *Runtime, label: []const u8) void {
     var buffers_in_use: u32 = 0;
@@ -624,8 +624,8 @@ fn printStats(runtime: *Runtime, label: []const u8) void {
             seen[seen_count] = instance;
             seen_count += 1;
             for (instance.upstreams) |*upstream| {
-                retries += load(&upstream.stats.retries);
-                retries_refused += load(&upstream.stats.retries_refused_by_budget);
+                retries += upstream.stats.retries.load();
+                retries_refused += upstream.stats.retries_refused_by_budget.load();
                 for (&upstream.inflight) |*count| inflight += @atomicLoad(u32, count, .monotonic);
             }
             const shared = &instance.shared;
@@ -683,7 +683,7 @@ fn collectSnapshot(context: *anyopaque, snapshot: *Snapshot) void {
     for (generation.pools, snapshot.pools[0..generation.pools.len]) |instance, *pool| addPool(pool, instance);
     for (snapshot.routes[0..generation.config.routes_count], 0..) |*route, index| {
         route.* = .{ .name = routeName(generation, index), .requests = 0 };
-        for (generation.route_requests) |row| route.requests += load(&row[index]);
+        for (generation.route_requests) |row| route.requests += row[index].load();
     }
 }
 
@@ -729,26 +729,26 @@ fn addPool(pool: *Snapshot.Pool, instance: *const PoolInstance) void {
     const counters = &pool.counters;
     for (instance.upstreams) |*upstream| {
         const stats = &upstream.stats;
-        counters.requests += load(&stats.requests);
-        counters.upstream_connect_failures += load(&stats.upstream_connect_failures);
-        counters.upstream_errors += load(&stats.upstream_errors);
-        counters.upstream_stale_retries += load(&stats.upstream_stale_retries);
-        counters.retries += load(&stats.retries);
-        counters.retries_refused_by_budget += load(&stats.retries_refused_by_budget);
-        counters.overloaded += load(&stats.overloaded);
-        counters.no_backend_available += load(&stats.no_backend_available);
-        counters.upgrades += load(&stats.upgrades);
+        counters.requests += stats.requests.load();
+        counters.upstream_connect_failures += stats.upstream_connect_failures.load();
+        counters.upstream_errors += stats.upstream_errors.load();
+        counters.upstream_stale_retries += stats.upstream_stale_retries.load();
+        counters.retries += stats.retries.load();
+        counters.retries_refused_by_budget += stats.retries_refused_by_budget.load();
+        counters.overloaded += stats.overloaded.load();
+        counters.no_backend_available += stats.no_backend_available.load();
+        counters.upgrades += stats.upgrades.load();
         const conns = &upstream.conns.stats;
-        counters.upstream_pool_hits += load(&conns.reused);
-        counters.upstream_pool_misses += load(&conns.opened);
-        counters.upstream_idle_closed_by_backend += load(&conns.closed_idle_by_backend);
-        counters.upstream_idle_closed_timeout += load(&conns.closed_idle_timeout);
+        counters.upstream_pool_hits += conns.reused.load();
+        counters.upstream_pool_misses += conns.opened.load();
+        counters.upstream_idle_closed_by_backend += conns.closed_idle_by_backend.load();
+        counters.upstream_idle_closed_timeout += conns.closed_idle_timeout.load();
         pool.latency.addRelaxed(&stats.latency);
-        for (&pool.own_responses, &stats.own_responses) |*sum, *count| sum.* += load(count);
+        for (&pool.own_responses, &stats.own_responses) |*sum, *count| sum.* += count.load();
         for (pool.backends[0..pool.backends_count], 0..) |*backend, i| {
             backend.in_flight += @atomicLoad(u32, &upstream.inflight[i], .monotonic);
-            backend.requests += load(&stats.backend_requests[i]);
-            for (&backend.responses, &stats.backend_responses[i]) |*sum, *count| sum.* += load(count);
+            backend.requests += stats.backend_requests[i].load();
+            for (&backend.responses, &stats.backend_responses[i]) |*sum, *count| sum.* += count.load();
         }
     }
     const health_stats = &shared.health.stats;
@@ -757,22 +757,17 @@ fn addPool(pool: *Snapshot.Pool, instance: *const PoolInstance) void {
     counters.ejection_trials = health_stats.trials.load(.monotonic);
 }
 
-/// A worker's counter, read from the control thread (see `printStats`).
-fn load(value: *const u64) u64 {
-    return @atomicLoad(u64, value, .monotonic);
-}
-
 /// Adds one worker's own counters into `snapshot`.
 fn addWorker(snapshot: *Snapshot, worker: *Worker) void {
     const proxy = &worker.proxy;
     const stats = &proxy.stats;
-    snapshot.connections_accepted += load(&worker.connections_accepted);
+    snapshot.connections_accepted += worker.connections_accepted.load();
     snapshot.buffers_in_use += proxy.buffers.totalCount() - proxy.buffers.availableCount();
-    snapshot.client_errors += load(&stats.client_errors);
-    snapshot.client_timeouts += load(&stats.client_timeouts);
-    snapshot.idle_parks += load(&stats.idle_parks);
-    snapshot.buffers_trimmed += load(&stats.buffers_trimmed);
-    snapshot.requests_unrouted += load(&stats.requests_unrouted);
-    snapshot.local_responses += load(&stats.local_responses);
+    snapshot.client_errors += stats.client_errors.load();
+    snapshot.client_timeouts += stats.client_timeouts.load();
+    snapshot.idle_parks += stats.idle_parks.load();
+    snapshot.buffers_trimmed += stats.buffers_trimmed.load();
+    snapshot.requests_unrouted += stats.requests_unrouted.load();
+    snapshot.local_responses += stats.local_responses.load();
     if (proxy.access_log) |*access_log| snapshot.access_log_dropped += access_log.dropped.load(.monotonic);
 }

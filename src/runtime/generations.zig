@@ -23,6 +23,7 @@ const sys = @import("../stdx/sys.zig");
 const Config = @import("../config/Config.zig");
 const Loop = @import("../loop/Loop.zig");
 const Generation = @import("../proxy/Generation.zig");
+const Counter = @import("../stdx/Counter.zig");
 const PoolInstance = @import("../proxy/PoolInstance.zig");
 const Upstream = @import("../proxy/Upstream.zig");
 const Proxy = @import("../proxy/Proxy.zig");
@@ -146,12 +147,12 @@ pub const Generations = struct {
             );
         }
 
-        const rows = arena.alloc([]u64, workers_count) catch return outOfMemory(problem);
+        const rows = arena.alloc([]Counter, workers_count) catch return outOfMemory(problem);
         for (rows) |*row| {
             // A cache line of its own per worker: each row is written by one worker.
             const cells = std.mem.alignForward(usize, @max(1, config.routes_count), 8);
-            const cells_aligned = arena.alignedAlloc(u64, .@"64", cells) catch return outOfMemory(problem);
-            @memset(cells_aligned, 0);
+            const cells_aligned = arena.alignedAlloc(Counter, .@"64", cells) catch return outOfMemory(problem);
+            @memset(cells_aligned, .{});
             row.* = cells_aligned[0..config.routes_count];
         }
 

@@ -23,6 +23,7 @@ const sys = @import("../stdx/sys.zig");
 const Address = @import("../stdx/Address.zig").Address;
 const StaticAllocator = @import("../stdx/StaticAllocator.zig");
 const Shared = @import("Shared.zig");
+const Counter = @import("../stdx/Counter.zig");
 
 const Pool = @This();
 
@@ -44,11 +45,12 @@ pub const Conn = struct {
     pub const State = enum { free, busy, idle, closing };
 };
 
+/// Written by the worker, read by the control thread (`Counter`).
 pub const Stats = struct {
-    reused: u64 = 0,
-    opened: u64 = 0,
-    closed_idle_by_backend: u64 = 0,
-    closed_idle_timeout: u64 = 0,
+    reused: Counter = .{},
+    opened: Counter = .{},
+    closed_idle_by_backend: Counter = .{},
+    closed_idle_timeout: Counter = .{},
 };
 
 loop: *Loop,
@@ -142,7 +144,7 @@ pub fn takeIdle(pool: *Pool, backend_index: u16) ?*Conn {
     if (conn.watching) pool.loop.cancel(&conn.watch);
     conn.state = .busy;
     conn.reused = true;
-    pool.stats.reused += 1;
+    pool.stats.reused.add(1);
     return conn;
 }
 
@@ -171,7 +173,7 @@ pub fn open(pool: *Pool, backend_index: u16, address: *const Address) OpenError!
     conn.watching = false;
     conn.next = null;
     conn.prev = null;
-    pool.stats.opened += 1;
+    pool.stats.opened.add(1);
     return conn;
 }
 
@@ -245,7 +247,7 @@ fn watchCallback(conn: *Conn, result: loop_ns.PollError!void) void {
             // Either way it must not carry a request. (A Canceled here cannot happen: only
             // takeIdle and closeIdle cancel, and both leave the idle state first.)
             _ = result catch {}; // Any outcome means the same: close it.
-            pool.stats.closed_idle_by_backend += 1;
+            pool.stats.closed_idle_by_backend.add(1);
             pool.idleUnlink(conn);
             pool.loop.timerCancel(&conn.idle_timer);
             pool.release(conn);
@@ -258,7 +260,7 @@ fn idleTimerCallback(conn: *Conn) void {
     const pool = conn.pool;
     assert(conn.state == .idle);
     assert(conn.watching);
-    pool.stats.closed_idle_timeout += 1;
+    pool.stats.closed_idle_timeout.add(1);
     pool.idleUnlink(conn);
     conn.state = .closing;
     pool.loop.cancel(&conn.watch);
