@@ -286,6 +286,25 @@ pub fn cancel(loop: *Loop, target: *Completion) void {
     }
 }
 
+/// A new nonblocking, close-on-exec TCP socket for `family`, with Nagle off (the proxy writes
+/// whole heads itself, and small requests and responses must not wait), to be connected with
+/// `connect`. Through the loop, like every other socket operation, so a simulated loop can
+/// stand in for the kernel.
+pub fn openSocket(loop: *Loop, family: u32) sys.SocketError!Socket {
+    _ = loop;
+    const flags = linux.SOCK.STREAM | linux.SOCK.NONBLOCK | linux.SOCK.CLOEXEC;
+    const fd = try sys.socket(family, flags, 0);
+    sys.setsockoptInt(fd, linux.IPPROTO.TCP, linux.TCP.NODELAY, 1) catch {}; // Latency only.
+    return .init(fd);
+}
+
+/// Synchronous shutdown(2) of the write side: the peer reads EOF once what was sent is read.
+/// An error means the peer is gone already; the close that follows cleans up either way.
+pub fn shutdownWrite(loop: *Loop, socket: *Socket) sys.ShutdownError!void {
+    _ = loop;
+    return sys.shutdown(socket.fd, linux.SHUT.WR);
+}
+
 /// Synchronous close(2). No operation may be pending on the socket (asserted).
 pub fn close(loop: *Loop, socket: *Socket) void {
     _ = loop;

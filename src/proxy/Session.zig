@@ -1290,7 +1290,7 @@ fn tunnelRecvFromUpstreamCallback(session: *Session, result: sys.RecvError!usize
     if (n == 0) {
         session.exchange.tunnel_upstream_done = true;
         // The peer may be gone already; the close that follows cleans up either way.
-        sys.shutdown(session.client.fd, linux.SHUT.WR) catch {};
+        session.loop().shutdownWrite(&session.client) catch {};
         return session.maybeEndTunnel();
     }
     session.rearmProgress();
@@ -1313,7 +1313,7 @@ fn tunnelRecvFromClientCallback(session: *Session, result: sys.RecvError!usize) 
     const n = result catch return session.close();
     if (n == 0) {
         session.exchange.tunnel_client_done = true;
-        sys.shutdown(session.conn.?.socket.fd, linux.SHUT.WR) catch {}; // As above: close follows.
+        session.loop().shutdownWrite(&session.conn.?.socket) catch {}; // As above: close follows.
         return session.maybeEndTunnel();
     }
     session.rearmProgress();
@@ -1434,7 +1434,7 @@ fn sendErrorCallback(session: *Session, result: sys.SendError!usize) void {
 fn lingerAfterResponse(session: *Session) void {
     assert(session.state == .failing);
     session.exchange.error_sent = true;
-    sys.shutdown(session.client.fd, linux.SHUT.WR) catch return session.close();
+    session.loop().shutdownWrite(&session.client) catch return session.close();
     session.lingerIfIdle();
 }
 

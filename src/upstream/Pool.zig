@@ -157,16 +157,12 @@ pub fn open(pool: *Pool, backend_index: u16, address: *const Address) OpenError!
         pool.shared.closed(backend_index);
         return error.NoCapacity;
     };
-    const flags = linux.SOCK.STREAM | linux.SOCK.NONBLOCK | linux.SOCK.CLOEXEC;
-    const fd = sys.socket(address.family(), flags, 0) catch {
+    conn.socket = pool.loop.openSocket(address.family()) catch {
         pool.shared.closed(backend_index);
         conn.next = pool.free_list;
         pool.free_list = conn;
         return error.SocketFailed;
     };
-    // Small requests and responses must not wait for Nagle; we write whole heads ourselves.
-    sys.setsockoptInt(fd, linux.IPPROTO.TCP, linux.TCP.NODELAY, 1) catch {}; // Latency only.
-    conn.socket = Socket.init(fd);
     conn.backend_index = backend_index;
     conn.state = .busy;
     conn.reused = false;
