@@ -11,7 +11,7 @@ const std = @import("std");
 const assert = std.debug.assert;
 
 const Config = @import("../config/Config.zig");
-const PoolInstance = @import("PoolInstance.zig");
+const Pool = @import("../upstream/Pool.zig");
 const Counter = @import("../stdx/Counter.zig");
 
 const Generation = @This();
@@ -20,7 +20,7 @@ const Generation = @This();
 number: u64,
 config: *const Config,
 /// `pools[i]` serves `config.pools()[i]`.
-pools: []const *PoolInstance,
+pools: []const *Pool,
 /// The worker listener slot of each of `config.listeners()`.
 listener_slots: []const u8,
 /// The worker timer queues this generation's pools use: `timeouts.durations[0..timeouts_count]`.

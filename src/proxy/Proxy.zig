@@ -1,6 +1,6 @@
 //! One worker's proxy: its session slots, buffers, timer queues, counters and the
 //! configuration generations it serves: everything a `Session` reaches for. The pools'
-//! per-worker state (connections, balancer, retry budget) is in `Upstream`, one per pool
+//! per-worker state (connections, balancer, retry budget) is in `LocalPool`, one per pool
 //! instance, reached through the generation. The worker (runtime/) owns the thread, the loop
 //! and the listeners, hands accepted connections to `startSession`, hands new generations to
 //! `adopt`, and is told through `on_slot_free` when a full proxy can take connections again.
@@ -14,7 +14,7 @@
 //!   header fields   = sessions * max(headers_count_max, response_headers_count_max) (one
 //!                     array per session, shared by its request and response parser, which
 //!                     never run at the same time)
-//! and with each pool instance (PoolInstance, per worker):
+//! and with each pool instance (Pool, per worker):
 //!   upstream conns  = sessions + backends * keepalive_max
 //!
 //! Generations: each exchange holds the generation it started on (`holdCurrent`), counted in
@@ -34,13 +34,13 @@ const StaticAllocator = @import("../stdx/StaticAllocator.zig");
 const BufferPool = @import("../stdx/BufferPool.zig");
 const Config = @import("../config/Config.zig");
 const http = @import("../http/http.zig");
-const Upstream = @import("Upstream.zig");
+const LocalPool = @import("../upstream/LocalPool.zig");
 const Generation = @import("Generation.zig");
 const AccessLog = @import("AccessLog.zig");
 const Session = @import("Session.zig");
 const Failure = @import("failure.zig").Failure;
 const Histogram = @import("../metrics/Histogram.zig");
-const PoolInstance = @import("PoolInstance.zig");
+const Pool = @import("../upstream/Pool.zig");
 const log = @import("../stdx/log.zig");
 const Counter = @import("../stdx/Counter.zig");
 
@@ -50,7 +50,7 @@ loop: *Loop,
 /// The process-wide settings (limits, client timeouts, trusted proxies): the start-up
 /// configuration, which a reload may not change. Routes and pools come from `generation`.
 config: *const Config,
-/// This worker's index: its `Upstream` in each pool instance.
+/// This worker's index: its `LocalPool` in each pool instance.
 worker_index: u32,
 /// The newest generation adopted: new exchanges use it.
 generation: *const Generation,
@@ -119,7 +119,7 @@ pub const Queues = struct {
 };
 
 /// Worker-wide counters (written by the worker, read by the control thread: `Counter`); a
-/// pool's are in its `Upstream.stats`.
+/// pool's are in its `LocalPool.stats`.
 pub const Stats = struct {
     client_errors: Counter = .{},
     client_timeouts: Counter = .{},
@@ -163,7 +163,7 @@ pub const WarnLimiter = struct {
 
 /// Counts a failure where it belongs: the pool's counters when the exchange had one.
 /// `answered`: the client gets the failure's response (nothing of another had started).
-pub fn countFailure(proxy: *Proxy, upstream: ?*Upstream, failure: Failure, answered: bool) void {
+pub fn countFailure(proxy: *Proxy, upstream: ?*LocalPool, failure: Failure, answered: bool) void {
     const status = failure.status();
     const stats = if (upstream) |u| &u.stats else {
         if (status < 500) proxy.stats.client_errors.add(1);
@@ -328,17 +328,17 @@ pub fn drain(proxy: *Proxy) void {
     proxy.draining = true;
     for (&proxy.holds) |*hold| {
         const generation = hold.generation orelse continue;
-        for (generation.pools) |instance| instance.upstreams[proxy.worker_index].conns.closeIdle();
+        for (generation.pools) |instance| instance.locals[proxy.worker_index].connections.closeIdle();
     }
     for (proxy.sessions[0..proxy.sessions_touched]) |*session| session.drain();
 }
 
-/// Nothing of any pool's is left on the loop (see `Upstream.isQuiet`).
+/// Nothing of any pool's is left on the loop (see `LocalPool.isQuiet`).
 pub fn upstreamsQuiet(proxy: *const Proxy) bool {
     for (&proxy.holds) |*hold| {
         const generation = hold.generation orelse continue;
         for (generation.pools) |instance| {
-            if (!instance.upstreams[proxy.worker_index].isQuiet()) return false;
+            if (!instance.locals[proxy.worker_index].isQuiet()) return false;
         }
     }
     return true;
@@ -348,7 +348,7 @@ pub fn upstreamsQuiet(proxy: *const Proxy) bool {
 // Generations
 
 /// Makes `generation` the one new exchanges use (on the worker's thread). Its upstream timer
-/// queues are registered, its pools' `Upstream`s bound to them, and the pools of the previous
+/// queues are registered, its pools' `LocalPool`s bound to them, and the pools of the previous
 /// generation that it no longer has are retired: their idle connections close, their busy
 /// ones finish their exchanges.
 pub fn adopt(proxy: *Proxy, generation: *const Generation) void {
@@ -360,7 +360,7 @@ pub fn adopt(proxy: *Proxy, generation: *const Generation) void {
     }
     for (generation.pools) |instance| {
         const slots = instance.queue_slots;
-        instance.upstreams[proxy.worker_index].bindQueues(.{
+        instance.locals[proxy.worker_index].bindQueues(.{
             .connect = &proxy.pool_queues[slots[0]],
             .response = &proxy.pool_queues[slots[1]],
             .body = &proxy.pool_queues[slots[2]],
@@ -371,8 +371,8 @@ pub fn adopt(proxy: *Proxy, generation: *const Generation) void {
     const previous = proxy.holds[proxy.current_hold].generation;
     if (previous) |old| if (old != generation) {
         for (old.pools) |instance| {
-            if (std.mem.indexOfScalar(*PoolInstance, generation.pools, instance) == null) {
-                instance.upstreams[proxy.worker_index].retire();
+            if (std.mem.indexOfScalar(*Pool, generation.pools, instance) == null) {
+                instance.locals[proxy.worker_index].retire();
             }
         }
     };
@@ -433,7 +433,7 @@ pub fn releaseIdleHolds(proxy: *Proxy) void {
 
 fn retiredPoolsQuiet(proxy: *const Proxy, generation: *const Generation) bool {
     for (generation.pools) |instance| {
-        const upstream = &instance.upstreams[proxy.worker_index];
+        const upstream = &instance.locals[proxy.worker_index];
         if (upstream.retired and !upstream.isQuiet()) return false;
     }
     return true;

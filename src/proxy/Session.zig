@@ -26,7 +26,7 @@ const Timer = loop_ns.Timer;
 const sys = @import("../stdx/sys.zig");
 const Address = @import("../stdx/Address.zig").Address;
 const http = @import("../http/http.zig");
-const Pool = @import("../upstream/Pool.zig");
+const Connections = @import("../upstream/Connections.zig");
 const Config = @import("../config/Config.zig");
 const Health = @import("../health/Health.zig");
 const rewrite = @import("rewrite.zig");
@@ -34,7 +34,7 @@ const affinity = @import("affinity.zig");
 const mask = @import("../stdx/mask.zig");
 const Failure = @import("failure.zig").Failure;
 const Proxy = @import("Proxy.zig");
-const Upstream = @import("Upstream.zig");
+const LocalPool = @import("../upstream/LocalPool.zig");
 const Router = @import("Router.zig");
 const local = @import("local.zig");
 
@@ -66,10 +66,10 @@ cbuf: ?[]u8 = null,
 c_len: u32 = 0,
 c_pos: u32 = 0,
 
-conn: ?*Pool.Conn = null,
+conn: ?*Connections.Connection = null,
 upstream_recv: Completion = .{},
 upstream_send: Completion = .{},
-/// Upstream-side buffer: first the composed request head, then the response.
+/// LocalPool-side buffer: first the composed request head, then the response.
 ubuf: ?[]u8 = null,
 u_len: u32 = 0,
 
@@ -149,7 +149,7 @@ const Exchange = struct {
     upstream_reusable: bool = false,
 
     /// The pool the route chose; null for a response sluice makes itself (`respondLocal`).
-    upstream: ?*Upstream = null,
+    upstream: ?*LocalPool = null,
     /// The route taken (null: none configured, or none matched) and what it sets.
     route: ?*const Config.Route = null,
     /// Where an upgraded connection's idle timer goes (the route's tunnel idle timeout).
@@ -363,22 +363,22 @@ fn startExchange(session: *Session, head_len: u32) void {
     session.ubuf = proxy.buffers.acquire() orelse return session.fail(.overloaded);
     session.u_len = 0; // No response byte yet (see `upstreamFailed`).
     if (!session.composeUpstreamHead()) return session.fail(.head_too_large_to_forward);
-    if (upstream_chosen.pool.total_timeout_ns > 0) {
+    if (upstream_chosen.config.total_timeout_ns > 0) {
         session.loop().timerArm(upstream_chosen.queues.total, &session.total_timer, Session, session, totalTimerCallback);
     }
     session.connectUpstream();
 }
 
-/// Follows the current generation's routes: the pool's `Upstream` for a pool route, or null
+/// Follows the current generation's routes: the pool's `LocalPool` for a pool route, or null
 /// when sluice answers itself (a fixed response, a redirect, or 404 when no route matches),
 /// which has then begun.
-fn route(session: *Session) ?*Upstream {
+fn route(session: *Session) ?*LocalPool {
     const proxy = session.proxy;
     const generation = proxy.generation;
     const routes = generation.config.routes();
     if (routes.len == 0) {
         session.routeSettings(null, generation.tunnel_slots[0]);
-        return &generation.pools[0].upstreams[proxy.worker_index];
+        return &generation.pools[0].locals[proxy.worker_index];
     }
     const listener = std.mem.indexOfScalar(u8, generation.listener_slots, session.listener_slot) orelse {
         // The connection's listener is gone from the configuration: its routes are those
@@ -390,7 +390,7 @@ fn route(session: *Session) ?*Upstream {
     return session.routeMatched(Router.match(routes, &request));
 }
 
-fn routeMatched(session: *Session, index: ?u32) ?*Upstream {
+fn routeMatched(session: *Session, index: ?u32) ?*LocalPool {
     const proxy = session.proxy;
     const generation = proxy.generation;
     const matched = index orelse {
@@ -402,7 +402,7 @@ fn routeMatched(session: *Session, index: ?u32) ?*Upstream {
     const chosen = &generation.config.routes()[matched];
     session.routeSettings(chosen, generation.tunnel_slots[matched]);
     switch (chosen.action) {
-        .pool => return &generation.pools[chosen.pool].upstreams[proxy.worker_index],
+        .pool => return &generation.pools[chosen.pool].locals[proxy.worker_index],
         .respond, .redirect => {
             session.respondLocal(chosen);
             return null;
@@ -505,7 +505,7 @@ fn initRequestFraming(session: *Session) void {
 }
 
 fn findAffinity(session: *Session) void {
-    const pool = session.upstream().pool;
+    const pool = session.upstream().config;
     const head = &session.request_parser.head;
     switch (pool.strategy) {
         .hash => {
@@ -541,79 +541,52 @@ fn connectUpstream(session: *Session) void {
     assert(session.conn == null);
     assert(!session.exchange.inflight_counted);
     const exchange = &session.exchange;
-    const index = session.pickBackend() orelse return session.fail(exchange.last_failure);
+    const pool = session.upstream();
+    const picked = pool.pick(session.ask(), session.loop().now());
+    const index = switch (picked) {
+        .backend => |index| index,
+        .none_available, .at_capacity => {
+            // On a retry, the failure that made it is the one to answer with.
+            if (exchange.tries == 0) {
+                exchange.last_failure = if (picked == .at_capacity) .backends_at_capacity else .no_backend_available;
+            }
+            return session.fail(exchange.last_failure);
+        },
+    };
     if (exchange.tries == 0) exchange.upstream_started_ns = session.loop().now();
     exchange.tries += 1;
     exchange.tried |= mask.bit(index);
     exchange.backend_index = index;
-    session.upstream().stats.backend_requests[index].add(1);
     // A new try: its outcome has not been reported yet (a failed connect reported its own).
     exchange.reported = false;
     exchange.server_error = false;
-    if (!session.upstream().shared.tryBeginRequest(index)) {
+    if (!pool.beginTry(index)) {
         // Another worker took the last pending slot since the pick looked.
         if (exchange.tries == 1) exchange.last_failure = .backends_at_capacity;
         return session.connectUpstream();
     }
     exchange.inflight_counted = true;
-    session.upstream().inflightAdd(index, 1);
-    if (session.upstream().conns.takeIdle(index)) |conn| {
+    if (pool.connections.takeIdle(index)) |conn| {
         session.conn = conn;
         return session.sendUpstreamHead();
     }
     session.connectFresh();
 }
 
-/// The backend for the next try: among those up, not ejected, not drained, under their
-/// connection cap and not tried yet; a backend whose half-open trial this worker just
-/// claimed goes first. Null (with `last_failure` saying why, on a first try) when none is.
-fn pickBackend(session: *Session) ?u16 {
+/// What the pool needs to know of this exchange to choose its next backend.
+fn ask(session: *const Session) LocalPool.Ask {
     const exchange = &session.exchange;
-    const count = session.upstream().pool.backends_count;
-    const available = session.upstream().shared.health.candidates(session.loop().now());
-    const untried = available.mask & ~exchange.tried;
-    var candidates = untried;
-    var full = session.upstream().shared.atCapacity();
-    while (full != 0) : (full &= full - 1) {
-        const index: u16 = @ctz(full);
-        // At its cap, but an idle connection to it here needs no new one.
-        if (!session.upstream().conns.hasIdle(index)) candidates &= ~mask.bit(index);
-    }
-    candidates &= ~session.upstream().shared.atPendingCap();
-    if (candidates == 0) {
-        if (exchange.tries == 0) {
-            exchange.last_failure = if (untried == 0) .no_backend_available else .backends_at_capacity;
-        }
-        return null;
-    }
-    if (available.trial) |trial| {
-        if (candidates & mask.bit(trial) != 0) return trial;
-    }
-    return session.upstream().balancer.pick(.{
-        .candidates = candidates,
+    return .{
+        .tried = exchange.tried,
+        .tries = exchange.tries,
         .key = exchange.key,
         .preferred = exchange.preferred,
-        .inflight = session.upstream().inflight[0..count],
-    }) orelse blk: {
-        // Only drained (weight 0) backends are left.
-        if (exchange.tries == 0) exchange.last_failure = .no_backend_available;
-        break :blk null;
     };
 }
 
-/// Whether another try is allowed: tries left, another backend to try, and the pool's retry
-/// budget has a retry to spare (taken here).
+/// Whether another try is allowed (see `LocalPool.reserveRetry`).
 fn reserveRetry(session: *Session) bool {
-    const exchange = &session.exchange;
-    if (exchange.tries >= session.upstream().pool.retry.tries_max) return false;
-    // Without claiming a trial (the next pick may): available or ejected, not tried.
-    if (session.upstream().shared.health.mayTakeRequests() & ~exchange.tried == 0) return false;
-    if (!session.upstream().retry_budget.withdraw(session.loop().now())) {
-        session.upstream().stats.retries_refused_by_budget.add(1);
-        return false;
-    }
-    session.upstream().stats.retries.add(1);
-    return true;
+    return session.upstream().reserveRetry(session.ask(), session.loop().now());
 }
 
 /// The exchange is done with its backend (finished, failed over, or the session closes).
@@ -621,8 +594,7 @@ fn releaseBackend(session: *Session) void {
     const exchange = &session.exchange;
     if (!exchange.inflight_counted) return;
     exchange.inflight_counted = false;
-    session.upstream().inflightAdd(exchange.backend_index, -1);
-    session.upstream().shared.endRequest(exchange.backend_index);
+    session.upstream().endTry(exchange.backend_index);
 }
 
 /// Tells the pool's health how this try went, once per try: a failure when it happens, a
@@ -632,14 +604,13 @@ fn report(session: *Session, outcome: Health.Outcome) void {
     const exchange = &session.exchange;
     if (exchange.reported) return;
     exchange.reported = true;
-    const health = &session.upstream().shared.health;
-    health.report(exchange.backend_index, outcome, session.loop().now());
+    session.upstream().report(exchange.backend_index, outcome, session.loop().now());
 }
 
 fn connectFresh(session: *Session) void {
     const index = session.exchange.backend_index;
-    const address = &session.upstream().pool.backends()[index];
-    session.conn = session.upstream().conns.open(index, &address.address) catch |err| switch (err) {
+    const address = &session.upstream().config.backends()[index];
+    session.conn = session.upstream().connections.open(index, &address.address) catch |err| switch (err) {
         error.NoCapacity, error.SocketFailed => return session.fail(.overloaded),
         error.AtBackendCap => {
             // Another worker took the last connection this backend may have.
@@ -670,10 +641,10 @@ fn connectCallback(session: *Session, result: sys.ConnectError!void) void {
         };
         session.upstream().stats.upstream_connect_failures.add(1);
         session.report(.connect);
-        session.upstream().conns.discard(session.conn.?);
+        session.upstream().connections.discard(session.conn.?);
         session.conn = null;
         session.releaseBackend();
-        const retry_on = session.upstream().pool.retry.on;
+        const retry_on = session.upstream().config.retry.on;
         if (!retry_on.connect or !session.reserveRetry()) return session.fail(session.exchange.last_failure);
         return session.connectUpstream();
     };
@@ -729,7 +700,7 @@ fn upstreamFailed(session: *Session, outcome: Health.Outcome, failure: Failure) 
         session.prepareReplay();
         return session.connectFresh();
     }
-    if (!outcome.isIn(session.upstream().pool.retry.on)) return session.failMidExchange(failure);
+    if (!outcome.isIn(session.upstream().config.retry.on)) return session.failMidExchange(failure);
     if (!session.reserveRetry()) return session.failMidExchange(failure);
     session.retryElsewhere();
 }
@@ -754,7 +725,7 @@ fn retryElsewhere(session: *Session) void {
 
 /// Closes the connection of a failed try (it is never reused).
 fn dropUpstream(session: *Session) void {
-    session.upstream().conns.discard(session.conn.?);
+    session.upstream().connections.discard(session.conn.?);
     session.conn = null;
     session.loop().timerCancel(&session.timer);
 }
@@ -969,7 +940,7 @@ fn responseHeadTooLarge(session: *Session) void {
 /// can be replayed, it goes to another backend and this response is dropped. Otherwise the
 /// client gets this response as it is.
 fn retryServerError(session: *Session) bool {
-    if (!session.upstream().pool.retry.on.status_5xx) return false;
+    if (!session.upstream().config.retry.on.status_5xx) return false;
     if (!session.replayable() or !session.reserveRetry()) return false;
     session.report(.status_5xx);
     session.exchange.last_failure = .upstream_bad_response;
@@ -985,7 +956,7 @@ fn responseTimedOut(session: *Session) void {
     exchange.last_failure = .upstream_response_timeout;
     session.report(.timeout);
     const only_receiving = session.pending_ops == 1 and session.upstream_recv.isPending();
-    const retry = session.upstream().pool.retry.on.timeout and exchange.request_done and
+    const retry = session.upstream().config.retry.on.timeout and exchange.request_done and
         exchange.method.isIdempotent() and !exchange.interim_relayed and
         !exchange.request_body_overwritten and only_receiving and session.u_len == 0;
     if (!retry or !session.reserveRetry()) return session.failMidExchange(.upstream_response_timeout);
@@ -1084,7 +1055,7 @@ fn relayResponseHead(session: *Session, head_len: u32) void {
 /// The Set-Cookie field that pins a `sticky` client to the backend that answered, when its
 /// cookie named no backend or one that could not take the request; else empty.
 fn stickyCookie(session: *const Session, buffer: *[rewrite.extra_field_bytes_max]u8) []const u8 {
-    const pool = session.upstream().pool;
+    const pool = session.upstream().config;
     if (pool.strategy != .sticky) return "";
     const index = session.exchange.backend_index;
     if (session.exchange.preferred == index) return "";
@@ -1224,7 +1195,7 @@ fn maybeFinishExchange(session: *Session) void {
     session.releaseBackend();
     const conn = session.conn.?;
     session.conn = null;
-    const conns = &session.upstream().conns;
+    const conns = &session.upstream().connections;
     if (exchange.upstream_reusable) conns.park(conn) else conns.discard(conn);
     session.proxy.buffers.release(session.ubuf.?);
     session.ubuf = null;
@@ -1403,7 +1374,7 @@ fn warnFailure(session: *Session, failure: Failure) void {
         else => failure.response()[std.mem.indexOf(u8, failure.response(), "\r\n\r\n").? + 4 ..],
     };
     session.proxy.warnFailure(failure, .{
-        .pool = if (exchange.upstream) |u| u.pool.name else "-",
+        .pool = if (exchange.upstream) |u| u.config.name else "-",
         .backend = session.backendName() orelse "-",
         .tries = exchange.tries,
         .detail = std.mem.trimEnd(u8, detail, "\n"),
@@ -1559,7 +1530,7 @@ fn finalize(session: *Session) void {
     assert(session.pending_ops == 0);
     const proxy = session.proxy;
     session.releaseBackend();
-    if (session.conn) |conn| session.upstream().conns.discard(conn);
+    if (session.conn) |conn| session.upstream().connections.discard(conn);
     session.conn = null;
     session.releaseHold();
     session.loop().close(&session.client);
@@ -1696,6 +1667,6 @@ fn loop(session: *Session) *Loop {
 }
 
 /// The pool of the exchange under way (its route's).
-fn upstream(session: *const Session) *Upstream {
+fn upstream(session: *const Session) *LocalPool {
     return session.exchange.upstream.?;
 }

@@ -23,7 +23,7 @@ const Config = @import("../config/Config.zig");
 const Worker = @import("Worker.zig");
 const Proxy = @import("../proxy/Proxy.zig");
 const Generation = @import("../proxy/Generation.zig");
-const PoolInstance = @import("../proxy/PoolInstance.zig");
+const Pool = @import("../upstream/Pool.zig");
 const generations_ns = @import("generations.zig");
 const Generations = generations_ns.Generations;
 const PidFile = @import("PidFile.zig");
@@ -309,7 +309,7 @@ fn initSupervisor(
 
 /// The pool's active checker, if it has checks, seeded with what its backends' health already
 /// says (a rebuilt pool keeps a down backend down until `rise` passes).
-fn initChecker(loop: *Loop, instance: *PoolInstance) !void {
+fn initChecker(loop: *Loop, instance: *Pool) !void {
     if (!instance.config.health.enabled()) return;
     const arena = instance.arena.allocator();
     const checker = try arena.create(Checker);
@@ -615,15 +615,15 @@ fn printStats(runtime: *Runtime, label: []const u8) void {
     var ejections: u64 = 0;
     var available: u64 = 0;
     const generations = runtime.generations;
-    var seen: [Proxy.holds_max * Config.pools_count_max]*const PoolInstance = undefined;
+    var seen: [Proxy.holds_max * Config.pools_count_max]*const Pool = undefined;
     var seen_count: usize = 0;
     for (generations.live[0..generations.live_count], 0..) |built, i| {
         for (built.generation.pools) |instance| {
             // An instance kept by several live generations is counted once.
-            if (std.mem.indexOfScalar(*const PoolInstance, seen[0..seen_count], instance) != null) continue;
+            if (std.mem.indexOfScalar(*const Pool, seen[0..seen_count], instance) != null) continue;
             seen[seen_count] = instance;
             seen_count += 1;
-            for (instance.upstreams) |*upstream| {
+            for (instance.locals) |*upstream| {
                 retries += upstream.stats.retries.load();
                 retries_refused += upstream.stats.retries_refused_by_budget.load();
                 for (&upstream.inflight) |*count| inflight += @atomicLoad(u32, count, .monotonic);
@@ -700,7 +700,7 @@ fn routeName(generation: *const Generation, index: usize) []const u8 {
     return positions[index];
 }
 
-fn addPool(pool: *Snapshot.Pool, instance: *const PoolInstance) void {
+fn addPool(pool: *Snapshot.Pool, instance: *const Pool) void {
     const config = &instance.config;
     const shared = &instance.shared;
     assert(config.name.len <= Snapshot.pool_name_bytes_max); // Config.validate.
@@ -727,7 +727,7 @@ fn addPool(pool: *Snapshot.Pool, instance: *const PoolInstance) void {
         };
     }
     const counters = &pool.counters;
-    for (instance.upstreams) |*upstream| {
+    for (instance.locals) |*upstream| {
         const stats = &upstream.stats;
         counters.requests += stats.requests.load();
         counters.upstream_connect_failures += stats.upstream_connect_failures.load();
@@ -738,7 +738,7 @@ fn addPool(pool: *Snapshot.Pool, instance: *const PoolInstance) void {
         counters.overloaded += stats.overloaded.load();
         counters.no_backend_available += stats.no_backend_available.load();
         counters.upgrades += stats.upgrades.load();
-        const conns = &upstream.conns.stats;
+        const conns = &upstream.connections.stats;
         counters.upstream_pool_hits += conns.reused.load();
         counters.upstream_pool_misses += conns.opened.load();
         counters.upstream_idle_closed_by_backend += conns.closed_idle_by_backend.load();

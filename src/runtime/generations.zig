@@ -3,7 +3,7 @@
 //! worker has let go of them.
 //!
 //! What a reload keeps (the point of building generations this way):
-//! - a pool whose settings are all unchanged keeps its `PoolInstance`: health, active checker,
+//! - a pool whose settings are all unchanged keeps its `Pool`: health, active checker,
 //!   pooled connections, balancer cursors and counters carry on as if nothing happened;
 //! - a changed pool gets a new instance, whose backends start from the health the previous
 //!   instance had for the same address (up or down, ejected or not);
@@ -24,8 +24,8 @@ const Config = @import("../config/Config.zig");
 const Loop = @import("../loop/Loop.zig");
 const Generation = @import("../proxy/Generation.zig");
 const Counter = @import("../stdx/Counter.zig");
-const PoolInstance = @import("../proxy/PoolInstance.zig");
-const Upstream = @import("../proxy/Upstream.zig");
+const Pool = @import("../upstream/Pool.zig");
+const LocalPool = @import("../upstream/LocalPool.zig");
 const Proxy = @import("../proxy/Proxy.zig");
 const StaticAllocator = @import("../stdx/StaticAllocator.zig");
 
@@ -83,7 +83,7 @@ pub const Generations = struct {
     live: [Proxy.holds_max]*Built = undefined,
     live_count: u32 = 0,
     /// Instances no generation uses, freed once their checker has stopped.
-    retired: [retired_max]*PoolInstance = undefined,
+    retired: [retired_max]*Pool = undefined,
     retired_count: u32 = 0,
     next_number: u64 = 1,
 
@@ -114,7 +114,7 @@ pub const Generations = struct {
         const previous: ?*Built = if (generations.live_count > 0) generations.current() else null;
         const workers_count = generations.loops.len;
 
-        const pools = arena.alloc(*PoolInstance, config.pools_count) catch return outOfMemory(problem);
+        const pools = arena.alloc(*Pool, config.pools_count) catch return outOfMemory(problem);
         var pools_built: usize = 0;
         errdefer for (pools[0..pools_built]) |instance| generations.unref(instance);
         const timeouts_before = generations.timeouts;
@@ -181,15 +181,15 @@ pub const Generations = struct {
         pool: *const Config.Pool,
         previous: ?*Built,
         problem: *Problem,
-    ) error{BuildFailed}!*PoolInstance {
-        var old: ?*PoolInstance = null;
+    ) error{BuildFailed}!*Pool {
+        var old: ?*Pool = null;
         if (previous) |built| for (built.generation.pools) |instance| {
             if (std.mem.eql(u8, instance.config.name, pool.name)) old = instance;
         };
-        if (old) |instance| if (PoolInstance.sameConfig(&instance.config, pool)) return instance;
+        if (old) |instance| if (Pool.sameConfig(&instance.config, pool)) return instance;
 
         var slots: [5]u8 = undefined;
-        for (Upstream.timeouts(pool), &slots) |duration, *slot| {
+        for (LocalPool.timeouts(pool), &slots) |duration, *slot| {
             slot.* = generations.timeouts.slot(duration) orelse return problem.set(
                 "more than {d} distinct upstream timeouts since start-up; restart to apply this one",
                 .{Generation.Timeouts.count_max},
@@ -198,21 +198,21 @@ pub const Generations = struct {
         var arena_state: std.heap.ArenaAllocator = .init(std.heap.page_allocator);
         errdefer arena_state.deinit();
         const arena = arena_state.allocator();
-        const instance = arena.create(PoolInstance) catch return problem.set("out of memory building pool {s}", .{pool.name});
+        const instance = arena.create(Pool) catch return problem.set("out of memory building pool {s}", .{pool.name});
         instance.* = .{
             .arena = undefined,
-            .config = PoolInstance.copyConfig(arena, pool) catch return problem.set("out of memory building pool {s}", .{pool.name}),
+            .config = Pool.copyConfig(arena, pool) catch return problem.set("out of memory building pool {s}", .{pool.name}),
             .shared = undefined,
-            .upstreams = arena.alloc(Upstream, generations.loops.len) catch return problem.set("out of memory building pool {s}", .{pool.name}),
+            .locals = arena.alloc(LocalPool, generations.loops.len) catch return problem.set("out of memory building pool {s}", .{pool.name}),
             .queue_slots = slots,
         };
         instance.shared.init(arena, &instance.config) catch return problem.set("out of memory building pool {s}", .{pool.name});
         if (old) |from| for (instance.config.backends(), 0..) |*backend, index| {
-            const from_index = PoolInstance.backendIndexIn(&from.config, backend) orelse continue;
+            const from_index = Pool.backendIndexIn(&from.config, backend) orelse continue;
             instance.shared.health.carryOver(@intCast(index), &from.shared.health, from_index);
         };
         const now_ns = sys.clockMonotonicNs();
-        for (instance.upstreams, generations.loops, 0..) |*upstream, loop, worker_index| {
+        for (instance.locals, generations.loops, 0..) |*upstream, loop, worker_index| {
             upstream.init(arena, loop, &instance.config, &instance.shared, generations.sessions_count, worker_index, now_ns) catch
                 return problem.set("out of memory building pool {s}", .{pool.name});
         }
@@ -220,9 +220,9 @@ pub const Generations = struct {
             // The pool's counters go on from where they were, for the backends that stay.
             var backend_map: [Config.backends_count_max]?u16 = undefined;
             for (instance.config.backends(), backend_map[0..instance.config.backends_count]) |*backend, *slot| {
-                slot.* = PoolInstance.backendIndexIn(&from.config, backend);
+                slot.* = Pool.backendIndexIn(&from.config, backend);
             }
-            for (instance.upstreams, from.upstreams) |*upstream, *before| {
+            for (instance.locals, from.locals) |*upstream, *before| {
                 upstream.stats.carryFrom(&before.stats, backend_map[0..instance.config.backends_count]);
             }
         }
@@ -306,7 +306,7 @@ pub const Generations = struct {
 
     /// A pool instance no generation uses any more: every worker is done with it (or none
     /// ever saw it, after a failed build). Freed now, or once its checker has stopped.
-    fn unref(generations: *Generations, instance: *PoolInstance) void {
+    fn unref(generations: *Generations, instance: *Pool) void {
         instance.refs -= 1;
         if (instance.refs > 0) return;
         const checker = instance.checker orelse {
