@@ -1,5 +1,6 @@
-//! One worker's proxy: its session slots, buffers, timer queues, counters and the
-//! configuration generations it serves: everything a `Session` reaches for. The pools'
+//! One worker's proxy: its connection and exchange slots, buffers, timer queues, counters and
+//! the configuration generations it serves: everything a `Connection` or an `Exchange`
+//! reaches for. The pools'
 //! per-worker state (connections, balancer, retry budget) is in `LocalPool`, one per pool
 //! instance, reached through the generation. The worker (runtime/) owns the thread, the loop
 //! and the listeners, hands accepted connections to `startSession`, hands new generations to
@@ -7,13 +8,15 @@
 //! Keeping this here keeps the layering one way: proxy/ never imports runtime/.
 //!
 //! Memory sizing (allocated in `init`, on the control thread, before the first accept):
-//!   sessions        = ceil(connections_max / workers)
-//!   buffers         = 2 * sessions              (client side + upstream side per session)
+//!   sessions        = ceil(connections_max / workers): connection slots, and as many
+//!                     exchange slots (one exchange per HTTP/1.1 connection at a time)
+//!   buffers         = 2 * sessions              (a connection's, and its exchange's upstream
+//!                                                side)
 //!   buffer bytes    = max(header_bytes_max, response_header_bytes_max) + rewrite headroom,
 //!                     rounded up to a page
-//!   header fields   = sessions * max(headers_count_max, response_headers_count_max) (one
-//!                     array per session, shared by its request and response parser, which
-//!                     never run at the same time)
+//!   header fields   = sessions * (headers_count_max + response_headers_count_max): per
+//!                     exchange slot its request's fields (kept for its whole life: routing,
+//!                     replays, the log) and its response's
 //! and with each pool instance (Pool, per worker):
 //!   upstream conns  = sessions + backends * keepalive_max
 //!
@@ -37,7 +40,8 @@ const http = @import("../http/http.zig");
 const LocalPool = @import("../upstream/LocalPool.zig");
 const Generation = @import("Generation.zig");
 const AccessLog = @import("AccessLog.zig");
-const Session = @import("Session.zig");
+const Connection = @import("Connection.zig");
+const Exchange = @import("Exchange.zig");
 const Failure = @import("failure.zig").Failure;
 const Histogram = @import("../metrics/Histogram.zig");
 const Pool = @import("../upstream/Pool.zig");
@@ -61,14 +65,23 @@ current_hold: u8 = 0,
 /// registered with the loop.
 pool_queues: [Generation.Timeouts.count_max]TimerQueue = undefined,
 pool_queues_count: u32 = 0,
-sessions: []Session,
-/// Slots `sessions[0..sessions_touched]` have been initialized. A slot is initialized when
-/// first used, so the pages of slots a quiet worker never needs are never touched and idle
-/// RSS follows peak concurrency, not the connection limit.
-sessions_touched: u32 = 0,
-free_sessions: []u32,
-free_sessions_count: u32,
-headers: []http.Header,
+/// Client connection slots. Slots `connections[0..connections_touched]` have been
+/// initialized: a slot is initialized when first used, so the pages of slots a quiet worker
+/// never needs are never touched and idle RSS follows peak concurrency, not the limit.
+connections: []Connection,
+connections_touched: u32 = 0,
+free_connections: []u32,
+free_connections_count: u32,
+/// Exchange slots, one per connection slot (an HTTP/1.1 connection has at most one exchange
+/// at a time), taken when a request head starts and given back when it ends. The free list
+/// is a stack, so a worker keeps reusing the same few hot slots and their field arrays.
+exchanges: []Exchange,
+exchanges_touched: u32 = 0,
+free_exchanges: []u32,
+free_exchanges_count: u32,
+/// Per exchange slot: its request fields, then its response fields.
+request_fields: []http.Header,
+response_fields: []http.Header,
 /// Where routing writes a request's normalised path (Router.Request.fromHead); one per worker,
 /// as routing finishes before anything else runs on the loop.
 path_scratch: []u8,
@@ -180,8 +193,8 @@ pub fn countFailure(proxy: *Proxy, upstream: ?*LocalPool, failure: Failure, answ
 
 /// Two short waits share one queue: how long a connection
 /// waiting for its next request keeps its buffer before returning it to the pool
-/// (Session.parkBuffer), long enough that a client sending requests back to back never pays
-/// for it; and how long an error response may take to be read before we close (Session.fail).
+/// (Connection.parkBuffer), long enough that a client sending requests back to back never pays
+/// for it; and how long an error response may take to be read before we close (the linger).
 /// Both shrink with a client idle timeout under a second.
 const short_ns = 1 * std.time.ns_per_s;
 
@@ -203,16 +216,23 @@ pub fn init(
     on_slot_free: SlotFreeCallback,
 ) !void {
     const buffers_count = 2 * sessions_count;
-    const headers_per_session: u32 = config.headerFieldsPerSession();
 
-    // Untouched until used: slots are initialized on first use (`startSession`).
-    const sessions = try StaticAllocator.allocUntouched(allocator, Session, null, sessions_count);
-    errdefer allocator.free(sessions);
-    const free_sessions = try allocator.alloc(u32, sessions_count);
-    errdefer allocator.free(free_sessions);
-    const headers_count = @as(usize, sessions_count) * headers_per_session;
-    const headers = try StaticAllocator.allocUntouched(allocator, http.Header, null, headers_count);
-    errdefer allocator.free(headers);
+    // Untouched until used: slots are initialized on first use (`startSession`,
+    // `acquireExchange`).
+    const connections = try StaticAllocator.allocUntouched(allocator, Connection, null, sessions_count);
+    errdefer allocator.free(connections);
+    const free_connections = try allocator.alloc(u32, sessions_count);
+    errdefer allocator.free(free_connections);
+    const exchanges = try StaticAllocator.allocUntouched(allocator, Exchange, null, sessions_count);
+    errdefer allocator.free(exchanges);
+    const free_exchanges = try allocator.alloc(u32, sessions_count);
+    errdefer allocator.free(free_exchanges);
+    const request_fields_count = @as(usize, sessions_count) * config.headers_count_max;
+    const request_fields = try StaticAllocator.allocUntouched(allocator, http.Header, null, request_fields_count);
+    errdefer allocator.free(request_fields);
+    const response_fields_count = @as(usize, sessions_count) * config.response_headers_count_max;
+    const response_fields = try StaticAllocator.allocUntouched(allocator, http.Header, null, response_fields_count);
+    errdefer allocator.free(response_fields);
     const path_scratch_bytes = http.path.growth_factor_max * @as(usize, config.target_bytes_max);
     const path_scratch = try StaticAllocator.allocUntouched(allocator, u8, null, path_scratch_bytes);
     errdefer allocator.free(path_scratch);
@@ -224,10 +244,14 @@ pub fn init(
         .config = config,
         .worker_index = worker_index,
         .generation = generation,
-        .sessions = sessions,
-        .free_sessions = free_sessions,
-        .free_sessions_count = sessions_count,
-        .headers = headers,
+        .connections = connections,
+        .free_connections = free_connections,
+        .free_connections_count = sessions_count,
+        .exchanges = exchanges,
+        .free_exchanges = free_exchanges,
+        .free_exchanges_count = sessions_count,
+        .request_fields = request_fields,
+        .response_fields = response_fields,
         .path_scratch = path_scratch,
         .buffers = buffers,
         .queues = .{
@@ -244,8 +268,9 @@ pub fn init(
     if (config.access_log.enabled()) {
         proxy.access_log = try AccessLog.init(allocator, config.access_log.format);
     }
-    // Lowest index on top: new slots are taken in order, so `sessions_touched` is a prefix.
-    for (free_sessions, 0..) |*slot, i| slot.* = @intCast(sessions_count - 1 - i);
+    // Lowest index on top: new slots are taken in order, so `*_touched` is a prefix.
+    for (free_connections, 0..) |*slot, i| slot.* = @intCast(sessions_count - 1 - i);
+    for (free_exchanges, 0..) |*slot, i| slot.* = @intCast(sessions_count - 1 - i);
     assert(proxy.buffers.availableCount() == 2 * sessions_count);
 }
 
@@ -253,9 +278,12 @@ pub fn deinit(proxy: *Proxy, allocator: std.mem.Allocator) void {
     if (proxy.access_log) |*access_log| access_log.deinit(allocator);
     proxy.buffers.deinit(allocator);
     allocator.free(proxy.path_scratch);
-    allocator.free(proxy.headers);
-    allocator.free(proxy.free_sessions);
-    allocator.free(proxy.sessions);
+    allocator.free(proxy.response_fields);
+    allocator.free(proxy.request_fields);
+    allocator.free(proxy.free_exchanges);
+    allocator.free(proxy.exchanges);
+    allocator.free(proxy.free_connections);
+    allocator.free(proxy.connections);
     proxy.* = undefined;
 }
 
@@ -291,35 +319,68 @@ fn trimBuffersCallback(proxy: *Proxy) void {
 }
 
 pub fn hasFreeSession(proxy: *const Proxy) bool {
-    return proxy.free_sessions_count > 0;
+    return proxy.free_connections_count > 0;
 }
 
 /// Serves an accepted connection. The caller checked `hasFreeSession`.
 pub fn startSession(proxy: *Proxy, fd: linux.fd_t, peer: Address, listener_slot: u8) void {
-    assert(proxy.free_sessions_count > 0);
+    assert(proxy.free_connections_count > 0);
     assert(!proxy.draining);
-    proxy.free_sessions_count -= 1;
-    const index = proxy.free_sessions[proxy.free_sessions_count];
-    const session = &proxy.sessions[index];
-    if (index == proxy.sessions_touched) {
-        const per_session: usize = proxy.config.headerFieldsPerSession();
-        session.* = .init(proxy, proxy.headers[index * per_session ..][0..per_session]);
-        proxy.sessions_touched += 1;
+    proxy.free_connections_count -= 1;
+    const index = proxy.free_connections[proxy.free_connections_count];
+    const connection = &proxy.connections[index];
+    if (index == proxy.connections_touched) {
+        connection.* = .{ .proxy = proxy };
+        proxy.connections_touched += 1;
     }
-    assert(index < proxy.sessions_touched);
+    assert(index < proxy.connections_touched);
     _ = proxy.connections_active.fetchAdd(1, .monotonic);
-    session.start(fd, peer, listener_slot);
+    connection.start(fd, peer, listener_slot);
 }
 
-/// Called by a session once it is finalized.
-pub fn releaseSession(proxy: *Proxy, session: *Session) void {
-    const index: u32 = @intCast(session - proxy.sessions.ptr);
-    assert(index < proxy.sessions_touched);
-    assert(proxy.free_sessions_count < proxy.sessions.len);
-    proxy.free_sessions[proxy.free_sessions_count] = index;
-    proxy.free_sessions_count += 1;
+/// Called by a connection once it is finalized.
+pub fn releaseSession(proxy: *Proxy, connection: *Connection) void {
+    const index: u32 = @intCast(connection - proxy.connections.ptr);
+    assert(index < proxy.connections_touched);
+    assert(proxy.free_connections_count < proxy.connections.len);
+    assert(connection.state == .free);
+    proxy.free_connections[proxy.free_connections_count] = index;
+    proxy.free_connections_count += 1;
     _ = proxy.connections_active.fetchSub(1, .monotonic);
     proxy.on_slot_free.function(proxy.on_slot_free.context);
+}
+
+/// An exchange slot for a request whose head begins. There is one per connection slot and an
+/// HTTP/1.1 connection has at most one exchange, so one is always free.
+pub fn acquireExchange(proxy: *Proxy) *Exchange {
+    assert(proxy.free_exchanges_count > 0);
+    proxy.free_exchanges_count -= 1;
+    const index = proxy.free_exchanges[proxy.free_exchanges_count];
+    const exchange = &proxy.exchanges[index];
+    if (index == proxy.exchanges_touched) {
+        const request_count: usize = proxy.config.headers_count_max;
+        const response_count: usize = proxy.config.response_headers_count_max;
+        exchange.* = .init(
+            proxy,
+            undefined, // Set by `Exchange.open`.
+            proxy.request_fields[index * request_count ..][0..request_count],
+            proxy.response_fields[index * response_count ..][0..response_count],
+        );
+        proxy.exchanges_touched += 1;
+    }
+    assert(index < proxy.exchanges_touched);
+    assert(exchange.state == .free);
+    return exchange;
+}
+
+pub fn releaseExchange(proxy: *Proxy, exchange: *Exchange) void {
+    const index: u32 = @intCast(exchange - proxy.exchanges.ptr);
+    assert(index < proxy.exchanges_touched);
+    assert(exchange.state == .free);
+    assert(exchange.pending_ops == 0);
+    assert(proxy.free_exchanges_count < proxy.exchanges.len);
+    proxy.free_exchanges[proxy.free_exchanges_count] = index;
+    proxy.free_exchanges_count += 1;
 }
 
 /// Stop keeping anything alive: idle client and upstream connections close now, the others
@@ -330,7 +391,7 @@ pub fn drain(proxy: *Proxy) void {
         const generation = hold.generation orelse continue;
         for (generation.pools) |instance| instance.locals[proxy.worker_index].connections.closeIdle();
     }
-    for (proxy.sessions[0..proxy.sessions_touched]) |*session| session.drain();
+    for (proxy.connections[0..proxy.connections_touched]) |*connection| connection.drain();
 }
 
 /// Nothing of any pool's is left on the loop (see `LocalPool.isQuiet`).
