@@ -531,19 +531,26 @@ pub fn exchangeFinished(connection: *Connection) void {
     connection.releaseExchange(exchange);
     connection.requests_served += 1;
     connection.loop().timerCancel(&connection.timer);
-    if (!connection.request_body.done) {
-        // A local answer to a request with a body sluice does not read: discard the rest
-        // until the client closes, as after an error.
-        return connection.linger();
-    }
-    if (connection.out.close_after) return connection.close();
+    if (connection.out.close_after or !connection.request_body.done) return connection.closeAfterResponse();
     connection.readRequest();
 }
 
 /// The backend answered before it read the whole request body: the rest has nowhere to go,
-/// so the connection closes once the response is out (it is).
+/// so the connection closes once the response is out (it is). The exchange ends here.
 pub fn closeAfterEarlyResponse(connection: *Connection) void {
-    connection.close();
+    connection.exchange.?.abort(); // Released now or when its operations call back.
+    connection.closeAfterResponse();
+}
+
+/// The response is out and the connection is to close. Bytes the client sent after its
+/// request (pipelined requests, the rest of a body nobody read) would make the close a reset
+/// that can destroy the response before the client reads it (RFC 9112 §9.6): then half-close
+/// and linger first, as after an error response.
+fn closeAfterResponse(connection: *Connection) void {
+    const unread = connection.c_pos < connection.c_len or !connection.request_body.done;
+    if (!unread) return connection.close();
+    connection.cancelPending(); // A body receive's: the linger reads into cbuf.
+    connection.linger();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -607,7 +607,11 @@ fn recvUpstreamHeadCallback(exchange: *Exchange, result: sys.RecvError!usize) vo
     const attempt = &exchange.attempt;
     if (attempt.retry_after_cancel) {
         attempt.retry_after_cancel = false;
-        return exchange.retryElsewhere();
+        const arrived = if (result) |n| n > 0 else |_| false;
+        if (!arrived) return exchange.retryElsewhere();
+        // The receive finished before its cancel: a byte of the response arrived, so the
+        // request is not sent again. It came after the deadline: a timeout all the same.
+        return exchange.failMidExchange(.upstream_response_timeout);
     }
     const n = result catch 0;
     if (n == 0) {
