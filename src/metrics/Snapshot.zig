@@ -2,7 +2,7 @@
 //! every route, every pool and each pool's backends. The control thread fills one
 //! (runtime/control.zig sums the workers' counters into it) and this file renders it as
 //! Prometheus text (`/metrics`) or JSON (`/status`). Keeping the data plain keeps metrics/ below
-//! every other layer (it imports only std) and lets the renderers be tested with made-up values.
+//! every layer but stdx/ and lets the renderers be tested with made-up values.
 //!
 //! Sizing: a rendering needs at most `render_bytes_max` bytes: a fixed part plus a budget per
 //! pool, per backend and per route, summed for the largest configuration a reload may bring
@@ -19,7 +19,7 @@ const Json = @import("Json.zig");
 const Snapshot = @This();
 
 // Config's bounds (`pools_count_max`, `backends_count_max`, `routes_count_max` and the name
-// lengths), repeated here so metrics/ imports only std; runtime/control.zig asserts they agree.
+// lengths), repeated here so metrics/ does not import config/; runtime/control.zig asserts they agree.
 pub const pools_max = 16;
 pub const backends_max = 64;
 pub const routes_max = 64;

@@ -48,7 +48,7 @@ const drain_poll_ms = 20;
 const reap_ms = 100;
 
 comptime {
-    // metrics/ imports only std: its bounds must be the configuration's.
+    // metrics/ does not import config/: its bounds must be the configuration's.
     assert(Snapshot.backends_max == Config.backends_count_max);
     assert(Snapshot.pool_name_bytes_max == Config.pool_name_bytes_max);
     assert(Snapshot.address_bytes_max == Address.text_bytes_max);
