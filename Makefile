@@ -18,6 +18,7 @@ test: unit fuzz integration js
 
 unit:
 	tools/check_test_entry.sh
+	tools/check_layers.sh
 	$(ZIG) build test
 	$(ZIG) build fmt-check
 

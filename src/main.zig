@@ -1,5 +1,7 @@
 //! sluice: an HTTP/1.1 load balancer and reverse proxy. This file only turns the command line
-//! into a Config and hands it to the one start-up path in runtime/control.zig.
+//! into a Config and hands it to the one start-up path in runtime/startup.zig, with what a
+//! reload reads again (the file's path and the command line) as an argument: nothing the
+//! runtime uses is kept in a global here.
 const std = @import("std");
 const builtin = @import("builtin");
 
@@ -9,7 +11,7 @@ const config_file = @import("config/file.zig");
 const baked = @import("baked_config");
 const Config = @import("config/Config.zig");
 const StaticAllocator = @import("stdx/StaticAllocator.zig");
-const control = @import("runtime/control.zig");
+const startup = @import("runtime/startup.zig");
 const log = @import("stdx/log.zig");
 const signals = @import("runtime/signals.zig");
 const DemoBackend = @import("demo/Backend.zig");
@@ -24,7 +26,8 @@ comptime {
     if (builtin.zig_version.order(pinned) != .eq) @compileError("sluice needs Zig 0.17.1");
 }
 
-var static_allocator: StaticAllocator = undefined;
+/// The demo's backends run on threads of their own until the process exits, after `main` has
+/// returned its exit code: they live outside `main`'s frame.
 var demo_backends: [2]DemoBackend = undefined;
 
 pub fn main(init: std.process.Init.Minimal) u8 {
@@ -35,7 +38,11 @@ pub fn main(init: std.process.Init.Minimal) u8 {
         if (std.mem.eql(u8, arg, "--trace-init")) InitTrace.global.enabled = true;
     }
     InitTrace.global.begin();
-    static_allocator = .init(std.heap.page_allocator);
+    // Both live in this frame: `startup.run` returns only as the process exits, and nothing
+    // uses an allocator after start-up but the control thread.
+    var static_allocator: StaticAllocator = .init(std.heap.page_allocator);
+    // Config text and the strings Config points into, for the process.
+    var config_arena: std.heap.ArenaAllocator = .init(static_allocator.allocator());
     signals.block() catch {
         log.err("cannot block signals", .{});
         return 1;
@@ -58,7 +65,7 @@ pub fn main(init: std.process.Init.Minimal) u8 {
         log.err("{s}: {s}", .{ diagnostic.flag, diagnostic.message() });
         return 2;
     };
-    if (parsed.command == .check) return checkFile(parsed.config_path.?);
+    if (parsed.command == .check) return checkFile(config_arena.allocator(), parsed.config_path.?);
     if (parsed.command == .reload) {
         if (parsed.reload_admin) |*address| return reload_command.askAdmin(address);
         return reload_command.signalPid(parsed.pid_file.?);
@@ -66,7 +73,7 @@ pub fn main(init: std.process.Init.Minimal) u8 {
     if (parsed.config_path) |path| {
         // The file first, then the flags again on top of it.
         var base: Config = .{};
-        if (!loadFile(path, &base)) return 2;
+        if (!loadFile(config_arena.allocator(), path, &base)) return 2;
         parsed = cli.parseOnto(args, base, &diagnostic) catch {
             log.err("{s}: {s}", .{ diagnostic.flag, diagnostic.message() });
             return 2;
@@ -87,47 +94,14 @@ pub fn main(init: std.process.Init.Minimal) u8 {
     }
     InitTrace.global.mark("config");
     log.setLevel(parsed.config.log_level);
-    reload_args = args;
-    reload_path = parsed.config_path orelse "";
-    return control.run(&static_allocator, &parsed.config, .{
+    return startup.run(&static_allocator, &parsed.config, .{
         .demo = parsed.command == .demo,
         .version = version,
         .pid_file = parsed.pid_file,
-        .loader = if (parsed.config_path) |path| .{ .path = path, .function = reloadConfig } else null,
+        // `args` is in this frame too, and its strings are the process's arguments.
+        .reload_source = if (parsed.config_path) |path| .{ .path = path, .args = args } else null,
     });
 }
-
-/// The command line and the config file, kept for reloads: the flags go over the file again,
-/// as at start-up.
-var reload_args: []const []const u8 = &.{};
-var reload_path: []const u8 = "";
-
-/// `control.Loader`: the config file again, then the flags over it, as at start-up.
-fn reloadConfig(context: ?*anyopaque, arena: std.mem.Allocator, config: *Config, out: *std.Io.Writer) bool {
-    _ = context;
-    var diagnostic: cli.Diagnostic = .{};
-    const path = reload_path;
-    var problems: config_file.Problems = .{};
-    var base: Config = .{};
-    config_file.load(arena, path, &base, &problems) catch |err| {
-        for (problems.slice()) |problem| {
-            out.print("{s}:{d}:{d}: {s}\n", .{ path, problem.position.line, problem.position.column, problem.message }) catch {};
-        }
-        if (problems.dropped > 0) out.print("{s}: {d} more problems\n", .{ path, problems.dropped }) catch {};
-        if (err == error.OutOfMemory) out.print("{s}: out of memory reading it\n", .{path}) catch {};
-        return false;
-    };
-    const parsed = cli.parseOnto(reload_args, base, &diagnostic) catch {
-        out.print("{s}: {s}\n", .{ diagnostic.flag, diagnostic.message() }) catch {};
-        return false;
-    };
-    config.* = parsed.config;
-    return true;
-}
-
-/// Config text and the strings Config points into live for the process: an arena that is
-/// never freed, allocated from before the allocator is sealed.
-var config_arena: std.heap.ArenaAllocator = undefined;
 
 /// Evaluated by the compiler: a baked config is already a value in the binary's data, and one
 /// that does not validate fails the build.
@@ -138,18 +112,18 @@ const baked_config: Config = if (baked.present) blk: {
 } else .{};
 
 /// `sluice check FILE`: every problem as `FILE:LINE:COLUMN: message`, exit 1; else exit 0.
-fn checkFile(path: []const u8) u8 {
+fn checkFile(arena: std.mem.Allocator, path: []const u8) u8 {
     var config: Config = .{};
-    if (!loadFile(path, &config)) return 1;
+    if (!loadFile(arena, path, &config)) return 1;
     log.stdout(path);
     log.stdout(": ok\n");
     return 0;
 }
 
-fn loadFile(path: []const u8, config: *Config) bool {
-    config_arena = .init(static_allocator.allocator());
+/// Into `arena`, which is never freed: the config's strings point into it for the process.
+fn loadFile(arena: std.mem.Allocator, path: []const u8, config: *Config) bool {
     var problems: config_file.Problems = .{};
-    config_file.load(config_arena.allocator(), path, config, &problems) catch |err| {
+    config_file.load(arena, path, config, &problems) catch |err| {
         for (problems.slice()) |problem| {
             log.plain("{s}:{d}:{d}: {s}", .{
                 path, problem.position.line, problem.position.column, problem.message,

@@ -28,6 +28,7 @@ const Pool = @import("../upstream/Pool.zig");
 const LocalPool = @import("../upstream/LocalPool.zig");
 const Proxy = @import("../proxy/Proxy.zig");
 const StaticAllocator = @import("../stdx/StaticAllocator.zig");
+const log = @import("../stdx/log.zig");
 
 /// The sockets of every listener, by worker listener slot. A slot is bound once and kept as
 /// long as some live generation has its address; workers own the descriptors once they
@@ -92,6 +93,22 @@ pub const Generations = struct {
     pub fn current(generations: *const Generations) *Built {
         assert(generations.live_count > 0);
         return generations.live[generations.live_count - 1];
+    }
+
+    /// One `listening on` line per listener `built` opened (not those it kept), in its
+    /// config's order: at start-up every listener, at a reload the new ones.
+    pub fn logOpened(generations: *const Generations, built: *const Built, workers_count: u32, io: []const u8) void {
+        const listeners = built.generation.config.listeners();
+        for (listeners, built.generation.listener_slots) |*listener, slot| {
+            if (built.opened & (@as(u32, 1) << @intCast(slot)) == 0) continue;
+            var text: [Address.text_bytes_max]u8 = undefined;
+            const address = generations.listeners.slots[slot].bound.toText(&text);
+            if (listener.name.len > 0) {
+                log.info("listening on {s} (workers={d}, io={s}) listener={s}", .{ address, workers_count, io, listener.name });
+            } else {
+                log.info("listening on {s} (workers={d}, io={s})", .{ address, workers_count, io });
+            }
+        }
     }
 
     /// Builds the next generation from `config`, which lives in `arena` (or longer), and makes

@@ -239,6 +239,38 @@ def test_backend_up_goes_to_zero_when_killed_and_ejected(sluice, make_backend):
     assert backends[good.address]["available"] is True
 
 
+def test_stats_line_and_metrics_show_the_same_figures(sluice, make_backend):
+    """SIGUSR2's stats line and /metrics are renderings of one collector's snapshot, over one
+    scope (the current generation): once traffic is over, each figure the line sums over the
+    pools equals the sum of its /metrics series. An ejection and retries make them non-zero."""
+    good, victim = make_backend(echo(), name="good"), make_backend(echo(), name="victim")
+    port = start_with_admin(sluice, [good, victim],
+                            args=["--eject-after", "1", "--eject-time", "30s"])
+    for i in range(4):
+        assert request(sluice.port, "GET", f"/warm{i}").status == 200
+    kill_backend(victim)
+    deadline = Deadline(5.0)
+    while not any("ejected" in line for line in sluice.lines):
+        deadline.check("the killed backend was never ejected")
+        assert request(sluice.port, "GET", "/e").status == 200  # Retried on the good one.
+    assert wait_until(lambda: sluice.stats()["upstream_requests_in_flight"] == 0, 3.0)
+    st = sluice.stats()
+    m = scrape(port)
+
+    def total(name):
+        return sum(v for n, _, v in m[name]["samples"] if n == name)
+
+    assert st["retries"] >= 1 and st["ejections"] == 1 and st["upstream_connections_open"] >= 1, st
+    assert st["retries"] == total("sluice_retries_total")
+    assert st["retries_refused_by_budget"] == total("sluice_retries_refused_by_budget_total")
+    assert st["ejections"] == total("sluice_ejections_total")
+    assert st["backends_available"] == total("sluice_backends_available") == 1
+    assert st["upstream_connections_open"] == total("sluice_upstream_connections_open")
+    assert st["upstream_requests_in_flight"] == total("sluice_upstream_requests_in_flight") == 0
+    assert st["config_generation"] == total("sluice_config_generation") == 1
+    assert st["heap_allocations_after_startup"] == total("sluice_heap_allocations_after_startup")
+
+
 def test_status_lists_the_pool_and_its_backends(sluice, make_backend):
     """/status is JSON with the process and, per pool, every backend and its state."""
     a = make_backend(echo(), name="A")

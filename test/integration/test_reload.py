@@ -454,6 +454,40 @@ def test_twenty_reloads_under_steady_traffic(sluice, make_backend, tmp_path):
     assert stats_allocations == 0
 
 
+def test_stats_line_and_metrics_count_the_current_generation(sluice, make_backend, tmp_path):
+    """The stats line and /metrics come from one collector over one scope, the current
+    generation's pools: while a request is still in flight on the instance of a pool a reload
+    rebuilt (finishing for generation 1), neither counts it or its connection, and both show the
+    new instance's backends. (The stats line used to count the old instance and /metrics not.)"""
+    slow, b = make_backend(slow_head(3.0), name="slow"), make_backend(echo(), name="B")
+    port, admin = free_port(), free_port()
+    top = {"listen": addr(port), "admin": {"listen": addr(admin)}}
+    first = config({"app": [slow]}, [{"pool": "app"}], **top)
+    second = config({"app": [slow, b]}, [{"pool": "app"}], **top)  # Changed: a new instance.
+    path = write_zon(tmp_path / "reload.zon", first)
+    admin_port = with_admin(sluice, path)
+    answers = []
+    client = threading.Thread(target=lambda: answers.append(
+        request(port, "GET", "/slow", timeout=10.0)))
+    client.start()
+    try:
+        assert wait_until(lambda: sluice.stats()["upstream_requests_in_flight"] == 1, 2.0)
+        reload(sluice, path, second, 2)
+        st = sluice.stats()
+        m = scrape(admin_port)
+    finally:
+        client.join(timeout=10.0)
+
+    def total(name):
+        return sum(v for n, _, v in m[name]["samples"] if n == name)
+
+    assert answers and answers[0].status == 200, answers  # Finished on the old instance.
+    assert st["config_generation"] == 2
+    assert st["upstream_requests_in_flight"] == total("sluice_upstream_requests_in_flight") == 0, st
+    assert st["upstream_connections_open"] == total("sluice_upstream_connections_open") == 0, st
+    assert st["backends_available"] == total("sluice_backends_available") == 2, st
+
+
 def test_unchanged_pool_keeps_its_backend_connections(sluice, make_backend, tmp_path):
     """A reload that changes only a route keeps the pool and its pooled backend connection:
     sequential requests on a keep-alive client before and after, and on a new client after,
