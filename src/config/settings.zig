@@ -153,7 +153,13 @@ const size_max = std.math.maxInt(u64);
 /// object: a file's top-level keys come first in the order they have always been listed.
 pub const table = [_]Setting{
     // --- the command line and the top level of a file ---------------------------------------
-    .{ .flag = "config", .arg = "FILE", .scope = .command_line, .value = .path, .help = "a config file (docs/CONFIG.md)" },
+    .{
+        .flag = "config",
+        .arg = "FILE",
+        .scope = .command_line,
+        .value = .path,
+        .help = "a config file (docs/CONFIG.md)",
+    },
     .{
         .flag = "listen",
         .arg = "ADDR",
@@ -316,12 +322,37 @@ pub const table = [_]Setting{
         .fields = &.{ "trusted_proxies_buffer", "trusted_proxies_count" },
         .value = .{ .structure = .trusted_proxies },
         .reload = .restart,
-        .help = "peers whose X-Forwarded-For is kept and appended\nto (repeatable; default {default}: always replaced)",
+        .help = "peers whose X-Forwarded-For is kept and appended\n" ++
+            "to (repeatable; default {default}: always replaced)",
     },
-    .{ .flag = "trace-init", .scope = .command_line, .value = .switch_, .unset = "off", .help = "print each start-up phase's cost in ns" },
-    .{ .flag = "pid-file", .arg = "PATH", .scope = .command_line, .value = .path, .help = "write the pid here once listening (for reload)" },
-    .{ .key = "pools", .scope = .global, .fields = &.{ "pools_buffer", "pools_count" }, .value = .{ .structure = .pools }, .unset = "required" },
-    .{ .key = "routes", .scope = .global, .fields = &.{ "routes_buffer", "routes_count" }, .value = .{ .structure = .routes }, .unset = "every request to the one pool" },
+    .{
+        .flag = "trace-init",
+        .scope = .command_line,
+        .value = .switch_,
+        .unset = "off",
+        .help = "print each start-up phase's cost in ns",
+    },
+    .{
+        .flag = "pid-file",
+        .arg = "PATH",
+        .scope = .command_line,
+        .value = .path,
+        .help = "write the pid here once listening (for reload)",
+    },
+    .{
+        .key = "pools",
+        .scope = .global,
+        .fields = &.{ "pools_buffer", "pools_count" },
+        .value = .{ .structure = .pools },
+        .unset = "required",
+    },
+    .{
+        .key = "routes",
+        .scope = .global,
+        .fields = &.{ "routes_buffer", "routes_count" },
+        .value = .{ .structure = .routes },
+        .unset = "every request to the one pool",
+    },
     .{
         .flag = "admin",
         .arg = "ADDR",
@@ -331,7 +362,8 @@ pub const table = [_]Setting{
         .value = .{ .structure = .admin },
         .unset = "off",
         .reload = .restart,
-        .help = "admin listener: /metrics, /status, /healthz,\nPOST /reload (default {default}; e.g. 127.0.0.1:9901)",
+        .help = "admin listener: /metrics, /status, /healthz,\n" ++
+            "POST /reload (default {default}; e.g. 127.0.0.1:9901)",
     },
     .{
         .flag = "access-log",
@@ -419,7 +451,8 @@ pub const table = [_]Setting{
         .value = .{ .text = .{ .what = "a path such as \"/healthz\"", .check = healthPathMistake } },
         .unset = "off",
         .section = .health,
-        .help = "probe every backend with this path (default {default}:\nno active checks; backends start healthy)",
+        .help = "probe every backend with this path (default {default}:\n" ++
+            "no active checks; backends start healthy)",
     },
     .{
         .flag = "health-method",
@@ -502,7 +535,8 @@ pub const table = [_]Setting{
         .default = "5",
         .zero = "off",
         .section = .health,
-        .help = "consecutive failures in real traffic that eject\na backend (default {default}; 0 turns ejection off)",
+        .help = "consecutive failures in real traffic that eject\n" ++
+            "a backend (default {default}; 0 turns ejection off)",
     },
     .{
         .flag = "eject-on",
@@ -605,7 +639,9 @@ pub const table = [_]Setting{
         .value = .duration,
         .default = "60s",
         .section = .retries,
-        .help = "gap between response body bytes (default {default}):\nthe client connection is closed mid-body (its\nstatus line was already relayed)",
+        .help = "gap between response body bytes (default {default}):\n" ++
+            "the client connection is closed mid-body (its\n" ++
+            "status line was already relayed)",
     },
     .{
         .flag = "upstream-total-timeout",
