@@ -66,6 +66,10 @@ pub fn main(init: std.process.Init.Minimal) u8 {
         return 2;
     };
     if (parsed.command == .check) return checkFile(config_arena.allocator(), parsed.config_path.?);
+    if (parsed.command == .settings) {
+        log.stdout(cli.settings_listing);
+        return 0;
+    }
     if (parsed.command == .reload) {
         if (parsed.reload_admin) |*address| return reload_command.askAdmin(address);
         return reload_command.signalPid(parsed.pid_file.?);
@@ -90,7 +94,7 @@ pub fn main(init: std.process.Init.Minimal) u8 {
         },
         .demo => if (!startDemo(&parsed.config)) return 1,
         .run => {},
-        .check, .reload => unreachable, // Answered above.
+        .check, .reload, .settings => unreachable, // Answered above.
     }
     InitTrace.global.mark("config");
     log.setLevel(parsed.config.log_level);

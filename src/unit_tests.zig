@@ -11,6 +11,8 @@ pub const files = .{
     @import("stdx/Counter.zig"),
     @import("stdx/log.zig"),
     @import("config/Config.zig"),
+    @import("config/settings.zig"),
+    @import("config/help.zig"),
     @import("config/Cidr.zig"),
     @import("config/cli.zig"),
     @import("config/units.zig"),

@@ -410,50 +410,66 @@ pub fn listen(address: *const Address, mode: Bind) sys.ListenerError!linux.fd_t 
     return fd;
 }
 
-/// The settings a reload may not change (they size the workers or are opened once), by the
-/// name the config file gives them; null when none changed.
+/// The first setting a reload may not change (they size the workers or are opened once: the
+/// rows of config/settings.zig marked `.restart`) that differs, by its key in a config file;
+/// null when none changed.
 pub fn restartOnlyChange(old: *const Config, new: *const Config) ?[]const u8 {
-    const fields = .{
-        .{ "workers_count", "workers" },
-        .{ "io", "io" },
-        .{ "connections_max", "limits.max_connections" },
-        .{ "header_bytes_max", "limits.header_bytes_max" },
-        .{ "headers_count_max", "limits.headers_count_max" },
-        .{ "target_bytes_max", "limits.target_bytes_max" },
-        .{ "response_header_bytes_max", "limits.response_header_bytes_max" },
-        .{ "response_headers_count_max", "limits.response_headers_count_max" },
-        .{ "client_header_timeout_ns", "timeouts.client_header" },
-        .{ "client_idle_timeout_ns", "timeouts.client_idle" },
-        .{ "drain_timeout_ns", "timeouts.drain" },
-        .{ "admin", "admin" },
-        .{ "access_log", "access_log" },
-    };
-    inline for (fields) |field| {
-        const T = @TypeOf(@field(old, field[0]));
-        if (!Config.deepEql(T, &@field(old, field[0]), &@field(new, field[0]))) return field[1];
-    }
-    if (old.trusted_proxies_count != new.trusted_proxies_count) return "trusted_proxies";
-    for (old.trustedProxies(), new.trustedProxies()) |a, b| {
-        if (!std.meta.eql(a, b)) return "trusted_proxies";
+    const settings = @import("../config/settings.zig");
+    inline for (settings.table) |setting| {
+        if (setting.reload == .restart and !settings.sameValue(setting, old, new)) return setting.key.?;
     }
     return null;
 }
 
-test "generations: restart-only settings are named" {
+test "generations: restart-only settings are named by their key" {
     var a: Config = .{};
     var b: Config = .{};
     try std.testing.expectEqual(@as(?[]const u8, null), restartOnlyChange(&a, &b));
+    b.workers_count = 2;
+    try std.testing.expectEqualStrings("workers", restartOnlyChange(&a, &b).?);
+    b = .{};
     b.header_bytes_max = 8192;
     try std.testing.expectEqualStrings("limits.header_bytes_max", restartOnlyChange(&a, &b).?);
     b = .{};
     b.access_log.target = "stdout";
-    try std.testing.expectEqualStrings("access_log", restartOnlyChange(&a, &b).?);
+    try std.testing.expectEqualStrings("access_log.target", restartOnlyChange(&a, &b).?);
+    b = .{};
+    b.admin.enabled = true;
+    try std.testing.expectEqualStrings("admin", restartOnlyChange(&a, &b).?);
     b = .{};
     try b.addTrustedProxy(try @import("../config/Cidr.zig").parse("10.0.0.0/8"));
     try std.testing.expectEqualStrings("trusted_proxies", restartOnlyChange(&a, &b).?);
     a = b;
     _ = a.quickPool(); // Pools, listeners and routes may change.
     try std.testing.expectEqual(@as(?[]const u8, null), restartOnlyChange(&a, &b));
+    // So may the settings read per request from the generation, and the log level.
+    b.header_underscores = .allow;
+    b.request_body_bytes_max = 1024;
+    b.tunnel_idle_timeout_ns = std.time.ns_per_s;
+    b.log_level = .warn;
+    try std.testing.expectEqual(@as(?[]const u8, null), restartOnlyChange(&a, &b));
+}
+
+test "generations: a change to any restart-only setting refuses the reload, naming it" {
+    const settings = @import("../config/settings.zig");
+    inline for (settings.table) |setting| {
+        if (setting.reload != .restart) continue;
+        var changed: Config = .{};
+        const field = settings.fieldPointer(setting.fields[0], &changed);
+        switch (@typeInfo(@TypeOf(field.*))) {
+            .int => field.* +%= 1,
+            .@"enum" => for (std.enums.values(@TypeOf(field.*))) |tag| {
+                if (tag == field.*) continue;
+                field.* = tag;
+                break;
+            },
+            .pointer => field.* = "changed",
+            .@"struct" => field.enabled = !field.enabled, // The admin listener.
+            .array => try changed.addTrustedProxy(try @import("../config/Cidr.zig").parse("10.0.0.0/8")),
+            else => comptime unreachable,
+        }
+        try std.testing.expectEqualStrings(setting.key.?, restartOnlyChange(&.{}, &changed).?);
+    }
 }
 
 test "generations: a listener refuses a port another socket holds and joins its own" {

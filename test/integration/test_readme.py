@@ -112,3 +112,29 @@ def test_readme_config_examples_pass_check(sluice_bin, tmp_path):
                               timeout=10)
         assert done.returncode == 0, (body, done.stdout, done.stderr)
         assert done.stdout.strip() == f"{path}: ok"
+
+
+def test_readme_flag_defaults_are_the_settings_table(sluice_bin):
+    """Every flag of the settings table (`sluice settings`, the table --help and the parsers
+    read) has a row in the README's flag tables whose default is the table's: the same text,
+    or the same text followed by a note in parentheses. A backend's options are in the
+    `--backend` row, each with its default."""
+    from settings_table import read, readme_flag_rows
+    rows = readme_flag_rows(README)
+    checked = 0
+    for setting in read(sluice_bin):
+        if setting.backend_option:
+            meaning = rows["--backend"][1]
+            pattern = rf"`{re.escape(setting.backend_option)}` \([^)]*default {re.escape(setting.default)}\b"
+            assert re.search(pattern, meaning), (setting, meaning)
+            checked += 1
+            continue
+        flag = setting.flag_name
+        if flag is None:
+            continue
+        assert flag in rows, f"{flag} has no row in the README's flag tables"
+        shown = rows[flag][0].replace("`", "")
+        assert shown == setting.default or shown.startswith(setting.default + " ("), \
+            (flag, shown, setting.default)
+        checked += 1
+    assert checked >= 50, checked
