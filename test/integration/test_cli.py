@@ -163,6 +163,8 @@ def test_trace_init_prints_every_phase_in_order(sluice, backend):
     sluice.start([backend], args=["--trace-init"])
     request(sluice.port, "GET", "/")
     sluice.wait_for_line(re.compile(r"^sluice: init first accept"), 5.0)
+    # The control loop's line may come after the first accept's (another thread writes it).
+    sluice.wait_for_line(re.compile(r"^sluice: init control loop"), 5.0)
     phases = [m for m in (INIT_RE.match(ln) for ln in sluice.lines) if m]
     names = [m["phase"].strip() for m in phases]
     # Workers accept as soon as they are ready, so the first accept may come before the
