@@ -645,8 +645,11 @@ const Mapper = struct {
 
     fn pathPrefix(m: *Mapper, node: *const Node) ?[]const u8 {
         const prefix = m.string(node, "a path prefix such as \"/api/\"") orelse return null;
+        // "*" is the asterisk-form target of `OPTIONS * HTTP/1.1` (RFC 9112 §3.2.4): no path
+        // prefix matches it, so a route that wants it says so.
+        if (std.mem.eql(u8, prefix, "*")) return prefix;
         if (prefix.len == 0 or prefix[0] != '/') {
-            m.problem(node.position, "a path prefix starts with /, such as \"/api/\"");
+            m.problem(node.position, "a path prefix starts with /, such as \"/api/\" (or is \"*\", for OPTIONS *)");
             return null;
         }
         for (prefix) |c| if (!chars.isTargetByte(c)) {

@@ -104,6 +104,17 @@ test "router: first match in order; host exact, wildcard, port and case; prefix;
     try testing.expectEqual(@as(?u32, null), match(&routes, &testRequest("[::1]:80", "/", .get, 0)));
 }
 
+test "router: OPTIONS * matches no path prefix but \"*\", and routes without one" {
+    const routes = [_]Config.Route{
+        .{ .path_prefix = "/" },
+        .{ .path_prefix = "*", .pool = 1 },
+        .{ .pool = 2 },
+    };
+    try testing.expectEqual(@as(?u32, 1), match(&routes, &testRequest("h", "*", .options, 0)));
+    try testing.expectEqual(@as(?u32, 2), match(routes[2..], &testRequest("h", "*", .options, 0)).? + 2);
+    try testing.expectEqual(@as(?u32, null), match(routes[0..1], &testRequest("h", "*", .options, 0)));
+}
+
 test "router: the request's path comes without its query, from either target form" {
     var headers: [8]http.Header = undefined;
     var parser = http.RequestParser.init(&headers, .{ .header_bytes_max = 1024, .headers_count_max = 8, .target_bytes_max = 512 });
