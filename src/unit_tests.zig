@@ -48,6 +48,7 @@ pub const files = .{
     @import("runtime/InitTrace.zig"),
     @import("proxy/AccessLog.zig"),
     @import("demo/Backend.zig"),
+    @import("sim/sim.zig"),
 };
 
 test {
