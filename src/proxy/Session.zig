@@ -489,7 +489,7 @@ fn sendLocalCallback(session: *Session, result: sys.SendError!usize) void {
         session.armTimer(.linger);
         return session.lingerAfterResponse();
     }
-    if (exchange.close_client) return session.close();
+    if (exchange.close_client) return session.closeAfterResponse();
     session.readRequest();
 }
 
@@ -1175,7 +1175,7 @@ fn sendResponseCallback(session: *Session, result: sys.SendError!usize) void {
     exchange.response_done = true;
     // An early response (the backend answered before reading the whole body): the rest of
     // the request body has nowhere to go and the client connection cannot be reused.
-    if (!exchange.request_done) return session.close();
+    if (!exchange.request_done) return session.closeAfterResponse();
     session.maybeFinishExchange();
 }
 
@@ -1229,8 +1229,23 @@ fn maybeFinishExchange(session: *Session) void {
     session.proxy.buffers.release(session.ubuf.?);
     session.ubuf = null;
     session.requests_served += 1;
-    if (exchange.close_client) return session.close();
+    if (exchange.close_client) return session.closeAfterResponse();
     session.readRequest();
+}
+
+/// The response is out and the connection is to close. Bytes the client sent after its
+/// request (pipelined requests, the rest of a body the backend did not wait for) would make
+/// the close a reset that can destroy the response before the client reads it (RFC 9112
+/// §9.6): then linger first, as after an error response.
+fn closeAfterResponse(session: *Session) void {
+    const unread = session.c_pos < session.c_len or !session.exchange.request_done;
+    if (!unread) return session.close();
+    session.recordDuration();
+    session.loop().timerCancel(&session.total_timer);
+    session.state = .failing;
+    session.cancelPending(); // The request pump's: the linger reads into cbuf.
+    session.armTimer(.linger);
+    session.lingerAfterResponse();
 }
 
 // ---------------------------------------------------------------------------------------------
