@@ -907,7 +907,14 @@ fn recvUpstreamHead(session: *Session) void {
 
 fn recvUpstreamHeadCallback(session: *Session, result: sys.RecvError!usize) void {
     if (session.opDone(false)) return;
-    if (session.exchange.retry_after_cancel) return session.retryAfterCancel();
+    if (session.exchange.retry_after_cancel) {
+        const arrived = if (result) |n| n > 0 else |_| false;
+        if (!arrived) return session.retryAfterCancel();
+        // The receive finished before its cancel: a byte of the response arrived, so the
+        // request is not sent again. It came after the deadline: a timeout all the same.
+        session.exchange.retry_after_cancel = false;
+        return session.failMidExchange(.upstream_response_timeout);
+    }
     const n = result catch 0;
     if (n == 0) {
         // Reset or closed before a complete head.
