@@ -110,27 +110,27 @@ fn printOptions(options: *const Options) void {
 }
 
 fn printSummary(total: *const Simulator.Summary, seeds: u64, elapsed_ms: u64) void {
-    std.debug.print(
-        "sim: {d} seeds passed in {d} ms ({d} clean): {d} steps, {d} s simulated, {d} clients, " ++
-            "{d} requests ({d} answered, {d} sent to a backend more than once), {d} reloads ({d} refused), " ++
-            "{d} health flips, {d} backend flips; clean seeds: {d} requests lost to a reset on close\n",
-        .{
-            seeds,                                  elapsed_ms,                total.clean,           total.steps,
-            total.simulated_ns / std.time.ns_per_s, total.clients,             total.requests,        total.answered,
-            total.resent,                           total.reloads,             total.reloads_refused, total.health_flips,
-            total.backend_flips,                    total.clean_lost_to_reset,
-        },
-    );
+    std.debug.print("sim: {d} seeds passed in {d} ms ({d} clean): {d} steps, {d} s simulated\n", .{
+        seeds, elapsed_ms, total.clean, total.steps, total.simulated_ns / std.time.ns_per_s,
+    });
+    std.debug.print("sim: traffic: {d} clients, {d} requests, {d} answered, {d} sent to a backend more " ++
+        "than once, {d} access log lines checked\n", .{
+        total.clients, total.requests, total.answered, total.resent, total.access_log_lines,
+    });
+    std.debug.print("sim: events: {d} reloads ({d} refused), {d} health flips, {d} backend flips\n", .{
+        total.reloads, total.reloads_refused, total.health_flips, total.backend_flips,
+    });
+    std.debug.print("sim: races: clean seeds lost {d} requests to a reset on close (bytes sluice had " ++
+        "not read; RFC 9112 9.6), {d} unsolicited backend bytes relayed as an answer\n", .{
+        total.clean_lost_to_reset, total.unsolicited_relayed,
+    });
     const s = &total.sim;
-    std.debug.print(
-        "sim: kernel: {d} completions, {d} short reads, {d} short writes, {d} cancels ({d} late, " ++
-            "{d} lost the race), {d} connects, {d} resets on close, {d} sockets refused, {d} clock jumps\n",
-        .{
-            s.completions,    s.short_reads,       s.short_writes, s.cancels,
-            s.cancels_late,   s.cancels_lost_race, s.connects,     s.resets_on_close,
-            s.sockets_failed, s.clock_jumps,
-        },
-    );
+    std.debug.print("sim: kernel: {d} completions, {d} short reads, {d} short writes, {d} cancels " ++
+        "({d} late, {d} lost the race), {d} connects, {d} resets on close, {d} sockets refused, " ++
+        "{d} clock jumps\n", .{
+        s.completions,       s.short_reads, s.short_writes,    s.cancels,        s.cancels_late,
+        s.cancels_lost_race, s.connects,    s.resets_on_close, s.sockets_failed, s.clock_jumps,
+    });
 }
 
 fn printSeed() void {

@@ -371,7 +371,10 @@ fn act(conn: *Conn, world: *Simulator) void {
             .unsolicited => {
                 conn.idle_action = .none;
                 conn.idle_action_ns = std.math.maxInt(u64);
-                const bytes = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+                // As servers that answer 408 on an idle connection before closing it. If sluice
+                // sends a request at the same moment, this is the answer it reads: a race no
+                // proxy can tell from a real answer, so clients accept it (`unsolicited_field`).
+                const bytes = "HTTP/1.1 200 OK\r\nX-Sim-Unsolicited: 1\r\nContent-Length: 0\r\n\r\n";
                 @memcpy(conn.out[0..bytes.len], bytes);
                 conn.out_len = bytes.len;
                 conn.out_sent = 0;
@@ -475,7 +478,24 @@ fn buildResponse(conn: *Conn, world: *Simulator, request: *const Ledger.Request)
     conn.close_after = shape == .close or random.uintLessThan(u8, 10) == 0;
     const reason = if (status == 200) "OK" else "Server Error";
     var w = std.Io.Writer.fixed(conn.out);
+    if (random.uintLessThan(u8, 100) < options.interim_percent) {
+        for (0..random.intRangeAtMost(u8, 1, 2)) |_| {
+            const interim: u16 = if (random.boolean()) 100 else 103;
+            w.print("HTTP/1.1 {d} Interim\r\nX-Sim-Tag: r{d}\r\nLink: </s.css>; rel=preload\r\n\r\n", .{ interim, conn.id }) catch unreachable;
+        }
+    }
     w.print("HTTP/1.1 {d} {s}\r\nX-Sim-Tag: r{d}\r\nX-Sim-Len: {d}\r\n", .{ status, reason, conn.id, body_len }) catch unreachable;
+    if (random.uintLessThan(u8, 100) < options.backend_big_head_percent) {
+        // Up to past the limits, in fields that grow when sluice rewrites them (`Name:value`).
+        const count = random.uintAtMost(u32, options.response_headers_count_max + 8);
+        const bytes = random.uintAtMost(u32, options.response_header_bytes_max + 512);
+        const each = bytes / @max(count, 1);
+        for (0..count) |i| {
+            w.print("X-Pad-{d}:{s}", .{ i, if (random.boolean()) " " else "" }) catch unreachable;
+            w.splatByteAll('v', each) catch unreachable;
+            w.writeAll("\r\n") catch unreachable;
+        }
+    }
     switch (shape) {
         .length => w.print("Content-Length: {d}\r\n", .{body_len}) catch unreachable,
         .chunked => w.writeAll("Transfer-Encoding: chunked\r\n") catch unreachable,

@@ -17,6 +17,8 @@ const Address = @import("../stdx/Address.zig").Address;
 const peer_http = @import("peer_http.zig");
 const Ledger = @import("Ledger.zig");
 const Simulator = @import("Simulator.zig");
+const Backend = @import("Backends.zig").Backend;
+const Shared = @import("../upstream/Shared.zig");
 const fail = @import("fail.zig");
 
 pub const clients_max = 48;
@@ -71,10 +73,14 @@ pub const Client = struct {
         body_len: u32,
         /// Where its first byte is in the stream to sluice.
         stream_start: u64,
+        /// Its head is near or over sluice's limits (431 is a fair answer).
+        head_at_limit: bool,
     };
 
     const Response = struct {
         own: bool = false,
+        /// A 1xx before the answer: relayed, then the answer follows.
+        interim: bool = false,
         status: u16 = 0,
         expected_len: u32 = 0,
         seen: u64 = 0,
@@ -315,6 +321,29 @@ fn buildRequest(client: *Client, world: *Simulator) void {
     } else if (body_len > 0 or (may_have_body and random.boolean())) {
         w.print("Content-Length: {d}\r\n", .{body_len}) catch unreachable;
     }
+    if (percent(world, options.affinity_percent)) {
+        // What `hash` (on a header or a cookie) and `sticky` read.
+        const backend = Backend.addressOf(random.uintLessThan(u8, world.backends.count));
+        const backend_id = if (random.boolean()) Shared.backendId(&backend) else random.int(u64);
+        w.print("X-Sim-Key: k{d}\r\nCookie: sim=k{d}; sluice_backend={x:0>16}\r\n", .{
+            random.uintAtMost(u8, 50), random.uintAtMost(u8, 50), backend_id,
+        }) catch unreachable;
+    }
+    var head_at_limit = false;
+    if (percent(world, options.client_big_head_percent)) {
+        // Fields up to past the count limit, or one long field up to past the bytes limit.
+        if (random.boolean()) {
+            const count = random.uintAtMost(u32, options.headers_count_max + 4);
+            for (0..count) |i| w.print("X-Pad-{d}: {d}\r\n", .{ i, i }) catch unreachable;
+            head_at_limit = count + 16 > options.headers_count_max;
+        } else {
+            const len = random.uintAtMost(u32, options.header_bytes_max + 256);
+            w.writeAll("X-Pad: ") catch unreachable;
+            w.splatByteAll('p', len) catch unreachable;
+            w.writeAll("\r\n") catch unreachable;
+            head_at_limit = w.end + 256 > options.header_bytes_max;
+        }
+    }
     if (upgrade) {
         w.writeAll("Connection: Upgrade\r\nUpgrade: websocket\r\n") catch unreachable;
     } else if (percent(world, options.hop_fields_percent)) {
@@ -338,6 +367,7 @@ fn buildRequest(client: *Client, world: *Simulator) void {
         .upgrade = upgrade,
         .body_len = body_len,
         .stream_start = client.stream_sent,
+        .head_at_limit = head_at_limit,
     };
     client.outstanding_count += 1;
     client.requests_left -= 1;
@@ -379,8 +409,14 @@ fn onHead(client: *Client, world: *Simulator) void {
     const request = client.front();
     if (!std.mem.eql(u8, head.first[0], "HTTP/1.1")) fail.invariant("r{d}: answered with {s}", .{ request.id, head.first[0] });
     const status = head.status;
-    if (status < 200 and status != 101) fail.invariant("r{d}: interim {d} relayed, no backend sends one", .{ request.id, status });
     const tag = head.tag();
+    if (status < 200 and status != 101) {
+        // An interim response the backend sent (100, 103): the answer follows.
+        if (tag != request.id) fail.invariant("r{d}: interim {d} with tag {any}", .{ request.id, status, tag });
+        world.trace("client {d}: r{d} interim {d}", .{ client.number, request.id, status });
+        client.response = .{ .interim = true, .status = status };
+        return client.parser.expectBody(.none);
+    }
     const own = tag == null;
     if (tag) |t| if (t != request.id) {
         fail.invariant("client {d}: the response to r{d} was delivered for r{d}", .{ client.number, t, request.id });
@@ -398,6 +434,13 @@ fn onHead(client: *Client, world: *Simulator) void {
         fail.invariant("r{d}: sluice answered {d} without framing", .{ request.id, status })
     else
         .close;
+    if (own and head.get(peer_http.unsolicited_field) != null) {
+        // A backend's bytes on an idle connection raced sluice's request on it (Backends.zig).
+        world.summary.unsolicited_relayed += 1;
+        client.response = .{ .own = true, .status = status };
+        client.closing_after_response = head.hasToken("connection", "close");
+        return client.parser.expectBody(.{ .length = 0 });
+    }
     client.response = .{ .own = own, .status = status };
     world.trace("client {d}: r{d} answered {d}{s}", .{ client.number, request.id, status, if (own) " by sluice" else "" });
     if (own) {
@@ -418,13 +461,14 @@ fn checkOwn(client: *Client, world: *Simulator, request: *const Client.Outstandi
             502, 503, 504 => true,
             408 => true, // A body that stopped coming (a slow or stalled client, or a stall upstream).
             413 => options.request_body_bytes_max > 0 and request.body_len > options.request_body_bytes_max,
+            431 => request.head_at_limit,
             else => false,
         },
         .local => status == 200,
         .redirect => status == 302,
         .unrouted => status == 404,
         .malformed => status == 400,
-    };
+    } or (status == 431 and request.head_at_limit);
     const slow_head = status == 408 and !options.clean; // The head did not come in time.
     if (!allowed and !slow_head) {
         fail.invariant("client {d}: r{d} ({t} {t}) answered {d} by sluice", .{
@@ -461,6 +505,7 @@ fn onEnd(client: *Client, world: *Simulator) void {
     const response = client.response;
     const seen = client.parser.body_offset;
     client.parser.next();
+    if (response.interim) return;
     if (!response.own) {
         const bodiless = request.method == .HEAD or response.status == 101;
         if (!bodiless and seen != response.expected_len) {

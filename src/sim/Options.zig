@@ -16,12 +16,15 @@ clean: bool,
 // Proxy limits (start-up settings).
 sessions: u32,
 header_bytes_max: u32,
+headers_count_max: u16,
 response_header_bytes_max: u32,
+response_headers_count_max: u16,
 client_header_timeout_ns: u64,
 client_idle_timeout_ns: u64,
 tunnel_idle_timeout_ns: u64,
 /// 0: no limit.
 request_body_bytes_max: u64,
+access_log: enum { off, combined, json },
 
 // Topology.
 backends_count: u8,
@@ -47,6 +50,10 @@ idle_gap_percent: u8,
 idle_gap_ns_max: u64,
 hop_fields_percent: u8,
 trailer_percent: u8,
+/// Requests carry a hash key field and a sticky cookie.
+affinity_percent: u8,
+/// Backends send 100 or 103 before their answer.
+interim_percent: u8,
 
 // Client faults.
 client_vanish_percent: u8,
@@ -54,6 +61,8 @@ client_half_close_percent: u8,
 client_stall_percent: u8,
 client_slow_percent: u8,
 client_malformed_percent: u8,
+/// Request heads padded up to and past the limits (431).
+client_big_head_percent: u8,
 
 // Backend faults, per response (they add up to at most 100).
 backend_5xx_percent: u8,
@@ -66,6 +75,8 @@ backend_early_percent: u8,
 /// Per idle keep-alive connection: the backend closes it, or sends unsolicited bytes.
 backend_idle_close_percent: u8,
 backend_unsolicited_percent: u8,
+/// Response heads padded up to and past the limits, with fields that grow when rewritten.
+backend_big_head_percent: u8,
 /// Per tick, out of 10,000: a backend starts refusing, black-holing or comes back.
 backend_flip_per_10k: u16,
 /// Per tick, out of 10,000: active health marks a backend down or up.
@@ -96,11 +107,14 @@ pub fn generate(seed: u64) Options {
         .clean = clean,
         .sessions = random.intRangeAtMost(u32, 1, 24),
         .header_bytes_max = header_bytes_max,
+        .headers_count_max = random.intRangeAtMost(u16, 16, 100),
         .response_header_bytes_max = response_header_bytes_max,
+        .response_headers_count_max = random.intRangeAtMost(u16, 16, 256),
         .client_header_timeout_ns = random.intRangeAtMost(u64, 1, 10) * std.time.ns_per_s,
         .client_idle_timeout_ns = random.intRangeAtMost(u64, 500, 30_000) * std.time.ns_per_ms,
         .tunnel_idle_timeout_ns = random.intRangeAtMost(u64, 1, 30) * std.time.ns_per_s,
         .request_body_bytes_max = if (clean or random.uintLessThan(u8, 4) != 0) 0 else random.intRangeAtMost(u64, 1, 3 * buffer_bytes),
+        .access_log = random.enumValue(@FieldType(Options, "access_log")),
         .backends_count = random.intRangeAtMost(u8, 1, 6),
         .pools_count = if (routed) random.intRangeAtMost(u8, 1, 3) else 1,
         .routed = routed,
@@ -119,11 +133,14 @@ pub fn generate(seed: u64) Options {
         .idle_gap_ns_max = random.intRangeAtMost(u64, 1, 5000) * std.time.ns_per_ms,
         .hop_fields_percent = random.uintAtMost(u8, 50),
         .trailer_percent = random.uintAtMost(u8, 30),
+        .affinity_percent = random.uintAtMost(u8, 100),
+        .interim_percent = if (random.boolean()) 0 else random.intRangeAtMost(u8, 1, 30),
         .client_vanish_percent = swarm.percent(30),
         .client_half_close_percent = swarm.percent(50),
         .client_stall_percent = swarm.percent(20),
         .client_slow_percent = swarm.percent(20),
         .client_malformed_percent = swarm.percent(10),
+        .client_big_head_percent = swarm.percent(20),
         .backend_5xx_percent = swarm.percent(20),
         .backend_stall_percent = swarm.percent(10),
         .backend_delay_percent = swarm.percent(30),
@@ -133,6 +150,7 @@ pub fn generate(seed: u64) Options {
         .backend_early_percent = swarm.percent(20),
         .backend_idle_close_percent = swarm.percent(50),
         .backend_unsolicited_percent = swarm.percent(10),
+        .backend_big_head_percent = swarm.percent(20),
         .backend_flip_per_10k = if (clean or random.boolean()) 0 else random.intRangeAtMost(u16, 1, 50),
         .health_flip_per_10k = if (clean or random.boolean()) 0 else random.intRangeAtMost(u16, 1, 50),
         .sim = undefined,

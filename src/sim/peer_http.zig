@@ -10,13 +10,15 @@ const std = @import("std");
 const assert = std.debug.assert;
 
 pub const head_bytes_max = 16 * 1024;
-pub const fields_max = 64;
+pub const fields_max = 320;
 
 /// Each request has an id, sent as `X-Sim-Tag: r<id>` (and in its target); the backend echoes
 /// it in its response, so a response given to the wrong request is seen by the client.
 pub const tag_field = "x-sim-tag";
 /// The length of the body its sender meant: a body cut short or run long is then detectable.
 pub const length_field = "x-sim-len";
+/// Marks the bytes a backend sends on an idle connection, which nobody asked for.
+pub const unsolicited_field = "x-sim-unsolicited";
 
 pub const Salt = enum(u8) { request = 'q', response = 's', tunnel = 'u' };
 
