@@ -1370,10 +1370,13 @@ fn maybeEndTunnel(session: *Session) void {
 /// reached the client yet, then lingers briefly so the client reads it before our close.
 fn fail(session: *Session, failure: Failure) void {
     assert(session.state == .active);
-    session.proxy.countFailure(session.exchange.upstream, failure, !session.exchange.response_started);
+    // An interim response (1xx) still being relayed holds the client's send: as with a
+    // response under way, the client is told by a close.
+    const answer = !session.exchange.response_started and !session.client_send.isPending();
+    session.proxy.countFailure(session.exchange.upstream, failure, answer);
     session.exchange.end_reason = failure.name();
     if (failure.status() == 502 or failure.status() == 504) session.warnFailure(failure);
-    if (!session.exchange.response_started) {
+    if (answer) {
         session.exchange.status = failure.status();
         session.exchange.bytes_sent = session.errorResponse(failure).len;
         // A request refused before it became an exchange (a malformed head, a head timeout)
@@ -1382,7 +1385,7 @@ fn fail(session: *Session, failure: Failure) void {
     }
     session.recordDuration();
     session.loop().timerCancel(&session.total_timer);
-    if (session.exchange.response_started) return session.close();
+    if (!answer) return session.close();
     session.state = .failing;
     session.cancelPending();
     session.armTimer(.linger);
