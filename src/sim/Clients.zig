@@ -351,6 +351,9 @@ fn buildRequest(client: *Client, world: *Simulator) void {
     }
     w.writeAll("\r\n") catch unreachable;
     var len = w.end;
+    // 431 is a fair answer to a head near the limits (the margins cover the fields sluice
+    // counts differently from us).
+    head_at_limit = head_at_limit or len + 64 > options.header_bytes_max;
     if (chunked) {
         len += peer_http.writeChunked(client.out[len..], random, .request, id, body_len, percent(world, options.trailer_percent));
     } else {
@@ -442,7 +445,7 @@ fn onHead(client: *Client, world: *Simulator) void {
         return client.parser.expectBody(.{ .length = 0 });
     }
     client.response = .{ .own = own, .status = status };
-    world.trace("client {d}: r{d} answered {d}{s}", .{ client.number, request.id, status, if (own) " by sluice" else "" });
+    world.trace("client {d}: r{d} answered {d} {s}{s}", .{ client.number, request.id, status, head.first[2], if (own) " by sluice" else "" });
     if (own) {
         checkOwn(client, world, request, status);
     } else {
