@@ -42,6 +42,8 @@ connections: []Connection,
 pipe_memory: []u8,
 free_slots: []u16,
 free_count: u32 = 0,
+/// Proxy-side fds open, by kind.
+open_counts: [2]u32 = .{ 0, 0 },
 serial: u32 = 1,
 inflight: []Inflight,
 inflight_count: u32 = 0,
@@ -216,6 +218,7 @@ pub fn reset(sim: *Sim, seed: u64, faults: Faults) void {
     // Not 0: the proxy reads 0 as "no time recorded".
     sim.now_ns = 1000 * std.time.ns_per_s;
     sim.serial = 1;
+    sim.open_counts = .{ 0, 0 };
     sim.inflight_count = 0;
     sim.horizon_ns = std.math.maxInt(u64);
     sim.woken = false;
@@ -368,6 +371,7 @@ pub fn openSocket(sim: *Sim) sys.SocketError!Socket {
     }
     const connection = sim.allocate(.upstream);
     connection.proxy_open = true;
+    sim.open_counts[@backingInt(Kind.upstream)] += 1;
     return .init(connection.fd);
 }
 
@@ -388,6 +392,7 @@ pub fn close(sim: *Sim, socket: *Socket) void {
             "(the fd would be released while the kernel may still use it)", .{ socket.fd, connection.ops_pending });
     }
     connection.proxy_open = false;
+    sim.open_counts[@backingInt(connection.kind)] -= 1;
     if (connection.peer_open and !connection.peer_reset) {
         if (connection.to_proxy.len > 0) {
             sim.stats.resets_on_close += 1;
@@ -408,6 +413,7 @@ pub fn close(sim: *Sim, socket: *Socket) void {
 pub fn openClient(sim: *Sim) linux.fd_t {
     const connection = sim.allocate(.client);
     connection.proxy_open = true;
+    sim.open_counts[@backingInt(Kind.client)] += 1;
     connection.peer_open = true;
     connection.connect = .connected;
     return connection.fd;
@@ -505,11 +511,7 @@ pub fn peerWrittenTotal(sim: *Sim, fd: linux.fd_t) u64 {
 
 /// Open proxy-side fds of a kind (the simulator compares them with the proxy's own counts).
 pub fn openCount(sim: *const Sim, kind: Kind) u32 {
-    var count: u32 = 0;
-    for (sim.connections) |*connection| {
-        if (connection.state == .used and connection.proxy_open and connection.kind == kind) count += 1;
-    }
-    return count;
+    return sim.open_counts[@backingInt(kind)];
 }
 
 /// Connection slots still in use (by the proxy or a peer).

@@ -81,6 +81,27 @@ pub const Conn = struct {
 
     const markers_max = 4;
 
+    /// A new connection (field by field: the parser's head buffer is large).
+    fn open(conn: *Conn, fd: linux.fd_t, backend: u8) void {
+        assert(conn.state == .free);
+        conn.parser.reset();
+        conn.state = .open;
+        conn.fd = fd;
+        conn.backend = backend;
+        conn.phase = .idle;
+        conn.id = 0;
+        conn.request_done = false;
+        conn.responded = false;
+        conn.out_len = 0;
+        conn.out_sent = 0;
+        conn.cut_at = std.math.maxInt(u32);
+        conn.close_after = false;
+        conn.markers_count = 0;
+        conn.idle_action_ns = std.math.maxInt(u64);
+        conn.idle_action = .none;
+        conn.tunnel_in = 0;
+    }
+
     fn pushMarker(conn: *Conn, id: u32, start: u64, final: bool) void {
         if (conn.markers_count == markers_max) fail.invariant("backend: too many responses unread by sluice", .{});
         conn.markers[conn.markers_count] = .{ .id = id, .start = start, .final = final };
@@ -109,12 +130,15 @@ pub const Backends = struct {
     backends: [backends_max]Backend = undefined,
     count: u8 = 0,
     conns: []Conn,
+    /// `conns[high..]` are free: loops stop there.
+    high: u32 = 0,
     out_memory: []u8,
 
     pub fn init(allocator: std.mem.Allocator) !Backends {
         const conns = try allocator.alloc(Conn, conns_max);
         errdefer allocator.free(conns);
         const out_memory = try allocator.alloc(u8, conns_max * out_bytes_max);
+        for (conns, 0..) |*conn, i| conn.* = .{ .out = out_memory[i * out_bytes_max ..][0..out_bytes_max] };
         return .{ .conns = conns, .out_memory = out_memory };
     }
 
@@ -128,7 +152,17 @@ pub const Backends = struct {
         assert(count > 0 and count <= backends_max);
         backends.count = count;
         for (backends.backends[0..count], 0..) |*backend, i| backend.* = .{ .address = Backend.addressOf(@intCast(i)) };
-        for (backends.conns, 0..) |*conn, i| conn.* = .{ .out = backends.out_memory[i * out_bytes_max ..][0..out_bytes_max] };
+        for (backends.conns) |*conn| {
+            conn.state = .free;
+            conn.fd = -1;
+        }
+        backends.high = 0;
+    }
+
+    /// The connections that may be open.
+    pub fn used(backends: *Backends) []Conn {
+        while (backends.high > 0 and backends.conns[backends.high - 1].state == .free) backends.high -= 1;
+        return backends.conns[0..backends.high];
     }
 
     pub fn find(backends: *Backends, address: *const Address) ?u8 {
@@ -138,9 +172,9 @@ pub const Backends = struct {
         return null;
     }
 
-    pub fn openCount(backends: *const Backends) u32 {
+    pub fn openCount(backends: *Backends) u32 {
         var count: u32 = 0;
-        for (backends.conns) |*conn| count += @intFromBool(conn.state == .open);
+        for (backends.used()) |*conn| count += @intFromBool(conn.state == .open);
         return count;
     }
 
@@ -157,10 +191,10 @@ pub const Backends = struct {
             .unreachable_host => return .unreachable_host,
             .timeout => return .timeout,
         }
-        for (backends.conns) |*conn| {
+        for (backends.conns, 0..) |*conn, i| {
             if (conn.state != .free) continue;
-            const out = conn.out;
-            conn.* = .{ .state = .open, .fd = fd, .backend = index, .out = out };
+            conn.open(fd, index);
+            backends.high = @max(backends.high, @as(u32, @intCast(i + 1)));
             return .accept;
         }
         return .refuse; // A full listen backlog.
@@ -173,10 +207,10 @@ pub const Backends = struct {
 pub fn step(conn: *Conn, world: *Simulator) void {
     if (conn.state != .open) return;
     markArrivals(conn, world);
-    var buffer: [4096]u8 = undefined;
+    const buffer = &world.scratch;
     var reads: u32 = 0;
     while (reads < 16) : (reads += 1) {
-        switch (world.sim.peerRead(conn.fd, &buffer)) {
+        switch (world.sim.peerRead(conn.fd, buffer)) {
             .none => break,
             .bytes => |n| if (!consume(conn, world, buffer[0..n])) return,
             .eof, .reset => return closeConn(conn, world, .close),
@@ -540,8 +574,8 @@ fn closeConn(conn: *Conn, world: *Simulator, how: enum { close, reset }) void {
         .close => world.sim.peerClose(conn.fd),
         .reset => world.sim.peerReset(conn.fd),
     }
-    const out = conn.out;
-    conn.* = .{ .out = out };
+    conn.state = .free;
+    conn.fd = -1;
 }
 
 /// The next time, after `now`, this connection has something to do by itself.

@@ -188,10 +188,10 @@ pub fn step(client: *Client, world: *Simulator) void {
     if (now >= client.vanish_at_ns) return vanish(client, world);
     const stalled = now >= client.stall_from_ns and now < client.stall_until_ns;
     if (!stalled) {
-        var buffer: [4096]u8 = undefined;
+        const buffer = &world.scratch;
         var reads: u32 = 0;
         while (reads < 16) : (reads += 1) {
-            switch (world.sim.peerRead(client.fd, &buffer)) {
+            switch (world.sim.peerRead(client.fd, buffer)) {
                 .none => break,
                 .bytes => |n| consume(client, world, buffer[0..n]),
                 .eof => return closed(client, world, false),

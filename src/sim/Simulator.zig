@@ -55,6 +55,9 @@ tracing: bool = false,
 draining: bool = false,
 next_arrival_ns: u64 = 0,
 summary: Summary = .{},
+/// Where actors read what sluice sent them (a stack array would be filled with 0xAA per call
+/// in safe builds).
+scratch: [4096]u8 = undefined,
 
 /// What one seed did, for the run's report.
 pub const Summary = struct {
@@ -216,7 +219,7 @@ fn connectCallback(context: *anyopaque, address: *const Address, fd: linux.fd_t)
 fn step(world: *Simulator) void {
     world.events();
     world.admit();
-    for (world.backends.conns) |*conn| backends_ns.step(conn, world);
+    for (world.backends.used()) |*conn| backends_ns.step(conn, world);
     for (world.clients.clients) |*client| clients_ns.step(client, world);
     world.sim.horizon_ns = world.horizon();
     world.loop.tick() catch unreachable;
@@ -273,7 +276,7 @@ fn horizon(world: *Simulator) u64 {
     const now = world.sim.now_ns;
     var at: u64 = std.math.maxInt(u64);
     if (!world.draining and world.next_arrival_ns > now) at = world.next_arrival_ns;
-    for (world.backends.conns) |*conn| at = @min(at, backends_ns.wakeAt(conn, now));
+    for (world.backends.used()) |*conn| at = @min(at, backends_ns.wakeAt(conn, now));
     for (world.clients.clients) |*client| at = @min(at, clients_ns.wakeAt(client, now));
     // Events drawn per step (reloads, flips) need steps to happen: never jump too far.
     return @min(at, now + 5 * std.time.ns_per_s);
@@ -391,7 +394,7 @@ pub fn trace(world: *const Simulator, comptime format: []const u8, args: anytype
 
 /// Marks, on every backend connection, what sluice has read of the answers so far.
 pub fn markAllArrivals(world: *Simulator) void {
-    for (world.backends.conns) |*conn| backends_ns.markArrivals(conn, world);
+    for (world.backends.used()) |*conn| backends_ns.markArrivals(conn, world);
 }
 
 // ---------------------------------------------------------------------------------------------

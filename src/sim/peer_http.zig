@@ -162,7 +162,19 @@ pub const Parser = struct {
     /// Ready for the next message on the same stream.
     pub fn next(parser: *Parser) void {
         assert(parser.state == .done);
-        parser.* = .{ .kind = parser.kind };
+        parser.reset();
+    }
+
+    /// Forgets any message under way (field by field: the head buffer is large).
+    pub fn reset(parser: *Parser) void {
+        parser.state = .head;
+        parser.len = 0;
+        parser.head.fields_count = 0;
+        parser.head.status = 0;
+        parser.body_offset = 0;
+        parser.remaining = 0;
+        parser.chunk = .size;
+        parser.chunk_size_digits = 0;
     }
 
     pub fn feed(parser: *Parser, input: []const u8) Error!Step {
