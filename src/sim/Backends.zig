@@ -335,6 +335,8 @@ fn checkRequestHead(conn: *Conn, world: *Simulator, head: *const peer_http.Head,
     if (!chunked and length == null and request.body_len > 0) {
         fail.invariant("r{d} reached backend without framing for its {d}-byte body", .{ id, request.body_len });
     }
+    const version = if (request.http10) "HTTP/1.0" else "HTTP/1.1";
+    if (!std.mem.eql(u8, head.first[2], version)) fail.invariant("r{d} from a {s} client forwarded as {s}", .{ id, version, head.first[2] });
     const upgrade = head.get("upgrade") != null;
     if (upgrade != request.upgrade) fail.invariant("r{d}: Upgrade forwarded {}, asked {}", .{ id, upgrade, request.upgrade });
     if (upgrade and !head.hasToken("connection", "upgrade")) fail.invariant("r{d}: Upgrade without Connection: upgrade", .{id});
@@ -509,6 +511,8 @@ fn buildResponse(conn: *Conn, world: *Simulator, request: *const Ledger.Request)
     var shape: Shape = .length;
     const roll = random.uintLessThan(u8, 100);
     if (roll < 25) shape = .chunked else if (roll < 35) shape = .close;
+    // A 1.1 server does not answer chunked to HTTP/1.0; some do anyway (sluice de-chunks).
+    if (shape == .chunked and request.http10 and (options.clean or random.uintLessThan(u8, 4) != 0)) shape = .length;
     conn.close_after = shape == .close or random.uintLessThan(u8, 10) == 0;
     const reason = if (status == 200) "OK" else "Server Error";
     var w = std.Io.Writer.fixed(conn.out);
@@ -545,7 +549,6 @@ fn buildResponse(conn: *Conn, world: *Simulator, request: *const Ledger.Request)
         },
         .chunked => len += peer_http.writeChunked(conn.out[len..], random, .response, conn.id, body_len, random.uintLessThan(u8, 100) < options.trailer_percent),
     };
-    _ = request;
     world.ledger.responded(conn.id, .{ .status = status, .body_len = body_len });
     conn.pushMarker(conn.id, world.sim.peerWrittenTotal(conn.fd), status < 500);
     return len;

@@ -40,6 +40,9 @@ pub const Client = struct {
     vanish_at_ns: u64 = std.math.maxInt(u64),
     vanish_reset: bool = false,
     half_close: bool = false,
+    /// Speaks HTTP/1.0; asks for keep-alive or not.
+    http10: bool = false,
+    keep_alive10: bool = false,
     /// When done, close (else wait for sluice to close the idle connection).
     finish_close: bool = true,
     stall_from_ns: u64 = std.math.maxInt(u64),
@@ -154,6 +157,11 @@ fn plan(client: *Client, world: *Simulator) void {
     client.peer = Address.initIp4(.{ 192, 0, 2, @intCast(1 + client.number % 200) }, @intCast(1024 + client.number % 60000));
     client.requests_left = random.intRangeAtMost(u8, 1, options.requests_per_client_max);
     client.pipeline = if (percent(world, options.pipeline_percent)) random.intRangeAtMost(u8, 2, 4) else 1;
+    client.http10 = percent(world, options.http10_percent);
+    if (client.http10) {
+        client.pipeline = 1;
+        client.keep_alive10 = random.boolean();
+    }
     if (percent(world, options.client_vanish_percent)) {
         if (random.boolean()) {
             client.vanish_at_byte = random.uintAtMost(u64, 4096);
@@ -288,8 +296,8 @@ fn buildRequest(client: *Client, world: *Simulator) void {
     const may_have_body = method == .POST or method == .PUT or method == .PATCH;
     var body_len: u32 = 0;
     if (may_have_body and percent(world, options.body_percent)) body_len = random.uintAtMost(u32, options.body_bytes_max);
-    const chunked = may_have_body and percent(world, options.chunked_percent);
-    const upgrade = method == .GET and target == .pool and percent(world, options.upgrade_percent);
+    const chunked = may_have_body and !client.http10 and percent(world, options.chunked_percent);
+    const upgrade = method == .GET and target == .pool and !client.http10 and percent(world, options.upgrade_percent);
     const pool: u8 = random.uintLessThan(u8, options.pools_count);
     const id = world.ledger.add(.{
         .method = method,
@@ -297,9 +305,11 @@ fn buildRequest(client: *Client, world: *Simulator) void {
         .pool = pool,
         .body_len = body_len,
         .upgrade = upgrade,
+        .http10 = client.http10,
         .client = client.number,
     });
     var w = std.Io.Writer.fixed(client.out);
+    const version = if (client.http10) "HTTP/1.0" else "HTTP/1.1";
     const prefix = switch (target) {
         .pool, .malformed => "p",
         .local => "local",
@@ -307,10 +317,11 @@ fn buildRequest(client: *Client, world: *Simulator) void {
         .unrouted => "nowhere",
     };
     if (target == .pool or target == .malformed) {
-        w.print("{t} /{s}{d}/r{d}?x=1 HTTP/1.1\r\n", .{ method, prefix, pool, id }) catch unreachable;
+        w.print("{t} /{s}{d}/r{d}?x=1 {s}\r\n", .{ method, prefix, pool, id, version }) catch unreachable;
     } else {
-        w.print("{t} /{s}/r{d} HTTP/1.1\r\n", .{ method, prefix, id }) catch unreachable;
+        w.print("{t} /{s}/r{d} {s}\r\n", .{ method, prefix, id, version }) catch unreachable;
     }
+    if (client.keep_alive10) w.writeAll("Connection: keep-alive\r\n") catch unreachable;
     w.print("Host: sim.test\r\nUser-Agent: sim/{d}\r\nX-Sim-Tag: r{d}\r\n", .{ client.number, id }) catch unreachable;
     if (target == .malformed) {
         const broken = [_][]const u8{ "Host: other.test\r\n", "X-Bad : 1\r\n", "Content-Length: 1\r\nTransfer-Encoding: chunked\r\n" };
@@ -410,9 +421,12 @@ fn onHead(client: *Client, world: *Simulator) void {
         fail.invariant("client {d} got a response ({d}) with no request outstanding", .{ client.number, head.status });
     }
     const request = client.front();
-    if (!std.mem.eql(u8, head.first[0], "HTTP/1.1")) fail.invariant("r{d}: answered with {s}", .{ request.id, head.first[0] });
+    const version_ok = std.mem.eql(u8, head.first[0], "HTTP/1.1") or
+        (client.http10 and std.mem.eql(u8, head.first[0], "HTTP/1.0"));
+    if (!version_ok) fail.invariant("r{d}: answered with {s}", .{ request.id, head.first[0] });
     const status = head.status;
     const tag = head.tag();
+    if (client.http10 and status < 200) fail.invariant("r{d}: {d} relayed to an HTTP/1.0 client", .{ request.id, status });
     if (status < 200 and status != 101) {
         // An interim response the backend sent (100, 103): the answer follows.
         if (tag != request.id) fail.invariant("r{d}: interim {d} with tag {any}", .{ request.id, status, tag });
@@ -427,6 +441,7 @@ fn onHead(client: *Client, world: *Simulator) void {
     const length = head.contentLength() catch |err| fail.invariant("r{d}: response {t}", .{ request.id, err });
     const chunked = head.chunked() catch |err| fail.invariant("r{d}: response {t}", .{ request.id, err });
     if (length != null and chunked) fail.invariant("r{d}: response with both framings", .{request.id});
+    if (client.http10 and chunked) fail.invariant("r{d}: chunked to an HTTP/1.0 client", .{request.id});
     if (status == 101 and !request.upgrade) fail.invariant("r{d}: 101 to a request that asked for no upgrade", .{request.id});
     const bodiless = request.method == .HEAD or status == 204 or status == 304 or status == 101;
     const framing: peer_http.Framing = if (bodiless)
@@ -453,6 +468,8 @@ fn onHead(client: *Client, world: *Simulator) void {
         client.response.expected_len = std.fmt.parseInt(u32, text, 10) catch fail.invariant("r{d}: bad length field", .{request.id});
     }
     if (head.hasToken("connection", "close")) client.closing_after_response = true;
+    // HTTP/1.0: the connection closes after the response unless it says keep-alive.
+    if (client.http10 and !head.hasToken("connection", "keep-alive")) client.closing_after_response = true;
     client.parser.expectBody(framing);
 }
 

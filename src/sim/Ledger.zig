@@ -61,6 +61,7 @@ pub const Request = struct {
     pool: u8,
     body_len: u32,
     upgrade: bool,
+    http10: bool = false,
     client: u32,
     /// Times a backend parsed its head, and which backends (bit per backend).
     deliveries: u8 = 0,

@@ -50,6 +50,8 @@ idle_gap_percent: u8,
 idle_gap_ns_max: u64,
 hop_fields_percent: u8,
 trailer_percent: u8,
+/// Clients speaking HTTP/1.0 (keep-alive only when asked for, no chunked, no 1xx).
+http10_percent: u8,
 /// Requests carry a hash key field and a sticky cookie.
 affinity_percent: u8,
 /// Backends send 100 or 103 before their answer.
@@ -133,6 +135,7 @@ pub fn generate(seed: u64) Options {
         .idle_gap_ns_max = random.intRangeAtMost(u64, 1, 5000) * std.time.ns_per_ms,
         .hop_fields_percent = random.uintAtMost(u8, 50),
         .trailer_percent = random.uintAtMost(u8, 30),
+        .http10_percent = if (random.boolean()) 0 else random.intRangeAtMost(u8, 1, 30),
         .affinity_percent = random.uintAtMost(u8, 100),
         .interim_percent = if (random.boolean()) 0 else random.intRangeAtMost(u8, 1, 30),
         .client_vanish_percent = swarm.percent(30),
