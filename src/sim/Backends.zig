@@ -50,6 +50,8 @@ pub const Plan = enum {
     reset_mid,
     /// Answers as soon as the head is read, before the body.
     early,
+    /// Already answered: by the bytes it sent on the idle connection this request raced.
+    answered,
 };
 
 pub const Conn = struct {
@@ -121,6 +123,9 @@ pub const Conn = struct {
         tunnel,
         /// Sent garbage: waits for sluice to close.
         spent,
+        /// Sent bytes nobody asked for on an idle connection: a request sluice sent at the
+        /// same moment gets no answer but those bytes (the race no proxy can see).
+        unsolicited,
     };
 
     const Marker = struct { id: u32, start: u64, final: bool };
@@ -240,7 +245,7 @@ fn consume(conn: *Conn, world: *Simulator, bytes: []const u8) bool {
     var rest = bytes;
     while (rest.len > 0 or conn.parser.hasEvent()) {
         if (conn.phase == .tunnel) return rest.len == 0 or tunnelIn(conn, rest);
-        if (rest.len > 0 and conn.parser.isIdle() and conn.phase != .idle) {
+        if (rest.len > 0 and conn.parser.isIdle() and conn.phase != .idle and conn.phase != .unsolicited) {
             fail.invariant("sluice sent a new request on a connection to backend {d} whose exchange " ++
                 "(r{d}, {t}) has not finished", .{ conn.backend, conn.id, conn.phase });
         }
@@ -292,8 +297,9 @@ fn onHead(conn: *Conn, world: *Simulator) bool {
     conn.close_after = false;
     conn.idle_action = .none;
     conn.idle_action_ns = std.math.maxInt(u64);
+    // After unsolicited bytes, sluice has read those as the answer already.
+    conn.plan = if (conn.phase == .unsolicited) .answered else drawPlan(world, request);
     conn.phase = .reading;
-    conn.plan = drawPlan(world, request);
     world.trace("backend {d} fd {d}: r{d} {t} (delivery {d}), plan {t}", .{ conn.backend, conn.fd, id, request.method, request.deliveries, conn.plan });
     const framing: peer_http.Framing = if (head.chunked() catch unreachable)
         .chunked
@@ -373,6 +379,7 @@ fn onRequestEnd(conn: *Conn, world: *Simulator) bool {
     }
     switch (conn.plan) {
         .stall => conn.phase = .stalled,
+        .answered => becomeIdle(conn, world),
         .close_before => {
             closeConn(conn, world, .close);
             return false;
@@ -414,7 +421,7 @@ fn act(conn: *Conn, world: *Simulator) void {
                 @memcpy(conn.out[0..bytes.len], bytes);
                 conn.out_len = bytes.len;
                 conn.out_sent = 0;
-                conn.phase = .spent; // Nobody asked: sluice must close this connection.
+                conn.phase = .unsolicited;
                 world.trace("backend {d} fd {d}: unsolicited bytes on an idle connection", .{ conn.backend, conn.fd });
                 _ = flush(conn, world);
             },
