@@ -114,8 +114,9 @@ fn printSummary(total: *const Simulator.Summary, seeds: u64, elapsed_ms: u64) vo
         seeds, elapsed_ms, total.clean, total.steps, total.simulated_ns / std.time.ns_per_s,
     });
     std.debug.print("sim: traffic: {d} clients, {d} requests, {d} answered, {d} sent to a backend more " ++
-        "than once, {d} access log lines checked\n", .{
-        total.clients, total.requests, total.answered, total.resent, total.access_log_lines,
+        "than once ({d} not ordered), {d} access log lines checked\n", .{
+        total.clients,           total.requests,         total.answered, total.resent,
+        total.resends_unordered, total.access_log_lines,
     });
     std.debug.print("sim: events: {d} reloads ({d} refused), {d} health flips, {d} backend flips\n", .{
         total.reloads, total.reloads_refused, total.health_flips, total.backend_flips,

@@ -47,6 +47,8 @@ open_counts: [2]u32 = .{ 0, 0 },
 serial: u32 = 1,
 inflight: []Inflight,
 inflight_count: u32 = 0,
+/// Counts performed operations: a total order of everything the kernel did.
+sequence: u64 = 0,
 /// The earliest time the simulator's own actors want to run: an idle tick never jumps past it.
 horizon_ns: u64 = std.math.maxInt(u64),
 /// `Loop.wake` was called: the wake callback runs at the next tick.
@@ -130,8 +132,45 @@ pub const Connection = struct {
     proxy_read_committed: u64 = 0,
     /// Bytes the peer has written towards the proxy.
     peer_written_total: u64 = 0,
+    /// Bytes the proxy has sent on this connection.
+    proxy_sent_total: u64 = 0,
+    /// When (`Sim.sequence`) the proxy's latest sends and receives on this connection were
+    /// performed, by the stream offset they ended at: peers learn when a byte moved.
+    sends: Marks = .{},
+    recvs: Marks = .{},
 
     pub const ConnectState = enum { none, pending, connected, failed };
+};
+
+/// The latest operations on one direction of a connection: (stream end, sequence) pairs.
+pub const Marks = struct {
+    ends: [marks_max]u64 = undefined,
+    sequences: [marks_max]u64 = undefined,
+    count: u64 = 0,
+
+    const marks_max = 64;
+
+    fn add(marks: *Marks, end: u64, sequence: u64) void {
+        const at = marks.count % marks_max;
+        marks.ends[at] = end;
+        marks.sequences[at] = sequence;
+        marks.count += 1;
+    }
+
+    /// The sequence of the operation that moved byte `offset`: the earliest kept one that
+    /// ended past it. Null when none did yet, or when the one that did may be forgotten.
+    fn find(marks: *const Marks, offset: u64) ?u64 {
+        const kept = @min(marks.count, marks_max);
+        var found: ?u64 = null;
+        var back: u64 = 0;
+        while (back < kept) : (back += 1) {
+            const at = (marks.count - 1 - back) % marks_max;
+            if (marks.ends[at] <= offset) return found;
+            found = marks.sequences[at];
+        }
+        // Every kept operation ended past `offset`: an older, forgotten one may have moved it.
+        return if (marks.count > marks_max) null else found;
+    }
 };
 
 /// One direction's bytes in flight: a ring over a fixed slice.
@@ -220,6 +259,7 @@ pub fn reset(sim: *Sim, seed: u64, faults: Faults) void {
     sim.serial = 1;
     sim.open_counts = .{ 0, 0 };
     sim.inflight_count = 0;
+    sim.sequence = 0;
     sim.horizon_ns = std.math.maxInt(u64);
     sim.woken = false;
     sim.stats = .{};
@@ -505,6 +545,18 @@ pub fn proxyReadCommitted(sim: *Sim, fd: linux.fd_t) u64 {
     return sim.peer(fd).proxy_read_committed;
 }
 
+/// When (`sequence`) the proxy sent byte `offset` of its stream to the peer; null if not yet
+/// or too far back to know.
+pub fn sentAt(sim: *Sim, fd: linux.fd_t, offset: u64) ?u64 {
+    return sim.peer(fd).sends.find(offset);
+}
+
+/// When the proxy received byte `offset` of the peer's stream; null if not yet, or too far
+/// back to know.
+pub fn receivedAt(sim: *Sim, fd: linux.fd_t, offset: u64) ?u64 {
+    return sim.peer(fd).recvs.find(offset);
+}
+
 pub fn peerWrittenTotal(sim: *Sim, fd: linux.fd_t) u64 {
     return sim.peer(fd).peer_written_total;
 }
@@ -619,6 +671,7 @@ fn perform(sim: *Sim, entry: Inflight) void {
         });
     }
     const connection = sim.lookup(completion.operation.socket().fd, "an operation is pending on");
+    sim.sequence += 1;
     switch (completion.operation) {
         .none, .accept, .read => unreachable,
         .connect => {
@@ -632,51 +685,54 @@ fn perform(sim: *Sim, entry: Inflight) void {
             connection.connect = if (connection.connect_verdict == .accept) .connected else .failed;
         },
         .poll_readable => completion.result = .{ .poll_readable = {} },
-        .recv => |op| completion.result = .{
-            .recv = recv: {
-                // What arrived before a reset is read first (Linux reads the queue, then the error).
-                if (connection.to_proxy.len == 0) {
-                    if (connection.proxy_reset) break :recv error.ConnectionResetByPeer;
-                    assert(connection.to_proxy_eof);
-                    break :recv 0;
-                }
-                var n: u32 = @intCast(@min(op.buffer.len, connection.to_proxy.len));
-                if (n > 1 and sim.chance(sim.faults.short_read_percent)) {
-                    n = sim.random().intRangeAtMost(u32, 1, n - 1);
-                    sim.stats.short_reads += 1;
-                }
-                assert(connection.to_proxy.pop(op.buffer[0..n]) == n);
-                connection.proxy_read_total += n;
-                if (completion.cancel == .none) connection.proxy_read_committed = connection.proxy_read_total;
-                break :recv n;
-            },
-        },
-        .send => |op| completion.result = .{
-            .send = send: {
-                if (connection.to_peer_eof) {
-                    // Sending after our own shutdown(SHUT_WR): EPIPE.
-                    sim.stats.sends_after_shutdown += 1;
-                    break :send error.BrokenPipe;
-                }
-                if (connection.proxy_reset) {
-                    break :send if (sim.random().boolean()) error.ConnectionResetByPeer else error.BrokenPipe;
-                }
-                if (!connection.peer_open) {
-                    // The peer closed: these bytes go out, and its kernel answers with a reset.
-                    connection.proxy_reset = true;
-                    break :send op.buffer.len;
-                }
-                const space = connection.window - connection.to_peer.len;
-                var n: u32 = @intCast(@min(op.buffer.len, space));
-                if (n > 1 and sim.chance(sim.faults.short_write_percent)) {
-                    n = sim.random().intRangeAtMost(u32, 1, n - 1);
-                    sim.stats.short_writes += 1;
-                }
-                connection.to_peer.push(op.buffer[0..n]);
-                break :send n;
-            },
-        },
+        .recv => |op| completion.result = .{ .recv = sim.performRecv(connection, op.buffer, completion.cancel != .none) },
+        .send => |op| completion.result = .{ .send = sim.performSend(connection, op.buffer) },
     }
+}
+
+fn performRecv(sim: *Sim, connection: *Connection, buffer: []u8, cancelled: bool) sys.RecvError!usize {
+    // What arrived before a reset is read first (Linux reads the queue, then the error).
+    if (connection.to_proxy.len == 0) {
+        if (connection.proxy_reset) return error.ConnectionResetByPeer;
+        assert(connection.to_proxy_eof);
+        return 0;
+    }
+    var n: u32 = @intCast(@min(buffer.len, connection.to_proxy.len));
+    if (n > 1 and sim.chance(sim.faults.short_read_percent)) {
+        n = sim.random().intRangeAtMost(u32, 1, n - 1);
+        sim.stats.short_reads += 1;
+    }
+    assert(connection.to_proxy.pop(buffer[0..n]) == n);
+    connection.proxy_read_total += n;
+    if (!cancelled) connection.proxy_read_committed = connection.proxy_read_total;
+    connection.recvs.add(connection.proxy_read_total, sim.sequence);
+    return n;
+}
+
+fn performSend(sim: *Sim, connection: *Connection, buffer: []const u8) sys.SendError!usize {
+    if (connection.to_peer_eof) {
+        // Sending after our own shutdown(SHUT_WR): EPIPE.
+        sim.stats.sends_after_shutdown += 1;
+        return error.BrokenPipe;
+    }
+    if (connection.proxy_reset) {
+        return if (sim.random().boolean()) error.ConnectionResetByPeer else error.BrokenPipe;
+    }
+    if (!connection.peer_open) {
+        // The peer closed: these bytes go out, and its kernel answers with a reset.
+        connection.proxy_reset = true;
+        return buffer.len;
+    }
+    const space = connection.window - connection.to_peer.len;
+    var n: u32 = @intCast(@min(buffer.len, space));
+    if (n > 1 and sim.chance(sim.faults.short_write_percent)) {
+        n = sim.random().intRangeAtMost(u32, 1, n - 1);
+        sim.stats.short_writes += 1;
+    }
+    connection.to_peer.push(buffer[0..n]);
+    connection.proxy_sent_total += n;
+    connection.sends.add(connection.proxy_sent_total, sim.sequence);
+    return n;
 }
 
 fn deliver(sim: *Sim, loop: *Loop, completion: *Completion) void {

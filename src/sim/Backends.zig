@@ -48,6 +48,9 @@ pub const Plan = enum {
     reset_before,
     close_mid,
     reset_mid,
+    /// Closes or resets while the request body is still coming.
+    close_in_body,
+    reset_in_body,
     /// Answers as soon as the head is read, before the body.
     early,
     /// Already answered: by the bytes it sent on the idle connection this request raced.
@@ -80,6 +83,11 @@ pub const Conn = struct {
     idle_action_ns: u64 = std.math.maxInt(u64),
     idle_action: enum { none, close, unsolicited } = .none,
     tunnel_in: u64 = 0,
+    /// Bytes read from sluice, and where the message being parsed started among them.
+    stream_in: u64 = 0,
+    message_start: u64 = 0,
+    /// The backend reads nothing until then (its window fills, sluice's sends wait).
+    read_paused_until_ns: u64 = 0,
 
     const markers_max = 4;
 
@@ -102,6 +110,9 @@ pub const Conn = struct {
         conn.idle_action_ns = std.math.maxInt(u64);
         conn.idle_action = .none;
         conn.tunnel_in = 0;
+        conn.stream_in = 0;
+        conn.message_start = 0;
+        conn.read_paused_until_ns = 0;
     }
 
     fn pushMarker(conn: *Conn, id: u32, start: u64, final: bool) void {
@@ -212,6 +223,7 @@ pub const Backends = struct {
 pub fn step(conn: *Conn, world: *Simulator) void {
     if (conn.state != .open) return;
     markArrivals(conn, world);
+    if (world.sim.now_ns < conn.read_paused_until_ns) return act(conn, world);
     const buffer = &world.scratch;
     var reads: u32 = 0;
     while (reads < 16) : (reads += 1) {
@@ -231,7 +243,7 @@ pub fn markArrivals(conn: *Conn, world: *Simulator) void {
     var kept: u8 = 0;
     for (conn.markers[0..conn.markers_count]) |marker| {
         if (read_total > marker.start) {
-            world.ledger.arrived(marker.id, marker.final);
+            world.ledger.arrived(marker.id, marker.final, world.sim.receivedAt(conn.fd, marker.start));
         } else {
             conn.markers[kept] = marker;
             kept += 1;
@@ -242,8 +254,11 @@ pub fn markArrivals(conn: *Conn, world: *Simulator) void {
 
 /// Takes bytes from sluice; false when the connection was closed meanwhile.
 fn consume(conn: *Conn, world: *Simulator, bytes: []const u8) bool {
+    const base = conn.stream_in;
+    conn.stream_in += bytes.len;
     var rest = bytes;
     while (rest.len > 0 or conn.parser.hasEvent()) {
+        if (conn.parser.isIdle()) conn.message_start = base + (bytes.len - rest.len);
         if (conn.phase == .tunnel) return rest.len == 0 or tunnelIn(conn, rest);
         if (rest.len > 0 and conn.parser.isIdle() and conn.phase != .idle and conn.phase != .unsolicited) {
             fail.invariant("sluice sent a new request on a connection to backend {d} whose exchange " ++
@@ -262,6 +277,13 @@ fn consume(conn: *Conn, world: *Simulator, bytes: []const u8) bool {
                     fail.invariant("backend {d} got body bytes {d}..{d} of r{d} that are not its own", .{
                         conn.backend, offset, conn.parser.body_offset, conn.id,
                     });
+                }
+                switch (conn.plan) {
+                    .close_in_body, .reset_in_body => if (conn.parser.body_offset < conn.body_len) {
+                        closeConn(conn, world, if (conn.plan == .reset_in_body) .reset else .close);
+                        return false;
+                    },
+                    else => {},
                 }
             },
             .end => {
@@ -285,7 +307,8 @@ fn onHead(conn: *Conn, world: *Simulator) bool {
     });
     // The retry rules compare with what sluice has read of every answer so far.
     world.markAllArrivals();
-    world.ledger.delivered(id, conn.backend);
+    world.trace("backend {d} fd {d}: head of r{d}: {s} {s}", .{ conn.backend, conn.fd, id, head.first[0], head.first[1] });
+    world.ledger.delivered(id, conn.backend, world.sim.sentAt(conn.fd, conn.message_start));
     const request = world.ledger.get(id);
     checkRequestHead(conn, world, head, id, request);
     conn.id = id;
@@ -297,6 +320,9 @@ fn onHead(conn: *Conn, world: *Simulator) bool {
     conn.close_after = false;
     conn.idle_action = .none;
     conn.idle_action_ns = std.math.maxInt(u64);
+    if (world.random.uintLessThan(u8, 100) < world.options.backend_read_pause_percent) {
+        conn.read_paused_until_ns = world.sim.now_ns + world.random.uintAtMost(u64, 5 * std.time.ns_per_s);
+    }
     // After unsolicited bytes, sluice has read those as the answer already.
     conn.plan = if (conn.phase == .unsolicited) .answered else drawPlan(world, request);
     conn.phase = .reading;
@@ -356,10 +382,12 @@ fn drawPlan(world: *Simulator, request: *const Ledger.Request) Plan {
         .{ .stall, options.backend_stall_percent },
         .{ .delay, options.backend_delay_percent },
         .{ .garbage, options.backend_garbage_percent },
-        .{ .close_before, options.backend_close_percent / 2 },
-        .{ .close_mid, options.backend_close_percent - options.backend_close_percent / 2 },
-        .{ .reset_before, options.backend_reset_percent / 2 },
-        .{ .reset_mid, options.backend_reset_percent - options.backend_reset_percent / 2 },
+        .{ .close_before, options.backend_close_percent / 3 },
+        .{ .close_mid, options.backend_close_percent / 3 },
+        .{ .close_in_body, if (request.body_len > 1) options.backend_close_percent / 3 else 0 },
+        .{ .reset_before, options.backend_reset_percent / 3 },
+        .{ .reset_mid, options.backend_reset_percent / 3 },
+        .{ .reset_in_body, if (request.body_len > 1) options.backend_reset_percent / 3 else 0 },
         .{ .early, if (request.body_len > 0) options.backend_early_percent else 0 },
     };
     var at: u32 = 0;
@@ -591,6 +619,7 @@ fn closeConn(conn: *Conn, world: *Simulator, how: enum { close, reset }) void {
 /// The next time, after `now`, this connection has something to do by itself.
 pub fn wakeAt(conn: *const Conn, now: u64) u64 {
     if (conn.state != .open) return std.math.maxInt(u64);
+    if (conn.read_paused_until_ns > now) return conn.read_paused_until_ns;
     const at = switch (conn.phase) {
         .reading => if (conn.request_done and !conn.responded) conn.respond_at_ns else std.math.maxInt(u64),
         .idle => conn.idle_action_ns,

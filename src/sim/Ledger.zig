@@ -19,6 +19,8 @@ count: u32 = 0,
 tries_max: u8 = 1,
 /// Some pool of some generation retries 5xx.
 retry_5xx: bool = false,
+/// Second deliveries whose sending was too far back to order against the answers.
+unordered: u64 = 0,
 
 pub const requests_max = 1 << 16;
 
@@ -66,9 +68,10 @@ pub const Request = struct {
     /// Times a backend parsed its head, and which backends (bit per backend).
     deliveries: u8 = 0,
     backends: u64 = 0,
-    /// A byte of a response to it reached sluice: a final answer, or a 5xx head.
-    arrived_final: bool = false,
-    arrived_5xx: bool = false,
+    /// When (the simulated kernel's `sequence`) a byte of a response to it first reached
+    /// sluice: a final answer, or a 5xx head. Null: none yet, or not known.
+    arrived_final: ?u64 = null,
+    arrived_5xx: ?u64 = null,
     /// What backends answered (status and body length), at most `responses_max`.
     responses: [responses_max]Response = undefined,
     responses_count: u8 = 0,
@@ -91,6 +94,7 @@ pub fn reset(ledger: *Ledger) void {
     ledger.count = 0;
     ledger.tries_max = 1;
     ledger.retry_5xx = false;
+    ledger.unordered = 0;
 }
 
 pub fn isFull(ledger: *const Ledger) bool {
@@ -110,8 +114,10 @@ pub fn get(ledger: *Ledger, id: u32) *Request {
     return &ledger.requests[id];
 }
 
-/// A backend parsed the head of request `id`.
-pub fn delivered(ledger: *Ledger, id: u32, backend: u8) void {
+/// A backend parsed the head of request `id`, which sluice sent at `sent` (the kernel's
+/// sequence; null if too far back to know). A backend may read a head long after sluice sent
+/// it, so the rules compare when sluice sent it with when a response byte reached sluice.
+pub fn delivered(ledger: *Ledger, id: u32, backend: u8, sent: ?u64) void {
     const request = ledger.get(id);
     request.deliveries += 1;
     request.backends |= @as(u64, 1) << @intCast(backend);
@@ -121,13 +127,17 @@ pub fn delivered(ledger: *Ledger, id: u32, backend: u8) void {
             request.method, id, request.deliveries,
         });
     }
-    if (request.arrived_final) {
+    const sent_at = sent orelse {
+        ledger.unordered += 1;
+        return;
+    };
+    if (request.arrived_final) |arrived_at| if (sent_at > arrived_at) {
         fail.invariant("r{d} was sent to a backend again after a byte of a response to it had " ++
             "reached sluice", .{id});
-    }
-    if (request.arrived_5xx and !ledger.retry_5xx) {
+    };
+    if (request.arrived_5xx) |arrived_at| if (sent_at > arrived_at and !ledger.retry_5xx) {
         fail.invariant("r{d} was sent again after a 5xx, and no pool retries 5xx", .{id});
-    }
+    };
     if (request.deliveries > ledger.tries_max + 1) {
         fail.invariant("r{d} reached backends {d} times (tries at most {d}, plus one stale resend)", .{
             id, request.deliveries, ledger.tries_max,
@@ -143,10 +153,13 @@ pub fn responded(ledger: *Ledger, id: u32, response: Response) void {
     request.responses_count += 1;
 }
 
-/// A byte of a backend's answer to `id` was read by sluice.
-pub fn arrived(ledger: *Ledger, id: u32, final: bool) void {
+/// A byte of a backend's answer to `id` was read by sluice at `at` (the kernel's sequence;
+/// null if not known: then as early as can be, which only makes the rules stricter).
+pub fn arrived(ledger: *Ledger, id: u32, final: bool, at: ?u64) void {
     const request = ledger.get(id);
-    if (final) request.arrived_final = true else request.arrived_5xx = true;
+    const when = at orelse 0;
+    const slot = if (final) &request.arrived_final else &request.arrived_5xx;
+    slot.* = @min(slot.* orelse when, when);
 }
 
 /// A client took a response for request `id`.

@@ -79,6 +79,8 @@ backend_idle_close_percent: u8,
 backend_unsolicited_percent: u8,
 /// Response heads padded up to and past the limits, with fields that grow when rewritten.
 backend_big_head_percent: u8,
+/// Per request: the backend stops reading for a while after its head.
+backend_read_pause_percent: u8,
 /// Per tick, out of 10,000: a backend starts refusing, black-holing or comes back.
 backend_flip_per_10k: u16,
 /// Per tick, out of 10,000: active health marks a backend down or up.
@@ -154,6 +156,7 @@ pub fn generate(seed: u64) Options {
         .backend_idle_close_percent = swarm.percent(50),
         .backend_unsolicited_percent = swarm.percent(10),
         .backend_big_head_percent = swarm.percent(20),
+        .backend_read_pause_percent = swarm.percent(20),
         .backend_flip_per_10k = if (clean or random.boolean()) 0 else random.intRangeAtMost(u16, 1, 50),
         .health_flip_per_10k = if (clean or random.boolean()) 0 else random.intRangeAtMost(u16, 1, 50),
         .sim = undefined,

@@ -80,6 +80,8 @@ pub const Summary = struct {
     /// sent on it at the same moment (an HTTP/1.1 race no proxy can see).
     unsolicited_relayed: u64 = 0,
     access_log_lines: u64 = 0,
+    /// Resends the ledger could not order against the answers (the kernel forgot that far).
+    resends_unordered: u64 = 0,
     sim: Sim.Stats = .{},
 
     pub fn add(total: *Summary, one: *const Summary) void {
@@ -153,6 +155,7 @@ pub fn run(world: *Simulator, seed: u64, steps: u64) Summary {
         world.summary.resent += @intFromBool(request.deliveries > 1);
     }
     world.summary.sim = world.sim.stats;
+    world.summary.resends_unordered = world.ledger.unordered;
     world.tearDown();
     return world.summary;
 }
