@@ -22,7 +22,7 @@ retry_5xx: bool = false,
 /// Second deliveries whose sending was too far back to order against the answers.
 unordered: u64 = 0,
 
-pub const requests_max = 1 << 16;
+pub const requests_max = 1 << 18;
 
 pub const Method = enum {
     GET,
