@@ -8,11 +8,16 @@
 //!   only from `tick`, a cancel completes with Canceled unless the operation already finished,
 //!   and `close` requires that no operation on the fd still waits for its callback (cancelled
 //!   and detached ones included). A close that breaks that rule, an operation on a closed or
-//!   unknown fd, and a second close panic: the "no fd used after release" invariant.
-//! - Only what a simulated peer could do to a real socket happens here: bytes arrive in any
-//!   split, sends are partial under a window, a peer that closes with unread bytes resets the
-//!   connection (as Linux does), a cancel may lose the race against a result. Misbehaving
-//!   HTTP peers are the simulator's (src/sim/); this file knows nothing of HTTP.
+//!   unknown fd, and a second close panic: the "no fd used after release" invariant. So does
+//!   a send whose buffer changes between its submission and the moment the kernel reads it.
+//! - Only what a real kernel could do happens here: bytes arrive in any split, sends are
+//!   partial under a window, a close with unread bytes resets the connection and loses what
+//!   was in flight to the peer (as Linux does), and a cancel is decided when it is asked: the
+//!   operation had already finished (its effect happens then, before anything submitted
+//!   later) or it is cancelled; only its callback may come later. Misbehaving HTTP peers are
+//!   the simulator's (src/sim/); this file knows nothing of HTTP.
+//! - Every performed operation gets a number (`sequence`), kept per connection for the
+//!   latest ones, so peers can tell when a byte they read was sent (src/sim/Ledger.zig).
 //! - fds are never reused: an fd is `serial << slot_bits | slot`, so a stale fd is caught.
 //! - Everything is allocated by `init`; `reset` starts a new seed without allocating.
 const std = @import("std");

@@ -15,6 +15,7 @@ const Address = @import("../stdx/Address.zig").Address;
 const peer_http = @import("peer_http.zig");
 const Ledger = @import("Ledger.zig");
 const Simulator = @import("Simulator.zig");
+const Clients = @import("Clients.zig");
 const fail = @import("fail.zig");
 
 pub const backends_max = 6;
@@ -354,7 +355,14 @@ fn checkRequestHead(conn: *Conn, world: *Simulator, head: *const peer_http.Head,
         fail.invariant("r{d} for pool p{d} reached backend {d}, never in that pool", .{ id, request.pool, conn.backend });
     }
     if (head.count("host") != 1) fail.invariant("r{d} reached backend with {d} Host fields", .{ id, head.count("host") });
-    if (head.get("x-forwarded-for") == null) fail.invariant("r{d} reached backend without X-Forwarded-For", .{id});
+    // An absolute-form target's authority is the host, and the target goes on in origin form.
+    const host = if (request.absolute) "abs.test" else "sim.test";
+    if (!std.mem.eql(u8, head.get("host").?, host)) fail.invariant("r{d}: Host {s}, sent for {s}", .{ id, head.get("host").?, host });
+    checkForwardedFor(world, head, id, request);
+    const underscore = head.get("x_sim_under") != null;
+    if (underscore != (request.underscore and world.options.underscores_allowed)) {
+        fail.invariant("r{d}: a field named with `_` forwarded {}, sent {}, allowed {}", .{ id, underscore, request.underscore, world.options.underscores_allowed });
+    }
     for ([_][]const u8{ "keep-alive", "x-hop", "te", "proxy-connection", "x-sim-trailer" }) |name| {
         if (head.get(name) != null) fail.invariant("r{d} reached backend with hop-by-hop field {s}", .{ id, name });
     }
@@ -372,6 +380,23 @@ fn checkRequestHead(conn: *Conn, world: *Simulator, head: *const peer_http.Head,
     const upgrade = head.get("upgrade") != null;
     if (upgrade != request.upgrade) fail.invariant("r{d}: Upgrade forwarded {}, asked {}", .{ id, upgrade, request.upgrade });
     if (upgrade and !head.hasToken("connection", "upgrade")) fail.invariant("r{d}: Upgrade without Connection: upgrade", .{id});
+}
+
+/// One X-Forwarded-For: the client's own value kept only from a trusted client, then the
+/// client's address.
+fn checkForwardedFor(world: *Simulator, head: *const peer_http.Head, id: u32, request: *const Ledger.Request) void {
+    if (head.count("x-forwarded-for") != 1) fail.invariant("r{d}: {d} X-Forwarded-For fields", .{ id, head.count("x-forwarded-for") });
+    var buffer: [64]u8 = undefined;
+    const peer = Clients.peerAddress(request.client);
+    var host_buffer: [Address.host_text_bytes_max]u8 = undefined;
+    const ip = peer.formatHost(&host_buffer);
+    const trusted = world.options.trusted_clients and peer.in.addr & 0xff000000 < 128 << 24;
+    const expected = if (request.forwarded_for and trusted)
+        std.fmt.bufPrint(&buffer, "203.0.113.9, {s}", .{ip}) catch unreachable
+    else
+        ip;
+    const value = head.get("x-forwarded-for").?;
+    if (!std.mem.eql(u8, value, expected)) fail.invariant("r{d}: X-Forwarded-For {s}, expected {s}", .{ id, value, expected });
 }
 
 fn drawPlan(world: *Simulator, request: *const Ledger.Request) Plan {

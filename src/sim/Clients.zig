@@ -154,7 +154,7 @@ fn plan(client: *Client, world: *Simulator) void {
     const random = world.random;
     const options = &world.options;
     const now = world.sim.now_ns;
-    client.peer = Address.initIp4(.{ 192, 0, 2, @intCast(1 + client.number % 200) }, @intCast(1024 + client.number % 60000));
+    client.peer = peerAddress(client.number);
     client.requests_left = random.intRangeAtMost(u8, 1, options.requests_per_client_max);
     client.pipeline = if (percent(world, options.pipeline_percent)) random.intRangeAtMost(u8, 2, 4) else 1;
     client.http10 = percent(world, options.http10_percent);
@@ -299,6 +299,7 @@ fn buildRequest(client: *Client, world: *Simulator) void {
     const chunked = may_have_body and !client.http10 and percent(world, options.chunked_percent);
     const upgrade = method == .GET and target == .pool and !client.http10 and percent(world, options.upgrade_percent);
     const pool: u8 = random.uintLessThan(u8, options.pools_count);
+    const forwarding = percent(world, options.forwarding_percent);
     const id = world.ledger.add(.{
         .method = method,
         .target = target,
@@ -306,23 +307,21 @@ fn buildRequest(client: *Client, world: *Simulator) void {
         .body_len = body_len,
         .upgrade = upgrade,
         .http10 = client.http10,
+        .forwarded_for = forwarding and random.boolean(),
+        .underscore = forwarding and random.boolean(),
+        .absolute = forwarding and target != .malformed and random.boolean(),
         .client = client.number,
     });
+    const sent = world.ledger.get(id);
     var w = std.Io.Writer.fixed(client.out);
     const version = if (client.http10) "HTTP/1.0" else "HTTP/1.1";
-    const prefix = switch (target) {
-        .pool, .malformed => "p",
-        .local => "local",
-        .redirect => "redir",
-        .unrouted => "nowhere",
-    };
-    if (target == .pool or target == .malformed) {
-        w.print("{t} /{s}{d}/r{d}?x=1 {s}\r\n", .{ method, prefix, pool, id, version }) catch unreachable;
-    } else {
-        w.print("{t} /{s}/r{d} {s}\r\n", .{ method, prefix, id, version }) catch unreachable;
-    }
+    w.print("{t} ", .{method}) catch unreachable;
+    writeTarget(&w, sent, id) catch unreachable;
+    w.print(" {s}\r\n", .{version}) catch unreachable;
     if (client.keep_alive10) w.writeAll("Connection: keep-alive\r\n") catch unreachable;
     w.print("Host: sim.test\r\nUser-Agent: sim/{d}\r\nX-Sim-Tag: r{d}\r\n", .{ client.number, id }) catch unreachable;
+    if (sent.forwarded_for) w.writeAll("X-Forwarded-For: 203.0.113.9\r\n") catch unreachable;
+    if (sent.underscore) w.writeAll("X_Sim_Under: 1\r\n") catch unreachable;
     if (target == .malformed) {
         const broken = [_][]const u8{ "Host: other.test\r\n", "X-Bad : 1\r\n", "Content-Length: 1\r\nTransfer-Encoding: chunked\r\n" };
         w.writeAll(broken[random.uintLessThan(usize, broken.len)]) catch unreachable;
@@ -391,6 +390,22 @@ fn buildRequest(client: *Client, world: *Simulator) void {
     if (percent(world, options.idle_gap_percent)) {
         client.next_request_ns = world.sim.now_ns + random.uintAtMost(u64, options.idle_gap_ns_max);
     }
+}
+
+/// The target of a request as its client writes it (the access log must show it so).
+pub fn writeTarget(w: *std.Io.Writer, request: *const Ledger.Request, id: u32) std.Io.Writer.Error!void {
+    if (request.absolute) try w.writeAll("http://abs.test");
+    switch (request.target) {
+        .pool, .malformed => try w.print("/p{d}/r{d}?x=1", .{ request.pool, id }),
+        .local => try w.print("/local/r{d}", .{id}),
+        .redirect => try w.print("/redir/r{d}", .{id}),
+        .unrouted => try w.print("/nowhere/r{d}", .{id}),
+    }
+}
+
+/// The client's address: the same for every connection of a client number.
+pub fn peerAddress(number: u32) Address {
+    return Address.initIp4(.{ 192, 0, 2, @intCast(1 + number % 200) }, @intCast(1024 + number % 60000));
 }
 
 fn consume(client: *Client, world: *Simulator, bytes: []const u8) void {

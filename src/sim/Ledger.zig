@@ -64,6 +64,10 @@ pub const Request = struct {
     body_len: u32,
     upgrade: bool,
     http10: bool = false,
+    /// Sent with an X-Forwarded-For of its own, a field named with `_`, an absolute target.
+    forwarded_for: bool = false,
+    underscore: bool = false,
+    absolute: bool = false,
     client: u32,
     /// Times a backend parsed its head, and which backends (bit per backend).
     deliveries: u8 = 0,

@@ -24,6 +24,10 @@ client_idle_timeout_ns: u64,
 tunnel_idle_timeout_ns: u64,
 /// 0: no limit.
 request_body_bytes_max: u64,
+/// Clients 192.0.2.1-127 are trusted proxies (their X-Forwarded-For is kept).
+trusted_clients: bool,
+/// Request fields with `_` in their name are kept (else dropped).
+underscores_allowed: bool,
 access_log: enum { off, combined, json },
 
 // Topology.
@@ -54,6 +58,9 @@ trailer_percent: u8,
 http10_percent: u8,
 /// Requests carry a hash key field and a sticky cookie.
 affinity_percent: u8,
+/// Requests carry fields a proxy rewrites: X-Forwarded-For, a name with `_`, an
+/// absolute-form target.
+forwarding_percent: u8,
 /// Backends send 100 or 103 before their answer.
 interim_percent: u8,
 
@@ -119,6 +126,8 @@ pub fn generate(seed: u64) Options {
         .tunnel_idle_timeout_ns = random.intRangeAtMost(u64, 1, 30) * std.time.ns_per_s,
         .request_body_bytes_max = if (clean or random.uintLessThan(u8, 4) != 0) 0 else random.intRangeAtMost(u64, 1, 3 * buffer_bytes),
         .access_log = random.enumValue(@FieldType(Options, "access_log")),
+        .trusted_clients = random.boolean(),
+        .underscores_allowed = random.boolean(),
         .backends_count = random.intRangeAtMost(u8, 1, 6),
         .pools_count = if (routed) random.intRangeAtMost(u8, 1, 3) else 1,
         .routed = routed,
@@ -139,6 +148,7 @@ pub fn generate(seed: u64) Options {
         .trailer_percent = random.uintAtMost(u8, 30),
         .http10_percent = if (random.boolean()) 0 else random.intRangeAtMost(u8, 1, 30),
         .affinity_percent = random.uintAtMost(u8, 100),
+        .forwarding_percent = random.uintAtMost(u8, 100),
         .interim_percent = if (random.boolean()) 0 else random.intRangeAtMost(u8, 1, 30),
         .client_vanish_percent = swarm.percent(30),
         .client_half_close_percent = swarm.percent(50),

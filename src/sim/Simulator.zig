@@ -182,6 +182,8 @@ fn setUp(world: *Simulator) void {
     config.client_idle_timeout_ns = options.client_idle_timeout_ns;
     config.tunnel_idle_timeout_ns = options.tunnel_idle_timeout_ns;
     config.request_body_bytes_max = options.request_body_bytes_max;
+    config.header_underscores = if (options.underscores_allowed) .allow else .drop;
+    if (options.trusted_clients) config.addTrustedProxy(Config.Cidr.parse("192.0.2.0/25") catch unreachable) catch unreachable;
     world.composePools(config);
     config.validate() catch |err| std.debug.panic("sim: the configuration does not validate: {t}", .{err});
     world.generations = .{ .loop = &world.loop, .sessions_count = options.sessions, .quarantine = &world.quarantine };
@@ -363,13 +365,10 @@ fn checkAccessLog(world: *Simulator, bytes: []const u8) void {
         const end = std.mem.indexOfAnyPos(u8, target, at + 2, "?") orelse target.len;
         const id = std.fmt.parseInt(u32, target[at + 2 .. end], 10) catch fail.invariant("access log target: {s}", .{line});
         const request = world.ledger.get(id);
-        var expected: [64]u8 = undefined;
-        const sent = switch (request.target) {
-            .pool, .malformed => std.fmt.bufPrint(&expected, "/p{d}/r{d}?x=1", .{ request.pool, id }),
-            .local => std.fmt.bufPrint(&expected, "/local/r{d}", .{id}),
-            .redirect => std.fmt.bufPrint(&expected, "/redir/r{d}", .{id}),
-            .unrouted => std.fmt.bufPrint(&expected, "/nowhere/r{d}", .{id}),
-        } catch unreachable;
+        var expected: [96]u8 = undefined;
+        var expected_writer = std.Io.Writer.fixed(&expected);
+        clients_ns.writeTarget(&expected_writer, request, id) catch unreachable;
+        const sent = expected_writer.buffered();
         var agent_expected: [32]u8 = undefined;
         const agent_sent = std.fmt.bufPrint(&agent_expected, "sim/{d}", .{request.client}) catch unreachable;
         if (!std.mem.eql(u8, target, sent) or !std.mem.eql(u8, method, @tagName(request.method)) or
