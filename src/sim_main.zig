@@ -65,7 +65,7 @@ pub fn main(init: std.process.Init) !void {
 
     var total: Simulator.Summary = .{};
     if (seed) |one| {
-        const options = Options.generate(one);
+        const options = Options.generate(one, ticks);
         std.debug.print("sim: seed={d} ticks={d}\n", .{ one, ticks });
         printOptions(&options);
         current_seed = one;
@@ -137,7 +137,7 @@ fn printSummary(total: *const Simulator.Summary, seeds: u64, elapsed_ms: u64) vo
 fn printSeed() void {
     const seed = current_seed orelse return;
     std.debug.print("\nsim: FAILED at seed {d}; replay: zig build sim -- --seed {d} --ticks {d}\n", .{ seed, seed, current_ticks });
-    printOptions(&Options.generate(seed));
+    printOptions(&Options.generate(seed, current_ticks));
 }
 
 fn panicWithSeed(message: []const u8, first_trace_address: ?usize) noreturn {

@@ -37,8 +37,8 @@ pools_count: u8,
 routed: bool,
 /// Change pools (backends, strategy, retries, timeouts) by reloads during the run.
 reloads_percent: u8,
-/// When the drain starts, in ticks from the start (it always comes before the end).
-drain_tick: u32,
+/// When the drain starts, in steps from the start: at the end, or half-way or later.
+drain_step: u64,
 
 // Traffic.
 clients_concurrent_max: u32,
@@ -96,7 +96,7 @@ health_flip_per_10k: u16,
 // Socket-level faults (the simulated kernel).
 sim: Sim.Faults,
 
-pub fn generate(seed: u64) Options {
+pub fn generate(seed: u64, steps: u64) Options {
     var prng = std.Random.DefaultPrng.init(seed ^ 0x5eed_0071);
     const random = prng.random();
     const clean = random.uintLessThan(u8, 8) == 0;
@@ -132,7 +132,7 @@ pub fn generate(seed: u64) Options {
         .pools_count = if (routed) random.intRangeAtMost(u8, 1, 3) else 1,
         .routed = routed,
         .reloads_percent = if (random.boolean()) 0 else random.intRangeAtMost(u8, 1, 100),
-        .drain_tick = 0, // Set by the simulator from the tick count.
+        .drain_step = if (random.boolean()) steps else random.intRangeAtMost(u64, steps / 2, steps),
         .clients_concurrent_max = random.intRangeAtMost(u32, 1, 48),
         .client_arrival_ns_max = random.intRangeAtMost(u64, 1, 200) * std.time.ns_per_ms,
         .requests_per_client_max = random.intRangeAtMost(u8, 1, 8),
@@ -188,17 +188,4 @@ pub fn generate(seed: u64) Options {
         .tick_ns_max = random.intRangeAtMost(u64, 1, 2000) * std.time.ns_per_us,
     };
     return options;
-}
-
-pub fn print(options: *const Options, writer: *std.Io.Writer) std.Io.Writer.Error!void {
-    inline for (@typeInfo(Options).@"struct".field_names) |name| {
-        const value = @field(options, name);
-        if (comptime std.mem.eql(u8, name, "sim")) {
-            inline for (@typeInfo(Sim.Faults).@"struct".field_names) |fault| {
-                try writer.print("  sim.{s}={d}\n", .{ fault, @field(value, fault) });
-            }
-        } else {
-            try writer.print("  {s}={any}\n", .{ name, value });
-        }
-    }
 }

@@ -128,10 +128,9 @@ pub fn destroy(world: *Simulator, allocator: std.mem.Allocator) void {
 /// the invariant named) on the first violation.
 pub fn run(world: *Simulator, seed: u64, steps: u64) Summary {
     world.seed = seed;
-    world.options = Options.generate(seed);
+    world.options = Options.generate(seed, steps);
     world.prng = .init(seed);
     world.random = world.prng.random();
-    world.options.drain_tick = @intCast(if (world.random.boolean()) steps else world.random.intRangeAtMost(u64, steps / 2, steps));
     world.sim.reset(seed *% 0x9E3779B97F4A7C15 +% 1, world.options.sim);
     world.loop = Loop.initSim(&world.sim);
     world.ledger.reset();
@@ -143,7 +142,7 @@ pub fn run(world: *Simulator, seed: u64, steps: u64) Summary {
     world.summary = .{ .clean = @intFromBool(world.options.clean) };
     world.setUp();
     while (world.step_count < steps) {
-        if (world.step_count == world.options.drain_tick) world.startDrain();
+        if (world.step_count == world.options.drain_step) world.startDrain();
         world.step();
     }
     world.settle();
