@@ -35,11 +35,12 @@ comptime {
 var static_allocator: StaticAllocator = undefined;
 var demo_backends: [2]DemoBackend = undefined;
 /// The command line, parsed onto the baked config or the file: the configuration the process
-/// runs with, static because it lives as long as the process. A `Config` is ~55 KB, and every
+/// runs with, static because it lives as long as the process. A `Config` is ~55 KB, and a
 /// function whose frame holds one makes the stack probe touch all of its pages when it is
-/// called (a fault per page), so the cold paths that need more of them (a config file, `check`,
-/// `reload`, the demo) are functions of their own, never inlined into `main`: its frame was
-/// 334 KB, 82 faults before the first line ran (docs/ARCHITECTURE.md, "Start-up").
+/// called (a fault per page). So `main` holds none: parsing, the paths with a `Config` of their
+/// own (a config file, `check`, `reload`) and the rest of start-up are calls never inlined into
+/// it. Inlined, they made its frame 334 KB, 82 faults before its first line ran
+/// (docs/ARCHITECTURE.md, "Start-up").
 var command_line: cli.Parsed = undefined;
 
 pub fn main(init: std.process.Init.Minimal) u8 {
@@ -68,8 +69,8 @@ pub fn main(init: std.process.Init.Minimal) u8 {
         args_count += 1;
     }
     const args = args_buffer[0..args_count];
-    if (!@call(.never_inline, parseArgs, .{args})) return 2; // See `command_line`.
-    const never_inline: std.builtin.CallModifier = .never_inline;
+    const never_inline: std.builtin.CallModifier = .never_inline; // See `command_line`.
+    if (!@call(never_inline, parseArgs, .{args})) return 2;
     if (command_line.command == .check) {
         return @call(never_inline, checkFile, .{command_line.config_path.?});
     }
