@@ -1,0 +1,8 @@
+//! sluice's JavaScript engine (temporary root while it grows).
+test {
+    _ = @import("value.zig");
+    _ = @import("Heap.zig");
+    _ = @import("string.zig");
+    _ = @import("number.zig");
+    _ = @import("Lexer.zig");
+}

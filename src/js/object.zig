@@ -1,0 +1,2 @@
+pub const Kind = enum(u8) { plain };
+pub const Object = struct { kind: Kind };
