@@ -5,4 +5,6 @@ test {
     _ = @import("string.zig");
     _ = @import("number.zig");
     _ = @import("Lexer.zig");
+    _ = @import("Parser.zig");
+    _ = @import("scope.zig");
 }
