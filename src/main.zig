@@ -16,6 +16,7 @@ const DemoBackend = @import("demo/Backend.zig");
 const Address = @import("stdx/Address.zig").Address;
 const InitTrace = @import("runtime/InitTrace.zig");
 const reload_command = @import("runtime/reload_command.zig");
+const js_cli = @import("js/cli.zig");
 
 pub const version = "0.1.0";
 
@@ -28,6 +29,8 @@ var static_allocator: StaticAllocator = undefined;
 var demo_backends: [2]DemoBackend = undefined;
 
 pub fn main(init: std.process.Init.Minimal) u8 {
+    // `sluice js ...` is the JavaScript engine's own command line (src/js/cli.zig).
+    if (jsArguments(init)) |args| return js_cli.main(std.heap.page_allocator, args);
     // Before anything else, so the trace's total covers all of start-up. Parsing the flag
     // itself is part of the first phase.
     var scan = init.args.iterate();
@@ -95,6 +98,23 @@ pub fn main(init: std.process.Init.Minimal) u8 {
         .pid_file = parsed.pid_file,
         .loader = if (parsed.config_path) |path| .{ .path = path, .function = reloadConfig } else null,
     });
+}
+
+var js_args_buffer: [256][]const u8 = undefined;
+
+/// The arguments after `js`, when the command is `sluice js ...`.
+fn jsArguments(init: std.process.Init.Minimal) ?[]const []const u8 {
+    var iterator = init.args.iterate();
+    _ = iterator.skip(); // argv[0]
+    const first = iterator.next() orelse return null;
+    if (!std.mem.eql(u8, first, "js")) return null;
+    var count: usize = 0;
+    while (iterator.next()) |arg| {
+        if (count == js_args_buffer.len) break;
+        js_args_buffer[count] = arg;
+        count += 1;
+    }
+    return js_args_buffer[0..count];
 }
 
 /// The command line and the config file, kept for reloads: the flags go over the file again,

@@ -130,12 +130,12 @@ fn fail(lexer: *Lexer, pos: u32, message: []const u8) Error {
 }
 
 const keywords = std.StaticStringMap(void).initComptime(.{
-    .{"break"},  .{"case"},       .{"catch"},  .{"class"},  .{"const"},   .{"continue"},
-    .{"debugger"}, .{"default"},  .{"delete"}, .{"do"},     .{"else"},    .{"export"},
-    .{"extends"}, .{"false"},     .{"finally"}, .{"for"},   .{"function"}, .{"if"},
-    .{"import"}, .{"in"},         .{"instanceof"}, .{"new"}, .{"null"},   .{"return"},
-    .{"super"},  .{"switch"},     .{"this"},   .{"throw"},  .{"true"},    .{"try"},
-    .{"typeof"}, .{"var"},        .{"void"},   .{"while"},  .{"with"},    .{"enum"},
+    .{"break"},    .{"case"},    .{"catch"},      .{"class"}, .{"const"},    .{"continue"},
+    .{"debugger"}, .{"default"}, .{"delete"},     .{"do"},    .{"else"},     .{"export"},
+    .{"extends"},  .{"false"},   .{"finally"},    .{"for"},   .{"function"}, .{"if"},
+    .{"import"},   .{"in"},      .{"instanceof"}, .{"new"},   .{"null"},     .{"return"},
+    .{"super"},    .{"switch"},  .{"this"},       .{"throw"}, .{"true"},     .{"try"},
+    .{"typeof"},   .{"var"},     .{"void"},       .{"while"}, .{"with"},     .{"enum"},
 });
 
 pub fn isKeyword(name: []const u8) bool {

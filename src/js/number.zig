@@ -63,10 +63,10 @@ pub fn format(buf: *[format_bytes_max]u8, x: f64) []const u8 {
 // ---------------------------------------------------------------------------------------
 // toFixed: exact decimal rounding with a small fixed-size big integer.
 
-/// Unsigned integer of up to 2048 bits, little-endian 32-bit limbs. Big enough for a double's
-/// mantissa times 2^1074 or times 10^100 (about 1,470 bits at most).
+/// Unsigned integer of up to 3072 bits, little-endian 32-bit limbs. Big enough for a double's
+/// mantissa times 5^1074 (about 2,550 bits), the largest exact decimal expansion.
 const Big = struct {
-    limbs: [64]u32 = @splat(0),
+    limbs: [96]u32 = @splat(0),
     len: usize = 0,
 
     fn fromU64(v: u64) Big {
@@ -214,6 +214,90 @@ pub fn toFixed(buf: *[to_fixed_bytes_max + format_bytes_max]u8, x: f64, digits: 
     std.mem.copyBackwards(u8, buf[len + int_len + 1 ..][0..digits], buf[len + int_len ..][0..digits]);
     buf[len + int_len] = '.';
     return buf[0 .. len + width + 1];
+}
+
+/// The exact decimal expansion of a finite positive double: its digits (no leading zeros)
+/// and the position of the decimal point (value = 0.DIGITS x 10^point).
+fn exactDigits(buf: []u8, x: f64) struct { digits: []const u8, point: i32 } {
+    assert(x > 0 and !std.math.isInf(x));
+    const bits: u64 = @bitCast(x);
+    const biased: i32 = @intCast((bits >> 52) & 0x7FF);
+    const fraction = bits & ((@as(u64, 1) << 52) - 1);
+    const mantissa = if (biased == 0) fraction else fraction | (@as(u64, 1) << 52);
+    const exponent: i32 = if (biased == 0) -1074 else biased - 1075;
+    var n = Big.fromU64(mantissa);
+    var scale: i32 = 0;
+    if (exponent >= 0) {
+        n.shiftLeft(@intCast(exponent));
+    } else {
+        // m / 2^k = m * 5^k / 10^k.
+        for (0..@intCast(-exponent)) |_| n.mulSmall(5);
+        scale = exponent;
+    }
+    const text = n.toDecimal(buf);
+    return .{ .digits = text, .point = @as(i32, @intCast(text.len)) + scale };
+}
+
+/// Number.prototype.toPrecision(p) for a finite x and 1 <= p <= 100: the exact value rounded
+/// half up to p significant digits, fixed or exponential as the spec chooses.
+pub fn toPrecision(out: *[160]u8, x: f64, p: u7) []const u8 {
+    assert(p >= 1 and p <= 100);
+    var len: usize = 0;
+    var v = x;
+    if (v < 0) {
+        out[0] = '-';
+        len = 1;
+        v = -v;
+    }
+    var digits: [101]u8 = undefined;
+    var e: i32 = 0;
+    if (v == 0) {
+        @memset(digits[0..p], '0');
+    } else {
+        var buf: [800]u8 = undefined;
+        const exact = exactDigits(&buf, v);
+        e = exact.point - 1;
+        const available = @min(exact.digits.len, p);
+        @memcpy(digits[0..available], exact.digits[0..available]);
+        @memset(digits[available..p], '0');
+        if (exact.digits.len > p and exact.digits[p] >= '5') {
+            // Round up, carrying.
+            var i: usize = p;
+            while (i > 0) {
+                i -= 1;
+                if (digits[i] == '9') {
+                    digits[i] = '0';
+                } else {
+                    digits[i] += 1;
+                    break;
+                }
+            } else {
+                digits[0] = '1';
+                e += 1;
+            }
+        }
+    }
+    var w: std.Io.Writer = .fixed(out[len..]);
+    if (e < -6 or e >= p) {
+        w.writeByte(digits[0]) catch unreachable;
+        if (p > 1) {
+            w.writeByte('.') catch unreachable;
+            w.writeAll(digits[1..p]) catch unreachable;
+        }
+        w.print("e{c}{d}", .{ @as(u8, if (e < 0) '-' else '+'), @abs(e) }) catch unreachable;
+    } else if (e >= 0) {
+        const int_len: usize = @intCast(e + 1);
+        w.writeAll(digits[0..int_len]) catch unreachable;
+        if (p > int_len) {
+            w.writeByte('.') catch unreachable;
+            w.writeAll(digits[int_len..p]) catch unreachable;
+        }
+    } else {
+        w.writeAll("0.") catch unreachable;
+        w.splatByteAll('0', @intCast(-e - 1)) catch unreachable;
+        w.writeAll(digits[0..p]) catch unreachable;
+    }
+    return out[0 .. len + w.end];
 }
 
 // ---------------------------------------------------------------------------------------
@@ -475,11 +559,11 @@ fn nextUp(x: f64) f64 {
 test "number: format follows Number::toString" {
     const testing = std.testing;
     const cases = .{
-        .{ 0.30000000000000004, "0.30000000000000004" },  .{ 1e21, "1e+21" },      .{ 1e20, "100000000000000000000" },
-        .{ 123456789012345680000.0, "123456789012345680000" }, .{ 1e-7, "1e-7" },      .{ 1.5e-7, "1.5e-7" },
-        .{ 0.000001, "0.000001" },              .{ -0.0, "0" },          .{ -1.5, "-1.5" },
-        .{ 5e-324, "5e-324" },                  .{ 1.7976931348623157e308, "1.7976931348623157e+308" }, .{ 100, "100" },
-        .{ 0.5, "0.5" },                        .{ 123.456, "123.456" }, .{ 2e-7, "2e-7" },
+        .{ 0.30000000000000004, "0.30000000000000004" },       .{ 1e21, "1e+21" },                                     .{ 1e20, "100000000000000000000" },
+        .{ 123456789012345680000.0, "123456789012345680000" }, .{ 1e-7, "1e-7" },                                      .{ 1.5e-7, "1.5e-7" },
+        .{ 0.000001, "0.000001" },                             .{ -0.0, "0" },                                         .{ -1.5, "-1.5" },
+        .{ 5e-324, "5e-324" },                                 .{ 1.7976931348623157e308, "1.7976931348623157e+308" }, .{ 100, "100" },
+        .{ 0.5, "0.5" },                                       .{ 123.456, "123.456" },                                .{ 2e-7, "2e-7" },
         .{ 1.2e22, "1.2e+22" },
     };
     inline for (cases) |case| {
@@ -494,10 +578,10 @@ test "number: format follows Number::toString" {
 test "number: toFixed rounds the exact value, ties away from zero" {
     const testing = std.testing;
     const cases = .{
-        .{ 2.5, 0, "3" },          .{ 1.005, 2, "1.00" },      .{ 0.125, 2, "0.13" },
-        .{ -1.5, 0, "-2" },        .{ 0, 2, "0.00" },          .{ -0.0001, 2, "-0.00" },
-        .{ 1e21, 2, "1e+21" },     .{ 123.456, 1, "123.5" },   .{ 0.1, 20, "0.10000000000000000555" },
-        .{ 1.45, 1, "1.4" },       .{ 5e-324, 2, "0.00" },     .{ 999.995, 2, "1000.00" },
+        .{ 2.5, 0, "3" },          .{ 1.005, 2, "1.00" },    .{ 0.125, 2, "0.13" },
+        .{ -1.5, 0, "-2" },        .{ 0, 2, "0.00" },        .{ -0.0001, 2, "-0.00" },
+        .{ 1e21, 2, "1e+21" },     .{ 123.456, 1, "123.5" }, .{ 0.1, 20, "0.10000000000000000555" },
+        .{ 1.45, 1, "1.4" },       .{ 5e-324, 2, "0.00" },   .{ 999.995, 2, "1000.00" },
         .{ 1234.5678, 0, "1235" }, .{ 42, 3, "42.000" },
     };
     inline for (cases) |case| {
@@ -523,7 +607,7 @@ test "number: parse, parseFloat and parseInt" {
     try testing.expectEqual(@as(f64, 42), parseIntPrefix("42px", 0));
     try testing.expectEqual(@as(f64, 255), parseIntPrefix("0xff", 0));
     try testing.expectEqual(@as(f64, 0), parseIntPrefix("0xff", 10));
-    try testing.expectEqual(@as(f64, -7), parseIntPrefix("-111", 2) );
+    try testing.expectEqual(@as(f64, -7), parseIntPrefix("-111", 2));
     try testing.expect(std.math.isNan(parseIntPrefix("z", 10)));
 }
 
@@ -535,6 +619,18 @@ test "number: ToInt32 wraps modulo 2^32" {
     try testing.expectEqual(@as(i32, 1), toInt32(4294967297.5));
     try testing.expectEqual(@as(i32, -1), toInt32(-1.9));
     try testing.expectEqual(@as(u32, 4294967295), toUint32(-1));
+}
+
+test "number: toPrecision rounds the exact value" {
+    var buf: [160]u8 = undefined;
+    const cases = .{
+        .{ 123.456, 4, "123.5" }, .{ 0.000123, 2, "0.00012" }, .{ 1e21, 3, "1.00e+21" },
+        .{ 123456, 2, "1.2e+5" }, .{ 1.25, 2, "1.3" },         .{ 0, 3, "0.00" },
+        .{ -9.99, 2, "-10" },     .{ 1e-7, 1, "1e-7" },        .{ 5e-324, 2, "4.9e-324" },
+    };
+    inline for (cases) |case| {
+        try std.testing.expectEqualStrings(case[2], toPrecision(&buf, case[0], case[1]));
+    }
 }
 
 test "number: toString with a radix" {

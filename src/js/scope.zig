@@ -103,8 +103,11 @@ pub const Resolver = struct {
     arena: std.mem.Allocator,
     functions: std.ArrayList(*FunctionInfo) = .empty,
     current: ?*Scope = null,
-    /// Looks a global name up: its id, or null if it is not a global.
+    /// Looks a builtin global name up: its id, or null if it is not one.
     globals: *const fn (name: []const u8) ?u16,
+    /// Globals the host adds; their ids follow the builtins' (`host_global_base + i`).
+    host_globals: []const []const u8 = &.{},
+    host_global_base: u16 = 0,
     failure: ?struct { pos: u32, message: []const u8 } = null,
 
     fn fail(r: *Resolver, pos: u32, comptime fmt: []const u8, args: anytype) Error {
@@ -437,6 +440,13 @@ pub const Resolver = struct {
         }
     }
 
+    fn hostGlobal(r: *const Resolver, name: []const u8) ?u16 {
+        for (r.host_globals, 0..) |h, i| {
+            if (std.mem.eql(u8, h, name)) return @intCast(r.host_global_base + i);
+        }
+        return null;
+    }
+
     fn reference(r: *Resolver, pos: u32, id: *ast.Identifier) Error!void {
         return r.referenceAs(pos, id, false);
     }
@@ -470,6 +480,8 @@ pub const Resolver = struct {
             id.resolution = .{ .constant = std.math.inf(f64) };
         } else if (r.globals(id.name)) |global| {
             id.resolution = .{ .global = global };
+        } else if (r.hostGlobal(id.name)) |global| {
+            id.resolution = .{ .global = global };
         } else if (unsupportedGlobal(id.name)) |what| {
             return r.fail(pos, "{s} is not supported", .{what});
         } else {
@@ -481,25 +493,25 @@ pub const Resolver = struct {
 /// Globals of JavaScript that are outside the language, named in the compile error.
 fn unsupportedGlobal(name: []const u8) ?[]const u8 {
     const names = std.StaticStringMap([]const u8).initComptime(.{
-        .{ "eval", "eval" },                     .{ "Function", "Function(...)" },
-        .{ "arguments", "arguments" },           .{ "Promise", "Promise" },
-        .{ "Symbol", "Symbol" },                 .{ "BigInt", "BigInt" },
-        .{ "Proxy", "Proxy" },                   .{ "Reflect", "Reflect" },
-        .{ "RegExp", "RegExp (regular expressions)" }, .{ "WeakMap", "WeakMap" },
-        .{ "WeakSet", "WeakSet" },               .{ "WeakRef", "WeakRef" },
-        .{ "ArrayBuffer", "ArrayBuffer (typed arrays)" }, .{ "SharedArrayBuffer", "SharedArrayBuffer (typed arrays)" },
-        .{ "DataView", "DataView (typed arrays)" }, .{ "Int8Array", "Int8Array (typed arrays)" },
-        .{ "Uint8Array", "Uint8Array (typed arrays)" }, .{ "Uint8ClampedArray", "Uint8ClampedArray (typed arrays)" },
-        .{ "Int16Array", "Int16Array (typed arrays)" }, .{ "Uint16Array", "Uint16Array (typed arrays)" },
-        .{ "Int32Array", "Int32Array (typed arrays)" }, .{ "Uint32Array", "Uint32Array (typed arrays)" },
-        .{ "Float32Array", "Float32Array (typed arrays)" }, .{ "Float64Array", "Float64Array (typed arrays)" },
-        .{ "BigInt64Array", "BigInt64Array (typed arrays)" }, .{ "BigUint64Array", "BigUint64Array (typed arrays)" },
-        .{ "globalThis", "globalThis" },         .{ "Atomics", "Atomics" },
-        .{ "Intl", "Intl" },                     .{ "FinalizationRegistry", "FinalizationRegistry" },
-        .{ "setTimeout", "setTimeout (there is no event loop)" }, .{ "setInterval", "setInterval (there is no event loop)" },
+        .{ "eval", "eval" },                                          .{ "Function", "Function(...)" },
+        .{ "arguments", "arguments" },                                .{ "Promise", "Promise" },
+        .{ "Symbol", "Symbol" },                                      .{ "BigInt", "BigInt" },
+        .{ "Proxy", "Proxy" },                                        .{ "Reflect", "Reflect" },
+        .{ "RegExp", "RegExp (regular expressions)" },                .{ "WeakMap", "WeakMap" },
+        .{ "WeakSet", "WeakSet" },                                    .{ "WeakRef", "WeakRef" },
+        .{ "ArrayBuffer", "ArrayBuffer (typed arrays)" },             .{ "SharedArrayBuffer", "SharedArrayBuffer (typed arrays)" },
+        .{ "DataView", "DataView (typed arrays)" },                   .{ "Int8Array", "Int8Array (typed arrays)" },
+        .{ "Uint8Array", "Uint8Array (typed arrays)" },               .{ "Uint8ClampedArray", "Uint8ClampedArray (typed arrays)" },
+        .{ "Int16Array", "Int16Array (typed arrays)" },               .{ "Uint16Array", "Uint16Array (typed arrays)" },
+        .{ "Int32Array", "Int32Array (typed arrays)" },               .{ "Uint32Array", "Uint32Array (typed arrays)" },
+        .{ "Float32Array", "Float32Array (typed arrays)" },           .{ "Float64Array", "Float64Array (typed arrays)" },
+        .{ "BigInt64Array", "BigInt64Array (typed arrays)" },         .{ "BigUint64Array", "BigUint64Array (typed arrays)" },
+        .{ "globalThis", "globalThis" },                              .{ "Atomics", "Atomics" },
+        .{ "Intl", "Intl" },                                          .{ "FinalizationRegistry", "FinalizationRegistry" },
+        .{ "setTimeout", "setTimeout (there is no event loop)" },     .{ "setInterval", "setInterval (there is no event loop)" },
         .{ "setImmediate", "setImmediate (there is no event loop)" }, .{ "queueMicrotask", "queueMicrotask (there is no event loop)" },
-        .{ "require", "require (modules cannot import yet)" }, .{ "module", "module (CommonJS)" },
-        .{ "exports", "exports (CommonJS; use export)" }, .{ "process", "process" },
+        .{ "require", "require (modules cannot import yet)" },        .{ "module", "module (CommonJS)" },
+        .{ "exports", "exports (CommonJS; use export)" },             .{ "process", "process" },
         .{ "AsyncFunction", "async functions" },
     });
     return names.get(name);

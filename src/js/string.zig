@@ -163,6 +163,43 @@ var single_storage: [256]String = blk: {
     break :blk table;
 };
 
+/// Strings for the integers below this, so that `obj[i]` and `String(i)` on small numbers
+/// allocate nothing.
+pub const small_integers_count = 256;
+
+const small_integer_text: [small_integers_count * 3]u8 = blk: {
+    var text: [small_integers_count * 3]u8 = undefined;
+    for (0..small_integers_count) |i| {
+        text[i * 3] = '0' + @as(u8, @intCast(i / 100));
+        text[i * 3 + 1] = '0' + @as(u8, @intCast(i / 10 % 10));
+        text[i * 3 + 2] = '0' + @as(u8, @intCast(i % 10));
+    }
+    break :blk text;
+};
+
+var small_integer_storage: [small_integers_count]String = blk: {
+    @setEvalBranchQuota(200_000);
+    var table: [small_integers_count]String = undefined;
+    for (&table, 0..) |*s, i| {
+        const digits: usize = if (i >= 100) 3 else if (i >= 10) 2 else 1;
+        const text = small_integer_text[i * 3 + 3 - digits ..][0..digits];
+        s.* = .{
+            .ptr = text.ptr,
+            .len = digits,
+            .hash_value = hashBytes(text, false),
+            .flags = .{ .hashed = true, .index = .yes },
+            .index_value = i,
+        };
+    }
+    break :blk table;
+};
+
+pub fn smallInteger(i: u32) *String {
+    assert(i < small_integers_count);
+    if (i < 10) return single('0' + @as(u8, @intCast(i)));
+    return &small_integer_storage[i];
+}
+
 /// The one-unit string for a Latin-1 code unit.
 pub fn single(unit: u8) *String {
     return &single_storage[unit];
@@ -170,8 +207,11 @@ pub fn single(unit: u8) *String {
 
 pub fn isStatic(s: *const String) bool {
     const address = @intFromPtr(s);
-    const base = @intFromPtr(&single_storage);
-    return s == empty or (address >= base and address < base + @sizeOf(@TypeOf(single_storage)));
+    const singles = @intFromPtr(&single_storage);
+    const integers = @intFromPtr(&small_integer_storage);
+    return s == empty or
+        (address >= singles and address < singles + @sizeOf(@TypeOf(single_storage))) or
+        (address >= integers and address < integers + @sizeOf(@TypeOf(small_integer_storage)));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -394,8 +434,108 @@ pub const Builder = struct {
         for (text) |c| b.append(c);
     }
 
-    /// The finished string. Narrows a wide build that turned out to need no wide unit.
+    /// The finished string. Narrows a wide build that turned out to need no wide unit, and
+    /// gives back unused capacity when the buffer is still the heap's last string data.
     pub fn finish(b: *Builder) Heap.Error!*String {
+        const used = if (b.wide) b.len * 2 else b.len;
+        if (@intFromPtr(b.data.ptr) + b.data.len == @intFromPtr(b.heap.region.ptr) + b.heap.low) {
+            b.heap.low -= b.data.len - used;
+            b.data.len = used;
+        }
+        if (b.wide) {
+            const units: [*]const u16 = @ptrCast(@alignCast(b.data.ptr));
+            for (units[0..b.len]) |u| {
+                if (u > 0xFF) break;
+            } else return fromUtf16(b.heap, units[0..b.len]);
+            return newHeader(b.heap, b.data.ptr, @intCast(b.len), true);
+        }
+        if (b.len == 0) return empty;
+        if (b.len == 1) return single(b.data[0]);
+        return newHeader(b.heap, b.data.ptr, @intCast(b.len), false);
+    }
+};
+
+/// A string built piece by piece when its length is not known up front (JSON.stringify):
+/// Latin-1 until a wide unit arrives, in the heap's string end, grown in place while nothing
+/// else was allocated there, and handed over without a copy.
+pub const StringBuffer = struct {
+    heap: *Heap,
+    data: []u8 = &.{},
+    /// Units written.
+    len: usize = 0,
+    wide: bool = false,
+
+    pub fn init(heap: *Heap) StringBuffer {
+        return .{ .heap = heap };
+    }
+
+    fn unitBytes(b: *const StringBuffer) usize {
+        return if (b.wide) 2 else 1;
+    }
+
+    fn ensure(b: *StringBuffer, extra: usize) Heap.Error!void {
+        const needed = (b.len + extra) * b.unitBytes();
+        if (needed <= b.data.len) return;
+        if (b.len + extra > length_max) return error.OutOfMemory;
+        const grow = @max(needed - b.data.len, @max(64, b.data.len));
+        if (b.data.len > 0) {
+            if (b.heap.extendBytes(b.data.ptr + b.data.len, grow)) |more| {
+                b.data = b.data.ptr[0 .. b.data.len + more.len];
+                return;
+            }
+        }
+        const data = try b.heap.allocBytes(b.data.len + grow, 2);
+        @memcpy(data[0 .. b.len * b.unitBytes()], b.data[0 .. b.len * b.unitBytes()]);
+        b.data = data;
+    }
+
+    fn widen(b: *StringBuffer) Heap.Error!void {
+        const data = try b.heap.allocBytes(@max(64, b.len * 4), 2);
+        const units: [*]u16 = @ptrCast(@alignCast(data.ptr));
+        for (b.data[0..b.len], 0..) |c, i| units[i] = c;
+        b.data = data;
+        b.wide = true;
+    }
+
+    pub fn appendUnit(b: *StringBuffer, u: u16) Heap.Error!void {
+        if (u > 0xFF and !b.wide) try b.widen();
+        try b.ensure(1);
+        if (b.wide) {
+            const units: [*]u16 = @ptrCast(@alignCast(b.data.ptr));
+            units[b.len] = u;
+        } else b.data[b.len] = @intCast(u);
+        b.len += 1;
+    }
+
+    pub fn appendLatin1(b: *StringBuffer, text: []const u8) Heap.Error!void {
+        try b.ensure(text.len);
+        if (b.wide) {
+            const units: [*]u16 = @ptrCast(@alignCast(b.data.ptr));
+            for (text, 0..) |c, i| units[b.len + i] = c;
+        } else @memcpy(b.data[b.len..][0..text.len], text);
+        b.len += text.len;
+    }
+
+    pub fn appendString(b: *StringBuffer, s: *const String) Heap.Error!void {
+        if (s.flags.wide and !b.wide) try b.widen();
+        try b.ensure(s.len);
+        if (b.wide) {
+            const units: [*]u16 = @ptrCast(@alignCast(b.data.ptr));
+            copyUnits(units[b.len .. b.len + s.len], s);
+        } else @memcpy(b.data[b.len..][0..s.len], s.latin1());
+        b.len += s.len;
+    }
+
+    pub fn appendSpaces(b: *StringBuffer, n: usize) Heap.Error!void {
+        try b.ensure(n);
+        for (0..n) |_| try b.appendUnit(' ');
+    }
+
+    pub fn finish(b: *StringBuffer) Heap.Error!*String {
+        const used = b.len * b.unitBytes();
+        if (b.data.len > used and @intFromPtr(b.data.ptr) + b.data.len == @intFromPtr(b.heap.region.ptr) + b.heap.low) {
+            b.heap.low -= b.data.len - used;
+        }
         if (b.wide) {
             const units: [*]const u16 = @ptrCast(@alignCast(b.data.ptr));
             for (units[0..b.len]) |u| {

@@ -61,12 +61,12 @@ pub const Value = packed struct(u64) {
     pub const nan: Value = .{ .bits = 0x7FF8_0000_0000_0000 };
 
     fn special(which: Special) Value {
-        return .{ .bits = (@as(u64, @intFromEnum(Tag.special)) << tag_shift) | @intFromEnum(which) };
+        return .{ .bits = (@as(u64, @backingInt(Tag.special)) << tag_shift) | @backingInt(which) };
     }
 
     pub inline fn tagged(t: Tag, payload_bits: u64) Value {
         assert(payload_bits <= payload_mask);
-        return .{ .bits = (@as(u64, @intFromEnum(t)) << tag_shift) | payload_bits };
+        return .{ .bits = (@as(u64, @backingInt(t)) << tag_shift) | payload_bits };
     }
 
     /// Any double, canonicalising a NaN so that it cannot collide with a tag.
@@ -106,11 +106,11 @@ pub const Value = packed struct(u64) {
 
     pub inline fn tag(v: Value) ?Tag {
         if (v.bits < tagged_min) return null;
-        return @enumFromInt(@as(u16, @truncate(v.bits >> tag_shift)));
+        return @fromBackingInt(@intCast(@as(u16, @truncate(v.bits >> tag_shift))));
     }
 
     pub inline fn is(v: Value, t: Tag) bool {
-        return (v.bits >> tag_shift) == @intFromEnum(t);
+        return (v.bits >> tag_shift) == @backingInt(t);
     }
 
     pub inline fn payload(v: Value) u64 {

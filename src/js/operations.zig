@@ -1,0 +1,743 @@
+//! The language's abstract operations (ECMA-262 section 7): conversions, equality, relational
+//! comparison, property access on every kind of value, and iteration. The interpreter calls
+//! these for everything beyond its inline fast paths; the builtins call them too.
+//!
+//! Property access has no prototype chain to walk: an object's own properties come first,
+//! then the builtin methods of its kind (comptime tables in builtins.zig, looked up by the
+//! key's builtin name id), then Object.prototype's.
+const std = @import("std");
+const assert = std.debug.assert;
+
+const Vm = @import("Vm.zig");
+const Error = Vm.Error;
+const value_mod = @import("value.zig");
+const Value = value_mod.Value;
+const Cell = value_mod.Cell;
+const string = @import("string.zig");
+const String = string.String;
+const object = @import("object.zig");
+const Object = object.Object;
+const number = @import("number.zig");
+const names = @import("names.zig");
+const builtins = @import("builtins.zig");
+const bytecode = @import("bytecode.zig");
+
+// ---------------------------------------------------------------------------------------
+// Formatting values into messages.
+
+/// `{f}` of a string: its UTF-8 text.
+pub const StringFormat = struct {
+    s: *const String,
+
+    pub fn format(self: StringFormat, w: *std.Io.Writer) std.Io.Writer.Error!void {
+        try string.writeUtf8(w, self.s);
+    }
+};
+
+/// `{f}` of a value as V8 names it in a message where no source text is at hand.
+pub const ShortFormat = struct {
+    vm: *Vm,
+    v: Value,
+
+    pub fn format(self: ShortFormat, w: *std.Io.Writer) std.Io.Writer.Error!void {
+        const v = self.v;
+        if (v.isNumber()) {
+            var buf: [number.format_bytes_max]u8 = undefined;
+            return w.writeAll(number.format(&buf, v.asNumber()));
+        }
+        if (v.isString()) {
+            try w.writeByte('"');
+            try string.writeUtf8(w, v.asString());
+            return w.writeByte('"');
+        }
+        if (v.isUndefined()) return w.writeAll("undefined");
+        if (v.isNull()) return w.writeAll("null");
+        if (v.eqlBits(Value.true_value)) return w.writeAll("true");
+        if (v.eqlBits(Value.false_value)) return w.writeAll("false");
+        if (v.is(.object)) {
+            return switch (v.asObject().kind) {
+                .array => w.writeAll("object"),
+                .closure => w.writeAll("function"),
+                else => w.writeAll("#<Object>"),
+            };
+        }
+        return w.writeAll("function");
+    }
+};
+
+// ---------------------------------------------------------------------------------------
+// Conversions.
+
+pub fn toBoolean(v: Value) bool {
+    if (v.isNumber()) {
+        const x = v.asNumber();
+        return !(x == 0 or std.math.isNan(x));
+    }
+    if (v.isString()) return v.asString().len > 0;
+    if (v.is(.special)) return v.eqlBits(Value.true_value);
+    return true;
+}
+
+/// ToNumber; only objects can run user code (their valueOf or toString).
+pub fn toNumber(vm: *Vm, v: Value) Error!f64 {
+    if (v.isNumber()) return v.asNumber();
+    if (v.isString()) return stringToNumber(v.asString());
+    if (v.is(.special)) {
+        if (v.eqlBits(Value.true_value)) return 1;
+        if (v.eqlBits(Value.false_value) or v.isNull()) return 0;
+        return std.math.nan(f64);
+    }
+    if (v.is(.object)) {
+        const p = try toPrimitive(vm, v, .number);
+        return toNumber(vm, p);
+    }
+    return std.math.nan(f64);
+}
+
+pub fn toNumberValue(vm: *Vm, v: Value) Error!f64 {
+    return if (v.isNumber()) v.asNumber() else toNumber(vm, v);
+}
+
+pub fn stringToNumber(s: *const String) f64 {
+    // Trim JavaScript white space; what remains must be ASCII to be a number.
+    var start: usize = 0;
+    var end: usize = s.len;
+    while (start < end and number.isSpace(s.at(start))) start += 1;
+    while (end > start and number.isSpace(s.at(end - 1))) end -= 1;
+    if (end - start > 512) return longStringToNumber(s, start, end);
+    var buf: [512]u8 = undefined;
+    for (start..end) |i| {
+        const u = s.at(i);
+        if (u > 0x7F) return std.math.nan(f64);
+        buf[i - start] = @intCast(u);
+    }
+    return number.parse(buf[0 .. end - start]);
+}
+
+fn longStringToNumber(s: *const String, start: usize, end: usize) f64 {
+    // Only a long run of digits (or zeros after a point) can be a number this long; anything
+    // else is NaN. Parse digits directly from the units.
+    if (s.flags.wide) return std.math.nan(f64);
+    return number.parse(s.latin1()[start..end]);
+}
+
+pub const Hint = enum { default, number, string };
+
+/// ToPrimitive: an object's own `valueOf`/`toString` if it has callable ones (user code),
+/// otherwise the builtin conversions of its kind.
+pub fn toPrimitive(vm: *Vm, v: Value, hint: Hint) Error!Value {
+    if (!v.is(.object)) return v;
+    const o = v.asObject();
+    const first = if (hint == .string) names.string("toString") else names.string("valueOf");
+    const second = if (hint == .string) names.string("valueOf") else names.string("toString");
+    for ([_]*String{ first, second }) |method| {
+        if (o.properties.get(method)) |f| {
+            if (isCallable(f)) {
+                const result = try vm.call(f, v, &.{});
+                if (!result.is(.object)) return result;
+            }
+        }
+    }
+    if (o.properties.get(first) != null or o.properties.get(second) != null) {
+        // A user method returned an object and the other is not a function.
+        if (!hasDefaultConversion(o, first) and !hasDefaultConversion(o, second)) {
+            return vm.throwMessage(.type_error, "Cannot convert object to primitive value");
+        }
+    }
+    return Value.string(try defaultString(vm, o));
+}
+
+fn hasDefaultConversion(o: *Object, method: *String) bool {
+    return o.properties.get(method) == null;
+}
+
+/// What Object.prototype.toString (and Array's, Error's) make of an object.
+fn defaultString(vm: *Vm, o: *Object) Error!*String {
+    switch (o.kind) {
+        .array => return builtins.array.join(vm, o.as(object.Array), names.string(",")),
+        .error_object => return builtins.errors.errorToString(vm, Value.obj(o)),
+        .closure => {
+            const f = o.as(object.Closure).function;
+            const name = if (f.name == @import("Program.zig").no_name) "" else vm.constantString(f.name).latin1();
+            var buf: [256]u8 = undefined;
+            const text = std.fmt.bufPrint(&buf, "function {s}() {{ [bytecode] }}", .{name}) catch "function () { [bytecode] }";
+            return vm.newString(text);
+        },
+        .map => return names.string("[object Map]"),
+        .set => return names.string("[object Set]"),
+        .iterator => return names.string("[object Iterator]"),
+        .plain => return names.string("[object Object]"),
+    }
+}
+
+pub fn isCallable(v: Value) bool {
+    if (v.is(.native)) return true;
+    if (v.objectOf(.closure) != null) return true;
+    if (v.is(.builtin)) return builtins.isCallableBuiltin(@intCast(v.payload()));
+    return false;
+}
+
+/// ToString.
+pub fn toString(vm: *Vm, v: Value) Error!*String {
+    if (v.isString()) return v.asString();
+    if (v.isNumber()) return numberToString(vm, v.asNumber());
+    if (v.is(.special)) {
+        if (v.eqlBits(Value.true_value)) return names.string("true");
+        if (v.eqlBits(Value.false_value)) return names.string("false");
+        if (v.isNull()) return names.string("null");
+        return names.string("undefined");
+    }
+    if (v.is(.object)) {
+        const p = try toPrimitive(vm, v, .string);
+        return toString(vm, p);
+    }
+    if (v.is(.native)) {
+        const native = builtins.native(vm, @intCast(v.payload()));
+        var buf: [128]u8 = undefined;
+        const text = std.fmt.bufPrint(&buf, "function {s}() {{ [native code] }}", .{native.name}) catch "function () { [native code] }";
+        return vm.newString(text);
+    }
+    if (v.is(.builtin)) return builtins.builtinToString(vm, @intCast(v.payload()));
+    return names.string("undefined");
+}
+
+pub fn numberToString(vm: *Vm, x: f64) Error!*String {
+    if (x >= 0 and x < string.small_integers_count and x == @trunc(x)) {
+        return string.smallInteger(@intFromFloat(x));
+    }
+    var buf: [number.format_bytes_max]u8 = undefined;
+    return vm.newLatin1(number.format(&buf, x));
+}
+
+/// ToPropertyKey: strings as they are, everything else through ToString.
+pub fn toPropertyKey(vm: *Vm, v: Value) Error!*String {
+    if (v.isString()) return v.asString();
+    return toString(vm, v);
+}
+
+pub fn typeOf(vm: *Vm, v: Value) *String {
+    _ = vm;
+    if (v.isNumber()) return names.string("number");
+    if (v.isString()) return names.string("string");
+    if (v.is(.special)) {
+        if (v.isBool()) return names.string("boolean");
+        if (v.isNull()) return names.string("object");
+        return names.string("undefined");
+    }
+    if (isCallable(v)) return names.string("function");
+    return names.string("object");
+}
+
+// ---------------------------------------------------------------------------------------
+// Arithmetic and comparison.
+
+pub fn modulo(x: f64, y: f64) f64 {
+    if (std.math.isInf(y) and !std.math.isInf(x)) return x;
+    return @rem(x, y);
+}
+
+pub fn power(x: f64, y: f64) f64 {
+    if (std.math.isNan(y)) return std.math.nan(f64);
+    if (y == 0) return 1;
+    if ((x == 1 or x == -1) and std.math.isInf(y)) return std.math.nan(f64);
+    return std.math.pow(f64, x, y);
+}
+
+pub fn bitwise(op: bytecode.Op, x: f64, y: f64) f64 {
+    const a = number.toInt32(x);
+    const b = number.toInt32(y);
+    const shift: u5 = @intCast(number.toUint32(y) & 31);
+    return switch (op) {
+        .bit_and => @floatFromInt(a & b),
+        .bit_or => @floatFromInt(a | b),
+        .bit_xor => @floatFromInt(a ^ b),
+        .shl => @floatFromInt(a << shift),
+        .sar => @floatFromInt(a >> shift),
+        .shr => @floatFromInt(number.toUint32(x) >> shift),
+        else => unreachable,
+    };
+}
+
+pub fn add(vm: *Vm, a: Value, b: Value) Error!Value {
+    if (a.isString() and b.isString()) {
+        return Value.string(string.concat(vm.heap, a.asString(), b.asString()) catch return vm.outOfMemory());
+    }
+    const pa = try toPrimitive(vm, a, .default);
+    const pb = try toPrimitive(vm, b, .default);
+    if (pa.isString() or pb.isString()) {
+        const sa = try toString(vm, pa);
+        const sb = try toString(vm, pb);
+        return Value.string(string.concat(vm.heap, sa, sb) catch return vm.outOfMemory());
+    }
+    return Value.number(try toNumber(vm, pa) + try toNumber(vm, pb));
+}
+
+pub fn strictEquals(a: Value, b: Value) bool {
+    if (a.isNumber() and b.isNumber()) return a.asNumber() == b.asNumber();
+    if (a.isString() and b.isString()) return a.asString().eql(b.asString());
+    return a.bits == b.bits;
+}
+
+pub fn looseEquals(vm: *Vm, a: Value, b: Value) Error!bool {
+    if (a.isNumber() and b.isNumber()) return a.asNumber() == b.asNumber();
+    if (a.isString() and b.isString()) return a.asString().eql(b.asString());
+    if (a.isNullish() or b.isNullish()) return a.isNullish() and b.isNullish();
+    if (a.is(.object) and b.is(.object)) return a.bits == b.bits;
+    if (isCallable(a) and isCallable(b)) return a.bits == b.bits;
+    if (a.isBool()) return looseEquals(vm, Value.number(try toNumber(vm, a)), b);
+    if (b.isBool()) return looseEquals(vm, a, Value.number(try toNumber(vm, b)));
+    if (a.isNumber() and b.isString()) return a.asNumber() == stringToNumber(b.asString());
+    if (a.isString() and b.isNumber()) return stringToNumber(a.asString()) == b.asNumber();
+    if (a.is(.object) and (b.isNumber() or b.isString())) return looseEquals(vm, try toPrimitive(vm, a, .default), b);
+    if (b.is(.object) and (a.isNumber() or a.isString())) return looseEquals(vm, a, try toPrimitive(vm, b, .default));
+    return a.bits == b.bits;
+}
+
+/// `<`, `<=`, `>`, `>=` on values that are not both numbers.
+pub fn compare(vm: *Vm, op: bytecode.Op, a: Value, b: Value) Error!bool {
+    const pa = try toPrimitive(vm, a, .number);
+    const pb = try toPrimitive(vm, b, .number);
+    if (pa.isString() and pb.isString()) {
+        const order = pa.asString().order(pb.asString());
+        return switch (op) {
+            .lt => order == .lt,
+            .le => order != .gt,
+            .gt => order == .gt,
+            .ge => order != .lt,
+            else => unreachable,
+        };
+    }
+    const x = try toNumber(vm, pa);
+    const y = try toNumber(vm, pb);
+    return switch (op) {
+        .lt => x < y,
+        .le => x <= y,
+        .gt => x > y,
+        .ge => x >= y,
+        else => unreachable,
+    };
+}
+
+pub fn instanceOf(vm: *Vm, v: Value, constructor: Value) Error!bool {
+    if (!isCallable(constructor)) {
+        return vm.throwMessage(.type_error, "Right-hand side of 'instanceof' is not callable");
+    }
+    if (!constructor.is(.builtin)) return false; // No user constructors, so no instances.
+    return builtins.isInstance(@intCast(constructor.payload()), v);
+}
+
+/// `key in obj`.
+pub fn hasProperty(vm: *Vm, obj: Value, key_value: Value) Error!bool {
+    if (!obj.is(.object)) {
+        const key = try toPropertyKey(vm, key_value);
+        return vm.throwFmt(.type_error, "Cannot use 'in' operator to search for '{f}' in {f}", .{
+            StringFormat{ .s = key }, ShortFormat{ .vm = vm, .v = obj },
+        });
+    }
+    const o = obj.asObject();
+    if (o.kind == .array and key_value.isNumber()) {
+        const a = o.as(object.Array);
+        if (arrayIndex(key_value.asNumber())) |i| return i < a.len and !a.items[i].eqlBits(Value.hole);
+    }
+    const key = try toPropertyKey(vm, key_value);
+    if (o.properties.find(key) != null) return true;
+    switch (o.kind) {
+        .array => {
+            const a = o.as(object.Array);
+            if (key.arrayIndex()) |i| return i < a.len and !a.items[i].eqlBits(Value.hole);
+            if (key.eqlLatin1("length")) return true;
+        },
+        .error_object => if (key.eqlLatin1("message")) return o.as(object.ErrorObject).message != null,
+        .closure => if (key.eqlLatin1("name") or key.eqlLatin1("length")) return true,
+        else => {},
+    }
+    return builtins.protoMember(vm, o, key) != null;
+}
+
+// ---------------------------------------------------------------------------------------
+// Properties.
+
+/// The array index a number denotes, if it is one.
+pub inline fn arrayIndex(x: f64) ?u32 {
+    if (!(x >= 0 and x < 4294967295.0)) return null;
+    const i: u32 = @intFromFloat(x);
+    if (@as(f64, @floatFromInt(i)) != x) return null;
+    return i;
+}
+
+pub fn getField(vm: *Vm, obj: Value, key: *String) Error!Value {
+    if (obj.is(.object)) {
+        const o = obj.asObject();
+        if (o.properties.find(key)) |i| return o.properties.items[i].value;
+        return getObjectField(vm, o, key);
+    }
+    return getPrimitiveField(vm, obj, key);
+}
+
+fn getObjectField(vm: *Vm, o: *Object, key: *String) Error!Value {
+    switch (o.kind) {
+        .plain => {},
+        .array => {
+            const a = o.as(object.Array);
+            if (key.arrayIndex()) |i| return elementAt(a, i);
+            if (names.is(key, "length")) return Value.number(@floatFromInt(a.len));
+        },
+        .closure => {
+            const f = o.as(object.Closure).function;
+            if (names.is(key, "name")) {
+                return Value.string(if (f.name == @import("Program.zig").no_name) string.empty else vm.constantString(f.name));
+            }
+            if (names.is(key, "length")) return Value.number(@floatFromInt(f.length));
+        },
+        .error_object => {
+            const e = o.as(object.ErrorObject);
+            if (names.is(key, "message")) return Value.string(e.message orelse string.empty);
+            if (names.is(key, "name")) return Value.string(errorKindName(e.error_kind));
+            if (names.is(key, "stack")) return Value.string(try builtins.errors.stackString(vm, e));
+        },
+        .map, .set => {
+            if (names.is(key, "size")) return Value.number(@floatFromInt(object.mapOf(o).live));
+        },
+        .iterator => {},
+    }
+    return builtins.protoMember(vm, o, key) orelse Value.undefined_value;
+}
+
+pub fn errorKindName(kind: object.ErrorKind) *String {
+    return switch (kind) {
+        inline else => |k| names.string(comptime k.name()),
+    };
+}
+
+fn elementAt(a: *const object.Array, i: u32) Value {
+    if (i >= a.len) return Value.undefined_value;
+    const v = a.items[i];
+    return if (v.eqlBits(Value.hole)) Value.undefined_value else v;
+}
+
+fn getPrimitiveField(vm: *Vm, obj: Value, key: *String) Error!Value {
+    if (obj.isString()) {
+        const s = obj.asString();
+        if (key.arrayIndex()) |i| {
+            if (i >= s.len) return Value.undefined_value;
+            return Value.string(try charAt(vm, s, i));
+        }
+        if (names.is(key, "length")) return Value.number(@floatFromInt(s.len));
+        return builtins.primitiveMember(obj, key) orelse Value.undefined_value;
+    }
+    if (obj.isNullish()) {
+        return vm.throwFmt(.type_error, "Cannot read properties of {s} (reading '{f}')", .{
+            if (obj.isNull()) "null" else "undefined", StringFormat{ .s = key },
+        });
+    }
+    if (obj.is(.builtin)) return builtins.staticMember(vm, @intCast(obj.payload()), key);
+    if (obj.is(.native)) {
+        const native = builtins.native(vm, @intCast(obj.payload()));
+        if (names.is(key, "name")) return Value.string(try vm.newLatin1(native.name));
+        if (names.is(key, "length")) return Value.number(@floatFromInt(native.length));
+    }
+    return builtins.primitiveMember(obj, key) orelse Value.undefined_value;
+}
+
+/// The one-unit string at index i.
+pub fn charAt(vm: *Vm, s: *String, i: usize) Error!*String {
+    const unit = s.at(i);
+    if (unit <= 0xFF) return string.single(@intCast(unit));
+    return string.fromUtf16(vm.heap, &.{unit}) catch vm.outOfMemory();
+}
+
+pub fn getElement(vm: *Vm, obj: Value, key: Value) Error!Value {
+    if (key.isNumber()) {
+        if (obj.objectOf(.array)) |o| {
+            if (arrayIndex(key.asNumber())) |i| return elementAt(o.as(object.Array), i);
+        } else if (obj.isString()) {
+            const s = obj.asString();
+            if (arrayIndex(key.asNumber())) |i| {
+                if (i >= s.len) return Value.undefined_value;
+                return Value.string(try charAt(vm, s, i));
+            }
+        }
+    }
+    if (obj.isNullish()) {
+        const k = try toPropertyKey(vm, key);
+        return getField(vm, obj, k);
+    }
+    return getField(vm, obj, try toPropertyKey(vm, key));
+}
+
+pub fn setField(vm: *Vm, obj: Value, key: *String, v: Value) Error!void {
+    if (!obj.is(.object)) return setPrimitiveField(vm, obj, key);
+    const o = obj.asObject();
+    if (o.frozen) return throwFrozen(vm, o, key);
+    switch (o.kind) {
+        .array => {
+            const a = o.as(object.Array);
+            if (key.arrayIndex()) |i| return setIndex(vm, a, i, v);
+            if (names.is(key, "length")) return setLength(vm, a, v);
+        },
+        .error_object => if (names.is(key, "message") and v.isString()) {
+            o.as(object.ErrorObject).message = v.asString();
+            return;
+        },
+        else => {},
+    }
+    o.properties.put(vm.heap, key, v) catch return vm.outOfMemory();
+}
+
+fn setPrimitiveField(vm: *Vm, obj: Value, key: *String) Error {
+    if (obj.isNullish()) {
+        return vm.throwFmt(.type_error, "Cannot set properties of {s} (setting '{f}')", .{
+            if (obj.isNull()) "null" else "undefined", StringFormat{ .s = key },
+        });
+    }
+    if (obj.isString()) {
+        return vm.throwFmt(.type_error, "Cannot create property '{f}' on string '{f}'", .{ StringFormat{ .s = key }, StringFormat{ .s = obj.asString() } });
+    }
+    if (obj.isNumber() or obj.isBool()) {
+        return vm.throwFmt(.type_error, "Cannot create property '{f}' on {s} '{f}'", .{
+            StringFormat{ .s = key }, if (obj.isNumber()) "number" else "boolean", ShortFormat{ .vm = vm, .v = obj },
+        });
+    }
+    return vm.throwFmt(.type_error, "Cannot add property {f}, object is not extensible", .{StringFormat{ .s = key }});
+}
+
+fn throwFrozen(vm: *Vm, o: *Object, key: *String) Error {
+    if (o.properties.find(key) != null or (o.kind == .array and key.arrayIndex() != null and key.arrayIndex().? < o.as(object.Array).len)) {
+        return vm.throwFmt(.type_error, "Cannot assign to read only property '{f}' of object '{s}'", .{
+            StringFormat{ .s = key }, if (o.kind == .array) "[object Array]" else "#<Object>",
+        });
+    }
+    return vm.throwFmt(.type_error, "Cannot add property {f}, object is not extensible", .{StringFormat{ .s = key }});
+}
+
+pub fn setIndex(vm: *Vm, a: *object.Array, i: u32, v: Value) Error!void {
+    if (i < a.len) {
+        a.items[i] = v;
+        return;
+    }
+    if (a.object.frozen) {
+        var buf: [16]u8 = undefined;
+        return vm.throwFmt(.type_error, "Cannot add property {s}, object is not extensible", .{std.fmt.bufPrint(&buf, "{d}", .{i}) catch "?"});
+    }
+    if (i >= object.length_max) return vm.throwMessage(.range_error, "Invalid array length");
+    a.setLength(vm.heap, @as(usize, i) + 1) catch return vm.outOfMemory();
+    a.items[i] = v;
+}
+
+fn setLength(vm: *Vm, a: *object.Array, v: Value) Error!void {
+    const x = try toNumber(vm, v);
+    const len = arrayIndex(x) orelse return vm.throwMessage(.range_error, "Invalid array length");
+    if (len > object.length_max) return vm.throwMessage(.range_error, "Invalid array length");
+    a.setLength(vm.heap, len) catch return vm.outOfMemory();
+}
+
+pub fn setElement(vm: *Vm, obj: Value, key: Value, v: Value) Error!void {
+    if (key.isNumber()) {
+        if (obj.objectOf(.array)) |o| {
+            if (arrayIndex(key.asNumber())) |i| {
+                if (o.frozen) return throwFrozen(vm, o, try toPropertyKey(vm, key));
+                return setIndex(vm, o.as(object.Array), i, v);
+            }
+        }
+    }
+    return setField(vm, obj, try toPropertyKey(vm, key), v);
+}
+
+pub fn deleteField(vm: *Vm, obj: Value, key: *String) Error!bool {
+    if (!obj.is(.object)) {
+        if (obj.isNullish()) {
+            return vm.throwFmt(.type_error, "Cannot convert undefined or null to object", .{});
+        }
+        return true;
+    }
+    const o = obj.asObject();
+    if (o.kind == .array) {
+        const a = o.as(object.Array);
+        if (key.arrayIndex()) |i| {
+            if (i >= a.len) return true;
+            if (o.frozen) return vm.throwFmt(.type_error, "Cannot delete property '{d}' of [object Array]", .{i});
+            a.items[i] = Value.hole;
+            return true;
+        }
+    }
+    if (o.frozen and o.properties.find(key) != null) {
+        return vm.throwFmt(.type_error, "Cannot delete property '{f}' of #<Object>", .{StringFormat{ .s = key }});
+    }
+    _ = o.properties.remove(vm.heap, key) catch return vm.outOfMemory();
+    return true;
+}
+
+/// Writing to a module's state from a request is refused (handlers keep no state).
+pub fn checkCellWritable(vm: *Vm, cell: *Cell) Error!void {
+    _ = vm;
+    _ = cell;
+}
+
+/// Copies own enumerable properties of `src` onto `target`, except `excluded` keys (object
+/// spread and object rest).
+pub fn copyProperties(vm: *Vm, target: *Object, src: Value, excluded: []const Value) Error!void {
+    if (src.isString()) {
+        const s = src.asString();
+        for (0..s.len) |i| {
+            const key = try numberToString(vm, @floatFromInt(i));
+            if (try isExcluded(vm, key, excluded)) continue;
+            target.properties.put(vm.heap, key, Value.string(try charAt(vm, s, i))) catch return vm.outOfMemory();
+        }
+        return;
+    }
+    if (!src.is(.object)) return;
+    const o = src.asObject();
+    if (o.kind == .array) {
+        const a = o.as(object.Array);
+        for (a.slice(), 0..) |v, i| {
+            if (v.eqlBits(Value.hole)) continue;
+            const key = try numberToString(vm, @floatFromInt(i));
+            if (try isExcluded(vm, key, excluded)) continue;
+            target.properties.put(vm.heap, key, v) catch return vm.outOfMemory();
+        }
+    }
+    for (o.properties.slice()) |p| {
+        if (try isExcluded(vm, p.key, excluded)) continue;
+        target.properties.put(vm.heap, p.key, p.value) catch return vm.outOfMemory();
+    }
+}
+
+fn isExcluded(vm: *Vm, key: *String, excluded: []const Value) Error!bool {
+    for (excluded) |e| {
+        if (key.eql(try toPropertyKey(vm, e))) return true;
+    }
+    return false;
+}
+
+/// The own enumerable string keys, in order (for-in, Object.keys).
+pub fn ownKeysArray(vm: *Vm, v: Value) Error!*object.Array {
+    if (v.isString()) {
+        const s = v.asString();
+        const keys = try vm.newArray(s.len);
+        for (0..s.len) |i| keys.push(vm.heap, Value.string(try numberToString(vm, @floatFromInt(i)))) catch return vm.outOfMemory();
+        return keys;
+    }
+    if (!v.is(.object)) return vm.newArray(0);
+    const o = v.asObject();
+    var count: usize = o.properties.len;
+    if (o.kind == .array) count += o.as(object.Array).len;
+    const keys = try vm.newArray(count);
+    if (o.kind == .array) {
+        const a = o.as(object.Array);
+        for (a.slice(), 0..) |item, i| {
+            if (item.eqlBits(Value.hole)) continue;
+            keys.push(vm.heap, Value.string(try numberToString(vm, @floatFromInt(i)))) catch return vm.outOfMemory();
+        }
+    }
+    for (o.properties.slice()) |p| keys.push(vm.heap, Value.string(p.key)) catch return vm.outOfMemory();
+    return keys;
+}
+
+// ---------------------------------------------------------------------------------------
+// Strings.
+
+/// ToString of each value, concatenated (template literals).
+pub fn concatValues(vm: *Vm, values: []Value) Error!*String {
+    var total: usize = 0;
+    var wide = false;
+    for (values) |*v| {
+        const s = try toString(vm, v.*);
+        v.* = Value.string(s);
+        total += s.len;
+        if (s.flags.wide) wide = true;
+    }
+    if (values.len == 2) return string.concat(vm.heap, values[0].asString(), values[1].asString()) catch vm.outOfMemory();
+    if (values.len == 1) return values[0].asString();
+    var b = string.Builder.init(vm.heap, total, wide) catch return vm.outOfMemory();
+    for (values) |v| b.appendString(v.asString());
+    return b.finish() catch vm.outOfMemory();
+}
+
+// ---------------------------------------------------------------------------------------
+// Iteration: the state is (source, cursor), two stack values.
+
+/// Checks that a value can be iterated and returns the source to iterate.
+pub fn iterStart(vm: *Vm, v: Value, site: ?*String) Error!Value {
+    if (v.isString()) return v;
+    if (v.is(.object)) {
+        switch (v.asObject().kind) {
+            .array, .map, .set, .iterator => return v,
+            else => {},
+        }
+    }
+    if (site) |s| {
+        if (!s.eqlLatin1("(intermediate value)")) {
+            return vm.throwFmt(.type_error, "{f} is not iterable", .{StringFormat{ .s = s }});
+        }
+    }
+    if (v.isNullish()) {
+        return vm.throwFmt(.type_error, "{s} is not iterable (cannot read property Symbol(Symbol.iterator))", .{if (v.isNull()) "null" else "undefined"});
+    }
+    return vm.throwFmt(.type_error, "{f} is not iterable", .{ShortFormat{ .vm = vm, .v = v }});
+}
+
+/// The next value, advancing the cursor; null when done.
+pub fn iterNext(vm: *Vm, source: *Value, cursor: *Value) Error!?Value {
+    if (!cursor.isNumber()) return null;
+    const index_f = cursor.asNumber();
+    if (!(index_f >= 0 and index_f < 4294967296.0)) return null;
+    const index: u32 = @intFromFloat(index_f);
+    const v = source.*;
+    if (v.isString()) {
+        const s = v.asString();
+        if (index >= s.len) return null;
+        const cp = string.codePointAtString(s, index);
+        const units: u32 = if (cp >= 0x10000) 2 else 1;
+        cursor.* = Value.number(@floatFromInt(index + units));
+        if (units == 1) return Value.string(try charAt(vm, s, index));
+        return Value.string(string.slice(vm.heap, s, index, index + 2) catch return vm.outOfMemory());
+    }
+    if (!v.is(.object)) return null;
+    const o = v.asObject();
+    switch (o.kind) {
+        .array => {
+            const a = o.as(object.Array);
+            if (index >= a.len) return null;
+            cursor.* = Value.number(@floatFromInt(index + 1));
+            return elementAt(a, index);
+        },
+        .map, .set => {
+            const m = object.mapOf(o);
+            var i = index;
+            while (i < m.len and m.entries[i].key.eqlBits(Value.hole)) i += 1;
+            if (i >= m.len) {
+                cursor.* = Value.number(@floatFromInt(i));
+                return null;
+            }
+            cursor.* = Value.number(@floatFromInt(i + 1));
+            const entry = m.entries[i];
+            if (o.kind == .set) return entry.key;
+            return Value.obj(try pair(vm, entry.key, entry.value));
+        },
+        .iterator => return builtins.collections.iteratorStep(vm, o.as(object.Iterator)),
+        else => return null,
+    }
+}
+
+/// A two-element array, [a, b].
+pub fn pair(vm: *Vm, a: Value, b: Value) Error!*Object {
+    const arr = try vm.newArray(2);
+    arr.items[0] = a;
+    arr.items[1] = b;
+    arr.len = 2;
+    return &arr.object;
+}
+
+/// Appends every value of an iterable to an array (spread).
+pub fn appendIterable(vm: *Vm, a: *object.Array, iterable: Value, site: ?*String) Error!void {
+    if (iterable.objectOf(.array)) |o| {
+        const src = o.as(object.Array);
+        a.reserve(vm.heap, @as(usize, a.len) + src.len) catch return vm.outOfMemory();
+        for (src.slice(), 0..) |v, i| a.items[a.len + i] = if (v.eqlBits(Value.hole)) Value.undefined_value else v;
+        a.len += src.len;
+        return;
+    }
+    var source = try iterStart(vm, iterable, site);
+    var cursor = Value.number(0);
+    while (try iterNext(vm, &source, &cursor)) |v| a.push(vm.heap, v) catch return vm.outOfMemory();
+}
