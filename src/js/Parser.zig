@@ -831,7 +831,7 @@ fn parseAssignment(p: *Parser, no_in: bool) Error!*Node {
         if (std.mem.eql(u8, p.token.text, "yield")) return p.failAt(start, "generators are not supported");
     }
     const lhs = try p.parseConditional(no_in);
-    if (lhs.data == .function and lhs.data.function.is_arrow) return lhs;
+    if (isBareArrow(lhs)) return lhs;
     const kind = p.token.kind;
     if (kind == .assign) {
         const target = p.toPattern(lhs, false) catch |err| switch (err) {
@@ -851,6 +851,12 @@ fn parseAssignment(p: *Parser, no_in: bool) Error!*Node {
     return lhs;
 }
 
+/// An arrow function not in parentheses: its body took everything after it, so no operator
+/// or call can follow it.
+fn isBareArrow(node: *const Node) bool {
+    return node.data == .function and node.data.function.is_arrow and !node.parenthesized;
+}
+
 fn isSimpleTarget(node: *const Node) bool {
     return switch (node.data) {
         .identifier => true,
@@ -863,7 +869,7 @@ fn isSimpleTarget(node: *const Node) bool {
 fn parseConditional(p: *Parser, no_in: bool) Error!*Node {
     const start = p.token.start;
     const condition = try p.parseBinary(0, no_in);
-    if (condition.data == .function and condition.data.function.is_arrow) return condition;
+    if (isBareArrow(condition)) return condition;
     if (p.token.kind != .question) return condition;
     try p.advance();
     // The middle operand allows `in` even in a for head.
@@ -917,7 +923,7 @@ fn parseBinary(p: *Parser, min: u8, no_in: bool) Error!*Node {
     defer p.leave();
     const start = p.token.start;
     var lhs = try p.parseUnary();
-    if (lhs.data == .function and lhs.data.function.is_arrow) return lhs;
+    if (isBareArrow(lhs)) return lhs;
     while (p.binaryInfo(no_in)) |info| {
         if (info.precedence <= min) break;
         const op_pos = p.token.start;
@@ -1009,7 +1015,7 @@ fn parsePostfix(p: *Parser) Error!*Node {
 fn leftHandSide(p: *Parser) Error!*Node {
     const start = p.token.start;
     var node = if (p.isKeyword("new")) try p.newExpression() else try p.parsePrimary();
-    if (node.data == .function and node.data.function.is_arrow) return node;
+    if (isBareArrow(node)) return node;
     var in_chain = false;
     while (true) {
         switch (p.token.kind) {

@@ -259,17 +259,21 @@ pub fn bitwise(op: bytecode.Op, x: f64, y: f64) f64 {
 }
 
 pub fn add(vm: *Vm, a: Value, b: Value) Error!Value {
-    if (a.isString() and b.isString()) {
-        return Value.string(string.concat(vm.heap, a.asString(), b.asString()) catch return vm.outOfMemory());
-    }
+    if (a.isString() and b.isString()) return Value.string(try concatTwo(vm, a.asString(), b.asString()));
     const pa = try toPrimitive(vm, a, .default);
     const pb = try toPrimitive(vm, b, .default);
     if (pa.isString() or pb.isString()) {
         const sa = try toString(vm, pa);
         const sb = try toString(vm, pb);
-        return Value.string(string.concat(vm.heap, sa, sb) catch return vm.outOfMemory());
+        return Value.string(try concatTwo(vm, sa, sb));
     }
     return Value.number(try toNumber(vm, pa) + try toNumber(vm, pb));
+}
+
+/// a + b on strings; V8's RangeError past the longest string it makes.
+pub fn concatTwo(vm: *Vm, a: *String, b: *String) Error!*String {
+    if (@as(usize, a.len) + b.len > string.length_max) return vm.throwMessage(.range_error, "Invalid string length");
+    return string.concat(vm.heap, a, b) catch vm.outOfMemory();
 }
 
 pub fn strictEquals(a: Value, b: Value) bool {
@@ -646,7 +650,8 @@ pub fn concatValues(vm: *Vm, values: []Value) Error!*String {
         total += s.len;
         if (s.flags.wide) wide = true;
     }
-    if (values.len == 2) return string.concat(vm.heap, values[0].asString(), values[1].asString()) catch vm.outOfMemory();
+    if (total > string.length_max) return vm.throwMessage(.range_error, "Invalid string length");
+    if (values.len == 2) return concatTwo(vm, values[0].asString(), values[1].asString());
     if (values.len == 1) return values[0].asString();
     var b = string.Builder.init(vm.heap, total, wide) catch return vm.outOfMemory();
     for (values) |v| b.appendString(v.asString());
