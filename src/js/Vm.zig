@@ -33,6 +33,10 @@ heap: *Heap,
 program: *const Program = undefined,
 /// Headers for the program's string constants, made at load time.
 constants: []String = &.{},
+owns_constants: bool = false,
+/// Objects and cells at or above this address belong to the module and are read-only while
+/// a request runs; the maximum address means no module is sealed.
+module_floor: usize = std.math.maxInt(usize),
 stack: []Value,
 frames: []Frame,
 frame_count: u32 = 0,
@@ -147,15 +151,14 @@ pub fn deinit(vm: *Vm, gpa: std.mem.Allocator) void {
     gpa.free(vm.handlers);
     gpa.free(vm.exports);
     gpa.free(vm.host_globals);
-    if (vm.constants.len > 0) gpa.free(vm.constants);
+    if (vm.owns_constants) gpa.free(vm.constants);
     vm.* = undefined;
 }
 
-/// Makes a verified program the one this engine runs: builds its constant strings' headers
-/// (hashed, with their builtin name ids) and binds its host globals. Set-up time, not run time.
-pub fn load(vm: *Vm, gpa: std.mem.Allocator, program: *const Program, host: *const builtins.Host) error{ OutOfMemory, UnknownHostGlobal, TooManyExports }!void {
-    if (vm.constants.len > 0) gpa.free(vm.constants);
-    vm.constants = &.{};
+/// Headers for a verified program's string constants: hashed, with their array index and
+/// builtin name id computed, so that nothing ever writes to them again and engines on
+/// several threads can share them. Set-up time, not run time.
+pub fn makeConstants(gpa: std.mem.Allocator, program: *const Program) error{OutOfMemory}![]String {
     const constants = try gpa.alloc(String, program.strings.len);
     for (program.strings, constants) |c, *s| {
         const len: u32 = @intCast(if (c.wide) c.bytes.len / 2 else c.bytes.len);
@@ -164,16 +167,34 @@ pub fn load(vm: *Vm, gpa: std.mem.Allocator, program: *const Program, host: *con
         _ = s.arrayIndex();
         s.name_id = if (c.wide) String.name_none else (names.lookup(c.bytes) orelse String.name_none);
     }
-    vm.constants = constants;
-    vm.program = program;
-    vm.host = host;
-    if (program.host_globals.len > vm.host_globals.len) return error.UnknownHostGlobal;
+    return constants;
+}
+
+pub const AttachError = error{ UnknownHostGlobal, TooManyExports, TooManyHostGlobals };
+
+/// Makes a verified program (and its constants) the one this engine runs, binding the host
+/// globals it names. Allocates nothing.
+pub fn attach(vm: *Vm, program: *const Program, constants: []String, host: *const builtins.Host) AttachError!void {
+    if (program.host_globals.len > vm.host_globals.len) return error.TooManyHostGlobals;
+    if (program.exports.len > vm.exports.len) return error.TooManyExports;
     for (program.host_globals, 0..) |name_index, i| {
         const name = constants[name_index].latin1();
         vm.host_globals[i] = host.globalValue(name) orelse return error.UnknownHostGlobal;
     }
-    if (program.exports.len > vm.exports.len) return error.TooManyExports;
+    vm.constants = constants;
+    vm.program = program;
+    vm.host = host;
     @memset(vm.exports, Value.undefined_value);
+}
+
+/// `makeConstants` and `attach`, with the constants owned by this engine.
+pub fn load(vm: *Vm, gpa: std.mem.Allocator, program: *const Program, host: *const builtins.Host) (error{OutOfMemory} || AttachError)!void {
+    if (vm.owns_constants) gpa.free(vm.constants);
+    vm.owns_constants = false;
+    const constants = try makeConstants(gpa, program);
+    errdefer gpa.free(constants);
+    try vm.attach(program, constants, host);
+    vm.owns_constants = true;
 }
 
 pub fn constantString(vm: *Vm, index: u16) *String {

@@ -35,4 +35,5 @@ test {
     _ = @import("image.zig");
     _ = @import("verify.zig");
     _ = @import("cli.zig");
+    _ = @import("Engine.zig");
 }

@@ -473,6 +473,7 @@ pub fn setField(vm: *Vm, obj: Value, key: *String, v: Value) Error!void {
     if (!obj.is(.object)) return setPrimitiveField(vm, obj, key);
     const o = obj.asObject();
     if (o.frozen) return throwFrozen(vm, o, key);
+    try checkModuleWrite(vm, o);
     switch (o.kind) {
         .array => {
             const a = o.as(object.Array);
@@ -515,6 +516,7 @@ fn throwFrozen(vm: *Vm, o: *Object, key: *String) Error {
 }
 
 pub fn setIndex(vm: *Vm, a: *object.Array, i: u32, v: Value) Error!void {
+    try checkModuleWrite(vm, a);
     if (i < a.len) {
         a.items[i] = v;
         return;
@@ -555,6 +557,7 @@ pub fn deleteField(vm: *Vm, obj: Value, key: *String) Error!bool {
         return true;
     }
     const o = obj.asObject();
+    try checkModuleWrite(vm, o);
     if (o.kind == .array) {
         const a = o.as(object.Array);
         if (key.arrayIndex()) |i| {
@@ -571,10 +574,18 @@ pub fn deleteField(vm: *Vm, obj: Value, key: *String) Error!bool {
     return true;
 }
 
-/// Writing to a module's state from a request is refused (handlers keep no state).
+/// Writing to a module's state from a request is refused: a handler keeps no state between
+/// requests, and a request's objects must not outlive it by hiding in module state.
+pub inline fn checkModuleWrite(vm: *Vm, address: *const anyopaque) Error!void {
+    if (@intFromPtr(address) >= vm.module_floor) return throwModuleWrite(vm);
+}
+
+fn throwModuleWrite(vm: *Vm) Error {
+    return vm.throwMessage(.type_error, "Cannot modify module state from a request: handlers keep no state between requests");
+}
+
 pub fn checkCellWritable(vm: *Vm, cell: *Cell) Error!void {
-    _ = vm;
-    _ = cell;
+    return checkModuleWrite(vm, cell);
 }
 
 /// Copies own enumerable properties of `src` onto `target`, except `excluded` keys (object

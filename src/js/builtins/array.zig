@@ -30,10 +30,12 @@ fn requireCallable(vm: *Vm, f: Value) Error!void {
 }
 
 fn checkExtensible(vm: *Vm, a: *Array) Error!void {
+    try ops.checkModuleWrite(vm, a);
     if (a.object.frozen) return vm.throwFmt(.type_error, "Cannot add property {d}, object is not extensible", .{a.len});
 }
 
 fn checkWritable(vm: *Vm, a: *Array) Error!void {
+    try ops.checkModuleWrite(vm, a);
     if (a.object.frozen) return vm.throwFmt(.type_error, "Cannot assign to read only property '0' of object '[object Array]'", .{});
 }
 
@@ -85,6 +87,7 @@ pub fn pop(vm: *Vm, this: Value, args: []const Value) Error!Value {
     _ = args;
     const a = try thisArray(vm, this, "pop");
     if (a.len == 0) return Value.undefined_value;
+    try ops.checkModuleWrite(vm, a);
     if (a.object.frozen) return vm.throwFmt(.type_error, "Cannot delete property '{d}' of [object Array]", .{a.len - 1});
     a.len -= 1;
     const v = a.items[a.len];
@@ -355,6 +358,7 @@ pub fn splice(vm: *Vm, this: Value, args: []const Value) Error!Value {
         delete_count = @intFromFloat(@min(@max(x, 0), @as(f64, @floatFromInt(a.len - start))));
     }
     const items = if (args.len > 2) args[2..] else &[_]Value{};
+    if (delete_count > 0 or items.len > 0) try ops.checkModuleWrite(vm, a);
     if (a.object.frozen and (delete_count > 0 or items.len > 0)) try checkWritable(vm, a);
     const removed = try vm.newArray(delete_count);
     @memcpy(removed.items[0..delete_count], a.items[start .. start + delete_count]);

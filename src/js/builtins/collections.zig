@@ -68,6 +68,11 @@ fn startIteration(vm: *Vm, v: Value) Error!Value {
     return ops.iterStart(vm, v, null);
 }
 
+fn mutable(vm: *Vm, m: *MapObject) Error!*MapObject {
+    try ops.checkModuleWrite(vm, m);
+    return m;
+}
+
 fn thisCollection(vm: *Vm, this: Value, kind: object.Kind, comptime method: []const u8) Error!*MapObject {
     if (this.objectOf(kind)) |o| return object.mapOf(o);
     return vm.throwFmt(.type_error, "Method " ++ method ++ " called on incompatible receiver {f}", .{ops.ShortFormat{ .vm = vm, .v = this }});
@@ -87,13 +92,13 @@ pub fn mapGet(vm: *Vm, this: Value, args: []const Value) Error!Value {
 }
 
 pub fn mapSet(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const m = try thisCollection(vm, this, .map, "Map.prototype.set");
+    const m = try mutable(vm, try thisCollection(vm, this, .map, "Map.prototype.set"));
     m.put(vm.heap, arg(args, 0), arg(args, 1)) catch return vm.outOfMemory();
     return this;
 }
 
 pub fn setAdd(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const m = try thisCollection(vm, this, .set, "Set.prototype.add");
+    const m = try mutable(vm, try thisCollection(vm, this, .set, "Set.prototype.add"));
     m.put(vm.heap, arg(args, 0), Value.undefined_value) catch return vm.outOfMemory();
     return this;
 }
@@ -104,13 +109,13 @@ pub fn has(vm: *Vm, this: Value, args: []const Value) Error!Value {
 }
 
 pub fn delete(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const m = try thisMapOrSet(vm, this, "delete");
+    const m = try mutable(vm, try thisMapOrSet(vm, this, "delete"));
     return Value.boolean(m.remove(arg(args, 0)));
 }
 
 pub fn clear(vm: *Vm, this: Value, args: []const Value) Error!Value {
     _ = args;
-    const m = try thisMapOrSet(vm, this, "clear");
+    const m = try mutable(vm, try thisMapOrSet(vm, this, "clear"));
     m.clear();
     return Value.undefined_value;
 }

@@ -113,10 +113,12 @@ pub const RawFormat = struct {
 };
 
 pub fn freeze(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    _ = vm;
     _ = this;
     const v = arg(args, 0);
-    if (v.is(.object)) v.asObject().frozen = true;
+    if (v.is(.object) and !v.asObject().frozen) {
+        try ops.checkModuleWrite(vm, v.asObject());
+        v.asObject().frozen = true;
+    }
     return v;
 }
 

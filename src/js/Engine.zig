@@ -1,0 +1,373 @@
+//! The embedding API: what a host (sluice's request handlers, issue 13) uses to run
+//! JavaScript.
+//!
+//! - `Module` is a verified program, loaded once per process from an image (compiled at build
+//!   time, or at start-up from a file). Its constants are read-only and shared by every
+//!   engine.
+//! - `Engine` is one per worker: it allocates its heap region and stacks once, in `init`, and
+//!   never again. `runModule` runs the top-level code once and seals what it built: from then
+//!   on the module's objects and bindings are read-only (writing to them is a TypeError that
+//!   says so), and each request's objects live above a mark that `beginRequest` returns to.
+//!   A request therefore costs no heap allocation, and nothing survives it.
+//!
+//! ```
+//! var module = try Module.fromSource(gpa, source, "app.js", &host, &failure);
+//! var engine = try Engine.init(gpa, &module, .{});
+//! _ = engine.runModule();
+//! const handler = engine.exportValue("default").?;
+//! engine.beginRequest();
+//! const request = try engine.newObject();
+//! ... fill it in, then:
+//! switch (engine.call(handler, &.{request})) { .value => ..., .exception => ..., .terminated => ... }
+//! ```
+const std = @import("std");
+const assert = std.debug.assert;
+
+const Vm = @import("Vm.zig");
+const Heap = @import("Heap.zig");
+const Program = @import("Program.zig");
+const Compiler = @import("Compiler.zig");
+const image = @import("image.zig");
+const builtins = @import("builtins.zig");
+const value_mod = @import("value.zig");
+const Value = value_mod.Value;
+const string = @import("string.zig");
+const String = string.String;
+const object = @import("object.zig");
+const ops = @import("operations.zig");
+
+const Engine = @This();
+
+vm: Vm,
+heap: Heap,
+region: []align(16) u8,
+module: *const Module,
+/// Where each request's memory starts (above the module's state).
+request_mark: Heap.Mark,
+/// Drops console output, unless the host gives a writer.
+discard: std.Io.Writer.Discarding,
+
+pub const Limits = struct {
+    /// The heap of one engine: the module's state plus one request's objects.
+    heap_bytes: usize = 1024 * 1024,
+    /// Value stack slots (8 bytes each).
+    stack_values: u32 = 16 * 1024,
+    /// Call depth.
+    frames: u32 = 512,
+    handlers: u32 = 256,
+    native_depth: u32 = 64,
+    /// Ticks per call (roughly bytecode bytes executed in loops, plus calls).
+    budget: u64 = 50_000_000,
+};
+
+/// A loaded, verified program and its constant strings, shared by every engine.
+pub const Module = struct {
+    program: Program,
+    constants: []String,
+    host: *const builtins.Host,
+    /// Owns the tables `image.load` made (and the compiler's output, from source).
+    arena: std.heap.ArenaAllocator,
+
+    pub const LoadError = image.LoadError || error{ UnknownHostGlobal, TooManyExports, TooManyHostGlobals };
+
+    /// Loads an image. `bytes` must outlive the module (the code is not copied).
+    pub fn fromImage(gpa: std.mem.Allocator, bytes: []const u8, host: *const builtins.Host, problem: *image.Problem) LoadError!Module {
+        var arena = std.heap.ArenaAllocator.init(gpa);
+        errdefer arena.deinit();
+        const program = try image.load(arena.allocator(), bytes, problem);
+        const constants = try Vm.makeConstants(arena.allocator(), &program);
+        for (program.host_globals) |name_index| {
+            if (host.globalValue(constants[name_index].latin1()) == null) {
+                problem.message = "the program names a host global this host does not have";
+                return error.UnknownHostGlobal;
+            }
+        }
+        return .{ .program = program, .constants = constants, .host = host, .arena = arena };
+    }
+
+    /// Compiles source into an image and loads it (start-up compilation, `--handler-file`).
+    pub fn fromSource(gpa: std.mem.Allocator, source: []const u8, name: []const u8, host: *const builtins.Host, failure: *Compiler.Failure) (Compiler.Error || LoadError)!Module {
+        var scratch = std.heap.ArenaAllocator.init(gpa);
+        defer scratch.deinit();
+        var names_buf: [64][]const u8 = undefined;
+        if (host.objects.len > names_buf.len) return error.TooManyHostGlobals;
+        const bytes = try compileImage(scratch.allocator(), source, .{
+            .source_name = name,
+            .host_globals = host.globalNames(&names_buf),
+        }, failure);
+        var arena = std.heap.ArenaAllocator.init(gpa);
+        errdefer arena.deinit();
+        const kept = try arena.allocator().dupe(u8, bytes);
+        var problem: image.Problem = .{};
+        const program = try image.load(arena.allocator(), kept, &problem);
+        const constants = try Vm.makeConstants(arena.allocator(), &program);
+        return .{ .program = program, .constants = constants, .host = host, .arena = arena };
+    }
+
+    pub fn deinit(m: *Module) void {
+        m.arena.deinit();
+        m.* = undefined;
+    }
+
+    /// The index of an export by name ("default" for `export default`).
+    pub fn exportIndex(m: *const Module, name: []const u8) ?u16 {
+        for (m.program.exports, 0..) |e, i| {
+            if (m.constants[e].eqlLatin1(name)) return @intCast(i);
+        }
+        return null;
+    }
+};
+
+/// Compiles source to image bytes (at build time, from build.zig, or at start-up).
+pub fn compileImage(gpa: std.mem.Allocator, source: []const u8, options: Compiler.Options, failure: *Compiler.Failure) Compiler.Error![]u8 {
+    var arena = std.heap.ArenaAllocator.init(gpa);
+    defer arena.deinit();
+    const program = try Compiler.compile(arena.allocator(), source, options, failure);
+    return image.write(gpa, &program);
+}
+
+pub fn init(gpa: std.mem.Allocator, module: *const Module, limits: Limits) error{ OutOfMemory, UnknownHostGlobal, TooManyExports, TooManyHostGlobals }!*Engine {
+    const e = try gpa.create(Engine);
+    errdefer gpa.destroy(e);
+    const region = try gpa.alignedAlloc(u8, .@"16", limits.heap_bytes);
+    errdefer gpa.free(region);
+    e.* = .{
+        .vm = undefined,
+        .heap = Heap.init(region),
+        .region = region,
+        .module = module,
+        .request_mark = undefined,
+        .discard = .init(&.{}),
+    };
+    e.vm = try Vm.init(gpa, &e.heap, .{
+        .stack_values = limits.stack_values,
+        .frames = limits.frames,
+        .handlers = limits.handlers,
+        .native_depth = limits.native_depth,
+        .budget = limits.budget,
+    }, &e.discard.writer, &e.discard.writer);
+    errdefer e.vm.deinit(gpa);
+    try e.vm.attach(&module.program, module.constants, module.host);
+    e.request_mark = e.heap.mark();
+    return e;
+}
+
+pub fn deinit(e: *Engine, gpa: std.mem.Allocator) void {
+    e.vm.deinit(gpa);
+    gpa.free(e.region);
+    gpa.destroy(e);
+}
+
+/// Where console.log writes (nothing, by default).
+pub fn setOutput(e: *Engine, out: *std.Io.Writer, err_out: *std.Io.Writer) void {
+    e.vm.out = out;
+    e.vm.err_out = err_out;
+}
+
+/// Runs the module's top-level code, then seals its state: what it built stays, read-only.
+pub fn runModule(e: *Engine) Vm.Outcome {
+    e.vm.module_floor = std.math.maxInt(usize);
+    e.heap.reset();
+    const outcome = e.vm.runMain();
+    e.request_mark = e.heap.mark();
+    // Objects grow down from the top: the module's are at or above the mark.
+    e.vm.module_floor = @intFromPtr(e.heap.region.ptr) + e.request_mark.high;
+    return outcome;
+}
+
+/// An export's value (after `runModule`).
+pub fn exportValue(e: *Engine, name: []const u8) ?Value {
+    const index = e.module.exportIndex(name) orelse return null;
+    return e.vm.exports[index];
+}
+
+/// Forgets the last request's objects, in O(1).
+pub fn beginRequest(e: *Engine) void {
+    e.heap.resetTo(e.request_mark);
+}
+
+/// Calls a function with arguments the host built in this request.
+pub fn call(e: *Engine, callee: Value, args: []const Value) Vm.Outcome {
+    return e.vm.callFunction(callee, args);
+}
+
+/// Where an uncaught exception or a termination was raised: file, line and column.
+pub fn errorPosition(e: *const Engine) ?struct { file: []const u8, line: u32, column: u32 } {
+    const site = e.vm.throw_site orelse return null;
+    const p = Vm.sitePosition(site) orelse return null;
+    return .{ .file = e.module.program.source_name, .line = p.line, .column = p.column };
+}
+
+// ---------------------------------------------------------------------------------------
+// Building values in the current request, for the host.
+
+pub const BuildError = error{OutOfMemory};
+
+pub fn newObject(e: *Engine) BuildError!Value {
+    const o = object.newPlain(&e.heap, 0) catch return error.OutOfMemory;
+    return Value.obj(o);
+}
+
+pub fn newString(e: *Engine, utf8: []const u8) BuildError!Value {
+    return Value.string(string.fromUtf8(&e.heap, utf8) catch return error.OutOfMemory);
+}
+
+/// Sets `obj[name] = v` on an object the host made in this request.
+pub fn setProperty(e: *Engine, obj: Value, name: []const u8, v: Value) BuildError!void {
+    const key = string.fromUtf8(&e.heap, name) catch return error.OutOfMemory;
+    obj.asObject().properties.put(&e.heap, key, v) catch return error.OutOfMemory;
+}
+
+/// `obj[name]` of an object or array the script returned (own properties only); null if
+/// absent or not an object.
+pub fn getProperty(e: *Engine, obj: Value, name: []const u8) ?Value {
+    _ = e;
+    if (!obj.is(.object)) return null;
+    var key: String = .{ .ptr = name.ptr, .len = @intCast(name.len) };
+    return obj.asObject().properties.get(&key);
+}
+
+/// A string value's UTF-8 text, written to `w`.
+pub fn writeString(v: Value, w: *std.Io.Writer) std.Io.Writer.Error!void {
+    return string.writeUtf8(w, v.asString());
+}
+
+/// JSON.stringify(v) as a string value (in the request's heap), or undefined.
+pub fn stringify(e: *Engine, v: Value) Vm.Outcome {
+    const result = @import("builtins/json.zig").stringify(&e.vm, Value.undefined_value, &.{v});
+    return if (result) |s| .{ .value = s } else |err| switch (err) {
+        error.Throw => .{ .exception = e.vm.exception },
+        error.Terminate => .{ .terminated = e.vm.termination.? },
+    };
+}
+
+// ---------------------------------------------------------------------------------------
+// Tests.
+
+const CountingAllocator = struct {
+    child: std.mem.Allocator,
+    allocations: usize = 0,
+
+    fn allocator(self: *CountingAllocator) std.mem.Allocator {
+        return .{ .ptr = self, .vtable = &.{ .alloc = alloc, .resize = resize, .remap = remap, .free = free } };
+    }
+
+    fn alloc(ctx: *anyopaque, len: usize, alignment: std.mem.Alignment, ra: usize) ?[*]u8 {
+        const self: *CountingAllocator = @ptrCast(@alignCast(ctx));
+        self.allocations += 1;
+        return self.child.rawAlloc(len, alignment, ra);
+    }
+
+    fn resize(ctx: *anyopaque, memory: []u8, alignment: std.mem.Alignment, new_len: usize, ra: usize) bool {
+        const self: *CountingAllocator = @ptrCast(@alignCast(ctx));
+        self.allocations += 1;
+        return self.child.rawResize(memory, alignment, new_len, ra);
+    }
+
+    fn remap(ctx: *anyopaque, memory: []u8, alignment: std.mem.Alignment, new_len: usize, ra: usize) ?[*]u8 {
+        const self: *CountingAllocator = @ptrCast(@alignCast(ctx));
+        self.allocations += 1;
+        return self.child.rawRemap(memory, alignment, new_len, ra);
+    }
+
+    fn free(ctx: *anyopaque, memory: []u8, alignment: std.mem.Alignment, ra: usize) void {
+        const self: *CountingAllocator = @ptrCast(@alignCast(ctx));
+        self.child.rawFree(memory, alignment, ra);
+    }
+};
+
+const handler_source =
+    \\const greeting = "hello";
+    \\const routes = Object.freeze({ "/a": 1, "/b": 2 });
+    \\let hits = 0;
+    \\export default function handler(request) {
+    \\  const { method, path, query } = request;
+    \\  if (path === "/count") hits++;
+    \\  const body = { greeting, method, route: routes[path] ?? null, name: query.name ?? "world", list: [1, 2, 3].map(x => x * 2) };
+    \\  return JSON.stringify(body);
+    \\}
+;
+
+fn buildRequest(e: *Engine, path: []const u8) !Value {
+    const request = try e.newObject();
+    try e.setProperty(request, "method", try e.newString("GET"));
+    try e.setProperty(request, "path", try e.newString(path));
+    const query = try e.newObject();
+    try e.setProperty(query, "name", try e.newString("sluice"));
+    try e.setProperty(request, "query", query);
+    return request;
+}
+
+test "engine: a handler runs per request with no heap allocation after set-up" {
+    var counting: CountingAllocator = .{ .child = std.testing.allocator };
+    const gpa = counting.allocator();
+    var failure: Compiler.Failure = undefined;
+    var module = try Module.fromSource(gpa, handler_source, "app.js", &builtins.Host.none, &failure);
+    defer module.deinit();
+    const engine = try Engine.init(gpa, &module, .{});
+    defer engine.deinit(gpa);
+    try std.testing.expect(engine.runModule() == .value);
+    const handler = engine.exportValue("default").?;
+    const before = counting.allocations;
+    for (0..1000) |_| {
+        engine.beginRequest();
+        const request = try buildRequest(engine, "/a");
+        const outcome = engine.call(handler, &.{request});
+        var buf: [256]u8 = undefined;
+        var w: std.Io.Writer = .fixed(&buf);
+        try writeString(outcome.value, &w);
+        try std.testing.expectEqualStrings(
+            \\{"greeting":"hello","method":"GET","route":1,"name":"sluice","list":[2,4,6]}
+        , w.buffered());
+    }
+    try std.testing.expectEqual(before, counting.allocations);
+}
+
+test "engine: writing to module state from a request is an error that says so" {
+    const gpa = std.testing.allocator;
+    var failure: Compiler.Failure = undefined;
+    var module = try Module.fromSource(gpa, handler_source, "app.js", &builtins.Host.none, &failure);
+    defer module.deinit();
+    const engine = try Engine.init(gpa, &module, .{});
+    defer engine.deinit(gpa);
+    _ = engine.runModule();
+    engine.beginRequest();
+    const outcome = engine.call(engine.exportValue("default").?, &.{try buildRequest(engine, "/count")});
+    const e = outcome.exception.asObject().as(object.ErrorObject);
+    try std.testing.expect(std.mem.startsWith(u8, e.message.?.latin1(), "Cannot modify module state from a request"));
+    const position = engine.errorPosition().?;
+    try std.testing.expectEqual(@as(u32, 6), position.line);
+}
+
+test "engine: each limit ends a call cleanly" {
+    const gpa = std.testing.allocator;
+    const source =
+        \\export function spin() { while (true) {} }
+        \\export function deep() { return deep() + 1 }
+        \\export function hog() { const a = []; while (true) a.push([1, 2, 3]) }
+        \\export function hogCaught() { try { const a = []; while (true) a.push("x".repeat(100)) } catch (e) { return e.name + ": " + e.message } }
+        \\export function fine() { return 42 }
+    ;
+    var failure: Compiler.Failure = undefined;
+    var module = try Module.fromSource(gpa, source, "limits.js", &builtins.Host.none, &failure);
+    defer module.deinit();
+    const engine = try Engine.init(gpa, &module, .{ .heap_bytes = 256 * 1024, .budget = 1_000_000 });
+    defer engine.deinit(gpa);
+    _ = engine.runModule();
+    const cases = [_][]const u8{ "spin", "deep", "hog", "hogCaught" };
+    for (cases) |name| {
+        engine.beginRequest();
+        const outcome = engine.call(engine.exportValue(name).?, &.{});
+        switch (outcome) {
+            .terminated => |why| try std.testing.expectEqual(Vm.Termination.budget, why),
+            .exception => |x| {
+                const e = x.asObject().as(object.ErrorObject);
+                try std.testing.expectEqual(object.ErrorKind.range_error, e.error_kind);
+            },
+            .value => |v| try std.testing.expect(std.mem.startsWith(u8, v.asString().latin1(), "RangeError: Out of memory")),
+        }
+        // The engine is fine afterwards.
+        engine.beginRequest();
+        try std.testing.expectEqual(@as(f64, 42), engine.call(engine.exportValue("fine").?, &.{}).value.asNumber());
+    }
+}
