@@ -97,14 +97,16 @@ fn addFuzz(b: *std.Build, target: std.Build.ResolvedTarget) void {
     b.step("fuzz", "Fuzz the HTTP parsers (args: --seed N --iterations N)").dependOn(&run.step);
 }
 
-/// Two programs: the parser alone (ns per request head), then the whole data path in one
-/// process (requests per second and heap allocations per request).
+/// Three programs: the parser alone (ns per request head), the whole data path in one process
+/// (requests per second and heap allocations per request), and the JavaScript engine (time and
+/// allocations per handler call, beside node, Bun and Deno).
 fn addBench(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build.Step) void {
     const step = b.step("bench", "Parser and end-to-end benchmarks");
     var previous: ?*std.Build.Step = null;
     const programs = [_][2][]const u8{
         .{ "bench-http", "src/http/bench.zig" },
         .{ "bench-proxy", "src/bench_proxy.zig" },
+        .{ "bench-js", "src/js/bench.zig" },
     };
     for (programs) |program| {
         const exe = b.addExecutable(.{

@@ -46,6 +46,7 @@ pub const files = .{
     @import("runtime/InitTrace.zig"),
     @import("proxy/AccessLog.zig"),
     @import("demo/Backend.zig"),
+    @import("js/js.zig"),
 };
 
 test {

@@ -11,6 +11,10 @@ pub const Program = @import("Program.zig");
 pub const Compiler = @import("Compiler.zig");
 pub const Vm = @import("Vm.zig");
 pub const builtins = @import("builtins.zig");
+pub const Engine = @import("Engine.zig");
+pub const image = @import("image.zig");
+pub const string = @import("string.zig");
+pub const inspect = @import("builtins/inspect.zig");
 
 test {
     _ = @import("value.zig");
@@ -30,7 +34,6 @@ test {
     _ = @import("Vm.zig");
     _ = @import("interpreter.zig");
     _ = @import("operations.zig");
-    _ = @import("builtins/inspect.zig");
     _ = @import("run_test.zig");
     _ = @import("image.zig");
     _ = @import("verify.zig");

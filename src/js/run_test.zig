@@ -34,3 +34,24 @@ fn expectOutput(source: []const u8, expected: []const u8) !void {
 test "run: console.log of primitives" {
     try expectOutput("console.log(1, 'a', true, null, undefined, 0.1 + 0.2, -0)", "1 a true null undefined 0.30000000000000004 -0\n");
 }
+
+test "inspect: string escapes pick their quotes as node does" {
+    var region: [64 * 1024]u8 align(16) = undefined;
+    var heap = js.Heap.init(&region);
+    var arena_state = std.heap.ArenaAllocator.init(std.testing.allocator);
+    defer arena_state.deinit();
+    const gpa = arena_state.allocator();
+    const cases = .{
+        .{ "abc", "'abc'" },
+        .{ "it's", "\"it's\"" },
+        .{ "it's \"x\"", "`it's \"x\"`" },
+        .{ "a\nb\\", "'a\\nb\\\\'" },
+        .{ "\x1b", "'\\x1B'" },
+    };
+    inline for (cases) |case| {
+        var out: std.ArrayList(u8) = .empty;
+        const s = try js.string.fromUtf8(&heap, case[0]);
+        try js.inspect.strEscape(gpa, &out, s, 0, s.len);
+        try std.testing.expectEqualStrings(case[1], out.items);
+    }
+}

@@ -734,24 +734,3 @@ pub fn appendUtf8(gpa: Allocator, out: *std.ArrayList(u8), s: *const String, sta
 pub fn init(vm: *Vm, gpa: Allocator) Inspector {
     return .{ .vm = vm, .gpa = gpa };
 }
-
-test "inspect: string escapes pick their quotes as node does" {
-    var region: [64 * 1024]u8 align(16) = undefined;
-    var heap = @import("../Heap.zig").init(&region);
-    var arena_state = std.heap.ArenaAllocator.init(std.testing.allocator);
-    defer arena_state.deinit();
-    const gpa = arena_state.allocator();
-    const cases = .{
-        .{ "abc", "'abc'" },
-        .{ "it's", "\"it's\"" },
-        .{ "it's \"x\"", "`it's \"x\"`" },
-        .{ "a\nb\\", "'a\\nb\\\\'" },
-        .{ "\x1b", "'\\x1B'" },
-    };
-    inline for (cases) |case| {
-        var out: std.ArrayList(u8) = .empty;
-        const s = try string.fromUtf8(&heap, case[0]);
-        try strEscape(gpa, &out, s, 0, s.len);
-        try std.testing.expectEqualStrings(case[1], out.items);
-    }
-}
