@@ -4,6 +4,7 @@
 //!   zig build run -- ARGS     build and run sluice
 //!   zig build test            unit tests (every file, through src/unit_tests.zig)
 //!   zig build fuzz -- ARGS    seeded fuzz run of the HTTP parsers (--seed N --iterations N)
+//!   zig build js-fuzz -- ARGS seeded fuzz run of the JavaScript engine (same arguments)
 //!   zig build bench           parser ns per head; end-to-end req/s and allocations per request
 //!   zig build fmt             format the tree (fmt-check: fail if not formatted)
 const std = @import("std");
@@ -27,6 +28,7 @@ pub fn build(b: *std.Build) void {
     addRun(b, exe);
     const test_step = addTests(b, target, optimize);
     addFuzz(b, target);
+    addJsFuzz(b, target);
     addBench(b, target, test_step);
     addFmt(b);
 }
@@ -95,6 +97,20 @@ fn addFuzz(b: *std.Build, target: std.Build.ResolvedTarget) void {
     const run = b.addRunArtifact(fuzz);
     run.addPassthruArgs();
     b.step("fuzz", "Fuzz the HTTP parsers (args: --seed N --iterations N)").dependOn(&run.step);
+}
+
+fn addJsFuzz(b: *std.Build, target: std.Build.ResolvedTarget) void {
+    const fuzz = b.addExecutable(.{
+        .name = "fuzz-js",
+        .root_module = b.createModule(.{
+            .root_source_file = b.path("src/js/fuzz.zig"),
+            .target = target,
+            .optimize = .ReleaseSafe,
+        }),
+    });
+    const run = b.addRunArtifact(fuzz);
+    run.addPassthruArgs();
+    b.step("js-fuzz", "Fuzz the JavaScript engine (args: --seed N --iterations N)").dependOn(&run.step);
 }
 
 /// Three programs: the parser alone (ns per request head), the whole data path in one process

@@ -302,9 +302,8 @@ fn emitJump(c: *Compiler, op: Op, label: *Label, target_depth: u32, extra: ?u8) 
     } else {
         try label.fixups.append(c.arena, operand_at);
     }
-    if (c.f.reachable) {
-        if (label.depth) |d| assert(d == target_depth) else label.depth = target_depth;
-    }
+    // Dead code (after a throw) keeps exact bookkeeping too, so its jumps count.
+    if (label.depth) |d| assert(d == target_depth) else label.depth = target_depth;
     _ = at;
     // The fall-through's stack effect.
     c.adjust(info.pops.?, info.pushes);
@@ -424,7 +423,8 @@ fn compileFunction(c: *Compiler, node: *ast.Function, program: ?*ast.Program) Er
     try c.hoistFunctions(info.scope);
     for (node.body) |statement| try c.compileStatement(statement);
     if (program) |tree| try c.compileExports(tree);
-    if (c.f.reachable) try c.emit(.return_undefined);
+    // Even when unreachable: a label bound at the end needs an instruction to land on.
+    try c.emit(.return_undefined);
 
     if (c.f.code.items.len > code_bytes_max) return c.failAt(node.pos, "function too large");
     if (c.f.depth_max > stack_max) return c.failAt(node.pos, "expression too complex");
@@ -592,7 +592,15 @@ fn storeIdentifier(c: *Compiler, node: *Node, mode: StoreMode) Error!void {
 // ---------------------------------------------------------------------------------------
 // Statements.
 
+/// A statement leaves the stack as it found it; in dead code (after a throw) the bookkeeping
+/// is put back to that level, so that labels bound later agree with their jumps.
 fn compileStatement(c: *Compiler, node: *Node) Error!void {
+    const depth = c.f.depth;
+    try c.statementInner(node);
+    if (c.f.reachable) assert(c.f.depth == depth) else c.f.depth = depth;
+}
+
+fn statementInner(c: *Compiler, node: *Node) Error!void {
     switch (node.data) {
         .declaration => |d| {
             for (d.declarators) |declarator| {

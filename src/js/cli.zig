@@ -74,6 +74,7 @@ pub fn main(gpa: std.mem.Allocator, args: []const []const u8) u8 {
     }
     if (std.mem.eql(u8, args[0], "run")) return run(gpa, args[1..], &stderr.writer);
     if (std.mem.eql(u8, args[0], "check")) return check(gpa, args[1..], &stderr.writer);
+    if (std.mem.eql(u8, args[0], "dump") and args.len == 2) return dump(gpa, args[1], &stderr.writer);
     stderr.writer.writeAll(usage) catch {};
     return 2;
 }
@@ -214,6 +215,27 @@ fn check(gpa: std.mem.Allocator, paths: []const []const u8, stderr: *std.Io.Writ
         if (compileToImage(arena, source, path, stderr) == null) status = 1;
     }
     return status;
+}
+
+/// `sluice js dump FILE`: the compiled bytecode, for debugging.
+fn dump(gpa: std.mem.Allocator, path: []const u8, stderr: *std.Io.Writer) u8 {
+    var arena_state = std.heap.ArenaAllocator.init(gpa);
+    defer arena_state.deinit();
+    const arena = arena_state.allocator();
+    const source = readFile(arena, path) catch |err| {
+        stderr.print("sluice js: cannot read {s}: {s}\n", .{ path, @errorName(err) }) catch {};
+        return 1;
+    };
+    var failure: Compiler.Failure = undefined;
+    const program = Compiler.compile(arena, source, .{ .source_name = path }, &failure) catch {
+        stderr.print("{s}:{d}:{d}: {s}\n", .{ path, failure.line, failure.column, failure.message }) catch {};
+        return 1;
+    };
+    var out_buffer: [4096]u8 = undefined;
+    var stdout = FdWriter.init(1, &out_buffer);
+    @import("disassemble.zig").program(&stdout.writer, &program) catch {};
+    stdout.writer.flush() catch {};
+    return 0;
 }
 
 /// Compiles, writes the image and loads it back verified (the path every program takes).
