@@ -73,7 +73,7 @@ pub fn compile(arena: std.mem.Allocator, source: []const u8, options: Options, f
         .host_globals = options.host_globals,
     };
     const program = c.compileSource(options) catch |err| {
-        if (err == error.SyntaxError) failure.* = c.failure.?;
+        if (err == error.SyntaxError) failure.* = c.failure orelse .{ .line = 1, .column = 1, .message = "syntax error" };
         return err;
     };
     return program;
@@ -1656,6 +1656,16 @@ fn renderInto(c: *Compiler, out: *std.ArrayList(u8), node: *const Node, depth: u
             try out.append(c.arena, '"');
         },
         .null_literal => try out.appendSlice(c.arena, "null"),
+        .sequence => |items| {
+            try out.append(c.arena, '(');
+            for (items, 0..) |item, i| {
+                if (i > 0) try out.appendSlice(c.arena, " , ");
+                try c.renderInto(out, item, depth + 1);
+            }
+            try out.append(c.arena, ')');
+        },
+        .object => |properties| try out.appendSlice(c.arena, if (properties.len == 0) "{}" else "{(intermediate value)}"),
+        .array => |elements| try out.appendSlice(c.arena, if (elements.len == 0) "[]" else "[(intermediate value)]"),
         .true_literal => try out.appendSlice(c.arena, "true"),
         .false_literal => try out.appendSlice(c.arena, "false"),
         else => try out.appendSlice(c.arena, "(intermediate value)"),

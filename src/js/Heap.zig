@@ -108,8 +108,8 @@ pub fn allocBytes(heap: *Heap, bytes: usize, alignment: usize) Error![]u8 {
     assert(alignment == 1 or alignment == 2);
     const start = std.mem.alignForward(usize, heap.low, alignment);
     const end = std.math.add(usize, start, bytes) catch return error.OutOfMemory;
-    const ceiling = heap.high - (if (heap.reserve_open) 0 else heap.reserve_bytes);
-    if (end > ceiling or heap.high < heap.reserve_bytes) return error.OutOfMemory;
+    const ceiling = heap.high -| (if (heap.reserve_open) 0 else heap.reserve_bytes);
+    if (end > ceiling) return error.OutOfMemory;
     heap.low = end;
     return heap.region[start..end];
 }

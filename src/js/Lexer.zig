@@ -338,7 +338,7 @@ fn identifier(lexer: *Lexer, token_in: Token) Error!Token {
             escaped = true;
             lexer.pos += 1;
             if (!lexer.eat('u')) return lexer.fail(lexer.pos, "Invalid Unicode escape sequence");
-            _ = try lexer.unicodeEscape();
+            _ = lexer.unicodeEscape() catch return lexer.fail(lexer.pos, "Invalid Unicode escape sequence");
             continue;
         }
         if (c >= 0x80) {

@@ -104,7 +104,7 @@ fn advance(p: *Parser) Error!void {
 fn lexerError(p: *Parser, err: Lexer.Error) Error {
     switch (err) {
         error.SyntaxError => {
-            const f = p.lexer.failure.?;
+            const f = p.lexer.failure orelse Lexer.Failure{ .pos = p.lexer.pos, .message = "Invalid or unexpected token" };
             return p.failAt(f.pos, f.message);
         },
         error.OutOfMemory => return error.OutOfMemory,
