@@ -318,6 +318,7 @@ fn bind(c: *Compiler, label: *Label) void {
     if (label.depth) |d| {
         if (c.f.reachable) assert(d == c.f.depth);
         c.f.depth = d;
+        c.f.depth_max = @max(c.f.depth_max, d);
         c.f.reachable = true;
     } else {
         label.depth = c.f.depth;

@@ -219,6 +219,9 @@ pub fn next(lexer: *Lexer) Error!Token {
         },
         else => {
             lexer.pos = start;
+            if (c >= 0x80 and !isIdentifierStartCodePoint(decodeAt(s, start).cp)) {
+                return lexer.fail(start, "Invalid or unexpected token");
+            }
             return lexer.identifier(token);
         },
     };
@@ -259,8 +262,8 @@ fn skipSpace(lexer: *Lexer) Error!bool {
     while (lexer.pos < s.len) {
         const c = s[lexer.pos];
         switch (c) {
-            ' ', '\t', 0x0B, 0x0C, '\r' => lexer.pos += 1,
-            '\n' => {
+            ' ', '\t', 0x0B, 0x0C => lexer.pos += 1,
+            '\n', '\r' => {
                 newline = true;
                 lexer.pos += 1;
             },
@@ -319,6 +322,43 @@ fn unicodeSpaceAt(s: []const u8, i: usize) u32 {
     };
 }
 
+/// The code point at a byte offset of UTF-8 text, and its length (U+FFFD and 1 when the
+/// bytes are not UTF-8).
+fn decodeAt(s: []const u8, i: usize) struct { cp: u21, len: u32 } {
+    const c = s[i];
+    const len: u32 = if (c < 0x80) 1 else if (c & 0xE0 == 0xC0) 2 else if (c & 0xF0 == 0xE0) 3 else if (c & 0xF8 == 0xF0) 4 else 0;
+    if (len == 0 or i + len > s.len) return .{ .cp = 0xFFFD, .len = 1 };
+    const cp = std.unicode.utf8Decode(s[i .. i + len]) catch return .{ .cp = 0xFFFD, .len = 1 };
+    return .{ .cp = cp, .len = len };
+}
+
+/// Non-ASCII identifier characters, approximately: Unicode's ID_Start tables are not carried,
+/// so letters of every script are accepted, and what is excluded is white space and the
+/// blocks of punctuation, symbols, arrows, emoji and specials that programs actually meet.
+pub fn isIdentifierStartCodePoint(cp: u21) bool {
+    if (cp < 0x80) return cp < 0x80 and isIdentStart(@intCast(cp));
+    return switch (cp) {
+        0xAA, 0xB5, 0xBA => true,
+        0x80...0xA9, 0xAB...0xB4, 0xB6...0xB9, 0xBB...0xBF, 0xD7, 0xF7 => false,
+        0x300...0x36F => false, // Combining marks continue an identifier; they do not start one.
+        0x1680, 0x2000...0x206F, 0x20A0...0x20FF, 0x2190...0x2BFF, 0x2E00...0x2E7F => false,
+        0x3000...0x3004, 0x3008...0x3020, 0x3030, 0x303D...0x303F => false,
+        0xD800...0xF8FF => false,
+        0xFE00...0xFE0F, 0xFE30...0xFE6F, 0xFEFF => false,
+        0xFF01...0xFF0F, 0xFF1A...0xFF20, 0xFF3B...0xFF40, 0xFF5B...0xFF65, 0xFFF0...0xFFFF => false,
+        0x1F000...0x1FAFF, 0xE0000...0x10FFFF => false,
+        else => true,
+    };
+}
+
+pub fn isIdentifierPartCodePoint(cp: u21) bool {
+    return switch (cp) {
+        0x200C, 0x200D, 0x203F, 0x2040, 0x300...0x36F, 0xFE00...0xFE0F, 0xE0100...0xE01EF => true,
+        0xFF10...0xFF19 => true,
+        else => isIdentifierStartCodePoint(cp),
+    };
+}
+
 pub fn isIdentStart(c: u8) bool {
     return std.ascii.isAlphabetic(c) or c == '_' or c == '$' or c >= 0x80;
 }
@@ -342,9 +382,10 @@ fn identifier(lexer: *Lexer, token_in: Token) Error!Token {
             continue;
         }
         if (c >= 0x80) {
-            // Non-ASCII letters are accepted as identifier characters; spaces are not.
-            if (unicodeSpaceAt(s, lexer.pos) != 0 or (c == 0xC2 and lexer.peekIs(1, 0xA0))) break;
-            lexer.pos += 1;
+            const decoded = decodeAt(s, lexer.pos);
+            const ok = if (lexer.pos == start) isIdentifierStartCodePoint(decoded.cp) else isIdentifierPartCodePoint(decoded.cp);
+            if (!ok) break;
+            lexer.pos += decoded.len;
             continue;
         }
         if (!isIdentPart(c) or (lexer.pos == start and std.ascii.isDigit(c))) break;
@@ -370,10 +411,11 @@ fn unescapeIdentifier(lexer: *Lexer, raw: []const u8) Error![]const u8 {
         if (raw[i] == '\\') {
             var sub: Lexer = .{ .source = raw, .pos = @intCast(i + 2), .arena = lexer.arena };
             const cp = sub.unicodeEscape() catch return lexer.fail(lexer.pos, "Invalid Unicode escape sequence");
-            if (cp > 0x7F or !(if (out.items.len == 0) isIdentStart(@intCast(cp)) else isIdentPart(@intCast(cp)))) {
-                return lexer.fail(lexer.pos, "Invalid Unicode escape sequence");
-            }
-            try out.append(lexer.arena, @intCast(cp));
+            const ok = if (cp < 0x80)
+                (if (out.items.len == 0) isIdentStart(@intCast(cp)) else isIdentPart(@intCast(cp)))
+            else if (out.items.len == 0) isIdentifierStartCodePoint(cp) else isIdentifierPartCodePoint(cp);
+            if (!ok) return lexer.fail(lexer.pos, "Invalid Unicode escape sequence");
+            try appendCodePoint(lexer.arena, &out, cp);
             i = sub.pos;
         } else {
             try out.append(lexer.arena, raw[i]);
@@ -480,8 +522,10 @@ fn finishNumber(lexer: *Lexer, token_in: Token, start: u32) Error!Token {
     if (lexer.pos < s.len and s[lexer.pos] == 'n') {
         return lexer.fail(start, "BigInt is not supported");
     }
-    if (lexer.pos < s.len and (isIdentStart(s[lexer.pos]) or std.ascii.isDigit(s[lexer.pos]) or s[lexer.pos] == '\\')) {
-        return lexer.fail(start, "Invalid or unexpected token");
+    if (lexer.pos < s.len) {
+        const c = s[lexer.pos];
+        const ident = if (c >= 0x80) isIdentifierStartCodePoint(decodeAt(s, lexer.pos).cp) else (isIdentStart(c) or std.ascii.isDigit(c) or c == '\\');
+        if (ident) return lexer.fail(start, "Invalid or unexpected token");
     }
     token.end = lexer.pos;
     return token;

@@ -31,6 +31,9 @@ context: Context = .{},
 depth: u32 = 0,
 exports: std.ArrayList(ast.Export) = .empty,
 is_module: bool = false,
+/// Array literals with a comma after a spread element (`[...a, ]`): fine as expressions,
+/// not as patterns.
+comma_after_spread: std.AutoHashMapUnmanaged(*Node, void) = .empty,
 
 pub const Failure = struct { pos: u32, message: []const u8 };
 
@@ -617,9 +620,12 @@ fn exportDeclaration(p: *Parser) Error!*Node {
     }
     if (p.token.kind == .l_brace) {
         try p.advance();
+        var keyword_local = false;
         while (p.token.kind != .r_brace) {
             const local_token = p.token;
-            if (local_token.kind != .identifier) return p.unexpected();
+            if (local_token.kind != .identifier and local_token.kind != .keyword) return p.unexpected();
+            // `export { default } from "m"` names a keyword; only a re-export may.
+            if (local_token.kind == .keyword) keyword_local = true;
             try p.advance();
             var name = local_token.text;
             if (p.isIdentifierNamed("as")) {
@@ -633,6 +639,7 @@ fn exportDeclaration(p: *Parser) Error!*Node {
         }
         try p.expect(.r_brace);
         if (p.isIdentifierNamed("from")) return p.failAt(p.token.start, "import is not supported yet");
+        if (keyword_local) return p.failAt(start, "Unexpected reserved word in export");
         try p.semicolon();
         return p.newNode(start, .empty_statement);
     }
@@ -693,6 +700,7 @@ fn parseFunction(p: *Parser, is_declaration: bool, name_optional: bool) Error!*a
     }
     try p.expect(.r_paren);
     const body = try p.functionBody();
+    try p.checkDirectives(parameters.items, rest, body);
     const f = try p.arena.create(ast.Function);
     f.* = .{
         .name = name,
@@ -705,6 +713,24 @@ fn parseFunction(p: *Parser, is_declaration: bool, name_optional: bool) Error!*a
         .is_declaration = is_declaration,
     };
     return f;
+}
+
+/// A "use strict" directive is an error in a function whose parameters are not all plain
+/// names (everything is strict here anyway, but the rule is the language's).
+fn checkDirectives(p: *Parser, parameters: []const ast.Parameter, rest: ?*Node, body: []const *Node) Error!void {
+    var simple = rest == null;
+    for (parameters) |param| {
+        if (param.default != null or param.target.data != .identifier) simple = false;
+    }
+    if (simple) return;
+    for (body) |statement| {
+        if (statement.data != .expression_statement) return;
+        const e = statement.data.expression_statement;
+        if (e.data != .string or e.parenthesized) return;
+        if (std.mem.eql(u8, e.data.string, "use strict")) {
+            return p.failAt(statement.pos, "Illegal 'use strict' directive in function with non-simple parameter list");
+        }
+    }
 }
 
 fn functionBody(p: *Parser) Error![]const *Node {
@@ -728,6 +754,7 @@ fn arrowFunction(p: *Parser, start: u32, parameters: []const ast.Parameter, rest
     var body: []const *Node = undefined;
     if (p.token.kind == .l_brace) {
         body = try p.functionBody();
+        try p.checkDirectives(parameters, rest, body);
     } else {
         const saved = p.context;
         p.context = .{ .in_function = true };
@@ -934,10 +961,12 @@ fn parseBinary(p: *Parser, min: u8, no_in: bool) Error!*Node {
                 return p.failAt(op_pos, "Unary operator used immediately before exponentiation expression. Parenthesis must be used to disambiguate operator precedence");
             }
             const rhs = try p.parseBinary(info.precedence - 1, no_in); // Right associative.
+            if (isBareArrow(rhs)) return p.failAt(rhs.pos, "Malformed arrow function parameter list");
             lhs = try p.newNode(start, .{ .binary = .{ .op = .pow, .lhs = lhs, .rhs = rhs } });
             continue;
         }
         const rhs = try p.parseBinary(info.precedence, no_in);
+        if (isBareArrow(rhs)) return p.failAt(rhs.pos, "Malformed arrow function parameter list");
         const logical = info.op == .and_ or info.op == .or_ or info.op == .nullish;
         if (logical) {
             // `??` does not mix with `&&` or `||` without parentheses.
@@ -982,6 +1011,7 @@ fn parseUnary(p: *Parser) Error!*Node {
     if (op) |o| {
         try p.advance();
         const operand = try p.parseUnary();
+        if (isBareArrow(operand)) return p.failAt(operand.pos, "Malformed arrow function parameter list");
         if (o == .delete and operand.data == .identifier) {
             return p.failAt(t.start, "Delete of an unqualified identifier in strict mode.");
         }
@@ -1251,6 +1281,7 @@ fn arrayLiteral(p: *Parser) Error!*Node {
     const start = p.token.start;
     try p.advance();
     var elements: std.ArrayList(*Node) = .empty;
+    var comma_after_spread = false;
     while (p.token.kind != .r_bracket) {
         const element_start = p.token.start;
         if (p.token.kind == .comma) {
@@ -1258,16 +1289,23 @@ fn arrayLiteral(p: *Parser) Error!*Node {
             try elements.append(p.arena, try p.newNode(element_start, .hole));
             continue;
         }
+        var spread = false;
         if (try p.eat(.ellipsis)) {
             const value = try p.parseAssignment(false);
             try elements.append(p.arena, try p.newNode(element_start, .{ .spread = value }));
+            spread = true;
         } else {
             try elements.append(p.arena, try p.parseAssignment(false));
         }
-        if (p.token.kind != .r_bracket) try p.expect(.comma);
+        if (p.token.kind != .r_bracket) {
+            try p.expect(.comma);
+            if (spread and p.token.kind == .r_bracket) comma_after_spread = true;
+        }
     }
     try p.advance();
-    return p.newNode(start, .{ .array = elements.items });
+    const node = try p.newNode(start, .{ .array = elements.items });
+    if (comma_after_spread) try p.comma_after_spread.put(p.arena, node, {});
+    return node;
 }
 
 fn objectLiteral(p: *Parser) Error!*Node {
@@ -1347,6 +1385,7 @@ fn methodFunction(p: *Parser, start: u32, key: ast.Key) Error!*ast.Function {
     }
     try p.expect(.r_paren);
     const body = try p.functionBody();
+    try p.checkDirectives(parameters.items, rest, body);
     const f = try p.arena.create(ast.Function);
     f.* = .{
         .name = if (key == .static) key.static else null,
@@ -1396,6 +1435,11 @@ fn propertyKey(p: *Parser) Error!ast.Key {
 /// declarations and parameters) may only contain identifiers; assignment targets may also
 /// contain member accesses.
 fn toPattern(p: *Parser, node: *Node, binding: bool) Error!*Node {
+    if (node.parenthesized) {
+        // `(a) = 1` and `[(a.b)] = c` are fine; a parenthesized pattern or default is not.
+        const simple = node.data == .identifier or node.data == .member or node.data == .index;
+        if (binding or !simple) return p.failAt(node.pos, "Invalid destructuring assignment target");
+    }
     switch (node.data) {
         .identifier => |id| {
             if (std.mem.eql(u8, id.name, "eval") or std.mem.eql(u8, id.name, "arguments")) {
@@ -1412,6 +1456,7 @@ fn toPattern(p: *Parser, node: *Node, binding: bool) Error!*Node {
             return node;
         },
         .array => |elements| {
+            if (p.comma_after_spread.contains(node)) return p.failAt(node.pos, "Rest element must be last element");
             var targets: std.ArrayList(?*Node) = .empty;
             var rest: ?*Node = null;
             for (elements, 0..) |element, i| {
@@ -1459,7 +1504,7 @@ fn toPattern(p: *Parser, node: *Node, binding: bool) Error!*Node {
 
 /// An element of a pattern: a target, with a default if written `target = value`.
 fn toTarget(p: *Parser, node: *Node, binding: bool) Error!*Node {
-    if (node.data == .assign and node.data.assign.op == null) {
+    if (node.data == .assign and node.data.assign.op == null and !node.parenthesized) {
         const a = node.data.assign;
         const target = try p.toPattern(a.target, binding);
         return p.newNode(node.pos, .{ .with_default = .{ .target = target, .value = a.value } });

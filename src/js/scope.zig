@@ -141,7 +141,9 @@ pub const Resolver = struct {
 
     fn declare(r: *Resolver, s: *Scope, name: []const u8, kind: BindingKind, pos: u32, init_end: u32) Error!*Binding {
         if (s.find(name)) |existing| {
-            _ = existing;
+            // A function's (or the script's) top level may declare a function twice: the
+            // later one wins, as in JavaScript. Everywhere else a name is declared once.
+            if (kind == .function and existing.kind == .function and s.kind == .function) return existing;
             return r.fail(pos, "Identifier '{s}' has already been declared", .{name});
         }
         const b = try r.arena.create(Binding);
