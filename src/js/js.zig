@@ -39,4 +39,5 @@ test {
     _ = @import("verify.zig");
     _ = @import("cli.zig");
     _ = @import("Engine.zig");
+    _ = @import("fdlibm.zig");
 }

@@ -236,11 +236,10 @@ pub fn modulo(x: f64, y: f64) f64 {
     return @rem(x, y);
 }
 
+/// `x ** y` and Math.pow: V8's fdlibm pow, whose special cases are already JavaScript's
+/// (`1 ** Infinity` is NaN, `NaN ** 0` is 1).
 pub fn power(x: f64, y: f64) f64 {
-    if (std.math.isNan(y)) return std.math.nan(f64);
-    if (y == 0) return 1;
-    if ((x == 1 or x == -1) and std.math.isInf(y)) return std.math.nan(f64);
-    return std.math.pow(f64, x, y);
+    return @import("fdlibm.zig").pow(x, y);
 }
 
 pub fn bitwise(op: bytecode.Op, x: f64, y: f64) f64 {

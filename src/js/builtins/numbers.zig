@@ -1,7 +1,7 @@
 //! Math, Number's statics and Number.prototype (toFixed, toString, toPrecision).
 //!
-//! Math's transcendental functions come from Zig's std, which like V8 descends from fdlibm,
-//! so results agree with node's to the last bit for ordinary arguments.
+//! Math's transcendental functions are fdlibm's, as V8's are (fdlibm.zig), so that results
+//! agree with node's to the last bit.
 const std = @import("std");
 
 const Vm = @import("../Vm.zig");
@@ -11,6 +11,7 @@ const string = @import("../string.zig");
 const ops = @import("../operations.zig");
 const number = @import("../number.zig");
 const builtins = @import("../builtins.zig");
+const fdlibm = @import("../fdlibm.zig");
 const arg = builtins.arg;
 
 fn num(vm: *Vm, args: []const Value, i: usize) Error!f64 {
@@ -55,61 +56,61 @@ fn roundF(x: f64) f64 {
     return if (x - r >= 0.5) r + 1 else r;
 }
 fn cbrtF(x: f64) f64 {
-    return std.math.cbrt(x);
+    return fdlibm.cbrt(x);
 }
 fn expF(x: f64) f64 {
-    return @exp(x);
+    return fdlibm.exp(x);
 }
 fn expm1F(x: f64) f64 {
-    return std.math.expm1(x);
+    return fdlibm.expm1(x);
 }
 fn logF(x: f64) f64 {
-    return @log(x);
+    return fdlibm.log(x);
 }
 fn log2F(x: f64) f64 {
-    return @log2(x);
+    return fdlibm.log2(x);
 }
 fn log10F(x: f64) f64 {
-    return @log10(x);
+    return fdlibm.log10(x);
 }
 fn log1pF(x: f64) f64 {
-    return std.math.log1p(x);
+    return fdlibm.log1p(x);
 }
 fn sinF(x: f64) f64 {
-    return @sin(x);
+    return fdlibm.sin(x);
 }
 fn cosF(x: f64) f64 {
-    return @cos(x);
+    return fdlibm.cos(x);
 }
 fn tanF(x: f64) f64 {
-    return @tan(x);
+    return fdlibm.tan(x);
 }
 fn asinF(x: f64) f64 {
-    return std.math.asin(x);
+    return fdlibm.asin(x);
 }
 fn acosF(x: f64) f64 {
-    return std.math.acos(x);
+    return fdlibm.acos(x);
 }
 fn atanF(x: f64) f64 {
-    return std.math.atan(x);
+    return fdlibm.atan(x);
 }
 fn sinhF(x: f64) f64 {
-    return std.math.sinh(x);
+    return fdlibm.sinh(x);
 }
 fn coshF(x: f64) f64 {
-    return std.math.cosh(x);
+    return fdlibm.cosh(x);
 }
 fn tanhF(x: f64) f64 {
-    return std.math.tanh(x);
+    return fdlibm.tanh(x);
 }
 fn asinhF(x: f64) f64 {
-    return std.math.asinh(x);
+    return fdlibm.asinh(x);
 }
 fn acoshF(x: f64) f64 {
-    return std.math.acosh(x);
+    return fdlibm.acosh(x);
 }
 fn atanhF(x: f64) f64 {
-    return std.math.atanh(x);
+    return fdlibm.atanh(x);
 }
 fn froundF(x: f64) f64 {
     return @floatCast(@as(f32, @floatCast(x)));
@@ -147,7 +148,7 @@ pub fn atan2(vm: *Vm, this: Value, args: []const Value) Error!Value {
     _ = this;
     const y = try num(vm, args, 0);
     const x = try num(vm, args, 1);
-    return Value.number(std.math.atan2(y, x));
+    return Value.number(fdlibm.atan2(y, x));
 }
 
 pub fn pow(vm: *Vm, this: Value, args: []const Value) Error!Value {
