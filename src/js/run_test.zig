@@ -14,7 +14,7 @@ fn expectOutput(source: []const u8, expected: []const u8) !void {
     const region = try gpa.alignedAlloc(u8, .@"16", 1 << 20);
     defer gpa.free(region);
     var heap = js.Heap.init(region);
-    var out_buf: [4096]u8 = undefined;
+    var out_buf: [16 * 1024]u8 = undefined;
     var out: std.Io.Writer = .fixed(&out_buf);
     var vm = try js.Vm.init(gpa, &heap, .{ .stack_values = 4096, .frames = 256 }, &out, &out);
     defer vm.deinit(gpa);
@@ -54,4 +54,38 @@ test "inspect: string escapes pick their quotes as node does" {
         try js.inspect.strEscape(gpa, &out, s, 0, s.len);
         try std.testing.expectEqualStrings(case[1], out.items);
     }
+}
+
+test "run: docs/JS.md's examples print what the document says" {
+    // Read at run time (tests run from the project root); skipped when run elsewhere.
+    const gpa = std.testing.allocator;
+    const linux = std.os.linux;
+    const rc = linux.open("docs/JS.md", .{ .ACCMODE = .RDONLY, .CLOEXEC = true }, 0);
+    if (linux.errno(rc) != .SUCCESS) return error.SkipZigTest;
+    const fd: linux.fd_t = @intCast(rc);
+    defer _ = linux.close(fd);
+    var doc: std.ArrayList(u8) = .empty;
+    defer doc.deinit(gpa);
+    var buf: [4096]u8 = undefined;
+    while (true) {
+        const n = linux.read(fd, &buf, buf.len);
+        if (linux.errno(n) != .SUCCESS or n == 0) break;
+        try doc.appendSlice(gpa, buf[0..n]);
+    }
+    var rest = doc.items;
+    var examples: usize = 0;
+    while (std.mem.indexOf(u8, rest, "```js\n")) |start| {
+        rest = rest[start + 6 ..];
+        const code_end = std.mem.indexOf(u8, rest, "```\n").?;
+        const code = rest[0..code_end];
+        rest = rest[code_end + 4 ..];
+        const marker = "\n```text\n";
+        if (!std.mem.startsWith(u8, rest, marker)) continue;
+        rest = rest[marker.len..];
+        const text_end = std.mem.indexOf(u8, rest, "```\n").?;
+        try expectOutput(code, rest[0..text_end]);
+        rest = rest[text_end..];
+        examples += 1;
+    }
+    try std.testing.expect(examples >= 2);
 }
