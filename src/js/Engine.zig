@@ -64,6 +64,9 @@ pub const Limits = struct {
 pub const Module = struct {
     program: Program,
     constants: []String,
+    /// The Latin-1 string constants by text, so that keys the host makes are the program's
+    /// own strings and property lookups hit on the first (pointer) comparison.
+    constant_index: std.StringHashMapUnmanaged(u16) = .empty,
     host: *const builtins.Host,
     /// Owns the tables `image.load` made (and the compiler's output, from source).
     arena: std.heap.ArenaAllocator,
@@ -82,7 +85,9 @@ pub const Module = struct {
                 return error.UnknownHostGlobal;
             }
         }
-        return .{ .program = program, .constants = constants, .host = host, .arena = arena };
+        var module: Module = .{ .program = program, .constants = constants, .host = host, .arena = arena };
+        try module.indexConstants();
+        return module;
     }
 
     /// Compiles source into an image and loads it (start-up compilation, `--handler-file`).
@@ -101,7 +106,22 @@ pub const Module = struct {
         var problem: image.Problem = .{};
         const program = try image.load(arena.allocator(), kept, &problem);
         const constants = try Vm.makeConstants(arena.allocator(), &program);
-        return .{ .program = program, .constants = constants, .host = host, .arena = arena };
+        var module: Module = .{ .program = program, .constants = constants, .host = host, .arena = arena };
+        try module.indexConstants();
+        return module;
+    }
+
+    fn indexConstants(m: *Module) error{OutOfMemory}!void {
+        for (m.constants, 0..) |*c, i| {
+            if (c.flags.wide) continue;
+            try m.constant_index.put(m.arena.allocator(), c.latin1(), @intCast(i));
+        }
+    }
+
+    /// The program's own string for `text`, if it has one.
+    pub fn constant(m: *const Module, text: []const u8) ?*String {
+        const i = m.constant_index.get(text) orelse return null;
+        return &m.constants[i];
     }
 
     pub fn deinit(m: *Module) void {
@@ -214,7 +234,7 @@ pub fn newString(e: *Engine, utf8: []const u8) BuildError!Value {
 
 /// Sets `obj[name] = v` on an object the host made in this request.
 pub fn setProperty(e: *Engine, obj: Value, name: []const u8, v: Value) BuildError!void {
-    const key = string.fromUtf8(&e.heap, name) catch return error.OutOfMemory;
+    const key = e.module.constant(name) orelse (string.fromUtf8(&e.heap, name) catch return error.OutOfMemory);
     obj.asObject().properties.put(&e.heap, key, v) catch return error.OutOfMemory;
 }
 

@@ -14,6 +14,12 @@ pub const format_bytes_max = 32;
 
 /// Number::toString(x) with radix 10.
 pub fn format(buf: *[format_bytes_max]u8, x: f64) []const u8 {
+    // Integers below 2^53 print as themselves: no digit generation needed.
+    if (x == @trunc(x) and @abs(x) < 9007199254740992.0) {
+        if (x == 0) return "0";
+        const i: i64 = @intFromFloat(x);
+        return std.fmt.bufPrint(buf, "{d}", .{i}) catch unreachable;
+    }
     if (std.math.isNan(x)) return "NaN";
     if (x == 0) return "0";
     if (std.math.isInf(x)) return if (x > 0) "Infinity" else "-Infinity";

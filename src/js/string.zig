@@ -497,7 +497,16 @@ pub const StringBuffer = struct {
         b.wide = true;
     }
 
-    pub fn appendUnit(b: *StringBuffer, u: u16) Heap.Error!void {
+    pub inline fn appendUnit(b: *StringBuffer, u: u16) Heap.Error!void {
+        if (!b.wide and u <= 0xFF and b.len < b.data.len) {
+            b.data[b.len] = @intCast(u);
+            b.len += 1;
+            return;
+        }
+        return b.appendUnitSlow(u);
+    }
+
+    fn appendUnitSlow(b: *StringBuffer, u: u16) Heap.Error!void {
         if (u > 0xFF and !b.wide) try b.widen();
         try b.ensure(1);
         if (b.wide) {
@@ -508,6 +517,11 @@ pub const StringBuffer = struct {
     }
 
     pub fn appendLatin1(b: *StringBuffer, text: []const u8) Heap.Error!void {
+        if (!b.wide and b.len + text.len <= b.data.len) {
+            @memcpy(b.data[b.len..][0..text.len], text);
+            b.len += text.len;
+            return;
+        }
         try b.ensure(text.len);
         if (b.wide) {
             const units: [*]u16 = @ptrCast(@alignCast(b.data.ptr));

@@ -444,19 +444,26 @@ const Stringifier = struct {
 
     fn objectBody(st: *Stringifier, o: *Object) Error!void {
         const holder = Value.obj(o);
-        var key_list: []const Value = undefined;
+        var key_list: []const Value = &.{};
         var replacer_keys: []const *String = &.{};
+        // The keys are taken before any user code (toJSON, a replacer) can change the
+        // object; for a plain object with few properties, on the native stack.
+        var own_buf: [32]*String = undefined;
+        var own: []*String = &.{};
         if (st.keys) |k| {
             replacer_keys = k;
+        } else if (o.kind == .plain and o.properties.len <= own_buf.len) {
+            for (o.properties.slice(), 0..) |prop, i| own_buf[i] = prop.key;
+            own = own_buf[0..o.properties.len];
         } else {
             key_list = (try ops.ownKeysArray(st.vm, holder)).slice();
         }
-        const count = if (st.keys != null) replacer_keys.len else key_list.len;
+        const count = if (st.keys != null) replacer_keys.len else if (own.len > 0) own.len else key_list.len;
         try st.put("{");
         st.indent += 1;
         var wrote = false;
         for (0..count) |i| {
-            const k = if (st.keys != null) replacer_keys[i] else key_list[i].asString();
+            const k = if (st.keys != null) replacer_keys[i] else if (own.len > 0) own[i] else key_list[i].asString();
             if (st.keys != null and !(try hasKey(st.vm, o, k))) continue;
             const v = try ops.getField(st.vm, holder, k);
             // Write the separator and key, and take them back if the value is omitted.
@@ -525,6 +532,21 @@ fn hasKey(vm: *Vm, o: *Object, key: *String) Error!bool {
 
 /// A JSON string literal: `"`, `\` and control characters escaped, lone surrogates as \udXXX.
 pub fn quote(vm: *Vm, out: *string.StringBuffer, s: *const String) Error!void {
+    if (!s.flags.wide) {
+        // Latin-1: copy runs that need no escape in one go.
+        const text = s.latin1();
+        out.appendUnit('"') catch return vm.outOfMemory();
+        var start: usize = 0;
+        for (text, 0..) |c, i| {
+            if (c >= 0x20 and c != '"' and c != '\\') continue;
+            out.appendLatin1(text[start..i]) catch return vm.outOfMemory();
+            try escapeLatin1(vm, out, c);
+            start = i + 1;
+        }
+        out.appendLatin1(text[start..]) catch return vm.outOfMemory();
+        out.appendUnit('"') catch return vm.outOfMemory();
+        return;
+    }
     out.appendUnit('"') catch return vm.outOfMemory();
     var i: usize = 0;
     while (i < s.len) : (i += 1) {
@@ -549,6 +571,20 @@ pub fn quote(vm: *Vm, out: *string.StringBuffer, s: *const String) Error!void {
         }
     }
     out.appendUnit('"') catch return vm.outOfMemory();
+}
+
+fn escapeLatin1(vm: *Vm, out: *string.StringBuffer, c: u8) Error!void {
+    const text: []const u8 = switch (c) {
+        '"' => "\\\"",
+        '\\' => "\\\\",
+        0x08 => "\\b",
+        0x0C => "\\f",
+        '\n' => "\\n",
+        '\r' => "\\r",
+        '\t' => "\\t",
+        else => return escapeUnit(vm, out, c),
+    };
+    out.appendLatin1(text) catch return vm.outOfMemory();
 }
 
 fn escapeUnit(vm: *Vm, out: *string.StringBuffer, u: u16) Error!void {
