@@ -119,22 +119,18 @@ const Parser = struct {
         while (true) {
             p.skipSpace();
             if (p.peek() != '"') {
-                if (p.i >= p.s.len) return p.unexpected();
                 if (first) return p.failAt("Expected property name or '}'", p.i);
                 return p.failAt("Expected double-quoted property name", p.i);
             }
             first = false;
             const key = try p.parseString();
             p.skipSpace();
-            if (p.peek() != ':') {
-                if (p.i >= p.s.len) return p.unexpected();
-                return p.failAt("Expected ':' after property name", p.i);
-            }
+            if (p.peek() != ':') return p.failAt("Expected ':' after property name", p.i);
             p.i += 1;
             const v = try p.parseValue();
             o.properties.put(p.vm.heap, key, v) catch return p.vm.outOfMemory();
             p.skipSpace();
-            const next = p.peek() orelse return p.unexpected();
+            const next = p.peek() orelse return p.failAt("Expected ',' or '}' after property value", p.i);
             if (next == ',') {
                 p.i += 1;
                 continue;
@@ -161,7 +157,7 @@ const Parser = struct {
             const v = try p.parseValue();
             a.push(p.vm.heap, v) catch return p.vm.outOfMemory();
             p.skipSpace();
-            const next = p.peek() orelse return p.unexpected();
+            const next = p.peek() orelse return p.failAt("Expected ',' or ']' after array element", p.i);
             if (next == ',') {
                 p.i += 1;
                 continue;
@@ -220,7 +216,7 @@ const Parser = struct {
                 'u' => blk: {
                     var cp: u16 = 0;
                     for (1..5) |k| {
-                        if (p.i + k >= s.len) return p.unexpected();
+                        if (p.i + k >= s.len) return p.failAt("Bad Unicode escape", p.i + k);
                         const h = s.at(p.i + k);
                         const d: u16 = if (h < 0x80) (std.fmt.charToDigit(@intCast(h), 16) catch
                             return p.failAt("Bad Unicode escape", p.i + k)) else return p.failAt("Bad Unicode escape", p.i + k);
@@ -241,10 +237,7 @@ const Parser = struct {
         const start = p.i;
         if (s.at(p.i) == '-') {
             p.i += 1;
-            if (p.i >= s.len or !isDigit(s.at(p.i))) {
-                if (p.i >= s.len) return p.unexpected();
-                return p.failAt("No number after minus sign", p.i);
-            }
+            if (p.i >= s.len or !isDigit(s.at(p.i))) return p.failAt("No number after minus sign", p.i);
         }
         if (s.at(p.i) == '0') {
             p.i += 1;
@@ -303,7 +296,7 @@ pub fn parse(vm: *Vm, this: Value, args: []const Value) Error!Value {
     var p: Parser = .{ .vm = vm, .s = text };
     const result = try p.parseValue();
     p.skipSpace();
-    if (p.i < text.len) return p.failAt("Unexpected non-whitespace character after JSON", p.i);
+    if (p.i < text.len) return vm.throwFmt(.syntax_error, "Unexpected non-whitespace character after JSON at position {d}", .{p.i});
     const reviver = arg(args, 1);
     if (!ops.isCallable(reviver)) return result;
     const root = try vm.newObject(1);

@@ -440,6 +440,10 @@ fn lowerUnit(u: u16) u16 {
         0x400...0x40F => u + 80,
         0x410...0x42F => u + 32,
         0x460...0x481, 0x48A...0x4BF => u | 1,
+        0x1C4, 0x1C7, 0x1CA, 0x1F1 => u + 2,
+        0x1C5, 0x1C8, 0x1CB, 0x1F2 => u + 1,
+        0x531...0x556 => u + 48,
+        0x1E00...0x1E95, 0x1EA0...0x1EFF => u | 1,
         0xFF21...0xFF3A => u + 32,
         else => u,
     };
@@ -464,6 +468,10 @@ fn upperUnit(u: u16) u16 {
         0x450...0x45F => u - 80,
         0x430...0x44F => u - 32,
         0x460...0x481, 0x48A...0x4BF => u & ~@as(u16, 1),
+        0x1C6, 0x1C9, 0x1CC, 0x1F3 => u - 2,
+        0x1C5, 0x1C8, 0x1CB, 0x1F2 => u - 1,
+        0x561...0x586 => u - 48,
+        0x1E00...0x1E95, 0x1EA0...0x1EFF => u & ~@as(u16, 1),
         0xFF41...0xFF5A => u - 32,
         else => u,
     };
@@ -473,62 +481,83 @@ fn isCasedLetter(u: u16) bool {
     return lowerUnit(u) != u or upperUnit(u) != u;
 }
 
-pub fn toLowerCase(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    _ = args;
-    const s = try thisString(vm, this, "toLowerCase");
+/// Units whose case mapping is more than one unit (SpecialCasing.txt, the unconditional
+/// ones that text meets).
+fn upperExpansion(u: u16) ?[]const u16 {
+    return switch (u) {
+        0xDF => &.{ 'S', 'S' },
+        0x149 => &.{ 0x2BC, 'N' },
+        0x1F0 => &.{ 'J', 0x30C },
+        0xFB00 => &.{ 'F', 'F' },
+        0xFB01 => &.{ 'F', 'I' },
+        0xFB02 => &.{ 'F', 'L' },
+        0xFB03 => &.{ 'F', 'F', 'I' },
+        0xFB04 => &.{ 'F', 'F', 'L' },
+        0xFB05, 0xFB06 => &.{ 'S', 'T' },
+        else => null,
+    };
+}
+
+fn lowerExpansion(u: u16) ?[]const u16 {
+    return switch (u) {
+        0x130 => &.{ 'i', 0x307 },
+        else => null,
+    };
+}
+
+const CaseDirection = enum { lower, upper };
+
+fn mapCase(vm: *Vm, s: *String, comptime direction: CaseDirection) Error!*String {
+    // First pass: the result's length and width, and whether anything changes.
+    var len: usize = 0;
+    var wide = false;
     var changed = false;
     for (0..s.len) |i| {
-        if (lowerUnit(s.at(i)) != s.at(i)) {
+        const u = s.at(i);
+        const expansion = if (direction == .upper) upperExpansion(u) else lowerExpansion(u);
+        if (expansion) |units| {
+            len += units.len;
             changed = true;
-            break;
+            for (units) |x| if (x > 0xFF) {
+                wide = true;
+            };
+            continue;
         }
+        const m = if (direction == .upper) upperUnit(u) else lowerUnit(u);
+        if (m != u or (direction == .lower and u == 0x3A3)) changed = true;
+        if (m > 0xFF) wide = true;
+        len += 1;
     }
-    if (!changed) return Value.string(s);
-    var b = string.Builder.init(vm.heap, s.len, s.flags.wide) catch return vm.outOfMemory();
+    if (!changed) return s;
+    if (len > string.length_max) return vm.throwMessage(.range_error, "Invalid string length");
+    var b = string.Builder.init(vm.heap, len, wide) catch return vm.outOfMemory();
     for (0..s.len) |i| {
         const u = s.at(i);
-        if (u == 0x3A3) {
+        if (direction == .lower and u == 0x3A3) {
             // Final sigma: at the end of a word, after a letter.
             const after_letter = i > 0 and isCasedLetter(s.at(i - 1));
             const before_letter = i + 1 < s.len and isCasedLetter(s.at(i + 1));
             b.append(if (after_letter and !before_letter) 0x3C2 else 0x3C3);
             continue;
         }
-        b.append(lowerUnit(u));
+        const expansion = if (direction == .upper) upperExpansion(u) else lowerExpansion(u);
+        if (expansion) |units| {
+            for (units) |x| b.append(x);
+            continue;
+        }
+        b.append(if (direction == .upper) upperUnit(u) else lowerUnit(u));
     }
-    return Value.string(b.finish() catch return vm.outOfMemory());
+    return b.finish() catch vm.outOfMemory();
+}
+
+pub fn toLowerCase(vm: *Vm, this: Value, args: []const Value) Error!Value {
+    _ = args;
+    return Value.string(try mapCase(vm, try thisString(vm, this, "toLowerCase"), .lower));
 }
 
 pub fn toUpperCase(vm: *Vm, this: Value, args: []const Value) Error!Value {
     _ = args;
-    const s = try thisString(vm, this, "toUpperCase");
-    var len: usize = 0;
-    var wide = s.flags.wide;
-    var changed = false;
-    for (0..s.len) |i| {
-        const u = s.at(i);
-        if (u == 0xDF) {
-            len += 2; // ß -> SS
-            changed = true;
-            continue;
-        }
-        const up = upperUnit(u);
-        if (up != u) changed = true;
-        if (up > 0xFF) wide = true;
-        len += 1;
-    }
-    if (!changed) return Value.string(s);
-    if (len > string.length_max) return vm.throwMessage(.range_error, "Invalid string length");
-    var b = string.Builder.init(vm.heap, len, wide) catch return vm.outOfMemory();
-    for (0..s.len) |i| {
-        const u = s.at(i);
-        if (u == 0xDF) {
-            b.appendLatin1("SS");
-            continue;
-        }
-        b.append(upperUnit(u));
-    }
-    return Value.string(b.finish() catch return vm.outOfMemory());
+    return Value.string(try mapCase(vm, try thisString(vm, this, "toUpperCase"), .upper));
 }
 
 // ---------------------------------------------------------------------------------------
