@@ -89,3 +89,107 @@ test "run: docs/JS.md's examples print what the document says" {
     }
     try std.testing.expect(examples >= 2);
 }
+
+// Semantics whose expected output was taken from node 20.
+
+test "run: closures in loops capture their own iteration" {
+    try expectOutput(
+        \\const fs = []; for (let i = 0; i < 3; i++) fs.push(() => i); for (const x of ["a", "b"]) fs.push(() => x); console.log(fs.map(f => f()));
+    ,
+        \\[ 0, 1, 2, 'a', 'b' ]
+        \\
+    );
+}
+
+test "run: finally runs on every way out of a try" {
+    try expectOutput(
+        \\function f(n) { const log = []; for (let i = 0; i < n; i++) { try { if (i === 1) continue; if (i === 3) break; if (i === 2) { try { throw new Error("e" + i) } finally { log.push("inner") } } log.push(i) } catch (e) { log.push(e.message) } finally { log.push("f" + i) } } return log } function g() { try { return "try" } finally { console.log("cleanup") } } function h() { try { throw 1 } finally { return "finally wins" } } console.log(f(5), g(), h());
+    ,
+        \\cleanup
+        \\[ 0, 'f0', 'f1', 'inner', 'e2', 'f2', 'f3' ] try finally wins
+        \\
+    );
+}
+
+test "run: the temporal dead zone and const assignment throw as in V8" {
+    try expectOutput(
+        \\"use strict"; try { x; let x = 1 } catch (e) { console.log(e.name, e.message) } try { const c = 1; c = 2 } catch (e) { console.log(e.name, e.message) } try { (() => y)(); let y } catch (e) { console.log(e.message) } try { undeclared = 1 } catch (e) { console.log(e.message) }
+    ,
+        \\ReferenceError Cannot access 'x' before initialization
+        \\TypeError Assignment to constant variable.
+        \\Cannot access 'y' before initialization
+        \\undeclared is not defined
+        \\
+    );
+}
+
+test "run: property order puts integer keys first" {
+    try expectOutput(
+        \\const o = { b: 1, 2: "two", a: 2, 1: "one", "-1": "neg", "01": "lead" }; o[0] = "zero"; console.log(Object.keys(o), JSON.stringify(o));
+    ,
+        \\[
+        \\  '0',  '1', '2',
+        \\  'b',  'a', '-1',
+        \\  '01'
+        \\] {"0":"zero","1":"one","2":"two","b":1,"a":2,"-1":"neg","01":"lead"}
+        \\
+    );
+}
+
+test "run: sort is stable and orders strings by code units" {
+    try expectOutput(
+        \\const people = [["ann", 3], ["bob", 1], ["cid", 3], ["dan", 1], ["eve", 2]]; console.log(people.sort((a, b) => a[1] - b[1]).map(p => p[0]).join(" "), ["b", "B", "a", "é", "Z", "10", "9"].sort(), [10, 9, 1].sort());
+    ,
+        \\bob dan eve ann cid [
+        \\  '10', '9', 'B',
+        \\  'Z',  'a', 'b',
+        \\  'é'
+        \\] [ 1, 10, 9 ]
+        \\
+    );
+}
+
+test "run: strings index UTF-16 code units" {
+    try expectOutput(
+        \\const s = "aé😀"; console.log(s.length, s[2], s.charCodeAt(2), s.codePointAt(2), [...s].length, s.split(""), JSON.stringify(s.slice(0, 3)), encodeURIComponent(s));
+    ,
+        \\4 � 55357 128512 3 [ 'a', 'é', '\ud83d', '\ude00' ] "aé\ud83d" a%C3%A9%F0%9F%98%80
+        \\
+    );
+}
+
+test "run: destructuring, spread and defaults" {
+    try expectOutput(
+        \\const { a, b: { c = 5 } = {}, ...rest } = { a: 1, d: 4, e: 5 }; const [x, , y = 3, ...zs] = "hello"; function f(p, { q = 2 } = {}, ...more) { return [p, q, more] } console.log(a, c, rest, x, y, zs, f(1), f(1, { q: 9 }, 7, 8), Math.max(...[1, 5, 3]), [..."ab", ...new Set([1, 1])]);
+    ,
+        \\1 5 { d: 4, e: 5 } h l [ 'l', 'o' ] [ 1, 2, [] ] [ 1, 9, [ 7, 8 ] ] 5 [ 'a', 'b', 1 ]
+        \\
+    );
+}
+
+test "run: number formatting matches Number::toString" {
+    try expectOutput(
+        \\console.log(0.1 + 0.2, 1e21, 1e20, 1e-7, 1e-6, -0, [-0], 123456789.123456789, 2 ** 53 + 1, 1 / 3, 5e-324, (0.000001234).toString(), (1234.5678).toFixed(2), (1e21).toFixed(2), (255).toString(2));
+    ,
+        \\0.30000000000000004 1e+21 100000000000000000000 1e-7 0.000001 -0 [ -0 ] 123456789.12345679 9007199254740992 0.3333333333333333 5e-324 0.000001234 1234.57 1e+21 11111111
+        \\
+    );
+}
+
+test "run: optional chaining and nullish coalescing short-circuit" {
+    try expectOutput(
+        \\const o = { a: { b: null, f() { return "called" } } }; console.log(o?.a?.b?.c, o.x?.y.z, o.a.f?.(), o.a.g?.(), o.a.b ?? "default", 0 ?? 1, "" || "empty", null?.[0]);
+    ,
+        \\undefined undefined called undefined default 0 empty undefined
+        \\
+    );
+}
+
+test "run: Map and Set keep insertion order through mutation" {
+    try expectOutput(
+        \\const m = new Map([["x", 1]]); m.set("y", 2).set("x", 3); m.delete("y"); m.set("y", 4); const seen = []; for (const [k, v] of m) { seen.push(k + v); if (k === "x") m.set("z", 5) } const s = new Set([3, 1, 3, 2]); console.log(seen, [...s], m.size, s.has(2), m);
+    ,
+        \\[ 'x3', 'y4', 'z5' ] [ 3, 1, 2 ] 3 true Map(3) { 'x' => 3, 'y' => 4, 'z' => 5 }
+        \\
+    );
+}
