@@ -146,7 +146,22 @@ pub fn compileImage(gpa: std.mem.Allocator, source: []const u8, options: Compile
     return image.write(gpa, &program);
 }
 
-pub fn init(gpa: std.mem.Allocator, module: *const Module, limits: Limits) error{ OutOfMemory, UnknownHostGlobal, TooManyExports, TooManyHostGlobals }!*Engine {
+pub const InitError = error{ OutOfMemory, UnknownHostGlobal, TooManyExports, TooManyHostGlobals, LimitTooSmall };
+
+/// The smallest limits an engine accepts (a configuration below them is refused, not trusted).
+pub const limits_min: Limits = .{
+    .heap_bytes = 64 * 1024,
+    .stack_values = 256,
+    .frames = 8,
+    .handlers = 8,
+    .native_depth = 2,
+    .budget = 1000,
+};
+
+pub fn init(gpa: std.mem.Allocator, module: *const Module, limits: Limits) InitError!*Engine {
+    inline for (comptime std.meta.fieldNames(Limits)) |name| {
+        if (@field(limits, name) < @field(limits_min, name)) return error.LimitTooSmall;
+    }
     const e = try gpa.create(Engine);
     errdefer gpa.destroy(e);
     const region = try gpa.alignedAlloc(u8, .@"16", limits.heap_bytes);

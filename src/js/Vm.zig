@@ -69,12 +69,15 @@ pub const Termination = enum {
     memory,
     /// The bytecode did something the verifier should have refused (a bug, reported as such).
     invalid_bytecode,
+    /// The top level needs more stack or handlers than the engine has.
+    stack,
 
     pub fn message(t: Termination) []const u8 {
         return switch (t) {
             .budget => "execution budget exhausted: the script ran too long",
             .memory => "out of memory: the script exhausted its heap",
             .invalid_bytecode => "invalid bytecode",
+            .stack => "the program's top level needs more stack than the engine's limits give",
         };
     }
 };
@@ -220,7 +223,10 @@ pub const Outcome = union(enum) {
 pub fn runMain(vm: *Vm) Outcome {
     vm.startRun();
     const f = &vm.program.functions[0];
-    if (!vm.roomFor(0, f)) return .{ .terminated = .invalid_bytecode };
+    if (!vm.roomFor(0, f) or f.handler_max > vm.handlers.len) {
+        vm.termination = .stack;
+        return .{ .terminated = .stack };
+    }
     vm.frames[0] = .{
         .function = f,
         .closure = null,
