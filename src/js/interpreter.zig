@@ -612,8 +612,7 @@ fn execute(vm: *Vm) Error!Value {
                 pc += 1;
             },
             .keys_start => {
-                const keys = try ops.ownKeysArray(vm, stack[sp - 1]);
-                stack[sp - 1] = Value.obj(&keys.object);
+                stack[sp - 1] = try ops.forInStart(vm, stack[sp - 1]);
                 stack[sp] = Value.number(0);
                 sp += 1;
                 pc += 1;

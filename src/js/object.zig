@@ -366,6 +366,8 @@ pub const IteratorKind = enum(u8) {
     set_values,
     set_entries,
     string_values,
+    /// for-in: the keys taken at the start, each visited only if still there.
+    for_in_keys,
 };
 
 pub const Iterator = struct {
@@ -374,6 +376,8 @@ pub const Iterator = struct {
     iterator_kind: IteratorKind,
     index: u32 = 0,
     done: bool = false,
+    /// for-in's snapshot of the keys.
+    keys: ?*Array = null,
 
     pub const kind: Kind = .iterator;
 };

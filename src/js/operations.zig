@@ -623,6 +623,25 @@ fn isExcluded(vm: *Vm, key: *String, excluded: []const Value) Error!bool {
     return false;
 }
 
+/// for-in's iteration: the keys now, each visited only if still present when reached.
+pub fn forInStart(vm: *Vm, v: Value) Error!Value {
+    const keys = try ownKeysArray(vm, v);
+    if (!v.is(.object)) return Value.obj(&keys.object);
+    const it = vm.heap.create(object.Iterator) catch return vm.outOfMemory();
+    it.* = .{ .object = .{ .kind = .iterator }, .source = v, .iterator_kind = .for_in_keys, .keys = keys };
+    return Value.obj(&it.object);
+}
+
+/// Whether an object still has an own key (for-in skips keys deleted on the way).
+pub fn hasOwnKey(o: *Object, key: *String) bool {
+    if (o.properties.find(key) != null) return true;
+    if (o.kind == .array) {
+        const a = o.as(object.Array);
+        if (key.arrayIndex()) |i| return i < a.len and !a.items[i].eqlBits(Value.hole);
+    }
+    return false;
+}
+
 /// The own enumerable string keys, in order (for-in, Object.keys).
 pub fn ownKeysArray(vm: *Vm, v: Value) Error!*object.Array {
     if (v.isString()) {

@@ -216,6 +216,16 @@ pub fn iteratorStep(vm: *Vm, it: *object.Iterator) Error!?Value {
             };
         },
         .string_values => return null,
+        .for_in_keys => {
+            const keys = it.keys orelse return null;
+            while (it.index < keys.len) {
+                const key = keys.items[it.index];
+                it.index += 1;
+                if (key.isString() and ops.hasOwnKey(o, key.asString())) return key;
+            }
+            it.done = true;
+            return null;
+        },
     }
 }
 

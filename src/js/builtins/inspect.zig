@@ -165,6 +165,7 @@ pub const Inspector = struct {
                     .set_entries => "[Set Entries] {",
                     .array_keys, .array_values, .array_entries => "Object [Array Iterator] {",
                     .string_values => "Object [String Iterator] {",
+                    .for_in_keys => "Object [Iterator] {",
                 };
                 if (braces[0][0] == 'O' and keys.len == 0) return in.print("{s}}}", .{braces[0]});
             },
