@@ -406,3 +406,50 @@ test "engine: each limit ends a call cleanly" {
         try std.testing.expectEqual(@as(f64, 42), engine.call(engine.exportValue("fine").?, &.{}).value.asNumber());
     }
 }
+
+/// A host's `Response.json(value, init?)`, as a handler host would write it: a Response
+/// object (class 1) with `status` and `body`.
+fn testResponseJson(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
+    _ = this;
+    const body = try @import("builtins/json.zig").stringify(vm, Value.undefined_value, args[0..@min(args.len, 1)]);
+    const response = try vm.newObject(2);
+    response.class = 1;
+    var status = Value.number(200);
+    if (args.len > 1 and args[1].is(.object)) {
+        var status_key: String = .{ .ptr = "status", .len = 6 };
+        if (args[1].asObject().properties.get(&status_key)) |s| status = s;
+    }
+    response.properties.put(vm.heap, try vm.newLatin1("status"), status) catch return vm.outOfMemory();
+    response.properties.put(vm.heap, try vm.newLatin1("body"), body) catch return vm.outOfMemory();
+    return Value.obj(response);
+}
+
+test "engine: a host global (Response) is bound by name and builds host objects" {
+    const gpa = std.testing.allocator;
+    const host: builtins.Host = .{
+        .natives = &.{.{ .name = "json", .length = 2, .func = testResponseJson }},
+        .objects = &.{.{ .name = "Response", .members = &.{.{ .name = "json", .native = 0 }} }},
+        .class_names = &.{"Response"},
+    };
+    const source =
+        \\export default function handler(request) {
+        \\  return Response.json({ hello: request.name ?? "world" }, { status: 201 });
+        \\}
+    ;
+    var failure: Compiler.Failure = undefined;
+    var module = try Module.fromSource(gpa, source, "app.js", &host, &failure);
+    defer module.deinit();
+    const engine = try Engine.init(gpa, &module, .{});
+    defer engine.deinit(gpa);
+    _ = engine.runModule();
+    engine.beginRequest();
+    const request = try engine.newObject();
+    try engine.setProperty(request, "name", try engine.newString("sluice"));
+    const response = engine.call(engine.exportValue("default").?, &.{request}).value;
+    try std.testing.expectEqual(@as(u16, 1), response.asObject().class);
+    try std.testing.expectEqual(@as(f64, 201), engine.getProperty(response, "status").?.asNumber());
+    var buf: [64]u8 = undefined;
+    var w: std.Io.Writer = .fixed(&buf);
+    try writeString(engine.getProperty(response, "body").?, &w);
+    try std.testing.expectEqualStrings("{\"hello\":\"sluice\"}", w.buffered());
+}

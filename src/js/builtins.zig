@@ -513,6 +513,9 @@ pub const HostObject = struct {
 pub const Host = struct {
     natives: []const Native = &.{},
     objects: []const HostObject = &.{},
+    /// Names of the host's object classes: an object whose `class` is i + 1 prints as
+    /// `Name { ... }` (a handler's Response objects, for instance).
+    class_names: []const []const u8 = &.{},
 
     pub const none: Host = .{};
 

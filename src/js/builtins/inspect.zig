@@ -182,7 +182,9 @@ pub const Inspector = struct {
                 if (keys.len == 0) return base;
             },
             .plain => {
-                if (o.class != 0) braces[0] = "Response {";
+                if (o.class != 0 and o.class <= in.vm.host.class_names.len) {
+                    braces[0] = try in.print("{s} {{", .{in.vm.host.class_names[o.class - 1]});
+                }
                 if (keys.len == 0) return in.print("{s}}}", .{braces[0]});
             },
         }
