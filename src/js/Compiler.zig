@@ -292,7 +292,6 @@ fn emitU16U16(c: *Compiler, op: Op, a: u16, b: u16) Error!void {
 fn emitJump(c: *Compiler, op: Op, label: *Label, target_depth: u32, extra: ?u8) Error!void {
     const info = bytecode.info(op);
     assert(info.jumps);
-    const at: u32 = @intCast(c.f.code.items.len);
     try c.f.code.append(c.arena, @backingInt(op));
     const operand_at: u32 = @intCast(c.f.code.items.len);
     try c.f.code.appendSlice(c.arena, &.{ 0, 0, 0, 0 });
@@ -304,7 +303,6 @@ fn emitJump(c: *Compiler, op: Op, label: *Label, target_depth: u32, extra: ?u8) 
     }
     // Dead code (after a throw) keeps exact bookkeeping too, so its jumps count.
     if (label.depth) |d| assert(d == target_depth) else label.depth = target_depth;
-    _ = at;
     // The fall-through's stack effect.
     c.adjust(info.pops.?, info.pushes);
     if (info.terminator) c.f.reachable = false;
@@ -394,7 +392,7 @@ fn compileFunction(c: *Compiler, node: *ast.Function, program: ?*ast.Program) Er
         try c.emit(.push_callee);
         try c.storeBinding(b, .init, node.pos);
     }
-    try c.declareScope(info.scope, false);
+    try c.declareScope(info.scope);
     // Parameters in order: defaults, patterns, boxing.
     for (node.parameters, 0..) |p, i| {
         const slot: u16 = @intCast(i);
@@ -463,8 +461,7 @@ fn compileFunction(c: *Compiler, node: *ast.Function, program: ?*ast.Program) Er
 
 /// Gives every binding of a scope a slot, and makes cells and dead zones as needed. The
 /// function scope's simple parameters already have theirs.
-fn declareScope(c: *Compiler, s: *scope.Scope, is_loop_body: bool) Error!void {
-    _ = is_loop_body;
+fn declareScope(c: *Compiler, s: *scope.Scope) Error!void {
     for (s.bindings.items) |b| {
         if (b.slot_valid and b.kind == .parameter) continue;
         b.slot = try c.allocLocal(b.pos);
@@ -489,7 +486,7 @@ fn hoistFunctions(c: *Compiler, s: *scope.Scope) Error!void {
 fn enterScope(c: *Compiler, s: ?*scope.Scope) Error!u32 {
     const saved = c.f.locals_top;
     if (s) |block_scope| {
-        try c.declareScope(block_scope, false);
+        try c.declareScope(block_scope);
         try c.hoistFunctions(block_scope);
     }
     return saved;
@@ -853,7 +850,7 @@ fn tryStatement(c: *Compiler, t: *ast.Try) Error!void {
             try c.f.contexts.append(c.arena, .{ .protected = .{ .finalizer = t.finalizer, .handler = true } });
         }
         const s = t.catch_scope.?;
-        try c.declareScope(s, false);
+        try c.declareScope(s);
         if (t.parameter) |p| {
             try c.bindPattern(p, .init);
         } else {

@@ -1234,11 +1234,9 @@ fn parenthesized(p: *Parser) Error!*Node {
     var trailing_comma = false;
     while (p.token.kind != .r_paren) {
         if (p.token.kind == .ellipsis) {
-            const rest_pos = p.token.start;
             try p.advance();
             rest = try p.bindingTarget();
             if (p.token.kind != .r_paren) return p.failAt(p.token.start, "Rest parameter must be last formal parameter");
-            _ = rest_pos;
             break;
         }
         try items.append(p.arena, try p.parseAssignment(false));

@@ -94,7 +94,7 @@ pub const Limits = struct {
     native_depth: u32 = 200,
     /// Ticks per run: one per byte of loop body per iteration and a few per call.
     budget: u64 = 20_000_000_000,
-    /// Longest string or array `console.log` and JSON output will build.
+    /// Exports a module may have.
     exports: u32 = 64,
 };
 

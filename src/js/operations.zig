@@ -461,10 +461,6 @@ pub fn getElement(vm: *Vm, obj: Value, key: Value) Error!Value {
             }
         }
     }
-    if (obj.isNullish()) {
-        const k = try toPropertyKey(vm, key);
-        return getField(vm, obj, k);
-    }
     return getField(vm, obj, try toPropertyKey(vm, key));
 }
 

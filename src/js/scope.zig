@@ -514,7 +514,6 @@ fn unsupportedGlobal(name: []const u8) ?[]const u8 {
         .{ "setImmediate", "setImmediate (there is no event loop)" }, .{ "queueMicrotask", "queueMicrotask (there is no event loop)" },
         .{ "require", "require (modules cannot import yet)" },        .{ "module", "module (CommonJS)" },
         .{ "exports", "exports (CommonJS; use export)" },             .{ "process", "process" },
-        .{ "AsyncFunction", "async functions" },
     });
     return names.get(name);
 }

@@ -324,8 +324,8 @@ fn replaceImpl(vm: *Vm, this: Value, args: []const Value, all: bool) Error!Value
     const replacement = arg(args, 1);
     const callable = ops.isCallable(replacement);
     const template = if (callable) string.empty else try ops.toString(vm, replacement);
-    // Positions first; then the output, in units, in the heap's free space as scratch...
-    // except that a callback may allocate, so the pieces are kept as strings instead.
+    // The pieces are kept as strings (a replacement callback may allocate in the heap),
+    // then joined in one allocation.
     var pieces: std.ArrayList(*String) = .empty;
     const heap_gpa = HeapAllocator.init(vm);
     const gpa = heap_gpa.allocator();
