@@ -66,7 +66,9 @@ pub const Class = enum {
 
 const Entry = struct {
     name: []const u8,
-    value: union(enum) { native: Native, number: f64 },
+    /// `global`: the same function as the global of that name (Number.parseInt is
+    /// parseInt).
+    value: union(enum) { native: Native, number: f64, global: []const u8 },
 };
 
 fn nat(comptime name: []const u8, comptime length: u8, comptime func: NativeFn) Entry {
@@ -199,13 +201,13 @@ fn entries(class: Class) []const Entry {
             nat("fromCodePoint", 1, strings.fromCodePoint),
         },
         .number_ctor => &.{
-            nat("isInteger", 1, numbers.isInteger),       nat("isFinite", 1, numbers.numberIsFinite),
-            nat("isNaN", 1, numbers.numberIsNaN),         nat("isSafeInteger", 1, numbers.isSafeInteger),
-            nat("parseInt", 2, globals_fns.parseInt),     nat("parseFloat", 1, globals_fns.parseFloat),
-            num("MAX_SAFE_INTEGER", 9007199254740991),    num("MIN_SAFE_INTEGER", -9007199254740991),
-            num("MAX_VALUE", std.math.floatMax(f64)),     num("MIN_VALUE", 5e-324),
-            num("EPSILON", std.math.floatEps(f64)),       num("POSITIVE_INFINITY", std.math.inf(f64)),
-            num("NEGATIVE_INFINITY", -std.math.inf(f64)), num("NaN", std.math.nan(f64)),
+            nat("isInteger", 1, numbers.isInteger),                      nat("isFinite", 1, numbers.numberIsFinite),
+            nat("isNaN", 1, numbers.numberIsNaN),                        nat("isSafeInteger", 1, numbers.isSafeInteger),
+            .{ .name = "parseInt", .value = .{ .global = "parseInt" } }, .{ .name = "parseFloat", .value = .{ .global = "parseFloat" } },
+            num("MAX_SAFE_INTEGER", 9007199254740991),                   num("MIN_SAFE_INTEGER", -9007199254740991),
+            num("MAX_VALUE", std.math.floatMax(f64)),                    num("MIN_VALUE", 5e-324),
+            num("EPSILON", std.math.floatEps(f64)),                      num("POSITIVE_INFINITY", std.math.inf(f64)),
+            num("NEGATIVE_INFINITY", -std.math.inf(f64)),                num("NaN", std.math.nan(f64)),
         },
         .date => &.{
             nat("now", 0, globals_fns.dateNow),
@@ -296,6 +298,13 @@ const layout: Layout = blk: {
     var constants: []const f64 = &.{};
     var tables: [class_count][names.count]u16 = undefined;
     for (&tables) |*t| @memset(t, absent);
+    // Global functions first, so that class members can alias them.
+    var global_function_ids: [global_functions.len]u16 = undefined;
+    for (global_functions, 0..) |n, i| {
+        _ = names.id(n.name);
+        global_function_ids[i] = natives.len;
+        natives = natives ++ [_]Native{n};
+    }
     for (0..class_count) |c| {
         for (entries(@fromBackingInt(@intCast(c)))) |e| {
             const name_id = names.id(e.name);
@@ -307,6 +316,11 @@ const layout: Layout = blk: {
                 .number => |x| {
                     tables[c][name_id] = constant_bit | constants.len;
                     constants = constants ++ [_]f64{x};
+                },
+                .global => |global_name| {
+                    tables[c][name_id] = for (global_functions, 0..) |g, i| {
+                        if (std.mem.eql(u8, g.name, global_name)) break global_function_ids[i];
+                    } else @compileError("no global function " ++ global_name);
                 },
             }
         }
@@ -325,12 +339,6 @@ const layout: Layout = blk: {
             constructs[i] = natives.len;
             natives = natives ++ [_]Native{n};
         }
-    }
-    var global_function_ids: [global_functions.len]u16 = undefined;
-    for (global_functions, 0..) |n, i| {
-        _ = names.id(n.name);
-        global_function_ids[i] = natives.len;
-        natives = natives ++ [_]Native{n};
     }
     assert(natives.len < constant_bit);
     break :blk .{
@@ -540,4 +548,10 @@ test "builtins: every global resolves and its value has the right kind" {
     try std.testing.expect(!globalIsConstructor(globalId("Math").?));
     try std.testing.expect(classMember(.array_proto, names.string("push")) != null);
     try std.testing.expect(classMember(.math, names.string("PI")).?.asNumber() == std.math.pi);
+}
+
+test "builtins: Number.parseInt is the global parseInt" {
+    const a = classMember(.number_ctor, names.string("parseInt")).?;
+    const b = Value.native(layout.global_function_ids[globalId("parseInt").? - builtin_objects.len]);
+    try std.testing.expectEqual(b.bits, a.bits);
 }
