@@ -56,6 +56,9 @@ pub const Limits = struct {
     frames: u32 = 512,
     handlers: u32 = 256,
     native_depth: u32 = 64,
+    /// Native stack one call may use: the thread's stack must be larger, by what the host
+    /// itself uses below the call (sluice's workers have 256 KiB).
+    native_stack_bytes: usize = 128 * 1024,
     /// Ticks per call (roughly bytecode bytes executed in loops, plus calls).
     budget: u64 = 50_000_000,
 };
@@ -155,6 +158,7 @@ pub const limits_min: Limits = .{
     .frames = 8,
     .handlers = 8,
     .native_depth = 2,
+    .native_stack_bytes = 64 * 1024,
     .budget = 1000,
 };
 
@@ -179,6 +183,7 @@ pub fn init(gpa: std.mem.Allocator, module: *const Module, limits: Limits) InitE
         .frames = limits.frames,
         .handlers = limits.handlers,
         .native_depth = limits.native_depth,
+        .native_stack_bytes = limits.native_stack_bytes,
         .budget = limits.budget,
     }, &e.discard.writer, &e.discard.writer);
     errdefer e.vm.deinit(gpa);
@@ -452,4 +457,40 @@ test "engine: a host global (Response) is bound by name and builds host objects"
     var w: std.Io.Writer = .fixed(&buf);
     try writeString(engine.getProperty(response, "body").?, &w);
     try std.testing.expectEqualStrings("{\"hello\":\"sluice\"}", w.buffered());
+}
+
+const StackJob = struct {
+    engine: *Engine,
+    results: [3]?object.ErrorKind = @splat(null),
+
+    fn run(job: *StackJob) void {
+        const names_list = [_][]const u8{ "viaMap", "deepJson", "deepParse" };
+        for (names_list, 0..) |name, i| {
+            job.engine.beginRequest();
+            const outcome = job.engine.call(job.engine.exportValue(name).?, &.{});
+            if (outcome == .exception and outcome.exception.objectOf(.error_object) != null) {
+                job.results[i] = outcome.exception.asObject().as(object.ErrorObject).error_kind;
+            }
+        }
+    }
+};
+
+test "engine: recursion through builtins stops at the native stack limit on a worker-sized stack" {
+    const gpa = std.testing.allocator;
+    const source =
+        \\export function viaMap(n = 100000) { return n === 0 ? 0 : [n].map(x => viaMap(x - 1))[0] + 1 }
+        \\export function deepJson() { let v = []; for (let i = 0; i < 100000; i++) v = [v]; return JSON.stringify(v).length }
+        \\export function deepParse() { return JSON.parse("[".repeat(50000) + "]".repeat(50000)) }
+    ;
+    var failure: Compiler.Failure = undefined;
+    var module = try Module.fromSource(gpa, source, "deep.js", &builtins.Host.none, &failure);
+    defer module.deinit();
+    const engine = try Engine.init(gpa, &module, .{ .native_depth = 100_000, .frames = 100_000, .stack_values = 1 << 20, .heap_bytes = 64 << 20 });
+    defer engine.deinit(gpa);
+    _ = engine.runModule();
+    var job: StackJob = .{ .engine = engine };
+    // The size of a sluice worker's stack.
+    const thread = try std.Thread.spawn(.{ .stack_size = 256 * 1024 }, StackJob.run, .{&job});
+    thread.join();
+    for (job.results) |r| try std.testing.expectEqual(@as(?object.ErrorKind, .range_error), r);
 }

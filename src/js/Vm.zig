@@ -49,6 +49,10 @@ throw_site: ?Site = null,
 termination: ?Termination = null,
 budget: u64 = 0,
 native_depth: u32 = 0,
+/// The lowest native stack address this run may reach (the stack grows down): natives that
+/// recurse (a callback calling a builtin calling a callback...) check it, as V8 checks its
+/// stack limit, so that no input can overflow the thread's stack.
+stack_floor: usize = 0,
 limits: Limits,
 /// The module's exports, by export index, once the top level has run.
 exports: []Value,
@@ -89,9 +93,11 @@ pub const Limits = struct {
     frames: u32 = 10_000,
     /// Exception handlers open at once, all frames together.
     handlers: u32 = 4096,
-    /// Native functions calling back into JavaScript (`arr.map(f)` inside `f`...), each a few
-    /// kilobytes of native stack.
+    /// Native functions calling back into JavaScript (`arr.map(f)` inside `f`...).
     native_depth: u32 = 200,
+    /// Native stack a run may use below where it starts; past it, natives that recurse
+    /// raise "Maximum call stack size exceeded". Must be less than the thread's stack.
+    native_stack_bytes: usize = 1024 * 1024,
     /// Ticks per run: one per byte of loop body per iteration and a few per call.
     budget: u64 = 20_000_000_000,
     /// Exports a module may have.
@@ -251,6 +257,7 @@ pub fn callFunction(vm: *Vm, callee: Value, args: []const Value) Outcome {
 }
 
 fn startRun(vm: *Vm) void {
+    vm.stack_floor = @frameAddress() -| vm.limits.native_stack_bytes;
     vm.budget = vm.limits.budget;
     vm.termination = null;
     vm.throw_site = null;
@@ -283,6 +290,7 @@ pub fn call(vm: *Vm, callee: Value, this: Value, args: []const Value) Error!Valu
     if (callee.objectOf(.closure)) |o| {
         const closure = o.as(object.Closure);
         if (vm.native_depth >= vm.limits.native_depth) return vm.throwStackOverflow();
+        try vm.checkNativeStack();
         const start = vm.top();
         if (start + args.len + 1 > vm.stack.len) return vm.throwStackOverflow();
         vm.stack[start] = callee;
@@ -379,6 +387,12 @@ pub fn throwFmt(vm: *Vm, kind: object.ErrorKind, comptime fmt: []const u8, args:
 pub fn throwMessage(vm: *Vm, kind: object.ErrorKind, message: []const u8) Error {
     const e = vm.newError(kind, message) catch |err| return err;
     return vm.throwValue(Value.obj(&e.object));
+}
+
+/// Throws "Maximum call stack size exceeded" when the native stack is nearly used up
+/// (natives that recurse call this on each level).
+pub inline fn checkNativeStack(vm: *Vm) Error!void {
+    if (@frameAddress() < vm.stack_floor) return vm.throwStackOverflow();
 }
 
 pub fn throwStackOverflow(vm: *Vm) Error {

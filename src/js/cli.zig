@@ -123,7 +123,37 @@ fn run(gpa: std.mem.Allocator, args: []const []const u8, stderr: *std.Io.Writer)
         return 1;
     };
     const program = compileToImage(arena, source, path, stderr) orelse return 1;
+    // The program runs on a thread of its own with a large stack, so that recursion through
+    // builtins (a callback of map calling map...) goes as deep as in node; the engine's own
+    // stack guard stops it well before the end of that stack.
+    var job: Job = .{ .gpa = gpa, .program = &program, .options = options, .path = path, .stderr = stderr };
+    const thread = std.Thread.spawn(.{ .stack_size = thread_stack_bytes }, Job.run, .{&job}) catch {
+        return job.execute();
+    };
+    thread.join();
+    return job.status;
+}
 
+const thread_stack_bytes = 512 * 1024 * 1024;
+
+const Job = struct {
+    gpa: std.mem.Allocator,
+    program: *const Program,
+    options: Options,
+    path: []const u8,
+    stderr: *std.Io.Writer,
+    status: u8 = 1,
+
+    fn run(job: *Job) void {
+        job.status = job.execute();
+    }
+
+    fn execute(job: *Job) u8 {
+        return runProgram(job.gpa, job.program, job.options, job.path, job.stderr);
+    }
+};
+
+fn runProgram(gpa: std.mem.Allocator, program: *const Program, options: Options, path: []const u8, stderr: *std.Io.Writer) u8 {
     const region = gpa.alignedAlloc(u8, .@"16", options.heap_bytes) catch {
         stderr.writeAll("sluice js: cannot allocate the heap\n") catch {};
         return 1;
@@ -135,14 +165,15 @@ fn run(gpa: std.mem.Allocator, args: []const []const u8, stderr: *std.Io.Writer)
     var vm = Vm.init(gpa, &heap, .{
         .stack_values = 1 << 20,
         .frames = 20_000,
-        .native_depth = 1000,
+        .native_depth = 100_000,
+        .native_stack_bytes = thread_stack_bytes - 16 * 1024 * 1024,
         .budget = options.budget,
     }, &stdout.writer, stderr) catch {
         stderr.writeAll("sluice js: out of memory\n") catch {};
         return 1;
     };
     defer vm.deinit(gpa);
-    vm.load(gpa, &program, &builtins.Host.none) catch |err| {
+    vm.load(gpa, program, &builtins.Host.none) catch |err| {
         stderr.print("sluice js: cannot load {s}: {s}\n", .{ path, @errorName(err) }) catch {};
         return 1;
     };

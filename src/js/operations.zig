@@ -232,6 +232,14 @@ pub fn typeOf(vm: *Vm, v: Value) *String {
 // Arithmetic and comparison.
 
 pub fn modulo(x: f64, y: f64) f64 {
+    // Integers (the common case) take the integer remainder; fmod is a slow loop.
+    const limit = 9007199254740992.0;
+    if (x == @trunc(x) and y == @trunc(y) and @abs(x) < limit and @abs(y) < limit and y != 0) {
+        const r = @rem(@as(i64, @intFromFloat(x)), @as(i64, @intFromFloat(y)));
+        // The result has the dividend's sign, zero included: -4 % 2 is -0.
+        if (r == 0) return if (std.math.signbit(x)) -0.0 else 0.0;
+        return @floatFromInt(r);
+    }
     if (std.math.isInf(y) and !std.math.isInf(x)) return x;
     return @rem(x, y);
 }

@@ -298,6 +298,7 @@ pub fn join(vm: *Vm, a: *Array, separator: *String) Error!*String {
         if (entry == a) return string.empty;
     }
     if (join_depth == join_stack.len) return vm.throwStackOverflow();
+    try vm.checkNativeStack();
     join_stack[join_depth] = a;
     join_depth += 1;
     defer join_depth -= 1;
@@ -442,6 +443,7 @@ pub fn with(vm: *Vm, this: Value, args: []const Value) Error!Value {
 
 fn flattenInto(vm: *Vm, result: *Array, a: *Array, depth: f64, nesting: u32) Error!void {
     if (nesting > 1000) return vm.throwStackOverflow();
+    try vm.checkNativeStack();
     for (0..a.len) |i| {
         if (!present(a, i)) continue;
         const v = a.items[i];

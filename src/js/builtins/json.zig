@@ -103,6 +103,7 @@ const Parser = struct {
     fn enter(p: *Parser) Error!void {
         p.depth += 1;
         if (p.depth > depth_max) return p.vm.throwStackOverflow();
+        try p.vm.checkNativeStack();
     }
 
     fn parseObject(p: *Parser) Error!Value {
@@ -307,6 +308,7 @@ pub fn parse(vm: *Vm, this: Value, args: []const Value) Error!Value {
 /// The reviver walk: children first, then the reviver on each property.
 fn internalize(vm: *Vm, holder: Value, key: *String, reviver: Value, depth: u32) Error!Value {
     if (depth > depth_max) return vm.throwStackOverflow();
+    try vm.checkNativeStack();
     const v = try ops.getField(vm, holder, key);
     if (v.is(.object)) {
         const o = v.asObject();
@@ -412,6 +414,7 @@ const Stringifier = struct {
             if (entry.o == o) return st.throwCircular(i, key);
         }
         if (st.stack.items.len >= depth_max) return st.vm.throwStackOverflow();
+        try st.vm.checkNativeStack();
         st.stack.appendAssumeCapacity(.{ .o = o, .key = key });
         defer _ = st.stack.pop();
         if (o.kind == .array) return st.array(o.as(object.Array));
