@@ -38,6 +38,7 @@ number_map: std.AutoHashMapUnmanaged(u64, u16) = .empty,
 functions: []Program.Function = &.{},
 exports: std.ArrayList(u16) = .empty,
 host_globals: []const []const u8,
+stack_floor: usize = 0,
 /// The function being compiled.
 f: *FunctionBuilder = undefined,
 
@@ -53,6 +54,10 @@ pub const Options = struct {
     source_name: []const u8 = "<input>",
     /// Globals the host adds (Response, for handlers), resolved by name.
     host_globals: []const []const u8 = &.{},
+    /// Native stack the compiler may use for deeply nested input before refusing it as
+    /// "nested too deeply" (parsing and compiling recurse over the tree). The thread
+    /// compiling must have more.
+    native_stack_bytes: usize = 160 * 1024,
 };
 
 /// Limits an input can reach, each refused with a compile error.
@@ -80,8 +85,10 @@ pub fn compile(arena: std.mem.Allocator, source: []const u8, options: Options, f
 }
 
 fn compileSource(c: *Compiler, options: Options) Error!Program {
+    const stack_floor = @frameAddress() -| options.native_stack_bytes;
+    c.stack_floor = stack_floor;
     var parse_failure: Parser.Failure = undefined;
-    const tree = Parser.parse(c.arena, c.source, &parse_failure) catch |err| switch (err) {
+    const tree = Parser.parse(c.arena, c.source, stack_floor, &parse_failure) catch |err| switch (err) {
         error.SyntaxError => return c.failAt(parse_failure.pos, parse_failure.message),
         error.OutOfMemory => return error.OutOfMemory,
     };
@@ -90,6 +97,7 @@ fn compileSource(c: *Compiler, options: Options) Error!Program {
         .globals = lookupGlobal,
         .host_globals = options.host_globals,
         .host_global_base = builtins.globals_count,
+        .stack_floor = stack_floor,
     };
     resolver.resolveProgram(tree) catch |err| switch (err) {
         error.SyntaxError => return c.failAt(resolver.failure.?.pos, resolver.failure.?.message),
@@ -599,6 +607,7 @@ fn compileStatement(c: *Compiler, node: *Node) Error!void {
 }
 
 fn statementInner(c: *Compiler, node: *Node) Error!void {
+    if (@frameAddress() < c.stack_floor) return c.failAt(node.pos, "the program is nested too deeply");
     switch (node.data) {
         .declaration => |d| {
             for (d.declarators) |declarator| {
@@ -1107,6 +1116,7 @@ fn fieldName(c: *Compiler, name: []const u8, pos: u32) Error!u16 {
 }
 
 fn expression(c: *Compiler, node: *Node) Error!void {
+    if (@frameAddress() < c.stack_floor) return c.failAt(node.pos, "the program is nested too deeply");
     switch (node.data) {
         .number => |x| try c.pushNumber(x, node.pos),
         .string => |s| try c.emitU16(.push_string, try c.stringConstant(s, node.pos)),
@@ -1668,4 +1678,39 @@ fn renderInto(c: *Compiler, out: *std.ArrayList(u8), node: *const Node, depth: u
         .false_literal => try out.appendSlice(c.arena, "false"),
         else => try out.appendSlice(c.arena, "(intermediate value)"),
     }
+}
+
+const DeepJob = struct {
+    completed: bool = false,
+
+    fn run(job: *DeepJob) void {
+        var arena_state = std.heap.ArenaAllocator.init(std.heap.page_allocator);
+        defer arena_state.deinit();
+        const arena = arena_state.allocator();
+        const forms = [_][2][]const u8{
+            .{ "(", ")" },       .{ "[", "]" },       .{ "{a: ", "}" },
+            .{ "() => (", ")" }, .{ "x ? ", " : 1" }, .{ "function f() { return ", " }" },
+            .{ "!", "" },        .{ "a.b(", ")" },    .{ "`${", "}`" },
+            .{ "[...", "]" },
+        };
+        for (forms) |form| {
+            for ([_]usize{ 50, 200, 1000 }) |depth| {
+                var source: std.ArrayList(u8) = .empty;
+                source.appendSlice(arena, "const r = ") catch return;
+                for (0..depth) |_| source.appendSlice(arena, form[0]) catch return;
+                source.append(arena, '1') catch return;
+                for (0..depth) |_| source.appendSlice(arena, form[1]) catch return;
+                var failure: Failure = undefined;
+                _ = compile(arena, source.items, .{}, &failure) catch {}; // Either outcome is fine.
+            }
+        }
+        job.completed = true;
+    }
+};
+
+test "compiler: deeply nested input is refused, not a stack overflow, on a worker-sized stack" {
+    var job: DeepJob = .{};
+    const thread = try std.Thread.spawn(.{ .stack_size = 256 * 1024 }, DeepJob.run, .{&job});
+    thread.join();
+    try std.testing.expect(job.completed);
 }

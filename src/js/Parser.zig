@@ -29,6 +29,8 @@ context: Context = .{},
 /// Nesting depth of expressions and statements, bounded so that deep input cannot overflow
 /// the native stack.
 depth: u32 = 0,
+/// The lowest native stack address the parse may reach (see Compiler.Options).
+stack_floor: usize = 0,
 exports: std.ArrayList(ast.Export) = .empty,
 is_module: bool = false,
 /// Array literals with a comma after a spread element (`[...a, ]`): fine as expressions,
@@ -51,11 +53,12 @@ const Context = struct {
     breakable_depth: u32 = 0,
 };
 
-pub fn parse(arena: std.mem.Allocator, source: []const u8, failure: *Failure) Error!*ast.Program {
+pub fn parse(arena: std.mem.Allocator, source: []const u8, stack_floor: usize, failure: *Failure) Error!*ast.Program {
     var p: Parser = .{
         .arena = arena,
         .lexer = Lexer.init(arena, source),
         .token = undefined,
+        .stack_floor = stack_floor,
     };
     const program = p.parseProgram() catch |err| {
         if (err == error.SyntaxError) failure.* = p.failure orelse .{ .pos = 0, .message = "syntax error" };
@@ -184,7 +187,9 @@ fn newNode(p: *Parser, pos: u32, data: ast.Data) Error!*Node {
 
 fn enter(p: *Parser) Error!void {
     p.depth += 1;
-    if (p.depth > depth_max) return p.failAt(p.token.start, "the program is nested too deeply");
+    if (p.depth > depth_max or @frameAddress() < p.stack_floor) {
+        return p.failAt(p.token.start, "the program is nested too deeply");
+    }
 }
 
 fn leave(p: *Parser) void {
@@ -1514,7 +1519,7 @@ fn expectParseError(source: []const u8, message: []const u8) !void {
     var arena_state = std.heap.ArenaAllocator.init(std.testing.allocator);
     defer arena_state.deinit();
     var failure: Failure = undefined;
-    try std.testing.expectError(error.SyntaxError, parse(arena_state.allocator(), source, &failure));
+    try std.testing.expectError(error.SyntaxError, parse(arena_state.allocator(), source, 0, &failure));
     try std.testing.expectEqualStrings(message, failure.message);
 }
 
@@ -1522,7 +1527,7 @@ fn expectParses(source: []const u8) !void {
     var arena_state = std.heap.ArenaAllocator.init(std.testing.allocator);
     defer arena_state.deinit();
     var failure: Failure = undefined;
-    _ = parse(arena_state.allocator(), source, &failure) catch |err| {
+    _ = parse(arena_state.allocator(), source, 0, &failure) catch |err| {
         std.debug.print("parse failed: {s} at {d}\n", .{ failure.message, failure.pos });
         return err;
     };

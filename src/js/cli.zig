@@ -258,7 +258,7 @@ fn dump(gpa: std.mem.Allocator, path: []const u8, stderr: *std.Io.Writer) u8 {
         return 1;
     };
     var failure: Compiler.Failure = undefined;
-    const program = Compiler.compile(arena, source, .{ .source_name = path }, &failure) catch {
+    const program = Compiler.compile(arena, source, .{ .source_name = path, .native_stack_bytes = 4 * 1024 * 1024 }, &failure) catch {
         stderr.print("{s}:{d}:{d}: {s}\n", .{ path, failure.line, failure.column, failure.message }) catch {};
         return 1;
     };
@@ -272,7 +272,7 @@ fn dump(gpa: std.mem.Allocator, path: []const u8, stderr: *std.Io.Writer) u8 {
 /// Compiles, writes the image and loads it back verified (the path every program takes).
 fn compileToImage(arena: std.mem.Allocator, source: []const u8, path: []const u8, stderr: *std.Io.Writer) ?Program {
     var failure: Compiler.Failure = undefined;
-    const program = Compiler.compile(arena, source, .{ .source_name = path }, &failure) catch |err| {
+    const program = Compiler.compile(arena, source, .{ .source_name = path, .native_stack_bytes = 4 * 1024 * 1024 }, &failure) catch |err| {
         switch (err) {
             error.SyntaxError => stderr.print("{s}:{d}:{d}: {s}\n", .{ path, failure.line, failure.column, failure.message }) catch {},
             error.OutOfMemory => stderr.print("{s}:1:1: out of memory compiling it\n", .{path}) catch {},

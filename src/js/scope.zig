@@ -109,6 +109,8 @@ pub const Resolver = struct {
     host_globals: []const []const u8 = &.{},
     host_global_base: u16 = 0,
     failure: ?struct { pos: u32, message: []const u8 } = null,
+    /// The lowest native stack address the walk may reach (see Compiler.Options).
+    stack_floor: usize = 0,
 
     fn fail(r: *Resolver, pos: u32, comptime fmt: []const u8, args: anytype) Error {
         r.failure = .{ .pos = pos, .message = try std.fmt.allocPrint(r.arena, fmt, args) };
@@ -214,6 +216,7 @@ pub const Resolver = struct {
     }
 
     fn resolveStatement(r: *Resolver, node: *Node) Error!void {
+        if (@frameAddress() < r.stack_floor) return r.fail(node.pos, "the program is nested too deeply", .{});
         switch (node.data) {
             .declaration => |d| {
                 for (d.declarators) |declarator| {
@@ -352,6 +355,7 @@ pub const Resolver = struct {
     }
 
     fn resolveExpression(r: *Resolver, node: *Node) Error!void {
+        if (@frameAddress() < r.stack_floor) return r.fail(node.pos, "the program is nested too deeply", .{});
         switch (node.data) {
             .number, .string, .true_literal, .false_literal, .null_literal, .hole => {},
             .identifier => |id| try r.reference(node.pos, id),
