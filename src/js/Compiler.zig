@@ -1086,6 +1086,14 @@ fn effect(c: *Compiler, node: *Node) Error!void {
                     },
                     else => {},
                 }
+            } else if (a.target.data == .identifier and a.op.? != .and_ and a.op.? != .or_ and a.op.? != .nullish) {
+                // `x += v` as a statement: no copy of the result to pop.
+                try c.loadIdentifier(a.target);
+                try c.expression(a.value);
+                try c.mark(node.pos);
+                try c.emit(binaryOp(a.op.?));
+                try c.storeIdentifier(a.target, .assign);
+                return;
             }
         },
         else => {},

@@ -15,6 +15,7 @@ pub const Engine = @import("Engine.zig");
 pub const image = @import("image.zig");
 pub const string = @import("string.zig");
 pub const inspect = @import("builtins/inspect.zig");
+pub const cli = @import("cli.zig");
 
 test {
     _ = @import("value.zig");
