@@ -374,6 +374,7 @@ fn compileFunction(c: *Compiler, node: *ast.Function, program: ?*ast.Program) Er
     c.f = &builder;
     defer c.f = saved;
 
+    if (node.parameters.len + 1 >= locals_max) return c.failAt(node.pos, "too many parameters in one function");
     const param_count: u32 = @intCast(node.parameters.len);
     c.f.locals_top = param_count + @intFromBool(node.rest != null);
     c.f.locals_max = c.f.locals_top;
@@ -401,11 +402,29 @@ fn compileFunction(c: *Compiler, node: *ast.Function, program: ?*ast.Program) Er
         try c.storeBinding(b, .init, node.pos);
     }
     try c.declareScope(info.scope);
+    // A simple parameter an earlier default may read starts in its dead zone: its argument
+    // waits in a spare slot until its turn.
+    const arguments_aside = try c.arena.alloc(u16, node.parameters.len);
+    for (node.parameters, 0..) |p, i| {
+        if (p.target.data != .identifier) continue;
+        const b = p.target.data.identifier.resolution.binding.binding;
+        if (!b.needs_tdz) continue;
+        arguments_aside[i] = try c.allocLocal(p.target.pos);
+        try c.emitU16(.get_loc, @intCast(i));
+        try c.emitU16(.put_loc, arguments_aside[i]);
+        try c.emitU16(if (b.captured) .new_cell else .set_uninitialized, @intCast(i));
+    }
     // Parameters in order: defaults, patterns, boxing.
     for (node.parameters, 0..) |p, i| {
         const slot: u16 = @intCast(i);
         if (p.target.data == .identifier) {
             const b = p.target.data.identifier.resolution.binding.binding;
+            if (b.needs_tdz) {
+                try c.emitU16(.get_loc, arguments_aside[i]);
+                if (p.default) |d| try c.defaultValue(d, b.name);
+                try c.storeBinding(b, .init, p.target.pos);
+                continue;
+            }
             if (p.default) |d| {
                 try c.emitU16(.get_loc, slot);
                 try c.defaultValue(d, b.name);
@@ -415,7 +434,10 @@ fn compileFunction(c: *Compiler, node: *ast.Function, program: ?*ast.Program) Er
         } else {
             try c.emitU16(.get_loc, slot);
             if (p.default) |d| try c.defaultValue(d, null);
-            try c.bindPattern(p.target, .init);
+            // V8 shows a parameter by its value's type; with a default, by the conditional
+            // its desugaring makes.
+            const site: ?[]const u8 = if (p.default != null) "(intermediate value)(intermediate value)(intermediate value)" else null;
+            try c.bindPatternFrom(p.target, .init, .{ .object = .{ .destructure = site } });
         }
     }
     if (node.rest) |rest| {
@@ -617,7 +639,11 @@ fn statementInner(c: *Compiler, node: *Node) Error!void {
                 } else {
                     try c.emit(.push_undefined);
                 }
-                try c.bindPattern(declarator.target, .init);
+                const source: PatternSource = if (declarator.init) |init| .{
+                    .object = .{ .destructure = c.render(init, false) },
+                    .array = c.declarationSite(init),
+                } else .{};
+                try c.bindPatternFrom(declarator.target, .init, source);
             }
         },
         .function_declaration => {}, // Created on entry to its scope.
@@ -736,8 +762,7 @@ fn forEach(c: *Compiler, f: *ast.ForEach, keys: bool) Error!void {
     if (keys) {
         try c.emit(.keys_start);
     } else {
-        try c.siteName(c.renderSite(f.iterable), f.iterable.pos);
-        try c.emit(.iter_start);
+        try c.iterationSite(.iter_start, c.forOfSite(f.iterable), f.iterable.pos);
     }
     const top = try c.newLabel();
     const end = try c.newLabel();
@@ -748,7 +773,12 @@ fn forEach(c: *Compiler, f: *ast.ForEach, keys: bool) Error!void {
             if (b.captured) try c.emitU16(.new_cell, b.slot);
         }
     }
-    try c.bindPattern(f.target, if (f.kind != null) .init else .assign);
+    if (f.kind != null) {
+        // V8 names the hidden variable its for-of desugaring makes.
+        try c.bindPatternFrom(f.target, .init, .{ .object = .{ .destructure = ".for" }, .array = .{ .mode = .plain, .text = ".for" } });
+    } else {
+        try c.bindPattern(f.target, .assign);
+    }
     try c.loopBody(f.body, end, top);
     if (c.f.reachable) try c.emitJump(.jump, top, c.f.depth, null);
     c.f.reachable = false;
@@ -861,7 +891,7 @@ fn tryStatement(c: *Compiler, t: *ast.Try) Error!void {
         const s = t.catch_scope.?;
         try c.declareScope(s);
         if (t.parameter) |p| {
-            try c.bindPattern(p, .init);
+            try c.bindPatternFrom(p, .init, .{ .object = .{ .destructure = ".catch" } });
         } else {
             try c.emit(.pop);
         }
@@ -952,9 +982,39 @@ fn targetName(target: *const Node) ?[]const u8 {
     return if (target.data == .identifier) target.data.identifier.name else null;
 }
 
+/// What V8 says when a pattern meets a value it cannot destructure. V8 words these errors
+/// from the syntax around the failing instruction (its CallPrinter), so the compiler works
+/// out the same wording here, from the same syntax, and the instruction carries it.
+const PatternSource = struct {
+    object: ObjectSource = .read,
+    array: IterationSite = .{},
+};
+
+const ObjectSource = union(enum) {
+    /// Nested without a default: V8 reads the first property as any property read
+    /// ("Cannot read properties of null (reading 'a')").
+    read,
+    /// A declaration, assignment, default, parameter, catch or for-of binding: "Cannot
+    /// destructure property 'a' of 'S' as it is null.", S the value's source text (null:
+    /// the value's type, as V8 shows a parameter).
+    destructure: ?[]const u8,
+    /// A pattern that is the value of property `key` of a pattern V8 names.
+    property: struct { key: []const u8, site: ?[]const u8 },
+};
+
+/// How an iteration reports a value it cannot iterate (operations.IterationMode).
+const IterationSite = struct {
+    mode: bytecode.IterationMode = .value,
+    text: []const u8 = "",
+};
+
 /// Binds the value on top of the stack (consuming it) to a target: an identifier, a member
 /// (in assignments), or a pattern.
 fn bindPattern(c: *Compiler, target: *Node, mode: StoreMode) Error!void {
+    return c.bindPatternFrom(target, mode, .{});
+}
+
+fn bindPatternFrom(c: *Compiler, target: *Node, mode: StoreMode, source: PatternSource) Error!void {
     switch (target.data) {
         .identifier => try c.storeIdentifier(target, mode),
         .member => |m| {
@@ -974,12 +1034,11 @@ fn bindPattern(c: *Compiler, target: *Node, mode: StoreMode) Error!void {
         },
         .with_default => |d| {
             try c.defaultValue(d.value, targetName(d.target));
-            try c.bindPattern(d.target, mode);
+            try c.bindPatternFrom(d.target, mode, .{ .object = .{ .destructure = c.render(d.value, false) } });
         },
         .array_pattern => |p| {
             try c.mark(target.pos);
-            try c.siteName(c.renderSite(target), target.pos);
-            try c.emit(.iter_start);
+            try c.iterationSite(.iter_start, source.array, target.pos);
             for (p.elements) |element| {
                 try c.emit(.iter_value);
                 if (element) |e| try c.bindPattern(e, mode) else try c.emit(.pop);
@@ -991,18 +1050,47 @@ fn bindPattern(c: *Compiler, target: *Node, mode: StoreMode) Error!void {
             try c.emit(.pop);
             try c.emit(.pop);
         },
-        .object_pattern => |p| try c.objectPattern(target, p, mode),
+        .object_pattern => |p| try c.objectPattern(target, p, mode, source.object),
         else => return c.failAt(target.pos, "Invalid destructuring assignment target"),
     }
 }
 
-fn objectPattern(c: *Compiler, target: *Node, p: ast.ObjectPattern, mode: StoreMode) Error!void {
-    const first: u16 = if (p.properties.len > 0 and p.properties[0].key == .static)
-        try c.stringConstant(p.properties[0].key.static, target.pos)
-    else
-        Program.no_name;
+/// The null-or-undefined check of an object pattern, worded as V8 words it. Where V8
+/// lets the first property read fail (a plain first key), `get_field` gives its message.
+fn requireObject(c: *Compiler, target: *Node, p: ast.ObjectPattern, source: ObjectSource) Error!void {
+    const plain_first = p.properties.len > 0 and p.properties[0].key == .static;
+    const rest_only = p.properties.len == 0 and p.rest != null;
+    var key: ?[]const u8 = null;
+    var site: ?[]const u8 = null;
+    var wording: bytecode.RequireWording = .destructure;
+    switch (source) {
+        .read => {
+            if (plain_first) return;
+            wording = .read;
+        },
+        .destructure => |text| {
+            if (plain_first and p.properties[0].value.data == .with_default) return;
+            if (plain_first) key = p.properties[0].key.static;
+            site = text;
+        },
+        .property => |parent| {
+            if (plain_first) return;
+            if (rest_only) {
+                wording = .read;
+            } else {
+                key = parent.key;
+                site = parent.site;
+            }
+        },
+    }
     try c.mark(target.pos);
-    try c.emitU16(.require_object, first);
+    if (site) |text| try c.siteName(text, target.pos);
+    const name = if (key) |k| try c.stringConstant(k, target.pos) else Program.no_name;
+    try c.emitU16U16(.require_object, name, @backingInt(wording));
+}
+
+fn objectPattern(c: *Compiler, target: *Node, p: ast.ObjectPattern, mode: StoreMode, source: ObjectSource) Error!void {
+    try c.requireObject(target, p, source);
     // Computed keys are kept for the rest object, which must leave them out.
     const saved = c.f.locals_top;
     defer c.f.locals_top = saved;
@@ -1026,7 +1114,7 @@ fn objectPattern(c: *Compiler, target: *Node, p: ast.ObjectPattern, mode: StoreM
                 try c.emit(.get_elem);
             },
         }
-        try c.bindPattern(property.value, mode);
+        try c.bindPatternFrom(property.value, mode, propertySource(source, property));
     }
     if (p.rest) |rest| {
         var count: u32 = 0;
@@ -1050,6 +1138,16 @@ fn objectPattern(c: *Compiler, target: *Node, p: ast.ObjectPattern, mode: StoreM
 }
 
 /// With a value on the stack: if it is undefined, replaces it with the default's value.
+/// The source of a pattern that is a property's value inside an object pattern.
+fn propertySource(parent: ObjectSource, property: ast.PatternProperty) PatternSource {
+    if (parent != .destructure or property.key != .static) return .{};
+    const site = parent.destructure;
+    return .{
+        .object = .{ .property = .{ .key = property.key.static, .site = site } },
+        .array = .{ .mode = .property_value, .text = site orelse "" },
+    };
+}
+
 fn defaultValue(c: *Compiler, value: *Node, name: ?[]const u8) Error!void {
     const done = try c.newLabel();
     try c.emitJump(.jump_if_defined_keep, done, c.f.depth, null);
@@ -1081,7 +1179,7 @@ fn effect(c: *Compiler, node: *Node) Error!void {
                     },
                     .array_pattern, .object_pattern => {
                         try c.expression(a.value);
-                        try c.bindPattern(a.target, .assign);
+                        try c.bindPatternFrom(a.target, .assign, .{ .object = .{ .destructure = c.render(a.value, false) } });
                         return;
                     },
                     else => {},
@@ -1120,6 +1218,7 @@ fn pushNumber(c: *Compiler, x: f64, pos: u32) Error!void {
 
 fn fieldName(c: *Compiler, name: []const u8, pos: u32) Error!u16 {
     if (std.mem.eql(u8, name, "__proto__")) return c.failAt(pos, "__proto__ is not supported (prototypes are outside the language)");
+    if (std.mem.eql(u8, name, "prototype")) return c.failAt(pos, "prototype is not supported (prototypes are outside the language)");
     return c.stringConstant(name, pos);
 }
 
@@ -1293,15 +1392,25 @@ fn template(c: *Compiler, t: ast.Template, pos: u32) Error!void {
 }
 
 fn arrayLiteral(c: *Compiler, elements: []const *Node, pos: u32) Error!void {
+    return c.arrayOf(elements, pos, false);
+}
+
+/// An array literal, or (`arguments`) the arguments of a call with a spread among them.
+fn arrayOf(c: *Compiler, elements: []const *Node, pos: u32, arguments: bool) Error!void {
     try c.emitU16(.new_array, @intCast(@min(elements.len, 0xFFFF)));
-    for (elements) |element| {
+    for (elements, 0..) |element, i| {
         switch (element.data) {
             .hole => try c.emit(.append_hole),
             .spread => |inner| {
                 try c.expression(inner);
                 try c.mark(inner.pos);
-                try c.siteName(c.renderSite(inner), inner.pos);
-                try c.emit(.append_spread);
+                const site: IterationSite = if (!arguments)
+                    c.spreadSite(inner)
+                else if (i + 1 == elements.len)
+                    .{ .mode = .spread_argument, .text = c.render(inner, false) }
+                else
+                    .{};
+                try c.iterationSite(.append_spread, site, inner.pos);
             },
             else => {
                 try c.expression(element);
@@ -1477,7 +1586,7 @@ fn assign(c: *Compiler, node: *Node, a: ast.Assign) Error!void {
             else => {
                 try c.expression(a.value);
                 try c.emit(.dup);
-                try c.bindPattern(a.target, .assign);
+                try c.bindPatternFrom(a.target, .assign, .{ .object = .{ .destructure = c.render(a.value, false) } });
             },
         }
         return;
@@ -1575,13 +1684,13 @@ fn callArguments(c: *Compiler, args: []const *Node) Error!bool {
         for (args) |arg| try c.expression(arg);
         return false;
     }
-    try c.arrayLiteral(args, 0);
+    try c.arrayOf(args, 0, true);
     return true;
 }
 
 fn callExpression(c: *Compiler, node: *Node, call: ast.Call) Error!void {
     const callee = call.callee;
-    const site = c.renderSite(callee);
+    const site = c.render(callee, false);
     switch (callee.data) {
         .member => |m| {
             try c.expression(m.object);
@@ -1635,57 +1744,312 @@ fn newExpression(c: *Compiler, node: *Node, n: ast.Call) Error!void {
     if (spread) try c.emit(.new_spread) else try c.emitU8(.new, @intCast(n.arguments.len));
 }
 
-/// The source text V8 shows for a call or iteration site ("obj.f", "arr[0]", "f(...)").
-fn renderSite(c: *Compiler, node: *const Node) []const u8 {
+// ---------------------------------------------------------------------------------------
+// Error sites: the source text V8 puts in "x is not a function", "x is not iterable" and
+// "Cannot destructure ... of 'x'". V8 prints the syntax tree around the failing
+// instruction (its CallPrinter); these functions print ours the same way, and decide, as
+// V8's positions do, which wording a site gets.
+
+/// Emits an iteration instruction (iter_start or append_spread) with its wording.
+fn iterationSite(c: *Compiler, op: Op, site: IterationSite, pos: u32) Error!void {
+    // An empty text stands for none (the value's type is shown).
+    if (site.mode != .value and site.text.len > 0) try c.siteName(site.text, pos);
+    try c.emitU8(op, @backingInt(site.mode));
+}
+
+/// A for-of's iterable. Where V8's last recorded position inside the iterable is not the
+/// iterable's own (optional chains, conditionals, logical and n-ary operators), it shows
+/// the value's type instead.
+fn forOfSite(c: *Compiler, iterable: *const Node) IterationSite {
+    switch (iterable.data) {
+        .chain, .conditional, .logical => return .{},
+        .binary => |b| if (isNary(b)) return .{},
+        .sequence => |items| if (items.len > 2) return .{},
+        else => {},
+    }
+    return c.iteratedSite(iterable);
+}
+
+/// A spread element of an array literal.
+fn spreadSite(c: *Compiler, inner: *const Node) IterationSite {
+    return c.iteratedSite(inner);
+}
+
+fn iteratedSite(c: *Compiler, node: *const Node) IterationSite {
+    switch (node.data) {
+        .call => |call| return .{ .mode = .call, .text = c.render(call.callee, true) },
+        .new => |call| return .{ .mode = .call, .text = c.render(call.callee, true) },
+        else => return .{ .mode = .plain, .text = c.render(node, true) },
+    }
+}
+
+/// The initializer of an array pattern declaration. V8 names it only when the
+/// initializer's node starts where the initializer does; otherwise the first call of a
+/// plain name at that start, if any, with a note.
+fn declarationSite(c: *Compiler, init: *const Node) IterationSite {
+    if (init.parenthesized) return .{};
+    switch (init.data) {
+        .identifier, .number, .string, .true_literal, .false_literal, .null_literal, .object, .array, .template, .function, .conditional => {
+            return .{ .mode = .plain, .text = c.render(init, true) };
+        },
+        .unary => |u| {
+            // `+1` folds to a literal that starts after the sign.
+            if (u.op == .plus and u.operand.data == .number and !u.operand.parenthesized) return .{};
+            return .{ .mode = .plain, .text = c.render(init, true) };
+        },
+        .new => |call| return .{ .mode = .call, .text = c.render(call.callee, true) },
+        .call => |call| if (call.callee.data == .identifier and !call.callee.parenthesized) {
+            return .{ .mode = .call, .text = call.callee.data.identifier.name };
+        },
+        else => {},
+    }
+    // The leftmost operand chain, looking for `name(...)` at the start.
+    var node = init;
+    while (!node.parenthesized) {
+        node = switch (node.data) {
+            .call => |call| if (call.callee.data == .identifier and !call.callee.parenthesized)
+                return .{ .mode = .noted, .text = call.callee.data.identifier.name }
+            else
+                call.callee,
+            .member => |m| m.object,
+            .index => |i| i.object,
+            .binary, .logical => |b| b.lhs,
+            .sequence => |items| items[0],
+            .update => |u| if (u.prefix) return .{} else u.target,
+            .assign => |a| a.target,
+            else => return .{},
+        };
+    }
+    return .{};
+}
+
+/// V8 joins `a + b + c` (one operator, left to right, no parentheses) into one n-ary node.
+fn isNary(b: ast.Binary) bool {
+    switch (b.op) {
+        // Comparisons are never joined.
+        .eq, .ne, .strict_eq, .strict_ne, .lt, .gt, .le, .ge, .instanceof, .in => return false,
+        else => {},
+    }
+    return b.lhs.data == .binary and b.lhs.data.binary.op == b.op and !b.lhs.parenthesized;
+}
+
+/// The source text V8 shows for an expression. `iterator`: V8 prints inside an iteration
+/// error, where calls lose their "(...)" and `new` shows its callee.
+fn render(c: *Compiler, node: *const Node, iterator: bool) []const u8 {
     var out: std.ArrayList(u8) = .empty;
-    c.renderInto(&out, node, 0) catch return "(intermediate value)";
+    c.renderPrinted(&out, node, iterator, 0) catch return "(intermediate value)";
     return out.items;
 }
 
-fn renderInto(c: *Compiler, out: *std.ArrayList(u8), node: *const Node, depth: u32) !void {
-    if (depth > 8 or out.items.len > 200) return error.TooLong;
+/// Prints a node; "(intermediate value)" if it prints nothing (V8's Find with print set).
+const RenderError = error{ TooLong, OutOfMemory };
+
+fn renderPrinted(c: *Compiler, out: *std.ArrayList(u8), node: *const Node, iterator: bool, depth: u32) RenderError!void {
+    if (depth > 32 or out.items.len > 400) return error.TooLong;
+    const before = out.items.len;
+    try c.renderNode(out, node, iterator, depth);
+    if (out.items.len == before) try out.appendSlice(c.arena, "(intermediate value)");
+}
+
+fn renderNode(c: *Compiler, out: *std.ArrayList(u8), node: *const Node, iterator: bool, depth: u32) RenderError!void {
+    const a = c.arena;
     switch (node.data) {
-        .identifier => |id| try out.appendSlice(c.arena, id.name),
+        .identifier => |id| try out.appendSlice(a, id.name),
+        .number => |x| try c.renderNumber(out, x),
+        .string => |s| {
+            try out.append(a, '"');
+            try out.appendSlice(a, s);
+            try out.append(a, '"');
+        },
+        .template => |t| {
+            if (t.expressions.len == 0) {
+                // A template without substitutions is a string literal to V8.
+                try out.append(a, '"');
+                try out.appendSlice(a, t.quasis[0]);
+                try out.append(a, '"');
+            } else {
+                for (t.expressions) |e| try c.renderPrinted(out, e, iterator, depth + 1);
+            }
+        },
+        .true_literal => try out.appendSlice(a, "true"),
+        .false_literal => try out.appendSlice(a, "false"),
+        .null_literal => try out.appendSlice(a, "null"),
+        .array => |elements| {
+            try out.append(a, '[');
+            for (elements, 0..) |e, i| {
+                if (i > 0) try out.append(a, ',');
+                switch (e.data) {
+                    .spread => |inner| {
+                        try out.appendSlice(a, "(...");
+                        try c.renderPrinted(out, inner, iterator, depth + 1);
+                        try out.append(a, ')');
+                    },
+                    else => try c.renderPrinted(out, e, iterator, depth + 1),
+                }
+            }
+            try out.append(a, ']');
+        },
+        .object => |properties| {
+            try out.append(a, '{');
+            for (properties) |_| try out.appendSlice(a, "(intermediate value)");
+            try out.append(a, '}');
+        },
+        .unary => |u| {
+            // V8 folds a sign or `!` on a literal into the literal.
+            switch (u.operand.data) {
+                .number => |x| switch (u.op) {
+                    .negate => return c.renderNumber(out, -x),
+                    .plus => return c.renderNumber(out, x),
+                    .not => return out.appendSlice(a, if (x == 0 or std.math.isNan(x)) "true" else "false"),
+                    else => {},
+                },
+                .true_literal, .false_literal, .null_literal, .string => if (u.op == .not) {
+                    const truthy = switch (u.operand.data) {
+                        .true_literal => true,
+                        .string => |s| s.len > 0,
+                        else => false,
+                    };
+                    return out.appendSlice(a, if (truthy) "false" else "true");
+                },
+                else => {},
+            }
+            try out.append(a, '(');
+            try out.appendSlice(a, switch (u.op) {
+                .negate => "-",
+                .plus => "+",
+                .not => "!",
+                .bit_not => "~",
+                .typeof => "typeof ",
+                .void => "void ",
+                .delete => "delete ",
+            });
+            try c.renderPrinted(out, u.operand, iterator, depth + 1);
+            try out.append(a, ')');
+        },
+        .update => |u| {
+            const op = if (u.increment) "++" else "--";
+            try out.append(a, '(');
+            if (u.prefix) try out.appendSlice(a, op);
+            try c.renderPrinted(out, u.target, iterator, depth + 1);
+            if (!u.prefix) try out.appendSlice(a, op);
+            try out.append(a, ')');
+        },
+        .binary, .logical => |b| {
+            try out.append(a, '(');
+            try c.renderOperands(out, b, iterator, depth);
+            try out.append(a, ')');
+        },
+        .sequence => |items| {
+            try out.append(a, '(');
+            for (items, 0..) |item, i| {
+                if (i > 0) try out.appendSlice(a, " , ");
+                try c.renderPrinted(out, item, iterator, depth + 1);
+            }
+            try out.append(a, ')');
+        },
+        // V8 prints the three parts unvisited.
+        .conditional => try out.appendSlice(a, "(intermediate value)(intermediate value)(intermediate value)"),
+        .assign => |as| try c.renderPrinted(out, as.target, iterator, depth + 1),
         .member => |m| {
-            try c.renderInto(out, m.object, depth + 1);
-            try out.appendSlice(c.arena, if (m.optional) "?." else ".");
-            try out.appendSlice(c.arena, m.name);
+            try c.renderPrinted(out, m.object, iterator, depth + 1);
+            try out.appendSlice(a, if (m.optional) "?." else ".");
+            try out.appendSlice(a, m.name);
         },
         .index => |i| {
-            try c.renderInto(out, i.object, depth + 1);
-            try out.appendSlice(c.arena, if (i.optional) "?.[" else "[");
-            try c.renderInto(out, i.key, depth + 1);
-            try out.append(c.arena, ']');
+            try c.renderPrinted(out, i.object, iterator, depth + 1);
+            const key: ?[]const u8 = if (i.key.parenthesized) null else switch (i.key.data) {
+                .string => |s| s,
+                .template => |t| if (t.expressions.len == 0) t.quasis[0] else null,
+                else => null,
+            };
+            if (key) |name| {
+                // A string key prints as a name.
+                try out.appendSlice(a, if (i.optional) "?." else ".");
+                try out.appendSlice(a, name);
+            } else {
+                try out.appendSlice(a, if (i.optional) "?.[" else "[");
+                try c.renderPrinted(out, i.key, iterator, depth + 1);
+                try out.append(a, ']');
+            }
         },
         .call => |call| {
-            try c.renderInto(out, call.callee, depth + 1);
-            try out.appendSlice(c.arena, "(...)");
+            try c.renderPrinted(out, call.callee, iterator, depth + 1);
+            if (!iterator) try out.appendSlice(a, "(...)");
         },
-        .chain => |inner| try c.renderInto(out, inner, depth + 1),
-        .number => |x| {
-            var buf: [32]u8 = undefined;
-            try out.appendSlice(c.arena, @import("number.zig").format(&buf, x));
-        },
-        .string => |s| {
-            try out.append(c.arena, '"');
-            try out.appendSlice(c.arena, s);
-            try out.append(c.arena, '"');
-        },
-        .null_literal => try out.appendSlice(c.arena, "null"),
-        .sequence => |items| {
-            try out.append(c.arena, '(');
-            for (items, 0..) |item, i| {
-                if (i > 0) try out.appendSlice(c.arena, " , ");
-                try c.renderInto(out, item, depth + 1);
+        .new => |call| {
+            if (iterator) {
+                try c.renderPrinted(out, call.callee, iterator, depth + 1);
+            } else {
+                try out.appendSlice(a, "(intermediate value)");
             }
-            try out.append(c.arena, ')');
         },
-        .object => |properties| try out.appendSlice(c.arena, if (properties.len == 0) "{}" else "{(intermediate value)}"),
-        .array => |elements| try out.appendSlice(c.arena, if (elements.len == 0) "[]" else "[(intermediate value)]"),
-        .true_literal => try out.appendSlice(c.arena, "true"),
-        .false_literal => try out.appendSlice(c.arena, "false"),
-        else => try out.appendSlice(c.arena, "(intermediate value)"),
+        // An optional chain and an elision are printed unvisited; a function, one per
+        // statement of its body.
+        .chain, .hole => try out.appendSlice(a, "(intermediate value)"),
+        .function => |f| for (f.body) |_| try out.appendSlice(a, "(intermediate value)"),
+        else => {},
     }
+}
+
+/// `a op b`, with V8's n-ary joining of a left operand with the same operator.
+fn renderOperands(c: *Compiler, out: *std.ArrayList(u8), b: ast.Binary, iterator: bool, depth: u32) RenderError!void {
+    if (depth > 32) return error.TooLong;
+    const nary = switch (b.op) {
+        // Comparisons are never joined.
+        .eq, .ne, .strict_eq, .strict_ne, .lt, .gt, .le, .ge, .instanceof, .in => false,
+        else => (b.lhs.data == .binary or b.lhs.data == .logical) and !b.lhs.parenthesized and switch (b.lhs.data) {
+            .binary, .logical => |l| l.op == b.op,
+            else => false,
+        },
+    };
+    if (nary) {
+        const inner = switch (b.lhs.data) {
+            .binary, .logical => |l| l,
+            else => unreachable,
+        };
+        try c.renderOperands(out, inner, iterator, depth + 1);
+    } else {
+        try c.renderPrinted(out, b.lhs, iterator, depth + 1);
+    }
+    try out.append(c.arena, ' ');
+    try out.appendSlice(c.arena, binaryText(b.op));
+    try out.append(c.arena, ' ');
+    try c.renderPrinted(out, b.rhs, iterator, depth + 1);
+}
+
+fn binaryText(op: ast.BinaryOp) []const u8 {
+    return switch (op) {
+        .add => "+",
+        .sub => "-",
+        .mul => "*",
+        .div => "/",
+        .mod => "%",
+        .pow => "**",
+        .shl => "<<",
+        .sar => ">>",
+        .shr => ">>>",
+        .bit_and => "&",
+        .bit_or => "|",
+        .bit_xor => "^",
+        .eq => "==",
+        .ne => "!=",
+        .strict_eq => "===",
+        .strict_ne => "!==",
+        .lt => "<",
+        .gt => ">",
+        .le => "<=",
+        .ge => ">=",
+        .instanceof => "instanceof",
+        .in => "in",
+        .and_ => "&&",
+        .or_ => "||",
+        .nullish => "??",
+    };
+}
+
+fn renderNumber(c: *Compiler, out: *std.ArrayList(u8), x: f64) RenderError!void {
+    var buf: [32]u8 = undefined;
+    try out.appendSlice(c.arena, @import("number.zig").format(&buf, x));
 }
 
 const DeepJob = struct {

@@ -24,6 +24,8 @@ lexer: Lexer,
 token: Token,
 /// End offset of the previous token, for node ends.
 previous_end: u32 = 0,
+/// Start offset of the previous token (V8 reports some errors there).
+previous_start: u32 = 0,
 failure: ?Failure = null,
 context: Context = .{},
 /// Nesting depth of expressions and statements, bounded so that deep input cannot overflow
@@ -104,6 +106,7 @@ fn parseProgram(p: *Parser) Error!*ast.Program {
 
 fn advance(p: *Parser) Error!void {
     p.previous_end = if (p.lexer.pos > 0) p.token.end else 0;
+    p.previous_start = if (p.lexer.pos > 0) p.token.start else 0;
     p.token = p.lexer.next() catch |err| return p.lexerError(err);
 }
 
@@ -677,7 +680,7 @@ fn exportNames(p: *Parser, target: *Node, pos: u32) Error!void {
 fn parseFunction(p: *Parser, is_declaration: bool, name_optional: bool) Error!*ast.Function {
     const start = p.token.start;
     try p.advance();
-    if (p.token.kind == .star) return p.failAt(p.token.start, "generators are not supported");
+    if (p.token.kind == .star) return p.failAt(start, "generators are not supported");
     var name: ?[]const u8 = null;
     if (p.token.kind == .identifier) {
         name = try p.bindingName();
@@ -1118,7 +1121,8 @@ fn parseArguments(p: *Parser) Error![]const *Node {
             try args.append(p.arena, try p.parseAssignment(false));
         }
         if (p.token.kind != .r_paren) {
-            if (p.token.kind != .comma) return p.failAt(p.token.start, "missing ) after argument list");
+            // V8 points at the last token of the argument.
+            if (p.token.kind != .comma) return p.failAt(p.previous_start, "missing ) after argument list");
             try p.advance();
         }
     }

@@ -205,7 +205,8 @@ pub fn info(op: Op) Info {
         .define_elem => .{ .operand = .none, .pops = 3, .pushes = 1 },
         .copy_properties => .{ .operand = .none, .pops = 2, .pushes = 1 },
         .new_object, .new_array => .{ .operand = .u16, .pops = 0, .pushes = 1 },
-        .append, .append_spread => .{ .operand = .none, .pops = 2, .pushes = 1 },
+        .append => .{ .operand = .none, .pops = 2, .pushes = 1 },
+        .append_spread => .{ .operand = .u8, .pops = 2, .pushes = 1 },
         .append_hole => .{ .operand = .none, .pops = 1, .pushes = 1 },
         .add, .sub, .mul, .div, .mod, .pow, .bit_and, .bit_or, .bit_xor, .shl, .sar, .shr => .{ .operand = .none, .pops = 2, .pushes = 1 },
         .eq, .ne, .strict_eq, .strict_ne, .lt, .le, .gt, .ge, .instanceof, .in => .{ .operand = .none, .pops = 2, .pushes = 1 },
@@ -226,15 +227,49 @@ pub fn info(op: Op) Info {
         // The handler starts with the stack as at try_push, plus the exception.
         .try_push => .{ .operand = .u32, .pops = 0, .pushes = 0, .jumps = true },
         .try_pop => .{ .operand = .none, .pops = 0, .pushes = 0 },
-        .iter_start, .keys_start => .{ .operand = .none, .pops = 1, .pushes = 2 },
+        // iter_start's operand is the wording of "not iterable" (operations.IterationMode).
+        .iter_start => .{ .operand = .u8, .pops = 1, .pushes = 2 },
+        .keys_start => .{ .operand = .none, .pops = 1, .pushes = 2 },
         // Done: jump with the state; otherwise the state and the value.
         .iter_next => .{ .operand = .u32, .pops = 2, .pushes = 3, .jumps = true },
         .iter_value, .iter_rest => .{ .operand = .none, .pops = 2, .pushes = 3 },
         .object_rest => .{ .operand = .u8, .pops = null, .pushes = 1 },
-        .require_object => .{ .operand = .u16, .pops = 1, .pushes = 1 },
+        // The first key (or no_name) and the wording (operations.RequireWording).
+        .require_object => .{ .operand = .u16_u16, .pops = 1, .pushes = 1 },
         .set_export => .{ .operand = .u16, .pops = 1, .pushes = 0 },
     };
 }
+
+/// How iter_start and append_spread word a value they cannot iterate, as V8 words it at
+/// that site (S is the site's source text, from the function's site names).
+pub const IterationMode = enum(u8) {
+    /// No source text: the value's type and value, "number 5 is not iterable (cannot read
+    /// property Symbol(Symbol.iterator))".
+    value,
+    /// "S is not iterable".
+    plain,
+    /// "S is not iterable (cannot read property Symbol(Symbol.iterator))".
+    noted,
+    /// "S is not a function or its return value is not iterable".
+    call,
+    /// The last spread argument of a call: "S is not iterable (cannot read property null)"
+    /// for null or undefined, "Spread syntax requires ...iterable[Symbol.iterator] to be a
+    /// function" otherwise.
+    spread_argument,
+    /// An array pattern that is a property's value in an object pattern: "Cannot
+    /// destructure property 'Symbol(Symbol.iterator)' of 'S' as it is null." for null or
+    /// undefined, as `noted` otherwise (S, or the value's type without a site text).
+    property_value,
+};
+
+/// How require_object words null or undefined.
+pub const RequireWording = enum(u16) {
+    /// "Cannot destructure property 'K' of 'S' as it is null." ("Cannot destructure 'S'
+    /// as it is null." without a key; S the site's text, or the value's type without one).
+    destructure,
+    /// "Cannot read properties of null".
+    read,
+};
 
 pub fn operandBytes(operand: Operand) u32 {
     return switch (operand) {

@@ -358,9 +358,9 @@ fn execute(vm: *Vm) Error!Value {
             },
             .append_spread => {
                 const a = try literalArray(vm, stack[sp - 2]);
-                try ops.appendIterable(vm, a, stack[sp - 1], siteName(vm, frame.function, pc));
+                try ops.appendIterable(vm, a, stack[sp - 1], iterationSite(vm, frame.function, pc, code[pc + 1]));
                 sp -= 1;
-                pc += 1;
+                pc += 2;
             },
             .add => {
                 const a = stack[sp - 2];
@@ -605,11 +605,11 @@ fn execute(vm: *Vm) Error!Value {
                 pc += 1;
             },
             .iter_start => {
-                const state = try ops.iterStart(vm, stack[sp - 1], siteName(vm, frame.function, pc));
+                const state = try ops.iterStart(vm, stack[sp - 1], iterationSite(vm, frame.function, pc, code[pc + 1]));
                 stack[sp - 1] = state;
                 stack[sp] = Value.number(0);
                 sp += 1;
-                pc += 1;
+                pc += 2;
             },
             .keys_start => {
                 stack[sp - 1] = try ops.forInStart(vm, stack[sp - 1]);
@@ -650,17 +650,8 @@ fn execute(vm: *Vm) Error!Value {
             },
             .require_object => {
                 const v = stack[sp - 1];
-                if (v.isNullish()) {
-                    const name_index = readU16(code, pc + 1);
-                    const what = if (v.isNull()) "null" else "undefined";
-                    if (name_index == Program.no_name) {
-                        return vm.throwFmt(.type_error, "Cannot destructure '{s}' as it is {s}.", .{ what, what });
-                    }
-                    return vm.throwFmt(.type_error, "Cannot destructure property '{f}' of '{s}' as it is {s}.", .{
-                        ops.StringFormat{ .s = vm.constantString(name_index) }, what, what,
-                    });
-                }
-                pc += 3;
+                if (v.isNullish()) return throwNotCoercible(vm, v, frame.function, pc, code);
+                pc += 5;
             },
             .set_export => {
                 sp -= 1;
@@ -669,6 +660,22 @@ fn execute(vm: *Vm) Error!Value {
             },
         }
     }
+}
+
+/// require_object's error: V8's words for destructuring null or undefined.
+fn throwNotCoercible(vm: *Vm, v: Value, f: *const Program.Function, pc: u32, code: []const u8) Error {
+    const what = if (v.isNull()) "null" else "undefined";
+    const name_index = readU16(code, pc + 1);
+    const wording = std.enums.fromInt(bytecode.RequireWording, readU16(code, pc + 3)) orelse .destructure;
+    if (wording == .read) return vm.throwFmt(.type_error, "Cannot read properties of {s}", .{what});
+    const site = siteName(vm, f, pc);
+    const shown: ops.SiteText = .{ .vm = vm, .v = v, .text = site };
+    if (name_index == Program.no_name) {
+        return vm.throwFmt(.type_error, "Cannot destructure '{f}' as it is {s}.", .{ shown, what });
+    }
+    return vm.throwFmt(.type_error, "Cannot destructure property '{f}' of '{f}' as it is {s}.", .{
+        ops.StringFormat{ .s = vm.constantString(name_index) }, shown, what,
+    });
 }
 
 /// Charges the budget for a backward jump over `bytes` of code.
@@ -696,6 +703,11 @@ fn literalArray(vm: *Vm, v: Value) Error!*object.Array {
 
 fn throwUninitialized(vm: *Vm, name: u16) Error {
     return vm.throwFmt(.reference_error, "Cannot access '{f}' before initialization", .{ops.StringFormat{ .s = vm.constantString(name) }});
+}
+
+fn iterationSite(vm: *Vm, f: *const Program.Function, pc: u32, mode: u8) ops.IterationSite {
+    const m = std.enums.fromInt(bytecode.IterationMode, mode) orelse return .{};
+    return .{ .mode = m, .text = siteName(vm, f, pc) };
 }
 
 fn siteName(vm: *Vm, f: *const Program.Function, pc: u32) ?*string.String {

@@ -330,6 +330,9 @@ pub fn compare(vm: *Vm, op: bytecode.Op, a: Value, b: Value) Error!bool {
 }
 
 pub fn instanceOf(vm: *Vm, v: Value, constructor: Value) Error!bool {
+    if (!(constructor.is(.object) or constructor.is(.builtin) or constructor.is(.native))) {
+        return vm.throwMessage(.type_error, "Right-hand side of 'instanceof' is not an object");
+    }
     if (!isCallable(constructor)) {
         return vm.throwMessage(.type_error, "Right-hand side of 'instanceof' is not callable");
     }
@@ -341,6 +344,12 @@ pub fn instanceOf(vm: *Vm, v: Value, constructor: Value) Error!bool {
 pub fn hasProperty(vm: *Vm, obj: Value, key_value: Value) Error!bool {
     if (!obj.is(.object)) {
         const key = try toPropertyKey(vm, key_value);
+        // V8 shows a string operand without quotes.
+        if (obj.isString()) {
+            return vm.throwFmt(.type_error, "Cannot use 'in' operator to search for '{f}' in {f}", .{
+                StringFormat{ .s = key }, StringFormat{ .s = obj.asString() },
+            });
+        }
         return vm.throwFmt(.type_error, "Cannot use 'in' operator to search for '{f}' in {f}", .{
             StringFormat{ .s = key }, ShortFormat{ .vm = vm, .v = obj },
         });
@@ -358,10 +367,13 @@ pub fn hasProperty(vm: *Vm, obj: Value, key_value: Value) Error!bool {
             if (key.arrayIndex()) |i| return i < a.len and !a.items[i].eqlBits(Value.hole);
             if (key.eqlLatin1("length")) return true;
         },
-        .error_object => if (key.eqlLatin1("message")) return o.as(object.ErrorObject).message != null,
+        // Error.prototype has name and message; every error has its own stack.
+        .error_object => if (key.eqlLatin1("message") or key.eqlLatin1("name") or key.eqlLatin1("stack")) return true,
         .closure => if (key.eqlLatin1("name") or key.eqlLatin1("length")) return true,
+        .map, .set => if (key.eqlLatin1("size")) return true,
         else => {},
     }
+    if (key.eqlLatin1("constructor")) return true;
     return builtins.protoMember(vm, o, key) != null;
 }
 
@@ -499,7 +511,11 @@ fn setPrimitiveField(vm: *Vm, obj: Value, key: *String) Error {
         });
     }
     if (obj.isString()) {
-        return vm.throwFmt(.type_error, "Cannot create property '{f}' on string '{f}'", .{ StringFormat{ .s = key }, StringFormat{ .s = obj.asString() } });
+        // Indexes inside the string and its length are read-only properties of it.
+        const s = obj.asString();
+        const own = if (key.arrayIndex()) |i| i < s.len else key.eqlLatin1("length");
+        if (own) return vm.throwFmt(.type_error, "Cannot assign to read only property '{f}' of string '{f}'", .{ StringFormat{ .s = key }, StringFormat{ .s = s } });
+        return vm.throwFmt(.type_error, "Cannot create property '{f}' on string '{f}'", .{ StringFormat{ .s = key }, StringFormat{ .s = s } });
     }
     if (obj.isNumber() or obj.isBool()) {
         return vm.throwFmt(.type_error, "Cannot create property '{f}' on {s} '{f}'", .{
@@ -694,25 +710,80 @@ pub fn concatValues(vm: *Vm, values: []Value) Error!*String {
 // ---------------------------------------------------------------------------------------
 // Iteration: the state is (source, cursor), two stack values.
 
-/// Checks that a value can be iterated and returns the source to iterate.
-pub fn iterStart(vm: *Vm, v: Value, site: ?*String) Error!Value {
-    if (v.isString()) return v;
-    if (v.is(.object)) {
-        switch (v.asObject().kind) {
-            .array, .map, .set, .iterator => return v,
-            else => {},
-        }
-    }
-    if (site) |s| {
-        if (!s.eqlLatin1("(intermediate value)")) {
-            return vm.throwFmt(.type_error, "{f} is not iterable", .{StringFormat{ .s = s }});
-        }
-    }
-    if (v.isNullish()) {
-        return vm.throwFmt(.type_error, "{s} is not iterable (cannot read property Symbol(Symbol.iterator))", .{if (v.isNull()) "null" else "undefined"});
-    }
-    return vm.throwFmt(.type_error, "{f} is not iterable", .{ShortFormat{ .vm = vm, .v = v }});
+/// Where an iteration happens, for its "not iterable" message: the wording and the
+/// site's source text (see bytecode.IterationMode).
+pub const IterationSite = struct {
+    mode: bytecode.IterationMode = .value,
+    text: ?*String = null,
+};
+
+pub fn isIterable(v: Value) bool {
+    if (v.isString()) return true;
+    if (!v.is(.object)) return false;
+    return switch (v.asObject().kind) {
+        .array, .map, .set, .iterator => true,
+        else => false,
+    };
 }
+
+/// Checks that a value can be iterated and returns the source to iterate.
+pub fn iterStart(vm: *Vm, v: Value, site: IterationSite) Error!Value {
+    if (isIterable(v)) return v;
+    return throwNotIterable(vm, v, site);
+}
+
+/// "... is not iterable", worded as V8 words it at the site.
+pub fn throwNotIterable(vm: *Vm, v: Value, site: IterationSite) Error {
+    if (site.mode == .property_value) {
+        const shown: SiteText = .{ .vm = vm, .v = v, .text = site.text };
+        if (v.isNullish()) {
+            const what = if (v.isNull()) "null" else "undefined";
+            return vm.throwFmt(.type_error, "Cannot destructure property 'Symbol(Symbol.iterator)' of '{f}' as it is {s}.", .{ shown, what });
+        }
+        return vm.throwFmt(.type_error, "{f} is not iterable (cannot read property Symbol(Symbol.iterator))", .{shown});
+    }
+    const text = site.text orelse return vm.throwFmt(.type_error, "{f} is not iterable (cannot read property Symbol(Symbol.iterator))", .{DefaultSite{ .vm = vm, .v = v }});
+    const s = StringFormat{ .s = text };
+    return switch (site.mode) {
+        .value => vm.throwFmt(.type_error, "{f} is not iterable (cannot read property Symbol(Symbol.iterator))", .{DefaultSite{ .vm = vm, .v = v }}),
+        .plain => vm.throwFmt(.type_error, "{f} is not iterable", .{s}),
+        .noted => vm.throwFmt(.type_error, "{f} is not iterable (cannot read property Symbol(Symbol.iterator))", .{s}),
+        .call => vm.throwFmt(.type_error, "{f} is not a function or its return value is not iterable", .{s}),
+        .spread_argument => if (v.isNullish())
+            vm.throwFmt(.type_error, "{f} is not iterable (cannot read property {s})", .{ s, if (v.isNull()) "null" else "undefined" })
+        else
+            vm.throwMessage(.type_error, "Spread syntax requires ...iterable[Symbol.iterator] to be a function"),
+        .property_value => unreachable, // Handled above.
+    };
+}
+
+/// A site's source text, or the value as V8 shows it without one.
+pub const SiteText = struct {
+    vm: *Vm,
+    v: Value,
+    text: ?*String,
+
+    pub fn format(self: SiteText, w: *std.Io.Writer) std.Io.Writer.Error!void {
+        if (self.text) |s| return (StringFormat{ .s = s }).format(w);
+        return (DefaultSite{ .vm = self.vm, .v = self.v }).format(w);
+    }
+};
+
+/// A value as V8 shows it where it has no source text for it: its type, and for
+/// primitives its value ("number 5", "object null", "string \"a\"", "undefined").
+pub const DefaultSite = struct {
+    vm: *Vm,
+    v: Value,
+
+    pub fn format(self: DefaultSite, w: *std.Io.Writer) std.Io.Writer.Error!void {
+        const v = self.v;
+        try string.writeUtf8(w, typeOf(self.vm, v));
+        if (v.isString() or v.isNumber() or v.isNull() or v.isBool()) {
+            try w.writeByte(' ');
+            try (ShortFormat{ .vm = self.vm, .v = v }).format(w);
+        }
+    }
+};
 
 /// The next value, advancing the cursor; null when done.
 pub fn iterNext(vm: *Vm, source: *Value, cursor: *Value) Error!?Value {
@@ -767,7 +838,7 @@ pub fn pair(vm: *Vm, a: Value, b: Value) Error!*Object {
 }
 
 /// Appends every value of an iterable to an array (spread).
-pub fn appendIterable(vm: *Vm, a: *object.Array, iterable: Value, site: ?*String) Error!void {
+pub fn appendIterable(vm: *Vm, a: *object.Array, iterable: Value, site: IterationSite) Error!void {
     if (iterable.objectOf(.array)) |o| {
         const src = o.as(object.Array);
         a.reserve(vm.heap, @as(usize, a.len) + src.len) catch return vm.outOfMemory();

@@ -35,6 +35,9 @@ pub const Binding = struct {
     captured: bool = false,
     /// Some reference may see it before initialisation.
     needs_tdz: bool = false,
+    /// A parameter whose own initialisation has not been reached yet while the resolver
+    /// walks the parameter list: references then (from earlier defaults) are checked.
+    param_pending: bool = false,
     /// The frame slot the compiler gave it (holding the cell when captured).
     slot: u16 = 0,
     /// Set once the compiler has allocated the slot in the current function's frame.
@@ -413,14 +416,39 @@ pub const Resolver = struct {
         r.current = s;
         for (f.parameters) |p| try r.declareParameter(s, p.target);
         if (f.rest) |rest| try r.declareParameter(s, rest);
+        // Parameters are initialised left to right; until then they are in their dead zone.
+        for (s.bindings.items) |b| b.param_pending = true;
         for (f.parameters) |p| {
             if (p.default) |d| try r.resolveExpression(d);
             try r.bindPattern(p.target);
+            settleParameter(s, p.target);
         }
         if (f.rest) |rest| try r.bindPattern(rest);
+        for (s.bindings.items) |b| b.param_pending = false;
         try r.hoist(s, f.body);
         try r.resolveStatements(f.body);
         r.current = outer;
+    }
+
+    /// Marks the bindings of one parameter initialised.
+    fn settleParameter(s: *Scope, target: *const Node) void {
+        switch (target.data) {
+            .identifier => |id| if (s.find(id.name)) |b| {
+                b.param_pending = false;
+            },
+            .with_default => |d| settleParameter(s, d.target),
+            .array_pattern => |p| {
+                for (p.elements) |element| {
+                    if (element) |e| settleParameter(s, e);
+                }
+                if (p.rest) |rest| settleParameter(s, rest);
+            },
+            .object_pattern => |p| {
+                for (p.properties) |property| settleParameter(s, property.value);
+                if (p.rest) |rest| settleParameter(s, rest);
+            },
+            else => {},
+        }
     }
 
     fn declareParameter(r: *Resolver, s: *Scope, target: *Node) Error!void {
@@ -464,7 +492,7 @@ pub const Resolver = struct {
             const b = scope_.find(id.name) orelse continue;
             const other_function = b.function != here;
             const lexical = b.kind == .let or b.kind == .@"const";
-            const check = !declaring and lexical and (other_function or pos < b.init_end or b.in_switch);
+            const check = !declaring and ((lexical and (other_function or pos < b.init_end or b.in_switch)) or b.param_pending);
             if (check) b.needs_tdz = true;
             if (other_function) {
                 b.captured = true;

@@ -108,7 +108,13 @@ const Verifier = struct {
             .push_string, .get_field, .get_field2, .put_field, .delete_field, .define_field, .throw_const_assign, .throw_undeclared => {
                 if (a >= p.strings.len) return v.fail("string constant out of range");
             },
-            .require_object => if (a != Program.no_name and a >= p.strings.len) return v.fail("string constant out of range"),
+            .require_object => {
+                if (a != Program.no_name and a >= p.strings.len) return v.fail("string constant out of range");
+                if (std.enums.fromInt(bytecode.RequireWording, bytecode.readU16(code, pc + 3)) == null) return v.fail("bad operand");
+            },
+            .iter_start, .append_spread => {
+                if (std.enums.fromInt(bytecode.IterationMode, code[pc + 1]) == null) return v.fail("bad operand");
+            },
             .push_global => if (a >= builtins.globals_count + p.host_globals.len) return v.fail("global out of range"),
             .get_loc, .put_loc, .set_uninitialized, .get_cell, .put_cell, .init_cell, .new_cell, .copy_cell, .box_local => {
                 if (a >= f.local_count) return v.fail("local slot out of range");

@@ -636,7 +636,7 @@ pub fn from(vm: *Vm, this: Value, args: []const Value) Error!Value {
         else => false,
     });
     if (iterable) {
-        var state = try ops.iterStart(vm, source, null);
+        var state = try ops.iterStart(vm, source, .{});
         var cursor = Value.number(0);
         var i: usize = 0;
         while (try ops.iterNext(vm, &state, &cursor)) |v| : (i += 1) {

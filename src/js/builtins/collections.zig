@@ -60,12 +60,7 @@ pub fn constructSet(vm: *Vm, this: Value, args: []const Value) Error!Value {
 }
 
 fn startIteration(vm: *Vm, v: Value) Error!Value {
-    const iterable = v.isString() or (v.is(.object) and switch (v.asObject().kind) {
-        .array, .map, .set, .iterator => true,
-        else => false,
-    });
-    if (!iterable) return objects.throwNotIterable(vm, v);
-    return ops.iterStart(vm, v, null);
+    return ops.iterStart(vm, v, .{});
 }
 
 fn mutable(vm: *Vm, m: *MapObject) Error!*MapObject {

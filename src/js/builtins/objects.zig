@@ -66,11 +66,10 @@ pub fn assign(vm: *Vm, this: Value, args: []const Value) Error!Value {
 pub fn fromEntries(vm: *Vm, this: Value, args: []const Value) Error!Value {
     _ = this;
     const iterable = arg(args, 0);
-    if (iterable.isNullish() or !(iterable.isString() or iterable.is(.object))) {
-        return throwNotIterable(vm, iterable);
-    }
+    // V8 checks for null and undefined first, with no value in its message.
+    if (iterable.isNullish()) return vm.throwMessage(.type_error, "undefined is not iterable");
     const result = try vm.newObject(0);
-    var source = try ops.iterStart(vm, iterable, null);
+    var source = try ops.iterStart(vm, iterable, .{});
     var cursor = Value.number(0);
     while (try ops.iterNext(vm, &source, &cursor)) |entry| {
         if (!entry.is(.object)) {
@@ -85,12 +84,7 @@ pub fn fromEntries(vm: *Vm, this: Value, args: []const Value) Error!Value {
 
 /// V8's wording when a builtin is given something it cannot iterate.
 pub fn throwNotIterable(vm: *Vm, v: Value) Error {
-    if (v.isNullish()) {
-        return vm.throwFmt(.type_error, "{s} is not iterable (cannot read property Symbol(Symbol.iterator))", .{if (v.isNull()) "null" else "undefined"});
-    }
-    return vm.throwFmt(.type_error, "{f} {f} is not iterable (cannot read property Symbol(Symbol.iterator))", .{
-        ops.StringFormat{ .s = ops.typeOf(vm, v) }, RawFormat{ .v = v },
-    });
+    return ops.throwNotIterable(vm, v, .{});
 }
 
 /// A value in a message as V8 prints it: strings bare, numbers as text.
