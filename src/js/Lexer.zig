@@ -8,6 +8,8 @@
 const std = @import("std");
 const assert = std.debug.assert;
 
+const casing = @import("casing.zig");
+
 const Lexer = @This();
 
 source: []const u8,
@@ -332,31 +334,16 @@ fn decodeAt(s: []const u8, i: usize) struct { cp: u21, len: u32 } {
     return .{ .cp = cp, .len = len };
 }
 
-/// Non-ASCII identifier characters, approximately: Unicode's ID_Start tables are not carried,
-/// so letters of every script are accepted, and what is excluded is white space and the
-/// blocks of punctuation, symbols, arrows, emoji and specials that programs actually meet.
+/// Identifier characters: Unicode's ID_Start (and `$`, `_`), as the spec asks.
 pub fn isIdentifierStartCodePoint(cp: u21) bool {
-    if (cp < 0x80) return cp < 0x80 and isIdentStart(@intCast(cp));
-    return switch (cp) {
-        0xAA, 0xB5, 0xBA => true,
-        0x80...0xA9, 0xAB...0xB4, 0xB6...0xB9, 0xBB...0xBF, 0xD7, 0xF7 => false,
-        0x300...0x36F => false, // Combining marks continue an identifier; they do not start one.
-        0x1680, 0x2000...0x206F, 0x20A0...0x20FF, 0x2190...0x2BFF, 0x2E00...0x2E7F => false,
-        0x3000...0x3004, 0x3008...0x3020, 0x3030, 0x303D...0x303F => false,
-        0xD800...0xF8FF => false,
-        0xFE00...0xFE0F, 0xFE30...0xFE6F, 0xFEFF => false,
-        0xFF01...0xFF0F, 0xFF1A...0xFF20, 0xFF3B...0xFF40, 0xFF5B...0xFF65, 0xFFF0...0xFFFF => false,
-        0x1F000...0x1FAFF, 0xE0000...0x10FFFF => false,
-        else => true,
-    };
+    if (cp < 0x80) return isIdentStart(@intCast(cp));
+    return casing.isIdStart(cp);
 }
 
+/// ID_Continue, `$`, and the joiners ZWNJ and ZWJ.
 pub fn isIdentifierPartCodePoint(cp: u21) bool {
-    return switch (cp) {
-        0x200C, 0x200D, 0x203F, 0x2040, 0x300...0x36F, 0xFE00...0xFE0F, 0xE0100...0xE01EF => true,
-        0xFF10...0xFF19 => true,
-        else => isIdentifierStartCodePoint(cp),
-    };
+    if (cp < 0x80) return isIdentPart(@intCast(cp));
+    return cp == 0x200C or cp == 0x200D or casing.isIdContinue(cp);
 }
 
 pub fn isIdentStart(c: u8) bool {

@@ -41,4 +41,5 @@ test {
     _ = @import("cli.zig");
     _ = @import("Engine.zig");
     _ = @import("fdlibm.zig");
+    _ = @import("casing.zig");
 }

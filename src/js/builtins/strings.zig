@@ -7,6 +7,7 @@
 //! for the text handlers see.
 const std = @import("std");
 
+const casing = @import("../casing.zig");
 const Vm = @import("../Vm.zig");
 const Error = Vm.Error;
 const Value = @import("../value.zig").Value;
@@ -424,128 +425,124 @@ pub fn isWellFormed(vm: *Vm, this: Value, args: []const Value) Error!Value {
 // ---------------------------------------------------------------------------------------
 // Case mapping.
 
+/// The simple lower-case mapping of a unit (for collation).
 fn lowerUnit(u: u16) u16 {
-    return switch (u) {
-        'A'...'Z' => u + 32,
-        0xC0...0xD6, 0xD8...0xDE => u + 32,
-        0x100...0x12F, 0x132...0x137, 0x14A...0x177 => u | 1,
-        0x139...0x148, 0x179...0x17E => if (u & 1 == 1) u + 1 else u,
-        0x178 => 0xFF,
-        0x130 => 'i',
-        0x391...0x3A1, 0x3A3...0x3AB => u + 32,
-        0x386 => 0x3AC,
-        0x388...0x38A => u + 37,
-        0x38C => 0x3CC,
-        0x38E, 0x38F => u + 63,
-        0x400...0x40F => u + 80,
-        0x410...0x42F => u + 32,
-        0x460...0x481, 0x48A...0x4BF => u | 1,
-        0x1C4, 0x1C7, 0x1CA, 0x1F1 => u + 2,
-        0x1C5, 0x1C8, 0x1CB, 0x1F2 => u + 1,
-        0x531...0x556 => u + 48,
-        0x1E00...0x1E95, 0x1EA0...0x1EFF => u | 1,
-        0xFF21...0xFF3A => u + 32,
-        else => u,
-    };
+    if (u < 0x80) return if (u >= 'A' and u <= 'Z') u + 32 else u;
+    if (u >= 0xD800 and u <= 0xDFFF) return u;
+    const m = casing.mapSimple(.lower, u);
+    return if (m <= 0xFFFF) @intCast(m) else u;
 }
 
 fn upperUnit(u: u16) u16 {
-    return switch (u) {
-        'a'...'z' => u - 32,
-        0xE0...0xF6, 0xF8...0xFE => u - 32,
-        0xFF => 0x178,
-        0xB5 => 0x39C,
-        0x100...0x130, 0x132...0x137, 0x14A...0x177 => u & ~@as(u16, 1),
-        0x139...0x148, 0x179...0x17E => if (u & 1 == 0) u - 1 else u,
-        0x131 => 'I',
-        0x17F => 'S',
-        0x3B1...0x3C1, 0x3C3...0x3CB => u - 32,
-        0x3C2 => 0x3A3,
-        0x3AC => 0x386,
-        0x3AD...0x3AF => u - 37,
-        0x3CC => 0x38C,
-        0x3CD, 0x3CE => u - 63,
-        0x450...0x45F => u - 80,
-        0x430...0x44F => u - 32,
-        0x460...0x481, 0x48A...0x4BF => u & ~@as(u16, 1),
-        0x1C6, 0x1C9, 0x1CC, 0x1F3 => u - 2,
-        0x1C5, 0x1C8, 0x1CB, 0x1F2 => u - 1,
-        0x561...0x586 => u - 48,
-        0x1E00...0x1E95, 0x1EA0...0x1EFF => u & ~@as(u16, 1),
-        0xFF41...0xFF5A => u - 32,
-        else => u,
-    };
+    if (u < 0x80) return if (u >= 'a' and u <= 'z') u - 32 else u;
+    if (u >= 0xD800 and u <= 0xDFFF) return u;
+    const m = casing.mapSimple(.upper, u);
+    return if (m <= 0xFFFF) @intCast(m) else u;
 }
 
 fn isCasedLetter(u: u16) bool {
     return lowerUnit(u) != u or upperUnit(u) != u;
 }
 
-/// Units whose case mapping is more than one unit (SpecialCasing.txt, the unconditional
-/// ones that text meets).
-fn upperExpansion(u: u16) ?[]const u16 {
-    return switch (u) {
-        0xDF => &.{ 'S', 'S' },
-        0x149 => &.{ 0x2BC, 'N' },
-        0x1F0 => &.{ 'J', 0x30C },
-        0xFB00 => &.{ 'F', 'F' },
-        0xFB01 => &.{ 'F', 'I' },
-        0xFB02 => &.{ 'F', 'L' },
-        0xFB03 => &.{ 'F', 'F', 'I' },
-        0xFB04 => &.{ 'F', 'F', 'L' },
-        0xFB05, 0xFB06 => &.{ 'S', 'T' },
-        else => null,
-    };
+/// The code point at unit `i` and its length in units (a lone surrogate is itself).
+fn codePointIn(s: *const String, i: usize) struct { cp: u21, units: u8 } {
+    const u = s.at(i);
+    if (u >= 0xD800 and u <= 0xDBFF and i + 1 < s.len) {
+        const v = s.at(i + 1);
+        if (v >= 0xDC00 and v <= 0xDFFF) return .{ .cp = 0x10000 + ((@as(u21, u) - 0xD800) << 10) + (v - 0xDC00), .units = 2 };
+    }
+    return .{ .cp = u, .units = 1 };
 }
 
-fn lowerExpansion(u: u16) ?[]const u16 {
-    return switch (u) {
-        0x130 => &.{ 'i', 0x307 },
-        else => null,
-    };
+/// The code point ending just before unit `i` (i > 0), and its length in units.
+fn codePointBefore(s: *const String, i: usize) struct { cp: u21, units: u8 } {
+    const v = s.at(i - 1);
+    if (v >= 0xDC00 and v <= 0xDFFF and i >= 2) {
+        const u = s.at(i - 2);
+        if (u >= 0xD800 and u <= 0xDBFF) return .{ .cp = 0x10000 + ((@as(u21, u) - 0xD800) << 10) + (v - 0xDC00), .units = 2 };
+    }
+    return .{ .cp = v, .units = 1 };
 }
 
-const CaseDirection = enum { lower, upper };
+/// Unicode's Final_Sigma: a cased letter before (past case-ignorables) and none after.
+fn isFinalSigma(s: *const String, i: usize) bool {
+    var j = i;
+    const before = while (j > 0) {
+        const p = codePointBefore(s, j);
+        j -= p.units;
+        if (casing.isCaseIgnorable(p.cp)) continue;
+        break casing.isCased(p.cp);
+    } else false;
+    if (!before) return false;
+    j = i + 1;
+    while (j < s.len) {
+        const n = codePointIn(s, j);
+        j += n.units;
+        if (casing.isCaseIgnorable(n.cp)) continue;
+        return !casing.isCased(n.cp);
+    }
+    return true;
+}
 
-fn mapCase(vm: *Vm, s: *String, comptime direction: CaseDirection) Error!*String {
+/// The mapping of the code point at unit `i`, as at most three units.
+const Mapped = struct { units: [3]u16 = undefined, len: u8 = 0, consumed: u8 = 1 };
+
+fn mapAt(s: *const String, i: usize, comptime direction: casing.Direction) Mapped {
+    const u = s.at(i);
+    var m: Mapped = .{};
+    if (u < 0x80) {
+        m.units[0] = if (direction == .upper) (if (u >= 'a' and u <= 'z') u - 32 else u) else (if (u >= 'A' and u <= 'Z') u + 32 else u);
+        m.len = 1;
+        return m;
+    }
+    const p = codePointIn(s, i);
+    m.consumed = p.units;
+    if (direction == .lower and p.cp == 0x3A3 and isFinalSigma(s, i)) {
+        m.units[0] = 0x3C2;
+        m.len = 1;
+        return m;
+    }
+    if (casing.mapSpecial(direction, p.cp)) |units| {
+        @memcpy(m.units[0..units.len], units);
+        m.len = @intCast(units.len);
+        return m;
+    }
+    const cp = casing.mapSimple(direction, p.cp);
+    if (cp >= 0x10000) {
+        m.units[0] = @intCast(0xD800 + ((cp - 0x10000) >> 10));
+        m.units[1] = @intCast(0xDC00 + ((cp - 0x10000) & 0x3FF));
+        m.len = 2;
+    } else {
+        m.units[0] = @intCast(cp);
+        m.len = 1;
+    }
+    return m;
+}
+
+fn mapCase(vm: *Vm, s: *String, comptime direction: casing.Direction) Error!*String {
     // First pass: the result's length and width, and whether anything changes.
     var len: usize = 0;
     var wide = false;
     var changed = false;
-    for (0..s.len) |i| {
-        const u = s.at(i);
-        const expansion = if (direction == .upper) upperExpansion(u) else lowerExpansion(u);
-        if (expansion) |units| {
-            len += units.len;
-            changed = true;
-            for (units) |x| if (x > 0xFF) {
-                wide = true;
-            };
-            continue;
+    var i: usize = 0;
+    while (i < s.len) {
+        const m = mapAt(s, i, direction);
+        if (m.len != m.consumed) changed = true;
+        for (m.units[0..m.len], 0..) |x, k| {
+            if (x > 0xFF) wide = true;
+            if (k < m.consumed and x != s.at(i + k)) changed = true;
         }
-        const m = if (direction == .upper) upperUnit(u) else lowerUnit(u);
-        if (m != u or (direction == .lower and u == 0x3A3)) changed = true;
-        if (m > 0xFF) wide = true;
-        len += 1;
+        len += m.len;
+        i += m.consumed;
     }
     if (!changed) return s;
     if (len > string.length_max) return vm.throwMessage(.range_error, "Invalid string length");
     var b = string.Builder.init(vm.heap, len, wide) catch return vm.outOfMemory();
-    for (0..s.len) |i| {
-        const u = s.at(i);
-        if (direction == .lower and u == 0x3A3) {
-            // Final sigma: at the end of a word, after a letter.
-            const after_letter = i > 0 and isCasedLetter(s.at(i - 1));
-            const before_letter = i + 1 < s.len and isCasedLetter(s.at(i + 1));
-            b.append(if (after_letter and !before_letter) 0x3C2 else 0x3C3);
-            continue;
-        }
-        const expansion = if (direction == .upper) upperExpansion(u) else lowerExpansion(u);
-        if (expansion) |units| {
-            for (units) |x| b.append(x);
-            continue;
-        }
-        b.append(if (direction == .upper) upperUnit(u) else lowerUnit(u));
+    i = 0;
+    while (i < s.len) {
+        const m = mapAt(s, i, direction);
+        for (m.units[0..m.len]) |x| b.append(x);
+        i += m.consumed;
     }
     return b.finish() catch vm.outOfMemory();
 }
