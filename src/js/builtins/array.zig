@@ -507,61 +507,435 @@ pub fn entries(vm: *Vm, this: Value, args: []const Value) Error!Value {
 }
 
 // ---------------------------------------------------------------------------------------
-// Sorting: a stable merge sort; undefined values go last, then holes, as the spec says.
+// Sorting: V8's TimSort (its array-sort.tq, a port of CPython's listsort), step for step,
+// so that a comparator that is inconsistent (one that meets NaN, say) or that has effects
+// is called with the same pairs in the same order, and leaves the same result, as in node.
+// Undefined values go last, then holes, as the spec says; the work array holds indices
+// into the values, and the comparator never sees it.
 
-const SortContext = struct {
+const Sorter = struct {
     vm: *Vm,
     comparator: Value,
+    values: []const Value,
     /// With no comparator: each value's string, computed once.
     strings: ?[]*String,
-};
+    work: []u32,
+    temp: []u32,
+    min_gallop: usize = min_gallop_wins,
+    run_base: [run_stack_max]usize = undefined,
+    run_len: [run_stack_max]usize = undefined,
+    runs: usize = 0,
 
-/// Whether a should come after b.
-fn greater(ctx: *SortContext, a: usize, b: usize, values_: []const Value) Error!bool {
-    if (ctx.strings) |s| return s[a].order(s[b]) == .gt;
-    const result = try ctx.vm.call(ctx.comparator, Value.undefined_value, &.{ values_[a], values_[b] });
-    const x = try ops.toNumber(ctx.vm, result);
-    return x > 0;
-}
+    const min_gallop_wins = 7;
+    /// Enough pending runs for any length below 2^64 (run lengths grow like Fibonacci).
+    const run_stack_max = 96;
 
-/// Sorts `order` (indices into values) stably, using `scratch` of the same length.
-fn mergeSort(ctx: *SortContext, order: []usize, scratch: []usize, values_: []const Value) Error!void {
-    if (order.len <= 1) return;
-    if (order.len <= 8) {
-        // Insertion sort: stable, and fewer comparisons on tiny runs.
-        for (1..order.len) |i| {
-            const item = order[i];
-            var j = i;
-            while (j > 0 and try greater(ctx, order[j - 1], item, values_)) : (j -= 1) order[j] = order[j - 1];
-            order[j] = item;
-        }
-        return;
+    /// The comparator's verdict: below zero when x goes before y (NaN counts as zero).
+    fn compare(s: *Sorter, x: u32, y: u32) Error!f64 {
+        if (s.strings) |strings| return switch (strings[x].order(strings[y])) {
+            .lt => -1,
+            .eq => 0,
+            .gt => 1,
+        };
+        const result = try s.vm.call(s.comparator, Value.undefined_value, &.{ s.values[x], s.values[y] });
+        const v = try ops.toNumber(s.vm, result);
+        return if (std.math.isNan(v)) 0 else v;
     }
-    const mid = order.len / 2;
-    try mergeSort(ctx, order[0..mid], scratch[0..mid], values_);
-    try mergeSort(ctx, order[mid..], scratch[mid..], values_);
-    @memcpy(scratch, order);
-    var i: usize = 0;
-    var j: usize = mid;
-    var k: usize = 0;
-    while (i < mid and j < order.len) : (k += 1) {
-        if (try greater(ctx, scratch[i], scratch[j], values_)) {
-            order[k] = scratch[j];
-            j += 1;
+
+    fn sort(s: *Sorter) Error!void {
+        const n = s.work.len;
+        if (n < 2) return;
+        var remaining = n;
+        var low: usize = 0;
+        const min_run = minRunLength(n);
+        while (remaining != 0) {
+            var run = try s.countAndMakeRun(low, low + remaining);
+            if (run < min_run) {
+                const forced = @min(min_run, remaining);
+                try s.binaryInsertionSort(low, low + run, low + forced);
+                run = forced;
+            }
+            s.run_base[s.runs] = low;
+            s.run_len[s.runs] = run;
+            s.runs += 1;
+            try s.mergeCollapse();
+            low += run;
+            remaining -= run;
+        }
+        while (s.runs > 1) {
+            var i = s.runs - 2;
+            if (i > 0 and s.run_len[i - 1] < s.run_len[i + 1]) i -= 1;
+            try s.mergeAt(i);
+        }
+    }
+
+    fn minRunLength(length: usize) usize {
+        var n = length;
+        var r: usize = 0;
+        while (n >= 64) {
+            r |= n & 1;
+            n >>= 1;
+        }
+        return n + r;
+    }
+
+    /// The length of the run starting at `low` (a descending one is reversed in place).
+    fn countAndMakeRun(s: *Sorter, low: usize, high: usize) Error!usize {
+        if (low + 1 == high) return 1;
+        var run: usize = 2;
+        var previous = s.work[low + 1];
+        const descending = try s.compare(previous, s.work[low]) < 0;
+        var i = low + 2;
+        while (i < high) : (i += 1) {
+            const current = s.work[i];
+            const order = try s.compare(current, previous);
+            if (descending) {
+                if (order >= 0) break;
+            } else {
+                if (order < 0) break;
+            }
+            previous = current;
+            run += 1;
+        }
+        if (descending) std.mem.reverse(u32, s.work[low .. low + run]);
+        return run;
+    }
+
+    /// Sorts work[low..high], of which work[low..start] is sorted already.
+    fn binaryInsertionSort(s: *Sorter, low: usize, start_in: usize, high: usize) Error!void {
+        var start = if (low == start_in) start_in + 1 else start_in;
+        while (start < high) : (start += 1) {
+            var left = low;
+            var right = start;
+            const pivot = s.work[start];
+            while (left < right) {
+                const mid = left + ((right - left) >> 1);
+                if (try s.compare(pivot, s.work[mid]) < 0) right = mid else left = mid + 1;
+            }
+            var p = start;
+            while (p > left) : (p -= 1) s.work[p] = s.work[p - 1];
+            s.work[left] = pivot;
+        }
+    }
+
+    fn invariantHolds(s: *const Sorter, n: usize) bool {
+        if (n < 2) return true;
+        return s.run_len[n - 2] > s.run_len[n - 1] + s.run_len[n];
+    }
+
+    fn mergeCollapse(s: *Sorter) Error!void {
+        while (s.runs > 1) {
+            var n = s.runs - 2;
+            if (!s.invariantHolds(n + 1) or !s.invariantHolds(n)) {
+                if (s.run_len[n - 1] < s.run_len[n + 1]) n -= 1;
+                try s.mergeAt(n);
+            } else if (s.run_len[n] <= s.run_len[n + 1]) {
+                try s.mergeAt(n);
+            } else break;
+        }
+    }
+
+    /// Merges pending runs i and i + 1.
+    fn mergeAt(s: *Sorter, i: usize) Error!void {
+        var base_a = s.run_base[i];
+        var length_a = s.run_len[i];
+        const base_b = s.run_base[i + 1];
+        var length_b = s.run_len[i + 1];
+        s.run_len[i] = length_a + length_b;
+        if (i + 3 == s.runs) {
+            s.run_base[i + 1] = s.run_base[i + 2];
+            s.run_len[i + 1] = s.run_len[i + 2];
+        }
+        s.runs -= 1;
+        // Elements of a already in place before b's first, and of b after a's last.
+        const k = try s.gallopRight(s.work, s.work[base_b], base_a, length_a, 0);
+        base_a += k;
+        length_a -= k;
+        if (length_a == 0) return;
+        length_b = try s.gallopLeft(s.work, s.work[base_a + length_a - 1], base_b, length_b, length_b - 1);
+        if (length_b == 0) return;
+        if (length_a <= length_b) {
+            try s.mergeLow(base_a, length_a, base_b, length_b);
         } else {
-            order[k] = scratch[i];
-            i += 1;
+            try s.mergeHigh(base_a, length_a, base_b, length_b);
         }
     }
-    while (i < mid) : (i += 1) {
-        order[k] = scratch[i];
-        k += 1;
+
+    /// Where `key` goes in array[base..base+length], before any equal element; the search
+    /// starts at `hint`.
+    fn gallopLeft(s: *Sorter, array: []const u32, key: u32, base: usize, length: usize, hint: usize) Error!usize {
+        const h: isize = @intCast(hint);
+        const len: isize = @intCast(length);
+        var last: isize = 0;
+        var offset: isize = 1;
+        if (try s.compare(array[base + hint], key) < 0) {
+            const max_offset = len - h;
+            while (offset < max_offset) {
+                if (try s.compare(array[offsetAt(base, h + offset)], key) >= 0) break;
+                last = offset;
+                offset = (offset << 1) + 1;
+            }
+            if (offset > max_offset) offset = max_offset;
+            last += h;
+            offset += h;
+        } else {
+            const max_offset = h + 1;
+            while (offset < max_offset) {
+                if (try s.compare(array[offsetAt(base, h - offset)], key) < 0) break;
+                last = offset;
+                offset = (offset << 1) + 1;
+            }
+            if (offset > max_offset) offset = max_offset;
+            const t = last;
+            last = h - offset;
+            offset = h - t;
+        }
+        last += 1;
+        while (last < offset) {
+            const m = last + ((offset - last) >> 1);
+            if (try s.compare(array[offsetAt(base, m)], key) < 0) last = m + 1 else offset = m;
+        }
+        return @intCast(offset);
     }
-    while (j < order.len) : (j += 1) {
-        order[k] = scratch[j];
-        k += 1;
+
+    /// Where `key` goes in array[base..base+length], after any equal element.
+    fn gallopRight(s: *Sorter, array: []const u32, key: u32, base: usize, length: usize, hint: usize) Error!usize {
+        const h: isize = @intCast(hint);
+        const len: isize = @intCast(length);
+        var last: isize = 0;
+        var offset: isize = 1;
+        if (try s.compare(key, array[base + hint]) < 0) {
+            const max_offset = h + 1;
+            while (offset < max_offset) {
+                if (try s.compare(key, array[offsetAt(base, h - offset)]) >= 0) break;
+                last = offset;
+                offset = (offset << 1) + 1;
+            }
+            if (offset > max_offset) offset = max_offset;
+            const t = last;
+            last = h - offset;
+            offset = h - t;
+        } else {
+            const max_offset = len - h;
+            while (offset < max_offset) {
+                if (try s.compare(key, array[offsetAt(base, h + offset)]) < 0) break;
+                last = offset;
+                offset = (offset << 1) + 1;
+            }
+            if (offset > max_offset) offset = max_offset;
+            last += h;
+            offset += h;
+        }
+        last += 1;
+        while (last < offset) {
+            const m = last + ((offset - last) >> 1);
+            if (try s.compare(key, array[offsetAt(base, m)]) < 0) offset = m else last = m + 1;
+        }
+        return @intCast(offset);
     }
-}
+
+    fn offsetAt(base: usize, offset: isize) usize {
+        return @intCast(@as(isize, @intCast(base)) + offset);
+    }
+
+    /// Merges the adjacent runs a and b (a the shorter), source the low end, with a copied out.
+    fn mergeLow(s: *Sorter, base_a: usize, length_a_in: usize, base_b: usize, length_b_in: usize) Error!void {
+        var length_a = length_a_in;
+        var length_b = length_b_in;
+        const work = s.work;
+        const temp = s.temp[0..length_a];
+        @memcpy(temp, work[base_a .. base_a + length_a]);
+        var dest = base_a;
+        var cursor_temp: usize = 0;
+        var cursor_b = base_b;
+        work[dest] = work[cursor_b];
+        dest += 1;
+        cursor_b += 1;
+        const outcome: enum { done, copy_b } = outcome: {
+            length_b -= 1;
+            if (length_b == 0) break :outcome .done;
+            if (length_a == 1) break :outcome .copy_b;
+            var min_gallop = s.min_gallop;
+            while (true) {
+                var wins_a: usize = 0;
+                var wins_b: usize = 0;
+                // One element at a time, until one run keeps winning.
+                while (true) {
+                    if (try s.compare(work[cursor_b], temp[cursor_temp]) < 0) {
+                        work[dest] = work[cursor_b];
+                        dest += 1;
+                        cursor_b += 1;
+                        wins_b += 1;
+                        length_b -= 1;
+                        wins_a = 0;
+                        if (length_b == 0) break :outcome .done;
+                        if (wins_b >= min_gallop) break;
+                    } else {
+                        work[dest] = temp[cursor_temp];
+                        dest += 1;
+                        cursor_temp += 1;
+                        wins_a += 1;
+                        length_a -= 1;
+                        wins_b = 0;
+                        if (length_a == 1) break :outcome .copy_b;
+                        if (wins_a >= min_gallop) break;
+                    }
+                }
+                // Galloping, while it pays.
+                min_gallop += 1;
+                var first = true;
+                while (wins_a >= min_gallop_wins or wins_b >= min_gallop_wins or first) {
+                    first = false;
+                    min_gallop = @max(1, min_gallop -| 1);
+                    s.min_gallop = min_gallop;
+                    wins_a = try s.gallopRight(temp, work[cursor_b], cursor_temp, length_a, 0);
+                    if (wins_a > 0) {
+                        @memcpy(work[dest .. dest + wins_a], temp[cursor_temp .. cursor_temp + wins_a]);
+                        dest += wins_a;
+                        cursor_temp += wins_a;
+                        length_a -= wins_a;
+                        if (length_a == 1) break :outcome .copy_b;
+                        // Only an inconsistent comparator empties a here.
+                        if (length_a == 0) break :outcome .done;
+                    }
+                    work[dest] = work[cursor_b];
+                    dest += 1;
+                    cursor_b += 1;
+                    length_b -= 1;
+                    if (length_b == 0) break :outcome .done;
+                    wins_b = try s.gallopLeft(work, temp[cursor_temp], cursor_b, length_b, 0);
+                    if (wins_b > 0) {
+                        std.mem.copyForwards(u32, work[dest .. dest + wins_b], work[cursor_b .. cursor_b + wins_b]);
+                        dest += wins_b;
+                        cursor_b += wins_b;
+                        length_b -= wins_b;
+                        if (length_b == 0) break :outcome .done;
+                    }
+                    work[dest] = temp[cursor_temp];
+                    dest += 1;
+                    cursor_temp += 1;
+                    length_a -= 1;
+                    if (length_a == 1) break :outcome .copy_b;
+                }
+                min_gallop += 1;
+                s.min_gallop = min_gallop;
+            }
+        };
+        switch (outcome) {
+            .done => if (length_a > 0) @memcpy(work[dest .. dest + length_a], temp[cursor_temp .. cursor_temp + length_a]),
+            .copy_b => {
+                // The last element of a belongs after what remains of b.
+                std.mem.copyForwards(u32, work[dest .. dest + length_b], work[cursor_b .. cursor_b + length_b]);
+                work[dest + length_b] = temp[cursor_temp];
+            },
+        }
+    }
+
+    /// Merges the adjacent runs a and b (b the shorter), source the high end, with b copied out.
+    fn mergeHigh(s: *Sorter, base_a: usize, length_a_in: usize, base_b: usize, length_b_in: usize) Error!void {
+        var length_a = length_a_in;
+        var length_b = length_b_in;
+        const work = s.work;
+        const temp = s.temp[0..length_b];
+        @memcpy(temp, work[base_b .. base_b + length_b]);
+        // Cursors may step to -1 when their run is used up.
+        var dest: isize = @intCast(base_b + length_b - 1);
+        var cursor_temp: isize = @intCast(length_b - 1);
+        var cursor_a: isize = @intCast(base_a + length_a - 1);
+        work[offsetAt(0, dest)] = work[offsetAt(0, cursor_a)];
+        dest -= 1;
+        cursor_a -= 1;
+        const outcome: enum { done, copy_a } = outcome: {
+            length_a -= 1;
+            if (length_a == 0) break :outcome .done;
+            if (length_b == 1) break :outcome .copy_a;
+            var min_gallop = s.min_gallop;
+            while (true) {
+                var wins_a: usize = 0;
+                var wins_b: usize = 0;
+                while (true) {
+                    if (try s.compare(temp[offsetAt(0, cursor_temp)], work[offsetAt(0, cursor_a)]) < 0) {
+                        work[offsetAt(0, dest)] = work[offsetAt(0, cursor_a)];
+                        dest -= 1;
+                        cursor_a -= 1;
+                        wins_a += 1;
+                        length_a -= 1;
+                        wins_b = 0;
+                        if (length_a == 0) break :outcome .done;
+                        if (wins_a >= min_gallop) break;
+                    } else {
+                        work[offsetAt(0, dest)] = temp[offsetAt(0, cursor_temp)];
+                        dest -= 1;
+                        cursor_temp -= 1;
+                        wins_b += 1;
+                        length_b -= 1;
+                        wins_a = 0;
+                        if (length_b == 1) break :outcome .copy_a;
+                        if (wins_b >= min_gallop) break;
+                    }
+                }
+                min_gallop += 1;
+                var first = true;
+                while (wins_a >= min_gallop_wins or wins_b >= min_gallop_wins or first) {
+                    first = false;
+                    min_gallop = @max(1, min_gallop -| 1);
+                    s.min_gallop = min_gallop;
+                    const k = try s.gallopRight(work, temp[offsetAt(0, cursor_temp)], base_a, length_a, length_a - 1);
+                    wins_a = length_a - k;
+                    if (wins_a > 0) {
+                        dest -= @intCast(wins_a);
+                        cursor_a -= @intCast(wins_a);
+                        const to = offsetAt(0, dest + 1);
+                        const source = offsetAt(0, cursor_a + 1);
+                        std.mem.copyBackwards(u32, work[to .. to + wins_a], work[source .. source + wins_a]);
+                        length_a -= wins_a;
+                        if (length_a == 0) break :outcome .done;
+                    }
+                    work[offsetAt(0, dest)] = temp[offsetAt(0, cursor_temp)];
+                    dest -= 1;
+                    cursor_temp -= 1;
+                    length_b -= 1;
+                    if (length_b == 1) break :outcome .copy_a;
+                    const j = try s.gallopLeft(temp, work[offsetAt(0, cursor_a)], 0, length_b, length_b - 1);
+                    wins_b = length_b - j;
+                    if (wins_b > 0) {
+                        dest -= @intCast(wins_b);
+                        cursor_temp -= @intCast(wins_b);
+                        const to = offsetAt(0, dest + 1);
+                        const source = offsetAt(0, cursor_temp + 1);
+                        @memcpy(work[to .. to + wins_b], temp[source .. source + wins_b]);
+                        length_b -= wins_b;
+                        if (length_b == 1) break :outcome .copy_a;
+                        // Only an inconsistent comparator empties b here.
+                        if (length_b == 0) break :outcome .done;
+                    }
+                    work[offsetAt(0, dest)] = work[offsetAt(0, cursor_a)];
+                    dest -= 1;
+                    cursor_a -= 1;
+                    length_a -= 1;
+                    if (length_a == 0) break :outcome .done;
+                }
+                min_gallop += 1;
+                s.min_gallop = min_gallop;
+            }
+        };
+        switch (outcome) {
+            .done => if (length_b > 0) {
+                const to = offsetAt(0, dest - @as(isize, @intCast(length_b - 1)));
+                @memcpy(work[to .. to + length_b], temp[0..length_b]);
+            },
+            .copy_a => {
+                // The first element of b belongs before what remains of a.
+                dest -= @intCast(length_a);
+                cursor_a -= @intCast(length_a);
+                const to = offsetAt(0, dest + 1);
+                const source = offsetAt(0, cursor_a + 1);
+                std.mem.copyBackwards(u32, work[to .. to + length_a], work[source .. source + length_a]);
+                work[offsetAt(0, dest)] = temp[offsetAt(0, cursor_temp)];
+            },
+        }
+    }
+};
 
 fn sortInto(vm: *Vm, a: *Array, comparator: Value, target: *Array) Error!void {
     if (!comparator.isUndefined() and !ops.isCallable(comparator)) {
@@ -581,18 +955,19 @@ fn sortInto(vm: *Vm, a: *Array, comparator: Value, target: *Array) Error!void {
         values_[n] = v;
         n += 1;
     }
-    var ctx: SortContext = .{ .vm = vm, .comparator = comparator, .strings = null };
+    var strings: ?[]*String = null;
     if (comparator.isUndefined()) {
         const strs = vm.heap.alloc(*String, n) catch return vm.outOfMemory();
         for (values_[0..n], strs) |v, *s| s.* = try ops.toString(vm, v);
-        ctx.strings = strs;
+        strings = strs;
     }
-    const order = vm.heap.alloc(usize, n) catch return vm.outOfMemory();
-    const scratch = vm.heap.alloc(usize, n) catch return vm.outOfMemory();
-    for (order, 0..) |*o, i| o.* = i;
-    try mergeSort(&ctx, order, scratch, values_[0..n]);
+    const work = vm.heap.alloc(u32, n) catch return vm.outOfMemory();
+    const temp = vm.heap.alloc(u32, n / 2 + 1) catch return vm.outOfMemory();
+    for (work, 0..) |*w, i| w.* = @intCast(i);
+    var sorter: Sorter = .{ .vm = vm, .comparator = comparator, .values = values_[0..n], .strings = strings, .work = work, .temp = temp };
+    try sorter.sort();
     target.reserve(vm.heap, len) catch return vm.outOfMemory();
-    for (order, 0..) |o, i| target.items[i] = values_[o];
+    for (work, 0..) |w, i| target.items[i] = values_[w];
     @memset(target.items[n .. n + undefineds], Value.undefined_value);
     @memset(target.items[n + undefineds .. len], Value.hole);
     target.len = len;
