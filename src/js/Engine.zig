@@ -272,6 +272,25 @@ pub fn writeString(v: Value, w: *std.Io.Writer) std.Io.Writer.Error!void {
     return string.writeUtf8(w, v.asString());
 }
 
+/// The function value of the host's native `index` (in `Host.natives`), for the host to
+/// put on objects it builds (a request's `json()`, say). Natives get the object they were
+/// called on as `this`.
+pub fn hostFunction(e: *const Engine, index: u16) Value {
+    assert(index < e.module.host.natives.len);
+    return Value.native(builtins.natives_count + index);
+}
+
+/// For host natives: JSON.parse(text), with JSON.parse's errors (a SyntaxError thrown in
+/// the script).
+pub fn parseJson(vm: *Vm, text: Value) Vm.Error!Value {
+    return @import("builtins/json.zig").parse(vm, Value.undefined_value, &.{text});
+}
+
+/// For host natives: JSON.stringify(v) (undefined for what JSON leaves out).
+pub fn stringifyJson(vm: *Vm, v: Value) Vm.Error!Value {
+    return @import("builtins/json.zig").stringify(vm, Value.undefined_value, &.{v});
+}
+
 /// JSON.stringify(v) as a string value (in the request's heap), or undefined.
 pub fn stringify(e: *Engine, v: Value) Vm.Outcome {
     const result = @import("builtins/json.zig").stringify(&e.vm, Value.undefined_value, &.{v});
@@ -457,6 +476,52 @@ test "engine: a host global (Response) is bound by name and builds host objects"
     var w: std.Io.Writer = .fixed(&buf);
     try writeString(engine.getProperty(response, "body").?, &w);
     try std.testing.expectEqualStrings("{\"hello\":\"sluice\"}", w.buffered());
+}
+
+/// A host's `request.json()`: parses the request's `body`.
+fn testRequestJson(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
+    _ = args;
+    var body_key: String = .{ .ptr = "body", .len = 4 };
+    const body = if (this.is(.object)) this.asObject().properties.get(&body_key) orelse Value.undefined_value else Value.undefined_value;
+    return parseJson(vm, body);
+}
+
+test "engine: a host function on the request (request.json()) parses the body, and its errors are catchable" {
+    const gpa = std.testing.allocator;
+    const host: builtins.Host = .{
+        .natives = &.{.{ .name = "json", .length = 0, .func = testRequestJson }},
+    };
+    const source =
+        \\export default function handler(request) {
+        \\  try {
+        \\    const { user, items = [] } = request.json();
+        \\    return `${user.name}:${items.length}`;
+        \\  } catch (e) {
+        \\    return e.name + ": " + e.message;
+        \\  }
+        \\}
+    ;
+    var failure: Compiler.Failure = undefined;
+    var module = try Module.fromSource(gpa, source, "app.js", &host, &failure);
+    defer module.deinit();
+    const engine = try Engine.init(gpa, &module, .{});
+    defer engine.deinit(gpa);
+    _ = engine.runModule();
+    const cases = [_][2][]const u8{
+        .{ "{\"user\":{\"name\":\"ada\"},\"items\":[1,2]}", "ada:2" },
+        .{ "{\"user\":", "SyntaxError: Unexpected end of JSON input" },
+    };
+    for (cases) |case| {
+        engine.beginRequest();
+        const request = try engine.newObject();
+        try engine.setProperty(request, "body", try engine.newString(case[0]));
+        try engine.setProperty(request, "json", engine.hostFunction(0));
+        const answer = engine.call(engine.exportValue("default").?, &.{request}).value;
+        var buf: [64]u8 = undefined;
+        var w: std.Io.Writer = .fixed(&buf);
+        try writeString(answer, &w);
+        try std.testing.expectEqualStrings(case[1], w.buffered());
+    }
 }
 
 const StackJob = struct {
