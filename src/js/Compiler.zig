@@ -1851,8 +1851,49 @@ fn renderPrinted(c: *Compiler, out: *std.ArrayList(u8), node: *const Node, itera
     if (out.items.len == before) try out.appendSlice(c.arena, "(intermediate value)");
 }
 
+/// The number V8's parser folds an expression to: arithmetic, bitwise and shift operators
+/// and signs on number literals.
+fn foldNumber(node: *const Node, depth: u32) ?f64 {
+    if (depth > 32) return null;
+    switch (node.data) {
+        .number => |x| return x,
+        .unary => |u| {
+            const x = foldNumber(u.operand, depth + 1) orelse return null;
+            return switch (u.op) {
+                .negate => -x,
+                .plus => x,
+                .bit_not => @floatFromInt(~number.toInt32(x)),
+                else => null,
+            };
+        },
+        .binary => |b| {
+            const x = foldNumber(b.lhs, depth + 1) orelse return null;
+            const y = foldNumber(b.rhs, depth + 1) orelse return null;
+            return switch (b.op) {
+                .add => x + y,
+                .sub => x - y,
+                .mul => x * y,
+                .div => x / y,
+                .mod => @rem(x, y),
+                .pow => ops.power(x, y),
+                .shl => @floatFromInt(number.toInt32(x) << @intCast(number.toUint32(y) & 31)),
+                .sar => @floatFromInt(number.toInt32(x) >> @intCast(number.toUint32(y) & 31)),
+                .shr => @floatFromInt(number.toUint32(x) >> @intCast(number.toUint32(y) & 31)),
+                .bit_and => @floatFromInt(number.toInt32(x) & number.toInt32(y)),
+                .bit_or => @floatFromInt(number.toInt32(x) | number.toInt32(y)),
+                .bit_xor => @floatFromInt(number.toInt32(x) ^ number.toInt32(y)),
+                else => null,
+            };
+        },
+        else => return null,
+    }
+}
+
 fn renderNode(c: *Compiler, out: *std.ArrayList(u8), node: *const Node, iterator: bool, depth: u32) RenderError!void {
     const a = c.arena;
+    if (node.data == .unary or node.data == .binary) {
+        if (foldNumber(node, 0)) |x| return c.renderNumber(out, x);
+    }
     switch (node.data) {
         .identifier => |id| try out.appendSlice(a, id.name),
         .number => |x| try c.renderNumber(out, x),
@@ -1895,14 +1936,11 @@ fn renderNode(c: *Compiler, out: *std.ArrayList(u8), node: *const Node, iterator
             try out.append(a, '}');
         },
         .unary => |u| {
-            // V8 folds a sign or `!` on a literal into the literal.
+            // V8 folds `!` on a literal into the literal (and signs, above).
+            if (u.op == .not) if (foldNumber(u.operand, 0)) |x| {
+                return out.appendSlice(a, if (x == 0 or std.math.isNan(x)) "true" else "false");
+            };
             switch (u.operand.data) {
-                .number => |x| switch (u.op) {
-                    .negate => return c.renderNumber(out, -x),
-                    .plus => return c.renderNumber(out, x),
-                    .not => return out.appendSlice(a, if (x == 0 or std.math.isNan(x)) "true" else "false"),
-                    else => {},
-                },
                 .true_literal, .false_literal, .null_literal, .string => if (u.op == .not) {
                     const truthy = switch (u.operand.data) {
                         .true_literal => true,
