@@ -3,8 +3,9 @@
 ZIG := $(shell tools/bootstrap.sh)
 PYTHON ?= python3
 FUZZ_ITERATIONS ?= 1000000
+SIM_SEEDS ?= 3000
 
-.PHONY: all build run test unit fuzz integration bench fmt release clean
+.PHONY: all build run test unit fuzz sim integration js bench fmt release clean
 
 all: build
 
@@ -14,18 +15,29 @@ build:
 run: build
 	./zig-out/bin/sluice demo
 
-test: unit fuzz integration
+test: unit fuzz sim integration js
 
 unit:
 	tools/check_test_entry.sh
+	tools/check_layers.sh
 	$(ZIG) build test
 	$(ZIG) build fmt-check
 
 fuzz:
 	$(ZIG) build fuzz -- --iterations $(FUZZ_ITERATIONS)
 
+# The data-plane simulator (docs/ARCHITECTURE.md, "The simulator"): seeds from a random start,
+# printed; a failure prints its seed and the command that replays it.
+sim:
+	$(ZIG) build sim -- --seeds $(SIM_SEEDS)
+
 integration: build
 	$(PYTHON) -m pytest test/integration -q
+
+# The JavaScript engine's tests: corpus and generated programs against node, refusals,
+# test262's parser files (docs/JS.md).
+js: build
+	$(PYTHON) -m pytest test/js -q
 
 bench:
 	$(ZIG) build bench
@@ -47,7 +59,7 @@ fmt:
 	$(ZIG) build fmt
 
 release:
-	$(ZIG) build -Doptimize=ReleaseFast -Dtarget=x86_64-linux-musl -Dstrip=true
+	$(ZIG) build -Doptimize=ReleaseSafe -Dtarget=x86_64-linux-musl -Dstrip=true
 	@ls -l zig-out/bin/sluice
 
 clean:

@@ -23,7 +23,9 @@
 #   COLDSTART_TIMEOUT=5      seconds one run may take before it counts as failed
 #   COLDSTART_TARGETS="floor floor-musl sluice-w1 sluice-epoll sluice-default sluice-release
 #                      nginx haproxy haproxy-noca"   rows, in this order
-#   SLUICE_BIN=path          use this binary instead of building one (ReleaseFast)
+#   SLUICE_BIN=path          use this binary instead of building one (BENCH_OPTIMIZE, ReleaseSafe)
+#   COLDSTART_VARIANTS="NAME=PATH ..."  more `--workers 1` rows, one per other sluice binary
+#                            (an A/B of a start-up change in one interleaved run)
 #   SLUICE_ARGS="..."        extra flags for every sluice row
 #   COLDSTART_RELEASE=1      0 skips the stripped musl release build (size, sluice-release row)
 set -euo pipefail
@@ -39,10 +41,10 @@ build_sluice || die "$sluice_fail"
 # The shipped binary: what `make release` builds (static musl, stripped), but into
 # bench/out/release instead of zig-out/.
 release_bin=""
-release_cmd="zig build -Doptimize=ReleaseFast -Dtarget=x86_64-linux-musl -Dstrip=true -p bench/out/release"
+release_cmd="zig build -Doptimize=ReleaseSafe -Dtarget=x86_64-linux-musl -Dstrip=true -p bench/out/release"
 if [ "${COLDSTART_RELEASE:-1}" != 0 ]; then
     log "building the release binary ($release_cmd)"
-    if get_zig && (cd "$root" && timeout 1200 "$zig" build -Doptimize=ReleaseFast \
+    if get_zig && (cd "$root" && timeout 1200 "$zig" build -Doptimize=ReleaseSafe \
             -Dtarget=x86_64-linux-musl -Dstrip=true -p "$out/release") >"$run/release-build.log" 2>&1; then
         release_bin="$out/release/bin/sluice"
     else

@@ -85,28 +85,39 @@ get_zig() {
     zig_version="$("$zig" version)"
 }
 
-# build_sluice: SLUICE_BIN when set, else a ReleaseFast build with the pinned Zig into
-# bench/out/zig-out: its own prefix, so a concurrent debug build in zig-out/ cannot swap the
-# binary under us. Sets SLUICE_BIN and build (how it was made); returns 1 with the reason in
-# sluice_fail when there is no binary.
+# build_sluice: SLUICE_BIN when set, else a build with the pinned Zig in BENCH_OPTIMIZE mode
+# (default ReleaseSafe, what `make release` ships) into bench/out/zig-out: its own prefix, so a
+# concurrent debug build in zig-out/ cannot swap the binary under us. Sets SLUICE_BIN,
+# sluice_optimize and build (how it was made); returns 1 with the reason in sluice_fail when
+# there is no binary.
 build_sluice() {
     sluice_fail=""
+    sluice_optimize="${BENCH_OPTIMIZE:-ReleaseSafe}"
     if [ -n "${SLUICE_BIN:-}" ]; then
         log "using SLUICE_BIN=$SLUICE_BIN"
         build="given as SLUICE_BIN"
+        sluice_optimize="as given"
         [ -x "$SLUICE_BIN" ] || { sluice_fail="SLUICE_BIN $SLUICE_BIN is not executable"; return 1; }
         return 0
     fi
-    log "building sluice (zig build -Doptimize=ReleaseFast)"
     get_zig || { sluice_fail="zig bootstrap failed"; return 1; }
-    if ! (cd "$root" && timeout 1200 "$zig" build -Doptimize=ReleaseFast \
-            --prefix "$out/zig-out") >"$run/build.log" 2>&1; then
-        tail -n 30 "$run/build.log" >&2
-        sluice_fail="build failed (see $run/build.log)"
+    SLUICE_BIN="$(build_sluice_mode "$sluice_optimize" "$out/zig-out")" || return 1
+    build="zig $zig_version, $sluice_optimize"
+}
+
+# build_sluice_mode MODE PREFIX: builds sluice with -Doptimize=MODE into PREFIX and prints the
+# binary's path; returns 1 with the reason in sluice_fail on failure.
+build_sluice_mode() {
+    local mode="$1" prefix="$2"
+    log "building sluice (zig build -Doptimize=$mode)"
+    get_zig || { sluice_fail="zig bootstrap failed"; return 1; }
+    if ! (cd "$root" && timeout 1200 "$zig" build -Doptimize="$mode" \
+            --prefix "$prefix") >"$run/build-$mode.log" 2>&1; then
+        tail -n 30 "$run/build-$mode.log" >&2
+        sluice_fail="build failed (see $run/build-$mode.log)"
         return 1
     fi
-    SLUICE_BIN="$out/zig-out/bin/sluice"
-    build="zig $zig_version, ReleaseFast"
+    echo "$prefix/bin/sluice"
 }
 
 # --- versions and the machine ----------------------------------------------------------

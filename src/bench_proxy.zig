@@ -14,7 +14,8 @@ const Address = @import("stdx/Address.zig").Address;
 const StaticAllocator = @import("stdx/StaticAllocator.zig");
 const sys = @import("stdx/sys.zig");
 const Config = @import("config/Config.zig");
-const control = @import("runtime/control.zig");
+const startup = @import("runtime/startup.zig");
+const shutdown = @import("runtime/shutdown.zig");
 const signals = @import("runtime/signals.zig");
 const DemoBackend = @import("demo/Backend.zig");
 
@@ -33,12 +34,12 @@ pub fn main() !void {
     config.setListener(Address.initIp4(.{ 127, 0, 0, 1 }, 0));
     config.workers_count = 1;
     try config.quickPool().?.addBackend(.{ .address = demo_backend.address });
-    var runtime = switch (control.start(&static_allocator, &config, .{})) {
+    const runtime = switch (startup.start(&static_allocator, &config, .{})) {
         .running => |runtime| runtime,
         .failed => return error.StartFailed,
     };
 
-    const address = control.firstListenAddress(&runtime);
+    const address = runtime.firstListenAddress();
     var client: Client = try .connect(&address);
     defer client.close();
     try client.run(warmup_requests);
@@ -67,7 +68,7 @@ pub fn main() !void {
         },
     );
     client.close();
-    _ = control.drain(&runtime, "benchmark done");
+    _ = shutdown.drain(runtime, "benchmark done");
     if (allocations != 0) return error.AllocationsOnTheRequestPath;
 }
 

@@ -1,5 +1,7 @@
 //! sluice: an HTTP/1.1 load balancer and reverse proxy. This file only turns the command line
-//! into a Config and hands it to the one start-up path in runtime/control.zig.
+//! into a Config and hands it to the one start-up path in runtime/startup.zig, with what a
+//! reload reads again (the file's path and the command line) as an argument: nothing the
+//! runtime uses is kept in a global here.
 const std = @import("std");
 const builtin = @import("builtin");
 
@@ -9,7 +11,7 @@ const config_file = @import("config/file.zig");
 const baked = @import("baked_config");
 const Config = @import("config/Config.zig");
 const StaticAllocator = @import("stdx/StaticAllocator.zig");
-const control = @import("runtime/control.zig");
+const startup = @import("runtime/startup.zig");
 const log = @import("stdx/log.zig");
 const signals = @import("runtime/signals.zig");
 const DemoBackend = @import("demo/Backend.zig");
@@ -20,17 +22,35 @@ const js_cli = @import("js/cli.zig");
 
 pub const version = "0.1.0";
 
+/// The alternate signal stack that std gives every thread, so that a stack overflow still
+/// prints its stack trace, is a thread-local array, and std zeroes a thread's whole TLS block
+/// when it creates the thread: at the default 256 KiB that is 64 pages written before `main`
+/// and 64 more by the control thread before each worker starts, on the cold-start path
+/// (docs/ARCHITECTURE.md, "Start-up"). 32 KiB is what printing the trace of an overflow took in
+/// a ReleaseSafe build with debug info; 64 KiB leaves it twice that.
+pub const std_options: std.Options = .{ .signal_stack_size = 64 * 1024 };
+
 comptime {
     const pinned = std.SemanticVersion.parse("0.17.1") catch unreachable;
     if (builtin.zig_version.order(pinned) != .eq) @compileError("sluice needs Zig 0.17.1");
 }
 
-var static_allocator: StaticAllocator = undefined;
+/// The demo's backends run on threads of their own until the process exits, after `main` has
+/// returned its exit code: they live outside `main`'s frame.
 var demo_backends: [2]DemoBackend = undefined;
+/// The command line, parsed onto the baked config or the file: the configuration the process
+/// runs with, static because it lives as long as the process. A `Config` is ~55 KB, and a
+/// function whose frame holds one makes the stack probe touch all of its pages when it is
+/// called (a fault per page). So `main` holds none: parsing, the paths with a `Config` of their
+/// own (a config file, `check`, `reload`) and the rest of start-up are calls never inlined into
+/// it. Inlined, they made its frame 334 KB, 82 faults before its first line ran
+/// (docs/ARCHITECTURE.md, "Start-up").
+var command_line: cli.Parsed = undefined;
 
 pub fn main(init: std.process.Init.Minimal) u8 {
-    // `sluice js ...` is the JavaScript engine's own command line (src/js/cli.zig).
-    if (jsArguments(init)) |args| return js_cli.main(std.heap.page_allocator, args);
+    // `sluice js ...` is the JavaScript engine's own command line (src/js/cli.zig), never
+    // inlined here, so that its frame does not become main's (see `command_line`).
+    if (jsArguments(init)) |args| return @call(.never_inline, js_cli.main, .{ std.heap.page_allocator, args });
     // Before anything else, so the trace's total covers all of start-up. Parsing the flag
     // itself is part of the first phase.
     var scan = init.args.iterate();
@@ -38,7 +58,11 @@ pub fn main(init: std.process.Init.Minimal) u8 {
         if (std.mem.eql(u8, arg, "--trace-init")) InitTrace.global.enabled = true;
     }
     InitTrace.global.begin();
-    static_allocator = .init(std.heap.page_allocator);
+    // Both live in this frame: `startup.run` returns only as the process exits, and nothing
+    // uses an allocator after start-up but the control thread.
+    var static_allocator: StaticAllocator = .init(std.heap.page_allocator);
+    // Config text and the strings Config points into, for the process.
+    var config_arena: std.heap.ArenaAllocator = .init(static_allocator.allocator());
     signals.block() catch {
         log.err("cannot block signals", .{});
         return 1;
@@ -56,26 +80,26 @@ pub fn main(init: std.process.Init.Minimal) u8 {
         args_count += 1;
     }
     const args = args_buffer[0..args_count];
-    var diagnostic: cli.Diagnostic = .{};
-    var parsed = cli.parseOnto(args, baked_config, &diagnostic) catch {
-        log.err("{s}: {s}", .{ diagnostic.flag, diagnostic.message() });
-        return 2;
-    };
-    if (parsed.command == .check) return checkFile(parsed.config_path.?);
-    if (parsed.command == .reload) {
-        if (parsed.reload_admin) |*address| return reload_command.askAdmin(address);
-        return reload_command.signalPid(parsed.pid_file.?);
+    const never_inline: std.builtin.CallModifier = .never_inline; // See `command_line`.
+    const arena = config_arena.allocator();
+    if (!@call(never_inline, parseArgs, .{args})) return 2;
+    if (command_line.command == .check) {
+        return @call(never_inline, checkFile, .{ arena, command_line.config_path.? });
     }
-    if (parsed.config_path) |path| {
-        // The file first, then the flags again on top of it.
-        var base: Config = .{};
-        if (!loadFile(path, &base)) return 2;
-        parsed = cli.parseOnto(args, base, &diagnostic) catch {
-            log.err("{s}: {s}", .{ diagnostic.flag, diagnostic.message() });
-            return 2;
-        };
+    if (command_line.command == .settings) {
+        log.stdout(cli.settings_listing);
+        return 0;
     }
-    switch (parsed.command) {
+    if (command_line.command == .reload) {
+        if (command_line.reload_admin) |*address| {
+            return @call(never_inline, reload_command.askAdmin, .{address});
+        }
+        return @call(never_inline, reload_command.signalPid, .{command_line.pid_file.?});
+    }
+    if (command_line.config_path) |path| {
+        if (!@call(never_inline, parseFileAndArgs, .{ arena, path, args })) return 2;
+    }
+    switch (command_line.command) {
         .help => {
             log.stdout(cli.usage);
             return 0;
@@ -84,20 +108,20 @@ pub fn main(init: std.process.Init.Minimal) u8 {
             log.stdout("sluice " ++ version ++ "\n");
             return 0;
         },
-        .demo => if (!startDemo(&parsed.config)) return 1,
+        .demo => if (!@call(never_inline, startDemo, .{&command_line.config})) return 1,
         .run => {},
-        .check, .reload => unreachable, // Answered above.
+        .check, .reload, .settings => unreachable, // Answered above.
     }
     InitTrace.global.mark("config");
-    log.setLevel(parsed.config.log_level);
-    reload_args = args;
-    reload_path = parsed.config_path orelse "";
-    return control.run(&static_allocator, &parsed.config, .{
-        .demo = parsed.command == .demo,
+    log.setLevel(command_line.config.log_level);
+    const options: startup.Options = .{
+        .demo = command_line.command == .demo,
         .version = version,
-        .pid_file = parsed.pid_file,
-        .loader = if (parsed.config_path) |path| .{ .path = path, .function = reloadConfig } else null,
-    });
+        .pid_file = command_line.pid_file,
+        // `args` is in this frame too, and its strings are the process's arguments.
+        .reload_source = if (command_line.config_path) |path| .{ .path = path, .args = args } else null,
+    };
+    return @call(never_inline, startup.run, .{ &static_allocator, &command_line.config, options });
 }
 
 var js_args_buffer: [256][]const u8 = undefined;
@@ -117,37 +141,28 @@ fn jsArguments(init: std.process.Init.Minimal) ?[]const []const u8 {
     return js_args_buffer[0..count];
 }
 
-/// The command line and the config file, kept for reloads: the flags go over the file again,
-/// as at start-up.
-var reload_args: []const []const u8 = &.{};
-var reload_path: []const u8 = "";
-
-/// `control.Loader`: the config file again, then the flags over it, as at start-up.
-fn reloadConfig(context: ?*anyopaque, arena: std.mem.Allocator, config: *Config, out: *std.Io.Writer) bool {
-    _ = context;
+/// The command line over the baked config, into `command_line`. False (after saying why) on
+/// a usage error.
+fn parseArgs(args: []const []const u8) bool {
     var diagnostic: cli.Diagnostic = .{};
-    const path = reload_path;
-    var problems: config_file.Problems = .{};
-    var base: Config = .{};
-    config_file.load(arena, path, &base, &problems) catch |err| {
-        for (problems.slice()) |problem| {
-            out.print("{s}:{d}:{d}: {s}\n", .{ path, problem.position.line, problem.position.column, problem.message }) catch {};
-        }
-        if (problems.dropped > 0) out.print("{s}: {d} more problems\n", .{ path, problems.dropped }) catch {};
-        if (err == error.OutOfMemory) out.print("{s}: out of memory reading it\n", .{path}) catch {};
+    command_line = cli.parseOnto(args, baked_config, &diagnostic) catch {
+        log.err("{s}: {s}", .{ diagnostic.flag, diagnostic.message() });
         return false;
     };
-    const parsed = cli.parseOnto(reload_args, base, &diagnostic) catch {
-        out.print("{s}: {s}\n", .{ diagnostic.flag, diagnostic.message() }) catch {};
-        return false;
-    };
-    config.* = parsed.config;
     return true;
 }
 
-/// Config text and the strings Config points into live for the process: an arena that is
-/// never freed, allocated from before the allocator is sealed.
-var config_arena: std.heap.ArenaAllocator = undefined;
+/// `--config FILE`: the file first, then the flags again on top of it, into `command_line`.
+fn parseFileAndArgs(arena: std.mem.Allocator, path: []const u8, args: []const []const u8) bool {
+    var base: Config = .{};
+    if (!loadFile(arena, path, &base)) return false;
+    var diagnostic: cli.Diagnostic = .{};
+    command_line = cli.parseOnto(args, base, &diagnostic) catch {
+        log.err("{s}: {s}", .{ diagnostic.flag, diagnostic.message() });
+        return false;
+    };
+    return true;
+}
 
 /// Evaluated by the compiler: a baked config is already a value in the binary's data, and one
 /// that does not validate fails the build.
@@ -158,18 +173,18 @@ const baked_config: Config = if (baked.present) blk: {
 } else .{};
 
 /// `sluice check FILE`: every problem as `FILE:LINE:COLUMN: message`, exit 1; else exit 0.
-fn checkFile(path: []const u8) u8 {
+fn checkFile(arena: std.mem.Allocator, path: []const u8) u8 {
     var config: Config = .{};
-    if (!loadFile(path, &config)) return 1;
+    if (!loadFile(arena, path, &config)) return 1;
     log.stdout(path);
     log.stdout(": ok\n");
     return 0;
 }
 
-fn loadFile(path: []const u8, config: *Config) bool {
-    config_arena = .init(static_allocator.allocator());
+/// Into `arena`, which is never freed: the config's strings point into it for the process.
+fn loadFile(arena: std.mem.Allocator, path: []const u8, config: *Config) bool {
     var problems: config_file.Problems = .{};
-    config_file.load(config_arena.allocator(), path, config, &problems) catch |err| {
+    config_file.load(arena, path, config, &problems) catch |err| {
         for (problems.slice()) |problem| {
             log.plain("{s}:{d}:{d}: {s}", .{
                 path, problem.position.line, problem.position.column, problem.message,

@@ -1,18 +1,20 @@
-//! The whole run-time configuration as plain data: what the CLI quick mode fills in today and
-//! what config files will fill in later (issue 4), so both map onto one schema. Every limit the
-//! data plane sizes itself from lives here, with its default, and `validate` checks the
-//! relations between them once, before anything is allocated.
+//! The whole run-time configuration as plain data: what the command line and config files
+//! fill in, so both map onto one schema. Every limit the data plane sizes itself from lives
+//! here; each setting's default, bounds, flag and file key are written once, in
+//! `settings.zig`, and a field's default below is read from there (`settings.default`).
+//! `validate` checks values and the relations between them once, before anything is allocated.
 const std = @import("std");
 const assert = std.debug.assert;
 pub const Address = @import("../stdx/Address.zig").Address;
 pub const Cidr = @import("Cidr.zig");
+const settings = @import("settings.zig");
 
 const Config = @This();
 
 /// The event loop's own choice of backend: the CLI fills it, workers hand it to Loop.init.
 pub const IoMode = @import("../loop/Loop.zig").Mode;
 
-pub const default_listen = Address.initIp4(.{ 0, 0, 0, 0 }, 8080);
+pub const default_listen = Address.parse(settings.lookup(.global, "listen").default.?) catch unreachable;
 /// Where the admin listener binds when a config file's `admin` section names no address.
 pub const default_admin_listen = Address.initIp4(.{ 127, 0, 0, 1 }, 9901);
 
@@ -26,17 +28,32 @@ pub const workers_count_max = 256;
 /// Where clients connect. None given: `default_listen`.
 listeners_buffer: [listeners_count_max]Listener = undefined,
 listeners_count: u32 = 0,
-workers_count: u32 = 0, // 0 = one per CPU, resolved at start-up.
-io: IoMode = .auto,
+workers_count: u32 = settings.default(.global, "workers_count"), // 0 = one per CPU, resolved at start-up.
+io: IoMode = settings.default(.global, "io"),
 
-connections_max: u32 = 4096,
-header_bytes_max: u32 = 16 * 1024,
-headers_count_max: u16 = 100,
-target_bytes_max: u32 = 8 * 1024,
+connections_max: u32 = settings.default(.global, "connections_max"),
+header_bytes_max: u32 = settings.default(.global, "header_bytes_max"),
+headers_count_max: u16 = settings.default(.global, "headers_count_max"),
+target_bytes_max: u32 = settings.default(.global, "target_bytes_max"),
+/// Response heads have their own limits, set to pass what real applications send (long
+/// Content-Security-Policy values, dozens of Set-Cookie lines): nginx refuses from about
+/// 4-8 KiB by default, HAProxy at 16 KiB with 101 fields, Envoy at 60 KiB with 100.
+response_header_bytes_max: u32 = settings.default(.global, "response_header_bytes_max"),
+response_headers_count_max: u16 = settings.default(.global, "response_headers_count_max"),
+/// Request field names with `_`: dropped by default (nginx's `underscores_in_headers off`),
+/// because CGI and WSGI servers map `X_Real_IP` and `X-Real-IP` to the same variable.
+header_underscores: HeaderUnderscores = settings.default(.global, "header_underscores"),
+/// A request body over this many bytes is refused with 413 (0: no limit; bodies stream).
+/// A route may set its own (`Route.request_body_bytes_max`).
+request_body_bytes_max: u64 = settings.default(.global, "request_body_bytes_max"),
 
-client_header_timeout_ns: u64 = 10 * std.time.ns_per_s,
-client_idle_timeout_ns: u64 = 60 * std.time.ns_per_s,
-drain_timeout_ns: u64 = 10 * std.time.ns_per_s,
+client_header_timeout_ns: u64 = settings.default(.global, "client_header_timeout_ns"),
+client_idle_timeout_ns: u64 = settings.default(.global, "client_idle_timeout_ns"),
+drain_timeout_ns: u64 = settings.default(.global, "drain_timeout_ns"),
+/// An upgraded connection (WebSocket) with no byte either way for this long is closed.
+/// Longer than the keep-alive idle timeout: a quiet WebSocket is normal, a quiet keep-alive
+/// connection is a slot wasted. A route may set its own (`Route.tunnel_idle_timeout_ns`).
+tunnel_idle_timeout_ns: u64 = settings.default(.global, "tunnel_idle_timeout_ns"),
 
 trusted_proxies_buffer: [trusted_proxies_count_max]Cidr = undefined,
 trusted_proxies_count: u32 = 0,
@@ -53,7 +70,7 @@ routes_count: u32 = 0,
 admin: Admin = .{},
 access_log: AccessLog = .{},
 /// The least severe log lines written (stdx/log.zig); a reload applies a new one.
-log_level: LogLevel = .info,
+log_level: LogLevel = settings.default(.global, "log_level"),
 
 pub const Listener = struct {
     /// What routes name it by (`Route.listeners`); empty: it has no name.
@@ -89,6 +106,10 @@ pub const Route = struct {
     content_type: []const u8 = "",
     headers_text: []const u8 = "",
     body: []const u8 = "",
+    /// Overrides `Config.tunnel_idle_timeout_ns` for this route's upgrades; 0: not set.
+    tunnel_idle_timeout_ns: u64 = settings.default(.route, "tunnel_idle_timeout_ns"),
+    /// Overrides `Config.request_body_bytes_max` for this route; null: not set (0: no limit).
+    request_body_bytes_max: ?u64 = settings.default(.route, "request_body_bytes_max"),
 
     pub const Action = enum { pool, respond, redirect };
 
@@ -117,8 +138,8 @@ pub fn methodBit(method: @import("../http/method.zig").Method) u16 {
 pub const AccessLog = struct {
     /// Empty: off. `stdout`, or a file path (opened for appending; SIGUSR1 reopens it, for
     /// log rotation).
-    target: []const u8 = "",
-    format: AccessLogFormat = .combined,
+    target: []const u8 = settings.default(.global, "access_log.target"),
+    format: AccessLogFormat = settings.default(.global, "access_log.format"),
 
     pub fn enabled(log: *const AccessLog) bool {
         return log.target.len > 0;
@@ -126,6 +147,8 @@ pub const AccessLog = struct {
 };
 
 pub const AccessLogFormat = enum { combined, json };
+
+pub const HeaderUnderscores = enum { drop, allow };
 
 pub const LogLevel = @import("../stdx/log.zig").Level;
 
@@ -141,27 +164,27 @@ pub const Pool = struct {
     name: []const u8 = "default",
     backends_buffer: [backends_count_max]Backend = undefined,
     backends_count: u32 = 0,
-    strategy: Strategy = .round_robin,
+    strategy: Strategy = settings.default(.pool, "strategy"),
     /// What `hash` hashes; `hash_name` names the header or cookie.
-    hash_on: HashOn = .client_ip,
-    hash_name: []const u8 = "",
+    hash_on: HashOn = settings.default(.pool, "hash_on"),
+    hash_name: []const u8 = settings.default(.pool, "hash_name"),
     /// The cookie `sticky` sets and honours.
-    sticky_cookie: []const u8 = "sluice_backend",
+    sticky_cookie: []const u8 = settings.default(.pool, "sticky_cookie"),
     health: HealthCheck = .{},
     outlier: Outlier = .{},
     retry: Retry = .{},
 
-    connect_timeout_ns: u64 = 5 * std.time.ns_per_s,
+    connect_timeout_ns: u64 = settings.default(.pool, "connect_timeout_ns"),
     /// Request sent -> response head received.
-    response_timeout_ns: u64 = 60 * std.time.ns_per_s,
+    response_timeout_ns: u64 = settings.default(.pool, "response_timeout_ns"),
     /// Longest gap between body bytes, either direction, once the exchange is under way.
-    body_timeout_ns: u64 = 60 * std.time.ns_per_s,
+    body_timeout_ns: u64 = settings.default(.pool, "body_timeout_ns"),
     /// Whole exchange, from picking a backend to the last response byte; 0 = no limit.
-    total_timeout_ns: u64 = 0,
+    total_timeout_ns: u64 = settings.default(.pool, "total_timeout_ns"),
     /// Pooled idle connections are closed after this.
-    idle_timeout_ns: u64 = 30 * std.time.ns_per_s,
+    idle_timeout_ns: u64 = settings.default(.pool, "idle_timeout_ns"),
     /// Idle connections kept per backend and worker.
-    keepalive_max: u32 = 64,
+    keepalive_max: u32 = settings.default(.pool, "keepalive_max"),
 
     pub fn backends(pool: *const Pool) []const Backend {
         return pool.backends_buffer[0..pool.backends_count];
@@ -173,32 +196,17 @@ pub const Pool = struct {
         pool.backends_count += 1;
     }
 
+    /// Every value within its setting's bounds (settings.zig), then what depends on several.
     pub fn validate(pool: *const Pool) ValidateError!void {
         if (pool.backends_count == 0) return error.NoBackends;
         if (pool.name.len > pool_name_bytes_max) return error.NameTooLong;
-        const timeouts = [_]u64{
-            pool.connect_timeout_ns,  pool.response_timeout_ns, pool.body_timeout_ns,
-            pool.idle_timeout_ns,     pool.health.interval_ns,  pool.health.timeout_ns,
-            pool.outlier.ejection_ns,
-        };
-        for (timeouts) |timeout_ns| if (timeout_ns == 0) return error.TimeoutZero;
+        if (settings.outOfRange(.pool, pool) != null) return error.OutOfRange;
+        for (pool.backends()) |*backend| {
+            if (settings.outOfRange(.backend, backend) != null) return error.OutOfRange;
+        }
         const named = pool.hash_on == .header or pool.hash_on == .cookie;
         if (pool.strategy == .hash and named and pool.hash_name.len == 0) return error.HashNameMissing;
         if (pool.hash_name.len > name_bytes_max) return error.NameTooLong;
-        if (pool.strategy == .sticky and pool.sticky_cookie.len == 0) return error.HashNameMissing;
-        if (pool.sticky_cookie.len > sticky_cookie_bytes_max) return error.NameTooLong;
-        const health = &pool.health;
-        if (health.status_min < 100 or health.status_max > 599 or
-            health.status_min > health.status_max) return error.HealthStatusRange;
-        if (health.enabled() and health.path[0] != '/') return error.HealthPathNotAbsolute;
-        if (health.path.len > health_text_bytes_max or health.host.len > health_text_bytes_max) {
-            return error.NameTooLong;
-        }
-        if (!isVisible(health.path) or !isVisible(health.host)) return error.HealthTextInvalid;
-        if (health.rise == 0 or health.fall == 0) return error.HealthThresholdZero;
-        if (pool.retry.tries_max == 0) return error.TriesZero;
-        if (pool.retry.budget_percent > 100) return error.PercentOver100;
-        if (pool.outlier.max_ejected_percent > 100) return error.PercentOver100;
     }
 };
 
@@ -206,14 +214,14 @@ pub const Backend = struct {
     address: Address,
     /// Share of requests for `weighted`, `least_conn`, `random`; 0 drains the backend: it is
     /// never chosen for a new request, and its in-flight requests finish.
-    weight: u16 = 1,
+    weight: u16 = settings.default(.backend, "weight"),
     /// Connections open to this backend (busy and idle), all workers together; 0 = no cap.
     /// Over the cap a request tries another backend, else gets a 503.
-    max_connections: u32 = 0,
+    max_connections: u32 = settings.default(.backend, "max_connections"),
     /// Requests pending at this backend (sent, response not yet complete), all workers
     /// together; 0 = no cap. Over it, as above. Unlike `max_connections`, idle pooled
     /// connections do not count.
-    max_pending: u32 = 0,
+    max_pending: u32 = settings.default(.backend, "max_pending"),
 };
 
 /// The balancer's own choice of strategy (see balance/Balancer.zig).
@@ -237,20 +245,22 @@ pub const FailureKinds = packed struct(u8) {
     pub const none: FailureKinds = .{ .connect = false, .reset = false, .timeout = false };
 };
 
+pub const HealthMethod = enum { GET, HEAD };
+
 pub const HealthCheck = struct {
     /// Active checks run when a path is set. Until a check says otherwise, a backend is
     /// healthy (a cold start must not wait for probes to serve).
-    path: []const u8 = "",
-    method: enum { GET, HEAD } = .GET,
+    path: []const u8 = settings.default(.pool, "health.path"),
+    method: HealthMethod = settings.default(.pool, "health.method"),
     /// Host header of the probe; empty = the backend's address.
-    host: []const u8 = "",
-    interval_ns: u64 = 2 * std.time.ns_per_s,
-    timeout_ns: u64 = 1 * std.time.ns_per_s,
-    status_min: u16 = 200,
-    status_max: u16 = 399,
+    host: []const u8 = settings.default(.pool, "health.host"),
+    interval_ns: u64 = settings.default(.pool, "health.interval_ns"),
+    timeout_ns: u64 = settings.default(.pool, "health.timeout_ns"),
+    status_min: u16 = settings.default(.pool, "health.status_min"),
+    status_max: u16 = settings.default(.pool, "health.status_max"),
     /// Consecutive passes that bring a down backend up, and failures that take it down.
-    rise: u8 = 2,
-    fall: u8 = 3,
+    rise: u8 = settings.default(.pool, "health.rise"),
+    fall: u8 = settings.default(.pool, "health.fall"),
 
     pub fn enabled(check: *const HealthCheck) bool {
         return check.path.len > 0;
@@ -260,23 +270,25 @@ pub const HealthCheck = struct {
 /// Passive outlier detection from real traffic.
 pub const Outlier = struct {
     /// Consecutive failures (of the kinds in `on`) that eject a backend; 0 = off.
-    consecutive_failures: u32 = 5,
-    on: FailureKinds = .{},
+    consecutive_failures: u32 = settings.default(.pool, "outlier.consecutive_failures"),
+    on: FailureKinds = settings.default(.pool, "outlier.on"),
     /// The first ejection lasts this long; each repeat ejection doubles it, up to the max.
-    ejection_ns: u64 = 10 * std.time.ns_per_s,
-    ejection_max_ns: u64 = 5 * 60 * std.time.ns_per_s,
+    ejection_ns: u64 = settings.default(.pool, "outlier.ejection_ns"),
+    ejection_max_ns: u64 = settings.default(.pool, "outlier.ejection_max_ns"),
     /// At most this share of the pool is ejected at once, rounded down (so a lone backend is
     /// never ejected; 100 lets every backend be).
-    max_ejected_percent: u8 = 50,
+    max_ejected_percent: u8 = settings.default(.pool, "outlier.max_ejected_percent"),
 };
 
 pub const Retry = struct {
     /// Tries per request, the first included; 1 = never retry.
-    tries_max: u8 = 3,
-    /// What is retried (when safe: see ARCHITECTURE.md, "Retries").
-    on: FailureKinds = .{},
+    tries_max: u8 = settings.default(.pool, "retry.tries_max"),
+    /// What is retried (when safe: see ARCHITECTURE.md, "Retries"). Not response timeouts
+    /// by default: a request that timed out may still be running on its backend (a long poll,
+    /// a slow report), and sending it again doubles the work and the client's wait.
+    on: FailureKinds = settings.default(.pool, "retry.on"),
     /// Retries are at most this share of requests...
-    budget_percent: u8 = 20,
+    budget_percent: u8 = settings.default(.pool, "retry.budget_percent"),
     /// ...plus this many per second and worker, so a quiet pool can still retry.
     budget_min_per_second: u32 = 10,
 };
@@ -352,19 +364,11 @@ pub fn addTrustedProxy(config: *Config, cidr: Cidr) error{TooMany}!void {
 
 pub const ValidateError = error{
     NoBackends,
-    HeaderBytesTooSmall,
-    HeaderBytesTooLarge,
+    /// A value outside what its setting allows (settings.zig: bounds, zero, a name's bytes).
+    OutOfRange,
     TargetBytesTooLarge,
-    ConnectionsTooFew,
-    TimeoutZero,
     HashNameMissing,
-    HealthStatusRange,
-    HealthPathNotAbsolute,
-    HealthThresholdZero,
-    TriesZero,
-    PercentOver100,
     NameTooLong,
-    HealthTextInvalid,
     DuplicateName,
     DuplicateListener,
     RoutesMissing,
@@ -438,12 +442,9 @@ pub fn isVisible(text: []const u8) bool {
 }
 
 pub fn validate(config: *const Config) ValidateError!void {
-    if (config.header_bytes_max < 1024) return error.HeaderBytesTooSmall;
-    if (config.header_bytes_max > 1024 * 1024) return error.HeaderBytesTooLarge;
-    if (config.target_bytes_max >= config.header_bytes_max) return error.TargetBytesTooLarge;
-    if (config.connections_max == 0) return error.ConnectionsTooFew;
-    if (config.client_header_timeout_ns == 0) return error.TimeoutZero;
-    if (config.client_idle_timeout_ns == 0) return error.TimeoutZero;
+    if (settings.outOfRange(.global, config) != null) return error.OutOfRange;
+    // The one relation between settings (settings.relations): target below header.
+    if (settings.brokenRelation(.global, config) != null) return error.TargetBytesTooLarge;
     if (config.pools_count == 0) return error.NoBackends;
     for (config.pools(), 0..) |*pool, i| {
         try pool.validate();
@@ -464,6 +465,7 @@ pub fn validate(config: *const Config) ValidateError!void {
 }
 
 fn validateRoute(config: *const Config, route: *const Route) ValidateError!void {
+    if (settings.outOfRange(.route, route) != null) return error.OutOfRange;
     if (route.name.len > route_name_bytes_max) return error.NameTooLong;
     const listeners_all = (@as(u64, 1) << @intCast(config.listeners().len)) - 1;
     if (route.listeners & ~listeners_all != 0) return error.RouteListenerUnknown;
@@ -488,11 +490,30 @@ fn validateRoute(config: *const Config, route: *const Route) ValidateError!void 
     if (route.localResponseBytes() + target_room > config.bufferBytes()) return error.RouteResponseTooLarge;
 }
 
-/// One buffer holds a whole head plus the room a rewrite needs; bodies stream through it.
+/// One buffer holds a whole head, request or response, plus the room a rewrite needs; bodies
+/// stream through it.
 pub fn bufferBytes(config: *const Config) u32 {
-    const bytes = std.mem.alignForward(u32, config.header_bytes_max + rewrite_headroom_bytes, 4096);
-    assert(bytes >= config.header_bytes_max + rewrite_headroom_bytes);
+    const head_max = @max(config.header_bytes_max, config.response_header_bytes_max);
+    const bytes = std.mem.alignForward(u32, head_max + rewrite_headroom_bytes, 4096);
+    assert(bytes >= head_max + rewrite_headroom_bytes);
     return bytes;
+}
+
+/// Field slots per session: its request and response parsers share one array.
+pub fn headerFieldsPerSession(config: *const Config) u16 {
+    return @max(config.headers_count_max, config.response_headers_count_max);
+}
+
+/// The request body limit of a route (null: no route matched), in bytes; 0: no limit.
+pub fn requestBodyBytesMax(config: *const Config, route: ?*const Route) u64 {
+    if (route) |r| if (r.request_body_bytes_max) |max| return max;
+    return config.request_body_bytes_max;
+}
+
+/// The idle timeout of a tunnel opened on a route (null: no routes).
+pub fn tunnelIdleTimeoutNs(config: *const Config, route: ?*const Route) u64 {
+    if (route) |r| if (r.tunnel_idle_timeout_ns != 0) return r.tunnel_idle_timeout_ns;
+    return config.tunnel_idle_timeout_ns;
 }
 
 /// Is this peer allowed to tell us who the client is (X-Forwarded-For kept and appended to)?

@@ -101,6 +101,11 @@ fn emitValue(w: *std.Io.Writer, path: []const u8, comptime T: type, value: *cons
     }
     switch (@typeInfo(T)) {
         .int, .bool => try w.print("    {s} = {any};\n", .{ path, value.* }),
+        .optional => |info| if (value.*) |*inner| {
+            try emitValue(w, path, info.child, inner);
+        } else {
+            try w.print("    {s} = null;\n", .{path});
+        },
         .@"enum" => try w.print("    {s} = .{s};\n", .{ path, @tagName(value.*) }),
         .pointer => try w.print("    {s} = \"{f}\";\n", .{ path, std.zig.fmtString(value.*) }),
         .@"struct" => |info| if (info.layout == .@"packed") {

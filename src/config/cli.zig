@@ -1,15 +1,21 @@
 //! The command line: `sluice [flags]`, `sluice demo [flags]`, `sluice check FILE`,
-//! `sluice reload`, `--help`, `--version`.
-//! Flags fill the same `Config` a config file will, so quick mode and file mode share one
-//! schema. A mistake yields one `Diagnostic` naming the flag; main prints it as one line and
-//! exits 2, the usual code for a usage error.
+//! `sluice reload`, `sluice settings`, `--help`, `--version`.
+//! Flags fill the same `Config` a config file does. Each flag is a row of the settings table
+//! (settings.zig), which gives its name, the kind of value it takes, its bounds and its help,
+//! so the command line, config files and `--help` cannot disagree. A mistake yields one
+//! `Diagnostic` naming the flag; main prints it as one line and exits 2, the usual code for a
+//! usage error.
 const std = @import("std");
+const assert = std.debug.assert;
 const Address = @import("../stdx/Address.zig").Address;
 const Config = @import("Config.zig");
 const Cidr = @import("Cidr.zig");
 const units = @import("units.zig");
+const settings = @import("settings.zig");
+const Setting = settings.Setting;
+const help = @import("help.zig");
 
-pub const Command = enum { run, demo, check, reload, help, version };
+pub const Command = enum { run, demo, check, reload, settings, help, version };
 
 pub const Parsed = struct {
     command: Command,
@@ -41,149 +47,30 @@ pub const Diagnostic = struct {
     }
 };
 
-pub const usage =
-    \\sluice: an HTTP/1.1 load balancer and reverse proxy
-    \\
-    \\usage:
-    \\  sluice [--listen ADDR] --backend ADDR [--backend ADDR ...] [options]
-    \\  sluice --config FILE [options]          FILE is .zon or .json; flags override it
-    \\  sluice check FILE                       validate FILE, print every mistake
-    \\  sluice reload --pid-file PATH | --admin ADDR
-    \\                                          reload the running instance's config file
-    \\  sluice demo [--listen ADDR] [options]   two built-in backends behind the proxy
-    \\  sluice --help | --version
-    \\
-    \\addresses: IP:PORT, [IPv6]:PORT, :PORT (all interfaces), localhost:PORT
-    \\durations: 500ms, 10s, 2m (a bare number is ms); sizes: 4096, 16KiB, 1MiB
-    \\
-    \\options:
-    \\  --config FILE                     a config file (docs/CONFIG.md)
-    \\  --listen ADDR                     where clients connect (default :8080)
-    \\  --workers N                       worker threads (default: one per CPU)
-    \\  --io auto|uring|epoll             event loop backend (default auto: io_uring,
-    \\                                    falling back to epoll when unavailable)
-    \\  --max-connections N               client connections, all workers (default 4096)
-    \\  --header-bytes-max SIZE           request head size limit (default 16KiB) -> 431
-    \\  --headers-count-max N             request header field limit (default 100) -> 431
-    \\  --target-bytes-max SIZE           request-target limit (default 8KiB) -> 414
-    \\  --client-header-timeout DUR       time to receive a request head (default 10s) -> 408
-    \\  --client-idle-timeout DUR         keep-alive idle and body gaps (default 60s)
-    \\  --drain-timeout DUR               SIGTERM/SIGINT drain deadline (default 10s)
-    \\  --trusted-proxy CIDR              peers whose X-Forwarded-For is kept and appended
-    \\                                    to (repeatable; default none: always replaced)
-    \\  --trace-init                      print each start-up phase's cost in ns
-    \\  --pid-file PATH                   write the pid here once listening (for reload)
-    \\  --log-level error|warn|info       the least severe log lines shown (default info)
-    \\  --admin ADDR                      admin listener: /metrics, /status, /healthz,
-    \\                                    POST /reload (default off; e.g. 127.0.0.1:9901)
-    \\  --access-log stdout|PATH          a line per request (default off); SIGUSR1 reopens
-    \\  --access-log-format combined|json (default combined)
-    \\
-    \\balancing (the pool of --backend addresses):
-    \\  --backend ADDR[,weight=N][,max-conns=N][,max-pending=N]
-    \\                                    weight 0..1000 (default 1; 0 drains the backend);
-    \\                                    max-conns caps its open connections, max-pending
-    \\                                    its requests in flight (default: no caps)
-    \\  --strategy NAME                   round_robin (default), weighted, least_conn,
-    \\                                    random, hash, sticky
-    \\  --hash-key ip|path|header:NAME|cookie:NAME
-    \\                                    what `hash` hashes (default ip)
-    \\  --sticky-cookie NAME              the cookie `sticky` sets (default sluice_backend)
-    \\
-    \\health:
-    \\  --health-path PATH                probe every backend with this path (default: no
-    \\                                    active checks; backends start healthy)
-    \\  --health-method GET|HEAD          (default GET)
-    \\  --health-host HOST                Host of the probe (default: the backend address)
-    \\  --health-interval DUR             between probes (default 2s)
-    \\  --health-timeout DUR              per probe (default 1s)
-    \\  --health-status LOW-HIGH          passing statuses (default 200-399)
-    \\  --health-rise N                   passes to bring a backend up (default 2)
-    \\  --health-fall N                   failures to take it down (default 3)
-    \\  --eject-after N                   consecutive failures in real traffic that eject
-    \\                                    a backend (default 5; 0 turns ejection off)
-    \\  --eject-on KINDS                  which failures count: connect,reset,timeout,5xx
-    \\                                    (default connect,reset,timeout)
-    \\  --eject-time DUR                  first ejection; doubles on repeats (default 10s)
-    \\  --eject-time-max DUR              longest ejection (default 5m)
-    \\  --eject-max-percent N             share of the pool ejected at once (default 50)
-    \\
-    \\retries and upstream timeouts:
-    \\  --tries N                         tries per request, the first included (default 3)
-    \\  --retry-on KINDS                  connect,reset,timeout,5xx (default
-    \\                                    connect,reset,timeout); only when safe
-    \\  --retry-budget PERCENT            retries at most this share of requests, plus 10
-    \\                                    per second (default 20)
-    \\  --upstream-connect-timeout DUR    backend connect (default 5s) -> 504
-    \\  --upstream-response-timeout DUR   request sent to response head (default 60s) -> 504
-    \\  --upstream-body-timeout DUR       gap between body bytes (default 60s) -> 504
-    \\  --upstream-total-timeout DUR      whole exchange (default none) -> 504
-    \\  --upstream-idle-timeout DUR       pooled idle backend connections (default 30s)
-    \\  --upstream-keepalive N            idle backend connections kept per backend and
-    \\                                    worker (default 64)
-    \\
-;
+/// The text of `sluice --help`, written from the settings table (help.zig).
+pub const usage = help.usage;
+/// The text of `sluice settings`.
+pub const settings_listing = help.listing;
 
-const Flag = enum {
-    config,
-    pid_file,
-    log_level,
-    listen,
-    backend,
-    workers,
-    io,
-    max_connections,
-    header_bytes_max,
-    headers_count_max,
-    target_bytes_max,
-    client_header_timeout,
-    client_idle_timeout,
-    drain_timeout,
-    trusted_proxy,
-    admin,
-    access_log,
-    access_log_format,
-    strategy,
-    hash_key,
-    sticky_cookie,
-    health_path,
-    health_method,
-    health_host,
-    health_interval,
-    health_timeout,
-    health_status,
-    health_rise,
-    health_fall,
-    eject_after,
-    eject_on,
-    eject_time,
-    eject_time_max,
-    eject_max_percent,
-    tries,
-    retry_on,
-    retry_budget,
-    upstream_connect_timeout,
-    upstream_response_timeout,
-    upstream_body_timeout,
-    upstream_total_timeout,
-    upstream_idle_timeout,
-    upstream_keepalive,
-};
+/// A flag's row in `settings.table`.
+const Flag = struct { index: u16, takes_value: bool };
 
-/// Every flag is its enum tag in kebab case: `--max-connections` is `.max_connections`.
-const flag_names = blk: {
-    const fields = @typeInfo(Flag).@"enum".field_names;
-    var pairs: [fields.len]struct { []const u8, Flag } = undefined;
-    for (fields, 0..) |field, i| {
-        var name: [field.len + 2]u8 = undefined;
-        name[0] = '-';
-        name[1] = '-';
-        for (field, 2..) |c, j| name[j] = if (c == '_') '-' else c;
-        const final = name;
-        pairs[i] = .{ &final, @field(Flag, field) };
+/// `--max-connections` to its row. A backend's options are not flags: `--backend` reads them.
+const flags = blk: {
+    @setEvalBranchQuota(100_000);
+    const Pair = struct { []const u8, Flag };
+    var pairs: []const Pair = &.{};
+    for (settings.table, 0..) |setting, i| {
+        if (!isFlag(setting)) continue;
+        const flag: Flag = .{ .index = i, .takes_value = setting.value != .switch_ };
+        pairs = pairs ++ [_]Pair{.{ "--" ++ setting.flag.?, flag }};
     }
     break :blk std.StaticStringMap(Flag).initComptime(pairs);
 };
+
+fn isFlag(comptime setting: settings.Setting) bool {
+    return setting.flag != null and setting.scope != .backend;
+}
 
 /// `args` excludes argv[0].
 pub fn parse(args: []const []const u8, diagnostic: *Diagnostic) error{Usage}!Parsed {
@@ -217,43 +104,46 @@ pub fn parseOnto(args: []const []const u8, base: Config, diagnostic: *Diagnostic
         parsed.config_path = args[1];
         return parsed;
     }
+    if (args.len > 0 and std.mem.eql(u8, args[0], "settings")) {
+        if (args.len != 1) return diagnostic.set("settings", "takes no arguments: sluice settings", .{});
+        parsed.command = .settings;
+        return parsed;
+    }
     while (i < args.len) : (i += 1) {
         const arg = args[i];
-        // A switch, not a setting: main reads it before anything else, so that the trace
-        // covers parsing too (runtime/InitTrace.zig).
-        if (std.mem.eql(u8, arg, "--trace-init")) continue;
         const eq = std.mem.indexOfScalar(u8, arg, '=');
         const name = if (eq) |e| arg[0..e] else arg;
-        const flag = flag_names.get(name) orelse {
+        const flag = flags.get(name) orelse {
             if (!std.mem.startsWith(u8, arg, "-")) {
                 return diagnostic.set(arg, "unexpected argument (see --help)", .{});
             }
             return diagnostic.set(name, "unknown flag (see --help)", .{});
         };
+        if (!flag.takes_value) {
+            // `--trace-init`, a switch main reads before anything else, so that the trace
+            // covers parsing too (runtime/InitTrace.zig).
+            if (eq != null) return diagnostic.set(name, "takes no value", .{});
+            continue;
+        }
         const value = if (eq) |e| arg[e + 1 ..] else blk: {
             i += 1;
             if (i == args.len) return diagnostic.set(name, "missing value", .{});
             break :blk args[i];
         };
-        if (flag == .config) {
-            if (parsed.command == .demo) return diagnostic.set(name, "the demo has its own backends", .{});
-            parsed.config_path = value;
-            continue;
-        }
-        if (flag == .pid_file) {
-            if (value.len == 0) return diagnostic.set(name, "expected a file path", .{});
-            parsed.pid_file = value;
-            continue;
-        }
-        try apply(&parsed.config, flag, name, value, diagnostic);
+        try apply(&parsed, flag.index, name, value, diagnostic);
     }
     const from_file = parsed.config_path != null and base.pools_count == 0;
     const backends_count = if (parsed.config.pools_count == 0) 0 else parsed.config.pools()[0].backends_count;
     if (parsed.command == .run and backends_count == 0 and !from_file) {
         return diagnostic.set("--backend", "at least one backend is required (or try `sluice demo`)", .{});
     }
-    if (parsed.config.target_bytes_max >= parsed.config.header_bytes_max) {
-        return diagnostic.set("--target-bytes-max", "must be smaller than --header-bytes-max", .{});
+    inline for (settings.relations) |relation| {
+        if (relation.scope != .global) continue;
+        if (settings.breaks(relation, &parsed.config)) {
+            const below = "--" ++ comptime settings.lookup(.global, relation.below).flag.?;
+            const limit = "--" ++ comptime settings.lookup(.global, relation.limit).flag.?;
+            return diagnostic.set(below, "must be smaller than " ++ limit, .{});
+        }
     }
     for (parsed.config.pools()) |*pool| {
         if (pool.health.path.len == 0 and (pool.health.host.len > 0)) {
@@ -290,155 +180,144 @@ fn parseReload(args: []const []const u8, diagnostic: *Diagnostic) error{Usage}!P
     return parsed;
 }
 
-fn apply(config: *Config, flag: Flag, name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!void {
-    switch (flag) {
-        .config, .pid_file => unreachable, // Handled by the caller: not settings.
-        .listen => config.setListener(try parseAddress(name, value, diagnostic)),
-        .log_level => config.log_level = try parseEnum(Config.LogLevel, name, value, diagnostic),
-        .workers => config.workers_count = try parseCount(u32, name, value, 1, Config.workers_count_max, diagnostic),
-        .io => config.io = try parseEnum(Config.IoMode, name, value, diagnostic),
-        .max_connections => config.connections_max = try parseCount(u32, name, value, 1, 1 << 20, diagnostic),
-        .header_bytes_max => config.header_bytes_max = try parseSize(name, value, 1024, 1024 * 1024, diagnostic),
-        .headers_count_max => config.headers_count_max = try parseCount(u16, name, value, 8, 1024, diagnostic),
-        .target_bytes_max => config.target_bytes_max = try parseSize(name, value, 64, 1024 * 1024, diagnostic),
-        .client_header_timeout => config.client_header_timeout_ns = try parseDuration(name, value, diagnostic),
-        .client_idle_timeout => config.client_idle_timeout_ns = try parseDuration(name, value, diagnostic),
-        .drain_timeout => config.drain_timeout_ns = try parseDuration(name, value, diagnostic),
-        .trusted_proxy => {
-            const cidr = Cidr.parse(value) catch
-                return diagnostic.set(name, "invalid value \"{s}\": expected ADDRESS or ADDRESS/BITS", .{value});
-            config.addTrustedProxy(cidr) catch
-                return diagnostic.set(name, "more than {d} trusted proxies", .{Config.trusted_proxies_count_max});
+/// Applies the flag of row `index`: a flag that takes a value (see `flags`).
+fn apply(parsed: *Parsed, index: u16, name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!void {
+    switch (index) {
+        inline 0...settings.table.len - 1 => |i| {
+            const setting = settings.table[i];
+            if (comptime !isFlag(setting) or setting.value == .switch_) unreachable; // Not in `flags`.
+            return applyFlag(setting, parsed, name, value, diagnostic);
         },
-        .admin => config.admin = .{ .enabled = true, .listen = try parseAddress(name, value, diagnostic) },
-        .access_log => {
-            if (value.len == 0) return diagnostic.set(name, "expected stdout or a file path", .{});
-            config.access_log.target = value;
+        else => unreachable,
+    }
+}
+
+fn applyFlag(comptime setting: Setting, parsed: *Parsed, name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!void {
+    switch (setting.scope) {
+        // Not settings: paths main reads.
+        .command_line => if (comptime std.mem.eql(u8, setting.flag.?, "config")) {
+            if (parsed.command == .demo) return diagnostic.set(name, "the demo has its own backends", .{});
+            parsed.config_path = value;
+        } else {
+            comptime assert(std.mem.eql(u8, setting.flag.?, "pid-file"));
+            if (value.len == 0) return diagnostic.set(name, "expected a file path", .{});
+            parsed.pid_file = value;
         },
-        .access_log_format => config.access_log.format = try parseEnum(Config.AccessLogFormat, name, value, diagnostic),
-        else => {
-            const pool = config.quickPool() orelse return diagnostic.set(
+        .global => try applyValue(setting, &parsed.config, name, value, diagnostic),
+        .pool => {
+            const pool = parsed.config.quickPool() orelse return diagnostic.set(
                 name,
                 "the config file has several pools: set this in the file, per pool",
                 .{},
             );
-            try applyPool(pool, flag, name, value, diagnostic);
+            try applyValue(setting, pool, name, value, diagnostic);
         },
+        .backend, .route => comptime unreachable, // Not flags.
     }
 }
 
-/// A quick-mode flag about the pool.
-fn applyPool(pool: *Config.Pool, flag: Flag, name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!void {
-    switch (flag) {
-        .backend => pool.addBackend(try parseBackend(name, value, diagnostic)) catch
-            return diagnostic.set(name, "more than {d} backends", .{Config.backends_count_max}),
-        .strategy => pool.strategy = try parseEnum(Config.Strategy, name, value, diagnostic),
-        .hash_key => try parseHashKey(pool, name, value, diagnostic),
-        .sticky_cookie => {
-            pool.sticky_cookie = try parseToken(name, value, diagnostic);
-            if (value.len > Config.sticky_cookie_bytes_max) {
-                return diagnostic.set(name, "invalid value \"{s}\": at most {d} bytes", .{ value, Config.sticky_cookie_bytes_max });
+/// Parses `value` as the row says and stores it in `target` (a Config, Pool or Backend).
+fn applyValue(comptime setting: Setting, target: anytype, name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!void {
+    switch (setting.value) {
+        .count => |bounds| settings.fieldPointer(setting.field(), target).* =
+            @intCast(try parseCount(name, value, bounds, diagnostic)),
+        .size => |bounds| settings.fieldPointer(setting.field(), target).* =
+            @intCast(try parseSize(name, value, bounds, diagnostic)),
+        .duration => settings.fieldPointer(setting.field(), target).* = try parseDuration(name, value, diagnostic),
+        .enumeration => |E| settings.fieldPointer(setting.field(), target).* = try parseEnum(E, name, value, diagnostic),
+        .text => |text| {
+            if (text.check(value)) |mistake| {
+                return diagnostic.set(name, "invalid value \"{s}\": {s}", .{ value, mistake });
             }
+            settings.fieldPointer(setting.field(), target).* = value;
         },
-        .health_path => pool.health.path = try parsePath(name, value, diagnostic),
-        .health_method => pool.health.method = try parseEnum(@TypeOf(pool.health.method), name, value, diagnostic),
-        .health_host => pool.health.host = try parseToken(name, value, diagnostic),
-        .health_interval => pool.health.interval_ns = try parseDuration(name, value, diagnostic),
-        .health_timeout => pool.health.timeout_ns = try parseDuration(name, value, diagnostic),
-        .health_status => try parseStatusRange(&pool.health, name, value, diagnostic),
-        .health_rise => pool.health.rise = try parseCount(u8, name, value, 1, 100, diagnostic),
-        .health_fall => pool.health.fall = try parseCount(u8, name, value, 1, 100, diagnostic),
-        .eject_after => pool.outlier.consecutive_failures = try parseCount(u32, name, value, 0, 1000, diagnostic),
-        .eject_on => pool.outlier.on = try parseFailureKinds(name, value, diagnostic),
-        .eject_time => pool.outlier.ejection_ns = try parseDuration(name, value, diagnostic),
-        .eject_time_max => pool.outlier.ejection_max_ns = try parseDuration(name, value, diagnostic),
-        .eject_max_percent => pool.outlier.max_ejected_percent = try parseCount(u8, name, value, 0, 100, diagnostic),
-        .tries => pool.retry.tries_max = try parseCount(u8, name, value, 1, 10, diagnostic),
-        .retry_on => pool.retry.on = try parseFailureKinds(name, value, diagnostic),
-        .retry_budget => pool.retry.budget_percent = try parseCount(u8, name, value, 0, 100, diagnostic),
-        .upstream_connect_timeout => pool.connect_timeout_ns = try parseDuration(name, value, diagnostic),
-        .upstream_response_timeout => pool.response_timeout_ns = try parseDuration(name, value, diagnostic),
-        .upstream_body_timeout => pool.body_timeout_ns = try parseDuration(name, value, diagnostic),
-        .upstream_total_timeout => pool.total_timeout_ns = try parseDuration(name, value, diagnostic),
-        .upstream_idle_timeout => pool.idle_timeout_ns = try parseDuration(name, value, diagnostic),
-        .upstream_keepalive => pool.keepalive_max = try parseCount(u32, name, value, 0, 4096, diagnostic),
-        else => unreachable, // Not a pool flag: see `apply`.
+        .failure_kinds => settings.fieldPointer(setting.field(), target).* = try parseFailureKinds(name, value, diagnostic),
+        .status_range => |bounds| {
+            const range = settings.parseStatusRange(value, bounds) orelse return diagnostic.set(
+                name,
+                "invalid range \"{s}\": expected LOW-HIGH within {d}-{d}, such as {s}",
+                .{ value, bounds.min, bounds.max, setting.default.? },
+            );
+            settings.fieldPointer(setting.fields[0], target).* = range.min;
+            settings.fieldPointer(setting.fields[1], target).* = range.max;
+        },
+        .structure => |structure| try applyStructure(structure, target, name, value, diagnostic),
+        .switch_, .path => comptime unreachable, // Command line only: see `applyFlag`.
     }
 }
 
-const backend_options = "expected weight=N, max-conns=N or max-pending=N";
+/// The settings with structure that have a flag; the others are only in files.
+fn applyStructure(comptime structure: settings.Structure, target: anytype, name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!void {
+    switch (structure) {
+        .listen => target.setListener(try parseAddress(name, value, diagnostic)),
+        .trusted_proxies => {
+            const cidr = Cidr.parse(value) catch
+                return diagnostic.set(name, "invalid value \"{s}\": expected ADDRESS or ADDRESS/BITS", .{value});
+            target.addTrustedProxy(cidr) catch
+                return diagnostic.set(name, "more than {d} trusted proxies", .{Config.trusted_proxies_count_max});
+        },
+        .admin => target.admin = .{ .enabled = true, .listen = try parseAddress(name, value, diagnostic) },
+        .backends => target.addBackend(try parseBackend(name, value, diagnostic)) catch
+            return diagnostic.set(name, "more than {d} backends", .{Config.backends_count_max}),
+        .hash => {
+            const key = settings.parseHashKey(value) catch |err| switch (err) {
+                error.InvalidHashKey => return diagnostic.set(name, "invalid value \"{s}\": expected ip, path, header:NAME or cookie:NAME", .{value}),
+                error.InvalidName => {
+                    const key_name = value[std.mem.indexOfScalar(u8, value, ':').? + 1 ..];
+                    const mistake = settings.hashNameMistake(key_name).?;
+                    return diagnostic.set(name, "invalid value \"{s}\": {s}", .{ value, mistake });
+                },
+            };
+            target.hash_on = key.on;
+            target.hash_name = key.name;
+        },
+        .listeners, .pools, .routes, .backend_address => comptime unreachable, // Files only.
+    }
+}
 
-/// `ADDR[,weight=N][,max-conns=N][,max-pending=N]`.
+/// `ADDR[,weight=N][,max-conns=N][,max-pending=N]`: the options are the backend rows.
 fn parseBackend(name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!Config.Backend {
     var parts = std.mem.splitScalar(u8, value, ',');
     var backend: Config.Backend = .{ .address = try parseAddress(name, parts.first(), diagnostic) };
-    while (parts.next()) |part| {
+    next: while (parts.next()) |part| {
         const eq = std.mem.indexOfScalar(u8, part, '=') orelse
             return diagnostic.set(name, "invalid option \"{s}\": " ++ backend_options, .{part});
-        const key = part[0..eq];
-        const number = part[eq + 1 ..];
-        if (std.mem.eql(u8, key, "weight")) {
-            backend.weight = try parseCount(u16, name, number, 0, 1000, diagnostic);
-        } else if (std.mem.eql(u8, key, "max-conns")) {
-            backend.max_connections = try parseCount(u32, name, number, 1, 1 << 20, diagnostic);
-        } else if (std.mem.eql(u8, key, "max-pending")) {
-            backend.max_pending = try parseCount(u32, name, number, 1, 1 << 20, diagnostic);
-        } else {
-            return diagnostic.set(name, "invalid option \"{s}\": " ++ backend_options, .{part});
+        inline for (settings.table) |setting| {
+            if (setting.scope == .backend and setting.flag != null) {
+                if (std.mem.eql(u8, part[0..eq], setting.flag.?)) {
+                    try applyValue(setting, &backend, name, part[eq + 1 ..], diagnostic);
+                    continue :next;
+                }
+            }
         }
+        return diagnostic.set(name, "invalid option \"{s}\": " ++ backend_options, .{part});
     }
     return backend;
 }
 
-fn parseHashKey(pool: *Config.Pool, name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!void {
-    const colon = std.mem.indexOfScalar(u8, value, ':');
-    const kind = if (colon) |c| value[0..c] else value;
-    const key_name = if (colon) |c| value[c + 1 ..] else "";
-    const expected = "expected ip, path, header:NAME or cookie:NAME";
-    if (std.mem.eql(u8, kind, "ip") and colon == null) {
-        pool.hash_on = .client_ip;
-    } else if (std.mem.eql(u8, kind, "path") and colon == null) {
-        pool.hash_on = .path;
-    } else if (std.mem.eql(u8, kind, "header") or std.mem.eql(u8, kind, "cookie")) {
-        if (key_name.len == 0 or !isToken(key_name)) {
-            return diagnostic.set(name, "invalid value \"{s}\": {s}", .{ value, expected });
+/// "expected weight=N, max-conns=N or max-pending=N".
+const backend_options = blk: {
+    var options: []const []const u8 = &.{};
+    for (settings.table) |setting| {
+        if (setting.scope == .backend and setting.flag != null) {
+            options = options ++ [_][]const u8{setting.flag.? ++ "=" ++ setting.argName()};
         }
-        pool.hash_on = if (kind[0] == 'h') .header else .cookie;
-        pool.hash_name = key_name;
-    } else {
-        return diagnostic.set(name, "invalid value \"{s}\": {s}", .{ value, expected });
     }
-}
-
-/// `LOW-HIGH` or a single status.
-fn parseStatusRange(check: *Config.HealthCheck, name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!void {
-    const dash = std.mem.indexOfScalar(u8, value, '-');
-    const low = if (dash) |d| value[0..d] else value;
-    const high = if (dash) |d| value[d + 1 ..] else value;
-    check.status_min = try parseCount(u16, name, low, 100, 599, diagnostic);
-    check.status_max = try parseCount(u16, name, high, 100, 599, diagnostic);
-    if (check.status_min > check.status_max) {
-        return diagnostic.set(name, "invalid range \"{s}\": LOW is above HIGH", .{value});
+    var text: []const u8 = "expected ";
+    for (options, 0..) |option, i| {
+        const separator = if (i == 0) "" else if (i + 1 == options.len) " or " else ", ";
+        text = text ++ separator ++ option;
     }
-}
+    break :blk text;
+};
 
-/// A comma-separated subset of connect, reset, timeout, 5xx.
+/// A comma-separated subset of connect, reset, timeout, 5xx (empty: none).
 fn parseFailureKinds(name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!Config.FailureKinds {
     var kinds: Config.FailureKinds = .none;
+    if (value.len == 0) return kinds;
     var parts = std.mem.splitScalar(u8, value, ',');
-    while (parts.next()) |part| {
-        if (std.mem.eql(u8, part, "connect")) {
-            kinds.connect = true;
-        } else if (std.mem.eql(u8, part, "reset")) {
-            kinds.reset = true;
-        } else if (std.mem.eql(u8, part, "timeout")) {
-            kinds.timeout = true;
-        } else if (std.mem.eql(u8, part, "5xx")) {
-            kinds.status_5xx = true;
-        } else if (!(part.len == 0 and value.len == 0)) {
-            return diagnostic.set(name, "invalid kind \"{s}\": expected a list of connect, reset, timeout, 5xx", .{part});
-        }
-    }
+    while (parts.next()) |part| settings.failureKind(&kinds, part) catch
+        return diagnostic.set(name, "invalid kind \"{s}\": expected a list of " ++ settings.failure_kind_names, .{part});
     return kinds;
 }
 
@@ -448,31 +327,6 @@ fn parseEnum(comptime E: type, name: []const u8, value: []const u8, diagnostic: 
     return diagnostic.set(name, "invalid value \"{s}\": expected one of {s}", .{ value, names });
 }
 
-fn parseToken(name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}![]const u8 {
-    if (value.len == 0 or value.len > 255 or !isToken(value)) {
-        return diagnostic.set(name, "invalid value \"{s}\": expected 1 to 255 letters, digits or -._~", .{value});
-    }
-    return value;
-}
-
-fn parsePath(name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}![]const u8 {
-    const visible = Config.isVisible(value);
-    if (value.len == 0 or value.len > Config.health_text_bytes_max or value[0] != '/' or !visible) {
-        return diagnostic.set(name, "invalid path \"{s}\": expected /... of at most 1024 visible characters", .{value});
-    }
-    return value;
-}
-
-/// Names of headers and cookies, and Host values: a conservative character set that needs
-/// no quoting anywhere it is written.
-fn isToken(value: []const u8) bool {
-    for (value) |c| switch (c) {
-        'a'...'z', 'A'...'Z', '0'...'9', '-', '.', '_', '~', ':' => {},
-        else => return false,
-    };
-    return true;
-}
-
 fn parseAddress(name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!Address {
     return Address.parse(value) catch |err| switch (err) {
         error.MissingPort, error.InvalidPort => diagnostic.set(name, "invalid address \"{s}\": expected HOST:PORT with a port from 0 to 65535", .{value}),
@@ -480,26 +334,25 @@ fn parseAddress(name: []const u8, value: []const u8, diagnostic: *Diagnostic) er
     };
 }
 
-fn parseCount(comptime T: type, name: []const u8, value: []const u8, min: T, max: T, diagnostic: *Diagnostic) error{Usage}!T {
-    const n = std.fmt.parseInt(T, value, 10) catch
-        return diagnostic.set(name, "invalid value \"{s}\": expected a whole number from {d} to {d}", .{ value, min, max });
-    if (n < min or n > max) {
-        return diagnostic.set(name, "invalid value \"{s}\": expected a whole number from {d} to {d}", .{ value, min, max });
-    }
+fn parseCount(name: []const u8, value: []const u8, bounds: settings.Bounds, diagnostic: *Diagnostic) error{Usage}!u64 {
+    const expected = "invalid value \"{s}\": expected a whole number from {d} to {d}";
+    const n = std.fmt.parseInt(u64, value, 10) catch
+        return diagnostic.set(name, expected, .{ value, bounds.min, bounds.max });
+    if (n < bounds.min or n > bounds.max) return diagnostic.set(name, expected, .{ value, bounds.min, bounds.max });
     return n;
 }
 
-fn parseSize(name: []const u8, value: []const u8, min: u32, max: u32, diagnostic: *Diagnostic) error{Usage}!u32 {
+fn parseSize(name: []const u8, value: []const u8, bounds: settings.Bounds, diagnostic: *Diagnostic) error{Usage}!u64 {
     const bytes = units.parseBytes(value) catch
-        return diagnostic.set(name, "invalid size \"{s}\": expected bytes, or a number with KiB or MiB", .{value});
-    if (bytes < min or bytes > max) {
-        return diagnostic.set(name, "invalid size \"{s}\": expected from {d} to {d} bytes", .{ value, min, max });
+        return diagnostic.set(name, "invalid size \"{s}\": expected bytes, or a number with KiB, MiB or GiB", .{value});
+    if (bytes < bounds.min or bytes > bounds.max) {
+        return diagnostic.set(name, "invalid size \"{s}\": expected from {d} to {d} bytes", .{ value, bounds.min, bounds.max });
     }
-    return @intCast(bytes);
+    return bytes;
 }
 
 fn parseDuration(name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!u64 {
-    const ns = units.parseDurationNs(value) catch
+    const ns = units.parseDurationNs(value, .milliseconds) catch
         return diagnostic.set(name, "invalid duration \"{s}\": expected e.g. 500ms, 10s or 2m", .{value});
     if (ns == 0) return diagnostic.set(name, "invalid duration \"{s}\": must be more than zero", .{value});
     return ns;
@@ -600,4 +453,51 @@ test "cli: demo needs no backend; help and version win" {
     var diagnostic: Diagnostic = .{};
     try std.testing.expectEqual(Command.demo, (try parse(&.{"demo"}, &diagnostic)).command);
     try std.testing.expectEqual(Command.help, (try parse(&.{ "--bogus=1", "--help" }, &diagnostic)).command);
+}
+
+test "cli: a backend's caps take 0 (no cap), as in a file" {
+    // The command line used to refuse max-conns=0 and max-pending=0 while a file took them;
+    // both read the backend rows of settings.zig now.
+    var diagnostic: Diagnostic = .{};
+    const parsed = try parse(&.{ "--backend", "127.0.0.1:9001,max-conns=0,max-pending=0,weight=0" }, &diagnostic);
+    const backend = parsed.config.pools()[0].backends()[0];
+    try std.testing.expectEqual(@as(u32, 0), backend.max_connections);
+    try std.testing.expectEqual(@as(u32, 0), backend.max_pending);
+    try std.testing.expectEqual(@as(u16, 0), backend.weight);
+    try std.testing.expectError(error.Usage, parse(&.{ "--backend", "127.0.0.1:9001,max-conns=1048577" }, &diagnostic));
+    try std.testing.expectEqualStrings("invalid value \"1048577\": expected a whole number from 0 to 1048576", diagnostic.message());
+    try std.testing.expectError(error.Usage, parse(&.{ "--backend", "127.0.0.1:9001,colour=red" }, &diagnostic));
+    try std.testing.expectEqualStrings("invalid option \"colour=red\": expected weight=N, max-conns=N or max-pending=N", diagnostic.message());
+}
+
+test "cli: names and hosts follow the same rules as in a file" {
+    var diagnostic: Diagnostic = .{};
+    // A Host with an IPv6 literal and a port is a valid probe Host (it used to be refused here).
+    const parsed = try parse(&.{ "--backend", "127.0.0.1:9001", "--health-path", "/h", "--health-host", "[::1]:8080" }, &diagnostic);
+    try std.testing.expectEqualStrings("[::1]:8080", parsed.config.pools()[0].health.host);
+    // A cookie or header name is a token: no `:` (it used to pass here and broke Set-Cookie).
+    try std.testing.expectError(error.Usage, parse(&.{ "--backend", "127.0.0.1:9001", "--sticky-cookie", "a:b" }, &diagnostic));
+    try std.testing.expectEqualStrings("--sticky-cookie", diagnostic.flag);
+    try std.testing.expectError(error.Usage, parse(&.{ "--backend", "127.0.0.1:9001", "--hash-key", "header:a:b" }, &diagnostic));
+    try std.testing.expectEqualStrings("invalid value \"header:a:b\": a header or cookie name is 1 to 255 letters, digits or !#$%&'*+-.^_`|~", diagnostic.message());
+    try std.testing.expectError(error.Usage, parse(&.{ "--backend", "127.0.0.1:9001", "--health-path", "h" }, &diagnostic));
+    try std.testing.expectEqualStrings("invalid value \"h\": a health path starts with /, such as \"/healthz\"", diagnostic.message());
+}
+
+test "cli: every flag of the table is parsed, and a switch takes no value" {
+    var diagnostic: Diagnostic = .{};
+    inline for (settings.table) |setting| {
+        if (comptime isFlag(setting)) try std.testing.expect(flags.get("--" ++ setting.flag.?) != null);
+    }
+    try std.testing.expectError(error.Usage, parse(&.{ "--backend", "127.0.0.1:9001", "--trace-init=1" }, &diagnostic));
+    _ = try parse(&.{ "--backend", "127.0.0.1:9001", "--trace-init" }, &diagnostic);
+    try std.testing.expectEqual(Command.settings, (try parse(&.{"settings"}, &diagnostic)).command);
+    try std.testing.expectError(error.Usage, parse(&.{ "settings", "x" }, &diagnostic));
+}
+
+test "cli: the relation between the head and target limits names both flags" {
+    var diagnostic: Diagnostic = .{};
+    try std.testing.expectError(error.Usage, parse(&.{ "--backend", "127.0.0.1:9001", "--header-bytes-max", "4KiB" }, &diagnostic));
+    try std.testing.expectEqualStrings("--target-bytes-max", diagnostic.flag);
+    try std.testing.expectEqualStrings("must be smaller than --header-bytes-max", diagnostic.message());
 }

@@ -4,11 +4,13 @@
 //! expected, instead of stopping at the first, so `sluice check` shows them all at once.
 //! Unknown keys are mistakes, never ignored: a typo must not silently fall back to a default.
 //!
-//! The file's shape follows the command line's names, grouped (see docs/CONFIG.md):
-//! `listen` or `listeners`, `workers`, `io`, `limits`, `timeouts`, `trusted_proxies`, `pools`,
-//! `routes`, `admin`, `access_log`. Routes name pools and listeners that may be declared
-//! after them, so those names are resolved once the whole file has been walked; the problems
-//! are then sorted, so they still read in file order.
+//! The file's keys, their values' kinds and bounds are the settings table's (settings.zig): an
+//! object of settings (the top level, `limits`, a pool, its `health`, a backend) is walked by
+//! one generic `section`, so a key's bounds and messages are those of its flag. Settings with
+//! structure (listeners, pools, routes, backends, the hash key, the admin section) have small
+//! parsers here. Routes name pools and listeners that may be declared after them, so those
+//! names are resolved once the whole file has been walked; the problems are then sorted, so
+//! they still read in file order.
 //!
 //! Strings in the resulting Config (names, paths, a route's header lines) point into `arena`,
 //! which must live as long as the Config.
@@ -21,6 +23,8 @@ const sys = @import("../stdx/sys.zig");
 const Config = @import("Config.zig");
 const Cidr = @import("Cidr.zig");
 const units = @import("units.zig");
+const settings = @import("settings.zig");
+const http_path = @import("../http/path.zig");
 const tree = @import("tree.zig");
 const zon = @import("zon.zig");
 const json = @import("json.zig");
@@ -120,6 +124,9 @@ pub fn parseSource(
     mapper.root(&root);
     problems.sort();
     if (!problems.ok()) return error.Invalid;
+    // Every check `validate` makes is also made by the walk, at the value it concerns and
+    // together with every other mistake (a test below has a file for each). This is the
+    // backstop for a check added to `validate` alone: reported, but only at the top.
     config.validate() catch |err| {
         problems.add(root.position, validateMessage(err));
         return error.Invalid;
@@ -168,19 +175,10 @@ fn errnoMessage(arena: std.mem.Allocator, what: []const u8, errno: linux.E) []co
 fn validateMessage(err: Config.ValidateError) []const u8 {
     return switch (err) {
         error.NoBackends => "no backends: a pool needs at least one",
-        error.HeaderBytesTooSmall => "limits.header_bytes_max is below 1KiB",
-        error.HeaderBytesTooLarge => "limits.header_bytes_max is above 1MiB",
+        error.OutOfRange => "a setting is outside what it allows (see `sluice settings`)",
         error.TargetBytesTooLarge => "limits.target_bytes_max must be below limits.header_bytes_max",
-        error.ConnectionsTooFew => "limits.max_connections must be at least 1",
-        error.TimeoutZero => "a timeout is zero",
         error.HashNameMissing => "hash on a header or cookie needs its name",
-        error.HealthStatusRange => "health.status must be LOW-HIGH within 100-599",
-        error.HealthPathNotAbsolute => "health.path must start with /",
-        error.HealthThresholdZero => "health.rise and health.fall must be at least 1",
-        error.TriesZero => "retry.tries must be at least 1",
-        error.PercentOver100 => "a percentage is above 100",
         error.NameTooLong => "a name or path is too long",
-        error.HealthTextInvalid => "health.path and health.host must be visible ASCII without spaces",
         error.DuplicateName => "two pools or two listeners have the same name",
         error.DuplicateListener => "two listeners have the same address",
         error.RoutesMissing => "several pools need routes to say which requests go where",
@@ -214,116 +212,168 @@ const Mapper = struct {
     };
 
     fn root(m: *Mapper, node: *const Node) void {
-        var entries = m.keyed(node, "the top level", TopKey) orelse return;
-        const config = m.config;
-        var pools_position = node.position;
-        while (entries.next()) |entry| {
-            const value = entry.node;
-            switch (entry.key) {
-                .listen => if (entries.seen.contains(.listeners)) {
-                    m.problem(entry.name_position, listen_both);
-                } else if (m.address(value)) |parsed| config.setListener(parsed),
-                .listeners => if (entries.seen.contains(.listen)) {
-                    m.problem(entry.name_position, listen_both);
-                } else m.listeners(value),
-                .workers => config.workers_count = m.count(u32, value, 1, Config.workers_count_max) orelse 0,
-                .io => config.io = m.enumeration(Config.IoMode, value) orelse config.io,
-                .limits => m.limits(value),
-                .timeouts => m.timeouts(value),
-                .trusted_proxies => m.trustedProxies(value),
-                .pools => {
-                    pools_position = entry.name_position;
-                    m.pools(value);
-                },
-                .routes => m.routes(value),
-                .admin => m.admin(value),
-                .access_log => m.accessLog(value),
-                .log_level => config.log_level = m.enumeration(Config.LogLevel, value) orelse config.log_level,
-            }
-        }
+        const seen = m.section(node, "the top level", .global, "", m.config) orelse return;
         m.resolveRoutes();
-        if (!entries.seen.contains(.routes) and config.pools_count > 1) {
-            m.problem(pools_position, "several pools need routes to say which requests go to which pool " ++
-                "(see \"Routes\" in docs/CONFIG.md)");
+        if (seen.node("pools") == null) {
+            m.problem(node.position, "no pools: a file needs .pools with at least one pool and its backends");
+        }
+        if (seen.node("routes") == null and m.config.pools_count > 1) {
+            m.problem(seen.namePosition("pools") orelse node.position, "several pools need routes to " ++
+                "say which requests go to which pool (see \"Routes\" in docs/CONFIG.md)");
         }
     }
-
-    const TopKey = enum {
-        listen,
-        listeners,
-        workers,
-        io,
-        limits,
-        timeouts,
-        trusted_proxies,
-        pools,
-        routes,
-        admin,
-        access_log,
-        log_level,
-    };
 
     const listen_both = "give either listen (one address) or listeners (a list), not both";
 
+    // --- objects of settings ---------------------------------------------------------------
+
+    /// Walks an object whose keys are the settings of `scope` under `prefix` (and sections of
+    /// them, such as `limits`), storing each value in `target`: the top level, a pool, a
+    /// backend. Null when the value is not an object.
+    fn section(
+        m: *Mapper,
+        node: *const Node,
+        what: []const u8,
+        comptime scope: settings.Scope,
+        comptime prefix: []const u8,
+        target: *settings.Target(scope),
+    ) ?Seen(settings.keysAt(scope, prefix)) {
+        const keys = comptime settings.keysAt(scope, prefix);
+        const fields = m.object(node, what) orelse return null;
+        var seen: Seen(keys) = .{};
+        for (fields) |*field| {
+            switch (m.knownKey(keys, field, &seen) orelse continue) {
+                inline 0...keys.len - 1 => |i| switch (keys[i].kind) {
+                    .setting => |row| m.setting(settings.table[row], target, &field.node, &seen),
+                    .section => {
+                        const name = keys[i].name;
+                        _ = m.section(&field.node, name, scope, prefix ++ name ++ ".", target);
+                    },
+                },
+                else => unreachable,
+            }
+        }
+        m.relations(scope, prefix, target, node, &seen);
+        return seen;
+    }
+
+    /// What `section` saw of an object: each key's value and where its name is.
+    fn Seen(comptime keys: []const settings.Key) type {
+        return struct {
+            nodes: [keys.len]?*const Node = @splat(null),
+            name_positions: [keys.len]Position = undefined,
+
+            fn node(seen: *const @This(), comptime name: []const u8) ?*const Node {
+                return seen.nodes[comptime keyIndex(keys, name)];
+            }
+
+            fn namePosition(seen: *const @This(), comptime name: []const u8) ?Position {
+                const index = comptime keyIndex(keys, name);
+                return if (seen.nodes[index] == null) null else seen.name_positions[index];
+            }
+        };
+    }
+
+    /// The index of the field's key, recorded in `seen`; null (and a problem) when the key is
+    /// unknown or given twice.
+    fn knownKey(m: *Mapper, comptime keys: []const settings.Key, field: *const Field, seen: anytype) ?usize {
+        const index = for (keys, 0..) |key, i| {
+            if (std.mem.eql(u8, key.name, field.name)) break i;
+        } else {
+            m.problem(field.name_position, m.print("unknown key \"{s}\": expected one of {s}", .{
+                field.name, comptime settings.namesText(keys),
+            }));
+            return null;
+        };
+        if (seen.nodes[index] != null) {
+            m.problem(field.name_position, m.print("\"{s}\" is given twice", .{field.name}));
+            return null;
+        }
+        seen.nodes[index] = &field.node;
+        seen.name_positions[index] = field.name_position;
+        return index;
+    }
+
+    /// The relations between settings of this object (settings.relations), once it is read:
+    /// at the value given for the lower one, else at the higher one, else at the object.
+    fn relations(m: *Mapper, comptime scope: settings.Scope, comptime prefix: []const u8, target: anytype, node: *const Node, seen: anytype) void {
+        inline for (settings.relations) |relation| {
+            const here = comptime relation.scope == scope and
+                isDirectKey(prefix, relation.below) and isDirectKey(prefix, relation.limit);
+            if (here and settings.breaks(relation, target)) {
+                const below = settings.fieldPointer(comptime settings.lookup(scope, relation.below).field(), target).*;
+                const limit = settings.fieldPointer(comptime settings.lookup(scope, relation.limit).field(), target).*;
+                const at = seen.node(relation.below[prefix.len..]) orelse seen.node(relation.limit[prefix.len..]) orelse node;
+                m.problem(at.position, m.print(relation.below ++ " ({d}) must be below " ++ relation.limit ++ " ({d})", .{ below, limit }));
+            }
+        }
+    }
+
+    /// Stores the value of a setting's key in `target`; a wrong value leaves what was there.
+    fn setting(m: *Mapper, comptime row: settings.Setting, target: anytype, node: *const Node, seen: anytype) void {
+        switch (row.value) {
+            .count => |bounds| if (m.count(node, bounds)) |n| {
+                storeNumber(settings.fieldPointer(row.field(), target), n);
+            },
+            .size => |bounds| if (m.size(node, bounds, row.zero)) |bytes| {
+                storeNumber(settings.fieldPointer(row.field(), target), bytes);
+            },
+            .duration => if (m.duration(node)) |ns| {
+                settings.fieldPointer(row.field(), target).* = ns;
+            },
+            .enumeration => |E| if (m.enumeration(E, node)) |value| {
+                settings.fieldPointer(row.field(), target).* = value;
+            },
+            .text => |rule| if (m.checkedString(node, rule)) |value| {
+                settings.fieldPointer(row.field(), target).* = value;
+            },
+            .failure_kinds => if (m.failureKinds(node)) |kinds| {
+                settings.fieldPointer(row.field(), target).* = kinds;
+            },
+            .status_range => |bounds| if (m.statusRange(node, bounds)) |range| {
+                settings.fieldPointer(row.fields[0], target).* = range.min;
+                settings.fieldPointer(row.fields[1], target).* = range.max;
+            },
+            .structure => |which| m.structure(which, target, node, seen),
+            .switch_, .path => comptime unreachable, // Command line only.
+        }
+    }
+
+    /// The settings with structure, each with its own small parser below.
+    fn structure(m: *Mapper, comptime which: settings.Structure, target: anytype, node: *const Node, seen: anytype) void {
+        switch (which) {
+            .listen => if (seen.node("listeners") != null) {
+                m.problem(seen.namePosition("listen").?, listen_both);
+            } else if (m.address(node)) |parsed| target.setListener(parsed),
+            .listeners => if (seen.node("listen") != null) {
+                m.problem(seen.namePosition("listeners").?, listen_both);
+            } else m.listeners(node),
+            .trusted_proxies => m.trustedProxies(node),
+            .pools => m.pools(node),
+            .routes => m.routes(node),
+            .admin => m.admin(node),
+            .backends => m.backends(node),
+            .backend_address => if (m.address(node)) |parsed| {
+                target.address = parsed;
+            },
+            .hash => m.hash(node),
+        }
+    }
+
     /// The section's presence turns the admin listener on; `.listen` defaults to loopback.
     fn admin(m: *Mapper, node: *const Node) void {
-        const settings = &m.config.admin;
+        const listener_settings = &m.config.admin;
         var entries = m.keyed(node, "admin", AdminKey) orelse return;
-        settings.enabled = true;
+        listener_settings.enabled = true;
         while (entries.next()) |entry| {
             const v = entry.node;
             switch (entry.key) {
-                .listen => settings.listen = m.address(v) orelse settings.listen,
+                .listen => listener_settings.listen = m.address(v) orelse listener_settings.listen,
             }
         }
     }
-
-    fn accessLog(m: *Mapper, node: *const Node) void {
-        const settings = &m.config.access_log;
-        var entries = m.keyed(node, "access_log", AccessLogKey) orelse return;
-        while (entries.next()) |entry| {
-            const v = entry.node;
-            switch (entry.key) {
-                .target => settings.target = m.string(v, "\"stdout\" or a file path") orelse settings.target,
-                .format => settings.format = m.enumeration(Config.AccessLogFormat, v) orelse settings.format,
-            }
-        }
-    }
-
-    const AccessLogKey = enum { target, format };
 
     const AdminKey = enum { listen };
-
-    fn limits(m: *Mapper, node: *const Node) void {
-        const config = m.config;
-        var entries = m.keyed(node, "limits", LimitKey) orelse return;
-        while (entries.next()) |entry| {
-            const v = entry.node;
-            switch (entry.key) {
-                .max_connections => config.connections_max = m.count(u32, v, 1, 1 << 20) orelse config.connections_max,
-                .header_bytes_max => config.header_bytes_max = m.size(v, 1024, 1024 * 1024) orelse config.header_bytes_max,
-                .headers_count_max => config.headers_count_max = m.count(u16, v, 8, 1024) orelse config.headers_count_max,
-                .target_bytes_max => config.target_bytes_max = m.size(v, 64, 1024 * 1024) orelse config.target_bytes_max,
-            }
-        }
-    }
-
-    const LimitKey = enum { max_connections, header_bytes_max, headers_count_max, target_bytes_max };
-
-    fn timeouts(m: *Mapper, node: *const Node) void {
-        const config = m.config;
-        var entries = m.keyed(node, "timeouts", TimeoutKey) orelse return;
-        while (entries.next()) |entry| {
-            const v = entry.node;
-            switch (entry.key) {
-                .client_header => config.client_header_timeout_ns = m.duration(v) orelse config.client_header_timeout_ns,
-                .client_idle => config.client_idle_timeout_ns = m.duration(v) orelse config.client_idle_timeout_ns,
-                .drain => config.drain_timeout_ns = m.duration(v) orelse config.drain_timeout_ns,
-            }
-        }
-    }
-
-    const TimeoutKey = enum { client_header, client_idle, drain };
 
     fn trustedProxies(m: *Mapper, node: *const Node) void {
         for (m.array(node, "trusted_proxies") orelse return) |*item| {
@@ -401,7 +451,7 @@ const Mapper = struct {
             _ = m.config.addPool(.{ .name = field.name }) catch {
                 return m.problem(field.name_position, std.fmt.comptimePrint("more than {d} pools", .{Config.pools_count_max}));
             };
-            m.pool(&field.node);
+            m.pool(&field.node, field.name_position, field.name);
         }
     }
 
@@ -411,29 +461,23 @@ const Mapper = struct {
         return &m.config.pools_buffer[m.config.pools_count - 1];
     }
 
-    fn pool(m: *Mapper, node: *const Node) void {
+    fn pool(m: *Mapper, node: *const Node, name_position: Position, name: []const u8) void {
         const p = m.currentPool();
-        var entries = m.keyed(node, "a pool", PoolKey) orelse return;
-        while (entries.next()) |entry| {
-            const v = entry.node;
-            switch (entry.key) {
-                .backends => m.backends(v),
-                .strategy => p.strategy = m.enumeration(Config.Strategy, v) orelse p.strategy,
-                .hash => m.hash(v),
-                .sticky_cookie => p.sticky_cookie = m.string(v, "a cookie name") orelse p.sticky_cookie,
-                .health => m.health(v),
-                .ejection => m.ejection(v),
-                .retry => m.retry(v),
-                .timeouts => m.poolTimeouts(v),
-                .keepalive => p.keepalive_max = m.count(u32, v, 0, 4096) orelse p.keepalive_max,
-            }
+        const seen = m.section(node, "a pool", .pool, "", p) orelse return;
+        // Checks across keys, once the whole pool is read (its keys come in any order).
+        if (seen.node("backends") == null) {
+            m.problem(name_position, m.print("pool \"{s}\" has no backends: give .backends", .{name}));
+        }
+        const named = p.hash_on == .header or p.hash_on == .cookie;
+        if (p.strategy == .hash and named and p.hash_name.len == 0) {
+            const at = if (seen.node("hash")) |hash_value| hash_value.position else name_position;
+            m.problem(at, "hash on a header or a cookie needs its .name");
         }
     }
 
-    const PoolKey = enum { backends, strategy, hash, sticky_cookie, health, ejection, retry, timeouts, keepalive };
-
     fn backends(m: *Mapper, node: *const Node) void {
         const items = m.array(node, "backends") orelse return;
+        if (items.len == 0) return m.problem(node.position, "no backends: a pool needs at least one");
         for (items) |*item| {
             const parsed = m.backend(item) orelse continue;
             m.currentPool().addBackend(parsed) catch {
@@ -446,29 +490,16 @@ const Mapper = struct {
     /// `"ADDR"`, or `.{ .address = "ADDR", .weight = N, .max_connections = N, .max_pending = N }`.
     fn backend(m: *Mapper, node: *const Node) ?Config.Backend {
         if (node.value == .string) return .{ .address = m.address(node) orelse return null };
-        var entries = m.keyed(node, "a backend: \"HOST:PORT\" or an object with .address", BackendKey) orelse return null;
-        var result: Config.Backend = .{ .address = undefined };
-        var has_address = false;
-        while (entries.next()) |entry| {
-            const v = entry.node;
-            switch (entry.key) {
-                .address => if (m.address(v)) |parsed| {
-                    result.address = parsed;
-                    has_address = true;
-                },
-                .weight => result.weight = m.count(u16, v, 0, 1000) orelse result.weight,
-                .max_connections => result.max_connections = m.count(u32, v, 0, 1 << 20) orelse 0,
-                .max_pending => result.max_pending = m.count(u32, v, 0, 1 << 20) orelse 0,
-            }
-        }
-        if (!has_address) {
+        // An address of family 0 is no address: `Address.parse` never makes one.
+        var result: Config.Backend = .{ .address = .{ .any = std.mem.zeroes(linux.sockaddr) } };
+        const what = "a backend: \"HOST:PORT\" or an object with .address";
+        _ = m.section(node, what, .backend, "", &result) orelse return null;
+        if (result.address.any.family == 0) {
             m.problem(node.position, "a backend needs .address");
             return null;
         }
         return result;
     }
-
-    const BackendKey = enum { address, weight, max_connections, max_pending };
 
     fn hash(m: *Mapper, node: *const Node) void {
         const p = m.currentPool();
@@ -477,115 +508,35 @@ const Mapper = struct {
             const v = entry.node;
             switch (entry.key) {
                 .on => p.hash_on = m.enumeration(Config.HashOn, v) orelse p.hash_on,
-                .name => p.hash_name = m.string(v, "a header or cookie name") orelse p.hash_name,
+                .name => p.hash_name = m.checkedString(v, .{ .what = "a header or cookie name", .check = settings.hashNameMistake }) orelse p.hash_name,
             }
         }
     }
 
     const HashKey = enum { on, name };
 
-    fn health(m: *Mapper, node: *const Node) void {
-        const h = &m.currentPool().health;
-        var entries = m.keyed(node, "health", HealthKey) orelse return;
-        while (entries.next()) |entry| {
-            const v = entry.node;
-            switch (entry.key) {
-                .path => h.path = m.string(v, "a path such as \"/healthz\"") orelse h.path,
-                .method => h.method = m.enumeration(@TypeOf(h.method), v) orelse h.method,
-                .host => h.host = m.string(v, "a Host value") orelse h.host,
-                .interval => h.interval_ns = m.duration(v) orelse h.interval_ns,
-                .timeout => h.timeout_ns = m.duration(v) orelse h.timeout_ns,
-                .status => m.statusRange(v),
-                .rise => h.rise = m.count(u8, v, 1, 100) orelse h.rise,
-                .fall => h.fall = m.count(u8, v, 1, 100) orelse h.fall,
-            }
-        }
+    /// `"200-399"` or `"204"`, within bounds.
+    fn statusRange(m: *Mapper, node: *const Node, comptime bounds: settings.Bounds) ?settings.StatusRange {
+        const text_value = m.string(node, "a status range such as \"200-399\"") orelse return null;
+        return settings.parseStatusRange(text_value, bounds) orelse {
+            m.problem(node.position, std.fmt.comptimePrint("invalid status range: expected LOW-HIGH within " ++
+                "{d}-{d}, such as \"200-399\"", .{ bounds.min, bounds.max }));
+            return null;
+        };
     }
-
-    const HealthKey = enum { path, method, host, interval, timeout, status, rise, fall };
-
-    fn statusRange(m: *Mapper, node: *const Node) void {
-        const h = &m.currentPool().health;
-        const text = m.string(node, "a status range such as \"200-399\"") orelse return;
-        const dash = std.mem.indexOfScalar(u8, text, '-');
-        const low = std.fmt.parseInt(u16, if (dash) |d| text[0..d] else text, 10) catch 0;
-        const high = std.fmt.parseInt(u16, if (dash) |d| text[d + 1 ..] else text, 10) catch 0;
-        if (low < 100 or high > 599 or low > high) {
-            return m.problem(node.position, "invalid status range: expected LOW-HIGH within 100-599, such as \"200-399\"");
-        }
-        h.status_min = low;
-        h.status_max = high;
-    }
-
-    fn ejection(m: *Mapper, node: *const Node) void {
-        const o = &m.currentPool().outlier;
-        var entries = m.keyed(node, "ejection", EjectionKey) orelse return;
-        while (entries.next()) |entry| {
-            const v = entry.node;
-            switch (entry.key) {
-                .after => o.consecutive_failures = m.count(u32, v, 0, 1000) orelse o.consecutive_failures,
-                .on => o.on = m.failureKinds(v) orelse o.on,
-                .time => o.ejection_ns = m.duration(v) orelse o.ejection_ns,
-                .time_max => o.ejection_max_ns = m.duration(v) orelse o.ejection_max_ns,
-                .max_percent => o.max_ejected_percent = m.count(u8, v, 0, 100) orelse o.max_ejected_percent,
-            }
-        }
-    }
-
-    const EjectionKey = enum { after, on, time, time_max, max_percent };
-
-    fn retry(m: *Mapper, node: *const Node) void {
-        const r = &m.currentPool().retry;
-        var entries = m.keyed(node, "retry", RetryKey) orelse return;
-        while (entries.next()) |entry| {
-            const v = entry.node;
-            switch (entry.key) {
-                .tries => r.tries_max = m.count(u8, v, 1, 10) orelse r.tries_max,
-                .on => r.on = m.failureKinds(v) orelse r.on,
-                .budget_percent => r.budget_percent = m.count(u8, v, 0, 100) orelse r.budget_percent,
-            }
-        }
-    }
-
-    const RetryKey = enum { tries, on, budget_percent };
-
-    fn poolTimeouts(m: *Mapper, node: *const Node) void {
-        const p = m.currentPool();
-        var entries = m.keyed(node, "timeouts", PoolTimeoutKey) orelse return;
-        while (entries.next()) |entry| {
-            const v = entry.node;
-            switch (entry.key) {
-                .connect => p.connect_timeout_ns = m.duration(v) orelse p.connect_timeout_ns,
-                .response => p.response_timeout_ns = m.duration(v) orelse p.response_timeout_ns,
-                .body => p.body_timeout_ns = m.duration(v) orelse p.body_timeout_ns,
-                .total => p.total_timeout_ns = m.duration(v) orelse p.total_timeout_ns,
-                .idle => p.idle_timeout_ns = m.duration(v) orelse p.idle_timeout_ns,
-            }
-        }
-    }
-
-    const PoolTimeoutKey = enum { connect, response, body, total, idle };
 
     /// `.{ .connect, .reset }` or `["connect", "reset"]`; `5xx` as `.@"5xx"` or `"5xx"`.
     fn failureKinds(m: *Mapper, node: *const Node) ?Config.FailureKinds {
-        const items = m.array(node, "a list of connect, reset, timeout, 5xx") orelse return null;
+        const expected = "a list of " ++ settings.failure_kind_names;
+        const items = m.array(node, expected) orelse return null;
         var kinds: Config.FailureKinds = .none;
         for (items) |*item| {
             const name = m.word(item) orelse {
-                m.problem(item.position, "expected one of connect, reset, timeout, 5xx");
+                m.problem(item.position, "expected one of " ++ settings.failure_kind_names);
                 continue;
             };
-            if (std.mem.eql(u8, name, "connect")) {
-                kinds.connect = true;
-            } else if (std.mem.eql(u8, name, "reset")) {
-                kinds.reset = true;
-            } else if (std.mem.eql(u8, name, "timeout")) {
-                kinds.timeout = true;
-            } else if (std.mem.eql(u8, name, "5xx")) {
-                kinds.status_5xx = true;
-            } else {
-                m.problem(item.position, "unknown failure kind: expected one of connect, reset, timeout, 5xx");
-            }
+            settings.failureKind(&kinds, name) catch
+                m.problem(item.position, "unknown failure kind: expected one of " ++ settings.failure_kind_names);
         }
         return kinds;
     }
@@ -633,6 +584,8 @@ const Mapper = struct {
                     result.action = .redirect;
                     m.redirect(v, &result);
                 },
+                // The settings a route gives over the file's own (settings.zig, scope route).
+                inline else => |key| m.setting(comptime settings.lookup(.route, @tagName(key)), &result, v, {}),
             }
         }
         if (refs.action == null) m.problem(node.position, route_action_count);
@@ -642,7 +595,17 @@ const Mapper = struct {
         m.route_refs[index] = refs;
     }
 
-    const RouteKey = enum { name, listeners, host, path_prefix, methods, pool, respond, redirect };
+    /// A route's keys: its conditions, the settings it may give (the table's route rows),
+    /// its action.
+    const RouteKey = blk: {
+        const conditions = [_][]const u8{ "name", "listeners", "host", "path_prefix", "methods" };
+        const actions = [_][]const u8{ "pool", "respond", "redirect" };
+        var names: []const [:0]const u8 = &.{};
+        for (conditions) |name| names = names ++ [_][:0]const u8{std.fmt.comptimePrint("{s}", .{name})};
+        for (settings.keysAt(.route, "")) |key| names = names ++ [_][:0]const u8{std.fmt.comptimePrint("{s}", .{key.name})};
+        for (actions) |name| names = names ++ [_][:0]const u8{std.fmt.comptimePrint("{s}", .{name})};
+        break :blk @Enum(u8, .exhaustive, names, &std.simd.iota(u8, names.len));
+    };
 
     const route_action_count = "a route needs exactly one of pool, respond or redirect";
 
@@ -682,14 +645,26 @@ const Mapper = struct {
 
     fn pathPrefix(m: *Mapper, node: *const Node) ?[]const u8 {
         const prefix = m.string(node, "a path prefix such as \"/api/\"") orelse return null;
+        // "*" is the asterisk-form target of `OPTIONS * HTTP/1.1` (RFC 9112 §3.2.4): no path
+        // prefix matches it, so a route that wants it says so.
+        if (std.mem.eql(u8, prefix, "*")) return prefix;
         if (prefix.len == 0 or prefix[0] != '/') {
-            m.problem(node.position, "a path prefix starts with /, such as \"/api/\"");
+            m.problem(node.position, "a path prefix starts with /, such as \"/api/\" (or is \"*\", for OPTIONS *)");
             return null;
         }
         for (prefix) |c| if (!chars.isTargetByte(c)) {
             m.problem(node.position, "a path prefix is visible ASCII, without spaces or #, as in a request line");
             return null;
         };
+        // Requests are matched in their normal form (http/path.zig), so a prefix in another
+        // form could never match: say which one to write.
+        const normal_buffer = m.arena.alloc(u8, http_path.growth_factor_max * prefix.len) catch return prefix;
+        const normal = http_path.normalize(prefix, normal_buffer);
+        if (!std.mem.eql(u8, normal, prefix)) {
+            m.problem(node.position, m.print("write the path prefix in normal form, \"{s}\" (requests are " ++
+                "matched with dot segments removed, slashes merged and unreserved characters decoded)", .{normal}));
+            return null;
+        }
         return prefix;
     }
 
@@ -725,7 +700,9 @@ const Mapper = struct {
         while (entries.next()) |entry| {
             const v = entry.node;
             switch (entry.key) {
-                .status => result.status = m.count(u16, v, 200, 599) orelse result.status,
+                .status => if (m.count(v, .{ .min = 200, .max = 599 })) |status| {
+                    result.status = @intCast(status);
+                },
                 .content_type => result.content_type =
                     m.fieldValue(v, "a media type such as \"text/plain\"") orelse result.content_type,
                 .headers => result.headers_text = m.headerLines(v) orelse result.headers_text,
@@ -747,7 +724,9 @@ const Mapper = struct {
             const v = entry.node;
             switch (entry.key) {
                 .location => result.location = m.location(v) orelse result.location,
-                .status => result.status = m.count(u16, v, 300, 399) orelse result.status,
+                .status => if (m.count(v, .{ .min = 300, .max = 399 })) |status| {
+                    result.status = @intCast(status);
+                },
                 .keep_path => result.keep_path = m.boolean(v) orelse result.keep_path,
             }
         }
@@ -901,6 +880,16 @@ const Mapper = struct {
         return text;
     }
 
+    /// A string with its setting's own rule (settings.zig).
+    fn checkedString(m: *Mapper, node: *const Node, comptime rule: settings.Text) ?[]const u8 {
+        const value = m.string(node, rule.what) orelse return null;
+        if (rule.check(value)) |mistake| {
+            m.problem(node.position, mistake);
+            return null;
+        }
+        return value;
+    }
+
     /// A string that may follow `Name: ` in a header field sluice writes.
     fn fieldValue(m: *Mapper, node: *const Node, what: []const u8) ?[]const u8 {
         const text = m.string(node, what) orelse return null;
@@ -939,44 +928,49 @@ const Mapper = struct {
         };
     }
 
-    fn count(m: *Mapper, comptime T: type, node: *const Node, min: T, max: T) ?T {
-        const range = m.print("expected a whole number from {d} to {d}", .{ min, max });
-        if (node.value != .integer) {
+    fn count(m: *Mapper, node: *const Node, comptime bounds: settings.Bounds) ?u64 {
+        const range = std.fmt.comptimePrint("expected a whole number from {d} to {d}", .{ bounds.min, bounds.max });
+        if (node.value != .integer or node.value.integer < bounds.min or node.value.integer > bounds.max) {
             m.problem(node.position, range);
             return null;
         }
-        const n = node.value.integer;
-        if (n < min or n > max) {
-            m.problem(node.position, range);
-            return null;
-        }
-        return @intCast(n);
+        return @intCast(node.value.integer);
     }
 
-    /// A string with units ("16KiB") or a plain number of bytes.
-    fn size(m: *Mapper, node: *const Node, min: u32, max: u32) ?u32 {
+    /// A string with units (`"16KiB"`) or a plain number of bytes.
+    fn size(m: *Mapper, node: *const Node, comptime bounds: settings.Bounds, comptime zero: ?[]const u8) ?u64 {
+        const expected = "expected a size such as \"16KiB\"" ++ if (zero) |meaning| " (0: " ++ meaning ++ ")" else "";
+        const bounded = bounds.max < std.math.maxInt(u64);
         const bytes: u64 = switch (node.value) {
-            .integer => |n| if (n < 0) max + 1 else @intCast(n),
-            .string => |text| units.parseBytes(text) catch {
-                m.problem(node.position, "invalid size: expected bytes, or a number with KiB or MiB such as \"16KiB\"");
+            .integer => |n| if (n >= 0) @intCast(n) else if (bounded) bounds.max + 1 else {
+                m.problem(node.position, expected);
+                return null;
+            },
+            .string => |written| units.parseBytes(written) catch {
+                m.problem(node.position, "invalid size: expected bytes, or a number with KiB, MiB or GiB such as \"16KiB\"");
                 return null;
             },
             else => {
-                m.problem(node.position, "expected a size such as \"16KiB\"");
+                m.problem(node.position, expected);
                 return null;
             },
         };
-        if (bytes < min or bytes > max) {
-            m.problem(node.position, m.print("size out of range: expected {d} to {d} bytes", .{ min, max }));
+        if (bytes < bounds.min or bytes > bounds.max) {
+            m.problem(node.position, std.fmt.comptimePrint("size out of range: expected {d} to {d} bytes", .{ bounds.min, bounds.max }));
             return null;
         }
-        return @intCast(bytes);
+        return bytes;
     }
 
+    /// `"500ms"`, `"10s"`, `"2m"`, `"1h"`. The unit is required: `"90"` could mean seconds
+    /// as much as the milliseconds a bare number means on the command line.
     fn duration(m: *Mapper, node: *const Node) ?u64 {
         const text = m.string(node, "a duration such as \"500ms\", \"10s\" or \"2m\"") orelse return null;
-        const ns = units.parseDurationNs(text) catch {
-            m.problem(node.position, "invalid duration: expected a number with ms, s or m, such as \"10s\"");
+        const ns = units.parseDurationNs(text, .unit_required) catch |err| {
+            m.problem(node.position, switch (err) {
+                error.MissingUnit => m.print("a duration needs its unit: \"{s}ms\", \"{s}s\" or \"{s}m\"", .{ text, text, text }),
+                error.InvalidNumber, error.InvalidUnit, error.Overflow => "invalid duration: expected a number with ms, s, m or h, such as \"10s\"",
+            });
             return null;
         };
         if (ns == 0) {
@@ -1041,6 +1035,22 @@ const Mapper = struct {
         return std.fmt.allocPrint(m.arena, fmt, args) catch "(out of memory describing the problem)";
     }
 };
+
+/// A number within its setting's bounds into its field (optional for a route's setting).
+fn storeNumber(field: anytype, n: u64) void {
+    const F = @typeInfo(@TypeOf(field)).pointer.child;
+    if (@typeInfo(F) == .optional) field.* = @as(@typeInfo(F).optional.child, @intCast(n)) else field.* = @intCast(n);
+}
+
+fn keyIndex(comptime keys: []const settings.Key, comptime name: []const u8) usize {
+    for (keys, 0..) |key, i| if (std.mem.eql(u8, key.name, name)) return i;
+    @compileError("no key " ++ name);
+}
+
+/// Whether `key` is directly in the object at `prefix` (not in a section under it).
+fn isDirectKey(comptime prefix: []const u8, comptime key: []const u8) bool {
+    return std.mem.startsWith(u8, key, prefix) and std.mem.indexOfScalar(u8, key[prefix.len..], '.') == null;
+}
 
 /// Routes name listeners by it; as short as a pool's name, which is a metrics label.
 const listener_name_bytes_max = 64;
@@ -1200,6 +1210,7 @@ test "config file: every mistake is reported with its line and column" {
         .{ .line = 8, .column = 25, .contains = "expected one of round_robin" },
         .{ .line = 9, .column = 39, .contains = "invalid duration" },
         .{ .line = 10, .column = 37, .contains = "given twice" },
+        .{ .line = 12, .column = 9, .contains = "pool \"other\" has no backends" },
     });
 }
 
@@ -1236,8 +1247,84 @@ test "config file: syntax errors and semantic checks name their place" {
     try expectProblems(
         \\.{ .pools = .{ .app = .{ .backends = .{} } } }
     , .zon, &.{
-        .{ .line = 1, .column = 1, .contains = "no backends" },
+        .{ .line = 1, .column = 38, .contains = "no backends" },
     });
+}
+
+test "config file: checks across settings are reported at their value, with every other mistake" {
+    // Each of these used to be found by `Config.validate` only, reported at 1:1 and only
+    // once every other mistake was fixed.
+    try expectProblems(
+        \\.{
+        \\    .limits = .{ .header_bytes_max = "4KiB", .target_bytes_max = "8KiB" },
+        \\    .wokers = 2,
+        \\    .timeouts = .{ .client_idle = "90", .drain = "0" },
+        \\    .pools = .{
+        \\        .app = .{
+        \\            .backends = .{"10.0.0.5:9000"},
+        \\            .strategy = .hash,
+        \\            .hash = .{ .on = .header },
+        \\            .health = .{ .path = "healthz", .host = "a host", .interval = "2" },
+        \\        },
+        \\        .sticky = .{
+        \\            .strategy = .sticky,
+        \\            .sticky_cookie = "",
+        \\            .hash = .{ .on = .cookie, .name = "a;b" },
+        \\        },
+        \\    },
+        \\    .routes = .{.{ .pool = "app" }},
+        \\}
+    , .zon, &.{
+        .{ .line = 2, .column = 66, .contains = "limits.target_bytes_max (8192) must be below limits.header_bytes_max (4096)" },
+        .{ .line = 3, .column = 5, .contains = "unknown key \"wokers\"" },
+        .{ .line = 4, .column = 35, .contains = "a duration needs its unit: \"90ms\", \"90s\" or \"90m\"" },
+        .{ .line = 4, .column = 50, .contains = "a duration needs its unit" },
+        .{ .line = 9, .column = 21, .contains = "hash on a header or a cookie needs its .name" },
+        .{ .line = 10, .column = 34, .contains = "a health path starts with /" },
+        .{ .line = 10, .column = 53, .contains = "a health host is at most 1024 bytes of visible ASCII" },
+        .{ .line = 10, .column = 75, .contains = "a duration needs its unit: \"2ms\"" },
+        .{ .line = 12, .column = 9, .contains = "pool \"sticky\" has no backends" },
+        .{ .line = 14, .column = 30, .contains = "a cookie name is 1 to 64 letters" },
+        .{ .line = 15, .column = 47, .contains = "a header or cookie name is 1 to 255 letters" },
+    });
+    // No pools at all: at the top-level value, not after the rest.
+    try expectProblems(
+        \\
+        \\.{ .workers = 0 }
+    , .zon, &.{
+        .{ .line = 2, .column = 1, .contains = "no pools" },
+        .{ .line = 2, .column = 15, .contains = "from 1 to" },
+    });
+    // Only the head limit given: the problem is at it.
+    try expectProblems(
+        \\{"limits": {"header_bytes_max": 4096}, "pools": {"p": {"backends": ["10.0.0.5:9000"]}}}
+    , .json, &.{
+        .{ .line = 1, .column = 33, .contains = "limits.target_bytes_max (8192) must be below" },
+    });
+}
+
+test "config file: a file the walk accepts passes Config.validate (no problem left for 1:1)" {
+    // The cases at the edge of each check `validate` makes, written as a file: each is
+    // either accepted by both or refused by the walk at its place.
+    const accepted = [_][:0]const u8{
+        \\.{ .limits = .{ .header_bytes_max = "1KiB", .target_bytes_max = 1023 },
+        \\   .pools = .{ .p = .{ .backends = .{"10.0.0.5:9000"} } } }
+        ,
+        \\.{ .pools = .{ .p = .{ .backends = .{"10.0.0.5:9000"}, .strategy = .hash,
+        \\   .hash = .{ .on = .cookie, .name = "session" }, .health = .{ .path = "" } } } }
+        ,
+        \\.{ .pools = .{ .p = .{ .backends = .{"10.0.0.5:9000"}, .strategy = .sticky,
+        \\   .sticky_cookie = "s", .health = .{ .path = "/h?x=1", .host = "example.com:8080" } } } }
+        ,
+    };
+    for (accepted) |source| {
+        var arena_state = std.heap.ArenaAllocator.init(testing.allocator);
+        defer arena_state.deinit();
+        var config: Config = .{};
+        var problems: Problems = .{};
+        try parseSource(arena_state.allocator(), source, .zon, &config, &problems);
+        try config.validate();
+    }
 }
 
 const routes_zon =
@@ -1403,7 +1490,7 @@ test "config file: duplicates, several pools without routes, and a response too 
         \\ "routes": [{"name": "r", "respond": {"body": "
     ++ body ++
         \\"}}, {"name": "r", "pool": "app"}],
-        \\ "limits": {"header_bytes_max": "1KiB", "target_bytes_max": 512}}
+        \\ "limits": {"header_bytes_max": "1KiB", "target_bytes_max": 512, "response_header_bytes_max": "1KiB"}}
     , .json, &.{
         .{ .line = 2, .column = 38, .contains = "this response takes up to 5128 bytes, more than a connection buffer holds (4096" },
         .{ .line = 2, .column = 5062, .contains = "route \"r\" is given twice" },
@@ -1434,4 +1521,78 @@ test "config file: listeners on port 0 may share an address, as each gets its ow
     ;
     try parseSource(arena_state.allocator(), source, .zon, &config, &problems);
     try testing.expectEqual(@as(u32, 2), config.listeners_count);
+}
+
+/// `.{ .a = .{ .b = VALUE } }` for the key `a.b`.
+fn nestedKey(comptime key: []const u8, comptime value: []const u8) []const u8 {
+    const dot = comptime std.mem.indexOfScalar(u8, key, '.') orelse return "." ++ key ++ " = " ++ value;
+    return "." ++ key[0..dot] ++ " = .{ " ++ nestedKey(key[dot + 1 ..], value) ++ " }";
+}
+
+test "config file: writing a setting's default in a file gives Config's default" {
+    // Each setting with a default, written alone in a file as `sluice settings` and
+    // docs/CONFIG.md show it: the file's Config is the defaults' Config.
+    const pool = ".pools = .{ .p = .{ .backends = .{\"10.0.0.5:9000\"} } }";
+    inline for (settings.table) |setting| {
+        const written = comptime settings.fileDefault(setting);
+        if (written) |value| {
+            const key = setting.key.?;
+            const source: [:0]const u8 = comptime switch (setting.scope) {
+                .global => ".{ " ++ pool ++ ", " ++ nestedKey(key, value) ++ " }",
+                .pool => ".{ .pools = .{ .p = .{ .backends = .{\"10.0.0.5:9000\"}, " ++ nestedKey(key, value) ++ " } } }",
+                .backend => ".{ .pools = .{ .p = .{ .backends = .{.{ .address = \"10.0.0.5:9000\", " ++
+                    nestedKey(key, value) ++ " }} } } }",
+                .route => ".{ " ++ pool ++ ", .routes = .{.{ .pool = \"p\", " ++ nestedKey(key, value) ++ " }} }",
+                .command_line => unreachable,
+            };
+            var arena_state = std.heap.ArenaAllocator.init(testing.allocator);
+            defer arena_state.deinit();
+            var written_config: Config = .{};
+            var problems: Problems = .{};
+            parseSource(arena_state.allocator(), source, .zon, &written_config, &problems) catch |err| {
+                for (problems.slice()) |got| std.debug.print("{s}: {d}:{d}: {s}\n", .{ source, got.position.line, got.position.column, got.message });
+                return err;
+            };
+            var default_config: Config = .{};
+            try parseSource(arena_state.allocator(), if (setting.scope == .route)
+                ".{ " ++ pool ++ ", .routes = .{.{ .pool = \"p\" }} }"
+            else
+                ".{ " ++ pool ++ " }", .zon, &default_config, &problems);
+            if (setting.value == .structure and setting.value.structure == .listen) {
+                // One listener, given: the same as none given, the default.
+                try testing.expect(written_config.listeners()[0].address.eql(&Config.default_listen));
+                written_config.listeners_count = 0;
+            }
+            if (!Config.deepEql(Config, &written_config, &default_config)) std.debug.print("{s}\n", .{source});
+            try testing.expect(Config.deepEql(Config, &written_config, &default_config));
+        }
+    }
+}
+
+test "config file: the keys of an object and their bounds are the table's" {
+    try expectProblems(
+        \\.{
+        \\    .limits = .{ .max_conections = 10, .headers_count_max = 7 },
+        \\    .pools = .{ .p = .{
+        \\        .backends = .{ .{ .address = "10.0.0.5:9000", .max_connections = 1048577, .weight = -1 } },
+        \\        .health = .{ .status = "99-200", .rise = 0 },
+        \\        .retry = .{ .budget_percent = 101 },
+        \\        .timeouts = .{ .total = "0s" },
+        \\    } },
+        \\    .routes = .{.{ .pool = "p", .request_body_max = -1, .tunnel_idle_timeout = "5" }},
+        \\}
+    , .zon, &.{
+        .{ .line = 2, .column = 18, .contains = "unknown key \"max_conections\": expected one of max_connections, header_bytes_max, " ++
+            "headers_count_max, target_bytes_max, request_body_max, response_header_bytes_max, " ++
+            "response_headers_count_max, header_underscores" },
+        .{ .line = 2, .column = 61, .contains = "expected a whole number from 8 to 1024" },
+        .{ .line = 4, .column = 74, .contains = "expected a whole number from 0 to 1048576" },
+        .{ .line = 4, .column = 93, .contains = "expected a whole number from 0 to 1000" },
+        .{ .line = 5, .column = 32, .contains = "invalid status range: expected LOW-HIGH within 100-599" },
+        .{ .line = 5, .column = 50, .contains = "expected a whole number from 1 to 100" },
+        .{ .line = 6, .column = 39, .contains = "expected a whole number from 0 to 100" },
+        .{ .line = 7, .column = 33, .contains = "a duration must be more than zero" },
+        .{ .line = 9, .column = 53, .contains = "expected a size such as \"16KiB\" (0: no limit)" },
+        .{ .line = 9, .column = 80, .contains = "a duration needs its unit: \"5ms\"" },
+    });
 }

@@ -25,6 +25,10 @@ size_digits_count: u8,
 extension_bytes: u32,
 /// Bytes of the trailer section so far, including its final CRLF.
 trailer_bytes: u32,
+/// Bytes of the trailer section's field lines so far (its final CRLF not included).
+trailer_field_bytes: u32,
+/// Chunk data bytes announced so far (the sum of the chunk sizes): a body-size limit's count.
+data_bytes: u64,
 /// The current trailer field name, lowercased, as far as it fits (for the forbidden names).
 trailer_name_buffer: [trailer_name_forbidden_bytes_max]u8,
 trailer_name_len: u32,
@@ -37,6 +41,10 @@ pub const size_digits_max = 16;
 comptime {
     assert(size_digits_max * 4 == @bitSizeOf(u64));
 }
+
+/// The largest chunk size, and total, accepted: 2^63 - 1, as for Content-Length. Larger
+/// values are refused rather than forwarded to a backend that may read them as negative.
+pub const size_max: u64 = std.math.maxInt(i64);
 
 /// RFC 9110 §6.5.1: fields about framing and routing must not be sent in a trailer, and an
 /// upstream that merged them into the header section would re-frame the message.
@@ -97,6 +105,8 @@ pub fn init(limits: Limits) ChunkedDecoder {
         .size_digits_count = 0,
         .extension_bytes = 0,
         .trailer_bytes = 0,
+        .trailer_field_bytes = 0,
+        .data_bytes = 0,
         .trailer_name_buffer = undefined,
         .trailer_name_len = 0,
         .reject = undefined,
@@ -157,6 +167,10 @@ fn advance(d: *ChunkedDecoder, c: u8) ?Reject {
         .size_lf => {
             if (c != '\n') return .bare_cr;
             d.state = if (d.size == 0) .trailer_line_start else .data;
+            // Sizes are below 2^63 (`sizeByte`), so the sum of two cannot wrap; a total past
+            // 2^63 is as unforwardable as a single such chunk.
+            d.data_bytes += d.size;
+            if (d.data_bytes > size_max) return .chunk_size_too_large;
             d.size_digits_count = 0;
             d.extension_bytes = 0;
         },
@@ -172,6 +186,8 @@ fn advance(d: *ChunkedDecoder, c: u8) ?Reject {
         .trailer_line_start, .trailer_name, .trailer_value, .trailer_lf, .final_lf => {
             d.trailer_bytes += 1;
             if (d.trailer_bytes > d.limits.trailer_bytes_max) return .trailer_too_large;
+            const final_crlf = d.state == .final_lf or (d.state == .trailer_line_start and c == '\r');
+            if (!final_crlf) d.trailer_field_bytes += 1;
             return d.trailerByte(c);
         },
         .data, .done, .invalid => unreachable,
@@ -185,6 +201,7 @@ fn sizeByte(d: *ChunkedDecoder, c: u8) ?Reject {
         if (d.size_digits_count == size_digits_max) return .chunk_size_too_large;
         d.size_digits_count += 1;
         d.size = (d.size << 4) | chars.hexValue(c);
+        if (d.size > size_max) return .chunk_size_too_large;
         d.state = .size;
         return null;
     }
@@ -380,6 +397,39 @@ pub const Decoded = struct {
     reject: ?Reject = null,
 };
 
+/// What `feedDroppingTrailers` did with its input.
+pub const Filtered = struct {
+    result: Result,
+    /// Trailer field-line bytes removed: the bytes to forward are `bytes[dropped..n]` (or
+    /// `bytes[dropped..]` on `need_more`), moved there in place.
+    dropped: usize,
+};
+
+/// Like `feed`, and also removes the trailer section's field lines in place (only its final
+/// CRLF is forwarded). A proxy may discard trailers (RFC 9110 §6.5.1), and those that a
+/// backend would merge into the header section are how framing, routing, authentication or
+/// forwarding fields could be smuggled past the head's checks. Decided per byte from the
+/// decoder's state, so a trailer line split across reads needs nothing held back.
+pub fn feedDroppingTrailers(d: *ChunkedDecoder, bytes: []u8) Filtered {
+    const field_bytes_before = d.trailer_field_bytes;
+    const final_before = d.trailer_bytes - d.trailer_field_bytes;
+    const result = d.feed(bytes);
+    const end = switch (result) {
+        .need_more => bytes.len,
+        .done => |n| n,
+        .invalid => return .{ .result = result, .dropped = 0 },
+    };
+    const dropped: usize = d.trailer_field_bytes - field_bytes_before;
+    if (dropped == 0) return .{ .result = result, .dropped = 0 };
+    // Trailer bytes end the body: in this input they are the field-line bytes, then the
+    // final CRLF's bytes (up to two). Everything before the field lines moves right over them.
+    const final_here: usize = (d.trailer_bytes - d.trailer_field_bytes) - final_before;
+    assert(final_here <= 2 and dropped + final_here <= end);
+    const kept_head = end - final_here - dropped;
+    std.mem.copyBackwards(u8, bytes[dropped..][0..kept_head], bytes[0..kept_head]);
+    return .{ .result = result, .dropped = dropped };
+}
+
 /// Like `feed`, and also removes the framing in place: the chunk data ends up at the front of
 /// `bytes`. For the one case where a proxy must re-frame a body (a chunked response to an
 /// HTTP/1.0 client, RFC 9112 §6.1); forwarded bodies use `feed`. Data is handed over a whole
@@ -572,12 +622,60 @@ test "chunked decoder: splitting the input at every index gives the same result"
 
 test "chunked decoder: an unfinished body needs more and large chunks are skipped whole" {
     var d = init(.{});
-    try testing.expectEqual(Result.need_more, d.feed("ffffffffffffffff\r\n"));
-    try testing.expectEqual(@as(u64, std.math.maxInt(u64)), d.size);
+    try testing.expectEqual(Result.need_more, d.feed("7fffffffffffffff\r\n"));
+    try testing.expectEqual(size_max, d.size);
     var data: [4096]u8 = @splat('x');
     try testing.expectEqual(Result.need_more, d.feed(&data));
-    try testing.expectEqual(std.math.maxInt(u64) - @as(u64, data.len), d.size);
+    try testing.expectEqual(size_max - @as(u64, data.len), d.size);
     try testing.expectEqual(Result.need_more, d.feed(""));
+}
+
+test "chunked decoder: sizes and their total stay below 2^63" {
+    var d = init(.{});
+    try testing.expectEqual(Result{ .invalid = .chunk_size_too_large }, d.feed("8000000000000000\r\n"));
+    d.reset();
+    try testing.expectEqual(Result{ .invalid = .chunk_size_too_large }, d.feed("ffffffffffffffff\r\n"));
+    // Two chunks whose sum passes the bound: the second size line is refused.
+    d.reset();
+    try testing.expectEqual(Result.need_more, d.feed("7fffffffffffffff\r\n"));
+    d.size = 0; // As if its data had been skipped.
+    d.state = .data_cr;
+    try testing.expectEqual(Result{ .invalid = .chunk_size_too_large }, d.feed("\r\n1\r\n"));
+}
+
+test "chunked decoder: trailers are dropped in place, at any split, final CRLF kept" {
+    // Framing and Host trailers are refused outright (see trailer_names_forbidden); the rest
+    // is dropped, whatever it names.
+    const allowed = "3\r\nabc\r\n0\r\nX-Forwarded-For: 6.6.6.6\r\nX-Sig: 1\r\n\r\nNEXT";
+    const expected = "3\r\nabc\r\n0\r\n\r\n";
+    for (0..allowed.len + 1) |cut| {
+        var d = init(.{});
+        var copy = allowed.*;
+        var out: [allowed.len]u8 = undefined;
+        var out_len: usize = 0;
+        var start: usize = 0;
+        var done = false;
+        for ([_]usize{ cut, allowed.len }) |end| {
+            if (done or end < start) continue;
+            const filtered = d.feedDroppingTrailers(copy[start..end]);
+            const kept_end = switch (filtered.result) {
+                .need_more => end - start,
+                .done => |n| blk: {
+                    done = true;
+                    break :blk n;
+                },
+                .invalid => return error.TestUnexpectedResult,
+            };
+            const kept = copy[start..][filtered.dropped..kept_end];
+            @memcpy(out[out_len..][0..kept.len], kept);
+            out_len += kept.len;
+            if (done) try testing.expectEqualStrings("NEXT", copy[start + kept_end ..]);
+            start = end;
+        }
+        try testing.expect(done);
+        try testing.expectEqualStrings(expected, out[0..out_len]);
+        try testing.expectEqual(@as(u64, 3), d.data_bytes);
+    }
 }
 
 test "chunked decoder: extension and trailer limits" {
@@ -600,5 +698,5 @@ test "chunked decoder: extension and trailer limits" {
 }
 
 test "chunked decoder: the decoder size is pinned" {
-    try testing.expectEqual(@as(usize, 48), @sizeOf(ChunkedDecoder));
+    try testing.expectEqual(@as(usize, 64), @sizeOf(ChunkedDecoder));
 }

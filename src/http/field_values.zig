@@ -21,6 +21,10 @@ comptime {
     assert(std.math.pow(u128, 10, content_length_digits_max) - 1 <= std.math.maxInt(u64));
 }
 
+/// The largest length accepted: 2^63 - 1. Many servers hold a length in a signed 64-bit
+/// integer; a larger value would wrap to a negative one there, so it is refused, not forwarded.
+pub const content_length_max: u64 = std.math.maxInt(i64);
+
 /// RFC 9110 §8.6: Content-Length = 1*DIGIT. `raw` is the value before OWS trimming.
 /// No sign, no inner whitespace and no comma list (RFC 9112 §6.3 item 5 lets a recipient
 /// collapse "5, 5"; a proxy must not, since its upstream may not).
@@ -34,6 +38,7 @@ pub fn parseContentLength(raw: []const u8) ?u64 {
         if (!chars.isDigit(c)) return null;
         value = value * 10 + (c - '0');
     }
+    if (value > content_length_max) return null;
     return value;
 }
 
@@ -168,9 +173,11 @@ test "field values: Content-Length is 1 to 19 plain digits" {
     try std.testing.expectEqual(@as(?u64, 0), parseContentLength("0"));
     try std.testing.expectEqual(@as(?u64, 42), parseContentLength(" 42 "));
     try std.testing.expectEqual(@as(?u64, 7), parseContentLength("007"));
-    try std.testing.expectEqual(@as(?u64, 9_999_999_999_999_999_999), parseContentLength(
-        "9999999999999999999",
+    try std.testing.expectEqual(@as(?u64, content_length_max), parseContentLength(
+        "9223372036854775807",
     ));
+    try std.testing.expectEqual(@as(?u64, null), parseContentLength("9223372036854775808"));
+    try std.testing.expectEqual(@as(?u64, null), parseContentLength("9999999999999999999"));
     const refused = [_][]const u8{
         "",
         " ",

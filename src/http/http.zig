@@ -19,6 +19,7 @@ pub const Limits = @import("message.zig").Limits;
 pub const RequestParser = @import("RequestParser.zig");
 pub const ResponseParser = @import("ResponseParser.zig");
 pub const ChunkedDecoder = @import("ChunkedDecoder.zig");
+pub const path = @import("path.zig");
 
 test {
     _ = @import("chars.zig");
@@ -30,6 +31,7 @@ test {
     _ = @import("RequestParser.zig");
     _ = @import("ResponseParser.zig");
     _ = @import("ChunkedDecoder.zig");
+    _ = @import("path.zig");
     _ = @import("fuzz.zig");
     _ = @import("bench.zig");
 }

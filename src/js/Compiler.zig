@@ -24,6 +24,8 @@ const Op = bytecode.Op;
 const Program = @import("Program.zig");
 const builtins = @import("builtins.zig");
 const string = @import("string.zig");
+const number = @import("number.zig");
+const fdlibm = @import("fdlibm.zig");
 
 const Compiler = @This();
 
@@ -1875,10 +1877,10 @@ fn foldNumber(node: *const Node, depth: u32) ?f64 {
                 .mul => x * y,
                 .div => x / y,
                 .mod => @rem(x, y),
-                .pow => ops.power(x, y),
-                .shl => @floatFromInt(number.toInt32(x) << @intCast(number.toUint32(y) & 31)),
-                .sar => @floatFromInt(number.toInt32(x) >> @intCast(number.toUint32(y) & 31)),
-                .shr => @floatFromInt(number.toUint32(x) >> @intCast(number.toUint32(y) & 31)),
+                .pow => fdlibm.pow(x, y),
+                .shl => @floatFromInt(number.toInt32(x) << shiftCount(y)),
+                .sar => @floatFromInt(number.toInt32(x) >> shiftCount(y)),
+                .shr => @floatFromInt(number.toUint32(x) >> shiftCount(y)),
                 .bit_and => @floatFromInt(number.toInt32(x) & number.toInt32(y)),
                 .bit_or => @floatFromInt(number.toInt32(x) | number.toInt32(y)),
                 .bit_xor => @floatFromInt(number.toInt32(x) ^ number.toInt32(y)),
@@ -1887,6 +1889,10 @@ fn foldNumber(node: *const Node, depth: u32) ?f64 {
         },
         else => return null,
     }
+}
+
+fn shiftCount(y: f64) u5 {
+    return @intCast(number.toUint32(y) & 31);
 }
 
 fn renderNode(c: *Compiler, out: *std.ArrayList(u8), node: *const Node, iterator: bool, depth: u32) RenderError!void {
@@ -2087,7 +2093,7 @@ fn binaryText(op: ast.BinaryOp) []const u8 {
 
 fn renderNumber(c: *Compiler, out: *std.ArrayList(u8), x: f64) RenderError!void {
     var buf: [32]u8 = undefined;
-    try out.appendSlice(c.arena, @import("number.zig").format(&buf, x));
+    try out.appendSlice(c.arena, number.format(&buf, x));
 }
 
 const DeepJob = struct {

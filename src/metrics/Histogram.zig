@@ -11,6 +11,7 @@
 //! the same bucket counts.
 const std = @import("std");
 const assert = std.debug.assert;
+const Counter = @import("../stdx/Counter.zig");
 
 const Histogram = @This();
 
@@ -48,29 +49,27 @@ comptime {
 
 /// Observations per bucket: `counts[i]` are those above bucket i-1's bound and at most
 /// bucket i's; the last is everything above the largest bound.
-counts: [buckets_count]u64 = @splat(0),
+counts: [buckets_count]Counter = @splat(.{}),
 /// Wraps after 584 years of summed latency, which is fine.
-sum_ns: u64 = 0,
+sum_ns: Counter = .{},
 
 pub fn observe(histogram: *Histogram, duration_ns: u64) void {
     // Most requests land in the first buckets, so a linear scan beats a binary search.
     var index: usize = 0;
     while (index < bounds_ns.len and duration_ns > bounds_ns[index]) index += 1;
-    histogram.counts[index] += 1;
-    histogram.sum_ns +%= duration_ns;
+    histogram.counts[index].add(1);
+    histogram.sum_ns.add(duration_ns);
 }
 
 /// Adds `other` (another thread's histogram) into `histogram` with relaxed loads.
 pub fn addRelaxed(histogram: *Histogram, other: *const Histogram) void {
-    for (&histogram.counts, &other.counts) |*total, *source| {
-        total.* +%= @atomicLoad(u64, source, .monotonic);
-    }
-    histogram.sum_ns +%= @atomicLoad(u64, &other.sum_ns, .monotonic);
+    for (&histogram.counts, &other.counts) |*total, *source| total.add(source.load());
+    histogram.sum_ns.add(other.sum_ns.load());
 }
 
 pub fn count(histogram: *const Histogram) u64 {
     var total: u64 = 0;
-    for (histogram.counts) |n| total +%= n;
+    for (&histogram.counts) |*n| total +%= n.load();
     return total;
 }
 
@@ -82,17 +81,17 @@ test "histogram: each observation lands in the first bucket whose bound is not b
     histogram.observe(bounds_ns[bounds_ns.len - 1]);
     histogram.observe(bounds_ns[bounds_ns.len - 1] + 1);
     histogram.observe(std.math.maxInt(u64) / 2);
-    try std.testing.expectEqual(@as(u64, 2), histogram.counts[0]);
-    try std.testing.expectEqual(@as(u64, 1), histogram.counts[1]);
-    try std.testing.expectEqual(@as(u64, 1), histogram.counts[bounds_ns.len - 1]);
-    try std.testing.expectEqual(@as(u64, 2), histogram.counts[bounds_ns.len]);
+    try std.testing.expectEqual(@as(u64, 2), histogram.counts[0].load());
+    try std.testing.expectEqual(@as(u64, 1), histogram.counts[1].load());
+    try std.testing.expectEqual(@as(u64, 1), histogram.counts[bounds_ns.len - 1].load());
+    try std.testing.expectEqual(@as(u64, 2), histogram.counts[bounds_ns.len].load());
     try std.testing.expectEqual(@as(u64, 6), histogram.count());
 
     var total: Histogram = .{};
     total.addRelaxed(&histogram);
     total.addRelaxed(&histogram);
     try std.testing.expectEqual(@as(u64, 12), total.count());
-    try std.testing.expectEqual(histogram.sum_ns *% 2, total.sum_ns);
+    try std.testing.expectEqual(histogram.sum_ns.load() *% 2, total.sum_ns.load());
 }
 
 test "histogram: the le texts are the bounds in seconds" {

@@ -72,6 +72,11 @@ pub fn int(json: *Json, value: u64) Error!void {
     try json.writer.print("{d}", .{value});
 }
 
+pub fn @"null"(json: *Json) Error!void {
+    try json.beforeValue();
+    try json.writer.writeAll("null");
+}
+
 pub fn boolean(json: *Json, value: bool) Error!void {
     try json.beforeValue();
     try json.writer.writeAll(if (value) "true" else "false");

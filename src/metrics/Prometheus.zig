@@ -82,15 +82,15 @@ pub fn histogram(
 ) Error!void {
     comptime assertName(name);
     var cumulative: u64 = 0;
-    for (value.counts, 0..) |count, index| {
-        cumulative +%= count;
+    for (&value.counts, 0..) |*count, index| {
+        cumulative +%= count.load();
         const le = if (index < Histogram.bounds_text.len) Histogram.bounds_text[index] else "+Inf";
         try prometheus.writer.writeAll(name ++ "_bucket");
         try prometheus.labelSet(labels, .{ .name = "le", .value = le });
         try prometheus.writer.print(" {d}\n", .{cumulative});
     }
     assert(cumulative == value.count());
-    try prometheus.sampleSeconds(name ++ "_sum", labels, value.sum_ns);
+    try prometheus.sampleSeconds(name ++ "_sum", labels, value.sum_ns.load());
     try prometheus.sample(name ++ "_count", labels, cumulative);
 }
 

@@ -1,8 +1,9 @@
-//! What the admin listener shows, as plain data: the process, its configuration's reloads,
-//! every route, every pool and each pool's backends. The control thread fills one
-//! (runtime/control.zig sums the workers' counters into it) and this file renders it as
-//! Prometheus text (`/metrics`) or JSON (`/status`). Keeping the data plain keeps metrics/ below
-//! every other layer (it imports only std) and lets the renderers be tested with made-up values.
+//! What the admin listener and the stats line show, as plain data: the process, its
+//! configuration's reloads, every route, every pool and each pool's backends. The control
+//! thread fills one (runtime/collector.zig sums the workers' counters into it) and this file
+//! renders it as Prometheus text (`/metrics`), JSON (`/status`) or the stats line that SIGUSR2
+//! and the exit log. Keeping the data plain keeps metrics/ below
+//! every layer but stdx/ and lets the renderers be tested with made-up values.
 //!
 //! Sizing: a rendering needs at most `render_bytes_max` bytes: a fixed part plus a budget per
 //! pool, per backend and per route, summed for the largest configuration a reload may bring
@@ -19,7 +20,7 @@ const Json = @import("Json.zig");
 const Snapshot = @This();
 
 // Config's bounds (`pools_count_max`, `backends_count_max`, `routes_count_max` and the name
-// lengths), repeated here so metrics/ imports only std; runtime/control.zig asserts they agree.
+// lengths), repeated here so metrics/ does not import config/; runtime/collector.zig asserts they agree.
 pub const pools_max = 16;
 pub const backends_max = 64;
 pub const routes_max = 64;
@@ -78,6 +79,8 @@ pub const Pool = struct {
     counters: Counters = .{},
     /// Request durations, head parsed to exchange over, all workers.
     latency: Histogram = .{},
+    /// Responses sluice answered itself for the pool's requests, by class.
+    own_responses: [classes.len]u64 = @splat(0),
     backends_count: u32 = 0,
     backends: [backends_max]Backend = undefined,
 
@@ -86,9 +89,10 @@ pub const Pool = struct {
         return pool.backends[0..pool.backends_count];
     }
 
-    /// Responses relayed from the pool's backends by class: the sum over its backends.
+    /// Every response sent for the pool: relayed from its backends, or answered by sluice
+    /// itself (a 502 for a failed backend, a 503 with none available, a 413...).
     pub fn responses(pool: *const Pool) [classes.len]u64 {
-        var total: [classes.len]u64 = @splat(0);
+        var total: [classes.len]u64 = pool.own_responses;
         for (pool.backendsSlice()) |*backend| {
             for (&total, backend.responses) |*sum, n| sum.* +%= n;
         }
@@ -138,6 +142,8 @@ pub const Backend = struct {
     in_flight: u64,
     /// Responses relayed from it, by class.
     responses: [classes.len]u64,
+    /// Tries sent to it (retries count on the backend they went to).
+    requests: u64 = 0,
 };
 
 pub const Route = struct {
@@ -313,7 +319,7 @@ fn writePoolsPrometheus(snapshot: *const Snapshot, p: *Prometheus) Prometheus.Er
         }
     }
     const responses = "sluice_responses_total";
-    try p.family(responses, .counter, "Responses relayed from the pool's backends, by status class.");
+    try p.family(responses, .counter, "Responses for the pool's requests, by status class: relayed from its backends or answered by sluice (502, 503, 504, 413).");
     for (pools) |*pool| {
         for (pool.responses(), classes) |count, class| {
             const labels = [_]Prometheus.Label{
@@ -360,6 +366,11 @@ fn writeBackendsPrometheus(snapshot: *const Snapshot, p: *Prometheus) Prometheus
                 try p.sample(gauge[0], &backendLabels(pool, backend), value);
             }
         }
+    }
+    const requests = "sluice_backend_requests_total";
+    try p.family(requests, .counter, "Tries sent to the backend (a retry counts on the backend it went to).");
+    for (pools) |*pool| {
+        for (pool.backendsSlice()) |*backend| try p.sample(requests, &backendLabels(pool, backend), backend.requests);
     }
     const responses = "sluice_backend_responses_total";
     try p.family(responses, .counter, "Responses relayed from the backend, by status class.");
@@ -463,6 +474,51 @@ fn writePoolStatus(pool: *const Pool, json: *Json) Json.Error!void {
     try json.endArray();
     try json.endObject();
 }
+
+// ---------------------------------------------------------------------------------------------
+// The stats line (SIGUSR2, and at exit)
+
+/// The stats line's fields, after its label: process figures as they are, pool figures summed
+/// over the pools. They are the values `/metrics` and `/status` show for the same snapshot, so
+/// the line and a scrape never disagree about scope (both are the current generation's; see
+/// runtime/collector.zig).
+pub fn writeStats(snapshot: *const Snapshot, w: *std.Io.Writer) std.Io.Writer.Error!void {
+    var in_flight: u64 = 0;
+    var connections_open: u64 = 0;
+    var retries: u64 = 0;
+    var retries_refused_by_budget: u64 = 0;
+    var ejections: u64 = 0;
+    var backends_available: u64 = 0;
+    for (snapshot.poolsSlice()) |*pool| {
+        retries += pool.counters.retries;
+        retries_refused_by_budget += pool.counters.retries_refused_by_budget;
+        ejections += pool.counters.ejections;
+        backends_available += pool.backendsAvailable();
+        for (pool.backendsSlice()) |*backend| {
+            in_flight += backend.in_flight;
+            connections_open += backend.connections_open;
+        }
+    }
+    try w.print("heap_allocations_after_startup={d} connections_active={d} buffers_in_use={d} " ++
+        "upstream_requests_in_flight={d} upstream_connections_open={d} retries={d} " ++
+        "retries_refused_by_budget={d} ejections={d} backends_available={d} config_generation={d}", .{
+        snapshot.heap_allocations_after_startup,
+        snapshot.connections_active,
+        snapshot.buffers_in_use,
+        in_flight,
+        connections_open,
+        retries,
+        retries_refused_by_budget,
+        ejections,
+        backends_available,
+        snapshot.config_generation,
+    });
+}
+
+/// The longest stats line `writeStats` writes: every value at 20 digits.
+pub const stats_bytes_max = 10 * (20 + 1) + "heap_allocations_after_startup=connections_active=".len +
+    "buffers_in_use=upstream_requests_in_flight=upstream_connections_open=retries=".len +
+    "retries_refused_by_budget=ejections=backends_available=config_generation=".len;
 
 // ---------------------------------------------------------------------------------------------
 
@@ -637,7 +693,7 @@ test "snapshot: families with nothing to sample are left out" {
     w = .fixed(&buffer);
     try snapshot.writePrometheus(&w);
     const without = try expectFamiliesOnce(w.buffered());
-    const per_pool = pool_counters.len + 4 + backend_gauges.len + 1;
+    const per_pool = pool_counters.len + 4 + backend_gauges.len + 2;
     try testing.expectEqual(with_pools - per_pool, without);
     try testing.expect(std.mem.find(u8, w.buffered(), "pool=") == null);
 }
@@ -717,8 +773,8 @@ fn worstSnapshot(snapshot: *Snapshot, name_byte: u8) void {
         inline for (@typeInfo(Counters).@"struct".field_names) |name| {
             @field(pool.counters, name) = max;
         }
-        pool.latency.counts = @splat(max / Histogram.buckets_count);
-        pool.latency.sum_ns = max;
+        for (&pool.latency.counts) |*count| count.set(max / Histogram.buckets_count);
+        pool.latency.sum_ns.set(max);
         pool.backends_count = backends_max;
         for (&pool.backends) |*backend| backend.* = .{
             .address = long_address,
@@ -781,4 +837,38 @@ test "snapshot: the worst case renders within render_bytes_max, each part within
             try testing.expect(part[1] < part[2] / 4 * 3);
         }
     }
+}
+
+test "snapshot: the stats line sums the pools /metrics and /status show" {
+    var snapshot: Snapshot = undefined;
+    testSnapshot(&snapshot);
+    snapshot.heap_allocations_after_startup = 1;
+    snapshot.buffers_in_use = 2;
+    snapshot.pools[0].counters.retries = 5;
+    snapshot.pools[1].counters.retries = 2;
+    snapshot.pools[1].counters.retries_refused_by_budget = 3;
+    snapshot.pools[0].counters.ejections = 4;
+    var buffer: [stats_bytes_max]u8 = undefined;
+    var w: std.Io.Writer = .fixed(&buffer);
+    try snapshot.writeStats(&w);
+    // Three backends, each with one request in flight and four connections; "app"'s second
+    // is ejected.
+    try testing.expectEqualStrings("heap_allocations_after_startup=1 connections_active=3 " ++
+        "buffers_in_use=2 upstream_requests_in_flight=3 upstream_connections_open=12 retries=7 " ++
+        "retries_refused_by_budget=3 ejections=4 backends_available=2 config_generation=3", w.buffered());
+
+    // The largest values fit `stats_bytes_max`.
+    snapshot.heap_allocations_after_startup = std.math.maxInt(u64);
+    snapshot.connections_active = std.math.maxInt(u64);
+    snapshot.buffers_in_use = std.math.maxInt(u64);
+    snapshot.config_generation = std.math.maxInt(u64);
+    snapshot.pools_count = 1;
+    snapshot.pools[0].backends_count = 1;
+    snapshot.pools[0].backends[0].in_flight = std.math.maxInt(u64);
+    snapshot.pools[0].backends[0].connections_open = std.math.maxInt(u64);
+    snapshot.pools[0].counters.retries = std.math.maxInt(u64);
+    snapshot.pools[0].counters.retries_refused_by_budget = std.math.maxInt(u64);
+    snapshot.pools[0].counters.ejections = std.math.maxInt(u64);
+    w = .fixed(&buffer);
+    try snapshot.writeStats(&w);
 }

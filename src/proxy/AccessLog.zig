@@ -13,6 +13,7 @@ const assert = std.debug.assert;
 const StaticAllocator = @import("../stdx/StaticAllocator.zig");
 const Json = @import("../metrics/Json.zig");
 const Config = @import("../config/Config.zig");
+const Loop = @import("../loop/loop.zig").Loop;
 
 const AccessLog = @This();
 
@@ -29,6 +30,10 @@ filling: u1 = 0,
 len: u32 = 0,
 format: Format,
 dropped: std.atomic.Value(u64) = .init(0),
+/// The writer's loop (the control thread's), woken when a buffer is handed over because it is
+/// full, so that a burst is written out at once rather than at the next periodic flush. Null
+/// until the writer starts; set by the control thread, read by the worker.
+writer_loop: std.atomic.Value(?*Loop) = .init(null),
 /// The wall clock's second that `time_text` shows (formatting dates is not free; one per
 /// second is enough).
 time_second: i64 = -1,
@@ -59,6 +64,15 @@ pub const Entry = struct {
     duration_ns: u64,
     /// Empty when no backend was reached.
     backend: []const u8,
+    /// From the first try's start to the end of the exchange; null when no backend was tried.
+    upstream_ns: ?u64 = null,
+    /// Backends tried (retries included).
+    tries: u8 = 0,
+    /// Why sluice ended the exchange itself (`Failure` names such as `upstream_reset`, or
+    /// `upstream_response_incomplete`); empty when it ended normally.
+    reason: []const u8 = "",
+    /// Bytes read from the client: head, body and, for an upgrade, what went through the tunnel.
+    request_bytes: u64 = 0,
     referer: []const u8,
     user_agent: []const u8,
 };
@@ -67,8 +81,10 @@ pub const Entry = struct {
 pub fn append(log: *AccessLog, entry: *const Entry, now_s: i64) void {
     if (log.time_second != now_s) log.formatTime(now_s);
     if (log.tryAppend(entry)) return;
-    // Full: hand this buffer over and try once in the other.
-    if (!log.publish() or !log.tryAppend(entry)) {
+    // Full: hand this buffer over, ask for it to be written now, and try once in the other.
+    const published = log.publish();
+    if (log.writer_loop.load(.acquire)) |loop| loop.wake();
+    if (!published or !log.tryAppend(entry)) {
         _ = log.dropped.fetchAdd(1, .monotonic);
     }
 }
@@ -130,7 +146,19 @@ fn writeCombined(log: *const AccessLog, w: *std.Io.Writer, e: *const Entry) std.
     try writeEscaped(w, if (e.referer.len == 0) "-" else e.referer);
     try w.writeAll("\" \"");
     try writeEscaped(w, if (e.user_agent.len == 0) "-" else e.user_agent);
-    try w.writeAll("\"\n");
+    // sluice's extras after the standard fields (docs/CONFIG.md "Access log"): the backend,
+    // upstream time in seconds, tries, the reason sluice ended the exchange, request bytes.
+    try w.writeAll("\" \"");
+    try writeEscaped(w, if (e.backend.len == 0) "-" else e.backend);
+    try w.writeAll("\" ");
+    if (e.upstream_ns) |ns| try writeSeconds(w, ns) else try w.writeByte('-');
+    try w.print(" {d} {s} {d}\n", .{ e.tries, if (e.reason.len == 0) "-" else e.reason, e.request_bytes });
+}
+
+/// Seconds with millisecond precision, as nginx prints `$upstream_response_time`.
+fn writeSeconds(w: *std.Io.Writer, ns: u64) std.Io.Writer.Error!void {
+    const ms = ns / std.time.ns_per_ms;
+    try w.print("{d}.{d:0>3}", .{ ms / 1000, ms % 1000 });
 }
 
 fn writeJson(log: *const AccessLog, w: *std.Io.Writer, e: *const Entry) std.Io.Writer.Error!void {
@@ -146,6 +174,11 @@ fn writeJson(log: *const AccessLog, w: *std.Io.Writer, e: *const Entry) std.Io.W
     try json.key("duration_s");
     try json.seconds(e.duration_ns);
     try json.fieldString("backend", e.backend);
+    try json.key("upstream_s");
+    if (e.upstream_ns) |ns| try json.seconds(ns) else try json.null();
+    try json.fieldInt("tries", e.tries);
+    try json.fieldString("reason", e.reason);
+    try json.fieldInt("request_bytes", e.request_bytes);
     try json.fieldString("referer", e.referer);
     try json.fieldString("user_agent", e.user_agent);
     try json.endObject();
@@ -204,6 +237,9 @@ const example: Entry = .{
     .bytes_sent = 1234,
     .duration_ns = 1_500_000,
     .backend = "10.0.0.5:9000",
+    .upstream_ns = 1_200_000,
+    .tries = 1,
+    .request_bytes = 77,
     .referer = "",
     .user_agent = "curl/8.0",
 };
@@ -221,7 +257,7 @@ test "access log: combined and json lines" {
     defer out.deinit(testing.allocator);
     log.drainPublished(&out, collect);
     try testing.expectEqualStrings("10.0.0.9 - - [22/Nov/2026:08:34:00 +0000] \"GET /a?b=\\x22c\\x22 " ++
-        "HTTP/1.1\" 200 1234 \"-\" \"curl/8.0\"\n", out.items);
+        "HTTP/1.1\" 200 1234 \"-\" \"curl/8.0\" \"10.0.0.5:9000\" 0.001 1 - 77\n", out.items);
 
     var json_log: AccessLog = try .init(testing.allocator, .json);
     defer json_log.deinit(testing.allocator);
@@ -234,6 +270,8 @@ test "access log: combined and json lines" {
     try testing.expectEqualStrings("2026-11-22T08:34:00Z", parsed.value.object.get("time").?.string);
     try testing.expectEqual(@as(i64, 200), parsed.value.object.get("status").?.integer);
     try testing.expectEqualStrings("/a?b=\"c\"", parsed.value.object.get("target").?.string);
+    try testing.expectEqual(@as(i64, 1), parsed.value.object.get("tries").?.integer);
+    try testing.expectEqualStrings("", parsed.value.object.get("reason").?.string);
 }
 
 test "access log: full buffers are handed over, then lines are dropped, never blocked" {

@@ -11,7 +11,8 @@ const std = @import("std");
 const assert = std.debug.assert;
 
 const Config = @import("../config/Config.zig");
-const PoolInstance = @import("PoolInstance.zig");
+const Pool = @import("../upstream/Pool.zig");
+const Counter = @import("../stdx/Counter.zig");
 
 const Generation = @This();
 
@@ -19,16 +20,18 @@ const Generation = @This();
 number: u64,
 config: *const Config,
 /// `pools[i]` serves `config.pools()[i]`.
-pools: []const *PoolInstance,
+pools: []const *Pool,
 /// The worker listener slot of each of `config.listeners()`.
 listener_slots: []const u8,
 /// The worker timer queues this generation's pools use: `timeouts.durations[0..timeouts_count]`.
 timeouts: *const Timeouts,
 timeouts_count: u32,
+/// The timer queue slot of each route's tunnel idle timeout, then (last) of the default one.
+tunnel_slots: []const u8,
 /// Workers that have not let go of this generation yet (one each at publication).
 holders: std.atomic.Value(u32),
 /// Requests each route took, one row per worker (each written by its worker only).
-route_requests: []const []u64,
+route_requests: []const []Counter,
 
 /// The durations of the worker timer queues upstream timeouts use, one queue per distinct
 /// duration, shared by every pool and generation with that timeout. Append-only and owned by

@@ -1,18 +1,23 @@
-//! One worker's proxy: its session slots, buffers, timer queues, counters and the
-//! configuration generations it serves: everything a `Session` reaches for. The pools'
-//! per-worker state (connections, balancer, retry budget) is in `Upstream`, one per pool
+//! One worker's proxy: its connection and exchange slots, buffers, timer queues, counters and
+//! the configuration generations it serves: everything a `Connection` or an `Exchange`
+//! reaches for. The pools'
+//! per-worker state (connections, balancer, retry budget) is in `LocalPool`, one per pool
 //! instance, reached through the generation. The worker (runtime/) owns the thread, the loop
 //! and the listeners, hands accepted connections to `startSession`, hands new generations to
 //! `adopt`, and is told through `on_slot_free` when a full proxy can take connections again.
 //! Keeping this here keeps the layering one way: proxy/ never imports runtime/.
 //!
 //! Memory sizing (allocated in `init`, on the control thread, before the first accept):
-//!   sessions        = ceil(connections_max / workers)
-//!   buffers         = 2 * sessions              (client side + upstream side per session)
-//!   buffer bytes    = header_bytes_max + rewrite headroom, rounded up to a page
-//!   header fields   = sessions * headers_count_max (one array per session, shared by its
-//!                     request and response parser, which never run at the same time)
-//! and with each pool instance (PoolInstance, per worker):
+//!   sessions        = ceil(connections_max / workers): connection slots, and as many
+//!                     exchange slots (one exchange per HTTP/1.1 connection at a time)
+//!   buffers         = 2 * sessions              (a connection's, and its exchange's upstream
+//!                                                side)
+//!   buffer bytes    = max(header_bytes_max, response_header_bytes_max) + rewrite headroom,
+//!                     rounded up to a page
+//!   header fields   = sessions * (headers_count_max + response_headers_count_max): per
+//!                     exchange slot its request's fields (kept for its whole life: routing,
+//!                     replays, the log) and its response's
+//! and with each pool instance (Pool, per worker):
 //!   upstream conns  = sessions + backends * keepalive_max
 //!
 //! Generations: each exchange holds the generation it started on (`holdCurrent`), counted in
@@ -32,13 +37,16 @@ const StaticAllocator = @import("../stdx/StaticAllocator.zig");
 const BufferPool = @import("../stdx/BufferPool.zig");
 const Config = @import("../config/Config.zig");
 const http = @import("../http/http.zig");
-const Upstream = @import("Upstream.zig");
+const LocalPool = @import("../upstream/LocalPool.zig");
 const Generation = @import("Generation.zig");
 const AccessLog = @import("AccessLog.zig");
-const Session = @import("Session.zig");
+const Connection = @import("Connection.zig");
+const Exchange = @import("Exchange.zig");
 const Failure = @import("failure.zig").Failure;
 const Histogram = @import("../metrics/Histogram.zig");
-const PoolInstance = @import("PoolInstance.zig");
+const Pool = @import("../upstream/Pool.zig");
+const log = @import("../stdx/log.zig");
+const Counter = @import("../stdx/Counter.zig");
 
 const Proxy = @This();
 
@@ -46,7 +54,7 @@ loop: *Loop,
 /// The process-wide settings (limits, client timeouts, trusted proxies): the start-up
 /// configuration, which a reload may not change. Routes and pools come from `generation`.
 config: *const Config,
-/// This worker's index: its `Upstream` in each pool instance.
+/// This worker's index: its `LocalPool` in each pool instance.
 worker_index: u32,
 /// The newest generation adopted: new exchanges use it.
 generation: *const Generation,
@@ -57,14 +65,26 @@ current_hold: u8 = 0,
 /// registered with the loop.
 pool_queues: [Generation.Timeouts.count_max]TimerQueue = undefined,
 pool_queues_count: u32 = 0,
-sessions: []Session,
-/// Slots `sessions[0..sessions_touched]` have been initialized. A slot is initialized when
-/// first used, so the pages of slots a quiet worker never needs are never touched and idle
-/// RSS follows peak concurrency, not the connection limit.
-sessions_touched: u32 = 0,
-free_sessions: []u32,
-free_sessions_count: u32,
-headers: []http.Header,
+/// Client connection slots. Slots `connections[0..connections_touched]` have been
+/// initialized: a slot is initialized when first used, so the pages of slots a quiet worker
+/// never needs are never touched and idle RSS follows peak concurrency, not the limit.
+connections: []Connection,
+connections_touched: u32 = 0,
+free_connections: []u32,
+free_connections_count: u32,
+/// Exchange slots, one per connection slot (an HTTP/1.1 connection has at most one exchange
+/// at a time), taken when a request head starts and given back when it ends. The free list
+/// is a stack, so a worker keeps reusing the same few hot slots and their field arrays.
+exchanges: []Exchange,
+exchanges_touched: u32 = 0,
+free_exchanges: []u32,
+free_exchanges_count: u32,
+/// Per exchange slot: its request fields, then its response fields.
+request_fields: []http.Header,
+response_fields: []http.Header,
+/// Where routing writes a request's normalised path (Router.Request.fromHead); one per worker,
+/// as routing finishes before anything else runs on the loop.
+path_scratch: []u8,
 buffers: BufferPool,
 queues: Queues,
 buffer_trim_timer: loop_ns.Timer = .{},
@@ -77,6 +97,7 @@ draining: bool = false,
 /// Read by the control thread.
 connections_active: std.atomic.Value(u32) = .init(0),
 stats: Stats = .{},
+warn_limiter: WarnLimiter = .{},
 on_slot_free: SlotFreeCallback,
 
 /// Generations a worker may hold at once: the current one and those whose exchanges are still
@@ -110,40 +131,70 @@ pub const Queues = struct {
     generations: TimerQueue,
 };
 
-/// Worker-wide counters; a pool's are in its `Upstream.stats`.
+/// Worker-wide counters (written by the worker, read by the control thread: `Counter`); a
+/// pool's are in its `LocalPool.stats`.
 pub const Stats = struct {
-    client_errors: u64 = 0,
-    client_timeouts: u64 = 0,
-    idle_parks: u64 = 0,
-    buffers_trimmed: u64 = 0,
+    client_errors: Counter = .{},
+    client_timeouts: Counter = .{},
+    idle_parks: Counter = .{},
+    buffers_trimmed: Counter = .{},
     /// Requests no route matched (answered 404 by sluice).
-    requests_unrouted: u64 = 0,
+    requests_unrouted: Counter = .{},
     /// Fixed responses and redirects answered by sluice itself, the 404s above included.
-    local_responses: u64 = 0,
+    local_responses: Counter = .{},
+    /// Request fields dropped because their name has an underscore (`header_underscores`).
+    underscore_fields_dropped: Counter = .{},
     /// Requests refused with an error before they reached a pool (bad requests, timeouts
     /// reading the head): their durations.
     latency: Histogram = .{},
 };
 
+/// Warnings about failures are rate limited per kind: at most one line per kind per second
+/// per worker, with a count of those not shown, so a backend failing every request does not
+/// flood the log while its first failure is still seen at once.
+pub const WarnLimiter = struct {
+    last_ns: [kinds_count]u64 = @splat(0),
+    suppressed: [kinds_count]u32 = @splat(0),
+
+    pub const kinds_count = @typeInfo(@typeInfo(Failure).@"union".tag_type.?).@"enum".field_names.len + 1;
+    /// The extra kind: request fields dropped for an underscore.
+    pub const underscore_kind = kinds_count - 1;
+    const interval_ns = std.time.ns_per_s;
+
+    /// Whether to write a line for `kind` now; if so, `suppressed` says how many were not.
+    fn allow(limiter: *WarnLimiter, kind: usize, now_ns: u64) ?u32 {
+        if (limiter.last_ns[kind] != 0 and now_ns -| limiter.last_ns[kind] < interval_ns) {
+            limiter.suppressed[kind] +|= 1;
+            return null;
+        }
+        limiter.last_ns[kind] = @max(now_ns, 1);
+        const suppressed = limiter.suppressed[kind];
+        limiter.suppressed[kind] = 0;
+        return suppressed;
+    }
+};
+
 /// Counts a failure where it belongs: the pool's counters when the exchange had one.
-pub fn countFailure(proxy: *Proxy, upstream: ?*Upstream, failure: Failure) void {
+/// `answered`: the client gets the failure's response (nothing of another had started).
+pub fn countFailure(proxy: *Proxy, upstream: ?*LocalPool, failure: Failure, answered: bool) void {
     const status = failure.status();
     const stats = if (upstream) |u| &u.stats else {
-        if (status < 500) proxy.stats.client_errors += 1;
+        if (status < 500) proxy.stats.client_errors.add(1);
         return;
     };
-    if (failure == .no_backend_available) stats.no_backend_available += 1;
+    if (answered) stats.own_responses[status / 100 - 1].add(1);
+    if (failure == .no_backend_available) stats.no_backend_available.add(1);
     switch (status) {
-        503 => stats.overloaded += 1,
-        500...502, 504...599 => stats.upstream_errors += 1,
-        else => proxy.stats.client_errors += 1,
+        503 => stats.overloaded.add(1),
+        500...502, 504...599 => stats.upstream_errors.add(1),
+        else => proxy.stats.client_errors.add(1),
     }
 }
 
 /// Two short waits share one queue: how long a connection
 /// waiting for its next request keeps its buffer before returning it to the pool
-/// (Session.parkBuffer), long enough that a client sending requests back to back never pays
-/// for it; and how long an error response may take to be read before we close (Session.fail).
+/// (Connection.parkBuffer), long enough that a client sending requests back to back never pays
+/// for it; and how long an error response may take to be read before we close (the linger).
 /// Both shrink with a client idle timeout under a second.
 const short_ns = 1 * std.time.ns_per_s;
 
@@ -165,16 +216,26 @@ pub fn init(
     on_slot_free: SlotFreeCallback,
 ) !void {
     const buffers_count = 2 * sessions_count;
-    const headers_per_session: u32 = config.headers_count_max;
 
-    // Untouched until used: slots are initialized on first use (`startSession`).
-    const sessions = try StaticAllocator.allocUntouched(allocator, Session, null, sessions_count);
-    errdefer allocator.free(sessions);
-    const free_sessions = try allocator.alloc(u32, sessions_count);
-    errdefer allocator.free(free_sessions);
-    const headers_count = @as(usize, sessions_count) * headers_per_session;
-    const headers = try StaticAllocator.allocUntouched(allocator, http.Header, null, headers_count);
-    errdefer allocator.free(headers);
+    // Untouched until used: slots are initialized on first use (`startSession`,
+    // `acquireExchange`).
+    const connections = try StaticAllocator.allocUntouched(allocator, Connection, null, sessions_count);
+    errdefer allocator.free(connections);
+    const free_connections = try allocator.alloc(u32, sessions_count);
+    errdefer allocator.free(free_connections);
+    const exchanges = try StaticAllocator.allocUntouched(allocator, Exchange, null, sessions_count);
+    errdefer allocator.free(exchanges);
+    const free_exchanges = try allocator.alloc(u32, sessions_count);
+    errdefer allocator.free(free_exchanges);
+    const request_fields_count = @as(usize, sessions_count) * config.headers_count_max;
+    const request_fields = try StaticAllocator.allocUntouched(allocator, http.Header, null, request_fields_count);
+    errdefer allocator.free(request_fields);
+    const response_fields_count = @as(usize, sessions_count) * config.response_headers_count_max;
+    const response_fields = try StaticAllocator.allocUntouched(allocator, http.Header, null, response_fields_count);
+    errdefer allocator.free(response_fields);
+    const path_scratch_bytes = http.path.growth_factor_max * @as(usize, config.target_bytes_max);
+    const path_scratch = try StaticAllocator.allocUntouched(allocator, u8, null, path_scratch_bytes);
+    errdefer allocator.free(path_scratch);
     var buffers = try BufferPool.init(allocator, buffers_count, config.bufferBytes());
     errdefer buffers.deinit(allocator);
 
@@ -183,10 +244,15 @@ pub fn init(
         .config = config,
         .worker_index = worker_index,
         .generation = generation,
-        .sessions = sessions,
-        .free_sessions = free_sessions,
-        .free_sessions_count = sessions_count,
-        .headers = headers,
+        .connections = connections,
+        .free_connections = free_connections,
+        .free_connections_count = sessions_count,
+        .exchanges = exchanges,
+        .free_exchanges = free_exchanges,
+        .free_exchanges_count = sessions_count,
+        .request_fields = request_fields,
+        .response_fields = response_fields,
+        .path_scratch = path_scratch,
         .buffers = buffers,
         .queues = .{
             .client_header = .init(config.client_header_timeout_ns),
@@ -202,17 +268,22 @@ pub fn init(
     if (config.access_log.enabled()) {
         proxy.access_log = try AccessLog.init(allocator, config.access_log.format);
     }
-    // Lowest index on top: new slots are taken in order, so `sessions_touched` is a prefix.
-    for (free_sessions, 0..) |*slot, i| slot.* = @intCast(sessions_count - 1 - i);
+    // Lowest index on top: new slots are taken in order, so `*_touched` is a prefix.
+    for (free_connections, 0..) |*slot, i| slot.* = @intCast(sessions_count - 1 - i);
+    for (free_exchanges, 0..) |*slot, i| slot.* = @intCast(sessions_count - 1 - i);
     assert(proxy.buffers.availableCount() == 2 * sessions_count);
 }
 
 pub fn deinit(proxy: *Proxy, allocator: std.mem.Allocator) void {
-    if (proxy.access_log) |*log| log.deinit(allocator);
+    if (proxy.access_log) |*access_log| access_log.deinit(allocator);
     proxy.buffers.deinit(allocator);
-    allocator.free(proxy.headers);
-    allocator.free(proxy.free_sessions);
-    allocator.free(proxy.sessions);
+    allocator.free(proxy.path_scratch);
+    allocator.free(proxy.response_fields);
+    allocator.free(proxy.request_fields);
+    allocator.free(proxy.free_exchanges);
+    allocator.free(proxy.exchanges);
+    allocator.free(proxy.free_connections);
+    allocator.free(proxy.connections);
     proxy.* = undefined;
 }
 
@@ -243,40 +314,73 @@ const buffer_trim_interval_ns = 5 * std.time.ns_per_s;
 const buffers_kept_warm = 64;
 
 fn trimBuffersCallback(proxy: *Proxy) void {
-    proxy.stats.buffers_trimmed += proxy.buffers.trim(buffers_kept_warm);
+    proxy.stats.buffers_trimmed.add(proxy.buffers.trim(buffers_kept_warm));
     proxy.loop.timerArm(&proxy.queues.buffer_trim, &proxy.buffer_trim_timer, Proxy, proxy, trimBuffersCallback);
 }
 
 pub fn hasFreeSession(proxy: *const Proxy) bool {
-    return proxy.free_sessions_count > 0;
+    return proxy.free_connections_count > 0;
 }
 
 /// Serves an accepted connection. The caller checked `hasFreeSession`.
 pub fn startSession(proxy: *Proxy, fd: linux.fd_t, peer: Address, listener_slot: u8) void {
-    assert(proxy.free_sessions_count > 0);
+    assert(proxy.free_connections_count > 0);
     assert(!proxy.draining);
-    proxy.free_sessions_count -= 1;
-    const index = proxy.free_sessions[proxy.free_sessions_count];
-    const session = &proxy.sessions[index];
-    if (index == proxy.sessions_touched) {
-        const per_session: usize = proxy.config.headers_count_max;
-        session.* = .init(proxy, proxy.headers[index * per_session ..][0..per_session]);
-        proxy.sessions_touched += 1;
+    proxy.free_connections_count -= 1;
+    const index = proxy.free_connections[proxy.free_connections_count];
+    const connection = &proxy.connections[index];
+    if (index == proxy.connections_touched) {
+        connection.* = .{ .proxy = proxy };
+        proxy.connections_touched += 1;
     }
-    assert(index < proxy.sessions_touched);
+    assert(index < proxy.connections_touched);
     _ = proxy.connections_active.fetchAdd(1, .monotonic);
-    session.start(fd, peer, listener_slot);
+    connection.start(fd, peer, listener_slot);
 }
 
-/// Called by a session once it is finalized.
-pub fn releaseSession(proxy: *Proxy, session: *Session) void {
-    const index: u32 = @intCast(session - proxy.sessions.ptr);
-    assert(index < proxy.sessions_touched);
-    assert(proxy.free_sessions_count < proxy.sessions.len);
-    proxy.free_sessions[proxy.free_sessions_count] = index;
-    proxy.free_sessions_count += 1;
+/// Called by a connection once it is finalized.
+pub fn releaseSession(proxy: *Proxy, connection: *Connection) void {
+    const index: u32 = @intCast(connection - proxy.connections.ptr);
+    assert(index < proxy.connections_touched);
+    assert(proxy.free_connections_count < proxy.connections.len);
+    assert(connection.state == .free);
+    proxy.free_connections[proxy.free_connections_count] = index;
+    proxy.free_connections_count += 1;
     _ = proxy.connections_active.fetchSub(1, .monotonic);
     proxy.on_slot_free.function(proxy.on_slot_free.context);
+}
+
+/// An exchange slot for a request whose head begins. There is one per connection slot and an
+/// HTTP/1.1 connection has at most one exchange, so one is always free.
+pub fn acquireExchange(proxy: *Proxy) *Exchange {
+    assert(proxy.free_exchanges_count > 0);
+    proxy.free_exchanges_count -= 1;
+    const index = proxy.free_exchanges[proxy.free_exchanges_count];
+    const exchange = &proxy.exchanges[index];
+    if (index == proxy.exchanges_touched) {
+        const request_count: usize = proxy.config.headers_count_max;
+        const response_count: usize = proxy.config.response_headers_count_max;
+        exchange.* = .init(
+            proxy,
+            undefined, // Set by `Exchange.open`.
+            proxy.request_fields[index * request_count ..][0..request_count],
+            proxy.response_fields[index * response_count ..][0..response_count],
+        );
+        proxy.exchanges_touched += 1;
+    }
+    assert(index < proxy.exchanges_touched);
+    assert(exchange.state == .free);
+    return exchange;
+}
+
+pub fn releaseExchange(proxy: *Proxy, exchange: *Exchange) void {
+    const index: u32 = @intCast(exchange - proxy.exchanges.ptr);
+    assert(index < proxy.exchanges_touched);
+    assert(exchange.state == .free);
+    assert(exchange.pending_ops == 0);
+    assert(proxy.free_exchanges_count < proxy.exchanges.len);
+    proxy.free_exchanges[proxy.free_exchanges_count] = index;
+    proxy.free_exchanges_count += 1;
 }
 
 /// Stop keeping anything alive: idle client and upstream connections close now, the others
@@ -285,17 +389,17 @@ pub fn drain(proxy: *Proxy) void {
     proxy.draining = true;
     for (&proxy.holds) |*hold| {
         const generation = hold.generation orelse continue;
-        for (generation.pools) |instance| instance.upstreams[proxy.worker_index].conns.closeIdle();
+        for (generation.pools) |instance| instance.locals[proxy.worker_index].connections.closeIdle();
     }
-    for (proxy.sessions[0..proxy.sessions_touched]) |*session| session.drain();
+    for (proxy.connections[0..proxy.connections_touched]) |*connection| connection.drain();
 }
 
-/// Nothing of any pool's is left on the loop (see `Upstream.isQuiet`).
+/// Nothing of any pool's is left on the loop (see `LocalPool.isQuiet`).
 pub fn upstreamsQuiet(proxy: *const Proxy) bool {
     for (&proxy.holds) |*hold| {
         const generation = hold.generation orelse continue;
         for (generation.pools) |instance| {
-            if (!instance.upstreams[proxy.worker_index].isQuiet()) return false;
+            if (!instance.locals[proxy.worker_index].isQuiet()) return false;
         }
     }
     return true;
@@ -305,7 +409,7 @@ pub fn upstreamsQuiet(proxy: *const Proxy) bool {
 // Generations
 
 /// Makes `generation` the one new exchanges use (on the worker's thread). Its upstream timer
-/// queues are registered, its pools' `Upstream`s bound to them, and the pools of the previous
+/// queues are registered, its pools' `LocalPool`s bound to them, and the pools of the previous
 /// generation that it no longer has are retired: their idle connections close, their busy
 /// ones finish their exchanges.
 pub fn adopt(proxy: *Proxy, generation: *const Generation) void {
@@ -317,7 +421,7 @@ pub fn adopt(proxy: *Proxy, generation: *const Generation) void {
     }
     for (generation.pools) |instance| {
         const slots = instance.queue_slots;
-        instance.upstreams[proxy.worker_index].bindQueues(.{
+        instance.locals[proxy.worker_index].bindQueues(.{
             .connect = &proxy.pool_queues[slots[0]],
             .response = &proxy.pool_queues[slots[1]],
             .body = &proxy.pool_queues[slots[2]],
@@ -328,8 +432,8 @@ pub fn adopt(proxy: *Proxy, generation: *const Generation) void {
     const previous = proxy.holds[proxy.current_hold].generation;
     if (previous) |old| if (old != generation) {
         for (old.pools) |instance| {
-            if (std.mem.indexOfScalar(*PoolInstance, generation.pools, instance) == null) {
-                instance.upstreams[proxy.worker_index].retire();
+            if (std.mem.indexOfScalar(*Pool, generation.pools, instance) == null) {
+                instance.locals[proxy.worker_index].retire();
             }
         }
     };
@@ -390,7 +494,7 @@ pub fn releaseIdleHolds(proxy: *Proxy) void {
 
 fn retiredPoolsQuiet(proxy: *const Proxy, generation: *const Generation) bool {
     for (generation.pools) |instance| {
-        const upstream = &instance.upstreams[proxy.worker_index];
+        const upstream = &instance.locals[proxy.worker_index];
         if (upstream.retired and !upstream.isQuiet()) return false;
     }
     return true;
@@ -411,6 +515,44 @@ pub fn httpLimits(proxy: *const Proxy) http.Limits {
         .target_bytes_max = proxy.config.target_bytes_max,
     };
 }
+
+/// Response heads have limits of their own (`response_header_bytes_max`, and a count).
+pub fn responseLimits(proxy: *const Proxy) http.Limits {
+    const config = proxy.config;
+    return .{
+        .header_bytes_max = config.response_header_bytes_max,
+        .headers_count_max = config.response_headers_count_max,
+        .target_bytes_max = @min(config.target_bytes_max, config.response_header_bytes_max), // Unused.
+    };
+}
+
+/// Counts request fields dropped for an underscore in their name, and says so (rate limited):
+/// an application that relies on one sees why it is missing.
+pub fn noteUnderscoreFields(proxy: *Proxy, count: u32, client_ip: []const u8) void {
+    proxy.stats.underscore_fields_dropped.add(count);
+    const suppressed = proxy.warn_limiter.allow(WarnLimiter.underscore_kind, proxy.loop.now()) orelse return;
+    log.warn("dropped {d} request field(s) with '_' in the name from {s} (--header-underscores " ++
+        "allow keeps them); {d} more such requests not shown", .{ count, client_ip, suppressed });
+}
+
+/// The one warning line for a 502 or 504 sluice answered (rate limited per kind): what
+/// failed, on which backend, and the detail that explains it.
+pub fn warnFailure(proxy: *Proxy, failure: Failure, context: FailureContext) void {
+    const kind: usize = @backingInt(std.meta.activeTag(failure));
+    const suppressed = proxy.warn_limiter.allow(kind, proxy.loop.now()) orelse return;
+    log.warn("{d} {s}: pool {s}, backend {s}, tries {d}: {s}; {d} more not shown", .{
+        failure.status(), failure.name(), context.pool, context.backend,
+        context.tries,    context.detail, suppressed,
+    });
+}
+
+pub const FailureContext = struct {
+    pool: []const u8,
+    /// "-" when no backend was tried.
+    backend: []const u8,
+    tries: u8,
+    detail: []const u8,
+};
 
 /// Whether idle connections return their buffer: not when the idle timeout is so short that
 /// the hot period would already end it.

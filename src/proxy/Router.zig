@@ -2,8 +2,10 @@
 //! whose every condition matches wins (the order the operator wrote is the order that counts,
 //! as in HAProxy's `use_backend` and Envoy's route lists; see docs/CONFIG.md "Routes").
 //!
-//! Matching allocates nothing and copies nothing: the host is compared case-insensitively in
-//! place, with its port and a trailing dot ignored.
+//! Matching allocates nothing: the host is compared case-insensitively in place, with its
+//! port and a trailing dot ignored; the path is matched in its normal form (http/path.zig:
+//! `/%61dmin`, `//admin` and `/x/../admin` are all `/admin`), written into the worker's
+//! scratch buffer. The target itself is forwarded as sent.
 const std = @import("std");
 const assert = std.debug.assert;
 
@@ -15,19 +17,20 @@ const rewrite = @import("rewrite.zig");
 pub const Request = struct {
     /// The Host field, or the authority of an absolute-form target; null if there is none.
     host: ?[]const u8,
-    /// The target's path, without the query.
+    /// The target's path, without the query, in normal form (http/path.zig).
     path: []const u8,
     method: http.Method,
     /// The index of the listener it arrived on, in the generation's config.
     listener: u32,
 
-    pub fn fromHead(head: *const http.RequestParser.Head, listener: u32) Request {
+    /// `scratch` holds `http.path.growth_factor_max` times the longest target.
+    pub fn fromHead(head: *const http.RequestParser.Head, listener: u32, scratch: []u8) Request {
         const origin = rewrite.originForm(head);
         const path_and_query = if (origin.prefix.len > 0) origin.prefix else origin.path;
         const query = std.mem.indexOfScalar(u8, path_and_query, '?') orelse path_and_query.len;
         return .{
             .host = origin.host orelse head.host,
-            .path = path_and_query[0..query],
+            .path = http.path.normalize(path_and_query[0..query], scratch),
             .method = head.method,
             .listener = listener,
         };
@@ -101,17 +104,45 @@ test "router: first match in order; host exact, wildcard, port and case; prefix;
     try testing.expectEqual(@as(?u32, null), match(&routes, &testRequest("[::1]:80", "/", .get, 0)));
 }
 
+test "router: OPTIONS * matches no path prefix but \"*\", and routes without one" {
+    const routes = [_]Config.Route{
+        .{ .path_prefix = "/" },
+        .{ .path_prefix = "*", .pool = 1 },
+        .{ .pool = 2 },
+    };
+    try testing.expectEqual(@as(?u32, 1), match(&routes, &testRequest("h", "*", .options, 0)));
+    try testing.expectEqual(@as(?u32, 2), match(routes[2..], &testRequest("h", "*", .options, 0)).? + 2);
+    try testing.expectEqual(@as(?u32, null), match(routes[0..1], &testRequest("h", "*", .options, 0)));
+}
+
 test "router: the request's path comes without its query, from either target form" {
     var headers: [8]http.Header = undefined;
     var parser = http.RequestParser.init(&headers, .{ .header_bytes_max = 1024, .headers_count_max = 8, .target_bytes_max = 512 });
     const text = "GET http://Other.example/a/b?q=1 HTTP/1.1\r\nHost: ignored.example\r\n\r\n";
     try testing.expect(parser.feed(text) == .complete);
-    const r = Request.fromHead(&parser.head, 0);
+    var scratch: [3 * 512]u8 = undefined;
+    const r = Request.fromHead(&parser.head, 0, &scratch);
     try testing.expectEqualStrings("Other.example", r.host.?);
     try testing.expectEqualStrings("/a/b", r.path);
     parser.reset();
     try testing.expect(parser.feed("GET /x?y HTTP/1.1\r\nHost: h:1\r\n\r\n") == .complete);
-    const o = Request.fromHead(&parser.head, 1);
+    const o = Request.fromHead(&parser.head, 1, &scratch);
     try testing.expectEqualStrings("/x", o.path);
     try testing.expectEqualStrings("h:1", o.host.?);
+}
+
+test "router: a route on a path cannot be passed by another spelling of it" {
+    const routes = [_]Config.Route{ .{ .path_prefix = "/admin", .action = .respond, .status = 403 }, .{} };
+    var headers: [8]http.Header = undefined;
+    var parser = http.RequestParser.init(&headers, .{ .header_bytes_max = 1024, .headers_count_max = 8, .target_bytes_max = 512 });
+    var scratch: [3 * 512]u8 = undefined;
+    for ([_][]const u8{ "/admin", "/%61dmin", "//admin", "/./admin", "/x/../admin", "/admin/../admin/x" }) |target| {
+        parser.reset();
+        var line_buffer: [128]u8 = undefined;
+        const text = try std.fmt.bufPrint(&line_buffer, "GET {s}?a=b HTTP/1.1\r\nHost: h\r\n\r\n", .{target});
+        try testing.expect(parser.feed(text) == .complete);
+        const request = Request.fromHead(&parser.head, 0, &scratch);
+        try testing.expectEqual(@as(?u32, 0), match(&routes, &request));
+        try testing.expectEqualStrings(target, parser.head.target[0..target.len]); // As sent.
+    }
 }

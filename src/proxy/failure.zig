@@ -29,7 +29,20 @@ pub const Failure = union(enum) {
     upstream_connect_timeout,
     upstream_reset,
     upstream_bad_response,
+    /// The response head is over `--response-header-bytes-max` or its field count, or would
+    /// not fit a buffer once rewritten.
+    upstream_head_too_large,
     upstream_response_timeout,
+    /// The request body is over the route's (or the listener's) `request_body_max`.
+    request_body_too_large,
+    /// A response sluice composes itself did not fit its buffer (Config.validate sizes
+    /// buffers so that it always does: a bug, answered rather than crashed on).
+    local_response_too_large,
+
+    /// A short name for logs and the access log's `reason`: the tag, without a payload.
+    pub fn name(failure: Failure) []const u8 {
+        return @tagName(failure);
+    }
 
     pub fn status(failure: Failure) u16 {
         return switch (failure) {
@@ -39,9 +52,18 @@ pub const Failure = union(enum) {
             .method_not_allowed => 405,
             .client_header_timeout, .client_body_timeout => 408,
             .overloaded, .no_backend_available, .backends_at_capacity => 503,
-            .upstream_refused, .upstream_reset, .upstream_bad_response => 502,
+            .upstream_refused, .upstream_reset, .upstream_bad_response, .upstream_head_too_large => 502,
+            .request_body_too_large => 413,
+            .local_response_too_large => 500,
             .upstream_connect_timeout, .upstream_response_timeout => 504,
         };
+    }
+
+    /// The head of `response` alone (its Content-Length still says what a GET would get).
+    pub fn responseHead(failure: Failure) []const u8 {
+        const text = failure.response();
+        const end = std.mem.indexOf(u8, text, "\r\n\r\n").? + 4; // Every response has one.
+        return text[0..end];
     }
 
     /// The whole response, `Connection: close` included: after an error we close.
@@ -62,6 +84,9 @@ pub const Failure = union(enum) {
             .upstream_refused => comptime build(502, "could not connect to a backend"),
             .upstream_reset => comptime build(502, "backend closed the connection"),
             .upstream_bad_response => comptime build(502, "backend sent an invalid response"),
+            .upstream_head_too_large => comptime build(502, "backend response head too large"),
+            .request_body_too_large => comptime build(413, "request body too large"),
+            .local_response_too_large => comptime build(500, "response too large for its buffer"),
             .upstream_connect_timeout => comptime build(504, "backend connect timed out"),
             .upstream_response_timeout => comptime build(504, "backend response timed out"),
         };
@@ -74,6 +99,7 @@ fn reasonPhrase(comptime code: u16) []const u8 {
         405 => "Method Not Allowed",
         408 => "Request Timeout",
         413 => "Content Too Large",
+        500 => "Internal Server Error",
         414 => "URI Too Long",
         417 => "Expectation Failed",
         431 => "Request Header Fields Too Large",
@@ -107,6 +133,9 @@ test "failure: each response is a complete message with the status it claims" {
         .no_backend_available,
         .backends_at_capacity,
         .method_not_allowed,
+        .upstream_head_too_large,
+        .request_body_too_large,
+        .local_response_too_large,
     };
     for (cases) |failure| {
         const text = failure.response();

@@ -28,28 +28,32 @@ pub const Response = struct {
 const not_found_body = "404 Not Found: no route matches\n";
 
 /// Writes the response `route` (null: no route matched) asks for into `out`.
-pub fn compose(out: []u8, route: ?*const Config.Route, options: Options) Response {
+/// `Config.validate` sizes buffers so that it always fits; NoSpaceLeft (a 500) is that
+/// guarantee broken, answered instead of written past.
+pub fn compose(out: []u8, route: ?*const Config.Route, options: Options) error{NoSpaceLeft}!Response {
     var w: std.Io.Writer = .fixed(out);
     const status: u16 = if (route) |r| r.responseStatus() else 404;
     const body = if (route) |r| (if (r.action == .respond) r.body else "") else not_found_body;
-    writeHead(&w, status, body.len, options) catch unreachable; // Config.validate sized it.
+    write(&w, route, status, body, options) catch return error.NoSpaceLeft;
+    return .{ .status = status, .len = w.end };
+}
+
+fn write(w: *std.Io.Writer, route: ?*const Config.Route, status: u16, body: []const u8, options: Options) !void {
+    try writeHead(w, status, body.len, options);
     if (route) |r| switch (r.action) {
         .respond => {
-            if (r.content_type.len > 0) field(&w, "Content-Type", r.content_type) catch unreachable;
-            w.writeAll(r.headers_text) catch unreachable;
+            if (r.content_type.len > 0) try field(w, "Content-Type", r.content_type);
+            try w.writeAll(r.headers_text);
         },
         .redirect => {
-            w.print("Location: {s}", .{r.location}) catch unreachable;
-            if (r.keep_path) {
-                w.print("{s}{s}", .{ options.target.prefix, options.target.path }) catch unreachable;
-            }
-            w.writeAll("\r\n") catch unreachable;
+            try w.print("Location: {s}", .{r.location});
+            if (r.keep_path) try w.print("{s}{s}", .{ options.target.prefix, options.target.path });
+            try w.writeAll("\r\n");
         },
-        .pool => unreachable,
-    } else field(&w, "Content-Type", "text/plain") catch unreachable;
-    w.writeAll("\r\n") catch unreachable;
-    if (!options.head_only) w.writeAll(body) catch unreachable;
-    return .{ .status = status, .len = w.end };
+        .pool => unreachable, // The router answers locally only for the other actions.
+    } else try field(w, "Content-Type", "text/plain");
+    try w.writeAll("\r\n");
+    if (!options.head_only) try w.writeAll(body);
 }
 
 fn writeHead(w: *std.Io.Writer, status: u16, body_len: usize, options: Options) !void {
@@ -82,20 +86,26 @@ test "local: fixed response, HEAD, redirect keeping the path, and the 404" {
         .headers_text = "Cache-Control: no-store\r\n",
         .body = "pong\n",
     };
-    var r = compose(&buffer, &respond, .{ .target = origin("/p"), .head_only = false, .version = .http11, .close = false });
+    var r = try compose(&buffer, &respond, .{ .target = origin("/p"), .head_only = false, .version = .http11, .close = false });
     try testing.expectEqual(@as(u16, 201), r.status);
     try testing.expectEqualStrings("HTTP/1.1 201 Created\r\nContent-Length: 5\r\nContent-Type: text/plain\r\n" ++
         "Cache-Control: no-store\r\n\r\npong\n", buffer[0..r.len]);
-    r = compose(&buffer, &respond, .{ .target = origin("/p"), .head_only = true, .version = .http10, .close = false });
+    r = try compose(&buffer, &respond, .{ .target = origin("/p"), .head_only = true, .version = .http10, .close = false });
     try testing.expectEqualStrings("HTTP/1.0 201 Created\r\nContent-Length: 5\r\nConnection: keep-alive\r\n" ++
         "Content-Type: text/plain\r\nCache-Control: no-store\r\n\r\n", buffer[0..r.len]);
 
     const redirect: Config.Route = .{ .action = .redirect, .status = 301, .location = "https://example.com", .keep_path = true };
-    r = compose(&buffer, &redirect, .{ .target = origin("/a?b=1"), .head_only = false, .version = .http11, .close = true });
+    r = try compose(&buffer, &redirect, .{ .target = origin("/a?b=1"), .head_only = false, .version = .http11, .close = true });
     try testing.expectEqualStrings("HTTP/1.1 301 Moved Permanently\r\nContent-Length: 0\r\nConnection: close\r\n" ++
         "Location: https://example.com/a?b=1\r\n\r\n", buffer[0..r.len]);
 
-    r = compose(&buffer, null, .{ .target = origin("/"), .head_only = false, .version = .http11, .close = false });
+    r = try compose(&buffer, null, .{ .target = origin("/"), .head_only = false, .version = .http11, .close = false });
     try testing.expectEqual(@as(u16, 404), r.status);
     try testing.expect(std.mem.endsWith(u8, buffer[0..r.len], "\r\n\r\n" ++ not_found_body));
+    try testing.expectError(error.NoSpaceLeft, compose(buffer[0..40], &respond, .{
+        .target = origin("/"),
+        .head_only = false,
+        .version = .http11,
+        .close = false,
+    }));
 }

@@ -46,11 +46,16 @@ fn openFile(path: [:0]const u8) ?linux.fd_t {
     return @intCast(rc);
 }
 
-/// Starts the periodic flush on the control loop.
+/// Starts the periodic flush on the control loop, and the flush a worker asks for when one of
+/// its buffers fills (the control loop's wake-up is the access log's).
 pub fn start(writer: *AccessLogWriter, loop: *Loop) void {
     writer.loop = loop;
     loop.timerQueueRegister(&writer.queue);
     loop.timerArm(&writer.queue, &writer.timer, AccessLogWriter, writer, flushCallback);
+    loop.setWakeCallback(AccessLogWriter, writer, AccessLogWriter.flush);
+    for (writer.workers) |*worker| {
+        if (worker.proxy.access_log) |*access_log| access_log.writer_loop.store(loop, .release);
+    }
 }
 
 fn flushCallback(writer: *AccessLogWriter) void {

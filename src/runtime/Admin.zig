@@ -2,7 +2,7 @@
 //! with three read-only resources, `/healthz` (`200 ok`, or `503 draining` once a drain
 //! began), `/metrics` (Prometheus text) and `/status` (JSON), for GET and HEAD, and one
 //! action, `POST /reload`: the configuration file is read again and applied through a
-//! `Reloader` (runtime/control.zig), answered 200 with its result text when applied, 422 with
+//! `Reloader` (runtime/reload.zig), answered 200 with its result text when applied, 422 with
 //! the text when refused (the running configuration stays), 404 when there is no file.
 //!
 //! Decisions a reader must know:
@@ -71,22 +71,22 @@ free_count: u8,
 request_queue: TimerQueue,
 /// Response sent to the client's close; also the accept back-off.
 linger_queue: TimerQueue,
-/// Filled by `collector` for each `/metrics` and `/status`; 86 KiB (room for every pool and
-/// backend there may be), so an Admin lives on the heap.
-snapshot: Snapshot = .{},
+/// Filled by `collector` for each `/metrics` and `/status`. Not the Admin's own: the runtime's
+/// one snapshot, which its stats line is rendered from too (runtime/collector.zig).
+snapshot: *Snapshot,
 /// `connections_max` response buffers of `response_bytes` each.
 responses: []u8,
 overflow_logged: bool = false,
 
 pub const State = enum { initialized, running, stopping };
 
-/// Fills a snapshot with the process's current state (runtime/control.zig).
+/// Fills a snapshot with the process's current state (runtime/collector.zig).
 pub const Collector = struct {
     context: *anyopaque,
     function: *const fn (*anyopaque, *Snapshot) void,
 };
 
-/// Reloads the configuration (runtime/control.zig), on the control thread, before it
+/// Reloads the configuration (runtime/reload.zig), on the control thread, before it
 /// returns: true when the new configuration was applied. Either way it writes what happened,
 /// for a human, into `out`, whose writes do not fail: past `reload_text_bytes_max` the text
 /// is dropped and the response says it was cut. It must not tick the control loop (the
@@ -98,6 +98,8 @@ pub const Reloader = struct {
 
 pub const Options = struct {
     address: Address,
+    /// What `collector` fills; it must outlive the Admin.
+    snapshot: *Snapshot,
     collector: Collector,
     reloader: ?Reloader = null,
     request_timeout_ns: u64 = 5 * std.time.ns_per_s,
@@ -157,6 +159,7 @@ pub fn init(
     admin.* = .{
         .loop = loop,
         .address = options.address,
+        .snapshot = options.snapshot,
         .collector = options.collector,
         .reloader = options.reloader,
         .connections = undefined,
@@ -396,7 +399,7 @@ const Connection = struct {
                 break :blk text_plain;
             },
             .metrics, .status => blk: {
-                admin.collector.function(admin.collector.context, &admin.snapshot);
+                admin.collector.function(admin.collector.context, admin.snapshot);
                 admin.snapshot.draining = admin.draining;
                 const rendered = if (route == .metrics)
                     admin.snapshot.writePrometheus(&body)
@@ -681,6 +684,7 @@ const ms = std.time.ns_per_ms;
 const Harness = struct {
     loop: Loop,
     admin: Admin,
+    snapshot: Snapshot = undefined,
     collected: u32 = 0,
     /// When set, the collector reports it as a route's name: a response too large for its
     /// buffer, which only a bug in the sizing sum could make.
@@ -697,6 +701,7 @@ const Harness = struct {
         errdefer harness.loop.deinit();
         try harness.admin.init(testing.allocator, &harness.loop, .{
             .address = Address.initIp4(.{ 127, 0, 0, 1 }, 0),
+            .snapshot = &harness.snapshot,
             .collector = .{ .context = harness, .function = collect },
             .reloader = if (options.reloader) .{ .context = harness, .function = reload } else null,
             .request_timeout_ns = options.request_timeout_ns,

@@ -3,7 +3,7 @@
 //! worker has let go of them.
 //!
 //! What a reload keeps (the point of building generations this way):
-//! - a pool whose settings are all unchanged keeps its `PoolInstance`: health, active checker,
+//! - a pool whose settings are all unchanged keeps its `Pool`: health, active checker,
 //!   pooled connections, balancer cursors and counters carry on as if nothing happened;
 //! - a changed pool gets a new instance, whose backends start from the health the previous
 //!   instance had for the same address (up or down, ejected or not);
@@ -23,10 +23,12 @@ const sys = @import("../stdx/sys.zig");
 const Config = @import("../config/Config.zig");
 const Loop = @import("../loop/Loop.zig");
 const Generation = @import("../proxy/Generation.zig");
-const PoolInstance = @import("../proxy/PoolInstance.zig");
-const Upstream = @import("../proxy/Upstream.zig");
+const Counter = @import("../stdx/Counter.zig");
+const Pool = @import("../upstream/Pool.zig");
+const LocalPool = @import("../upstream/LocalPool.zig");
 const Proxy = @import("../proxy/Proxy.zig");
 const StaticAllocator = @import("../stdx/StaticAllocator.zig");
+const log = @import("../stdx/log.zig");
 
 /// The sockets of every listener, by worker listener slot. A slot is bound once and kept as
 /// long as some live generation has its address; workers own the descriptors once they
@@ -82,7 +84,7 @@ pub const Generations = struct {
     live: [Proxy.holds_max]*Built = undefined,
     live_count: u32 = 0,
     /// Instances no generation uses, freed once their checker has stopped.
-    retired: [retired_max]*PoolInstance = undefined,
+    retired: [retired_max]*Pool = undefined,
     retired_count: u32 = 0,
     next_number: u64 = 1,
 
@@ -91,6 +93,22 @@ pub const Generations = struct {
     pub fn current(generations: *const Generations) *Built {
         assert(generations.live_count > 0);
         return generations.live[generations.live_count - 1];
+    }
+
+    /// One `listening on` line per listener `built` opened (not those it kept), in its
+    /// config's order: at start-up every listener, at a reload the new ones.
+    pub fn logOpened(generations: *const Generations, built: *const Built, workers_count: u32, io: []const u8) void {
+        const listeners = built.generation.config.listeners();
+        for (listeners, built.generation.listener_slots) |*listener, slot| {
+            if (built.opened & (@as(u32, 1) << @intCast(slot)) == 0) continue;
+            var text: [Address.text_bytes_max]u8 = undefined;
+            const address = generations.listeners.slots[slot].bound.toText(&text);
+            if (listener.name.len > 0) {
+                log.info("listening on {s} (workers={d}, io={s}) listener={s}", .{ address, workers_count, io, listener.name });
+            } else {
+                log.info("listening on {s} (workers={d}, io={s})", .{ address, workers_count, io });
+            }
+        }
     }
 
     /// Builds the next generation from `config`, which lives in `arena` (or longer), and makes
@@ -113,7 +131,7 @@ pub const Generations = struct {
         const previous: ?*Built = if (generations.live_count > 0) generations.current() else null;
         const workers_count = generations.loops.len;
 
-        const pools = arena.alloc(*PoolInstance, config.pools_count) catch return outOfMemory(problem);
+        const pools = arena.alloc(*Pool, config.pools_count) catch return outOfMemory(problem);
         var pools_built: usize = 0;
         errdefer for (pools[0..pools_built]) |instance| generations.unref(instance);
         const timeouts_before = generations.timeouts;
@@ -136,12 +154,22 @@ pub const Generations = struct {
             listeners_taken += 1;
         }
 
-        const rows = arena.alloc([]u64, workers_count) catch return outOfMemory(problem);
+        // Tunnels' idle timeouts, the default's and each route's, share the upstream queues.
+        const tunnel_slots = arena.alloc(u8, config.routes_count + 1) catch return outOfMemory(problem);
+        for (tunnel_slots, 0..) |*slot, i| {
+            const route: ?*const Config.Route = if (i < config.routes_count) &config.routes()[i] else null;
+            slot.* = generations.timeouts.slot(config.tunnelIdleTimeoutNs(route)) orelse return problem.set(
+                "more than {d} distinct upstream and tunnel timeouts since start-up; restart to apply this one",
+                .{Generation.Timeouts.count_max},
+            );
+        }
+
+        const rows = arena.alloc([]Counter, workers_count) catch return outOfMemory(problem);
         for (rows) |*row| {
             // A cache line of its own per worker: each row is written by one worker.
             const cells = std.mem.alignForward(usize, @max(1, config.routes_count), 8);
-            const cells_aligned = arena.alignedAlloc(u64, .@"64", cells) catch return outOfMemory(problem);
-            @memset(cells_aligned, 0);
+            const cells_aligned = arena.alignedAlloc(Counter, .@"64", cells) catch return outOfMemory(problem);
+            @memset(cells_aligned, .{});
             row.* = cells_aligned[0..config.routes_count];
         }
 
@@ -152,6 +180,7 @@ pub const Generations = struct {
             .listener_slots = listener_slots,
             .timeouts = &generations.timeouts,
             .timeouts_count = generations.timeouts.count,
+            .tunnel_slots = tunnel_slots,
             .holders = .init(@intCast(workers_count)),
             .route_requests = rows,
         };
@@ -169,15 +198,15 @@ pub const Generations = struct {
         pool: *const Config.Pool,
         previous: ?*Built,
         problem: *Problem,
-    ) error{BuildFailed}!*PoolInstance {
-        var old: ?*PoolInstance = null;
+    ) error{BuildFailed}!*Pool {
+        var old: ?*Pool = null;
         if (previous) |built| for (built.generation.pools) |instance| {
             if (std.mem.eql(u8, instance.config.name, pool.name)) old = instance;
         };
-        if (old) |instance| if (PoolInstance.sameConfig(&instance.config, pool)) return instance;
+        if (old) |instance| if (Pool.sameConfig(&instance.config, pool)) return instance;
 
         var slots: [5]u8 = undefined;
-        for (Upstream.timeouts(pool), &slots) |duration, *slot| {
+        for (LocalPool.timeouts(pool), &slots) |duration, *slot| {
             slot.* = generations.timeouts.slot(duration) orelse return problem.set(
                 "more than {d} distinct upstream timeouts since start-up; restart to apply this one",
                 .{Generation.Timeouts.count_max},
@@ -186,23 +215,33 @@ pub const Generations = struct {
         var arena_state: std.heap.ArenaAllocator = .init(std.heap.page_allocator);
         errdefer arena_state.deinit();
         const arena = arena_state.allocator();
-        const instance = arena.create(PoolInstance) catch return problem.set("out of memory building pool {s}", .{pool.name});
+        const instance = arena.create(Pool) catch return problem.set("out of memory building pool {s}", .{pool.name});
         instance.* = .{
             .arena = undefined,
-            .config = PoolInstance.copyConfig(arena, pool) catch return problem.set("out of memory building pool {s}", .{pool.name}),
+            .config = Pool.copyConfig(arena, pool) catch return problem.set("out of memory building pool {s}", .{pool.name}),
             .shared = undefined,
-            .upstreams = arena.alloc(Upstream, generations.loops.len) catch return problem.set("out of memory building pool {s}", .{pool.name}),
+            .locals = arena.alloc(LocalPool, generations.loops.len) catch return problem.set("out of memory building pool {s}", .{pool.name}),
             .queue_slots = slots,
         };
         instance.shared.init(arena, &instance.config) catch return problem.set("out of memory building pool {s}", .{pool.name});
         if (old) |from| for (instance.config.backends(), 0..) |*backend, index| {
-            const from_index = PoolInstance.backendIndexIn(&from.config, backend) orelse continue;
+            const from_index = Pool.backendIndexIn(&from.config, backend) orelse continue;
             instance.shared.health.carryOver(@intCast(index), &from.shared.health, from_index);
         };
         const now_ns = sys.clockMonotonicNs();
-        for (instance.upstreams, generations.loops, 0..) |*upstream, loop, worker_index| {
+        for (instance.locals, generations.loops, 0..) |*upstream, loop, worker_index| {
             upstream.init(arena, loop, &instance.config, &instance.shared, generations.sessions_count, worker_index, now_ns) catch
                 return problem.set("out of memory building pool {s}", .{pool.name});
+        }
+        if (old) |from| {
+            // The pool's counters go on from where they were, for the backends that stay.
+            var backend_map: [Config.backends_count_max]?u16 = undefined;
+            for (instance.config.backends(), backend_map[0..instance.config.backends_count]) |*backend, *slot| {
+                slot.* = Pool.backendIndexIn(&from.config, backend);
+            }
+            for (instance.locals, from.locals) |*upstream, *before| {
+                upstream.stats.carryFrom(&before.stats, backend_map[0..instance.config.backends_count]);
+            }
         }
         instance.arena = arena_state;
         return instance;
@@ -218,8 +257,9 @@ pub const Generations = struct {
         return null;
     }
 
-    /// Binds one socket per worker (SO_REUSEPORT) in a free slot. Port 0: the first socket's
-    /// port is every other's.
+    /// Binds one socket per worker (SO_REUSEPORT) in a free slot: the first one alone
+    /// (`listenFirst`), so an address another process holds is refused, then the others join
+    /// it. Port 0: the first socket's port is every other's.
     fn openSlot(generations: *Generations, address: *const Address, workers_count: usize, problem: *Problem) error{BuildFailed}!u8 {
         const index = for (&generations.listeners.slots, 0..) |*slot, i| {
             if (slot.refs == 0) break i;
@@ -228,10 +268,11 @@ pub const Generations = struct {
         slot.configured = address.*;
         slot.bound = address.*;
         for (slot.fds[0..workers_count], 0..) |*fd, i| {
-            fd.* = listen(&slot.bound) catch |err| {
-                for (slot.fds[0..i]) |opened| sys.close(opened);
+            const opened = if (i == 0) generations.listenFirst(&slot.bound) else listen(&slot.bound, .join);
+            fd.* = opened catch |err| {
+                for (slot.fds[0..i]) |done| sys.close(done);
                 var text: [Address.text_bytes_max]u8 = undefined;
-                return problem.set("cannot listen on {s}: {s}", .{ slot.bound.toText(&text), @errorName(err) });
+                return problem.set("cannot listen on {s}: {s}", .{ slot.bound.toText(&text), sys.listenerErrorText(err) });
             };
             if (i == 0 and slot.bound.getPort() == 0) {
                 var storage: linux.sockaddr.storage = undefined;
@@ -245,6 +286,32 @@ pub const Generations = struct {
         return @intCast(index);
     }
 
+    /// The first socket of a new slot, bound without SO_REUSEPORT: the bind fails when any
+    /// other socket holds the port, so a second sluice (or anything else) on the address is
+    /// refused instead of silently sharing its traffic through SO_REUSEPORT.
+    ///
+    /// Exception: when one of our own live slots has the port (a reload moves `127.0.0.1:P` to
+    /// `0.0.0.0:P`, or adds back an address a worker has not yet closed after the previous
+    /// reload dropped it; or one file lists both), our own sockets are what refused it, so it
+    /// binds again joining with SO_REUSEPORT, as before this check. That join can only succeed
+    /// beside sockets that also set SO_REUSEPORT under our user, and sockets on a different
+    /// address of the same port do not share its traffic.
+    fn listenFirst(generations: *const Generations, address: *const Address) sys.ListenerError!linux.fd_t {
+        return listen(address, .exclusive) catch |err| switch (err) {
+            error.AddressInUse => if (generations.holdsPort(address.getPort())) listen(address, .join) else err,
+            else => err,
+        };
+    }
+
+    /// Whether a live slot of ours is bound to `port` (on any address).
+    fn holdsPort(generations: *const Generations, port: u16) bool {
+        if (port == 0) return false;
+        for (&generations.listeners.slots) |*slot| {
+            if (slot.refs > 0 and slot.bound.getPort() == port) return true;
+        }
+        return false;
+    }
+
     /// A slot a failed build had taken: closed if the build had opened it.
     fn unrefSlot(generations: *Generations, index: u8) void {
         const slot = &generations.listeners.slots[index];
@@ -256,7 +323,7 @@ pub const Generations = struct {
 
     /// A pool instance no generation uses any more: every worker is done with it (or none
     /// ever saw it, after a failed build). Freed now, or once its checker has stopped.
-    fn unref(generations: *Generations, instance: *PoolInstance) void {
+    fn unref(generations: *Generations, instance: *Pool) void {
         instance.refs -= 1;
         if (instance.refs > 0) return;
         const checker = instance.checker orelse {
@@ -313,67 +380,143 @@ fn outOfMemory(problem: *Problem) error{BuildFailed} {
 
 const listen_backlog = 4096;
 
+/// How a listening socket binds its address.
+pub const Bind = enum {
+    /// Without SO_REUSEPORT, which is set only after the bind: the bind fails if any other
+    /// socket holds the port (a plain listener, or another process's reuseport group), and
+    /// for port 0 the kernel picks a port nobody holds (with SO_REUSEPORT set first, Linux may
+    /// hand out a port one of our other reuseport listeners already has).
+    exclusive,
+    /// With SO_REUSEPORT set first: joins the group a socket of ours already bound.
+    join,
+};
+
 /// A listening socket for `address`, SO_REUSEPORT so every worker can bind its own.
-///
-/// Port 0: SO_REUSEPORT is set only after the bind, so the kernel picks a port nobody holds.
-/// With it set first, Linux may hand out a port another of our reuseport listeners already
-/// has, and two listeners would then share one port.
-pub fn listen(address: *const Address) !linux.fd_t {
+pub fn listen(address: *const Address, mode: Bind) sys.ListenerError!linux.fd_t {
+    assert(mode == .exclusive or address.getPort() != 0);
     const fd = try sys.socket(
         address.family(),
         linux.SOCK.STREAM | linux.SOCK.NONBLOCK | linux.SOCK.CLOEXEC,
         0,
     );
     errdefer sys.close(fd);
-    const any_port = address.getPort() == 0;
+    // SO_REUSEADDR: connections of an earlier process still in TIME_WAIT do not block a
+    // restart. (It never lets a bind succeed beside a listening socket.)
     try sys.setsockoptInt(fd, linux.SOL.SOCKET, linux.SO.REUSEADDR, 1);
-    if (!any_port) try sys.setsockoptInt(fd, linux.SOL.SOCKET, linux.SO.REUSEPORT, 1);
+    if (mode == .join) try sys.setsockoptInt(fd, linux.SOL.SOCKET, linux.SO.REUSEPORT, 1);
     try sys.bind(fd, address.sockaddr(), address.socklen());
-    if (any_port) try sys.setsockoptInt(fd, linux.SOL.SOCKET, linux.SO.REUSEPORT, 1);
+    if (mode == .exclusive) try sys.setsockoptInt(fd, linux.SOL.SOCKET, linux.SO.REUSEPORT, 1);
     try sys.listen(fd, listen_backlog);
     return fd;
 }
 
-/// The settings a reload may not change (they size the workers or are opened once), by the
-/// name the config file gives them; null when none changed.
+/// The first setting a reload may not change (they size the workers or are opened once: the
+/// rows of config/settings.zig marked `.restart`) that differs, by its key in a config file;
+/// null when none changed.
 pub fn restartOnlyChange(old: *const Config, new: *const Config) ?[]const u8 {
-    const fields = .{
-        .{ "workers_count", "workers" },
-        .{ "io", "io" },
-        .{ "connections_max", "limits.max_connections" },
-        .{ "header_bytes_max", "limits.header_bytes_max" },
-        .{ "headers_count_max", "limits.headers_count_max" },
-        .{ "target_bytes_max", "limits.target_bytes_max" },
-        .{ "client_header_timeout_ns", "timeouts.client_header" },
-        .{ "client_idle_timeout_ns", "timeouts.client_idle" },
-        .{ "drain_timeout_ns", "timeouts.drain" },
-        .{ "admin", "admin" },
-        .{ "access_log", "access_log" },
-    };
-    inline for (fields) |field| {
-        const T = @TypeOf(@field(old, field[0]));
-        if (!Config.deepEql(T, &@field(old, field[0]), &@field(new, field[0]))) return field[1];
-    }
-    if (old.trusted_proxies_count != new.trusted_proxies_count) return "trusted_proxies";
-    for (old.trustedProxies(), new.trustedProxies()) |a, b| {
-        if (!std.meta.eql(a, b)) return "trusted_proxies";
+    const settings = @import("../config/settings.zig");
+    inline for (settings.table) |setting| {
+        if (setting.reload == .restart and !settings.sameValue(setting, old, new)) return setting.key.?;
     }
     return null;
 }
 
-test "generations: restart-only settings are named" {
+test "generations: restart-only settings are named by their key" {
     var a: Config = .{};
     var b: Config = .{};
     try std.testing.expectEqual(@as(?[]const u8, null), restartOnlyChange(&a, &b));
+    b.workers_count = 2;
+    try std.testing.expectEqualStrings("workers", restartOnlyChange(&a, &b).?);
+    b = .{};
     b.header_bytes_max = 8192;
     try std.testing.expectEqualStrings("limits.header_bytes_max", restartOnlyChange(&a, &b).?);
     b = .{};
     b.access_log.target = "stdout";
-    try std.testing.expectEqualStrings("access_log", restartOnlyChange(&a, &b).?);
+    try std.testing.expectEqualStrings("access_log.target", restartOnlyChange(&a, &b).?);
+    b = .{};
+    b.admin.enabled = true;
+    try std.testing.expectEqualStrings("admin", restartOnlyChange(&a, &b).?);
     b = .{};
     try b.addTrustedProxy(try @import("../config/Cidr.zig").parse("10.0.0.0/8"));
     try std.testing.expectEqualStrings("trusted_proxies", restartOnlyChange(&a, &b).?);
     a = b;
     _ = a.quickPool(); // Pools, listeners and routes may change.
     try std.testing.expectEqual(@as(?[]const u8, null), restartOnlyChange(&a, &b));
+    // So may the settings read per request from the generation, and the log level.
+    b.header_underscores = .allow;
+    b.request_body_bytes_max = 1024;
+    b.tunnel_idle_timeout_ns = std.time.ns_per_s;
+    b.log_level = .warn;
+    try std.testing.expectEqual(@as(?[]const u8, null), restartOnlyChange(&a, &b));
+}
+
+test "generations: a change to any restart-only setting refuses the reload, naming it" {
+    const settings = @import("../config/settings.zig");
+    inline for (settings.table) |setting| {
+        if (setting.reload != .restart) continue;
+        var changed: Config = .{};
+        const field = settings.fieldPointer(setting.fields[0], &changed);
+        switch (@typeInfo(@TypeOf(field.*))) {
+            .int => field.* +%= 1,
+            .@"enum" => for (std.enums.values(@TypeOf(field.*))) |tag| {
+                if (tag == field.*) continue;
+                field.* = tag;
+                break;
+            },
+            .pointer => field.* = "changed",
+            .@"struct" => field.enabled = !field.enabled, // The admin listener.
+            .array => try changed.addTrustedProxy(try @import("../config/Cidr.zig").parse("10.0.0.0/8")),
+            else => comptime unreachable,
+        }
+        try std.testing.expectEqualStrings(setting.key.?, restartOnlyChange(&.{}, &changed).?);
+    }
+}
+
+test "generations: a listener refuses a port another socket holds and joins its own" {
+    var address = try Address.parse("127.0.0.1:0");
+    const first = try listen(&address, .exclusive);
+    defer sys.close(first);
+    var storage: linux.sockaddr.storage = undefined;
+    _ = try sys.getsockname(first, &storage);
+    address.setPort(Address.fromStorage(&storage).getPort());
+
+    // Another worker of ours joins the group.
+    const worker = try listen(&address, .join);
+    defer sys.close(worker);
+    // A second sluice binds alone first, and is refused.
+    try std.testing.expectError(error.AddressInUse, listen(&address, .exclusive));
+    // The same port on every address overlaps ours too.
+    var wildcard = try Address.parse(":0");
+    wildcard.setPort(address.getPort());
+    try std.testing.expectError(error.AddressInUse, listen(&wildcard, .exclusive));
+
+    // A plain listener (no SO_REUSEPORT) cannot be joined either.
+    const plain = try sys.socket(linux.AF.INET, linux.SOCK.STREAM | linux.SOCK.NONBLOCK | linux.SOCK.CLOEXEC, 0);
+    defer sys.close(plain);
+    var other = try Address.parse("127.0.0.1:0");
+    try sys.bind(plain, other.sockaddr(), other.socklen());
+    try sys.listen(plain, 1);
+    _ = try sys.getsockname(plain, &storage);
+    other.setPort(Address.fromStorage(&storage).getPort());
+    try std.testing.expectError(error.AddressInUse, listen(&other, .exclusive));
+    try std.testing.expectError(error.AddressInUse, listen(&other, .join));
+}
+
+test "generations: a new slot joins a port only when one of our live slots holds it" {
+    var generations: Generations = .{ .loops = &.{}, .sessions_count = 1 };
+    var address = try Address.parse("127.0.0.1:0");
+    const ours = try listen(&address, .exclusive);
+    defer sys.close(ours);
+    var storage: linux.sockaddr.storage = undefined;
+    _ = try sys.getsockname(ours, &storage);
+    address.setPort(Address.fromStorage(&storage).getPort());
+    var wildcard = try Address.parse(":0");
+    wildcard.setPort(address.getPort());
+
+    // Not ours (no live slot has the port): refused, as another process's would be.
+    try std.testing.expectError(error.AddressInUse, generations.listenFirst(&wildcard));
+    // Ours: a reload moving 127.0.0.1:P to 0.0.0.0:P binds beside the old slot.
+    generations.listeners.slots[3] = .{ .refs = 1, .configured = address, .bound = address };
+    const moved = try generations.listenFirst(&wildcard);
+    sys.close(moved);
 }

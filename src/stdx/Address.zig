@@ -138,19 +138,58 @@ pub const Address = extern union {
                 const b: [4]u8 = @bitCast(address.in.addr);
                 try writer.print("{d}.{d}.{d}.{d}", .{ b[0], b[1], b[2], b[3] });
             },
-            linux.AF.INET6 => {
-                // Full, uncompressed hex groups: unambiguous and fixed-cost to produce.
-                const b = address.in6.addr;
-                var i: usize = 0;
-                while (i < 16) : (i += 2) {
-                    if (i != 0) try writer.writeByte(':');
-                    try writer.print("{x}", .{@as(u16, b[i]) << 8 | b[i + 1]});
-                }
-            },
+            linux.AF.INET6 => try writeIp6(writer, &address.in6.addr),
             else => unreachable,
         }
     }
 };
+
+/// An IPv6 address in RFC 5952's canonical text: lower-case hex without leading zeros, the
+/// longest run of two or more zero groups written `::` (the leftmost of equal runs), and an
+/// IPv4-mapped address in mixed notation (`::ffff:192.0.2.1`, §5). One form per address, so
+/// a log line, X-Forwarded-For and a metrics label can be compared and searched as text.
+fn writeIp6(writer: *std.Io.Writer, bytes: *const [16]u8) std.Io.Writer.Error!void {
+    var groups: [8]u16 = undefined;
+    for (&groups, 0..) |*group, i| group.* = std.mem.readInt(u16, bytes[2 * i ..][0..2], .big);
+    const mapped_prefix = @as([10]u8, @splat(0)) ++ [_]u8{ 0xff, 0xff };
+    if (std.mem.eql(u8, bytes[0..12], &mapped_prefix)) {
+        return writer.print("::ffff:{d}.{d}.{d}.{d}", .{ bytes[12], bytes[13], bytes[14], bytes[15] });
+    }
+    const run = longestZeroRun(&groups);
+    var i: usize = 0;
+    while (i < groups.len) {
+        if (run.len >= 2 and i == run.start) {
+            // "::" stands for the run and both separators around it.
+            try writer.writeAll("::");
+            i += run.len;
+            continue;
+        }
+        if (i != 0 and !(run.len >= 2 and i == run.start + run.len)) try writer.writeByte(':');
+        try writer.print("{x}", .{groups[i]});
+        i += 1;
+    }
+}
+
+/// The longest run of zero groups, the leftmost of equal ones (RFC 5952 §4.2.3).
+fn longestZeroRun(groups: *const [8]u16) struct { start: usize, len: usize } {
+    var best_start: usize = 0;
+    var best_len: usize = 0;
+    var i: usize = 0;
+    while (i < groups.len) {
+        if (groups[i] != 0) {
+            i += 1;
+            continue;
+        }
+        const start = i;
+        while (i < groups.len and groups[i] == 0) i += 1;
+        if (i - start > best_len) {
+            best_start = start;
+            best_len = i - start;
+        }
+    }
+    assert(best_start + best_len <= groups.len);
+    return .{ .start = best_start, .len = best_len };
+}
 
 fn parsePort(text: []const u8) Address.ParseError!u16 {
     if (text.len == 0 or text.len > 5) return error.InvalidPort;
@@ -178,7 +217,8 @@ test "address: parses the forms an operator types" {
         .{ .text = "127.0.0.1:8080", .shown = "127.0.0.1:8080" },
         .{ .text = ":80", .shown = "0.0.0.0:80" },
         .{ .text = "localhost:9000", .shown = "127.0.0.1:9000" },
-        .{ .text = "[::1]:443", .shown = "[0:0:0:0:0:0:0:1]:443" },
+        .{ .text = "[::1]:443", .shown = "[::1]:443" },
+        .{ .text = "[::]:8080", .shown = "[::]:8080" },
         .{ .text = "10.0.0.5:0", .shown = "10.0.0.5:0" },
     };
     for (cases) |case| {
@@ -217,4 +257,45 @@ test "address: port round-trips in network order" {
     var buffer: [Address.host_text_bytes_max]u8 = undefined;
     try std.testing.expectEqualStrings("127.0.0.1", address.formatHost(&buffer));
     comptime assert(@sizeOf(Address) == 28);
+}
+
+test "address: IPv6 text is RFC 5952's canonical form" {
+    const cases = [_]struct { text: []const u8, shown: []const u8 }{
+        .{ .text = "::1", .shown = "::1" },
+        .{ .text = "::", .shown = "::" },
+        .{ .text = "1::", .shown = "1::" },
+        // Leading zeros dropped, lower case (§4.1, §4.3).
+        .{ .text = "2001:0DB8:00AB:000c:0:0:0:0001", .shown = "2001:db8:ab:c::1" },
+        // The longest run of zeros is the one compressed (§4.2.3).
+        .{ .text = "2001:0:0:1:0:0:0:1", .shown = "2001:0:0:1::1" },
+        // Equal runs: the leftmost (§4.2.3).
+        .{ .text = "2001:db8:0:0:1:0:0:1", .shown = "2001:db8::1:0:0:1" },
+        // A single zero group is never "::" (§4.2.2).
+        .{ .text = "2001:db8:0:1:1:1:1:1", .shown = "2001:db8:0:1:1:1:1:1" },
+        .{ .text = "0:1:2:3:4:5:6:0", .shown = "0:1:2:3:4:5:6:0" },
+        // Runs at either end.
+        .{ .text = "0:0:0:0:0:0:0:1", .shown = "::1" },
+        .{ .text = "fe80:0:0:0:0:0:0:0", .shown = "fe80::" },
+        .{ .text = "0:0:1:0:0:0:1:0", .shown = "0:0:1::1:0" },
+        // IPv4-mapped in mixed notation (§5).
+        .{ .text = "::ffff:c000:0201", .shown = "::ffff:192.0.2.1" },
+        .{ .text = "::ffff:0.0.0.0", .shown = "::ffff:0.0.0.0" },
+        // Not mapped: hex groups.
+        .{ .text = "::fffe:c000:201", .shown = "::fffe:c000:201" },
+        .{ .text = "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", .shown = "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff" },
+    };
+    for (cases) |case| {
+        const ip6 = try Ip6Address.parse(case.text, 80);
+        const address = Address.initIp6(ip6.bytes, 80);
+        var buffer: [Address.host_text_bytes_max]u8 = undefined;
+        const shown = address.formatHost(&buffer);
+        try std.testing.expectEqualStrings(case.shown, shown);
+        // The text parses back to the same address.
+        const again = try Ip6Address.parse(shown, 80);
+        try std.testing.expectEqualSlices(u8, &ip6.bytes, &again.bytes);
+    }
+    // The longest text still fits the buffers sized for it.
+    const longest = Address.initIp6(@splat(0xff), 65535);
+    var text: [Address.text_bytes_max]u8 = undefined;
+    try std.testing.expectEqual(Address.text_bytes_max, longest.toText(&text).len);
 }

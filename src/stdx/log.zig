@@ -1,6 +1,12 @@
-//! Lines for the operator on stderr, each prefixed `sluice: `, one per event. Formatted into a
-//! stack buffer and written with one write(2), so lines from different threads never
+//! Lines for the operator on stderr, each `TIMESTAMP sluice: ...`, one per event. Formatted
+//! into a stack buffer and written with one write(2), so lines from different threads never
 //! interleave and logging never allocates. (The access log is separate: proxy/AccessLog.zig.)
+//!
+//! The timestamp is RFC 3339 in UTC with milliseconds (`2026-11-23T14:48:03.123Z`), first on
+//! the line as syslog, nginx's error log and journald's short-iso output put it: a plain file
+//! reads well and sorts by time, and under systemd the journal's own stamp is merely repeated.
+//! Lines written with `plain` (`FILE:LINE:COL: ...`) have none: editors and CI annotate that
+//! form only at the start of a line.
 //!
 //! Levels: `err` (sluice could not do what it was asked: start, reload, keep a listener),
 //! `warn` (something degraded that an operator may have to act on: a backend down or
@@ -10,7 +16,10 @@
 //! the levels below the one asked for.
 const std = @import("std");
 const builtin = @import("builtin");
+const assert = std.debug.assert;
 const linux = std.os.linux;
+
+const sys = @import("sys.zig");
 
 const line_bytes_max = 1024;
 
@@ -28,37 +37,70 @@ fn enabled(level: Level) bool {
 }
 
 pub fn err(comptime fmt: []const u8, args: anytype) void {
-    if (enabled(.@"error")) prefixed("sluice: error: ", fmt, args);
+    if (enabled(.@"error")) line(.stamped, "sluice: error: ", fmt, args);
 }
 
 pub fn warn(comptime fmt: []const u8, args: anytype) void {
-    if (enabled(.warn)) prefixed("sluice: warn: ", fmt, args);
+    if (enabled(.warn)) line(.stamped, "sluice: warn: ", fmt, args);
 }
 
 pub fn info(comptime fmt: []const u8, args: anytype) void {
-    if (enabled(.info)) prefixed("sluice: ", fmt, args);
+    if (enabled(.info)) line(.stamped, "sluice: ", fmt, args);
 }
 
-/// A line without the prefix, on stderr: for lines that have their own (`FILE:LINE:COL: ...`,
-/// the form editors and CI annotate).
+/// A line without timestamp or prefix, on stderr: for lines that have their own
+/// (`FILE:LINE:COL: ...`, the form editors and CI annotate).
 pub fn plain(comptime fmt: []const u8, args: anytype) void {
-    prefixed("", fmt, args);
+    line(.bare, "", fmt, args);
 }
 
 /// One line, cut with "..." if longer than `line_bytes_max`, written with one write(2).
-fn prefixed(comptime prefix: []const u8, comptime fmt: []const u8, args: anytype) void {
+fn line(
+    comptime stamp: enum { stamped, bare },
+    comptime prefix: []const u8,
+    comptime fmt: []const u8,
+    args: anytype,
+) void {
     // Unit tests exercise paths that log; their output is the test runner's.
     if (builtin.is_test) return;
     var buffer: [line_bytes_max]u8 = undefined;
-    @memcpy(buffer[0..prefix.len], prefix);
-    const body = std.fmt.bufPrint(buffer[prefix.len .. buffer.len - 1], fmt, args) catch blk: {
+    var start: usize = 0;
+    if (stamp == .stamped) {
+        formatTimestamp(buffer[0..timestamp_bytes], sys.clockRealtimeMs());
+        buffer[timestamp_bytes] = ' ';
+        start = timestamp_bytes + 1;
+    }
+    @memcpy(buffer[start..][0..prefix.len], prefix);
+    start += prefix.len;
+    const body = std.fmt.bufPrint(buffer[start .. buffer.len - 1], fmt, args) catch blk: {
         const cut = "...";
         @memcpy(buffer[buffer.len - 1 - cut.len .. buffer.len - 1], cut);
-        break :blk buffer[prefix.len .. buffer.len - 1];
+        break :blk buffer[start .. buffer.len - 1];
     };
-    const end = prefix.len + body.len;
+    const end = start + body.len;
     buffer[end] = '\n';
     writeAll(2, buffer[0 .. end + 1]);
+}
+
+/// The length of `2026-11-23T14:48:03.123Z`.
+pub const timestamp_bytes = 24;
+
+/// RFC 3339 in UTC with milliseconds. Times before 1970 (a clock that was never set) print as
+/// the epoch; after 9999 as 9999-12-31T23:59:59.999Z: the width is fixed either way.
+pub fn formatTimestamp(out: *[timestamp_bytes]u8, unix_ms: i64) void {
+    const last_ms = 253402300799999; // 9999-12-31T23:59:59.999Z
+    const ms: u64 = @intCast(std.math.clamp(unix_ms, 0, last_ms));
+    const epoch: std.time.epoch.EpochSeconds = .{ .secs = ms / std.time.ms_per_s };
+    const year_day = epoch.getEpochDay().calculateYearDay();
+    const month_day = year_day.calculateMonthDay();
+    const day_seconds = epoch.getDaySeconds();
+    const text = std.fmt.bufPrint(out, "{d:0>4}-{d:0>2}-{d:0>2}T{d:0>2}:{d:0>2}:{d:0>2}.{d:0>3}Z", .{
+        year_day.year,                    month_day.month.numeric(),
+        month_day.day_index + 1,          day_seconds.getHoursIntoDay(),
+        day_seconds.getMinutesIntoHour(), day_seconds.getSecondsIntoMinute(),
+        ms % std.time.ms_per_s,
+    }) catch unreachable; // Every field has its fixed width within the clamped range.
+    assert(text.len == timestamp_bytes);
 }
 
 /// Writes to stdout without the prefix (help text, version).
@@ -75,5 +117,21 @@ fn writeAll(fd: linux.fd_t, bytes: []const u8) void {
             .INTR => continue,
             else => return, // Nowhere left to report a failing stderr.
         }
+    }
+}
+
+test "log: timestamps are RFC 3339, UTC, milliseconds, fixed width" {
+    const cases = [_]struct { ms: i64, text: []const u8 }{
+        .{ .ms = 0, .text = "1970-01-01T00:00:00.000Z" },
+        .{ .ms = 1795445283123, .text = "2026-11-23T14:48:03.123Z" },
+        .{ .ms = 951782400007, .text = "2000-02-29T00:00:00.007Z" }, // A leap day.
+        .{ .ms = 1704067199999, .text = "2023-12-31T23:59:59.999Z" },
+        .{ .ms = -5, .text = "1970-01-01T00:00:00.000Z" }, // A clock never set.
+        .{ .ms = std.math.maxInt(i64), .text = "9999-12-31T23:59:59.999Z" },
+    };
+    for (cases) |case| {
+        var out: [timestamp_bytes]u8 = undefined;
+        formatTimestamp(&out, case.ms);
+        try std.testing.expectEqualStrings(case.text, &out);
     }
 }

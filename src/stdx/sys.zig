@@ -388,6 +388,27 @@ pub fn listen(fd: fd_t, backlog: u31) ListenError!void {
     };
 }
 
+/// Every way setting up a listening socket can fail.
+pub const ListenerError = SocketError || SetsockoptError || BindError || ListenError ||
+    GetsocknameError;
+
+/// A failed listener set-up in the words an operator searches for (the strerror text for the
+/// common ones, as nginx prints them).
+pub fn listenerErrorText(err: ListenerError) []const u8 {
+    return switch (err) {
+        error.AddressInUse => "address already in use",
+        error.AddressNotAvailable => "cannot assign requested address (not one of this host's)",
+        error.PermissionDenied => "permission denied",
+        error.AddressFamilyNotSupported => "address family not supported (IPv6 disabled?)",
+        error.ProtocolNotSupported => "protocol not supported",
+        error.ProcessFdQuotaExceeded => "too many open files (process limit)",
+        error.SystemFdQuotaExceeded => "too many open files (system limit)",
+        error.SystemResources => "out of kernel memory",
+        error.OptionNotSupported => "a socket option is not supported by this kernel",
+        error.Unexpected => "unexpected error",
+    };
+}
+
 pub const GetsocknameError = error{ SystemResources, Unexpected };
 
 /// Writes the bound address into `storage` and returns its length.
@@ -591,6 +612,13 @@ pub fn futexWait(word: *const std.atomic.Value(u32), expected: u32, timeout_ns: 
 pub fn futexWake(word: *const std.atomic.Value(u32)) void {
     const op: linux.FUTEX_OP = .{ .cmd = .WAKE, .private = true };
     _ = linux.futex_3arg(&word.raw, op, std.math.maxInt(i32));
+}
+
+/// Wall-clock milliseconds since the epoch (vDSO), for stderr log timestamps only.
+pub fn clockRealtimeMs() i64 {
+    var ts: linux.timespec = undefined;
+    _ = linux.clock_gettime(.REALTIME, &ts); // Cannot fail with a valid clock and pointer.
+    return ts.sec * std.time.ms_per_s + @divTrunc(ts.nsec, std.time.ns_per_ms);
 }
 
 /// Wall-clock seconds since the epoch (vDSO), for log timestamps only.

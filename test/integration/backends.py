@@ -684,7 +684,7 @@ class Backend:
     _names = 0
 
     def __init__(self, behaviour: Behaviour | None = None, port: int = 0, name: str | None = None,
-                 sndbuf: int | None = None, backlog: int = 128):
+                 sndbuf: int | None = None, backlog: int = 128, host: str = "127.0.0.1"):
         Backend._names += 1
         self.name = name or f"b{Backend._names}"
         self.behaviour = behaviour or echo()
@@ -706,13 +706,15 @@ class Backend:
         self._conns: set[BackendConn] = set()
         self._threads: list[threading.Thread] = []
 
-        self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        v6 = ":" in host
+        self._listener = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET,
+                                       socket.SOCK_STREAM)
         self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._listener.bind(("127.0.0.1", port))
+        self._listener.bind((host, port))
         self._listener.listen(backlog)
         self._listener.settimeout(RECV_POLL)
         self.port = self._listener.getsockname()[1]
-        self.address = f"127.0.0.1:{self.port}"
+        self.address = f"[{host}]:{self.port}" if v6 else f"{host}:{self.port}"
         self._accept_thread = threading.Thread(target=self._accept_loop, daemon=True,
                                                name=f"backend-{self.name}-accept")
         self._accept_thread.start()

@@ -83,7 +83,7 @@ def wait_until(predicate, timeout: float, interval: float = 0.02, what: str = ""
 
 def connect(port: int, timeout: float = DEFAULT_TIMEOUT, rcvbuf: int | None = None,
             host: str = "127.0.0.1") -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     if rcvbuf is not None:
         # Must be set before connect so the window is fixed from the handshake on.
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)

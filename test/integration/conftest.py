@@ -47,6 +47,19 @@ DEFAULT_TEST_TIME_LIMIT = 45.0
 START_TIMEOUT = 5.0
 IO_NAMES = {"uring": "io_uring", "epoll": "epoll"}
 
+# Every line sluice logs on stderr starts with an RFC 3339 timestamp, UTC, milliseconds:
+# `2026-11-23T14:48:03.123Z sluice: ...`. `Sluice.lines` holds the lines without it (so the
+# regexes below, and every test's, read from `sluice:` on) and `Sluice.raw_lines` as written;
+# a `sluice:` line without a timestamp fails the test at teardown. Lines of their own form
+# (`FILE:LINE:COL: ...`, for editors) have none.
+STAMP_RE = re.compile(r"^(?P<stamp>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z) (?=sluice: )")
+
+
+def unstamped(text: str) -> str:
+    """`text` (one line or several) without the timestamps in front of `sluice:`."""
+    return "\n".join(STAMP_RE.sub("", line, count=1) for line in text.split("\n"))
+
+
 LISTEN_RE = re.compile(
     r"^sluice: listening on (?P<host>\S+):(?P<port>\d+) \(workers=(?P<workers>\d+), "
     r"io=(?P<io>[\w_]+)\)")
@@ -94,6 +107,8 @@ class Sluice:
         self.binary = binary
         self.proc: subprocess.Popen | None = None
         self.lines: list[str] = []
+        self.raw_lines: list[str] = []
+        self.unstamped_lines: list[str] = []
         self.stdout_lines: list[str] = []
         self.cmd: list[str] = []
         self.port: int | None = None
@@ -171,6 +186,11 @@ class Sluice:
             for raw in iter(stream.readline, b""):
                 line = raw.decode("utf-8", "replace").rstrip("\r\n")
                 with self._cond:
+                    if sink is self.lines:
+                        self.raw_lines.append(line)
+                        if line.startswith("sluice:"):
+                            self.unstamped_lines.append(line)
+                        line = unstamped(line)
                     sink.append(line)
                     self._cond.notify_all()
         except (OSError, ValueError):
@@ -386,7 +406,8 @@ def pytest_runtest_makereport(item, call):
         return
     for s in getattr(item, "_sluices", []):
         if s.proc is not None:
-            out = s.stderr_text() or "(no stderr)"
+            with s._cond:
+                out = "\n".join(s.raw_lines) or "(no stderr)"  # As written, timestamps too.
             if s.stdout_lines:
                 out += "\n--- stdout (last 50 lines) ---\n" + "\n".join(s.stdout_lines[-50:])
             rep.sections.append((f"sluice stderr [{s.describe()}]", out))
@@ -451,6 +472,8 @@ def make_sluice(io, sluice_bin, request):
     yield factory
     for s in made:
         s.kill()
+    for s in made:
+        assert not s.unstamped_lines, f"stderr lines without a timestamp: {s.unstamped_lines}"
 
 
 @pytest.fixture

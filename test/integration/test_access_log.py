@@ -8,12 +8,17 @@ import signal
 import socket
 import time
 
+from backends import garbage
 from client import Deadline, request
 
 COMBINED_RE = re.compile(
     r'^(?P<ip>\S+) - - \[(?P<time>\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d \+0000)\] '
     r'"(?P<method>\S+) (?P<target>\S+) (?P<version>HTTP/1\.[01])" (?P<status>\d{3}) '
-    r'(?P<bytes>\d+) "(?P<referer>[^"]*)" "(?P<ua>[^"]*)"$')
+    r'(?P<bytes>\d+) "(?P<referer>[^"]*)" "(?P<ua>[^"]*)"'
+    # sluice's extras (docs/CONFIG.md "Access log"): backend, upstream seconds, tries, reason,
+    # request bytes.
+    r' "(?P<backend>[^"]*)" (?P<upstream_s>-|\d+\.\d{3}) (?P<tries>\d+) (?P<reason>\S+) '
+    r'(?P<request_bytes>\d+)$')
 
 
 def wait_for_lines(read, n, timeout=5.0):
@@ -50,6 +55,8 @@ def test_combined_lines_in_a_file(sluice, backend, tmp_path):
         assert m["ip"] == "127.0.0.1" and m["method"] == "GET" and m["status"] == "200", line
         assert m["referer"] == "http://ref/" and m["ua"] == "agent \\x22x\\x22", line
         assert int(m["bytes"]) > 0
+        assert m["backend"] == backend.address and m["tries"] == "1" and m["reason"] == "-", line
+        assert m["upstream_s"] != "-" and int(m["request_bytes"]) > 0, line
         targets.add(m["target"])
     assert targets == {f"/c/{i}?q=1" for i in range(5)}
 
@@ -117,3 +124,44 @@ def test_dropped_lines_are_a_metric(sluice, backend, tmp_path):
     families = scrape(admin_port)
     assert value(families, "sluice_access_log_lines_dropped_total") == 0
     wait_for_lines(lambda: file_lines(tmp_path / "a.log"), 20)
+
+
+def test_a_body_in_a_later_read_never_shows_in_the_log(sluice, make_backend, tmp_path, io):
+    """The probe's finding: when a body arrived in a later read than its head, the log line
+    showed body bytes (a login form's password among them) as method, target and user agent.
+    The head now stays in place for the whole exchange, so each line shows the request."""
+    backend = make_backend()  # The echo backend reads the whole body before it answers.
+    path = tmp_path / "access.log"
+    sluice.start([backend], args=["--access-log", str(path), "--access-log-format", "json"])
+    secret = b"csrf=token&username=alice&password=hunter2-Secret!&remember=1"
+    for i in range(20):
+        with socket.create_connection(("127.0.0.1", sluice.port), timeout=5) as s:
+            s.sendall(f"POST /login/{i} HTTP/1.1\r\nHost: x\r\nUser-Agent: Firefox/120.0\r\n"
+                      f"Content-Length: {len(secret)}\r\nConnection: close\r\n\r\n".encode())
+            time.sleep(0.02)  # The body comes in a read of its own.
+            s.sendall(secret)
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+            assert data.startswith(b"HTTP/1.1 200"), data
+    lines = wait_for_lines(lambda: file_lines(path), 20)
+    assert not any("hunter2" in line for line in lines), lines
+    entries = [json.loads(line) for line in lines]
+    assert sorted(e["target"] for e in entries) == sorted(f"/login/{i}" for i in range(20))
+    for e in entries:
+        assert e["method"] == "POST" and e["user_agent"] == "Firefox/120.0", e
+        assert e["request_bytes"] > len(secret), e
+
+
+def test_failures_say_why_with_backend_and_tries(sluice, make_backend, tmp_path):
+    """A 502 that sluice answers is logged with the reason, the backend and the tries."""
+    bad = make_backend(garbage())
+    path = tmp_path / "access.log"
+    sluice.start([bad], args=["--access-log", str(path), "--access-log-format", "json"])
+    assert request(sluice.port, "GET", "/g").status == 502
+    [entry] = [json.loads(line) for line in wait_for_lines(lambda: file_lines(path), 1)]
+    assert entry["status"] == 502 and entry["reason"] == "upstream_bad_response", entry
+    assert entry["backend"] == bad.address and entry["tries"] == 1, entry
+    assert entry["upstream_s"] is not None, entry
+    sluice.wait_for_line(re.compile(r"sluice: warn: 502 upstream_bad_response: pool default, "
+                                    r"backend \S+, tries 1: "), 5.0)

@@ -20,6 +20,7 @@ import pytest
 
 from backends import echo, kill_backend, slow_head
 from client import Deadline, request, wait_until
+from conftest import unstamped
 
 ADMIN_RE = re.compile(r"^sluice: admin listening on 127\.0\.0\.1:(?P<port>\d+)$")
 PROMETHEUS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -238,6 +239,38 @@ def test_backend_up_goes_to_zero_when_killed_and_ejected(sluice, make_backend):
     assert backends[good.address]["available"] is True
 
 
+def test_stats_line_and_metrics_show_the_same_figures(sluice, make_backend):
+    """SIGUSR2's stats line and /metrics are renderings of one collector's snapshot, over one
+    scope (the current generation): once traffic is over, each figure the line sums over the
+    pools equals the sum of its /metrics series. An ejection and retries make them non-zero."""
+    good, victim = make_backend(echo(), name="good"), make_backend(echo(), name="victim")
+    port = start_with_admin(sluice, [good, victim],
+                            args=["--eject-after", "1", "--eject-time", "30s"])
+    for i in range(4):
+        assert request(sluice.port, "GET", f"/warm{i}").status == 200
+    kill_backend(victim)
+    deadline = Deadline(5.0)
+    while not any("ejected" in line for line in sluice.lines):
+        deadline.check("the killed backend was never ejected")
+        assert request(sluice.port, "GET", "/e").status == 200  # Retried on the good one.
+    assert wait_until(lambda: sluice.stats()["upstream_requests_in_flight"] == 0, 3.0)
+    st = sluice.stats()
+    m = scrape(port)
+
+    def total(name):
+        return sum(v for n, _, v in m[name]["samples"] if n == name)
+
+    assert st["retries"] >= 1 and st["ejections"] == 1 and st["upstream_connections_open"] >= 1, st
+    assert st["retries"] == total("sluice_retries_total")
+    assert st["retries_refused_by_budget"] == total("sluice_retries_refused_by_budget_total")
+    assert st["ejections"] == total("sluice_ejections_total")
+    assert st["backends_available"] == total("sluice_backends_available") == 1
+    assert st["upstream_connections_open"] == total("sluice_upstream_connections_open")
+    assert st["upstream_requests_in_flight"] == total("sluice_upstream_requests_in_flight") == 0
+    assert st["config_generation"] == total("sluice_config_generation") == 1
+    assert st["heap_allocations_after_startup"] == total("sluice_heap_allocations_after_startup")
+
+
 def test_status_lists_the_pool_and_its_backends(sluice, make_backend):
     """/status is JSON with the process and, per pool, every backend and its state."""
     a = make_backend(echo(), name="A")
@@ -245,6 +278,9 @@ def test_status_lists_the_pool_and_its_backends(sluice, make_backend):
     port = start_with_admin(sluice, [a, f"{b.address},weight=3"],
                             args=["--strategy", "weighted"])
     assert request(sluice.port, "GET", "/s").status == 200
+    # The exchange ends on sluice's side when its last send completes, which may be a moment
+    # after the client has read the response: wait for that, not for a fixed time.
+    assert wait_until(lambda: all(x["in_flight"] == 0 for x in status(port)["pools"][0]["backends"]), 3.0)
     s = status(port)
     assert s["version"] == "0.1.0" and s["workers"] == 1 and s["config"]["generation"] == 1
     assert s["io"] in ("io_uring", "epoll") and s["draining"] is False
@@ -369,11 +405,59 @@ def test_admin_port_in_use_is_a_runtime_failure(sluice_bin, backend):
                                backend.address, "--workers", "1", "--admin", addr],
                               capture_output=True, text=True, timeout=15)
     assert done.returncode == 1, done
-    assert f"cannot listen on {addr} (admin): AddressInUse" in done.stderr, done.stderr
+    assert f"cannot listen on {addr} (admin): address already in use" in done.stderr, done.stderr
 
 
 def test_admin_flag_mistake_is_a_usage_error(sluice_bin):
     done = subprocess.run([sluice_bin, "--backend", "127.0.0.1:1", "--admin", "9901"],
                           capture_output=True, text=True, timeout=10)
     assert done.returncode == 2
-    assert done.stderr.startswith("sluice: error: --admin: invalid address"), done.stderr
+    assert unstamped(done.stderr).startswith("sluice: error: --admin: invalid address"), \
+        done.stderr
+
+
+def test_sluice_own_errors_are_responses_and_tries_are_counted_per_backend(sluice, make_backend):
+    """A 502 sluice answers for a pool is one of that pool's responses (5xx), and every try is
+    counted on the backend it went to: a request retried from a refusing backend to a good
+    one counts once on each."""
+    from backends import RefusingPort, garbage
+    good, bad = make_backend(echo(), name="good"), make_backend(garbage(), name="bad")
+    refusing = RefusingPort()
+    port = start_with_admin(sluice, [good, bad, refusing], args=["--eject-after", "0"])
+    statuses = [request(sluice.port, "GET", f"/c/{i}").status for i in range(6)]
+    assert sorted(set(statuses)) == [200, 502], statuses
+    families = scrape(port)
+    five = value(families, "sluice_responses_total", pool="default", **{"class": "5xx"})
+    two = value(families, "sluice_responses_total", pool="default", **{"class": "2xx"})
+    assert five == statuses.count(502) and two == statuses.count(200), (five, two, statuses)
+    tries = {b.address: value(families, "sluice_backend_requests_total", pool="default",
+                              backend=b.address) for b in (good, bad, refusing)}
+    assert tries[bad.address] == statuses.count(502), tries
+    assert tries[good.address] == statuses.count(200), tries
+    assert tries[refusing.address] >= 1, tries  # Refused, then retried on another backend.
+    refusing.release()
+
+
+def test_a_changed_pool_keeps_its_counters_over_a_reload(sluice, make_backend, tmp_path):
+    """Adding a backend changes the pool, which gets a new instance: the counters of the pool
+    and of the backend that stays go on from where they were."""
+    a, b = make_backend(echo(), name="A"), make_backend(echo(), name="B")
+    path = tmp_path / "pool.zon"
+    template = """.{{ .listen = "127.0.0.1:0", .admin = .{{ .listen = "127.0.0.1:0" }},
+    .pools = .{{ .app = .{{ .backends = .{{ {} }} }} }} }}"""
+    path.write_text(template.format(f'"{a.address}"'))
+    sluice.start_config(path)
+    port = int(sluice.wait_for_line(ADMIN_RE, timeout=5.0).group("port"))
+    for i in range(10):
+        assert request(sluice.port, "GET", f"/r/{i}").status == 200
+    before = scrape(port)
+    assert value(before, "sluice_requests_total", pool="app") == 10
+    path.write_text(template.format(f'"{a.address}", "{b.address}"'))
+    sluice.signal(signal.SIGHUP)
+    sluice.wait_for_line(re.compile(r"^sluice: .*reloaded"), 5.0)
+    after = scrape(port)
+    assert value(after, "sluice_requests_total", pool="app") == 10
+    assert value(after, "sluice_backend_requests_total", pool="app", backend=a.address) == 10
+    assert value(after, "sluice_backend_responses_total", pool="app", backend=a.address,
+                 **{"class": "2xx"}) == 10
+    assert value(after, "sluice_backend_requests_total", pool="app", backend=b.address) == 0

@@ -231,3 +231,47 @@ def test_response_body_of_every_size_boundary(sluice, make_backend):
 
 def _fixed_body(n):
     return fixed(200, [("Content-Type", "application/octet-stream")], large_body(n))
+
+
+def test_request_body_limit_refuses_a_declared_length_before_sending(sluice, backend):
+    """--request-body-max: a Content-Length over it is a 413 and nothing reaches the backend;
+    one at the limit passes."""
+    from client import request as plain_request
+    sluice.start([backend], args=["--request-body-max", "1KiB"])
+    assert plain_request(sluice.port, "POST", "/ok", body=b"a" * 1024).status == 200
+    r = plain_request(sluice.port, "POST", "/big", body=b"a" * 1025)
+    assert r.status == 413, r
+    assert backend.targets() == ["/ok"]
+
+
+def test_request_body_limit_cuts_a_chunked_body_that_passes_it(sluice, backend):
+    """A chunked body has no declared length: it is refused (413) when its chunks pass the
+    limit, and the backend never receives a complete request."""
+    from client import chunk_body
+    sluice.start([backend], args=["--request-body-max", "100"])
+    with Client(sluice.port) as c:
+        c.send(b"POST /chunks HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n" +
+               chunk_body([b"x" * 60, b"y" * 60]))
+        r = c.read_response()
+    assert r.status == 413, r
+    assert all(q.target != "/chunks" or q.framing != "chunked" or len(q.body) < 100
+               for q in backend.requests)
+
+
+def test_request_body_limit_per_route(sluice, backend, tmp_path):
+    """A route may set its own limit: uploads up to 1 MiB, 1 KiB elsewhere."""
+    from client import request as plain_request
+    path = tmp_path / "limits.zon"
+    path.write_text(f""".{{
+    .listen = "127.0.0.1:0",
+    .limits = .{{ .request_body_max = "1KiB" }},
+    .pools = .{{ .app = .{{ .backends = .{{"{backend.address}"}} }} }},
+    .routes = .{{
+        .{{ .path_prefix = "/upload/", .request_body_max = "1MiB", .pool = "app" }},
+        .{{ .pool = "app" }},
+    }},
+}}
+""")
+    sluice.start_config(path)
+    assert plain_request(sluice.port, "POST", "/upload/a", body=b"u" * 100_000).status == 200
+    assert plain_request(sluice.port, "POST", "/other", body=b"o" * 2000).status == 413

@@ -1,11 +1,14 @@
 """Basic proxying: what reaches the backend, what comes back, and how requests are spread."""
 
 import collections
+import json
 
 import pytest
 
 from backends import echo, fixed, raw_response, route
-from client import Client, Echoed, request, tokens
+from client import Client, Echoed, build_request, connect, read_response, request, tokens
+from test_access_log import file_lines, wait_for_lines
+from test_admin import ADMIN_RE, scrape, status, value
 
 HOP_BY_HOP_REQUEST = [
     ("Connection", "keep-alive, X-Foo"),
@@ -70,6 +73,32 @@ def test_forwarded_headers_added(sluice, backend):
     assert e.header_all("x-forwarded-for") == ["127.0.0.1"]
     assert e.header_all("x-forwarded-proto") == ["http"]
     assert e.header_all("x-forwarded-host") == ["app.example:81"]
+
+
+def test_ipv6_addresses_are_written_compressed(sluice, make_backend, tmp_path):
+    """IPv6 addresses are written in RFC 5952's compressed form (`[::1]:8080`, never
+    `[0:0:0:0:0:0:0:1]`) everywhere sluice writes one: the listening line, X-Forwarded-For,
+    the access log's client and backend, /status and the metrics' backend label."""
+    try:
+        b = make_backend(name="v6", host="::1")
+    except OSError as e:
+        pytest.skip(f"no IPv6 loopback: {e}")
+    log = tmp_path / "access.log"
+    sluice.start([b], listen="[::1]:0", args=["--admin", "127.0.0.1:0", "--access-log",
+                                              str(log), "--access-log-format", "json"])
+    assert sluice.listen_match["host"] == "[::1]", sluice.listen_match.group(0)
+    admin_port = int(sluice.wait_for_line(ADMIN_RE, timeout=5.0).group("port"))
+    with connect(sluice.port, host="::1") as sock:
+        sock.sendall(build_request("GET", "/six", host="six.example"))
+        e = Echoed(read_response(sock))
+    assert e.backend == "v6"
+    assert e.header_all("x-forwarded-for") == ["::1"]
+    assert [x["address"] for x in status(admin_port)["pools"][0]["backends"]] == [b.address]
+    assert value(scrape(admin_port), "sluice_backend_up", backend=b.address) == 1
+    lines = wait_for_lines(lambda: file_lines(log), 1)
+    entry = json.loads(lines[0])
+    assert (entry["client"], entry["backend"]) == ("::1", b.address), entry
+    assert "0:0:0" not in sluice.stderr_text()
 
 
 def test_spoofed_x_forwarded_for_replaced(sluice, backend):

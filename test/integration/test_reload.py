@@ -13,6 +13,7 @@ says the same thing on every reload.
 import collections
 import re
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -453,6 +454,40 @@ def test_twenty_reloads_under_steady_traffic(sluice, make_backend, tmp_path):
     assert stats_allocations == 0
 
 
+def test_stats_line_and_metrics_count_the_current_generation(sluice, make_backend, tmp_path):
+    """The stats line and /metrics come from one collector over one scope, the current
+    generation's pools: while a request is still in flight on the instance of a pool a reload
+    rebuilt (finishing for generation 1), neither counts it or its connection, and both show the
+    new instance's backends. (The stats line used to count the old instance and /metrics not.)"""
+    slow, b = make_backend(slow_head(3.0), name="slow"), make_backend(echo(), name="B")
+    port, admin = free_port(), free_port()
+    top = {"listen": addr(port), "admin": {"listen": addr(admin)}}
+    first = config({"app": [slow]}, [{"pool": "app"}], **top)
+    second = config({"app": [slow, b]}, [{"pool": "app"}], **top)  # Changed: a new instance.
+    path = write_zon(tmp_path / "reload.zon", first)
+    admin_port = with_admin(sluice, path)
+    answers = []
+    client = threading.Thread(target=lambda: answers.append(
+        request(port, "GET", "/slow", timeout=10.0)))
+    client.start()
+    try:
+        assert wait_until(lambda: sluice.stats()["upstream_requests_in_flight"] == 1, 2.0)
+        reload(sluice, path, second, 2)
+        st = sluice.stats()
+        m = scrape(admin_port)
+    finally:
+        client.join(timeout=10.0)
+
+    def total(name):
+        return sum(v for n, _, v in m[name]["samples"] if n == name)
+
+    assert answers and answers[0].status == 200, answers  # Finished on the old instance.
+    assert st["config_generation"] == 2
+    assert st["upstream_requests_in_flight"] == total("sluice_upstream_requests_in_flight") == 0, st
+    assert st["upstream_connections_open"] == total("sluice_upstream_connections_open") == 0, st
+    assert st["backends_available"] == total("sluice_backends_available") == 2, st
+
+
 def test_unchanged_pool_keeps_its_backend_connections(sluice, make_backend, tmp_path):
     """A reload that changes only a route keeps the pool and its pooled backend connection:
     sequential requests on a keep-alive client before and after, and on a new client after,
@@ -575,3 +610,45 @@ def test_listener_added_and_removed_by_reload(sluice, make_backend, tmp_path):
                 assert Echoed(nxt).target == "/k/2", nxt
         assert Echoed(other.request("GET", "/o/4")).target == "/o/4"
     assert is_refused(p2)
+
+
+@pytest.mark.parametrize("holder", ["socket", "sluice"])
+def test_reload_adding_an_address_in_use_is_refused(sluice, make_sluice, make_backend,
+                                                     tmp_path, holder):
+    """A reload that adds a listener on an address another process listens on (a plain
+    socket, or a second sluice with its SO_REUSEPORT sockets) is refused with a line naming
+    the address; the old generation keeps serving, nothing joins the other process's port,
+    and once the port is free the same file applies."""
+    b = make_backend(name="B")
+    p1, p2 = free_port(), free_port()
+    main = {"name": "main", "listen": addr(p1)}
+    one = config({"app": [b]}, [{"pool": "app"}], listeners=[main])
+    two = config({"app": [b]}, [{"pool": "app"}],
+                 listeners=[main, {"name": "extra", "listen": addr(p2)}])
+    path = write_zon(tmp_path / "reload.zon", one)
+    sluice.start_config(path, workers=2)
+
+    other = make_backend(name="other")
+    if holder == "socket":
+        taken = socket.socket()
+        taken.bind(("127.0.0.1", p2))
+        taken.listen()
+    else:
+        taken = make_sluice().start([other], workers=2, listen=addr(p2))
+    write_zon(path, two)
+    idx = refused_reload(sluice)
+    wanted = f"reload failed: cannot listen on 127.0.0.1:{p2}: address already in use"
+    assert wanted in sluice.lines[idx], sluice.stderr_text()
+    sluice.wait_for_line(r"reload failed: still serving generation 1", 3.0, start=idx)
+    assert Echoed(request(p1, "GET", "/still")).target == "/still"
+    if holder == "sluice":
+        for i in range(10):
+            assert Echoed(request(p2, "GET", f"/theirs/{i}")).backend == "other"
+        assert not [t for t in b.targets() if t.startswith("/theirs/")]
+
+    if holder == "socket":
+        taken.close()
+    else:
+        assert taken.stop() == 0
+    reload(sluice, path, two, 2)
+    assert Echoed(request(p2, "GET", "/mine")).backend == "B"

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from backends import (RefusingPort, echo, fixed, health_endpoint, kill_backend, reset, route,
+from backends import (RefusingPort, echo, fixed, health_endpoint, kill_backend, raw_response, reset, route,
                       slow_head, stall, switchable, traffic, truncated_body)
 from conftest import assert_quiescent  # noqa: E402
 from client import Client, ConnectionClosed, Deadline, Echoed, request
@@ -278,14 +278,15 @@ def test_ejection_cool_down_doubles_up_to_max(sluice, make_backend):
 @pytest.mark.time_limit(30)
 def test_stalled_backend_gets_retried_but_post_504(sluice, make_backend):
     """One backend accepts and never answers; --upstream-response-timeout 300ms,
-    --eject-after 0 (so it stays in the pool). Every idempotent GET still gets a 200 from
-    the good backend (the timed-out try is retried), none slower than the timeout plus
-    700 ms. A POST that goes to the stalled backend is not retried: 504 after about the
-    timeout, and the good backend never sees it."""
+    --eject-after 0 (so it stays in the pool), and timeouts opted into --retry-on. Every
+    idempotent GET still gets a 200 from the good backend (the timed-out try is retried),
+    none slower than the timeout plus 700 ms. A POST that goes to the stalled backend is not
+    retried: 504 after about the timeout, and the good backend never sees it."""
     good = make_backend(echo(), name="good")
     stuck = make_backend(stall(), name="stuck")
     sluice.start([good, stuck], args=["--upstream-response-timeout", "300ms",
-                                      "--eject-after", "0"])
+                                      "--eject-after", "0",
+                                      "--retry-on", "connect,reset,timeout"])
     slow = 0
     for i in range(6):
         r, elapsed = timed(sluice.port, target=f"/get/{i}")
@@ -314,11 +315,13 @@ def test_stalled_backend_gets_retried_but_post_504(sluice, make_backend):
 def test_stalled_backend_ejected_by_timeouts(sluice, make_backend):
     """Response timeouts count for ejection (default --eject-on): a backend that never
     answers is ejected after --eject-after 2 timed-out tries (`last: timeout`), after which
-    GETs are fast again. Every GET gets a 200 (the timed-out tries are retried)."""
+    GETs are fast again. Every GET gets a 200 (the timed-out tries are retried, as
+    --retry-on asks)."""
     good = make_backend(echo(), name="good")
     stuck = make_backend(stall(), name="stuck")
     sluice.start([good, stuck], args=["--upstream-response-timeout", "300ms",
-                                      "--eject-after", "2", "--eject-time", "30s"])
+                                      "--eject-after", "2", "--eject-time", "30s",
+                                      "--retry-on", "connect,reset,timeout"])
     times = []
     for i in range(12):
         r, elapsed = timed(sluice.port, target=f"/get/{i}")
@@ -330,6 +333,49 @@ def test_stalled_backend_ejected_by_timeouts(sluice, make_backend):
     assert sum(t >= 0.25 for t in times) == 2, times
     assert all(t < 0.25 for t in times[4:]), times
     assert_quiescent(sluice)
+
+
+def test_response_timeouts_are_not_retried_by_default(sluice, make_backend):
+    """A request that timed out may still be running on its backend (a long poll): by default
+    it is answered 504 and never sent to a second backend."""
+    good = make_backend(echo(), name="good")
+    stuck = make_backend(stall(), name="stuck")
+    sluice.start([stuck, good], args=["--upstream-response-timeout", "300ms",
+                                      "--eject-after", "0"])
+    saw_504 = False
+    for i in range(4):
+        r, elapsed = timed(sluice.port, target=f"/poll/{i}")
+        if r.status == 504:
+            saw_504 = True
+            assert f"/poll/{i}" in stuck.targets() and f"/poll/{i}" not in good.targets()
+        else:
+            assert Echoed(r).backend == "good"
+    assert saw_504
+    assert len(stuck.requests) + len(good.requests) == 4
+
+
+def test_a_malformed_response_is_not_retried(sluice, make_sluice, make_backend):
+    """The probe sent a GET to a backend answering garbage: sluice sent it three times (a
+    stale-connection retry, then another backend). A response byte means the backend took the
+    request: the client gets one 502 and the request went out once."""
+    malformed = raw_response(b"HTTP/1.1 200 OK\r\nBad Field\r\n\r\n", close=False)
+    bad = make_backend(route({"/m/": malformed}), name="bad")
+    other = make_backend(echo(), name="other")
+    sluice.start([bad], args=["--eject-after", "0"])
+    # A pooled connection to `bad` first, so the malformed answer comes on a reused one (the
+    # case that was taken for a stale keep-alive connection).
+    assert request(sluice.port, "GET", "/ok").status == 200
+    r = request(sluice.port, "GET", "/m/1")
+    assert r.status == 502, r
+    assert bad.targets().count("/m/1") == 1, bad.targets()
+    # With a second backend, the 502 still stands: nothing goes to the other one.
+    second = make_sluice()
+    second.start([bad, other], args=["--eject-after", "0"])
+    statuses = [request(second.port, "GET", f"/m/{i}").status for i in range(10, 14)]
+    assert statuses.count(502) == 2, statuses
+    # Each request went to one backend, once.
+    sent = bad.targets()[2:] + other.targets()
+    assert sorted(sent) == [f"/m/{i}" for i in range(10, 14)], (bad.targets(), other.targets())
 
 
 # ---------------------------------------------------------------------------------------

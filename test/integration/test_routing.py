@@ -523,3 +523,31 @@ def test_no_heap_allocations_after_1000_routed_requests(sluice, make_backend, tm
     assert sluice.exit_allocations() == 0, sluice.stderr_text()
     for b in (a, w1, w2):
         assert b.errors == [], (b, b.errors)
+
+
+def test_options_asterisk_goes_where_a_route_asks_for_it(sluice, make_backend, tmp_path):
+    """`OPTIONS * HTTP/1.1` is forwarded to the pool of the route with `path_prefix = "*"`; a
+    path prefix such as "/" does not match it."""
+    from client import Echoed, request
+    star, site = make_backend(name="star"), make_backend(name="site")
+    path = tmp_path / "star.zon"
+    path.write_text(f""".{{
+    .listen = "127.0.0.1:0",
+    .pools = .{{ .star = .{{ .backends = .{{"{star.address}"}} }}, .site = .{{ .backends = .{{"{site.address}"}} }} }},
+    .routes = .{{
+        .{{ .path_prefix = "/", .pool = "site" }},
+        .{{ .path_prefix = "*", .pool = "star" }},
+    }},
+}}
+""")
+    sluice.start_config(path)
+    e = Echoed(request(sluice.port, "OPTIONS", "*"))
+    assert e.backend == "star" and e.target == "*" and e.method == "OPTIONS"
+    assert Echoed(request(sluice.port, "GET", "/x")).backend == "site"
+
+
+def test_options_asterisk_without_routes_goes_to_the_pool(sluice, backend):
+    from client import Echoed, request
+    sluice.start([backend])
+    e = Echoed(request(sluice.port, "OPTIONS", "*"))
+    assert e.target == "*" and e.method == "OPTIONS"

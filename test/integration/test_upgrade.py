@@ -162,3 +162,47 @@ def test_h2c_upgrade_is_forwarded_as_a_plain_request(sluice, make_backend):
     assert req.header("upgrade") is None, req.headers
     assert req.header("http2-settings") is None, req.headers
     assert "upgrade" not in req.connection_tokens(), req.headers
+
+
+def test_tunnel_has_its_own_idle_timeout(sluice, make_backend):
+    """An upgraded connection lives by --tunnel-idle-timeout, not the keep-alive idle timeout:
+    with the client idle timeout at 300 ms and the tunnel's at 1.5 s, a tunnel quiet for 700 ms
+    still works, and one quiet for longer than 1.5 s is closed."""
+    b = make_backend(upgrade())
+    sluice.start([b], args=["--client-idle-timeout", "300ms", "--tunnel-idle-timeout", "1500ms"])
+    c = _open_tunnel(sluice.port)
+    try:
+        time.sleep(0.7)
+        c.send(b"still here")
+        assert c.read_exact(5 + 10, 3.0) == b"echo:still here"
+        started = time.monotonic()
+        assert c.wait_closed(5.0), "the idle tunnel was not closed"
+        assert time.monotonic() - started >= 1.2
+    finally:
+        c.close()
+
+
+def test_tunnel_log_line_is_written_at_its_end_with_bytes_both_ways(sluice, make_backend, tmp_path):
+    """The access-log line of an upgrade is written when the tunnel closes: its duration is the
+    tunnel's life and its byte counts include what went through it, each way."""
+    import json
+    b = make_backend(upgrade())
+    path = tmp_path / "access.log"
+    sluice.start([b], args=["--access-log", str(path), "--access-log-format", "json"])
+    c = _open_tunnel(sluice.port)
+    payload = b"p" * 5000
+    c.send(payload)
+    echoed = b""
+    deadline = time.monotonic() + 3.0
+    while len(echoed) < 5 + len(payload) and time.monotonic() < deadline:
+        echoed += c.read_some(1.0)
+    time.sleep(0.3)
+    c.close()
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline and not (path.exists() and path.read_text().strip()):
+        time.sleep(0.05)
+    [entry] = [json.loads(line) for line in path.read_text().splitlines()]
+    assert entry["status"] == 101 and entry["method"] == "GET" and entry["target"] == "/chat"
+    assert entry["bytes"] >= len(GREETING) + len(payload), entry
+    assert entry["request_bytes"] >= len(payload), entry
+    assert entry["duration_s"] >= 0.3, entry

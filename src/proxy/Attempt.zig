@@ -1,0 +1,88 @@
+//! One try of an exchange on one backend: the upstream connection it holds, how far its
+//! request got, what came back, and the completions and timer of its socket operations.
+//!
+//! Decision: a retry starts a fresh `Attempt` wholesale (`exchange.attempt = .init(...)`),
+//! with nothing copied field by field: what must survive a retry (the request, the backends
+//! tried, the failure to answer with) belongs to the `Exchange`, and a field added here is
+//! reset for every try by construction.
+const std = @import("std");
+const assert = std.debug.assert;
+
+const loop_ns = @import("../loop/loop.zig");
+const Completion = loop_ns.Completion;
+const Timer = loop_ns.Timer;
+const http = @import("../http/http.zig");
+const Connections = @import("../upstream/Connections.zig");
+
+const Attempt = @This();
+
+backend_index: u16,
+state: State = .connecting,
+/// The upstream connection, busy while this attempt holds it.
+connection: ?*Connections.Connection = null,
+/// Counted in its pool's in-flight and pending counts (`LocalPool.beginTry`).
+counted: bool = false,
+/// Its outcome went to the pool's health (once per try).
+reported: bool = false,
+/// The response is a 5xx: reported as such when it is complete.
+server_error: bool = false,
+/// The connect timer fired and cancelled the connect.
+connect_timed_out: bool = false,
+/// The response timed out, a retry is reserved, and the cancelled receive's callback starts it.
+retry_after_cancel: bool = false,
+/// Bytes of the composed request head sent.
+head_sent: u32 = 0,
+/// Response bytes received into the exchange's upstream buffer (at its headroom, until the
+/// head is complete). Nonzero means the backend answered: no stale-connection retry, no
+/// replay (Exchange.upstreamFailed).
+received: u32 = 0,
+/// The connection can carry another request once this response is done.
+reusable: bool = false,
+response_parser: http.ResponseParser,
+/// Receives on the upstream socket; sends (and the connect, a socket's first write).
+recv: Completion = .{},
+send: Completion = .{},
+/// Connect, response and body-gap deadlines of this try (`Exchange.armAttemptTimer`).
+timer: Timer = .{},
+
+/// Where the try is; each transition is asserted where it happens (Exchange).
+pub const State = enum {
+    /// Connecting a fresh socket.
+    connecting,
+    /// Sending the composed request head.
+    sending_head,
+    /// Head sent: request body (if any) and response head under way at once.
+    awaiting_response,
+    /// A 1xx is being relayed; the final response follows.
+    relaying_interim,
+    /// The final head is relayed; its body streams to the client.
+    relaying_body,
+    /// After a 101: bytes both ways, untouched.
+    tunnel,
+    /// Over: the response is complete, or the try failed.
+    done,
+};
+
+pub fn init(backend_index: u16, fields: []http.Header, limits: http.Limits) Attempt {
+    return .{
+        .backend_index = backend_index,
+        .response_parser = .init(fields, limits),
+    };
+}
+
+/// Operations of this try still pending (each gets exactly one callback).
+pub fn pendingOps(attempt: *const Attempt) u8 {
+    return @as(u8, @intFromBool(attempt.recv.isPending())) + @intFromBool(attempt.send.isPending());
+}
+
+test "attempt: a fresh attempt has nothing carried over" {
+    var fields: [4]http.Header = undefined;
+    const limits: http.Limits = .{ .header_bytes_max = 1024, .headers_count_max = 4, .target_bytes_max = 512 };
+    var attempt: Attempt = .init(3, &fields, limits);
+    attempt.received = 10;
+    attempt.reported = true;
+    attempt = .init(4, &fields, limits);
+    try std.testing.expectEqual(@as(u32, 0), attempt.received);
+    try std.testing.expect(!attempt.reported and attempt.state == .connecting);
+    try std.testing.expectEqual(@as(u8, 0), attempt.pendingOps());
+}

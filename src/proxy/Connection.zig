@@ -1,0 +1,850 @@
+//! One client connection speaking HTTP/1.1, from accept to close: the socket, the read buffer,
+//! keep-alive and pipelining, the idle, head and body deadlines, lingering close, and the
+//! HTTP/1.1 framing of what goes both ways. It is the downstream side of the seam an
+//! `Exchange` talks to (see Exchange.zig): it parses request heads and frames request bodies
+//! into windows for the exchange, and writes the exchange's response heads and bodies out in
+//! HTTP/1.1 (rewritten in place, de-chunked for an HTTP/1.0 client).
+//!
+//! An idle keep-alive connection holds only this slot (its buffer is given back after a short
+//! hot period, see `parkBuffer`): the exchange, its parsers, field arrays and upstream buffer
+//! are taken from the worker's exchange slots when a request head starts to arrive.
+//!
+//! Lifetime rule: every client operation is counted in `pending_ops` and every callback starts
+//! with `opDone`. `close` cancels what is pending and aborts the exchange; the slot is
+//! finalized (fd closed, buffer returned) only when the count is zero and the exchange has
+//! been released, so no callback ever sees a freed slot.
+const std = @import("std");
+const assert = std.debug.assert;
+const linux = std.os.linux;
+
+const loop_ns = @import("../loop/loop.zig");
+const Loop = loop_ns.Loop;
+const Socket = loop_ns.Socket;
+const Completion = loop_ns.Completion;
+const Timer = loop_ns.Timer;
+const sys = @import("../stdx/sys.zig");
+const Address = @import("../stdx/Address.zig").Address;
+const http = @import("../http/http.zig");
+const rewrite = @import("rewrite.zig");
+const Failure = @import("failure.zig").Failure;
+const Proxy = @import("Proxy.zig");
+const Exchange = @import("Exchange.zig");
+
+const Connection = @This();
+
+proxy: *Proxy,
+state: State = .free,
+/// Client operations submitted and not yet called back.
+pending_ops: u8 = 0,
+/// What the one client timer currently guards; decides what its expiry means.
+phase: Phase = .idle_hot,
+/// The worker listener slot the connection came in on (routes may depend on it).
+listener_slot: u8 = 0,
+/// The peer is a trusted proxy: its forwarding fields are kept and appended to.
+client_trusted: bool = false,
+/// The idle receive was cancelled to return the buffer (see `parkBuffer`).
+parking: bool = false,
+client_ip_len: u8 = 0,
+requests_served: u32 = 0,
+socket: Socket = undefined,
+address: Address = undefined,
+/// The peer as X-Forwarded-For text: a fact of the connection, worked out once at accept.
+client_ip_buffer: [Address.host_text_bytes_max]u8 = undefined,
+recv_completion: Completion = .{},
+send_completion: Completion = .{},
+timer: Timer = .{},
+/// Client-side buffer: `cbuf[0..c_len]` is valid; `c_pos` is the next byte not yet consumed
+/// (head parsed or body forwarded). A new request head always starts at offset 0 and stays
+/// in place until its exchange ends (the exchange reads it: routing, replays, the log).
+cbuf: ?[]u8 = null,
+c_len: u32 = 0,
+c_pos: u32 = 0,
+/// The exchange of the request under way, from its head's first byte until it is released.
+exchange: ?*Exchange = null,
+request_body: RequestBody = .{},
+out: Out = .{},
+
+pub const State = enum {
+    free,
+    active,
+    /// A last response (an error, or a local answer to a request whose body sluice does not
+    /// read) is going out: then half-close, read and discard until the client closes.
+    lingering,
+    closing,
+};
+
+pub const Phase = enum {
+    /// Waiting for a request with the buffer still held, for a short while.
+    idle_hot,
+    /// Waiting with the buffer returned to the pool (see `parkBuffer`).
+    idle,
+    header,
+    /// The request body is arriving: the client sets the pace (client idle timeout).
+    body,
+    /// The exchange is with the backend: no client deadline (the exchange has its own).
+    waiting,
+    /// A response piece is being written: the client must read it (client idle timeout).
+    sending,
+    tunnel,
+    linger,
+};
+
+/// The request body's HTTP/1.1 framing, as the client sent it.
+const RequestBody = struct {
+    framing: union(enum) { none, length: u64, chunked: http.ChunkedDecoder } = .none,
+    done: bool = true,
+    /// Body bytes already sent were received over (the body is larger than the room behind
+    /// the head), or trailer lines were cut out in place: the body cannot be sent again.
+    overwritten: bool = false,
+    /// End of the window of `cbuf` handed to the exchange.
+    window_end: u32 = 0,
+    window_last: bool = false,
+};
+
+/// What is being written to the client.
+const Out = struct {
+    what: What = .none,
+    bytes: []const u8 = "",
+    progress: usize = 0,
+    /// The response started: a byte of it may have reached the client.
+    started: bool = false,
+    /// Close after this response (decided with its head).
+    close_after: bool = false,
+    /// Chunked from the backend, bare data to an HTTP/1.0 client (RFC 9112 §6.1).
+    dechunk: ?http.ChunkedDecoder = null,
+    /// After an interim head: where the bytes that followed it now are.
+    rest_start: u32 = 0,
+    rest_len: u32 = 0,
+    tunnel_client_done: bool = false,
+    tunnel_upstream_done: bool = false,
+    lingering: bool = false,
+
+    const What = enum { none, interim, response, local, error_response, tunnel_head, tunnel };
+};
+
+// ---------------------------------------------------------------------------------------------
+// Accept and the request head
+
+pub fn start(connection: *Connection, fd: linux.fd_t, peer: Address, listener_slot: u8) void {
+    assert(connection.state == .free);
+    assert(connection.pending_ops == 0);
+    assert(connection.exchange == null);
+    const proxy = connection.proxy;
+    connection.* = .{ .proxy = proxy };
+    connection.state = .active;
+    connection.socket = Socket.init(fd);
+    connection.address = peer;
+    connection.listener_slot = listener_slot;
+    connection.client_ip_len = @intCast(peer.formatHost(&connection.client_ip_buffer).len);
+    connection.client_trusted = proxy.config.isTrustedProxy(&peer);
+    // Sizing guarantees two buffers per connection slot (asserted in Proxy.init).
+    connection.cbuf = proxy.buffers.acquire().?;
+    connection.readRequest();
+}
+
+/// Starts (or resumes, with pipelined bytes already buffered) reading the next request head.
+fn readRequest(connection: *Connection) void {
+    assert(connection.state == .active);
+    assert(connection.exchange == null);
+    connection.request_body = .{};
+    connection.out = .{};
+    connection.compactClientBuffer();
+    if (connection.c_len > 0) {
+        connection.openExchange();
+        connection.armTimer(.header);
+        return connection.parseRequest();
+    }
+    if (connection.proxy.draining and connection.requests_served > 0) return connection.close();
+    // Waiting for a first byte is idle time, on a new connection too (browsers open
+    // connections speculatively): the head deadline starts with the head's first byte.
+    connection.armTimer(.idle_hot);
+    connection.recvHead();
+}
+
+fn compactClientBuffer(connection: *Connection) void {
+    const cbuf = connection.cbuf.?;
+    assert(connection.c_pos <= connection.c_len);
+    const rest = connection.c_len - connection.c_pos;
+    if (connection.c_pos > 0 and rest > 0) {
+        std.mem.copyForwards(u8, cbuf[0..rest], cbuf[connection.c_pos..connection.c_len]);
+    }
+    connection.c_len = rest;
+    connection.c_pos = 0;
+}
+
+/// A request head begins: its exchange slot is taken now (it holds the parser).
+fn openExchange(connection: *Connection) void {
+    assert(connection.exchange == null);
+    const exchange = connection.proxy.acquireExchange();
+    exchange.open(connection);
+    connection.exchange = exchange;
+}
+
+fn recvHead(connection: *Connection) void {
+    const cbuf = connection.cbuf.?;
+    assert(connection.c_len < cbuf.len);
+    connection.recvClient(cbuf[connection.c_len..], recvHeadCallback);
+}
+
+fn recvHeadCallback(connection: *Connection, result: sys.RecvError!usize) void {
+    if (connection.opDone(false)) return;
+    const parking = connection.parking;
+    connection.parking = false;
+    const n = result catch |err| switch (err) {
+        error.Canceled => if (parking) return connection.parkBuffer() else return connection.close(),
+        else => return connection.close(), // Reset or similar: nothing to answer.
+    };
+    if (n == 0) return connection.close(); // Closed between requests, or mid-head: done.
+    if (connection.exchange == null) {
+        connection.openExchange();
+        connection.armTimer(.header); // First byte: the head deadline starts.
+    }
+    connection.c_len += @intCast(n);
+    connection.parseRequest();
+}
+
+/// The connection has been idle for a while: give its buffer back and wait for readiness
+/// without one. An idle keep-alive connection then holds only its slot, not 20 KiB.
+/// Hot connections never come here, so the common path keeps a single receive per request.
+fn parkBuffer(connection: *Connection) void {
+    assert(connection.c_len == 0 and connection.c_pos == 0);
+    assert(connection.phase == .idle);
+    assert(connection.exchange == null);
+    connection.proxy.buffers.release(connection.cbuf.?);
+    connection.cbuf = null;
+    connection.proxy.stats.idle_parks.add(1);
+    connection.submit();
+    connection.loop().pollReadable(&connection.recv_completion, &connection.socket, Connection, connection, idleReadableCallback);
+}
+
+fn idleReadableCallback(connection: *Connection, result: loop_ns.PollError!void) void {
+    if (connection.opDone(false)) return;
+    result catch return connection.close();
+    // Two buffers per connection slot are reserved at start-up, so one is always there.
+    connection.cbuf = connection.proxy.buffers.acquire().?;
+    connection.recvHead(); // Data, or the EOF that made it readable: both are handled there.
+}
+
+fn parseRequest(connection: *Connection) void {
+    const cbuf = connection.cbuf.?;
+    const exchange = connection.exchange.?;
+    switch (exchange.request_parser.feed(cbuf[0..connection.c_len])) {
+        .incomplete => {
+            // The parser rejects a head over header_bytes_max, which is below the buffer size.
+            assert(connection.c_len < cbuf.len);
+            connection.recvHead();
+        },
+        .invalid => |reject| connection.refuseRequest(.{ .bad_request = reject }),
+        .complete => |head_len| {
+            connection.c_pos = head_len;
+            connection.initRequestBody();
+            connection.armTimer(.waiting);
+            exchange.begin(head_len);
+        },
+    }
+}
+
+/// Sets the request body framing from the parsed head (again, when replaying).
+fn initRequestBody(connection: *Connection) void {
+    const head = &connection.exchange.?.request_parser.head;
+    connection.request_body.framing = switch (head.body) {
+        .none, .close_delimited => .none,
+        .content_length => |length| if (length == 0) .none else .{ .length = length },
+        .chunked => .{ .chunked = .init(.{}) },
+    };
+    connection.request_body.done = connection.request_body.framing == .none;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The seam, request side: body windows for the exchange
+
+/// The exchange is ready for the next window of request body bytes.
+pub fn pullRequestBody(connection: *Connection) void {
+    assert(connection.state == .active);
+    const body = &connection.request_body;
+    assert(!body.done);
+    const cbuf = connection.cbuf.?;
+    if (connection.c_pos == connection.c_len) {
+        // Everything buffered has been forwarded: receive more behind it while there is room,
+        // so a body that fits stays whole for a replay. The head itself is never written over.
+        const body_start = connection.exchange.?.request.head_len;
+        assert(connection.c_len >= body_start);
+        if (connection.c_len == cbuf.len) {
+            body.overwritten = true;
+            connection.c_pos = body_start;
+            connection.c_len = body_start;
+        }
+        connection.armTimer(.body);
+        return connection.recvClient(cbuf[connection.c_len..], recvBodyCallback);
+    }
+    const available = cbuf[connection.c_pos..connection.c_len];
+    var take: usize = available.len;
+    var skip: usize = 0;
+    var last = false;
+    switch (body.framing) {
+        .length => |*remaining| {
+            take = @min(available.len, remaining.*);
+            remaining.* -= take;
+            last = remaining.* == 0;
+        },
+        .chunked => |*decoder| {
+            const filtered = decoder.feedDroppingTrailers(available);
+            switch (filtered.result) {
+                .need_more => {},
+                .done => |n| {
+                    take = n;
+                    last = true;
+                },
+                .invalid => |reject| return connection.failRequestBody(.{ .bad_request_body = reject }),
+            }
+            skip = filtered.dropped; // Trailer lines, moved out of the window's front.
+            if (skip > 0) body.overwritten = true; // The bytes were changed in place.
+            const max = connection.exchange.?.body_bytes_max;
+            if (max > 0 and decoder.data_bytes > max) return connection.failRequestBody(.request_body_too_large);
+        },
+        .none => unreachable, // `done` from the start.
+    }
+    body.window_end = connection.c_pos + @as(u32, @intCast(take));
+    body.window_last = last;
+    connection.c_pos += @intCast(skip);
+    if (connection.c_pos == body.window_end) {
+        assert(!last); // The final CRLF is always forwarded.
+        return connection.pullRequestBody();
+    }
+    connection.armTimer(.waiting); // The backend sets the pace now.
+    connection.exchange.?.sendRequestBody(connection.cbuf.?[connection.c_pos..body.window_end], last);
+}
+
+fn recvBodyCallback(connection: *Connection, result: sys.RecvError!usize) void {
+    if (connection.opDone(false)) return;
+    const n = result catch return connection.close();
+    if (n == 0) return connection.close(); // The client gave up mid-body; the backend's copy is cut.
+    connection.c_len += @intCast(n);
+    connection.exchange.?.countReceived(n);
+    connection.pullRequestBody();
+}
+
+/// The exchange sent the window it was given.
+pub fn requestBodySent(connection: *Connection) void {
+    const body = &connection.request_body;
+    connection.c_pos = body.window_end;
+    if (body.window_last) {
+        body.done = true;
+        return;
+    }
+    connection.pullRequestBody();
+}
+
+/// Whether every body byte sent so far could be sent again (for a replay), and nothing is
+/// being received for the body right now (a replay starts the body over from its first
+/// byte; a receive still under way would hand the exchange a second window).
+pub fn requestBodyReplayable(connection: *const Connection) bool {
+    return !connection.request_body.overwritten and !connection.recv_completion.isPending();
+}
+
+/// For a replay: the body from its first byte, as it was received.
+pub fn rewindRequestBody(connection: *Connection) void {
+    assert(!connection.request_body.overwritten);
+    connection.c_pos = connection.exchange.?.request.head_len;
+    connection.initRequestBody();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The seam, response side: heads and bodies written out in HTTP/1.1
+
+/// A 1xx (not 101), relayed to an HTTP/1.1 client; the bytes after it are kept for the final
+/// response (`Exchange.interimSent`).
+pub fn sendInterim(connection: *Connection, view: Exchange.ResponseView) void {
+    const new_len = rewrite.rewriteResponse(view.buffer, view.head_start, view.head_len, view.received, view.head, .{
+        .connection = .keep_alive_default,
+    }) catch return connection.exchange.?.responseHeadTooLarge();
+    // An interim head does not start the response: a failure after it still gets its answer.
+    connection.out.rest_start = @intCast(new_len);
+    connection.out.rest_len = view.received - view.head_len;
+    connection.write(.interim, view.buffer[0..new_len]);
+}
+
+/// The final response head, with the first body bytes that came with it.
+pub fn sendResponse(connection: *Connection, view: Exchange.ResponseView, extra_field: []const u8) void {
+    const exchange = connection.exchange.?;
+    const out = &connection.out;
+    const http10 = exchange.request.version == .http10;
+    const chunked = view.head.body == .chunked;
+    out.dechunk = if (http10 and chunked) .init(.{}) else null;
+    out.close_after = !exchange.request.keep_alive or connection.proxy.draining or
+        view.close_delimited or out.dechunk != null or !connection.request_body.done;
+    const connection_field: rewrite.ClientConnection = if (out.close_after)
+        .close
+    else if (http10)
+        .keep_alive_explicit
+    else
+        .keep_alive_default;
+    const new_len = rewrite.rewriteResponse(view.buffer, view.head_start, view.head_len, view.received, view.head, .{
+        .connection = connection_field,
+        .keep_transfer_encoding = !http10,
+        .extra_field = extra_field,
+    }) catch return exchange.responseHeadTooLarge();
+    const body = view.buffer[new_len..][0..view.body_len];
+    const data = connection.dechunked(body) orelse return;
+    out.started = true;
+    connection.write(.response, view.buffer[0 .. new_len + data.len]);
+}
+
+/// More of the response body (`last`: the rest of it, possibly empty).
+pub fn sendResponseBody(connection: *Connection, window: []u8, last: bool) void {
+    _ = last; // The exchange knows when the response is complete; each window is just written.
+    const data = connection.dechunked(window) orelse return;
+    if (data.len == 0) return connection.exchange.?.responseSent(); // Framing bytes only.
+    connection.write(.response, data);
+}
+
+/// For an HTTP/1.0 client of a chunked response: the data of `bytes` (framing removed in
+/// place). Null when the framing is broken (already refused by the exchange's own scan, so
+/// this is a bug, answered with a close).
+fn dechunked(connection: *Connection, bytes: []u8) ?[]u8 {
+    const decoder = &(connection.out.dechunk orelse return bytes);
+    const result = decoder.decodeInPlace(bytes);
+    if (result.reject != null) {
+        connection.close();
+        return null;
+    }
+    return bytes[0..result.data_len];
+}
+
+/// A response sluice made itself (a route's, or the 404).
+pub fn sendLocal(connection: *Connection, bytes: []const u8, close_after: bool) void {
+    connection.out.close_after = close_after;
+    connection.out.started = true;
+    connection.write(.local, bytes);
+}
+
+/// Whether a local response to this request closes the connection after it: sluice does not
+/// read a body it does not forward, so a request with one ends the connection (after a
+/// linger, like an error response).
+pub fn closesAfterLocal(connection: *const Connection, exchange: *const Exchange) bool {
+    return !exchange.request.keep_alive or connection.proxy.draining or !connection.request_body.done;
+}
+
+/// After a 101: the head, then bytes both ways untouched until each side has closed.
+pub fn startTunnel(connection: *Connection, view: Exchange.ResponseView) void {
+    const new_len = rewrite.rewriteResponse(view.buffer, view.head_start, view.head_len, view.received, view.head, .{
+        .connection = .upgrade,
+    }) catch return connection.exchange.?.responseHeadTooLarge();
+    const rest_len = view.received - view.head_len;
+    connection.out.started = true;
+    connection.write(.tunnel_head, view.buffer[0 .. new_len + rest_len]);
+    // Bytes the client sent after its head are already in cbuf: they go first.
+    if (connection.c_pos < connection.c_len) {
+        connection.exchange.?.countReceived(connection.c_len - connection.c_pos);
+        return connection.exchange.?.tunnelToUpstream(connection.cbuf.?[connection.c_pos..connection.c_len]);
+    }
+    connection.tunnelRecvFromClient();
+}
+
+/// Tunnel bytes from the backend.
+pub fn tunnelToClient(connection: *Connection, bytes: []const u8) void {
+    connection.write(.tunnel, bytes);
+}
+
+/// The exchange sent the client's tunnel bytes upstream: receive more.
+pub fn tunnelSent(connection: *Connection) void {
+    connection.tunnelRecvFromClient();
+}
+
+pub fn tunnelProgress(connection: *Connection) void {
+    connection.armTimer(.tunnel);
+}
+
+/// The backend closed its side: so does the client's, once what was sent is read.
+pub fn tunnelUpstreamClosed(connection: *Connection) void {
+    connection.out.tunnel_upstream_done = true;
+    // The peer may be gone already; the close that follows cleans up either way.
+    connection.loop().shutdownWrite(&connection.socket) catch {};
+    connection.maybeEndTunnel();
+}
+
+/// Into the client buffer behind the request head, which the access log line written when
+/// the tunnel ends still reads.
+fn tunnelRecvFromClient(connection: *Connection) void {
+    const body_start = connection.exchange.?.request.head_len;
+    connection.c_pos = body_start;
+    connection.c_len = body_start;
+    connection.recvClient(connection.cbuf.?[body_start..], tunnelRecvFromClientCallback);
+}
+
+fn tunnelRecvFromClientCallback(connection: *Connection, result: sys.RecvError!usize) void {
+    if (connection.opDone(false)) return;
+    const n = result catch return connection.close();
+    const exchange = connection.exchange.?;
+    if (n == 0) {
+        connection.out.tunnel_client_done = true;
+        exchange.tunnelClientClosed();
+        return connection.maybeEndTunnel();
+    }
+    connection.armTimer(.tunnel);
+    connection.c_len += @intCast(n);
+    exchange.countReceived(n);
+    exchange.tunnelToUpstream(connection.cbuf.?[connection.c_pos..connection.c_len]);
+}
+
+fn maybeEndTunnel(connection: *Connection) void {
+    if (connection.out.tunnel_client_done and connection.out.tunnel_upstream_done) connection.close();
+}
+
+/// Writes `bytes` out, whole, then goes on by what they were.
+fn write(connection: *Connection, what: Out.What, bytes: []const u8) void {
+    assert(bytes.len > 0);
+    connection.out.what = what;
+    connection.out.bytes = bytes;
+    connection.out.progress = 0;
+    connection.armTimer(if (what == .tunnel or what == .tunnel_head) .tunnel else .sending);
+    connection.sendClient(bytes, writeCallback);
+}
+
+fn writeCallback(connection: *Connection, result: sys.SendError!usize) void {
+    if (connection.opDone(false)) return;
+    const n = result catch return connection.close(); // The client went away.
+    const out = &connection.out;
+    out.progress += n;
+    connection.exchange.?.countSent(n);
+    if (out.progress < out.bytes.len) {
+        connection.armTimer(if (out.what == .tunnel or out.what == .tunnel_head) .tunnel else .sending);
+        return connection.sendClient(out.bytes[out.progress..], writeCallback);
+    }
+    const exchange = connection.exchange.?;
+    switch (out.what) {
+        .interim => {
+            connection.armTimer(.waiting);
+            exchange.interimSent(out.rest_start, out.rest_len);
+        },
+        .response, .local => {
+            connection.armTimer(.waiting);
+            exchange.responseSent();
+        },
+        .tunnel_head, .tunnel => exchange.tunnelRecv(),
+        .none, .error_response => unreachable, // The error has its own callback.
+    }
+}
+
+/// The exchange's response is complete and its resources released: the next request, or
+/// the close the response asked for.
+pub fn exchangeFinished(connection: *Connection) void {
+    const exchange = connection.exchange.?;
+    connection.releaseExchange(exchange);
+    connection.requests_served += 1;
+    connection.loop().timerCancel(&connection.timer);
+    if (connection.out.close_after or !connection.request_body.done) return connection.closeAfterResponse();
+    connection.readRequest();
+}
+
+/// The backend answered before it read the whole request body: the rest has nowhere to go,
+/// so the connection closes once the response is out (it is). The exchange ends here.
+pub fn closeAfterEarlyResponse(connection: *Connection) void {
+    connection.exchange.?.abort(); // Released now or when its operations call back.
+    connection.closeAfterResponse();
+}
+
+/// The response is out and the connection is to close. Bytes the client sent after its
+/// request (pipelined requests, the rest of a body nobody read) would make the close a reset
+/// that can destroy the response before the client reads it (RFC 9112 §9.6): then half-close
+/// and linger first, as after an error response.
+fn closeAfterResponse(connection: *Connection) void {
+    const unread = connection.c_pos < connection.c_len or !connection.request_body.done;
+    if (!unread) return connection.close();
+    connection.cancelPending(); // A body receive's: the linger reads into cbuf.
+    connection.linger();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Failure, timers and close
+
+/// The exchange failed. With `failure` and nothing of a response sent, the client gets the
+/// failure's response and the connection lingers; otherwise it closes.
+pub fn exchangeFailed(connection: *Connection, failure: ?Failure, response_started: bool) void {
+    if (connection.state != .active) return;
+    const answer = failure orelse return connection.close();
+    if (response_started or !connection.canAnswer()) return connection.close();
+    connection.sendError(answer);
+}
+
+/// The exchange let go of everything (after a failure or an abort).
+pub fn exchangeReleased(connection: *Connection) void {
+    const exchange = connection.exchange.?;
+    connection.releaseExchange(exchange);
+    if (connection.state == .closing) connection.maybeFinalize();
+}
+
+fn releaseExchange(connection: *Connection, exchange: *Exchange) void {
+    assert(exchange.state == .free);
+    connection.exchange = null;
+    connection.proxy.releaseExchange(exchange);
+}
+
+/// A request refused before it reached an exchange's target (a malformed head, a head
+/// timeout): counted, logged with what is known of it, answered, and the connection lingers.
+fn refuseRequest(connection: *Connection, failure: Failure) void {
+    const exchange = connection.exchange.?;
+    connection.proxy.countFailure(null, failure, true);
+    exchange.log.status = failure.status();
+    exchange.log.bytes_sent = connection.errorResponse(failure).len;
+    exchange.log.end_reason = failure.name();
+    connection.logAccess(exchange, 0);
+    exchange.state = .free; // Nothing was taken: no hold, no buffer, no operation.
+    connection.releaseExchange(exchange);
+    connection.sendError(failure);
+}
+
+/// The request body failed on the client's side (malformed framing, over the limit, too
+/// slow): the exchange is aborted and the client answered, unless a response had started.
+fn failRequestBody(connection: *Connection, failure: Failure) void {
+    const can_answer = connection.canAnswer();
+    connection.exchange.?.failByDownstream(failure);
+    if (connection.state != .active) return;
+    if (!can_answer) return connection.close();
+    connection.sendError(failure);
+}
+
+/// Whether an error response can still be sent: nothing of a response started, and nothing
+/// is being written (an interim head may be: the error would have to wait for it, and a
+/// client that got a 1xx and then a close knows as much).
+fn canAnswer(connection: *const Connection) bool {
+    return !connection.out.started and !connection.send_completion.isPending();
+}
+
+/// The bytes of a failure's response: its head only for a HEAD request (RFC 9110 §9.3.2; a
+/// body there would be read as the next response). The method is known once the request
+/// line parsed, even when a later part of the head was refused.
+pub fn errorResponse(connection: *const Connection, failure: Failure) []const u8 {
+    if (connection.requestIsHead()) return failure.responseHead();
+    return failure.response();
+}
+
+/// Whether the request being answered is a HEAD: from the parse, or, when the request line
+/// itself was refused (too long, say), from its first bytes.
+fn requestIsHead(connection: *const Connection) bool {
+    if (connection.exchange) |exchange| {
+        if (exchange.request_parser.head.method == .head) return true;
+    }
+    const cbuf = connection.cbuf orelse return false;
+    var bytes = cbuf[0..connection.c_len];
+    while (std.mem.startsWith(u8, bytes, "\r\n")) bytes = bytes[2..]; // Skipped empty lines.
+    return std.mem.startsWith(u8, bytes, "HEAD ");
+}
+
+/// Sends a failure's response, then lingers (the connection always closes after an error).
+fn sendError(connection: *Connection, failure: Failure) void {
+    assert(connection.state == .active);
+    connection.state = .lingering;
+    connection.cancelPending();
+    connection.armTimer(.linger);
+    connection.out.what = .error_response;
+    connection.out.bytes = connection.errorResponse(failure);
+    connection.out.progress = 0;
+    connection.sendClient(connection.out.bytes, sendErrorCallback);
+}
+
+fn sendErrorCallback(connection: *Connection, result: sys.SendError!usize) void {
+    if (connection.opDone(true)) return;
+    const n = result catch return connection.close();
+    const out = &connection.out;
+    out.progress += n;
+    if (out.progress < out.bytes.len) return connection.sendClient(out.bytes[out.progress..], sendErrorCallback);
+    connection.lingerAfterResponse();
+}
+
+/// Our last response is out, and the client may still be sending a body we do not read.
+fn linger(connection: *Connection) void {
+    assert(connection.state == .active);
+    connection.state = .lingering;
+    connection.armTimer(.linger);
+    connection.lingerAfterResponse();
+}
+
+/// Half-close, then read and discard until the client closes or the linger timer fires.
+/// Closing with unread bytes queued would send a reset that can destroy the response before
+/// the client reads it.
+fn lingerAfterResponse(connection: *Connection) void {
+    assert(connection.state == .lingering);
+    connection.out.what = .none;
+    connection.loop().shutdownWrite(&connection.socket) catch return connection.close();
+    connection.lingerIfIdle();
+}
+
+fn lingerIfIdle(connection: *Connection) void {
+    assert(connection.state == .lingering);
+    if (connection.out.what == .error_response or connection.out.lingering) return;
+    if (connection.recv_completion.isPending()) return; // Its (cancelled) callback comes back here.
+    connection.out.lingering = true;
+    connection.lingerRecv();
+}
+
+fn lingerRecv(connection: *Connection) void {
+    connection.recvClient(connection.cbuf.?, lingerRecvCallback);
+}
+
+fn lingerRecvCallback(connection: *Connection, result: sys.RecvError!usize) void {
+    if (connection.opDone(true)) return;
+    const n = result catch return connection.close();
+    if (n == 0) return connection.close();
+    connection.lingerRecv();
+}
+
+fn armTimer(connection: *Connection, phase: Phase) void {
+    connection.phase = phase;
+    const queues = &connection.proxy.queues;
+    const queue = switch (phase) {
+        .idle_hot, .linger => &queues.client_short,
+        .idle => &queues.client_idle_rest,
+        .body, .sending => &queues.client_idle,
+        .header => &queues.client_header,
+        .tunnel => connection.exchange.?.tunnel_queue.?,
+        .waiting => {
+            connection.loop().timerCancel(&connection.timer);
+            return;
+        },
+    };
+    connection.loop().timerArm(queue, &connection.timer, Connection, connection, timerCallback);
+}
+
+fn timerCallback(connection: *Connection) void {
+    assert(connection.state == .active or connection.state == .lingering);
+    if (connection.state == .lingering) return connection.close(); // Linger is over.
+    switch (connection.phase) {
+        .idle_hot => {
+            if (!connection.proxy.parksIdleBuffers()) return connection.close(); // Idle timeout.
+            // Still idle after the short hot period: park the buffer. The cancelled receive's
+            // callback does it, unless data won the race (then it is simply processed).
+            connection.parking = true;
+            connection.loop().cancel(&connection.recv_completion);
+            connection.armTimer(.idle);
+        },
+        .idle, .tunnel, .linger, .sending => connection.close(),
+        .header => {
+            connection.proxy.stats.client_timeouts.add(1);
+            connection.refuseRequest(.client_header_timeout);
+        },
+        .body => {
+            connection.proxy.stats.client_timeouts.add(1);
+            connection.failRequestBody(.client_body_timeout);
+        },
+        .waiting => unreachable, // No timer is armed while waiting.
+    }
+}
+
+/// Drain: a connection waiting for its next request is closed now; others close after their
+/// current response (sendResponse and readRequest consult `proxy.draining`).
+pub fn drain(connection: *Connection) void {
+    if (connection.state != .active or connection.exchange != null) return;
+    if (connection.phase == .idle or connection.phase == .idle_hot) connection.close();
+}
+
+pub fn close(connection: *Connection) void {
+    if (connection.state == .closing or connection.state == .free) return;
+    connection.state = .closing;
+    connection.loop().timerCancel(&connection.timer);
+    connection.cancelPending();
+    if (connection.exchange) |exchange| exchange.abort(); // May release it at once.
+    connection.maybeFinalize();
+}
+
+fn cancelPending(connection: *Connection) void {
+    if (connection.recv_completion.isPending()) connection.loop().cancel(&connection.recv_completion);
+    if (connection.send_completion.isPending()) connection.loop().cancel(&connection.send_completion);
+}
+
+/// Once nothing is pending and the exchange is released: the fd and buffer go back.
+fn maybeFinalize(connection: *Connection) void {
+    if (connection.state != .closing) return;
+    if (connection.pending_ops > 0 or connection.exchange != null) return;
+    const proxy = connection.proxy;
+    connection.loop().close(&connection.socket);
+    if (connection.cbuf) |cbuf| proxy.buffers.release(cbuf);
+    connection.cbuf = null;
+    connection.state = .free;
+    proxy.releaseSession(connection);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The access log
+
+/// One access-log line for `exchange` (when the log is on). Formatting happens here, on the
+/// worker, into the worker's buffer; writing the buffer out is the control thread's job.
+pub fn logAccess(connection: *Connection, exchange: *const Exchange, duration_ns: u64) void {
+    const log = &(connection.proxy.access_log orelse return);
+    const upstream_ns: ?u64 = if (exchange.log.upstream_started_ns == 0)
+        null
+    else
+        connection.loop().now() -| exchange.log.upstream_started_ns;
+    log.append(&.{
+        .client_ip = connection.clientIp(),
+        .method = if (exchange.log.method.len > 0) exchange.log.method else "-",
+        .target = if (exchange.log.target.len > 0) exchange.log.target else "-",
+        .version = if (exchange.request.version == .http10) "HTTP/1.0" else "HTTP/1.1",
+        .status = exchange.log.status,
+        .bytes_sent = exchange.log.bytes_sent,
+        .duration_ns = duration_ns,
+        .backend = exchange.backendName() orelse "",
+        .upstream_ns = upstream_ns,
+        .tries = exchange.tries,
+        .reason = exchange.log.end_reason,
+        .request_bytes = exchange.log.request_bytes,
+        .referer = exchange.log.referer,
+        .user_agent = exchange.log.user_agent,
+    }, sys.clockRealtimeSeconds());
+}
+
+pub fn clientIp(connection: *const Connection) []const u8 {
+    return connection.client_ip_buffer[0..connection.client_ip_len];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operations: each counted, each on the connection's own completion
+
+fn recvClient(connection: *Connection, buffer: []u8, comptime callback: RecvCallback) void {
+    connection.submit();
+    connection.loop().recv(&connection.recv_completion, &connection.socket, buffer, Connection, connection, callback);
+}
+
+fn sendClient(connection: *Connection, buffer: []const u8, comptime callback: SendCallback) void {
+    connection.submit();
+    connection.loop().send(&connection.send_completion, &connection.socket, buffer, Connection, connection, callback);
+}
+
+const RecvCallback = fn (*Connection, sys.RecvError!usize) void;
+const SendCallback = fn (*Connection, sys.SendError!usize) void;
+
+fn submit(connection: *Connection) void {
+    connection.pending_ops += 1;
+    assert(connection.pending_ops <= 2); // One per completion.
+}
+
+/// Every callback starts here. True means the callback must return at once: the connection
+/// is closing (and was finalized if this was its last operation), or it is lingering and
+/// this callback is not part of sending the error or lingering (`lingering_ok`).
+fn opDone(connection: *Connection, lingering_ok: bool) bool {
+    assert(connection.pending_ops > 0);
+    connection.pending_ops -= 1;
+    switch (connection.state) {
+        .active => return false,
+        .lingering => {
+            if (lingering_ok) return false;
+            connection.lingerIfIdle();
+            return true;
+        },
+        .closing => {
+            connection.maybeFinalize();
+            return true;
+        },
+        .free => unreachable,
+    }
+}
+
+fn loop(connection: *const Connection) *Loop {
+    return connection.proxy.loop;
+}
+
+test "connection: an idle connection's slot stays small" {
+    // Everything a request needs (parsers, field arrays, the upstream side) is in its
+    // exchange slot; an idle keep-alive connection holds only this.
+    try std.testing.expect(@sizeOf(Connection) <= 1024);
+}

@@ -1,0 +1,1228 @@
+//! One request and its response: the target its route chose, its tries on the pool's backends
+//! (one `Attempt` each), and the relay of the response back to the client.
+//!
+//! The seam: an exchange talks to the client only through its `Downstream` (today the
+//! HTTP/1.1 `Connection` it belongs to; later an HTTP/2 stream, with TLS or not underneath).
+//! The downstream hands it a parsed request head and request body windows; it hands the
+//! downstream a parsed response head, body windows and tunnel bytes, and each side tells the
+//! other when a window has gone, which is the backpressure both ways. Nothing here knows how
+//! the client's bytes are framed on the wire.
+//!
+//! Lifetime: an exchange is a slot of its worker (`Proxy.acquireExchange`), taken when a
+//! request head starts to arrive and given back when it ends. Its upstream operations are
+//! counted in `pending_ops` and every callback starts with `opDone`; `abort` cancels them and
+//! the slot is finalized (upstream connection, buffer and generation released) only when the
+//! count is zero, after which the downstream is told (`Downstream.exchangeReleased`).
+const std = @import("std");
+const assert = std.debug.assert;
+
+const loop_ns = @import("../loop/loop.zig");
+const Loop = loop_ns.Loop;
+const Timer = loop_ns.Timer;
+const TimerQueue = loop_ns.TimerQueue;
+const sys = @import("../stdx/sys.zig");
+const http = @import("../http/http.zig");
+const Config = @import("../config/Config.zig");
+const Health = @import("../health/Health.zig");
+const LocalPool = @import("../upstream/LocalPool.zig");
+const mask = @import("../stdx/mask.zig");
+const rewrite = @import("rewrite.zig");
+const affinity = @import("affinity.zig");
+const local = @import("local.zig");
+const Failure = @import("failure.zig").Failure;
+const Proxy = @import("Proxy.zig");
+const Router = @import("Router.zig");
+const Attempt = @import("Attempt.zig");
+const Connection = @import("Connection.zig");
+
+const Exchange = @This();
+
+proxy: *Proxy,
+/// The client side of the seam (see the file comment).
+downstream: *Connection,
+state: State = .free,
+/// Upstream operations submitted and not yet called back.
+pending_ops: u8 = 0,
+/// The generation hold (Proxy.holdCurrent) while the exchange runs.
+hold: ?u8 = null,
+/// The request: parsed by the downstream into these fields (`request_fields`), its strings
+/// slices of the downstream's buffer, which keeps them in place until the exchange ends.
+request_parser: http.RequestParser,
+request: Request = .{},
+/// The target: a pool, or a response sluice makes itself.
+target: Target = .none,
+/// Where an upgraded connection's idle timer goes (the route's tunnel idle timeout).
+tunnel_queue: ?*TimerQueue = null,
+/// The request body limit in bytes; 0: none.
+body_bytes_max: u64 = 0,
+/// Where the request may go: `hash`'s key and the backend a `sticky` cookie names.
+key: u64 = 0,
+preferred: ?u16 = null,
+/// Backends tried so far (a bit each), how many tries that was, and the failure to answer
+/// with if no try succeeds.
+tried: u64 = 0,
+tries: u8 = 0,
+last_failure: Failure = .upstream_refused,
+/// One stale-connection retry per exchange (see `upstreamFailed`).
+retried_stale: bool = false,
+/// A 1xx went to the client: the request can no longer be replayed.
+interim_relayed: bool = false,
+/// The request body has been sent whole to the current try.
+request_done: bool = false,
+/// The window of request body (or tunnel) bytes being sent upstream: a slice of the
+/// downstream's buffer, which it keeps in place until told it was sent.
+request_body_window: []const u8 = "",
+request_body_sent: usize = 0,
+request_body_last: bool = false,
+/// Upstream-side buffer: the composed request head, then the response.
+ubuf: ?[]u8 = null,
+upstream_head_len: u32 = 0,
+/// The response body's framing as the backend sent it (trailers dropped on the way).
+response_body: ResponseFraming = .none,
+response: ResponseState = .none,
+/// The try under way.
+attempt: Attempt,
+response_fields: []http.Header,
+/// The pool's total timeout for the exchange, across its retries (armed only when set).
+total_timer: Timer = .{},
+log: Log = .{},
+
+pub const State = enum {
+    free,
+    /// A request head is arriving (the downstream parses it).
+    head,
+    /// Routed to a pool: tries, relay, or a tunnel.
+    upstream,
+    /// Answered by sluice itself; the downstream sends it.
+    local,
+    /// Failed or aborted: waiting for pending operations before releasing.
+    ending,
+};
+
+pub const Target = union(enum) {
+    none,
+    pool: *LocalPool,
+    /// A route's fixed response or redirect, or (null) the 404 for no route.
+    local: ?*const Config.Route,
+};
+
+/// What the exchange keeps of the parsed request head.
+pub const Request = struct {
+    method: http.Method = .get,
+    version: http.Version = .http11,
+    keep_alive: bool = false,
+    upgrade_allowed: bool = false,
+    /// Bytes of the head in the downstream's buffer, from its start.
+    head_len: u32 = 0,
+};
+
+pub const ResponseState = enum {
+    none,
+    /// A head is on its way to the client (interim or final): nothing can be replayed.
+    started,
+    /// The last body window went to the downstream; the exchange ends when it is sent.
+    complete,
+};
+
+const ResponseFraming = union(enum) {
+    none,
+    length: u64,
+    chunked: http.ChunkedDecoder,
+    close_delimited,
+};
+
+/// For the access log and the latency histogram.
+pub const Log = struct {
+    /// The loop's clock when the head was parsed; 0 once recorded.
+    started_ns: u64 = 0,
+    upstream_started_ns: u64 = 0,
+    status: u16 = 0,
+    bytes_sent: u64 = 0,
+    request_bytes: u64 = 0,
+    method: []const u8 = "",
+    target: []const u8 = "",
+    referer: []const u8 = "",
+    user_agent: []const u8 = "",
+    /// Why sluice ended the exchange itself (a `Failure`'s name), or empty.
+    end_reason: []const u8 = "",
+    latency_observed: bool = false,
+    /// Why the backend's response head was refused, if it was (for the warning line).
+    response_reject: ?http.Reject = null,
+    head_rewrite_failed: bool = false,
+};
+
+/// A response head on its way to the client: parsed, and where its bytes are in `buffer`
+/// (the downstream rewrites it there for its own framing).
+pub const ResponseView = struct {
+    head: *const http.ResponseParser.Head,
+    buffer: []u8,
+    head_start: u32,
+    head_len: u32,
+    /// Bytes received from `head_start`: the head, then `rest_len` more.
+    received: u32,
+    /// Of the bytes after the head, the first `body_len` belong to the response body (the
+    /// rest is the next response after a 1xx, or a tunnel's first bytes for a 101).
+    body_len: u32,
+    body_last: bool,
+    /// The response ends with the connection (the downstream must close the client after).
+    close_delimited: bool,
+};
+
+const headroom = rewrite.response_headroom_bytes;
+
+pub fn init(proxy: *Proxy, downstream: *Connection, request_fields: []http.Header, response_fields: []http.Header) Exchange {
+    return .{
+        .proxy = proxy,
+        .downstream = downstream,
+        .request_parser = .init(request_fields, proxy.httpLimits()),
+        .response_fields = response_fields,
+        .attempt = .init(0, response_fields, proxy.responseLimits()),
+    };
+}
+
+/// A request head begins to arrive on `downstream`.
+pub fn open(exchange: *Exchange, downstream: *Connection) void {
+    assert(exchange.state == .free);
+    assert(exchange.pending_ops == 0);
+    assert(exchange.hold == null and exchange.ubuf == null);
+    assert(!exchange.total_timer.isArmed() and !exchange.attempt.timer.isArmed());
+    exchange.* = .init(exchange.proxy, downstream, exchange.request_parser.scanner.headers_buffer, exchange.response_fields);
+    exchange.state = .head;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The request: routed, then sent on
+
+/// The downstream parsed a request head of `head_len` bytes (in `request_parser.head`).
+/// Routes it and starts the first try, or the response sluice makes itself.
+pub fn begin(exchange: *Exchange, head_len: u32) void {
+    assert(exchange.state == .head);
+    const head = &exchange.request_parser.head;
+    const proxy = exchange.proxy;
+    exchange.request = .{
+        .method = head.method,
+        .version = head.version,
+        .keep_alive = head.keep_alive,
+        .upgrade_allowed = rewrite.upgradeAllowed(head),
+        .head_len = head_len,
+    };
+    exchange.log.started_ns = exchange.loop().now();
+    exchange.log.request_bytes = head_len;
+    assert(exchange.log.started_ns > 0);
+    if (proxy.access_log != null) {
+        exchange.log.method = head.method_text;
+        exchange.log.target = head.target;
+        exchange.log.referer = head.get("referer") orelse "";
+        exchange.log.user_agent = head.get("user-agent") orelse "";
+    }
+    if (head.method == .connect) return exchange.fail(.method_not_allowed);
+    // The host forwarded, whichever field it came from (an absolute-form target's authority
+    // overrides Host): bounded, as X-Forwarded-Host copies it.
+    if (rewrite.requestHost(head)) |host| {
+        if (host.len > rewrite.host_bytes_max) return exchange.fail(.host_too_long);
+    }
+    assert(exchange.hold == null);
+    exchange.hold = proxy.holdCurrent();
+    exchange.route();
+    switch (exchange.target) {
+        .none => unreachable, // `route` sets one.
+        .local => |chosen| return exchange.respondLocal(chosen),
+        .pool => {},
+    }
+    if (exchange.bodyOverLimit()) return exchange.fail(.request_body_too_large);
+    const pool = exchange.localPool();
+    pool.stats.requests.add(1);
+    pool.retry_budget.deposit();
+    exchange.findAffinity();
+    exchange.ubuf = proxy.buffers.acquire() orelse return exchange.fail(.overloaded);
+    if (!exchange.composeUpstreamHead()) return exchange.fail(.head_too_large_to_forward);
+    exchange.state = .upstream;
+    if (pool.config.total_timeout_ns > 0) {
+        exchange.loop().timerArm(pool.queues.total, &exchange.total_timer, Exchange, exchange, totalTimerCallback);
+    }
+    exchange.request_done = exchange.request_parser.head.body == .none or
+        exchange.request_parser.head.body == .close_delimited;
+    exchange.connectUpstream();
+}
+
+/// Follows the current generation's routes, and sets what the route sets.
+fn route(exchange: *Exchange) void {
+    const proxy = exchange.proxy;
+    const generation = proxy.generation;
+    const routes = generation.config.routes();
+    if (routes.len == 0) {
+        exchange.routeSettings(null, generation.tunnel_slots[0]);
+        exchange.target = .{ .pool = &generation.pools[0].locals[proxy.worker_index] };
+        return;
+    }
+    // A connection whose listener is gone from the configuration matches only the routes
+    // without a listener condition.
+    const listener = std.mem.indexOfScalar(u8, generation.listener_slots, exchange.downstream.listener_slot);
+    const request = Router.Request.fromHead(&exchange.request_parser.head, if (listener) |l| @intCast(l) else 31, proxy.path_scratch);
+    const matched = Router.match(routes, &request) orelse {
+        proxy.stats.requests_unrouted.add(1);
+        exchange.routeSettings(null, generation.tunnel_slots[routes.len]);
+        exchange.target = .{ .local = null };
+        return;
+    };
+    generation.route_requests[proxy.worker_index][matched].add(1);
+    const chosen = &routes[matched];
+    exchange.routeSettings(chosen, generation.tunnel_slots[matched]);
+    exchange.target = switch (chosen.action) {
+        .pool => .{ .pool = &generation.pools[chosen.pool].locals[proxy.worker_index] },
+        .respond, .redirect => .{ .local = chosen },
+    };
+}
+
+fn routeSettings(exchange: *Exchange, chosen: ?*const Config.Route, tunnel_slot: u8) void {
+    const proxy = exchange.proxy;
+    exchange.tunnel_queue = &proxy.pool_queues[tunnel_slot];
+    exchange.body_bytes_max = proxy.generation.config.requestBodyBytesMax(chosen);
+}
+
+/// A declared length over the limit is refused before anything is sent; a chunked body is
+/// counted as it streams (the downstream checks it against `body_bytes_max`).
+fn bodyOverLimit(exchange: *const Exchange) bool {
+    const max = exchange.body_bytes_max;
+    if (max == 0) return false;
+    return switch (exchange.request_parser.head.body) {
+        .content_length => |length| length > max,
+        .none, .chunked, .close_delimited => false,
+    };
+}
+
+fn findAffinity(exchange: *Exchange) void {
+    const config = exchange.localPool().config;
+    const head = &exchange.request_parser.head;
+    switch (config.strategy) {
+        .hash => exchange.key = affinity.requestKey(head, config, exchange.downstream.clientIp()),
+        .sticky => {
+            const value = affinity.cookieValue(head.headers, config.sticky_cookie) orelse return;
+            exchange.preferred = exchange.localPool().shared.findIdText(value, config.backends_count);
+        },
+        .round_robin, .weighted, .least_conn, .random => {},
+    }
+}
+
+fn composeUpstreamHead(exchange: *Exchange) bool {
+    const downstream = exchange.downstream;
+    const forwarding: rewrite.Forwarding = .{
+        .client_ip = downstream.clientIp(),
+        .trusted = downstream.client_trusted,
+        .allow_underscores = exchange.proxy.generation.config.header_underscores == .allow,
+    };
+    const head = &exchange.request_parser.head;
+    const composed = rewrite.composeRequest(exchange.ubuf.?, head, forwarding) catch return false;
+    exchange.upstream_head_len = @intCast(composed.len);
+    if (composed.underscore_fields_dropped > 0) {
+        exchange.proxy.noteUnderscoreFields(composed.underscore_fields_dropped, downstream.clientIp());
+    }
+    return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Responses sluice makes itself
+
+/// A route's own response (or, with no route, the 404), composed into `ubuf` and handed to
+/// the downstream to send.
+fn respondLocal(exchange: *Exchange, chosen: ?*const Config.Route) void {
+    const proxy = exchange.proxy;
+    proxy.stats.local_responses.add(1);
+    exchange.state = .local;
+    const ubuf = proxy.buffers.acquire() orelse return exchange.fail(.overloaded);
+    exchange.ubuf = ubuf;
+    const close = exchange.downstream.closesAfterLocal(exchange);
+    const response = local.compose(ubuf, chosen, .{
+        .target = rewrite.originForm(&exchange.request_parser.head),
+        .head_only = exchange.request.method == .head,
+        .version = exchange.request.version,
+        .close = close,
+    }) catch return exchange.fail(.local_response_too_large);
+    exchange.log.status = response.status;
+    exchange.response = .complete;
+    exchange.downstream.sendLocal(ubuf[0..response.len], close);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tries
+
+/// Picks a backend and reaches it: a pooled idle connection if one exists, else a new one.
+/// A retry has been reserved (`LocalPool.reserveRetry`) before it comes here again.
+fn connectUpstream(exchange: *Exchange) void {
+    assert(exchange.state == .upstream);
+    assert(exchange.attempt.connection == null and !exchange.attempt.counted);
+    assert(exchange.pending_ops == 0);
+    assert(!exchange.attempt.timer.isArmed());
+    const pool = exchange.localPool();
+    const picked = pool.pick(exchange.ask(), exchange.loop().now());
+    const index = switch (picked) {
+        .backend => |index| index,
+        .none_available, .at_capacity => {
+            // On a retry, the failure that made it is the one to answer with.
+            if (exchange.tries == 0) {
+                exchange.last_failure = if (picked == .at_capacity) .backends_at_capacity else .no_backend_available;
+            }
+            return exchange.fail(exchange.last_failure);
+        },
+    };
+    if (exchange.tries == 0) exchange.log.upstream_started_ns = exchange.loop().now();
+    exchange.tries += 1;
+    exchange.tried |= mask.bit(index);
+    exchange.attempt = .init(index, exchange.response_fields, exchange.proxy.responseLimits());
+    if (!pool.beginTry(index)) {
+        // Another worker took the last pending slot since the pick looked.
+        if (exchange.tries == 1) exchange.last_failure = .backends_at_capacity;
+        return exchange.connectUpstream();
+    }
+    exchange.attempt.counted = true;
+    if (pool.connections.takeIdle(index)) |connection| {
+        exchange.attempt.connection = connection;
+        return exchange.sendUpstreamHead();
+    }
+    exchange.connectFresh();
+}
+
+fn ask(exchange: *const Exchange) LocalPool.Ask {
+    return .{
+        .tried = exchange.tried,
+        .tries = exchange.tries,
+        .key = exchange.key,
+        .preferred = exchange.preferred,
+    };
+}
+
+fn connectFresh(exchange: *Exchange) void {
+    const attempt = &exchange.attempt;
+    const pool = exchange.localPool();
+    const address = pool.backendAddress(attempt.backend_index);
+    attempt.connection = pool.connections.open(attempt.backend_index, address) catch |err| switch (err) {
+        error.NoCapacity, error.SocketFailed => return exchange.fail(.overloaded),
+        error.AtBackendCap => {
+            // Another worker took the last connection this backend may have.
+            exchange.last_failure = .backends_at_capacity;
+            exchange.endTry();
+            return exchange.connectUpstream();
+        },
+    };
+    attempt.state = .connecting;
+    exchange.rearmAttemptTimer();
+    exchange.submit();
+    const socket = &attempt.connection.?.socket;
+    // A connect is the socket's first write.
+    exchange.loop().connect(&attempt.send, socket, address, Exchange, exchange, connectCallback);
+}
+
+fn connectCallback(exchange: *Exchange, result: sys.ConnectError!void) void {
+    if (exchange.opDone()) return;
+    const attempt = &exchange.attempt;
+    assert(attempt.state == .connecting);
+    result catch |err| {
+        // Nothing reached the backend, so trying another one is always safe.
+        exchange.last_failure = switch (err) {
+            error.Canceled => if (attempt.connect_timed_out) .upstream_connect_timeout else .upstream_refused,
+            error.TimedOut => .upstream_connect_timeout,
+            else => .upstream_refused,
+        };
+        exchange.localPool().stats.upstream_connect_failures.add(1);
+        exchange.report(.connect);
+        exchange.dropUpstream();
+        exchange.endTry();
+        const retry_on = exchange.localPool().config.retry.on;
+        if (!retry_on.connect or !exchange.reserveRetry()) return exchange.fail(exchange.last_failure);
+        return exchange.connectUpstream();
+    };
+    exchange.sendUpstreamHead();
+}
+
+fn sendUpstreamHead(exchange: *Exchange) void {
+    const attempt = &exchange.attempt;
+    attempt.state = .sending_head;
+    attempt.head_sent = 0;
+    exchange.sendUpstreamHeadRest();
+    exchange.rearmAttemptTimer();
+}
+
+fn sendUpstreamHeadRest(exchange: *Exchange) void {
+    const head = exchange.ubuf.?[exchange.attempt.head_sent..exchange.upstream_head_len];
+    exchange.sendUpstream(head, sendUpstreamHeadCallback);
+}
+
+fn sendUpstreamHeadCallback(exchange: *Exchange, result: sys.SendError!usize) void {
+    if (exchange.opDone()) return;
+    const n = result catch return exchange.upstreamFailed(.reset, .upstream_reset);
+    const attempt = &exchange.attempt;
+    attempt.head_sent += @intCast(n);
+    if (attempt.head_sent < exchange.upstream_head_len) return exchange.sendUpstreamHeadRest();
+    // The head is out: the response and the request body go on at once from here.
+    attempt.state = .awaiting_response;
+    exchange.recvUpstreamHead();
+    if (!exchange.request_done) exchange.downstream.pullRequestBody();
+}
+
+/// A window of request body bytes from the downstream (framing included, as the client sent
+/// it: the head forwarded says the same framing). `last`: it ends the body.
+pub fn sendRequestBody(exchange: *Exchange, window: []const u8, last: bool) void {
+    assert(exchange.state == .upstream);
+    assert(!exchange.request_done);
+    assert(window.len > 0);
+    exchange.request_body_window = window;
+    exchange.request_body_last = last;
+    exchange.request_body_sent = 0;
+    exchange.sendRequestBodyRest();
+    exchange.rearmAttemptTimer(); // The backend sets the pace of its reading.
+}
+
+fn sendRequestBodyRest(exchange: *Exchange) void {
+    const window = exchange.request_body_window[exchange.request_body_sent..];
+    exchange.sendUpstream(window, sendRequestBodyCallback);
+}
+
+fn sendRequestBodyCallback(exchange: *Exchange, result: sys.SendError!usize) void {
+    if (exchange.opDone()) return;
+    const n = result catch {
+        exchange.report(.reset);
+        return exchange.failMidExchange(.upstream_reset);
+    };
+    exchange.request_body_sent += n;
+    exchange.rearmAttemptTimer();
+    if (exchange.request_body_sent < exchange.request_body_window.len) return exchange.sendRequestBodyRest();
+    exchange.request_body_window = "";
+    if (!exchange.request_body_last) return exchange.downstream.requestBodySent(); // More comes.
+    exchange.request_done = true;
+    exchange.rearmAttemptTimer();
+    exchange.downstream.requestBodySent();
+    exchange.maybeFinish();
+}
+
+/// The backend failed before any byte of its response reached the client: it reset or
+/// closed the connection, sent a malformed head, or timed out. On a reused connection a reset
+/// before any response byte is usually the backend closing an idle connection as we sent on
+/// it (the stale keep-alive race): that is not the backend's fault and is retried once on a
+/// fresh connection to the same backend. Otherwise the failure counts against the backend,
+/// and the request goes to another one when the pool retries this kind and replaying it is
+/// safe (`replayable`).
+fn upstreamFailed(exchange: *Exchange, outcome: Health.Outcome, failure: Failure) void {
+    const attempt = &exchange.attempt;
+    const connection = attempt.connection.?;
+    assert(exchange.response == .none);
+    exchange.last_failure = failure;
+    // A response byte means the backend took the request: not a stale connection, and not
+    // replayed (a malformed or cut-off response is the backend's answer, not a lost request).
+    const response_arrived = attempt.received > 0;
+    const stale = outcome == .reset and connection.reused and !exchange.retried_stale and !response_arrived;
+    if (!stale) exchange.report(outcome);
+    if (!exchange.replayable() or response_arrived) return exchange.failMidExchange(failure);
+    if (stale) {
+        exchange.retried_stale = true;
+        exchange.localPool().stats.upstream_stale_retries.add(1);
+        return exchange.replayOn(attempt.backend_index);
+    }
+    if (!outcome.isIn(exchange.localPool().config.retry.on)) return exchange.failMidExchange(failure);
+    if (!exchange.reserveRetry()) return exchange.failMidExchange(failure);
+    exchange.retryElsewhere();
+}
+
+/// Sending the request again is safe: its method is idempotent (RFC 9110 §9.2.2), nothing of
+/// a response was relayed, every body byte sent can be sent again (the downstream still has
+/// it), and no operation is in flight.
+fn replayable(exchange: *const Exchange) bool {
+    return exchange.request.method.isIdempotent() and exchange.response == .none and
+        !exchange.interim_relayed and exchange.downstream.requestBodyReplayable() and
+        exchange.pending_ops == 0;
+}
+
+fn reserveRetry(exchange: *Exchange) bool {
+    return exchange.localPool().reserveRetry(exchange.ask(), exchange.loop().now());
+}
+
+/// Sends the request to another backend, the retry already reserved.
+fn retryElsewhere(exchange: *Exchange) void {
+    exchange.dropUpstream();
+    exchange.endTry();
+    exchange.rewindRequest();
+    exchange.connectUpstream();
+}
+
+/// Sends the request again to the same backend on a fresh connection (the stale race).
+fn replayOn(exchange: *Exchange, index: u16) void {
+    exchange.dropUpstream();
+    exchange.rewindRequest();
+    // The try's counts stay: it is the same try, on a new connection.
+    const counted = exchange.attempt.counted;
+    exchange.attempt = .init(index, exchange.response_fields, exchange.proxy.responseLimits());
+    exchange.attempt.counted = counted;
+    exchange.connectFresh();
+}
+
+/// Puts the request back as it was before its first try: head composed again (the buffer
+/// holds a response now), body from its first byte.
+fn rewindRequest(exchange: *Exchange) void {
+    assert(exchange.attempt.connection == null);
+    assert(exchange.pending_ops == 0);
+    if (!exchange.composeUpstreamHead()) unreachable; // It fitted before; the head is unchanged.
+    const head_body = exchange.request_parser.head.body;
+    exchange.request_done = head_body == .none or head_body == .close_delimited;
+    exchange.downstream.rewindRequestBody();
+}
+
+/// Closes the connection of a failed try (it is never reused).
+fn dropUpstream(exchange: *Exchange) void {
+    const attempt = &exchange.attempt;
+    const connection = attempt.connection orelse return;
+    attempt.connection = null;
+    exchange.localPool().connections.discard(connection);
+    exchange.loop().timerCancel(&attempt.timer);
+}
+
+/// The try is over for its backend's counts (finished, failed over, or the exchange ends).
+fn endTry(exchange: *Exchange) void {
+    const attempt = &exchange.attempt;
+    if (!attempt.counted) return;
+    attempt.counted = false;
+    exchange.localPool().endTry(attempt.backend_index);
+}
+
+/// Tells the pool's health how this try went, once per try: a failure when it happens, a
+/// success (or a 5xx) when the response is complete, so a backend that breaks off its
+/// responses half-way counts as failing.
+fn report(exchange: *Exchange, outcome: Health.Outcome) void {
+    const attempt = &exchange.attempt;
+    if (attempt.reported) return;
+    attempt.reported = true;
+    exchange.localPool().report(attempt.backend_index, outcome, exchange.loop().now());
+}
+
+// ---------------------------------------------------------------------------------------------
+// The response
+
+fn recvUpstreamHead(exchange: *Exchange) void {
+    const ubuf = exchange.ubuf.?;
+    const offset = headroom + exchange.attempt.received;
+    assert(offset < ubuf.len);
+    exchange.recvUpstream(ubuf[offset..], recvUpstreamHeadCallback);
+    exchange.rearmAttemptTimer(); // Progress, or a new wait.
+}
+
+fn recvUpstreamHeadCallback(exchange: *Exchange, result: sys.RecvError!usize) void {
+    if (exchange.opDone()) return;
+    const attempt = &exchange.attempt;
+    if (attempt.retry_after_cancel) {
+        attempt.retry_after_cancel = false;
+        const arrived = if (result) |n| n > 0 else |_| false;
+        if (!arrived) return exchange.retryElsewhere();
+        // The receive finished before its cancel: a byte of the response arrived, so the
+        // request is not sent again. It came after the deadline: a timeout all the same.
+        return exchange.failMidExchange(.upstream_response_timeout);
+    }
+    const n = result catch 0;
+    if (n == 0) {
+        // Reset or closed before a complete head.
+        const failure: Failure = if (attempt.received == 0) .upstream_reset else .upstream_bad_response;
+        return exchange.upstreamFailed(.reset, failure);
+    }
+    attempt.received += @intCast(n);
+    exchange.parseResponse();
+}
+
+fn parseResponse(exchange: *Exchange) void {
+    const attempt = &exchange.attempt;
+    const ubuf = exchange.ubuf.?;
+    const bytes = ubuf[headroom..][0..attempt.received];
+    switch (attempt.response_parser.feed(bytes, exchange.request.method)) {
+        .incomplete => {
+            // The parser's limit is below the buffer, so this is that limit, reached early
+            // because the head did not start at the front (after a 1xx).
+            const full = headroom + attempt.received == ubuf.len;
+            if (full) return exchange.responseRefused(.head_too_large);
+            exchange.recvUpstreamHead();
+        },
+        .invalid => |reject| exchange.responseRefused(reject),
+        .complete => |head_len| {
+            const head = &attempt.response_parser.head;
+            if (head.status < 200 and head.status != 101) return exchange.relayInterim(head_len);
+            attempt.server_error = head.status >= 500;
+            if (head.status >= 500 and exchange.retryServerError()) return;
+            if (head.status == 101) return exchange.startTunnel(head_len);
+            exchange.relayResponseHead(head_len);
+        },
+    }
+}
+
+/// The backend's response head was refused. Over sluice's response limits it is a 502 that
+/// does not count against the backend (it answered; the limit is ours, and the log line names
+/// it); malformed, it is a 502 that does.
+fn responseRefused(exchange: *Exchange, reject: http.Reject) void {
+    exchange.log.response_reject = reject;
+    switch (reject) {
+        .head_too_large, .too_many_fields => {
+            exchange.report(.success);
+            exchange.failMidExchange(.upstream_head_too_large);
+        },
+        else => exchange.upstreamFailed(.reset, .upstream_bad_response),
+    }
+}
+
+/// A 5xx head arrived and nothing of it was relayed: when the pool retries 5xx and the request
+/// can be replayed, it goes to another backend and this response is dropped.
+fn retryServerError(exchange: *Exchange) bool {
+    if (!exchange.localPool().config.retry.on.status_5xx) return false;
+    if (!exchange.replayable() or !exchange.reserveRetry()) return false;
+    exchange.report(.status_5xx);
+    exchange.last_failure = .upstream_bad_response;
+    exchange.retryElsewhere();
+    return true;
+}
+
+/// A 1xx other than 101 (100 Continue, 103 Early Hints): relayed, then the final response
+/// follows on the same connection. HTTP/1.0 clients never see one (RFC 9110 §15.2).
+fn relayInterim(exchange: *Exchange, head_len: u32) void {
+    const attempt = &exchange.attempt;
+    if (exchange.request.version == .http10) return exchange.nextResponseHead(headroom + head_len, attempt.received - head_len);
+    attempt.state = .relaying_interim;
+    exchange.interim_relayed = true;
+    exchange.downstream.sendInterim(exchange.view(head_len, 0, false));
+}
+
+/// The downstream sent an interim head and left the bytes after it at `rest_start`.
+pub fn interimSent(exchange: *Exchange, rest_start: u32, rest_len: u32) void {
+    assert(exchange.attempt.state == .relaying_interim);
+    exchange.attempt.state = .awaiting_response;
+    exchange.nextResponseHead(rest_start, rest_len);
+}
+
+/// The bytes received after an interim response go back to where a response head is parsed.
+fn nextResponseHead(exchange: *Exchange, rest_start: u32, rest_len: u32) void {
+    const ubuf = exchange.ubuf.?;
+    const attempt = &exchange.attempt;
+    @memmove(ubuf[headroom..][0..rest_len], ubuf[rest_start..][0..rest_len]);
+    attempt.received = rest_len;
+    attempt.response_parser.reset();
+    if (rest_len > 0) return exchange.parseResponse();
+    exchange.recvUpstreamHead();
+}
+
+fn relayResponseHead(exchange: *Exchange, head_len: u32) void {
+    const attempt = &exchange.attempt;
+    const head = &attempt.response_parser.head;
+    exchange.countResponse(head.status);
+    exchange.log.status = head.status;
+    exchange.response_body = switch (head.body) {
+        .none => .none,
+        .content_length => |length| if (length == 0) .none else .{ .length = length },
+        .chunked => .{ .chunked = .init(.{}) },
+        .close_delimited => .close_delimited,
+    };
+    attempt.reusable = head.keep_alive and exchange.request.version == .http11 and
+        exchange.response_body != .close_delimited;
+    const body = exchange.ubuf.?[headroom + head_len ..][0 .. attempt.received - head_len];
+    const framed = exchange.frameResponseBody(body) orelse return;
+    attempt.state = .relaying_body;
+    exchange.response = .started;
+    if (framed.last) exchange.response = .complete;
+    var cookie_buffer: [rewrite.extra_field_bytes_max]u8 = undefined;
+    const cookie = exchange.stickyCookie(&cookie_buffer);
+    exchange.downstream.sendResponse(exchange.view(head_len, @intCast(framed.len), framed.last), cookie);
+}
+
+/// The Set-Cookie field that pins a `sticky` client to the backend that answered, when its
+/// cookie named no backend or one that could not take the request; else empty.
+fn stickyCookie(exchange: *const Exchange, buffer: *[rewrite.extra_field_bytes_max]u8) []const u8 {
+    const config = exchange.localPool().config;
+    if (config.strategy != .sticky) return "";
+    const index = exchange.attempt.backend_index;
+    if (exchange.preferred == index) return "";
+    const id = exchange.localPool().shared.idText(index);
+    // Validation bounds the cookie name so that this always fits; if it did not, the
+    // response goes without the cookie rather than with a cut one.
+    return std.fmt.bufPrint(buffer, "Set-Cookie: {s}={s}; Path=/; HttpOnly\r\n", .{
+        config.sticky_cookie, &id,
+    }) catch "";
+}
+
+fn view(exchange: *Exchange, head_len: u32, body_len: u32, body_last: bool) ResponseView {
+    const attempt = &exchange.attempt;
+    return .{
+        .head = &attempt.response_parser.head,
+        .buffer = exchange.ubuf.?,
+        .head_start = headroom,
+        .head_len = head_len,
+        .received = attempt.received,
+        .body_len = body_len,
+        .body_last = body_last,
+        .close_delimited = exchange.response_body == .close_delimited,
+    };
+}
+
+const Framed = struct { len: usize, last: bool };
+
+/// How many bytes, from the front of `bytes`, belong to the response body (trailer lines
+/// removed and the rest moved up); `last` when they end it. Null when the body is malformed
+/// (the exchange has failed). Bytes past the end of the message mean the backend sent more
+/// than it framed: that connection is not reused.
+fn frameResponseBody(exchange: *Exchange, bytes: []u8) ?Framed {
+    const attempt = &exchange.attempt;
+    var take: usize = bytes.len;
+    var last = false;
+    switch (exchange.response_body) {
+        .none => {
+            take = 0;
+            last = true;
+        },
+        .length => |*remaining| {
+            take = @min(bytes.len, remaining.*);
+            remaining.* -= take;
+            last = remaining.* == 0;
+        },
+        .chunked => |*decoder| {
+            const filtered = decoder.feedDroppingTrailers(bytes);
+            switch (filtered.result) {
+                .need_more => {},
+                .done => |n| {
+                    take = n;
+                    last = true;
+                },
+                .invalid => {
+                    exchange.report(.reset);
+                    exchange.failMidExchange(.upstream_bad_response);
+                    return null;
+                },
+            }
+            if (take < bytes.len) attempt.reusable = false;
+            if (filtered.dropped > 0) {
+                // Trailer lines were taken out: the rest goes back to the front.
+                const kept = take - filtered.dropped;
+                @memmove(bytes[0..kept], bytes[filtered.dropped..take]);
+                return .{ .len = kept, .last = last };
+            }
+            return .{ .len = take, .last = last };
+        },
+        .close_delimited => {},
+    }
+    if (take < bytes.len) attempt.reusable = false;
+    return .{ .len = take, .last = last };
+}
+
+/// The downstream sent the last response window it was given.
+pub fn responseSent(exchange: *Exchange) void {
+    assert(exchange.state == .upstream or exchange.state == .local);
+    if (exchange.state == .local or exchange.response == .complete) {
+        exchange.response = .complete;
+        // An early response (the backend answered before reading the whole body): the rest
+        // of the request body has nowhere to go, and the client connection cannot be reused.
+        if (exchange.state == .upstream and !exchange.request_done) {
+            exchange.attempt.reusable = false;
+            return exchange.downstream.closeAfterEarlyResponse();
+        }
+        return exchange.maybeFinish();
+    }
+    exchange.recvUpstreamBody();
+}
+
+fn recvUpstreamBody(exchange: *Exchange) void {
+    exchange.recvUpstream(exchange.ubuf.?, recvUpstreamBodyCallback);
+    exchange.rearmAttemptTimer();
+}
+
+fn recvUpstreamBodyCallback(exchange: *Exchange, result: sys.RecvError!usize) void {
+    if (exchange.opDone()) return;
+    const n = result catch return exchange.responseBroken(); // The client sees the close.
+    if (n == 0) {
+        if (exchange.response_body != .close_delimited) return exchange.responseBroken();
+        exchange.response = .complete;
+        exchange.rearmAttemptTimer();
+        return exchange.downstream.sendResponseBody(exchange.ubuf.?[0..0], true);
+    }
+    const framed = exchange.frameResponseBody(exchange.ubuf.?[0..n]) orelse return;
+    if (framed.last) exchange.response = .complete;
+    if (framed.len == 0 and !framed.last) return exchange.recvUpstreamBody(); // Framing bytes only.
+    exchange.rearmAttemptTimer();
+    exchange.downstream.sendResponseBody(exchange.ubuf.?[0..framed.len], framed.last);
+}
+
+/// The backend broke off a response already under way: the client can only be told by a
+/// close, and the backend's health hears of it.
+fn responseBroken(exchange: *Exchange) void {
+    exchange.log.end_reason = "upstream_response_incomplete";
+    exchange.report(.reset);
+    exchange.attempt.reusable = false;
+    exchange.abortWith(null);
+}
+
+/// Both halves are done: the upstream connection goes back to its pool (or is closed), and
+/// the downstream goes on with its next request.
+fn maybeFinish(exchange: *Exchange) void {
+    if (exchange.response != .complete) return;
+    if (exchange.state == .upstream and !exchange.request_done) return;
+    assert(exchange.pending_ops == 0);
+    if (exchange.state == .upstream) {
+        exchange.report(if (exchange.attempt.server_error) .status_5xx else .success);
+        exchange.endTry();
+        const attempt = &exchange.attempt;
+        exchange.loop().timerCancel(&attempt.timer);
+        const connection = attempt.connection.?;
+        attempt.connection = null;
+        const connections = &exchange.localPool().connections;
+        if (attempt.reusable) connections.park(connection) else connections.discard(connection);
+    }
+    exchange.recordDuration();
+    exchange.release();
+    exchange.downstream.exchangeFinished();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Upgrade: after a real 101, bytes flow both ways untouched
+
+fn startTunnel(exchange: *Exchange, head_len: u32) void {
+    const attempt = &exchange.attempt;
+    // A 101 the client did not ask for, or before its body was sent, is not a valid answer.
+    if (!exchange.request.upgrade_allowed or !exchange.request_done) {
+        exchange.report(.reset);
+        return exchange.failMidExchange(.upstream_bad_response);
+    }
+    attempt.state = .tunnel;
+    exchange.response = .started;
+    exchange.report(.success);
+    exchange.countResponse(101);
+    exchange.log.status = 101;
+    // The histogram times the upgrade; the access log line waits for the tunnel to end.
+    exchange.observeLatency(exchange.loop().now() -| exchange.log.started_ns);
+    exchange.loop().timerCancel(&exchange.total_timer); // A tunnel lives as long as it is used.
+    exchange.loop().timerCancel(&attempt.timer); // The downstream's tunnel idle timer rules.
+    exchange.localPool().stats.upgrades.add(1);
+    exchange.downstream.startTunnel(exchange.view(head_len, 0, false));
+}
+
+/// Tunnel bytes from the client, to send to the backend; `Downstream.tunnelSent` when sent.
+pub fn tunnelToUpstream(exchange: *Exchange, bytes: []const u8) void {
+    assert(exchange.attempt.state == .tunnel);
+    exchange.request_body_window = bytes;
+    exchange.request_body_sent = 0;
+    exchange.tunnelSendRest();
+}
+
+fn tunnelSendRest(exchange: *Exchange) void {
+    exchange.sendUpstream(exchange.request_body_window[exchange.request_body_sent..], tunnelSendCallback);
+}
+
+fn tunnelSendCallback(exchange: *Exchange, result: sys.SendError!usize) void {
+    if (exchange.opDone()) return;
+    const n = result catch return exchange.abortWith(null);
+    exchange.request_body_sent += n;
+    exchange.downstream.tunnelProgress();
+    if (exchange.request_body_sent < exchange.request_body_window.len) return exchange.tunnelSendRest();
+    exchange.downstream.tunnelSent();
+}
+
+/// The downstream is ready for more tunnel bytes from the backend.
+pub fn tunnelRecv(exchange: *Exchange) void {
+    assert(exchange.attempt.state == .tunnel);
+    exchange.recvUpstream(exchange.ubuf.?, tunnelRecvCallback);
+}
+
+fn tunnelRecvCallback(exchange: *Exchange, result: sys.RecvError!usize) void {
+    if (exchange.opDone()) return;
+    const n = result catch return exchange.abortWith(null);
+    if (n == 0) return exchange.downstream.tunnelUpstreamClosed();
+    exchange.downstream.tunnelToClient(exchange.ubuf.?[0..n]);
+}
+
+/// The client closed its side of the tunnel: so does the backend's.
+pub fn tunnelClientClosed(exchange: *Exchange) void {
+    // The peer may be gone already; the close that follows cleans up either way.
+    const connection = exchange.attempt.connection orelse return;
+    exchange.loop().shutdownWrite(&connection.socket) catch {};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Failure, timers and the end
+
+/// The exchange failed: the downstream answers with the failure's response if nothing of a
+/// response reached the client, else closes; the exchange lets go of everything.
+fn fail(exchange: *Exchange, failure: Failure) void {
+    exchange.proxy.countFailure(exchange.poolOrNull(), failure, exchange.response == .none);
+    exchange.log.end_reason = failure.name();
+    if (failure.status() == 502 or failure.status() == 504) exchange.warnFailure(failure);
+    exchange.last_failure = failure;
+    exchange.abortWith(failure);
+}
+
+/// A failure after the request head went upstream: same, and that connection is not reused.
+fn failMidExchange(exchange: *Exchange, failure: Failure) void {
+    exchange.attempt.reusable = false;
+    exchange.fail(failure);
+}
+
+/// Ends the exchange early: the downstream is told (`failure`: answer it if nothing was sent,
+/// null: close), then pending operations are cancelled and the slot is released when they
+/// have called back.
+fn abortWith(exchange: *Exchange, failure: ?Failure) void {
+    if (exchange.state == .ending or exchange.state == .free) return;
+    if (failure) |f| {
+        if (exchange.response == .none) {
+            exchange.log.status = f.status();
+            exchange.log.bytes_sent = exchange.downstream.errorResponse(f).len;
+        }
+    }
+    exchange.recordDuration();
+    exchange.state = .ending;
+    exchange.stopTimers();
+    exchange.cancelPending();
+    exchange.downstream.exchangeFailed(failure, exchange.response != .none);
+    if (exchange.pending_ops == 0) exchange.finalize();
+}
+
+/// The downstream is closing (the client went away or timed out): cancel everything.
+pub fn abort(exchange: *Exchange) void {
+    exchange.attempt.reusable = false;
+    if (exchange.state == .ending or exchange.state == .free) return;
+    exchange.recordDuration();
+    exchange.state = .ending;
+    exchange.stopTimers();
+    exchange.cancelPending();
+    if (exchange.pending_ops == 0) exchange.finalize();
+}
+
+/// The downstream failed the request itself (a malformed body, a body timeout, too large):
+/// counted and logged like any failure; the downstream answers.
+pub fn failByDownstream(exchange: *Exchange, failure: Failure) void {
+    exchange.proxy.countFailure(exchange.poolOrNull(), failure, exchange.response == .none);
+    exchange.log.end_reason = failure.name();
+    exchange.attempt.reusable = false;
+    if (exchange.response == .none) {
+        exchange.log.status = failure.status();
+        exchange.log.bytes_sent = exchange.downstream.errorResponse(failure).len;
+    }
+    exchange.abort();
+}
+
+fn stopTimers(exchange: *Exchange) void {
+    exchange.loop().timerCancel(&exchange.attempt.timer);
+    exchange.loop().timerCancel(&exchange.total_timer);
+}
+
+fn cancelPending(exchange: *Exchange) void {
+    if (exchange.attempt.recv.isPending()) exchange.loop().cancel(&exchange.attempt.recv);
+    if (exchange.attempt.send.isPending()) exchange.loop().cancel(&exchange.attempt.send);
+}
+
+/// Every operation has called back: release what the exchange holds and tell the downstream.
+fn finalize(exchange: *Exchange) void {
+    assert(exchange.state == .ending);
+    assert(exchange.pending_ops == 0);
+    exchange.endTry();
+    if (exchange.attempt.connection) |connection| {
+        exchange.attempt.connection = null;
+        exchange.localPool().connections.discard(connection);
+    }
+    exchange.release();
+    exchange.downstream.exchangeReleased();
+}
+
+/// The slot's resources go back; the slot itself is the downstream's to return.
+fn release(exchange: *Exchange) void {
+    assert(exchange.pending_ops == 0);
+    assert(exchange.attempt.connection == null);
+    exchange.stopTimers(); // The slot is overwritten when it is taken again.
+    if (exchange.ubuf) |ubuf| exchange.proxy.buffers.release(ubuf);
+    exchange.ubuf = null;
+    if (exchange.hold) |index| exchange.proxy.releaseHold(index);
+    exchange.hold = null;
+    exchange.state = .free;
+}
+
+/// Arms the try's one timer on `queue` (connect, response or body gap).
+fn armAttemptTimer(exchange: *Exchange, queue: *TimerQueue) void {
+    exchange.loop().timerArm(queue, &exchange.attempt.timer, Exchange, exchange, attemptTimerCallback);
+}
+
+/// The try's deadline after progress, from where it is: the backend has the response timeout
+/// until its head arrives (and while it reads the request body), the body timeout for each
+/// gap in its body. While only the client is being waited for (its reading of the response),
+/// no upstream deadline runs: the downstream's does.
+fn rearmAttemptTimer(exchange: *Exchange) void {
+    const attempt = &exchange.attempt;
+    const queues = exchange.localPool().queues;
+    switch (attempt.state) {
+        .connecting => exchange.armAttemptTimer(queues.connect),
+        .sending_head, .awaiting_response, .relaying_interim => exchange.armAttemptTimer(queues.response),
+        .relaying_body => if (attempt.recv.isPending())
+            exchange.armAttemptTimer(queues.body)
+        else if (attempt.send.isPending())
+            exchange.armAttemptTimer(queues.response)
+        else
+            exchange.loop().timerCancel(&attempt.timer),
+        .tunnel, .done => exchange.loop().timerCancel(&attempt.timer),
+    }
+}
+
+fn attemptTimerCallback(exchange: *Exchange) void {
+    assert(exchange.state == .upstream);
+    const attempt = &exchange.attempt;
+    switch (attempt.state) {
+        .connecting => {
+            // The connect callback sees Canceled and moves on to the next backend.
+            attempt.connect_timed_out = true;
+            exchange.loop().cancel(&attempt.send);
+            exchange.rearmAttemptTimer(); // Bounds that wait too.
+        },
+        .sending_head, .awaiting_response, .relaying_interim => exchange.responseTimedOut(),
+        .relaying_body => {
+            exchange.report(.timeout);
+            exchange.failMidExchange(.upstream_response_timeout);
+        },
+        .tunnel, .done => unreachable, // No attempt timer runs then.
+    }
+}
+
+/// The response timed out before its head arrived. When the pool retries timeouts, the
+/// request is replayable and only the head's receive is in flight, that receive is cancelled
+/// and its callback sends the request to another backend.
+fn responseTimedOut(exchange: *Exchange) void {
+    const attempt = &exchange.attempt;
+    exchange.last_failure = .upstream_response_timeout;
+    exchange.report(.timeout);
+    const only_receiving = exchange.pending_ops == 1 and attempt.recv.isPending();
+    const retry = exchange.localPool().config.retry.on.timeout and exchange.request_done and
+        exchange.request.method.isIdempotent() and !exchange.interim_relayed and
+        exchange.downstream.requestBodyReplayable() and only_receiving and attempt.received == 0;
+    if (!retry or !exchange.reserveRetry()) return exchange.failMidExchange(.upstream_response_timeout);
+    attempt.retry_after_cancel = true;
+    exchange.loop().cancel(&attempt.recv);
+}
+
+fn totalTimerCallback(exchange: *Exchange) void {
+    assert(exchange.state == .upstream);
+    exchange.failMidExchange(.upstream_response_timeout);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Logs and counters
+
+/// The exchange is over for its client (response sent, error answered, or connection closed;
+/// for a tunnel, the tunnel closed): its duration goes into the histogram and its line into
+/// the access log, once.
+fn recordDuration(exchange: *Exchange) void {
+    const started_ns = exchange.log.started_ns;
+    if (started_ns == 0) return; // No request parsed, or recorded already.
+    exchange.log.started_ns = 0;
+    const duration_ns = exchange.loop().now() -| started_ns;
+    if (!exchange.log.latency_observed) exchange.observeLatency(duration_ns);
+    exchange.downstream.logAccess(exchange, duration_ns);
+}
+
+fn observeLatency(exchange: *Exchange, duration_ns: u64) void {
+    assert(!exchange.log.latency_observed);
+    exchange.log.latency_observed = true;
+    const latency = if (exchange.poolOrNull()) |pool_local| &pool_local.stats.latency else &exchange.proxy.stats.latency;
+    latency.observe(duration_ns);
+}
+
+/// Bytes the downstream sent to the client for this exchange, and read from it.
+pub fn countSent(exchange: *Exchange, n: usize) void {
+    exchange.log.bytes_sent += n;
+}
+
+pub fn countReceived(exchange: *Exchange, n: usize) void {
+    exchange.log.request_bytes += n;
+}
+
+/// The backend of the current or last try, by address; null before any try.
+pub fn backendName(exchange: *const Exchange) ?[]const u8 {
+    if (exchange.tries == 0) return null;
+    return exchange.poolOrNullConst().?.backendName(exchange.attempt.backend_index);
+}
+
+/// The rate-limited warning for a 502 or 504, with what explains it.
+fn warnFailure(exchange: *Exchange, failure: Failure) void {
+    const detail: []const u8 = if (exchange.log.response_reject) |reject|
+        reject.reason()
+    else if (exchange.log.head_rewrite_failed)
+        "the response head would not fit a buffer once rewritten (raise --response-header-bytes-max)"
+    else switch (failure) {
+        .upstream_head_too_large => "over --response-header-bytes-max or --response-headers-count-max",
+        .upstream_response_timeout => if (exchange.response != .none)
+            "no body byte within the body timeout"
+        else
+            "no response head within the response timeout",
+        else => failure.response()[std.mem.indexOf(u8, failure.response(), "\r\n\r\n").? + 4 ..],
+    };
+    exchange.proxy.warnFailure(failure, .{
+        .pool = if (exchange.poolOrNull()) |p| p.config.name else "-",
+        .backend = exchange.backendName() orelse "-",
+        .tries = exchange.tries,
+        .detail = std.mem.trimEnd(u8, detail, "\n"),
+    });
+}
+
+/// The downstream could not fit the rewritten head in the buffer.
+pub fn responseHeadTooLarge(exchange: *Exchange) void {
+    exchange.log.head_rewrite_failed = true;
+    exchange.response = .none; // Nothing reached the client: the 502 can still be sent.
+    exchange.report(.success);
+    exchange.failMidExchange(.upstream_head_too_large);
+}
+
+/// A final response from the backend is on its way to the client.
+fn countResponse(exchange: *Exchange, status: u16) void {
+    assert(status >= 100 and status <= 599); // The response parser refuses anything else.
+    const class = status / 100 - 1;
+    exchange.localPool().stats.backend_responses[exchange.attempt.backend_index][class].add(1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operations: each counted, each on the attempt's own completion
+
+fn recvUpstream(exchange: *Exchange, buffer: []u8, comptime callback: RecvCallback) void {
+    const socket = &exchange.attempt.connection.?.socket;
+    exchange.submit();
+    exchange.loop().recv(&exchange.attempt.recv, socket, buffer, Exchange, exchange, callback);
+}
+
+fn sendUpstream(exchange: *Exchange, buffer: []const u8, comptime callback: SendCallback) void {
+    const socket = &exchange.attempt.connection.?.socket;
+    exchange.submit();
+    exchange.loop().send(&exchange.attempt.send, socket, buffer, Exchange, exchange, callback);
+}
+
+const RecvCallback = fn (*Exchange, sys.RecvError!usize) void;
+const SendCallback = fn (*Exchange, sys.SendError!usize) void;
+
+fn submit(exchange: *Exchange) void {
+    exchange.pending_ops += 1;
+    assert(exchange.pending_ops <= 2); // One per completion.
+}
+
+/// Every callback starts here. True means the callback must return at once: the exchange is
+/// ending (and was finalized if this was its last operation).
+fn opDone(exchange: *Exchange) bool {
+    assert(exchange.pending_ops > 0);
+    exchange.pending_ops -= 1;
+    switch (exchange.state) {
+        .upstream => return false,
+        .ending => {
+            if (exchange.pending_ops == 0) exchange.finalize();
+            return true;
+        },
+        .free, .head, .local => unreachable, // No upstream operation runs then.
+    }
+}
+
+pub fn loop(exchange: *const Exchange) *Loop {
+    return exchange.proxy.loop;
+}
+
+/// The pool of the exchange (its route's); only while the target is a pool.
+fn localPool(exchange: *const Exchange) *LocalPool {
+    return exchange.target.pool;
+}
+
+fn poolOrNull(exchange: *const Exchange) ?*LocalPool {
+    return switch (exchange.target) {
+        .pool => |p| p,
+        .none, .local => null,
+    };
+}
+
+fn poolOrNullConst(exchange: *const Exchange) ?*const LocalPool {
+    return exchange.poolOrNull();
+}

@@ -1,0 +1,220 @@
+//! The control thread after start-up: its own event loop and what runs on it until a drain
+//! begins. Signals come from a signalfd (blocked in every thread, runtime/signals.zig):
+//! SIGTERM and SIGINT ask for the drain (runtime/shutdown.zig, where a second one exits at
+//! once), SIGUSR2 logs the stats line (runtime/collector.zig), SIGUSR1 reopens the access
+//! log, SIGHUP reloads the configuration file (runtime/reload.zig). The loop also carries the
+//! pools' active health checkers, the access-log writer, the reaper that frees what old
+//! generations leave behind, and, when `--admin` asks for one, the admin listener
+//! (runtime/Admin.zig), which answers until the process exits, through the drain (its
+//! `/healthz` then says 503). Checks and the admin listener start only in `run`, once every
+//! worker accepts, so probes and the admin bind never delay the first accept.
+//!
+//! Decision: the control loop is always epoll, whatever `--io` says. It carries a few probes
+//! a second and the signalfd, epoll costs one cheap syscall to create (an io_uring costs more
+//! at start-up), and the workers' choice of backend stays theirs.
+const std = @import("std");
+
+const Address = @import("../stdx/Address.zig").Address;
+const sys = @import("../stdx/sys.zig");
+const log = @import("../stdx/log.zig");
+const Generation = @import("../proxy/Generation.zig");
+const Pool = @import("../upstream/Pool.zig");
+const Generations = @import("generations.zig").Generations;
+const loop_ns = @import("../loop/loop.zig");
+const Loop = loop_ns.Loop;
+const Socket = loop_ns.Socket;
+const Completion = loop_ns.Completion;
+const Timer = loop_ns.Timer;
+const TimerQueue = loop_ns.TimerQueue;
+const Health = @import("../health/Health.zig");
+const Checker = @import("../health/Checker.zig");
+const AccessLogWriter = @import("AccessLogWriter.zig");
+const Admin = @import("Admin.zig");
+const Runtime = @import("Runtime.zig");
+const collector = @import("collector.zig");
+const reload = @import("reload.zig");
+const shutdown = @import("shutdown.zig");
+
+const Supervisor = @This();
+
+runtime: *Runtime,
+loop: Loop,
+/// Null without `--admin`.
+admin: ?*Admin = null,
+/// Null without `--access-log`.
+access_log: ?*AccessLogWriter = null,
+/// While draining with an admin listener, the loop ticks at least this often
+/// (`shutdown.zig`).
+drain_poll_queue: TimerQueue = .init(shutdown.drain_poll_ms * std.time.ns_per_ms),
+drain_poll_timer: Timer = .{},
+/// While old generations or retired pools wait to be freed (`Generations.reap`).
+reap_queue: TimerQueue = .init(reap_ms * std.time.ns_per_ms),
+reap_timer: Timer = .{},
+signal_socket: Socket,
+signal_completion: Completion = .{},
+/// What asked for the drain, once something has.
+drain_reason: ?[]const u8 = null,
+
+/// How often it looks for old generations to free after a reload.
+const reap_ms = 100;
+
+/// In place (the loop holds pointers to the timer queues): the control loop, the admin
+/// listener's memory and the first generation's health checkers, none of them started yet.
+pub fn init(
+    supervisor: *Supervisor,
+    allocator: std.mem.Allocator,
+    runtime: *Runtime,
+    first: *const Generation,
+) !void {
+    supervisor.* = .{
+        .runtime = runtime,
+        .loop = try Loop.init(.{ .mode = .epoll }),
+        .signal_socket = Socket.init(runtime.signal_set.fd),
+    };
+    supervisor.loop.timerQueueRegister(&supervisor.drain_poll_queue);
+    supervisor.loop.timerQueueRegister(&supervisor.reap_queue);
+    const config = runtime.config;
+    if (config.admin.enabled) {
+        // Allocated now, with everything else; bound once the workers accept.
+        const admin = try allocator.create(Admin);
+        try admin.init(allocator, &supervisor.loop, .{
+            .address = config.admin.listen,
+            .snapshot = runtime.snapshot,
+            .collector = .{ .context = runtime, .function = collector.adminCollect },
+            .reloader = .{ .context = runtime, .function = reload.adminReload },
+        });
+        supervisor.admin = admin;
+    }
+    for (first.pools) |instance| try initChecker(&supervisor.loop, instance);
+}
+
+/// Starts what waits for the workers to accept, then runs the control loop until a drain is
+/// asked for, and drains. Returns the process exit code.
+pub fn run(supervisor: *Supervisor) u8 {
+    const runtime = supervisor.runtime;
+    for (runtime.generations.current().generation.pools) |instance| {
+        if (instance.checker) |checker| checker.start();
+    }
+    if (supervisor.access_log) |writer| writer.start(&supervisor.loop);
+    if (supervisor.admin) |admin| {
+        admin.start() catch |err| {
+            var text: [Address.text_bytes_max]u8 = undefined;
+            log.err("cannot listen on {s} (admin): {s}; draining", .{
+                admin.address.toText(&text), sys.listenerErrorText(err),
+            });
+            supervisor.stopChecks();
+            _ = shutdown.drain(runtime, "admin listener failure");
+            return 1; // A run-time failure, as a port in use for the proxy is.
+        };
+        var text: [Address.text_bytes_max]u8 = undefined;
+        log.info("admin listening on {s}", .{admin.address.toText(&text)});
+    }
+    supervisor.armSignals();
+    while (supervisor.drain_reason == null) {
+        supervisor.loop.tick() catch |err| {
+            log.err("control loop failed: {s}; draining", .{@errorName(err)});
+            supervisor.drain_reason = "control loop failure";
+        };
+    }
+    supervisor.stopChecks();
+    return shutdown.drain(runtime, supervisor.drain_reason.?);
+}
+
+fn armSignals(supervisor: *Supervisor) void {
+    supervisor.loop.pollReadable(
+        &supervisor.signal_completion,
+        &supervisor.signal_socket,
+        Supervisor,
+        supervisor,
+        signalReadableCallback,
+    );
+}
+
+fn signalReadableCallback(supervisor: *Supervisor, result: loop_ns.PollError!void) void {
+    result catch |err| {
+        log.err("cannot read signals: {s}; draining", .{@errorName(err)});
+        supervisor.drain_reason = "signalfd failure";
+        return;
+    };
+    const runtime = supervisor.runtime;
+    while (runtime.signal_set.wait(0)) |signal| switch (signal) {
+        .terminate => supervisor.drain_reason = "SIGTERM",
+        .interrupt => supervisor.drain_reason = "SIGINT",
+        .user2 => collector.logStats(runtime, "stats"),
+        .user1 => if (supervisor.access_log) |writer| writer.reopen(),
+        .hangup => reload.reloadAndLog(runtime),
+    };
+    if (supervisor.drain_reason != null) return; // The drain reads the signalfd itself.
+    supervisor.armSignals();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Health checkers
+
+/// Sets up and starts the checker of a pool instance a reload built anew (a kept instance
+/// keeps its running checker). A pool without checks gets none.
+pub fn startChecker(supervisor: *Supervisor, instance: *Pool) !void {
+    try initChecker(&supervisor.loop, instance);
+    if (instance.checker) |checker| checker.start();
+}
+
+/// The pool's active checker, if it has checks, seeded with what its backends' health already
+/// says (a rebuilt pool keeps a down backend down until `rise` passes).
+fn initChecker(loop: *Loop, instance: *Pool) !void {
+    if (!instance.config.health.enabled()) return;
+    const arena = instance.arena.allocator();
+    const checker = try arena.create(Checker);
+    try checker.init(arena, loop, &instance.config.health, instance.config.backends(), .{
+        .context = &instance.shared.health,
+        .function = healthReportCallback,
+    });
+    for (0..instance.config.backends_count) |index| {
+        const up = instance.shared.health.backends[index].active_up.load(.acquire);
+        checker.setInitialUp(@intCast(index), up);
+    }
+    instance.checker = checker;
+}
+
+/// An active check's result, handed to the pool's health (see health/Health.zig for how
+/// active and passive results are reconciled).
+fn healthReportCallback(context: *anyopaque, report: Checker.Report) void {
+    const health: *Health = @ptrCast(@alignCast(context));
+    if (report.changed) health.setActive(report.backend_index, report.up, report.reason);
+    if (report.passed) health.activePassed(report.backend_index) else health.activeFailed(report.backend_index);
+}
+
+/// Health checks end when the drain begins: their sockets close, nothing probes a backend
+/// of a proxy that is going away.
+pub fn stopChecks(supervisor: *Supervisor) void {
+    const generations = supervisor.runtime.generations;
+    for (generations.live[0..generations.live_count]) |built| {
+        for (built.generation.pools) |instance| if (instance.checker) |checker| checker.stop();
+    }
+    var ticks: u32 = 0;
+    while (ticks < 100 and !checksStopped(generations)) : (ticks += 1) {
+        supervisor.loop.tick() catch break; // Exiting anyway; the kernel closes what is left.
+    }
+}
+
+fn checksStopped(generations: *const Generations) bool {
+    for (generations.live[0..generations.live_count]) |built| {
+        for (built.generation.pools) |instance| {
+            if (instance.checker) |checker| if (!checker.stopped()) return false;
+        }
+    }
+    return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reaping old generations
+
+/// Looks for old generations and retired pools to free, every `reap_ms` until none is left.
+pub fn armReap(supervisor: *Supervisor) void {
+    if (supervisor.reap_timer.isArmed()) return;
+    supervisor.loop.timerArm(&supervisor.reap_queue, &supervisor.reap_timer, Supervisor, supervisor, reapCallback);
+}
+
+/// Frees what the workers have let go of; again shortly while something is left.
+fn reapCallback(supervisor: *Supervisor) void {
+    if (supervisor.runtime.generations.reap()) supervisor.armReap();
+}

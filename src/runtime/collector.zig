@@ -1,0 +1,172 @@
+//! The one collector: the only code that reads the workers' and the pools' counters. It fills
+//! a `metrics/Snapshot`, and everything that reports counters renders that snapshot:
+//! `/metrics` and `/status` (runtime/Admin.zig) and the stats line, which SIGUSR2 and the exit
+//! log (`Snapshot.writeStats`). So the three can never sum over different things.
+//!
+//! Decision: the scope is the current generation. Its pools and routes are the configuration
+//! the operator has now, in which every pool name and backend address is unique: each figure
+//! has one label set in `/metrics` and one place in `/status`, and the stats line is the sum of
+//! those same figures. A pool instance a reload retired (an old generation still finishing
+//! exchanges) is left out: shown beside the current instance of the same name it would be a
+//! second series with the same labels, and merged into it, a mix of two configurations'
+//! backends. A retired instance only finishes what it started, and is freed once the workers
+//! let go of it (runtime/generations.zig). (The stats line used to sum every live
+//! generation's pools for some fields and the current one's for others, and missed a kept
+//! pool's ejections while an older generation was still live.)
+//!
+//! How counters are read: worker and pool counters are `stdx/Counter`s, words written by one
+//! worker and read here with relaxed loads, so each is at most a moment old; two counters may
+//! be read a few requests apart (see metrics/Histogram.zig for the histogram). Health and
+//! connection counts are already shared atomics (`Health`, `Shared`).
+const std = @import("std");
+const assert = std.debug.assert;
+
+const Address = @import("../stdx/Address.zig").Address;
+const sys = @import("../stdx/sys.zig");
+const log = @import("../stdx/log.zig");
+const Config = @import("../config/Config.zig");
+const Generation = @import("../proxy/Generation.zig");
+const Pool = @import("../upstream/Pool.zig");
+const Snapshot = @import("../metrics/Snapshot.zig");
+const Worker = @import("Worker.zig");
+const Runtime = @import("Runtime.zig");
+
+comptime {
+    // metrics/ does not import config/: its bounds must be the configuration's.
+    assert(Snapshot.backends_max == Config.backends_count_max);
+    assert(Snapshot.pool_name_bytes_max == Config.pool_name_bytes_max);
+    assert(Snapshot.address_bytes_max == Address.text_bytes_max);
+    assert(Snapshot.pools_max == Config.pools_count_max);
+    assert(Snapshot.routes_max == Config.routes_count_max);
+    assert(Snapshot.route_name_bytes_max == Config.route_name_bytes_max);
+}
+
+/// Fills `snapshot` with the process's figures and the current generation's pools and routes,
+/// summed over the workers.
+pub fn collect(runtime: *const Runtime, snapshot: *Snapshot) void {
+    const generation = &runtime.generations.current().generation;
+    assert(runtime.options.version.len <= Snapshot.version_bytes_max);
+    snapshot.* = .{
+        .version = runtime.options.version,
+        .uptime_ns = sys.clockMonotonicNs() -| runtime.started_ns,
+        .workers_count = @intCast(runtime.workers.len),
+        .io = runtime.io,
+        .heap_allocations_after_startup = runtime.static.allocationsAfterStartup(),
+        .connections_active = runtime.connectionsActive(),
+        .config_generation = generation.number,
+        .reloads_ok = runtime.reloads.ok,
+        .reloads_failed = runtime.reloads.failed,
+        .last_reload_ok = runtime.reloads.last_ok,
+        .last_reload_unix_seconds = runtime.reloads.last_unix_seconds,
+        .pools_count = @intCast(generation.pools.len),
+        .routes_count = generation.config.routes_count,
+    };
+    for (runtime.workers) |*worker| addWorker(snapshot, worker);
+    for (generation.pools, snapshot.pools[0..generation.pools.len]) |instance, *pool| addPool(pool, instance);
+    for (snapshot.routes[0..generation.config.routes_count], 0..) |*route, index| {
+        route.* = .{ .name = routeName(generation, index), .requests = 0 };
+        for (generation.route_requests) |row| route.requests += row[index].load();
+    }
+}
+
+/// The stats line (SIGUSR2, and at exit): `LABEL heap_allocations_after_startup=N ...`.
+pub fn logStats(runtime: *Runtime, label: []const u8) void {
+    collect(runtime, runtime.snapshot);
+    var buffer: [Snapshot.stats_bytes_max]u8 = undefined;
+    var w: std.Io.Writer = .fixed(&buffer);
+    runtime.snapshot.writeStats(&w) catch unreachable; // The buffer is sized for the longest.
+    log.info("{s} {s}", .{ label, w.buffered() });
+}
+
+/// `Admin.Collector`: the admin listener renders `/metrics` and `/status` from `snapshot`,
+/// which is the runtime's own (the admin was given it at start-up).
+pub fn adminCollect(context: *anyopaque, snapshot: *Snapshot) void {
+    const runtime: *Runtime = @ptrCast(@alignCast(context));
+    assert(snapshot == runtime.snapshot);
+    collect(runtime, snapshot);
+}
+
+/// A route's label: its name, else its position.
+fn routeName(generation: *const Generation, index: usize) []const u8 {
+    const route = &generation.config.routes()[index];
+    if (route.name.len > 0) return route.name;
+    const positions = comptime blk: {
+        @setEvalBranchQuota(100_000);
+        var names: [Config.routes_count_max][]const u8 = undefined;
+        for (&names, 0..) |*name, i| name.* = std.fmt.comptimePrint("{d}", .{i});
+        break :blk names;
+    };
+    return positions[index];
+}
+
+fn addPool(pool: *Snapshot.Pool, instance: *const Pool) void {
+    const config = &instance.config;
+    const shared = &instance.shared;
+    assert(config.name.len <= Snapshot.pool_name_bytes_max); // Config.validate.
+    pool.* = .{
+        .name = config.name,
+        .strategy = @tagName(config.strategy),
+        .backends_count = config.backends_count,
+    };
+    for (pool.backends[0..config.backends_count], config.backends(), 0..) |*backend, *configured, i| {
+        const health = &shared.health.backends[i];
+        backend.* = .{
+            .address = health.name(),
+            .weight = configured.weight,
+            .available = shared.health.isAvailable(@intCast(i)),
+            .active_up = health.active_up.load(.acquire),
+            .state = switch (health.state.load(.acquire)) {
+                .serving => .serving,
+                .ejected => .ejected,
+                .trial => .trial,
+            },
+            .connections_open = shared.connections[i].load(.monotonic),
+            .in_flight = 0,
+            .responses = @splat(0),
+        };
+    }
+    const counters = &pool.counters;
+    for (instance.locals) |*local| {
+        const stats = &local.stats;
+        counters.requests += stats.requests.load();
+        counters.upstream_connect_failures += stats.upstream_connect_failures.load();
+        counters.upstream_errors += stats.upstream_errors.load();
+        counters.upstream_stale_retries += stats.upstream_stale_retries.load();
+        counters.retries += stats.retries.load();
+        counters.retries_refused_by_budget += stats.retries_refused_by_budget.load();
+        counters.overloaded += stats.overloaded.load();
+        counters.no_backend_available += stats.no_backend_available.load();
+        counters.upgrades += stats.upgrades.load();
+        const connections = &local.connections.stats;
+        counters.upstream_pool_hits += connections.reused.load();
+        counters.upstream_pool_misses += connections.opened.load();
+        counters.upstream_idle_closed_by_backend += connections.closed_idle_by_backend.load();
+        counters.upstream_idle_closed_timeout += connections.closed_idle_timeout.load();
+        pool.latency.addRelaxed(&stats.latency);
+        for (&pool.own_responses, &stats.own_responses) |*sum, *count| sum.* += count.load();
+        for (pool.backends[0..pool.backends_count], 0..) |*backend, i| {
+            backend.in_flight += @atomicLoad(u32, &local.inflight[i], .monotonic);
+            backend.requests += stats.backend_requests[i].load();
+            for (&backend.responses, &stats.backend_responses[i]) |*sum, *count| sum.* += count.load();
+        }
+    }
+    const health_stats = &shared.health.stats;
+    counters.ejections = health_stats.ejections.load(.monotonic);
+    counters.ejections_refused_by_cap = health_stats.ejections_refused_by_cap.load(.monotonic);
+    counters.ejection_trials = health_stats.trials.load(.monotonic);
+}
+
+/// Adds one worker's own counters into `snapshot`.
+fn addWorker(snapshot: *Snapshot, worker: *const Worker) void {
+    const proxy = &worker.proxy;
+    const stats = &proxy.stats;
+    snapshot.connections_accepted += worker.connections_accepted.load();
+    snapshot.buffers_in_use += proxy.buffers.totalCount() - proxy.buffers.availableCount();
+    snapshot.client_errors += stats.client_errors.load();
+    snapshot.client_timeouts += stats.client_timeouts.load();
+    snapshot.idle_parks += stats.idle_parks.load();
+    snapshot.buffers_trimmed += stats.buffers_trimmed.load();
+    snapshot.requests_unrouted += stats.requests_unrouted.load();
+    snapshot.local_responses += stats.local_responses.load();
+    if (proxy.access_log) |*access_log| snapshot.access_log_dropped += access_log.dropped.load(.monotonic);
+}

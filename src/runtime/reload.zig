@@ -1,0 +1,196 @@
+//! Reload, on SIGHUP and `POST /reload`: read the configuration file again with the command
+//! line's flags over it (as start-up did), check it, build the next generation
+//! (runtime/generations.zig), start the health checkers of the pools it built anew, and
+//! publish it to the workers. Any failure leaves everything as it was: the current generation
+//! keeps serving and the reason is logged (and answered to `POST /reload`).
+//!
+//! Decision: a reload gets everything it reads as arguments. The file and the command line
+//! are a `Source`, handed over by the main program at start-up and kept in the `Runtime`;
+//! the start-up configuration (what a reload may not change), the generations and the
+//! workers are the `Runtime`'s. Nothing comes from a global, so a reload can be driven by a
+//! test as by the control loop.
+const std = @import("std");
+
+const sys = @import("../stdx/sys.zig");
+const log = @import("../stdx/log.zig");
+const Config = @import("../config/Config.zig");
+const cli = @import("../config/cli.zig");
+const config_file = @import("../config/file.zig");
+const generations_ns = @import("generations.zig");
+const Runtime = @import("Runtime.zig");
+
+/// What a reload reads: the configuration file, then the command line's flags over it, as at
+/// start-up (so a `--log-level` flag keeps winning over the file's `log_level`).
+pub const Source = struct {
+    path: []const u8,
+    /// The command line without the program name; it must live as long as the runtime.
+    args: []const []const u8,
+
+    /// Loads the file and the flags into `config`, whose strings go into `arena`. False when
+    /// either has mistakes: each is a line in `out` (`FILE:LINE:COLUMN: message`, as `sluice
+    /// check` prints, or `FLAG: message`).
+    pub fn load(source: *const Source, arena: std.mem.Allocator, config: *Config, out: *std.Io.Writer) bool {
+        const path = source.path;
+        var problems: config_file.Problems = .{};
+        var base: Config = .{};
+        config_file.load(arena, path, &base, &problems) catch |err| {
+            for (problems.slice()) |problem| {
+                out.print("{s}:{d}:{d}: {s}\n", .{ path, problem.position.line, problem.position.column, problem.message }) catch {}; // A fixed buffer: what does not fit is cut.
+            }
+            if (problems.dropped > 0) out.print("{s}: {d} more problems\n", .{ path, problems.dropped }) catch {}; // Cut, as above.
+            if (err == error.OutOfMemory) out.print("{s}: out of memory reading it\n", .{path}) catch {}; // Cut, as above.
+            return false;
+        };
+        var diagnostic: cli.Diagnostic = .{};
+        const parsed = cli.parseOnto(source.args, base, &diagnostic) catch {
+            out.print("{s}: {s}\n", .{ diagnostic.flag, diagnostic.message() }) catch {}; // Cut, as above.
+            return false;
+        };
+        config.* = parsed.config;
+        return true;
+    }
+};
+
+/// How reloads went, for `sluice_config_reloads_total` and its companions.
+pub const Stats = struct {
+    ok: u64 = 0,
+    failed: u64 = 0,
+    last_ok: bool = true,
+    last_unix_seconds: u64 = 0,
+};
+
+/// SIGHUP: reload, and log the outcome (one line per problem when it fails).
+pub fn reloadAndLog(runtime: *Runtime) void {
+    var buffer: [8 * 1024]u8 = undefined;
+    var out: std.Io.Writer = .fixed(&buffer);
+    _ = reload(runtime, &out);
+}
+
+/// `POST /reload` on the admin listener (`Admin.Reloader`): the same, with the outcome as the
+/// response.
+pub fn adminReload(context: *anyopaque, out: *std.Io.Writer) bool {
+    const runtime: *Runtime = @ptrCast(@alignCast(context));
+    return reload(runtime, out);
+}
+
+/// Loads the config file again and, when it is valid and changes nothing that needs a restart,
+/// builds and publishes the next generation. The outcome is logged and written to `out`; on
+/// failure nothing changed and the current generation keeps serving.
+pub fn reload(runtime: *Runtime, out: *std.Io.Writer) bool {
+    const succeeded = tryReload(runtime, out);
+    runtime.reloads.last_ok = succeeded;
+    runtime.reloads.last_unix_seconds = @intCast(@max(0, sys.clockRealtimeSeconds()));
+    if (succeeded) runtime.reloads.ok += 1 else runtime.reloads.failed += 1;
+    const current = runtime.generations.current().generation.number;
+    var lines = std.mem.splitScalar(u8, out.buffered(), '\n');
+    while (lines.next()) |line| {
+        if (line.len == 0) continue;
+        if (succeeded) log.info("{s}", .{line}) else log.err("reload failed: {s}", .{line});
+    }
+    if (!succeeded) {
+        log.err("reload failed: still serving generation {d}", .{current});
+        out.print("still serving generation {d}\n", .{current}) catch {}; // Cut, as above.
+    }
+    return succeeded;
+}
+
+fn tryReload(runtime: *Runtime, out: *std.Io.Writer) bool {
+    const source = runtime.options.reload_source orelse {
+        out.writeAll("nothing to reload: sluice was started without --config\n") catch {}; // Cut, as above.
+        return false;
+    };
+    const supervisor = &runtime.supervisor;
+    if (supervisor.drain_reason != null) {
+        out.writeAll("draining: not reloading\n") catch {}; // Cut, as above.
+        return false;
+    }
+    var arena: std.heap.ArenaAllocator = .init(std.heap.page_allocator);
+    var keep_arena = false;
+    defer if (!keep_arena) arena.deinit();
+    const config = arena.allocator().create(Config) catch {
+        out.writeAll("out of memory loading the configuration\n") catch {}; // Cut, as above.
+        return false;
+    };
+    config.* = .{};
+    if (!source.load(arena.allocator(), config, out)) return false;
+    if (config.workers_count == 0) config.workers_count = runtime.config.workers_count; // As resolved.
+    config.validate() catch |err| {
+        out.print("{s}: invalid configuration: {s}\n", .{ source.path, @errorName(err) }) catch {}; // Cut, as above.
+        return false;
+    };
+    if (generations_ns.restartOnlyChange(runtime.config, config)) |name| {
+        out.print("{s}: {s} changed, which needs a restart (see docs/CONFIG.md, Reload)\n", .{ source.path, name }) catch {}; // Cut, as above.
+        return false;
+    }
+    var problem: generations_ns.Problem = .{};
+    keep_arena = true; // The build owns it now, failing or not.
+    const built = runtime.generations.build(arena, config, &problem) catch {
+        out.print("{s}\n", .{problem.text()}) catch {}; // Cut, as above.
+        return false;
+    };
+    const generation = &built.generation;
+    for (generation.pools) |instance| {
+        if (instance.refs != 1 or instance.checker != null) continue; // Kept, with its checker.
+        supervisor.startChecker(instance) catch {
+            log.warn("pool {s}: out of memory for its health checker; no active checks", .{instance.config.name});
+        };
+    }
+    for (runtime.workers) |*worker| worker.publish(&built.generation);
+    log.setLevel(config.log_level);
+    runtime.generations.logOpened(built, @intCast(runtime.workers.len), runtime.io);
+    supervisor.armReap();
+    out.print("reloaded {s}: generation {d} ({d} pools: {d} kept, {d} rebuilt; {d} listeners, {d} opened; {d} routes)\n", .{
+        source.path,
+        generation.number,
+        generation.pools.len,
+        generation.pools.len - built.pools_new,
+        built.pools_new,
+        generation.listener_slots.len,
+        @popCount(built.opened),
+        generation.config.routes_count,
+    }) catch {}; // Cut, as above.
+    return true;
+}
+
+const testing = std.testing;
+const linux = std.os.linux;
+
+fn writeTestFile(path: [:0]const u8, text: []const u8) !void {
+    const rc = linux.open(path, .{ .ACCMODE = .WRONLY, .CREAT = true, .TRUNC = true, .CLOEXEC = true }, 0o644);
+    if (linux.errno(rc) != .SUCCESS) return error.CannotOpen;
+    const fd: linux.fd_t = @intCast(rc);
+    defer _ = linux.close(fd);
+    const written = linux.write(fd, text.ptr, text.len);
+    if (linux.errno(written) != .SUCCESS or written != text.len) return error.CannotWrite;
+}
+
+test "reload: a source is its file with the command line's flags over it, as at start-up" {
+    const path = "/tmp/sluice-reload-source-test.zon";
+    defer _ = linux.unlink(path);
+    var arena: std.heap.ArenaAllocator = .init(testing.allocator);
+    defer arena.deinit();
+    var buffer: [1024]u8 = undefined;
+    var out: std.Io.Writer = .fixed(&buffer);
+
+    try writeTestFile(path,
+        \\.{
+        \\    .workers = 1,
+        \\    .log_level = .info,
+        \\    .pools = .{ .app = .{ .backends = .{ "127.0.0.1:9001", "127.0.0.1:9002" } } },
+        \\}
+    );
+    const source: Source = .{ .path = path, .args = &.{ "--config", path, "--workers", "3" } };
+    var config: Config = .{};
+    try testing.expect(source.load(arena.allocator(), &config, &out));
+    try testing.expectEqual(@as(u32, 3), config.workers_count); // The flag wins.
+    try testing.expectEqual(Config.LogLevel.info, config.log_level); // From the file.
+    try testing.expectEqual(@as(u32, 2), config.pools()[0].backends_count);
+    try testing.expectEqualStrings("", out.buffered());
+
+    // A mistake in the file is a line naming its place; nothing is applied.
+    try writeTestFile(path, ".{ .workerz = 1 }");
+    config = .{};
+    try testing.expect(!source.load(arena.allocator(), &config, &out));
+    const line = path ++ ":1:4: unknown key \"workerz\"";
+    try testing.expect(std.mem.find(u8, out.buffered(), line) != null);
+}

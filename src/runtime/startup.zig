@@ -1,0 +1,201 @@
+//! The one start-up path: size and allocate every worker, build the first configuration
+//! generation (its pools, and its listeners bound: the first socket decides the port when 0
+//! was asked for; runtime/generations.zig), start the workers and wait until each accepts,
+//! then set up the control loop (runtime/Supervisor.zig) and seal the allocator. What the
+//! control loop runs (health checks, the admin listener) starts only after that, in
+//! `Supervisor.run`, so nothing of it delays the first accept.
+//!
+//! The main program and the end-to-end benchmark both come through here: `run` for the
+//! process, `start` for a runtime driven in-process.
+const std = @import("std");
+const linux = std.os.linux;
+
+const Address = @import("../stdx/Address.zig").Address;
+const StaticAllocator = @import("../stdx/StaticAllocator.zig");
+const sys = @import("../stdx/sys.zig");
+const log = @import("../stdx/log.zig");
+const Config = @import("../config/Config.zig");
+const Loop = @import("../loop/loop.zig").Loop;
+const Proxy = @import("../proxy/Proxy.zig");
+const Snapshot = @import("../metrics/Snapshot.zig");
+const Worker = @import("Worker.zig");
+const generations_ns = @import("generations.zig");
+const Generations = generations_ns.Generations;
+const PidFile = @import("PidFile.zig");
+const signals = @import("signals.zig");
+const InitTrace = @import("InitTrace.zig");
+const AccessLogWriter = @import("AccessLogWriter.zig");
+const Runtime = @import("Runtime.zig");
+const reload = @import("reload.zig");
+
+pub const Options = struct {
+    /// Print how to try the demo once the port is known.
+    demo: bool = false,
+    /// The program's version, for `/metrics` and `/status`.
+    version: []const u8 = "unknown",
+    /// Written once the listeners accept, removed at a clean exit.
+    pid_file: ?[]const u8 = null,
+    /// What SIGHUP and `POST /reload` read again; null without a configuration file.
+    reload_source: ?reload.Source = null,
+};
+
+/// Runs until drained. Returns the process exit code.
+pub fn run(static: *StaticAllocator, config: *Config, options: Options) u8 {
+    const runtime = switch (start(static, config, options)) {
+        .running => |runtime| runtime,
+        .failed => |exit_code| return exit_code,
+    };
+    return runtime.supervisor.run();
+}
+
+pub const Started = union(enum) {
+    running: *Runtime,
+    /// Start-up failed (already logged); the process exit code.
+    failed: u8,
+};
+
+/// Everything up to the first accept: size, allocate, bind, start the workers, set up the
+/// control loop, seal the allocator.
+pub fn start(static: *StaticAllocator, config: *Config, options: Options) Started {
+    const started_ns = sys.clockMonotonicNs();
+    const allocator = static.allocator();
+    if (config.workers_count == 0) {
+        const cpus = std.Thread.getCpuCount() catch 1;
+        config.workers_count = @intCast(std.math.clamp(cpus, 1, Config.workers_count_max));
+    }
+    config.validate() catch |err| {
+        log.err("invalid configuration: {s}", .{@errorName(err)});
+        return .{ .failed = 2 };
+    };
+    const signal_set = signals.Set.init() catch |err| {
+        log.err("cannot set up signal handling: {s}", .{@errorName(err)});
+        return .{ .failed = 1 };
+    };
+    const trace = &InitTrace.global;
+    trace.mark("validate");
+
+    const workers = allocator.alloc(Worker, config.workers_count) catch {
+        log.err("out of memory allocating {d} workers", .{config.workers_count});
+        return .{ .failed = 1 };
+    };
+    const generations = initGenerations(allocator, config, workers) catch {
+        log.err("out of memory allocating the workers' loops", .{});
+        return .{ .failed = 1 };
+    };
+    var problem: generations_ns.Problem = .{};
+    const first = generations.build(.init(std.heap.page_allocator), config, &problem) catch {
+        log.err("{s}", .{problem.text()});
+        return .{ .failed = 1 };
+    };
+    for (workers, 0..) |*worker, i| {
+        worker.init(allocator, config, &first.generation, &generations.listeners, @intCast(i), config.workers_count) catch |err| {
+            log.err(
+                "cannot allocate worker {d} ({d} connections): {s}",
+                .{ i, Proxy.sessionsCount(config, config.workers_count), @errorName(err) },
+            );
+            return .{ .failed = 1 };
+        };
+    }
+    trace.mark("listen+allocate");
+    if (!startWorkers(workers)) return .{ .failed = 1 };
+    trace.mark("workers ready");
+    logAccepting(generations, first, workers, options.demo);
+    const runtime = initRuntime(allocator, .{
+        .static = static,
+        .config = config,
+        .generations = generations,
+        .workers = workers,
+        .signal_set = signal_set,
+        .io = @tagName(workers[0].loop.backend),
+        .supervisor = undefined, // Set up in place below: the loop must not move.
+        .snapshot = undefined,
+        .options = options,
+        .started_ns = started_ns,
+    }) catch {
+        log.err("out of memory setting up the control loop", .{});
+        return .{ .failed = 1 };
+    };
+    runtime.supervisor.init(allocator, runtime, &first.generation) catch |err| {
+        log.err("cannot set up the control loop: {s}", .{@errorName(err)});
+        return .{ .failed = 1 };
+    };
+    if (config.access_log.enabled()) {
+        // Opened once the listeners accept: a log file never delays the first request.
+        const writer = allocator.create(AccessLogWriter) catch {
+            log.err("out of memory setting up the access log", .{});
+            return .{ .failed = 1 };
+        };
+        writer.* = AccessLogWriter.init(allocator, config.access_log.target, workers) catch
+            return .{ .failed = 1 }; // Logged by init.
+        runtime.supervisor.access_log = writer;
+    }
+    static.seal();
+    trace.mark("control loop");
+    if (options.pid_file) |path| {
+        PidFile.write(path, linux.getpid()) catch |err| {
+            log.err("cannot write the pid file {s}: {s}", .{ path, @errorName(err) });
+            return .{ .failed = 1 };
+        };
+    }
+    return .{ .running = runtime };
+}
+
+/// Spawns every worker and waits until each accepts. False when one could not start (logged).
+fn startWorkers(workers: []Worker) bool {
+    for (workers) |*worker| {
+        worker.spawn() catch |err| {
+            log.err("cannot start worker thread: {s}", .{@errorName(err)});
+            return false;
+        };
+    }
+    for (workers) |*worker| {
+        _ = worker.waitReady(); // A failure to start leaves `init_error`.
+        if (worker.init_error) |err| {
+            log.err(
+                "worker {d}: cannot start the event loop: {s}",
+                .{ worker.index, Loop.initErrorReason(err) },
+            );
+            return false;
+        }
+    }
+    return true;
+}
+
+/// The lines that say the workers accept: which event loop they got, each listener, and for
+/// the demo, what to try.
+fn logAccepting(generations: *const Generations, first: *const generations_ns.Built, workers: []Worker, demo: bool) void {
+    const first_loop = &workers[0].loop;
+    if (first_loop.fallback_reason) |reason| {
+        log.warn("io_uring unavailable ({s}), using epoll", .{reason});
+    }
+    generations.logOpened(first, @intCast(workers.len), @tagName(first_loop.backend));
+    if (demo) {
+        var text: [Address.text_bytes_max]u8 = undefined;
+        const address = &generations.listeners.slots[first.generation.listener_slots[0]].bound;
+        log.info(
+            "demo: try `curl http://{s}/` a few times and watch the backends alternate",
+            .{address.toText(&text)},
+        );
+    }
+}
+
+fn initGenerations(allocator: std.mem.Allocator, config: *const Config, workers: []Worker) !*Generations {
+    const loops = try allocator.alloc(*Loop, workers.len);
+    for (loops, workers) |*loop, *worker| loop.* = &worker.loop;
+    const generations = try allocator.create(Generations);
+    generations.* = .{
+        .loops = loops,
+        .sessions_count = Proxy.sessionsCount(config, @intCast(workers.len)),
+    };
+    return generations;
+}
+
+/// The runtime and the collector's snapshot, which is allocated untouched: its 95 KiB cost
+/// pages only once something is collected into it.
+fn initRuntime(allocator: std.mem.Allocator, fields: Runtime) !*Runtime {
+    const runtime = try allocator.create(Runtime);
+    runtime.* = fields;
+    const snapshots = try StaticAllocator.allocUntouched(allocator, Snapshot, null, 1);
+    runtime.snapshot = &snapshots[0];
+    return runtime;
+}

@@ -1,0 +1,262 @@
+//! One pool as one worker sees it, and the one API an exchange calls to use it: which backend
+//! to try next (`pick`), whether another try is allowed (`reserveRetry`), a try's beginning
+//! and end (`beginTry`, `endTry`) and outcome (`report`), and the worker's connections to the
+//! backends (`connections`). Behind it: the balancer's cursor, the retry budget, the requests
+//! in flight per backend, the pool's timer queues and counters, and the state every worker
+//! shares about the pool (`Shared`: health, caps, ids).
+//!
+//! A `LocalPool` belongs to a `Pool` (one per worker), allocated by the control thread with
+//! the pool and touched only by its worker. A reload that leaves a pool unchanged keeps it,
+//! and with it these connections, cursors and counters.
+const std = @import("std");
+const assert = std.debug.assert;
+
+const loop_ns = @import("../loop/loop.zig");
+const Loop = loop_ns.Loop;
+const TimerQueue = loop_ns.TimerQueue;
+const Config = @import("../config/Config.zig");
+const Address = @import("../stdx/Address.zig").Address;
+const Connections = @import("Connections.zig");
+const Shared = @import("Shared.zig");
+const Balancer = @import("../balance/Balancer.zig");
+const Health = @import("../health/Health.zig");
+const RetryBudget = @import("RetryBudget.zig");
+const Histogram = @import("../metrics/Histogram.zig");
+const Counter = @import("../stdx/Counter.zig");
+const mask = @import("../stdx/mask.zig");
+
+const LocalPool = @This();
+
+config: *const Config.Pool,
+shared: *Shared,
+connections: Connections,
+balancer: Balancer,
+retry_budget: RetryBudget,
+/// Requests this worker has in flight to each backend (`least_conn`); see `inflightAdd`.
+inflight: [Config.backends_count_max]u32 = @splat(0),
+/// Set when the worker adopts a generation with this pool (`bindQueues`): queues are the
+/// worker's, shared by every pool with the same timeout.
+queues: Queues = undefined,
+/// Set when the worker adopts a generation without this pool: its idle connections are
+/// closed and it only finishes what it has in flight.
+retired: bool = false,
+stats: Stats = .{},
+
+pub const Queues = struct {
+    connect: *TimerQueue,
+    /// Request sent -> response head.
+    response: *TimerQueue,
+    /// Gaps between response body bytes.
+    body: *TimerQueue,
+    /// The whole exchange (only armed when the pool sets a total timeout).
+    total: *TimerQueue,
+    idle: *TimerQueue,
+};
+
+/// The pool's timeouts, in `Queues` order: what the worker needs a queue for.
+pub fn timeouts(pool: *const Config.Pool) [5]u64 {
+    return .{
+        pool.connect_timeout_ns,
+        pool.response_timeout_ns,
+        pool.body_timeout_ns,
+        @max(1, pool.total_timeout_ns),
+        pool.idle_timeout_ns,
+    };
+}
+
+/// Written by the worker, read by the control thread (`Counter`).
+pub const Stats = struct {
+    requests: Counter = .{},
+    upgrades: Counter = .{},
+    upstream_errors: Counter = .{},
+    upstream_connect_failures: Counter = .{},
+    upstream_stale_retries: Counter = .{},
+    retries: Counter = .{},
+    retries_refused_by_budget: Counter = .{},
+    no_backend_available: Counter = .{},
+    overloaded: Counter = .{},
+    /// How long exchanges took, from the request head parsed to the response sent (or the
+    /// error answered, or the connection closed).
+    latency: Histogram = .{},
+    /// Final responses relayed from each backend, by status class 1xx..5xx (a 101 counts as
+    /// 1xx; sluice's own error responses are in `own_responses`).
+    backend_responses: [Config.backends_count_max][5]Counter = @splat(@splat(.{})),
+    /// Tries sent to each backend (a retry counts on the backend it went to).
+    backend_requests: [Config.backends_count_max]Counter = @splat(.{}),
+    /// Responses sluice answered itself for requests routed to this pool (502, 503, 504,
+    /// 413...), by status class.
+    own_responses: [5]Counter = @splat(.{}),
+
+    /// Carries the counters of `from` (the same pool's previous instance, on this worker)
+    /// over: every pool-wide counter, and each backend's that is still in the pool
+    /// (`backend_map[i]`: the index in `from` of this instance's backend i, if it had it).
+    /// A reload that changes a pool then does not reset what `/metrics` shows for it.
+    pub fn carryFrom(stats: *Stats, from: *const Stats, backend_map: []const ?u16) void {
+        inline for (.{
+            "requests",                  "upgrades", "upstream_errors",      "upstream_connect_failures",
+            "upstream_stale_retries",    "retries",  "no_backend_available", "overloaded",
+            "retries_refused_by_budget",
+        }) |name| @field(stats, name).set(@field(from, name).load());
+        stats.latency.addRelaxed(&from.latency);
+        for (&stats.own_responses, &from.own_responses) |*to, *value| to.set(value.load());
+        for (backend_map, 0..) |from_index, i| {
+            const old = from_index orelse continue;
+            stats.backend_requests[i].set(from.backend_requests[old].load());
+            for (&stats.backend_responses[i], &from.backend_responses[old]) |*to, *value| to.set(value.load());
+        }
+    }
+};
+
+/// `exchanges_count`: the worker's exchange slots (at most one busy connection each).
+pub fn init(
+    local: *LocalPool,
+    allocator: std.mem.Allocator,
+    loop: *Loop,
+    pool: *const Config.Pool,
+    shared: *Shared,
+    exchanges_count: u32,
+    seed: u64,
+    now_ns: u64,
+) !void {
+    var weights: [Config.backends_count_max]u16 = undefined;
+    for (pool.backends(), weights[0..pool.backends_count]) |*backend, *weight| {
+        weight.* = backend.weight;
+    }
+    const slots_count = exchanges_count + pool.backends_count * pool.keepalive_max;
+    local.* = .{
+        .config = pool,
+        .shared = shared,
+        .connections = undefined,
+        .balancer = .init(pool.strategy, weights[0..pool.backends_count], shared.maglev, seed),
+        .retry_budget = .init(pool.retry.budget_percent, pool.retry.budget_min_per_second, now_ns),
+    };
+    // The idle queue is the worker's; bound in `bindQueues` before any connection is parked.
+    local.connections = try Connections.init(allocator, loop, shared, undefined, slots_count, pool.backends_count, pool.keepalive_max);
+}
+
+pub fn deinit(local: *LocalPool, allocator: std.mem.Allocator) void {
+    local.connections.deinit(allocator);
+    local.* = undefined;
+}
+
+pub fn bindQueues(local: *LocalPool, queues: Queues) void {
+    local.queues = queues;
+    local.connections.idle_queue = queues.idle;
+}
+
+/// The worker adopted a generation without this pool.
+pub fn retire(local: *LocalPool) void {
+    local.retired = true;
+    local.connections.closeIdle();
+}
+
+/// Nothing of this pool's is left on the worker's loop once its exchanges are done: no
+/// request in flight and no idle connection being closed. (Busy connections belong to
+/// exchanges, which hold their generation until they let go of them.)
+pub fn isQuiet(local: *const LocalPool) bool {
+    for (local.inflight[0..local.config.backends_count]) |count| if (count > 0) return false;
+    return local.connections.isQuiet();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Backend choice and retry policy: what an exchange asks
+
+/// What an exchange knows when it asks for a backend.
+pub const Ask = struct {
+    /// Backends tried so far by this exchange (a bit each).
+    tried: u64,
+    /// Tries so far; 0 for the first.
+    tries: u8,
+    /// `hash`'s key.
+    key: u64 = 0,
+    /// The backend a `sticky` cookie names, if any.
+    preferred: ?u16 = null,
+};
+
+pub const Pick = union(enum) {
+    backend: u16,
+    /// Nothing to try: every backend is down, ejected, drained or tried.
+    none_available,
+    /// Every backend that could take it is at its connection or pending cap.
+    at_capacity,
+};
+
+/// The backend for the next try: among those up, not ejected, not drained, under their caps
+/// and not tried yet; a backend whose half-open trial this worker just claimed goes first.
+pub fn pick(local: *LocalPool, ask: Ask, now_ns: u64) Pick {
+    const available = local.shared.health.candidates(now_ns);
+    const untried = available.mask & ~ask.tried;
+    var candidates = untried;
+    var full = local.shared.atCapacity();
+    while (full != 0) : (full &= full - 1) {
+        const index: u16 = @ctz(full);
+        // At its cap, but an idle connection to it here needs no new one.
+        if (!local.connections.hasIdle(index)) candidates &= ~mask.bit(index);
+    }
+    candidates &= ~local.shared.atPendingCap();
+    if (candidates == 0) return if (untried == 0) .none_available else .at_capacity;
+    if (available.trial) |trial| {
+        if (candidates & mask.bit(trial) != 0) return .{ .backend = trial };
+    }
+    const index = local.balancer.pick(.{
+        .candidates = candidates,
+        .key = ask.key,
+        .preferred = ask.preferred,
+        .inflight = local.inflight[0..local.config.backends_count],
+    }) orelse return .none_available; // Only drained (weight 0) backends are left.
+    return .{ .backend = index };
+}
+
+/// A try on `index` begins: counted as a request to it, in flight here (`least_conn`) and
+/// against its `max_pending` cap. False (nothing counted) when another worker took its last
+/// pending slot since `pick` looked.
+pub fn beginTry(local: *LocalPool, index: u16) bool {
+    assert(index < local.config.backends_count);
+    if (!local.shared.tryBeginRequest(index)) return false;
+    local.inflightAdd(index, 1);
+    local.stats.backend_requests[index].add(1);
+    return true;
+}
+
+/// The try that `beginTry` counted is over (finished, failed, or its exchange ended).
+pub fn endTry(local: *LocalPool, index: u16) void {
+    local.inflightAdd(index, -1);
+    local.shared.endRequest(index);
+}
+
+/// Tells the pool's health how a try went.
+pub fn report(local: *LocalPool, index: u16, outcome: Health.Outcome, now_ns: u64) void {
+    local.shared.health.report(index, outcome, now_ns);
+}
+
+/// Whether another try is allowed after `ask.tries` tries: tries left, another backend to try
+/// (without claiming a trial: the next pick may), and the retry budget has a retry to spare,
+/// which is taken here.
+pub fn reserveRetry(local: *LocalPool, ask: Ask, now_ns: u64) bool {
+    if (ask.tries >= local.config.retry.tries_max) return false;
+    if (local.shared.health.mayTakeRequests() & ~ask.tried == 0) return false;
+    if (!local.retry_budget.withdraw(now_ns)) {
+        local.stats.retries_refused_by_budget.add(1);
+        return false;
+    }
+    local.stats.retries.add(1);
+    return true;
+}
+
+pub fn backendAddress(local: *const LocalPool, index: u16) *const Address {
+    return &local.config.backends()[index].address;
+}
+
+/// The backend's address as text (logs, the access log).
+pub fn backendName(local: *const LocalPool, index: u16) []const u8 {
+    return local.shared.health.backends[index].name();
+}
+
+/// The worker's own count of its requests in flight to `index` (`least_conn` reads it as a
+/// plain array); the control thread reads it too, so each write is a relaxed atomic store.
+fn inflightAdd(local: *LocalPool, index: u16, delta: i2) void {
+    const count = &local.inflight[index];
+    assert(delta == 1 or count.* > 0);
+    const next = if (delta == 1) count.* + 1 else count.* - 1;
+    @atomicStore(u32, count, next, .monotonic);
+}

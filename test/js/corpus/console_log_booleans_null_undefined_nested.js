@@ -1,0 +1,3 @@
+// null, undefined and booleans inside structures.
+console.log([null, undefined, true, false]);
+console.log({ n: null, u: undefined, t: true });

@@ -1,0 +1,5 @@
+// Exported function declarations are hoisted.
+console.log(later());
+export function later() {
+  return "hoisted export";
+}

@@ -1,0 +1,3 @@
+// Set forEach passes (value, value, set).
+const s = new Set(["a", "b"]);
+s.forEach((v, k, set) => console.log(v, k, set === s));

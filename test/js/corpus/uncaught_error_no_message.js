@@ -1,0 +1,2 @@
+// An uncaught Error created without a message.
+throw new Error();

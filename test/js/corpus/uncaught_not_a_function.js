@@ -1,0 +1,3 @@
+// Calling a missing method, uncaught.
+const o = { a: 1 };
+o.run();

@@ -1,0 +1,2 @@
+// An uncaught SyntaxError built by the script.
+throw new SyntaxError("handmade");

@@ -1,0 +1,2 @@
+// A thrown boolean.
+throw false;

@@ -1,0 +1,3 @@
+// A thrown null.
+console.log("null next");
+throw null;

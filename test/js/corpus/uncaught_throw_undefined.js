@@ -1,0 +1,2 @@
+// A thrown undefined.
+throw undefined;

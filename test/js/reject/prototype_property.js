@@ -1,0 +1,6 @@
+// expect: 5:6 prototype
+// anchor: prototype
+// Prototypes are out.
+function Base() {}
+Base.prototype.greet = () => "hi";
+console.log(Base);
