@@ -168,8 +168,8 @@ pub fn init(gpa: std.mem.Allocator, module: *const Module, limits: Limits) InitE
     }
     const e = try gpa.create(Engine);
     errdefer gpa.destroy(e);
-    const region = try gpa.alignedAlloc(u8, .@"16", limits.heap_bytes);
-    errdefer gpa.free(region);
+    const region = try Heap.allocUntouched(gpa, u8, limits.heap_bytes);
+    errdefer Heap.freeUntouched(gpa, u8, region);
     e.* = .{
         .vm = undefined,
         .heap = Heap.init(region),
@@ -194,7 +194,7 @@ pub fn init(gpa: std.mem.Allocator, module: *const Module, limits: Limits) InitE
 
 pub fn deinit(e: *Engine, gpa: std.mem.Allocator) void {
     e.vm.deinit(gpa);
-    gpa.free(e.region);
+    Heap.freeUntouched(gpa, u8, e.region);
     gpa.destroy(e);
 }
 

@@ -131,10 +131,11 @@ pub const Site = struct {
 };
 
 pub fn init(gpa: std.mem.Allocator, heap: *Heap, limits: Limits, out: *std.Io.Writer, err_out: *std.Io.Writer) error{OutOfMemory}!Vm {
-    const stack = try gpa.alloc(Value, limits.stack_values);
-    errdefer gpa.free(stack);
-    const frames = try gpa.alloc(Frame, limits.frames);
-    errdefer gpa.free(frames);
+    // The value stack and frames are sized for the deepest run and mostly never touched.
+    const stack = try Heap.allocUntouched(gpa, Value, limits.stack_values);
+    errdefer Heap.freeUntouched(gpa, Value, stack);
+    const frames = try Heap.allocUntouched(gpa, Frame, limits.frames);
+    errdefer Heap.freeUntouched(gpa, Frame, frames);
     const handlers = try gpa.alloc(Handler, limits.handlers);
     errdefer gpa.free(handlers);
     const exports = try gpa.alloc(Value, limits.exports);
@@ -155,8 +156,8 @@ pub fn init(gpa: std.mem.Allocator, heap: *Heap, limits: Limits, out: *std.Io.Wr
 }
 
 pub fn deinit(vm: *Vm, gpa: std.mem.Allocator) void {
-    gpa.free(vm.stack);
-    gpa.free(vm.frames);
+    Heap.freeUntouched(gpa, Value, vm.stack);
+    Heap.freeUntouched(gpa, Frame, vm.frames);
     gpa.free(vm.handlers);
     gpa.free(vm.exports);
     gpa.free(vm.host_globals);

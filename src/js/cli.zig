@@ -154,11 +154,11 @@ const Job = struct {
 };
 
 fn runProgram(gpa: std.mem.Allocator, program: *const Program, options: Options, path: []const u8, stderr: *std.Io.Writer) u8 {
-    const region = gpa.alignedAlloc(u8, .@"16", options.heap_bytes) catch {
+    const region = Heap.allocUntouched(gpa, u8, options.heap_bytes) catch {
         stderr.writeAll("sluice js: cannot allocate the heap\n") catch {};
         return 1;
     };
-    defer gpa.free(region);
+    defer Heap.freeUntouched(gpa, u8, region);
     var heap = Heap.init(region);
     var out_buffer: [64 * 1024]u8 = undefined;
     var stdout = FdWriter.init(1, &out_buffer);
