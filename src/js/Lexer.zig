@@ -428,7 +428,7 @@ fn number(lexer: *Lexer, token_in: Token) Error!Token {
             lexer.pos += 2;
             const digits = try lexer.scanDigits(r);
             if (digits.len == 0) return lexer.fail(start, "Invalid or unexpected token");
-            token.number = radixValue(digits, r);
+            token.number = @import("number.zig").integerValue(digits, r); // Correctly rounded.
             return lexer.finishNumber(token, start);
         }
         if (std.ascii.isDigit(s[start + 1])) {
@@ -485,22 +485,6 @@ fn scanDigits(lexer: *Lexer, radix: u8) Error![]const u8 {
     }
     if (last_separator) return lexer.fail(lexer.pos - 1, "Numeric separators are not allowed at the end of numeric literals");
     return out.items;
-}
-
-fn radixValue(text: []const u8, radix: u8) f64 {
-    var value: f64 = 0;
-    var exact: u64 = 0;
-    var exact_ok = true;
-    for (text) |c| {
-        const d = std.fmt.charToDigit(c, radix) catch unreachable; // Checked by digits().
-        if (exact_ok) {
-            const mul = @mulWithOverflow(exact, radix);
-            const add = @addWithOverflow(mul[0], d);
-            if (mul[1] != 0 or add[1] != 0) exact_ok = false else exact = add[0];
-        }
-        value = value * @as(f64, @floatFromInt(radix)) + @as(f64, @floatFromInt(d));
-    }
-    return if (exact_ok) @floatFromInt(exact) else value;
 }
 
 fn finishNumber(lexer: *Lexer, token_in: Token, start: u32) Error!Token {

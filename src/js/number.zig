@@ -407,27 +407,64 @@ fn parseIntegerDigits(digits: []const u8, radix: u8) ?f64 {
     return integerValue(digits, radix);
 }
 
-/// The value of digits known valid in `radix`. Radix 10 goes through the correctly rounded
-/// decimal parser; powers of two are exact until 2^64 and rounded by the conversion after;
-/// other radixes accumulate in doubles, as V8 does.
-fn integerValue(digits: []const u8, radix: u8) f64 {
+/// The value of digits known valid in `radix`, as V8 computes it (StringToIntHelper): radix
+/// 10 through the correctly rounded decimal parser, powers of two correctly rounded (to
+/// nearest, ties to even), and every other radix in V8's chunks of digits whose multiplier
+/// fits 32 bits, each chunk folded in with one double multiply-add. The spec lets those
+/// radixes approximate, and node's answers are the rounding of that loop (parseInt of
+/// "9007199254740992" in radix 36 is 1.9896986116031807e+24, not the exact value's rounding).
+pub fn integerValue(digits_in: []const u8, radix: u8) f64 {
+    // V8 skips leading zeros first, which moves where the chunks below start.
+    const digits = std.mem.trimStart(u8, digits_in, "0");
+    if (digits.len == 0) return 0;
     if (radix == 10) return std.fmt.parseFloat(f64, digits) catch unreachable; // Digits only.
-    var exact: u64 = 0;
-    var overflow = false;
-    for (digits) |c| {
-        const d = digitValue(c).?;
-        const mul = @mulWithOverflow(exact, radix);
-        const add = @addWithOverflow(mul[0], d);
-        if (mul[1] != 0 or add[1] != 0) {
-            overflow = true;
-            break;
-        }
-        exact = add[0];
-    }
-    if (!overflow) return @floatFromInt(exact);
+    if (std.math.isPowerOfTwo(radix)) return powerOfTwoValue(digits, radix);
+    const multiplier_max: u32 = 0xFFFF_FFFF / 36;
     var value: f64 = 0;
-    for (digits) |c| value = value * @as(f64, @floatFromInt(radix)) + @as(f64, @floatFromInt(digitValue(c).?));
+    var i: usize = 0;
+    while (i < digits.len) {
+        var part: u32 = 0;
+        var multiplier: u32 = 1;
+        while (i < digits.len) : (i += 1) {
+            const m = multiplier * radix;
+            if (m > multiplier_max) break; // This digit starts the next chunk.
+            part = part * radix + digitValue(digits[i]).?;
+            multiplier = m;
+        }
+        value = value * @as(f64, @floatFromInt(multiplier)) + @as(f64, @floatFromInt(part));
+    }
     return value;
+}
+
+/// Digits in radix 2, 4, 8, 16 or 32, correctly rounded: the first 53 significant bits, then
+/// the dropped bits and whether any later digit is not zero decide the rounding.
+fn powerOfTwoValue(digits: []const u8, radix: u8) f64 {
+    const bits_per_digit: u6 = @intCast(std.math.log2_int(u8, radix));
+    var number: u64 = 0;
+    var exponent: i32 = 0;
+    for (digits, 0..) |c, i| {
+        number = (number << bits_per_digit) | digitValue(c).?;
+        const overflow = number >> 53;
+        if (overflow == 0) continue;
+        const overflow_bits: u6 = @intCast(64 - @clz(overflow));
+        const dropped = number & ((@as(u64, 1) << overflow_bits) - 1);
+        number >>= overflow_bits;
+        exponent = overflow_bits;
+        var zero_tail = true;
+        for (digits[i + 1 ..]) |rest| {
+            zero_tail = zero_tail and rest == '0';
+            exponent += bits_per_digit;
+        }
+        const middle = @as(u64, 1) << (overflow_bits - 1);
+        if (dropped > middle or (dropped == middle and (number & 1 != 0 or !zero_tail))) number += 1;
+        if (number >> 53 != 0) { // Rounding up carried into a 54th bit.
+            number >>= 1;
+            exponent += 1;
+        }
+        break;
+    }
+    assert(number < @as(u64, 1) << 53);
+    return std.math.ldexp(@as(f64, @floatFromInt(number)), exponent);
 }
 
 /// The global parseInt on ASCII text (after the caller trimmed leading white space).
@@ -615,6 +652,19 @@ test "number: parse, parseFloat and parseInt" {
     try testing.expectEqual(@as(f64, 0), parseIntPrefix("0xff", 10));
     try testing.expectEqual(@as(f64, -7), parseIntPrefix("-111", 2));
     try testing.expect(std.math.isNan(parseIntPrefix("z", 10)));
+}
+
+test "number: parseInt rounds as V8 does in every radix (values from node 20)" {
+    const testing = std.testing;
+    // Radix 36 folds chunks of digits in doubles: not the exact value's rounding.
+    try testing.expectEqual(@as(f64, 1.9896986116031807e+24), parseIntPrefix("9007199254740992", 36));
+    // Leading zeros are skipped before the chunks start.
+    try testing.expectEqual(@as(f64, 8.209307733153561e+47), parseIntPrefix("0gsowgcok40ckgocsg44kw4s00000000", 36));
+    // Powers of two round to nearest, ties to even, with later digits breaking the tie.
+    try testing.expectEqual(@as(f64, 9007199254740992), parseIntPrefix("20000000000001", 16));
+    try testing.expectEqual(@as(f64, 9007199254740996), parseIntPrefix("20000000000003", 16));
+    try testing.expectEqual(@as(f64, 9007199254740994), parseIntPrefix("200000000000010001", 16) / 65536);
+    try testing.expectEqual(@as(f64, 0), parseIntPrefix("0000", 7));
 }
 
 test "number: ToInt32 wraps modulo 2^32" {
