@@ -128,6 +128,7 @@ fn compileSource(c: *Compiler, options: Options) Error!Program {
         .exports = c.exports.items,
         .host_globals = host,
         .source_name = options.source_name,
+        .source = c.source,
     };
 }
 
@@ -488,6 +489,8 @@ fn compileFunction(c: *Compiler, node: *ast.Function, program: ?*ast.Program) Er
         .captures = captures,
         .positions = c.f.positions.items,
         .site_names = c.f.site_names.items,
+        .source_start = if (program == null) node.pos else 0,
+        .source_end = if (program == null) node.end else 0,
     };
 }
 

@@ -18,6 +18,9 @@ exports: []const u16,
 host_globals: []const u16,
 /// The file name, for error positions.
 source_name: []const u8,
+/// The source text, as written (UTF-8): what `String(f)` shows of a function is its slice of
+/// it, as in JavaScript.
+source: []const u8,
 
 pub const no_name: u16 = 0xFFFF;
 
@@ -56,6 +59,10 @@ pub const Function = struct {
     captures: []const bytecode.Capture,
     positions: []const Position,
     site_names: []const SiteName,
+    /// The function's text in `Program.source`, in bytes: from `function` (or an arrow's
+    /// parameters) to the end of its body. Empty for the top level.
+    source_start: u32,
+    source_end: u32,
 
     /// The source position of the instruction at `pc` (the last entry at or before it).
     pub fn positionAt(f: *const Function, pc: u32) ?Position {

@@ -1,9 +1,10 @@
 //! The bytecode image: a Program as bytes, for embedding at build time and loading at start.
 //!
 //! Layout (little-endian): a 32-byte header (magic "SLUICEJS", format version, flags, body
-//! length, CRC-32 of the body), then the body: counts, the source name, number constants,
+//! length, CRC-32 of the body), then the body: counts, the source name, the source text (for
+//! `String(f)`), number constants,
 //! string constants, exports, host global names, and each function (its fixed fields, code,
-//! captures, positions and site names).
+//! captures, positions and site names; its fixed fields include its source text's range).
 //!
 //! `load` never trusts its input: every length is checked against what remains, every
 //! count against a limit, the checksum and version first; then the verifier (verify.zig)
@@ -17,7 +18,7 @@ const bytecode = @import("bytecode.zig");
 const verify = @import("verify.zig");
 
 pub const magic = "SLUICEJS";
-pub const version: u32 = 2;
+pub const version: u32 = 3;
 const header_bytes = 32;
 
 /// Bounds on what an image may declare, checked before anything is allocated.
@@ -26,6 +27,7 @@ pub const limits = struct {
     pub const constants_max = 0xFFF0;
     pub const code_bytes_max = 1 << 24;
     pub const string_bytes_max = 1 << 28;
+    pub const source_bytes_max = 1 << 28;
     pub const positions_max = 1 << 24;
     pub const image_bytes_max = 1 << 30;
 };
@@ -65,6 +67,8 @@ pub fn write(gpa: std.mem.Allocator, program: *const Program) error{OutOfMemory}
     try o.int(u32, @intCast(program.host_globals.len));
     try o.int(u32, @intCast(program.source_name.len));
     try o.bytes(program.source_name);
+    try o.int(u32, @intCast(program.source.len));
+    try o.bytes(program.source);
     for (program.numbers) |x| try o.int(u64, @bitCast(x));
     for (program.strings) |s| {
         try o.int(u8, @intFromBool(s.wide));
@@ -83,6 +87,8 @@ pub fn write(gpa: std.mem.Allocator, program: *const Program) error{OutOfMemory}
         try o.int(u8, @intFromBool(f.has_rest));
         try o.int(u8, 0);
         try o.int(u16, f.parent);
+        try o.int(u32, f.source_start);
+        try o.int(u32, f.source_end);
         try o.int(u32, @intCast(f.code.len));
         try o.int(u32, @intCast(f.captures.len));
         try o.int(u32, @intCast(f.positions.len));
@@ -175,6 +181,8 @@ pub fn load(gpa: std.mem.Allocator, bytes: []const u8, problem: *Problem) LoadEr
     const name_len = try in.count(4096);
     if (functions_count == 0) return in.fail("no top-level function");
     const source_name = try in.take(name_len);
+    const source_len = try in.count(limits.source_bytes_max);
+    const source = try in.take(source_len);
 
     const numbers = try gpa.alloc(f64, numbers_count);
     for (numbers) |*x| {
@@ -206,7 +214,12 @@ pub fn load(gpa: std.mem.Allocator, bytes: []const u8, problem: *Problem) LoadEr
     const host_globals = try gpa.alloc(u16, host_count);
     for (host_globals) |*h| h.* = try in.int(u16);
     const functions = try gpa.alloc(Program.Function, functions_count);
-    for (functions) |*f| f.* = try loadFunction(gpa, &in);
+    for (functions) |*f| {
+        f.* = try loadFunction(gpa, &in);
+        if (f.source_start > f.source_end or f.source_end > source.len) {
+            return in.fail("a function's source text is outside the source");
+        }
+    }
     if (in.at != body.len) return in.fail("trailing bytes");
     const program: Program = .{
         .functions = functions,
@@ -215,6 +228,7 @@ pub fn load(gpa: std.mem.Allocator, bytes: []const u8, problem: *Problem) LoadEr
         .exports = exports,
         .host_globals = host_globals,
         .source_name = source_name,
+        .source = source,
     };
     verify.program(gpa, &program, problem) catch |err| switch (err) {
         error.Invalid => return error.InvalidImage,
@@ -233,6 +247,8 @@ fn loadFunction(gpa: std.mem.Allocator, in: *In) LoadError!Program.Function {
     const has_rest = try in.int(u8);
     _ = try in.int(u8);
     const parent = try in.int(u16);
+    const source_start = try in.int(u32);
+    const source_end = try in.int(u32);
     if (has_rest > 1) return in.fail("bad function flags");
     const code_len = try in.count(limits.code_bytes_max);
     const captures_len = try in.count(0x7FFF);
@@ -258,5 +274,7 @@ fn loadFunction(gpa: std.mem.Allocator, in: *In) LoadError!Program.Function {
         .captures = captures,
         .positions = positions,
         .site_names = sites,
+        .source_start = source_start,
+        .source_end = source_end,
     };
 }

@@ -157,11 +157,9 @@ fn defaultString(vm: *Vm, o: *Object) Error!*String {
         .array => return builtins.array.join(vm, o.as(object.Array), names.string(",")),
         .error_object => return builtins.errors.errorToString(vm, Value.obj(o)),
         .closure => {
+            // Its source text, as JavaScript's Function.prototype.toString gives it.
             const f = o.as(object.Closure).function;
-            const name = if (f.name == @import("Program.zig").no_name) "" else vm.constantString(f.name).latin1();
-            var buf: [256]u8 = undefined;
-            const text = std.fmt.bufPrint(&buf, "function {s}() {{ [bytecode] }}", .{name}) catch "function () { [bytecode] }";
-            return vm.newString(text);
+            return vm.newString(vm.program.source[f.source_start..f.source_end]);
         },
         .map => return names.string("[object Map]"),
         .set => return names.string("[object Set]"),
@@ -193,8 +191,13 @@ pub fn toString(vm: *Vm, v: Value) Error!*String {
     }
     if (v.is(.native)) {
         const native = builtins.native(vm, @intCast(v.payload()));
+        // node's console methods are bound functions, whose text has no name.
+        const bound = native.func == builtins.console.log or native.func == builtins.console.logError;
         var buf: [128]u8 = undefined;
-        const text = std.fmt.bufPrint(&buf, "function {s}() {{ [native code] }}", .{native.name}) catch "function () { [native code] }";
+        const text = if (bound)
+            "function () { [native code] }"
+        else
+            std.fmt.bufPrint(&buf, "function {s}() {{ [native code] }}", .{native.name}) catch "function () { [native code] }";
         return vm.newString(text);
     }
     if (v.is(.builtin)) return builtins.builtinToString(vm, @intCast(v.payload()));

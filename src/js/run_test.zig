@@ -193,3 +193,37 @@ test "run: Map and Set keep insertion order through mutation" {
         \\
     );
 }
+
+test "run: String(f) is the function's source text, as in JavaScript (output from node 20)" {
+    try expectOutput(
+        \\const f = (a, b) => a + b;
+        \\function g(x) {
+        \\  return x * 2; // é
+        \\}
+        \\console.log(String(f), `${g}`, "" + ((y) => y));
+        \\console.log(String(Math.max), String(console.log), [f, f].join(";"));
+    ,
+        \\(a, b) => a + b function g(x) {
+        \\  return x * 2; // é
+        \\} (y) => y
+        \\function max() { [native code] } function () { [native code] } (a, b) => a + b;(a, b) => a + b
+        \\
+    );
+}
+
+test "run: console.log's %d, %i, %f and %s convert as node's util.format (output from node 20)" {
+    try expectOutput(
+        \\console.log("%d %i %f|", [], [], []);
+        \\console.log("%d %i %f|", [5], [" 7 "], ["1.5x"]);
+        \\console.log("%d %i %f|", true, true, null);
+        \\console.log("%d %i %f|", 1e21, 5e-7, -0);
+        \\console.log("%s|%s|%s", { toString: () => "custom" }, (x) => x, { a: 1 });
+    ,
+        \\0 NaN NaN|
+        \\5 7 1.5|
+        \\1 NaN NaN|
+        \\1e+21 5 0|
+        \\custom|(x) => x|{ a: 1 }
+        \\
+    );
+}

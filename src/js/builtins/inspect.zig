@@ -630,8 +630,10 @@ pub fn formatArgs(in: *Inspector, out: *std.ArrayList(u8), args: []const Value) 
                         text = if (args[a].isString()) try utf8Of(in.gpa, args[a].asString()) else "undefined";
                     },
                     'd', 'i', 'f' => {
+                        // console.log replaced the argument with Number(v), parseInt(v) or
+                        // parseFloat(v) already (they may call user code).
                         a += 1;
-                        text = try formatNumber(in.gpa, numberDirective(args[a], next));
+                        text = try formatNumber(in.gpa, args[a].asNumber());
                     },
                     'o', 'O' => {
                         a += 1;
@@ -672,36 +674,6 @@ pub fn formatArgs(in: *Inspector, out: *std.ArrayList(u8), args: []const Value) 
         }
         join = " ";
     }
-}
-
-/// The number `%d`, `%i` or `%f` shows: Number(v), parseInt(v) or parseFloat(v).
-fn numberDirective(v: Value, directive: u16) f64 {
-    if (v.is(.object)) return std.math.nan(f64);
-    if (v.isString() and directive != 'd') {
-        const s = v.asString();
-        var buf: [256]u8 = undefined;
-        var n: usize = 0;
-        var i: usize = 0;
-        while (i < s.len and number.isSpace(s.at(i))) i += 1;
-        while (i < s.len and n < buf.len and s.at(i) < 0x80) : (i += 1) {
-            buf[n] = @intCast(s.at(i));
-            n += 1;
-        }
-        return if (directive == 'i') number.parseIntPrefix(buf[0..n], 0) else number.parseFloatPrefix(buf[0..n]);
-    }
-    const x: f64 = if (v.isNumber())
-        v.asNumber()
-    else if (v.isString())
-        @import("../operations.zig").stringToNumber(v.asString())
-    else if (v.eqlBits(Value.true_value))
-        1
-    else if (v.eqlBits(Value.false_value) or v.isNull())
-        0
-    else
-        std.math.nan(f64);
-    if (directive != 'i') return x;
-    if (std.math.isNan(x) or std.math.isInf(x)) return std.math.nan(f64);
-    return @trunc(x);
 }
 
 fn utf8Of(gpa: Allocator, s: *const String) Error![]const u8 {
