@@ -484,6 +484,7 @@ fn compileFunction(c: *Compiler, node: *ast.Function, program: ?*ast.Program) Er
         .stack_max = @intCast(c.f.depth_max),
         .handler_max = @intCast(c.f.handlers_max),
         .has_rest = node.rest != null,
+        .is_arrow = node.is_arrow,
         .parent = if (info.parent) |p| @intCast(p.index) else Program.no_name,
         .code = c.f.code.items,
         .captures = captures,

@@ -53,6 +53,8 @@ pub const Function = struct {
     stack_max: u16,
     handler_max: u16,
     has_rest: bool,
+    /// Arrow functions have no `prototype` (`x instanceof f` is a TypeError for them).
+    is_arrow: bool,
     /// The function whose code creates this one (`closure`), or `no_name` for the top level.
     parent: u16,
     code: []const u8,

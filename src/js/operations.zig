@@ -65,6 +65,82 @@ pub const ShortFormat = struct {
     }
 };
 
+/// `{f}` of a value as V8's NoSideEffectsToString shows it, in the messages of builtins that
+/// name a bad argument by its value ("s is not a function" from `[1].map("s")`): primitives
+/// as String() shows them, a function as its source text, an error as its toString, an array
+/// as `[object Array]`, an object with a toString of its own as `[object Object]`, and other
+/// objects by their constructor's name (`#<Object>`, `#<Map>`).
+pub const ValueText = struct {
+    vm: *Vm,
+    v: Value,
+
+    pub fn format(self: ValueText, w: *std.Io.Writer) std.Io.Writer.Error!void {
+        const v = self.v;
+        if (v.isString()) return string.writeUtf8(w, v.asString());
+        // Math, JSON and console are plain objects whose constructor is Object.
+        if (v.is(.builtin) and !builtins.isCallableBuiltin(@intCast(v.payload()))) return w.writeAll("#<Object>");
+        if (v.is(.native) or v.is(.builtin)) {
+            const text = toString(self.vm, v) catch return w.writeAll("#<Object>");
+            return string.writeUtf8(w, text);
+        }
+        if (!v.is(.object)) return (ShortFormat{ .vm = self.vm, .v = v }).format(w);
+        const o = v.asObject();
+        switch (o.kind) {
+            .closure => {
+                const f = o.as(object.Closure).function;
+                return w.writeAll(self.vm.program.source[f.source_start..f.source_end]);
+            },
+            .error_object => return errorText(w, o),
+            .array => return w.writeAll("[object Array]"),
+            .plain, .map, .set, .iterator => {},
+        }
+        if (o.properties.get(names.string("toString")) != null) return w.writeAll("[object Object]");
+        if (o.properties.get(names.string("constructor"))) |constructor| {
+            const name = functionName(self.vm, constructor);
+            if (name.len > 0) return w.print("#<{s}>", .{name});
+            return w.writeAll("[object Object]");
+        }
+        return w.writeAll(switch (o.kind) {
+            .map => "#<Map>",
+            .set => "#<Set>",
+            else => "#<Object>",
+        });
+    }
+
+    /// Error.prototype.toString without running anything: the own name and message.
+    fn errorText(w: *std.Io.Writer, o: *Object) std.Io.Writer.Error!void {
+        const e = o.as(object.ErrorObject);
+        const name_value = o.properties.get(names.string("name"));
+        const message: ?*const String = if (o.properties.get(names.string("message"))) |m|
+            (if (m.isString()) m.asString() else null)
+        else
+            e.message;
+        if (name_value != null and name_value.?.isString()) {
+            try string.writeUtf8(w, name_value.?.asString());
+        } else {
+            try w.writeAll(e.error_kind.name());
+        }
+        if (message) |m| if (m.len > 0) {
+            try w.writeAll(": ");
+            try string.writeUtf8(w, m);
+        };
+    }
+
+    /// A function value's name, or "" for anything else.
+    fn functionName(vm: *Vm, f: Value) []const u8 {
+        if (f.objectOf(.closure)) |c| {
+            const function = c.as(object.Closure).function;
+            if (function.name == @import("Program.zig").no_name) return "";
+            return vm.constantString(function.name).latin1();
+        }
+        if (f.is(.native)) return builtins.native(vm, @intCast(f.payload())).name;
+        if (f.is(.builtin) and builtins.isCallableBuiltin(@intCast(f.payload()))) {
+            return builtins.builtinName(vm, @intCast(f.payload()));
+        }
+        return "";
+    }
+};
+
 // ---------------------------------------------------------------------------------------
 // Conversions.
 
@@ -126,6 +202,8 @@ pub const Hint = enum { default, number, string };
 /// ToPrimitive: an object's own `valueOf`/`toString` if it has callable ones (user code),
 /// otherwise the builtin conversions of its kind.
 pub fn toPrimitive(vm: *Vm, v: Value, hint: Hint) Error!Value {
+    // Builtin objects and functions (Math, Math.max) convert to their toString text.
+    if (v.is(.builtin) or v.is(.native)) return Value.string(try toString(vm, v));
     if (!v.is(.object)) return v;
     const o = v.asObject();
     const first = if (hint == .string) names.string("toString") else names.string("valueOf");
@@ -166,6 +244,12 @@ fn defaultString(vm: *Vm, o: *Object) Error!*String {
         .iterator => return names.string("[object Iterator]"),
         .plain => return names.string("[object Object]"),
     }
+}
+
+/// Whether `typeof v` is "object" or "function" (and not null): heap objects, and the builtin
+/// objects and functions, which are tagged values of their own.
+pub fn isObjectLike(v: Value) bool {
+    return v.is(.object) or v.is(.builtin) or v.is(.native);
 }
 
 pub fn isCallable(v: Value) bool {
@@ -296,14 +380,13 @@ pub fn looseEquals(vm: *Vm, a: Value, b: Value) Error!bool {
     if (a.isNumber() and b.isNumber()) return a.asNumber() == b.asNumber();
     if (a.isString() and b.isString()) return a.asString().eql(b.asString());
     if (a.isNullish() or b.isNullish()) return a.isNullish() and b.isNullish();
-    if (a.is(.object) and b.is(.object)) return a.bits == b.bits;
-    if (isCallable(a) and isCallable(b)) return a.bits == b.bits;
+    if (isObjectLike(a) and isObjectLike(b)) return a.bits == b.bits;
     if (a.isBool()) return looseEquals(vm, Value.number(try toNumber(vm, a)), b);
     if (b.isBool()) return looseEquals(vm, a, Value.number(try toNumber(vm, b)));
     if (a.isNumber() and b.isString()) return a.asNumber() == stringToNumber(b.asString());
     if (a.isString() and b.isNumber()) return stringToNumber(a.asString()) == b.asNumber();
-    if (a.is(.object) and (b.isNumber() or b.isString())) return looseEquals(vm, try toPrimitive(vm, a, .default), b);
-    if (b.is(.object) and (a.isNumber() or a.isString())) return looseEquals(vm, a, try toPrimitive(vm, b, .default));
+    if (isObjectLike(a) and (b.isNumber() or b.isString())) return looseEquals(vm, try toPrimitive(vm, a, .default), b);
+    if (isObjectLike(b) and (a.isNumber() or a.isString())) return looseEquals(vm, a, try toPrimitive(vm, b, .default));
     return a.bits == b.bits;
 }
 
@@ -339,12 +422,26 @@ pub fn instanceOf(vm: *Vm, v: Value, constructor: Value) Error!bool {
     if (!isCallable(constructor)) {
         return vm.throwMessage(.type_error, "Right-hand side of 'instanceof' is not callable");
     }
-    if (!constructor.is(.builtin)) return false; // No user constructors, so no instances.
+    if (constructor.objectOf(.closure)) |c| {
+        // Arrow functions have no prototype; other functions have one that nothing inherits
+        // from (there is no `new` on user functions).
+        if (c.as(object.Closure).function.is_arrow) {
+            return vm.throwMessage(.type_error, "Function has non-object prototype 'undefined' in instanceof check");
+        }
+        return false;
+    }
+    if (!constructor.is(.builtin)) return false; // A builtin function that is no constructor.
     return builtins.isInstance(@intCast(constructor.payload()), v);
 }
 
 /// `key in obj`.
 pub fn hasProperty(vm: *Vm, obj: Value, key_value: Value) Error!bool {
+    if (obj.is(.builtin) or obj.is(.native)) {
+        // Their members are all defined values, and Object.prototype gives `constructor`.
+        const key = try toPropertyKey(vm, key_value);
+        if (key.eqlLatin1("constructor")) return true;
+        return !(try getPrimitiveField(vm, obj, key)).isUndefined();
+    }
     if (!obj.is(.object)) {
         const key = try toPropertyKey(vm, key_value);
         // V8 shows a string operand without quotes.

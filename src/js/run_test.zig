@@ -227,3 +227,20 @@ test "run: console.log's %d, %i, %f and %s convert as node's util.format (output
         \\
     );
 }
+
+test "run: builtins name a bad callback as V8 does, and builtin objects convert and answer `in` (output from node 20)" {
+    try expectOutput(
+        \\"use strict";
+        \\const t = (f) => { try { return f(); } catch (e) { return e.message; } };
+        \\console.log(t(() => [1].map("s")), t(() => [1].map([])), t(() => [1].map(new Map())), t(() => [1].map(Math)));
+        \\console.log(t(() => [1].map(new Error("boom"))), t(() => new Set([1]).forEach("s")), t(() => new Map([[1, 1]]).forEach([])));
+        \\console.log(t(() => ({}) instanceof ((x) => x)), ({}) instanceof function f() {}, "max" in Math, "a" in JSON, "name" in Math.max);
+        \\console.log(Math + 1, `${JSON}`, Math == "[object Math]", Math.max + "");
+    ,
+        \\s is not a function [object Array] is not a function #<Map> is not a function #<Object> is not a function
+        \\Error: boom is not a function string "s" is not a function object is not a function
+        \\Function has non-object prototype 'undefined' in instanceof check false true false true
+        \\[object Math]1 [object JSON] true function max() { [native code] }
+        \\
+    );
+}

@@ -26,7 +26,7 @@ fn thisArray(vm: *Vm, this: Value, comptime method: []const u8) Error!*Array {
 }
 
 fn requireCallable(vm: *Vm, f: Value) Error!void {
-    if (!ops.isCallable(f)) return vm.throwFmt(.type_error, "{f} is not a function", .{ops.ShortFormat{ .vm = vm, .v = f }});
+    if (!ops.isCallable(f)) return vm.throwFmt(.type_error, "{f} is not a function", .{ops.ValueText{ .vm = vm, .v = f }});
 }
 
 fn checkExtensible(vm: *Vm, a: *Array) Error!void {

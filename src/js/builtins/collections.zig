@@ -118,7 +118,8 @@ pub fn clear(vm: *Vm, this: Value, args: []const Value) Error!Value {
 pub fn forEach(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const m = try thisMapOrSet(vm, this, "forEach");
     const f = arg(args, 0);
-    if (!ops.isCallable(f)) return vm.throwFmt(.type_error, "{f} is not a function", .{ops.ShortFormat{ .vm = vm, .v = f }});
+    // Map's and Set's forEach name the value by its type, as V8's default call site does.
+    if (!ops.isCallable(f)) return vm.throwFmt(.type_error, "{f} is not a function", .{ops.DefaultSite{ .vm = vm, .v = f }});
     // Entries added during the walk are visited, as the spec says: the length is re-read.
     var i: u32 = 0;
     while (i < m.len) : (i += 1) {
