@@ -17,6 +17,7 @@ const image = @import("image.zig");
 const string = @import("string.zig");
 const object = @import("object.zig");
 const inspect = @import("builtins/inspect.zig");
+const ops = @import("operations.zig");
 const Value = @import("value.zig").Value;
 
 pub const usage =
@@ -197,22 +198,18 @@ fn runProgram(gpa: std.mem.Allocator, program: *const Program, options: Options,
 fn reportUncaught(vm: *Vm, e: Value, stderr: *std.Io.Writer) void {
     stderr.writeAll("Uncaught ") catch return;
     if (e.objectOf(.error_object)) |o| {
-        const err = o.as(object.ErrorObject);
-        const name = o.properties.get(@import("names.zig").string("name"));
-        if (name != null and name.?.isString()) {
-            string.writeUtf8(stderr, name.?.asString()) catch return;
-        } else {
-            stderr.writeAll(err.error_kind.name()) catch return;
-        }
-        if (err.message) |m| {
-            if (m.len > 0) {
-                stderr.writeAll(": ") catch return;
-                string.writeUtf8(stderr, m) catch return;
-            }
+        // The error's toString as it is when printed (V8 formats the stack's first line
+        // when it is first read): `e.name = ""` prints the message alone.
+        if (builtins.errors.errorToString(vm, e)) |text| {
+            string.writeUtf8(stderr, text) catch return;
+        } else |_| {
+            stderr.writeAll(o.as(object.ErrorObject).error_kind.name()) catch return;
         }
         stderr.writeAll("\n") catch return;
-    } else if (e.isString()) {
-        string.writeUtf8(stderr, e.asString()) catch return;
+    } else if (e.isString() or e.isNumber()) {
+        // node prints a thrown primitive as String() does (`throw -0` prints 0).
+        const text = ops.toString(vm, e) catch return;
+        string.writeUtf8(stderr, text) catch return;
         stderr.writeAll("\n") catch return;
     } else {
         const heap = vm.heap;
