@@ -4,6 +4,7 @@ ZIG := $(shell tools/bootstrap.sh)
 PYTHON ?= python3
 FUZZ_ITERATIONS ?= 1000000
 SIM_SEEDS ?= 3000
+JS_FUZZ_ITERATIONS ?= 100000
 
 .PHONY: all build run test unit fuzz sim integration js bench fmt release clean
 
@@ -35,9 +36,11 @@ integration: build
 	$(PYTHON) -m pytest test/integration -q
 
 # The JavaScript engine's tests: corpus and generated programs against node, refusals,
-# test262's parser files (docs/JS.md).
+# test262's parser files, then a seeded fuzz run of its compiler, verifier and interpreter
+# (docs/JS.md).
 js: build
 	$(PYTHON) -m pytest test/js -q
+	$(ZIG) build js-fuzz -- --iterations $(JS_FUZZ_ITERATIONS)
 
 bench:
 	$(ZIG) build bench

@@ -4,6 +4,7 @@
 //!   zig build run -- ARGS     build and run sluice
 //!   zig build test            unit tests (every file, through src/unit_tests.zig)
 //!   zig build fuzz -- ARGS    seeded fuzz run of the HTTP parsers (--seed N --iterations N)
+//!   zig build js-fuzz -- ARGS seeded fuzz run of the JavaScript engine (same arguments)
 //!   zig build sim -- ARGS     the data-plane simulator (--seed N | --seeds N [--first N]) [--ticks N]
 //!   zig build bench           parser ns per head; end-to-end req/s and allocations per request
 //!   zig build fmt             format the tree (fmt-check: fail if not formatted)
@@ -28,6 +29,7 @@ pub fn build(b: *std.Build) void {
     addRun(b, exe);
     const test_step = addTests(b, target, optimize);
     addFuzz(b, target);
+    addJsFuzz(b, target);
     addSim(b, target, test_step);
     addBench(b, target, test_step);
     addFmt(b);
@@ -99,6 +101,20 @@ fn addFuzz(b: *std.Build, target: std.Build.ResolvedTarget) void {
     b.step("fuzz", "Fuzz the HTTP parsers (args: --seed N --iterations N)").dependOn(&run.step);
 }
 
+fn addJsFuzz(b: *std.Build, target: std.Build.ResolvedTarget) void {
+    const fuzz = b.addExecutable(.{
+        .name = "fuzz-js",
+        .root_module = b.createModule(.{
+            .root_source_file = b.path("src/js/fuzz.zig"),
+            .target = target,
+            .optimize = .ReleaseSafe,
+        }),
+    });
+    const run = b.addRunArtifact(fuzz);
+    run.addPassthruArgs();
+    b.step("js-fuzz", "Fuzz the JavaScript engine (args: --seed N --iterations N)").dependOn(&run.step);
+}
+
 /// The deterministic simulator (src/sim/): the real proxy on a simulated kernel, with faults.
 /// ReleaseSafe: its assertions are the point.
 fn addSim(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build.Step) void {
@@ -116,14 +132,16 @@ fn addSim(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build
     b.step("sim", "Simulate the data plane (args: --seed N | --seeds N [--first N]; --ticks N)").dependOn(&run.step);
 }
 
-/// Two programs: the parser alone (ns per request head), then the whole data path in one
-/// process (requests per second and heap allocations per request).
+/// Three programs: the parser alone (ns per request head), the whole data path in one process
+/// (requests per second and heap allocations per request), and the JavaScript engine (time and
+/// allocations per handler call, beside node, Bun and Deno).
 fn addBench(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build.Step) void {
     const step = b.step("bench", "Parser and end-to-end benchmarks");
     var previous: ?*std.Build.Step = null;
     const programs = [_][2][]const u8{
         .{ "bench-http", "src/http/bench.zig" },
         .{ "bench-proxy", "src/bench_proxy.zig" },
+        .{ "bench-js", "src/js/bench.zig" },
     };
     for (programs) |program| {
         const exe = b.addExecutable(.{

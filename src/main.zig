@@ -18,6 +18,7 @@ const DemoBackend = @import("demo/Backend.zig");
 const Address = @import("stdx/Address.zig").Address;
 const InitTrace = @import("runtime/InitTrace.zig");
 const reload_command = @import("runtime/reload_command.zig");
+const js_cli = @import("js/cli.zig");
 
 pub const version = "0.1.0";
 
@@ -47,6 +48,9 @@ var demo_backends: [2]DemoBackend = undefined;
 var command_line: cli.Parsed = undefined;
 
 pub fn main(init: std.process.Init.Minimal) u8 {
+    // `sluice js ...` is the JavaScript engine's own command line (src/js/cli.zig), never
+    // inlined here, so that its frame does not become main's (see `command_line`).
+    if (jsArguments(init)) |args| return @call(.never_inline, js_cli.main, .{ std.heap.page_allocator, args });
     // Before anything else, so the trace's total covers all of start-up. Parsing the flag
     // itself is part of the first phase.
     var scan = init.args.iterate();
@@ -118,6 +122,23 @@ pub fn main(init: std.process.Init.Minimal) u8 {
         .reload_source = if (command_line.config_path) |path| .{ .path = path, .args = args } else null,
     };
     return @call(never_inline, startup.run, .{ &static_allocator, &command_line.config, options });
+}
+
+var js_args_buffer: [256][]const u8 = undefined;
+
+/// The arguments after `js`, when the command is `sluice js ...`.
+fn jsArguments(init: std.process.Init.Minimal) ?[]const []const u8 {
+    var iterator = init.args.iterate();
+    _ = iterator.skip(); // argv[0]
+    const first = iterator.next() orelse return null;
+    if (!std.mem.eql(u8, first, "js")) return null;
+    var count: usize = 0;
+    while (iterator.next()) |arg| {
+        if (count == js_args_buffer.len) break;
+        js_args_buffer[count] = arg;
+        count += 1;
+    }
+    return js_args_buffer[0..count];
 }
 
 /// The command line over the baked config, into `command_line`. False (after saying why) on

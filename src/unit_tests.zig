@@ -60,6 +60,7 @@ pub const files = .{
     @import("runtime/InitTrace.zig"),
     @import("proxy/AccessLog.zig"),
     @import("demo/Backend.zig"),
+    @import("js/js.zig"),
     @import("sim/sim.zig"),
 };
 

@@ -77,11 +77,19 @@ for dir in src/*/; do
         continue
     fi
     while IFS=: read -r file line import; do
-        target="${import#@import(\"../}"
-        case "$target" in
-            */*) other="${target%%/*}" ;;
+        # The path the import names, from the importing file's own folder (a file in a
+        # subfolder, such as src/js/builtins/, reaches its own layer with `../`).
+        target="${import#@import(\"}"
+        resolved="$(realpath -m --relative-to=src "$(dirname "$file")/${target%\"}")"
+        case "$resolved" in
+            ../*)
+                echo "$file:$line: $folder/ imports ${target%\"}, which is outside src/" >&2
+                status=1
+                continue
+                ;;
+            */*) other="${resolved%%/*}" ;;
             *)
-                echo "$file:$line: $folder/ imports ../${target%\"}, which is in no layer" >&2
+                echo "$file:$line: $folder/ imports ${target%\"}, which is in no layer" >&2
                 status=1
                 continue
                 ;;

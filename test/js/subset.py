@@ -416,6 +416,11 @@ def scan(src: str) -> list[str]:
                                             and prev.value in ("else", "do"))):
                 if not (prev is not None and prev.value == ":" and _in_case(toks, k)):
                     feats.add("label")
+        # `"__proto__": value` sets the prototype just as `__proto__: value` does.
+        if t.kind == "str" and v[1:-1] == "__proto__" and top.kind == "object" and \
+                prev is not None and prev.value in ("{", ",") and nxt is not None and \
+                nxt.value == ":":
+            feats.add("__proto__")
         # Method shorthand: a property key directly followed by `(` in an object literal.
         if top.kind == "object" and nxt is not None and nxt.value == "(" and prev is not None \
                 and prev.value in ("{", ",", "*") and (
@@ -446,6 +451,16 @@ def scan(src: str) -> list[str]:
                 elif prev is not None and prev.kind == "keyword" and prev.value in (
                         "let", "const"):
                     kind = "object"  # a destructuring pattern
+                elif prev is not None and prev.value == "{" and top.kind == "block":
+                    kind = "block"  # a block directly inside a block: `{{}`
+                elif prev is not None and prev.value == ":" and top.kind == "block" and (
+                        _in_case(toks, k) or _label_before(toks, k)):
+                    kind = "block"  # `case 1: {}`, `label: {}`
+                elif prev is not None and prev.kind == "keyword" and k >= 2 and \
+                        toks[k - 2].value in (".", "?."):
+                    kind = "block"  # `a.in {`: a property name, then (after ASI) a block
+                elif prev is not None and prev.value == "return" and t.newline_before:
+                    kind = "block"  # `return` then a line break ends the statement (ASI)
                 elif _expression_expected(prev):
                     kind = "object"
                 else:
@@ -493,9 +508,12 @@ def scan(src: str) -> list[str]:
             if v == "]" and stack[-1].kind == "object" and nxt is not None \
                     and nxt.value == "(":
                 feats.add("method")
-            if v == "}" and closed.kind == "block" and nxt is not None and \
-                    nxt.kind == "punct" and nxt.value in ("/", "/="):
-                feats.add("regex")  # after a block, `/` starts a regex the tokenizer took for division
+            if v in ("}", ")") and closed.kind in ("block", "control") and nxt is not None \
+                    and nxt.kind == "punct" and nxt.value in ("/", "/=") and not (
+                        v == ")" and _is_call_head(toks, k)):
+                # After a block, or after the head of `if (...)`, `while (...)` or `for (...)`,
+                # `/` starts a regex that the tokenizer took for division.
+                feats.add("regex")
             if v == "}" and closed.kind == "block" and stack[-1].kind in ("block",):
                 stack[-1].decl = False
     return sorted(feats)
@@ -527,6 +545,29 @@ def _in_case(toks: list[Token], k: int) -> bool:
             return True
         elif depth == 0 and t.value in (";",):
             return False
+    return False
+
+
+def _label_before(toks: list[Token], k: int) -> bool:
+    """Whether the `:` before toks[k] ends a label (`name:` at the start of a statement)."""
+    if k < 2 or toks[k - 2].kind != "ident":
+        return False
+    before = toks[k - 3] if k >= 3 else None
+    return before is None or before.value in _STATEMENT_START_PREV
+
+
+def _is_call_head(toks: list[Token], k: int) -> bool:
+    """Whether the `)` at toks[k] closes the parentheses of `switch (...)` or `catch (...)`
+    or a function's parameters (a `{` follows those, never a regex)."""
+    depth = 0
+    for j in range(k, -1, -1):
+        v = toks[j].value
+        if toks[j].kind == "punct" and v == ")":
+            depth += 1
+        elif toks[j].kind == "punct" and v == "(":
+            depth -= 1
+            if depth == 0:
+                return j > 0 and toks[j - 1].value in ("switch", "catch", "function")
     return False
 
 

@@ -1,0 +1,85 @@
+//! A compiled program: functions (bytecode and metadata), constant pools and exports. The
+//! compiler builds one; image.zig writes it to bytes and reads it back; verify.zig checks it
+//! before anything runs it. All slices point into memory the program's owner keeps (the
+//! compiler's arena, or the image bytes).
+const std = @import("std");
+
+const bytecode = @import("bytecode.zig");
+
+const Program = @This();
+
+functions: []const Function,
+numbers: []const f64,
+strings: []const StringConstant,
+/// Export names (string constant indices); `set_export i` stores export i's value.
+exports: []const u16,
+/// Names of host globals the program uses (string constant indices); `push_global` ids at and
+/// above `builtins.globals.len` index this list.
+host_globals: []const u16,
+/// The file name, for error positions.
+source_name: []const u8,
+/// The source text, as written (UTF-8): what `String(f)` shows of a function is its slice of
+/// it, as in JavaScript.
+source: []const u8,
+
+pub const no_name: u16 = 0xFFFF;
+
+pub const StringConstant = struct {
+    /// Latin-1 bytes, or UTF-16LE units when `wide`.
+    bytes: []const u8,
+    wide: bool,
+};
+
+pub const Position = extern struct {
+    pc: u32,
+    line: u32,
+    column: u32,
+};
+
+/// Source text for an error message at a call or iteration site ("obj.f is not a function").
+pub const SiteName = extern struct {
+    pc: u32,
+    name: u16,
+    _: u16 = 0,
+};
+
+pub const Function = struct {
+    /// String constant for `f.name`, or `no_name`.
+    name: u16,
+    /// `f.length`: parameters before the first default or rest.
+    length: u16,
+    param_count: u16,
+    local_count: u16,
+    stack_max: u16,
+    handler_max: u16,
+    has_rest: bool,
+    /// Arrow functions have no `prototype` (`x instanceof f` is a TypeError for them).
+    is_arrow: bool,
+    /// The function whose code creates this one (`closure`), or `no_name` for the top level.
+    parent: u16,
+    code: []const u8,
+    captures: []const bytecode.Capture,
+    positions: []const Position,
+    site_names: []const SiteName,
+    /// The function's text in `Program.source`, in bytes: from `function` (or an arrow's
+    /// parameters) to the end of its body. Empty for the top level.
+    source_start: u32,
+    source_end: u32,
+
+    /// The source position of the instruction at `pc` (the last entry at or before it).
+    pub fn positionAt(f: *const Function, pc: u32) ?Position {
+        var found: ?Position = null;
+        for (f.positions) |p| {
+            if (p.pc > pc) break;
+            found = p;
+        }
+        return found;
+    }
+
+    pub fn siteNameAt(f: *const Function, pc: u32) ?u16 {
+        for (f.site_names) |s| {
+            if (s.pc == pc) return s.name;
+        }
+        return null;
+    }
+};

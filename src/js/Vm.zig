@@ -1,0 +1,504 @@
+//! One engine instance (one per worker): the value stack, the frames, the handler stack, the
+//! loaded program and the run's heap. Everything is allocated by `init`, once; a run
+//! allocates nothing from the process heap, only bump-allocates in its Heap.
+//!
+//! The interpreter loop is in interpreter.zig; the language's abstract operations in
+//! operations.zig. This file holds the machinery around them: calls (from bytecode and from
+//! natives), frames, exceptions and their unwinding, and the limits.
+//!
+//! Limits end a run cleanly: running out of heap is a catchable RangeError (the heap keeps a
+//! reserve to build it); too deep a call stack is a RangeError as in V8; running out of
+//! budget is a termination that no `catch` sees.
+const std = @import("std");
+const assert = std.debug.assert;
+
+const Heap = @import("Heap.zig");
+const value_mod = @import("value.zig");
+const Value = value_mod.Value;
+const Cell = value_mod.Cell;
+const string = @import("string.zig");
+const String = string.String;
+const object = @import("object.zig");
+const Object = object.Object;
+const Program = @import("Program.zig");
+const bytecode = @import("bytecode.zig");
+const names = @import("names.zig");
+const builtins = @import("builtins.zig");
+const interpreter = @import("interpreter.zig");
+const ops = @import("operations.zig");
+
+const Vm = @This();
+
+heap: *Heap,
+program: *const Program = undefined,
+/// Headers for the program's string constants, made at load time.
+constants: []String = &.{},
+owns_constants: bool = false,
+/// Objects and cells at or above this address belong to the module and are read-only while
+/// a request runs; the maximum address means no module is sealed.
+module_floor: usize = std.math.maxInt(usize),
+stack: []Value,
+frames: []Frame,
+frame_count: u32 = 0,
+handlers: []Handler,
+handler_count: u32 = 0,
+/// The exception being thrown (valid while `error.Throw` propagates).
+exception: Value = Value.undefined_value,
+/// Where the exception was thrown from, for reports.
+throw_site: ?Site = null,
+termination: ?Termination = null,
+budget: u64 = 0,
+native_depth: u32 = 0,
+/// The lowest native stack address this run may reach (the stack grows down): natives that
+/// recurse (a callback calling a builtin calling a callback...) check it, as V8 checks its
+/// stack limit, so that no input can overflow the thread's stack.
+stack_floor: usize = 0,
+limits: Limits,
+/// The module's exports, by export index, once the top level has run.
+exports: []Value,
+host: *const builtins.Host = &builtins.Host.none,
+/// Values of the host globals the program names, bound at load.
+host_globals: []Value,
+/// console.log's destination, and console.error's.
+out: *std.Io.Writer,
+err_out: *std.Io.Writer,
+random_state: u64,
+
+pub const Error = error{ Throw, Terminate };
+
+pub const Termination = enum {
+    /// The instruction budget ran out.
+    budget,
+    /// The heap ran out while raising the out-of-memory error itself.
+    memory,
+    /// The bytecode did something the verifier should have refused (a bug, reported as such).
+    invalid_bytecode,
+    /// The top level needs more stack or handlers than the engine has.
+    stack,
+
+    pub fn message(t: Termination) []const u8 {
+        return switch (t) {
+            .budget => "execution budget exhausted: the script ran too long",
+            .memory => "out of memory: the script exhausted its heap",
+            .invalid_bytecode => "invalid bytecode",
+            .stack => "the program's top level needs more stack than the engine's limits give",
+        };
+    }
+};
+
+pub const Limits = struct {
+    /// Values on the value stack: locals and operands of every frame.
+    stack_values: u32 = 256 * 1024,
+    /// Call depth.
+    frames: u32 = 10_000,
+    /// Exception handlers open at once, all frames together.
+    handlers: u32 = 4096,
+    /// Native functions calling back into JavaScript (`arr.map(f)` inside `f`...).
+    native_depth: u32 = 200,
+    /// Native stack a run may use below where it starts; past it, natives that recurse
+    /// raise "Maximum call stack size exceeded". Must be less than the thread's stack.
+    native_stack_bytes: usize = 1024 * 1024,
+    /// Ticks per run: one per byte of loop body per iteration and a few per call.
+    budget: u64 = 20_000_000_000,
+    /// Exports a module may have.
+    exports: u32 = 64,
+};
+
+pub const Frame = struct {
+    function: *const Program.Function,
+    closure: ?*object.Closure,
+    /// The next instruction (the return address while a callee runs).
+    pc: u32,
+    /// Stack index of local 0.
+    base: u32,
+    /// Operand stack top, saved while the frame is not running.
+    sp: u32,
+    handler_base: u32,
+    /// Stack index that receives the return value.
+    result: u32,
+    /// Returning from this frame returns from the `run` call that pushed it.
+    entry: bool,
+};
+
+pub const Handler = struct {
+    target: u32,
+    sp: u32,
+};
+
+pub const Site = struct {
+    function: *const Program.Function,
+    pc: u32,
+};
+
+pub fn init(gpa: std.mem.Allocator, heap: *Heap, limits: Limits, out: *std.Io.Writer, err_out: *std.Io.Writer) error{OutOfMemory}!Vm {
+    // The value stack and frames are sized for the deepest run and mostly never touched.
+    const stack = try Heap.allocUntouched(gpa, Value, limits.stack_values);
+    errdefer Heap.freeUntouched(gpa, Value, stack);
+    const frames = try Heap.allocUntouched(gpa, Frame, limits.frames);
+    errdefer Heap.freeUntouched(gpa, Frame, frames);
+    const handlers = try gpa.alloc(Handler, limits.handlers);
+    errdefer gpa.free(handlers);
+    const exports = try gpa.alloc(Value, limits.exports);
+    errdefer gpa.free(exports);
+    const host_globals = try gpa.alloc(Value, 64);
+    return .{
+        .heap = heap,
+        .stack = stack,
+        .frames = frames,
+        .handlers = handlers,
+        .limits = limits,
+        .exports = exports,
+        .host_globals = host_globals,
+        .out = out,
+        .err_out = err_out,
+        .random_state = 0x9E3779B97F4A7C15,
+    };
+}
+
+pub fn deinit(vm: *Vm, gpa: std.mem.Allocator) void {
+    Heap.freeUntouched(gpa, Value, vm.stack);
+    Heap.freeUntouched(gpa, Frame, vm.frames);
+    gpa.free(vm.handlers);
+    gpa.free(vm.exports);
+    gpa.free(vm.host_globals);
+    if (vm.owns_constants) gpa.free(vm.constants);
+    vm.* = undefined;
+}
+
+/// Headers for a verified program's string constants: hashed, with their array index and
+/// builtin name id computed, so that nothing ever writes to them again and engines on
+/// several threads can share them. Set-up time, not run time.
+pub fn makeConstants(gpa: std.mem.Allocator, program: *const Program) error{OutOfMemory}![]String {
+    const constants = try gpa.alloc(String, program.strings.len);
+    for (program.strings, constants) |c, *s| {
+        const len: u32 = @intCast(if (c.wide) c.bytes.len / 2 else c.bytes.len);
+        s.* = .{ .ptr = c.bytes.ptr, .len = len, .flags = .{ .wide = c.wide } };
+        _ = s.hash();
+        _ = s.arrayIndex();
+        s.name_id = if (c.wide) String.name_none else (names.lookup(c.bytes) orelse String.name_none);
+    }
+    return constants;
+}
+
+pub const AttachError = error{ UnknownHostGlobal, TooManyExports, TooManyHostGlobals };
+
+/// Makes a verified program (and its constants) the one this engine runs, binding the host
+/// globals it names. Allocates nothing.
+pub fn attach(vm: *Vm, program: *const Program, constants: []String, host: *const builtins.Host) AttachError!void {
+    if (program.host_globals.len > vm.host_globals.len) return error.TooManyHostGlobals;
+    if (program.exports.len > vm.exports.len) return error.TooManyExports;
+    for (program.host_globals, 0..) |name_index, i| {
+        const name = constants[name_index].latin1();
+        vm.host_globals[i] = host.globalValue(name) orelse return error.UnknownHostGlobal;
+    }
+    vm.constants = constants;
+    vm.program = program;
+    vm.host = host;
+    @memset(vm.exports, Value.undefined_value);
+}
+
+/// `makeConstants` and `attach`, with the constants owned by this engine.
+pub fn load(vm: *Vm, gpa: std.mem.Allocator, program: *const Program, host: *const builtins.Host) (error{OutOfMemory} || AttachError)!void {
+    if (vm.owns_constants) gpa.free(vm.constants);
+    vm.owns_constants = false;
+    const constants = try makeConstants(gpa, program);
+    errdefer gpa.free(constants);
+    try vm.attach(program, constants, host);
+    vm.owns_constants = true;
+}
+
+pub fn constantString(vm: *Vm, index: u16) *String {
+    return &vm.constants[index];
+}
+
+/// Forgets every object of the last run (not the module's, below `mark`).
+pub fn resetHeap(vm: *Vm) void {
+    vm.heap.reset();
+}
+
+// ---------------------------------------------------------------------------------------
+// Running.
+
+pub const Outcome = union(enum) {
+    value: Value,
+    /// An uncaught exception; `throw_site` says where.
+    exception: Value,
+    terminated: Termination,
+};
+
+/// Runs the program's top-level code.
+pub fn runMain(vm: *Vm) Outcome {
+    vm.startRun();
+    const f = &vm.program.functions[0];
+    if (!vm.roomFor(0, f) or f.handler_max > vm.handlers.len) {
+        vm.termination = .stack;
+        return .{ .terminated = .stack };
+    }
+    vm.frames[0] = .{
+        .function = f,
+        .closure = null,
+        .pc = 0,
+        .base = 0,
+        .sp = f.local_count,
+        .handler_base = 0,
+        .result = 0,
+        .entry = true,
+    };
+    @memset(vm.stack[0..f.local_count], Value.undefined_value);
+    vm.frame_count = 1;
+    const result = interpreter.run(vm);
+    return vm.outcome(result);
+}
+
+/// Calls a function value from the host (an export, with arguments the host built).
+pub fn callFunction(vm: *Vm, callee: Value, args: []const Value) Outcome {
+    vm.startRun();
+    const result = vm.call(callee, Value.undefined_value, args);
+    return vm.outcome(result);
+}
+
+fn startRun(vm: *Vm) void {
+    vm.stack_floor = @frameAddress() -| vm.limits.native_stack_bytes;
+    vm.budget = vm.limits.budget;
+    vm.termination = null;
+    vm.throw_site = null;
+    vm.frame_count = 0;
+    vm.handler_count = 0;
+    vm.native_depth = 0;
+}
+
+fn outcome(vm: *Vm, result: Error!Value) Outcome {
+    return if (result) |v| .{ .value = v } else |err| switch (err) {
+        error.Throw => .{ .exception = vm.exception },
+        error.Terminate => .{ .terminated = vm.termination.? },
+    };
+}
+
+/// Whether a frame for `f` fits at stack index `base`.
+fn roomFor(vm: *const Vm, base: usize, f: *const Program.Function) bool {
+    return base + @as(usize, f.local_count) + f.stack_max <= vm.stack.len;
+}
+
+/// The first stack index above everything the running frame may use.
+fn top(vm: *const Vm) u32 {
+    if (vm.frame_count == 0) return 0;
+    const frame = &vm.frames[vm.frame_count - 1];
+    return frame.base + frame.function.local_count + frame.function.stack_max;
+}
+
+/// Calls any callable value with a receiver (natives see it; closures have no `this`).
+pub fn call(vm: *Vm, callee: Value, this: Value, args: []const Value) Error!Value {
+    if (callee.objectOf(.closure)) |o| {
+        const closure = o.as(object.Closure);
+        if (vm.native_depth >= vm.limits.native_depth) return vm.throwStackOverflow();
+        try vm.checkNativeStack();
+        const start = vm.top();
+        if (start + args.len + 1 > vm.stack.len) return vm.throwStackOverflow();
+        vm.stack[start] = callee;
+        @memcpy(vm.stack[start + 1 ..][0..args.len], args);
+        try vm.pushFrame(closure, start + 1, @intCast(args.len), start, true);
+        vm.native_depth += 1;
+        defer vm.native_depth -= 1;
+        return interpreter.run(vm);
+    }
+    return vm.callNative(callee, this, args, null);
+}
+
+/// Calls a native or builtin callable; anything else is a TypeError naming `site`.
+pub fn callNative(vm: *Vm, callee: Value, this: Value, args: []const Value, site: ?*String) Error!Value {
+    if (callee.is(.native)) {
+        const native = builtins.native(vm, @intCast(callee.payload()));
+        return native.func(vm, this, args);
+    }
+    if (callee.is(.builtin)) {
+        if (builtins.callBehavior(vm, @intCast(callee.payload()))) |native| {
+            return native.func(vm, this, args);
+        }
+    }
+    return vm.throwNotFunction(callee, site);
+}
+
+pub fn throwNotFunction(vm: *Vm, callee: Value, site: ?*String) Error {
+    if (site) |s| return vm.throwFmt(.type_error, "{f} is not a function", .{ops.StringFormat{ .s = s }});
+    return vm.throwFmt(.type_error, "{f} is not a function", .{ops.ShortFormat{ .vm = vm, .v = callee }});
+}
+
+/// Pushes a frame for a closure whose arguments are at stack[args..args+argc].
+pub fn pushFrame(vm: *Vm, closure: *object.Closure, args: u32, argc: u32, result: u32, entry: bool) Error!void {
+    const f = closure.function;
+    if (vm.frame_count >= vm.frames.len or !vm.roomFor(args, f) or
+        vm.handler_count + @as(usize, f.handler_max) > vm.handlers.len)
+    {
+        return vm.throwStackOverflow();
+    }
+    vm.budget -|= 8;
+    if (vm.budget == 0) return vm.terminate(.budget);
+    const params = f.param_count;
+    const locals = vm.stack[args..][0..f.local_count];
+    if (f.has_rest) {
+        const extra = if (argc > params) argc - params else 0;
+        const rest = vm.newArray(extra) catch |err| return err;
+        if (extra > 0) {
+            @memcpy(rest.items[0..extra], vm.stack[args + params ..][0..extra]);
+            rest.len = extra;
+        }
+        if (argc < params) @memset(locals[argc..params], Value.undefined_value);
+        locals[params] = Value.obj(&rest.object);
+        @memset(locals[params + 1 ..], Value.undefined_value);
+    } else if (argc < f.local_count) {
+        @memset(locals[argc..], Value.undefined_value);
+    }
+    vm.frames[vm.frame_count] = .{
+        .function = f,
+        .closure = closure,
+        .pc = 0,
+        .base = args,
+        .sp = args + f.local_count,
+        .handler_base = vm.handler_count,
+        .result = result,
+        .entry = entry,
+    };
+    vm.frame_count += 1;
+}
+
+// ---------------------------------------------------------------------------------------
+// Exceptions.
+
+/// Records the current position as where an exception starts its way out.
+fn noteThrowSite(vm: *Vm) void {
+    if (vm.frame_count == 0) return;
+    const frame = &vm.frames[vm.frame_count - 1];
+    vm.throw_site = .{ .function = frame.function, .pc = frame.pc };
+}
+
+pub fn throwValue(vm: *Vm, v: Value) Error {
+    vm.exception = v;
+    vm.noteThrowSite();
+    return error.Throw;
+}
+
+/// Throws a new error object of `kind` with a formatted message.
+pub fn throwFmt(vm: *Vm, kind: object.ErrorKind, comptime fmt: []const u8, args: anytype) Error {
+    var buf: [512]u8 = undefined;
+    var w: std.Io.Writer = .fixed(&buf);
+    w.print(fmt, args) catch {}; // A long message is cut, not lost.
+    return vm.throwMessage(kind, w.buffered());
+}
+
+pub fn throwMessage(vm: *Vm, kind: object.ErrorKind, message: []const u8) Error {
+    const e = vm.newError(kind, message) catch |err| return err;
+    return vm.throwValue(Value.obj(&e.object));
+}
+
+/// Throws "Maximum call stack size exceeded" when the native stack is nearly used up
+/// (natives that recurse call this on each level).
+pub inline fn checkNativeStack(vm: *Vm) Error!void {
+    if (@frameAddress() < vm.stack_floor) return vm.throwStackOverflow();
+}
+
+pub fn throwStackOverflow(vm: *Vm) Error {
+    return vm.throwMessage(.range_error, "Maximum call stack size exceeded");
+}
+
+pub fn terminate(vm: *Vm, why: Termination) Error {
+    vm.termination = why;
+    vm.noteThrowSite();
+    return error.Terminate;
+}
+
+/// Turns a heap failure into the script's RangeError, using the reserve to build it.
+pub fn outOfMemory(vm: *Vm) Error {
+    if (vm.heap.reserve_open) return vm.terminate(.memory);
+    vm.heap.openReserve();
+    return vm.throwFmt(.range_error, "Out of memory: the script's heap of {d} bytes is full", .{vm.heap.region.len});
+}
+
+/// Unwinds after an exception: to the innermost handler of a frame this `run` owns (true),
+/// or out of the entry frame (false).
+pub fn unwind(vm: *Vm) bool {
+    while (vm.frame_count > 0) {
+        const frame = &vm.frames[vm.frame_count - 1];
+        if (vm.handler_count > frame.handler_base) {
+            vm.handler_count -= 1;
+            const h = vm.handlers[vm.handler_count];
+            vm.stack[h.sp] = vm.exception;
+            frame.sp = h.sp + 1;
+            frame.pc = h.target;
+            return true;
+        }
+        vm.frame_count -= 1;
+        if (frame.entry) return false;
+    }
+    return false;
+}
+
+/// The source position of a site, for reports.
+pub fn sitePosition(site: Site) ?Program.Position {
+    return site.function.positionAt(site.pc);
+}
+
+// ---------------------------------------------------------------------------------------
+// Allocation, with heap failure turned into the script's RangeError.
+
+pub fn newObject(vm: *Vm, capacity: u32) Error!*Object {
+    return object.newPlain(vm.heap, capacity) catch vm.outOfMemory();
+}
+
+pub fn newArray(vm: *Vm, capacity: usize) Error!*object.Array {
+    if (capacity > object.length_max) return vm.throwMessage(.range_error, "Invalid array length");
+    return object.newArray(vm.heap, capacity) catch vm.outOfMemory();
+}
+
+pub fn newError(vm: *Vm, kind: object.ErrorKind, message: []const u8) Error!*object.ErrorObject {
+    const msg = if (message.len == 0) null else (string.fromUtf8(vm.heap, message) catch return vm.outOfMemory());
+    return vm.newErrorWith(kind, msg);
+}
+
+pub fn newErrorWith(vm: *Vm, kind: object.ErrorKind, message: ?*String) Error!*object.ErrorObject {
+    const e = vm.heap.create(object.ErrorObject) catch return vm.outOfMemory();
+    e.* = .{ .object = .{ .kind = .error_object }, .error_kind = kind, .message = message, .position = null };
+    if (vm.frame_count > 0) {
+        const frame = &vm.frames[vm.frame_count - 1];
+        if (frame.function.positionAt(frame.pc)) |p| {
+            var buf: [300]u8 = undefined;
+            const text = std.fmt.bufPrint(&buf, "{s}:{d}:{d}", .{ vm.program.source_name, p.line, p.column }) catch null;
+            if (text) |t| e.position = string.fromUtf8(vm.heap, t) catch null;
+        }
+    }
+    return e;
+}
+
+pub fn newString(vm: *Vm, text: []const u8) Error!*String {
+    return string.fromUtf8(vm.heap, text) catch vm.outOfMemory();
+}
+
+pub fn newLatin1(vm: *Vm, text: []const u8) Error!*String {
+    return string.fromLatin1(vm.heap, text) catch vm.outOfMemory();
+}
+
+pub fn newClosure(vm: *Vm, f: *const Program.Function, captures: []*Cell) Error!*object.Closure {
+    const c = vm.heap.create(object.Closure) catch return vm.outOfMemory();
+    c.* = .{ .object = .{ .kind = .closure }, .function = f, .captures = captures.ptr };
+    return c;
+}
+
+pub fn newCell(vm: *Vm, v: Value) Error!*Cell {
+    const c = vm.heap.create(Cell) catch return vm.outOfMemory();
+    c.* = .{ .value = v };
+    return c;
+}
+
+/// A fresh pseudo-random double in [0, 1) (xorshift64*; Math.random needs no more).
+pub fn random(vm: *Vm) f64 {
+    var x = vm.random_state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    vm.random_state = x;
+    const bits = (x *% 0x2545F4914F6CDD1D) >> 11;
+    return @as(f64, @floatFromInt(bits)) / 9007199254740992.0;
+}
+
+pub fn seedRandom(vm: *Vm, seed: u64) void {
+    vm.random_state = seed | 1;
+}

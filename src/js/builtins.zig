@@ -1,0 +1,557 @@
+//! The builtin library, laid out at compile time: every native function in one table, the
+//! methods of each kind of value as a table indexed by name id (names.zig), and the globals.
+//! Nothing here is built at run time, so an engine's set-up does not depend on the library's
+//! size, and looking up `arr.push` is two array indexings.
+//!
+//! A host (a handler's `Response`, issue 13) adds its own globals and natives through `Host`;
+//! their ids follow the builtins'.
+const std = @import("std");
+const assert = std.debug.assert;
+
+const Vm = @import("Vm.zig");
+const Error = Vm.Error;
+const value_mod = @import("value.zig");
+const Value = value_mod.Value;
+const String = @import("string.zig").String;
+const object = @import("object.zig");
+const Object = object.Object;
+const names = @import("names.zig");
+const ops = @import("operations.zig");
+
+pub const array = @import("builtins/array.zig");
+pub const strings = @import("builtins/strings.zig");
+pub const numbers = @import("builtins/numbers.zig");
+pub const objects = @import("builtins/objects.zig");
+pub const json = @import("builtins/json.zig");
+pub const collections = @import("builtins/collections.zig");
+pub const errors = @import("builtins/errors.zig");
+pub const globals_fns = @import("builtins/globals.zig");
+pub const console = @import("builtins/console.zig");
+
+pub const NativeFn = *const fn (vm: *Vm, this: Value, args: []const Value) Error!Value;
+
+pub const Native = struct {
+    name: []const u8,
+    length: u8,
+    func: NativeFn,
+};
+
+/// The argument at `i`, or undefined.
+pub inline fn arg(args: []const Value, i: usize) Value {
+    return if (i < args.len) args[i] else Value.undefined_value;
+}
+
+/// Method tables: the members of a kind of value, or of a namespace.
+pub const Class = enum {
+    object_proto,
+    array_proto,
+    string_proto,
+    number_proto,
+    boolean_proto,
+    function_proto,
+    error_proto,
+    map_proto,
+    set_proto,
+    iterator_proto,
+    math,
+    json,
+    console,
+    object_ctor,
+    array_ctor,
+    string_ctor,
+    number_ctor,
+    date,
+    empty,
+};
+
+const Entry = struct {
+    name: []const u8,
+    /// `global`: the same function as the global of that name (Number.parseInt is
+    /// parseInt).
+    value: union(enum) { native: Native, number: f64, global: []const u8 },
+};
+
+fn nat(comptime name: []const u8, comptime length: u8, comptime func: NativeFn) Entry {
+    return .{ .name = name, .value = .{ .native = .{ .name = name, .length = length, .func = func } } };
+}
+
+fn num(comptime name: []const u8, comptime x: f64) Entry {
+    return .{ .name = name, .value = .{ .number = x } };
+}
+
+fn entries(class: Class) []const Entry {
+    return switch (class) {
+        .object_proto => &.{
+            nat("hasOwnProperty", 1, objects.hasOwnProperty),
+            nat("toString", 0, objects.toStringMethod),
+            nat("toLocaleString", 0, objects.toStringMethod),
+            nat("valueOf", 0, objects.valueOf),
+            nat("propertyIsEnumerable", 1, objects.hasOwnProperty),
+        },
+        .array_proto => &.{
+            nat("at", 1, array.at),                   nat("concat", 1, array.concat),
+            nat("entries", 0, array.entries),         nat("every", 1, array.every),
+            nat("fill", 1, array.fill),               nat("filter", 1, array.filter),
+            nat("find", 1, array.find),               nat("findIndex", 1, array.findIndex),
+            nat("findLast", 1, array.findLast),       nat("findLastIndex", 1, array.findLastIndex),
+            nat("flat", 0, array.flat),               nat("flatMap", 1, array.flatMap),
+            nat("forEach", 1, array.forEach),         nat("includes", 1, array.includes),
+            nat("indexOf", 1, array.indexOf),         nat("join", 1, array.joinMethod),
+            nat("keys", 0, array.keys),               nat("lastIndexOf", 1, array.lastIndexOf),
+            nat("map", 1, array.map),                 nat("pop", 0, array.pop),
+            nat("push", 1, array.push),               nat("reduce", 1, array.reduce),
+            nat("reduceRight", 1, array.reduceRight), nat("reverse", 0, array.reverse),
+            nat("shift", 0, array.shift),             nat("slice", 2, array.slice),
+            nat("some", 1, array.some),               nat("sort", 1, array.sort),
+            nat("splice", 2, array.splice),           nat("unshift", 1, array.unshift),
+            nat("values", 0, array.values),           nat("toString", 0, array.toStringMethod),
+            nat("toReversed", 0, array.toReversed),   nat("toSorted", 1, array.toSorted),
+            nat("with", 2, array.with),               nat("toLocaleString", 0, array.toStringMethod),
+        },
+        .string_proto => &.{
+            nat("at", 1, strings.at),                         nat("charAt", 1, strings.charAt),
+            nat("charCodeAt", 1, strings.charCodeAt),         nat("codePointAt", 1, strings.codePointAt),
+            nat("concat", 1, strings.concat),                 nat("endsWith", 1, strings.endsWith),
+            nat("includes", 1, strings.includes),             nat("indexOf", 1, strings.indexOf),
+            nat("lastIndexOf", 1, strings.lastIndexOf),       nat("localeCompare", 1, strings.localeCompare),
+            nat("padEnd", 1, strings.padEnd),                 nat("padStart", 1, strings.padStart),
+            nat("repeat", 1, strings.repeat),                 nat("replace", 2, strings.replace),
+            nat("replaceAll", 2, strings.replaceAll),         nat("slice", 2, strings.slice),
+            nat("split", 2, strings.split),                   nat("startsWith", 1, strings.startsWith),
+            nat("substring", 2, strings.substring),           nat("substr", 2, strings.substr),
+            nat("toLowerCase", 0, strings.toLowerCase),       nat("toUpperCase", 0, strings.toUpperCase),
+            nat("toLocaleLowerCase", 0, strings.toLowerCase), nat("toLocaleUpperCase", 0, strings.toUpperCase),
+            nat("toString", 0, strings.valueOf),              nat("valueOf", 0, strings.valueOf),
+            nat("trim", 0, strings.trim),                     nat("trimEnd", 0, strings.trimEnd),
+            nat("trimStart", 0, strings.trimStart),           nat("trimLeft", 0, strings.trimStart),
+            nat("trimRight", 0, strings.trimEnd),             nat("normalize", 0, strings.valueOf),
+            nat("isWellFormed", 0, strings.isWellFormed),
+        },
+        .number_proto => &.{
+            nat("toFixed", 1, numbers.toFixed),
+            nat("toString", 1, numbers.toStringMethod),
+            nat("toLocaleString", 0, numbers.toStringMethod),
+            nat("valueOf", 0, numbers.valueOf),
+            nat("toPrecision", 1, numbers.toPrecision),
+        },
+        .boolean_proto => &.{
+            nat("toString", 0, globals_fns.booleanToString),
+            nat("valueOf", 0, globals_fns.booleanValueOf),
+        },
+        .function_proto => &.{},
+        .error_proto => &.{
+            nat("toString", 0, errors.toStringMethod),
+        },
+        .map_proto => &.{
+            nat("get", 1, collections.mapGet),         nat("set", 2, collections.mapSet),
+            nat("has", 1, collections.has),            nat("delete", 1, collections.delete),
+            nat("clear", 0, collections.clear),        nat("forEach", 1, collections.forEach),
+            nat("keys", 0, collections.mapKeys),       nat("values", 0, collections.mapValues),
+            nat("entries", 0, collections.mapEntries),
+        },
+        .set_proto => &.{
+            nat("add", 1, collections.setAdd),       nat("has", 1, collections.has),
+            nat("delete", 1, collections.delete),    nat("clear", 0, collections.clear),
+            nat("forEach", 1, collections.forEach),  nat("keys", 0, collections.setValues),
+            nat("values", 0, collections.setValues), nat("entries", 0, collections.setEntries),
+        },
+        .iterator_proto => &.{
+            nat("next", 0, collections.iteratorNext),
+        },
+        .math => &.{
+            nat("abs", 1, numbers.abs),     nat("acos", 1, numbers.acos),     nat("acosh", 1, numbers.acosh),
+            nat("asin", 1, numbers.asin),   nat("asinh", 1, numbers.asinh),   nat("atan", 1, numbers.atan),
+            nat("atan2", 2, numbers.atan2), nat("atanh", 1, numbers.atanh),   nat("cbrt", 1, numbers.cbrt),
+            nat("ceil", 1, numbers.ceil),   nat("clz32", 1, numbers.clz32),   nat("cos", 1, numbers.cos),
+            nat("cosh", 1, numbers.cosh),   nat("exp", 1, numbers.exp),       nat("expm1", 1, numbers.expm1),
+            nat("floor", 1, numbers.floor), nat("fround", 1, numbers.fround), nat("hypot", 2, numbers.hypot),
+            nat("imul", 2, numbers.imul),   nat("log", 1, numbers.log),       nat("log10", 1, numbers.log10),
+            nat("log1p", 1, numbers.log1p), nat("log2", 1, numbers.log2),     nat("max", 2, numbers.max),
+            nat("min", 2, numbers.min),     nat("pow", 2, numbers.pow),       nat("random", 0, numbers.random),
+            nat("round", 1, numbers.round), nat("sign", 1, numbers.sign),     nat("sin", 1, numbers.sin),
+            nat("sinh", 1, numbers.sinh),   nat("sqrt", 1, numbers.sqrt),     nat("tan", 1, numbers.tan),
+            nat("tanh", 1, numbers.tanh),   nat("trunc", 1, numbers.trunc),   num("E", std.math.e),
+            num("LN10", std.math.ln10),     num("LN2", std.math.ln2),         num("LOG10E", std.math.log10e),
+            num("LOG2E", std.math.log2e),   num("PI", std.math.pi),           num("SQRT1_2", std.math.sqrt1_2),
+            num("SQRT2", std.math.sqrt2),
+        },
+        .json => &.{
+            nat("parse", 2, json.parse),
+            nat("stringify", 3, json.stringify),
+        },
+        .console => &.{
+            nat("log", 0, console.log),       nat("info", 0, console.log),
+            nat("debug", 0, console.log),     nat("error", 0, console.logError),
+            nat("warn", 0, console.logError),
+        },
+        .object_ctor => &.{
+            nat("keys", 1, objects.keys),                nat("values", 1, objects.values),
+            nat("entries", 1, objects.entries),          nat("assign", 2, objects.assign),
+            nat("fromEntries", 1, objects.fromEntries),  nat("freeze", 1, objects.freeze),
+            nat("isFrozen", 1, objects.isFrozen),        nat("hasOwn", 2, objects.hasOwn),
+            nat("getOwnPropertyNames", 1, objects.keys), nat("is", 2, objects.is),
+        },
+        .array_ctor => &.{
+            nat("isArray", 1, array.isArray),
+            nat("from", 1, array.from),
+            nat("of", 0, array.of),
+        },
+        .string_ctor => &.{
+            nat("fromCharCode", 1, strings.fromCharCode),
+            nat("fromCodePoint", 1, strings.fromCodePoint),
+        },
+        .number_ctor => &.{
+            nat("isInteger", 1, numbers.isInteger),                      nat("isFinite", 1, numbers.numberIsFinite),
+            nat("isNaN", 1, numbers.numberIsNaN),                        nat("isSafeInteger", 1, numbers.isSafeInteger),
+            .{ .name = "parseInt", .value = .{ .global = "parseInt" } }, .{ .name = "parseFloat", .value = .{ .global = "parseFloat" } },
+            num("MAX_SAFE_INTEGER", 9007199254740991),                   num("MIN_SAFE_INTEGER", -9007199254740991),
+            num("MAX_VALUE", std.math.floatMax(f64)),                    num("MIN_VALUE", 5e-324),
+            num("EPSILON", std.math.floatEps(f64)),                      num("POSITIVE_INFINITY", std.math.inf(f64)),
+            num("NEGATIVE_INFINITY", -std.math.inf(f64)),                num("NaN", std.math.nan(f64)),
+        },
+        .date => &.{
+            nat("now", 0, globals_fns.dateNow),
+        },
+        .empty => &.{},
+    };
+}
+
+/// Builtin objects: the namespaces and constructors that globals name.
+pub const BuiltinObject = struct {
+    name: []const u8,
+    class: Class,
+    call: ?Native = null,
+    construct: ?Native = null,
+    /// What `instanceof` accepts.
+    instances: Instances = .none,
+};
+
+pub const Instances = union(enum) {
+    none,
+    any_object,
+    kind: object.Kind,
+    error_kind: object.ErrorKind,
+    any_error,
+};
+
+fn ctor(comptime name: []const u8, comptime length: u8, comptime func: NativeFn) Native {
+    return .{ .name = name, .length = length, .func = func };
+}
+
+pub const builtin_objects = [_]BuiltinObject{
+    .{ .name = "Math", .class = .math },
+    .{ .name = "JSON", .class = .json },
+    .{ .name = "console", .class = .console },
+    .{ .name = "Object", .class = .object_ctor, .call = ctor("Object", 1, objects.construct), .construct = ctor("Object", 1, objects.construct), .instances = .any_object },
+    .{ .name = "Array", .class = .array_ctor, .call = ctor("Array", 1, array.construct), .construct = ctor("Array", 1, array.construct), .instances = .{ .kind = .array } },
+    .{ .name = "String", .class = .string_ctor, .call = ctor("String", 1, globals_fns.stringCall) },
+    .{ .name = "Number", .class = .number_ctor, .call = ctor("Number", 1, globals_fns.numberCall) },
+    .{ .name = "Boolean", .class = .empty, .call = ctor("Boolean", 1, globals_fns.booleanCall) },
+    .{ .name = "Map", .class = .empty, .call = ctor("Map", 0, collections.requireNewMap), .construct = ctor("Map", 0, collections.constructMap), .instances = .{ .kind = .map } },
+    .{ .name = "Set", .class = .empty, .call = ctor("Set", 0, collections.requireNewSet), .construct = ctor("Set", 0, collections.constructSet), .instances = .{ .kind = .set } },
+    .{ .name = "Date", .class = .date },
+    .{ .name = "Error", .class = .empty, .call = ctor("Error", 1, errors.constructError), .construct = ctor("Error", 1, errors.constructError), .instances = .any_error },
+    .{ .name = "TypeError", .class = .empty, .call = ctor("TypeError", 1, errors.constructTypeError), .construct = ctor("TypeError", 1, errors.constructTypeError), .instances = .{ .error_kind = .type_error } },
+    .{ .name = "RangeError", .class = .empty, .call = ctor("RangeError", 1, errors.constructRangeError), .construct = ctor("RangeError", 1, errors.constructRangeError), .instances = .{ .error_kind = .range_error } },
+    .{ .name = "SyntaxError", .class = .empty, .call = ctor("SyntaxError", 1, errors.constructSyntaxError), .construct = ctor("SyntaxError", 1, errors.constructSyntaxError), .instances = .{ .error_kind = .syntax_error } },
+    .{ .name = "ReferenceError", .class = .empty, .call = ctor("ReferenceError", 1, errors.constructReferenceError), .construct = ctor("ReferenceError", 1, errors.constructReferenceError), .instances = .{ .error_kind = .reference_error } },
+    .{ .name = "EvalError", .class = .empty, .call = ctor("EvalError", 1, errors.constructEvalError), .construct = ctor("EvalError", 1, errors.constructEvalError), .instances = .{ .error_kind = .eval_error } },
+    .{ .name = "URIError", .class = .empty, .call = ctor("URIError", 1, errors.constructUriError), .construct = ctor("URIError", 1, errors.constructUriError), .instances = .{ .error_kind = .uri_error } },
+};
+
+/// Global functions (not objects): their ids follow the builtin objects'.
+const global_functions = [_]Native{
+    .{ .name = "parseInt", .length = 2, .func = globals_fns.parseInt },
+    .{ .name = "parseFloat", .length = 1, .func = globals_fns.parseFloat },
+    .{ .name = "isNaN", .length = 1, .func = globals_fns.isNaN },
+    .{ .name = "isFinite", .length = 1, .func = globals_fns.isFinite },
+    .{ .name = "encodeURIComponent", .length = 1, .func = globals_fns.encodeURIComponent },
+    .{ .name = "decodeURIComponent", .length = 1, .func = globals_fns.decodeURIComponent },
+    .{ .name = "encodeURI", .length = 1, .func = globals_fns.encodeURI },
+    .{ .name = "decodeURI", .length = 1, .func = globals_fns.decodeURI },
+};
+
+pub const globals_count: u16 = builtin_objects.len + global_functions.len;
+
+// ---------------------------------------------------------------------------------------
+// The flattened tables, computed at compile time.
+
+const class_count = @typeInfo(Class).@"enum".field_names.len;
+
+const Layout = struct {
+    natives: []const Native,
+    /// Per class, per name id: a native id, `constant_bit | constant index`, or `absent`.
+    tables: [class_count][names.count]u16,
+    constants: []const f64,
+    /// Native ids of each builtin object's call and construct behaviour.
+    calls: [builtin_objects.len]u16,
+    constructs: [builtin_objects.len]u16,
+    global_function_ids: [global_functions.len]u16,
+};
+
+const absent: u16 = 0xFFFF;
+const constant_bit: u16 = 0x8000;
+
+const layout: Layout = blk: {
+    @setEvalBranchQuota(10_000_000);
+    var natives: []const Native = &.{};
+    var constants: []const f64 = &.{};
+    var tables: [class_count][names.count]u16 = undefined;
+    for (&tables) |*t| @memset(t, absent);
+    // Global functions first, so that class members can alias them.
+    var global_function_ids: [global_functions.len]u16 = undefined;
+    for (global_functions, 0..) |n, i| {
+        _ = names.id(n.name);
+        global_function_ids[i] = natives.len;
+        natives = natives ++ [_]Native{n};
+    }
+    for (0..class_count) |c| {
+        for (entries(@fromBackingInt(@intCast(c)))) |e| {
+            const name_id = names.id(e.name);
+            switch (e.value) {
+                .native => |n| {
+                    tables[c][name_id] = @intCast(natives.len);
+                    natives = natives ++ [_]Native{n};
+                },
+                .number => |x| {
+                    tables[c][name_id] = constant_bit | constants.len;
+                    constants = constants ++ [_]f64{x};
+                },
+                .global => |global_name| {
+                    tables[c][name_id] = for (global_functions, 0..) |g, i| {
+                        if (std.mem.eql(u8, g.name, global_name)) break global_function_ids[i];
+                    } else @compileError("no global function " ++ global_name);
+                },
+            }
+        }
+    }
+    var calls: [builtin_objects.len]u16 = undefined;
+    var constructs: [builtin_objects.len]u16 = undefined;
+    for (builtin_objects, 0..) |o, i| {
+        _ = names.id(o.name);
+        calls[i] = absent;
+        constructs[i] = absent;
+        if (o.call) |n| {
+            calls[i] = natives.len;
+            natives = natives ++ [_]Native{n};
+        }
+        if (o.construct) |n| {
+            constructs[i] = natives.len;
+            natives = natives ++ [_]Native{n};
+        }
+    }
+    assert(natives.len < constant_bit);
+    break :blk .{
+        .natives = natives,
+        .tables = tables,
+        .constants = constants,
+        .calls = calls,
+        .constructs = constructs,
+        .global_function_ids = global_function_ids,
+    };
+};
+
+pub const natives_count: u32 = layout.natives.len;
+
+// ---------------------------------------------------------------------------------------
+// Lookups.
+
+pub fn globalId(name: []const u8) ?u16 {
+    for (builtin_objects, 0..) |o, i| {
+        if (std.mem.eql(u8, o.name, name)) return @intCast(i);
+    }
+    for (global_functions, 0..) |n, i| {
+        if (std.mem.eql(u8, n.name, name)) return @intCast(builtin_objects.len + i);
+    }
+    return null;
+}
+
+pub fn globalIsConstructor(id: u16) bool {
+    return id < builtin_objects.len and builtin_objects[id].construct != null;
+}
+
+pub fn globalValue(vm: *Vm, id: u16) Error!Value {
+    if (id < builtin_objects.len) return Value.builtin(id);
+    if (id < globals_count) return Value.native(layout.global_function_ids[id - builtin_objects.len]);
+    const host_index = id - globals_count;
+    if (host_index >= vm.program.host_globals.len) return vm.terminate(.invalid_bytecode);
+    return vm.host_globals[host_index];
+}
+
+pub fn native(vm: *Vm, id: u32) *const Native {
+    if (id < layout.natives.len) return &layout.natives[id];
+    const host_id = id - layout.natives.len;
+    if (host_id < vm.host.natives.len) return &vm.host.natives[host_id];
+    return &missing_native;
+}
+
+const missing_native: Native = .{ .name = "missing", .length = 0, .func = missingNative };
+
+fn missingNative(vm: *Vm, this: Value, args: []const Value) Error!Value {
+    _ = this;
+    _ = args;
+    return vm.terminate(.invalid_bytecode);
+}
+
+fn memberValue(entry: u16) ?Value {
+    if (entry == absent) return null;
+    if (entry & constant_bit != 0) return Value.number(layout.constants[entry & ~constant_bit]);
+    return Value.native(entry);
+}
+
+pub fn classMember(class: Class, key: *String) ?Value {
+    const name_id = names.nameId(key) orelse return null;
+    return memberValue(layout.tables[@backingInt(class)][name_id]);
+}
+
+/// The builtin methods of an object's kind, then Object.prototype's.
+pub fn protoMember(vm: *Vm, o: *Object, key: *String) ?Value {
+    _ = vm;
+    const name_id = names.nameId(key) orelse return null;
+    const class: Class = switch (o.kind) {
+        .plain => .object_proto,
+        .array => .array_proto,
+        .closure => .function_proto,
+        .error_object => .error_proto,
+        .map => .map_proto,
+        .set => .set_proto,
+        .iterator => .iterator_proto,
+    };
+    if (memberValue(layout.tables[@backingInt(class)][name_id])) |v| return v;
+    return memberValue(layout.tables[@backingInt(Class.object_proto)][name_id]);
+}
+
+/// The methods of a primitive's wrapper prototype (String.prototype...).
+pub fn primitiveMember(v: Value, key: *String) ?Value {
+    const name_id = names.nameId(key) orelse return null;
+    const class: Class = if (v.isString())
+        .string_proto
+    else if (v.isNumber())
+        .number_proto
+    else if (v.isBool())
+        .boolean_proto
+    else
+        .function_proto;
+    if (memberValue(layout.tables[@backingInt(class)][name_id])) |m| return m;
+    return memberValue(layout.tables[@backingInt(Class.object_proto)][name_id]);
+}
+
+/// A property of a builtin object (`Math.PI`, `JSON.parse`) or of a host object.
+pub fn staticMember(vm: *Vm, id: u32, key: *String) Error!Value {
+    if (id < builtin_objects.len) {
+        const o = builtin_objects[id];
+        if (classMember(o.class, key)) |v| return v;
+        if (names.is(key, "name") and (o.call != null or o.construct != null)) return Value.string(names.byId(names.lookup(o.name).?));
+        return Value.undefined_value;
+    }
+    const host_id = id - builtin_objects.len;
+    if (host_id >= vm.host.objects.len) return Value.undefined_value;
+    const host_object = vm.host.objects[host_id];
+    for (host_object.members) |m| {
+        if (key.eqlLatin1(m.name)) return Value.native(natives_count + m.native);
+    }
+    return Value.undefined_value;
+}
+
+pub fn isCallableBuiltin(id: u32) bool {
+    return id < builtin_objects.len and (builtin_objects[id].call != null or builtin_objects[id].construct != null);
+}
+
+pub fn callBehavior(vm: *Vm, id: u32) ?*const Native {
+    _ = vm;
+    if (id >= builtin_objects.len or layout.calls[id] == absent) return null;
+    return &layout.natives[layout.calls[id]];
+}
+
+pub fn construct(vm: *Vm, callee: Value, args: []const Value) Error!Value {
+    if (callee.is(.builtin)) {
+        const id = callee.payload();
+        if (id < builtin_objects.len and layout.constructs[id] != absent) {
+            return layout.natives[layout.constructs[id]].func(vm, Value.undefined_value, args);
+        }
+    }
+    return vm.throwFmt(.type_error, "{f} is not a constructor", .{ops.ShortFormat{ .vm = vm, .v = callee }});
+}
+
+pub fn isInstance(id: u32, v: Value) bool {
+    if (id >= builtin_objects.len) return false;
+    if (!v.is(.object)) return false;
+    const o = v.asObject();
+    return switch (builtin_objects[id].instances) {
+        .none => false,
+        .any_object => true,
+        .kind => |k| o.kind == k,
+        .any_error => o.kind == .error_object,
+        .error_kind => |k| o.kind == .error_object and o.as(object.ErrorObject).error_kind == k,
+    };
+}
+
+pub fn builtinName(vm: *Vm, id: u32) []const u8 {
+    if (id < builtin_objects.len) return builtin_objects[id].name;
+    const host_id = id - builtin_objects.len;
+    if (host_id < vm.host.objects.len) return vm.host.objects[host_id].name;
+    return "?";
+}
+
+pub fn builtinToString(vm: *Vm, id: u32) Error!*String {
+    var buf: [128]u8 = undefined;
+    const name = builtinName(vm, id);
+    const text = if (isCallableBuiltin(id))
+        std.fmt.bufPrint(&buf, "function {s}() {{ [native code] }}", .{name}) catch unreachable
+    else
+        std.fmt.bufPrint(&buf, "[object {s}]", .{name}) catch unreachable;
+    return vm.newLatin1(text);
+}
+
+// ---------------------------------------------------------------------------------------
+// Hosts.
+
+pub const HostMember = struct {
+    name: []const u8,
+    /// Index into the host's `natives`.
+    native: u16,
+};
+
+pub const HostObject = struct {
+    name: []const u8,
+    members: []const HostMember,
+};
+
+/// What an embedder adds to the language: global objects whose methods are its natives.
+pub const Host = struct {
+    natives: []const Native = &.{},
+    objects: []const HostObject = &.{},
+    /// Names of the host's object classes: an object whose `class` is i + 1 prints as
+    /// `Name { ... }` (a handler's Response objects, for instance).
+    class_names: []const []const u8 = &.{},
+
+    pub const none: Host = .{};
+
+    pub fn globalNames(host: *const Host, buf: [][]const u8) [][]const u8 {
+        for (host.objects, 0..) |o, i| buf[i] = o.name;
+        return buf[0..host.objects.len];
+    }
+
+    pub fn globalValue(host: *const Host, name: []const u8) ?Value {
+        for (host.objects, 0..) |o, i| {
+            if (std.mem.eql(u8, o.name, name)) return Value.builtin(@intCast(builtin_objects.len + i));
+        }
+        return null;
+    }
+};
+
+test "builtins: every global resolves and its value has the right kind" {
+    try std.testing.expect(globalId("Math") != null);
+    try std.testing.expect(globalId("parseInt") != null);
+    try std.testing.expect(globalId("nope") == null);
+    try std.testing.expect(globalIsConstructor(globalId("Map").?));
+    try std.testing.expect(!globalIsConstructor(globalId("Math").?));
+    try std.testing.expect(classMember(.array_proto, names.string("push")) != null);
+    try std.testing.expect(classMember(.math, names.string("PI")).?.asNumber() == std.math.pi);
+}
+
+test "builtins: Number.parseInt is the global parseInt" {
+    const a = classMember(.number_ctor, names.string("parseInt")).?;
+    const b = Value.native(layout.global_function_ids[globalId("parseInt").? - builtin_objects.len]);
+    try std.testing.expectEqual(b.bits, a.bits);
+}

@@ -1,0 +1,95 @@
+//! Error, TypeError, RangeError, SyntaxError, ReferenceError, EvalError, URIError: their
+//! constructors and Error.prototype.toString.
+//!
+//! An error's `message` is a field, not an own property, so that it is not enumerable (as in
+//! V8: `Object.keys(new Error("x"))` is empty); its `name` comes from its kind unless the
+//! script assigns one. `stack` is the first line and where the error was made, as
+//! "    at FILE:LINE:COLUMN" (node's frames name its own internals, which no test can match).
+const std = @import("std");
+
+const Vm = @import("../Vm.zig");
+const Error = Vm.Error;
+const Value = @import("../value.zig").Value;
+const string = @import("../string.zig");
+const String = string.String;
+const object = @import("../object.zig");
+const ops = @import("../operations.zig");
+const names = @import("../names.zig");
+const builtins = @import("../builtins.zig");
+const arg = builtins.arg;
+
+fn construct(vm: *Vm, kind: object.ErrorKind, args: []const Value) Error!Value {
+    const message = arg(args, 0);
+    const text: ?*String = if (message.isUndefined()) null else try ops.toString(vm, message);
+    const e = try vm.newErrorWith(kind, if (text) |t| (if (t.len == 0) null else t) else null);
+    if (text != null and text.?.len == 0) e.message = string.empty;
+    const options = arg(args, 1);
+    if (options.is(.object)) {
+        if (options.asObject().properties.get(names.string("cause"))) |cause| {
+            e.object.properties.put(vm.heap, names.string("cause"), cause) catch return vm.outOfMemory();
+        }
+    }
+    return Value.obj(&e.object);
+}
+
+pub fn constructError(vm: *Vm, this: Value, args: []const Value) Error!Value {
+    _ = this;
+    return construct(vm, .@"error", args);
+}
+
+pub fn constructTypeError(vm: *Vm, this: Value, args: []const Value) Error!Value {
+    _ = this;
+    return construct(vm, .type_error, args);
+}
+
+pub fn constructRangeError(vm: *Vm, this: Value, args: []const Value) Error!Value {
+    _ = this;
+    return construct(vm, .range_error, args);
+}
+
+pub fn constructSyntaxError(vm: *Vm, this: Value, args: []const Value) Error!Value {
+    _ = this;
+    return construct(vm, .syntax_error, args);
+}
+
+pub fn constructReferenceError(vm: *Vm, this: Value, args: []const Value) Error!Value {
+    _ = this;
+    return construct(vm, .reference_error, args);
+}
+
+pub fn constructEvalError(vm: *Vm, this: Value, args: []const Value) Error!Value {
+    _ = this;
+    return construct(vm, .eval_error, args);
+}
+
+pub fn constructUriError(vm: *Vm, this: Value, args: []const Value) Error!Value {
+    _ = this;
+    return construct(vm, .uri_error, args);
+}
+
+/// Error.prototype.toString.
+pub fn toStringMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
+    _ = args;
+    if (!this.is(.object)) return vm.throwMessage(.type_error, "Error.prototype.toString requires that 'this' be an Object");
+    return Value.string(try errorToString(vm, this));
+}
+
+/// "Name: message", "Name" or "message", as Error.prototype.toString makes it.
+pub fn errorToString(vm: *Vm, v: Value) Error!*String {
+    const name_value = try ops.getField(vm, v, names.string("name"));
+    const message_value = try ops.getField(vm, v, names.string("message"));
+    const name = if (name_value.isUndefined()) names.string("Error") else try ops.toString(vm, name_value);
+    const message = if (message_value.isUndefined()) string.empty else try ops.toString(vm, message_value);
+    if (name.len == 0) return message;
+    if (message.len == 0) return name;
+    const with_colon = string.concat(vm.heap, name, try vm.newLatin1(": ")) catch return vm.outOfMemory();
+    return string.concat(vm.heap, with_colon, message) catch vm.outOfMemory();
+}
+
+/// The `stack` text: the toString line, then where the error was made.
+pub fn stackString(vm: *Vm, e: *object.ErrorObject) Error!*String {
+    const head = try errorToString(vm, Value.obj(&e.object));
+    const position = e.position orelse return head;
+    const at = string.concat(vm.heap, head, try vm.newLatin1("\n    at ")) catch return vm.outOfMemory();
+    return string.concat(vm.heap, at, position) catch vm.outOfMemory();
+}

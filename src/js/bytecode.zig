@@ -1,0 +1,326 @@
+//! The instruction set: one opcode byte, then fixed operands (little-endian). A stack
+//! machine over a frame of local slots; the operand stack sits above the locals.
+//!
+//! Each opcode's operands and stack effect are data (`info`), read by the compiler (to track
+//! stack depth), the verifier (to check every image before it runs) and the disassembler.
+//! Jump targets are absolute code offsets. Exception handlers are pushed and popped by
+//! `try_push`/`try_pop`; `finally` blocks are compiled inline on every path that leaves them,
+//! so there is no "pending completion" state in the machine.
+const std = @import("std");
+const assert = std.debug.assert;
+
+pub const Op = enum(u8) {
+    // Constants.
+    push_undefined,
+    push_null,
+    push_true,
+    push_false,
+    push_int8,
+    push_number,
+    push_string,
+    push_global,
+    push_callee,
+    // Stack shuffles.
+    pop,
+    dup,
+    dup2,
+    swap,
+    /// a b c -> c a b
+    rot3,
+    /// a b c -> b c a
+    roll3,
+    /// a b -> a b a
+    over,
+    // Locals, cells and upvalues. The `_check` forms throw a ReferenceError on an
+    // uninitialised binding; the second operand is the name's string constant.
+    get_loc,
+    put_loc,
+    get_loc_check,
+    put_loc_check,
+    set_uninitialized,
+    get_cell,
+    put_cell,
+    get_cell_check,
+    put_cell_check,
+    init_cell,
+    new_cell,
+    copy_cell,
+    box_local,
+    get_upval,
+    put_upval,
+    get_upval_check,
+    put_upval_check,
+    throw_const_assign,
+    throw_undeclared,
+    closure,
+    // Properties. Names are string constants.
+    get_field,
+    /// obj -> obj obj.name (a method call's receiver and callee)
+    get_field2,
+    /// obj v -> v
+    put_field,
+    get_elem,
+    /// obj key -> obj obj[key]
+    get_elem2,
+    /// obj key v -> v
+    put_elem,
+    delete_field,
+    delete_elem,
+    /// obj v -> obj
+    define_field,
+    /// obj key v -> obj
+    define_elem,
+    /// obj src -> obj
+    copy_properties,
+    new_object,
+    new_array,
+    /// arr v -> arr
+    append,
+    append_hole,
+    /// arr iterable -> arr
+    append_spread,
+    // Operators.
+    add,
+    sub,
+    mul,
+    div,
+    mod,
+    pow,
+    bit_and,
+    bit_or,
+    bit_xor,
+    shl,
+    sar,
+    shr,
+    eq,
+    ne,
+    strict_eq,
+    strict_ne,
+    lt,
+    le,
+    gt,
+    ge,
+    instanceof,
+    in,
+    negate,
+    plus,
+    not,
+    bit_not,
+    typeof,
+    increment,
+    decrement,
+    to_numeric,
+    /// n values -> their ToString concatenation (template literals)
+    concat,
+    // Control.
+    jump,
+    jump_if_false,
+    jump_if_true,
+    /// Falsy: keep it and jump; truthy: pop it and go on (`&&`).
+    jump_if_false_keep,
+    /// Truthy: keep it and jump; falsy: pop it and go on (`||`).
+    jump_if_true_keep,
+    /// Not nullish: keep it and jump; nullish: pop it and go on (`??`).
+    jump_if_not_nullish_keep,
+    /// Not undefined: keep it and jump; undefined: pop it and go on (defaults).
+    jump_if_defined_keep,
+    /// Nullish top: drop it and `u8` more values, push undefined, jump (optional chains).
+    jump_if_nullish_drop,
+    // Calls.
+    /// callee args... -> result
+    call,
+    /// receiver callee args... -> result
+    call_method,
+    /// callee args_array -> result
+    call_spread,
+    /// receiver callee args_array -> result
+    call_method_spread,
+    new,
+    new_spread,
+    @"return",
+    return_undefined,
+    // Exceptions.
+    throw,
+    try_push,
+    try_pop,
+    // Iteration. The state is two stack values: the iterable and a cursor.
+    /// iterable -> state state
+    iter_start,
+    /// state state -> state state value, or jump when done
+    iter_next,
+    /// state state -> state state (value or undefined)
+    iter_value,
+    /// state state -> state state rest_array
+    iter_rest,
+    /// object -> state state (its own enumerable keys)
+    keys_start,
+    /// src key1..keyN -> rest (object rest: src without the keys)
+    object_rest,
+    /// v -> v; TypeError when v is null or undefined (destructuring)
+    require_object,
+    /// v -> (stores the module export with this index)
+    set_export,
+};
+
+pub const Operand = enum { none, u8, i8, u16, u32, u16_u16, u32_u8 };
+
+pub const Info = struct {
+    operand: Operand,
+    /// Values popped; `null` when it depends on the operand (calls, concat).
+    pops: ?u8,
+    pushes: u8,
+    /// Ends a basic block with no fall-through.
+    terminator: bool = false,
+    /// Has a jump target (the u32 operand).
+    jumps: bool = false,
+};
+
+pub fn info(op: Op) Info {
+    return switch (op) {
+        .push_undefined, .push_null, .push_true, .push_false, .push_callee => .{ .operand = .none, .pops = 0, .pushes = 1 },
+        .push_int8 => .{ .operand = .i8, .pops = 0, .pushes = 1 },
+        .push_number, .push_string, .push_global => .{ .operand = .u16, .pops = 0, .pushes = 1 },
+        .pop => .{ .operand = .none, .pops = 1, .pushes = 0 },
+        .dup => .{ .operand = .none, .pops = 1, .pushes = 2 },
+        .dup2 => .{ .operand = .none, .pops = 2, .pushes = 4 },
+        .swap => .{ .operand = .none, .pops = 2, .pushes = 2 },
+        .rot3, .roll3 => .{ .operand = .none, .pops = 3, .pushes = 3 },
+        .over => .{ .operand = .none, .pops = 2, .pushes = 3 },
+        .get_loc, .get_cell, .get_upval => .{ .operand = .u16, .pops = 0, .pushes = 1 },
+        .get_loc_check, .get_cell_check, .get_upval_check => .{ .operand = .u16_u16, .pops = 0, .pushes = 1 },
+        .put_loc, .put_cell, .put_upval, .init_cell => .{ .operand = .u16, .pops = 1, .pushes = 0 },
+        .put_loc_check, .put_cell_check, .put_upval_check => .{ .operand = .u16_u16, .pops = 1, .pushes = 0 },
+        .set_uninitialized, .new_cell, .copy_cell, .box_local => .{ .operand = .u16, .pops = 0, .pushes = 0 },
+        .throw_const_assign, .throw_undeclared => .{ .operand = .u16, .pops = 0, .pushes = 0, .terminator = true },
+        .closure => .{ .operand = .u16, .pops = 0, .pushes = 1 },
+        .get_field => .{ .operand = .u16, .pops = 1, .pushes = 1 },
+        .get_field2 => .{ .operand = .u16, .pops = 1, .pushes = 2 },
+        .put_field => .{ .operand = .u16, .pops = 2, .pushes = 1 },
+        .get_elem => .{ .operand = .none, .pops = 2, .pushes = 1 },
+        .get_elem2 => .{ .operand = .none, .pops = 2, .pushes = 2 },
+        .put_elem => .{ .operand = .none, .pops = 3, .pushes = 1 },
+        .delete_field => .{ .operand = .u16, .pops = 1, .pushes = 1 },
+        .delete_elem => .{ .operand = .none, .pops = 2, .pushes = 1 },
+        .define_field => .{ .operand = .u16, .pops = 2, .pushes = 1 },
+        .define_elem => .{ .operand = .none, .pops = 3, .pushes = 1 },
+        .copy_properties => .{ .operand = .none, .pops = 2, .pushes = 1 },
+        .new_object, .new_array => .{ .operand = .u16, .pops = 0, .pushes = 1 },
+        .append => .{ .operand = .none, .pops = 2, .pushes = 1 },
+        .append_spread => .{ .operand = .u8, .pops = 2, .pushes = 1 },
+        .append_hole => .{ .operand = .none, .pops = 1, .pushes = 1 },
+        .add, .sub, .mul, .div, .mod, .pow, .bit_and, .bit_or, .bit_xor, .shl, .sar, .shr => .{ .operand = .none, .pops = 2, .pushes = 1 },
+        .eq, .ne, .strict_eq, .strict_ne, .lt, .le, .gt, .ge, .instanceof, .in => .{ .operand = .none, .pops = 2, .pushes = 1 },
+        .negate, .plus, .not, .bit_not, .typeof, .increment, .decrement, .to_numeric => .{ .operand = .none, .pops = 1, .pushes = 1 },
+        .concat => .{ .operand = .u8, .pops = null, .pushes = 1 },
+        .jump => .{ .operand = .u32, .pops = 0, .pushes = 0, .terminator = true, .jumps = true },
+        .jump_if_false, .jump_if_true => .{ .operand = .u32, .pops = 1, .pushes = 0, .jumps = true },
+        // The fall-through pops the value; the jump keeps it (the verifier knows).
+        .jump_if_false_keep, .jump_if_true_keep, .jump_if_not_nullish_keep, .jump_if_defined_keep => .{ .operand = .u32, .pops = 1, .pushes = 0, .jumps = true },
+        // The fall-through keeps the value; the jump drops `u8` more and pushes undefined.
+        .jump_if_nullish_drop => .{ .operand = .u32_u8, .pops = 0, .pushes = 0, .jumps = true },
+        .call, .new => .{ .operand = .u8, .pops = null, .pushes = 1 },
+        .call_method => .{ .operand = .u8, .pops = null, .pushes = 1 },
+        .call_spread, .new_spread => .{ .operand = .none, .pops = 2, .pushes = 1 },
+        .call_method_spread => .{ .operand = .none, .pops = 3, .pushes = 1 },
+        .@"return", .throw => .{ .operand = .none, .pops = 1, .pushes = 0, .terminator = true },
+        .return_undefined => .{ .operand = .none, .pops = 0, .pushes = 0, .terminator = true },
+        // The handler starts with the stack as at try_push, plus the exception.
+        .try_push => .{ .operand = .u32, .pops = 0, .pushes = 0, .jumps = true },
+        .try_pop => .{ .operand = .none, .pops = 0, .pushes = 0 },
+        // iter_start's operand is the wording of "not iterable" (operations.IterationMode).
+        .iter_start => .{ .operand = .u8, .pops = 1, .pushes = 2 },
+        .keys_start => .{ .operand = .none, .pops = 1, .pushes = 2 },
+        // Done: jump with the state; otherwise the state and the value.
+        .iter_next => .{ .operand = .u32, .pops = 2, .pushes = 3, .jumps = true },
+        .iter_value, .iter_rest => .{ .operand = .none, .pops = 2, .pushes = 3 },
+        .object_rest => .{ .operand = .u8, .pops = null, .pushes = 1 },
+        // The first key (or no_name) and the wording (operations.RequireWording).
+        .require_object => .{ .operand = .u16_u16, .pops = 1, .pushes = 1 },
+        .set_export => .{ .operand = .u16, .pops = 1, .pushes = 0 },
+    };
+}
+
+/// How iter_start and append_spread word a value they cannot iterate, as V8 words it at
+/// that site (S is the site's source text, from the function's site names).
+pub const IterationMode = enum(u8) {
+    /// No source text: the value's type and value, "number 5 is not iterable (cannot read
+    /// property Symbol(Symbol.iterator))".
+    value,
+    /// "S is not iterable".
+    plain,
+    /// "S is not iterable (cannot read property Symbol(Symbol.iterator))".
+    noted,
+    /// "S is not a function or its return value is not iterable".
+    call,
+    /// The last spread argument of a call: "S is not iterable (cannot read property null)"
+    /// for null or undefined, "Spread syntax requires ...iterable[Symbol.iterator] to be a
+    /// function" otherwise.
+    spread_argument,
+    /// An array pattern that is a property's value in an object pattern: "Cannot
+    /// destructure property 'Symbol(Symbol.iterator)' of 'S' as it is null." for null or
+    /// undefined, as `noted` otherwise (S, or the value's type without a site text).
+    property_value,
+};
+
+/// How require_object words null or undefined.
+pub const RequireWording = enum(u16) {
+    /// "Cannot destructure property 'K' of 'S' as it is null." ("Cannot destructure 'S'
+    /// as it is null." without a key; S the site's text, or the value's type without one).
+    destructure,
+    /// "Cannot read properties of null".
+    read,
+};
+
+pub fn operandBytes(operand: Operand) u32 {
+    return switch (operand) {
+        .none => 0,
+        .u8, .i8 => 1,
+        .u16 => 2,
+        .u32 => 4,
+        .u16_u16 => 4,
+        .u32_u8 => 5,
+    };
+}
+
+pub fn size(op: Op) u32 {
+    return 1 + operandBytes(info(op).operand);
+}
+
+/// Values popped by an instruction whose count depends on its operand.
+pub fn dynamicPops(op: Op, operand: u32) u32 {
+    return switch (op) {
+        .concat => operand,
+        .call, .new => operand + 1,
+        .call_method => operand + 2,
+        .object_rest => operand + 1,
+        else => unreachable,
+    };
+}
+
+pub inline fn readU16(code: []const u8, at: usize) u16 {
+    return std.mem.readInt(u16, code[at..][0..2], .little);
+}
+
+pub inline fn readU32(code: []const u8, at: usize) u32 {
+    return std.mem.readInt(u32, code[at..][0..4], .little);
+}
+
+/// How a closure gets each of its captured cells when it is created.
+pub const Capture = packed struct(u16) {
+    /// From the creating frame's local slot (true) or from the creating closure's own
+    /// captures (false).
+    from_local: bool,
+    index: u15,
+};
+
+comptime {
+    assert(@typeInfo(Op).@"enum".field_names.len < 256);
+}
+
+test "bytecode: every opcode has an info" {
+    inline for (comptime std.enums.values(Op)) |op| {
+        const i = info(op);
+        if (i.pops == null) _ = dynamicPops(op, 1);
+        try std.testing.expect(size(op) >= 1);
+    }
+}

@@ -1,0 +1,494 @@
+//! Heap objects and their storage: plain objects, arrays, closures, errors, Map and Set,
+//! iterators. Every object begins with an `Object` header and lives in the run's Heap.
+//!
+//! Property order is the spec's: integer keys ascending, then string keys in insertion order.
+//! The property list keeps that order physically (integer keys are inserted in place at the
+//! front), so iteration is a walk. Lookup is a linear scan comparing key pointers first (keys
+//! from the program's constant pool are shared, so a hit is usually a pointer compare); past
+//! `table_threshold` properties an open-addressed index is built on the side.
+//!
+//! Arrays keep their elements dense, with `Value.hole` for holes; their named properties (rare)
+//! go in the header's list. Map and Set keep entries in insertion order with tombstones, so an
+//! iteration in progress sees exactly what the spec says it should.
+const std = @import("std");
+const assert = std.debug.assert;
+
+const Heap = @import("Heap.zig");
+const value_mod = @import("value.zig");
+const Value = value_mod.Value;
+const Cell = value_mod.Cell;
+const String = @import("string.zig").String;
+const Program = @import("Program.zig");
+
+pub const Kind = enum(u8) {
+    plain,
+    array,
+    closure,
+    error_object,
+    map,
+    set,
+    iterator,
+};
+
+pub const Object = struct {
+    kind: Kind,
+    frozen: bool = false,
+    /// A host's own class tag (0 for none): a handler's Response object, for instance.
+    class: u16 = 0,
+    properties: Properties = .{},
+
+    pub fn as(o: *Object, comptime T: type) *T {
+        assert(o.kind == T.kind);
+        return @fieldParentPtr("object", o);
+    }
+};
+
+pub const Property = struct {
+    key: *String,
+    value: Value,
+};
+
+/// Properties past this count get a hash index.
+pub const table_threshold = 8;
+
+pub const Properties = struct {
+    items: [*]Property = undefined,
+    len: u32 = 0,
+    cap: u32 = 0,
+    /// How many keys at the front are array indices (kept sorted).
+    index_keys: u32 = 0,
+    /// Open-addressed index: entry `i + 1` for item i, 0 for empty.
+    table: [*]u32 = undefined,
+    table_cap: u32 = 0,
+
+    pub fn slice(p: *const Properties) []Property {
+        return p.items[0..p.len];
+    }
+
+    pub fn find(p: *const Properties, key: *String) ?u32 {
+        if (p.table_cap > 0) {
+            const mask = p.table_cap - 1;
+            var i = key.hash() & mask;
+            while (true) : (i = (i + 1) & mask) {
+                const entry = p.table[i];
+                if (entry == 0) return null;
+                if (p.items[entry - 1].key.eql(key)) return entry - 1;
+            }
+        }
+        const items = p.items[0..p.len];
+        for (items, 0..) |item, i| {
+            if (item.key == key) return @intCast(i);
+        }
+        for (items, 0..) |item, i| {
+            if (item.key.len == key.len and item.key.eql(key)) return @intCast(i);
+        }
+        return null;
+    }
+
+    pub fn get(p: *const Properties, key: *String) ?Value {
+        const i = p.find(key) orelse return null;
+        return p.items[i].value;
+    }
+
+    /// Sets a property, adding it in spec order if new.
+    pub fn put(p: *Properties, heap: *Heap, key: *String, v: Value) Heap.Error!void {
+        if (p.find(key)) |i| {
+            p.items[i].value = v;
+            return;
+        }
+        return p.add(heap, key, v);
+    }
+
+    /// Adds a property known to be absent.
+    pub fn add(p: *Properties, heap: *Heap, key: *String, v: Value) Heap.Error!void {
+        if (p.len == p.cap) try p.grow(heap, p.len + 1);
+        if (key.arrayIndex()) |index| {
+            // Binary search among the integer keys for the insertion point.
+            var lo: u32 = 0;
+            var hi: u32 = p.index_keys;
+            while (lo < hi) {
+                const mid = (lo + hi) / 2;
+                if (p.items[mid].key.arrayIndex().? < index) lo = mid + 1 else hi = mid;
+            }
+            std.mem.copyBackwards(Property, p.items[lo + 1 .. p.len + 1], p.items[lo..p.len]);
+            p.items[lo] = .{ .key = key, .value = v };
+            p.len += 1;
+            p.index_keys += 1;
+            if (p.table_cap > 0) try p.rebuildTable(heap);
+            return;
+        }
+        p.items[p.len] = .{ .key = key, .value = v };
+        p.len += 1;
+        if (p.table_cap > 0) {
+            if (p.len * 2 > p.table_cap) try p.rebuildTable(heap) else p.insertTable(p.len - 1);
+        } else if (p.len > table_threshold) {
+            try p.rebuildTable(heap);
+        }
+    }
+
+    pub fn remove(p: *Properties, heap: *Heap, key: *String) Heap.Error!bool {
+        const i = p.find(key) orelse return false;
+        if (i < p.index_keys) p.index_keys -= 1;
+        std.mem.copyForwards(Property, p.items[i .. p.len - 1], p.items[i + 1 .. p.len]);
+        p.len -= 1;
+        if (p.table_cap > 0) try p.rebuildTable(heap);
+        return true;
+    }
+
+    /// Room for at least `needed` properties.
+    pub fn reserve(p: *Properties, heap: *Heap, needed: u32) Heap.Error!void {
+        if (needed > p.cap) try p.grow(heap, needed);
+    }
+
+    fn grow(p: *Properties, heap: *Heap, needed: u32) Heap.Error!void {
+        const cap = @max(needed, @max(4, p.cap *| 2));
+        const items = try heap.alloc(Property, cap);
+        @memcpy(items[0..p.len], p.items[0..p.len]);
+        p.items = items.ptr;
+        p.cap = @intCast(cap);
+    }
+
+    fn rebuildTable(p: *Properties, heap: *Heap) Heap.Error!void {
+        var cap: u32 = 16;
+        while (cap < p.len * 2) cap *= 2;
+        if (cap != p.table_cap) {
+            const table = try heap.alloc(u32, cap);
+            p.table = table.ptr;
+            p.table_cap = cap;
+        }
+        @memset(p.table[0..p.table_cap], 0);
+        for (0..p.len) |i| p.insertTable(@intCast(i));
+    }
+
+    fn insertTable(p: *Properties, i: u32) void {
+        const mask = p.table_cap - 1;
+        var slot = p.items[i].key.hash() & mask;
+        while (p.table[slot] != 0) slot = (slot + 1) & mask;
+        p.table[slot] = i + 1;
+    }
+};
+
+pub const Array = struct {
+    object: Object,
+    items: [*]Value,
+    len: u32,
+    cap: u32,
+
+    pub const kind: Kind = .array;
+
+    pub fn slice(a: *const Array) []Value {
+        return a.items[0..a.len];
+    }
+
+    pub fn reserve(a: *Array, heap: *Heap, needed: usize) Heap.Error!void {
+        if (needed <= a.cap) return;
+        if (needed > length_max) return error.OutOfMemory;
+        const cap: u32 = @intCast(@min(length_max, @max(needed, @max(8, @as(usize, a.cap) * 2))));
+        const items = try heap.alloc(Value, cap);
+        @memcpy(items[0..a.len], a.items[0..a.len]);
+        a.items = items.ptr;
+        a.cap = cap;
+    }
+
+    pub fn push(a: *Array, heap: *Heap, v: Value) Heap.Error!void {
+        if (a.len == a.cap) try a.reserve(heap, @as(usize, a.len) + 1);
+        a.items[a.len] = v;
+        a.len += 1;
+    }
+
+    /// Sets the length, filling new room with holes.
+    pub fn setLength(a: *Array, heap: *Heap, len: usize) Heap.Error!void {
+        if (len > a.len) {
+            try a.reserve(heap, len);
+            @memset(a.items[a.len..len], Value.hole);
+        }
+        a.len = @intCast(len);
+    }
+};
+
+/// The longest array this engine makes; beyond, a RangeError (V8 allows 2^32 - 1, which no
+/// per-request arena could hold anyway).
+pub const length_max: u32 = 1 << 27;
+
+pub const Closure = struct {
+    object: Object,
+    function: *const Program.Function,
+    captures: [*]*Cell,
+
+    pub const kind: Kind = .closure;
+};
+
+pub const ErrorKind = enum(u8) {
+    @"error",
+    type_error,
+    range_error,
+    syntax_error,
+    reference_error,
+    eval_error,
+    uri_error,
+
+    pub fn name(k: ErrorKind) []const u8 {
+        return switch (k) {
+            .@"error" => "Error",
+            .type_error => "TypeError",
+            .range_error => "RangeError",
+            .syntax_error => "SyntaxError",
+            .reference_error => "ReferenceError",
+            .eval_error => "EvalError",
+            .uri_error => "URIError",
+        };
+    }
+};
+
+pub const ErrorObject = struct {
+    object: Object,
+    error_kind: ErrorKind,
+    /// The `message` property (not enumerable, as in JavaScript), or null when absent.
+    message: ?*String,
+    /// Where it was made: "file:line:column", for the stack text.
+    position: ?*String,
+
+    pub const kind: Kind = .error_object;
+};
+
+pub const MapEntry = struct {
+    /// `Value.hole` marks a deleted entry.
+    key: Value,
+    value: Value,
+};
+
+/// Map and Set (a Set ignores the values).
+pub const MapObject = struct {
+    object: Object,
+    entries: [*]MapEntry = undefined,
+    /// Entries used, tombstones included.
+    len: u32 = 0,
+    cap: u32 = 0,
+    live: u32 = 0,
+    table: [*]u32 = undefined,
+    table_cap: u32 = 0,
+
+    pub fn slice(m: *const MapObject) []MapEntry {
+        return m.entries[0..m.len];
+    }
+
+    pub fn find(m: *const MapObject, key: Value) ?u32 {
+        if (m.table_cap == 0) {
+            for (m.entries[0..m.len], 0..) |e, i| {
+                if (sameValueZero(e.key, key)) return @intCast(i);
+            }
+            return null;
+        }
+        const mask = m.table_cap - 1;
+        var i = hashValue(key) & mask;
+        while (true) : (i = (i + 1) & mask) {
+            const entry = m.table[i];
+            if (entry == 0) return null;
+            if (sameValueZero(m.entries[entry - 1].key, key)) return entry - 1;
+        }
+    }
+
+    pub fn get(m: *const MapObject, key: Value) ?Value {
+        const i = m.find(key) orelse return null;
+        return m.entries[i].value;
+    }
+
+    pub fn put(m: *MapObject, heap: *Heap, key_in: Value, v: Value) Heap.Error!void {
+        // -0 is stored as +0, as the spec asks.
+        const key = if (key_in.isNumber() and key_in.asNumber() == 0) Value.number(0) else key_in;
+        if (m.find(key)) |i| {
+            m.entries[i].value = v;
+            return;
+        }
+        if (m.len == m.cap) try m.grow(heap);
+        m.entries[m.len] = .{ .key = key, .value = v };
+        m.len += 1;
+        m.live += 1;
+        if (m.table_cap > 0) {
+            if (m.len * 2 > m.table_cap) try m.rebuildTable(heap) else m.insertTable(m.len - 1);
+        } else if (m.len > table_threshold) {
+            try m.rebuildTable(heap);
+        }
+    }
+
+    pub fn remove(m: *MapObject, key: Value) bool {
+        const i = m.find(key) orelse return false;
+        m.entries[i].key = Value.hole;
+        m.entries[i].value = Value.undefined_value;
+        m.live -= 1;
+        // The index keeps pointing at the tombstone, whose hole key matches nothing.
+        return true;
+    }
+
+    pub fn clear(m: *MapObject) void {
+        for (m.entries[0..m.len]) |*e| e.* = .{ .key = Value.hole, .value = Value.undefined_value };
+        m.live = 0;
+    }
+
+    fn grow(m: *MapObject, heap: *Heap) Heap.Error!void {
+        const cap = @max(8, m.cap *| 2);
+        if (cap > length_max) return error.OutOfMemory;
+        const entries = try heap.alloc(MapEntry, cap);
+        @memcpy(entries[0..m.len], m.entries[0..m.len]);
+        m.entries = entries.ptr;
+        m.cap = cap;
+    }
+
+    fn rebuildTable(m: *MapObject, heap: *Heap) Heap.Error!void {
+        var cap: u32 = 16;
+        while (cap < m.len * 2) cap *= 2;
+        if (cap != m.table_cap) {
+            const table = try heap.alloc(u32, cap);
+            m.table = table.ptr;
+            m.table_cap = cap;
+        }
+        @memset(m.table[0..m.table_cap], 0);
+        for (0..m.len) |i| {
+            if (!m.entries[i].key.eqlBits(Value.hole)) m.insertTable(@intCast(i));
+        }
+    }
+
+    fn insertTable(m: *MapObject, i: u32) void {
+        const mask = m.table_cap - 1;
+        var slot = hashValue(m.entries[i].key) & mask;
+        while (m.table[slot] != 0) slot = (slot + 1) & mask;
+        m.table[slot] = i + 1;
+    }
+};
+
+pub const IteratorKind = enum(u8) {
+    array_keys,
+    array_values,
+    array_entries,
+    map_keys,
+    map_values,
+    map_entries,
+    set_values,
+    set_entries,
+    string_values,
+    /// for-in: the keys taken at the start, each visited only if still there.
+    for_in_keys,
+};
+
+pub const Iterator = struct {
+    object: Object,
+    source: Value,
+    iterator_kind: IteratorKind,
+    index: u32 = 0,
+    done: bool = false,
+    /// for-in's snapshot of the keys.
+    keys: ?*Array = null,
+
+    pub const kind: Kind = .iterator;
+};
+
+/// SameValueZero: like ===, except that NaN equals NaN.
+pub fn sameValueZero(a: Value, b: Value) bool {
+    if (a.isNumber() and b.isNumber()) {
+        const x = a.asNumber();
+        const y = b.asNumber();
+        return x == y or (std.math.isNan(x) and std.math.isNan(y));
+    }
+    if (a.isString() and b.isString()) return a.asString().eql(b.asString());
+    return a.bits == b.bits;
+}
+
+pub fn hashValue(v: Value) u32 {
+    if (v.isNumber()) {
+        const x = v.asNumber();
+        const bits: u64 = if (x == 0) 0 else if (std.math.isNan(x)) Value.nan.bits else v.bits;
+        return @truncate(bits ^ (bits >> 29) ^ (bits >> 47));
+    }
+    if (v.isString()) return v.asString().hash();
+    const bits = v.bits;
+    return @truncate((bits >> 4) ^ (bits >> 23) ^ (bits >> 37));
+}
+
+pub fn newPlain(heap: *Heap, capacity: u32) Heap.Error!*Object {
+    const o = try heap.create(Object);
+    o.* = .{ .kind = .plain };
+    if (capacity > 0) try o.properties.reserve(heap, capacity);
+    return o;
+}
+
+pub fn newArray(heap: *Heap, capacity: usize) Heap.Error!*Array {
+    if (capacity > length_max) return error.OutOfMemory;
+    const a = try heap.create(Array);
+    a.* = .{ .object = .{ .kind = .array }, .items = undefined, .len = 0, .cap = 0 };
+    if (capacity > 0) {
+        const items = try heap.alloc(Value, capacity);
+        a.items = items.ptr;
+        a.cap = @intCast(capacity);
+    }
+    return a;
+}
+
+pub fn newMap(heap: *Heap, kind: Kind) Heap.Error!*MapObject {
+    assert(kind == .map or kind == .set);
+    const m = try heap.create(MapObject);
+    m.* = .{ .object = .{ .kind = kind } };
+    return m;
+}
+
+pub fn mapOf(o: *Object) *MapObject {
+    assert(o.kind == .map or o.kind == .set);
+    return @fieldParentPtr("object", o);
+}
+
+test "object: integer keys come first, in order; strings keep insertion order" {
+    const string = @import("string.zig");
+    var region: [256 * 1024]u8 align(16) = undefined;
+    var heap = Heap.init(&region);
+    const o = try newPlain(&heap, 0);
+    const keys = [_][]const u8{ "b", "10", "a", "2", "0", "c" };
+    for (keys, 0..) |k, i| try o.properties.put(&heap, try string.fromLatin1(&heap, k), Value.number(@floatFromInt(i)));
+    const expected = [_][]const u8{ "0", "2", "10", "b", "a", "c" };
+    for (o.properties.slice(), expected) |p, e| try std.testing.expect(p.key.eqlLatin1(e));
+    // Lookups by an equal string that is a different object.
+    try std.testing.expectEqual(@as(f64, 2), o.properties.get(try string.fromLatin1(&heap, "a")).?.asNumber());
+}
+
+test "object: the hash index agrees with a model under random operations" {
+    const string = @import("string.zig");
+    var region: [1024 * 1024]u8 align(16) = undefined;
+    var heap = Heap.init(&region);
+    var prng = std.Random.DefaultPrng.init(42);
+    const random = prng.random();
+    const o = try newPlain(&heap, 0);
+    var model: [64]?f64 = @splat(null);
+    var names: [64]*String = undefined;
+    for (&names, 0..) |*n, i| {
+        var buf: [8]u8 = undefined;
+        const text = if (i % 3 == 0) std.fmt.bufPrint(&buf, "{d}", .{i}) catch unreachable else std.fmt.bufPrint(&buf, "k{d}", .{i}) catch unreachable;
+        n.* = try string.fromLatin1(&heap, text);
+    }
+    for (0..2000) |step| {
+        const i = random.uintLessThan(usize, names.len);
+        if (random.uintLessThan(u8, 4) == 0) {
+            _ = try o.properties.remove(&heap, names[i]);
+            model[i] = null;
+        } else {
+            const x: f64 = @floatFromInt(step);
+            try o.properties.put(&heap, names[i], Value.number(x));
+            model[i] = x;
+        }
+        for (names, model) |n, m| {
+            const got = o.properties.get(n);
+            if (m) |x| try std.testing.expectEqual(x, got.?.asNumber()) else try std.testing.expect(got == null);
+        }
+    }
+}
+
+test "object: Map keeps insertion order and SameValueZero" {
+    var region: [256 * 1024]u8 align(16) = undefined;
+    var heap = Heap.init(&region);
+    const m = try newMap(&heap, .map);
+    for (0..20) |i| try m.put(&heap, Value.number(@floatFromInt(i)), Value.number(@floatFromInt(i * 2)));
+    try m.put(&heap, Value.nan, Value.true_value);
+    try std.testing.expect(m.get(Value.number(std.math.nan(f64))) != null);
+    try m.put(&heap, Value.number(-0.0), Value.false_value);
+    try std.testing.expect(m.get(Value.number(0)).?.eqlBits(Value.false_value));
+    try std.testing.expect(m.remove(Value.number(3)));
+    try std.testing.expect(m.get(Value.number(3)) == null);
+    try std.testing.expectEqual(@as(u32, 20), m.live);
+}

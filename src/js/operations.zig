@@ -1,0 +1,952 @@
+//! The language's abstract operations (ECMA-262 section 7): conversions, equality, relational
+//! comparison, property access on every kind of value, and iteration. The interpreter calls
+//! these for everything beyond its inline fast paths; the builtins call them too.
+//!
+//! Property access has no prototype chain to walk: an object's own properties come first,
+//! then the builtin methods of its kind (comptime tables in builtins.zig, looked up by the
+//! key's builtin name id), then Object.prototype's.
+const std = @import("std");
+const assert = std.debug.assert;
+
+const Vm = @import("Vm.zig");
+const Error = Vm.Error;
+const value_mod = @import("value.zig");
+const Value = value_mod.Value;
+const Cell = value_mod.Cell;
+const string = @import("string.zig");
+const String = string.String;
+const object = @import("object.zig");
+const Object = object.Object;
+const number = @import("number.zig");
+const names = @import("names.zig");
+const builtins = @import("builtins.zig");
+const bytecode = @import("bytecode.zig");
+
+// ---------------------------------------------------------------------------------------
+// Formatting values into messages.
+
+/// `{f}` of a string: its UTF-8 text.
+pub const StringFormat = struct {
+    s: *const String,
+
+    pub fn format(self: StringFormat, w: *std.Io.Writer) std.Io.Writer.Error!void {
+        try string.writeUtf8(w, self.s);
+    }
+};
+
+/// `{f}` of a value as V8 names it in a message where no source text is at hand.
+pub const ShortFormat = struct {
+    vm: *Vm,
+    v: Value,
+
+    pub fn format(self: ShortFormat, w: *std.Io.Writer) std.Io.Writer.Error!void {
+        const v = self.v;
+        if (v.isNumber()) {
+            var buf: [number.format_bytes_max]u8 = undefined;
+            return w.writeAll(number.format(&buf, v.asNumber()));
+        }
+        if (v.isString()) {
+            try w.writeByte('"');
+            try string.writeUtf8(w, v.asString());
+            return w.writeByte('"');
+        }
+        if (v.isUndefined()) return w.writeAll("undefined");
+        if (v.isNull()) return w.writeAll("null");
+        if (v.eqlBits(Value.true_value)) return w.writeAll("true");
+        if (v.eqlBits(Value.false_value)) return w.writeAll("false");
+        if (v.is(.object)) {
+            return switch (v.asObject().kind) {
+                .array => w.writeAll("object"),
+                .closure => w.writeAll("function"),
+                else => w.writeAll("#<Object>"),
+            };
+        }
+        return w.writeAll("function");
+    }
+};
+
+/// `{f}` of a value as V8's NoSideEffectsToString shows it, in the messages of builtins that
+/// name a bad argument by its value ("s is not a function" from `[1].map("s")`): primitives
+/// as String() shows them, a function as its source text, an error as its toString, an array
+/// as `[object Array]`, an object with a toString of its own as `[object Object]`, and other
+/// objects by their constructor's name (`#<Object>`, `#<Map>`).
+pub const ValueText = struct {
+    vm: *Vm,
+    v: Value,
+
+    pub fn format(self: ValueText, w: *std.Io.Writer) std.Io.Writer.Error!void {
+        const v = self.v;
+        if (v.isString()) return string.writeUtf8(w, v.asString());
+        // Math, JSON and console are plain objects whose constructor is Object.
+        if (v.is(.builtin) and !builtins.isCallableBuiltin(@intCast(v.payload()))) return w.writeAll("#<Object>");
+        if (v.is(.native) or v.is(.builtin)) {
+            const text = toString(self.vm, v) catch return w.writeAll("#<Object>");
+            return string.writeUtf8(w, text);
+        }
+        if (!v.is(.object)) return (ShortFormat{ .vm = self.vm, .v = v }).format(w);
+        const o = v.asObject();
+        switch (o.kind) {
+            .closure => {
+                const f = o.as(object.Closure).function;
+                return w.writeAll(self.vm.program.source[f.source_start..f.source_end]);
+            },
+            .error_object => return errorText(w, o),
+            .array => return w.writeAll("[object Array]"),
+            .plain, .map, .set, .iterator => {},
+        }
+        if (o.properties.get(names.string("toString")) != null) return w.writeAll("[object Object]");
+        if (o.properties.get(names.string("constructor"))) |constructor| {
+            const name = functionName(self.vm, constructor);
+            if (name.len > 0) return w.print("#<{s}>", .{name});
+            return w.writeAll("[object Object]");
+        }
+        return w.writeAll(switch (o.kind) {
+            .map => "#<Map>",
+            .set => "#<Set>",
+            else => "#<Object>",
+        });
+    }
+
+    /// Error.prototype.toString without running anything: the own name and message.
+    fn errorText(w: *std.Io.Writer, o: *Object) std.Io.Writer.Error!void {
+        const e = o.as(object.ErrorObject);
+        const name_value = o.properties.get(names.string("name"));
+        const message: ?*const String = if (o.properties.get(names.string("message"))) |m|
+            (if (m.isString()) m.asString() else null)
+        else
+            e.message;
+        if (name_value != null and name_value.?.isString()) {
+            try string.writeUtf8(w, name_value.?.asString());
+        } else {
+            try w.writeAll(e.error_kind.name());
+        }
+        if (message) |m| if (m.len > 0) {
+            try w.writeAll(": ");
+            try string.writeUtf8(w, m);
+        };
+    }
+
+    /// A function value's name, or "" for anything else.
+    fn functionName(vm: *Vm, f: Value) []const u8 {
+        if (f.objectOf(.closure)) |c| {
+            const function = c.as(object.Closure).function;
+            if (function.name == @import("Program.zig").no_name) return "";
+            return vm.constantString(function.name).latin1();
+        }
+        if (f.is(.native)) return builtins.native(vm, @intCast(f.payload())).name;
+        if (f.is(.builtin) and builtins.isCallableBuiltin(@intCast(f.payload()))) {
+            return builtins.builtinName(vm, @intCast(f.payload()));
+        }
+        return "";
+    }
+};
+
+// ---------------------------------------------------------------------------------------
+// Conversions.
+
+pub fn toBoolean(v: Value) bool {
+    if (v.isNumber()) {
+        const x = v.asNumber();
+        return !(x == 0 or std.math.isNan(x));
+    }
+    if (v.isString()) return v.asString().len > 0;
+    if (v.is(.special)) return v.eqlBits(Value.true_value);
+    return true;
+}
+
+/// ToNumber; only objects can run user code (their valueOf or toString).
+pub fn toNumber(vm: *Vm, v: Value) Error!f64 {
+    if (v.isNumber()) return v.asNumber();
+    if (v.isString()) return stringToNumber(v.asString());
+    if (v.is(.special)) {
+        if (v.eqlBits(Value.true_value)) return 1;
+        if (v.eqlBits(Value.false_value) or v.isNull()) return 0;
+        return std.math.nan(f64);
+    }
+    if (v.is(.object)) {
+        const p = try toPrimitive(vm, v, .number);
+        return toNumber(vm, p);
+    }
+    return std.math.nan(f64);
+}
+
+pub fn toNumberValue(vm: *Vm, v: Value) Error!f64 {
+    return if (v.isNumber()) v.asNumber() else toNumber(vm, v);
+}
+
+pub fn stringToNumber(s: *const String) f64 {
+    // Trim JavaScript white space; what remains must be ASCII to be a number.
+    var start: usize = 0;
+    var end: usize = s.len;
+    while (start < end and number.isSpace(s.at(start))) start += 1;
+    while (end > start and number.isSpace(s.at(end - 1))) end -= 1;
+    if (end - start > 512) return longStringToNumber(s, start, end);
+    var buf: [512]u8 = undefined;
+    for (start..end) |i| {
+        const u = s.at(i);
+        if (u > 0x7F) return std.math.nan(f64);
+        buf[i - start] = @intCast(u);
+    }
+    return number.parse(buf[0 .. end - start]);
+}
+
+fn longStringToNumber(s: *const String, start: usize, end: usize) f64 {
+    // Only a long run of digits (or zeros after a point) can be a number this long; anything
+    // else is NaN. Parse digits directly from the units.
+    if (s.flags.wide) return std.math.nan(f64);
+    return number.parse(s.latin1()[start..end]);
+}
+
+pub const Hint = enum { default, number, string };
+
+/// ToPrimitive: an object's own `valueOf`/`toString` if it has callable ones (user code),
+/// otherwise the builtin conversions of its kind.
+pub fn toPrimitive(vm: *Vm, v: Value, hint: Hint) Error!Value {
+    // Builtin objects and functions (Math, Math.max) convert to their toString text.
+    if (v.is(.builtin) or v.is(.native)) return Value.string(try toString(vm, v));
+    if (!v.is(.object)) return v;
+    const o = v.asObject();
+    const first = if (hint == .string) names.string("toString") else names.string("valueOf");
+    const second = if (hint == .string) names.string("valueOf") else names.string("toString");
+    for ([_]*String{ first, second }) |method| {
+        if (o.properties.get(method)) |f| {
+            if (isCallable(f)) {
+                const result = try vm.call(f, v, &.{});
+                if (!result.is(.object)) return result;
+            }
+        }
+    }
+    if (o.properties.get(first) != null or o.properties.get(second) != null) {
+        // A user method returned an object and the other is not a function.
+        if (!hasDefaultConversion(o, first) and !hasDefaultConversion(o, second)) {
+            return vm.throwMessage(.type_error, "Cannot convert object to primitive value");
+        }
+    }
+    return Value.string(try defaultString(vm, o));
+}
+
+fn hasDefaultConversion(o: *Object, method: *String) bool {
+    return o.properties.get(method) == null;
+}
+
+/// What Object.prototype.toString (and Array's, Error's) make of an object.
+fn defaultString(vm: *Vm, o: *Object) Error!*String {
+    switch (o.kind) {
+        .array => return builtins.array.join(vm, o.as(object.Array), names.string(",")),
+        .error_object => return builtins.errors.errorToString(vm, Value.obj(o)),
+        .closure => {
+            // Its source text, as JavaScript's Function.prototype.toString gives it.
+            const f = o.as(object.Closure).function;
+            return vm.newString(vm.program.source[f.source_start..f.source_end]);
+        },
+        .map => return names.string("[object Map]"),
+        .set => return names.string("[object Set]"),
+        .iterator => return names.string("[object Iterator]"),
+        .plain => return names.string("[object Object]"),
+    }
+}
+
+/// Whether `typeof v` is "object" or "function" (and not null): heap objects, and the builtin
+/// objects and functions, which are tagged values of their own.
+pub fn isObjectLike(v: Value) bool {
+    return v.is(.object) or v.is(.builtin) or v.is(.native);
+}
+
+pub fn isCallable(v: Value) bool {
+    if (v.is(.native)) return true;
+    if (v.objectOf(.closure) != null) return true;
+    if (v.is(.builtin)) return builtins.isCallableBuiltin(@intCast(v.payload()));
+    return false;
+}
+
+/// ToString.
+pub fn toString(vm: *Vm, v: Value) Error!*String {
+    if (v.isString()) return v.asString();
+    if (v.isNumber()) return numberToString(vm, v.asNumber());
+    if (v.is(.special)) {
+        if (v.eqlBits(Value.true_value)) return names.string("true");
+        if (v.eqlBits(Value.false_value)) return names.string("false");
+        if (v.isNull()) return names.string("null");
+        return names.string("undefined");
+    }
+    if (v.is(.object)) {
+        const p = try toPrimitive(vm, v, .string);
+        return toString(vm, p);
+    }
+    if (v.is(.native)) {
+        const native = builtins.native(vm, @intCast(v.payload()));
+        // node's console methods are bound functions, whose text has no name.
+        const bound = native.func == builtins.console.log or native.func == builtins.console.logError;
+        var buf: [128]u8 = undefined;
+        const text = if (bound)
+            "function () { [native code] }"
+        else
+            std.fmt.bufPrint(&buf, "function {s}() {{ [native code] }}", .{native.name}) catch "function () { [native code] }";
+        return vm.newString(text);
+    }
+    if (v.is(.builtin)) return builtins.builtinToString(vm, @intCast(v.payload()));
+    return names.string("undefined");
+}
+
+pub fn numberToString(vm: *Vm, x: f64) Error!*String {
+    if (x >= 0 and x < string.small_integers_count and x == @trunc(x)) {
+        return string.smallInteger(@intFromFloat(x));
+    }
+    var buf: [number.format_bytes_max]u8 = undefined;
+    return vm.newLatin1(number.format(&buf, x));
+}
+
+/// ToPropertyKey: strings as they are, everything else through ToString.
+pub fn toPropertyKey(vm: *Vm, v: Value) Error!*String {
+    if (v.isString()) return v.asString();
+    return toString(vm, v);
+}
+
+pub fn typeOf(vm: *Vm, v: Value) *String {
+    _ = vm;
+    if (v.isNumber()) return names.string("number");
+    if (v.isString()) return names.string("string");
+    if (v.is(.special)) {
+        if (v.isBool()) return names.string("boolean");
+        if (v.isNull()) return names.string("object");
+        return names.string("undefined");
+    }
+    if (isCallable(v)) return names.string("function");
+    return names.string("object");
+}
+
+// ---------------------------------------------------------------------------------------
+// Arithmetic and comparison.
+
+pub fn modulo(x: f64, y: f64) f64 {
+    // Integers (the common case) take the integer remainder; fmod is a slow loop.
+    const limit = 9007199254740992.0;
+    if (x == @trunc(x) and y == @trunc(y) and @abs(x) < limit and @abs(y) < limit and y != 0) {
+        const r = @rem(@as(i64, @intFromFloat(x)), @as(i64, @intFromFloat(y)));
+        // The result has the dividend's sign, zero included: -4 % 2 is -0.
+        if (r == 0) return if (std.math.signbit(x)) -0.0 else 0.0;
+        return @floatFromInt(r);
+    }
+    if (std.math.isInf(y) and !std.math.isInf(x)) return x;
+    return @rem(x, y);
+}
+
+/// `x ** y` and Math.pow: V8's fdlibm pow, whose special cases are already JavaScript's
+/// (`1 ** Infinity` is NaN, `NaN ** 0` is 1).
+pub fn power(x: f64, y: f64) f64 {
+    return @import("fdlibm.zig").pow(x, y);
+}
+
+pub fn bitwise(op: bytecode.Op, x: f64, y: f64) f64 {
+    const a = number.toInt32(x);
+    const b = number.toInt32(y);
+    const shift: u5 = @intCast(number.toUint32(y) & 31);
+    return switch (op) {
+        .bit_and => @floatFromInt(a & b),
+        .bit_or => @floatFromInt(a | b),
+        .bit_xor => @floatFromInt(a ^ b),
+        .shl => @floatFromInt(a << shift),
+        .sar => @floatFromInt(a >> shift),
+        .shr => @floatFromInt(number.toUint32(x) >> shift),
+        else => unreachable,
+    };
+}
+
+pub fn add(vm: *Vm, a: Value, b: Value) Error!Value {
+    if (a.isString() and b.isString()) return Value.string(try concatTwo(vm, a.asString(), b.asString()));
+    const pa = try toPrimitive(vm, a, .default);
+    const pb = try toPrimitive(vm, b, .default);
+    if (pa.isString() or pb.isString()) {
+        const sa = try toString(vm, pa);
+        const sb = try toString(vm, pb);
+        return Value.string(try concatTwo(vm, sa, sb));
+    }
+    return Value.number(try toNumber(vm, pa) + try toNumber(vm, pb));
+}
+
+/// a + b on strings; V8's RangeError past the longest string it makes.
+pub fn concatTwo(vm: *Vm, a: *String, b: *String) Error!*String {
+    if (@as(usize, a.len) + b.len > string.length_max) return vm.throwMessage(.range_error, "Invalid string length");
+    return string.concat(vm.heap, a, b) catch vm.outOfMemory();
+}
+
+pub fn strictEquals(a: Value, b: Value) bool {
+    if (a.isNumber() and b.isNumber()) return a.asNumber() == b.asNumber();
+    if (a.isString() and b.isString()) return a.asString().eql(b.asString());
+    return a.bits == b.bits;
+}
+
+pub fn looseEquals(vm: *Vm, a: Value, b: Value) Error!bool {
+    if (a.isNumber() and b.isNumber()) return a.asNumber() == b.asNumber();
+    if (a.isString() and b.isString()) return a.asString().eql(b.asString());
+    if (a.isNullish() or b.isNullish()) return a.isNullish() and b.isNullish();
+    if (isObjectLike(a) and isObjectLike(b)) return a.bits == b.bits;
+    if (a.isBool()) return looseEquals(vm, Value.number(try toNumber(vm, a)), b);
+    if (b.isBool()) return looseEquals(vm, a, Value.number(try toNumber(vm, b)));
+    if (a.isNumber() and b.isString()) return a.asNumber() == stringToNumber(b.asString());
+    if (a.isString() and b.isNumber()) return stringToNumber(a.asString()) == b.asNumber();
+    if (isObjectLike(a) and (b.isNumber() or b.isString())) return looseEquals(vm, try toPrimitive(vm, a, .default), b);
+    if (isObjectLike(b) and (a.isNumber() or a.isString())) return looseEquals(vm, a, try toPrimitive(vm, b, .default));
+    return a.bits == b.bits;
+}
+
+/// `<`, `<=`, `>`, `>=` on values that are not both numbers.
+pub fn compare(vm: *Vm, op: bytecode.Op, a: Value, b: Value) Error!bool {
+    const pa = try toPrimitive(vm, a, .number);
+    const pb = try toPrimitive(vm, b, .number);
+    if (pa.isString() and pb.isString()) {
+        const order = pa.asString().order(pb.asString());
+        return switch (op) {
+            .lt => order == .lt,
+            .le => order != .gt,
+            .gt => order == .gt,
+            .ge => order != .lt,
+            else => unreachable,
+        };
+    }
+    const x = try toNumber(vm, pa);
+    const y = try toNumber(vm, pb);
+    return switch (op) {
+        .lt => x < y,
+        .le => x <= y,
+        .gt => x > y,
+        .ge => x >= y,
+        else => unreachable,
+    };
+}
+
+pub fn instanceOf(vm: *Vm, v: Value, constructor: Value) Error!bool {
+    if (!(constructor.is(.object) or constructor.is(.builtin) or constructor.is(.native))) {
+        return vm.throwMessage(.type_error, "Right-hand side of 'instanceof' is not an object");
+    }
+    if (!isCallable(constructor)) {
+        return vm.throwMessage(.type_error, "Right-hand side of 'instanceof' is not callable");
+    }
+    if (constructor.objectOf(.closure)) |c| {
+        // Arrow functions have no prototype; other functions have one that nothing inherits
+        // from (there is no `new` on user functions).
+        if (c.as(object.Closure).function.is_arrow) {
+            return vm.throwMessage(.type_error, "Function has non-object prototype 'undefined' in instanceof check");
+        }
+        return false;
+    }
+    if (!constructor.is(.builtin)) return false; // A builtin function that is no constructor.
+    return builtins.isInstance(@intCast(constructor.payload()), v);
+}
+
+/// `key in obj`.
+pub fn hasProperty(vm: *Vm, obj: Value, key_value: Value) Error!bool {
+    if (obj.is(.builtin) or obj.is(.native)) {
+        // Their members are all defined values, and Object.prototype gives `constructor`.
+        const key = try toPropertyKey(vm, key_value);
+        if (key.eqlLatin1("constructor")) return true;
+        return !(try getPrimitiveField(vm, obj, key)).isUndefined();
+    }
+    if (!obj.is(.object)) {
+        const key = try toPropertyKey(vm, key_value);
+        // V8 shows a string operand without quotes.
+        if (obj.isString()) {
+            return vm.throwFmt(.type_error, "Cannot use 'in' operator to search for '{f}' in {f}", .{
+                StringFormat{ .s = key }, StringFormat{ .s = obj.asString() },
+            });
+        }
+        return vm.throwFmt(.type_error, "Cannot use 'in' operator to search for '{f}' in {f}", .{
+            StringFormat{ .s = key }, ShortFormat{ .vm = vm, .v = obj },
+        });
+    }
+    const o = obj.asObject();
+    if (o.kind == .array and key_value.isNumber()) {
+        const a = o.as(object.Array);
+        if (arrayIndex(key_value.asNumber())) |i| return i < a.len and !a.items[i].eqlBits(Value.hole);
+    }
+    const key = try toPropertyKey(vm, key_value);
+    if (o.properties.find(key) != null) return true;
+    switch (o.kind) {
+        .array => {
+            const a = o.as(object.Array);
+            if (key.arrayIndex()) |i| return i < a.len and !a.items[i].eqlBits(Value.hole);
+            if (key.eqlLatin1("length")) return true;
+        },
+        // Error.prototype has name and message; every error has its own stack.
+        .error_object => if (key.eqlLatin1("message") or key.eqlLatin1("name") or key.eqlLatin1("stack")) return true,
+        .closure => if (key.eqlLatin1("name") or key.eqlLatin1("length")) return true,
+        .map, .set => if (key.eqlLatin1("size")) return true,
+        else => {},
+    }
+    if (key.eqlLatin1("constructor")) return true;
+    return builtins.protoMember(vm, o, key) != null;
+}
+
+// ---------------------------------------------------------------------------------------
+// Properties.
+
+/// The array index a number denotes, if it is one.
+pub inline fn arrayIndex(x: f64) ?u32 {
+    if (!(x >= 0 and x < 4294967295.0)) return null;
+    const i: u32 = @intFromFloat(x);
+    if (@as(f64, @floatFromInt(i)) != x) return null;
+    return i;
+}
+
+pub fn getField(vm: *Vm, obj: Value, key: *String) Error!Value {
+    if (obj.is(.object)) {
+        const o = obj.asObject();
+        if (o.properties.find(key)) |i| return o.properties.items[i].value;
+        return getObjectField(vm, o, key);
+    }
+    return getPrimitiveField(vm, obj, key);
+}
+
+fn getObjectField(vm: *Vm, o: *Object, key: *String) Error!Value {
+    switch (o.kind) {
+        .plain => {},
+        .array => {
+            const a = o.as(object.Array);
+            if (key.arrayIndex()) |i| return elementAt(a, i);
+            if (names.is(key, "length")) return Value.number(@floatFromInt(a.len));
+        },
+        .closure => {
+            const f = o.as(object.Closure).function;
+            if (names.is(key, "name")) {
+                return Value.string(if (f.name == @import("Program.zig").no_name) string.empty else vm.constantString(f.name));
+            }
+            if (names.is(key, "length")) return Value.number(@floatFromInt(f.length));
+        },
+        .error_object => {
+            const e = o.as(object.ErrorObject);
+            if (names.is(key, "message")) return Value.string(e.message orelse string.empty);
+            if (names.is(key, "name")) return Value.string(errorKindName(e.error_kind));
+            if (names.is(key, "stack")) return Value.string(try builtins.errors.stackString(vm, e));
+        },
+        .map, .set => {
+            if (names.is(key, "size")) return Value.number(@floatFromInt(object.mapOf(o).live));
+        },
+        .iterator => {},
+    }
+    return builtins.protoMember(vm, o, key) orelse Value.undefined_value;
+}
+
+pub fn errorKindName(kind: object.ErrorKind) *String {
+    return switch (kind) {
+        inline else => |k| names.string(comptime k.name()),
+    };
+}
+
+fn elementAt(a: *const object.Array, i: u32) Value {
+    if (i >= a.len) return Value.undefined_value;
+    const v = a.items[i];
+    return if (v.eqlBits(Value.hole)) Value.undefined_value else v;
+}
+
+fn getPrimitiveField(vm: *Vm, obj: Value, key: *String) Error!Value {
+    if (obj.isString()) {
+        const s = obj.asString();
+        if (key.arrayIndex()) |i| {
+            if (i >= s.len) return Value.undefined_value;
+            return Value.string(try charAt(vm, s, i));
+        }
+        if (names.is(key, "length")) return Value.number(@floatFromInt(s.len));
+        return builtins.primitiveMember(obj, key) orelse Value.undefined_value;
+    }
+    if (obj.isNullish()) {
+        return vm.throwFmt(.type_error, "Cannot read properties of {s} (reading '{f}')", .{
+            if (obj.isNull()) "null" else "undefined", StringFormat{ .s = key },
+        });
+    }
+    if (obj.is(.builtin)) return builtins.staticMember(vm, @intCast(obj.payload()), key);
+    if (obj.is(.native)) {
+        const native = builtins.native(vm, @intCast(obj.payload()));
+        if (names.is(key, "name")) return Value.string(try vm.newLatin1(native.name));
+        if (names.is(key, "length")) return Value.number(@floatFromInt(native.length));
+    }
+    return builtins.primitiveMember(obj, key) orelse Value.undefined_value;
+}
+
+/// The one-unit string at index i.
+pub fn charAt(vm: *Vm, s: *String, i: usize) Error!*String {
+    const unit = s.at(i);
+    if (unit <= 0xFF) return string.single(@intCast(unit));
+    return string.fromUtf16(vm.heap, &.{unit}) catch vm.outOfMemory();
+}
+
+pub fn getElement(vm: *Vm, obj: Value, key: Value) Error!Value {
+    if (key.isNumber()) {
+        if (obj.objectOf(.array)) |o| {
+            if (arrayIndex(key.asNumber())) |i| return elementAt(o.as(object.Array), i);
+        } else if (obj.isString()) {
+            const s = obj.asString();
+            if (arrayIndex(key.asNumber())) |i| {
+                if (i >= s.len) return Value.undefined_value;
+                return Value.string(try charAt(vm, s, i));
+            }
+        }
+    }
+    return getField(vm, obj, try toPropertyKey(vm, key));
+}
+
+pub fn setField(vm: *Vm, obj: Value, key: *String, v: Value) Error!void {
+    if (!obj.is(.object)) return setPrimitiveField(vm, obj, key);
+    const o = obj.asObject();
+    if (o.frozen) return throwFrozen(vm, o, key);
+    try checkModuleWrite(vm, o);
+    switch (o.kind) {
+        .array => {
+            const a = o.as(object.Array);
+            if (key.arrayIndex()) |i| return setIndex(vm, a, i, v);
+            if (names.is(key, "length")) return setLength(vm, a, v);
+        },
+        .error_object => if (names.is(key, "message") and v.isString()) {
+            o.as(object.ErrorObject).message = v.asString();
+            return;
+        },
+        else => {},
+    }
+    o.properties.put(vm.heap, key, v) catch return vm.outOfMemory();
+}
+
+fn setPrimitiveField(vm: *Vm, obj: Value, key: *String) Error {
+    if (obj.isNullish()) {
+        return vm.throwFmt(.type_error, "Cannot set properties of {s} (setting '{f}')", .{
+            if (obj.isNull()) "null" else "undefined", StringFormat{ .s = key },
+        });
+    }
+    if (obj.isString()) {
+        // Indexes inside the string and its length are read-only properties of it.
+        const s = obj.asString();
+        const own = if (key.arrayIndex()) |i| i < s.len else key.eqlLatin1("length");
+        if (own) return vm.throwFmt(.type_error, "Cannot assign to read only property '{f}' of string '{f}'", .{ StringFormat{ .s = key }, StringFormat{ .s = s } });
+        return vm.throwFmt(.type_error, "Cannot create property '{f}' on string '{f}'", .{ StringFormat{ .s = key }, StringFormat{ .s = s } });
+    }
+    if (obj.isNumber() or obj.isBool()) {
+        return vm.throwFmt(.type_error, "Cannot create property '{f}' on {s} '{f}'", .{
+            StringFormat{ .s = key }, if (obj.isNumber()) "number" else "boolean", ShortFormat{ .vm = vm, .v = obj },
+        });
+    }
+    return vm.throwFmt(.type_error, "Cannot add property {f}, object is not extensible", .{StringFormat{ .s = key }});
+}
+
+fn throwFrozen(vm: *Vm, o: *Object, key: *String) Error {
+    if (o.properties.find(key) != null or (o.kind == .array and key.arrayIndex() != null and key.arrayIndex().? < o.as(object.Array).len)) {
+        return vm.throwFmt(.type_error, "Cannot assign to read only property '{f}' of object '{s}'", .{
+            StringFormat{ .s = key }, if (o.kind == .array) "[object Array]" else "#<Object>",
+        });
+    }
+    return vm.throwFmt(.type_error, "Cannot add property {f}, object is not extensible", .{StringFormat{ .s = key }});
+}
+
+pub fn setIndex(vm: *Vm, a: *object.Array, i: u32, v: Value) Error!void {
+    try checkModuleWrite(vm, a);
+    if (i < a.len) {
+        a.items[i] = v;
+        return;
+    }
+    if (a.object.frozen) {
+        var buf: [16]u8 = undefined;
+        return vm.throwFmt(.type_error, "Cannot add property {s}, object is not extensible", .{std.fmt.bufPrint(&buf, "{d}", .{i}) catch "?"});
+    }
+    if (i >= object.length_max) return vm.throwMessage(.range_error, "Invalid array length");
+    a.setLength(vm.heap, @as(usize, i) + 1) catch return vm.outOfMemory();
+    a.items[i] = v;
+}
+
+fn setLength(vm: *Vm, a: *object.Array, v: Value) Error!void {
+    const x = try toNumber(vm, v);
+    const len = arrayIndex(x) orelse return vm.throwMessage(.range_error, "Invalid array length");
+    if (len > object.length_max) return vm.throwMessage(.range_error, "Invalid array length");
+    a.setLength(vm.heap, len) catch return vm.outOfMemory();
+}
+
+pub fn setElement(vm: *Vm, obj: Value, key: Value, v: Value) Error!void {
+    if (key.isNumber()) {
+        if (obj.objectOf(.array)) |o| {
+            if (arrayIndex(key.asNumber())) |i| {
+                if (o.frozen) return throwFrozen(vm, o, try toPropertyKey(vm, key));
+                return setIndex(vm, o.as(object.Array), i, v);
+            }
+        }
+    }
+    return setField(vm, obj, try toPropertyKey(vm, key), v);
+}
+
+pub fn deleteField(vm: *Vm, obj: Value, key: *String) Error!bool {
+    if (!obj.is(.object)) {
+        if (obj.isNullish()) {
+            return vm.throwFmt(.type_error, "Cannot convert undefined or null to object", .{});
+        }
+        return true;
+    }
+    const o = obj.asObject();
+    try checkModuleWrite(vm, o);
+    if (o.kind == .array) {
+        const a = o.as(object.Array);
+        if (key.arrayIndex()) |i| {
+            if (i >= a.len) return true;
+            if (o.frozen) return vm.throwFmt(.type_error, "Cannot delete property '{d}' of [object Array]", .{i});
+            a.items[i] = Value.hole;
+            return true;
+        }
+    }
+    if (o.frozen and o.properties.find(key) != null) {
+        return vm.throwFmt(.type_error, "Cannot delete property '{f}' of #<Object>", .{StringFormat{ .s = key }});
+    }
+    _ = o.properties.remove(vm.heap, key) catch return vm.outOfMemory();
+    return true;
+}
+
+/// Writing to a module's state from a request is refused: a handler keeps no state between
+/// requests, and a request's objects must not outlive it by hiding in module state.
+pub inline fn checkModuleWrite(vm: *Vm, address: *const anyopaque) Error!void {
+    if (@intFromPtr(address) >= vm.module_floor) return throwModuleWrite(vm);
+}
+
+fn throwModuleWrite(vm: *Vm) Error {
+    return vm.throwMessage(.type_error, "Cannot modify module state from a request: handlers keep no state between requests");
+}
+
+pub fn checkCellWritable(vm: *Vm, cell: *Cell) Error!void {
+    return checkModuleWrite(vm, cell);
+}
+
+/// Copies own enumerable properties of `src` onto `target`, except `excluded` keys (object
+/// spread and object rest).
+pub fn copyProperties(vm: *Vm, target: *Object, src: Value, excluded: []const Value) Error!void {
+    if (src.isString()) {
+        const s = src.asString();
+        for (0..s.len) |i| {
+            const key = try numberToString(vm, @floatFromInt(i));
+            if (try isExcluded(vm, key, excluded)) continue;
+            target.properties.put(vm.heap, key, Value.string(try charAt(vm, s, i))) catch return vm.outOfMemory();
+        }
+        return;
+    }
+    if (!src.is(.object)) return;
+    const o = src.asObject();
+    if (o.kind == .array) {
+        const a = o.as(object.Array);
+        for (a.slice(), 0..) |v, i| {
+            if (v.eqlBits(Value.hole)) continue;
+            const key = try numberToString(vm, @floatFromInt(i));
+            if (try isExcluded(vm, key, excluded)) continue;
+            target.properties.put(vm.heap, key, v) catch return vm.outOfMemory();
+        }
+    }
+    for (o.properties.slice()) |p| {
+        if (try isExcluded(vm, p.key, excluded)) continue;
+        target.properties.put(vm.heap, p.key, p.value) catch return vm.outOfMemory();
+    }
+}
+
+fn isExcluded(vm: *Vm, key: *String, excluded: []const Value) Error!bool {
+    for (excluded) |e| {
+        if (key.eql(try toPropertyKey(vm, e))) return true;
+    }
+    return false;
+}
+
+/// for-in's iteration: the keys now, each visited only if still present when reached.
+pub fn forInStart(vm: *Vm, v: Value) Error!Value {
+    const keys = try ownKeysArray(vm, v);
+    if (!v.is(.object)) return Value.obj(&keys.object);
+    const it = vm.heap.create(object.Iterator) catch return vm.outOfMemory();
+    it.* = .{ .object = .{ .kind = .iterator }, .source = v, .iterator_kind = .for_in_keys, .keys = keys };
+    return Value.obj(&it.object);
+}
+
+/// Whether an object still has an own key (for-in skips keys deleted on the way).
+pub fn hasOwnKey(o: *Object, key: *String) bool {
+    if (o.properties.find(key) != null) return true;
+    if (o.kind == .array) {
+        const a = o.as(object.Array);
+        if (key.arrayIndex()) |i| return i < a.len and !a.items[i].eqlBits(Value.hole);
+    }
+    return false;
+}
+
+/// The own enumerable string keys, in order (for-in, Object.keys).
+pub fn ownKeysArray(vm: *Vm, v: Value) Error!*object.Array {
+    if (v.isString()) {
+        const s = v.asString();
+        const keys = try vm.newArray(s.len);
+        for (0..s.len) |i| keys.push(vm.heap, Value.string(try numberToString(vm, @floatFromInt(i)))) catch return vm.outOfMemory();
+        return keys;
+    }
+    if (!v.is(.object)) return vm.newArray(0);
+    const o = v.asObject();
+    var count: usize = o.properties.len;
+    if (o.kind == .array) count += o.as(object.Array).len;
+    const keys = try vm.newArray(count);
+    if (o.kind == .array) {
+        const a = o.as(object.Array);
+        for (a.slice(), 0..) |item, i| {
+            if (item.eqlBits(Value.hole)) continue;
+            keys.push(vm.heap, Value.string(try numberToString(vm, @floatFromInt(i)))) catch return vm.outOfMemory();
+        }
+    }
+    for (o.properties.slice()) |p| keys.push(vm.heap, Value.string(p.key)) catch return vm.outOfMemory();
+    return keys;
+}
+
+// ---------------------------------------------------------------------------------------
+// Strings.
+
+/// ToString of each value, concatenated (template literals).
+pub fn concatValues(vm: *Vm, values: []Value) Error!*String {
+    var total: usize = 0;
+    var wide = false;
+    for (values) |*v| {
+        const s = try toString(vm, v.*);
+        v.* = Value.string(s);
+        total += s.len;
+        if (s.flags.wide) wide = true;
+    }
+    if (total > string.length_max) return vm.throwMessage(.range_error, "Invalid string length");
+    if (values.len == 2) return concatTwo(vm, values[0].asString(), values[1].asString());
+    if (values.len == 1) return values[0].asString();
+    var b = string.Builder.init(vm.heap, total, wide) catch return vm.outOfMemory();
+    for (values) |v| b.appendString(v.asString());
+    return b.finish() catch vm.outOfMemory();
+}
+
+// ---------------------------------------------------------------------------------------
+// Iteration: the state is (source, cursor), two stack values.
+
+/// Where an iteration happens, for its "not iterable" message: the wording and the
+/// site's source text (see bytecode.IterationMode).
+pub const IterationSite = struct {
+    mode: bytecode.IterationMode = .value,
+    text: ?*String = null,
+};
+
+pub fn isIterable(v: Value) bool {
+    if (v.isString()) return true;
+    if (!v.is(.object)) return false;
+    return switch (v.asObject().kind) {
+        .array, .map, .set, .iterator => true,
+        else => false,
+    };
+}
+
+/// Checks that a value can be iterated and returns the source to iterate.
+pub fn iterStart(vm: *Vm, v: Value, site: IterationSite) Error!Value {
+    if (isIterable(v)) return v;
+    return throwNotIterable(vm, v, site);
+}
+
+/// "... is not iterable", worded as V8 words it at the site.
+pub fn throwNotIterable(vm: *Vm, v: Value, site: IterationSite) Error {
+    if (site.mode == .property_value) {
+        const shown: SiteText = .{ .vm = vm, .v = v, .text = site.text };
+        if (v.isNullish()) {
+            const what = if (v.isNull()) "null" else "undefined";
+            return vm.throwFmt(.type_error, "Cannot destructure property 'Symbol(Symbol.iterator)' of '{f}' as it is {s}.", .{ shown, what });
+        }
+        return vm.throwFmt(.type_error, "{f} is not iterable (cannot read property Symbol(Symbol.iterator))", .{shown});
+    }
+    const text = site.text orelse return vm.throwFmt(.type_error, "{f} is not iterable (cannot read property Symbol(Symbol.iterator))", .{DefaultSite{ .vm = vm, .v = v }});
+    const s = StringFormat{ .s = text };
+    return switch (site.mode) {
+        .value => vm.throwFmt(.type_error, "{f} is not iterable (cannot read property Symbol(Symbol.iterator))", .{DefaultSite{ .vm = vm, .v = v }}),
+        .plain => vm.throwFmt(.type_error, "{f} is not iterable", .{s}),
+        .noted => vm.throwFmt(.type_error, "{f} is not iterable (cannot read property Symbol(Symbol.iterator))", .{s}),
+        .call => vm.throwFmt(.type_error, "{f} is not a function or its return value is not iterable", .{s}),
+        .spread_argument => if (v.isNullish())
+            vm.throwFmt(.type_error, "{f} is not iterable (cannot read property {s})", .{ s, if (v.isNull()) "null" else "undefined" })
+        else
+            vm.throwMessage(.type_error, "Spread syntax requires ...iterable[Symbol.iterator] to be a function"),
+        .property_value => unreachable, // Handled above.
+    };
+}
+
+/// A site's source text, or the value as V8 shows it without one.
+pub const SiteText = struct {
+    vm: *Vm,
+    v: Value,
+    text: ?*String,
+
+    pub fn format(self: SiteText, w: *std.Io.Writer) std.Io.Writer.Error!void {
+        if (self.text) |s| return (StringFormat{ .s = s }).format(w);
+        return (DefaultSite{ .vm = self.vm, .v = self.v }).format(w);
+    }
+};
+
+/// A value as V8 shows it where it has no source text for it: its type, and for
+/// primitives its value ("number 5", "object null", "string \"a\"", "undefined").
+pub const DefaultSite = struct {
+    vm: *Vm,
+    v: Value,
+
+    pub fn format(self: DefaultSite, w: *std.Io.Writer) std.Io.Writer.Error!void {
+        const v = self.v;
+        try string.writeUtf8(w, typeOf(self.vm, v));
+        if (v.isString() or v.isNumber() or v.isNull() or v.isBool()) {
+            try w.writeByte(' ');
+            try (ShortFormat{ .vm = self.vm, .v = v }).format(w);
+        }
+    }
+};
+
+/// The next value, advancing the cursor; null when done.
+pub fn iterNext(vm: *Vm, source: *Value, cursor: *Value) Error!?Value {
+    if (!cursor.isNumber()) return null;
+    const index_f = cursor.asNumber();
+    if (!(index_f >= 0 and index_f < 4294967296.0)) return null;
+    const index: u32 = @intFromFloat(index_f);
+    const v = source.*;
+    if (v.isString()) {
+        const s = v.asString();
+        if (index >= s.len) return null;
+        const cp = string.codePointAtString(s, index);
+        const units: u32 = if (cp >= 0x10000) 2 else 1;
+        cursor.* = Value.number(@floatFromInt(index + units));
+        if (units == 1) return Value.string(try charAt(vm, s, index));
+        return Value.string(string.slice(vm.heap, s, index, index + 2) catch return vm.outOfMemory());
+    }
+    if (!v.is(.object)) return null;
+    const o = v.asObject();
+    switch (o.kind) {
+        .array => {
+            const a = o.as(object.Array);
+            if (index >= a.len) return null;
+            cursor.* = Value.number(@floatFromInt(index + 1));
+            return elementAt(a, index);
+        },
+        .map, .set => {
+            const m = object.mapOf(o);
+            var i = index;
+            while (i < m.len and m.entries[i].key.eqlBits(Value.hole)) i += 1;
+            if (i >= m.len) {
+                cursor.* = Value.number(@floatFromInt(i));
+                return null;
+            }
+            cursor.* = Value.number(@floatFromInt(i + 1));
+            const entry = m.entries[i];
+            if (o.kind == .set) return entry.key;
+            return Value.obj(try pair(vm, entry.key, entry.value));
+        },
+        .iterator => return builtins.collections.iteratorStep(vm, o.as(object.Iterator)),
+        else => return null,
+    }
+}
+
+/// A two-element array, [a, b].
+pub fn pair(vm: *Vm, a: Value, b: Value) Error!*Object {
+    const arr = try vm.newArray(2);
+    arr.items[0] = a;
+    arr.items[1] = b;
+    arr.len = 2;
+    return &arr.object;
+}
+
+/// Appends every value of an iterable to an array (spread).
+pub fn appendIterable(vm: *Vm, a: *object.Array, iterable: Value, site: IterationSite) Error!void {
+    if (iterable.objectOf(.array)) |o| {
+        const src = o.as(object.Array);
+        a.reserve(vm.heap, @as(usize, a.len) + src.len) catch return vm.outOfMemory();
+        for (src.slice(), 0..) |v, i| a.items[a.len + i] = if (v.eqlBits(Value.hole)) Value.undefined_value else v;
+        a.len += src.len;
+        return;
+    }
+    var source = try iterStart(vm, iterable, site);
+    var cursor = Value.number(0);
+    while (try iterNext(vm, &source, &cursor)) |v| a.push(vm.heap, v) catch return vm.outOfMemory();
+}
