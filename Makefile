@@ -3,8 +3,9 @@
 ZIG := $(shell tools/bootstrap.sh)
 PYTHON ?= python3
 FUZZ_ITERATIONS ?= 1000000
+SIM_SEEDS ?= 3000
 
-.PHONY: all build run test unit fuzz integration js bench fmt release clean
+.PHONY: all build run test unit fuzz sim integration js bench fmt release clean
 
 all: build
 
@@ -14,7 +15,7 @@ build:
 run: build
 	./zig-out/bin/sluice demo
 
-test: unit fuzz integration js
+test: unit fuzz sim integration js
 
 unit:
 	tools/check_test_entry.sh
@@ -24,6 +25,11 @@ unit:
 
 fuzz:
 	$(ZIG) build fuzz -- --iterations $(FUZZ_ITERATIONS)
+
+# The data-plane simulator (docs/ARCHITECTURE.md, "The simulator"): seeds from a random start,
+# printed; a failure prints its seed and the command that replays it.
+sim:
+	$(ZIG) build sim -- --seeds $(SIM_SEEDS)
 
 integration: build
 	$(PYTHON) -m pytest test/integration -q

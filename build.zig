@@ -4,6 +4,7 @@
 //!   zig build run -- ARGS     build and run sluice
 //!   zig build test            unit tests (every file, through src/unit_tests.zig)
 //!   zig build fuzz -- ARGS    seeded fuzz run of the HTTP parsers (--seed N --iterations N)
+//!   zig build sim -- ARGS     the data-plane simulator (--seed N | --seeds N [--first N]) [--ticks N]
 //!   zig build bench           parser ns per head; end-to-end req/s and allocations per request
 //!   zig build fmt             format the tree (fmt-check: fail if not formatted)
 //!   zig build tls-bench       TLS in memory: handshakes per second, allocations, bytes per connection
@@ -35,6 +36,7 @@ pub fn build(b: *std.Build) void {
     addRun(b, exe);
     const test_step = addTests(b, target, optimize, openssl_lib);
     addFuzz(b, target);
+    addSim(b, target, test_step);
     addBench(b, target, test_step);
     addTlsBench(b, target, test_step, openssl_lib);
     addFmt(b);
@@ -136,6 +138,23 @@ fn addFuzz(b: *std.Build, target: std.Build.ResolvedTarget) void {
     const run = b.addRunArtifact(fuzz);
     run.addPassthruArgs();
     b.step("fuzz", "Fuzz the HTTP parsers (args: --seed N --iterations N)").dependOn(&run.step);
+}
+
+/// The deterministic simulator (src/sim/): the real proxy on a simulated kernel, with faults.
+/// ReleaseSafe: its assertions are the point.
+fn addSim(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build.Step) void {
+    const sim = b.addExecutable(.{
+        .name = "sim",
+        .root_module = b.createModule(.{
+            .root_source_file = b.path("src/sim_main.zig"),
+            .target = target,
+            .optimize = .ReleaseSafe,
+        }),
+    });
+    test_step.dependOn(&sim.step); // A simulator that stops compiling fails the tests.
+    const run = b.addRunArtifact(sim);
+    run.addPassthruArgs();
+    b.step("sim", "Simulate the data plane (args: --seed N | --seeds N [--first N]; --ticks N)").dependOn(&run.step);
 }
 
 /// Two programs: the parser alone (ns per request head), then the whole data path in one

@@ -9,6 +9,8 @@ subcommands these are (all print to stdout, errors to stderr, non-zero exit on f
   freeport                          a free TCP port on 127.0.0.1
   wait-port PORT TIMEOUT_S PID      wait until 127.0.0.1:PORT accepts; fail early if PID dies
   smoke PORT                        GET http://127.0.0.1:PORT/ must answer 200 "hello\\n"
+  smoke-large PORT FILE             GET /1m must answer 200 with FILE's bytes, twice on one
+                                    connection
   tree PID                          PID and all its descendants, one per line
   cputicks PID...                   per PID: utime+stime (clock ticks) summed over its process
                                     tree ('-' passes through), space-separated
@@ -16,6 +18,8 @@ subcommands these are (all print to stdout, errors to stderr, non-zero exit on f
   conf nginx RUN_DIR PORT BPORT     and the HAProxy proxy in front of 127.0.0.1:BPORT
   conf haproxy RUN_DIR PORT BPORT   (temp folders are made in RUN_DIR)
   measure ...                       one measured wrk run -> one JSON line (see measure())
+  syscalls ...                      system calls and io_uring operations of a proxy during
+                                    one wrk run -> one JSON line (see syscalls())
   report RESULTS_JSONL META_JSON    print the results table and write the markdown file
 
 CPU accounting: /proc/PID/stat of a thread-group leader already sums all of its threads,
@@ -31,6 +35,7 @@ import math
 import os
 import random
 import re
+import shutil
 import signal
 import socket
 import statistics
@@ -217,6 +222,30 @@ def smoke(port):
     return 0
 
 
+def smoke_large(port, path):
+    """GET /1m twice on one connection: 200 and exactly the bytes of the file at PATH."""
+    with open(path, "rb") as f:
+        want = f.read()
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        got = []
+        for _ in range(2):
+            c.request("GET", "/1m", headers={"Host": f"127.0.0.1:{port}"})
+            r = c.getresponse()
+            got.append((r.status, r.read()))
+        c.close()
+    except Exception as e:  # noqa: BLE001 - any failure is a failed smoke test
+        print(f"large smoke test on :{port} failed: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    for status, body in got:
+        if status != 200 or body != want:
+            print(f"large smoke test on :{port}: got {status} and {len(body)} bytes"
+                  f" ({'same' if body == want else 'different'} content); want 200 and the"
+                  f" {len(want)} bytes of {path}", file=sys.stderr)
+            return 1
+    return 0
+
+
 # --- nginx and HAProxy configs ---------------------------------------------------------
 # The defaults are proxy.sh's configs; the other drivers pass what they do differently.
 
@@ -297,11 +326,22 @@ def haproxy_conf(port, backend, maxconn, global_lines=(), defaults=HAPROXY_HTTP_
             + f"\nbackend be\n    server s1 {backend}\n")
 
 
+# The large-body scenario's response: a 1 MiB file, sent by the backend with sendfile (the
+# least CPU on the load side) and a Content-Length, so every proxy relays a framed body.
+LARGE_BODY_BYTES = 1 << 20
+
+
+def nginx_large_location(run_dir):
+    return ("location = /1m { default_type application/octet-stream; sendfile on;"
+            f" alias {run_dir}/1m.bin; }}")
+
+
 def proxy_sh_conf(kind, run_dir, port, backend_port=None):
     """proxy.sh's configs (`conf` subcommand)."""
     backend = f"127.0.0.1:{backend_port}"
     if kind == "backend":
-        return nginx_conf(run_dir, "backend", 8192, nginx_backend_http(port), nofile=16384)
+        body = NGINX_HELLO + "\n        " + nginx_large_location(run_dir)
+        return nginx_conf(run_dir, "backend", 8192, nginx_backend_http(port, body), nofile=16384)
     if kind == "nginx":
         return nginx_conf(run_dir, "nginx", 8192, nginx_proxy_http(port, backend), nofile=16384)
     if kind == "haproxy":
@@ -601,6 +641,137 @@ def measure(argv):
     return 0
 
 
+# The system calls a large-body relay is made of, counted one by one when the kernel has
+# their tracepoints; the rest are in the total.
+# (pread64 and pwrite64: nginx's temporary files, when it buffers a response to disk.)
+SYSCALL_NAMES = ("read", "readv", "pread64", "recvfrom", "recvmsg", "write", "writev",
+                 "pwrite64", "sendto", "sendmsg", "sendfile64", "splice", "epoll_wait",
+                 "epoll_pwait", "epoll_ctl", "io_uring_enter")
+# io_uring operations are no system calls of their own: counted from io_uring_submit_req by
+# opcode (include/uapi/linux/io_uring.h).
+URING_OPCODES = {"recv": 27, "send": 26, "splice": 30, "poll_add": 6}
+
+
+def _tracefs():
+    for d in ("/sys/kernel/tracing", "/sys/kernel/debug/tracing"):
+        if os.path.isdir(os.path.join(d, "events")):
+            return d
+    return None
+
+
+def _perf_events(tfs):
+    """(name, perf arguments) per counter: every system call, the named ones, io_uring
+    operations, and those of the opcodes above."""
+    events = [("syscalls", ["-e", "raw_syscalls:sys_enter"])]
+    for n in SYSCALL_NAMES:
+        if os.path.isdir(f"{tfs}/events/syscalls/sys_enter_{n}"):
+            events.append((n, ["-e", f"syscalls:sys_enter_{n}"]))
+    if os.path.isdir(f"{tfs}/events/io_uring/io_uring_submit_req"):
+        events.append(("io_uring ops", ["-e", "io_uring:io_uring_submit_req"]))
+        for name, op in URING_OPCODES.items():
+            events.append((f"io_uring {name}", ["-e", "io_uring:io_uring_submit_req",
+                                                "--filter", f"opcode == {op}"]))
+    return events
+
+
+def _parse_perf_csv(path, names):
+    counts, values = {}, []
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            values.append(line.split(",")[0])
+    for name, value in zip(names, values):
+        if value.isdigit():
+            counts[name] = int(value)
+    return counts
+
+
+def _parse_strace_summary(path):
+    counts = {}
+    with open(path) as f:
+        for line in f:
+            fields = line.split()
+            if len(fields) >= 5 and fields[3].isdigit() and not line.startswith("%"):
+                name = fields[-1]
+                counts["syscalls" if name == "total" else name] = int(fields[3])
+    return counts
+
+
+def syscalls(argv):
+    """syscalls TARGET OUTFILE PIDS TIMEOUT_S LOAD_CPUS -- WRK ARGS...
+
+    Counts the system calls (and io_uring operations) of the processes PIDS (comma-separated:
+    the proxy's tree) while wrk runs, and prints one JSON line: the counts and the counts per
+    response. With perf and the kernel's tracepoints the counting is done in the kernel
+    (`perf stat -e raw_syscalls:sys_enter ...`), at a small cost; without them `strace -c -f`
+    counts, which slows the proxy a lot, and a slower proxy finds more bytes waiting per read,
+    so its reads per MiB come out lower than unobserved. The tool used is in the line."""
+    sep = argv.index("--")
+    target, outfile, pids, timeout_s, load_cpus = argv[:sep]
+    cmd = argv[sep + 1:]
+    if load_cpus != "-":
+        cmd = ["taskset", "-c", load_cpus] + cmd
+    rec = {"target": target}
+    tfs = _tracefs()
+    perf_ok = False
+    if tfs and shutil.which("perf"):
+        perf_ok = subprocess.run(["perf", "stat", "-e", "raw_syscalls:sys_enter", "true"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                 timeout=30).returncode == 0
+    if perf_ok:
+        events = _perf_events(tfs)
+        out = outfile + ".perf.csv"
+        argv_t = ["perf", "stat", "-x,", "-o", out, "-p", pids] + [a for _, e in events for a in e]
+        rec["tool"] = "perf stat (kernel tracepoints)"
+    elif shutil.which("strace"):
+        out = outfile + ".strace.txt"
+        argv_t = ["strace", "-c", "-f", "-o", out] + [x for p in pids.split(",") for x in ("-p", p)]
+        rec["tool"] = "strace -c -f (slows the proxy: fewer, fuller reads than unobserved)"
+    else:
+        rec["error"] = "neither perf (with tracepoints) nor strace is available"
+        print(json.dumps(rec))
+        return 0
+    tracer = subprocess.Popen(argv_t, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    time.sleep(0.5)  # attached to every thread before the load starts
+    if tracer.poll() is not None:
+        rec["error"] = f"{argv_t[0]} exited: {tracer.stderr.read().decode(errors='replace')[-300:]}"
+        print(json.dumps(rec))
+        return 0
+    with open(outfile, "wb") as f:
+        child = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT)
+    try:
+        child.wait(float(timeout_s))
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+    tracer.send_signal(signal.SIGINT)
+    try:
+        tracer.wait(15)
+    except subprocess.TimeoutExpired:
+        tracer.kill()
+        tracer.wait()
+    with open(outfile, errors="replace") as f:
+        text = f.read()
+    try:
+        rec.update(parse_wrk(text))
+    except ValueError as e:
+        rec["error"] = f"{e} (wrk exit {child.returncode})"
+        print(json.dumps(rec))
+        return 0
+    counts = (_parse_perf_csv(out, [n for n, _ in events]) if perf_ok
+              else _parse_strace_summary(out))
+    if "syscalls" not in counts:
+        rec["error"] = f"no counts in {out}"
+        print(json.dumps(rec))
+        return 0
+    n = max(rec["requests"], 1)
+    rec["counts"] = counts
+    rec["per_response"] = {k: v / n for k, v in counts.items()}
+    print(json.dumps(rec))
+    return 0
+
+
 # --- proxy.sh's report -----------------------------------------------------------------
 
 def _fmt_us(us):
@@ -646,6 +817,137 @@ def read_meta(meta_path):
     return meta
 
 
+def _target_summary(recs, name):
+    """(counted runs, unparsable runs, medians) of one target's records: per round, the
+    attempt with the least other load counts (retries exist only because another program
+    disturbed a run)."""
+    rounds = {}
+    for r in recs:
+        if r["target"] == name:
+            rounds.setdefault(r["round"], []).append(r)
+    mine = [min(att, key=lambda r: ("error" in r, r.get("foreign_cores", 0.0)))
+            for att in rounds.values()]
+    rs = [r for r in mine if "error" not in r]
+    bad = [r for r in mine if "error" in r]
+    if not rs:
+        return rs, bad, None
+    return rs, bad, {
+        "rps": statistics.median(r["rps"] for r in rs),
+        "p50_us": _median(rs, "p50_us"),
+        "p99_us": _median(rs, "p99_us"),
+        "cpu_us": _median(rs, "proxy_cpu_us_per_req"),
+        "busy": _median(rs, "proxy_busy"),
+        "cpu_norm": _median([dict(r, n=r["proxy_cpu_us_per_req"] / r["backend_cpu_us_per_req"])
+                             for r in rs if r.get("proxy_cpu_us_per_req") is not None
+                             and r.get("backend_cpu_us_per_req")], "n"),
+        "backend_cpu_us": _median(rs, "backend_cpu_us_per_req"),
+        "errors": sum(r["socket_errors"] for r in rs),
+        "non2xx": sum(r["non2xx"] for r in rs),
+        "foreign": _median(rs, "foreign_cores"),
+        "foreign_max": max(r.get("foreign_cores", 0) for r in rs),
+        "retried": sum(len(att) - 1 for att in rounds.values()),
+        "runs": len(rs),
+    }
+
+
+def _syscall_text(rec):
+    """The per-MiB figures of one `syscalls` record: (all system calls, I/O operations
+    (system calls other than io_uring_enter, plus io_uring operations), the breakdown)."""
+    if rec is None:
+        return None, None, "not measured"
+    if "error" in rec:
+        return None, None, f"not measured: {rec['error']}"
+    p = rec["per_response"]
+    ops = p["syscalls"] - p.get("io_uring_enter", 0.0) + p.get("io_uring ops", 0.0)
+    parts = [f"{k} {v:.1f}" for k, v in sorted(p.items(), key=lambda kv: -kv[1])
+             if k not in ("syscalls", "io_uring ops") and v >= 0.05]
+    return p["syscalls"], ops, ", ".join(parts) or "—"
+
+
+def _large_section(meta, recs, summary_out):
+    """The 1 MiB scenario's table, ratios and method, as markdown."""
+    sys_recs = {}
+    path = meta.get("syscalls_path")
+    if path and os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                if line.strip():
+                    r = json.loads(line)
+                    sys_recs[r["target"]] = r
+    rows, large = [], {}
+    for t in meta["targets"]:
+        name, label = t["name"], t["label"]
+        rs, bad, s = _target_summary(recs, "1m:" + name)
+        if not rs:
+            why = t.get("failed") or (bad[0]["error"] if bad else "no runs")
+            rows.append([label, f"FAILED: {why}"] + ["—"] * 11)
+            continue
+        calls, ops, parts = _syscall_text(sys_recs.get(name)) if name != "backend" else (
+            None, None, "—")
+        s.update(syscalls_per_mib=calls, ops_per_mib=ops)
+        large[name] = s
+        rps = [r["rps"] for r in rs]
+        spread = (max(rps) - min(rps)) / s["rps"] * 100 if s["rps"] else 0
+        errs = f"{s['errors']}/{s['non2xx']}" + (" ⚠" if s["errors"] or s["non2xx"] or bad else "")
+        rows.append([
+            label, f"{s['rps']:,.0f}", f"{spread:.1f}%", _fmt_us(s["p50_us"]), _fmt_us(s["p99_us"]),
+            _fmt_num(s["cpu_us"], ",.0f"), _fmt_num(s["cpu_norm"], ".2f"),
+            "—" if s["busy"] is None else f"{s['busy'] * 100:.0f}%",
+            _fmt_num(calls, ".1f"), _fmt_num(ops, ".1f"), parts, errs, f"{s['runs']}"])
+    summary_out.update({"1m:" + k: v for k, v in large.items()})
+    header = ["target", "MiB/s (median)", "spread", "p50", "p99", "proxy CPU µs/MiB",
+              "÷ backend's", "proxy core busy", "syscalls/MiB", "I/O ops/MiB",
+              "per MiB, by call", "sock err / non-2xx", "runs"]
+    ratio_rows = []
+    sl = large.get("sluice")
+    for peer in ("nginx", "haproxy"):
+        p = large.get(peer)
+        plabel = next((t["label"] for t in meta["targets"] if t["name"] == peer), peer)
+        if not sl or not p:
+            continue
+
+        def ratio(a, b, target=None, higher_is_better=False):
+            if a is None or b is None or b == 0:
+                return "n/a"
+            r = a / b
+            if target is None:
+                return f"{r:.2f}×"
+            ok = r >= target if higher_is_better else r <= target
+            return f"{r:.2f}× ({'meets' if ok else 'misses'} {'≥' if higher_is_better else '≤'}{target})"
+
+        ratio_rows.append([f"sluice / {plabel}", ratio(sl["rps"], p["rps"]),
+                           ratio(sl["cpu_us"], p["cpu_us"], 0.8),
+                           ratio(sl["cpu_norm"], p["cpu_norm"], 0.8),
+                           ratio(sl["syscalls_per_mib"], p["syscalls_per_mib"]),
+                           ratio(sl["ops_per_mib"], p["ops_per_mib"])])
+    other = large.get("sluice_b")
+    if sl and other:
+        def plain(a, b):
+            return "n/a" if a is None or b is None or b == 0 else f"{a / b:.2f}×"
+        ratio_rows.append(["sluice / sluice B (`SLUICE_B_BIN`)", plain(sl["rps"], other["rps"]),
+                           plain(sl["cpu_us"], other["cpu_us"]),
+                           plain(sl["cpu_norm"], other["cpu_norm"]),
+                           plain(sl["syscalls_per_mib"], other["syscalls_per_mib"]),
+                           plain(sl["ops_per_mib"], other["ops_per_mib"])])
+    tool = next((r.get("tool") for r in sys_recs.values() if r.get("tool")), "none")
+    legend = (
+        "_Each response is 1 MiB (`GET /1m`), so MiB/s is responses/s and CPU µs/MiB is CPU µs"
+        " per response. proxy CPU, ÷ backend's, busy, errors, runs: as in the table above."
+        " syscalls/MiB: every system call of the proxy's processes and threads during a"
+        f" separate {meta.get('syscall_seconds', '?')} s run of the same load, ÷ responses;"
+        " I/O ops/MiB: the same without io_uring_enter, plus the io_uring operations"
+        " (requests the kernel carried out without a system call of their own), the"
+        " figure to compare between an io_uring proxy and an epoll one. per MiB, by call:"
+        f" the calls and io_uring operations counted one by one. Counted with {tool}._")
+    parts = [f"### 1 MiB responses (`{meta.get('wrk_large_cmd', '')}`)", md_table(header, rows),
+             legend]
+    if ratio_rows:
+        parts.append(md_table(["ratio", "throughput", "CPU per MiB (target ≤0.8×)",
+                               "same, ÷ backend's", "syscalls per MiB", "I/O ops per MiB"],
+                              ratio_rows))
+    return "\n\n".join(parts)
+
+
 def report(results_path, meta_path):
     meta = read_meta(meta_path)
     recs = []
@@ -655,45 +957,19 @@ def report(results_path, meta_path):
 
     summary = {}
     rows = []
-    for t in meta["targets"]:
+    scenarios = meta.get("scenarios", "small").split()
+    for t in meta["targets"] if "small" in scenarios else []:
         name, label = t["name"], t["label"]
-        # Per round, the attempt with the least other load counts (retries exist only
-        # because another program disturbed a run).
-        rounds = {}
-        for r in recs:
-            if r["target"] == name:
-                rounds.setdefault(r["round"], []).append(r)
-        mine = [min(att, key=lambda r: ("error" in r, r.get("foreign_cores", 0.0)))
-                for att in rounds.values()]
-        retried = sum(len(att) - 1 for att in rounds.values())
-        rs = [r for r in mine if "error" not in r]
-        bad = [r for r in mine if "error" in r]
+        rs, bad, s = _target_summary(recs, name)
         if not rs:
             why = t.get("failed") or (bad[0]["error"] if bad else "no runs")
             rows.append([label, f"FAILED: {why}"] + ["—"] * 10)
             continue
         if t.get("failed"):
             label += f" (⚠ {t['failed']})"
-        rps = [r["rps"] for r in rs]
-        med = statistics.median(rps)
-        s = {
-            "rps": med,
-            "p50_us": _median(rs, "p50_us"),
-            "p99_us": _median(rs, "p99_us"),
-            "cpu_us": _median(rs, "proxy_cpu_us_per_req"),
-            "busy": _median(rs, "proxy_busy"),
-            "cpu_norm": _median([dict(r, n=r["proxy_cpu_us_per_req"] / r["backend_cpu_us_per_req"])
-                                 for r in rs if r.get("proxy_cpu_us_per_req") is not None
-                                 and r.get("backend_cpu_us_per_req")], "n"),
-            "backend_cpu_us": _median(rs, "backend_cpu_us_per_req"),
-            "errors": sum(r["socket_errors"] for r in rs),
-            "non2xx": sum(r["non2xx"] for r in rs),
-            "foreign": _median(rs, "foreign_cores"),
-            "foreign_max": max(r.get("foreign_cores", 0) for r in rs),
-            "retried": retried,
-            "runs": len(rs),
-        }
         summary[name] = s
+        rps = [r["rps"] for r in rs]
+        med = s["rps"]
         spread = (max(rps) - min(rps)) / med * 100 if med else 0
         errs = f"{s['errors']}/{s['non2xx']}"
         if s["errors"] or s["non2xx"] or bad:
@@ -780,14 +1056,20 @@ def report(results_path, meta_path):
             ratio(sl["cpu_norm"], p["cpu_norm"], 0.6, False),
             ratio(sl["p99_us"], p["p99_us"], 1.0, False),
         ])
+    def plain(a, b):
+        return "n/a" if a is None or b is None or b == 0 else f"{a / b:.2f}×"
     fast = summary.get("sluice_fast")
     if sl and fast:
-        def plain(a, b):
-            return "n/a" if a is None or b is None or b == 0 else f"{a / b:.2f}×"
         ratio_rows.append([f"sluice {meta.get('sluice_build', '')} / sluice ReleaseFast (the cost of"
                            " the safety checks)", plain(sl["rps"], fast["rps"]),
                            plain(sl["cpu_us"], fast["cpu_us"]), plain(sl["cpu_norm"], fast["cpu_norm"]),
                            plain(sl["p99_us"], fast["p99_us"])])
+    other = summary.get("sluice_b")
+    if sl and other:
+        ratio_rows.append(["sluice / sluice B (`SLUICE_B_BIN`)", plain(sl["rps"], other["rps"]),
+                           plain(sl["cpu_us"], other["cpu_us"]),
+                           plain(sl["cpu_norm"], other["cpu_norm"]),
+                           plain(sl["p99_us"], other["p99_us"])])
     ratio_table = md_table(["ratio", "throughput (target ≥1.3×)",
                             "CPU per request (target ≤0.6×)", "same, ÷ backend's (cross-check)",
                             "p99 latency (target ≤1.0×)"], ratio_rows)
@@ -800,19 +1082,26 @@ def report(results_path, meta_path):
         f"- sluice: {m['sluice_version']} (commit {m['sluice_commit']}, zig {m['zig_version']},"
         f" {m.get('sluice_build', 'ReleaseFast')}){', io=' + meta['sluice_io'] if meta.get('sluice_io') else ''}",
         f"- nginx: {m['nginx_version']}; HAProxy: {m['haproxy_version']}; wrk: {m['wrk_version']}",
-        f"- Backend: nginx, 1 worker, `return 200 \"hello\\n\"` (6-byte body), keep-alive,"
-        f" on 127.0.0.1:{meta['backend_port']}",
+        f"- Backend: nginx, 1 worker, `return 200 \"hello\\n\"` (6-byte body) on `/` and a"
+        f" 1 MiB file (sendfile) on `/1m`, keep-alive, on 127.0.0.1:{meta['backend_port']}",
         f"- Load: `{meta['wrk_cmd']}` — {meta['runs']} measured run(s) per target after a"
         f" {meta['warmup_s']}s warm-up before each run; rounds interleave the targets",
         f"- CPU per request = (utime+stime of the proxy's whole process tree, from /proc, over"
         f" the run) / requests; CLK_TCK={meta['clk_tck']}",
     ])
+    large_md = ""
+    if "large" in scenarios:
+        large_md = _large_section(meta, recs, summary)
+    if "small" not in scenarios:
+        main_table = legend = ratio_table = dagger = ""
     md = "\n\n".join(filter(None, [
         f"## Proxy benchmark ({meta['mode']})",
+        "### Small responses (6 bytes)" if "small" in scenarios else "",
         main_table,
         legend,
         ratio_table,
         dagger,
+        large_md,
         machine,
         "\n".join(f"- {n}" for n in notes) if notes else "",
     ]))
@@ -832,6 +1121,10 @@ def main(argv):
         return wait_port(int(args[0]), float(args[1]), int(args[2]) if len(args) > 2 else 0)
     if cmd == "smoke":
         return smoke(int(args[0]))
+    if cmd == "smoke-large":
+        return smoke_large(int(args[0]), args[1])
+    if cmd == "syscalls":
+        return syscalls(args)
     if cmd == "tree":
         print("\n".join(str(p) for p in tree(int(args[0]))))
         return 0

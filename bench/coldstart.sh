@@ -23,7 +23,9 @@
 #   COLDSTART_TIMEOUT=5      seconds one run may take before it counts as failed
 #   COLDSTART_TARGETS="floor floor-musl sluice-w1 sluice-epoll sluice-default sluice-release
 #                      nginx haproxy haproxy-noca"   rows, in this order
-#   SLUICE_BIN=path          use this binary instead of building one (ReleaseFast)
+#   SLUICE_BIN=path          use this binary instead of building one (BENCH_OPTIMIZE, ReleaseSafe)
+#   COLDSTART_VARIANTS="NAME=PATH ..."  more `--workers 1` rows, one per other sluice binary
+#                            (an A/B of a start-up change in one interleaved run)
 #   SLUICE_ARGS="..."        extra flags for every sluice row
 #   COLDSTART_RELEASE=1      0 skips the stripped musl release build (size, sluice-release row)
 set -euo pipefail

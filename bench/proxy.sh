@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Proxy benchmark: sluice against nginx and HAProxy, same machine, same run.
 #
-# One shared backend (nginx, 1 worker, 6-byte "hello\n" response) on 127.0.0.1; each proxy
-# under test runs with one worker as a keep-alive reverse proxy to it; wrk drives each one
-# in interleaved rounds. Per run we record wrk's req/s and p50/p99, and the proxy's own CPU
-# time (utime+stime of its whole process tree, from /proc) per request. Medians, ratios and
-# the machine go to stdout and to bench/out/proxy-<timestamp>.md. See bench/README.md.
+# One shared backend (nginx, 1 worker) on 127.0.0.1 answers `/` with a 6-byte "hello\n" and
+# `/1m` with a 1 MiB body; each proxy under test runs with one worker as a keep-alive reverse
+# proxy to it; wrk drives each one in interleaved rounds, in two scenarios: small responses
+# (`/`) and 1 MiB responses (`/1m`). Per run we record wrk's req/s and p50/p99, and the
+# proxy's own CPU time (utime+stime of its whole process tree, from /proc) per request. For
+# the 1 MiB scenario, a short extra run per proxy counts its system calls and io_uring
+# operations per MiB (perf's tracepoints, or strace). Medians, ratios and the machine go to
+# stdout and to bench/out/proxy-<timestamp>.md. See bench/README.md.
 #
 # Usage: bench/proxy.sh [--quick] [--runs N] [--help]
 #
@@ -14,6 +17,9 @@
 #   BENCH_DURATION=10       seconds per measured run (--quick: 3)
 #   BENCH_WARMUP=2          seconds of wrk before every measured run (--quick: 1)
 #   BENCH_CONNECTIONS=50    wrk -c
+#   BENCH_SCENARIOS="small large"  small: `/`, 6-byte body; large: `/1m`, 1 MiB body
+#   BENCH_LARGE_CONNECTIONS=10     wrk -c of the large scenario
+#   BENCH_SYSCALL_SECONDS=3 length of the large scenario's system-call counting run (0: none)
 #   BENCH_THREADS=1         wrk -t
 #   BENCH_TARGETS="backend sluice sluice_fast nginx haproxy"   subset/order of rows
 #                           (sluice: the BENCH_OPTIMIZE build; sluice_fast: ReleaseFast, to
@@ -27,6 +33,10 @@
 #   BENCH_RETRIES=2         ... at most this many times; the attempt with the least
 #                           other load counts
 #   SLUICE_BIN=path         use this binary instead of building one
+#   SLUICE_B_BIN=path       a second sluice build, as the target `sluice_b` (add it to
+#                           BENCH_TARGETS): an A/B of a change in the same interleaved rounds
+#   SLUICE_B_ARGS="..."     extra flags for `sluice_b` only (after SLUICE_ARGS); with
+#                           SLUICE_B_BIN the same binary, an A/B of a setting
 #   SLUICE_ARGS="..."       extra sluice flags (e.g. "--io epoll")
 set -euo pipefail
 
@@ -60,6 +70,9 @@ else
     mode="full"
 fi
 CONNS="${BENCH_CONNECTIONS:-50}"
+SCENARIOS="${BENCH_SCENARIOS:-small large}"
+LARGE_CONNS="${BENCH_LARGE_CONNECTIONS:-10}"
+SYSCALL_SECONDS="${BENCH_SYSCALL_SECONDS:-3}"
 THREADS="${BENCH_THREADS:-1}"
 TARGETS="${BENCH_TARGETS:-backend sluice sluice_fast nginx haproxy}"
 PIN="${BENCH_PIN:-auto}"
@@ -69,13 +82,21 @@ SLUICE_ARGS="${SLUICE_ARGS:-}"
 FOREIGN_MAX="${BENCH_FOREIGN_MAX:-0.10}"
 RETRIES="${BENCH_RETRIES:-2}"
 case "$FOREIGN_MAX" in ''|*[!0-9.]*) echo "proxy.sh: BENCH_FOREIGN_MAX must be a number of cores" >&2; exit 2 ;; esac
-for v in RUNS DURATION WARMUP CONNS THREADS RETRIES; do
+for v in RUNS DURATION WARMUP CONNS THREADS RETRIES LARGE_CONNS SYSCALL_SECONDS; do
     case "${!v}" in ''|*[!0-9]*) echo "proxy.sh: $v must be a whole number, got '${!v}'" >&2; exit 2 ;; esac
 done
 
 [ "$RUNS" -ge 1 ] && [ "$DURATION" -ge 1 ] || { echo "proxy.sh: runs and duration must be at least 1" >&2; exit 2; }
+for sc in $SCENARIOS; do
+    case "$sc" in small|large) ;; *) echo "proxy.sh: unknown scenario '$sc' in BENCH_SCENARIOS (small, large)" >&2; exit 2 ;; esac
+done
+large=0
+[[ " $SCENARIOS " == *" large "* ]] && large=1
 
 need_tools python3 nginx haproxy wrk taskset:util-linux
+# The system-call count prefers perf's tracepoints (linux-perf must match the kernel, so it is
+# not installed here); strace is the fallback.
+[ "$large" = 1 ] && [ "$SYSCALL_SECONDS" -gt 0 ] && ! command -v perf >/dev/null && need_tools strace
 
 # --- run directory, process bookkeeping, cleanup --------------------------------------
 
@@ -190,6 +211,8 @@ port() { python3 "$lib" freeport; }
 bport="$(port)"
 nginx_port="$(port)"
 haproxy_port="$(port)"
+# The large scenario's body: 1 MiB the backend sends with sendfile (benchlib.nginx_large_location).
+head -c 1048576 /dev/urandom >"$run/1m.bin"
 python3 "$lib" conf backend "$run" "$bport" >"$run/backend.conf"
 python3 "$lib" conf nginx "$run" "$nginx_port" "$bport" >"$run/nginx.conf"
 python3 "$lib" conf haproxy "$run" "$haproxy_port" "$bport" >"$run/haproxy.cfg"
@@ -201,6 +224,7 @@ declare -A tport tpid tlabel tfail
 tlabel[backend]="backend alone (ceiling)"
 tlabel[sluice]="sluice (${sluice_optimize:-?})"
 tlabel[sluice_fast]="sluice (ReleaseFast)"
+tlabel[sluice_b]="sluice B (${SLUICE_B_BIN:-SLUICE_B_BIN not set}${SLUICE_B_ARGS:+ $SLUICE_B_ARGS})"
 tlabel[nginx]="nginx $nginx_version"
 tlabel[haproxy]="HAProxy $haproxy_version"
 for t in $TARGETS; do
@@ -210,7 +234,8 @@ done
 log "backend nginx on 127.0.0.1:$bport"
 start_bg "$run/backend.log" load "$nginx_bin" -e "$run/backend.error.log" -p "$run" -c "$run/backend.conf"
 backend_pid=$bg_pid
-if ! python3 "$lib" wait-port "$bport" 10 "$backend_pid" || ! python3 "$lib" smoke "$bport"; then
+if ! python3 "$lib" wait-port "$bport" 10 "$backend_pid" || ! python3 "$lib" smoke "$bport" ||
+   ! python3 "$lib" smoke-large "$bport" "$run/1m.bin"; then
     cat "$run/backend.log" "$run/backend.error.log" 2>/dev/null >&2 || true
     echo "proxy.sh: the backend did not start; nothing to measure" >&2
     exit 1
@@ -218,11 +243,13 @@ fi
 tport[backend]=$bport
 tpid[backend]="-"
 
-# check_started NAME LOGFILE : wait for the port and a correct proxied answer
+# check_started NAME LOGFILE : wait for the port and a correct proxied answer (and, with
+# the large scenario, the 1 MiB body byte for byte)
 check_started() {
     local name="$1" logf="$2"
     if python3 "$lib" wait-port "${tport[$name]}" 10 "${tpid[$name]}" &&
-       python3 "$lib" smoke "${tport[$name]}"; then
+       python3 "$lib" smoke "${tport[$name]}" &&
+       { [ "$large" = 0 ] || python3 "$lib" smoke-large "${tport[$name]}" "$run/1m.bin"; }; then
         return 0
     fi
     local pid="${tpid[$name]}" rc
@@ -260,6 +287,17 @@ for t in $TARGETS; do
             tpid[sluice_fast]=$bg_pid
             check_started sluice_fast "$run/sluice_fast.log" || tfail[sluice_fast]="did not start or did not proxy (see $run/sluice_fast.log)"
             ;;
+        sluice_b)
+            if [ ! -x "${SLUICE_B_BIN:-}" ]; then tfail[sluice_b]="SLUICE_B_BIN is not an executable"; continue; fi
+            tport[sluice_b]="$(port)"
+            log "sluice B ($SLUICE_B_BIN) on 127.0.0.1:${tport[sluice_b]}"
+            # shellcheck disable=SC2086  # SLUICE_ARGS is a flag list
+            start_bg "$run/sluice_b.log" proxy "$SLUICE_B_BIN" --workers 1 \
+                --listen "127.0.0.1:${tport[sluice_b]}" --backend "127.0.0.1:$bport" $SLUICE_ARGS \
+                ${SLUICE_B_ARGS:-}
+            tpid[sluice_b]=$bg_pid
+            check_started sluice_b "$run/sluice_b.log" || tfail[sluice_b]="did not start or did not proxy (see $run/sluice_b.log)"
+            ;;
         nginx)
             tport[nginx]=$nginx_port
             log "nginx proxy on 127.0.0.1:$nginx_port"
@@ -284,9 +322,15 @@ fi
 
 # --- measure ---------------------------------------------------------------------------
 
-wrk_args=(-t"$THREADS" -c"$CONNS" -d"${DURATION}s" --latency)
-wrk_cmd="wrk ${wrk_args[*]} http://127.0.0.1:PORT/"
+# Per scenario: wrk's connections and the path. A large-scenario run is recorded under
+# the target name `1m:TARGET`.
+declare -A sconns spath sprefix
+sconns[small]=$CONNS;       spath[small]="/";   sprefix[small]=""
+sconns[large]=$LARGE_CONNS; spath[large]="/1m"; sprefix[large]="1m:"
+wrk_cmd="wrk -t$THREADS -c$CONNS -d${DURATION}s --latency http://127.0.0.1:PORT/"
 [ "$PIN" = 1 ] && wrk_cmd="taskset -c $LOAD_CPUS $wrk_cmd"
+wrk_large_cmd="wrk -t$THREADS -c$LARGE_CONNS -d${DURATION}s --latency http://127.0.0.1:PORT/1m"
+[ "$PIN" = 1 ] && wrk_large_cmd="taskset -c $LOAD_CPUS $wrk_large_cmd"
 
 # run_wrk OUTFILE SECONDS ARGS... : warm-up run; in the background so signals reach our trap
 run_wrk() {
@@ -297,11 +341,13 @@ run_wrk() {
     wait "$wpid"
 }
 
-# measure TARGET ROUND ATTEMPT : one measured run, appends one JSON line to $results
+# measure TARGET SCENARIO ROUND ATTEMPT : one measured run, appends one JSON line to $results
 measure() {
-    local t="$1" r="$2" a="$3" url="http://127.0.0.1:${tport[$1]}/"
-    python3 "$lib" measure "$t" "$r" "$a" "$run/wrk-$t-$r-$a.txt" "${tpid[$t]}" "$backend_pid" \
-        $((DURATION + 30)) "${load_cpus_arg}" -- wrk "${wrk_args[@]}" "$url" >"$run/last.json" &
+    local t="$1" sc="$2" r="$3" a="$4" name="${sprefix[$2]}$1"
+    local url="http://127.0.0.1:${tport[$1]}${spath[$2]}"
+    python3 "$lib" measure "$name" "$r" "$a" "$run/wrk-${name/:/-}-$r-$a.txt" "${tpid[$t]}" \
+        "$backend_pid" $((DURATION + 30)) "${load_cpus_arg}" -- \
+        wrk -t"$THREADS" -c"${sconns[$sc]}" -d"${DURATION}s" --latency "$url" >"$run/last.json" &
     local mpid=$!
     started_pids+=("$mpid")
     wait "$mpid"
@@ -313,8 +359,9 @@ load_cpus_arg="-"
 active=()
 for t in $TARGETS; do [ -z "${tfail[$t]:-}" ] && active+=("$t"); done
 per_run=$((DURATION + WARMUP))
-log "measuring ${active[*]:-nothing}: $RUNS round(s) × ${#active[@]} target(s) × ~${per_run}s" \
-    "≈ $((RUNS * ${#active[@]} * per_run))s"
+nscen=$(echo $SCENARIOS | wc -w)
+log "measuring ${active[*]:-nothing} (scenarios: $SCENARIOS): $RUNS round(s) × ${#active[@]}" \
+    "target(s) × $nscen scenario(s) × ~${per_run}s ≈ $((RUNS * ${#active[@]} * nscen * per_run))s"
 
 summarize='import json,sys
 r = json.loads(open(sys.argv[1]).read())
@@ -328,19 +375,21 @@ print("%s|%.0f req/s, p50 %.0f us, p99 %.0f us%s, other load %.2f cores%s" % (
     r["rps"], r["p50_us"], r["p99_us"], cpu, r["foreign_cores"], bad))'
 
 for ((r = 1; r <= RUNS; r++)); do
+  for sc in $SCENARIOS; do
     # Rotate the order each round so no target always runs first or last.
     n=${#active[@]}
     for ((i = 0; i < n; i++)); do
         t="${active[$(((i + r - 1) % n))]}"
         [ -n "${tfail[$t]:-}" ] && continue
-        url="http://127.0.0.1:${tport[$t]}/"
+        url="http://127.0.0.1:${tport[$t]}${spath[$sc]}"
         for ((a = 0; a <= RETRIES; a++)); do
             if [ "$WARMUP" -gt 0 ]; then
-                run_wrk "$run/warmup-$t-$r.txt" "$WARMUP" -t"$THREADS" -c"$CONNS" -d"${WARMUP}s" "$url" || true
+                run_wrk "$run/warmup-${sprefix[$sc]/:/-}$t-$r.txt" "$WARMUP" -t"$THREADS" \
+                    -c"${sconns[$sc]}" -d"${WARMUP}s" "$url" || true
             fi
-            measure "$t" "$r" "$a" || true
+            measure "$t" "$sc" "$r" "$a" || true
             verdict="$(python3 -c "$summarize" "$run/last.json" "$FOREIGN_MAX" 2>&1 || echo "error|unreadable result")"
-            log "round $r/$RUNS $t: ${verdict#*|}"
+            log "round $r/$RUNS $sc $t: ${verdict#*|}"
             # Every attempt is recorded; the report keeps, per round, the attempt with the
             # least other load.
             cat "$run/last.json" >>"$results"
@@ -357,8 +406,36 @@ for ((r = 1; r <= RUNS; r++)); do
             tfail[$t]="died during round $r"
         fi
     done
+  done
 done
 rm -f "$run/last.json"
+
+# The large scenario's system calls: one more short run per proxy, counted (perf's tracepoints
+# cost a little CPU, strace a lot: this run is kept apart from the timed ones).
+syscalls_out="$run/syscalls.jsonl"
+: >"$syscalls_out"
+if [ "$large" = 1 ] && [ "$SYSCALL_SECONDS" -gt 0 ]; then
+    for t in "${active[@]}"; do
+        [ "$t" = backend ] && continue
+        [ -n "${tfail[$t]:-}" ] && continue
+        pids="$(python3 "$lib" tree "${tpid[$t]}" | paste -sd, -)"
+        python3 "$lib" syscalls "$t" "$run/syscalls-$t.txt" "$pids" $((SYSCALL_SECONDS + 30)) \
+            "$load_cpus_arg" -- wrk -t"$THREADS" -c"$LARGE_CONNS" -d"${SYSCALL_SECONDS}s" \
+            --latency "http://127.0.0.1:${tport[$t]}/1m" >>"$syscalls_out" &
+        spid=$!
+        started_pids+=("$spid")
+        wait "$spid" || true
+        log "system calls of $t: $(tail -n 1 "$syscalls_out" | python3 -c '
+import json, sys
+r = json.loads(sys.stdin.read())
+if "error" in r:
+    print("error: " + r["error"])
+else:
+    p = r["per_response"]
+    print("%.1f per MiB (%s)" % (p["syscalls"], ", ".join("%s %.1f" % (k, v) for k, v in p.items() if k != "syscalls" and v >= 0.05)))
+' 2>&1)"
+    done
+fi
 
 # sluice's exit line carries its heap-allocation counter: stop it gracefully to read it.
 sluice_heap=""
@@ -387,6 +464,10 @@ metaline haproxy_version "$haproxy_version"
 metaline wrk_version "$wrk_version"
 metaline backend_port "$bport"
 metaline wrk_cmd "$wrk_cmd"
+metaline wrk_large_cmd "$wrk_large_cmd"
+metaline scenarios "$SCENARIOS"
+metaline syscalls_path "$syscalls_out"
+metaline syscall_seconds "$SYSCALL_SECONDS"
 metaline runs "$RUNS"
 metaline warmup_s "$WARMUP"
 metaline clk_tck "$clk_tck"
@@ -396,6 +477,11 @@ if [ -n "${tpid[sluice]:-}" ]; then
     metaline note "sluice command: \`sluice --workers 1 --listen 127.0.0.1:PORT --backend 127.0.0.1:BPORT${SLUICE_ARGS:+ $SLUICE_ARGS}\`"
 fi
 [ -n "$sluice_heap" ] && metaline note "sluice heap_allocations_after_startup at exit: $sluice_heap"
+if [ "$large" = 1 ] && [ -f "$run/nginx.error.log" ]; then
+    spilled="$(grep -c 'buffered to a temporary file' "$run/nginx.error.log" || true)"
+    [ "${spilled:-0}" -gt 0 ] &&
+        metaline note "nginx buffered $spilled upstream response(s) to a temporary file (proxy_buffering on, its default: a 1 MiB body outgrew proxy_buffers while the client read slower than the backend sent)"
+fi
 metaline note "configs, logs and raw wrk output: bench/out/proxy-$stamp/; whole script took ${elapsed}s"
 
 python3 "$lib" report "$results" "$meta"

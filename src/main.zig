@@ -21,6 +21,14 @@ const reload_command = @import("runtime/reload_command.zig");
 
 pub const version = "0.1.0";
 
+/// The alternate signal stack that std gives every thread, so that a stack overflow still
+/// prints its stack trace, is a thread-local array, and std zeroes a thread's whole TLS block
+/// when it creates the thread: at the default 256 KiB that is 64 pages written before `main`
+/// and 64 more by the control thread before each worker starts, on the cold-start path
+/// (docs/ARCHITECTURE.md, "Start-up"). 32 KiB is what printing the trace of an overflow took in
+/// a ReleaseSafe build with debug info; 64 KiB leaves it twice that.
+pub const std_options: std.Options = .{ .signal_stack_size = 64 * 1024 };
+
 comptime {
     const pinned = std.SemanticVersion.parse("0.17.1") catch unreachable;
     if (builtin.zig_version.order(pinned) != .eq) @compileError("sluice needs Zig 0.17.1");
@@ -29,6 +37,14 @@ comptime {
 /// The demo's backends run on threads of their own until the process exits, after `main` has
 /// returned its exit code: they live outside `main`'s frame.
 var demo_backends: [2]DemoBackend = undefined;
+/// The command line, parsed onto the baked config or the file: the configuration the process
+/// runs with, static because it lives as long as the process. A `Config` is ~55 KB, and a
+/// function whose frame holds one makes the stack probe touch all of its pages when it is
+/// called (a fault per page). So `main` holds none: parsing, the paths with a `Config` of their
+/// own (a config file, `check`, `reload`) and the rest of start-up are calls never inlined into
+/// it. Inlined, they made its frame 334 KB, 82 faults before its first line ran
+/// (docs/ARCHITECTURE.md, "Start-up").
+var command_line: cli.Parsed = undefined;
 
 pub fn main(init: std.process.Init.Minimal) u8 {
     // Before anything else, so the trace's total covers all of start-up. Parsing the flag
@@ -60,30 +76,26 @@ pub fn main(init: std.process.Init.Minimal) u8 {
         args_count += 1;
     }
     const args = args_buffer[0..args_count];
-    var diagnostic: cli.Diagnostic = .{};
-    var parsed = cli.parseOnto(args, baked_config, &diagnostic) catch {
-        log.err("{s}: {s}", .{ diagnostic.flag, diagnostic.message() });
-        return 2;
-    };
-    if (parsed.command == .check) return checkFile(config_arena.allocator(), parsed.config_path.?);
-    if (parsed.command == .settings) {
+    const never_inline: std.builtin.CallModifier = .never_inline; // See `command_line`.
+    const arena = config_arena.allocator();
+    if (!@call(never_inline, parseArgs, .{args})) return 2;
+    if (command_line.command == .check) {
+        return @call(never_inline, checkFile, .{ arena, command_line.config_path.? });
+    }
+    if (command_line.command == .settings) {
         log.stdout(cli.settings_listing);
         return 0;
     }
-    if (parsed.command == .reload) {
-        if (parsed.reload_admin) |*address| return reload_command.askAdmin(address);
-        return reload_command.signalPid(parsed.pid_file.?);
+    if (command_line.command == .reload) {
+        if (command_line.reload_admin) |*address| {
+            return @call(never_inline, reload_command.askAdmin, .{address});
+        }
+        return @call(never_inline, reload_command.signalPid, .{command_line.pid_file.?});
     }
-    if (parsed.config_path) |path| {
-        // The file first, then the flags again on top of it.
-        var base: Config = .{};
-        if (!loadFile(config_arena.allocator(), path, &base)) return 2;
-        parsed = cli.parseOnto(args, base, &diagnostic) catch {
-            log.err("{s}: {s}", .{ diagnostic.flag, diagnostic.message() });
-            return 2;
-        };
+    if (command_line.config_path) |path| {
+        if (!@call(never_inline, parseFileAndArgs, .{ arena, path, args })) return 2;
     }
-    switch (parsed.command) {
+    switch (command_line.command) {
         .help => {
             log.stdout(cli.usage);
             return 0;
@@ -92,19 +104,43 @@ pub fn main(init: std.process.Init.Minimal) u8 {
             log.stdout("sluice " ++ version ++ "\n");
             return 0;
         },
-        .demo => if (!startDemo(&parsed.config)) return 1,
+        .demo => if (!@call(never_inline, startDemo, .{&command_line.config})) return 1,
         .run => {},
         .check, .reload, .settings => unreachable, // Answered above.
     }
     InitTrace.global.mark("config");
-    log.setLevel(parsed.config.log_level);
-    return startup.run(&static_allocator, &parsed.config, .{
-        .demo = parsed.command == .demo,
+    log.setLevel(command_line.config.log_level);
+    const options: startup.Options = .{
+        .demo = command_line.command == .demo,
         .version = version,
-        .pid_file = parsed.pid_file,
+        .pid_file = command_line.pid_file,
         // `args` is in this frame too, and its strings are the process's arguments.
-        .reload_source = if (parsed.config_path) |path| .{ .path = path, .args = args } else null,
-    });
+        .reload_source = if (command_line.config_path) |path| .{ .path = path, .args = args } else null,
+    };
+    return @call(never_inline, startup.run, .{ &static_allocator, &command_line.config, options });
+}
+
+/// The command line over the baked config, into `command_line`. False (after saying why) on
+/// a usage error.
+fn parseArgs(args: []const []const u8) bool {
+    var diagnostic: cli.Diagnostic = .{};
+    command_line = cli.parseOnto(args, baked_config, &diagnostic) catch {
+        log.err("{s}: {s}", .{ diagnostic.flag, diagnostic.message() });
+        return false;
+    };
+    return true;
+}
+
+/// `--config FILE`: the file first, then the flags again on top of it, into `command_line`.
+fn parseFileAndArgs(arena: std.mem.Allocator, path: []const u8, args: []const []const u8) bool {
+    var base: Config = .{};
+    if (!loadFile(arena, path, &base)) return false;
+    var diagnostic: cli.Diagnostic = .{};
+    command_line = cli.parseOnto(args, base, &diagnostic) catch {
+        log.err("{s}: {s}", .{ diagnostic.flag, diagnostic.message() });
+        return false;
+    };
+    return true;
 }
 
 /// Evaluated by the compiler: a baked config is already a value in the binary's data, and one

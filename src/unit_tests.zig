@@ -59,6 +59,7 @@ pub const files = .{
     @import("runtime/InitTrace.zig"),
     @import("proxy/AccessLog.zig"),
     @import("demo/Backend.zig"),
+    @import("sim/sim.zig"),
     @import("tls/tls.zig"),
 };
 

@@ -19,6 +19,8 @@
 //!   wait for the callback, then close. With io_uring a pending operation would otherwise keep
 //!   the socket alive inside the kernel after close(2).
 //! - Everything except `wake` must be called from one thread: the one that ticks.
+//! - A third backend, `Sim.zig`, is a simulated kernel for the deterministic simulator
+//!   (src/sim/): fake fds, seeded completion order and faults, simulated time (`initSim`).
 const std = @import("std");
 const builtin = @import("builtin");
 const linux = std.os.linux;
@@ -32,6 +34,7 @@ pub const Timer = @import("Timer.zig");
 pub const TimerQueue = @import("TimerQueue.zig");
 const Uring = @import("Uring.zig");
 const Epoll = @import("Epoll.zig");
+pub const Sim = @import("Sim.zig");
 
 const Loop = @This();
 
@@ -56,7 +59,7 @@ started: ?*Loop = null,
 ticking: bool = false,
 
 pub const Mode = enum { auto, uring, epoll };
-pub const Backend = enum { io_uring, epoll };
+pub const Backend = enum { io_uring, epoll, sim };
 
 pub const Options = struct {
     mode: Mode = .auto,
@@ -75,6 +78,8 @@ pub const timer_queues_max = 48;
 const Io = union {
     uring: Uring,
     epoll: Epoll,
+    /// Owned by the simulator, which drives its peers from outside the loop.
+    sim: *Sim,
 };
 
 /// `.uring` fails if io_uring cannot be set up; `.auto` then falls back to epoll and says why
@@ -106,6 +111,7 @@ pub fn init(options: Options) InitError!Loop {
     errdefer switch (backend) {
         .io_uring => io.uring.deinit(),
         .epoll => io.epoll.deinit(),
+        .sim => unreachable, // `initSim`.
     };
     const wake_fd = try sys.eventfd(0, linux.EFD.NONBLOCK | linux.EFD.CLOEXEC);
     return .{
@@ -114,6 +120,18 @@ pub fn init(options: Options) InitError!Loop {
         .io = io,
         .now_ns = sys.clockMonotonicNs(),
         .wake_socket = .init(wake_fd),
+    };
+}
+
+/// A loop on the simulated kernel `sim`: its clock is the simulation's, its sockets fake fds,
+/// and it has no wake-up eventfd (`wake` sets a flag the next tick reads).
+pub fn initSim(sim: *Sim) Loop {
+    return .{
+        .backend = .sim,
+        .fallback_reason = null,
+        .io = .{ .sim = sim },
+        .now_ns = sim.now_ns,
+        .wake_socket = .{ .fd = -1 },
     };
 }
 
@@ -138,8 +156,9 @@ pub fn deinit(loop: *Loop) void {
     switch (loop.backend) {
         .io_uring => loop.io.uring.deinit(),
         .epoll => loop.io.epoll.deinit(),
+        .sim => {},
     }
-    sys.close(loop.wake_socket.fd);
+    if (loop.backend != .sim) sys.close(loop.wake_socket.fd);
     loop.* = undefined;
 }
 
@@ -151,7 +170,7 @@ pub fn tick(loop: *Loop) TickError!void {
     loop.ticking = true;
     defer loop.ticking = false;
     try loop.start();
-    loop.now_ns = sys.clockMonotonicNs();
+    loop.now_ns = loop.clock();
     const earliest = loop.earliestDeadline();
     const block = loop.ready.isEmpty() and (earliest == null or earliest.? > loop.now_ns);
     const timeout_ns: ?u64 = if (!block) 0 else if (earliest) |deadline|
@@ -161,6 +180,7 @@ pub fn tick(loop: *Loop) TickError!void {
     switch (loop.backend) {
         .io_uring => try loop.io.uring.tick(loop, block, timeout_ns),
         .epoll => loop.io.epoll.tick(loop, timeout_ns),
+        .sim => loop.io.sim.tick(loop, timeout_ns),
     }
     loop.runReady();
     loop.expireTimers();
@@ -174,6 +194,7 @@ pub fn now(loop: *const Loop) u64 {
 /// Thread-safe: makes a blocked (or the next) tick return promptly; the loop thread then runs
 /// the wake callback. Wake-ups coalesce: several calls may produce one callback.
 pub fn wake(loop: *Loop) void {
+    if (loop.backend == .sim) return loop.io.sim.wake();
     sys.eventfdSignal(loop.wake_socket.fd);
 }
 
@@ -273,6 +294,7 @@ pub fn cancel(loop: *Loop, target: *Completion) void {
     switch (loop.backend) {
         .io_uring => loop.io.uring.cancel(loop, target),
         .epoll => Epoll.cancel(loop, target),
+        .sim => loop.io.sim.cancel(loop, target),
     }
     if (target.state == .idle) return;
     const socket = target.operation.socket();
@@ -291,7 +313,7 @@ pub fn cancel(loop: *Loop, target: *Completion) void {
 /// `connect`. Through the loop, like every other socket operation, so a simulated loop can
 /// stand in for the kernel.
 pub fn openSocket(loop: *Loop, family: u32) sys.SocketError!Socket {
-    _ = loop;
+    if (loop.backend == .sim) return loop.io.sim.openSocket();
     const flags = linux.SOCK.STREAM | linux.SOCK.NONBLOCK | linux.SOCK.CLOEXEC;
     const fd = try sys.socket(family, flags, 0);
     sys.setsockoptInt(fd, linux.IPPROTO.TCP, linux.TCP.NODELAY, 1) catch {}; // Latency only.
@@ -301,16 +323,16 @@ pub fn openSocket(loop: *Loop, family: u32) sys.SocketError!Socket {
 /// Synchronous shutdown(2) of the write side: the peer reads EOF once what was sent is read.
 /// An error means the peer is gone already; the close that follows cleans up either way.
 pub fn shutdownWrite(loop: *Loop, socket: *Socket) sys.ShutdownError!void {
-    _ = loop;
+    if (loop.backend == .sim) return loop.io.sim.shutdownWrite(socket);
     return sys.shutdown(socket.fd, linux.SHUT.WR);
 }
 
 /// Synchronous close(2). No operation may be pending on the socket (asserted).
 pub fn close(loop: *Loop, socket: *Socket) void {
-    _ = loop;
     assert(socket.reader == null);
     assert(socket.writer == null);
-    sys.close(socket.fd);
+    // The simulated kernel also checks that no detached (cancelled) operation still waits.
+    if (loop.backend == .sim) loop.io.sim.close(socket) else sys.close(socket.fd);
     // For epoll, close(2) removes the registration with the fd's last reference.
     socket.* = .{ .fd = -1, .registered = false };
 }
@@ -376,8 +398,8 @@ pub fn pushReady(loop: *Loop, completion: *Completion) void {
 /// Runs a completion's callback: detaches it from its socket and marks it idle first, so the
 /// callback may resubmit it.
 pub fn complete(loop: *Loop, completion: *Completion) void {
-    _ = loop;
     assert(completion.state == .ready);
+    if (loop.backend == .sim) loop.io.sim.callbackStarting(completion);
     const socket = completion.operation.socket();
     switch (completion.operation.direction()) {
         .read => if (completion.detached) assert(socket.reader != completion) else {
@@ -419,6 +441,7 @@ fn submit(
     switch (loop.backend) {
         .io_uring => loop.io.uring.submit(completion),
         .epoll => loop.io.epoll.submit(loop, completion),
+        .sim => loop.io.sim.submit(completion),
     }
 }
 
@@ -431,6 +454,10 @@ fn start(loop: *Loop) TickError!void {
     switch (loop.backend) {
         .io_uring => loop.io.uring.start() catch return error.Unexpected,
         .epoll => {},
+        .sim => {
+            loop.started = loop;
+            return; // No eventfd: `wake` is a flag.
+        },
     }
     loop.started = loop;
     loop.armWakeRead();
@@ -477,6 +504,12 @@ fn expireTimers(loop: *Loop) void {
         queue.remove(timer);
         timer.callback(timer.context);
     }
+}
+
+/// The monotonic clock: the kernel's, or the simulation's.
+fn clock(loop: *const Loop) u64 {
+    if (loop.backend == .sim) return loop.io.sim.now_ns;
+    return sys.clockMonotonicNs();
 }
 
 fn earliestDeadline(loop: *const Loop) ?u64 {

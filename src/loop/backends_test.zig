@@ -33,6 +33,7 @@ test "loop: auto mode uses io_uring when it can, else epoll with a reason" {
             std.debug.print("auto fell back to epoll: {s}\n", .{loop.fallback_reason.?});
             try testing.expect(loop.fallback_reason.?.len > 0);
         },
+        .sim => unreachable, // Only from `initSim`.
     }
 }
 

@@ -6,6 +6,7 @@ pub const Completion = @import("Completion.zig");
 pub const Socket = @import("Socket.zig");
 pub const Timer = @import("Timer.zig");
 pub const TimerQueue = @import("TimerQueue.zig");
+pub const Sim = @import("Sim.zig");
 pub const PollError = Loop.PollError;
 
 test {
@@ -16,6 +17,7 @@ test {
     _ = @import("TimerQueue.zig");
     _ = @import("Uring.zig");
     _ = @import("Epoll.zig");
+    _ = @import("Sim.zig");
     _ = @import("backends_test.zig");
     _ = @import("../stdx/sys.zig");
 }

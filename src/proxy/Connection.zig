@@ -335,9 +335,11 @@ pub fn requestBodySent(connection: *Connection) void {
     connection.pullRequestBody();
 }
 
-/// Whether every body byte sent so far could be sent again (for a replay).
+/// Whether every body byte sent so far could be sent again (for a replay), and nothing is
+/// being received for the body right now (a replay starts the body over from its first
+/// byte; a receive still under way would hand the exchange a second window).
 pub fn requestBodyReplayable(connection: *const Connection) bool {
-    return !connection.request_body.overwritten;
+    return !connection.request_body.overwritten and !connection.recv_completion.isPending();
 }
 
 /// For a replay: the body from its first byte, as it was received.
@@ -561,7 +563,7 @@ fn closeAfterResponse(connection: *Connection) void {
 pub fn exchangeFailed(connection: *Connection, failure: ?Failure, response_started: bool) void {
     if (connection.state != .active) return;
     const answer = failure orelse return connection.close();
-    if (response_started or connection.out.started) return connection.close();
+    if (response_started or !connection.canAnswer()) return connection.close();
     connection.sendError(answer);
 }
 
@@ -595,11 +597,18 @@ fn refuseRequest(connection: *Connection, failure: Failure) void {
 /// The request body failed on the client's side (malformed framing, over the limit, too
 /// slow): the exchange is aborted and the client answered, unless a response had started.
 fn failRequestBody(connection: *Connection, failure: Failure) void {
-    const started = connection.out.started;
+    const can_answer = connection.canAnswer();
     connection.exchange.?.failByDownstream(failure);
     if (connection.state != .active) return;
-    if (started) return connection.close();
+    if (!can_answer) return connection.close();
     connection.sendError(failure);
+}
+
+/// Whether an error response can still be sent: nothing of a response started, and nothing
+/// is being written (an interim head may be: the error would have to wait for it, and a
+/// client that got a 1xx and then a close knows as much).
+fn canAnswer(connection: *const Connection) bool {
+    return !connection.out.started and !connection.send_completion.isPending();
 }
 
 /// The bytes of a failure's response: its head only for a HEAD request (RFC 9110 §9.3.2; a

@@ -185,6 +185,7 @@ pub fn open(exchange: *Exchange, downstream: *Connection) void {
     assert(exchange.state == .free);
     assert(exchange.pending_ops == 0);
     assert(exchange.hold == null and exchange.ubuf == null);
+    assert(!exchange.total_timer.isArmed() and !exchange.attempt.timer.isArmed());
     exchange.* = .init(exchange.proxy, downstream, exchange.request_parser.scanner.headers_buffer, exchange.response_fields);
     exchange.state = .head;
 }
@@ -1021,6 +1022,7 @@ fn finalize(exchange: *Exchange) void {
 fn release(exchange: *Exchange) void {
     assert(exchange.pending_ops == 0);
     assert(exchange.attempt.connection == null);
+    exchange.stopTimers(); // The slot is overwritten when it is taken again.
     if (exchange.ubuf) |ubuf| exchange.proxy.buffers.release(ubuf);
     exchange.ubuf = null;
     if (exchange.hold) |index| exchange.proxy.releaseHold(index);

@@ -68,6 +68,15 @@ pub const Listener = struct {
 /// Pause before accepting again after the process ran out of file descriptors.
 const accept_backoff_ns = 100 * std.time.ns_per_ms;
 
+/// io_uring submission queue entries of a worker's ring (its completion queue has 4×). The
+/// kernel allocates and zeroes the ring when the worker starts, on the cold-start path: 1024
+/// (64 KiB of SQEs and 64 KiB of CQEs) cost ~40 µs there, 256 ~18 µs. A tick writes about one
+/// SQE per completion it handles, so 256 covers a tick of 256 completions; a larger batch
+/// flushes the queue once more mid-tick (Uring.getSqe), and completions beyond 1024 wait in
+/// the kernel's overflow list (IORING_FEAT_NODROP), neither lost. See docs/ARCHITECTURE.md,
+/// "Start-up".
+const ring_entries = 256;
+
 /// Allocates everything the worker will ever use but its pools' state (with each generation).
 /// `worker` must be at its final address.
 pub fn init(
@@ -111,7 +120,7 @@ pub fn spawn(worker: *Worker) !void {
 
 /// Thread entry: set up the loop, accept, and tick until drained.
 fn run(worker: *Worker) void {
-    worker.loop = Loop.init(.{ .mode = worker.config.io }) catch |err| {
+    worker.loop = Loop.init(.{ .mode = worker.config.io, .entries = ring_entries }) catch |err| {
         worker.init_error = err;
         worker.setReady(2);
         return;

@@ -1,0 +1,635 @@
+//! The simulated clients: each one connection to sluice that sends a few tagged requests
+//! (any method, bodies by length or chunked, pipelined or one at a time, some to local routes,
+//! some malformed, some asking for an upgrade) and checks every byte it gets back: the
+//! responses come in order, each carries the tag of the request it answers and the body the
+//! backend sent for it, sluice's own answers are the ones it may give, and nothing follows a
+//! response that announced the close. Faults: a client vanishes (close or reset) in the
+//! middle of anything, half-closes, stops reading for a while, or sends a byte at a time.
+//!
+//! When a connection ends with requests unanswered, that is allowed (the connection closed),
+//! except in clean seeds, where sluice may close only on requests it has not read a byte of,
+//! or after announcing the close.
+const std = @import("std");
+const assert = std.debug.assert;
+const linux = std.os.linux;
+
+const Address = @import("../stdx/Address.zig").Address;
+const peer_http = @import("peer_http.zig");
+const Ledger = @import("Ledger.zig");
+const Simulator = @import("Simulator.zig");
+const Backend = @import("Backends.zig").Backend;
+const Shared = @import("../upstream/Shared.zig");
+const fail = @import("fail.zig");
+
+pub const clients_max = 48;
+const out_bytes_max = 64 * 1024;
+const outstanding_max = 16;
+
+/// What the `/local/` route answers (Simulator.zig configures it).
+pub const local_body = "sim local\n";
+
+pub const Client = struct {
+    state: State = .free,
+    fd: linux.fd_t = -1,
+    number: u32 = 0,
+    peer: Address = undefined,
+    requests_left: u8 = 0,
+    pipeline: u8 = 1,
+    /// The client vanishes once it has sent this many bytes, or at this time.
+    vanish_at_byte: u64 = std.math.maxInt(u64),
+    vanish_at_ns: u64 = std.math.maxInt(u64),
+    vanish_reset: bool = false,
+    half_close: bool = false,
+    /// Speaks HTTP/1.0; asks for keep-alive or not.
+    http10: bool = false,
+    keep_alive10: bool = false,
+    /// When done, close (else wait for sluice to close the idle connection).
+    finish_close: bool = true,
+    stall_from_ns: u64 = std.math.maxInt(u64),
+    stall_until_ns: u64 = 0,
+    slow: bool = false,
+    slow_next_ns: u64 = 0,
+    next_request_ns: u64 = 0,
+    out: []u8 = &.{},
+    out_len: u32 = 0,
+    out_sent: u32 = 0,
+    stream_sent: u64 = 0,
+    shut: bool = false,
+    outstanding: [outstanding_max]Outstanding = undefined,
+    outstanding_head: u8 = 0,
+    outstanding_count: u8 = 0,
+    parser: peer_http.Parser = .init(.response),
+    response: Response = .{},
+    /// A response announced the close (or was an error sluice closes after): nothing may
+    /// follow it, and the requests behind it may go unanswered.
+    close_announced: bool = false,
+    closing_after_response: bool = false,
+    tunnel: ?Tunnel = null,
+
+    pub const State = enum { free, waiting, open };
+
+    const Outstanding = struct {
+        id: u32,
+        method: Ledger.Method,
+        target: Ledger.Target,
+        upgrade: bool,
+        body_len: u32,
+        /// Where its first byte is in the stream to sluice.
+        stream_start: u64,
+        /// Its head is near or over sluice's limits (431 is a fair answer).
+        head_at_limit: bool,
+    };
+
+    const Response = struct {
+        own: bool = false,
+        /// A 1xx before the answer: relayed, then the answer follows.
+        interim: bool = false,
+        status: u16 = 0,
+        expected_len: u32 = 0,
+        seen: u64 = 0,
+    };
+
+    const Tunnel = struct { id: u32, total: u32, sent: u32 = 0, echoed: u32 = 0 };
+
+    /// An upgrade request is outstanding: the connection may become a tunnel.
+    fn upgrading(client: *const Client) bool {
+        for (0..client.outstanding_count) |i| {
+            if (client.outstanding[(client.outstanding_head + i) % outstanding_max].upgrade) return true;
+        }
+        return false;
+    }
+
+    fn front(client: *Client) *Outstanding {
+        assert(client.outstanding_count > 0);
+        return &client.outstanding[client.outstanding_head];
+    }
+};
+
+pub const Clients = struct {
+    clients: []Client,
+    out_memory: []u8,
+    /// Clients that arrived, in order: started as session slots free up.
+    next_number: u32 = 0,
+
+    pub fn init(allocator: std.mem.Allocator) !Clients {
+        const clients = try allocator.alloc(Client, clients_max);
+        errdefer allocator.free(clients);
+        const out_memory = try allocator.alloc(u8, clients_max * out_bytes_max);
+        return .{ .clients = clients, .out_memory = out_memory };
+    }
+
+    pub fn deinit(clients: *Clients, allocator: std.mem.Allocator) void {
+        allocator.free(clients.out_memory);
+        allocator.free(clients.clients);
+        clients.* = undefined;
+    }
+
+    pub fn reset(clients: *Clients) void {
+        clients.next_number = 0;
+        for (clients.clients, 0..) |*client, i| client.* = .{ .out = clients.out_memory[i * out_bytes_max ..][0..out_bytes_max] };
+    }
+
+    pub fn count(clients: *const Clients, state: Client.State) u32 {
+        var n: u32 = 0;
+        for (clients.clients) |*client| n += @intFromBool(client.state == state);
+        return n;
+    }
+
+    /// A new client arrives (it waits for a session slot); false when all are busy.
+    pub fn arrive(clients: *Clients, world: *Simulator) bool {
+        for (clients.clients) |*client| {
+            if (client.state != .free) continue;
+            const out = client.out;
+            const number = clients.next_number;
+            clients.next_number += 1;
+            client.* = .{ .state = .waiting, .out = out, .number = number };
+            plan(client, world);
+            return true;
+        }
+        return false;
+    }
+};
+
+fn plan(client: *Client, world: *Simulator) void {
+    const random = world.random;
+    const options = &world.options;
+    const now = world.sim.now_ns;
+    client.peer = peerAddress(client.number);
+    client.requests_left = random.intRangeAtMost(u8, 1, options.requests_per_client_max);
+    client.pipeline = if (percent(world, options.pipeline_percent)) random.intRangeAtMost(u8, 2, 4) else 1;
+    client.http10 = percent(world, options.http10_percent);
+    if (client.http10) {
+        client.pipeline = 1;
+        client.keep_alive10 = random.boolean();
+    }
+    if (percent(world, options.client_vanish_percent)) {
+        if (random.boolean()) {
+            client.vanish_at_byte = random.uintAtMost(u64, 4096);
+        } else {
+            client.vanish_at_ns = now + random.uintAtMost(u64, 5 * std.time.ns_per_s);
+        }
+        client.vanish_reset = random.boolean();
+    }
+    client.half_close = percent(world, options.client_half_close_percent);
+    client.finish_close = random.uintLessThan(u8, 4) != 0;
+    if (percent(world, options.client_stall_percent)) {
+        client.stall_from_ns = now + random.uintAtMost(u64, 2 * std.time.ns_per_s);
+        client.stall_until_ns = client.stall_from_ns + random.uintAtMost(u64, 20 * std.time.ns_per_s);
+    }
+    client.slow = percent(world, options.client_slow_percent);
+}
+
+fn percent(world: *Simulator, value: u8) bool {
+    return world.random.uintLessThan(u8, 100) < value;
+}
+
+/// The connection is accepted: sluice serves `fd` from now on.
+pub fn start(client: *Client, fd: linux.fd_t) void {
+    assert(client.state == .waiting);
+    client.state = .open;
+    client.fd = fd;
+}
+
+pub fn step(client: *Client, world: *Simulator) void {
+    if (client.state != .open) return;
+    const now = world.sim.now_ns;
+    if (now >= client.vanish_at_ns) return vanish(client, world);
+    const stalled = now >= client.stall_from_ns and now < client.stall_until_ns;
+    if (!stalled) {
+        const buffer = &world.scratch;
+        var reads: u32 = 0;
+        while (reads < 16) : (reads += 1) {
+            switch (world.sim.peerRead(client.fd, buffer)) {
+                .none => break,
+                .bytes => |n| consume(client, world, buffer[0..n]),
+                .eof => return closed(client, world, false),
+                .reset => return closed(client, world, true),
+            }
+        }
+    }
+    if (client.tunnel != null) return tunnelOut(client, world);
+    send(client, world);
+    if (client.state != .open) return;
+    // Done: every request sent and answered.
+    if (client.requests_left == 0 and client.outstanding_count == 0 and client.out_sent == client.out_len and
+        client.finish_close and client.parser.isIdle())
+    {
+        finish(client, world);
+    }
+}
+
+/// The next time, after `now`, the client has something to do by itself (what it could do
+/// now it has done in its step).
+pub fn wakeAt(client: *const Client, now: u64) u64 {
+    if (client.state != .open) return std.math.maxInt(u64);
+    const times = [_]u64{
+        client.vanish_at_ns,
+        client.stall_from_ns,
+        client.stall_until_ns,
+        if (client.slow and client.out_sent < client.out_len) client.slow_next_ns else 0,
+        if (client.requests_left > 0) client.next_request_ns else 0,
+    };
+    var at: u64 = std.math.maxInt(u64);
+    for (times) |t| if (t > now) {
+        at = @min(at, t);
+    };
+    return at;
+}
+
+fn send(client: *Client, world: *Simulator) void {
+    if (client.shut) return;
+    const now = world.sim.now_ns;
+    if (client.out_sent == client.out_len) {
+        if (!mayStartRequest(client, world)) return;
+        buildRequest(client, world);
+    }
+    if (client.slow and now < client.slow_next_ns) return;
+    var limit = client.out_len;
+    if (client.slow) {
+        limit = @min(limit, client.out_sent + world.random.intRangeAtMost(u32, 1, 8));
+        client.slow_next_ns = now + world.random.uintAtMost(u64, 200 * std.time.ns_per_ms);
+    }
+    const room = client.vanish_at_byte -| client.stream_sent;
+    if (room < limit - client.out_sent) limit = client.out_sent + @as(u32, @intCast(room));
+    if (limit > client.out_sent) {
+        switch (world.sim.peerWrite(client.fd, client.out[client.out_sent..limit])) {
+            .bytes => |n| {
+                client.out_sent += n;
+                client.stream_sent += n;
+            },
+            .closed => return, // sluice has closed: the read side will say how.
+        }
+    }
+    if (client.stream_sent >= client.vanish_at_byte) return vanish(client, world);
+    if (client.out_sent == client.out_len and client.requests_left == 0 and client.half_close and !client.shut and
+        !client.upgrading())
+    {
+        world.sim.peerShutdown(client.fd);
+        client.shut = true;
+    }
+}
+
+fn mayStartRequest(client: *Client, world: *Simulator) bool {
+    if (client.requests_left == 0 or client.close_announced or client.closing_after_response) return false;
+    if (client.outstanding_count >= client.pipeline) return false;
+    if (world.sim.now_ns < client.next_request_ns) return false;
+    if (world.ledger.isFull()) return false;
+    // Nothing is pipelined behind a request that changes what the connection is.
+    if (client.outstanding_count > 0) {
+        const last = &client.outstanding[(client.outstanding_head + client.outstanding_count - 1) % outstanding_max];
+        if (last.upgrade or last.target == .malformed) return false;
+    }
+    return true;
+}
+
+fn buildRequest(client: *Client, world: *Simulator) void {
+    const random = world.random;
+    const options = &world.options;
+    var target: Ledger.Target = .pool;
+    if (percent(world, options.client_malformed_percent)) {
+        target = .malformed;
+    } else if (percent(world, options.local_percent)) {
+        target = ([_]Ledger.Target{ .local, .redirect, .unrouted })[random.uintLessThan(usize, 3)];
+    }
+    const methods = [_]Ledger.Method{ .GET, .GET, .GET, .GET, .HEAD, .POST, .POST, .PUT, .DELETE, .OPTIONS, .PATCH };
+    const method = methods[random.uintLessThan(usize, methods.len)];
+    const may_have_body = method == .POST or method == .PUT or method == .PATCH;
+    var body_len: u32 = 0;
+    if (may_have_body and percent(world, options.body_percent)) body_len = random.uintAtMost(u32, options.body_bytes_max);
+    const chunked = may_have_body and !client.http10 and percent(world, options.chunked_percent);
+    const upgrade = method == .GET and target == .pool and !client.http10 and percent(world, options.upgrade_percent);
+    const pool: u8 = random.uintLessThan(u8, options.pools_count);
+    const forwarding = percent(world, options.forwarding_percent);
+    const id = world.ledger.add(.{
+        .method = method,
+        .target = target,
+        .pool = pool,
+        .body_len = body_len,
+        .upgrade = upgrade,
+        .http10 = client.http10,
+        .forwarded_for = forwarding and random.boolean(),
+        .underscore = forwarding and random.boolean(),
+        .absolute = forwarding and target != .malformed and random.boolean(),
+        .client = client.number,
+    });
+    const sent = world.ledger.get(id);
+    var w = std.Io.Writer.fixed(client.out);
+    const version = if (client.http10) "HTTP/1.0" else "HTTP/1.1";
+    w.print("{t} ", .{method}) catch unreachable;
+    writeTarget(&w, sent, id) catch unreachable;
+    w.print(" {s}\r\n", .{version}) catch unreachable;
+    if (client.keep_alive10) w.writeAll("Connection: keep-alive\r\n") catch unreachable;
+    w.print("Host: sim.test\r\nUser-Agent: sim/{d}\r\nX-Sim-Tag: r{d}\r\n", .{ client.number, id }) catch unreachable;
+    if (sent.forwarded_for) w.writeAll("X-Forwarded-For: 203.0.113.9\r\n") catch unreachable;
+    if (sent.underscore) w.writeAll("X_Sim_Under: 1\r\n") catch unreachable;
+    if (target == .malformed) {
+        const broken = [_][]const u8{ "Host: other.test\r\n", "X-Bad : 1\r\n", "Content-Length: 1\r\nTransfer-Encoding: chunked\r\n" };
+        w.writeAll(broken[random.uintLessThan(usize, broken.len)]) catch unreachable;
+    }
+    if (chunked) {
+        w.writeAll("Transfer-Encoding: chunked\r\n") catch unreachable;
+    } else if (body_len > 0 or (may_have_body and random.boolean())) {
+        w.print("Content-Length: {d}\r\n", .{body_len}) catch unreachable;
+    }
+    if (percent(world, options.affinity_percent)) {
+        // What `hash` (on a header or a cookie) and `sticky` read.
+        const backend = Backend.addressOf(random.uintLessThan(u8, world.backends.count));
+        const backend_id = if (random.boolean()) Shared.backendId(&backend) else random.int(u64);
+        w.print("X-Sim-Key: k{d}\r\nCookie: sim=k{d}; sluice_backend={x:0>16}\r\n", .{
+            random.uintAtMost(u8, 50), random.uintAtMost(u8, 50), backend_id,
+        }) catch unreachable;
+    }
+    var head_at_limit = false;
+    if (percent(world, options.client_big_head_percent)) {
+        // Fields up to past the count limit, or one long field up to past the bytes limit.
+        if (random.boolean()) {
+            const count = random.uintAtMost(u32, options.headers_count_max + 4);
+            for (0..count) |i| w.print("X-Pad-{d}: {d}\r\n", .{ i, i }) catch unreachable;
+            head_at_limit = count + 16 > options.headers_count_max;
+        } else {
+            const len = random.uintAtMost(u32, options.header_bytes_max + 256);
+            w.writeAll("X-Pad: ") catch unreachable;
+            w.splatByteAll('p', len) catch unreachable;
+            w.writeAll("\r\n") catch unreachable;
+            head_at_limit = w.end + 256 > options.header_bytes_max;
+        }
+    }
+    if (upgrade) {
+        w.writeAll("Connection: Upgrade\r\nUpgrade: websocket\r\n") catch unreachable;
+    } else if (percent(world, options.hop_fields_percent)) {
+        w.writeAll("Connection: keep-alive, X-Hop\r\nKeep-Alive: timeout=5\r\nX-Hop: secret\r\n") catch unreachable;
+    }
+    w.writeAll("\r\n") catch unreachable;
+    var len = w.end;
+    // 431 is a fair answer to a head near the limits (the margins cover the fields sluice
+    // counts differently from us).
+    head_at_limit = head_at_limit or len + 64 > options.header_bytes_max;
+    if (chunked) {
+        len += peer_http.writeChunked(client.out[len..], random, .request, id, body_len, percent(world, options.trailer_percent));
+    } else {
+        peer_http.fillPattern(client.out[len..][0..body_len], .request, id, 0);
+        len += body_len;
+    }
+    client.out_len = @intCast(len);
+    client.out_sent = 0;
+    const slot = (client.outstanding_head + client.outstanding_count) % outstanding_max;
+    client.outstanding[slot] = .{
+        .id = id,
+        .method = method,
+        .target = target,
+        .upgrade = upgrade,
+        .body_len = body_len,
+        .stream_start = client.stream_sent,
+        .head_at_limit = head_at_limit,
+    };
+    client.outstanding_count += 1;
+    client.requests_left -= 1;
+    world.trace("client {d}: r{d} {t} {t} body {d}{s}{s}", .{
+        client.number, id, method, target, body_len, if (chunked) " chunked" else "", if (upgrade) " upgrade" else "",
+    });
+    if (percent(world, options.idle_gap_percent)) {
+        client.next_request_ns = world.sim.now_ns + random.uintAtMost(u64, options.idle_gap_ns_max);
+    }
+}
+
+/// The target of a request as its client writes it (the access log must show it so).
+pub fn writeTarget(w: *std.Io.Writer, request: *const Ledger.Request, id: u32) std.Io.Writer.Error!void {
+    if (request.absolute) try w.writeAll("http://abs.test");
+    switch (request.target) {
+        .pool, .malformed => try w.print("/p{d}/r{d}?x=1", .{ request.pool, id }),
+        .local => try w.print("/local/r{d}", .{id}),
+        .redirect => try w.print("/redir/r{d}", .{id}),
+        .unrouted => try w.print("/nowhere/r{d}", .{id}),
+    }
+}
+
+/// The client's address: the same for every connection of a client number.
+pub fn peerAddress(number: u32) Address {
+    return Address.initIp4(.{ 192, 0, 2, @intCast(1 + number % 200) }, @intCast(1024 + number % 60000));
+}
+
+fn consume(client: *Client, world: *Simulator, bytes: []const u8) void {
+    var rest = bytes;
+    while (rest.len > 0 or client.parser.hasEvent()) {
+        if (client.tunnel != null) return tunnelIn(client, rest);
+        if (client.close_announced and rest.len > 0) {
+            fail.invariant("client {d} got bytes after a response that closes the connection: {s}", .{
+                client.number, rest[0..@min(rest.len, 60)],
+            });
+        }
+        const parsed = client.parser.feed(rest) catch |err| {
+            fail.invariant("client {d} got a malformed response from sluice: {t}", .{ client.number, err });
+        };
+        rest = rest[parsed.consumed..];
+        switch (parsed.event) {
+            .more => {},
+            .head => onHead(client, world),
+            .body => |body| onBody(client, body),
+            .end => onEnd(client, world),
+        }
+    }
+}
+
+fn onHead(client: *Client, world: *Simulator) void {
+    const head = &client.parser.head;
+    if (client.outstanding_count == 0) {
+        fail.invariant("client {d} got a response ({d}) with no request outstanding", .{ client.number, head.status });
+    }
+    const request = client.front();
+    const version_ok = std.mem.eql(u8, head.first[0], "HTTP/1.1") or
+        (client.http10 and std.mem.eql(u8, head.first[0], "HTTP/1.0"));
+    if (!version_ok) fail.invariant("r{d}: answered with {s}", .{ request.id, head.first[0] });
+    const status = head.status;
+    const tag = head.tag();
+    if (client.http10 and status < 200) fail.invariant("r{d}: {d} relayed to an HTTP/1.0 client", .{ request.id, status });
+    if (status < 200 and status != 101) {
+        // An interim response the backend sent (100, 103): the answer follows.
+        if (tag != request.id) fail.invariant("r{d}: interim {d} with tag {any}", .{ request.id, status, tag });
+        world.trace("client {d}: r{d} interim {d}", .{ client.number, request.id, status });
+        client.response = .{ .interim = true, .status = status };
+        return client.parser.expectBody(.none);
+    }
+    const own = tag == null;
+    if (tag) |t| if (t != request.id) {
+        fail.invariant("client {d}: the response to r{d} was delivered for r{d}", .{ client.number, t, request.id });
+    };
+    const length = head.contentLength() catch |err| fail.invariant("r{d}: response {t}", .{ request.id, err });
+    const chunked = head.chunked() catch |err| fail.invariant("r{d}: response {t}", .{ request.id, err });
+    if (length != null and chunked) fail.invariant("r{d}: response with both framings", .{request.id});
+    if (client.http10 and chunked) fail.invariant("r{d}: chunked to an HTTP/1.0 client", .{request.id});
+    if (status == 101 and !request.upgrade) fail.invariant("r{d}: 101 to a request that asked for no upgrade", .{request.id});
+    const bodiless = request.method == .HEAD or status == 204 or status == 304 or status == 101;
+    const framing: peer_http.Framing = if (bodiless)
+        .none
+    else if (chunked)
+        .chunked
+    else if (length) |n| .{ .length = n } else if (own)
+        fail.invariant("r{d}: sluice answered {d} without framing", .{ request.id, status })
+    else
+        .close;
+    if (own and head.get(peer_http.unsolicited_field) != null) {
+        // A backend's bytes on an idle connection raced sluice's request on it (Backends.zig).
+        world.summary.unsolicited_relayed += 1;
+        client.response = .{ .own = true, .status = status };
+        client.closing_after_response = head.hasToken("connection", "close");
+        return client.parser.expectBody(.{ .length = 0 });
+    }
+    client.response = .{ .own = own, .status = status };
+    world.trace("client {d}: r{d} answered {d} {s}{s}", .{ client.number, request.id, status, head.first[2], if (own) " by sluice" else "" });
+    if (own) {
+        checkOwn(client, world, request, status);
+    } else {
+        const text = head.get(peer_http.length_field) orelse fail.invariant("r{d}: response without its length field", .{request.id});
+        client.response.expected_len = std.fmt.parseInt(u32, text, 10) catch fail.invariant("r{d}: bad length field", .{request.id});
+    }
+    if (head.hasToken("connection", "close")) client.closing_after_response = true;
+    // HTTP/1.0: the connection closes after the response unless it says keep-alive.
+    if (client.http10 and !head.hasToken("connection", "keep-alive")) client.closing_after_response = true;
+    client.parser.expectBody(framing);
+}
+
+/// sluice answered by itself: with what this request may get.
+fn checkOwn(client: *Client, world: *Simulator, request: *const Client.Outstanding, status: u16) void {
+    const options = &world.options;
+    const allowed = switch (request.target) {
+        .pool => switch (status) {
+            502, 503, 504 => true,
+            408 => true, // A body that stopped coming (a slow or stalled client, or a stall upstream).
+            413 => options.request_body_bytes_max > 0 and request.body_len > options.request_body_bytes_max,
+            431 => request.head_at_limit,
+            else => false,
+        },
+        .local => status == 200,
+        .redirect => status == 302,
+        .unrouted => status == 404,
+        .malformed => status == 400,
+    } or (status == 431 and request.head_at_limit);
+    const slow_head = status == 408 and !options.clean; // The head did not come in time.
+    if (!allowed and !slow_head) {
+        fail.invariant("client {d}: r{d} ({t} {t}) answered {d} by sluice", .{
+            client.number, request.id, request.method, request.target, status,
+        });
+    }
+    if (options.clean and request.target == .pool) {
+        fail.invariant("clean seed: r{d} answered {d} by sluice, not by its backend", .{ request.id, status });
+    }
+    // sluice closes after its error responses.
+    if (status >= 400 and status != 404) client.closing_after_response = true;
+}
+
+fn onBody(client: *Client, body: []const u8) void {
+    const request = client.front();
+    const offset = client.parser.body_offset - body.len;
+    if (client.response.own) {
+        if (request.target == .local and client.response.status == 200) {
+            if (offset + body.len > local_body.len or !std.mem.eql(u8, body, local_body[offset..][0..body.len])) {
+                fail.invariant("r{d}: the local route's body is wrong", .{request.id});
+            }
+        }
+        return;
+    }
+    if (!peer_http.matchesPattern(body, .response, request.id, offset)) {
+        fail.invariant("client {d}: r{d} got response bytes {d}..{d} that are not its own", .{
+            client.number, request.id, offset, offset + body.len,
+        });
+    }
+}
+
+fn onEnd(client: *Client, world: *Simulator) void {
+    const request = client.front().*;
+    const response = client.response;
+    const seen = client.parser.body_offset;
+    client.parser.next();
+    if (response.interim) return;
+    if (!response.own) {
+        const bodiless = request.method == .HEAD or response.status == 101;
+        if (!bodiless and seen != response.expected_len) {
+            fail.invariant("r{d}: response body of {d} bytes, the backend sent {d}", .{ request.id, seen, response.expected_len });
+        }
+        if (!world.ledger.backendSent(request.id, response.status, response.expected_len)) {
+            fail.invariant("r{d}: got {d} with {d} bytes, which no backend sent", .{ request.id, response.status, response.expected_len });
+        }
+    } else if (request.target == .local and response.status == 200 and seen != local_body.len and request.method != .HEAD) {
+        fail.invariant("r{d}: the local route's body is {d} bytes", .{ request.id, seen });
+    }
+    world.ledger.answered(request.id);
+    client.outstanding_head = @intCast((client.outstanding_head + 1) % outstanding_max);
+    client.outstanding_count -= 1;
+    if (client.closing_after_response) client.close_announced = true;
+    if (response.status == 101) {
+        client.tunnel = .{ .id = request.id, .total = world.random.intRangeAtMost(u32, 1, 8000) };
+    }
+}
+
+fn tunnelOut(client: *Client, world: *Simulator) void {
+    const tunnel = &client.tunnel.?;
+    if (tunnel.sent < tunnel.total) {
+        var chunk: [1024]u8 = undefined;
+        const n = @min(chunk.len, tunnel.total - tunnel.sent);
+        peer_http.fillPattern(chunk[0..n], .tunnel, tunnel.id, tunnel.sent);
+        switch (world.sim.peerWrite(client.fd, chunk[0..n])) {
+            .bytes => |written| tunnel.sent += written,
+            .closed => return,
+        }
+    }
+    if (tunnel.echoed == tunnel.total) finish(client, world);
+}
+
+fn tunnelIn(client: *Client, bytes: []const u8) void {
+    const tunnel = &client.tunnel.?;
+    if (bytes.len == 0) return;
+    if (tunnel.echoed + bytes.len > tunnel.sent or !peer_http.matchesPattern(bytes, .tunnel, tunnel.id, tunnel.echoed)) {
+        fail.invariant("client {d}: tunnel of r{d} echoed bytes it did not send at {d}", .{ client.number, tunnel.id, tunnel.echoed });
+    }
+    tunnel.echoed += @intCast(bytes.len);
+}
+
+/// sluice closed the connection (or reset it).
+fn closed(client: *Client, world: *Simulator, reset: bool) void {
+    world.trace("client {d}: sluice {s}, {d} outstanding", .{ client.number, if (reset) "reset" else "closed", client.outstanding_count });
+    // A close-delimited body ends here.
+    if (client.parser.eof()) |ended| {
+        if (ended and client.outstanding_count > 0) {
+            const response = client.response;
+            if (response.own or client.parser.body_offset == response.expected_len) {
+                onEnd(client, world);
+            } else {
+                client.parser = .init(.response); // Cut short: the request is not answered.
+            }
+        }
+    } else |_| {}
+    if (world.options.clean and client.outstanding_count > 0 and !client.close_announced and client.tunnel == null) {
+        // sluice may close a connection on a request it has not taken up: one it has not read
+        // (or only read by a receive it had cancelled, racing an idle close), and that no
+        // backend has seen.
+        const read = world.sim.proxyReadCommitted(client.fd);
+        const request = client.front();
+        if (read > request.stream_start or world.ledger.get(request.id).deliveries > 0) {
+            // One exception: sluice read exactly up to the next request and closed after this
+            // one's response; the bytes of the next request it had not read yet made the close
+            // a reset, which destroyed the response (RFC 9112 §9.6 asks for a half-close
+            // first). sluice lingers when it knows of such bytes, these it could not know of.
+            const next_start = if (client.outstanding_count > 1)
+                client.outstanding[(client.outstanding_head + 1) % outstanding_max].stream_start
+            else
+                client.stream_sent;
+            if (!reset or read != next_start) {
+                fail.invariant("clean seed: client {d}: sluice took r{d} up and closed without answering it", .{ client.number, request.id });
+            }
+            world.summary.clean_lost_to_reset += 1;
+        }
+    }
+    world.sim.peerClose(client.fd);
+    client.state = .free;
+}
+
+fn vanish(client: *Client, world: *Simulator) void {
+    world.trace("client {d}: vanishes ({s})", .{ client.number, if (client.vanish_reset) "reset" else "close" });
+    if (client.vanish_reset) world.sim.peerReset(client.fd) else world.sim.peerClose(client.fd);
+    client.state = .free;
+}
+
+fn finish(client: *Client, world: *Simulator) void {
+    world.sim.peerClose(client.fd);
+    client.state = .free;
+}

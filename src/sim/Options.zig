@@ -1,0 +1,191 @@
+//! What one seed simulates: the proxy's limits, the traffic, and which faults are on and how
+//! often (swarm testing: each fault is on for about half the seeds, at a rate drawn per seed,
+//! so some seeds hammer one fault and others combine several). About one seed in eight is
+//! clean: every fault off, so the strictest checks apply (no request may be lost or answered
+//! by sluice itself).
+const std = @import("std");
+const assert = std.debug.assert;
+
+const Sim = @import("../loop/Sim.zig");
+
+const Options = @This();
+
+/// No fault of any kind: every request sluice reads must be answered by its backend.
+clean: bool,
+
+// Proxy limits (start-up settings).
+sessions: u32,
+header_bytes_max: u32,
+headers_count_max: u16,
+response_header_bytes_max: u32,
+response_headers_count_max: u16,
+client_header_timeout_ns: u64,
+client_idle_timeout_ns: u64,
+tunnel_idle_timeout_ns: u64,
+/// 0: no limit.
+request_body_bytes_max: u64,
+/// Clients 192.0.2.1-127 are trusted proxies (their X-Forwarded-For is kept).
+trusted_clients: bool,
+/// Request fields with `_` in their name are kept (else dropped).
+underscores_allowed: bool,
+access_log: enum { off, combined, json },
+
+// Topology.
+backends_count: u8,
+pools_count: u8,
+/// Routes by path prefix, plus a fixed response, a redirect and 404s; else one pool, no routes.
+routed: bool,
+/// Change pools (backends, strategy, retries, timeouts) by reloads during the run.
+reloads_percent: u8,
+/// When the drain starts, in steps from the start: at the end, or half-way or later.
+drain_step: u64,
+
+// Traffic.
+clients_concurrent_max: u32,
+client_arrival_ns_max: u64,
+requests_per_client_max: u8,
+pipeline_percent: u8,
+body_percent: u8,
+body_bytes_max: u32,
+chunked_percent: u8,
+upgrade_percent: u8,
+local_percent: u8,
+idle_gap_percent: u8,
+idle_gap_ns_max: u64,
+hop_fields_percent: u8,
+trailer_percent: u8,
+/// Clients speaking HTTP/1.0 (keep-alive only when asked for, no chunked, no 1xx).
+http10_percent: u8,
+/// Requests carry a hash key field and a sticky cookie.
+affinity_percent: u8,
+/// Requests carry fields a proxy rewrites: X-Forwarded-For, a name with `_`, an
+/// absolute-form target.
+forwarding_percent: u8,
+/// Backends send 100 or 103 before their answer.
+interim_percent: u8,
+
+// Client faults.
+client_vanish_percent: u8,
+client_half_close_percent: u8,
+client_stall_percent: u8,
+client_slow_percent: u8,
+client_malformed_percent: u8,
+/// Request heads padded up to and past the limits (431).
+client_big_head_percent: u8,
+
+// Backend faults, per response (they add up to at most 100).
+backend_5xx_percent: u8,
+backend_stall_percent: u8,
+backend_delay_percent: u8,
+backend_garbage_percent: u8,
+backend_close_percent: u8,
+backend_reset_percent: u8,
+backend_early_percent: u8,
+/// Per idle keep-alive connection: the backend closes it, or sends unsolicited bytes.
+backend_idle_close_percent: u8,
+backend_unsolicited_percent: u8,
+/// Response heads padded up to and past the limits, with fields that grow when rewritten.
+backend_big_head_percent: u8,
+/// Per request: the backend stops reading for a while after its head.
+backend_read_pause_percent: u8,
+/// Per tick, out of 10,000: a backend starts refusing, black-holing or comes back.
+backend_flip_per_10k: u16,
+/// Per tick, out of 10,000: active health marks a backend down or up.
+health_flip_per_10k: u16,
+
+// Socket-level faults (the simulated kernel).
+sim: Sim.Faults,
+
+pub fn generate(seed: u64, steps: u64) Options {
+    var prng = std.Random.DefaultPrng.init(seed ^ 0x5eed_0071);
+    const random = prng.random();
+    const clean = random.uintLessThan(u8, 8) == 0;
+    // A fault is on for about half the seeds (never when clean), at a rate up to `max`.
+    const Swarm = struct {
+        random: std.Random,
+        clean: bool,
+        fn percent(s: @This(), max: u8) u8 {
+            if (s.clean or s.random.boolean()) return 0;
+            return s.random.intRangeAtMost(u8, 1, max);
+        }
+    };
+    const swarm: Swarm = .{ .random = random, .clean = clean };
+    const header_bytes_max = random.intRangeAtMost(u32, 1024, 6 * 1024);
+    const response_header_bytes_max = random.intRangeAtMost(u32, 1024, 6 * 1024);
+    const buffer_bytes = std.mem.alignForward(u32, @max(header_bytes_max, response_header_bytes_max) + 1024, 4096);
+    const routed = random.uintLessThan(u8, 4) != 0;
+    var options: Options = .{
+        .clean = clean,
+        .sessions = random.intRangeAtMost(u32, 1, 24),
+        .header_bytes_max = header_bytes_max,
+        .headers_count_max = random.intRangeAtMost(u16, 16, 100),
+        .response_header_bytes_max = response_header_bytes_max,
+        .response_headers_count_max = random.intRangeAtMost(u16, 16, 256),
+        .client_header_timeout_ns = random.intRangeAtMost(u64, 1, 10) * std.time.ns_per_s,
+        .client_idle_timeout_ns = random.intRangeAtMost(u64, 500, 30_000) * std.time.ns_per_ms,
+        .tunnel_idle_timeout_ns = random.intRangeAtMost(u64, 1, 30) * std.time.ns_per_s,
+        .request_body_bytes_max = if (clean or random.uintLessThan(u8, 4) != 0) 0 else random.intRangeAtMost(u64, 1, 3 * buffer_bytes),
+        .access_log = random.enumValue(@FieldType(Options, "access_log")),
+        .trusted_clients = random.boolean(),
+        .underscores_allowed = random.boolean(),
+        .backends_count = random.intRangeAtMost(u8, 1, 6),
+        .pools_count = if (routed) random.intRangeAtMost(u8, 1, 3) else 1,
+        .routed = routed,
+        .reloads_percent = if (random.boolean()) 0 else random.intRangeAtMost(u8, 1, 100),
+        .drain_step = if (random.boolean()) steps else random.intRangeAtMost(u64, steps / 2, steps),
+        .clients_concurrent_max = random.intRangeAtMost(u32, 1, 48),
+        .client_arrival_ns_max = random.intRangeAtMost(u64, 1, 200) * std.time.ns_per_ms,
+        .requests_per_client_max = random.intRangeAtMost(u8, 1, 8),
+        .pipeline_percent = if (random.boolean()) 0 else random.intRangeAtMost(u8, 1, 100),
+        .body_percent = random.uintAtMost(u8, 100),
+        .body_bytes_max = random.intRangeAtMost(u32, 1, @min(24 * 1024, 3 * buffer_bytes)),
+        .chunked_percent = random.uintAtMost(u8, 100),
+        .upgrade_percent = if (random.boolean()) 0 else random.intRangeAtMost(u8, 1, 30),
+        .local_percent = if (routed) random.uintAtMost(u8, 30) else 0,
+        .idle_gap_percent = random.uintAtMost(u8, 50),
+        .idle_gap_ns_max = random.intRangeAtMost(u64, 1, 5000) * std.time.ns_per_ms,
+        .hop_fields_percent = random.uintAtMost(u8, 50),
+        .trailer_percent = random.uintAtMost(u8, 30),
+        .http10_percent = if (random.boolean()) 0 else random.intRangeAtMost(u8, 1, 30),
+        .affinity_percent = random.uintAtMost(u8, 100),
+        .forwarding_percent = random.uintAtMost(u8, 100),
+        .interim_percent = if (random.boolean()) 0 else random.intRangeAtMost(u8, 1, 30),
+        .client_vanish_percent = swarm.percent(30),
+        .client_half_close_percent = swarm.percent(50),
+        .client_stall_percent = swarm.percent(20),
+        .client_slow_percent = swarm.percent(20),
+        .client_malformed_percent = swarm.percent(10),
+        .client_big_head_percent = swarm.percent(20),
+        .backend_5xx_percent = swarm.percent(20),
+        .backend_stall_percent = swarm.percent(10),
+        .backend_delay_percent = swarm.percent(30),
+        .backend_garbage_percent = swarm.percent(10),
+        .backend_close_percent = swarm.percent(15),
+        .backend_reset_percent = swarm.percent(15),
+        .backend_early_percent = swarm.percent(20),
+        .backend_idle_close_percent = swarm.percent(50),
+        .backend_unsolicited_percent = swarm.percent(10),
+        .backend_big_head_percent = swarm.percent(20),
+        .backend_read_pause_percent = swarm.percent(20),
+        .backend_flip_per_10k = if (clean or random.boolean()) 0 else random.intRangeAtMost(u16, 1, 50),
+        .health_flip_per_10k = if (clean or random.boolean()) 0 else random.intRangeAtMost(u16, 1, 50),
+        .sim = undefined,
+    };
+    // Delay is not a fault as such, but a delay past the response timeout is: clean seeds
+    // answer promptly.
+    const window_min = if (random.boolean()) random.intRangeAtMost(u32, 1, 256) else random.intRangeAtMost(u32, 256, Sim.pipe_bytes_max);
+    options.sim = .{
+        // Scheduling is never a fault: any order and split the kernel may choose is fair game.
+        .deliver_percent = random.intRangeAtMost(u8, 20, 100),
+        .short_read_percent = random.uintAtMost(u8, 100),
+        .short_write_percent = random.uintAtMost(u8, 100),
+        .window_min = window_min,
+        .window_max = random.intRangeAtMost(u32, window_min, Sim.pipe_bytes_max),
+        .cancel_late_percent = random.uintAtMost(u8, 100),
+        .cancel_race_percent = random.uintAtMost(u8, 100),
+        .socket_fail_percent = swarm.percent(5),
+        .connect_latency_max_ns = random.uintAtMost(u64, 50) * std.time.ns_per_ms,
+        .tick_ns_max = random.intRangeAtMost(u64, 1, 2000) * std.time.ns_per_us,
+    };
+    return options;
+}
