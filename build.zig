@@ -184,13 +184,13 @@ fn addBench(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Bui
     }
 }
 
-/// The TLS layer on its own, in memory (src/tls/bench.zig): handshakes per second by key type,
+/// The TLS layer on its own, in memory (src/bench_tls.zig): handshakes per second by key type,
 /// full and resumed; allocations per handshake; bytes an idle connection holds; records.
 fn addTlsBench(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build.Step, openssl_lib: []const u8) void {
     const exe = b.addExecutable(.{
         .name = "bench-tls",
         .root_module = b.createModule(.{
-            .root_source_file = b.path("src/tls/bench.zig"),
+            .root_source_file = b.path("src/bench_tls.zig"),
             .target = target,
             .optimize = .ReleaseFast,
         }),

@@ -9,7 +9,7 @@
 //! BIO hands OpenSSL the caller's bytes directly and holds nothing between calls. With
 //! SSL_MODE_RELEASE_BUFFERS, OpenSSL's own read and write buffers go back to the pool whenever
 //! they are empty, so an idle connection holds only OpenSSL's connection state (see
-//! docs/TLS.md for the figures).
+//! docs/ARCHITECTURE.md, "TLS", for the figures).
 //!
 //! Every call may both consume input and produce output (a TLS 1.3 server writes its tickets
 //! after the handshake, a KeyUpdate asks for an answer, a failure sends an alert): after every

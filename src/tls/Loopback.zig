@@ -153,6 +153,65 @@ pub fn roundTrip(loopback: *Loopback, request: []const u8, response: []const u8)
     if (!std.mem.eql(u8, response, try readAll(&loopback.client, &buffer, response.len))) return error.Mismatch;
 }
 
+/// What one connection costs each side's pool: the allocations and the peak bytes of its
+/// handshake and first exchange (a TLS 1.3 client takes its tickets there), and the bytes the
+/// connection still holds once it is idle after them.
+pub const Cost = struct {
+    resumed: bool,
+    server: SideCost,
+    client: SideCost,
+
+    pub const SideCost = struct {
+        allocations: u64,
+        peak_bytes: u64,
+        idle_bytes: u64,
+    };
+};
+
+/// Connects a pair, handshakes, makes one exchange and closes it, counting what each pool
+/// handed out meanwhile. Fails if any of it came from the general heap: both sides run in
+/// their pools, so none may.
+pub fn measure(
+    server: *ServerContext,
+    server_pool: *memory.Pool,
+    client: *ClientContext,
+    client_pool: *memory.Pool,
+    options: Engine.ClientOptions,
+) !Cost {
+    const heap_before = memory.heapAllocations();
+    const server_before: Mark = .of(server_pool);
+    const client_before: Mark = .of(client_pool);
+    var loopback: Loopback = undefined;
+    try loopback.init(server, server_pool, client, client_pool, options);
+    defer loopback.deinit();
+    try loopback.handshake();
+    try loopback.roundTrip("GET / HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 204 No Content\r\n\r\n");
+    if (memory.heapAllocations() != heap_before) return error.HeapAllocation;
+    return .{
+        .resumed = loopback.client.engine.resumed(),
+        .server = server_before.since(server_pool),
+        .client = client_before.since(client_pool),
+    };
+}
+
+const Mark = struct {
+    allocations: u64,
+    bytes: u64,
+
+    fn of(pool: *memory.Pool) Mark {
+        pool.resetHighWater();
+        return .{ .allocations = pool.allocations.load(), .bytes = pool.bytesInUse() };
+    }
+
+    fn since(mark: Mark, pool: *const memory.Pool) Cost.SideCost {
+        return .{
+            .allocations = pool.allocations.load() - mark.allocations,
+            .peak_bytes = pool.bytesHighWater() - mark.bytes,
+            .idle_bytes = pool.bytesInUse() -| mark.bytes,
+        };
+    }
+};
+
 fn readAll(side: *Side, buffer: []u8, len: usize) ![]u8 {
     var total: usize = 0;
     while (total < len) {

@@ -192,7 +192,7 @@ test "glibc shim: fopen64 opens like fopen" {
     const stream = fopen64("/proc/self/stat", "r") orelse return error.Fopen;
     _ = c.fclose(stream);
     try std.testing.expectEqual(@as(?*c.FILE, null), fopen64("/nonexistent/sluice-shim", "r"));
-    try std.testing.expectEqual(@as(c_int, @intFromEnum(c.E.NOENT)), c._errno().*);
+    try std.testing.expectEqual(@as(c_int, @backingInt(c.E.NOENT)), c._errno().*);
 }
 
 test "glibc shim: getcontext and setcontext fail with ENOSYS, makecontext does nothing" {
@@ -200,12 +200,12 @@ test "glibc shim: getcontext and setcontext fail with ENOSYS, makecontext does n
     var context = @as([1024]u8, @splat(0x5a));
     c._errno().* = 0;
     try std.testing.expectEqual(@as(c_int, -1), getcontext(&context));
-    try std.testing.expectEqual(@as(c_int, @intFromEnum(c.E.NOSYS)), c._errno().*);
+    try std.testing.expectEqual(@as(c_int, @backingInt(c.E.NOSYS)), c._errno().*);
     makecontext(&context, struct {
         fn entry() callconv(.c) void {}
     }.entry, 0);
     for (context) |byte| try std.testing.expectEqual(@as(u8, 0x5a), byte);
     c._errno().* = 0;
     try std.testing.expectEqual(@as(c_int, -1), setcontext(&context));
-    try std.testing.expectEqual(@as(c_int, @intFromEnum(c.E.NOSYS)), c._errno().*);
+    try std.testing.expectEqual(@as(c_int, @backingInt(c.E.NOSYS)), c._errno().*);
 }

@@ -18,16 +18,16 @@ const assert = std.debug.assert;
 const Counter = @import("../stdx/Counter.zig");
 
 /// Payload bytes of each size class: spaced about 20% apart, with a class just above each
-/// size OpenSSL 3.0 asks for often (counted with `zig build tls-bench -- --sizes`): the
+/// size OpenSSL 3.0 asks for often (`zig build tls-bench -- --sizes` counts them): the
 /// connection (`SSL`, 7,608 bytes), cipher contexts (928 and 960), the record read buffer
 /// (16,712), the write buffer (16,584) and the handshake message buffer (21,848, a `BUF_MEM`
 /// grown to 16 KiB). A class is cheap (its blocks are untouched address space until used);
 /// rounding up is not (it is resident for as long as the block lives).
 pub const class_payload_bytes = [_]u32{
-    16,    32,    48,    64,    80,    96,    112,   128,
-    160,   192,   224,   256,   320,   384,   448,   512,
-    640,   768,   960,   1088,  1280,  1664,  2048,  2560,
-    3328,  4096,  5120,  6144,  7680,  8192,  12288, 16384,
+    16,    32,    48,    64,    80,   96,   112,   128,
+    160,   192,   224,   256,   320,  384,  448,   512,
+    640,   768,   960,   1088,  1280, 1664, 2048,  2560,
+    3328,  4096,  5120,  6144,  7680, 8192, 12288, 16384,
     16768, 22016, 32768, 65536,
 };
 pub const class_count = class_payload_bytes.len;
@@ -102,10 +102,12 @@ pub const Pool = struct {
     /// Blocks other threads freed, waiting for the owner to file them (`collect`).
     remote: std.atomic.Value(?*FreeBlock) = .init(null),
     /// Allocations served; those that found their class and every larger one empty (or were
-    /// larger than the largest class); bytes handed out now, headers and rounding included.
+    /// larger than the largest class); bytes handed out now, headers and rounding included,
+    /// and the most there were at once since `resetHighWater`.
     allocations: Counter = .{},
     failures: Counter = .{},
     bytes_in_use: Counter = .{},
+    bytes_high_water: Counter = .{},
 
     const Class = struct {
         /// The first block of the class in `region`.
@@ -189,6 +191,17 @@ pub const Pool = struct {
         return pool.bytes_in_use.load();
     }
 
+    /// The most bytes handed out at once since the last reset: a handshake's peak, measured by
+    /// resetting before it.
+    pub fn bytesHighWater(pool: *const Pool) u64 {
+        return pool.bytes_high_water.load();
+    }
+
+    /// The owner only.
+    pub fn resetHighWater(pool: *Pool) void {
+        pool.bytes_high_water.set(pool.bytes_in_use.load());
+    }
+
     /// Blocks of the class of `payload` handed out now.
     pub fn classInUse(pool: *const Pool, class: usize) u64 {
         return pool.classes[class].in_use.load();
@@ -238,6 +251,9 @@ pub const Pool = struct {
         class.allocations.add(1);
         pool.allocations.add(1);
         pool.bytes_in_use.add(class.block_bytes);
+        if (pool.bytes_in_use.load() > pool.bytes_high_water.load()) {
+            pool.bytes_high_water.set(pool.bytes_in_use.load());
+        }
         return payloadOf(header);
     }
 
@@ -378,6 +394,9 @@ test "memory: a block comes from the smallest class that holds it, aligned, and 
     try testing.expectEqual(@as(u64, 112 + header_bytes), pool.bytesInUse());
     freeHook(a, "t", 0);
     try testing.expectEqual(@as(u64, 0), pool.bytesInUse());
+    try testing.expectEqual(@as(u64, 112 + header_bytes), pool.bytesHighWater());
+    pool.resetHighWater();
+    try testing.expectEqual(@as(u64, 0), pool.bytesHighWater());
     // LIFO: the block just freed is the next one handed out.
     try testing.expectEqual(a, mallocHook(112, "t", 0).?);
     freeHook(a, "t", 0);

@@ -1,2 +1,0 @@
-//! Placeholder.
-pub fn main() void {}
