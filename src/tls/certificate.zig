@@ -490,3 +490,104 @@ fn cannot(why: *[]const u8, text: []const u8) error{CannotRead} {
     why.* = text;
     return error.CannotRead;
 }
+
+// --- Tests: what `check` says about the test certificates (src/tls/testdata/) ---------------
+
+const testing = std.testing;
+const testdata = @import("testdata.zig");
+
+/// `check` on in-memory PEM, as it runs on the files' contents.
+fn checkTestSource(arena: std.mem.Allocator, source: Source) !Report {
+    try @import("tls.zig").init(.{});
+    var findings: std.ArrayList(Finding) = .empty;
+    return checkSource(arena, source, .{}, &findings);
+}
+
+fn expectFinding(report: *const Report, severity: Severity, message: []const u8) !void {
+    for (report.findings) |finding| {
+        if (finding.severity == severity and std.mem.eql(u8, finding.message, message)) return;
+    }
+    for (report.findings) |finding| std.debug.print("finding: {t}: {s}\n", .{ finding.severity, finding.message });
+    return error.TestExpectedFinding;
+}
+
+test "certificate: check passes a good chain and key, with its names, key and days left" {
+    var arena_state: std.heap.ArenaAllocator = .init(testing.allocator);
+    defer arena_state.deinit();
+    for ([_]struct { source: Source, key_type: KeyType, bits: u32 }{
+        .{ .source = testdata.ecdsa, .key_type = .ecdsa, .bits = 256 },
+        .{ .source = testdata.rsa, .key_type = .rsa, .bits = 2048 },
+    }) |case| {
+        const report = try checkTestSource(arena_state.allocator(), case.source);
+        try testing.expectEqual(@as(usize, 0), report.findings.len);
+        try testing.expect(!report.failed());
+        try testing.expectEqual(case.key_type, report.key_type.?);
+        try testing.expectEqual(case.bits, report.key_bits);
+        try testing.expect(report.days_left.? > 365 * 50); // made for 100 years
+        try testing.expect(report.names.len == 2);
+    }
+}
+
+test "certificate: check refuses an expired certificate, a key of another certificate, a chain out of order, an encrypted key" {
+    var arena_state: std.heap.ArenaAllocator = .init(testing.allocator);
+    defer arena_state.deinit();
+    const arena = arena_state.allocator();
+    {
+        const report = try checkTestSource(arena, testdata.expired);
+        try testing.expect(report.failed());
+        try testing.expect(report.days_left.? < 0);
+        const days = blk: {
+            var diagnostic: Diagnostic = .{};
+            var certificates = try parseCertificates(testdata.expired.cert_pem, "expired.pem", &diagnostic);
+            defer certificates.deinit();
+            break :blk expiredDaysAgo(certificates.leaf);
+        };
+        try testing.expect(days > 365 * 5); // it expired on 2021-01-01
+        try expectFinding(&report, .err, try std.fmt.allocPrint(arena, "expired.pem: the certificate (expired.test) has expired ({d} days ago)", .{days}));
+    }
+    {
+        var mismatched = testdata.rsa;
+        mismatched.key_pem = testdata.ecdsa.key_pem;
+        mismatched.key_name = "ecdsa.key";
+        const report = try checkTestSource(arena, mismatched);
+        try expectFinding(&report, .err, "ecdsa.key: the key does not match the certificate in rsa.pem (rsa.test)");
+    }
+    {
+        const report = try checkTestSource(arena, testdata.wrong_order);
+        try expectFinding(&report, .err, "wrong-order.pem: the key matches certificate 2 (ecdsa.test), not the first: " ++
+            "the certificate the key belongs to must come first, then its issuers");
+        try expectFinding(&report, .err, "wrong-order.pem: certificate 2 (ecdsa.test) did not issue certificate 1 " ++
+            "(sluice test intermediate): the chain must list the server's certificate first, then each issuer in turn");
+    }
+    {
+        var encrypted = testdata.ecdsa;
+        encrypted.key_pem = testdata.encrypted_key;
+        encrypted.key_name = "encrypted.key";
+        const report = try checkTestSource(arena, encrypted);
+        try expectFinding(&report, .err, "encrypted.key: the key is encrypted, and sluice does not read " ++
+            "passphrases (decrypt it: openssl pkey -in KEY -out PLAIN)");
+    }
+}
+
+test "certificate: check warns about a certificate named only by its common name, and one about to expire" {
+    var arena_state: std.heap.ArenaAllocator = .init(testing.allocator);
+    defer arena_state.deinit();
+    const arena = arena_state.allocator();
+    const report = try checkTestSource(arena, testdata.cn_only);
+    try testing.expect(!report.failed());
+    try expectFinding(&report, .warning, "cn-only.pem: no subjectAltName: clients that follow RFC 6125 " ++
+        "(every browser) reject a certificate named only by its common name (cn-only.test)");
+    var findings: std.ArrayList(Finding) = .empty;
+    const soon = try checkSource(arena, testdata.ecdsa, .{ .expiry_warning_days = 365 * 200 }, &findings);
+    const days = soon.days_left.?;
+    try expectFinding(&soon, .warning, try std.fmt.allocPrint(arena, "ecdsa.pem: the certificate (ecdsa.test) expires in {d} days", .{days}));
+}
+
+test "certificate: check names a file it cannot read, and says why" {
+    var arena_state: std.heap.ArenaAllocator = .init(testing.allocator);
+    defer arena_state.deinit();
+    const report = try check(arena_state.allocator(), "/nonexistent/site.pem", "/proc", .{});
+    try testing.expect(report.failed());
+    try expectFinding(&report, .err, "/nonexistent/site.pem: cannot open: no such file");
+    try expectFinding(&report, .err, "/proc: cannot read (is it a directory?)");
+}
