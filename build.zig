@@ -36,8 +36,8 @@ pub fn build(b: *std.Build) void {
     addRun(b, exe);
     const test_step = addTests(b, target, optimize, openssl_lib);
     addFuzz(b, target);
-    addSim(b, target, test_step);
-    addBench(b, target, test_step);
+    addSim(b, target, test_step, openssl_lib);
+    addBench(b, target, test_step, openssl_lib);
     addTlsBench(b, target, test_step, openssl_lib);
     addFmt(b);
 }
@@ -142,7 +142,7 @@ fn addFuzz(b: *std.Build, target: std.Build.ResolvedTarget) void {
 
 /// The deterministic simulator (src/sim/): the real proxy on a simulated kernel, with faults.
 /// ReleaseSafe: its assertions are the point.
-fn addSim(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build.Step) void {
+fn addSim(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build.Step, openssl_lib: []const u8) void {
     const sim = b.addExecutable(.{
         .name = "sim",
         .root_module = b.createModule(.{
@@ -151,6 +151,7 @@ fn addSim(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build
             .optimize = .ReleaseSafe,
         }),
     });
+    linkOpenSsl(b, sim, openssl_lib); // The proxy it runs can serve TLS (not simulated).
     test_step.dependOn(&sim.step); // A simulator that stops compiling fails the tests.
     const run = b.addRunArtifact(sim);
     run.addPassthruArgs();
@@ -159,7 +160,7 @@ fn addSim(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build
 
 /// Two programs: the parser alone (ns per request head), then the whole data path in one
 /// process (requests per second and heap allocations per request).
-fn addBench(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build.Step) void {
+fn addBench(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build.Step, openssl_lib: []const u8) void {
     const step = b.step("bench", "Parser and end-to-end benchmarks");
     var previous: ?*std.Build.Step = null;
     const programs = [_][2][]const u8{
@@ -175,6 +176,7 @@ fn addBench(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Bui
                 .optimize = .ReleaseFast,
             }),
         });
+        linkOpenSsl(b, exe, openssl_lib);
         test_step.dependOn(&exe.step); // Benchmarks that stop compiling fail the tests.
         const run = b.addRunArtifact(exe);
         // One after the other: they would measure each other otherwise.

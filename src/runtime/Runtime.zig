@@ -40,6 +40,9 @@ snapshot: *Snapshot,
 options: startup.Options,
 started_ns: u64,
 reloads: reload.Stats = .{},
+/// OpenSSL's general-heap allocations when start-up ended (`tls.memory`): those after it
+/// count as heap allocations after start-up too.
+tls_heap_allocations_at_startup: u64 = 0,
 
 /// Where the first listener of the current generation is bound (its port chosen, if 0 was
 /// asked for).
