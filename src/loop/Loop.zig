@@ -366,6 +366,15 @@ pub fn openSocket(loop: *Loop, family: u32) sys.SocketError!Socket {
     return .init(fd);
 }
 
+/// Synchronous, non-blocking send(2) of a few bytes, best effort: a TLS close_notify just
+/// before `shutdownWrite` or `close`. Nothing may be pending in the socket's write direction.
+pub fn sendNow(loop: *Loop, socket: *Socket, bytes: []const u8) sys.SendError!usize {
+    assert(socket.writer == null);
+    // The simulator has no TLS connection, so nothing calls this there.
+    if (loop.backend == .sim) return error.WouldBlock;
+    return sys.send(socket.fd, bytes);
+}
+
 /// Synchronous shutdown(2) of the write side: the peer reads EOF once what was sent is read.
 /// An error means the peer is gone already; the close that follows cleans up either way.
 pub fn shutdownWrite(loop: *Loop, socket: *Socket) sys.ShutdownError!void {

@@ -470,6 +470,7 @@ pub fn tunnelProgress(connection: *Connection) void {
 /// The backend closed its side: so does the client's, once what was sent is read.
 pub fn tunnelUpstreamClosed(connection: *Connection) void {
     connection.out.tunnel_upstream_done = true;
+    if (!connection.send_completion.isPending()) connection.tlsCloseNotify();
     // The peer may be gone already; the close that follows cleans up either way.
     connection.loop().shutdownWrite(&connection.socket) catch {};
     connection.maybeEndTunnel();
@@ -678,6 +679,7 @@ fn linger(connection: *Connection) void {
 fn lingerAfterResponse(connection: *Connection) void {
     assert(connection.state == .lingering);
     connection.out.what = .none;
+    connection.tlsCloseNotify();
     connection.loop().shutdownWrite(&connection.socket) catch return connection.close();
     connection.lingerIfIdle();
 }
@@ -691,6 +693,12 @@ fn lingerIfIdle(connection: *Connection) void {
 }
 
 fn lingerRecv(connection: *Connection) void {
+    if (connection.tls != null) {
+        // What a TLS client still sends is dropped as it is: nothing of it is read, and the
+        // engine has sent its close_notify.
+        connection.submit();
+        return connection.loop().recv(&connection.recv_completion, &connection.socket, connection.cbuf.?, Connection, connection, lingerRecvCallback);
+    }
     connection.recvClient(connection.cbuf.?, lingerRecvCallback);
 }
 
@@ -774,6 +782,7 @@ fn maybeFinalize(connection: *Connection) void {
     if (connection.state != .closing) return;
     if (connection.pending_ops > 0 or connection.exchange != null) return;
     const proxy = connection.proxy;
+    connection.tlsCloseNotify();
     connection.loop().close(&connection.socket);
     if (connection.cbuf) |cbuf| proxy.buffers.release(cbuf);
     connection.cbuf = null;
@@ -990,6 +999,20 @@ fn handshakeFailed(connection: *Connection, err: tls_ns.Failure) void {
         error.Protocol,
         => connection.close(),
     }
+}
+
+/// Before the write side ends: a close_notify alert, so the client can tell the end of a
+/// close-delimited response from a truncation (RFC 8446 §6.1). Best effort: one non-blocking
+/// send of a few dozen bytes, sealed into a buffer of its own (the connection's may be parked);
+/// a client that is gone, or a full socket buffer, just sees the close without it.
+fn tlsCloseNotify(connection: *Connection) void {
+    const t = &(connection.tls orelse return);
+    if (t.engine.state != .open) return; // No handshake finished, or already closed.
+    var alert: [64]u8 = undefined; // A close_notify record: 24 to 31 bytes with our ciphers.
+    var w: tls_ns.Engine.Wire = .{ .output = &alert };
+    const progress = t.engine.close(&w) catch return; // A failed engine has nothing to say.
+    if (progress != .done or w.produced == 0) return;
+    _ = connection.loop().sendNow(&connection.socket, w.written()) catch {}; // Best effort (above).
 }
 
 /// A partial record is held: the connection cannot give its buffers back while it waits.

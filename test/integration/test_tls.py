@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from backends import close_delimited, upgrade
 from client import BufferedSocket, Client, Echoed, build_request
 from conftest import REPO
 from test_admin import admin, start_with_admin
@@ -33,11 +34,13 @@ def client_context(**kw):
     return ctx
 
 
-def tls_client(port, ctx=None, server_name="ecdsa.test", session=None, timeout=10.0):
+def tls_client(port, ctx=None, server_name="ecdsa.test", session=None, timeout=10.0,
+               suppress_ragged_eofs=True):
     """A `Client` whose socket speaks TLS (the handshake done, verified against ca.pem)."""
     c = Client(port, timeout=timeout)
     c.sock = (ctx or client_context()).wrap_socket(c.sock, server_hostname=server_name,
-                                                   session=session)
+                                                   session=session,
+                                                   suppress_ragged_eofs=suppress_ragged_eofs)
     c.bsock = BufferedSocket(c.sock)
     return c
 
@@ -247,5 +250,44 @@ def test_an_idle_tls_connection_gives_its_buffers_back_and_then_serves_again(slu
             assert time.monotonic() < deadline, "the idle connection kept its buffers"
             time.sleep(0.2)
         assert Echoed(c.request("GET", "/after")).target == "/after"
+    finally:
+        c.close()
+
+
+def test_a_close_delimited_response_ends_with_close_notify(sluice, make_backend):
+    """A response whose end is the close ends with a TLS close_notify, so the client can tell
+    it from a truncation: reading to the end raises no "EOF in violation of protocol"."""
+    backend = make_backend(close_delimited(b"all of it\n" * 100))
+    sluice.start([backend], args=tls_args())
+    c = tls_client(sluice.port, suppress_ragged_eofs=False)
+    try:
+        c.send(build_request("GET", "/close-delimited"))
+        data = b""
+        while True:
+            chunk = c.sock.recv(65536)  # SSLEOFError here if the close had no close_notify
+            if not chunk:
+                break
+            data += chunk
+        assert data.startswith(b"HTTP/1.1 200"), data[:100]
+        assert data.endswith(b"all of it\n" * 100)
+    finally:
+        c.close()
+
+
+def test_a_websocket_upgrade_tunnels_through_tls(sluice, make_backend):
+    """An upgrade over TLS: the 101 and the backend's greeting arrive, then messages both
+    ways, each echoed by the backend."""
+    from test_upgrade import GREETING, WS_HEADERS
+    backend = make_backend(upgrade())
+    sluice.start([backend], args=tls_args())
+    c = tls_client(sluice.port)
+    try:
+        c.send_request("GET", "/chat", headers=WS_HEADERS)
+        r = c.read_response()
+        assert r.status == 101, r
+        assert c.read_exact(len(GREETING), 3.0) == GREETING
+        for m in (b"message one", b"\x81\x05hello", bytes(range(256)) * 4):
+            c.send(m)
+            assert c.read_exact(5 + len(m), 5.0) == b"echo:" + m
     finally:
         c.close()
