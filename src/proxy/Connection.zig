@@ -1067,19 +1067,16 @@ fn tlsSend(connection: *Connection) void {
     assert(!t.outputPending() and t.send_taken == 0);
     t.cout_pos = 0;
     t.cout_len = 0;
-    if (t.engine.state != .open) {
-        // The peer sent close_notify (or the engine failed): nothing more can be sealed.
-        return connection.loop().sendReady(&connection.send_completion, &connection.socket, t.plain_send, error.BrokenPipe, Connection, connection, tlsSendDeliverCallback);
-    }
+    // The peer sent close_notify (or the engine failed): nothing more can be sealed.
+    if (t.engine.state != .open) return connection.tlsSendRefused();
     var w = t.wire();
     const result = t.engine.write(&w, t.plain_send);
     t.settle(&w);
-    const written = result catch {
-        return connection.loop().sendReady(&connection.send_completion, &connection.socket, t.plain_send, error.ConnectionResetByPeer, Connection, connection, tlsSendDeliverCallback);
-    };
+    const written = result catch return connection.tlsSendRefused();
+    // A buffer holds a whole record and its overhead, so a call seals something unless the
+    // engine waits for the peer (a handshake message it will not get: renegotiation is off).
+    if (!t.outputPending()) return connection.tlsSendRefused();
     t.send_taken = written.plaintext;
-    // A buffer holds a whole record and its overhead, so every call seals something.
-    assert(t.outputPending());
     connection.tlsSendOutput();
 }
 
@@ -1097,6 +1094,14 @@ fn tlsSendCallback(connection: *Connection, result: sys.SendError!usize) void {
     const taken = t.send_taken;
     t.send_taken = 0;
     t.send_callback(connection, taken);
+}
+
+/// The engine cannot seal the send: it fails, after the batch, as a send to a closed peer.
+fn tlsSendRefused(connection: *Connection) void {
+    const t = &connection.tls.?;
+    t.cout_pos = 0;
+    t.cout_len = 0;
+    connection.loop().sendReady(&connection.send_completion, &connection.socket, t.plain_send, error.BrokenPipe, Connection, connection, tlsSendDeliverCallback);
 }
 
 /// The send ends without its records on the wire: the connection will not send again.
