@@ -74,7 +74,8 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
     };
     const trace = &InitTrace.global;
     trace.mark("validate");
-    const tls_server = loadTls(config) catch return .{ .failed = 2 }; // Logged.
+    const loaded_tls = loadTls(config) catch return .{ .failed = 2 }; // Logged.
+    const tls_server = if (loaded_tls) |loaded| loaded.server else null;
 
     const workers = allocator.alloc(Worker, config.workers_count) catch {
         log.err("out of memory allocating {d} workers", .{config.workers_count});
@@ -113,6 +114,7 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         .snapshot = undefined,
         .options = options,
         .started_ns = started_ns,
+        .tls_ticket_keys = if (loaded_tls) |loaded| loaded.ticket_keys else null,
     }) catch {
         log.err("out of memory setting up the control loop", .{});
         return .{ .failed = 1 };
@@ -206,8 +208,9 @@ fn initRuntime(allocator: std.mem.Allocator, fields: Runtime) !*Runtime {
 /// With `--tls-cert` and `--tls-key`: OpenSSL started (its memory routed: `tls.init`), the
 /// chain and key read, checked and loaded into the listeners' context, with the process's
 /// session-ticket keys. Null without. The context, the files' text and the keys live as long
-/// as the process (a reload does not change them: both flags need a restart).
-fn loadTls(config: *const Config) error{Failed}!?*tls.ServerContext {
+/// as the process (a reload does not change them: both flags need a restart); the supervisor
+/// rotates the keys.
+fn loadTls(config: *const Config) error{Failed}!?LoadedTls {
     if (config.tls_cert.len == 0 and config.tls_key.len == 0) return null;
     if (config.tls_cert.len == 0 or config.tls_key.len == 0) {
         log.err("--tls-cert and --tls-key go together: give both", .{});
@@ -244,8 +247,13 @@ fn loadTls(config: *const Config) error{Failed}!?*tls.ServerContext {
             return error.Failed;
         },
     };
-    return server;
+    return .{ .server = server, .ticket_keys = keys };
 }
+
+const LoadedTls = struct {
+    server: *tls.ServerContext,
+    ticket_keys: *tls.TicketKeys,
+};
 
 fn readPem(arena: std.mem.Allocator, path: []const u8) ?[]const u8 {
     var why: []const u8 = undefined;
