@@ -34,6 +34,9 @@ tls_cert: []const u8 = "",
 tls_key: []const u8 = "",
 workers_count: u32 = settings.default(.global, "workers_count"), // 0 = one per CPU, resolved at start-up.
 io: IoMode = settings.default(.global, "io"),
+/// A response body with a length, once this much of it is left, moves backend -> pipe ->
+/// client with splice(2): no copy through sluice's memory (0: never; Exchange.spliceBody).
+splice_min_bytes: u64 = settings.default(.global, "splice_min_bytes"),
 
 connections_max: u32 = settings.default(.global, "connections_max"),
 header_bytes_max: u32 = settings.default(.global, "header_bytes_max"),

@@ -118,6 +118,9 @@ const Out = struct {
     close_after: bool = false,
     /// Chunked from the backend, bare data to an HTTP/1.0 client (RFC 9112 §6.1).
     dechunk: ?http.ChunkedDecoder = null,
+    /// Or, when not -1, the bytes are `pipe_len` bytes in this pipe (a spliced body window).
+    pipe: linux.fd_t = -1,
+    pipe_len: u32 = 0,
     /// After an interim head: where the bytes that followed it now are.
     rest_start: u32 = 0,
     rest_len: u32 = 0,
@@ -410,6 +413,29 @@ pub fn sendResponseBody(connection: *Connection, window: []u8, last: bool) void 
     connection.write(.response, data);
 }
 
+/// A window of the response body that the exchange spliced into a pipe: it goes on to the
+/// client from there (Exchange.spliceBody), and `exchange.responseSent` follows as for
+/// `sendResponseBody`.
+pub fn sendResponseFromPipe(connection: *Connection, pipe_read: linux.fd_t, len: u32) void {
+    assert(len > 0);
+    assert(connection.takesSplice());
+    const out = &connection.out;
+    out.what = .response;
+    out.bytes = "";
+    out.pipe = pipe_read;
+    out.pipe_len = len;
+    out.progress = 0;
+    connection.armTimer(.sending);
+    connection.spliceClient(pipe_read, len, writeCallback);
+}
+
+/// Whether response body bytes may go to the client exactly as the backend sent them, from a
+/// pipe: HTTP/1.1 on a plain socket, with no de-chunking on the way.
+pub fn takesSplice(connection: *const Connection) bool {
+    // A TLS connection's bytes are sealed into records by sluice: nothing goes around it.
+    return connection.tls == null and connection.out.dechunk == null;
+}
+
 /// For an HTTP/1.0 client of a chunked response: the data of `bytes` (framing removed in
 /// place). Null when the framing is broken (already refused by the exchange's own scan, so
 /// this is a bug, answered with a close).
@@ -509,6 +535,7 @@ fn write(connection: *Connection, what: Out.What, bytes: []const u8) void {
     assert(bytes.len > 0);
     connection.out.what = what;
     connection.out.bytes = bytes;
+    connection.out.pipe = -1;
     connection.out.progress = 0;
     connection.armTimer(if (what == .tunnel or what == .tunnel_head) .tunnel else .sending);
     connection.sendClient(bytes, writeCallback);
@@ -520,7 +547,13 @@ fn writeCallback(connection: *Connection, result: sys.SendError!usize) void {
     const out = &connection.out;
     out.progress += n;
     connection.exchange.?.countSent(n);
-    if (out.progress < out.bytes.len) {
+    if (out.pipe >= 0) {
+        if (out.progress < out.pipe_len) {
+            connection.armTimer(.sending);
+            return connection.spliceClient(out.pipe, @intCast(out.pipe_len - out.progress), writeCallback);
+        }
+        out.pipe = -1;
+    } else if (out.progress < out.bytes.len) {
         connection.armTimer(if (out.what == .tunnel or out.what == .tunnel_head) .tunnel else .sending);
         return connection.sendClient(out.bytes[out.progress..], writeCallback);
     }
@@ -611,6 +644,9 @@ fn refuseRequest(connection: *Connection, failure: Failure) void {
 /// slow): the exchange is aborted and the client answered, unless a response had started.
 fn failRequestBody(connection: *Connection, failure: Failure) void {
     const can_answer = connection.canAnswer();
+    // What is being written to the client may come from the exchange's buffer or pipe, which
+    // it lets go of as it fails: stop the write first (the close below would, too late).
+    if (!can_answer) connection.cancelPending();
     connection.exchange.?.failByDownstream(failure);
     if (connection.state != .active) return;
     if (!can_answer) return connection.close();
@@ -1137,6 +1173,11 @@ fn sendClient(connection: *Connection, buffer: []const u8, comptime callback: Se
         return connection.tlsSend();
     }
     connection.loop().send(&connection.send_completion, &connection.socket, buffer, Connection, connection, callback);
+}
+
+fn spliceClient(connection: *Connection, pipe_read: linux.fd_t, len: u32, comptime callback: SendCallback) void {
+    connection.submit();
+    connection.loop().spliceOut(&connection.send_completion, &connection.socket, pipe_read, len, Connection, connection, callback);
 }
 
 const RecvCallback = fn (*Connection, sys.RecvError!usize) void;

@@ -47,6 +47,7 @@ const Generation = @import("Generation.zig");
 const AccessLog = @import("AccessLog.zig");
 const Connection = @import("Connection.zig");
 const Exchange = @import("Exchange.zig");
+const Pipes = @import("Pipes.zig");
 const Failure = @import("failure.zig").Failure;
 const Histogram = @import("../metrics/Histogram.zig");
 const Pool = @import("../upstream/Pool.zig");
@@ -92,6 +93,8 @@ response_fields: []http.Header,
 /// as routing finishes before anything else runs on the loop.
 path_scratch: []u8,
 buffers: BufferPool,
+/// Pipes for spliced response bodies, opened on first need (Pipes.zig).
+pipes: Pipes = .{},
 queues: Queues,
 buffer_trim_timer: loop_ns.Timer = .{},
 generations_timer: loop_ns.Timer = .{},
@@ -338,6 +341,11 @@ fn tlsPoolOptions(sessions: u32) tls.memory.Pool.Options {
         count.* = per_session * sessions + 64;
     }
     return options;
+}
+
+/// On the loop's thread, after its last tick: the pipes are closed.
+pub fn stop(proxy: *Proxy) void {
+    proxy.pipes.closeAll(proxy.loop);
 }
 
 pub fn deinit(proxy: *Proxy, allocator: std.mem.Allocator) void {

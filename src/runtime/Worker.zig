@@ -137,6 +137,7 @@ fn run(worker: *Worker) void {
     }
     worker.loop.timerQueueRegister(&worker.accept_backoff);
     worker.proxy.start();
+    defer worker.proxy.stop();
     worker.syncListeners();
     worker.loop.setWakeCallback(Worker, worker, wakeCallback);
     worker.setReady(1);

@@ -327,6 +327,9 @@ def test_stalled_backend_ejected_by_timeouts(sluice, make_backend):
         r, elapsed = timed(sluice.port, target=f"/get/{i}")
         assert Echoed(r).backend == "good", r
         times.append(elapsed)
+    # The line is written when the second timeout ejects the backend; on a loaded machine the
+    # thread reading sluice's stderr may not have it yet.
+    sluice.wait_for_line(ejected_re(stuck.address), timeout=5)
     lines = log_lines(sluice, ejected_re(stuck.address))
     assert len(lines) == 1 and lines[0].endswith("(last: timeout)"), sluice.stderr_text()
     assert len(stuck.requests) == 2, stuck.targets()

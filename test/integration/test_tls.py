@@ -291,3 +291,18 @@ def test_a_websocket_upgrade_tunnels_through_tls(sluice, make_backend):
             assert c.read_exact(5 + len(m), 5.0) == b"echo:" + m
     finally:
         c.close()
+
+
+def test_a_large_body_to_a_tls_client_is_sealed_not_spliced(sluice, make_backend):
+    """A 1 MiB response with a length (which a plain client gets spliced) reaches a TLS
+    client whole: sluice copies and seals it, it never splices around the TLS layer."""
+    from backends import large, large_body
+    backend = make_backend(large(1 << 20))
+    sluice.start([backend], args=tls_args())
+    c = tls_client(sluice.port)
+    try:
+        r = c.request("GET", "/large")
+        assert r.status == 200
+        assert r.body == large_body(1 << 20)
+    finally:
+        c.close()
