@@ -6,11 +6,16 @@ FUZZ_ITERATIONS ?= 1000000
 SIM_SEEDS ?= 3000
 JS_FUZZ_ITERATIONS ?= 100000
 
-.PHONY: all build run test unit fuzz sim integration js bench fmt release clean
+.PHONY: all build run test unit fuzz sim integration js bench fmt release clean libssl
 
 all: build
 
-build:
+# OpenSSL 3's static archives (Debian's libssl-dev), which every build links: installed with
+# apt-get when missing, as the bench scripts install their peers.
+libssl:
+	tools/libssl.sh >/dev/null
+
+build: libssl
 	$(ZIG) build -Doptimize=ReleaseSafe
 
 run: build
@@ -18,9 +23,10 @@ run: build
 
 test: unit fuzz sim integration js
 
-unit:
+unit: libssl
 	tools/check_test_entry.sh
 	tools/check_layers.sh
+	$(PYTHON) tools/check_openssl_constants.py $(ZIG)
 	$(ZIG) build test
 	$(ZIG) build fmt-check
 
@@ -42,7 +48,7 @@ js: build
 	$(PYTHON) -m pytest test/js -q
 	$(ZIG) build js-fuzz -- --iterations $(JS_FUZZ_ITERATIONS)
 
-bench:
+bench: libssl
 	$(ZIG) build bench
 	bench/proxy.sh
 
@@ -61,7 +67,7 @@ bench-memory:
 fmt:
 	$(ZIG) build fmt
 
-release:
+release: libssl
 	$(ZIG) build -Doptimize=ReleaseSafe -Dtarget=x86_64-linux-musl -Dstrip=true
 	@ls -l zig-out/bin/sluice
 

@@ -62,6 +62,7 @@ pub const files = .{
     @import("demo/Backend.zig"),
     @import("js/js.zig"),
     @import("sim/sim.zig"),
+    @import("tls/tls.zig"),
 };
 
 test {

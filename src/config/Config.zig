@@ -28,6 +28,10 @@ pub const workers_count_max = 256;
 /// Where clients connect. None given: `default_listen`.
 listeners_buffer: [listeners_count_max]Listener = undefined,
 listeners_count: u32 = 0,
+/// Every listener serves HTTPS with this PEM chain and key (`--tls-cert`, `--tls-key`);
+/// empty: plain HTTP. Read and checked at start-up (runtime/startup.zig).
+tls_cert: []const u8 = "",
+tls_key: []const u8 = "",
 workers_count: u32 = settings.default(.global, "workers_count"), // 0 = one per CPU, resolved at start-up.
 io: IoMode = settings.default(.global, "io"),
 /// A response body with a length, once this much of it is left, moves backend -> pipe ->

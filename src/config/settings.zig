@@ -177,6 +177,27 @@ pub const table = [_]Setting{
         .unset = "one, from listen",
     },
     .{
+        .flag = "tls-cert",
+        .arg = "FILE",
+        .scope = .global,
+        .fields = &.{"tls_cert"},
+        .value = .{ .text = .{ .what = "a PEM certificate chain's path", .check = anyText } },
+        .unset = "off",
+        .reload = .restart,
+        .help = "serve HTTPS on every listener with this PEM chain\n" ++
+            "(the server's certificate first; needs --tls-key)",
+    },
+    .{
+        .flag = "tls-key",
+        .arg = "FILE",
+        .scope = .global,
+        .fields = &.{"tls_key"},
+        .value = .{ .text = .{ .what = "a PEM private key's path", .check = anyText } },
+        .unset = "off",
+        .reload = .restart,
+        .help = "the private key of --tls-cert (PEM, not encrypted)",
+    },
+    .{
         .flag = "workers",
         .key = "workers",
         .scope = .global,

@@ -305,6 +305,52 @@ pub fn spliceOut(
     loop.submit(completion, operation, context, erased);
 }
 
+/// A receive whose outcome is already known (a TLS connection decrypted bytes into `buffer`
+/// from records it had received before, or found the connection over): completes with
+/// `result` after this batch, without a syscall, like any receive. It holds the socket's
+/// reader slot until its callback runs, and a cancel lets the result through, as for a
+/// receive that had already finished.
+pub fn recvReady(
+    loop: *Loop,
+    completion: *Completion,
+    socket: *Socket,
+    buffer: []u8,
+    result: sys.RecvError!usize,
+    comptime Context: type,
+    context: *Context,
+    comptime callback: fn (*Context, sys.RecvError!usize) void,
+) void {
+    if (result) |n| assert(n <= buffer.len) else |_| {}
+    const erased = erasedCallback(Context, "recv", callback);
+    loop.attach(completion, .{ .recv = .{ .socket = socket, .buffer = buffer } }, context, erased);
+    completion.result = .{ .recv = result };
+    loop.pushReadyNow(completion);
+}
+
+/// A send whose outcome is already known (a TLS connection whose engine failed): completes
+/// with `result` after this batch, without a syscall. See `recvReady`.
+pub fn sendReady(
+    loop: *Loop,
+    completion: *Completion,
+    socket: *Socket,
+    buffer: []const u8,
+    result: sys.SendError!usize,
+    comptime Context: type,
+    context: *Context,
+    comptime callback: fn (*Context, sys.SendError!usize) void,
+) void {
+    if (result) |n| assert(n <= buffer.len) else |_| {}
+    const erased = erasedCallback(Context, "send", callback);
+    loop.attach(completion, .{ .send = .{ .socket = socket, .buffer = buffer } }, context, erased);
+    completion.result = .{ .send = result };
+    loop.pushReadyNow(completion);
+}
+
+fn pushReadyNow(loop: *Loop, completion: *Completion) void {
+    if (loop.backend == .sim) loop.io.sim.submitReady(completion);
+    loop.pushReady(completion);
+}
+
 /// Completes when the socket is readable, at EOF, hung up or in error, without consuming
 /// anything: the way to watch an idle pooled upstream connection.
 pub fn pollReadable(
@@ -372,6 +418,15 @@ pub fn closePipe(loop: *Loop, pipe: Pipe) void {
     if (loop.backend == .sim) return loop.io.sim.closePipe(pipe.read);
     sys.close(pipe.read);
     sys.close(pipe.write);
+}
+
+/// Synchronous, non-blocking send(2) of a few bytes, best effort: a TLS close_notify just
+/// before `shutdownWrite` or `close`. Nothing may be pending in the socket's write direction.
+pub fn sendNow(loop: *Loop, socket: *Socket, bytes: []const u8) sys.SendError!usize {
+    assert(socket.writer == null);
+    // The simulator has no TLS connection, so nothing calls this there.
+    if (loop.backend == .sim) return error.WouldBlock;
+    return sys.send(socket.fd, bytes);
 }
 
 /// Synchronous shutdown(2) of the write side: the peer reads EOF once what was sent is read.
@@ -477,6 +532,26 @@ fn submit(
     context: ?*anyopaque,
     callback: Completion.Callback,
 ) void {
+    loop.attach(completion, operation, context, callback);
+    switch (loop.backend) {
+        .io_uring => if (completion.isSplice())
+            loop.io.uring.submitSplice(loop, completion)
+        else
+            loop.io.uring.submit(completion),
+        .epoll => loop.io.epoll.submit(loop, completion),
+        .sim => loop.io.sim.submit(completion),
+    }
+}
+
+/// Sets the operation up and takes its socket's reader or writer slot.
+fn attach(
+    loop: *Loop,
+    completion: *Completion,
+    operation: Completion.Operation,
+    context: ?*anyopaque,
+    callback: Completion.Callback,
+) void {
+    _ = loop;
     assert(completion.state == .idle); // Not pending: one operation per completion at a time.
     assert(completion.next == null);
     completion.* = .{ .operation = operation, .context = context, .callback = callback };
@@ -491,14 +566,6 @@ fn submit(
             assert(socket.writer == null); // One pending writer per socket.
             socket.writer = completion;
         },
-    }
-    switch (loop.backend) {
-        .io_uring => if (completion.isSplice())
-            loop.io.uring.submitSplice(loop, completion)
-        else
-            loop.io.uring.submit(completion),
-        .epoll => loop.io.epoll.submit(loop, completion),
-        .sim => loop.io.sim.submit(completion),
     }
 }
 

@@ -364,6 +364,13 @@ pub fn submit(sim: *Sim, completion: *Completion) void {
     sim.inflight_count += 1;
 }
 
+/// See Loop.recvReady and sendReady: no kernel operation, but the fd counts it until its
+/// callback runs, so a close before then is caught as for any other operation.
+pub fn submitReady(sim: *Sim, completion: *Completion) void {
+    const connection = sim.lookup(completion.operation.socket().fd, "a ready operation was queued on");
+    connection.ops_pending += 1;
+}
+
 /// See Loop.cancel. The outcome is decided now: the operation had already finished (its
 /// effect happens now, before anything submitted after the cancel) if it could complete and
 /// wins the race, else it is cancelled. The callback comes now, or at a later tick (as with

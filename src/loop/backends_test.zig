@@ -873,6 +873,40 @@ fn Suite(comptime mode: Loop.Mode) type {
             try harness.tickUntil(&reader.done);
             try testing.expectEqual(@as(usize, 2), try reader.result);
         }
+
+        test "loop: recvReady completes with its result after the batch, holds the reader slot, and survives a cancel" {
+            var harness: Harness = undefined;
+            try harness.init(mode);
+            defer harness.deinit();
+            var pair: Pair = undefined;
+            try pair.open(&harness);
+            defer pair.close();
+            const loop = &harness.loop;
+
+            var reader: Reader = .{};
+            var completion: Completion = .{};
+            loop.recvReady(&completion, &pair.server, &reader.buffer, 3, Reader, &reader, Reader.callback);
+            try testing.expectEqual(@as(u32, 0), reader.calls); // Not from inside the call.
+            try testing.expect(completion.isPending());
+            try testing.expectEqual(&completion, pair.server.reader.?);
+            try harness.tickUntil(&reader.done);
+            try testing.expectEqual(@as(usize, 3), try reader.result);
+            try testing.expectEqual(@as(?*Completion, null), pair.server.reader);
+            // Cancelled before its callback: the result already there is what comes, once.
+            reader = .{};
+            loop.recvReady(&completion, &pair.server, &reader.buffer, error.ConnectionResetByPeer, Reader, &reader, Reader.callback);
+            loop.cancel(&completion);
+            try harness.tickUntil(&reader.done);
+            try testing.expectError(error.ConnectionResetByPeer, reader.result);
+            try harness.tickFor(5 * ms);
+            try testing.expectEqual(@as(u32, 1), reader.calls);
+            // The reader slot is free again: a real receive can follow.
+            reader = .{};
+            try testing.expectEqual(@as(usize, 2), try sys.send(pair.client.fd, "ok"));
+            loop.recv(&completion, &pair.server, &reader.buffer, Reader, &reader, Reader.callback);
+            try harness.tickUntil(&reader.done);
+            try testing.expectEqual(@as(usize, 2), try reader.result);
+        }
     };
 }
 

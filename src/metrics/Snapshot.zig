@@ -57,6 +57,10 @@ buffers_trimmed: u64 = 0,
 requests_unrouted: u64 = 0,
 /// Responses sluice made itself for a route: fixed responses and redirects.
 local_responses: u64 = 0,
+/// TLS listeners: handshakes completed, of them resumed, and failed.
+tls_handshakes: u64 = 0,
+tls_resumptions: u64 = 0,
+tls_handshakes_failed: u64 = 0,
 
 /// The configuration in use: 1 as started, one more per reload applied.
 config_generation: u64 = 1,
@@ -241,6 +245,9 @@ const process_counters = [_]struct { []const u8, []const u8, []const u8 }{
     .{ "idle_parks", "sluice_idle_parks_total", "Idle client connections that returned their buffer to the pool." },
     .{ "access_log_dropped", "sluice_access_log_lines_dropped_total", "Access-log lines dropped because the log writer fell behind." },
     .{ "buffers_trimmed", "sluice_buffers_trimmed_total", "Free buffers whose pages were given back to the kernel." },
+    .{ "tls_handshakes", "sluice_tls_handshakes_total", "TLS handshakes completed on listeners." },
+    .{ "tls_resumptions", "sluice_tls_resumptions_total", "TLS handshakes on listeners that resumed a session (a ticket)." },
+    .{ "tls_handshakes_failed", "sluice_tls_handshakes_failed_total", "TLS handshakes on listeners that failed, timed out or were not TLS." },
 };
 
 fn number(value: anytype) u64 {

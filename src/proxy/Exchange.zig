@@ -317,6 +317,7 @@ fn composeUpstreamHead(exchange: *Exchange) bool {
         .client_ip = downstream.clientIp(),
         .trusted = downstream.client_trusted,
         .allow_underscores = exchange.proxy.generation.config.header_underscores == .allow,
+        .proto = if (downstream.tls != null) "https" else "http",
     };
     const head = &exchange.request_parser.head;
     const composed = rewrite.composeRequest(exchange.ubuf.?, head, forwarding) catch return false;

@@ -12,8 +12,13 @@
 //!                     exchange slots (one exchange per HTTP/1.1 connection at a time)
 //!   buffers         = 2 * sessions              (a connection's, and its exchange's upstream
 //!                                                side)
+//!                   + 2 * sessions with TLS     (a TLS connection's ciphertext, each way)
 //!   buffer bytes    = max(header_bytes_max, response_header_bytes_max) + rewrite headroom,
-//!                     rounded up to a page
+//!                     rounded up to a page; with TLS at least a whole record and its
+//!                     overhead (`tls.Engine.record_bytes_max`, 16,709 bytes)
+//!   TLS memory      = a `tls.memory.Pool`, its blocks per size class: sessions times the
+//!                     blocks one handshake holds at its peak (`tls_blocks_per_session`);
+//!                     address space untouched until used
 //!   header fields   = sessions * (headers_count_max + response_headers_count_max): per
 //!                     exchange slot its request's fields (kept for its whole life: routing,
 //!                     replays, the log) and its response's
@@ -48,6 +53,7 @@ const Histogram = @import("../metrics/Histogram.zig");
 const Pool = @import("../upstream/Pool.zig");
 const log = @import("../stdx/log.zig");
 const Counter = @import("../stdx/Counter.zig");
+const tls = @import("../tls/tls.zig");
 
 const Proxy = @This();
 
@@ -102,6 +108,11 @@ connections_active: std.atomic.Value(u32) = .init(0),
 stats: Stats = .{},
 warn_limiter: WarnLimiter = .{},
 on_slot_free: SlotFreeCallback,
+/// Every listener serves HTTPS with this context when set (`--tls-cert`); built by the
+/// control thread, shared read-only by the workers.
+tls_server: ?*tls.ServerContext = null,
+/// OpenSSL's memory on this worker: entered by the worker's thread before its first accept.
+tls_pool: ?*tls.memory.Pool = null,
 
 /// Generations a worker may hold at once: the current one and those whose exchanges are still
 /// finishing. The control thread refuses a reload while as many are alive.
@@ -147,6 +158,11 @@ pub const Stats = struct {
     local_responses: Counter = .{},
     /// Request fields dropped because their name has an underscore (`header_underscores`).
     underscore_fields_dropped: Counter = .{},
+    /// TLS listeners: handshakes completed (and of them resumed), and failed (timed out,
+    /// refused, not TLS at all, or no pool memory).
+    tls_handshakes: Counter = .{},
+    tls_resumptions: Counter = .{},
+    tls_handshakes_failed: Counter = .{},
     /// Requests refused with an error before they reached a pool (bad requests, timeouts
     /// reading the head): their durations.
     latency: Histogram = .{},
@@ -217,8 +233,25 @@ pub fn init(
     worker_index: u32,
     sessions_count: u32,
     on_slot_free: SlotFreeCallback,
+    tls_server: ?*tls.ServerContext,
 ) !void {
-    const buffers_count = 2 * sessions_count;
+    const buffers_per_session: u32 = if (tls_server != null) 4 else 2;
+    const buffers_count = buffers_per_session * sessions_count;
+    const buffer_bytes = if (tls_server != null)
+        @max(config.bufferBytes(), std.mem.alignForward(u32, tls.Engine.record_bytes_max, 4096))
+    else
+        config.bufferBytes();
+    const tls_pool: ?*tls.memory.Pool = if (tls_server != null) blk: {
+        const pool = try allocator.create(tls.memory.Pool);
+        errdefer allocator.destroy(pool);
+        // Untouched address space: OpenSSL's blocks cost pages only once used.
+        try pool.init(std.heap.page_allocator, tlsPoolOptions(sessions_count));
+        break :blk pool;
+    } else null;
+    errdefer if (tls_pool) |pool| {
+        pool.deinit(std.heap.page_allocator);
+        allocator.destroy(pool);
+    };
 
     // Untouched until used: slots are initialized on first use (`startSession`,
     // `acquireExchange`).
@@ -239,7 +272,7 @@ pub fn init(
     const path_scratch_bytes = http.path.growth_factor_max * @as(usize, config.target_bytes_max);
     const path_scratch = try StaticAllocator.allocUntouched(allocator, u8, null, path_scratch_bytes);
     errdefer allocator.free(path_scratch);
-    var buffers = try BufferPool.init(allocator, buffers_count, config.bufferBytes());
+    var buffers = try BufferPool.init(allocator, buffers_count, buffer_bytes);
     errdefer buffers.deinit(allocator);
 
     proxy.* = .{
@@ -267,6 +300,8 @@ pub fn init(
             .generations = .init(generations_check_ns),
         },
         .on_slot_free = on_slot_free,
+        .tls_server = tls_server,
+        .tls_pool = tls_pool,
     };
     if (config.access_log.enabled()) {
         proxy.access_log = try AccessLog.init(allocator, config.access_log.format);
@@ -274,7 +309,38 @@ pub fn init(
     // Lowest index on top: new slots are taken in order, so `*_touched` is a prefix.
     for (free_connections, 0..) |*slot, i| slot.* = @intCast(sessions_count - 1 - i);
     for (free_exchanges, 0..) |*slot, i| slot.* = @intCast(sessions_count - 1 - i);
-    assert(proxy.buffers.availableCount() == 2 * sessions_count);
+    assert(proxy.buffers.availableCount() == buffers_per_session * sessions_count);
+}
+
+/// The blocks of each size class one TLS connection may hold at once: its handshake's peak on
+/// the server side (`zig build tls-bench -- --sizes`, OpenSSL 3.0, ECDSA and RSA, TLS 1.2 and
+/// 1.3), rounded up. An idle connection holds far less (~14.5 KB); the pool is sized so that
+/// every connection slot can be mid-handshake at once, so it sheds nothing below the
+/// connection limit. Classes not listed lend to and borrow from their neighbours.
+const tls_blocks_per_session = blk: {
+    var blocks: [tls.memory.class_count]u32 = @splat(0);
+    const peak = [_]struct { u32, u32 }{
+        .{ 16, 48 },  .{ 32, 64 },  .{ 48, 24 },  .{ 64, 24 },   .{ 80, 24 },
+        .{ 112, 16 }, .{ 128, 32 }, .{ 160, 16 }, .{ 192, 4 },   .{ 224, 2 },
+        .{ 256, 8 },  .{ 320, 4 },  .{ 384, 2 },  .{ 448, 2 },   .{ 512, 2 },
+        .{ 640, 2 },  .{ 768, 2 },  .{ 960, 4 },  .{ 1088, 1 },  .{ 1280, 1 },
+        .{ 3328, 1 }, .{ 4096, 2 }, .{ 7680, 1 }, .{ 16768, 2 }, .{ 22016, 1 },
+    };
+    for (peak) |entry| {
+        const index = std.mem.indexOfScalar(u32, &tls.memory.class_payload_bytes, entry[0]).?;
+        blocks[index] = entry[1];
+    }
+    break :blk blocks;
+};
+
+/// Blocks for `sessions` connections, plus a fixed reserve for what OpenSSL keeps per thread
+/// and process (made by the first handshake on the worker, kept for good).
+fn tlsPoolOptions(sessions: u32) tls.memory.Pool.Options {
+    var options: tls.memory.Pool.Options = .{ .blocks = undefined };
+    for (&options.blocks, tls_blocks_per_session) |*count, per_session| {
+        count.* = per_session * sessions + 64;
+    }
+    return options;
 }
 
 /// On the loop's thread, after its last tick: the pipes are closed.
@@ -283,6 +349,8 @@ pub fn stop(proxy: *Proxy) void {
 }
 
 pub fn deinit(proxy: *Proxy, allocator: std.mem.Allocator) void {
+    // `tls_pool` is not freed: OpenSSL's per-thread and process state made on this worker
+    // lives in it for the rest of the process.
     if (proxy.access_log) |*access_log| access_log.deinit(allocator);
     proxy.buffers.deinit(allocator);
     allocator.free(proxy.path_scratch);

@@ -38,6 +38,8 @@ pub const Failure = union(enum) {
     /// A response sluice composes itself did not fit its buffer (Config.validate sizes
     /// buffers so that it always does: a bug, answered rather than crashed on).
     local_response_too_large,
+    /// A plain HTTP request arrived on a TLS listener: answered in plain text, as nginx does.
+    plain_http_to_tls_port,
 
     /// A short name for logs and the access log's `reason`: the tag, without a payload.
     pub fn name(failure: Failure) []const u8 {
@@ -47,7 +49,7 @@ pub const Failure = union(enum) {
     pub fn status(failure: Failure) u16 {
         return switch (failure) {
             .bad_request, .bad_request_body => |reject| reject.status(),
-            .host_too_long => 400,
+            .host_too_long, .plain_http_to_tls_port => 400,
             .head_too_large_to_forward => 431,
             .method_not_allowed => 405,
             .client_header_timeout, .client_body_timeout => 408,
@@ -87,6 +89,7 @@ pub const Failure = union(enum) {
             .upstream_head_too_large => comptime build(502, "backend response head too large"),
             .request_body_too_large => comptime build(413, "request body too large"),
             .local_response_too_large => comptime build(500, "response too large for its buffer"),
+            .plain_http_to_tls_port => comptime build(400, "The plain HTTP request was sent to HTTPS port"),
             .upstream_connect_timeout => comptime build(504, "backend connect timed out"),
             .upstream_response_timeout => comptime build(504, "backend response timed out"),
         };
@@ -136,6 +139,7 @@ test "failure: each response is a complete message with the status it claims" {
         .upstream_head_too_large,
         .request_body_too_large,
         .local_response_too_large,
+        .plain_http_to_tls_port,
     };
     for (cases) |failure| {
         const text = failure.response();

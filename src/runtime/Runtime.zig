@@ -18,6 +18,7 @@ const signals = @import("signals.zig");
 const Supervisor = @import("Supervisor.zig");
 const startup = @import("startup.zig");
 const reload = @import("reload.zig");
+const tls = @import("../tls/tls.zig");
 
 const Runtime = @This();
 
@@ -40,6 +41,11 @@ snapshot: *Snapshot,
 options: startup.Options,
 started_ns: u64,
 reloads: reload.Stats = .{},
+/// The listeners' session-ticket keys (`--tls-cert`), which the supervisor rotates.
+tls_ticket_keys: ?*tls.TicketKeys = null,
+/// OpenSSL's general-heap allocations when start-up ended (`tls.memory`): those after it
+/// count as heap allocations after start-up too.
+tls_heap_allocations_at_startup: u64 = 0,
 
 /// Where the first listener of the current generation is bound (its port chosen, if 0 was
 /// asked for).

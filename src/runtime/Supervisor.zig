@@ -25,6 +25,7 @@ const Loop = loop_ns.Loop;
 const Socket = loop_ns.Socket;
 const Completion = loop_ns.Completion;
 const Timer = loop_ns.Timer;
+const tls = @import("../tls/tls.zig");
 const TimerQueue = loop_ns.TimerQueue;
 const Health = @import("../health/Health.zig");
 const Checker = @import("../health/Checker.zig");
@@ -50,6 +51,9 @@ drain_poll_timer: Timer = .{},
 /// While old generations or retired pools wait to be freed (`Generations.reap`).
 reap_queue: TimerQueue = .init(reap_ms * std.time.ns_per_ms),
 reap_timer: Timer = .{},
+/// With TLS listeners: a new session-ticket key every `TicketKeys.rotation_interval_s`.
+ticket_rotation_queue: TimerQueue = .init(tls.TicketKeys.rotation_interval_s * std.time.ns_per_s),
+ticket_rotation_timer: Timer = .{},
 signal_socket: Socket,
 signal_completion: Completion = .{},
 /// What asked for the drain, once something has.
@@ -73,6 +77,7 @@ pub fn init(
     };
     supervisor.loop.timerQueueRegister(&supervisor.drain_poll_queue);
     supervisor.loop.timerQueueRegister(&supervisor.reap_queue);
+    supervisor.loop.timerQueueRegister(&supervisor.ticket_rotation_queue);
     const config = runtime.config;
     if (config.admin.enabled) {
         // Allocated now, with everything else; bound once the workers accept.
@@ -110,6 +115,7 @@ pub fn run(supervisor: *Supervisor) u8 {
         log.info("admin listening on {s}", .{admin.address.toText(&text)});
     }
     supervisor.armSignals();
+    if (runtime.tls_ticket_keys != null) supervisor.armTicketRotation();
     while (supervisor.drain_reason == null) {
         supervisor.loop.tick() catch |err| {
             log.err("control loop failed: {s}; draining", .{@errorName(err)});
@@ -203,6 +209,25 @@ fn checksStopped(generations: *const Generations) bool {
         }
     }
     return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Session-ticket keys
+
+fn armTicketRotation(supervisor: *Supervisor) void {
+    supervisor.loop.timerArm(&supervisor.ticket_rotation_queue, &supervisor.ticket_rotation_timer, Supervisor, supervisor, ticketRotationCallback);
+}
+
+/// A fresh key seals new tickets from now on; the two before it still open theirs (renewed),
+/// the oldest is forgotten, so a stolen key opens at most 36 hours of tickets. The workers read
+/// the keys through their sequence lock: nothing to tell them.
+fn ticketRotationCallback(supervisor: *Supervisor) void {
+    const keys = supervisor.runtime.tls_ticket_keys.?;
+    keys.rotate() catch {
+        // The old keys stay in use (still safe, only older); the next interval tries again.
+        log.warn("cannot rotate the session-ticket keys: OpenSSL's random generator failed", .{});
+    };
+    supervisor.armTicketRotation();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ const Generation = @import("../proxy/Generation.zig");
 const ListenerTable = @import("generations.zig").ListenerTable;
 const InitTrace = @import("InitTrace.zig");
 const log = @import("../stdx/log.zig");
+const tls = @import("../tls/tls.zig");
 
 const Worker = @This();
 
@@ -87,6 +88,7 @@ pub fn init(
     listener_table: *const ListenerTable,
     index: u32,
     workers_count: u32,
+    tls_server: ?*tls.ServerContext,
 ) !void {
     worker.* = .{
         .index = index,
@@ -105,6 +107,7 @@ pub fn init(
         index,
         Proxy.sessionsCount(config, workers_count),
         .{ .context = worker, .function = slotFreeCallback },
+        tls_server,
     );
 }
 
@@ -126,6 +129,12 @@ fn run(worker: *Worker) void {
         return;
     };
     defer worker.loop.deinit();
+    if (worker.proxy.tls_pool) |pool| {
+        // From here on OpenSSL allocates from this worker's pool only; its per-thread state
+        // is made now rather than in the first handshake.
+        pool.enter();
+        tls.prepareThread();
+    }
     worker.loop.timerQueueRegister(&worker.accept_backoff);
     worker.proxy.start();
     defer worker.proxy.stop();

@@ -29,6 +29,7 @@ const Generation = @import("../proxy/Generation.zig");
 const Pool = @import("../upstream/Pool.zig");
 const Snapshot = @import("../metrics/Snapshot.zig");
 const Worker = @import("Worker.zig");
+const tls = @import("../tls/tls.zig");
 const Runtime = @import("Runtime.zig");
 
 comptime {
@@ -51,7 +52,10 @@ pub fn collect(runtime: *const Runtime, snapshot: *Snapshot) void {
         .uptime_ns = sys.clockMonotonicNs() -| runtime.started_ns,
         .workers_count = @intCast(runtime.workers.len),
         .io = runtime.io,
-        .heap_allocations_after_startup = runtime.static.allocationsAfterStartup(),
+        // sluice's own, and OpenSSL's from the general heap (workers allocate from their
+        // TLS pools, never from it).
+        .heap_allocations_after_startup = runtime.static.allocationsAfterStartup() +
+            (tls.memory.heapAllocations() - runtime.tls_heap_allocations_at_startup),
         .connections_active = runtime.connectionsActive(),
         .config_generation = generation.number,
         .reloads_ok = runtime.reloads.ok,
@@ -168,5 +172,8 @@ fn addWorker(snapshot: *Snapshot, worker: *const Worker) void {
     snapshot.buffers_trimmed += stats.buffers_trimmed.load();
     snapshot.requests_unrouted += stats.requests_unrouted.load();
     snapshot.local_responses += stats.local_responses.load();
+    snapshot.tls_handshakes += stats.tls_handshakes.load();
+    snapshot.tls_resumptions += stats.tls_resumptions.load();
+    snapshot.tls_handshakes_failed += stats.tls_handshakes_failed.load();
     if (proxy.access_log) |*access_log| snapshot.access_log_dropped += access_log.dropped.load(.monotonic);
 }

@@ -416,9 +416,14 @@ pub fn listen(address: *const Address, mode: Bind) sys.ListenerError!linux.fd_t 
 pub fn restartOnlyChange(old: *const Config, new: *const Config) ?[]const u8 {
     const settings = @import("../config/settings.zig");
     inline for (settings.table) |setting| {
-        if (setting.reload == .restart and !settings.sameValue(setting, old, new)) return setting.key.?;
+        if (setting.reload == .restart and !settings.sameValue(setting, old, new)) return comptime restartName(setting);
     }
     return null;
+}
+
+/// A setting as a reload's refusal names it: its file key, or its flag when it has none.
+fn restartName(comptime setting: @import("../config/settings.zig").Setting) []const u8 {
+    return if (setting.key) |key| key else "--" ++ setting.flag.?;
 }
 
 test "generations: restart-only settings are named by their key" {
@@ -468,7 +473,7 @@ test "generations: a change to any restart-only setting refuses the reload, nami
             .array => try changed.addTrustedProxy(try @import("../config/Cidr.zig").parse("10.0.0.0/8")),
             else => comptime unreachable,
         }
-        try std.testing.expectEqualStrings(setting.key.?, restartOnlyChange(&.{}, &changed).?);
+        try std.testing.expectEqualStrings(comptime restartName(setting), restartOnlyChange(&.{}, &changed).?);
     }
 }
 

@@ -27,6 +27,7 @@ const InitTrace = @import("InitTrace.zig");
 const AccessLogWriter = @import("AccessLogWriter.zig");
 const Runtime = @import("Runtime.zig");
 const reload = @import("reload.zig");
+const tls = @import("../tls/tls.zig");
 
 pub const Options = struct {
     /// Print how to try the demo once the port is known.
@@ -73,6 +74,8 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
     };
     const trace = &InitTrace.global;
     trace.mark("validate");
+    const loaded_tls = loadTls(config) catch return .{ .failed = 2 }; // Logged.
+    const tls_server = if (loaded_tls) |loaded| loaded.server else null;
 
     const workers = allocator.alloc(Worker, config.workers_count) catch {
         log.err("out of memory allocating {d} workers", .{config.workers_count});
@@ -88,7 +91,7 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         return .{ .failed = 1 };
     };
     for (workers, 0..) |*worker, i| {
-        worker.init(allocator, config, &first.generation, &generations.listeners, @intCast(i), config.workers_count) catch |err| {
+        worker.init(allocator, config, &first.generation, &generations.listeners, @intCast(i), config.workers_count, tls_server) catch |err| {
             log.err(
                 "cannot allocate worker {d} ({d} connections): {s}",
                 .{ i, Proxy.sessionsCount(config, config.workers_count), @errorName(err) },
@@ -111,6 +114,7 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         .snapshot = undefined,
         .options = options,
         .started_ns = started_ns,
+        .tls_ticket_keys = if (loaded_tls) |loaded| loaded.ticket_keys else null,
     }) catch {
         log.err("out of memory setting up the control loop", .{});
         return .{ .failed = 1 };
@@ -130,6 +134,7 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         runtime.supervisor.access_log = writer;
     }
     static.seal();
+    runtime.tls_heap_allocations_at_startup = tls.memory.heapAllocations();
     trace.mark("control loop");
     if (options.pid_file) |path| {
         PidFile.write(path, linux.getpid()) catch |err| {
@@ -198,4 +203,73 @@ fn initRuntime(allocator: std.mem.Allocator, fields: Runtime) !*Runtime {
     const snapshots = try StaticAllocator.allocUntouched(allocator, Snapshot, null, 1);
     runtime.snapshot = &snapshots[0];
     return runtime;
+}
+
+/// With `--tls-cert` and `--tls-key`: OpenSSL started (its memory routed: `tls.init`), the
+/// chain and key read, checked and loaded into the listeners' context, with the process's
+/// session-ticket keys. Null without. The context, the files' text and the keys live as long
+/// as the process (a reload does not change them: both flags need a restart); the supervisor
+/// rotates the keys.
+fn loadTls(config: *const Config) error{Failed}!?LoadedTls {
+    if (config.tls_cert.len == 0 and config.tls_key.len == 0) return null;
+    if (config.tls_cert.len == 0 or config.tls_key.len == 0) {
+        log.err("--tls-cert and --tls-key go together: give both", .{});
+        return error.Failed;
+    }
+    tls.init(.{}) catch |err| {
+        log.err("cannot start OpenSSL: {s}", .{@errorName(err)});
+        return error.Failed;
+    };
+    const arena_state = std.heap.page_allocator.create(std.heap.ArenaAllocator) catch return outOfMemory();
+    arena_state.* = .init(std.heap.page_allocator);
+    const arena = arena_state.allocator();
+    const cert_pem = readPem(arena, config.tls_cert) orelse return error.Failed;
+    const key_pem = readPem(arena, config.tls_key) orelse return error.Failed;
+    const keys = arena.create(tls.TicketKeys) catch return outOfMemory();
+    keys.init() catch {
+        log.err("cannot make session-ticket keys: OpenSSL's random generator failed", .{});
+        return error.Failed;
+    };
+    const server = arena.create(tls.ServerContext) catch return outOfMemory();
+    var diagnostic: tls.certificate.Diagnostic = .{};
+    server.init(std.heap.page_allocator, .{
+        .certificates = &.{.{
+            .cert_pem = cert_pem,
+            .key_pem = key_pem,
+            .cert_name = config.tls_cert,
+            .key_name = config.tls_key,
+        }},
+        .ticket_keys = keys,
+    }, &diagnostic) catch |err| switch (err) {
+        error.OutOfMemory => return outOfMemory(),
+        error.Invalid => {
+            log.err("{s}", .{diagnostic.message()});
+            return error.Failed;
+        },
+    };
+    return .{ .server = server, .ticket_keys = keys };
+}
+
+const LoadedTls = struct {
+    server: *tls.ServerContext,
+    ticket_keys: *tls.TicketKeys,
+};
+
+fn readPem(arena: std.mem.Allocator, path: []const u8) ?[]const u8 {
+    var why: []const u8 = undefined;
+    return tls.certificate.readFileOrWhy(arena, path, &why) catch |err| switch (err) {
+        error.OutOfMemory => {
+            _ = outOfMemory() catch {};
+            return null;
+        },
+        error.CannotRead => {
+            log.err("{s}: {s}", .{ path, why });
+            return null;
+        },
+    };
+}
+
+fn outOfMemory() error{Failed} {
+    log.err("out of memory loading the TLS certificate", .{});
+    return error.Failed;
 }

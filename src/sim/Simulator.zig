@@ -197,6 +197,7 @@ fn setUp(world: *Simulator) void {
         0,
         options.sessions,
         .{ .context = world, .function = slotFreeCallback },
+        null, // TLS is not simulated (docs/ARCHITECTURE.md, "The simulator": limits).
     ) catch |err| std.debug.panic("sim: Proxy.init: {t}", .{err});
     world.static.seal();
     world.proxy.start();

@@ -1,0 +1,593 @@
+//! Certificates and keys: PEM text in, OpenSSL objects out, and what `sluice check` says about
+//! a certificate/key pair. The files are read by sluice (the config layer, or `check` here),
+//! never by OpenSSL, so every message names the file it is about.
+//!
+//! Decision: `check` reports everything it finds, each as an error or a warning that starts
+//! with the file's name, rather than stopping at the first; a server context refuses only what
+//! OpenSSL cannot serve (no certificate, no key, a key that does not match, a policy refusal),
+//! so an operator who skipped `check` still gets a server, and `check` is where the rest
+//! (chain order, expiry) is caught.
+const std = @import("std");
+const linux = std.os.linux;
+const assert = std.debug.assert;
+const c = @import("c.zig");
+const sys = @import("../stdx/sys.zig");
+const ServerContext = @import("ServerContext.zig");
+
+/// The most certificates one PEM file may hold (a leaf and its chain).
+pub const chain_certificates_max = 10;
+/// The largest certificate, key or OCSP file read.
+pub const file_bytes_max = 1 << 20;
+
+pub const KeyType = enum { rsa, ecdsa, ed25519, other };
+
+/// One certificate chain and its key, as PEM text, with the names messages use for them.
+pub const Source = struct {
+    cert_pem: []const u8,
+    key_pem: []const u8,
+    /// The certificate chain's file, for messages.
+    cert_name: []const u8 = "certificate",
+    key_name: []const u8 = "key",
+    /// A DER OCSP response to staple for this certificate.
+    ocsp_der: ?[]const u8 = null,
+    ocsp_name: []const u8 = "OCSP response",
+};
+
+/// Why loading failed, in one line that names the file.
+pub const Diagnostic = struct {
+    buffer: [512]u8 = undefined,
+    len: usize = 0,
+
+    pub fn set(diagnostic: *Diagnostic, comptime format: []const u8, args: anytype) void {
+        const text = std.fmt.bufPrint(&diagnostic.buffer, format, args) catch blk: {
+            const ellipsis = "...";
+            @memcpy(diagnostic.buffer[diagnostic.buffer.len - ellipsis.len ..], ellipsis);
+            break :blk diagnostic.buffer[0..];
+        };
+        diagnostic.len = text.len;
+    }
+
+    pub fn message(diagnostic: *const Diagnostic) []const u8 {
+        return diagnostic.buffer[0..diagnostic.len];
+    }
+};
+
+pub const LoadError = error{ Invalid, OutOfMemory };
+
+/// A leaf certificate, the chain after it, and its private key: references this owns.
+pub const Loaded = struct {
+    leaf: *c.X509,
+    /// The rest of the file's certificates, in file order (a STACK_OF(X509)).
+    chain: *c.OPENSSL_STACK,
+    key: *c.EVP_PKEY,
+
+    pub fn deinit(loaded: *Loaded) void {
+        freeChain(loaded.chain);
+        c.X509_free(loaded.leaf);
+        c.EVP_PKEY_free(loaded.key);
+        loaded.* = undefined;
+    }
+
+    pub fn chainCount(loaded: *const Loaded) usize {
+        return @intCast(c.OPENSSL_sk_num(loaded.chain));
+    }
+
+    pub fn chainAt(loaded: *const Loaded, index: usize) *c.X509 {
+        return @ptrCast(c.OPENSSL_sk_value(loaded.chain, @intCast(index)).?);
+    }
+
+    pub fn keyType(loaded: *const Loaded) KeyType {
+        return keyTypeOf(loaded.key);
+    }
+};
+
+/// Parses the chain and the key and checks that the key is the leaf's.
+pub fn load(source: Source, diagnostic: *Diagnostic) LoadError!Loaded {
+    var certificates = try parseCertificates(source.cert_pem, source.cert_name, diagnostic);
+    errdefer certificates.deinit();
+    const key = try parseKey(source.key_pem, source.key_name, diagnostic);
+    errdefer c.EVP_PKEY_free(key);
+    if (c.X509_check_private_key(certificates.leaf, key) != 1) {
+        c.ERR_clear_error();
+        diagnostic.set("{s}: the key does not match the first certificate in {s}", .{ source.key_name, source.cert_name });
+        return error.Invalid;
+    }
+    return .{ .leaf = certificates.leaf, .chain = certificates.chain, .key = key };
+}
+
+const Certificates = struct {
+    leaf: *c.X509,
+    chain: *c.OPENSSL_STACK,
+
+    fn deinit(certificates: *Certificates) void {
+        freeChain(certificates.chain);
+        c.X509_free(certificates.leaf);
+    }
+};
+
+fn parseCertificates(pem: []const u8, name: []const u8, diagnostic: *Diagnostic) LoadError!Certificates {
+    const bio = try memoryBio(pem);
+    defer _ = c.BIO_free(bio);
+    const chain = c.OPENSSL_sk_new_null() orelse return error.OutOfMemory;
+    errdefer freeChain(chain);
+    var leaf: ?*c.X509 = null;
+    errdefer c.X509_free(leaf);
+    var count: usize = 0;
+    while (count <= chain_certificates_max) : (count += 1) {
+        const x509 = c.PEM_read_bio_X509(bio, null, noPassword, null) orelse break;
+        if (leaf == null) {
+            leaf = x509;
+        } else if (c.OPENSSL_sk_push(chain, x509) == 0) {
+            c.X509_free(x509);
+            return error.OutOfMemory;
+        }
+    } else {
+        diagnostic.set("{s}: more than {d} certificates", .{ name, chain_certificates_max });
+        return error.Invalid;
+    }
+    // The loop ends at the first PEM block that is not a certificate: the end of the text
+    // ("no start line") is the normal case, anything else is a damaged certificate.
+    const code = c.ERR_peek_last_error();
+    c.ERR_clear_error();
+    const at_end = c.errLib(code) == c.ERR_LIB_PEM and c.errReason(code) == c.PEM_R_NO_START_LINE;
+    if (!at_end) {
+        diagnostic.set("{s}: certificate {d} does not parse: {s}", .{ name, count + 1, reasonOf(code) });
+        return error.Invalid;
+    }
+    const first = leaf orelse {
+        diagnostic.set("{s}: no certificate in it (expected PEM blocks \"BEGIN CERTIFICATE\")", .{name});
+        return error.Invalid;
+    };
+    return .{ .leaf = first, .chain = chain };
+}
+
+fn parseKey(pem: []const u8, name: []const u8, diagnostic: *Diagnostic) LoadError!*c.EVP_PKEY {
+    const bio = try memoryBio(pem);
+    defer _ = c.BIO_free(bio);
+    var asked_for_password = false;
+    const key = c.PEM_read_bio_PrivateKey(bio, null, noPassword, &asked_for_password);
+    const code = c.ERR_peek_last_error();
+    c.ERR_clear_error();
+    if (key) |found| return found;
+    if (asked_for_password) {
+        diagnostic.set("{s}: the key is encrypted, and sluice does not read passphrases (decrypt it: openssl pkey -in KEY -out PLAIN)", .{name});
+    } else if (c.errLib(code) == c.ERR_LIB_PEM and c.errReason(code) == c.PEM_R_NO_START_LINE) {
+        diagnostic.set("{s}: no private key in it (expected a PEM block \"BEGIN PRIVATE KEY\")", .{name});
+    } else {
+        diagnostic.set("{s}: the key does not parse: {s}", .{ name, reasonOf(code) });
+    }
+    return error.Invalid;
+}
+
+/// OpenSSL would prompt on the terminal for an encrypted key; this says no, and remembers that
+/// it was asked.
+fn noPassword(buffer: [*]u8, size: c_int, writing: c_int, asked: ?*anyopaque) callconv(.c) c_int {
+    _ = buffer;
+    _ = size;
+    _ = writing;
+    if (asked) |flag| @as(*bool, @ptrCast(flag)).* = true;
+    return -1;
+}
+
+fn memoryBio(bytes: []const u8) error{OutOfMemory}!*c.BIO {
+    assert(bytes.len <= std.math.maxInt(c_int));
+    return c.BIO_new_mem_buf(bytes.ptr, @intCast(bytes.len)) orelse error.OutOfMemory;
+}
+
+fn freeChain(chain: *c.OPENSSL_STACK) void {
+    var index: c_int = 0;
+    while (index < c.OPENSSL_sk_num(chain)) : (index += 1) {
+        c.X509_free(@ptrCast(c.OPENSSL_sk_value(chain, index)));
+    }
+    c.OPENSSL_sk_free(chain);
+}
+
+fn reasonOf(code: c_ulong) []const u8 {
+    const text = c.ERR_reason_error_string(code) orelse return "unknown error";
+    return std.mem.span(text);
+}
+
+pub fn keyTypeOf(key: *const c.EVP_PKEY) KeyType {
+    return switch (c.EVP_PKEY_get_base_id(key)) {
+        c.EVP_PKEY_RSA, c.EVP_PKEY_RSA_PSS => .rsa,
+        c.EVP_PKEY_EC => .ecdsa,
+        c.EVP_PKEY_ED25519 => .ed25519,
+        else => .other,
+    };
+}
+
+/// The host names a certificate is for, lower-cased, each allocated in `arena`: its
+/// subjectAltName DNS entries, or, when it has none, its subject's common name (what
+/// pre-2000 certificates did; browsers no longer accept it, and `check` warns).
+pub fn hostNames(arena: std.mem.Allocator, x509: *const c.X509) error{OutOfMemory}!Names {
+    var list: std.ArrayList([]const u8) = .empty;
+    if (c.X509_get_ext_d2i(x509, c.NID_subject_alt_name, null, null)) |general_names| {
+        defer c.GENERAL_NAMES_free(general_names);
+        var index: c_int = 0;
+        while (index < c.OPENSSL_sk_num(general_names)) : (index += 1) {
+            const general: *const c.GENERAL_NAME = @ptrCast(c.OPENSSL_sk_value(general_names, index).?);
+            var kind: c_int = 0;
+            const value = c.GENERAL_NAME_get0_value(general, &kind) orelse continue;
+            if (kind != c.GEN_DNS) continue;
+            try list.append(arena, try lowerCopy(arena, asn1Bytes(@ptrCast(value))));
+        }
+    }
+    if (list.items.len > 0) return .{ .names = list.items, .from_common_name = false };
+    const subject = c.X509_get_subject_name(x509);
+    const at = c.X509_NAME_get_index_by_NID(subject, c.NID_commonName, -1);
+    if (at >= 0) {
+        if (c.X509_NAME_get_entry(subject, at)) |entry| {
+            try list.append(arena, try lowerCopy(arena, asn1Bytes(c.X509_NAME_ENTRY_get_data(entry))));
+        }
+    }
+    return .{ .names = list.items, .from_common_name = true };
+}
+
+pub const Names = struct {
+    names: []const []const u8,
+    /// No subjectAltName: the names are the common name.
+    from_common_name: bool,
+};
+
+fn asn1Bytes(string: *const c.ASN1_STRING) []const u8 {
+    const len: usize = @intCast(@max(0, c.ASN1_STRING_length(string)));
+    return c.ASN1_STRING_get0_data(string)[0..len];
+}
+
+fn lowerCopy(arena: std.mem.Allocator, text: []const u8) error{OutOfMemory}![]const u8 {
+    const copy = try arena.alloc(u8, text.len);
+    for (copy, text) |*to, from| to.* = std.ascii.toLower(from);
+    return copy;
+}
+
+/// The subject's common name, or "(no common name)", for messages.
+fn commonName(arena: std.mem.Allocator, x509: *const c.X509) []const u8 {
+    const subject = c.X509_get_subject_name(x509);
+    const at = c.X509_NAME_get_index_by_NID(subject, c.NID_commonName, -1);
+    if (at < 0) return "(no common name)";
+    const entry = c.X509_NAME_get_entry(subject, at) orelse return "(no common name)";
+    return arena.dupe(u8, asn1Bytes(c.X509_NAME_ENTRY_get_data(entry))) catch "(no memory)";
+}
+
+/// Whole days from now until the certificate's notAfter; negative once it has passed.
+pub fn daysLeft(x509: *const c.X509) i32 {
+    var days: c_int = 0;
+    var seconds: c_int = 0;
+    if (c.ASN1_TIME_diff(&days, &seconds, null, c.X509_get0_notAfter(x509)) != 1) return -1;
+    if (days == 0 and seconds < 0) return -1;
+    return days;
+}
+
+/// Whole days from now until the certificate's notBefore; positive while it is not valid yet.
+fn daysUntilValid(x509: *const c.X509) i32 {
+    var days: c_int = 0;
+    var seconds: c_int = 0;
+    if (c.ASN1_TIME_diff(&days, &seconds, null, c.X509_get0_notBefore(x509)) != 1) return 0;
+    if (days == 0 and seconds > 0) return 1;
+    return days;
+}
+
+// --- check --------------------------------------------------------------------------------
+
+pub const Severity = enum { err, warning };
+
+pub const Finding = struct {
+    severity: Severity,
+    /// Starts with the file's name: "site.pem: expired 3 days ago".
+    message: []const u8,
+};
+
+pub const CheckOptions = struct {
+    /// Warn when the certificate expires in fewer days than this.
+    expiry_warning_days: i32 = 30,
+    /// An OCSP response file configured for the certificate.
+    ocsp_path: ?[]const u8 = null,
+};
+
+/// What `check` found about one certificate/key pair.
+pub const Report = struct {
+    findings: []const Finding,
+    names: []const []const u8 = &.{},
+    key_type: ?KeyType = null,
+    key_bits: u32 = 0,
+    /// Days until the leaf expires (negative: expired); null if it did not load.
+    days_left: ?i32 = null,
+
+    pub fn failed(report: *const Report) bool {
+        for (report.findings) |finding| {
+            if (finding.severity == .err) return true;
+        }
+        return false;
+    }
+};
+
+/// Reads and checks a certificate chain file and its key file (the same file may hold both):
+/// readable, parses, the key matches the first certificate, each certificate was issued by
+/// the next one, none has expired, the leaf's days left (a warning when few), its names, and
+/// that sluice's TLS policy accepts them (key size, signature digests). Everything it says is
+/// in `Report.findings`, allocated in `arena`, each naming its file.
+pub fn check(arena: std.mem.Allocator, cert_path: []const u8, key_path: []const u8, options: CheckOptions) error{OutOfMemory}!Report {
+    var findings: std.ArrayList(Finding) = .empty;
+    const cert_pem = readFile(arena, cert_path, &findings) catch |err| switch (err) {
+        error.OutOfMemory => return error.OutOfMemory,
+        error.CannotRead => null,
+    };
+    const key_pem = readFile(arena, key_path, &findings) catch |err| switch (err) {
+        error.OutOfMemory => return error.OutOfMemory,
+        error.CannotRead => null,
+    };
+    const ocsp_der: ?[]const u8 = if (options.ocsp_path) |path| readFile(arena, path, &findings) catch |err| switch (err) {
+        error.OutOfMemory => return error.OutOfMemory,
+        error.CannotRead => null,
+    } else null;
+    if (cert_pem == null or key_pem == null or (options.ocsp_path != null and ocsp_der == null)) {
+        return .{ .findings = findings.items };
+    }
+    return checkSource(arena, .{
+        .cert_pem = cert_pem.?,
+        .key_pem = key_pem.?,
+        .cert_name = cert_path,
+        .key_name = key_path,
+        .ocsp_der = ocsp_der,
+        .ocsp_name = options.ocsp_path orelse "",
+    }, options, &findings);
+}
+
+fn checkSource(arena: std.mem.Allocator, source: Source, options: CheckOptions, findings: *std.ArrayList(Finding)) error{OutOfMemory}!Report {
+    var diagnostic: Diagnostic = .{};
+    var certificates = parseCertificates(source.cert_pem, source.cert_name, &diagnostic) catch |err| switch (err) {
+        error.OutOfMemory => return error.OutOfMemory,
+        error.Invalid => {
+            try add(arena, findings, .err, "{s}", .{diagnostic.message()});
+            return .{ .findings = findings.items };
+        },
+    };
+    defer certificates.deinit();
+    var report: Report = .{ .findings = &.{} };
+    const leaf = certificates.leaf;
+    const names = try hostNames(arena, leaf);
+    report.names = names.names;
+    report.days_left = daysLeft(leaf);
+
+    if (parseKey(source.key_pem, source.key_name, &diagnostic)) |key| {
+        defer c.EVP_PKEY_free(key);
+        report.key_type = keyTypeOf(key);
+        report.key_bits = @intCast(@max(0, c.EVP_PKEY_get_bits(key)));
+        try checkKeyMatches(arena, findings, source, &certificates, key);
+    } else |err| switch (err) {
+        error.OutOfMemory => return error.OutOfMemory,
+        error.Invalid => try add(arena, findings, .err, "{s}", .{diagnostic.message()}),
+    }
+    try checkChainOrder(arena, findings, source.cert_name, &certificates);
+    try checkDates(arena, findings, source.cert_name, &certificates, options);
+    if (names.names.len == 0) {
+        try add(arena, findings, .err, "{s}: the certificate names no host (no subjectAltName DNS entry, no common name)", .{source.cert_name});
+    } else if (names.from_common_name) {
+        try add(arena, findings, .warning, "{s}: no subjectAltName: clients that follow RFC 6125 (every browser) reject a certificate named only by its common name ({s})", .{ source.cert_name, names.names[0] });
+    }
+    // Last, and only when nothing above failed: would a server take it? This is the real
+    // loader, so it also checks sluice's policy (key sizes, digests) and the OCSP response.
+    const failed_so_far = for (findings.items) |finding| {
+        if (finding.severity == .err) break true;
+    } else false;
+    if (!failed_so_far) {
+        var server: ServerContext = undefined;
+        if (server.init(arena, .{ .certificates = &.{source} }, &diagnostic)) {
+            server.deinit();
+        } else |err| switch (err) {
+            error.OutOfMemory => return error.OutOfMemory,
+            error.Invalid => try add(arena, findings, .err, "{s}", .{diagnostic.message()}),
+        }
+    }
+    report.findings = findings.items;
+    return report;
+}
+
+fn checkKeyMatches(arena: std.mem.Allocator, findings: *std.ArrayList(Finding), source: Source, certificates: *const Certificates, key: *c.EVP_PKEY) !void {
+    if (c.X509_check_private_key(certificates.leaf, key) == 1) return;
+    c.ERR_clear_error();
+    // The key may belong to a later certificate: then the leaf is not first.
+    var index: c_int = 0;
+    while (index < c.OPENSSL_sk_num(certificates.chain)) : (index += 1) {
+        const x509: *c.X509 = @ptrCast(c.OPENSSL_sk_value(certificates.chain, index).?);
+        if (c.X509_check_private_key(x509, key) == 1) {
+            try add(arena, findings, .err, "{s}: the key matches certificate {d} ({s}), not the first: the certificate the key belongs to must come first, then its issuers", .{ source.cert_name, index + 2, commonName(arena, x509) });
+            return;
+        }
+        c.ERR_clear_error();
+    }
+    try add(arena, findings, .err, "{s}: the key does not match the certificate in {s} ({s})", .{ source.key_name, source.cert_name, commonName(arena, certificates.leaf) });
+}
+
+/// Each certificate must have been issued (and signed) by the one after it.
+fn checkChainOrder(arena: std.mem.Allocator, findings: *std.ArrayList(Finding), name: []const u8, certificates: *const Certificates) !void {
+    var subject = certificates.leaf;
+    var index: c_int = 0;
+    while (index < c.OPENSSL_sk_num(certificates.chain)) : (index += 1) {
+        const issuer: *c.X509 = @ptrCast(c.OPENSSL_sk_value(certificates.chain, index).?);
+        const issued = c.X509_check_issued(issuer, subject) == c.X509_V_OK;
+        const signed = issued and blk: {
+            const public_key = c.X509_get0_pubkey(issuer) orelse break :blk false;
+            break :blk c.X509_verify(subject, public_key) == 1;
+        };
+        c.ERR_clear_error();
+        if (!signed) {
+            try add(arena, findings, .err, "{s}: certificate {d} ({s}) did not issue certificate {d} ({s}): the chain must list the server's certificate first, then each issuer in turn", .{ name, index + 2, commonName(arena, issuer), index + 1, commonName(arena, subject) });
+            return;
+        }
+        subject = issuer;
+    }
+}
+
+fn checkDates(arena: std.mem.Allocator, findings: *std.ArrayList(Finding), name: []const u8, certificates: *const Certificates, options: CheckOptions) !void {
+    const leaf_days = daysLeft(certificates.leaf);
+    if (leaf_days < 0) {
+        try add(arena, findings, .err, "{s}: the certificate ({s}) has expired ({d} days ago)", .{ name, commonName(arena, certificates.leaf), expiredDaysAgo(certificates.leaf) });
+    } else if (leaf_days < options.expiry_warning_days) {
+        try add(arena, findings, .warning, "{s}: the certificate ({s}) expires in {d} days", .{ name, commonName(arena, certificates.leaf), leaf_days });
+    }
+    const not_yet = daysUntilValid(certificates.leaf);
+    if (not_yet > 0) {
+        try add(arena, findings, .warning, "{s}: the certificate ({s}) is not valid for another {d} days", .{ name, commonName(arena, certificates.leaf), not_yet });
+    }
+    var index: c_int = 0;
+    while (index < c.OPENSSL_sk_num(certificates.chain)) : (index += 1) {
+        const x509: *c.X509 = @ptrCast(c.OPENSSL_sk_value(certificates.chain, index).?);
+        if (daysLeft(x509) < 0) {
+            try add(arena, findings, .err, "{s}: certificate {d} ({s}) has expired ({d} days ago)", .{ name, index + 2, commonName(arena, x509), expiredDaysAgo(x509) });
+        }
+    }
+}
+
+fn expiredDaysAgo(x509: *const c.X509) i32 {
+    var days: c_int = 0;
+    var seconds: c_int = 0;
+    if (c.ASN1_TIME_diff(&days, &seconds, c.X509_get0_notAfter(x509), null) != 1) return 0;
+    return days;
+}
+
+fn add(arena: std.mem.Allocator, findings: *std.ArrayList(Finding), severity: Severity, comptime format: []const u8, args: anytype) error{OutOfMemory}!void {
+    try findings.append(arena, .{ .severity = severity, .message = try std.fmt.allocPrint(arena, format, args) });
+}
+
+/// The whole file, or a finding that names it and says why not.
+pub fn readFile(arena: std.mem.Allocator, path: []const u8, findings: *std.ArrayList(Finding)) error{ CannotRead, OutOfMemory }![]const u8 {
+    var why: []const u8 = undefined;
+    if (readFileOrWhy(arena, path, &why)) |bytes| return bytes else |err| switch (err) {
+        error.OutOfMemory => return error.OutOfMemory,
+        error.CannotRead => {
+            try add(arena, findings, .err, "{s}: {s}", .{ path, why });
+            return error.CannotRead;
+        },
+    }
+}
+
+/// The whole file; on failure `why` says why ("cannot open: no such file").
+pub fn readFileOrWhy(arena: std.mem.Allocator, path: []const u8, why: *[]const u8) error{ CannotRead, OutOfMemory }![]const u8 {
+    const path_z = try arena.dupeSentinel(u8, path, 0);
+    const rc = linux.open(path_z, .{ .ACCMODE = .RDONLY, .CLOEXEC = true }, 0);
+    switch (linux.errno(rc)) {
+        .SUCCESS => {},
+        .NOENT => return cannot(why, "cannot open: no such file"),
+        .ACCES, .PERM => return cannot(why, "cannot open: permission denied"),
+        .ISDIR => return cannot(why, "cannot open: it is a directory"),
+        else => return cannot(why, "cannot open"),
+    }
+    const fd: linux.fd_t = @intCast(rc);
+    defer _ = linux.close(fd);
+    const buffer = try arena.alloc(u8, file_bytes_max + 1);
+    var len: usize = 0;
+    while (len < buffer.len) {
+        const n = sys.read(fd, buffer[len..]) catch return cannot(why, "cannot read (is it a directory?)");
+        if (n == 0) break;
+        len += n;
+    }
+    if (len > file_bytes_max) return cannot(why, "larger than 1 MiB: not a certificate, key or OCSP response");
+    return buffer[0..len];
+}
+
+fn cannot(why: *[]const u8, text: []const u8) error{CannotRead} {
+    why.* = text;
+    return error.CannotRead;
+}
+
+// --- Tests: what `check` says about the test certificates (src/tls/testdata/) ---------------
+
+const testing = std.testing;
+const testdata = @import("testdata.zig");
+
+/// `check` on in-memory PEM, as it runs on the files' contents.
+fn checkTestSource(arena: std.mem.Allocator, source: Source) !Report {
+    try @import("tls.zig").init(.{});
+    var findings: std.ArrayList(Finding) = .empty;
+    return checkSource(arena, source, .{}, &findings);
+}
+
+fn expectFinding(report: *const Report, severity: Severity, message: []const u8) !void {
+    for (report.findings) |finding| {
+        if (finding.severity == severity and std.mem.eql(u8, finding.message, message)) return;
+    }
+    for (report.findings) |finding| std.debug.print("finding: {t}: {s}\n", .{ finding.severity, finding.message });
+    return error.TestExpectedFinding;
+}
+
+test "certificate: check passes a good chain and key, with its names, key and days left" {
+    var arena_state: std.heap.ArenaAllocator = .init(testing.allocator);
+    defer arena_state.deinit();
+    for ([_]struct { source: Source, key_type: KeyType, bits: u32 }{
+        .{ .source = testdata.ecdsa, .key_type = .ecdsa, .bits = 256 },
+        .{ .source = testdata.rsa, .key_type = .rsa, .bits = 2048 },
+    }) |case| {
+        const report = try checkTestSource(arena_state.allocator(), case.source);
+        try testing.expectEqual(@as(usize, 0), report.findings.len);
+        try testing.expect(!report.failed());
+        try testing.expectEqual(case.key_type, report.key_type.?);
+        try testing.expectEqual(case.bits, report.key_bits);
+        try testing.expect(report.days_left.? > 365 * 50); // made for 100 years
+        try testing.expect(report.names.len == 2);
+    }
+}
+
+test "certificate: check refuses an expired certificate, a key of another certificate, a chain out of order, an encrypted key" {
+    var arena_state: std.heap.ArenaAllocator = .init(testing.allocator);
+    defer arena_state.deinit();
+    const arena = arena_state.allocator();
+    {
+        const report = try checkTestSource(arena, testdata.expired);
+        try testing.expect(report.failed());
+        try testing.expect(report.days_left.? < 0);
+        const days = blk: {
+            var diagnostic: Diagnostic = .{};
+            var certificates = try parseCertificates(testdata.expired.cert_pem, "expired.pem", &diagnostic);
+            defer certificates.deinit();
+            break :blk expiredDaysAgo(certificates.leaf);
+        };
+        try testing.expect(days > 365 * 5); // it expired on 2021-01-01
+        try expectFinding(&report, .err, try std.fmt.allocPrint(arena, "expired.pem: the certificate (expired.test) has expired ({d} days ago)", .{days}));
+    }
+    {
+        var mismatched = testdata.rsa;
+        mismatched.key_pem = testdata.ecdsa.key_pem;
+        mismatched.key_name = "ecdsa.key";
+        const report = try checkTestSource(arena, mismatched);
+        try expectFinding(&report, .err, "ecdsa.key: the key does not match the certificate in rsa.pem (rsa.test)");
+    }
+    {
+        const report = try checkTestSource(arena, testdata.wrong_order);
+        try expectFinding(&report, .err, "wrong-order.pem: the key matches certificate 2 (ecdsa.test), not the first: " ++
+            "the certificate the key belongs to must come first, then its issuers");
+        try expectFinding(&report, .err, "wrong-order.pem: certificate 2 (ecdsa.test) did not issue certificate 1 " ++
+            "(sluice test intermediate): the chain must list the server's certificate first, then each issuer in turn");
+    }
+    {
+        var encrypted = testdata.ecdsa;
+        encrypted.key_pem = testdata.encrypted_key;
+        encrypted.key_name = "encrypted.key";
+        const report = try checkTestSource(arena, encrypted);
+        try expectFinding(&report, .err, "encrypted.key: the key is encrypted, and sluice does not read " ++
+            "passphrases (decrypt it: openssl pkey -in KEY -out PLAIN)");
+    }
+}
+
+test "certificate: check warns about a certificate named only by its common name, and one about to expire" {
+    var arena_state: std.heap.ArenaAllocator = .init(testing.allocator);
+    defer arena_state.deinit();
+    const arena = arena_state.allocator();
+    const report = try checkTestSource(arena, testdata.cn_only);
+    try testing.expect(!report.failed());
+    try expectFinding(&report, .warning, "cn-only.pem: no subjectAltName: clients that follow RFC 6125 " ++
+        "(every browser) reject a certificate named only by its common name (cn-only.test)");
+    var findings: std.ArrayList(Finding) = .empty;
+    const soon = try checkSource(arena, testdata.ecdsa, .{ .expiry_warning_days = 365 * 200 }, &findings);
+    const days = soon.days_left.?;
+    try expectFinding(&soon, .warning, try std.fmt.allocPrint(arena, "ecdsa.pem: the certificate (ecdsa.test) expires in {d} days", .{days}));
+}
+
+test "certificate: check names a file it cannot read, and says why" {
+    var arena_state: std.heap.ArenaAllocator = .init(testing.allocator);
+    defer arena_state.deinit();
+    const report = try check(arena_state.allocator(), "/nonexistent/site.pem", "/proc", .{});
+    try testing.expect(report.failed());
+    try expectFinding(&report, .err, "/nonexistent/site.pem: cannot open: no such file");
+    try expectFinding(&report, .err, "/proc: cannot read (is it a directory?)");
+}
