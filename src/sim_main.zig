@@ -128,9 +128,10 @@ fn printSummary(total: *const Simulator.Summary, seeds: u64, elapsed_ms: u64) vo
     const s = &total.sim;
     std.debug.print("sim: kernel: {d} completions, {d} short reads, {d} short writes, {d} cancels " ++
         "({d} late, {d} lost the race), {d} connects, {d} resets on close, {d} sockets refused, " ++
-        "{d} clock jumps\n", .{
+        "{d} clock jumps, {d} splices\n", .{
         s.completions,       s.short_reads, s.short_writes,    s.cancels,        s.cancels_late,
         s.cancels_lost_race, s.connects,    s.resets_on_close, s.sockets_failed, s.clock_jumps,
+        s.splices,
     });
 }
 

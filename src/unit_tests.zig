@@ -41,6 +41,7 @@ pub const files = .{
     @import("proxy/Connection.zig"),
     @import("proxy/Exchange.zig"),
     @import("proxy/Attempt.zig"),
+    @import("proxy/Pipes.zig"),
     @import("proxy/Proxy.zig"),
     @import("proxy/affinity.zig"),
     @import("upstream/Pool.zig"),

@@ -30,6 +30,9 @@ listeners_buffer: [listeners_count_max]Listener = undefined,
 listeners_count: u32 = 0,
 workers_count: u32 = settings.default(.global, "workers_count"), // 0 = one per CPU, resolved at start-up.
 io: IoMode = settings.default(.global, "io"),
+/// A response body with a length, once this much of it is left, moves backend -> pipe ->
+/// client with splice(2): no copy through sluice's memory (0: never; Exchange.spliceBody).
+splice_min_bytes: u64 = settings.default(.global, "splice_min_bytes"),
 
 connections_max: u32 = settings.default(.global, "connections_max"),
 header_bytes_max: u32 = settings.default(.global, "header_bytes_max"),

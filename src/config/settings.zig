@@ -197,6 +197,16 @@ pub const table = [_]Setting{
         .help = "event loop backend (default {default}: io_uring,\nfalling back to epoll when unavailable)",
     },
     .{
+        .flag = "splice-min",
+        .key = "splice_min",
+        .scope = .global,
+        .fields = &.{"splice_min_bytes"},
+        .value = .{ .size = .{ .min = 0, .max = size_max } },
+        .default = "64KiB",
+        .reload = .restart,
+        .help = "splice(2) a response body once this much is left\n(default {default}; 0: never)",
+    },
+    .{
         .flag = "max-connections",
         .key = "limits.max_connections",
         .scope = .global,
@@ -1346,7 +1356,7 @@ test "settings: enumerations that name their choices in the help name every one"
 
 test "settings: keys of an object come in table order, sections once" {
     const top = comptime namesText(keysAt(.global, ""));
-    try testing.expectEqualStrings("listen, listeners, workers, io, limits, timeouts, trusted_proxies, " ++
+    try testing.expectEqualStrings("listen, listeners, workers, io, splice_min, limits, timeouts, trusted_proxies, " ++
         "pools, routes, admin, access_log, log_level", top);
     try testing.expectEqualStrings("client_header, client_idle, drain, tunnel_idle", comptime namesText(keysAt(.global, "timeouts.")));
     try testing.expectEqualStrings("backends, strategy, hash, sticky_cookie, health, ejection, retry, " ++

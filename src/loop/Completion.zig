@@ -67,6 +67,11 @@ pub const Operation = union(enum) {
     recv: struct { socket: *Socket, buffer: []u8 },
     send: struct { socket: *Socket, buffer: []const u8 },
     poll_readable: struct { socket: *Socket },
+    /// Socket to pipe (splice(2)): like `recv`, without the bytes passing through user memory.
+    /// Done as a nonblocking system call when the socket is ready (see Loop.spliceIn).
+    splice_in: struct { socket: *Socket, pipe: linux.fd_t, len: u32 },
+    /// Pipe to socket: like `send`, from bytes already in the pipe.
+    splice_out: struct { socket: *Socket, pipe: linux.fd_t, len: u32 },
     /// Internal: the wake-up eventfd.
     read: struct { socket: *Socket, buffer: []u8 },
 
@@ -83,8 +88,8 @@ pub const Operation = union(enum) {
     pub fn direction(operation: *const Operation) Direction {
         return switch (operation.*) {
             .none => unreachable,
-            .accept, .recv, .poll_readable, .read => .read,
-            .connect, .send => .write,
+            .accept, .recv, .poll_readable, .splice_in, .read => .read,
+            .connect, .send, .splice_out => .write,
         };
     }
 };
@@ -95,6 +100,8 @@ pub const Result = union {
     recv: sys.RecvError!usize,
     send: sys.SendError!usize,
     poll_readable: sys.PollError!void,
+    splice_in: sys.RecvError!usize,
+    splice_out: sys.SendError!usize,
     read: sys.ReadError!usize,
 };
 
@@ -114,8 +121,34 @@ pub fn setResultRaw(completion: *Completion, res: i32) void {
         .poll_readable => .{
             .poll_readable = if (res >= 0) {} else sys.errnoToPollError(errno(res)),
         },
+        .splice_in => .{ .splice_in = if (res >= 0) @intCast(res) else sys.errnoToRecvError(errno(res)) },
+        .splice_out => .{ .splice_out = if (res >= 0) @intCast(res) else sys.errnoToSendError(errno(res)) },
         .read => .{ .read = if (res >= 0) @intCast(res) else sys.errnoToReadError(errno(res)) },
     };
+}
+
+/// A splice operation's nonblocking system call (both real backends do splices this way:
+/// io_uring's own SPLICE always runs on a kernel worker thread). False when it would block
+/// (result untouched), true when the result is set.
+pub fn trySplice(completion: *Completion) bool {
+    switch (completion.operation) {
+        .splice_in => |op| {
+            const result = sys.spliceIn(op.socket.fd, op.pipe, op.len);
+            if (result) |_| {} else |err| if (err == error.WouldBlock) return false;
+            completion.result = .{ .splice_in = result };
+        },
+        .splice_out => |op| {
+            const result = sys.spliceOut(op.pipe, op.socket.fd, op.len);
+            if (result) |_| {} else |err| if (err == error.WouldBlock) return false;
+            completion.result = .{ .splice_out = result };
+        },
+        else => unreachable,
+    }
+    return true;
+}
+
+pub fn isSplice(completion: *const Completion) bool {
+    return completion.operation == .splice_in or completion.operation == .splice_out;
 }
 
 pub fn setCanceled(completion: *Completion) void {

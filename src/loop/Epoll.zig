@@ -169,6 +169,7 @@ fn perform(completion: *Completion) bool {
             if (!sys.peekReadable(fd)) return false;
             completion.result = .{ .poll_readable = {} };
         },
+        .splice_in, .splice_out => return completion.trySplice(),
         .read => |op| {
             const result = sys.read(fd, op.buffer);
             if (wouldBlock(result)) return false;

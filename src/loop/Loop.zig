@@ -268,6 +268,43 @@ pub fn send(
     loop.submit(completion, .{ .send = .{ .socket = socket, .buffer = buffer } }, context, erased);
 }
 
+/// Moves up to `len` bytes from `socket` into the pipe whose write end is `pipe_write`, which
+/// must be empty (so that "would block" can only mean the socket). Completes with the number
+/// of bytes moved; 0 is an orderly EOF. The bytes never enter user memory.
+pub fn spliceIn(
+    loop: *Loop,
+    completion: *Completion,
+    socket: *Socket,
+    pipe_write: linux.fd_t,
+    len: u32,
+    comptime Context: type,
+    context: *Context,
+    comptime callback: fn (*Context, sys.RecvError!usize) void,
+) void {
+    assert(len > 0);
+    const erased = erasedCallback(Context, "splice_in", callback);
+    const operation: Completion.Operation = .{ .splice_in = .{ .socket = socket, .pipe = pipe_write, .len = len } };
+    loop.submit(completion, operation, context, erased);
+}
+
+/// Moves up to `len` bytes, which the pipe whose read end is `pipe_read` must hold, into
+/// `socket`. Completes with the number moved, which may be fewer than `len` (as `send`).
+pub fn spliceOut(
+    loop: *Loop,
+    completion: *Completion,
+    socket: *Socket,
+    pipe_read: linux.fd_t,
+    len: u32,
+    comptime Context: type,
+    context: *Context,
+    comptime callback: fn (*Context, sys.SendError!usize) void,
+) void {
+    assert(len > 0);
+    const erased = erasedCallback(Context, "splice_out", callback);
+    const operation: Completion.Operation = .{ .splice_out = .{ .socket = socket, .pipe = pipe_read, .len = len } };
+    loop.submit(completion, operation, context, erased);
+}
+
 /// Completes when the socket is readable, at EOF, hung up or in error, without consuming
 /// anything: the way to watch an idle pooled upstream connection.
 pub fn pollReadable(
@@ -318,6 +355,23 @@ pub fn openSocket(loop: *Loop, family: u32) sys.SocketError!Socket {
     const fd = try sys.socket(family, flags, 0);
     sys.setsockoptInt(fd, linux.IPPROTO.TCP, linux.TCP.NODELAY, 1) catch {}; // Latency only.
     return .init(fd);
+}
+
+/// A pipe for splices: nonblocking, close-on-exec, sized for `bytes_wanted` where the system
+/// allows (see `capacity`). Synchronous; the caller keeps it for reuse.
+pub const Pipe = struct { read: linux.fd_t, write: linux.fd_t, capacity: u32 };
+
+pub fn openPipe(loop: *Loop, bytes_wanted: u32) sys.PipeError!Pipe {
+    if (loop.backend == .sim) return loop.io.sim.openPipe();
+    const pipe = try sys.pipe(bytes_wanted);
+    return .{ .read = pipe.read, .write = pipe.write, .capacity = pipe.capacity };
+}
+
+/// No splice naming the pipe may be pending.
+pub fn closePipe(loop: *Loop, pipe: Pipe) void {
+    if (loop.backend == .sim) return loop.io.sim.closePipe(pipe.read);
+    sys.close(pipe.read);
+    sys.close(pipe.write);
 }
 
 /// Synchronous shutdown(2) of the write side: the peer reads EOF once what was sent is read.
@@ -439,7 +493,10 @@ fn submit(
         },
     }
     switch (loop.backend) {
-        .io_uring => loop.io.uring.submit(completion),
+        .io_uring => if (completion.isSplice())
+            loop.io.uring.submitSplice(loop, completion)
+        else
+            loop.io.uring.submit(completion),
         .epoll => loop.io.epoll.submit(loop, completion),
         .sim => loop.io.sim.submit(completion),
     }

@@ -36,6 +36,11 @@ pub const connections_max = 1 << slot_bits;
 const slot_bits = 10;
 /// Bytes a direction of a connection can hold in flight (its socket buffers, together).
 pub const pipe_bytes_max = 16 * 1024;
+/// Pipes (for splices) open at once, and what each holds: small, so that bodies take many.
+pub const pipes_max = 64;
+pub const pipe_capacity = 8 * 1024;
+/// Pipe fds are numbered apart from connections': base | serial << 7 | index << 1 | end.
+const pipe_fd_base: linux.fd_t = 1 << 30;
 /// Operations in flight: at most a reader and a writer per fd, plus cancelled ones.
 const inflight_max = 4 * connections_max;
 
@@ -59,6 +64,8 @@ horizon_ns: u64 = std.math.maxInt(u64),
 /// `Loop.wake` was called: the wake callback runs at the next tick.
 woken: bool = false,
 connector: Connector,
+pipes: [pipes_max]SimPipe = @splat(.{}),
+pipe_serial: u32 = 1,
 stats: Stats = .{},
 /// Print every operation's outcome on stderr (the simulator's `--trace`).
 tracing: bool = false,
@@ -178,6 +185,15 @@ pub const Marks = struct {
     }
 };
 
+/// A pipe the proxy opened (Loop.openPipe), for splices.
+const SimPipe = struct {
+    open: bool = false,
+    /// The read end; the write end is one more.
+    fd: linux.fd_t = -1,
+    ring: Pipe = .{},
+    memory: [pipe_capacity]u8 = undefined,
+};
+
 /// One direction's bytes in flight: a ring over a fixed slice.
 pub const Pipe = struct {
     bytes: []u8 = &.{},
@@ -203,6 +219,19 @@ pub const Pipe = struct {
         return n;
     }
 
+    /// Copies up to `out.len` bytes from the front without taking them.
+    fn peek(pipe: *const Pipe, out: []u8) u32 {
+        const n: u32 = @intCast(@min(out.len, pipe.len));
+        for (out[0..n], 0..) |*byte, i| byte.* = pipe.bytes[(pipe.head + i) % pipe.bytes.len];
+        return n;
+    }
+
+    fn drop(pipe: *Pipe, n: u32) void {
+        assert(n <= pipe.len);
+        pipe.head = @intCast((pipe.head + n) % pipe.bytes.len);
+        pipe.len -= n;
+    }
+
     fn clear(pipe: *Pipe) void {
         pipe.head = 0;
         pipe.len = 0;
@@ -223,6 +252,8 @@ pub const Stats = struct {
     connects: u64 = 0,
     sockets_failed: u64 = 0,
     clock_jumps: u64 = 0,
+    /// Splices performed (socket to pipe, pipe to socket).
+    splices: u64 = 0,
 };
 
 pub fn init(allocator: std.mem.Allocator, connector: Connector) !Sim {
@@ -268,6 +299,8 @@ pub fn reset(sim: *Sim, seed: u64, faults: Faults) void {
     sim.horizon_ns = std.math.maxInt(u64);
     sim.woken = false;
     sim.stats = .{};
+    sim.pipe_serial = 1;
+    for (&sim.pipes) |*pipe| pipe.* = .{};
     for (sim.connections, 0..) |*connection, slot| {
         const memory = sim.pipe_memory[slot * 2 * pipe_bytes_max ..][0 .. 2 * pipe_bytes_max];
         connection.* = .{
@@ -306,11 +339,23 @@ pub fn submit(sim: *Sim, completion: *Completion) void {
             }
             sim.startConnect(connection, &op.address);
         },
-        .recv, .send, .poll_readable => if (connection.connect != .connected) {
+        .recv, .send, .poll_readable, .splice_in, .splice_out => if (connection.connect != .connected) {
             std.debug.panic("sim: fd {d}: {t} on a socket that is not connected ({t})", .{
                 socket.fd, completion.operation, connection.connect,
             });
         },
+    }
+    switch (completion.operation) {
+        // The contract of Loop.spliceIn/spliceOut: into an empty pipe, out of what it holds.
+        .splice_in => |op| if (sim.pipeEnd(op.pipe, .write).ring.len != 0) {
+            std.debug.panic("sim: fd {d}: splice into pipe {d}, which is not empty", .{ socket.fd, op.pipe });
+        },
+        .splice_out => |op| if (sim.pipeEnd(op.pipe, .read).ring.len < op.len) {
+            std.debug.panic("sim: fd {d}: splice of {d} bytes out of pipe {d}, which holds {d}", .{
+                socket.fd, op.len, op.pipe, sim.pipeEnd(op.pipe, .read).ring.len,
+            });
+        },
+        else => {},
     }
     connection.ops_pending += 1;
     completion.state = .submitted;
@@ -660,9 +705,9 @@ fn isReady(sim: *Sim, completion: *const Completion) bool {
     return switch (completion.operation) {
         .none, .accept, .read => unreachable,
         .connect => connection.connect_verdict != .blackhole and sim.now_ns >= connection.connect_due_ns,
-        .recv, .poll_readable => connection.proxy_reset or connection.to_proxy.len > 0 or
+        .recv, .poll_readable, .splice_in => connection.proxy_reset or connection.to_proxy.len > 0 or
             connection.to_proxy_eof,
-        .send => connection.proxy_reset or connection.to_peer_eof or !connection.peer_open or
+        .send, .splice_out => connection.proxy_reset or connection.to_peer_eof or !connection.peer_open or
             connection.to_peer.len < connection.window,
     };
 }
@@ -692,7 +737,70 @@ fn perform(sim: *Sim, entry: Inflight) void {
         .poll_readable => completion.result = .{ .poll_readable = {} },
         .recv => |op| completion.result = .{ .recv = sim.performRecv(connection, op.buffer, completion.cancel != .none) },
         .send => |op| completion.result = .{ .send = sim.performSend(connection, op.buffer) },
+        .splice_in => |op| {
+            sim.stats.splices += 1;
+            const pipe = sim.pipeEnd(op.pipe, .write);
+            var bytes: [pipe_capacity]u8 = undefined;
+            const room = @min(op.len, pipe_capacity - pipe.ring.len);
+            const result = sim.performRecv(connection, bytes[0..room], completion.cancel != .none);
+            if (result) |n| pipe.ring.push(bytes[0..n]) else |_| {}
+            completion.result = .{ .splice_in = result };
+        },
+        .splice_out => |op| {
+            sim.stats.splices += 1;
+            const pipe = sim.pipeEnd(op.pipe, .read);
+            var bytes: [pipe_capacity]u8 = undefined;
+            const held = pipe.ring.peek(bytes[0..op.len]);
+            const result = sim.performSend(connection, bytes[0..held]);
+            if (result) |n| pipe.ring.drop(@intCast(n)) else |_| {}
+            completion.result = .{ .splice_out = result };
+        },
     }
+}
+
+pub fn openPipe(sim: *Sim) sys.PipeError!Loop.Pipe {
+    if (sim.chance(sim.faults.socket_fail_percent)) {
+        sim.stats.sockets_failed += 1;
+        return error.ProcessFdQuotaExceeded;
+    }
+    for (&sim.pipes, 0..) |*pipe, index| {
+        if (pipe.open) continue;
+        pipe.* = .{ .open = true, .fd = pipe_fd_base | @as(linux.fd_t, @intCast((sim.pipe_serial << 7) | (index << 1))) };
+        pipe.ring = .{ .bytes = &pipe.memory };
+        sim.pipe_serial = (sim.pipe_serial + 1) % (1 << 22);
+        return .{ .read = pipe.fd, .write = pipe.fd + 1, .capacity = pipe_capacity };
+    }
+    return error.ProcessFdQuotaExceeded;
+}
+
+/// Closes both ends. No pending splice may name it.
+pub fn closePipe(sim: *Sim, read_fd: linux.fd_t) void {
+    const pipe = sim.pipeEnd(read_fd, .read);
+    // A cancelled splice has its outcome already and will not touch the pipe again.
+    for (sim.inflight[0..sim.inflight_count]) |entry| if (entry.completion.cancel == .none) switch (entry.completion.operation) {
+        .splice_in => |op| if (op.pipe == read_fd + 1) std.debug.panic("sim: pipe {d} closed under a pending splice", .{read_fd}),
+        .splice_out => |op| if (op.pipe == read_fd) std.debug.panic("sim: pipe {d} closed under a pending splice", .{read_fd}),
+        else => {},
+    };
+    pipe.* = .{};
+}
+
+/// Open pipes (the simulator's leak check).
+pub fn openPipes(sim: *const Sim) u32 {
+    var count: u32 = 0;
+    for (&sim.pipes) |*pipe| count += @intFromBool(pipe.open);
+    return count;
+}
+
+/// The pipe an fd names, checked: an unknown or stale fd, or the wrong end, is a bug.
+fn pipeEnd(sim: *Sim, fd: linux.fd_t, end: enum { read, write }) *SimPipe {
+    if (fd >= pipe_fd_base) {
+        const index: usize = @intCast((fd >> 1) & (pipes_max - 1));
+        const pipe = &sim.pipes[index];
+        const read_fd = fd - @intFromBool(end == .write);
+        if (pipe.open and pipe.fd == read_fd and (fd & 1) == @intFromBool(end == .write)) return pipe;
+    }
+    std.debug.panic("sim: fd {d} is not the {t} end of an open pipe", .{ fd, end });
 }
 
 fn performRecv(sim: *Sim, connection: *Connection, buffer: []u8, cancelled: bool) sys.RecvError!usize {
@@ -756,6 +864,8 @@ fn traceResult(sim: *const Sim, completion: *const Completion) void {
         .send => std.debug.print("       {d:>10.3}ms kernel fd {d}: send {any}{s}\n", .{ ms, fd, completion.result.send, cancelled }),
         .connect => std.debug.print("       {d:>10.3}ms kernel fd {d}: connect {any}{s}\n", .{ ms, fd, completion.result.connect, cancelled }),
         .poll_readable => std.debug.print("       {d:>10.3}ms kernel fd {d}: poll {any}{s}\n", .{ ms, fd, completion.result.poll_readable, cancelled }),
+        .splice_in => std.debug.print("       {d:>10.3}ms kernel fd {d}: splice in {any}{s}\n", .{ ms, fd, completion.result.splice_in, cancelled }),
+        .splice_out => std.debug.print("       {d:>10.3}ms kernel fd {d}: splice out {any}{s}\n", .{ ms, fd, completion.result.splice_out, cancelled }),
         else => {},
     }
 }

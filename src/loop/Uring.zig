@@ -138,6 +138,17 @@ pub fn submit(uring: *Uring, completion: *Completion) void {
     uring.backlog.push(completion);
 }
 
+/// A splice is a nonblocking system call made when its socket is ready: tried at once (a
+/// socket usually is), else after a POLL_ADD (`poll_first`), again and again until it moves
+/// bytes. IORING_OP_SPLICE itself is not used: the kernel always hands it to an io-wq worker
+/// thread, a context switch per chunk.
+pub fn submitSplice(uring: *Uring, loop: *Loop, completion: *Completion) void {
+    assert(completion.state == .idle);
+    if (completion.trySplice()) return loop.pushReady(completion);
+    completion.poll_first = true;
+    uring.submit(completion);
+}
+
 /// See Loop.cancel for the contract. How each state resolves:
 /// - backlog: the kernel never saw it: unlink and complete with Canceled locally.
 /// - submitted: write an ASYNC_CANCEL SQE. If the operation finished already (its CQE waits in
@@ -230,9 +241,16 @@ fn dispatch(uring: *Uring, loop: *Loop, cqe: *const linux.io_uring_cqe) void {
         completion.poll_first = false;
         if (cqe.res >= 0) {
             // Ready: run the real operation, unless a cancel was asked for meanwhile (its
-            // ASYNC_CANCEL found the poll already done, so only we can honour it).
-            if (!cancel_requested) return uring.resubmit(completion);
-            completion.setCanceled();
+            // ASYNC_CANCEL found the poll already done, so only we can honour it). A splice
+            // runs here and now; if the readiness was taken by then, it waits again.
+            if (cancel_requested) {
+                completion.setCanceled();
+            } else if (!completion.isSplice()) {
+                return uring.resubmit(completion);
+            } else if (!completion.trySplice()) {
+                completion.poll_first = true;
+                return uring.resubmit(completion);
+            }
         } else {
             completion.setResultRaw(cqe.res);
         }
@@ -260,6 +278,7 @@ fn retriesOnAgain(completion: *const Completion) bool {
         .none => unreachable,
         .accept, .recv, .send, .read => true,
         .connect, .poll_readable => false,
+        .splice_in, .splice_out => unreachable, // Never an SQE of their own.
     };
 }
 
@@ -329,6 +348,7 @@ fn prep(sqe: *linux.io_uring_sqe, completion: *Completion) void {
         .send => |op| sqe.prep_send(socket.fd, clamp(u8, op.buffer), linux.MSG.NOSIGNAL),
         // ERR and HUP are always reported; RDHUP adds the peer's half-close.
         .poll_readable => sqe.prep_poll_add(socket.fd, linux.POLL.IN | linux.EPOLL.RDHUP),
+        .splice_in, .splice_out => unreachable, // Always `poll_first` (submitSplice).
         // Offset -1: "the current position", the only meaningful one for an eventfd.
         .read => |op| sqe.prep_read(socket.fd, op.buffer, std.math.maxInt(u64)),
     }

@@ -20,6 +20,8 @@ const TimerQueue = @import("TimerQueue.zig");
 test {
     _ = Suite(.uring);
     _ = Suite(.epoll);
+    _ = SpliceSuite(.uring);
+    _ = SpliceSuite(.epoll);
 }
 
 const ms = std.time.ns_per_ms;
@@ -870,6 +872,105 @@ fn Suite(comptime mode: Loop.Mode) type {
             try testing.expect(completion.isPending());
             try harness.tickUntil(&reader.done);
             try testing.expectEqual(@as(usize, 2), try reader.result);
+        }
+    };
+}
+
+/// One splice at a time, and what it gave.
+const Splicer = struct {
+    completion: Completion = .{},
+    result: anyerror!usize = undefined,
+    done: bool = false,
+
+    fn inCallback(splicer: *Splicer, result: sys.RecvError!usize) void {
+        splicer.result = result;
+        splicer.done = true;
+    }
+
+    fn outCallback(splicer: *Splicer, result: sys.SendError!usize) void {
+        splicer.result = result;
+        splicer.done = true;
+    }
+};
+
+fn SpliceSuite(comptime mode: Loop.Mode) type {
+    return struct {
+        test "loop: splice moves bytes socket -> pipe -> socket, waits for them, and reads EOF as 0" {
+            var harness: Harness = undefined;
+            try harness.init(mode);
+            defer harness.deinit();
+            const loop = &harness.loop;
+            var from: Pair = undefined;
+            try from.open(&harness);
+            defer from.close();
+            var to: Pair = undefined;
+            try to.open(&harness);
+            defer to.close();
+            const pipe = try loop.openPipe(64 * 1024);
+            defer loop.closePipe(pipe);
+
+            var sent: [20_000]u8 = undefined;
+            for (&sent, 0..) |*byte, i| byte.* = @truncate(i *% 31 +% 7);
+            var splicer: Splicer = .{};
+            // Nothing to read yet: the splice waits for the socket (a poll or epoll wait).
+            loop.spliceIn(&splicer.completion, &from.server, pipe.write, pipe.capacity, Splicer, &splicer, Splicer.inCallback);
+            try harness.tickFor(5 * ms);
+            try testing.expect(!splicer.done);
+            try testing.expectEqual(sent.len, try sys.send(from.client.fd, &sent));
+
+            var moved: usize = 0;
+            while (moved < sent.len) {
+                if (!splicer.done and !splicer.completion.isPending()) {
+                    loop.spliceIn(&splicer.completion, &from.server, pipe.write, pipe.capacity, Splicer, &splicer, Splicer.inCallback);
+                }
+                try harness.tickUntil(&splicer.done);
+                const in = try splicer.result;
+                try testing.expect(in > 0);
+                var out: usize = 0;
+                while (out < in) {
+                    splicer.done = false;
+                    loop.spliceOut(&splicer.completion, &to.client, pipe.read, @intCast(in - out), Splicer, &splicer, Splicer.outCallback);
+                    try harness.tickUntil(&splicer.done);
+                    out += try splicer.result;
+                }
+                moved += in;
+                splicer.done = false;
+            }
+            var received: [20_000]u8 = undefined;
+            var got: usize = 0;
+            while (got < received.len) {
+                got += sys.recv(to.server.fd, received[got..]) catch |err| switch (err) {
+                    error.WouldBlock => {
+                        try harness.tickFor(1 * ms);
+                        continue;
+                    },
+                    else => return err,
+                };
+            }
+            try testing.expectEqualSlices(u8, &sent, &received);
+
+            loop.close(&from.client);
+            loop.spliceIn(&splicer.completion, &from.server, pipe.write, pipe.capacity, Splicer, &splicer, Splicer.inCallback);
+            try harness.tickUntil(&splicer.done);
+            try testing.expectEqual(@as(usize, 0), try splicer.result);
+        }
+
+        test "loop: a waiting splice is cancelled like any operation" {
+            var harness: Harness = undefined;
+            try harness.init(mode);
+            defer harness.deinit();
+            const loop = &harness.loop;
+            var pair: Pair = undefined;
+            try pair.open(&harness);
+            defer pair.close();
+            const pipe = try loop.openPipe(64 * 1024);
+            defer loop.closePipe(pipe);
+            var splicer: Splicer = .{};
+            loop.spliceIn(&splicer.completion, &pair.server, pipe.write, 4096, Splicer, &splicer, Splicer.inCallback);
+            try harness.tickFor(2 * ms);
+            loop.cancel(&splicer.completion);
+            try harness.tickUntil(&splicer.done);
+            try testing.expectError(error.Canceled, splicer.result);
         }
     };
 }

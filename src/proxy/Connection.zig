@@ -112,6 +112,9 @@ const Out = struct {
     close_after: bool = false,
     /// Chunked from the backend, bare data to an HTTP/1.0 client (RFC 9112 §6.1).
     dechunk: ?http.ChunkedDecoder = null,
+    /// Or, when not -1, the bytes are `pipe_len` bytes in this pipe (a spliced body window).
+    pipe: linux.fd_t = -1,
+    pipe_len: u32 = 0,
     /// After an interim head: where the bytes that followed it now are.
     rest_start: u32 = 0,
     rest_len: u32 = 0,
@@ -398,6 +401,28 @@ pub fn sendResponseBody(connection: *Connection, window: []u8, last: bool) void 
     connection.write(.response, data);
 }
 
+/// A window of the response body that the exchange spliced into a pipe: it goes on to the
+/// client from there (Exchange.spliceBody), and `exchange.responseSent` follows as for
+/// `sendResponseBody`.
+pub fn sendResponseFromPipe(connection: *Connection, pipe_read: linux.fd_t, len: u32) void {
+    assert(len > 0);
+    assert(connection.takesSplice());
+    const out = &connection.out;
+    out.what = .response;
+    out.bytes = "";
+    out.pipe = pipe_read;
+    out.pipe_len = len;
+    out.progress = 0;
+    connection.armTimer(.sending);
+    connection.spliceClient(pipe_read, len, writeCallback);
+}
+
+/// Whether response body bytes may go to the client exactly as the backend sent them, from a
+/// pipe: HTTP/1.1 on a plain socket, with no de-chunking on the way.
+pub fn takesSplice(connection: *const Connection) bool {
+    return connection.out.dechunk == null;
+}
+
 /// For an HTTP/1.0 client of a chunked response: the data of `bytes` (framing removed in
 /// place). Null when the framing is broken (already refused by the exchange's own scan, so
 /// this is a bug, answered with a close).
@@ -496,6 +521,7 @@ fn write(connection: *Connection, what: Out.What, bytes: []const u8) void {
     assert(bytes.len > 0);
     connection.out.what = what;
     connection.out.bytes = bytes;
+    connection.out.pipe = -1;
     connection.out.progress = 0;
     connection.armTimer(if (what == .tunnel or what == .tunnel_head) .tunnel else .sending);
     connection.sendClient(bytes, writeCallback);
@@ -507,7 +533,13 @@ fn writeCallback(connection: *Connection, result: sys.SendError!usize) void {
     const out = &connection.out;
     out.progress += n;
     connection.exchange.?.countSent(n);
-    if (out.progress < out.bytes.len) {
+    if (out.pipe >= 0) {
+        if (out.progress < out.pipe_len) {
+            connection.armTimer(.sending);
+            return connection.spliceClient(out.pipe, @intCast(out.pipe_len - out.progress), writeCallback);
+        }
+        out.pipe = -1;
+    } else if (out.progress < out.bytes.len) {
         connection.armTimer(if (out.what == .tunnel or out.what == .tunnel_head) .tunnel else .sending);
         return connection.sendClient(out.bytes[out.progress..], writeCallback);
     }
@@ -808,6 +840,11 @@ fn recvClient(connection: *Connection, buffer: []u8, comptime callback: RecvCall
 fn sendClient(connection: *Connection, buffer: []const u8, comptime callback: SendCallback) void {
     connection.submit();
     connection.loop().send(&connection.send_completion, &connection.socket, buffer, Connection, connection, callback);
+}
+
+fn spliceClient(connection: *Connection, pipe_read: linux.fd_t, len: u32, comptime callback: SendCallback) void {
+    connection.submit();
+    connection.loop().spliceOut(&connection.send_completion, &connection.socket, pipe_read, len, Connection, connection, callback);
 }
 
 const RecvCallback = fn (*Connection, sys.RecvError!usize) void;

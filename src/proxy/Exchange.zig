@@ -74,6 +74,10 @@ request_done: bool = false,
 request_body_window: []const u8 = "",
 request_body_sent: usize = 0,
 request_body_last: bool = false,
+/// While the response body is spliced (`spliceBody`): this worker's pipe it moves through,
+/// and whether bytes in it have not all gone to the client yet (then it is closed, not reused).
+pipe: ?*const Loop.Pipe = null,
+pipe_loaded: bool = false,
 /// Upstream-side buffer: the composed request head, then the response.
 ubuf: ?[]u8 = null,
 upstream_head_len: u32 = 0,
@@ -184,7 +188,7 @@ pub fn init(proxy: *Proxy, downstream: *Connection, request_fields: []http.Heade
 pub fn open(exchange: *Exchange, downstream: *Connection) void {
     assert(exchange.state == .free);
     assert(exchange.pending_ops == 0);
-    assert(exchange.hold == null and exchange.ubuf == null);
+    assert(exchange.hold == null and exchange.ubuf == null and exchange.pipe == null);
     assert(!exchange.total_timer.isArmed() and !exchange.attempt.timer.isArmed());
     exchange.* = .init(exchange.proxy, downstream, exchange.request_parser.scanner.headers_buffer, exchange.response_fields);
     exchange.state = .head;
@@ -805,6 +809,7 @@ fn frameResponseBody(exchange: *Exchange, bytes: []u8) ?Framed {
 /// The downstream sent the last response window it was given.
 pub fn responseSent(exchange: *Exchange) void {
     assert(exchange.state == .upstream or exchange.state == .local);
+    exchange.pipe_loaded = false; // What was spliced into the pipe is out of it.
     if (exchange.state == .local or exchange.response == .complete) {
         exchange.response = .complete;
         // An early response (the backend answered before reading the whole body): the rest
@@ -819,8 +824,51 @@ pub fn responseSent(exchange: *Exchange) void {
 }
 
 fn recvUpstreamBody(exchange: *Exchange) void {
+    if (exchange.spliceable()) return exchange.spliceBody();
     exchange.recvUpstream(exchange.ubuf.?, recvUpstreamBodyCallback);
     exchange.rearmAttemptTimer();
+}
+
+/// Whether the rest of the response body can go backend -> pipe -> client with splice(2),
+/// never through sluice's memory: it has a length and at least `splice_min` of it is left
+/// (so the bytes after it are not ours to take), the client takes the bytes as they are, and
+/// a pipe is free. The head and the body bytes that came with it were relayed as usual.
+fn spliceable(exchange: *Exchange) bool {
+    const remaining = switch (exchange.response_body) {
+        .length => |n| n,
+        .none, .chunked, .close_delimited => return false,
+    };
+    const min = exchange.proxy.config.splice_min_bytes;
+    if (min == 0 or remaining < min) return false;
+    if (!exchange.downstream.takesSplice()) return false;
+    if (exchange.pipe == null) exchange.pipe = exchange.proxy.pipes.acquire(exchange.loop());
+    return exchange.pipe != null;
+}
+
+/// Moves the next chunk of the body, at most the pipe's size and never past its end, from the
+/// backend into the (empty) pipe; the downstream moves it on to the client.
+fn spliceBody(exchange: *Exchange) void {
+    const pipe = exchange.pipe.?;
+    assert(!exchange.pipe_loaded);
+    const len: u32 = @intCast(@min(exchange.response_body.length, pipe.capacity));
+    const socket = &exchange.attempt.connection.?.socket;
+    exchange.submit();
+    exchange.loop().spliceIn(&exchange.attempt.recv, socket, pipe.write, len, Exchange, exchange, spliceBodyCallback);
+    exchange.rearmAttemptTimer();
+}
+
+fn spliceBodyCallback(exchange: *Exchange, result: sys.RecvError!usize) void {
+    // Even a cancelled splice may have moved bytes: then the pipe is not clean.
+    if (result) |n| exchange.pipe_loaded = n > 0 else |_| {}
+    if (exchange.opDone()) return;
+    const n = result catch return exchange.responseBroken(); // The client sees the close.
+    if (n == 0) return exchange.responseBroken(); // Shorter than its Content-Length.
+    const remaining = &exchange.response_body.length;
+    assert(n <= remaining.*);
+    remaining.* -= n;
+    if (remaining.* == 0) exchange.response = .complete;
+    exchange.rearmAttemptTimer();
+    exchange.downstream.sendResponseFromPipe(exchange.pipe.?.read, @intCast(n));
 }
 
 fn recvUpstreamBodyCallback(exchange: *Exchange, result: sys.RecvError!usize) void {
@@ -1025,6 +1073,9 @@ fn release(exchange: *Exchange) void {
     exchange.stopTimers(); // The slot is overwritten when it is taken again.
     if (exchange.ubuf) |ubuf| exchange.proxy.buffers.release(ubuf);
     exchange.ubuf = null;
+    if (exchange.pipe) |pipe| exchange.proxy.pipes.release(exchange.loop(), pipe, !exchange.pipe_loaded);
+    exchange.pipe = null;
+    exchange.pipe_loaded = false;
     if (exchange.hold) |index| exchange.proxy.releaseHold(index);
     exchange.hold = null;
     exchange.state = .free;

@@ -42,6 +42,7 @@ const Generation = @import("Generation.zig");
 const AccessLog = @import("AccessLog.zig");
 const Connection = @import("Connection.zig");
 const Exchange = @import("Exchange.zig");
+const Pipes = @import("Pipes.zig");
 const Failure = @import("failure.zig").Failure;
 const Histogram = @import("../metrics/Histogram.zig");
 const Pool = @import("../upstream/Pool.zig");
@@ -86,6 +87,8 @@ response_fields: []http.Header,
 /// as routing finishes before anything else runs on the loop.
 path_scratch: []u8,
 buffers: BufferPool,
+/// Pipes for spliced response bodies, opened on first need (Pipes.zig).
+pipes: Pipes = .{},
 queues: Queues,
 buffer_trim_timer: loop_ns.Timer = .{},
 generations_timer: loop_ns.Timer = .{},
@@ -272,6 +275,11 @@ pub fn init(
     for (free_connections, 0..) |*slot, i| slot.* = @intCast(sessions_count - 1 - i);
     for (free_exchanges, 0..) |*slot, i| slot.* = @intCast(sessions_count - 1 - i);
     assert(proxy.buffers.availableCount() == 2 * sessions_count);
+}
+
+/// On the loop's thread, after its last tick: the pipes are closed.
+pub fn stop(proxy: *Proxy) void {
+    proxy.pipes.closeAll(proxy.loop);
 }
 
 pub fn deinit(proxy: *Proxy, allocator: std.mem.Allocator) void {

@@ -128,6 +128,7 @@ fn run(worker: *Worker) void {
     defer worker.loop.deinit();
     worker.loop.timerQueueRegister(&worker.accept_backoff);
     worker.proxy.start();
+    defer worker.proxy.stop();
     worker.syncListeners();
     worker.loop.setWakeCallback(Worker, worker, wakeCallback);
     worker.setReady(1);

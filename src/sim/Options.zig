@@ -24,6 +24,8 @@ client_idle_timeout_ns: u64,
 tunnel_idle_timeout_ns: u64,
 /// 0: no limit.
 request_body_bytes_max: u64,
+/// Response bodies spliced once this much is left (0: never); small, as simulated bodies are.
+splice_min_bytes: u64,
 /// Clients 192.0.2.1-127 are trusted proxies (their X-Forwarded-For is kept).
 trusted_clients: bool,
 /// Request fields with `_` in their name are kept (else dropped).
@@ -170,6 +172,7 @@ pub fn generate(seed: u64, steps: u64) Options {
         .backend_flip_per_10k = if (clean or random.boolean()) 0 else random.intRangeAtMost(u16, 1, 50),
         .health_flip_per_10k = if (clean or random.boolean()) 0 else random.intRangeAtMost(u16, 1, 50),
         .sim = undefined,
+        .splice_min_bytes = undefined,
     };
     // Delay is not a fault as such, but a delay past the response timeout is: clean seeds
     // answer promptly.
@@ -187,5 +190,7 @@ pub fn generate(seed: u64, steps: u64) Options {
         .connect_latency_max_ns = random.uintAtMost(u64, 50) * std.time.ns_per_ms,
         .tick_ns_max = random.intRangeAtMost(u64, 1, 2000) * std.time.ns_per_us,
     };
+    // Drawn last, so that the draws above (and the seeds the docs quote) stay as they were.
+    options.splice_min_bytes = if (random.uintLessThan(u8, 4) == 0) 0 else random.intRangeAtMost(u64, 1, 16 * 1024);
     return options;
 }

@@ -181,6 +181,7 @@ fn setUp(world: *Simulator) void {
     config.client_idle_timeout_ns = options.client_idle_timeout_ns;
     config.tunnel_idle_timeout_ns = options.tunnel_idle_timeout_ns;
     config.request_body_bytes_max = options.request_body_bytes_max;
+    config.splice_min_bytes = options.splice_min_bytes;
     config.header_underscores = if (options.underscores_allowed) .allow else .drop;
     if (options.trusted_clients) config.addTrustedProxy(Config.Cidr.parse("192.0.2.0/25") catch unreachable) catch unreachable;
     world.composePools(config);
@@ -203,6 +204,7 @@ fn setUp(world: *Simulator) void {
 
 fn tearDown(world: *Simulator) void {
     if (world.proxy.access_log) |*access_log| access_log.drainAll(world, checkAccessLog);
+    world.proxy.stop();
     world.proxy.deinit(world.static.allocator());
     world.generations.freeAll();
     world.quarantine.releaseAll();
@@ -594,4 +596,10 @@ fn check(world: *Simulator) void {
     if (active == 0 and (buffers_used != 0 or busy != 0 or inflight != 0 or users != 0)) {
         fail.invariant("no session, yet {d} buffers, {d} busy connections, {d} requests in flight, {d} holds", .{ buffers_used, busy, inflight, users });
     }
+    // A pipe is busy only while an exchange splices through it; every open one is the proxy's.
+    const pipes_busy = proxy.pipes.busyCount();
+    if (pipes_busy > active) fail.invariant("{d} pipes busy for {d} sessions", .{ pipes_busy, active });
+    var pipes_open: u32 = 0;
+    for (&proxy.pipes.slots) |*slot| pipes_open += @intFromBool(slot.pipe != null);
+    if (pipes_open != world.sim.openPipes()) fail.invariant("the proxy has {d} pipes, {d} are open (a leak, or a double close)", .{ pipes_open, world.sim.openPipes() });
 }

@@ -275,6 +275,67 @@ pub fn read(fd: fd_t, buffer: []u8) ReadError!usize {
     }
 }
 
+/// Moves up to `len` bytes from a socket into a pipe without copying them through user
+/// memory (splice(2), nonblocking on both ends). 0 is the socket's orderly EOF. The caller
+/// splices into an empty pipe only, so WouldBlock always means "the socket has nothing yet".
+pub fn spliceIn(socket_fd: fd_t, pipe_write: fd_t, len: u32) RecvError!usize {
+    while (true) {
+        const rc = spliceRaw(socket_fd, pipe_write, len);
+        switch (linux.errno(rc)) {
+            .SUCCESS => return rc,
+            .INTR => continue,
+            else => |e| return errnoToRecvError(e),
+        }
+    }
+}
+
+/// Moves up to `len` bytes from a pipe into a socket (splice(2), nonblocking). The caller
+/// splices out of a pipe that holds at least `len` bytes, so WouldBlock always means "the
+/// socket's send buffer is full". SIGPIPE is blocked on every thread (runtime/signals.zig),
+/// so a dead peer is EPIPE here, as with `send`.
+pub fn spliceOut(pipe_read: fd_t, socket_fd: fd_t, len: u32) SendError!usize {
+    while (true) {
+        const rc = spliceRaw(pipe_read, socket_fd, len);
+        switch (linux.errno(rc)) {
+            .SUCCESS => return rc,
+            .INTR => continue,
+            else => |e| return errnoToSendError(e),
+        }
+    }
+}
+
+fn spliceRaw(in: fd_t, out: fd_t, len: u32) usize {
+    const flags = splice_f_move | splice_f_nonblock;
+    return linux.syscall6(.splice, @bitCast(@as(isize, in)), 0, @bitCast(@as(isize, out)), 0, len, flags);
+}
+
+const splice_f_move = 1;
+const splice_f_nonblock = 2;
+
+pub const PipeError = error{ ProcessFdQuotaExceeded, SystemFdQuotaExceeded, Unexpected };
+
+/// A nonblocking, close-on-exec pipe sized for `bytes_wanted` when the system allows it
+/// (F_SETPIPE_SZ; an unprivileged process gets up to /proc/sys/fs/pipe-max-size). Returns the
+/// read end, the write end and the capacity it really has.
+pub fn pipe(bytes_wanted: u32) PipeError!struct { read: fd_t, write: fd_t, capacity: u32 } {
+    var fds: [2]fd_t = undefined;
+    const rc = linux.pipe2(&fds, .{ .NONBLOCK = true, .CLOEXEC = true });
+    switch (linux.errno(rc)) {
+        .SUCCESS => {},
+        .MFILE => return error.ProcessFdQuotaExceeded,
+        .NFILE => return error.SystemFdQuotaExceeded,
+        else => return error.Unexpected,
+    }
+    // A refused size (EPERM over the limit, EBUSY) keeps the default: ask what it is.
+    _ = linux.fcntl(fds[1], linux.F.SETPIPE_SZ, bytes_wanted);
+    const size = linux.fcntl(fds[1], linux.F.GETPIPE_SZ, 0);
+    const capacity: u32 = switch (linux.errno(size)) {
+        .SUCCESS => @intCast(@min(size, std.math.maxInt(u32))),
+        else => 4096, // Cannot happen on a pipe; one page is the floor any pipe has.
+    };
+    return .{ .read = fds[0], .write = fds[1], .capacity = capacity };
+}
+
 pub const ShutdownError = error{ SocketNotConnected, Unexpected };
 
 /// `how` is one of linux.SHUT.RD, WR, RDWR.
