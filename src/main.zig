@@ -19,6 +19,7 @@ const Address = @import("stdx/Address.zig").Address;
 const InitTrace = @import("runtime/InitTrace.zig");
 const reload_command = @import("runtime/reload_command.zig");
 const js_cli = @import("js/cli.zig");
+const Handler = @import("handler/Handler.zig");
 
 pub const version = "0.1.0";
 
@@ -173,9 +174,19 @@ const baked_config: Config = if (baked.present) blk: {
 } else .{};
 
 /// `sluice check FILE`: every problem as `FILE:LINE:COLUMN: message`, exit 1; else exit 0.
+/// The handlers the file declares are compiled too, each mistake as `app.js:LINE:COLUMN: ...`.
 fn checkFile(arena: std.mem.Allocator, path: []const u8) u8 {
     var config: Config = .{};
     if (!loadFile(arena, path, &config)) return 1;
+    var handlers_ok = true;
+    for (config.handlers()) |*handler| {
+        var module = Handler.load(arena, handler.path) catch {
+            handlers_ok = false; // Printed by load.
+            continue;
+        };
+        module.deinit();
+    }
+    if (!handlers_ok) return 1;
     log.stdout(path);
     log.stdout(": ok\n");
     return 0;

@@ -32,6 +32,14 @@ pub const route_name_bytes_max = 64;
 /// "[1111:2222:3333:4444:5555:6666:7777:8888]:65535".
 pub const address_bytes_max = 47;
 pub const version_bytes_max = 32;
+/// Config's `handlers_count_max` and `handler_name_bytes_max`.
+pub const handlers_max = 8;
+pub const handler_name_bytes_max = 64;
+/// Why a handler gave no response (handler/Handler.zig `Failure`, in its order; the collector
+/// asserts they agree): the `reason` label of `sluice_handler_failures_total`.
+pub const handler_failure_reasons = [_][]const u8{
+    "exception", "memory", "time", "depth", "response_too_large", "not_a_response",
+};
 
 /// Response classes 1xx to 5xx.
 pub const classes = [5][]const u8{ "1xx", "2xx", "3xx", "4xx", "5xx" };
@@ -70,6 +78,8 @@ last_reload_unix_seconds: u64 = 0,
 
 pools_count: u32 = 0,
 pools: [pools_max]Pool = undefined,
+handlers_count: u32 = 0,
+handlers: [handlers_max]Handler = undefined,
 routes_count: u32 = 0,
 routes: [routes_max]Route = undefined,
 
@@ -153,6 +163,20 @@ pub const Route = struct {
     requests: u64,
 };
 
+/// One JavaScript handler, all workers.
+pub const Handler = struct {
+    name: []const u8,
+    /// Calls of the handler.
+    requests: u64 = 0,
+    /// Calls answered 500 instead, by reason (`handler_failure_reasons`).
+    failures: [handler_failure_reasons.len]u64 = @splat(0),
+};
+
+pub fn handlersSlice(snapshot: *const Snapshot) []const Handler {
+    assert(snapshot.handlers_count <= handlers_max);
+    return snapshot.handlers[0..snapshot.handlers_count];
+}
+
 pub fn poolsSlice(snapshot: *const Snapshot) []const Pool {
     assert(snapshot.pools_count <= pools_max);
     return snapshot.pools[0..snapshot.pools_count];
@@ -178,6 +202,9 @@ pub const render_bytes_per_backend = 4 * 1024;
 /// Per route: its JSON object, whose name may escape to six bytes a byte, 430 bytes (the
 /// Prometheus sample takes 190).
 pub const render_bytes_per_route = 768;
+/// Per handler: seven samples of at most about 200 bytes (the name escaped, a reason label, a
+/// 20-digit value), 1.4 KiB.
+pub const render_bytes_per_handler = 2 * 1024;
 
 /// The largest rendering, in either format, of any configuration a reload may bring: 4.3 MiB
 /// (2.8 MiB measured). The admin reserves this much address space per connection, untouched
@@ -189,10 +216,12 @@ pub const render_bytes_max: u32 =
     // Every backend of every pool: 1,024 of them, 4 MiB, the bulk of it.
     pools_max * backends_max * render_bytes_per_backend +
     // Every route.
-    routes_max * render_bytes_per_route;
+    routes_max * render_bytes_per_route +
+    // Every handler, and the HELP and TYPE lines of their two families.
+    handlers_max * render_bytes_per_handler + 1024;
 
 comptime {
-    assert(render_bytes_max == 4408 * 1024);
+    assert(render_bytes_max == 4425 * 1024);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -219,6 +248,7 @@ pub fn writePrometheus(snapshot: *const Snapshot, w: *std.Io.Writer) Prometheus.
     }
     try writeConfigPrometheus(snapshot, &p);
     try writeRoutesPrometheus(snapshot, &p);
+    try writeHandlersPrometheus(snapshot, &p);
     try writePoolsPrometheus(snapshot, &p);
     try writeBackendsPrometheus(snapshot, &p);
 }
@@ -273,6 +303,24 @@ fn writeRoutesPrometheus(snapshot: *const Snapshot, p: *Prometheus) Prometheus.E
     try p.family(requests, .counter, "Requests a route matched, whatever its action (proxied, answered or redirected).");
     for (routes) |*route| {
         try p.sample(requests, &.{.{ .name = "route", .value = route.name }}, route.requests);
+    }
+}
+
+fn writeHandlersPrometheus(snapshot: *const Snapshot, p: *Prometheus) Prometheus.Error!void {
+    const handlers = snapshot.handlersSlice();
+    if (handlers.len == 0) return;
+    const requests = "sluice_handler_requests_total";
+    try p.family(requests, .counter, "Requests a JavaScript handler was called for.");
+    for (handlers) |*handler| {
+        try p.sample(requests, &.{.{ .name = "handler", .value = handler.name }}, handler.requests);
+    }
+    const failures = "sluice_handler_failures_total";
+    try p.family(failures, .counter, "Handler calls answered 500 instead: an uncaught exception, a memory, time or " ++
+        "depth limit, a response too large for its buffer, or not a Response.");
+    for (handlers) |*handler| {
+        for (handler_failure_reasons, handler.failures) |reason, count| {
+            try p.sample(failures, &.{ .{ .name = "handler", .value = handler.name }, .{ .name = "reason", .value = reason } }, count);
+        }
     }
 }
 

@@ -38,6 +38,10 @@ pub const Failure = union(enum) {
     /// A response sluice composes itself did not fit its buffer (Config.validate sizes
     /// buffers so that it always does: a bug, answered rather than crashed on).
     local_response_too_large,
+    /// A JavaScript handler gave no response: an uncaught exception, a limit, a response too
+    /// large for its buffer (handler/Handler.zig logs which, with the file, line and column;
+    /// the client learns nothing more).
+    handler_failed,
 
     /// A short name for logs and the access log's `reason`: the tag, without a payload.
     pub fn name(failure: Failure) []const u8 {
@@ -54,7 +58,7 @@ pub const Failure = union(enum) {
             .overloaded, .no_backend_available, .backends_at_capacity => 503,
             .upstream_refused, .upstream_reset, .upstream_bad_response, .upstream_head_too_large => 502,
             .request_body_too_large => 413,
-            .local_response_too_large => 500,
+            .local_response_too_large, .handler_failed => 500,
             .upstream_connect_timeout, .upstream_response_timeout => 504,
         };
     }
@@ -87,6 +91,7 @@ pub const Failure = union(enum) {
             .upstream_head_too_large => comptime build(502, "backend response head too large"),
             .request_body_too_large => comptime build(413, "request body too large"),
             .local_response_too_large => comptime build(500, "response too large for its buffer"),
+            .handler_failed => comptime build(500, "the request handler failed"),
             .upstream_connect_timeout => comptime build(504, "backend connect timed out"),
             .upstream_response_timeout => comptime build(504, "backend response timed out"),
         };
@@ -136,6 +141,7 @@ test "failure: each response is a complete message with the status it claims" {
         .upstream_head_too_large,
         .request_body_too_large,
         .local_response_too_large,
+        .handler_failed,
     };
     for (cases) |failure| {
         const text = failure.response();

@@ -27,6 +27,8 @@ const InitTrace = @import("InitTrace.zig");
 const AccessLogWriter = @import("AccessLogWriter.zig");
 const Runtime = @import("Runtime.zig");
 const reload = @import("reload.zig");
+const Handler = @import("../handler/Handler.zig");
+const Module = @import("../js/js.zig").Engine.Module;
 
 pub const Options = struct {
     /// Print how to try the demo once the port is known.
@@ -74,6 +76,11 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
     const trace = &InitTrace.global;
     trace.mark("validate");
 
+    // Compiled once per process, before anything is bound: a mistake refuses to start with its
+    // FILE:LINE:COL, and the workers share the modules read-only.
+    const modules = loadHandlers(allocator, config) orelse return .{ .failed = 2 };
+    trace.mark("handlers");
+
     const workers = allocator.alloc(Worker, config.workers_count) catch {
         log.err("out of memory allocating {d} workers", .{config.workers_count});
         return .{ .failed = 1 };
@@ -88,7 +95,9 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         return .{ .failed = 1 };
     };
     for (workers, 0..) |*worker, i| {
-        worker.init(allocator, config, &first.generation, &generations.listeners, @intCast(i), config.workers_count) catch |err| {
+        worker.init(allocator, config, &first.generation, &generations.listeners, @intCast(i), config.workers_count, modules) catch |err| {
+            // A handler whose top-level code fails said so, with its position (Handler.init).
+            if (err == error.Module or err == error.NoDefaultExport) return .{ .failed = 2 };
             log.err(
                 "cannot allocate worker {d} ({d} connections): {s}",
                 .{ i, Proxy.sessionsCount(config, config.workers_count), @errorName(err) },
@@ -138,6 +147,19 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         };
     }
     return .{ .running = runtime };
+}
+
+/// Every handler's module, compiled from its file; null (after printing why) when one does
+/// not compile.
+fn loadHandlers(allocator: std.mem.Allocator, config: *const Config) ?[]const Module {
+    const modules = allocator.alloc(Module, config.handlers_count) catch {
+        log.err("out of memory loading the handlers", .{});
+        return null;
+    };
+    for (modules, config.handlers()) |*module, *handler| {
+        module.* = Handler.load(allocator, handler.path) catch return null; // Printed by load.
+    }
+    return modules;
 }
 
 /// Spawns every worker and waits until each accepts. False when one could not start (logged).

@@ -196,6 +196,7 @@ fn setUp(world: *Simulator) void {
         &built.generation,
         0,
         options.sessions,
+        &.{}, // No handlers: the simulator does not run JavaScript yet.
         .{ .context = world, .function = slotFreeCallback },
     ) catch |err| std.debug.panic("sim: Proxy.init: {t}", .{err});
     world.static.seal();
