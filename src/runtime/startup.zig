@@ -79,7 +79,7 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
     // Compiled once per process, before anything is bound: a mistake refuses to start with its
     // FILE:LINE:COL, and the workers share the modules read-only.
     const modules = loadHandlers(allocator, config) orelse return .{ .failed = 2 };
-    trace.mark("handlers");
+    if (modules.len > 0) trace.mark("handlers"); // The phases without handlers stay as they were.
 
     const workers = allocator.alloc(Worker, config.workers_count) catch {
         log.err("out of memory allocating {d} workers", .{config.workers_count});
