@@ -189,32 +189,24 @@ def test_failures_are_500_with_a_log_line_and_a_counter(sluice, tmp_path):
 
 
 @pytest.mark.parametrize("source,message", [
-    ("export default function h(r) {\n  return Response.text(r.path\n}\n", r":2:\d+: missing \) after argument list"),
-    ("var x = 1;\nexport default function h(r) { return Response.text('x') }\n", r":1:1: var is not supported"),
-    ("const x = 1;\nclass A {}\nexport default function h(r) {}\n", r":2:1: classes are not supported"),
-])
-def test_compile_mistakes_refuse_to_start(sluice_bin, tmp_path, source, message):
-    """A handler that does not compile: FILE:LINE:COL and exit 2, nothing bound."""
-    path = write(tmp_path, "app.js", source)
-    done = subprocess.run([sluice_bin, "--listen", "127.0.0.1:0", "--handler-file", f"app={path}",
-                           "--handler", "app"], capture_output=True, text=True, timeout=10)
-    assert done.returncode == 2, done
-    assert re.search(re.escape(str(path)) + message, done.stderr), done.stderr
-    assert "listening" not in done.stderr
-
-
-@pytest.mark.parametrize("source,message", [
+    # Compile mistakes: FILE:LINE:COL.
+    ("export default function h(r) {\n  return Response.text(r.path\n}\n", r"app\.js:2:\d+: missing \) after argument list"),
+    ("var x = 1;\nexport default function h(r) { return Response.text('x') }\n", r"app\.js:1:1: var is not supported"),
+    ("const x = 1;\nclass A {}\nexport default function h(r) {}\n", r"app\.js:2:1: classes are not supported"),
+    # Modules that compile but cannot serve.
     ("throw new Error('at start');\nexport default function h(r) {}\n", r"handler app: its top-level code failed at .*app\.js:1:\d+"),
     ("export function other(r) {}\n", r"has no `export default function`"),
     ("export default 5;\n", r"is not a function"),
 ])
-def test_module_mistakes_refuse_to_start(sluice_bin, tmp_path, source, message):
-    """Top-level code that throws, or no default function: a line saying so and exit 2."""
+def test_handler_mistakes_refuse_to_start(sluice_bin, tmp_path, source, message):
+    """A handler that does not compile (FILE:LINE:COL), whose top-level code throws, or that
+    has no default function: a line saying so, exit 2, nothing bound."""
     path = write(tmp_path, "app.js", source)
     done = subprocess.run([sluice_bin, "--listen", "127.0.0.1:0", "--handler-file", f"app={path}",
                            "--handler", "app"], capture_output=True, text=True, timeout=10)
     assert done.returncode == 2, done
     assert re.search(message, done.stderr), done.stderr
+    assert "listening" not in done.stderr
 
 
 def test_command_line_mistakes(sluice_bin, tmp_path):
