@@ -413,3 +413,67 @@ test "handler: query decoding keeps malformed escapes and turns + into a space" 
     try testing.expectEqualStrings("%zz%4", decodeComponent("%zz%4", &scratch));
     try testing.expectEqualStrings("é", decodeComponent("%C3%A9", &scratch));
 }
+
+const test_source =
+    \\export default function handler(request) {
+    \\  const { method, path, query, headers, ip } = request;
+    \\  if (path === "/big") return Response.text("x".repeat(5000));
+    \\  if (path === "/throw") throw new Error("no");
+    \\  if (path === "/string") return "not a response";
+    \\  return Response.json({ method, path, q: query.q, h: headers["x-h"], ip }, { status: 201, headers: { "x-a": "b" } });
+    \\}
+;
+
+fn testHandler(module: *Engine.Module) !Handler {
+    var failure: js.Compiler.Failure = undefined;
+    module.* = try Engine.Module.fromSource(testing.allocator, test_source, "test.js", &host.host, &failure);
+    errdefer module.deinit();
+    return Handler.init(testing.allocator, module, "test");
+}
+
+fn testRequest(target: []const u8) Request {
+    const headers = &[_]http.Header{ .{ .name = "X-H", .value = "1" }, .{ .name = "x-h", .value = "2" } };
+    return .{ .method = "GET", .target = target, .path_and_query = target, .headers = headers, .ip = "192.0.2.1" };
+}
+
+test "handler: a call builds the request and writes the whole response into the buffer" {
+    var module: Engine.Module = undefined;
+    var handler = try testHandler(&module);
+    defer module.deinit();
+    defer handler.deinit(testing.allocator);
+    var out: [512]u8 = undefined;
+    var scratch: [64]u8 = undefined;
+    const request = testRequest("/p?q=a+b");
+    for (0..3) |_| { // The same answer each time: nothing survives a call.
+        const outcome = handler.respond(&request, .{ .version = .http11, .head_only = false, .close = false }, &out, &scratch, 1);
+        const body = "{\"method\":\"GET\",\"path\":\"/p\",\"q\":\"a b\",\"h\":\"1, 2\",\"ip\":\"192.0.2.1\"}";
+        try testing.expectEqualStrings(std.fmt.comptimePrint("HTTP/1.1 201 Created\r\nContent-Length: {d}\r\n" ++
+            "Content-Type: application/json\r\nx-a: b\r\n\r\n", .{body.len}) ++ body, out[0..outcome.response.len]);
+        try testing.expectEqual(@as(u16, 201), outcome.response.status);
+    }
+    const head = handler.respond(&request, .{ .version = .http10, .head_only = true, .close = true }, &out, &scratch, 1);
+    try testing.expect(std.mem.endsWith(u8, out[0..head.response.len], "Connection: close\r\nContent-Type: application/json\r\nx-a: b\r\n\r\n"));
+    try testing.expectEqual(@as(u64, 4), handler.stats.requests.load());
+}
+
+test "handler: a response too large for the buffer, an exception and a non-Response are counted failures" {
+    var module: Engine.Module = undefined;
+    var handler = try testHandler(&module);
+    defer module.deinit();
+    defer handler.deinit(testing.allocator);
+    var out: [1024]u8 = @splat(0);
+    var scratch: [64]u8 = undefined;
+    const reply: Reply = .{ .version = .http11, .head_only = false, .close = false };
+    const cases = [_]struct { []const u8, Failure }{
+        .{ "/big", .response_too_large },
+        .{ "/throw", .exception },
+        .{ "/string", .not_a_response },
+    };
+    for (cases, 1..) |case, i| {
+        const request = testRequest(case[0]);
+        try testing.expectEqual(case[1], handler.respond(&request, reply, &out, &scratch, i * std.time.ns_per_s).failed);
+        try testing.expectEqual(@as(u64, 1), handler.stats.failures[@backingInt(case[1])].load());
+    }
+    // The bounded writer stopped at the buffer's end.
+    try testing.expectEqual(@as(usize, out.len), std.mem.indexOfScalar(u8, &out, 0) orelse out.len);
+}

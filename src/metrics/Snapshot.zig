@@ -797,10 +797,12 @@ fn worstSnapshot(snapshot: *Snapshot, name_byte: u8) void {
     const Names = struct {
         var pool: [pool_name_bytes_max]u8 = undefined;
         var route: [route_name_bytes_max]u8 = undefined;
+        var handler: [handler_name_bytes_max]u8 = undefined;
         var version: [version_bytes_max]u8 = undefined;
     };
     @memset(&Names.pool, name_byte);
     @memset(&Names.route, name_byte);
+    @memset(&Names.handler, name_byte);
     @memset(&Names.version, name_byte);
     const long_address = "[1111:2222:3333:4444:5555:6666:7777:8888]:65535";
     comptime assert(long_address.len == address_bytes_max);
@@ -811,6 +813,7 @@ fn worstSnapshot(snapshot: *Snapshot, name_byte: u8) void {
         .io = "io_uring",
         .pools_count = pools_max,
         .routes_count = routes_max,
+        .handlers_count = handlers_max,
     };
     const info = @typeInfo(Snapshot).@"struct";
     inline for (info.field_names, info.field_types) |name, T| {
@@ -836,6 +839,7 @@ fn worstSnapshot(snapshot: *Snapshot, name_byte: u8) void {
         };
     }
     for (&snapshot.routes) |*route| route.* = .{ .name = &Names.route, .requests = max };
+    for (&snapshot.handlers) |*handler| handler.* = .{ .name = &Names.handler, .requests = max, .failures = @splat(max) };
 }
 
 test "snapshot: the worst case renders within render_bytes_max, each part within its budget" {
@@ -860,7 +864,11 @@ test "snapshot: the worst case renders within render_bytes_max, each part within
         const all = try Render.bytes(&snapshot, buffer, format);
         snapshot.pools_count = 0;
         snapshot.routes_count = 0;
+        snapshot.handlers_count = 0;
         const fixed = try Render.bytes(&snapshot, buffer, format);
+        snapshot.handlers_count = handlers_max;
+        const handlers = try Render.bytes(&snapshot, buffer, format);
+        snapshot.handlers_count = 0;
         snapshot.pools_count = 1;
         snapshot.pools[0].backends_count = 0;
         const one_pool = try Render.bytes(&snapshot, buffer, format);
@@ -876,6 +884,7 @@ test "snapshot: the worst case renders within render_bytes_max, each part within
             .{ "per pool", one_pool - fixed, render_bytes_per_pool },
             .{ "per backend", (one_full_pool - one_pool) / backends_max, render_bytes_per_backend },
             .{ "per route", (routes - fixed) / routes_max, render_bytes_per_route },
+            .{ "per handler", (handlers - fixed) / handlers_max, render_bytes_per_handler },
             .{ "all", all, render_bytes_max },
         };
         for (parts) |part| {
