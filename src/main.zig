@@ -9,6 +9,8 @@ const cli = @import("config/cli.zig");
 const config_file = @import("config/file.zig");
 /// The config compiled in with `zig build -Dconfig=FILE`, if any (src/config/bake.zig).
 const baked = @import("baked_config");
+/// The JavaScript handlers compiled in with `zig build -Dhandler=FILE` (build.zig).
+const embedded = @import("embedded_handlers");
 const Config = @import("config/Config.zig");
 const StaticAllocator = @import("stdx/StaticAllocator.zig");
 const startup = @import("runtime/startup.zig");
@@ -19,7 +21,6 @@ const Address = @import("stdx/Address.zig").Address;
 const InitTrace = @import("runtime/InitTrace.zig");
 const reload_command = @import("runtime/reload_command.zig");
 const js_cli = @import("js/cli.zig");
-const Handler = @import("handler/Handler.zig");
 
 pub const version = "0.1.0";
 
@@ -120,7 +121,7 @@ pub fn main(init: std.process.Init.Minimal) u8 {
         .version = version,
         .pid_file = command_line.pid_file,
         // `args` is in this frame too, and its strings are the process's arguments.
-        .reload_source = if (command_line.config_path) |path| .{ .path = path, .args = args } else null,
+        .reload_source = if (command_line.config_path) |path| .{ .path = path, .args = args, .embedded = embedded_handlers } else null,
     };
     return @call(never_inline, startup.run, .{ &static_allocator, &command_line.config, options });
 }
@@ -156,6 +157,7 @@ fn parseArgs(args: []const []const u8) bool {
 /// `--config FILE`: the file first, then the flags again on top of it, into `command_line`.
 fn parseFileAndArgs(arena: std.mem.Allocator, path: []const u8, args: []const []const u8) bool {
     var base: Config = .{};
+    for (embedded_handlers) |handler| base.setHandler(handler) catch unreachable; // They fit: see baked_config.
     if (!loadFile(arena, path, &base)) return false;
     var diagnostic: cli.Diagnostic = .{};
     command_line = cli.parseOnto(args, base, &diagnostic) catch {
@@ -167,20 +169,33 @@ fn parseFileAndArgs(arena: std.mem.Allocator, path: []const u8, args: []const []
 
 /// Evaluated by the compiler: a baked config is already a value in the binary's data, and one
 /// that does not validate fails the build.
-const baked_config: Config = if (baked.present) blk: {
-    const config = baked.build(Config);
-    config.validate() catch |err| @compileError("baked config: " ++ @errorName(err));
+const baked_config: Config = blk: {
+    var config: Config = if (baked.present) baked.build(Config) else .{};
+    for (embedded_handlers) |handler| config.setHandler(handler) catch @compileError("more -Dhandler than a config holds");
+    if (baked.present) config.validate() catch |err| @compileError("baked config: " ++ @errorName(err));
     break :blk config;
-} else .{};
+};
+
+/// The handlers compiled in, as a configuration names them: every configuration starts with
+/// them (the command line's, a file's, a reload's), so routes and `--handler` can name them.
+const embedded_handlers: []const Config.Handler = blk: {
+    var list: [embedded.handlers.len]Config.Handler = undefined;
+    for (&list, embedded.handlers) |*handler, compiled| {
+        handler.* = .{ .name = compiled.name, .path = "", .image = compiled.image };
+    }
+    const final = list;
+    break :blk &final;
+};
 
 /// `sluice check FILE`: every problem as `FILE:LINE:COLUMN: message`, exit 1; else exit 0.
 /// The handlers the file declares are compiled too, each mistake as `app.js:LINE:COLUMN: ...`.
 fn checkFile(arena: std.mem.Allocator, path: []const u8) u8 {
     var config: Config = .{};
+    for (embedded_handlers) |handler| config.setHandler(handler) catch unreachable; // They fit: see baked_config.
     if (!loadFile(arena, path, &config)) return 1;
     var handlers_ok = true;
     for (config.handlers()) |*handler| {
-        var module = Handler.load(arena, handler.path) catch {
+        var module = startup.loadHandler(arena, handler) catch {
             handlers_ok = false; // Printed by load.
             continue;
         };

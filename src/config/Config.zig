@@ -87,8 +87,11 @@ log_level: LogLevel = settings.default(.global, "log_level"),
 pub const Handler = struct {
     /// What routes and `--handler` name it by; a metrics label.
     name: []const u8,
-    /// The JavaScript file, compiled at start-up (relative to the working directory).
+    /// The JavaScript file, compiled at start-up; empty for a handler compiled in.
     path: []const u8,
+    /// The bytecode image of a handler compiled in (`zig build -Dhandler=FILE`); empty: `path`
+    /// is compiled at start-up.
+    image: []const u8 = "",
 };
 
 pub const Listener = struct {
@@ -366,7 +369,7 @@ pub fn handlers(config: *const Config) []const Handler {
 pub fn setHandler(config: *Config, handler: Handler) error{TooMany}!void {
     for (config.handlers_buffer[0..config.handlers_count]) |*known| {
         if (std.mem.eql(u8, known.name, handler.name)) {
-            known.path = handler.path;
+            known.* = handler; // `--handler-file app=dev.js` over a compiled-in `app`, say.
             return;
         }
     }
@@ -510,7 +513,7 @@ pub fn validate(config: *const Config) ValidateError!void {
     if (config.pools_count == 0 and config.needsPool()) return error.NoBackends;
     for (config.handlers(), 0..) |*handler, i| {
         if (handler.name.len == 0 or handler.name.len > handler_name_bytes_max) return error.NameTooLong;
-        if (!isVisible(handler.name) or handler.path.len == 0) return error.OutOfRange;
+        if (!isVisible(handler.name) or (handler.path.len == 0) == (handler.image.len == 0)) return error.OutOfRange;
         for (config.handlers()[0..i]) |*other| {
             if (std.mem.eql(u8, other.name, handler.name)) return error.DuplicateName;
         }

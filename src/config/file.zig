@@ -108,7 +108,7 @@ pub fn load(arena: std.mem.Allocator, path: []const u8, config: *Config, problem
 fn resolveHandlerPaths(arena: std.mem.Allocator, config_path: []const u8, config: *Config) error{OutOfMemory}!void {
     const dir = std.fs.path.dirname(config_path) orelse return;
     for (config.handlers_buffer[0..config.handlers_count]) |*handler| {
-        if (std.fs.path.isAbsolute(handler.path)) continue;
+        if (handler.path.len == 0 or std.fs.path.isAbsolute(handler.path)) continue; // Compiled in, or absolute.
         handler.path = try std.fs.path.join(arena, &.{ dir, handler.path });
     }
 }

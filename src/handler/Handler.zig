@@ -113,6 +113,19 @@ pub fn load(gpa: std.mem.Allocator, path: []const u8) LoadError!js.Engine.Module
     };
 }
 
+/// Loads a handler compiled in at build time (`-Dhandler`): the image is verified again, as
+/// every image is.
+pub fn loadImage(gpa: std.mem.Allocator, name: []const u8, image: []const u8) LoadError!js.Engine.Module {
+    var problem: js.image.Problem = .{};
+    return Engine.Module.fromImage(gpa, image, &host.host, &problem) catch |err| switch (err) {
+        error.OutOfMemory => return error.OutOfMemory,
+        else => {
+            log.err("handler {s}: the compiled-in image does not load: {s} ({s})", .{ name, problem.message, @errorName(err) });
+            return error.Load;
+        },
+    };
+}
+
 fn readSource(gpa: std.mem.Allocator, path: []const u8) ![]u8 {
     const io = std.Io.Threaded.global_single_threaded.io();
     return std.Io.Dir.cwd().readFileAlloc(io, path, gpa, .limited(js_source_bytes_max));

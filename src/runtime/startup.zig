@@ -157,9 +157,15 @@ fn loadHandlers(allocator: std.mem.Allocator, config: *const Config) ?[]const Mo
         return null;
     };
     for (modules, config.handlers()) |*module, *handler| {
-        module.* = Handler.load(allocator, handler.path) catch return null; // Printed by load.
+        module.* = loadHandler(allocator, handler) catch return null; // Printed by load.
     }
     return modules;
+}
+
+/// A handler's module: its compiled-in image, or its file compiled now. Errors are printed.
+pub fn loadHandler(allocator: std.mem.Allocator, handler: *const Config.Handler) Handler.LoadError!Module {
+    if (handler.image.len > 0) return Handler.loadImage(allocator, handler.name, handler.image);
+    return Handler.load(allocator, handler.path);
 }
 
 /// Spawns every worker and waits until each accepts. False when one could not start (logged).

@@ -14,6 +14,7 @@ import pytest
 from client import Client, request
 from conftest import REPO
 from test_admin import ADMIN_RE, scrape, value
+from test_baked_config import ZIG, zig_build
 from test_readme import readme_handlers
 
 HANDLER = """\
@@ -324,3 +325,41 @@ def test_no_heap_allocations_per_handler_request(sluice, tmp_path):
     assert after[key] == before[key], (before, after)
     assert sluice.stop(timeout=10.0) == 0
     assert sluice.exit_allocations() == after[key]
+
+
+@pytest.mark.time_limit(300)
+def test_two_handlers_compiled_in(make_sluice, sluice_bin, tmp_path):
+    """`zig build -Dhandler=app.js -Dhandler=hello.js`: each named after its file's stem, the
+    binary serves both with no file to read (routes in a config file name them, `sluice check`
+    knows them), and a handler with a mistake fails the build with its FILE:LINE:COL."""
+    if not ZIG.exists():
+        pytest.skip("no pinned zig in .zig/ (run tools/bootstrap.sh)")
+    app = write(tmp_path, "app.js", HANDLER)
+    hello = write(tmp_path, "hello.js", "export default function hello(request) {\n"
+                  "  return Response.text(`hello from ${request.path}\\n`);\n}\n")
+    prefix = tmp_path / "out"
+    done = zig_build(f"-Dhandler={app}", f"-Dhandler={hello}", "-p", str(prefix))
+    assert done.returncode == 0, done.stderr
+    binary = str(prefix / "bin" / "sluice")
+    config = write(tmp_path, "site.zon", '.{ .listen = "127.0.0.1:0", .routes = .{ '
+                   '.{ .path_prefix = "/api/", .handler = "app" }, .{ .path_prefix = "/throw", .handler = "app" }, '
+                   '.{ .handler = "hello" } } }\n')
+    check = subprocess.run([binary, "check", str(config)], capture_output=True, text=True, timeout=10)
+    assert check.returncode == 0, check
+    plain = subprocess.run([sluice_bin, "check", str(config)], capture_output=True, text=True, timeout=10)
+    assert plain.returncode == 1 and 'unknown handler "app": there are no handlers' in plain.stderr, plain
+    app.unlink()  # Nothing is read at start-up.
+    sluice = make_sluice()
+    sluice.binary = binary
+    sluice.start_config(config)
+    assert get(sluice.port, "/api/x").json() == {"path": "/api/x"}
+    r = get(sluice.port, "/other")
+    assert (r.status, r.body) == (200, b"hello from /other\n"), r
+    mark = sluice.mark()
+    assert get(sluice.port, "/throw").status == 500
+    logged = sluice.wait_for_line(re.compile(r"warn: 500 handler_exception.*"), start=mark).group(0)
+    assert "handler app at app.js:11:" in logged, logged
+    bad = write(tmp_path, "bad.js", "export default function bad(r) {\n  return 1 +;\n}\n")
+    done = zig_build(f"-Dhandler={bad}", "-p", str(tmp_path / "bad-out"))
+    assert done.returncode != 0
+    assert re.search(re.escape(str(bad)) + r":2:\d+: ", done.stderr), done.stderr
