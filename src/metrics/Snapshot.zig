@@ -458,7 +458,8 @@ fn backendGauge(backend: *const Backend, comptime name: []const u8) u64 {
 // JSON (/status)
 
 /// One object: the process, `config` (the generation and the reloads), `pools` (an array,
-/// each pool with its backends) and `routes` (an array, in configuration order).
+/// each pool with its backends), `routes` (an array, in configuration order) and `handlers`
+/// (an array: calls and failures by reason).
 pub fn writeStatus(snapshot: *const Snapshot, w: *std.Io.Writer) Json.Error!void {
     var json: Json = .init(w);
     try json.beginObject();
@@ -490,6 +491,19 @@ pub fn writeStatus(snapshot: *const Snapshot, w: *std.Io.Writer) Json.Error!void
         try json.beginObject();
         try json.fieldString("name", route.name);
         try json.fieldInt("requests", route.requests);
+        try json.endObject();
+    }
+    try json.endArray();
+    try json.key("handlers");
+    try json.beginArray();
+    for (snapshot.handlersSlice()) |*handler| {
+        try json.beginObject();
+        try json.fieldString("name", handler.name);
+        try json.fieldInt("requests", handler.requests);
+        try json.key("failures");
+        try json.beginObject();
+        inline for (handler_failure_reasons, 0..) |reason, i| try json.fieldInt(reason, handler.failures[i]);
+        try json.endObject();
         try json.endObject();
     }
     try json.endArray();

@@ -13,7 +13,7 @@ import pytest
 
 from client import Client, request
 from conftest import REPO
-from test_admin import ADMIN_RE, scrape, value
+from test_admin import ADMIN_RE, scrape, status, value
 from test_baked_config import ZIG, zig_build
 from test_readme import readme_handlers
 
@@ -155,6 +155,17 @@ def test_keep_alive_and_pipelining(sluice, tmp_path):
         assert r.status == 500 and "close" in r.connection_tokens()
 
 
+def test_a_request_with_a_body_is_answered_then_closed(sluice, tmp_path):
+    """Handlers do not read bodies yet: as for a route's own response, the answer comes, then
+    the connection closes (without framing the body there is no next request to find)."""
+    start_handler(sluice, tmp_path)
+    with Client(sluice.port, timeout=10) as c:
+        r = c.request("POST", "/request", headers=[("Content-Type", "text/plain")], body=b"x" * 1000)
+        assert r.status == 200 and r.json()["method"] == "POST", r
+        assert "close" in r.connection_tokens(), r
+        assert c.wait_closed(3.0)
+
+
 @pytest.mark.time_limit(90)
 def test_failures_are_500_with_a_log_line_and_a_counter(sluice, tmp_path):
     """An uncaught exception and each limit: a 500 that tells the client nothing, a warning
@@ -187,6 +198,10 @@ def test_failures_are_500_with_a_log_line_and_a_counter(sluice, tmp_path):
         assert value(families, "sluice_handler_failures_total", handler="app", reason=reason) == count
     assert value(families, "sluice_handler_failures_total", handler="app", reason="exception") == 4
     assert value(families, "sluice_handler_requests_total", handler="app") == 2 * len(FAILURES)
+    handlers = status(admin_port)["handlers"]
+    assert handlers == [{"name": "app", "requests": 2 * len(FAILURES), "failures": {
+        reason: expected.get(reason, 0) for reason in
+        ("exception", "memory", "time", "depth", "response_too_large", "not_a_response")}}], handlers
 
 
 @pytest.mark.parametrize("source,message", [
