@@ -131,8 +131,8 @@ fn readSource(gpa: std.mem.Allocator, path: []const u8) ![]u8 {
     return std.Io.Dir.cwd().readFileAlloc(io, path, gpa, .limited(js_source_bytes_max));
 }
 
-/// The compiler's own bound on a source (docs/JS.md, "Limits").
-const js_source_bytes_max = 4 * 1024 * 1024;
+/// The compiler's own bound on a source (docs/JS.md, "Limits"): a longer file is refused here.
+const js_source_bytes_max = @import("../js/Parser.zig").source_bytes_max;
 
 pub const InitError = error{ OutOfMemory, Module, NoDefaultExport };
 
@@ -140,7 +140,8 @@ pub const InitError = error{ OutOfMemory, Module, NoDefaultExport };
 pub fn init(gpa: std.mem.Allocator, module: *const Engine.Module, name: []const u8) InitError!Handler {
     const engine = Engine.init(gpa, module, limits) catch |err| switch (err) {
         error.OutOfMemory => return error.OutOfMemory,
-        else => unreachable, // The host and the default limits are sluice's own.
+        // The module was loaded with this host, and the limits are the defaults, above the minimum.
+        error.UnknownHostGlobal, error.TooManyExports, error.TooManyHostGlobals, error.LimitTooSmall => unreachable,
     };
     errdefer engine.deinit(gpa);
     switch (engine.runModule()) {
@@ -179,22 +180,19 @@ pub fn respond(handler: *Handler, request: *const Request, reply: Reply, out: []
     handler.stats.requests.add(1);
     const engine = handler.engine;
     engine.beginRequest();
-    const outcome = blk: {
-        const request_value = buildRequest(engine, request, scratch) catch
-            break :blk handler.fail(.memory, now_ns, "the request does not fit the handler's heap");
-        break :blk switch (engine.call(handler.function, &.{request_value})) {
-            .value => |v| handler.write(v, reply, out, now_ns),
-            .exception => |x| handler.failException(x, now_ns),
-            .terminated => |why| handler.fail(switch (why) {
-                .budget => .time,
-                .memory => .memory,
-                .stack => .depth,
-                .invalid_bytecode => .exception,
-            }, now_ns, why.message()),
-        };
+    // Everything below lives in the engine's arena until the next call resets it.
+    const request_value = buildRequest(engine, request, scratch) catch
+        return handler.fail(.memory, now_ns, "the request does not fit the handler's heap");
+    return switch (engine.call(handler.function, &.{request_value})) {
+        .value => |v| handler.write(v, reply, out, now_ns),
+        .exception => |x| handler.failException(x, now_ns),
+        .terminated => |why| handler.fail(switch (why) {
+            .budget => .time,
+            .memory => .memory,
+            .stack => .depth,
+            .invalid_bytecode => .exception, // A bug, reported as one by its message.
+        }, now_ns, why.message()),
     };
-    // Nothing of the request outlives it (its strings are in the arena, reset next time).
-    return outcome;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -209,7 +207,7 @@ fn buildRequest(engine: *Engine, request: *const Request, scratch: []u8) Engine.
     const query_text = if (query_start) |q| request.path_and_query[q + 1 ..] else "";
     try engine.setProperty(value, "query", try buildQuery(engine, query_text, scratch));
     try engine.setProperty(value, "target", try engine.newString(request.target));
-    try engine.setProperty(value, "headers", try buildHeaders(engine, request.headers, scratch));
+    try engine.setProperty(value, "headers", try buildHeaders(engine, request.headers));
     try engine.setProperty(value, "ip", try engine.newString(request.ip));
     return value;
 }
@@ -263,22 +261,30 @@ fn hexValue(c: u8) ?u8 {
 }
 
 /// Header fields by lower-case name; a repeated field's values joined with ", ", in order.
-fn buildHeaders(engine: *Engine, headers: []const http.Header, scratch: []u8) Engine.BuildError!Value {
+fn buildHeaders(engine: *Engine, headers: []const http.Header) Engine.BuildError!Value {
     const result = try engine.newObject();
+    const heap = &engine.heap;
     for (headers) |field| {
-        const name = std.ascii.lowerString(scratch[0..field.name.len], field.name);
-        if (engine.getProperty(result, name)) |earlier| {
-            const heap = &engine.heap;
-            const joined = string.concat(heap, earlier.asString(), string.fromLatin1(heap, ", ") catch
+        const name = lowerName(heap, field.name) catch return error.OutOfMemory;
+        const value = (try engine.newString(field.value)).asString();
+        const joined = if (result.asObject().properties.get(name)) |earlier| blk: {
+            const comma = string.concat(heap, earlier.asString(), string.fromLatin1(heap, ", ") catch
                 return error.OutOfMemory) catch return error.OutOfMemory;
-            const value = string.concat(heap, joined, (try engine.newString(field.value)).asString()) catch
-                return error.OutOfMemory;
-            try setOwn(engine, result, try engine.newString(name), Value.string(value));
-            continue;
-        }
-        try setOwn(engine, result, try engine.newString(name), try engine.newString(field.value));
+            break :blk string.concat(heap, comma, value) catch return error.OutOfMemory;
+        } else value;
+        result.asObject().properties.put(heap, name, Value.string(joined)) catch return error.OutOfMemory;
     }
     return result;
+}
+
+/// A field name (a token: ASCII, checked by the parser) in lower case, in the request's heap.
+fn lowerName(heap: *js.Heap, name: []const u8) js.Heap.Error!*string.String {
+    for (name) |c| {
+        if (std.ascii.isUpper(c)) break;
+    } else return string.fromLatin1(heap, name);
+    const bytes = try heap.allocBytes(name.len, 1);
+    _ = std.ascii.lowerString(bytes, name);
+    return string.newHeader(heap, bytes.ptr, @intCast(name.len), false);
 }
 
 fn setOwn(engine: *Engine, obj: Value, key: Value, v: Value) Engine.BuildError!void {

@@ -110,6 +110,10 @@ def test_request_object(sluice, tmp_path):
     assert got["headers"]["host"] == "sluice.test"
     assert got["headers"]["accept"] == "*/*"
     assert got["ip"] == "127.0.0.1"
+    # A field name far longer than any target: lower-cased in the handler's heap.
+    long_name = "X-" + "Long" * 2000
+    r = get(sluice.port, "/request", headers=[(long_name, "v")])
+    assert r.json()["headers"][long_name.lower()] == "v", r
     # An absolute-form target: the path is its path.
     r = get(sluice.port, "http://sluice.test/request?q=1")
     got = r.json()
