@@ -334,10 +334,9 @@ fn writeResponse(v: Value, reply: Reply, out: []u8) error{ WriteFailed, NotAResp
     }
     const headers = host.field(v, .headers);
     const has_type = if (headers) |h| h.isObject() and host.own(h, "content-type") != null else false;
-    if (!has_type) if (host.field(v, .type)) |t| if (t.isString()) {
-        try w.writeAll("Content-Type: ");
-        string.writeUtf8(&w, t.asString()) catch return error.WriteFailed;
-        try w.writeAll("\r\n");
+    if (!has_type) if (host.field(v, .type)) |t| {
+        if (!t.isString()) return error.NotAResponse;
+        try writeField(&w, "Content-Type", t.asString());
     };
     if (host.field(v, .location)) |location| {
         if (!location.isString()) return error.NotAResponse;
@@ -355,10 +354,12 @@ fn writeResponse(v: Value, reply: Reply, out: []u8) error{ WriteFailed, NotAResp
     return w.end;
 }
 
-/// A field the natives checked (host.zig): a token name and a Latin-1 value without CR or LF.
+/// A field, checked again as it is written: the natives checked what they were given
+/// (host.zig), but the handler may have changed the Response's properties since, and a CR or
+/// LF here would let it write fields (or a second response) of its own.
 fn writeField(w: *std.Io.Writer, name: []const u8, value: *const string.String) error{ WriteFailed, NotAResponse }!void {
-    if (value.flags.wide) return error.NotAResponse;
-    for (value.latin1()) |c| if ((c < ' ' and c != '\t') or c == 0x7f) return error.NotAResponse;
+    if (!host.isToken(name) or host.isReserved(name) != null) return error.NotAResponse;
+    if (!host.fieldValueValid(value)) return error.NotAResponse;
     try w.print("{s}: {s}\r\n", .{ name, value.latin1() });
 }
 
@@ -439,6 +440,8 @@ const test_source =
     \\  if (path === "/big") return Response.text("x".repeat(5000));
     \\  if (path === "/throw") throw new Error("no");
     \\  if (path === "/string") return "not a response";
+    \\  if (path === "/smuggle") { const r = Response.text("x", { headers: { a: "b" } }); r.headers["x\r\ny"] = "z"; return r; }
+    \\  if (path === "/retype") { const r = Response.text("x"); r.type = "a\r\nb: c"; return r; }
     \\  return Response.json({ method, path, q: query.q, h: headers["x-h"], ip }, { status: 201, headers: { "x-a": "b" } });
     \\}
 ;
@@ -475,7 +478,7 @@ test "handler: a call builds the request and writes the whole response into the 
     try testing.expectEqual(@as(u64, 4), handler.stats.requests.load());
 }
 
-test "handler: a response too large for the buffer, an exception and a non-Response are counted failures" {
+test "handler: a response too large, an exception, a non-Response and fields changed to smuggle bytes are counted failures" {
     var module: Engine.Module = undefined;
     var handler = try testHandler(&module);
     defer module.deinit();
@@ -487,11 +490,15 @@ test "handler: a response too large for the buffer, an exception and a non-Respo
         .{ "/big", .response_too_large },
         .{ "/throw", .exception },
         .{ "/string", .not_a_response },
+        .{ "/smuggle", .not_a_response },
+        .{ "/retype", .not_a_response },
     };
+    var counts: [Failure.count]u64 = @splat(0);
     for (cases, 1..) |case, i| {
         const request = testRequest(case[0]);
         try testing.expectEqual(case[1], handler.respond(&request, reply, &out, &scratch, i * std.time.ns_per_s).failed);
-        try testing.expectEqual(@as(u64, 1), handler.stats.failures[@backingInt(case[1])].load());
+        counts[@backingInt(case[1])] += 1;
+        for (counts, &handler.stats.failures) |expected, *counter| try testing.expectEqual(expected, counter.load());
     }
     // The bounded writer stopped at the buffer's end.
     try testing.expectEqual(@as(usize, out.len), std.mem.indexOfScalar(u8, &out, 0) orelse out.len);

@@ -145,10 +145,8 @@ fn checkedHeaders(vm: *Vm, headers: Value) Vm.Error!Value {
         if (name.flags.wide or !isToken(name.latin1())) {
             return vm.throwMessage(.type_error, "Response: a header name must be a token (letters, digits, !#$%&'*+-.^_`|~)");
         }
-        for (reserved_fields) |reserved| {
-            if (std.ascii.eqlIgnoreCase(name.latin1(), reserved)) {
-                return vm.throwFmt(.type_error, "Response: {s} is written by sluice, not by a handler", .{reserved});
-            }
+        if (isReserved(name.latin1())) |reserved| {
+            return vm.throwFmt(.type_error, "Response: {s} is written by sluice, not by a handler", .{reserved});
         }
         const value = try ops.toString(vm, property.value);
         if (!fieldValueValid(value)) {
@@ -159,7 +157,13 @@ fn checkedHeaders(vm: *Vm, headers: Value) Vm.Error!Value {
     return Value.obj(copy);
 }
 
-fn isToken(name: []const u8) bool {
+/// The reserved field `name` is, if it is one.
+pub fn isReserved(name: []const u8) ?[]const u8 {
+    for (reserved_fields) |reserved| if (std.ascii.eqlIgnoreCase(name, reserved)) return reserved;
+    return null;
+}
+
+pub fn isToken(name: []const u8) bool {
     if (name.len == 0) return false;
     for (name) |c| if (!chars.isTchar(c)) return false;
     return true;
@@ -167,7 +171,7 @@ fn isToken(name: []const u8) bool {
 
 /// RFC 9110 §5.5: visible bytes, spaces and tabs (no CR, LF or NUL); one byte per unit, so
 /// what is written is what the handler wrote.
-fn fieldValueValid(s: *const String) bool {
+pub fn fieldValueValid(s: *const String) bool {
     if (s.flags.wide) return false;
     for (s.latin1()) |c| if ((c < ' ' and c != '\t') or c == 0x7f) return false;
     return true;
