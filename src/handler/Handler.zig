@@ -144,15 +144,24 @@ pub fn init(gpa: std.mem.Allocator, module: *const Engine.Module, name: []const 
         error.UnknownHostGlobal, error.TooManyExports, error.TooManyHostGlobals, error.LimitTooSmall => unreachable,
     };
     errdefer engine.deinit(gpa);
-    switch (engine.runModule()) {
+    const outcome = engine.runModule();
+    switch (outcome) {
         .value => {},
         .exception, .terminated => {
+            var buffer: [256]u8 = undefined;
+            var w: std.Io.Writer = .fixed(&buffer);
+            switch (outcome) {
+                .exception => |x| describe(x, &w),
+                .terminated => |t| w.writeAll(t.message()) catch {}, // Cut at the buffer's end.
+                .value => unreachable,
+            }
             const where = engine.errorPosition();
-            log.err("handler {s}: its top-level code failed at {s}:{d}:{d}", .{
+            log.err("handler {s}: its top-level code failed at {s}:{d}:{d}: {s}", .{
                 name,
                 module.program.source_name,
-                if (where) |w| w.line else 0,
-                if (where) |w| w.column else 0,
+                if (where) |p| p.line else 0,
+                if (where) |p| p.column else 0,
+                w.buffered(),
             });
             return error.Module;
         },
