@@ -630,6 +630,9 @@ fn refuseRequest(connection: *Connection, failure: Failure) void {
 /// slow): the exchange is aborted and the client answered, unless a response had started.
 fn failRequestBody(connection: *Connection, failure: Failure) void {
     const can_answer = connection.canAnswer();
+    // What is being written to the client may come from the exchange's buffer or pipe, which
+    // it lets go of as it fails: stop the write first (the close below would, too late).
+    if (!can_answer) connection.cancelPending();
     connection.exchange.?.failByDownstream(failure);
     if (connection.state != .active) return;
     if (!can_answer) return connection.close();

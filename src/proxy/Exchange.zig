@@ -129,6 +129,9 @@ pub const ResponseState = enum {
     started,
     /// The last body window went to the downstream; the exchange ends when it is sent.
     complete,
+    /// The downstream sent it: only now may the exchange end (the request side may finish
+    /// first, while the last window is still being written from the exchange's buffer or pipe).
+    sent,
 };
 
 const ResponseFraming = union(enum) {
@@ -851,7 +854,7 @@ pub fn responseSent(exchange: *Exchange) void {
     assert(exchange.state == .upstream or exchange.state == .local);
     exchange.pipe_loaded = false; // What was spliced into the pipe is out of it.
     if (exchange.state == .local or exchange.response == .complete) {
-        exchange.response = .complete;
+        exchange.response = .sent;
         // An early response (the backend answered before reading the whole body): the rest
         // of the request body has nowhere to go, and the client connection cannot be reused.
         if (exchange.state == .upstream and !exchange.request_done) {
@@ -939,7 +942,7 @@ fn responseBroken(exchange: *Exchange) void {
 /// Both halves are done: the upstream connection goes back to its pool (or is closed), and
 /// the downstream goes on with its next request.
 fn maybeFinish(exchange: *Exchange) void {
-    if (exchange.response != .complete) return;
+    if (exchange.response != .sent) return;
     if (exchange.state == .upstream and !exchange.request_done) return;
     assert(exchange.pending_ops == 0);
     if (exchange.state == .upstream) {
