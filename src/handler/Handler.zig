@@ -342,7 +342,7 @@ fn writeResponse(v: Value, reply: Reply, out: []u8) error{ WriteFailed, NotAResp
         try w.writeAll("Connection: keep-alive\r\n");
     }
     const headers = host.field(v, .headers);
-    const has_type = if (headers) |h| h.isObject() and host.own(h, "content-type") != null else false;
+    const has_type = if (headers) |h| h.isObject() and hasField(h, "content-type") else false;
     if (!has_type) if (host.field(v, .type)) |t| {
         if (!t.isString()) return error.NotAResponse;
         try writeField(&w, "Content-Type", t.asString());
@@ -361,6 +361,14 @@ fn writeResponse(v: Value, reply: Reply, out: []u8) error{ WriteFailed, NotAResp
     try w.writeAll("\r\n");
     if (!reply.head_only and !bodiless) string.writeUtf8(&w, body) catch return error.WriteFailed;
     return w.end;
+}
+
+/// Whether the headers object has a field of this (lower-case) name, in any case.
+fn hasField(headers: Value, name: []const u8) bool {
+    for (headers.asObject().properties.slice()) |property| {
+        if (!property.key.flags.wide and std.ascii.eqlIgnoreCase(property.key.latin1(), name)) return true;
+    }
+    return false;
 }
 
 /// A field, checked again as it is written: the natives checked what they were given

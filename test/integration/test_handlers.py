@@ -23,7 +23,7 @@ export default function handler(request) {
   if (path === "/request") return Response.json(request);
   if (path === "/text") return Response.text("plain " + (query.v ?? ""), { status: 202, headers: { "x-one": "1", "X-Two": 2 } });
   if (path === "/html") return Response.html("<p>hi</p>");
-  if (path === "/typed") return Response.text("{}", { headers: { "content-type": "application/problem+json" } });
+  if (path === "/typed") return Response.text("{}", { headers: { "Content-Type": "application/problem+json" } });
   if (path === "/redirect") return Response.redirect("https://example.com/next");
   if (path === "/moved") return Response.redirect("/new", 301);
   if (path === "/empty") return Response.text("", { status: 204 });
