@@ -37,8 +37,10 @@ export default function handler(request) {
   if (path === "/bad-status") return Response.text("x", { status: 99 });
   if (path === "/bad-header") return Response.text("x", { headers: { "content-length": "5" } });
   if (path === "/not-a-response") return "hello";
+  if (path === "/state") { hits++; return Response.text("counted"); }
   return Response.json({ path });
 }
+let hits = 0;
 """
 
 FAILURES = {
@@ -52,6 +54,8 @@ FAILURES = {
     "/bad-status": ("exception", "RangeError: Response: init.status must be in the range of 200 to 599", 17),
     "/bad-header": ("exception", "TypeError: Response: content-length is written by sluice", 18),
     "/not-a-response": ("not_a_response", "something other than a Response", None),
+    # Module state is frozen once the top level has run: nothing survives a request.
+    "/state": ("exception", "TypeError: Cannot modify module state from a request", 20),
 }
 
 
@@ -200,7 +204,7 @@ def test_failures_are_500_with_a_log_line_and_a_counter(sluice, tmp_path):
     families = scrape(admin_port)
     for reason, count in expected.items():
         assert value(families, "sluice_handler_failures_total", handler="app", reason=reason) == count
-    assert value(families, "sluice_handler_failures_total", handler="app", reason="exception") == 4
+    assert value(families, "sluice_handler_failures_total", handler="app", reason="exception") == 5
     assert value(families, "sluice_handler_requests_total", handler="app") == 2 * len(FAILURES)
     handlers = status(admin_port)["handlers"]
     assert handlers == [{"name": "app", "requests": 2 * len(FAILURES), "failures": {
