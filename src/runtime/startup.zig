@@ -96,8 +96,11 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
     };
     for (workers, 0..) |*worker, i| {
         worker.init(allocator, config, &first.generation, &generations.listeners, @intCast(i), config.workers_count, modules) catch |err| {
-            // A handler whose top-level code fails said so, with its position (Handler.init).
-            if (err == error.Module or err == error.NoDefaultExport) return .{ .failed = 2 };
+            switch (err) {
+                // A handler whose top-level code fails said so, with its position (Handler.init).
+                error.Module, error.NoDefaultExport => return .{ .failed = 2 },
+                else => {},
+            }
             log.err(
                 "cannot allocate worker {d} ({d} connections): {s}",
                 .{ i, Proxy.sessionsCount(config, config.workers_count), @errorName(err) },
