@@ -223,7 +223,8 @@ fn loadFile(arena: std.mem.Allocator, path: []const u8, config: *Config) bool {
     return true;
 }
 
-/// Two built-in backends on loopback, with the proxy in front on 127.0.0.1:8080 unless
+/// Two built-in backends on loopback and a JavaScript handler on `/hello` (src/demo/hello.js),
+/// with the proxy in front on 127.0.0.1:8080 unless
 /// --listen says otherwise. One worker unless --workers says otherwise: round robin cursors
 /// are per worker, and the demo is there to show the alternation plainly.
 fn startDemo(config: *Config) bool {
@@ -239,6 +240,14 @@ fn startDemo(config: *Config) bool {
         const pool = config.quickPool().?; // The demo takes no config file.
         pool.addBackend(.{ .address = backend.address }) catch unreachable; // Two fit.
     }
+    // `/hello` is answered by a JavaScript handler, the rest by the two backends.
+    config.setHandler(.{ .name = "hello", .path = "", .source = @embedFile("demo/hello.js") }) catch {
+        log.err("the demo's handler does not fit: give fewer --handler-file", .{});
+        return false;
+    };
+    const hello = config.handlerIndex("hello").?;
+    config.addRoute(.{ .name = "hello", .path_prefix = "/hello", .action = .handler, .handler = hello }) catch unreachable;
+    config.addRoute(.{ .name = "backends", .action = .pool, .pool = 0 }) catch unreachable;
     return true;
 }
 

@@ -92,6 +92,9 @@ pub const Handler = struct {
     /// The bytecode image of a handler compiled in (`zig build -Dhandler=FILE`); empty: `path`
     /// is compiled at start-up.
     image: []const u8 = "",
+    /// JavaScript text compiled at start-up, for a handler the binary carries as source (the
+    /// demo's). Exactly one of `path`, `image` and `source` is given.
+    source: []const u8 = "",
 };
 
 pub const Listener = struct {
@@ -513,7 +516,9 @@ pub fn validate(config: *const Config) ValidateError!void {
     if (config.pools_count == 0 and config.needsPool()) return error.NoBackends;
     for (config.handlers(), 0..) |*handler, i| {
         if (handler.name.len == 0 or handler.name.len > handler_name_bytes_max) return error.NameTooLong;
-        if (!isVisible(handler.name) or (handler.path.len == 0) == (handler.image.len == 0)) return error.OutOfRange;
+        const given = @as(u8, @intFromBool(handler.path.len > 0)) + @intFromBool(handler.image.len > 0) +
+            @intFromBool(handler.source.len > 0);
+        if (!isVisible(handler.name) or given != 1) return error.OutOfRange;
         for (config.handlers()[0..i]) |*other| {
             if (std.mem.eql(u8, other.name, handler.name)) return error.DuplicateName;
         }

@@ -99,6 +99,11 @@ pub fn load(gpa: std.mem.Allocator, path: []const u8) LoadError!js.Engine.Module
         return error.CannotRead;
     };
     defer gpa.free(source);
+    return loadSource(gpa, source, path);
+}
+
+/// Compiles and loads a handler's text; `path` names it in messages and positions.
+pub fn loadSource(gpa: std.mem.Allocator, source: []const u8, path: []const u8) LoadError!js.Engine.Module {
     var failure: js.Compiler.Failure = undefined;
     return Engine.Module.fromSource(gpa, source, path, &host.host, &failure) catch |err| switch (err) {
         error.OutOfMemory => return error.OutOfMemory,

@@ -168,6 +168,10 @@ fn loadHandlers(allocator: std.mem.Allocator, config: *const Config) ?[]const Mo
 /// A handler's module: its compiled-in image, or its file compiled now. Errors are printed.
 pub fn loadHandler(allocator: std.mem.Allocator, handler: *const Config.Handler) Handler.LoadError!Module {
     if (handler.image.len > 0) return Handler.loadImage(allocator, handler.name, handler.image);
+    if (handler.source.len > 0) {
+        const name = std.fmt.allocPrint(allocator, "{s}.js", .{handler.name}) catch return error.OutOfMemory;
+        return Handler.loadSource(allocator, handler.source, name);
+    }
     return Handler.load(allocator, handler.path);
 }
 
@@ -203,10 +207,9 @@ fn logAccepting(generations: *const Generations, first: *const generations_ns.Bu
     if (demo) {
         var text: [Address.text_bytes_max]u8 = undefined;
         const address = &generations.listeners.slots[first.generation.listener_slots[0]].bound;
-        log.info(
-            "demo: try `curl http://{s}/` a few times and watch the backends alternate",
-            .{address.toText(&text)},
-        );
+        const shown = address.toText(&text);
+        log.info("demo: try `curl http://{s}/` a few times and watch the backends alternate, and " ++
+            "`curl http://{s}/hello?name=you`, answered by a JavaScript handler (src/demo/hello.js)", .{ shown, shown });
     }
 }
 
