@@ -1,6 +1,8 @@
 //! The build menu:
 //!   zig build                 sluice into zig-out/bin (add -Doptimize=ReleaseFast for speed)
 //!   zig build -Dconfig=FILE   the same, with FILE (.zon or .json) compiled in (src/config/bake.zig)
+//!   zig build -Dhandler=FILE  the same, with the JavaScript handler FILE compiled in, named after
+//!                             its stem (repeatable; src/handler/compile.zig)
 //!   zig build run -- ARGS     build and run sluice
 //!   zig build test            unit tests (every file, through src/unit_tests.zig)
 //!   zig build fuzz -- ARGS    seeded fuzz run of the HTTP parsers (--seed N --iterations N)
@@ -30,10 +32,12 @@ pub fn build(b: *std.Build) void {
     const config_path = b.option([]const u8, "config", "Compile this config file (.zon or .json) into the binary");
     const openssl_lib = b.option([]const u8, "openssl-lib", "Folder with OpenSSL 3's libssl.a and libcrypto.a") orelse
         "/usr/lib/x86_64-linux-gnu";
+    const handler_paths = b.option([]const []const u8, "handler", "Compile this JavaScript handler into the binary (repeatable)") orelse &.{};
 
     const exe = addSluice(b, target, optimize, strip);
     linkOpenSsl(b, exe, openssl_lib);
     addBakedConfig(b, exe, config_path);
+    addEmbeddedHandlers(b, exe, handler_paths);
     addRun(b, exe);
     const test_step = addTests(b, target, optimize, openssl_lib);
     addFuzz(b, target);
@@ -107,6 +111,41 @@ fn addBakedConfig(b: *std.Build, exe: *std.Build.Step.Compile, config_path: ?[]c
         break :blk run.addOutputFileArg("baked_config.zig");
     } else b.addWriteFiles().add("baked_config.zig", "pub const present = false;\n");
     exe.root_module.addAnonymousImport("baked_config", .{ .root_source_file = source });
+}
+
+/// The `embedded_handlers` module main imports: for each -Dhandler file, its name (the file's
+/// stem) and the bytecode image src/handler/compile.zig makes of it at build time (a mistake
+/// fails the build with its FILE:LINE:COL). Without -Dhandler, an empty list.
+fn addEmbeddedHandlers(b: *std.Build, exe: *std.Build.Step.Compile, paths: []const []const u8) void {
+    const files = b.addWriteFiles();
+    var source: std.ArrayList(u8) = .empty;
+    source.appendSlice(b.allocator, "//! Handlers compiled in with -Dhandler (build.zig). Do not edit.\n" ++
+        "pub const Embedded = struct { name: []const u8, image: []const u8 };\n" ++
+        "pub const handlers = [_]Embedded{\n") catch @panic("out of memory");
+    if (paths.len > 0) {
+        const compiler = b.addExecutable(.{
+            .name = "handler-compile",
+            .root_module = b.createModule(.{
+                .root_source_file = b.path("src/handler_compile_main.zig"),
+                .target = b.graph.host,
+                .optimize = .Debug,
+            }),
+        });
+        for (paths) |path| {
+            const stem = std.fs.path.stem(path);
+            const run = b.addRunArtifact(compiler);
+            run.addFileArg(.{ .cwd_relative = path });
+            const image_name = b.fmt("{s}.image", .{stem});
+            const image = run.addOutputFileArg(image_name);
+            _ = files.addCopyFile(image, image_name);
+            source.appendSlice(b.allocator, b.fmt("    .{{ .name = \"{s}\", .image = @embedFile(\"{s}\") }},\n", .{
+                stem, image_name,
+            })) catch @panic("out of memory");
+        }
+    }
+    source.appendSlice(b.allocator, "};\n") catch @panic("out of memory");
+    const root = files.add("embedded_handlers.zig", source.items);
+    exe.root_module.addAnonymousImport("embedded_handlers", .{ .root_source_file = root });
 }
 
 fn addRun(b: *std.Build, exe: *std.Build.Step.Compile) void {

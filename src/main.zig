@@ -9,6 +9,8 @@ const cli = @import("config/cli.zig");
 const config_file = @import("config/file.zig");
 /// The config compiled in with `zig build -Dconfig=FILE`, if any (src/config/bake.zig).
 const baked = @import("baked_config");
+/// The JavaScript handlers compiled in with `zig build -Dhandler=FILE` (build.zig).
+const embedded = @import("embedded_handlers");
 const Config = @import("config/Config.zig");
 const StaticAllocator = @import("stdx/StaticAllocator.zig");
 const startup = @import("runtime/startup.zig");
@@ -119,7 +121,7 @@ pub fn main(init: std.process.Init.Minimal) u8 {
         .version = version,
         .pid_file = command_line.pid_file,
         // `args` is in this frame too, and its strings are the process's arguments.
-        .reload_source = if (command_line.config_path) |path| .{ .path = path, .args = args } else null,
+        .reload_source = if (command_line.config_path) |path| .{ .path = path, .args = args, .embedded = embedded_handlers } else null,
     };
     return @call(never_inline, startup.run, .{ &static_allocator, &command_line.config, options });
 }
@@ -155,6 +157,7 @@ fn parseArgs(args: []const []const u8) bool {
 /// `--config FILE`: the file first, then the flags again on top of it, into `command_line`.
 fn parseFileAndArgs(arena: std.mem.Allocator, path: []const u8, args: []const []const u8) bool {
     var base: Config = .{};
+    for (embedded_handlers) |handler| base.setHandler(handler) catch unreachable; // They fit: see baked_config.
     if (!loadFile(arena, path, &base)) return false;
     var diagnostic: cli.Diagnostic = .{};
     command_line = cli.parseOnto(args, base, &diagnostic) catch {
@@ -166,16 +169,39 @@ fn parseFileAndArgs(arena: std.mem.Allocator, path: []const u8, args: []const []
 
 /// Evaluated by the compiler: a baked config is already a value in the binary's data, and one
 /// that does not validate fails the build.
-const baked_config: Config = if (baked.present) blk: {
-    const config = baked.build(Config);
-    config.validate() catch |err| @compileError("baked config: " ++ @errorName(err));
+const baked_config: Config = blk: {
+    var config: Config = if (baked.present) baked.build(Config) else .{};
+    for (embedded_handlers) |handler| config.setHandler(handler) catch @compileError("more -Dhandler than a config holds");
+    if (baked.present) config.validate() catch |err| @compileError("baked config: " ++ @errorName(err));
     break :blk config;
-} else .{};
+};
+
+/// The handlers compiled in, as a configuration names them: every configuration starts with
+/// them (the command line's, a file's, a reload's), so routes and `--handler` can name them.
+const embedded_handlers: []const Config.Handler = blk: {
+    var list: [embedded.handlers.len]Config.Handler = undefined;
+    for (&list, embedded.handlers) |*handler, compiled| {
+        handler.* = .{ .name = compiled.name, .path = "", .image = compiled.image };
+    }
+    const final = list;
+    break :blk &final;
+};
 
 /// `sluice check FILE`: every problem as `FILE:LINE:COLUMN: message`, exit 1; else exit 0.
+/// The handlers the file declares are compiled too, each mistake as `app.js:LINE:COLUMN: ...`.
 fn checkFile(arena: std.mem.Allocator, path: []const u8) u8 {
     var config: Config = .{};
+    for (embedded_handlers) |handler| config.setHandler(handler) catch unreachable; // They fit: see baked_config.
     if (!loadFile(arena, path, &config)) return 1;
+    var handlers_ok = true;
+    for (config.handlers()) |*handler| {
+        var module = startup.loadHandler(arena, handler) catch {
+            handlers_ok = false; // Printed by load.
+            continue;
+        };
+        module.deinit();
+    }
+    if (!handlers_ok) return 1;
     log.stdout(path);
     log.stdout(": ok\n");
     return 0;
@@ -197,7 +223,8 @@ fn loadFile(arena: std.mem.Allocator, path: []const u8, config: *Config) bool {
     return true;
 }
 
-/// Two built-in backends on loopback, with the proxy in front on 127.0.0.1:8080 unless
+/// Two built-in backends on loopback and a JavaScript handler on `/hello` (src/demo/hello.js),
+/// with the proxy in front on 127.0.0.1:8080 unless
 /// --listen says otherwise. One worker unless --workers says otherwise: round robin cursors
 /// are per worker, and the demo is there to show the alternation plainly.
 fn startDemo(config: *Config) bool {
@@ -213,6 +240,14 @@ fn startDemo(config: *Config) bool {
         const pool = config.quickPool().?; // The demo takes no config file.
         pool.addBackend(.{ .address = backend.address }) catch unreachable; // Two fit.
     }
+    // `/hello` is answered by a JavaScript handler, the rest by the two backends.
+    config.setHandler(.{ .name = "hello", .path = "", .source = @embedFile("demo/hello.js") }) catch {
+        log.err("the demo's handler does not fit: give fewer --handler-file", .{});
+        return false;
+    };
+    const hello = config.handlerIndex("hello").?;
+    config.addRoute(.{ .name = "hello", .path_prefix = "/hello", .action = .handler, .handler = hello }) catch unreachable;
+    config.addRoute(.{ .name = "backends", .action = .pool, .pool = 0 }) catch unreachable;
     return true;
 }
 

@@ -61,6 +61,8 @@ pub const files = .{
     @import("proxy/AccessLog.zig"),
     @import("demo/Backend.zig"),
     @import("js/js.zig"),
+    @import("handler/Handler.zig"),
+    @import("handler/host.zig"),
     @import("sim/sim.zig"),
     @import("tls/tls.zig"),
 };

@@ -22,6 +22,7 @@ pub const backends_count_max = 64;
 pub const pools_count_max = 16;
 pub const listeners_count_max = 8;
 pub const routes_count_max = 64;
+pub const handlers_count_max = 8;
 pub const trusted_proxies_count_max = 32;
 pub const workers_count_max = 256;
 
@@ -73,11 +74,32 @@ pools_count: u32 = 0,
 routes_buffer: [routes_count_max]Route = undefined,
 routes_count: u32 = 0,
 
+/// JavaScript request handlers (docs/JS.md), each compiled once at start-up from its file.
+/// Routes name them by `Handler.name`; a reload may not change them (a restart does).
+handlers_buffer: [handlers_count_max]Handler = undefined,
+handlers_count: u32 = 0,
+/// Quick mode's handler: every request goes to the handler of this name (`--handler`), as
+/// `--backend` sends every request to the one pool. Empty: none.
+handler: []const u8 = settings.default(.global, "handler"),
+
 /// The admin listener (`/metrics`, `/status`, `/healthz`), served by the control thread.
 admin: Admin = .{},
 access_log: AccessLog = .{},
 /// The least severe log lines written (stdx/log.zig); a reload applies a new one.
 log_level: LogLevel = settings.default(.global, "log_level"),
+
+pub const Handler = struct {
+    /// What routes and `--handler` name it by; a metrics label.
+    name: []const u8,
+    /// The JavaScript file, compiled at start-up; empty for a handler compiled in.
+    path: []const u8,
+    /// The bytecode image of a handler compiled in (`zig build -Dhandler=FILE`); empty: `path`
+    /// is compiled at start-up.
+    image: []const u8 = "",
+    /// JavaScript text compiled at start-up, for a handler the binary carries as source (the
+    /// demo's). Exactly one of `path`, `image` and `source` is given.
+    source: []const u8 = "",
+};
 
 pub const Listener = struct {
     /// What routes name it by (`Route.listeners`); empty: it has no name.
@@ -102,6 +124,8 @@ pub const Route = struct {
     action: Action = .pool,
     /// `.pool`: the index of the pool in `pools()`.
     pool: u16 = 0,
+    /// `.handler`: the index of the handler in `handlers()`.
+    handler: u16 = 0,
     /// `.respond` (200 when 0) and `.redirect` (302 when 0).
     status: u16 = 0,
     /// `.redirect`: the Location.
@@ -118,7 +142,7 @@ pub const Route = struct {
     /// Overrides `Config.request_body_bytes_max` for this route; null: not set (0: no limit).
     request_body_bytes_max: ?u64 = settings.default(.route, "request_body_bytes_max"),
 
-    pub const Action = enum { pool, respond, redirect };
+    pub const Action = enum { pool, respond, redirect, handler };
 
     pub fn matchesMethod(route: *const Route, method: @import("../http/method.zig").Method) bool {
         return route.methods == 0 or route.methods & methodBit(method) != 0;
@@ -343,6 +367,41 @@ pub fn quickPool(config: *Config) ?*Pool {
     return &config.pools_buffer[0];
 }
 
+pub fn handlers(config: *const Config) []const Handler {
+    return config.handlers_buffer[0..config.handlers_count];
+}
+
+/// Adds a handler, or gives an existing one of the same name its new file (a command line's
+/// `--handler-file` over a config file's `handlers`): its index, which routes use, stays.
+pub fn setHandler(config: *Config, handler: Handler) error{TooMany}!void {
+    for (config.handlers_buffer[0..config.handlers_count]) |*known| {
+        if (std.mem.eql(u8, known.name, handler.name)) {
+            known.* = handler; // `--handler-file app=dev.js` over a compiled-in `app`, say.
+            return;
+        }
+    }
+    if (config.handlers_count == handlers_count_max) return error.TooMany;
+    config.handlers_buffer[config.handlers_count] = handler;
+    config.handlers_count += 1;
+}
+
+/// The index of the handler named `name`, if there is one.
+pub fn handlerIndex(config: *const Config, name: []const u8) ?u16 {
+    for (config.handlers(), 0..) |*handler, i| {
+        if (std.mem.eql(u8, handler.name, name)) return @intCast(i);
+    }
+    return null;
+}
+
+/// Whether any request can reach a pool: without one, a configuration needs no pool (every
+/// request goes to `--handler`, or every route answers by itself or with a handler).
+pub fn needsPool(config: *const Config) bool {
+    if (config.handler.len > 0) return false;
+    if (config.routes_count == 0) return true;
+    for (config.routes()) |*route| if (route.action == .pool) return true;
+    return false;
+}
+
 pub fn routes(config: *const Config) []const Route {
     return config.routes_buffer[0..config.routes_count];
 }
@@ -387,7 +446,13 @@ pub const ValidateError = error{
     RouteLocationMissing,
     RouteTextInvalid,
     RouteResponseTooLarge,
+    RouteHandlerUnknown,
+    HandlerUnknown,
+    HandlerWithRoutes,
 };
+
+/// A handler's name (a metrics label, like a pool's).
+pub const handler_name_bytes_max = 64;
 
 /// A route's name (a metrics label).
 pub const route_name_bytes_max = 64;
@@ -452,7 +517,20 @@ pub fn validate(config: *const Config) ValidateError!void {
     if (settings.outOfRange(.global, config) != null) return error.OutOfRange;
     // The one relation between settings (settings.relations): target below header.
     if (settings.brokenRelation(.global, config) != null) return error.TargetBytesTooLarge;
-    if (config.pools_count == 0) return error.NoBackends;
+    if (config.pools_count == 0 and config.needsPool()) return error.NoBackends;
+    for (config.handlers(), 0..) |*handler, i| {
+        if (handler.name.len == 0 or handler.name.len > handler_name_bytes_max) return error.NameTooLong;
+        const given = @as(u8, @intFromBool(handler.path.len > 0)) + @intFromBool(handler.image.len > 0) +
+            @intFromBool(handler.source.len > 0);
+        if (!isVisible(handler.name) or given != 1) return error.OutOfRange;
+        for (config.handlers()[0..i]) |*other| {
+            if (std.mem.eql(u8, other.name, handler.name)) return error.DuplicateName;
+        }
+    }
+    if (config.handler.len > 0) {
+        if (config.handlerIndex(config.handler) == null) return error.HandlerUnknown;
+        if (config.routes_count > 0) return error.HandlerWithRoutes;
+    }
     for (config.pools(), 0..) |*pool, i| {
         try pool.validate();
         for (config.pools()[0..i]) |*other| {
@@ -467,7 +545,7 @@ pub fn validate(config: *const Config) ValidateError!void {
             if (listener.name.len > 0 and std.mem.eql(u8, other.name, listener.name)) return error.DuplicateName;
         }
     }
-    if (config.routes_count == 0 and config.pools_count > 1) return error.RoutesMissing;
+    if (config.routes_count == 0 and config.pools_count > 1 and config.handler.len == 0) return error.RoutesMissing;
     for (config.routes()) |*route| try config.validateRoute(route);
 }
 
@@ -483,6 +561,7 @@ fn validateRoute(config: *const Config, route: *const Route) ValidateError!void 
     }
     switch (route.action) {
         .pool => if (route.pool >= config.pools_count) return error.RoutePoolUnknown,
+        .handler => if (route.handler >= config.handlers_count) return error.RouteHandlerUnknown,
         .respond => if (route.status != 0 and (route.status < 200 or route.status > 599)) {
             return error.RouteStatus;
         },

@@ -134,8 +134,13 @@ pub fn parseOnto(args: []const []const u8, base: Config, diagnostic: *Diagnostic
     }
     const from_file = parsed.config_path != null and base.pools_count == 0;
     const backends_count = if (parsed.config.pools_count == 0) 0 else parsed.config.pools()[0].backends_count;
-    if (parsed.command == .run and backends_count == 0 and !from_file) {
-        return diagnostic.set("--backend", "at least one backend is required (or try `sluice demo`)", .{});
+    if (parsed.command == .run and backends_count == 0 and !from_file and parsed.config.handler.len == 0) {
+        return diagnostic.set("--backend", "at least one backend is required (or --handler, or try `sluice demo`)", .{});
+    }
+    if (parsed.config.handler.len > 0 and parsed.config.handlerIndex(parsed.config.handler) == null) {
+        return diagnostic.set("--handler", "no handler \"{s}\": give its file with --handler-file {s}=FILE", .{
+            parsed.config.handler, parsed.config.handler,
+        });
     }
     inline for (settings.relations) |relation| {
         if (relation.scope != .global) continue;
@@ -270,6 +275,18 @@ fn applyStructure(comptime structure: settings.Structure, target: anytype, name:
             };
             target.hash_on = key.on;
             target.hash_name = key.name;
+        },
+        .handlers => {
+            const eq = std.mem.indexOfScalar(u8, value, '=') orelse
+                return diagnostic.set(name, "invalid value \"{s}\": expected NAME=FILE, such as app=app.js", .{value});
+            const handler_name = value[0..eq];
+            if (handler_name.len == 0) return diagnostic.set(name, "invalid value \"{s}\": the NAME before = is missing", .{value});
+            if (settings.handlerNameMistake(handler_name)) |mistake| {
+                return diagnostic.set(name, "invalid name \"{s}\": {s}", .{ handler_name, mistake });
+            }
+            if (eq + 1 == value.len) return diagnostic.set(name, "invalid value \"{s}\": the FILE after = is missing", .{value});
+            target.setHandler(.{ .name = handler_name, .path = value[eq + 1 ..] }) catch
+                return diagnostic.set(name, "more than {d} handlers", .{Config.handlers_count_max});
         },
         .listeners, .pools, .routes, .backend_address => comptime unreachable, // Files only.
     }

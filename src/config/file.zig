@@ -99,6 +99,18 @@ pub fn load(arena: std.mem.Allocator, path: []const u8, config: *Config, problem
         error.CannotRead => return error.CannotRead,
     };
     try parseSource(arena, source, format, config, problems);
+    try resolveHandlerPaths(arena, path, config);
+}
+
+/// A file's handlers are found beside it, as a file's own references usually are (so
+/// `sluice check /etc/sluice/prod.zon` compiles `/etc/sluice/app.js` from any directory); an
+/// absolute path stays as it is.
+fn resolveHandlerPaths(arena: std.mem.Allocator, config_path: []const u8, config: *Config) error{OutOfMemory}!void {
+    const dir = std.fs.path.dirname(config_path) orelse return;
+    for (config.handlers_buffer[0..config.handlers_count]) |*handler| {
+        if (handler.path.len == 0 or std.fs.path.isAbsolute(handler.path)) continue; // Compiled in, or absolute.
+        handler.path = try std.fs.path.join(arena, &.{ dir, handler.path });
+    }
 }
 
 /// Maps `source` onto `config`. Exposed for the tests and for `-Dconfig` at build time.
@@ -190,6 +202,9 @@ fn validateMessage(err: Config.ValidateError) []const u8 {
         error.RouteLocationMissing => "a redirect needs a location",
         error.RouteTextInvalid => "a route's location or content type has bytes a header field cannot carry",
         error.RouteResponseTooLarge => "a route's response does not fit in a connection buffer (limits.header_bytes_max)",
+        error.RouteHandlerUnknown => "a route names a handler that does not exist",
+        error.HandlerUnknown => "handler names a handler that does not exist",
+        error.HandlerWithRoutes => "give either handler (every request to one handler) or routes, not both",
     };
 }
 
@@ -206,6 +221,7 @@ const Mapper = struct {
     /// depends on settings that may come after the route (`limits`).
     const RouteRefs = struct {
         pool: ?*const Node = null,
+        handler: ?*const Node = null,
         listeners: ?*const Node = null,
         /// The `pool`, `respond` or `redirect` value; null when the route has no action.
         action: ?*const Node = null,
@@ -214,10 +230,22 @@ const Mapper = struct {
     fn root(m: *Mapper, node: *const Node) void {
         const seen = m.section(node, "the top level", .global, "", m.config) orelse return;
         m.resolveRoutes();
-        if (seen.node("pools") == null) {
-            m.problem(node.position, "no pools: a file needs .pools with at least one pool and its backends");
+        if (seen.node("pools") == null and m.config.needsPool()) {
+            m.problem(node.position, "no pools: a file needs .pools with at least one pool and its backends " ++
+                "(unless every request goes to a handler or a route's own response)");
         }
-        if (seen.node("routes") == null and m.config.pools_count > 1) {
+        if (seen.node("handler")) |handler_node| {
+            if (m.config.handler.len > 0 and m.config.handlerIndex(m.config.handler) == null) {
+                m.problem(handler_node.position, m.print("unknown handler \"{s}\": {s}", .{
+                    m.config.handler, m.namesOf(Config.Handler, m.config.handlers(), "handlers"),
+                }));
+            }
+            if (seen.node("routes") != null) {
+                m.problem(seen.namePosition("handler").?, "give either handler (every request to one " ++
+                    "handler) or routes, not both");
+            }
+        }
+        if (seen.node("routes") == null and seen.node("handler") == null and m.config.pools_count > 1) {
             m.problem(seen.namePosition("pools") orelse node.position, "several pools need routes to " ++
                 "say which requests go to which pool (see \"Routes\" in docs/CONFIG.md)");
         }
@@ -357,6 +385,7 @@ const Mapper = struct {
                 target.address = parsed;
             },
             .hash => m.hash(node),
+            .handlers => m.handlers(node),
         }
     }
 
@@ -576,6 +605,10 @@ const Mapper = struct {
                     result.action = .pool;
                     refs.pool = v;
                 },
+                .handler => if (m.firstAction(&refs, entry.name_position, v)) {
+                    result.action = .handler;
+                    refs.handler = v;
+                },
                 .respond => if (m.firstAction(&refs, entry.name_position, v)) {
                     result.action = .respond;
                     m.respond(v, &result);
@@ -599,7 +632,7 @@ const Mapper = struct {
     /// its action.
     const RouteKey = blk: {
         const conditions = [_][]const u8{ "name", "listeners", "host", "path_prefix", "methods" };
-        const actions = [_][]const u8{ "pool", "respond", "redirect" };
+        const actions = [_][]const u8{ "pool", "handler", "respond", "redirect" };
         var names: []const [:0]const u8 = &.{};
         for (conditions) |name| names = names ++ [_][:0]const u8{std.fmt.comptimePrint("{s}", .{name})};
         for (settings.keysAt(.route, "")) |key| names = names ++ [_][:0]const u8{std.fmt.comptimePrint("{s}", .{key.name})};
@@ -607,7 +640,7 @@ const Mapper = struct {
         break :blk @Enum(u8, .exhaustive, names, &std.simd.iota(u8, names.len));
     };
 
-    const route_action_count = "a route needs exactly one of pool, respond or redirect";
+    const route_action_count = "a route needs exactly one of pool, handler, respond or redirect";
 
     /// Whether `action` is the route's first action (a second one is a problem at its key).
     fn firstAction(m: *Mapper, refs: *RouteRefs, key_position: Position, action: *const Node) bool {
@@ -779,8 +812,9 @@ const Mapper = struct {
         const routes_count = config.routes_count;
         for (config.routes_buffer[0..routes_count], m.route_refs[0..routes_count]) |*result, *refs| {
             if (refs.pool) |node| result.pool = m.poolIndex(node) orelse 0;
+            if (refs.handler) |node| result.handler = m.handlerIndex(node) orelse 0;
             if (refs.listeners) |node| result.listeners = m.listenerBits(node) orelse 0;
-            if (result.action == .pool) continue;
+            if (result.action == .pool or result.action == .handler) continue;
             const node = refs.action orelse continue;
             const target_room: usize = if (result.keep_path) config.target_bytes_max else 0;
             const bytes = result.localResponseBytes() + target_room;
@@ -804,6 +838,43 @@ const Mapper = struct {
             return null;
         };
         return @intCast(index);
+    }
+
+    fn handlerIndex(m: *Mapper, node: *const Node) ?u16 {
+        const name = m.word(node) orelse {
+            m.problem(node.position, "expected a handler name");
+            return null;
+        };
+        return m.config.handlerIndex(name) orelse {
+            const known = m.namesOf(Config.Handler, m.config.handlers(), "handlers");
+            m.problem(node.position, m.print("unknown handler \"{s}\": {s} (a handler is declared in " ++
+                ".handlers, or given with --handler-file NAME=FILE)", .{ name, known }));
+            return null;
+        };
+    }
+
+    /// `.{ .app = "app.js" }`: each handler's name and its JavaScript file.
+    fn handlers(m: *Mapper, node: *const Node) void {
+        const fields = m.object(node, "handlers (name = \"file.js\")") orelse return;
+        for (fields) |*field| {
+            if (settings.handlerNameMistake(field.name)) |mistake| {
+                m.problem(field.name_position, mistake);
+                continue;
+            }
+            if (m.config.handlerIndex(field.name) != null) {
+                m.problem(field.name_position, m.print("handler \"{s}\" is given twice", .{field.name}));
+                continue;
+            }
+            const path = m.string(&field.node, "the handler's JavaScript file, such as \"app.js\"") orelse continue;
+            if (path.len == 0) {
+                m.problem(field.node.position, "expected the handler's JavaScript file, such as \"app.js\"");
+                continue;
+            }
+            m.config.setHandler(.{ .name = field.name, .path = path }) catch {
+                m.problem(field.name_position, std.fmt.comptimePrint("more than {d} handlers", .{Config.handlers_count_max}));
+                return;
+            };
+        }
     }
 
     /// Bit i for `listeners()[i]`, each named in the list.
@@ -1456,8 +1527,8 @@ test "config file: mistakes in listeners and routes are reported where they are"
         .{ .line = 8, .column = 54, .contains = "CONNECT cannot be routed" },
         .{ .line = 8, .column = 64, .contains = "unknown method \"FETCH\"" },
         .{ .line = 9, .column = 27, .contains = "unknown listener \"public\": there are no named listeners" },
-        .{ .line = 9, .column = 53, .contains = "exactly one of pool, respond or redirect" },
-        .{ .line = 10, .column = 9, .contains = "exactly one of pool, respond or redirect" },
+        .{ .line = 9, .column = 53, .contains = "exactly one of pool, handler, respond or redirect" },
+        .{ .line = 10, .column = 9, .contains = "exactly one of pool, handler, respond or redirect" },
         .{ .line = 10, .column = 20, .contains = "a route name is 1 to 64 bytes" },
         .{ .line = 11, .column = 36, .contains = "from 200 to 599" },
         .{ .line = 11, .column = 55, .contains = "a header field name is a token" },

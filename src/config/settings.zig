@@ -144,6 +144,8 @@ pub const Structure = enum {
     backend_address,
     /// `ip|path|header:NAME|cookie:NAME`; in a file `.{ .on = ..., .name = ... }`.
     hash,
+    /// `--handler-file NAME=FILE`, repeatable; in a file `.{ .NAME = "FILE" }`.
+    handlers,
 };
 
 const ns_per_s = std.time.ns_per_s;
@@ -383,6 +385,28 @@ pub const table = [_]Setting{
         .fields = &.{ "routes_buffer", "routes_count" },
         .value = .{ .structure = .routes },
         .unset = "every request to the one pool",
+    },
+    .{
+        .flag = "handler-file",
+        .arg = "NAME=FILE",
+        .key = "handlers",
+        .scope = .global,
+        .fields = &.{ "handlers_buffer", "handlers_count" },
+        .value = .{ .structure = .handlers },
+        .unset = "none",
+        .reload = .restart,
+        .help = "compile the JavaScript handler NAME from FILE at\n" ++
+            "start-up (repeatable; docs/JS.md)",
+    },
+    .{
+        .flag = "handler",
+        .arg = "NAME",
+        .key = "handler",
+        .scope = .global,
+        .fields = &.{"handler"},
+        .value = .{ .text = .{ .what = "a handler name", .check = handlerNameMistake } },
+        .unset = "none",
+        .help = "send every request to handler NAME (as --backend\ndoes to a pool)",
     },
     .{
         .flag = "admin",
@@ -1062,6 +1086,13 @@ pub fn cookieNameMistake(text: []const u8) ?[]const u8 {
     return tokenMistake(text, Config.sticky_cookie_bytes_max, "a cookie name");
 }
 
+/// A handler's name: a token, as it is a metrics label and a file's stem (`-Dhandler`); empty
+/// is unset.
+pub fn handlerNameMistake(text: []const u8) ?[]const u8 {
+    if (text.len == 0) return null;
+    return tokenMistake(text, Config.handler_name_bytes_max, "a handler name");
+}
+
 pub fn hashNameMistake(text: []const u8) ?[]const u8 {
     return tokenMistake(text, Config.name_bytes_max, "a header or cookie name");
 }
@@ -1253,6 +1284,7 @@ const structure_fields = .{
     .{ .route, "methods" },
     .{ .route, "action" },
     .{ .route, "pool" },
+    .{ .route, "handler" },
     .{ .route, "status" },
     .{ .route, "location" },
     .{ .route, "keep_path" },
@@ -1378,7 +1410,7 @@ test "settings: enumerations that name their choices in the help name every one"
 test "settings: keys of an object come in table order, sections once" {
     const top = comptime namesText(keysAt(.global, ""));
     try testing.expectEqualStrings("listen, listeners, workers, io, splice_min, limits, timeouts, trusted_proxies, " ++
-        "pools, routes, admin, access_log, log_level", top);
+        "pools, routes, handlers, handler, admin, access_log, log_level", top);
     try testing.expectEqualStrings("client_header, client_idle, drain, tunnel_idle", comptime namesText(keysAt(.global, "timeouts.")));
     try testing.expectEqualStrings("backends, strategy, hash, sticky_cookie, health, ejection, retry, " ++
         "timeouts, keepalive", comptime namesText(keysAt(.pool, "")));

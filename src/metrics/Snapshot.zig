@@ -32,6 +32,14 @@ pub const route_name_bytes_max = 64;
 /// "[1111:2222:3333:4444:5555:6666:7777:8888]:65535".
 pub const address_bytes_max = 47;
 pub const version_bytes_max = 32;
+/// Config's `handlers_count_max` and `handler_name_bytes_max`.
+pub const handlers_max = 8;
+pub const handler_name_bytes_max = 64;
+/// Why a handler gave no response (handler/Handler.zig `Failure`, in its order; the collector
+/// asserts they agree): the `reason` label of `sluice_handler_failures_total`.
+pub const handler_failure_reasons = [_][]const u8{
+    "exception", "memory", "time", "depth", "response_too_large", "not_a_response",
+};
 
 /// Response classes 1xx to 5xx.
 pub const classes = [5][]const u8{ "1xx", "2xx", "3xx", "4xx", "5xx" };
@@ -74,6 +82,8 @@ last_reload_unix_seconds: u64 = 0,
 
 pools_count: u32 = 0,
 pools: [pools_max]Pool = undefined,
+handlers_count: u32 = 0,
+handlers: [handlers_max]Handler = undefined,
 routes_count: u32 = 0,
 routes: [routes_max]Route = undefined,
 
@@ -157,6 +167,20 @@ pub const Route = struct {
     requests: u64,
 };
 
+/// One JavaScript handler, all workers.
+pub const Handler = struct {
+    name: []const u8,
+    /// Calls of the handler.
+    requests: u64 = 0,
+    /// Calls answered 500 instead, by reason (`handler_failure_reasons`).
+    failures: [handler_failure_reasons.len]u64 = @splat(0),
+};
+
+pub fn handlersSlice(snapshot: *const Snapshot) []const Handler {
+    assert(snapshot.handlers_count <= handlers_max);
+    return snapshot.handlers[0..snapshot.handlers_count];
+}
+
 pub fn poolsSlice(snapshot: *const Snapshot) []const Pool {
     assert(snapshot.pools_count <= pools_max);
     return snapshot.pools[0..snapshot.pools_count];
@@ -182,6 +206,9 @@ pub const render_bytes_per_backend = 4 * 1024;
 /// Per route: its JSON object, whose name may escape to six bytes a byte, 430 bytes (the
 /// Prometheus sample takes 190).
 pub const render_bytes_per_route = 768;
+/// Per handler: seven samples of at most about 200 bytes (the name escaped, a reason label, a
+/// 20-digit value), 1.4 KiB.
+pub const render_bytes_per_handler = 2 * 1024;
 
 /// The largest rendering, in either format, of any configuration a reload may bring: 4.3 MiB
 /// (2.8 MiB measured). The admin reserves this much address space per connection, untouched
@@ -193,10 +220,12 @@ pub const render_bytes_max: u32 =
     // Every backend of every pool: 1,024 of them, 4 MiB, the bulk of it.
     pools_max * backends_max * render_bytes_per_backend +
     // Every route.
-    routes_max * render_bytes_per_route;
+    routes_max * render_bytes_per_route +
+    // Every handler, and the HELP and TYPE lines of their two families.
+    handlers_max * render_bytes_per_handler + 1024;
 
 comptime {
-    assert(render_bytes_max == 4408 * 1024);
+    assert(render_bytes_max == 4425 * 1024);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -223,6 +252,7 @@ pub fn writePrometheus(snapshot: *const Snapshot, w: *std.Io.Writer) Prometheus.
     }
     try writeConfigPrometheus(snapshot, &p);
     try writeRoutesPrometheus(snapshot, &p);
+    try writeHandlersPrometheus(snapshot, &p);
     try writePoolsPrometheus(snapshot, &p);
     try writeBackendsPrometheus(snapshot, &p);
 }
@@ -280,6 +310,24 @@ fn writeRoutesPrometheus(snapshot: *const Snapshot, p: *Prometheus) Prometheus.E
     try p.family(requests, .counter, "Requests a route matched, whatever its action (proxied, answered or redirected).");
     for (routes) |*route| {
         try p.sample(requests, &.{.{ .name = "route", .value = route.name }}, route.requests);
+    }
+}
+
+fn writeHandlersPrometheus(snapshot: *const Snapshot, p: *Prometheus) Prometheus.Error!void {
+    const handlers = snapshot.handlersSlice();
+    if (handlers.len == 0) return;
+    const requests = "sluice_handler_requests_total";
+    try p.family(requests, .counter, "Requests a JavaScript handler was called for.");
+    for (handlers) |*handler| {
+        try p.sample(requests, &.{.{ .name = "handler", .value = handler.name }}, handler.requests);
+    }
+    const failures = "sluice_handler_failures_total";
+    try p.family(failures, .counter, "Handler calls answered 500 instead: an uncaught exception, a memory, time or " ++
+        "depth limit, a response too large for its buffer, or not a Response.");
+    for (handlers) |*handler| {
+        for (handler_failure_reasons, handler.failures) |reason, count| {
+            try p.sample(failures, &.{ .{ .name = "handler", .value = handler.name }, .{ .name = "reason", .value = reason } }, count);
+        }
     }
 }
 
@@ -417,7 +465,8 @@ fn backendGauge(backend: *const Backend, comptime name: []const u8) u64 {
 // JSON (/status)
 
 /// One object: the process, `config` (the generation and the reloads), `pools` (an array,
-/// each pool with its backends) and `routes` (an array, in configuration order).
+/// each pool with its backends), `routes` (an array, in configuration order) and `handlers`
+/// (an array: calls and failures by reason).
 pub fn writeStatus(snapshot: *const Snapshot, w: *std.Io.Writer) Json.Error!void {
     var json: Json = .init(w);
     try json.beginObject();
@@ -449,6 +498,19 @@ pub fn writeStatus(snapshot: *const Snapshot, w: *std.Io.Writer) Json.Error!void
         try json.beginObject();
         try json.fieldString("name", route.name);
         try json.fieldInt("requests", route.requests);
+        try json.endObject();
+    }
+    try json.endArray();
+    try json.key("handlers");
+    try json.beginArray();
+    for (snapshot.handlersSlice()) |*handler| {
+        try json.beginObject();
+        try json.fieldString("name", handler.name);
+        try json.fieldInt("requests", handler.requests);
+        try json.key("failures");
+        try json.beginObject();
+        inline for (handler_failure_reasons, 0..) |reason, i| try json.fieldInt(reason, handler.failures[i]);
+        try json.endObject();
         try json.endObject();
     }
     try json.endArray();
@@ -756,10 +818,12 @@ fn worstSnapshot(snapshot: *Snapshot, name_byte: u8) void {
     const Names = struct {
         var pool: [pool_name_bytes_max]u8 = undefined;
         var route: [route_name_bytes_max]u8 = undefined;
+        var handler: [handler_name_bytes_max]u8 = undefined;
         var version: [version_bytes_max]u8 = undefined;
     };
     @memset(&Names.pool, name_byte);
     @memset(&Names.route, name_byte);
+    @memset(&Names.handler, name_byte);
     @memset(&Names.version, name_byte);
     const long_address = "[1111:2222:3333:4444:5555:6666:7777:8888]:65535";
     comptime assert(long_address.len == address_bytes_max);
@@ -770,6 +834,7 @@ fn worstSnapshot(snapshot: *Snapshot, name_byte: u8) void {
         .io = "io_uring",
         .pools_count = pools_max,
         .routes_count = routes_max,
+        .handlers_count = handlers_max,
     };
     const info = @typeInfo(Snapshot).@"struct";
     inline for (info.field_names, info.field_types) |name, T| {
@@ -795,6 +860,7 @@ fn worstSnapshot(snapshot: *Snapshot, name_byte: u8) void {
         };
     }
     for (&snapshot.routes) |*route| route.* = .{ .name = &Names.route, .requests = max };
+    for (&snapshot.handlers) |*handler| handler.* = .{ .name = &Names.handler, .requests = max, .failures = @splat(max) };
 }
 
 test "snapshot: the worst case renders within render_bytes_max, each part within its budget" {
@@ -819,7 +885,11 @@ test "snapshot: the worst case renders within render_bytes_max, each part within
         const all = try Render.bytes(&snapshot, buffer, format);
         snapshot.pools_count = 0;
         snapshot.routes_count = 0;
+        snapshot.handlers_count = 0;
         const fixed = try Render.bytes(&snapshot, buffer, format);
+        snapshot.handlers_count = handlers_max;
+        const handlers = try Render.bytes(&snapshot, buffer, format);
+        snapshot.handlers_count = 0;
         snapshot.pools_count = 1;
         snapshot.pools[0].backends_count = 0;
         const one_pool = try Render.bytes(&snapshot, buffer, format);
@@ -835,6 +905,7 @@ test "snapshot: the worst case renders within render_bytes_max, each part within
             .{ "per pool", one_pool - fixed, render_bytes_per_pool },
             .{ "per backend", (one_full_pool - one_pool) / backends_max, render_bytes_per_backend },
             .{ "per route", (routes - fixed) / routes_max, render_bytes_per_route },
+            .{ "per handler", (handlers - fixed) / handlers_max, render_bytes_per_handler },
             .{ "all", all, render_bytes_max },
         };
         for (parts) |part| {

@@ -34,6 +34,7 @@ const Proxy = @import("Proxy.zig");
 const Router = @import("Router.zig");
 const Attempt = @import("Attempt.zig");
 const Connection = @import("Connection.zig");
+const Handler = @import("../handler/Handler.zig");
 
 const Exchange = @This();
 
@@ -97,7 +98,7 @@ pub const State = enum {
     head,
     /// Routed to a pool: tries, relay, or a tunnel.
     upstream,
-    /// Answered by sluice itself; the downstream sends it.
+    /// Answered by sluice itself (a route's response, or a handler's); the downstream sends it.
     local,
     /// Failed or aborted: waiting for pending operations before releasing.
     ending,
@@ -108,6 +109,8 @@ pub const Target = union(enum) {
     pool: *LocalPool,
     /// A route's fixed response or redirect, or (null) the 404 for no route.
     local: ?*const Config.Route,
+    /// A JavaScript handler: this worker's engine for it.
+    handler: *Handler,
 };
 
 /// What the exchange keeps of the parsed request head.
@@ -234,6 +237,7 @@ pub fn begin(exchange: *Exchange, head_len: u32) void {
     switch (exchange.target) {
         .none => unreachable, // `route` sets one.
         .local => |chosen| return exchange.respondLocal(chosen),
+        .handler => |handler| return exchange.respondHandler(handler),
         .pool => {},
     }
     if (exchange.bodyOverLimit()) return exchange.fail(.request_body_too_large);
@@ -259,7 +263,11 @@ fn route(exchange: *Exchange) void {
     const routes = generation.config.routes();
     if (routes.len == 0) {
         exchange.routeSettings(null, generation.tunnel_slots[0]);
-        exchange.target = .{ .pool = &generation.pools[0].locals[proxy.worker_index] };
+        const config = generation.config;
+        exchange.target = if (config.handler.len > 0)
+            .{ .handler = proxy.handler(config.handlerIndex(config.handler).?) } // Validated.
+        else
+            .{ .pool = &generation.pools[0].locals[proxy.worker_index] };
         return;
     }
     // A connection whose listener is gone from the configuration matches only the routes
@@ -278,6 +286,7 @@ fn route(exchange: *Exchange) void {
     exchange.target = switch (chosen.action) {
         .pool => .{ .pool = &generation.pools[chosen.pool].locals[proxy.worker_index] },
         .respond, .redirect => .{ .local = chosen },
+        .handler => .{ .handler = proxy.handler(chosen.handler) },
     };
 }
 
@@ -349,6 +358,37 @@ fn respondLocal(exchange: *Exchange, chosen: ?*const Config.Route) void {
     exchange.log.status = response.status;
     exchange.response = .complete;
     exchange.downstream.sendLocal(ubuf[0..response.len], close);
+}
+
+/// A JavaScript handler's response (handler/Handler.zig), written into `ubuf` and handed to
+/// the downstream like a route's own; a handler that fails is a 500 and a log line.
+fn respondHandler(exchange: *Exchange, handler: *Handler) void {
+    const proxy = exchange.proxy;
+    exchange.state = .local;
+    const ubuf = proxy.buffers.acquire() orelse return exchange.fail(.overloaded);
+    exchange.ubuf = ubuf;
+    const close = exchange.downstream.closesAfterLocal(exchange);
+    const head = &exchange.request_parser.head;
+    const request: Handler.Request = .{
+        .method = head.method_text,
+        .target = head.target,
+        .path_and_query = rewrite.originForm(head).path,
+        .headers = head.headers,
+        .ip = exchange.downstream.clientIp(),
+    };
+    const reply: Handler.Reply = .{
+        .version = exchange.request.version,
+        .head_only = exchange.request.method == .head,
+        .close = close,
+    };
+    switch (handler.respond(&request, reply, ubuf, proxy.path_scratch, exchange.loop().now())) {
+        .response => |response| {
+            exchange.log.status = response.status;
+            exchange.response = .complete;
+            exchange.downstream.sendLocal(ubuf[0..response.len], close);
+        },
+        .failed => exchange.fail(.handler_failed),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1274,7 +1314,7 @@ fn localPool(exchange: *const Exchange) *LocalPool {
 fn poolOrNull(exchange: *const Exchange) ?*LocalPool {
     return switch (exchange.target) {
         .pool => |p| p,
-        .none, .local => null,
+        .none, .local, .handler => null,
     };
 }
 

@@ -40,6 +40,10 @@ pub const Failure = union(enum) {
     local_response_too_large,
     /// A plain HTTP request arrived on a TLS listener: answered in plain text, as nginx does.
     plain_http_to_tls_port,
+    /// A JavaScript handler gave no response: an uncaught exception, a limit, a response too
+    /// large for its buffer (handler/Handler.zig logs which, with the file, line and column;
+    /// the client learns nothing more).
+    handler_failed,
 
     /// A short name for logs and the access log's `reason`: the tag, without a payload.
     pub fn name(failure: Failure) []const u8 {
@@ -56,7 +60,7 @@ pub const Failure = union(enum) {
             .overloaded, .no_backend_available, .backends_at_capacity => 503,
             .upstream_refused, .upstream_reset, .upstream_bad_response, .upstream_head_too_large => 502,
             .request_body_too_large => 413,
-            .local_response_too_large => 500,
+            .local_response_too_large, .handler_failed => 500,
             .upstream_connect_timeout, .upstream_response_timeout => 504,
         };
     }
@@ -90,6 +94,7 @@ pub const Failure = union(enum) {
             .request_body_too_large => comptime build(413, "request body too large"),
             .local_response_too_large => comptime build(500, "response too large for its buffer"),
             .plain_http_to_tls_port => comptime build(400, "The plain HTTP request was sent to HTTPS port"),
+            .handler_failed => comptime build(500, "the request handler failed"),
             .upstream_connect_timeout => comptime build(504, "backend connect timed out"),
             .upstream_response_timeout => comptime build(504, "backend response timed out"),
         };
@@ -140,6 +145,7 @@ test "failure: each response is a complete message with the status it claims" {
         .request_body_too_large,
         .local_response_too_large,
         .plain_http_to_tls_port,
+        .handler_failed,
     };
     for (cases) |failure| {
         const text = failure.response();

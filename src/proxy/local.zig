@@ -50,7 +50,7 @@ fn write(w: *std.Io.Writer, route: ?*const Config.Route, status: u16, body: []co
             if (r.keep_path) try w.print("{s}{s}", .{ options.target.prefix, options.target.path });
             try w.writeAll("\r\n");
         },
-        .pool => unreachable, // The router answers locally only for the other actions.
+        .pool, .handler => unreachable, // The router answers locally only for the other actions.
     } else try field(w, "Content-Type", "text/plain");
     try w.writeAll("\r\n");
     if (!options.head_only) try w.writeAll(body);

@@ -17,6 +17,7 @@ const TimerQueue = loop_ns.TimerQueue;
 const sys = @import("../stdx/sys.zig");
 const Address = @import("../stdx/Address.zig").Address;
 const Config = @import("../config/Config.zig");
+const Module = @import("../js/js.zig").Engine.Module;
 const Proxy = @import("../proxy/Proxy.zig");
 const Generation = @import("../proxy/Generation.zig");
 const ListenerTable = @import("generations.zig").ListenerTable;
@@ -88,6 +89,7 @@ pub fn init(
     listener_table: *const ListenerTable,
     index: u32,
     workers_count: u32,
+    modules: []const Module,
     tls_server: ?*tls.ServerContext,
 ) !void {
     worker.* = .{
@@ -106,6 +108,7 @@ pub fn init(
         generation,
         index,
         Proxy.sessionsCount(config, workers_count),
+        modules,
         .{ .context = worker, .function = slotFreeCallback },
         tls_server,
     );

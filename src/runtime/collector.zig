@@ -30,6 +30,7 @@ const Pool = @import("../upstream/Pool.zig");
 const Snapshot = @import("../metrics/Snapshot.zig");
 const Worker = @import("Worker.zig");
 const tls = @import("../tls/tls.zig");
+const Handler = @import("../handler/Handler.zig");
 const Runtime = @import("Runtime.zig");
 
 comptime {
@@ -40,6 +41,12 @@ comptime {
     assert(Snapshot.pools_max == Config.pools_count_max);
     assert(Snapshot.routes_max == Config.routes_count_max);
     assert(Snapshot.route_name_bytes_max == Config.route_name_bytes_max);
+    assert(Snapshot.handlers_max == Config.handlers_count_max);
+    assert(Snapshot.handler_name_bytes_max == Config.handler_name_bytes_max);
+    assert(Snapshot.handler_failure_reasons.len == Handler.Failure.count);
+    for (Snapshot.handler_failure_reasons, 0..) |reason, i| {
+        assert(std.mem.eql(u8, reason, @tagName(@as(Handler.Failure, @fromBackingInt(@intCast(i))))));
+    }
 }
 
 /// Fills `snapshot` with the process's figures and the current generation's pools and routes,
@@ -66,6 +73,7 @@ pub fn collect(runtime: *const Runtime, snapshot: *Snapshot) void {
         .routes_count = generation.config.routes_count,
     };
     for (runtime.workers) |*worker| addWorker(snapshot, worker);
+    addHandlers(snapshot, runtime);
     for (generation.pools, snapshot.pools[0..generation.pools.len]) |instance, *pool| addPool(pool, instance);
     for (snapshot.routes[0..generation.config.routes_count], 0..) |*route, index| {
         route.* = .{ .name = routeName(generation, index), .requests = 0 };
@@ -88,6 +96,20 @@ pub fn adminCollect(context: *anyopaque, snapshot: *Snapshot) void {
     const runtime: *Runtime = @ptrCast(@alignCast(context));
     assert(snapshot == runtime.snapshot);
     collect(runtime, snapshot);
+}
+
+/// The handlers of the process (a reload does not change them), summed over the workers.
+fn addHandlers(snapshot: *Snapshot, runtime: *const Runtime) void {
+    const handlers = runtime.config.handlers();
+    snapshot.handlers_count = @intCast(handlers.len);
+    for (snapshot.handlers[0..handlers.len], handlers, 0..) |*sum, *handler, i| {
+        sum.* = .{ .name = handler.name };
+        for (runtime.workers) |*worker| {
+            const stats = &worker.proxy.handlers[i].stats;
+            sum.requests += stats.requests.load();
+            for (&sum.failures, &stats.failures) |*total, *count| total.* += count.load();
+        }
+    }
 }
 
 /// A route's label: its name, else its position.

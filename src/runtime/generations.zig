@@ -470,7 +470,10 @@ test "generations: a change to any restart-only setting refuses the reload, nami
             },
             .pointer => field.* = "changed",
             .@"struct" => field.enabled = !field.enabled, // The admin listener.
-            .array => try changed.addTrustedProxy(try @import("../config/Cidr.zig").parse("10.0.0.0/8")),
+            .array => if (comptime std.mem.eql(u8, setting.fields[0], "handlers_buffer"))
+                try changed.setHandler(.{ .name = "app", .path = "app.js" })
+            else
+                try changed.addTrustedProxy(try @import("../config/Cidr.zig").parse("10.0.0.0/8")),
             else => comptime unreachable,
         }
         try std.testing.expectEqualStrings(comptime restartName(setting), restartOnlyChange(&.{}, &changed).?);

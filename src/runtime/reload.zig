@@ -25,6 +25,9 @@ pub const Source = struct {
     path: []const u8,
     /// The command line without the program name; it must live as long as the runtime.
     args: []const []const u8,
+    /// The handlers compiled into the binary (`-Dhandler`): a file is read over them, as at
+    /// start-up.
+    embedded: []const Config.Handler = &.{},
 
     /// Loads the file and the flags into `config`, whose strings go into `arena`. False when
     /// either has mistakes: each is a line in `out` (`FILE:LINE:COLUMN: message`, as `sluice
@@ -33,6 +36,7 @@ pub const Source = struct {
         const path = source.path;
         var problems: config_file.Problems = .{};
         var base: Config = .{};
+        for (source.embedded) |handler| base.setHandler(handler) catch unreachable; // At most the maximum.
         config_file.load(arena, path, &base, &problems) catch |err| {
             for (problems.slice()) |problem| {
                 out.print("{s}:{d}:{d}: {s}\n", .{ path, problem.position.line, problem.position.column, problem.message }) catch {}; // A fixed buffer: what does not fit is cut.

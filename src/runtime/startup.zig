@@ -28,6 +28,8 @@ const AccessLogWriter = @import("AccessLogWriter.zig");
 const Runtime = @import("Runtime.zig");
 const reload = @import("reload.zig");
 const tls = @import("../tls/tls.zig");
+const Handler = @import("../handler/Handler.zig");
+const Module = @import("../js/js.zig").Engine.Module;
 
 pub const Options = struct {
     /// Print how to try the demo once the port is known.
@@ -77,6 +79,11 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
     const loaded_tls = loadTls(config) catch return .{ .failed = 2 }; // Logged.
     const tls_server = if (loaded_tls) |loaded| loaded.server else null;
 
+    // Compiled once per process, before anything is bound: a mistake refuses to start with its
+    // FILE:LINE:COL, and the workers share the modules read-only.
+    const modules = loadHandlers(allocator, config) orelse return .{ .failed = 2 };
+    if (modules.len > 0) trace.mark("handlers"); // The phases without handlers stay as they were.
+
     const workers = allocator.alloc(Worker, config.workers_count) catch {
         log.err("out of memory allocating {d} workers", .{config.workers_count});
         return .{ .failed = 1 };
@@ -91,7 +98,12 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         return .{ .failed = 1 };
     };
     for (workers, 0..) |*worker, i| {
-        worker.init(allocator, config, &first.generation, &generations.listeners, @intCast(i), config.workers_count, tls_server) catch |err| {
+        worker.init(allocator, config, &first.generation, &generations.listeners, @intCast(i), config.workers_count, modules, tls_server) catch |err| {
+            switch (err) {
+                // A handler whose top-level code fails said so, with its position (Handler.init).
+                error.Module, error.NoDefaultExport => return .{ .failed = 2 },
+                else => {},
+            }
             log.err(
                 "cannot allocate worker {d} ({d} connections): {s}",
                 .{ i, Proxy.sessionsCount(config, config.workers_count), @errorName(err) },
@@ -145,6 +157,29 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
     return .{ .running = runtime };
 }
 
+/// Every handler's module, compiled from its file; null (after printing why) when one does
+/// not compile.
+fn loadHandlers(allocator: std.mem.Allocator, config: *const Config) ?[]const Module {
+    const modules = allocator.alloc(Module, config.handlers_count) catch {
+        log.err("out of memory loading the handlers", .{});
+        return null;
+    };
+    for (modules, config.handlers()) |*module, *handler| {
+        module.* = loadHandler(allocator, handler) catch return null; // Printed by load.
+    }
+    return modules;
+}
+
+/// A handler's module: its compiled-in image, or its file compiled now. Errors are printed.
+pub fn loadHandler(allocator: std.mem.Allocator, handler: *const Config.Handler) Handler.LoadError!Module {
+    if (handler.image.len > 0) return Handler.loadImage(allocator, handler.name, handler.image);
+    if (handler.source.len > 0) {
+        const name = std.fmt.allocPrint(allocator, "{s}.js", .{handler.name}) catch return error.OutOfMemory;
+        return Handler.loadSource(allocator, handler.source, name);
+    }
+    return Handler.load(allocator, handler.path);
+}
+
 /// Spawns every worker and waits until each accepts. False when one could not start (logged).
 fn startWorkers(workers: []Worker) bool {
     for (workers) |*worker| {
@@ -177,10 +212,9 @@ fn logAccepting(generations: *const Generations, first: *const generations_ns.Bu
     if (demo) {
         var text: [Address.text_bytes_max]u8 = undefined;
         const address = &generations.listeners.slots[first.generation.listener_slots[0]].bound;
-        log.info(
-            "demo: try `curl http://{s}/` a few times and watch the backends alternate",
-            .{address.toText(&text)},
-        );
+        const shown = address.toText(&text);
+        log.info("demo: try `curl http://{s}/` a few times and watch the backends alternate, and " ++
+            "`curl http://{s}/hello?name=you`, answered by a JavaScript handler (src/demo/hello.js)", .{ shown, shown });
     }
 }
 

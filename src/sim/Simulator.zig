@@ -196,6 +196,7 @@ fn setUp(world: *Simulator) void {
         &built.generation,
         0,
         options.sessions,
+        &.{}, // No handlers: the simulator does not run JavaScript yet.
         .{ .context = world, .function = slotFreeCallback },
         null, // TLS is not simulated (docs/ARCHITECTURE.md, "The simulator": limits).
     ) catch |err| std.debug.panic("sim: Proxy.init: {t}", .{err});

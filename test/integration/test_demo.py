@@ -19,3 +19,13 @@ def test_demo_round_robins_between_two_backends(sluice):
         seen.append(which[0])
     assert seen in (["1", "2", "1", "2"], ["2", "1", "2", "1"]), seen
     assert sluice.stop(timeout=5.0) == 0
+
+
+def test_demo_answers_hello_with_its_javascript_handler(sluice):
+    """`/hello` is the demo's JavaScript handler (src/demo/hello.js), no backend involved;
+    the line that says what to try names it."""
+    sluice.start(demo=True)
+    sluice.wait_for_line(r"^sluice: demo: try .*/hello\?name=you`, answered by a JavaScript handler", 2.0)
+    r = request(sluice.port, "GET", "/hello?name=ada")
+    assert (r.status, r.body) == (200, b"hello, ada, from a JavaScript handler (you asked for /hello)\n"), r
+    assert sluice.stop(timeout=5.0) == 0

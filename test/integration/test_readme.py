@@ -101,10 +101,19 @@ def test_help_promises_no_status_the_readme_does_not(sluice_bin):
     assert "connection is closed" in rows["--upstream-body-timeout"]
 
 
+def readme_handlers():
+    """Each ```js block that opens with `// NAME.js`, as {NAME.js: source}."""
+    return {m.group(1): m.group(0)[len("```js\n"):-3]
+            for m in re.finditer(r"```js\n// (\w+\.js)\n.*?```", README, re.S)}
+
+
 def test_readme_config_examples_pass_check(sluice_bin, tmp_path):
-    """Every ```zon block in the README is a valid config: `sluice check` says ok."""
+    """Every ```zon block in the README is a valid config: `sluice check` says ok (with the
+    README's handlers beside it, which check compiles)."""
     blocks = re.findall(r"```zon\n(.*?)```", README, re.S)
     assert blocks, "the README has no zon example"
+    for name, source in readme_handlers().items():
+        (tmp_path / name).write_text(source)
     for i, body in enumerate(blocks):
         path = tmp_path / f"readme{i}.zon"
         path.write_text(body)

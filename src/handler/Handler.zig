@@ -1,0 +1,527 @@
+//! One JavaScript request handler on one worker: the worker's engine for the handler's module,
+//! and the one verb an exchange calls, `respond`, which builds the `request` object, calls the
+//! module's default export and writes the Response it returns as HTTP/1.1 bytes into the
+//! exchange's own buffer.
+//!
+//! Decision: everything is allocated once. The module (bytecode, constants) is compiled and
+//! verified once per process at start-up (`load`) and shared read-only by the workers; each
+//! worker has its own engine (`init`: a heap region and stacks, allocated untouched) whose
+//! module state was built and sealed at start-up. A request resets the engine's arena in O(1)
+//! (`Engine.beginRequest`), so a call allocates nothing from the process heap and nothing
+//! survives it. A response that does not fit the buffer is a 500 (the writer is bounded in
+//! every build mode), never a larger buffer.
+const std = @import("std");
+const assert = std.debug.assert;
+
+const js = @import("../js/js.zig");
+const Engine = js.Engine;
+const Value = js.Value;
+const string = js.string;
+const object = @import("../js/object.zig");
+const http = @import("../http/http.zig");
+const log = @import("../stdx/log.zig");
+const Counter = @import("../stdx/Counter.zig");
+const host = @import("host.zig");
+
+const Handler = @This();
+
+/// The handler's name (a metrics label, the log's).
+name: []const u8,
+engine: *Engine,
+/// The module's default export, a function.
+function: Value,
+stats: Stats = .{},
+/// Log lines about failures: at most one per reason per second, with a count of the rest.
+last_log_ns: [Failure.count]u64 = @splat(0),
+suppressed: [Failure.count]u32 = @splat(0),
+
+/// Why a call gave no response; each is a 500 for the client, a log line and a counter.
+pub const Failure = enum {
+    /// An exception the handler did not catch.
+    exception,
+    /// The memory limit: the engine's heap is full.
+    memory,
+    /// The time limit: the call's execution budget ran out.
+    time,
+    /// The depth limit: call depth or native stack.
+    depth,
+    /// The Response does not fit the exchange's buffer.
+    response_too_large,
+    /// The handler returned something other than a Response.
+    not_a_response,
+
+    pub const count = @typeInfo(Failure).@"enum".field_names.len;
+};
+
+/// Written by the worker only, read by the collector.
+pub const Stats = struct {
+    requests: Counter = .{},
+    failures: [Failure.count]Counter = @splat(.{}),
+};
+
+/// The limits of a handler's engine: docs/JS.md's defaults for handlers.
+pub const limits: Engine.Limits = .{};
+
+/// What a handler sees of a request, as slices of the connection's buffer.
+pub const Request = struct {
+    method: []const u8,
+    /// As the client sent it.
+    target: []const u8,
+    /// The path and query of the target (an absolute-form target's authority removed).
+    path_and_query: []const u8,
+    headers: []const http.Header,
+    /// The client's address, without the port.
+    ip: []const u8,
+};
+
+/// How the response is written.
+pub const Reply = struct {
+    version: http.Version,
+    /// HEAD: the head a GET would get, no body.
+    head_only: bool,
+    /// `Connection: close`.
+    close: bool,
+};
+
+pub const Outcome = union(enum) {
+    /// `len` bytes of `out`: a whole response.
+    response: struct { status: u16, len: usize },
+    failed: Failure,
+};
+
+pub const LoadError = error{ OutOfMemory, CannotRead, Compile, Load };
+
+/// Compiles and loads a handler's file (start-up): one module per process, shared by the
+/// workers. A mistake is printed as `FILE:LINE:COL: message`.
+pub fn load(gpa: std.mem.Allocator, path: []const u8) LoadError!js.Engine.Module {
+    const source = readSource(gpa, path) catch |err| {
+        log.err("{s}: cannot read the handler: {s}", .{ path, @errorName(err) });
+        return error.CannotRead;
+    };
+    defer gpa.free(source);
+    return loadSource(gpa, source, path);
+}
+
+/// Compiles and loads a handler's text; `path` names it in messages and positions.
+pub fn loadSource(gpa: std.mem.Allocator, source: []const u8, path: []const u8) LoadError!js.Engine.Module {
+    var failure: js.Compiler.Failure = undefined;
+    return Engine.Module.fromSource(gpa, source, path, &host.host, &failure) catch |err| switch (err) {
+        error.OutOfMemory => return error.OutOfMemory,
+        error.SyntaxError => {
+            log.plain("{s}:{d}:{d}: {s}", .{ path, failure.line, failure.column, failure.message });
+            return error.Compile;
+        },
+        else => {
+            log.err("{s}: cannot load the compiled handler: {s}", .{ path, @errorName(err) });
+            return error.Load;
+        },
+    };
+}
+
+/// Loads a handler compiled in at build time (`-Dhandler`): the image is verified again, as
+/// every image is.
+pub fn loadImage(gpa: std.mem.Allocator, name: []const u8, image: []const u8) LoadError!js.Engine.Module {
+    var problem: js.image.Problem = .{};
+    return Engine.Module.fromImage(gpa, image, &host.host, &problem) catch |err| switch (err) {
+        error.OutOfMemory => return error.OutOfMemory,
+        else => {
+            log.err("handler {s}: the compiled-in image does not load: {s} ({s})", .{ name, problem.message, @errorName(err) });
+            return error.Load;
+        },
+    };
+}
+
+fn readSource(gpa: std.mem.Allocator, path: []const u8) ![]u8 {
+    const io = std.Io.Threaded.global_single_threaded.io();
+    return std.Io.Dir.cwd().readFileAlloc(io, path, gpa, .limited(js_source_bytes_max));
+}
+
+/// The compiler's own bound on a source (docs/JS.md, "Limits"): a longer file is refused here.
+const js_source_bytes_max = @import("../js/Parser.zig").source_bytes_max;
+
+pub const InitError = error{ OutOfMemory, Module, NoDefaultExport };
+
+/// The worker's engine for `module`: allocated once, its top-level code run and sealed.
+pub fn init(gpa: std.mem.Allocator, module: *const Engine.Module, name: []const u8) InitError!Handler {
+    const engine = Engine.init(gpa, module, limits) catch |err| switch (err) {
+        error.OutOfMemory => return error.OutOfMemory,
+        // The module was loaded with this host, and the limits are the defaults, above the minimum.
+        error.UnknownHostGlobal, error.TooManyExports, error.TooManyHostGlobals, error.LimitTooSmall => unreachable,
+    };
+    errdefer engine.deinit(gpa);
+    const outcome = engine.runModule();
+    switch (outcome) {
+        .value => {},
+        .exception, .terminated => {
+            var buffer: [256]u8 = undefined;
+            var w: std.Io.Writer = .fixed(&buffer);
+            switch (outcome) {
+                .exception => |x| describe(x, &w),
+                .terminated => |t| w.writeAll(t.message()) catch {}, // Cut at the buffer's end.
+                .value => unreachable,
+            }
+            const where = engine.errorPosition();
+            log.err("handler {s}: its top-level code failed at {s}:{d}:{d}: {s}", .{
+                name,
+                module.program.source_name,
+                if (where) |p| p.line else 0,
+                if (where) |p| p.column else 0,
+                w.buffered(),
+            });
+            return error.Module;
+        },
+    }
+    const function = engine.exportValue("default") orelse {
+        log.err("handler {s}: {s} has no `export default function`", .{ name, module.program.source_name });
+        return error.NoDefaultExport;
+    };
+    if (!function.isObject() or function.asObject().kind != .closure) {
+        log.err("handler {s}: the default export of {s} is not a function", .{ name, module.program.source_name });
+        return error.NoDefaultExport;
+    }
+    return .{ .name = name, .engine = engine, .function = function };
+}
+
+pub fn deinit(handler: *Handler, gpa: std.mem.Allocator) void {
+    handler.engine.deinit(gpa);
+    handler.* = undefined;
+}
+
+/// Runs the handler for `request` and writes its response into `out`. `scratch` holds a
+/// decoded query name or value (at least the target's length).
+pub fn respond(handler: *Handler, request: *const Request, reply: Reply, out: []u8, scratch: []u8, now_ns: u64) Outcome {
+    assert(scratch.len >= request.path_and_query.len);
+    handler.stats.requests.add(1);
+    const engine = handler.engine;
+    engine.beginRequest();
+    // Everything below lives in the engine's arena until the next call resets it.
+    const request_value = buildRequest(engine, request, scratch) catch
+        return handler.fail(.memory, now_ns, "the request does not fit the handler's heap");
+    return switch (engine.call(handler.function, &.{request_value})) {
+        .value => |v| handler.write(v, reply, out, now_ns),
+        .exception => |x| handler.failException(x, now_ns),
+        .terminated => |why| handler.fail(switch (why) {
+            .budget => .time,
+            .memory => .memory,
+            .stack => .depth,
+            .invalid_bytecode => .exception, // A bug, reported as one by its message.
+        }, now_ns, why.message()),
+    };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The request object
+
+fn buildRequest(engine: *Engine, request: *const Request, scratch: []u8) Engine.BuildError!Value {
+    const value = try engine.newObject();
+    try engine.setProperty(value, "method", try engine.newString(request.method));
+    const query_start = std.mem.indexOfScalar(u8, request.path_and_query, '?');
+    const path = request.path_and_query[0 .. query_start orelse request.path_and_query.len];
+    try engine.setProperty(value, "path", try engine.newString(if (path.len == 0) "/" else path));
+    const query_text = if (query_start) |q| request.path_and_query[q + 1 ..] else "";
+    try engine.setProperty(value, "query", try buildQuery(engine, query_text, scratch));
+    try engine.setProperty(value, "target", try engine.newString(request.target));
+    try engine.setProperty(value, "headers", try buildHeaders(engine, request.headers));
+    try engine.setProperty(value, "ip", try engine.newString(request.ip));
+    return value;
+}
+
+/// `a=1&b=x+y&a=2` as `{ a: "1", b: "x y" }`: the first value of each name, decoded as
+/// URLSearchParams decodes (`+` is a space, `%XX` a byte, a malformed escape stays as it is).
+fn buildQuery(engine: *Engine, text: []const u8, scratch: []u8) Engine.BuildError!Value {
+    const query = try engine.newObject();
+    var pairs = std.mem.splitScalar(u8, text, '&');
+    while (pairs.next()) |pair| {
+        if (pair.len == 0) continue;
+        const eq = std.mem.indexOfScalar(u8, pair, '=') orelse pair.len;
+        const name = decodeComponent(pair[0..eq], scratch);
+        if (engine.getProperty(query, name) != null) continue; // The first value wins.
+        const value_raw = if (eq < pair.len) pair[eq + 1 ..] else "";
+        const name_value = try engine.newString(name);
+        const decoded = decodeComponent(value_raw, scratch);
+        const value = try engine.newString(decoded);
+        try setOwn(engine, query, name_value, value);
+    }
+    return query;
+}
+
+/// Decodes into `scratch` (never longer than the input).
+fn decodeComponent(raw: []const u8, scratch: []u8) []const u8 {
+    assert(scratch.len >= raw.len);
+    var len: usize = 0;
+    var i: usize = 0;
+    while (i < raw.len) : (i += 1) {
+        const c = raw[i];
+        if (c == '+') {
+            scratch[len] = ' ';
+        } else if (c == '%' and i + 2 < raw.len and hexValue(raw[i + 1]) != null and hexValue(raw[i + 2]) != null) {
+            scratch[len] = hexValue(raw[i + 1]).? * 16 + hexValue(raw[i + 2]).?;
+            i += 2;
+        } else {
+            scratch[len] = c;
+        }
+        len += 1;
+    }
+    return scratch[0..len];
+}
+
+fn hexValue(c: u8) ?u8 {
+    return switch (c) {
+        '0'...'9' => c - '0',
+        'a'...'f' => c - 'a' + 10,
+        'A'...'F' => c - 'A' + 10,
+        else => null,
+    };
+}
+
+/// Header fields by lower-case name; a repeated field's values joined with ", ", in order.
+fn buildHeaders(engine: *Engine, headers: []const http.Header) Engine.BuildError!Value {
+    const result = try engine.newObject();
+    const heap = &engine.heap;
+    for (headers) |field| {
+        const name = lowerName(heap, field.name) catch return error.OutOfMemory;
+        const value = (try engine.newString(field.value)).asString();
+        const joined = if (result.asObject().properties.get(name)) |earlier| blk: {
+            const comma = string.concat(heap, earlier.asString(), string.fromLatin1(heap, ", ") catch
+                return error.OutOfMemory) catch return error.OutOfMemory;
+            break :blk string.concat(heap, comma, value) catch return error.OutOfMemory;
+        } else value;
+        result.asObject().properties.put(heap, name, Value.string(joined)) catch return error.OutOfMemory;
+    }
+    return result;
+}
+
+/// A field name (a token: ASCII, checked by the parser) in lower case, in the request's heap.
+fn lowerName(heap: *js.Heap, name: []const u8) js.Heap.Error!*string.String {
+    for (name) |c| {
+        if (std.ascii.isUpper(c)) break;
+    } else return string.fromLatin1(heap, name);
+    const bytes = try heap.allocBytes(name.len, 1);
+    _ = std.ascii.lowerString(bytes, name);
+    return string.newHeader(heap, bytes.ptr, @intCast(name.len), false);
+}
+
+fn setOwn(engine: *Engine, obj: Value, key: Value, v: Value) Engine.BuildError!void {
+    obj.asObject().properties.put(&engine.heap, key.asString(), v) catch return error.OutOfMemory;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The response
+
+/// Writes the Response `v` as an HTTP/1.1 message into `out`.
+fn write(handler: *Handler, v: Value, reply: Reply, out: []u8, now_ns: u64) Outcome {
+    if (!v.isObject() or v.asObject().class != host.response_class) {
+        return handler.fail(.not_a_response, now_ns, "it returned something other than a Response (use Response.json, .text, .html or .redirect)");
+    }
+    const len = writeResponse(v, reply, out) catch |err| switch (err) {
+        error.WriteFailed => return handler.fail(.response_too_large, now_ns, "the response does not fit a connection buffer (limits.header_bytes_max)"),
+        error.NotAResponse => return handler.fail(.not_a_response, now_ns, "the Response's status, body or headers were changed to values it cannot send"),
+    };
+    const status: u16 = @intFromFloat(host.field(v, .status).?.asNumber());
+    return .{ .response = .{ .status = status, .len = len } };
+}
+
+fn writeResponse(v: Value, reply: Reply, out: []u8) error{ WriteFailed, NotAResponse }!usize {
+    const status_value = host.field(v, .status) orelse return error.NotAResponse;
+    if (!status_value.isNumber()) return error.NotAResponse;
+    const status_float = status_value.asNumber();
+    if (@trunc(status_float) != status_float or status_float < 200 or status_float > 599) return error.NotAResponse;
+    const status: u16 = @intFromFloat(status_float);
+    const body_value = host.field(v, .body) orelse return error.NotAResponse;
+    if (!body_value.isString()) return error.NotAResponse;
+    const body = body_value.asString();
+    // RFC 9110 §15.3.5, §15.4.5: these end with their head, and a 204 has no Content-Length.
+    const bodiless = status == 204 or status == 304;
+    var counter: std.Io.Writer.Discarding = .init(&.{});
+    string.writeUtf8(&counter.writer, body) catch unreachable; // Discarding never fails.
+    const body_len = counter.fullCount();
+
+    var w: std.Io.Writer = .fixed(out);
+    const phrase = @as(std.http.Status, @fromBackingInt(@as(u10, @intCast(status)))).phrase() orelse "";
+    const version = if (reply.version == .http10) "HTTP/1.0" else "HTTP/1.1";
+    try w.print("{s} {d} {s}\r\n", .{ version, status, phrase });
+    if (status != 204) try w.print("Content-Length: {d}\r\n", .{if (bodiless) 0 else body_len});
+    if (reply.close) {
+        try w.writeAll("Connection: close\r\n");
+    } else if (reply.version == .http10) {
+        try w.writeAll("Connection: keep-alive\r\n");
+    }
+    const headers = host.field(v, .headers);
+    const has_type = if (headers) |h| h.isObject() and hasField(h, "content-type") else false;
+    if (!has_type) if (host.field(v, .type)) |t| {
+        if (!t.isString()) return error.NotAResponse;
+        try writeField(&w, "Content-Type", t.asString());
+    };
+    if (host.field(v, .location)) |location| {
+        if (!location.isString()) return error.NotAResponse;
+        try writeField(&w, "Location", location.asString());
+    }
+    if (headers) |h| {
+        if (!h.isObject()) return error.NotAResponse;
+        for (h.asObject().properties.slice()) |property| {
+            if (property.key.flags.wide or !property.value.isString()) return error.NotAResponse;
+            try writeField(&w, property.key.latin1(), property.value.asString());
+        }
+    }
+    try w.writeAll("\r\n");
+    if (!reply.head_only and !bodiless) string.writeUtf8(&w, body) catch return error.WriteFailed;
+    return w.end;
+}
+
+/// Whether the headers object has a field of this (lower-case) name, in any case.
+fn hasField(headers: Value, name: []const u8) bool {
+    for (headers.asObject().properties.slice()) |property| {
+        if (!property.key.flags.wide and std.ascii.eqlIgnoreCase(property.key.latin1(), name)) return true;
+    }
+    return false;
+}
+
+/// A field, checked again as it is written: the natives checked what they were given
+/// (host.zig), but the handler may have changed the Response's properties since, and a CR or
+/// LF here would let it write fields (or a second response) of its own.
+fn writeField(w: *std.Io.Writer, name: []const u8, value: *const string.String) error{ WriteFailed, NotAResponse }!void {
+    if (!host.isToken(name) or host.isReserved(name) != null) return error.NotAResponse;
+    if (!host.fieldValueValid(value)) return error.NotAResponse;
+    try w.print("{s}: {s}\r\n", .{ name, value.latin1() });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Failures
+
+/// An uncaught exception: a limit's RangeError counts as that limit.
+fn failException(handler: *Handler, exception: Value, now_ns: u64) Outcome {
+    var buffer: [256]u8 = undefined;
+    var w: std.Io.Writer = .fixed(&buffer);
+    describe(exception, &w);
+    const text = w.buffered();
+    const failure: Failure = if (std.mem.startsWith(u8, text, "RangeError: Out of memory"))
+        .memory
+    else if (std.mem.startsWith(u8, text, "RangeError: Maximum call stack size exceeded"))
+        .depth
+    else
+        .exception;
+    return handler.fail(failure, now_ns, text);
+}
+
+/// `TypeError: message` for an error, the value for a string, its type for anything else.
+fn describe(exception: Value, w: *std.Io.Writer) void {
+    if (exception.objectOf(.error_object)) |o| {
+        const e = o.as(object.ErrorObject);
+        w.writeAll(e.error_kind.name()) catch return;
+        const message = e.message orelse return;
+        w.writeAll(": ") catch return;
+        string.writeUtf8(w, message) catch return; // Cut at the buffer's end.
+    } else if (exception.isString()) {
+        w.writeAll("a thrown string: ") catch return;
+        string.writeUtf8(w, exception.asString()) catch return;
+    } else {
+        w.writeAll("a thrown value that is not an Error") catch return;
+    }
+}
+
+/// Counts the failure and logs it (rate limited): the handler, the file, the line and the
+/// column, and what went wrong. The client is told nothing more than 500.
+fn fail(handler: *Handler, failure: Failure, now_ns: u64, detail: []const u8) Outcome {
+    const index = @backingInt(failure);
+    handler.stats.failures[index].add(1);
+    const last = handler.last_log_ns[index];
+    if (last != 0 and now_ns -| last < std.time.ns_per_s) {
+        handler.suppressed[index] +|= 1;
+        return .{ .failed = failure };
+    }
+    handler.last_log_ns[index] = @max(now_ns, 1);
+    const suppressed = handler.suppressed[index];
+    handler.suppressed[index] = 0;
+    const file = handler.engine.module.program.source_name;
+    const where = handler.engine.errorPosition();
+    if (where) |p| {
+        log.warn("500 handler_{s}: handler {s} at {s}:{d}:{d}: {s}; {d} more not shown", .{
+            @tagName(failure), handler.name, file, p.line, p.column, detail, suppressed,
+        });
+    } else {
+        log.warn("500 handler_{s}: handler {s} ({s}): {s}; {d} more not shown", .{
+            @tagName(failure), handler.name, file, detail, suppressed,
+        });
+    }
+    return .{ .failed = failure };
+}
+
+const testing = std.testing;
+
+test "handler: query decoding keeps malformed escapes and turns + into a space" {
+    var scratch: [64]u8 = undefined;
+    try testing.expectEqualStrings("a b/c", decodeComponent("a+b%2Fc", &scratch));
+    try testing.expectEqualStrings("100%", decodeComponent("100%", &scratch));
+    try testing.expectEqualStrings("%zz%4", decodeComponent("%zz%4", &scratch));
+    try testing.expectEqualStrings("é", decodeComponent("%C3%A9", &scratch));
+}
+
+const test_source =
+    \\export default function handler(request) {
+    \\  const { method, path, query, headers, ip } = request;
+    \\  if (path === "/big") return Response.text("x".repeat(5000));
+    \\  if (path === "/throw") throw new Error("no");
+    \\  if (path === "/string") return "not a response";
+    \\  if (path === "/smuggle") { const r = Response.text("x", { headers: { a: "b" } }); r.headers["x\r\ny"] = "z"; return r; }
+    \\  if (path === "/retype") { const r = Response.text("x"); r.type = "a\r\nb: c"; return r; }
+    \\  return Response.json({ method, path, q: query.q, h: headers["x-h"], ip }, { status: 201, headers: { "x-a": "b" } });
+    \\}
+;
+
+fn testHandler(module: *Engine.Module) !Handler {
+    var failure: js.Compiler.Failure = undefined;
+    module.* = try Engine.Module.fromSource(testing.allocator, test_source, "test.js", &host.host, &failure);
+    errdefer module.deinit();
+    return Handler.init(testing.allocator, module, "test");
+}
+
+fn testRequest(target: []const u8) Request {
+    const headers = &[_]http.Header{ .{ .name = "X-H", .value = "1" }, .{ .name = "x-h", .value = "2" } };
+    return .{ .method = "GET", .target = target, .path_and_query = target, .headers = headers, .ip = "192.0.2.1" };
+}
+
+test "handler: a call builds the request and writes the whole response into the buffer" {
+    var module: Engine.Module = undefined;
+    var handler = try testHandler(&module);
+    defer module.deinit();
+    defer handler.deinit(testing.allocator);
+    var out: [512]u8 = undefined;
+    var scratch: [64]u8 = undefined;
+    const request = testRequest("/p?q=a+b");
+    for (0..3) |_| { // The same answer each time: nothing survives a call.
+        const outcome = handler.respond(&request, .{ .version = .http11, .head_only = false, .close = false }, &out, &scratch, 1);
+        const body = "{\"method\":\"GET\",\"path\":\"/p\",\"q\":\"a b\",\"h\":\"1, 2\",\"ip\":\"192.0.2.1\"}";
+        try testing.expectEqualStrings(std.fmt.comptimePrint("HTTP/1.1 201 Created\r\nContent-Length: {d}\r\n" ++
+            "Content-Type: application/json\r\nx-a: b\r\n\r\n", .{body.len}) ++ body, out[0..outcome.response.len]);
+        try testing.expectEqual(@as(u16, 201), outcome.response.status);
+    }
+    const head = handler.respond(&request, .{ .version = .http10, .head_only = true, .close = true }, &out, &scratch, 1);
+    try testing.expect(std.mem.endsWith(u8, out[0..head.response.len], "Connection: close\r\nContent-Type: application/json\r\nx-a: b\r\n\r\n"));
+    try testing.expectEqual(@as(u64, 4), handler.stats.requests.load());
+}
+
+test "handler: a response too large, an exception, a non-Response and fields changed to smuggle bytes are counted failures" {
+    var module: Engine.Module = undefined;
+    var handler = try testHandler(&module);
+    defer module.deinit();
+    defer handler.deinit(testing.allocator);
+    var out: [1024]u8 = @splat(0);
+    var scratch: [64]u8 = undefined;
+    const reply: Reply = .{ .version = .http11, .head_only = false, .close = false };
+    const cases = [_]struct { []const u8, Failure }{
+        .{ "/big", .response_too_large },
+        .{ "/throw", .exception },
+        .{ "/string", .not_a_response },
+        .{ "/smuggle", .not_a_response },
+        .{ "/retype", .not_a_response },
+    };
+    var counts: [Failure.count]u64 = @splat(0);
+    for (cases, 1..) |case, i| {
+        const request = testRequest(case[0]);
+        try testing.expectEqual(case[1], handler.respond(&request, reply, &out, &scratch, i * std.time.ns_per_s).failed);
+        counts[@backingInt(case[1])] += 1;
+        for (counts, &handler.stats.failures) |expected, *counter| try testing.expectEqual(expected, counter.load());
+    }
+    // The bounded writer stopped at the buffer's end.
+    try testing.expectEqual(@as(usize, out.len), std.mem.indexOfScalar(u8, &out, 0) orelse out.len);
+}

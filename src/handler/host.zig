@@ -1,0 +1,195 @@
+//! What sluice adds to the JavaScript language for request handlers: the `Response` global,
+//! whose methods build Response objects (`Response.json`, `.text`, `.html`, `.redirect`).
+//!
+//! Decision: a Response is a plain engine object of the host's class 1 (it prints as
+//! `Response { ... }`) whose own properties say what to send: `status`, `body` (a string),
+//! `type` (its Content-Type), `location` (a redirect's) and `headers` (an object of strings).
+//! The natives check everything a handler could get wrong (a status out of range, a field
+//! name that is not a token, a value with CR or LF, a field sluice writes itself) and throw
+//! where the handler called them, so the mistake has a line and a column; `Handler.zig` then
+//! writes the response into the exchange's buffer without re-deciding any of it.
+const std = @import("std");
+const assert = std.debug.assert;
+
+const js = @import("../js/js.zig");
+const Vm = js.Vm;
+const Value = js.Value;
+const builtins = js.builtins;
+const String = js.string.String;
+const object = @import("../js/object.zig");
+const ops = @import("../js/operations.zig");
+const chars = @import("../http/chars.zig");
+
+/// The engine class of Response objects (`Host.class_names[class - 1]`).
+pub const response_class: u16 = 1;
+
+pub const host: builtins.Host = .{
+    .natives = &.{
+        .{ .name = "json", .length = 1, .func = json },
+        .{ .name = "text", .length = 1, .func = text },
+        .{ .name = "html", .length = 1, .func = html },
+        .{ .name = "redirect", .length = 1, .func = redirect },
+    },
+    .objects = &.{.{ .name = "Response", .members = &.{
+        .{ .name = "json", .native = 0 },
+        .{ .name = "text", .native = 1 },
+        .{ .name = "html", .native = 2 },
+        .{ .name = "redirect", .native = 3 },
+    } }},
+    .class_names = &.{"Response"},
+};
+
+pub const content_type_json = "application/json";
+pub const content_type_text = "text/plain; charset=utf-8";
+pub const content_type_html = "text/html; charset=utf-8";
+
+/// Fields a handler may not set: sluice frames every message itself (DESIGN.md: "the framing
+/// of a forwarded message is always the one sluice parsed, written by sluice"), and a
+/// connection's persistence is the connection's business.
+const reserved_fields = [_][]const u8{
+    "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te", "trailer",
+};
+
+/// The properties of a Response object, by the names the natives give them.
+pub const Field = enum { status, body, type, location, headers };
+
+/// `Response.json(value, init?)`: the body is `JSON.stringify(value)`.
+fn json(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
+    _ = this;
+    const body = try js.Engine.stringifyJson(vm, builtins.arg(args, 0));
+    if (!body.isString()) {
+        return vm.throwMessage(.type_error, "Response.json: the value has no JSON form (undefined, a function)");
+    }
+    return make(vm, body, content_type_json, builtins.arg(args, 1));
+}
+
+/// `Response.text(string, init?)`.
+fn text(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
+    _ = this;
+    return make(vm, try bodyText(vm, builtins.arg(args, 0)), content_type_text, builtins.arg(args, 1));
+}
+
+/// `Response.html(string, init?)`.
+fn html(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
+    _ = this;
+    return make(vm, try bodyText(vm, builtins.arg(args, 0)), content_type_html, builtins.arg(args, 1));
+}
+
+/// `Response.redirect(location, status = 302)`: the statuses the Fetch standard allows.
+fn redirect(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
+    _ = this;
+    const location = try ops.toString(vm, builtins.arg(args, 0));
+    if (!fieldValueValid(location) or location.len == 0) {
+        return vm.throwMessage(.type_error, "Response.redirect: the location is empty or has a byte a header field cannot carry");
+    }
+    var status: f64 = 302;
+    if (!builtins.arg(args, 1).isUndefined()) status = try ops.toNumber(vm, builtins.arg(args, 1));
+    switch (@as(i64, if (std.math.isFinite(status)) @intFromFloat(@trunc(status)) else 0)) {
+        301, 302, 303, 307, 308 => if (@trunc(status) != status) return invalidRedirect(vm),
+        else => return invalidRedirect(vm),
+    }
+    const response = try vm.newObject(4);
+    response.class = response_class;
+    try put(vm, response, .status, Value.number(status));
+    try put(vm, response, .body, Value.string(try vm.newLatin1("")));
+    try put(vm, response, .location, Value.string(location));
+    return Value.obj(response);
+}
+
+fn invalidRedirect(vm: *Vm) Vm.Error {
+    return vm.throwMessage(.range_error, "Response.redirect: the status must be 301, 302, 303, 307 or 308");
+}
+
+/// A body's text: undefined and null are empty, anything else its string.
+fn bodyText(vm: *Vm, v: Value) Vm.Error!Value {
+    if (v.isNullish()) return Value.string(try vm.newLatin1(""));
+    return Value.string(try ops.toString(vm, v));
+}
+
+/// A Response with `init`'s status and headers, checked.
+fn make(vm: *Vm, body: Value, content_type: []const u8, init: Value) Vm.Error!Value {
+    var status: f64 = 200;
+    var headers = Value.undefined_value;
+    if (!init.isNullish()) {
+        if (!init.isObject()) return vm.throwMessage(.type_error, "Response: init must be an object { status, headers }");
+        if (own(init, "status")) |s| if (!s.isUndefined()) {
+            status = try ops.toNumber(vm, s);
+            if (@trunc(status) != status or status < 200 or status > 599) {
+                return vm.throwMessage(.range_error, "Response: init.status must be in the range of 200 to 599, inclusive");
+            }
+        };
+        if (own(init, "headers")) |h| if (!h.isUndefined()) {
+            headers = try checkedHeaders(vm, h);
+        };
+    }
+    const response = try vm.newObject(4);
+    response.class = response_class;
+    try put(vm, response, .status, Value.number(status));
+    try put(vm, response, .body, body);
+    try put(vm, response, .type, Value.string(try vm.newLatin1(content_type)));
+    if (!headers.isUndefined()) try put(vm, response, .headers, headers);
+    return Value.obj(response);
+}
+
+/// `init.headers` as a fresh object of string values, each field checked: a name that is a
+/// token, a value a field can carry, and none of the fields sluice writes itself. A
+/// `content-type` here replaces the one the method chose.
+fn checkedHeaders(vm: *Vm, headers: Value) Vm.Error!Value {
+    if (!headers.isObject() or headers.asObject().kind != .plain) {
+        return vm.throwMessage(.type_error, "Response: init.headers must be an object of field names and values");
+    }
+    const source = headers.asObject();
+    const copy = try vm.newObject(source.properties.len);
+    for (source.properties.slice()) |property| {
+        const name = property.key;
+        if (name.flags.wide or !isToken(name.latin1())) {
+            return vm.throwMessage(.type_error, "Response: a header name must be a token (letters, digits, !#$%&'*+-.^_`|~)");
+        }
+        if (isReserved(name.latin1())) |reserved| {
+            return vm.throwFmt(.type_error, "Response: {s} is written by sluice, not by a handler", .{reserved});
+        }
+        const value = try ops.toString(vm, property.value);
+        if (!fieldValueValid(value)) {
+            return vm.throwMessage(.type_error, "Response: a header value may not contain CR, LF, NUL or characters past U+00FF");
+        }
+        copy.properties.put(vm.heap, name, Value.string(value)) catch return vm.outOfMemory();
+    }
+    return Value.obj(copy);
+}
+
+/// The reserved field `name` is, if it is one.
+pub fn isReserved(name: []const u8) ?[]const u8 {
+    for (reserved_fields) |reserved| if (std.ascii.eqlIgnoreCase(name, reserved)) return reserved;
+    return null;
+}
+
+pub fn isToken(name: []const u8) bool {
+    if (name.len == 0) return false;
+    for (name) |c| if (!chars.isTchar(c)) return false;
+    return true;
+}
+
+/// RFC 9110 §5.5: visible bytes, spaces and tabs (no CR, LF or NUL); one byte per unit, so
+/// what is written is what the handler wrote.
+pub fn fieldValueValid(s: *const String) bool {
+    if (s.flags.wide) return false;
+    for (s.latin1()) |c| if ((c < ' ' and c != '\t') or c == 0x7f) return false;
+    return true;
+}
+
+fn put(vm: *Vm, response: *object.Object, which: Field, v: Value) Vm.Error!void {
+    const key = try vm.newLatin1(@tagName(which));
+    response.properties.put(vm.heap, key, v) catch return vm.outOfMemory();
+}
+
+/// An own property of an object, by name.
+pub fn own(v: Value, name: []const u8) ?Value {
+    assert(v.isObject());
+    var key: String = .{ .ptr = name.ptr, .len = @intCast(name.len) };
+    return v.asObject().properties.get(&key);
+}
+
+/// A Response's property (null when absent, as after a handler's `delete r.body`).
+pub fn field(response: Value, which: Field) ?Value {
+    return own(response, @tagName(which));
+}
