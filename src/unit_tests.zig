@@ -20,6 +20,7 @@ pub const files = .{
     @import("config/zon.zig"),
     @import("config/json.zig"),
     @import("config/file.zig"),
+    @import("config/file_test.zig"),
     @import("config/bake.zig"),
     @import("balance/Balancer.zig"),
     @import("balance/Maglev.zig"),
