@@ -22,10 +22,9 @@ const Lexer = @import("Lexer.zig");
 const bytecode = @import("bytecode.zig");
 const Op = bytecode.Op;
 const Program = @import("Program.zig");
+const CallPrinter = @import("CallPrinter.zig");
 const builtins = @import("builtins.zig");
 const string = @import("string.zig");
-const number = @import("number.zig");
-const fdlibm = @import("fdlibm.zig");
 
 const Compiler = @This();
 
@@ -646,7 +645,7 @@ fn statementInner(c: *Compiler, node: *Node) Error!void {
                     try c.emit(.push_undefined);
                 }
                 const source: PatternSource = if (declarator.init) |init| .{
-                    .object = .{ .destructure = c.render(init, false) },
+                    .object = .{ .destructure = CallPrinter.render(c.arena, init, false) },
                     .array = c.declarationSite(init),
                 } else .{};
                 try c.bindPatternFrom(declarator.target, .init, source);
@@ -1040,7 +1039,7 @@ fn bindPatternFrom(c: *Compiler, target: *Node, mode: StoreMode, source: Pattern
         },
         .with_default => |d| {
             try c.defaultValue(d.value, targetName(d.target));
-            try c.bindPatternFrom(d.target, mode, .{ .object = .{ .destructure = c.render(d.value, false) } });
+            try c.bindPatternFrom(d.target, mode, .{ .object = .{ .destructure = CallPrinter.render(c.arena, d.value, false) } });
         },
         .array_pattern => |p| {
             try c.mark(target.pos);
@@ -1185,7 +1184,7 @@ fn effect(c: *Compiler, node: *Node) Error!void {
                     },
                     .array_pattern, .object_pattern => {
                         try c.expression(a.value);
-                        try c.bindPatternFrom(a.target, .assign, .{ .object = .{ .destructure = c.render(a.value, false) } });
+                        try c.bindPatternFrom(a.target, .assign, .{ .object = .{ .destructure = CallPrinter.render(c.arena, a.value, false) } });
                         return;
                     },
                     else => {},
@@ -1413,7 +1412,7 @@ fn arrayOf(c: *Compiler, elements: []const *Node, pos: u32, arguments: bool) Err
                 const site: IterationSite = if (!arguments)
                     c.spreadSite(inner)
                 else if (i + 1 == elements.len)
-                    .{ .mode = .spread_argument, .text = c.render(inner, false) }
+                    .{ .mode = .spread_argument, .text = CallPrinter.render(c.arena, inner, false) }
                 else
                     .{};
                 try c.iterationSite(.append_spread, site, inner.pos);
@@ -1592,7 +1591,7 @@ fn assign(c: *Compiler, node: *Node, a: ast.Assign) Error!void {
             else => {
                 try c.expression(a.value);
                 try c.emit(.dup);
-                try c.bindPatternFrom(a.target, .assign, .{ .object = .{ .destructure = c.render(a.value, false) } });
+                try c.bindPatternFrom(a.target, .assign, .{ .object = .{ .destructure = CallPrinter.render(c.arena, a.value, false) } });
             },
         }
         return;
@@ -1696,7 +1695,7 @@ fn callArguments(c: *Compiler, args: []const *Node) Error!bool {
 
 fn callExpression(c: *Compiler, node: *Node, call: ast.Call) Error!void {
     const callee = call.callee;
-    const site = c.render(callee, false);
+    const site = CallPrinter.render(c.arena, callee, false);
     switch (callee.data) {
         .member => |m| {
             try c.expression(m.object);
@@ -1751,10 +1750,8 @@ fn newExpression(c: *Compiler, node: *Node, n: ast.Call) Error!void {
 }
 
 // ---------------------------------------------------------------------------------------
-// Error sites: the source text V8 puts in "x is not a function", "x is not iterable" and
-// "Cannot destructure ... of 'x'". V8 prints the syntax tree around the failing
-// instruction (its CallPrinter); these functions print ours the same way, and decide, as
-// V8's positions do, which wording a site gets.
+// Error sites: which wording V8 gives "x is not iterable" and its kin at each site (as V8's
+// positions decide); the text of `x` comes from CallPrinter.zig.
 
 /// Emits an iteration instruction (iter_start or append_spread) with its wording.
 fn iterationSite(c: *Compiler, op: Op, site: IterationSite, pos: u32) Error!void {
@@ -1769,7 +1766,7 @@ fn iterationSite(c: *Compiler, op: Op, site: IterationSite, pos: u32) Error!void
 fn forOfSite(c: *Compiler, iterable: *const Node) IterationSite {
     switch (iterable.data) {
         .chain, .conditional, .logical => return .{},
-        .binary => |b| if (isNary(b)) return .{},
+        .binary => |b| if (CallPrinter.isNary(b)) return .{},
         .sequence => |items| if (items.len > 2) return .{},
         else => {},
     }
@@ -1783,9 +1780,9 @@ fn spreadSite(c: *Compiler, inner: *const Node) IterationSite {
 
 fn iteratedSite(c: *Compiler, node: *const Node) IterationSite {
     switch (node.data) {
-        .call => |call| return .{ .mode = .call, .text = c.render(call.callee, true) },
-        .new => |call| return .{ .mode = .call, .text = c.render(call.callee, true) },
-        else => return .{ .mode = .plain, .text = c.render(node, true) },
+        .call => |call| return .{ .mode = .call, .text = CallPrinter.render(c.arena, call.callee, true) },
+        .new => |call| return .{ .mode = .call, .text = CallPrinter.render(c.arena, call.callee, true) },
+        else => return .{ .mode = .plain, .text = CallPrinter.render(c.arena, node, true) },
     }
 }
 
@@ -1796,14 +1793,14 @@ fn declarationSite(c: *Compiler, init: *const Node) IterationSite {
     if (init.parenthesized) return .{};
     switch (init.data) {
         .identifier, .number, .string, .true_literal, .false_literal, .null_literal, .object, .array, .template, .function, .conditional => {
-            return .{ .mode = .plain, .text = c.render(init, true) };
+            return .{ .mode = .plain, .text = CallPrinter.render(c.arena, init, true) };
         },
         .unary => |u| {
             // `+1` folds to a literal that starts after the sign.
             if (u.op == .plus and u.operand.data == .number and !u.operand.parenthesized) return .{};
-            return .{ .mode = .plain, .text = c.render(init, true) };
+            return .{ .mode = .plain, .text = CallPrinter.render(c.arena, init, true) };
         },
-        .new => |call| return .{ .mode = .call, .text = c.render(call.callee, true) },
+        .new => |call| return .{ .mode = .call, .text = CallPrinter.render(c.arena, call.callee, true) },
         .call => |call| if (call.callee.data == .identifier and !call.callee.parenthesized) {
             return .{ .mode = .call, .text = call.callee.data.identifier.name };
         },
@@ -1827,277 +1824,6 @@ fn declarationSite(c: *Compiler, init: *const Node) IterationSite {
         };
     }
     return .{};
-}
-
-/// V8 joins `a + b + c` (one operator, left to right, no parentheses) into one n-ary node.
-fn isNary(b: ast.Binary) bool {
-    switch (b.op) {
-        // Comparisons are never joined.
-        .eq, .ne, .strict_eq, .strict_ne, .lt, .gt, .le, .ge, .instanceof, .in => return false,
-        else => {},
-    }
-    return b.lhs.data == .binary and b.lhs.data.binary.op == b.op and !b.lhs.parenthesized;
-}
-
-/// The source text V8 shows for an expression. `iterator`: V8 prints inside an iteration
-/// error, where calls lose their "(...)" and `new` shows its callee.
-fn render(c: *Compiler, node: *const Node, iterator: bool) []const u8 {
-    var out: std.ArrayList(u8) = .empty;
-    c.renderPrinted(&out, node, iterator, 0) catch return "(intermediate value)";
-    return out.items;
-}
-
-/// Prints a node; "(intermediate value)" if it prints nothing (V8's Find with print set).
-const RenderError = error{ TooLong, OutOfMemory };
-
-fn renderPrinted(c: *Compiler, out: *std.ArrayList(u8), node: *const Node, iterator: bool, depth: u32) RenderError!void {
-    if (depth > 32 or out.items.len > 400) return error.TooLong;
-    const before = out.items.len;
-    try c.renderNode(out, node, iterator, depth);
-    if (out.items.len == before) try out.appendSlice(c.arena, "(intermediate value)");
-}
-
-/// The number V8's parser folds an expression to: arithmetic, bitwise and shift operators
-/// and signs on number literals.
-fn foldNumber(node: *const Node, depth: u32) ?f64 {
-    if (depth > 32) return null;
-    switch (node.data) {
-        .number => |x| return x,
-        .unary => |u| {
-            const x = foldNumber(u.operand, depth + 1) orelse return null;
-            return switch (u.op) {
-                .negate => -x,
-                .plus => x,
-                .bit_not => @floatFromInt(~number.toInt32(x)),
-                else => null,
-            };
-        },
-        .binary => |b| {
-            const x = foldNumber(b.lhs, depth + 1) orelse return null;
-            const y = foldNumber(b.rhs, depth + 1) orelse return null;
-            return switch (b.op) {
-                .add => x + y,
-                .sub => x - y,
-                .mul => x * y,
-                .div => x / y,
-                .mod => @rem(x, y),
-                .pow => fdlibm.pow(x, y),
-                .shl => @floatFromInt(number.toInt32(x) << shiftCount(y)),
-                .sar => @floatFromInt(number.toInt32(x) >> shiftCount(y)),
-                .shr => @floatFromInt(number.toUint32(x) >> shiftCount(y)),
-                .bit_and => @floatFromInt(number.toInt32(x) & number.toInt32(y)),
-                .bit_or => @floatFromInt(number.toInt32(x) | number.toInt32(y)),
-                .bit_xor => @floatFromInt(number.toInt32(x) ^ number.toInt32(y)),
-                else => null,
-            };
-        },
-        else => return null,
-    }
-}
-
-fn shiftCount(y: f64) u5 {
-    return @intCast(number.toUint32(y) & 31);
-}
-
-fn renderNode(c: *Compiler, out: *std.ArrayList(u8), node: *const Node, iterator: bool, depth: u32) RenderError!void {
-    const a = c.arena;
-    if (node.data == .unary or node.data == .binary) {
-        if (foldNumber(node, 0)) |x| return c.renderNumber(out, x);
-    }
-    switch (node.data) {
-        .identifier => |id| try out.appendSlice(a, id.name),
-        .number => |x| try c.renderNumber(out, x),
-        .string => |s| {
-            try out.append(a, '"');
-            try out.appendSlice(a, s);
-            try out.append(a, '"');
-        },
-        .template => |t| {
-            if (t.expressions.len == 0) {
-                // A template without substitutions is a string literal to V8.
-                try out.append(a, '"');
-                try out.appendSlice(a, t.quasis[0]);
-                try out.append(a, '"');
-            } else {
-                for (t.expressions) |e| try c.renderPrinted(out, e, iterator, depth + 1);
-            }
-        },
-        .true_literal => try out.appendSlice(a, "true"),
-        .false_literal => try out.appendSlice(a, "false"),
-        .null_literal => try out.appendSlice(a, "null"),
-        .array => |elements| {
-            try out.append(a, '[');
-            for (elements, 0..) |e, i| {
-                if (i > 0) try out.append(a, ',');
-                switch (e.data) {
-                    .spread => |inner| {
-                        try out.appendSlice(a, "(...");
-                        try c.renderPrinted(out, inner, iterator, depth + 1);
-                        try out.append(a, ')');
-                    },
-                    else => try c.renderPrinted(out, e, iterator, depth + 1),
-                }
-            }
-            try out.append(a, ']');
-        },
-        .object => |properties| {
-            try out.append(a, '{');
-            for (properties) |_| try out.appendSlice(a, "(intermediate value)");
-            try out.append(a, '}');
-        },
-        .unary => |u| {
-            // V8 folds `!` on a literal into the literal (and signs, above).
-            if (u.op == .not) if (foldNumber(u.operand, 0)) |x| {
-                return out.appendSlice(a, if (x == 0 or std.math.isNan(x)) "true" else "false");
-            };
-            switch (u.operand.data) {
-                .true_literal, .false_literal, .null_literal, .string => if (u.op == .not) {
-                    const truthy = switch (u.operand.data) {
-                        .true_literal => true,
-                        .string => |s| s.len > 0,
-                        else => false,
-                    };
-                    return out.appendSlice(a, if (truthy) "false" else "true");
-                },
-                else => {},
-            }
-            try out.append(a, '(');
-            try out.appendSlice(a, switch (u.op) {
-                .negate => "-",
-                .plus => "+",
-                .not => "!",
-                .bit_not => "~",
-                .typeof => "typeof ",
-                .void => "void ",
-                .delete => "delete ",
-            });
-            try c.renderPrinted(out, u.operand, iterator, depth + 1);
-            try out.append(a, ')');
-        },
-        .update => |u| {
-            const op = if (u.increment) "++" else "--";
-            try out.append(a, '(');
-            if (u.prefix) try out.appendSlice(a, op);
-            try c.renderPrinted(out, u.target, iterator, depth + 1);
-            if (!u.prefix) try out.appendSlice(a, op);
-            try out.append(a, ')');
-        },
-        .binary, .logical => |b| {
-            try out.append(a, '(');
-            try c.renderOperands(out, b, iterator, depth);
-            try out.append(a, ')');
-        },
-        .sequence => |items| {
-            try out.append(a, '(');
-            for (items, 0..) |item, i| {
-                if (i > 0) try out.appendSlice(a, " , ");
-                try c.renderPrinted(out, item, iterator, depth + 1);
-            }
-            try out.append(a, ')');
-        },
-        // V8 prints the three parts unvisited.
-        .conditional => try out.appendSlice(a, "(intermediate value)(intermediate value)(intermediate value)"),
-        .assign => |as| try c.renderPrinted(out, as.target, iterator, depth + 1),
-        .member => |m| {
-            try c.renderPrinted(out, m.object, iterator, depth + 1);
-            try out.appendSlice(a, if (m.optional) "?." else ".");
-            try out.appendSlice(a, m.name);
-        },
-        .index => |i| {
-            try c.renderPrinted(out, i.object, iterator, depth + 1);
-            const key: ?[]const u8 = if (i.key.parenthesized) null else switch (i.key.data) {
-                .string => |s| s,
-                .template => |t| if (t.expressions.len == 0) t.quasis[0] else null,
-                else => null,
-            };
-            if (key) |name| {
-                // A string key prints as a name.
-                try out.appendSlice(a, if (i.optional) "?." else ".");
-                try out.appendSlice(a, name);
-            } else {
-                try out.appendSlice(a, if (i.optional) "?.[" else "[");
-                try c.renderPrinted(out, i.key, iterator, depth + 1);
-                try out.append(a, ']');
-            }
-        },
-        .call => |call| {
-            try c.renderPrinted(out, call.callee, iterator, depth + 1);
-            if (!iterator) try out.appendSlice(a, "(...)");
-        },
-        .new => |call| {
-            if (iterator) {
-                try c.renderPrinted(out, call.callee, iterator, depth + 1);
-            } else {
-                try out.appendSlice(a, "(intermediate value)");
-            }
-        },
-        // An optional chain and an elision are printed unvisited; a function, one per
-        // statement of its body.
-        .chain, .hole => try out.appendSlice(a, "(intermediate value)"),
-        .function => |f| for (f.body) |_| try out.appendSlice(a, "(intermediate value)"),
-        else => {},
-    }
-}
-
-/// `a op b`, with V8's n-ary joining of a left operand with the same operator.
-fn renderOperands(c: *Compiler, out: *std.ArrayList(u8), b: ast.Binary, iterator: bool, depth: u32) RenderError!void {
-    if (depth > 32) return error.TooLong;
-    const nary = switch (b.op) {
-        // Comparisons are never joined.
-        .eq, .ne, .strict_eq, .strict_ne, .lt, .gt, .le, .ge, .instanceof, .in => false,
-        else => (b.lhs.data == .binary or b.lhs.data == .logical) and !b.lhs.parenthesized and switch (b.lhs.data) {
-            .binary, .logical => |l| l.op == b.op,
-            else => false,
-        },
-    };
-    if (nary) {
-        const inner = switch (b.lhs.data) {
-            .binary, .logical => |l| l,
-            else => unreachable,
-        };
-        try c.renderOperands(out, inner, iterator, depth + 1);
-    } else {
-        try c.renderPrinted(out, b.lhs, iterator, depth + 1);
-    }
-    try out.append(c.arena, ' ');
-    try out.appendSlice(c.arena, binaryText(b.op));
-    try out.append(c.arena, ' ');
-    try c.renderPrinted(out, b.rhs, iterator, depth + 1);
-}
-
-fn binaryText(op: ast.BinaryOp) []const u8 {
-    return switch (op) {
-        .add => "+",
-        .sub => "-",
-        .mul => "*",
-        .div => "/",
-        .mod => "%",
-        .pow => "**",
-        .shl => "<<",
-        .sar => ">>",
-        .shr => ">>>",
-        .bit_and => "&",
-        .bit_or => "|",
-        .bit_xor => "^",
-        .eq => "==",
-        .ne => "!=",
-        .strict_eq => "===",
-        .strict_ne => "!==",
-        .lt => "<",
-        .gt => ">",
-        .le => "<=",
-        .ge => ">=",
-        .instanceof => "instanceof",
-        .in => "in",
-        .and_ => "&&",
-        .or_ => "||",
-        .nullish => "??",
-    };
-}
-
-fn renderNumber(c: *Compiler, out: *std.ArrayList(u8), x: f64) RenderError!void {
-    var buf: [32]u8 = undefined;
-    try out.appendSlice(c.arena, number.format(&buf, x));
 }
 
 const DeepJob = struct {
