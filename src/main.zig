@@ -46,8 +46,10 @@ var demo_backends: [2]DemoBackend = undefined;
 /// called (a fault per page). So `main` holds none: parsing, the paths with a `Config` of their
 /// own (a config file, `check`, `reload`) and the rest of start-up are calls never inlined into
 /// it. Inlined, they made its frame 334 KB, 82 faults before its first line ran
-/// (docs/ARCHITECTURE.md, "Start-up").
-var command_line: cli.Parsed = undefined;
+/// (docs/ARCHITECTURE.md, "Start-up"). It starts as the baked config, a value in the binary's
+/// data: the flags are parsed onto it in place, so start-up writes only the pages they change
+/// (copying a `Config` in would write all 14).
+var command_line: cli.Parsed = .{ .command = .run, .config = baked_config };
 
 pub fn main(init: std.process.Init.Minimal) u8 {
     // `sluice js ...` is the JavaScript engine's own command line (src/js/cli.zig), never
@@ -147,7 +149,7 @@ fn jsArguments(init: std.process.Init.Minimal) ?[]const []const u8 {
 /// a usage error.
 fn parseArgs(args: []const []const u8) bool {
     var diagnostic: cli.Diagnostic = .{};
-    command_line = cli.parseOnto(args, baked_config, &diagnostic) catch {
+    cli.parseInPlace(args, &command_line, &diagnostic) catch {
         log.err("{s}: {s}", .{ diagnostic.flag, diagnostic.message() });
         return false;
     };
@@ -156,11 +158,12 @@ fn parseArgs(args: []const []const u8) bool {
 
 /// `--config FILE`: the file first, then the flags again on top of it, into `command_line`.
 fn parseFileAndArgs(arena: std.mem.Allocator, path: []const u8, args: []const []const u8) bool {
-    var base: Config = .{};
+    command_line = .{ .command = .run, .config = .{} };
+    const base = &command_line.config;
     for (embedded_handlers) |handler| base.setHandler(handler) catch unreachable; // They fit: see baked_config.
-    if (!loadFile(arena, path, &base)) return false;
+    if (!loadFile(arena, path, base)) return false;
     var diagnostic: cli.Diagnostic = .{};
-    command_line = cli.parseOnto(args, base, &diagnostic) catch {
+    cli.parseInPlace(args, &command_line, &diagnostic) catch {
         log.err("{s}: {s}", .{ diagnostic.flag, diagnostic.message() });
         return false;
     };

@@ -5,6 +5,7 @@ const std = @import("std");
 pub const files = .{
     @import("stdx/Address.zig"),
     @import("stdx/BufferPool.zig"),
+    @import("stdx/FreeIndices.zig"),
     @import("stdx/StaticAllocator.zig"),
     @import("stdx/sys.zig"),
     @import("stdx/mask.zig"),

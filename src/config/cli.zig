@@ -81,15 +81,26 @@ pub fn parse(args: []const []const u8, diagnostic: *Diagnostic) error{Usage}!Par
 /// loads the file, then parses again onto it, so flags override the file).
 pub fn parseOnto(args: []const []const u8, base: Config, diagnostic: *Diagnostic) error{Usage}!Parsed {
     var parsed: Parsed = .{ .command = .run, .config = base };
+    try parseInPlace(args, &parsed, diagnostic);
+    return parsed;
+}
+
+/// `parseOnto` without a copy: `parsed` holds the base (command `.run`, no paths) and the
+/// flags are applied onto it. A `Parsed` is ~55 KB, and a frame that holds one costs a page
+/// fault per page at start-up (the stack probe touches them all), so main parses into its
+/// static one with this (docs/ARCHITECTURE.md, "Start-up").
+pub fn parseInPlace(args: []const []const u8, parsed: *Parsed, diagnostic: *Diagnostic) error{Usage}!void {
+    assert(parsed.command == .run and parsed.config_path == null);
+    const base_pools_count = parsed.config.pools_count;
     // --help and --version answer even when other arguments are wrong.
     for (args) |arg| {
         if (std.mem.eql(u8, arg, "--help") or std.mem.eql(u8, arg, "-h")) {
             parsed.command = .help;
-            return parsed;
+            return;
         }
         if (std.mem.eql(u8, arg, "--version")) {
             parsed.command = .version;
-            return parsed;
+            return;
         }
     }
     var i: usize = 0;
@@ -97,17 +108,17 @@ pub fn parseOnto(args: []const []const u8, base: Config, diagnostic: *Diagnostic
         parsed.command = .demo;
         i = 1;
     }
-    if (args.len > 0 and std.mem.eql(u8, args[0], "reload")) return parseReload(args[1..], diagnostic);
+    if (args.len > 0 and std.mem.eql(u8, args[0], "reload")) return parseReload(args[1..], parsed, diagnostic);
     if (args.len > 0 and std.mem.eql(u8, args[0], "check")) {
         if (args.len != 2) return diagnostic.set("check", "expected exactly one FILE: sluice check FILE", .{});
         parsed.command = .check;
         parsed.config_path = args[1];
-        return parsed;
+        return;
     }
     if (args.len > 0 and std.mem.eql(u8, args[0], "settings")) {
         if (args.len != 1) return diagnostic.set("settings", "takes no arguments: sluice settings", .{});
         parsed.command = .settings;
-        return parsed;
+        return;
     }
     while (i < args.len) : (i += 1) {
         const arg = args[i];
@@ -130,9 +141,9 @@ pub fn parseOnto(args: []const []const u8, base: Config, diagnostic: *Diagnostic
             if (i == args.len) return diagnostic.set(name, "missing value", .{});
             break :blk args[i];
         };
-        try apply(&parsed, flag.index, name, value, diagnostic);
+        try apply(parsed, flag.index, name, value, diagnostic);
     }
-    const from_file = parsed.config_path != null and base.pools_count == 0;
+    const from_file = parsed.config_path != null and base_pools_count == 0;
     const backends_count = if (parsed.config.pools_count == 0) 0 else parsed.config.pools()[0].backends_count;
     if (parsed.command == .run and backends_count == 0 and !from_file and parsed.config.handler.len == 0) {
         return diagnostic.set("--backend", "at least one backend is required (or --handler, or try `sluice demo`)", .{});
@@ -155,12 +166,12 @@ pub fn parseOnto(args: []const []const u8, base: Config, diagnostic: *Diagnostic
             return diagnostic.set("--health-host", "needs --health-path (active checks are off without it)", .{});
         }
     }
-    return parsed;
 }
 
 /// `sluice reload --pid-file PATH` or `sluice reload --admin ADDR`.
-fn parseReload(args: []const []const u8, diagnostic: *Diagnostic) error{Usage}!Parsed {
-    var parsed: Parsed = .{ .command = .reload, .config = .{} };
+/// The config in `parsed` is left as it was: `reload` does not read it.
+fn parseReload(args: []const []const u8, parsed: *Parsed, diagnostic: *Diagnostic) error{Usage}!void {
+    parsed.command = .reload;
     var i: usize = 0;
     while (i < args.len) : (i += 1) {
         const arg = args[i];
@@ -182,7 +193,6 @@ fn parseReload(args: []const []const u8, diagnostic: *Diagnostic) error{Usage}!P
     if ((parsed.pid_file == null) == (parsed.reload_admin == null)) {
         return diagnostic.set("reload", "expected exactly one of --pid-file PATH or --admin ADDR", .{});
     }
-    return parsed;
 }
 
 /// Applies the flag of row `index`: a flag that takes a value (see `flags`).

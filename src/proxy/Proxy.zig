@@ -40,6 +40,7 @@ const Address = @import("../stdx/Address.zig").Address;
 const sys = @import("../stdx/sys.zig");
 const StaticAllocator = @import("../stdx/StaticAllocator.zig");
 const BufferPool = @import("../stdx/BufferPool.zig");
+const FreeIndices = @import("../stdx/FreeIndices.zig");
 const Config = @import("../config/Config.zig");
 const http = @import("../http/http.zig");
 const LocalPool = @import("../upstream/LocalPool.zig");
@@ -74,20 +75,16 @@ current_hold: u8 = 0,
 /// registered with the loop.
 pool_queues: [Generation.Timeouts.count_max]TimerQueue = undefined,
 pool_queues_count: u32 = 0,
-/// Client connection slots. Slots `connections[0..connections_touched]` have been
-/// initialized: a slot is initialized when first used, so the pages of slots a quiet worker
-/// never needs are never touched and idle RSS follows peak concurrency, not the limit.
+/// Client connection slots. A slot is initialized when first used (`free_connections` says
+/// which uses are first ones), so the pages of slots a quiet worker never needs are never
+/// touched and idle RSS follows peak concurrency, not the limit.
 connections: []Connection,
-connections_touched: u32 = 0,
-free_connections: []u32,
-free_connections_count: u32,
+free_connections: FreeIndices,
 /// Exchange slots, one per connection slot (an HTTP/1.1 connection has at most one exchange
 /// at a time), taken when a request head starts and given back when it ends. The free list
 /// is a stack, so a worker keeps reusing the same few hot slots and their field arrays.
 exchanges: []Exchange,
-exchanges_touched: u32 = 0,
-free_exchanges: []u32,
-free_exchanges_count: u32,
+free_exchanges: FreeIndices,
 /// Per exchange slot: its request fields, then its response fields.
 request_fields: []http.Header,
 response_fields: []http.Header,
@@ -264,12 +261,12 @@ pub fn init(
     // `acquireExchange`).
     const connections = try StaticAllocator.allocUntouched(allocator, Connection, null, sessions_count);
     errdefer allocator.free(connections);
-    const free_connections = try allocator.alloc(u32, sessions_count);
-    errdefer allocator.free(free_connections);
+    var free_connections: FreeIndices = try .init(allocator, sessions_count);
+    errdefer free_connections.deinit(allocator);
     const exchanges = try StaticAllocator.allocUntouched(allocator, Exchange, null, sessions_count);
     errdefer allocator.free(exchanges);
-    const free_exchanges = try allocator.alloc(u32, sessions_count);
-    errdefer allocator.free(free_exchanges);
+    var free_exchanges: FreeIndices = try .init(allocator, sessions_count);
+    errdefer free_exchanges.deinit(allocator);
     const request_fields_count = @as(usize, sessions_count) * config.headers_count_max;
     const request_fields = try StaticAllocator.allocUntouched(allocator, http.Header, null, request_fields_count);
     errdefer allocator.free(request_fields);
@@ -297,10 +294,8 @@ pub fn init(
         .generation = generation,
         .connections = connections,
         .free_connections = free_connections,
-        .free_connections_count = sessions_count,
         .exchanges = exchanges,
         .free_exchanges = free_exchanges,
-        .free_exchanges_count = sessions_count,
         .request_fields = request_fields,
         .response_fields = response_fields,
         .path_scratch = path_scratch,
@@ -323,8 +318,6 @@ pub fn init(
         proxy.access_log = try AccessLog.init(allocator, config.access_log.format);
     }
     // Lowest index on top: new slots are taken in order, so `*_touched` is a prefix.
-    for (free_connections, 0..) |*slot, i| slot.* = @intCast(sessions_count - 1 - i);
-    for (free_exchanges, 0..) |*slot, i| slot.* = @intCast(sessions_count - 1 - i);
     assert(proxy.buffers.availableCount() == buffers_per_session * sessions_count);
 }
 
@@ -374,9 +367,9 @@ pub fn deinit(proxy: *Proxy, allocator: std.mem.Allocator) void {
     allocator.free(proxy.path_scratch);
     allocator.free(proxy.response_fields);
     allocator.free(proxy.request_fields);
-    allocator.free(proxy.free_exchanges);
+    proxy.free_exchanges.deinit(allocator);
     allocator.free(proxy.exchanges);
-    allocator.free(proxy.free_connections);
+    proxy.free_connections.deinit(allocator);
     allocator.free(proxy.connections);
     proxy.* = undefined;
 }
@@ -419,33 +412,23 @@ pub fn handler(proxy: *Proxy, index: u16) *Handler {
 }
 
 pub fn hasFreeSession(proxy: *const Proxy) bool {
-    return proxy.free_connections_count > 0;
+    return proxy.free_connections.available() > 0;
 }
 
 /// Serves an accepted connection. The caller checked `hasFreeSession`.
 pub fn startSession(proxy: *Proxy, fd: linux.fd_t, peer: Address, listener_slot: u8) void {
-    assert(proxy.free_connections_count > 0);
     assert(!proxy.draining);
-    proxy.free_connections_count -= 1;
-    const index = proxy.free_connections[proxy.free_connections_count];
-    const connection = &proxy.connections[index];
-    if (index == proxy.connections_touched) {
-        connection.* = .{ .proxy = proxy };
-        proxy.connections_touched += 1;
-    }
-    assert(index < proxy.connections_touched);
+    const taken = proxy.free_connections.take().?; // The caller checked.
+    const connection = &proxy.connections[taken.index];
+    if (taken.fresh) connection.* = .{ .proxy = proxy };
     _ = proxy.connections_active.fetchAdd(1, .monotonic);
     connection.start(fd, peer, listener_slot);
 }
 
 /// Called by a connection once it is finalized.
 pub fn releaseSession(proxy: *Proxy, connection: *Connection) void {
-    const index: u32 = @intCast(connection - proxy.connections.ptr);
-    assert(index < proxy.connections_touched);
-    assert(proxy.free_connections_count < proxy.connections.len);
     assert(connection.state == .free);
-    proxy.free_connections[proxy.free_connections_count] = index;
-    proxy.free_connections_count += 1;
+    proxy.free_connections.give(@intCast(connection - proxy.connections.ptr));
     _ = proxy.connections_active.fetchSub(1, .monotonic);
     proxy.on_slot_free.function(proxy.on_slot_free.context);
 }
@@ -453,11 +436,10 @@ pub fn releaseSession(proxy: *Proxy, connection: *Connection) void {
 /// An exchange slot for a request whose head begins. There is one per connection slot and an
 /// HTTP/1.1 connection has at most one exchange, so one is always free.
 pub fn acquireExchange(proxy: *Proxy) *Exchange {
-    assert(proxy.free_exchanges_count > 0);
-    proxy.free_exchanges_count -= 1;
-    const index = proxy.free_exchanges[proxy.free_exchanges_count];
+    const taken = proxy.free_exchanges.take().?; // One per connection slot.
+    const index = taken.index;
     const exchange = &proxy.exchanges[index];
-    if (index == proxy.exchanges_touched) {
+    if (taken.fresh) {
         const request_count: usize = proxy.config.headers_count_max;
         const response_count: usize = proxy.config.response_headers_count_max;
         exchange.* = .init(
@@ -466,21 +448,15 @@ pub fn acquireExchange(proxy: *Proxy) *Exchange {
             proxy.request_fields[index * request_count ..][0..request_count],
             proxy.response_fields[index * response_count ..][0..response_count],
         );
-        proxy.exchanges_touched += 1;
     }
-    assert(index < proxy.exchanges_touched);
     assert(exchange.state == .free);
     return exchange;
 }
 
 pub fn releaseExchange(proxy: *Proxy, exchange: *Exchange) void {
-    const index: u32 = @intCast(exchange - proxy.exchanges.ptr);
-    assert(index < proxy.exchanges_touched);
     assert(exchange.state == .free);
     assert(exchange.pending_ops == 0);
-    assert(proxy.free_exchanges_count < proxy.exchanges.len);
-    proxy.free_exchanges[proxy.free_exchanges_count] = index;
-    proxy.free_exchanges_count += 1;
+    proxy.free_exchanges.give(@intCast(exchange - proxy.exchanges.ptr));
 }
 
 /// Stop keeping anything alive: idle client and upstream connections close now, the others
@@ -491,7 +467,7 @@ pub fn drain(proxy: *Proxy) void {
         const generation = hold.generation orelse continue;
         for (generation.pools) |instance| instance.locals[proxy.worker_index].connections.closeIdle();
     }
-    for (proxy.connections[0..proxy.connections_touched]) |*connection| connection.drain();
+    for (proxy.connections[0..proxy.free_connections.touched()]) |*connection| connection.drain();
 }
 
 /// Nothing of any pool's is left on the loop (see `LocalPool.isQuiet`).

@@ -90,6 +90,18 @@ pub const Generations = struct {
 
     const retired_max = Proxy.holds_max * Config.pools_count_max;
 
+    /// A new `Generations` in `memory`, which must read zero (fresh pages from the kernel,
+    /// `StaticAllocator.allocUntouched`): the fields whose defaults are zero or undefined are
+    /// left as they are, so the listener table's ~20 KB cost no page fault at start-up until
+    /// a slot is bound. Assigning `.{ ... }` would write all of it (undefined is 0xAA in safe
+    /// builds).
+    pub fn initZeroed(memory: *Generations, loops: []const *Loop, sessions_count: u32) void {
+        assert(memory.live_count == 0 and memory.retired_count == 0 and memory.timeouts.count == 0);
+        memory.loops = loops;
+        memory.sessions_count = sessions_count;
+        memory.next_number = 1;
+    }
+
     pub fn current(generations: *const Generations) *Built {
         assert(generations.live_count > 0);
         return generations.live[generations.live_count - 1];
@@ -510,6 +522,20 @@ test "generations: a listener refuses a port another socket holds and joins its 
     try std.testing.expectError(error.AddressInUse, listen(&other, .join));
 }
 
+test "initZeroed: zeroed memory holds the same defined defaults as a literal" {
+    const memory = try StaticAllocator.allocUntouched(std.testing.allocator, Generations, null, 1);
+    defer std.testing.allocator.free(memory);
+    @memset(std.mem.sliceAsBytes(memory), 0); // The test allocator's memory is not fresh.
+    memory[0].initZeroed(&.{}, 7);
+    const literal: Generations = .{ .loops = &.{}, .sessions_count = 7 };
+    const zeroed = &memory[0];
+    try std.testing.expectEqual(literal.sessions_count, zeroed.sessions_count);
+    try std.testing.expectEqual(literal.next_number, zeroed.next_number);
+    try std.testing.expectEqual(literal.live_count, zeroed.live_count);
+    try std.testing.expectEqual(literal.retired_count, zeroed.retired_count);
+    try std.testing.expectEqual(literal.timeouts.count, zeroed.timeouts.count);
+    for (literal.listeners.slots, zeroed.listeners.slots) |want, got| try std.testing.expectEqual(want.refs, got.refs);
+}
 test "generations: a new slot joins a port only when one of our live slots holds it" {
     var generations: Generations = .{ .loops = &.{}, .sessions_count = 1 };
     var address = try Address.parse("127.0.0.1:0");

@@ -221,11 +221,8 @@ fn logAccepting(generations: *const Generations, first: *const generations_ns.Bu
 fn initGenerations(allocator: std.mem.Allocator, config: *const Config, workers: []Worker) !*Generations {
     const loops = try allocator.alloc(*Loop, workers.len);
     for (loops, workers) |*loop, *worker| loop.* = &worker.loop;
-    const generations = try allocator.create(Generations);
-    generations.* = .{
-        .loops = loops,
-        .sessions_count = Proxy.sessionsCount(config, @intCast(workers.len)),
-    };
+    const generations = &(try StaticAllocator.allocUntouched(allocator, Generations, null, 1))[0];
+    generations.initZeroed(loops, Proxy.sessionsCount(config, @intCast(workers.len)));
     return generations;
 }
 

@@ -306,7 +306,7 @@ fn settle(world: *Simulator) void {
             fail.invariant("not quiet {d} s after the drain: {d} sessions, {d} clients, {d} backend " ++
                 "connections, {d} sim connections, upstreams quiet: {}", .{
                 settle_ns_max / std.time.ns_per_s,
-                world.proxy.connections.len - world.proxy.free_connections_count,
+                world.proxy.connections.len - world.proxy.free_connections.available(),
                 world.clients.count(.open),
                 world.backends.openCount(),
                 world.sim.usedCount(),
@@ -334,7 +334,7 @@ fn settle(world: *Simulator) void {
 }
 
 fn quiet(world: *Simulator) bool {
-    return world.proxy.free_connections_count == world.proxy.connections.len and
+    return world.proxy.free_connections.available() == world.proxy.connections.len and
         world.clients.count(.open) == 0 and world.clients.count(.waiting) == 0 and
         world.backends.openCount() == 0 and world.sim.usedCount() == 0 and
         world.proxy.upstreamsQuiet();
@@ -529,7 +529,7 @@ fn check(world: *Simulator) void {
         fail.invariant("{d} heap allocations after start-up", .{world.static.allocationsAfterStartup()});
     }
     const proxy = &world.proxy;
-    const active: u32 = @intCast(proxy.connections.len - proxy.free_connections_count);
+    const active: u32 = @intCast(proxy.connections.len - proxy.free_connections.available());
     if (proxy.connections_active.load(.monotonic) != active) {
         fail.invariant("connections_active {d}, sessions in use {d}", .{ proxy.connections_active.load(.monotonic), active });
     }

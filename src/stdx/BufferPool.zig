@@ -9,15 +9,15 @@
 //! page), keeping the most recently released ones warm.
 const std = @import("std");
 const StaticAllocator = @import("StaticAllocator.zig");
+const FreeIndices = @import("FreeIndices.zig");
 const assert = std.debug.assert;
 
 const BufferPool = @This();
 
 slab: []align(4096) u8,
 buffer_bytes: u32,
-/// Stack of free buffer indices; `free[0..free_count]` are free.
-free: []u32,
-free_count: u32,
+/// The free buffers: never-used ones lowest first, released ones most recent first.
+free: FreeIndices,
 /// Debug aid and double-release guard: which buffers are out.
 in_use: std.DynamicBitSetUnmanaged,
 /// Buffers used since their pages were last given back (`trim`).
@@ -33,19 +33,16 @@ pub fn init(allocator: std.mem.Allocator, buffers_count: u32, buffer_bytes: u32)
         @as(usize, buffers_count) * buffer_bytes,
     );
     errdefer allocator.free(slab);
-    const free = try allocator.alloc(u32, buffers_count);
-    errdefer allocator.free(free);
+    var free: FreeIndices = try .init(allocator, buffers_count);
+    errdefer free.deinit(allocator);
     var in_use = try std.DynamicBitSetUnmanaged.initEmpty(allocator, buffers_count);
     errdefer in_use.deinit(allocator);
     var dirty = try std.DynamicBitSetUnmanaged.initEmpty(allocator, buffers_count);
     errdefer dirty.deinit(allocator);
-    // Index 0 on top: the first buffers handed out are the first pages of the slab.
-    for (free, 0..) |*slot, i| slot.* = @intCast(buffers_count - 1 - i);
     return .{
         .slab = slab,
         .buffer_bytes = buffer_bytes,
         .free = free,
-        .free_count = buffers_count,
         .in_use = in_use,
         .dirty = dirty,
     };
@@ -53,17 +50,14 @@ pub fn init(allocator: std.mem.Allocator, buffers_count: u32, buffer_bytes: u32)
 
 pub fn deinit(pool: *BufferPool, allocator: std.mem.Allocator) void {
     allocator.free(pool.slab);
-    allocator.free(pool.free);
+    pool.free.deinit(allocator);
     pool.in_use.deinit(allocator);
     pool.dirty.deinit(allocator);
     pool.* = undefined;
 }
 
 pub fn acquire(pool: *BufferPool) ?[]u8 {
-    if (pool.free_count == 0) return null;
-    // Atomic stores only so `availableCount` may be read from another thread for stats.
-    @atomicStore(u32, &pool.free_count, pool.free_count - 1, .monotonic);
-    const index = pool.free[pool.free_count];
+    const index = (pool.free.take() orelse return null).index;
     assert(!pool.in_use.isSet(index));
     pool.in_use.set(index);
     return pool.slab[@as(usize, index) * pool.buffer_bytes ..][0..pool.buffer_bytes];
@@ -77,8 +71,7 @@ pub fn release(pool: *BufferPool, buffer: []u8) void {
     assert(pool.in_use.isSet(index)); // Released twice?
     pool.in_use.unset(index);
     pool.dirty.set(index);
-    pool.free[pool.free_count] = index;
-    @atomicStore(u32, &pool.free_count, pool.free_count + 1, .monotonic);
+    pool.free.give(index);
 }
 
 /// Gives back the pages of free buffers used since the last trim, except the `keep_hot` most
@@ -86,9 +79,10 @@ pub fn release(pool: *BufferPool, buffer: []u8) void {
 /// buffers were trimmed. One madvise per trimmed buffer; nothing when the pool is quiet.
 pub fn trim(pool: *BufferPool, keep_hot: u32) u32 {
     assert(pool.buffer_bytes % std.heap.page_size_min == 0);
-    const cold_count = pool.free_count -| keep_hot;
+    const released = pool.free.releasedSlice(); // Never-used buffers have no pages to give.
+    const cold_count = released.len -| keep_hot;
     var trimmed: u32 = 0;
-    for (pool.free[0..cold_count]) |index| {
+    for (released[0..cold_count]) |index| {
         if (!pool.dirty.isSet(index)) continue;
         const buffer = pool.slab[@as(usize, index) * pool.buffer_bytes ..][0..pool.buffer_bytes];
         // Advice only: if it fails, the pages merely stay resident.
@@ -101,11 +95,11 @@ pub fn trim(pool: *BufferPool, keep_hot: u32) u32 {
 
 /// May be called from any thread (a snapshot for stats).
 pub fn availableCount(pool: *const BufferPool) u32 {
-    return @atomicLoad(u32, &pool.free_count, .monotonic);
+    return pool.free.available();
 }
 
 pub fn totalCount(pool: *const BufferPool) u32 {
-    return @intCast(pool.free.len);
+    return pool.free.capacity();
 }
 
 test "buffer pool: model check against a set of held buffers" {
