@@ -44,6 +44,9 @@ finished: std.atomic.Value(bool) = .init(false),
 /// Set by the worker thread once its loop is up and accepting (1), or it failed to start (2);
 /// a futex word, so the control thread sleeps until then instead of spinning.
 ready: std.atomic.Value(u32) = .init(0),
+/// Set by the control thread once the worker's proxy is made (`Start.go`), or when start-up
+/// failed before that (`Start.abort`): the thread makes its loop first, then waits on it.
+start: std.atomic.Value(u32) = .init(@backingInt(Start.wait)),
 init_error: ?Loop.InitError = null,
 connections_accepted: Counter = .{},
 accept_errors: u64 = 0,
@@ -79,34 +82,48 @@ const accept_backoff_ns = 100 * std.time.ns_per_ms;
 /// "Start-up".
 const ring_entries = 256;
 
-/// Allocates everything the worker will ever use but its pools' state (with each generation).
+pub const Start = enum(u32) { wait, go, abort };
+
+/// Starts the worker's thread, which makes its event loop (on its own thread: io_uring's
+/// single issuer) and then waits until `go` or `abort`. Started first thing, so that the
+/// thread's creation, its scheduling and its ring's set-up overlap with the control thread
+/// binding the listeners and allocating the proxy (docs/ARCHITECTURE.md, "Start-up").
 /// `worker` must be at its final address.
+pub fn spawn(worker: *Worker, config: *const Config, index: u32) !void {
+    worker.* = .{
+        .index = index,
+        .config = config,
+        .loop = undefined, // Made by the thread.
+        .proxy = undefined, // Made by `init`, before `go`.
+        .listeners = undefined,
+        .listener_table = undefined,
+    };
+    // Workers need little stack: no recursion, buffers live in the slab.
+    worker.thread = try std.Thread.spawn(.{ .stack_size = 256 * 1024 }, run, .{worker});
+}
+
+/// Allocates everything the worker will ever use but its pools' state (with each generation).
+/// On the control thread, while the worker's thread makes its loop: nothing here reads the
+/// loop (the proxy keeps its address).
 pub fn init(
     worker: *Worker,
     allocator: std.mem.Allocator,
     config: *const Config,
     generation: *const Generation,
     listener_table: *const ListenerTable,
-    index: u32,
     workers_count: u32,
     modules: []const Module,
     tls_server: ?*tls.ServerContext,
 ) !void {
-    worker.* = .{
-        .index = index,
-        .config = config,
-        .loop = undefined, // Created on the worker's own thread (io_uring single issuer).
-        .proxy = undefined,
-        .listeners = undefined,
-        .listener_table = listener_table,
-    };
+    assert(worker.config == config and worker.start.load(.monotonic) == @backingInt(Start.wait));
+    worker.listener_table = listener_table;
     for (&worker.listeners, 0..) |*listener, slot| listener.* = .{ .worker = worker, .slot = @intCast(slot) };
     try worker.proxy.init(
         allocator,
         &worker.loop,
         config,
         generation,
-        index,
+        worker.index,
         Proxy.sessionsCount(config, workers_count),
         modules,
         .{ .context = worker, .function = slotFreeCallback },
@@ -119,12 +136,33 @@ pub fn deinit(worker: *Worker, allocator: std.mem.Allocator) void {
     worker.* = undefined;
 }
 
-pub fn spawn(worker: *Worker) !void {
-    // Workers need little stack: no recursion, buffers live in the slab.
-    worker.thread = try std.Thread.spawn(.{ .stack_size = 256 * 1024 }, run, .{worker});
+/// The control thread made the worker's proxy (`init`): the worker may accept.
+pub fn go(worker: *Worker) void {
+    worker.setStart(.go);
 }
 
-/// Thread entry: set up the loop, accept, and tick until drained.
+/// Start-up failed before `go`: the worker's thread frees its loop and ends.
+pub fn abort(worker: *Worker) void {
+    worker.setStart(.abort);
+    if (worker.thread) |thread| thread.join();
+    worker.thread = null;
+}
+
+fn setStart(worker: *Worker, value: Start) void {
+    assert(worker.start.load(.monotonic) == @backingInt(Start.wait));
+    worker.start.store(@backingInt(value), .release);
+    sys.futexWake(&worker.start);
+}
+
+fn waitStart(worker: *Worker) Start {
+    while (true) {
+        const value: Start = @fromBackingInt(@intCast(worker.start.load(.acquire)));
+        if (value != .wait) return value;
+        sys.futexWait(&worker.start, @backingInt(Start.wait), 100 * std.time.ns_per_ms);
+    }
+}
+
+/// Thread entry: set up the loop, wait for the proxy, accept, and tick until drained.
 fn run(worker: *Worker) void {
     worker.loop = Loop.init(.{ .mode = worker.config.io, .entries = ring_entries }) catch |err| {
         worker.init_error = err;
@@ -132,6 +170,7 @@ fn run(worker: *Worker) void {
         return;
     };
     defer worker.loop.deinit();
+    if (worker.waitStart() == .abort) return;
     if (worker.proxy.tls_pool) |pool| {
         // From here on OpenSSL allocates from this worker's pool only; its per-thread state
         // is made now rather than in the first handshake.

@@ -1,6 +1,7 @@
-//! The one start-up path: size and allocate every worker, build the first configuration
-//! generation (its pools, and its listeners bound: the first socket decides the port when 0
-//! was asked for; runtime/generations.zig), start the workers and wait until each accepts,
+//! The one start-up path: size and allocate every worker and start its thread (which makes its
+//! event loop meanwhile), build the first configuration generation (its pools, and its
+//! listeners bound: the first socket decides the port when 0 was asked for;
+//! runtime/generations.zig), let the workers go and wait until each accepts,
 //! then set up the control loop (runtime/Supervisor.zig) and seal the allocator. What the
 //! control loop runs (health checks, the admin listener) starts only after that, in
 //! `Supervisor.run`, so nothing of it delays the first accept.
@@ -88,6 +89,11 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         log.err("out of memory allocating {d} workers", .{config.workers_count});
         return .{ .failed = 1 };
     };
+    // The threads start now and make their loops while this one binds and allocates; they
+    // accept once told to go (`releaseWorkers`), and end if start-up fails before that.
+    const spawned = spawnWorkers(workers, config) orelse return .{ .failed = 1 };
+    var released = false;
+    defer if (!released) for (spawned) |*worker| worker.abort();
     const generations = initGenerations(allocator, config, workers) catch {
         log.err("out of memory allocating the workers' loops", .{});
         return .{ .failed = 1 };
@@ -98,7 +104,7 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         return .{ .failed = 1 };
     };
     for (workers, 0..) |*worker, i| {
-        worker.init(allocator, config, &first.generation, &generations.listeners, @intCast(i), config.workers_count, modules, tls_server) catch |err| {
+        worker.init(allocator, config, &first.generation, &generations.listeners, config.workers_count, modules, tls_server) catch |err| {
             switch (err) {
                 // A handler whose top-level code fails said so, with its position (Handler.init).
                 error.Module, error.NoDefaultExport => return .{ .failed = 2 },
@@ -112,7 +118,8 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         };
     }
     trace.mark("listen+allocate");
-    if (!startWorkers(workers)) return .{ .failed = 1 };
+    released = true;
+    if (!releaseWorkers(workers)) return .{ .failed = 1 };
     trace.mark("workers ready");
     logAccepting(generations, first, workers, options.demo);
     const runtime = initRuntime(allocator, .{
@@ -180,14 +187,23 @@ pub fn loadHandler(allocator: std.mem.Allocator, handler: *const Config.Handler)
     return Handler.load(allocator, handler.path);
 }
 
-/// Spawns every worker and waits until each accepts. False when one could not start (logged).
-fn startWorkers(workers: []Worker) bool {
-    for (workers) |*worker| {
-        worker.spawn() catch |err| {
+/// Starts every worker's thread (`Worker.spawn`). Null when one could not start (logged; those
+/// started are aborted).
+fn spawnWorkers(workers: []Worker, config: *const Config) ?[]Worker {
+    for (workers, 0..) |*worker, i| {
+        worker.spawn(config, @intCast(i)) catch |err| {
             log.err("cannot start worker thread: {s}", .{@errorName(err)});
-            return false;
+            for (workers[0..i]) |*started| started.abort();
+            return null;
         };
     }
+    return workers;
+}
+
+/// Lets every worker accept and waits until each does. False when one could not start its
+/// loop (logged).
+fn releaseWorkers(workers: []Worker) bool {
+    for (workers) |*worker| worker.go();
     for (workers) |*worker| {
         _ = worker.waitReady(); // A failure to start leaves `init_error`.
         if (worker.init_error) |err| {
