@@ -12,6 +12,7 @@ const linux = std.os.linux;
 const assert = std.debug.assert;
 const c = @import("c.zig");
 const sys = @import("../stdx/sys.zig");
+const StaticAllocator = @import("../stdx/StaticAllocator.zig");
 const ServerContext = @import("ServerContext.zig");
 
 /// The most certificates one PEM file may hold (a leaf and its chain).
@@ -149,7 +150,11 @@ fn parseKey(pem: []const u8, name: []const u8, diagnostic: *Diagnostic) LoadErro
     const code = c.ERR_peek_last_error();
     c.ERR_clear_error();
     if (key) |found| return found;
-    if (asked_for_password) {
+    // A traditional encrypted PEM ("Proc-Type: 4,ENCRYPTED") fails before the password is
+    // asked for when its cipher is not in OpenSSL's by-name table, which sluice does not load
+    // (tls.zig, `init`): recognized by its header instead.
+    const traditional_encrypted = std.mem.indexOf(u8, pem, "Proc-Type: 4,ENCRYPTED") != null;
+    if (asked_for_password or traditional_encrypted) {
         diagnostic.set("{s}: the key is encrypted, and sluice does not read passphrases (decrypt it: openssl pkey -in KEY -out PLAIN)", .{name});
     } else if (c.errLib(code) == c.ERR_LIB_PEM and c.errReason(code) == c.PEM_R_NO_START_LINE) {
         diagnostic.set("{s}: no private key in it (expected a PEM block \"BEGIN PRIVATE KEY\")", .{name});
@@ -475,7 +480,9 @@ pub fn readFileOrWhy(arena: std.mem.Allocator, path: []const u8, why: *[]const u
     }
     const fd: linux.fd_t = @intCast(rc);
     defer _ = linux.close(fd);
-    const buffer = try arena.alloc(u8, file_bytes_max + 1);
+    // Untouched: `alloc` would fill all of it with 0xAA in safe builds, 257 page faults per
+    // file at start-up; only the pages the file's bytes land in are touched.
+    const buffer = try StaticAllocator.allocUntouched(arena, u8, null, file_bytes_max + 1);
     var len: usize = 0;
     while (len < buffer.len) {
         const n = sys.read(fd, buffer[len..]) catch return cannot(why, "cannot read (is it a directory?)");
@@ -566,6 +573,14 @@ test "certificate: check refuses an expired certificate, a key of another certif
         const report = try checkTestSource(arena, encrypted);
         try expectFinding(&report, .err, "encrypted.key: the key is encrypted, and sluice does not read " ++
             "passphrases (decrypt it: openssl pkey -in KEY -out PLAIN)");
+    }
+    {
+        var encrypted = testdata.ecdsa;
+        encrypted.key_pem = testdata.encrypted_traditional_key;
+        encrypted.key_name = "encrypted-traditional.key";
+        const report = try checkTestSource(arena, encrypted);
+        try expectFinding(&report, .err, "encrypted-traditional.key: the key is encrypted, and sluice does " ++
+            "not read passphrases (decrypt it: openssl pkey -in KEY -out PLAIN)");
     }
 }
 

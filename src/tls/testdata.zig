@@ -23,3 +23,4 @@ pub const wrong_order = source("wrong-order.pem", "ecdsa.key");
 pub const ca_pem = @embedFile("testdata/ca.pem");
 pub const ecdsa_ocsp = @embedFile("testdata/ecdsa.ocsp.der");
 pub const encrypted_key = @embedFile("testdata/encrypted.key");
+pub const encrypted_traditional_key = @embedFile("testdata/encrypted-traditional.key");

@@ -14,6 +14,7 @@
 #   expired.pem/.key    leaf valid from 2020-01-01 to 2021-01-01         (leaf + intermediate)
 #   wrong-order.pem     ecdsa.pem's two certificates, intermediate first
 #   encrypted.key       ecdsa.key encrypted with the passphrase "test"
+#   encrypted-traditional.key  the same, in the traditional format ("Proc-Type: 4,ENCRYPTED")
 #   untrusted.pem/.key  leaf for untrusted.test signed by another root, not ca.pem (leaf only)
 #   ecdsa.ocsp.der      an OCSP response for ecdsa.pem: good, signed by the intermediate
 # Validity: 100 years, except expired.pem.
@@ -110,6 +111,7 @@ awk '/BEGIN CERT/{n++} {print > ("'"$work"'/part" n ".pem")}' ecdsa.pem
 cat "$work/part2.pem" "$work/part1.pem" >wrong-order.pem
 
 openssl pkey -in ecdsa.key -aes256 -passout pass:test -out encrypted.key
+openssl ec -in ecdsa.key -aes128 -passout pass:test -out encrypted-traditional.key
 
 # OCSP: the intermediate answers for ecdsa.pem's leaf, good for 100 years.
 serial="$(openssl x509 -in ecdsa.pem -noout -serial | cut -d= -f2)"
