@@ -106,7 +106,11 @@ fn emitValue(w: *std.Io.Writer, path: []const u8, comptime T: type, value: *cons
         } else {
             try w.print("    {s} = null;\n", .{path});
         },
-        .@"enum" => try w.print("    {s} = .{s};\n", .{ path, @tagName(value.*) }),
+        .@"enum" => if (std.zig.isValidId(@tagName(value.*))) {
+            try w.print("    {s} = .{s};\n", .{ path, @tagName(value.*) });
+        } else {
+            try w.print("    {s} = .@\"{s}\";\n", .{ path, @tagName(value.*) }); // `.@"1.2"`
+        },
         .pointer => try w.print("    {s} = \"{f}\";\n", .{ path, std.zig.fmtString(value.*) }),
         .@"struct" => |info| if (info.layout == .@"packed") {
             try w.print("    {s} = @bitCast(@as(u{d}, {d}));\n", .{ path, @bitSizeOf(T), @as(@Int(.unsigned, @bitSizeOf(T)), @bitCast(value.*)) });

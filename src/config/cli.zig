@@ -132,6 +132,7 @@ pub fn parseOnto(args: []const []const u8, base: Config, diagnostic: *Diagnostic
         };
         try apply(&parsed, flag.index, name, value, diagnostic);
     }
+    try checkTlsPairs(&parsed.config, diagnostic);
     const from_file = parsed.config_path != null and base.pools_count == 0;
     const backends_count = if (parsed.config.pools_count == 0) 0 else parsed.config.pools()[0].backends_count;
     if (parsed.command == .run and backends_count == 0 and !from_file and parsed.config.handler.len == 0) {
@@ -288,7 +289,25 @@ fn applyStructure(comptime structure: settings.Structure, target: anytype, name:
             target.setHandler(.{ .name = handler_name, .path = value[eq + 1 ..] }) catch
                 return diagnostic.set(name, "more than {d} handlers", .{Config.handlers_count_max});
         },
+        .tls_cert => target.cli_tls.addCertificate(.{ .cert = value }) catch
+            return diagnostic.set(name, "more than {d} certificates", .{Config.certificates_count_max}),
+        .tls_key => {
+            const t = &target.cli_tls;
+            if (t.certificates_count == 0 or t.certificates_buffer[t.certificates_count - 1].key.len > 0) {
+                return diagnostic.set(name, "\"{s}\" has no --tls-cert before it: give --tls-cert FILE --tls-key FILE", .{value});
+            }
+            t.certificates_buffer[t.certificates_count - 1].key = value;
+        },
         .listeners, .pools, .routes, .backend_address => comptime unreachable, // Files only.
+    }
+}
+
+/// Each `--tls-cert` needs its `--tls-key` after it.
+fn checkTlsPairs(config: *const Config, diagnostic: *Diagnostic) error{Usage}!void {
+    for (config.cli_tls.certificates()) |*certificate| {
+        if (certificate.key.len == 0) {
+            return diagnostic.set("--tls-cert", "\"{s}\" needs its private key: --tls-key FILE after it", .{certificate.cert});
+        }
     }
 }
 

@@ -148,7 +148,9 @@ pub fn start(connection: *Connection, fd: linux.fd_t, peer: Address, listener_sl
     connection.client_trusted = proxy.config.isTrustedProxy(&peer);
     // Sizing guarantees two buffers per connection slot (asserted in Proxy.init).
     connection.cbuf = proxy.buffers.acquire().?;
-    if (proxy.tls_server) |server| return connection.startTls(server);
+    // The listener's TLS context in the newest generation: a reload's certificates serve the
+    // next handshake (the context stays alive while its engines are open: generations.zig).
+    if (proxy.generation.tlsServer(listener_slot)) |server| return connection.startTls(server);
     connection.readRequest();
 }
 

@@ -90,7 +90,6 @@ pub fn init(
     index: u32,
     workers_count: u32,
     modules: []const Module,
-    tls_server: ?*tls.ServerContext,
 ) !void {
     worker.* = .{
         .index = index,
@@ -110,7 +109,7 @@ pub fn init(
         Proxy.sessionsCount(config, workers_count),
         modules,
         .{ .context = worker, .function = slotFreeCallback },
-        tls_server,
+        config.hasTls(),
     );
 }
 

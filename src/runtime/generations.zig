@@ -29,6 +29,7 @@ const LocalPool = @import("../upstream/LocalPool.zig");
 const Proxy = @import("../proxy/Proxy.zig");
 const StaticAllocator = @import("../stdx/StaticAllocator.zig");
 const log = @import("../stdx/log.zig");
+const tls = @import("../tls/tls.zig");
 
 /// The sockets of every listener, by worker listener slot. A slot is bound once and kept as
 /// long as some live generation has its address; workers own the descriptors once they
@@ -87,6 +88,10 @@ pub const Generations = struct {
     retired: [retired_max]*Pool = undefined,
     retired_count: u32 = 0,
     next_number: u64 = 1,
+    /// The process's session-ticket keys when it started with HTTPS listeners (every
+    /// generation's TLS contexts seal tickets with them, so a ticket outlives a reload); null:
+    /// started without, and a reload may not add HTTPS (the workers sized no TLS memory).
+    ticket_keys: ?*tls.TicketKeys = null,
 
     const retired_max = Proxy.holds_max * Config.pools_count_max;
 
@@ -154,6 +159,14 @@ pub const Generations = struct {
             listeners_taken += 1;
         }
 
+        const tls_servers = arena.alloc(?*tls.ServerContext, config.listeners().len) catch return outOfMemory(problem);
+        @memset(tls_servers, null);
+        errdefer for (tls_servers) |server| if (server) |s| freeServer(s);
+        for (tls_servers, 0..) |*server, i| {
+            const settings = config.listenerTls(i) orelse continue;
+            server.* = try generations.loadServer(settings, problem);
+        }
+
         // Tunnels' idle timeouts, the default's and each route's, share the upstream queues.
         const tunnel_slots = arena.alloc(u8, config.routes_count + 1) catch return outOfMemory(problem);
         for (tunnel_slots, 0..) |*slot, i| {
@@ -178,6 +191,7 @@ pub const Generations = struct {
             .config = config,
             .pools = pools,
             .listener_slots = listener_slots,
+            .tls_servers = tls_servers,
             .timeouts = &generations.timeouts,
             .timeouts_count = generations.timeouts.count,
             .tunnel_slots = tunnel_slots,
@@ -342,7 +356,7 @@ pub const Generations = struct {
         var kept: u32 = 0;
         for (generations.live[0..generations.live_count], 0..) |built, i| {
             const is_current = i == generations.live_count - 1;
-            if (!is_current and built.generation.holders.load(.acquire) == 0) {
+            if (!is_current and built.generation.holders.load(.acquire) == 0 and !tlsInUse(built)) {
                 generations.free(built);
                 continue;
             }
@@ -367,12 +381,76 @@ pub const Generations = struct {
 
     fn free(generations: *Generations, built: *Built) void {
         for (built.generation.pools) |instance| generations.unref(instance);
+        for (built.generation.tls_servers) |server| if (server) |s| freeServer(s);
         // Every worker adopted a newer generation: those without a slot closed its sockets.
         for (built.generation.listener_slots) |index| generations.listeners.slots[index].refs -= 1;
         var arena = built.arena;
         arena.deinit();
     }
+
+    /// A listener's TLS context, its files read now (so a reload picks up renewed
+    /// certificates); a file that cannot be read or loaded refuses the build, naming the file.
+    fn loadServer(generations: *const Generations, settings: *const Config.Tls, problem: *Problem) error{BuildFailed}!*tls.ServerContext {
+        const keys = generations.ticket_keys orelse return problem.set(
+            "HTTPS listeners need a restart: sluice started with none, so its workers have no TLS memory",
+            .{},
+        );
+        var files_state: std.heap.ArenaAllocator = .init(std.heap.page_allocator);
+        defer files_state.deinit(); // OpenSSL keeps what it parsed; the text is not needed after.
+        const files = files_state.allocator();
+        var sources: [Config.certificates_count_max]tls.certificate.Source = undefined;
+        for (settings.certificates(), sources[0..settings.certificates_count]) |*certificate, *source| {
+            source.* = .{
+                .cert_pem = try readFile(files, certificate.cert, problem),
+                .key_pem = try readFile(files, certificate.key, problem),
+                .cert_name = certificate.cert,
+                .key_name = certificate.key,
+            };
+            if (certificate.ocsp.len > 0) {
+                source.ocsp_der = try readFile(files, certificate.ocsp, problem);
+                source.ocsp_name = certificate.ocsp;
+            }
+        }
+        const server = std.heap.page_allocator.create(tls.ServerContext) catch return outOfMemory(problem);
+        errdefer std.heap.page_allocator.destroy(server);
+        var diagnostic: tls.certificate.Diagnostic = .{};
+        server.init(std.heap.page_allocator, .{
+            .certificates = sources[0..settings.certificates_count],
+            .alpn = if (settings.alpn_http1) &.{"http/1.1"} else &.{},
+            .min_version = switch (settings.min_version) {
+                .@"1.2" => .tls1_2,
+                .@"1.3" => .tls1_3,
+            },
+            .ticket_keys = keys,
+        }, &diagnostic) catch |err| switch (err) {
+            error.OutOfMemory => return outOfMemory(problem),
+            error.Invalid => return problem.set("{s}", .{diagnostic.message()}),
+        };
+        return server;
+    }
 };
+
+/// Whether a connection made from one of the generation's TLS contexts is still open (its
+/// engine reads the context: the SNI callback, and the count it gives back when it ends).
+fn tlsInUse(built: *const Built) bool {
+    for (built.generation.tls_servers) |server| if (server) |s| {
+        if (s.engines_live.load(.acquire) > 0) return true;
+    };
+    return false;
+}
+
+fn freeServer(server: *tls.ServerContext) void {
+    server.deinit();
+    std.heap.page_allocator.destroy(server);
+}
+
+fn readFile(arena: std.mem.Allocator, path: []const u8, problem: *Problem) error{BuildFailed}![]const u8 {
+    var why: []const u8 = undefined;
+    return tls.certificate.readFileOrWhy(arena, path, &why) catch |err| switch (err) {
+        error.OutOfMemory => outOfMemory(problem),
+        error.CannotRead => problem.set("{s}: {s}", .{ path, why }),
+    };
+}
 
 fn outOfMemory(problem: *Problem) error{BuildFailed} {
     return problem.set("out of memory building the configuration", .{});
