@@ -856,6 +856,8 @@ pub fn logAccess(connection: *Connection, exchange: *const Exchange, duration_ns
         .request_bytes = exchange.log.request_bytes,
         .referer = exchange.log.referer,
         .user_agent = exchange.log.user_agent,
+        .tls_version = if (connection.tls) |*t| t.engine.version() else "",
+        .tls_cipher = if (connection.tls) |*t| t.engine.cipher() else "",
     }, sys.clockRealtimeSeconds());
 }
 
@@ -976,8 +978,11 @@ fn handshakeContinue(connection: *Connection) void {
     t.cout_len = 0;
     switch (t.handshake_next) {
         .done => {
-            connection.proxy.stats.tls_handshakes.add(1);
-            if (t.engine.resumed()) connection.proxy.stats.tls_resumptions.add(1);
+            const stats = &connection.proxy.stats;
+            stats.tls_handshakes.add(1);
+            if (t.engine.resumed()) stats.tls_resumptions.add(1);
+            // Policy allows TLS 1.2 and 1.3 only (ServerContext): nothing else completes.
+            if (t.engine.versionNumber() == 0x0304) stats.tls_handshakes_tls13.add(1) else stats.tls_handshakes_tls12.add(1);
             connection.readRequest();
         },
         .want_read => {

@@ -165,6 +165,9 @@ pub const Stats = struct {
     tls_handshakes: Counter = .{},
     tls_resumptions: Counter = .{},
     tls_handshakes_failed: Counter = .{},
+    /// Completed handshakes by protocol version.
+    tls_handshakes_tls12: Counter = .{},
+    tls_handshakes_tls13: Counter = .{},
     /// Requests refused with an error before they reached a pool (bad requests, timeouts
     /// reading the head): their durations.
     latency: Histogram = .{},

@@ -1,0 +1,305 @@
+"""HTTPS listeners from config files and the command line: per-listener TLS beside plain
+listeners, several certificates chosen by SNI, `min_version`, certificates reloaded on SIGHUP
+(under a loop of new connections), `sluice check` of certificate files, and the README's
+HTTPS file example with its redirect from the plain listener.
+
+Certificates are src/tls/testdata/'s (ecdsa.pem: `ecdsa.test` and `*.wild.test`; rsa.pem:
+`rsa.test`; both signed by ca.pem through an intermediate; expired.pem has expired), copied
+beside the config file where a test needs to change them. Every test runs once per I/O
+backend.
+"""
+
+import json
+import shutil
+import signal
+import ssl
+import subprocess
+import threading
+import time
+
+from client import Echoed, request
+from conftest import REPO, free_port, write_zon
+from test_admin import ADMIN_RE, scrape, value
+from test_tls import TESTDATA, client_context, tls_client
+
+RELOAD_WAIT = 10.0
+
+
+def leaf_der(name):
+    """The DER of the first certificate in testdata's NAME.pem (the one a server sends)."""
+    text = (TESTDATA / f"{name}.pem").read_text()
+    end = "-----END CERTIFICATE-----"
+    return ssl.PEM_cert_to_DER_cert(text[:text.index(end) + len(end)])
+
+
+def served(port, server_name=None, **kw):
+    """The DER leaf certificate the listener sends for `server_name` (None: no SNI), and the
+    negotiated version; the chain is verified against ca.pem, the host name is not."""
+    ctx = client_context(check_hostname=False, **kw)
+    c = tls_client(port, ctx, server_name=server_name)
+    try:
+        return c.sock.getpeercert(binary_form=True), c.sock.version()
+    finally:
+        c.close()
+
+
+def copy_pair(tmp_path, name, as_name):
+    shutil.copy(TESTDATA / f"{name}.pem", tmp_path / f"{as_name}.pem")
+    shutil.copy(TESTDATA / f"{name}.key", tmp_path / f"{as_name}.key")
+
+
+def tls_listener(name, port, *pairs, **extra):
+    """A listener entry with `.tls` naming each (cert, key) pair."""
+    certificates = [{"cert": cert, "key": key} for cert, key in pairs]
+    return {"name": name, "listen": f"127.0.0.1:{port}",
+            "tls": {"certificates": certificates, **extra}}
+
+
+def test_a_file_mixes_plain_and_https_listeners_with_sni(sluice, backend, tmp_path):
+    """One file: a plain listener and an HTTPS one with two certificates (relative paths,
+    found beside the file). SNI picks the certificate by its names (exact and wildcard); no
+    SNI and an unknown name get the first; the plain listener stays plain."""
+    copy_pair(tmp_path, "ecdsa", "site")
+    copy_pair(tmp_path, "rsa", "other")
+    plain, https = free_port(), free_port()
+    cfg = {"listeners": [{"name": "plain", "listen": f"127.0.0.1:{plain}"},
+                         tls_listener("https", https, ("site.pem", "site.key"),
+                                      ("other.pem", "other.key"))],
+           "pools": {"app": {"backends": [backend.address]}}}
+    sluice.start_config(write_zon(tmp_path / "sluice.zon", cfg))
+    sluice.listen_ports(2)
+    assert request(plain, "GET", "/plain").status == 200
+    assert served(https, "rsa.test")[0] == leaf_der("rsa")
+    assert served(https, "RSA.TEST")[0] == leaf_der("rsa")
+    assert served(https, "ecdsa.test")[0] == leaf_der("ecdsa")
+    assert served(https, "a.wild.test")[0] == leaf_der("ecdsa")
+    assert served(https, "unknown.test")[0] == leaf_der("ecdsa")
+    assert served(https, None)[0] == leaf_der("ecdsa")
+    c = tls_client(https, server_name="rsa.test")
+    try:
+        assert c.sock.selected_alpn_protocol() == "http/1.1"
+        e = Echoed(c.request("GET", "/over-tls"))
+        assert e.header("X-Forwarded-Proto") == "https"
+    finally:
+        c.close()
+
+
+def test_a_json_file_with_min_version_1_3_refuses_tls_1_2(sluice, backend, tmp_path):
+    """The same `.tls` in JSON; `min_version: "1.3"` refuses a TLS 1.2 client and serves 1.3."""
+    port = free_port()
+    cfg = {"listeners": [tls_listener("https", port, (str(TESTDATA / "ecdsa.pem"),
+                                                      str(TESTDATA / "ecdsa.key")),
+                                      min_version="1.3")],
+           "pools": {"app": {"backends": [backend.address]}}}
+    path = tmp_path / "sluice.json"
+    path.write_text(json.dumps(cfg))
+    sluice.start_config(path)
+    assert served(port, "ecdsa.test")[1] == "TLSv1.3"
+    try:
+        served(port, "ecdsa.test", maximum_version=ssl.TLSVersion.TLSv1_2)
+    except (ssl.SSLError, ConnectionError):
+        pass
+    else:
+        raise AssertionError("a TLS 1.2 client was served by a min_version 1.3 listener")
+
+
+def test_repeated_cli_pairs_are_chosen_by_sni(sluice, backend):
+    """`--tls-cert A --tls-key A --tls-cert B --tls-key B`: two certificates on the --listen
+    listener, the first the default."""
+    sluice.start([backend], args=["--tls-cert", str(TESTDATA / "ecdsa.pem"),
+                                  "--tls-key", str(TESTDATA / "ecdsa.key"),
+                                  "--tls-cert", str(TESTDATA / "rsa.pem"),
+                                  "--tls-key", str(TESTDATA / "rsa.key")])
+    assert served(sluice.port, "rsa.test")[0] == leaf_der("rsa")
+    assert served(sluice.port, "ecdsa.test")[0] == leaf_der("ecdsa")
+    assert served(sluice.port, None)[0] == leaf_der("ecdsa")
+
+
+def test_a_key_without_its_certificate_is_a_usage_error(sluice_bin):
+    out = subprocess.run([sluice_bin, "--backend", "127.0.0.1:9", "--tls-key",
+                          str(TESTDATA / "ecdsa.key")], capture_output=True, text=True, timeout=10)
+    assert out.returncode == 2, out
+    assert "has no --tls-cert before it" in out.stderr, out.stderr
+
+
+def test_a_file_mistake_in_tls_names_its_line_and_column(sluice_bin, tmp_path):
+    """A certificate without `.key`, and an ALPN protocol sluice does not serve, are refused
+    by `sluice check` with FILE:LINE:COLUMN."""
+    path = tmp_path / "bad.zon"
+    path.write_text('.{\n    .listeners = .{ .{ .listen = "127.0.0.1:0", .tls = .{\n'
+                    '        .certificates = .{ .{ .cert = "a.pem" } },\n'
+                    '        .alpn = .{ "h2" },\n    } } },\n'
+                    '    .pools = .{ .app = .{ .backends = .{ "127.0.0.1:9" } } },\n}\n')
+    out = subprocess.run([sluice_bin, "check", str(path)], capture_output=True, text=True,
+                         timeout=10)
+    assert out.returncode == 1, out
+    assert f"{path}:3:28: a certificate needs .cert" in out.stderr, out.stderr
+    assert f"{path}:4:20: unknown ALPN protocol \"h2\"" in out.stderr, out.stderr
+
+
+def check_file(sluice_bin, tmp_path, cert, key):
+    path = tmp_path / "check.zon"
+    write_zon(path, {"listeners": [tls_listener("https", 8443, (cert, key))],
+                     "pools": {"app": {"backends": ["127.0.0.1:9"]}}})
+    out = subprocess.run([sluice_bin, "check", str(path)], capture_output=True, text=True,
+                         timeout=10)
+    return out.returncode, out.stdout + out.stderr
+
+
+def test_check_validates_certificates_and_names_each_file(sluice_bin, tmp_path):
+    """`sluice check`: a good pair passes with its days left; an expired certificate, a key of
+    another certificate, a chain out of order and a missing file each fail, naming the file."""
+    good = check_file(sluice_bin, tmp_path, str(TESTDATA / "ecdsa.pem"), str(TESTDATA / "ecdsa.key"))
+    assert good[0] == 0, good
+    assert "ecdsa.pem:" in good[1] and "days left" in good[1], good
+    expired = check_file(sluice_bin, tmp_path, str(TESTDATA / "expired.pem"),
+                         str(TESTDATA / "expired.key"))
+    assert expired[0] == 1 and "expired.pem" in expired[1] and "expired" in expired[1], expired
+    mismatched = check_file(sluice_bin, tmp_path, str(TESTDATA / "rsa.pem"),
+                            str(TESTDATA / "ecdsa.key"))
+    assert mismatched[0] == 1 and "ecdsa.key" in mismatched[1], mismatched
+    assert "does not match" in mismatched[1], mismatched
+    order = check_file(sluice_bin, tmp_path, str(TESTDATA / "wrong-order.pem"),
+                       str(TESTDATA / "ecdsa.key"))
+    assert order[0] == 1 and "wrong-order.pem" in order[1], order
+    missing = check_file(sluice_bin, tmp_path, str(tmp_path / "none.pem"),
+                         str(TESTDATA / "ecdsa.key"))
+    assert missing[0] == 1 and "none.pem" in missing[1], missing
+
+
+def reload_and_wait(sluice, generation):
+    mark = sluice.mark()
+    sluice.signal(signal.SIGHUP)
+    return sluice.wait_for_line(rf"(?=.*\breloaded\b)(?=.*\bgeneration {generation}\b)",
+                                RELOAD_WAIT, start=mark)
+
+
+def test_sighup_swaps_a_certificate_under_a_loop_of_new_connections(sluice, backend, tmp_path):
+    """A client loop opens a new HTTPS connection per request throughout; the certificate
+    files are replaced and SIGHUP sent: not one request fails, a connection opened before the
+    reload carries on, and new handshakes get the new certificate. Then a reload with a key
+    that does not match is refused naming the file, and the new certificate keeps serving."""
+    copy_pair(tmp_path, "ecdsa", "site")
+    port = free_port()
+    cfg = {"listeners": [tls_listener("https", port, ("site.pem", "site.key"))],
+           "pools": {"app": {"backends": [backend.address]}}}
+    sluice.start_config(write_zon(tmp_path / "sluice.zon", cfg), workers=2)
+    assert served(port, None)[0] == leaf_der("ecdsa")
+    before = tls_client(port, client_context(check_hostname=False), server_name=None)
+    stop = threading.Event()
+    results = {"ok": 0, "failed": []}
+
+    def loop():
+        ctx = client_context(check_hostname=False)
+        deadline = time.monotonic() + 30
+        while not stop.is_set() and time.monotonic() < deadline:
+            try:
+                c = tls_client(port, ctx, server_name=None)
+                try:
+                    assert c.request("GET", "/loop").status == 200
+                finally:
+                    c.close()
+                results["ok"] += 1
+            except Exception as err:  # noqa: BLE001 - every failure is the finding
+                results["failed"].append(repr(err))
+
+    worker = threading.Thread(target=loop, daemon=True)
+    worker.start()
+    try:
+        time.sleep(0.3)
+        copy_pair(tmp_path, "rsa", "site")
+        reload_and_wait(sluice, 2)
+        time.sleep(0.3)
+        assert Echoed(before.request("GET", "/before")).target == "/before"
+        assert served(port, None)[0] == leaf_der("rsa")
+        shutil.copy(TESTDATA / "ecdsa.key", tmp_path / "site.key")  # rsa.pem, ecdsa's key
+        mark = sluice.mark()
+        sluice.signal(signal.SIGHUP)
+        line = sluice.wait_for_line("reload failed", RELOAD_WAIT, start=mark)
+        assert line is not None
+        assert any("site.key" in ln and "does not match" in ln for ln in sluice.lines[mark:]), \
+            sluice.lines[mark:]
+        time.sleep(0.3)
+        assert served(port, None)[0] == leaf_der("rsa")
+    finally:
+        stop.set()
+        worker.join(10)
+        before.close()
+    assert results["failed"] == [], results["failed"][:5]
+    assert results["ok"] > 20, results
+
+
+def test_handshake_metrics_by_version_and_result(sluice, backend):
+    """`/metrics` counts handshakes by protocol version, resumptions and failures."""
+    args = ["--admin", "127.0.0.1:0", "--tls-cert", str(TESTDATA / "ecdsa.pem"),
+            "--tls-key", str(TESTDATA / "ecdsa.key")]
+    sluice.start([backend], args=args)
+    admin_port = int(sluice.wait_for_line(ADMIN_RE, timeout=5.0).group("port"))
+    served(sluice.port, "ecdsa.test")
+    served(sluice.port, "ecdsa.test", maximum_version=ssl.TLSVersion.TLSv1_2)
+    served(sluice.port, "ecdsa.test", maximum_version=ssl.TLSVersion.TLSv1_2)
+    assert request(sluice.port, "GET", "/").status == 400  # plain HTTP: a failed handshake
+    deadline = time.monotonic() + 5
+    while True:  # The counters reach /metrics on the collector's tick.
+        m = scrape(admin_port)
+        if value(m, "sluice_tls_handshakes_failed_total") == 1 or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert value(m, "sluice_tls_handshakes_by_version_total", version="TLSv1.3") == 1
+    assert value(m, "sluice_tls_handshakes_by_version_total", version="TLSv1.2") == 2
+    assert value(m, "sluice_tls_handshakes_total") == 3
+    assert value(m, "sluice_tls_handshakes_failed_total") == 1
+
+
+def test_readme_https_file_example_redirects_and_serves(sluice, backend, tmp_path):
+    """The README's HTTPS config file, with its addresses, certificate files and backend
+    swapped for this test's: the plain listener redirects to https keeping the path, the TLS
+    listener serves both sites' certificates by SNI."""
+    readme = (REPO / "README.md").read_text()
+    block = readme.split("## HTTPS", 1)[1].split("```zon\n", 1)[1].split("```", 1)[0]
+    plain, https = free_port(), free_port()
+    text = (block.replace("0.0.0.0:80\"", f"127.0.0.1:{plain}\"")
+            .replace("0.0.0.0:443\"", f"127.0.0.1:{https}\"")
+            .replace("10.0.0.7:8000", backend.address))
+    assert "10.0.0." not in text and "0.0.0.0" not in text, text
+    copy_pair(tmp_path, "ecdsa", "example.com")
+    copy_pair(tmp_path, "rsa", "api.example.com")
+    path = tmp_path / "sluice.zon"
+    path.write_text(text)
+    sluice.start_config(path)
+    sluice.listen_ports(2)
+    r = request(plain, "GET", "/a/b?c=1")
+    assert r.status == 301, r
+    assert r.header("location") == "https://www.example.com/a/b?c=1", r
+    assert served(https, "rsa.test")[0] == leaf_der("rsa")
+    assert served(https, None)[0] == leaf_der("ecdsa")
+    c = tls_client(https, client_context(check_hostname=False), server_name=None)
+    try:
+        assert Echoed(c.request("GET", "/app")).header("X-Forwarded-Proto") == "https"
+    finally:
+        c.close()
+
+
+def test_access_log_has_the_tls_version_and_cipher(make_sluice, backend, tmp_path):
+    """Each access-log line of a TLS listener names its protocol and cipher: JSON fields
+    `tls_version` and `tls_cipher`, and the last two fields of a combined line (`-` on a plain
+    listener)."""
+    from test_access_log import COMBINED_RE, file_lines, wait_for_lines
+    args = ["--access-log", "stdout", "--access-log-format", "json", "--tls-cert",
+            str(TESTDATA / "ecdsa.pem"), "--tls-key", str(TESTDATA / "ecdsa.key")]
+    sluice = make_sluice().start([backend], args=args)
+    for version in (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3):
+        c = tls_client(sluice.port, client_context(maximum_version=version))
+        try:
+            assert c.request("GET", "/logged").status == 200
+        finally:
+            c.close()
+    entries = [json.loads(line) for line in wait_for_lines(lambda: list(sluice.stdout_lines), 2)]
+    assert [(e["tls_version"], e["tls_cipher"]) for e in entries] == [
+        ("TLSv1.2", "ECDHE-ECDSA-AES256-GCM-SHA384"), ("TLSv1.3", "TLS_AES_256_GCM_SHA384")
+    ], entries
+    path = tmp_path / "access.log"
+    plain = make_sluice().start([backend], args=["--access-log", str(path)])
+    assert request(plain.port, "GET", "/plain").status == 200
+    m = COMBINED_RE.match(wait_for_lines(lambda: file_lines(path), 1)[0])
+    assert m and m["tls_version"] == "-" and m["tls_cipher"] == "-", m
