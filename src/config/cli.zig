@@ -394,6 +394,26 @@ fn parseDuration(name: []const u8, value: []const u8, diagnostic: *Diagnostic) e
     return ns;
 }
 
+test "cli: --tls-cert and --tls-key pairs serve the --listen listener; a key needs its certificate" {
+    var diagnostic: Diagnostic = .{};
+    const parsed = try parse(&.{
+        "--tls-cert", "a.pem", "--tls-key", "a.key", "--listen",  "127.0.0.1:0",
+        "--tls-cert", "b.pem", "--tls-key", "b.key", "--backend", "127.0.0.1:9001",
+    }, &diagnostic);
+    const t = parsed.config.listenerTls(0).?;
+    try std.testing.expectEqual(@as(usize, 2), t.certificates().len);
+    try std.testing.expectEqualStrings("b.key", t.certificates()[1].key);
+    const cases = [_]struct { args: []const []const u8, contains: []const u8 }{
+        .{ .args = &.{ "--backend", "127.0.0.1:1", "--tls-key", "a.key" }, .contains = "has no --tls-cert before it" },
+        .{ .args = &.{ "--backend", "127.0.0.1:1", "--tls-cert", "a.pem" }, .contains = "needs its private key" },
+        .{ .args = &.{ "--backend", "127.0.0.1:1", "--tls-cert", "a.pem", "--tls-key", "a.key", "--tls-key", "b.key" }, .contains = "has no --tls-cert before it" },
+    };
+    for (cases) |case| {
+        try std.testing.expectError(error.Usage, parse(case.args, &diagnostic));
+        try std.testing.expect(std.mem.indexOf(u8, diagnostic.message(), case.contains) != null);
+    }
+}
+
 test "cli: quick mode fills the config" {
     var diagnostic: Diagnostic = .{};
     const parsed = try parse(&.{
