@@ -549,11 +549,11 @@ test "config file: mistakes in a listener's tls are reported where they are" {
         \\    .pools = .{ .app = .{ .backends = .{"127.0.0.1:9000"} } },
         \\}
     , .zon, &.{
-        .{ .line = 2, .column = 76, .contains = "no certificates" },
-        .{ .line = 3, .column = 72, .contains = "a certificate needs .cert" },
-        .{ .line = 3, .column = 104, .contains = "unknown value \"1.1\"" },
-        .{ .line = 4, .column = 54, .contains = "unknown ALPN protocol \"h2\"" },
-        .{ .line = 4, .column = 62, .contains = "unknown key \"ciphers\"" },
-        .{ .line = 4, .column = 43, .contains = "tls needs .certificates" },
+        .{ .line = 2, .column = 75, .contains = "no certificates" },
+        .{ .line = 3, .column = 66, .contains = "a certificate needs .cert" },
+        .{ .line = 3, .column = 100, .contains = "unknown value \"1.1\"" },
+        .{ .line = 4, .column = 44, .contains = "tls needs .certificates" },
+        .{ .line = 4, .column = 57, .contains = "unknown ALPN protocol \"h2\"" },
+        .{ .line = 4, .column = 64, .contains = "unknown key \"ciphers\"" },
     });
 }

@@ -268,7 +268,16 @@ test "access log: combined and json lines" {
     defer out.deinit(testing.allocator);
     log.drainPublished(&out, collect);
     try testing.expectEqualStrings("10.0.0.9 - - [22/Nov/2026:08:34:00 +0000] \"GET /a?b=\\x22c\\x22 " ++
-        "HTTP/1.1\" 200 1234 \"-\" \"curl/8.0\" \"10.0.0.5:9000\" 0.001 1 - 77\n", out.items);
+        "HTTP/1.1\" 200 1234 \"-\" \"curl/8.0\" \"10.0.0.5:9000\" 0.001 1 - 77 - -\n", out.items);
+    // On a TLS listener the last two fields are the protocol and the cipher.
+    out.clearRetainingCapacity();
+    var over_tls = example;
+    over_tls.tls_version = "TLSv1.3";
+    over_tls.tls_cipher = "TLS_AES_128_GCM_SHA256";
+    log.append(&over_tls, 1_795_336_440);
+    try testing.expect(log.publish());
+    log.drainPublished(&out, collect);
+    try testing.expect(std.mem.endsWith(u8, out.items, " 77 TLSv1.3 TLS_AES_128_GCM_SHA256\n"));
 
     var json_log: AccessLog = try .init(testing.allocator, .json);
     defer json_log.deinit(testing.allocator);
@@ -283,6 +292,8 @@ test "access log: combined and json lines" {
     try testing.expectEqualStrings("/a?b=\"c\"", parsed.value.object.get("target").?.string);
     try testing.expectEqual(@as(i64, 1), parsed.value.object.get("tries").?.integer);
     try testing.expectEqualStrings("", parsed.value.object.get("reason").?.string);
+    try testing.expectEqualStrings("", parsed.value.object.get("tls_version").?.string);
+    try testing.expectEqualStrings("", parsed.value.object.get("tls_cipher").?.string);
 }
 
 test "access log: full buffers are handed over, then lines are dropped, never blocked" {

@@ -63,9 +63,17 @@ pub const Built = struct {
 pub const Problem = struct {
     buffer: [512]u8 = undefined,
     len: usize = 0,
+    /// The configuration is at fault (a certificate file), not the machine (an address in
+    /// use, memory): start-up exits 2, as for any configuration mistake.
+    config_mistake: bool = false,
 
     pub fn text(problem: *const Problem) []const u8 {
         return problem.buffer[0..problem.len];
+    }
+
+    fn setMistake(problem: *Problem, comptime format: []const u8, args: anytype) error{BuildFailed} {
+        problem.config_mistake = true;
+        return problem.set(format, args);
     }
 
     fn set(problem: *Problem, comptime format: []const u8, args: anytype) error{BuildFailed} {
@@ -391,7 +399,7 @@ pub const Generations = struct {
     /// A listener's TLS context, its files read now (so a reload picks up renewed
     /// certificates); a file that cannot be read or loaded refuses the build, naming the file.
     fn loadServer(generations: *const Generations, settings: *const Config.Tls, problem: *Problem) error{BuildFailed}!*tls.ServerContext {
-        const keys = generations.ticket_keys orelse return problem.set(
+        const keys = generations.ticket_keys orelse return problem.setMistake(
             "HTTPS listeners need a restart: sluice started with none, so its workers have no TLS memory",
             .{},
         );
@@ -424,7 +432,7 @@ pub const Generations = struct {
             .ticket_keys = keys,
         }, &diagnostic) catch |err| switch (err) {
             error.OutOfMemory => return outOfMemory(problem),
-            error.Invalid => return problem.set("{s}", .{diagnostic.message()}),
+            error.Invalid => return problem.setMistake("{s}", .{diagnostic.message()}),
         };
         return server;
     }
@@ -448,7 +456,7 @@ fn readFile(arena: std.mem.Allocator, path: []const u8, problem: *Problem) error
     var why: []const u8 = undefined;
     return tls.certificate.readFileOrWhy(arena, path, &why) catch |err| switch (err) {
         error.OutOfMemory => outOfMemory(problem),
-        error.CannotRead => problem.set("{s}: {s}", .{ path, why }),
+        error.CannotRead => problem.setMistake("{s}: {s}", .{ path, why }),
     };
 }
 

@@ -95,8 +95,7 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
     var problem: generations_ns.Problem = .{};
     const first = generations.build(.init(std.heap.page_allocator), config, &problem) catch {
         log.err("{s}", .{problem.text()});
-        // A certificate that cannot be loaded is a configuration mistake, as for a reload.
-        return .{ .failed = if (ticket_keys != null) 2 else 1 };
+        return .{ .failed = if (problem.config_mistake) 2 else 1 };
     };
     for (workers, 0..) |*worker, i| {
         worker.init(allocator, config, &first.generation, &generations.listeners, @intCast(i), config.workers_count, modules) catch |err| {
