@@ -268,3 +268,29 @@ def test_a_reload_cannot_add_the_first_https_listener(sluice, backend, tmp_path)
     pair = (str(TESTDATA / "ecdsa.pem"), str(TESTDATA / "ecdsa.key"))
     refused_reload(sluice, path, cfg, tls_listener("https", port, pair), "need a restart")
     assert request(port, "GET", "/still-plain").status == 200
+
+
+def test_tickets_resume_on_any_worker_and_across_a_reload(sluice, backend, tmp_path):
+    """Four workers share the ticket keys, and a reload keeps them: tickets issued before
+    the reload resume after it, on whichever worker the kernel hands the connection to."""
+    port = free_port()
+    pair = (str(TESTDATA / "ecdsa.pem"), str(TESTDATA / "ecdsa.key"))
+    cfg = {"listeners": [tls_listener("https", port, pair)],
+           "pools": {"app": {"backends": [backend.address]}}}
+    path = write_zon(tmp_path / "sluice.zon", cfg)
+    sluice.start_config(path, workers=4)
+    ctx = client_context(maximum_version=ssl.TLSVersion.TLSv1_2)  # reusable tickets
+    first = tls_client(port, ctx)
+    try:
+        Echoed(first.request("GET", "/first"))
+        session = first.sock.session
+    finally:
+        first.close()
+    reload_and_wait(sluice, 2)
+    for i in range(12):
+        c = tls_client(port, ctx, session=session)
+        try:
+            assert c.sock.session_reused, i
+            assert Echoed(c.request("GET", f"/again/{i}")).target == f"/again/{i}"
+        finally:
+            c.close()
