@@ -100,7 +100,14 @@ pub const Generations = struct {
     /// generation's TLS contexts seal tickets with them, so a ticket outlives a reload); null:
     /// started without, and a reload may not add HTTPS (the workers sized no TLS memory).
     ticket_keys: ?*tls.TicketKeys = null,
+    /// TLS contexts of freed generations that open connections still use (a WebSocket may
+    /// outlive many reloads), freed once their last engine has ended. Kept apart from the
+    /// generations so that a long connection holds its few KiB of context, not a generation
+    /// slot (`Proxy.holds_max` bounds those, and reloads are refused past it).
+    retired_servers: [retired_servers_max]*tls.ServerContext = undefined,
+    retired_servers_count: u32 = 0,
 
+    const retired_servers_max = 8 * Config.listeners_count_max;
     const retired_max = Proxy.holds_max * Config.pools_count_max;
 
     pub fn current(generations: *const Generations) *Built {
@@ -364,7 +371,11 @@ pub const Generations = struct {
         var kept: u32 = 0;
         for (generations.live[0..generations.live_count], 0..) |built, i| {
             const is_current = i == generations.live_count - 1;
-            if (!is_current and built.generation.holders.load(.acquire) == 0 and !tlsInUse(built)) {
+            // A generation whose TLS contexts would not fit among the retired ones waits (with
+            // its contexts) until some of theirs end: bounded either way.
+            if (!is_current and built.generation.holders.load(.acquire) == 0 and
+                tlsInUse(built) <= retired_servers_max - generations.retired_servers_count)
+            {
                 generations.free(built);
                 continue;
             }
@@ -384,12 +395,30 @@ pub const Generations = struct {
             arena.deinit();
         }
         generations.retired_count = kept;
-        return generations.live_count > 1 or generations.retired_count > 0;
+        kept = 0;
+        for (generations.retired_servers[0..generations.retired_servers_count]) |server| {
+            if (server.engines_live.load(.acquire) == 0) {
+                freeServer(server);
+                continue;
+            }
+            generations.retired_servers[kept] = server;
+            kept += 1;
+        }
+        generations.retired_servers_count = kept;
+        return generations.live_count > 1 or generations.retired_count > 0 or kept > 0;
     }
 
     fn free(generations: *Generations, built: *Built) void {
         for (built.generation.pools) |instance| generations.unref(instance);
-        for (built.generation.tls_servers) |server| if (server) |s| freeServer(s);
+        for (built.generation.tls_servers) |server| if (server) |s| {
+            if (s.engines_live.load(.acquire) == 0) {
+                freeServer(s);
+            } else {
+                assert(generations.retired_servers_count < retired_servers_max); // `reap` made room.
+                generations.retired_servers[generations.retired_servers_count] = s;
+                generations.retired_servers_count += 1;
+            }
+        };
         // Every worker adopted a newer generation: those without a slot closed its sockets.
         for (built.generation.listener_slots) |index| generations.listeners.slots[index].refs -= 1;
         var arena = built.arena;
@@ -438,13 +467,14 @@ pub const Generations = struct {
     }
 };
 
-/// Whether a connection made from one of the generation's TLS contexts is still open (its
-/// engine reads the context: the SNI callback, and the count it gives back when it ends).
-fn tlsInUse(built: *const Built) bool {
+/// How many of the generation's TLS contexts a connection still uses (its engine reads the
+/// context: the SNI callback, and the count it gives back when it ends).
+fn tlsInUse(built: *const Built) u32 {
+    var count: u32 = 0;
     for (built.generation.tls_servers) |server| if (server) |s| {
-        if (s.engines_live.load(.acquire) > 0) return true;
+        if (s.engines_live.load(.acquire) > 0) count += 1;
     };
-    return false;
+    return count;
 }
 
 fn freeServer(server: *tls.ServerContext) void {

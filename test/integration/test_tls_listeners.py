@@ -294,3 +294,37 @@ def test_tickets_resume_on_any_worker_and_across_a_reload(sluice, backend, tmp_p
             assert Echoed(c.request("GET", f"/again/{i}")).target == f"/again/{i}"
         finally:
             c.close()
+
+
+def test_an_open_tls_connection_outlives_many_reloads(sluice, backend, tmp_path):
+    """A keep-alive TLS connection opened at generation 1 serves requests after ten
+    reloads (more than the generations a worker may hold at once): its context is kept
+    aside for it, and the reloads are not refused."""
+    port = free_port()
+    pair = (str(TESTDATA / "ecdsa.pem"), str(TESTDATA / "ecdsa.key"))
+    cfg = {"listeners": [tls_listener("https", port, pair)],
+           "pools": {"app": {"backends": [backend.address]}},
+           "timeouts": {"client_idle": "60s"}}
+    path = write_zon(tmp_path / "sluice.zon", cfg)
+    sluice.start_config(path, workers=2)
+    c = tls_client(port, client_context(check_hostname=False), server_name=None)
+    try:
+        for generation in range(2, 12):
+            assert Echoed(c.request("GET", f"/g/{generation}")).target == f"/g/{generation}"
+            # Workers let go of old generations on a timer: a reload right after another may
+            # be told to try again shortly, which is what an operator would do.
+            for _ in range(20):
+                mark = sluice.mark()
+                sluice.signal(signal.SIGHUP)
+                _, m = sluice.wait_for_line_index(
+                    rf"reload failed: still|\breloaded\b.*\bgeneration {generation}\b",
+                    RELOAD_WAIT, start=mark)
+                if "reloaded" in m.string:
+                    break
+                time.sleep(0.25)
+            else:
+                raise AssertionError(f"generation {generation} was never applied")
+        assert Echoed(c.request("GET", "/last")).target == "/last"
+        assert served(port, None)[0] == leaf_der("ecdsa")
+    finally:
+        c.close()
