@@ -174,6 +174,21 @@ def reload_and_wait(sluice, generation):
                                 RELOAD_WAIT, start=mark)
 
 
+def test_check_warns_of_a_certificate_close_to_expiry(sluice_bin, tmp_path):
+    """A certificate made now for 5 days (openssl, at test time) passes `check` with a
+    warning that names the file and the days left."""
+    openssl = shutil.which("openssl")
+    assert openssl, "the openssl command is needed (Debian's openssl package)"
+    subprocess.run([openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                    "ec_paramgen_curve:P-256", "-nodes", "-keyout", str(tmp_path / "soon.key"),
+                    "-out", str(tmp_path / "soon.pem"), "-days", "5", "-subj", "/CN=soon.test",
+                    "-addext", "subjectAltName=DNS:soon.test"], check=True, capture_output=True,
+                   timeout=30)
+    code, out = check_file(sluice_bin, tmp_path, "soon.pem", "soon.key")
+    assert code == 0, out
+    assert "warning: " in out and "soon.pem" in out and "expires in" in out, out
+
+
 def test_sighup_swaps_a_certificate_under_a_loop_of_new_connections(sluice, backend, tmp_path):
     """A client loop opens a new HTTPS connection per request throughout; the certificate
     files are replaced and SIGHUP sent: not one request fails, a connection opened before the
