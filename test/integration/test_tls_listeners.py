@@ -343,3 +343,19 @@ def test_an_open_tls_connection_outlives_many_reloads(sluice, backend, tmp_path)
         assert served(port, None)[0] == leaf_der("ecdsa")
     finally:
         c.close()
+
+
+def test_an_ocsp_file_is_stapled_for_its_certificate(sluice, backend, tmp_path):
+    """`.ocsp` beside a certificate: a client asking for the status (openssl s_client
+    -status) gets the response stapled."""
+    openssl = shutil.which("openssl")
+    assert openssl, "the openssl command is needed (Debian's openssl package)"
+    port = free_port()
+    listener = tls_listener("https", port, (str(TESTDATA / "ecdsa.pem"), str(TESTDATA / "ecdsa.key")))
+    listener["tls"]["certificates"][0]["ocsp"] = str(TESTDATA / "ecdsa.ocsp.der")
+    cfg = {"listeners": [listener], "pools": {"app": {"backends": [backend.address]}}}
+    sluice.start_config(write_zon(tmp_path / "sluice.zon", cfg))
+    done = subprocess.run([openssl, "s_client", "-connect", f"127.0.0.1:{port}", "-servername",
+                           "ecdsa.test", "-status"], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=10)
+    assert "OCSP Response Status: successful" in done.stdout, done.stdout
