@@ -1069,9 +1069,19 @@ fn tlsRecv(connection: *Connection) void {
     const t = &connection.tls.?;
     assert(t.plain_recv.len > 0);
     var w = t.wire();
-    w.output = &.{}; // A read writes nothing: OpenSSL sends a KeyUpdate's answer with the next write.
+    // A read writes no record of data: OpenSSL sends a KeyUpdate's answer with the next write.
+    // It may write an alert (no_renegotiation, answering a TLS 1.2 client's renegotiation
+    // request), which goes out at once when no send is in flight (bytes of ours cannot
+    // overtake a record half sent), so a client waiting for the answer is not left hanging.
+    var alert: [64]u8 = undefined;
+    const may_answer = !connection.send_completion.isPending() and !t.outputPending();
+    w.output = if (may_answer) &alert else &.{};
     const result = t.engine.read(&w, t.plain_recv);
+    w.output = &.{}; // The alert, if any, is not the connection's output buffer's.
+    const answer = alert[0..w.produced];
+    w.produced = 0;
     t.settle(&w);
+    if (answer.len > 0) _ = connection.loop().sendNow(&connection.socket, answer) catch {}; // Best effort, as close_notify.
     const read = result catch return connection.tlsRecvDone(error.ConnectionResetByPeer);
     if (read.plaintext > 0) return connection.tlsRecvDone(read.plaintext);
     switch (read.progress) {

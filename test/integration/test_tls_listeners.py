@@ -359,3 +359,27 @@ def test_an_ocsp_file_is_stapled_for_its_certificate(sluice, backend, tmp_path):
                            "ecdsa.test", "-status"], stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=10)
     assert "OCSP Response Status: successful" in done.stdout, done.stdout
+
+
+def test_renegotiation_is_refused_with_a_no_renegotiation_alert(sluice, backend):
+    """A TLS 1.2 client asking to renegotiate (openssl s_client's `R`) is answered at once
+    with the no_renegotiation alert (it gives up, as OpenSSL clients do), and sluice goes on
+    serving others."""
+    openssl = shutil.which("openssl")
+    assert openssl, "the openssl command is needed (Debian's openssl package)"
+    sluice.start([backend], args=["--tls-cert", str(TESTDATA / "ecdsa.pem"),
+                                  "--tls-key", str(TESTDATA / "ecdsa.key")])
+    client = subprocess.Popen([openssl, "s_client", "-connect", f"127.0.0.1:{sluice.port}",
+                               "-tls1_2", "-servername", "ecdsa.test"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        client.stdin.write("R\n")
+        client.stdin.flush()
+        out, err = client.communicate(timeout=5)  # s_client exits on the alert
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.communicate()
+    assert "RENEGOTIATING" in out + err, (out, err)
+    assert "no renegotiation" in err, err
+    assert served(sluice.port, "ecdsa.test")[0] == leaf_der("ecdsa")
