@@ -191,7 +191,8 @@ const embedded_handlers: []const Config.Handler = blk: {
 };
 
 /// `sluice check FILE`: every problem as `FILE:LINE:COLUMN: message`, exit 1; else exit 0.
-/// The handlers the file declares are compiled too, each mistake as `app.js:LINE:COLUMN: ...`.
+/// The handlers the file declares are compiled too, each mistake as `app.js:LINE:COLUMN: ...`,
+/// and every listener's certificates checked, each finding naming its file.
 fn checkFile(arena: std.mem.Allocator, path: []const u8) u8 {
     var config: Config = .{};
     for (embedded_handlers) |handler| config.setHandler(handler) catch unreachable; // They fit: see baked_config.
@@ -205,6 +206,7 @@ fn checkFile(arena: std.mem.Allocator, path: []const u8) u8 {
         module.deinit();
     }
     if (!handlers_ok) return 1;
+    if (!startup.checkCertificates(arena, &config)) return 1;
     log.stdout(path);
     log.stdout(": ok\n");
     return 0;

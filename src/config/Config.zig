@@ -29,10 +29,10 @@ pub const workers_count_max = 256;
 /// Where clients connect. None given: `default_listen`.
 listeners_buffer: [listeners_count_max]Listener = undefined,
 listeners_count: u32 = 0,
-/// Every listener serves HTTPS with this PEM chain and key (`--tls-cert`, `--tls-key`);
-/// empty: plain HTTP. Read and checked at start-up (runtime/startup.zig).
-tls_cert: []const u8 = "",
-tls_key: []const u8 = "",
+/// The command line's certificates (`--tls-cert FILE --tls-key FILE`, repeated): they make
+/// the `--listen` listener HTTPS, or with a config file and no `--listen`, every listener the
+/// file leaves plain (`listenerTls`). Files are read when a generation is built.
+cli_tls: Tls = .{},
 workers_count: u32 = settings.default(.global, "workers_count"), // 0 = one per CPU, resolved at start-up.
 io: IoMode = settings.default(.global, "io"),
 /// A response body with a length, once this much of it is left, moves backend -> pipe ->
@@ -105,7 +105,47 @@ pub const Listener = struct {
     /// What routes name it by (`Route.listeners`); empty: it has no name.
     name: []const u8 = "",
     address: Address,
+    /// HTTPS when it has certificates (a file's `.tls`); see `Config.listenerTls`.
+    tls: Tls = .{},
 };
+
+pub const certificates_count_max = 8;
+
+/// A listener's TLS: its certificates (the first is the default, served to clients that send
+/// no SNI or a name no certificate has) and its protocol policy. Plain HTTP without
+/// certificates. The files are read, checked and loaded when a generation is built (start-up
+/// and every reload), so a reload picks up renewed certificates.
+pub const Tls = struct {
+    certificates_buffer: [certificates_count_max]Certificate = undefined,
+    certificates_count: u8 = 0,
+    min_version: TlsVersion = .@"1.2",
+    /// Offer ALPN `http/1.1` (false: no ALPN answer at all).
+    alpn_http1: bool = true,
+
+    pub fn certificates(t: *const Tls) []const Certificate {
+        return t.certificates_buffer[0..t.certificates_count];
+    }
+
+    pub fn enabled(t: *const Tls) bool {
+        return t.certificates_count > 0;
+    }
+
+    pub fn addCertificate(t: *Tls, certificate: Certificate) error{TooMany}!void {
+        if (t.certificates_count == certificates_count_max) return error.TooMany;
+        t.certificates_buffer[t.certificates_count] = certificate;
+        t.certificates_count += 1;
+    }
+};
+
+/// One certificate of a listener: paths to a PEM chain (the server's certificate first), its
+/// PEM private key, and optionally a DER OCSP response to staple.
+pub const Certificate = struct {
+    cert: []const u8,
+    key: []const u8 = "",
+    ocsp: []const u8 = "",
+};
+
+pub const TlsVersion = enum { @"1.2", @"1.3" };
 
 /// One routing rule: a request matches when every condition given matches (an empty one
 /// matches anything), and then gets the route's action.
@@ -330,6 +370,23 @@ pub const Retry = struct {
 pub const rewrite_headroom_bytes = 1024;
 
 const default_listeners = [_]Listener{.{ .address = default_listen }};
+
+/// The TLS listener `listeners()[index]` serves: its own, else the command line's; null when
+/// it is plain HTTP.
+pub fn listenerTls(config: *const Config, index: usize) ?*const Tls {
+    const listener = &config.listeners()[index];
+    if (listener.tls.enabled()) return &listener.tls;
+    if (config.cli_tls.enabled()) return &config.cli_tls;
+    return null;
+}
+
+/// Whether any listener serves HTTPS (the workers then size TLS memory and buffers).
+pub fn hasTls(config: *const Config) bool {
+    for (0..config.listeners().len) |i| {
+        if (config.listenerTls(i) != null) return true;
+    }
+    return false;
+}
 
 pub fn listeners(config: *const Config) []const Listener {
     if (config.listeners_count == 0) return &default_listeners;

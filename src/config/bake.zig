@@ -106,7 +106,11 @@ fn emitValue(w: *std.Io.Writer, path: []const u8, comptime T: type, value: *cons
         } else {
             try w.print("    {s} = null;\n", .{path});
         },
-        .@"enum" => try w.print("    {s} = .{s};\n", .{ path, @tagName(value.*) }),
+        .@"enum" => if (std.zig.isValidId(@tagName(value.*))) {
+            try w.print("    {s} = .{s};\n", .{ path, @tagName(value.*) });
+        } else {
+            try w.print("    {s} = .@\"{s}\";\n", .{ path, @tagName(value.*) }); // `.@"1.2"`
+        },
         .pointer => try w.print("    {s} = \"{f}\";\n", .{ path, std.zig.fmtString(value.*) }),
         .@"struct" => |info| if (info.layout == .@"packed") {
             try w.print("    {s} = @bitCast(@as(u{d}, {d}));\n", .{ path, @bitSizeOf(T), @as(@Int(.unsigned, @bitSizeOf(T)), @bitCast(value.*)) });
@@ -150,7 +154,9 @@ test "bake: the emitted source rebuilds the config it was made from" {
 test "bake: pools, listeners and routes are written element by element" {
     var config: Config = .{};
     try config.addListener(.{ .name = "public", .address = try Address.parse("0.0.0.0:8080") });
-    try config.addListener(.{ .name = "internal", .address = try Address.parse("10.0.0.1:8080") });
+    var internal_tls: Config.Tls = .{ .min_version = .@"1.3" };
+    try internal_tls.addCertificate(.{ .cert = "site.pem", .key = "site.key" });
+    try config.addListener(.{ .name = "internal", .address = try Address.parse("10.0.0.1:8080"), .tls = internal_tls });
     const api = try config.addPool(.{ .name = "api" });
     try api.addBackend(.{ .address = try Address.parse("10.0.0.5:9000") });
     const static = try config.addPool(.{ .name = "static" });
@@ -180,6 +186,10 @@ test "bake: pools, listeners and routes are written element by element" {
         "c.listeners_buffer[1] = @import(\"std\").mem.zeroes(@TypeOf(c.listeners_buffer[0]));",
         "c.listeners_buffer[1].name = \"internal\";",
         "c.listeners_buffer[1].address = Config.Address.parse(\"10.0.0.1:8080\") catch unreachable;",
+        "c.listeners_buffer[1].tls.certificates_buffer[0].cert = \"site.pem\";",
+        "c.listeners_buffer[1].tls.certificates_buffer[0].key = \"site.key\";",
+        "c.listeners_buffer[1].tls.certificates_count = 1;",
+        "c.listeners_buffer[1].tls.min_version = .@\"1.3\";",
         "c.listeners_count = 2;",
         "c.pools_buffer[1].name = \"static\";",
         "c.pools_buffer[1].addBackend(.{ .address = Config.Address.parse(\"10.0.0.7:80\") catch unreachable, .weight = 2,",

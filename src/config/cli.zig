@@ -143,6 +143,7 @@ pub fn parseInPlace(args: []const []const u8, parsed: *Parsed, diagnostic: *Diag
         };
         try apply(parsed, flag.index, name, value, diagnostic);
     }
+    try checkTlsPairs(&parsed.config, diagnostic);
     const from_file = parsed.config_path != null and base_pools_count == 0;
     const backends_count = if (parsed.config.pools_count == 0) 0 else parsed.config.pools()[0].backends_count;
     if (parsed.command == .run and backends_count == 0 and !from_file and parsed.config.handler.len == 0) {
@@ -298,7 +299,25 @@ fn applyStructure(comptime structure: settings.Structure, target: anytype, name:
             target.setHandler(.{ .name = handler_name, .path = value[eq + 1 ..] }) catch
                 return diagnostic.set(name, "more than {d} handlers", .{Config.handlers_count_max});
         },
+        .tls_cert => target.cli_tls.addCertificate(.{ .cert = value }) catch
+            return diagnostic.set(name, "more than {d} certificates", .{Config.certificates_count_max}),
+        .tls_key => {
+            const t = &target.cli_tls;
+            if (t.certificates_count == 0 or t.certificates_buffer[t.certificates_count - 1].key.len > 0) {
+                return diagnostic.set(name, "\"{s}\" has no --tls-cert before it: give --tls-cert FILE --tls-key FILE", .{value});
+            }
+            t.certificates_buffer[t.certificates_count - 1].key = value;
+        },
         .listeners, .pools, .routes, .backend_address => comptime unreachable, // Files only.
+    }
+}
+
+/// Each `--tls-cert` needs its `--tls-key` after it.
+fn checkTlsPairs(config: *const Config, diagnostic: *Diagnostic) error{Usage}!void {
+    for (config.cli_tls.certificates()) |*certificate| {
+        if (certificate.key.len == 0) {
+            return diagnostic.set("--tls-cert", "\"{s}\" needs its private key: --tls-key FILE after it", .{certificate.cert});
+        }
     }
 }
 
@@ -383,6 +402,26 @@ fn parseDuration(name: []const u8, value: []const u8, diagnostic: *Diagnostic) e
         return diagnostic.set(name, "invalid duration \"{s}\": expected e.g. 500ms, 10s or 2m", .{value});
     if (ns == 0) return diagnostic.set(name, "invalid duration \"{s}\": must be more than zero", .{value});
     return ns;
+}
+
+test "cli: --tls-cert and --tls-key pairs serve the --listen listener; a key needs its certificate" {
+    var diagnostic: Diagnostic = .{};
+    const parsed = try parse(&.{
+        "--tls-cert", "a.pem", "--tls-key", "a.key", "--listen",  "127.0.0.1:0",
+        "--tls-cert", "b.pem", "--tls-key", "b.key", "--backend", "127.0.0.1:9001",
+    }, &diagnostic);
+    const t = parsed.config.listenerTls(0).?;
+    try std.testing.expectEqual(@as(usize, 2), t.certificates().len);
+    try std.testing.expectEqualStrings("b.key", t.certificates()[1].key);
+    const cases = [_]struct { args: []const []const u8, contains: []const u8 }{
+        .{ .args = &.{ "--backend", "127.0.0.1:1", "--tls-key", "a.key" }, .contains = "has no --tls-cert before it" },
+        .{ .args = &.{ "--backend", "127.0.0.1:1", "--tls-cert", "a.pem" }, .contains = "needs its private key" },
+        .{ .args = &.{ "--backend", "127.0.0.1:1", "--tls-cert", "a.pem", "--tls-key", "a.key", "--tls-key", "b.key" }, .contains = "has no --tls-cert before it" },
+    };
+    for (cases) |case| {
+        try std.testing.expectError(error.Usage, parse(case.args, &diagnostic));
+        try std.testing.expect(std.mem.indexOf(u8, diagnostic.message(), case.contains) != null);
+    }
 }
 
 test "cli: quick mode fills the config" {

@@ -100,6 +100,23 @@ pub fn load(arena: std.mem.Allocator, path: []const u8, config: *Config, problem
     };
     try parseSource(arena, source, format, config, problems);
     try resolveHandlerPaths(arena, path, config);
+    try resolveCertificatePaths(arena, path, config);
+}
+
+/// A listener's certificate, key and OCSP files are found beside the config file too.
+fn resolveCertificatePaths(arena: std.mem.Allocator, config_path: []const u8, config: *Config) error{OutOfMemory}!void {
+    const dir = std.fs.path.dirname(config_path) orelse return;
+    for (config.listeners_buffer[0..config.listeners_count]) |*listener| {
+        const t = &listener.tls;
+        for (t.certificates_buffer[0..t.certificates_count]) |*certificate| {
+            inline for (.{ "cert", "key", "ocsp" }) |field| {
+                const file = @field(certificate, field);
+                if (file.len > 0 and !std.fs.path.isAbsolute(file)) {
+                    @field(certificate, field) = try std.fs.path.join(arena, &.{ dir, file });
+                }
+            }
+        }
+    }
 }
 
 /// A file's handlers are found beside it, as a file's own references usually are (so
@@ -386,6 +403,7 @@ const Mapper = struct {
             },
             .hash => m.hash(node),
             .handlers => m.handlers(node),
+            .tls_cert, .tls_key => comptime unreachable, // Command line only: a file's listener has `.tls`.
         }
     }
 
@@ -456,6 +474,7 @@ const Mapper = struct {
                     result.address = parsed;
                     has_address = true;
                 },
+                .tls => m.tls(v, &result.tls),
             }
         }
         if (!has_address) {
@@ -465,7 +484,71 @@ const Mapper = struct {
         return result;
     }
 
-    const ListenerKey = enum { name, listen };
+    const ListenerKey = enum { name, listen, tls };
+
+    /// `.{ .certificates = .{ .{ .cert = "a.pem", .key = "a.key" }, ... }, .min_version = "1.2",
+    /// .alpn = .{"http/1.1"} }`: the first certificate is the default one.
+    fn tls(m: *Mapper, node: *const Node, result: *Config.Tls) void {
+        var entries = m.keyed(node, "a listener's tls", TlsKey) orelse return;
+        while (entries.next()) |entry| {
+            const v = entry.node;
+            switch (entry.key) {
+                .certificates => m.certificates(v, result),
+                .min_version => result.min_version = m.enumeration(Config.TlsVersion, v) orelse result.min_version,
+                .alpn => if (m.alpn(v)) |http1| {
+                    result.alpn_http1 = http1;
+                },
+            }
+        }
+        if (!entries.seen.contains(.certificates)) m.problem(node.position, "tls needs .certificates (at least one)");
+    }
+
+    const TlsKey = enum { certificates, min_version, alpn };
+
+    fn certificates(m: *Mapper, node: *const Node, result: *Config.Tls) void {
+        const items = m.array(node, "certificates") orelse return;
+        if (items.len == 0) return m.problem(node.position, "no certificates: give at least one");
+        for (items) |*item| {
+            var entries = m.keyed(item, "a certificate: .{ .cert = \"FILE\", .key = \"FILE\" }", CertificateKey) orelse continue;
+            var certificate: Config.Certificate = .{ .cert = "" };
+            while (entries.next()) |entry| {
+                const file = m.string(entry.node, "a file's path") orelse continue;
+                if (file.len == 0) {
+                    m.problem(entry.node.position, "expected a file's path, not an empty string");
+                    continue;
+                }
+                switch (entry.key) {
+                    .cert => certificate.cert = file,
+                    .key => certificate.key = file,
+                    .ocsp => certificate.ocsp = file,
+                }
+            }
+            if (certificate.cert.len == 0 or certificate.key.len == 0) {
+                if (!entries.seen.contains(.cert) or !entries.seen.contains(.key)) {
+                    m.problem(item.position, "a certificate needs .cert (its PEM chain) and .key (its PEM private key)");
+                }
+                continue;
+            }
+            result.addCertificate(certificate) catch {
+                return m.problem(item.position, std.fmt.comptimePrint("more than {d} certificates", .{Config.certificates_count_max}));
+            };
+        }
+    }
+
+    const CertificateKey = enum { cert, key, ocsp };
+
+    /// The protocols offered by ALPN: `http/1.1` (HTTP/2 is not served yet), or none.
+    fn alpn(m: *Mapper, node: *const Node) ?bool {
+        const items = m.array(node, "ALPN protocols") orelse return null;
+        for (items) |*item| {
+            const protocol = m.string(item, "a protocol name such as \"http/1.1\"") orelse return null;
+            if (!std.mem.eql(u8, protocol, "http/1.1")) {
+                m.problem(item.position, m.print("unknown ALPN protocol \"{s}\": sluice serves \"http/1.1\"", .{protocol}));
+                return null;
+            }
+        }
+        return items.len > 0;
+    }
 
     fn pools(m: *Mapper, node: *const Node) void {
         const fields = m.object(node, "pools (an object of named pools)") orelse return;

@@ -507,3 +507,53 @@ test "config file: the keys of an object and their bounds are the table's" {
         .{ .line = 9, .column = 80, .contains = "a duration needs its unit: \"5ms\"" },
     });
 }
+
+test "config file: a listener's tls maps its certificates and policy; plain listeners stay plain" {
+    var arena_state = std.heap.ArenaAllocator.init(testing.allocator);
+    defer arena_state.deinit();
+    const source =
+        \\.{
+        \\    .listeners = .{
+        \\        .{ .name = "http", .listen = "127.0.0.1:80" },
+        \\        .{ .name = "https", .listen = "127.0.0.1:443", .tls = .{
+        \\            .certificates = .{
+        \\                .{ .cert = "a.pem", .key = "a.key", .ocsp = "a.der" },
+        \\                .{ .cert = "b.pem", .key = "b.key" },
+        \\            },
+        \\            .min_version = "1.3",
+        \\            .alpn = .{},
+        \\        } },
+        \\    },
+        \\    .pools = .{ .app = .{ .backends = .{"127.0.0.1:9000"} } },
+        \\}
+    ;
+    var config: Config = .{};
+    var problems: Problems = .{};
+    try parseSource(arena_state.allocator(), source, .zon, &config, &problems);
+    try testing.expect(config.listenerTls(0) == null);
+    const t = config.listenerTls(1).?;
+    try testing.expectEqual(@as(usize, 2), t.certificates().len);
+    try testing.expectEqualStrings("a.der", t.certificates()[0].ocsp);
+    try testing.expectEqualStrings("b.key", t.certificates()[1].key);
+    try testing.expectEqual(Config.TlsVersion.@"1.3", t.min_version);
+    try testing.expect(!t.alpn_http1);
+    try testing.expect(config.hasTls());
+}
+
+test "config file: mistakes in a listener's tls are reported where they are" {
+    try expectProblems(
+        \\.{
+        \\    .listeners = .{ .{ .listen = "127.0.0.1:1", .tls = .{ .certificates = .{} } },
+        \\        .{ .listen = "127.0.0.1:2", .tls = .{ .certificates = .{ .{ .key = "k" } }, .min_version = "1.1" } },
+        \\        .{ .listen = "127.0.0.1:3", .tls = .{ .alpn = .{"h2"}, .ciphers = "x" } } },
+        \\    .pools = .{ .app = .{ .backends = .{"127.0.0.1:9000"} } },
+        \\}
+    , .zon, &.{
+        .{ .line = 2, .column = 75, .contains = "no certificates" },
+        .{ .line = 3, .column = 66, .contains = "a certificate needs .cert" },
+        .{ .line = 3, .column = 100, .contains = "unknown value \"1.1\"" },
+        .{ .line = 4, .column = 44, .contains = "tls needs .certificates" },
+        .{ .line = 4, .column = 57, .contains = "unknown ALPN protocol \"h2\"" },
+        .{ .line = 4, .column = 64, .contains = "unknown key \"ciphers\"" },
+    });
+}

@@ -146,6 +146,10 @@ pub const Structure = enum {
     hash,
     /// `--handler-file NAME=FILE`, repeatable; in a file `.{ .NAME = "FILE" }`.
     handlers,
+    /// `--tls-cert FILE`, repeatable, each followed by its `--tls-key FILE`; in a file a
+    /// listener's `.tls` (config/file.zig).
+    tls_cert,
+    tls_key,
 };
 
 const ns_per_s = std.time.ns_per_s;
@@ -182,22 +186,24 @@ pub const table = [_]Setting{
         .flag = "tls-cert",
         .arg = "FILE",
         .scope = .global,
-        .fields = &.{"tls_cert"},
-        .value = .{ .text = .{ .what = "a PEM certificate chain's path", .check = anyText } },
+        .fields = &.{"cli_tls"},
+        .value = .{ .structure = .tls_cert },
         .unset = "off",
-        .reload = .restart,
-        .help = "serve HTTPS on every listener with this PEM chain\n" ++
-            "(the server's certificate first; needs --tls-key)",
+        .help = "serve HTTPS on --listen with this PEM chain (the\n" ++
+            "server's certificate first), then its --tls-key;\n" ++
+            "repeat the pair for more certificates, chosen by\n" ++
+            "SNI (the first is the default). With --config and\n" ++
+            "no --listen: every listener the file leaves plain",
     },
     .{
         .flag = "tls-key",
         .arg = "FILE",
         .scope = .global,
-        .fields = &.{"tls_key"},
-        .value = .{ .text = .{ .what = "a PEM private key's path", .check = anyText } },
+        .fields = &.{},
+        .value = .{ .structure = .tls_key },
         .unset = "off",
-        .reload = .restart,
-        .help = "the private key of --tls-cert (PEM, not encrypted)",
+        .help = "the private key (PEM, not encrypted) of the\n" ++
+            "--tls-cert before it",
     },
     .{
         .flag = "workers",

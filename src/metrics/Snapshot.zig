@@ -69,6 +69,9 @@ local_responses: u64 = 0,
 tls_handshakes: u64 = 0,
 tls_resumptions: u64 = 0,
 tls_handshakes_failed: u64 = 0,
+/// Completed handshakes by protocol version.
+tls_handshakes_tls12: u64 = 0,
+tls_handshakes_tls13: u64 = 0,
 
 /// The configuration in use: 1 as started, one more per reload applied.
 config_generation: u64 = 1,
@@ -250,6 +253,10 @@ pub fn writePrometheus(snapshot: *const Snapshot, w: *std.Io.Writer) Prometheus.
         try p.family(counter[1], .counter, counter[2]);
         try p.sample(counter[1], &.{}, @field(snapshot, counter[0]));
     }
+    const by_version = "sluice_tls_handshakes_by_version_total";
+    try p.family(by_version, .counter, "TLS handshakes completed on listeners, by protocol version.");
+    try p.sample(by_version, &.{.{ .name = "version", .value = "TLSv1.2" }}, snapshot.tls_handshakes_tls12);
+    try p.sample(by_version, &.{.{ .name = "version", .value = "TLSv1.3" }}, snapshot.tls_handshakes_tls13);
     try writeConfigPrometheus(snapshot, &p);
     try writeRoutesPrometheus(snapshot, &p);
     try writeHandlersPrometheus(snapshot, &p);

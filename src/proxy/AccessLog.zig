@@ -75,6 +75,10 @@ pub const Entry = struct {
     request_bytes: u64 = 0,
     referer: []const u8,
     user_agent: []const u8,
+    /// On a TLS listener, the protocol ("TLSv1.3") and OpenSSL's cipher name; empty on a plain
+    /// one (OpenSSL's static strings: nothing is copied).
+    tls_version: []const u8 = "",
+    tls_cipher: []const u8 = "",
 };
 
 /// Adds a line (worker thread). `now_s` is the wall clock in seconds since the epoch.
@@ -147,12 +151,17 @@ fn writeCombined(log: *const AccessLog, w: *std.Io.Writer, e: *const Entry) std.
     try w.writeAll("\" \"");
     try writeEscaped(w, if (e.user_agent.len == 0) "-" else e.user_agent);
     // sluice's extras after the standard fields (docs/CONFIG.md "Access log"): the backend,
-    // upstream time in seconds, tries, the reason sluice ended the exchange, request bytes.
+    // upstream time in seconds, tries, the reason sluice ended the exchange, request bytes,
+    // the TLS protocol and cipher.
     try w.writeAll("\" \"");
     try writeEscaped(w, if (e.backend.len == 0) "-" else e.backend);
     try w.writeAll("\" ");
     if (e.upstream_ns) |ns| try writeSeconds(w, ns) else try w.writeByte('-');
-    try w.print(" {d} {s} {d}\n", .{ e.tries, if (e.reason.len == 0) "-" else e.reason, e.request_bytes });
+    try w.print(" {d} {s} {d} {s} {s}\n", .{
+        e.tries,                                          if (e.reason.len == 0) "-" else e.reason,
+        e.request_bytes,                                  if (e.tls_version.len == 0) "-" else e.tls_version,
+        if (e.tls_cipher.len == 0) "-" else e.tls_cipher,
+    });
 }
 
 /// Seconds with millisecond precision, as nginx prints `$upstream_response_time`.
@@ -181,6 +190,8 @@ fn writeJson(log: *const AccessLog, w: *std.Io.Writer, e: *const Entry) std.Io.W
     try json.fieldInt("request_bytes", e.request_bytes);
     try json.fieldString("referer", e.referer);
     try json.fieldString("user_agent", e.user_agent);
+    try json.fieldString("tls_version", e.tls_version);
+    try json.fieldString("tls_cipher", e.tls_cipher);
     try json.endObject();
     try w.writeByte('\n');
 }
@@ -257,7 +268,16 @@ test "access log: combined and json lines" {
     defer out.deinit(testing.allocator);
     log.drainPublished(&out, collect);
     try testing.expectEqualStrings("10.0.0.9 - - [22/Nov/2026:08:34:00 +0000] \"GET /a?b=\\x22c\\x22 " ++
-        "HTTP/1.1\" 200 1234 \"-\" \"curl/8.0\" \"10.0.0.5:9000\" 0.001 1 - 77\n", out.items);
+        "HTTP/1.1\" 200 1234 \"-\" \"curl/8.0\" \"10.0.0.5:9000\" 0.001 1 - 77 - -\n", out.items);
+    // On a TLS listener the last two fields are the protocol and the cipher.
+    out.clearRetainingCapacity();
+    var over_tls = example;
+    over_tls.tls_version = "TLSv1.3";
+    over_tls.tls_cipher = "TLS_AES_128_GCM_SHA256";
+    log.append(&over_tls, 1_795_336_440);
+    try testing.expect(log.publish());
+    log.drainPublished(&out, collect);
+    try testing.expect(std.mem.endsWith(u8, out.items, " 77 TLSv1.3 TLS_AES_128_GCM_SHA256\n"));
 
     var json_log: AccessLog = try .init(testing.allocator, .json);
     defer json_log.deinit(testing.allocator);
@@ -272,6 +292,8 @@ test "access log: combined and json lines" {
     try testing.expectEqualStrings("/a?b=\"c\"", parsed.value.object.get("target").?.string);
     try testing.expectEqual(@as(i64, 1), parsed.value.object.get("tries").?.integer);
     try testing.expectEqualStrings("", parsed.value.object.get("reason").?.string);
+    try testing.expectEqualStrings("", parsed.value.object.get("tls_version").?.string);
+    try testing.expectEqualStrings("", parsed.value.object.get("tls_cipher").?.string);
 }
 
 test "access log: full buffers are handed over, then lines are dropped, never blocked" {

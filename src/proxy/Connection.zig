@@ -148,7 +148,9 @@ pub fn start(connection: *Connection, fd: linux.fd_t, peer: Address, listener_sl
     connection.client_trusted = proxy.config.isTrustedProxy(&peer);
     // Sizing guarantees two buffers per connection slot (asserted in Proxy.init).
     connection.cbuf = proxy.buffers.acquire().?;
-    if (proxy.tls_server) |server| return connection.startTls(server);
+    // The listener's TLS context in the newest generation: a reload's certificates serve the
+    // next handshake (the context stays alive while its engines are open: generations.zig).
+    if (proxy.generation.tlsServer(listener_slot)) |server| return connection.startTls(server);
     connection.readRequest();
 }
 
@@ -854,6 +856,8 @@ pub fn logAccess(connection: *Connection, exchange: *const Exchange, duration_ns
         .request_bytes = exchange.log.request_bytes,
         .referer = exchange.log.referer,
         .user_agent = exchange.log.user_agent,
+        .tls_version = if (connection.tls) |*t| t.engine.version() else "",
+        .tls_cipher = if (connection.tls) |*t| t.engine.cipher() else "",
     }, sys.clockRealtimeSeconds());
 }
 
@@ -974,8 +978,11 @@ fn handshakeContinue(connection: *Connection) void {
     t.cout_len = 0;
     switch (t.handshake_next) {
         .done => {
-            connection.proxy.stats.tls_handshakes.add(1);
-            if (t.engine.resumed()) connection.proxy.stats.tls_resumptions.add(1);
+            const stats = &connection.proxy.stats;
+            stats.tls_handshakes.add(1);
+            if (t.engine.resumed()) stats.tls_resumptions.add(1);
+            // Policy allows TLS 1.2 and 1.3 only (ServerContext): nothing else completes.
+            if (t.engine.versionNumber() == 0x0304) stats.tls_handshakes_tls13.add(1) else stats.tls_handshakes_tls12.add(1);
             connection.readRequest();
         },
         .want_read => {
@@ -1062,9 +1069,19 @@ fn tlsRecv(connection: *Connection) void {
     const t = &connection.tls.?;
     assert(t.plain_recv.len > 0);
     var w = t.wire();
-    w.output = &.{}; // A read writes nothing: OpenSSL sends a KeyUpdate's answer with the next write.
+    // A read writes no record of data: OpenSSL sends a KeyUpdate's answer with the next write.
+    // It may write an alert (no_renegotiation, answering a TLS 1.2 client's renegotiation
+    // request), which goes out at once when no send is in flight (bytes of ours cannot
+    // overtake a record half sent), so a client waiting for the answer is not left hanging.
+    var alert: [64]u8 = undefined;
+    const may_answer = !connection.send_completion.isPending() and !t.outputPending();
+    w.output = if (may_answer) &alert else &.{};
     const result = t.engine.read(&w, t.plain_recv);
+    w.output = &.{}; // The alert, if any, is not the connection's output buffer's.
+    const answer = alert[0..w.produced];
+    w.produced = 0;
     t.settle(&w);
+    if (answer.len > 0) _ = connection.loop().sendNow(&connection.socket, answer) catch {}; // Best effort, as close_notify.
     const read = result catch return connection.tlsRecvDone(error.ConnectionResetByPeer);
     if (read.plaintext > 0) return connection.tlsRecvDone(read.plaintext);
     switch (read.progress) {

@@ -13,6 +13,7 @@ const assert = std.debug.assert;
 const Config = @import("../config/Config.zig");
 const Pool = @import("../upstream/Pool.zig");
 const Counter = @import("../stdx/Counter.zig");
+const tls = @import("../tls/tls.zig");
 
 const Generation = @This();
 
@@ -23,6 +24,10 @@ config: *const Config,
 pools: []const *Pool,
 /// The worker listener slot of each of `config.listeners()`.
 listener_slots: []const u8,
+/// The TLS context of each of `config.listeners()` (null: plain HTTP). Built with the
+/// generation, its files read then, and freed with it once no connection made from it is
+/// open (runtime/generations.zig), so a reload swaps certificates for new handshakes only.
+tls_servers: []const ?*tls.ServerContext = &.{},
 /// The worker timer queues this generation's pools use: `timeouts.durations[0..timeouts_count]`.
 timeouts: *const Timeouts,
 timeouts_count: u32,
@@ -32,6 +37,14 @@ tunnel_slots: []const u8,
 holders: std.atomic.Value(u32),
 /// Requests each route took, one row per worker (each written by its worker only).
 route_requests: []const []Counter,
+
+/// The TLS context of the listener on worker listener slot `slot`; null: plain HTTP (or a
+/// slot this generation no longer has).
+pub fn tlsServer(generation: *const Generation, slot: u8) ?*tls.ServerContext {
+    const index = std.mem.indexOfScalar(u8, generation.listener_slots, slot) orelse return null;
+    if (index >= generation.tls_servers.len) return null;
+    return generation.tls_servers[index];
+}
 
 /// The durations of the worker timer queues upstream timeouts use, one queue per distinct
 /// duration, shared by every pool and generation with that timeout. Append-only and owned by

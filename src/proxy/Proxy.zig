@@ -110,9 +110,6 @@ connections_active: std.atomic.Value(u32) = .init(0),
 stats: Stats = .{},
 warn_limiter: WarnLimiter = .{},
 on_slot_free: SlotFreeCallback,
-/// Every listener serves HTTPS with this context when set (`--tls-cert`); built by the
-/// control thread, shared read-only by the workers.
-tls_server: ?*tls.ServerContext = null,
 /// OpenSSL's memory on this worker: entered by the worker's thread before its first accept.
 tls_pool: ?*tls.memory.Pool = null,
 
@@ -165,6 +162,9 @@ pub const Stats = struct {
     tls_handshakes: Counter = .{},
     tls_resumptions: Counter = .{},
     tls_handshakes_failed: Counter = .{},
+    /// Completed handshakes by protocol version.
+    tls_handshakes_tls12: Counter = .{},
+    tls_handshakes_tls13: Counter = .{},
     /// Requests refused with an error before they reached a pool (bad requests, timeouts
     /// reading the head): their durations.
     latency: Histogram = .{},
@@ -236,15 +236,16 @@ pub fn init(
     sessions_count: u32,
     modules: []const Module,
     on_slot_free: SlotFreeCallback,
-    tls_server: ?*tls.ServerContext,
+    /// Some listener serves HTTPS (`Config.hasTls` at start-up): TLS memory and buffers.
+    tls_enabled: bool,
 ) !void {
-    const buffers_per_session: u32 = if (tls_server != null) 4 else 2;
+    const buffers_per_session: u32 = if (tls_enabled) 4 else 2;
     const buffers_count = buffers_per_session * sessions_count;
-    const buffer_bytes = if (tls_server != null)
+    const buffer_bytes = if (tls_enabled)
         @max(config.bufferBytes(), std.mem.alignForward(u32, tls.Engine.record_bytes_max, 4096))
     else
         config.bufferBytes();
-    const tls_pool: ?*tls.memory.Pool = if (tls_server != null) blk: {
+    const tls_pool: ?*tls.memory.Pool = if (tls_enabled) blk: {
         const pool = try allocator.create(tls.memory.Pool);
         errdefer allocator.destroy(pool);
         // Untouched address space: OpenSSL's blocks cost pages only once used.
@@ -311,7 +312,6 @@ pub fn init(
             .generations = .init(generations_check_ns),
         },
         .on_slot_free = on_slot_free,
-        .tls_server = tls_server,
         .tls_pool = tls_pool,
     };
     if (config.access_log.enabled()) {

@@ -113,7 +113,6 @@ pub fn init(
     listener_table: *const ListenerTable,
     workers_count: u32,
     modules: []const Module,
-    tls_server: ?*tls.ServerContext,
 ) !void {
     assert(worker.config == config and worker.start.load(.monotonic) == @backingInt(Start.wait));
     worker.listener_table = listener_table;
@@ -127,7 +126,7 @@ pub fn init(
         Proxy.sessionsCount(config, workers_count),
         modules,
         .{ .context = worker, .function = slotFreeCallback },
-        tls_server,
+        config.hasTls(),
     );
 }
 

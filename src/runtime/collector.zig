@@ -197,5 +197,7 @@ fn addWorker(snapshot: *Snapshot, worker: *const Worker) void {
     snapshot.tls_handshakes += stats.tls_handshakes.load();
     snapshot.tls_resumptions += stats.tls_resumptions.load();
     snapshot.tls_handshakes_failed += stats.tls_handshakes_failed.load();
+    snapshot.tls_handshakes_tls12 += stats.tls_handshakes_tls12.load();
+    snapshot.tls_handshakes_tls13 += stats.tls_handshakes_tls13.load();
     if (proxy.access_log) |*access_log| snapshot.access_log_dropped += access_log.dropped.load(.monotonic);
 }

@@ -29,6 +29,7 @@ const LocalPool = @import("../upstream/LocalPool.zig");
 const Proxy = @import("../proxy/Proxy.zig");
 const StaticAllocator = @import("../stdx/StaticAllocator.zig");
 const log = @import("../stdx/log.zig");
+const tls = @import("../tls/tls.zig");
 
 /// The sockets of every listener, by worker listener slot. A slot is bound once and kept as
 /// long as some live generation has its address; workers own the descriptors once they
@@ -62,9 +63,17 @@ pub const Built = struct {
 pub const Problem = struct {
     buffer: [512]u8 = undefined,
     len: usize = 0,
+    /// The configuration is at fault (a certificate file), not the machine (an address in
+    /// use, memory): start-up exits 2, as for any configuration mistake.
+    config_mistake: bool = false,
 
     pub fn text(problem: *const Problem) []const u8 {
         return problem.buffer[0..problem.len];
+    }
+
+    fn setMistake(problem: *Problem, comptime format: []const u8, args: anytype) error{BuildFailed} {
+        problem.config_mistake = true;
+        return problem.set(format, args);
     }
 
     fn set(problem: *Problem, comptime format: []const u8, args: anytype) error{BuildFailed} {
@@ -87,7 +96,18 @@ pub const Generations = struct {
     retired: [retired_max]*Pool = undefined,
     retired_count: u32 = 0,
     next_number: u64 = 1,
+    /// The process's session-ticket keys when it started with HTTPS listeners (every
+    /// generation's TLS contexts seal tickets with them, so a ticket outlives a reload); null:
+    /// started without, and a reload may not add HTTPS (the workers sized no TLS memory).
+    ticket_keys: ?*tls.TicketKeys = null,
+    /// TLS contexts of freed generations that open connections still use (a WebSocket may
+    /// outlive many reloads), freed once their last engine has ended. Kept apart from the
+    /// generations so that a long connection holds its few KiB of context, not a generation
+    /// slot (`Proxy.holds_max` bounds those, and reloads are refused past it).
+    retired_servers: [retired_servers_max]*tls.ServerContext = undefined,
+    retired_servers_count: u32 = 0,
 
+    const retired_servers_max = 8 * Config.listeners_count_max;
     const retired_max = Proxy.holds_max * Config.pools_count_max;
 
     /// A new `Generations` in `memory`, which must read zero (fresh pages from the kernel,
@@ -166,6 +186,14 @@ pub const Generations = struct {
             listeners_taken += 1;
         }
 
+        const tls_servers = arena.alloc(?*tls.ServerContext, config.listeners().len) catch return outOfMemory(problem);
+        @memset(tls_servers, null);
+        errdefer for (tls_servers) |server| if (server) |s| freeServer(s);
+        for (tls_servers, 0..) |*server, i| {
+            const settings = config.listenerTls(i) orelse continue;
+            server.* = try generations.loadServer(settings, problem);
+        }
+
         // Tunnels' idle timeouts, the default's and each route's, share the upstream queues.
         const tunnel_slots = arena.alloc(u8, config.routes_count + 1) catch return outOfMemory(problem);
         for (tunnel_slots, 0..) |*slot, i| {
@@ -190,6 +218,7 @@ pub const Generations = struct {
             .config = config,
             .pools = pools,
             .listener_slots = listener_slots,
+            .tls_servers = tls_servers,
             .timeouts = &generations.timeouts,
             .timeouts_count = generations.timeouts.count,
             .tunnel_slots = tunnel_slots,
@@ -354,7 +383,11 @@ pub const Generations = struct {
         var kept: u32 = 0;
         for (generations.live[0..generations.live_count], 0..) |built, i| {
             const is_current = i == generations.live_count - 1;
-            if (!is_current and built.generation.holders.load(.acquire) == 0) {
+            // A generation whose TLS contexts would not fit among the retired ones waits (with
+            // its contexts) until some of theirs end: bounded either way.
+            if (!is_current and built.generation.holders.load(.acquire) == 0 and
+                tlsInUse(built) <= retired_servers_max - generations.retired_servers_count)
+            {
                 generations.free(built);
                 continue;
             }
@@ -374,17 +407,100 @@ pub const Generations = struct {
             arena.deinit();
         }
         generations.retired_count = kept;
-        return generations.live_count > 1 or generations.retired_count > 0;
+        kept = 0;
+        for (generations.retired_servers[0..generations.retired_servers_count]) |server| {
+            if (server.engines_live.load(.acquire) == 0) {
+                freeServer(server);
+                continue;
+            }
+            generations.retired_servers[kept] = server;
+            kept += 1;
+        }
+        generations.retired_servers_count = kept;
+        return generations.live_count > 1 or generations.retired_count > 0 or kept > 0;
     }
 
     fn free(generations: *Generations, built: *Built) void {
         for (built.generation.pools) |instance| generations.unref(instance);
+        for (built.generation.tls_servers) |server| if (server) |s| {
+            if (s.engines_live.load(.acquire) == 0) {
+                freeServer(s);
+            } else {
+                assert(generations.retired_servers_count < retired_servers_max); // `reap` made room.
+                generations.retired_servers[generations.retired_servers_count] = s;
+                generations.retired_servers_count += 1;
+            }
+        };
         // Every worker adopted a newer generation: those without a slot closed its sockets.
         for (built.generation.listener_slots) |index| generations.listeners.slots[index].refs -= 1;
         var arena = built.arena;
         arena.deinit();
     }
+
+    /// A listener's TLS context, its files read now (so a reload picks up renewed
+    /// certificates); a file that cannot be read or loaded refuses the build, naming the file.
+    fn loadServer(generations: *const Generations, settings: *const Config.Tls, problem: *Problem) error{BuildFailed}!*tls.ServerContext {
+        const keys = generations.ticket_keys orelse return problem.setMistake(
+            "HTTPS listeners need a restart: sluice started with none, so its workers have no TLS memory",
+            .{},
+        );
+        var files_state: std.heap.ArenaAllocator = .init(std.heap.page_allocator);
+        defer files_state.deinit(); // OpenSSL keeps what it parsed; the text is not needed after.
+        const files = files_state.allocator();
+        var sources: [Config.certificates_count_max]tls.certificate.Source = undefined;
+        for (settings.certificates(), sources[0..settings.certificates_count]) |*certificate, *source| {
+            source.* = .{
+                .cert_pem = try readFile(files, certificate.cert, problem),
+                .key_pem = try readFile(files, certificate.key, problem),
+                .cert_name = certificate.cert,
+                .key_name = certificate.key,
+            };
+            if (certificate.ocsp.len > 0) {
+                source.ocsp_der = try readFile(files, certificate.ocsp, problem);
+                source.ocsp_name = certificate.ocsp;
+            }
+        }
+        const server = std.heap.page_allocator.create(tls.ServerContext) catch return outOfMemory(problem);
+        errdefer std.heap.page_allocator.destroy(server);
+        var diagnostic: tls.certificate.Diagnostic = .{};
+        server.init(std.heap.page_allocator, .{
+            .certificates = sources[0..settings.certificates_count],
+            .alpn = if (settings.alpn_http1) &.{"http/1.1"} else &.{},
+            .min_version = switch (settings.min_version) {
+                .@"1.2" => .tls1_2,
+                .@"1.3" => .tls1_3,
+            },
+            .ticket_keys = keys,
+        }, &diagnostic) catch |err| switch (err) {
+            error.OutOfMemory => return outOfMemory(problem),
+            error.Invalid => return problem.setMistake("{s}", .{diagnostic.message()}),
+        };
+        return server;
+    }
 };
+
+/// How many of the generation's TLS contexts a connection still uses (its engine reads the
+/// context: the SNI callback, and the count it gives back when it ends).
+fn tlsInUse(built: *const Built) u32 {
+    var count: u32 = 0;
+    for (built.generation.tls_servers) |server| if (server) |s| {
+        if (s.engines_live.load(.acquire) > 0) count += 1;
+    };
+    return count;
+}
+
+fn freeServer(server: *tls.ServerContext) void {
+    server.deinit();
+    std.heap.page_allocator.destroy(server);
+}
+
+fn readFile(arena: std.mem.Allocator, path: []const u8, problem: *Problem) error{BuildFailed}![]const u8 {
+    var why: []const u8 = undefined;
+    return tls.certificate.readFileOrWhy(arena, path, &why) catch |err| switch (err) {
+        error.OutOfMemory => outOfMemory(problem),
+        error.CannotRead => problem.setMistake("{s}: {s}", .{ path, why }),
+    };
+}
 
 fn outOfMemory(problem: *Problem) error{BuildFailed} {
     return problem.set("out of memory building the configuration", .{});

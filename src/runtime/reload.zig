@@ -18,6 +18,7 @@ const cli = @import("../config/cli.zig");
 const config_file = @import("../config/file.zig");
 const generations_ns = @import("generations.zig");
 const Runtime = @import("Runtime.zig");
+const tls = @import("../tls/tls.zig");
 
 /// What a reload reads: the configuration file, then the command line's flags over it, as at
 /// start-up (so a `--log-level` flag keeps winning over the file's `log_level`).
@@ -128,6 +129,12 @@ fn tryReload(runtime: *Runtime, out: *std.Io.Writer) bool {
     }
     var problem: generations_ns.Problem = .{};
     keep_arena = true; // The build owns it now, failing or not.
+    // OpenSSL's allocations for the new TLS contexts (this thread, the general heap) are the
+    // reload's, as its arenas are: not counted as heap allocations after start-up, which
+    // stand for the data plane's. Workers allocate only from their pools, so none of theirs
+    // can fall into this window.
+    const tls_heap_before = tls.memory.heapAllocations();
+    defer runtime.tls_heap_allocations_at_startup += tls.memory.heapAllocations() - tls_heap_before;
     const built = runtime.generations.build(arena, config, &problem) catch {
         out.print("{s}\n", .{problem.text()}) catch {}; // Cut, as above.
         return false;

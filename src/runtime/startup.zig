@@ -77,8 +77,7 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
     };
     const trace = &InitTrace.global;
     trace.mark("validate");
-    const loaded_tls = loadTls(config) catch return .{ .failed = 2 }; // Logged.
-    const tls_server = if (loaded_tls) |loaded| loaded.server else null;
+    const ticket_keys = startTls(config) catch return .{ .failed = 2 }; // Logged.
 
     // Compiled once per process, before anything is bound: a mistake refuses to start with its
     // FILE:LINE:COL, and the workers share the modules read-only.
@@ -98,13 +97,14 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         log.err("out of memory allocating the workers' loops", .{});
         return .{ .failed = 1 };
     };
+    generations.ticket_keys = ticket_keys;
     var problem: generations_ns.Problem = .{};
     const first = generations.build(.init(std.heap.page_allocator), config, &problem) catch {
         log.err("{s}", .{problem.text()});
-        return .{ .failed = 1 };
+        return .{ .failed = if (problem.config_mistake) 2 else 1 };
     };
     for (workers, 0..) |*worker, i| {
-        worker.init(allocator, config, &first.generation, &generations.listeners, config.workers_count, modules, tls_server) catch |err| {
+        worker.init(allocator, config, &first.generation, &generations.listeners, config.workers_count, modules) catch |err| {
             switch (err) {
                 // A handler whose top-level code fails said so, with its position (Handler.init).
                 error.Module, error.NoDefaultExport => return .{ .failed = 2 },
@@ -133,7 +133,7 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         .snapshot = undefined,
         .options = options,
         .started_ns = started_ns,
-        .tls_ticket_keys = if (loaded_tls) |loaded| loaded.ticket_keys else null,
+        .tls_ticket_keys = ticket_keys,
     }) catch {
         log.err("out of memory setting up the control loop", .{});
         return .{ .failed = 1 };
@@ -252,71 +252,66 @@ fn initRuntime(allocator: std.mem.Allocator, fields: Runtime) !*Runtime {
     return runtime;
 }
 
-/// With `--tls-cert` and `--tls-key`: OpenSSL started (its memory routed: `tls.init`), the
-/// chain and key read, checked and loaded into the listeners' context, with the process's
-/// session-ticket keys. Null without. The context, the files' text and the keys live as long
-/// as the process (a reload does not change them: both flags need a restart); the supervisor
-/// rotates the keys.
-fn loadTls(config: *const Config) error{Failed}!?LoadedTls {
-    if (config.tls_cert.len == 0 and config.tls_key.len == 0) return null;
-    if (config.tls_cert.len == 0 or config.tls_key.len == 0) {
-        log.err("--tls-cert and --tls-key go together: give both", .{});
-        return error.Failed;
-    }
+/// With HTTPS listeners (`Config.hasTls`): OpenSSL started (its memory routed: `tls.init`)
+/// and the process's session-ticket keys made, which every generation's TLS contexts share
+/// and the supervisor rotates. Null without. The certificates are loaded with each generation
+/// (generations.zig `loadServer`), so a reload reads them again.
+fn startTls(config: *const Config) error{Failed}!?*tls.TicketKeys {
+    if (!config.hasTls()) return null;
     tls.init(.{}) catch |err| {
         log.err("cannot start OpenSSL: {s}", .{@errorName(err)});
         return error.Failed;
     };
-    const arena_state = std.heap.page_allocator.create(std.heap.ArenaAllocator) catch return outOfMemory();
-    arena_state.* = .init(std.heap.page_allocator);
-    const arena = arena_state.allocator();
-    const cert_pem = readPem(arena, config.tls_cert) orelse return error.Failed;
-    const key_pem = readPem(arena, config.tls_key) orelse return error.Failed;
-    const keys = arena.create(tls.TicketKeys) catch return outOfMemory();
+    const keys = std.heap.page_allocator.create(tls.TicketKeys) catch return outOfMemory();
     keys.init() catch {
         log.err("cannot make session-ticket keys: OpenSSL's random generator failed", .{});
         return error.Failed;
     };
-    const server = arena.create(tls.ServerContext) catch return outOfMemory();
-    var diagnostic: tls.certificate.Diagnostic = .{};
-    server.init(std.heap.page_allocator, .{
-        .certificates = &.{.{
-            .cert_pem = cert_pem,
-            .key_pem = key_pem,
-            .cert_name = config.tls_cert,
-            .key_name = config.tls_key,
-        }},
-        .ticket_keys = keys,
-    }, &diagnostic) catch |err| switch (err) {
-        error.OutOfMemory => return outOfMemory(),
-        error.Invalid => {
-            log.err("{s}", .{diagnostic.message()});
-            return error.Failed;
-        },
-    };
-    return .{ .server = server, .ticket_keys = keys };
+    return keys;
 }
 
-const LoadedTls = struct {
-    server: *tls.ServerContext,
-    ticket_keys: *tls.TicketKeys,
-};
-
-fn readPem(arena: std.mem.Allocator, path: []const u8) ?[]const u8 {
-    var why: []const u8 = undefined;
-    return tls.certificate.readFileOrWhy(arena, path, &why) catch |err| switch (err) {
-        error.OutOfMemory => {
-            _ = outOfMemory() catch {};
-            return null;
-        },
-        error.CannotRead => {
-            log.err("{s}: {s}", .{ path, why });
-            return null;
-        },
+/// `sluice check`: every listener's certificate and key files (readable, parsed, the key
+/// matches, the chain in order, not expired, accepted by the TLS policy, days left), each
+/// finding on its own line and naming its file; a warning (expiry within 30 days) does not
+/// fail the check. False when any certificate has an error.
+pub fn checkCertificates(arena: std.mem.Allocator, config: *const Config) bool {
+    if (!config.hasTls()) return true;
+    tls.init(.{}) catch |err| {
+        log.err("cannot start OpenSSL: {s}", .{@errorName(err)});
+        return false;
     };
+    var ok = true;
+    var checked: std.ArrayList([]const u8) = .empty;
+    for (0..config.listeners().len) |i| {
+        const settings = config.listenerTls(i) orelse continue;
+        for (settings.certificates()) |*certificate| {
+            if (contains(checked.items, certificate.cert)) continue; // Listed by another listener.
+            checked.append(arena, certificate.cert) catch {};
+            const ocsp: ?[]const u8 = if (certificate.ocsp.len > 0) certificate.ocsp else null;
+            const report = tls.certificate.check(arena, certificate.cert, certificate.key, .{ .ocsp_path = ocsp }) catch {
+                log.err("{s}: out of memory checking it", .{certificate.cert});
+                return false;
+            };
+            for (report.findings) |finding| switch (finding.severity) {
+                .err => log.plain("error: {s}", .{finding.message}),
+                .warning => log.plain("warning: {s}", .{finding.message}),
+            };
+            if (report.failed()) {
+                ok = false;
+            } else if (report.days_left) |days| {
+                log.plain("{s}: {d} days left", .{ certificate.cert, days });
+            }
+        }
+    }
+    return ok;
+}
+
+fn contains(list: []const []const u8, item: []const u8) bool {
+    for (list) |other| if (std.mem.eql(u8, other, item)) return true;
+    return false;
 }
 
 fn outOfMemory() error{Failed} {
-    log.err("out of memory loading the TLS certificate", .{});
+    log.err("out of memory starting TLS", .{});
     return error.Failed;
 }

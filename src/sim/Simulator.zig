@@ -198,7 +198,7 @@ fn setUp(world: *Simulator) void {
         options.sessions,
         &.{}, // No handlers: the simulator does not run JavaScript yet.
         .{ .context = world, .function = slotFreeCallback },
-        null, // TLS is not simulated (docs/ARCHITECTURE.md, "The simulator": limits).
+        false, // TLS is not simulated (docs/ARCHITECTURE.md, "The simulator": limits).
     ) catch |err| std.debug.panic("sim: Proxy.init: {t}", .{err});
     world.static.seal();
     world.proxy.start();

@@ -3,6 +3,7 @@ one shown as a mistake, whose `sluice check` output is exactly the console block
 and a checked file really runs (`--config`), with flags overriding it."""
 
 import re
+import shutil
 import subprocess
 
 from client import request
@@ -28,6 +29,11 @@ def test_every_config_example_checks(sluice_bin, tmp_path):
     found = blocks()
     examples = [(i, kind, text) for i, (kind, text) in enumerate(found) if kind != "console"]
     assert len(examples) >= 6, examples
+    # Certificate and key files the examples name: the test pair under each name (check
+    # reads them).
+    testdata = REPO / "src" / "tls" / "testdata"
+    for name in set(re.findall(r'"([\w.-]+\.(?:pem|key))"', DOC)):
+        shutil.copy(testdata / ("ecdsa" + name[name.rindex("."):]), tmp_path / name)
     for i, kind, text in examples:
         follower = found[i + 1] if i + 1 < len(found) else None
         shown_as_mistake = follower is not None and follower[0] == "console"

@@ -3,6 +3,7 @@ every config example passes `sluice check`, and every flag in the README's table
 that `sluice --help` documents."""
 
 import re
+import shutil
 import subprocess
 import urllib.parse
 
@@ -109,11 +110,15 @@ def readme_handlers():
 
 def test_readme_config_examples_pass_check(sluice_bin, tmp_path):
     """Every ```zon block in the README is a valid config: `sluice check` says ok (with the
-    README's handlers beside it, which check compiles)."""
+    README's handlers beside it, which check compiles, and the test certificate and key
+    under each certificate and key name the examples give, which check reads)."""
     blocks = re.findall(r"```zon\n(.*?)```", README, re.S)
     assert blocks, "the README has no zon example"
     for name, source in readme_handlers().items():
         (tmp_path / name).write_text(source)
+    testdata = REPO / "src" / "tls" / "testdata"
+    for name in set(re.findall(r'"([\w.-]+\.(?:pem|key))"', "".join(blocks))):
+        shutil.copy(testdata / ("ecdsa" + name[name.rindex("."):]), tmp_path / name)
     for i, body in enumerate(blocks):
         path = tmp_path / f"readme{i}.zon"
         path.write_text(body)

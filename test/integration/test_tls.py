@@ -201,7 +201,7 @@ def test_missing_key_or_bad_certificate_refuses_to_start(sluice_bin, tmp_path):
     """`--tls-cert` without `--tls-key`, a missing file, and a key of another certificate
     each stop start-up with a line that names the problem."""
     cases = [
-        (["--tls-cert", str(TESTDATA / "ecdsa.pem")], "--tls-cert and --tls-key go together"),
+        (["--tls-cert", str(TESTDATA / "ecdsa.pem")], "ecdsa.pem\" needs its private key: --tls-key"),
         (["--tls-cert", str(tmp_path / "none.pem"), "--tls-key", str(TESTDATA / "ecdsa.key")],
          "none.pem: cannot open: no such file"),
         (["--tls-cert", str(TESTDATA / "rsa.pem"), "--tls-key", str(TESTDATA / "ecdsa.key")],
