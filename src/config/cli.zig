@@ -288,6 +288,7 @@ fn applyStructure(comptime structure: settings.Structure, target: anytype, name:
             target.setHandler(.{ .name = handler_name, .path = value[eq + 1 ..] }) catch
                 return diagnostic.set(name, "more than {d} handlers", .{Config.handlers_count_max});
         },
+        .upstream_tls => target.tls = try parseUpstreamTls(name, value, diagnostic),
         .listeners, .pools, .routes, .backend_address => comptime unreachable, // Files only.
     }
 }
@@ -295,7 +296,11 @@ fn applyStructure(comptime structure: settings.Structure, target: anytype, name:
 /// `ADDR[,weight=N][,max-conns=N][,max-pending=N]`: the options are the backend rows.
 fn parseBackend(name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!Config.Backend {
     var parts = std.mem.splitScalar(u8, value, ',');
-    var backend: Config.Backend = .{ .address = try parseAddress(name, parts.first(), diagnostic) };
+    const address_text = parts.first();
+    var backend: Config.Backend = .{
+        .address = try parseAddress(name, address_text, diagnostic),
+        .host_name = Config.backendHostName(address_text),
+    };
     next: while (parts.next()) |part| {
         const eq = std.mem.indexOfScalar(u8, part, '=') orelse
             return diagnostic.set(name, "invalid option \"{s}\": " ++ backend_options, .{part});
@@ -311,6 +316,40 @@ fn parseBackend(name: []const u8, value: []const u8, diagnostic: *Diagnostic) er
     }
     return backend;
 }
+
+/// `on`, `off`, or options `ca=FILE,server-name=NAME,cert=FILE,key=FILE,verify=on|off` (TLS
+/// on, each option over the defaults): the keys of a file's `.tls`, spelled as flags are.
+fn parseUpstreamTls(name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!Config.UpstreamTls {
+    if (std.mem.eql(u8, value, "off")) return .{};
+    var result: Config.UpstreamTls = .{ .enabled = true };
+    if (std.mem.eql(u8, value, "on")) return result;
+    var parts = std.mem.splitScalar(u8, value, ',');
+    while (parts.next()) |part| {
+        const eq = std.mem.indexOfScalar(u8, part, '=') orelse
+            return diagnostic.set(name, "invalid option \"{s}\": " ++ upstream_tls_options, .{part});
+        const key = part[0..eq];
+        const option = part[eq + 1 ..];
+        if (option.len == 0) return diagnostic.set(name, "invalid option \"{s}\": the value after = is missing", .{part});
+        if (std.mem.eql(u8, key, "verify")) {
+            const verify = std.meta.stringToEnum(enum { on, off }, option) orelse
+                return diagnostic.set(name, "invalid option \"{s}\": expected verify=on or verify=off", .{part});
+            result.verify = verify == .on;
+        } else if (std.mem.eql(u8, key, "ca")) {
+            result.ca = option;
+        } else if (std.mem.eql(u8, key, "server-name")) {
+            if (Config.serverNameMistake(option)) |why| return diagnostic.set(name, "invalid option \"{s}\": {s}", .{ part, why });
+            result.server_name = option;
+        } else if (std.mem.eql(u8, key, "cert")) {
+            result.client_cert = option;
+        } else if (std.mem.eql(u8, key, "key")) {
+            result.client_key = option;
+        } else return diagnostic.set(name, "invalid option \"{s}\": " ++ upstream_tls_options, .{part});
+    }
+    if (result.mistake()) |why| return diagnostic.set(name, "{s}", .{why});
+    return result;
+}
+
+const upstream_tls_options = "expected on, off, or ca=FILE, server-name=NAME, cert=FILE, key=FILE, verify=on|off";
 
 /// "expected weight=N, max-conns=N or max-pending=N".
 const backend_options = blk: {
