@@ -53,9 +53,13 @@ def _write(directory, name, cert, key):
 
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory):
+    return make_pki(tmp_path_factory.mktemp("pki"))
+
+
+def make_pki(d):
     """Paths: ca, server (cert, key), self_signed (cert, key), client_ca, client (cert, key)."""
     import ipaddress
-    d = tmp_path_factory.mktemp("pki")
+    d.mkdir(parents=True, exist_ok=True)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca = _certificate("sluice test CA", ca_key, "sluice test CA", ca_key, ca=True)
     server_key = ec.generate_private_key(ec.SECP256R1())
@@ -294,3 +298,44 @@ def test_health_checks_over_tls_mark_down_and_up(sluice, make_backend, pki, tmp_
     probes = [h for h in b.tls_handshakes]
     assert probes[0]["reused"] is False and any(h["reused"] for h in probes[1:]), probes
     assert bad.requests == []
+
+
+def test_command_line_backend_tls(sluice, make_backend, pki):
+    """`--backend-tls ca=FILE,server-name=NAME` is the file's `.tls` on the command line."""
+    backend = make_backend(tls=server_context(pki))
+    sluice.start([backend], args=["--backend-tls", f"ca={pki['ca']},server-name=backend.test"])
+    assert_echoed(sluice, "/cli/1", "/cli/2")
+    assert backend.tls_handshakes[0]["sni"] == "backend.test"
+
+
+def test_a_websocket_upgrade_tunnels_through_the_backend_tls(sluice, make_backend, pki):
+    """An upgrade to a TLS backend: the 101 and the greeting come through the codec, then
+    messages both ways, each echoed by the backend over its TLS connection."""
+    from backends import upgrade
+    from test_upgrade import GREETING, WS_HEADERS
+    backend = make_backend(upgrade(), tls=server_context(pki))
+    sluice.start([backend], args=["--backend-tls", f"ca={pki['ca']}"])
+    c = Client(sluice.port)
+    try:
+        c.send_request("GET", "/chat", headers=WS_HEADERS)
+        r = c.read_response()
+        assert r.status == 101, r
+        assert c.read_exact(len(GREETING), 3.0) == GREETING
+        for m in (b"message one", b"\x81\x05hello", bytes(range(256)) * 64):
+            c.send(m)
+            assert c.read_exact(5 + len(m), 5.0) == b"echo:" + m
+    finally:
+        c.close()
+
+
+def test_a_missing_ca_file_is_refused_at_start_and_by_check(sluice_bin, make_backend, tmp_path):
+    """A pool's TLS files are read at start-up and by `sluice check`: a missing one is named."""
+    import subprocess
+    path = write_zon(tmp_path / "bad.zon", {"listen": "127.0.0.1:0", "pools": {"app": {
+        "backends": ["127.0.0.1:9"], "tls": {"ca": "missing-ca.pem"}}}})
+    done = subprocess.run([sluice_bin, "check", str(path)], capture_output=True, text=True, timeout=10)
+    assert done.returncode == 1
+    assert f"pool app: tls: {tmp_path}/missing-ca.pem: cannot open: no such file" in done.stderr
+    done = subprocess.run([sluice_bin, "--config", str(path)], capture_output=True, text=True, timeout=10)
+    assert done.returncode == 1
+    assert "missing-ca.pem: cannot open: no such file" in done.stderr

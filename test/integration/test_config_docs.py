@@ -28,6 +28,8 @@ def test_every_config_example_checks(sluice_bin, tmp_path):
     found = blocks()
     examples = [(i, kind, text) for i, (kind, text) in enumerate(found) if kind != "console"]
     assert len(examples) >= 6, examples
+    from test_readme import write_tls_files
+    write_tls_files([text for kind, text in found if kind == "zon"], tmp_path)
     for i, kind, text in examples:
         follower = found[i + 1] if i + 1 < len(found) else None
         shown_as_mistake = follower is not None and follower[0] == "console"
