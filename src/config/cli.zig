@@ -435,6 +435,25 @@ test "cli: quick mode fills the config" {
     try parsed.config.validate();
 }
 
+test "cli: --backend-tls is on, off, or the options of a file's tls" {
+    var diagnostic: Diagnostic = .{};
+    var parsed = try parse(&.{ "--backend", "localhost:8443", "--backend-tls", "on" }, &diagnostic);
+    const pool = &parsed.config.pools()[0];
+    try std.testing.expect(pool.tls.enabled and pool.tls.verify and pool.tls.ca.len == 0);
+    try std.testing.expectEqualStrings("localhost", pool.backends()[0].host_name);
+    parsed = try parse(&.{ "--backend", "10.0.0.5:443", "--backend-tls", "ca=ca.pem,server-name=api.internal,cert=c.pem,key=c.key" }, &diagnostic);
+    const tls = parsed.config.pools()[0].tls;
+    try std.testing.expectEqualStrings("ca.pem", tls.ca);
+    try std.testing.expectEqualStrings("api.internal", tls.server_name);
+    try std.testing.expectEqualStrings("c.key", tls.client_key);
+    parsed = try parse(&.{ "--backend", "10.0.0.5:443", "--backend-tls", "verify=off" }, &diagnostic);
+    try std.testing.expect(parsed.config.pools()[0].tls.enabled and !parsed.config.pools()[0].tls.verify);
+    for ([_][]const u8{ "yes", "ca=", "cert=c.pem", "verify=off,ca=x", "server-name=a b", "port=1" }) |bad| {
+        try std.testing.expectError(error.Usage, parse(&.{ "--backend", "10.0.0.5:443", "--backend-tls", bad }, &diagnostic));
+        try std.testing.expectEqualStrings("--backend-tls", diagnostic.flag);
+    }
+}
+
 test "cli: each mistake names its flag" {
     const cases = [_]struct { args: []const []const u8, flag: []const u8 }{
         .{ .args = &.{}, .flag = "--backend" },

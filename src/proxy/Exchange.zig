@@ -505,6 +505,12 @@ pub fn connectFailed(exchange: *Exchange, failure: Failure) void {
     exchange.connectUpstream();
 }
 
+/// No memory or buffer for the try (the worker's TLS memory ran out): a 503, and the backend
+/// is not blamed.
+pub fn failOverloaded(exchange: *Exchange) void {
+    exchange.fail(.overloaded);
+}
+
 /// The TLS handshake on a fresh connection is done (`resumed`: with a session kept from an
 /// earlier one): the request goes out.
 pub fn handshakeDone(exchange: *Exchange, resumed: bool) void {
@@ -1062,7 +1068,11 @@ fn tunnelRecvCallback(exchange: *Exchange, result: sys.RecvError!usize) void {
 pub fn tunnelClientClosed(exchange: *Exchange) void {
     // The peer may be gone already; the close that follows cleans up either way.
     const connection = exchange.attempt.connection orelse return;
-    if (connection.tls) |*engine| Connections.closeNotify(exchange.loop(), &connection.socket, engine);
+    // Its close_notify first, unless tunnel bytes are still being sent (it would come before
+    // them); the half-close alone says the same to a backend that reads to the end.
+    if (connection.tls) |*engine| if (connection.socket.writer == null) {
+        Connections.closeNotify(exchange.loop(), &connection.socket, engine);
+    };
     exchange.loop().shutdownWrite(&connection.socket) catch {};
 }
 

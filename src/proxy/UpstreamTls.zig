@@ -173,10 +173,11 @@ fn handshakeFailed(exchange: *Exchange, err: tls.Failure, when: []const u8) void
         exchange.proxy.warnUpstreamTls(exchange.localPool().config.name, exchange.backendName().?, when, @errorName(err));
     }
     records.clearOutput();
-    exchange.connectFailed(switch (err) {
-        error.OutOfMemory => .overloaded,
-        else => .upstream_tls_failed,
-    });
+    switch (err) {
+        // The worker's TLS memory ran out: load to shed, not the backend's fault.
+        error.OutOfMemory => exchange.failOverloaded(),
+        else => exchange.connectFailed(.upstream_tls_failed),
+    }
 }
 
 /// The warning line with OpenSSL's reason ("certificate verify failed: self-signed
