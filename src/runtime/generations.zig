@@ -205,7 +205,11 @@ pub const Generations = struct {
         if (previous) |built| for (built.generation.pools) |instance| {
             if (std.mem.eql(u8, instance.config.name, pool.name)) old = instance;
         };
-        if (old) |instance| if (Pool.sameConfig(&instance.config, pool)) return instance;
+        if (old) |instance| if (Pool.sameConfig(&instance.config, pool)) {
+            // The same settings, and the TLS files (if any) still hold what it was built from.
+            const files_same = if (instance.tls) |backend_tls| backend_tls.sameFiles(&pool.tls) else true;
+            if (files_same) return instance;
+        };
 
         var slots: [5]u8 = undefined;
         for (LocalPool.timeouts(pool), &slots) |duration, *slot| {

@@ -24,6 +24,12 @@ names: []const []const u8,
 /// Per worker, then per backend: the sessions that worker resumes with that backend (each
 /// worker touches only its own row: `LocalPool.resumptions`).
 resumptions: []tls.ClientContext.Resumption,
+/// SHA-256 of the files' contents (CA, client certificate, client key) it was built from: a
+/// reload that leaves the pool's settings alone still rebuilds it when a file changed
+/// (`sameFiles`), so a renewed certificate is picked up by a reload.
+files_digest: Digest,
+
+pub const Digest = [std.crypto.hash.sha2.Sha256.digest_length]u8;
 
 pub const Error = error{ Invalid, OutOfMemory };
 
@@ -44,22 +50,28 @@ pub fn init(
     };
     const names = try arena.alloc([]const u8, pool.backends_count);
     for (names, pool.backends()) |*name, *backend| name.* = try serverName(arena, settings, backend);
+    const files = try Files.read(arena, settings, diagnostic);
     var options: tls.ClientContext.Options = .{ .verify = settings.verify };
     if (settings.ca.len > 0) {
-        options.ca_pem = try readFile(arena, settings.ca, diagnostic);
+        options.ca_pem = files.ca;
         options.ca_name = settings.ca;
     }
     if (settings.client_cert.len > 0) {
         options.client_certificate = .{
-            .cert_pem = try readFile(arena, settings.client_cert, diagnostic),
-            .key_pem = try readFile(arena, settings.client_key, diagnostic),
+            .cert_pem = files.client_cert,
+            .key_pem = files.client_key,
             .cert_name = settings.client_cert,
             .key_name = settings.client_key,
         };
     }
     const resumptions = try arena.alloc(tls.ClientContext.Resumption, workers_count * pool.backends_count);
     @memset(resumptions, .{});
-    backend_tls.* = .{ .context = undefined, .names = names, .resumptions = resumptions };
+    backend_tls.* = .{
+        .context = undefined,
+        .names = names,
+        .resumptions = resumptions,
+        .files_digest = files.digest(),
+    };
     try backend_tls.context.init(arena, options, diagnostic);
 }
 
@@ -76,6 +88,44 @@ pub fn deinit(backend_tls: *BackendTls) void {
     backend_tls.context.deinit();
     backend_tls.* = undefined;
 }
+
+/// Whether the files `settings` names still hold what this was built from. False when one
+/// changed or cannot be read (the rebuild that follows then says why).
+pub fn sameFiles(backend_tls: *const BackendTls, settings: *const Config.UpstreamTls) bool {
+    var arena_state: std.heap.ArenaAllocator = .init(std.heap.page_allocator);
+    defer arena_state.deinit();
+    var diagnostic: tls.certificate.Diagnostic = .{};
+    const files = Files.read(arena_state.allocator(), settings, &diagnostic) catch return false;
+    return std.mem.eql(u8, &files.digest(), &backend_tls.files_digest);
+}
+
+/// The contents of the files a pool's TLS settings name (empty when not named).
+const Files = struct {
+    ca: []const u8 = "",
+    client_cert: []const u8 = "",
+    client_key: []const u8 = "",
+
+    fn read(arena: std.mem.Allocator, settings: *const Config.UpstreamTls, diagnostic: *tls.certificate.Diagnostic) Error!Files {
+        var files: Files = .{};
+        inline for (.{ "ca", "client_cert", "client_key" }) |name| {
+            const path = @field(settings, name);
+            if (path.len > 0) @field(files, name) = try readFile(arena, path, diagnostic);
+        }
+        return files;
+    }
+
+    fn digest(files: Files) Digest {
+        var hash: std.crypto.hash.sha2.Sha256 = .init(.{});
+        inline for (.{ "ca", "client_cert", "client_key" }) |name| {
+            const bytes = @field(files, name);
+            var length: [8]u8 = undefined;
+            std.mem.writeInt(u64, &length, bytes.len, .little); // So no two splits hash alike.
+            hash.update(&length);
+            hash.update(bytes);
+        }
+        return hash.finalResult();
+    }
+};
 
 fn serverName(arena: std.mem.Allocator, settings: *const Config.UpstreamTls, backend: *const Config.Backend) error{OutOfMemory}![]const u8 {
     if (settings.server_name.len > 0) return settings.server_name;

@@ -339,3 +339,44 @@ def test_a_missing_ca_file_is_refused_at_start_and_by_check(sluice_bin, make_bac
     done = subprocess.run([sluice_bin, "--config", str(path)], capture_output=True, text=True, timeout=10)
     assert done.returncode == 1
     assert "missing-ca.pem: cannot open: no such file" in done.stderr
+
+
+def test_a_reload_picks_up_a_changed_ca_file_and_refuses_a_missing_one(sluice, make_backend, pki, tmp_path):
+    """The pool's settings unchanged but its CA file rewritten: a reload rebuilds the pool, so
+    a backend the old CA could not verify (502) is served after it (200). A reload whose CA
+    file is gone is refused, naming it, and the running configuration keeps serving."""
+    import shutil
+    import signal
+    from test_reload import generation_re, refused_reload
+    backend = make_backend(tls=server_context(pki))
+    ca = tmp_path / "trusted.pem"
+    shutil.copy(pki["client_ca"], ca)  # Not the CA that signed the backend's certificate.
+    start_tls_pool(sluice, tmp_path, [backend], {"ca": str(ca)}, extra={"retry": {"tries": 1}})
+    c = Client(sluice.port)
+    try:
+        assert c.request("GET", "/before").status == 502
+    finally:
+        c.close()
+    shutil.copy(pki["ca"], ca)
+    mark = sluice.mark()
+    sluice.signal(signal.SIGHUP)
+    sluice.wait_for_line(generation_re(2), 10.0, start=mark)
+    assert_echoed(sluice, "/after")
+    ca.unlink()
+    index = refused_reload(sluice)
+    assert "trusted.pem: cannot open: no such file" in sluice.lines[index]
+    assert_echoed(sluice, "/still")
+
+
+def test_a_reload_cannot_add_tls_to_a_process_started_without(sluice, make_backend, pki, tmp_path):
+    """The workers size their TLS memory at start-up: a reload that gives a pool `.tls` when
+    no pool had it is refused with a line saying a restart is needed."""
+    from test_reload import refused_reload
+    backend = make_backend(tls=server_context(pki))
+    path = write_zon(tmp_path / "plain.zon", {"listen": "127.0.0.1:0", "pools": {"app": {
+        "backends": [backend.address]}}})
+    sluice.start_config(path)
+    write_zon(path, {"listen": f"127.0.0.1:{sluice.port}", "pools": {"app": {
+        "backends": [backend.address], "tls": {"ca": pki["ca"]}}}})
+    index = refused_reload(sluice)
+    assert "needs a restart: sluice started without TLS to any backend" in "\n".join(sluice.lines[index - 1:index + 1])
