@@ -380,3 +380,18 @@ def test_a_reload_cannot_add_tls_to_a_process_started_without(sluice, make_backe
         "backends": [backend.address], "tls": {"ca": pki["ca"]}}}})
     index = refused_reload(sluice)
     assert "needs a restart: sluice started without TLS to any backend" in "\n".join(sluice.lines[index - 1:index + 1])
+
+
+def test_metrics_count_upstream_handshakes_and_resumptions(sluice, make_backend, pki):
+    """`sluice_upstream_tls_handshakes_total` and `..._resumptions_total` per pool: three
+    requests to a backend that closes after each are three handshakes, the last two resumed."""
+    from backends import echo
+    from test_admin import scrape, start_with_admin, value
+    backend = make_backend(echo(close=True), tls=server_context(pki))
+    port = start_with_admin(sluice, [backend], args=["--backend-tls", f"ca={pki['ca']}"])
+    assert_echoed(sluice, "/m/1")
+    assert_echoed(sluice, "/m/2")
+    assert_echoed(sluice, "/m/3")
+    m = scrape(port)
+    assert value(m, "sluice_upstream_tls_handshakes_total", pool="default") == 3
+    assert value(m, "sluice_upstream_tls_resumptions_total", pool="default") == 2
