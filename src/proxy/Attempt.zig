@@ -92,3 +92,11 @@ test "attempt: a fresh attempt has nothing carried over" {
     try std.testing.expect(!attempt.reported and attempt.state == .connecting);
     try std.testing.expectEqual(@as(u8, 0), attempt.pendingOps());
 }
+
+test "attempt: its size is pinned (it lives in every exchange slot)" {
+    // The TLS codec's state (112 bytes, and its optional's tag) came with TLS to backends: a
+    // pooled connection's engine lives in the connection, the buffers are taken per try.
+    try std.testing.expectEqual(@as(usize, 112), @sizeOf(UpstreamTls));
+    try std.testing.expect(@sizeOf(Attempt) <= 560);
+    try std.testing.expect(@sizeOf(@import("Exchange.zig")) <= 1152);
+}
