@@ -395,3 +395,57 @@ def test_metrics_count_upstream_handshakes_and_resumptions(sluice, make_backend,
     m = scrape(port)
     assert value(m, "sluice_upstream_tls_handshakes_total", pool="default") == 3
     assert value(m, "sluice_upstream_tls_resumptions_total", pool="default") == 2
+
+
+def test_a_plain_http_backend_in_a_tls_pool_is_a_502_with_the_reason(sluice, pki):
+    """A backend that does not speak TLS answers the ClientHello with an HTTP 400 (as nginx
+    does on a plain port): the handshake fails, a 502, OpenSSL's reason in the log."""
+    import socket
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+
+    def answer():
+        conn, _ = server.accept()
+        conn.recv(4096)
+        conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        conn.close()
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    try:
+        address = f"127.0.0.1:{server.getsockname()[1]}"
+        sluice.start(args=["--backend", address, "--backend-tls", f"ca={pki['ca']}", "--tries", "1"])
+        c = Client(sluice.port)
+        try:
+            assert c.request("GET", "/plain").status == 502
+        finally:
+            c.close()
+        line = sluice.wait_for_line(r"TLS with backend .* failed in the handshake: (.+); \d+ more", timeout=5)
+        assert "wrong version number" in line.group(1) or "packet length" in line.group(1), line.string
+    finally:
+        thread.join(5)
+        server.close()
+
+
+def test_a_backend_silent_after_the_client_hello_is_a_connect_timeout(sluice, pki):
+    """A backend that accepts TCP and never answers the ClientHello: the handshake is bounded
+    by the connect timeout (a 504), and the connection is closed."""
+    import socket
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)  # The kernel completes TCP handshakes; nobody reads.
+    try:
+        address = f"127.0.0.1:{silent.getsockname()[1]}"
+        sluice.start(args=["--backend", address, "--backend-tls", f"ca={pki['ca']}", "--tries", "1",
+                           "--upstream-connect-timeout", "300ms"])
+        started = time.monotonic()
+        c = Client(sluice.port)
+        try:
+            r = c.request("GET", "/silent")
+        finally:
+            c.close()
+        assert r.status == 504
+        assert 0.25 < time.monotonic() - started < 3.0
+    finally:
+        silent.close()
