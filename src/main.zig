@@ -21,6 +21,8 @@ const Address = @import("stdx/Address.zig").Address;
 const InitTrace = @import("runtime/InitTrace.zig");
 const reload_command = @import("runtime/reload_command.zig");
 const js_cli = @import("js/cli.zig");
+const BackendTls = @import("upstream/BackendTls.zig");
+const tls = @import("tls/tls.zig");
 
 pub const version = "0.1.0";
 
@@ -207,9 +209,31 @@ fn checkFile(arena: std.mem.Allocator, path: []const u8) u8 {
     }
     if (!handlers_ok) return 1;
     if (!startup.checkCertificates(arena, &config)) return 1;
+    if (!checkUpstreamTls(arena, path, &config)) return 1;
     log.stdout(path);
     log.stdout(": ok\n");
     return 0;
+}
+
+/// Each pool's TLS files are read and checked as start-up would (CA certificates, the client
+/// certificate and its key), each mistake as `FILE: pool NAME: tls: ...`.
+fn checkUpstreamTls(arena: std.mem.Allocator, path: []const u8, config: *const Config) bool {
+    var ok = true;
+    for (config.pools()) |*pool| {
+        if (!pool.tls.enabled) continue;
+        var backend_tls: BackendTls = undefined;
+        var diagnostic: tls.certificate.Diagnostic = .{};
+        backend_tls.init(arena, pool, 1, &diagnostic) catch |err| {
+            ok = false;
+            switch (err) {
+                error.Invalid => log.plain("{s}: pool {s}: tls: {s}", .{ path, pool.name, diagnostic.message() }),
+                error.OutOfMemory => log.err("{s}: out of memory checking pool {s}'s tls", .{ path, pool.name }),
+            }
+            continue;
+        };
+        backend_tls.deinit();
+    }
+    return ok;
 }
 
 /// Into `arena`, which is never freed: the config's strings point into it for the process.

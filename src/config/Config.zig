@@ -256,6 +256,8 @@ pub const Pool = struct {
     idle_timeout_ns: u64 = settings.default(.pool, "idle_timeout_ns"),
     /// Idle connections kept per backend and worker.
     keepalive_max: u32 = settings.default(.pool, "keepalive_max"),
+    /// TLS to the backends (a file's `.tls`, `--backend-tls`); off unless `enabled`.
+    tls: UpstreamTls = .{},
 
     pub fn backends(pool: *const Pool) []const Backend {
         return pool.backends_buffer[0..pool.backends_count];
@@ -278,11 +280,62 @@ pub const Pool = struct {
         const named = pool.hash_on == .header or pool.hash_on == .cookie;
         if (pool.strategy == .hash and named and pool.hash_name.len == 0) return error.HashNameMissing;
         if (pool.hash_name.len > name_bytes_max) return error.NameTooLong;
+        if (pool.tls.mistake()) |_| return error.UpstreamTlsInvalid;
     }
 };
 
+/// How a pool speaks TLS to its backends (upstream/BackendTls.zig builds it). Paths are read
+/// when the pool is built (start-up, and a reload that changes the pool).
+pub const UpstreamTls = struct {
+    enabled: bool = false,
+    /// Check the backend's certificate and name. Off only for backends that cannot be given
+    /// a proper certificate: anyone on the path can then read and change everything.
+    verify: bool = true,
+    /// PEM CA certificates to trust; empty: the system's bundle.
+    ca: []const u8 = "",
+    /// The name sent as SNI and checked in the certificate; empty: the backend address's host
+    /// if it is a name, else its IP (checked against the certificate's IP addresses, no SNI).
+    server_name: []const u8 = "",
+    /// A PEM certificate chain and key shown to backends that ask (mutual TLS).
+    client_cert: []const u8 = "",
+    client_key: []const u8 = "",
+
+    /// Why these settings cannot work together, or null.
+    pub fn mistake(upstream: *const UpstreamTls) ?[]const u8 {
+        if (!upstream.enabled) return null;
+        if ((upstream.client_cert.len == 0) != (upstream.client_key.len == 0)) {
+            return "client_cert and client_key go together: give both";
+        }
+        if (!upstream.verify and upstream.ca.len > 0) return "ca is not used with verify = false: give one or the other";
+        if (upstream.server_name.len > 0) if (serverNameMistake(upstream.server_name)) |why| return why;
+        return null;
+    }
+};
+
+/// A name to send as SNI and check in a certificate: a DNS name (RFC 1123 labels) or an IP
+/// address, at most 253 bytes.
+pub fn serverNameMistake(name: []const u8) ?[]const u8 {
+    if (name.len == 0 or name.len > 253) return "a server name has 1 to 253 bytes";
+    for (name) |c| switch (c) {
+        'a'...'z', 'A'...'Z', '0'...'9', '-', '.', ':' => {},
+        else => return "a server name is a DNS name or an IP address (letters, digits, '-', '.')",
+    };
+    return null;
+}
+
+/// The host name of a backend address as the operator wrote it (`localhost:9000`), for SNI and
+/// the certificate check; empty when the host is an IP address. `Address.parse` takes no
+/// other names (no DNS yet), so the name is a static string.
+pub fn backendHostName(text: []const u8) []const u8 {
+    const colon = std.mem.lastIndexOfScalar(u8, text, ':') orelse return "";
+    return if (std.mem.eql(u8, text[0..colon], "localhost")) "localhost" else "";
+}
+
 pub const Backend = struct {
     address: Address,
+    /// The host of `address` as written when it is a name (`backendHostName`); empty for an
+    /// IP address. TLS sends it as SNI.
+    host_name: []const u8 = "",
     /// Share of requests for `weighted`, `least_conn`, `random`; 0 drains the backend: it is
     /// never chosen for a new request, and its in-flight requests finish.
     weight: u16 = settings.default(.backend, "weight"),
@@ -506,6 +559,7 @@ pub const ValidateError = error{
     RouteHandlerUnknown,
     HandlerUnknown,
     HandlerWithRoutes,
+    UpstreamTlsInvalid,
 };
 
 /// A handler's name (a metrics label, like a pool's).
@@ -657,6 +711,13 @@ pub fn requestBodyBytesMax(config: *const Config, route: ?*const Route) u64 {
 pub fn tunnelIdleTimeoutNs(config: *const Config, route: ?*const Route) u64 {
     if (route) |r| if (r.tunnel_idle_timeout_ns != 0) return r.tunnel_idle_timeout_ns;
     return config.tunnel_idle_timeout_ns;
+}
+
+/// Whether any pool speaks TLS to its backends: the workers then size their TLS memory and
+/// buffers for it at start-up (a reload cannot add it to a process started without).
+pub fn usesUpstreamTls(config: *const Config) bool {
+    for (config.pools()) |*pool| if (pool.tls.enabled) return true;
+    return false;
 }
 
 /// Is this peer allowed to tell us who the client is (X-Forwarded-For kept and appended to)?

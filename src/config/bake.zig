@@ -65,8 +65,9 @@ fn emitFields(w: *std.Io.Writer, prefix: []const u8, comptime T: type, value: *c
             for (field[0..value.backends_count]) |*backend| {
                 var text: [Address.text_bytes_max]u8 = undefined;
                 try w.print("    {s}.addBackend(.{{ .address = Config.Address.parse(\"{s}\") catch unreachable, " ++
-                    ".weight = {d}, .max_connections = {d}, .max_pending = {d} }}) catch unreachable;\n", .{
-                    prefix, backend.address.toText(&text), backend.weight, backend.max_connections, backend.max_pending,
+                    ".host_name = \"{s}\", .weight = {d}, .max_connections = {d}, .max_pending = {d} }}) catch unreachable;\n", .{
+                    prefix,         backend.address.toText(&text), backend.host_name,
+                    backend.weight, backend.max_connections,       backend.max_pending,
                 });
             }
         } else if (comptime std.mem.eql(u8, name, "trusted_proxies_buffer")) {
@@ -139,7 +140,7 @@ test "bake: the emitted source rebuilds the config it was made from" {
         "c.workers_count = 3;",
         "c.pools_buffer[0].strategy = .hash;",
         "c.pools_buffer[0].hash_name = \"X-\\\"User\\\"\";",
-        "c.pools_buffer[0].addBackend(.{ .address = Config.Address.parse(\"10.0.0.5:9000\") catch unreachable, .weight = 3,",
+        "c.pools_buffer[0].addBackend(.{ .address = Config.Address.parse(\"10.0.0.5:9000\") catch unreachable, .host_name = \"\", .weight = 3,",
         "c.addTrustedProxy(.{ .family = 2,",
         "c.pools_buffer[0].outlier.on = @bitCast(@as(u8, 15));",
     };
@@ -192,7 +193,7 @@ test "bake: pools, listeners and routes are written element by element" {
         "c.listeners_buffer[1].tls.min_version = .@\"1.3\";",
         "c.listeners_count = 2;",
         "c.pools_buffer[1].name = \"static\";",
-        "c.pools_buffer[1].addBackend(.{ .address = Config.Address.parse(\"10.0.0.7:80\") catch unreachable, .weight = 2,",
+        "c.pools_buffer[1].addBackend(.{ .address = Config.Address.parse(\"10.0.0.7:80\") catch unreachable, .host_name = \"\", .weight = 2,",
         "c.pools_count = 2;",
         "c.routes_buffer[0].host = \"*.example.com\";",
         "c.routes_buffer[0].methods = 3;",

@@ -308,6 +308,7 @@ fn applyStructure(comptime structure: settings.Structure, target: anytype, name:
             }
             t.certificates_buffer[t.certificates_count - 1].key = value;
         },
+        .upstream_tls => target.tls = try parseUpstreamTls(name, value, diagnostic),
         .listeners, .pools, .routes, .backend_address => comptime unreachable, // Files only.
     }
 }
@@ -324,7 +325,11 @@ fn checkTlsPairs(config: *const Config, diagnostic: *Diagnostic) error{Usage}!vo
 /// `ADDR[,weight=N][,max-conns=N][,max-pending=N]`: the options are the backend rows.
 fn parseBackend(name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!Config.Backend {
     var parts = std.mem.splitScalar(u8, value, ',');
-    var backend: Config.Backend = .{ .address = try parseAddress(name, parts.first(), diagnostic) };
+    const address_text = parts.first();
+    var backend: Config.Backend = .{
+        .address = try parseAddress(name, address_text, diagnostic),
+        .host_name = Config.backendHostName(address_text),
+    };
     next: while (parts.next()) |part| {
         const eq = std.mem.indexOfScalar(u8, part, '=') orelse
             return diagnostic.set(name, "invalid option \"{s}\": " ++ backend_options, .{part});
@@ -340,6 +345,40 @@ fn parseBackend(name: []const u8, value: []const u8, diagnostic: *Diagnostic) er
     }
     return backend;
 }
+
+/// `on`, `off`, or options `ca=FILE,server-name=NAME,cert=FILE,key=FILE,verify=on|off` (TLS
+/// on, each option over the defaults): the keys of a file's `.tls`, spelled as flags are.
+fn parseUpstreamTls(name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!Config.UpstreamTls {
+    if (std.mem.eql(u8, value, "off")) return .{};
+    var result: Config.UpstreamTls = .{ .enabled = true };
+    if (std.mem.eql(u8, value, "on")) return result;
+    var parts = std.mem.splitScalar(u8, value, ',');
+    while (parts.next()) |part| {
+        const eq = std.mem.indexOfScalar(u8, part, '=') orelse
+            return diagnostic.set(name, "invalid option \"{s}\": " ++ upstream_tls_options, .{part});
+        const key = part[0..eq];
+        const option = part[eq + 1 ..];
+        if (option.len == 0) return diagnostic.set(name, "invalid option \"{s}\": the value after = is missing", .{part});
+        if (std.mem.eql(u8, key, "verify")) {
+            const verify = std.meta.stringToEnum(enum { on, off }, option) orelse
+                return diagnostic.set(name, "invalid option \"{s}\": expected verify=on or verify=off", .{part});
+            result.verify = verify == .on;
+        } else if (std.mem.eql(u8, key, "ca")) {
+            result.ca = option;
+        } else if (std.mem.eql(u8, key, "server-name")) {
+            if (Config.serverNameMistake(option)) |why| return diagnostic.set(name, "invalid option \"{s}\": {s}", .{ part, why });
+            result.server_name = option;
+        } else if (std.mem.eql(u8, key, "cert")) {
+            result.client_cert = option;
+        } else if (std.mem.eql(u8, key, "key")) {
+            result.client_key = option;
+        } else return diagnostic.set(name, "invalid option \"{s}\": " ++ upstream_tls_options, .{part});
+    }
+    if (result.mistake()) |why| return diagnostic.set(name, "{s}", .{why});
+    return result;
+}
+
+const upstream_tls_options = "expected on, off, or ca=FILE, server-name=NAME, cert=FILE, key=FILE, verify=on|off";
 
 /// "expected weight=N, max-conns=N or max-pending=N".
 const backend_options = blk: {
@@ -443,6 +482,25 @@ test "cli: quick mode fills the config" {
     try std.testing.expectEqual(@as(u16, 0), parsed.config.admin.listen.getPort());
     try std.testing.expectEqualStrings("default", parsed.config.pools()[0].name);
     try parsed.config.validate();
+}
+
+test "cli: --backend-tls is on, off, or the options of a file's tls" {
+    var diagnostic: Diagnostic = .{};
+    var parsed = try parse(&.{ "--backend", "localhost:8443", "--backend-tls", "on" }, &diagnostic);
+    const pool = &parsed.config.pools()[0];
+    try std.testing.expect(pool.tls.enabled and pool.tls.verify and pool.tls.ca.len == 0);
+    try std.testing.expectEqualStrings("localhost", pool.backends()[0].host_name);
+    parsed = try parse(&.{ "--backend", "10.0.0.5:443", "--backend-tls", "ca=ca.pem,server-name=api.internal,cert=c.pem,key=c.key" }, &diagnostic);
+    const tls = parsed.config.pools()[0].tls;
+    try std.testing.expectEqualStrings("ca.pem", tls.ca);
+    try std.testing.expectEqualStrings("api.internal", tls.server_name);
+    try std.testing.expectEqualStrings("c.key", tls.client_key);
+    parsed = try parse(&.{ "--backend", "10.0.0.5:443", "--backend-tls", "verify=off" }, &diagnostic);
+    try std.testing.expect(parsed.config.pools()[0].tls.enabled and !parsed.config.pools()[0].tls.verify);
+    for ([_][]const u8{ "yes", "ca=", "cert=c.pem", "verify=off,ca=x", "server-name=a b", "port=1" }) |bad| {
+        try std.testing.expectError(error.Usage, parse(&.{ "--backend", "10.0.0.5:443", "--backend-tls", bad }, &diagnostic));
+        try std.testing.expectEqualStrings("--backend-tls", diagnostic.flag);
+    }
 }
 
 test "cli: each mistake names its flag" {

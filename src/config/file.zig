@@ -101,6 +101,7 @@ pub fn load(arena: std.mem.Allocator, path: []const u8, config: *Config, problem
     try parseSource(arena, source, format, config, problems);
     try resolveHandlerPaths(arena, path, config);
     try resolveCertificatePaths(arena, path, config);
+    try resolveUpstreamTlsPaths(arena, path, config);
 }
 
 /// A listener's certificate, key and OCSP files are found beside the config file too.
@@ -115,6 +116,17 @@ fn resolveCertificatePaths(arena: std.mem.Allocator, config_path: []const u8, co
                     @field(certificate, field) = try std.fs.path.join(arena, &.{ dir, file });
                 }
             }
+        }
+    }
+}
+
+/// A pool's TLS files are found beside the config file, as its handlers are.
+fn resolveUpstreamTlsPaths(arena: std.mem.Allocator, config_path: []const u8, config: *Config) error{OutOfMemory}!void {
+    const dir = std.fs.path.dirname(config_path) orelse return;
+    for (config.pools_buffer[0..config.pools_count]) |*pool| {
+        inline for (.{ "ca", "client_cert", "client_key" }) |name| {
+            const field = &@field(pool.tls, name);
+            if (field.len > 0 and !std.fs.path.isAbsolute(field.*)) field.* = try std.fs.path.join(arena, &.{ dir, field.* });
         }
     }
 }
@@ -222,6 +234,7 @@ fn validateMessage(err: Config.ValidateError) []const u8 {
         error.RouteHandlerUnknown => "a route names a handler that does not exist",
         error.HandlerUnknown => "handler names a handler that does not exist",
         error.HandlerWithRoutes => "give either handler (every request to one handler) or routes, not both",
+        error.UpstreamTlsInvalid => "a pool's tls settings do not go together (client_cert with client_key, ca with verify)",
     };
 }
 
@@ -400,7 +413,9 @@ const Mapper = struct {
             .backends => m.backends(node),
             .backend_address => if (m.address(node)) |parsed| {
                 target.address = parsed;
+                target.host_name = Config.backendHostName(node.value.string);
             },
+            .upstream_tls => m.upstreamTls(node),
             .hash => m.hash(node),
             .handlers => m.handlers(node),
             .tls_cert, .tls_key => comptime unreachable, // Command line only: a file's listener has `.tls`.
@@ -601,7 +616,10 @@ const Mapper = struct {
 
     /// `"ADDR"`, or `.{ .address = "ADDR", .weight = N, .max_connections = N, .max_pending = N }`.
     fn backend(m: *Mapper, node: *const Node) ?Config.Backend {
-        if (node.value == .string) return .{ .address = m.address(node) orelse return null };
+        if (node.value == .string) return .{
+            .address = m.address(node) orelse return null,
+            .host_name = Config.backendHostName(node.value.string),
+        };
         // An address of family 0 is no address: `Address.parse` never makes one.
         var result: Config.Backend = .{ .address = .{ .any = std.mem.zeroes(linux.sockaddr) } };
         const what = "a backend: \"HOST:PORT\" or an object with .address";
@@ -626,6 +644,42 @@ const Mapper = struct {
     }
 
     const HashKey = enum { on, name };
+
+    /// `.{ .verify = true, .ca = "ca.pem", .server_name = "api.internal", .client_cert = "c.pem",
+    /// .client_key = "k.pem" }`: its presence turns TLS to the pool's backends on (`.{}` is
+    /// verified TLS against the system's CA bundle). Paths are relative to the file.
+    fn upstreamTls(m: *Mapper, node: *const Node) void {
+        const p = m.currentPool();
+        var entries = m.keyed(node, "tls: an object such as .{ .ca = \"ca.pem\" }", UpstreamTlsKey) orelse return;
+        var result: Config.UpstreamTls = .{ .enabled = true };
+        while (entries.next()) |entry| {
+            const v = entry.node;
+            switch (entry.key) {
+                .verify => result.verify = m.boolean(v) orelse result.verify,
+                .ca => result.ca = m.filePath(v, "a PEM file of CA certificates") orelse result.ca,
+                .server_name => result.server_name = m.checkedString(v, .{
+                    .what = "a DNS name or IP address",
+                    .check = Config.serverNameMistake,
+                }) orelse result.server_name,
+                .client_cert => result.client_cert = m.filePath(v, "a PEM certificate chain") orelse result.client_cert,
+                .client_key => result.client_key = m.filePath(v, "a PEM private key") orelse result.client_key,
+            }
+        }
+        if (result.mistake()) |why| m.problem(node.position, why);
+        p.tls = result;
+    }
+
+    const UpstreamTlsKey = enum { verify, ca, server_name, client_cert, client_key };
+
+    /// A file's path, not empty.
+    fn filePath(m: *Mapper, node: *const Node, what: []const u8) ?[]const u8 {
+        const text = m.string(node, what) orelse return null;
+        if (text.len == 0) {
+            m.problem(node.position, m.print("expected a string: {s} (a path, not empty)", .{what}));
+            return null;
+        }
+        return text;
+    }
 
     /// `"200-399"` or `"204"`, within bounds.
     fn statusRange(m: *Mapper, node: *const Node, comptime bounds: settings.Bounds) ?settings.StatusRange {

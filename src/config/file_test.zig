@@ -151,6 +151,42 @@ test "config file: an admin section turns the listener on; its mistakes are posi
     });
 }
 
+test "config file: a pool's tls section turns TLS to its backends on; its mistakes are positioned" {
+    var arena_state = std.heap.ArenaAllocator.init(testing.allocator);
+    defer arena_state.deinit();
+    var config: Config = .{};
+    var problems: Problems = .{};
+    const source =
+        \\{"pools": {"p": {"backends": ["localhost:8443", "10.0.0.5:8443"],
+        \\  "tls": {"verify": true, "ca": "ca.pem", "server_name": "api.internal",
+        \\          "client_cert": "c.pem", "client_key": "c.key"}},
+        \\  "q": {"backends": ["10.0.0.6:80"], "tls": {}}, "r": {"backends": ["10.0.0.7:80"]}},
+        \\ "routes": [{"pool": "p"}]}
+    ;
+    try parseSource(arena_state.allocator(), source, .json, &config, &problems);
+    const p = &config.pools()[0];
+    try testing.expect(p.tls.enabled and p.tls.verify);
+    try testing.expectEqualStrings("api.internal", p.tls.server_name);
+    try testing.expectEqualStrings("c.key", p.tls.client_key);
+    try testing.expectEqualStrings("localhost", p.backends()[0].host_name);
+    try testing.expectEqualStrings("", p.backends()[1].host_name);
+    try testing.expect(config.pools()[1].tls.enabled and config.pools()[1].tls.ca.len == 0);
+    try testing.expect(!config.pools()[2].tls.enabled);
+    try testing.expect(config.usesUpstreamTls());
+    try config.validate();
+    try expectProblems(
+        \\.{ .pools = .{ .p = .{
+        \\    .backends = .{"10.0.0.5:9000"},
+        \\    .tls = .{ .verify = "yes", .client_cert = "c.pem", .server_name = "a b", .sni = "x" },
+        \\} } }
+    , .zon, &.{
+        .{ .line = 3, .column = 12, .contains = "client_cert and client_key go together" },
+        .{ .line = 3, .column = 25, .contains = "expected true or false" },
+        .{ .line = 3, .column = 71, .contains = "a server name is a DNS name or an IP address" },
+        .{ .line = 3, .column = 78, .contains = "unknown key \"sni\"" },
+    });
+}
+
 test "config file: syntax errors and semantic checks name their place" {
     try expectProblems("{\"pools\": {\"app\": {\"backends\": [\"1.2.3.4:80\"],}}}", .json, &.{
         .{ .line = 1, .column = 47, .contains = "" },

@@ -150,6 +150,9 @@ pub const Structure = enum {
     /// listener's `.tls` (config/file.zig).
     tls_cert,
     tls_key,
+    /// TLS to a pool's backends: `--backend-tls on|ca=FILE,...`; in a file `.{ .verify = true,
+    /// .ca = "FILE", ... }`, whose presence turns it on.
+    upstream_tls,
 };
 
 const ns_per_s = std.time.ns_per_s;
@@ -734,12 +737,26 @@ pub const table = [_]Setting{
         .section = .retries,
         .help = "idle backend connections kept per backend and\nworker (default {default})",
     },
+    .{
+        .flag = "backend-tls",
+        .arg = "on|OPTIONS",
+        .key = "tls",
+        .scope = .pool,
+        .fields = &.{"tls"},
+        .value = .{ .structure = .upstream_tls },
+        .unset = "off",
+        .section = .balancing,
+        .help = "TLS to the backends (default {default}): on, or\n" ++
+            "options ca=FILE,server-name=NAME,cert=FILE,\n" ++
+            "key=FILE,verify=off (comma-separated); verified\n" ++
+            "against the system CAs unless ca= or verify=off",
+    },
 
     // --- a backend: options of `--backend ADDR,...`, keys of a backend object ---------------
     .{
         .key = "address",
         .scope = .backend,
-        .fields = &.{"address"},
+        .fields = &.{ "address", "host_name" },
         .value = .{ .structure = .backend_address },
         .unset = "required",
     },
@@ -1419,7 +1436,7 @@ test "settings: keys of an object come in table order, sections once" {
         "pools, routes, handlers, handler, admin, access_log, log_level", top);
     try testing.expectEqualStrings("client_header, client_idle, drain, tunnel_idle", comptime namesText(keysAt(.global, "timeouts.")));
     try testing.expectEqualStrings("backends, strategy, hash, sticky_cookie, health, ejection, retry, " ++
-        "timeouts, keepalive", comptime namesText(keysAt(.pool, "")));
+        "timeouts, keepalive, tls", comptime namesText(keysAt(.pool, "")));
     try testing.expectEqualStrings("address, weight, max_connections, max_pending", comptime namesText(keysAt(.backend, "")));
 }
 

@@ -15,6 +15,11 @@
 //!   the backend sends is dropped (unread bytes make the kernel answer with a reset).
 //! - The listener runs only from loop callbacks, never inside `start` or `stop`: even a
 //!   socket(2) failure waits for the probe's deadline to be reported.
+//! - A pool that speaks TLS to its backends is probed over TLS too, with the pool's context
+//!   (verification, SNI, client certificate): a backend whose certificate fails is down, with
+//!   OpenSSL's reason. Each probe keeps its backend's newest session, so probes after the
+//!   first resume. OpenSSL's memory here comes from one bounded pool of the control thread's
+//!   (`Tls.memory`), entered around every call, so probes never touch the general heap.
 const std = @import("std");
 const assert = std.debug.assert;
 const linux = std.os.linux;
@@ -28,6 +33,7 @@ const TimerQueue = loop_ns.TimerQueue;
 const sys = @import("../stdx/sys.zig");
 const Address = @import("../stdx/Address.zig").Address;
 const Config = @import("../config/Config.zig");
+const tls_ns = @import("../tls/tls.zig");
 
 const Checker = @This();
 
@@ -48,6 +54,17 @@ state: State,
 /// "timed out after N ms", the same for every probe, composed once.
 timeout_reason_buffer: [reason_bytes_max]u8,
 timeout_reason_len: u8,
+/// Probes speak TLS (the pool's); null: plain TCP.
+tls: ?Tls = null,
+
+/// How probes speak TLS to a pool's backends.
+pub const Tls = struct {
+    context: *tls_ns.ClientContext,
+    /// Per backend: the name its certificate must carry (SNI unless an IP address).
+    names: []const []const u8,
+    /// The control thread's memory for OpenSSL (outlives the checker).
+    memory: *tls_ns.memory.Pool,
+};
 
 pub const Report = struct {
     backend_index: u16,
@@ -97,6 +114,7 @@ pub fn init(
     check: *const Config.HealthCheck,
     backends: []const Config.Backend,
     listener: Listener,
+    probe_tls: ?Tls,
 ) InitError!void {
     assert(check.enabled());
     assert(backends.len > 0 and backends.len <= Config.backends_count_max);
@@ -128,6 +146,7 @@ pub fn init(
         .state = .initialized,
         .timeout_reason_buffer = undefined,
         .timeout_reason_len = 0,
+        .tls = probe_tls,
     };
     const timeout_ms = std.math.divCeil(u64, check.timeout_ns, std.time.ns_per_ms) catch
         unreachable; // The divisor is not zero.
@@ -146,6 +165,13 @@ pub fn init(
             .request = composeRequest(buffer, check, &backend.address),
             .index = @intCast(index),
         };
+        if (probe_tls != null) {
+            const record_bytes = tls_ns.Engine.record_bytes_max;
+            probe.tls = .{ .records = .{
+                .in = try allocator.alloc(u8, record_bytes),
+                .out = try allocator.alloc(u8, record_bytes),
+            } };
+        }
     }
 }
 
@@ -155,6 +181,17 @@ pub fn deinit(checker: *Checker, allocator: std.mem.Allocator) void {
     for (checker.probes) |*probe| assert(!probe.timer.isArmed());
     if (checker.interval_queue.registered) checker.loop.timerQueueUnregister(&checker.interval_queue);
     if (checker.timeout_queue.registered) checker.loop.timerQueueUnregister(&checker.timeout_queue);
+    if (checker.tls) |probe_tls| {
+        probe_tls.memory.enter();
+        defer probe_tls.memory.leave();
+        for (checker.probes) |*probe| {
+            const t = &probe.tls.?;
+            assert(t.engine == null);
+            t.resumption.forget();
+            allocator.free(t.records.in);
+            allocator.free(t.records.out);
+        }
+    }
     allocator.free(checker.probes);
     allocator.free(checker.requests);
     checker.* = undefined;
@@ -234,6 +271,8 @@ const Probe = struct {
     index: u16,
     response: [response_bytes_max]u8 = undefined,
     reason_buffer: [reason_bytes_max]u8 = undefined,
+    /// With TLS: the probe's engine, records and session (see `ProbeTls`).
+    tls: ?ProbeTls = null,
 
     fn begin(probe: *Probe) void {
         const checker = probe.checker;
@@ -262,6 +301,7 @@ const Probe = struct {
     fn connectCallback(probe: *Probe, result: sys.ConnectError!void) void {
         if (probe.interrupted()) return;
         result catch |err| return probe.finish(connectReason(err));
+        if (probe.tls != null) return probe.tlsStart();
         probe.sendRest();
     }
 
@@ -293,6 +333,11 @@ const Probe = struct {
         const received = result catch |err| return probe.finish(recvReason(err));
         if (received == 0) return probe.finish(reason_closed);
         probe.received_bytes += @intCast(received);
+        probe.judgeReceived();
+    }
+
+    /// Judges the status line once it is in; else reads on.
+    fn judgeReceived(probe: *Probe) void {
         assert(probe.received_bytes <= probe.response.len);
         switch (parseStatusLine(probe.response[0..probe.received_bytes])) {
             .status => |status| probe.judge(status),
@@ -301,6 +346,7 @@ const Probe = struct {
                 // A status line longer than the buffer is not one a health endpoint sends.
                 const full = probe.received_bytes == probe.response.len;
                 if (full) return probe.finish(reason_malformed);
+                if (probe.tls != null) return probe.tlsStep();
                 probe.receive();
             },
         }
@@ -316,6 +362,85 @@ const Probe = struct {
         probe.finish(reason);
     }
 
+    // --- Over TLS: the handshake, then the request sealed, then records until the status line
+
+    fn tlsStart(probe: *Probe) void {
+        const checker_tls = probe.checker.tls.?;
+        const t = &probe.tls.?;
+        t.* = .{ .records = .{ .in = t.records.in, .out = t.records.out }, .resumption = t.resumption };
+        t.engine = blk: {
+            checker_tls.memory.enter();
+            defer checker_tls.memory.leave();
+            break :blk tls_ns.Engine.initClient(checker_tls.context, .{
+                .server_name = checker_tls.names[probe.index],
+                .resumption = &t.resumption,
+            }) catch null;
+        };
+        if (t.engine == null) return probe.finish("TLS: out of memory for the probe");
+        probe.tlsStep();
+    }
+
+    /// Runs the engine as far as the bytes allow: the handshake, then sealing the request,
+    /// then reading the response; sends what it wrote, receives what it needs. OpenSSL runs
+    /// in the probes' memory, and only OpenSSL: everything after it runs outside.
+    fn tlsStep(probe: *Probe) void {
+        const checker_tls = probe.checker.tls.?;
+        const t = &probe.tls.?;
+        const next = blk: {
+            checker_tls.memory.enter();
+            defer checker_tls.memory.leave();
+            const engine = &t.engine.?;
+            t.records.clearOutput();
+            var w = t.records.wire();
+            const next = t.advance(engine, &w, probe.request, probe.response[probe.received_bytes..]) catch
+                break :blk ProbeTls.Next{ .failed = t.describe(engine) };
+            t.records.settle(&w);
+            break :blk next;
+        };
+        switch (next) {
+            .failed => |reason| return probe.finish(reason),
+            .plaintext => |n| {
+                probe.received_bytes += @intCast(n);
+                return probe.judgeReceived();
+            },
+            .closed => return probe.finish(reason_closed),
+            .more => {},
+        }
+        const loop = probe.checker.loop;
+        if (t.records.outputPending()) return loop.send(&probe.completion, &probe.socket, t.records.unsent(), Probe, probe, tlsSendCallback);
+        if (t.records.peer_closed) return probe.finish(reason_closed);
+        loop.recv(&probe.completion, &probe.socket, t.records.room(), Probe, probe, tlsRecvCallback);
+    }
+
+    fn tlsSendCallback(probe: *Probe, result: sys.SendError!usize) void {
+        if (probe.interrupted()) return;
+        const sent = result catch |err| return probe.finish(sendReason(err));
+        const records = &probe.tls.?.records;
+        records.sent(sent);
+        if (records.outputPending()) {
+            return probe.checker.loop.send(&probe.completion, &probe.socket, records.unsent(), Probe, probe, tlsSendCallback);
+        }
+        probe.tlsStep();
+    }
+
+    fn tlsRecvCallback(probe: *Probe, result: sys.RecvError!usize) void {
+        if (probe.interrupted()) return;
+        const received = result catch |err| return probe.finish(recvReason(err));
+        probe.tls.?.records.received(received);
+        probe.tlsStep();
+    }
+
+    /// The probe's engine goes (its session stays with the probe, for the next one).
+    fn tlsEnd(probe: *Probe) void {
+        const t = &(probe.tls orelse return);
+        var engine = t.engine orelse return;
+        const memory = probe.checker.tls.?.memory;
+        memory.enter();
+        defer memory.leave();
+        engine.deinit();
+        t.engine = null;
+    }
+
     /// Every I/O callback starts here. True when the probe ended while its operation was in
     /// flight: the checker is stopping (the socket is closed, and that is all) or the deadline
     /// passed (the timeout is reported, whatever the operation's own result was).
@@ -326,6 +451,7 @@ const Probe = struct {
         switch (checker.state) {
             .initialized => unreachable, // Nothing is submitted before `start`.
             .stopping => {
+                probe.tlsEnd();
                 checker.loop.close(&probe.socket);
                 return true;
             },
@@ -342,6 +468,7 @@ const Probe = struct {
         const checker = probe.checker;
         assert(checker.state == .running);
         assert(!probe.completion.isPending());
+        probe.tlsEnd();
         if (probe.socket.fd >= 0) checker.loop.close(&probe.socket);
         const passed = failure == null;
         const changed = probe.streak.record(passed, checker.rise, checker.fall);
@@ -389,6 +516,48 @@ const Probe = struct {
         assert(probe.checker.state == .running); // `stop` cancels every timer.
         assert(probe.socket.fd == -1);
         probe.begin();
+    }
+};
+
+/// One probe's TLS: its engine while a probe runs, the ciphertext each way, and the newest
+/// session with its backend.
+const ProbeTls = struct {
+    engine: ?tls_ns.Engine = null,
+    records: tls_ns.Ciphertext,
+    /// The request was sealed into records (it is small: one record, sent whole).
+    request_sealed: bool = false,
+    resumption: tls_ns.ClientContext.Resumption = .{},
+    reason_buffer: [160]u8 = undefined,
+
+    const Next = union(enum) { more, plaintext: usize, closed, failed: []const u8 };
+
+    /// One step: the handshake while it lasts, then the request sealed, then plaintext read.
+    fn advance(t: *ProbeTls, engine: *tls_ns.Engine, w: *tls_ns.Engine.Wire, request: []const u8, room: []u8) tls_ns.Failure!Next {
+        if (engine.state == .handshaking) {
+            switch (try engine.handshake(w)) {
+                .done => {},
+                .want_read, .want_write => return .more,
+            }
+        }
+        if (!t.request_sealed) {
+            const written = try engine.write(w, request);
+            assert(written.plaintext == request.len); // A record's room holds a probe request.
+            t.request_sealed = true;
+            return .more;
+        }
+        if (w.produced > 0) return .more; // Send what the handshake wrote first.
+        const read = try engine.read(w, room);
+        if (read.plaintext > 0) return .{ .plaintext = read.plaintext };
+        return switch (read.progress) {
+            .closed => .closed,
+            .want_read, .want_write, .plaintext_full => .more,
+        };
+    }
+
+    /// OpenSSL's reason, as "TLS: certificate verify failed: self-signed certificate".
+    fn describe(t: *ProbeTls, engine: *const tls_ns.Engine) []const u8 {
+        var reason: [128]u8 = undefined;
+        return std.fmt.bufPrint(&t.reason_buffer, "TLS: {s}", .{engine.describe(&reason)}) catch "TLS: handshake failed";
     }
 };
 
@@ -663,14 +832,14 @@ test "health: init refuses a path or Host that would break the request line" {
     const bad_paths = [_][]const u8{ "/a b", "/a\r\nX-Injected: 1", "/\x7f", "a" };
     for (bad_paths) |path| {
         const check: Config.HealthCheck = .{ .path = path };
-        const result = checker.init(testing.allocator, &loop, &check, &backends, listener);
+        const result = checker.init(testing.allocator, &loop, &check, &backends, listener, null);
         try testing.expectError(error.HealthPathInvalid, result);
     }
     const bad_host: Config.HealthCheck = .{ .path = "/", .host = "a\r\nb" };
-    const result = checker.init(testing.allocator, &loop, &bad_host, &backends, listener);
+    const result = checker.init(testing.allocator, &loop, &bad_host, &backends, listener, null);
     try testing.expectError(error.HealthHostInvalid, result);
     const good: Config.HealthCheck = .{ .path = "/ok", .host = "svc.internal:8080" };
-    try checker.init(testing.allocator, &loop, &good, &backends, listener);
+    try checker.init(testing.allocator, &loop, &good, &backends, listener, null);
     try testing.expect(checker.stopped()); // Never started: nothing to wait for.
     checker.deinit(testing.allocator);
 }
@@ -926,7 +1095,7 @@ const Harness = struct {
     ) !void {
         assert(!harness.checker_started);
         const listener: Listener = .{ .context = harness, .function = reportCallback };
-        try harness.checker.init(testing.allocator, &harness.loop, check, backends, listener);
+        try harness.checker.init(testing.allocator, &harness.loop, check, backends, listener, null);
         harness.checker_started = true;
         harness.checker.start();
     }

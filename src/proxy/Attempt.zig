@@ -13,6 +13,7 @@ const Completion = loop_ns.Completion;
 const Timer = loop_ns.Timer;
 const http = @import("../http/http.zig");
 const Connections = @import("../upstream/Connections.zig");
+const UpstreamTls = @import("UpstreamTls.zig");
 
 const Attempt = @This();
 
@@ -44,11 +45,16 @@ recv: Completion = .{},
 send: Completion = .{},
 /// Connect, response and body-gap deadlines of this try (`Exchange.armAttemptTimer`).
 timer: Timer = .{},
+/// With TLS to the backend: the codec between the socket and the exchange (its buffers are
+/// this try's; the engine is the connection's).
+tls: ?UpstreamTls = null,
 
 /// Where the try is; each transition is asserted where it happens (Exchange).
 pub const State = enum {
     /// Connecting a fresh socket.
     connecting,
+    /// The TLS handshake on a fresh connection, under the connect deadline.
+    handshaking,
     /// Sending the composed request head.
     sending_head,
     /// Head sent: request body (if any) and response head under way at once.
@@ -85,4 +91,12 @@ test "attempt: a fresh attempt has nothing carried over" {
     try std.testing.expectEqual(@as(u32, 0), attempt.received);
     try std.testing.expect(!attempt.reported and attempt.state == .connecting);
     try std.testing.expectEqual(@as(u8, 0), attempt.pendingOps());
+}
+
+test "attempt: its size is pinned (it lives in every exchange slot)" {
+    // The TLS codec's state (112 bytes, and its optional's tag) came with TLS to backends: a
+    // pooled connection's engine lives in the connection, the buffers are taken per try.
+    try std.testing.expectEqual(@as(usize, 112), @sizeOf(UpstreamTls));
+    try std.testing.expect(@sizeOf(Attempt) <= 560);
+    try std.testing.expect(@sizeOf(@import("Exchange.zig")) <= 1152);
 }

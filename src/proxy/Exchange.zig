@@ -25,6 +25,7 @@ const http = @import("../http/http.zig");
 const Config = @import("../config/Config.zig");
 const Health = @import("../health/Health.zig");
 const LocalPool = @import("../upstream/LocalPool.zig");
+const Connections = @import("../upstream/Connections.zig");
 const mask = @import("../stdx/mask.zig");
 const rewrite = @import("rewrite.zig");
 const affinity = @import("affinity.zig");
@@ -33,6 +34,7 @@ const Failure = @import("failure.zig").Failure;
 const Proxy = @import("Proxy.zig");
 const Router = @import("Router.zig");
 const Attempt = @import("Attempt.zig");
+const UpstreamTls = @import("UpstreamTls.zig");
 const Connection = @import("Connection.zig");
 const Handler = @import("../handler/Handler.zig");
 
@@ -425,9 +427,24 @@ fn connectUpstream(exchange: *Exchange) void {
     exchange.attempt.counted = true;
     if (pool.connections.takeIdle(index)) |connection| {
         exchange.attempt.connection = connection;
+        if (connection.tls != null and !exchange.acquireTls()) return exchange.fail(.overloaded);
         return exchange.sendUpstreamHead();
     }
     exchange.connectFresh();
+}
+
+/// The try's TLS buffers, for a pool that speaks TLS (sizing reserves two per session).
+fn acquireTls(exchange: *Exchange) bool {
+    assert(exchange.attempt.tls == null);
+    exchange.attempt.tls = UpstreamTls.acquire(&exchange.proxy.buffers) orelse return false;
+    return true;
+}
+
+/// The try lets go of its connection's TLS buffers (it is parked, closed or failed over).
+fn releaseTls(exchange: *Exchange) void {
+    const codec = &(exchange.attempt.tls orelse return);
+    codec.release(&exchange.proxy.buffers);
+    exchange.attempt.tls = null;
 }
 
 fn ask(exchange: *const Exchange) LocalPool.Ask {
@@ -464,21 +481,43 @@ fn connectCallback(exchange: *Exchange, result: sys.ConnectError!void) void {
     if (exchange.opDone()) return;
     const attempt = &exchange.attempt;
     assert(attempt.state == .connecting);
-    result catch |err| {
-        // Nothing reached the backend, so trying another one is always safe.
-        exchange.last_failure = switch (err) {
-            error.Canceled => if (attempt.connect_timed_out) .upstream_connect_timeout else .upstream_refused,
-            error.TimedOut => .upstream_connect_timeout,
-            else => .upstream_refused,
-        };
-        exchange.localPool().stats.upstream_connect_failures.add(1);
-        exchange.report(.connect);
-        exchange.dropUpstream();
-        exchange.endTry();
-        const retry_on = exchange.localPool().config.retry.on;
-        if (!retry_on.connect or !exchange.reserveRetry()) return exchange.fail(exchange.last_failure);
-        return exchange.connectUpstream();
-    };
+    result catch |err| return exchange.connectFailed(switch (err) {
+        error.Canceled => if (attempt.connect_timed_out) .upstream_connect_timeout else .upstream_refused,
+        error.TimedOut => .upstream_connect_timeout,
+        else => .upstream_refused,
+    });
+    if (exchange.localPool().tls == null) return exchange.sendUpstreamHead();
+    if (!exchange.acquireTls()) return exchange.fail(.overloaded);
+    UpstreamTls.startHandshake(exchange);
+}
+
+/// The connection could not be made (refused, timed out, or its TLS handshake failed).
+/// Nothing reached the backend, so trying another one is always safe.
+pub fn connectFailed(exchange: *Exchange, failure: Failure) void {
+    assert(exchange.attempt.state == .connecting or exchange.attempt.state == .handshaking);
+    exchange.last_failure = failure;
+    exchange.localPool().stats.upstream_connect_failures.add(1);
+    exchange.report(.connect);
+    exchange.dropUpstream();
+    exchange.endTry();
+    const retry_on = exchange.localPool().config.retry.on;
+    if (!retry_on.connect or !exchange.reserveRetry()) return exchange.fail(exchange.last_failure);
+    exchange.connectUpstream();
+}
+
+/// No memory or buffer for the try (the worker's TLS memory ran out): a 503, and the backend
+/// is not blamed.
+pub fn failOverloaded(exchange: *Exchange) void {
+    exchange.fail(.overloaded);
+}
+
+/// The TLS handshake on a fresh connection is done (`resumed`: with a session kept from an
+/// earlier one): the request goes out.
+pub fn handshakeDone(exchange: *Exchange, resumed: bool) void {
+    assert(exchange.attempt.state == .handshaking);
+    const stats = &exchange.localPool().stats;
+    stats.tls_handshakes.add(1);
+    if (resumed) stats.tls_resumptions.add(1);
     exchange.sendUpstreamHead();
 }
 
@@ -617,6 +656,7 @@ fn rewindRequest(exchange: *Exchange) void {
 fn dropUpstream(exchange: *Exchange) void {
     const attempt = &exchange.attempt;
     const connection = attempt.connection orelse return;
+    exchange.releaseTls();
     attempt.connection = null;
     exchange.localPool().connections.discard(connection);
     exchange.loop().timerCancel(&attempt.timer);
@@ -885,6 +925,8 @@ fn spliceable(exchange: *Exchange) bool {
     const min = exchange.proxy.config.splice_min_bytes;
     if (min == 0 or remaining < min) return false;
     if (!exchange.downstream.takesSplice()) return false;
+    // A TLS backend's bytes are records that sluice opens: nothing goes around it.
+    if (exchange.attempt.tls != null) return false;
     if (exchange.pipe == null) exchange.pipe = exchange.proxy.pipes.acquire(exchange.loop());
     return exchange.pipe != null;
 }
@@ -952,6 +994,10 @@ fn maybeFinish(exchange: *Exchange) void {
         const attempt = &exchange.attempt;
         exchange.loop().timerCancel(&attempt.timer);
         const connection = attempt.connection.?;
+        if (attempt.tls) |*codec| {
+            if (!codec.reusable(&connection.tls.?)) attempt.reusable = false;
+            exchange.releaseTls();
+        }
         attempt.connection = null;
         const connections = &exchange.localPool().connections;
         if (attempt.reusable) connections.park(connection) else connections.discard(connection);
@@ -1022,6 +1068,11 @@ fn tunnelRecvCallback(exchange: *Exchange, result: sys.RecvError!usize) void {
 pub fn tunnelClientClosed(exchange: *Exchange) void {
     // The peer may be gone already; the close that follows cleans up either way.
     const connection = exchange.attempt.connection orelse return;
+    // Its close_notify first, unless tunnel bytes are still being sent (it would come before
+    // them); the half-close alone says the same to a backend that reads to the end.
+    if (connection.tls) |*engine| if (connection.socket.writer == null) {
+        Connections.closeNotify(exchange.loop(), &connection.socket, engine);
+    };
     exchange.loop().shutdownWrite(&connection.socket) catch {};
 }
 
@@ -1103,6 +1154,7 @@ fn finalize(exchange: *Exchange) void {
     assert(exchange.pending_ops == 0);
     exchange.endTry();
     if (exchange.attempt.connection) |connection| {
+        exchange.releaseTls();
         exchange.attempt.connection = null;
         exchange.localPool().connections.discard(connection);
     }
@@ -1138,7 +1190,7 @@ fn rearmAttemptTimer(exchange: *Exchange) void {
     const attempt = &exchange.attempt;
     const queues = exchange.localPool().queues;
     switch (attempt.state) {
-        .connecting => exchange.armAttemptTimer(queues.connect),
+        .connecting, .handshaking => exchange.armAttemptTimer(queues.connect),
         .sending_head, .awaiting_response, .relaying_interim => exchange.armAttemptTimer(queues.response),
         .relaying_body => if (attempt.recv.isPending())
             exchange.armAttemptTimer(queues.body)
@@ -1154,10 +1206,11 @@ fn attemptTimerCallback(exchange: *Exchange) void {
     assert(exchange.state == .upstream);
     const attempt = &exchange.attempt;
     switch (attempt.state) {
-        .connecting => {
-            // The connect callback sees Canceled and moves on to the next backend.
+        .connecting, .handshaking => {
+            // The connect (or handshake) callback sees the flag and moves on to the next
+            // backend.
             attempt.connect_timed_out = true;
-            exchange.loop().cancel(&attempt.send);
+            exchange.cancelPending();
             exchange.rearmAttemptTimer(); // Bounds that wait too.
         },
         .sending_head, .awaiting_response, .relaying_interim => exchange.responseTimedOut(),
@@ -1267,29 +1320,33 @@ fn countResponse(exchange: *Exchange, status: u16) void {
 // ---------------------------------------------------------------------------------------------
 // Operations: each counted, each on the attempt's own completion
 
+/// Every receive from the backend: through the TLS codec when the pool speaks TLS.
 fn recvUpstream(exchange: *Exchange, buffer: []u8, comptime callback: RecvCallback) void {
     const socket = &exchange.attempt.connection.?.socket;
     exchange.submit();
+    if (exchange.attempt.tls != null) return UpstreamTls.recv(exchange, buffer, callback);
     exchange.loop().recv(&exchange.attempt.recv, socket, buffer, Exchange, exchange, callback);
 }
 
+/// Every send to the backend: through the TLS codec when the pool speaks TLS.
 fn sendUpstream(exchange: *Exchange, buffer: []const u8, comptime callback: SendCallback) void {
     const socket = &exchange.attempt.connection.?.socket;
     exchange.submit();
+    if (exchange.attempt.tls != null) return UpstreamTls.send(exchange, buffer, callback);
     exchange.loop().send(&exchange.attempt.send, socket, buffer, Exchange, exchange, callback);
 }
 
 const RecvCallback = fn (*Exchange, sys.RecvError!usize) void;
 const SendCallback = fn (*Exchange, sys.SendError!usize) void;
 
-fn submit(exchange: *Exchange) void {
+pub fn submit(exchange: *Exchange) void {
     exchange.pending_ops += 1;
     assert(exchange.pending_ops <= 2); // One per completion.
 }
 
 /// Every callback starts here. True means the callback must return at once: the exchange is
 /// ending (and was finalized if this was its last operation).
-fn opDone(exchange: *Exchange) bool {
+pub fn opDone(exchange: *Exchange) bool {
     assert(exchange.pending_ops > 0);
     exchange.pending_ops -= 1;
     switch (exchange.state) {
@@ -1307,7 +1364,7 @@ pub fn loop(exchange: *const Exchange) *Loop {
 }
 
 /// The pool of the exchange (its route's); only while the target is a pool.
-fn localPool(exchange: *const Exchange) *LocalPool {
+pub fn localPool(exchange: *const Exchange) *LocalPool {
     return exchange.target.pool;
 }
 

@@ -13,12 +13,15 @@
 //!   buffers         = 2 * sessions              (a connection's, and its exchange's upstream
 //!                                                side)
 //!                   + 2 * sessions with TLS     (a TLS connection's ciphertext, each way)
+//!                   + 2 * sessions with TLS to backends (an attempt's ciphertext, each way)
 //!   buffer bytes    = max(header_bytes_max, response_header_bytes_max) + rewrite headroom,
 //!                     rounded up to a page; with TLS at least a whole record and its
 //!                     overhead (`tls.Engine.record_bytes_max`, 16,709 bytes)
 //!   TLS memory      = a `tls.memory.Pool`, its blocks per size class: sessions times the
-//!                     blocks one handshake holds at its peak (`tls_blocks_per_session`);
-//!                     address space untouched until used
+//!                     blocks one handshake holds at its peak (`tls_blocks_per_session`),
+//!                     and with TLS to backends `upstreamTlsConnections` times a client
+//!                     connection's (`tls_client_blocks_per_connection`); address space
+//!                     untouched until used
 //!   header fields   = sessions * (headers_count_max + response_headers_count_max): per
 //!                     exchange slot its request's fields (kept for its whole life: routing,
 //!                     replays, the log) and its response's
@@ -177,9 +180,10 @@ pub const WarnLimiter = struct {
     last_ns: [kinds_count]u64 = @splat(0),
     suppressed: [kinds_count]u32 = @splat(0),
 
-    pub const kinds_count = @typeInfo(@typeInfo(Failure).@"union".tag_type.?).@"enum".field_names.len + 1;
-    /// The extra kind: request fields dropped for an underscore.
+    pub const kinds_count = @typeInfo(@typeInfo(Failure).@"union".tag_type.?).@"enum".field_names.len + 2;
+    /// The extra kinds: request fields dropped for an underscore; TLS with a backend failing.
     pub const underscore_kind = kinds_count - 1;
+    pub const upstream_tls_kind = kinds_count - 2;
     const interval_ns = std.time.ns_per_s;
 
     /// Whether to write a line for `kind` now; if so, `suppressed` says how many were not.
@@ -239,17 +243,21 @@ pub fn init(
     /// Some listener serves HTTPS (`Config.hasTls` at start-up): TLS memory and buffers.
     tls_enabled: bool,
 ) !void {
-    const buffers_per_session: u32 = if (tls_enabled) 4 else 2;
+    const upstream_tls = config.usesUpstreamTls();
+    const uses_tls = tls_enabled or upstream_tls;
+    const buffers_per_session = buffersPerSession(tls_enabled, upstream_tls);
     const buffers_count = buffers_per_session * sessions_count;
-    const buffer_bytes = if (tls_enabled)
+    const buffer_bytes = if (uses_tls)
         @max(config.bufferBytes(), std.mem.alignForward(u32, tls.Engine.record_bytes_max, 4096))
     else
         config.bufferBytes();
-    const tls_pool: ?*tls.memory.Pool = if (tls_enabled) blk: {
+    const tls_pool: ?*tls.memory.Pool = if (uses_tls) blk: {
         const pool = try allocator.create(tls.memory.Pool);
         errdefer allocator.destroy(pool);
         // Untouched address space: OpenSSL's blocks cost pages only once used.
-        try pool.init(std.heap.page_allocator, tlsPoolOptions(sessions_count));
+        const listener_sessions = if (tls_enabled) sessions_count else 0;
+        const upstream = if (upstream_tls) upstreamTlsConnections(config, sessions_count) else 0;
+        try pool.init(std.heap.page_allocator, tlsPoolOptions(listener_sessions, upstream));
         break :blk pool;
     } else null;
     errdefer if (tls_pool) |pool| {
@@ -326,30 +334,75 @@ pub fn init(
 /// 1.3), rounded up. An idle connection holds far less (~14.5 KB); the pool is sized so that
 /// every connection slot can be mid-handshake at once, so it sheds nothing below the
 /// connection limit. Classes not listed lend to and borrow from their neighbours.
-const tls_blocks_per_session = blk: {
+const tls_blocks_per_session = classBlocks(&.{
+    .{ 16, 48 },  .{ 32, 64 },  .{ 48, 24 },  .{ 64, 24 },   .{ 80, 24 },
+    .{ 112, 16 }, .{ 128, 32 }, .{ 160, 16 }, .{ 192, 4 },   .{ 224, 2 },
+    .{ 256, 8 },  .{ 320, 4 },  .{ 384, 2 },  .{ 448, 2 },   .{ 512, 2 },
+    .{ 640, 2 },  .{ 768, 2 },  .{ 960, 4 },  .{ 1088, 1 },  .{ 1280, 1 },
+    .{ 3328, 1 }, .{ 4096, 2 }, .{ 7680, 1 }, .{ 16768, 2 }, .{ 22016, 1 },
+});
+
+/// The same for a connection to a backend (the client side), measured the same way: a full
+/// handshake's peak, which holds the backend's certificate chain as it is verified (~93 KB,
+/// against the server side's ~72 KB); an idle one keeps ~26 KB (its session and the chain).
+const tls_client_blocks_per_connection = classBlocks(&.{
+    .{ 16, 48 },  .{ 32, 256 },  .{ 48, 256 },  .{ 64, 240 }, .{ 80, 16 },
+    .{ 96, 2 },   .{ 112, 24 },  .{ 128, 8 },   .{ 160, 16 }, .{ 192, 8 },
+    .{ 224, 4 },  .{ 256, 8 },   .{ 320, 4 },   .{ 384, 8 },  .{ 448, 4 },
+    .{ 512, 2 },  .{ 640, 6 },   .{ 768, 2 },   .{ 960, 6 },  .{ 1088, 2 },
+    .{ 1664, 2 }, .{ 2048, 2 },  .{ 2560, 2 },  .{ 3328, 2 }, .{ 4096, 2 },
+    .{ 7680, 1 }, .{ 16768, 2 }, .{ 22016, 1 },
+});
+
+/// Blocks per size class from (payload bytes, blocks) pairs; classes not named get none.
+fn classBlocks(comptime peak: []const struct { u32, u32 }) [tls.memory.class_count]u32 {
     var blocks: [tls.memory.class_count]u32 = @splat(0);
-    const peak = [_]struct { u32, u32 }{
-        .{ 16, 48 },  .{ 32, 64 },  .{ 48, 24 },  .{ 64, 24 },   .{ 80, 24 },
-        .{ 112, 16 }, .{ 128, 32 }, .{ 160, 16 }, .{ 192, 4 },   .{ 224, 2 },
-        .{ 256, 8 },  .{ 320, 4 },  .{ 384, 2 },  .{ 448, 2 },   .{ 512, 2 },
-        .{ 640, 2 },  .{ 768, 2 },  .{ 960, 4 },  .{ 1088, 1 },  .{ 1280, 1 },
-        .{ 3328, 1 }, .{ 4096, 2 }, .{ 7680, 1 }, .{ 16768, 2 }, .{ 22016, 1 },
-    };
     for (peak) |entry| {
         const index = std.mem.indexOfScalar(u32, &tls.memory.class_payload_bytes, entry[0]).?;
         blocks[index] = entry[1];
     }
-    break :blk blocks;
-};
+    return blocks;
+}
 
-/// Blocks for `sessions` connections, plus a fixed reserve for what OpenSSL keeps per thread
-/// and process (made by the first handshake on the worker, kept for good).
-fn tlsPoolOptions(sessions: u32) tls.memory.Pool.Options {
+/// Buffers each session reserves: its connection's and its exchange's, and two more (the
+/// ciphertext each way) for a TLS listener and for TLS to backends.
+fn buffersPerSession(listener_tls: bool, upstream_tls: bool) u32 {
+    return 2 + @as(u32, if (listener_tls) 2 else 0) + @as(u32, if (upstream_tls) 2 else 0);
+}
+
+/// The TLS connections to backends one worker may hold at once, counted as whole client
+/// connections at their handshake's peak (generous: address space, untouched until used):
+///   sessions                       one try per exchange, each possibly mid-handshake
+///   + per TLS pool, its backends * keepalive_max idle connections, each with its session
+///   + per TLS pool, its backends * sessions kept to resume (a session is about half an
+///     idle connection: `Resumption.sessions_max / 2`)
+/// From the start-up configuration: a reload that adds TLS backends beyond it sheds their
+/// handshakes when the pool runs out (counted, and a 503), never grows the heap.
+fn upstreamTlsConnections(config: *const Config, sessions: u32) u32 {
+    var total: u32 = sessions;
+    for (config.pools()) |*pool| {
+        if (!pool.tls.enabled) continue;
+        const per_backend = pool.keepalive_max + tls.ClientContext.Resumption.sessions_max / 2;
+        total +|= pool.backends_count * per_backend;
+    }
+    return total;
+}
+
+/// Blocks for `listener_sessions` server connections and `upstream` client connections, plus
+/// a fixed reserve for what OpenSSL keeps per thread and process (made by the first
+/// handshake on the worker, kept for good).
+fn tlsPoolOptions(listener_sessions: u32, upstream: u32) tls.memory.Pool.Options {
     var options: tls.memory.Pool.Options = .{ .blocks = undefined };
-    for (&options.blocks, tls_blocks_per_session) |*count, per_session| {
-        count.* = per_session * sessions + 64;
+    for (&options.blocks, tls_blocks_per_session, tls_client_blocks_per_connection) |*count, server, client| {
+        count.* = server * listener_sessions + client * upstream + 64;
     }
     return options;
+}
+
+/// A pool for `connections` client connections alone (the control thread's, for health
+/// probes over TLS).
+pub fn tlsClientPoolOptions(connections: u32) tls.memory.Pool.Options {
+    return tlsPoolOptions(0, connections);
 }
 
 /// On the loop's thread, after its last tick: the pipes are closed.
@@ -619,6 +672,16 @@ pub fn warnFailure(proxy: *Proxy, failure: Failure, context: FailureContext) voi
     log.warn("{d} {s}: pool {s}, backend {s}, tries {d}: {s}; {d} more not shown", .{
         failure.status(), failure.name(), context.pool, context.backend,
         context.tries,    context.detail, suppressed,
+    });
+}
+
+/// The one warning line for TLS with a backend failing (rate limited): why, in OpenSSL's
+/// words ("certificate verify failed: self-signed certificate"), whether or not a retry then
+/// answers the client.
+pub fn warnUpstreamTls(proxy: *Proxy, pool: []const u8, backend: []const u8, when: []const u8, reason: []const u8) void {
+    const suppressed = proxy.warn_limiter.allow(WarnLimiter.upstream_tls_kind, proxy.loop.now()) orelse return;
+    log.warn("TLS with backend {s} of pool {s} failed {s}: {s}; {d} more not shown", .{
+        backend, pool, when, reason, suppressed,
     });
 }
 

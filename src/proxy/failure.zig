@@ -26,6 +26,9 @@ pub const Failure = union(enum) {
     /// Every backend that could take the request is at its connection cap.
     backends_at_capacity,
     upstream_refused,
+    /// The TLS handshake with the backend failed (verification, no common protocol, an
+    /// alert): a connect-class failure, logged with OpenSSL's reason.
+    upstream_tls_failed,
     upstream_connect_timeout,
     upstream_reset,
     upstream_bad_response,
@@ -58,7 +61,7 @@ pub const Failure = union(enum) {
             .method_not_allowed => 405,
             .client_header_timeout, .client_body_timeout => 408,
             .overloaded, .no_backend_available, .backends_at_capacity => 503,
-            .upstream_refused, .upstream_reset, .upstream_bad_response, .upstream_head_too_large => 502,
+            .upstream_refused, .upstream_tls_failed, .upstream_reset, .upstream_bad_response, .upstream_head_too_large => 502,
             .request_body_too_large => 413,
             .local_response_too_large, .handler_failed => 500,
             .upstream_connect_timeout, .upstream_response_timeout => 504,
@@ -88,6 +91,7 @@ pub const Failure = union(enum) {
             .no_backend_available => comptime build(503, "no healthy backend available"),
             .backends_at_capacity => comptime build(503, "every backend is at its connection limit"),
             .upstream_refused => comptime build(502, "could not connect to a backend"),
+            .upstream_tls_failed => comptime build(502, "TLS handshake with the backend failed"),
             .upstream_reset => comptime build(502, "backend closed the connection"),
             .upstream_bad_response => comptime build(502, "backend sent an invalid response"),
             .upstream_head_too_large => comptime build(502, "backend response head too large"),
@@ -136,6 +140,7 @@ test "failure: each response is a complete message with the status it claims" {
         .{ .bad_request = .missing_host },
         .client_header_timeout,
         .upstream_refused,
+        .upstream_tls_failed,
         .upstream_response_timeout,
         .overloaded,
         .no_backend_available,

@@ -19,6 +19,7 @@ const sys = @import("../stdx/sys.zig");
 const log = @import("../stdx/log.zig");
 const Generation = @import("../proxy/Generation.zig");
 const Pool = @import("../upstream/Pool.zig");
+const Proxy = @import("../proxy/Proxy.zig");
 const Generations = @import("generations.zig").Generations;
 const loop_ns = @import("../loop/loop.zig");
 const Loop = loop_ns.Loop;
@@ -58,6 +59,9 @@ signal_socket: Socket,
 signal_completion: Completion = .{},
 /// What asked for the drain, once something has.
 drain_reason: ?[]const u8 = null,
+/// OpenSSL's memory for the health probes of pools that speak TLS to their backends: bounded,
+/// made at start-up, never freed (OpenSSL's state for the control thread may live in it).
+probe_tls_memory: ?*tls.memory.Pool = null,
 
 /// How often it looks for old generations to free after a reload.
 const reap_ms = 100;
@@ -90,7 +94,25 @@ pub fn init(
         });
         supervisor.admin = admin;
     }
-    for (first.pools) |instance| try initChecker(&supervisor.loop, instance);
+    if (config.usesUpstreamTls()) {
+        const memory = try allocator.create(tls.memory.Pool);
+        // Untouched address space until probes use it.
+        try memory.init(std.heap.page_allocator, Proxy.tlsClientPoolOptions(probeTlsConnections(config)));
+        supervisor.probe_tls_memory = memory;
+    }
+    for (first.pools) |instance| try initChecker(&supervisor.loop, instance, supervisor.probe_tls_memory);
+}
+
+/// Health probes over TLS at once, counted as whole client connections: one per backend of
+/// each TLS pool with checks, and as much again for its sessions kept and for the pools a
+/// reload may add (beyond that, a probe fails for want of memory: its backend is reported
+/// down with that reason, and the heap never grows). At least 64.
+fn probeTlsConnections(config: *const @import("../config/Config.zig")) u32 {
+    var probes: u32 = 0;
+    for (config.pools()) |*pool| {
+        if (pool.tls.enabled and pool.health.enabled()) probes += pool.backends_count;
+    }
+    return @max(64, 2 * probes);
 }
 
 /// Starts what waits for the workers to accept, then runs the control loop until a drain is
@@ -160,20 +182,26 @@ fn signalReadableCallback(supervisor: *Supervisor, result: loop_ns.PollError!voi
 /// Sets up and starts the checker of a pool instance a reload built anew (a kept instance
 /// keeps its running checker). A pool without checks gets none.
 pub fn startChecker(supervisor: *Supervisor, instance: *Pool) !void {
-    try initChecker(&supervisor.loop, instance);
+    try initChecker(&supervisor.loop, instance, supervisor.probe_tls_memory);
     if (instance.checker) |checker| checker.start();
 }
 
 /// The pool's active checker, if it has checks, seeded with what its backends' health already
 /// says (a rebuilt pool keeps a down backend down until `rise` passes).
-fn initChecker(loop: *Loop, instance: *Pool) !void {
+fn initChecker(loop: *Loop, instance: *Pool, probe_tls_memory: ?*tls.memory.Pool) !void {
     if (!instance.config.health.enabled()) return;
     const arena = instance.arena.allocator();
     const checker = try arena.create(Checker);
+    const probe_tls: ?Checker.Tls = if (instance.tls) |backend_tls| .{
+        .context = &backend_tls.context,
+        .names = backend_tls.names,
+        // The process started with TLS to a backend, or a reload adding it was refused.
+        .memory = probe_tls_memory.?,
+    } else null;
     try checker.init(arena, loop, &instance.config.health, instance.config.backends(), .{
         .context = &instance.shared.health,
         .function = healthReportCallback,
-    });
+    }, probe_tls);
     for (0..instance.config.backends_count) |index| {
         const up = instance.shared.health.backends[index].active_up.load(.acquire);
         checker.setInitialUp(@intCast(index), up);

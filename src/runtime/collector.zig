@@ -158,6 +158,8 @@ fn addPool(pool: *Snapshot.Pool, instance: *const Pool) void {
         counters.upstream_connect_failures += stats.upstream_connect_failures.load();
         counters.upstream_errors += stats.upstream_errors.load();
         counters.upstream_stale_retries += stats.upstream_stale_retries.load();
+        counters.upstream_tls_handshakes += stats.tls_handshakes.load();
+        counters.upstream_tls_resumptions += stats.tls_resumptions.load();
         counters.retries += stats.retries.load();
         counters.retries_refused_by_budget += stats.retries_refused_by_budget.load();
         counters.overloaded += stats.overloaded.load();

@@ -26,10 +26,11 @@ const Generation = @import("../proxy/Generation.zig");
 const Counter = @import("../stdx/Counter.zig");
 const Pool = @import("../upstream/Pool.zig");
 const LocalPool = @import("../upstream/LocalPool.zig");
+const BackendTls = @import("../upstream/BackendTls.zig");
+const tls = @import("../tls/tls.zig");
 const Proxy = @import("../proxy/Proxy.zig");
 const StaticAllocator = @import("../stdx/StaticAllocator.zig");
 const log = @import("../stdx/log.zig");
-const tls = @import("../tls/tls.zig");
 
 /// The sockets of every listener, by worker listener slot. A slot is bound once and kept as
 /// long as some live generation has its address; workers own the descriptors once they
@@ -244,7 +245,11 @@ pub const Generations = struct {
         if (previous) |built| for (built.generation.pools) |instance| {
             if (std.mem.eql(u8, instance.config.name, pool.name)) old = instance;
         };
-        if (old) |instance| if (Pool.sameConfig(&instance.config, pool)) return instance;
+        if (old) |instance| if (Pool.sameConfig(&instance.config, pool)) {
+            // The same settings, and the TLS files (if any) still hold what it was built from.
+            const files_same = if (instance.tls) |backend_tls| backend_tls.sameFiles(&pool.tls) else true;
+            if (files_same) return instance;
+        };
 
         var slots: [5]u8 = undefined;
         for (LocalPool.timeouts(pool), &slots) |duration, *slot| {
@@ -265,6 +270,16 @@ pub const Generations = struct {
             .queue_slots = slots,
         };
         instance.shared.init(arena, &instance.config) catch return problem.set("out of memory building pool {s}", .{pool.name});
+        if (instance.config.tls.enabled) {
+            const backend_tls = arena.create(BackendTls) catch return problem.set("out of memory building pool {s}", .{pool.name});
+            var diagnostic: tls.certificate.Diagnostic = .{};
+            backend_tls.init(arena, &instance.config, generations.loops.len, &diagnostic) catch |err| return switch (err) {
+                error.OutOfMemory => problem.set("out of memory building pool {s}", .{pool.name}),
+                error.Invalid => problem.set("pool {s}: tls: {s}", .{ pool.name, diagnostic.message() }),
+            };
+            instance.tls = backend_tls;
+        }
+        errdefer instance.deinitOutsideArena();
         if (old) |from| for (instance.config.backends(), 0..) |*backend, index| {
             const from_index = Pool.backendIndexIn(&from.config, backend) orelse continue;
             instance.shared.health.carryOver(@intCast(index), &from.shared.health, from_index);
@@ -273,6 +288,7 @@ pub const Generations = struct {
         for (instance.locals, generations.loops, 0..) |*upstream, loop, worker_index| {
             upstream.init(arena, loop, &instance.config, &instance.shared, generations.sessions_count, worker_index, now_ns) catch
                 return problem.set("out of memory building pool {s}", .{pool.name});
+            if (instance.tls) |backend_tls| upstream.initTls(backend_tls, worker_index);
         }
         if (old) |from| {
             // The pool's counters go on from where they were, for the backends that stay.
@@ -368,6 +384,7 @@ pub const Generations = struct {
         instance.refs -= 1;
         if (instance.refs > 0) return;
         const checker = instance.checker orelse {
+            instance.deinitOutsideArena();
             var arena = instance.arena;
             return arena.deinit();
         };
@@ -403,6 +420,7 @@ pub const Generations = struct {
                 continue;
             };
             if (instance.checker) |checker| checker.deinit(instance.arena.allocator());
+            instance.deinitOutsideArena();
             var arena = instance.arena;
             arena.deinit();
         }

@@ -127,6 +127,11 @@ fn tryReload(runtime: *Runtime, out: *std.Io.Writer) bool {
         out.print("{s}: {s} changed, which needs a restart (see docs/CONFIG.md, Reload)\n", .{ source.path, name }) catch {}; // Cut, as above.
         return false;
     }
+    if (config.usesUpstreamTls() and !runtime.config.usesUpstreamTls()) {
+        // The workers sized their TLS memory and buffers at start-up, without it.
+        out.print("{s}: a pool's tls needs a restart: sluice started without TLS to any backend\n", .{source.path}) catch {}; // Cut, as above.
+        return false;
+    }
     var problem: generations_ns.Problem = .{};
     keep_arena = true; // The build owns it now, failing or not.
     // OpenSSL's allocations for the new TLS contexts (this thread, the general heap) are the

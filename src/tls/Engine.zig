@@ -374,6 +374,12 @@ pub fn resumed(engine: *const Engine) bool {
     return c.SSL_session_reused(engine.ssl) == 1;
 }
 
+/// Plaintext OpenSSL has decrypted and no read has taken yet: a connection that holds some
+/// cannot be reused for another request (those bytes are not its answer).
+pub fn hasPending(engine: *const Engine) bool {
+    return c.SSL_has_pending(engine.ssl) != 0;
+}
+
 /// The name the client asked for (SNI), if it sent one.
 pub fn serverName(engine: *const Engine) ?[]const u8 {
     const name = c.SSL_get_servername_host(engine.ssl) orelse return null;

@@ -13,6 +13,7 @@
 //!   ServerContext        certificates (SNI, RSA and ECDSA), policy, ALPN, tickets, OCSP
 //!   ClientContext        for backends: verification, SNI, mutual TLS, session resumption
 //!   Engine               one connection's TLS, driven with memory (see `Engine.Wire`)
+//!   Ciphertext           the records a connection holds between socket operations
 //!   TicketKeys           session-ticket keys: rotated by the control thread, read by workers
 //!   memory.Pool          a worker's bounded memory for OpenSSL
 //!   certificate          loading, names, and `check`'s findings about a cert/key pair
@@ -25,6 +26,7 @@ pub const certificate = @import("certificate.zig");
 pub const ServerContext = @import("ServerContext.zig");
 pub const ClientContext = @import("ClientContext.zig");
 pub const Engine = @import("Engine.zig");
+pub const Ciphertext = @import("Ciphertext.zig");
 pub const TicketKeys = @import("TicketKeys.zig");
 pub const failure = @import("failure.zig");
 pub const Failure = failure.Failure;
@@ -97,6 +99,7 @@ test {
     _ = ServerContext;
     _ = ClientContext;
     _ = Engine;
+    _ = Ciphertext;
     _ = TicketKeys;
     _ = failure;
     _ = @import("handshake_test.zig");

@@ -24,6 +24,7 @@ const Address = @import("../stdx/Address.zig").Address;
 const StaticAllocator = @import("../stdx/StaticAllocator.zig");
 const Shared = @import("Shared.zig");
 const Counter = @import("../stdx/Counter.zig");
+const tls = @import("../tls/tls.zig");
 
 const Connections = @This();
 
@@ -35,6 +36,9 @@ pub const Connection = struct {
     /// backend closing an idle connection as we reused it (the stale keep-alive race).
     reused: bool,
     watching: bool,
+    /// TLS to the backend: the connection's state, kept while it is idle (its session with
+    /// it); its buffers belong to the attempt that uses it (proxy/UpstreamTls.zig).
+    tls: ?tls.Engine,
     watch: Completion,
     idle_timer: Timer,
     connections: *Connections,
@@ -119,6 +123,7 @@ fn acquireSlot(connections: *Connections) ?*Connection {
         .state = .free,
         .reused = false,
         .watching = false,
+        .tls = null,
         .watch = .{},
         .idle_timer = .{},
         .connections = connections,
@@ -167,6 +172,7 @@ pub fn open(connections: *Connections, backend_index: u16, address: *const Addre
     connection.state = .busy;
     connection.reused = false;
     connection.watching = false;
+    connection.tls = null;
     connection.next = null;
     connection.prev = null;
     connections.stats.opened.add(1);
@@ -265,12 +271,29 @@ fn idleTimerCallback(connection: *Connection) void {
 fn release(connections: *Connections, connection: *Connection) void {
     assert(!connection.watching);
     assert(!connection.idle_timer.isArmed());
+    if (connection.tls) |*engine| {
+        closeNotify(connections.loop, &connection.socket, engine);
+        engine.deinit();
+        connection.tls = null;
+    }
     connections.loop.close(&connection.socket);
     connections.shared.closed(connection.backend_index);
     connection.state = .free;
     connection.next = connections.free_list;
     connection.prev = null;
     connections.free_list = connection;
+}
+
+/// Before a TLS connection closes: its close_notify, so the backend can tell our close from a
+/// truncation (RFC 8446 §6.1). Best effort: one non-blocking send of a few dozen bytes; a
+/// backend that is gone, or a full socket buffer, just sees the close.
+pub fn closeNotify(loop: *Loop, socket: *Socket, engine: *tls.Engine) void {
+    if (engine.state != .open) return; // No handshake finished, or closed already.
+    var alert: [64]u8 = undefined; // A close_notify record: 24 to 31 bytes with our ciphers.
+    var wire: tls.Engine.Wire = .{ .output = &alert };
+    const progress = engine.close(&wire) catch return; // A failed engine has nothing to say.
+    if (progress != .done or wire.produced == 0) return;
+    _ = loop.sendNow(socket, wire.written()) catch {}; // Best effort (above).
 }
 
 fn idlePush(connections: *Connections, connection: *Connection) void {

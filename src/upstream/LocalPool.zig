@@ -24,6 +24,8 @@ const RetryBudget = @import("RetryBudget.zig");
 const Histogram = @import("../metrics/Histogram.zig");
 const Counter = @import("../stdx/Counter.zig");
 const mask = @import("../stdx/mask.zig");
+const tls_ns = @import("../tls/tls.zig");
+const BackendTls = @import("BackendTls.zig");
 
 const LocalPool = @This();
 
@@ -40,6 +42,10 @@ queues: Queues = undefined,
 /// Set when the worker adopts a generation without this pool: its idle connections are
 /// closed and it only finishes what it has in flight.
 retired: bool = false,
+/// TLS to the backends (the pool instance's, shared), and this worker's sessions to resume
+/// with each backend, by index; empty without TLS.
+tls: ?*BackendTls = null,
+resumptions: []tls_ns.ClientContext.Resumption = &.{},
 stats: Stats = .{},
 
 pub const Queues = struct {
@@ -71,6 +77,9 @@ pub const Stats = struct {
     upstream_errors: Counter = .{},
     upstream_connect_failures: Counter = .{},
     upstream_stale_retries: Counter = .{},
+    /// TLS to the backends: handshakes completed on fresh connections, and of them resumed.
+    tls_handshakes: Counter = .{},
+    tls_resumptions: Counter = .{},
     retries: Counter = .{},
     retries_refused_by_budget: Counter = .{},
     no_backend_available: Counter = .{},
@@ -93,9 +102,9 @@ pub const Stats = struct {
     /// A reload that changes a pool then does not reset what `/metrics` shows for it.
     pub fn carryFrom(stats: *Stats, from: *const Stats, backend_map: []const ?u16) void {
         inline for (.{
-            "requests",                  "upgrades", "upstream_errors",      "upstream_connect_failures",
-            "upstream_stale_retries",    "retries",  "no_backend_available", "overloaded",
-            "retries_refused_by_budget",
+            "requests",                  "upgrades",       "upstream_errors",      "upstream_connect_failures",
+            "upstream_stale_retries",    "retries",        "no_backend_available", "overloaded",
+            "retries_refused_by_budget", "tls_handshakes", "tls_resumptions",
         }) |name| @field(stats, name).set(@field(from, name).load());
         stats.latency.addRelaxed(&from.latency);
         for (&stats.own_responses, &from.own_responses) |*to, *value| to.set(value.load());
@@ -132,6 +141,14 @@ pub fn init(
     };
     // The idle queue is the worker's; bound in `bindQueues` before any connection is parked.
     local.connections = try Connections.init(allocator, loop, shared, undefined, slots_count, pool.backends_count, pool.keepalive_max);
+}
+
+/// The pool speaks TLS (`backend_tls`, built with the pool instance): this worker's row of
+/// sessions.
+pub fn initTls(local: *LocalPool, backend_tls: *BackendTls, worker_index: usize) void {
+    assert(local.tls == null);
+    local.resumptions = backend_tls.resumptionsOf(worker_index);
+    local.tls = backend_tls;
 }
 
 pub fn deinit(local: *LocalPool, allocator: std.mem.Allocator) void {

@@ -15,6 +15,7 @@ const Config = @import("../config/Config.zig");
 const Shared = @import("Shared.zig");
 const Checker = @import("../health/Checker.zig");
 const LocalPool = @import("LocalPool.zig");
+const BackendTls = @import("BackendTls.zig");
 
 const Pool = @This();
 
@@ -28,6 +29,8 @@ locals: []LocalPool,
 queue_slots: [5]u8,
 /// Null when the pool has no active checks, or before they start.
 checker: ?*Checker = null,
+/// How the workers speak TLS to the backends; null: plain TCP.
+tls: ?*BackendTls = null,
 /// Generations that use this instance (control thread only).
 refs: u32 = 0,
 
@@ -40,7 +43,18 @@ pub fn copyConfig(arena: std.mem.Allocator, pool: *const Config.Pool) !Config.Po
     copy.sticky_cookie = try arena.dupe(u8, pool.sticky_cookie);
     copy.health.path = try arena.dupe(u8, pool.health.path);
     copy.health.host = try arena.dupe(u8, pool.health.host);
+    inline for (.{ "ca", "server_name", "client_cert", "client_key" }) |name| {
+        @field(copy.tls, name) = try arena.dupe(u8, @field(pool.tls, name));
+    }
     return copy;
+}
+
+/// Frees what the instance holds outside its arena (OpenSSL's context and each worker's
+/// sessions), on the control thread once no worker uses the instance; the arena goes next.
+pub fn deinitOutsideArena(pool: *Pool) void {
+    const backend_tls = pool.tls orelse return;
+    backend_tls.deinit();
+    pool.tls = null;
 }
 
 /// Whether two pool configurations are the same in every setting (then a reload keeps the

@@ -680,12 +680,26 @@ def route(mapping: dict, default=None) -> Behaviour:
 # The server
 
 
+def _record_sni(sock, name, _ctx):
+    """A TLS backend's SNI callback: the name the client sent, on its socket."""
+    sock.sni = name
+
+
 class Backend:
     _names = 0
 
     def __init__(self, behaviour: Behaviour | None = None, port: int = 0, name: str | None = None,
-                 sndbuf: int | None = None, backlog: int = 128, host: str = "127.0.0.1"):
+                 sndbuf: int | None = None, backlog: int = 128, host: str = "127.0.0.1",
+                 tls=None):
         Backend._names += 1
+        # An ssl.SSLContext (server side): every connection shakes hands first, in its own
+        # thread; `.tls_handshakes` records each (SNI, resumed, version, client certificate)
+        # and `.tls_failures` each handshake that failed.
+        self.tls = tls
+        if tls is not None:
+            tls.sni_callback = _record_sni
+        self.tls_handshakes: list[dict] = []
+        self.tls_failures: list[str] = []
         self.name = name or f"b{Backend._names}"
         self.behaviour = behaviour or echo()
         self.sndbuf = sndbuf
@@ -797,8 +811,32 @@ class Backend:
             self._threads.append(t)
             t.start()
 
+    def _handshake(self, conn: BackendConn) -> bool:
+        """TLS on the accepted socket; False (recorded) when the handshake fails."""
+        conn.sock.settimeout(5.0)
+        try:
+            conn.sock = self.tls.wrap_socket(conn.sock, server_side=True)
+        except (OSError, ValueError) as e:
+            with self._lock:
+                self.tls_failures.append(f"{type(e).__name__}: {e}")
+                self._cond.notify_all()
+            return False
+        conn.sock.settimeout(RECV_POLL)
+        cert = conn.sock.getpeercert()
+        with self._lock:
+            self.tls_handshakes.append({
+                "sni": getattr(conn.sock, "sni", None),
+                "reused": conn.sock.session_reused,
+                "version": conn.sock.version(),
+                "client_cert": dict(x[0] for x in cert["subject"]) if cert else None,
+            })
+            self._cond.notify_all()
+        return True
+
     def _serve(self, conn: BackendConn):
         try:
+            if self.tls is not None and not self._handshake(conn):
+                return
             if not self.behaviour.on_connect(conn):
                 return
             while not self._stopping.is_set():

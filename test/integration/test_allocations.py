@@ -97,3 +97,32 @@ def test_no_heap_allocations_after_warmup(sluice, make_backend):
     print(f"exit line: heap_allocations_after_startup={at_exit}")
     assert at_exit == after[key], f"exit line says {at_exit}, stats said {after[key]}"
     assert sum(len(b.requests) for b in backends) == warm + n
+
+
+@pytest.mark.time_limit(150)
+def test_no_heap_allocations_with_tls_to_backends(sluice, make_backend, tmp_path):
+    """The same load to two backends over TLS (a pool's `.tls`, verified against a CA made
+    here): handshakes, resumptions, pooled TLS connections and active checks over TLS leave
+    heap_allocations_after_startup at 0 (OpenSSL allocates from the workers' and the control
+    thread's bounded pools)."""
+    from conftest import write_zon
+    from test_backend_tls import make_pki, server_context
+    pki = make_pki(tmp_path)
+    mapping = {"/chunked": chunked(CHUNKED_PARTS, delay=0)}
+    backends = [make_backend(route(mapping), tls=server_context(pki)) for _ in range(2)]
+    path = write_zon(tmp_path / "tls.zon", {"listen": "127.0.0.1:0", "pools": {"app": {
+        "backends": [b.address for b in backends], "keepalive": 4, "tls": {"ca": pki["ca"]},
+        "health": {"path": "/health", "interval": "200ms"}}}})
+    sluice.start_config(path, workers=2)
+    run_load(sluice.port, 1000)
+    before = sluice.stats()
+    n = run_load(sluice.port, 4000)
+    after = sluice.stats()
+    key = "heap_allocations_after_startup"
+    assert before[key] == 0 and after[key] == 0, (before, after)
+    assert sluice.stop(timeout=10.0) == 0
+    assert sluice.exit_allocations() == 0
+    handshakes = sum(len(b.tls_handshakes) for b in backends)
+    resumed = sum(1 for b in backends for h in b.tls_handshakes if h["reused"])
+    print(f"{n} requests; TLS handshakes at the backends: {handshakes}, resumed: {resumed}")
+    assert handshakes > 2 and resumed > 0

@@ -29,11 +29,8 @@ def test_every_config_example_checks(sluice_bin, tmp_path):
     found = blocks()
     examples = [(i, kind, text) for i, (kind, text) in enumerate(found) if kind != "console"]
     assert len(examples) >= 6, examples
-    # Certificate and key files the examples name: the test pair under each name (check
-    # reads them).
-    testdata = REPO / "src" / "tls" / "testdata"
-    for name in set(re.findall(r'"([\w.-]+\.(?:pem|key))"', DOC)):
-        shutil.copy(testdata / ("ecdsa" + name[name.rindex("."):]), tmp_path / name)
+    from test_readme import write_tls_files
+    write_tls_files([text for kind, text in found if kind != "console"], tmp_path)
     for i, kind, text in examples:
         follower = found[i + 1] if i + 1 < len(found) else None
         shown_as_mistake = follower is not None and follower[0] == "console"

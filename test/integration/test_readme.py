@@ -108,6 +108,22 @@ def readme_handlers():
             for m in re.finditer(r"```js\n// (\w+\.js)\n.*?```", README, re.S)}
 
 
+def write_tls_files(blocks, directory):
+    """The certificate, key and CA files the examples name (check reads them), made here: the
+    test pair (src/tls/testdata/ecdsa.*) under every `.pem` and `.key` name a listener's
+    `.tls` gives; for a pool's `.tls`, a CA, and a client certificate and key it signed."""
+    testdata = REPO / "src" / "tls" / "testdata"
+    for name in set(re.findall(r'"([\w.-]+\.(?:pem|key))"', "".join(blocks))):
+        shutil.copy(testdata / ("ecdsa" + name[name.rindex("."):]), directory / name)
+    from test_backend_tls import make_pki
+    pki = make_pki(directory / "pki")
+    sources = {"ca": pki["ca"], "client_cert": pki["client"][0], "client_key": pki["client"][1]}
+    for body in blocks:
+        code = "\n".join(line.split("//", 1)[0] for line in body.splitlines())
+        for key, name in re.findall(r"\.(ca|client_cert|client_key) = \"([^\"]+)\"", code):
+            (directory / name).write_bytes(open(sources[key], "rb").read())
+
+
 def test_readme_config_examples_pass_check(sluice_bin, tmp_path):
     """Every ```zon block in the README is a valid config: `sluice check` says ok (with the
     README's handlers beside it, which check compiles, and the test certificate and key
@@ -116,9 +132,7 @@ def test_readme_config_examples_pass_check(sluice_bin, tmp_path):
     assert blocks, "the README has no zon example"
     for name, source in readme_handlers().items():
         (tmp_path / name).write_text(source)
-    testdata = REPO / "src" / "tls" / "testdata"
-    for name in set(re.findall(r'"([\w.-]+\.(?:pem|key))"', "".join(blocks))):
-        shutil.copy(testdata / ("ecdsa" + name[name.rindex("."):]), tmp_path / name)
+    write_tls_files(blocks, tmp_path)
     for i, body in enumerate(blocks):
         path = tmp_path / f"readme{i}.zon"
         path.write_text(body)
