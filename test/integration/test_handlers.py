@@ -11,11 +11,12 @@ import time
 
 import pytest
 
-from client import Client, request
+from backends import fixed, health_endpoint, reset, route, slow_head
+from client import Client, Echoed, request
 from conftest import REPO
 from test_admin import ADMIN_RE, scrape, status, value
 from test_baked_config import ZIG, zig_build
-from test_readme import readme_handlers
+from test_readme import README, readme_handlers
 
 HANDLER = """\
 export default function handler(request) {
@@ -78,8 +79,7 @@ def get(port, target, headers=None, method="GET", version="HTTP/1.1"):
 def test_readme_example_answers_as_the_readme_says(sluice, tmp_path):
     """The README's handler (issue 13's example without Response.proxy): JSON with the query
     and the user agent, 401 without Authorization, the welcome with its header with one."""
-    (name, source), = readme_handlers().items()
-    assert name == "app.js"
+    source = readme_handlers()["app.js"]
     # examples/handlers/app.js is the same handler, under a comment of its own.
     example = (REPO / "examples" / "handlers" / "app.js").read_text()
     assert example.split("\n", 2)[2] == source.split("\n", 1)[1]
@@ -209,7 +209,8 @@ def test_failures_are_500_with_a_log_line_and_a_counter(sluice, tmp_path):
     handlers = status(admin_port)["handlers"]
     assert handlers == [{"name": "app", "requests": 2 * len(FAILURES), "failures": {
         reason: expected.get(reason, 0) for reason in
-        ("exception", "memory", "time", "depth", "response_too_large", "not_a_response")}}], handlers
+        ("exception", "memory", "time", "depth", "response_too_large", "not_a_response", "unknown_pool",
+         "request_too_large")}}], handlers
 
 
 @pytest.mark.parametrize("source,message", [
@@ -309,40 +310,42 @@ def test_reload_that_changes_handlers_is_refused(sluice, make_backend, tmp_path)
     assert get(sluice.port, "/api/y").json() == {"path": "/api/y"}
 
 
+def run_load(port, targets, total, statuses):
+    """`total` requests over 4 keep-alive clients, cycling through `targets`: each answer is one
+    of `statuses` or a 500 (after which the client reconnects: sluice closes after a 500)."""
+    errors = []
+
+    def load(count):
+        try:
+            c = Client(port, timeout=10)
+            for i in range(count):
+                r = c.request("GET", targets[i % len(targets)], headers=[("X-A", "1"), ("x-a", "2")])
+                if r.status == 500:
+                    c.close()
+                    c = Client(port, timeout=10)
+                elif r.status not in statuses:
+                    errors.append(repr(r))
+            c.close()
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=load, args=(total // 4,)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(100)
+    assert not errors, errors[:3]
+
+
 @pytest.mark.time_limit(150)
 def test_no_heap_allocations_per_handler_request(sluice, tmp_path):
     """With --workers 2, after warm-up, thousands of handler calls (JSON, text, redirects,
     exceptions and limits among them) leave heap_allocations_after_startup unchanged."""
     start_handler(sluice, tmp_path, workers=2)
     targets = ["/request?a=1&b=2", "/text?v=3", "/html", "/redirect", "/unicode", "/x", "/throw", "/deep"]
-
-    def load(count, errors):
-        try:
-            c = Client(sluice.port, timeout=10)
-            for i in range(count):
-                target = targets[i % len(targets)]
-                r = c.request("GET", target, headers=[("X-A", "1"), ("x-a", "2")])
-                if r.status == 500:
-                    c.close()
-                    c = Client(sluice.port, timeout=10)
-                elif r.status not in (200, 202, 302):
-                    errors.append(repr(r))
-            c.close()
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(repr(e))
-
-    def run(total):
-        errors = []
-        threads = [threading.Thread(target=load, args=(total // 4, errors)) for _ in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(100)
-        assert not errors, errors[:3]
-
-    run(400)
+    run_load(sluice.port, targets, 400, (200, 202, 302))
     before = sluice.stats()
-    run(4000)
+    run_load(sluice.port, targets, 4000, (200, 202, 302))
     after = sluice.stats()
     key = "heap_allocations_after_startup"
     assert after[key] == before[key], (before, after)
@@ -386,3 +389,275 @@ def test_two_handlers_compiled_in(make_sluice, sluice_bin, tmp_path):
     done = zig_build(f"-Dhandler={bad}", "-p", str(tmp_path / "bad-out"))
     assert done.returncode != 0
     assert re.search(re.escape(str(bad)) + r":2:\d+: ", done.stderr), done.stderr
+
+
+# ---------------------------------------------------------------------------------------
+# Response.proxy
+
+PROXY = """\
+export default function handler(request) {
+  const { path, query, headers } = request;
+  if (path === "/rewrite") return Response.proxy("web", { path: "/v2/items?id=" + query.id, headers: { "X-Id": query.id, "user-agent": "edge" } });
+  if (path === "/nopool") return Response.proxy("nope");
+  if (path === "/bad-path") return Response.proxy("web", { path: "no-slash" });
+  if (path === "/space-path") return Response.proxy("web", { path: "/a b" });
+  if (path === "/crlf") return Response.proxy("web", { headers: { "x-a": "1\\r\\nX-Evil: 1" } });
+  if (path === "/host") return Response.proxy("web", { headers: { Host: "internal" } });
+  if (path === "/length") return Response.proxy("web", { headers: { "Content-Length": "0" } });
+  if (path === "/te") return Response.proxy("web", { headers: { "transfer-encoding": "chunked" } });
+  if (path === "/xff") return Response.proxy("web", { headers: { "X-Forwarded-For": "10.9.9.9" } });
+  if (path === "/bad-name") return Response.proxy("web", { headers: { "a b": "1" } });
+  if (path === "/changed") { const r = Response.proxy("web"); r.path = "/x\\r\\nHost: evil"; return r; }
+  if (path === "/huge") return Response.proxy("web", { headers: { "x-big": "y".repeat(100000) } });
+  if (headers["x-admin"] === "1") return Response.text("no", { status: 403 });
+  return Response.proxy("web");
+}
+"""
+
+PROXY_SITE = """\
+.{
+    .listen = "127.0.0.1:0",
+    .admin = .{ .listen = "127.0.0.1:0" },
+    .handlers = .{ .edge = "edge.js" },
+    .pools = .{ .web = .{ .backends = .{ BACKENDS }, EXTRA } },
+    .routes = .{ .{ .handler = "edge" } },
+}
+"""
+
+
+def start_proxy(sluice, tmp_path, backends, extra="", workers=1):
+    write(tmp_path, "edge.js", PROXY)
+    config = tmp_path / "site.zon"
+    config.write_text(PROXY_SITE.replace("BACKENDS", ", ".join(f'"{b.address}"' for b in backends))
+                      .replace("EXTRA", extra))
+    sluice.start_config(config, workers=workers)
+    return int(sluice.wait_for_line(ADMIN_RE, timeout=5.0).group("port"))
+
+
+def test_proxy_rewrites_the_target_and_fields_the_backend_sees(sluice, make_backend, tmp_path):
+    """Response.proxy("web", { path, headers }): the backend gets the new target, the
+    handler's fields replacing the client's of the same name (any case) or added, and the
+    fields sluice writes (Host, X-Forwarded-*) as for any proxied request; a plain
+    Response.proxy("web") forwards the request as it came; the response is the backend's."""
+    backend = make_backend(name="web1")
+    start_proxy(sluice, tmp_path, [backend])
+    r = get(sluice.port, "/rewrite?id=42", headers=[("User-Agent", "curl/8"), ("X-Keep", "k"), ("x-id", "spoof")])
+    e = Echoed(r)
+    assert e.target == "/v2/items?id=42" and e.backend == "web1", e.data
+    names = [k.lower() for k, _ in e.headers]
+    assert names.count("x-id") == 1 and names.count("user-agent") == 1, e.headers
+    assert e.header("x-id") == "42" and e.header("user-agent") == "edge" and e.header("x-keep") == "k"
+    assert e.header("x-forwarded-for") == "127.0.0.1" and e.header("host") == "sluice.test"
+    e = Echoed(get(sluice.port, "/as/is?q=1", headers=[("User-Agent", "curl/8")]))
+    assert e.target == "/as/is?q=1" and e.header("user-agent") == "curl/8"
+    r = get(sluice.port, "/as/is", headers=[("X-Admin", "1")])
+    assert r.status == 403 and len(backend.requests) == 2
+    # A body streams to the pool as it would through a route.
+    r = request(sluice.port, "POST", "/post", body=b"z" * 5000, timeout=10)
+    assert Echoed(r).body_len == 5000
+
+
+def test_proxy_mistakes_are_500_and_nothing_malformed_is_forwarded(sluice, make_backend, tmp_path):
+    """An unknown pool, a path that is not origin-form, a value with CR LF, a field sluice
+    owns (Host, framing, forwarding), a name that is not a token, a property changed after
+    the call, and a head too large for the buffer: each a 500, a log line naming the handler
+    (and the pool), a counter with its reason, and nothing reaches the backend."""
+    backend = make_backend()
+    admin_port = start_proxy(sluice, tmp_path, [backend])
+    cases = {
+        "/nopool": ("unknown_pool", 'Response.proxy names pool "nope", which the configuration does not have'),
+        "/bad-path": ("exception", "TypeError: Response.proxy: path must start with /"),
+        "/space-path": ("exception", "TypeError: Response.proxy: path must start with /"),
+        "/crlf": ("exception", "TypeError: Response: a header value may not contain CR, LF"),
+        "/host": ("exception", "TypeError: Response: host is written by sluice"),
+        "/length": ("exception", "TypeError: Response: content-length is written by sluice"),
+        "/te": ("exception", "TypeError: Response: transfer-encoding is written by sluice"),
+        "/xff": ("exception", "TypeError: Response: x-forwarded-for is written by sluice"),
+        "/bad-name": ("exception", "TypeError: Response: a header name must be a token"),
+        "/changed": ("not_a_response", "pool, path or headers were changed"),
+        "/huge": ("request_too_large", 'the request proxied to pool "web" does not fit'),
+    }
+    logged_at = {}
+    counts = {}
+    for target, (reason, text) in cases.items():
+        time.sleep(max(0.0, logged_at.get(reason, 0.0) + 1.1 - time.monotonic()))
+        logged_at[reason] = time.monotonic()
+        mark = sluice.mark()
+        r = get(sluice.port, target)
+        assert r.status == 500, (target, r)
+        line = sluice.wait_for_line(re.compile(r"warn: 500 handler_" + reason + ".*"), start=mark).group(0)
+        assert "handler edge" in line and text in line, (target, line)
+        counts[reason] = counts.get(reason, 0) + 1
+    assert backend.requests == []
+    families = scrape(admin_port)
+    for reason, count in counts.items():
+        assert value(families, "sluice_handler_failures_total", handler="edge", reason=reason) == count
+    assert Echoed(get(sluice.port, "/fine")).target == "/fine"
+
+
+def test_proxy_retries_another_backend_with_the_rewritten_head(sluice, make_backend, tmp_path):
+    """A pool of a backend that answers 500 after a pause and a good one, 5xx in the pool's
+    retries: every proxied request ends 200 at the good backend with its own rewritten
+    target and X-Id, though other requests ran the handler (and reused its heap) while it
+    waited: a retry resends the head composed from the first call. One that resets: a GET
+    is retried on the good one."""
+    bad = make_backend(slow_head(0.05, then=fixed(500, body=b"bad")), name="bad")
+    good = make_backend(name="good")
+    start_proxy(sluice, tmp_path, [bad, good],
+                extra='.retry = .{ .on = .{ .connect, .reset, .@"5xx" }, .budget_percent = 100 }, '
+                      '.ejection = .{ .after = 0 }')
+    errors = []
+
+    def client(base):
+        try:
+            c = Client(sluice.port, timeout=10)
+            for i in range(base, base + 10):
+                e = Echoed(c.request("GET", f"/rewrite?id={i}"))
+                if (e.backend, e.target, e.header("x-id")) != ("good", f"/v2/items?id={i}", str(i)):
+                    errors.append(e.data)
+            c.close()
+        except Exception as ex:  # noqa: BLE001 - reported below
+            errors.append(repr(ex))
+
+    threads = [threading.Thread(target=client, args=(k * 100,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not errors, errors[:3]
+    assert len(bad.requests) >= 5, "round robin sent some first tries to the bad backend"
+    assert all(req.target.startswith("/v2/items?id=") for req in bad.requests)
+
+
+def test_proxy_retries_a_reset(sluice, make_backend, tmp_path):
+    """A backend that resets every request: GETs proxied by the handler are retried on the
+    other backend and all succeed."""
+    bad = make_backend(reset(), name="bad")
+    good = make_backend(name="good")
+    start_proxy(sluice, tmp_path, [bad, good], extra='.ejection = .{ .after = 0 }')
+    for i in range(6):
+        e = Echoed(get(sluice.port, f"/rewrite?id={i}"))
+        assert (e.backend, e.target) == ("good", f"/v2/items?id={i}")
+    assert any(req.target.startswith("/v2/items") for req in bad.requests)
+
+
+@pytest.mark.time_limit(30)
+def test_proxy_follows_the_pools_health(sluice, make_backend, tmp_path):
+    """Active health checks on the pool a handler proxies to: a backend whose health path
+    fails gets no request the handler sends on."""
+    a = make_backend(name="A")
+    b = make_backend(health_endpoint(status=503), name="B")
+    start_proxy(sluice, tmp_path, [a, b],
+                extra='.health = .{ .path = "/health", .interval = "100ms", .timeout = "300ms", .rise = 1, .fall = 1 }')
+    sluice.wait_for_line(re.compile(r"is down: active check failed"), timeout=5)
+    for i in range(8):
+        assert Echoed(get(sluice.port, f"/rewrite?id={i}")).backend == "A"
+    assert not [req for req in b.requests if req.target != "/health"]
+
+
+@pytest.mark.time_limit(150)
+def test_no_heap_allocations_per_proxied_request(sluice, make_backend, tmp_path):
+    """Thousands of handler calls that proxy (rewritten and not, some refused) with two
+    workers leave heap_allocations_after_startup unchanged."""
+    backend = make_backend()
+    start_proxy(sluice, tmp_path, [backend], workers=2)
+    targets = ["/rewrite?id=1", "/as/is", "/nopool", "/rewrite?id=2"]
+    run_load(sluice.port, targets, 400, (200,))
+    before = sluice.stats()
+    run_load(sluice.port, targets, 3000, (200,))
+    after = sluice.stats()
+    key = "heap_allocations_after_startup"
+    assert after[key] == before[key], (before, after)
+
+
+def test_readme_proxy_example_answers_as_the_readme_says(sluice, make_backend, tmp_path):
+    """The README's edge.js and its config, with two real backends for the pool: /admin/
+    without the key is the handler's 403 and reaches no backend; /v1/ is rewritten to /v2/
+    with x-api-version; everything else goes on as it came, spread over both backends."""
+    a, b = make_backend(name="A"), make_backend(name="B")
+    (tmp_path / "edge.js").write_text(readme_handlers()["edge.js"])
+    zon, = [z for z in re.findall(r"```zon\n(.*?)```", README, re.S) if "edge.js" in z]
+    zon = zon.replace('"10.0.0.7:8000"', f'"{a.address}"').replace('"10.0.0.8:8000"', f'"{b.address}"')
+    config = tmp_path / "site.zon"
+    config.write_text(zon.replace(".{\n", '.{\n    .listen = "127.0.0.1:0",\n', 1))
+    sluice.start_config(config)
+    r = get(sluice.port, "/admin/users")
+    assert (r.status, r.body) == (403, b"forbidden\n"), r
+    assert a.requests == [] and b.requests == []
+    assert Echoed(get(sluice.port, "/admin/users", headers=[("X-Api-Key", "letmein")])).target == "/admin/users"
+    e = Echoed(get(sluice.port, "/v1/items"))
+    assert e.target == "/v2/items" and e.header("x-api-version") == "1", e.data
+    backends = {Echoed(get(sluice.port, f"/page/{i}")).backend for i in range(4)}
+    assert backends == {"A", "B"}
+
+
+# ---------------------------------------------------------------------------------------
+# Limits per handler
+
+LIMITS_JS = """\
+export default function handler(request) {
+  const { path } = request;
+  if (path.endsWith("/alloc")) { const a = []; for (let i = 0; i < 4000; i++) a.push("item " + i); return Response.text(String(a.length)); }
+  if (path.endsWith("/loop")) { let s = 0; for (let i = 0; i < 200000; i++) s += i; return Response.text(String(s)); }
+  if (path.endsWith("/deep")) { const f = (n) => n === 0 ? 0 : f(n - 1) + 1; return Response.text(String(f(100))); }
+  return Response.text("ok");
+}
+"""
+
+LIMITS_SITE = """\
+.{
+    .listen = "127.0.0.1:0",
+    .admin = .{ .listen = "127.0.0.1:0" },
+    .handlers = .{
+        .small = .{ .file = "limits.js", .memory = "64KiB", .budget = 100000, .depth = 16 },
+        .roomy = "limits.js",
+    },
+    .routes = .{
+        .{ .path_prefix = "/small/", .handler = "small" },
+        .{ .handler = "roomy" },
+    },
+}
+"""
+
+
+def test_limits_per_handler(sluice, tmp_path):
+    """The same code under two handlers: the one with the defaults (1 MiB, 5*10^7 ticks, 512
+    calls) answers each request; the one given 64 KiB, 10^5 ticks and 16 calls in the file
+    fails each with a 500, a line and its own reason in /metrics (memory, time, depth)."""
+    write(tmp_path, "limits.js", LIMITS_JS)
+    config = tmp_path / "site.zon"
+    config.write_text(LIMITS_SITE)
+    sluice.start_config(config)
+    admin_port = int(sluice.wait_for_line(ADMIN_RE, timeout=5.0).group("port"))
+    expected = {"/alloc": ("memory", b"4000"), "/loop": ("time", b"19999900000"), "/deep": ("depth", b"100")}
+    for path, (reason, body) in expected.items():
+        r = get(sluice.port, path)
+        assert (r.status, r.body) == (200, body), (path, r)
+        mark = sluice.mark()
+        r = get(sluice.port, "/small" + path)
+        assert r.status == 500, (path, r)
+        line = sluice.wait_for_line(re.compile(r"warn: 500 handler_" + reason + ".*"), start=mark).group(0)
+        assert "handler small" in line, line
+    families = scrape(admin_port)
+    for reason, _ in expected.values():
+        assert value(families, "sluice_handler_failures_total", handler="small", reason=reason) == 1
+        assert value(families, "sluice_handler_failures_total", handler="roomy", reason=reason) == 0
+    assert get(sluice.port, "/small/fine").body == b"ok"
+
+
+@pytest.mark.parametrize("entry,message", [
+    ('.memory = "1KiB"', r"site\.zon:2:\d+: .*65536"),
+    (".budget = 10", r"site\.zon:2:\d+: .*1000"),
+    (".depth = 100000", r"site\.zon:2:\d+: .*10000"),
+    (".stack = 5", r"site\.zon:2:\d+: unknown key \"stack\""),
+])
+def test_check_refuses_handler_limits_out_of_range(sluice_bin, tmp_path, entry, message):
+    """A handler's limits outside their bounds, or a key a handler does not have, are
+    refused by `sluice check` at their line and column."""
+    write(tmp_path, "limits.js", LIMITS_JS)
+    config = tmp_path / "site.zon"
+    config.write_text('.{\n    .handlers = .{ .small = .{ .file = "limits.js", ' + entry + ' } },\n'
+                      '    .handler = "small",\n}\n')
+    done = subprocess.run([sluice_bin, "check", str(config)], capture_output=True, text=True, timeout=10)
+    assert done.returncode == 1, done
+    assert re.search(message, done.stderr), done.stderr
