@@ -104,6 +104,9 @@ pub const Handler = struct {
     heap_bytes: u64 = settings.default(.handler, "heap_bytes"),
     budget_ticks: u64 = settings.default(.handler, "budget_ticks"),
     depth: u32 = settings.default(.handler, "depth"),
+    /// The largest request body read for the handler (`request.body`); a larger one is a 413
+    /// and the handler does not run. The connection's buffer bounds it too.
+    body_bytes_max: u64 = settings.default(.handler, "body_bytes_max"),
 };
 
 pub const Listener = struct {

@@ -814,6 +814,15 @@ pub const table = [_]Setting{
         .default = "512",
         .reload = .restart,
     },
+    .{
+        .key = "body_max",
+        .scope = .handler,
+        .fields = &.{"body_bytes_max"},
+        .value = .{ .size = .{ .min = 0, .max = 64 * 1024 * 1024 } },
+        .default = "64KiB",
+        .zero = "no request body (a request with one is 413)",
+        .reload = .restart,
+    },
 };
 
 /// Relations between settings: `below` must be less than `limit`. Checked by the command line

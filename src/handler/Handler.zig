@@ -28,6 +28,8 @@ const Handler = @This();
 /// The handler's name (a metrics label, the log's).
 name: []const u8,
 engine: *Engine,
+/// The largest request body the exchange reads for a call; 0: none (a body is a 413).
+body_bytes_max: u64,
 /// The module's default export, a function.
 function: Value,
 stats: Stats = .{},
@@ -70,6 +72,8 @@ pub const Limits = struct {
     budget: u64 = 50_000_000,
     /// Call depth: JavaScript frames.
     depth: u32 = 512,
+    /// The largest request body read before the call (the exchange checks it); 0: none.
+    body_bytes_max: u64 = 64 * 1024,
 
     /// The engine's limits: the value stack grows with the depth (32 slots a frame, as the
     /// defaults have), the rest are the engine's defaults for handlers.
@@ -94,6 +98,11 @@ pub const Request = struct {
     headers: []const http.Header,
     /// The client's address, without the port.
     ip: []const u8,
+    /// The request body as it came, whole (a slice of the connection's buffer); empty when
+    /// there is none.
+    body: []const u8 = "",
+    /// `body` is in chunked framing (checked by the connection): decoded for `request.body`.
+    body_chunked: bool = false,
 };
 
 /// How the response is written.
@@ -213,7 +222,7 @@ pub fn init(gpa: std.mem.Allocator, module: *const Engine.Module, name: []const 
         log.err("handler {s}: the default export of {s} is not a function", .{ name, module.program.source_name });
         return error.NoDefaultExport;
     }
-    return .{ .name = name, .engine = engine, .function = function };
+    return .{ .name = name, .engine = engine, .function = function, .body_bytes_max = limits.body_bytes_max };
 }
 
 pub fn deinit(handler: *Handler, gpa: std.mem.Allocator) void {
@@ -257,7 +266,34 @@ fn buildRequest(engine: *Engine, request: *const Request, scratch: []u8) Engine.
     try engine.setProperty(value, "target", try engine.newString(request.target));
     try engine.setProperty(value, "headers", try buildHeaders(engine, request.headers));
     try engine.setProperty(value, "ip", try engine.newString(request.ip));
+    const body = if (request.body_chunked) try decodeChunked(engine, request.body) else request.body;
+    try engine.setProperty(value, "body", try engine.newString(body));
+    try engine.setProperty(value, "json", engine.hostFunction(host.request_json_native));
     return value;
+}
+
+/// The data of a chunked body, in the engine's arena. The connection's decoder checked the
+/// framing (sizes, CRLFs, the last chunk) and cut out any trailers, so this reads sizes and
+/// copies data; it still never reads past `raw`, whatever it holds.
+fn decodeChunked(engine: *Engine, raw: []const u8) Engine.BuildError![]const u8 {
+    const out = engine.heap.allocBytes(raw.len, 1) catch return error.OutOfMemory;
+    var len: usize = 0;
+    var i: usize = 0;
+    while (i < raw.len) {
+        const line_end = std.mem.indexOfPos(u8, raw, i, "\r\n") orelse break;
+        var size: usize = 0;
+        for (raw[i..line_end]) |c| {
+            const digit = hexValue(c) orelse break; // `;` starts an extension.
+            size = std.math.mul(usize, size, 16) catch return out[0..len];
+            size += digit;
+        }
+        i = line_end + 2;
+        if (size == 0 or size > raw.len - i) break;
+        @memcpy(out[len..][0..size], raw[i..][0..size]);
+        len += size;
+        i += size + 2; // The chunk's CRLF.
+    }
+    return out[0..len];
 }
 
 /// `a=1&b=x+y&a=2` as `{ a: "1", b: "x y" }`: the first value of each name, decoded as
@@ -611,4 +647,17 @@ test "handler: a response too large, an exception, a non-Response and fields cha
     }
     // The bounded writer stopped at the buffer's end.
     try testing.expectEqual(@as(usize, out.len), std.mem.indexOfScalar(u8, &out, 0) orelse out.len);
+}
+
+test "handler: a chunked body is decoded into the arena, extensions skipped, never read past its end" {
+    var module: Engine.Module = undefined;
+    var handler = try testHandler(&module);
+    defer module.deinit();
+    defer handler.deinit(testing.allocator);
+    handler.engine.beginRequest();
+    try testing.expectEqualStrings("hello world", try decodeChunked(handler.engine, "5\r\nhello\r\n6;x=y\r\n world\r\n0\r\n\r\n"));
+    try testing.expectEqualStrings("", try decodeChunked(handler.engine, "0\r\n\r\n"));
+    // Cut short (the connection never hands over such a body): what is whole, and no more.
+    try testing.expectEqualStrings("ab", try decodeChunked(handler.engine, "2\r\nab\r\nff\r\nxyz"));
+    try testing.expectEqualStrings("", try decodeChunked(handler.engine, "ffffffffffffffffffffff\r\n"));
 }

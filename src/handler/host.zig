@@ -31,6 +31,8 @@ pub const host: builtins.Host = .{
         .{ .name = "html", .length = 1, .func = html },
         .{ .name = "redirect", .length = 1, .func = redirect },
         .{ .name = "proxy", .length = 1, .func = proxy },
+        // Not a member of `Response`: the `json` method of each request (`Handler.zig`).
+        .{ .name = "json", .length = 0, .func = requestJson },
     },
     .objects = &.{.{ .name = "Response", .members = &.{
         .{ .name = "json", .native = 0 },
@@ -114,6 +116,19 @@ fn redirect(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
     try put(vm, response, .body, Value.string(try vm.newLatin1("")));
     try put(vm, response, .location, Value.string(location));
     return Value.obj(response);
+}
+
+/// The native index of `request.json` (`Engine.hostFunction`).
+pub const request_json_native: u16 = 5;
+
+/// `request.json()`: JSON.parse of `this.body`; an empty or malformed body throws its
+/// SyntaxError (uncaught: a 500), as `JSON.parse("")` does.
+fn requestJson(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
+    _ = args;
+    if (!this.isObject()) return vm.throwMessage(.type_error, "request.json: call it on the request (request.json())");
+    const body = own(this, "body") orelse return vm.throwMessage(.type_error, "request.json: the request has no body property");
+    if (!body.isString()) return vm.throwMessage(.type_error, "request.json: request.body is not a string");
+    return js.Engine.parseJson(vm, body);
 }
 
 /// `Response.proxy(pool, { path, headers }?)`: the request goes on to the pool named, with its

@@ -101,6 +101,9 @@ pub const State = enum {
     head,
     /// Routed to a pool: tries, relay, or a tunnel.
     upstream,
+    /// Routed to a handler: its request body is being received whole into the downstream's
+    /// buffer before the handler runs.
+    body,
     /// Answered by sluice itself (a route's response, or a handler's); the downstream sends it.
     local,
     /// Failed or aborted: waiting for pending operations before releasing.
@@ -241,7 +244,7 @@ pub fn begin(exchange: *Exchange, head_len: u32) void {
     switch (exchange.target) {
         .none => unreachable, // `route` sets one.
         .local => |chosen| return exchange.respondLocal(chosen),
-        .handler => |handler| return exchange.respondHandler(handler),
+        .handler => |handler| return exchange.startHandler(handler),
         .pool => {},
     }
     if (!exchange.forward(.{})) return exchange.fail(.head_too_large_to_forward);
@@ -380,6 +383,31 @@ fn respondLocal(exchange: *Exchange, chosen: ?*const Config.Route) void {
     exchange.downstream.sendLocal(ubuf[0..response.len], close);
 }
 
+/// A handler runs once the request is whole: a body (up to the handler's `body_max` and the
+/// room behind the head in the downstream's buffer) is received first, so that the handler
+/// sees it as `request.body` and a `Response.proxy` can still send it on from there.
+fn startHandler(exchange: *Exchange, handler: *Handler) void {
+    if (!exchange.downstream.requestBodyPending()) return exchange.respondHandler(handler);
+    if (handler.body_bytes_max == 0) return exchange.fail(.request_body_too_large);
+    if (exchange.body_bytes_max == 0 or exchange.body_bytes_max > handler.body_bytes_max) {
+        exchange.body_bytes_max = handler.body_bytes_max; // The connection checks chunked bodies.
+    }
+    if (exchange.bodyOverLimit()) return exchange.fail(.request_body_too_large);
+    exchange.state = .body;
+    exchange.downstream.pullRequestBody();
+}
+
+/// A window of the handler's request body: it stays where it is, and the next is asked for;
+/// after the last the handler runs. A body that outgrew the room behind the head (the
+/// downstream reused its buffer) is a 413 (the handler never saw any of it).
+fn keepRequestBody(exchange: *Exchange, last: bool) void {
+    assert(exchange.state == .body);
+    if (!exchange.downstream.requestBodyWhole()) return exchange.fail(.request_body_too_large);
+    const handler = exchange.target.handler;
+    exchange.downstream.requestBodySent(); // Asks for the next window, which may come at once.
+    if (last) exchange.respondHandler(handler);
+}
+
 /// A JavaScript handler's response (handler/Handler.zig), written into `ubuf` and handed to
 /// the downstream like a route's own; a handler that fails is a 500 and a log line.
 fn respondHandler(exchange: *Exchange, handler: *Handler) void {
@@ -395,6 +423,8 @@ fn respondHandler(exchange: *Exchange, handler: *Handler) void {
         .path_and_query = rewrite.originForm(head).path,
         .headers = head.headers,
         .ip = exchange.downstream.clientIp(),
+        .body = if (head.body == .none) "" else exchange.downstream.requestBodyBytes(),
+        .body_chunked = head.body == .chunked,
     };
     const reply: Handler.Reply = .{
         .version = exchange.request.version,
@@ -427,6 +457,8 @@ fn proxyFromHandler(exchange: *Exchange, handler: *Handler, proxied: Handler.Pro
     };
     exchange.target = .{ .pool = &generation.pools[index].locals[exchange.proxy.worker_index] };
     exchange.head_copy = exchange.proxy.buffers.acquire() orelse return exchange.fail(.overloaded);
+    // The body the handler read goes on from its first byte, as a retry's would.
+    if (exchange.request_parser.head.body != .none) exchange.downstream.rewindRequestBody();
     if (!exchange.forward(.{ .target = proxied.path, .fields = proxied.headers })) {
         _ = handler.failProxy(.request_too_large, now, proxied.pool);
         return exchange.fail(.handler_failed);
@@ -552,6 +584,7 @@ fn sendUpstreamHeadCallback(exchange: *Exchange, result: sys.SendError!usize) vo
 /// A window of request body bytes from the downstream (framing included, as the client sent
 /// it: the head forwarded says the same framing). `last`: it ends the body.
 pub fn sendRequestBody(exchange: *Exchange, window: []const u8, last: bool) void {
+    if (exchange.state == .body) return exchange.keepRequestBody(last);
     assert(exchange.state == .upstream);
     assert(!exchange.request_done);
     assert(window.len > 0);
@@ -1346,7 +1379,7 @@ fn opDone(exchange: *Exchange) bool {
             if (exchange.pending_ops == 0) exchange.finalize();
             return true;
         },
-        .free, .head, .local => unreachable, // No upstream operation runs then.
+        .free, .head, .body, .local => unreachable, // No upstream operation runs then.
     }
 }
 

@@ -290,6 +290,7 @@ pub fn init(
             .heap_bytes = handler_config.heap_bytes,
             .budget = handler_config.budget_ticks,
             .depth = handler_config.depth,
+            .body_bytes_max = handler_config.body_bytes_max,
         });
         handlers_made += 1;
     }

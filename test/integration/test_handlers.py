@@ -163,18 +163,93 @@ def test_keep_alive_and_pipelining(sluice, tmp_path):
         assert r.status == 500 and "close" in r.connection_tokens()
 
 
-def test_a_request_with_a_body_is_answered_then_closed(sluice, tmp_path):
-    """Handlers do not read bodies yet: as for a route's own response, the answer comes, then
-    the connection closes (without framing the body there is no next request to find)."""
-    start_handler(sluice, tmp_path)
+BODY_JS = """\
+export default function handler(request) {
+  const { path, body } = request;
+  if (path === "/echo") return Response.json({ body, length: body.length, method: request.method });
+  if (path === "/json") return Response.json({ got: request.json() });
+  if (path === "/proxy") return Response.proxy("web", { path: "/sent-on" });
+  return Response.text("no body needed");
+}
+"""
+
+BODY_SITE = """\
+.{
+    .listen = "127.0.0.1:0",
+    .admin = .{ .listen = "127.0.0.1:0" },
+    .handlers = .{ .app = .{ .file = "body.js", .body_max = "4KiB" } },
+    .pools = .{ .web = .{ .backends = .{"BACKEND"} } },
+    .routes = .{.{ .handler = "app" }},
+}
+"""
+
+
+def start_body(sluice, tmp_path, backend_address="127.0.0.1:9", workers=1):
+    write(tmp_path, "body.js", BODY_JS)
+    config = tmp_path / "site.zon"
+    config.write_text(BODY_SITE.replace("BACKEND", backend_address))
+    sluice.start_config(config, workers=workers)
+    return int(sluice.wait_for_line(ADMIN_RE, timeout=5.0).group("port"))
+
+
+def chunked(data, size=7):
+    parts = [b"%x\r\n%s\r\n" % (len(data[i:i + size]), data[i:i + size]) for i in range(0, len(data), size)]
+    return b"".join(parts) + b"0\r\n\r\n"
+
+
+def test_request_body_and_json(sluice, tmp_path):
+    """The body is read before the handler runs: `request.body` is its text (Content-Length
+    or chunked, decoded), `request.json()` parses it; without a body `body` is "" and
+    json() throws a SyntaxError (a 500 with its line). The connection stays open after a
+    request with a body, and a pipelined request after it is answered."""
+    start_body(sluice, tmp_path)
     with Client(sluice.port, timeout=10) as c:
-        r = c.request("POST", "/request", headers=[("Content-Type", "text/plain")], body=b"x" * 1000)
-        assert r.status == 200 and r.json()["method"] == "POST", r
-        assert "close" in r.connection_tokens(), r
-        assert c.wait_closed(3.0)
+        r = c.request("POST", "/echo", body="héllo wörld".encode())
+        assert r.json() == {"body": "héllo wörld", "length": 11, "method": "POST"}, r
+        assert "close" not in r.connection_tokens()
+        r = c.request("POST", "/json", headers=[("Content-Type", "application/json")], body=b'{"a": [1, 2]}')
+        assert r.json() == {"got": {"a": [1, 2]}}, r
+        data = b"chunk " * 300
+        c.send(b"POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked(data) +
+               b"GET /echo HTTP/1.1\r\nHost: a\r\n\r\n")
+        r = c.read_response()
+        assert r.json()["body"] == data.decode() and r.json()["length"] == len(data), r
+        assert c.read_response().json() == {"body": "", "length": 0, "method": "GET"}
+    mark = sluice.mark()
+    r = get(sluice.port, "/json")
+    assert r.status == 500, r
+    line = sluice.wait_for_line(re.compile(r"warn: 500 handler_exception.*"), start=mark).group(0)
+    assert "SyntaxError" in line and re.search(r"body\.js:4:\d+", line), line
 
 
-@pytest.mark.time_limit(90)
+def test_request_body_over_the_limit_is_413_and_the_handler_does_not_run(sluice, tmp_path):
+    """`.body_max = "4KiB"`: a declared 5 KiB body and a chunked body that grows past 4 KiB
+    are 413 and never reach the handler (its request count stays); 4 KiB is read."""
+    admin_port = start_body(sluice, tmp_path)
+    r = request(sluice.port, "POST", "/echo", body=b"x" * 4096, timeout=10)
+    assert r.json()["length"] == 4096, r
+    r = request(sluice.port, "POST", "/echo", body=b"x" * 5000, timeout=10)
+    assert r.status == 413, r
+    with Client(sluice.port, timeout=10) as c:
+        c.send(b"POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked(b"y" * 5000, 1000))
+        assert c.read_response().status == 413
+    families = scrape(admin_port)
+    assert value(families, "sluice_handler_requests_total", handler="app") == 1
+
+
+def test_request_body_read_by_the_handler_goes_on_with_response_proxy(sluice, make_backend, tmp_path):
+    """A body the handler has read is still sent whole to the pool it proxies to, framed as
+    the client framed it."""
+    backend = make_backend()
+    start_body(sluice, tmp_path, backend.address)
+    e = Echoed(request(sluice.port, "POST", "/proxy", body=b"z" * 3000, timeout=10))
+    assert (e.target, e.body_len, e.framing) == ("/sent-on", 3000, "length"), e.data
+    with Client(sluice.port, timeout=10) as c:
+        c.send(b"POST /proxy HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked(b"q" * 2000, 300))
+        e = Echoed(c.read_response())
+    assert (e.body, e.framing) == (b"q" * 2000, "chunked"), e.data
+
+
 def test_failures_are_500_with_a_log_line_and_a_counter(sluice, tmp_path):
     """An uncaught exception and each limit: a 500 that tells the client nothing, a warning
     naming the handler, the file, the line and the column, and
@@ -310,16 +385,18 @@ def test_reload_that_changes_handlers_is_refused(sluice, make_backend, tmp_path)
     assert get(sluice.port, "/api/y").json() == {"path": "/api/y"}
 
 
-def run_load(port, targets, total, statuses):
-    """`total` requests over 4 keep-alive clients, cycling through `targets`: each answer is one
-    of `statuses` or a 500 (after which the client reconnects: sluice closes after a 500)."""
+def run_load(port, targets, total, statuses, body=None):
+    """`total` requests over 4 keep-alive clients, cycling through `targets` (POSTs of `body`
+    when one is given): each answer is one of `statuses` or a 500 (after which the client
+    reconnects: sluice closes after a 500)."""
     errors = []
 
     def load(count):
         try:
             c = Client(port, timeout=10)
             for i in range(count):
-                r = c.request("GET", targets[i % len(targets)], headers=[("X-A", "1"), ("x-a", "2")])
+                r = c.request("POST" if body else "GET", targets[i % len(targets)],
+                              headers=[("X-A", "1"), ("x-a", "2")], body=body)
                 if r.status == 500:
                     c.close()
                     c = Client(port, timeout=10)
@@ -661,3 +738,18 @@ def test_check_refuses_handler_limits_out_of_range(sluice_bin, tmp_path, entry, 
     done = subprocess.run([sluice_bin, "check", str(config)], capture_output=True, text=True, timeout=10)
     assert done.returncode == 1, done
     assert re.search(message, done.stderr), done.stderr
+
+
+@pytest.mark.time_limit(150)
+def test_no_heap_allocations_per_request_with_a_body(sluice, make_backend, tmp_path):
+    """Thousands of POSTs whose bodies the handler reads (as text, as JSON) or proxies on,
+    with two workers, leave heap_allocations_after_startup unchanged."""
+    backend = make_backend()
+    start_body(sluice, tmp_path, backend.address, workers=2)
+    targets = ["/echo", "/json", "/proxy"]
+    run_load(sluice.port, targets, 400, (200,), body=b'{"k": "v", "n": [1, 2, 3]}')
+    before = sluice.stats()
+    run_load(sluice.port, targets, 3000, (200,), body=b'{"k": "v", "n": [1, 2, 3]}')
+    after = sluice.stats()
+    key = "heap_allocations_after_startup"
+    assert after[key] == before[key], (before, after)
