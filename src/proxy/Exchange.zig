@@ -450,7 +450,9 @@ fn respondHandler(exchange: *Exchange, handler: *Handler) void {
 fn proxyFromHandler(exchange: *Exchange, handler: *Handler, proxied: Handler.Proxied) void {
     assert(exchange.state == .local and exchange.ubuf != null);
     const now = exchange.loop().now();
-    const generation = exchange.proxy.generation;
+    // The generation the exchange holds: a reload may have made another current while the
+    // request body was arriving, and only the held one is kept alive for this exchange.
+    const generation = exchange.proxy.holds[exchange.hold.?].generation.?;
     const index = generation.config.poolIndex(proxied.pool) orelse {
         _ = handler.failProxy(.unknown_pool, now, proxied.pool);
         return exchange.fail(.handler_failed);

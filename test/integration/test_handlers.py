@@ -753,3 +753,28 @@ def test_no_heap_allocations_per_request_with_a_body(sluice, make_backend, tmp_p
     after = sluice.stats()
     key = "heap_allocations_after_startup"
     assert after[key] == before[key], (before, after)
+
+
+def test_a_body_still_arriving_across_a_reload_goes_to_the_generation_it_started_on(sluice, make_backend, tmp_path):
+    """A request whose body is still arriving when a reload moves the pool to another
+    backend: the handler's Response.proxy resolves the pool in the generation the request
+    started on (which it holds), so it reaches the old backend; a request after the reload
+    reaches the new one."""
+    old, new = make_backend(name="old"), make_backend(name="new")
+    start_body(sluice, tmp_path, old.address)
+    c = Client(sluice.port, timeout=10)
+    c.send(b"POST /proxy HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nfirst")
+    time.sleep(0.2)
+    config = tmp_path / "site.zon"
+    config.write_text(BODY_SITE.replace("BACKEND", new.address))
+    mark = sluice.mark()
+    sluice.signal(1)  # SIGHUP
+    sluice.wait_for_line(re.compile(r"reloaded .*generation 2"), start=mark, timeout=5)
+    e = Echoed(request(sluice.port, "POST", "/proxy", body=b"after", timeout=10))
+    assert e.backend == "new", e.data
+    c.send(b"half")
+    time.sleep(0.1)
+    c.send(b"!")
+    e = Echoed(c.read_response())
+    assert (e.backend, e.body) == ("old", b"firsthalf!"), e.data
+    c.close()
