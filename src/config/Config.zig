@@ -99,6 +99,14 @@ pub const Handler = struct {
     /// JavaScript text compiled at start-up, for a handler the binary carries as source (the
     /// demo's). Exactly one of `path`, `image` and `source` is given.
     source: []const u8 = "",
+    /// The limits of one call (settings.zig, scope handler; docs/JS.md, "Limits"): the engine's
+    /// heap, its execution budget in ticks, and its call depth.
+    heap_bytes: u64 = settings.default(.handler, "heap_bytes"),
+    budget_ticks: u64 = settings.default(.handler, "budget_ticks"),
+    depth: u32 = settings.default(.handler, "depth"),
+    /// The largest request body read for the handler (`request.body`); a larger one is a 413
+    /// and the handler does not run. The connection's buffer bounds it too.
+    body_bytes_max: u64 = settings.default(.handler, "body_bytes_max"),
 };
 
 pub const Listener = struct {
@@ -495,6 +503,14 @@ pub fn setHandler(config: *Config, handler: Handler) error{TooMany}!void {
     config.handlers_count += 1;
 }
 
+/// The index of the pool named `name`, if there is one (a handler's `Response.proxy`).
+pub fn poolIndex(config: *const Config, name: []const u8) ?u16 {
+    for (config.pools(), 0..) |*pool, i| {
+        if (std.mem.eql(u8, pool.name, name)) return @intCast(i);
+    }
+    return null;
+}
+
 /// The index of the handler named `name`, if there is one.
 pub fn handlerIndex(config: *const Config, name: []const u8) ?u16 {
     for (config.handlers(), 0..) |*handler, i| {
@@ -634,6 +650,7 @@ pub fn validate(config: *const Config) ValidateError!void {
         const given = @as(u8, @intFromBool(handler.path.len > 0)) + @intFromBool(handler.image.len > 0) +
             @intFromBool(handler.source.len > 0);
         if (!isVisible(handler.name) or given != 1) return error.OutOfRange;
+        if (settings.outOfRange(.handler, handler) != null) return error.OutOfRange;
         for (config.handlers()[0..i]) |*other| {
             if (std.mem.eql(u8, other.name, handler.name)) return error.DuplicateName;
         }

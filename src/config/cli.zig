@@ -228,7 +228,7 @@ fn applyFlag(comptime setting: Setting, parsed: *Parsed, name: []const u8, value
             );
             try applyValue(setting, pool, name, value, diagnostic);
         },
-        .backend, .route => comptime unreachable, // Not flags.
+        .backend, .route, .handler => comptime unreachable, // Not flags.
     }
 }
 

@@ -992,7 +992,7 @@ const Mapper = struct {
 
     /// `.{ .app = "app.js" }`: each handler's name and its JavaScript file.
     fn handlers(m: *Mapper, node: *const Node) void {
-        const fields = m.object(node, "handlers (name = \"file.js\")") orelse return;
+        const fields = m.object(node, "handlers (name = \"file.js\" or .{ .file = \"file.js\", limits })") orelse return;
         for (fields) |*field| {
             if (settings.handlerNameMistake(field.name)) |mistake| {
                 m.problem(field.name_position, mistake);
@@ -1002,17 +1002,50 @@ const Mapper = struct {
                 m.problem(field.name_position, m.print("handler \"{s}\" is given twice", .{field.name}));
                 continue;
             }
-            const path = m.string(&field.node, "the handler's JavaScript file, such as \"app.js\"") orelse continue;
-            if (path.len == 0) {
-                m.problem(field.node.position, "expected the handler's JavaScript file, such as \"app.js\"");
-                continue;
+            var handler: Config.Handler = .{ .name = field.name, .path = "" };
+            if (field.node.value == .object) {
+                m.handlerObject(&field.node, &handler);
+            } else {
+                handler.path = m.handlerFile(&field.node) orelse continue;
             }
-            m.config.setHandler(.{ .name = field.name, .path = path }) catch {
+            if (handler.path.len == 0) continue; // Its problem is reported.
+            m.config.setHandler(handler) catch {
                 m.problem(field.name_position, std.fmt.comptimePrint("more than {d} handlers", .{Config.handlers_count_max}));
                 return;
             };
         }
     }
+
+    fn handlerFile(m: *Mapper, node: *const Node) ?[]const u8 {
+        const path = m.string(node, "the handler's JavaScript file, such as \"app.js\"") orelse return null;
+        if (path.len == 0) {
+            m.problem(node.position, "expected the handler's JavaScript file, such as \"app.js\"");
+            return null;
+        }
+        return path;
+    }
+
+    /// `.{ .file = "app.js", .memory = "4MiB", .budget = 10000000, .depth = 256 }`: the file,
+    /// and the limits the table's handler rows give (the rest keep their defaults).
+    fn handlerObject(m: *Mapper, node: *const Node, handler: *Config.Handler) void {
+        var entries = m.keyed(node, "a handler", HandlerKey) orelse return;
+        while (entries.next()) |entry| {
+            switch (entry.key) {
+                .file => handler.path = m.handlerFile(entry.node) orelse "",
+                inline else => |key| m.setting(comptime settings.lookup(.handler, @tagName(key)), handler, entry.node, {}),
+            }
+        }
+        if (!entries.seen.contains(.file)) {
+            m.problem(node.position, "a handler needs its file: .{ .file = \"app.js\" }");
+        }
+    }
+
+    /// A handler object's keys: its file, then the settings the table's handler rows give.
+    const HandlerKey = blk: {
+        var names: []const [:0]const u8 = &.{"file"};
+        for (settings.keysAt(.handler, "")) |key| names = names ++ [_][:0]const u8{std.fmt.comptimePrint("{s}", .{key.name})};
+        break :blk @Enum(u8, .exhaustive, names, &std.simd.iota(u8, names.len));
+    };
 
     /// Bit i for `listeners()[i]`, each named in the list.
     fn listenerBits(m: *Mapper, node: *const Node) ?u32 {

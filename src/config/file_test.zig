@@ -490,6 +490,7 @@ test "config file: writing a setting's default in a file gives Config's default"
                 .backend => ".{ .pools = .{ .p = .{ .backends = .{.{ .address = \"10.0.0.5:9000\", " ++
                     nestedKey(key, value) ++ " }} } } }",
                 .route => ".{ " ++ pool ++ ", .routes = .{.{ .pool = \"p\", " ++ nestedKey(key, value) ++ " }} }",
+                .handler => ".{ " ++ pool ++ ", .handlers = .{ .h = .{ .file = \"h.js\", " ++ nestedKey(key, value) ++ " } } }",
                 .command_line => unreachable,
             };
             var arena_state = std.heap.ArenaAllocator.init(testing.allocator);
@@ -501,10 +502,11 @@ test "config file: writing a setting's default in a file gives Config's default"
                 return err;
             };
             var default_config: Config = .{};
-            try parseSource(arena_state.allocator(), if (setting.scope == .route)
-                ".{ " ++ pool ++ ", .routes = .{.{ .pool = \"p\" }} }"
-            else
-                ".{ " ++ pool ++ " }", .zon, &default_config, &problems);
+            try parseSource(arena_state.allocator(), switch (setting.scope) {
+                .route => ".{ " ++ pool ++ ", .routes = .{.{ .pool = \"p\" }} }",
+                .handler => ".{ " ++ pool ++ ", .handlers = .{ .h = \"h.js\" } }",
+                else => ".{ " ++ pool ++ " }",
+            }, .zon, &default_config, &problems);
             if (setting.value == .structure and setting.value.structure == .listen) {
                 // One listener, given: the same as none given, the default.
                 try testing.expect(written_config.listeners()[0].address.eql(&Config.default_listen));

@@ -45,8 +45,9 @@ pub const Setting = struct {
     unset: []const u8 = "none",
     /// What 0 means when it is allowed and is not simply a number (a mistake's message says it).
     zero: ?[]const u8 = null,
-    /// Whether a reload may change it. Only `.global` settings can need a restart: a pool is
-    /// rebuilt whole when any of its settings changes.
+    /// Whether a reload may change it. Only `.global` settings can need a restart (a pool is
+    /// rebuilt whole when any of its settings changes), and a handler's, which belong to the
+    /// global `handlers` (a reload compares them there).
     reload: Reload = .applies,
     /// Where `--help` lists it.
     section: Section = .options,
@@ -90,6 +91,10 @@ pub const Scope = enum {
     backend,
     /// A field of `Config.Route`: a key of a route in a file, over the global setting.
     route,
+    /// A field of `Config.Handler`: a key of a handler object in a file (`.handlers = .{ .app =
+    /// .{ .file = "app.js", .memory = "4MiB" } }`); a handler given as a file name, on the
+    /// command line or compiled in has the defaults.
+    handler,
 };
 
 pub const Reload = enum { applies, restart };
@@ -807,6 +812,40 @@ pub const table = [_]Setting{
         .unset = "limits.request_body_max",
         .zero = "no limit",
     },
+    // --- a handler's limits (docs/JS.md, "Limits"): each call gets them afresh ------------------
+    .{
+        .key = "memory",
+        .scope = .handler,
+        .fields = &.{"heap_bytes"},
+        .value = .{ .size = .{ .min = 64 * 1024, .max = 256 * 1024 * 1024 } },
+        .default = "1MiB",
+        .reload = .restart,
+    },
+    .{
+        .key = "budget",
+        .scope = .handler,
+        .fields = &.{"budget_ticks"},
+        .value = .{ .count = .{ .min = 1000, .max = 1_000_000_000_000 } },
+        .default = "50000000",
+        .reload = .restart,
+    },
+    .{
+        .key = "depth",
+        .scope = .handler,
+        .fields = &.{"depth"},
+        .value = .{ .count = .{ .min = 8, .max = 10_000 } },
+        .default = "512",
+        .reload = .restart,
+    },
+    .{
+        .key = "body_max",
+        .scope = .handler,
+        .fields = &.{"body_bytes_max"},
+        .value = .{ .size = .{ .min = 0, .max = 64 * 1024 * 1024 } },
+        .default = "64KiB",
+        .zero = "no request body (a request with one is 413)",
+        .reload = .restart,
+    },
 };
 
 /// Relations between settings: `below` must be less than `limit`. Checked by the command line
@@ -829,6 +868,7 @@ pub fn Target(comptime scope: Scope) type {
         .pool => Config.Pool,
         .backend => Config.Backend,
         .route => Config.Route,
+        .handler => Config.Handler,
     };
 }
 
@@ -887,6 +927,7 @@ pub fn fullKey(comptime setting: Setting) []const u8 {
         .pool => "pools.NAME." ++ key,
         .backend => "pools.NAME.backends[]." ++ key,
         .route => "routes[]." ++ key,
+        .handler => "handlers.NAME." ++ key,
     };
 }
 
@@ -1226,7 +1267,7 @@ comptime {
         // Every setting is reachable: by a flag, a key, or both.
         assert(setting.flag != null or setting.key != null);
         if (setting.scope == .command_line) assert(setting.key == null and setting.fields.len == 0);
-        if (setting.reload == .restart) assert(setting.scope == .global);
+        if (setting.reload == .restart) assert(setting.scope == .global or setting.scope == .handler);
         switch (setting.value) {
             .count, .size => |bounds| {
                 assert(setting.fields.len == 1);
@@ -1314,6 +1355,10 @@ const structure_fields = .{
     .{ .route, "content_type" },
     .{ .route, "headers_text" },
     .{ .route, "body" },
+    .{ .handler, "name" },
+    .{ .handler, "path" },
+    .{ .handler, "image" },
+    .{ .handler, "source" },
 };
 
 fn isStructureField(comptime scope: Scope, comptime path: []const u8) bool {
@@ -1363,6 +1408,7 @@ test "settings: every Config field that is a setting has exactly one row" {
     try expectEachFieldOneRow(.pool, Config.Pool, "");
     try expectEachFieldOneRow(.backend, Config.Backend, "");
     try expectEachFieldOneRow(.route, Config.Route, "");
+    try expectEachFieldOneRow(.handler, Config.Handler, "");
 }
 
 fn expectDefaults(comptime scope: Scope, target: *const Target(scope)) !void {
@@ -1393,6 +1439,7 @@ test "settings: every row's default is Config's default" {
     try expectDefaults(.pool, &Config.Pool{});
     try expectDefaults(.backend, &Config.Backend{ .address = Config.default_listen });
     try expectDefaults(.route, &Config.Route{});
+    try expectDefaults(.handler, &Config.Handler{ .name = "", .path = "" });
     try testing.expect(Config.default_listen.eql(&(try Config.Address.parse(lookup(.global, "listen").default.?))));
 }
 

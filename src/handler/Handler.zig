@@ -28,6 +28,8 @@ const Handler = @This();
 /// The handler's name (a metrics label, the log's).
 name: []const u8,
 engine: *Engine,
+/// The largest request body the exchange reads for a call; 0: none (a body is a 413).
+body_bytes_max: u64,
 /// The module's default export, a function.
 function: Value,
 stats: Stats = .{},
@@ -49,6 +51,10 @@ pub const Failure = enum {
     response_too_large,
     /// The handler returned something other than a Response.
     not_a_response,
+    /// `Response.proxy` named a pool the configuration does not have.
+    unknown_pool,
+    /// The request `Response.proxy` rewrote does not fit the buffer its head is written into.
+    request_too_large,
 
     pub const count = @typeInfo(Failure).@"enum".field_names.len;
 };
@@ -59,8 +65,28 @@ pub const Stats = struct {
     failures: [Failure.count]Counter = @splat(.{}),
 };
 
-/// The limits of a handler's engine: docs/JS.md's defaults for handlers.
-pub const limits: Engine.Limits = .{};
+/// What a handler's configuration sets of its engine's limits (config's handler settings).
+pub const Limits = struct {
+    heap_bytes: u64 = 1024 * 1024,
+    /// Ticks per call (docs/JS.md, "Limits").
+    budget: u64 = 50_000_000,
+    /// Call depth: JavaScript frames.
+    depth: u32 = 512,
+    /// The largest request body read before the call (the exchange checks it); 0: none.
+    body_bytes_max: u64 = 64 * 1024,
+
+    /// The engine's limits: the value stack grows with the depth (32 slots a frame, as the
+    /// defaults have), the rest are the engine's defaults for handlers.
+    pub fn engine(limits: Limits) Engine.Limits {
+        const defaults: Engine.Limits = .{};
+        return .{
+            .heap_bytes = @intCast(limits.heap_bytes),
+            .budget = limits.budget,
+            .frames = limits.depth,
+            .stack_values = @max(defaults.stack_values, limits.depth * 32),
+        };
+    }
+};
 
 /// What a handler sees of a request, as slices of the connection's buffer.
 pub const Request = struct {
@@ -72,6 +98,11 @@ pub const Request = struct {
     headers: []const http.Header,
     /// The client's address, without the port.
     ip: []const u8,
+    /// The request body as it came, whole (a slice of the connection's buffer); empty when
+    /// there is none.
+    body: []const u8 = "",
+    /// `body` is in chunked framing (checked by the connection): decoded for `request.body`.
+    body_chunked: bool = false,
 };
 
 /// How the response is written.
@@ -86,7 +117,19 @@ pub const Reply = struct {
 pub const Outcome = union(enum) {
     /// `len` bytes of `out`: a whole response.
     response: struct { status: u16, len: usize },
+    /// `Response.proxy`: the request goes on to a pool.
+    proxy: Proxied,
     failed: Failure,
+};
+
+/// What `Response.proxy` asked for. The strings live in the engine's arena: they are valid
+/// until the handler's next call, so the exchange writes the upstream head from them at once.
+pub const Proxied = struct {
+    pool: []const u8,
+    /// The origin-form target to send instead of the client's; null: the client's.
+    path: ?[]const u8,
+    /// Fields replacing the client's of the same name (case-insensitive), or added.
+    headers: []const http.Header,
 };
 
 pub const LoadError = error{ OutOfMemory, CannotRead, Compile, Load };
@@ -142,10 +185,10 @@ const js_source_bytes_max = @import("../js/Parser.zig").source_bytes_max;
 pub const InitError = error{ OutOfMemory, Module, NoDefaultExport };
 
 /// The worker's engine for `module`: allocated once, its top-level code run and sealed.
-pub fn init(gpa: std.mem.Allocator, module: *const Engine.Module, name: []const u8) InitError!Handler {
-    const engine = Engine.init(gpa, module, limits) catch |err| switch (err) {
+pub fn init(gpa: std.mem.Allocator, module: *const Engine.Module, name: []const u8, limits: Limits) InitError!Handler {
+    const engine = Engine.init(gpa, module, limits.engine()) catch |err| switch (err) {
         error.OutOfMemory => return error.OutOfMemory,
-        // The module was loaded with this host, and the limits are the defaults, above the minimum.
+        // The module was loaded with this host, and the settings' minimums are the engine's.
         error.UnknownHostGlobal, error.TooManyExports, error.TooManyHostGlobals, error.LimitTooSmall => unreachable,
     };
     errdefer engine.deinit(gpa);
@@ -179,7 +222,7 @@ pub fn init(gpa: std.mem.Allocator, module: *const Engine.Module, name: []const 
         log.err("handler {s}: the default export of {s} is not a function", .{ name, module.program.source_name });
         return error.NoDefaultExport;
     }
-    return .{ .name = name, .engine = engine, .function = function };
+    return .{ .name = name, .engine = engine, .function = function, .body_bytes_max = limits.body_bytes_max };
 }
 
 pub fn deinit(handler: *Handler, gpa: std.mem.Allocator) void {
@@ -223,7 +266,34 @@ fn buildRequest(engine: *Engine, request: *const Request, scratch: []u8) Engine.
     try engine.setProperty(value, "target", try engine.newString(request.target));
     try engine.setProperty(value, "headers", try buildHeaders(engine, request.headers));
     try engine.setProperty(value, "ip", try engine.newString(request.ip));
+    const body = if (request.body_chunked) try decodeChunked(engine, request.body) else request.body;
+    try engine.setProperty(value, "body", try engine.newString(body));
+    try engine.setProperty(value, "json", engine.hostFunction(host.request_json_native));
     return value;
+}
+
+/// The data of a chunked body, in the engine's arena. The connection's decoder checked the
+/// framing (sizes, CRLFs, the last chunk) and cut out any trailers, so this reads sizes and
+/// copies data; it still never reads past `raw`, whatever it holds.
+fn decodeChunked(engine: *Engine, raw: []const u8) Engine.BuildError![]const u8 {
+    const out = engine.heap.allocBytes(raw.len, 1) catch return error.OutOfMemory;
+    var len: usize = 0;
+    var i: usize = 0;
+    while (i < raw.len) {
+        const line_end = std.mem.indexOfPos(u8, raw, i, "\r\n") orelse break;
+        var size: usize = 0;
+        for (raw[i..line_end]) |c| {
+            const digit = hexValue(c) orelse break; // `;` starts an extension.
+            size = std.math.mul(usize, size, 16) catch return out[0..len];
+            size += digit;
+        }
+        i = line_end + 2;
+        if (size == 0 or size > raw.len - i) break;
+        @memcpy(out[len..][0..size], raw[i..][0..size]);
+        len += size;
+        i += size + 2; // The chunk's CRLF.
+    }
+    return out[0..len];
 }
 
 /// `a=1&b=x+y&a=2` as `{ a: "1", b: "x y" }`: the first value of each name, decoded as
@@ -308,10 +378,17 @@ fn setOwn(engine: *Engine, obj: Value, key: Value, v: Value) Engine.BuildError!v
 // ---------------------------------------------------------------------------------------------
 // The response
 
-/// Writes the Response `v` as an HTTP/1.1 message into `out`.
+/// Writes the Response `v` as an HTTP/1.1 message into `out`, or says where to proxy.
 fn write(handler: *Handler, v: Value, reply: Reply, out: []u8, now_ns: u64) Outcome {
     if (!v.isObject() or v.asObject().class != host.response_class) {
-        return handler.fail(.not_a_response, now_ns, "it returned something other than a Response (use Response.json, .text, .html or .redirect)");
+        return handler.fail(.not_a_response, now_ns, "it returned something other than a Response (use Response.json, .text, .html, .redirect or .proxy)");
+    }
+    if (host.field(v, .pool) != null) {
+        const proxied = handler.proxiedRequest(v) catch |err| switch (err) {
+            error.OutOfMemory => return handler.fail(.memory, now_ns, "the proxied request's fields do not fit the handler's heap"),
+            error.NotAResponse => return handler.fail(.not_a_response, now_ns, "the Response's pool, path or headers were changed to values it cannot send"),
+        };
+        return .{ .proxy = proxied };
     }
     const len = writeResponse(v, reply, out) catch |err| switch (err) {
         error.WriteFailed => return handler.fail(.response_too_large, now_ns, "the response does not fit a connection buffer (limits.header_bytes_max)"),
@@ -366,6 +443,47 @@ fn writeResponse(v: Value, reply: Reply, out: []u8) error{ WriteFailed, NotAResp
     try w.writeAll("\r\n");
     if (!reply.head_only and !bodiless) string.writeUtf8(&w, body) catch return error.WriteFailed;
     return w.end;
+}
+
+/// A `Response.proxy`'s pool, path and fields, checked again (the handler may have changed
+/// the object since the native checked it): the fields as an array in the engine's arena.
+fn proxiedRequest(handler: *Handler, v: Value) error{ OutOfMemory, NotAResponse }!Proxied {
+    const pool = host.field(v, .pool).?;
+    if (!pool.isString() or pool.asString().flags.wide) return error.NotAResponse;
+    const pool_name = pool.asString().latin1();
+    if (pool_name.len == 0 or pool_name.len > host.pool_name_bytes_max) return error.NotAResponse;
+    var path: ?[]const u8 = null;
+    if (host.field(v, .path)) |p| {
+        if (!p.isString() or !host.proxyPathValid(p.asString())) return error.NotAResponse;
+        path = p.asString().latin1();
+    }
+    var fields: []http.Header = &.{};
+    if (host.field(v, .headers)) |h| {
+        if (!h.isObject()) return error.NotAResponse;
+        const properties = h.asObject().properties.slice();
+        if (properties.len > host.proxy_fields_max) return error.NotAResponse;
+        fields = handler.engine.heap.alloc(http.Header, properties.len) catch return error.OutOfMemory;
+        for (properties, fields) |property, *out| {
+            if (property.key.flags.wide or !property.value.isString()) return error.NotAResponse;
+            const name = property.key.latin1();
+            if (!host.isToken(name) or host.isReservedIn(.request, name) != null) return error.NotAResponse;
+            if (!host.fieldValueValid(property.value.asString())) return error.NotAResponse;
+            out.* = .{ .name = name, .value = property.value.asString().latin1() };
+        }
+    }
+    return .{ .pool = pool_name, .path = path, .headers = fields };
+}
+
+/// The exchange could not send a `Response.proxy` on: counted and logged like the handler's
+/// own failures, naming what it asked for (`subject`: the pool's name).
+pub fn failProxy(handler: *Handler, failure: Failure, now_ns: u64, subject: []const u8) Outcome {
+    var buffer: [160]u8 = undefined;
+    const detail = switch (failure) {
+        .unknown_pool => std.fmt.bufPrint(&buffer, "Response.proxy names pool \"{s}\", which the configuration does not have", .{subject}),
+        .request_too_large => std.fmt.bufPrint(&buffer, "the request proxied to pool \"{s}\" does not fit a connection buffer (limits.header_bytes_max)", .{subject}),
+        else => unreachable, // The exchange reports only these.
+    } catch buffer[0..]; // A pool name is at most 64 bytes: the line fits.
+    return handler.fail(failure, now_ns, detail);
 }
 
 /// Whether the headers object has a field of this (lower-case) name, in any case.
@@ -433,7 +551,12 @@ fn fail(handler: *Handler, failure: Failure, now_ns: u64, detail: []const u8) Ou
     const suppressed = handler.suppressed[index];
     handler.suppressed[index] = 0;
     const file = handler.engine.module.program.source_name;
-    const where = handler.engine.errorPosition();
+    // Only a failure that stopped the call has a position; after a call that returned, the
+    // engine's is that of an exception the handler caught, if any, and would mislead.
+    const where = switch (failure) {
+        .exception, .memory, .time, .depth => handler.engine.errorPosition(),
+        .response_too_large, .not_a_response, .unknown_pool, .request_too_large => null,
+    };
     if (where) |p| {
         log.warn("500 handler_{s}: handler {s} at {s}:{d}:{d}: {s}; {d} more not shown", .{
             @tagName(failure), handler.name, file, p.line, p.column, detail, suppressed,
@@ -472,7 +595,7 @@ fn testHandler(module: *Engine.Module) !Handler {
     var failure: js.Compiler.Failure = undefined;
     module.* = try Engine.Module.fromSource(testing.allocator, test_source, "test.js", &host.host, &failure);
     errdefer module.deinit();
-    return Handler.init(testing.allocator, module, "test");
+    return Handler.init(testing.allocator, module, "test", .{});
 }
 
 fn testRequest(target: []const u8) Request {
@@ -524,4 +647,17 @@ test "handler: a response too large, an exception, a non-Response and fields cha
     }
     // The bounded writer stopped at the buffer's end.
     try testing.expectEqual(@as(usize, out.len), std.mem.indexOfScalar(u8, &out, 0) orelse out.len);
+}
+
+test "handler: a chunked body is decoded into the arena, extensions skipped, never read past its end" {
+    var module: Engine.Module = undefined;
+    var handler = try testHandler(&module);
+    defer module.deinit();
+    defer handler.deinit(testing.allocator);
+    handler.engine.beginRequest();
+    try testing.expectEqualStrings("hello world", try decodeChunked(handler.engine, "5\r\nhello\r\n6;x=y\r\n world\r\n0\r\n\r\n"));
+    try testing.expectEqualStrings("", try decodeChunked(handler.engine, "0\r\n\r\n"));
+    // Cut short (the connection never hands over such a body): what is whole, and no more.
+    try testing.expectEqualStrings("ab", try decodeChunked(handler.engine, "2\r\nab\r\nff\r\nxyz"));
+    try testing.expectEqualStrings("", try decodeChunked(handler.engine, "ffffffffffffffffffffff\r\n"));
 }

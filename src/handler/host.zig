@@ -1,5 +1,6 @@
 //! What sluice adds to the JavaScript language for request handlers: the `Response` global,
-//! whose methods build Response objects (`Response.json`, `.text`, `.html`, `.redirect`).
+//! whose methods build Response objects (`Response.json`, `.text`, `.html`, `.redirect`, and
+//! `.proxy`, which sends the request on to a pool instead of answering it).
 //!
 //! Decision: a Response is a plain engine object of the host's class 1 (it prints as
 //! `Response { ... }`) whose own properties say what to send: `status`, `body` (a string),
@@ -29,12 +30,16 @@ pub const host: builtins.Host = .{
         .{ .name = "text", .length = 1, .func = text },
         .{ .name = "html", .length = 1, .func = html },
         .{ .name = "redirect", .length = 1, .func = redirect },
+        .{ .name = "proxy", .length = 1, .func = proxy },
+        // Not a member of `Response`: the `json` method of each request (`Handler.zig`).
+        .{ .name = "json", .length = 0, .func = requestJson },
     },
     .objects = &.{.{ .name = "Response", .members = &.{
         .{ .name = "json", .native = 0 },
         .{ .name = "text", .native = 1 },
         .{ .name = "html", .native = 2 },
         .{ .name = "redirect", .native = 3 },
+        .{ .name = "proxy", .native = 4 },
     } }},
     .class_names = &.{"Response"},
 };
@@ -50,8 +55,25 @@ const reserved_fields = [_][]const u8{
     "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te", "trailer",
 };
 
-/// The properties of a Response object, by the names the natives give them.
-pub const Field = enum { status, body, type, location, headers };
+/// Fields a handler may not set on a request it proxies, beyond `reserved_fields`: sluice
+/// writes Host from the request it parsed and the forwarding fields from the peer it saw
+/// (README, "Forwarding headers"), so a handler cannot make the backend see another client,
+/// and the hop-by-hop fields describe the client's connection, not the backend's.
+const proxy_reserved_fields = [_][]const u8{
+    "host",             "x-forwarded-for",    "x-forwarded-proto",   "x-forwarded-host", "forwarded",
+    "proxy-connection", "proxy-authenticate", "proxy-authorization",
+};
+
+/// At most this many fields in a proxied request's `headers` (each replaces the client's
+/// fields of its name or is added).
+pub const proxy_fields_max = 32;
+/// The longest pool name (Config's pool names are shorter) and rewritten path.
+pub const pool_name_bytes_max = 64;
+pub const proxy_path_bytes_max = 8192;
+
+/// The properties of a Response object, by the names the natives give them. A proxied
+/// request's Response has `pool` (and `path` and `headers` if given) and no `status`.
+pub const Field = enum { status, body, type, location, headers, pool, path };
 
 /// `Response.json(value, init?)`: the body is `JSON.stringify(value)`.
 fn json(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
@@ -96,6 +118,63 @@ fn redirect(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
     return Value.obj(response);
 }
 
+/// The native index of `request.json` (`Engine.hostFunction`).
+pub const request_json_native: u16 = 5;
+
+/// `request.json()`: JSON.parse of `this.body`; an empty or malformed body throws its
+/// SyntaxError (uncaught: a 500), as `JSON.parse("")` does.
+fn requestJson(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
+    _ = args;
+    if (!this.isObject()) return vm.throwMessage(.type_error, "request.json: call it on the request (request.json())");
+    const body = own(this, "body") orelse return vm.throwMessage(.type_error, "request.json: the request has no body property");
+    if (!body.isString()) return vm.throwMessage(.type_error, "request.json: request.body is not a string");
+    return js.Engine.parseJson(vm, body);
+}
+
+/// `Response.proxy(pool, { path, headers }?)`: the request goes on to the pool named, with its
+/// balancing, health checks and retries, its target replaced by `path` (an origin-form target:
+/// "/" and target bytes) and `headers` replacing or adding fields. Whether the pool exists is
+/// known only to the generation the request runs in, so that is checked by the exchange.
+fn proxy(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
+    _ = this;
+    const pool = builtins.arg(args, 0);
+    if (!pool.isString() or pool.asString().flags.wide or pool.asString().len == 0 or
+        pool.asString().len > pool_name_bytes_max)
+    {
+        return vm.throwMessage(.type_error, "Response.proxy: the pool must be a pool's name (a string of 1 to 64 bytes)");
+    }
+    const response = try vm.newObject(3);
+    response.class = response_class;
+    try put(vm, response, .pool, pool);
+    const init = builtins.arg(args, 1);
+    if (!init.isNullish()) {
+        if (!init.isObject()) return vm.throwMessage(.type_error, "Response.proxy: init must be an object { path, headers }");
+        if (own(init, "path")) |p| if (!p.isUndefined()) {
+            const path = try ops.toString(vm, p);
+            if (!proxyPathValid(path)) {
+                return vm.throwMessage(.type_error, "Response.proxy: path must start with / and hold only the bytes of a request target (at most 8192)");
+            }
+            try put(vm, response, .path, Value.string(path));
+        };
+        if (own(init, "headers")) |h| if (!h.isUndefined()) {
+            const headers = try checkedHeaders(vm, h, .request);
+            if (headers.asObject().properties.len > proxy_fields_max) {
+                return vm.throwMessage(.range_error, "Response.proxy: at most 32 headers");
+            }
+            try put(vm, response, .headers, headers);
+        };
+    }
+    return Value.obj(response);
+}
+
+/// RFC 9112 §3.2.1: origin-form, `absolute-path [ "?" query ]`, in the bytes the request
+/// parser accepts in a target.
+pub fn proxyPathValid(path: *const String) bool {
+    if (path.flags.wide or path.len == 0 or path.len > proxy_path_bytes_max) return false;
+    const bytes = path.latin1();
+    return bytes[0] == '/' and chars.findNonTargetByte(bytes) == null;
+}
+
 fn invalidRedirect(vm: *Vm) Vm.Error {
     return vm.throwMessage(.range_error, "Response.redirect: the status must be 301, 302, 303, 307 or 308");
 }
@@ -119,7 +198,7 @@ fn make(vm: *Vm, body: Value, content_type: []const u8, init: Value) Vm.Error!Va
             }
         };
         if (own(init, "headers")) |h| if (!h.isUndefined()) {
-            headers = try checkedHeaders(vm, h);
+            headers = try checkedHeaders(vm, h, .response);
         };
     }
     const response = try vm.newObject(4);
@@ -131,10 +210,13 @@ fn make(vm: *Vm, body: Value, content_type: []const u8, init: Value) Vm.Error!Va
     return Value.obj(response);
 }
 
+/// Which message a handler's fields go into: what it may not set differs.
+pub const Message = enum { response, request };
+
 /// `init.headers` as a fresh object of string values, each field checked: a name that is a
 /// token, a value a field can carry, and none of the fields sluice writes itself. A
 /// `content-type` here replaces the one the method chose.
-fn checkedHeaders(vm: *Vm, headers: Value) Vm.Error!Value {
+fn checkedHeaders(vm: *Vm, headers: Value, message: Message) Vm.Error!Value {
     if (!headers.isObject() or headers.asObject().kind != .plain) {
         return vm.throwMessage(.type_error, "Response: init.headers must be an object of field names and values");
     }
@@ -145,7 +227,7 @@ fn checkedHeaders(vm: *Vm, headers: Value) Vm.Error!Value {
         if (name.flags.wide or !isToken(name.latin1())) {
             return vm.throwMessage(.type_error, "Response: a header name must be a token (letters, digits, !#$%&'*+-.^_`|~)");
         }
-        if (isReserved(name.latin1())) |reserved| {
+        if (isReservedIn(message, name.latin1())) |reserved| {
             return vm.throwFmt(.type_error, "Response: {s} is written by sluice, not by a handler", .{reserved});
         }
         const value = try ops.toString(vm, property.value);
@@ -160,6 +242,14 @@ fn checkedHeaders(vm: *Vm, headers: Value) Vm.Error!Value {
 /// The reserved field `name` is, if it is one.
 pub fn isReserved(name: []const u8) ?[]const u8 {
     for (reserved_fields) |reserved| if (std.ascii.eqlIgnoreCase(name, reserved)) return reserved;
+    return null;
+}
+
+/// The field `name` is if a handler may not set it in `message`.
+pub fn isReservedIn(message: Message, name: []const u8) ?[]const u8 {
+    if (isReserved(name)) |reserved| return reserved;
+    if (message == .response) return null;
+    for (proxy_reserved_fields) |reserved| if (std.ascii.eqlIgnoreCase(name, reserved)) return reserved;
     return null;
 }
 

@@ -38,7 +38,8 @@ pub const handler_name_bytes_max = 64;
 /// Why a handler gave no response (handler/Handler.zig `Failure`, in its order; the collector
 /// asserts they agree): the `reason` label of `sluice_handler_failures_total`.
 pub const handler_failure_reasons = [_][]const u8{
-    "exception", "memory", "time", "depth", "response_too_large", "not_a_response",
+    "exception",         "memory", "time", "depth", "response_too_large", "not_a_response", "unknown_pool",
+    "request_too_large",
 };
 
 /// Response classes 1xx to 5xx.
@@ -211,9 +212,9 @@ pub const render_bytes_per_backend = 4 * 1024;
 /// Per route: its JSON object, whose name may escape to six bytes a byte, 430 bytes (the
 /// Prometheus sample takes 190).
 pub const render_bytes_per_route = 768;
-/// Per handler: seven samples of at most about 200 bytes (the name escaped, a reason label, a
-/// 20-digit value), 1.4 KiB.
-pub const render_bytes_per_handler = 2 * 1024;
+/// Per handler: nine samples of at most about 200 bytes (the name escaped, a reason label, a
+/// 20-digit value), 1.9 KiB.
+pub const render_bytes_per_handler = 3 * 1024;
 
 /// The largest rendering, in either format, of any configuration a reload may bring: 4.3 MiB
 /// (2.8 MiB measured). The admin reserves this much address space per connection, untouched
@@ -230,7 +231,7 @@ pub const render_bytes_max: u32 =
     handlers_max * render_bytes_per_handler + 1024;
 
 comptime {
-    assert(render_bytes_max == 4425 * 1024);
+    assert(render_bytes_max == 4433 * 1024);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -332,7 +333,7 @@ fn writeHandlersPrometheus(snapshot: *const Snapshot, p: *Prometheus) Prometheus
     }
     const failures = "sluice_handler_failures_total";
     try p.family(failures, .counter, "Handler calls answered 500 instead: an uncaught exception, a memory, time or " ++
-        "depth limit, a response too large for its buffer, or not a Response.");
+        "depth limit, a response too large for its buffer, not a Response, or a Response.proxy to an unknown pool or too large to send.");
     for (handlers) |*handler| {
         for (handler_failure_reasons, handler.failures) |reason, count| {
             try p.sample(failures, &.{ .{ .name = "handler", .value = handler.name }, .{ .name = "reason", .value = reason } }, count);

@@ -98,5 +98,7 @@ test "attempt: its size is pinned (it lives in every exchange slot)" {
     // pooled connection's engine lives in the connection, the buffers are taken per try.
     try std.testing.expectEqual(@as(usize, 112), @sizeOf(UpstreamTls));
     try std.testing.expect(@sizeOf(Attempt) <= 560);
-    try std.testing.expect(@sizeOf(@import("Exchange.zig")) <= 1152);
+    // The exchange's 1,160 bytes include `head_copy`, the head a handler's Response.proxy
+    // keeps for retries (merged beside TLS to backends, which had pinned 1,152).
+    try std.testing.expect(@sizeOf(@import("Exchange.zig")) <= 1160);
 }

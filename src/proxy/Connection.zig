@@ -352,6 +352,23 @@ pub fn requestBodySent(connection: *Connection) void {
     connection.pullRequestBody();
 }
 
+/// Whether the request has a body still to come (a handler's exchange reads it first).
+pub fn requestBodyPending(connection: *const Connection) bool {
+    return !connection.request_body.done;
+}
+
+/// Whether the body received so far is still whole behind the head, as it came: not
+/// overwritten by more of it (it was larger than the room behind the head) nor cut (trailers).
+pub fn requestBodyWhole(connection: *const Connection) bool {
+    return !connection.request_body.overwritten;
+}
+
+/// The request body, received whole behind the head (a handler's `request.body`).
+pub fn requestBodyBytes(connection: *const Connection) []const u8 {
+    assert(connection.request_body.done and !connection.request_body.overwritten);
+    return connection.cbuf.?[connection.exchange.?.request.head_len..connection.c_pos];
+}
+
 /// Whether every body byte sent so far could be sent again (for a replay), and nothing is
 /// being received for the body right now (a replay starts the body over from its first
 /// byte; a receive still under way would hand the exchange a second window).

@@ -84,6 +84,9 @@ pipe_loaded: bool = false,
 /// Upstream-side buffer: the composed request head, then the response.
 ubuf: ?[]u8 = null,
 upstream_head_len: u32 = 0,
+/// A handler's `Response.proxy`: the composed head, kept for a retry (its overrides lived in
+/// the handler's arena, which the handler's next call reuses, so it cannot be composed again).
+head_copy: ?[]u8 = null,
 /// The response body's framing as the backend sent it (trailers dropped on the way).
 response_body: ResponseFraming = .none,
 response: ResponseState = .none,
@@ -100,6 +103,9 @@ pub const State = enum {
     head,
     /// Routed to a pool: tries, relay, or a tunnel.
     upstream,
+    /// Routed to a handler: its request body is being received whole into the downstream's
+    /// buffer before the handler runs.
+    body,
     /// Answered by sluice itself (a route's response, or a handler's); the downstream sends it.
     local,
     /// Failed or aborted: waiting for pending operations before releasing.
@@ -197,6 +203,7 @@ pub fn open(exchange: *Exchange, downstream: *Connection) void {
     assert(exchange.state == .free);
     assert(exchange.pending_ops == 0);
     assert(exchange.hold == null and exchange.ubuf == null and exchange.pipe == null);
+    assert(exchange.head_copy == null);
     assert(!exchange.total_timer.isArmed() and !exchange.attempt.timer.isArmed());
     exchange.* = .init(exchange.proxy, downstream, exchange.request_parser.scanner.headers_buffer, exchange.response_fields);
     exchange.state = .head;
@@ -239,16 +246,30 @@ pub fn begin(exchange: *Exchange, head_len: u32) void {
     switch (exchange.target) {
         .none => unreachable, // `route` sets one.
         .local => |chosen| return exchange.respondLocal(chosen),
-        .handler => |handler| return exchange.respondHandler(handler),
+        .handler => |handler| return exchange.startHandler(handler),
         .pool => {},
     }
-    if (exchange.bodyOverLimit()) return exchange.fail(.request_body_too_large);
+    if (!exchange.forward(.{})) return exchange.fail(.head_too_large_to_forward);
+}
+
+/// Sends the request on to the target's pool (a route's, or a handler's `Response.proxy`),
+/// its head rewritten with `overrides`: false when that head does not fit `ubuf` (the caller
+/// says what that is), true when the exchange is under way or has failed otherwise.
+fn forward(exchange: *Exchange, overrides: rewrite.Overrides) bool {
+    if (exchange.bodyOverLimit()) {
+        exchange.fail(.request_body_too_large);
+        return true;
+    }
     const pool = exchange.localPool();
     pool.stats.requests.add(1);
     pool.retry_budget.deposit();
     exchange.findAffinity();
-    exchange.ubuf = proxy.buffers.acquire() orelse return exchange.fail(.overloaded);
-    if (!exchange.composeUpstreamHead()) return exchange.fail(.head_too_large_to_forward);
+    // A handler's exchange has its buffer already.
+    if (exchange.ubuf == null) exchange.ubuf = exchange.proxy.buffers.acquire() orelse {
+        exchange.fail(.overloaded);
+        return true;
+    };
+    if (!exchange.composeUpstreamHead(overrides)) return false;
     exchange.state = .upstream;
     if (pool.config.total_timeout_ns > 0) {
         exchange.loop().timerArm(pool.queues.total, &exchange.total_timer, Exchange, exchange, totalTimerCallback);
@@ -256,6 +277,7 @@ pub fn begin(exchange: *Exchange, head_len: u32) void {
     exchange.request_done = exchange.request_parser.head.body == .none or
         exchange.request_parser.head.body == .close_delimited;
     exchange.connectUpstream();
+    return true;
 }
 
 /// Follows the current generation's routes, and sets what the route sets.
@@ -322,7 +344,7 @@ fn findAffinity(exchange: *Exchange) void {
     }
 }
 
-fn composeUpstreamHead(exchange: *Exchange) bool {
+fn composeUpstreamHead(exchange: *Exchange, overrides: rewrite.Overrides) bool {
     const downstream = exchange.downstream;
     const forwarding: rewrite.Forwarding = .{
         .client_ip = downstream.clientIp(),
@@ -331,8 +353,9 @@ fn composeUpstreamHead(exchange: *Exchange) bool {
         .proto = if (downstream.tls != null) "https" else "http",
     };
     const head = &exchange.request_parser.head;
-    const composed = rewrite.composeRequest(exchange.ubuf.?, head, forwarding) catch return false;
+    const composed = rewrite.composeRequest(exchange.ubuf.?, head, forwarding, overrides) catch return false;
     exchange.upstream_head_len = @intCast(composed.len);
+    if (exchange.head_copy) |copy| @memcpy(copy[0..composed.len], exchange.ubuf.?[0..composed.len]);
     if (composed.underscore_fields_dropped > 0) {
         exchange.proxy.noteUnderscoreFields(composed.underscore_fields_dropped, downstream.clientIp());
     }
@@ -362,6 +385,31 @@ fn respondLocal(exchange: *Exchange, chosen: ?*const Config.Route) void {
     exchange.downstream.sendLocal(ubuf[0..response.len], close);
 }
 
+/// A handler runs once the request is whole: a body (up to the handler's `body_max` and the
+/// room behind the head in the downstream's buffer) is received first, so that the handler
+/// sees it as `request.body` and a `Response.proxy` can still send it on from there.
+fn startHandler(exchange: *Exchange, handler: *Handler) void {
+    if (!exchange.downstream.requestBodyPending()) return exchange.respondHandler(handler);
+    if (handler.body_bytes_max == 0) return exchange.fail(.request_body_too_large);
+    if (exchange.body_bytes_max == 0 or exchange.body_bytes_max > handler.body_bytes_max) {
+        exchange.body_bytes_max = handler.body_bytes_max; // The connection checks chunked bodies.
+    }
+    if (exchange.bodyOverLimit()) return exchange.fail(.request_body_too_large);
+    exchange.state = .body;
+    exchange.downstream.pullRequestBody();
+}
+
+/// A window of the handler's request body: it stays where it is, and the next is asked for;
+/// after the last the handler runs. A body that outgrew the room behind the head (the
+/// downstream reused its buffer) is a 413 (the handler never saw any of it).
+fn keepRequestBody(exchange: *Exchange, last: bool) void {
+    assert(exchange.state == .body);
+    if (!exchange.downstream.requestBodyWhole()) return exchange.fail(.request_body_too_large);
+    const handler = exchange.target.handler;
+    exchange.downstream.requestBodySent(); // Asks for the next window, which may come at once.
+    if (last) exchange.respondHandler(handler);
+}
+
 /// A JavaScript handler's response (handler/Handler.zig), written into `ubuf` and handed to
 /// the downstream like a route's own; a handler that fails is a 500 and a log line.
 fn respondHandler(exchange: *Exchange, handler: *Handler) void {
@@ -377,6 +425,8 @@ fn respondHandler(exchange: *Exchange, handler: *Handler) void {
         .path_and_query = rewrite.originForm(head).path,
         .headers = head.headers,
         .ip = exchange.downstream.clientIp(),
+        .body = if (head.body == .none) "" else exchange.downstream.requestBodyBytes(),
+        .body_chunked = head.body == .chunked,
     };
     const reply: Handler.Reply = .{
         .version = exchange.request.version,
@@ -389,7 +439,33 @@ fn respondHandler(exchange: *Exchange, handler: *Handler) void {
             exchange.response = .complete;
             exchange.downstream.sendLocal(ubuf[0..response.len], close);
         },
+        .proxy => |proxied| exchange.proxyFromHandler(handler, proxied),
         .failed => exchange.fail(.handler_failed),
+    }
+}
+
+/// `Response.proxy`: the handler's target becomes the named pool of the exchange's generation
+/// and the exchange goes on as a route to that pool would, with its balancing, health and
+/// retries; only the head it sends differs. The handler's strings live in its engine's arena
+/// until its next call, so the head is composed here, before anything else runs on this
+/// worker, and retries resend the composed head.
+fn proxyFromHandler(exchange: *Exchange, handler: *Handler, proxied: Handler.Proxied) void {
+    assert(exchange.state == .local and exchange.ubuf != null);
+    const now = exchange.loop().now();
+    // The generation the exchange holds: a reload may have made another current while the
+    // request body was arriving, and only the held one is kept alive for this exchange.
+    const generation = exchange.proxy.holds[exchange.hold.?].generation.?;
+    const index = generation.config.poolIndex(proxied.pool) orelse {
+        _ = handler.failProxy(.unknown_pool, now, proxied.pool);
+        return exchange.fail(.handler_failed);
+    };
+    exchange.target = .{ .pool = &generation.pools[index].locals[exchange.proxy.worker_index] };
+    exchange.head_copy = exchange.proxy.buffers.acquire() orelse return exchange.fail(.overloaded);
+    // The body the handler read goes on from its first byte, as a retry's would.
+    if (exchange.request_parser.head.body != .none) exchange.downstream.rewindRequestBody();
+    if (!exchange.forward(.{ .target = proxied.path, .fields = proxied.headers })) {
+        _ = handler.failProxy(.request_too_large, now, proxied.pool);
+        return exchange.fail(.handler_failed);
     }
 }
 
@@ -549,6 +625,7 @@ fn sendUpstreamHeadCallback(exchange: *Exchange, result: sys.SendError!usize) vo
 /// A window of request body bytes from the downstream (framing included, as the client sent
 /// it: the head forwarded says the same framing). `last`: it ends the body.
 pub fn sendRequestBody(exchange: *Exchange, window: []const u8, last: bool) void {
+    if (exchange.state == .body) return exchange.keepRequestBody(last);
     assert(exchange.state == .upstream);
     assert(!exchange.request_done);
     assert(window.len > 0);
@@ -646,7 +723,11 @@ fn replayOn(exchange: *Exchange, index: u16) void {
 fn rewindRequest(exchange: *Exchange) void {
     assert(exchange.attempt.connection == null);
     assert(exchange.pending_ops == 0);
-    if (!exchange.composeUpstreamHead()) unreachable; // It fitted before; the head is unchanged.
+    if (exchange.head_copy) |copy| {
+        @memcpy(exchange.ubuf.?[0..exchange.upstream_head_len], copy[0..exchange.upstream_head_len]);
+    } else {
+        if (!exchange.composeUpstreamHead(.{})) unreachable; // It fitted before; the head is unchanged.
+    }
     const head_body = exchange.request_parser.head.body;
     exchange.request_done = head_body == .none or head_body == .close_delimited;
     exchange.downstream.rewindRequestBody();
@@ -1169,6 +1250,8 @@ fn release(exchange: *Exchange) void {
     exchange.stopTimers(); // The slot is overwritten when it is taken again.
     if (exchange.ubuf) |ubuf| exchange.proxy.buffers.release(ubuf);
     exchange.ubuf = null;
+    if (exchange.head_copy) |copy| exchange.proxy.buffers.release(copy);
+    exchange.head_copy = null;
     if (exchange.pipe) |pipe| exchange.proxy.pipes.release(exchange.loop(), pipe, !exchange.pipe_loaded);
     exchange.pipe = null;
     exchange.pipe_loaded = false;
@@ -1355,7 +1438,7 @@ pub fn opDone(exchange: *Exchange) bool {
             if (exchange.pending_ops == 0) exchange.finalize();
             return true;
         },
-        .free, .head, .local => unreachable, // No upstream operation runs then.
+        .free, .head, .body, .local => unreachable, // No upstream operation runs then.
     }
 }
 

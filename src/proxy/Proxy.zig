@@ -292,7 +292,12 @@ pub fn init(
     var handlers_made: usize = 0;
     errdefer for (handlers[0..handlers_made]) |*made| made.deinit(allocator);
     for (handlers, modules, config.handlers()) |*made, *module, *handler_config| {
-        made.* = try Handler.init(allocator, module, handler_config.name);
+        made.* = try Handler.init(allocator, module, handler_config.name, .{
+            .heap_bytes = handler_config.heap_bytes,
+            .budget = handler_config.budget_ticks,
+            .depth = handler_config.depth,
+            .body_bytes_max = handler_config.body_bytes_max,
+        });
         handlers_made += 1;
     }
 

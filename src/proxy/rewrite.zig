@@ -116,6 +116,21 @@ pub fn requestHost(head: *const http.RequestParser.Head) ?[]const u8 {
     return originForm(head).host orelse head.host;
 }
 
+/// What a JavaScript handler's `Response.proxy` changes in the request it sends on
+/// (handler/Handler.zig checked both: an origin-form target, and fields that are tokens and
+/// field values, none of them one sluice writes itself).
+pub const Overrides = struct {
+    /// Sent instead of the client's target.
+    target: ?[]const u8 = null,
+    /// Replace the client's fields of the same name (case-insensitive), or are added.
+    fields: []const http.Header = &.{},
+
+    fn replaces(overrides: Overrides, name: []const u8) bool {
+        for (overrides.fields) |field| if (http.chars.eqlIgnoreCase(field.name, name)) return true;
+        return false;
+    }
+};
+
 pub const Composed = struct {
     len: usize,
     /// Fields dropped because their name has an underscore (`Forwarding.allow_underscores`).
@@ -128,9 +143,10 @@ pub fn composeRequest(
     out: []u8,
     head: *const http.RequestParser.Head,
     forwarding: Forwarding,
+    overrides: Overrides,
 ) error{NoSpaceLeft}!Composed {
     var w: std.Io.Writer = .fixed(out);
-    const dropped = writeRequest(&w, head, forwarding) catch return error.NoSpaceLeft;
+    const dropped = writeRequest(&w, head, forwarding, overrides) catch return error.NoSpaceLeft;
     return .{ .len = w.end, .underscore_fields_dropped = dropped };
 }
 
@@ -138,13 +154,19 @@ fn writeRequest(
     w: *std.Io.Writer,
     head: *const http.RequestParser.Head,
     forwarding: Forwarding,
+    overrides: Overrides,
 ) std.Io.Writer.Error!u32 {
     // RFC 9112 §3.2.2: with an absolute-form target the authority in it names the host and
     // any Host field is ignored. Forwarding origin-form with Host taken from the authority
     // means the backend cannot read the host differently from how we did.
     const target = originForm(head);
     const host = target.host orelse head.host;
-    try w.print("{s} {s}{s} {s}\r\n", .{ head.method_text, target.prefix, target.path, head.version.text() });
+    if (overrides.target) |path| {
+        assert(path.len > 0 and path[0] == '/' and http.chars.findNonTargetByte(path) == null);
+        try w.print("{s} {s} {s}\r\n", .{ head.method_text, path, head.version.text() });
+    } else {
+        try w.print("{s} {s}{s} {s}\r\n", .{ head.method_text, target.prefix, target.path, head.version.text() });
+    }
     if (host) |value| try writeField(w, "Host", value);
     var seen: struct {
         length: bool = false,
@@ -157,6 +179,7 @@ fn writeRequest(
     // Most requests carry no Connection field: then no field can be named in one.
     const has_connection = head.get("connection") != null;
     for (head.headers) |field| {
+        if (overrides.fields.len > 0 and overrides.replaces(field.name)) continue;
         switch (classify(field.name)) {
             // Framing and routing come from the parse, written below (or first, for Host).
             .host, .transfer_encoding, .hop_by_hop, .upgrade => continue,
@@ -187,6 +210,13 @@ fn writeRequest(
                 if (has_connection and head.connectionHasToken(field.name)) continue;
             },
         }
+        try writeField(w, field.name, field.value);
+    }
+    for (overrides.fields) |field| {
+        // The handler may set only fields that describe the message and not its framing,
+        // routing or client (`host.isReservedIn`): so they cannot undo what this writes.
+        assert(classify(field.name) == .other or classify(field.name) == .x_real_ip);
+        assert(http.chars.findNonFieldValueByte(field.value) == null);
         try writeField(w, field.name, field.value);
     }
     try writeForwardedFor(w, head, forwarding, seen.x_forwarded_for);
@@ -476,7 +506,7 @@ fn parseRequest(text: []const u8, headers: []http.Header) !http.RequestParser {
 fn composeForTest(out: []u8, text: []const u8, forwarding: Forwarding) ![]const u8 {
     var headers: [64]http.Header = undefined;
     const parser = try parseRequest(text, &headers);
-    const composed = try composeRequest(out, &parser.head, forwarding);
+    const composed = try composeRequest(out, &parser.head, forwarding, .{});
     return out[0..composed.len];
 }
 
@@ -538,13 +568,13 @@ test "rewrite: field names with an underscore are dropped and counted unless all
     const parser = try parseRequest("GET / HTTP/1.1\r\nHost: h\r\nX_Forwarded_For: 6.6.6.6\r\n" ++
         "X-Ok: 1\r\nmy_field: 2\r\n\r\n", &headers);
     var out: [1024]u8 = undefined;
-    const dropped = try composeRequest(&out, &parser.head, untrusted);
+    const dropped = try composeRequest(&out, &parser.head, untrusted, .{});
     try testing.expectEqual(@as(u32, 2), dropped.underscore_fields_dropped);
     try testing.expect(std.mem.indexOf(u8, out[0..dropped.len], "6.6.6.6") == null);
     try testing.expect(std.mem.indexOf(u8, out[0..dropped.len], "X-Ok: 1\r\n") != null);
     var allowed = untrusted;
     allowed.allow_underscores = true;
-    const kept = try composeRequest(&out, &parser.head, allowed);
+    const kept = try composeRequest(&out, &parser.head, allowed, .{});
     try testing.expectEqual(@as(u32, 0), kept.underscore_fields_dropped);
     try testing.expect(std.mem.indexOf(u8, out[0..kept.len], "my_field: 2\r\n") != null);
 }
@@ -575,7 +605,7 @@ test "rewrite: an h2c upgrade is forwarded as a plain request" {
         "Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n", &headers);
     try testing.expect(!upgradeAllowed(&parser.head));
     var out: [1024]u8 = undefined;
-    const composed = try composeRequest(&out, &parser.head, untrusted);
+    const composed = try composeRequest(&out, &parser.head, untrusted, .{});
     try testing.expectEqualStrings("GET / HTTP/1.1\r\nHost: h\r\nX-Forwarded-For: 10.0.0.9\r\n" ++
         "X-Forwarded-Proto: http\r\nX-Forwarded-Host: h\r\n\r\n", out[0..composed.len]);
 }
@@ -585,7 +615,23 @@ test "rewrite: a head that does not fit is NoSpaceLeft, never a partial write pa
     const parser = try parseRequest("GET / HTTP/1.1\r\nHost: h\r\n\r\n", &headers);
     var out: [64]u8 = undefined;
     for (0..out.len) |len| {
-        try testing.expectError(error.NoSpaceLeft, composeRequest(out[0..len], &parser.head, untrusted));
+        try testing.expectError(error.NoSpaceLeft, composeRequest(out[0..len], &parser.head, untrusted, .{}));
+    }
+}
+
+test "rewrite: a handler's overrides replace the target and the client's fields of their names; framing and forwarding stay sluice's" {
+    var headers: [32]http.Header = undefined;
+    const parser = try parseRequest("POST http://h/old?q HTTP/1.1\r\nHost: h\r\nX-User: client\r\n" ++
+        "x-user: again\r\nAccept: */*\r\nContent-Length: 3\r\n\r\n", &headers);
+    var out: [1024]u8 = undefined;
+    const fields = [_]http.Header{ .{ .name = "X-USER", .value = "handler" }, .{ .name = "X-New", .value = "1" } };
+    const composed = try composeRequest(&out, &parser.head, untrusted, .{ .target = "/new?x=1", .fields = &fields });
+    try testing.expectEqualStrings("POST /new?x=1 HTTP/1.1\r\nHost: h\r\nAccept: */*\r\nX-USER: handler\r\n" ++
+        "X-New: 1\r\nX-Forwarded-For: 10.0.0.9\r\nX-Forwarded-Proto: http\r\nX-Forwarded-Host: h\r\n" ++
+        "Content-Length: 3\r\n\r\n", out[0..composed.len]);
+    // Bounded in every build mode: a rewrite that does not fit is NoSpaceLeft.
+    for (0..composed.len) |len| {
+        try testing.expectError(error.NoSpaceLeft, composeRequest(out[0..len], &parser.head, untrusted, .{ .target = "/new?x=1", .fields = &fields }));
     }
 }
 

@@ -562,7 +562,10 @@ pub fn listen(address: *const Address, mode: Bind) sys.ListenerError!linux.fd_t 
 pub fn restartOnlyChange(old: *const Config, new: *const Config) ?[]const u8 {
     const settings = @import("../config/settings.zig");
     inline for (settings.table) |setting| {
-        if (setting.reload == .restart and !settings.sameValue(setting, old, new)) return comptime restartName(setting);
+        // A handler's rows are compared with the `handlers` row, which holds them.
+        if (setting.scope == .global and setting.reload == .restart and !settings.sameValue(setting, old, new)) {
+            return comptime restartName(setting);
+        }
     }
     return null;
 }
@@ -604,7 +607,7 @@ test "generations: restart-only settings are named by their key" {
 test "generations: a change to any restart-only setting refuses the reload, naming it" {
     const settings = @import("../config/settings.zig");
     inline for (settings.table) |setting| {
-        if (setting.reload != .restart) continue;
+        if (setting.reload != .restart or setting.scope != .global) continue; // A handler's: below.
         var changed: Config = .{};
         const field = settings.fieldPointer(setting.fields[0], &changed);
         switch (@typeInfo(@TypeOf(field.*))) {
@@ -624,6 +627,12 @@ test "generations: a change to any restart-only setting refuses the reload, nami
         }
         try std.testing.expectEqualStrings(comptime restartName(setting), restartOnlyChange(&.{}, &changed).?);
     }
+    // A handler's limits are part of `handlers`.
+    var before: Config = .{};
+    try before.setHandler(.{ .name = "app", .path = "app.js" });
+    var after = before;
+    after.handlers_buffer[0].depth += 1;
+    try std.testing.expectEqualStrings("handlers", restartOnlyChange(&before, &after).?);
 }
 
 test "generations: a listener refuses a port another socket holds and joins its own" {

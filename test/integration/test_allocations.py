@@ -6,6 +6,8 @@ import pytest
 
 from backends import chunked, route
 from client import Client, Echoed, build_request, chunk_body
+from test_handlers import run_load as run_handler_load
+from test_handlers import start_body, start_proxy
 
 CHUNKED_PARTS = [b"alpha ", b"beta " * 50, b"gamma " * 300, b"omega\n"]
 CHUNKED_EXPECTED = b"".join(CHUNKED_PARTS)
@@ -126,3 +128,36 @@ def test_no_heap_allocations_with_tls_to_backends(sluice, make_backend, tmp_path
     resumed = sum(1 for b in backends for h in b.tls_handshakes if h["reused"])
     print(f"{n} requests; TLS handshakes at the backends: {handshakes}, resumed: {resumed}")
     assert handshakes > 2 and resumed > 0
+
+
+# JavaScript handlers that proxy (Response.proxy) and read bodies: the same proof.
+
+
+@pytest.mark.time_limit(150)
+def test_no_heap_allocations_per_proxied_request(sluice, make_backend, tmp_path):
+    """Thousands of handler calls that proxy (rewritten and not, some refused) with two
+    workers leave heap_allocations_after_startup unchanged."""
+    backend = make_backend()
+    start_proxy(sluice, tmp_path, [backend], workers=2)
+    targets = ["/rewrite?id=1", "/as/is", "/nopool", "/rewrite?id=2"]
+    run_handler_load(sluice.port, targets, 400, (200,))
+    before = sluice.stats()
+    run_handler_load(sluice.port, targets, 3000, (200,))
+    after = sluice.stats()
+    key = "heap_allocations_after_startup"
+    assert after[key] == before[key], (before, after)
+
+
+@pytest.mark.time_limit(150)
+def test_no_heap_allocations_per_request_with_a_body(sluice, make_backend, tmp_path):
+    """Thousands of POSTs whose bodies the handler reads (as text, as JSON) or proxies on,
+    with two workers, leave heap_allocations_after_startup unchanged."""
+    backend = make_backend()
+    start_body(sluice, tmp_path, backend.address, workers=2)
+    targets = ["/echo", "/json", "/proxy"]
+    run_handler_load(sluice.port, targets, 400, (200,), body=b'{"k": "v", "n": [1, 2, 3]}')
+    before = sluice.stats()
+    run_handler_load(sluice.port, targets, 3000, (200,), body=b'{"k": "v", "n": [1, 2, 3]}')
+    after = sluice.stats()
+    key = "heap_allocations_after_startup"
+    assert after[key] == before[key], (before, after)

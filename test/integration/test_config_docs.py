@@ -31,6 +31,8 @@ def test_every_config_example_checks(sluice_bin, tmp_path):
     assert len(examples) >= 6, examples
     from test_readme import write_tls_files
     write_tls_files([text for kind, text in found if kind != "console"], tmp_path)
+    # The full example declares a handler, found beside the file.
+    (tmp_path / "app.js").write_text('export default function app(request) { return Response.text("ok"); }\n')
     for i, kind, text in examples:
         follower = found[i + 1] if i + 1 < len(found) else None
         shown_as_mistake = follower is not None and follower[0] == "console"
@@ -137,7 +139,7 @@ def test_restart_only_settings_are_the_tables(sluice_bin):
     """The Reload section names exactly the settings the table marks `restart`."""
     from settings_table import read
     section = DOC.split("- Settings that need a restart:", 1)[1].split("A reload that changes one", 1)[0]
-    named = set(re.findall(r"`([a-z_.]+|--[a-z-]+)`", section)) - {"restart"}
+    named = set(re.findall(r"`([a-zA-Z_.]+|--[a-z-]+)`", section)) - {"restart"}
     # A setting that is only a flag is named by its flag.
     restart = {s.key if s.key != "-" else s.flag_name for s in read(sluice_bin) if s.reload == "restart"}
     assert named == restart, (named - restart, restart - named)

@@ -11,11 +11,12 @@ import time
 
 import pytest
 
-from client import Client, request
+from backends import fixed, health_endpoint, reset, route, slow_head
+from client import Client, Echoed, request
 from conftest import REPO
 from test_admin import ADMIN_RE, scrape, status, value
 from test_baked_config import ZIG, zig_build
-from test_readme import readme_handlers
+from test_readme import README, readme_handlers
 
 HANDLER = """\
 export default function handler(request) {
@@ -78,8 +79,7 @@ def get(port, target, headers=None, method="GET", version="HTTP/1.1"):
 def test_readme_example_answers_as_the_readme_says(sluice, tmp_path):
     """The README's handler (issue 13's example without Response.proxy): JSON with the query
     and the user agent, 401 without Authorization, the welcome with its header with one."""
-    (name, source), = readme_handlers().items()
-    assert name == "app.js"
+    source = readme_handlers()["app.js"]
     # examples/handlers/app.js is the same handler, under a comment of its own.
     example = (REPO / "examples" / "handlers" / "app.js").read_text()
     assert example.split("\n", 2)[2] == source.split("\n", 1)[1]
@@ -163,18 +163,93 @@ def test_keep_alive_and_pipelining(sluice, tmp_path):
         assert r.status == 500 and "close" in r.connection_tokens()
 
 
-def test_a_request_with_a_body_is_answered_then_closed(sluice, tmp_path):
-    """Handlers do not read bodies yet: as for a route's own response, the answer comes, then
-    the connection closes (without framing the body there is no next request to find)."""
-    start_handler(sluice, tmp_path)
+BODY_JS = """\
+export default function handler(request) {
+  const { path, body } = request;
+  if (path === "/echo") return Response.json({ body, length: body.length, method: request.method });
+  if (path === "/json") return Response.json({ got: request.json() });
+  if (path === "/proxy") return Response.proxy("web", { path: "/sent-on" });
+  return Response.text("no body needed");
+}
+"""
+
+BODY_SITE = """\
+.{
+    .listen = "127.0.0.1:0",
+    .admin = .{ .listen = "127.0.0.1:0" },
+    .handlers = .{ .app = .{ .file = "body.js", .body_max = "4KiB" } },
+    .pools = .{ .web = .{ .backends = .{"BACKEND"} } },
+    .routes = .{.{ .handler = "app" }},
+}
+"""
+
+
+def start_body(sluice, tmp_path, backend_address="127.0.0.1:9", workers=1):
+    write(tmp_path, "body.js", BODY_JS)
+    config = tmp_path / "site.zon"
+    config.write_text(BODY_SITE.replace("BACKEND", backend_address))
+    sluice.start_config(config, workers=workers)
+    return int(sluice.wait_for_line(ADMIN_RE, timeout=5.0).group("port"))
+
+
+def chunked(data, size=7):
+    parts = [b"%x\r\n%s\r\n" % (len(data[i:i + size]), data[i:i + size]) for i in range(0, len(data), size)]
+    return b"".join(parts) + b"0\r\n\r\n"
+
+
+def test_request_body_and_json(sluice, tmp_path):
+    """The body is read before the handler runs: `request.body` is its text (Content-Length
+    or chunked, decoded), `request.json()` parses it; without a body `body` is "" and
+    json() throws a SyntaxError (a 500 with its line). The connection stays open after a
+    request with a body, and a pipelined request after it is answered."""
+    start_body(sluice, tmp_path)
     with Client(sluice.port, timeout=10) as c:
-        r = c.request("POST", "/request", headers=[("Content-Type", "text/plain")], body=b"x" * 1000)
-        assert r.status == 200 and r.json()["method"] == "POST", r
-        assert "close" in r.connection_tokens(), r
-        assert c.wait_closed(3.0)
+        r = c.request("POST", "/echo", body="héllo wörld".encode())
+        assert r.json() == {"body": "héllo wörld", "length": 11, "method": "POST"}, r
+        assert "close" not in r.connection_tokens()
+        r = c.request("POST", "/json", headers=[("Content-Type", "application/json")], body=b'{"a": [1, 2]}')
+        assert r.json() == {"got": {"a": [1, 2]}}, r
+        data = b"chunk " * 300
+        c.send(b"POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked(data) +
+               b"GET /echo HTTP/1.1\r\nHost: a\r\n\r\n")
+        r = c.read_response()
+        assert r.json()["body"] == data.decode() and r.json()["length"] == len(data), r
+        assert c.read_response().json() == {"body": "", "length": 0, "method": "GET"}
+    mark = sluice.mark()
+    r = get(sluice.port, "/json")
+    assert r.status == 500, r
+    line = sluice.wait_for_line(re.compile(r"warn: 500 handler_exception.*"), start=mark).group(0)
+    assert "SyntaxError" in line and re.search(r"body\.js:4:\d+", line), line
 
 
-@pytest.mark.time_limit(90)
+def test_request_body_over_the_limit_is_413_and_the_handler_does_not_run(sluice, tmp_path):
+    """`.body_max = "4KiB"`: a declared 5 KiB body and a chunked body that grows past 4 KiB
+    are 413 and never reach the handler (its request count stays); 4 KiB is read."""
+    admin_port = start_body(sluice, tmp_path)
+    r = request(sluice.port, "POST", "/echo", body=b"x" * 4096, timeout=10)
+    assert r.json()["length"] == 4096, r
+    r = request(sluice.port, "POST", "/echo", body=b"x" * 5000, timeout=10)
+    assert r.status == 413, r
+    with Client(sluice.port, timeout=10) as c:
+        c.send(b"POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked(b"y" * 5000, 1000))
+        assert c.read_response().status == 413
+    families = scrape(admin_port)
+    assert value(families, "sluice_handler_requests_total", handler="app") == 1
+
+
+def test_request_body_read_by_the_handler_goes_on_with_response_proxy(sluice, make_backend, tmp_path):
+    """A body the handler has read is still sent whole to the pool it proxies to, framed as
+    the client framed it."""
+    backend = make_backend()
+    start_body(sluice, tmp_path, backend.address)
+    e = Echoed(request(sluice.port, "POST", "/proxy", body=b"z" * 3000, timeout=10))
+    assert (e.target, e.body_len, e.framing) == ("/sent-on", 3000, "length"), e.data
+    with Client(sluice.port, timeout=10) as c:
+        c.send(b"POST /proxy HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked(b"q" * 2000, 300))
+        e = Echoed(c.read_response())
+    assert (e.body, e.framing) == (b"q" * 2000, "chunked"), e.data
+
+
 def test_failures_are_500_with_a_log_line_and_a_counter(sluice, tmp_path):
     """An uncaught exception and each limit: a 500 that tells the client nothing, a warning
     naming the handler, the file, the line and the column, and
@@ -209,7 +284,8 @@ def test_failures_are_500_with_a_log_line_and_a_counter(sluice, tmp_path):
     handlers = status(admin_port)["handlers"]
     assert handlers == [{"name": "app", "requests": 2 * len(FAILURES), "failures": {
         reason: expected.get(reason, 0) for reason in
-        ("exception", "memory", "time", "depth", "response_too_large", "not_a_response")}}], handlers
+        ("exception", "memory", "time", "depth", "response_too_large", "not_a_response", "unknown_pool",
+         "request_too_large")}}], handlers
 
 
 @pytest.mark.parametrize("source,message", [
@@ -309,40 +385,44 @@ def test_reload_that_changes_handlers_is_refused(sluice, make_backend, tmp_path)
     assert get(sluice.port, "/api/y").json() == {"path": "/api/y"}
 
 
+def run_load(port, targets, total, statuses, body=None):
+    """`total` requests over 4 keep-alive clients, cycling through `targets` (POSTs of `body`
+    when one is given): each answer is one of `statuses` or a 500 (after which the client
+    reconnects: sluice closes after a 500)."""
+    errors = []
+
+    def load(count):
+        try:
+            c = Client(port, timeout=10)
+            for i in range(count):
+                r = c.request("POST" if body else "GET", targets[i % len(targets)],
+                              headers=[("X-A", "1"), ("x-a", "2")], body=body)
+                if r.status == 500:
+                    c.close()
+                    c = Client(port, timeout=10)
+                elif r.status not in statuses:
+                    errors.append(repr(r))
+            c.close()
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=load, args=(total // 4,)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(100)
+    assert not errors, errors[:3]
+
+
 @pytest.mark.time_limit(150)
 def test_no_heap_allocations_per_handler_request(sluice, tmp_path):
     """With --workers 2, after warm-up, thousands of handler calls (JSON, text, redirects,
     exceptions and limits among them) leave heap_allocations_after_startup unchanged."""
     start_handler(sluice, tmp_path, workers=2)
     targets = ["/request?a=1&b=2", "/text?v=3", "/html", "/redirect", "/unicode", "/x", "/throw", "/deep"]
-
-    def load(count, errors):
-        try:
-            c = Client(sluice.port, timeout=10)
-            for i in range(count):
-                target = targets[i % len(targets)]
-                r = c.request("GET", target, headers=[("X-A", "1"), ("x-a", "2")])
-                if r.status == 500:
-                    c.close()
-                    c = Client(sluice.port, timeout=10)
-                elif r.status not in (200, 202, 302):
-                    errors.append(repr(r))
-            c.close()
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(repr(e))
-
-    def run(total):
-        errors = []
-        threads = [threading.Thread(target=load, args=(total // 4, errors)) for _ in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(100)
-        assert not errors, errors[:3]
-
-    run(400)
+    run_load(sluice.port, targets, 400, (200, 202, 302))
     before = sluice.stats()
-    run(4000)
+    run_load(sluice.port, targets, 4000, (200, 202, 302))
     after = sluice.stats()
     key = "heap_allocations_after_startup"
     assert after[key] == before[key], (before, after)
@@ -386,3 +466,286 @@ def test_two_handlers_compiled_in(make_sluice, sluice_bin, tmp_path):
     done = zig_build(f"-Dhandler={bad}", "-p", str(tmp_path / "bad-out"))
     assert done.returncode != 0
     assert re.search(re.escape(str(bad)) + r":2:\d+: ", done.stderr), done.stderr
+
+
+# ---------------------------------------------------------------------------------------
+# Response.proxy
+
+PROXY = """\
+export default function handler(request) {
+  const { path, query, headers } = request;
+  if (path === "/rewrite") return Response.proxy("web", { path: "/v2/items?id=" + query.id, headers: { "X-Id": query.id, "user-agent": "edge" } });
+  if (path === "/nopool") return Response.proxy("nope");
+  if (path === "/bad-path") return Response.proxy("web", { path: "no-slash" });
+  if (path === "/space-path") return Response.proxy("web", { path: "/a b" });
+  if (path === "/crlf") return Response.proxy("web", { headers: { "x-a": "1\\r\\nX-Evil: 1" } });
+  if (path === "/host") return Response.proxy("web", { headers: { Host: "internal" } });
+  if (path === "/length") return Response.proxy("web", { headers: { "Content-Length": "0" } });
+  if (path === "/te") return Response.proxy("web", { headers: { "transfer-encoding": "chunked" } });
+  if (path === "/xff") return Response.proxy("web", { headers: { "X-Forwarded-For": "10.9.9.9" } });
+  if (path === "/bad-name") return Response.proxy("web", { headers: { "a b": "1" } });
+  if (path === "/changed") { const r = Response.proxy("web"); r.path = "/x\\r\\nHost: evil"; return r; }
+  if (path === "/huge") return Response.proxy("web", { headers: { "x-big": "y".repeat(100000) } });
+  if (headers["x-admin"] === "1") return Response.text("no", { status: 403 });
+  return Response.proxy("web");
+}
+"""
+
+PROXY_SITE = """\
+.{
+    .listen = "127.0.0.1:0",
+    .admin = .{ .listen = "127.0.0.1:0" },
+    .handlers = .{ .edge = "edge.js" },
+    .pools = .{ .web = .{ .backends = .{ BACKENDS }, EXTRA } },
+    .routes = .{ .{ .handler = "edge" } },
+}
+"""
+
+
+def start_proxy(sluice, tmp_path, backends, extra="", workers=1):
+    write(tmp_path, "edge.js", PROXY)
+    config = tmp_path / "site.zon"
+    config.write_text(PROXY_SITE.replace("BACKENDS", ", ".join(f'"{b.address}"' for b in backends))
+                      .replace("EXTRA", extra))
+    sluice.start_config(config, workers=workers)
+    return int(sluice.wait_for_line(ADMIN_RE, timeout=5.0).group("port"))
+
+
+def test_proxy_rewrites_the_target_and_fields_the_backend_sees(sluice, make_backend, tmp_path):
+    """Response.proxy("web", { path, headers }): the backend gets the new target, the
+    handler's fields replacing the client's of the same name (any case) or added, and the
+    fields sluice writes (Host, X-Forwarded-*) as for any proxied request; a plain
+    Response.proxy("web") forwards the request as it came; the response is the backend's."""
+    backend = make_backend(name="web1")
+    start_proxy(sluice, tmp_path, [backend])
+    r = get(sluice.port, "/rewrite?id=42", headers=[("User-Agent", "curl/8"), ("X-Keep", "k"), ("x-id", "spoof")])
+    e = Echoed(r)
+    assert e.target == "/v2/items?id=42" and e.backend == "web1", e.data
+    names = [k.lower() for k, _ in e.headers]
+    assert names.count("x-id") == 1 and names.count("user-agent") == 1, e.headers
+    assert e.header("x-id") == "42" and e.header("user-agent") == "edge" and e.header("x-keep") == "k"
+    assert e.header("x-forwarded-for") == "127.0.0.1" and e.header("host") == "sluice.test"
+    e = Echoed(get(sluice.port, "/as/is?q=1", headers=[("User-Agent", "curl/8")]))
+    assert e.target == "/as/is?q=1" and e.header("user-agent") == "curl/8"
+    r = get(sluice.port, "/as/is", headers=[("X-Admin", "1")])
+    assert r.status == 403 and len(backend.requests) == 2
+    # A body streams to the pool as it would through a route.
+    r = request(sluice.port, "POST", "/post", body=b"z" * 5000, timeout=10)
+    assert Echoed(r).body_len == 5000
+
+
+def test_proxy_mistakes_are_500_and_nothing_malformed_is_forwarded(sluice, make_backend, tmp_path):
+    """An unknown pool, a path that is not origin-form, a value with CR LF, a field sluice
+    owns (Host, framing, forwarding), a name that is not a token, a property changed after
+    the call, and a head too large for the buffer: each a 500, a log line naming the handler
+    (and the pool), a counter with its reason, and nothing reaches the backend."""
+    backend = make_backend()
+    admin_port = start_proxy(sluice, tmp_path, [backend])
+    cases = {
+        "/nopool": ("unknown_pool", 'Response.proxy names pool "nope", which the configuration does not have'),
+        "/bad-path": ("exception", "TypeError: Response.proxy: path must start with /"),
+        "/space-path": ("exception", "TypeError: Response.proxy: path must start with /"),
+        "/crlf": ("exception", "TypeError: Response: a header value may not contain CR, LF"),
+        "/host": ("exception", "TypeError: Response: host is written by sluice"),
+        "/length": ("exception", "TypeError: Response: content-length is written by sluice"),
+        "/te": ("exception", "TypeError: Response: transfer-encoding is written by sluice"),
+        "/xff": ("exception", "TypeError: Response: x-forwarded-for is written by sluice"),
+        "/bad-name": ("exception", "TypeError: Response: a header name must be a token"),
+        "/changed": ("not_a_response", "pool, path or headers were changed"),
+        "/huge": ("request_too_large", 'the request proxied to pool "web" does not fit'),
+    }
+    logged_at = {}
+    counts = {}
+    for target, (reason, text) in cases.items():
+        time.sleep(max(0.0, logged_at.get(reason, 0.0) + 1.1 - time.monotonic()))
+        logged_at[reason] = time.monotonic()
+        mark = sluice.mark()
+        r = get(sluice.port, target)
+        assert r.status == 500, (target, r)
+        line = sluice.wait_for_line(re.compile(r"warn: 500 handler_" + reason + ".*"), start=mark).group(0)
+        assert "handler edge" in line and text in line, (target, line)
+        counts[reason] = counts.get(reason, 0) + 1
+    assert backend.requests == []
+    families = scrape(admin_port)
+    for reason, count in counts.items():
+        assert value(families, "sluice_handler_failures_total", handler="edge", reason=reason) == count
+    assert Echoed(get(sluice.port, "/fine")).target == "/fine"
+
+
+def test_proxy_retries_another_backend_with_the_rewritten_head(sluice, make_backend, tmp_path):
+    """A pool of a backend that answers 500 after a pause and a good one, 5xx in the pool's
+    retries: every proxied request ends 200 at the good backend with its own rewritten
+    target and X-Id, though other requests ran the handler (and reused its heap) while it
+    waited: a retry resends the head composed from the first call. One that resets: a GET
+    is retried on the good one."""
+    bad = make_backend(slow_head(0.05, then=fixed(500, body=b"bad")), name="bad")
+    good = make_backend(name="good")
+    start_proxy(sluice, tmp_path, [bad, good],
+                extra='.retry = .{ .on = .{ .connect, .reset, .@"5xx" }, .budget_percent = 100 }, '
+                      '.ejection = .{ .after = 0 }')
+    errors = []
+
+    def client(base):
+        try:
+            c = Client(sluice.port, timeout=10)
+            for i in range(base, base + 10):
+                e = Echoed(c.request("GET", f"/rewrite?id={i}"))
+                if (e.backend, e.target, e.header("x-id")) != ("good", f"/v2/items?id={i}", str(i)):
+                    errors.append(e.data)
+            c.close()
+        except Exception as ex:  # noqa: BLE001 - reported below
+            errors.append(repr(ex))
+
+    threads = [threading.Thread(target=client, args=(k * 100,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not errors, errors[:3]
+    assert len(bad.requests) >= 5, "round robin sent some first tries to the bad backend"
+    assert all(req.target.startswith("/v2/items?id=") for req in bad.requests)
+
+
+def test_proxy_retries_a_reset(sluice, make_backend, tmp_path):
+    """A backend that resets every request: GETs proxied by the handler are retried on the
+    other backend and all succeed."""
+    bad = make_backend(reset(), name="bad")
+    good = make_backend(name="good")
+    start_proxy(sluice, tmp_path, [bad, good], extra='.ejection = .{ .after = 0 }')
+    for i in range(6):
+        e = Echoed(get(sluice.port, f"/rewrite?id={i}"))
+        assert (e.backend, e.target) == ("good", f"/v2/items?id={i}")
+    assert any(req.target.startswith("/v2/items") for req in bad.requests)
+
+
+@pytest.mark.time_limit(30)
+def test_proxy_follows_the_pools_health(sluice, make_backend, tmp_path):
+    """Active health checks on the pool a handler proxies to: a backend whose health path
+    fails gets no request the handler sends on."""
+    a = make_backend(name="A")
+    b = make_backend(health_endpoint(status=503), name="B")
+    start_proxy(sluice, tmp_path, [a, b],
+                extra='.health = .{ .path = "/health", .interval = "100ms", .timeout = "300ms", .rise = 1, .fall = 1 }')
+    sluice.wait_for_line(re.compile(r"is down: active check failed"), timeout=5)
+    for i in range(8):
+        assert Echoed(get(sluice.port, f"/rewrite?id={i}")).backend == "A"
+    assert not [req for req in b.requests if req.target != "/health"]
+
+
+# ---------------------------------------------------------------------------------------
+# Limits per handler
+
+LIMITS_JS = """\
+export default function handler(request) {
+  const { path } = request;
+  if (path.endsWith("/alloc")) { const a = []; for (let i = 0; i < 4000; i++) a.push("item " + i); return Response.text(String(a.length)); }
+  if (path.endsWith("/loop")) { let s = 0; for (let i = 0; i < 200000; i++) s += i; return Response.text(String(s)); }
+  if (path.endsWith("/deep")) { const f = (n) => n === 0 ? 0 : f(n - 1) + 1; return Response.text(String(f(100))); }
+  return Response.text("ok");
+}
+"""
+
+LIMITS_SITE = """\
+.{
+    .listen = "127.0.0.1:0",
+    .admin = .{ .listen = "127.0.0.1:0" },
+    .handlers = .{
+        .small = .{ .file = "limits.js", .memory = "64KiB", .budget = 100000, .depth = 16 },
+        .roomy = "limits.js",
+    },
+    .routes = .{
+        .{ .path_prefix = "/small/", .handler = "small" },
+        .{ .handler = "roomy" },
+    },
+}
+"""
+
+
+def test_limits_per_handler(sluice, tmp_path):
+    """The same code under two handlers: the one with the defaults (1 MiB, 5*10^7 ticks, 512
+    calls) answers each request; the one given 64 KiB, 10^5 ticks and 16 calls in the file
+    fails each with a 500, a line and its own reason in /metrics (memory, time, depth)."""
+    write(tmp_path, "limits.js", LIMITS_JS)
+    config = tmp_path / "site.zon"
+    config.write_text(LIMITS_SITE)
+    sluice.start_config(config)
+    admin_port = int(sluice.wait_for_line(ADMIN_RE, timeout=5.0).group("port"))
+    expected = {"/alloc": ("memory", b"4000"), "/loop": ("time", b"19999900000"), "/deep": ("depth", b"100")}
+    for path, (reason, body) in expected.items():
+        r = get(sluice.port, path)
+        assert (r.status, r.body) == (200, body), (path, r)
+        mark = sluice.mark()
+        r = get(sluice.port, "/small" + path)
+        assert r.status == 500, (path, r)
+        line = sluice.wait_for_line(re.compile(r"warn: 500 handler_" + reason + ".*"), start=mark).group(0)
+        assert "handler small" in line, line
+    families = scrape(admin_port)
+    for reason, _ in expected.values():
+        assert value(families, "sluice_handler_failures_total", handler="small", reason=reason) == 1
+        assert value(families, "sluice_handler_failures_total", handler="roomy", reason=reason) == 0
+    assert get(sluice.port, "/small/fine").body == b"ok"
+
+
+@pytest.mark.parametrize("entry,message", [
+    ('.memory = "1KiB"', r"site\.zon:2:\d+: .*65536"),
+    (".budget = 10", r"site\.zon:2:\d+: .*1000"),
+    (".depth = 100000", r"site\.zon:2:\d+: .*10000"),
+    (".stack = 5", r"site\.zon:2:\d+: unknown key \"stack\""),
+])
+def test_check_refuses_handler_limits_out_of_range(sluice_bin, tmp_path, entry, message):
+    """A handler's limits outside their bounds, or a key a handler does not have, are
+    refused by `sluice check` at their line and column."""
+    write(tmp_path, "limits.js", LIMITS_JS)
+    config = tmp_path / "site.zon"
+    config.write_text('.{\n    .handlers = .{ .small = .{ .file = "limits.js", ' + entry + ' } },\n'
+                      '    .handler = "small",\n}\n')
+    done = subprocess.run([sluice_bin, "check", str(config)], capture_output=True, text=True, timeout=10)
+    assert done.returncode == 1, done
+    assert re.search(message, done.stderr), done.stderr
+
+
+
+def test_a_body_still_arriving_across_a_reload_goes_to_the_generation_it_started_on(sluice, make_backend, tmp_path):
+    """A request whose body is still arriving when a reload moves the pool to another
+    backend: the handler's Response.proxy resolves the pool in the generation the request
+    started on (which it holds), so it reaches the old backend; a request after the reload
+    reaches the new one."""
+    old, new = make_backend(name="old"), make_backend(name="new")
+    start_body(sluice, tmp_path, old.address)
+    c = Client(sluice.port, timeout=10)
+    c.send(b"POST /proxy HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nfirst")
+    time.sleep(0.2)
+    config = tmp_path / "site.zon"
+    config.write_text(BODY_SITE.replace("BACKEND", new.address))
+    mark = sluice.mark()
+    sluice.signal(1)  # SIGHUP
+    sluice.wait_for_line(re.compile(r"reloaded .*generation 2"), start=mark, timeout=5)
+    e = Echoed(request(sluice.port, "POST", "/proxy", body=b"after", timeout=10))
+    assert e.backend == "new", e.data
+    c.send(b"half")
+    time.sleep(0.1)
+    c.send(b"!")
+    e = Echoed(c.read_response())
+    assert (e.backend, e.body) == ("old", b"firsthalf!"), e.data
+    c.close()
+
+
+def test_readme_proxy_example_answers_as_the_readme_says(sluice, make_backend, tmp_path):
+    """The README's edge.js and its config, with two real backends for the pool: /admin/
+    without the key is the handler's 403 and reaches no backend; /v1/ is rewritten to /v2/
+    with x-api-version; everything else goes on as it came, spread over both backends."""
+    a, b = make_backend(name="A"), make_backend(name="B")
+    (tmp_path / "edge.js").write_text(readme_handlers()["edge.js"])
+    zon, = [z for z in re.findall(r"```zon\n(.*?)```", README, re.S) if "edge.js" in z]
+    zon = zon.replace('"10.0.0.7:8000"', f'"{a.address}"').replace('"10.0.0.8:8000"', f'"{b.address}"')
+    config = tmp_path / "site.zon"
+    config.write_text(zon.replace(".{\n", '.{\n    .listen = "127.0.0.1:0",\n', 1))
+    sluice.start_config(config)
+    r = get(sluice.port, "/admin/users")
+    assert (r.status, r.body) == (403, b"forbidden\n"), r
+    assert a.requests == [] and b.requests == []
+    assert Echoed(get(sluice.port, "/admin/users", headers=[("X-Api-Key", "letmein")])).target == "/admin/users"
+    e = Echoed(get(sluice.port, "/v1/items"))
+    assert e.target == "/v2/items" and e.header("x-api-version") == "1", e.data
+    backends = {Echoed(get(sluice.port, f"/page/{i}")).backend for i in range(4)}
+    assert backends == {"A", "B"}
