@@ -1,9 +1,10 @@
-# Sourced by the bench scripts (proxy.sh, chaos.sh, coldstart.sh, memory.sh): what they share
-# in shell. Set `bench` (the script's name without .sh) first, and `log_tag` when the log
-# lines should be tagged otherwise. Defines here, root, out and started_at, puts /usr/sbin on
-# PATH (Debian's nginx and haproxy live there), and the functions below: argument help, log
-# lines, Debian packages installed when missing, the run folder, the pinned Zig and the
-# sluice build, versions and the machine, and the --info lines the Python drivers print.
+# Sourced by the bench scripts (proxy.sh, chaos.sh, coldstart.sh, memory.sh, js.sh, tls.sh):
+# what they share in shell. Set `bench` (the script's name without .sh) first, and `log_tag`
+# when the log lines should be tagged otherwise. Defines here, root, out and started_at, puts
+# /usr/sbin on PATH (Debian's nginx and haproxy live there), and the functions below: argument
+# help, log lines, Debian packages installed when missing, the run folder, self-signed
+# certificates, the pinned Zig and the sluice builds, versions and the machine, and the --info
+# lines the Python drivers print.
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"   # bench/
 root="$(cd "$here/.." && pwd)"

@@ -198,8 +198,8 @@ def fmt(v, spec):
 
 def report(args, k, table, cold, began):
     text, md = [], []
-    header = ["server", "req/s", "p50 µs", "p90 µs", "p99 µs", "CPU µs/req", "core busy",
-              "other load", "runs", "content-type"]
+    header = ["server", "req/s", "p50 µs", "p90 µs", "p99 µs", "CPU µs/req", "req/s per core",
+              "core busy", "other load", "runs", "content-type"]
     rows, summary = [], {}
     for s in table:
         if s.fail:
@@ -212,7 +212,9 @@ def report(args, k, table, cold, began):
         ok = sum(1 for r in s.runs if "error" not in r)
         rows.append([s.label, fmt(m["rps"], ",.0f"), fmt(m["p50_us"], ".0f"),
                      fmt(m["p90_us"], ".0f"), fmt(m["p99_us"], ".0f"),
-                     fmt(m["proxy_cpu_us_per_req"], ".2f"), fmt(m["proxy_busy"], ".0%"),
+                     fmt(m["proxy_cpu_us_per_req"], ".2f"),
+                     fmt(1e6 / m["proxy_cpu_us_per_req"] if m["proxy_cpu_us_per_req"] else None,
+                         ",.0f"), fmt(m["proxy_busy"], ".0%"),
                      fmt(m["foreign_cores"], ".2f"), f"{ok}/{len(s.runs)}", s.content_type])
     ratios = ratio_lines(summary)
     cheader = ["server", "median ms", "p90 ms", "min ms", "CPU ms", "÷ sluice, no handler",
@@ -235,6 +237,9 @@ def report(args, k, table, cold, began):
     method = (f"wrk -t1 -c{k['connections']} -d{k['duration']}s --latency -H 'User-Agent: bench'"
               f" http://127.0.0.1:PORT{PATH}, after a {k['warmup']} s warm-up; CPU µs/req = the"
               " server's utime+stime (/proc/PID/stat, every thread) over wrk's run ÷ requests;"
+              " req/s per core = 10^6 ÷ that: what the server would do with its core saturated"
+              " (the req/s column is bound by the load side whenever core busy is well under"
+              " 100%);"
               " other load = busy CPU of the machine less the server and wrk, in cores (this"
               " machine is shared: see it before quoting absolute figures). Bodies checked"
               f" byte-identical before measuring: {WANT_JSON.decode()}, `login first\\n` (401),"
@@ -273,7 +278,9 @@ def ratio_lines(summary):
             c = a["proxy_cpu_us_per_req"] / b["proxy_cpu_us_per_req"]
             t1 = f" (target ≥ {rps_target}×: {'met' if r >= rps_target else 'missed'})" if rps_target else ""
             t2 = f" (target ≤ {cpu_target}×: {'met' if c <= cpu_target else 'missed'})" if cpu_target else ""
-            lines.append(f"{mine} / {peer}: req/s {r:.2f}×{t1}; CPU per request {c:.2f}×{t2}")
+            t3 = f" (≥ {rps_target}×: {'met' if 1 / c >= rps_target else 'missed'})" if rps_target else ""
+            lines.append(f"{mine} / {peer}: req/s {r:.2f}×{t1}; CPU per request {c:.2f}×{t2};"
+                         f" req/s per core {1 / c:.2f}×{t3}")
     return lines
 
 
