@@ -84,9 +84,9 @@ def servers(args, js_dir, run_dir, targets):
             raise HarnessError(f"JS_TARGETS: unknown target {t!r} ({', '.join(table)})")
         label, argv, env = table[t]
         s = Server(t, label, argv, env)
-        missing = {"sluice-embedded": args.sluice_embedded, "node": args.node,
-                   "bun": args.bun, "deno": args.deno}.get(t, args.sluice)
-        if not missing:
+        binary = {"sluice-embedded": args.sluice_embedded, "node": args.node,
+                  "bun": args.bun, "deno": args.deno}.get(t, args.sluice)
+        if not binary:
             s.fail = "not available (see the set-up log)"
         out.append(s)
     return out
@@ -140,7 +140,7 @@ def measure(s, rnd, k, run_dir):
     return rec
 
 
-def cold_contenders(args, js_dir, backend_port, targets, table):
+def cold_contenders(args, backend_port, targets, table):
     """coldstart.Contender rows: each server's JSON branch, and sluice without a handler."""
     out = [coldstart.Contender(
         "sluice-proxy", "sluice --workers 1, no handler (proxy to nginx; the reference)",
@@ -338,7 +338,7 @@ def main():
         backend_port = ports.fresh()
         benchlib.start_hello_backend(args.nginx, run_dir, backend_port, conns=1024, nofile=None,
                                      backlog=1024, keepalive_requests=False)
-        cold = cold_contenders(args, args.js_dir, backend_port, k["targets"], table)
+        cold = cold_contenders(args, backend_port, k["targets"], table)
         note(f"cold start: {len(cold)} servers × {k['cold_runs']} runs")
         cold_start(cold, k, ports, run_dir)
     report(args, k, table, cold, began)
