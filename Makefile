@@ -64,6 +64,14 @@ bench-coldstart:
 bench-memory:
 	bench/memory.sh
 
+.PHONY: bench-js
+bench-js:
+	bench/js.sh
+
+.PHONY: bench-tls
+bench-tls:
+	bench/tls.sh
+
 fmt:
 	$(ZIG) build fmt
 

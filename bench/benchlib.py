@@ -38,6 +38,7 @@ import re
 import shutil
 import signal
 import socket
+import ssl
 import statistics
 import subprocess
 import sys
@@ -222,6 +223,15 @@ def smoke(port):
     return 0
 
 
+def client_tls():
+    """The HTTPS benchmarks' client side: TLS 1.2+, no certificate check (the certificates
+    are self-signed, made by common.sh's make_certs)."""
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    return ctx
+
+
 def smoke_large(port, path):
     """GET /1m twice on one connection: 200 and exactly the bytes of the file at PATH."""
     with open(path, "rb") as f:
@@ -295,13 +305,16 @@ def nginx_backend_http(port, body=NGINX_HELLO, backlog=4096, keepalive_requests=
 
 def nginx_proxy_http(port, backend, client=NGINX_CLIENT_KEEPALIVE,
                      upstream=NGINX_UPSTREAM_KEEPALIVE, location=NGINX_PROXY_TIMEOUTS,
-                     backlog=4096):
+                     backlog=4096, tls=()):
     """The http block of nginx as a keep-alive reverse proxy to BACKEND (host:port) on
-    127.0.0.1:PORT, forwarding the client's Host and X-Forwarded-* as sluice does."""
-    listen = f"127.0.0.1:{port}" + (f" backlog={backlog}" if backlog else "")
+    127.0.0.1:PORT, forwarding the client's Host and X-Forwarded-* as sluice does. `tls`:
+    ssl_* lines, and the listener gets `ssl` (bench/tls.sh)."""
+    listen = (f"127.0.0.1:{port}" + (f" backlog={backlog}" if backlog else "")
+              + (" ssl" if tls else ""))
     return (_lines(client, 4) + "    upstream backend {\n"
             + _lines([f"server {backend};", "keepalive 64;"] + list(upstream), 8)
-            + f"    }}\n    server {{\n        listen {listen};\n        location / {{\n"
+            + f"    }}\n    server {{\n        listen {listen};\n" + _lines(tls, 8)
+            + "        location / {\n"
             + _lines(["proxy_pass http://backend;",
                       "proxy_http_version 1.1;",
                       'proxy_set_header Connection "";',
@@ -313,16 +326,17 @@ def nginx_proxy_http(port, backend, client=NGINX_CLIENT_KEEPALIVE,
 
 
 def haproxy_conf(port, backend, maxconn, global_lines=(), defaults=HAPROXY_HTTP_TIMEOUTS,
-                 frontend=HAPROXY_FORWARDED):
+                 frontend=HAPROXY_FORWARDED, bind_extra=""):
     """HAProxy in one process and thread as a keep-alive reverse proxy to BACKEND
-    (host:port) on 127.0.0.1:PORT, adding X-Forwarded-For."""
+    (host:port) on 127.0.0.1:PORT, adding X-Forwarded-For; `bind_extra` ends the bind line
+    (`ssl crt FILE`: bench/tls.sh)."""
     return ("global\n" + _lines(["nbthread 1", f"maxconn {maxconn}"] + list(global_lines), 4)
             + "\ndefaults\n"
             + _lines(["mode http", "option http-keep-alive", "http-reuse always",
                       "option forwardfor", "timeout connect 5s", "timeout client 60s",
                       "timeout server 60s"] + list(defaults), 4)
             + "\nfrontend fe\n"
-            + _lines([f"bind 127.0.0.1:{port}"] + list(frontend) + ["default_backend be"], 4)
+            + _lines([f"bind 127.0.0.1:{port}{bind_extra}"] + list(frontend) + ["default_backend be"], 4)
             + f"\nbackend be\n    server s1 {backend}\n")
 
 
@@ -582,7 +596,7 @@ def measure(argv):
 
     Runs wrk (under `taskset -c LOAD_CPUS` unless LOAD_CPUS is '-') with its output in
     OUTFILE, reads the CPU time of the proxy tree (PROXY_PID '-' for none), the backend
-    tree, wrk itself (rusage from wait4) and the whole machine (/proc/stat) around it, and
+    tree (BACKEND_PID '-' for none), wrk itself (rusage from wait4) and the whole machine (/proc/stat) around it, and
     prints one JSON line. Whatever busy CPU is left after subtracting proxy, backend and
     wrk is 'foreign': another program competing for the machine during the run."""
     sep = argv.index("--")
@@ -591,7 +605,9 @@ def measure(argv):
     if load_cpus != "-":
         cmd = ["taskset", "-c", load_cpus] + cmd
     clk = os.sysconf("SC_CLK_TCK")
-    pids = [int(backend_pid)] + ([int(proxy_pid)] if proxy_pid != "-" else [])
+    # BACKEND_PID '-': a server that answers itself (bench/js.sh), measured as the proxy.
+    backend = [int(backend_pid)] if backend_pid != "-" else []
+    pids = backend + ([int(proxy_pid)] if proxy_pid != "-" else [])
 
     def ticks():
         return [cputicks(p) for p in pids]
@@ -620,11 +636,13 @@ def measure(argv):
         return 0
     n = max(rec["requests"], 1)
     dur = max(rec["duration_s"], 1e-9)
-    backend_s = (t_after[0] - t_before[0]) / clk
-    rec["backend_cpu_us_per_req"] = backend_s * 1e6 / n
+    backend_s = 0.0
+    if backend:
+        backend_s = (t_after[0] - t_before[0]) / clk
+        rec["backend_cpu_us_per_req"] = backend_s * 1e6 / n
     proxy_s = 0.0
     if proxy_pid != "-":
-        proxy_s = (t_after[1] - t_before[1]) / clk
+        proxy_s = (t_after[-1] - t_before[-1]) / clk
         rec["proxy_cpu_us_per_req"] = proxy_s * 1e6 / n
         rec["proxy_busy"] = proxy_s / dur
     wrk_s = ru.ru_utime + ru.ru_stime

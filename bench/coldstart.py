@@ -120,12 +120,16 @@ def kill_group(proc, timeout_s=5.0):
 # --- contenders ------------------------------------------------------------------------
 
 class Contender:
-    def __init__(self, name, label, argv, conf=None, note_text=""):
+    def __init__(self, name, label, argv, conf=None, note_text="", request=None,
+                 expect=b"hello\n", tls=None):
         self.name = name
         self.label = label
         self.argv = argv          # function: port -> argv list
         self.conf = conf          # function: port -> None (writes the config before t0)
         self.note = note_text
+        self.request = request or REQUEST  # bytes sent once connected
+        self.expect = expect      # the 200's body, checked
+        self.tls = tls            # an ssl.SSLContext: handshake before the request (timed)
         self.runs = []            # measured runs (dicts)
         self.warmups = []
         self.log = None           # open file, stdout+stderr of every run
@@ -135,12 +139,13 @@ def make_contenders(args, k, run_dir, backend_port, targets):
     B = f"127.0.0.1:{backend_port}"
     out = []
 
-    def sluice(name, binary, workers, label, extra=()):
+    def sluice(name, binary, workers, label, extra=(), tls=None):
         wflag = ["--workers", str(workers)] if workers else []
         more = list(extra) + k["sluice_args"]
         out.append(Contender(
             name, label,
-            lambda p: [binary, "--listen", f"127.0.0.1:{p}", "--backend", B] + wflag + more))
+            lambda p: [binary, "--listen", f"127.0.0.1:{p}", "--backend", B] + wflag + more,
+            tls=tls))
 
     cpus = len(os.sched_getaffinity(0))
     for t in targets:
@@ -156,6 +161,11 @@ def make_contenders(args, k, run_dir, backend_port, targets):
             sluice("sluice-w1", args.sluice, 1, "sluice --workers 1")
         elif t == "sluice-epoll":
             sluice("sluice-epoll", args.sluice, 1, "sluice --workers 1 --io epoll", ["--io", "epoll"])
+        elif t == "sluice-tls":
+            if args.tls_cert:
+                sluice("sluice-tls", args.sluice, 1,
+                       "sluice --workers 1, HTTPS (ECDSA P-256; handshake timed)",
+                       ["--tls-cert", args.tls_cert, "--tls-key", args.tls_key], benchlib.client_tls())
         elif t == "sluice-default":
             sluice("sluice-default", args.sluice, 0,
                    f"sluice, default workers (one per CPU = {cpus})")
@@ -270,11 +280,14 @@ def timed_run(c, port, k, devnull, before_kill=None):
                 if poll_s:
                     time.sleep(poll_s)
         t_conn = time.perf_counter_ns()
-        sock.sendall(REQUEST)
+        if c.tls:
+            sock.settimeout(max(0.001, deadline - time.monotonic()))
+            sock = c.tls.wrap_socket(sock, server_hostname="localhost")
+        sock.sendall(c.request)
         status, body = read_response(sock, deadline)
         t1 = time.perf_counter_ns()
-        if status != 200 or body != b"hello\n":
-            raise ValueError(f"got {status} {body[:60]!r}, want 200 b'hello\\n'")
+        if status != 200 or body != c.expect:
+            raise ValueError(f"got {status} {body[:60]!r}, want 200 {c.expect!r}")
         rec.update(ok=True, total_us=(t1 - t0) / 1e3, spawn_us=(t_spawned - t0) / 1e3,
                    listen_us=(t_conn - t0) / 1e3, refused=refused)
     except (OSError, ValueError, TimeoutError) as e:
@@ -388,6 +401,11 @@ def report(args, k, contenders, traces, began, load):
             verdict = f" ({'meets' if r <= target else 'misses'} the ≤{target}× target)" if target else ""
             ratio_lines.append(f"{c.label} / {flabel}: {r:.2f}×{verdict}")
     sl = summaries.get("sluice-w1")
+    tls = summaries.get("sluice-tls")
+    if sl and tls:
+        ratio_lines.append(f"sluice --workers 1, HTTPS / plain: {tls['median'] / sl['median']:.2f}×"
+                           f" (+{(tls['median'] - sl['median']) / 1000:.2f} ms: the listener's"
+                           " certificate loaded at start-up, and the first handshake)")
     for peer in ("nginx", "haproxy", "haproxy-noca"):
         p = summaries.get(peer)
         if sl and p:
@@ -544,7 +562,8 @@ def report(args, k, contenders, traces, began, load):
 
 def main():
     args = benchlib.harness_args(__doc__, "bench/coldstart.sh", required=("--nginx", "--haproxy"),
-                                 optional=("--floor", "--release", "--floor-musl"))
+                                 optional=("--floor", "--release", "--floor-musl",
+                                           "--tls-cert", "--tls-key"))
     began = time.monotonic()
     k = {
         "runs": env_int("COLDSTART_RUNS", 50, 1),
@@ -554,7 +573,7 @@ def main():
         "timeout": env_float("COLDSTART_TIMEOUT", 5, 0.1),
         "targets": os.environ.get(
             "COLDSTART_TARGETS",
-            "floor floor-musl sluice-w1 sluice-epoll sluice-default sluice-release nginx"
+            "floor floor-musl sluice-w1 sluice-epoll sluice-tls sluice-default sluice-release nginx"
             " haproxy haproxy-noca").split(),
         "sluice_args": os.environ.get("SLUICE_ARGS", "").split(),
         "variants": os.environ.get("COLDSTART_VARIANTS", "").split(),

@@ -21,8 +21,10 @@
 #   COLDSTART_TRACE_RUNS=5   extra `sluice --trace-init` runs (the median one is printed)
 #   COLDSTART_POLL_US=20     sleep between refused connects, µs (0: spin; see bench/README.md)
 #   COLDSTART_TIMEOUT=5      seconds one run may take before it counts as failed
-#   COLDSTART_TARGETS="floor floor-musl sluice-w1 sluice-epoll sluice-default sluice-release
-#                      nginx haproxy haproxy-noca"   rows, in this order
+#   COLDSTART_TARGETS="floor floor-musl sluice-w1 sluice-epoll sluice-tls sluice-default
+#                      sluice-release nginx haproxy haproxy-noca"   rows, in this order
+#                            (sluice-tls: an HTTPS listener with an ECDSA P-256 certificate
+#                            made here; the client's TLS handshake is inside the timed span)
 #   SLUICE_BIN=path          use this binary instead of building one (BENCH_OPTIMIZE, ReleaseSafe)
 #   COLDSTART_VARIANTS="NAME=PATH ..."  more `--workers 1` rows, one per other sluice binary
 #                            (an A/B of a start-up change in one interleaved run)
@@ -43,14 +45,9 @@ build_sluice || die "$sluice_fail"
 release_bin=""
 release_cmd="zig build -Doptimize=ReleaseSafe -Dtarget=x86_64-linux-musl -Dstrip=true -p bench/out/release"
 if [ "${COLDSTART_RELEASE:-1}" != 0 ]; then
-    log "building the release binary ($release_cmd)"
-    if get_zig && (cd "$root" && timeout 1200 "$zig" build -Doptimize=ReleaseSafe \
-            -Dtarget=x86_64-linux-musl -Dstrip=true -p "$out/release") >"$run/release-build.log" 2>&1; then
-        release_bin="$out/release/bin/sluice"
-    else
-        tail -n 30 "$run/release-build.log" >&2 || true
-        log "release build failed: no size figure and no sluice-release row (see $run/release-build.log)"
-    fi
+    release_bin="$(build_sluice_mode ReleaseSafe "$out/release" -Dtarget=x86_64-linux-musl \
+        -Dstrip=true)" ||
+        { release_bin=""; log "release build failed: no size figure and no sluice-release row ($sluice_fail)"; }
 fi
 
 # --- the floors: a static C program, built twice ----------------------------------------
@@ -79,12 +76,20 @@ if [ -z "$floor_bin$floor_musl_bin" ]; then
     die "could not build bench/floor.c with gcc -static or zig cc"
 fi
 
+# The sluice-tls row's certificate (ECDSA P-256, self-signed), made by common.sh's make_certs.
+tls_args=()
+if need_tools openssl && make_certs "$run"; then
+    tls_args=(--tls-cert "$run/ecdsa.pem" --tls-key "$run/ecdsa.key")
+else
+    log "openssl could not make a certificate: no sluice-tls row (see $run/certs.log)"
+fi
+
 # coldstart.py starts and stops everything else (also on SIGINT/SIGTERM, which reach it
 # directly through exec) and writes the report.
 harness_info
 exec python3 "$here/coldstart.py" --sluice "$SLUICE_BIN" --release "$release_bin" \
     --floor "$floor_bin" --floor-musl "$floor_musl_bin" --nginx "$(command -v nginx)" --haproxy "$(command -v haproxy)" \
-    --run-dir "$run" --report "$out/coldstart-$stamp.md" --command "$(command_line COLDSTART_)" \
+    "${tls_args[@]}" --run-dir "$run" --report "$out/coldstart-$stamp.md" --command "$(command_line COLDSTART_)" \
     "${info[@]}" \
     --info "nginx: $(nginx_version); HAProxy: $(haproxy_version); $(python3 --version 2>&1)" \
     --info "floors (bench/floor.c): \`${floor_cmd:-no static glibc}\`; \`${floor_musl_cmd:-no zig}\`" \

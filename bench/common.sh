@@ -1,9 +1,10 @@
-# Sourced by the bench scripts (proxy.sh, chaos.sh, coldstart.sh, memory.sh): what they share
-# in shell. Set `bench` (the script's name without .sh) first, and `log_tag` when the log
-# lines should be tagged otherwise. Defines here, root, out and started_at, puts /usr/sbin on
-# PATH (Debian's nginx and haproxy live there), and the functions below: argument help, log
-# lines, Debian packages installed when missing, the run folder, the pinned Zig and the
-# sluice build, versions and the machine, and the --info lines the Python drivers print.
+# Sourced by the bench scripts (proxy.sh, chaos.sh, coldstart.sh, memory.sh, js.sh, tls.sh):
+# what they share in shell. Set `bench` (the script's name without .sh) first, and `log_tag`
+# when the log lines should be tagged otherwise. Defines here, root, out and started_at, puts
+# /usr/sbin on PATH (Debian's nginx and haproxy live there), and the functions below: argument
+# help, log lines, Debian packages installed when missing, the run folder, self-signed
+# certificates, the pinned Zig and the sluice builds, versions and the machine, and the --info
+# lines the Python drivers print.
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"   # bench/
 root="$(cd "$here/.." && pwd)"
@@ -69,6 +70,20 @@ make_run_dir() {
     mkdir -p "$run"
 }
 
+# --- certificates ---------------------------------------------------------------------
+
+# make_certs DIR: self-signed ecdsa.pem/.key (P-256) and rsa.pem/.key (2048 bits) for
+# localhost, unencrypted PEM: what every proxy loads.
+make_certs() {
+    local d="$1"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+        -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
+        -keyout "$d/ecdsa.key" -out "$d/ecdsa.pem" 2>>"$d/certs.log"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 \
+        -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
+        -keyout "$d/rsa.key" -out "$d/rsa.pem" 2>>"$d/certs.log"
+}
+
 # --- Zig and sluice --------------------------------------------------------------------
 
 zig=""
@@ -105,16 +120,20 @@ build_sluice() {
     build="zig $zig_version, $sluice_optimize"
 }
 
-# build_sluice_mode MODE PREFIX: builds sluice with -Doptimize=MODE into PREFIX and prints the
-# binary's path; returns 1 with the reason in sluice_fail on failure.
+# build_sluice_mode MODE PREFIX [FLAG...]: builds sluice with -Doptimize=MODE and the other
+# `zig build` FLAGs (-Dhandler=..., -Dstrip=true) into PREFIX, logging to
+# build-<PREFIX's name>.log in the run folder, and prints the binary's path; returns 1 with
+# the reason in sluice_fail on failure.
 build_sluice_mode() {
     local mode="$1" prefix="$2"
-    log "building sluice (zig build -Doptimize=$mode)"
+    shift 2
+    local blog="$run/build-$(basename "$prefix").log"
+    log "building sluice (zig build -Doptimize=$mode $* --prefix ${prefix#"$root"/})"
     get_zig || { sluice_fail="zig bootstrap failed"; return 1; }
-    if ! (cd "$root" && timeout 1200 "$zig" build -Doptimize="$mode" \
-            --prefix "$prefix") >"$run/build-$mode.log" 2>&1; then
-        tail -n 30 "$run/build-$mode.log" >&2
-        sluice_fail="build failed (see $run/build-$mode.log)"
+    if ! (cd "$root" && timeout 1200 "$zig" build -Doptimize="$mode" "$@" \
+            --prefix "$prefix") >"$blog" 2>&1; then
+        tail -n 30 "$blog" >&2
+        sluice_fail="build failed (see $blog)"
         return 1
     fi
     echo "$prefix/bin/sluice"

@@ -36,6 +36,7 @@ import resource
 import select
 import signal
 import socket
+import ssl
 import struct
 import subprocess
 import sys
@@ -117,7 +118,7 @@ def sockstat():
 
 class Contender:
     def __init__(self, name, label, argv, conns_test, worker_pick, expect_procs=1,
-                 sluice=False, conf=None):
+                 sluice=False, conf=None, tls=False):
         self.name = name
         self.label = label
         self.argv = argv                  # port -> argv
@@ -126,6 +127,7 @@ class Contender:
         self.expect_procs = expect_procs
         self.sluice = sluice
         self.conf = conf                  # port -> None (writes the config)
+        self.tls = tls                    # the client speaks HTTPS (ECDSA P-256, TLS 1.3)
         self.rounds = []
 
 
@@ -138,17 +140,18 @@ def child_pick(pid, pids):
     return kids[0] if kids else pid
 
 
-def nginx_conf_text(run_dir, name, port, backend, nofile, conns):
+def nginx_conf_text(run_dir, name, port, backend, nofile, conns, tls=()):
     # proxy.sh's, less upstream keepalive_requests and the proxy timeouts.
     return benchlib.nginx_conf(run_dir, name, conns, benchlib.nginx_proxy_http(
-        port, backend, upstream=("keepalive_timeout 30s;",), location=()), nofile)
+        port, backend, upstream=("keepalive_timeout 30s;",), location=(), tls=tls), nofile)
 
 
-def haproxy_conf_text(port, backend, conns, relax):
+def haproxy_conf_text(port, backend, conns, relax, bind_extra=""):
     # HAProxy wants ~2 fds per maxconn and by default refuses to start when it cannot raise
     # the limit that far; `no strict-limits` lets it run with what the hard limit allows.
     return benchlib.haproxy_conf(port, backend, conns, ["no strict-limits"] if relax else [],
-                                 defaults=[f"maxconn {conns}", *benchlib.HAPROXY_HTTP_TIMEOUTS])
+                                 defaults=[f"maxconn {conns}", *benchlib.HAPROXY_HTTP_TIMEOUTS],
+                                 bind_extra=bind_extra)
 
 
 def make_contenders(args, k, run_dir, backend):
@@ -158,36 +161,46 @@ def make_contenders(args, k, run_dir, backend):
     cpus = len(os.sched_getaffinity(0))
     out = []
 
-    def sl(name, label, workers, limit, conns_test):
+    cert, key = (os.path.join(args.certs or "", f"ecdsa.{x}") for x in ("pem", "key"))
+
+    def sl(name, label, workers, limit, conns_test, tls=False):
         w = ["--workers", str(workers)] if workers else []
         lim = ["--max-connections", str(limit)] if limit else []
+        t = ["--tls-cert", cert, "--tls-key", key] if tls else []
         out.append(Contender(
             name, label,
-            lambda p: [args.sluice, "--listen", f"127.0.0.1:{p}", "--backend", backend] + w + lim + extra,
-            conns_test, self_pick, sluice=True))
+            lambda p: [args.sluice, "--listen", f"127.0.0.1:{p}", "--backend", backend] + w + lim + t + extra,
+            conns_test, self_pick, sluice=True, tls=tls))
 
-    def nginx(name, label, conns, conns_test):
+    def nginx(name, label, conns, conns_test, tls=False):
         conf = os.path.join(run_dir, f"{name}.conf")
+        ssl_lines = (f"ssl_certificate {cert};", f"ssl_certificate_key {key};",
+                     "ssl_session_cache off;") if tls else ()
 
         def write(p):
             with open(conf, "w") as f:
-                f.write(nginx_conf_text(run_dir, name, p, backend, k["nofile"], conns))
+                f.write(nginx_conf_text(run_dir, name, p, backend, k["nofile"], conns, ssl_lines))
         out.append(Contender(
             name, label,
             lambda p: [args.nginx, "-e", os.path.join(run_dir, f"{name}.error.log"),
                        "-p", run_dir + "/", "-c", conf],
-            conns_test, child_pick, expect_procs=2, conf=write))
+            conns_test, child_pick, expect_procs=2, conf=write, tls=tls))
 
-    def haproxy(name, label, conns, conns_test):
+    def haproxy(name, label, conns, conns_test, tls=False):
         conf = os.path.join(run_dir, f"{name}.cfg")
         relax = k["nofile"] < 2 * conns + 100
+        both = os.path.join(run_dir, "ecdsa.both.pem")  # HAProxy: certificate + key, one file
 
         def write(p):
+            if tls:
+                with open(both, "w") as f:
+                    f.write(open(cert).read() + open(key).read())
             with open(conf, "w") as f:
-                f.write(haproxy_conf_text(p, backend, conns, relax))
+                f.write(haproxy_conf_text(p, backend, conns, relax,
+                                          f" ssl crt {both}" if tls else ""))
         out.append(Contender(name, label + (", no strict-limits" if relax else ""),
                              lambda p: [args.haproxy, "-db", "-f", conf],
-                             conns_test, self_pick, conf=write))
+                             conns_test, self_pick, conf=write, tls=tls))
 
     for t in k["targets"]:
         if t == "sluice-w1":
@@ -204,6 +217,13 @@ def make_contenders(args, k, run_dir, backend):
         elif t == "haproxy":
             haproxy("haproxy-4096", f"HAProxy -db, nbthread 1, maxconn {small}", small, False)
             haproxy("haproxy", f"HAProxy -db, nbthread 1, maxconn {cap}", cap, True)
+        elif t == "tls":
+            if not args.certs:
+                raise HarnessError("MEMORY_TARGETS has tls but no certificate was made")
+            sl("sluice-w1-tls", f"HTTPS: sluice --workers 1 --max-connections {cap}", 1, cap,
+               True, tls=True)
+            nginx("nginx-tls", f"HTTPS: nginx, worker_connections {cap}", cap, True, tls=True)
+            haproxy("haproxy-tls", f"HTTPS: HAProxy, maxconn {cap}", cap, True, tls=True)
         else:
             raise HarnessError(f"MEMORY_TARGETS: unknown target {t!r}")
     return out
@@ -231,8 +251,9 @@ def response_done(buf):
 class Client:
     """Opens n connections, one exchange each, and keeps them open and idle."""
 
-    def __init__(self, port, n, concurrency, source_ips, waves=1, wave_gap_s=0.0):
+    def __init__(self, port, n, concurrency, source_ips, waves=1, wave_gap_s=0.0, tls=False):
         self.port = port
+        self.tls = benchlib.client_tls() if tls else None
         self.n = n
         self.waves = waves
         self.wave_gap_s = wave_gap_s
@@ -293,11 +314,24 @@ class Client:
                         err = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
                         if err:
                             raise OSError(err, os.strerror(err))
-                        s.send(REQUEST)  # 30 bytes into an empty send buffer: all of it
+                        if self.tls:
+                            st[0] = s = self.tls.wrap_socket(
+                                s, server_hostname="localhost", do_handshake_on_connect=False)
+                            st[1] = "handshake"
+                        else:
+                            s.send(REQUEST)  # 30 bytes into an empty send buffer: all of it
+                            st[1] = "read"
+                            self.ep.modify(fd, select.EPOLLIN)
+                            continue
+                    if st[1] == "handshake":
+                        if not self._handshake(fd, s):
+                            continue
                         st[1] = "read"
-                        self.ep.modify(fd, select.EPOLLIN)
                         continue
-                    data = s.recv(65536)
+                    try:
+                        data = s.recv(65536)
+                    except ssl.SSLWantReadError:
+                        continue  # a TLS record not whole yet, or a session ticket
                     if not data:
                         raise ConnectionError("closed before the response")
                     st[2] += data
@@ -316,6 +350,20 @@ class Client:
                     self.ep.unregister(fd)
                     del states[fd]
                     s.close()
+
+    def _handshake(self, fd, s):
+        """One step of a non-blocking TLS handshake; True once done and the request sent."""
+        try:
+            s.do_handshake()
+        except ssl.SSLWantReadError:
+            self.ep.modify(fd, select.EPOLLIN)
+            return False
+        except ssl.SSLWantWriteError:
+            self.ep.modify(fd, select.EPOLLOUT)
+            return False
+        s.send(REQUEST)  # one small record into an empty send buffer
+        self.ep.modify(fd, select.EPOLLIN)
+        return True
 
     def count_disturbed(self):
         return len(self.ep.poll(0, maxevents=max(1, len(self.idle))))
@@ -395,7 +443,7 @@ def one_round(c, k, run_dir, ports):
             return rec
         rec["sockstat_before"] = sockstat()
         client = Client(port, k["connections"], k["concurrency"], k["source_ips"],
-                        k["waves"], k["wave_gap"])
+                        k["waves"], k["wave_gap"], tls=c.tls)
         rec["slab_before"] = slab_kib()
         t0 = time.monotonic()
         client.open_all(timeout_s=k["open_timeout"])
@@ -617,7 +665,8 @@ def report(args, k, contenders, began):
 # --- main ------------------------------------------------------------------------------
 
 def main():
-    args = benchlib.harness_args(__doc__, "bench/memory.sh", required=("--nginx", "--haproxy"))
+    args = benchlib.harness_args(__doc__, "bench/memory.sh", required=("--nginx", "--haproxy"),
+                                 optional=("--certs",))
     began = time.monotonic()
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     k = {

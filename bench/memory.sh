@@ -26,7 +26,10 @@
 #                             RSS follows how many connections were hot at once)
 #   MEMORY_OPEN_TIMEOUT=60    seconds allowed for opening all the connections
 #   MEMORY_NOFILE=65536       `ulimit -n` for everything started (hard limit raised if allowed)
-#   MEMORY_TARGETS="sluice-w1 sluice-default nginx haproxy"
+#   MEMORY_TARGETS="sluice-w1 sluice-default nginx haproxy"   add `tls` for three HTTPS rows
+#                             (sluice --workers 1, nginx, HAProxy terminating TLS with one
+#                             ECDSA P-256 certificate; each client connection does a TLS 1.3
+#                             handshake before its request, then stays idle)
 #   SLUICE_BIN=path           use this binary instead of building one (ReleaseFast)
 #   SLUICE_ARGS="..."         extra flags for every sluice row (e.g. "--io epoll")
 set -euo pipefail
@@ -55,10 +58,18 @@ log "$nofile_note"
 
 build_sluice || die "$sluice_fail"
 
+# The HTTPS rows' certificate (MEMORY_TARGETS with `tls`): ECDSA P-256, common.sh's make_certs.
+certs_args=()
+if [[ " ${MEMORY_TARGETS:-} " == *" tls "* ]]; then
+    need_tools openssl
+    make_certs "$run" || { tail -n 20 "$run/certs.log" >&2; die "openssl could not make the certificate"; }
+    certs_args=(--certs "$run")
+fi
+
 # memory.py starts and stops everything else (also on SIGINT/SIGTERM, which reach it directly
 # through exec) and writes the report.
 harness_info "; $(awk '/MemTotal/ {printf "RAM %.1f GiB", $2 / 1048576}' /proc/meminfo); page size $(getconf PAGESIZE)"
-exec python3 "$here/memory.py" --sluice "$SLUICE_BIN" \
+exec python3 "$here/memory.py" --sluice "$SLUICE_BIN" "${certs_args[@]}" \
     --nginx "$(command -v nginx)" --haproxy "$(command -v haproxy)" \
     --run-dir "$run" --report "$out/memory-$stamp.md" --command "$(command_line MEMORY_)" \
     "${info[@]}" \
