@@ -46,7 +46,20 @@ f: *FunctionBuilder = undefined,
 pub const Failure = struct {
     line: u32,
     column: u32,
+    /// Static text, or text in the compiling allocator (a message naming a token): `keep`
+    /// before that allocator is freed.
     message: []const u8,
+    storage: [message_bytes_max]u8 = undefined,
+
+    pub const message_bytes_max = 200;
+
+    /// Copies the message into the failure itself (cut at `message_bytes_max`), so that it
+    /// outlives the memory the compiler used.
+    pub fn keep(failure: *Failure) void {
+        const len = @min(failure.message.len, message_bytes_max);
+        std.mem.copyForwards(u8, failure.storage[0..len], failure.message[0..len]);
+        failure.message = failure.storage[0..len];
+    }
 };
 
 pub const Error = error{ SyntaxError, OutOfMemory };

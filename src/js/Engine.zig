@@ -99,10 +99,14 @@ pub const Module = struct {
         defer scratch.deinit();
         var names_buf: [64][]const u8 = undefined;
         if (host.objects.len > names_buf.len) return error.TooManyHostGlobals;
-        const bytes = try compileImage(scratch.allocator(), source, .{
+        const bytes = compileImage(scratch.allocator(), source, .{
             .source_name = name,
             .host_globals = host.globalNames(&names_buf),
-        }, failure);
+        }, failure) catch |err| {
+            // The message may be text in `scratch`, freed on return.
+            if (err == error.SyntaxError) failure.keep();
+            return err;
+        };
         var arena = std.heap.ArenaAllocator.init(gpa);
         errdefer arena.deinit();
         const kept = try arena.allocator().dupe(u8, bytes);
@@ -558,4 +562,15 @@ test "engine: recursion through builtins stops at the native stack limit on a wo
     const thread = try std.Thread.spawn(.{ .stack_size = 256 * 1024 }, StackJob.run, .{&job});
     thread.join();
     for (job.results) |r| try std.testing.expectEqual(@as(?object.ErrorKind, .range_error), r);
+}
+
+test "engine: a compile error's message outlives the compiler's memory" {
+    // "Unexpected token ';'" is formatted in the compiler's scratch arena, which `fromSource`
+    // frees before it returns: the failure keeps its own copy (it was read after the free once,
+    // and printing it crashed sluice at start-up).
+    const source = "export default function h(r) { return f(; }\n";
+    var failure: Compiler.Failure = undefined;
+    try std.testing.expectError(error.SyntaxError, Module.fromSource(std.testing.allocator, source, "bad.js", &builtins.Host.none, &failure));
+    try std.testing.expectEqualStrings("Unexpected token ';'", failure.message);
+    try std.testing.expectEqual(@as(u32, 1), failure.line);
 }
