@@ -77,22 +77,22 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
     };
     const trace = &InitTrace.global;
     trace.mark("validate");
-    const ticket_keys = startTls(config) catch return .{ .failed = 2 }; // Logged.
-
-    // Compiled once per process, before anything is bound: a mistake refuses to start with its
-    // FILE:LINE:COL, and the workers share the modules read-only.
-    const modules = loadHandlers(allocator, config) orelse return .{ .failed = 2 };
-    if (modules.len > 0) trace.mark("handlers"); // The phases without handlers stay as they were.
-
     const workers = allocator.alloc(Worker, config.workers_count) catch {
         log.err("out of memory allocating {d} workers", .{config.workers_count});
         return .{ .failed = 1 };
     };
-    // The threads start now and make their loops while this one binds and allocates; they
-    // accept once told to go (`releaseWorkers`), and end if start-up fails before that.
+    // The threads start now and make their loops while this one starts OpenSSL, compiles the
+    // handlers, binds and allocates; they accept once told to go (`releaseWorkers`), and end
+    // if start-up fails before that.
     const spawned = spawnWorkers(workers, config) orelse return .{ .failed = 1 };
     var released = false;
     defer if (!released) for (spawned) |*worker| worker.abort();
+
+    const ticket_keys = startTls(config) catch return .{ .failed = 2 }; // Logged.
+    // Compiled once per process, before anything is bound: a mistake refuses to start with its
+    // FILE:LINE:COL, and the workers share the modules read-only.
+    const modules = loadHandlers(allocator, config) orelse return .{ .failed = 2 };
+    if (modules.len > 0) trace.mark("handlers"); // The phases without handlers stay as they were.
     const generations = initGenerations(allocator, config, workers) catch {
         log.err("out of memory allocating the workers' loops", .{});
         return .{ .failed = 1 };
