@@ -27,6 +27,7 @@ pub const files = .{
     @import("balance/Maglev.zig"),
     @import("health/Health.zig"),
     @import("health/Checker.zig"),
+    @import("health/Checker_test.zig"),
     @import("http/http.zig"),
     @import("metrics/Histogram.zig"),
     @import("metrics/Prometheus.zig"),
