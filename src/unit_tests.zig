@@ -13,6 +13,7 @@ pub const files = .{
     @import("stdx/log.zig"),
     @import("config/Config.zig"),
     @import("config/settings.zig"),
+    @import("config/settings_test.zig"),
     @import("config/help.zig"),
     @import("config/Cidr.zig"),
     @import("config/cli.zig"),
