@@ -23,6 +23,7 @@ const reload_command = @import("runtime/reload_command.zig");
 const js_cli = @import("js/cli.zig");
 const BackendTls = @import("upstream/BackendTls.zig");
 const tls = @import("tls/tls.zig");
+const HandlerInstance = @import("handler/Instance.zig");
 
 pub const version = "0.1.0";
 
@@ -125,7 +126,11 @@ pub fn main(init: std.process.Init.Minimal) u8 {
         .version = version,
         .pid_file = command_line.pid_file,
         // `args` is in this frame too, and its strings are the process's arguments.
-        .reload_source = if (command_line.config_path) |path| .{ .path = path, .args = args, .embedded = embedded_handlers } else null,
+        // The demo's configuration is made by `startDemo`: there is nothing to read again.
+        .reload_source = if (command_line.command == .demo)
+            null
+        else
+            .{ .path = command_line.config_path, .built_in = &baked_config, .args = args, .embedded = embedded_handlers },
     };
     return @call(never_inline, startup.run, .{ &static_allocator, &command_line.config, options });
 }
@@ -201,11 +206,7 @@ fn checkFile(arena: std.mem.Allocator, path: []const u8) u8 {
     if (!loadFile(arena, path, &config)) return 1;
     var handlers_ok = true;
     for (config.handlers()) |*handler| {
-        var module = startup.loadHandler(arena, handler) catch {
-            handlers_ok = false; // Printed by load.
-            continue;
-        };
-        module.deinit();
+        if (!checkHandler(arena, handler)) handlers_ok = false;
     }
     if (!handlers_ok) return 1;
     if (!startup.checkCertificates(arena, &config)) return 1;
@@ -213,6 +214,26 @@ fn checkFile(arena: std.mem.Allocator, path: []const u8) u8 {
     log.stdout(path);
     log.stdout(": ok\n");
     return 0;
+}
+
+/// A handler compiles as start-up would compile it; else its mistake is printed, as
+/// `app.js:LINE:COLUMN: message` for a compile error.
+fn checkHandler(arena: std.mem.Allocator, handler: *const Config.Handler) bool {
+    var buffer: [1024]u8 = undefined;
+    var diagnostic: std.Io.Writer = .fixed(&buffer);
+    const compiled = if (HandlerInstance.readText(arena, handler, &diagnostic)) |text|
+        HandlerInstance.compile(arena, handler, text, &diagnostic)
+    else |err|
+        err;
+    if (compiled) |module| {
+        var made = module;
+        made.deinit();
+        return true;
+    } else |err| {
+        if (err == error.OutOfMemory) diagnostic.print("handler {s}: out of memory compiling it", .{handler.name}) catch {}; // Cut at the buffer's end.
+        log.plain("{s}", .{diagnostic.buffered()});
+        return false;
+    }
 }
 
 /// Each pool's TLS files are read and checked as start-up would (CA certificates, the client

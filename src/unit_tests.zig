@@ -67,6 +67,7 @@ pub const files = .{
     @import("demo/Backend.zig"),
     @import("js/js.zig"),
     @import("handler/Handler.zig"),
+    @import("handler/Instance.zig"),
     @import("handler/host.zig"),
     @import("sim/sim.zig"),
     @import("tls/tls.zig"),

@@ -46,8 +46,7 @@ pub const Setting = struct {
     /// What 0 means when it is allowed and is not simply a number (a mistake's message says it).
     zero: ?[]const u8 = null,
     /// Whether a reload may change it. Only `.global` settings can need a restart (a pool is
-    /// rebuilt whole when any of its settings changes), and a handler's, which belong to the
-    /// global `handlers` (a reload compares them there).
+    /// rebuilt whole when any of its settings changes, and a handler compiled again).
     reload: Reload = .applies,
     /// Where `--help` lists it.
     section: Section = .options,
@@ -408,9 +407,8 @@ pub const table = [_]Setting{
         .fields = &.{ "handlers_buffer", "handlers_count" },
         .value = .{ .structure = .handlers },
         .unset = "none",
-        .reload = .restart,
         .help = "compile the JavaScript handler NAME from FILE at\n" ++
-            "start-up (repeatable; docs/JS.md)",
+            "start-up and on reload (repeatable; docs/JS.md)",
     },
     .{
         .flag = "handler",
@@ -819,7 +817,6 @@ pub const table = [_]Setting{
         .fields = &.{"heap_bytes"},
         .value = .{ .size = .{ .min = 64 * 1024, .max = 256 * 1024 * 1024 } },
         .default = "1MiB",
-        .reload = .restart,
     },
     .{
         .key = "budget",
@@ -827,7 +824,6 @@ pub const table = [_]Setting{
         .fields = &.{"budget_ticks"},
         .value = .{ .count = .{ .min = 1000, .max = 1_000_000_000_000 } },
         .default = "50000000",
-        .reload = .restart,
     },
     .{
         .key = "depth",
@@ -835,7 +831,6 @@ pub const table = [_]Setting{
         .fields = &.{"depth"},
         .value = .{ .count = .{ .min = 8, .max = 10_000 } },
         .default = "512",
-        .reload = .restart,
     },
     .{
         .key = "body_max",
@@ -844,7 +839,6 @@ pub const table = [_]Setting{
         .value = .{ .size = .{ .min = 0, .max = 64 * 1024 * 1024 } },
         .default = "64KiB",
         .zero = "no request body (a request with one is 413)",
-        .reload = .restart,
     },
 };
 
@@ -1267,7 +1261,7 @@ comptime {
         // Every setting is reachable: by a flag, a key, or both.
         assert(setting.flag != null or setting.key != null);
         if (setting.scope == .command_line) assert(setting.key == null and setting.fields.len == 0);
-        if (setting.reload == .restart) assert(setting.scope == .global or setting.scope == .handler);
+        if (setting.reload == .restart) assert(setting.scope == .global);
         switch (setting.value) {
             .count, .size => |bounds| {
                 assert(setting.fields.len == 1);

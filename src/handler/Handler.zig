@@ -3,13 +3,14 @@
 //! module's default export and writes the Response it returns as HTTP/1.1 bytes into the
 //! exchange's own buffer.
 //!
-//! Decision: everything is allocated once. The module (bytecode, constants) is compiled and
-//! verified once per process at start-up (`load`) and shared read-only by the workers; each
-//! worker has its own engine (`init`: a heap region and stacks, allocated untouched) whose
-//! module state was built and sealed at start-up. A request resets the engine's arena in O(1)
-//! (`Engine.beginRequest`), so a call allocates nothing from the process heap and nothing
-//! survives it. A response that does not fit the buffer is a 500 (the writer is bounded in
-//! every build mode), never a larger buffer.
+//! Decision: everything is allocated before the first call. The module (bytecode, constants)
+//! is compiled and verified once per configuration generation that changes it
+//! (handler/Instance.zig: at start-up, and at a reload whose file or limits differ) and shared
+//! read-only by the workers; each worker has its own engine (`init`: a heap region and stacks,
+//! allocated untouched) whose module state was built and sealed then. A request resets the
+//! engine's arena in O(1) (`Engine.beginRequest`), so a call allocates nothing from the
+//! process heap and nothing survives it. A response that does not fit the buffer is a 500
+//! (the writer is bounded in every build mode), never a larger buffer.
 const std = @import("std");
 const assert = std.debug.assert;
 
@@ -32,10 +33,9 @@ engine: *Engine,
 body_bytes_max: u64,
 /// The module's default export, a function.
 function: Value,
-stats: Stats = .{},
-/// Log lines about failures: at most one per reason per second, with a count of the rest.
-last_log_ns: [Failure.count]u64 = @splat(0),
-suppressed: [Failure.count]u32 = @splat(0),
+/// This worker's counters and log limiter for the handler's name: they outlive the engine, so
+/// a reload that compiles the handler again carries its counts on (runtime/generations.zig).
+tally: *Tally,
 
 /// Why a call gave no response; each is a 500 for the client, a log line and a counter.
 pub const Failure = enum {
@@ -63,6 +63,15 @@ pub const Failure = enum {
 pub const Stats = struct {
     requests: Counter = .{},
     failures: [Failure.count]Counter = @splat(.{}),
+};
+
+/// One worker's record of one handler name: its counters, and its log limiter (at most one
+/// line per failure reason per second, with a count of the rest). All zeros is a fresh one,
+/// so a table of them can be allocated untouched.
+pub const Tally = struct {
+    stats: Stats = .{},
+    last_log_ns: [Failure.count]u64 = @splat(0),
+    suppressed: [Failure.count]u32 = @splat(0),
 };
 
 /// What a handler's configuration sets of its engine's limits (config's handler settings).
@@ -134,28 +143,28 @@ pub const Proxied = struct {
 
 pub const LoadError = error{ OutOfMemory, CannotRead, Compile, Load };
 
-/// Compiles and loads a handler's file (start-up): one module per process, shared by the
-/// workers. A mistake is printed as `FILE:LINE:COL: message`.
-pub fn load(gpa: std.mem.Allocator, path: []const u8) LoadError!js.Engine.Module {
+/// Compiles and loads a handler's file: one module, shared by the workers. A mistake is
+/// written to `diagnostic` as one line, `FILE:LINE:COL: message` for a compile error.
+pub fn load(gpa: std.mem.Allocator, path: []const u8, diagnostic: *std.Io.Writer) LoadError!js.Engine.Module {
     const source = readSource(gpa, path) catch |err| {
-        log.err("{s}: cannot read the handler: {s}", .{ path, @errorName(err) });
+        diagnostic.print("{s}: cannot read the handler: {s}", .{ path, @errorName(err) }) catch {}; // Cut at the buffer's end.
         return error.CannotRead;
     };
     defer gpa.free(source);
-    return loadSource(gpa, source, path);
+    return loadSource(gpa, source, path, diagnostic);
 }
 
 /// Compiles and loads a handler's text; `path` names it in messages and positions.
-pub fn loadSource(gpa: std.mem.Allocator, source: []const u8, path: []const u8) LoadError!js.Engine.Module {
+pub fn loadSource(gpa: std.mem.Allocator, source: []const u8, path: []const u8, diagnostic: *std.Io.Writer) LoadError!js.Engine.Module {
     var failure: js.Compiler.Failure = undefined;
     return Engine.Module.fromSource(gpa, source, path, &host.host, &failure) catch |err| switch (err) {
         error.OutOfMemory => return error.OutOfMemory,
         error.SyntaxError => {
-            log.plain("{s}:{d}:{d}: {s}", .{ path, failure.line, failure.column, failure.message });
+            diagnostic.print("{s}:{d}:{d}: {s}", .{ path, failure.line, failure.column, failure.message }) catch {}; // Cut, as above.
             return error.Compile;
         },
         else => {
-            log.err("{s}: cannot load the compiled handler: {s}", .{ path, @errorName(err) });
+            diagnostic.print("{s}: cannot load the compiled handler: {s}", .{ path, @errorName(err) }) catch {}; // Cut, as above.
             return error.Load;
         },
     };
@@ -163,18 +172,18 @@ pub fn loadSource(gpa: std.mem.Allocator, source: []const u8, path: []const u8) 
 
 /// Loads a handler compiled in at build time (`-Dhandler`): the image is verified again, as
 /// every image is.
-pub fn loadImage(gpa: std.mem.Allocator, name: []const u8, image: []const u8) LoadError!js.Engine.Module {
+pub fn loadImage(gpa: std.mem.Allocator, name: []const u8, image: []const u8, diagnostic: *std.Io.Writer) LoadError!js.Engine.Module {
     var problem: js.image.Problem = .{};
     return Engine.Module.fromImage(gpa, image, &host.host, &problem) catch |err| switch (err) {
         error.OutOfMemory => return error.OutOfMemory,
         else => {
-            log.err("handler {s}: the compiled-in image does not load: {s} ({s})", .{ name, problem.message, @errorName(err) });
+            diagnostic.print("handler {s}: the compiled-in image does not load: {s} ({s})", .{ name, problem.message, @errorName(err) }) catch {}; // Cut, as above.
             return error.Load;
         },
     };
 }
 
-fn readSource(gpa: std.mem.Allocator, path: []const u8) ![]u8 {
+pub fn readSource(gpa: std.mem.Allocator, path: []const u8) ![]u8 {
     const io = std.Io.Threaded.global_single_threaded.io();
     return std.Io.Dir.cwd().readFileAlloc(io, path, gpa, .limited(js_source_bytes_max));
 }
@@ -184,8 +193,17 @@ const js_source_bytes_max = @import("../js/Parser.zig").source_bytes_max;
 
 pub const InitError = error{ OutOfMemory, Module, NoDefaultExport };
 
-/// The worker's engine for `module`: allocated once, its top-level code run and sealed.
-pub fn init(gpa: std.mem.Allocator, module: *const Engine.Module, name: []const u8, limits: Limits) InitError!Handler {
+/// The worker's engine for `module`: allocated once, its top-level code run and sealed. Why it
+/// cannot serve (its top-level code throws, it has no default function) is written to
+/// `diagnostic` as one line.
+pub fn init(
+    gpa: std.mem.Allocator,
+    module: *const Engine.Module,
+    name: []const u8,
+    limits: Limits,
+    tally: *Tally,
+    diagnostic: *std.Io.Writer,
+) InitError!Handler {
     const engine = Engine.init(gpa, module, limits.engine()) catch |err| switch (err) {
         error.OutOfMemory => return error.OutOfMemory,
         // The module was loaded with this host, and the settings' minimums are the engine's.
@@ -204,25 +222,25 @@ pub fn init(gpa: std.mem.Allocator, module: *const Engine.Module, name: []const 
                 .value => unreachable,
             }
             const where = engine.errorPosition();
-            log.err("handler {s}: its top-level code failed at {s}:{d}:{d}: {s}", .{
+            diagnostic.print("handler {s}: its top-level code failed at {s}:{d}:{d}: {s}", .{
                 name,
                 module.program.source_name,
                 if (where) |p| p.line else 0,
                 if (where) |p| p.column else 0,
                 w.buffered(),
-            });
+            }) catch {}; // Cut at the buffer's end.
             return error.Module;
         },
     }
     const function = engine.exportValue("default") orelse {
-        log.err("handler {s}: {s} has no `export default function`", .{ name, module.program.source_name });
+        diagnostic.print("handler {s}: {s} has no `export default function`", .{ name, module.program.source_name }) catch {}; // Cut, as above.
         return error.NoDefaultExport;
     };
     if (!function.isObject() or function.asObject().kind != .closure) {
-        log.err("handler {s}: the default export of {s} is not a function", .{ name, module.program.source_name });
+        diagnostic.print("handler {s}: the default export of {s} is not a function", .{ name, module.program.source_name }) catch {}; // Cut, as above.
         return error.NoDefaultExport;
     }
-    return .{ .name = name, .engine = engine, .function = function, .body_bytes_max = limits.body_bytes_max };
+    return .{ .name = name, .engine = engine, .function = function, .body_bytes_max = limits.body_bytes_max, .tally = tally };
 }
 
 pub fn deinit(handler: *Handler, gpa: std.mem.Allocator) void {
@@ -234,7 +252,7 @@ pub fn deinit(handler: *Handler, gpa: std.mem.Allocator) void {
 /// decoded query name or value (at least the target's length).
 pub fn respond(handler: *Handler, request: *const Request, reply: Reply, out: []u8, scratch: []u8, now_ns: u64) Outcome {
     assert(scratch.len >= request.path_and_query.len);
-    handler.stats.requests.add(1);
+    handler.tally.stats.requests.add(1);
     const engine = handler.engine;
     engine.beginRequest();
     // Everything below lives in the engine's arena until the next call resets it.
@@ -541,15 +559,16 @@ fn describe(exception: Value, w: *std.Io.Writer) void {
 /// column, and what went wrong. The client is told nothing more than 500.
 fn fail(handler: *Handler, failure: Failure, now_ns: u64, detail: []const u8) Outcome {
     const index = @backingInt(failure);
-    handler.stats.failures[index].add(1);
-    const last = handler.last_log_ns[index];
+    const tally = handler.tally;
+    tally.stats.failures[index].add(1);
+    const last = tally.last_log_ns[index];
     if (last != 0 and now_ns -| last < std.time.ns_per_s) {
-        handler.suppressed[index] +|= 1;
+        tally.suppressed[index] +|= 1;
         return .{ .failed = failure };
     }
-    handler.last_log_ns[index] = @max(now_ns, 1);
-    const suppressed = handler.suppressed[index];
-    handler.suppressed[index] = 0;
+    tally.last_log_ns[index] = @max(now_ns, 1);
+    const suppressed = tally.suppressed[index];
+    tally.suppressed[index] = 0;
     const file = handler.engine.module.program.source_name;
     // Only a failure that stopped the call has a position; after a call that returned, the
     // engine's is that of an exception the handler caught, if any, and would mislead.
@@ -591,11 +610,15 @@ const test_source =
     \\}
 ;
 
+var test_tally: Tally = .{};
+
 fn testHandler(module: *Engine.Module) !Handler {
     var failure: js.Compiler.Failure = undefined;
     module.* = try Engine.Module.fromSource(testing.allocator, test_source, "test.js", &host.host, &failure);
     errdefer module.deinit();
-    return Handler.init(testing.allocator, module, "test", .{});
+    test_tally = .{};
+    var diagnostic: std.Io.Writer = .fixed(&.{});
+    return Handler.init(testing.allocator, module, "test", .{}, &test_tally, &diagnostic);
 }
 
 fn testRequest(target: []const u8) Request {
@@ -620,7 +643,7 @@ test "handler: a call builds the request and writes the whole response into the 
     }
     const head = handler.respond(&request, .{ .version = .http10, .head_only = true, .close = true }, &out, &scratch, 1);
     try testing.expect(std.mem.endsWith(u8, out[0..head.response.len], "Connection: close\r\nContent-Type: application/json\r\nx-a: b\r\n\r\n"));
-    try testing.expectEqual(@as(u64, 4), handler.stats.requests.load());
+    try testing.expectEqual(@as(u64, 4), handler.tally.stats.requests.load());
 }
 
 test "handler: a response too large, an exception, a non-Response and fields changed to smuggle bytes are counted failures" {
@@ -643,7 +666,7 @@ test "handler: a response too large, an exception, a non-Response and fields cha
         const request = testRequest(case[0]);
         try testing.expectEqual(case[1], handler.respond(&request, reply, &out, &scratch, i * std.time.ns_per_s).failed);
         counts[@backingInt(case[1])] += 1;
-        for (counts, &handler.stats.failures) |expected, *counter| try testing.expectEqual(expected, counter.load());
+        for (counts, &handler.tally.stats.failures) |expected, *counter| try testing.expectEqual(expected, counter.load());
     }
     // The bounded writer stopped at the buffer's end.
     try testing.expectEqual(@as(usize, out.len), std.mem.indexOfScalar(u8, &out, 0) orelse out.len);

@@ -289,7 +289,7 @@ fn route(exchange: *Exchange) void {
         exchange.routeSettings(null, generation.tunnel_slots[0]);
         const config = generation.config;
         exchange.target = if (config.handler.len > 0)
-            .{ .handler = proxy.handler(config.handlerIndex(config.handler).?) } // Validated.
+            .{ .handler = generation.handler(config.handlerIndex(config.handler).?, proxy.worker_index) } // Validated.
         else
             .{ .pool = &generation.pools[0].locals[proxy.worker_index] };
         return;
@@ -310,7 +310,7 @@ fn route(exchange: *Exchange) void {
     exchange.target = switch (chosen.action) {
         .pool => .{ .pool = &generation.pools[chosen.pool].locals[proxy.worker_index] },
         .respond, .redirect => .{ .local = chosen },
-        .handler => .{ .handler = proxy.handler(chosen.handler) },
+        .handler => .{ .handler = generation.handler(chosen.handler, proxy.worker_index) },
     };
 }
 

@@ -14,6 +14,8 @@ const Config = @import("../config/Config.zig");
 const Pool = @import("../upstream/Pool.zig");
 const Counter = @import("../stdx/Counter.zig");
 const tls = @import("../tls/tls.zig");
+const Handler = @import("../handler/Handler.zig");
+const HandlerInstance = @import("../handler/Instance.zig");
 
 const Generation = @This();
 
@@ -28,6 +30,9 @@ listener_slots: []const u8,
 /// generation, its files read then, and freed with it once no connection made from it is
 /// open (runtime/generations.zig), so a reload swaps certificates for new handshakes only.
 tls_servers: []const ?*tls.ServerContext = &.{},
+/// `handlers[i]` serves `config.handlers()[i]`: its module and each worker's engine, built
+/// with the generation (or kept from the previous one when unchanged).
+handlers: []const *HandlerInstance = &.{},
 /// The worker timer queues this generation's pools use: `timeouts.durations[0..timeouts_count]`.
 timeouts: *const Timeouts,
 timeouts_count: u32,
@@ -44,6 +49,12 @@ pub fn tlsServer(generation: *const Generation, slot: u8) ?*tls.ServerContext {
     const index = std.mem.indexOfScalar(u8, generation.listener_slots, slot) orelse return null;
     if (index >= generation.tls_servers.len) return null;
     return generation.tls_servers[index];
+}
+
+/// Worker `worker_index`'s engine for the handler of index `index` in `config.handlers()`.
+pub fn handler(generation: *const Generation, index: usize, worker_index: u32) *Handler {
+    assert(index < generation.handlers.len); // Routes are validated against the same handlers.
+    return generation.handlers[index].on(worker_index);
 }
 
 /// The durations of the worker timer queues upstream timeouts use, one queue per distinct

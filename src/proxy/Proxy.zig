@@ -58,8 +58,6 @@ const Pool = @import("../upstream/Pool.zig");
 const log = @import("../stdx/log.zig");
 const Counter = @import("../stdx/Counter.zig");
 const tls = @import("../tls/tls.zig");
-const Handler = @import("../handler/Handler.zig");
-const Module = @import("../js/js.zig").Engine.Module;
 
 const Proxy = @This();
 
@@ -91,9 +89,6 @@ free_exchanges: FreeIndices,
 /// Per exchange slot: its request fields, then its response fields.
 request_fields: []http.Header,
 response_fields: []http.Header,
-/// This worker's engine for each JavaScript handler, by index in `config.handlers()` (a reload
-/// may not change them), made at start-up.
-handlers: []Handler,
 /// Where routing writes a request's normalised path (Router.Request.fromHead); one per worker,
 /// as routing finishes before anything else runs on the loop.
 path_scratch: []u8,
@@ -238,7 +233,6 @@ pub fn init(
     generation: *const Generation,
     worker_index: u32,
     sessions_count: u32,
-    modules: []const Module,
     on_slot_free: SlotFreeCallback,
     /// Some listener serves HTTPS (`Config.hasTls` at start-up): TLS memory and buffers.
     tls_enabled: bool,
@@ -264,7 +258,6 @@ pub fn init(
         pool.deinit(std.heap.page_allocator);
         allocator.destroy(pool);
     };
-    assert(modules.len == config.handlers_count);
 
     // Untouched until used: slots are initialized on first use (`startSession`,
     // `acquireExchange`).
@@ -287,19 +280,6 @@ pub fn init(
     errdefer allocator.free(path_scratch);
     var buffers = try BufferPool.init(allocator, buffers_count, buffer_bytes);
     errdefer buffers.deinit(allocator);
-    const handlers = try allocator.alloc(Handler, modules.len);
-    errdefer allocator.free(handlers);
-    var handlers_made: usize = 0;
-    errdefer for (handlers[0..handlers_made]) |*made| made.deinit(allocator);
-    for (handlers, modules, config.handlers()) |*made, *module, *handler_config| {
-        made.* = try Handler.init(allocator, module, handler_config.name, .{
-            .heap_bytes = handler_config.heap_bytes,
-            .budget = handler_config.budget_ticks,
-            .depth = handler_config.depth,
-            .body_bytes_max = handler_config.body_bytes_max,
-        });
-        handlers_made += 1;
-    }
 
     proxy.* = .{
         .loop = loop,
@@ -313,7 +293,6 @@ pub fn init(
         .request_fields = request_fields,
         .response_fields = response_fields,
         .path_scratch = path_scratch,
-        .handlers = handlers,
         .buffers = buffers,
         .queues = .{
             .client_header = .init(config.client_header_timeout_ns),
@@ -420,8 +399,6 @@ pub fn deinit(proxy: *Proxy, allocator: std.mem.Allocator) void {
     // lives in it for the rest of the process.
     if (proxy.access_log) |*access_log| access_log.deinit(allocator);
     proxy.buffers.deinit(allocator);
-    for (proxy.handlers) |*made| made.deinit(allocator);
-    allocator.free(proxy.handlers);
     allocator.free(proxy.path_scratch);
     allocator.free(proxy.response_fields);
     allocator.free(proxy.request_fields);
@@ -461,12 +438,6 @@ const buffers_kept_warm = 64;
 fn trimBuffersCallback(proxy: *Proxy) void {
     proxy.stats.buffers_trimmed.add(proxy.buffers.trim(buffers_kept_warm));
     proxy.loop.timerArm(&proxy.queues.buffer_trim, &proxy.buffer_trim_timer, Proxy, proxy, trimBuffersCallback);
-}
-
-/// This worker's handler of index `index` in `config.handlers()`.
-pub fn handler(proxy: *Proxy, index: u16) *Handler {
-    assert(index < proxy.handlers.len); // Routes are validated against the same handlers.
-    return &proxy.handlers[index];
 }
 
 pub fn hasFreeSession(proxy: *const Proxy) bool {

@@ -17,7 +17,6 @@ const TimerQueue = loop_ns.TimerQueue;
 const sys = @import("../stdx/sys.zig");
 const Address = @import("../stdx/Address.zig").Address;
 const Config = @import("../config/Config.zig");
-const Module = @import("../js/js.zig").Engine.Module;
 const Proxy = @import("../proxy/Proxy.zig");
 const Generation = @import("../proxy/Generation.zig");
 const ListenerTable = @import("generations.zig").ListenerTable;
@@ -112,7 +111,6 @@ pub fn init(
     generation: *const Generation,
     listener_table: *const ListenerTable,
     workers_count: u32,
-    modules: []const Module,
 ) !void {
     assert(worker.config == config and worker.start.load(.monotonic) == @backingInt(Start.wait));
     worker.listener_table = listener_table;
@@ -124,7 +122,6 @@ pub fn init(
         generation,
         worker.index,
         Proxy.sessionsCount(config, workers_count),
-        modules,
         .{ .context = worker, .function = slotFreeCallback },
         config.hasTls(),
     );

@@ -98,14 +98,17 @@ pub fn adminCollect(context: *anyopaque, snapshot: *Snapshot) void {
     collect(runtime, snapshot);
 }
 
-/// The handlers of the process (a reload does not change them), summed over the workers.
+/// The current generation's handlers, summed over the workers. A handler's counts are kept by
+/// name, so they go on across the reloads that compile it again.
 fn addHandlers(snapshot: *Snapshot, runtime: *const Runtime) void {
-    const handlers = runtime.config.handlers();
+    const generations = runtime.generations;
+    const handlers = generations.current().generation.config.handlers();
     snapshot.handlers_count = @intCast(handlers.len);
-    for (snapshot.handlers[0..handlers.len], handlers, 0..) |*sum, *handler, i| {
+    for (snapshot.handlers[0..handlers.len], handlers) |*sum, *handler| {
         sum.* = .{ .name = handler.name };
-        for (runtime.workers) |*worker| {
-            const stats = &worker.proxy.handlers[i].stats;
+        const slot = generations.handlerSlotOf(handler.name).?; // Every built handler has one.
+        for (generations.handler_tallies) |*row| {
+            const stats = &row.tallies[slot].stats;
             sum.requests += stats.requests.load();
             for (&sum.failures, &stats.failures) |*total, *count| total.* += count.load();
         }

@@ -7,6 +7,9 @@
 //!   pooled connections, balancer cursors and counters carry on as if nothing happened;
 //! - a changed pool gets a new instance, whose backends start from the health the previous
 //!   instance had for the same address (up or down, ejected or not);
+//! - a JavaScript handler whose file (its contents) and limits are unchanged keeps its module
+//!   and engines; a changed one is compiled again, and a mistake refuses the reload (the
+//!   running one keeps serving); its counters go on by name either way;
 //! - a listener whose address is unchanged keeps its sockets (its accept queues never close,
 //!   so no connection is refused or reset by the reload); a new one is bound before the
 //!   generation is published, and one that is gone is closed by each worker when it adopts.
@@ -28,6 +31,7 @@ const Pool = @import("../upstream/Pool.zig");
 const LocalPool = @import("../upstream/LocalPool.zig");
 const BackendTls = @import("../upstream/BackendTls.zig");
 const tls = @import("../tls/tls.zig");
+const HandlerInstance = @import("../handler/Instance.zig");
 const Proxy = @import("../proxy/Proxy.zig");
 const StaticAllocator = @import("../stdx/StaticAllocator.zig");
 const log = @import("../stdx/log.zig");
@@ -59,6 +63,8 @@ pub const Built = struct {
     opened: u32 = 0,
     /// Pools it built anew (the others it kept).
     pools_new: u32 = 0,
+    /// Handlers it compiled (the others it kept).
+    handlers_new: u32 = 0,
 };
 
 pub const Problem = struct {
@@ -107,6 +113,13 @@ pub const Generations = struct {
     /// slot (`Proxy.holds_max` bounds those, and reloads are refused past it).
     retired_servers: [retired_servers_max]*tls.ServerContext = undefined,
     retired_servers_count: u32 = 0,
+    /// Every handler name a generation has had, by tally slot (`HandlerInstance.slots_max`):
+    /// a name keeps its slot, so its counters go on across reloads.
+    handler_names: [HandlerInstance.slots_max]HandlerName = undefined,
+    handler_names_count: u32 = 0,
+    /// Each worker's handler tallies, by worker index (written by that worker only); empty
+    /// when the workers were made without (a test's generations).
+    handler_tallies: []HandlerInstance.TallyRow = &.{},
 
     const retired_servers_max = 8 * Config.listeners_count_max;
     const retired_max = Proxy.holds_max * Config.pools_count_max;
@@ -116,11 +129,19 @@ pub const Generations = struct {
     /// left as they are, so the listener table's ~20 KB cost no page fault at start-up until
     /// a slot is bound. Assigning `.{ ... }` would write all of it (undefined is 0xAA in safe
     /// builds).
-    pub fn initZeroed(memory: *Generations, loops: []const *Loop, sessions_count: u32) void {
+    /// `handler_tallies` must read zero too (a fresh `Tally` is all zeros), one row per loop.
+    pub fn initZeroed(
+        memory: *Generations,
+        loops: []const *Loop,
+        sessions_count: u32,
+        handler_tallies: []HandlerInstance.TallyRow,
+    ) void {
         assert(memory.live_count == 0 and memory.retired_count == 0 and memory.timeouts.count == 0);
+        assert(memory.handler_names_count == 0 and handler_tallies.len == loops.len);
         memory.loops = loops;
         memory.sessions_count = sessions_count;
         memory.next_number = 1;
+        memory.handler_tallies = handler_tallies;
     }
 
     pub fn current(generations: *const Generations) *Built {
@@ -163,6 +184,17 @@ pub const Generations = struct {
         built.* = .{ .arena = undefined, .generation = undefined };
         const previous: ?*Built = if (generations.live_count > 0) generations.current() else null;
         const workers_count = generations.loops.len;
+
+        // Handlers first: a mistake in one refuses the build before anything is bound.
+        const handlers = arena.alloc(*HandlerInstance, config.handlers_count) catch return outOfMemory(problem);
+        var handlers_built: usize = 0;
+        errdefer for (handlers[0..handlers_built]) |instance| unrefHandler(instance);
+        for (config.handlers(), handlers) |*handler, *slot| {
+            slot.* = try generations.handlerFor(handler, previous, problem);
+            slot.*.refs += 1;
+            handlers_built += 1;
+            if (slot.*.refs == 1) built.handlers_new += 1;
+        }
 
         const pools = arena.alloc(*Pool, config.pools_count) catch return outOfMemory(problem);
         var pools_built: usize = 0;
@@ -218,6 +250,7 @@ pub const Generations = struct {
             .number = generations.next_number,
             .config = config,
             .pools = pools,
+            .handlers = handlers,
             .listener_slots = listener_slots,
             .tls_servers = tls_servers,
             .timeouts = &generations.timeouts,
@@ -302,6 +335,56 @@ pub const Generations = struct {
         }
         instance.arena = arena_state;
         return instance;
+    }
+
+    /// The instance for `handler`: the previous generation's of the same name when its file and
+    /// limits are unchanged, else a new one (compiled, every worker's engine made). A mistake
+    /// is the problem, as `sluice check` words it (`FILE:LINE:COL: message` for a compile
+    /// error).
+    fn handlerFor(
+        generations: *Generations,
+        handler: *const Config.Handler,
+        previous: ?*Built,
+        problem: *Problem,
+    ) error{BuildFailed}!*HandlerInstance {
+        const slot = generations.handlerSlot(handler.name) orelse return problem.set(
+            "more than {d} handler names since start-up; restart to add handler {s}",
+            .{ HandlerInstance.slots_max, handler.name },
+        );
+        var old: ?*HandlerInstance = null;
+        if (previous) |built| for (built.generation.handlers) |instance| {
+            if (std.mem.eql(u8, instance.config.name, handler.name)) old = instance;
+        };
+        var diagnostic: std.Io.Writer = .fixed(&problem.buffer);
+        return HandlerInstance.make(handler, old, slot, generations.handler_tallies, &diagnostic) catch |err| switch (err) {
+            error.OutOfMemory => problem.set("out of memory compiling handler {s}", .{handler.name}),
+            error.Invalid => {
+                problem.len = diagnostic.end;
+                problem.config_mistake = true;
+                return error.BuildFailed;
+            },
+        };
+    }
+
+    /// The tally slot of a handler name, taken now if the name is new; null when every slot
+    /// has a name.
+    fn handlerSlot(generations: *Generations, name: []const u8) ?u8 {
+        if (generations.handlerSlotOf(name)) |slot| return slot;
+        if (generations.handler_names_count == HandlerInstance.slots_max) return null;
+        const slot = &generations.handler_names[generations.handler_names_count];
+        assert(name.len <= slot.bytes.len); // Config.validate.
+        @memcpy(slot.bytes[0..name.len], name);
+        slot.len = @intCast(name.len);
+        generations.handler_names_count += 1;
+        return @intCast(generations.handler_names_count - 1);
+    }
+
+    /// The tally slot of a handler name a generation has had.
+    pub fn handlerSlotOf(generations: *const Generations, name: []const u8) ?u8 {
+        for (generations.handler_names[0..generations.handler_names_count], 0..) |*known, i| {
+            if (std.mem.eql(u8, known.text(), name)) return @intCast(i);
+        }
+        return null;
     }
 
     /// The previous generation's slot for `address`. Only the previous generation's: a slot
@@ -440,6 +523,7 @@ pub const Generations = struct {
 
     fn free(generations: *Generations, built: *Built) void {
         for (built.generation.pools) |instance| generations.unref(instance);
+        for (built.generation.handlers) |instance| unrefHandler(instance);
         for (built.generation.tls_servers) |server| if (server) |s| {
             if (s.engines_live.load(.acquire) == 0) {
                 freeServer(s);
@@ -496,6 +580,23 @@ pub const Generations = struct {
         return server;
     }
 };
+
+/// A handler name, kept by its tally slot.
+pub const HandlerName = struct {
+    bytes: [Config.handler_name_bytes_max]u8,
+    len: u8,
+
+    pub fn text(name: *const HandlerName) []const u8 {
+        return name.bytes[0..name.len];
+    }
+};
+
+/// A handler instance one generation less uses; freed when none does (every worker has let go
+/// of every generation that had it, or none ever saw it, after a failed build).
+fn unrefHandler(instance: *HandlerInstance) void {
+    instance.refs -= 1;
+    if (instance.refs == 0) instance.destroy();
+}
 
 /// How many of the generation's TLS contexts a connection still uses (its engine reads the
 /// context: the SNI callback, and the count it gives back when it ends).
@@ -562,7 +663,6 @@ pub fn listen(address: *const Address, mode: Bind) sys.ListenerError!linux.fd_t 
 pub fn restartOnlyChange(old: *const Config, new: *const Config) ?[]const u8 {
     const settings = @import("../config/settings.zig");
     inline for (settings.table) |setting| {
-        // A handler's rows are compared with the `handlers` row, which holds them.
         if (setting.scope == .global and setting.reload == .restart and !settings.sameValue(setting, old, new)) {
             return comptime restartName(setting);
         }
@@ -607,7 +707,7 @@ test "generations: restart-only settings are named by their key" {
 test "generations: a change to any restart-only setting refuses the reload, naming it" {
     const settings = @import("../config/settings.zig");
     inline for (settings.table) |setting| {
-        if (setting.reload != .restart or setting.scope != .global) continue; // A handler's: below.
+        if (setting.reload != .restart) continue;
         var changed: Config = .{};
         const field = settings.fieldPointer(setting.fields[0], &changed);
         switch (@typeInfo(@TypeOf(field.*))) {
@@ -619,20 +719,19 @@ test "generations: a change to any restart-only setting refuses the reload, nami
             },
             .pointer => field.* = "changed",
             .@"struct" => field.enabled = !field.enabled, // The admin listener.
-            .array => if (comptime std.mem.eql(u8, setting.fields[0], "handlers_buffer"))
-                try changed.setHandler(.{ .name = "app", .path = "app.js" })
-            else
-                try changed.addTrustedProxy(try @import("../config/Cidr.zig").parse("10.0.0.0/8")),
+            .array => try changed.addTrustedProxy(try @import("../config/Cidr.zig").parse("10.0.0.0/8")),
             else => comptime unreachable,
         }
         try std.testing.expectEqualStrings(comptime restartName(setting), restartOnlyChange(&.{}, &changed).?);
     }
-    // A handler's limits are part of `handlers`.
+    // Handlers, their files and their limits may change: a reload compiles them again.
     var before: Config = .{};
     try before.setHandler(.{ .name = "app", .path = "app.js" });
     var after = before;
     after.handlers_buffer[0].depth += 1;
-    try std.testing.expectEqualStrings("handlers", restartOnlyChange(&before, &after).?);
+    after.handlers_buffer[0].path = "other.js";
+    try after.setHandler(.{ .name = "other", .path = "other.js" });
+    try std.testing.expectEqual(@as(?[]const u8, null), restartOnlyChange(&before, &after));
 }
 
 test "generations: a listener refuses a port another socket holds and joins its own" {
@@ -669,7 +768,7 @@ test "initZeroed: zeroed memory holds the same defined defaults as a literal" {
     const memory = try StaticAllocator.allocUntouched(std.testing.allocator, Generations, null, 1);
     defer std.testing.allocator.free(memory);
     @memset(std.mem.sliceAsBytes(memory), 0); // The test allocator's memory is not fresh.
-    memory[0].initZeroed(&.{}, 7);
+    memory[0].initZeroed(&.{}, 7, &.{});
     const literal: Generations = .{ .loops = &.{}, .sessions_count = 7 };
     const zeroed = &memory[0];
     try std.testing.expectEqual(literal.sessions_count, zeroed.sessions_count);
@@ -677,7 +776,11 @@ test "initZeroed: zeroed memory holds the same defined defaults as a literal" {
     try std.testing.expectEqual(literal.live_count, zeroed.live_count);
     try std.testing.expectEqual(literal.retired_count, zeroed.retired_count);
     try std.testing.expectEqual(literal.timeouts.count, zeroed.timeouts.count);
+    try std.testing.expectEqual(literal.handler_names_count, zeroed.handler_names_count);
     for (literal.listeners.slots, zeroed.listeners.slots) |want, got| try std.testing.expectEqual(want.refs, got.refs);
+    // The handler tallies are made zeroed too: a fresh tally is all zeros.
+    const fresh: HandlerInstance.TallyRow = .{ .tallies = @splat(.{}) };
+    try std.testing.expect(std.mem.allEqual(u8, std.mem.asBytes(&fresh), 0));
 }
 test "generations: a new slot joins a port only when one of our live slots holds it" {
     var generations: Generations = .{ .loops = &.{}, .sessions_count = 1 };

@@ -21,9 +21,15 @@ const Runtime = @import("Runtime.zig");
 const tls = @import("../tls/tls.zig");
 
 /// What a reload reads: the configuration file, then the command line's flags over it, as at
-/// start-up (so a `--log-level` flag keeps winning over the file's `log_level`).
+/// start-up (so a `--log-level` flag keeps winning over the file's `log_level`). Without a
+/// file, the command line over the configuration built into the binary: a reload then reads
+/// the files the flags name again (`--handler-file`, `--tls-cert`).
 pub const Source = struct {
-    path: []const u8,
+    /// The configuration file; null: started without `--config`.
+    path: ?[]const u8,
+    /// What the flags are read over when there is no file: the binary's own configuration
+    /// (baked in with `-Dconfig`, or the defaults, with the compiled-in handlers).
+    built_in: *const Config = &.{},
     /// The command line without the program name; it must live as long as the runtime.
     args: []const []const u8,
     /// The handlers compiled into the binary (`-Dhandler`): a file is read over them, as at
@@ -34,11 +40,28 @@ pub const Source = struct {
     /// either has mistakes: each is a line in `out` (`FILE:LINE:COLUMN: message`, as `sluice
     /// check` prints, or `FLAG: message`).
     pub fn load(source: *const Source, arena: std.mem.Allocator, config: *Config, out: *std.Io.Writer) bool {
-        const path = source.path;
+        var base: Config = if (source.path == null) source.built_in.* else .{};
+        if (source.path) |path| {
+            for (source.embedded) |handler| base.setHandler(handler) catch unreachable; // At most the maximum.
+            if (!loadFile(arena, path, &base, out)) return false;
+        }
+        var diagnostic: cli.Diagnostic = .{};
+        const parsed = cli.parseOnto(source.args, base, &diagnostic) catch {
+            out.print("{s}: {s}\n", .{ diagnostic.flag, diagnostic.message() }) catch {}; // Cut, as below.
+            return false;
+        };
+        config.* = parsed.config;
+        return true;
+    }
+
+    /// What messages name: the file, or the command line.
+    pub fn name(source: *const Source) []const u8 {
+        return source.path orelse "the command line";
+    }
+
+    fn loadFile(arena: std.mem.Allocator, path: []const u8, base: *Config, out: *std.Io.Writer) bool {
         var problems: config_file.Problems = .{};
-        var base: Config = .{};
-        for (source.embedded) |handler| base.setHandler(handler) catch unreachable; // At most the maximum.
-        config_file.load(arena, path, &base, &problems) catch |err| {
+        config_file.load(arena, path, base, &problems) catch |err| {
             for (problems.slice()) |problem| {
                 out.print("{s}:{d}:{d}: {s}\n", .{ path, problem.position.line, problem.position.column, problem.message }) catch {}; // A fixed buffer: what does not fit is cut.
             }
@@ -46,12 +69,6 @@ pub const Source = struct {
             if (err == error.OutOfMemory) out.print("{s}: out of memory reading it\n", .{path}) catch {}; // Cut, as above.
             return false;
         };
-        var diagnostic: cli.Diagnostic = .{};
-        const parsed = cli.parseOnto(source.args, base, &diagnostic) catch {
-            out.print("{s}: {s}\n", .{ diagnostic.flag, diagnostic.message() }) catch {}; // Cut, as above.
-            return false;
-        };
-        config.* = parsed.config;
         return true;
     }
 };
@@ -101,7 +118,7 @@ pub fn reload(runtime: *Runtime, out: *std.Io.Writer) bool {
 
 fn tryReload(runtime: *Runtime, out: *std.Io.Writer) bool {
     const source = runtime.options.reload_source orelse {
-        out.writeAll("nothing to reload: sluice was started without --config\n") catch {}; // Cut, as above.
+        out.writeAll("nothing to reload: the demo's configuration is its own\n") catch {}; // Cut, as above.
         return false;
     };
     const supervisor = &runtime.supervisor;
@@ -120,16 +137,16 @@ fn tryReload(runtime: *Runtime, out: *std.Io.Writer) bool {
     if (!source.load(arena.allocator(), config, out)) return false;
     if (config.workers_count == 0) config.workers_count = runtime.config.workers_count; // As resolved.
     config.validate() catch |err| {
-        out.print("{s}: invalid configuration: {s}\n", .{ source.path, @errorName(err) }) catch {}; // Cut, as above.
+        out.print("{s}: invalid configuration: {s}\n", .{ source.name(), @errorName(err) }) catch {}; // Cut, as above.
         return false;
     };
     if (generations_ns.restartOnlyChange(runtime.config, config)) |name| {
-        out.print("{s}: {s} changed, which needs a restart (see docs/CONFIG.md, Reload)\n", .{ source.path, name }) catch {}; // Cut, as above.
+        out.print("{s}: {s} changed, which needs a restart (see docs/CONFIG.md, Reload)\n", .{ source.name(), name }) catch {}; // Cut, as above.
         return false;
     }
     if (config.usesUpstreamTls() and !runtime.config.usesUpstreamTls()) {
         // The workers sized their TLS memory and buffers at start-up, without it.
-        out.print("{s}: a pool's tls needs a restart: sluice started without TLS to any backend\n", .{source.path}) catch {}; // Cut, as above.
+        out.print("{s}: a pool's tls needs a restart: sluice started without TLS to any backend\n", .{source.name()}) catch {}; // Cut, as above.
         return false;
     }
     var problem: generations_ns.Problem = .{};
@@ -155,8 +172,8 @@ fn tryReload(runtime: *Runtime, out: *std.Io.Writer) bool {
     log.setLevel(config.log_level);
     runtime.generations.logOpened(built, @intCast(runtime.workers.len), runtime.io);
     supervisor.armReap();
-    out.print("reloaded {s}: generation {d} ({d} pools: {d} kept, {d} rebuilt; {d} listeners, {d} opened; {d} routes)\n", .{
-        source.path,
+    out.print("reloaded {s}: generation {d} ({d} pools: {d} kept, {d} rebuilt; {d} listeners, {d} opened; {d} routes", .{
+        source.name(),
         generation.number,
         generation.pools.len,
         generation.pools.len - built.pools_new,
@@ -165,6 +182,14 @@ fn tryReload(runtime: *Runtime, out: *std.Io.Writer) bool {
         @popCount(built.opened),
         generation.config.routes_count,
     }) catch {}; // Cut, as above.
+    if (generation.handlers.len > 0) {
+        out.print("; {d} handlers: {d} kept, {d} compiled", .{
+            generation.handlers.len,
+            generation.handlers.len - built.handlers_new,
+            built.handlers_new,
+        }) catch {}; // Cut, as above.
+    }
+    out.writeAll(")\n") catch {}; // Cut, as above.
     return true;
 }
 

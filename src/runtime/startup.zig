@@ -29,8 +29,7 @@ const AccessLogWriter = @import("AccessLogWriter.zig");
 const Runtime = @import("Runtime.zig");
 const reload = @import("reload.zig");
 const tls = @import("../tls/tls.zig");
-const Handler = @import("../handler/Handler.zig");
-const Module = @import("../js/js.zig").Engine.Module;
+const HandlerInstance = @import("../handler/Instance.zig");
 
 pub const Options = struct {
     /// Print how to try the demo once the port is known.
@@ -82,34 +81,27 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         return .{ .failed = 1 };
     };
     // The threads start now and make their loops while this one starts OpenSSL, compiles the
-    // handlers, binds and allocates; they accept once told to go (`releaseWorkers`), and end
-    // if start-up fails before that.
+    // handlers (with the first generation), binds and allocates; they accept once told to go
+    // (`releaseWorkers`), and end if start-up fails before that.
     const spawned = spawnWorkers(workers, config) orelse return .{ .failed = 1 };
     var released = false;
     defer if (!released) for (spawned) |*worker| worker.abort();
 
     const ticket_keys = startTls(config) catch return .{ .failed = 2 }; // Logged.
-    // Compiled once per process, before anything is bound: a mistake refuses to start with its
-    // FILE:LINE:COL, and the workers share the modules read-only.
-    const modules = loadHandlers(allocator, config) orelse return .{ .failed = 2 };
-    if (modules.len > 0) trace.mark("handlers"); // The phases without handlers stay as they were.
     const generations = initGenerations(allocator, config, workers) catch {
         log.err("out of memory allocating the workers' loops", .{});
         return .{ .failed = 1 };
     };
     generations.ticket_keys = ticket_keys;
+    // The first generation compiles the handlers (and makes each worker's engines) before it
+    // binds anything: a mistake refuses to start with its FILE:LINE:COL.
     var problem: generations_ns.Problem = .{};
     const first = generations.build(.init(std.heap.page_allocator), config, &problem) catch {
         log.err("{s}", .{problem.text()});
         return .{ .failed = if (problem.config_mistake) 2 else 1 };
     };
     for (workers, 0..) |*worker, i| {
-        worker.init(allocator, config, &first.generation, &generations.listeners, config.workers_count, modules) catch |err| {
-            switch (err) {
-                // A handler whose top-level code fails said so, with its position (Handler.init).
-                error.Module, error.NoDefaultExport => return .{ .failed = 2 },
-                else => {},
-            }
+        worker.init(allocator, config, &first.generation, &generations.listeners, config.workers_count) catch |err| {
             log.err(
                 "cannot allocate worker {d} ({d} connections): {s}",
                 .{ i, Proxy.sessionsCount(config, config.workers_count), @errorName(err) },
@@ -164,29 +156,6 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
     return .{ .running = runtime };
 }
 
-/// Every handler's module, compiled from its file; null (after printing why) when one does
-/// not compile.
-fn loadHandlers(allocator: std.mem.Allocator, config: *const Config) ?[]const Module {
-    const modules = allocator.alloc(Module, config.handlers_count) catch {
-        log.err("out of memory loading the handlers", .{});
-        return null;
-    };
-    for (modules, config.handlers()) |*module, *handler| {
-        module.* = loadHandler(allocator, handler) catch return null; // Printed by load.
-    }
-    return modules;
-}
-
-/// A handler's module: its compiled-in image, or its file compiled now. Errors are printed.
-pub fn loadHandler(allocator: std.mem.Allocator, handler: *const Config.Handler) Handler.LoadError!Module {
-    if (handler.image.len > 0) return Handler.loadImage(allocator, handler.name, handler.image);
-    if (handler.source.len > 0) {
-        const name = std.fmt.allocPrint(allocator, "{s}.js", .{handler.name}) catch return error.OutOfMemory;
-        return Handler.loadSource(allocator, handler.source, name);
-    }
-    return Handler.load(allocator, handler.path);
-}
-
 /// Starts every worker's thread (`Worker.spawn`). Null when one could not start (logged; those
 /// started are aborted).
 fn spawnWorkers(workers: []Worker, config: *const Config) ?[]Worker {
@@ -238,7 +207,9 @@ fn initGenerations(allocator: std.mem.Allocator, config: *const Config, workers:
     const loops = try allocator.alloc(*Loop, workers.len);
     for (loops, workers) |*loop, *worker| loop.* = &worker.loop;
     const generations = &(try StaticAllocator.allocUntouched(allocator, Generations, null, 1))[0];
-    generations.initZeroed(loops, Proxy.sessionsCount(config, @intCast(workers.len)));
+    // Zeroed, untouched: a worker's row costs a page only once it counts a handler's call.
+    const tallies = try StaticAllocator.allocUntouched(allocator, HandlerInstance.TallyRow, null, workers.len);
+    generations.initZeroed(loops, Proxy.sessionsCount(config, @intCast(workers.len)), tallies);
     return generations;
 }
 

@@ -196,7 +196,6 @@ fn setUp(world: *Simulator) void {
         &built.generation,
         0,
         options.sessions,
-        &.{}, // No handlers: the simulator does not run JavaScript yet.
         .{ .context = world, .function = slotFreeCallback },
         false, // TLS is not simulated (docs/ARCHITECTURE.md, "The simulator": limits).
     ) catch |err| std.debug.panic("sim: Proxy.init: {t}", .{err});

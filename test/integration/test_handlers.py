@@ -372,22 +372,6 @@ def test_check_refuses_unknown_handlers_and_compiles_known_ones(sluice_bin, tmp_
     assert done.returncode == 0 and done.stdout.strip() == f"{example}: ok", done
 
 
-def test_reload_that_changes_handlers_is_refused(sluice, make_backend, tmp_path):
-    """Handlers are compiled at start-up only (for now): a reload changing them is refused,
-    naming the key, and the running handler keeps serving."""
-    backend = make_backend()
-    config = tmp_path / "site.zon"
-    config.write_text(SITE.replace("BACKEND", backend.address))
-    write(tmp_path, "app.js", HANDLER)
-    sluice.start_config(config)
-    config.write_text(SITE.replace("BACKEND", backend.address).replace('"app.js"', '"other.js"'))
-    mark = sluice.mark()
-    sluice.signal(1)  # SIGHUP
-    line = sluice.wait_for_line(re.compile(r"reload failed: .*"), start=mark, timeout=5).group(0)
-    assert "handlers changed, which needs a restart" in line, line
-    assert get(sluice.port, "/api/y").json() == {"path": "/api/y"}
-
-
 def run_load(port, targets, total, statuses, body=None):
     """`total` requests over 4 keep-alive clients, cycling through `targets` (POSTs of `body`
     when one is given): each answer is one of `statuses` or a 500 (after which the client
