@@ -176,10 +176,16 @@ pub const Route = struct {
     handler: u16 = 0,
     /// `.respond` (200 when 0) and `.redirect` (302 when 0).
     status: u16 = 0,
-    /// `.redirect`: the Location.
+    /// `.redirect`: the Location (or, with `scheme`, none).
     location: []const u8 = "",
     /// `.redirect`: the request's path and query are appended to `location`.
     keep_path: bool = false,
+    /// `.redirect` to the request's own host with this scheme ("https" or "http"), its port
+    /// dropped (or `redirect_port` given), its path and query kept: `https://HOST/TARGET`.
+    /// Instead of `location`.
+    scheme: []const u8 = "",
+    /// `.redirect` with `scheme`: the port written after the host; 0: none (the scheme's own).
+    redirect_port: u16 = 0,
     /// `.respond`: its Content-Type (none when empty), extra header fields as
     /// `Name: value\r\n` lines, and the body.
     content_type: []const u8 = "",
@@ -201,12 +207,21 @@ pub const Route = struct {
         return if (route.action == .redirect) 302 else 200;
     }
 
-    /// The most bytes the route's own response head and body can take, the request target
-    /// of a `keep_path` redirect aside (see `validate`).
+    /// The most bytes the route's own response head and body can take, what it copies from
+    /// the request aside (`requestBytesCopied`).
     pub fn localResponseBytes(route: *const Route) usize {
         const fixed = 128; // Status line, Content-Length, Connection, framing.
-        return fixed + route.location.len + route.content_type.len + route.headers_text.len +
-            route.body.len;
+        const scheme_room = if (route.scheme.len > 0) route.scheme.len + "://:65535".len else 0;
+        return fixed + route.location.len + scheme_room + route.content_type.len +
+            route.headers_text.len + route.body.len;
+    }
+
+    /// The most bytes of the request the route's response copies: the target of a
+    /// `keep_path` redirect, or the host and target of a `scheme` redirect (both are in the
+    /// head, so at most its size).
+    pub fn requestBytesCopied(route: *const Route, config: *const Config) usize {
+        if (route.scheme.len > 0) return config.header_bytes_max;
+        return if (route.keep_path) config.target_bytes_max else 0;
     }
 };
 
@@ -694,14 +709,20 @@ fn validateRoute(config: *const Config, route: *const Route) ValidateError!void 
             return error.RouteStatus;
         },
         .redirect => {
-            if (route.location.len == 0) return error.RouteLocationMissing;
+            // Exactly one of a location and a scheme.
+            if ((route.location.len == 0) == (route.scheme.len == 0)) return error.RouteLocationMissing;
+            if (route.scheme.len > 0 and !redirectSchemeValid(route.scheme)) return error.RouteTextInvalid;
             const status = route.responseStatus();
             if (status < 300 or status > 399) return error.RouteStatus;
         },
     }
     if (!isVisible(route.location) or !isFieldValue(route.content_type)) return error.RouteTextInvalid;
-    const target_room: usize = if (route.keep_path) config.target_bytes_max else 0;
-    if (route.localResponseBytes() + target_room > config.bufferBytes()) return error.RouteResponseTooLarge;
+    if (route.localResponseBytes() + route.requestBytesCopied(config) > config.bufferBytes()) return error.RouteResponseTooLarge;
+}
+
+/// The schemes a redirect to the request's own host may name.
+pub fn redirectSchemeValid(scheme: []const u8) bool {
+    return std.mem.eql(u8, scheme, "https") or std.mem.eql(u8, scheme, "http");
 }
 
 /// One buffer holds a whole head, request or response, plus the room a rewrite needs; bodies

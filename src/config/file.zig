@@ -887,23 +887,46 @@ const Mapper = struct {
 
     const RespondKey = enum { status, content_type, headers, body };
 
-    /// `.{ .location = "https://example.com/new", .status = 301, .keep_path = true }`.
+    /// `.{ .location = "https://example.com/new", .status = 301, .keep_path = true }`, or to
+    /// the request's own host: `.{ .scheme = "https", .port = 8443, .status = 308 }`.
     fn redirect(m: *Mapper, node: *const Node, result: *Config.Route) void {
         var entries = m.keyed(node, "redirect", RedirectKey) orelse return;
         while (entries.next()) |entry| {
             const v = entry.node;
             switch (entry.key) {
                 .location => result.location = m.location(v) orelse result.location,
+                .scheme => result.scheme = m.redirectScheme(v) orelse result.scheme,
+                .port => if (m.count(v, .{ .min = 1, .max = 65535 })) |port| {
+                    result.redirect_port = @intCast(port);
+                },
                 .status => if (m.count(v, .{ .min = 300, .max = 399 })) |status| {
                     result.status = @intCast(status);
                 },
                 .keep_path => result.keep_path = m.boolean(v) orelse result.keep_path,
             }
         }
-        if (!entries.seen.contains(.location)) m.problem(node.position, "a redirect needs .location");
+        const seen = entries.seen;
+        if (seen.contains(.location) and seen.contains(.scheme)) {
+            m.problem(node.position, "a redirect takes .location or .scheme (to the request's own host), not both");
+        } else if (!seen.contains(.location) and !seen.contains(.scheme)) {
+            m.problem(node.position, "a redirect needs .location, or .scheme to redirect to the request's own host");
+        } else if (seen.contains(.scheme) and seen.contains(.keep_path)) {
+            m.problem(node.position, "a redirect with .scheme always keeps the path: .keep_path is for .location");
+        } else if (seen.contains(.port) and !seen.contains(.scheme)) {
+            m.problem(node.position, ".port is for a redirect with .scheme: write it in .location");
+        }
     }
 
-    const RedirectKey = enum { location, status, keep_path };
+    const RedirectKey = enum { location, scheme, port, status, keep_path };
+
+    fn redirectScheme(m: *Mapper, node: *const Node) ?[]const u8 {
+        const text = m.string(node, "\"https\" or \"http\"") orelse return null;
+        if (!Config.redirectSchemeValid(text)) {
+            m.problem(node.position, "a redirect's scheme is \"https\" or \"http\"");
+            return null;
+        }
+        return text;
+    }
 
     fn location(m: *Mapper, node: *const Node) ?[]const u8 {
         const text = m.string(node, "a URL such as \"https://example.com/new\"") orelse return null;
@@ -953,12 +976,12 @@ const Mapper = struct {
             if (refs.listeners) |node| result.listeners = m.listenerBits(node) orelse 0;
             if (result.action == .pool or result.action == .handler) continue;
             const node = refs.action orelse continue;
-            const target_room: usize = if (result.keep_path) config.target_bytes_max else 0;
-            const bytes = result.localResponseBytes() + target_room;
+            const copied = result.requestBytesCopied(config);
+            const bytes = result.localResponseBytes() + copied;
             if (bytes > config.bufferBytes()) {
                 m.problem(node.position, m.print("this response takes up to {d} bytes{s}, more than " ++
                     "a connection buffer holds ({d}, from limits.header_bytes_max)", .{
-                    bytes, if (result.keep_path) " with the request target" else "", config.bufferBytes(),
+                    bytes, if (copied > 0) " with what it copies from the request" else "", config.bufferBytes(),
                 }));
             }
         }

@@ -416,6 +416,44 @@ test "config file: mistakes in listeners and routes are reported where they are"
     });
 }
 
+test "config file: a redirect to the request's own host, and its mistakes" {
+    var arena_state = std.heap.ArenaAllocator.init(testing.allocator);
+    defer arena_state.deinit();
+    var config: Config = .{};
+    var problems: Problems = .{};
+    try parseSource(arena_state.allocator(),
+        \\.{ .listen = "0.0.0.0:80", .routes = .{
+        \\    .{ .redirect = .{ .scheme = "https", .status = 308 } },
+        \\    .{ .redirect = .{ .scheme = "https", .port = 8443 } },
+        \\} }
+    , .zon, &config, &problems);
+    try config.validate();
+    const routes = config.routes();
+    try testing.expectEqualStrings("https", routes[0].scheme);
+    try testing.expectEqual(@as(u16, 308), routes[0].responseStatus());
+    try testing.expectEqual(@as(u16, 0), routes[0].redirect_port);
+    try testing.expectEqual(@as(u16, 8443), routes[1].redirect_port);
+    try testing.expectEqual(@as(u16, 302), routes[1].responseStatus());
+
+    try expectProblems(
+        \\.{ .listen = "0.0.0.0:80", .routes = .{
+        \\    .{ .redirect = .{ .scheme = "ftp" } },
+        \\    .{ .redirect = .{ .scheme = "https", .location = "https://a" } },
+        \\    .{ .redirect = .{ .scheme = "https", .keep_path = false } },
+        \\    .{ .redirect = .{ .location = "https://a", .port = 443 } },
+        \\    .{ .redirect = .{ .scheme = "https", .port = 0 } },
+        \\    .{ .redirect = .{ .status = 301 } },
+        \\} }
+    , .zon, &.{
+        .{ .line = 2, .column = 33, .contains = "a redirect's scheme is \"https\" or \"http\"" },
+        .{ .line = 3, .column = 20, .contains = "not both" },
+        .{ .line = 4, .column = 20, .contains = "always keeps the path" },
+        .{ .line = 5, .column = 20, .contains = ".port is for a redirect with .scheme" },
+        .{ .line = 6, .column = 50, .contains = "from 1 to 65535" },
+        .{ .line = 7, .column = 20, .contains = "a redirect needs .location, or .scheme" },
+    });
+}
+
 test "config file: duplicates, several pools without routes, and a response too large" {
     try expectProblems(
         \\.{

@@ -42,6 +42,8 @@ const structure_fields = .{
     .{ .route, "status" },
     .{ .route, "location" },
     .{ .route, "keep_path" },
+    .{ .route, "scheme" },
+    .{ .route, "redirect_port" },
     .{ .route, "content_type" },
     .{ .route, "headers_text" },
     .{ .route, "body" },

@@ -374,8 +374,14 @@ fn respondLocal(exchange: *Exchange, chosen: ?*const Config.Route) void {
     const ubuf = proxy.buffers.acquire() orelse return exchange.fail(.overloaded);
     exchange.ubuf = ubuf;
     const close = exchange.downstream.closesAfterLocal(exchange);
+    const head = &exchange.request_parser.head;
+    const target = rewrite.originForm(head);
+    // RFC 9112 §3.2.2: an absolute-form target's authority names the origin, not Host.
+    const host = target.host orelse head.host;
+    if (chosen) |r| if (r.scheme.len > 0 and host == null) return exchange.fail(.redirect_without_host);
     const response = local.compose(ubuf, chosen, .{
-        .target = rewrite.originForm(&exchange.request_parser.head),
+        .target = target,
+        .host = host,
         .head_only = exchange.request.method == .head,
         .version = exchange.request.version,
         .close = close,

@@ -43,6 +43,9 @@ pub const Failure = union(enum) {
     local_response_too_large,
     /// A plain HTTP request arrived on a TLS listener: answered in plain text, as nginx does.
     plain_http_to_tls_port,
+    /// A route redirects to the request's own host (`scheme`), and the request has none (an
+    /// HTTP/1.0 request without Host).
+    redirect_without_host,
     /// A JavaScript handler gave no response: an uncaught exception, a limit, a response too
     /// large for its buffer (handler/Handler.zig logs which, with the file, line and column;
     /// the client learns nothing more).
@@ -56,7 +59,7 @@ pub const Failure = union(enum) {
     pub fn status(failure: Failure) u16 {
         return switch (failure) {
             .bad_request, .bad_request_body => |reject| reject.status(),
-            .host_too_long, .plain_http_to_tls_port => 400,
+            .host_too_long, .plain_http_to_tls_port, .redirect_without_host => 400,
             .head_too_large_to_forward => 431,
             .method_not_allowed => 405,
             .client_header_timeout, .client_body_timeout => 408,
@@ -98,6 +101,7 @@ pub const Failure = union(enum) {
             .request_body_too_large => comptime build(413, "request body too large"),
             .local_response_too_large => comptime build(500, "response too large for its buffer"),
             .plain_http_to_tls_port => comptime build(400, "The plain HTTP request was sent to HTTPS port"),
+            .redirect_without_host => comptime build(400, "the redirect names the request's host, and it has no Host field"),
             .handler_failed => comptime build(500, "the request handler failed"),
             .upstream_connect_timeout => comptime build(504, "backend connect timed out"),
             .upstream_response_timeout => comptime build(504, "backend response timed out"),

@@ -13,6 +13,9 @@ const rewrite = @import("rewrite.zig");
 pub const Options = struct {
     /// The request's target in origin form (for a redirect that keeps the path).
     target: rewrite.OriginForm,
+    /// The request's authority (an absolute-form target's, else Host), checked by the parser;
+    /// null when it has none (HTTP/1.0 without Host). A `scheme` redirect needs it.
+    host: ?[]const u8 = null,
     /// HEAD: the same head, no body.
     head_only: bool,
     version: http.Version,
@@ -31,6 +34,7 @@ const not_found_body = "404 Not Found: no route matches\n";
 /// `Config.validate` sizes buffers so that it always fits; NoSpaceLeft (a 500) is that
 /// guarantee broken, answered instead of written past.
 pub fn compose(out: []u8, route: ?*const Config.Route, options: Options) error{NoSpaceLeft}!Response {
+    if (route) |r| assert(r.scheme.len == 0 or options.host != null); // The exchange checks.
     var w: std.Io.Writer = .fixed(out);
     const status: u16 = if (route) |r| r.responseStatus() else 404;
     const body = if (route) |r| (if (r.action == .respond) r.body else "") else not_found_body;
@@ -46,14 +50,35 @@ fn write(w: *std.Io.Writer, route: ?*const Config.Route, status: u16, body: []co
             try w.writeAll(r.headers_text);
         },
         .redirect => {
-            try w.print("Location: {s}", .{r.location});
-            if (r.keep_path) try w.print("{s}{s}", .{ options.target.prefix, options.target.path });
+            if (r.scheme.len > 0) {
+                try w.print("Location: {s}://{s}", .{ r.scheme, hostWithoutPort(options.host.?) });
+                if (r.redirect_port != 0) try w.print(":{d}", .{r.redirect_port});
+            } else {
+                try w.print("Location: {s}", .{r.location});
+            }
+            if (r.keep_path or r.scheme.len > 0) {
+                // `OPTIONS *` (asterisk-form) has no path to keep: the root.
+                const asterisk = std.mem.eql(u8, options.target.path, "*");
+                try w.print("{s}{s}", .{ options.target.prefix, if (asterisk) "/" else options.target.path });
+            }
             try w.writeAll("\r\n");
         },
         .pool, .handler => unreachable, // The router answers locally only for the other actions.
     } else try field(w, "Content-Type", "text/plain");
     try w.writeAll("\r\n");
     if (!options.head_only) try w.writeAll(body);
+}
+
+/// `example.com:8080` as `example.com`, `[::1]:80` as `[::1]`: the port of a plain listener
+/// is not the one an HTTPS redirect should name (nginx's `$host`, HAProxy's `redirect scheme`).
+/// The parser checked the authority, so a colon past an IPv6 literal starts the port.
+fn hostWithoutPort(authority: []const u8) []const u8 {
+    const literal_end = if (authority.len > 0 and authority[0] == '[')
+        (std.mem.indexOfScalar(u8, authority, ']') orelse authority.len - 1) + 1
+    else
+        0;
+    const colon = std.mem.indexOfScalarPos(u8, authority, literal_end, ':') orelse return authority;
+    return authority[0..colon];
 }
 
 fn writeHead(w: *std.Io.Writer, status: u16, body_len: usize, options: Options) !void {
@@ -99,6 +124,9 @@ test "local: fixed response, HEAD, redirect keeping the path, and the 404" {
     try testing.expectEqualStrings("HTTP/1.1 301 Moved Permanently\r\nContent-Length: 0\r\nConnection: close\r\n" ++
         "Location: https://example.com/a?b=1\r\n\r\n", buffer[0..r.len]);
 
+    r = try compose(&buffer, &redirect, .{ .target = origin("*"), .head_only = false, .version = .http11, .close = true });
+    try testing.expect(std.mem.endsWith(u8, buffer[0..r.len], "Location: https://example.com/\r\n\r\n"));
+
     r = try compose(&buffer, null, .{ .target = origin("/"), .head_only = false, .version = .http11, .close = false });
     try testing.expectEqual(@as(u16, 404), r.status);
     try testing.expect(std.mem.endsWith(u8, buffer[0..r.len], "\r\n\r\n" ++ not_found_body));
@@ -108,4 +136,27 @@ test "local: fixed response, HEAD, redirect keeping the path, and the 404" {
         .version = .http11,
         .close = false,
     }));
+}
+
+test "local: a scheme redirect names the request's host without its port, and the target" {
+    var buffer: [512]u8 = undefined;
+    const to_https: Config.Route = .{ .action = .redirect, .status = 308, .scheme = "https" };
+    const cases = [_]struct { host: []const u8, target: []const u8, location: []const u8 }{
+        .{ .host = "example.com", .target = "/a?b=1", .location = "https://example.com/a?b=1" },
+        .{ .host = "example.com:8080", .target = "/", .location = "https://example.com/" },
+        .{ .host = "[2001:db8::1]:80", .target = "/x", .location = "https://[2001:db8::1]/x" },
+        .{ .host = "[::1]", .target = "*", .location = "https://[::1]/" },
+        .{ .host = "10.0.0.1:1", .target = "/%2F..", .location = "https://10.0.0.1/%2F.." },
+    };
+    for (cases) |case| {
+        const r = try compose(&buffer, &to_https, .{ .target = origin(case.target), .host = case.host, .head_only = false, .version = .http11, .close = false });
+        try testing.expectEqual(@as(u16, 308), r.status);
+        const line = std.mem.find(u8, buffer[0..r.len], "Location: ").?;
+        const end = std.mem.findPos(u8, buffer[0..r.len], line, "\r\n").?;
+        try testing.expectEqualStrings(case.location, buffer[line + "Location: ".len .. end]);
+    }
+    const with_port: Config.Route = .{ .action = .redirect, .scheme = "https", .redirect_port = 8443 };
+    const r = try compose(&buffer, &with_port, .{ .target = origin("/p"), .host = "example.com:8080", .head_only = false, .version = .http10, .close = false });
+    try testing.expectEqualStrings("HTTP/1.0 302 Found\r\nContent-Length: 0\r\nConnection: keep-alive\r\n" ++
+        "Location: https://example.com:8443/p\r\n\r\n", buffer[0..r.len]);
 }

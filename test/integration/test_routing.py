@@ -308,6 +308,38 @@ def test_redirects(sluice, backend, tmp_path):
     assert backend.requests == []
 
 
+def test_redirect_to_the_requests_own_host(sluice, backend, tmp_path):
+    """`redirect = {scheme}`: Location is the scheme, the request's host without its port
+    (or the route's port), and its target; an absolute-form target's authority wins over
+    Host (RFC 9112 §3.2.2); HTTP/1.0 without Host is a 400 that says why; a Host with bytes
+    an authority cannot have never reaches the Location (the parser refuses it)."""
+    start(sluice, tmp_path, config({"app": [backend]}, [
+        {"path_prefix": "/p/", "redirect": {"scheme": "https", "port": 8443}},
+        {"redirect": {"scheme": "https", "status": 308}},
+    ]))
+    with Client(sluice.port) as c:
+        r = c.request("GET", "/a/b?q=1&r=%2F", host="www.example.com:8080")
+        assert r.status == 308, r
+        assert r.header_all("location") == ["https://www.example.com/a/b?q=1&r=%2F"], r
+        assert r.header_all("content-length") == ["0"] and "close" not in r.connection_tokens(), r
+        r = c.request("GET", "/p/x", host="[2001:db8::7]:80")
+        assert (r.status, r.header_all("location")) == (302, ["https://[2001:db8::7]:8443/p/x"]), r
+        r = c.request("GET", "http://Other.example:81/abs?x", host="www.example.com")
+        assert r.header_all("location") == ["https://Other.example/abs?x"], r
+        r = c.request("HEAD", "/h", host="example.com")
+        assert r.header_all("location") == ["https://example.com/h"], r
+    with Client(sluice.port) as c:
+        c.send(b"GET /old HTTP/1.0\r\n\r\n")
+        r = c.read_response()
+        assert r.status == 400 and b"has no Host field" in r.body, r
+    for bad in (b"evil.com/x", b"a@b", b"a b"):
+        with Client(sluice.port) as c:
+            c.send(b"GET / HTTP/1.1\r\nHost: " + bad + b"\r\n\r\n")
+            r = c.read_response()
+            assert r.status == 400 and r.header_all("location") == [], (bad, r)
+    assert backend.requests == []
+
+
 def test_pool_routes_reach_their_backends(sluice, make_backend, tmp_path):
     """Requests matched to a pool route reach that pool's backends (round robin inside
     the pool), with target, Host and body as sent; unmatched ones reach none."""

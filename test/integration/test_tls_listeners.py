@@ -10,6 +10,7 @@ backend.
 """
 
 import json
+import re
 import shutil
 import signal
 import ssl
@@ -80,6 +81,35 @@ def test_a_file_mixes_plain_and_https_listeners_with_sni(sluice, backend, tmp_pa
         assert c.sock.selected_alpn_protocol() == "http/1.1"
         e = Echoed(c.request("GET", "/over-tls"))
         assert e.header("X-Forwarded-Proto") == "https"
+    finally:
+        c.close()
+
+
+def test_readme_https_file_example_redirects_and_serves(sluice, backend, tmp_path):
+    """The README's HTTPS file example, served with this test's ports, backend and
+    certificates: the plain listener answers 301 to https:// and the host the client asked
+    for (its port dropped) with the path and query; the HTTPS listener reaches the pool."""
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## HTTPS", 1)[1]
+    block = section.split("```zon\n", 1)[1].split("```", 1)[0]
+    assert '.redirect = .{ .scheme = "https", .status = 301 }' in block, block
+    plain, https = free_port(), free_port()
+    text = (block.replace("0.0.0.0:80\"", f"127.0.0.1:{plain}\"")
+            .replace("0.0.0.0:443\"", f"127.0.0.1:{https}\"")
+            .replace("10.0.0.7:8000", backend.address))
+    for name in re.findall(r'"([\w.]+\.(?:pem|key))"', block):
+        shutil.copy(TESTDATA / ("ecdsa" + name[name.rindex("."):]), tmp_path / name)
+    config = tmp_path / "https.zon"
+    config.write_text(text)
+    sluice.start_config(config)
+    sluice.listen_ports(2)
+    r = request(plain, "GET", "/shop?page=2", host="www.example.com:80")
+    assert (r.status, r.header("Location")) == (301, "https://www.example.com/shop?page=2"), r
+    assert backend.requests == []
+    c = tls_client(https, server_name="ecdsa.test")
+    try:
+        e = Echoed(c.request("GET", "/shop?page=2"))
+        assert (e.target, e.header("X-Forwarded-Proto")) == ("/shop?page=2", "https")
     finally:
         c.close()
 
