@@ -139,6 +139,8 @@ pub const Proxied = struct {
     path: ?[]const u8,
     /// Fields replacing the client's of the same name (case-insensitive), or added.
     headers: []const http.Header,
+    /// Names whose client fields are not sent (a `null` in `headers`).
+    removed: []const []const u8 = &.{},
 };
 
 pub const LoadError = error{ OutOfMemory, CannotRead, Compile, Load };
@@ -476,20 +478,35 @@ fn proxiedRequest(handler: *Handler, v: Value) error{ OutOfMemory, NotAResponse 
         path = p.asString().latin1();
     }
     var fields: []http.Header = &.{};
+    var removed: [][]const u8 = &.{};
     if (host.field(v, .headers)) |h| {
         if (!h.isObject()) return error.NotAResponse;
         const properties = h.asObject().properties.slice();
         if (properties.len > host.proxy_fields_max) return error.NotAResponse;
-        fields = handler.engine.heap.alloc(http.Header, properties.len) catch return error.OutOfMemory;
-        for (properties, fields) |property, *out| {
-            if (property.key.flags.wide or !property.value.isString()) return error.NotAResponse;
+        var removed_count: usize = 0;
+        for (properties) |property| {
+            if (property.value.isNull()) removed_count += 1;
+        }
+        const heap = &handler.engine.heap;
+        fields = heap.alloc(http.Header, properties.len - removed_count) catch return error.OutOfMemory;
+        removed = heap.alloc([]const u8, removed_count) catch return error.OutOfMemory;
+        var set_count: usize = 0;
+        removed_count = 0;
+        for (properties) |property| {
+            if (property.key.flags.wide) return error.NotAResponse;
             const name = property.key.latin1();
             if (!host.isToken(name) or host.isReservedIn(.request, name) != null) return error.NotAResponse;
-            if (!host.fieldValueValid(property.value.asString())) return error.NotAResponse;
-            out.* = .{ .name = name, .value = property.value.asString().latin1() };
+            if (property.value.isNull()) {
+                removed[removed_count] = name;
+                removed_count += 1;
+                continue;
+            }
+            if (!property.value.isString() or !host.fieldValueValid(property.value.asString())) return error.NotAResponse;
+            fields[set_count] = .{ .name = name, .value = property.value.asString().latin1() };
+            set_count += 1;
         }
     }
-    return .{ .pool = pool_name, .path = path, .headers = fields };
+    return .{ .pool = pool_name, .path = path, .headers = fields, .removed = removed };
 }
 
 /// The exchange could not send a `Response.proxy` on: counted and logged like the handler's

@@ -215,7 +215,8 @@ pub const Message = enum { response, request };
 
 /// `init.headers` as a fresh object of string values, each field checked: a name that is a
 /// token, a value a field can carry, and none of the fields sluice writes itself. A
-/// `content-type` here replaces the one the method chose.
+/// `content-type` here replaces the one the method chose. In a proxied request a `null`
+/// value stays null: the client's field of that name is removed.
 fn checkedHeaders(vm: *Vm, headers: Value, message: Message) Vm.Error!Value {
     if (!headers.isObject() or headers.asObject().kind != .plain) {
         return vm.throwMessage(.type_error, "Response: init.headers must be an object of field names and values");
@@ -229,6 +230,10 @@ fn checkedHeaders(vm: *Vm, headers: Value, message: Message) Vm.Error!Value {
         }
         if (isReservedIn(message, name.latin1())) |reserved| {
             return vm.throwFmt(.type_error, "Response: {s} is written by sluice, not by a handler", .{reserved});
+        }
+        if (message == .request and property.value.isNull()) {
+            copy.properties.put(vm.heap, name, Value.null_value) catch return vm.outOfMemory();
+            continue;
         }
         const value = try ops.toString(vm, property.value);
         if (!fieldValueValid(value)) {

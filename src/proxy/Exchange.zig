@@ -469,7 +469,7 @@ fn proxyFromHandler(exchange: *Exchange, handler: *Handler, proxied: Handler.Pro
     exchange.head_copy = exchange.proxy.buffers.acquire() orelse return exchange.fail(.overloaded);
     // The body the handler read goes on from its first byte, as a retry's would.
     if (exchange.request_parser.head.body != .none) exchange.downstream.rewindRequestBody();
-    if (!exchange.forward(.{ .target = proxied.path, .fields = proxied.headers })) {
+    if (!exchange.forward(.{ .target = proxied.path, .fields = proxied.headers, .removed = proxied.removed })) {
         _ = handler.failProxy(.request_too_large, now, proxied.pool);
         return exchange.fail(.handler_failed);
     }

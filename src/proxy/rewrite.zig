@@ -124,9 +124,12 @@ pub const Overrides = struct {
     target: ?[]const u8 = null,
     /// Replace the client's fields of the same name (case-insensitive), or are added.
     fields: []const http.Header = &.{},
+    /// The client's fields of these names (case-insensitive) are not sent.
+    removed: []const []const u8 = &.{},
 
     fn replaces(overrides: Overrides, name: []const u8) bool {
         for (overrides.fields) |field| if (http.chars.eqlIgnoreCase(field.name, name)) return true;
+        for (overrides.removed) |removed| if (http.chars.eqlIgnoreCase(removed, name)) return true;
         return false;
     }
 };
@@ -179,7 +182,7 @@ fn writeRequest(
     // Most requests carry no Connection field: then no field can be named in one.
     const has_connection = head.get("connection") != null;
     for (head.headers) |field| {
-        if (overrides.fields.len > 0 and overrides.replaces(field.name)) continue;
+        if (overrides.fields.len + overrides.removed.len > 0 and overrides.replaces(field.name)) continue;
         switch (classify(field.name)) {
             // Framing and routing come from the parse, written below (or first, for Host).
             .host, .transfer_encoding, .hop_by_hop, .upgrade => continue,
@@ -633,6 +636,12 @@ test "rewrite: a handler's overrides replace the target and the client's fields 
     for (0..composed.len) |len| {
         try testing.expectError(error.NoSpaceLeft, composeRequest(out[0..len], &parser.head, untrusted, .{ .target = "/new?x=1", .fields = &fields }));
     }
+    // Removed names: every client field of the name goes, in any case; the rest stay.
+    const removed = [_][]const u8{ "x-USER", "absent" };
+    const without = try composeRequest(&out, &parser.head, untrusted, .{ .removed = &removed });
+    try testing.expectEqualStrings("POST /old?q HTTP/1.1\r\nHost: h\r\nAccept: */*\r\n" ++
+        "X-Forwarded-For: 10.0.0.9\r\nX-Forwarded-Proto: http\r\nX-Forwarded-Host: h\r\n" ++
+        "Content-Length: 3\r\n\r\n", out[0..without.len]);
 }
 
 const response_limits: http.Limits = .{

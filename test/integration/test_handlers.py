@@ -461,7 +461,8 @@ def test_two_handlers_compiled_in(make_sluice, sluice_bin, tmp_path):
 PROXY = """\
 export default function handler(request) {
   const { path, query, headers } = request;
-  if (path === "/rewrite") return Response.proxy("web", { path: "/v2/items?id=" + query.id, headers: { "X-Id": query.id, "user-agent": "edge" } });
+  if (path === "/rewrite") return Response.proxy("web", { path: "/v2/items?id=" + query.id, headers: { "X-Id": query.id, "user-agent": "edge", authorization: null, "X-Absent": null } });
+  if (path === "/remove-host") return Response.proxy("web", { headers: { host: null } });
   if (path === "/nopool") return Response.proxy("nope");
   if (path === "/bad-path") return Response.proxy("web", { path: "no-slash" });
   if (path === "/space-path") return Response.proxy("web", { path: "/a b" });
@@ -512,10 +513,16 @@ def test_proxy_rewrites_the_target_and_fields_the_backend_sees(sluice, make_back
     assert names.count("x-id") == 1 and names.count("user-agent") == 1, e.headers
     assert e.header("x-id") == "42" and e.header("user-agent") == "edge" and e.header("x-keep") == "k"
     assert e.header("x-forwarded-for") == "127.0.0.1" and e.header("host") == "sluice.test"
+    # A null removes the client's fields of that name (every one, any case); fields sluice
+    # writes cannot be removed (a TypeError, so a 500, and nothing forwarded).
+    r = get(sluice.port, "/rewrite?id=7", headers=[("Authorization", "Bearer a"), ("authorization", "b"), ("X-Keep", "k")])
+    e = Echoed(r)
+    assert e.header("authorization") is None and e.header("x-absent") is None and e.header("x-keep") == "k", e.headers
+    assert get(sluice.port, "/remove-host").status == 500 and len(backend.requests) == 2
     e = Echoed(get(sluice.port, "/as/is?q=1", headers=[("User-Agent", "curl/8")]))
     assert e.target == "/as/is?q=1" and e.header("user-agent") == "curl/8"
     r = get(sluice.port, "/as/is", headers=[("X-Admin", "1")])
-    assert r.status == 403 and len(backend.requests) == 2
+    assert r.status == 403 and len(backend.requests) == 3
     # A body streams to the pool as it would through a route.
     r = request(sluice.port, "POST", "/post", body=b"z" * 5000, timeout=10)
     assert Echoed(r).body_len == 5000
@@ -719,7 +726,8 @@ def test_a_body_still_arriving_across_a_reload_goes_to_the_generation_it_started
 
 def test_readme_proxy_example_answers_as_the_readme_says(sluice, make_backend, tmp_path):
     """The README's edge.js and its config, with two real backends for the pool: /admin/
-    without the key is the handler's 403 and reaches no backend; /v1/ is rewritten to /v2/
+    without the key is the handler's 403 and reaches no backend, with it goes on without
+    the key; /v1/ is rewritten to /v2/
     with x-api-version; everything else goes on as it came, spread over both backends."""
     a, b = make_backend(name="A"), make_backend(name="B")
     (tmp_path / "edge.js").write_text(readme_handlers()["edge.js"])
@@ -731,7 +739,8 @@ def test_readme_proxy_example_answers_as_the_readme_says(sluice, make_backend, t
     r = get(sluice.port, "/admin/users")
     assert (r.status, r.body) == (403, b"forbidden\n"), r
     assert a.requests == [] and b.requests == []
-    assert Echoed(get(sluice.port, "/admin/users", headers=[("X-Api-Key", "letmein")])).target == "/admin/users"
+    e = Echoed(get(sluice.port, "/admin/users", headers=[("X-Api-Key", "letmein")]))
+    assert e.target == "/admin/users" and e.header("x-api-key") is None, e.data
     e = Echoed(get(sluice.port, "/v1/items"))
     assert e.target == "/v2/items" and e.header("x-api-version") == "1", e.data
     backends = {Echoed(get(sluice.port, f"/page/{i}")).backend for i in range(4)}
