@@ -51,16 +51,18 @@ pub const Error = error{ OutOfMemory, Invalid };
 
 /// The instance for `config` in the next generation: `previous` (the current generation's of
 /// the same name) when its settings are the same and its file still holds what it was compiled
-/// from, else a new one, compiled and with every worker's engine made. `tallies` are the
-/// workers' rows and `slot` the name's. A mistake (`Invalid`) is one line in `diagnostic`.
+/// from, else a new one, compiled and with every worker's engine made, in an arena on
+/// `backing` (the page allocator; the simulator's quarantine). `tallies` are the workers' rows
+/// and `slot` the name's. A mistake (`Invalid`) is one line in `diagnostic`.
 pub fn make(
+    backing: std.mem.Allocator,
     config: *const Config.Handler,
     previous: ?*Instance,
     slot: u8,
     tallies: []TallyRow,
     diagnostic: *std.Io.Writer,
 ) Error!*Instance {
-    var arena_state: std.heap.ArenaAllocator = .init(std.heap.page_allocator);
+    var arena_state: std.heap.ArenaAllocator = .init(backing);
     errdefer arena_state.deinit();
     const arena = arena_state.allocator();
     const text = try readText(arena, config, diagnostic);
@@ -180,7 +182,7 @@ test "instance: kept while the file and limits are the same, compiled again when
     var diagnostic: std.Io.Writer = .fixed(&buffer);
     var config: Config.Handler = .{ .name = "app", .path = path };
 
-    const first = try make(&config, null, 3, &rows, &diagnostic);
+    const first = try make(testing.allocator, &config, null, 3, &rows, &diagnostic);
     first.refs = 1;
     defer if (first.refs == 1) {
         first.refs = 0;
@@ -189,24 +191,24 @@ test "instance: kept while the file and limits are the same, compiled again when
     try testing.expectEqual(@as(usize, 2), first.workers.len);
     try testing.expectEqual(&rows[1].tallies[3], first.on(1).tally);
     // Nothing changed: the same instance.
-    try testing.expectEqual(first, try make(&config, first, 3, &rows, &diagnostic));
+    try testing.expectEqual(first, try make(testing.allocator, &config, first, 3, &rows, &diagnostic));
     // The limits changed: a new one.
     config.depth += 1;
-    const deeper = try make(&config, first, 3, &rows, &diagnostic);
+    const deeper = try make(testing.allocator, &config, first, 3, &rows, &diagnostic);
     try testing.expect(deeper != first);
     deeper.destroy();
     config.depth -= 1;
     // The file changed: a new one.
     try writeFile(path, "export default function h(r) { return Response.text('two'); }\n");
-    const second = try make(&config, first, 3, &rows, &diagnostic);
+    const second = try make(testing.allocator, &config, first, 3, &rows, &diagnostic);
     try testing.expect(second != first);
     second.destroy();
     // A mistake: one line naming the place, and no instance.
     try writeFile(path, "export default function h(r) {\n  return 1 +;\n}\n");
-    try testing.expectError(error.Invalid, make(&config, first, 3, &rows, &diagnostic));
+    try testing.expectError(error.Invalid, make(testing.allocator, &config, first, 3, &rows, &diagnostic));
     try testing.expect(std.mem.startsWith(u8, diagnostic.buffered(), path ++ ":2:"));
     diagnostic.end = 0;
     try writeFile(path, "throw new Error('top');\nexport default function h(r) {}\n");
-    try testing.expectError(error.Invalid, make(&config, first, 3, &rows, &diagnostic));
+    try testing.expectError(error.Invalid, make(testing.allocator, &config, first, 3, &rows, &diagnostic));
     try testing.expect(std.mem.find(u8, diagnostic.buffered(), "its top-level code failed at " ++ path ++ ":1:") != null);
 }

@@ -356,7 +356,7 @@ pub const Generations = struct {
             if (std.mem.eql(u8, instance.config.name, handler.name)) old = instance;
         };
         var diagnostic: std.Io.Writer = .fixed(&problem.buffer);
-        return HandlerInstance.make(handler, old, slot, generations.handler_tallies, &diagnostic) catch |err| switch (err) {
+        return HandlerInstance.make(std.heap.page_allocator, handler, old, slot, generations.handler_tallies, &diagnostic) catch |err| switch (err) {
             error.OutOfMemory => problem.set("out of memory compiling handler {s}", .{handler.name}),
             error.Invalid => {
                 problem.len = diagnostic.end;
