@@ -29,6 +29,10 @@ reported: bool = false,
 server_error: bool = false,
 /// The connect timer fired and cancelled the connect.
 connect_timed_out: bool = false,
+/// The TLS engine refused what the backend sent (an alert, such as TLS 1.3's "certificate
+/// required", which comes after the client's side of the handshake is done; a bad record):
+/// a failure before any response byte is then `upstream_tls_failed`, not a reset.
+tls_failed: bool = false,
 /// The response timed out, a retry is reserved, and the cancelled receive's callback starts it.
 retry_after_cancel: bool = false,
 /// Bytes of the composed request head sent.

@@ -791,8 +791,14 @@ fn recvUpstreamHeadCallback(exchange: *Exchange, result: sys.RecvError!usize) vo
     }
     const n = result catch 0;
     if (n == 0) {
-        // Reset or closed before a complete head.
-        const failure: Failure = if (attempt.received == 0) .upstream_reset else .upstream_bad_response;
+        // Reset or closed before a complete head (or refused by the TLS engine: a backend that
+        // wants a client certificate says so only after the handshake, in TLS 1.3).
+        const failure: Failure = if (attempt.received > 0)
+            .upstream_bad_response
+        else if (attempt.tls_failed)
+            .upstream_tls_failed
+        else
+            .upstream_reset;
         return exchange.upstreamFailed(.reset, failure);
     }
     attempt.received += @intCast(n);

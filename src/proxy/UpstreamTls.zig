@@ -210,6 +210,7 @@ fn recvStep(exchange: *Exchange) void {
     codec.records.settle(&w);
     const read = result catch {
         warn(exchange, engine, "reading");
+        exchange.attempt.tls_failed = true;
         return recvDone(exchange, error.ConnectionResetByPeer);
     };
     if (read.plaintext > 0) return recvDone(exchange, read.plaintext);
