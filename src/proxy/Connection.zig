@@ -128,7 +128,7 @@ const Out = struct {
     tunnel_upstream_done: bool = false,
     lingering: bool = false,
 
-    const What = enum { none, interim, response, local, error_response, tunnel_head, tunnel };
+    const What = enum { none, interim, continue_interim, response, local, error_response, tunnel_head, tunnel };
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -398,6 +398,15 @@ pub fn sendInterim(connection: *Connection, view: Exchange.ResponseView) void {
     connection.write(.interim, view.buffer[0..new_len]);
 }
 
+/// `HTTP/1.1 100 Continue`, for a request whose body sluice reads itself before answering (a
+/// handler's) when the client asked with `Expect: 100-continue` (the parser sets that on
+/// HTTP/1.1 only): such a client may wait for it before sending the body (RFC 9110 §10.1.1).
+/// Like a relayed interim head it does not start the response. Then `Exchange.continueSent`.
+pub fn sendContinue(connection: *Connection) void {
+    assert(!connection.out.started and !connection.request_body.done);
+    connection.write(.continue_interim, "HTTP/1.1 100 Continue\r\n\r\n");
+}
+
 /// The final response head, with the first body bytes that came with it.
 pub fn sendResponse(connection: *Connection, view: Exchange.ResponseView, extra_field: []const u8) void {
     const exchange = connection.exchange.?;
@@ -581,6 +590,10 @@ fn writeCallback(connection: *Connection, result: sys.SendError!usize) void {
         .interim => {
             connection.armTimer(.waiting);
             exchange.interimSent(out.rest_start, out.rest_len);
+        },
+        .continue_interim => {
+            connection.armTimer(.waiting);
+            exchange.continueSent();
         },
         .response, .local => {
             connection.armTimer(.waiting);

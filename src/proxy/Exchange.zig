@@ -402,6 +402,15 @@ fn startHandler(exchange: *Exchange, handler: *Handler) void {
     }
     if (exchange.bodyOverLimit()) return exchange.fail(.request_body_too_large);
     exchange.state = .body;
+    // The body will be read: a client waiting on `Expect: 100-continue` is told to send it. An
+    // over-limit Content-Length got its 413 above instead, without reading the body.
+    if (exchange.request_parser.head.expect_continue) return exchange.downstream.sendContinue();
+    exchange.downstream.pullRequestBody();
+}
+
+/// The 100 Continue a handler's request asked for is out: its body comes next.
+pub fn continueSent(exchange: *Exchange) void {
+    assert(exchange.state == .body);
     exchange.downstream.pullRequestBody();
 }
 

@@ -222,6 +222,47 @@ def test_request_body_and_json(sluice, tmp_path):
     assert "SyntaxError" in line and re.search(r"body\.js:4:\d+", line), line
 
 
+def test_expect_100_continue_is_answered_before_a_handler_reads_the_body(sluice, tmp_path):
+    """RFC 9110 §10.1.1: a handler's request with `Expect: 100-continue` gets `100 Continue`
+    before sluice reads its body, then the final response; the connection serves on. A
+    declared body over the limit gets its 413 instead, without a 100. HTTP/1.0 never sees a
+    100; a client that sends the body at once gets the 100 and the answer in order."""
+    start_body(sluice, tmp_path)
+    continue_line = b"HTTP/1.1 100 Continue\r\n\r\n"
+    with Client(sluice.port, timeout=10) as c:
+        c.send(b"POST /echo HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+        assert c.read_exact(len(continue_line), timeout=3) == continue_line  # Before any body byte.
+        c.send(b"hello")
+        r = c.read_response()
+        assert r.json() == {"body": "hello", "length": 5, "method": "POST"}, r
+        # Chunked, and then the connection still serves a plain request.
+        c.send(b"POST /echo HTTP/1.1\r\nHost: a\r\nExpect: 100-Continue\r\nTransfer-Encoding: chunked\r\n\r\n")
+        assert c.read_exact(len(continue_line), timeout=3) == continue_line
+        c.send(chunked(b"abc"))
+        assert c.read_response().json()["body"] == "abc"
+        assert c.request("GET", "/echo").json()["length"] == 0
+        # Body sent at once, pipelined with the next request: 100, the answer, the next answer.
+        c.send(b"POST /echo HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nhi"
+               b"GET /x HTTP/1.1\r\nHost: a\r\n\r\n")
+        assert c.read_exact(len(continue_line), timeout=3) == continue_line
+        assert c.read_response().json()["body"] == "hi"
+        assert c.read_response().status == 200
+    with Client(sluice.port, timeout=10) as c:
+        c.send(b"POST /echo HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 5000\r\n\r\n")
+        r = c.read_response(skip_interim=False)
+        assert r.status == 413, r
+    with Client(sluice.port, timeout=10) as c:
+        c.send(b"POST /echo HTTP/1.0\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\nabc")
+        r = c.read_response(skip_interim=False)
+        assert r.status == 200 and r.json()["body"] == "abc", r
+    # A route that needs no body still reads it first (the handler sees it): the same 100.
+    with Client(sluice.port, timeout=10) as c:
+        c.send(b"POST /other HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\n")
+        assert c.read_exact(len(continue_line), timeout=3) == continue_line
+        c.send(b"z")
+        assert c.read_response().body == b"no body needed"
+
+
 def test_request_body_over_the_limit_is_413_and_the_handler_does_not_run(sluice, tmp_path):
     """`.body_max = "4KiB"`: a declared 5 KiB body and a chunked body that grows past 4 KiB
     are 413 and never reach the handler (its request count stays); 4 KiB is read."""
