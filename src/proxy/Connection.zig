@@ -30,6 +30,7 @@ const Failure = @import("failure.zig").Failure;
 const Proxy = @import("Proxy.zig");
 const Exchange = @import("Exchange.zig");
 const tls_ns = @import("../tls/tls.zig");
+const DownstreamTls = @import("DownstreamTls.zig");
 
 const Connection = @This();
 
@@ -64,9 +65,9 @@ c_pos: u32 = 0,
 exchange: ?*Exchange = null,
 request_body: RequestBody = .{},
 out: Out = .{},
-/// A TLS listener's connection: the codec between the socket and everything above (see
-/// "TLS" below). Null on a plain listener.
-tls: ?Tls = null,
+/// A TLS listener's connection: the codec between the socket and everything above
+/// (DownstreamTls.zig). Null on a plain listener.
+tls: ?DownstreamTls = null,
 
 pub const State = enum {
     free,
@@ -150,12 +151,12 @@ pub fn start(connection: *Connection, fd: linux.fd_t, peer: Address, listener_sl
     connection.cbuf = proxy.buffers.acquire().?;
     // The listener's TLS context in the newest generation: a reload's certificates serve the
     // next handshake (the context stays alive while its engines are open: generations.zig).
-    if (proxy.generation.tlsServer(listener_slot)) |server| return connection.startTls(server);
+    if (proxy.generation.tlsServer(listener_slot)) |server| return DownstreamTls.start(connection, server);
     connection.readRequest();
 }
 
 /// Starts (or resumes, with pipelined bytes already buffered) reading the next request head.
-fn readRequest(connection: *Connection) void {
+pub fn readRequest(connection: *Connection) void {
     assert(connection.state == .active);
     assert(connection.exchange == null);
     connection.request_body = .{};
@@ -203,7 +204,7 @@ fn recvHeadCallback(connection: *Connection, result: sys.RecvError!usize) void {
     const parking = connection.parking;
     connection.parking = false;
     const n = result catch |err| switch (err) {
-        error.Canceled => if (!parking) return connection.close() else if (connection.tlsHoldsInput()) {
+        error.Canceled => if (!parking) return connection.close() else if (if (connection.tls) |*t| t.holdsInput() else false) {
             return connection.recvHead(); // Part of a record is here: wait with it, buffers kept.
         } else return connection.parkBuffer(),
         else => return connection.close(), // Reset or similar: nothing to answer.
@@ -226,7 +227,7 @@ fn parkBuffer(connection: *Connection) void {
     assert(connection.exchange == null);
     connection.proxy.buffers.release(connection.cbuf.?);
     connection.cbuf = null;
-    if (connection.tls) |*t| t.parkBuffers(connection.proxy);
+    if (connection.tls) |*t| t.park(&connection.proxy.buffers);
     connection.proxy.stats.idle_parks.add(1);
     connection.submit();
     connection.loop().pollReadable(&connection.recv_completion, &connection.socket, Connection, connection, idleReadableCallback);
@@ -238,7 +239,7 @@ fn idleReadableCallback(connection: *Connection, result: loop_ns.PollError!void)
     // Two buffers per connection slot (four with TLS) are reserved at start-up, so they are
     // always there.
     connection.cbuf = connection.proxy.buffers.acquire().?;
-    if (connection.tls) |*t| t.unparkBuffers(connection.proxy);
+    if (connection.tls) |*t| t.unpark(&connection.proxy.buffers);
     connection.recvHead(); // Data, or the EOF that made it readable: both are handled there.
 }
 
@@ -524,7 +525,7 @@ pub fn tunnelProgress(connection: *Connection) void {
 /// The backend closed its side: so does the client's, once what was sent is read.
 pub fn tunnelUpstreamClosed(connection: *Connection) void {
     connection.out.tunnel_upstream_done = true;
-    if (!connection.send_completion.isPending()) connection.tlsCloseNotify();
+    if (!connection.send_completion.isPending()) DownstreamTls.closeNotify(connection);
     // The peer may be gone already; the close that follows cleans up either way.
     connection.loop().shutdownWrite(&connection.socket) catch {};
     connection.maybeEndTunnel();
@@ -713,7 +714,7 @@ fn requestIsHead(connection: *const Connection) bool {
 }
 
 /// Sends a failure's response, then lingers (the connection always closes after an error).
-fn sendError(connection: *Connection, failure: Failure) void {
+pub fn sendError(connection: *Connection, failure: Failure) void {
     assert(connection.state == .active);
     connection.state = .lingering;
     connection.cancelPending();
@@ -747,7 +748,7 @@ fn linger(connection: *Connection) void {
 fn lingerAfterResponse(connection: *Connection) void {
     assert(connection.state == .lingering);
     connection.out.what = .none;
-    connection.tlsCloseNotify();
+    DownstreamTls.closeNotify(connection);
     connection.loop().shutdownWrite(&connection.socket) catch return connection.close();
     connection.lingerIfIdle();
 }
@@ -777,7 +778,7 @@ fn lingerRecvCallback(connection: *Connection, result: sys.RecvError!usize) void
     connection.lingerRecv();
 }
 
-fn armTimer(connection: *Connection, phase: Phase) void {
+pub fn armTimer(connection: *Connection, phase: Phase) void {
     connection.phase = phase;
     const queues = &connection.proxy.queues;
     const queue = switch (phase) {
@@ -850,11 +851,11 @@ fn maybeFinalize(connection: *Connection) void {
     if (connection.state != .closing) return;
     if (connection.pending_ops > 0 or connection.exchange != null) return;
     const proxy = connection.proxy;
-    connection.tlsCloseNotify();
+    DownstreamTls.closeNotify(connection);
     connection.loop().close(&connection.socket);
     if (connection.cbuf) |cbuf| proxy.buffers.release(cbuf);
     connection.cbuf = null;
-    if (connection.tls) |*t| t.deinit(proxy);
+    if (connection.tls) |*t| t.deinit(&proxy.buffers);
     connection.tls = null;
     connection.state = .free;
     proxy.releaseSession(connection);
@@ -886,8 +887,8 @@ pub fn logAccess(connection: *Connection, exchange: *const Exchange, duration_ns
         .request_bytes = exchange.log.request_bytes,
         .referer = exchange.log.referer,
         .user_agent = exchange.log.user_agent,
-        .tls_version = if (connection.tls) |*t| t.engine.version() else "",
-        .tls_cipher = if (connection.tls) |*t| t.engine.cipher() else "",
+        .tls_version = if (connection.tls) |*t| t.version() else "",
+        .tls_cipher = if (connection.tls) |*t| t.cipher() else "",
     }, sys.clockRealtimeSeconds());
 }
 
@@ -896,329 +897,17 @@ pub fn clientIp(connection: *const Connection) []const u8 {
 }
 
 // ---------------------------------------------------------------------------------------------
-// TLS: the codec between the socket and the rest of this file
-//
-// On a TLS listener every receive and send above goes through `tls_ns.Engine`: `recvClient`
-// hands back plaintext decrypted from the socket's records and `sendClient` reports
-// plaintext taken once its records are on the wire. The callers above stay as they are: one
-// operation counted per call, one callback per operation, partial sends handled by them. The
-// loop operations under it use the same two completions, chained: a receive may take several
-// socket reads (a record arrives in pieces), a send several socket writes. Plaintext decrypted
-// from records already held is handed over with `Loop.recvReady` (no syscall, and still never
-// a callback from inside a call). A failed engine ends the connection: the callers see a reset.
-
-const Tls = struct {
-    engine: tls_ns.Engine,
-    /// Ciphertext received, not yet taken by the engine: `cin[0..cin_len]`. Both buffers are
-    /// the worker's and go back while the connection is parked, with `cbuf`.
-    cin: ?[]u8,
-    cin_len: u32 = 0,
-    /// Ciphertext to send: `cout[cout_pos..cout_len]`.
-    cout: ?[]u8,
-    cout_pos: u32 = 0,
-    cout_len: u32 = 0,
-    /// The socket read end-of-file.
-    peer_closed: bool = false,
-    /// The receive and the send under way for the code above, and their callbacks.
-    plain_recv: []u8 = &.{},
-    recv_callback: *const RecvCallback = undefined,
-    plain_send: []const u8 = &.{},
-    send_callback: *const SendCallback = undefined,
-    /// Plaintext of `plain_send` sealed into `cout`, reported when `cout` has gone out.
-    send_taken: usize = 0,
-    /// What the handshake needs once its output is sent.
-    handshake_next: tls_ns.Engine.Progress = .want_read,
-
-    fn wire(t: *Tls) tls_ns.Engine.Wire {
-        return .{
-            .input = t.cin.?[0..t.cin_len],
-            .input_closed = t.peer_closed,
-            .output = t.cout.?[t.cout_len..],
-        };
-    }
-
-    /// Drops what the engine took and keeps what it wrote.
-    fn settle(t: *Tls, w: *const tls_ns.Engine.Wire) void {
-        const consumed: u32 = @intCast(w.consumed);
-        if (consumed > 0) {
-            const cin = t.cin.?;
-            std.mem.copyForwards(u8, cin[0 .. t.cin_len - consumed], cin[consumed..t.cin_len]);
-            t.cin_len -= consumed;
-        }
-        t.cout_len += @intCast(w.produced);
-        assert(t.cout_len <= t.cout.?.len);
-    }
-
-    fn outputPending(t: *const Tls) bool {
-        return t.cout_pos < t.cout_len;
-    }
-
-    fn parkBuffers(t: *Tls, proxy: *Proxy) void {
-        assert(t.cin_len == 0 and !t.outputPending());
-        proxy.buffers.release(t.cin.?);
-        proxy.buffers.release(t.cout.?);
-        t.cin = null;
-        t.cout = null;
-        t.cout_pos = 0;
-        t.cout_len = 0;
-    }
-
-    fn unparkBuffers(t: *Tls, proxy: *Proxy) void {
-        assert(t.cin == null and t.cout == null);
-        t.cin = proxy.buffers.acquire().?;
-        t.cout = proxy.buffers.acquire().?;
-    }
-
-    fn deinit(t: *Tls, proxy: *Proxy) void {
-        if (t.cin) |cin| proxy.buffers.release(cin);
-        if (t.cout) |cout| proxy.buffers.release(cout);
-        t.engine.deinit();
-        t.* = undefined;
-    }
-};
-
-/// A TLS listener's connection: the handshake first, under the head deadline, then requests.
-fn startTls(connection: *Connection, server: *tls_ns.ServerContext) void {
-    const proxy = connection.proxy;
-    const engine = tls_ns.Engine.initServer(server) catch {
-        // The worker's TLS memory is exhausted: shed this connection, as with no slot.
-        proxy.stats.tls_handshakes_failed.add(1);
-        return connection.close();
-    };
-    // Sizing reserves four buffers per connection slot when a listener has TLS.
-    connection.tls = .{ .engine = engine, .cin = proxy.buffers.acquire().?, .cout = proxy.buffers.acquire().? };
-    connection.armTimer(.handshake);
-    connection.handshakeStep();
-}
-
-fn handshakeStep(connection: *Connection) void {
-    const t = &connection.tls.?;
-    var w = t.wire();
-    const progress = t.engine.handshake(&w);
-    t.settle(&w);
-    t.handshake_next = progress catch |err| return connection.handshakeFailed(err);
-    if (t.outputPending()) return connection.handshakeSend();
-    connection.handshakeContinue();
-}
-
-fn handshakeContinue(connection: *Connection) void {
-    const t = &connection.tls.?;
-    assert(!t.outputPending());
-    t.cout_pos = 0;
-    t.cout_len = 0;
-    switch (t.handshake_next) {
-        .done => {
-            const stats = &connection.proxy.stats;
-            stats.tls_handshakes.add(1);
-            if (t.engine.resumed()) stats.tls_resumptions.add(1);
-            // Policy allows TLS 1.2 and 1.3 only (ServerContext): nothing else completes.
-            if (t.engine.versionNumber() == 0x0304) stats.tls_handshakes_tls13.add(1) else stats.tls_handshakes_tls12.add(1);
-            connection.readRequest();
-        },
-        .want_read => {
-            assert(t.cin_len < t.cin.?.len); // A buffer holds the largest record.
-            connection.submit();
-            connection.loop().recv(&connection.recv_completion, &connection.socket, t.cin.?[t.cin_len..], Connection, connection, handshakeRecvCallback);
-        },
-        .want_write => connection.handshakeStep(), // The output is out: room again.
-    }
-}
-
-fn handshakeSend(connection: *Connection) void {
-    const t = &connection.tls.?;
-    connection.submit();
-    connection.loop().send(&connection.send_completion, &connection.socket, t.cout.?[t.cout_pos..t.cout_len], Connection, connection, handshakeSendCallback);
-}
-
-fn handshakeSendCallback(connection: *Connection, result: sys.SendError!usize) void {
-    if (connection.opDone(false)) return;
-    const n = result catch return connection.close();
-    const t = &connection.tls.?;
-    t.cout_pos += @intCast(n);
-    if (t.outputPending()) return connection.handshakeSend();
-    connection.handshakeContinue();
-}
-
-fn handshakeRecvCallback(connection: *Connection, result: sys.RecvError!usize) void {
-    if (connection.opDone(false)) return;
-    const n = result catch return connection.close();
-    const t = &connection.tls.?;
-    if (n == 0) t.peer_closed = true else t.cin_len += @intCast(n);
-    connection.handshakeStep();
-}
-
-/// A handshake that failed: a plain HTTP request gets its 400 in plain text (as nginx sends);
-/// anything else (garbage, no shared protocol, a client that gave up) is closed. Alerts the
-/// engine wrote are not waited for.
-fn handshakeFailed(connection: *Connection, err: tls_ns.Failure) void {
-    const proxy = connection.proxy;
-    proxy.stats.tls_handshakes_failed.add(1);
-    switch (err) {
-        error.PlainHttp => {
-            connection.tls.?.deinit(proxy);
-            connection.tls = null;
-            proxy.countFailure(null, .plain_http_to_tls_port, true);
-            connection.sendError(.plain_http_to_tls_port);
-        },
-        error.NotTls,
-        error.ProtocolVersion,
-        error.NoSharedCipher,
-        error.NoApplicationProtocol,
-        error.CertificateVerifyFailed,
-        error.AlertReceived,
-        error.RenegotiationRefused,
-        error.UnexpectedEof,
-        error.OutOfMemory,
-        error.Protocol,
-        => connection.close(),
-    }
-}
-
-/// Before the write side ends: a close_notify alert, so the client can tell the end of a
-/// close-delimited response from a truncation (RFC 8446 §6.1). Best effort: one non-blocking
-/// send of a few dozen bytes, sealed into a buffer of its own (the connection's may be parked);
-/// a client that is gone, or a full socket buffer, just sees the close without it.
-fn tlsCloseNotify(connection: *Connection) void {
-    const t = &(connection.tls orelse return);
-    if (t.engine.state != .open) return; // No handshake finished, or already closed.
-    var alert: [64]u8 = undefined; // A close_notify record: 24 to 31 bytes with our ciphers.
-    var w: tls_ns.Engine.Wire = .{ .output = &alert };
-    const progress = t.engine.close(&w) catch return; // A failed engine has nothing to say.
-    if (progress != .done or w.produced == 0) return;
-    _ = connection.loop().sendNow(&connection.socket, w.written()) catch {}; // Best effort (above).
-}
-
-/// A partial record is held: the connection cannot give its buffers back while it waits.
-fn tlsHoldsInput(connection: *const Connection) bool {
-    const t = &(connection.tls orelse return false);
-    return t.cin_len > 0;
-}
-
-/// The receive the code above asked for: plaintext from what is held, else more records.
-fn tlsRecv(connection: *Connection) void {
-    const t = &connection.tls.?;
-    assert(t.plain_recv.len > 0);
-    var w = t.wire();
-    // A read writes no record of data: OpenSSL sends a KeyUpdate's answer with the next write.
-    // It may write an alert (no_renegotiation, answering a TLS 1.2 client's renegotiation
-    // request), which goes out at once when no send is in flight (bytes of ours cannot
-    // overtake a record half sent), so a client waiting for the answer is not left hanging.
-    var alert: [64]u8 = undefined;
-    const may_answer = !connection.send_completion.isPending() and !t.outputPending();
-    w.output = if (may_answer) &alert else &.{};
-    const result = t.engine.read(&w, t.plain_recv);
-    w.output = &.{}; // The alert, if any, is not the connection's output buffer's.
-    const answer = alert[0..w.produced];
-    w.produced = 0;
-    t.settle(&w);
-    if (answer.len > 0) _ = connection.loop().sendNow(&connection.socket, answer) catch {}; // Best effort, as close_notify.
-    const read = result catch return connection.tlsRecvDone(error.ConnectionResetByPeer);
-    if (read.plaintext > 0) return connection.tlsRecvDone(read.plaintext);
-    switch (read.progress) {
-        .closed => connection.tlsRecvDone(0), // close_notify: an orderly end.
-        .want_read => {
-            if (t.peer_closed) return connection.tlsRecvDone(0); // EOF without close_notify.
-            assert(t.cin_len < t.cin.?.len); // A buffer holds the largest record.
-            connection.loop().recv(&connection.recv_completion, &connection.socket, t.cin.?[t.cin_len..], Connection, connection, tlsRecvCallback);
-        },
-        .want_write, .plaintext_full => connection.tlsRecvDone(error.ConnectionResetByPeer),
-    }
-}
-
-fn tlsRecvDone(connection: *Connection, result: sys.RecvError!usize) void {
-    const t = &connection.tls.?;
-    connection.loop().recvReady(&connection.recv_completion, &connection.socket, t.plain_recv, result, Connection, connection, tlsRecvDeliverCallback);
-}
-
-fn tlsRecvDeliverCallback(connection: *Connection, result: sys.RecvError!usize) void {
-    connection.tls.?.recv_callback(connection, result);
-}
-
-/// Records arrived (or the socket ended): decrypt, unless the connection is going away.
-fn tlsRecvCallback(connection: *Connection, result: sys.RecvError!usize) void {
-    const t = &connection.tls.?;
-    const n = result catch |err| return t.recv_callback(connection, err);
-    if (connection.state == .closing) return t.recv_callback(connection, error.Canceled);
-    if (n == 0) t.peer_closed = true else t.cin_len += @intCast(n);
-    connection.tlsRecv();
-}
-
-/// The send the code above asked for: seal what fits one buffer of records, send them all,
-/// then report the plaintext taken.
-fn tlsSend(connection: *Connection) void {
-    const t = &connection.tls.?;
-    assert(!t.outputPending() and t.send_taken == 0);
-    t.cout_pos = 0;
-    t.cout_len = 0;
-    // The peer sent close_notify (or the engine failed): nothing more can be sealed.
-    if (t.engine.state != .open) return connection.tlsSendRefused();
-    var w = t.wire();
-    const result = t.engine.write(&w, t.plain_send);
-    t.settle(&w);
-    const written = result catch return connection.tlsSendRefused();
-    // A buffer holds a whole record and its overhead, so a call seals something unless the
-    // engine waits for the peer (a handshake message it will not get: renegotiation is off).
-    if (!t.outputPending()) return connection.tlsSendRefused();
-    t.send_taken = written.plaintext;
-    connection.tlsSendOutput();
-}
-
-fn tlsSendOutput(connection: *Connection) void {
-    const t = &connection.tls.?;
-    connection.loop().send(&connection.send_completion, &connection.socket, t.cout.?[t.cout_pos..t.cout_len], Connection, connection, tlsSendCallback);
-}
-
-fn tlsSendCallback(connection: *Connection, result: sys.SendError!usize) void {
-    const t = &connection.tls.?;
-    const n = result catch |err| return connection.tlsSendFailed(err);
-    if (connection.state == .closing) return connection.tlsSendFailed(error.Canceled);
-    t.cout_pos += @intCast(n);
-    if (t.outputPending()) return connection.tlsSendOutput();
-    const taken = t.send_taken;
-    t.send_taken = 0;
-    t.send_callback(connection, taken);
-}
-
-/// The engine cannot seal the send: it fails, after the batch, as a send to a closed peer.
-fn tlsSendRefused(connection: *Connection) void {
-    const t = &connection.tls.?;
-    t.cout_pos = 0;
-    t.cout_len = 0;
-    connection.loop().sendReady(&connection.send_completion, &connection.socket, t.plain_send, error.BrokenPipe, Connection, connection, tlsSendDeliverCallback);
-}
-
-/// The send ends without its records on the wire: the connection will not send again.
-fn tlsSendFailed(connection: *Connection, err: sys.SendError) void {
-    const t = &connection.tls.?;
-    t.send_taken = 0;
-    t.cout_pos = t.cout_len;
-    t.send_callback(connection, err);
-}
-
-fn tlsSendDeliverCallback(connection: *Connection, result: sys.SendError!usize) void {
-    connection.tls.?.send_callback(connection, result);
-}
-
-// ---------------------------------------------------------------------------------------------
 // Operations: each counted, each on the connection's own completion
 
 fn recvClient(connection: *Connection, buffer: []u8, comptime callback: RecvCallback) void {
     connection.submit();
-    if (connection.tls) |*t| {
-        t.plain_recv = buffer;
-        t.recv_callback = callback;
-        return connection.tlsRecv();
-    }
+    if (connection.tls != null) return DownstreamTls.recv(connection, buffer, callback);
     connection.loop().recv(&connection.recv_completion, &connection.socket, buffer, Connection, connection, callback);
 }
 
 fn sendClient(connection: *Connection, buffer: []const u8, comptime callback: SendCallback) void {
     connection.submit();
-    if (connection.tls) |*t| {
-        t.plain_send = buffer;
-        t.send_callback = callback;
-        return connection.tlsSend();
-    }
+    if (connection.tls != null) return DownstreamTls.send(connection, buffer, callback);
     connection.loop().send(&connection.send_completion, &connection.socket, buffer, Connection, connection, callback);
 }
 
@@ -1227,10 +916,10 @@ fn spliceClient(connection: *Connection, pipe_read: linux.fd_t, len: u32, compti
     connection.loop().spliceOut(&connection.send_completion, &connection.socket, pipe_read, len, Connection, connection, callback);
 }
 
-const RecvCallback = fn (*Connection, sys.RecvError!usize) void;
-const SendCallback = fn (*Connection, sys.SendError!usize) void;
+pub const RecvCallback = fn (*Connection, sys.RecvError!usize) void;
+pub const SendCallback = fn (*Connection, sys.SendError!usize) void;
 
-fn submit(connection: *Connection) void {
+pub fn submit(connection: *Connection) void {
     connection.pending_ops += 1;
     assert(connection.pending_ops <= 2); // One per completion.
 }
@@ -1238,7 +927,7 @@ fn submit(connection: *Connection) void {
 /// Every callback starts here. True means the callback must return at once: the connection
 /// is closing (and was finalized if this was its last operation), or it is lingering and
 /// this callback is not part of sending the error or lingering (`lingering_ok`).
-fn opDone(connection: *Connection, lingering_ok: bool) bool {
+pub fn opDone(connection: *Connection, lingering_ok: bool) bool {
     assert(connection.pending_ops > 0);
     connection.pending_ops -= 1;
     switch (connection.state) {
@@ -1256,7 +945,7 @@ fn opDone(connection: *Connection, lingering_ok: bool) bool {
     }
 }
 
-fn loop(connection: *const Connection) *Loop {
+pub fn loop(connection: *const Connection) *Loop {
     return connection.proxy.loop;
 }
 

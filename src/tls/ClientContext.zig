@@ -13,6 +13,7 @@
 const std = @import("std");
 const assert = std.debug.assert;
 const c = @import("c.zig");
+const popReason = @import("failure.zig").popReason;
 const certificate = @import("certificate.zig");
 const ServerContext = @import("ServerContext.zig");
 const Engine = @import("Engine.zig");
@@ -249,11 +250,4 @@ fn systemStore(arena: std.mem.Allocator, diagnostic: *certificate.Diagnostic) Er
     }
     diagnostic.set("no system CA bundle found (looked in {s} and {d} other places): give the pool a CA file", .{ system_bundle_paths[0], system_bundle_paths.len - 1 });
     return error.Invalid;
-}
-
-fn popReason() []const u8 {
-    const code = c.ERR_peek_error();
-    c.ERR_clear_error();
-    const text = c.ERR_reason_error_string(code) orelse return "no reason given";
-    return std.mem.span(text);
 }

@@ -22,6 +22,7 @@
 const std = @import("std");
 const assert = std.debug.assert;
 const c = @import("c.zig");
+const popReason = @import("failure.zig").popReason;
 const certificate = @import("certificate.zig");
 const TicketKeys = @import("TicketKeys.zig");
 
@@ -275,14 +276,6 @@ fn checkOcsp(arena: std.mem.Allocator, der: []const u8, source: certificate.Sour
         }
     }
     return arena.dupe(u8, der);
-}
-
-/// The earliest reason on this thread's OpenSSL error queue, and the queue cleared.
-fn popReason() []const u8 {
-    const code = c.ERR_peek_error();
-    c.ERR_clear_error();
-    const text = c.ERR_reason_error_string(code) orelse return "no reason given";
-    return std.mem.span(text);
 }
 
 fn groupOf(ssl: *const c.SSL) *Group {

@@ -188,8 +188,7 @@ fn freeChain(chain: *c.OPENSSL_STACK) void {
 }
 
 fn reasonOf(code: c_ulong) []const u8 {
-    const text = c.ERR_reason_error_string(code) orelse return "unknown error";
-    return std.mem.span(text);
+    return @import("failure.zig").reasonText(code) orelse "unknown error";
 }
 
 pub fn keyTypeOf(key: *const c.EVP_PKEY) KeyType {

@@ -87,10 +87,9 @@ pub const Record = struct {
     pub fn describe(record: Record, buffer: []u8) []const u8 {
         if (record.out_of_memory) return copy(buffer, "out of memory: the worker's TLS memory pool is exhausted");
         if (record.code == 0) return copy(buffer, "no reason given by OpenSSL");
-        const reason: []const u8 = if (c.ERR_reason_error_string(record.code)) |text|
-            std.mem.span(text)
-        else
-            "unknown error";
+        var code_text: [32]u8 = undefined;
+        const reason = reasonText(record.code) orelse
+            std.fmt.bufPrint(&code_text, "OpenSSL error {x:0>8}", .{record.code}) catch unreachable;
         if (record.verify != c.X509_V_OK) {
             const why = std.mem.span(c.X509_verify_cert_error_string(record.verify));
             return std.fmt.bufPrint(buffer, "{s}: {s}", .{ reason, why }) catch copy(buffer, reason);
@@ -103,6 +102,19 @@ fn copy(buffer: []u8, text: []const u8) []const u8 {
     const n = @min(buffer.len, text.len);
     @memcpy(buffer[0..n], text[0..n]);
     return buffer[0..n];
+}
+
+/// OpenSSL's words for an error code ("certificate verify failed"), or null when it has none.
+pub fn reasonText(code: c_ulong) ?[]const u8 {
+    const text = c.ERR_reason_error_string(code) orelse return null;
+    return std.mem.span(text);
+}
+
+/// The earliest reason on this thread's OpenSSL error queue, and the queue cleared.
+pub fn popReason() []const u8 {
+    const code = c.ERR_peek_error();
+    c.ERR_clear_error();
+    return reasonText(code) orelse "no reason given";
 }
 
 test "failure: OpenSSL's reasons become sluice's errors" {
@@ -120,4 +132,13 @@ test "failure: OpenSSL's reasons become sluice's errors" {
     try std.testing.expectEqual(error.Protocol, (Record{}).classify());
     var buffer: [16]u8 = undefined;
     try std.testing.expectEqualStrings("out of memory: t", (Record{ .out_of_memory = true }).describe(&buffer));
+}
+
+test "failure: a reason in OpenSSL's words, or its code" {
+    try @import("tls.zig").init(.{});
+    const verify_failed: c_ulong = 0x0A000086; // SSL routines, certificate verify failed
+    try std.testing.expectEqualStrings("certificate verify failed", reasonText(verify_failed).?);
+    var buffer: [128]u8 = undefined;
+    const unknown: Record = .{ .code = 0x0A7FFFFF, .verify = c.X509_V_OK };
+    try std.testing.expectEqualStrings("OpenSSL error 0a7fffff", unknown.describe(&buffer));
 }
