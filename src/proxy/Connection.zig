@@ -147,7 +147,7 @@ pub fn start(connection: *Connection, fd: linux.fd_t, peer: Address, listener_sl
     connection.listener_slot = listener_slot;
     connection.client_ip_len = @intCast(peer.formatHost(&connection.client_ip_buffer).len);
     connection.client_trusted = proxy.config.isTrustedProxy(&peer);
-    // Sizing guarantees two buffers per connection slot (asserted in Proxy.init).
+    // Sizing reserves every buffer a session can hold (`Proxy.buffersPerSession`).
     connection.cbuf = proxy.buffers.acquire().?;
     // The listener's TLS context in the newest generation: a reload's certificates serve the
     // next handshake (the context stays alive while its engines are open: generations.zig).
@@ -236,8 +236,8 @@ fn parkBuffer(connection: *Connection) void {
 fn idleReadableCallback(connection: *Connection, result: loop_ns.PollError!void) void {
     if (connection.opDone(false)) return;
     result catch return connection.close();
-    // Two buffers per connection slot (four with TLS) are reserved at start-up, so they are
-    // always there.
+    // Every buffer a session can hold is reserved at start-up (`Proxy.buffersPerSession`),
+    // so this one is always there.
     connection.cbuf = connection.proxy.buffers.acquire().?;
     if (connection.tls) |*t| t.unpark(&connection.proxy.buffers);
     connection.recvHead(); // Data, or the EOF that made it readable: both are handled there.

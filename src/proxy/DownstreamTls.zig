@@ -57,7 +57,7 @@ pub fn start(connection: *Connection, server: *tls.ServerContext) void {
         proxy.stats.tls_handshakes_failed.add(1);
         return connection.close();
     };
-    // Sizing reserves four buffers per connection slot when a listener has TLS.
+    // Sizing reserves two more buffers per session when a listener has TLS.
     connection.tls = .{
         .engine = engine,
         .records = .{ .in = proxy.buffers.acquire().?, .out = proxy.buffers.acquire().? },

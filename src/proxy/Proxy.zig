@@ -348,10 +348,15 @@ fn classBlocks(comptime peak: []const struct { u32, u32 }) [tls.memory.class_cou
     return blocks;
 }
 
-/// Buffers each session reserves: its connection's and its exchange's, and two more (the
-/// ciphertext each way) for a TLS listener and for TLS to backends.
-fn buffersPerSession(listener_tls: bool, upstream_tls: bool) u32 {
-    return 2 + @as(u32, if (listener_tls) 2 else 0) + @as(u32, if (upstream_tls) 2 else 0);
+/// Buffers each session reserves: its connection's, its exchange's, and the copy of the head
+/// a handler's `Response.proxy` keeps for retries (`Exchange.head_copy`); two more (the
+/// ciphertext each way) for a TLS listener and for TLS to backends. Every buffer a session can
+/// hold at once is reserved, so the acquisitions that cannot wait (a connection's buffer at
+/// accept, when it wakes from parked, a TLS connection's) always find one: a third buffer
+/// taken beyond the reserve once starved a parked connection's wake-up (the simulator found
+/// it). Untouched address space until used: idle memory does not change.
+pub fn buffersPerSession(listener_tls: bool, upstream_tls: bool) u32 {
+    return 3 + @as(u32, if (listener_tls) 2 else 0) + @as(u32, if (upstream_tls) 2 else 0);
 }
 
 /// The TLS connections to backends one worker may hold at once, counted as whole client

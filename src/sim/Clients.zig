@@ -289,7 +289,7 @@ fn buildRequest(client: *Client, world: *Simulator) void {
     if (percent(world, options.client_malformed_percent)) {
         target = .malformed;
     } else if (percent(world, options.local_percent)) {
-        target = ([_]Ledger.Target{ .local, .redirect, .unrouted })[random.uintLessThan(usize, 3)];
+        target = ([_]Ledger.Target{ .local, .redirect, .unrouted, .handler })[random.uintLessThan(usize, 4)];
     }
     const methods = [_]Ledger.Method{ .GET, .GET, .GET, .GET, .HEAD, .POST, .POST, .PUT, .DELETE, .OPTIONS, .PATCH };
     const method = methods[random.uintLessThan(usize, methods.len)];
@@ -400,7 +400,14 @@ pub fn writeTarget(w: *std.Io.Writer, request: *const Ledger.Request, id: u32) s
         .local => try w.print("/local/r{d}", .{id}),
         .redirect => try w.print("/redir/r{d}", .{id}),
         .unrouted => try w.print("/nowhere/r{d}", .{id}),
+        .handler => try w.print("/js/p{d}/r{d}?x=1", .{ request.pool, id }),
     }
+}
+
+/// What the handler answers by itself (Simulator.zig `handler_sources`): the method and the
+/// length of the body it read, so a body read short, long or twice shows.
+fn handlerBody(buffer: []u8, request: *const Client.Outstanding) []const u8 {
+    return std.fmt.bufPrint(buffer, "sim {t} {d}\n", .{ request.method, request.body_len }) catch unreachable;
 }
 
 /// The client's address: the same for every connection of a client number.
@@ -500,6 +507,14 @@ fn checkOwn(client: *Client, world: *Simulator, request: *const Client.Outstandi
             else => false,
         },
         .local => status == 200,
+        // Answered by the handler itself (200), or refused a body over its limit or one that
+        // does not fit the buffer (413), or sent on to a pool that could not answer.
+        .handler => switch (status) {
+            200, 502, 503, 504, 408 => true,
+            413 => request.method == .POST or request.method == .PUT or request.method == .PATCH,
+            431 => request.head_at_limit,
+            else => false,
+        },
         .redirect => status == 302,
         .unrouted => status == 404,
         .malformed => status == 400,
@@ -524,6 +539,13 @@ fn onBody(client: *Client, body: []const u8) void {
         if (request.target == .local and client.response.status == 200) {
             if (offset + body.len > local_body.len or !std.mem.eql(u8, body, local_body[offset..][0..body.len])) {
                 fail.invariant("r{d}: the local route's body is wrong", .{request.id});
+            }
+        }
+        if (request.target == .handler and client.response.status == 200) {
+            var buffer: [64]u8 = undefined;
+            const expected = handlerBody(&buffer, request);
+            if (offset + body.len > expected.len or !std.mem.eql(u8, body, expected[offset..][0..body.len])) {
+                fail.invariant("r{d}: the handler's body is wrong: {s}", .{ request.id, body });
             }
         }
         return;
@@ -551,6 +573,13 @@ fn onEnd(client: *Client, world: *Simulator) void {
         }
     } else if (request.target == .local and response.status == 200 and seen != local_body.len and request.method != .HEAD) {
         fail.invariant("r{d}: the local route's body is {d} bytes", .{ request.id, seen });
+    } else if (request.target == .handler and response.status == 200 and request.method != .HEAD) {
+        var buffer: [64]u8 = undefined;
+        const expected = handlerBody(&buffer, &request);
+        if (seen != expected.len) fail.invariant("r{d}: the handler's body is {d} bytes, not {d}", .{ request.id, seen, expected.len });
+    }
+    if (request.target == .handler) {
+        if (!response.own) world.summary.handler_proxied += 1 else if (response.status == 200) world.summary.handler_answered += 1;
     }
     world.ledger.answered(request.id);
     client.outstanding_head = @intCast((client.outstanding_head + 1) % outstanding_max);

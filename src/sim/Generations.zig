@@ -1,6 +1,7 @@
 //! Configuration generations for the simulated worker, built the way runtime/generations.zig
 //! builds them (pool instances kept when a pool is unchanged, health carried over otherwise,
-//! one timer queue per distinct timeout, generations freed once the worker lets go of them),
+//! one timer queue per distinct timeout, handlers compiled again only when their source or
+//! limits change, generations freed once the worker lets go of them),
 //! without what needs a kernel: no listener sockets (a generation's listeners are slot
 //! numbers) and no active health checker (the simulator flips health itself).
 //!
@@ -18,6 +19,7 @@ const Pool = @import("../upstream/Pool.zig");
 const LocalPool = @import("../upstream/LocalPool.zig");
 const Proxy = @import("../proxy/Proxy.zig");
 const Counter = @import("../stdx/Counter.zig");
+const HandlerInstance = @import("../handler/Instance.zig");
 
 const Generations = @This();
 
@@ -29,6 +31,8 @@ timeouts: Generation.Timeouts = .{},
 live: [Proxy.holds_max]*Built = undefined,
 live_count: u32 = 0,
 next_number: u64 = 1,
+/// The one worker's handler tallies; the simulator has one handler name, so slot 0.
+handler_tallies: [1]HandlerInstance.TallyRow = std.mem.zeroes([1]HandlerInstance.TallyRow),
 
 pub const Built = struct {
     arena: std.heap.ArenaAllocator,
@@ -65,6 +69,14 @@ pub fn build(generations: *Generations, config: *const Config, now_ns: u64) Buil
         slot.*.refs += 1;
         pools_built += 1;
     }
+    const handlers = try arena.alloc(*HandlerInstance, built.config.handlers_count);
+    var handlers_built: usize = 0;
+    errdefer for (handlers[0..handlers_built]) |instance| unrefHandler(instance);
+    for (built.config.handlers(), handlers) |*handler, *slot| {
+        slot.* = try generations.handlerFor(handler, previous);
+        slot.*.refs += 1;
+        handlers_built += 1;
+    }
     // Listener i is slot i: sockets are the simulator's business, not the generation's.
     const listener_slots = try arena.alloc(u8, built.config.listeners().len);
     for (listener_slots, 0..) |*slot, i| slot.* = @intCast(i);
@@ -81,6 +93,7 @@ pub fn build(generations: *Generations, config: *const Config, now_ns: u64) Buil
         .number = generations.next_number,
         .config = &built.config,
         .pools = pools,
+        .handlers = handlers,
         .listener_slots = listener_slots,
         .timeouts = &generations.timeouts,
         .timeouts_count = generations.timeouts.count,
@@ -129,6 +142,27 @@ fn poolFor(generations: *Generations, pool: *const Config.Pool, previous: ?*Buil
     return instance;
 }
 
+/// The previous generation's instance of the handler when its source and limits are the same,
+/// else a new one, compiled, in quarantined memory like a pool instance. The simulator's
+/// sources are its own and valid: a failure to compile one is the simulator's bug.
+fn handlerFor(generations: *Generations, handler: *const Config.Handler, previous: ?*Built) BuildError!*HandlerInstance {
+    var old: ?*HandlerInstance = null;
+    if (previous) |built| for (built.generation.handlers) |instance| {
+        if (std.mem.eql(u8, instance.config.name, handler.name)) old = instance;
+    };
+    var text: [512]u8 = undefined;
+    var diagnostic = std.Io.Writer.fixed(&text);
+    return HandlerInstance.make(generations.quarantine.allocator(), handler, old, 0, &generations.handler_tallies, &diagnostic) catch |err| switch (err) {
+        error.OutOfMemory => error.OutOfMemory,
+        error.Invalid => std.debug.panic("sim: handler {s}: {s}", .{ handler.name, diagnostic.buffered() }),
+    };
+}
+
+fn unrefHandler(instance: *HandlerInstance) void {
+    instance.refs -= 1;
+    if (instance.refs == 0) instance.destroy();
+}
+
 /// Frees every old generation the worker has let go of, and the pool instances no generation
 /// uses any more.
 pub fn reap(generations: *Generations) void {
@@ -153,6 +187,7 @@ pub fn freeAll(generations: *Generations) void {
 
 fn free(generations: *Generations, built: *Built) void {
     for (built.generation.pools) |instance| generations.unref(instance);
+    for (built.generation.handlers) |instance| unrefHandler(instance);
     var arena = built.arena;
     arena.deinit();
 }

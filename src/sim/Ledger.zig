@@ -53,6 +53,9 @@ pub const Target = enum {
     unrouted,
     /// A head sluice must refuse with 400.
     malformed,
+    /// To the `/js/` route's handler (`/js/p<k>/`): answered by the handler itself, or sent
+    /// on to pool k (`Response.proxy`), as the generation's source says.
+    handler,
 };
 
 pub const Response = struct { status: u16, body_len: u32 };

@@ -531,13 +531,41 @@ PROXY_SITE = """\
 """
 
 
-def start_proxy(sluice, tmp_path, backends, extra="", workers=1):
+def start_proxy(sluice, tmp_path, backends, extra="", workers=1, args=()):
     write(tmp_path, "edge.js", PROXY)
     config = tmp_path / "site.zon"
     config.write_text(PROXY_SITE.replace("BACKENDS", ", ".join(f'"{b.address}"' for b in backends))
                       .replace("EXTRA", extra))
-    sluice.start_config(config, workers=workers)
+    sluice.start_config(config, workers=workers, args=args)
     return int(sluice.wait_for_line(ADMIN_RE, timeout=5.0).group("port"))
+
+
+def test_proxying_exchanges_cannot_starve_a_parked_connection(sluice, make_backend, tmp_path):
+    """A Response.proxy exchange holds three of the worker's buffers at once (the connection's,
+    the exchange's, and the head kept for retries), and sizing reserves all three per session:
+    with 4 sessions, three of them proxying to a slow backend, a keep-alive connection that
+    gave its buffer back while idle still wakes and is answered, and no request is refused for
+    want of a buffer. (The simulator found it: with two reserved, the third was taken from the
+    other sessions' reserve; here the third proxied request and the parked connection got
+    "503 no capacity" with a session free, and a wake-up that found the pool empty, which
+    sizing promised could not happen, would have stopped the process.)"""
+    backend = make_backend(slow_head(1.5, fixed(200, body=b"slow")), name="web1")
+    admin = start_proxy(sluice, tmp_path, [backend], args=["--max-connections", "4"])
+    parked = Client(sluice.port)
+    assert parked.request("GET", "/", headers=[("X-Admin", "1")]).status == 403  # The handler's own.
+    deadline = time.monotonic() + 5
+    while value(scrape(admin), "sluice_idle_parks_total") < 1:  # Idle past its hot second.
+        assert time.monotonic() < deadline, "the idle connection never parked its buffer"
+        time.sleep(0.1)
+    busy = [Client(sluice.port) for _ in range(3)]
+    for client in busy:
+        client.send_request("GET", "/slow")
+    time.sleep(0.5)  # All three are with the backend now, each holding its three buffers.
+    assert parked.request("GET", "/", headers=[("X-Admin", "1")]).status == 403
+    assert [client.read_response().status for client in busy] == [200, 200, 200]
+    assert sluice.running()
+    for client in [parked, *busy]:
+        client.close()
 
 
 def test_proxy_rewrites_the_target_and_fields_the_backend_sees(sluice, make_backend, tmp_path):
