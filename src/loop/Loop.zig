@@ -429,6 +429,15 @@ pub fn sendNow(loop: *Loop, socket: *Socket, bytes: []const u8) sys.SendError!us
     return sys.send(socket.fd, bytes);
 }
 
+/// Synchronous receive that never waits, outside the ring: what the peer sent that is already
+/// here. Only with no receive pending on the socket (it would race the ring's).
+pub fn recvNow(loop: *Loop, socket: *Socket, buffer: []u8) sys.RecvError!usize {
+    assert(socket.reader == null);
+    // The simulator has no TLS connection, so nothing calls this there.
+    if (loop.backend == .sim) return error.WouldBlock;
+    return sys.recvNoWait(socket.fd, buffer);
+}
+
 /// Synchronous shutdown(2) of the write side: the peer reads EOF once what was sent is read.
 /// An error means the peer is gone already; the close that follows cleans up either way.
 pub fn shutdownWrite(loop: *Loop, socket: *Socket) sys.ShutdownError!void {

@@ -627,7 +627,8 @@ fn sendUpstreamHeadRest(exchange: *Exchange) void {
 
 fn sendUpstreamHeadCallback(exchange: *Exchange, result: sys.SendError!usize) void {
     if (exchange.opDone()) return;
-    const n = result catch return exchange.upstreamFailed(.reset, .upstream_reset);
+    // A TLS backend's alert may explain the reset (UpstreamTls.readWhyRefused).
+    const n = result catch return exchange.upstreamFailed(.reset, if (exchange.attempt.tls_failed) .upstream_tls_failed else .upstream_reset);
     const attempt = &exchange.attempt;
     attempt.head_sent += @intCast(n);
     if (attempt.head_sent < exchange.upstream_head_len) return exchange.sendUpstreamHeadRest();

@@ -271,13 +271,41 @@ fn sendOutput(exchange: *Exchange) void {
 
 fn sendCallback(exchange: *Exchange, result: sys.SendError!usize) void {
     const codec = codecOf(exchange);
-    const n = result catch |err| return sendFailed(exchange, err);
+    const n = result catch |err| {
+        if (err == error.ConnectionResetByPeer or err == error.BrokenPipe) readWhyRefused(exchange);
+        return sendFailed(exchange, err);
+    };
     if (exchange.state == .ending) return sendFailed(exchange, error.Canceled);
     codec.records.sent(n);
     if (codec.records.outputPending()) return sendOutput(exchange);
     const taken = codec.send_taken;
     codec.send_taken = 0;
     codec.send_callback(exchange, taken);
+}
+
+/// The backend reset the connection under the request's head. On a connection this fresh it
+/// may have said why first: a TLS 1.3 backend that wants a client certificate checks it after
+/// our side of the handshake is done, and closes with its alert while the head is on its way;
+/// the reset that our unread head causes then fails the send, and the alert waits unread. So
+/// read what is already here (never waiting) and let the engine say it: `tls_failed` and the
+/// reason in the warning line, as when the receive finds the alert first. Not while a receive
+/// is pending (after the head, the response's), which would race it.
+fn readWhyRefused(exchange: *Exchange) void {
+    if (exchange.attempt.state != .sending_head) return;
+    const records = recordsOf(exchange);
+    const n = exchange.loop().recvNow(socketOf(exchange), records.room()) catch return;
+    if (n == 0) return; // Closed without a word: a reset, as before.
+    records.received(n);
+    var w = records.wire();
+    w.output = &.{};
+    var plaintext: [1]u8 = undefined; // The attempt is failing: data, if any, is not kept.
+    const engine = engineOf(exchange);
+    const result = engine.read(&w, &plaintext);
+    records.settle(&w);
+    _ = result catch {
+        warn(exchange, engine, "sending the request");
+        exchange.attempt.tls_failed = true;
+    };
 }
 
 /// The engine cannot seal the send: it fails, after the batch, as a send to a closed peer.

@@ -226,6 +226,11 @@ pub fn recv(fd: fd_t, buffer: []u8) RecvError!usize {
     return recvFlags(fd, buffer, 0);
 }
 
+/// recv(2) that never waits: what has arrived, or `WouldBlock`.
+pub fn recvNoWait(fd: fd_t, buffer: []u8) RecvError!usize {
+    return recvFlags(fd, buffer, linux.MSG.DONTWAIT);
+}
+
 /// Would a read not block (data, an EOF or a pending error to report)? poll(2) without
 /// waiting, so it answers for any fd: sockets and the signalfd alike.
 pub fn peekReadable(fd: fd_t) bool {
