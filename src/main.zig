@@ -12,6 +12,7 @@ const baked = @import("baked_config");
 /// The JavaScript handlers compiled in with `zig build -Dhandler=FILE` (build.zig).
 const embedded = @import("embedded_handlers");
 const Config = @import("config/Config.zig");
+const sys = @import("stdx/sys.zig");
 const StaticAllocator = @import("stdx/StaticAllocator.zig");
 const startup = @import("runtime/startup.zig");
 const log = @import("stdx/log.zig");
@@ -55,6 +56,7 @@ var demo_backends: [2]DemoBackend = undefined;
 var command_line: cli.Parsed = .{ .command = .run, .config = baked_config };
 
 pub fn main(init: std.process.Init.Minimal) u8 {
+    sys.adoptAuxv(); // Before any clock is read: the vDSO's clock, not a system call.
     // `sluice js ...` is the JavaScript engine's own command line (src/js/cli.zig), never
     // inlined here, so that its frame does not become main's (see `command_line`).
     if (jsArguments(init)) |args| return @call(.never_inline, js_cli.main, .{ std.heap.page_allocator, args });
