@@ -118,9 +118,8 @@ fn printSummary(total: *const Simulator.Summary, seeds: u64, elapsed_ms: u64) vo
         total.clients,           total.requests,         total.answered, total.resent,
         total.resends_unordered, total.access_log_lines,
     });
-    std.debug.print("sim: handler route: {d} answered by the handler, {d} by a backend after Response.proxy\n", .{
-        total.handler_answered, total.handler_proxied,
-    });
+    std.debug.print("sim: handler route: {d} answered by the handler, {d} by a backend after Response.proxy, " ++
+        "{d} 100 Continue sent\n", .{ total.handler_answered, total.handler_proxied, total.continues });
     std.debug.print("sim: events: {d} reloads ({d} refused), {d} health flips, {d} backend flips\n", .{
         total.reloads, total.reloads_refused, total.health_flips, total.backend_flips,
     });

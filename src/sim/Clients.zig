@@ -73,6 +73,8 @@ pub const Client = struct {
         method: Ledger.Method,
         target: Ledger.Target,
         upgrade: bool,
+        /// Sent `Expect: 100-continue` (to the handler route only).
+        expect: bool,
         body_len: u32,
         /// Where its first byte is in the stream to sluice.
         stream_start: u64,
@@ -354,6 +356,10 @@ fn buildRequest(client: *Client, world: *Simulator) void {
             head_at_limit = w.end + 256 > options.header_bytes_max;
         }
     }
+    // A handler reads the body before it runs: with `Expect: 100-continue`, sluice's own
+    // 100 comes first (the body is sent at once all the same, as RFC 9110 §10.1.1 allows).
+    const expect = target == .handler and may_have_body and !client.http10 and random.boolean();
+    if (expect) w.writeAll("Expect: 100-continue\r\n") catch unreachable;
     if (upgrade) {
         w.writeAll("Connection: Upgrade\r\nUpgrade: websocket\r\n") catch unreachable;
     } else if (percent(world, options.hop_fields_percent)) {
@@ -378,6 +384,7 @@ fn buildRequest(client: *Client, world: *Simulator) void {
         .method = method,
         .target = target,
         .upgrade = upgrade,
+        .expect = expect,
         .body_len = body_len,
         .stream_start = client.stream_sent,
         .head_at_limit = head_at_limit,
@@ -450,8 +457,11 @@ fn onHead(client: *Client, world: *Simulator) void {
     const tag = head.tag();
     if (client.http10 and status < 200) fail.invariant("r{d}: {d} relayed to an HTTP/1.0 client", .{ request.id, status });
     if (status < 200 and status != 101) {
-        // An interim response the backend sent (100, 103): the answer follows.
-        if (tag != request.id) fail.invariant("r{d}: interim {d} with tag {any}", .{ request.id, status, tag });
+        // An interim response the backend sent (100, 103), or sluice's own 100 Continue to a
+        // request that asked for it: the answer follows.
+        const own_continue = tag == null and status == 100 and request.expect;
+        if (tag != request.id and !own_continue) fail.invariant("r{d}: interim {d} with tag {any}", .{ request.id, status, tag });
+        if (own_continue) world.summary.continues += 1;
         world.trace("client {d}: r{d} interim {d}", .{ client.number, request.id, status });
         client.response = .{ .interim = true, .status = status };
         return client.parser.expectBody(.none);

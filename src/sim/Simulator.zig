@@ -84,6 +84,8 @@ pub const Summary = struct {
     /// its `Response.proxy`.
     handler_answered: u64 = 0,
     handler_proxied: u64 = 0,
+    /// sluice's own `100 Continue`s to requests that asked (`Expect`, the handler route).
+    continues: u64 = 0,
     /// Resends the ledger could not order against the answers (the kernel forgot that far).
     resends_unordered: u64 = 0,
     sim: Sim.Stats = .{},
