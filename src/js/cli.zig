@@ -201,7 +201,8 @@ fn reportUncaught(vm: *Vm, e: Value, stderr: *std.Io.Writer) void {
         // The error's toString as it is when printed (V8 formats the stack's first line
         // when it is first read): `e.name = ""` prints the message alone.
         if (builtins.errors.errorToString(vm, e)) |text| {
-            string.writeUtf8(stderr, text) catch return;
+            const head = builtins.errors.inspectHead(vm, o.as(object.ErrorObject), text) catch text;
+            string.writeUtf8(stderr, head) catch return;
         } else |_| {
             stderr.writeAll(o.as(object.ErrorObject).error_kind.name()) catch return;
         }

@@ -222,7 +222,19 @@ pub const Inspector = struct {
         var out: std.ArrayList(u8) = .empty;
         const name = e.object.properties.get(names.string("name"));
         if (name != null and name.?.isString()) {
-            try out.print(in.gpa, "{f}", .{Utf8{ .s = name.?.asString() }});
+            const n = name.?.asString();
+            const kind = e.error_kind.name();
+            // util.inspect's improveStack: a name ending in "Error" that is not the
+            // constructor's is shown after it, `Error [NotFoundError]: m`.
+            if (n.len >= 5 and !n.eqlLatin1(kind) and !n.flags.wide and std.mem.endsWith(u8, n.latin1(), "Error")) {
+                if (std.mem.indexOf(u8, kind, n.latin1()) != null) {
+                    try out.appendSlice(in.gpa, kind);
+                } else {
+                    try out.print(in.gpa, "{s} [{f}]", .{ kind, Utf8{ .s = n } });
+                }
+            } else {
+                try out.print(in.gpa, "{f}", .{Utf8{ .s = n }});
+            }
         } else {
             try out.appendSlice(in.gpa, e.error_kind.name());
         }
