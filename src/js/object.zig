@@ -214,6 +214,9 @@ pub const Closure = struct {
     object: Object,
     function: *const Program.Function,
     captures: [*]*Cell,
+    /// The name given at run time, over the function's own: an anonymous function defined
+    /// under a computed key takes the key (`{ [k]: () => 1 }.dyn.name` is "dyn").
+    name: ?*String = null,
 
     pub const kind: Kind = .closure;
 };

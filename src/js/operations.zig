@@ -129,9 +129,9 @@ pub const ValueText = struct {
     /// A function value's name, or "" for anything else.
     fn functionName(vm: *Vm, f: Value) []const u8 {
         if (f.objectOf(.closure)) |c| {
-            const function = c.as(object.Closure).function;
-            if (function.name == @import("Program.zig").no_name) return "";
-            return vm.constantString(function.name).latin1();
+            const name = vm.closureName(c.as(object.Closure));
+            // A wide name (non-Latin-1) is not shown.
+            return if (name.flags.wide) "" else name.latin1();
         }
         if (f.is(.native)) return builtins.native(vm, @intCast(f.payload())).name;
         if (f.is(.builtin) and builtins.isCallableBuiltin(@intCast(f.payload()))) {
@@ -507,9 +507,7 @@ fn getObjectField(vm: *Vm, o: *Object, key: *String) Error!Value {
         },
         .closure => {
             const f = o.as(object.Closure).function;
-            if (names.is(key, "name")) {
-                return Value.string(if (f.name == @import("Program.zig").no_name) string.empty else vm.constantString(f.name));
-            }
+            if (names.is(key, "name")) return Value.string(vm.closureName(o.as(object.Closure)));
             if (names.is(key, "length")) return Value.number(@floatFromInt(f.length));
         },
         .error_object => {

@@ -170,11 +170,11 @@ pub const Inspector = struct {
                 if (braces[0][0] == 'O' and keys.len == 0) return in.print("{s}}}", .{braces[0]});
             },
             .closure => {
-                const f = o.as(object.Closure).function;
-                base = if (f.name == Program.no_name or in.vm.constantString(f.name).len == 0)
+                const name = in.vm.closureName(o.as(object.Closure));
+                base = if (name.len == 0)
                     "[Function (anonymous)]"
                 else
-                    try in.print("[Function: {f}]", .{Utf8{ .s = in.vm.constantString(f.name) }});
+                    try in.print("[Function: {f}]", .{Utf8{ .s = name }});
                 if (keys.len == 0) return base;
             },
             .error_object => {
