@@ -441,6 +441,9 @@ pub fn staticMember(vm: *Vm, id: u32, key: *String) Error!Value {
     if (id < builtin_objects.len) {
         const o = builtin_objects[id];
         if (classMember(o.class, key)) |v| return v;
+        // Math, JSON and console are plain objects (the constructors' own constructor is
+        // Function, outside the language).
+        if (names.is(key, "constructor") and o.call == null and o.construct == null) return Value.builtin(comptime globalId("Object").?);
         if (names.is(key, "name") and (o.call != null or o.construct != null)) return Value.string(names.byId(names.lookup(o.name).?));
         return Value.undefined_value;
     }

@@ -521,7 +521,22 @@ fn getObjectField(vm: *Vm, o: *Object, key: *String) Error!Value {
         },
         .iterator => {},
     }
+    if (names.is(key, "constructor")) return constructorOf(o);
     return builtins.protoMember(vm, o, key) orelse Value.undefined_value;
+}
+
+/// `o.constructor`, inherited from its prototype: the builtin that makes objects of its kind
+/// (a function's is Function, outside the language, so undefined).
+fn constructorOf(o: *Object) Value {
+    const name = switch (o.kind) {
+        .plain, .iterator => "Object",
+        .array => "Array",
+        .map => "Map",
+        .set => "Set",
+        .error_object => o.as(object.ErrorObject).error_kind.name(),
+        .closure => return Value.undefined_value,
+    };
+    return Value.builtin(builtins.globalId(name).?);
 }
 
 pub fn errorKindName(kind: object.ErrorKind) *String {
@@ -544,6 +559,7 @@ fn getPrimitiveField(vm: *Vm, obj: Value, key: *String) Error!Value {
             return Value.string(try charAt(vm, s, i));
         }
         if (names.is(key, "length")) return Value.number(@floatFromInt(s.len));
+        if (names.is(key, "constructor")) return Value.builtin(comptime builtins.globalId("String").?);
         return builtins.primitiveMember(obj, key) orelse Value.undefined_value;
     }
     if (obj.isNullish()) {
@@ -552,6 +568,11 @@ fn getPrimitiveField(vm: *Vm, obj: Value, key: *String) Error!Value {
         });
     }
     if (obj.is(.builtin)) return builtins.staticMember(vm, @intCast(obj.payload()), key);
+    if (names.is(key, "constructor")) {
+        // A primitive's wrapper's constructor: (5).constructor is Number.
+        if (obj.isNumber()) return Value.builtin(comptime builtins.globalId("Number").?);
+        if (obj.isBool()) return Value.builtin(comptime builtins.globalId("Boolean").?);
+    }
     if (obj.is(.native)) {
         const native = builtins.native(vm, @intCast(obj.payload()));
         if (names.is(key, "name")) return Value.string(try vm.newLatin1(native.name));
