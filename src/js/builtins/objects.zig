@@ -173,6 +173,14 @@ pub fn toStringMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
     return Value.string(names.string("[object Object]"));
 }
 
+/// Function.prototype.toString: a function's source text (`function parseInt() { [native
+/// code] }` for a builtin), as String(f) gives it.
+pub fn functionToString(vm: *Vm, this: Value, args: []const Value) Error!Value {
+    _ = args;
+    if (!ops.isCallable(this)) return vm.throwMessage(.type_error, "Function.prototype.toString requires that 'this' be a Function");
+    return Value.string(try ops.toString(vm, this));
+}
+
 pub fn valueOf(vm: *Vm, this: Value, args: []const Value) Error!Value {
     _ = args;
     try requireObjectCoercible(vm, this);
