@@ -216,6 +216,8 @@ fn reportUncaught(vm: *Vm, e: Value, stderr: *std.Io.Writer) void {
         const heap = vm.heap;
         var scratch = std.heap.FixedBufferAllocator.init(heap.region[heap.low..heap.high]);
         var in = inspect.init(vm, scratch.allocator());
+        // node inspects an uncaught value with depth max(2, 5).
+        in.depth = 5;
         const text = in.inspect(e) catch "(value too large to show)";
         stderr.print("{s}\n", .{text}) catch return;
     }
