@@ -250,6 +250,9 @@ pub const ErrorObject = struct {
     message: ?*String,
     /// Where it was made: "file:line:column", for the stack text.
     position: ?*String,
+    /// The `cause` the constructor's options gave (an own property that is not enumerable,
+    /// as in JavaScript), or `Value.hole` when there was none.
+    cause: Value = Value.hole,
 
     pub const kind: Kind = .error_object;
 };

@@ -468,7 +468,8 @@ pub fn hasProperty(vm: *Vm, obj: Value, key_value: Value) Error!bool {
             if (key.eqlLatin1("length")) return true;
         },
         // Error.prototype has name and message; every error has its own stack.
-        .error_object => if (key.eqlLatin1("message") or key.eqlLatin1("name") or key.eqlLatin1("stack")) return true,
+        .error_object => if (key.eqlLatin1("message") or key.eqlLatin1("name") or key.eqlLatin1("stack") or
+            (key.eqlLatin1("cause") and !o.as(object.ErrorObject).cause.eqlBits(Value.hole))) return true,
         .closure => if (key.eqlLatin1("name") or key.eqlLatin1("length")) return true,
         .map, .set => if (key.eqlLatin1("size")) return true,
         else => {},
@@ -515,6 +516,7 @@ fn getObjectField(vm: *Vm, o: *Object, key: *String) Error!Value {
             if (names.is(key, "message")) return Value.string(e.message orelse string.empty);
             if (names.is(key, "name")) return Value.string(errorKindName(e.error_kind));
             if (names.is(key, "stack")) return Value.string(try builtins.errors.stackString(vm, e));
+            if (names.is(key, "cause") and !e.cause.eqlBits(Value.hole)) return e.cause;
         },
         .map, .set => {
             if (names.is(key, "size")) return Value.number(@floatFromInt(object.mapOf(o).live));

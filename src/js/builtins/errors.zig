@@ -25,9 +25,7 @@ fn construct(vm: *Vm, kind: object.ErrorKind, args: []const Value) Error!Value {
     if (text != null and text.?.len == 0) e.message = string.empty;
     const options = arg(args, 1);
     if (options.is(.object)) {
-        if (options.asObject().properties.get(names.string("cause"))) |cause| {
-            e.object.properties.put(vm.heap, names.string("cause"), cause) catch return vm.outOfMemory();
-        }
+        if (options.asObject().properties.get(names.string("cause"))) |cause| e.cause = cause;
     }
     return Value.obj(&e.object);
 }

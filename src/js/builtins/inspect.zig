@@ -181,7 +181,7 @@ pub const Inspector = struct {
             },
             .error_object => {
                 base = try in.formatError(o.as(object.ErrorObject));
-                if (keys.len == 0) return base;
+                if (keys.len == 0 and o.as(object.ErrorObject).cause.eqlBits(Value.hole)) return base;
             },
             .plain => {
                 if (o.class != 0 and o.class <= in.vm.host.class_names.len) {
@@ -209,6 +209,16 @@ pub const Inspector = struct {
             else => {},
         }
         for (keys) |p| try output.append(in.gpa, try in.formatProperty(p.key, p.value, recurse_times, false));
+        if (o.kind == .error_object) {
+            // The cause is an own property that is not enumerable: node shows it as [cause].
+            const cause = o.as(object.ErrorObject).cause;
+            if (!cause.eqlBits(Value.hole)) {
+                in.indentation += 2;
+                const str = try in.formatValue(cause, recurse_times);
+                in.indentation -= 2;
+                try output.append(in.gpa, try in.print("[cause]: {s}", .{str}));
+            }
+        }
         for (in.circular.items, 0..) |c, i| {
             if (c == o) {
                 const reference = try in.print("<ref *{d}>", .{i + 1});
