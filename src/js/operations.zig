@@ -608,6 +608,14 @@ pub fn getElement(vm: *Vm, obj: Value, key: Value) Error!Value {
 pub fn setField(vm: *Vm, obj: Value, key: *String, v: Value) Error!void {
     if (!obj.is(.object)) return setPrimitiveField(vm, obj, key);
     const o = obj.asObject();
+    if (o.properties.find(key) == null) switch (o.kind) {
+        // Inherited accessors without a setter, and a function's read-only own properties.
+        .map, .set => if (names.is(key, "size")) {
+            return vm.throwFmt(.type_error, "Cannot set property size of {s} which has only a getter", .{if (o.kind == .map) "#<Map>" else "#<Set>"});
+        },
+        .closure => if (names.is(key, "name") or names.is(key, "length")) return throwReadOnly(vm, o, key),
+        else => {},
+    };
     if (o.frozen) return throwFrozen(vm, o, key);
     try checkModuleWrite(vm, o);
     switch (o.kind) {
@@ -647,12 +655,21 @@ fn setPrimitiveField(vm: *Vm, obj: Value, key: *String) Error {
 }
 
 fn throwFrozen(vm: *Vm, o: *Object, key: *String) Error {
-    if (o.properties.find(key) != null or (o.kind == .array and key.arrayIndex() != null and key.arrayIndex().? < o.as(object.Array).len)) {
-        return vm.throwFmt(.type_error, "Cannot assign to read only property '{f}' of object '{s}'", .{
-            StringFormat{ .s = key }, if (o.kind == .array) "[object Array]" else "#<Object>",
-        });
-    }
+    const own = o.properties.find(key) != null or switch (o.kind) {
+        .array => if (key.arrayIndex()) |i| i < o.as(object.Array).len else names.is(key, "length"),
+        .error_object => names.is(key, "message") and o.as(object.ErrorObject).message != null,
+        else => false,
+    };
+    if (own) return throwReadOnly(vm, o, key);
     return vm.throwFmt(.type_error, "Cannot add property {f}, object is not extensible", .{StringFormat{ .s = key }});
+}
+
+/// V8's TypeError for a write to a read-only own property, naming the object as
+/// NoSideEffectsToString shows it (`object '[object Array]'`, `function '(p) => p'`).
+fn throwReadOnly(vm: *Vm, o: *Object, key: *String) Error {
+    return vm.throwFmt(.type_error, "Cannot assign to read only property '{f}' of {s} '{f}'", .{
+        StringFormat{ .s = key }, if (o.kind == .closure) "function" else "object", ValueText{ .vm = vm, .v = Value.obj(o) },
+    });
 }
 
 pub fn setIndex(vm: *Vm, a: *object.Array, i: u32, v: Value) Error!void {
