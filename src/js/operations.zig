@@ -711,21 +711,55 @@ pub fn deleteField(vm: *Vm, obj: Value, key: *String) Error!bool {
         if (obj.isNullish()) {
             return vm.throwFmt(.type_error, "Cannot convert undefined or null to object", .{});
         }
+        if (obj.isString()) {
+            // A string's indexes and length are its own properties, and not configurable.
+            const s = obj.asString();
+            const own = if (key.arrayIndex()) |i| i < s.len else names.is(key, "length");
+            if (own) return vm.throwFmt(.type_error, "Cannot delete property '{f}' of [object String]", .{StringFormat{ .s = key }});
+        }
+        // Builtin objects are read-only (Math.PI and the rest are not configurable).
+        if (obj.is(.builtin) and !(try getPrimitiveField(vm, obj, key)).isUndefined()) {
+            return vm.throwFmt(.type_error, "Cannot delete property '{f}' of {f}", .{ StringFormat{ .s = key }, ValueText{ .vm = vm, .v = obj } });
+        }
         return true;
     }
     const o = obj.asObject();
     try checkModuleWrite(vm, o);
-    if (o.kind == .array) {
-        const a = o.as(object.Array);
-        if (key.arrayIndex()) |i| {
-            if (i >= a.len) return true;
-            if (o.frozen) return vm.throwFmt(.type_error, "Cannot delete property '{d}' of [object Array]", .{i});
-            a.items[i] = Value.hole;
+    switch (o.kind) {
+        .array => {
+            const a = o.as(object.Array);
+            if (key.arrayIndex()) |i| {
+                if (i >= a.len) return true;
+                if (o.frozen) return vm.throwFmt(.type_error, "Cannot delete property '{d}' of [object Array]", .{i});
+                a.items[i] = Value.hole;
+                return true;
+            }
+            if (names.is(key, "length")) return vm.throwMessage(.type_error, "Cannot delete property 'length' of [object Array]");
+        },
+        // Own properties kept as fields: deleting one leaves the inherited value (an empty
+        // message or name).
+        .error_object => if (o.properties.find(key) == null) {
+            const e = o.as(object.ErrorObject);
+            if (names.is(key, "message") and e.message != null) {
+                if (o.frozen) return vm.throwFmt(.type_error, "Cannot delete property 'message' of {f}", .{ValueText{ .vm = vm, .v = obj }});
+                e.message = null;
+                return true;
+            }
+            if (names.is(key, "cause") and !e.cause.eqlBits(Value.hole)) {
+                if (o.frozen) return vm.throwFmt(.type_error, "Cannot delete property 'cause' of {f}", .{ValueText{ .vm = vm, .v = obj }});
+                e.cause = Value.hole;
+                return true;
+            }
+        },
+        .closure => if (o.properties.find(key) == null and names.is(key, "name")) {
+            if (o.frozen) return vm.throwFmt(.type_error, "Cannot delete property 'name' of {f}", .{ValueText{ .vm = vm, .v = obj }});
+            o.as(object.Closure).name = string.empty;
             return true;
-        }
+        },
+        else => {},
     }
     if (o.frozen and o.properties.find(key) != null) {
-        return vm.throwFmt(.type_error, "Cannot delete property '{f}' of #<Object>", .{StringFormat{ .s = key }});
+        return vm.throwFmt(.type_error, "Cannot delete property '{f}' of {f}", .{ StringFormat{ .s = key }, ValueText{ .vm = vm, .v = obj } });
     }
     _ = o.properties.remove(vm.heap, key) catch return vm.outOfMemory();
     return true;
