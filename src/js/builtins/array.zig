@@ -464,8 +464,8 @@ pub fn with(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const l: f64 = @floatFromInt(a.len);
     const k = if (x < 0) l + x else x;
     if (k < 0 or k >= l) {
-        var buf: [number.format_bytes_max]u8 = undefined;
-        return vm.throwFmt(.range_error, "Invalid index : {s}", .{number.format(&buf, x)});
+        // V8 shows the argument as given (NoSideEffectsToString), not the integer.
+        return vm.throwFmt(.range_error, "Invalid index : {f}", .{ops.ValueText{ .vm = vm, .v = arg(args, 0) }});
     }
     const result = try vm.newArray(a.len);
     for (0..a.len) |i| result.items[i] = element(a, i);
@@ -502,7 +502,7 @@ pub fn flat(vm: *Vm, this: Value, args: []const Value) Error!Value {
 pub fn flatMap(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const a = try thisArray(vm, this, "flatMap");
     const f = arg(args, 0);
-    try requireCallable(vm, f);
+    if (!ops.isCallable(f)) return vm.throwMessage(.type_error, "flatMap mapper function is not callable");
     const result = try vm.newArray(a.len);
     const len = a.len;
     for (0..len) |i| {
