@@ -264,10 +264,12 @@ pub fn padEnd(vm: *Vm, this: Value, args: []const Value) Error!Value {
 
 pub fn repeat(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const s = try thisString(vm, this, "repeat");
-    const n = try integerArg(vm, arg(args, 0));
+    const given = try ops.toNumber(vm, arg(args, 0));
+    const n = number.toIntegerOrInfinity(given);
     if (n < 0 or std.math.isInf(n)) {
+        // V8 shows the count as a number, before it is truncated: -1.5, not -1.
         var buf: [number.format_bytes_max]u8 = undefined;
-        return vm.throwFmt(.range_error, "Invalid count value: {s}", .{number.format(&buf, n)});
+        return vm.throwFmt(.range_error, "Invalid count value: {s}", .{number.format(&buf, given)});
     }
     if (n == 0 or s.len == 0) return Value.string(string.empty);
     if (n * @as(f64, @floatFromInt(s.len)) > string.length_max) return vm.throwMessage(.range_error, "Invalid string length");
