@@ -191,10 +191,21 @@ pub const Inspector = struct {
             },
         }
         if (recurse_times > in.depth) {
+            // node's `[${constructor name} ${tag}]`: the builtin that made it, and the
+            // iterators' toStringTag.
             return switch (o.kind) {
                 .array => "[Array]",
                 .map => "[Map]",
                 .set => "[Set]",
+                .closure => "[Function]",
+                .error_object => in.print("[{s}]", .{o.as(object.ErrorObject).error_kind.name()}),
+                .iterator => switch (o.as(object.Iterator).iterator_kind) {
+                    .map_keys, .map_values, .map_entries => "[Object [Map Iterator]]",
+                    .set_values, .set_entries => "[Object [Set Iterator]]",
+                    .array_keys, .array_values, .array_entries => "[Object [Array Iterator]]",
+                    .string_values => "[Object [String Iterator]]",
+                    .for_in_keys => "[Object [Iterator]]",
+                },
                 else => "[Object]",
             };
         }
