@@ -208,25 +208,20 @@ pub fn toPrimitive(vm: *Vm, v: Value, hint: Hint) Error!Value {
     const o = v.asObject();
     const first = if (hint == .string) names.string("toString") else names.string("valueOf");
     const second = if (hint == .string) names.string("valueOf") else names.string("toString");
+    // OrdinaryToPrimitive: each method in turn, own or inherited; the first primitive
+    // result wins. The inherited valueOf returns the object itself, so it never does; the
+    // inherited toString always does.
     for ([_]*String{ first, second }) |method| {
         if (o.properties.get(method)) |f| {
             if (isCallable(f)) {
                 const result = try vm.call(f, v, &.{});
                 if (!result.is(.object)) return result;
             }
+        } else if (method == names.string("toString")) {
+            return Value.string(try defaultString(vm, o));
         }
     }
-    if (o.properties.get(first) != null or o.properties.get(second) != null) {
-        // A user method returned an object and the other is not a function.
-        if (!hasDefaultConversion(o, first) and !hasDefaultConversion(o, second)) {
-            return vm.throwMessage(.type_error, "Cannot convert object to primitive value");
-        }
-    }
-    return Value.string(try defaultString(vm, o));
-}
-
-fn hasDefaultConversion(o: *Object, method: *String) bool {
-    return o.properties.get(method) == null;
+    return vm.throwMessage(.type_error, "Cannot convert object to primitive value");
 }
 
 /// What Object.prototype.toString (and Array's, Error's) make of an object.
@@ -241,7 +236,14 @@ fn defaultString(vm: *Vm, o: *Object) Error!*String {
         },
         .map => return names.string("[object Map]"),
         .set => return names.string("[object Set]"),
-        .iterator => return names.string("[object Iterator]"),
+        // Each kind of iterator has its own toStringTag.
+        .iterator => return vm.newLatin1(switch (o.as(object.Iterator).iterator_kind) {
+            .map_keys, .map_values, .map_entries => "[object Map Iterator]",
+            .set_values, .set_entries => "[object Set Iterator]",
+            .array_keys, .array_values, .array_entries => "[object Array Iterator]",
+            .string_values => "[object String Iterator]",
+            .for_in_keys => "[object Object]",
+        }),
         .plain => return names.string("[object Object]"),
     }
 }
