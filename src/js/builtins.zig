@@ -447,6 +447,9 @@ pub fn staticMember(vm: *Vm, id: u32, key: *String) Error!Value {
         // Function, outside the language).
         if (names.is(key, "constructor") and o.call == null and o.construct == null) return Value.builtin(comptime globalId("Object").?);
         if (names.is(key, "name") and (o.call != null or o.construct != null)) return Value.string(names.byId(names.lookup(o.name).?));
+        if (names.is(key, "length")) {
+            if (o.construct orelse o.call) |n| return Value.number(@floatFromInt(n.length));
+        }
         return Value.undefined_value;
     }
     const host_id = id - builtin_objects.len;
