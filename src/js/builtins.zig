@@ -146,15 +146,15 @@ fn entries(class: Class) []const Entry {
         },
         .map_proto => &.{
             nat("get", 1, collections.mapGet),         nat("set", 2, collections.mapSet),
-            nat("has", 1, collections.has),            nat("delete", 1, collections.delete),
-            nat("clear", 0, collections.clear),        nat("forEach", 1, collections.forEach),
+            nat("has", 1, collections.map_methods.has),         nat("delete", 1, collections.map_methods.delete),
+            nat("clear", 0, collections.map_methods.clear),     nat("forEach", 1, collections.map_methods.forEach),
             nat("keys", 0, collections.mapKeys),       nat("values", 0, collections.mapValues),
             nat("entries", 0, collections.mapEntries),
         },
         .set_proto => &.{
-            nat("add", 1, collections.setAdd),       nat("has", 1, collections.has),
-            nat("delete", 1, collections.delete),    nat("clear", 0, collections.clear),
-            nat("forEach", 1, collections.forEach),  nat("keys", 0, collections.setValues),
+            nat("add", 1, collections.setAdd),       nat("has", 1, collections.set_methods.has),
+            nat("delete", 1, collections.set_methods.delete),    nat("clear", 0, collections.set_methods.clear),
+            nat("forEach", 1, collections.set_methods.forEach),  nat("keys", 0, collections.setValues),
             nat("values", 0, collections.setValues), nat("entries", 0, collections.setEntries),
         },
         .iterator_proto => &.{

@@ -21,7 +21,14 @@ const arg = builtins.arg;
 
 fn thisArray(vm: *Vm, this: Value, comptime method: []const u8) Error!*Array {
     if (this.objectOf(.array)) |o| return o.as(Array);
-    if (this.isNullish()) return vm.throwMessage(.type_error, "Array.prototype." ++ method ++ " called on null or undefined");
+    if (this.isNullish()) {
+        // V8's Torque builtins name themselves; the others fail in ToObject.
+        const named = comptime for ([_][]const u8{ "concat", "every", "filter", "find", "findIndex", "findLast", "findLastIndex", "forEach", "indexOf", "map", "reduce", "reduceRight", "some" }) |m| {
+            if (std.mem.eql(u8, m, method)) break true;
+        } else false;
+        if (!named) return vm.throwMessage(.type_error, "Cannot convert undefined or null to object");
+        return vm.throwMessage(.type_error, "Array.prototype." ++ method ++ " called on null or undefined");
+    }
     return vm.throwMessage(.type_error, "Array.prototype." ++ method ++ " called on a value that is not an array");
 }
 

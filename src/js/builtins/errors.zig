@@ -68,7 +68,7 @@ pub fn constructUriError(vm: *Vm, this: Value, args: []const Value) Error!Value 
 /// Error.prototype.toString.
 pub fn toStringMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
     _ = args;
-    if (!this.is(.object)) return vm.throwMessage(.type_error, "Error.prototype.toString requires that 'this' be an Object");
+    if (!this.is(.object)) return vm.throwFmt(.type_error, "Method Error.prototype.toString called on incompatible receiver {f}", .{ops.ShortFormat{ .vm = vm, .v = this }});
     return Value.string(try errorToString(vm, this));
 }
 
