@@ -592,7 +592,25 @@ pub fn charAt(vm: *Vm, s: *String, i: usize) Error!*String {
     return string.fromUtf16(vm.heap, &.{unit}) catch vm.outOfMemory();
 }
 
+/// V8's TypeError for obj[key] on null or undefined when the key is an object: the key is
+/// not converted (no toString runs) but shown as NoSideEffectsToString shows it, and left
+/// out when that would be a bare `[object ...]` (an array, an object with its own toString).
+fn throwNullishObjectKey(vm: *Vm, obj: Value, key: Value, comptime reading: bool) Error {
+    var buf: [4096]u8 = undefined;
+    var w = std.Io.Writer.fixed(&buf);
+    const shown: ?[]const u8 = if ((ValueText{ .vm = vm, .v = key }).format(&w)) |_| blk: {
+        const text = w.buffered();
+        break :blk if (std.mem.startsWith(u8, text, "[object ")) null else text;
+    } else |_| null;
+    const base = if (obj.isNull()) "null" else "undefined";
+    const verb = if (reading) "read" else "set";
+    const gerund = if (reading) "reading" else "setting";
+    if (shown) |text| return vm.throwFmt(.type_error, "Cannot " ++ verb ++ " properties of {s} (" ++ gerund ++ " '{s}')", .{ base, text });
+    return vm.throwFmt(.type_error, "Cannot " ++ verb ++ " properties of {s}", .{base});
+}
+
 pub fn getElement(vm: *Vm, obj: Value, key: Value) Error!Value {
+    if (obj.isNullish() and isObjectLike(key)) return throwNullishObjectKey(vm, obj, key, true);
     if (key.isNumber()) {
         if (obj.objectOf(.array)) |o| {
             if (arrayIndex(key.asNumber())) |i| return elementAt(o.as(object.Array), i);
@@ -697,6 +715,7 @@ fn setLength(vm: *Vm, a: *object.Array, v: Value) Error!void {
 }
 
 pub fn setElement(vm: *Vm, obj: Value, key: Value, v: Value) Error!void {
+    if (obj.isNullish() and isObjectLike(key)) return throwNullishObjectKey(vm, obj, key, false);
     if (key.isNumber()) {
         if (obj.objectOf(.array)) |o| {
             if (arrayIndex(key.asNumber())) |i| {
