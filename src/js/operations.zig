@@ -445,6 +445,13 @@ pub fn hasProperty(vm: *Vm, obj: Value, key_value: Value) Error!bool {
         return !(try getPrimitiveField(vm, obj, key)).isUndefined();
     }
     if (!obj.is(.object)) {
+        // V8 throws before converting an object key and shows it as NoSideEffectsToString
+        // does ('#<Object>', '[object Array]').
+        if (isObjectLike(key_value)) {
+            return vm.throwFmt(.type_error, "Cannot use 'in' operator to search for '{f}' in {f}", .{
+                ValueText{ .vm = vm, .v = key_value }, ValueText{ .vm = vm, .v = obj },
+            });
+        }
         const key = try toPropertyKey(vm, key_value);
         // V8 shows a string operand without quotes.
         if (obj.isString()) {
