@@ -1463,7 +1463,9 @@ fn objectLiteral(c: *Compiler, properties: []const ast.Property, pos: u32) Error
                     try c.expression(key);
                     try c.expression(p.value);
                     try c.mark(p.pos);
-                    try c.emit(.define_elem);
+                    // An anonymous function takes the key as its name, at run time.
+                    const anonymous = p.value.data == .function and p.value.data.function.name == null;
+                    try c.emit(if (anonymous) .define_elem_named else .define_elem);
                 },
             },
         }

@@ -852,7 +852,7 @@ fn parseAssignment(p: *Parser, no_in: bool) Error!*Node {
     if (p.token.kind == .identifier) {
         const next = try p.peek();
         if (next.kind == .arrow and !next.newline_before) {
-            if (std.mem.eql(u8, p.token.text, "async")) return p.failAt(start, "async functions are not supported");
+            // `async => ...` is an arrow whose parameter is named async, not an async arrow.
             const name = try p.bindingName();
             const parameters = try p.arena.alloc(ast.Parameter, 1);
             parameters[0] = .{ .target = try p.identifierNode(start, name), .default = null };

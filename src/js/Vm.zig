@@ -211,6 +211,14 @@ pub fn constantString(vm: *Vm, index: u16) *String {
     return &vm.constants[index];
 }
 
+/// A closure's `name`: the one given at run time (a computed key), else its function's,
+/// else "".
+pub fn closureName(vm: *Vm, c: *const object.Closure) *String {
+    if (c.name) |n| return n;
+    if (c.function.name == Program.no_name) return string.empty;
+    return vm.constantString(c.function.name);
+}
+
 /// Forgets every object of the last run (not the module's, below `mark`).
 pub fn resetHeap(vm: *Vm) void {
     vm.heap.reset();

@@ -138,21 +138,23 @@ fn entries(class: Class) []const Entry {
             nat("toString", 0, globals_fns.booleanToString),
             nat("valueOf", 0, globals_fns.booleanValueOf),
         },
-        .function_proto => &.{},
+        .function_proto => &.{
+            nat("toString", 0, objects.functionToString),
+        },
         .error_proto => &.{
             nat("toString", 0, errors.toStringMethod),
         },
         .map_proto => &.{
             nat("get", 1, collections.mapGet),         nat("set", 2, collections.mapSet),
-            nat("has", 1, collections.has),            nat("delete", 1, collections.delete),
-            nat("clear", 0, collections.clear),        nat("forEach", 1, collections.forEach),
+            nat("has", 1, collections.map_methods.has),         nat("delete", 1, collections.map_methods.delete),
+            nat("clear", 0, collections.map_methods.clear),     nat("forEach", 1, collections.map_methods.forEach),
             nat("keys", 0, collections.mapKeys),       nat("values", 0, collections.mapValues),
             nat("entries", 0, collections.mapEntries),
         },
         .set_proto => &.{
-            nat("add", 1, collections.setAdd),       nat("has", 1, collections.has),
-            nat("delete", 1, collections.delete),    nat("clear", 0, collections.clear),
-            nat("forEach", 1, collections.forEach),  nat("keys", 0, collections.setValues),
+            nat("add", 1, collections.setAdd),       nat("has", 1, collections.set_methods.has),
+            nat("delete", 1, collections.set_methods.delete),    nat("clear", 0, collections.set_methods.clear),
+            nat("forEach", 1, collections.set_methods.forEach),  nat("keys", 0, collections.setValues),
             nat("values", 0, collections.setValues), nat("entries", 0, collections.setEntries),
         },
         .iterator_proto => &.{
@@ -441,7 +443,13 @@ pub fn staticMember(vm: *Vm, id: u32, key: *String) Error!Value {
     if (id < builtin_objects.len) {
         const o = builtin_objects[id];
         if (classMember(o.class, key)) |v| return v;
+        // Math, JSON and console are plain objects (the constructors' own constructor is
+        // Function, outside the language).
+        if (names.is(key, "constructor") and o.call == null and o.construct == null) return Value.builtin(comptime globalId("Object").?);
         if (names.is(key, "name") and (o.call != null or o.construct != null)) return Value.string(names.byId(names.lookup(o.name).?));
+        if (names.is(key, "length")) {
+            if (o.construct orelse o.call) |n| return Value.number(@floatFromInt(n.length));
+        }
         return Value.undefined_value;
     }
     const host_id = id - builtin_objects.len;

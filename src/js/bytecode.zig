@@ -160,6 +160,9 @@ pub const Op = enum(u8) {
     require_object,
     /// v -> (stores the module export with this index)
     set_export,
+    /// obj key f -> obj; as define_elem, and the anonymous function f takes the key as its
+    /// name (`{ [k]: () => 1 }`)
+    define_elem_named,
 };
 
 pub const Operand = enum { none, u8, i8, u16, u32, u16_u16, u32_u8 };
@@ -202,7 +205,7 @@ pub fn info(op: Op) Info {
         .delete_field => .{ .operand = .u16, .pops = 1, .pushes = 1 },
         .delete_elem => .{ .operand = .none, .pops = 2, .pushes = 1 },
         .define_field => .{ .operand = .u16, .pops = 2, .pushes = 1 },
-        .define_elem => .{ .operand = .none, .pops = 3, .pushes = 1 },
+        .define_elem, .define_elem_named => .{ .operand = .none, .pops = 3, .pushes = 1 },
         .copy_properties => .{ .operand = .none, .pops = 2, .pushes = 1 },
         .new_object, .new_array => .{ .operand = .u16, .pops = 0, .pushes = 1 },
         .append => .{ .operand = .none, .pops = 2, .pushes = 1 },

@@ -201,7 +201,8 @@ fn reportUncaught(vm: *Vm, e: Value, stderr: *std.Io.Writer) void {
         // The error's toString as it is when printed (V8 formats the stack's first line
         // when it is first read): `e.name = ""` prints the message alone.
         if (builtins.errors.errorToString(vm, e)) |text| {
-            string.writeUtf8(stderr, text) catch return;
+            const head = builtins.errors.inspectHead(vm, o.as(object.ErrorObject), text) catch text;
+            string.writeUtf8(stderr, head) catch return;
         } else |_| {
             stderr.writeAll(o.as(object.ErrorObject).error_kind.name()) catch return;
         }
@@ -215,6 +216,8 @@ fn reportUncaught(vm: *Vm, e: Value, stderr: *std.Io.Writer) void {
         const heap = vm.heap;
         var scratch = std.heap.FixedBufferAllocator.init(heap.region[heap.low..heap.high]);
         var in = inspect.init(vm, scratch.allocator());
+        // node inspects an uncaught value with depth max(2, 5).
+        in.depth = 5;
         const text = in.inspect(e) catch "(value too large to show)";
         stderr.print("{s}\n", .{text}) catch return;
     }

@@ -320,9 +320,12 @@ fn execute(vm: *Vm) Error!Value {
                 sp -= 1;
                 pc += 3;
             },
-            .define_elem => {
+            .define_elem, .define_elem_named => {
                 const o = try literalObject(vm, stack[sp - 3]);
                 const key = try ops.toPropertyKey(vm, stack[sp - 2]);
+                if (op == .define_elem_named) {
+                    if (stack[sp - 1].objectOf(.closure)) |f| f.as(object.Closure).name = key;
+                }
                 o.properties.put(vm.heap, key, stack[sp - 1]) catch return vm.outOfMemory();
                 sp -= 2;
                 pc += 1;

@@ -214,6 +214,9 @@ pub const Closure = struct {
     object: Object,
     function: *const Program.Function,
     captures: [*]*Cell,
+    /// The name given at run time, over the function's own: an anonymous function defined
+    /// under a computed key takes the key (`{ [k]: () => 1 }.dyn.name` is "dyn").
+    name: ?*String = null,
 
     pub const kind: Kind = .closure;
 };
@@ -247,6 +250,9 @@ pub const ErrorObject = struct {
     message: ?*String,
     /// Where it was made: "file:line:column", for the stack text.
     position: ?*String,
+    /// The `cause` the constructor's options gave (an own property that is not enumerable,
+    /// as in JavaScript), or `Value.hole` when there was none.
+    cause: Value = Value.hole,
 
     pub const kind: Kind = .error_object;
 };

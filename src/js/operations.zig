@@ -129,9 +129,9 @@ pub const ValueText = struct {
     /// A function value's name, or "" for anything else.
     fn functionName(vm: *Vm, f: Value) []const u8 {
         if (f.objectOf(.closure)) |c| {
-            const function = c.as(object.Closure).function;
-            if (function.name == @import("Program.zig").no_name) return "";
-            return vm.constantString(function.name).latin1();
+            const name = vm.closureName(c.as(object.Closure));
+            // A wide name (non-Latin-1) is not shown.
+            return if (name.flags.wide) "" else name.latin1();
         }
         if (f.is(.native)) return builtins.native(vm, @intCast(f.payload())).name;
         if (f.is(.builtin) and builtins.isCallableBuiltin(@intCast(f.payload()))) {
@@ -208,25 +208,20 @@ pub fn toPrimitive(vm: *Vm, v: Value, hint: Hint) Error!Value {
     const o = v.asObject();
     const first = if (hint == .string) names.string("toString") else names.string("valueOf");
     const second = if (hint == .string) names.string("valueOf") else names.string("toString");
+    // OrdinaryToPrimitive: each method in turn, own or inherited; the first primitive
+    // result wins. The inherited valueOf returns the object itself, so it never does; the
+    // inherited toString always does.
     for ([_]*String{ first, second }) |method| {
         if (o.properties.get(method)) |f| {
             if (isCallable(f)) {
                 const result = try vm.call(f, v, &.{});
                 if (!result.is(.object)) return result;
             }
+        } else if (method == names.string("toString")) {
+            return Value.string(try defaultString(vm, o));
         }
     }
-    if (o.properties.get(first) != null or o.properties.get(second) != null) {
-        // A user method returned an object and the other is not a function.
-        if (!hasDefaultConversion(o, first) and !hasDefaultConversion(o, second)) {
-            return vm.throwMessage(.type_error, "Cannot convert object to primitive value");
-        }
-    }
-    return Value.string(try defaultString(vm, o));
-}
-
-fn hasDefaultConversion(o: *Object, method: *String) bool {
-    return o.properties.get(method) == null;
+    return vm.throwMessage(.type_error, "Cannot convert object to primitive value");
 }
 
 /// What Object.prototype.toString (and Array's, Error's) make of an object.
@@ -241,7 +236,14 @@ fn defaultString(vm: *Vm, o: *Object) Error!*String {
         },
         .map => return names.string("[object Map]"),
         .set => return names.string("[object Set]"),
-        .iterator => return names.string("[object Iterator]"),
+        // Each kind of iterator has its own toStringTag.
+        .iterator => return vm.newLatin1(switch (o.as(object.Iterator).iterator_kind) {
+            .map_keys, .map_values, .map_entries => "[object Map Iterator]",
+            .set_values, .set_entries => "[object Set Iterator]",
+            .array_keys, .array_values, .array_entries => "[object Array Iterator]",
+            .string_values => "[object String Iterator]",
+            .for_in_keys => "[object Object]",
+        }),
         .plain => return names.string("[object Object]"),
     }
 }
@@ -443,6 +445,13 @@ pub fn hasProperty(vm: *Vm, obj: Value, key_value: Value) Error!bool {
         return !(try getPrimitiveField(vm, obj, key)).isUndefined();
     }
     if (!obj.is(.object)) {
+        // V8 throws before converting an object key and shows it as NoSideEffectsToString
+        // does ('#<Object>', '[object Array]').
+        if (isObjectLike(key_value)) {
+            return vm.throwFmt(.type_error, "Cannot use 'in' operator to search for '{f}' in {f}", .{
+                ValueText{ .vm = vm, .v = key_value }, ValueText{ .vm = vm, .v = obj },
+            });
+        }
         const key = try toPropertyKey(vm, key_value);
         // V8 shows a string operand without quotes.
         if (obj.isString()) {
@@ -468,7 +477,8 @@ pub fn hasProperty(vm: *Vm, obj: Value, key_value: Value) Error!bool {
             if (key.eqlLatin1("length")) return true;
         },
         // Error.prototype has name and message; every error has its own stack.
-        .error_object => if (key.eqlLatin1("message") or key.eqlLatin1("name") or key.eqlLatin1("stack")) return true,
+        .error_object => if (key.eqlLatin1("message") or key.eqlLatin1("name") or key.eqlLatin1("stack") or
+            (key.eqlLatin1("cause") and !o.as(object.ErrorObject).cause.eqlBits(Value.hole))) return true,
         .closure => if (key.eqlLatin1("name") or key.eqlLatin1("length")) return true,
         .map, .set => if (key.eqlLatin1("size")) return true,
         else => {},
@@ -507,9 +517,7 @@ fn getObjectField(vm: *Vm, o: *Object, key: *String) Error!Value {
         },
         .closure => {
             const f = o.as(object.Closure).function;
-            if (names.is(key, "name")) {
-                return Value.string(if (f.name == @import("Program.zig").no_name) string.empty else vm.constantString(f.name));
-            }
+            if (names.is(key, "name")) return Value.string(vm.closureName(o.as(object.Closure)));
             if (names.is(key, "length")) return Value.number(@floatFromInt(f.length));
         },
         .error_object => {
@@ -517,13 +525,29 @@ fn getObjectField(vm: *Vm, o: *Object, key: *String) Error!Value {
             if (names.is(key, "message")) return Value.string(e.message orelse string.empty);
             if (names.is(key, "name")) return Value.string(errorKindName(e.error_kind));
             if (names.is(key, "stack")) return Value.string(try builtins.errors.stackString(vm, e));
+            if (names.is(key, "cause") and !e.cause.eqlBits(Value.hole)) return e.cause;
         },
         .map, .set => {
             if (names.is(key, "size")) return Value.number(@floatFromInt(object.mapOf(o).live));
         },
         .iterator => {},
     }
+    if (names.is(key, "constructor")) return constructorOf(o);
     return builtins.protoMember(vm, o, key) orelse Value.undefined_value;
+}
+
+/// `o.constructor`, inherited from its prototype: the builtin that makes objects of its kind
+/// (a function's is Function, outside the language, so undefined).
+fn constructorOf(o: *Object) Value {
+    const name = switch (o.kind) {
+        .plain, .iterator => "Object",
+        .array => "Array",
+        .map => "Map",
+        .set => "Set",
+        .error_object => o.as(object.ErrorObject).error_kind.name(),
+        .closure => return Value.undefined_value,
+    };
+    return Value.builtin(builtins.globalId(name).?);
 }
 
 pub fn errorKindName(kind: object.ErrorKind) *String {
@@ -546,6 +570,7 @@ fn getPrimitiveField(vm: *Vm, obj: Value, key: *String) Error!Value {
             return Value.string(try charAt(vm, s, i));
         }
         if (names.is(key, "length")) return Value.number(@floatFromInt(s.len));
+        if (names.is(key, "constructor")) return Value.builtin(comptime builtins.globalId("String").?);
         return builtins.primitiveMember(obj, key) orelse Value.undefined_value;
     }
     if (obj.isNullish()) {
@@ -554,6 +579,11 @@ fn getPrimitiveField(vm: *Vm, obj: Value, key: *String) Error!Value {
         });
     }
     if (obj.is(.builtin)) return builtins.staticMember(vm, @intCast(obj.payload()), key);
+    if (names.is(key, "constructor")) {
+        // A primitive's wrapper's constructor: (5).constructor is Number.
+        if (obj.isNumber()) return Value.builtin(comptime builtins.globalId("Number").?);
+        if (obj.isBool()) return Value.builtin(comptime builtins.globalId("Boolean").?);
+    }
     if (obj.is(.native)) {
         const native = builtins.native(vm, @intCast(obj.payload()));
         if (names.is(key, "name")) return Value.string(try vm.newLatin1(native.name));
@@ -569,7 +599,25 @@ pub fn charAt(vm: *Vm, s: *String, i: usize) Error!*String {
     return string.fromUtf16(vm.heap, &.{unit}) catch vm.outOfMemory();
 }
 
+/// V8's TypeError for obj[key] on null or undefined when the key is an object: the key is
+/// not converted (no toString runs) but shown as NoSideEffectsToString shows it, and left
+/// out when that would be a bare `[object ...]` (an array, an object with its own toString).
+fn throwNullishObjectKey(vm: *Vm, obj: Value, key: Value, comptime reading: bool) Error {
+    var buf: [4096]u8 = undefined;
+    var w = std.Io.Writer.fixed(&buf);
+    const shown: ?[]const u8 = if ((ValueText{ .vm = vm, .v = key }).format(&w)) |_| blk: {
+        const text = w.buffered();
+        break :blk if (std.mem.startsWith(u8, text, "[object ")) null else text;
+    } else |_| null;
+    const base = if (obj.isNull()) "null" else "undefined";
+    const verb = if (reading) "read" else "set";
+    const gerund = if (reading) "reading" else "setting";
+    if (shown) |text| return vm.throwFmt(.type_error, "Cannot " ++ verb ++ " properties of {s} (" ++ gerund ++ " '{s}')", .{ base, text });
+    return vm.throwFmt(.type_error, "Cannot " ++ verb ++ " properties of {s}", .{base});
+}
+
 pub fn getElement(vm: *Vm, obj: Value, key: Value) Error!Value {
+    if (obj.isNullish() and isObjectLike(key)) return throwNullishObjectKey(vm, obj, key, true);
     if (key.isNumber()) {
         if (obj.objectOf(.array)) |o| {
             if (arrayIndex(key.asNumber())) |i| return elementAt(o.as(object.Array), i);
@@ -587,6 +635,14 @@ pub fn getElement(vm: *Vm, obj: Value, key: Value) Error!Value {
 pub fn setField(vm: *Vm, obj: Value, key: *String, v: Value) Error!void {
     if (!obj.is(.object)) return setPrimitiveField(vm, obj, key);
     const o = obj.asObject();
+    if (o.properties.find(key) == null) switch (o.kind) {
+        // Inherited accessors without a setter, and a function's read-only own properties.
+        .map, .set => if (names.is(key, "size")) {
+            return vm.throwFmt(.type_error, "Cannot set property size of {s} which has only a getter", .{if (o.kind == .map) "#<Map>" else "#<Set>"});
+        },
+        .closure => if (names.is(key, "name") or names.is(key, "length")) return throwReadOnly(vm, o, key),
+        else => {},
+    };
     if (o.frozen) return throwFrozen(vm, o, key);
     try checkModuleWrite(vm, o);
     switch (o.kind) {
@@ -626,12 +682,21 @@ fn setPrimitiveField(vm: *Vm, obj: Value, key: *String) Error {
 }
 
 fn throwFrozen(vm: *Vm, o: *Object, key: *String) Error {
-    if (o.properties.find(key) != null or (o.kind == .array and key.arrayIndex() != null and key.arrayIndex().? < o.as(object.Array).len)) {
-        return vm.throwFmt(.type_error, "Cannot assign to read only property '{f}' of object '{s}'", .{
-            StringFormat{ .s = key }, if (o.kind == .array) "[object Array]" else "#<Object>",
-        });
-    }
+    const own = o.properties.find(key) != null or switch (o.kind) {
+        .array => if (key.arrayIndex()) |i| i < o.as(object.Array).len else names.is(key, "length"),
+        .error_object => names.is(key, "message") and o.as(object.ErrorObject).message != null,
+        else => false,
+    };
+    if (own) return throwReadOnly(vm, o, key);
     return vm.throwFmt(.type_error, "Cannot add property {f}, object is not extensible", .{StringFormat{ .s = key }});
+}
+
+/// V8's TypeError for a write to a read-only own property, naming the object as
+/// NoSideEffectsToString shows it (`object '[object Array]'`, `function '(p) => p'`).
+fn throwReadOnly(vm: *Vm, o: *Object, key: *String) Error {
+    return vm.throwFmt(.type_error, "Cannot assign to read only property '{f}' of {s} '{f}'", .{
+        StringFormat{ .s = key }, if (o.kind == .closure) "function" else "object", ValueText{ .vm = vm, .v = Value.obj(o) },
+    });
 }
 
 pub fn setIndex(vm: *Vm, a: *object.Array, i: u32, v: Value) Error!void {
@@ -657,6 +722,7 @@ fn setLength(vm: *Vm, a: *object.Array, v: Value) Error!void {
 }
 
 pub fn setElement(vm: *Vm, obj: Value, key: Value, v: Value) Error!void {
+    if (obj.isNullish() and isObjectLike(key)) return throwNullishObjectKey(vm, obj, key, false);
     if (key.isNumber()) {
         if (obj.objectOf(.array)) |o| {
             if (arrayIndex(key.asNumber())) |i| {
@@ -673,21 +739,55 @@ pub fn deleteField(vm: *Vm, obj: Value, key: *String) Error!bool {
         if (obj.isNullish()) {
             return vm.throwFmt(.type_error, "Cannot convert undefined or null to object", .{});
         }
+        if (obj.isString()) {
+            // A string's indexes and length are its own properties, and not configurable.
+            const s = obj.asString();
+            const own = if (key.arrayIndex()) |i| i < s.len else names.is(key, "length");
+            if (own) return vm.throwFmt(.type_error, "Cannot delete property '{f}' of [object String]", .{StringFormat{ .s = key }});
+        }
+        // Builtin objects are read-only (Math.PI and the rest are not configurable).
+        if (obj.is(.builtin) and !(try getPrimitiveField(vm, obj, key)).isUndefined()) {
+            return vm.throwFmt(.type_error, "Cannot delete property '{f}' of {f}", .{ StringFormat{ .s = key }, ValueText{ .vm = vm, .v = obj } });
+        }
         return true;
     }
     const o = obj.asObject();
     try checkModuleWrite(vm, o);
-    if (o.kind == .array) {
-        const a = o.as(object.Array);
-        if (key.arrayIndex()) |i| {
-            if (i >= a.len) return true;
-            if (o.frozen) return vm.throwFmt(.type_error, "Cannot delete property '{d}' of [object Array]", .{i});
-            a.items[i] = Value.hole;
+    switch (o.kind) {
+        .array => {
+            const a = o.as(object.Array);
+            if (key.arrayIndex()) |i| {
+                if (i >= a.len) return true;
+                if (o.frozen) return vm.throwFmt(.type_error, "Cannot delete property '{d}' of [object Array]", .{i});
+                a.items[i] = Value.hole;
+                return true;
+            }
+            if (names.is(key, "length")) return vm.throwMessage(.type_error, "Cannot delete property 'length' of [object Array]");
+        },
+        // Own properties kept as fields: deleting one leaves the inherited value (an empty
+        // message or name).
+        .error_object => if (o.properties.find(key) == null) {
+            const e = o.as(object.ErrorObject);
+            if (names.is(key, "message") and e.message != null) {
+                if (o.frozen) return vm.throwFmt(.type_error, "Cannot delete property 'message' of {f}", .{ValueText{ .vm = vm, .v = obj }});
+                e.message = null;
+                return true;
+            }
+            if (names.is(key, "cause") and !e.cause.eqlBits(Value.hole)) {
+                if (o.frozen) return vm.throwFmt(.type_error, "Cannot delete property 'cause' of {f}", .{ValueText{ .vm = vm, .v = obj }});
+                e.cause = Value.hole;
+                return true;
+            }
+        },
+        .closure => if (o.properties.find(key) == null and names.is(key, "name")) {
+            if (o.frozen) return vm.throwFmt(.type_error, "Cannot delete property 'name' of {f}", .{ValueText{ .vm = vm, .v = obj }});
+            o.as(object.Closure).name = string.empty;
             return true;
-        }
+        },
+        else => {},
     }
     if (o.frozen and o.properties.find(key) != null) {
-        return vm.throwFmt(.type_error, "Cannot delete property '{f}' of #<Object>", .{StringFormat{ .s = key }});
+        return vm.throwFmt(.type_error, "Cannot delete property '{f}' of {f}", .{ StringFormat{ .s = key }, ValueText{ .vm = vm, .v = obj } });
     }
     _ = o.properties.remove(vm.heap, key) catch return vm.outOfMemory();
     return true;

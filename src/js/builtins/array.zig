@@ -21,7 +21,14 @@ const arg = builtins.arg;
 
 fn thisArray(vm: *Vm, this: Value, comptime method: []const u8) Error!*Array {
     if (this.objectOf(.array)) |o| return o.as(Array);
-    if (this.isNullish()) return vm.throwMessage(.type_error, "Array.prototype." ++ method ++ " called on null or undefined");
+    if (this.isNullish()) {
+        // V8's Torque builtins name themselves; the others fail in ToObject.
+        const named = comptime for ([_][]const u8{ "concat", "every", "filter", "find", "findIndex", "findLast", "findLastIndex", "forEach", "indexOf", "map", "reduce", "reduceRight", "some" }) |m| {
+            if (std.mem.eql(u8, m, method)) break true;
+        } else false;
+        if (!named) return vm.throwMessage(.type_error, "Cannot convert undefined or null to object");
+        return vm.throwMessage(.type_error, "Array.prototype." ++ method ++ " called on null or undefined");
+    }
     return vm.throwMessage(.type_error, "Array.prototype." ++ method ++ " called on a value that is not an array");
 }
 
@@ -32,6 +39,12 @@ fn requireCallable(vm: *Vm, f: Value) Error!void {
 fn checkExtensible(vm: *Vm, a: *Array) Error!void {
     try ops.checkModuleWrite(vm, a);
     if (a.object.frozen) return vm.throwFmt(.type_error, "Cannot add property {d}, object is not extensible", .{a.len});
+}
+
+/// A frozen array's length cannot be set, even to what it is: push(), pop() and shift() of
+/// an empty one, unshift() and splice(i, 0) set it last and throw this.
+fn throwLengthReadOnly(vm: *Vm) Error {
+    return vm.throwMessage(.type_error, "Cannot assign to read only property 'length' of object '[object Array]'");
 }
 
 fn checkWritable(vm: *Vm, a: *Array) Error!void {
@@ -73,6 +86,7 @@ pub fn at(vm: *Vm, this: Value, args: []const Value) Error!Value {
 
 pub fn push(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const a = try thisArray(vm, this, "push");
+    if (args.len == 0 and a.object.frozen) return throwLengthReadOnly(vm);
     try checkExtensible(vm, a);
     if (@as(usize, a.len) + args.len > object.length_max) return vm.throwMessage(.range_error, "Invalid array length");
     a.reserve(vm.heap, @as(usize, a.len) + args.len) catch return vm.outOfMemory();
@@ -86,7 +100,7 @@ pub fn push(vm: *Vm, this: Value, args: []const Value) Error!Value {
 pub fn pop(vm: *Vm, this: Value, args: []const Value) Error!Value {
     _ = args;
     const a = try thisArray(vm, this, "pop");
-    if (a.len == 0) return Value.undefined_value;
+    if (a.len == 0) return if (a.object.frozen) throwLengthReadOnly(vm) else Value.undefined_value;
     try ops.checkModuleWrite(vm, a);
     if (a.object.frozen) return vm.throwFmt(.type_error, "Cannot delete property '{d}' of [object Array]", .{a.len - 1});
     a.len -= 1;
@@ -97,7 +111,9 @@ pub fn pop(vm: *Vm, this: Value, args: []const Value) Error!Value {
 pub fn shift(vm: *Vm, this: Value, args: []const Value) Error!Value {
     _ = args;
     const a = try thisArray(vm, this, "shift");
-    if (a.len == 0) return Value.undefined_value;
+    if (a.len == 0) return if (a.object.frozen) throwLengthReadOnly(vm) else Value.undefined_value;
+    // The elements move down one, then the last is deleted.
+    if (a.len == 1 and a.object.frozen) return vm.throwMessage(.type_error, "Cannot delete property '0' of [object Array]");
     try checkWritable(vm, a);
     const first = element(a, 0);
     std.mem.copyForwards(Value, a.items[0 .. a.len - 1], a.items[1..a.len]);
@@ -107,6 +123,12 @@ pub fn shift(vm: *Vm, this: Value, args: []const Value) Error!Value {
 
 pub fn unshift(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const a = try thisArray(vm, this, "unshift");
+    if (a.object.frozen) {
+        if (args.len == 0) return throwLengthReadOnly(vm);
+        // The last element moves up first, to an index past the end.
+        const to = if (a.len == 0) 0 else a.len - 1 + args.len;
+        return vm.throwFmt(.type_error, "Cannot add property {d}, object is not extensible", .{to});
+    }
     if (args.len == 0) return index(a.len);
     try checkExtensible(vm, a);
     const new_len = @as(usize, a.len) + args.len;
@@ -348,6 +370,24 @@ pub fn slice(vm: *Vm, this: Value, args: []const Value) Error!Value {
     return Value.obj(&result.object);
 }
 
+/// splice on a frozen array throws at its first write, as the spec orders them: the tail
+/// moving (down from its start, or up from its end), the items, then the length.
+fn spliceFrozen(vm: *Vm, len: usize, start: usize, delete_count: usize, item_count: usize) Error {
+    const tail = len - start - delete_count;
+    if (item_count < delete_count) {
+        if (tail > 0) return vm.throwFmt(.type_error, "Cannot assign to read only property '{d}' of object '[object Array]'", .{start + item_count});
+        return vm.throwFmt(.type_error, "Cannot delete property '{d}' of [object Array]", .{len - 1});
+    }
+    if (item_count > delete_count and tail > 0) {
+        return vm.throwFmt(.type_error, "Cannot add property {d}, object is not extensible", .{len - 1 + item_count - delete_count});
+    }
+    if (item_count > 0) {
+        if (start < len) return vm.throwFmt(.type_error, "Cannot assign to read only property '{d}' of object '[object Array]'", .{start});
+        return vm.throwFmt(.type_error, "Cannot add property {d}, object is not extensible", .{start});
+    }
+    return throwLengthReadOnly(vm);
+}
+
 pub fn splice(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const a = try thisArray(vm, this, "splice");
     const start = try relative(vm, arg(args, 0), a.len, 0);
@@ -360,7 +400,7 @@ pub fn splice(vm: *Vm, this: Value, args: []const Value) Error!Value {
     }
     const items = if (args.len > 2) args[2..] else &[_]Value{};
     if (delete_count > 0 or items.len > 0) try ops.checkModuleWrite(vm, a);
-    if (a.object.frozen and (delete_count > 0 or items.len > 0)) try checkWritable(vm, a);
+    if (a.object.frozen) return spliceFrozen(vm, a.len, start, delete_count, items.len);
     const removed = try vm.newArray(delete_count);
     @memcpy(removed.items[0..delete_count], a.items[start .. start + delete_count]);
     removed.len = @intCast(delete_count);
@@ -431,8 +471,8 @@ pub fn with(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const l: f64 = @floatFromInt(a.len);
     const k = if (x < 0) l + x else x;
     if (k < 0 or k >= l) {
-        var buf: [number.format_bytes_max]u8 = undefined;
-        return vm.throwFmt(.range_error, "Invalid index : {s}", .{number.format(&buf, x)});
+        // V8 shows the argument as given (NoSideEffectsToString), not the integer.
+        return vm.throwFmt(.range_error, "Invalid index : {f}", .{ops.ValueText{ .vm = vm, .v = arg(args, 0) }});
     }
     const result = try vm.newArray(a.len);
     for (0..a.len) |i| result.items[i] = element(a, i);
@@ -469,7 +509,7 @@ pub fn flat(vm: *Vm, this: Value, args: []const Value) Error!Value {
 pub fn flatMap(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const a = try thisArray(vm, this, "flatMap");
     const f = arg(args, 0);
-    try requireCallable(vm, f);
+    if (!ops.isCallable(f)) return vm.throwMessage(.type_error, "flatMap mapper function is not callable");
     const result = try vm.newArray(a.len);
     const len = a.len;
     for (0..len) |i| {

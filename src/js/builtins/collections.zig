@@ -73,14 +73,6 @@ fn thisCollection(vm: *Vm, this: Value, kind: object.Kind, comptime method: []co
     return vm.throwFmt(.type_error, "Method " ++ method ++ " called on incompatible receiver {f}", .{ops.ShortFormat{ .vm = vm, .v = this }});
 }
 
-fn thisMapOrSet(vm: *Vm, this: Value, comptime method: []const u8) Error!*MapObject {
-    if (this.is(.object)) {
-        const o = this.asObject();
-        if (o.kind == .map or o.kind == .set) return object.mapOf(o);
-    }
-    return vm.throwFmt(.type_error, "Method " ++ method ++ " called on incompatible receiver {f}", .{ops.ShortFormat{ .vm = vm, .v = this }});
-}
-
 pub fn mapGet(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const m = try thisCollection(vm, this, .map, "Map.prototype.get");
     return m.get(arg(args, 0)) orelse Value.undefined_value;
@@ -98,38 +90,49 @@ pub fn setAdd(vm: *Vm, this: Value, args: []const Value) Error!Value {
     return this;
 }
 
-pub fn has(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const m = try thisMapOrSet(vm, this, "has");
-    return Value.boolean(m.find(arg(args, 0)) != null);
+/// has, delete, clear and forEach, one of each per prototype: a receiver that is not of
+/// the method's own kind is refused with its name (`Method Set.prototype.has called on
+/// incompatible receiver undefined`).
+pub fn Shared(comptime kind: object.Kind) type {
+    const prefix = if (kind == .map) "Map.prototype." else "Set.prototype.";
+    return struct {
+        pub fn has(vm: *Vm, this: Value, args: []const Value) Error!Value {
+            const m = try thisCollection(vm, this, kind, prefix ++ "has");
+            return Value.boolean(m.find(arg(args, 0)) != null);
+        }
+
+        pub fn delete(vm: *Vm, this: Value, args: []const Value) Error!Value {
+            const m = try mutable(vm, try thisCollection(vm, this, kind, prefix ++ "delete"));
+            return Value.boolean(m.remove(arg(args, 0)));
+        }
+
+        pub fn clear(vm: *Vm, this: Value, args: []const Value) Error!Value {
+            _ = args;
+            const m = try mutable(vm, try thisCollection(vm, this, kind, prefix ++ "clear"));
+            m.clear();
+            return Value.undefined_value;
+        }
+
+        pub fn forEach(vm: *Vm, this: Value, args: []const Value) Error!Value {
+            const m = try thisCollection(vm, this, kind, prefix ++ "forEach");
+            const f = arg(args, 0);
+            // Map's and Set's forEach name the value by its type, as V8's default call site does.
+            if (!ops.isCallable(f)) return vm.throwFmt(.type_error, "{f} is not a function", .{ops.DefaultSite{ .vm = vm, .v = f }});
+            // Entries added during the walk are visited, as the spec says: the length is re-read.
+            var i: u32 = 0;
+            while (i < m.len) : (i += 1) {
+                const entry = m.entries[i];
+                if (entry.key.eqlBits(Value.hole)) continue;
+                const v = if (m.object.kind == .set) entry.key else entry.value;
+                _ = try vm.call(f, Value.undefined_value, &.{ v, entry.key, this });
+            }
+            return Value.undefined_value;
+        }
+    };
 }
 
-pub fn delete(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const m = try mutable(vm, try thisMapOrSet(vm, this, "delete"));
-    return Value.boolean(m.remove(arg(args, 0)));
-}
-
-pub fn clear(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    _ = args;
-    const m = try mutable(vm, try thisMapOrSet(vm, this, "clear"));
-    m.clear();
-    return Value.undefined_value;
-}
-
-pub fn forEach(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const m = try thisMapOrSet(vm, this, "forEach");
-    const f = arg(args, 0);
-    // Map's and Set's forEach name the value by its type, as V8's default call site does.
-    if (!ops.isCallable(f)) return vm.throwFmt(.type_error, "{f} is not a function", .{ops.DefaultSite{ .vm = vm, .v = f }});
-    // Entries added during the walk are visited, as the spec says: the length is re-read.
-    var i: u32 = 0;
-    while (i < m.len) : (i += 1) {
-        const entry = m.entries[i];
-        if (entry.key.eqlBits(Value.hole)) continue;
-        const v = if (m.object.kind == .set) entry.key else entry.value;
-        _ = try vm.call(f, Value.undefined_value, &.{ v, entry.key, this });
-    }
-    return Value.undefined_value;
-}
+pub const map_methods = Shared(.map);
+pub const set_methods = Shared(.set);
 
 fn newIterator(vm: *Vm, source: Value, kind: object.IteratorKind) Error!Value {
     const it = vm.heap.create(object.Iterator) catch return vm.outOfMemory();

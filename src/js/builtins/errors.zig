@@ -25,9 +25,7 @@ fn construct(vm: *Vm, kind: object.ErrorKind, args: []const Value) Error!Value {
     if (text != null and text.?.len == 0) e.message = string.empty;
     const options = arg(args, 1);
     if (options.is(.object)) {
-        if (options.asObject().properties.get(names.string("cause"))) |cause| {
-            e.object.properties.put(vm.heap, names.string("cause"), cause) catch return vm.outOfMemory();
-        }
+        if (options.asObject().properties.get(names.string("cause"))) |cause| e.cause = cause;
     }
     return Value.obj(&e.object);
 }
@@ -70,7 +68,7 @@ pub fn constructUriError(vm: *Vm, this: Value, args: []const Value) Error!Value 
 /// Error.prototype.toString.
 pub fn toStringMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
     _ = args;
-    if (!this.is(.object)) return vm.throwMessage(.type_error, "Error.prototype.toString requires that 'this' be an Object");
+    if (!this.is(.object)) return vm.throwFmt(.type_error, "Method Error.prototype.toString called on incompatible receiver {f}", .{ops.ShortFormat{ .vm = vm, .v = this }});
     return Value.string(try errorToString(vm, this));
 }
 
@@ -84,6 +82,33 @@ pub fn errorToString(vm: *Vm, v: Value) Error!*String {
     if (message.len == 0) return name;
     const with_colon = string.concat(vm.heap, name, try vm.newLatin1(": ")) catch return vm.outOfMemory();
     return string.concat(vm.heap, with_colon, message) catch vm.outOfMemory();
+}
+
+/// The first line node prints for an error it inspects (console.log, an uncaught throw):
+/// the stack's first line (`head`, the toString line when the stack was made), which
+/// util.inspect's improveStack rewrites when a name ending in "Error" is not the
+/// constructor's: `e.name = "NotFoundError"` on an Error prints `Error [NotFoundError]: m`,
+/// `e.name = "Error"` on a TypeError prints `TypeError: m`.
+pub fn inspectHead(vm: *Vm, e: *object.ErrorObject, head: *String) Error!*String {
+    const name_value = try ops.getField(vm, Value.obj(&e.object), names.string("name"));
+    const name = if (name_value.isUndefined() or name_value.isNull()) names.string("Error") else try ops.toString(vm, name_value);
+    const prefix = e.error_kind.name();
+    const len = name.len;
+    if (len < 5 or len > head.len) return head;
+    for ("Error", len - 5..) |c, i| if (name.at(i) != c) return head;
+    for (0..len) |i| if (head.at(i) != name.at(i)) return head;
+    if (head.len != len and head.at(len) != ':' and head.at(len) != '\n') return head;
+    if (name.eqlLatin1(prefix)) return head;
+    const rest = string.slice(vm.heap, head, len, head.len) catch return vm.outOfMemory();
+    const contains = !name.flags.wide and std.mem.indexOf(u8, prefix, name.latin1()) != null;
+    const start = if (contains)
+        try vm.newLatin1(prefix)
+    else blk: {
+        const open = string.concat(vm.heap, try vm.newLatin1(prefix), try vm.newLatin1(" [")) catch return vm.outOfMemory();
+        const named = string.concat(vm.heap, open, name) catch return vm.outOfMemory();
+        break :blk string.concat(vm.heap, named, try vm.newLatin1("]")) catch return vm.outOfMemory();
+    };
+    return string.concat(vm.heap, start, rest) catch vm.outOfMemory();
 }
 
 /// The `stack` text: the toString line, then where the error was made.

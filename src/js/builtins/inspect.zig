@@ -94,6 +94,8 @@ pub const Inspector = struct {
         if (v.is(.builtin)) {
             const id: u32 = @intCast(v.payload());
             const name = builtins.builtinName(in.vm, id);
+            // V8's Error has one enumerable own property, stackTraceLimit.
+            if (std.mem.eql(u8, name, "Error")) return "[Function: Error] { stackTraceLimit: 10 }";
             if (builtins.isCallableBuiltin(id)) return in.print("[Function: {s}]", .{name});
             return in.print("Object [{s}] {{}}", .{name});
         }
@@ -170,16 +172,16 @@ pub const Inspector = struct {
                 if (braces[0][0] == 'O' and keys.len == 0) return in.print("{s}}}", .{braces[0]});
             },
             .closure => {
-                const f = o.as(object.Closure).function;
-                base = if (f.name == Program.no_name or in.vm.constantString(f.name).len == 0)
+                const name = in.vm.closureName(o.as(object.Closure));
+                base = if (name.len == 0)
                     "[Function (anonymous)]"
                 else
-                    try in.print("[Function: {f}]", .{Utf8{ .s = in.vm.constantString(f.name) }});
+                    try in.print("[Function: {f}]", .{Utf8{ .s = name }});
                 if (keys.len == 0) return base;
             },
             .error_object => {
                 base = try in.formatError(o.as(object.ErrorObject));
-                if (keys.len == 0) return base;
+                if (keys.len == 0 and o.as(object.ErrorObject).cause.eqlBits(Value.hole)) return base;
             },
             .plain => {
                 if (o.class != 0 and o.class <= in.vm.host.class_names.len) {
@@ -189,10 +191,21 @@ pub const Inspector = struct {
             },
         }
         if (recurse_times > in.depth) {
+            // node's `[${constructor name} ${tag}]`: the builtin that made it, and the
+            // iterators' toStringTag.
             return switch (o.kind) {
                 .array => "[Array]",
                 .map => "[Map]",
                 .set => "[Set]",
+                .closure => "[Function]",
+                .error_object => in.print("[{s}]", .{o.as(object.ErrorObject).error_kind.name()}),
+                .iterator => switch (o.as(object.Iterator).iterator_kind) {
+                    .map_keys, .map_values, .map_entries => "[Object [Map Iterator]]",
+                    .set_values, .set_entries => "[Object [Set Iterator]]",
+                    .array_keys, .array_values, .array_entries => "[Object [Array Iterator]]",
+                    .string_values => "[Object [String Iterator]]",
+                    .for_in_keys => "[Object [Iterator]]",
+                },
                 else => "[Object]",
             };
         }
@@ -207,6 +220,16 @@ pub const Inspector = struct {
             else => {},
         }
         for (keys) |p| try output.append(in.gpa, try in.formatProperty(p.key, p.value, recurse_times, false));
+        if (o.kind == .error_object) {
+            // The cause is an own property that is not enumerable: node shows it as [cause].
+            const cause = o.as(object.ErrorObject).cause;
+            if (!cause.eqlBits(Value.hole)) {
+                in.indentation += 2;
+                const str = try in.formatValue(cause, recurse_times);
+                in.indentation -= 2;
+                try output.append(in.gpa, try in.print("[cause]: {s}", .{str}));
+            }
+        }
         for (in.circular.items, 0..) |c, i| {
             if (c == o) {
                 const reference = try in.print("<ref *{d}>", .{i + 1});
@@ -222,7 +245,19 @@ pub const Inspector = struct {
         var out: std.ArrayList(u8) = .empty;
         const name = e.object.properties.get(names.string("name"));
         if (name != null and name.?.isString()) {
-            try out.print(in.gpa, "{f}", .{Utf8{ .s = name.?.asString() }});
+            const n = name.?.asString();
+            const kind = e.error_kind.name();
+            // util.inspect's improveStack: a name ending in "Error" that is not the
+            // constructor's is shown after it, `Error [NotFoundError]: m`.
+            if (n.len >= 5 and !n.eqlLatin1(kind) and !n.flags.wide and std.mem.endsWith(u8, n.latin1(), "Error")) {
+                if (std.mem.indexOf(u8, kind, n.latin1()) != null) {
+                    try out.appendSlice(in.gpa, kind);
+                } else {
+                    try out.print(in.gpa, "{s} [{f}]", .{ kind, Utf8{ .s = n } });
+                }
+            } else {
+                try out.print(in.gpa, "{f}", .{Utf8{ .s = n }});
+            }
         } else {
             try out.appendSlice(in.gpa, e.error_kind.name());
         }

@@ -152,7 +152,12 @@ fn hasOwnKey(vm: *Vm, v: Value, key_value: Value) Error!bool {
             if (key.arrayIndex()) |i| return i < a.len and !a.items[i].eqlBits(Value.hole);
             return names.is(key, "length");
         },
-        .error_object => return names.is(key, "message") and o.as(object.ErrorObject).message != null,
+        .error_object => {
+            const e = o.as(object.ErrorObject);
+            // Every error has its own stack; message and cause when they were given.
+            return names.is(key, "stack") or (names.is(key, "message") and e.message != null) or
+                (names.is(key, "cause") and !e.cause.eqlBits(Value.hole));
+        },
         .closure => return names.is(key, "name") or names.is(key, "length"),
         else => return false,
     }
@@ -171,6 +176,14 @@ pub fn toStringMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
         });
     }
     return Value.string(names.string("[object Object]"));
+}
+
+/// Function.prototype.toString: a function's source text (`function parseInt() { [native
+/// code] }` for a builtin), as String(f) gives it.
+pub fn functionToString(vm: *Vm, this: Value, args: []const Value) Error!Value {
+    _ = args;
+    if (!ops.isCallable(this)) return vm.throwMessage(.type_error, "Function.prototype.toString requires that 'this' be a Function");
+    return Value.string(try ops.toString(vm, this));
 }
 
 pub fn valueOf(vm: *Vm, this: Value, args: []const Value) Error!Value {

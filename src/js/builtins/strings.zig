@@ -264,10 +264,12 @@ pub fn padEnd(vm: *Vm, this: Value, args: []const Value) Error!Value {
 
 pub fn repeat(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const s = try thisString(vm, this, "repeat");
-    const n = try integerArg(vm, arg(args, 0));
+    const given = try ops.toNumber(vm, arg(args, 0));
+    const n = number.toIntegerOrInfinity(given);
     if (n < 0 or std.math.isInf(n)) {
+        // V8 shows the count as a number, before it is truncated: -1.5, not -1.
         var buf: [number.format_bytes_max]u8 = undefined;
-        return vm.throwFmt(.range_error, "Invalid count value: {s}", .{number.format(&buf, n)});
+        return vm.throwFmt(.range_error, "Invalid count value: {s}", .{number.format(&buf, given)});
     }
     if (n == 0 or s.len == 0) return Value.string(string.empty);
     if (n * @as(f64, @floatFromInt(s.len)) > string.length_max) return vm.throwMessage(.range_error, "Invalid string length");
@@ -588,24 +590,77 @@ fn primary(u: u16) u32 {
     return 0x40000 + @as(u32, u);
 }
 
+const Sensitivity = enum { base, accent, case, variant };
+
+fn isAsciiDigit(u: u16) bool {
+    return u >= '0' and u <= '9';
+}
+
+/// The primary comparison; with `numeric`, runs of digits compare by their value (ICU's
+/// numeric collation: "file2" before "file10").
+fn comparePrimary(a: *const String, b: *const String, numeric: bool) std.math.Order {
+    var i: usize = 0;
+    var j: usize = 0;
+    while (i < a.len and j < b.len) {
+        if (numeric and isAsciiDigit(a.at(i)) and isAsciiDigit(b.at(j))) {
+            var i_end = i;
+            while (i_end < a.len and isAsciiDigit(a.at(i_end))) i_end += 1;
+            var j_end = j;
+            while (j_end < b.len and isAsciiDigit(b.at(j_end))) j_end += 1;
+            // Leading zeros do not count.
+            while (i + 1 < i_end and a.at(i) == '0') i += 1;
+            while (j + 1 < j_end and b.at(j) == '0') j += 1;
+            if (i_end - i != j_end - j) return std.math.order(i_end - i, j_end - j);
+            while (i < i_end) : ({
+                i += 1;
+                j += 1;
+            }) {
+                if (a.at(i) != b.at(j)) return std.math.order(a.at(i), b.at(j));
+            }
+            continue;
+        }
+        const x = primary(a.at(i));
+        const y = primary(b.at(j));
+        if (x != y) return std.math.order(x, y);
+        i += 1;
+        j += 1;
+    }
+    return std.math.order(a.len - i, b.len - j);
+}
+
+/// localeCompare(that, locales, options): the locale is ignored (root collation); the
+/// options' `numeric` and `sensitivity` are honoured.
 pub fn localeCompare(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const a = try thisString(vm, this, "localeCompare");
     const b = try ops.toString(vm, arg(args, 0));
-    const n = @min(a.len, b.len);
-    // Primary: letters without accents or case.
-    for (0..n) |i| {
-        const x = primary(a.at(i));
-        const y = primary(b.at(i));
-        if (x != y) return Value.number(if (x < y) -1 else 1);
+    var numeric = false;
+    var sensitivity: Sensitivity = .variant;
+    const options = arg(args, 2);
+    if (options.is(.object)) {
+        numeric = ops.toBoolean(try ops.getField(vm, options, try vm.newLatin1("numeric")));
+        const s = try ops.getField(vm, options, try vm.newLatin1("sensitivity"));
+        if (!s.isUndefined()) {
+            const text = try ops.toString(vm, s);
+            sensitivity = if (text.eqlLatin1("base")) .base else if (text.eqlLatin1("accent")) .accent else if (text.eqlLatin1("case")) .case else if (text.eqlLatin1("variant")) .variant else return vm.throwFmt(.range_error, "Value {f} out of range for Intl.Collator options property sensitivity", .{ops.ValueText{ .vm = vm, .v = s }});
+        }
     }
-    if (a.len != b.len) return Value.number(if (a.len < b.len) -1 else 1);
+    // Primary: letters without accents or case.
+    switch (comparePrimary(a, b, numeric)) {
+        .lt => return Value.number(-1),
+        .gt => return Value.number(1),
+        .eq => {},
+    }
+    if (sensitivity == .base or a.len != b.len) return Value.number(0);
+    const n = a.len;
     // Secondary: accents; tertiary: lower case before upper case.
-    for (0..n) |i| {
-        const x = a.at(i);
-        const y = b.at(i);
-        const ax = lowerUnit(x) != baseLetter(x);
-        const ay = lowerUnit(y) != baseLetter(y);
-        if (ax != ay) return Value.number(if (ay) -1 else 1);
+    if (sensitivity != .case) {
+        for (0..n) |i| {
+            const x = a.at(i);
+            const y = b.at(i);
+            const ax = lowerUnit(x) != baseLetter(x);
+            const ay = lowerUnit(y) != baseLetter(y);
+            if (ax != ay) return Value.number(if (ay) -1 else 1);
+        }
     }
     for (0..n) |i| {
         const x = a.at(i);
@@ -613,7 +668,13 @@ pub fn localeCompare(vm: *Vm, this: Value, args: []const Value) Error!Value {
         if (x == y) continue;
         const ux = lowerUnit(x) != x;
         const uy = lowerUnit(y) != y;
-        if (ux != uy) return Value.number(if (uy) -1 else 1);
+        if (ux != uy) {
+            if (sensitivity == .accent) continue;
+            return Value.number(if (uy) -1 else 1);
+        }
+        // Two different accents (or other variants) of one letter.
+        if (sensitivity == .case) continue;
+        if (sensitivity == .accent and lowerUnit(x) == lowerUnit(y)) continue;
         return Value.number(if (x < y) -1 else 1);
     }
     return Value.number(0);
