@@ -704,10 +704,10 @@ const auxv_types = [_]u64{
 
 /// Gives std the auxiliary vector when libc is linked (OpenSSL needs musl), before anything
 /// reads a clock. Zig's own start code, which records the vector for std, does not run then
-/// (musl's does), so std found no vDSO and every `clock_gettime` was a system call: about ten
-/// per proxied request (the loop reads the clock as it dispatches), ~0.2 µs each on the
-/// benchmark VM against 21 ns through the vDSO. With the vector, std calls the vDSO's, as
-/// libc would.
+/// (musl's does), so std found no vDSO and every `clock_gettime` was a system call: ~0.2 µs
+/// each on the benchmark VM against 21 ns through the vDSO, about nine per request when
+/// requests come one at a time (fewer under load, where the loop batches). With the vector,
+/// std calls the vDSO's, as libc would.
 pub fn adoptAuxv() void {
     if (!builtin.link_libc or linux.elf_aux_maybe != null) return;
     for (auxv[0..auxv_types.len], auxv_types) |*entry, kind| {
