@@ -103,6 +103,14 @@ pub fn destroy(instance: *Instance) void {
     arena.deinit();
 }
 
+/// A generation that used the instance is freed (or its build failed): one reference less,
+/// and the instance freed with the last (every worker has let go of every generation that had
+/// it, or none ever saw it).
+pub fn unref(instance: *Instance) void {
+    instance.refs -= 1;
+    if (instance.refs == 0) instance.destroy();
+}
+
 /// The handler's engine on worker `worker_index`.
 pub fn on(instance: *const Instance, worker_index: u32) *Handler {
     return &instance.workers[worker_index];

@@ -51,6 +51,15 @@ pub fn tlsServer(generation: *const Generation, slot: u8) ?*tls.ServerContext {
     return generation.tls_servers[index];
 }
 
+/// The generation's instance of the handler named `name`: what the next build keeps when the
+/// handler's text and limits are unchanged (`HandlerInstance.make`).
+pub fn handlerNamed(generation: *const Generation, name: []const u8) ?*HandlerInstance {
+    for (generation.handlers) |instance| {
+        if (std.mem.eql(u8, instance.config.name, name)) return instance;
+    }
+    return null;
+}
+
 /// Worker `worker_index`'s engine for the handler of index `index` in `config.handlers()`.
 pub fn handler(generation: *const Generation, index: usize, worker_index: u32) *Handler {
     assert(index < generation.handlers.len); // Routes are validated against the same handlers.

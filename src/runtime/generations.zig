@@ -188,7 +188,7 @@ pub const Generations = struct {
         // Handlers first: a mistake in one refuses the build before anything is bound.
         const handlers = arena.alloc(*HandlerInstance, config.handlers_count) catch return outOfMemory(problem);
         var handlers_built: usize = 0;
-        errdefer for (handlers[0..handlers_built]) |instance| unrefHandler(instance);
+        errdefer for (handlers[0..handlers_built]) |instance| instance.unref();
         for (config.handlers(), handlers) |*handler, *slot| {
             slot.* = try generations.handlerFor(handler, previous, problem);
             slot.*.refs += 1;
@@ -351,10 +351,7 @@ pub const Generations = struct {
             "more than {d} handler names since start-up; restart to add handler {s}",
             .{ HandlerInstance.slots_max, handler.name },
         );
-        var old: ?*HandlerInstance = null;
-        if (previous) |built| for (built.generation.handlers) |instance| {
-            if (std.mem.eql(u8, instance.config.name, handler.name)) old = instance;
-        };
+        const old = if (previous) |built| built.generation.handlerNamed(handler.name) else null;
         var diagnostic: std.Io.Writer = .fixed(&problem.buffer);
         return HandlerInstance.make(std.heap.page_allocator, handler, old, slot, generations.handler_tallies, &diagnostic) catch |err| switch (err) {
             error.OutOfMemory => problem.set("out of memory compiling handler {s}", .{handler.name}),
@@ -523,7 +520,7 @@ pub const Generations = struct {
 
     fn free(generations: *Generations, built: *Built) void {
         for (built.generation.pools) |instance| generations.unref(instance);
-        for (built.generation.handlers) |instance| unrefHandler(instance);
+        for (built.generation.handlers) |instance| instance.unref();
         for (built.generation.tls_servers) |server| if (server) |s| {
             if (s.engines_live.load(.acquire) == 0) {
                 freeServer(s);
@@ -590,13 +587,6 @@ pub const HandlerName = struct {
         return name.bytes[0..name.len];
     }
 };
-
-/// A handler instance one generation less uses; freed when none does (every worker has let go
-/// of every generation that had it, or none ever saw it, after a failed build).
-fn unrefHandler(instance: *HandlerInstance) void {
-    instance.refs -= 1;
-    if (instance.refs == 0) instance.destroy();
-}
 
 /// How many of the generation's TLS contexts a connection still uses (its engine reads the
 /// context: the SNI callback, and the count it gives back when it ends).

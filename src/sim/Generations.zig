@@ -71,7 +71,7 @@ pub fn build(generations: *Generations, config: *const Config, now_ns: u64) Buil
     }
     const handlers = try arena.alloc(*HandlerInstance, built.config.handlers_count);
     var handlers_built: usize = 0;
-    errdefer for (handlers[0..handlers_built]) |instance| unrefHandler(instance);
+    errdefer for (handlers[0..handlers_built]) |instance| instance.unref();
     for (built.config.handlers(), handlers) |*handler, *slot| {
         slot.* = try generations.handlerFor(handler, previous);
         slot.*.refs += 1;
@@ -146,21 +146,13 @@ fn poolFor(generations: *Generations, pool: *const Config.Pool, previous: ?*Buil
 /// else a new one, compiled, in quarantined memory like a pool instance. The simulator's
 /// sources are its own and valid: a failure to compile one is the simulator's bug.
 fn handlerFor(generations: *Generations, handler: *const Config.Handler, previous: ?*Built) BuildError!*HandlerInstance {
-    var old: ?*HandlerInstance = null;
-    if (previous) |built| for (built.generation.handlers) |instance| {
-        if (std.mem.eql(u8, instance.config.name, handler.name)) old = instance;
-    };
+    const old = if (previous) |built| built.generation.handlerNamed(handler.name) else null;
     var text: [512]u8 = undefined;
     var diagnostic = std.Io.Writer.fixed(&text);
     return HandlerInstance.make(generations.quarantine.allocator(), handler, old, 0, &generations.handler_tallies, &diagnostic) catch |err| switch (err) {
         error.OutOfMemory => error.OutOfMemory,
         error.Invalid => std.debug.panic("sim: handler {s}: {s}", .{ handler.name, diagnostic.buffered() }),
     };
-}
-
-fn unrefHandler(instance: *HandlerInstance) void {
-    instance.refs -= 1;
-    if (instance.refs == 0) instance.destroy();
 }
 
 /// Frees every old generation the worker has let go of, and the pool instances no generation
@@ -187,7 +179,7 @@ pub fn freeAll(generations: *Generations) void {
 
 fn free(generations: *Generations, built: *Built) void {
     for (built.generation.pools) |instance| generations.unref(instance);
-    for (built.generation.handlers) |instance| unrefHandler(instance);
+    for (built.generation.handlers) |instance| instance.unref();
     var arena = built.arena;
     arena.deinit();
 }

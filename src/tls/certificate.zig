@@ -11,6 +11,7 @@ const std = @import("std");
 const linux = std.os.linux;
 const assert = std.debug.assert;
 const c = @import("c.zig");
+const failure = @import("failure.zig");
 const sys = @import("../stdx/sys.zig");
 const StaticAllocator = @import("../stdx/StaticAllocator.zig");
 const ServerContext = @import("ServerContext.zig");
@@ -188,7 +189,7 @@ fn freeChain(chain: *c.OPENSSL_STACK) void {
 }
 
 fn reasonOf(code: c_ulong) []const u8 {
-    return @import("failure.zig").reasonText(code) orelse "unknown error";
+    return failure.reasonText(code) orelse "unknown error";
 }
 
 pub fn keyTypeOf(key: *const c.EVP_PKEY) KeyType {
