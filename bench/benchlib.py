@@ -664,10 +664,10 @@ def measure(argv):
 # (pread64 and pwrite64: nginx's temporary files, when it buffers a response to disk.)
 SYSCALL_NAMES = ("read", "readv", "pread64", "recvfrom", "recvmsg", "write", "writev",
                  "pwrite64", "sendto", "sendmsg", "sendfile64", "splice", "epoll_wait",
-                 "epoll_pwait", "epoll_ctl", "io_uring_enter")
+                 "epoll_pwait", "epoll_ctl", "poll", "ppoll", "io_uring_enter")
 # io_uring operations are no system calls of their own: counted from io_uring_submit_req by
 # opcode (include/uapi/linux/io_uring.h).
-URING_OPCODES = {"recv": 27, "send": 26, "splice": 30, "poll_add": 6}
+URING_OPCODES = {"recv": 27, "send": 26, "splice": 30, "poll_add": 6, "async_cancel": 14}
 
 
 def _tracefs():
@@ -686,6 +686,9 @@ def _perf_events(tfs):
             events.append((n, ["-e", f"syscalls:sys_enter_{n}"]))
     if os.path.isdir(f"{tfs}/events/io_uring/io_uring_submit_req"):
         events.append(("io_uring ops", ["-e", "io_uring:io_uring_submit_req"]))
+        if os.path.isdir(f"{tfs}/events/io_uring/io_uring_complete"):
+            # Completions the kernel posted: a multishot receive posts many per submission.
+            events.append(("io_uring completions", ["-e", "io_uring:io_uring_complete"]))
         for name, op in URING_OPCODES.items():
             events.append((f"io_uring {name}", ["-e", "io_uring:io_uring_submit_req",
                                                 "--filter", f"opcode == {op}"]))
@@ -868,8 +871,8 @@ def _target_summary(recs, name):
     }
 
 
-def _syscall_text(rec):
-    """The per-MiB figures of one `syscalls` record: (all system calls, I/O operations
+def _syscall_text(rec, digits=1):
+    """The per-response figures of one `syscalls` record: (all system calls, I/O operations
     (system calls other than io_uring_enter, plus io_uring operations), the breakdown)."""
     if rec is None:
         return None, None, "not measured"
@@ -877,13 +880,14 @@ def _syscall_text(rec):
         return None, None, f"not measured: {rec['error']}"
     p = rec["per_response"]
     ops = p["syscalls"] - p.get("io_uring_enter", 0.0) + p.get("io_uring ops", 0.0)
-    parts = [f"{k} {v:.1f}" for k, v in sorted(p.items(), key=lambda kv: -kv[1])
-             if k not in ("syscalls", "io_uring ops") and v >= 0.05]
+    shown = 0.5 * 10 ** -digits
+    parts = [f"{k} {v:.{digits}f}" for k, v in sorted(p.items(), key=lambda kv: -kv[1])
+             if k not in ("syscalls", "io_uring ops") and v >= shown]
     return p["syscalls"], ops, ", ".join(parts) or "—"
 
 
-def _large_section(meta, recs, summary_out):
-    """The 1 MiB scenario's table, ratios and method, as markdown."""
+def _syscall_records(meta):
+    """The `syscalls` records of a run, by target name (`sluice`, `1m:sluice`)."""
     sys_recs = {}
     path = meta.get("syscalls_path")
     if path and os.path.exists(path):
@@ -892,6 +896,20 @@ def _large_section(meta, recs, summary_out):
                 if line.strip():
                     r = json.loads(line)
                     sys_recs[r["target"]] = r
+    return sys_recs
+
+
+def _per_request_calls(sys_recs, name):
+    """The small table's last three cells for one target."""
+    if name == "backend":
+        return ["—", "—", "—"]
+    calls, ops, parts = _syscall_text(sys_recs.get(name), digits=2)
+    return [_fmt_num(calls, ".2f"), _fmt_num(ops, ".2f"), parts]
+
+
+def _large_section(meta, recs, summary_out):
+    """The 1 MiB scenario's table, ratios and method, as markdown."""
+    sys_recs = _syscall_records(meta)
     rows, large = [], {}
     for t in meta["targets"]:
         name, label = t["name"], t["label"]
@@ -900,7 +918,7 @@ def _large_section(meta, recs, summary_out):
             why = t.get("failed") or (bad[0]["error"] if bad else "no runs")
             rows.append([label, f"FAILED: {why}"] + ["—"] * 11)
             continue
-        calls, ops, parts = _syscall_text(sys_recs.get(name)) if name != "backend" else (
+        calls, ops, parts = _syscall_text(sys_recs.get("1m:" + name)) if name != "backend" else (
             None, None, "—")
         s.update(syscalls_per_mib=calls, ops_per_mib=ops)
         large[name] = s
@@ -918,35 +936,18 @@ def _large_section(meta, recs, summary_out):
               "per MiB, by call", "sock err / non-2xx", "runs"]
     ratio_rows = []
     sl = large.get("sluice")
-    for peer in ("nginx", "haproxy"):
+    for peer, target in (("nginx", 0.8), ("haproxy", 0.8), ("sluice_b", None)):
         p = large.get(peer)
         plabel = next((t["label"] for t in meta["targets"] if t["name"] == peer), peer)
+        if peer == "sluice_b":
+            plabel = "sluice B (`SLUICE_B_BIN`)"
         if not sl or not p:
             continue
-
-        def ratio(a, b, target=None, higher_is_better=False):
-            if a is None or b is None or b == 0:
-                return "n/a"
-            r = a / b
-            if target is None:
-                return f"{r:.2f}×"
-            ok = r >= target if higher_is_better else r <= target
-            return f"{r:.2f}× ({'meets' if ok else 'misses'} {'≥' if higher_is_better else '≤'}{target})"
-
-        ratio_rows.append([f"sluice / {plabel}", ratio(sl["rps"], p["rps"]),
-                           ratio(sl["cpu_us"], p["cpu_us"], 0.8),
-                           ratio(sl["cpu_norm"], p["cpu_norm"], 0.8),
-                           ratio(sl["syscalls_per_mib"], p["syscalls_per_mib"]),
-                           ratio(sl["ops_per_mib"], p["ops_per_mib"])])
-    other = large.get("sluice_b")
-    if sl and other:
-        def plain(a, b):
-            return "n/a" if a is None or b is None or b == 0 else f"{a / b:.2f}×"
-        ratio_rows.append(["sluice / sluice B (`SLUICE_B_BIN`)", plain(sl["rps"], other["rps"]),
-                           plain(sl["cpu_us"], other["cpu_us"]),
-                           plain(sl["cpu_norm"], other["cpu_norm"]),
-                           plain(sl["syscalls_per_mib"], other["syscalls_per_mib"]),
-                           plain(sl["ops_per_mib"], other["ops_per_mib"])])
+        ratio_rows.append([f"sluice / {plabel}", _ratio(sl["rps"], p["rps"]),
+                           _ratio(sl["cpu_us"], p["cpu_us"], target),
+                           _ratio(sl["cpu_norm"], p["cpu_norm"], target),
+                           _ratio(sl["syscalls_per_mib"], p["syscalls_per_mib"]),
+                           _ratio(sl["ops_per_mib"], p["ops_per_mib"])])
     tool = next((r.get("tool") for r in sys_recs.values() if r.get("tool")), "none")
     legend = (
         "_Each response is 1 MiB (`GET /1m`), so MiB/s is responses/s and CPU µs/MiB is CPU µs"
@@ -966,6 +967,55 @@ def _large_section(meta, recs, summary_out):
     return "\n\n".join(parts)
 
 
+def _ratio(a, b, target=None, higher_is_better=False):
+    """`a / b` as a ratio cell, judged against `target` when there is one."""
+    if a is None or b is None or b == 0:
+        return "n/a"
+    r = a / b
+    if target is None:
+        return f"{r:.2f}×"
+    ok = r >= target if higher_is_better else r <= target
+    return f"{r:.2f}× ({'meets' if ok else 'misses'} {'≥' if higher_is_better else '≤'}{target})"
+
+
+def _peer_ratios(meta, summary, prefix, suffix, rows, dagger, ceilings):
+    """The small table's ratio rows of sluice against the floor and each peer, for the
+    pinned runs (prefix "") or the unpinned ones ("free:"). Returns the dagger note."""
+    sl = summary.get(prefix + "sluice")
+    # The floor: the CPU target is ≤0.9× a minimal byte pipe (which is ≤0.6× the peers).
+    for peer, targets in (("floor", (None, 0.9, 0.9, None)), ("nginx", (1.3, 0.6, 0.6, 1.0)),
+                          ("haproxy", (1.3, 0.6, 0.6, 1.0))):
+        p = summary.get(prefix + peer)
+        plabel = next((t["label"] for t in meta["targets"] if t["name"] == peer), peer)
+        if peer == "floor" and (p is None or sl is None):
+            continue
+        if not sl or not p:
+            rows.append([f"sluice / {plabel}{suffix}", "n/a", "n/a", "n/a", "n/a"])
+            continue
+        thr = _ratio(sl["rps"], p["rps"], targets[0], True)
+        if sl["busy"] is not None and sl["busy"] < 0.9 and peer != "floor":
+            thr += " †"
+            ceil = summary.get(prefix + "backend", {}).get("rps")
+            dagger = (f"† sluice's core was only {sl['busy'] * 100:.0f}% busy, so its throughput"
+                      " is not its CPU limit and the throughput ratio understates it.")
+            if ceil:
+                ceilings.append(f"{ceil / p['rps']:.2f}× {plabel}{suffix}")
+                dagger += f" The load side's ceiling is {ceil:,.0f} req/s = " + ", ".join(ceilings) + "."
+        rows.append([
+            f"sluice / {plabel}{suffix}",
+            thr,
+            _ratio(sl["cpu_us"], p["cpu_us"], targets[1]),
+            _ratio(sl["cpu_norm"], p["cpu_norm"], targets[2]),
+            _ratio(sl["p99_us"], p["p99_us"], targets[3]),
+        ])
+    other = summary.get(prefix + "sluice_b")
+    if sl and other:
+        rows.append([f"sluice / sluice B (`SLUICE_B_BIN`){suffix}", _ratio(sl["rps"], other["rps"]),
+                     _ratio(sl["cpu_us"], other["cpu_us"]), _ratio(sl["cpu_norm"], other["cpu_norm"]),
+                     _ratio(sl["p99_us"], other["p99_us"])])
+    return dagger
+
+
 def report(results_path, meta_path):
     meta = read_meta(meta_path)
     recs = []
@@ -975,13 +1025,21 @@ def report(results_path, meta_path):
 
     summary = {}
     rows = []
+    sys_recs = _syscall_records(meta)
     scenarios = meta.get("scenarios", "small").split()
-    for t in meta["targets"] if "small" in scenarios else []:
+    # The pinned rows, then (BENCH_PIN=both) the same targets unpinned, as `free:NAME`.
+    small_targets = [t for t in meta["targets"]] if "small" in scenarios else []
+    if any(r["target"].startswith("free:") for r in recs):
+        small_targets += [dict(t, name="free:" + t["name"], label=t["label"] + " (unpinned)")
+                          for t in meta["targets"]]
+    for t in small_targets:
         name, label = t["name"], t["label"]
         rs, bad, s = _target_summary(recs, name)
+        if name.startswith("free:") and not rs and not bad:
+            continue  # Not measured unpinned (it failed to start).
         if not rs:
             why = t.get("failed") or (bad[0]["error"] if bad else "no runs")
-            rows.append([label, f"FAILED: {why}"] + ["—"] * 10)
+            rows.append([label, f"FAILED: {why}"] + ["—"] * 13)
             continue
         if t.get("failed"):
             label += f" (⚠ {t['failed']})"
@@ -1005,10 +1063,10 @@ def report(results_path, meta_path):
             _fmt_num(s["foreign"], ".2f"),
             errs,
             f"{s['runs']}" + (f" (+{len(bad)} unparsable)" if bad else ""),
-        ])
+        ] + _per_request_calls(sys_recs, name))
     header = ["target", "req/s (median)", "spread", "p50", "p99", "proxy CPU µs/req",
               "÷ backend's", "proxy core busy", "backend CPU µs/req", "other load (cores)", "sock err / non-2xx",
-              "runs"]
+              "runs", "syscalls/req", "I/O ops/req", "per request, by call"]
     main_table = md_table(header, rows)
     legend = (
         "_req/s, p50, p99: from wrk, median over the runs. spread: (max − min) / median of"
@@ -1021,7 +1079,9 @@ def report(results_path, meta_path):
         " more bytes; lower in the ceiling row, where the backend batches more). other"
         " load: CPU used during the run by programs other than proxy, backend and wrk, in"
         " cores (median); a run above the threshold is repeated and the least disturbed"
-        " attempt counts._")
+        " attempt counts. syscalls/req, I/O ops/req, by call: as for the 1 MiB table below,"
+        " per response of a separate counting run (`io_uring completions`: the completions"
+        " the kernel posted, which a multishot operation posts many of per submission)._")
     notes = list(meta.get("notes", []))
     for t in meta["targets"]:
         s = summary.get(t["name"])
@@ -1043,54 +1103,21 @@ def report(results_path, meta_path):
 
     ratio_rows = []
     dagger, ceilings = "", []
-    sl = summary.get("sluice")
-    for peer in ("nginx", "haproxy"):
-        p = summary.get(peer)
-        plabel = next((t["label"] for t in meta["targets"] if t["name"] == peer), peer)
-        if not sl or not p:
-            ratio_rows.append([f"sluice / {plabel}", "n/a", "n/a", "n/a", "n/a"])
+    for prefix, suffix in (("", ""), ("free:", " (unpinned)")):
+        if prefix and not any(k.startswith(prefix) for k in summary):
             continue
-
-        def ratio(a, b, target, higher_is_better):
-            if a is None or b is None or b == 0:
-                return "n/a"
-            r = a / b
-            ok = r >= target if higher_is_better else r <= target
-            return f"{r:.2f}× ({'meets' if ok else 'misses'} {'≥' if higher_is_better else '≤'}{target})"
-
-        thr = ratio(sl["rps"], p["rps"], 1.3, True)
-        if sl["busy"] is not None and sl["busy"] < 0.9:
-            thr += " †"
-            ceil = summary.get("backend", {}).get("rps")
-            dagger = (f"† sluice's core was only {sl['busy'] * 100:.0f}% busy, so its throughput"
-                      " is not its CPU limit and the throughput ratio understates it.")
-            if ceil:
-                ceilings.append(f"{ceil / p['rps']:.2f}× {plabel}")
-                dagger += f" The load side's ceiling is {ceil:,.0f} req/s = " + ", ".join(ceilings) + "."
-        ratio_rows.append([
-            f"sluice / {plabel}",
-            thr,
-            ratio(sl["cpu_us"], p["cpu_us"], 0.6, False),
-            ratio(sl["cpu_norm"], p["cpu_norm"], 0.6, False),
-            ratio(sl["p99_us"], p["p99_us"], 1.0, False),
-        ])
-    def plain(a, b):
-        return "n/a" if a is None or b is None or b == 0 else f"{a / b:.2f}×"
+        dagger = _peer_ratios(meta, summary, prefix, suffix, ratio_rows, dagger, ceilings)
+    sl = summary.get("sluice")
     fast = summary.get("sluice_fast")
     if sl and fast:
         ratio_rows.append([f"sluice {meta.get('sluice_build', '')} / sluice ReleaseFast (the cost of"
-                           " the safety checks)", plain(sl["rps"], fast["rps"]),
-                           plain(sl["cpu_us"], fast["cpu_us"]), plain(sl["cpu_norm"], fast["cpu_norm"]),
-                           plain(sl["p99_us"], fast["p99_us"])])
-    other = summary.get("sluice_b")
-    if sl and other:
-        ratio_rows.append(["sluice / sluice B (`SLUICE_B_BIN`)", plain(sl["rps"], other["rps"]),
-                           plain(sl["cpu_us"], other["cpu_us"]),
-                           plain(sl["cpu_norm"], other["cpu_norm"]),
-                           plain(sl["p99_us"], other["p99_us"])])
-    ratio_table = md_table(["ratio", "throughput (target ≥1.3×)",
-                            "CPU per request (target ≤0.6×)", "same, ÷ backend's (cross-check)",
-                            "p99 latency (target ≤1.0×)"], ratio_rows)
+                           " the safety checks)", _ratio(sl["rps"], fast["rps"]),
+                           _ratio(sl["cpu_us"], fast["cpu_us"]), _ratio(sl["cpu_norm"], fast["cpu_norm"]),
+                           _ratio(sl["p99_us"], fast["p99_us"])])
+    ratio_table = md_table(["ratio", "throughput (target ≥1.3× the peers)",
+                            "CPU per request (target ≤0.6× the peers, ≤0.9× the floor)",
+                            "same, ÷ backend's (cross-check)",
+                            "p99 latency (target ≤1.0× the peers)"], ratio_rows)
 
     m = meta
     machine = "\n".join([

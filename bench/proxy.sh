@@ -6,8 +6,8 @@
 # proxy to it; wrk drives each one in interleaved rounds, in two scenarios: small responses
 # (`/`) and 1 MiB responses (`/1m`). Per run we record wrk's req/s and p50/p99, and the
 # proxy's own CPU time (utime+stime of its whole process tree, from /proc) per request. For
-# the 1 MiB scenario, a short extra run per proxy counts its system calls and io_uring
-# operations per MiB (perf's tracepoints, or strace). Medians, ratios and the machine go to
+# each scenario, a short extra run per proxy counts its system calls and io_uring
+# operations and completions per response (perf's tracepoints, or strace). Medians, ratios and the machine go to
 # stdout and to bench/out/proxy-<timestamp>.md. See bench/README.md.
 #
 # Usage: bench/proxy.sh [--quick] [--runs N] [--help]
@@ -19,13 +19,16 @@
 #   BENCH_CONNECTIONS=50    wrk -c
 #   BENCH_SCENARIOS="small large"  small: `/`, 6-byte body; large: `/1m`, 1 MiB body
 #   BENCH_LARGE_CONNECTIONS=10     wrk -c of the large scenario
-#   BENCH_SYSCALL_SECONDS=3 length of the large scenario's system-call counting run (0: none)
+#   BENCH_SYSCALL_SECONDS=3 length of each scenario's system-call counting run (0: none)
 #   BENCH_THREADS=1         wrk -t
-#   BENCH_TARGETS="backend sluice sluice_fast nginx haproxy"   subset/order of rows
-#                           (sluice: the BENCH_OPTIMIZE build; sluice_fast: ReleaseFast, to
-#                           show what the safety checks of ReleaseSafe cost)
+#   BENCH_TARGETS="backend floor sluice sluice_fast nginx haproxy"   subset/order of rows
+#                           (floor: bench/pipe_floor.c, a minimal epoll byte pipe, the least a
+#                           proxy can do; sluice: the BENCH_OPTIMIZE build; sluice_fast:
+#                           ReleaseFast, to show what the safety checks of ReleaseSafe cost)
 #   BENCH_OPTIMIZE=ReleaseSafe  the build mode of the `sluice` row (what make release ships)
-#   BENCH_PIN=auto          auto (pin when nproc >= 2), 1, 0
+#   BENCH_PIN=auto          auto (both when nproc >= 2, else 0), both, 1, 0: both measures the
+#                           small scenario pinned and unpinned in each round (the processes'
+#                           affinity is changed between the two with taskset -a -p)
 #   BENCH_PROXY_CPUS=1      taskset CPU list for the proxy under test
 #   BENCH_LOAD_CPUS=0       taskset CPU list for wrk and the backend
 #   BENCH_FOREIGN_MAX=0.10  a run during which other programs used more than this many
@@ -74,7 +77,7 @@ SCENARIOS="${BENCH_SCENARIOS:-small large}"
 LARGE_CONNS="${BENCH_LARGE_CONNECTIONS:-10}"
 SYSCALL_SECONDS="${BENCH_SYSCALL_SECONDS:-3}"
 THREADS="${BENCH_THREADS:-1}"
-TARGETS="${BENCH_TARGETS:-backend sluice sluice_fast nginx haproxy}"
+TARGETS="${BENCH_TARGETS:-backend floor sluice sluice_fast nginx haproxy}"
 PIN="${BENCH_PIN:-auto}"
 PROXY_CPUS="${BENCH_PROXY_CPUS:-1}"
 LOAD_CPUS="${BENCH_LOAD_CPUS:-0}"
@@ -96,7 +99,7 @@ large=0
 need_tools python3 nginx haproxy wrk taskset:util-linux
 # The system-call count prefers perf's tracepoints (linux-perf must match the kernel, so it is
 # not installed here); strace is the fallback.
-[ "$large" = 1 ] && [ "$SYSCALL_SECONDS" -gt 0 ] && ! command -v perf >/dev/null && need_tools strace
+[ "$SYSCALL_SECONDS" -gt 0 ] && ! command -v perf >/dev/null && need_tools strace
 
 # --- run directory, process bookkeeping, cleanup --------------------------------------
 
@@ -146,14 +149,22 @@ trap 'log "terminated"; exit 143' TERM
 PIN_LOAD=()
 PIN_PROXY=()
 case "$PIN" in
-    auto) [ "$(nproc)" -ge 2 ] && PIN=1 || PIN=0 ;;
-    1|0) ;;
-    *) echo "proxy.sh: BENCH_PIN must be auto, 1 or 0" >&2; exit 2 ;;
+    auto) [ "$(nproc)" -ge 2 ] && PIN=both || PIN=0 ;;
+    both|1|0) ;;
+    *) echo "proxy.sh: BENCH_PIN must be auto, both, 1 or 0" >&2; exit 2 ;;
 esac
+# PIN=both: the processes start pinned, and each round of the small scenario runs pinned,
+# then again unpinned (`free:` records), the affinities switched in between.
+free_rounds=0
+if [ "$PIN" = both ]; then
+    PIN=1
+    free_rounds=1
+fi
 if [ "$PIN" = 1 ]; then
     PIN_LOAD=(taskset -c "$LOAD_CPUS")
     PIN_PROXY=(taskset -c "$PROXY_CPUS")
     pinning="proxy on CPU $PROXY_CPUS; wrk and backend on CPU $LOAD_CPUS (taskset)"
+    [ "$free_rounds" = 1 ] && pinning="$pinning; and unpinned rows (every process on every CPU, switched with taskset -a -p between the two runs of each round)"
 else
     pinning="none (scheduler places proxy, wrk and backend)"
 fi
@@ -202,6 +213,13 @@ sluice_fast_bin=""
 if [[ " $TARGETS " == *" sluice_fast "* ]]; then
     sluice_fast_bin="$(build_sluice_mode ReleaseFast "$out/zig-out-fast")" || sluice_fast_fail="$sluice_fail"
 fi
+floor_fail=""
+floor_bin="$run/pipe_floor"
+if [[ " $TARGETS " == *" floor "* ]]; then
+    if ! { command -v gcc >/dev/null && gcc -O2 -o "$floor_bin" "$here/pipe_floor.c"; } 2>"$run/floor-build.log"; then
+        floor_fail="could not build bench/pipe_floor.c with gcc -O2 (see $run/floor-build.log)"
+    fi
+fi
 
 # --- configs ---------------------------------------------------------------------------
 
@@ -222,6 +240,7 @@ sluice_port="$(port)"
 
 declare -A tport tpid tlabel tfail
 tlabel[backend]="backend alone (ceiling)"
+tlabel[floor]="byte pipe floor (bench/pipe_floor.c)"
 tlabel[sluice]="sluice (${sluice_optimize:-?})"
 tlabel[sluice_fast]="sluice (ReleaseFast)"
 tlabel[sluice_b]="sluice B (${SLUICE_B_BIN:-SLUICE_B_BIN not set}${SLUICE_B_ARGS:+ $SLUICE_B_ARGS})"
@@ -267,6 +286,14 @@ check_started() {
 for t in $TARGETS; do
     case "$t" in
         backend) ;;
+        floor)
+            if [ -n "$floor_fail" ]; then tfail[floor]="$floor_fail"; continue; fi
+            tport[floor]="$(port)"
+            log "byte pipe floor on 127.0.0.1:${tport[floor]}"
+            start_bg "$run/floor.log" proxy "$floor_bin" "${tport[floor]}" "$bport"
+            tpid[floor]=$bg_pid
+            check_started floor "$run/floor.log" || tfail[floor]="did not start or did not relay (see $run/floor.log)"
+            ;;
         sluice)
             if [ -n "$sluice_fail" ]; then tfail[sluice]="$sluice_fail"; continue; fi
             tport[sluice]=$sluice_port
@@ -341,12 +368,14 @@ run_wrk() {
     wait "$wpid"
 }
 
-# measure TARGET SCENARIO ROUND ATTEMPT : one measured run, appends one JSON line to $results
+# measure TARGET SCENARIO ROUND ATTEMPT PINNING : one measured run, appends one JSON line to
+# $results; an unpinned (`free`) run is recorded as `free:NAME`
 measure() {
-    local t="$1" sc="$2" r="$3" a="$4" name="${sprefix[$2]}$1"
+    local t="$1" sc="$2" r="$3" a="$4" pm="$5" name="${sprefix[$2]}$1" cpus="${load_cpus_arg}"
+    if [ "$pm" = free ]; then name="free:$name"; cpus="-"; fi
     local url="http://127.0.0.1:${tport[$1]}${spath[$2]}"
-    python3 "$lib" measure "$name" "$r" "$a" "$run/wrk-${name/:/-}-$r-$a.txt" "${tpid[$t]}" \
-        "$backend_pid" $((DURATION + 30)) "${load_cpus_arg}" -- \
+    python3 "$lib" measure "$name" "$r" "$a" "$run/wrk-${name//:/-}-$r-$a.txt" "${tpid[$t]}" \
+        "$backend_pid" $((DURATION + 30)) "$cpus" -- \
         wrk -t"$THREADS" -c"${sconns[$sc]}" -d"${DURATION}s" --latency "$url" >"$run/last.json" &
     local mpid=$!
     started_pids+=("$mpid")
@@ -355,6 +384,21 @@ measure() {
 
 load_cpus_arg="-"
 [ "$PIN" = 1 ] && load_cpus_arg="$LOAD_CPUS"
+
+# pin_all pinned|free : the affinity of every process tree started (the backend, each
+# target), for BENCH_PIN=both's unpinned runs and back; wrk is started with its own.
+pin_all() {
+    local proxy_cpus="$PROXY_CPUS" load_cpus="$LOAD_CPUS" p t
+    if [ "$1" = free ]; then
+        proxy_cpus="0-$(($(nproc) - 1))"
+        load_cpus="$proxy_cpus"
+    fi
+    for p in $(python3 "$lib" tree "$backend_pid"); do taskset -a -pc "$load_cpus" "$p" >/dev/null 2>&1 || true; done
+    for t in "${active[@]}"; do
+        [ "${tpid[$t]}" = "-" ] && continue
+        for p in $(python3 "$lib" tree "${tpid[$t]}"); do taskset -a -pc "$proxy_cpus" "$p" >/dev/null 2>&1 || true; done
+    done
+}
 
 active=()
 for t in $TARGETS; do [ -z "${tfail[$t]:-}" ] && active+=("$t"); done
@@ -376,6 +420,12 @@ print("%s|%.0f req/s, p50 %.0f us, p99 %.0f us%s, other load %.2f cores%s" % (
 
 for ((r = 1; r <= RUNS; r++)); do
   for sc in $SCENARIOS; do
+   pin_modes=(pinned)
+   [ "$free_rounds" = 1 ] && [ "$sc" = small ] && pin_modes=(pinned free)
+   for pm in "${pin_modes[@]}"; do
+    [ "$free_rounds" = 1 ] && pin_all "$pm"
+    pm_label=""
+    [ "$pm" = free ] && pm_label=" unpinned"
     # Rotate the order each round so no target always runs first or last.
     n=${#active[@]}
     for ((i = 0; i < n; i++)); do
@@ -384,12 +434,17 @@ for ((r = 1; r <= RUNS; r++)); do
         url="http://127.0.0.1:${tport[$t]}${spath[$sc]}"
         for ((a = 0; a <= RETRIES; a++)); do
             if [ "$WARMUP" -gt 0 ]; then
-                run_wrk "$run/warmup-${sprefix[$sc]/:/-}$t-$r.txt" "$WARMUP" -t"$THREADS" \
-                    -c"${sconns[$sc]}" -d"${WARMUP}s" "$url" || true
+                if [ "$pm" = free ]; then
+                    timeout -k 5 $((WARMUP + 30)) wrk -t"$THREADS" -c"${sconns[$sc]}" -d"${WARMUP}s" "$url" \
+                        >"$run/warmup-free-$t-$r.txt" 2>&1 || true
+                else
+                    run_wrk "$run/warmup-${sprefix[$sc]/:/-}$t-$r.txt" "$WARMUP" -t"$THREADS" \
+                        -c"${sconns[$sc]}" -d"${WARMUP}s" "$url" || true
+                fi
             fi
-            measure "$t" "$sc" "$r" "$a" || true
+            measure "$t" "$sc" "$r" "$a" "$pm" || true
             verdict="$(python3 -c "$summarize" "$run/last.json" "$FOREIGN_MAX" 2>&1 || echo "error|unreadable result")"
-            log "round $r/$RUNS $sc $t: ${verdict#*|}"
+            log "round $r/$RUNS $sc$pm_label $t: ${verdict#*|}"
             # Every attempt is recorded; the report keeps, per round, the attempt with the
             # least other load.
             cat "$run/last.json" >>"$results"
@@ -406,35 +461,41 @@ for ((r = 1; r <= RUNS; r++)); do
             tfail[$t]="died during round $r"
         fi
     done
+   done
+   [ "$free_rounds" = 1 ] && pin_all pinned
   done
 done
 rm -f "$run/last.json"
 
-# The large scenario's system calls: one more short run per proxy, counted (perf's tracepoints
-# cost a little CPU, strace a lot: this run is kept apart from the timed ones).
+# System calls per response, per scenario: one more short run per proxy, counted (perf's
+# tracepoints cost a little CPU, strace a lot: this run is kept apart from the timed ones).
+# Recorded under the scenario's target name (`sluice`, `1m:sluice`).
 syscalls_out="$run/syscalls.jsonl"
 : >"$syscalls_out"
-if [ "$large" = 1 ] && [ "$SYSCALL_SECONDS" -gt 0 ]; then
+if [ "$SYSCALL_SECONDS" -gt 0 ]; then
+  for sc in $SCENARIOS; do
     for t in "${active[@]}"; do
         [ "$t" = backend ] && continue
         [ -n "${tfail[$t]:-}" ] && continue
+        name="${sprefix[$sc]}$t"
         pids="$(python3 "$lib" tree "${tpid[$t]}" | paste -sd, -)"
-        python3 "$lib" syscalls "$t" "$run/syscalls-$t.txt" "$pids" $((SYSCALL_SECONDS + 30)) \
-            "$load_cpus_arg" -- wrk -t"$THREADS" -c"$LARGE_CONNS" -d"${SYSCALL_SECONDS}s" \
-            --latency "http://127.0.0.1:${tport[$t]}/1m" >>"$syscalls_out" &
+        python3 "$lib" syscalls "$name" "$run/syscalls-${name/:/-}.txt" "$pids" $((SYSCALL_SECONDS + 30)) \
+            "$load_cpus_arg" -- wrk -t"$THREADS" -c"${sconns[$sc]}" -d"${SYSCALL_SECONDS}s" \
+            --latency "http://127.0.0.1:${tport[$t]}${spath[$sc]}" >>"$syscalls_out" &
         spid=$!
         started_pids+=("$spid")
         wait "$spid" || true
-        log "system calls of $t: $(tail -n 1 "$syscalls_out" | python3 -c '
+        log "system calls of $name: $(tail -n 1 "$syscalls_out" | python3 -c '
 import json, sys
 r = json.loads(sys.stdin.read())
 if "error" in r:
     print("error: " + r["error"])
 else:
     p = r["per_response"]
-    print("%.1f per MiB (%s)" % (p["syscalls"], ", ".join("%s %.1f" % (k, v) for k, v in p.items() if k != "syscalls" and v >= 0.05)))
+    print("%.2f per response (%s)" % (p["syscalls"], ", ".join("%s %.2f" % (k, v) for k, v in p.items() if k != "syscalls" and v >= 0.005)))
 ' 2>&1)"
     done
+  done
 fi
 
 # sluice's exit line carries its heap-allocation counter: stop it gracefully to read it.

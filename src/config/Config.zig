@@ -547,6 +547,20 @@ pub fn routes(config: *const Config) []const Route {
     return config.routes_buffer[0..config.routes_count];
 }
 
+/// A route's label in `/metrics` and `/status`: its name, else its position. A route's count
+/// goes on across reloads by this label.
+pub fn routeLabel(config: *const Config, index: usize) []const u8 {
+    const route = &config.routes()[index];
+    if (route.name.len > 0) return route.name;
+    const positions = comptime blk: {
+        @setEvalBranchQuota(100_000);
+        var names: [routes_count_max][]const u8 = undefined;
+        for (&names, 0..) |*name, i| name.* = std.fmt.comptimePrint("{d}", .{i});
+        break :blk names;
+    };
+    return positions[index];
+}
+
 pub fn addRoute(config: *Config, route: Route) error{TooMany}!void {
     if (config.routes_count == routes_count_max) return error.TooMany;
     config.routes_buffer[config.routes_count] = route;

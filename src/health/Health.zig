@@ -21,6 +21,7 @@ const Address = @import("../stdx/Address.zig").Address;
 const Config = @import("../config/Config.zig");
 const log = @import("../stdx/log.zig");
 const mask = @import("../stdx/mask.zig");
+const Counter = @import("../stdx/Counter.zig");
 
 const Health = @This();
 
@@ -47,6 +48,21 @@ pub const Stats = struct {
     trials: std.atomic.Value(u64) = .init(0),
     active_downs: std.atomic.Value(u64) = .init(0),
     active_ups: std.atomic.Value(u64) = .init(0),
+
+    /// As `Counter.transfer`, for counts every worker adds to (control thread): a reload that
+    /// replaces the pool's instance carries them into the new one when it is built, and the
+    /// old one's later counts move over when it is freed (runtime/generations.zig).
+    pub fn transfer(stats: *Stats, comptime how: Counter.Transfer, from: *const Stats, accounted: *Stats) void {
+        inline for (comptime std.meta.fieldNames(Stats)) |name| {
+            const now = @field(from, name).load(.monotonic);
+            const done = &@field(accounted, name);
+            switch (how) {
+                .carry => @field(stats, name).store(now, .monotonic),
+                .move => _ = @field(stats, name).fetchAdd(now -% done.load(.monotonic), .monotonic),
+            }
+            done.store(now, .monotonic);
+        }
+    }
 };
 
 pub const Backend = struct {

@@ -64,7 +64,9 @@ pub const Operation = union(enum) {
     accept: struct { socket: *Socket },
     /// The address is copied in, so the caller's may be a temporary.
     connect: struct { socket: *Socket, address: Address },
-    recv: struct { socket: *Socket, buffer: []u8 },
+    /// `later`: the bytes most likely have not arrived yet (the peer answers what was just
+    /// sent to it): io_uring waits for readiness before trying (`Loop.recvLater`).
+    recv: struct { socket: *Socket, buffer: []u8, later: bool = false },
     send: struct { socket: *Socket, buffer: []const u8 },
     poll_readable: struct { socket: *Socket },
     /// Socket to pipe (splice(2)): like `recv`, without the bytes passing through user memory.
@@ -75,7 +77,8 @@ pub const Operation = union(enum) {
     /// Internal: the wake-up eventfd.
     read: struct { socket: *Socket, buffer: []u8 },
 
-    pub const Direction = enum { read, write };
+    /// A watch has a slot of its own: it may be pending beside a receive (Socket.zig).
+    pub const Direction = enum { read, write, watch };
 
     pub fn socket(operation: *const Operation) *Socket {
         return switch (operation.*) {
@@ -88,8 +91,9 @@ pub const Operation = union(enum) {
     pub fn direction(operation: *const Operation) Direction {
         return switch (operation.*) {
             .none => unreachable,
-            .accept, .recv, .poll_readable, .splice_in, .read => .read,
+            .accept, .recv, .splice_in, .read => .read,
             .connect, .send, .splice_out => .write,
+            .poll_readable => .watch,
         };
     }
 };

@@ -64,7 +64,7 @@ pub fn submit(epoll: *Epoll, loop: *Loop, completion: *Completion) void {
         },
         else => {
             const ready = switch (completion.operation.direction()) {
-                .read => &socket.readable,
+                .read, .watch => &socket.readable,
                 .write => &socket.writable,
             };
             if (ready.*) {
@@ -102,10 +102,20 @@ pub fn tick(epoll: *Epoll, loop: *Loop, timeout_ns: ?u64) void {
         const flags = event.events;
         // ERR and HUP make both directions "ready": the syscall will report what happened.
         const failed = flags & (linux.EPOLL.ERR | linux.EPOLL.HUP) != 0;
-        if (failed or flags & (linux.EPOLL.IN | linux.EPOLL.RDHUP) != 0) socket.readable = true;
+        const input = failed or flags & (linux.EPOLL.IN | linux.EPOLL.RDHUP) != 0;
+        if (failed or flags & linux.EPOLL.RDHUP != 0) socket.input_ended = true;
+        if (input) socket.readable = true;
         if (failed or flags & linux.EPOLL.OUT != 0) socket.writable = true;
         if (socket.readable) {
             if (socket.reader) |reader| attempt(loop, reader, &socket.readable);
+        }
+        // A watch is for a socket nobody reads: a receive, if pending, takes the bytes. The
+        // event itself says the socket is readable, so no system call asks again.
+        if (input and socket.reader == null) {
+            if (socket.watcher) |watcher| if (watcher.state == .waiting) {
+                watcher.result = .{ .poll_readable = {} };
+                loop.pushReady(watcher);
+            };
         }
         if (socket.writable) {
             if (socket.writer) |writer| attempt(loop, writer, &socket.writable);
@@ -158,6 +168,13 @@ fn perform(completion: *Completion) bool {
             const result = sys.recv(fd, op.buffer);
             if (wouldBlock(result)) return false;
             completion.result = .{ .recv = result };
+            // A short read drained the socket: what arrives after it is a new edge, which the
+            // next wait reports. So the next receive waits for that instead of trying a
+            // receive that would find nothing (one system call per request saved). Unless
+            // the peer's close (or an error) was seen: that is still there to be read.
+            const n = result catch return true;
+            const socket = completion.operation.socket();
+            if (n > 0 and n < op.buffer.len and !socket.input_ended) socket.readable = false;
         },
         .send => |op| {
             const result = sys.send(fd, op.buffer);

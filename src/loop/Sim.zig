@@ -41,8 +41,8 @@ pub const pipes_max = 64;
 pub const pipe_capacity = 8 * 1024;
 /// Pipe fds are numbered apart from connections': base | serial << 7 | index << 1 | end.
 const pipe_fd_base: linux.fd_t = 1 << 30;
-/// Operations in flight: at most a reader and a writer per fd, plus cancelled ones.
-const inflight_max = 4 * connections_max;
+/// Operations in flight: at most a reader, a writer and a watcher per fd, plus cancelled ones.
+const inflight_max = 5 * connections_max;
 
 now_ns: u64 = 0,
 prng: std.Random.DefaultPrng,
@@ -254,6 +254,8 @@ pub const Stats = struct {
     clock_jumps: u64 = 0,
     /// Splices performed (socket to pipe, pipe to socket).
     splices: u64 = 0,
+    /// Idle pooled connections checked before carrying a request (Loop.isQuiet).
+    idle_checks: u64 = 0,
 };
 
 pub fn init(allocator: std.mem.Allocator, connector: Connector) !Sim {
@@ -470,6 +472,16 @@ pub fn openSocket(sim: *Sim) sys.SocketError!Socket {
     connection.proxy_open = true;
     sim.open_counts[@backingInt(Kind.upstream)] += 1;
     return .init(connection.fd);
+}
+
+/// See Loop.seemsQuiet: the simulated kernel answers as epoll would (it knows) or as io_uring
+/// would (it does not: true), seeded half and half, so both the check that finds bytes and
+/// the race it cannot close are exercised.
+pub fn seemsQuiet(sim: *Sim, socket: *Socket) bool {
+    const connection = sim.lookup(socket.fd, "an idle check was made on");
+    sim.stats.idle_checks += 1;
+    if (sim.random().boolean()) return true;
+    return !(connection.proxy_reset or connection.to_proxy.len > 0 or connection.to_proxy_eof);
 }
 
 pub fn shutdownWrite(sim: *Sim, socket: *Socket) sys.ShutdownError!void {

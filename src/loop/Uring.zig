@@ -32,6 +32,9 @@ backlog: Completion.Fifo = .{},
 enabled: bool,
 /// Bounds the CQE draining of one tick: a full CQ's worth of batches, plus one.
 cqe_batches_max: u32,
+/// The kernel takes IORING_RECVSEND_POLL_FIRST (5.19) and IOSQE_CQE_SKIP_SUCCESS (5.17):
+/// true on every kernel that accepted one of the first two flag sets of `init`.
+modern: bool,
 
 /// The user_data of ASYNC_CANCEL SQEs. No Completion lives at address 0.
 const cancel_user_data: u64 = 0;
@@ -91,6 +94,7 @@ pub fn init(entries: u16) InitError!Uring {
             .ring = ring,
             .enabled = flags & linux.IORING_SETUP_R_DISABLED == 0,
             .cqe_batches_max = @intCast(ring.cq.cqes.len / cqe_batch_len + 1),
+            .modern = flags != 0,
         };
     }
     // Every flag set refused with EINVAL: far older than anything with io_uring worth using.
@@ -129,7 +133,7 @@ pub fn submit(uring: *Uring, completion: *Completion) void {
     assert(completion.cancel == .none);
     if (uring.backlog.isEmpty()) {
         if (uring.getSqe()) |sqe| {
-            prep(sqe, completion);
+            uring.prep(sqe, completion);
             completion.state = .submitted;
             return;
         }
@@ -171,7 +175,7 @@ pub fn cancel(uring: *Uring, loop: *Loop, target: *Completion) void {
             .none => {
                 if (uring.backlog.isEmpty()) {
                     if (uring.getSqe()) |sqe| {
-                        prepCancel(sqe, target);
+                        uring.prepCancel(sqe, target);
                         target.cancel = .submitted;
                         return;
                     }
@@ -313,12 +317,12 @@ fn drainBacklog(uring: *Uring) void {
         switch (completion.cancel) {
             .backlogged => {
                 assert(completion.state == .submitted);
-                prepCancel(sqe, completion);
+                uring.prepCancel(sqe, completion);
                 completion.cancel = .submitted;
             },
             .none => {
                 assert(completion.state == .backlog);
-                prep(sqe, completion);
+                uring.prep(sqe, completion);
                 completion.state = .submitted;
             },
             .submitted => unreachable,
@@ -326,25 +330,33 @@ fn drainBacklog(uring: *Uring) void {
     }
 }
 
-fn prepCancel(sqe: *linux.io_uring_sqe, target: *Completion) void {
+fn prepCancel(uring: *const Uring, sqe: *linux.io_uring_sqe, target: *Completion) void {
     sqe.prep_cancel(@intFromPtr(target), 0);
     sqe.user_data = cancel_user_data;
+    // A cancel that found its target says nothing the target's own CQE will not: skip it.
+    if (uring.modern) sqe.flags |= linux.IOSQE_CQE_SKIP_SUCCESS;
 }
 
-fn prep(sqe: *linux.io_uring_sqe, completion: *Completion) void {
+fn prep(uring: *const Uring, sqe: *linux.io_uring_sqe, completion: *Completion) void {
     const socket = completion.operation.socket();
     assert(socket.fd >= 0);
     if (completion.poll_first) {
         const events: u32 = switch (completion.operation.direction()) {
             .read => linux.POLL.IN,
             .write => linux.POLL.OUT,
+            .watch => unreachable, // A watch is a POLL_ADD already.
         };
         sqe.prep_poll_add(socket.fd, events);
     } else switch (completion.operation) {
         .none => unreachable,
         .accept => sqe.prep_accept(socket.fd, null, null, linux.SOCK.NONBLOCK | linux.SOCK.CLOEXEC),
         .connect => |*op| sqe.prep_connect(socket.fd, op.address.sockaddr(), op.address.socklen()),
-        .recv => |op| sqe.prep_recv(socket.fd, clamp(u8, op.buffer), 0),
+        .recv => |op| {
+            sqe.prep_recv(socket.fd, clamp(u8, op.buffer), 0);
+            // Nothing is there yet: arm the poll at once rather than after a receive that
+            // finds nothing (a lock of the socket and a copy attempt for no bytes).
+            if (op.later and uring.modern) sqe.ioprio |= linux.IORING_RECVSEND_POLL_FIRST;
+        },
         .send => |op| sqe.prep_send(socket.fd, clamp(u8, op.buffer), linux.MSG.NOSIGNAL),
         // ERR and HUP are always reported; RDHUP adds the peer's half-close.
         .poll_readable => sqe.prep_poll_add(socket.fd, linux.POLL.IN | linux.EPOLL.RDHUP),

@@ -67,6 +67,12 @@ pub fn addRelaxed(histogram: *Histogram, other: *const Histogram) void {
     histogram.sum_ns.add(other.sum_ns.load());
 }
 
+/// `Counter.transfer` for every bucket and the sum.
+pub fn transfer(histogram: *Histogram, comptime how: Counter.Transfer, from: *const Histogram, accounted: *Histogram) void {
+    for (&histogram.counts, &from.counts, &accounted.counts) |*to, *source, *done| to.transfer(how, source, done);
+    histogram.sum_ns.transfer(how, &from.sum_ns, &accounted.sum_ns);
+}
+
 pub fn count(histogram: *const Histogram) u64 {
     var total: u64 = 0;
     for (&histogram.counts) |*n| total +%= n.load();

@@ -106,6 +106,11 @@ const RequestBody = struct {
     /// End of the window of `cbuf` handed to the exchange.
     window_end: u32 = 0,
     window_last: bool = false,
+    /// Body bytes taken from `cbuf` so far, framing and dropped trailers included: the
+    /// access log's `request_bytes` is the head and these. Counted where `c_pos` passes over
+    /// body bytes, so bytes that came in the head's read count, and bytes behind the body (a
+    /// pipelined request) do not.
+    consumed: u64 = 0,
 };
 
 /// What is being written to the client.
@@ -196,6 +201,12 @@ fn openExchange(connection: *Connection) void {
 fn recvHead(connection: *Connection) void {
     const cbuf = connection.cbuf.?;
     assert(connection.c_len < cbuf.len);
+    // After a response, the next request of a keep-alive client is not there yet (the client
+    // waited for the response); a new connection's first request often is.
+    if (connection.requests_served > 0 and connection.c_len == 0 and connection.tls == null) {
+        connection.submit();
+        return connection.loop().recvLater(&connection.recv_completion, &connection.socket, cbuf, Connection, connection, recvHeadCallback);
+    }
     connection.recvClient(cbuf[connection.c_len..], recvHeadCallback);
 }
 
@@ -325,6 +336,7 @@ pub fn pullRequestBody(connection: *Connection) void {
     body.window_end = connection.c_pos + @as(u32, @intCast(take));
     body.window_last = last;
     connection.c_pos += @intCast(skip);
+    body.consumed += skip;
     if (connection.c_pos == body.window_end) {
         assert(!last); // The final CRLF is always forwarded.
         return connection.pullRequestBody();
@@ -338,19 +350,35 @@ fn recvBodyCallback(connection: *Connection, result: sys.RecvError!usize) void {
     const n = result catch return connection.close();
     if (n == 0) return connection.close(); // The client gave up mid-body; the backend's copy is cut.
     connection.c_len += @intCast(n);
-    connection.exchange.?.countReceived(n);
     connection.pullRequestBody();
 }
 
 /// The exchange sent the window it was given.
 pub fn requestBodySent(connection: *Connection) void {
     const body = &connection.request_body;
+    assert(body.window_end >= connection.c_pos);
+    body.consumed += body.window_end - connection.c_pos;
     connection.c_pos = body.window_end;
     if (body.window_last) {
         body.done = true;
         return;
     }
     connection.pullRequestBody();
+}
+
+/// What is wrong with the chunked body bytes already received behind the head, if they are
+/// malformed: checked before the head goes to a backend, so a request whose body is broken
+/// from the start reaches none (as with nginx and HAProxy, which read that far before
+/// forwarding). Bytes that arrive later are checked as they stream, after the head has gone:
+/// then the backend connection is closed mid-body and never reused (docs/ARCHITECTURE.md,
+/// "HTTP strictness").
+pub fn bufferedBodyReject(connection: *const Connection) ?http.Reject {
+    if (connection.request_body.framing != .chunked) return null;
+    var decoder: http.ChunkedDecoder = .init(.{});
+    return switch (decoder.feed(connection.cbuf.?[connection.c_pos..connection.c_len])) {
+        .invalid => |reject| reject,
+        .need_more, .done => null,
+    };
 }
 
 /// Whether the request has a body still to come (a handler's exchange reads it first).
@@ -381,6 +409,7 @@ pub fn requestBodyReplayable(connection: *const Connection) bool {
 pub fn rewindRequestBody(connection: *Connection) void {
     assert(!connection.request_body.overwritten);
     connection.c_pos = connection.exchange.?.request.head_len;
+    connection.request_body.consumed = 0; // The same bytes are taken again.
     connection.initRequestBody();
 }
 
@@ -884,7 +913,7 @@ pub fn logAccess(connection: *Connection, exchange: *const Exchange, duration_ns
         .upstream_ns = upstream_ns,
         .tries = exchange.tries,
         .reason = exchange.log.end_reason,
-        .request_bytes = exchange.log.request_bytes,
+        .request_bytes = exchange.log.request_bytes + connection.request_body.consumed,
         .referer = exchange.log.referer,
         .user_agent = exchange.log.user_agent,
         .tls_version = if (connection.tls) |*t| t.version() else "",

@@ -260,6 +260,10 @@ fn forward(exchange: *Exchange, overrides: rewrite.Overrides) bool {
         exchange.fail(.request_body_too_large);
         return true;
     }
+    if (exchange.downstream.bufferedBodyReject()) |reject| {
+        exchange.fail(.{ .bad_request_body = reject });
+        return true;
+    }
     const pool = exchange.localPool();
     pool.stats.requests.add(1);
     pool.retry_budget.deposit();
@@ -516,12 +520,27 @@ fn connectUpstream(exchange: *Exchange) void {
         return exchange.connectUpstream();
     }
     exchange.attempt.counted = true;
+    if (!exchange.mayReuse()) return exchange.connectFresh();
     if (pool.connections.takeIdle(index)) |connection| {
         exchange.attempt.connection = connection;
         if (connection.tls != null and !exchange.acquireTls()) return exchange.fail(.overloaded);
         return exchange.sendUpstreamHead();
     }
     exchange.connectFresh();
+}
+
+/// Whether the request may go on a pooled idle connection. A backend may close an idle
+/// connection just as a request is sent on it (its keep-alive timeout: uvicorn's is 5 s), and
+/// then nobody can know whether the request was processed. An idempotent request without a
+/// body is simply sent again (`upstreamFailed`). Another one is closed to its client
+/// unanswered, as the backend closed it to sluice, so that the client, which sent it on a
+/// connection it had reused, decides whether to send it again, as it would have talking to
+/// the backend itself; but a client's first request on a connection cannot be treated so (the
+/// client never reused anything), so it goes on a connection of its own. HAProxy's
+/// `http-reuse safe`, its default, works the same way.
+fn mayReuse(exchange: *const Exchange) bool {
+    if (exchange.downstream.requests_served > 0) return true;
+    return exchange.request.method.isIdempotent() and exchange.request_parser.head.body == .none;
 }
 
 /// The try's TLS buffers, for a pool that speaks TLS (sizing reserves two per session).
@@ -691,7 +710,12 @@ fn upstreamFailed(exchange: *Exchange, outcome: Health.Outcome, failure: Failure
     const response_arrived = attempt.received > 0;
     const stale = outcome == .reset and connection.reused and !exchange.retried_stale and !response_arrived;
     if (!stale) exchange.report(outcome);
-    if (!exchange.replayable() or response_arrived) return exchange.failMidExchange(failure);
+    if (response_arrived) return exchange.failMidExchange(failure);
+    if (!exchange.replayable()) {
+        const client_may_retry = exchange.downstream.requests_served > 0;
+        if (stale and client_may_retry and !exchange.interim_relayed) return exchange.closeUnanswered();
+        return exchange.failMidExchange(failure);
+    }
     if (stale) {
         exchange.retried_stale = true;
         exchange.localPool().stats.upstream_stale_retries.add(1);
@@ -700,6 +724,19 @@ fn upstreamFailed(exchange: *Exchange, outcome: Health.Outcome, failure: Failure
     if (!outcome.isIn(exchange.localPool().config.retry.on)) return exchange.failMidExchange(failure);
     if (!exchange.reserveRetry()) return exchange.failMidExchange(failure);
     exchange.retryElsewhere();
+}
+
+/// The stale keep-alive race on a request that cannot be sent again (`mayReuse`): the client
+/// connection closes with no response, as the backend's did, and the client (which reused its
+/// connection) may send the request again. Logged (status 499, as any exchange that ends
+/// without a response) and counted.
+fn closeUnanswered(exchange: *Exchange) void {
+    assert(exchange.downstream.requests_served > 0);
+    assert(exchange.response == .none);
+    exchange.localPool().stats.upstream_stale_closes.add(1);
+    exchange.log.end_reason = "upstream_closed_reused_connection";
+    exchange.attempt.reusable = false;
+    exchange.abortWith(null);
 }
 
 /// Sending the request again is safe: its method is idempotent (RFC 9110 §9.2.2), nothing of
@@ -1427,10 +1464,14 @@ fn countResponse(exchange: *Exchange, status: u16) void {
 
 /// Every receive from the backend: through the TLS codec when the pool speaks TLS.
 fn recvUpstream(exchange: *Exchange, buffer: []u8, comptime callback: RecvCallback) void {
-    const socket = &exchange.attempt.connection.?.socket;
+    const attempt = &exchange.attempt;
+    const socket = &attempt.connection.?.socket;
     exchange.submit();
-    if (exchange.attempt.tls != null) return UpstreamTls.recv(exchange, buffer, callback);
-    exchange.loop().recv(&exchange.attempt.recv, socket, buffer, Exchange, exchange, callback);
+    if (attempt.tls != null) return UpstreamTls.recv(exchange, buffer, callback);
+    // The request has just gone: its response cannot be there yet.
+    const later = attempt.state == .awaiting_response and attempt.received == 0;
+    if (later) return exchange.loop().recvLater(&attempt.recv, socket, buffer, Exchange, exchange, callback);
+    exchange.loop().recv(&attempt.recv, socket, buffer, Exchange, exchange, callback);
 }
 
 /// Every send to the backend: through the TLS codec when the pool speaks TLS.

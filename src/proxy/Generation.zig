@@ -43,6 +43,17 @@ holders: std.atomic.Value(u32),
 /// Requests each route took, one row per worker (each written by its worker only).
 route_requests: []const []Counter,
 
+/// Requests this generation routed by the route labelled `label` (`Config.routeLabel`), all
+/// workers together (control thread).
+pub fn routeRequests(generation: *const Generation, label: []const u8) u64 {
+    var total: u64 = 0;
+    for (0..generation.config.routes_count) |index| {
+        if (!std.mem.eql(u8, generation.config.routeLabel(index), label)) continue;
+        for (generation.route_requests) |row| total += row[index].load();
+    }
+    return total;
+}
+
 /// The TLS context of the listener on worker listener slot `slot`; null: plain HTTP (or a
 /// slot this generation no longer has).
 pub fn tlsServer(generation: *const Generation, slot: u8) ?*tls.ServerContext {

@@ -597,8 +597,22 @@ pub fn releaseIdleHolds(proxy: *Proxy) void {
         if (i == proxy.current_hold or hold.users > 0) continue;
         const generation = hold.generation orelse continue;
         if (!proxy.retiredPoolsQuiet(generation)) continue;
+        proxy.moveRetiredCounts(generation);
         hold.* = .{};
         _ = @constCast(generation).holders.fetchSub(1, .release);
+    }
+}
+
+/// This worker is done with `generation`: what its retired pools counted since a reload
+/// built their successors (exchanges that finished on them late) moves into the current
+/// instances of their names, so `/metrics` counts every request once.
+fn moveRetiredCounts(proxy: *Proxy, generation: *const Generation) void {
+    for (generation.pools) |instance| {
+        if (!instance.locals[proxy.worker_index].retired) continue;
+        for (proxy.generation.pools) |current| {
+            if (current == instance or !std.mem.eql(u8, current.config.name, instance.config.name)) continue;
+            current.moveWorkerCounts(instance, proxy.worker_index);
+        }
     }
 }
 

@@ -32,6 +32,7 @@ const Worker = @import("Worker.zig");
 const tls = @import("../tls/tls.zig");
 const Handler = @import("../handler/Handler.zig");
 const Runtime = @import("Runtime.zig");
+const Generations = @import("generations.zig").Generations;
 
 comptime {
     // metrics/ does not import config/: its bounds must be the configuration's.
@@ -76,9 +77,19 @@ pub fn collect(runtime: *const Runtime, snapshot: *Snapshot) void {
     addHandlers(snapshot, runtime);
     for (generation.pools, snapshot.pools[0..generation.pools.len]) |instance, *pool| addPool(pool, instance);
     for (snapshot.routes[0..generation.config.routes_count], 0..) |*route, index| {
-        route.* = .{ .name = routeName(generation, index), .requests = 0 };
-        for (generation.route_requests) |row| route.requests += row[index].load();
+        const label = generation.config.routeLabel(index);
+        route.* = .{ .name = label, .requests = routeRequests(runtime.generations, label) };
     }
+}
+
+/// Requests routed by the route labelled `label`, since start-up: the freed generations'
+/// total and every live generation's count (an old one still finishing requests too).
+fn routeRequests(generations: *const Generations, label: []const u8) u64 {
+    var total = generations.route_totals.get(label);
+    for (generations.live[0..generations.live_count]) |built| {
+        total += built.generation.routeRequests(label);
+    }
+    return total;
 }
 
 /// The stats line (SIGUSR2, and at exit): `LABEL heap_allocations_after_startup=N ...`.
@@ -115,19 +126,6 @@ fn addHandlers(snapshot: *Snapshot, runtime: *const Runtime) void {
     }
 }
 
-/// A route's label: its name, else its position.
-fn routeName(generation: *const Generation, index: usize) []const u8 {
-    const route = &generation.config.routes()[index];
-    if (route.name.len > 0) return route.name;
-    const positions = comptime blk: {
-        @setEvalBranchQuota(100_000);
-        var names: [Config.routes_count_max][]const u8 = undefined;
-        for (&names, 0..) |*name, i| name.* = std.fmt.comptimePrint("{d}", .{i});
-        break :blk names;
-    };
-    return positions[index];
-}
-
 fn addPool(pool: *Snapshot.Pool, instance: *const Pool) void {
     const config = &instance.config;
     const shared = &instance.shared;
@@ -161,6 +159,7 @@ fn addPool(pool: *Snapshot.Pool, instance: *const Pool) void {
         counters.upstream_connect_failures += stats.upstream_connect_failures.load();
         counters.upstream_errors += stats.upstream_errors.load();
         counters.upstream_stale_retries += stats.upstream_stale_retries.load();
+        counters.upstream_stale_closes += stats.upstream_stale_closes.load();
         counters.upstream_tls_handshakes += stats.tls_handshakes.load();
         counters.upstream_tls_resumptions += stats.tls_resumptions.load();
         counters.retries += stats.retries.load();

@@ -120,6 +120,8 @@ pub const Generations = struct {
     /// Each worker's handler tallies, by worker index (written by that worker only); empty
     /// when the workers were made without (a test's generations).
     handler_tallies: []HandlerInstance.TallyRow = &.{},
+    /// Requests each route took in the generations freed so far (runtime/collector.zig).
+    route_totals: RouteTotals = .{},
 
     const retired_servers_max = 8 * Config.listeners_count_max;
     const retired_max = Proxy.holds_max * Config.pools_count_max;
@@ -324,14 +326,15 @@ pub const Generations = struct {
             if (instance.tls) |backend_tls| upstream.initTls(backend_tls, worker_index);
         }
         if (old) |from| {
-            // The pool's counters go on from where they were, for the backends that stay.
-            var backend_map: [Config.backends_count_max]?u16 = undefined;
-            for (instance.config.backends(), backend_map[0..instance.config.backends_count]) |*backend, *slot| {
-                slot.* = Pool.backendIndexIn(&from.config, backend);
+            // The pool's counters go on from where they were, for the backends that stay; what
+            // the old instance counts from now on moves over when it is let go of.
+            const accounted = generations.accountedOf(from) catch return problem.set("out of memory building pool {s}", .{pool.name});
+            var map: [Config.backends_count_max]?u16 = undefined;
+            const backend_map = Pool.backendMap(&instance.config, &from.config, &map);
+            for (instance.locals, from.locals, accounted.locals) |*upstream, *before, *done| {
+                upstream.transferCounts(.carry, before, done, backend_map);
             }
-            for (instance.locals, from.locals) |*upstream, *before| {
-                upstream.stats.carryFrom(&before.stats, backend_map[0..instance.config.backends_count]);
-            }
+            instance.shared.health.stats.transfer(.carry, &from.shared.health.stats, &accounted.health);
         }
         instance.arena = arena_state;
         return instance;
@@ -460,14 +463,22 @@ pub const Generations = struct {
 
     /// A pool instance no generation uses any more: every worker is done with it (or none
     /// ever saw it, after a failed build). Freed now, or once its checker has stopped.
+    /// Where `from` records what its successors took of its counts, made in its own arena the
+    /// first time a reload replaces it.
+    fn accountedOf(generations: *const Generations, from: *Pool) error{OutOfMemory}!*Pool.Accounted {
+        if (from.accounted) |accounted| return accounted;
+        const arena = from.arena.allocator();
+        const accounted = try arena.create(Pool.Accounted);
+        accounted.* = .{ .locals = try arena.alloc(LocalPool.Accounted, generations.loops.len) };
+        @memset(accounted.locals, .{});
+        from.accounted = accounted;
+        return accounted;
+    }
+
     fn unref(generations: *Generations, instance: *Pool) void {
         instance.refs -= 1;
         if (instance.refs > 0) return;
-        const checker = instance.checker orelse {
-            instance.deinitOutsideArena();
-            var arena = instance.arena;
-            return arena.deinit();
-        };
+        const checker = instance.checker orelse return generations.freeInstance(instance);
         checker.stop();
         assert(generations.retired_count < retired_max);
         generations.retired[generations.retired_count] = instance;
@@ -500,9 +511,7 @@ pub const Generations = struct {
                 continue;
             };
             if (instance.checker) |checker| checker.deinit(instance.arena.allocator());
-            instance.deinitOutsideArena();
-            var arena = instance.arena;
-            arena.deinit();
+            generations.freeInstance(instance);
         }
         generations.retired_count = kept;
         kept = 0;
@@ -518,7 +527,33 @@ pub const Generations = struct {
         return generations.live_count > 1 or generations.retired_count > 0 or kept > 0;
     }
 
+    /// No generation uses `instance` and its checker has stopped: its health counts since a
+    /// successor took them move into the instance of its name current now, and it is freed.
+    /// (Its workers moved their own counts as they let go of it: Proxy.releaseIdleHolds.)
+    fn freeInstance(generations: *Generations, instance: *Pool) void {
+        if (instance.accounted) |accounted| if (generations.currentPool(instance.config.name)) |to| {
+            if (to != instance) to.shared.health.stats.transfer(.move, &instance.shared.health.stats, &accounted.health);
+        };
+        instance.deinitOutsideArena();
+        var arena = instance.arena;
+        arena.deinit();
+    }
+
+    /// The current generation's pool named `name`, if it has one.
+    fn currentPool(generations: *const Generations, name: []const u8) ?*Pool {
+        if (generations.live_count == 0) return null;
+        for (generations.current().generation.pools) |instance| {
+            if (std.mem.eql(u8, instance.config.name, name)) return instance;
+        }
+        return null;
+    }
+
     fn free(generations: *Generations, built: *Built) void {
+        const config = built.generation.config;
+        for (0..config.routes_count) |index| {
+            const label = config.routeLabel(index);
+            generations.route_totals.add(label, built.generation.routeRequests(label), generations.current().generation.config);
+        }
         for (built.generation.pools) |instance| generations.unref(instance);
         for (built.generation.handlers) |instance| instance.unref();
         for (built.generation.tls_servers) |server| if (server) |s| {
@@ -575,6 +610,66 @@ pub const Generations = struct {
             error.Invalid => return problem.setMistake("{s}", .{diagnostic.message()}),
         };
         return server;
+    }
+};
+
+/// Requests each route took in generations already freed, by the route's label (its name,
+/// else its position): `/metrics` adds the live generations' counts to these, so a route's
+/// count goes on across reloads and none is lost with the generation that counted it.
+pub const RouteTotals = struct {
+    entries: [entries_max]Entry = undefined,
+    count: u32 = 0,
+
+    /// Room for every label of several configurations: a reload renames at most 64 routes.
+    pub const entries_max = 4 * Config.routes_count_max;
+
+    const Entry = struct {
+        label: [Config.route_name_bytes_max]u8,
+        label_len: u8,
+        requests: u64,
+
+        fn text(entry: *const Entry) []const u8 {
+            return entry.label[0..entry.label_len];
+        }
+    };
+
+    pub fn get(totals: *const RouteTotals, label: []const u8) u64 {
+        const entry = totals.find(label) orelse return 0;
+        return entry.requests;
+    }
+
+    /// Adds to `label`'s total. With the table full, the entry of a label that `current` does
+    /// not have is given to it: that label's count restarts if a later reload brings it back.
+    pub fn add(totals: *RouteTotals, label: []const u8, requests: u64, current: *const Config) void {
+        assert(label.len <= Config.route_name_bytes_max);
+        if (requests == 0) return;
+        if (@constCast(totals.find(label))) |entry| {
+            entry.requests += requests;
+            return;
+        }
+        const entry = if (totals.count < entries_max) blk: {
+            totals.count += 1;
+            break :blk &totals.entries[totals.count - 1];
+        } else totals.unused(current) orelse return; // Unreachable: `current` has 64 labels at most.
+        entry.* = .{ .label = undefined, .label_len = @intCast(label.len), .requests = requests };
+        @memcpy(entry.label[0..label.len], label);
+    }
+
+    fn find(totals: *const RouteTotals, label: []const u8) ?*const Entry {
+        for (totals.entries[0..totals.count]) |*entry| {
+            if (std.mem.eql(u8, entry.text(), label)) return entry;
+        }
+        return null;
+    }
+
+    fn unused(totals: *RouteTotals, current: *const Config) ?*Entry {
+        entries: for (totals.entries[0..totals.count]) |*entry| {
+            for (0..current.routes_count) |index| {
+                if (std.mem.eql(u8, current.routeLabel(index), entry.text())) continue :entries;
+            }
+            return entry;
+        }
+        return null;
     }
 };
 

@@ -29,6 +29,21 @@ pub inline fn set(counter: *Counter, n: u64) void {
     counter.value.store(n, .monotonic);
 }
 
+/// How the counts of an instance that a reload replaced go on in its successor, each exactly
+/// once: `.carry` when the successor is built (it starts from `from`'s count), `.move` later
+/// for what `from` counted since (the writer thread of `counter` only). `accounted` remembers
+/// what of `from` is in a successor already.
+pub const Transfer = enum { carry, move };
+
+pub inline fn transfer(counter: *Counter, comptime how: Transfer, from: *const Counter, accounted: *Counter) void {
+    const now = from.load();
+    switch (how) {
+        .carry => counter.set(now),
+        .move => counter.add(now -% accounted.load()),
+    }
+    accounted.set(now);
+}
+
 /// Any thread.
 pub inline fn load(counter: *const Counter) u64 {
     return counter.value.load(.monotonic);
@@ -43,6 +58,21 @@ test "counter: the writer's adds and subs are what any thread loads" {
     counter.set(9);
     try std.testing.expectEqual(@as(u64, 9), counter.load());
     try std.testing.expectEqual(@sizeOf(u64), @sizeOf(Counter));
+}
+
+test "counter: a transfer counts what the old instance counted exactly once" {
+    var old: Counter = .{};
+    var new: Counter = .{};
+    var accounted: Counter = .{};
+    old.add(7);
+    new.transfer(.carry, &old, &accounted); // A reload builds the successor.
+    new.add(1);
+    old.add(2); // An exchange of the old generation finishes late.
+    new.transfer(.move, &old, &accounted);
+    old.add(4);
+    new.transfer(.move, &old, &accounted);
+    new.transfer(.move, &old, &accounted); // Nothing new: nothing added.
+    try std.testing.expectEqual(@as(u64, 7 + 1 + 2 + 4), new.load());
 }
 
 test "counter: a reader on another thread only ever sees values the writer wrote" {

@@ -1,12 +1,18 @@
 //! One worker's connections to one pool's backends: a fixed array of `Connection` slots, a
 //! free list, and per backend an idle list of keep-alive connections ready for reuse.
 //!
-//! An idle connection is watched (a pending pollReadable) so a backend that closes it, or
-//! sends bytes nobody asked for, gets it closed here rather than handed to a request; and it
-//! has an idle timer so we close it before a typical backend keep-alive timeout does.
-//! Taking an idle connection cancels the watch; the slot cannot be freed until the watch's
-//! callback has run, so `Connection.watching` is tracked and a discard that races it defers the
-//! close to that callback.
+//! A connection that a backend closed, or on which it sent bytes nobody asked for, must never
+//! carry a request: the bytes would be read as its response. So an idle connection is watched
+//! (a pending pollReadable, in the socket's watcher slot), and one whose watch fires is closed
+//! here; and it has an idle timer so we close it before a typical backend keep-alive timeout
+//! does. Taking it for a request does not cancel the watch: it stays armed while the
+//! connection is busy (its response's arrival fires it, which is then noise) and watches the
+//! next idle period too, so a reused connection costs no cancel and, until the watch fires,
+//! no new watch (docs/ARCHITECTURE.md, "Keep-alive CPU"). What the backend already knows
+//! without a system call is checked when a connection is taken (`Loop.seemsQuiet`: epoll's
+//! cached readiness). The slot cannot be freed until the watch's callback has run, so
+//! `Connection.watching` is tracked, a discard cancels the watch, and the close waits for
+//! that callback.
 //!
 //! Sizing: `exchanges + backends * keepalive` slots, so an exchange never finds them all taken
 //! (at most one busy connection per exchange, at most `keepalive` idle per backend).
@@ -36,6 +42,10 @@ pub const Connection = struct {
     /// backend closing an idle connection as we reused it (the stale keep-alive race).
     reused: bool,
     watching: bool,
+    /// The pending watch was armed before the connection last carried a request, so it may
+    /// fire for what arrived then (its response): when it fires while the connection is idle,
+    /// a fresh watch is armed to tell, rather than the connection closed.
+    watch_stale: bool,
     /// TLS to the backend: the connection's state, kept while it is idle (its session with
     /// it); its buffers belong to the attempt that uses it (proxy/UpstreamTls.zig).
     tls: ?tls.Engine,
@@ -123,6 +133,7 @@ fn acquireSlot(connections: *Connections) ?*Connection {
         .state = .free,
         .reused = false,
         .watching = false,
+        .watch_stale = false,
         .tls = null,
         .watch = .{},
         .idle_timer = .{},
@@ -140,17 +151,27 @@ pub fn deinit(connections: *Connections, allocator: std.mem.Allocator) void {
     connections.* = undefined;
 }
 
-/// The most recently parked idle connection to this backend, now busy; null if none.
+/// The most recently parked idle connection to this backend that still seems clean, now busy;
+/// null if none. Those known to have bytes, an EOF or an error waiting are closed on the way
+/// (bounded by the idle list's length).
 pub fn takeIdle(connections: *Connections, backend_index: u16) ?*Connection {
-    const connection = connections.idle_heads[backend_index] orelse return null;
-    assert(connection.state == .idle);
-    connections.idleUnlink(connection);
-    connections.loop.timerCancel(&connection.idle_timer);
-    if (connection.watching) connections.loop.cancel(&connection.watch);
-    connection.state = .busy;
-    connection.reused = true;
-    connections.stats.reused.add(1);
-    return connection;
+    while (connections.idle_heads[backend_index]) |connection| {
+        assert(connection.state == .idle);
+        assert(connection.watching);
+        connections.idleUnlink(connection);
+        connections.loop.timerCancel(&connection.idle_timer);
+        connection.state = .busy;
+        connection.watch_stale = true;
+        if (!connections.loop.seemsQuiet(&connection.socket)) {
+            connections.stats.closed_idle_by_backend.add(1);
+            connections.discard(connection);
+            continue;
+        }
+        connection.reused = true;
+        connections.stats.reused.add(1);
+        return connection;
+    }
+    return null;
 }
 
 pub const OpenError = error{ NoCapacity, AtBackendCap, SocketFailed };
@@ -172,6 +193,7 @@ pub fn open(connections: *Connections, backend_index: u16, address: *const Addre
     connection.state = .busy;
     connection.reused = false;
     connection.watching = false;
+    connection.watch_stale = false;
     connection.tls = null;
     connection.next = null;
     connection.prev = null;
@@ -179,28 +201,33 @@ pub fn open(connections: *Connections, backend_index: u16, address: *const Addre
     return connection;
 }
 
-/// Returns a busy connection after a clean exchange. Keeps it idle if there is room.
+/// Returns a busy connection after a clean exchange. Keeps it idle if there is room, watched
+/// (by the watch it had, if that has not fired).
 pub fn park(connections: *Connections, connection: *Connection) void {
     assert(connection.state == .busy);
     const full = connections.idle_counts[connection.backend_index] >= connections.idle_max;
-    if (full or connection.watching or connections.closing_all) {
-        // A watch still being cancelled cannot be re-armed yet; rare, so just close.
-        return connections.discard(connection);
-    }
+    if (full or connections.closing_all) return connections.discard(connection);
     connection.state = .idle;
     connections.idlePush(connection);
     connections.loop.timerArm(connections.idle_queue, &connection.idle_timer, Connection, connection, idleTimerCallback);
+    if (!connection.watching) connections.watch(connection);
+}
+
+fn watch(connections: *Connections, connection: *Connection) void {
+    assert(!connection.watching);
     connection.watching = true;
+    connection.watch_stale = false;
     connections.watches_pending += 1;
     connections.loop.pollReadable(&connection.watch, &connection.socket, Connection, connection, watchCallback);
 }
 
 /// Closes a busy connection (broken, or not reusable). The caller has no operation pending
-/// on its socket.
+/// on its socket but the watch, which is cancelled here.
 pub fn discard(connections: *Connections, connection: *Connection) void {
     assert(connection.state == .busy);
     if (connection.watching) {
         connection.state = .closing; // The watch callback finishes the job.
+        connections.loop.cancel(&connection.watch);
         return;
     }
     connections.release(connection);
@@ -241,13 +268,16 @@ fn watchCallback(connection: *Connection, result: loop_ns.PollError!void) void {
     connection.watching = false;
     connections.watches_pending -= 1;
     switch (connection.state) {
-        // Taken for a request while the cancel was in flight: the session owns it now.
+        // Fired while a request uses it: its response arriving, or whatever a receive
+        // already took (noise); `park` watches again.
         .busy => {},
         .closing => connections.release(connection),
-        .idle => {
+        // Armed before the last request: it may have fired for that request's response. A
+        // fresh watch says whether anything is there now (at once, if so).
+        .idle => if (connection.watch_stale) connections.watch(connection) else {
             // Readable while idle: the backend closed it, or sent bytes nobody asked for.
             // Either way it must not carry a request. (A Canceled here cannot happen: only
-            // takeIdle and closeIdle cancel, and both leave the idle state first.)
+            // discard and closeIdle cancel, and both leave the idle state first.)
             _ = result catch {}; // Any outcome means the same: close it.
             connections.stats.closed_idle_by_backend.add(1);
             connections.idleUnlink(connection);

@@ -77,6 +77,9 @@ pub const Stats = struct {
     upstream_errors: Counter = .{},
     upstream_connect_failures: Counter = .{},
     upstream_stale_retries: Counter = .{},
+    /// Requests that met the stale race and could not be sent again: their client connection
+    /// was closed unanswered (Exchange.closeUnanswered).
+    upstream_stale_closes: Counter = .{},
     /// TLS to the backends: handshakes completed on fresh connections, and of them resumed.
     tls_handshakes: Counter = .{},
     tls_resumptions: Counter = .{},
@@ -96,25 +99,52 @@ pub const Stats = struct {
     /// 413...), by status class.
     own_responses: [5]Counter = @splat(.{}),
 
-    /// Carries the counters of `from` (the same pool's previous instance, on this worker)
-    /// over: every pool-wide counter, and each backend's that is still in the pool
+    /// `Counter.transfer` of every counter of `from` (the same pool's previous instance, on
+    /// this worker): every pool-wide counter, and each backend's that is still in the pool
     /// (`backend_map[i]`: the index in `from` of this instance's backend i, if it had it).
-    /// A reload that changes a pool then does not reset what `/metrics` shows for it.
-    pub fn carryFrom(stats: *Stats, from: *const Stats, backend_map: []const ?u16) void {
-        inline for (.{
-            "requests",                  "upgrades",       "upstream_errors",      "upstream_connect_failures",
-            "upstream_stale_retries",    "retries",        "no_backend_available", "overloaded",
-            "retries_refused_by_budget", "tls_handshakes", "tls_resumptions",
-        }) |name| @field(stats, name).set(@field(from, name).load());
-        stats.latency.addRelaxed(&from.latency);
-        for (&stats.own_responses, &from.own_responses) |*to, *value| to.set(value.load());
+    fn transfer(stats: *Stats, comptime how: Counter.Transfer, from: *const Stats, accounted: *Stats, backend_map: []const ?u16) void {
+        inline for (comptime std.meta.fieldNames(Stats)) |name| {
+            if (@FieldType(Stats, name) != Counter) continue;
+            @field(stats, name).transfer(how, &@field(from, name), &@field(accounted, name));
+        }
+        stats.latency.transfer(how, &from.latency, &accounted.latency);
+        for (&stats.own_responses, &from.own_responses, &accounted.own_responses) |*to, *source, *done| {
+            to.transfer(how, source, done);
+        }
         for (backend_map, 0..) |from_index, i| {
             const old = from_index orelse continue;
-            stats.backend_requests[i].set(from.backend_requests[old].load());
-            for (&stats.backend_responses[i], &from.backend_responses[old]) |*to, *value| to.set(value.load());
+            stats.backend_requests[i].transfer(how, &from.backend_requests[old], &accounted.backend_requests[old]);
+            for (&stats.backend_responses[i], &from.backend_responses[old], &accounted.backend_responses[old]) |*to, *source, *done| {
+                to.transfer(how, source, done);
+            }
         }
     }
 };
+
+/// What of an instance's counts is in a successor already (`transferCounts`).
+pub const Accounted = struct {
+    stats: Stats = .{},
+    connections: Connections.Stats = .{},
+};
+
+/// A reload replaced `from` (the same pool's previous instance, on this worker) with `local`:
+/// `.carry` when `local` is built, on the control thread before any worker sees it, so that
+/// `/metrics` goes on from where it was; `.move`, by this worker, for what `from` counted
+/// after that (exchanges that still held the old generation), once it lets go of it
+/// (Proxy.releaseIdleHolds). So every request is counted once, whatever reloads happen.
+pub fn transferCounts(
+    local: *LocalPool,
+    comptime how: Counter.Transfer,
+    from: *const LocalPool,
+    accounted: *Accounted,
+    backend_map: []const ?u16,
+) void {
+    local.stats.transfer(how, &from.stats, &accounted.stats, backend_map);
+    const to = &local.connections.stats;
+    inline for (comptime std.meta.fieldNames(Connections.Stats)) |name| {
+        @field(to, name).transfer(how, &@field(from.connections.stats, name), &@field(accounted.connections, name));
+    }
+}
 
 /// `exchanges_count`: the worker's exchange slots (at most one busy connection each).
 pub fn init(

@@ -16,6 +16,7 @@ const Shared = @import("Shared.zig");
 const Checker = @import("../health/Checker.zig");
 const LocalPool = @import("LocalPool.zig");
 const BackendTls = @import("BackendTls.zig");
+const Health = @import("../health/Health.zig");
 
 const Pool = @This();
 
@@ -33,6 +34,17 @@ checker: ?*Checker = null,
 tls: ?*BackendTls = null,
 /// Generations that use this instance (control thread only).
 refs: u32 = 0,
+/// Set when a reload built a successor (a changed pool of the same name): what of this
+/// instance's counts the successor took (see `LocalPool.transferCounts`), in this instance's
+/// arena. Its workers and, for the shared health counts, the control thread move what it
+/// counts after that into whatever instance of the name is current then.
+accounted: ?*Accounted = null,
+
+pub const Accounted = struct {
+    /// By worker index, each written by its worker once the build is published.
+    locals: []LocalPool.Accounted,
+    health: Health.Stats = .{},
+};
 
 /// Copies `pool`'s strings into `arena`, so the copy does not depend on the config file's
 /// memory.
@@ -61,6 +73,23 @@ pub fn deinitOutsideArena(pool: *Pool) void {
 /// pool).
 pub fn sameConfig(a: *const Config.Pool, b: *const Config.Pool) bool {
     return Config.deepEql(Config.Pool, a, b);
+}
+
+/// `to`'s backends' indexes in `from` (`backendIndexIn`), for moving counts between instances.
+pub fn backendMap(to: *const Config.Pool, from: *const Config.Pool, map: *[Config.backends_count_max]?u16) []const ?u16 {
+    for (to.backends(), map[0..to.backends_count]) |*backend, *slot| slot.* = backendIndexIn(from, backend);
+    return map[0..to.backends_count];
+}
+
+/// Moves what `from` (an instance a reload replaced) counted since its successor was built
+/// into `to`, the instance of its name current now: on `worker_index`'s thread, for its own
+/// counts, once it no longer uses `from`.
+pub fn moveWorkerCounts(to: *Pool, from: *const Pool, worker_index: usize) void {
+    assert(to != from);
+    const accounted = from.accounted orelse return; // No successor was ever built.
+    var map: [Config.backends_count_max]?u16 = undefined;
+    const backend_map = backendMap(&to.config, &from.config, &map);
+    to.locals[worker_index].transferCounts(.move, &from.locals[worker_index], &accounted.locals[worker_index], backend_map);
 }
 
 /// The backends' stable identity (address) in both pools: `from`'s index for each of `to`'s

@@ -983,6 +983,21 @@ def fixed_issue_cases(b: Builder, group: str) -> list[tuple[str, list[ClientConn
                   wire, b"hello", "chunked", plain_response(rid), "reject", (400, 413),
                   reject_in="body", notes=["issue §5: chunk-size 2^63"])
         out.append(("issue5_chunk_size_2_63", [ClientConn([big], "pipeline")]))
+        # Issue 19 §3: a chunked body that is malformed from its first bytes, sent with its
+        # head, reaches no backend at all (sluice checks what came with the head before the
+        # head goes anywhere); one that turns malformed later, after the head and a good chunk
+        # went upstream, leaves that backend connection closed, never reused (the victims
+        # would be captured by what was left on it).
+        for kind, wire, cut in (("issue19_chunked_malformed_with_head", b"zz\r\nhello\r\n0\r\n\r\n", None),
+                                ("issue19_chunked_malformed_later", b"5\r\nhello\r\nzz\r\nworld\r\n0\r\n\r\n", 10)):
+            rid = b.rid()
+            head = (f"POST /o/{rid} HTTP/1.1\r\nHost: sluice.test\r\n"
+                    f"Transfer-Encoding: chunked\r\n\r\n").encode()
+            bad = Req(rid, "POST", f"/o/{rid}", f"/o/{rid}", "HTTP/1.1", "sluice.test", head,
+                      wire, b"hello", "chunked", plain_response(rid), "reject", (400,),
+                      reject_in="head" if cut is None else "body", notes=[f"issue 19: {kind}"])
+            cuts = [] if cut is None else [len(head) + cut]
+            out.append((kind, [ClientConn([bad], "pipeline", cuts=cuts, delay=0.05)]))
         # §5: forwarding fields from an untrusted client.
         reqs = []
         for name, value in (("Forwarded", f"for={SPOOF_IP};proto=https"),

@@ -165,3 +165,31 @@ def test_failures_say_why_with_backend_and_tries(sluice, make_backend, tmp_path)
     assert entry["upstream_s"] is not None, entry
     sluice.wait_for_line(re.compile(r"sluice: warn: 502 upstream_bad_response: pool default, "
                                     r"backend \S+, tries 1: "), 5.0)
+
+
+def test_request_bytes_count_the_body_however_the_reads_fell(sluice, backend, tmp_path):
+    """`request_bytes` is the request's head and its whole body, framing included. The probe's
+    curl with a 30,000-byte body logged 159 and with 100,000 logged 63,456: the body bytes
+    that came in the head's read were not counted. A pipelined request behind a body is not
+    counted as the body's."""
+    from client import Client
+    path = tmp_path / "access.log"
+    sluice.start([backend], args=["--access-log", str(path), "--access-log-format", "json"])
+    expected = {}
+    with Client(sluice.port) as c:
+        for n in (5, 30000, 100000):
+            head = f"POST /len/{n} HTTP/1.1\r\nHost: x\r\nContent-Length: {n}\r\n\r\n".encode()
+            c.send(head + b"z" * n)  # One write: the body comes with the head.
+            assert c.read_response("POST").status == 200
+            expected[f"/len/{n}"] = len(head) + n
+        chunked = (b"POST /chunked HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                   b"5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\nTrailer-Field: t\r\n\r\n")
+        get = b"GET /behind HTTP/1.1\r\nHost: x\r\n\r\n"
+        c.send(chunked + get)
+        assert c.read_response("POST").status == 200
+        assert c.read_response("GET").status == 200
+        expected["/chunked"] = len(chunked)
+        expected["/behind"] = len(get)
+    lines = wait_for_lines(lambda: file_lines(path), len(expected))
+    got = {e["target"]: e["request_bytes"] for e in map(json.loads, lines)}
+    assert got == expected

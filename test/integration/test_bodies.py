@@ -9,7 +9,7 @@ import pytest
 
 from backends import (chunked, close_delimited, expect_100, fixed, large, large_body, route,
                       slow_body)
-from client import Client, Deadline, Echoed, build_request, chunk_body
+from client import Client, Deadline, Echoed, build_request, chunk_body, exchange, request
 
 
 def test_post_small_content_length_body(sluice, backend):
@@ -275,3 +275,17 @@ def test_request_body_limit_per_route(sluice, backend, tmp_path):
     sluice.start_config(path)
     assert plain_request(sluice.port, "POST", "/upload/a", body=b"u" * 100_000).status == 200
     assert plain_request(sluice.port, "POST", "/other", body=b"o" * 2000).status == 413
+
+
+def test_a_chunked_body_broken_from_its_first_bytes_reaches_no_backend(sluice, backend):
+    """A chunked body that arrives with its head and is already malformed gets its 400 before
+    anything is sent to a backend, as nginx and HAProxy answer it. (One that breaks later,
+    after its head went upstream, closes that backend connection: the smuggling oracle's
+    issue19 cases check both.)"""
+    sluice.start([backend])
+    data, closed = exchange(sluice.port, b"POST /broken HTTP/1.1\r\nHost: x\r\n"
+                            b"Transfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n")
+    assert data.startswith(b"HTTP/1.1 400"), data
+    assert closed
+    assert backend.connections == 0 and "/broken" not in backend.targets()
+    assert request(sluice.port, "GET", "/after").status == 200

@@ -1,5 +1,6 @@
 """Keep-alive and pipelining, on the client side and towards the backends."""
 
+import json
 import time
 
 import pytest
@@ -207,3 +208,55 @@ def test_idle_keepalive_connections_return_their_buffers(sluice, backend):
     finally:
         for c in clients:
             c.close()
+
+
+def test_a_first_post_never_goes_on_a_pooled_connection(sluice, make_backend):
+    """The stale keep-alive race (a backend closing an idle connection as a request is sent on
+    it, as uvicorn does after 5 s) cannot be retried for a POST: the backend may have
+    processed it. So a client's first request on a connection, when it is not idempotent,
+    goes on a backend connection of its own (HAProxy's `http-reuse safe`). This backend reads
+    the second request on each connection and closes without answering: before, every POST
+    after the first went on a pooled connection and got a 502."""
+    b = make_backend(keepalive_then_close_after(1, mode="on_next_request"))
+    sluice.start([b])
+    for i in range(8):
+        assert Echoed(request(sluice.port, "GET", f"/warm/{i}")).target == f"/warm/{i}"
+        r = request(sluice.port, "POST", f"/post/{i}", body=b"x" * 100)
+        assert r.status == 200, f"POST {i}: {r!r}"
+        assert Echoed(r).target == f"/post/{i}"
+
+
+def test_a_later_post_that_meets_the_race_closes_its_client_unanswered(sluice, make_backend, tmp_path):
+    """A POST after the first on a client connection may use a pooled connection; when the
+    backend closes that one without a response byte, sluice does what the backend did: it
+    closes the client connection without answering (the client reused its connection, so it
+    may send the request again, as it would to the backend itself), never a 502. Counted
+    and logged with its reason."""
+    from test_admin import scrape, start_with_admin, value
+    b = make_backend(keepalive_then_close_after(1, mode="on_next_request"))
+    path = tmp_path / "access.log"
+    admin = start_with_admin(sluice, [b], args=["--access-log", str(path), "--access-log-format", "json"])
+    unanswered = 0
+    for i in range(4):
+        with Client(sluice.port) as c:
+            assert Echoed(c.request("GET", f"/first/{i}")).target == f"/first/{i}"
+            # The GET's backend connection is pooled now, and the backend will close it on
+            # the next request it reads.
+            c.send_request("POST", f"/later/{i}", body=b"y" * 50)
+            data = c.read_some(5.0)
+            if data:
+                assert data.startswith(b"HTTP/1.1 200"), data
+            else:
+                assert c.wait_closed(5.0)
+                unanswered += 1
+    assert unanswered == 4  # The backend closes each pooled connection on the POST.
+    assert value(scrape(admin), "sluice_upstream_stale_closes_total", pool="default") == unanswered
+    lines = []
+    deadline = Deadline(5.0)
+    while len(lines) < 8:
+        lines = path.read_text().splitlines() if path.exists() else []
+        deadline.check(f"access log lines: {lines}")
+        time.sleep(0.05)
+    reasons = [json.loads(line)["reason"] for line in lines]
+    assert reasons.count("upstream_closed_reused_connection") == unanswered, reasons
+    assert not any(json.loads(line)["status"] == 502 for line in lines), lines
