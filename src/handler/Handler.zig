@@ -427,7 +427,11 @@ fn writeResponse(v: Value, reply: Reply, out: []u8) error{ WriteFailed, NotAResp
     const body_value = host.field(v, .body) orelse return error.NotAResponse;
     if (!body_value.isString()) return error.NotAResponse;
     const body = body_value.asString();
-    // RFC 9110 §15.3.5, §15.4.5: these end with their head, and a 204 has no Content-Length.
+    // RFC 9110 §15.3.5, §15.4.5: these end with their head. A 204 has no Content-Length; a
+    // 304's would have to be the length of the 200 it stands for (§8.6), which sluice does
+    // not know, so it has none either unless the handler wrote one, and it has no
+    // representation metadata but what the handler wrote (ETag, Cache-Control...): no
+    // Content-Type of the helper's own (`Response.text` and friends set one).
     const bodiless = status == 204 or status == 304;
     var counter: std.Io.Writer.Discarding = .init(&.{});
     string.writeUtf8(&counter.writer, body) catch unreachable; // Discarding never fails.
@@ -437,7 +441,7 @@ fn writeResponse(v: Value, reply: Reply, out: []u8) error{ WriteFailed, NotAResp
     const phrase = @as(std.http.Status, @fromBackingInt(@as(u10, @intCast(status)))).phrase() orelse "";
     const version = if (reply.version == .http10) "HTTP/1.0" else "HTTP/1.1";
     try w.print("{s} {d} {s}\r\n", .{ version, status, phrase });
-    if (status != 204) try w.print("Content-Length: {d}\r\n", .{if (bodiless) 0 else body_len});
+    if (!bodiless) try w.print("Content-Length: {d}\r\n", .{body_len});
     if (reply.close) {
         try w.writeAll("Connection: close\r\n");
     } else if (reply.version == .http10) {
@@ -445,7 +449,7 @@ fn writeResponse(v: Value, reply: Reply, out: []u8) error{ WriteFailed, NotAResp
     }
     const headers = host.field(v, .headers);
     const has_type = if (headers) |h| h.isObject() and hasField(h, "content-type") else false;
-    if (!has_type) if (host.field(v, .type)) |t| {
+    if (!has_type and status != 304) if (host.field(v, .type)) |t| {
         if (!t.isString()) return error.NotAResponse;
         try writeField(&w, "Content-Type", t.asString());
     };
@@ -623,6 +627,7 @@ const test_source =
     \\  if (path === "/string") return "not a response";
     \\  if (path === "/smuggle") { const r = Response.text("x", { headers: { a: "b" } }); r.headers["x\r\ny"] = "z"; return r; }
     \\  if (path === "/retype") { const r = Response.text("x"); r.type = "a\r\nb: c"; return r; }
+    \\  if (path === "/304") return Response.text("stale", { status: 304, headers: { etag: '"v1"' } });
     \\  return Response.json({ method, path, q: query.q, h: headers["x-h"], ip }, { status: 201, headers: { "x-a": "b" } });
     \\}
 ;
@@ -661,6 +666,20 @@ test "handler: a call builds the request and writes the whole response into the 
     const head = handler.respond(&request, .{ .version = .http10, .head_only = true, .close = true }, &out, &scratch, 1);
     try testing.expect(std.mem.endsWith(u8, out[0..head.response.len], "Connection: close\r\nContent-Type: application/json\r\nx-a: b\r\n\r\n"));
     try testing.expectEqual(@as(u64, 4), handler.tally.stats.requests.load());
+}
+
+test "handler: a 304 has no Content-Length, no Content-Type of the helper's and no body" {
+    // RFC 9110 §8.6, §15.4.5: a Content-Length would have to be the 200's; representation
+    // metadata is only what guides caches (the handler's ETag here).
+    var module: Engine.Module = undefined;
+    var handler = try testHandler(&module);
+    defer module.deinit();
+    defer handler.deinit(testing.allocator);
+    var out: [512]u8 = undefined;
+    var scratch: [64]u8 = undefined;
+    const request = testRequest("/304");
+    const outcome = handler.respond(&request, .{ .version = .http11, .head_only = false, .close = false }, &out, &scratch, 1);
+    try testing.expectEqualStrings("HTTP/1.1 304 Not Modified\r\netag: \"v1\"\r\n\r\n", out[0..outcome.response.len]);
 }
 
 test "handler: a response too large, an exception, a non-Response and fields changed to smuggle bytes are counted failures" {

@@ -814,3 +814,24 @@ def test_readme_proxy_example_answers_as_the_readme_says(sluice, make_backend, t
     assert e.target == "/v2/items" and e.header("x-api-version") == "1", e.data
     backends = {Echoed(get(sluice.port, f"/page/{i}")).backend for i in range(4)}
     assert backends == {"A", "B"}
+
+
+def test_a_304_has_no_length_no_helper_type_and_no_body(sluice, tmp_path):
+    """The probe's finding: a handler's 304 went out with `Content-Length: 0` and the helper's
+    Content-Type. RFC 9110 §8.6 allows a 304's Content-Length only as the 200's length, and
+    §15.4.5 no representation metadata but what guides caches: so neither, and the ETag the
+    handler wrote. The connection goes on (the 304 ends with its head)."""
+    start_handler(sluice, tmp_path, """export default function (request) {
+  if (request.headers["if-none-match"] === '"v1"') {
+    return Response.text("", { status: 304, headers: { etag: '"v1"', "cache-control": "max-age=60" } });
+  }
+  return Response.text("fresh", { headers: { etag: '"v1"' } });
+}
+""")
+    with Client(sluice.port) as c:
+        assert c.request("GET", "/r").body == b"fresh"
+        r = c.request("GET", "/r", headers=[("If-None-Match", '"v1"')])
+        assert r.status == 304 and r.body == b"", r
+        assert r.header("content-length") is None and r.header("content-type") is None, r
+        assert r.header("etag") == '"v1"' and r.header("cache-control") == "max-age=60", r
+        assert c.request("GET", "/r").body == b"fresh"  # The next response is framed right.
