@@ -683,8 +683,7 @@ fn throwNotCoercible(vm: *Vm, v: Value, f: *const Program.Function, pc: u32, cod
 
 /// Charges the budget for a backward jump over `bytes` of code.
 inline fn tick(vm: *Vm, bytes: u32) Error!void {
-    vm.budget -|= @as(u64, bytes) + 1;
-    if (vm.budget == 0) return vm.terminate(.budget);
+    return vm.charge(@as(u64, bytes) + 1);
 }
 
 fn cellAt(vm: *Vm, v: Value) Error!*Cell {

@@ -42,4 +42,5 @@ test {
     _ = @import("Engine.zig");
     _ = @import("fdlibm.zig");
     _ = @import("casing.zig");
+    _ = @import("meter.zig");
 }
