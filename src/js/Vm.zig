@@ -327,6 +327,8 @@ pub fn call(vm: *Vm, callee: Value, this: Value, args: []const Value) Error!Valu
         try vm.checkNativeStack();
         const start = vm.top();
         if (start + args.len + 1 > vm.stack.len) return vm.throwStackOverflow();
+        // Entering the interpreter from a builtin costs more than a call from bytecode.
+        try vm.charge(callback_ticks);
         vm.stack[start] = callee;
         @memcpy(vm.stack[start + 1 ..][0..args.len], args);
         try vm.pushFrame(closure, start + 1, @intCast(args.len), start, true);
@@ -451,6 +453,9 @@ pub const check_interval_ticks: u64 = 1 << 16;
 
 /// What a call (JavaScript to JavaScript, or a builtin calling back) costs beyond its body.
 pub const call_ticks: u64 = 8;
+
+/// What a builtin calling a JavaScript function back (map's, sort's) costs beyond the call.
+pub const callback_ticks: u64 = 16;
 
 /// Charges `ticks` of work and ends the run if its budget is spent or its deadline passed.
 /// Builtins call it before (or while) doing anything whose size the script chooses.
