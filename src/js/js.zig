@@ -44,4 +44,5 @@ test {
     _ = @import("fdlibm.zig");
     _ = @import("casing.zig");
     _ = @import("meter.zig");
+    _ = @import("budget_test.zig");
 }

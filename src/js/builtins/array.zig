@@ -345,7 +345,7 @@ pub fn join(vm: *Vm, a: *Array, separator: *String) Error!*String {
     defer join_depth -= 1;
     if (a.len == 0) return string.empty;
     // The parts first (they may run user code), then one allocation.
-    try vm.charge(meter.elementsCost(a.len));
+    try vm.charge(meter.elementsCost(2 * @as(usize, a.len)));
     const parts = vm.heap.alloc(*String, a.len) catch return vm.outOfMemory();
     var total: usize = 0;
     var wide = separator.flags.wide;

@@ -107,7 +107,7 @@ fn bulk(haystack: *const String, needle: *const String) bool {
 
 /// What finding the next candidate and comparing the needle there costs.
 fn compareCost(haystack: *const String, needle: *const String) u64 {
-    const candidate = meter.elementsCost(4);
+    const candidate = meter.elementsCost(10);
     if (bulk(haystack, needle)) return candidate + meter.bytesCost(needle.byteLen());
     return candidate + meter.unitsCost(needle.len);
 }
@@ -618,8 +618,8 @@ fn mapAt(s: *const String, i: usize, comptime direction: casing.Direction) Mappe
 }
 
 fn mapCase(vm: *Vm, s: *String, comptime direction: casing.Direction) Error!*String {
-    // Two passes over the code points, each mapped through the tables.
-    try vm.charge(meter.unitsCost(4 * @as(usize, s.len)));
+    // Up to two passes over the code points, each mapped through the tables.
+    try vm.charge(meter.unitsCost(8 * @as(usize, s.len)));
     // First pass: the result's length and width, and whether anything changes.
     var len: usize = 0;
     var wide = false;
