@@ -18,28 +18,35 @@ import pytest
 from client import request
 from test_admin import ADMIN_RE, scrape, value
 
+# The inputs the loops run over, each built by the request first.
+BIG = 'const s = "x".repeat(500000);'
+SPACES = 'const s = " ".repeat(500000) + "1";'
+ARRAY = "const a = new Array(100000).fill(1);"
+SMALL_ARRAY = "const a = new Array(20000).fill(1);"
+KEYS = 'const o = {}; for (let i = 0; i < 2000; i++) o["k" + i] = i;'
+
 # path: (setup, loop body, may end by exhausting its heap)
 RUNAWAY = {
     "spin": ("", "k++", False),
-    "indexOf": ('const s = "x".repeat(500000);', 'k += s.indexOf("y")', False),
+    "indexOf": (BIG, 'k += s.indexOf("y")', False),
     "indexOf-long": ('const s = "x".repeat(500000); const n = "x".repeat(1000) + "y";', "k += s.indexOf(n)", False),
-    "lastIndexOf": ('const s = "x".repeat(500000);', 'k += s.lastIndexOf("y")', False),
-    "includes": ('const s = "x".repeat(500000);', 'k += s.includes("xy")', False),
-    "split": ('const s = "x".repeat(500000);', 'k += s.split("y").length', False),
-    "replace": ('const s = "x".repeat(500000);', 'k += s.replace("y", "z").length', False),
+    "lastIndexOf": (BIG, 'k += s.lastIndexOf("y")', False),
+    "includes": (BIG, 'k += s.includes("xy")', False),
+    "split": (BIG, 'k += s.split("y").length', False),
+    "replace": (BIG, 'k += s.replace("y", "z").length', False),
     "trim": ('const s = " ".repeat(500000);', "k += s.trim().length", False),
     "toUpperCase": ('const s = "1".repeat(500000);', "k += s.toUpperCase().length", False),
     "localeCompare": ('const s = "x".repeat(100000), t = "x".repeat(100000);', "k += s.localeCompare(t)", False),
     "strict-equality": ('const s = "x".repeat(500000), t = "x".repeat(500000);', "k += s === t", False),
-    "JSON.parse": ('const s = " ".repeat(500000) + "1";', "k += JSON.parse(s)", False),
-    "parseInt": ('const s = " ".repeat(500000) + "1";', "k += parseInt(s)", False),
-    "Array-includes": ("const a = new Array(100000).fill(1);", "k += a.includes(2)", False),
-    "Array-indexOf": ("const a = new Array(100000).fill(1);", "k += a.indexOf(2)", False),
-    "fill": ("const a = new Array(100000).fill(1);", "k += a.fill(0).length", False),
-    "shift-push": ("const a = new Array(100000).fill(1);", "a.push(a.shift())", False),
+    "JSON.parse": (SPACES, "k += JSON.parse(s)", False),
+    "parseInt": (SPACES, "k += parseInt(s)", False),
+    "Array-includes": (ARRAY, "k += a.includes(2)", False),
+    "Array-indexOf": (ARRAY, "k += a.indexOf(2)", False),
+    "fill": (ARRAY, "k += a.fill(0).length", False),
+    "shift-push": (ARRAY, "a.push(a.shift())", False),
     "Map-deleted-entries": ("const m = new Map(); for (let i = 0; i < 50000; i++) { m.set(i, i); m.delete(i); }",
                             "for (const e of m) k++", False),
-    "console.log": ('const o = {}; for (let i = 0; i < 2000; i++) o["k" + i] = i;', "console.log(o)", False),
+    "console.log": (KEYS, "console.log(o)", False),
     "repeat": ("", 'k += "ab".repeat(20000).length', True),
     "padStart": ("", 'k += "ab".padStart(20000).length', True),
     "join": ("const a = new Array(20000);", 'k += a.join("").length', True),
@@ -47,10 +54,10 @@ RUNAWAY = {
              "k += a.slice().sort().length", True),
     "sort-comparator": ("const a = []; for (let i = 0; i < 2000; i++) a.push(i * 7919 % 2000);",
                         "k += a.slice().sort((x, y) => x - y).length", True),
-    "JSON.stringify": ('const o = {}; for (let i = 0; i < 2000; i++) o["k" + i] = i;', "k += JSON.stringify(o).length", True),
-    "Object.keys": ('const o = {}; for (let i = 0; i < 2000; i++) o["k" + i] = i;', "k += Object.keys(o).length", True),
-    "spread": ("const a = new Array(20000).fill(1);", "k += [...a].length", True),
-    "concat": ("const a = new Array(20000).fill(1);", "k += a.concat(a).length", True),
+    "JSON.stringify": (KEYS, "k += JSON.stringify(o).length", True),
+    "Object.keys": (KEYS, "k += Object.keys(o).length", True),
+    "spread": (SMALL_ARRAY, "k += [...a].length", True),
+    "concat": (SMALL_ARRAY, "k += a.concat(a).length", True),
     "fromCharCode": ("const a = new Array(20000).fill(65);", "k += String.fromCharCode(...a).length", True),
     # 200,000 integer keys, up and then down (each key down moves all the ones before it).
     "integer-keys": ("", "const o = {}; for (let i = 0; i < 200000; i++) o[i] = i; "
