@@ -343,6 +343,9 @@ def test_failures_are_500_with_a_log_line_and_a_counter(sluice, tmp_path):
     ("export default function h(r) { return Response.text(; }\n", r"app\.js:1:\d+: Unexpected token ';'"),
     # Modules that compile but cannot serve.
     ("throw new Error('at start');\nexport default function h(r) {}\n", r"handler app: its top-level code failed at .*app\.js:1:\d+: Error: at start"),
+    # A top level that would run for a minute is stopped by the deadline (50 ms).
+    ("const end = Date.now() + 60000;\nwhile (Date.now() < end) {}\nexport default function h(r) {}\n",
+     r"handler app: its top-level code failed at .*app\.js:2:\d+: deadline exceeded"),
     ("export function other(r) {}\n", r"has no `export default function`"),
     ("export default 5;\n", r"is not a function"),
 ])
