@@ -8,12 +8,12 @@
 //! `table_threshold` properties an open-addressed index is built on the side.
 //!
 //! Arrays keep their elements dense, with `Value.hole` for holes; their named properties (rare)
-//! go in the header's list.
+//! go in the header's list. Map and Set keep entries in insertion order with tombstones, so an
+//! iteration in progress sees exactly what the spec says it should.
 //!
 //! What an operation does beyond O(1) (properties moved to keep the order, an index rebuilt,
 //! probes past a collision, a copy when storage grows) is charged to the run's meter
-//! (meter.zig), so that no pattern of keys makes a run's time outgrow its budget. Map and Set keep entries in insertion order with tombstones, so an
-//! iteration in progress sees exactly what the spec says it should.
+//! (meter.zig), so that no pattern of keys makes a run's time outgrow its budget.
 const std = @import("std");
 const assert = std.debug.assert;
 
@@ -73,11 +73,10 @@ pub const Properties = struct {
     pub fn find(p: *const Properties, key: *String) ?u32 {
         if (p.table_cap > 0) {
             const mask = p.table_cap - 1;
-            var i = key.hash() & mask;
-            var probes: u32 = 0;
-            defer chargeProbes(probes);
+            const home = key.hash() & mask;
+            var i = home;
+            defer chargeProbes((i -% home) & mask);
             while (true) : (i = (i + 1) & mask) {
-                probes += 1;
                 const entry = p.table[i];
                 if (entry == 0) return null;
                 if (p.items[entry - 1].key.eql(key)) return entry - 1;
@@ -119,7 +118,7 @@ pub const Properties = struct {
                 if (p.items[mid].key.arrayIndex().? < index) lo = mid + 1 else hi = mid;
             }
             const appended = lo == p.len; // Ascending integer keys and nothing after them.
-            meter.charge(meter.elementsCost(p.len - lo));
+            meter.chargeElements(p.len - lo);
             std.mem.copyBackwards(Property, p.items[lo + 1 .. p.len + 1], p.items[lo..p.len]);
             p.items[lo] = .{ .key = key, .value = v };
             p.len += 1;
@@ -143,7 +142,7 @@ pub const Properties = struct {
 
     pub fn remove(p: *Properties, heap: *Heap, key: *String) Heap.Error!bool {
         const i = p.find(key) orelse return false;
-        meter.charge(meter.elementsCost(p.len - i));
+        meter.chargeElements(p.len - i);
         if (i < p.index_keys) p.index_keys -= 1;
         std.mem.copyForwards(Property, p.items[i .. p.len - 1], p.items[i + 1 .. p.len]);
         p.len -= 1;
@@ -157,7 +156,7 @@ pub const Properties = struct {
     }
 
     fn grow(p: *Properties, heap: *Heap, needed: u32) Heap.Error!void {
-        meter.charge(meter.elementsCost(p.len));
+        meter.chargeElements(p.len);
         const cap = @max(needed, @max(4, p.cap *| 2));
         const items = try heap.alloc(Property, cap);
         @memcpy(items[0..p.len], p.items[0..p.len]);
@@ -187,9 +186,10 @@ pub const Properties = struct {
     }
 };
 
-/// What probing past the first slot of an index cost (many probes: keys that collide).
-inline fn chargeProbes(probes: u32) void {
-    if (probes > 2) meter.charge(probes);
+/// What probing past the first slots of an index cost (`past`: slots after the home one; many
+/// of them: keys that collide).
+inline fn chargeProbes(past: u32) void {
+    if (past > 2) meter.charge(past);
 }
 
 pub const Array = struct {
@@ -208,7 +208,7 @@ pub const Array = struct {
         if (needed <= a.cap) return;
         if (needed > length_max) return error.OutOfMemory;
         const cap: u32 = @intCast(@min(length_max, @max(needed, @max(8, @as(usize, a.cap) * 2))));
-        meter.charge(meter.bytesCost(@as(usize, a.len) * @sizeOf(Value)));
+        meter.chargeBytes(@as(usize, a.len) * @sizeOf(Value));
         const items = try heap.alloc(Value, cap);
         @memcpy(items[0..a.len], a.items[0..a.len]);
         a.items = items.ptr;
@@ -225,7 +225,7 @@ pub const Array = struct {
     pub fn setLength(a: *Array, heap: *Heap, len: usize) Heap.Error!void {
         if (len > a.len) {
             try a.reserve(heap, len);
-            meter.charge(meter.bytesCost((len - a.len) * @sizeOf(Value)));
+            meter.chargeBytes((len - a.len) * @sizeOf(Value));
             @memset(a.items[a.len..len], Value.hole);
         }
         a.len = @intCast(len);
@@ -312,11 +312,10 @@ pub const MapObject = struct {
             return null;
         }
         const mask = m.table_cap - 1;
-        var i = hashValue(key) & mask;
-        var probes: u32 = 0;
-        defer chargeProbes(probes);
+        const home = hashValue(key) & mask;
+        var i = home;
+        defer chargeProbes((i -% home) & mask);
         while (true) : (i = (i + 1) & mask) {
-            probes += 1;
             const entry = m.table[i];
             if (entry == 0) return null;
             if (sameValueZero(m.entries[entry - 1].key, key)) return entry - 1;
@@ -364,7 +363,7 @@ pub const MapObject = struct {
     fn grow(m: *MapObject, heap: *Heap) Heap.Error!void {
         const cap = @max(8, m.cap *| 2);
         if (cap > length_max) return error.OutOfMemory;
-        meter.charge(meter.bytesCost(@as(usize, m.len) * @sizeOf(MapEntry)));
+        meter.chargeBytes(@as(usize, m.len) * @sizeOf(MapEntry));
         const entries = try heap.alloc(MapEntry, cap);
         @memcpy(entries[0..m.len], m.entries[0..m.len]);
         m.entries = entries.ptr;

@@ -65,7 +65,7 @@ pub const String = struct {
 
     pub fn hash(s: *String) u32 {
         if (!s.flags.hashed) {
-            meter.charge(meter.bytesCost(s.byteLen()));
+            meter.chargeBytes(s.byteLen());
             s.hash_value = hashBytes(s.bytes(), s.flags.wide);
             s.flags.hashed = true;
         }
@@ -90,7 +90,7 @@ pub const String = struct {
         if (a == b) return true;
         if (a.len != b.len or a.flags.wide != b.flags.wide) return false;
         if (a.flags.hashed and b.flags.hashed and a.hash_value != b.hash_value) return false;
-        meter.charge(meter.bytesCost(a.byteLen()));
+        meter.chargeBytes(a.byteLen());
         return bytesEqual(a.bytes(), b.bytes());
     }
 
@@ -104,10 +104,10 @@ pub const String = struct {
             const x = a.latin1();
             const y = b.latin1();
             const diff = firstDifference(x, y) orelse {
-                meter.charge(meter.bytesCost(x.len));
+                meter.chargeBytes(x.len);
                 return .eq;
             };
-            meter.charge(meter.bytesCost(diff));
+            meter.chargeBytes(diff);
             if (diff == x.len or diff == y.len) return std.math.order(x.len, y.len);
             return std.math.order(x[diff], y[diff]);
         }
@@ -267,7 +267,7 @@ pub fn fromLatin1(heap: *Heap, text: []const u8) Heap.Error!*String {
     if (text.len == 0) return empty;
     if (text.len == 1) return single(text[0]);
     if (text.len > length_max) return error.OutOfMemory;
-    meter.charge(meter.bytesCost(text.len));
+    meter.chargeBytes(text.len);
     const data = try heap.allocBytes(text.len, 1);
     @memcpy(data, text);
     return newHeader(heap, data.ptr, @intCast(text.len), false);
@@ -276,7 +276,7 @@ pub fn fromLatin1(heap: *Heap, text: []const u8) Heap.Error!*String {
 /// A string from UTF-16 units, narrowed when every unit fits in a byte.
 pub fn fromUtf16(heap: *Heap, units: []const u16) Heap.Error!*String {
     if (units.len > length_max) return error.OutOfMemory;
-    meter.charge(meter.bytesCost(units.len * 2));
+    meter.chargeBytes(units.len * 2);
     for (units) |u| {
         if (u > 0xFF) break;
     } else {
@@ -294,7 +294,7 @@ pub fn fromUtf16(heap: *Heap, units: []const u16) Heap.Error!*String {
 
 /// A string from UTF-8 text. Invalid sequences become U+FFFD, one per bad byte.
 pub fn fromUtf8(heap: *Heap, text: []const u8) Heap.Error!*String {
-    meter.charge(meter.bytesCost(text.len));
+    meter.chargeBytes(text.len);
     var ascii = true;
     for (text) |c| {
         if (c >= 0x80) {
@@ -391,14 +391,14 @@ pub fn concat(heap: *Heap, a: *String, b: *String) Heap.Error!*String {
     if (len > length_max) return error.OutOfMemory;
     const wide = a.flags.wide or b.flags.wide;
     // Appending in place copies b; otherwise both are copied.
-    meter.charge(meter.bytesCost(b.byteLen()));
+    meter.chargeBytes(b.byteLen());
     if (a.flags.wide == b.flags.wide) {
         if (heap.extendBytes(a.ptr + a.byteLen(), b.byteLen())) |tail| {
             @memcpy(tail, b.bytes());
             return newHeader(heap, a.ptr, @intCast(len), wide);
         }
     }
-    meter.charge(meter.bytesCost(a.byteLen()));
+    meter.chargeBytes(a.byteLen());
     if (!wide) {
         const data = try heap.allocBytes(len, 1);
         @memcpy(data[0..a.len], a.latin1());
@@ -432,7 +432,7 @@ pub fn slice(heap: *Heap, s: *String, start: usize, end: usize) Heap.Error!*Stri
         return newHeader(heap, s.ptr + start, @intCast(end - start), false);
     }
     const units = s.utf16()[start..end];
-    meter.charge(meter.bytesCost(units.len * 2));
+    meter.chargeBytes(units.len * 2);
     for (units) |u| {
         if (u > 0xFF) break;
     } else return fromUtf16(heap, units);

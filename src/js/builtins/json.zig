@@ -388,7 +388,8 @@ const Stringifier = struct {
     /// SerializeJSONProperty: false when the value serializes to nothing (undefined,
     /// functions), which the caller omits.
     fn property(st: *Stringifier, holder: Value, key: Value, value_in: Value) Error!bool {
-        // A value, whatever it writes (a number's digits included); strings pay per unit.
+        // A value, whatever it writes (a number's digits, a short key or string included);
+        // long strings pay for their units as they are quoted.
         try st.vm.charge(property_ticks);
         var v = value_in;
         if (v.is(.object)) {
@@ -544,8 +545,10 @@ fn hasKey(vm: *Vm, o: *Object, key: *String) Error!bool {
 }
 
 /// A JSON string literal: `"`, `\` and control characters escaped, lone surrogates as \udXXX.
+/// A short string's cost is in its value's (`property_ticks`); a long one pays for its units:
+/// runs of Latin-1 copied in bulk, wide units one at a time.
 pub fn quote(vm: *Vm, out: *string.StringBuffer, s: *const String) Error!void {
-    try vm.charge(if (s.flags.wide) meter.unitsCost(s.len) else meter.bytesCost(s.len) + 1);
+    if (s.len >= 64) try vm.charge(if (s.flags.wide) meter.unitsCost(s.len) else meter.bytesCost(s.len));
     if (!s.flags.wide) {
         // Latin-1: copy runs that need no escape in one go.
         const text = s.latin1();
