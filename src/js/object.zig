@@ -180,8 +180,10 @@ pub const Properties = struct {
 
     fn insertTable(p: *Properties, i: u32) void {
         const mask = p.table_cap - 1;
-        var slot = p.items[i].key.hash() & mask;
+        const home = p.items[i].key.hash() & mask;
+        var slot = home;
         while (p.table[slot] != 0) slot = (slot + 1) & mask;
+        chargeProbes((slot -% home) & mask);
         p.table[slot] = i + 1;
     }
 };
@@ -387,8 +389,10 @@ pub const MapObject = struct {
 
     fn insertTable(m: *MapObject, i: u32) void {
         const mask = m.table_cap - 1;
-        var slot = hashValue(m.entries[i].key) & mask;
+        const home = hashValue(m.entries[i].key) & mask;
+        var slot = home;
         while (m.table[slot] != 0) slot = (slot + 1) & mask;
+        chargeProbes((slot -% home) & mask);
         m.table[slot] = i + 1;
     }
 };
