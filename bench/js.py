@@ -72,6 +72,11 @@ def servers(args, js_dir, run_dir, targets):
         "sluice-embedded": ("sluice -Dhandler (ReleaseFast, compiled in)", lambda p: [
             args.sluice_embedded, "--workers", "1", "--listen", f"127.0.0.1:{p}",
             "--handler", "app"], None),
+        # Another sluice binary (JS_BASELINE_BIN: main's, say) run exactly as the sluice row,
+        # for an A/B of a change in the same rounds.
+        "sluice-baseline": ("sluice --handler-file, JS_BASELINE_BIN", lambda p: [
+            args.sluice_baseline, "--workers", "1", "--listen", f"127.0.0.1:{p}",
+            "--handler-file", f"app={app}", "--handler", "app"], None),
         "node": ("node http", lambda p: [args.node, os.path.join(js_dir, "node.mjs"), str(p)],
                  None),
         "bun": ("Bun.serve", lambda p: [args.bun, fetch_js, str(p)], None),
@@ -84,8 +89,8 @@ def servers(args, js_dir, run_dir, targets):
             raise HarnessError(f"JS_TARGETS: unknown target {t!r} ({', '.join(table)})")
         label, argv, env = table[t]
         s = Server(t, label, argv, env)
-        binary = {"sluice-embedded": args.sluice_embedded, "node": args.node,
-                  "bun": args.bun, "deno": args.deno}.get(t, args.sluice)
+        binary = {"sluice-embedded": args.sluice_embedded, "sluice-baseline": args.sluice_baseline,
+                  "node": args.node, "bun": args.bun, "deno": args.deno}.get(t, args.sluice)
         if not binary:
             s.fail = "not available (see the set-up log)"
         out.append(s)
@@ -265,6 +270,10 @@ def report(args, k, table, cold, began):
 
 def ratio_lines(summary):
     lines = []
+    a, b = summary.get("sluice"), summary.get("sluice-baseline")
+    if a and b and a["rps"] and b["rps"]:
+        lines.append(f"sluice / sluice-baseline: req/s {a['rps'] / b['rps']:.3f}×; CPU per request"
+                     f" {a['proxy_cpu_us_per_req'] / b['proxy_cpu_us_per_req']:.3f}×")
     for mine in ("sluice", "sluice-embedded"):
         a = summary.get(mine)
         if not a or not a["rps"]:
@@ -300,7 +309,8 @@ def cold_ratio_lines(cold):
 
 def main():
     args = benchlib.harness_args(__doc__, "bench/js.sh", required=("--nginx", "--js-dir"),
-                                 optional=("--sluice-embedded", "--node", "--bun", "--deno"))
+                                 optional=("--sluice-embedded", "--sluice-baseline", "--node", "--bun",
+                                           "--deno"))
     began = time.monotonic()
     k = {
         "runs": env_int("JS_RUNS", 3, 1),

@@ -23,6 +23,8 @@
 #   JS_SERVER_CPUS=1        taskset CPU list for each server; JS_LOAD_CPUS=0 for wrk
 #   JS_TARGETS="sluice sluice-embedded node bun deno"
 #   JS_EMBEDDED=1           0 skips the ReleaseFast -Dhandler build (and its row)
+#   JS_BASELINE_BIN=path    another sluice binary for the sluice-baseline target, run as the
+#                           sluice row is (an A/B of a change: JS_TARGETS="sluice sluice-baseline")
 #   SLUICE_BIN=path         use this binary instead of building one (ReleaseSafe)
 set -euo pipefail
 
@@ -63,6 +65,7 @@ node_bin="$(command -v node || true)"
 
 harness_info
 exec python3 "$here/js.py" --sluice "$SLUICE_BIN" --sluice-embedded "$embedded_bin" \
+    --sluice-baseline "${JS_BASELINE_BIN:-}" \
     --node "$node_bin" --bun "$bun_bin" --deno "$deno_bin" --nginx "$(command -v nginx)" \
     --js-dir "$here/js" --run-dir "$run" --report "$out/js-$stamp.md" \
     --command "$(command_line JS_)" "${info[@]}" \

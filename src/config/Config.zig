@@ -100,9 +100,10 @@ pub const Handler = struct {
     /// demo's). Exactly one of `path`, `image` and `source` is given.
     source: []const u8 = "",
     /// The limits of one call (settings.zig, scope handler; docs/JS.md, "Limits"): the engine's
-    /// heap, its execution budget in ticks, and its call depth.
+    /// heap, its execution budget in ticks, its wall-clock deadline, and its call depth.
     heap_bytes: u64 = settings.default(.handler, "heap_bytes"),
     budget_ticks: u64 = settings.default(.handler, "budget_ticks"),
+    deadline_ns: u64 = settings.default(.handler, "deadline_ns"),
     depth: u32 = settings.default(.handler, "depth"),
     /// The largest request body read for the handler (`request.body`); a larger one is a 413
     /// and the handler does not run. The connection's buffer bounds it too.

@@ -1048,7 +1048,7 @@ const Mapper = struct {
         return path;
     }
 
-    /// `.{ .file = "app.js", .memory = "4MiB", .budget = 10000000, .depth = 256 }`: the file,
+    /// `.{ .file = "app.js", .memory = "4MiB", .deadline = "20ms", .depth = 256 }`: the file,
     /// and the limits the table's handler rows give (the rest keep their defaults).
     fn handlerObject(m: *Mapper, node: *const Node, handler: *Config.Handler) void {
         var entries = m.keyed(node, "a handler", HandlerKey) orelse return;

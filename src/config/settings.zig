@@ -826,6 +826,13 @@ pub const table = [_]Setting{
         .default = "50000000",
     },
     .{
+        .key = "deadline",
+        .scope = .handler,
+        .fields = &.{"deadline_ns"},
+        .value = .duration,
+        .default = "50ms",
+    },
+    .{
         .key = "depth",
         .scope = .handler,
         .fields = &.{"depth"},

@@ -31,6 +31,8 @@ name: []const u8,
 engine: *Engine,
 /// The largest request body the exchange reads for a call; 0: none (a body is a 413).
 body_bytes_max: u64,
+/// The call's deadline, for the log line of a call it stops.
+deadline_ns: u64,
 /// The module's default export, a function.
 function: Value,
 /// This worker's counters and log limiter for the handler's name: they outlive the engine, so
@@ -43,8 +45,10 @@ pub const Failure = enum {
     exception,
     /// The memory limit: the engine's heap is full.
     memory,
-    /// The time limit: the call's execution budget ran out.
+    /// The work limit: the call's execution budget ran out.
     time,
+    /// The wall-clock limit: the call ran past its deadline.
+    deadline,
     /// The depth limit: call depth or native stack.
     depth,
     /// The Response does not fit the exchange's buffer.
@@ -79,6 +83,8 @@ pub const Limits = struct {
     heap_bytes: u64 = 1024 * 1024,
     /// Ticks per call (docs/JS.md, "Limits").
     budget: u64 = 50_000_000,
+    /// Wall-clock time per call and for the module's top level (docs/JS.md, "Limits").
+    deadline_ns: u64 = 50 * std.time.ns_per_ms,
     /// Call depth: JavaScript frames.
     depth: u32 = 512,
     /// The largest request body read before the call (the exchange checks it); 0: none.
@@ -91,6 +97,7 @@ pub const Limits = struct {
         return .{
             .heap_bytes = @intCast(limits.heap_bytes),
             .budget = limits.budget,
+            .deadline_ns = limits.deadline_ns,
             .frames = limits.depth,
             .stack_values = @max(defaults.stack_values, limits.depth * 32),
         };
@@ -242,7 +249,14 @@ pub fn init(
         diagnostic.print("handler {s}: the default export of {s} is not a function", .{ name, module.program.source_name }) catch {}; // Cut, as above.
         return error.NoDefaultExport;
     }
-    return .{ .name = name, .engine = engine, .function = function, .body_bytes_max = limits.body_bytes_max, .tally = tally };
+    return .{
+        .name = name,
+        .engine = engine,
+        .function = function,
+        .body_bytes_max = limits.body_bytes_max,
+        .deadline_ns = limits.deadline_ns,
+        .tally = tally,
+    };
 }
 
 pub fn deinit(handler: *Handler, gpa: std.mem.Allocator) void {
@@ -263,13 +277,27 @@ pub fn respond(handler: *Handler, request: *const Request, reply: Reply, out: []
     return switch (engine.call(handler.function, &.{request_value})) {
         .value => |v| handler.write(v, reply, out, now_ns),
         .exception => |x| handler.failException(x, now_ns),
-        .terminated => |why| handler.fail(switch (why) {
-            .budget => .time,
-            .memory => .memory,
-            .stack => .depth,
-            .invalid_bytecode => .exception, // A bug, reported as one by its message.
-        }, now_ns, why.message()),
+        .terminated => |why| handler.failTerminated(why, now_ns),
     };
+}
+
+/// A call the engine stopped: its limit, named in the log line.
+fn failTerminated(handler: *Handler, why: js.Vm.Termination, now_ns: u64) Outcome {
+    const failure: Failure = switch (why) {
+        .budget => .time,
+        .deadline => .deadline,
+        .memory => .memory,
+        .stack => .depth,
+        .invalid_bytecode => .exception, // A bug, reported as one by its message.
+    };
+    var buffer: [128]u8 = undefined;
+    const detail = if (why == .deadline)
+        std.fmt.bufPrint(&buffer, "deadline exceeded: the script ran longer than its {d} ms", .{
+            @as(f64, @floatFromInt(handler.deadline_ns)) / std.time.ns_per_ms,
+        }) catch why.message()
+    else
+        why.message();
+    return handler.fail(failure, now_ns, detail);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -594,7 +622,7 @@ fn fail(handler: *Handler, failure: Failure, now_ns: u64, detail: []const u8) Ou
     // Only a failure that stopped the call has a position; after a call that returned, the
     // engine's is that of an exception the handler caught, if any, and would mislead.
     const where = switch (failure) {
-        .exception, .memory, .time, .depth => handler.engine.errorPosition(),
+        .exception, .memory, .time, .deadline, .depth => handler.engine.errorPosition(),
         .response_too_large, .not_a_response, .unknown_pool, .request_too_large => null,
     };
     if (where) |p| {

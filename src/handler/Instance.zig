@@ -150,6 +150,7 @@ pub fn limitsOf(config: *const Config.Handler) Handler.Limits {
     return .{
         .heap_bytes = config.heap_bytes,
         .budget = config.budget_ticks,
+        .deadline_ns = config.deadline_ns,
         .depth = config.depth,
         .body_bytes_max = config.body_bytes_max,
     };
@@ -161,7 +162,7 @@ fn sameSettings(a: *const Config.Handler, b: *const Config.Handler) bool {
     return std.mem.eql(u8, a.name, b.name) and std.mem.eql(u8, a.path, b.path) and
         a.image.ptr == b.image.ptr and a.image.len == b.image.len and
         a.source.ptr == b.source.ptr and a.source.len == b.source.len and
-        a.heap_bytes == b.heap_bytes and a.budget_ticks == b.budget_ticks and
+        a.heap_bytes == b.heap_bytes and a.budget_ticks == b.budget_ticks and a.deadline_ns == b.deadline_ns and
         a.depth == b.depth and a.body_bytes_max == b.body_bytes_max;
 }
 

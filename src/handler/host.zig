@@ -19,6 +19,7 @@ const builtins = js.builtins;
 const String = js.string.String;
 const object = @import("../js/object.zig");
 const ops = @import("../js/operations.zig");
+const meter = js.meter;
 const chars = @import("../http/chars.zig");
 
 /// The engine class of Response objects (`Host.class_names[class - 1]`).
@@ -101,6 +102,7 @@ fn html(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
 fn redirect(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
     _ = this;
     const location = try ops.toString(vm, builtins.arg(args, 0));
+    try vm.charge(meter.bytesCost(location.byteLen()));
     if (!fieldValueValid(location) or location.len == 0) {
         return vm.throwMessage(.type_error, "Response.redirect: the location is empty or has a byte a header field cannot carry");
     }
@@ -225,6 +227,8 @@ fn checkedHeaders(vm: *Vm, headers: Value, message: Message) Vm.Error!Value {
     const copy = try vm.newObject(source.properties.len);
     for (source.properties.slice()) |property| {
         const name = property.key;
+        // A field's name and value are checked byte by byte: paid for, as the builtins' scans.
+        try vm.charge(meter.elementsCost(1) + meter.bytesCost(name.byteLen()));
         if (name.flags.wide or !isToken(name.latin1())) {
             return vm.throwMessage(.type_error, "Response: a header name must be a token (letters, digits, !#$%&'*+-.^_`|~)");
         }
@@ -236,6 +240,7 @@ fn checkedHeaders(vm: *Vm, headers: Value, message: Message) Vm.Error!Value {
             continue;
         }
         const value = try ops.toString(vm, property.value);
+        try vm.charge(meter.bytesCost(value.byteLen()));
         if (!fieldValueValid(value)) {
             return vm.throwMessage(.type_error, "Response: a header value may not contain CR, LF, NUL or characters past U+00FF");
         }

@@ -59,8 +59,12 @@ pub const Limits = struct {
     /// Native stack one call may use: the thread's stack must be larger, by what the host
     /// itself uses below the call (sluice's workers have 256 KiB).
     native_stack_bytes: usize = 128 * 1024,
-    /// Ticks per call (roughly bytecode bytes executed in loops, plus calls).
+    /// Ticks per call (roughly bytecode bytes executed in loops, plus calls, plus what the
+    /// builtins charge for their work).
     budget: u64 = 50_000_000,
+    /// Wall-clock time per call (and for the module's top level); 0: none. It is noticed at
+    /// the meter's next checkpoint (Vm.check_interval_ticks).
+    deadline_ns: u64 = 50 * std.time.ns_per_ms,
 };
 
 /// A loaded, verified program and its constant strings, shared by every engine.
@@ -164,6 +168,7 @@ pub const limits_min: Limits = .{
     .native_depth = 2,
     .native_stack_bytes = 64 * 1024,
     .budget = 1000,
+    .deadline_ns = 0,
 };
 
 pub fn init(gpa: std.mem.Allocator, module: *const Module, limits: Limits) InitError!*Engine {
@@ -189,6 +194,7 @@ pub fn init(gpa: std.mem.Allocator, module: *const Module, limits: Limits) InitE
         .native_depth = limits.native_depth,
         .native_stack_bytes = limits.native_stack_bytes,
         .budget = limits.budget,
+        .deadline_ns = limits.deadline_ns,
     }, &e.discard.writer, &e.discard.writer);
     errdefer e.vm.deinit(gpa);
     try e.vm.attach(&module.program, module.constants, module.host);
@@ -297,6 +303,7 @@ pub fn stringifyJson(vm: *Vm, v: Value) Vm.Error!Value {
 
 /// JSON.stringify(v) as a string value (in the request's heap), or undefined.
 pub fn stringify(e: *Engine, v: Value) Vm.Outcome {
+    e.vm.startRun();
     const result = @import("builtins/json.zig").stringify(&e.vm, Value.undefined_value, &.{v});
     return if (result) |s| .{ .value = s } else |err| switch (err) {
         error.Throw => .{ .exception = e.vm.exception },
@@ -414,7 +421,8 @@ test "engine: each limit ends a call cleanly" {
     var failure: Compiler.Failure = undefined;
     var module = try Module.fromSource(gpa, source, "limits.js", &builtins.Host.none, &failure);
     defer module.deinit();
-    const engine = try Engine.init(gpa, &module, .{ .heap_bytes = 256 * 1024, .budget = 1_000_000 });
+    // No deadline: a debug build on a busy machine may take longer than 50 ms for the budget.
+    const engine = try Engine.init(gpa, &module, .{ .heap_bytes = 256 * 1024, .budget = 1_000_000, .deadline_ns = 0 });
     defer engine.deinit(gpa);
     _ = engine.runModule();
     const cases = [_][]const u8{ "spin", "deep", "hog", "hogCaught" };
@@ -433,6 +441,47 @@ test "engine: each limit ends a call cleanly" {
         engine.beginRequest();
         try std.testing.expectEqual(@as(f64, 42), engine.call(engine.exportValue("fine").?, &.{}).value.asNumber());
     }
+}
+
+/// A test clock: each reading is 0.4 ms after the last.
+const TestClock = struct {
+    var now_ns: u64 = 0;
+    var readings: u32 = 0;
+
+    fn read() u64 {
+        readings += 1;
+        now_ns += 400 * std.time.ns_per_us;
+        return now_ns;
+    }
+};
+
+test "engine: the deadline stops a run on the clock, which a short call never reads" {
+    const gpa = std.testing.allocator;
+    const source =
+        \\export function spin() { let i = 0; while (true) i++ }
+        \\export function fine() { let s = 0; for (let i = 0; i < 100; i++) s += i; return s }
+    ;
+    var failure: Compiler.Failure = undefined;
+    var module = try Module.fromSource(gpa, source, "deadline.js", &builtins.Host.none, &failure);
+    defer module.deinit();
+    const engine = try Engine.init(gpa, &module, .{ .deadline_ns = std.time.ns_per_ms, .budget = 1 << 40 });
+    defer engine.deinit(gpa);
+    engine.vm.clock = TestClock.read;
+    _ = engine.runModule();
+    TestClock.readings = 0;
+    engine.beginRequest();
+    try std.testing.expectEqual(@as(f64, 4950), engine.call(engine.exportValue("fine").?, &.{}).value.asNumber());
+    try std.testing.expectEqual(@as(u32, 0), TestClock.readings);
+    engine.beginRequest();
+    const outcome = engine.call(engine.exportValue("spin").?, &.{});
+    try std.testing.expectEqual(Vm.Termination.deadline, outcome.terminated);
+    // The first reading starts the deadline; the fourth, 1.2 ms later, is past it.
+    try std.testing.expectEqual(@as(u32, 4), TestClock.readings);
+    try std.testing.expect(engine.vm.ticksUsed() <= 4 * Vm.check_interval_ticks + 64);
+    try std.testing.expectEqual(@as(u32, 1), engine.errorPosition().?.line);
+    // The engine serves on.
+    engine.beginRequest();
+    try std.testing.expectEqual(@as(f64, 4950), engine.call(engine.exportValue("fine").?, &.{}).value.asNumber());
 }
 
 /// A host's `Response.json(value, init?)`, as a handler host would write it: a Response
@@ -554,7 +603,7 @@ test "engine: recursion through builtins stops at the native stack limit on a wo
     var failure: Compiler.Failure = undefined;
     var module = try Module.fromSource(gpa, source, "deep.js", &builtins.Host.none, &failure);
     defer module.deinit();
-    const engine = try Engine.init(gpa, &module, .{ .native_depth = 100_000, .frames = 100_000, .stack_values = 1 << 20, .heap_bytes = 64 << 20 });
+    const engine = try Engine.init(gpa, &module, .{ .native_depth = 100_000, .frames = 100_000, .stack_values = 1 << 20, .heap_bytes = 64 << 20, .deadline_ns = 0 });
     defer engine.deinit(gpa);
     _ = engine.runModule();
     var job: StackJob = .{ .engine = engine };

@@ -21,7 +21,7 @@ const ops = @import("operations.zig");
 const Value = @import("value.zig").Value;
 
 pub const usage =
-    \\usage: sluice js run [--heap-mb N] [--budget N] FILE
+    \\usage: sluice js run [--heap-mb N] [--budget N] [--deadline-ms N] FILE
     \\       sluice js check FILE...
     \\
 ;
@@ -83,6 +83,8 @@ pub fn main(gpa: std.mem.Allocator, args: []const []const u8) u8 {
 const Options = struct {
     heap_bytes: usize = 512 * 1024 * 1024,
     budget: u64 = 50_000_000_000,
+    /// None by default: a script run from the command line may take its time.
+    deadline_ns: u64 = 0,
     path: ?[]const u8 = null,
 };
 
@@ -105,6 +107,14 @@ fn run(gpa: std.mem.Allocator, args: []const []const u8, stderr: *std.Io.Writer)
                 stderr.writeAll("sluice js: --budget takes a number\n") catch {};
                 return 2;
             };
+        } else if (std.mem.eql(u8, a, "--deadline-ms") and i + 1 < args.len) {
+            i += 1;
+            const ms = std.fmt.parseInt(u64, args[i], 10) catch 0;
+            if (ms == 0 or ms > std.math.maxInt(u32)) {
+                stderr.writeAll("sluice js: --deadline-ms takes a number of milliseconds, 1 or more\n") catch {};
+                return 2;
+            }
+            options.deadline_ns = ms * std.time.ns_per_ms;
         } else if (options.path == null) {
             options.path = a;
         } else {
@@ -169,6 +179,7 @@ fn runProgram(gpa: std.mem.Allocator, program: *const Program, options: Options,
         .native_depth = 100_000,
         .native_stack_bytes = thread_stack_bytes - 16 * 1024 * 1024,
         .budget = options.budget,
+        .deadline_ns = options.deadline_ns,
     }, &stdout.writer, stderr) catch {
         stderr.writeAll("sluice js: out of memory\n") catch {};
         return 1;

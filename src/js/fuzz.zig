@@ -91,6 +91,9 @@ const limits: Engine.Limits = .{
     .handlers = 64,
     .native_depth = 8,
     .budget = 200_000,
+    // The budget alone: a run's outcome must not depend on the machine's speed, so that a
+    // seed replays what it found.
+    .deadline_ns = 0,
 };
 
 fn fuzzSource(arena: std.mem.Allocator, source: []const u8, stats: *Stats, generated: bool) !void {

@@ -29,6 +29,7 @@ const ops = @import("operations.zig");
 const builtins = @import("builtins.zig");
 const number = @import("number.zig");
 const Program = @import("Program.zig");
+const meter = @import("meter.zig");
 
 /// Runs from the top frame until the frame this call entered with returns.
 pub fn run(vm: *Vm) Error!Value {
@@ -545,6 +546,7 @@ fn execute(vm: *Vm) Error!Value {
                 const args = (stack[sp - 1].objectOf(.array) orelse return vm.terminate(.invalid_bytecode)).as(object.Array);
                 const callee = stack[sp - 2];
                 const result_slot = sp - 2 - @intFromBool(method);
+                try vm.charge(meter.elementsCost(args.len));
                 if (callee.objectOf(.closure)) |o| {
                     const start = sp - 1;
                     if (@as(usize, start) + args.len > vm.stack.len) return vm.throwStackOverflow();
@@ -577,6 +579,7 @@ fn execute(vm: *Vm) Error!Value {
             },
             .new_spread => {
                 const args = (stack[sp - 1].objectOf(.array) orelse return vm.terminate(.invalid_bytecode)).as(object.Array);
+                try vm.charge(meter.elementsCost(args.len));
                 for (args.slice()) |*v| {
                     if (v.eqlBits(Value.hole)) v.* = Value.undefined_value;
                 }
@@ -637,6 +640,7 @@ fn execute(vm: *Vm) Error!Value {
             .iter_rest => {
                 const rest = try vm.newArray(0);
                 while (try ops.iterNext(vm, &stack[sp - 2], &stack[sp - 1])) |v| {
+                    try vm.charge(meter.elementsCost(1));
                     rest.push(vm.heap, v) catch return vm.outOfMemory();
                 }
                 stack[sp] = Value.obj(&rest.object);
@@ -683,8 +687,7 @@ fn throwNotCoercible(vm: *Vm, v: Value, f: *const Program.Function, pc: u32, cod
 
 /// Charges the budget for a backward jump over `bytes` of code.
 inline fn tick(vm: *Vm, bytes: u32) Error!void {
-    vm.budget -|= @as(u64, bytes) + 1;
-    if (vm.budget == 0) return vm.terminate(.budget);
+    return vm.charge(@as(u64, bytes) + 1);
 }
 
 fn cellAt(vm: *Vm, v: Value) Error!*Cell {

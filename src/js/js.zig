@@ -14,6 +14,7 @@ pub const builtins = @import("builtins.zig");
 pub const Engine = @import("Engine.zig");
 pub const image = @import("image.zig");
 pub const string = @import("string.zig");
+pub const meter = @import("meter.zig");
 pub const inspect = @import("builtins/inspect.zig");
 pub const cli = @import("cli.zig");
 
@@ -42,4 +43,6 @@ test {
     _ = @import("Engine.zig");
     _ = @import("fdlibm.zig");
     _ = @import("casing.zig");
+    _ = @import("meter.zig");
+    _ = @import("budget_test.zig");
 }

@@ -10,6 +10,10 @@
 //! Arrays keep their elements dense, with `Value.hole` for holes; their named properties (rare)
 //! go in the header's list. Map and Set keep entries in insertion order with tombstones, so an
 //! iteration in progress sees exactly what the spec says it should.
+//!
+//! What an operation does beyond O(1) (properties moved to keep the order, an index rebuilt,
+//! probes past a collision, a copy when storage grows) is charged to the run's meter
+//! (meter.zig), so that no pattern of keys makes a run's time outgrow its budget.
 const std = @import("std");
 const assert = std.debug.assert;
 
@@ -19,6 +23,7 @@ const Value = value_mod.Value;
 const Cell = value_mod.Cell;
 const String = @import("string.zig").String;
 const Program = @import("Program.zig");
+const meter = @import("meter.zig");
 
 pub const Kind = enum(u8) {
     plain,
@@ -68,7 +73,9 @@ pub const Properties = struct {
     pub fn find(p: *const Properties, key: *String) ?u32 {
         if (p.table_cap > 0) {
             const mask = p.table_cap - 1;
-            var i = key.hash() & mask;
+            const home = key.hash() & mask;
+            var i = home;
+            defer chargeProbes((i -% home) & mask);
             while (true) : (i = (i + 1) & mask) {
                 const entry = p.table[i];
                 if (entry == 0) return null;
@@ -110,11 +117,18 @@ pub const Properties = struct {
                 const mid = (lo + hi) / 2;
                 if (p.items[mid].key.arrayIndex().? < index) lo = mid + 1 else hi = mid;
             }
+            const appended = lo == p.len; // Ascending integer keys and nothing after them.
+            meter.chargeElements(p.len - lo);
             std.mem.copyBackwards(Property, p.items[lo + 1 .. p.len + 1], p.items[lo..p.len]);
             p.items[lo] = .{ .key = key, .value = v };
             p.len += 1;
             p.index_keys += 1;
-            if (p.table_cap > 0) try p.rebuildTable(heap);
+            if (p.table_cap > 0) {
+                // Items after `lo` moved: the index is rebuilt, unless nothing moved.
+                if (appended and p.len * 2 <= p.table_cap) p.insertTable(lo) else try p.rebuildTable(heap);
+            } else if (p.len > table_threshold) {
+                try p.rebuildTable(heap);
+            }
             return;
         }
         p.items[p.len] = .{ .key = key, .value = v };
@@ -128,6 +142,7 @@ pub const Properties = struct {
 
     pub fn remove(p: *Properties, heap: *Heap, key: *String) Heap.Error!bool {
         const i = p.find(key) orelse return false;
+        meter.chargeElements(p.len - i);
         if (i < p.index_keys) p.index_keys -= 1;
         std.mem.copyForwards(Property, p.items[i .. p.len - 1], p.items[i + 1 .. p.len]);
         p.len -= 1;
@@ -141,6 +156,7 @@ pub const Properties = struct {
     }
 
     fn grow(p: *Properties, heap: *Heap, needed: u32) Heap.Error!void {
+        meter.chargeElements(p.len);
         const cap = @max(needed, @max(4, p.cap *| 2));
         const items = try heap.alloc(Property, cap);
         @memcpy(items[0..p.len], p.items[0..p.len]);
@@ -151,6 +167,8 @@ pub const Properties = struct {
     fn rebuildTable(p: *Properties, heap: *Heap) Heap.Error!void {
         var cap: u32 = 16;
         while (cap < p.len * 2) cap *= 2;
+        // Clearing the index and inserting every key again (their hashes are kept).
+        meter.charge(meter.bytesCost(@as(usize, cap) * 4) + meter.elementsCost(p.len));
         if (cap != p.table_cap) {
             const table = try heap.alloc(u32, cap);
             p.table = table.ptr;
@@ -162,11 +180,19 @@ pub const Properties = struct {
 
     fn insertTable(p: *Properties, i: u32) void {
         const mask = p.table_cap - 1;
-        var slot = p.items[i].key.hash() & mask;
+        const home = p.items[i].key.hash() & mask;
+        var slot = home;
         while (p.table[slot] != 0) slot = (slot + 1) & mask;
+        chargeProbes((slot -% home) & mask);
         p.table[slot] = i + 1;
     }
 };
+
+/// What probing past the first slots of an index cost (`past`: slots after the home one; many
+/// of them: keys that collide).
+inline fn chargeProbes(past: u32) void {
+    if (past > 2) meter.charge(past);
+}
 
 pub const Array = struct {
     object: Object,
@@ -184,6 +210,7 @@ pub const Array = struct {
         if (needed <= a.cap) return;
         if (needed > length_max) return error.OutOfMemory;
         const cap: u32 = @intCast(@min(length_max, @max(needed, @max(8, @as(usize, a.cap) * 2))));
+        meter.chargeBytes(@as(usize, a.len) * @sizeOf(Value));
         const items = try heap.alloc(Value, cap);
         @memcpy(items[0..a.len], a.items[0..a.len]);
         a.items = items.ptr;
@@ -200,6 +227,7 @@ pub const Array = struct {
     pub fn setLength(a: *Array, heap: *Heap, len: usize) Heap.Error!void {
         if (len > a.len) {
             try a.reserve(heap, len);
+            meter.chargeBytes((len - a.len) * @sizeOf(Value));
             @memset(a.items[a.len..len], Value.hole);
         }
         a.len = @intCast(len);
@@ -286,7 +314,9 @@ pub const MapObject = struct {
             return null;
         }
         const mask = m.table_cap - 1;
-        var i = hashValue(key) & mask;
+        const home = hashValue(key) & mask;
+        var i = home;
+        defer chargeProbes((i -% home) & mask);
         while (true) : (i = (i + 1) & mask) {
             const entry = m.table[i];
             if (entry == 0) return null;
@@ -327,6 +357,7 @@ pub const MapObject = struct {
     }
 
     pub fn clear(m: *MapObject) void {
+        meter.charge(meter.elementsCost(m.len));
         for (m.entries[0..m.len]) |*e| e.* = .{ .key = Value.hole, .value = Value.undefined_value };
         m.live = 0;
     }
@@ -334,6 +365,7 @@ pub const MapObject = struct {
     fn grow(m: *MapObject, heap: *Heap) Heap.Error!void {
         const cap = @max(8, m.cap *| 2);
         if (cap > length_max) return error.OutOfMemory;
+        meter.chargeBytes(@as(usize, m.len) * @sizeOf(MapEntry));
         const entries = try heap.alloc(MapEntry, cap);
         @memcpy(entries[0..m.len], m.entries[0..m.len]);
         m.entries = entries.ptr;
@@ -343,6 +375,7 @@ pub const MapObject = struct {
     fn rebuildTable(m: *MapObject, heap: *Heap) Heap.Error!void {
         var cap: u32 = 16;
         while (cap < m.len * 2) cap *= 2;
+        meter.charge(meter.bytesCost(@as(usize, cap) * 4) + meter.elementsCost(m.len));
         if (cap != m.table_cap) {
             const table = try heap.alloc(u32, cap);
             m.table = table.ptr;
@@ -356,8 +389,10 @@ pub const MapObject = struct {
 
     fn insertTable(m: *MapObject, i: u32) void {
         const mask = m.table_cap - 1;
-        var slot = hashValue(m.entries[i].key) & mask;
+        const home = hashValue(m.entries[i].key) & mask;
+        var slot = home;
         while (m.table[slot] != 0) slot = (slot + 1) & mask;
+        chargeProbes((slot -% home) & mask);
         m.table[slot] = i + 1;
     }
 };

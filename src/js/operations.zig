@@ -21,6 +21,7 @@ const number = @import("number.zig");
 const names = @import("names.zig");
 const builtins = @import("builtins.zig");
 const bytecode = @import("bytecode.zig");
+const meter = @import("meter.zig");
 
 // ---------------------------------------------------------------------------------------
 // Formatting values into messages.
@@ -175,6 +176,7 @@ pub fn toNumberValue(vm: *Vm, v: Value) Error!f64 {
 }
 
 pub fn stringToNumber(s: *const String) f64 {
+    meter.charge(meter.unitsCost(2 * @as(usize, s.len)));
     // Trim JavaScript white space; what remains must be ASCII to be a number.
     var start: usize = 0;
     var end: usize = s.len;
@@ -810,8 +812,11 @@ pub fn checkCellWritable(vm: *Vm, cell: *Cell) Error!void {
 /// Copies own enumerable properties of `src` onto `target`, except `excluded` keys (object
 /// spread and object rest).
 pub fn copyProperties(vm: *Vm, target: *Object, src: Value, excluded: []const Value) Error!void {
+    // Each key is looked for among the excluded ones.
+    const per_key = 1 + excluded.len;
     if (src.isString()) {
         const s = src.asString();
+        try vm.charge(meter.elementsCost(s.len * per_key));
         for (0..s.len) |i| {
             const key = try numberToString(vm, @floatFromInt(i));
             if (try isExcluded(vm, key, excluded)) continue;
@@ -821,8 +826,10 @@ pub fn copyProperties(vm: *Vm, target: *Object, src: Value, excluded: []const Va
     }
     if (!src.is(.object)) return;
     const o = src.asObject();
+    try vm.charge(meter.elementsCost(@as(usize, o.properties.len) * per_key));
     if (o.kind == .array) {
         const a = o.as(object.Array);
+        try vm.charge(meter.elementsCost(@as(usize, a.len) * per_key));
         for (a.slice(), 0..) |v, i| {
             if (v.eqlBits(Value.hole)) continue;
             const key = try numberToString(vm, @floatFromInt(i));
@@ -866,6 +873,7 @@ pub fn hasOwnKey(o: *Object, key: *String) bool {
 pub fn ownKeysArray(vm: *Vm, v: Value) Error!*object.Array {
     if (v.isString()) {
         const s = v.asString();
+        try vm.charge(meter.elementsCost(s.len));
         const keys = try vm.newArray(s.len);
         for (0..s.len) |i| keys.push(vm.heap, Value.string(try numberToString(vm, @floatFromInt(i)))) catch return vm.outOfMemory();
         return keys;
@@ -874,6 +882,7 @@ pub fn ownKeysArray(vm: *Vm, v: Value) Error!*object.Array {
     const o = v.asObject();
     var count: usize = o.properties.len;
     if (o.kind == .array) count += o.as(object.Array).len;
+    try vm.charge(meter.elementsCost(count));
     const keys = try vm.newArray(count);
     if (o.kind == .array) {
         const a = o.as(object.Array);
@@ -902,6 +911,7 @@ pub fn concatValues(vm: *Vm, values: []Value) Error!*String {
     if (total > string.length_max) return vm.throwMessage(.range_error, "Invalid string length");
     if (values.len == 2) return concatTwo(vm, values[0].asString(), values[1].asString());
     if (values.len == 1) return values[0].asString();
+    try vm.charge(meter.bytesCost(if (wide) total * 2 else total));
     var b = string.Builder.init(vm.heap, total, wide) catch return vm.outOfMemory();
     for (values) |v| b.appendString(v.asString());
     return b.finish() catch vm.outOfMemory();
@@ -1014,6 +1024,7 @@ pub fn iterNext(vm: *Vm, source: *Value, cursor: *Value) Error!?Value {
             const m = object.mapOf(o);
             var i = index;
             while (i < m.len and m.entries[i].key.eqlBits(Value.hole)) i += 1;
+            meter.charge(meter.elementsCost(2 * (i - index))); // Deleted entries skipped.
             if (i >= m.len) {
                 cursor.* = Value.number(@floatFromInt(i));
                 return null;
@@ -1041,6 +1052,7 @@ pub fn pair(vm: *Vm, a: Value, b: Value) Error!*Object {
 pub fn appendIterable(vm: *Vm, a: *object.Array, iterable: Value, site: IterationSite) Error!void {
     if (iterable.objectOf(.array)) |o| {
         const src = o.as(object.Array);
+        try vm.charge(meter.elementsCost(src.len));
         a.reserve(vm.heap, @as(usize, a.len) + src.len) catch return vm.outOfMemory();
         for (src.slice(), 0..) |v, i| a.items[a.len + i] = if (v.eqlBits(Value.hole)) Value.undefined_value else v;
         a.len += src.len;
@@ -1048,5 +1060,8 @@ pub fn appendIterable(vm: *Vm, a: *object.Array, iterable: Value, site: Iteratio
     }
     var source = try iterStart(vm, iterable, site);
     var cursor = Value.number(0);
-    while (try iterNext(vm, &source, &cursor)) |v| a.push(vm.heap, v) catch return vm.outOfMemory();
+    while (try iterNext(vm, &source, &cursor)) |v| {
+        try vm.charge(meter.elementsCost(1));
+        a.push(vm.heap, v) catch return vm.outOfMemory();
+    }
 }

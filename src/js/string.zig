@@ -13,6 +13,7 @@ const std = @import("std");
 const assert = std.debug.assert;
 
 const Heap = @import("Heap.zig");
+const meter = @import("meter.zig");
 
 pub const length_max: u32 = (1 << 29) - 24; // V8's limit on 64-bit targets, in code units.
 
@@ -64,6 +65,7 @@ pub const String = struct {
 
     pub fn hash(s: *String) u32 {
         if (!s.flags.hashed) {
+            meter.chargeBytes(s.byteLen());
             s.hash_value = hashBytes(s.bytes(), s.flags.wide);
             s.flags.hashed = true;
         }
@@ -88,7 +90,8 @@ pub const String = struct {
         if (a == b) return true;
         if (a.len != b.len or a.flags.wide != b.flags.wide) return false;
         if (a.flags.hashed and b.flags.hashed and a.hash_value != b.hash_value) return false;
-        return std.mem.eql(u8, a.bytes(), b.bytes());
+        meter.chargeBytes(a.byteLen());
+        return bytesEqual(a.bytes(), b.bytes());
     }
 
     pub fn eqlLatin1(s: *const String, text: []const u8) bool {
@@ -97,16 +100,52 @@ pub const String = struct {
 
     /// Code-unit order, as `<` on strings.
     pub fn order(a: *const String, b: *const String) std.math.Order {
-        if (!a.flags.wide and !b.flags.wide) return std.mem.order(u8, a.latin1(), b.latin1());
+        if (!a.flags.wide and !b.flags.wide) {
+            const x = a.latin1();
+            const y = b.latin1();
+            const diff = firstDifference(x, y) orelse {
+                meter.chargeBytes(x.len);
+                return .eq;
+            };
+            meter.chargeBytes(diff);
+            if (diff == x.len or diff == y.len) return std.math.order(x.len, y.len);
+            return std.math.order(x[diff], y[diff]);
+        }
         const n = @min(a.len, b.len);
         for (0..n) |i| {
             const x = a.at(i);
             const y = b.at(i);
-            if (x != y) return std.math.order(x, y);
+            if (x != y) {
+                meter.charge(meter.unitsCost(i));
+                return std.math.order(x, y);
+            }
         }
+        meter.charge(meter.unitsCost(n));
         return std.math.order(a.len, b.len);
     }
 };
+
+/// Where two byte strings first differ (the shorter's length if one is a prefix of the other),
+/// or null if they are equal, eight bytes at a time. Not `std.mem.eql` and `std.mem.order`:
+/// built for the native CPU (an AVX-512 EPYC here), eql's vector loop compiled to 1.3 µs per
+/// KiB against 30 ns for this loop, and order compares a byte at a time.
+pub fn firstDifference(a: []const u8, b: []const u8) ?usize {
+    const n = @min(a.len, b.len);
+    var i: usize = 0;
+    while (i + 8 <= n) : (i += 8) {
+        const x = std.mem.readInt(u64, a[i..][0..8], .little) ^ std.mem.readInt(u64, b[i..][0..8], .little);
+        if (x != 0) return i + @ctz(x) / 8;
+    }
+    while (i < n) : (i += 1) {
+        if (a[i] != b[i]) return i;
+    }
+    return if (a.len == b.len) null else n;
+}
+
+/// Whether two byte strings are equal (see `firstDifference`).
+pub fn bytesEqual(a: []const u8, b: []const u8) bool {
+    return a.len == b.len and (a.ptr == b.ptr or firstDifference(a, b) == null);
+}
 
 pub fn hashBytes(data: []const u8, wide: bool) u32 {
     return @truncate(std.hash.Wyhash.hash(@intFromBool(wide), data));
@@ -228,6 +267,7 @@ pub fn fromLatin1(heap: *Heap, text: []const u8) Heap.Error!*String {
     if (text.len == 0) return empty;
     if (text.len == 1) return single(text[0]);
     if (text.len > length_max) return error.OutOfMemory;
+    meter.chargeBytes(text.len);
     const data = try heap.allocBytes(text.len, 1);
     @memcpy(data, text);
     return newHeader(heap, data.ptr, @intCast(text.len), false);
@@ -236,6 +276,7 @@ pub fn fromLatin1(heap: *Heap, text: []const u8) Heap.Error!*String {
 /// A string from UTF-16 units, narrowed when every unit fits in a byte.
 pub fn fromUtf16(heap: *Heap, units: []const u16) Heap.Error!*String {
     if (units.len > length_max) return error.OutOfMemory;
+    meter.chargeBytes(units.len * 2);
     for (units) |u| {
         if (u > 0xFF) break;
     } else {
@@ -253,6 +294,7 @@ pub fn fromUtf16(heap: *Heap, units: []const u16) Heap.Error!*String {
 
 /// A string from UTF-8 text. Invalid sequences become U+FFFD, one per bad byte.
 pub fn fromUtf8(heap: *Heap, text: []const u8) Heap.Error!*String {
+    meter.chargeBytes(text.len);
     var ascii = true;
     for (text) |c| {
         if (c >= 0x80) {
@@ -348,12 +390,15 @@ pub fn concat(heap: *Heap, a: *String, b: *String) Heap.Error!*String {
     const len = @as(usize, a.len) + b.len;
     if (len > length_max) return error.OutOfMemory;
     const wide = a.flags.wide or b.flags.wide;
+    // Appending in place copies b; otherwise both are copied.
+    meter.chargeBytes(b.byteLen());
     if (a.flags.wide == b.flags.wide) {
         if (heap.extendBytes(a.ptr + a.byteLen(), b.byteLen())) |tail| {
             @memcpy(tail, b.bytes());
             return newHeader(heap, a.ptr, @intCast(len), wide);
         }
     }
+    meter.chargeBytes(a.byteLen());
     if (!wide) {
         const data = try heap.allocBytes(len, 1);
         @memcpy(data[0..a.len], a.latin1());
@@ -387,6 +432,7 @@ pub fn slice(heap: *Heap, s: *String, start: usize, end: usize) Heap.Error!*Stri
         return newHeader(heap, s.ptr + start, @intCast(end - start), false);
     }
     const units = s.utf16()[start..end];
+    meter.chargeBytes(units.len * 2);
     for (units) |u| {
         if (u > 0xFF) break;
     } else return fromUtf16(heap, units);
@@ -641,6 +687,22 @@ test "string: concatenation appends in place when it can" {
     var writer: std.Io.Writer = .fixed(&out);
     try writeUtf8(&writer, w);
     try testing.expectEqualStrings("abcde€", writer.buffered());
+}
+
+test "string: the first difference of two byte strings, at every offset and length" {
+    var a: [40]u8 = undefined;
+    for (&a, 0..) |*c, i| c.* = @intCast('a' + i % 26);
+    var b = a;
+    try std.testing.expectEqual(@as(?usize, null), firstDifference(&a, &b));
+    for (0..a.len) |i| {
+        b[i] = '#';
+        try std.testing.expectEqual(@as(?usize, i), firstDifference(&a, &b));
+        try std.testing.expect(!bytesEqual(&a, &b));
+        b[i] = a[i];
+        try std.testing.expectEqual(@as(?usize, i), firstDifference(a[0..i], &b));
+        try std.testing.expectEqual(@as(?usize, i), firstDifference(&a, b[0..i]));
+    }
+    try std.testing.expect(bytesEqual(&a, &b));
 }
 
 test "string: array indices" {

@@ -38,8 +38,8 @@ pub const handler_name_bytes_max = 64;
 /// Why a handler gave no response (handler/Handler.zig `Failure`, in its order; the collector
 /// asserts they agree): the `reason` label of `sluice_handler_failures_total`.
 pub const handler_failure_reasons = [_][]const u8{
-    "exception",         "memory", "time", "depth", "response_too_large", "not_a_response", "unknown_pool",
-    "request_too_large",
+    "exception",    "memory",            "time", "deadline", "depth", "response_too_large", "not_a_response",
+    "unknown_pool", "request_too_large",
 };
 
 /// Response classes 1xx to 5xx.

@@ -114,6 +114,8 @@ def test_reload_swaps_a_handler_file_under_load_with_no_failed_request(sluice, t
 @pytest.mark.parametrize("source,message", [
     ("export default function handler(request) {\n  return Response.text(;\n}\n", r"app\.js:2:\d+: Unexpected token"),
     ("throw new Error('top');\nexport default function h(r) {}\n", r"handler app: its top-level code failed at .*app\.js:1:\d+: Error: top"),
+    # A top level that never ends holds the control thread for its deadline, not for ever.
+    ("for (;;) Date.now();\nexport default function h(r) {}\n", r"handler app: its top-level code failed at .*app\.js:1:\d+: deadline exceeded"),
     ("export function other(r) {}\n", r"has no `export default function`"),
 ])
 def test_a_reload_that_does_not_compile_keeps_the_running_handler(sluice, tmp_path, source, message):

@@ -31,7 +31,7 @@ export default function handler(request) {
   if (path === "/unicode") return Response.json({ s: "é😀" });
   if (path === "/throw") throw new TypeError("secret detail");
   if (path === "/throw-string") throw "just a string";
-  if (path === "/spin") { let i = 0; while (true) { i++; } }
+  if (path === "/spin") { const s = "x".repeat(500000); let i = 0; while (true) { i += s.indexOf("y"); } }
   if (path === "/deep") { const f = (n) => f(n + 1) + 1; return Response.text(String(f(0))); }
   if (path === "/hog") { const a = []; while (true) a.push([1, 2, 3]); }
   if (path === "/big") return Response.text("x".repeat(100000));
@@ -39,6 +39,7 @@ export default function handler(request) {
   if (path === "/bad-header") return Response.text("x", { headers: { "content-length": "5" } });
   if (path === "/not-a-response") return "hello";
   if (path === "/state") { hits++; return Response.text("counted"); }
+  if (path === "/wait") { const end = Date.now() + 1000; while (Date.now() < end) {} }
   return Response.json({ path });
 }
 let hits = 0;
@@ -48,7 +49,10 @@ FAILURES = {
     # path: (reason label, text in the log line, source line of the failure or None)
     "/throw": ("exception", "TypeError: secret detail", 11),
     "/throw-string": ("exception", "a thrown string: just a string", 12),
+    # A search of 500 KB pays 62,500 ticks: the budget runs out in milliseconds.
     "/spin": ("time", "execution budget exhausted", 13),
+    # Waiting on the clock costs few ticks: the deadline (50 ms) stops it.
+    "/wait": ("deadline", "deadline exceeded: the script ran longer than its 50 ms", 21),
     "/deep": ("depth", "RangeError: Maximum call stack size exceeded", 14),
     "/hog": ("memory", "RangeError: Out of memory", 15),
     "/big": ("response_too_large", "does not fit a connection buffer", None),
@@ -325,8 +329,8 @@ def test_failures_are_500_with_a_log_line_and_a_counter(sluice, tmp_path):
     handlers = status(admin_port)["handlers"]
     assert handlers == [{"name": "app", "requests": 2 * len(FAILURES), "failures": {
         reason: expected.get(reason, 0) for reason in
-        ("exception", "memory", "time", "depth", "response_too_large", "not_a_response", "unknown_pool",
-         "request_too_large")}}], handlers
+        ("exception", "memory", "time", "deadline", "depth", "response_too_large", "not_a_response",
+         "unknown_pool", "request_too_large")}}], handlers
 
 
 @pytest.mark.parametrize("source,message", [
@@ -339,6 +343,9 @@ def test_failures_are_500_with_a_log_line_and_a_counter(sluice, tmp_path):
     ("export default function h(r) { return Response.text(; }\n", r"app\.js:1:\d+: Unexpected token ';'"),
     # Modules that compile but cannot serve.
     ("throw new Error('at start');\nexport default function h(r) {}\n", r"handler app: its top-level code failed at .*app\.js:1:\d+: Error: at start"),
+    # A top level that would run for a minute is stopped by the deadline (50 ms).
+    ("const end = Date.now() + 60000;\nwhile (Date.now() < end) {}\nexport default function h(r) {}\n",
+     r"handler app: its top-level code failed at .*app\.js:2:\d+: deadline exceeded"),
     ("export function other(r) {}\n", r"has no `export default function`"),
     ("export default 5;\n", r"is not a function"),
 ])
@@ -752,6 +759,7 @@ def test_limits_per_handler(sluice, tmp_path):
 @pytest.mark.parametrize("entry,message", [
     ('.memory = "1KiB"', r"site\.zon:2:\d+: .*65536"),
     (".budget = 10", r"site\.zon:2:\d+: .*1000"),
+    (".deadline = 50", r"site\.zon:2:\d+: expected a string: a duration such as"),
     (".depth = 100000", r"site\.zon:2:\d+: .*10000"),
     (".stack = 5", r"site\.zon:2:\d+: unknown key \"stack\""),
 ])

@@ -17,6 +17,7 @@ const number = @import("../number.zig");
 const names = @import("../names.zig");
 const builtins = @import("../builtins.zig");
 const objects = @import("objects.zig");
+const meter = @import("../meter.zig");
 const arg = builtins.arg;
 
 fn thisArray(vm: *Vm, this: Value, comptime method: []const u8) Error!*Array {
@@ -89,6 +90,7 @@ pub fn push(vm: *Vm, this: Value, args: []const Value) Error!Value {
     if (args.len == 0 and a.object.frozen) return throwLengthReadOnly(vm);
     try checkExtensible(vm, a);
     if (@as(usize, a.len) + args.len > object.length_max) return vm.throwMessage(.range_error, "Invalid array length");
+    try vm.charge(meter.elementsCost(args.len));
     a.reserve(vm.heap, @as(usize, a.len) + args.len) catch return vm.outOfMemory();
     for (args) |v| {
         a.items[a.len] = v;
@@ -115,6 +117,8 @@ pub fn shift(vm: *Vm, this: Value, args: []const Value) Error!Value {
     // The elements move down one, then the last is deleted.
     if (a.len == 1 and a.object.frozen) return vm.throwMessage(.type_error, "Cannot delete property '0' of [object Array]");
     try checkWritable(vm, a);
+    // Every element moves down one.
+    try vm.charge(meter.bytesCost(@as(usize, a.len) * @sizeOf(Value)));
     const first = element(a, 0);
     std.mem.copyForwards(Value, a.items[0 .. a.len - 1], a.items[1..a.len]);
     a.len -= 1;
@@ -133,6 +137,7 @@ pub fn unshift(vm: *Vm, this: Value, args: []const Value) Error!Value {
     try checkExtensible(vm, a);
     const new_len = @as(usize, a.len) + args.len;
     if (new_len > object.length_max) return vm.throwMessage(.range_error, "Invalid array length");
+    try vm.charge(meter.bytesCost(new_len * @sizeOf(Value)));
     a.reserve(vm.heap, new_len) catch return vm.outOfMemory();
     std.mem.copyBackwards(Value, a.items[args.len..new_len], a.items[0..a.len]);
     @memcpy(a.items[0..args.len], args);
@@ -150,6 +155,7 @@ pub fn forEach(vm: *Vm, this: Value, args: []const Value) Error!Value {
     try requireCallable(vm, f);
     const len = a.len;
     for (0..len) |i| {
+        try vm.charge(meter.elementsCost(1));
         if (present(a, i)) _ = try callback3(vm, f, a.items[i], i, a);
     }
     return Value.undefined_value;
@@ -164,6 +170,7 @@ pub fn map(vm: *Vm, this: Value, args: []const Value) Error!Value {
     result.len = len;
     @memset(result.items[0..len], Value.hole);
     for (0..len) |i| {
+        try vm.charge(meter.elementsCost(1));
         if (present(a, i)) result.items[i] = try callback3(vm, f, a.items[i], i, a);
     }
     return Value.obj(&result.object);
@@ -176,6 +183,7 @@ pub fn filter(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const result = try vm.newArray(0);
     const len = a.len;
     for (0..len) |i| {
+        try vm.charge(meter.elementsCost(1));
         if (!present(a, i)) continue;
         const v = a.items[i];
         if (ops.toBoolean(try callback3(vm, f, v, i, a))) result.push(vm.heap, v) catch return vm.outOfMemory();
@@ -198,11 +206,13 @@ fn reduceImpl(vm: *Vm, a: *Array, args: []const Value, reverse_order: bool) Erro
         accumulator = args[1];
     } else {
         while (k < len and !present(a, at_position(len, k, reverse_order))) k += 1;
+        try vm.charge(meter.elementsCost(k));
         if (k >= len) return vm.throwMessage(.type_error, "Reduce of empty array with no initial value");
         accumulator = a.items[at_position(len, k, reverse_order)];
         k += 1;
     }
     while (k < len) : (k += 1) {
+        try vm.charge(meter.elementsCost(1));
         const i = at_position(len, k, reverse_order);
         if (!present(a, i)) continue;
         accumulator = try vm.call(f, Value.undefined_value, &.{ accumulator, a.items[i], index(i), Value.obj(&a.object) });
@@ -225,6 +235,7 @@ fn findImpl(vm: *Vm, a: *Array, args: []const Value, result: FindResult, from_en
     try requireCallable(vm, f);
     const len = a.len;
     for (0..len) |step| {
+        try vm.charge(meter.elementsCost(1));
         const i = if (from_end) len - 1 - step else step;
         const v = element(a, i);
         if (ops.toBoolean(try callback3(vm, f, v, i, a))) return if (result == .value) v else index(i);
@@ -254,6 +265,7 @@ pub fn some(vm: *Vm, this: Value, args: []const Value) Error!Value {
     try requireCallable(vm, f);
     const len = a.len;
     for (0..len) |i| {
+        try vm.charge(meter.elementsCost(1));
         if (present(a, i) and ops.toBoolean(try callback3(vm, f, a.items[i], i, a))) return Value.true_value;
     }
     return Value.false_value;
@@ -265,6 +277,7 @@ pub fn every(vm: *Vm, this: Value, args: []const Value) Error!Value {
     try requireCallable(vm, f);
     const len = a.len;
     for (0..len) |i| {
+        try vm.charge(meter.elementsCost(1));
         if (present(a, i) and !ops.toBoolean(try callback3(vm, f, a.items[i], i, a))) return Value.false_value;
     }
     return Value.true_value;
@@ -275,6 +288,7 @@ pub fn includes(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const target = arg(args, 0);
     const start = try relative(vm, arg(args, 1), a.len, 0);
     for (start..a.len) |i| {
+        if ((i - start) % scan_chunk == 0) try vm.charge(meter.elementsCost(2 * scan_chunk));
         if (object.sameValueZero(element(a, i), target)) return Value.true_value;
     }
     return Value.false_value;
@@ -285,6 +299,7 @@ pub fn indexOf(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const target = arg(args, 0);
     const start = try relative(vm, arg(args, 1), a.len, 0);
     for (start..a.len) |i| {
+        if ((i - start) % scan_chunk == 0) try vm.charge(meter.elementsCost(2 * scan_chunk));
         if (present(a, i) and ops.strictEquals(a.items[i], target)) return index(i);
     }
     return Value.number(-1);
@@ -304,11 +319,15 @@ pub fn lastIndexOf(vm: *Vm, this: Value, args: []const Value) Error!Value {
     }
     var i = last;
     while (i >= 0) : (i -= 1) {
+        if (@rem(last - i, scan_chunk) == 0) try vm.charge(meter.elementsCost(2 * scan_chunk));
         const u: usize = @intCast(i);
         if (present(a, u) and ops.strictEquals(a.items[u], target)) return index(u);
     }
     return Value.number(-1);
 }
+
+/// Elements a scan (includes, indexOf, lastIndexOf) pays for at a time, before looking at them.
+const scan_chunk = 64;
 
 /// Arrays being joined right now (per thread, since each worker runs its own engine), so
 /// that a cycle joins as "" (as in V8) instead of recursing without end.
@@ -326,6 +345,7 @@ pub fn join(vm: *Vm, a: *Array, separator: *String) Error!*String {
     defer join_depth -= 1;
     if (a.len == 0) return string.empty;
     // The parts first (they may run user code), then one allocation.
+    try vm.charge(meter.elementsCost(2 * @as(usize, a.len)));
     const parts = vm.heap.alloc(*String, a.len) catch return vm.outOfMemory();
     var total: usize = 0;
     var wide = separator.flags.wide;
@@ -338,6 +358,7 @@ pub fn join(vm: *Vm, a: *Array, separator: *String) Error!*String {
     }
     total += @as(usize, separator.len) * (len - 1);
     if (total > string.length_max) return vm.throwMessage(.range_error, "Invalid string length");
+    try vm.charge(meter.elementsCost(len) + meter.bytesCost(if (wide) total * 2 else total));
     var b = string.Builder.init(vm.heap, total, wide) catch return vm.outOfMemory();
     for (parts, 0..) |part, i| {
         if (i > 0) b.appendString(separator);
@@ -364,6 +385,7 @@ pub fn slice(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const start = try relative(vm, arg(args, 0), a.len, 0);
     const end = try relative(vm, arg(args, 1), a.len, a.len);
     const count = if (end > start) end - start else 0;
+    try vm.charge(meter.bytesCost(count * @sizeOf(Value)));
     const result = try vm.newArray(count);
     if (count > 0) @memcpy(result.items[0..count], a.items[start..end]);
     result.len = @intCast(count);
@@ -401,6 +423,8 @@ pub fn splice(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const items = if (args.len > 2) args[2..] else &[_]Value{};
     if (delete_count > 0 or items.len > 0) try ops.checkModuleWrite(vm, a);
     if (a.object.frozen) return spliceFrozen(vm, a.len, start, delete_count, items.len);
+    // The removed elements are copied out, the tail moves, the items are copied in.
+    try vm.charge(meter.bytesCost((@as(usize, a.len) + items.len) * @sizeOf(Value)));
     const removed = try vm.newArray(delete_count);
     @memcpy(removed.items[0..delete_count], a.items[start .. start + delete_count]);
     removed.len = @intCast(delete_count);
@@ -421,6 +445,9 @@ pub fn splice(vm: *Vm, this: Value, args: []const Value) Error!Value {
 
 pub fn concat(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const a = try thisArray(vm, this, "concat");
+    var total: usize = a.len;
+    for (args) |v| total += if (v.objectOf(.array)) |o| o.as(Array).len else 1;
+    try vm.charge(meter.elementsCost(args.len) + meter.bytesCost(total * @sizeOf(Value)));
     const result = try vm.newArray(a.len);
     @memcpy(result.items[0..a.len], a.items[0..a.len]);
     result.len = a.len;
@@ -441,6 +468,7 @@ pub fn reverse(vm: *Vm, this: Value, args: []const Value) Error!Value {
     _ = args;
     const a = try thisArray(vm, this, "reverse");
     if (a.len > 1) try checkWritable(vm, a);
+    try vm.charge(meter.elementsCost(a.len));
     std.mem.reverse(Value, a.items[0..a.len]);
     return this;
 }
@@ -448,6 +476,7 @@ pub fn reverse(vm: *Vm, this: Value, args: []const Value) Error!Value {
 pub fn toReversed(vm: *Vm, this: Value, args: []const Value) Error!Value {
     _ = args;
     const a = try thisArray(vm, this, "toReversed");
+    try vm.charge(meter.elementsCost(a.len));
     const result = try vm.newArray(a.len);
     for (0..a.len) |i| result.items[i] = element(a, a.len - 1 - i);
     result.len = a.len;
@@ -460,6 +489,7 @@ pub fn fill(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const end = try relative(vm, arg(args, 2), a.len, a.len);
     if (end > start) {
         try checkWritable(vm, a);
+        try vm.charge(meter.bytesCost((end - start) * @sizeOf(Value)));
         @memset(a.items[start..end], arg(args, 0));
     }
     return this;
@@ -474,6 +504,7 @@ pub fn with(vm: *Vm, this: Value, args: []const Value) Error!Value {
         // V8 shows the argument as given (NoSideEffectsToString), not the integer.
         return vm.throwFmt(.range_error, "Invalid index : {f}", .{ops.ValueText{ .vm = vm, .v = arg(args, 0) }});
     }
+    try vm.charge(meter.elementsCost(a.len));
     const result = try vm.newArray(a.len);
     for (0..a.len) |i| result.items[i] = element(a, i);
     result.len = a.len;
@@ -484,6 +515,7 @@ pub fn with(vm: *Vm, this: Value, args: []const Value) Error!Value {
 fn flattenInto(vm: *Vm, result: *Array, a: *Array, depth: f64, nesting: u32) Error!void {
     if (nesting > 1000) return vm.throwStackOverflow();
     try vm.checkNativeStack();
+    try vm.charge(meter.elementsCost(a.len));
     for (0..a.len) |i| {
         if (!present(a, i)) continue;
         const v = a.items[i];
@@ -513,6 +545,7 @@ pub fn flatMap(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const result = try vm.newArray(a.len);
     const len = a.len;
     for (0..len) |i| {
+        try vm.charge(meter.elementsCost(1));
         if (!present(a, i)) continue;
         const v = try callback3(vm, f, a.items[i], i, a);
         if (v.objectOf(.array)) |o| {
@@ -567,11 +600,16 @@ const Sorter = struct {
     runs: usize = 0,
 
     const min_gallop_wins = 7;
+    /// A comparison's own cost, beyond the comparator's or the strings'.
+    const compare_ticks = 16;
     /// Enough pending runs for any length below 2^64 (run lengths grow like Fibonacci).
     const run_stack_max = 96;
 
     /// The comparator's verdict: below zero when x goes before y (NaN counts as zero).
     fn compare(s: *Sorter, x: u32, y: u32) Error!f64 {
+        // Paid for one comparison at a time, so a sort of any length can be stopped inside;
+        // comparing strings pays for the units compared too (String.order).
+        try s.vm.charge(compare_ticks);
         if (s.strings) |strings| return switch (strings[x].order(strings[y])) {
             .lt => -1,
             .eq => 0,
@@ -982,6 +1020,8 @@ fn sortInto(vm: *Vm, a: *Array, comparator: Value, target: *Array) Error!void {
         return vm.throwMessage(.type_error, "The comparison function must be either a function or undefined");
     }
     const len = a.len;
+    // Collecting the values, converting them, and writing them back.
+    try vm.charge(meter.elementsCost(3 * @as(usize, len)));
     // Collect the defined values; count undefineds and holes.
     const values_ = vm.heap.alloc(Value, len) catch return vm.outOfMemory();
     var n: usize = 0;
@@ -1055,6 +1095,7 @@ pub fn from(vm: *Vm, this: Value, args: []const Value) Error!Value {
         var cursor = Value.number(0);
         var i: usize = 0;
         while (try ops.iterNext(vm, &state, &cursor)) |v| : (i += 1) {
+            try vm.charge(meter.elementsCost(1));
             const item = if (f.isUndefined()) v else try vm.call(f, Value.undefined_value, &.{ v, index(i) });
             result.push(vm.heap, item) catch return vm.outOfMemory();
         }
@@ -1065,6 +1106,7 @@ pub fn from(vm: *Vm, this: Value, args: []const Value) Error!Value {
         if (len_f > object.length_max) return vm.throwMessage(.range_error, "Invalid array length");
         const len: usize = if (len_f > 0) @intFromFloat(len_f) else 0;
         for (0..len) |i| {
+            try vm.charge(meter.elementsCost(1));
             const v = try ops.getElement(vm, source, index(i));
             const item = if (f.isUndefined()) v else try vm.call(f, Value.undefined_value, &.{ v, index(i) });
             result.push(vm.heap, item) catch return vm.outOfMemory();
@@ -1075,6 +1117,7 @@ pub fn from(vm: *Vm, this: Value, args: []const Value) Error!Value {
 
 pub fn of(vm: *Vm, this: Value, args: []const Value) Error!Value {
     _ = this;
+    try vm.charge(meter.elementsCost(args.len));
     const result = try vm.newArray(args.len);
     @memcpy(result.items[0..args.len], args);
     result.len = @intCast(args.len);
@@ -1087,6 +1130,7 @@ pub fn construct(vm: *Vm, this: Value, args: []const Value) Error!Value {
         const x = args[0].asNumber();
         const len = ops.arrayIndex(x) orelse return vm.throwMessage(.range_error, "Invalid array length");
         if (len > object.length_max) return vm.throwMessage(.range_error, "Invalid array length");
+        try vm.charge(meter.bytesCost(@as(usize, len) * @sizeOf(Value)));
         const result = try vm.newArray(len);
         result.setLength(vm.heap, len) catch return vm.outOfMemory();
         return Value.obj(&result.object);

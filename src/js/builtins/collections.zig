@@ -12,6 +12,7 @@ const ops = @import("../operations.zig");
 const names = @import("../names.zig");
 const builtins = @import("../builtins.zig");
 const objects = @import("objects.zig");
+const meter = @import("../meter.zig");
 const arg = builtins.arg;
 
 pub fn requireNewMap(vm: *Vm, this: Value, args: []const Value) Error!Value {
@@ -38,6 +39,7 @@ pub fn constructMap(vm: *Vm, this: Value, args: []const Value) Error!Value {
     var source = try startIteration(vm, iterable);
     var cursor = Value.number(0);
     while (try ops.iterNext(vm, &source, &cursor)) |entry| {
+        try vm.charge(meter.elementsCost(1));
         if (!entry.is(.object)) {
             return vm.throwFmt(.type_error, "Iterator value {f} is not an entry object", .{objects.RawFormat{ .v = entry }});
         }
@@ -55,7 +57,10 @@ pub fn constructSet(vm: *Vm, this: Value, args: []const Value) Error!Value {
     if (iterable.isNullish()) return Value.obj(&m.object);
     var source = try startIteration(vm, iterable);
     var cursor = Value.number(0);
-    while (try ops.iterNext(vm, &source, &cursor)) |v| m.put(vm.heap, v, Value.undefined_value) catch return vm.outOfMemory();
+    while (try ops.iterNext(vm, &source, &cursor)) |v| {
+        try vm.charge(meter.elementsCost(1));
+        m.put(vm.heap, v, Value.undefined_value) catch return vm.outOfMemory();
+    }
     return Value.obj(&m.object);
 }
 
@@ -121,6 +126,7 @@ pub fn Shared(comptime kind: object.Kind) type {
             // Entries added during the walk are visited, as the spec says: the length is re-read.
             var i: u32 = 0;
             while (i < m.len) : (i += 1) {
+                try vm.charge(meter.elementsCost(1));
                 const entry = m.entries[i];
                 if (entry.key.eqlBits(Value.hole)) continue;
                 const v = if (m.object.kind == .set) entry.key else entry.value;
@@ -200,7 +206,9 @@ pub fn iteratorStep(vm: *Vm, it: *object.Iterator) Error!?Value {
         .map_keys, .map_values, .map_entries, .set_values, .set_entries => {
             if (o.kind != .map and o.kind != .set) return null;
             const m = object.mapOf(o);
+            const start = it.index;
             while (it.index < m.len and m.entries[it.index].key.eqlBits(Value.hole)) it.index += 1;
+            meter.charge(meter.elementsCost(2 * (it.index - start))); // Deleted entries skipped.
             if (it.index >= m.len) {
                 it.done = true;
                 return null;
@@ -220,6 +228,7 @@ pub fn iteratorStep(vm: *Vm, it: *object.Iterator) Error!?Value {
             while (it.index < keys.len) {
                 const key = keys.items[it.index];
                 it.index += 1;
+                meter.charge(meter.elementsCost(1));
                 if (key.isString() and ops.hasOwnKey(o, key.asString())) return key;
             }
             it.done = true;

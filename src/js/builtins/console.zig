@@ -15,6 +15,7 @@ const builtins = @import("../builtins.zig");
 const ops = @import("../operations.zig");
 const globals = @import("globals.zig");
 const names = @import("../names.zig");
+const meter = @import("../meter.zig");
 
 /// Arguments beyond this are ignored (a call site has at most 255 anyway, spreads aside).
 const arguments_max = 256;
@@ -39,7 +40,15 @@ fn writeLine(vm: *Vm, out: *std.Io.Writer, args_in: []const Value) Error!void {
     var scratch = std.heap.FixedBufferAllocator.init(free);
     var in = inspect.init(vm, scratch.allocator());
     var line: std.ArrayList(u8) = .empty;
-    inspect.formatArgs(&in, &line, args) catch return vm.outOfMemory();
+    const formatted = inspect.formatArgs(&in, &line, args);
+    // The formatting uses the heap's free space as scratch, so it can be repeated without end:
+    // it is paid for by what it wrote (at most that free space) and what it allocated there,
+    // finished or not.
+    try vm.charge(meter.unitsCost(line.items.len) + meter.bytesCost(scratch.end_index));
+    formatted catch |err| switch (err) {
+        error.OutOfMemory => return vm.outOfMemory(),
+        error.Stopped => return error.Terminate,
+    };
     line.append(scratch.allocator(), '\n') catch return vm.outOfMemory();
     out.writeAll(line.items) catch {}; // A closed stdout does not stop the script, as in node.
 }

@@ -11,6 +11,7 @@ const ops = @import("../operations.zig");
 const number = @import("../number.zig");
 const names = @import("../names.zig");
 const builtins = @import("../builtins.zig");
+const meter = @import("../meter.zig");
 const arg = builtins.arg;
 
 /// The ASCII prefix of a string after its leading white space, in `buf` (parseInt and
@@ -25,6 +26,8 @@ fn asciiPrefix(s: *const String, buf: []u8) []const u8 {
         buf[n] = @intCast(u);
         n += 1;
     }
+    // The units scanned, and the parse of what was kept.
+    meter.charge(meter.unitsCost(i + n));
     return buf[0..n];
 }
 
@@ -109,6 +112,7 @@ fn isUnreserved(c: u16, extra: []const u8) bool {
 
 fn encode(vm: *Vm, args: []const Value, extra: []const u8) Error!Value {
     const s = try ops.toString(vm, arg(args, 0));
+    try vm.charge(meter.unitsCost(3 * @as(usize, s.len)));
     // At most 12 bytes of output per unit (a surrogate pair is 4 bytes, 12 escaped).
     var out = string.Builder.init(vm.heap, @as(usize, s.len) * 9, false) catch return vm.outOfMemory();
     var i: usize = 0;
@@ -158,6 +162,7 @@ fn hexValue(u: u16) ?u8 {
 
 fn decode(vm: *Vm, args: []const Value, keep: []const u8) Error!Value {
     const s = try ops.toString(vm, arg(args, 0));
+    try vm.charge(meter.unitsCost(s.len));
     var out = string.Builder.init(vm.heap, s.len, true) catch return vm.outOfMemory();
     var i: usize = 0;
     while (i < s.len) {

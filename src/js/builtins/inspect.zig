@@ -23,6 +23,7 @@ const number = @import("../number.zig");
 const names = @import("../names.zig");
 const builtins = @import("../builtins.zig");
 const Program = @import("../Program.zig");
+const meter = @import("../meter.zig");
 
 const break_length = 80;
 const depth_max = 2;
@@ -30,7 +31,12 @@ const array_items_max = 100;
 const string_length_max = 10_000;
 const min_line_length = 16;
 
-pub const Error = error{OutOfMemory};
+/// `Stopped`: the run's budget or deadline ran out while formatting (the engine has recorded
+/// which; the caller ends the run).
+pub const Error = error{ OutOfMemory, Stopped };
+
+/// What formatting a value costs beyond its text (a string's units are paid for apiece).
+const value_ticks = 8;
 
 const Output = std.ArrayList([]const u8);
 
@@ -54,6 +60,11 @@ pub const Inspector = struct {
         return s;
     }
 
+    /// Pays for formatting as it goes: an object of a million keys can be stopped inside.
+    fn pay(in: *Inspector, ticks: u64) Error!void {
+        in.vm.charge(ticks) catch return error.Stopped;
+    }
+
     /// util.inspect(v).
     pub fn inspect(in: *Inspector, v: Value) Error![]const u8 {
         in.indentation = 0;
@@ -64,6 +75,8 @@ pub const Inspector = struct {
     }
 
     fn formatValue(in: *Inspector, v: Value, recurse_times: u32) Error![]const u8 {
+        const units: usize = if (v.isString()) @min(v.asString().len, string_length_max) else 0;
+        try in.pay(value_ticks + meter.unitsCost(units));
         if (!v.is(.object)) return in.formatPrimitive(v);
         const o = v.asObject();
         for (in.seen.items) |s| {

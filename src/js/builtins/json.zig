@@ -15,6 +15,7 @@ const ops = @import("../operations.zig");
 const number = @import("../number.zig");
 const names = @import("../names.zig");
 const builtins = @import("../builtins.zig");
+const meter = @import("../meter.zig");
 const arg = builtins.arg;
 
 /// Nesting deeper than this is a RangeError (each level is native recursion).
@@ -129,6 +130,7 @@ const Parser = struct {
             if (p.peek() != ':') return p.failAt("Expected ':' after property name", p.i);
             p.i += 1;
             const v = try p.parseValue();
+            try p.vm.charge(meter.elementsCost(1));
             o.properties.put(p.vm.heap, key, v) catch return p.vm.outOfMemory();
             p.skipSpace();
             const next = p.peek() orelse return p.failAt("Expected ',' or '}' after property value", p.i);
@@ -146,6 +148,7 @@ const Parser = struct {
 
     fn parseArray(p: *Parser) Error!Value {
         try p.enter();
+        try p.vm.charge(meter.elementsCost(1));
         defer p.depth -= 1;
         p.i += 1;
         const a = try p.vm.newArray(0);
@@ -156,6 +159,7 @@ const Parser = struct {
         }
         while (true) {
             const v = try p.parseValue();
+            try p.vm.charge(meter.elementsCost(1));
             a.push(p.vm.heap, v) catch return p.vm.outOfMemory();
             p.skipSpace();
             const next = p.peek() orelse return p.failAt("Expected ',' or ']' after array element", p.i);
@@ -294,6 +298,9 @@ fn tokenString(unit: *[1]u16) String {
 pub fn parse(vm: *Vm, this: Value, args: []const Value) Error!Value {
     _ = this;
     const text = try ops.toString(vm, arg(args, 0));
+    // One pass over the text, a unit at a time, paid for before it starts (what it builds is
+    // paid for as it is built).
+    try vm.charge(meter.unitsCost(text.len));
     var p: Parser = .{ .vm = vm, .s = text };
     const result = try p.parseValue();
     p.skipSpace();
@@ -309,6 +316,7 @@ pub fn parse(vm: *Vm, this: Value, args: []const Value) Error!Value {
 fn internalize(vm: *Vm, holder: Value, key: *String, reviver: Value, depth: u32) Error!Value {
     if (depth > depth_max) return vm.throwStackOverflow();
     try vm.checkNativeStack();
+    try vm.charge(meter.elementsCost(1));
     const v = try ops.getField(vm, holder, key);
     if (v.is(.object)) {
         const o = v.asObject();
@@ -342,6 +350,10 @@ fn internalize(vm: *Vm, holder: Value, key: *String, reviver: Value, depth: u32)
 
 const PathEntry = struct { o: *Object, key: Value };
 
+/// What a value costs JSON.stringify beyond the units of its strings: the lookups around it
+/// (toJSON), its separator and its number's digits.
+const property_ticks = 24;
+
 const Stringifier = struct {
     vm: *Vm,
     out: string.StringBuffer,
@@ -362,6 +374,7 @@ const Stringifier = struct {
 
     fn newline(st: *Stringifier) Error!void {
         if (st.gap.len == 0 and st.gap_wide == null) return;
+        try st.vm.charge(meter.unitsCost(st.indent * @max(st.gap.len, if (st.gap_wide) |g| g.len else 0)));
         try st.put("\n");
         for (0..st.indent) |_| try st.putGap();
     }
@@ -375,6 +388,9 @@ const Stringifier = struct {
     /// SerializeJSONProperty: false when the value serializes to nothing (undefined,
     /// functions), which the caller omits.
     fn property(st: *Stringifier, holder: Value, key: Value, value_in: Value) Error!bool {
+        // A value, whatever it writes (a number's digits, a short key or string included);
+        // long strings pay for their units as they are quoted.
+        try st.vm.charge(property_ticks);
         var v = value_in;
         if (v.is(.object)) {
             const to_json = try ops.getField(st.vm, v, names.string("toJSON"));
@@ -410,6 +426,8 @@ const Stringifier = struct {
     }
 
     fn structure(st: *Stringifier, o: *Object, key: Value) Error!void {
+        // The cycle check looks at every object above this one.
+        try st.vm.charge(meter.elementsCost(st.stack.items.len));
         for (st.stack.items, 0..) |entry, i| {
             if (entry.o == o) return st.throwCircular(i, key);
         }
@@ -527,7 +545,10 @@ fn hasKey(vm: *Vm, o: *Object, key: *String) Error!bool {
 }
 
 /// A JSON string literal: `"`, `\` and control characters escaped, lone surrogates as \udXXX.
+/// A short string's cost is in its value's (`property_ticks`); a long one pays for its units:
+/// runs of Latin-1 copied in bulk, wide units one at a time.
 pub fn quote(vm: *Vm, out: *string.StringBuffer, s: *const String) Error!void {
+    if (s.len >= 64) try vm.charge(if (s.flags.wide) meter.unitsCost(s.len) else meter.bytesCost(s.len));
     if (!s.flags.wide) {
         // Latin-1: copy runs that need no escape in one go.
         const text = s.latin1();
@@ -601,6 +622,8 @@ pub fn stringify(vm: *Vm, this: Value, args: []const Value) Error!Value {
         var list: std.ArrayList(*String) = .empty;
         const gpa = @import("strings.zig").HeapAllocator.init(vm);
         for (a.slice()) |item| {
+            // Each key is compared with those kept so far.
+            try vm.charge(meter.elementsCost(1 + list.items.len));
             const key: ?*String = if (item.isString())
                 item.asString()
             else if (item.isNumber())

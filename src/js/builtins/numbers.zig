@@ -12,6 +12,7 @@ const ops = @import("../operations.zig");
 const number = @import("../number.zig");
 const builtins = @import("../builtins.zig");
 const fdlibm = @import("../fdlibm.zig");
+const meter = @import("../meter.zig");
 const arg = builtins.arg;
 
 fn num(vm: *Vm, args: []const Value, i: usize) Error!f64 {
@@ -160,6 +161,7 @@ pub fn pow(vm: *Vm, this: Value, args: []const Value) Error!Value {
 
 pub fn max(vm: *Vm, this: Value, args: []const Value) Error!Value {
     _ = this;
+    try vm.charge(meter.elementsCost(args.len));
     var result = -std.math.inf(f64);
     var nan = false;
     for (args, 0..) |_, i| {
@@ -172,6 +174,7 @@ pub fn max(vm: *Vm, this: Value, args: []const Value) Error!Value {
 
 pub fn min(vm: *Vm, this: Value, args: []const Value) Error!Value {
     _ = this;
+    try vm.charge(meter.elementsCost(args.len));
     var result = std.math.inf(f64);
     var nan = false;
     for (args, 0..) |_, i| {
@@ -184,6 +187,7 @@ pub fn min(vm: *Vm, this: Value, args: []const Value) Error!Value {
 
 pub fn hypot(vm: *Vm, this: Value, args: []const Value) Error!Value {
     _ = this;
+    try vm.charge(meter.elementsCost(2 * args.len));
     var sum: f64 = 0;
     var inf = false;
     var nan = false;
@@ -273,7 +277,9 @@ pub fn toFixed(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const digits = number.toIntegerOrInfinity(try num(vm, args, 0));
     if (digits < 0 or digits > 100) return vm.throwMessage(.range_error, "toFixed() digits argument must be between 0 and 100");
     var buf: [number.to_fixed_bytes_max + number.format_bytes_max]u8 = undefined;
-    return Value.string(try vm.newLatin1(number.toFixed(&buf, x, @intFromFloat(digits))));
+    const text = number.toFixed(&buf, x, @intFromFloat(digits));
+    try vm.charge(digitsCost(text.len));
+    return Value.string(try vm.newLatin1(text));
 }
 
 pub fn toStringMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
@@ -284,7 +290,9 @@ pub fn toStringMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
     if (radix < 2 or radix > 36) return vm.throwMessage(.range_error, "toString() radix argument must be between 2 and 36");
     if (radix == 10) return Value.string(try ops.numberToString(vm, x));
     var buf: [2200]u8 = undefined;
-    return Value.string(try vm.newLatin1(number.formatRadix(&buf, x, @intFromFloat(radix))));
+    const text = number.formatRadix(&buf, x, @intFromFloat(radix));
+    try vm.charge(digitsCost(text.len));
+    return Value.string(try vm.newLatin1(text));
 }
 
 pub fn toPrecision(vm: *Vm, this: Value, args: []const Value) Error!Value {
@@ -295,7 +303,16 @@ pub fn toPrecision(vm: *Vm, this: Value, args: []const Value) Error!Value {
     if (std.math.isNan(x) or std.math.isInf(x)) return Value.string(try ops.numberToString(vm, x));
     if (p < 1 or p > 100) return vm.throwMessage(.range_error, "toPrecision() argument must be between 1 and 100");
     var buf: [160]u8 = undefined;
-    return Value.string(try vm.newLatin1(number.toPrecision(&buf, x, @intFromFloat(p))));
+    const text = number.toPrecision(&buf, x, @intFromFloat(p));
+    try vm.charge(digitsCost(text.len));
+    return Value.string(try vm.newLatin1(text));
+}
+
+/// What writing `n` digits cost toFixed, toPrecision and toString(radix): big-number
+/// arithmetic per digit for the long ones (at most a few thousand digits, so a call is
+/// bounded either way; the charge keeps the budget honest).
+fn digitsCost(n: usize) u64 {
+    return meter.unitsCost(16 * n);
 }
 
 pub fn valueOf(vm: *Vm, this: Value, args: []const Value) Error!Value {

@@ -12,6 +12,7 @@ const Object = object.Object;
 const ops = @import("../operations.zig");
 const names = @import("../names.zig");
 const builtins = @import("../builtins.zig");
+const meter = @import("../meter.zig");
 const arg = builtins.arg;
 
 fn requireObjectCoercible(vm: *Vm, v: Value) Error!void {
@@ -39,6 +40,7 @@ fn ownEntries(vm: *Vm, v: Value, what: enum { values, entries }) Error!Value {
     try requireObjectCoercible(vm, v);
     const key_list = try ops.ownKeysArray(vm, v);
     const result = try vm.newArray(key_list.len);
+    try vm.charge(meter.elementsCost(key_list.len));
     for (key_list.slice()) |key| {
         const value = try ops.getField(vm, v, key.asString());
         const item = if (what == .values) value else Value.obj(try ops.pair(vm, key, value));
@@ -55,6 +57,7 @@ pub fn assign(vm: *Vm, this: Value, args: []const Value) Error!Value {
     for (args[1..]) |source| {
         if (source.isNullish()) continue;
         const key_list = try ops.ownKeysArray(vm, source);
+        try vm.charge(meter.elementsCost(key_list.len));
         for (key_list.slice()) |key| {
             const value = try ops.getField(vm, source, key.asString());
             try ops.setField(vm, target, key.asString(), value);
@@ -72,6 +75,7 @@ pub fn fromEntries(vm: *Vm, this: Value, args: []const Value) Error!Value {
     var source = try ops.iterStart(vm, iterable, .{});
     var cursor = Value.number(0);
     while (try ops.iterNext(vm, &source, &cursor)) |entry| {
+        try vm.charge(meter.elementsCost(1));
         if (!entry.is(.object)) {
             return vm.throwFmt(.type_error, "Iterator value {f} is not an entry object", .{RawFormat{ .v = entry }});
         }

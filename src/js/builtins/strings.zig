@@ -6,6 +6,7 @@
 //! punctuation, digits, letters; accents and case only break ties), which is what node does
 //! for the text handlers see.
 const std = @import("std");
+const assert = std.debug.assert;
 
 const casing = @import("../casing.zig");
 const Vm = @import("../Vm.zig");
@@ -18,6 +19,7 @@ const ops = @import("../operations.zig");
 const number = @import("../number.zig");
 const names = @import("../names.zig");
 const builtins = @import("../builtins.zig");
+const meter = @import("../meter.zig");
 const arg = builtins.arg;
 
 fn thisString(vm: *Vm, this: Value, comptime method: []const u8) Error!*String {
@@ -78,48 +80,127 @@ pub fn codePointAt(vm: *Vm, this: Value, args: []const Value) Error!Value {
 
 pub fn concat(vm: *Vm, this: Value, args: []const Value) Error!Value {
     var s = try thisString(vm, this, "concat");
-    for (args) |a| s = string.concat(vm.heap, s, try ops.toString(vm, a)) catch return vm.outOfMemory();
+    for (args) |a| {
+        const next = try ops.toString(vm, a);
+        if (@as(usize, s.len) + next.len > string.length_max) return vm.throwMessage(.range_error, "Invalid string length");
+        try vm.charge(meter.bytesCost(@as(usize, s.byteLen()) + next.byteLen()));
+        s = string.concat(vm.heap, s, next) catch return vm.outOfMemory();
+    }
     return Value.string(s);
 }
 
-/// The first index >= from where `needle` occurs in `haystack`.
-pub fn indexOfUnits(haystack: *const String, needle: *const String, from: usize) ?usize {
-    if (needle.len == 0) return if (from <= haystack.len) from else null;
-    if (needle.len > haystack.len) return null;
-    if (!haystack.flags.wide and !needle.flags.wide) {
-        return std.mem.indexOfPos(u8, haystack.latin1(), from, needle.latin1());
-    }
-    if (needle.flags.wide and !haystack.flags.wide) return null;
-    var i = from;
-    while (i + needle.len <= haystack.len) : (i += 1) {
-        if (matchesAt(haystack, needle, i)) return i;
-    }
-    return null;
+// ---------------------------------------------------------------------------------------
+// Searching: the positions holding the needle's first unit are found by a scalar search, and
+// each is then compared with the needle. A search pays for each window of the haystack before
+// scanning it (windows grow from 64 units to 64 Ki, so a search that finds its needle early
+// pays for little more than it scanned) and for each comparison as it makes it, so a needle
+// that matches almost everywhere ("xx...xy" in "xxxx...") costs what it does and can be
+// stopped inside one call.
+
+const window_first = 64;
+const window_max = 64 * 1024;
+
+/// Whether the needle's units are compared as bytes (same width) or one by one.
+fn bulk(haystack: *const String, needle: *const String) bool {
+    return haystack.flags.wide == needle.flags.wide;
 }
 
+/// What finding the next candidate and comparing the needle there costs.
+fn compareCost(haystack: *const String, needle: *const String) u64 {
+    const candidate = meter.elementsCost(10);
+    if (bulk(haystack, needle)) return candidate + meter.bytesCost(needle.byteLen());
+    return candidate + meter.unitsCost(needle.len);
+}
+
+/// Whether `needle` occurs in `haystack` at unit `i`.
 fn matchesAt(haystack: *const String, needle: *const String, i: usize) bool {
     if (i + needle.len > haystack.len) return false;
+    if (bulk(haystack, needle)) {
+        const width: usize = if (haystack.flags.wide) 2 else 1;
+        return string.bytesEqual(haystack.bytes()[i * width ..][0..needle.byteLen()], needle.bytes());
+    }
     for (0..needle.len) |k| {
         if (haystack.at(i + k) != needle.at(k)) return false;
     }
     return true;
 }
 
-fn lastIndexOfUnits(haystack: *const String, needle: *const String, from: usize) ?usize {
-    if (needle.len > haystack.len) return null;
-    var i = @min(from, haystack.len - needle.len);
-    while (true) {
-        if (matchesAt(haystack, needle, i)) return i;
-        if (i == 0) return null;
-        i -= 1;
+const Direction = enum { forward, backward };
+
+/// The first (forward) or last (backward) position in [from, end) holding `unit`: a vector
+/// scan forward, a unit at a time backward.
+fn findUnit(haystack: *const String, unit: u16, from: usize, end: usize, comptime direction: Direction) ?usize {
+    if (!haystack.flags.wide and unit > 0xFF) return null;
+    const found = if (haystack.flags.wide) switch (direction) {
+        .forward => std.mem.indexOfScalarPos(u16, haystack.utf16()[0..end], from, unit),
+        .backward => std.mem.lastIndexOfScalar(u16, haystack.utf16()[from..end], unit),
+    } else switch (direction) {
+        .forward => std.mem.indexOfScalarPos(u8, haystack.latin1()[0..end], from, @intCast(unit)),
+        .backward => std.mem.lastIndexOfScalar(u8, haystack.latin1()[from..end], @intCast(unit)),
+    };
+    const i = found orelse return null;
+    return if (direction == .backward) from + i else i;
+}
+
+/// The first (forward) or last (backward) index in [from, end) where `needle` starts in
+/// `haystack` (`end` at most `haystack.len - needle.len + 1`; the needle is not empty), each
+/// comparison paid for.
+fn findIn(vm: *Vm, haystack: *const String, needle: *const String, from: usize, end: usize, comptime direction: Direction) Error!?usize {
+    assert(needle.len > 0 and end + needle.len <= haystack.len + 1);
+    const cost = compareCost(haystack, needle);
+    var low = from;
+    var high = end;
+    while (findUnit(haystack, needle.at(0), low, high, direction)) |candidate| {
+        try vm.charge(cost);
+        if (matchesAt(haystack, needle, candidate)) return candidate;
+        switch (direction) {
+            .forward => low = candidate + 1,
+            .backward => high = candidate,
+        }
     }
+    return null;
+}
+
+/// The first index >= from where `needle` occurs in `haystack`, charged window by window.
+pub fn indexOfUnits(vm: *Vm, haystack: *const String, needle: *const String, from: usize) Error!?usize {
+    if (needle.len == 0) return if (from <= haystack.len) from else null;
+    if (needle.len > haystack.len) return null;
+    const end = haystack.len - needle.len + 1; // One past the last start position.
+    var start = from;
+    var window: usize = window_first;
+    while (start < end) {
+        const stop = @min(end, start + window);
+        // A vector scan for the first unit.
+        try vm.charge(meter.bytesCost((stop - start) * @as(usize, if (haystack.flags.wide) 2 else 1)) + 1);
+        if (try findIn(vm, haystack, needle, start, stop, .forward)) |found| return found;
+        start = stop;
+        window = @min(window * 2, window_max);
+    }
+    return null;
+}
+
+/// The last index <= from where `needle` occurs in `haystack`, charged window by window.
+fn lastIndexOfUnits(vm: *Vm, haystack: *const String, needle: *const String, from: usize) Error!?usize {
+    if (needle.len > haystack.len) return null;
+    if (needle.len == 0) return @min(from, @as(usize, haystack.len));
+    var stop: usize = @min(from, @as(usize, haystack.len - needle.len)) + 1; // One past the last start position.
+    var window: usize = window_first;
+    while (stop > 0) {
+        const start = stop -| window;
+        // A scan for the first unit, a unit at a time.
+        try vm.charge(meter.unitsCost(stop - start));
+        if (try findIn(vm, haystack, needle, start, stop, .backward)) |found| return found;
+        stop = start;
+        window = @min(window * 2, window_max);
+    }
+    return null;
 }
 
 pub fn indexOf(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const s = try thisString(vm, this, "indexOf");
     const needle = try ops.toString(vm, arg(args, 0));
     const from = clampIndex(try integerArg(vm, arg(args, 1)), s.len);
-    const found = indexOfUnits(s, needle, from) orelse return Value.number(-1);
+    const found = (try indexOfUnits(vm, s, needle, from)) orelse return Value.number(-1);
     return Value.number(@floatFromInt(found));
 }
 
@@ -128,7 +209,7 @@ pub fn lastIndexOf(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const needle = try ops.toString(vm, arg(args, 0));
     const position = try ops.toNumber(vm, arg(args, 1));
     const from = if (std.math.isNan(position)) s.len else clampIndex(number.toIntegerOrInfinity(position), s.len);
-    const found = lastIndexOfUnits(s, needle, from) orelse return Value.number(-1);
+    const found = (try lastIndexOfUnits(vm, s, needle, from)) orelse return Value.number(-1);
     return Value.number(@floatFromInt(found));
 }
 
@@ -136,13 +217,14 @@ pub fn includes(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const s = try thisString(vm, this, "includes");
     const needle = try ops.toString(vm, arg(args, 0));
     const from = clampIndex(try integerArg(vm, arg(args, 1)), s.len);
-    return Value.boolean(indexOfUnits(s, needle, from) != null);
+    return Value.boolean((try indexOfUnits(vm, s, needle, from)) != null);
 }
 
 pub fn startsWith(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const s = try thisString(vm, this, "startsWith");
     const needle = try ops.toString(vm, arg(args, 0));
     const from = clampIndex(try integerArg(vm, arg(args, 1)), s.len);
+    try vm.charge(meter.unitsCost(needle.len));
     return Value.boolean(matchesAt(s, needle, from));
 }
 
@@ -152,6 +234,7 @@ pub fn endsWith(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const end_arg = arg(args, 1);
     const end = if (end_arg.isUndefined()) s.len else clampIndex(try integerArg(vm, end_arg), s.len);
     if (needle.len > end) return Value.false_value;
+    try vm.charge(meter.unitsCost(needle.len));
     return Value.boolean(matchesAt(s, needle, end - needle.len));
 }
 
@@ -195,13 +278,15 @@ pub fn split(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const sep = try ops.toString(vm, separator);
     if (sep.len == 0) {
         const count = @min(s.len, limit);
+        try vm.charge(meter.elementsCost(count));
         result.reserve(vm.heap, count) catch return vm.outOfMemory();
         for (0..count) |i| result.items[i] = Value.string(try ops.charAt(vm, s, i));
         result.len = count;
         return Value.obj(&result.object);
     }
     var start: usize = 0;
-    while (indexOfUnits(s, sep, start)) |found| {
+    while (try indexOfUnits(vm, s, sep, start)) |found| {
+        try vm.charge(meter.elementsCost(1));
         result.push(vm.heap, Value.string(try sub(vm, s, start, found))) catch return vm.outOfMemory();
         if (result.len >= limit) return Value.obj(&result.object);
         start = found + sep.len;
@@ -219,6 +304,8 @@ fn trimWith(vm: *Vm, s: *String, front: bool, back: bool) Error!*String {
     if (back) {
         while (end > start and number.isSpace(s.at(end - 1))) end -= 1;
     }
+    // The spaces scanned (at most the string, which the script made and paid for).
+    try vm.charge(meter.unitsCost(start + (s.len - end)));
     return sub(vm, s, start, end);
 }
 
@@ -247,6 +334,7 @@ fn pad(vm: *Vm, this: Value, args: []const Value, at_start: bool) Error!Value {
     if (target_f > string.length_max) return vm.throwMessage(.range_error, "Invalid string length");
     const target: usize = @intFromFloat(target_f);
     const fill_len = target - s.len;
+    try vm.charge(meter.unitsCost(2 * fill_len) + meter.bytesCost(s.byteLen()));
     var b = string.Builder.init(vm.heap, target, s.flags.wide or filler.flags.wide) catch return vm.outOfMemory();
     if (!at_start) b.appendString(s);
     for (0..fill_len) |i| b.append(filler.at(i % filler.len));
@@ -274,6 +362,8 @@ pub fn repeat(vm: *Vm, this: Value, args: []const Value) Error!Value {
     if (n == 0 or s.len == 0) return Value.string(string.empty);
     if (n * @as(f64, @floatFromInt(s.len)) > string.length_max) return vm.throwMessage(.range_error, "Invalid string length");
     const count: usize = @intFromFloat(n);
+    // Paid for before a byte is written: a copy of `s` per repetition.
+    try vm.charge(meter.elementsCost(count) + meter.bytesCost(count * s.byteLen()));
     var b = string.Builder.init(vm.heap, count * s.len, s.flags.wide) catch return vm.outOfMemory();
     for (0..count) |_| b.appendString(s);
     return Value.string(b.finish() catch return vm.outOfMemory());
@@ -282,6 +372,7 @@ pub fn repeat(vm: *Vm, this: Value, args: []const Value) Error!Value {
 /// Expands `$$`, `$&`, `` $` `` and `$'` in a replacement string (a string pattern has no
 /// capture groups, so `$1` stays as it is).
 fn expandReplacement(vm: *Vm, out: *std.ArrayList(u16), gpa: std.mem.Allocator, template: *const String, s: *const String, position: usize, match_len: usize) Error!void {
+    try vm.charge(meter.unitsCost(template.len));
     var i: usize = 0;
     while (i < template.len) : (i += 1) {
         const u = template.at(i);
@@ -294,16 +385,19 @@ fn expandReplacement(vm: *Vm, out: *std.ArrayList(u16), gpa: std.mem.Allocator, 
                     continue;
                 },
                 '&' => {
+                    try vm.charge(meter.unitsCost(match_len));
                     for (position..position + match_len) |k| appendUnit(vm, out, gpa, s.at(k)) catch return vm.outOfMemory();
                     i += 1;
                     continue;
                 },
                 '`' => {
+                    try vm.charge(meter.unitsCost(position));
                     for (0..position) |k| appendUnit(vm, out, gpa, s.at(k)) catch return vm.outOfMemory();
                     i += 1;
                     continue;
                 },
                 '\'' => {
+                    try vm.charge(meter.unitsCost(s.len - position - match_len));
                     for (position + match_len..s.len) |k| appendUnit(vm, out, gpa, s.at(k)) catch return vm.outOfMemory();
                     i += 1;
                     continue;
@@ -335,7 +429,7 @@ fn replaceImpl(vm: *Vm, this: Value, args: []const Value, all: bool) Error!Value
     var position: usize = 0;
     var last: usize = 0;
     var found_any = false;
-    while (indexOfUnits(s, pattern, position)) |found| {
+    while (try indexOfUnits(vm, s, pattern, position)) |found| {
         found_any = true;
         pieces.append(gpa, try sub(vm, s, last, found)) catch return vm.outOfMemory();
         if (callable) {
@@ -361,6 +455,7 @@ fn replaceImpl(vm: *Vm, this: Value, args: []const Value, all: bool) Error!Value
         if (p.flags.wide) wide = true;
     }
     if (total > string.length_max) return vm.throwMessage(.range_error, "Invalid string length");
+    try vm.charge(meter.elementsCost(pieces.items.len) + meter.bytesCost(if (wide) total * 2 else total));
     var b = string.Builder.init(vm.heap, total, wide) catch return vm.outOfMemory();
     for (pieces.items) |p| b.appendString(p);
     return Value.string(b.finish() catch return vm.outOfMemory());
@@ -411,6 +506,7 @@ pub fn isWellFormed(vm: *Vm, this: Value, args: []const Value) Error!Value {
     _ = args;
     const s = try thisString(vm, this, "isWellFormed");
     if (!s.flags.wide) return Value.true_value;
+    try vm.charge(meter.unitsCost(s.len));
     var i: usize = 0;
     const units = s.utf16();
     while (i < units.len) : (i += 1) {
@@ -522,6 +618,8 @@ fn mapAt(s: *const String, i: usize, comptime direction: casing.Direction) Mappe
 }
 
 fn mapCase(vm: *Vm, s: *String, comptime direction: casing.Direction) Error!*String {
+    // Up to two passes over the code points, each mapped through the tables.
+    try vm.charge(meter.unitsCost(8 * @as(usize, s.len)));
     // First pass: the result's length and width, and whether anything changes.
     var len: usize = 0;
     var wide = false;
@@ -644,6 +742,9 @@ pub fn localeCompare(vm: *Vm, this: Value, args: []const Value) Error!Value {
             sensitivity = if (text.eqlLatin1("base")) .base else if (text.eqlLatin1("accent")) .accent else if (text.eqlLatin1("case")) .case else if (text.eqlLatin1("variant")) .variant else return vm.throwFmt(.range_error, "Value {f} out of range for Intl.Collator options property sensitivity", .{ops.ValueText{ .vm = vm, .v = s }});
         }
     }
+    // At most three passes over the shorter string (primary, accents, case), a unit's
+    // collation weights looked up at each step.
+    try vm.charge(meter.unitsCost(10 * @as(usize, @min(a.len, b.len))));
     // Primary: letters without accents or case.
     switch (comparePrimary(a, b, numeric)) {
         .lt => return Value.number(-1),
@@ -685,6 +786,7 @@ pub fn localeCompare(vm: *Vm, this: Value, args: []const Value) Error!Value {
 
 pub fn fromCharCode(vm: *Vm, this: Value, args: []const Value) Error!Value {
     _ = this;
+    try vm.charge(meter.elementsCost(args.len));
     var wide = false;
     var units_buf: [256]u16 = undefined;
     if (args.len > units_buf.len) {
@@ -702,6 +804,7 @@ pub fn fromCharCode(vm: *Vm, this: Value, args: []const Value) Error!Value {
 
 pub fn fromCodePoint(vm: *Vm, this: Value, args: []const Value) Error!Value {
     _ = this;
+    try vm.charge(meter.elementsCost(args.len));
     var b = string.Builder.init(vm.heap, args.len * 2, true) catch return vm.outOfMemory();
     for (args) |a| {
         const x = try ops.toNumber(vm, a);
