@@ -184,7 +184,7 @@ fn compactClientBuffer(connection: *Connection) void {
     assert(connection.c_pos <= connection.c_len);
     const rest = connection.c_len - connection.c_pos;
     if (connection.c_pos > 0 and rest > 0) {
-        std.mem.copyForwards(u8, cbuf[0..rest], cbuf[connection.c_pos..connection.c_len]);
+        @memmove(cbuf[0..rest], cbuf[connection.c_pos..connection.c_len]);
     }
     connection.c_len = rest;
     connection.c_pos = 0;

@@ -179,8 +179,9 @@ fn writeRequest(
         forwarded: bool = false,
     } = .{};
     var underscores: u32 = 0;
-    // Most requests carry no Connection field: then no field can be named in one.
-    const has_connection = head.get("connection") != null;
+    // Most requests carry no Connection field, or one that names only hop-by-hop fields:
+    // then no field is checked against it.
+    const names_fields = head.connectionNamesFields();
     for (head.headers) |field| {
         if (overrides.fields.len + overrides.removed.len > 0 and overrides.replaces(field.name)) continue;
         switch (classify(field.name)) {
@@ -210,7 +211,7 @@ fn writeRequest(
                     underscores += 1;
                     continue;
                 }
-                if (has_connection and head.connectionHasToken(field.name)) continue;
+                if (names_fields and head.connectionHasToken(field.name)) continue;
             },
         }
         try writeField(w, field.name, field.value);
@@ -359,7 +360,7 @@ pub fn rewriteResponse(
     if (head_start + shift + received_len > buffer.len) return error.HeadTooLarge;
     if (shift > 0) {
         const received = buffer[head_start..][0..received_len];
-        std.mem.copyBackwards(u8, buffer[head_start + shift ..][0..received_len], received);
+        @memmove(buffer[head_start + shift ..][0..received_len], received);
     }
     var write: Emitter = .{ .buffer = buffer, .mode = .write, .shift = shift };
     try emitResponse(&write, head, &kept, options);
@@ -367,7 +368,7 @@ pub fn rewriteResponse(
     const rest_len = received_len - head_len;
     const rest_start = head_end + shift;
     assert(new_len <= rest_start);
-    std.mem.copyForwards(u8, buffer[new_len..][0..rest_len], buffer[rest_start..][0..rest_len]);
+    @memmove(buffer[new_len..][0..rest_len], buffer[rest_start..][0..rest_len]);
     return new_len;
 }
 
@@ -402,7 +403,7 @@ const Emitter = struct {
             .plan => e.overrun = @max(e.overrun, e.at -| from),
             .write => {
                 if (e.at > from) return error.HeadTooLarge; // The plan said otherwise: a bug.
-                std.mem.copyForwards(u8, e.buffer[e.at..][0..bytes.len], e.buffer[from..][0..bytes.len]);
+                @memmove(e.buffer[e.at..][0..bytes.len], e.buffer[from..][0..bytes.len]);
             },
         }
         e.at += bytes.len;
@@ -429,7 +430,7 @@ fn keptFields(head: *const http.ResponseParser.Head, options: ResponseRewrite) R
     // they pass as sent. Otherwise the framing is sluice's own, written after the fields.
     const no_content = head.status < 200 or head.status == 204;
     const describes_representation = !no_content and head.body == .none;
-    const has_connection = head.get("connection") != null;
+    const names_fields = head.connectionNamesFields();
     var kept: KeptFields = .empty;
     for (head.headers, 0..) |field, i| {
         switch (classify(field.name)) {
@@ -438,7 +439,7 @@ fn keptFields(head: *const http.ResponseParser.Head, options: ResponseRewrite) R
             .hop_by_hop => continue,
             .upgrade => if (options.connection != .upgrade) continue,
             .other, .host, .x_forwarded_for, .x_forwarded_proto, .x_forwarded_host, .forwarded, .x_real_ip => {
-                if (has_connection and head.connectionHasToken(field.name)) continue;
+                if (names_fields and head.connectionHasToken(field.name)) continue;
             },
         }
         kept.set(i);
@@ -471,9 +472,8 @@ fn emitResponse(
     switch (head.body) {
         .content_length => |length| {
             var digits: [20]u8 = undefined;
-            const text = std.fmt.bufPrint(&digits, "{d}", .{length}) catch unreachable; // u64 fits.
             try e.literal("Content-Length: ");
-            try e.literal(text);
+            try e.literal(decimal(&digits, length));
             try e.literal("\r\n");
         },
         .chunked => if (options.keep_transfer_encoding) try e.literal("Transfer-Encoding: chunked\r\n"),
@@ -489,8 +489,29 @@ fn emitResponse(
     try e.literal("\r\n");
 }
 
+/// `value` in decimal, written at the end of `digits`: twice per relayed response head, where
+/// `std.fmt` costs several times as much.
+fn decimal(digits: *[20]u8, value: u64) []const u8 {
+    var rest = value;
+    var at: usize = digits.len;
+    while (true) {
+        at -= 1;
+        digits[at] = @intCast('0' + rest % 10);
+        rest /= 10;
+        if (rest == 0) return digits[at..];
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Tests
+
+test "rewrite: decimal writes every u64 as std.fmt does" {
+    var digits: [20]u8 = undefined;
+    var expected: [20]u8 = undefined;
+    for ([_]u64{ 0, 7, 10, 1234567890, std.math.maxInt(u64) }) |value| {
+        try testing.expectEqualStrings(try std.fmt.bufPrint(&expected, "{d}", .{value}), decimal(&digits, value));
+    }
+}
 
 const testing = std.testing;
 
