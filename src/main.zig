@@ -133,6 +133,7 @@ pub fn main(init: std.process.Init.Minimal) u8 {
             null
         else
             .{ .path = command_line.config_path, .built_in = &baked_config, .args = args, .embedded = embedded_handlers },
+        .notify_socket = init.environ.getPosix("NOTIFY_SOCKET"),
     };
     return @call(never_inline, startup.run, .{ &static_allocator, &command_line.config, options });
 }

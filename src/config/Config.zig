@@ -527,6 +527,21 @@ pub fn poolIndex(config: *const Config, name: []const u8) ?u16 {
     return null;
 }
 
+/// "the pools are a, b" (or "there are no pools"), for a message about a pool name that is not
+/// one of them: `Response.proxy` to an unknown pool says which exist (the pool of `--backend`
+/// flags is called `default`, and nothing else says so at run time).
+pub fn poolNames(config: *const Config, buffer: *[pool_names_text_bytes_max]u8) []const u8 {
+    if (config.pools_count == 0) return "there are no pools";
+    var w: std.Io.Writer = .fixed(buffer);
+    w.writeAll("the pools are ") catch unreachable; // Sized for every pool's longest name.
+    for (config.pools(), 0..) |*pool, i| {
+        w.print("{s}{s}", .{ if (i == 0) "" else ", ", pool.name }) catch unreachable; // As above.
+    }
+    return w.buffered();
+}
+
+pub const pool_names_text_bytes_max = "the pools are ".len + pools_count_max * (pool_name_bytes_max + 2);
+
 /// The index of the handler named `name`, if there is one.
 pub fn handlerIndex(config: *const Config, name: []const u8) ?u16 {
     for (config.handlers(), 0..) |*handler, i| {

@@ -1246,8 +1246,12 @@ const Mapper = struct {
 
     fn address(m: *Mapper, node: *const Node) ?Address {
         const text = m.string(node, "an address such as \"127.0.0.1:8080\"") orelse return null;
-        return Address.parse(text) catch {
-            m.problem(node.position, "invalid address: expected HOST:PORT where HOST is an IP address or localhost");
+        return Address.parse(text) catch |err| {
+            m.problem(node.position, switch (err) {
+                error.MissingPort, error.InvalidPort => m.print("invalid address \"{s}\": expected HOST:PORT with a port from 0 to 65535", .{text}),
+                error.PortOutOfRange => m.print("invalid address \"{s}\": port {s} is out of range (0 to 65535)", .{ text, Address.portText(text) }),
+                error.InvalidHost => m.print("invalid address \"{s}\": expected HOST:PORT where HOST is an IP address or localhost", .{text}),
+            });
             return null;
         };
     }

@@ -125,6 +125,16 @@ test "config file: every mistake is reported with its line and column" {
     });
 }
 
+test "config file: a port out of range is named as the port, not the host" {
+    try expectProblems(
+        \\.{
+        \\    .pools = .{ .app = .{ .backends = .{ "127.0.0.1:9000", "127.0.0.1:330001" } } },
+        \\}
+    , .zon, &.{
+        .{ .line = 2, .column = 60, .contains = "invalid address \"127.0.0.1:330001\": port 330001 is out of range (0 to 65535)" },
+    });
+}
+
 test "config file: an admin section turns the listener on; its mistakes are positioned" {
     var arena_state = std.heap.ArenaAllocator.init(testing.allocator);
     defer arena_state.deinit();

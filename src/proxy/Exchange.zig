@@ -475,7 +475,8 @@ fn proxyFromHandler(exchange: *Exchange, handler: *Handler, proxied: Handler.Pro
     // request body was arriving, and only the held one is kept alive for this exchange.
     const generation = exchange.proxy.holds[exchange.hold.?].generation.?;
     const index = generation.config.poolIndex(proxied.pool) orelse {
-        _ = handler.failProxy(.unknown_pool, now, proxied.pool);
+        var names: [Config.pool_names_text_bytes_max]u8 = undefined;
+        _ = handler.failProxy(.unknown_pool, now, proxied.pool, generation.config.poolNames(&names));
         return exchange.fail(.handler_failed);
     };
     exchange.target = .{ .pool = &generation.pools[index].locals[exchange.proxy.worker_index] };
@@ -483,7 +484,7 @@ fn proxyFromHandler(exchange: *Exchange, handler: *Handler, proxied: Handler.Pro
     // The body the handler read goes on from its first byte, as a retry's would.
     if (exchange.request_parser.head.body != .none) exchange.downstream.rewindRequestBody();
     if (!exchange.forward(.{ .target = proxied.path, .fields = proxied.headers, .removed = proxied.removed })) {
-        _ = handler.failProxy(.request_too_large, now, proxied.pool);
+        _ = handler.failProxy(.request_too_large, now, proxied.pool, "");
         return exchange.fail(.handler_failed);
     }
 }

@@ -63,7 +63,7 @@ pub fn collect(runtime: *const Runtime, snapshot: *Snapshot) void {
         // sluice's own, and OpenSSL's from the general heap (workers allocate from their
         // TLS pools, never from it).
         .heap_allocations_after_startup = runtime.static.allocationsAfterStartup() +
-            (tls.memory.heapAllocations() - runtime.tls_heap_allocations_at_startup),
+            (tls.memory.heapAllocations() - runtime.tls_heap_allocations_uncounted),
         .connections_active = runtime.connectionsActive(),
         .config_generation = generation.number,
         .reloads_ok = runtime.reloads.ok,

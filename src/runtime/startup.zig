@@ -26,6 +26,7 @@ const PidFile = @import("PidFile.zig");
 const signals = @import("signals.zig");
 const InitTrace = @import("InitTrace.zig");
 const AccessLogWriter = @import("AccessLogWriter.zig");
+const Notifier = @import("Notifier.zig");
 const Runtime = @import("Runtime.zig");
 const reload = @import("reload.zig");
 const tls = @import("../tls/tls.zig");
@@ -40,6 +41,8 @@ pub const Options = struct {
     pid_file: ?[]const u8 = null,
     /// What SIGHUP and `POST /reload` read again; null without a configuration file.
     reload_source: ?reload.Source = null,
+    /// `$NOTIFY_SOCKET`, when systemd runs sluice with `Type=notify` (runtime/Notifier.zig).
+    notify_socket: ?[]const u8 = null,
 };
 
 /// Runs until drained. Returns the process exit code.
@@ -126,6 +129,7 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         .options = options,
         .started_ns = started_ns,
         .tls_ticket_keys = ticket_keys,
+        .notifier = if (options.notify_socket) |path| Notifier.init(path) else null,
     }) catch {
         log.err("out of memory setting up the control loop", .{});
         return .{ .failed = 1 };
@@ -145,7 +149,7 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         runtime.supervisor.access_log = writer;
     }
     static.seal();
-    runtime.tls_heap_allocations_at_startup = tls.memory.heapAllocations();
+    runtime.tls_heap_allocations_uncounted = tls.memory.heapAllocations(); // Start-up's.
     trace.mark("control loop");
     if (options.pid_file) |path| {
         PidFile.write(path, linux.getpid()) catch |err| {
