@@ -17,6 +17,7 @@
 //! build is one static binary (see linkOpenSsl).
 const std = @import("std");
 const builtin = @import("builtin");
+const aws_lc = @import("tools/aws_lc.zig");
 
 comptime {
     const pinned = std.SemanticVersion.parse("0.17.1") catch unreachable;
@@ -46,6 +47,7 @@ pub fn build(b: *std.Build) void {
     addBench(b, target, test_step, openssl_lib);
     addTlsBench(b, target, test_step, openssl_lib);
     addFmt(b);
+    b.step("aws-lc", "Compile AWS-LC (cached)").dependOn(aws_lc.library(b, target).step);
 }
 
 /// Linux with glibc (what `native` means on Debian) becomes Linux with musl, keeping the CPU:
@@ -262,7 +264,7 @@ fn addTlsBench(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.
 }
 
 fn addFmt(b: *std.Build) void {
-    const paths: []const std.Build.LazyPath = &.{ b.path("src"), b.path("build.zig"), b.path("build.zig.zon") };
+    const paths: []const std.Build.LazyPath = &.{ b.path("src"), b.path("tools/aws_lc.zig"), b.path("build.zig"), b.path("build.zig.zon") };
     b.step("fmt", "Format the source tree").dependOn(&b.addFmt(.{ .paths = paths }).step);
     b.step("fmt-check", "Fail if the tree is not formatted").dependOn(&b.addFmt(.{ .paths = paths, .check = true }).step);
 }

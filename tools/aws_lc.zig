@@ -1,0 +1,155 @@
+//! AWS-LC (libcrypto and libssl) as one static library, compiled by zig cc from the pinned
+//! `aws-lc-sys` crate that tools/bootstrap.sh fetches into .aws-lc/. build.zig calls `library`
+//! once and links the result into every program that uses src/tls/.
+//!
+//! Decisions:
+//! - The source lists are the crate's own: its cc builder names libcrypto's files (C, and the
+//!   pre-generated assembly per target) in `builder/cc_builder/*.rs`, and AWS-LC's
+//!   `ssl/CMakeLists.txt` names libssl's. Both are read here at configure time, so a new crate
+//!   version needs no list edited by hand; no CMake, Go or Perl runs.
+//! - Always ReleaseFast, for the CPU's baseline (AWS-LC picks its assembly at run time from
+//!   CPUID), whatever sluice is built as: one compilation serves `zig build`, `test`, `bench`,
+//!   `sim` and `make release`, and zig's cache keeps it, so only a fresh clone (or a new
+//!   crate) pays for it.
+//! - libssl is C++ built as AWS-LC builds it (no exceptions, no RTTI, no C++ runtime: its
+//!   `PURE_VIRTUAL` and `HAS_VIRTUAL_DESTRUCTOR` avoid `__cxa_*` and `operator delete`). It
+//!   needs libc++'s headers to compile, not its library: the archive is linked as an object
+//!   file, so the programs that use it do not link libc++.
+//! - No CPU jitter entropy (AWS-LC's default outside FIPS builds): the random generator is
+//!   seeded from the kernel (getrandom).
+const std = @import("std");
+
+/// The crate version: the one tools/bootstrap.sh pins (read from there, so it is written once).
+pub fn crateVersion(b: *std.Build) []const u8 {
+    const script = @embedFile("bootstrap.sh");
+    const key = "aws_lc_sys_version=\"";
+    const start = std.mem.indexOf(u8, script, key) orelse @panic("tools/bootstrap.sh names no aws_lc_sys_version");
+    const rest = script[start + key.len ..];
+    return b.dupe(rest[0 .. std.mem.indexOfScalar(u8, rest, '"') orelse @panic("tools/bootstrap.sh: unterminated version")]);
+}
+
+pub const Library = struct {
+    /// The static archive (libcrypto and libssl in one).
+    archive: std.Build.LazyPath,
+    /// Its public headers (`openssl/ssl.h`), for translate-c.
+    include: std.Build.LazyPath,
+    /// The step that builds it (or fails, when the crate is missing).
+    step: *std.Build.Step,
+};
+
+/// The library for `target`'s CPU architecture, or a failing step that says to run
+/// tools/bootstrap.sh when the crate is not there.
+pub fn library(b: *std.Build, target: std.Build.ResolvedTarget) Library {
+    const version = crateVersion(b);
+    const crate = b.fmt(".aws-lc/aws-lc-sys-{s}", .{version});
+    const root = b.fmt("{s}/aws-lc", .{crate});
+    b.root.access(b.graph.io, b.fmt("{s}/.complete", .{crate}), .{}) catch {
+        const fail = b.addFail(b.fmt("AWS-LC's source ({s}) is missing: run tools/bootstrap.sh (make does)", .{crate}));
+        return .{ .archive = b.path("build.zig"), .include = b.path("."), .step = &fail.step };
+    };
+    const arch_list = switch (target.result.cpu.arch) {
+        .x86_64 => "linux_x86_64.rs",
+        .aarch64 => "linux_aarch64.rs",
+        else => @panic("AWS-LC is built here for x86_64 and aarch64 Linux only"),
+    };
+    var query = target.query;
+    query.cpu_model = .baseline;
+    query.cpu_features_add = .empty;
+    query.cpu_features_sub = .empty;
+    const lib = b.addLibrary(.{
+        .name = "aws-lc",
+        .linkage = .static,
+        .root_module = b.createModule(.{
+            .target = b.resolveTargetQuery(query),
+            .optimize = .ReleaseFast,
+            .link_libc = true,
+            // libc++'s headers only (see above).
+            .link_libcpp = true,
+        }),
+    });
+    lib.link_function_sections = true;
+    lib.link_data_sections = true;
+    const module = lib.root_module;
+    for ([_][]const u8{ "include", "third_party/s2n-bignum/include", "third_party/s2n-bignum/s2n-bignum-imported/include" }) |dir| {
+        module.addIncludePath(b.path(b.fmt("{s}/{s}", .{ root, dir })));
+    }
+    const defines = [_][]const u8{
+        "-DBORINGSSL_IMPLEMENTATION",
+        "-DBORINGSSL_RELEASE_BUILD",
+        "-DDISABLE_CPU_JITTER_ENTROPY",
+        "-D_XOPEN_SOURCE=700",
+        "-DAWS_LC_STDALIGN_AVAILABLE=1",
+        "-DAWS_LC_BUILTIN_SWAP_SUPPORTED=1",
+        "-DHAVE_LINUX_RANDOM_H=1",
+        "-DNDEBUG",
+        "-Wno-unused-parameter",
+    };
+    const c_flags = defines ++ [_][]const u8{"-std=c11"};
+    const cxx_flags = defines ++ [_][]const u8{ "-std=c++17", "-fno-exceptions", "-fno-rtti" };
+    const asm_flags = defines ++ [_][]const u8{"-DS2N_BN_HIDE_SYMBOLS=1"};
+
+    var c_files: std.ArrayList([]const u8) = .empty;
+    var asm_files: std.ArrayList([]const u8) = .empty;
+    for ([_][]const u8{ "universal.rs", arch_list }) |list| {
+        const text = readFile(b, b.fmt("{s}/builder/cc_builder/{s}", .{ crate, list }));
+        var quoted = QuotedStrings{ .text = text };
+        while (quoted.next()) |path| {
+            if (std.mem.startsWith(u8, path, "third_party/jitterentropy/")) continue;
+            const into = if (std.mem.endsWith(u8, path, ".S")) &asm_files else &c_files;
+            into.append(b.allocator, path) catch @panic("OOM");
+        }
+    }
+    std.debug.assert(c_files.items.len > 100);
+    module.addCSourceFiles(.{ .root = b.path(root), .files = c_files.items, .flags = &c_flags });
+    module.addCSourceFiles(.{ .root = b.path(root), .files = asm_files.items, .flags = &asm_flags, .language = .assembly_with_preprocessor });
+
+    const ssl_files = sslSources(b, readFile(b, b.fmt("{s}/ssl/CMakeLists.txt", .{root})));
+    var ssl_cxx: std.ArrayList([]const u8) = .empty;
+    var ssl_c: std.ArrayList([]const u8) = .empty;
+    for (ssl_files) |file| {
+        const into = if (std.mem.endsWith(u8, file, ".cc")) &ssl_cxx else &ssl_c;
+        into.append(b.allocator, b.fmt("ssl/{s}", .{file})) catch @panic("OOM");
+    }
+    std.debug.assert(ssl_cxx.items.len > 20);
+    module.addCSourceFiles(.{ .root = b.path(root), .files = ssl_cxx.items, .flags = &cxx_flags });
+    module.addCSourceFiles(.{ .root = b.path(root), .files = ssl_c.items, .flags = &c_flags });
+    return .{ .archive = lib.getEmittedBin(), .include = b.path(b.fmt("{s}/include", .{root})), .step = &lib.step };
+}
+
+/// Links the library into `compile` (as an object file: see the decision on C++ above).
+pub fn link(compile: *std.Build.Step.Compile, aws_lc: Library) void {
+    compile.root_module.link_libc = true;
+    compile.step.dependOn(aws_lc.step);
+    compile.root_module.addObjectFile(aws_lc.archive);
+}
+
+fn readFile(b: *std.Build, path: []const u8) []const u8 {
+    const full = b.root.joinString(b.allocator, path) catch @panic("OOM");
+    return std.Io.Dir.cwd().readFileAlloc(b.graph.io, full, b.allocator, .limited(1 << 20)) catch |err|
+        std.debug.panic("cannot read {s}: {t}", .{ full, err });
+}
+
+/// The strings in double quotes, in order: a Rust list of paths.
+const QuotedStrings = struct {
+    text: []const u8,
+    at: usize = 0,
+
+    fn next(q: *QuotedStrings) ?[]const u8 {
+        const open = std.mem.indexOfScalarPos(u8, q.text, q.at, '"') orelse return null;
+        const close = std.mem.indexOfScalarPos(u8, q.text, open + 1, '"') orelse return null;
+        q.at = close + 1;
+        return q.text[open + 1 .. close];
+    }
+};
+
+/// The file names of `add_library(ssl ...)` in AWS-LC's ssl/CMakeLists.txt.
+fn sslSources(b: *std.Build, cmake: []const u8) []const []const u8 {
+    const start = std.mem.indexOf(u8, cmake, "add_library(") orelse @panic("ssl/CMakeLists.txt: no add_library");
+    const end = std.mem.indexOfScalarPos(u8, cmake, start, ')') orelse @panic("ssl/CMakeLists.txt: unterminated add_library");
+    var words = std.mem.tokenizeAny(u8, cmake[start + "add_library(".len .. end], " \t\r\n");
+    const name = words.next() orelse @panic("ssl/CMakeLists.txt: empty add_library");
+    std.debug.assert(std.mem.eql(u8, name, "ssl"));
+    var files: std.ArrayList([]const u8) = .empty;
+    while (words.next()) |word| files.append(b.allocator, word) catch @panic("OOM");
+    return files.items;
+}
