@@ -15,6 +15,16 @@
 //!   `PURE_VIRTUAL` and `HAS_VIRTUAL_DESTRUCTOR` avoid `__cxa_*` and `operator delete`). It
 //!   needs libc++'s headers to compile, not its library: the archive is linked as an object
 //!   file, so the programs that use it do not link libc++.
+//! - Its memory is sluice's (src/tls/memory.zig, through `CRYPTO_set_mem_functions`), record
+//!   buffers included: ssl/ssl_buffer.cc calls malloc() and free() rather than OPENSSL_malloc,
+//!   so it is compiled with src/tls/aws_lc_malloc.h included first, which maps the two to
+//!   OPENSSL_malloc and OPENSSL_free (the source is not edited). Two other files keep the C
+//!   heap on purpose (reporting a failed allocation must not allocate through the same hooks):
+//!   crypto/err/err.c (a thread's error queue, once, and the detail text some errors carry) and
+//!   crypto/thread_pthread.c (a thread's table of thread-locals, once).
+//! - The API reaches Zig through translate-c of src/tls/aws_lc.h (the `aws_lc` module, which
+//!   only src/tls/ imports): every declaration and constant comes from AWS-LC's headers, so
+//!   none is copied by hand. Translated once per header change, cached like the archive.
 //! - No CPU jitter entropy (AWS-LC's default outside FIPS builds): the random generator is
 //!   seeded from the kernel (getrandom).
 const std = @import("std");
@@ -31,9 +41,9 @@ pub fn crateVersion(b: *std.Build) []const u8 {
 pub const Library = struct {
     /// The static archive (libcrypto and libssl in one).
     archive: std.Build.LazyPath,
-    /// Its public headers (`openssl/ssl.h`), for translate-c.
-    include: std.Build.LazyPath,
-    /// The step that builds it (or fails, when the crate is missing).
+    /// The API, translated from src/tls/aws_lc.h: imported as `aws_lc`.
+    module: *std.Build.Module,
+    /// The step that builds the archive (or fails, when the crate is missing).
     step: *std.Build.Step,
 };
 
@@ -45,7 +55,8 @@ pub fn library(b: *std.Build, target: std.Build.ResolvedTarget) Library {
     const root = b.fmt("{s}/aws-lc", .{crate});
     b.root.access(b.graph.io, b.fmt("{s}/.complete", .{crate}), .{}) catch {
         const fail = b.addFail(b.fmt("AWS-LC's source ({s}) is missing: run tools/bootstrap.sh (make does)", .{crate}));
-        return .{ .archive = b.path("build.zig"), .include = b.path("."), .step = &fail.step };
+        const stub = b.addWriteFiles().add("aws_lc.zig", "");
+        return .{ .archive = stub, .module = b.createModule(.{ .root_source_file = stub }), .step = &fail.step };
     };
     const arch_list = switch (target.result.cpu.arch) {
         .x86_64 => "linux_x86_64.rs",
@@ -56,11 +67,12 @@ pub fn library(b: *std.Build, target: std.Build.ResolvedTarget) Library {
     query.cpu_model = .baseline;
     query.cpu_features_add = .empty;
     query.cpu_features_sub = .empty;
+    const baseline = b.resolveTargetQuery(query);
     const lib = b.addLibrary(.{
         .name = "aws-lc",
         .linkage = .static,
         .root_module = b.createModule(.{
-            .target = b.resolveTargetQuery(query),
+            .target = baseline,
             .optimize = .ReleaseFast,
             .link_libc = true,
             // libc++'s headers only (see above).
@@ -88,6 +100,9 @@ pub fn library(b: *std.Build, target: std.Build.ResolvedTarget) Library {
     const cxx_flags = defines ++ [_][]const u8{ "-std=c++17", "-fno-exceptions", "-fno-rtti" };
     const asm_flags = defines ++ [_][]const u8{"-DS2N_BN_HIDE_SYMBOLS=1"};
 
+    const routing_header = b.root.joinString(b.allocator, "src/tls/aws_lc_malloc.h") catch @panic("OOM");
+    const routed_cxx_flags = concat(b, &cxx_flags, &.{ "-include", routing_header });
+
     var c_files: std.ArrayList([]const u8) = .empty;
     var asm_files: std.ArrayList([]const u8) = .empty;
     for ([_][]const u8{ "universal.rs", arch_list }) |list| {
@@ -107,20 +122,42 @@ pub fn library(b: *std.Build, target: std.Build.ResolvedTarget) Library {
     var ssl_cxx: std.ArrayList([]const u8) = .empty;
     var ssl_c: std.ArrayList([]const u8) = .empty;
     for (ssl_files) |file| {
+        const path = b.fmt("ssl/{s}", .{file});
+        if (std.mem.eql(u8, path, routed_file)) {
+            module.addCSourceFile(.{ .file = b.path(b.fmt("{s}/{s}", .{ root, path })), .flags = routed_cxx_flags });
+            continue;
+        }
         const into = if (std.mem.endsWith(u8, file, ".cc")) &ssl_cxx else &ssl_c;
-        into.append(b.allocator, b.fmt("ssl/{s}", .{file})) catch @panic("OOM");
+        into.append(b.allocator, path) catch @panic("OOM");
     }
     std.debug.assert(ssl_cxx.items.len > 20);
     module.addCSourceFiles(.{ .root = b.path(root), .files = ssl_cxx.items, .flags = &cxx_flags });
     module.addCSourceFiles(.{ .root = b.path(root), .files = ssl_c.items, .flags = &c_flags });
-    return .{ .archive = lib.getEmittedBin(), .include = b.path(b.fmt("{s}/include", .{root})), .step = &lib.step };
+
+    const translate = b.addTranslateC(.{
+        .root_source_file = b.path("src/tls/aws_lc.h"),
+        .target = baseline,
+        .optimize = .ReleaseFast,
+    });
+    translate.addIncludePath(b.path(b.fmt("{s}/include", .{root})));
+    const api = b.createModule(.{ .root_source_file = translate.getOutput() });
+    return .{ .archive = lib.getEmittedBin(), .module = api, .step = &lib.step };
 }
 
-/// Links the library into `compile` (as an object file: see the decision on C++ above).
+/// The file whose malloc() and free() go to OPENSSL_malloc (see the decision on memory above).
+const routed_file = "ssl/ssl_buffer.cc";
+
+/// Links the library into `compile` (as an object file: see the decision on C++ above) and
+/// gives its root module the `aws_lc` import.
 pub fn link(compile: *std.Build.Step.Compile, aws_lc: Library) void {
     compile.root_module.link_libc = true;
     compile.step.dependOn(aws_lc.step);
     compile.root_module.addObjectFile(aws_lc.archive);
+    compile.root_module.addImport("aws_lc", aws_lc.module);
+}
+
+fn concat(b: *std.Build, a: []const []const u8, z: []const []const u8) []const []const u8 {
+    return std.mem.concat(b.allocator, []const u8, &.{ a, z }) catch @panic("OOM");
 }
 
 fn readFile(b: *std.Build, path: []const u8) []const u8 {

@@ -14,7 +14,7 @@
 //! - The handshake runs first, under the head deadline (`Connection.Phase.handshake`): a
 //!   client that never finishes it costs a slot for that long and no more. A plain HTTP
 //!   request gets its 400 in plain text, as nginx sends; anything else that fails is closed.
-//! - The engine (OpenSSL's state, ~14.5 KB in its pool while idle) lives as long as the
+//! - The engine (AWS-LC's state, a few KB in its pool while idle) lives as long as the
 //!   connection; the two ciphertext buffers are the worker's and go back while the
 //!   connection is parked idle (`park`), with its own buffer, unless part of a record is
 //!   held (`holdsInput`).
@@ -159,8 +159,9 @@ fn handshakeRecvCallback(connection: *Connection, result: sys.RecvError!usize) v
 }
 
 /// A handshake that failed: a plain HTTP request gets its 400 in plain text (as nginx sends);
-/// anything else (garbage, no shared protocol, a client that gave up) is closed. Alerts the
-/// engine wrote are not waited for.
+/// anything else (garbage, no shared protocol, a client that gave up) gets the alert the
+/// engine wrote (protocol_version, handshake_failure, no_application_protocol, decode_error,
+/// certificate_required...: what nginx and HAProxy send too), then the close.
 fn handshakeFailed(connection: *Connection, err: tls.Failure) void {
     const proxy = connection.proxy;
     proxy.stats.tls_handshakes_failed.add(1);
@@ -176,12 +177,19 @@ fn handshakeFailed(connection: *Connection, err: tls.Failure) void {
         error.NoSharedCipher,
         error.NoApplicationProtocol,
         error.CertificateVerifyFailed,
+        error.CertificateRequired,
         error.AlertReceived,
         error.RenegotiationRefused,
         error.UnexpectedEof,
         error.OutOfMemory,
         error.Protocol,
-        => connection.close(),
+        => {
+            // Best effort, as close_notify: one non-blocking send of the alert, which the
+            // socket's empty buffer takes whole unless the client is gone.
+            const records = &connection.tls.?.records;
+            if (records.outputPending()) _ = connection.loop().sendNow(&connection.socket, records.unsent()) catch {};
+            connection.close();
+        },
     }
 }
 
@@ -216,9 +224,10 @@ fn recvStep(connection: *Connection) void {
     const records = &codec.records;
     assert(codec.plain_recv.len > 0);
     var w = records.wire();
-    // A read writes no record of data: OpenSSL sends a KeyUpdate's answer with the next write.
-    // It may write an alert (no_renegotiation, answering a TLS 1.2 client's renegotiation
-    // request), which goes out at once when no send is in flight (bytes of ours cannot
+    // A read writes no record of data: AWS-LC sends a KeyUpdate's answer with the next write.
+    // It may write an alert (the fatal no_renegotiation answering a TLS 1.2 client's
+    // renegotiation request, or what ends a connection on a bad record), which goes out at
+    // once when no send is in flight (bytes of ours cannot
     // overtake a record half sent), so a client waiting for the answer is not left hanging.
     var alert: [64]u8 = undefined;
     const may_answer = !connection.send_completion.isPending() and !records.outputPending();

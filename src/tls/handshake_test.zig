@@ -8,7 +8,7 @@
 const std = @import("std");
 const testing = std.testing;
 const tls = @import("tls.zig");
-const c = @import("c.zig");
+const c = @import("aws_lc");
 const memory = @import("memory.zig");
 const certificate = @import("certificate.zig");
 const testdata = @import("testdata.zig");
@@ -195,6 +195,14 @@ test "handshake: ALPN agrees on http/1.1, allows no ALPN, refuses a client that 
     }
 }
 
+/// The description of the fatal alert record `bytes` hold (sent in the clear: no handshake
+/// finished), or null when they hold none.
+fn alertSent(bytes: []const u8) ?u8 {
+    if (bytes.len < 7 or bytes[0] != 21 or bytes[3] != 0 or bytes[4] != 2) return null;
+    if (bytes[5] != 2) return null; // level: fatal
+    return bytes[6];
+}
+
 /// Handshakes, then lets the client read what the server sent after it (TLS 1.3 tickets).
 fn connect(server: *ServerContext, client: *ClientContext, resumption: *ClientContext.Resumption, name: []const u8) !bool {
     var pair: Pair = undefined;
@@ -207,7 +215,7 @@ fn connect(server: *ServerContext, client: *ClientContext, resumption: *ClientCo
 }
 
 fn newestTicket(resumption: *const ClientContext.Resumption, buffer: []u8) usize {
-    var ticket: [*]const u8 = undefined;
+    var ticket: [*c]const u8 = null;
     var len: usize = 0;
     c.SSL_SESSION_get0_ticket(resumption.sessions[resumption.count - 1].?, &ticket, &len);
     @memcpy(buffer[0..len], ticket[0..len]);
@@ -263,41 +271,19 @@ test "handshake: a ticket from one worker resumes on another; rotation keeps it,
     }
 }
 
-test "handshake: renegotiation is refused" {
-    var contexts: Contexts = .{};
-    try contexts.init(.{ .certificates = &.{testdata.rsa} }, .{ .ca_pem = testdata.ca_pem, .max_version = .tls1_2 });
-    defer contexts.deinit();
-    var pair: Pair = undefined;
-    try initPair(&pair, &contexts.server, &contexts.client, .{ .server_name = "rsa.test" });
-    defer pair.deinit();
-    try pair.handshake();
-    // A client that asks anyway (sluice's own client refuses to, as the server does).
-    _ = c.SSL_clear_options(pair.client.engine.ssl, c.SSL_OP_NO_RENEGOTIATION);
-    try testing.expectEqual(@as(c_int, 1), c.SSL_renegotiate(pair.client.engine.ssl));
-    // Writing starts the new handshake: a ClientHello goes out, the data waits.
-    const sent = try pair.client.writeSome("a");
-    try testing.expectEqual(@as(usize, 0), sent.plaintext);
-    try testing.expectEqual(Engine.Progress.want_read, sent.progress);
-    var buffer: [64]u8 = undefined;
-    // The server answers with a no_renegotiation alert and carries on; the client gives up.
-    try testing.expectEqualStrings("", try pair.server.read(&buffer));
-    try testing.expectError(error.RenegotiationRefused, pair.client.read(&buffer));
-    try testing.expectEqualStrings("no renegotiation", pair.client.describe(&buffer));
-    // Its fatal alert ends the server's side too.
-    try testing.expectError(error.AlertReceived, pair.server.read(&buffer));
-    try testing.expectEqualStrings("sslv3 alert handshake failure", pair.server.describe(&buffer));
-}
-
 test "handshake: garbage or plain HTTP instead of a ClientHello fails the handshake, saying which" {
     var contexts: Contexts = .{};
     try contexts.init(.{ .certificates = &.{testdata.ecdsa} }, trusting);
     defer contexts.deinit();
     const pools = try setUp();
-    const Case = struct { bytes: []const u8, failure: tls.Failure, reason: []const u8 };
+    // The alert each failure sends (RFC 8446 §6.2; nginx and HAProxy send the same): none for
+    // plain HTTP, which gets a 400 in plain text from the listener instead.
+    const Case = struct { bytes: []const u8, failure: tls.Failure, reason: []const u8, alert: ?u8 };
     for ([_]Case{
-        .{ .bytes = "GET / HTTP/1.1\r\nHost: example.com\r\n\r\n", .failure = error.PlainHttp, .reason = "http request" },
-        .{ .bytes = "\x00\x01\x02\x03\x04\x05 this is not TLS at all", .failure = error.NotTls, .reason = "wrong version number" },
-        .{ .bytes = "\x16\x03\x01\xff\xff garbage", .failure = error.NotTls, .reason = "packet length too long" },
+        .{ .bytes = "GET / HTTP/1.1\r\nHost: example.com\r\n\r\n", .failure = error.PlainHttp, .reason = "http request", .alert = null },
+        .{ .bytes = "\x00\x01\x02\x03\x04\x05 this is not TLS at all", .failure = error.NotTls, .reason = "wrong version number", .alert = 70 },
+        .{ .bytes = "\x16\x03\x01\xff\xff garbage", .failure = error.NotTls, .reason = "encrypted length too long", .alert = 22 },
+        .{ .bytes = "\x16\x03\x01\x00\x05\x01\x00\x00\x01\x00", .failure = error.Protocol, .reason = "decode error", .alert = 50 },
     }) |case| {
         pools.server.enter();
         defer pools.server.leave();
@@ -308,6 +294,7 @@ test "handshake: garbage or plain HTTP instead of a ClientHello fails the handsh
         try testing.expectError(case.failure, engine.handshake(&wire));
         var buffer: [128]u8 = undefined;
         try testing.expectEqualStrings(case.reason, engine.describe(&buffer));
+        try testing.expectEqual(case.alert, alertSent(wire.written()));
         // Failed engines stay failed.
         try testing.expectError(case.failure, engine.handshake(&wire));
     }
@@ -328,7 +315,7 @@ test "handshake: a certificate that fails verification names the reason on both 
     const Case = struct { source: certificate.Source, name: []const u8, reason: []const u8 };
     for ([_]Case{
         .{ .source = testdata.untrusted, .name = "untrusted.test", .reason = "certificate verify failed: unable to get local issuer certificate" },
-        .{ .source = testdata.rsa, .name = "other.test", .reason = "certificate verify failed: hostname mismatch" },
+        .{ .source = testdata.rsa, .name = "other.test", .reason = "certificate verify failed: Hostname mismatch" },
         .{ .source = testdata.expired, .name = "expired.test", .reason = "certificate verify failed: certificate has expired" },
         .{ .source = testdata.rsa, .name = "10.0.0.1", .reason = "certificate verify failed: IP address mismatch" },
     }) |case| {
@@ -347,17 +334,14 @@ test "handshake: a certificate that fails verification names the reason on both 
 }
 
 test "handshake: mutual TLS, with a backend that requires a client certificate" {
+    // The backend: a listener that asks for a certificate signed by the test CA and refuses to
+    // go on without one (what sluice's own listeners do with `client_verify = "required"`).
     var contexts: Contexts = .{};
-    try contexts.init(.{ .certificates = &.{testdata.ecdsa} }, trusting);
+    try contexts.init(.{
+        .certificates = &.{testdata.ecdsa},
+        .client_certificates = .{ .ca_pem = testdata.ca_pem, .verify = .required },
+    }, trusting);
     defer contexts.deinit();
-    // The backend: asks for a certificate signed by the test CA and refuses to go on without.
-    const backend_ctx = contexts.server.groups[0].ctx;
-    c.SSL_CTX_set_verify(backend_ctx, c.SSL_VERIFY_PEER | c.SSL_VERIFY_FAIL_IF_NO_PEER_CERT, null);
-    const bio = c.BIO_new_mem_buf(testdata.ca_pem.ptr, testdata.ca_pem.len).?;
-    defer _ = c.BIO_free(bio);
-    const ca = c.PEM_read_bio_X509(bio, null, null, null).?;
-    defer c.X509_free(ca);
-    try testing.expectEqual(@as(c_int, 1), c.X509_STORE_add_cert(c.SSL_CTX_get_cert_store(backend_ctx), ca));
     for ([_]ServerContext.Version{ .tls1_3, .tls1_2 }) |version| {
         // Without a client certificate: refused.
         {
@@ -370,7 +354,7 @@ test "handshake: mutual TLS, with a backend that requires a client certificate" 
             defer pair.deinit();
             // In TLS 1.3 the client finishes first and hears of the refusal on its first read.
             pair.handshake() catch {};
-            try testing.expect(pair.server.failure != null);
+            try testing.expectEqual(@as(?tls.Failure, error.CertificateRequired), pair.server.failure);
             var buffer: [128]u8 = undefined;
             try testing.expectEqualStrings("peer did not return a certificate", pair.server.describe(&buffer));
         }
@@ -404,14 +388,14 @@ test "handshake: OCSP stapling sends the configured response to a client that as
         var pair: Pair = undefined;
         try initPair(&pair, &contexts.server, &contexts.client, .{ .server_name = case.name });
         defer pair.deinit();
-        c.SSL_set_tlsext_status_type(pair.client.engine.ssl, c.TLSEXT_STATUSTYPE_ocsp);
+        try testing.expectEqual(@as(c_int, 1), c.SSL_set_tlsext_status_type(pair.client.engine.ssl, c.TLSEXT_STATUSTYPE_ocsp));
         try pair.handshake();
-        var response: ?[*]const u8 = null;
+        var response: [*c]const u8 = null;
         const len = c.SSL_get_tlsext_status_ocsp_resp(pair.client.engine.ssl, &response);
         if (case.stapled) {
-            try testing.expectEqualSlices(u8, testdata.ecdsa_ocsp, response.?[0..@intCast(len)]);
+            try testing.expectEqualSlices(u8, testdata.ecdsa_ocsp, response[0..len]);
         } else {
-            try testing.expectEqual(@as(c_long, -1), len);
+            try testing.expectEqual(@as(usize, 0), len);
         }
     }
 }
@@ -514,7 +498,7 @@ test "handshake: a pool with no room fails the handshake as out of memory, and s
     defer testing.allocator.destroy(tiny);
     var options: memory.Pool.Options = .uniform(4);
     for (&options.blocks, memory.class_payload_bytes) |*count, bytes| {
-        if (bytes > 4096) count.* = 0;
+        if (bytes > 256) count.* = 0;
     }
     try tiny.init(testing.allocator, options);
     defer tiny.deinit(testing.allocator);

@@ -393,8 +393,8 @@ def test_an_ocsp_file_is_stapled_for_its_certificate(sluice, backend, tmp_path):
 
 def test_renegotiation_is_refused_with_a_no_renegotiation_alert(sluice, backend):
     """A TLS 1.2 client asking to renegotiate (openssl s_client's `R`) is answered at once
-    with the no_renegotiation alert (it gives up, as OpenSSL clients do), and sluice goes on
-    serving others."""
+    with a fatal no_renegotiation alert (AWS-LC never renegotiates as a server), and sluice
+    goes on serving others."""
     openssl = shutil.which("openssl")
     assert openssl, "the openssl command is needed (Debian's openssl package)"
     sluice.start([backend], args=["--tls-cert", str(TESTDATA / "ecdsa.pem"),
