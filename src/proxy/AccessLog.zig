@@ -75,8 +75,8 @@ pub const Entry = struct {
     request_bytes: u64 = 0,
     referer: []const u8,
     user_agent: []const u8,
-    /// On a TLS listener, the protocol ("TLSv1.3") and OpenSSL's cipher name; empty on a plain
-    /// one (OpenSSL's static strings: nothing is copied).
+    /// On a TLS listener, the protocol ("TLSv1.3") and AWS-LC's cipher name; empty on a plain
+    /// one (AWS-LC's static strings: nothing is copied).
     tls_version: []const u8 = "",
     tls_cipher: []const u8 = "",
 };

@@ -43,7 +43,7 @@ started_ns: u64,
 reloads: reload.Stats = .{},
 /// The listeners' session-ticket keys (`--tls-cert`), which the supervisor rotates.
 tls_ticket_keys: ?*tls.TicketKeys = null,
-/// OpenSSL's general-heap allocations when start-up ended (`tls.memory`): those after it
+/// AWS-LC's general-heap allocations when start-up ended (`tls.memory`): those after it
 /// count as heap allocations after start-up too.
 tls_heap_allocations_at_startup: u64 = 0,
 

@@ -59,8 +59,8 @@ signal_socket: Socket,
 signal_completion: Completion = .{},
 /// What asked for the drain, once something has.
 drain_reason: ?[]const u8 = null,
-/// OpenSSL's memory for the health probes of pools that speak TLS to their backends: bounded,
-/// made at start-up, never freed (OpenSSL's state for the control thread may live in it).
+/// AWS-LC's memory for the health probes of pools that speak TLS to their backends: bounded,
+/// made at start-up, never freed (AWS-LC's state for the control thread may live in it).
 probe_tls_memory: ?*tls.memory.Pool = null,
 
 /// How often it looks for old generations to free after a reload.
@@ -253,7 +253,7 @@ fn ticketRotationCallback(supervisor: *Supervisor) void {
     const keys = supervisor.runtime.tls_ticket_keys.?;
     keys.rotate() catch {
         // The old keys stay in use (still safe, only older); the next interval tries again.
-        log.warn("cannot rotate the session-ticket keys: OpenSSL's random generator failed", .{});
+        log.warn("cannot rotate the session-ticket keys: AWS-LC's random generator failed", .{});
     };
     supervisor.armTicketRotation();
 }

@@ -544,7 +544,7 @@ pub const Generations = struct {
             .{},
         );
         var files_state: std.heap.ArenaAllocator = .init(std.heap.page_allocator);
-        defer files_state.deinit(); // OpenSSL keeps what it parsed; the text is not needed after.
+        defer files_state.deinit(); // AWS-LC keeps what it parsed; the text is not needed after.
         const files = files_state.allocator();
         var sources: [Config.certificates_count_max]tls.certificate.Source = undefined;
         for (settings.certificates(), sources[0..settings.certificates_count]) |*certificate, *source| {

@@ -151,7 +151,7 @@ fn tryReload(runtime: *Runtime, out: *std.Io.Writer) bool {
     }
     var problem: generations_ns.Problem = .{};
     keep_arena = true; // The build owns it now, failing or not.
-    // OpenSSL's allocations for the new TLS contexts (this thread, the general heap) are the
+    // AWS-LC's allocations for the new TLS contexts (this thread, the general heap) are the
     // reload's, as its arenas are: not counted as heap allocations after start-up, which
     // stand for the data plane's. Workers allocate only from their pools, so none of theirs
     // can fall into this window.

@@ -80,7 +80,7 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         log.err("out of memory allocating {d} workers", .{config.workers_count});
         return .{ .failed = 1 };
     };
-    // The threads start now and make their loops while this one starts OpenSSL, compiles the
+    // The threads start now and make their loops while this one starts AWS-LC, compiles the
     // handlers (with the first generation), binds and allocates; they accept once told to go
     // (`releaseWorkers`), and end if start-up fails before that.
     const spawned = spawnWorkers(workers, config) orelse return .{ .failed = 1 };
@@ -223,19 +223,19 @@ fn initRuntime(allocator: std.mem.Allocator, fields: Runtime) !*Runtime {
     return runtime;
 }
 
-/// With HTTPS listeners (`Config.hasTls`): OpenSSL started (its memory routed: `tls.init`)
+/// With HTTPS listeners (`Config.hasTls`): AWS-LC started (its memory routed: `tls.init`)
 /// and the process's session-ticket keys made, which every generation's TLS contexts share
 /// and the supervisor rotates. Null without. The certificates are loaded with each generation
 /// (generations.zig `loadServer`), so a reload reads them again.
 fn startTls(config: *const Config) error{Failed}!?*tls.TicketKeys {
     if (!config.hasTls()) return null;
     tls.init(.{}) catch |err| {
-        log.err("cannot start OpenSSL: {s}", .{@errorName(err)});
+        log.err("cannot start AWS-LC: {s}", .{@errorName(err)});
         return error.Failed;
     };
     const keys = std.heap.page_allocator.create(tls.TicketKeys) catch return outOfMemory();
     keys.init() catch {
-        log.err("cannot make session-ticket keys: OpenSSL's random generator failed", .{});
+        log.err("cannot make session-ticket keys: AWS-LC's random generator failed", .{});
         return error.Failed;
     };
     return keys;
@@ -248,7 +248,7 @@ fn startTls(config: *const Config) error{Failed}!?*tls.TicketKeys {
 pub fn checkCertificates(arena: std.mem.Allocator, config: *const Config) bool {
     if (!config.hasTls()) return true;
     tls.init(.{}) catch |err| {
-        log.err("cannot start OpenSSL: {s}", .{@errorName(err)});
+        log.err("cannot start AWS-LC: {s}", .{@errorName(err)});
         return false;
     };
     var ok = true;

@@ -131,7 +131,7 @@ pub fn of(ssl: *const c.SSL) *ClientContext {
 /// worker's per-backend state; `deinit` on that worker.
 ///
 /// TLS 1.3 tickets are used once (RFC 8446 §C.4 asks clients to), and a server sends a few per
-/// handshake (AWS-LC and OpenSSL: two; OpenSSL none after a resumption unless it renews): so
+/// handshake (AWS-LC and AWS-LC: two; AWS-LC none after a resumption unless it renews): so
 /// the newest few are kept, and each connection takes one. A TLS 1.2 session is reused until
 /// the server replaces it.
 pub const Resumption = struct {
@@ -167,7 +167,7 @@ pub const Resumption = struct {
     }
 
     /// After a handshake: a resumed TLS 1.2 connection whose server renewed its ticket has a
-    /// new session, which the new-session callback may not have been given (OpenSSL does not
+    /// new session, which the new-session callback may not have been given (AWS-LC does not
     /// call it for a resumed handshake), so it is picked up here. (For `Engine.handshake`.)
     pub fn afterHandshake(ssl: *c.SSL) void {
         const resumption: *Resumption = @ptrCast(@alignCast(c.SSL_get_ex_data(ssl, 0) orelse return));
@@ -184,7 +184,7 @@ pub const Resumption = struct {
         resumption.keep(session);
     }
 
-    /// Keeps `session` (this takes OpenSSL's reference) as the newest.
+    /// Keeps `session` (this takes AWS-LC's reference) as the newest.
     fn keep(resumption: *Resumption, session: *c.SSL_SESSION) void {
         // A TLS 1.2 session replaces all: the server's new ticket supersedes the old ones.
         if (c.SSL_SESSION_get_protocol_version(session) != c.TLS1_3_VERSION) resumption.forget();
