@@ -28,6 +28,7 @@ const sys = @import("../stdx/sys.zig");
 const tls = @import("../tls/tls.zig");
 const BufferPool = @import("../stdx/BufferPool.zig");
 const Connection = @import("Connection.zig");
+const rewrite = @import("rewrite.zig");
 
 const DownstreamTls = @This();
 
@@ -103,6 +104,31 @@ pub fn cipher(codec: *const DownstreamTls) []const u8 {
     return codec.engine.cipher();
 }
 
+/// The client's certificate, if it presented one (verified by the handshake, or by the one
+/// whose session it resumed). Formatted into `peer` on the caller's stack: for the request
+/// fields the listener forwards it in and for the access log, nothing kept per connection.
+pub fn clientCertificate(codec: *const DownstreamTls, peer: *tls.Engine.PeerCertificate) bool {
+    return codec.engine.peerCertificate(peer);
+}
+
+/// The fields a listener that asks for client certificates forwards them in
+/// (`Config.Tls.client_subject_header`, `client_fingerprint_header`), filled from `peer` when
+/// the client presented one; null when the listener names no such field.
+pub fn certificateFields(connection: *const Connection, peer: *tls.Engine.PeerCertificate) ?rewrite.CertificateFields {
+    const codec = &(connection.tls orelse return null);
+    const settings = connection.proxy.generation.listenerTls(connection.listener_slot) orelse return null;
+    if (settings.client_subject_header.len == 0 and settings.client_fingerprint_header.len == 0) return null;
+    var fields: rewrite.CertificateFields = .{
+        .subject_name = settings.client_subject_header,
+        .fingerprint_name = settings.client_fingerprint_header,
+    };
+    if (codec.clientCertificate(peer)) {
+        fields.subject = peer.subject();
+        fields.fingerprint = &peer.fingerprint;
+    }
+    return fields;
+}
+
 // --- The handshake ---------------------------------------------------------------------------
 
 fn handshakeStep(connection: *Connection) void {
@@ -126,7 +152,7 @@ fn handshakeContinue(connection: *Connection) void {
             if (codec.engine.resumed()) stats.tls_resumptions.add(1);
             // Policy allows TLS 1.2 and 1.3 only (ServerContext): nothing else completes.
             if (codec.engine.versionNumber() == 0x0304) stats.tls_handshakes_tls13.add(1) else stats.tls_handshakes_tls12.add(1);
-            connection.readRequest();
+            connection.startProtocol(protocol(&codec.engine));
         },
         .want_read => {
             connection.submit();
@@ -134,6 +160,15 @@ fn handshakeContinue(connection: *Connection) void {
         },
         .want_write => handshakeStep(connection), // The output is out: room again.
     }
+}
+
+/// The protocol ALPN agreed on: one the listener offered (`tls.ServerContext` selects only
+/// those), or none, which on an HTTPS port means HTTP/1.1 (RFC 7301 §3.1: a client that sends
+/// no ALPN gets the server's default).
+fn protocol(engine: *const tls.Engine) Connection.Protocol {
+    const agreed = engine.alpn() orelse return .http1;
+    if (std.mem.eql(u8, agreed, "http/1.1")) return .http1;
+    unreachable; // The contexts offer http/1.1 only (generations.zig `loadServer`).
 }
 
 fn handshakeSend(connection: *Connection) void {
@@ -172,25 +207,27 @@ fn handshakeFailed(connection: *Connection, err: tls.Failure) void {
             proxy.countFailure(null, .plain_http_to_tls_port, true);
             connection.sendError(.plain_http_to_tls_port);
         },
-        error.NotTls,
-        error.ProtocolVersion,
-        error.NoSharedCipher,
+        error.NotTls, error.ProtocolVersion, error.NoSharedCipher, error.CertificateVerifyFailed, error.CertificateRequired => {
+            var reason: [160]u8 = undefined;
+            proxy.warnClientCertificate(connection.clientIp(), connection.tls.?.engine.describe(&reason));
+            sendAlertAndClose(connection);
+        },
         error.NoApplicationProtocol,
-        error.CertificateVerifyFailed,
-        error.CertificateRequired,
         error.AlertReceived,
         error.RenegotiationRefused,
         error.UnexpectedEof,
         error.OutOfMemory,
         error.Protocol,
-        => {
-            // Best effort, as close_notify: one non-blocking send of the alert, which the
-            // socket's empty buffer takes whole unless the client is gone.
-            const records = &connection.tls.?.records;
-            if (records.outputPending()) _ = connection.loop().sendNow(&connection.socket, records.unsent()) catch {};
-            connection.close();
-        },
+        => sendAlertAndClose(connection),
     }
+}
+
+/// Best effort, as close_notify: one non-blocking send of the alert the engine wrote, which
+/// the socket's empty buffer takes whole unless the client is gone; then the close.
+fn sendAlertAndClose(connection: *Connection) void {
+    const records = &connection.tls.?.records;
+    if (records.outputPending()) _ = connection.loop().sendNow(&connection.socket, records.unsent()) catch {}; // Best effort (above).
+    connection.close();
 }
 
 /// Before the write side ends: a close_notify alert, so the client can tell the end of a

@@ -175,10 +175,12 @@ pub const WarnLimiter = struct {
     last_ns: [kinds_count]u64 = @splat(0),
     suppressed: [kinds_count]u32 = @splat(0),
 
-    pub const kinds_count = @typeInfo(@typeInfo(Failure).@"union".tag_type.?).@"enum".field_names.len + 2;
-    /// The extra kinds: request fields dropped for an underscore; TLS with a backend failing.
+    pub const kinds_count = @typeInfo(@typeInfo(Failure).@"union".tag_type.?).@"enum".field_names.len + 3;
+    /// The extra kinds: request fields dropped for an underscore; TLS with a backend failing;
+    /// a client's certificate refused.
     pub const underscore_kind = kinds_count - 1;
     pub const upstream_tls_kind = kinds_count - 2;
+    pub const client_certificate_kind = kinds_count - 3;
     const interval_ns = std.time.ns_per_s;
 
     /// Whether to write a line for `kind` now; if so, `suppressed` says how many were not.
@@ -669,6 +671,14 @@ pub fn warnUpstreamTls(proxy: *Proxy, pool: []const u8, backend: []const u8, whe
     log.warn("TLS with backend {s} of pool {s} failed {s}: {s}; {d} more not shown", .{
         backend, pool, when, reason, suppressed,
     });
+}
+
+/// The one warning line for a client whose certificate a listener refused (rate limited, as
+/// the others): who, and why in AWS-LC's words ("certificate verify failed: unable to get
+/// local issuer certificate", "peer did not return a certificate"). The client got the alert.
+pub fn warnClientCertificate(proxy: *Proxy, client_ip: []const u8, reason: []const u8) void {
+    const suppressed = proxy.warn_limiter.allow(WarnLimiter.client_certificate_kind, proxy.loop.now()) orelse return;
+    log.warn("TLS client {s} refused: its certificate: {s}; {d} more not shown", .{ client_ip, reason, suppressed });
 }
 
 pub const FailureContext = struct {

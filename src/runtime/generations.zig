@@ -559,6 +559,14 @@ pub const Generations = struct {
                 source.ocsp_name = certificate.ocsp;
             }
         }
+        const client_certificates: ?tls.ServerContext.ClientCertificates = if (settings.client_ca.len > 0) .{
+            .ca_pem = try readFile(files, settings.client_ca, problem),
+            .ca_name = settings.client_ca,
+            .verify = switch (settings.client_verify) {
+                .required => .required,
+                .optional => .optional,
+            },
+        } else null;
         const server = std.heap.page_allocator.create(tls.ServerContext) catch return outOfMemory(problem);
         errdefer std.heap.page_allocator.destroy(server);
         var diagnostic: tls.certificate.Diagnostic = .{};
@@ -570,6 +578,7 @@ pub const Generations = struct {
                 .@"1.3" => .tls1_3,
             },
             .ticket_keys = keys,
+            .client_certificates = client_certificates,
         }, &diagnostic) catch |err| switch (err) {
             error.OutOfMemory => return outOfMemory(problem),
             error.Invalid => return problem.setMistake("{s}", .{diagnostic.message()}),

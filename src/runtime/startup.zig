@@ -273,8 +273,27 @@ pub fn checkCertificates(arena: std.mem.Allocator, config: *const Config) bool {
                 log.plain("{s}: {d} days left", .{ certificate.cert, days });
             }
         }
+        if (settings.client_ca.len > 0 and !contains(checked.items, settings.client_ca)) {
+            checked.append(arena, settings.client_ca) catch {};
+            if (!checkClientCa(arena, settings.client_ca)) ok = false;
+        }
     }
     return ok;
+}
+
+/// A listener's client CA file: readable, every block a certificate, none expired.
+fn checkClientCa(arena: std.mem.Allocator, path: []const u8) bool {
+    const report = tls.certificate.checkCa(arena, path) catch {
+        log.err("{s}: out of memory checking it", .{path});
+        return false;
+    };
+    for (report.findings) |finding| switch (finding.severity) {
+        .err => log.plain("error: {s}", .{finding.message}),
+        .warning => log.plain("warning: {s}", .{finding.message}),
+    };
+    if (report.failed()) return false;
+    log.plain("{s}: {d} CA certificates for clients", .{ path, report.names.len });
+    return true;
 }
 
 fn contains(list: []const []const u8, item: []const u8) bool {

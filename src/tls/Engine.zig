@@ -23,6 +23,7 @@ const failure = @import("failure.zig");
 const Failure = failure.Failure;
 const ServerContext = @import("ServerContext.zig");
 const ClientContext = @import("ClientContext.zig");
+const certificate = @import("certificate.zig");
 
 const Engine = @This();
 
@@ -366,6 +367,41 @@ pub fn resumed(engine: *const Engine) bool {
 /// cannot be reused for another request (those bytes are not its answer).
 pub fn hasPending(engine: *const Engine) bool {
     return c.SSL_has_pending(engine.ssl) != 0;
+}
+
+/// The certificate a peer presented, as a listener forwards and logs a client's: its subject
+/// and fingerprint, formatted on the stack when asked (nothing is kept per connection, and
+/// nothing allocated).
+pub const PeerCertificate = struct {
+    subject_buffer: [subject_bytes_max]u8 = undefined,
+    subject_len: u16 = 0,
+    /// SHA-256 of the certificate (its DER), in lower-case hex.
+    fingerprint: [64]u8 = undefined,
+
+    /// Longer subjects are not given (a cut one could name someone else); the fingerprint is.
+    pub const subject_bytes_max = 1024;
+
+    /// RFC 4514 ("CN=alice,O=Example"), or null when longer than `subject_bytes_max`.
+    pub fn subject(peer: *const PeerCertificate) ?[]const u8 {
+        if (peer.subject_len == 0) return null;
+        return peer.subject_buffer[0..peer.subject_len];
+    }
+};
+
+/// The peer's certificate (a listener's client, once the handshake verified it, or the
+/// session it resumed did), or false when it sent none.
+pub fn peerCertificate(engine: *const Engine, out: *PeerCertificate) bool {
+    assert(engine.state == .open or engine.state == .closed);
+    const chain = c.SSL_get0_peer_certificates(engine.ssl) orelse return false;
+    if (c.sk_CRYPTO_BUFFER_num(chain) == 0) return false;
+    const leaf_der = c.sk_CRYPTO_BUFFER_value(chain, 0);
+    var digest: [32]u8 = undefined;
+    _ = c.SHA256(c.CRYPTO_BUFFER_data(leaf_der), c.CRYPTO_BUFFER_len(leaf_der), &digest);
+    out.fingerprint = std.fmt.bytesToHex(digest, .lower);
+    out.subject_len = 0;
+    const leaf = c.SSL_get0_peer_certificate(engine.ssl) orelse return true;
+    if (certificate.subjectText(leaf, &out.subject_buffer)) |text| out.subject_len = @intCast(text.len);
+    return true;
 }
 
 /// The name the client asked for (SNI), if it sent one.

@@ -312,6 +312,59 @@ fn commonName(arena: std.mem.Allocator, x509: *const c.X509) []const u8 {
     return arena.dupe(u8, asn1Bytes(c.X509_NAME_ENTRY_get_data(entry))) catch "(no memory)";
 }
 
+/// The certificate's subject as RFC 4514 writes a distinguished name ("CN=alice,O=Example":
+/// the most specific part first, `+` between the parts of one multi-valued RDN), into
+/// `buffer`; null when it does not fit. Only printable ASCII comes out: RFC 4514's special
+/// characters are escaped with a backslash, and every other byte (control, DEL, UTF-8) as a
+/// backslash and two hex digits, so the text can go in a request field and a log line as it
+/// is.
+pub fn subjectText(x509: *const c.X509, buffer: []u8) ?[]const u8 {
+    const name = c.X509_get_subject_name(x509);
+    var w: std.Io.Writer = .fixed(buffer);
+    const count = c.X509_NAME_entry_count(name);
+    var index = count;
+    while (index > 0) {
+        index -= 1;
+        const entry = c.X509_NAME_get_entry(name, index) orelse return null;
+        if (index + 1 < count) {
+            // Entries of one RDN share its set number: `+` within an RDN, `,` between.
+            const next_set = c.X509_NAME_ENTRY_set(c.X509_NAME_get_entry(name, index + 1));
+            const separator: u8 = if (next_set == c.X509_NAME_ENTRY_set(entry)) '+' else ',';
+            w.writeByte(separator) catch return null;
+        }
+        writeAttribute(&w, entry) catch return null;
+    }
+    return w.buffered();
+}
+
+fn writeAttribute(w: *std.Io.Writer, entry: *const c.X509_NAME_ENTRY) std.Io.Writer.Error!void {
+    const object = c.X509_NAME_ENTRY_get_object(entry);
+    const nid = c.OBJ_obj2nid(object);
+    if (nid != c.NID_undef) {
+        try w.writeAll(std.mem.span(c.OBJ_nid2sn(nid)));
+    } else {
+        var oid: [80]u8 = undefined;
+        const len = c.OBJ_obj2txt(&oid, oid.len, object, 1);
+        if (len <= 0 or len >= oid.len) return error.WriteFailed;
+        try w.writeAll(oid[0..@intCast(len)]);
+    }
+    try w.writeByte('=');
+    const value = asn1Bytes(c.X509_NAME_ENTRY_get_data(entry));
+    for (value, 0..) |byte, i| {
+        const first = i == 0;
+        const last = i == value.len - 1;
+        if (std.mem.indexOfScalar(u8, ",+\"\\<>;=", byte) != null or
+            (byte == '#' and first) or (byte == ' ' and (first or last)))
+        {
+            try w.print("\\{c}", .{byte});
+        } else if (byte >= 0x20 and byte <= 0x7e) {
+            try w.writeByte(byte);
+        } else {
+            try w.print("\\{X:0>2}", .{byte});
+        }
+    }
+}
+
 /// Whole days from now until the certificate's notAfter; negative once it has passed.
 pub fn daysLeft(x509: *const c.X509) i32 {
     var days: c_int = 0;
@@ -394,6 +447,35 @@ pub fn check(arena: std.mem.Allocator, cert_path: []const u8, key_path: []const 
         .ocsp_der = ocsp_der,
         .ocsp_name = options.ocsp_path orelse "",
     }, options, &findings);
+}
+
+/// Reads and checks a CA file for clients' certificates (a listener's `client_ca`): readable,
+/// every PEM block a certificate, none expired (an expired CA verifies no client). The report's
+/// `names` are the CAs' common names.
+pub fn checkCa(arena: std.mem.Allocator, path: []const u8) error{OutOfMemory}!Report {
+    var findings: std.ArrayList(Finding) = .empty;
+    const pem = readFile(arena, path, &findings) catch |err| switch (err) {
+        error.OutOfMemory => return error.OutOfMemory,
+        error.CannotRead => return .{ .findings = findings.items },
+    };
+    var diagnostic: Diagnostic = .{};
+    var list = parseCertificateList(pem, path, ca_certificates_max, &diagnostic) catch |err| switch (err) {
+        error.OutOfMemory => return error.OutOfMemory,
+        error.Invalid => {
+            try add(arena, &findings, .err, "{s}", .{diagnostic.message()});
+            return .{ .findings = findings.items };
+        },
+    };
+    defer list.deinit();
+    var names: std.ArrayList([]const u8) = .empty;
+    for (0..list.count()) |index| {
+        const ca = list.at(index);
+        try names.append(arena, commonName(arena, ca));
+        if (daysLeft(ca) < 0) {
+            try add(arena, &findings, .err, "{s}: certificate {d} ({s}) has expired ({d} days ago)", .{ path, index + 1, commonName(arena, ca), expiredDaysAgo(ca) });
+        }
+    }
+    return .{ .findings = findings.items, .names = names.items };
 }
 
 fn checkSource(arena: std.mem.Allocator, source: Source, options: CheckOptions, findings: *std.ArrayList(Finding)) error{OutOfMemory}!Report {

@@ -372,7 +372,42 @@ test "handshake: mutual TLS, with a backend that requires a client certificate" 
         defer arena_state.deinit();
         const names = try peerNames(arena_state.allocator(), &pair.server.engine);
         try testing.expectEqualStrings("sluice test client", names[0]);
+        // What a listener forwards and logs: the subject (RFC 4514) and the SHA-256 of the DER
+        // (`openssl x509 -in client.pem -noout -fingerprint -sha256`).
+        var peer: Engine.PeerCertificate = .{};
+        try testing.expect(pair.server.engine.peerCertificate(&peer));
+        try testing.expectEqualStrings("CN=sluice test client", peer.subject().?);
+        try testing.expectEqualStrings("a844b1a213a3d1d378d71946799c3cfb8b646a937dcf059a98de16bcfa0b7f07", &peer.fingerprint);
     }
+}
+
+test "handshake: a listener that asks for an optional certificate serves a client without one" {
+    var contexts: Contexts = .{};
+    try contexts.init(.{
+        .certificates = &.{testdata.ecdsa},
+        .client_certificates = .{ .ca_pem = testdata.ca_pem, .verify = .optional },
+    }, trusting);
+    defer contexts.deinit();
+    var pair: Pair = undefined;
+    try initPair(&pair, &contexts.server, &contexts.client, .{ .server_name = "ecdsa.test" });
+    defer pair.deinit();
+    try pair.handshake();
+    try pair.roundTrip("anonymous", "welcome");
+    var peer: Engine.PeerCertificate = .{};
+    try testing.expect(!pair.server.engine.peerCertificate(&peer));
+}
+
+test "certificate: a subject in RFC 4514, most specific first, special bytes escaped" {
+    try tls.init(.{});
+    var diagnostic: certificate.Diagnostic = .{};
+    var list = try certificate.parseCertificateList(testdata.ecdsa.cert_pem, "ecdsa.pem", 10, &diagnostic);
+    defer list.deinit();
+    var buffer: [256]u8 = undefined;
+    // The intermediate (the file's second certificate) has a one-part subject.
+    try testing.expectEqualStrings("CN=sluice test intermediate", certificate.subjectText(list.at(1), &buffer).?);
+    try testing.expectEqualStrings("CN=ecdsa.test", certificate.subjectText(list.at(0), &buffer).?);
+    // Too long for the buffer: nothing rather than a cut name.
+    try testing.expectEqual(@as(?[]const u8, null), certificate.subjectText(list.at(1), buffer[0..8]));
 }
 
 test "handshake: OCSP stapling sends the configured response to a client that asks" {
