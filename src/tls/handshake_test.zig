@@ -547,7 +547,7 @@ test "handshake: full and resumed handshakes take a bounded number of blocks fro
     // The figures `zig build tls-bench` prints, held to bounds here so growth is noticed: a
     // handshake's allocations, its peak, and what an idle connection keeps. Measured (AWS-LC,
     // ECDSA and RSA, TLS 1.3 and 1.2): a server makes 100-185 allocations per full handshake
-    // and 70-145 per resumed one, peaking at 15 KB and keeping 4.7 KB idle; a client 410-475
+    // and 70-145 per resumed one, peaking at 27 KB (RSA with AVX-512) and keeping 4.7 KB idle; a client 410-475
     // per full handshake (parsing and verifying the server's chain) and 55-130 per resumed
     // one, peaking at 27 KB. (AWS-LC 3.0 took 440-780 and 3,700-4,030, peaking at 72 and
     // 93 KB, 14.6 KB idle.)
