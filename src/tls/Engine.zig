@@ -217,7 +217,10 @@ pub fn handshake(engine: *Engine, wire: *Wire) Failure!Progress {
     const rc = c.SSL_do_handshake(engine.ssl);
     if (rc == 1) {
         engine.state = .open;
-        if (engine.role == .client) ClientContext.Resumption.afterHandshake(engine.ssl);
+        switch (engine.role) {
+            .client => ClientContext.Resumption.afterHandshake(engine.ssl),
+            .server => flushTickets(engine),
+        }
         return .done;
     }
     return switch (c.SSL_get_error(engine.ssl, rc)) {
@@ -227,6 +230,19 @@ pub fn handshake(engine: *Engine, wire: *Wire) Failure!Progress {
         c.SSL_ERROR_SYSCALL => engine.fail(if (c.ERR_peek_error() == 0) unexpectedEof() else call.capture(engine)),
         else => engine.fail(call.capture(engine)),
     };
+}
+
+/// Sends a TLS 1.3 server's session tickets with the handshake's last output. AWS-LC holds
+/// them until the first write; but after its Finished a client may wait for the server to say
+/// something before its request leaves (Nagle on the client's socket, Python's for one, holds
+/// the request until its Finished is acknowledged), and with nothing to send the server's
+/// kernel acknowledges only after its delayed-ACK timer: 40 ms on every new connection. A
+/// zero-byte write flushes them (AWS-LC's documented way); without room they simply go with
+/// the first response, as before.
+fn flushTickets(engine: *Engine) void {
+    assert(engine.role == .server and engine.state == .open);
+    _ = c.SSL_write(engine.ssl, "", 0); // 0 whether or not there was anything to send
+    c.ERR_clear_error(); // WANT_WRITE without room: nothing lost (above)
 }
 
 /// Decrypts as much of `wire.input` as there are whole records for, into `plaintext`.
