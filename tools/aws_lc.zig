@@ -57,20 +57,30 @@ pub fn library(b: *std.Build, target: std.Build.ResolvedTarget) Library {
     const crate = b.fmt(".aws-lc/aws-lc-sys-{s}", .{version});
     const root = b.fmt("{s}/aws-lc", .{crate});
     b.root.access(b.graph.io, b.fmt("{s}/.complete", .{crate}), .{}) catch {
+        // Configure again next time: by then tools/bootstrap.sh may have fetched it.
+        b.graph.poisonCache();
         const fail = b.addFail(b.fmt("AWS-LC's source ({s}) is missing: run tools/bootstrap.sh (make does)", .{crate}));
         const stub = b.addWriteFiles().add("aws_lc.zig", "");
         return .{ .archive = stub, .module = b.createModule(.{ .root_source_file = stub }), .step = &fail.step };
     };
+    // What this reads at configure time, so zig's configuration cache notices a new or a
+    // removed crate (readFile adds the lists it reads).
+    b.dependOnFileContents(b.path(b.fmt("{s}/.complete", .{crate})));
     const arch_list = switch (target.result.cpu.arch) {
         .x86_64 => "linux_x86_64.rs",
         .aarch64 => "linux_aarch64.rs",
         else => @panic("AWS-LC is built here for x86_64 and aarch64 Linux only"),
     };
-    var query = target.query;
-    query.cpu_model = .baseline;
-    query.cpu_features_add = .empty;
-    query.cpu_features_sub = .empty;
-    const baseline = b.resolveTargetQuery(query);
+    // Named in full rather than copied from `target`: `native` (a plain `zig build`) and
+    // `x86_64-linux-musl` (`make release`) then share one compilation, and translate-c of a
+    // `native` OS reads the host's /usr/include before the -I path, which on a machine with
+    // OpenSSL's headers installed translates OpenSSL's <openssl/ssl.h> instead of AWS-LC's.
+    const baseline = b.resolveTargetQuery(.{
+        .cpu_arch = target.result.cpu.arch,
+        .cpu_model = .baseline,
+        .os_tag = .linux,
+        .abi = .musl,
+    });
     const lib = b.addLibrary(.{
         .name = "aws-lc",
         .linkage = .static,
@@ -163,7 +173,9 @@ fn concat(b: *std.Build, a: []const []const u8, z: []const []const u8) []const [
     return std.mem.concat(b.allocator, []const u8, &.{ a, z }) catch @panic("OOM");
 }
 
+/// A file of the crate, read at configure time (and so a dependency of the configuration).
 fn readFile(b: *std.Build, path: []const u8) []const u8 {
+    b.dependOnFileContents(b.path(path));
     const full = b.root.joinString(b.allocator, path) catch @panic("OOM");
     return std.Io.Dir.cwd().readFileAlloc(b.graph.io, full, b.allocator, .limited(1 << 20)) catch |err|
         std.debug.panic("cannot read {s}: {t}", .{ full, err });
