@@ -114,7 +114,10 @@ pub fn main(init: std.process.Init.Minimal) u8 {
             return 0;
         },
         .version => {
-            log.stdout("sluice " ++ version ++ "\n");
+            // The TLS library too: "sluice 0.1.0 (AWS-LC 5.12.0)".
+            log.stdout("sluice " ++ version ++ " (");
+            log.stdout(tls.libraryVersion());
+            log.stdout(")\n");
             return 0;
         },
         .demo => if (!@call(never_inline, startDemo, .{&command_line.config})) return 1,

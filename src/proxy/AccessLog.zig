@@ -93,10 +93,15 @@ pub const Entry = struct {
     request_bytes: u64 = 0,
     referer: []const u8,
     user_agent: []const u8,
-    /// On a TLS listener, the protocol ("TLSv1.3") and OpenSSL's cipher name; empty on a plain
-    /// one (OpenSSL's static strings: nothing is copied).
+    /// On a TLS listener, the protocol ("TLSv1.3") and AWS-LC's cipher name; empty on a plain
+    /// one (AWS-LC's static strings: nothing is copied).
     tls_version: []const u8 = "",
     tls_cipher: []const u8 = "",
+    /// The client certificate presented on a TLS listener that asks for one: its subject
+    /// (RFC 4514; empty when too long to give whole) and SHA-256 fingerprint (64 hex digits).
+    /// Empty without one.
+    client_subject: []const u8 = "",
+    client_fingerprint: []const u8 = "",
 };
 
 /// Adds a line (worker thread). `now_s` is the wall clock in seconds since the epoch.
@@ -210,16 +215,18 @@ fn writeCombined(log: *const AccessLog, w: *std.Io.Writer, e: *const Entry) std.
     try writeEscaped(w, if (e.user_agent.len == 0) "-" else e.user_agent);
     // sluice's extras after the standard fields (docs/CONFIG.md "Access log"): the backend,
     // upstream time in seconds, tries, the reason sluice ended the exchange, request bytes,
-    // the TLS protocol and cipher.
+    // the TLS protocol and cipher, the client certificate's subject and fingerprint.
     try w.writeAll("\" \"");
     try writeEscaped(w, if (e.backend.len == 0) "-" else e.backend);
     try w.writeAll("\" ");
     if (e.upstream_ns) |ns| try writeSeconds(w, ns) else try w.writeByte('-');
-    try w.print(" {d} {s} {d} {s} {s}\n", .{
+    try w.print(" {d} {s} {d} {s} {s} \"", .{
         e.tries,                                          if (e.reason.len == 0) "-" else e.reason,
         e.request_bytes,                                  if (e.tls_version.len == 0) "-" else e.tls_version,
         if (e.tls_cipher.len == 0) "-" else e.tls_cipher,
     });
+    try writeEscaped(w, if (e.client_subject.len == 0) "-" else e.client_subject);
+    try w.print("\" {s}\n", .{if (e.client_fingerprint.len == 0) "-" else e.client_fingerprint});
 }
 
 /// Seconds with millisecond precision, as nginx prints `$upstream_response_time`.
@@ -250,6 +257,8 @@ fn writeJson(log: *const AccessLog, w: *std.Io.Writer, e: *const Entry) std.Io.W
     try json.fieldString("user_agent", e.user_agent);
     try json.fieldString("tls_version", e.tls_version);
     try json.fieldString("tls_cipher", e.tls_cipher);
+    try json.fieldString("tls_client_subject", e.client_subject);
+    try json.fieldString("tls_client_fingerprint", e.client_fingerprint);
     try json.endObject();
     try w.writeByte('\n');
 }
@@ -326,16 +335,20 @@ test "access log: combined and json lines" {
     defer out.deinit(testing.allocator);
     log.drainPublished(&out, keepWritten);
     try testing.expectEqualStrings("10.0.0.9 - - [22/Nov/2026:08:34:00 +0000] \"GET /a?b=\\x22c\\x22 " ++
-        "HTTP/1.1\" 200 1234 \"-\" \"curl/8.0\" \"10.0.0.5:9000\" 0.001 1 - 77 - -\n", out.items);
-    // On a TLS listener the last two fields are the protocol and the cipher.
+        "HTTP/1.1\" 200 1234 \"-\" \"curl/8.0\" \"10.0.0.5:9000\" 0.001 1 - 77 - - \"-\" -\n", out.items);
+    // On a TLS listener: the protocol and the cipher, then the client certificate's subject
+    // and fingerprint when one was presented.
     out.clearRetainingCapacity();
     var over_tls = example;
     over_tls.tls_version = "TLSv1.3";
     over_tls.tls_cipher = "TLS_AES_128_GCM_SHA256";
+    over_tls.client_subject = "CN=alice \"a\",O=Example";
+    over_tls.client_fingerprint = "a844b1a213a3d1d378d71946799c3cfb8b646a937dcf059a98de16bcfa0b7f07";
     log.append(&over_tls, 1_795_336_440);
     try testing.expect(log.publish());
     log.drainPublished(&out, keepWritten);
-    try testing.expect(std.mem.endsWith(u8, out.items, " 77 TLSv1.3 TLS_AES_128_GCM_SHA256\n"));
+    try testing.expect(std.mem.endsWith(u8, out.items, " 77 TLSv1.3 TLS_AES_128_GCM_SHA256 " ++
+        "\"CN=alice \\x22a\\x22,O=Example\" a844b1a213a3d1d378d71946799c3cfb8b646a937dcf059a98de16bcfa0b7f07\n"));
 
     var json_log: AccessLog = try .init(testing.allocator, .json);
     defer json_log.deinit(testing.allocator);

@@ -35,7 +35,9 @@ const Proxy = @import("Proxy.zig");
 const Router = @import("Router.zig");
 const Attempt = @import("Attempt.zig");
 const UpstreamTls = @import("UpstreamTls.zig");
+const DownstreamTls = @import("DownstreamTls.zig");
 const Connection = @import("Connection.zig");
+const tls = @import("../tls/tls.zig");
 const Handler = @import("../handler/Handler.zig");
 
 const Exchange = @This();
@@ -350,11 +352,13 @@ fn findAffinity(exchange: *Exchange) void {
 
 fn composeUpstreamHead(exchange: *Exchange, overrides: rewrite.Overrides) bool {
     const downstream = exchange.downstream;
+    var peer: tls.Engine.PeerCertificate = undefined;
     const forwarding: rewrite.Forwarding = .{
         .client_ip = downstream.clientIp(),
         .trusted = downstream.client_trusted,
         .allow_underscores = exchange.proxy.generation.config.header_underscores == .allow,
         .proto = if (downstream.tls != null) "https" else "http",
+        .certificate = DownstreamTls.certificateFields(downstream, &peer),
     };
     const head = &exchange.request_parser.head;
     const composed = rewrite.composeRequest(exchange.ubuf.?, head, forwarding, overrides) catch return false;

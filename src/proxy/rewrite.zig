@@ -51,6 +51,28 @@ pub const Forwarding = struct {
     /// Forward field names with an underscore (CGI and WSGI servers read `X_Real_IP` as
     /// `HTTP_X_REAL_IP`, the same variable as `X-Real-IP`, so by default they are dropped).
     allow_underscores: bool = false,
+    /// A listener that forwards its clients' certificates.
+    certificate: ?CertificateFields = null,
+};
+
+/// The fields that carry a client certificate to the backend (`Config.Tls`
+/// `client_subject_header`, `client_fingerprint_header`): sluice's own. A field of either name
+/// from the client (or a handler) is dropped whether or not a certificate was presented, so a
+/// backend that trusts these fields cannot be told a subject the handshake did not verify.
+pub const CertificateFields = struct {
+    /// Empty: that field is not written.
+    subject_name: []const u8 = "",
+    fingerprint_name: []const u8 = "",
+    /// Null when the client presented no certificate (the subject also when it is too long to
+    /// give whole: `tls.Engine.PeerCertificate`).
+    subject: ?[]const u8 = null,
+    fingerprint: ?[]const u8 = null,
+
+    fn owns(fields: *const CertificateFields, name: []const u8) bool {
+        const eql = http.chars.eqlIgnoreCase;
+        return (fields.subject_name.len > 0 and eql(name, fields.subject_name)) or
+            (fields.fingerprint_name.len > 0 and eql(name, fields.fingerprint_name));
+    }
 };
 
 /// What sluice makes of a field, by its name (case-insensitive).
@@ -207,6 +229,7 @@ fn writeRequest(
                 }
             },
             .other => {
+                if (forwarding.certificate) |*fields| if (fields.owns(field.name)) continue;
                 if (!forwarding.allow_underscores and std.mem.findScalar(u8, field.name, '_') != null) {
                     underscores += 1;
                     continue;
@@ -221,8 +244,10 @@ fn writeRequest(
         // routing or client (`host.isReservedIn`): so they cannot undo what this writes.
         assert(classify(field.name) == .other or classify(field.name) == .x_real_ip);
         assert(http.chars.findNonFieldValueByte(field.value) == null);
+        if (forwarding.certificate) |*fields| if (fields.owns(field.name)) continue;
         try writeField(w, field.name, field.value);
     }
+    if (forwarding.certificate) |fields| try writeCertificateFields(w, fields);
     try writeForwardedFor(w, head, forwarding, seen.x_forwarded_for);
     if (seen.forwarded) try writeForwarded(w, forwarding.client_ip);
     if (!seen.x_forwarded_proto) try writeField(w, "X-Forwarded-Proto", forwarding.proto);
@@ -243,6 +268,16 @@ fn writeRequest(
     }
     try w.put("\r\n");
     return underscores;
+}
+
+fn writeCertificateFields(w: *Out, fields: CertificateFields) Out.Error!void {
+    if (fields.subject_name.len > 0) if (fields.subject) |subject| {
+        assert(http.chars.findNonFieldValueByte(subject) == null); // tls escapes all else
+        try writeField(w, fields.subject_name, subject);
+    };
+    if (fields.fingerprint_name.len > 0) if (fields.fingerprint) |fingerprint| {
+        try writeField(w, fields.fingerprint_name, fingerprint);
+    };
 }
 
 pub const OriginForm = struct {
@@ -765,6 +800,30 @@ test "rewrite: an untrusted client's Forwarded and X-Real-IP never reach the bac
         "X-Real-IP: 6.6.6.6\r\nx-real-ip: 7.7.7.7\r\n\r\n", untrusted);
     try testing.expect(std.mem.indexOf(u8, text, "6.6.6.6") == null);
     try testing.expect(std.mem.indexOf(u8, text, "7.7.7.7") == null);
+}
+
+test "rewrite: a client certificate's fields are sluice's: the client's of those names never pass" {
+    var out: [1024]u8 = undefined;
+    const request = "GET / HTTP/1.1\r\nHost: h\r\nX-Client-Subject: CN=admin\r\nx-client-sha256: 00\r\n" ++
+        "Accept: */*\r\n\r\n";
+    var forwarding = untrusted;
+    forwarding.certificate = .{
+        .subject_name = "X-Client-Subject",
+        .fingerprint_name = "X-Client-Sha256",
+        .subject = "CN=alice,O=Example",
+        .fingerprint = "a844b1a213a3d1d378d71946799c3cfb8b646a937dcf059a98de16bcfa0b7f07",
+    };
+    const verified = try composeForTest(&out, request, forwarding);
+    try testing.expectEqualStrings("GET / HTTP/1.1\r\nHost: h\r\nAccept: */*\r\n" ++
+        "X-Client-Subject: CN=alice,O=Example\r\n" ++
+        "X-Client-Sha256: a844b1a213a3d1d378d71946799c3cfb8b646a937dcf059a98de16bcfa0b7f07\r\n" ++
+        "X-Forwarded-For: 10.0.0.9\r\nX-Forwarded-Proto: http\r\nX-Forwarded-Host: h\r\n\r\n", verified);
+    // No certificate presented: the client's claims go, and nothing takes their place.
+    forwarding.certificate.?.subject = null;
+    forwarding.certificate.?.fingerprint = null;
+    const anonymous = try composeForTest(&out, request, forwarding);
+    try testing.expectEqualStrings("GET / HTTP/1.1\r\nHost: h\r\nAccept: */*\r\n" ++
+        "X-Forwarded-For: 10.0.0.9\r\nX-Forwarded-Proto: http\r\nX-Forwarded-Host: h\r\n\r\n", anonymous);
 }
 
 test "rewrite: field names with an underscore are dropped and counted unless allowed" {

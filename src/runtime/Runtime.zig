@@ -44,7 +44,7 @@ started_ns: u64,
 reloads: reload.Stats = .{},
 /// The listeners' session-ticket keys (`--tls-cert`), which the supervisor rotates.
 tls_ticket_keys: ?*tls.TicketKeys = null,
-/// OpenSSL's general-heap allocations (`tls.memory`) that are not the data plane's: all of
+/// AWS-LC's general-heap allocations (`tls.memory`) that are not the data plane's: all of
 /// start-up's, and those the control thread makes later for reloads (new TLS contexts) and for
 /// the reaper (`SSL_CTX_free` allocates while it flushes its session cache). The rest count as
 /// heap allocations after start-up, which stand for the request path: workers allocate only
@@ -61,14 +61,14 @@ pub fn firstListenAddress(runtime: *const Runtime) Address {
     return generations.listeners.slots[slot].bound;
 }
 
-/// Marks the start of control-plane work that may make OpenSSL allocate from the general heap;
+/// Marks the start of control-plane work that may make AWS-LC allocate from the general heap;
 /// pass the result to `tlsHeapUncount` when it is over.
 pub fn tlsHeapMark(runtime: *const Runtime) u64 {
     _ = runtime;
     return tls.memory.heapAllocations();
 }
 
-/// OpenSSL's general-heap allocations since `mark` were the control plane's (this thread's
+/// AWS-LC's general-heap allocations since `mark` were the control plane's (this thread's
 /// only: workers allocate from their pools): they are not counted as the request path's.
 pub fn tlsHeapUncount(runtime: *Runtime, mark: u64) void {
     runtime.tls_heap_allocations_uncounted += tls.memory.heapAllocations() - mark;

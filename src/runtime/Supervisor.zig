@@ -59,8 +59,8 @@ signal_socket: Socket,
 signal_completion: Completion = .{},
 /// What asked for the drain, once something has.
 drain_reason: ?[]const u8 = null,
-/// OpenSSL's memory for the health probes of pools that speak TLS to their backends: bounded,
-/// made at start-up, never freed (OpenSSL's state for the control thread may live in it).
+/// AWS-LC's memory for the health probes of pools that speak TLS to their backends: bounded,
+/// made at start-up, never freed (AWS-LC's state for the control thread may live in it).
 probe_tls_memory: ?*tls.memory.Pool = null,
 
 /// How often it looks for old generations to free after a reload.
@@ -254,7 +254,7 @@ fn ticketRotationCallback(supervisor: *Supervisor) void {
     const keys = supervisor.runtime.tls_ticket_keys.?;
     keys.rotate() catch {
         // The old keys stay in use (still safe, only older); the next interval tries again.
-        log.warn("cannot rotate the session-ticket keys: OpenSSL's random generator failed", .{});
+        log.warn("cannot rotate the session-ticket keys: AWS-LC's random generator failed", .{});
     };
     supervisor.armTicketRotation();
 }
@@ -269,8 +269,8 @@ pub fn armReap(supervisor: *Supervisor) void {
 }
 
 /// Frees what the workers have let go of; again shortly while something is left. Freeing a
-/// TLS context makes OpenSSL allocate (`SSL_CTX_free` flushes its session cache into a new
-/// stack): the control plane's, as the reload that made the context, so not counted as heap
+/// TLS context can make the TLS library allocate (OpenSSL's `SSL_CTX_free` flushed its session
+/// cache into a new stack): the control plane's, as the reload that made the context, so not counted as heap
 /// allocations after start-up (it used to add one per reload with HTTPS listeners).
 fn reapCallback(supervisor: *Supervisor) void {
     const runtime = supervisor.runtime;

@@ -168,7 +168,7 @@ fn tryReload(runtime: *Runtime, out: *std.Io.Writer) bool {
     }
     var problem: generations_ns.Problem = .{};
     keep_arena = true; // The build owns it now, failing or not.
-    // OpenSSL's allocations for the new TLS contexts (this thread, the general heap) are the
+    // AWS-LC's allocations for the new TLS contexts (this thread, the general heap) are the
     // reload's, as its arenas are: not counted as heap allocations after start-up.
     const tls_heap_mark = runtime.tlsHeapMark();
     defer runtime.tlsHeapUncount(tls_heap_mark);

@@ -17,9 +17,10 @@ COMBINED_RE = re.compile(
     r'"(?P<method>\S+) (?P<target>\S+) (?P<version>HTTP/1\.[01])" (?P<status>\d{3}) '
     r'(?P<bytes>\d+) "(?P<referer>[^"]*)" "(?P<ua>[^"]*)"'
     # sluice's extras (docs/CONFIG.md "Access log"): backend, upstream seconds, tries, reason,
-    # request bytes, TLS protocol and cipher.
+    # request bytes, TLS protocol and cipher, client certificate subject and fingerprint.
     r' "(?P<backend>[^"]*)" (?P<upstream_s>-|\d+\.\d{3}) (?P<tries>\d+) (?P<reason>\S+) '
-    r'(?P<request_bytes>\d+) (?P<tls_version>\S+) (?P<tls_cipher>\S+)$')
+    r'(?P<request_bytes>\d+) (?P<tls_version>\S+) (?P<tls_cipher>\S+) '
+    r'"(?P<tls_client_subject>[^"]*)" (?P<tls_client_fingerprint>\S+)$')
 
 
 def wait_for_lines(read, n, timeout=5.0):
