@@ -104,6 +104,18 @@ pub const Entry = struct {
     client_fingerprint: []const u8 = "",
 };
 
+/// What a client connection knows of an exchange's client, for its line (the exchange knows the
+/// rest): its address, the body bytes taken from it for the request (framing included), and
+/// on a TLS listener the session's protocol, cipher and client certificate (empty otherwise).
+pub const ClientFacts = struct {
+    ip: []const u8,
+    request_body_bytes: u64 = 0,
+    tls_version: []const u8 = "",
+    tls_cipher: []const u8 = "",
+    client_subject: []const u8 = "",
+    client_fingerprint: []const u8 = "",
+};
+
 /// Adds a line (worker thread). `now_s` is the wall clock in seconds since the epoch.
 pub fn append(log: *AccessLog, entry: *const Entry, now_s: i64) void {
     if (log.time_second != now_s) log.formatTime(now_s);

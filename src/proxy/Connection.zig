@@ -27,10 +27,12 @@ const Address = @import("../stdx/Address.zig").Address;
 const http = @import("../http/http.zig");
 const rewrite = @import("rewrite.zig");
 const Failure = @import("failure.zig").Failure;
+const failure_http1 = @import("failure_http1.zig");
 const Proxy = @import("Proxy.zig");
 const Exchange = @import("Exchange.zig");
 const tls_ns = @import("../tls/tls.zig");
 const DownstreamTls = @import("DownstreamTls.zig");
+const AccessLog = @import("AccessLog.zig");
 
 const Connection = @This();
 
@@ -205,7 +207,7 @@ fn compactClientBuffer(connection: *Connection) void {
 fn openExchange(connection: *Connection) void {
     assert(connection.exchange == null);
     const exchange = connection.proxy.acquireExchange();
-    exchange.open(connection);
+    exchange.open(.{ .http1 = connection });
     connection.exchange = exchange;
 }
 
@@ -528,8 +530,8 @@ pub fn sendLocal(connection: *Connection, bytes: []const u8, close_after: bool) 
 /// Whether a local response to this request closes the connection after it: sluice does not
 /// read a body it does not forward, so a request with one ends the connection (after a
 /// linger, like an error response).
-pub fn closesAfterLocal(connection: *const Connection, exchange: *const Exchange) bool {
-    return !exchange.request.keep_alive or connection.proxy.draining or !connection.request_body.done;
+pub fn closesAfterLocal(connection: *const Connection, keep_alive: bool) bool {
+    return !keep_alive or connection.proxy.draining or !connection.request_body.done;
 }
 
 /// After a 101: the head, then bytes both ways untouched until each side has closed.
@@ -703,12 +705,7 @@ fn releaseExchange(connection: *Connection, exchange: *Exchange) void {
 /// timeout): counted, logged with what is known of it, answered, and the connection lingers.
 fn refuseRequest(connection: *Connection, failure: Failure) void {
     const exchange = connection.exchange.?;
-    connection.proxy.countFailure(null, failure, true);
-    exchange.log.status = failure.status();
-    exchange.log.bytes_sent = connection.errorResponse(failure).len;
-    exchange.log.end_reason = failure.name();
-    connection.logAccess(exchange, 0);
-    exchange.state = .free; // Nothing was taken: no hold, no buffer, no operation.
+    exchange.refused(failure, connection.errorResponse(failure).len);
     connection.releaseExchange(exchange);
     connection.sendError(failure);
 }
@@ -737,8 +734,8 @@ fn canAnswer(connection: *const Connection) bool {
 /// body there would be read as the next response). The method is known once the request
 /// line parsed, even when a later part of the head was refused.
 pub fn errorResponse(connection: *const Connection, failure: Failure) []const u8 {
-    if (connection.requestIsHead()) return failure.responseHead();
-    return failure.response();
+    if (connection.requestIsHead()) return failure_http1.responseHead(failure);
+    return failure_http1.response(failure);
 }
 
 /// Whether the request being answered is a HEAD: from the parse, or, when the request line
@@ -904,36 +901,20 @@ fn maybeFinalize(connection: *Connection) void {
 // ---------------------------------------------------------------------------------------------
 // The access log
 
-/// One access-log line for `exchange` (when the log is on). Formatting happens here, on the
-/// worker, into the worker's buffer; writing the buffer out is the control thread's job.
-pub fn logAccess(connection: *Connection, exchange: *const Exchange, duration_ns: u64) void {
-    const log = &(connection.proxy.access_log orelse return);
-    var peer: tls_ns.Engine.PeerCertificate = .{};
-    const has_certificate = if (connection.tls) |*t| t.engine.state == .open and t.clientCertificate(&peer) else false;
-    const upstream_ns: ?u64 = if (exchange.log.upstream_started_ns == 0)
-        null
-    else
-        connection.loop().now() -| exchange.log.upstream_started_ns;
-    log.append(&.{
-        .client_ip = connection.clientIp(),
-        .method = if (exchange.log.method.len > 0) exchange.log.method else "-",
-        .target = if (exchange.log.target.len > 0) exchange.log.target else "-",
-        .version = if (exchange.request.version == .http10) "HTTP/1.0" else "HTTP/1.1",
-        .status = exchange.log.status,
-        .bytes_sent = exchange.log.bytes_sent,
-        .duration_ns = duration_ns,
-        .backend = exchange.backendName() orelse "",
-        .upstream_ns = upstream_ns,
-        .tries = exchange.tries,
-        .reason = exchange.log.end_reason,
-        .request_bytes = exchange.log.request_bytes + connection.request_body.consumed,
-        .referer = exchange.log.referer,
-        .user_agent = exchange.log.user_agent,
-        .tls_version = if (connection.tls) |*t| t.version() else "",
-        .tls_cipher = if (connection.tls) |*t| t.cipher() else "",
-        .client_subject = if (has_certificate) peer.subject() orelse "" else "",
-        .client_fingerprint = if (has_certificate) &peer.fingerprint else "",
-    }, sys.clockRealtimeSeconds());
+/// The access log's facts of this connection's client (`peer` holds the certificate's text).
+pub fn logFacts(connection: *const Connection, peer: *tls_ns.Engine.PeerCertificate) AccessLog.ClientFacts {
+    var facts: AccessLog.ClientFacts = .{
+        .ip = connection.clientIp(),
+        .request_body_bytes = connection.request_body.consumed,
+    };
+    const session = &(connection.tls orelse return facts);
+    facts.tls_version = session.version();
+    facts.tls_cipher = session.cipher();
+    if (session.engine.state == .open and session.clientCertificate(peer)) {
+        facts.client_subject = peer.subject() orelse "";
+        facts.client_fingerprint = &peer.fingerprint;
+    }
+    return facts;
 }
 
 pub fn clientIp(connection: *const Connection) []const u8 {

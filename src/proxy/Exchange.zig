@@ -35,16 +35,18 @@ const Proxy = @import("Proxy.zig");
 const Router = @import("Router.zig");
 const Attempt = @import("Attempt.zig");
 const UpstreamTls = @import("UpstreamTls.zig");
-const DownstreamTls = @import("DownstreamTls.zig");
-const Connection = @import("Connection.zig");
+const Downstream = @import("downstream.zig").Downstream;
+const AccessLog = @import("AccessLog.zig");
 const tls = @import("../tls/tls.zig");
 const Handler = @import("../handler/Handler.zig");
+const tunnel = @import("tunnel.zig");
+const handler_target = @import("handler_target.zig");
 
 const Exchange = @This();
 
 proxy: *Proxy,
 /// The client side of the seam (see the file comment).
-downstream: *Connection,
+downstream: Downstream,
 state: State = .free,
 /// Upstream operations submitted and not yet called back.
 pending_ops: u8 = 0,
@@ -190,7 +192,7 @@ pub const ResponseView = struct {
 
 const headroom = rewrite.response_headroom_bytes;
 
-pub fn init(proxy: *Proxy, downstream: *Connection, request_fields: []http.Header, response_fields: []http.Header) Exchange {
+pub fn init(proxy: *Proxy, downstream: Downstream, request_fields: []http.Header, response_fields: []http.Header) Exchange {
     return .{
         .proxy = proxy,
         .downstream = downstream,
@@ -201,7 +203,7 @@ pub fn init(proxy: *Proxy, downstream: *Connection, request_fields: []http.Heade
 }
 
 /// A request head begins to arrive on `downstream`.
-pub fn open(exchange: *Exchange, downstream: *Connection) void {
+pub fn open(exchange: *Exchange, downstream: Downstream) void {
     assert(exchange.state == .free);
     assert(exchange.pending_ops == 0);
     assert(exchange.hold == null and exchange.ubuf == null and exchange.pipe == null);
@@ -248,7 +250,7 @@ pub fn begin(exchange: *Exchange, head_len: u32) void {
     switch (exchange.target) {
         .none => unreachable, // `route` sets one.
         .local => |chosen| return exchange.respondLocal(chosen),
-        .handler => |handler| return exchange.startHandler(handler),
+        .handler => |handler| return handler_target.start(exchange, handler),
         .pool => {},
     }
     if (!exchange.forward(.{})) return exchange.fail(.head_too_large_to_forward);
@@ -257,7 +259,7 @@ pub fn begin(exchange: *Exchange, head_len: u32) void {
 /// Sends the request on to the target's pool (a route's, or a handler's `Response.proxy`),
 /// its head rewritten with `overrides`: false when that head does not fit `ubuf` (the caller
 /// says what that is), true when the exchange is under way or has failed otherwise.
-fn forward(exchange: *Exchange, overrides: rewrite.Overrides) bool {
+pub fn forward(exchange: *Exchange, overrides: rewrite.Overrides) bool {
     if (exchange.bodyOverLimit()) {
         exchange.fail(.request_body_too_large);
         return true;
@@ -302,7 +304,7 @@ fn route(exchange: *Exchange) void {
     }
     // A connection whose listener is gone from the configuration matches only the routes
     // without a listener condition.
-    const listener = std.mem.indexOfScalar(u8, generation.listener_slots, exchange.downstream.listener_slot);
+    const listener = std.mem.indexOfScalar(u8, generation.listener_slots, exchange.downstream.client().listener_slot);
     const request = Router.Request.fromHead(&exchange.request_parser.head, if (listener) |l| @intCast(l) else 31, proxy.path_scratch);
     const matched = Router.match(routes, &request) orelse {
         proxy.stats.requests_unrouted.add(1);
@@ -328,7 +330,7 @@ fn routeSettings(exchange: *Exchange, chosen: ?*const Config.Route, tunnel_slot:
 
 /// A declared length over the limit is refused before anything is sent; a chunked body is
 /// counted as it streams (the downstream checks it against `body_bytes_max`).
-fn bodyOverLimit(exchange: *const Exchange) bool {
+pub fn bodyOverLimit(exchange: *const Exchange) bool {
     const max = exchange.body_bytes_max;
     if (max == 0) return false;
     return switch (exchange.request_parser.head.body) {
@@ -341,7 +343,7 @@ fn findAffinity(exchange: *Exchange) void {
     const config = exchange.localPool().config;
     const head = &exchange.request_parser.head;
     switch (config.strategy) {
-        .hash => exchange.key = affinity.requestKey(head, config, exchange.downstream.clientIp()),
+        .hash => exchange.key = affinity.requestKey(head, config, exchange.downstream.client().ip),
         .sticky => {
             const value = affinity.cookieValue(head.headers, config.sticky_cookie) orelse return;
             exchange.preferred = exchange.localPool().shared.findIdText(value, config.backends_count);
@@ -351,21 +353,21 @@ fn findAffinity(exchange: *Exchange) void {
 }
 
 fn composeUpstreamHead(exchange: *Exchange, overrides: rewrite.Overrides) bool {
-    const downstream = exchange.downstream;
+    const client = exchange.downstream.client();
     var peer: tls.Engine.PeerCertificate = undefined;
     const forwarding: rewrite.Forwarding = .{
-        .client_ip = downstream.clientIp(),
-        .trusted = downstream.client_trusted,
+        .client_ip = client.ip,
+        .trusted = client.trusted,
         .allow_underscores = exchange.proxy.generation.config.header_underscores == .allow,
-        .proto = if (downstream.tls != null) "https" else "http",
-        .certificate = DownstreamTls.certificateFields(downstream, &peer),
+        .proto = if (client.tls) "https" else "http",
+        .certificate = exchange.downstream.certificateFields(&peer),
     };
     const head = &exchange.request_parser.head;
     const composed = rewrite.composeRequest(exchange.ubuf.?, head, forwarding, overrides) catch return false;
     exchange.upstream_head_len = @intCast(composed.len);
     if (exchange.head_copy) |copy| @memcpy(copy[0..composed.len], exchange.ubuf.?[0..composed.len]);
     if (composed.underscore_fields_dropped > 0) {
-        exchange.proxy.noteUnderscoreFields(composed.underscore_fields_dropped, downstream.clientIp());
+        exchange.proxy.noteUnderscoreFields(composed.underscore_fields_dropped, client.ip);
     }
     return true;
 }
@@ -381,7 +383,7 @@ fn respondLocal(exchange: *Exchange, chosen: ?*const Config.Route) void {
     exchange.state = .local;
     const ubuf = proxy.buffers.acquire() orelse return exchange.fail(.overloaded);
     exchange.ubuf = ubuf;
-    const close = exchange.downstream.closesAfterLocal(exchange);
+    const close = exchange.downstream.closesAfterLocal(exchange.request.keep_alive);
     const head = &exchange.request_parser.head;
     const target = rewrite.originForm(head);
     // RFC 9112 §3.2.2: an absolute-form target's authority names the origin, not Host.
@@ -397,100 +399,6 @@ fn respondLocal(exchange: *Exchange, chosen: ?*const Config.Route) void {
     exchange.log.status = response.status;
     exchange.response = .complete;
     exchange.downstream.sendLocal(ubuf[0..response.len], close);
-}
-
-/// A handler runs once the request is whole: a body (up to the handler's `body_max` and the
-/// room behind the head in the downstream's buffer) is received first, so that the handler
-/// sees it as `request.body` and a `Response.proxy` can still send it on from there.
-fn startHandler(exchange: *Exchange, handler: *Handler) void {
-    if (!exchange.downstream.requestBodyPending()) return exchange.respondHandler(handler);
-    if (handler.body_bytes_max == 0) return exchange.fail(.request_body_too_large);
-    if (exchange.body_bytes_max == 0 or exchange.body_bytes_max > handler.body_bytes_max) {
-        exchange.body_bytes_max = handler.body_bytes_max; // The connection checks chunked bodies.
-    }
-    if (exchange.bodyOverLimit()) return exchange.fail(.request_body_too_large);
-    exchange.state = .body;
-    // The body will be read: a client waiting on `Expect: 100-continue` is told to send it. An
-    // over-limit Content-Length got its 413 above instead, without reading the body.
-    if (exchange.request_parser.head.expect_continue) return exchange.downstream.sendContinue();
-    exchange.downstream.pullRequestBody();
-}
-
-/// The 100 Continue a handler's request asked for is out: its body comes next.
-pub fn continueSent(exchange: *Exchange) void {
-    assert(exchange.state == .body);
-    exchange.downstream.pullRequestBody();
-}
-
-/// A window of the handler's request body: it stays where it is, and the next is asked for;
-/// after the last the handler runs. A body that outgrew the room behind the head (the
-/// downstream reused its buffer) is a 413 (the handler never saw any of it).
-fn keepRequestBody(exchange: *Exchange, last: bool) void {
-    assert(exchange.state == .body);
-    if (!exchange.downstream.requestBodyWhole()) return exchange.fail(.request_body_too_large);
-    const handler = exchange.target.handler;
-    exchange.downstream.requestBodySent(); // Asks for the next window, which may come at once.
-    if (last) exchange.respondHandler(handler);
-}
-
-/// A JavaScript handler's response (handler/Handler.zig), written into `ubuf` and handed to
-/// the downstream like a route's own; a handler that fails is a 500 and a log line.
-fn respondHandler(exchange: *Exchange, handler: *Handler) void {
-    const proxy = exchange.proxy;
-    exchange.state = .local;
-    const ubuf = proxy.buffers.acquire() orelse return exchange.fail(.overloaded);
-    exchange.ubuf = ubuf;
-    const close = exchange.downstream.closesAfterLocal(exchange);
-    const head = &exchange.request_parser.head;
-    const request: Handler.Request = .{
-        .method = head.method_text,
-        .target = head.target,
-        .path_and_query = rewrite.originForm(head).path,
-        .headers = head.headers,
-        .ip = exchange.downstream.clientIp(),
-        .body = if (head.body == .none) "" else exchange.downstream.requestBodyBytes(),
-        .body_chunked = head.body == .chunked,
-    };
-    const reply: Handler.Reply = .{
-        .version = exchange.request.version,
-        .head_only = exchange.request.method == .head,
-        .close = close,
-    };
-    switch (handler.respond(&request, reply, ubuf, proxy.path_scratch, exchange.loop().now())) {
-        .response => |response| {
-            exchange.log.status = response.status;
-            exchange.response = .complete;
-            exchange.downstream.sendLocal(ubuf[0..response.len], close);
-        },
-        .proxy => |proxied| exchange.proxyFromHandler(handler, proxied),
-        .failed => exchange.fail(.handler_failed),
-    }
-}
-
-/// `Response.proxy`: the handler's target becomes the named pool of the exchange's generation
-/// and the exchange goes on as a route to that pool would, with its balancing, health and
-/// retries; only the head it sends differs. The handler's strings live in its engine's arena
-/// until its next call, so the head is composed here, before anything else runs on this
-/// worker, and retries resend the composed head.
-fn proxyFromHandler(exchange: *Exchange, handler: *Handler, proxied: Handler.Proxied) void {
-    assert(exchange.state == .local and exchange.ubuf != null);
-    const now = exchange.loop().now();
-    // The generation the exchange holds: a reload may have made another current while the
-    // request body was arriving, and only the held one is kept alive for this exchange.
-    const generation = exchange.proxy.holds[exchange.hold.?].generation.?;
-    const index = generation.config.poolIndex(proxied.pool) orelse {
-        var names: [Config.pool_names_text_bytes_max]u8 = undefined;
-        _ = handler.failProxy(.unknown_pool, now, proxied.pool, generation.config.poolNames(&names));
-        return exchange.fail(.handler_failed);
-    };
-    exchange.target = .{ .pool = &generation.pools[index].locals[exchange.proxy.worker_index] };
-    exchange.head_copy = exchange.proxy.buffers.acquire() orelse return exchange.fail(.overloaded);
-    // The body the handler read goes on from its first byte, as a retry's would.
-    if (exchange.request_parser.head.body != .none) exchange.downstream.rewindRequestBody();
-    if (!exchange.forward(.{ .target = proxied.path, .fields = proxied.headers, .removed = proxied.removed })) {
-        _ = handler.failProxy(.request_too_large, now, proxied.pool, "");
-        return exchange.fail(.handler_failed);
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -544,7 +452,7 @@ fn connectUpstream(exchange: *Exchange) void {
 /// client never reused anything), so it goes on a connection of its own. HAProxy's
 /// `http-reuse safe`, its default, works the same way.
 fn mayReuse(exchange: *const Exchange) bool {
-    if (exchange.downstream.requests_served > 0) return true;
+    if (exchange.downstream.client().reused) return true;
     return exchange.request.method.isIdempotent() and exchange.request_parser.head.body == .none;
 }
 
@@ -665,7 +573,7 @@ fn sendUpstreamHeadCallback(exchange: *Exchange, result: sys.SendError!usize) vo
 /// A window of request body bytes from the downstream (framing included, as the client sent
 /// it: the head forwarded says the same framing). `last`: it ends the body.
 pub fn sendRequestBody(exchange: *Exchange, window: []const u8, last: bool) void {
-    if (exchange.state == .body) return exchange.keepRequestBody(last);
+    if (exchange.state == .body) return handler_target.keepBody(exchange, last);
     assert(exchange.state == .upstream);
     assert(!exchange.request_done);
     assert(window.len > 0);
@@ -717,7 +625,7 @@ fn upstreamFailed(exchange: *Exchange, outcome: Health.Outcome, failure: Failure
     if (!stale) exchange.report(outcome);
     if (response_arrived) return exchange.failMidExchange(failure);
     if (!exchange.replayable()) {
-        const client_may_retry = exchange.downstream.requests_served > 0;
+        const client_may_retry = exchange.downstream.client().reused;
         if (stale and client_may_retry and !exchange.interim_relayed) return exchange.closeUnanswered();
         return exchange.failMidExchange(failure);
     }
@@ -736,7 +644,7 @@ fn upstreamFailed(exchange: *Exchange, outcome: Health.Outcome, failure: Failure
 /// connection) may send the request again. Logged (status 499, as any exchange that ends
 /// without a response) and counted.
 fn closeUnanswered(exchange: *Exchange) void {
-    assert(exchange.downstream.requests_served > 0);
+    assert(exchange.downstream.client().reused);
     assert(exchange.response == .none);
     exchange.localPool().stats.upstream_stale_closes.add(1);
     exchange.log.end_reason = "upstream_closed_reused_connection";
@@ -812,7 +720,7 @@ fn endTry(exchange: *Exchange) void {
 /// Tells the pool's health how this try went, once per try: a failure when it happens, a
 /// success (or a 5xx) when the response is complete, so a backend that breaks off its
 /// responses half-way counts as failing.
-fn report(exchange: *Exchange, outcome: Health.Outcome) void {
+pub fn report(exchange: *Exchange, outcome: Health.Outcome) void {
     const attempt = &exchange.attempt;
     if (attempt.reported) return;
     attempt.reported = true;
@@ -875,7 +783,7 @@ fn parseResponse(exchange: *Exchange) void {
             if (head.status < 200 and head.status != 101) return exchange.relayInterim(head_len);
             attempt.server_error = head.status >= 500;
             if (head.status >= 500 and exchange.retryServerError()) return;
-            if (head.status == 101) return exchange.startTunnel(head_len);
+            if (head.status == 101) return tunnel.start(exchange, head_len);
             exchange.relayResponseHead(head_len);
         },
     }
@@ -972,7 +880,7 @@ fn stickyCookie(exchange: *const Exchange, buffer: *[rewrite.extra_field_bytes_m
     }) catch "";
 }
 
-fn view(exchange: *Exchange, head_len: u32, body_len: u32, body_last: bool) ResponseView {
+pub fn view(exchange: *Exchange, head_len: u32, body_len: u32, body_last: bool) ResponseView {
     const attempt = &exchange.attempt;
     return .{
         .head = &attempt.response_parser.head,
@@ -1153,80 +1061,11 @@ fn maybeFinish(exchange: *Exchange) void {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Upgrade: after a real 101, bytes flow both ways untouched
-
-fn startTunnel(exchange: *Exchange, head_len: u32) void {
-    const attempt = &exchange.attempt;
-    // A 101 the client did not ask for, or before its body was sent, is not a valid answer.
-    if (!exchange.request.upgrade_allowed or !exchange.request_done) {
-        exchange.report(.reset);
-        return exchange.failMidExchange(.upstream_bad_response);
-    }
-    attempt.state = .tunnel;
-    exchange.response = .started;
-    exchange.report(.success);
-    exchange.countResponse(101);
-    exchange.log.status = 101;
-    // The histogram times the upgrade; the access log line waits for the tunnel to end.
-    exchange.observeLatency(exchange.loop().now() -| exchange.log.started_ns);
-    exchange.loop().timerCancel(&exchange.total_timer); // A tunnel lives as long as it is used.
-    exchange.loop().timerCancel(&attempt.timer); // The downstream's tunnel idle timer rules.
-    exchange.localPool().stats.upgrades.add(1);
-    exchange.downstream.startTunnel(exchange.view(head_len, 0, false));
-}
-
-/// Tunnel bytes from the client, to send to the backend; `Downstream.tunnelSent` when sent.
-pub fn tunnelToUpstream(exchange: *Exchange, bytes: []const u8) void {
-    assert(exchange.attempt.state == .tunnel);
-    exchange.request_body_window = bytes;
-    exchange.request_body_sent = 0;
-    exchange.tunnelSendRest();
-}
-
-fn tunnelSendRest(exchange: *Exchange) void {
-    exchange.sendUpstream(exchange.request_body_window[exchange.request_body_sent..], tunnelSendCallback);
-}
-
-fn tunnelSendCallback(exchange: *Exchange, result: sys.SendError!usize) void {
-    if (exchange.opDone()) return;
-    const n = result catch return exchange.abortWith(null);
-    exchange.request_body_sent += n;
-    exchange.downstream.tunnelProgress();
-    if (exchange.request_body_sent < exchange.request_body_window.len) return exchange.tunnelSendRest();
-    exchange.downstream.tunnelSent();
-}
-
-/// The downstream is ready for more tunnel bytes from the backend.
-pub fn tunnelRecv(exchange: *Exchange) void {
-    assert(exchange.attempt.state == .tunnel);
-    exchange.recvUpstream(exchange.ubuf.?, tunnelRecvCallback);
-}
-
-fn tunnelRecvCallback(exchange: *Exchange, result: sys.RecvError!usize) void {
-    if (exchange.opDone()) return;
-    const n = result catch return exchange.abortWith(null);
-    if (n == 0) return exchange.downstream.tunnelUpstreamClosed();
-    exchange.downstream.tunnelToClient(exchange.ubuf.?[0..n]);
-}
-
-/// The client closed its side of the tunnel: so does the backend's.
-pub fn tunnelClientClosed(exchange: *Exchange) void {
-    // The peer may be gone already; the close that follows cleans up either way.
-    const connection = exchange.attempt.connection orelse return;
-    // Its close_notify first, unless tunnel bytes are still being sent (it would come before
-    // them); the half-close alone says the same to a backend that reads to the end.
-    if (connection.tls) |*engine| if (connection.socket.writer == null) {
-        Connections.closeNotify(exchange.loop(), &connection.socket, engine);
-    };
-    exchange.loop().shutdownWrite(&connection.socket) catch {};
-}
-
-// ---------------------------------------------------------------------------------------------
 // Failure, timers and the end
 
 /// The exchange failed: the downstream answers with the failure's response if nothing of a
 /// response reached the client, else closes; the exchange lets go of everything.
-fn fail(exchange: *Exchange, failure: Failure) void {
+pub fn fail(exchange: *Exchange, failure: Failure) void {
     exchange.proxy.countFailure(exchange.poolOrNull(), failure, exchange.response == .none);
     exchange.log.end_reason = failure.name();
     if (failure.status() == 502 or failure.status() == 504) exchange.warnFailure(failure);
@@ -1235,7 +1074,7 @@ fn fail(exchange: *Exchange, failure: Failure) void {
 }
 
 /// A failure after the request head went upstream: same, and that connection is not reused.
-fn failMidExchange(exchange: *Exchange, failure: Failure) void {
+pub fn failMidExchange(exchange: *Exchange, failure: Failure) void {
     exchange.attempt.reusable = false;
     exchange.fail(failure);
 }
@@ -1243,12 +1082,12 @@ fn failMidExchange(exchange: *Exchange, failure: Failure) void {
 /// Ends the exchange early: the downstream is told (`failure`: answer it if nothing was sent,
 /// null: close), then pending operations are cancelled and the slot is released when they
 /// have called back.
-fn abortWith(exchange: *Exchange, failure: ?Failure) void {
+pub fn abortWith(exchange: *Exchange, failure: ?Failure) void {
     if (exchange.state == .ending or exchange.state == .free) return;
     if (failure) |f| {
         if (exchange.response == .none) {
             exchange.log.status = f.status();
-            exchange.log.bytes_sent = exchange.downstream.errorResponse(f).len;
+            exchange.log.bytes_sent = exchange.downstream.errorResponseLen(f);
         }
     }
     exchange.recordDuration();
@@ -1270,6 +1109,19 @@ pub fn abort(exchange: *Exchange) void {
     if (exchange.pending_ops == 0) exchange.finalize();
 }
 
+/// The downstream refused the request before it reached a target (a malformed head, a head
+/// timeout) and answers it with `response_len` bytes: counted and logged with what is known of
+/// it. Nothing was taken (no hold, no buffer, no operation), so the slot is free at once.
+pub fn refused(exchange: *Exchange, failure: Failure, response_len: usize) void {
+    assert(exchange.state == .head);
+    exchange.proxy.countFailure(null, failure, true);
+    exchange.log.status = failure.status();
+    exchange.log.bytes_sent = response_len;
+    exchange.log.end_reason = failure.name();
+    exchange.logAccess(0);
+    exchange.state = .free;
+}
+
 /// The downstream failed the request itself (a malformed body, a body timeout, too large):
 /// counted and logged like any failure; the downstream answers.
 pub fn failByDownstream(exchange: *Exchange, failure: Failure) void {
@@ -1278,7 +1130,7 @@ pub fn failByDownstream(exchange: *Exchange, failure: Failure) void {
     exchange.attempt.reusable = false;
     if (exchange.response == .none) {
         exchange.log.status = failure.status();
-        exchange.log.bytes_sent = exchange.downstream.errorResponse(failure).len;
+        exchange.log.bytes_sent = exchange.downstream.errorResponseLen(failure);
     }
     exchange.abort();
 }
@@ -1402,10 +1254,42 @@ fn recordDuration(exchange: *Exchange) void {
     exchange.log.started_ns = 0;
     const duration_ns = exchange.loop().now() -| started_ns;
     if (!exchange.log.latency_observed) exchange.observeLatency(duration_ns);
-    exchange.downstream.logAccess(exchange, duration_ns);
+    exchange.logAccess(duration_ns);
 }
 
-fn observeLatency(exchange: *Exchange, duration_ns: u64) void {
+/// One access-log line (when the log is on). Formatting happens here, on the worker, into the
+/// worker's buffer; writing the buffer out is the control thread's job.
+fn logAccess(exchange: *Exchange, duration_ns: u64) void {
+    const log = &(exchange.proxy.access_log orelse return);
+    var peer: tls.Engine.PeerCertificate = .{};
+    const client = exchange.downstream.logFacts(&peer);
+    const upstream_ns: ?u64 = if (exchange.log.upstream_started_ns == 0)
+        null
+    else
+        exchange.loop().now() -| exchange.log.upstream_started_ns;
+    log.append(&.{
+        .client_ip = client.ip,
+        .method = if (exchange.log.method.len > 0) exchange.log.method else "-",
+        .target = if (exchange.log.target.len > 0) exchange.log.target else "-",
+        .version = if (exchange.request.version == .http10) "HTTP/1.0" else "HTTP/1.1",
+        .status = exchange.log.status,
+        .bytes_sent = exchange.log.bytes_sent,
+        .duration_ns = duration_ns,
+        .backend = exchange.backendName() orelse "",
+        .upstream_ns = upstream_ns,
+        .tries = exchange.tries,
+        .reason = exchange.log.end_reason,
+        .request_bytes = exchange.log.request_bytes + client.request_body_bytes,
+        .referer = exchange.log.referer,
+        .user_agent = exchange.log.user_agent,
+        .tls_version = client.tls_version,
+        .tls_cipher = client.tls_cipher,
+        .client_subject = client.client_subject,
+        .client_fingerprint = client.client_fingerprint,
+    }, sys.clockRealtimeSeconds());
+}
+
+pub fn observeLatency(exchange: *Exchange, duration_ns: u64) void {
     assert(!exchange.log.latency_observed);
     exchange.log.latency_observed = true;
     const latency = if (exchange.poolOrNull()) |pool_local| &pool_local.stats.latency else &exchange.proxy.stats.latency;
@@ -1439,7 +1323,7 @@ fn warnFailure(exchange: *Exchange, failure: Failure) void {
             "no body byte within the body timeout"
         else
             "no response head within the response timeout",
-        else => failure.response()[std.mem.indexOf(u8, failure.response(), "\r\n\r\n").? + 4 ..],
+        else => failure.body(),
     };
     exchange.proxy.warnFailure(failure, .{
         .pool = if (exchange.poolOrNull()) |p| p.config.name else "-",
@@ -1458,7 +1342,7 @@ pub fn responseHeadTooLarge(exchange: *Exchange) void {
 }
 
 /// A final response from the backend is on its way to the client.
-fn countResponse(exchange: *Exchange, status: u16) void {
+pub fn countResponse(exchange: *Exchange, status: u16) void {
     assert(status >= 100 and status <= 599); // The response parser refuses anything else.
     const class = status / 100 - 1;
     exchange.localPool().stats.backend_responses[exchange.attempt.backend_index][class].add(1);
@@ -1468,7 +1352,7 @@ fn countResponse(exchange: *Exchange, status: u16) void {
 // Operations: each counted, each on the attempt's own completion
 
 /// Every receive from the backend: through the TLS codec when the pool speaks TLS.
-fn recvUpstream(exchange: *Exchange, buffer: []u8, comptime callback: RecvCallback) void {
+pub fn recvUpstream(exchange: *Exchange, buffer: []u8, comptime callback: RecvCallback) void {
     const attempt = &exchange.attempt;
     const socket = &attempt.connection.?.socket;
     exchange.submit();
@@ -1480,15 +1364,15 @@ fn recvUpstream(exchange: *Exchange, buffer: []u8, comptime callback: RecvCallba
 }
 
 /// Every send to the backend: through the TLS codec when the pool speaks TLS.
-fn sendUpstream(exchange: *Exchange, buffer: []const u8, comptime callback: SendCallback) void {
+pub fn sendUpstream(exchange: *Exchange, buffer: []const u8, comptime callback: SendCallback) void {
     const socket = &exchange.attempt.connection.?.socket;
     exchange.submit();
     if (exchange.attempt.tls != null) return UpstreamTls.send(exchange, buffer, callback);
     exchange.loop().send(&exchange.attempt.send, socket, buffer, Exchange, exchange, callback);
 }
 
-const RecvCallback = fn (*Exchange, sys.RecvError!usize) void;
-const SendCallback = fn (*Exchange, sys.SendError!usize) void;
+pub const RecvCallback = fn (*Exchange, sys.RecvError!usize) void;
+pub const SendCallback = fn (*Exchange, sys.SendError!usize) void;
 
 pub fn submit(exchange: *Exchange) void {
     exchange.pending_ops += 1;
@@ -1509,6 +1393,12 @@ pub fn opDone(exchange: *Exchange) bool {
         .free, .head, .body, .local => unreachable, // No upstream operation runs then.
     }
 }
+
+// The downstream's calls into the two kinds of exchange that have files of their own.
+pub const continueSent = handler_target.continueSent;
+pub const tunnelToUpstream = tunnel.toUpstream;
+pub const tunnelRecv = tunnel.recv;
+pub const tunnelClientClosed = tunnel.clientClosed;
 
 pub fn loop(exchange: *const Exchange) *Loop {
     return exchange.proxy.loop;

@@ -1,6 +1,7 @@
-//! The one place where something going wrong becomes an HTTP response. Every failure a session
-//! can meet is a `Failure`; `response` maps it to bytes that are built at compile time, so an
-//! error path never formats, allocates or needs a buffer.
+//! The one place where something going wrong becomes a response. Every failure a session can
+//! meet is a `Failure`: a status, a one-line plain-text body and at most one extra field, all
+//! built at compile time, so an error path never formats, allocates or needs a buffer. Each
+//! client protocol frames them its own way (HTTP/1.1: failure_http1.zig).
 const std = @import("std");
 const http = @import("../http/http.zig");
 
@@ -71,45 +72,53 @@ pub const Failure = union(enum) {
         };
     }
 
-    /// The head of `response` alone (its Content-Length still says what a GET would get).
-    pub fn responseHead(failure: Failure) []const u8 {
-        const text = failure.response();
-        const end = std.mem.indexOf(u8, text, "\r\n\r\n").? + 4; // Every response has one.
-        return text[0..end];
-    }
-
-    /// The whole response, `Connection: close` included: after an error we close.
-    pub fn response(failure: Failure) []const u8 {
-        @setEvalBranchQuota(2_000_000); // One comptime-built response per Reject value.
+    /// What the client is told, as plain text: one line, the status and why.
+    pub fn body(failure: Failure) []const u8 {
+        @setEvalBranchQuota(2_000_000); // One comptime-built text per Reject value.
         return switch (failure) {
             inline .bad_request, .bad_request_body => |reject| switch (reject) {
-                inline else => |r| comptime build(r.status(), r.reason()),
+                inline else => |r| comptime text(r.status(), r.reason()),
             },
-            .host_too_long => comptime build(400, "Host field too long"),
-            .head_too_large_to_forward => comptime build(431, "request head too large to forward"),
-            .method_not_allowed => comptime build(405, "CONNECT is not supported"),
-            .client_header_timeout => comptime build(408, "request head not received in time"),
-            .client_body_timeout => comptime build(408, "request body stopped arriving"),
-            .overloaded => comptime build(503, "no capacity, try again"),
-            .no_backend_available => comptime build(503, "no healthy backend available"),
-            .backends_at_capacity => comptime build(503, "every backend is at its connection limit"),
-            .upstream_refused => comptime build(502, "could not connect to a backend"),
-            .upstream_tls_failed => comptime build(502, "TLS handshake with the backend failed"),
-            .upstream_reset => comptime build(502, "backend closed the connection"),
-            .upstream_bad_response => comptime build(502, "backend sent an invalid response"),
-            .upstream_head_too_large => comptime build(502, "backend response head too large"),
-            .request_body_too_large => comptime build(413, "request body too large"),
-            .local_response_too_large => comptime build(500, "response too large for its buffer"),
-            .plain_http_to_tls_port => comptime build(400, "The plain HTTP request was sent to HTTPS port"),
-            .redirect_without_host => comptime build(400, "the redirect names the request's host, and it has no Host field"),
-            .handler_failed => comptime build(500, "the request handler failed"),
-            .upstream_connect_timeout => comptime build(504, "backend connect timed out"),
-            .upstream_response_timeout => comptime build(504, "backend response timed out"),
+            inline else => |_, tag| comptime text((@unionInit(Failure, @tagName(tag), {})).status(), detail(tag)),
         };
+    }
+
+    /// A field the response carries besides the framing ones, or empty: a 405 says which
+    /// methods are allowed (RFC 9110 §15.5.6).
+    pub fn extraField(failure: Failure) ?http.Header {
+        if (failure != .method_not_allowed) return null;
+        return .{ .name = "Allow", .value = "GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH, TRACE" };
     }
 };
 
-fn reasonPhrase(comptime code: u16) []const u8 {
+fn detail(comptime tag: std.meta.Tag(Failure)) []const u8 {
+    return switch (tag) {
+        .bad_request, .bad_request_body => unreachable, // The reject says why.
+        .host_too_long => "Host field too long",
+        .head_too_large_to_forward => "request head too large to forward",
+        .method_not_allowed => "CONNECT is not supported",
+        .client_header_timeout => "request head not received in time",
+        .client_body_timeout => "request body stopped arriving",
+        .overloaded => "no capacity, try again",
+        .no_backend_available => "no healthy backend available",
+        .backends_at_capacity => "every backend is at its connection limit",
+        .upstream_refused => "could not connect to a backend",
+        .upstream_tls_failed => "TLS handshake with the backend failed",
+        .upstream_reset => "backend closed the connection",
+        .upstream_bad_response => "backend sent an invalid response",
+        .upstream_head_too_large => "backend response head too large",
+        .request_body_too_large => "request body too large",
+        .local_response_too_large => "response too large for its buffer",
+        .plain_http_to_tls_port => "The plain HTTP request was sent to HTTPS port",
+        .redirect_without_host => "the redirect names the request's host, and it has no Host field",
+        .handler_failed => "the request handler failed",
+        .upstream_connect_timeout => "backend connect timed out",
+        .upstream_response_timeout => "backend response timed out",
+    };
+}
+
+/// The standard reason phrase of each status sluice answers a failure with.
+pub fn reasonPhrase(comptime code: u16) []const u8 {
     return switch (code) {
         400 => "Bad Request",
         405 => "Method Not Allowed",
@@ -128,44 +137,20 @@ fn reasonPhrase(comptime code: u16) []const u8 {
     };
 }
 
-fn build(comptime code: u16, comptime detail: []const u8) []const u8 {
-    @setEvalBranchQuota(20_000);
-    const body = std.fmt.comptimePrint("{d} {s}: {s}\n", .{ code, reasonPhrase(code), detail });
-    const extra = if (code == 405) "Allow: GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH, TRACE\r\n" else "";
-    return std.fmt.comptimePrint(
-        "HTTP/1.1 {d} {s}\r\nContent-Type: text/plain\r\nContent-Length: {d}\r\n{s}" ++
-            "Connection: close\r\n\r\n{s}",
-        .{ code, reasonPhrase(code), body.len, extra, body },
-    );
+fn text(comptime code: u16, comptime why: []const u8) []const u8 {
+    return std.fmt.comptimePrint("{d} {s}: {s}\n", .{ code, reasonPhrase(code), why });
 }
 
-test "failure: each response is a complete message with the status it claims" {
-    const cases = [_]Failure{
-        .{ .bad_request = .missing_host },
-        .client_header_timeout,
-        .upstream_refused,
-        .upstream_tls_failed,
-        .upstream_response_timeout,
-        .overloaded,
-        .no_backend_available,
-        .backends_at_capacity,
-        .method_not_allowed,
-        .upstream_head_too_large,
-        .request_body_too_large,
-        .local_response_too_large,
-        .plain_http_to_tls_port,
-        .handler_failed,
-    };
-    for (cases) |failure| {
-        const text = failure.response();
-        var buffer: [16]u8 = undefined;
-        const prefix = try std.fmt.bufPrint(&buffer, "HTTP/1.1 {d}", .{failure.status()});
-        try std.testing.expect(std.mem.startsWith(u8, text, prefix));
-        const split = std.mem.indexOf(u8, text, "\r\n\r\n").?;
-        const body = text[split + 4 ..];
-        var cl_buffer: [32]u8 = undefined;
-        const cl = try std.fmt.bufPrint(&cl_buffer, "Content-Length: {d}\r\n", .{body.len});
-        try std.testing.expect(std.mem.indexOf(u8, text[0..split], cl) != null);
-        try std.testing.expect(std.mem.indexOf(u8, text, "Connection: close\r\n") != null);
+test "failure: every body is one line that starts with the status it claims" {
+    const info = @typeInfo(Failure).@"union";
+    inline for (info.field_names, info.field_types) |name, payload| {
+        const failure: Failure = if (payload == void)
+            @unionInit(Failure, name, {})
+        else
+            @unionInit(Failure, name, .missing_host);
+        var buffer: [8]u8 = undefined;
+        const prefix = try std.fmt.bufPrint(&buffer, "{d} ", .{failure.status()});
+        try std.testing.expect(std.mem.startsWith(u8, failure.body(), prefix));
+        try std.testing.expectEqual(failure.body().len - 1, std.mem.indexOfScalar(u8, failure.body(), '\n').?);
     }
 }

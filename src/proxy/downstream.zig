@@ -1,0 +1,233 @@
+//! The client side of an exchange, whatever the client speaks: the one type through which
+//! Exchange.zig reaches its client. Today HTTP/1.1 (`Connection`, with TLS or not underneath);
+//! an HTTP/2 stream becomes a second case. The exchange calls these and reads no field of the
+//! connection behind them, so a new protocol is a new case here and a codec that implements
+//! the same calls, with nothing in the exchange to change.
+//!
+//! A tagged union rather than a table of function pointers: the cases are known when sluice is
+//! compiled, each call is a switch the compiler can see through (with one case, no dispatch at
+//! all), and a case that misses a call fails to compile.
+const std = @import("std");
+const linux = std.os.linux;
+
+const http = @import("../http/http.zig");
+const tls = @import("../tls/tls.zig");
+const Failure = @import("failure.zig").Failure;
+const rewrite = @import("rewrite.zig");
+const AccessLog = @import("AccessLog.zig");
+const Connection = @import("Connection.zig");
+const DownstreamTls = @import("DownstreamTls.zig");
+const Exchange = @import("Exchange.zig");
+
+pub const Downstream = union(enum) {
+    http1: *Connection,
+
+    /// What the exchange needs to know of its client: facts of the connection, fixed while
+    /// the exchange runs.
+    pub const Client = struct {
+        /// The peer's address as X-Forwarded-For text.
+        ip: []const u8,
+        /// The peer is a trusted proxy: its forwarding fields are kept and appended to.
+        trusted: bool,
+        /// The client connection is TLS (the forwarded scheme is https).
+        tls: bool,
+        /// The worker listener slot the connection came in on (routes may depend on it).
+        listener_slot: u8,
+        /// The client has sent requests on this connection before this one: it reused it (the
+        /// stale keep-alive race is answered differently then: Exchange.mayReuse).
+        reused: bool,
+    };
+
+    pub fn client(downstream: Downstream) Client {
+        return switch (downstream) {
+            .http1 => |c| .{
+                .ip = c.clientIp(),
+                .trusted = c.client_trusted,
+                .tls = c.tls != null,
+                .listener_slot = c.listener_slot,
+                .reused = c.requests_served > 0,
+            },
+        };
+    }
+
+    /// The verified client certificate's fields to forward, when the listener asks for them
+    /// and the client presented one (`peer` holds the text they point into).
+    pub fn certificateFields(downstream: Downstream, peer: *tls.Engine.PeerCertificate) ?rewrite.CertificateFields {
+        return switch (downstream) {
+            .http1 => |c| DownstreamTls.certificateFields(c, peer),
+        };
+    }
+
+    /// The access log's facts of the client: its address, the TLS session's, and the body
+    /// bytes taken from it for this request (framing included).
+    pub fn logFacts(downstream: Downstream, peer: *tls.Engine.PeerCertificate) AccessLog.ClientFacts {
+        return switch (downstream) {
+            .http1 => |c| c.logFacts(peer),
+        };
+    }
+
+    // The request body.
+
+    pub fn pullRequestBody(downstream: Downstream) void {
+        switch (downstream) {
+            inline else => |d| d.pullRequestBody(),
+        }
+    }
+
+    pub fn requestBodySent(downstream: Downstream) void {
+        switch (downstream) {
+            inline else => |d| d.requestBodySent(),
+        }
+    }
+
+    pub fn bufferedBodyReject(downstream: Downstream) ?http.Reject {
+        return switch (downstream) {
+            inline else => |d| d.bufferedBodyReject(),
+        };
+    }
+
+    pub fn requestBodyPending(downstream: Downstream) bool {
+        return switch (downstream) {
+            inline else => |d| d.requestBodyPending(),
+        };
+    }
+
+    pub fn requestBodyWhole(downstream: Downstream) bool {
+        return switch (downstream) {
+            inline else => |d| d.requestBodyWhole(),
+        };
+    }
+
+    pub fn requestBodyBytes(downstream: Downstream) []const u8 {
+        return switch (downstream) {
+            inline else => |d| d.requestBodyBytes(),
+        };
+    }
+
+    pub fn requestBodyReplayable(downstream: Downstream) bool {
+        return switch (downstream) {
+            inline else => |d| d.requestBodyReplayable(),
+        };
+    }
+
+    pub fn rewindRequestBody(downstream: Downstream) void {
+        switch (downstream) {
+            inline else => |d| d.rewindRequestBody(),
+        }
+    }
+
+    // The response.
+
+    pub fn sendInterim(downstream: Downstream, view: Exchange.ResponseView) void {
+        switch (downstream) {
+            inline else => |d| d.sendInterim(view),
+        }
+    }
+
+    pub fn sendContinue(downstream: Downstream) void {
+        switch (downstream) {
+            inline else => |d| d.sendContinue(),
+        }
+    }
+
+    pub fn sendResponse(downstream: Downstream, view: Exchange.ResponseView, extra_field: []const u8) void {
+        switch (downstream) {
+            inline else => |d| d.sendResponse(view, extra_field),
+        }
+    }
+
+    pub fn sendResponseBody(downstream: Downstream, window: []u8, last: bool) void {
+        switch (downstream) {
+            inline else => |d| d.sendResponseBody(window, last),
+        }
+    }
+
+    pub fn sendResponseFromPipe(downstream: Downstream, pipe_read: linux.fd_t, len: u32) void {
+        switch (downstream) {
+            inline else => |d| d.sendResponseFromPipe(pipe_read, len),
+        }
+    }
+
+    pub fn takesSplice(downstream: Downstream) bool {
+        return switch (downstream) {
+            inline else => |d| d.takesSplice(),
+        };
+    }
+
+    pub fn sendLocal(downstream: Downstream, bytes: []const u8, close_after: bool) void {
+        switch (downstream) {
+            inline else => |d| d.sendLocal(bytes, close_after),
+        }
+    }
+
+    pub fn closesAfterLocal(downstream: Downstream, keep_alive: bool) bool {
+        return switch (downstream) {
+            inline else => |d| d.closesAfterLocal(keep_alive),
+        };
+    }
+
+    /// The number of bytes the client is sent for `failure` (the access log's `bytes`).
+    pub fn errorResponseLen(downstream: Downstream, failure: Failure) usize {
+        return switch (downstream) {
+            inline else => |d| d.errorResponse(failure).len,
+        };
+    }
+
+    // A tunnel after a 101.
+
+    pub fn startTunnel(downstream: Downstream, view: Exchange.ResponseView) void {
+        switch (downstream) {
+            inline else => |d| d.startTunnel(view),
+        }
+    }
+
+    pub fn tunnelToClient(downstream: Downstream, bytes: []const u8) void {
+        switch (downstream) {
+            inline else => |d| d.tunnelToClient(bytes),
+        }
+    }
+
+    pub fn tunnelSent(downstream: Downstream) void {
+        switch (downstream) {
+            inline else => |d| d.tunnelSent(),
+        }
+    }
+
+    pub fn tunnelProgress(downstream: Downstream) void {
+        switch (downstream) {
+            inline else => |d| d.tunnelProgress(),
+        }
+    }
+
+    pub fn tunnelUpstreamClosed(downstream: Downstream) void {
+        switch (downstream) {
+            inline else => |d| d.tunnelUpstreamClosed(),
+        }
+    }
+
+    // The end of the exchange.
+
+    pub fn exchangeFinished(downstream: Downstream) void {
+        switch (downstream) {
+            inline else => |d| d.exchangeFinished(),
+        }
+    }
+
+    pub fn closeAfterEarlyResponse(downstream: Downstream) void {
+        switch (downstream) {
+            inline else => |d| d.closeAfterEarlyResponse(),
+        }
+    }
+
+    pub fn exchangeFailed(downstream: Downstream, failure: ?Failure, response_started: bool) void {
+        switch (downstream) {
+            inline else => |d| d.exchangeFailed(failure, response_started),
+        }
+    }
+
+    pub fn exchangeReleased(downstream: Downstream) void {
+        switch (downstream) {
+            inline else => |d| d.exchangeReleased(),
+        }
+    }
+};
