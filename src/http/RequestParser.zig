@@ -21,6 +21,7 @@ const Version = message.Version;
 const Method = @import("method.zig").Method;
 const Reject = @import("reject.zig").Reject;
 const HeadScanner = @import("HeadScanner.zig");
+const Request = @import("Request.zig");
 
 const RequestParser = @This();
 
@@ -39,50 +40,8 @@ pub const method_bytes_max = 32;
 /// RFC 9112 §2.2: a server SHOULD ignore at least one empty line before the request line.
 pub const empty_lines_max = 4;
 
-pub const Head = struct {
-    method: Method,
-    /// The method as received; the only name of a `.other` method.
-    method_text: []const u8,
-    target: []const u8,
-    target_form: TargetForm,
-    version: Version,
-    /// Slices into the caller's buffer; the array is the parser's `headers_buffer`.
-    headers: []const Header,
-    /// The Host field value; null only in an HTTP/1.0 request without one. For an
-    /// absolute-form target the target's authority names the origin instead (RFC 9112 §3.2.2).
-    host: ?[]const u8,
-    /// `.none`, `.content_length` (never 0) or `.chunked`.
-    body: Body,
-    /// HTTP/1.1 unless "Connection: close"; HTTP/1.0 only with "Connection: keep-alive".
-    keep_alive: bool,
-    /// "Expect: 100-continue" (any case) on HTTP/1.1. Any other expectation is treated as
-    /// none rather than answered with 417, and RFC 9110 §10.1.1 says to ignore it on 1.0.
-    expect_continue: bool,
-    /// The Connection field lists "upgrade" and an Upgrade field is present.
-    upgrade: bool,
-
-    /// A Connection field is present.
-    has_connection: bool,
-
-    /// Whether any Connection field lists `token`, ignoring case and OWS.
-    pub fn connectionHasToken(head: *const Head, token: []const u8) bool {
-        if (!head.has_connection) return false;
-        return field_values.connectionHasToken(head.headers, token);
-    }
-
-    /// Whether a Connection field may name a field to drop: it lists a token other than
-    /// `keep-alive` and `upgrade` (which name fields that are hop-by-hop anyway). False for
-    /// the usual `Connection: keep-alive`, so the fields need not be checked one by one.
-    pub fn connectionNamesFields(head: *const Head) bool {
-        if (!head.has_connection) return false;
-        return field_values.connectionListsOtherThan(head.headers, &.{ "keep-alive", "upgrade" });
-    }
-
-    /// The value of the first field called `name` (case-insensitive).
-    pub fn get(head: *const Head, name: []const u8) ?[]const u8 {
-        return field_values.get(head.headers, name);
-    }
-};
+/// The parsed head: the protocol-neutral request (Request.zig) that HTTP/2 fills too.
+pub const Head = Request;
 
 pub const Result = union(enum) {
     incomplete,

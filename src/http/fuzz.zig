@@ -881,7 +881,7 @@ fn bodyInvariant(body: http.Body, headers: []const Header) ?[]const u8 {
 }
 
 fn requestInvariant(
-    head: *const RequestParser.Head,
+    head: *const http.Request,
     bytes: []const u8,
     limits: Limits,
 ) ?[]const u8 {

@@ -16,6 +16,7 @@ pub const Header = @import("message.zig").Header;
 pub const Body = @import("message.zig").Body;
 pub const TargetForm = @import("message.zig").TargetForm;
 pub const Limits = @import("message.zig").Limits;
+pub const Request = @import("Request.zig");
 pub const RequestParser = @import("RequestParser.zig");
 pub const ResponseParser = @import("ResponseParser.zig");
 pub const ChunkedDecoder = @import("ChunkedDecoder.zig");
@@ -28,6 +29,7 @@ test {
     _ = @import("message.zig");
     _ = @import("field_values.zig");
     _ = @import("HeadScanner.zig");
+    _ = @import("Request.zig");
     _ = @import("RequestParser.zig");
     _ = @import("ResponseParser.zig");
     _ = @import("ChunkedDecoder.zig");

@@ -281,7 +281,7 @@ fn parseRequest(connection: *Connection) void {
             connection.c_pos = head_len;
             connection.initRequestBody();
             connection.armTimer(.waiting);
-            exchange.begin(head_len);
+            exchange.begin(&exchange.request_parser.head, head_len);
         },
     }
 }

@@ -52,9 +52,14 @@ state: State = .free,
 pending_ops: u8 = 0,
 /// The generation hold (Proxy.holdCurrent) while the exchange runs.
 hold: ?u8 = null,
-/// The request: parsed by the downstream into these fields (`request_fields`), its strings
-/// slices of the downstream's buffer, which keeps them in place until the exchange ends.
+/// The HTTP/1.1 downstream's parser of this request's head (Connection.zig). It lives in the
+/// exchange slot, not the connection, so that an idle connection holds none; the exchange
+/// itself reads only `request_head`.
 request_parser: http.RequestParser,
+/// The request head, whichever protocol brought it (http/Request.zig): set by `begin`, its
+/// strings slices of the downstream's buffer, which keeps them in place until the exchange
+/// ends.
+request_head: *const http.Request = undefined,
 request: Request = .{},
 /// The target: a pool, or a response sluice makes itself.
 target: Target = .none,
@@ -216,11 +221,11 @@ pub fn open(exchange: *Exchange, downstream: Downstream) void {
 // ---------------------------------------------------------------------------------------------
 // The request: routed, then sent on
 
-/// The downstream parsed a request head of `head_len` bytes (in `request_parser.head`).
-/// Routes it and starts the first try, or the response sluice makes itself.
-pub fn begin(exchange: *Exchange, head_len: u32) void {
+/// The downstream parsed a request head (`head_len` bytes on the wire). Routes it and starts
+/// the first try, or the response sluice makes itself.
+pub fn begin(exchange: *Exchange, head: *const http.Request, head_len: u32) void {
     assert(exchange.state == .head);
-    const head = &exchange.request_parser.head;
+    exchange.request_head = head;
     const proxy = exchange.proxy;
     exchange.request = .{
         .method = head.method,
@@ -282,8 +287,8 @@ pub fn forward(exchange: *Exchange, overrides: rewrite.Overrides) bool {
     if (pool.config.total_timeout_ns > 0) {
         exchange.loop().timerArm(pool.queues.total, &exchange.total_timer, Exchange, exchange, totalTimerCallback);
     }
-    exchange.request_done = exchange.request_parser.head.body == .none or
-        exchange.request_parser.head.body == .close_delimited;
+    exchange.request_done = exchange.request_head.body == .none or
+        exchange.request_head.body == .close_delimited;
     exchange.connectUpstream();
     return true;
 }
@@ -305,7 +310,7 @@ fn route(exchange: *Exchange) void {
     // A connection whose listener is gone from the configuration matches only the routes
     // without a listener condition.
     const listener = std.mem.indexOfScalar(u8, generation.listener_slots, exchange.downstream.client().listener_slot);
-    const request = Router.Request.fromHead(&exchange.request_parser.head, if (listener) |l| @intCast(l) else 31, proxy.path_scratch);
+    const request = Router.Request.fromHead(exchange.request_head, if (listener) |l| @intCast(l) else 31, proxy.path_scratch);
     const matched = Router.match(routes, &request) orelse {
         proxy.stats.requests_unrouted.add(1);
         exchange.routeSettings(null, generation.tunnel_slots[routes.len]);
@@ -333,7 +338,7 @@ fn routeSettings(exchange: *Exchange, chosen: ?*const Config.Route, tunnel_slot:
 pub fn bodyOverLimit(exchange: *const Exchange) bool {
     const max = exchange.body_bytes_max;
     if (max == 0) return false;
-    return switch (exchange.request_parser.head.body) {
+    return switch (exchange.request_head.body) {
         .content_length => |length| length > max,
         .none, .chunked, .close_delimited => false,
     };
@@ -341,7 +346,7 @@ pub fn bodyOverLimit(exchange: *const Exchange) bool {
 
 fn findAffinity(exchange: *Exchange) void {
     const config = exchange.localPool().config;
-    const head = &exchange.request_parser.head;
+    const head = exchange.request_head;
     switch (config.strategy) {
         .hash => exchange.key = affinity.requestKey(head, config, exchange.downstream.client().ip),
         .sticky => {
@@ -362,7 +367,7 @@ fn composeUpstreamHead(exchange: *Exchange, overrides: rewrite.Overrides) bool {
         .proto = if (client.tls) "https" else "http",
         .certificate = exchange.downstream.certificateFields(&peer),
     };
-    const head = &exchange.request_parser.head;
+    const head = exchange.request_head;
     const composed = rewrite.composeRequest(exchange.ubuf.?, head, forwarding, overrides) catch return false;
     exchange.upstream_head_len = @intCast(composed.len);
     if (exchange.head_copy) |copy| @memcpy(copy[0..composed.len], exchange.ubuf.?[0..composed.len]);
@@ -384,7 +389,7 @@ fn respondLocal(exchange: *Exchange, chosen: ?*const Config.Route) void {
     const ubuf = proxy.buffers.acquire() orelse return exchange.fail(.overloaded);
     exchange.ubuf = ubuf;
     const close = exchange.downstream.closesAfterLocal(exchange.request.keep_alive);
-    const head = &exchange.request_parser.head;
+    const head = exchange.request_head;
     const target = rewrite.originForm(head);
     // RFC 9112 §3.2.2: an absolute-form target's authority names the origin, not Host.
     const host = target.host orelse head.host;
@@ -453,7 +458,7 @@ fn connectUpstream(exchange: *Exchange) void {
 /// `http-reuse safe`, its default, works the same way.
 fn mayReuse(exchange: *const Exchange) bool {
     if (exchange.downstream.client().reused) return true;
-    return exchange.request.method.isIdempotent() and exchange.request_parser.head.body == .none;
+    return exchange.request.method.isIdempotent() and exchange.request_head.body == .none;
 }
 
 /// The try's TLS buffers, for a pool that speaks TLS (sizing reserves two per session).
@@ -694,7 +699,7 @@ fn rewindRequest(exchange: *Exchange) void {
     } else {
         if (!exchange.composeUpstreamHead(.{})) unreachable; // It fitted before; the head is unchanged.
     }
-    const head_body = exchange.request_parser.head.body;
+    const head_body = exchange.request_head.body;
     exchange.request_done = head_body == .none or head_body == .close_delimited;
     exchange.downstream.rewindRequestBody();
 }

@@ -24,7 +24,7 @@ pub const Request = struct {
     listener: u32,
 
     /// `scratch` holds `http.path.growth_factor_max` times the longest target.
-    pub fn fromHead(head: *const http.RequestParser.Head, listener: u32, scratch: []u8) Request {
+    pub fn fromHead(head: *const http.Request, listener: u32, scratch: []u8) Request {
         const origin = rewrite.originForm(head);
         const path_and_query = if (origin.prefix.len > 0) origin.prefix else origin.path;
         const query = std.mem.indexOfScalar(u8, path_and_query, '?') orelse path_and_query.len;

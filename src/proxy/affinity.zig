@@ -9,7 +9,7 @@ const std = @import("std");
 const http = @import("../http/http.zig");
 const Config = @import("../config/Config.zig");
 
-const Head = http.RequestParser.Head;
+const Head = http.Request;
 
 pub fn requestKey(head: *const Head, pool: *const Config.Pool, client_ip: []const u8) u64 {
     const bytes = switch (pool.hash_on) {

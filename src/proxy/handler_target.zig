@@ -22,7 +22,7 @@ pub fn start(exchange: *Exchange, handler: *Handler) void {
     exchange.state = .body;
     // The body will be read: a client waiting on `Expect: 100-continue` is told to send it. An
     // over-limit Content-Length got its 413 above instead, without reading the body.
-    if (exchange.request_parser.head.expect_continue) return exchange.downstream.sendContinue();
+    if (exchange.request_head.expect_continue) return exchange.downstream.sendContinue();
     exchange.downstream.pullRequestBody();
 }
 
@@ -51,7 +51,7 @@ fn respond(exchange: *Exchange, handler: *Handler) void {
     const ubuf = proxy.buffers.acquire() orelse return exchange.fail(.overloaded);
     exchange.ubuf = ubuf;
     const close = exchange.downstream.closesAfterLocal(exchange.request.keep_alive);
-    const head = &exchange.request_parser.head;
+    const head = exchange.request_head;
     const request: Handler.Request = .{
         .method = head.method_text,
         .target = head.target,
@@ -96,7 +96,7 @@ fn proxyTo(exchange: *Exchange, handler: *Handler, proxied: Handler.Proxied) voi
     exchange.target = .{ .pool = &generation.pools[index].locals[exchange.proxy.worker_index] };
     exchange.head_copy = exchange.proxy.buffers.acquire() orelse return exchange.fail(.overloaded);
     // The body the handler read goes on from its first byte, as a retry's would.
-    if (exchange.request_parser.head.body != .none) exchange.downstream.rewindRequestBody();
+    if (exchange.request_head.body != .none) exchange.downstream.rewindRequestBody();
     if (!exchange.forward(.{ .target = proxied.path, .fields = proxied.headers, .removed = proxied.removed })) {
         _ = handler.failProxy(.request_too_large, now, proxied.pool, "");
         return exchange.fail(.handler_failed);

@@ -121,7 +121,7 @@ fn classify(name: []const u8) FieldKind {
 /// (cleartext HTTP/2) is never offered: through a proxy it lets a client talk HTTP/2 straight
 /// to the backend, past everything the proxy checks ("h2c smuggling"). Such a request is
 /// forwarded as a plain request, its Upgrade field dropped like any hop-by-hop field.
-pub fn upgradeAllowed(head: *const http.RequestParser.Head) bool {
+pub fn upgradeAllowed(head: *const http.Request) bool {
     if (!head.upgrade) return false;
     const value = head.get("upgrade") orelse return false;
     var protocols = std.mem.splitScalar(u8, value, ',');
@@ -134,7 +134,7 @@ pub fn upgradeAllowed(head: *const http.RequestParser.Head) bool {
 
 /// The host the request is for, as forwarded in Host and X-Forwarded-Host: the authority of
 /// an absolute-form target (RFC 9112 §3.2.2: it overrides any Host field), else Host.
-pub fn requestHost(head: *const http.RequestParser.Head) ?[]const u8 {
+pub fn requestHost(head: *const http.Request) ?[]const u8 {
     return originForm(head).host orelse head.host;
 }
 
@@ -166,7 +166,7 @@ pub const Composed = struct {
 /// NoSpaceLeft means the client's head plus our fields does not fit: a 431 for the client.
 pub fn composeRequest(
     out: []u8,
-    head: *const http.RequestParser.Head,
+    head: *const http.Request,
     forwarding: Forwarding,
     overrides: Overrides,
 ) error{NoSpaceLeft}!Composed {
@@ -177,7 +177,7 @@ pub fn composeRequest(
 
 fn writeRequest(
     w: *Out,
-    head: *const http.RequestParser.Head,
+    head: *const http.Request,
     forwarding: Forwarding,
     overrides: Overrides,
 ) Out.Error!u32 {
@@ -288,7 +288,7 @@ pub const OriginForm = struct {
     host: ?[]const u8,
 };
 
-pub fn originForm(head: *const http.RequestParser.Head) OriginForm {
+pub fn originForm(head: *const http.Request) OriginForm {
     if (head.target_form != .absolute) return .{ .prefix = "", .path = head.target, .host = null };
     const scheme_end = std.mem.indexOf(u8, head.target, "://").?; // The parser checked it.
     const rest = head.target[scheme_end + 3 ..];
@@ -333,7 +333,7 @@ const Out = struct {
 /// One X-Forwarded-For field: the trusted chain (every such field, in order) then the peer.
 fn writeForwardedFor(
     w: *Out,
-    head: *const http.RequestParser.Head,
+    head: *const http.Request,
     forwarding: Forwarding,
     have_for: bool,
 ) Out.Error!void {

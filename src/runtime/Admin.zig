@@ -465,7 +465,7 @@ const Connection = struct {
 
     /// Refuses what only a browser sends (see the file's comment), then routes the request:
     /// an unknown path is 404, a method the resource does not take 405.
-    fn respond(connection: *Connection, head: *const http.RequestParser.Head) void {
+    fn respond(connection: *Connection, head: *const http.Request) void {
         connection.head_only = head.method == .head;
         if (!namesAnAddress(head)) return connection.respondText(421, refusal_host);
         if (head.get("origin") != null) return connection.respondText(403, refusal_origin);
@@ -708,7 +708,7 @@ const refusal_reload = "refused: POST /reload needs the field `" ++ reload_field
 
 /// The Host field, and an absolute-form target's authority, are an IP address or `localhost`.
 /// An HTTP/1.0 request without Host names nothing and passes: browsers always send Host.
-fn namesAnAddress(head: *const http.RequestParser.Head) bool {
+fn namesAnAddress(head: *const http.Request) bool {
     if (head.host) |host| if (!isAddressAuthority(host)) return false;
     if (head.target_form == .absolute) {
         const authority_start = (std.mem.find(u8, head.target, "://") orelse return false) + 3;
@@ -744,7 +744,7 @@ fn isPortOrNothing(text: []const u8) bool {
     return true;
 }
 
-fn reloadAsked(head: *const http.RequestParser.Head) bool {
+fn reloadAsked(head: *const http.Request) bool {
     const value = head.get(reload_field) orelse return false;
     return std.mem.eql(u8, value, reload_field_value);
 }
@@ -821,7 +821,7 @@ const Route = enum {
 
     /// The resource a target names: its path, without the query; an absolute-form target's
     /// path is taken after its authority.
-    fn of(head: *const http.RequestParser.Head) ?Route {
+    fn of(head: *const http.Request) ?Route {
         const target = head.target;
         const path_start: usize = switch (head.target_form) {
             .origin => 0,
