@@ -290,7 +290,6 @@ pub const Setup = struct {
         c.nghttp2_session_callbacks_set_on_data_chunk_recv_callback(table, dataChunkCallback);
         c.nghttp2_session_callbacks_set_on_stream_close_callback(table, streamCloseCallback);
         c.nghttp2_session_callbacks_set_on_frame_send_callback(table, frameSentCallback);
-        c.nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(table, invalidFrameCallback);
 
         var option: ?*c.nghttp2_option = null;
         if (c.nghttp2_option_new(&option) != 0) return error.OutOfMemory;
@@ -365,7 +364,7 @@ pub fn receive(session: *ServerSession, bytes: []const u8, now_ns: u64) Error!vo
     assert(session.failure == null);
     session.now_ns = now_ns;
     const result = c.nghttp2_session_mem_recv2(session.session, bytes.ptr, bytes.len);
-    if (session.failure) |failure| return failure;
+    if (session.takeFailure()) |failure| return failure;
     if (result >= 0) {
         assert(@as(usize, @intCast(result)) == bytes.len);
         return;
@@ -380,7 +379,7 @@ pub fn send(session: *ServerSession, out: []u8) Error!usize {
         if (session.pending.len == 0) {
             var data: [*c]const u8 = null;
             const result = c.nghttp2_session_mem_send2(session.session, &data);
-            if (session.failure) |failure| return failure;
+            if (session.takeFailure()) |failure| return failure;
             if (result < 0) return session.fail(@intCast(result));
             if (result == 0) break;
             session.pending = data[0..@intCast(result)];
@@ -510,6 +509,13 @@ fn endCalm(session: *ServerSession, why: End) void {
     if (session.ended == null) session.ended = why;
     // Only a session out of memory cannot queue it; the connection closes all the same.
     _ = c.nghttp2_session_terminate_session(session.session, @backingInt(ErrorCode.enhance_your_calm));
+}
+
+/// A failure a callback recorded during the call into nghttp2 that just returned.
+fn takeFailure(session: *ServerSession) ?Error {
+    const failure = session.failure orelse return null;
+    session.failure = null;
+    return failure;
 }
 
 fn releaseBlock(session: *ServerSession) void {
@@ -743,12 +749,6 @@ fn frameSentCallback(_: ?*c.nghttp2_session, frame: [*c]const c.nghttp2_frame, u
         session.counters.glitch_floods.add(1);
         session.ended = .glitch_flood;
     }
-    return 0;
-}
-
-fn invalidFrameCallback(_: ?*c.nghttp2_session, _: [*c]const c.nghttp2_frame, _: c_int, _: ?*anyopaque) callconv(.c) c_int {
-    // Answered by nghttp2 (RST_STREAM or GOAWAY); the limits it passes are counted where
-    // they are known (`beginFrameCallback`, `fail`).
     return 0;
 }
 

@@ -822,3 +822,25 @@ test "ServerSession: GOAWAY lets begun streams finish, then the session is over"
     try testing.expect(std.mem.indexOf(u8, pair.client.log.text(), "response end 1") != null);
     try testing.expectEqual(@as(u32, 1), pair.app.ended);
 }
+
+test "ServerSession: what a session holds idle, and at its peak with one request, is bounded" {
+    var pair: Pair = undefined;
+    try pair.init(.{});
+    defer pair.deinit();
+    const after_init = pair.pool.bytesInUse();
+    try pair.pump(); // SETTINGS both ways: an idle connection
+    const idle = pair.pool.bytesInUse();
+    pair.pool.resetHighWater();
+    _ = try pair.client.request("GET", "/", &.{.{ .name = "accept", .value = "*/*" }}, false);
+    try pair.pump();
+    const after = pair.pool.bytesInUse();
+    // nghttp2's session and its 16 KiB output frame buffer (allocated with the session), its
+    // HPACK tables and our SETTINGS: 21.7 KB measured.
+    try testing.expect(after_init <= 24 * 1024);
+    try testing.expect(idle <= after_init);
+    // A request's stream, its header block (one pool block while it is received) and its
+    // queued response: 29.0 KB measured.
+    try testing.expect(pair.pool.bytesHighWater() <= 32 * 1024);
+    // The stream is gone; HPACK's tables keep the fields they indexed.
+    try testing.expect(after <= idle + 1024);
+}
