@@ -164,8 +164,9 @@ pub const Limits = struct {
     /// window.
     stream_window_bytes: u32 = 65_535,
     /// SETTINGS_MAX_HEADER_LIST_SIZE (RFC 9113 §6.5.2: names, values and 32 per field), as
-    /// HTTP/1.1's `header_bytes_max`: 16 KiB, answered 431 (nginx answers 400 past
-    /// `large_client_header_buffers`, HAProxy 431-like errors past `tune.bufsize`).
+    /// HTTP/1.1's `header_bytes_max`: 16 KiB, answered 431 (RFC 9113 §10.5.1), which keeps the
+    /// connection and says why; nginx used to end the connection with ENHANCE_YOUR_CALM past
+    /// its `http2_max_header_size` (nginx mailing list, January 2016).
     header_list_bytes_max: u32 = 16 * 1024,
     /// Regular fields per header block (pseudo-fields not counted), as HTTP/1.1's
     /// `headers_count_max`: 100 (HAProxy's `tune.http.maxhdr` is 101, Envoy's 100): 431.
@@ -181,8 +182,7 @@ pub const Limits = struct {
     resets_per_window_max: u32 = 100,
     /// SETTINGS and PING frames per `window_ms` (the 2019 SETTINGS and PING floods,
     /// CVE-2019-9512 and -9515): a client sends one SETTINGS and a few PINGs on a connection;
-    /// past 100 a second, GOAWAY ENHANCE_YOUR_CALM (nginx counts such frames too and ends the
-    /// connection past its budget).
+    /// past 100 a second, GOAWAY ENHANCE_YOUR_CALM.
     control_frames_per_window_max: u32 = 100,
     window_ms: u32 = 1000,
     /// SETTINGS and PING acknowledgements waiting to be sent (a client that floods them and
