@@ -110,7 +110,8 @@ pub const Event = union(enum) {
     /// The request is complete (END_STREAM).
     end: StreamId,
     /// The stream is closed: `no_error` when both sides ended it, else the code of the reset
-    /// that ended it (the client's RST_STREAM, or ours). Nothing more comes for it.
+    /// that ended it (the client's RST_STREAM, or ours). Nothing more comes for it. Only for
+    /// streams whose `request` the handler heard.
     closed: struct { stream: StreamId, error_code: ErrorCode },
     goaway: struct { last_stream: StreamId, error_code: ErrorCode },
 };
@@ -451,6 +452,20 @@ pub fn goaway(session: *ServerSession, code: ErrorCode) SubmitError!void {
     return submitResult(c.nghttp2_submit_goaway(session.session, c.NGHTTP2_FLAG_NONE, last, @backingInt(code), null, 0));
 }
 
+/// Remembers the handler's own state for `stream` (its exchange), for `streamContext`, from its
+/// `request` event until its `closed` one.
+pub fn setStreamContext(session: *ServerSession, stream: StreamId, context: *anyopaque) void {
+    assert(session.announced(stream));
+    const rv = c.nghttp2_session_set_stream_user_data(session.session, stream, context);
+    assert(rv == 0);
+}
+
+/// What `setStreamContext` remembered; null before that, or for a stream that is gone.
+pub fn streamContext(session: *ServerSession, stream: StreamId) ?*anyopaque {
+    const data = c.nghttp2_session_get_stream_user_data(session.session, stream) orelse return null;
+    return if (data == @as(*anyopaque, &announced_marker)) null else data;
+}
+
 /// The client's window for `stream`'s response body, and what it may still send us.
 pub fn streamSendWindow(session: *const ServerSession, stream: StreamId) i32 {
     return c.nghttp2_session_get_stream_remote_window_size(session.session, stream);
@@ -576,11 +591,7 @@ fn beginHeadersCallback(_: ?*c.nghttp2_session, frame: [*c]const c.nghttp2_frame
     session.releaseBlock();
     const fields_max = session.fieldsMax();
     const bytes = Block.bytes(fields_max);
-    const memory_block = session.pool.allocBytes(bytes) orelse {
-        session.counters.out_of_memory.add(1);
-        session.failure = error.OutOfMemory;
-        return c.NGHTTP2_ERR_CALLBACK_FAILURE;
-    };
+    const memory_block = session.pool.allocBytes(bytes) orelse return session.callbackOutOfMemory();
     const block: *Block = @ptrCast(@alignCast(memory_block));
     const fields: [*]Field = @ptrCast(@alignCast(memory_block + @sizeOf(Block)));
     const buffers: [*]*c.nghttp2_rcbuf = @ptrCast(@alignCast(memory_block + @sizeOf(Block) + fields_max * @sizeOf(Field)));
@@ -649,12 +660,14 @@ fn frameReceivedCallback(_: ?*c.nghttp2_session, frame: [*c]const c.nghttp2_fram
             defer session.releaseBlock();
             if (block.too_large) {
                 session.counters.header_lists_too_large.add(1);
-                return session.refuseTooLarge(block.stream, end_stream);
+                return session.refuseTooLarge(block, end_stream);
             }
             const fields = block.fields[0..block.fields_count];
             if (block.trailers) {
                 session.emit(.{ .trailers = .{ .stream = block.stream, .fields = fields } });
             } else {
+                const rv = c.nghttp2_session_set_stream_user_data(session.session, block.stream, &announced_marker);
+                assert(rv == 0);
                 session.emit(.{ .request = .{
                     .stream = block.stream,
                     .method = block.method,
@@ -667,7 +680,7 @@ fn frameReceivedCallback(_: ?*c.nghttp2_session, frame: [*c]const c.nghttp2_fram
             }
             if (end_stream) session.emit(.{ .end = streamOf(hd.stream_id) });
         },
-        c.NGHTTP2_DATA => if (end_stream) session.emit(.{ .end = streamOf(hd.stream_id) }),
+        c.NGHTTP2_DATA => if (end_stream and session.announced(hd.stream_id)) session.emit(.{ .end = streamOf(hd.stream_id) }),
         c.NGHTTP2_RST_STREAM => {
             const limits = session.setup.limits;
             if (session.resets.exceeded(session.now_ns, @as(u64, limits.window_ms) * std.time.ns_per_ms, limits.resets_per_window_max)) {
@@ -684,28 +697,53 @@ fn frameReceivedCallback(_: ?*c.nghttp2_session, frame: [*c]const c.nghttp2_fram
     return 0;
 }
 
-/// A request head past the limits: 431 and, if the client has more to send, RST_STREAM
-/// NO_ERROR (RFC 9113 §8.1: a complete response may ask the client to stop sending).
-fn refuseTooLarge(session: *ServerSession, stream: StreamId, end_stream: bool) c_int {
+/// A header block past the limits. A request's head is answered 431 by the session itself
+/// and, if the client has more to send, RST_STREAM NO_ERROR after it (RFC 9113 §8.1: a complete
+/// response may ask the client to stop sending); the handler never hears of the stream. A trailer
+/// block's stream is the handler's already: it is reset (INTERNAL_ERROR, as nghttp2 resets a
+/// stream whose header callback fails), and the handler hears it closed.
+fn refuseTooLarge(session: *ServerSession, block: *const Block, end_stream: bool) c_int {
+    const stream = block.stream;
+    if (block.trailers) {
+        session.reset(stream, .internal_error) catch |err| switch (err) {
+            error.OutOfMemory => return session.callbackOutOfMemory(),
+            error.StreamClosed => {}, // gone already
+            error.TooManyFields => unreachable,
+        };
+        return 0;
+    }
     const fields = [_]Field{.{ .name = "content-length", .value = "0" }};
     session.respond(stream, 431, &fields, false) catch |err| switch (err) {
-        error.OutOfMemory => {
-            session.counters.out_of_memory.add(1);
-            session.failure = error.OutOfMemory;
-            return c.NGHTTP2_ERR_CALLBACK_FAILURE;
-        },
-        error.StreamClosed => return 0, // a trailer block: the response may be under way
-        error.TooManyFields => unreachable,
+        error.OutOfMemory => return session.callbackOutOfMemory(),
+        error.StreamClosed, error.TooManyFields => unreachable, // a new stream, one field
     };
-    if (!end_stream) session.reset(stream, .no_error) catch |err| switch (err) {
-        error.OutOfMemory => {
-            session.counters.out_of_memory.add(1);
-            session.failure = error.OutOfMemory;
-            return c.NGHTTP2_ERR_CALLBACK_FAILURE;
-        },
-        error.StreamClosed, error.TooManyFields => {},
-    };
+    // RST_STREAM once the 431 is sent (`frameSentCallback`): submitted now, nghttp2 would
+    // mark the stream closing and drop the 431.
+    if (!end_stream) {
+        const rv = c.nghttp2_session_set_stream_user_data(session.session, stream, &refused_marker);
+        assert(rv == 0);
+    }
     return 0;
+}
+
+/// The user data of a stream answered 431 whose client has more to send.
+var refused_marker: u8 = 0;
+
+/// A stream whose request the handler heard has user data: this marker, or the handler's
+/// context (`setStreamContext`). Only such a stream's body, end and close reach the handler
+/// (not one the session answered itself, nor one nghttp2 reset before its head was complete).
+var announced_marker: u8 = 0;
+
+fn announced(session: *ServerSession, stream_id: i32) bool {
+    const data = c.nghttp2_session_get_stream_user_data(session.session, stream_id) orelse return false;
+    return data != @as(*anyopaque, &refused_marker);
+}
+
+/// The pool ran out inside a callback: nghttp2 stops, and `receive` or `send` returns it.
+fn callbackOutOfMemory(session: *ServerSession) c_int {
+    session.counters.out_of_memory.add(1);
+    session.failure = error.OutOfMemory;
+    return c.NGHTTP2_ERR_CALLBACK_FAILURE;
 }
 
 fn dataChunkCallback(_: ?*c.nghttp2_session, _: u8, stream_id: i32, data: [*c]const u8, len: usize, user_data: ?*anyopaque) callconv(.c) c_int {
@@ -713,12 +751,8 @@ fn dataChunkCallback(_: ?*c.nghttp2_session, _: u8, stream_id: i32, data: [*c]co
     // The connection's window comes back at once; the stream's when the handler consumes.
     const rv = c.nghttp2_session_consume_connection(session.session, len);
     assert(rv == 0 or rv == c.NGHTTP2_ERR_NOMEM);
-    if (rv == c.NGHTTP2_ERR_NOMEM) {
-        session.counters.out_of_memory.add(1);
-        session.failure = error.OutOfMemory;
-        return c.NGHTTP2_ERR_CALLBACK_FAILURE;
-    }
-    if (len > 0) session.emit(.{ .data = .{ .stream = streamOf(stream_id), .bytes = data[0..len] } });
+    if (rv == c.NGHTTP2_ERR_NOMEM) return session.callbackOutOfMemory();
+    if (len > 0 and session.announced(stream_id)) session.emit(.{ .data = .{ .stream = streamOf(stream_id), .bytes = data[0..len] } });
     return 0;
 }
 
@@ -729,12 +763,22 @@ fn streamCloseCallback(_: ?*c.nghttp2_session, stream_id: i32, error_code: u32, 
     }
     assert(session.streams_open > 0);
     session.streams_open -= 1;
+    if (!session.announced(stream_id)) return 0;
     session.emit(.{ .closed = .{ .stream = streamOf(stream_id), .error_code = @fromBackingInt(@intCast(error_code)) } });
     return 0;
 }
 
 fn frameSentCallback(_: ?*c.nghttp2_session, frame: [*c]const c.nghttp2_frame, user_data: ?*anyopaque) callconv(.c) c_int {
     const session = sessionOf(user_data);
+    const hd = frame.*.hd;
+    if (hd.type == c.NGHTTP2_HEADERS and c.nghttp2_session_get_stream_user_data(session.session, hd.stream_id) == @as(*anyopaque, &refused_marker)) {
+        session.reset(streamOf(hd.stream_id), .no_error) catch |err| switch (err) {
+            error.OutOfMemory => return session.callbackOutOfMemory(),
+            error.StreamClosed => {}, // the client ended or reset it meanwhile
+            error.TooManyFields => unreachable,
+        };
+        return 0;
+    }
     const goaway_frame = &frame.*.goaway;
     if (frame.*.hd.type != c.NGHTTP2_GOAWAY or session.ended != null) return 0;
     if (goaway_frame.error_code != @backingInt(ErrorCode.enhance_your_calm)) return 0;

@@ -640,6 +640,7 @@ test "ServerSession: a header list past its limit is answered 431, counted, and 
     var target: Target = undefined;
     try target.init(.{ .header_list_bytes_max = 1024 });
     defer target.deinit();
+    target.app.verbose = true;
     var wire: Wire = .{};
     wire.preface();
     // A literal field without indexing, new name "x-big", a 2,000-byte value.
@@ -663,8 +664,9 @@ test "ServerSession: a header list past its limit is answered 431, counted, and 
     try target.server.receive(wire.text(), 0);
     try target.drain();
     try testing.expectEqual(@as(u64, 1), target.counters.header_lists_too_large.load());
-    // Stream 1 never reached the app; it got a response head; stream 3 was served.
-    try testing.expectEqualStrings("request 3 GET http localhost / end=true\n", target.app.log.text());
+    // Stream 1 never reached the app, not even closed; it got a response head; stream 3 was
+    // served.
+    try testing.expectEqualStrings("request 3 GET http localhost / end=true\nend 3\nclosed 3 no_error\n", target.app.log.text());
     try testing.expectEqual(@as(u32, 1), target.count(frame_headers, 1));
     try testing.expectEqual(@as(u32, 1), target.count(frame_headers, 3));
     try testing.expectEqual(@as(?ServerSession.ErrorCode, null), target.goawayCode());
@@ -901,4 +903,61 @@ test "ServerSession: seeded random frames never break the session's invariants o
         target.out = .{};
     }
     try testing.expect(requests > 0); // some requests got through to the app
+}
+
+test "ServerSession: a request with a body whose head is too large: 431, RST_STREAM NO_ERROR, body unseen" {
+    var pair: Pair = undefined;
+    try pair.init(.{ .header_fields_max = 4 });
+    defer pair.deinit();
+    pair.client.body = "body the app must not see";
+    const many = [_]Field{
+        .{ .name = "a", .value = "1" }, .{ .name = "b", .value = "2" }, .{ .name = "c", .value = "3" },
+        .{ .name = "d", .value = "4" }, .{ .name = "e", .value = "5" },
+    };
+    _ = try pair.client.request("POST", "/", &many, true);
+    try pair.pump();
+    try testing.expectEqualStrings("", pair.app.log.text());
+    try testing.expectEqual(@as(u64, 1), pair.counters.header_lists_too_large.load());
+    try testing.expect(std.mem.indexOf(u8, pair.client.log.text(), "  1 :status: 431") != null);
+    try testing.expect(std.mem.indexOf(u8, pair.client.log.text(), "rst 1 0") != null);
+    // The connection goes on.
+    _ = try pair.client.request("GET", "/next", &.{}, false);
+    try pair.pump();
+    try testing.expect(std.mem.indexOf(u8, pair.app.log.text(), "request 3 GET https example.com /next") != null);
+}
+
+test "ServerSession: trailers past the limit reset their stream, and the handler hears it closed" {
+    var pair: Pair = undefined;
+    try pair.init(.{ .header_fields_max = 2 });
+    defer pair.deinit();
+    pair.app.paused = true; // no response before the trailers
+    pair.client.body = "abc";
+    pair.client.trailers = &.{ .{ .name = "t1", .value = "1" }, .{ .name = "t2", .value = "2" }, .{ .name = "t3", .value = "3" } };
+    _ = try pair.client.request("POST", "/", &.{}, true);
+    try pair.pump();
+    try testing.expectEqualStrings(
+        \\request 1 POST https example.com / end=false
+        \\data 1 abc
+        \\closed 1 internal_error
+        \\
+    , pair.app.log.text());
+    try testing.expectEqual(@as(u64, 1), pair.counters.header_lists_too_large.load());
+    try testing.expect(std.mem.indexOf(u8, pair.client.log.text(), "rst 1 2") != null);
+}
+
+test "ServerSession: a stream's context is the handler's from its request to its close" {
+    var pair: Pair = undefined;
+    try pair.init(.{});
+    defer pair.deinit();
+    pair.app.paused = true;
+    _ = try pair.client.request("GET", "/", &.{}, false);
+    try pair.pump();
+    try testing.expectEqual(@as(?*anyopaque, null), pair.server.streamContext(1));
+    var exchange: u32 = 7;
+    pair.server.setStreamContext(1, &exchange);
+    try testing.expectEqual(@as(?*anyopaque, &exchange), pair.server.streamContext(1));
+    pair.app.paused = false;
+    try pair.server.resumeBody(1);
+    try pair.pump();
+    try testing.expectEqual(@as(?*anyopaque, null), pair.server.streamContext(1));
 }
