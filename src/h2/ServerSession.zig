@@ -176,7 +176,9 @@ pub const Limits = struct {
     /// 1.61) ends the session past it; its default, 8, with 16 KiB frames, is 144 KiB of
     /// header block, far above `header_list_bytes_max` (HPACK rarely grows a list).
     continuation_frames_max: u32 = 8,
-    /// Client RST_STREAM frames per `window_ms` (Rapid Reset, CVE-2023-44487): past it, GOAWAY
+    /// Client RST_STREAM frames, and streams nghttp2 reset because the client broke the
+    /// protocol on them (MadeYouReset, CVE-2025-8671), per `window_ms` (Rapid Reset,
+    /// CVE-2023-44487): past it, GOAWAY
     /// ENHANCE_YOUR_CALM. A browser cancels a few streams a second when a page changes; an
     /// attack sends tens of thousands. 100 per second; nghttp2's own token bucket stays
     /// behind it as a second line (a burst of 1,000 or twice this, refilled at this rate).
@@ -291,6 +293,7 @@ pub const Setup = struct {
         c.nghttp2_session_callbacks_set_on_data_chunk_recv_callback(table, dataChunkCallback);
         c.nghttp2_session_callbacks_set_on_stream_close_callback(table, streamCloseCallback);
         c.nghttp2_session_callbacks_set_on_frame_send_callback(table, frameSentCallback);
+        c.nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(table, invalidFrameCallback);
 
         var option: ?*c.nghttp2_option = null;
         if (c.nghttp2_option_new(&option) != 0) return error.OutOfMemory;
@@ -681,13 +684,7 @@ fn frameReceivedCallback(_: ?*c.nghttp2_session, frame: [*c]const c.nghttp2_fram
             if (end_stream) session.emit(.{ .end = streamOf(hd.stream_id) });
         },
         c.NGHTTP2_DATA => if (end_stream and session.announced(hd.stream_id)) session.emit(.{ .end = streamOf(hd.stream_id) }),
-        c.NGHTTP2_RST_STREAM => {
-            const limits = session.setup.limits;
-            if (session.resets.exceeded(session.now_ns, @as(u64, limits.window_ms) * std.time.ns_per_ms, limits.resets_per_window_max)) {
-                if (session.ended == null) session.counters.reset_floods.add(1);
-                session.endCalm(.reset_flood);
-            }
-        },
+        c.NGHTTP2_RST_STREAM => session.countReset(),
         c.NGHTTP2_GOAWAY => session.emit(.{ .goaway = .{
             .last_stream = @intCast(@max(0, frame.*.goaway.last_stream_id)),
             .error_code = @fromBackingInt(@intCast(frame.*.goaway.error_code)),
@@ -766,6 +763,23 @@ fn streamCloseCallback(_: ?*c.nghttp2_session, stream_id: i32, error_code: u32, 
     if (!session.announced(stream_id)) return 0;
     session.emit(.{ .closed = .{ .stream = streamOf(stream_id), .error_code = @fromBackingInt(@intCast(error_code)) } });
     return 0;
+}
+
+/// A frame nghttp2 refused: for a stream, it resets the stream (a malformed head, a body past
+/// its window...). A client can make the server reset streams as fast as it resets them itself
+/// (MadeYouReset, CVE-2025-8671): these count with its RST_STREAM frames.
+fn invalidFrameCallback(_: ?*c.nghttp2_session, frame: [*c]const c.nghttp2_frame, _: c_int, user_data: ?*anyopaque) callconv(.c) c_int {
+    if (frame.*.hd.stream_id != 0) sessionOf(user_data).countReset();
+    return 0;
+}
+
+/// One more stream reset by or because of the client in this window; past the limit, GOAWAY
+/// ENHANCE_YOUR_CALM (Rapid Reset).
+fn countReset(session: *ServerSession) void {
+    const limits = session.setup.limits;
+    if (!session.resets.exceeded(session.now_ns, @as(u64, limits.window_ms) * std.time.ns_per_ms, limits.resets_per_window_max)) return;
+    if (session.ended == null) session.counters.reset_floods.add(1);
+    session.endCalm(.reset_flood);
 }
 
 fn frameSentCallback(_: ?*c.nghttp2_session, frame: [*c]const c.nghttp2_frame, user_data: ?*anyopaque) callconv(.c) c_int {
