@@ -111,7 +111,9 @@ pub const Event = union(enum) {
     end: StreamId,
     /// The stream is closed: `no_error` when both sides ended it, else the code of the reset
     /// that ended it (the client's RST_STREAM, or ours). Nothing more comes for it. Only for
-    /// streams whose `request` the handler heard.
+    /// streams whose `request` the handler heard. A session that is over (`wantsRead` and
+    /// `wantsWrite` false after a fatal error or a GOAWAY with an error) closes no stream: the
+    /// connection ends every exchange it still holds.
     closed: struct { stream: StreamId, error_code: ErrorCode },
     goaway: struct { last_stream: StreamId, error_code: ErrorCode },
 };

@@ -961,3 +961,29 @@ test "ServerSession: a stream's context is the handler's from its request to its
     try pair.pump();
     try testing.expectEqual(@as(?*anyopaque, null), pair.server.streamContext(1));
 }
+
+test "ServerSession: a body past its content-length ends the connection, not just the stream" {
+    // nghttp2 treats a malformed message as a connection error (PROTOCOL_ERROR), so a client
+    // cannot make the server reset streams one by one (MadeYouReset, CVE-2025-8671). The
+    // handler heard the request, no body, and no close: a session that is over closes no
+    // stream, its connection ends every exchange it holds.
+    var target: Target = undefined;
+    try target.init(.{});
+    defer target.deinit();
+    target.app.paused = true;
+    target.app.verbose = true;
+    var wire: Wire = .{};
+    wire.preface();
+    wire.frame(frame_headers, flag_end_headers, 1, request_block ++ "\x0f\x0d\x011"); // content-length: 1
+    wire.frame(frame_data, 0, 1, "12345");
+    wire.frame(frame_headers, flag_end_headers | flag_end_stream, 3, request_block);
+    try target.server.receive(wire.text(), 0);
+    try target.drain();
+    try testing.expectEqual(ServerSession.ErrorCode.protocol_error, target.goawayCode().?);
+    try testing.expectEqualStrings(
+        \\request 1 GET http localhost / end=false
+        \\  content-length: 1
+        \\
+    , target.app.log.text());
+    try testing.expect(!target.server.wantsRead());
+}
