@@ -439,11 +439,18 @@ pub fn resumeBody(session: *ServerSession, stream: StreamId) SubmitError!void {
 }
 
 /// The handler's consumer took `bytes` of `stream`'s request body: its window opens by as much
-/// (a WINDOW_UPDATE once enough is consumed).
-pub fn consume(session: *ServerSession, stream: StreamId, bytes: usize) void {
+/// (a WINDOW_UPDATE once enough is consumed). Nothing happens for a stream that is gone.
+pub fn consume(session: *ServerSession, stream: StreamId, bytes: usize) error{OutOfMemory}!void {
     const rv = c.nghttp2_session_consume_stream(session.session, stream, bytes);
-    // The stream may be gone (closed or reset since): then there is no window to open.
-    assert(rv == 0 or rv == c.NGHTTP2_ERR_INVALID_ARGUMENT);
+    switch (rv) {
+        0 => {},
+        // Queuing the WINDOW_UPDATE: the pool is empty.
+        c.NGHTTP2_ERR_NOMEM => {
+            session.counters.out_of_memory.add(1);
+            return error.OutOfMemory;
+        },
+        else => std.debug.panic("nghttp2: unexpected consume result {d}", .{rv}),
+    }
 }
 
 pub fn reset(session: *ServerSession, stream: StreamId, code: ErrorCode) SubmitError!void {

@@ -68,7 +68,9 @@ const App = struct {
                     @memcpy(app.body_log.bytes[app.body_log.len..][0..data.bytes.len], data.bytes);
                     app.body_log.len += data.bytes.len;
                 }
-                if (app.consume) session.consume(data.stream, data.bytes.len) else app.unconsumed += data.bytes.len;
+                if (app.consume) {
+                    session.consume(data.stream, data.bytes.len) catch |err| app.log.print("consume {d}: {t}", .{ data.stream, err });
+                } else app.unconsumed += data.bytes.len;
             },
             .trailers => |trailers| {
                 app.log.print("trailers {d}", .{trailers.stream});
@@ -417,7 +419,7 @@ test "ServerSession: an unconsumed body stalls its stream's window; consuming re
     // Consuming what was received sends WINDOW_UPDATE; the client sends the rest as the
     // app consumes it.
     for (0..20) |_| {
-        pair.server.consume(stream, pair.app.unconsumed);
+        try pair.server.consume(stream, pair.app.unconsumed);
         pair.app.unconsumed = 0;
         try pair.pump();
     }
@@ -986,4 +988,9 @@ test "ServerSession: a body past its content-length ends the connection, not jus
         \\
     , target.app.log.text());
     try testing.expect(!target.server.wantsRead());
+}
+
+test "ServerSession: its size is a decision" {
+    // One per HTTP/2 connection, beside nghttp2's own session in the pool.
+    try testing.expectEqual(@as(usize, 128), @sizeOf(ServerSession));
 }
