@@ -355,6 +355,19 @@ pub fn init(
         counters.out_of_memory.add(1);
         return error.OutOfMemory;
     }
+    // The connection's window as wide as every stream's together (a WINDOW_UPDATE after the
+    // SETTINGS): what bounds buffered bytes is each stream's window, and the connection's
+    // default 65,535 would cap all uploads of a connection at 64 KiB per round trip (nginx
+    // opens it to the maximum at the start, Envoy to 1 MiB).
+    if (c.nghttp2_session_set_local_window_size(session.session, c.NGHTTP2_FLAG_NONE, 0, connectionWindow(limits)) != 0) {
+        counters.out_of_memory.add(1);
+        return error.OutOfMemory;
+    }
+}
+
+fn connectionWindow(limits: Limits) i32 {
+    const all_streams = @as(u64, limits.concurrent_streams_max) * limits.stream_window_bytes;
+    return @intCast(@min(@max(all_streams, 65_535), std.math.maxInt(i32)));
 }
 
 pub fn deinit(session: *ServerSession) void {
