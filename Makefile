@@ -1,7 +1,7 @@
-# The two commands: `make run` (demo) and `make test` (everything). Zig and AWS-LC's source are
-# fetched on first use by tools/bootstrap.sh into .zig/ (pinned 0.17.1 from PyPI) and .aws-lc/
-# (the pinned aws-lc-sys crate from crates.io); build.zig compiles AWS-LC once, then zig's
-# cache keeps it.
+# The two commands: `make run` (demo) and `make test` (everything). Zig, AWS-LC's and nghttp2's
+# source are fetched on first use by tools/bootstrap.sh into .zig/ (pinned 0.17.1 from PyPI),
+# .aws-lc/ and .nghttp2/ (the pinned aws-lc-sys and libnghttp2-sys crates from crates.io);
+# build.zig compiles each library once, then zig's cache keeps it.
 ZIG := $(shell tools/bootstrap.sh)
 PYTHON ?= python3
 FUZZ_ITERATIONS ?= 1000000

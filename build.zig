@@ -13,13 +13,15 @@
 //!   zig build tls-bench       TLS in memory: handshakes per second, allocations, bytes per connection
 //!
 //!   zig build aws-lc          AWS-LC alone (what the first build of a fresh clone compiles)
+//!   zig build nghttp2         nghttp2 alone
 //!
-//! sluice and its tests link AWS-LC, compiled here from the pinned source tools/bootstrap.sh
-//! fetches (tools/aws_lc.zig), and are always built for musl, so even a native build is one
-//! static binary (see staticTarget).
+//! sluice and its tests link AWS-LC and nghttp2, compiled here from the pinned sources
+//! tools/bootstrap.sh fetches (tools/aws_lc.zig, tools/nghttp2.zig), and are always built for
+//! musl, so even a native build is one static binary (see staticTarget).
 const std = @import("std");
 const builtin = @import("builtin");
 const aws_lc = @import("tools/aws_lc.zig");
+const nghttp2 = @import("tools/nghttp2.zig");
 
 comptime {
     const pinned = std.SemanticVersion.parse("0.17.1") catch unreachable;
@@ -36,12 +38,14 @@ pub fn build(b: *std.Build) void {
     const handler_paths = b.option([]const []const u8, "handler", "Compile this JavaScript handler into the binary (repeatable)") orelse &.{};
 
     const tls = aws_lc.library(b, target);
+    const h2 = nghttp2.library(b, target);
     const exe = addSluice(b, target, optimize, strip);
     aws_lc.link(exe, tls);
+    nghttp2.link(exe, h2);
     addBakedConfig(b, exe, config_path);
     addEmbeddedHandlers(b, exe, handler_paths);
     addRun(b, exe);
-    const test_step = addTests(b, target, optimize, tls);
+    const test_step = addTests(b, target, optimize, tls, h2);
     addFuzz(b, target);
     addJsFuzz(b, target);
     addSim(b, target, test_step, tls);
@@ -49,6 +53,7 @@ pub fn build(b: *std.Build) void {
     addTlsBench(b, target, test_step, tls);
     addFmt(b);
     b.step("aws-lc", "Compile AWS-LC (cached)").dependOn(tls.step);
+    b.step("nghttp2", "Compile nghttp2 (cached)").dependOn(h2.step);
 }
 
 /// Linux with glibc (what `native` means on Debian) becomes Linux with musl, keeping the CPU:
@@ -146,13 +151,14 @@ fn addRun(b: *std.Build, exe: *std.Build.Step.Compile) void {
     b.step("run", "Build and run sluice").dependOn(&run.step);
 }
 
-fn addTests(b: *std.Build, target: std.Build.ResolvedTarget, optimize: std.builtin.OptimizeMode, tls: aws_lc.Library) *std.Build.Step {
+fn addTests(b: *std.Build, target: std.Build.ResolvedTarget, optimize: std.builtin.OptimizeMode, tls: aws_lc.Library, h2: nghttp2.Library) *std.Build.Step {
     const tests = b.addTest(.{ .root_module = b.createModule(.{
         .root_source_file = b.path("src/unit_tests.zig"),
         .target = target,
         .optimize = optimize,
     }) });
     aws_lc.link(tests, tls);
+    nghttp2.link(tests, h2);
     const run = b.addRunArtifact(tests);
     const step = b.step("test", "Run the unit tests (and compile the benchmarks)");
     step.dependOn(&run.step);
@@ -254,7 +260,7 @@ fn addTlsBench(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.
 }
 
 fn addFmt(b: *std.Build) void {
-    const paths: []const std.Build.LazyPath = &.{ b.path("src"), b.path("tools/aws_lc.zig"), b.path("build.zig"), b.path("build.zig.zon") };
+    const paths: []const std.Build.LazyPath = &.{ b.path("src"), b.path("tools/aws_lc.zig"), b.path("tools/nghttp2.zig"), b.path("tools/crate.zig"), b.path("build.zig"), b.path("build.zig.zon") };
     b.step("fmt", "Format the source tree").dependOn(&b.addFmt(.{ .paths = paths }).step);
     b.step("fmt-check", "Fail if the tree is not formatted").dependOn(&b.addFmt(.{ .paths = paths, .check = true }).step);
 }

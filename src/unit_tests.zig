@@ -77,6 +77,7 @@ pub const files = .{
     @import("handler/host.zig"),
     @import("sim/sim.zig"),
     @import("tls/tls.zig"),
+    @import("h2/h2.zig"),
 };
 
 test {

@@ -31,24 +31,17 @@
 //! - No CPU jitter entropy (AWS-LC's default outside FIPS builds): the random generator is
 //!   seeded from the kernel (getrandom).
 const std = @import("std");
+const crate_files = @import("crate.zig");
+const readFile = crate_files.readFile;
 
-/// The crate version: the one tools/bootstrap.sh pins (read from there, so it is written once).
+/// The crate version: the one tools/bootstrap.sh pins.
 pub fn crateVersion(b: *std.Build) []const u8 {
-    const script = @embedFile("bootstrap.sh");
-    const key = "aws_lc_sys_version=\"";
-    const start = std.mem.indexOf(u8, script, key) orelse @panic("tools/bootstrap.sh names no aws_lc_sys_version");
-    const rest = script[start + key.len ..];
-    return b.dupe(rest[0 .. std.mem.indexOfScalar(u8, rest, '"') orelse @panic("tools/bootstrap.sh: unterminated version")]);
+    return crate_files.version(b, "aws_lc_sys_version");
 }
 
-pub const Library = struct {
-    /// The static archive (libcrypto and libssl in one).
-    archive: std.Build.LazyPath,
-    /// The API, translated from src/tls/aws_lc.h: imported as `aws_lc`.
-    module: *std.Build.Module,
-    /// The step that builds the archive (or fails, when the crate is missing).
-    step: *std.Build.Step,
-};
+/// The static archive (libcrypto and libssl in one) and the API translated from
+/// src/tls/aws_lc.h, imported as `aws_lc`.
+pub const Library = crate_files.Library;
 
 /// The library for `target`'s CPU architecture, or a failing step that says to run
 /// tools/bootstrap.sh when the crate is not there.
@@ -56,31 +49,14 @@ pub fn library(b: *std.Build, target: std.Build.ResolvedTarget) Library {
     const version = crateVersion(b);
     const crate = b.fmt(".aws-lc/aws-lc-sys-{s}", .{version});
     const root = b.fmt("{s}/aws-lc", .{crate});
-    b.root.access(b.graph.io, b.fmt("{s}/.complete", .{crate}), .{}) catch {
-        // Configure again next time: by then tools/bootstrap.sh may have fetched it.
-        b.graph.poisonCache();
-        const fail = b.addFail(b.fmt("AWS-LC's source ({s}) is missing: run tools/bootstrap.sh (make does)", .{crate}));
-        const stub = b.addWriteFiles().add("aws_lc.zig", "");
-        return .{ .archive = stub, .module = b.createModule(.{ .root_source_file = stub }), .step = &fail.step };
-    };
-    // What this reads at configure time, so zig's configuration cache notices a new or a
-    // removed crate (readFile adds the lists it reads).
-    b.dependOnFileContents(b.path(b.fmt("{s}/.complete", .{crate})));
+    if (crate_files.missing(b, crate, "AWS-LC's source", "aws_lc.zig")) |stub| return stub;
     const arch_list = switch (target.result.cpu.arch) {
         .x86_64 => "linux_x86_64.rs",
         .aarch64 => "linux_aarch64.rs",
         else => @panic("AWS-LC is built here for x86_64 and aarch64 Linux only"),
     };
-    // Named in full rather than copied from `target`: `native` (a plain `zig build`) and
-    // `x86_64-linux-musl` (`make release`) then share one compilation, and translate-c of a
-    // `native` OS reads the host's /usr/include before the -I path, which on a machine with
-    // OpenSSL's headers installed translates OpenSSL's <openssl/ssl.h> instead of AWS-LC's.
-    const baseline = b.resolveTargetQuery(.{
-        .cpu_arch = target.result.cpu.arch,
-        .cpu_model = .baseline,
-        .os_tag = .linux,
-        .abi = .musl,
-    });
+    // For the CPU's baseline (crate.zig's `baseline` says why the target is named in full).
+    const baseline = crate_files.baseline(b, target);
     const lib = b.addLibrary(.{
         .name = "aws-lc",
         .linkage = .static,
@@ -171,14 +147,6 @@ pub fn link(compile: *std.Build.Step.Compile, aws_lc: Library) void {
 
 fn concat(b: *std.Build, a: []const []const u8, z: []const []const u8) []const []const u8 {
     return std.mem.concat(b.allocator, []const u8, &.{ a, z }) catch @panic("OOM");
-}
-
-/// A file of the crate, read at configure time (and so a dependency of the configuration).
-fn readFile(b: *std.Build, path: []const u8) []const u8 {
-    b.dependOnFileContents(b.path(path));
-    const full = b.root.joinString(b.allocator, path) catch @panic("OOM");
-    return std.Io.Dir.cwd().readFileAlloc(b.graph.io, full, b.allocator, .limited(1 << 20)) catch |err|
-        std.debug.panic("cannot read {s}: {t}", .{ full, err });
 }
 
 /// The strings in double quotes, in order: a Rust list of paths.

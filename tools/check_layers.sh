@@ -107,4 +107,9 @@ while IFS=: read -r file line _; do
     echo "$file:$line: imports aws_lc, AWS-LC's API, which only src/tls/ may import" >&2
     status=1
 done < <(grep -rnH --include='*.zig' '@import("aws_lc")' src | grep -v '^src/tls/' || true)
+
+while IFS=: read -r file line _; do
+    echo "$file:$line: imports nghttp2, nghttp2's API, which only src/h2/ may import" >&2
+    status=1
+done < <(grep -rnH --include='*.zig' '@import("nghttp2")' src | grep -v '^src/h2/' || true)
 exit $status
