@@ -90,6 +90,7 @@ fn parseProgram(p: *Parser) Error!*ast.Program {
         .body = body.items,
         .is_arrow = false,
         .is_declaration = false,
+        .kind = .top_level,
     };
     const program = try p.arena.create(ast.Program);
     program.* = .{
@@ -211,7 +212,6 @@ fn isStrictReserved(name: []const u8) bool {
 fn bindingName(p: *Parser) Error![]const u8 {
     const t = p.token;
     if (t.kind != .identifier) {
-        if (t.kind == .keyword and std.mem.eql(u8, t.text, "this")) return p.failAt(t.start, "this is not supported");
         return p.unexpected();
     }
     try p.checkIdentifier(t);
@@ -256,7 +256,10 @@ fn parseStatement(p: *Parser) Error!*Node {
             if (std.mem.eql(u8, word, "throw")) return p.throwStatement();
             if (std.mem.eql(u8, word, "try")) return p.tryStatement();
             if (std.mem.eql(u8, word, "switch")) return p.switchStatement();
-            if (std.mem.eql(u8, word, "class")) return p.failAt(t.start, "classes are not supported");
+            if (std.mem.eql(u8, word, "class")) {
+                const class = try p.parseClass(true);
+                return p.newNode(t.start, .{ .class_declaration = class });
+            }
             if (std.mem.eql(u8, word, "with")) return p.failAt(t.start, "with is not supported");
             if (std.mem.eql(u8, word, "import")) return p.failAt(t.start, "import is not supported yet");
             if (std.mem.eql(u8, word, "export")) return p.failAt(t.start, "export is only allowed at the top level of a module");
@@ -387,7 +390,6 @@ fn substatement(p: *Parser) Error!*Node {
         if (std.mem.eql(u8, t.text, "function")) {
             return p.failAt(t.start, "In strict mode code, functions can only be declared at top level or inside a block.");
         }
-        if (std.mem.eql(u8, t.text, "class")) return p.failAt(t.start, "classes are not supported");
         return p.failAt(t.start, "Lexical declaration cannot appear in a single-statement context");
     }
     if (t.kind == .identifier and std.mem.eql(u8, t.text, "let")) {
@@ -605,7 +607,12 @@ fn exportDeclaration(p: *Parser) Error!*Node {
             try p.exports.append(p.arena, .{ .name = "default", .local = f.name.?, .pos = start });
             return p.newNode(start, .{ .function_declaration = f });
         }
-        if (p.isKeyword("class")) return p.failAt(p.token.start, "classes are not supported");
+        if (p.isKeyword("class")) {
+            const class = try p.parseClass(false);
+            if (class.name == null) class.name = "*default*";
+            try p.exports.append(p.arena, .{ .name = "default", .local = class.name.?, .pos = start });
+            return p.newNode(start, .{ .class_declaration = class });
+        }
         if (p.isIdentifierNamed("async")) return p.failAt(p.token.start, "async functions are not supported");
         // `export default expression;` binds a hidden const.
         const value = try p.parseAssignment(false);
@@ -651,7 +658,11 @@ fn exportDeclaration(p: *Parser) Error!*Node {
         try p.semicolon();
         return p.newNode(start, .empty_statement);
     }
-    if (p.isKeyword("class")) return p.failAt(p.token.start, "classes are not supported");
+    if (p.isKeyword("class")) {
+        const class = try p.parseClass(true);
+        try p.exports.append(p.arena, .{ .name = class.name.?, .local = class.name.?, .pos = start });
+        return p.newNode(start, .{ .class_declaration = class });
+    }
     if (p.isKeyword("var")) return p.failAt(p.token.start, "var is not supported: use let or const");
     if (p.token.kind == .star) return p.failAt(p.token.start, "import is not supported yet");
     return p.unexpected();
@@ -686,8 +697,6 @@ fn parseFunction(p: *Parser, is_declaration: bool, name_optional: bool) Error!*a
         name = try p.bindingName();
     } else if (is_declaration and !name_optional) {
         return p.failAt(p.token.start, "Function statements require a function name");
-    } else if (p.token.kind == .keyword and std.mem.eql(u8, p.token.text, "this")) {
-        return p.failAt(p.token.start, "this is not supported");
     }
     if (is_declaration and name == null) name = "*default*";
     try p.expect(.l_paren);
@@ -1086,7 +1095,7 @@ fn leftHandSide(p: *Parser) Error!*Node {
 
 fn memberName(p: *Parser, start: u32, object: *Node, optional: bool) Error!*Node {
     const t = p.token;
-    if (t.kind == .private_name) return p.failAt(t.start, "classes are not supported (private names)");
+    if (t.kind == .private_name) return p.failAt(t.start, "private class members (#name) are not supported");
     if (t.kind != .identifier and t.kind != .keyword) return p.unexpected();
     try p.advance();
     return p.newNode(start, .{ .member = .{ .object = object, .name = t.text, .name_pos = t.start, .optional = optional } });
@@ -1134,7 +1143,12 @@ fn parseArguments(p: *Parser) Error![]const *Node {
 fn newExpression(p: *Parser) Error!*Node {
     const start = p.token.start;
     try p.advance();
-    if (p.token.kind == .dot) return p.failAt(start, "new.target is not supported");
+    if (p.token.kind == .dot) {
+        try p.advance();
+        if (!p.isIdentifierNamed("target")) return p.unexpected();
+        try p.advance();
+        return p.identifierNode(start, "new.target");
+    }
     const callee_start = p.token.start;
     var callee = if (p.isKeyword("new")) try p.newExpression() else try p.parsePrimary();
     while (true) {
@@ -1175,7 +1189,7 @@ fn parsePrimary(p: *Parser) Error!*Node {
         .l_bracket => return p.arrayLiteral(),
         .l_brace => return p.objectLiteral(),
         .slash, .slash_assign => return p.failAt(t.start, "regular expressions are not supported"),
-        .private_name, .hash => return p.failAt(t.start, "classes are not supported (private names)"),
+        .private_name, .hash => return p.failAt(t.start, "private class members (#name) are not supported"),
         .at => return p.failAt(t.start, "decorators are not supported"),
         .keyword => {
             const word = t.text;
@@ -1195,9 +1209,15 @@ fn parsePrimary(p: *Parser) Error!*Node {
                 try p.advance();
                 return p.newNode(t.start, .null_literal);
             }
-            if (std.mem.eql(u8, word, "this")) return p.failAt(t.start, "this is not supported");
-            if (std.mem.eql(u8, word, "class")) return p.failAt(t.start, "classes are not supported");
-            if (std.mem.eql(u8, word, "super")) return p.failAt(t.start, "super is not supported (classes are outside the language)");
+            if (std.mem.eql(u8, word, "this")) {
+                try p.advance();
+                return p.identifierNode(t.start, "this");
+            }
+            if (std.mem.eql(u8, word, "class")) {
+                const class = try p.parseClass(false);
+                return p.newNode(t.start, .{ .class = class });
+            }
+            if (std.mem.eql(u8, word, "super")) return p.parseSuper();
             if (std.mem.eql(u8, word, "import")) return p.failAt(t.start, "import is not supported yet");
             return p.unexpected();
         },
@@ -1344,7 +1364,14 @@ fn parseProperty(p: *Parser) Error!ast.Property {
         };
         if (is_key_start) {
             if (std.mem.eql(u8, t.text, "async")) return p.failAt(t.start, "async functions are not supported");
-            return p.failAt(t.start, "getters and setters are not supported");
+            const is_getter = std.mem.eql(u8, t.text, "get");
+            try p.advance();
+            if (p.token.kind == .star) return p.failAt(p.token.start, "generators are not supported");
+            const key = try p.propertyKey();
+            const f = try p.methodFunction(t.start, key);
+            try p.checkAccessorArity(f, is_getter);
+            f.name = if (key == .static) try std.fmt.allocPrint(p.arena, "{s} {s}", .{ t.text, key.static }) else null;
+            return .{ .kind = if (is_getter) .getter else .setter, .key = key, .value = try p.newNode(t.start, .{ .function = f }), .pos = t.start };
         }
     }
     const key = try p.propertyKey();
@@ -1401,9 +1428,195 @@ fn methodFunction(p: *Parser, start: u32, key: ast.Key) Error!*ast.Function {
         .parameters = parameters.items,
         .rest = rest,
         .body = body,
-        // Methods behave as arrows here: no own name binding, no `this`.
-        .is_arrow = true,
+        // No own name binding, and a `this`.
+        .is_arrow = false,
         .is_declaration = false,
+        .kind = .method,
+    };
+    return f;
+}
+
+fn checkAccessorArity(p: *Parser, f: *const ast.Function, is_getter: bool) Error!void {
+    if (is_getter and (f.parameters.len != 0 or f.rest != null)) return p.failAt(f.pos, "Getter must not have any formal parameters.");
+    if (!is_getter and (f.parameters.len != 1 or f.rest != null)) return p.failAt(f.pos, "Setter must have exactly one formal parameter.");
+}
+
+/// `super(...)`, `super.name` or `super[key]`; where each may appear is the resolver's
+/// business.
+fn parseSuper(p: *Parser) Error!*Node {
+    const start = p.token.start;
+    try p.advance();
+    switch (p.token.kind) {
+        .l_paren => {
+            const args = try p.parseArguments();
+            return p.newNode(start, .{ .super_call = .{ .callee = try p.identifierNode(start, "super"), .arguments = args } });
+        },
+        .dot => {
+            try p.advance();
+            const t = p.token;
+            if (t.kind == .private_name) return p.failAt(t.start, "Unexpected private field");
+            if (t.kind != .identifier and t.kind != .keyword) return p.unexpected();
+            try p.advance();
+            const key = try p.newNode(t.start, .{ .string = t.text });
+            return p.newNode(start, .{ .super_member = key });
+        },
+        .l_bracket => {
+            try p.advance();
+            const key = try p.parseExpression(false);
+            try p.expect(.r_bracket);
+            return p.newNode(start, .{ .super_member = key });
+        },
+        else => return p.failAt(start, "'super' keyword unexpected here"),
+    }
+}
+
+/// `class Name extends Base { ... }`, from the `class` keyword. Fields become the body of a
+/// method that each new instance runs; static fields and blocks, of one the class runs once.
+fn parseClass(p: *Parser, name_required: bool) Error!*ast.Class {
+    const start = p.token.start;
+    try p.advance();
+    var name: ?[]const u8 = null;
+    if (p.token.kind == .identifier) {
+        name = try p.bindingName();
+    } else if (name_required) {
+        return p.failAt(p.token.start, "Unexpected token");
+    }
+    var heritage: ?*Node = null;
+    if (p.isKeyword("extends")) {
+        try p.advance();
+        heritage = try p.leftHandSide();
+    }
+    try p.expect(.l_brace);
+    var members: std.ArrayList(ast.ClassMember) = .empty;
+    var fields: std.ArrayList(*Node) = .empty;
+    var statics: std.ArrayList(*Node) = .empty;
+    var constructor: ?*ast.Function = null;
+    while (p.token.kind != .r_brace) {
+        if (p.token.kind == .eof) return p.unexpected();
+        if (try p.eat(.semicolon)) continue;
+        try p.classElement(&members, &fields, &statics, &constructor, heritage != null);
+    }
+    try p.advance();
+    const class = try p.arena.create(ast.Class);
+    class.* = .{
+        .name = name,
+        .pos = start,
+        .heritage = heritage,
+        .constructor = constructor orelse try p.defaultConstructor(start, heritage != null),
+        .members = members.items,
+        .fields = if (fields.items.len > 0) try p.syntheticMethod(start, fields.items) else null,
+        .statics = if (statics.items.len > 0) try p.syntheticMethod(start, statics.items) else null,
+    };
+    class.constructor.name = name;
+    class.constructor.end = p.previous_end;
+    class.constructor.pos = start;
+    return class;
+}
+
+fn classElement(
+    p: *Parser,
+    members: *std.ArrayList(ast.ClassMember),
+    fields: *std.ArrayList(*Node),
+    statics: *std.ArrayList(*Node),
+    constructor: *?*ast.Function,
+    derived: bool,
+) Error!void {
+    const t = p.token;
+    var is_static = false;
+    if (t.kind == .identifier and !t.escaped and std.mem.eql(u8, t.text, "static")) {
+        const next = try p.peek();
+        if (next.kind != .l_paren and next.kind != .assign and next.kind != .semicolon and next.kind != .r_brace) {
+            try p.advance();
+            is_static = true;
+            if (p.token.kind == .l_brace) {
+                const block = try p.parseBlock();
+                try statics.append(p.arena, block);
+                return;
+            }
+        }
+    }
+    var kind: ast.ClassMemberKind = .method;
+    const k = p.token;
+    if (k.kind == .star) return p.failAt(k.start, "generators are not supported");
+    if (k.kind == .identifier and !k.escaped and (std.mem.eql(u8, k.text, "get") or std.mem.eql(u8, k.text, "set") or std.mem.eql(u8, k.text, "async"))) {
+        const next = try p.peek();
+        const is_key_start = switch (next.kind) {
+            .identifier, .keyword, .string, .number, .l_bracket, .star, .private_name => !next.newline_before or std.mem.eql(u8, k.text, "get") or std.mem.eql(u8, k.text, "set"),
+            else => false,
+        };
+        if (is_key_start) {
+            if (std.mem.eql(u8, k.text, "async")) return p.failAt(k.start, "async functions are not supported");
+            kind = if (std.mem.eql(u8, k.text, "get")) .getter else .setter;
+            try p.advance();
+        }
+    }
+    if (p.token.kind == .private_name) return p.failAt(p.token.start, "private class members (#name) are not supported");
+    const key = try p.propertyKey();
+    if (p.token.kind != .l_paren) {
+        if (kind != .method) return p.unexpected();
+        // A field: `name = value;` or `name;`.
+        if (key == .computed) return p.failAt(k.start, "computed class field names are not supported");
+        if (std.mem.eql(u8, key.static, "constructor")) return p.failAt(k.start, "Classes may not have a field named 'constructor'");
+        var value: ?*Node = null;
+        if (try p.eat(.assign)) value = try p.parseAssignment(false);
+        try p.semicolon();
+        const field = try p.newNode(k.start, .{ .field_definition = .{ .key = key, .value = value, .pos = k.start } });
+        try (if (is_static) statics else fields).append(p.arena, field);
+        return;
+    }
+    const f = try p.methodFunction(k.start, key);
+    if (kind != .method) {
+        try p.checkAccessorArity(f, kind == .getter);
+        if (key == .static) f.name = try std.fmt.allocPrint(p.arena, "{s} {s}", .{ if (kind == .getter) "get" else "set", key.static });
+    }
+    const is_constructor = !is_static and key == .static and std.mem.eql(u8, key.static, "constructor");
+    if (is_constructor) {
+        if (kind != .method) return p.failAt(k.start, "Class constructor may not be an accessor");
+        if (constructor.* != null) return p.failAt(k.start, "A class may only have one constructor");
+        f.kind = if (derived) .derived_constructor else .base_constructor;
+        constructor.* = f;
+        return;
+    }
+    if (is_static and key == .static and std.mem.eql(u8, key.static, "prototype")) {
+        return p.failAt(k.start, "Classes may not have a static property named 'prototype'");
+    }
+    try members.append(p.arena, .{ .kind = kind, .is_static = is_static, .key = key, .function = f, .pos = k.start });
+}
+
+/// The constructor a class without one has: `constructor() {}`, or for a derived class
+/// `constructor(...args) { super(...args); }`.
+fn defaultConstructor(p: *Parser, pos: u32, derived: bool) Error!*ast.Function {
+    if (!derived) {
+        const f = try p.syntheticMethod(pos, &.{});
+        f.kind = .base_constructor;
+        return f;
+    }
+    const args_name = "*args*";
+    const spread = try p.newNode(pos, .{ .spread = try p.identifierNode(pos, args_name) });
+    const args = try p.arena.alloc(*Node, 1);
+    args[0] = spread;
+    const call = try p.newNode(pos, .{ .super_call = .{ .callee = try p.identifierNode(pos, "super"), .arguments = args } });
+    const statements = try p.arena.alloc(*Node, 1);
+    statements[0] = try p.newNode(pos, .{ .expression_statement = call });
+    const f = try p.syntheticMethod(pos, statements);
+    f.kind = .derived_constructor;
+    f.rest = try p.identifierNode(pos, args_name);
+    return f;
+}
+
+/// A method with no parameters around the given statements (fields' initialisers).
+fn syntheticMethod(p: *Parser, pos: u32, body: []const *Node) Error!*ast.Function {
+    const f = try p.arena.create(ast.Function);
+    f.* = .{
+        .name = null,
+        .pos = pos,
+        .end = pos,
+        .parameters = &.{},
+        .rest = null,
+        .body = body,
+        .is_arrow = false,
+        .is_declaration = false,
+        .kind = .method,
     };
     return f;
 }
@@ -1430,7 +1643,7 @@ fn propertyKey(p: *Parser) Error!ast.Key {
             try p.expect(.r_bracket);
             return .{ .computed = key };
         },
-        .private_name => return p.failAt(t.start, "classes are not supported (private names)"),
+        .private_name => return p.failAt(t.start, "private class members (#name) are not supported"),
         else => return p.unexpected(),
     }
 }
@@ -1492,6 +1705,7 @@ fn toPattern(p: *Parser, node: *Node, binding: bool) Error!*Node {
                         rest = try p.toPattern(prop.value, binding);
                     },
                     .init => try targets.append(p.arena, .{ .key = prop.key, .value = try p.toTarget(prop.value, binding), .pos = prop.pos }),
+                    .getter, .setter => return p.failAt(prop.pos, "Invalid destructuring assignment target"),
                     .shorthand => {
                         var target = try p.toPattern(prop.value, binding);
                         if (prop.shorthand_default) |d| {
@@ -1556,14 +1770,13 @@ test "parser: the language parses" {
 
 test "parser: constructs outside the language are refused by name" {
     try expectParseError("var x = 1;", "var is not supported: use let or const");
-    try expectParseError("class A {}", "classes are not supported");
-    try expectParseError("const f = () => this;", "this is not supported");
+    try expectParseError("class A { #x = 1 }", "private class members (#name) are not supported");
     try expectParseError("function* g() {}", "generators are not supported");
     try expectParseError("async function f() {}", "async functions are not supported");
     try expectParseError("const f = async () => 1;", "async functions are not supported");
     try expectParseError("const r = /ab/;", "regular expressions are not supported");
     try expectParseError("a: for (;;) {}", "labels are not supported");
-    try expectParseError("const o = { get x() { return 1 } };", "getters and setters are not supported");
+    try expectParseError("const o = { get x(a) { return 1 } };", "Getter must not have any formal parameters.");
     try expectParseError("with (a) {}", "with is not supported");
     try expectParseError("const b = 1n;", "BigInt is not supported");
     try expectParseError("tag`x`", "tagged templates are not supported");

@@ -43,6 +43,31 @@ pub const SiteName = extern struct {
     _: u16 = 0,
 };
 
+/// What a function is, which decides what `new` and `this` do with it.
+pub const Kind = enum(u8) {
+    /// `function f() {}`: callable and constructible, with a `prototype`.
+    normal,
+    /// Arrow functions have no `this` of their own and no `prototype` (`x instanceof f` is
+    /// a TypeError for them).
+    arrow,
+    /// Object and class methods, getters and setters: a `this`, but no `prototype`.
+    method,
+    /// A class's constructor: only `new` may call it.
+    base_constructor,
+    /// A constructor of a class that `extends`: `this` exists once `super()` returned.
+    derived_constructor,
+    /// The top-level code.
+    top_level,
+
+    pub fn isConstructor(k: Kind) bool {
+        return k == .normal or k == .base_constructor or k == .derived_constructor;
+    }
+
+    pub fn isClassConstructor(k: Kind) bool {
+        return k == .base_constructor or k == .derived_constructor;
+    }
+};
+
 pub const Function = struct {
     /// String constant for `f.name`, or `no_name`.
     name: u16,
@@ -53,8 +78,7 @@ pub const Function = struct {
     stack_max: u16,
     handler_max: u16,
     has_rest: bool,
-    /// Arrow functions have no `prototype` (`x instanceof f` is a TypeError for them).
-    is_arrow: bool,
+    kind: Kind,
     /// The function whose code creates this one (`closure`), or `no_name` for the top level.
     parent: u16,
     code: []const u8,
@@ -74,6 +98,10 @@ pub const Function = struct {
             found = p;
         }
         return found;
+    }
+
+    pub fn isArrow(f: *const Function) bool {
+        return f.kind == .arrow;
     }
 
     pub fn siteNameAt(f: *const Function, pc: u32) ?u16 {

@@ -139,6 +139,10 @@ pub const Frame = struct {
     result: u32,
     /// Returning from this frame returns from the `run` call that pushed it.
     entry: bool,
+    /// Called by `new` (or `super()`): a result that is not an object gives way to `this`.
+    construct: bool = false,
+    this: Value = Value.undefined_value,
+    new_target: Value = Value.undefined_value,
 };
 
 pub const Handler = struct {
@@ -331,7 +335,7 @@ pub fn call(vm: *Vm, callee: Value, this: Value, args: []const Value) Error!Valu
         try vm.charge(callback_ticks);
         vm.stack[start] = callee;
         @memcpy(vm.stack[start + 1 ..][0..args.len], args);
-        try vm.pushFrame(closure, start + 1, @intCast(args.len), start, true);
+        try vm.pushFrame(closure, start + 1, @intCast(args.len), start, true, this);
         vm.native_depth += 1;
         defer vm.native_depth -= 1;
         return interpreter.run(vm);
@@ -340,6 +344,45 @@ pub fn call(vm: *Vm, callee: Value, this: Value, args: []const Value) Error!Valu
     // JavaScript callee would: no frame is pushed to charge it.
     try vm.charge(call_ticks);
     return vm.callNative(callee, this, args, null);
+}
+
+/// `new callee(...args)` from a builtin, with `new_target` (Reflect-like): runs a closure's
+/// constructor to completion.
+pub fn construct(vm: *Vm, callee: Value, args: []const Value, new_target: Value) Error!Value {
+    const closure = (callee.objectOf(.closure) orelse return builtins.construct(vm, callee, args)).as(object.Closure);
+    if (!closure.function.kind.isConstructor()) return vm.throwNotConstructor(callee);
+    if (vm.native_depth >= vm.limits.native_depth) return vm.throwStackOverflow();
+    try vm.checkNativeStack();
+    const start = vm.top();
+    if (start + args.len + 1 > vm.stack.len) return vm.throwStackOverflow();
+    try vm.charge(callback_ticks);
+    const this = try vm.constructThis(closure, new_target);
+    vm.stack[start] = callee;
+    @memcpy(vm.stack[start + 1 ..][0..args.len], args);
+    try vm.pushConstructFrame(closure, start + 1, @intCast(args.len), start, true, this, new_target);
+    vm.native_depth += 1;
+    defer vm.native_depth -= 1;
+    return interpreter.run(vm);
+}
+
+/// The object `new` makes for a constructor (undefined for a derived class's, whose `this`
+/// comes from `super()`), inheriting from `new_target.prototype`.
+pub fn constructThis(vm: *Vm, closure: *object.Closure, new_target: Value) Error!Value {
+    if (closure.function.kind == .derived_constructor) return Value.undefined_value;
+    const o = try vm.newObject(0);
+    o.proto = try ops.prototypeForNew(vm, new_target);
+    return Value.obj(o);
+}
+
+/// pushFrame for `new`: the frame returns its `this` unless the body returns an object.
+pub fn pushConstructFrame(vm: *Vm, closure: *object.Closure, args: u32, argc: u32, result: u32, entry: bool, this: Value, new_target: Value) Error!void {
+    try vm.pushFrameFor(closure, args, argc, result, entry, this, new_target);
+    const frame = &vm.frames[vm.frame_count - 1];
+    frame.construct = true;
+}
+
+pub fn throwNotConstructor(vm: *Vm, callee: Value) Error {
+    return vm.throwFmt(.type_error, "{f} is not a constructor", .{ops.ShortFormat{ .vm = vm, .v = callee }});
 }
 
 /// Calls a native or builtin callable; anything else is a TypeError naming `site`.
@@ -353,7 +396,23 @@ pub fn callNative(vm: *Vm, callee: Value, this: Value, args: []const Value, site
             return native.func(vm, this, args);
         }
     }
+    if (callee.objectOf(.bound_function)) |o| return vm.callBound(o.as(object.BoundFunction), args);
     return vm.throwNotFunction(callee, site);
+}
+
+/// Calls a bound function: its target with its receiver, its arguments and then these.
+fn callBound(vm: *Vm, bound: *object.BoundFunction, args: []const Value) Error!Value {
+    try vm.checkNativeStack();
+    return vm.call(bound.target, bound.this, try vm.boundArguments(bound, args));
+}
+
+/// A bound function's arguments followed by the call's, in the heap.
+pub fn boundArguments(vm: *Vm, bound: *const object.BoundFunction, args: []const Value) Error![]const Value {
+    const all = vm.heap.alloc(Value, bound.args.len + args.len) catch return vm.outOfMemory();
+    try vm.charge(meter.elementsCost(all.len));
+    @memcpy(all[0..bound.args.len], bound.args);
+    @memcpy(all[bound.args.len..], args);
+    return all;
 }
 
 pub fn throwNotFunction(vm: *Vm, callee: Value, site: ?*String) Error {
@@ -361,8 +420,16 @@ pub fn throwNotFunction(vm: *Vm, callee: Value, site: ?*String) Error {
     return vm.throwFmt(.type_error, "{f} is not a function", .{ops.ShortFormat{ .vm = vm, .v = callee }});
 }
 
-/// Pushes a frame for a closure whose arguments are at stack[args..args+argc].
-pub fn pushFrame(vm: *Vm, closure: *object.Closure, args: u32, argc: u32, result: u32, entry: bool) Error!void {
+/// Pushes a frame for a call (not `new`) of a closure whose arguments are at
+/// stack[args..args+argc].
+pub fn pushFrame(vm: *Vm, closure: *object.Closure, args: u32, argc: u32, result: u32, entry: bool, this: Value) Error!void {
+    if (closure.function.kind.isClassConstructor()) {
+        return vm.throwFmt(.type_error, "Class constructor {f} cannot be invoked without 'new'", .{ops.StringFormat{ .s = vm.closureName(closure) }});
+    }
+    return vm.pushFrameFor(closure, args, argc, result, entry, this, Value.undefined_value);
+}
+
+fn pushFrameFor(vm: *Vm, closure: *object.Closure, args: u32, argc: u32, result: u32, entry: bool, this: Value, new_target: Value) Error!void {
     const f = closure.function;
     if (vm.frame_count >= vm.frames.len or !vm.roomFor(args, f) or
         vm.handler_count + @as(usize, f.handler_max) > vm.handlers.len)
@@ -394,6 +461,8 @@ pub fn pushFrame(vm: *Vm, closure: *object.Closure, args: u32, argc: u32, result
         .handler_base = vm.handler_count,
         .result = result,
         .entry = entry,
+        .this = this,
+        .new_target = new_target,
     };
     vm.frame_count += 1;
 }
@@ -575,7 +644,20 @@ pub fn newLatin1(vm: *Vm, text: []const u8) Error!*String {
 pub fn newClosure(vm: *Vm, f: *const Program.Function, captures: []*Cell) Error!*object.Closure {
     const c = vm.heap.create(object.Closure) catch return vm.outOfMemory();
     c.* = .{ .object = .{ .kind = .closure }, .function = f, .captures = captures.ptr };
+    if (f.kind == .normal) try vm.givePrototype(c);
     return c;
+}
+
+/// A `function`'s own `prototype`: a new object whose `constructor` is the function. Made
+/// with the function (not on first use), so that a module's functions have theirs before
+/// the module is sealed.
+fn givePrototype(vm: *Vm, c: *object.Closure) Error!void {
+    const prototype = try vm.newObject(0);
+    prototype.properties.reserveExact(vm.heap, 1) catch return vm.outOfMemory();
+    prototype.properties.define(vm.heap, names.string("constructor"), Value.obj(&c.object), .hidden) catch return vm.outOfMemory();
+    c.object.properties.reserveExact(vm.heap, 1) catch return vm.outOfMemory();
+    const flags: object.PropertyFlags = .{ .not_enumerable = true, .not_configurable = true };
+    c.object.properties.define(vm.heap, names.string("prototype"), Value.obj(prototype), flags) catch return vm.outOfMemory();
 }
 
 pub fn newCell(vm: *Vm, v: Value) Error!*Cell {

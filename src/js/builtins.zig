@@ -27,6 +27,8 @@ pub const collections = @import("builtins/collections.zig");
 pub const errors = @import("builtins/errors.zig");
 pub const globals_fns = @import("builtins/globals.zig");
 pub const console = @import("builtins/console.zig");
+pub const functions = @import("builtins/functions.zig");
+pub const descriptors = @import("builtins/descriptors.zig");
 
 pub const NativeFn = *const fn (vm: *Vm, this: Value, args: []const Value) Error!Value;
 
@@ -86,7 +88,8 @@ fn entries(class: Class) []const Entry {
             nat("toString", 0, objects.toStringMethod),
             nat("toLocaleString", 0, objects.toStringMethod),
             nat("valueOf", 0, objects.valueOf),
-            nat("propertyIsEnumerable", 1, objects.hasOwnProperty),
+            nat("propertyIsEnumerable", 1, descriptors.propertyIsEnumerable),
+            nat("isPrototypeOf", 1, descriptors.isPrototypeOf),
         },
         .array_proto => &.{
             nat("at", 1, array.at),                   nat("concat", 1, array.concat),
@@ -140,6 +143,9 @@ fn entries(class: Class) []const Entry {
         },
         .function_proto => &.{
             nat("toString", 0, objects.functionToString),
+            nat("call", 1, functions.call),
+            nat("apply", 2, functions.apply),
+            nat("bind", 1, functions.bind),
         },
         .error_proto => &.{
             nat("toString", 0, errors.toStringMethod),
@@ -187,11 +193,17 @@ fn entries(class: Class) []const Entry {
             nat("warn", 0, console.logError),
         },
         .object_ctor => &.{
-            nat("keys", 1, objects.keys),                nat("values", 1, objects.values),
-            nat("entries", 1, objects.entries),          nat("assign", 2, objects.assign),
-            nat("fromEntries", 1, objects.fromEntries),  nat("freeze", 1, objects.freeze),
-            nat("isFrozen", 1, objects.isFrozen),        nat("hasOwn", 2, objects.hasOwn),
-            nat("getOwnPropertyNames", 1, objects.keys), nat("is", 2, objects.is),
+            nat("keys", 1, objects.keys),                                               nat("values", 1, objects.values),
+            nat("entries", 1, objects.entries),                                         nat("assign", 2, objects.assign),
+            nat("fromEntries", 1, objects.fromEntries),                                 nat("freeze", 1, objects.freeze),
+            nat("isFrozen", 1, objects.isFrozen),                                       nat("hasOwn", 2, objects.hasOwn),
+            nat("getOwnPropertyNames", 1, descriptors.getOwnPropertyNames),             nat("is", 2, objects.is),
+            nat("create", 2, descriptors.create),                                       nat("getPrototypeOf", 1, descriptors.getPrototypeOf),
+            nat("setPrototypeOf", 2, descriptors.setPrototypeOf),                       nat("defineProperty", 3, descriptors.defineProperty),
+            nat("defineProperties", 2, descriptors.defineProperties),                   nat("getOwnPropertyDescriptor", 2, descriptors.getOwnPropertyDescriptor),
+            nat("getOwnPropertyDescriptors", 1, descriptors.getOwnPropertyDescriptors), nat("preventExtensions", 1, descriptors.preventExtensions),
+            nat("isExtensible", 1, descriptors.isExtensible),                           nat("seal", 1, descriptors.seal),
+            nat("isSealed", 1, descriptors.isSealed),
         },
         .array_ctor => &.{
             nat("isArray", 1, array.isArray),
@@ -222,6 +234,10 @@ fn entries(class: Class) []const Entry {
 pub const BuiltinObject = struct {
     name: []const u8,
     class: Class,
+    /// The name of the builtin prototype object its instances inherit from (`prototype`).
+    prototype: ?[]const u8 = null,
+    /// For a prototype object: the constructor whose prototype it is.
+    constructor_of: ?[]const u8 = null,
     call: ?Native = null,
     construct: ?Native = null,
     /// What `instanceof` accepts.
@@ -244,20 +260,30 @@ pub const builtin_objects = [_]BuiltinObject{
     .{ .name = "Math", .class = .math },
     .{ .name = "JSON", .class = .json },
     .{ .name = "console", .class = .console },
-    .{ .name = "Object", .class = .object_ctor, .call = ctor("Object", 1, objects.construct), .construct = ctor("Object", 1, objects.construct), .instances = .any_object },
-    .{ .name = "Array", .class = .array_ctor, .call = ctor("Array", 1, array.construct), .construct = ctor("Array", 1, array.construct), .instances = .{ .kind = .array } },
-    .{ .name = "String", .class = .string_ctor, .call = ctor("String", 1, globals_fns.stringCall) },
-    .{ .name = "Number", .class = .number_ctor, .call = ctor("Number", 1, globals_fns.numberCall) },
-    .{ .name = "Boolean", .class = .empty, .call = ctor("Boolean", 1, globals_fns.booleanCall) },
-    .{ .name = "Map", .class = .empty, .call = ctor("Map", 0, collections.requireNewMap), .construct = ctor("Map", 0, collections.constructMap), .instances = .{ .kind = .map } },
-    .{ .name = "Set", .class = .empty, .call = ctor("Set", 0, collections.requireNewSet), .construct = ctor("Set", 0, collections.constructSet), .instances = .{ .kind = .set } },
+    .{ .name = "Object", .prototype = "%Object.prototype%", .class = .object_ctor, .call = ctor("Object", 1, objects.construct), .construct = ctor("Object", 1, objects.construct), .instances = .any_object },
+    .{ .name = "Array", .prototype = "%Array.prototype%", .class = .array_ctor, .call = ctor("Array", 1, array.construct), .construct = ctor("Array", 1, array.construct), .instances = .{ .kind = .array } },
+    .{ .name = "String", .prototype = "%String.prototype%", .class = .string_ctor, .call = ctor("String", 1, globals_fns.stringCall) },
+    .{ .name = "Number", .prototype = "%Number.prototype%", .class = .number_ctor, .call = ctor("Number", 1, globals_fns.numberCall) },
+    .{ .name = "Boolean", .prototype = "%Boolean.prototype%", .class = .empty, .call = ctor("Boolean", 1, globals_fns.booleanCall) },
+    .{ .name = "Map", .prototype = "%Map.prototype%", .class = .empty, .call = ctor("Map", 0, collections.requireNewMap), .construct = ctor("Map", 0, collections.constructMap), .instances = .{ .kind = .map } },
+    .{ .name = "Set", .prototype = "%Set.prototype%", .class = .empty, .call = ctor("Set", 0, collections.requireNewSet), .construct = ctor("Set", 0, collections.constructSet), .instances = .{ .kind = .set } },
     .{ .name = "Date", .class = .date },
-    .{ .name = "Error", .class = .empty, .call = ctor("Error", 1, errors.constructError), .construct = ctor("Error", 1, errors.constructError), .instances = .any_error },
+    .{ .name = "Error", .prototype = "%Error.prototype%", .class = .empty, .call = ctor("Error", 1, errors.constructError), .construct = ctor("Error", 1, errors.constructError), .instances = .any_error },
     .{ .name = "TypeError", .class = .empty, .call = ctor("TypeError", 1, errors.constructTypeError), .construct = ctor("TypeError", 1, errors.constructTypeError), .instances = .{ .error_kind = .type_error } },
     .{ .name = "RangeError", .class = .empty, .call = ctor("RangeError", 1, errors.constructRangeError), .construct = ctor("RangeError", 1, errors.constructRangeError), .instances = .{ .error_kind = .range_error } },
     .{ .name = "SyntaxError", .class = .empty, .call = ctor("SyntaxError", 1, errors.constructSyntaxError), .construct = ctor("SyntaxError", 1, errors.constructSyntaxError), .instances = .{ .error_kind = .syntax_error } },
     .{ .name = "ReferenceError", .class = .empty, .call = ctor("ReferenceError", 1, errors.constructReferenceError), .construct = ctor("ReferenceError", 1, errors.constructReferenceError), .instances = .{ .error_kind = .reference_error } },
     .{ .name = "EvalError", .class = .empty, .call = ctor("EvalError", 1, errors.constructEvalError), .construct = ctor("EvalError", 1, errors.constructEvalError), .instances = .{ .error_kind = .eval_error } },
+    .{ .name = "Function", .class = .empty, .prototype = "%Function.prototype%" },
+    .{ .name = "%Object.prototype%", .class = .object_proto, .constructor_of = "Object" },
+    .{ .name = "%Array.prototype%", .class = .array_proto, .constructor_of = "Array" },
+    .{ .name = "%Function.prototype%", .class = .function_proto, .constructor_of = "Function" },
+    .{ .name = "%String.prototype%", .class = .string_proto, .constructor_of = "String" },
+    .{ .name = "%Number.prototype%", .class = .number_proto, .constructor_of = "Number" },
+    .{ .name = "%Boolean.prototype%", .class = .boolean_proto, .constructor_of = "Boolean" },
+    .{ .name = "%Map.prototype%", .class = .map_proto, .constructor_of = "Map" },
+    .{ .name = "%Set.prototype%", .class = .set_proto, .constructor_of = "Set" },
+    .{ .name = "%Error.prototype%", .class = .error_proto, .constructor_of = "Error" },
     .{ .name = "URIError", .class = .empty, .call = ctor("URIError", 1, errors.constructUriError), .construct = ctor("URIError", 1, errors.constructUriError), .instances = .{ .error_kind = .uri_error } },
 };
 
@@ -330,7 +356,7 @@ const layout: Layout = blk: {
     var calls: [builtin_objects.len]u16 = undefined;
     var constructs: [builtin_objects.len]u16 = undefined;
     for (builtin_objects, 0..) |o, i| {
-        _ = names.id(o.name);
+        if (o.name[0] != '%') _ = names.id(o.name);
         calls[i] = absent;
         constructs[i] = absent;
         if (o.call) |n| {
@@ -418,6 +444,8 @@ pub fn protoMember(vm: *Vm, o: *Object, key: *String) ?Value {
         .map => .map_proto,
         .set => .set_proto,
         .iterator => .iterator_proto,
+        .bound_function => .function_proto,
+        .accessor => .object_proto,
     };
     if (memberValue(layout.tables[@backingInt(class)][name_id])) |v| return v;
     return memberValue(layout.tables[@backingInt(Class.object_proto)][name_id]);
@@ -438,11 +466,56 @@ pub fn primitiveMember(v: Value, key: *String) ?Value {
     return memberValue(layout.tables[@backingInt(Class.object_proto)][name_id]);
 }
 
+/// The id of the builtin object of this name, at compile time.
+pub fn builtinId(comptime name: []const u8) u16 {
+    return comptime for (builtin_objects, 0..) |o, i| {
+        if (std.mem.eql(u8, o.name, name)) break @intCast(i);
+    } else @compileError("no builtin object " ++ name);
+}
+
+/// The builtin prototype an object of this kind inherits from when it has no link of its own.
+pub fn kindPrototype(o: *const Object) Value {
+    return Value.builtin(switch (o.kind) {
+        .plain, .iterator, .accessor => builtinId("%Object.prototype%"),
+        .array => builtinId("%Array.prototype%"),
+        .closure, .bound_function => builtinId("%Function.prototype%"),
+        .error_object => builtinId("%Error.prototype%"),
+        .map => builtinId("%Map.prototype%"),
+        .set => builtinId("%Set.prototype%"),
+    });
+}
+
+/// What a builtin object inherits from: Object.prototype for the other prototypes and the
+/// namespaces, Function.prototype for the constructors, nothing for Object.prototype.
+pub fn prototypeOfBuiltin(id: u32) Value {
+    if (id >= builtin_objects.len) return Value.builtin(builtinId("%Object.prototype%"));
+    if (id == builtinId("%Object.prototype%")) return Value.null_value;
+    if (isCallableBuiltin(id) or id == builtinId("Function")) return Value.builtin(builtinId("%Function.prototype%"));
+    return Value.builtin(builtinId("%Object.prototype%"));
+}
+
+fn builtinIdRuntime(name: []const u8) ?u16 {
+    for (builtin_objects, 0..) |o, i| {
+        if (std.mem.eql(u8, o.name, name)) return @intCast(i);
+    }
+    return null;
+}
+
 /// A property of a builtin object (`Math.PI`, `JSON.parse`) or of a host object.
 pub fn staticMember(vm: *Vm, id: u32, key: *String) Error!Value {
     if (id < builtin_objects.len) {
         const o = builtin_objects[id];
         if (classMember(o.class, key)) |v| return v;
+        if (o.prototype) |p| if (names.is(key, "prototype")) return Value.builtin(builtinIdRuntime(p).?);
+        if (o.constructor_of) |c| {
+            if (names.is(key, "constructor")) return Value.builtin(builtinIdRuntime(c).?);
+            // The prototypes other than Object's inherit Object.prototype's methods.
+            return classMember(.object_proto, key) orelse Value.undefined_value;
+        }
+        if (o.call != null or o.construct != null or id == builtinId("Function")) {
+            // Constructors inherit Function.prototype's call, apply and bind.
+            if (classMember(.function_proto, key)) |v| return v;
+        }
         // Math, JSON and console are plain objects (the constructors' own constructor is
         // Function, outside the language).
         if (names.is(key, "constructor") and o.call == null and o.construct == null) return Value.builtin(comptime globalId("Object").?);
@@ -472,6 +545,11 @@ pub fn callBehavior(vm: *Vm, id: u32) ?*const Native {
 }
 
 pub fn construct(vm: *Vm, callee: Value, args: []const Value) Error!Value {
+    if (callee.objectOf(.closure) != null) return vm.construct(callee, args, callee);
+    if (callee.objectOf(.bound_function)) |o| {
+        const b = o.as(object.BoundFunction);
+        return vm.construct(b.target, try vm.boundArguments(b, args), b.target);
+    }
     if (callee.is(.builtin)) {
         const id = callee.payload();
         if (id < builtin_objects.len and layout.constructs[id] != absent) {

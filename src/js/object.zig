@@ -33,6 +33,10 @@ pub const Kind = enum(u8) {
     map,
     set,
     iterator,
+    /// `f.bind(this, ...args)`.
+    bound_function,
+    /// A getter and setter pair: the value of an accessor property, never in user hands.
+    accessor,
 };
 
 pub const Object = struct {
@@ -40,7 +44,15 @@ pub const Object = struct {
     frozen: bool = false,
     /// A host's own class tag (0 for none): a handler's Response object, for instance.
     class: u16 = 0,
+    /// `Object.preventExtensions` (or seal, or freeze) was applied: no property may be added.
+    sealed_shape: bool = false,
+    /// `Object.seal` was applied: every property, the kind's own fields too, is fixed.
+    sealed_shape_all: bool = false,
     properties: Properties = .{},
+    /// The prototype: `undefined` for the builtin prototype of the object's kind (an array's
+    /// is Array.prototype), `null` for none, an object, or a builtin prototype object (a
+    /// class that extends Array has Array.prototype here).
+    proto: Value = Value.undefined_value,
 
     pub fn as(o: *Object, comptime T: type) *T {
         assert(o.kind == T.kind);
@@ -51,6 +63,21 @@ pub const Object = struct {
 pub const Property = struct {
     key: *String,
     value: Value,
+    flags: PropertyFlags = .{},
+};
+
+/// A property's attributes, stored inverted so that the zero value is a plain data property
+/// (writable, enumerable, configurable), which is what every literal and assignment makes.
+pub const PropertyFlags = packed struct(u8) {
+    not_enumerable: bool = false,
+    read_only: bool = false,
+    not_configurable: bool = false,
+    /// The value is an `Accessor` object.
+    accessor: bool = false,
+    _: u4 = 0,
+
+    /// What class methods, builtin-like `constructor` and `prototype` links get.
+    pub const hidden: PropertyFlags = .{ .not_enumerable = true };
 };
 
 /// Properties past this count get a hash index.
@@ -106,6 +133,18 @@ pub const Properties = struct {
         return p.add(heap, key, v);
     }
 
+    /// Sets a property with its attributes, replacing whatever was there.
+    pub fn define(p: *Properties, heap: *Heap, key: *String, v: Value, flags: PropertyFlags) Heap.Error!void {
+        if (p.find(key)) |i| {
+            p.items[i].value = v;
+            p.items[i].flags = flags;
+            return;
+        }
+        try p.add(heap, key, v);
+        const i = p.find(key).?;
+        p.items[i].flags = flags;
+    }
+
     /// Adds a property known to be absent.
     pub fn add(p: *Properties, heap: *Heap, key: *String, v: Value) Heap.Error!void {
         if (p.len == p.cap) try p.grow(heap, p.len + 1);
@@ -153,6 +192,16 @@ pub const Properties = struct {
     /// Room for at least `needed` properties.
     pub fn reserve(p: *Properties, heap: *Heap, needed: u32) Heap.Error!void {
         if (needed > p.cap) try p.grow(heap, needed);
+    }
+
+    /// Room for exactly `needed` properties, for objects whose size is known (a function's
+    /// prototype and its one link back).
+    pub fn reserveExact(p: *Properties, heap: *Heap, needed: u32) Heap.Error!void {
+        if (needed <= p.cap) return;
+        const items = try heap.alloc(Property, needed);
+        @memcpy(items[0..p.len], p.items[0..p.len]);
+        p.items = items.ptr;
+        p.cap = needed;
     }
 
     fn grow(p: *Properties, heap: *Heap, needed: u32) Heap.Error!void {
@@ -245,8 +294,33 @@ pub const Closure = struct {
     /// The name given at run time, over the function's own: an anonymous function defined
     /// under a computed key takes the key (`{ [k]: () => 1 }.dyn.name` is "dyn").
     name: ?*String = null,
+    /// A method's home object, where `super.x` starts looking (the prototype of the object
+    /// or class that defined it).
+    home: ?*Object = null,
+    /// A class constructor's field initialiser: a method run on each new instance.
+    fields: ?*Closure = null,
 
     pub const kind: Kind = .closure;
+};
+
+/// A function made by `bind`: calling it calls the target with the bound receiver and the
+/// bound arguments first.
+pub const BoundFunction = struct {
+    object: Object,
+    target: Value,
+    this: Value,
+    args: []const Value,
+
+    pub const kind: Kind = .bound_function;
+};
+
+/// The getter and setter of an accessor property (undefined where absent).
+pub const Accessor = struct {
+    object: Object,
+    getter: Value,
+    setter: Value,
+
+    pub const kind: Kind = .accessor;
 };
 
 pub const ErrorKind = enum(u8) {

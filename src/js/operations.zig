@@ -93,7 +93,8 @@ pub const ValueText = struct {
             },
             .error_object => return errorText(w, o),
             .array => return w.writeAll("[object Array]"),
-            .plain, .map, .set, .iterator => {},
+            .bound_function => return w.writeAll("function () { [native code] }"),
+            .plain, .map, .set, .iterator, .accessor => {},
         }
         if (o.properties.get(names.string("toString")) != null) return w.writeAll("[object Object]");
         if (o.properties.get(names.string("constructor"))) |constructor| {
@@ -214,13 +215,13 @@ pub fn toPrimitive(vm: *Vm, v: Value, hint: Hint) Error!Value {
     // result wins. The inherited valueOf returns the object itself, so it never does; the
     // inherited toString always does.
     for ([_]*String{ first, second }) |method| {
-        if (o.properties.get(method)) |f| {
-            if (isCallable(f)) {
-                const result = try vm.call(f, v, &.{});
-                if (!result.is(.object)) return result;
-            }
-        } else if (method == names.string("toString")) {
-            return Value.string(try defaultString(vm, o));
+        const f = try getField(vm, v, method);
+        if (f.is(.native) and o.properties.find(method) == null) {
+            // The builtin's own: toString's text of its kind; valueOf gives the object.
+            if (method == names.string("toString")) return Value.string(try defaultString(vm, o));
+        } else if (isCallable(f)) {
+            const result = try vm.call(f, v, &.{});
+            if (!result.is(.object)) return result;
         }
     }
     return vm.throwMessage(.type_error, "Cannot convert object to primitive value");
@@ -238,6 +239,8 @@ fn defaultString(vm: *Vm, o: *Object) Error!*String {
         },
         .map => return names.string("[object Map]"),
         .set => return names.string("[object Set]"),
+        .bound_function => return vm.newLatin1("function () { [native code] }"),
+        .accessor => return names.string("[object Object]"),
         // Each kind of iterator has its own toStringTag.
         .iterator => return vm.newLatin1(switch (o.as(object.Iterator).iterator_kind) {
             .map_keys, .map_values, .map_entries => "[object Map Iterator]",
@@ -259,6 +262,7 @@ pub fn isObjectLike(v: Value) bool {
 pub fn isCallable(v: Value) bool {
     if (v.is(.native)) return true;
     if (v.objectOf(.closure) != null) return true;
+    if (v.objectOf(.bound_function) != null) return true;
     if (v.is(.builtin)) return builtins.isCallableBuiltin(@intCast(v.payload()));
     return false;
 }
@@ -426,16 +430,50 @@ pub fn instanceOf(vm: *Vm, v: Value, constructor: Value) Error!bool {
     if (!isCallable(constructor)) {
         return vm.throwMessage(.type_error, "Right-hand side of 'instanceof' is not callable");
     }
-    if (constructor.objectOf(.closure)) |c| {
-        // Arrow functions have no prototype; other functions have one that nothing inherits
-        // from (there is no `new` on user functions).
-        if (c.as(object.Closure).function.is_arrow) {
+    if (constructor.objectOf(.bound_function)) |b| return instanceOf(vm, v, b.as(object.BoundFunction).target);
+    if (constructor.objectOf(.closure)) |_| {
+        const prototype = try getField(vm, constructor, names.string("prototype"));
+        if (!isObjectLike(prototype)) {
             return vm.throwMessage(.type_error, "Function has non-object prototype 'undefined' in instanceof check");
         }
-        return false;
+        return inherits(v, prototype);
     }
     if (!constructor.is(.builtin)) return false; // A builtin function that is no constructor.
     return builtins.isInstance(@intCast(constructor.payload()), v);
+}
+
+/// Whether `prototype` is on v's prototype chain.
+pub fn inherits(v: Value, prototype: Value) bool {
+    if (!v.is(.object)) return false;
+    var current = prototypeOf(v.asObject());
+    var depth: u32 = 0;
+    while (depth < chain_depth_max) : (depth += 1) {
+        if (current.eqlBits(prototype)) return true;
+        if (current.is(.object)) {
+            current = prototypeOf(current.asObject());
+        } else if (current.is(.builtin)) {
+            current = builtins.prototypeOfBuiltin(@intCast(current.payload()));
+        } else return false;
+    }
+    return false;
+}
+
+/// The longest prototype chain walked; `setPrototypeOf` refuses cycles, so only a chain built
+/// that long could reach it.
+pub const chain_depth_max: u32 = 100_000;
+
+/// An object's prototype: its own link, or its kind's builtin prototype.
+pub fn prototypeOf(o: *const Object) Value {
+    if (!o.proto.isUndefined()) return o.proto;
+    return builtins.kindPrototype(o);
+}
+
+/// The prototype an object made by `new` with this new.target inherits from: its
+/// `prototype` if that is an object, else Object.prototype.
+pub fn prototypeForNew(vm: *Vm, new_target: Value) Error!Value {
+    const p = try getField(vm, new_target, names.string("prototype"));
+    if (p.is(.object) or p.is(.builtin)) return p;
+    return Value.undefined_value;
 }
 
 /// `key in obj`.
@@ -472,6 +510,12 @@ pub fn hasProperty(vm: *Vm, obj: Value, key_value: Value) Error!bool {
     }
     const key = try toPropertyKey(vm, key_value);
     if (o.properties.find(key) != null) return true;
+    if (!o.proto.isUndefined()) {
+        if (hasIntrinsic(o, key)) return true;
+        const proto = o.proto;
+        if (proto.isNull()) return false;
+        return hasProperty(vm, proto, Value.string(key));
+    }
     switch (o.kind) {
         .array => {
             const a = o.as(object.Array);
@@ -503,10 +547,65 @@ pub inline fn arrayIndex(x: f64) ?u32 {
 pub fn getField(vm: *Vm, obj: Value, key: *String) Error!Value {
     if (obj.is(.object)) {
         const o = obj.asObject();
-        if (o.properties.find(key)) |i| return o.properties.items[i].value;
+        if (o.properties.find(key)) |i| {
+            const p = o.properties.items[i];
+            if (p.flags.accessor) return callGetter(vm, p.value, obj);
+            return p.value;
+        }
+        if (!o.proto.isUndefined()) return getInherited(vm, o, key, obj);
         return getObjectField(vm, o, key);
     }
     return getPrimitiveField(vm, obj, key);
+}
+
+/// Runs an accessor's getter with `receiver` as `this` (undefined without one).
+pub fn callGetter(vm: *Vm, accessor: Value, receiver: Value) Error!Value {
+    const a = accessor.asObject().as(object.Accessor);
+    if (a.getter.isUndefined()) return Value.undefined_value;
+    return vm.call(a.getter, receiver, &.{});
+}
+
+/// A property not among an object's own, on an object whose prototype is its own link: its
+/// kind's own fields (an array's length...), then the chain.
+fn getInherited(vm: *Vm, o: *Object, key: *String, receiver: Value) Error!Value {
+    if (o.kind != .plain) {
+        if (hasIntrinsic(o, key)) return getObjectField(vm, o, key);
+    }
+    if (o.proto.isNull()) return Value.undefined_value;
+    return getFieldFrom(vm, o.proto, key, receiver);
+}
+
+/// `key` looked up from `start` along the prototype chain, getters run with `receiver`.
+pub fn getFieldFrom(vm: *Vm, start: Value, key: *String, receiver: Value) Error!Value {
+    var current = start;
+    var depth: u32 = 0;
+    while (depth < chain_depth_max) : (depth += 1) {
+        if (current.is(.builtin)) return builtins.staticMember(vm, @intCast(current.payload()), key);
+        if (!current.is(.object)) return Value.undefined_value;
+        const o = current.asObject();
+        if (o.properties.find(key)) |i| {
+            const p = o.properties.items[i];
+            if (p.flags.accessor) return callGetter(vm, p.value, receiver);
+            return p.value;
+        }
+        if (o.proto.isUndefined()) return getObjectField(vm, o, key);
+        if (o.kind != .plain and hasIntrinsic(o, key)) return getObjectField(vm, o, key);
+        if (o.proto.isNull()) return Value.undefined_value;
+        current = o.proto;
+    }
+    return vm.throwStackOverflow();
+}
+
+/// Whether a kind keeps `key` as a field of its own (an array's elements and length, a
+/// function's name and length, an error's message).
+fn hasIntrinsic(o: *Object, key: *String) bool {
+    return switch (o.kind) {
+        .array => key.arrayIndex() != null or names.is(key, "length"),
+        .closure => names.is(key, "name") or names.is(key, "length"),
+        .error_object => names.is(key, "message") or names.is(key, "stack") or names.is(key, "cause"),
+        .map, .set => names.is(key, "size"),
+        else => false,
+    };
 }
 
 fn getObjectField(vm: *Vm, o: *Object, key: *String) Error!Value {
@@ -532,7 +631,11 @@ fn getObjectField(vm: *Vm, o: *Object, key: *String) Error!Value {
         .map, .set => {
             if (names.is(key, "size")) return Value.number(@floatFromInt(object.mapOf(o).live));
         },
-        .iterator => {},
+        .iterator, .accessor => {},
+        .bound_function => {
+            if (names.is(key, "name")) return Value.string(try boundName(vm, o.as(object.BoundFunction)));
+            if (names.is(key, "length")) return boundLength(vm, o.as(object.BoundFunction));
+        },
     }
     if (names.is(key, "constructor")) return constructorOf(o);
     return builtins.protoMember(vm, o, key) orelse Value.undefined_value;
@@ -547,9 +650,22 @@ fn constructorOf(o: *Object) Value {
         .map => "Map",
         .set => "Set",
         .error_object => o.as(object.ErrorObject).error_kind.name(),
-        .closure => return Value.undefined_value,
+        .closure, .bound_function, .accessor => return Value.undefined_value,
     };
     return Value.builtin(builtins.globalId(name).?);
+}
+
+/// A bound function's length: its target's, less the arguments it binds (never below 0).
+fn boundLength(vm: *Vm, b: *object.BoundFunction) Error!Value {
+    const target_length = try getField(vm, b.target, names.string("length"));
+    if (!target_length.isNumber()) return Value.number(0);
+    return Value.number(@max(0, target_length.asNumber() - @as(f64, @floatFromInt(b.args.len))));
+}
+
+fn boundName(vm: *Vm, b: *object.BoundFunction) Error!*String {
+    const target_name = try getField(vm, b.target, names.string("name"));
+    const text = if (target_name.isString()) target_name.asString() else string.empty;
+    return concatTwo(vm, try vm.newLatin1("bound "), text);
 }
 
 pub fn errorKindName(kind: object.ErrorKind) *String {
@@ -637,6 +753,17 @@ pub fn getElement(vm: *Vm, obj: Value, key: Value) Error!Value {
 pub fn setField(vm: *Vm, obj: Value, key: *String, v: Value) Error!void {
     if (!obj.is(.object)) return setPrimitiveField(vm, obj, key);
     const o = obj.asObject();
+    if (o.properties.find(key)) |i| {
+        const p = o.properties.items[i];
+        if (p.flags.accessor) return callSetter(vm, o, key, p.value, obj, v);
+        if (p.flags.read_only) return throwReadOnly(vm, o, key);
+    } else if (o.proto.is(.object) and !(o.kind != .plain and hasIntrinsic(o, key))) {
+        // An inherited setter runs; an inherited read-only property forbids the write.
+        if (try inheritedSetter(vm, o.proto, key)) |found| {
+            if (found.flags.accessor) return callSetter(vm, o, key, found.value, obj, v);
+            return throwReadOnly(vm, o, key);
+        }
+    }
     if (o.properties.find(key) == null) switch (o.kind) {
         // Inherited accessors without a setter, and a function's read-only own properties.
         .map, .set => if (names.is(key, "size")) {
@@ -647,6 +774,9 @@ pub fn setField(vm: *Vm, obj: Value, key: *String, v: Value) Error!void {
     };
     if (o.frozen) return throwFrozen(vm, o, key);
     try checkModuleWrite(vm, o);
+    if (o.sealed_shape and o.properties.find(key) == null and !hasIntrinsic(o, key)) {
+        return vm.throwFmt(.type_error, "Cannot add property {f}, object is not extensible", .{StringFormat{ .s = key }});
+    }
     switch (o.kind) {
         .array => {
             const a = o.as(object.Array);
@@ -660,6 +790,31 @@ pub fn setField(vm: *Vm, obj: Value, key: *String, v: Value) Error!void {
         else => {},
     }
     o.properties.put(vm.heap, key, v) catch return vm.outOfMemory();
+}
+
+/// An accessor or read-only data property on the chain from `start`, which decides what a
+/// write of `key` does; null when the write makes an own property.
+fn inheritedSetter(vm: *Vm, start: Value, key: *String) Error!?object.Property {
+    var current = start;
+    var depth: u32 = 0;
+    while (depth < chain_depth_max) : (depth += 1) {
+        if (!current.is(.object)) return null;
+        const o = current.asObject();
+        if (o.properties.find(key)) |i| {
+            const p = o.properties.items[i];
+            return if (p.flags.accessor or p.flags.read_only) p else null;
+        }
+        current = o.proto;
+    }
+    return vm.throwStackOverflow();
+}
+
+fn callSetter(vm: *Vm, o: *Object, key: *String, accessor: Value, receiver: Value, v: Value) Error!void {
+    const a = accessor.asObject().as(object.Accessor);
+    if (a.setter.isUndefined()) {
+        return vm.throwFmt(.type_error, "Cannot set property {f} of {f} which has only a getter", .{ StringFormat{ .s = key }, ValueText{ .vm = vm, .v = Value.obj(o) } });
+    }
+    _ = try vm.call(a.setter, receiver, &.{v});
 }
 
 fn setPrimitiveField(vm: *Vm, obj: Value, key: *String) Error {
@@ -838,8 +993,11 @@ pub fn copyProperties(vm: *Vm, target: *Object, src: Value, excluded: []const Va
         }
     }
     for (o.properties.slice()) |p| {
+        if (p.flags.not_enumerable) continue;
         if (try isExcluded(vm, p.key, excluded)) continue;
-        target.properties.put(vm.heap, p.key, p.value) catch return vm.outOfMemory();
+        // A getter runs; what it changes in the source is not seen (the keys were taken).
+        const value = if (p.flags.accessor) try callGetter(vm, p.value, src) else p.value;
+        target.properties.put(vm.heap, p.key, value) catch return vm.outOfMemory();
     }
 }
 
@@ -891,7 +1049,10 @@ pub fn ownKeysArray(vm: *Vm, v: Value) Error!*object.Array {
             keys.push(vm.heap, Value.string(try numberToString(vm, @floatFromInt(i)))) catch return vm.outOfMemory();
         }
     }
-    for (o.properties.slice()) |p| keys.push(vm.heap, Value.string(p.key)) catch return vm.outOfMemory();
+    for (o.properties.slice()) |p| {
+        if (p.flags.not_enumerable) continue;
+        keys.push(vm.heap, Value.string(p.key)) catch return vm.outOfMemory();
+    }
     return keys;
 }
 
