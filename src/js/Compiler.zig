@@ -693,10 +693,17 @@ fn statementInner(c: *Compiler, node: *Node) Error!void {
         .field_definition => |d| {
             const this = c.f.info.specials[@backingInt(scope.Special.this)].?;
             try c.loadBinding(this, false, d.pos);
-            try c.emitU16(.push_string, try c.stringConstant(d.key.static, d.pos));
-            if (d.value) |v| try c.expressionNamed(v, d.key.static) else try c.emit(.push_undefined);
+            try c.expression(d.key);
+            const name = if (d.key.data == .string) d.key.data.string else null;
+            if (d.value) |v| try c.expressionNamed(v, name) else try c.emit(.push_undefined);
             try c.mark(d.pos);
-            try c.emitU8(.define_member, @bitCast(bytecode.MemberFlags{ .kind = .field, .not_enumerable = false }));
+            const kind: @FieldType(bytecode.MemberFlags, "kind") = switch (d.kind) {
+                .field => .field,
+                .method => .method,
+                .getter => .getter,
+                .setter => .setter,
+            };
+            try c.emitU8(.define_member, @bitCast(bytecode.MemberFlags{ .kind = kind, .not_enumerable = false, .own = true }));
             try c.emit(.pop);
         },
         .declaration => |d| {
@@ -1285,6 +1292,11 @@ fn expressionNamed(c: *Compiler, node: *Node, name: ?[]const u8) Error!void {
 fn classExpression(c: *Compiler, class: *ast.Class) Error!void {
     const saved = try c.enterScope(class.name_scope);
     defer c.leaveScope(saved);
+    for (class.private_names) |n| {
+        // A fresh key for each private name, each time the class is evaluated.
+        try c.emitU16(.new_private_name, try c.stringConstant(n, class.pos));
+        try c.storeBinding(class.name_scope.?.find(n).?, .init, class.pos);
+    }
     if (class.heritage) |h| try c.expression(h);
     try c.closure(class.constructor, null);
     try c.mark(class.pos);
@@ -1603,6 +1615,10 @@ fn objectLiteral(c: *Compiler, properties: []const ast.Property, pos: u32) Error
     }
 }
 
+fn isPrivateKey(key: *const Node) bool {
+    return key.data == .identifier and key.data.identifier.name.len > 0 and key.data.identifier.name[0] == '#';
+}
+
 /// Pushes a member's key: its name as a string, or the computed expression's value.
 fn pushKey(c: *Compiler, key: ast.Key, pos: u32) Error!void {
     switch (key) {
@@ -1652,6 +1668,7 @@ fn unary(c: *Compiler, node: *Node, u: ast.Unary) Error!void {
                 try c.emitU16(.delete_field, try c.fieldName(m.name, m.name_pos));
             },
             .index => |i| {
+                if (isPrivateKey(i.key)) return c.failAt(node.pos, "Private fields can not be deleted");
                 try c.expression(i.object);
                 try c.expression(i.key);
                 try c.mark(node.pos);
@@ -1882,6 +1899,19 @@ fn refuseFunctionConstructor(c: *Compiler, callee: *const Node) Error!void {
     }
 }
 
+/// `new` on a builtin that is no constructor here: the primitive wrappers (`new String(s)`),
+/// `new Date()`, `new Math()`.
+fn refuseBuiltinNew(c: *Compiler, node: *const Node, callee: *const Node) Error!void {
+    if (callee.data != .identifier) return;
+    const id = callee.data.identifier;
+    switch (id.resolution) {
+        .global => |g| if (g < builtins.globals_count and !builtins.globalIsConstructor(g)) {
+            return c.failFmt(node.pos, "new {s} is not supported", .{id.name});
+        },
+        else => {},
+    }
+}
+
 fn callExpression(c: *Compiler, node: *Node, call: ast.Call) Error!void {
     const callee = call.callee;
     try c.refuseFunctionConstructor(callee);
@@ -1933,6 +1963,7 @@ fn callExpression(c: *Compiler, node: *Node, call: ast.Call) Error!void {
 fn newExpression(c: *Compiler, node: *Node, n: ast.Call) Error!void {
     const callee = n.callee;
     try c.refuseFunctionConstructor(callee);
+    try c.refuseBuiltinNew(node, callee);
     try c.expression(callee);
     const spread = try c.callArguments(n.arguments);
     try c.mark(node.pos);

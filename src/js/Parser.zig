@@ -1095,7 +1095,12 @@ fn leftHandSide(p: *Parser) Error!*Node {
 
 fn memberName(p: *Parser, start: u32, object: *Node, optional: bool) Error!*Node {
     const t = p.token;
-    if (t.kind == .private_name) return p.failAt(t.start, "private class members (#name) are not supported");
+    if (t.kind == .private_name) {
+        // `o.#x` reads the property keyed by the private name's hidden binding.
+        try p.advance();
+        const key = try p.identifierNode(t.start, p.text(t));
+        return p.newNode(start, .{ .index = .{ .object = object, .key = key, .optional = optional } });
+    }
     if (t.kind != .identifier and t.kind != .keyword) return p.unexpected();
     try p.advance();
     return p.newNode(start, .{ .member = .{ .object = object, .name = t.text, .name_pos = t.start, .optional = optional } });
@@ -1189,7 +1194,13 @@ fn parsePrimary(p: *Parser) Error!*Node {
         .l_bracket => return p.arrayLiteral(),
         .l_brace => return p.objectLiteral(),
         .slash, .slash_assign => return p.failAt(t.start, "regular expressions are not supported"),
-        .private_name, .hash => return p.failAt(t.start, "private class members (#name) are not supported"),
+        .private_name => {
+            // `#x in o`, the only place a private name stands alone.
+            try p.advance();
+            if (!p.isKeyword("in")) return p.failAt(t.start, "Unexpected private field");
+            return p.identifierNode(t.start, p.text(t));
+        },
+        .hash => return p.unexpected(),
         .at => return p.failAt(t.start, "decorators are not supported"),
         .keyword => {
             const word = t.text;
@@ -1491,10 +1502,11 @@ fn parseClass(p: *Parser, name_required: bool) Error!*ast.Class {
     var fields: std.ArrayList(*Node) = .empty;
     var statics: std.ArrayList(*Node) = .empty;
     var constructor: ?*ast.Function = null;
+    var private_names: std.ArrayList([]const u8) = .empty;
     while (p.token.kind != .r_brace) {
         if (p.token.kind == .eof) return p.unexpected();
         if (try p.eat(.semicolon)) continue;
-        try p.classElement(&members, &fields, &statics, &constructor, heritage != null);
+        try p.classElement(&members, &fields, &statics, &constructor, &private_names, heritage != null);
     }
     try p.advance();
     const class = try p.arena.create(ast.Class);
@@ -1506,6 +1518,7 @@ fn parseClass(p: *Parser, name_required: bool) Error!*ast.Class {
         .members = members.items,
         .fields = if (fields.items.len > 0) try p.syntheticMethod(start, fields.items) else null,
         .statics = if (statics.items.len > 0) try p.syntheticMethod(start, statics.items) else null,
+        .private_names = private_names.items,
     };
     class.constructor.name = name;
     class.constructor.end = p.previous_end;
@@ -1519,6 +1532,7 @@ fn classElement(
     fields: *std.ArrayList(*Node),
     statics: *std.ArrayList(*Node),
     constructor: *?*ast.Function,
+    private_names: *std.ArrayList([]const u8),
     derived: bool,
 ) Error!void {
     const t = p.token;
@@ -1550,7 +1564,7 @@ fn classElement(
             try p.advance();
         }
     }
-    if (p.token.kind == .private_name) return p.failAt(p.token.start, "private class members (#name) are not supported");
+    if (p.token.kind == .private_name) return p.privateElement(kind, is_static, fields, statics, private_names);
     const key = try p.propertyKey();
     if (p.token.kind != .l_paren) {
         if (kind != .method) return p.unexpected();
@@ -1560,7 +1574,8 @@ fn classElement(
         var value: ?*Node = null;
         if (try p.eat(.assign)) value = try p.parseAssignment(false);
         try p.semicolon();
-        const field = try p.newNode(k.start, .{ .field_definition = .{ .key = key, .value = value, .pos = k.start } });
+        const key_node = try p.newNode(k.start, .{ .string = key.static });
+        const field = try p.newNode(k.start, .{ .field_definition = .{ .key = key_node, .value = value, .pos = k.start } });
         try (if (is_static) statics else fields).append(p.arena, field);
         return;
     }
@@ -1581,6 +1596,54 @@ fn classElement(
         return p.failAt(k.start, "Classes may not have a static property named 'prototype'");
     }
     try members.append(p.arena, .{ .kind = kind, .is_static = is_static, .key = key, .function = f, .pos = k.start });
+}
+
+/// A private field, method or accessor (`#x = 1`, `#m() {}`, `get #x() {}`): defined on
+/// each instance with the fields (on the class, for a static one).
+fn privateElement(
+    p: *Parser,
+    kind: ast.ClassMemberKind,
+    is_static: bool,
+    fields: *std.ArrayList(*Node),
+    statics: *std.ArrayList(*Node),
+    private_names: *std.ArrayList([]const u8),
+) Error!void {
+    const t = p.token;
+    const name = p.text(t);
+    try p.advance();
+    if (std.mem.eql(u8, name, "#constructor")) return p.failAt(t.start, "Classes may not have a private field named '#constructor'");
+    try p.declarePrivate(private_names, name);
+    const key = try p.identifierNode(t.start, name);
+    var definition: ast.FieldDefinition = .{ .key = key, .value = null, .pos = t.start };
+    if (p.token.kind == .l_paren) {
+        const f = try p.methodFunction(t.start, .{ .static = name });
+        definition.kind = switch (kind) {
+            .method => .method,
+            .getter => .getter,
+            .setter => .setter,
+        };
+        if (kind != .method) {
+            try p.checkAccessorArity(f, kind == .getter);
+            f.name = try std.fmt.allocPrint(p.arena, "{s} {s}", .{ if (kind == .getter) "get" else "set", name });
+        }
+        definition.value = try p.newNode(t.start, .{ .function = f });
+    } else {
+        if (kind != .method) return p.unexpected();
+        if (try p.eat(.assign)) definition.value = try p.parseAssignment(false);
+        try p.semicolon();
+    }
+    const node = try p.newNode(t.start, .{ .field_definition = definition });
+    // Private methods and accessors come before the fields, as the spec installs them.
+    const list = if (is_static) statics else fields;
+    if (definition.kind == .field) try list.append(p.arena, node) else try list.insert(p.arena, 0, node);
+}
+
+/// Records a private name once (a getter and a setter share theirs).
+fn declarePrivate(p: *Parser, private_names: *std.ArrayList([]const u8), name: []const u8) Error!void {
+    for (private_names.items) |existing| {
+        if (std.mem.eql(u8, existing, name)) return;
+    }
+    try private_names.append(p.arena, name);
 }
 
 /// The constructor a class without one has: `constructor() {}`, or for a derived class
@@ -1643,7 +1706,7 @@ fn propertyKey(p: *Parser) Error!ast.Key {
             try p.expect(.r_bracket);
             return .{ .computed = key };
         },
-        .private_name => return p.failAt(t.start, "private class members (#name) are not supported"),
+        .private_name => return p.failFmt(t.start, "Unexpected identifier '{s}'", .{p.text(t)}),
         else => return p.unexpected(),
     }
 }
@@ -1770,7 +1833,7 @@ test "parser: the language parses" {
 
 test "parser: constructs outside the language are refused by name" {
     try expectParseError("var x = 1;", "var is not supported: use let or const");
-    try expectParseError("class A { #x = 1 }", "private class members (#name) are not supported");
+    try expectParseError("class A { [k] = 1 }", "computed class field names are not supported");
     try expectParseError("function* g() {}", "generators are not supported");
     try expectParseError("async function f() {}", "async functions are not supported");
     try expectParseError("const f = async () => 1;", "async functions are not supported");

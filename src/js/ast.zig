@@ -291,10 +291,17 @@ pub const ClassMember = struct {
     pos: u32,
 };
 
+pub const FieldKind = enum { field, method, getter, setter };
+
+/// A member defined on each instance (or, for static ones, on the class) when it is made:
+/// a field, or a private method or accessor.
 pub const FieldDefinition = struct {
-    key: Key,
+    /// A string node for a public name; an identifier naming the private name's hidden
+    /// binding (`#x`) for a private one.
+    key: *Node,
     value: ?*Node,
     pos: u32,
+    kind: FieldKind = .field,
 };
 
 pub const Class = struct {
@@ -308,6 +315,8 @@ pub const Class = struct {
     fields: ?*Function,
     /// The static fields and blocks, as a method run once on the class (null when none).
     statics: ?*Function,
+    /// The private names its body declares (`#x`), each once.
+    private_names: []const []const u8 = &.{},
     /// The class's own name inside its body (read-only), when it has a name.
     self_binding: ?*scope.Binding = null,
     name_scope: ?*scope.Scope = null,

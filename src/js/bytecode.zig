@@ -186,6 +186,8 @@ pub const Op = enum(u8) {
     super_call_spread,
     /// this home key -> home's prototype's [key], read with `this` as the receiver
     super_get,
+    /// -> a new private name (`#x`): a key no other class evaluation shares
+    new_private_name,
 };
 
 /// What define_member defines.
@@ -193,7 +195,10 @@ pub const MemberFlags = packed struct(u8) {
     kind: enum(u2) { method, getter, setter, field },
     /// Class members are not enumerable; an object literal's are.
     not_enumerable: bool,
-    _: u5 = 0,
+    /// Defined on an instance by the class (fields, private methods): a private name may be
+    /// defined only once per object.
+    own: bool = false,
+    _: u4 = 0,
 };
 
 pub const Operand = enum { none, u8, i8, u16, u32, u16_u16, u32_u8 };
@@ -282,6 +287,7 @@ pub fn info(op: Op) Info {
         .super_call => .{ .operand = .u8, .pops = null, .pushes = 1 },
         .super_call_spread => .{ .operand = .none, .pops = 3, .pushes = 1 },
         .super_get => .{ .operand = .none, .pops = 3, .pushes = 1 },
+        .new_private_name => .{ .operand = .u16, .pops = 0, .pushes = 1 },
     };
 }
 

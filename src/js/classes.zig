@@ -60,11 +60,20 @@ pub fn isConstructor(v: Value) bool {
     return false;
 }
 
+/// A new private name: a key with `#x`'s text that only itself matches.
+pub fn newPrivateName(vm: *Vm, name: *const String) Error!*String {
+    const key = vm.heap.create(String) catch return vm.outOfMemory();
+    key.* = .{ .ptr = name.ptr, .len = name.len, .flags = .{ .wide = name.flags.wide, .private = true, .index = .no } };
+    key.name_id = String.name_none;
+    return key;
+}
+
 /// Defines a method (with its home object), a getter, a setter or a field on `target`.
 pub fn defineMember(vm: *Vm, target: Value, key_value: Value, v: Value, flags: bytecode.MemberFlags) Error!void {
     if (!target.is(.object)) return vm.terminate(.invalid_bytecode);
     const o = target.asObject();
     const key = try ops.toPropertyKey(vm, key_value);
+    if (key.flags.private) return definePrivate(vm, o, key, v, flags);
     if (v.objectOf(.closure)) |f| {
         const closure = f.as(object.Closure);
         if (flags.kind != .field) closure.home = o;
@@ -97,6 +106,69 @@ pub fn defineMember(vm: *Vm, target: Value, key_value: Value, v: Value, flags: b
             o.properties.define(vm.heap, key, Value.obj(&accessor.object), accessor_flags) catch return vm.outOfMemory();
         },
     }
+}
+
+/// A private field, method or accessor on an instance (or a class): once per object, and
+/// even on a frozen one.
+fn definePrivate(vm: *Vm, o: *Object, key: *String, v: Value, flags: bytecode.MemberFlags) Error!void {
+    try ops.checkModuleWrite(vm, o);
+    if (v.objectOf(.closure)) |f| {
+        if (flags.kind != .field) f.as(object.Closure).home = o;
+    }
+    var attributes: object.PropertyFlags = .{ .not_enumerable = true, .private = true };
+    if (o.properties.find(key)) |i| {
+        const existing = o.properties.items[i];
+        // A getter and a setter of one name meet in one accessor.
+        const pairing = existing.flags.accessor and (flags.kind == .getter or flags.kind == .setter);
+        if (!pairing) return vm.throwFmt(.type_error, "Cannot initialize {f} twice on the same object", .{ops.StringFormat{ .s = key }});
+        const accessor = existing.value.asObject().as(object.Accessor);
+        if (flags.kind == .getter) accessor.getter = v else accessor.setter = v;
+        return;
+    }
+    var value = v;
+    switch (flags.kind) {
+        .field => {},
+        .method => attributes.read_only = true,
+        .getter, .setter => {
+            const accessor = try newAccessor(vm);
+            if (flags.kind == .getter) accessor.getter = v else accessor.setter = v;
+            attributes.accessor = true;
+            value = Value.obj(&accessor.object);
+        },
+    }
+    o.properties.define(vm.heap, key, value, attributes) catch return vm.outOfMemory();
+}
+
+/// `o.#x`: the object must have it (its class made it), or it is a TypeError.
+pub fn privateGet(vm: *Vm, obj: Value, key: *String) Error!Value {
+    const p = privateProperty(obj, key) orelse
+        return vm.throwFmt(.type_error, "Cannot read private member {f} from an object whose class did not declare it", .{ops.StringFormat{ .s = key }});
+    if (!p.flags.accessor) return p.value;
+    const a = p.value.asObject().as(object.Accessor);
+    if (a.getter.isUndefined()) return vm.throwFmt(.type_error, "'{f}' was defined without a getter", .{ops.StringFormat{ .s = key }});
+    return vm.call(a.getter, obj, &.{});
+}
+
+/// `o.#x = v`: as privateGet, and a private method cannot be written.
+pub fn privateSet(vm: *Vm, obj: Value, key: *String, v: Value) Error!void {
+    const p = privateProperty(obj, key) orelse
+        return vm.throwFmt(.type_error, "Cannot write private member {f} to an object whose class did not declare it", .{ops.StringFormat{ .s = key }});
+    if (p.flags.accessor) {
+        const a = p.value.asObject().as(object.Accessor);
+        if (a.setter.isUndefined()) return vm.throwFmt(.type_error, "'{f}' was defined without a setter", .{ops.StringFormat{ .s = key }});
+        _ = try vm.call(a.setter, obj, &.{v});
+        return;
+    }
+    if (p.flags.read_only) return vm.throwFmt(.type_error, "Private method '{f}' is not writable", .{ops.StringFormat{ .s = key }});
+    try ops.checkModuleWrite(vm, obj.asObject());
+    p.value = v;
+}
+
+fn privateProperty(obj: Value, key: *String) ?*object.Property {
+    if (!obj.is(.object)) return null;
+    const o = obj.asObject();
+    const i = o.properties.find(key) orelse return null;
+    return &o.properties.items[i];
 }
 
 pub fn newAccessor(vm: *Vm) Error!*object.Accessor {

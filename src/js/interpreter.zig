@@ -748,6 +748,12 @@ fn execute(vm: *Vm) Error!Value {
                 sp = base + 1;
                 pc += if (spread) @as(u32, 1) else 2;
             },
+            .new_private_name => {
+                const name = vm.constantString(readU16(code, pc + 1));
+                stack[sp] = Value.string(try classes.newPrivateName(vm, name));
+                sp += 1;
+                pc += 3;
+            },
             .super_get => {
                 stack[sp - 3] = try classes.superGet(vm, stack[sp - 3], stack[sp - 2], stack[sp - 1]);
                 sp -= 2;

@@ -74,7 +74,9 @@ pub const PropertyFlags = packed struct(u8) {
     not_configurable: bool = false,
     /// The value is an `Accessor` object.
     accessor: bool = false,
-    _: u4 = 0,
+    /// Keyed by a private name (`#x`): no key listing shows it.
+    private: bool = false,
+    _: u3 = 0,
 
     /// What class methods, builtin-like `constructor` and `prototype` links get.
     pub const hidden: PropertyFlags = .{ .not_enumerable = true };
@@ -106,15 +108,17 @@ pub const Properties = struct {
             while (true) : (i = (i + 1) & mask) {
                 const entry = p.table[i];
                 if (entry == 0) return null;
-                if (p.items[entry - 1].key.eql(key)) return entry - 1;
+                const stored = p.items[entry - 1].key;
+                if (stored == key or (!privateKey(stored, key) and stored.eql(key))) return entry - 1;
             }
         }
         const items = p.items[0..p.len];
         for (items, 0..) |item, i| {
             if (item.key == key) return @intCast(i);
         }
+        if (key.flags.private) return null;
         for (items, 0..) |item, i| {
-            if (item.key.len == key.len and item.key.eql(key)) return @intCast(i);
+            if (item.key.len == key.len and !item.key.flags.private and item.key.eql(key)) return @intCast(i);
         }
         return null;
     }
@@ -236,6 +240,11 @@ pub const Properties = struct {
         p.table[slot] = i + 1;
     }
 };
+
+/// Whether either key is a private name, which matches only itself.
+inline fn privateKey(a: *const String, b: *const String) bool {
+    return a.flags.private or b.flags.private;
+}
 
 /// What probing past the first slots of an index cost (`past`: slots after the home one; many
 /// of them: keys that collide).

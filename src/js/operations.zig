@@ -22,6 +22,7 @@ const names = @import("names.zig");
 const builtins = @import("builtins.zig");
 const bytecode = @import("bytecode.zig");
 const meter = @import("meter.zig");
+const classes = @import("classes.zig");
 
 // ---------------------------------------------------------------------------------------
 // Formatting values into messages.
@@ -504,6 +505,7 @@ pub fn hasProperty(vm: *Vm, obj: Value, key_value: Value) Error!bool {
         });
     }
     const o = obj.asObject();
+    if (key_value.isString() and key_value.asString().flags.private) return o.properties.find(key_value.asString()) != null;
     if (o.kind == .array and key_value.isNumber()) {
         const a = o.as(object.Array);
         if (arrayIndex(key_value.asNumber())) |i| return i < a.len and !a.items[i].eqlBits(Value.hole);
@@ -735,6 +737,7 @@ fn throwNullishObjectKey(vm: *Vm, obj: Value, key: Value, comptime reading: bool
 }
 
 pub fn getElement(vm: *Vm, obj: Value, key: Value) Error!Value {
+    if (key.isString() and key.asString().flags.private) return classes.privateGet(vm, obj, key.asString());
     if (obj.isNullish() and isObjectLike(key)) return throwNullishObjectKey(vm, obj, key, true);
     if (key.isNumber()) {
         if (obj.objectOf(.array)) |o| {
@@ -879,6 +882,7 @@ fn setLength(vm: *Vm, a: *object.Array, v: Value) Error!void {
 }
 
 pub fn setElement(vm: *Vm, obj: Value, key: Value, v: Value) Error!void {
+    if (key.isString() and key.asString().flags.private) return classes.privateSet(vm, obj, key.asString(), v);
     if (obj.isNullish() and isObjectLike(key)) return throwNullishObjectKey(vm, obj, key, false);
     if (key.isNumber()) {
         if (obj.objectOf(.array)) |o| {

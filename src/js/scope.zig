@@ -265,6 +265,7 @@ pub const Resolver = struct {
             },
             .field_definition => |d| {
                 try r.useSpecial(node.pos, .this);
+                try r.resolveExpression(d.key);
                 if (d.value) |v| try r.resolveExpression(v);
             },
             .expression_statement => |e| try r.resolveExpression(e),
@@ -485,10 +486,12 @@ pub const Resolver = struct {
     /// zone, then its constructor, methods and field initialisers as functions.
     fn resolveClass(r: *Resolver, c: *ast.Class) Error!void {
         const outer = r.current.?;
-        if (c.name) |name| {
+        if (c.name != null or c.private_names.len > 0) {
             const name_scope = try r.enterBlock(.block);
             c.name_scope = name_scope;
-            c.self_binding = try r.declare(name_scope, name, .@"const", c.pos, c.constructor.end);
+            if (c.name) |name| c.self_binding = try r.declare(name_scope, name, .@"const", c.pos, c.constructor.end);
+            // Each private name is a hidden binding holding its key, made when the class is.
+            for (c.private_names) |n| _ = try r.declare(name_scope, n, .@"const", c.pos, c.pos);
         }
         if (c.heritage) |h| try r.resolveExpression(h);
         try r.resolveFunction(c.constructor);
@@ -505,7 +508,7 @@ pub const Resolver = struct {
         const outer = r.current.?;
         const info = try r.newFunction(f, outer.function);
         var parent_scope = outer;
-        if (!f.is_declaration and !f.is_arrow and f.name != null) {
+        if (!f.is_declaration and !f.is_arrow and f.kind == .normal and f.name != null) {
             const name_scope = try r.newScope(.function_name, outer, info);
             info.name_scope = name_scope;
             f.self_binding = try r.declare(name_scope, f.name.?, .self_function, f.pos, f.pos);
@@ -624,6 +627,8 @@ pub const Resolver = struct {
             id.resolution = .{ .constant = std.math.nan(f64) };
         } else if (std.mem.eql(u8, id.name, "Infinity")) {
             id.resolution = .{ .constant = std.math.inf(f64) };
+        } else if (id.name.len > 0 and id.name[0] == '#') {
+            return r.fail(pos, "Private field '{s}' must be declared in an enclosing class", .{id.name});
         } else if (r.globals(id.name)) |global| {
             id.resolution = .{ .global = global };
         } else if (r.hostGlobal(id.name)) |global| {

@@ -34,7 +34,10 @@ pub const String = struct {
         wide: bool = false,
         hashed: bool = false,
         index: enum(u2) { unknown, no, yes } = .unknown,
-        _: u4 = 0,
+        /// A private name's key (`#x`): equal to itself only, never to a string of the same
+        /// text (object.Properties.find compares it by address).
+        private: bool = false,
+        _: u3 = 0,
     };
 
     pub fn latin1(s: *const String) []const u8 {

@@ -106,7 +106,7 @@ const Verifier = struct {
         };
         switch (op) {
             .push_number => if (a >= p.numbers.len) return v.fail("number constant out of range"),
-            .push_string, .get_field, .get_field2, .put_field, .delete_field, .define_field, .throw_const_assign, .throw_undeclared => {
+            .push_string, .new_private_name, .get_field, .get_field2, .put_field, .delete_field, .define_field, .throw_const_assign, .throw_undeclared => {
                 if (a >= p.strings.len) return v.fail("string constant out of range");
             },
             .require_object => {
@@ -139,7 +139,7 @@ const Verifier = struct {
                 if (index == 0) return v.fail("the top level has no special values");
                 if (code[pc + 1] > 3) return v.fail("bad operand");
             },
-            .define_member => if ((code[pc + 1] >> 3) != 0) return v.fail("bad operand"),
+            .define_member => if ((code[pc + 1] >> 4) != 0) return v.fail("bad operand"),
             .make_class => if (code[pc + 1] > 1) return v.fail("bad operand"),
             else => {},
         }

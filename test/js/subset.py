@@ -47,7 +47,7 @@ UNSURE = {
 # figures stay those of the first engine's subset.
 IN_SINCE_25 = {
     "class", "this", "new_user", "prototype", "accessor", "super", "new_target", "static",
-    "method", "method_out", "builtin_out", "function_expression", "delete",
+    "method", "method_out", "builtin_out", "function_expression", "delete", "private_name",
 }
 
 

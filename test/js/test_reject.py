@@ -37,7 +37,7 @@ OUT_CONSTRUCTS = {
     "with": ["with_statement.js"],
     "eval": ["eval_call.js"],
     "Function(...)": ["function_constructor.js"],
-    "private class members": ["private_field.js"],
+    "computed class field names": ["class_computed_field.js"],
     "generators": ["generator_function.js"],
     "async/await": ["async_function.js", "async_arrow.js", "await_top_level.mjs"],
     "Promise": ["promise_global.js"],

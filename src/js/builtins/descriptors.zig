@@ -398,7 +398,7 @@ pub fn ownNames(vm: *Vm, v: Value) Error!*object.Array {
         keys.push(vm.heap, Value.string(names.string("message"))) catch return vm.outOfMemory();
     }
     for (o.properties.slice()) |p| {
-        if (p.key.arrayIndex() != null) continue;
+        if (p.key.arrayIndex() != null or p.flags.private) continue;
         keys.push(vm.heap, Value.string(p.key)) catch return vm.outOfMemory();
     }
     return keys;
