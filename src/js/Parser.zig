@@ -1098,7 +1098,7 @@ fn memberName(p: *Parser, start: u32, object: *Node, optional: bool) Error!*Node
     if (t.kind == .private_name) {
         // `o.#x` reads the property keyed by the private name's hidden binding.
         try p.advance();
-        const key = try p.identifierNode(t.start, p.text(t));
+        const key = try p.identifierNode(t.start, t.text);
         return p.newNode(start, .{ .index = .{ .object = object, .key = key, .optional = optional } });
     }
     if (t.kind != .identifier and t.kind != .keyword) return p.unexpected();
@@ -1198,7 +1198,7 @@ fn parsePrimary(p: *Parser) Error!*Node {
             // `#x in o`, the only place a private name stands alone.
             try p.advance();
             if (!p.isKeyword("in")) return p.failAt(t.start, "Unexpected private field");
-            return p.identifierNode(t.start, p.text(t));
+            return p.identifierNode(t.start, t.text);
         },
         .hash => return p.unexpected(),
         .at => return p.failAt(t.start, "decorators are not supported"),
@@ -1350,12 +1350,20 @@ fn objectLiteral(p: *Parser) Error!*Node {
     const start = p.token.start;
     try p.advance();
     var properties: std.ArrayList(ast.Property) = .empty;
+    // `{ ...rest, }` is a fine literal but not a pattern: remembered for toPattern.
+    var comma_after_spread = false;
     while (p.token.kind != .r_brace) {
-        try properties.append(p.arena, try p.parseProperty());
-        if (p.token.kind != .r_brace) try p.expect(.comma);
+        const property = try p.parseProperty();
+        try properties.append(p.arena, property);
+        if (p.token.kind != .r_brace) {
+            try p.expect(.comma);
+            if (property.kind == .spread and p.token.kind == .r_brace) comma_after_spread = true;
+        }
     }
     try p.advance();
-    return p.newNode(start, .{ .object = properties.items });
+    const node = try p.newNode(start, .{ .object = properties.items });
+    if (comma_after_spread) try p.comma_after_spread.put(p.arena, node, {});
+    return node;
 }
 
 fn parseProperty(p: *Parser) Error!ast.Property {
@@ -1609,7 +1617,7 @@ fn privateElement(
     private_names: *std.ArrayList([]const u8),
 ) Error!void {
     const t = p.token;
-    const name = p.text(t);
+    const name = t.text;
     try p.advance();
     if (std.mem.eql(u8, name, "#constructor")) return p.failAt(t.start, "Classes may not have a private field named '#constructor'");
     try p.declarePrivate(private_names, name);
@@ -1756,6 +1764,10 @@ fn toPattern(p: *Parser, node: *Node, binding: bool) Error!*Node {
             return p.newNode(node.pos, .{ .array_pattern = .{ .elements = targets.items, .rest = rest } });
         },
         .object => |properties| {
+            if (p.comma_after_spread.contains(node)) {
+                // V8 points at the rest element's target.
+                return p.failAt(properties[properties.len - 1].value.pos, "Rest element must be last element");
+            }
             var targets: std.ArrayList(ast.PatternProperty) = .empty;
             var rest: ?*Node = null;
             for (properties, 0..) |prop, i| {

@@ -527,7 +527,7 @@ pub fn hasProperty(vm: *Vm, obj: Value, key_value: Value) Error!bool {
         // Error.prototype has name and message; every error has its own stack.
         .error_object => if (key.eqlLatin1("message") or key.eqlLatin1("name") or key.eqlLatin1("stack") or
             (key.eqlLatin1("cause") and !o.as(object.ErrorObject).cause.eqlBits(Value.hole))) return true,
-        .closure => if (key.eqlLatin1("name") or key.eqlLatin1("length")) return true,
+        .closure => if (key.eqlLatin1("name") or key.eqlLatin1("length") or isPoisoned(key)) return true,
         .map, .set => if (key.eqlLatin1("size")) return true,
         else => {},
     }
@@ -620,6 +620,7 @@ fn getObjectField(vm: *Vm, o: *Object, key: *String) Error!Value {
         },
         .closure => {
             const f = o.as(object.Closure).function;
+            if (isPoisoned(key)) return throwPoisoned(vm);
             if (names.is(key, "name")) return Value.string(vm.closureName(o.as(object.Closure)));
             if (names.is(key, "length")) return Value.number(@floatFromInt(f.length));
         },
@@ -655,6 +656,15 @@ fn constructorOf(o: *Object) Value {
         .closure, .bound_function, .accessor => return Value.undefined_value,
     };
     return Value.builtin(builtins.globalId(name).?);
+}
+
+/// `caller` and `arguments` of a strict function: Function.prototype's accessors that throw.
+fn isPoisoned(key: *String) bool {
+    return key.len > 0 and (key.eqlLatin1("caller") or key.eqlLatin1("arguments"));
+}
+
+fn throwPoisoned(vm: *Vm) Error {
+    return vm.throwMessage(.type_error, "'caller', 'callee', and 'arguments' properties may not be accessed on strict mode functions or the arguments objects for calls to them");
 }
 
 /// A bound function's length: its target's, less the arguments it binds (never below 0).
@@ -772,7 +782,10 @@ pub fn setField(vm: *Vm, obj: Value, key: *String, v: Value) Error!void {
         .map, .set => if (names.is(key, "size")) {
             return vm.throwFmt(.type_error, "Cannot set property size of {s} which has only a getter", .{if (o.kind == .map) "#<Map>" else "#<Set>"});
         },
-        .closure => if (names.is(key, "name") or names.is(key, "length")) return throwReadOnly(vm, o, key),
+        .closure => {
+            if (names.is(key, "name") or names.is(key, "length")) return throwReadOnly(vm, o, key);
+            if (isPoisoned(key)) return throwPoisoned(vm);
+        },
         else => {},
     };
     if (o.frozen) return throwFrozen(vm, o, key);

@@ -285,6 +285,8 @@ pub fn every(vm: *Vm, this: Value, args: []const Value) Error!Value {
 
 pub fn includes(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const a = try thisArray(vm, this, "includes");
+    // An empty array answers before its fromIndex is converted (no valueOf runs).
+    if (a.len == 0) return Value.false_value;
     const target = arg(args, 0);
     const start = try relative(vm, arg(args, 1), a.len, 0);
     for (start..a.len) |i| {
