@@ -1,21 +1,18 @@
-# The two commands: `make run` (demo) and `make test` (everything). Zig is fetched on first
-# use by tools/bootstrap.sh into .zig/ (pinned 0.17.1 from PyPI).
+# The two commands: `make run` (demo) and `make test` (everything). Zig and AWS-LC's source are
+# fetched on first use by tools/bootstrap.sh into .zig/ (pinned 0.17.1 from PyPI) and .aws-lc/
+# (the pinned aws-lc-sys crate from crates.io); build.zig compiles AWS-LC once, then zig's
+# cache keeps it.
 ZIG := $(shell tools/bootstrap.sh)
 PYTHON ?= python3
 FUZZ_ITERATIONS ?= 1000000
 SIM_SEEDS ?= 3000
 JS_FUZZ_ITERATIONS ?= 100000
 
-.PHONY: all build run test unit fuzz sim integration js bench fmt release clean libssl
+.PHONY: all build run test unit fuzz sim integration js bench fmt release clean
 
 all: build
 
-# OpenSSL 3's static archives (Debian's libssl-dev), which every build links: installed with
-# apt-get when missing, as the bench scripts install their peers.
-libssl:
-	tools/libssl.sh >/dev/null
-
-build: libssl
+build:
 	$(ZIG) build -Doptimize=ReleaseSafe
 
 run: build
@@ -23,10 +20,9 @@ run: build
 
 test: unit fuzz sim integration js
 
-unit: libssl
+unit:
 	tools/check_test_entry.sh
 	tools/check_layers.sh
-	$(PYTHON) tools/check_openssl_constants.py $(ZIG)
 	$(ZIG) build test
 	$(ZIG) build fmt-check
 
@@ -48,7 +44,7 @@ js: build
 	$(PYTHON) -m pytest test/js -q
 	$(ZIG) build js-fuzz -- --iterations $(JS_FUZZ_ITERATIONS)
 
-bench: libssl
+bench:
 	$(ZIG) build bench
 	bench/proxy.sh
 
@@ -75,7 +71,7 @@ bench-tls:
 fmt:
 	$(ZIG) build fmt
 
-release: libssl
+release:
 	$(ZIG) build -Doptimize=ReleaseSafe -Dtarget=x86_64-linux-musl -Dstrip=true
 	@ls -l zig-out/bin/sluice
 

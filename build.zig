@@ -12,11 +12,14 @@
 //!   zig build fmt             format the tree (fmt-check: fail if not formatted)
 //!   zig build tls-bench       TLS in memory: handshakes per second, allocations, bytes per connection
 //!
-//! sluice and its tests link OpenSSL 3 from Debian's libssl-dev (tools/libssl.sh installs it;
-//! `-Dopenssl-lib=DIR` to link other archives) and are always built for musl, so even a native
-//! build is one static binary (see linkOpenSsl).
+//!   zig build aws-lc          AWS-LC alone (what the first build of a fresh clone compiles)
+//!
+//! sluice and its tests link AWS-LC, compiled here from the pinned source tools/bootstrap.sh
+//! fetches (tools/aws_lc.zig), and are always built for musl, so even a native build is one
+//! static binary (see staticTarget).
 const std = @import("std");
 const builtin = @import("builtin");
+const aws_lc = @import("tools/aws_lc.zig");
 
 comptime {
     const pinned = std.SemanticVersion.parse("0.17.1") catch unreachable;
@@ -30,53 +33,42 @@ pub fn build(b: *std.Build) void {
     const optimize = b.standardOptimizeOption(.{});
     const strip = b.option(bool, "strip", "Strip debug info from the binary") orelse false;
     const config_path = b.option([]const u8, "config", "Compile this config file (.zon or .json) into the binary");
-    const openssl_lib = b.option([]const u8, "openssl-lib", "Folder with OpenSSL 3's libssl.a and libcrypto.a") orelse
-        "/usr/lib/x86_64-linux-gnu";
     const handler_paths = b.option([]const []const u8, "handler", "Compile this JavaScript handler into the binary (repeatable)") orelse &.{};
 
+    const tls = aws_lc.library(b, target);
     const exe = addSluice(b, target, optimize, strip);
-    linkOpenSsl(b, exe, openssl_lib);
+    aws_lc.link(exe, tls);
     addBakedConfig(b, exe, config_path);
     addEmbeddedHandlers(b, exe, handler_paths);
     addRun(b, exe);
-    const test_step = addTests(b, target, optimize, openssl_lib);
+    const test_step = addTests(b, target, optimize, tls);
     addFuzz(b, target);
     addJsFuzz(b, target);
-    addSim(b, target, test_step, openssl_lib);
-    addBench(b, target, test_step, openssl_lib);
-    addTlsBench(b, target, test_step, openssl_lib);
+    addSim(b, target, test_step, tls);
+    addBench(b, target, test_step, tls);
+    addTlsBench(b, target, test_step, tls);
     addFmt(b);
+    b.step("aws-lc", "Compile AWS-LC (cached)").dependOn(tls.step);
 }
 
 /// Linux with glibc (what `native` means on Debian) becomes Linux with musl, keeping the CPU:
-/// linking libc (OpenSSL needs one) with glibc would make a dynamic executable, and sluice
+/// linking libc (AWS-LC needs one) with glibc would make a dynamic executable, and sluice
 /// ships as one static binary. Other targets are left as asked.
+///
+/// The native CPU without AVX-512: on the AVX-512 machines we measure on, the vector code Zig
+/// emits for it is pathologically slow (`std.mem.eql` of 100 bytes: 261 ns with AVX-512, 7 ns
+/// with AVX2; the proxy's own code took 15% more user time per request), so a native build
+/// uses AVX2 at most. `-Dcpu=...` still chooses anything else.
 fn staticTarget(b: *std.Build, target: std.Build.ResolvedTarget) std.Build.ResolvedTarget {
     if (target.result.os.tag != .linux or !target.result.abi.isGnu()) return target;
     var query = target.query;
-    if (query.isNativeCpu()) query.cpu_model = .native; // as it was before the ABI was named
+    if (query.isNativeCpu()) {
+        query.cpu_model = .native; // as it was before the ABI was named
+        if (target.result.cpu.arch == .x86_64) query.cpu_features_sub.addFeature(@backingInt(std.Target.x86.Feature.avx512f));
+    }
     query.abi = .musl;
     query.glibc_version = null;
     return b.resolveTargetQuery(query);
-}
-
-/// OpenSSL 3 from Debian's static archives, linked with musl. Those archives were built
-/// against glibc, so src/tls/glibc_shim.c supplies the few glibc-only symbols they call (the
-/// fortify `__*_chk` family and a handful more). No OpenSSL headers are read: src/tls/c.zig
-/// declares the part of the API sluice uses. Missing archives fail the build with what to run.
-fn linkOpenSsl(b: *std.Build, compile: *std.Build.Step.Compile, lib_dir: []const u8) void {
-    const module = compile.root_module;
-    module.link_libc = true;
-    module.addCSourceFile(.{ .file = b.path("src/tls/glibc_shim.c"), .flags = &.{ "-std=c11", "-Wall", "-Wextra" } });
-    for ([_][]const u8{ "libssl.a", "libcrypto.a" }) |name| {
-        const path = b.pathJoin(&.{ lib_dir, name });
-        std.Io.Dir.cwd().access(b.graph.io, path, .{}) catch {
-            const fail = b.addFail(b.fmt("{s} is missing: run tools/libssl.sh (make does), or pass -Dopenssl-lib=DIR", .{path}));
-            compile.step.dependOn(&fail.step);
-            return;
-        };
-        module.addObjectFile(.{ .cwd_relative = path });
-    }
 }
 
 fn addSluice(b: *std.Build, target: std.Build.ResolvedTarget, optimize: std.builtin.OptimizeMode, strip: bool) *std.Build.Step.Compile {
@@ -154,13 +146,13 @@ fn addRun(b: *std.Build, exe: *std.Build.Step.Compile) void {
     b.step("run", "Build and run sluice").dependOn(&run.step);
 }
 
-fn addTests(b: *std.Build, target: std.Build.ResolvedTarget, optimize: std.builtin.OptimizeMode, openssl_lib: []const u8) *std.Build.Step {
+fn addTests(b: *std.Build, target: std.Build.ResolvedTarget, optimize: std.builtin.OptimizeMode, tls: aws_lc.Library) *std.Build.Step {
     const tests = b.addTest(.{ .root_module = b.createModule(.{
         .root_source_file = b.path("src/unit_tests.zig"),
         .target = target,
         .optimize = optimize,
     }) });
-    linkOpenSsl(b, tests, openssl_lib);
+    aws_lc.link(tests, tls);
     const run = b.addRunArtifact(tests);
     const step = b.step("test", "Run the unit tests (and compile the benchmarks)");
     step.dependOn(&run.step);
@@ -197,7 +189,7 @@ fn addJsFuzz(b: *std.Build, target: std.Build.ResolvedTarget) void {
 
 /// The deterministic simulator (src/sim/): the real proxy on a simulated kernel, with faults.
 /// ReleaseSafe: its assertions are the point.
-fn addSim(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build.Step, openssl_lib: []const u8) void {
+fn addSim(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build.Step, tls: aws_lc.Library) void {
     const sim = b.addExecutable(.{
         .name = "sim",
         .root_module = b.createModule(.{
@@ -206,7 +198,7 @@ fn addSim(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build
             .optimize = .ReleaseSafe,
         }),
     });
-    linkOpenSsl(b, sim, openssl_lib); // The proxy it runs can serve TLS (not simulated).
+    aws_lc.link(sim, tls); // The proxy it runs can serve TLS (not simulated).
     test_step.dependOn(&sim.step); // A simulator that stops compiling fails the tests.
     const run = b.addRunArtifact(sim);
     run.addPassthruArgs();
@@ -216,7 +208,7 @@ fn addSim(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build
 /// Three programs: the parser alone (ns per request head), the whole data path in one process
 /// (requests per second and heap allocations per request), and the JavaScript engine (time and
 /// allocations per handler call, beside node, Bun and Deno).
-fn addBench(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build.Step, openssl_lib: []const u8) void {
+fn addBench(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build.Step, tls: aws_lc.Library) void {
     const step = b.step("bench", "Parser and end-to-end benchmarks");
     var previous: ?*std.Build.Step = null;
     const programs = [_][2][]const u8{
@@ -233,7 +225,7 @@ fn addBench(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Bui
                 .optimize = .ReleaseFast,
             }),
         });
-        linkOpenSsl(b, exe, openssl_lib);
+        aws_lc.link(exe, tls);
         test_step.dependOn(&exe.step); // Benchmarks that stop compiling fail the tests.
         const run = b.addRunArtifact(exe);
         // One after the other: they would measure each other otherwise.
@@ -245,7 +237,7 @@ fn addBench(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Bui
 
 /// The TLS layer on its own, in memory (src/bench_tls.zig): handshakes per second by key type,
 /// full and resumed; allocations per handshake; bytes an idle connection holds; records.
-fn addTlsBench(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build.Step, openssl_lib: []const u8) void {
+fn addTlsBench(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build.Step, tls: aws_lc.Library) void {
     const exe = b.addExecutable(.{
         .name = "bench-tls",
         .root_module = b.createModule(.{
@@ -254,7 +246,7 @@ fn addTlsBench(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.
             .optimize = .ReleaseFast,
         }),
     });
-    linkOpenSsl(b, exe, openssl_lib);
+    aws_lc.link(exe, tls);
     test_step.dependOn(&exe.step); // A benchmark that stops compiling fails the tests.
     const run = b.addRunArtifact(exe);
     run.addPassthruArgs();
@@ -262,7 +254,7 @@ fn addTlsBench(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.
 }
 
 fn addFmt(b: *std.Build) void {
-    const paths: []const std.Build.LazyPath = &.{ b.path("src"), b.path("build.zig"), b.path("build.zig.zon") };
+    const paths: []const std.Build.LazyPath = &.{ b.path("src"), b.path("tools/aws_lc.zig"), b.path("build.zig"), b.path("build.zig.zon") };
     b.step("fmt", "Format the source tree").dependOn(&b.addFmt(.{ .paths = paths }).step);
     b.step("fmt-check", "Fail if the tree is not formatted").dependOn(&b.addFmt(.{ .paths = paths, .check = true }).step);
 }

@@ -241,7 +241,7 @@ def ratio_lines(proxies):
             b = by.get(f"{peer}-{kind}")
             if not s or not b:
                 continue
-            for mode, target in (("new", 1.0), ("reuse", None)):
+            for mode, target in (("new", 1.3), ("reuse", None)):
                 a_v, b_v = med(s.runs[mode], "per_cpu_s"), med(b.runs[mode], "per_cpu_s")
                 if a_v and b_v:
                     r = a_v / b_v

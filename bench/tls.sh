@@ -38,5 +38,5 @@ exec python3 "$here/tls.py" --sluice "$SLUICE_BIN" --certs "$run" \
     --nginx "$(command -v nginx)" --haproxy "$(command -v haproxy)" \
     --run-dir "$run" --report "$out/tls-$stamp.md" --command "$(command_line TLS_)" \
     "${info[@]}" \
-    --info "nginx: $(nginx_version) ($(nginx -V 2>&1 | grep -o 'built with OpenSSL [0-9.]*' || true)); HAProxy: $(haproxy_version) ($(haproxy -vv 2>/dev/null | grep -m1 -o 'Running on OpenSSL version : OpenSSL [0-9.]*' || true)); sluice's OpenSSL: $(strings "$SLUICE_BIN" | grep -m1 -o '^OpenSSL 3[0-9.]*' || echo '?'); client $(openssl version); wrk $(wrk_version)" \
+    --info "nginx: $(nginx_version) ($(nginx -V 2>&1 | grep -o 'built with OpenSSL [0-9.]*' || true)); HAProxy: $(haproxy_version) ($(haproxy -vv 2>/dev/null | grep -m1 -o 'Running on OpenSSL version : OpenSSL [0-9.]*' || true)); $("$SLUICE_BIN" --version); client $(openssl version); wrk $(wrk_version)" \
     --info "$(setup_took "tools, build, certificates")"

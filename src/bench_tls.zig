@@ -72,7 +72,7 @@ pub fn main(init: std.process.Init) !void {
             resumption.deinit();
             client_pool.leave();
         }
-        // Warm: OpenSSL's process-wide caches are filled by the first handshake.
+        // Warm: AWS-LC's process-wide caches are filled by the first handshake.
         _ = try Loopback.measure(&server, server_pool, &client, client_pool, .{ .server_name = case.name });
         for ([_]bool{ false, true }) |resume_session| {
             const options: tls.Engine.ClientOptions = .{

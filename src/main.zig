@@ -114,7 +114,10 @@ pub fn main(init: std.process.Init.Minimal) u8 {
             return 0;
         },
         .version => {
-            log.stdout("sluice " ++ version ++ "\n");
+            // The TLS library too: "sluice 0.1.0 (AWS-LC 5.12.0)".
+            log.stdout("sluice " ++ version ++ " (");
+            log.stdout(tls.libraryVersion());
+            log.stdout(")\n");
             return 0;
         },
         .demo => if (!@call(never_inline, startDemo, .{&command_line.config})) return 1,
@@ -133,6 +136,7 @@ pub fn main(init: std.process.Init.Minimal) u8 {
             null
         else
             .{ .path = command_line.config_path, .built_in = &baked_config, .args = args, .embedded = embedded_handlers },
+        .notify_socket = init.environ.getPosix("NOTIFY_SOCKET"),
     };
     return @call(never_inline, startup.run, .{ &static_allocator, &command_line.config, options });
 }

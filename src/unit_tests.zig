@@ -40,6 +40,8 @@ pub const files = .{
     @import("proxy/local.zig"),
     @import("proxy/Generation.zig"),
     @import("runtime/PidFile.zig"),
+    @import("runtime/reload_outcome.zig"),
+    @import("runtime/Notifier.zig"),
     @import("runtime/generations.zig"),
     @import("proxy/failure.zig"),
     @import("proxy/Connection.zig"),

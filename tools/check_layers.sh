@@ -102,4 +102,9 @@ for dir in src/*/; do
         fi
     done < <(grep -rnoH --include='*.zig' '@import("\.\./[^"]*"' "$dir" || true)
 done
+
+while IFS=: read -r file line _; do
+    echo "$file:$line: imports aws_lc, AWS-LC's API, which only src/tls/ may import" >&2
+    status=1
+done < <(grep -rnH --include='*.zig' '@import("aws_lc")' src | grep -v '^src/tls/' || true)
 exit $status

@@ -130,6 +130,17 @@ pub const Tls = struct {
     min_version: TlsVersion = .@"1.2",
     /// Offer ALPN `http/1.1` (false: no ALPN answer at all).
     alpn_http1: bool = true,
+    /// Path to PEM CA certificates: clients are asked for a certificate signed by one of them.
+    /// Empty: none is asked for.
+    client_ca: []const u8 = "",
+    /// With `client_ca`: a client without a certificate is refused (`required`) or served
+    /// (`optional`); a certificate that is sent must verify either way.
+    client_verify: ClientVerify = .required,
+    /// With `client_ca`: request fields that carry a verified client certificate's subject
+    /// (RFC 4514, "CN=alice,O=Example") and SHA-256 fingerprint (64 hex digits) to the
+    /// backend. A field of the same name from the client is never forwarded. Empty: not sent.
+    client_subject_header: []const u8 = "",
+    client_fingerprint_header: []const u8 = "",
 
     pub fn certificates(t: *const Tls) []const Certificate {
         return t.certificates_buffer[0..t.certificates_count];
@@ -155,6 +166,12 @@ pub const Certificate = struct {
 };
 
 pub const TlsVersion = enum { @"1.2", @"1.3" };
+
+pub const ClientVerify = enum { required, optional };
+
+/// The longest name of a request field that carries a client certificate's subject or
+/// fingerprint (`Tls.client_subject_header`).
+pub const client_certificate_header_bytes_max = 64;
 
 /// One routing rule: a request matches when every condition given matches (an empty one
 /// matches anything), and then gets the route's action.
@@ -526,6 +543,21 @@ pub fn poolIndex(config: *const Config, name: []const u8) ?u16 {
     }
     return null;
 }
+
+/// "the pools are a, b" (or "there are no pools"), for a message about a pool name that is not
+/// one of them: `Response.proxy` to an unknown pool says which exist (the pool of `--backend`
+/// flags is called `default`, and nothing else says so at run time).
+pub fn poolNames(config: *const Config, buffer: *[pool_names_text_bytes_max]u8) []const u8 {
+    if (config.pools_count == 0) return "there are no pools";
+    var w: std.Io.Writer = .fixed(buffer);
+    w.writeAll("the pools are ") catch unreachable; // Sized for every pool's longest name.
+    for (config.pools(), 0..) |*pool, i| {
+        w.print("{s}{s}", .{ if (i == 0) "" else ", ", pool.name }) catch unreachable; // As above.
+    }
+    return w.buffered();
+}
+
+pub const pool_names_text_bytes_max = "the pools are ".len + pools_count_max * (pool_name_bytes_max + 2);
 
 /// The index of the handler named `name`, if there is one.
 pub fn handlerIndex(config: *const Config, name: []const u8) ?u16 {

@@ -415,6 +415,7 @@ fn parseEnum(comptime E: type, name: []const u8, value: []const u8, diagnostic: 
 fn parseAddress(name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!Address {
     return Address.parse(value) catch |err| switch (err) {
         error.MissingPort, error.InvalidPort => diagnostic.set(name, "invalid address \"{s}\": expected HOST:PORT with a port from 0 to 65535", .{value}),
+        error.PortOutOfRange => diagnostic.set(name, "invalid address \"{s}\": port {s} is out of range (0 to 65535)", .{ value, Address.portText(value) }),
         error.InvalidHost => diagnostic.set(name, "invalid address \"{s}\": expected HOST:PORT where HOST is an IP address or localhost", .{value}),
     };
 }

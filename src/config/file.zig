@@ -104,7 +104,7 @@ pub fn load(arena: std.mem.Allocator, path: []const u8, config: *Config, problem
     try resolveUpstreamTlsPaths(arena, path, config);
 }
 
-/// A listener's certificate, key and OCSP files are found beside the config file too.
+/// A listener's certificate, key, OCSP and client CA files are found beside the config file too.
 fn resolveCertificatePaths(arena: std.mem.Allocator, config_path: []const u8, config: *Config) error{OutOfMemory}!void {
     const dir = std.fs.path.dirname(config_path) orelse return;
     for (config.listeners_buffer[0..config.listeners_count]) |*listener| {
@@ -116,6 +116,9 @@ fn resolveCertificatePaths(arena: std.mem.Allocator, config_path: []const u8, co
                     @field(certificate, field) = try std.fs.path.join(arena, &.{ dir, file });
                 }
             }
+        }
+        if (t.client_ca.len > 0 and !std.fs.path.isAbsolute(t.client_ca)) {
+            t.client_ca = try std.fs.path.join(arena, &.{ dir, t.client_ca });
         }
     }
 }
@@ -503,8 +506,13 @@ const Mapper = struct {
 
     /// `.{ .certificates = .{ .{ .cert = "a.pem", .key = "a.key" }, ... }, .min_version = "1.2",
     /// .alpn = .{"http/1.1"} }`: the first certificate is the default one.
+    /// ... and the client certificates asked for: `.client_ca = "clients.pem"`,
+    /// `.client_verify = "required" | "optional"`, `.client_subject_header = "NAME"`,
+    /// `.client_fingerprint_header = "NAME"`.
     fn tls(m: *Mapper, node: *const Node, result: *Config.Tls) void {
         var entries = m.keyed(node, "a listener's tls", TlsKey) orelse return;
+        // Where the client-certificate keys are, for the checks across them below.
+        var client_keys: [3]?Position = @splat(null);
         while (entries.next()) |entry| {
             const v = entry.node;
             switch (entry.key) {
@@ -513,12 +521,60 @@ const Mapper = struct {
                 .alpn => if (m.alpn(v)) |http1| {
                     result.alpn_http1 = http1;
                 },
+                .client_ca => if (m.string(v, "a file's path")) |file| {
+                    if (file.len == 0) m.problem(v.position, "expected a file's path, not an empty string") else result.client_ca = file;
+                },
+                .client_verify => {
+                    client_keys[0] = entry.name_position;
+                    result.client_verify = m.enumeration(Config.ClientVerify, v) orelse result.client_verify;
+                },
+                .client_subject_header => {
+                    client_keys[1] = entry.name_position;
+                    result.client_subject_header = m.certificateHeader(v) orelse result.client_subject_header;
+                },
+                .client_fingerprint_header => {
+                    client_keys[2] = entry.name_position;
+                    result.client_fingerprint_header = m.certificateHeader(v) orelse result.client_fingerprint_header;
+                },
             }
         }
         if (!entries.seen.contains(.certificates)) m.problem(node.position, "tls needs .certificates (at least one)");
+        // The client-certificate keys only mean something with a CA to verify against.
+        if (result.client_ca.len == 0) {
+            for (client_keys) |at| if (at) |position| {
+                m.problem(position, "this needs .client_ca (the CAs clients' certificates must chain to)");
+            };
+        } else if (result.client_subject_header.len > 0 and
+            std.ascii.eqlIgnoreCase(result.client_subject_header, result.client_fingerprint_header))
+        {
+            m.problem(client_keys[2].?, "the subject and the fingerprint need two different fields");
+        }
     }
 
-    const TlsKey = enum { certificates, min_version, alpn };
+    const TlsKey = enum { certificates, min_version, alpn, client_ca, client_verify, client_subject_header, client_fingerprint_header };
+
+    /// The name of a request field sluice writes for a client certificate: a token that is not
+    /// one of the fields sluice already owns (framing, Host, forwarding).
+    fn certificateHeader(m: *Mapper, node: *const Node) ?[]const u8 {
+        const name = m.string(node, "a header field name") orelse return null;
+        if (name.len > Config.client_certificate_header_bytes_max) {
+            m.problem(node.position, std.fmt.comptimePrint("a header field name here has at most {d} bytes", .{Config.client_certificate_header_bytes_max}));
+            return null;
+        }
+        if (headerNameMistake(name)) |message| {
+            m.problem(node.position, message);
+            return null;
+        }
+        const owned = [_][]const u8{
+            "Host",            "Upgrade",           "Keep-Alive",       "TE",        "Trailer",   "Proxy-Connection",
+            "X-Forwarded-For", "X-Forwarded-Proto", "X-Forwarded-Host", "Forwarded", "X-Real-IP",
+        };
+        for (owned) |field| if (std.ascii.eqlIgnoreCase(name, field)) {
+            m.problem(node.position, m.print("sluice writes {s} itself: name another field", .{field}));
+            return null;
+        };
+        return name;
+    }
 
     fn certificates(m: *Mapper, node: *const Node, result: *Config.Tls) void {
         const items = m.array(node, "certificates") orelse return;
@@ -1246,8 +1302,12 @@ const Mapper = struct {
 
     fn address(m: *Mapper, node: *const Node) ?Address {
         const text = m.string(node, "an address such as \"127.0.0.1:8080\"") orelse return null;
-        return Address.parse(text) catch {
-            m.problem(node.position, "invalid address: expected HOST:PORT where HOST is an IP address or localhost");
+        return Address.parse(text) catch |err| {
+            m.problem(node.position, switch (err) {
+                error.MissingPort, error.InvalidPort => m.print("invalid address \"{s}\": expected HOST:PORT with a port from 0 to 65535", .{text}),
+                error.PortOutOfRange => m.print("invalid address \"{s}\": port {s} is out of range (0 to 65535)", .{ text, Address.portText(text) }),
+                error.InvalidHost => m.print("invalid address \"{s}\": expected HOST:PORT where HOST is an IP address or localhost", .{text}),
+            });
             return null;
         };
     }

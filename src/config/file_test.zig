@@ -125,6 +125,16 @@ test "config file: every mistake is reported with its line and column" {
     });
 }
 
+test "config file: a port out of range is named as the port, not the host" {
+    try expectProblems(
+        \\.{
+        \\    .pools = .{ .app = .{ .backends = .{ "127.0.0.1:9000", "127.0.0.1:330001" } } },
+        \\}
+    , .zon, &.{
+        .{ .line = 2, .column = 60, .contains = "invalid address \"127.0.0.1:330001\": port 330001 is out of range (0 to 65535)" },
+    });
+}
+
 test "config file: an admin section turns the listener on; its mistakes are positioned" {
     var arena_state = std.heap.ArenaAllocator.init(testing.allocator);
     defer arena_state.deinit();
@@ -614,6 +624,52 @@ test "config file: a listener's tls maps its certificates and policy; plain list
     try testing.expectEqual(Config.TlsVersion.@"1.3", t.min_version);
     try testing.expect(!t.alpn_http1);
     try testing.expect(config.hasTls());
+}
+
+test "config file: a listener's tls asks for client certificates and names the fields that forward them" {
+    var arena_state = std.heap.ArenaAllocator.init(testing.allocator);
+    defer arena_state.deinit();
+    const source =
+        \\.{
+        \\    .listeners = .{ .{ .listen = "127.0.0.1:443", .tls = .{
+        \\        .certificates = .{.{ .cert = "a.pem", .key = "a.key" }},
+        \\        .client_ca = "clients.pem",
+        \\        .client_verify = "optional",
+        \\        .client_subject_header = "X-Client-Subject",
+        \\        .client_fingerprint_header = "X-Client-Sha256",
+        \\    } } },
+        \\    .pools = .{ .app = .{ .backends = .{"127.0.0.1:9000"} } },
+        \\}
+    ;
+    var config: Config = .{};
+    var problems: Problems = .{};
+    try parseSource(arena_state.allocator(), source, .zon, &config, &problems);
+    const t = config.listenerTls(0).?;
+    try testing.expectEqualStrings("clients.pem", t.client_ca);
+    try testing.expectEqual(Config.ClientVerify.optional, t.client_verify);
+    try testing.expectEqualStrings("X-Client-Subject", t.client_subject_header);
+    try testing.expectEqualStrings("X-Client-Sha256", t.client_fingerprint_header);
+}
+
+test "config file: client-certificate keys need a CA, and fields sluice can own" {
+    try expectProblems(
+        \\.{
+        \\    .listeners = .{ .{ .listen = "127.0.0.1:1", .tls = .{ .certificates = .{.{ .cert = "c", .key = "k" }},
+        \\            .client_verify = "optional", .client_subject_header = "X-S" } },
+        \\        .{ .listen = "127.0.0.1:2", .tls = .{ .certificates = .{.{ .cert = "c", .key = "k" }}, .client_ca = "ca.pem",
+        \\            .client_verify = "maybe", .client_subject_header = "X-Forwarded-For", .client_fingerprint_header = "a b" } },
+        \\        .{ .listen = "127.0.0.1:3", .tls = .{ .certificates = .{.{ .cert = "c", .key = "k" }}, .client_ca = "ca.pem",
+        \\            .client_subject_header = "X-Same", .client_fingerprint_header = "x-same" } } },
+        \\    .pools = .{ .app = .{ .backends = .{"127.0.0.1:9000"} } },
+        \\}
+    , .zon, &.{
+        .{ .line = 3, .column = 13, .contains = "this needs .client_ca" },
+        .{ .line = 3, .column = 42, .contains = "this needs .client_ca" },
+        .{ .line = 5, .column = 30, .contains = "unknown value \"maybe\"" },
+        .{ .line = 5, .column = 64, .contains = "sluice writes X-Forwarded-For itself" },
+        .{ .line = 5, .column = 112, .contains = "a header field name is a token" },
+        .{ .line = 7, .column = 48, .contains = "two different fields" },
+    });
 }
 
 test "config file: mistakes in a listener's tls are reported where they are" {

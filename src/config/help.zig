@@ -35,7 +35,7 @@ const header =
     \\  sluice --config FILE [options]          FILE is .zon or .json; flags override it
     \\  sluice check FILE                       validate FILE, print every mistake
     \\  sluice reload --pid-file PATH | --admin ADDR
-    \\                                          reload the running instance's config file
+    \\                                          reload the running instance; print the outcome
     \\  sluice settings                         every setting: flag, file key, default
     \\  sluice demo [--listen ADDR] [options]   two built-in backends behind the proxy
     \\  sluice --help | --version

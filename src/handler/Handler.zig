@@ -542,14 +542,15 @@ fn proxiedRequest(handler: *Handler, v: Value) error{ OutOfMemory, NotAResponse 
 }
 
 /// The exchange could not send a `Response.proxy` on: counted and logged like the handler's
-/// own failures, naming what it asked for (`subject`: the pool's name).
-pub fn failProxy(handler: *Handler, failure: Failure, now_ns: u64, subject: []const u8) Outcome {
-    var buffer: [160]u8 = undefined;
+/// own failures, naming what it asked for (`subject`: the pool's name) and, for an unknown
+/// pool, the pools there are (`known`: "the pools are a, b").
+pub fn failProxy(handler: *Handler, failure: Failure, now_ns: u64, subject: []const u8, known: []const u8) Outcome {
+    var buffer: [256 + 1200]u8 = undefined;
     const detail = switch (failure) {
-        .unknown_pool => std.fmt.bufPrint(&buffer, "Response.proxy names pool \"{s}\", which the configuration does not have", .{subject}),
+        .unknown_pool => std.fmt.bufPrint(&buffer, "Response.proxy names pool \"{s}\", which the configuration does not have: {s}", .{ subject, known }),
         .request_too_large => std.fmt.bufPrint(&buffer, "the request proxied to pool \"{s}\" does not fit a connection buffer (limits.header_bytes_max)", .{subject}),
         else => unreachable, // The exchange reports only these.
-    } catch buffer[0..]; // A pool name is at most 64 bytes: the line fits.
+    } catch buffer[0..]; // A pool name is at most 64 bytes, `known` at most 1,070: the line fits.
     return handler.fail(failure, now_ns, detail);
 }
 

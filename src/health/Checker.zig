@@ -17,8 +17,8 @@
 //!   socket(2) failure waits for the probe's deadline to be reported.
 //! - A pool that speaks TLS to its backends is probed over TLS too, with the pool's context
 //!   (verification, SNI, client certificate): a backend whose certificate fails is down, with
-//!   OpenSSL's reason. Each probe keeps its backend's newest session, so probes after the
-//!   first resume. OpenSSL's memory here comes from one bounded pool of the control thread's
+//!   AWS-LC's reason. Each probe keeps its backend's newest session, so probes after the
+//!   first resume. AWS-LC's memory here comes from one bounded pool of the control thread's
 //!   (`Tls.memory`), entered around every call, so probes never touch the general heap.
 const std = @import("std");
 const assert = std.debug.assert;
@@ -62,7 +62,7 @@ pub const Tls = struct {
     context: *tls_ns.ClientContext,
     /// Per backend: the name its certificate must carry (SNI unless an IP address).
     names: []const []const u8,
-    /// The control thread's memory for OpenSSL (outlives the checker).
+    /// The control thread's memory for AWS-LC (outlives the checker).
     memory: *tls_ns.memory.Pool,
 };
 
@@ -381,8 +381,8 @@ const Probe = struct {
     }
 
     /// Runs the engine as far as the bytes allow: the handshake, then sealing the request,
-    /// then reading the response; sends what it wrote, receives what it needs. OpenSSL runs
-    /// in the probes' memory, and only OpenSSL: everything after it runs outside.
+    /// then reading the response; sends what it wrote, receives what it needs. AWS-LC runs
+    /// in the probes' memory, and only AWS-LC: everything after it runs outside.
     fn tlsStep(probe: *Probe) void {
         const checker_tls = probe.checker.tls.?;
         const t = &probe.tls.?;
@@ -554,7 +554,7 @@ const ProbeTls = struct {
         };
     }
 
-    /// OpenSSL's reason, as "TLS: certificate verify failed: self-signed certificate".
+    /// AWS-LC's reason, as "TLS: certificate verify failed: self signed certificate".
     fn describe(t: *ProbeTls, engine: *const tls_ns.Engine) []const u8 {
         var reason: [128]u8 = undefined;
         return std.fmt.bufPrint(&t.reason_buffer, "TLS: {s}", .{engine.describe(&reason)}) catch "TLS: handshake failed";

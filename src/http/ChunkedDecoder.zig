@@ -426,7 +426,7 @@ pub fn feedDroppingTrailers(d: *ChunkedDecoder, bytes: []u8) Filtered {
     const final_here: usize = (d.trailer_bytes - d.trailer_field_bytes) - final_before;
     assert(final_here <= 2 and dropped + final_here <= end);
     const kept_head = end - final_here - dropped;
-    std.mem.copyBackwards(u8, bytes[dropped..][0..kept_head], bytes[0..kept_head]);
+    @memmove(bytes[dropped..][0..kept_head], bytes[0..kept_head]);
     return .{ .result = result, .dropped = dropped };
 }
 
@@ -444,7 +444,7 @@ pub fn decodeInPlace(d: *ChunkedDecoder, bytes: []u8) Decoded {
                 .need_more => {},
                 .done, .invalid => unreachable, // Data bytes never end or break a body.
             }
-            std.mem.copyForwards(u8, bytes[written..][0..take], bytes[read..][0..take]);
+            @memmove(bytes[written..][0..take], bytes[read..][0..take]);
             written += take;
             read += take;
             continue;

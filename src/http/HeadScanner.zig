@@ -36,6 +36,9 @@ content_length: ?u64,
 transfer_encoding_chunked: bool,
 host: ?[]const u8,
 upgrade_present: bool,
+/// A Connection field was met: without one no token can be asked of it, and most requests
+/// (and many responses) have none.
+connection_present: bool,
 expect_continue: bool,
 
 pub const Role = enum { request, response };
@@ -64,6 +67,7 @@ pub fn init(headers_buffer: []Header, headers_count_max: u16, role: Role) HeadSc
         .transfer_encoding_chunked = false,
         .host = null,
         .upgrade_present = false,
+        .connection_present = false,
         .expect_continue = false,
     };
 }
@@ -162,6 +166,9 @@ fn special(s: *HeadScanner, header: Header, raw: []const u8, version: Version) ?
         },
         7 => if (chars.eqlIgnoreCase(header.name, "upgrade")) {
             s.upgrade_present = true;
+        },
+        10 => if (chars.eqlIgnoreCase(header.name, "connection")) {
+            s.connection_present = true;
         },
         14 => if (chars.eqlIgnoreCase(header.name, "content-length")) {
             // RFC 9112 §6.3 items 3 and 5: conflicting framing is refused outright, even

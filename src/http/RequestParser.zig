@@ -61,9 +61,21 @@ pub const Head = struct {
     /// The Connection field lists "upgrade" and an Upgrade field is present.
     upgrade: bool,
 
+    /// A Connection field is present.
+    has_connection: bool,
+
     /// Whether any Connection field lists `token`, ignoring case and OWS.
     pub fn connectionHasToken(head: *const Head, token: []const u8) bool {
+        if (!head.has_connection) return false;
         return field_values.connectionHasToken(head.headers, token);
+    }
+
+    /// Whether a Connection field may name a field to drop: it lists a token other than
+    /// `keep-alive` and `upgrade` (which name fields that are hop-by-hop anyway). False for
+    /// the usual `Connection: keep-alive`, so the fields need not be checked one by one.
+    pub fn connectionNamesFields(head: *const Head) bool {
+        if (!head.has_connection) return false;
+        return field_values.connectionListsOtherThan(head.headers, &.{ "keep-alive", "upgrade" });
     }
 
     /// The value of the first field called `name` (case-insensitive).
@@ -93,6 +105,7 @@ const head_empty: Head = .{
     .keep_alive = false,
     .expect_continue = false,
     .upgrade = false,
+    .has_connection = false,
 };
 
 /// `headers_buffer` must hold `limits.headers_count_max` fields; it is the only memory used.
@@ -272,6 +285,7 @@ fn complete(p: *RequestParser) Result {
     else
         .none;
     // RFC 9112 §9.3: persistence.
+    p.head.has_connection = s.connection_present;
     const close = p.head.connectionHasToken("close");
     p.head.keep_alive = switch (version) {
         .http11 => !close,
@@ -606,5 +620,6 @@ test "request parser: the head size is pinned" {
     // A parser lives in every downstream connection: growth must be a decision.
     if (@sizeOf(usize) != 8) return error.SkipZigTest;
     try testing.expectEqual(@as(usize, 88), @sizeOf(Head));
-    try testing.expectEqual(@as(usize, 184), @sizeOf(RequestParser));
+    // 192: the scanner's `connection_present` (no Connection field, no token to look for).
+    try testing.expectEqual(@as(usize, 192), @sizeOf(RequestParser));
 }

@@ -47,9 +47,21 @@ pub const Head = struct {
     /// A 101 response with an Upgrade field: the connection now carries another protocol.
     upgrade: bool,
 
+    /// A Connection field is present.
+    has_connection: bool,
+
     /// Whether any Connection field lists `token`, ignoring case and OWS.
     pub fn connectionHasToken(head: *const Head, token: []const u8) bool {
+        if (!head.has_connection) return false;
         return field_values.connectionHasToken(head.headers, token);
+    }
+
+    /// Whether a Connection field may name a field to drop: it lists a token other than
+    /// `keep-alive` and `upgrade` (which name fields that are hop-by-hop anyway). False for
+    /// the usual `Connection: keep-alive`, so the fields need not be checked one by one.
+    pub fn connectionNamesFields(head: *const Head) bool {
+        if (!head.has_connection) return false;
+        return field_values.connectionListsOtherThan(head.headers, &.{ "keep-alive", "upgrade" });
     }
 
     /// The value of the first field called `name` (case-insensitive).
@@ -75,6 +87,7 @@ const head_empty: Head = .{
     .body = .none,
     .keep_alive = false,
     .upgrade = false,
+    .has_connection = false,
 };
 
 /// `headers_buffer` must hold `limits.headers_count_max` fields; it is the only memory used.
@@ -193,6 +206,7 @@ fn complete(p: *ResponseParser, request_method: Method) Result {
         (if (length == 0) .none else .{ .content_length = length })
     else
         .close_delimited;
+    p.head.has_connection = s.connection_present;
     const close = p.head.connectionHasToken("close");
     p.head.keep_alive = p.head.body != .close_delimited and switch (p.head.version) {
         .http11 => !close,
@@ -372,5 +386,6 @@ test "response parser: limits on fields and head size are 431-class refusals" {
 test "response parser: the parser size is pinned" {
     if (@sizeOf(usize) != 8) return error.SkipZigTest;
     try testing.expectEqual(@as(usize, 56), @sizeOf(Head));
-    try testing.expectEqual(@as(usize, 152), @sizeOf(ResponseParser));
+    try testing.expectEqual(@as(usize, 160), @sizeOf(ResponseParser)); // `connection_present`.
+
 }

@@ -160,6 +160,22 @@ pub fn get(headers: []const Header, name: []const u8) ?[]const u8 {
     return null;
 }
 
+/// Whether any Connection field lists a token that is not one of `known` (any case, OWS
+/// ignored; an empty list element is not a token).
+pub fn connectionListsOtherThan(headers: []const Header, known: []const []const u8) bool {
+    for (headers) |header| {
+        if (!chars.eqlIgnoreCase(header.name, "connection")) continue;
+        var elements = std.mem.splitScalar(u8, header.value, ',');
+        elements: while (elements.next()) |raw| {
+            const element = chars.trimWhitespace(raw);
+            if (element.len == 0) continue;
+            for (known) |token| if (chars.eqlIgnoreCase(element, token)) continue :elements;
+            return true;
+        }
+    }
+    return false;
+}
+
 /// Whether any Connection field lists `token` (RFC 9110 §7.6.1).
 pub fn connectionHasToken(headers: []const Header, token: []const u8) bool {
     for (headers) |header| {
@@ -167,6 +183,23 @@ pub fn connectionHasToken(headers: []const Header, token: []const u8) bool {
         if (listHasToken(header.value, token)) return true;
     }
     return false;
+}
+
+test "field values: a Connection field lists other tokens than the known ones" {
+    const known = [_][]const u8{ "keep-alive", "upgrade" };
+    const cases = [_]struct { []const u8, bool }{
+        .{ "keep-alive", false },
+        .{ " Keep-Alive , UPGRADE ,, ", false },
+        .{ "close", true },
+        .{ "keep-alive, X-Secret", true },
+        .{ "", false },
+    };
+    for (cases) |case| {
+        const headers = [_]Header{ .{ .name = "Host", .value = "x" }, .{ .name = "CONNECTION", .value = case[0] } };
+        try std.testing.expectEqual(case[1], connectionListsOtherThan(&headers, &known));
+    }
+    const none = [_]Header{.{ .name = "Host", .value = "x" }};
+    try std.testing.expect(!connectionListsOtherThan(&none, &known));
 }
 
 test "field values: Content-Length is 1 to 19 plain digits" {

@@ -95,7 +95,7 @@ fn removeDotSegments(path: []u8) []const u8 {
             path[w] = '/';
             w += 1;
         }
-        std.mem.copyForwards(u8, path[w..][0..segment.len], segment);
+        @memmove(path[w..][0..segment.len], segment);
         w += segment.len;
     }
     return path[0..w];

@@ -511,7 +511,7 @@ pub fn timerQueueUnregister(loop: *Loop, queue: *TimerQueue) void {
     assert(queue.head == null);
     const queues = loop.timer_queues[0..loop.timer_queues_count];
     const index = std.mem.indexOfScalar(*TimerQueue, queues, queue).?;
-    std.mem.copyForwards(*TimerQueue, queues[index..], queues[index + 1 ..]);
+    @memmove(queues[index .. queues.len - 1], queues[index + 1 ..]);
     loop.timer_queues_count -= 1;
     queue.registered = false;
 }

@@ -272,7 +272,7 @@ pub fn writePrometheus(snapshot: *const Snapshot, w: *std.Io.Writer) Prometheus.
 const process_gauges = [_]struct { []const u8, []const u8, []const u8 }{
     .{ "workers_count", "sluice_workers", "Worker threads." },
     .{ "draining", "sluice_draining", "1 once a drain (SIGTERM, SIGINT) began." },
-    .{ "heap_allocations_after_startup", "sluice_heap_allocations_after_startup", "Heap allocations since start-up ended; 0 by design." },
+    .{ "heap_allocations_after_startup", "sluice_heap_allocations_after_startup", "Heap allocations of the request path since start-up ended (a reload's, made and freed by the control thread, are not counted); 0 by design." },
     .{ "connections_active", "sluice_connections_active", "Client connections open now." },
     .{ "buffers_in_use", "sluice_buffers_in_use", "Connection buffers taken from the buffer pools now." },
 };

@@ -1,9 +1,15 @@
-//! One worker's access log: a line per exchange, formatted into one of two buffers that the
+//! One worker's access log: a line per exchange, formatted into a ring of buffers that the
 //! worker owns. The worker never writes to the log file: when a buffer fills, or every 200 ms,
-//! it publishes the buffer (an atomic length) and goes on in the other one; the control thread
-//! writes published buffers out and hands them back. A worker therefore never blocks on a
-//! disk. If both buffers are waiting (the disk is slower than the traffic), lines are dropped
-//! and counted rather than stalling requests.
+//! it publishes the buffer (an atomic length) and goes on in the next one; the control thread
+//! writes published buffers out, oldest first and all workers' in one `writev`, and hands them
+//! back. A worker therefore never blocks on a disk. If every buffer of the ring is waiting (the
+//! control thread got no CPU, or the disk is slower than the traffic, for longer than the ring
+//! holds), lines are dropped and counted rather than stalling requests.
+//!
+//! Decision: a ring of `buffers_count` buffers, not two. Two 64 KiB buffers hold about 25 ms
+//! of lines per worker at 20k requests a second, and on 2 busy cores the control thread is
+//! not always scheduled that soon: a soak at 10.5k requests/s dropped 2,019 of 5.16M lines.
+//! Eight hold about 200 ms at that rate (docs/ARCHITECTURE.md, "Access log", has the figures).
 //!
 //! Formats: `combined` (nginx's and Apache's, with `"` and bytes outside printable ASCII as
 //! `\xHH`) and `json` (one object per line).
@@ -19,20 +25,34 @@ const AccessLog = @This();
 
 pub const Format = Config.AccessLogFormat;
 
-/// 64 KiB each: at ~200 bytes a line, hundreds of lines between publishes.
+/// 64 KiB each: at ~130 to 300 bytes a line, hundreds of lines per buffer.
 pub const buffer_bytes = 64 * 1024;
+/// Buffers in the ring: 512 KiB per worker, allocated untouched (a worker's pages become
+/// resident as its traffic cycles through them).
+pub const buffers_count = 8;
 
-buffers: [2][]u8,
-/// Bytes waiting in each buffer for the control thread; 0 = the buffer is the worker's.
-published: [2]std.atomic.Value(u32) = .{ .init(0), .init(0) },
-/// The buffer being filled, and how much of it is.
-filling: u1 = 0,
+comptime {
+    assert(std.math.isPowerOfTwo(buffers_count));
+    assert(buffers_count <= std.math.maxInt(u8));
+    assert(buffer_bytes <= std.math.maxInt(u32));
+}
+
+/// `buffers_count` buffers of `buffer_bytes`, one after the other.
+memory: []u8,
+/// Bytes waiting in each buffer for the control thread; 0 = the buffer is the worker's. At
+/// most `buffers_count - 1` wait at once: the worker always holds the one it fills.
+published: [buffers_count]std.atomic.Value(u32) = @splat(.init(0)),
+/// The worker's: the buffer being filled, and how much of it is.
+filling: u8 = 0,
 len: u32 = 0,
+/// The control thread's: the oldest buffer it has not written out yet.
+oldest: u8 = 0,
 format: Format,
 dropped: std.atomic.Value(u64) = .init(0),
-/// The writer's loop (the control thread's), woken when a buffer is handed over because it is
-/// full, so that a burst is written out at once rather than at the next periodic flush. Null
-/// until the writer starts; set by the control thread, read by the worker.
+/// The writer's loop (the control thread's), woken when a full buffer is published and none
+/// was waiting before it (one wake-up per batch: a writer with buffers waiting has been woken
+/// already), so that a burst is written out at once rather than at the next periodic flush.
+/// Null until the writer starts; set by the control thread, read by the worker.
 writer_loop: std.atomic.Value(?*Loop) = .init(null),
 /// The wall clock's second that `time_text` shows (formatting dates is not free; one per
 /// second is enough).
@@ -41,14 +61,12 @@ time_text: [32]u8 = undefined,
 time_len: u8 = 0,
 
 pub fn init(allocator: std.mem.Allocator, format: Format) !AccessLog {
-    const first = try StaticAllocator.allocUntouched(allocator, u8, null, buffer_bytes);
-    errdefer allocator.free(first);
-    const second = try StaticAllocator.allocUntouched(allocator, u8, null, buffer_bytes);
-    return .{ .buffers = .{ first, second }, .format = format };
+    const memory = try StaticAllocator.allocUntouched(allocator, u8, null, buffers_count * buffer_bytes);
+    return .{ .memory = memory, .format = format };
 }
 
 pub fn deinit(log: *AccessLog, allocator: std.mem.Allocator) void {
-    for (log.buffers) |buffer| allocator.free(buffer);
+    allocator.free(log.memory);
     log.* = undefined;
 }
 
@@ -75,61 +93,106 @@ pub const Entry = struct {
     request_bytes: u64 = 0,
     referer: []const u8,
     user_agent: []const u8,
-    /// On a TLS listener, the protocol ("TLSv1.3") and OpenSSL's cipher name; empty on a plain
-    /// one (OpenSSL's static strings: nothing is copied).
+    /// On a TLS listener, the protocol ("TLSv1.3") and AWS-LC's cipher name; empty on a plain
+    /// one (AWS-LC's static strings: nothing is copied).
     tls_version: []const u8 = "",
     tls_cipher: []const u8 = "",
+    /// The client certificate presented on a TLS listener that asks for one: its subject
+    /// (RFC 4514; empty when too long to give whole) and SHA-256 fingerprint (64 hex digits).
+    /// Empty without one.
+    client_subject: []const u8 = "",
+    client_fingerprint: []const u8 = "",
 };
 
 /// Adds a line (worker thread). `now_s` is the wall clock in seconds since the epoch.
 pub fn append(log: *AccessLog, entry: *const Entry, now_s: i64) void {
     if (log.time_second != now_s) log.formatTime(now_s);
     if (log.tryAppend(entry)) return;
-    // Full: hand this buffer over, ask for it to be written now, and try once in the other.
+    // Full: hand this buffer over, ask for it to be written now, and try once in the next.
     const published = log.publish();
-    if (log.writer_loop.load(.acquire)) |loop| loop.wake();
+    // The buffer before the one just published was free: the writer has nothing queued, and
+    // may be asleep.
+    if (!published or log.waitingBefore(ringPrevious(log.filling)) == 0) {
+        if (log.writer_loop.load(.acquire)) |loop| loop.wake();
+    }
     if (!published or !log.tryAppend(entry)) {
         _ = log.dropped.fetchAdd(1, .monotonic);
     }
 }
 
-/// Hands the buffer being filled to the control thread, if it has lines and the other buffer
-/// is free (worker thread). False when the other one is still waiting to be written.
+/// Hands the buffer being filled to the control thread, if it has lines and the next buffer
+/// of the ring is free (worker thread). False when the whole ring is waiting to be written.
 pub fn publish(log: *AccessLog) bool {
     if (log.len == 0) return true;
-    const other = log.filling +% 1;
-    if (log.published[other].load(.acquire) != 0) return false;
+    const next = ringNext(log.filling);
+    if (log.published[next].load(.acquire) != 0) return false;
     log.published[log.filling].store(log.len, .release);
-    log.filling = other;
+    log.filling = next;
     log.len = 0;
     return true;
 }
 
-/// The control thread writes out what was published and gives the buffers back.
-pub fn drainPublished(log: *AccessLog, context: anytype, comptime write: fn (@TypeOf(context), []const u8) void) void {
-    for (0..2) |i| {
-        const len = log.published[i].load(.acquire);
-        if (len == 0) continue;
-        write(context, log.buffers[i][0..len]);
-        log.published[i].store(0, .release);
+/// The bytes waiting in the buffer before `index` in the ring (0: none waits there).
+fn waitingBefore(log: *const AccessLog, index: u8) u32 {
+    return log.published[ringPrevious(index)].load(.acquire);
+}
+
+/// The published buffers, oldest first, into `out` (control thread); how many. Give them back
+/// with `release` once written.
+pub fn collect(log: *const AccessLog, out: *[buffers_count - 1][]const u8) u8 {
+    var count: u8 = 0;
+    var index = log.oldest;
+    while (count < out.len) : (count += 1) {
+        const len = log.published[index].load(.acquire);
+        if (len == 0) break;
+        out[count] = log.bufferAt(index)[0..len];
+        index = ringNext(index);
     }
+    return count;
+}
+
+/// The `count` oldest published buffers were written: the worker may fill them again.
+pub fn release(log: *AccessLog, count: u8) void {
+    assert(count < buffers_count);
+    for (0..count) |_| {
+        assert(log.published[log.oldest].load(.monotonic) != 0);
+        log.published[log.oldest].store(0, .release);
+        log.oldest = ringNext(log.oldest);
+    }
+}
+
+/// The control thread writes out what was published, buffer by buffer, and gives the buffers
+/// back.
+pub fn drainPublished(log: *AccessLog, context: anytype, comptime write: fn (@TypeOf(context), []const u8) void) void {
+    var slices: [buffers_count - 1][]const u8 = undefined;
+    const count = log.collect(&slices);
+    for (slices[0..count]) |bytes| write(context, bytes);
+    log.release(count);
 }
 
 /// After the worker thread has exited: everything, published or not, in order.
 pub fn drainAll(log: *AccessLog, context: anytype, comptime write: fn (@TypeOf(context), []const u8) void) void {
-    // The buffer not being filled was published first.
-    const older = log.filling +% 1;
-    for ([_]u1{ older, log.filling }) |i| {
-        const len = log.published[i].load(.acquire);
-        if (len > 0) write(context, log.buffers[i][0..len]);
-        log.published[i].store(0, .release);
-    }
-    if (log.len > 0) write(context, log.buffers[log.filling][0..log.len]);
+    log.drainPublished(context, write);
+    assert(log.oldest == log.filling); // Everything before the one being filled was published.
+    if (log.len > 0) write(context, log.bufferAt(log.filling)[0..log.len]);
     log.len = 0;
 }
 
+fn bufferAt(log: *const AccessLog, index: u8) []u8 {
+    assert(index < buffers_count);
+    return log.memory[@as(usize, index) * buffer_bytes ..][0..buffer_bytes];
+}
+
+fn ringNext(index: u8) u8 {
+    return (index + 1) % buffers_count;
+}
+
+fn ringPrevious(index: u8) u8 {
+    return (index + buffers_count - 1) % buffers_count;
+}
+
 fn tryAppend(log: *AccessLog, entry: *const Entry) bool {
-    const buffer = log.buffers[log.filling];
+    const buffer = log.bufferAt(log.filling);
     var writer: std.Io.Writer = .fixed(buffer[log.len..]);
     const ok = switch (log.format) {
         .combined => log.writeCombined(&writer, entry),
@@ -152,16 +215,18 @@ fn writeCombined(log: *const AccessLog, w: *std.Io.Writer, e: *const Entry) std.
     try writeEscaped(w, if (e.user_agent.len == 0) "-" else e.user_agent);
     // sluice's extras after the standard fields (docs/CONFIG.md "Access log"): the backend,
     // upstream time in seconds, tries, the reason sluice ended the exchange, request bytes,
-    // the TLS protocol and cipher.
+    // the TLS protocol and cipher, the client certificate's subject and fingerprint.
     try w.writeAll("\" \"");
     try writeEscaped(w, if (e.backend.len == 0) "-" else e.backend);
     try w.writeAll("\" ");
     if (e.upstream_ns) |ns| try writeSeconds(w, ns) else try w.writeByte('-');
-    try w.print(" {d} {s} {d} {s} {s}\n", .{
+    try w.print(" {d} {s} {d} {s} {s} \"", .{
         e.tries,                                          if (e.reason.len == 0) "-" else e.reason,
         e.request_bytes,                                  if (e.tls_version.len == 0) "-" else e.tls_version,
         if (e.tls_cipher.len == 0) "-" else e.tls_cipher,
     });
+    try writeEscaped(w, if (e.client_subject.len == 0) "-" else e.client_subject);
+    try w.print("\" {s}\n", .{if (e.client_fingerprint.len == 0) "-" else e.client_fingerprint});
 }
 
 /// Seconds with millisecond precision, as nginx prints `$upstream_response_time`.
@@ -192,6 +257,8 @@ fn writeJson(log: *const AccessLog, w: *std.Io.Writer, e: *const Entry) std.Io.W
     try json.fieldString("user_agent", e.user_agent);
     try json.fieldString("tls_version", e.tls_version);
     try json.fieldString("tls_cipher", e.tls_cipher);
+    try json.fieldString("tls_client_subject", e.client_subject);
+    try json.fieldString("tls_client_fingerprint", e.client_fingerprint);
     try json.endObject();
     try w.writeByte('\n');
 }
@@ -255,7 +322,7 @@ const example: Entry = .{
     .user_agent = "curl/8.0",
 };
 
-fn collect(out: *std.ArrayList(u8), bytes: []const u8) void {
+fn keepWritten(out: *std.ArrayList(u8), bytes: []const u8) void {
     out.appendSlice(testing.allocator, bytes) catch unreachable;
 }
 
@@ -266,25 +333,29 @@ test "access log: combined and json lines" {
     try testing.expect(log.publish());
     var out: std.ArrayList(u8) = .empty;
     defer out.deinit(testing.allocator);
-    log.drainPublished(&out, collect);
+    log.drainPublished(&out, keepWritten);
     try testing.expectEqualStrings("10.0.0.9 - - [22/Nov/2026:08:34:00 +0000] \"GET /a?b=\\x22c\\x22 " ++
-        "HTTP/1.1\" 200 1234 \"-\" \"curl/8.0\" \"10.0.0.5:9000\" 0.001 1 - 77 - -\n", out.items);
-    // On a TLS listener the last two fields are the protocol and the cipher.
+        "HTTP/1.1\" 200 1234 \"-\" \"curl/8.0\" \"10.0.0.5:9000\" 0.001 1 - 77 - - \"-\" -\n", out.items);
+    // On a TLS listener: the protocol and the cipher, then the client certificate's subject
+    // and fingerprint when one was presented.
     out.clearRetainingCapacity();
     var over_tls = example;
     over_tls.tls_version = "TLSv1.3";
     over_tls.tls_cipher = "TLS_AES_128_GCM_SHA256";
+    over_tls.client_subject = "CN=alice \"a\",O=Example";
+    over_tls.client_fingerprint = "a844b1a213a3d1d378d71946799c3cfb8b646a937dcf059a98de16bcfa0b7f07";
     log.append(&over_tls, 1_795_336_440);
     try testing.expect(log.publish());
-    log.drainPublished(&out, collect);
-    try testing.expect(std.mem.endsWith(u8, out.items, " 77 TLSv1.3 TLS_AES_128_GCM_SHA256\n"));
+    log.drainPublished(&out, keepWritten);
+    try testing.expect(std.mem.endsWith(u8, out.items, " 77 TLSv1.3 TLS_AES_128_GCM_SHA256 " ++
+        "\"CN=alice \\x22a\\x22,O=Example\" a844b1a213a3d1d378d71946799c3cfb8b646a937dcf059a98de16bcfa0b7f07\n"));
 
     var json_log: AccessLog = try .init(testing.allocator, .json);
     defer json_log.deinit(testing.allocator);
     json_log.append(&example, 1_795_336_440);
     try testing.expect(json_log.publish());
     out.clearRetainingCapacity();
-    json_log.drainPublished(&out, collect);
+    json_log.drainPublished(&out, keepWritten);
     const parsed = try std.json.parseFromSlice(std.json.Value, testing.allocator, out.items, .{});
     defer parsed.deinit();
     try testing.expectEqualStrings("2026-11-22T08:34:00Z", parsed.value.object.get("time").?.string);
@@ -300,15 +371,61 @@ test "access log: full buffers are handed over, then lines are dropped, never bl
     var log: AccessLog = try .init(testing.allocator, .combined);
     defer log.deinit(testing.allocator);
     var lines: u64 = 0;
-    // Fill both buffers without the control thread draining anything.
+    // Fill the whole ring without the control thread draining anything.
     while (log.dropped.load(.monotonic) == 0) : (lines += 1) log.append(&example, 0);
     try testing.expect(log.published[0].load(.monotonic) > 0);
-    try testing.expect(!log.publish()); // The other one is still waiting.
+    try testing.expect(!log.publish()); // The next one is still waiting.
     var out: std.ArrayList(u8) = .empty;
     defer out.deinit(testing.allocator);
-    log.drainPublished(&out, collect);
+    log.drainPublished(&out, keepWritten);
     try testing.expect(log.publish());
-    log.drainPublished(&out, collect);
+    log.drainPublished(&out, keepWritten);
     const written = std.mem.count(u8, out.items, "\n");
     try testing.expectEqual(lines - 1, written); // Every line but the dropped one.
+}
+
+test "access log: the ring writes every line once, in order, or counts it dropped (model)" {
+    // Random appends, publishes (the worker's timer) and drains (the control thread) against
+    // a model: what comes out is the lines in the order they were appended, none twice, and
+    // every line is either written or counted as dropped.
+    const seed: u64 = testing.random_seed;
+    errdefer std.debug.print("access log ring model seed: {d}\n", .{seed});
+    var prng = std.Random.DefaultPrng.init(seed);
+    const random = prng.random();
+    var log: AccessLog = try .init(testing.allocator, .combined);
+    defer log.deinit(testing.allocator);
+    var out: std.ArrayList(u8) = .empty;
+    defer out.deinit(testing.allocator);
+    var appended: u64 = 0;
+    var target_buffer: [32]u8 = undefined;
+    for (0..24_000) |step| {
+        // The middle third, the control thread gets no CPU: the ring (about 4,300 of these
+        // lines) fills and lines are dropped.
+        const stalled = step / 8_000 == 1;
+        switch (random.uintLessThan(u8, 10)) {
+            0...6 => {
+                var entry = example;
+                entry.target = std.fmt.bufPrint(&target_buffer, "/{d}", .{appended}) catch unreachable;
+                log.append(&entry, 0);
+                appended += 1;
+            },
+            7 => _ = log.publish(),
+            else => if (!stalled and random.uintLessThan(u8, 8) == 0) log.drainPublished(&out, keepWritten),
+        }
+    }
+    log.drainAll(&out, keepWritten);
+    var written: u64 = 0;
+    var previous: ?u64 = null;
+    var lines = std.mem.splitScalar(u8, out.items, '\n');
+    while (lines.next()) |line| {
+        if (line.len == 0) continue;
+        const start = std.mem.find(u8, line, "\"GET /").? + 6;
+        const end = std.mem.findScalarPos(u8, line, start, ' ').?;
+        const number = try std.fmt.parseInt(u64, line[start..end], 10);
+        if (previous) |p| try testing.expect(number > p);
+        previous = number;
+        written += 1;
+    }
+    try testing.expect(log.dropped.load(.monotonic) > 0); // The ring did fill at times.
+    try testing.expectEqual(appended, written + log.dropped.load(.monotonic));
 }

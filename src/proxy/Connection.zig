@@ -157,7 +157,18 @@ pub fn start(connection: *Connection, fd: linux.fd_t, peer: Address, listener_sl
     // The listener's TLS context in the newest generation: a reload's certificates serve the
     // next handshake (the context stays alive while its engines are open: generations.zig).
     if (proxy.generation.tlsServer(listener_slot)) |server| return DownstreamTls.start(connection, server);
-    connection.readRequest();
+    connection.startProtocol(.http1);
+}
+
+/// What a connection speaks: HTTP/1.1 on a plain listener, and on a TLS one what the
+/// handshake agreed with ALPN (`DownstreamTls.protocol`). The codec that starts is chosen here,
+/// once; HTTP/2 plugs in as a second value (and ALPN offers `h2` only once it exists).
+pub const Protocol = enum { http1 };
+
+pub fn startProtocol(connection: *Connection, protocol: Protocol) void {
+    switch (protocol) {
+        .http1 => connection.readRequest(),
+    }
 }
 
 /// Starts (or resumes, with pipelined bytes already buffered) reading the next request head.
@@ -184,7 +195,7 @@ fn compactClientBuffer(connection: *Connection) void {
     assert(connection.c_pos <= connection.c_len);
     const rest = connection.c_len - connection.c_pos;
     if (connection.c_pos > 0 and rest > 0) {
-        std.mem.copyForwards(u8, cbuf[0..rest], cbuf[connection.c_pos..connection.c_len]);
+        @memmove(cbuf[0..rest], cbuf[connection.c_pos..connection.c_len]);
     }
     connection.c_len = rest;
     connection.c_pos = 0;
@@ -897,6 +908,8 @@ fn maybeFinalize(connection: *Connection) void {
 /// worker, into the worker's buffer; writing the buffer out is the control thread's job.
 pub fn logAccess(connection: *Connection, exchange: *const Exchange, duration_ns: u64) void {
     const log = &(connection.proxy.access_log orelse return);
+    var peer: tls_ns.Engine.PeerCertificate = .{};
+    const has_certificate = if (connection.tls) |*t| t.engine.state == .open and t.clientCertificate(&peer) else false;
     const upstream_ns: ?u64 = if (exchange.log.upstream_started_ns == 0)
         null
     else
@@ -918,6 +931,8 @@ pub fn logAccess(connection: *Connection, exchange: *const Exchange, duration_ns
         .user_agent = exchange.log.user_agent,
         .tls_version = if (connection.tls) |*t| t.version() else "",
         .tls_cipher = if (connection.tls) |*t| t.cipher() else "",
+        .client_subject = if (has_certificate) peer.subject() orelse "" else "",
+        .client_fingerprint = if (has_certificate) &peer.fingerprint else "",
     }, sys.clockRealtimeSeconds());
 }
 

@@ -14,7 +14,7 @@
 //! - The handshake runs first, under the head deadline (`Connection.Phase.handshake`): a
 //!   client that never finishes it costs a slot for that long and no more. A plain HTTP
 //!   request gets its 400 in plain text, as nginx sends; anything else that fails is closed.
-//! - The engine (OpenSSL's state, ~14.5 KB in its pool while idle) lives as long as the
+//! - The engine (AWS-LC's state, a few KB in its pool while idle) lives as long as the
 //!   connection; the two ciphertext buffers are the worker's and go back while the
 //!   connection is parked idle (`park`), with its own buffer, unless part of a record is
 //!   held (`holdsInput`).
@@ -28,6 +28,7 @@ const sys = @import("../stdx/sys.zig");
 const tls = @import("../tls/tls.zig");
 const BufferPool = @import("../stdx/BufferPool.zig");
 const Connection = @import("Connection.zig");
+const rewrite = @import("rewrite.zig");
 
 const DownstreamTls = @This();
 
@@ -103,6 +104,31 @@ pub fn cipher(codec: *const DownstreamTls) []const u8 {
     return codec.engine.cipher();
 }
 
+/// The client's certificate, if it presented one (verified by the handshake, or by the one
+/// whose session it resumed). Formatted into `peer` on the caller's stack: for the request
+/// fields the listener forwards it in and for the access log, nothing kept per connection.
+pub fn clientCertificate(codec: *const DownstreamTls, peer: *tls.Engine.PeerCertificate) bool {
+    return codec.engine.peerCertificate(peer);
+}
+
+/// The fields a listener that asks for client certificates forwards them in
+/// (`Config.Tls.client_subject_header`, `client_fingerprint_header`), filled from `peer` when
+/// the client presented one; null when the listener names no such field.
+pub fn certificateFields(connection: *const Connection, peer: *tls.Engine.PeerCertificate) ?rewrite.CertificateFields {
+    const codec = &(connection.tls orelse return null);
+    const settings = connection.proxy.generation.listenerTls(connection.listener_slot) orelse return null;
+    if (settings.client_subject_header.len == 0 and settings.client_fingerprint_header.len == 0) return null;
+    var fields: rewrite.CertificateFields = .{
+        .subject_name = settings.client_subject_header,
+        .fingerprint_name = settings.client_fingerprint_header,
+    };
+    if (codec.clientCertificate(peer)) {
+        fields.subject = peer.subject();
+        fields.fingerprint = &peer.fingerprint;
+    }
+    return fields;
+}
+
 // --- The handshake ---------------------------------------------------------------------------
 
 fn handshakeStep(connection: *Connection) void {
@@ -126,7 +152,7 @@ fn handshakeContinue(connection: *Connection) void {
             if (codec.engine.resumed()) stats.tls_resumptions.add(1);
             // Policy allows TLS 1.2 and 1.3 only (ServerContext): nothing else completes.
             if (codec.engine.versionNumber() == 0x0304) stats.tls_handshakes_tls13.add(1) else stats.tls_handshakes_tls12.add(1);
-            connection.readRequest();
+            connection.startProtocol(protocol(&codec.engine));
         },
         .want_read => {
             connection.submit();
@@ -134,6 +160,15 @@ fn handshakeContinue(connection: *Connection) void {
         },
         .want_write => handshakeStep(connection), // The output is out: room again.
     }
+}
+
+/// The protocol ALPN agreed on: one the listener offered (`tls.ServerContext` selects only
+/// those), or none, which on an HTTPS port means HTTP/1.1 (RFC 7301 §3.1: a client that sends
+/// no ALPN gets the server's default).
+fn protocol(engine: *const tls.Engine) Connection.Protocol {
+    const agreed = engine.alpn() orelse return .http1;
+    if (std.mem.eql(u8, agreed, "http/1.1")) return .http1;
+    unreachable; // The contexts offer http/1.1 only (generations.zig `loadServer`).
 }
 
 fn handshakeSend(connection: *Connection) void {
@@ -159,8 +194,9 @@ fn handshakeRecvCallback(connection: *Connection, result: sys.RecvError!usize) v
 }
 
 /// A handshake that failed: a plain HTTP request gets its 400 in plain text (as nginx sends);
-/// anything else (garbage, no shared protocol, a client that gave up) is closed. Alerts the
-/// engine wrote are not waited for.
+/// anything else (garbage, no shared protocol, a client that gave up) gets the alert the
+/// engine wrote (protocol_version, handshake_failure, no_application_protocol, decode_error,
+/// certificate_required...: what nginx and HAProxy send too), then the close.
 fn handshakeFailed(connection: *Connection, err: tls.Failure) void {
     const proxy = connection.proxy;
     proxy.stats.tls_handshakes_failed.add(1);
@@ -171,18 +207,27 @@ fn handshakeFailed(connection: *Connection, err: tls.Failure) void {
             proxy.countFailure(null, .plain_http_to_tls_port, true);
             connection.sendError(.plain_http_to_tls_port);
         },
-        error.NotTls,
-        error.ProtocolVersion,
-        error.NoSharedCipher,
+        error.NotTls, error.ProtocolVersion, error.NoSharedCipher, error.CertificateVerifyFailed, error.CertificateRequired => {
+            var reason: [160]u8 = undefined;
+            proxy.warnClientCertificate(connection.clientIp(), connection.tls.?.engine.describe(&reason));
+            sendAlertAndClose(connection);
+        },
         error.NoApplicationProtocol,
-        error.CertificateVerifyFailed,
         error.AlertReceived,
         error.RenegotiationRefused,
         error.UnexpectedEof,
         error.OutOfMemory,
         error.Protocol,
-        => connection.close(),
+        => sendAlertAndClose(connection),
     }
+}
+
+/// Best effort, as close_notify: one non-blocking send of the alert the engine wrote, which
+/// the socket's empty buffer takes whole unless the client is gone; then the close.
+fn sendAlertAndClose(connection: *Connection) void {
+    const records = &connection.tls.?.records;
+    if (records.outputPending()) _ = connection.loop().sendNow(&connection.socket, records.unsent()) catch {}; // Best effort (above).
+    connection.close();
 }
 
 /// Before the write side ends: a close_notify alert, so the client can tell the end of a
@@ -216,9 +261,10 @@ fn recvStep(connection: *Connection) void {
     const records = &codec.records;
     assert(codec.plain_recv.len > 0);
     var w = records.wire();
-    // A read writes no record of data: OpenSSL sends a KeyUpdate's answer with the next write.
-    // It may write an alert (no_renegotiation, answering a TLS 1.2 client's renegotiation
-    // request), which goes out at once when no send is in flight (bytes of ours cannot
+    // A read writes no record of data: AWS-LC sends a KeyUpdate's answer with the next write.
+    // It may write an alert (the fatal no_renegotiation answering a TLS 1.2 client's
+    // renegotiation request, or what ends a connection on a bad record), which goes out at
+    // once when no send is in flight (bytes of ours cannot
     // overtake a record half sent), so a client waiting for the answer is not left hanging.
     var alert: [64]u8 = undefined;
     const may_answer = !connection.send_completion.isPending() and !records.outputPending();

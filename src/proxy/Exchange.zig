@@ -35,7 +35,9 @@ const Proxy = @import("Proxy.zig");
 const Router = @import("Router.zig");
 const Attempt = @import("Attempt.zig");
 const UpstreamTls = @import("UpstreamTls.zig");
+const DownstreamTls = @import("DownstreamTls.zig");
 const Connection = @import("Connection.zig");
+const tls = @import("../tls/tls.zig");
 const Handler = @import("../handler/Handler.zig");
 
 const Exchange = @This();
@@ -350,11 +352,13 @@ fn findAffinity(exchange: *Exchange) void {
 
 fn composeUpstreamHead(exchange: *Exchange, overrides: rewrite.Overrides) bool {
     const downstream = exchange.downstream;
+    var peer: tls.Engine.PeerCertificate = undefined;
     const forwarding: rewrite.Forwarding = .{
         .client_ip = downstream.clientIp(),
         .trusted = downstream.client_trusted,
         .allow_underscores = exchange.proxy.generation.config.header_underscores == .allow,
         .proto = if (downstream.tls != null) "https" else "http",
+        .certificate = DownstreamTls.certificateFields(downstream, &peer),
     };
     const head = &exchange.request_parser.head;
     const composed = rewrite.composeRequest(exchange.ubuf.?, head, forwarding, overrides) catch return false;
@@ -475,7 +479,8 @@ fn proxyFromHandler(exchange: *Exchange, handler: *Handler, proxied: Handler.Pro
     // request body was arriving, and only the held one is kept alive for this exchange.
     const generation = exchange.proxy.holds[exchange.hold.?].generation.?;
     const index = generation.config.poolIndex(proxied.pool) orelse {
-        _ = handler.failProxy(.unknown_pool, now, proxied.pool);
+        var names: [Config.pool_names_text_bytes_max]u8 = undefined;
+        _ = handler.failProxy(.unknown_pool, now, proxied.pool, generation.config.poolNames(&names));
         return exchange.fail(.handler_failed);
     };
     exchange.target = .{ .pool = &generation.pools[index].locals[exchange.proxy.worker_index] };
@@ -483,7 +488,7 @@ fn proxyFromHandler(exchange: *Exchange, handler: *Handler, proxied: Handler.Pro
     // The body the handler read goes on from its first byte, as a retry's would.
     if (exchange.request_parser.head.body != .none) exchange.downstream.rewindRequestBody();
     if (!exchange.forward(.{ .target = proxied.path, .fields = proxied.headers, .removed = proxied.removed })) {
-        _ = handler.failProxy(.request_too_large, now, proxied.pool);
+        _ = handler.failProxy(.request_too_large, now, proxied.pool, "");
         return exchange.fail(.handler_failed);
     }
 }

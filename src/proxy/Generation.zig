@@ -62,6 +62,13 @@ pub fn tlsServer(generation: *const Generation, slot: u8) ?*tls.ServerContext {
     return generation.tls_servers[index];
 }
 
+/// The TLS settings of the listener on worker listener slot `slot` (its own `.tls`, or the
+/// command line's); null: plain HTTP (or a slot this generation no longer has).
+pub fn listenerTls(generation: *const Generation, slot: u8) ?*const Config.Tls {
+    const index = std.mem.indexOfScalar(u8, generation.listener_slots, slot) orelse return null;
+    return generation.config.listenerTls(index);
+}
+
 /// The generation's instance of the handler named `name`: what the next build keeps when the
 /// handler's text and limits are unchanged (`HandlerInstance.make`).
 pub fn handlerNamed(generation: *const Generation, name: []const u8) ?*HandlerInstance {

@@ -108,7 +108,7 @@ connections_active: std.atomic.Value(u32) = .init(0),
 stats: Stats = .{},
 warn_limiter: WarnLimiter = .{},
 on_slot_free: SlotFreeCallback,
-/// OpenSSL's memory on this worker: entered by the worker's thread before its first accept.
+/// AWS-LC's memory on this worker: entered by the worker's thread before its first accept.
 tls_pool: ?*tls.memory.Pool = null,
 
 /// Generations a worker may hold at once: the current one and those whose exchanges are still
@@ -175,10 +175,12 @@ pub const WarnLimiter = struct {
     last_ns: [kinds_count]u64 = @splat(0),
     suppressed: [kinds_count]u32 = @splat(0),
 
-    pub const kinds_count = @typeInfo(@typeInfo(Failure).@"union".tag_type.?).@"enum".field_names.len + 2;
-    /// The extra kinds: request fields dropped for an underscore; TLS with a backend failing.
+    pub const kinds_count = @typeInfo(@typeInfo(Failure).@"union".tag_type.?).@"enum".field_names.len + 3;
+    /// The extra kinds: request fields dropped for an underscore; TLS with a backend failing;
+    /// a client's certificate refused.
     pub const underscore_kind = kinds_count - 1;
     pub const upstream_tls_kind = kinds_count - 2;
+    pub const client_certificate_kind = kinds_count - 3;
     const interval_ns = std.time.ns_per_s;
 
     /// Whether to write a line for `kind` now; if so, `suppressed` says how many were not.
@@ -248,7 +250,7 @@ pub fn init(
     const tls_pool: ?*tls.memory.Pool = if (uses_tls) blk: {
         const pool = try allocator.create(tls.memory.Pool);
         errdefer allocator.destroy(pool);
-        // Untouched address space: OpenSSL's blocks cost pages only once used.
+        // Untouched address space: AWS-LC's blocks cost pages only once used.
         const listener_sessions = if (tls_enabled) sessions_count else 0;
         const upstream = if (upstream_tls) upstreamTlsConnections(config, sessions_count) else 0;
         try pool.init(std.heap.page_allocator, tlsPoolOptions(listener_sessions, upstream));
@@ -314,28 +316,34 @@ pub fn init(
 }
 
 /// The blocks of each size class one TLS connection may hold at once: its handshake's peak on
-/// the server side (`zig build tls-bench -- --sizes`, OpenSSL 3.0, ECDSA and RSA, TLS 1.2 and
-/// 1.3), rounded up. An idle connection holds far less (~14.5 KB); the pool is sized so that
-/// every connection slot can be mid-handshake at once, so it sheds nothing below the
-/// connection limit. Classes not listed lend to and borrow from their neighbours.
+/// the server side (`zig build tls-bench -- --sizes`, AWS-LC, ECDSA and RSA, TLS 1.2 and 1.3;
+/// an RSA signature with AVX-512 takes a 12 KiB scratch block), doubled, and a full record's
+/// buffer each way. An idle connection holds far less (~5 KB);
+/// the pool is sized so that every connection slot can be mid-handshake at once, so it sheds
+/// nothing below the connection limit. Classes not listed lend to and borrow from their
+/// neighbours.
 const tls_blocks_per_session = classBlocks(&.{
-    .{ 16, 48 },  .{ 32, 64 },  .{ 48, 24 },  .{ 64, 24 },   .{ 80, 24 },
-    .{ 112, 16 }, .{ 128, 32 }, .{ 160, 16 }, .{ 192, 4 },   .{ 224, 2 },
-    .{ 256, 8 },  .{ 320, 4 },  .{ 384, 2 },  .{ 448, 2 },   .{ 512, 2 },
-    .{ 640, 2 },  .{ 768, 2 },  .{ 960, 4 },  .{ 1088, 1 },  .{ 1280, 1 },
-    .{ 3328, 1 }, .{ 4096, 2 }, .{ 7680, 1 }, .{ 16768, 2 }, .{ 22016, 1 },
+    .{ 16, 32 },   .{ 32, 64 },   .{ 48, 16 },  .{ 64, 16 },  .{ 80, 8 },
+    .{ 96, 2 },    .{ 112, 8 },   .{ 128, 24 }, .{ 160, 12 }, .{ 192, 4 },
+    .{ 224, 8 },   .{ 256, 24 },  .{ 272, 8 },  .{ 320, 8 },  .{ 384, 4 },
+    .{ 464, 4 },   .{ 512, 8 },   .{ 544, 4 },  .{ 640, 8 },  .{ 704, 4 },
+    .{ 816, 4 },   .{ 960, 4 },   .{ 1280, 2 }, .{ 1664, 4 }, .{ 2560, 2 },
+    .{ 12288, 2 }, .{ 16768, 2 },
 });
 
 /// The same for a connection to a backend (the client side), measured the same way: a full
-/// handshake's peak, which holds the backend's certificate chain as it is verified (~93 KB,
-/// against the server side's ~72 KB); an idle one keeps ~26 KB (its session and the chain).
+/// handshake's peak, which holds the backend's certificate chain as it is verified (~28 KB for
+/// the test chains; real chains of bigger certificates take more, so this is four times the
+/// measured peak), and a full record's buffer each way; an idle one keeps ~16 KB (its session
+/// and the chain).
 const tls_client_blocks_per_connection = classBlocks(&.{
-    .{ 16, 48 },  .{ 32, 256 },  .{ 48, 256 },  .{ 64, 240 }, .{ 80, 16 },
-    .{ 96, 2 },   .{ 112, 24 },  .{ 128, 8 },   .{ 160, 16 }, .{ 192, 8 },
-    .{ 224, 4 },  .{ 256, 8 },   .{ 320, 4 },   .{ 384, 8 },  .{ 448, 4 },
-    .{ 512, 2 },  .{ 640, 6 },   .{ 768, 2 },   .{ 960, 6 },  .{ 1088, 2 },
-    .{ 1664, 2 }, .{ 2048, 2 },  .{ 2560, 2 },  .{ 3328, 2 }, .{ 4096, 2 },
-    .{ 7680, 1 }, .{ 16768, 2 }, .{ 22016, 1 },
+    .{ 16, 256 },  .{ 32, 448 }, .{ 48, 256 }, .{ 64, 48 },  .{ 80, 32 },
+    .{ 96, 8 },    .{ 112, 32 }, .{ 128, 16 }, .{ 160, 8 },  .{ 192, 24 },
+    .{ 224, 32 },  .{ 256, 32 }, .{ 272, 16 }, .{ 320, 16 }, .{ 384, 8 },
+    .{ 464, 8 },   .{ 512, 16 }, .{ 544, 8 },  .{ 640, 16 }, .{ 704, 8 },
+    .{ 768, 8 },   .{ 816, 8 },  .{ 960, 8 },  .{ 1280, 4 }, .{ 1664, 8 },
+    .{ 2048, 4 },  .{ 2560, 2 }, .{ 3328, 2 }, .{ 4096, 2 }, .{ 8192, 1 },
+    .{ 16768, 2 },
 });
 
 /// Blocks per size class from (payload bytes, blocks) pairs; classes not named get none.
@@ -378,7 +386,7 @@ fn upstreamTlsConnections(config: *const Config, sessions: u32) u32 {
 }
 
 /// Blocks for `listener_sessions` server connections and `upstream` client connections, plus
-/// a fixed reserve for what OpenSSL keeps per thread and process (made by the first
+/// a fixed reserve for what AWS-LC keeps per thread and process (made by the first
 /// handshake on the worker, kept for good).
 fn tlsPoolOptions(listener_sessions: u32, upstream: u32) tls.memory.Pool.Options {
     var options: tls.memory.Pool.Options = .{ .blocks = undefined };
@@ -400,7 +408,7 @@ pub fn stop(proxy: *Proxy) void {
 }
 
 pub fn deinit(proxy: *Proxy, allocator: std.mem.Allocator) void {
-    // `tls_pool` is not freed: OpenSSL's per-thread and process state made on this worker
+    // `tls_pool` is not freed: AWS-LC's per-thread and process state made on this worker
     // lives in it for the rest of the process.
     if (proxy.access_log) |*access_log| access_log.deinit(allocator);
     proxy.buffers.deinit(allocator);
@@ -670,14 +678,22 @@ pub fn warnFailure(proxy: *Proxy, failure: Failure, context: FailureContext) voi
     });
 }
 
-/// The one warning line for TLS with a backend failing (rate limited): why, in OpenSSL's
-/// words ("certificate verify failed: self-signed certificate"), whether or not a retry then
+/// The one warning line for TLS with a backend failing (rate limited): why, in AWS-LC's
+/// words ("certificate verify failed: self signed certificate"), whether or not a retry then
 /// answers the client.
 pub fn warnUpstreamTls(proxy: *Proxy, pool: []const u8, backend: []const u8, when: []const u8, reason: []const u8) void {
     const suppressed = proxy.warn_limiter.allow(WarnLimiter.upstream_tls_kind, proxy.loop.now()) orelse return;
     log.warn("TLS with backend {s} of pool {s} failed {s}: {s}; {d} more not shown", .{
         backend, pool, when, reason, suppressed,
     });
+}
+
+/// The one warning line for a client whose certificate a listener refused (rate limited, as
+/// the others): who, and why in AWS-LC's words ("certificate verify failed: unable to get
+/// local issuer certificate", "peer did not return a certificate"). The client got the alert.
+pub fn warnClientCertificate(proxy: *Proxy, client_ip: []const u8, reason: []const u8) void {
+    const suppressed = proxy.warn_limiter.allow(WarnLimiter.client_certificate_kind, proxy.loop.now()) orelse return;
+    log.warn("TLS client {s} refused: its certificate: {s}; {d} more not shown", .{ client_ip, reason, suppressed });
 }
 
 pub const FailureContext = struct {

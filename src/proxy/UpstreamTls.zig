@@ -9,16 +9,16 @@
 //! proxy path.
 //!
 //! Decisions:
-//! - The engine (OpenSSL's connection state and its session) belongs to the upstream
+//! - The engine (AWS-LC's connection state and its session) belongs to the upstream
 //!   connection and is kept while it is idle in its pool; the two ciphertext buffers belong to
 //!   the try (`Attempt.tls`), from the worker's buffers, and go back when the try lets go of
 //!   the connection. A connection is parked only when nothing is held: no ciphertext of a
-//!   record in part, no plaintext OpenSSL decrypted past the response.
+//!   record in part, no plaintext AWS-LC decrypted past the response.
 //! - A fresh connection's handshake runs after the TCP connect, under the connect deadline; a
 //!   handshake that fails (verification, no common protocol, an alert) is a connect-class
 //!   failure (`Exchange.connectFailed`): nothing reached the backend, so another backend may
 //!   be tried within the pool's tries and retry budget, and the backend's health hears of it.
-//!   Its reason goes to a warning line in OpenSSL's words.
+//!   Its reason goes to a warning line in AWS-LC's words.
 //! - The end of the backend's stream without its close_notify is a reset, not an end: a
 //!   close-delimited body cut short by an attacker must not pass as complete.
 const std = @import("std");
@@ -180,7 +180,7 @@ fn handshakeFailed(exchange: *Exchange, err: tls.Failure, when: []const u8) void
     }
 }
 
-/// The warning line with OpenSSL's reason ("certificate verify failed: self-signed
+/// The warning line with AWS-LC's reason ("certificate verify failed: self signed
 /// certificate", "tlsv13 alert certificate required").
 fn warn(exchange: *Exchange, engine: *const tls.Engine, when: []const u8) void {
     var buffer: [256]u8 = undefined;
@@ -204,7 +204,7 @@ pub fn recv(exchange: *Exchange, buffer: []u8, comptime callback: RecvCallback) 
 fn recvStep(exchange: *Exchange) void {
     const codec = codecOf(exchange);
     var w = codec.records.wire();
-    w.output = &.{}; // A read writes nothing: OpenSSL answers a KeyUpdate with the next write.
+    w.output = &.{}; // A read writes nothing: AWS-LC answers a KeyUpdate with the next write.
     const engine = engineOf(exchange);
     const result = engine.read(&w, codec.plain_recv);
     codec.records.settle(&w);

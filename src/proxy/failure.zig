@@ -27,7 +27,7 @@ pub const Failure = union(enum) {
     backends_at_capacity,
     upstream_refused,
     /// The TLS handshake with the backend failed (verification, no common protocol, an
-    /// alert): a connect-class failure, logged with OpenSSL's reason.
+    /// alert): a connect-class failure, logged with AWS-LC's reason.
     upstream_tls_failed,
     upstream_connect_timeout,
     upstream_reset,

@@ -51,6 +51,28 @@ pub const Forwarding = struct {
     /// Forward field names with an underscore (CGI and WSGI servers read `X_Real_IP` as
     /// `HTTP_X_REAL_IP`, the same variable as `X-Real-IP`, so by default they are dropped).
     allow_underscores: bool = false,
+    /// A listener that forwards its clients' certificates.
+    certificate: ?CertificateFields = null,
+};
+
+/// The fields that carry a client certificate to the backend (`Config.Tls`
+/// `client_subject_header`, `client_fingerprint_header`): sluice's own. A field of either name
+/// from the client (or a handler) is dropped whether or not a certificate was presented, so a
+/// backend that trusts these fields cannot be told a subject the handshake did not verify.
+pub const CertificateFields = struct {
+    /// Empty: that field is not written.
+    subject_name: []const u8 = "",
+    fingerprint_name: []const u8 = "",
+    /// Null when the client presented no certificate (the subject also when it is too long to
+    /// give whole: `tls.Engine.PeerCertificate`).
+    subject: ?[]const u8 = null,
+    fingerprint: ?[]const u8 = null,
+
+    fn owns(fields: *const CertificateFields, name: []const u8) bool {
+        const eql = http.chars.eqlIgnoreCase;
+        return (fields.subject_name.len > 0 and eql(name, fields.subject_name)) or
+            (fields.fingerprint_name.len > 0 and eql(name, fields.fingerprint_name));
+    }
 };
 
 /// What sluice makes of a field, by its name (case-insensitive).
@@ -148,17 +170,17 @@ pub fn composeRequest(
     forwarding: Forwarding,
     overrides: Overrides,
 ) error{NoSpaceLeft}!Composed {
-    var w: std.Io.Writer = .fixed(out);
-    const dropped = writeRequest(&w, head, forwarding, overrides) catch return error.NoSpaceLeft;
+    var w: Out = .{ .buffer = out };
+    const dropped = try writeRequest(&w, head, forwarding, overrides);
     return .{ .len = w.end, .underscore_fields_dropped = dropped };
 }
 
 fn writeRequest(
-    w: *std.Io.Writer,
+    w: *Out,
     head: *const http.RequestParser.Head,
     forwarding: Forwarding,
     overrides: Overrides,
-) std.Io.Writer.Error!u32 {
+) Out.Error!u32 {
     // RFC 9112 §3.2.2: with an absolute-form target the authority in it names the host and
     // any Host field is ignored. Forwarding origin-form with Host taken from the authority
     // means the backend cannot read the host differently from how we did.
@@ -166,9 +188,9 @@ fn writeRequest(
     const host = target.host orelse head.host;
     if (overrides.target) |path| {
         assert(path.len > 0 and path[0] == '/' and http.chars.findNonTargetByte(path) == null);
-        try w.print("{s} {s} {s}\r\n", .{ head.method_text, path, head.version.text() });
+        try w.puts(&.{ head.method_text, " ", path, " ", head.version.text(), "\r\n" });
     } else {
-        try w.print("{s} {s}{s} {s}\r\n", .{ head.method_text, target.prefix, target.path, head.version.text() });
+        try w.puts(&.{ head.method_text, " ", target.prefix, target.path, " ", head.version.text(), "\r\n" });
     }
     if (host) |value| try writeField(w, "Host", value);
     var seen: struct {
@@ -179,8 +201,9 @@ fn writeRequest(
         forwarded: bool = false,
     } = .{};
     var underscores: u32 = 0;
-    // Most requests carry no Connection field: then no field can be named in one.
-    const has_connection = head.get("connection") != null;
+    // Most requests carry no Connection field, or one that names only hop-by-hop fields:
+    // then no field is checked against it.
+    const names_fields = head.connectionNamesFields();
     for (head.headers) |field| {
         if (overrides.fields.len + overrides.removed.len > 0 and overrides.replaces(field.name)) continue;
         switch (classify(field.name)) {
@@ -206,11 +229,12 @@ fn writeRequest(
                 }
             },
             .other => {
+                if (forwarding.certificate) |*fields| if (fields.owns(field.name)) continue;
                 if (!forwarding.allow_underscores and std.mem.findScalar(u8, field.name, '_') != null) {
                     underscores += 1;
                     continue;
                 }
-                if (has_connection and head.connectionHasToken(field.name)) continue;
+                if (names_fields and head.connectionHasToken(field.name)) continue;
             },
         }
         try writeField(w, field.name, field.value);
@@ -220,14 +244,19 @@ fn writeRequest(
         // routing or client (`host.isReservedIn`): so they cannot undo what this writes.
         assert(classify(field.name) == .other or classify(field.name) == .x_real_ip);
         assert(http.chars.findNonFieldValueByte(field.value) == null);
+        if (forwarding.certificate) |*fields| if (fields.owns(field.name)) continue;
         try writeField(w, field.name, field.value);
     }
+    if (forwarding.certificate) |fields| try writeCertificateFields(w, fields);
     try writeForwardedFor(w, head, forwarding, seen.x_forwarded_for);
     if (seen.forwarded) try writeForwarded(w, forwarding.client_ip);
     if (!seen.x_forwarded_proto) try writeField(w, "X-Forwarded-Proto", forwarding.proto);
     if (!seen.x_forwarded_host) if (host) |value| try writeField(w, "X-Forwarded-Host", value);
     switch (head.body) {
-        .content_length => |length| try w.print("Content-Length: {d}\r\n", .{length}),
+        .content_length => |length| {
+            var digits: [20]u8 = undefined;
+            try w.puts(&.{ "Content-Length: ", decimal(&digits, length), "\r\n" });
+        },
         .chunked => try writeField(w, "Transfer-Encoding", "chunked"),
         // An explicit "Content-Length: 0" stays: some servers refuse a POST without a length.
         .none => if (seen.length) try writeField(w, "Content-Length", "0"),
@@ -237,8 +266,18 @@ fn writeRequest(
         try writeField(w, "Connection", "upgrade");
         try writeField(w, "Upgrade", head.get("upgrade").?);
     }
-    try w.writeAll("\r\n");
+    try w.put("\r\n");
     return underscores;
+}
+
+fn writeCertificateFields(w: *Out, fields: CertificateFields) Out.Error!void {
+    if (fields.subject_name.len > 0) if (fields.subject) |subject| {
+        assert(http.chars.findNonFieldValueByte(subject) == null); // tls escapes all else
+        try writeField(w, fields.subject_name, subject);
+    };
+    if (fields.fingerprint_name.len > 0) if (fields.fingerprint) |fingerprint| {
+        try writeField(w, fields.fingerprint_name, fingerprint);
+    };
 }
 
 pub const OriginForm = struct {
@@ -263,41 +302,60 @@ pub fn originForm(head: *const http.RequestParser.Head) OriginForm {
     };
 }
 
-fn writeField(w: *std.Io.Writer, name: []const u8, value: []const u8) std.Io.Writer.Error!void {
-    try w.writeAll(name);
-    try w.writeAll(": ");
-    try w.writeAll(value);
-    try w.writeAll("\r\n");
+fn writeField(w: *Out, name: []const u8, value: []const u8) Out.Error!void {
+    try w.puts(&.{ name, ": ", value, "\r\n" });
 }
+
+/// A head written into a fixed buffer: a bounds check and a copy per piece. (std.Io.Writer's
+/// `writeAll` through its interface cost about 75 instructions a call here, and a request
+/// head is written in some twenty pieces.)
+const Out = struct {
+    buffer: []u8,
+    end: usize = 0,
+
+    const Error = error{NoSpaceLeft};
+
+    fn put(out: *Out, bytes: []const u8) Error!void {
+        if (bytes.len > out.buffer.len - out.end) return error.NoSpaceLeft;
+        @memcpy(out.buffer[out.end..][0..bytes.len], bytes);
+        out.end += bytes.len;
+    }
+
+    fn puts(out: *Out, pieces: []const []const u8) Error!void {
+        for (pieces) |piece| try out.put(piece);
+    }
+
+    fn written(out: *const Out) []const u8 {
+        return out.buffer[0..out.end];
+    }
+};
 
 /// One X-Forwarded-For field: the trusted chain (every such field, in order) then the peer.
 fn writeForwardedFor(
-    w: *std.Io.Writer,
+    w: *Out,
     head: *const http.RequestParser.Head,
     forwarding: Forwarding,
     have_for: bool,
-) std.Io.Writer.Error!void {
-    try w.writeAll("X-Forwarded-For: ");
+) Out.Error!void {
+    try w.put("X-Forwarded-For: ");
     if (have_for) {
         assert(forwarding.trusted);
         for (head.headers) |field| {
             if (classify(field.name) != .x_forwarded_for) continue;
             if (field.value.len == 0) continue;
-            try w.writeAll(field.value);
-            try w.writeAll(", ");
+            try w.puts(&.{ field.value, ", " });
         }
     }
-    try w.writeAll(forwarding.client_ip);
-    try w.writeAll("\r\n");
+    try w.puts(&.{ forwarding.client_ip, "\r\n" });
 }
 
 /// The trusted proxy's Forwarded chain, kept above, gets this hop appended as one more field
 /// line (RFC 7239 §4: lines are one list, in order). An IPv6 node is quoted and bracketed.
-fn writeForwarded(w: *std.Io.Writer, client_ip: []const u8) std.Io.Writer.Error!void {
+fn writeForwarded(w: *Out, client_ip: []const u8) Out.Error!void {
     if (std.mem.findScalar(u8, client_ip, ':') != null) {
-        try w.print("Forwarded: for=\"[{s}]\"\r\n", .{client_ip});
+        try w.puts(&.{ "Forwarded: for=\"[", client_ip, "]\"\r\n" });
     } else {
-        try w.print("Forwarded: for={s}\r\n", .{client_ip});
+        try w.puts(&.{ "Forwarded: for=", client_ip, "\r\n" });
     }
 }
 
@@ -349,8 +407,25 @@ pub fn rewriteResponse(
     // Every decision that reads a field is taken now: once the received bytes move, the
     // parser's slices point at the old place, and only offsets (`Emitter.copy`) are used.
     const kept = try keptFields(head, options);
+    var tail_buffer: [tail_bytes_max]u8 = undefined;
+    const tail = composeTail(&tail_buffer, head, options);
+    if (try rewriteNormal(buffer, head_start, head_len, received_len, head, &kept, tail)) |new_len| return new_len;
+    return rewriteTwoPass(buffer, head_start, head_len, received_len, head, &kept, tail);
+}
+
+/// Any head: a planning pass works out the new length and how far writes would overtake
+/// reads, the received bytes move right by that much, and the writing pass follows.
+fn rewriteTwoPass(
+    buffer: []u8,
+    head_start: usize,
+    head_len: usize,
+    received_len: usize,
+    head: *const http.ResponseParser.Head,
+    kept: *const KeptFields,
+    tail: []const u8,
+) ResponseError!usize {
     var plan: Emitter = .{ .buffer = buffer, .mode = .plan };
-    try emitResponse(&plan, head, &kept, options);
+    try emitResponse(&plan, head, kept, tail);
     const new_len = plan.at;
     // The head's own bytes must stay ahead of every write, and the bytes after it must not be
     // written over either: move everything right by as much as that takes.
@@ -359,15 +434,15 @@ pub fn rewriteResponse(
     if (head_start + shift + received_len > buffer.len) return error.HeadTooLarge;
     if (shift > 0) {
         const received = buffer[head_start..][0..received_len];
-        std.mem.copyBackwards(u8, buffer[head_start + shift ..][0..received_len], received);
+        @memmove(buffer[head_start + shift ..][0..received_len], received);
     }
     var write: Emitter = .{ .buffer = buffer, .mode = .write, .shift = shift };
-    try emitResponse(&write, head, &kept, options);
+    try emitResponse(&write, head, kept, tail);
     if (write.at != new_len) return error.HeadTooLarge; // The two passes differ: a bug, contained.
     const rest_len = received_len - head_len;
     const rest_start = head_end + shift;
     assert(new_len <= rest_start);
-    std.mem.copyForwards(u8, buffer[new_len..][0..rest_len], buffer[rest_start..][0..rest_len]);
+    @memmove(buffer[new_len..][0..rest_len], buffer[rest_start..][0..rest_len]);
     return new_len;
 }
 
@@ -402,7 +477,7 @@ const Emitter = struct {
             .plan => e.overrun = @max(e.overrun, e.at -| from),
             .write => {
                 if (e.at > from) return error.HeadTooLarge; // The plan said otherwise: a bug.
-                std.mem.copyForwards(u8, e.buffer[e.at..][0..bytes.len], e.buffer[from..][0..bytes.len]);
+                @memmove(e.buffer[e.at..][0..bytes.len], e.buffer[from..][0..bytes.len]);
             },
         }
         e.at += bytes.len;
@@ -413,6 +488,57 @@ const Emitter = struct {
         try e.literal(": ");
         try e.copy(value);
         try e.literal("\r\n");
+    }
+
+    /// The status line as received, when it reads exactly as sluice would write it
+    /// (`HTTP/1.1 SSS reason` and CRLF; the parser checked the status digits).
+    fn normalStatusLine(e: *const Emitter, head: *const http.ResponseParser.Head) ?[]const u8 {
+        if (head.version != .http11 or head.reason.len == 0) return null;
+        const reason = e.offsetOf(head.reason) orelse return null;
+        if (reason < 13) return null;
+        const start = reason - 13;
+        const line = e.crlfLine(start, reason + head.reason.len) orelse return null;
+        const now = e.source(start, 13);
+        // Compared as integers: std.mem.eql costs a call and a vector setup for 9 bytes.
+        const version = std.mem.readInt(u64, now[0..8], .little);
+        if (version != std.mem.readInt(u64, "HTTP/1.1", .little) or now[8] != ' ' or now[12] != ' ') return null;
+        return line;
+    }
+
+    /// A field's line as received, when it reads exactly as `field` would write it:
+    /// `name: value` and CRLF, one space and no trailing whitespace.
+    fn normalFieldLine(e: *const Emitter, header: http.Header) ?[]const u8 {
+        if (header.value.len == 0) return null; // An empty slice may point anywhere.
+        const name = e.offsetOf(header.name) orelse return null;
+        const value = e.offsetOf(header.value) orelse return null;
+        if (value != name + header.name.len + 2) return null;
+        const line = e.crlfLine(name, value + header.value.len) orelse return null;
+        const colon = e.source(name + header.name.len, 2);
+        if (colon[0] != ':' or colon[1] != ' ') return null;
+        return line;
+    }
+
+    /// Where `bytes` starts in the buffer as the parser found it, if it lies in it.
+    fn offsetOf(e: *const Emitter, bytes: []const u8) ?usize {
+        const offset = @intFromPtr(bytes.ptr) -% @intFromPtr(e.buffer.ptr);
+        if (offset > e.buffer.len or bytes.len > e.buffer.len - offset) return null;
+        return offset;
+    }
+
+    /// `buffer[start..end]` and the CRLF after it, if one follows, at the head's place as the
+    /// parser found it (what `copy` takes).
+    fn crlfLine(e: *const Emitter, start: usize, end: usize) ?[]const u8 {
+        if (end + 2 + e.shift > e.buffer.len) return null;
+        const crlf = e.source(end, 2);
+        if (crlf[0] != '\r' or crlf[1] != '\n') return null;
+        return e.buffer[start .. end + 2];
+    }
+
+    /// The bytes that were at `offset` when the head was parsed: `shift` further on in the
+    /// write pass. Nothing before them has been written over yet (the plan saw to it).
+    fn source(e: *const Emitter, offset: usize, len: usize) []const u8 {
+        assert(offset + e.shift + len <= e.buffer.len);
+        return e.buffer[offset + e.shift ..][0..len];
     }
 };
 
@@ -429,7 +555,7 @@ fn keptFields(head: *const http.ResponseParser.Head, options: ResponseRewrite) R
     // they pass as sent. Otherwise the framing is sluice's own, written after the fields.
     const no_content = head.status < 200 or head.status == 204;
     const describes_representation = !no_content and head.body == .none;
-    const has_connection = head.get("connection") != null;
+    const names_fields = head.connectionNamesFields();
     var kept: KeptFields = .empty;
     for (head.headers, 0..) |field, i| {
         switch (classify(field.name)) {
@@ -438,7 +564,7 @@ fn keptFields(head: *const http.ResponseParser.Head, options: ResponseRewrite) R
             .hop_by_hop => continue,
             .upgrade => if (options.connection != .upgrade) continue,
             .other, .host, .x_forwarded_for, .x_forwarded_proto, .x_forwarded_host, .forwarded, .x_real_ip => {
-                if (has_connection and head.connectionHasToken(field.name)) continue;
+                if (names_fields and head.connectionHasToken(field.name)) continue;
             },
         }
         kept.set(i);
@@ -452,7 +578,7 @@ fn emitResponse(
     e: *Emitter,
     head: *const http.ResponseParser.Head,
     kept: *const KeptFields,
-    options: ResponseRewrite,
+    tail: []const u8,
 ) ResponseError!void {
     assert(head.status >= 100 and head.status <= 599); // The parser checked it.
     const status_text = [3]u8{
@@ -460,37 +586,147 @@ fn emitResponse(
         @intCast('0' + head.status / 10 % 10),
         @intCast('0' + head.status % 10),
     };
-    try e.literal("HTTP/1.1 ");
-    try e.literal(&status_text);
-    try e.literal(" ");
-    try e.copy(head.reason);
-    try e.literal("\r\n");
-    for (head.headers, 0..) |field, i| {
-        if (kept.isSet(i)) try e.field(field.name, field.value);
+    // Lines that are already written as sluice would write them (most of a backend's head)
+    // go over as runs, one move each, instead of piece by piece.
+    var run: []const u8 = "";
+    if (e.normalStatusLine(head)) |line| {
+        run = line;
+    } else {
+        try e.literal("HTTP/1.1 ");
+        try e.literal(&status_text);
+        try e.literal(" ");
+        try e.copy(head.reason);
+        try e.literal("\r\n");
     }
+    for (head.headers, 0..) |field, i| {
+        if (!kept.isSet(i)) continue;
+        if (e.normalFieldLine(field)) |line| {
+            if (run.len > 0 and run.ptr + run.len == line.ptr) {
+                run.len += line.len;
+                continue;
+            }
+            try e.copy(run);
+            run = line;
+            continue;
+        }
+        try e.copy(run);
+        run = "";
+        try e.field(field.name, field.value);
+    }
+    try e.copy(run);
+    try e.literal(tail);
+}
+
+/// The longest tail: a Content-Length of 20 digits (or the chunked coding), the extra field,
+/// a Connection field and the empty line.
+const tail_bytes_max = "Content-Length: ".len + 20 + 2 + extra_field_bytes_max + "Connection: keep-alive\r\n".len + 2;
+
+/// What sluice writes after the fields it keeps: its own framing, the extra field, what
+/// happens to the connection, and the empty line that ends the head.
+fn composeTail(out: *[tail_bytes_max]u8, head: *const http.ResponseParser.Head, options: ResponseRewrite) []const u8 {
+    assert(options.extra_field.len <= extra_field_bytes_max); // rewriteResponse checked.
+    var w: Out = .{ .buffer = out };
     switch (head.body) {
         .content_length => |length| {
             var digits: [20]u8 = undefined;
-            const text = std.fmt.bufPrint(&digits, "{d}", .{length}) catch unreachable; // u64 fits.
-            try e.literal("Content-Length: ");
-            try e.literal(text);
-            try e.literal("\r\n");
+            w.puts(&.{ "Content-Length: ", decimal(&digits, length), "\r\n" }) catch unreachable; // Sized for the longest.
         },
-        .chunked => if (options.keep_transfer_encoding) try e.literal("Transfer-Encoding: chunked\r\n"),
+        .chunked => if (options.keep_transfer_encoding) w.put("Transfer-Encoding: chunked\r\n") catch unreachable,
         .none, .close_delimited => {},
     }
-    try e.literal(options.extra_field);
-    try e.literal(switch (options.connection) {
+    w.put(options.extra_field) catch unreachable;
+    w.put(switch (options.connection) {
         .keep_alive_default => "",
         .keep_alive_explicit => "Connection: keep-alive\r\n",
         .close => "Connection: close\r\n",
         .upgrade => "Connection: upgrade\r\n",
-    });
-    try e.literal("\r\n");
+    }) catch unreachable;
+    w.put("\r\n") catch unreachable;
+    return w.written();
+}
+
+/// The usual case in one pass: the status line and every kept field read as sluice would write
+/// them, so the new head is those lines in order, each moved left (the first to offset 0,
+/// before the head, so no move runs over a byte still to be moved), then `tail`; the bytes
+/// after the head follow it. Null, with nothing written, when a line needs rewriting.
+fn rewriteNormal(
+    buffer: []u8,
+    head_start: usize,
+    head_len: usize,
+    received_len: usize,
+    head: *const http.ResponseParser.Head,
+    kept: *const KeptFields,
+    tail: []const u8,
+) ResponseError!?usize {
+    const probe: Emitter = .{ .buffer = buffer, .mode = .plan };
+    // The kept lines as runs of adjacent ones, found before anything moves.
+    var runs: [runs_max][]const u8 = undefined;
+    var runs_count: usize = 1;
+    runs[0] = probe.normalStatusLine(head) orelse return null;
+    for (head.headers, 0..) |field, i| {
+        if (!kept.isSet(i)) continue;
+        const line = probe.normalFieldLine(field) orelse return null;
+        const last = &runs[runs_count - 1];
+        if (last.ptr + last.len == line.ptr) {
+            last.len += line.len;
+            continue;
+        }
+        if (runs_count == runs_max) return null;
+        runs[runs_count] = line;
+        runs_count += 1;
+    }
+    var at: usize = 0;
+    for (runs[0..runs_count]) |run| at = moveLeft(buffer, at, run);
+    const new_len = at + tail.len;
+    const rest_start = head_start + head_len;
+    const rest_len = received_len - head_len;
+    if (new_len + rest_len > buffer.len) return error.HeadTooLarge;
+    if (new_len > rest_start) {
+        // The tail reaches into what followed the head: that moves right first.
+        @memmove(buffer[new_len..][0..rest_len], buffer[rest_start..][0..rest_len]);
+        @memcpy(buffer[at..new_len], tail);
+    } else {
+        @memcpy(buffer[at..new_len], tail);
+        @memmove(buffer[new_len..][0..rest_len], buffer[rest_start..][0..rest_len]);
+    }
+    return new_len;
+}
+
+/// Runs of adjacent kept lines `rewriteNormal` moves: a backend's head drops a few fields
+/// (framing, Connection, what it names), so a few runs; more go the two-pass way.
+const runs_max = 16;
+
+/// Moves `run` (a slice of `buffer`, right of `at`) to `at`; returns where the next goes.
+fn moveLeft(buffer: []u8, at: usize, run: []const u8) usize {
+    const from = @intFromPtr(run.ptr) - @intFromPtr(buffer.ptr);
+    assert(at <= from and from + run.len <= buffer.len);
+    @memmove(buffer[at..][0..run.len], buffer[from..][0..run.len]);
+    return at + run.len;
+}
+
+/// `value` in decimal, written at the end of `digits`: twice per relayed response head, where
+/// `std.fmt` costs several times as much.
+fn decimal(digits: *[20]u8, value: u64) []const u8 {
+    var rest = value;
+    var at: usize = digits.len;
+    while (true) {
+        at -= 1;
+        digits[at] = @intCast('0' + rest % 10);
+        rest /= 10;
+        if (rest == 0) return digits[at..];
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Tests
+
+test "rewrite: decimal writes every u64 as std.fmt does" {
+    var digits: [20]u8 = undefined;
+    var expected: [20]u8 = undefined;
+    for ([_]u64{ 0, 7, 10, 1234567890, std.math.maxInt(u64) }) |value| {
+        try testing.expectEqualStrings(try std.fmt.bufPrint(&expected, "{d}", .{value}), decimal(&digits, value));
+    }
+}
 
 const testing = std.testing;
 
@@ -564,6 +800,30 @@ test "rewrite: an untrusted client's Forwarded and X-Real-IP never reach the bac
         "X-Real-IP: 6.6.6.6\r\nx-real-ip: 7.7.7.7\r\n\r\n", untrusted);
     try testing.expect(std.mem.indexOf(u8, text, "6.6.6.6") == null);
     try testing.expect(std.mem.indexOf(u8, text, "7.7.7.7") == null);
+}
+
+test "rewrite: a client certificate's fields are sluice's: the client's of those names never pass" {
+    var out: [1024]u8 = undefined;
+    const request = "GET / HTTP/1.1\r\nHost: h\r\nX-Client-Subject: CN=admin\r\nx-client-sha256: 00\r\n" ++
+        "Accept: */*\r\n\r\n";
+    var forwarding = untrusted;
+    forwarding.certificate = .{
+        .subject_name = "X-Client-Subject",
+        .fingerprint_name = "X-Client-Sha256",
+        .subject = "CN=alice,O=Example",
+        .fingerprint = "a844b1a213a3d1d378d71946799c3cfb8b646a937dcf059a98de16bcfa0b7f07",
+    };
+    const verified = try composeForTest(&out, request, forwarding);
+    try testing.expectEqualStrings("GET / HTTP/1.1\r\nHost: h\r\nAccept: */*\r\n" ++
+        "X-Client-Subject: CN=alice,O=Example\r\n" ++
+        "X-Client-Sha256: a844b1a213a3d1d378d71946799c3cfb8b646a937dcf059a98de16bcfa0b7f07\r\n" ++
+        "X-Forwarded-For: 10.0.0.9\r\nX-Forwarded-Proto: http\r\nX-Forwarded-Host: h\r\n\r\n", verified);
+    // No certificate presented: the client's claims go, and nothing takes their place.
+    forwarding.certificate.?.subject = null;
+    forwarding.certificate.?.fingerprint = null;
+    const anonymous = try composeForTest(&out, request, forwarding);
+    try testing.expectEqualStrings("GET / HTTP/1.1\r\nHost: h\r\nAccept: */*\r\n" ++
+        "X-Forwarded-For: 10.0.0.9\r\nX-Forwarded-Proto: http\r\nX-Forwarded-Host: h\r\n\r\n", anonymous);
 }
 
 test "rewrite: field names with an underscore are dropped and counted unless allowed" {
@@ -752,6 +1012,68 @@ test "rewrite: a head that cannot fit the buffer is refused, and nothing past it
     for (buffer[size..]) |byte| try testing.expectEqual(@as(u8, 0xAA), byte);
 }
 
+test "rewrite: the one-pass rewrite of a head written as sluice writes equals the two-pass one" {
+    var prng: std.Random.DefaultPrng = .init(0x0e1e);
+    const random = prng.random();
+    var source: [4096]u8 = undefined;
+    var one: [6000]u8 = undefined;
+    var two: [6000]u8 = undefined;
+    var fast: u32 = 0;
+    for (0..300) |_| {
+        var w: std.Io.Writer = .fixed(&source);
+        try w.writeAll("HTTP/1.1 200 OK\r\n");
+        for (0..random.uintLessThan(usize, 40)) |i| {
+            const name = switch (random.uintLessThan(u8, 8)) {
+                0 => "Keep-Alive",
+                1 => "Connection",
+                2 => "Content-Length",
+                else => "X",
+            };
+            if (std.mem.eql(u8, name, "Content-Length")) continue; // One, at the end.
+            try w.print("{s}{d}: v{d}\r\n", .{ name, i, i });
+        }
+        const body = "0123456789abcdef"[0..random.uintLessThan(usize, 17)];
+        try w.print("Content-Length: {d}\r\n\r\n{s}", .{ body.len, body });
+        const response = w.buffered();
+        const start = random.uintLessThan(usize, 200);
+        const size = @min(one.len, start + response.len + random.uintLessThan(usize, 300));
+        const extra = if (random.boolean()) "Set-Cookie: s=1\r\n" else "";
+        const options: ResponseRewrite = .{ .connection = if (random.boolean()) .close else .keep_alive_default, .extra_field = extra };
+        const headers = try testing.allocator.alloc(http.Header, response_limits.headers_count_max);
+        defer testing.allocator.free(headers);
+        for ([_]*[6000]u8{ &one, &two }) |buffer| @memcpy(buffer[start..][0..response.len], response);
+        var parser: http.ResponseParser = .init(headers, response_limits);
+        const head_len = switch (parser.feed(one[start..][0..response.len], .get)) {
+            .complete => |len| len,
+            else => return error.TestUnexpectedResult,
+        };
+        const kept = try keptFields(&parser.head, options);
+        var tail_buffer: [tail_bytes_max]u8 = undefined;
+        const tail = composeTail(&tail_buffer, &parser.head, options);
+        const one_len = rewriteNormal(one[0..size], start, head_len, response.len, &parser.head, &kept, tail) catch |err| {
+            try testing.expectEqual(error.HeadTooLarge, err);
+            continue;
+        } orelse continue;
+        fast += 1;
+        // The two-pass rewrite reads the head where the parser found it: in `two`, as it was.
+        const offset = @intFromPtr(two[0..].ptr) -% @intFromPtr(one[0..].ptr);
+        const moved = try testing.allocator.alloc(http.Header, parser.head.headers.len);
+        defer testing.allocator.free(moved);
+        for (parser.head.headers, moved) |field, *copy| copy.* = .{
+            .name = @as([*]const u8, @ptrFromInt(@intFromPtr(field.name.ptr) +% offset))[0..field.name.len],
+            .value = @as([*]const u8, @ptrFromInt(@intFromPtr(field.value.ptr) +% offset))[0..field.value.len],
+        };
+        var head = parser.head;
+        head.headers = moved;
+        head.reason = @as([*]const u8, @ptrFromInt(@intFromPtr(head.reason.ptr) +% offset))[0..head.reason.len];
+        const two_len = try rewriteTwoPass(two[0..size], start, head_len, response.len, &head, &kept, tail);
+        try testing.expectEqualStrings(two[0..two_len], one[0..one_len]);
+        try testing.expectEqualStrings(two[two_len..][0..body.len], one[one_len..][0..body.len]);
+        try testing.expectEqualStrings(body, one[one_len..][0..body.len]);
+    }
+    try testing.expect(fast > 200); // The one-pass path was taken, not refused.
+}
+
 test "rewrite: any headroom and any field shape either rewrites exactly or is refused" {
     // Model check: a rewrite that succeeds equals a rewrite into a separate buffer.
     var prng: std.Random.DefaultPrng = .init(0x5eed);
@@ -763,9 +1085,15 @@ test "rewrite: any headroom and any field shape either rewrites exactly or is re
         try w.writeAll(if (random.boolean()) "HTTP/1.1 200\r\n" else "HTTP/1.1 200 OK\r\n");
         const fields = random.uintLessThan(usize, 60);
         for (0..fields) |i| {
-            const space = if (random.boolean()) "" else "  ";
+            // Written as sluice writes a field, or not (taken one at a time then).
+            const space = switch (random.uintLessThan(u8, 3)) {
+                0 => "",
+                1 => "  ",
+                else => " ",
+            };
+            const trailing = if (space.len == 1) "" else space;
             const name = if (random.uintLessThan(u8, 8) == 0) "Keep-Alive" else "X";
-            try w.print("{s}{d}:{s}v{d}{s}\r\n", .{ name, i, space, i, space });
+            try w.print("{s}{d}:{s}v{d}{s}\r\n", .{ name, i, space, i, trailing });
         }
         if (random.boolean()) try w.writeAll("Connection: x3, keep-alive\r\n");
         try w.writeAll("Content-Length: 3\r\n\r\nabc");

@@ -10,18 +10,29 @@
 //!   connection per scrape anyway, and it keeps a connection to one operation at a time
 //!   (receive the head, send the response, then read until the client closes), so a
 //!   connection needs one Completion, and "its socket is open" is "an operation is pending or
-//!   it is in a callback". A deadline or `stop` cancels that operation and its callback closes
-//!   the socket: nothing closes a socket with an operation on it. A request body (a POST's)
-//!   is never parsed: what follows the head is read and dropped until the client closes, so
-//!   it cannot be taken for a next request.
+//!   it is in a callback". A deadline, an eviction or `stop` cancels that operation and its
+//!   callback closes the socket: nothing closes a socket with an operation on it. A request
+//!   body (a POST's) is never parsed: what follows the head is read and dropped until the
+//!   client closes, so it cannot be taken for a next request.
+//! - `/healthz` is what a load balancer in front polls, so idle or slow clients must not be
+//!   able to keep it from answering. A connection has `head_timeout_ns` (2 s) from accept to
+//!   a whole head, however its bytes trickle in (a slowloris sending a byte every 0.5 s is
+//!   closed at 2 s), then `response_timeout_ns` to send the response and `linger_ns` to close.
+//!   At most `connections_max` connections at once, and the listener always accepts: a
+//!   connection arriving while every slot is taken closes the one that has waited longest on
+//!   its client (any phase waits on the client: for its head, for it to read, or for it to
+//!   close), once that one has waited `evict_wait_min_ns`, so a new request is never left in
+//!   the kernel's backlog behind idle ones, and a burst of scrapes is still answered in turn.
+//! - The listener is reachable from a browser on the operator's machine, so it refuses what
+//!   only a browser sends: a Host that is not an IP address or `localhost` (a DNS-rebinding
+//!   page sends its own name; 421), any `Origin` field (browsers add it to cross-origin
+//!   requests and to every POST; 403), and a `POST /reload` without `Sluice-Reload: 1` (a
+//!   custom field makes a browser ask with a CORS preflight first, which this listener
+//!   never grants; 403). See docs/ARCHITECTURE.md, "Admin listener and metrics".
 //! - A reload runs synchronously inside the request's callback, on the control thread: the
 //!   loop waits for it, and two reloads never overlap. Its text is written straight into the
 //!   connection's response buffer, at most `reload_text_bytes_max` bytes; a longer one is cut
 //!   and says so, since a cut report is better than none.
-//! - At most `connections_max` connections at once; with all of them busy, accepting pauses
-//!   and the kernel's backlog holds the rest until one closes (as a worker does), so a burst of
-//!   scrapes is served late rather than refused. Each connection has `request_timeout_ns`
-//!   from accept to its response sent, then `linger_ns` to close.
 //! - Nothing is allocated after `init`: every connection owns its request buffer and a
 //!   response buffer of `response_bytes` (head room plus Snapshot.render_bytes_max, the
 //!   largest rendering of any configuration a reload may bring, since the admin cannot grow
@@ -67,10 +78,18 @@ draining: bool = false,
 connections: [connections_max]Connection,
 free: [connections_max]u8,
 free_count: u8,
-/// Accept to response sent.
-request_queue: TimerQueue,
+/// A connection accepted while every slot was taken: it gets the slot of the connection
+/// evicted for it, once that one has closed. Accepting waits meanwhile. -1: none.
+waiting_fd: linux.fd_t = -1,
+/// Accept to a whole head.
+head_queue: TimerQueue,
+/// Head received to response sent.
+response_queue: TimerQueue,
 /// Response sent to the client's close; also the accept back-off.
 linger_queue: TimerQueue,
+/// While a connection waits for a slot and none is old enough to be evicted.
+evict_queue: TimerQueue = .init(evict_wait_min_ns),
+evict_timer: Timer = .{},
 /// Filled by `collector` for each `/metrics` and `/status`. Not the Admin's own: the runtime's
 /// one snapshot, which its stats line is rendered from too (runtime/collector.zig).
 snapshot: *Snapshot,
@@ -102,11 +121,17 @@ pub const Options = struct {
     snapshot: *Snapshot,
     collector: Collector,
     reloader: ?Reloader = null,
-    request_timeout_ns: u64 = 5 * std.time.ns_per_s,
+    /// Accept to a whole head: short, since a head is one packet from any real client.
+    head_timeout_ns: u64 = 2 * std.time.ns_per_s,
+    response_timeout_ns: u64 = 5 * std.time.ns_per_s,
     linger_ns: u64 = 1 * std.time.ns_per_s,
 };
 
 pub const connections_max = 16;
+/// A connection is evicted for a newer one only once it has waited this long on its client:
+/// a burst of clients is answered in turn (each is served within a tick or two of its
+/// accept) instead of evicting each other, while idle ones still make room within this time.
+const evict_wait_min_ns = 100 * std.time.ns_per_ms;
 const listen_backlog = 64;
 /// A request head: a request line and a few fields. Larger is 431 (or 414).
 const request_bytes = 4096;
@@ -143,7 +168,8 @@ pub fn init(
     loop: *Loop,
     options: Options,
 ) std.mem.Allocator.Error!void {
-    assert(options.request_timeout_ns > 0 and options.linger_ns > 0);
+    assert(options.head_timeout_ns > 0 and options.response_timeout_ns > 0);
+    assert(options.linger_ns > 0);
     // 16 connections x (256 B of head room + 4.3 MiB of body): 69 MiB of address space,
     // touched only as responses are rendered. Connections are taken lowest index first, so
     // with one scraper at a time only the first buffer's leading pages become resident, a few
@@ -165,7 +191,8 @@ pub fn init(
         .connections = undefined,
         .free = undefined,
         .free_count = connections_max,
-        .request_queue = .init(options.request_timeout_ns),
+        .head_queue = .init(options.head_timeout_ns),
+        .response_queue = .init(options.response_timeout_ns),
         .linger_queue = .init(options.linger_ns),
         .responses = responses,
     };
@@ -209,8 +236,10 @@ pub fn start(admin: *Admin) StartError!void {
     _ = try sys.getsockname(fd, &storage);
     admin.address = Address.fromStorage(&storage);
     admin.listener = .init(fd);
-    admin.loop.timerQueueRegister(&admin.request_queue);
+    admin.loop.timerQueueRegister(&admin.head_queue);
+    admin.loop.timerQueueRegister(&admin.response_queue);
     admin.loop.timerQueueRegister(&admin.linger_queue);
+    admin.loop.timerQueueRegister(&admin.evict_queue);
     admin.state = .running;
     admin.acceptNext();
 }
@@ -227,24 +256,31 @@ pub fn stop(admin: *Admin) void {
     }
     admin.state = .stopping;
     admin.loop.timerCancel(&admin.accept_backoff_timer);
+    admin.loop.timerCancel(&admin.evict_timer);
     // The accept's callback closes the listener.
     if (admin.accept_completion.isPending()) {
         admin.loop.cancel(&admin.accept_completion);
     } else {
         admin.closeListener();
     }
+    if (admin.waiting_fd >= 0) {
+        sys.close(admin.waiting_fd); // Never answered: stopping.
+        admin.waiting_fd = -1;
+    }
     for (&admin.connections) |*connection| {
         if (connection.phase == .free) continue;
         admin.loop.timerCancel(&connection.timer);
-        // Every open connection has its one operation pending; its callback closes it.
+        // Every open connection has its one operation pending; its callback closes it. One
+        // already cut short (evicted) had its operation cancelled then.
         assert(connection.completion.isPending());
-        admin.loop.cancel(&connection.completion);
+        if (!connection.ending) admin.loop.cancel(&connection.completion);
     }
 }
 
 pub fn stopped(admin: *const Admin) bool {
     if (admin.state == .running) return false;
     if (admin.listener.fd >= 0 or admin.accept_completion.isPending()) return false;
+    assert(admin.waiting_fd < 0);
     return admin.free_count == connections_max;
 }
 
@@ -253,10 +289,12 @@ fn closeListener(admin: *Admin) void {
     admin.loop.close(&admin.listener);
 }
 
+/// Accepting goes on whether slots are free or not (a full admin makes room by eviction);
+/// it waits only while a connection accepted that way waits for its slot.
 fn acceptNext(admin: *Admin) void {
     assert(admin.state == .running);
     assert(!admin.accept_completion.isPending());
-    if (admin.free_count == 0) return; // `release` resumes.
+    if (admin.waiting_fd >= 0) return; // `release` resumes.
     admin.loop.accept(&admin.accept_completion, &admin.listener, Admin, admin, acceptCallback);
 }
 
@@ -279,10 +317,14 @@ fn acceptCallback(admin: *Admin, result: sys.AcceptError!linux.fd_t) void {
             return admin.loop.timerArm(queue, timer, Admin, admin, acceptBackoffCallback);
         },
     };
-    assert(admin.free_count > 0); // Accepting pauses when none is free.
-    admin.free_count -= 1;
-    const connection = &admin.connections[admin.free[admin.free_count]];
-    connection.begin(fd);
+    assert(admin.waiting_fd < 0); // Accepting waits while one does.
+    if (admin.free_count == 0) {
+        // Full: the newcomer waits for the slot of the connection that has waited longest on
+        // its client, which closes in its callback (soon: its operation is cancelled now).
+        admin.waiting_fd = fd;
+        return admin.evictOne();
+    }
+    admin.begin(fd);
     admin.acceptNext();
 }
 
@@ -291,13 +333,55 @@ fn acceptBackoffCallback(admin: *Admin) void {
     if (!admin.accept_completion.isPending()) admin.acceptNext();
 }
 
-/// A connection closed: its slot is free, and accepting resumes if it had paused.
+/// Gives `fd` a free slot and starts reading its head.
+fn begin(admin: *Admin, fd: linux.fd_t) void {
+    assert(admin.free_count > 0);
+    admin.free_count -= 1;
+    const connection = &admin.connections[admin.free[admin.free_count]];
+    connection.begin(fd);
+}
+
+/// Every slot is taken and a new connection waits: cut short the connection that has waited
+/// longest on its client, unless one is already closing (its slot is about to be free) or
+/// none has waited `evict_wait_min_ns` yet (then look again when one has).
+fn evictOne(admin: *Admin) void {
+    assert(admin.free_count == 0);
+    assert(admin.waiting_fd >= 0);
+    var oldest: ?*Connection = null;
+    for (&admin.connections) |*connection| {
+        assert(connection.phase != .free);
+        if (connection.ending) return; // Its callback frees a slot.
+        if (oldest == null or connection.since_ns < oldest.?.since_ns) oldest = connection;
+    }
+    const victim = oldest.?;
+    if (victim.since_ns + evict_wait_min_ns > admin.loop.now()) {
+        if (admin.evict_timer.isArmed()) return;
+        const queue = &admin.evict_queue;
+        return admin.loop.timerArm(queue, &admin.evict_timer, Admin, admin, evictCallback);
+    }
+    victim.cutShort();
+}
+
+fn evictCallback(admin: *Admin) void {
+    assert(admin.state == .running); // `stop` cancels the timer.
+    assert(admin.waiting_fd >= 0); // `release` cancels it when the waiting one gets a slot.
+    admin.evictOne();
+}
+
+/// A connection closed: its slot is free, for the connection waiting for one if there is one;
+/// accepting resumes if it had paused.
 fn release(admin: *Admin, connection: *Connection) void {
     const index: u8 = @intCast(connection - &admin.connections[0]);
     assert(admin.free_count < connections_max);
     admin.free[admin.free_count] = index;
     admin.free_count += 1;
     if (admin.state != .running) return;
+    if (admin.waiting_fd >= 0) {
+        const fd = admin.waiting_fd;
+        admin.waiting_fd = -1;
+        admin.loop.timerCancel(&admin.evict_timer);
+        admin.begin(fd);
+    }
     if (admin.accept_completion.isPending() or admin.accept_backoff_timer.isArmed()) return;
     admin.acceptNext();
 }
@@ -310,11 +394,16 @@ const Connection = struct {
     /// The one operation in flight: receive the head, send the response, then read until
     /// the client closes.
     completion: Completion = .{},
-    /// In the request queue until the response is sent, then in the linger queue.
+    /// In the head queue until the head is whole, the response queue until the response is
+    /// sent, then the linger queue.
     timer: Timer = .{},
     phase: Phase = .free,
-    /// The deadline passed with an operation in flight: its callback closes the connection.
-    timed_out: bool = false,
+    /// The loop's clock when the connection began waiting on its client in this phase: the
+    /// one that has waited longest is evicted first.
+    since_ns: u64 = 0,
+    /// Cut short with an operation in flight (its deadline passed, or a new connection took
+    /// its slot): that operation is cancelled and its callback closes the connection.
+    ending: bool = false,
     /// The request is a HEAD: its response, an error as much as a success, is the head
     /// alone, with the length the body would have had (RFC 9110 §9.3.2).
     head_only: bool = false,
@@ -337,13 +426,14 @@ const Connection = struct {
         sys.setsockoptInt(fd, linux.IPPROTO.TCP, linux.TCP.NODELAY, 1) catch {}; // Latency only.
         connection.socket = .init(fd);
         connection.phase = .reading;
-        connection.timed_out = false;
+        connection.since_ns = connection.admin.loop.now();
+        connection.ending = false;
         connection.head_only = false;
         connection.request_len = 0;
         connection.response = "";
         connection.sent = 0;
         connection.parser.reset();
-        connection.arm(&connection.admin.request_queue);
+        connection.arm(&connection.admin.head_queue);
         connection.receive();
     }
 
@@ -364,13 +454,21 @@ const Connection = struct {
             // The parser refuses a head over `header_bytes_max`, below the buffer's size.
             .incomplete => connection.receive(),
             .invalid => |reject| connection.respondError(reject.status(), null),
-            .complete => connection.respond(&connection.parser.head),
+            .complete => {
+                connection.phase = .writing;
+                connection.since_ns = connection.admin.loop.now();
+                connection.arm(&connection.admin.response_queue);
+                connection.respond(&connection.parser.head);
+            },
         }
     }
 
-    /// Routes the request: an unknown path is 404, a method the resource does not take 405.
+    /// Refuses what only a browser sends (see the file's comment), then routes the request:
+    /// an unknown path is 404, a method the resource does not take 405.
     fn respond(connection: *Connection, head: *const http.RequestParser.Head) void {
         connection.head_only = head.method == .head;
+        if (!namesAnAddress(head)) return connection.respondText(421, refusal_host);
+        if (head.get("origin") != null) return connection.respondText(403, refusal_origin);
         const route = Route.of(head) orelse return connection.respondError(404, null);
         switch (route) {
             .healthz, .metrics, .status => switch (head.method) {
@@ -380,7 +478,10 @@ const Connection = struct {
             .reload => switch (head.method) {
                 // Any body stays unread in `request`, after the head; the linger phase drops
                 // the rest of it.
-                .post => connection.respondReload(),
+                .post => if (reloadAsked(head))
+                    connection.respondReload()
+                else
+                    connection.respondText(403, refusal_reload),
                 else => connection.respondError(405, route.allow()),
             },
         }
@@ -462,6 +563,15 @@ const Connection = struct {
         connection.finish(.{ .status = status, .body_len = body.len, .allow = allow });
     }
 
+    /// A refusal whose body says why and what to do instead.
+    fn respondText(connection: *Connection, status: u16, text: []const u8) void {
+        assert(status >= 400);
+        assert(text.len > 0 and text[text.len - 1] == '\n');
+        const body = connection.response_buffer[head_room..][0..text.len];
+        @memcpy(body, text);
+        connection.finish(.{ .status = status, .body_len = body.len });
+    }
+
     const Answer = struct {
         status: u16,
         content_type: []const u8 = text_plain,
@@ -472,7 +582,7 @@ const Connection = struct {
 
     /// Writes the head in front of the body already rendered at `head_room` and sends both.
     fn finish(connection: *Connection, answer: Answer) void {
-        assert(connection.phase == .reading);
+        assert(connection.phase == .reading or connection.phase == .writing);
         assert(answer.body_len <= connection.response_buffer.len - head_room);
         var head_buffer: [head_room]u8 = undefined;
         const head = std.fmt.bufPrint(&head_buffer, "HTTP/1.1 {d} {s}\r\nContent-Type: {s}\r\n" ++
@@ -492,7 +602,11 @@ const Connection = struct {
         assert(end <= buffer.len);
         connection.response = buffer[head_start..end];
         connection.sent = 0;
-        connection.phase = .writing;
+        if (connection.phase == .reading) { // Refused before the head was whole.
+            connection.phase = .writing;
+            connection.since_ns = connection.admin.loop.now();
+            connection.arm(&connection.admin.response_queue);
+        }
         connection.sendRest();
     }
 
@@ -513,6 +627,7 @@ const Connection = struct {
         // a pipelined request) queued would send a reset that can destroy the response.
         sys.shutdown(connection.socket.fd, linux.SHUT.WR) catch return connection.close();
         connection.phase = .lingering;
+        connection.since_ns = connection.admin.loop.now();
         connection.arm(&connection.admin.linger_queue);
         connection.drainInput();
     }
@@ -531,11 +646,12 @@ const Connection = struct {
     }
 
     /// Every I/O callback starts here. True when the connection ended while its operation
-    /// was in flight (the admin is stopping, or its deadline passed): it is closed now.
+    /// was in flight (the admin is stopping, its deadline passed, or it was evicted): it is
+    /// closed now.
     fn interrupted(connection: *Connection) bool {
         assert(connection.phase != .free);
         assert(!connection.completion.isPending());
-        if (connection.admin.state == .stopping or connection.timed_out) {
+        if (connection.admin.state == .stopping or connection.ending) {
             connection.close();
             return true;
         }
@@ -548,11 +664,19 @@ const Connection = struct {
     }
 
     fn deadlineCallback(connection: *Connection) void {
+        connection.cutShort();
+    }
+
+    /// Cuts the connection short: its operation is cancelled and its callback closes it.
+    fn cutShort(connection: *Connection) void {
         assert(connection.phase != .free);
+        assert(!connection.ending);
         // Between callbacks an open connection always has its operation pending.
         assert(connection.completion.isPending());
-        connection.timed_out = true;
-        connection.admin.loop.cancel(&connection.completion); // Its callback closes.
+        const loop = connection.admin.loop;
+        loop.timerCancel(&connection.timer);
+        connection.ending = true;
+        loop.cancel(&connection.completion); // Its callback closes.
     }
 
     fn close(connection: *Connection) void {
@@ -567,6 +691,63 @@ const Connection = struct {
 };
 
 const text_plain = "text/plain; charset=utf-8";
+
+/// The field `POST /reload` needs. Not one a browser may send cross-origin without asking
+/// first (a CORS preflight, which this listener answers 404), and not one a plain HTML form
+/// can set at all; a Content-Type check would not do, since a POST with no body needs none.
+pub const reload_field = "Sluice-Reload";
+pub const reload_field_value = "1";
+
+const refusal_host = "refused: the Host field must be an IP address or localhost (with or " ++
+    "without a port); another name is what a DNS-rebinding page sends\n";
+const refusal_origin = "refused: the request carries an Origin field, so it comes from a " ++
+    "web page; the admin listener answers programs only\n";
+const refusal_reload = "refused: POST /reload needs the field `" ++ reload_field ++ ": " ++
+    reload_field_value ++ "` (`sluice reload --admin ADDR` sends it), which a web page " ++
+    "cannot send to another site\n";
+
+/// The Host field, and an absolute-form target's authority, are an IP address or `localhost`.
+/// An HTTP/1.0 request without Host names nothing and passes: browsers always send Host.
+fn namesAnAddress(head: *const http.RequestParser.Head) bool {
+    if (head.host) |host| if (!isAddressAuthority(host)) return false;
+    if (head.target_form == .absolute) {
+        const authority_start = (std.mem.find(u8, head.target, "://") orelse return false) + 3;
+        const rest = head.target[authority_start..];
+        const end = std.mem.findAny(u8, rest, "/?") orelse rest.len;
+        if (!isAddressAuthority(rest[0..end])) return false;
+    }
+    return true;
+}
+
+/// `127.0.0.1`, `[::1]` or `localhost` (any case), each with or without `:PORT`. Any other
+/// name is refused, whatever it resolves to: that is the whole of DNS rebinding.
+fn isAddressAuthority(authority: []const u8) bool {
+    if (std.mem.startsWith(u8, authority, "[")) {
+        const close = std.mem.findScalar(u8, authority, ']') orelse return false;
+        if (!isPortOrNothing(authority[close + 1 ..])) return false;
+        _ = std.Io.net.Ip6Address.parse(authority[1..close], 0) catch return false;
+        return true;
+    }
+    const colon = std.mem.findScalar(u8, authority, ':') orelse authority.len;
+    if (!isPortOrNothing(authority[colon..])) return false;
+    const name = authority[0..colon];
+    if (std.ascii.eqlIgnoreCase(name, "localhost")) return true;
+    _ = std.Io.net.Ip4Address.parse(name, 0) catch return false;
+    return true;
+}
+
+/// Nothing, or `:` and one to five digits.
+fn isPortOrNothing(text: []const u8) bool {
+    if (text.len == 0) return true;
+    if (text[0] != ':' or text.len < 2 or text.len > 6) return false;
+    for (text[1..]) |c| if (!std.ascii.isDigit(c)) return false;
+    return true;
+}
+
+fn reloadAsked(head: *const http.RequestParser.Head) bool {
+    const value = head.get(reload_field) orelse return false;
+    return std.mem.eql(u8, value, reload_field_value);
+}
 
 /// A writer over a fixed buffer that keeps what fits and drops the rest instead of failing,
 /// so a reloader writes its report without handling a full buffer; `truncated` says whether
@@ -660,9 +841,11 @@ fn reasonPhrase(status: u16) []const u8 {
     return switch (status) {
         200 => "OK",
         400 => "Bad Request",
+        403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
         414 => "URI Too Long",
+        421 => "Misdirected Request",
         422 => "Unprocessable Content",
         431 => "Request Header Fields Too Large",
         500 => "Internal Server Error",
@@ -694,7 +877,7 @@ const Harness = struct {
     reload_text: []const u8 = "",
 
     fn init(harness: *Harness, options: struct {
-        request_timeout_ns: u64 = 1000 * ms,
+        head_timeout_ns: u64 = 1000 * ms,
         reloader: bool = false,
     }) !void {
         harness.* = .{ .loop = try Loop.init(.{ .mode = .epoll }), .admin = undefined };
@@ -704,7 +887,7 @@ const Harness = struct {
             .snapshot = &harness.snapshot,
             .collector = .{ .context = harness, .function = collect },
             .reloader = if (options.reloader) .{ .context = harness, .function = reload } else null,
-            .request_timeout_ns = options.request_timeout_ns,
+            .head_timeout_ns = options.head_timeout_ns,
             .linger_ns = 200 * ms,
         });
         try harness.admin.start();
@@ -838,6 +1021,18 @@ fn exchange(harness: *Harness, request: []const u8, buffer: []u8) ![]const u8 {
     return buffer[0..lens[0]];
 }
 
+/// A request and the status line it must get.
+const StatusCase = struct { request: []const u8, status_line: []const u8 };
+
+/// Each request on its own connection gets its status line.
+fn expectStatuses(harness: *Harness, cases: []const StatusCase) !void {
+    var buffer: [4096]u8 = undefined;
+    for (cases) |case| {
+        errdefer std.debug.print("request: {s}\n", .{case.request});
+        try expectResponse(try exchange(harness, case.request, &buffer), case.status_line, null);
+    }
+}
+
 fn expectResponse(response: []const u8, status_line: []const u8, body: ?[]const u8) !void {
     errdefer std.debug.print("response:\n{s}\n", .{response});
     try testing.expect(std.mem.startsWith(u8, response, status_line));
@@ -851,7 +1046,7 @@ test "admin: /healthz answers ok, then draining with 503" {
     try harness.init(.{});
     defer harness.deinit();
     var buffer: [4096]u8 = undefined;
-    const request = "GET /healthz HTTP/1.1\r\nHost: admin\r\n\r\n";
+    const request = "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n";
     try expectResponse(try exchange(&harness, request, &buffer), "HTTP/1.1 200 OK\r\n", "ok\n");
     harness.admin.draining = true;
     const draining = try exchange(&harness, request, &buffer);
@@ -864,7 +1059,7 @@ test "admin: /metrics and /status render a snapshot; HEAD has the length and no 
     try harness.init(.{});
     defer harness.deinit();
     var buffer: [64 * 1024]u8 = undefined;
-    const metrics = try exchange(&harness, "GET /metrics?x=1 HTTP/1.1\r\nHost: a\r\n\r\n", &buffer);
+    const metrics = try exchange(&harness, "GET /metrics?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", &buffer);
     try expectResponse(metrics, "HTTP/1.1 200 OK\r\n", null);
     try testing.expect(std.mem.find(u8, metrics, "Content-Type: " ++ Prometheus.content_type) != null);
     const lines = [_][]const u8{
@@ -881,13 +1076,13 @@ test "admin: /metrics and /status render a snapshot; HEAD has the length and no 
     const body_len = metrics.len - (std.mem.find(u8, metrics, "\r\n\r\n").? + 4);
 
     var head_buffer: [1024]u8 = undefined;
-    const head = try exchange(&harness, "HEAD /metrics HTTP/1.1\r\nHost: a\r\n\r\n", &head_buffer);
+    const head = try exchange(&harness, "HEAD /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", &head_buffer);
     try expectResponse(head, "HTTP/1.1 200 OK\r\n", "");
     var length_buffer: [64]u8 = undefined;
     const length_field = try std.fmt.bufPrint(&length_buffer, "\r\nContent-Length: {d}\r\n", .{body_len});
     try testing.expect(std.mem.find(u8, head, length_field) != null);
 
-    const status = try exchange(&harness, "GET http://admin/status HTTP/1.1\r\nHost: admin\r\n\r\n", &buffer);
+    const status = try exchange(&harness, "GET http://localhost/status HTTP/1.1\r\nHost: localhost\r\n\r\n", &buffer);
     try expectResponse(status, "HTTP/1.1 200 OK\r\n", null);
     const json = status[std.mem.find(u8, status, "\r\n\r\n").? + 4 ..];
     var parsed = try std.json.parseFromSlice(std.json.Value, testing.allocator, json, .{});
@@ -907,15 +1102,15 @@ test "admin: unknown paths are 404, other methods 405 with Allow, bad heads 4xx"
     try harness.init(.{});
     defer harness.deinit();
     var buffer: [4096]u8 = undefined;
-    const cases = [_]struct { request: []const u8, status_line: []const u8 }{
-        .{ .request = "GET /nope HTTP/1.1\r\nHost: a\r\n\r\n", .status_line = "HTTP/1.1 404 Not Found\r\n" },
-        .{ .request = "GET /metrics/ HTTP/1.1\r\nHost: a\r\n\r\n", .status_line = "HTTP/1.1 404 " },
-        .{ .request = "OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", .status_line = "HTTP/1.1 404 " },
-        .{ .request = "POST /metrics HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc", .status_line = "HTTP/1.1 405 Method Not Allowed\r\n" },
-        .{ .request = "DELETE /healthz HTTP/1.1\r\nHost: a\r\n\r\n", .status_line = "HTTP/1.1 405 " },
+    const cases = [_]StatusCase{
+        .{ .request = "GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", .status_line = "HTTP/1.1 404 Not Found\r\n" },
+        .{ .request = "GET /metrics/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", .status_line = "HTTP/1.1 404 " },
+        .{ .request = "OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", .status_line = "HTTP/1.1 404 " },
+        .{ .request = "POST /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 3\r\n\r\nabc", .status_line = "HTTP/1.1 405 Method Not Allowed\r\n" },
+        .{ .request = "DELETE /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", .status_line = "HTTP/1.1 405 " },
         .{ .request = "GET /healthz HTTP/1.1\r\n\r\n", .status_line = "HTTP/1.1 400 Bad Request\r\n" },
-        .{ .request = "GET /healthz HTTP/1.1\nHost: a\n\n", .status_line = "HTTP/1.1 400 " },
-        .{ .request = "GET /healthz HTTP/2.0\r\nHost: a\r\n\r\n", .status_line = "HTTP/1.1 505 " },
+        .{ .request = "GET /healthz HTTP/1.1\nHost: 127.0.0.1\n\n", .status_line = "HTTP/1.1 400 " },
+        .{ .request = "GET /healthz HTTP/2.0\r\nHost: 127.0.0.1\r\n\r\n", .status_line = "HTTP/1.1 505 " },
     };
     for (cases) |case| {
         errdefer std.debug.print("request: {s}\n", .{case.request});
@@ -926,7 +1121,7 @@ test "admin: unknown paths are 404, other methods 405 with Allow, bad heads 4xx"
     }
     // A head larger than the admin reads is refused, not cut.
     var large: [request_bytes + 100]u8 = @splat('a');
-    const prefix = "GET /metrics HTTP/1.1\r\nHost: a\r\nX-Long: ";
+    const prefix = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Long: ";
     @memcpy(large[0..prefix.len], prefix);
     try expectResponse(try exchange(&harness, &large, &buffer), "HTTP/1.1 431 ", null);
 }
@@ -942,7 +1137,7 @@ test "admin: more clients than connection slots are all answered, in turn" {
     var lens: [clients]usize = @splat(0);
     for (&fds, &buffers, &storage) |*fd, *buffer, *bytes| {
         fd.* = try connectClient(harness.port());
-        try sendAll(fd.*, "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n");
+        try sendAll(fd.*, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
         buffer.* = bytes;
     }
     try tickUntilAnswered(&harness, &fds, &buffers, &lens);
@@ -952,6 +1147,102 @@ test "admin: more clients than connection slots are all answered, in turn" {
     while (harness.admin.free_count < connections_max) : (ticks += 1) {
         if (ticks == 1000) return error.TestTimedOut;
         try harness.loop.tick();
+    }
+}
+
+test "admin: with every slot held by idle clients, a new one evicts the longest idle" {
+    var harness: Harness = undefined;
+    try harness.init(.{ .head_timeout_ns = 10 * std.time.ns_per_s });
+    defer harness.deinit();
+    // Every slot taken: some clients send nothing, others half a head.
+    var idle: [connections_max]linux.fd_t = undefined;
+    var opened: usize = 0;
+    defer for (idle[0..opened]) |fd| sys.close(fd);
+    for (&idle, 0..) |*fd, i| {
+        fd.* = try connectClient(harness.port());
+        opened += 1;
+        if (i % 2 == 1) try sendAll(fd.*, "GET /metr");
+        // Accepted one at a time, so the first is the longest idle.
+        while (harness.admin.free_count > connections_max - 1 - i) try harness.loop.tick();
+    }
+    try testing.expectEqual(@as(u8, 0), harness.admin.free_count);
+    // Not before they have waited `evict_wait_min_ns`: a burst is answered in turn.
+    const start_ns = sys.clockMonotonicNs();
+    var buffer: [1024]u8 = undefined;
+    const response = try exchange(&harness, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", &buffer);
+    try expectResponse(response, "HTTP/1.1 200 OK\r\n", "ok\n");
+    try testing.expect(sys.clockMonotonicNs() - start_ns < 2 * std.time.ns_per_s);
+    // The first idle client was closed without an answer; the last one is still open.
+    var len: usize = 0;
+    try testing.expect(try readAvailable(idle[0], &buffer, &len));
+    try testing.expectEqual(@as(usize, 0), len);
+    try testing.expect(!try readAvailable(idle[connections_max - 1], &buffer, &len));
+}
+
+test "admin: a head trickling in a byte at a time is closed at the head deadline" {
+    var harness: Harness = undefined;
+    try harness.init(.{ .head_timeout_ns = 200 * ms });
+    defer harness.deinit();
+    const start_ns = sys.clockMonotonicNs();
+    const fd = try connectClient(harness.port());
+    defer sys.close(fd);
+    while (harness.admin.free_count == connections_max) try harness.loop.tick(); // Accepted.
+    const head = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: 1234567890\r\n\r\n";
+    var sent: usize = 0;
+    // A byte every 20 ms would take over a second for the whole head. The loop's ticks are
+    // bounded by the connection's deadline while it is open; once the admin closed it, there
+    // is nothing left to tick for.
+    while (harness.admin.free_count < connections_max) {
+        try testing.expect(sent < head.len); // The whole head never goes in time.
+        sendAll(fd, head[sent..][0..1]) catch break; // Closed meanwhile: what is tested.
+        sent += 1;
+        const pause_start = sys.clockMonotonicNs();
+        while (sys.clockMonotonicNs() - pause_start < 20 * ms and
+            harness.admin.free_count < connections_max) try harness.loop.tick();
+    }
+    const elapsed_ns = sys.clockMonotonicNs() - start_ns;
+    errdefer std.debug.print("closed after {d} ms, {d} bytes sent\n", .{ elapsed_ns / ms, sent });
+    try testing.expect(elapsed_ns >= 200 * ms and elapsed_ns < 600 * ms);
+    // Closed without an answer (a reset when bytes were left unread: closed all the same).
+    var buffer: [64]u8 = undefined;
+    var len: usize = 0;
+    try testing.expect(readAvailable(fd, &buffer, &len) catch true);
+    try testing.expectEqual(@as(usize, 0), len);
+}
+
+test "admin: a Host that is not an address is 421, an Origin 403, a reload without its field 403" {
+    var harness: Harness = undefined;
+    try harness.init(.{ .reloader = true });
+    defer harness.deinit();
+    var buffer: [4096]u8 = undefined;
+    try expectStatuses(&harness, &.{
+        .{ .request = "GET /metrics HTTP/1.1\r\nHost: evil.example:9901\r\n\r\n", .status_line = "HTTP/1.1 421 Misdirected Request\r\n" },
+        .{ .request = "GET /healthz HTTP/1.1\r\nHost: localhost.evil.example\r\n\r\n", .status_line = "HTTP/1.1 421 " },
+        .{ .request = "GET http://evil.example/status HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", .status_line = "HTTP/1.1 421 " },
+        .{ .request = "GET /status HTTP/1.1\r\nHost: 127.0.0.1:9901\r\nOrigin: null\r\n\r\n", .status_line = "HTTP/1.1 403 Forbidden\r\n" },
+        .{ .request = "POST /reload HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://127.0.0.1:9901\r\nSluice-Reload: 1\r\n\r\n", .status_line = "HTTP/1.1 403 " },
+        .{ .request = "POST /reload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 1\r\n\r\nx", .status_line = "HTTP/1.1 403 " },
+        .{ .request = "POST /reload HTTP/1.1\r\nHost: 127.0.0.1\r\nSluice-Reload: yes\r\n\r\n", .status_line = "HTTP/1.1 403 " },
+        .{ .request = "GET /healthz HTTP/1.1\r\nHost: LocalHost:1\r\n\r\n", .status_line = "HTTP/1.1 200 " },
+        .{ .request = "GET /healthz HTTP/1.1\r\nHost: [::1]:9901\r\n\r\n", .status_line = "HTTP/1.1 200 " },
+        .{ .request = "GET /healthz HTTP/1.0\r\n\r\n", .status_line = "HTTP/1.1 200 " },
+    });
+    try testing.expectEqual(@as(u32, 0), harness.reloads);
+    const refused = try exchange(&harness, "POST /reload HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", &buffer);
+    try expectResponse(refused, "HTTP/1.1 403 ", refusal_reload);
+    try testing.expect(std.mem.find(u8, refusal_reload, "Sluice-Reload: 1") != null);
+}
+
+test "admin: the names a Host may give are IP addresses and localhost, with or without a port" {
+    const allowed = [_][]const u8{ "127.0.0.1", "127.0.0.1:9901", "10.1.2.3:80", "localhost", "LOCALHOST:1", "[::1]", "[::1]:9901", "[fe80::1]:0", "0.0.0.0:9901" };
+    for (allowed) |authority| {
+        errdefer std.debug.print("authority: {s}\n", .{authority});
+        try testing.expect(isAddressAuthority(authority));
+    }
+    const refused = [_][]const u8{ "", "a", "evil.example", "localhost.", "localhost.evil.example", "127.0.0.1.nip.io", "127.1", "127.0.0.01", "::1", "[::1", "[::1]x", "[evil]", "127.0.0.1:", "127.0.0.1:123456", "127.0.0.1:80:80", "1.2.3.4.5" };
+    for (refused) |authority| {
+        errdefer std.debug.print("authority: {s}\n", .{authority});
+        try testing.expect(!isAddressAuthority(authority));
     }
 }
 
@@ -965,7 +1256,7 @@ test "admin: a response too large for its buffer is a 500, and the next one is f
     @memset(oversized, 'r');
     harness.oversized_name = oversized;
     var buffer: [4096]u8 = undefined;
-    const request = "GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n";
+    const request = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
     const response = try exchange(&harness, request, &buffer);
     try expectResponse(response, "HTTP/1.1 500 Internal Server Error\r\n", "internal server error\n");
     try testing.expect(harness.admin.overflow_logged);
@@ -980,7 +1271,7 @@ test "admin: POST /reload answers the reloader's text, 200 when applied and 422 
     defer harness.deinit();
     var buffer: [4096]u8 = undefined;
     harness.reload_text = "generation 2: 2 pools, 3 routes\n";
-    const applied = try exchange(&harness, "POST /reload HTTP/1.1\r\nHost: a\r\n\r\n", &buffer);
+    const applied = try exchange(&harness, "POST /reload HTTP/1.1\r\nHost: 127.0.0.1\r\nSluice-Reload: 1\r\n\r\n", &buffer);
     try expectResponse(applied, "HTTP/1.1 200 OK\r\n", "generation 2: 2 pools, 3 routes\n");
     const content_type = "\r\nContent-Type: " ++ text_plain ++ "\r\n";
     try testing.expect(std.mem.find(u8, applied, content_type) != null);
@@ -989,9 +1280,9 @@ test "admin: POST /reload answers the reloader's text, 200 when applied and 422 
     // second request, is dropped: one response, one reload.
     harness.reload_applied = false;
     harness.reload_text = "pools[1].backends: not an address";
-    const body = "GET /reload HTTP/1.1\r\nHost: a\r\n\r\n";
+    const body = "GET /reload HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
     const refused = try exchange(&harness, std.fmt.comptimePrint(
-        "POST /reload?x HTTP/1.1\r\nHost: a\r\nContent-Length: {d}\r\n\r\n{s}",
+        "POST /reload?x HTTP/1.1\r\nHost: 127.0.0.1\r\nSluice-Reload: 1\r\nContent-Length: {d}\r\n\r\n{s}",
         .{ body.len, body },
     ), &buffer);
     const refusal = "pools[1].backends: not an address\n";
@@ -1001,7 +1292,7 @@ test "admin: POST /reload answers the reloader's text, 200 when applied and 422 
 
     // A reloader that says nothing still gets a line.
     harness.reload_text = "";
-    const silent = try exchange(&harness, "POST /reload HTTP/1.1\r\nHost: a\r\n\r\n", &buffer);
+    const silent = try exchange(&harness, "POST /reload HTTP/1.1\r\nHost: 127.0.0.1\r\nSluice-Reload: 1\r\n\r\n", &buffer);
     try expectResponse(silent, "HTTP/1.1 422 ", "reload failed\n");
     try testing.expectEqual(@as(u32, 0), harness.collected); // A reload renders no snapshot.
 }
@@ -1015,7 +1306,7 @@ test "admin: a reload text longer than its buffer is cut, and says so" {
     @memset(long, 'x');
     harness.reload_text = long;
     var buffer: [16 * 1024]u8 = undefined;
-    const response = try exchange(&harness, "POST /reload HTTP/1.1\r\nHost: a\r\n\r\n", &buffer);
+    const response = try exchange(&harness, "POST /reload HTTP/1.1\r\nHost: 127.0.0.1\r\nSluice-Reload: 1\r\n\r\n", &buffer);
     try expectResponse(response, "HTTP/1.1 200 OK\r\n", null);
     const text = response[std.mem.find(u8, response, "\r\n\r\n").? + 4 ..];
     try testing.expectEqualStrings(long[0..reload_text_bytes_max], text[0..reload_text_bytes_max]);
@@ -1027,7 +1318,7 @@ test "admin: /reload without a reloader is 404; any method but POST is 405 with 
     try harness.init(.{});
     defer harness.deinit();
     var buffer: [4096]u8 = undefined;
-    const post = "POST /reload HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\n{}";
+    const post = "POST /reload HTTP/1.1\r\nHost: 127.0.0.1\r\nSluice-Reload: 1\r\nContent-Length: 2\r\n\r\n{}";
     const missing = try exchange(&harness, post, &buffer);
     const text = "no config file to reload (start with --config)\n";
     try expectResponse(missing, "HTTP/1.1 404 Not Found\r\n", text);
@@ -1035,7 +1326,7 @@ test "admin: /reload without a reloader is 404; any method but POST is 405 with 
         var request_buffer: [128]u8 = undefined;
         const request = try std.fmt.bufPrint(
             &request_buffer,
-            "{s} /reload HTTP/1.1\r\nHost: a\r\n\r\n",
+            "{s} /reload HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
             .{method},
         );
         const response = try exchange(&harness, request, &buffer);
@@ -1063,7 +1354,7 @@ test "admin: the reload text writer keeps what fits and drops the rest, without 
 
 test "admin: a client that sends nothing is closed at the deadline; stop leaves no fd" {
     var harness: Harness = undefined;
-    try harness.init(.{ .request_timeout_ns = 100 * ms });
+    try harness.init(.{ .head_timeout_ns = 100 * ms });
     var deinit_done = false;
     defer if (!deinit_done) harness.deinit();
     const fd = try connectClient(harness.port());

@@ -18,6 +18,7 @@ const signals = @import("signals.zig");
 const Supervisor = @import("Supervisor.zig");
 const startup = @import("startup.zig");
 const reload = @import("reload.zig");
+const Notifier = @import("Notifier.zig");
 const tls = @import("../tls/tls.zig");
 
 const Runtime = @This();
@@ -43,9 +44,14 @@ started_ns: u64,
 reloads: reload.Stats = .{},
 /// The listeners' session-ticket keys (`--tls-cert`), which the supervisor rotates.
 tls_ticket_keys: ?*tls.TicketKeys = null,
-/// OpenSSL's general-heap allocations when start-up ended (`tls.memory`): those after it
-/// count as heap allocations after start-up too.
-tls_heap_allocations_at_startup: u64 = 0,
+/// AWS-LC's general-heap allocations (`tls.memory`) that are not the data plane's: all of
+/// start-up's, and those the control thread makes later for reloads (new TLS contexts) and for
+/// the reaper (`SSL_CTX_free` allocates while it flushes its session cache). The rest count as
+/// heap allocations after start-up, which stand for the request path: workers allocate only
+/// from their pools, so none of theirs is ever in this figure.
+tls_heap_allocations_uncounted: u64 = 0,
+/// Tells systemd when sluice is ready, reloading or stopping; null without `$NOTIFY_SOCKET`.
+notifier: ?Notifier = null,
 
 /// Where the first listener of the current generation is bound (its port chosen, if 0 was
 /// asked for).
@@ -53,6 +59,19 @@ pub fn firstListenAddress(runtime: *const Runtime) Address {
     const generations = runtime.generations;
     const slot = generations.current().generation.listener_slots[0];
     return generations.listeners.slots[slot].bound;
+}
+
+/// Marks the start of control-plane work that may make AWS-LC allocate from the general heap;
+/// pass the result to `tlsHeapUncount` when it is over.
+pub fn tlsHeapMark(runtime: *const Runtime) u64 {
+    _ = runtime;
+    return tls.memory.heapAllocations();
+}
+
+/// AWS-LC's general-heap allocations since `mark` were the control plane's (this thread's
+/// only: workers allocate from their pools): they are not counted as the request path's.
+pub fn tlsHeapUncount(runtime: *Runtime, mark: u64) void {
+    runtime.tls_heap_allocations_uncounted += tls.memory.heapAllocations() - mark;
 }
 
 /// Client connections open now, all workers.

@@ -59,8 +59,8 @@ signal_socket: Socket,
 signal_completion: Completion = .{},
 /// What asked for the drain, once something has.
 drain_reason: ?[]const u8 = null,
-/// OpenSSL's memory for the health probes of pools that speak TLS to their backends: bounded,
-/// made at start-up, never freed (OpenSSL's state for the control thread may live in it).
+/// AWS-LC's memory for the health probes of pools that speak TLS to their backends: bounded,
+/// made at start-up, never freed (AWS-LC's state for the control thread may live in it).
 probe_tls_memory: ?*tls.memory.Pool = null,
 
 /// How often it looks for old generations to free after a reload.
@@ -138,6 +138,7 @@ pub fn run(supervisor: *Supervisor) u8 {
     }
     supervisor.armSignals();
     if (runtime.tls_ticket_keys != null) supervisor.armTicketRotation();
+    if (runtime.notifier) |*notifier| notifier.ready(runtime.generations.current().generation.number);
     while (supervisor.drain_reason == null) {
         supervisor.loop.tick() catch |err| {
             log.err("control loop failed: {s}; draining", .{@errorName(err)});
@@ -253,7 +254,7 @@ fn ticketRotationCallback(supervisor: *Supervisor) void {
     const keys = supervisor.runtime.tls_ticket_keys.?;
     keys.rotate() catch {
         // The old keys stay in use (still safe, only older); the next interval tries again.
-        log.warn("cannot rotate the session-ticket keys: OpenSSL's random generator failed", .{});
+        log.warn("cannot rotate the session-ticket keys: AWS-LC's random generator failed", .{});
     };
     supervisor.armTicketRotation();
 }
@@ -267,7 +268,13 @@ pub fn armReap(supervisor: *Supervisor) void {
     supervisor.loop.timerArm(&supervisor.reap_queue, &supervisor.reap_timer, Supervisor, supervisor, reapCallback);
 }
 
-/// Frees what the workers have let go of; again shortly while something is left.
+/// Frees what the workers have let go of; again shortly while something is left. Freeing a
+/// TLS context can make the TLS library allocate (OpenSSL's `SSL_CTX_free` flushed its session
+/// cache into a new stack): the control plane's, as the reload that made the context, so not counted as heap
+/// allocations after start-up (it used to add one per reload with HTTPS listeners).
 fn reapCallback(supervisor: *Supervisor) void {
-    if (supervisor.runtime.generations.reap()) supervisor.armReap();
+    const runtime = supervisor.runtime;
+    const tls_heap_mark = runtime.tlsHeapMark();
+    defer runtime.tlsHeapUncount(tls_heap_mark);
+    if (runtime.generations.reap()) supervisor.armReap();
 }

@@ -168,7 +168,7 @@ fn run(worker: *Worker) void {
     defer worker.loop.deinit();
     if (worker.waitStart() == .abort) return;
     if (worker.proxy.tls_pool) |pool| {
-        // From here on OpenSSL allocates from this worker's pool only; its per-thread state
+        // From here on AWS-LC allocates from this worker's pool only; its per-thread state
         // is made now rather than in the first handshake.
         pool.enter();
         tls.prepareThread();

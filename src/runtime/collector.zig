@@ -60,10 +60,10 @@ pub fn collect(runtime: *const Runtime, snapshot: *Snapshot) void {
         .uptime_ns = sys.clockMonotonicNs() -| runtime.started_ns,
         .workers_count = @intCast(runtime.workers.len),
         .io = runtime.io,
-        // sluice's own, and OpenSSL's from the general heap (workers allocate from their
+        // sluice's own, and AWS-LC's from the general heap (workers allocate from their
         // TLS pools, never from it).
         .heap_allocations_after_startup = runtime.static.allocationsAfterStartup() +
-            (tls.memory.heapAllocations() - runtime.tls_heap_allocations_at_startup),
+            (tls.memory.heapAllocations() - runtime.tls_heap_allocations_uncounted),
         .connections_active = runtime.connectionsActive(),
         .config_generation = generation.number,
         .reloads_ok = runtime.reloads.ok,

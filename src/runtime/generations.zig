@@ -579,7 +579,7 @@ pub const Generations = struct {
             .{},
         );
         var files_state: std.heap.ArenaAllocator = .init(std.heap.page_allocator);
-        defer files_state.deinit(); // OpenSSL keeps what it parsed; the text is not needed after.
+        defer files_state.deinit(); // AWS-LC keeps what it parsed; the text is not needed after.
         const files = files_state.allocator();
         var sources: [Config.certificates_count_max]tls.certificate.Source = undefined;
         for (settings.certificates(), sources[0..settings.certificates_count]) |*certificate, *source| {
@@ -594,6 +594,14 @@ pub const Generations = struct {
                 source.ocsp_name = certificate.ocsp;
             }
         }
+        const client_certificates: ?tls.ServerContext.ClientCertificates = if (settings.client_ca.len > 0) .{
+            .ca_pem = try readFile(files, settings.client_ca, problem),
+            .ca_name = settings.client_ca,
+            .verify = switch (settings.client_verify) {
+                .required => .required,
+                .optional => .optional,
+            },
+        } else null;
         const server = std.heap.page_allocator.create(tls.ServerContext) catch return outOfMemory(problem);
         errdefer std.heap.page_allocator.destroy(server);
         var diagnostic: tls.certificate.Diagnostic = .{};
@@ -605,6 +613,7 @@ pub const Generations = struct {
                 .@"1.3" => .tls1_3,
             },
             .ticket_keys = keys,
+            .client_certificates = client_certificates,
         }, &diagnostic) catch |err| switch (err) {
             error.OutOfMemory => return outOfMemory(problem),
             error.Invalid => return problem.setMistake("{s}", .{diagnostic.message()}),

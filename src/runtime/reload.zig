@@ -17,6 +17,7 @@ const Config = @import("../config/Config.zig");
 const cli = @import("../config/cli.zig");
 const config_file = @import("../config/file.zig");
 const generations_ns = @import("generations.zig");
+const reload_outcome = @import("reload_outcome.zig");
 const Runtime = @import("Runtime.zig");
 const tls = @import("../tls/tls.zig");
 
@@ -96,9 +97,12 @@ pub fn adminReload(context: *anyopaque, out: *std.Io.Writer) bool {
 }
 
 /// Loads the config file again and, when it is valid and changes nothing that needs a restart,
-/// builds and publishes the next generation. The outcome is logged and written to `out`; on
-/// failure nothing changed and the current generation keeps serving.
+/// builds and publishes the next generation. The outcome is logged, written to `out` and,
+/// with `--pid-file`, beside the pid file (runtime/reload_outcome.zig, which `sluice reload
+/// --pid-file` waits for); on failure nothing changed and the current generation keeps serving.
 pub fn reload(runtime: *Runtime, out: *std.Io.Writer) bool {
+    const started_ns = sys.clockMonotonicNs();
+    if (runtime.notifier) |*notifier| notifier.reloading();
     const succeeded = tryReload(runtime, out);
     runtime.reloads.last_ok = succeeded;
     runtime.reloads.last_unix_seconds = @intCast(@max(0, sys.clockRealtimeSeconds()));
@@ -112,6 +116,19 @@ pub fn reload(runtime: *Runtime, out: *std.Io.Writer) bool {
     if (!succeeded) {
         log.err("reload failed: still serving generation {d}", .{current});
         out.print("still serving generation {d}\n", .{current}) catch {}; // Cut, as above.
+    }
+    if (runtime.notifier) |*notifier| notifier.reloaded(succeeded, current, out.buffered());
+    if (runtime.options.pid_file) |pid_path| {
+        const outcome: reload_outcome.Outcome = .{
+            .started_ns = started_ns,
+            .generation = current,
+            .applied = succeeded,
+            .text = out.buffered(),
+        };
+        reload_outcome.write(pid_path, &outcome) catch |err| {
+            log.warn("cannot write the reload's outcome beside {s}: {s}; `sluice reload " ++
+                "--pid-file` will not see it", .{ pid_path, @errorName(err) });
+        };
     }
     return succeeded;
 }
@@ -151,12 +168,10 @@ fn tryReload(runtime: *Runtime, out: *std.Io.Writer) bool {
     }
     var problem: generations_ns.Problem = .{};
     keep_arena = true; // The build owns it now, failing or not.
-    // OpenSSL's allocations for the new TLS contexts (this thread, the general heap) are the
-    // reload's, as its arenas are: not counted as heap allocations after start-up, which
-    // stand for the data plane's. Workers allocate only from their pools, so none of theirs
-    // can fall into this window.
-    const tls_heap_before = tls.memory.heapAllocations();
-    defer runtime.tls_heap_allocations_at_startup += tls.memory.heapAllocations() - tls_heap_before;
+    // AWS-LC's allocations for the new TLS contexts (this thread, the general heap) are the
+    // reload's, as its arenas are: not counted as heap allocations after start-up.
+    const tls_heap_mark = runtime.tlsHeapMark();
+    defer runtime.tlsHeapUncount(tls_heap_mark);
     const built = runtime.generations.build(arena, config, &problem) catch {
         out.print("{s}\n", .{problem.text()}) catch {}; // Cut, as above.
         return false;

@@ -15,6 +15,8 @@ const signals = @import("signals.zig");
 const Runtime = @import("Runtime.zig");
 const Supervisor = @import("Supervisor.zig");
 const collector = @import("collector.zig");
+const reload = @import("reload.zig");
+const reload_outcome = @import("reload_outcome.zig");
 
 /// How often the control thread looks at the workers while draining.
 pub const drain_poll_ms = 20;
@@ -27,6 +29,7 @@ pub fn drain(runtime: *Runtime, reason: []const u8) u8 {
         reason,
         runtime.config.drain_timeout_ns / std.time.ns_per_ms,
     });
+    if (runtime.notifier) |*notifier| notifier.stopping(reason);
     for (runtime.workers) |*worker| worker.requestDrain();
     if (supervisor.admin) |admin| admin.draining = true;
     const start_ns = sys.clockMonotonicNs();
@@ -54,14 +57,18 @@ pub fn drain(runtime: *Runtime, reason: []const u8) u8 {
             },
             .user2 => collector.logStats(runtime, "stats"),
             .user1 => if (supervisor.access_log) |writer| writer.reopen(),
-            .hangup => {},
+            // Refused ("draining"), so that `sluice reload --pid-file` hears why.
+            .hangup => reload.reloadAndLog(runtime),
         };
         // The control loop may not tick while draining: keep the workers' lines moving.
         if (supervisor.access_log) |writer| writer.flush();
     }
     for (runtime.workers) |*worker| if (worker.thread) |thread| thread.join();
     if (supervisor.access_log) |writer| writer.finish();
-    if (runtime.options.pid_file) |path| PidFile.remove(path);
+    if (runtime.options.pid_file) |path| {
+        PidFile.remove(path);
+        reload_outcome.remove(path);
+    }
     log.info("drained", .{});
     collector.logStats(runtime, "exit");
     return 0;

@@ -26,6 +26,7 @@ const PidFile = @import("PidFile.zig");
 const signals = @import("signals.zig");
 const InitTrace = @import("InitTrace.zig");
 const AccessLogWriter = @import("AccessLogWriter.zig");
+const Notifier = @import("Notifier.zig");
 const Runtime = @import("Runtime.zig");
 const reload = @import("reload.zig");
 const tls = @import("../tls/tls.zig");
@@ -40,6 +41,8 @@ pub const Options = struct {
     pid_file: ?[]const u8 = null,
     /// What SIGHUP and `POST /reload` read again; null without a configuration file.
     reload_source: ?reload.Source = null,
+    /// `$NOTIFY_SOCKET`, when systemd runs sluice with `Type=notify` (runtime/Notifier.zig).
+    notify_socket: ?[]const u8 = null,
 };
 
 /// Runs until drained. Returns the process exit code.
@@ -80,7 +83,7 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         log.err("out of memory allocating {d} workers", .{config.workers_count});
         return .{ .failed = 1 };
     };
-    // The threads start now and make their loops while this one starts OpenSSL, compiles the
+    // The threads start now and make their loops while this one starts AWS-LC, compiles the
     // handlers (with the first generation), binds and allocates; they accept once told to go
     // (`releaseWorkers`), and end if start-up fails before that.
     const spawned = spawnWorkers(workers, config) orelse return .{ .failed = 1 };
@@ -126,6 +129,7 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         .options = options,
         .started_ns = started_ns,
         .tls_ticket_keys = ticket_keys,
+        .notifier = if (options.notify_socket) |path| Notifier.init(path) else null,
     }) catch {
         log.err("out of memory setting up the control loop", .{});
         return .{ .failed = 1 };
@@ -145,7 +149,7 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         runtime.supervisor.access_log = writer;
     }
     static.seal();
-    runtime.tls_heap_allocations_at_startup = tls.memory.heapAllocations();
+    runtime.tls_heap_allocations_uncounted = tls.memory.heapAllocations(); // Start-up's.
     trace.mark("control loop");
     if (options.pid_file) |path| {
         PidFile.write(path, linux.getpid()) catch |err| {
@@ -223,19 +227,19 @@ fn initRuntime(allocator: std.mem.Allocator, fields: Runtime) !*Runtime {
     return runtime;
 }
 
-/// With HTTPS listeners (`Config.hasTls`): OpenSSL started (its memory routed: `tls.init`)
+/// With HTTPS listeners (`Config.hasTls`): AWS-LC started (its memory routed: `tls.init`)
 /// and the process's session-ticket keys made, which every generation's TLS contexts share
 /// and the supervisor rotates. Null without. The certificates are loaded with each generation
 /// (generations.zig `loadServer`), so a reload reads them again.
 fn startTls(config: *const Config) error{Failed}!?*tls.TicketKeys {
     if (!config.hasTls()) return null;
     tls.init(.{}) catch |err| {
-        log.err("cannot start OpenSSL: {s}", .{@errorName(err)});
+        log.err("cannot start AWS-LC: {s}", .{@errorName(err)});
         return error.Failed;
     };
     const keys = std.heap.page_allocator.create(tls.TicketKeys) catch return outOfMemory();
     keys.init() catch {
-        log.err("cannot make session-ticket keys: OpenSSL's random generator failed", .{});
+        log.err("cannot make session-ticket keys: AWS-LC's random generator failed", .{});
         return error.Failed;
     };
     return keys;
@@ -248,7 +252,7 @@ fn startTls(config: *const Config) error{Failed}!?*tls.TicketKeys {
 pub fn checkCertificates(arena: std.mem.Allocator, config: *const Config) bool {
     if (!config.hasTls()) return true;
     tls.init(.{}) catch |err| {
-        log.err("cannot start OpenSSL: {s}", .{@errorName(err)});
+        log.err("cannot start AWS-LC: {s}", .{@errorName(err)});
         return false;
     };
     var ok = true;
@@ -273,8 +277,27 @@ pub fn checkCertificates(arena: std.mem.Allocator, config: *const Config) bool {
                 log.plain("{s}: {d} days left", .{ certificate.cert, days });
             }
         }
+        if (settings.client_ca.len > 0 and !contains(checked.items, settings.client_ca)) {
+            checked.append(arena, settings.client_ca) catch {};
+            if (!checkClientCa(arena, settings.client_ca)) ok = false;
+        }
     }
     return ok;
+}
+
+/// A listener's client CA file: readable, every block a certificate, none expired.
+fn checkClientCa(arena: std.mem.Allocator, path: []const u8) bool {
+    const report = tls.certificate.checkCa(arena, path) catch {
+        log.err("{s}: out of memory checking it", .{path});
+        return false;
+    };
+    for (report.findings) |finding| switch (finding.severity) {
+        .err => log.plain("error: {s}", .{finding.message}),
+        .warning => log.plain("warning: {s}", .{finding.message}),
+    };
+    if (report.failed()) return false;
+    log.plain("{s}: {d} CA certificates for clients", .{ path, report.names.len });
+    return true;
 }
 
 fn contains(list: []const []const u8, item: []const u8) bool {

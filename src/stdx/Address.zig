@@ -15,7 +15,9 @@ pub const Address = extern union {
     in: linux.sockaddr.in,
     in6: linux.sockaddr.in6,
 
-    pub const ParseError = error{ MissingPort, InvalidPort, InvalidHost };
+    /// `PortOutOfRange`: the port is a number, above 65535 (a typo such as `:330001`, which
+    /// deserves a message about the port rather than about the host).
+    pub const ParseError = error{ MissingPort, InvalidPort, PortOutOfRange, InvalidHost };
 
     pub fn parse(text: []const u8) ParseError!Address {
         const colon = std.mem.lastIndexOfScalar(u8, text, ':') orelse return error.MissingPort;
@@ -30,6 +32,12 @@ pub const Address = extern union {
             return initIp6(ip6.bytes, port);
         }
         return initIp4(try parseIp4(host), port);
+    }
+
+    /// The port's text in an address `parse` refused with `PortOutOfRange`.
+    pub fn portText(text: []const u8) []const u8 {
+        const colon = std.mem.lastIndexOfScalar(u8, text, ':') orelse return "";
+        return text[colon + 1 ..];
     }
 
     pub fn initIp4(bytes: [4]u8, port: u16) Address {
@@ -192,9 +200,9 @@ fn longestZeroRun(groups: *const [8]u16) struct { start: usize, len: usize } {
 }
 
 fn parsePort(text: []const u8) Address.ParseError!u16 {
-    if (text.len == 0 or text.len > 5) return error.InvalidPort;
+    if (text.len == 0) return error.InvalidPort;
     for (text) |c| if (c < '0' or c > '9') return error.InvalidPort;
-    return std.fmt.parseInt(u16, text, 10) catch error.InvalidPort;
+    return std.fmt.parseInt(u16, text, 10) catch error.PortOutOfRange; // Digits: only too large.
 }
 
 fn parseIp4(text: []const u8) Address.ParseError![4]u8 {
@@ -234,7 +242,9 @@ test "address: rejects what is not an address" {
     const cases = [_]struct { text: []const u8, err: Address.ParseError }{
         .{ .text = "127.0.0.1", .err = error.MissingPort },
         .{ .text = "127.0.0.1:", .err = error.InvalidPort },
-        .{ .text = "127.0.0.1:65536", .err = error.InvalidPort },
+        .{ .text = "127.0.0.1:65536", .err = error.PortOutOfRange },
+        .{ .text = "127.0.0.1:330001", .err = error.PortOutOfRange },
+        .{ .text = "127.0.0.1:99999999999999999999999", .err = error.PortOutOfRange },
         .{ .text = "127.0.0.1:-1", .err = error.InvalidPort },
         .{ .text = "999.1.1.1:80", .err = error.InvalidHost },
         .{ .text = "1.2.3:80", .err = error.InvalidHost },

@@ -702,7 +702,7 @@ const auxv_types = [_]u64{
     std.elf.AT.MINSIGSTKSZ,  std.elf.AT.CLKTCK, std.elf.AT.PHDR,  std.elf.AT.PHNUM,
 };
 
-/// Gives std the auxiliary vector when libc is linked (OpenSSL needs musl), before anything
+/// Gives std the auxiliary vector when libc is linked (AWS-LC needs musl), before anything
 /// reads a clock. Zig's own start code, which records the vector for std, does not run then
 /// (musl's does), so std found no vDSO and every `clock_gettime` was a system call: ~0.2 µs
 /// each on the benchmark VM against 21 ns through the vDSO, about nine per request when

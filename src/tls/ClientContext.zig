@@ -5,15 +5,16 @@
 //!
 //! Decisions: verification is on unless turned off, against the pool's CA file or else the
 //! system's CA bundle (the first of the usual paths that exists, read once and shared by every
-//! pool that uses it: a static binary cannot rely on OpenSSL's compiled-in directory, which
-//! is Debian's); the certificate must carry the name sluice connects to (SNI, host name check
-//! by OpenSSL, RFC 6125). The protocol policy is the listeners' (Mozilla "intermediate").
-//! Sessions are resumed with the backend's tickets: OpenSSL's client session cache is off and
+//! pool that uses it: a static binary cannot rely on a library's compiled-in directory); the
+//! certificate must carry the name sluice connects to (SNI, host name check by AWS-LC, RFC
+//! 6125). The protocol policy is the listeners' (Mozilla "intermediate"). AWS-LC refuses a
+//! backend's request to renegotiate (a HelloRequest) with a fatal alert.
+//! Sessions are resumed with the backend's tickets: AWS-LC's client session cache is off and
 //! sluice keeps the newest session per backend per worker, so nothing is shared or locked.
 const std = @import("std");
 const assert = std.debug.assert;
-const c = @import("c.zig");
-const popReason = @import("failure.zig").popReason;
+const c = @import("aws_lc");
+const failure = @import("failure.zig");
 const certificate = @import("certificate.zig");
 const ServerContext = @import("ServerContext.zig");
 const Engine = @import("Engine.zig");
@@ -52,27 +53,25 @@ pub const system_bundle_paths = [_][]const u8{
 };
 
 /// The most CA certificates one bundle may hold.
-pub const ca_certificates_max = 1000;
+pub const ca_certificates_max = certificate.ca_certificates_max;
 
 /// `client` must not move afterwards and must outlive every engine made from it.
 pub fn init(client: *ClientContext, arena: std.mem.Allocator, options: Options, diagnostic: *certificate.Diagnostic) Error!void {
-    const ctx = c.SSL_CTX_new(c.TLS_client_method()) orelse return error.OutOfMemory;
+    const ctx: *c.SSL_CTX = c.SSL_CTX_new(c.TLS_client_method()) orelse return error.OutOfMemory;
     errdefer c.SSL_CTX_free(ctx);
     client.* = .{ .ctx = ctx, .verify = options.verify };
     const min = ServerContext.Version.number(options.min_version);
     const max = ServerContext.Version.number(options.max_version);
-    var ok = c.SSL_CTX_set_min_proto_version(ctx, min) and
-        c.SSL_CTX_set_max_proto_version(ctx, max) and
-        c.SSL_CTX_set_cipher_list(ctx, ServerContext.tls12_ciphers) == 1 and
+    var ok = c.SSL_CTX_set_min_proto_version(ctx, min) == 1 and
+        c.SSL_CTX_set_max_proto_version(ctx, max) == 1 and
+        c.SSL_CTX_set_strict_cipher_list(ctx, ServerContext.tls12_ciphers) == 1 and
         c.SSL_CTX_set_ciphersuites(ctx, ServerContext.tls13_ciphersuites) == 1 and
-        c.SSL_CTX_set1_groups_list(ctx, ServerContext.groups_list);
-    c.SSL_CTX_set_security_level(ctx, ServerContext.security_level);
-    _ = c.SSL_CTX_set_options(ctx, c.SSL_OP_NO_RENEGOTIATION | c.SSL_OP_NO_COMPRESSION);
-    c.SSL_CTX_set_mode(ctx, Engine.modes);
+        c.SSL_CTX_set1_groups_list(ctx, ServerContext.groups_list) == 1;
+    _ = c.SSL_CTX_set_mode(ctx, Engine.modes);
     // The backend's certificate chain: plenty for real chains, and a bound on what a backend
     // can make a worker hold during a handshake.
     c.SSL_CTX_set_max_cert_list(ctx, certificate_chain_bytes_max);
-    c.SSL_CTX_set_session_cache_mode(ctx, c.SSL_SESS_CACHE_CLIENT | c.SSL_SESS_CACHE_NO_INTERNAL_STORE);
+    _ = c.SSL_CTX_set_session_cache_mode(ctx, c.SSL_SESS_CACHE_CLIENT | c.SSL_SESS_CACHE_NO_INTERNAL_STORE);
     c.SSL_CTX_sess_set_new_cb(ctx, newSessionCallback);
     if (options.alpn.len > 0) {
         var wire: [256]u8 = undefined;
@@ -83,17 +82,18 @@ pub fn init(client: *ClientContext, arena: std.mem.Allocator, options: Options, 
             @memcpy(wire[len + 1 ..][0..protocol.len], protocol);
             len += 1 + protocol.len;
         }
-        // The one OpenSSL call that returns 0 on success.
+        // The one call that returns 0 on success.
         ok = ok and c.SSL_CTX_set_alpn_protos(ctx, &wire, @intCast(len)) == 0;
     }
     if (!ok) {
-        diagnostic.set("cannot set up a TLS client context: {s}", .{popReason()});
+        var why: [96]u8 = undefined;
+        diagnostic.set("cannot set up a TLS client context: {s}", .{failure.popReason(&why)});
         return error.Invalid;
     }
     if (options.verify) {
         c.SSL_CTX_set_verify(ctx, c.SSL_VERIFY_PEER, null);
         if (options.ca_pem) |pem| {
-            _ = try addCertificates(c.SSL_CTX_get_cert_store(ctx), pem, options.ca_name, diagnostic);
+            _ = try addCertificates(c.SSL_CTX_get_cert_store(ctx).?, pem, options.ca_name, diagnostic);
         } else {
             c.SSL_CTX_set1_cert_store(ctx, try systemStore(arena, diagnostic));
         }
@@ -103,12 +103,14 @@ pub fn init(client: *ClientContext, arena: std.mem.Allocator, options: Options, 
     if (options.client_certificate) |source| {
         var loaded = try certificate.load(source, diagnostic);
         defer loaded.deinit();
+        try certificate.checkPolicy(&loaded, source, diagnostic);
         if (c.SSL_CTX_use_cert_and_key(ctx, loaded.leaf, loaded.key, loaded.chain, 1) != 1) {
-            diagnostic.set("{s}: not accepted: {s}", .{ source.cert_name, popReason() });
+            var why: [96]u8 = undefined;
+            diagnostic.set("{s}: not accepted: {s}", .{ source.cert_name, failure.popReason(&why) });
             return error.Invalid;
         }
     }
-    _ = c.SSL_CTX_set_ex_data(ctx, 0, client);
+    if (c.SSL_CTX_set_ex_data(ctx, 0, client) != 1) return error.OutOfMemory;
 }
 
 pub fn deinit(client: *ClientContext) void {
@@ -117,7 +119,7 @@ pub fn deinit(client: *ClientContext) void {
     client.* = undefined;
 }
 
-/// 100 KiB is OpenSSL's default; real chains are 3 to 10 KiB.
+/// 100 KiB is AWS-LC's default; real chains are 3 to 10 KiB.
 pub const certificate_chain_bytes_max = 32 * 1024;
 
 /// The client context of a connection made by `Engine.initClient`.
@@ -128,10 +130,10 @@ pub fn of(ssl: *const c.SSL) *ClientContext {
 /// One backend's sessions on one worker, to resume the next connections with. Owned by the
 /// worker's per-backend state; `deinit` on that worker.
 ///
-/// TLS 1.3 tickets are used once (RFC 8446 §C.4 asks clients to, and OpenSSL's client marks
-/// a session it resumed as spent), and a server sends a few per full handshake (OpenSSL: two)
-/// but none after a resumption unless it renews: so the newest few are kept, and each
-/// connection takes one. A TLS 1.2 session is reused until the server replaces it.
+/// TLS 1.3 tickets are used once (RFC 8446 §C.4 asks clients to), and a server sends a few per
+/// handshake (AWS-LC and AWS-LC: two; AWS-LC none after a resumption unless it renews): so
+/// the newest few are kept, and each connection takes one. A TLS 1.2 session is reused until
+/// the server replaces it.
 pub const Resumption = struct {
     /// Oldest first; `count` of them.
     sessions: [sessions_max]?*c.SSL_SESSION = @splat(null),
@@ -165,8 +167,8 @@ pub const Resumption = struct {
     }
 
     /// After a handshake: a resumed TLS 1.2 connection whose server renewed its ticket has a
-    /// new session, and OpenSSL does not call the new-session callback for a resumed
-    /// handshake, so it is picked up here. (For `Engine.handshake`.)
+    /// new session, which the new-session callback may not have been given (AWS-LC does not
+    /// call it for a resumed handshake), so it is picked up here. (For `Engine.handshake`.)
     pub fn afterHandshake(ssl: *c.SSL) void {
         const resumption: *Resumption = @ptrCast(@alignCast(c.SSL_get_ex_data(ssl, 0) orelse return));
         if (c.SSL_session_reused(ssl) != 1 or c.SSL_version(ssl) == c.TLS1_3_VERSION) return;
@@ -182,7 +184,7 @@ pub const Resumption = struct {
         resumption.keep(session);
     }
 
-    /// Keeps `session` (this takes OpenSSL's reference) as the newest.
+    /// Keeps `session` (this takes AWS-LC's reference) as the newest.
     fn keep(resumption: *Resumption, session: *c.SSL_SESSION) void {
         // A TLS 1.2 session replaces all: the server's new ticket supersedes the old ones.
         if (c.SSL_SESSION_get_protocol_version(session) != c.TLS1_3_VERSION) resumption.forget();
@@ -196,34 +198,25 @@ pub const Resumption = struct {
     }
 };
 
-/// OpenSSL has a session to keep (after a TLS 1.2 handshake, or a TLS 1.3 ticket). Returning
-/// 1 keeps OpenSSL's reference.
-fn newSessionCallback(ssl: *c.SSL, session: *c.SSL_SESSION) callconv(.c) c_int {
+/// AWS-LC has a session to keep (after a TLS 1.2 handshake, or a TLS 1.3 ticket). Returning
+/// 1 keeps AWS-LC's reference.
+fn newSessionCallback(ssl: ?*c.SSL, session_or_null: ?*c.SSL_SESSION) callconv(.c) c_int {
     const resumption: *Resumption = @ptrCast(@alignCast(c.SSL_get_ex_data(ssl, 0) orelse return 0));
+    const session = session_or_null.?;
     if (c.SSL_SESSION_is_resumable(session) != 1) return 0;
+    if (resumption.count > 0 and resumption.sessions[resumption.count - 1] == session) return 0;
     resumption.keep(session);
     return 1;
 }
 
 /// Every PEM certificate in `pem` into `store`; how many.
 fn addCertificates(store: *c.X509_STORE, pem: []const u8, name: []const u8, diagnostic: *certificate.Diagnostic) Error!usize {
-    assert(pem.len <= std.math.maxInt(c_int));
-    const bio = c.BIO_new_mem_buf(pem.ptr, @intCast(pem.len)) orelse return error.OutOfMemory;
-    defer _ = c.BIO_free(bio);
-    var count: usize = 0;
-    while (count < ca_certificates_max) : (count += 1) {
-        const x509 = c.PEM_read_bio_X509(bio, null, null, null) orelse break;
-        defer c.X509_free(x509);
-        // A duplicate is not an error (OpenSSL 3 ignores it and says so).
-        _ = c.X509_STORE_add_cert(store, x509);
-        c.ERR_clear_error();
-    }
+    var list = try certificate.parseCertificateList(pem, name, ca_certificates_max, diagnostic);
+    defer list.deinit();
+    // A duplicate is not an error.
+    for (0..list.count()) |index| _ = c.X509_STORE_add_cert(store, list.at(index));
     c.ERR_clear_error();
-    if (count == 0) {
-        diagnostic.set("{s}: no certificate in it (expected PEM blocks \"BEGIN CERTIFICATE\")", .{name});
-        return error.Invalid;
-    }
-    return count;
+    return list.count();
 }
 
 var system_store: ?*c.X509_STORE = null;
@@ -242,7 +235,7 @@ fn systemStore(arena: std.mem.Allocator, diagnostic: *certificate.Diagnostic) Er
             error.OutOfMemory => return error.OutOfMemory,
             error.CannotRead => continue,
         };
-        const store = c.X509_STORE_new() orelse return error.OutOfMemory;
+        const store: *c.X509_STORE = c.X509_STORE_new() orelse return error.OutOfMemory;
         errdefer c.X509_STORE_free(store);
         _ = try addCertificates(store, pem, path, diagnostic);
         system_store = store;

@@ -3,13 +3,13 @@
 //! into; the engine says how much of each it used and what it needs next. It owns no socket,
 //! no buffer and no timer: the connection has those, and its event loop decides when to call.
 //!
-//! Decision: a custom BIO over the caller's slices instead of OpenSSL's memory BIOs (or a BIO
+//! Decision: a custom BIO over the caller's slices instead of AWS-LC's memory BIOs (or a BIO
 //! pair). A memory BIO is a buffer that grows and never shrinks, so every connection would
 //! keep up to two more record-sized buffers and every byte would be copied once more; this
-//! BIO hands OpenSSL the caller's bytes directly and holds nothing between calls. With
-//! SSL_MODE_RELEASE_BUFFERS, OpenSSL's own read and write buffers go back to the pool whenever
-//! they are empty, so an idle connection holds only OpenSSL's connection state (see
-//! docs/ARCHITECTURE.md, "TLS", for the figures).
+//! BIO hands AWS-LC the caller's bytes directly and holds nothing between calls. AWS-LC's own
+//! read and write buffers are sized to the record at hand and go back to the pool as soon as
+//! they are empty, so an idle connection holds only AWS-LC's connection state (see
+//! docs/TLS.md for the figures).
 //!
 //! Every call may both consume input and produce output (a TLS 1.3 server writes its tickets
 //! after the handshake, a KeyUpdate asks for an answer, a failure sends an alert): after every
@@ -17,12 +17,13 @@
 //! `wire.input[0..wire.consumed]`.
 const std = @import("std");
 const assert = std.debug.assert;
-const c = @import("c.zig");
+const c = @import("aws_lc");
 const memory = @import("memory.zig");
 const failure = @import("failure.zig");
 const Failure = failure.Failure;
 const ServerContext = @import("ServerContext.zig");
 const ClientContext = @import("ClientContext.zig");
+const certificate = @import("certificate.zig");
 
 const Engine = @This();
 
@@ -32,7 +33,7 @@ state: State,
 /// Set when an operation failed: what `describe` explains and the next call returns.
 failed_with: failure.Record = .{},
 /// Plaintext bytes an SSL_write was given that could not leave yet (the output was full):
-/// OpenSSL holds their record and must be called again with the same bytes first.
+/// AWS-LC holds their record and must be called again with the same bytes first.
 write_pending: u32 = 0,
 
 pub const Role = enum { server, client };
@@ -92,38 +93,39 @@ pub const Read = struct {
 };
 
 pub const Write = struct {
-    /// Plaintext bytes taken (encrypted into `output`, or held by OpenSSL when the output
+    /// Plaintext bytes taken (encrypted into `output`, or held by AWS-LC when the output
     /// filled up: then call again with the bytes after these).
     plaintext: usize,
     progress: Progress,
 };
 
 /// What encryption adds to a record at most (header, explicit nonce, MAC or tag, padding):
-/// OpenSSL's own bound. `write` keeps this much room per record so a record never has to
-/// wait inside OpenSSL.
-pub const record_overhead_max = c.SSL3_RT_HEADER_LENGTH + c.SSL3_RT_MAX_ENCRYPTED_OVERHEAD;
+/// AWS-LC's own bound. `write` keeps this much room per record so a record never has to
+/// wait inside AWS-LC.
+pub const record_overhead_max: usize = c.SSL3_RT_HEADER_LENGTH + c.SSL3_RT_MAX_ENCRYPTED_OVERHEAD;
 /// The largest record's plaintext.
-pub const record_plaintext_max = c.SSL3_RT_MAX_PLAIN_LENGTH;
+pub const record_plaintext_max: usize = c.SSL3_RT_MAX_PLAIN_LENGTH;
 /// Room in `Wire.output` that always holds a whole record.
 pub const record_bytes_max = record_plaintext_max + record_overhead_max;
 
-/// The modes every context sets: write records as soon as each is sealed (partial writes), let
-/// a retried write come from a moved buffer, and give OpenSSL's buffers back when empty.
-pub const modes = c.SSL_MODE_ENABLE_PARTIAL_WRITE | c.SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
-    c.SSL_MODE_RELEASE_BUFFERS;
+/// The modes every context sets: write records as soon as each is sealed (partial writes), and
+/// let a retried write come from a moved buffer. (AWS-LC gives its record buffers back when
+/// empty without being asked.)
+pub const modes: u32 = c.SSL_MODE_ENABLE_PARTIAL_WRITE | c.SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER;
 
 var bio_method: ?*c.BIO_METHOD = null;
 
 /// Builds the BIO method once. From `tls.init`.
-pub fn initLibrary() error{OpenSslInit}!void {
+pub fn initLibrary() error{LibraryInit}!void {
     if (bio_method != null) return;
     const index = c.BIO_get_new_index();
-    if (index == -1) return error.OpenSslInit;
-    const method = c.BIO_meth_new(index | c.BIO_TYPE_SOURCE_SINK, "sluice wire") orelse return error.OpenSslInit;
-    if (c.BIO_meth_set_write_ex(method, bioWrite) != 1 or
-        c.BIO_meth_set_read_ex(method, bioRead) != 1 or
+    if (index == -1) return error.LibraryInit;
+    const method: *c.BIO_METHOD = c.BIO_meth_new(index | c.BIO_TYPE_SOURCE_SINK, "sluice wire") orelse
+        return error.LibraryInit;
+    if (c.BIO_meth_set_write(method, bioWrite) != 1 or
+        c.BIO_meth_set_read(method, bioRead) != 1 or
         c.BIO_meth_set_ctrl(method, bioCtrl) != 1 or
-        c.BIO_meth_set_create(method, bioCreate) != 1) return error.OpenSslInit;
+        c.BIO_meth_set_create(method, bioCreate) != 1) return error.LibraryInit;
     bio_method = method;
 }
 
@@ -149,8 +151,8 @@ pub const ClientOptions = struct {
 /// A connection to a backend. On the worker that will drive it; `client` must outlive it.
 pub fn initClient(client: *ClientContext, options: ClientOptions) Failure!Engine {
     const failures_before = poolFailures();
-    var engine = try initSsl(client.ctx, .client);
-    errdefer engine.deinitSsl();
+    const engine = try initSsl(client.ctx, .client);
+    errdefer c.SSL_free(engine.ssl);
     const ssl = engine.ssl;
     c.SSL_set_connect_state(ssl);
     var name_buffer: [256]u8 = undefined;
@@ -160,7 +162,7 @@ pub fn initClient(client: *ClientContext, options: ClientOptions) Failure!Engine
     const name: [*:0]const u8 = name_buffer[0..options.server_name.len :0];
     const is_ip = isIpAddress(options.server_name);
     var ok = true;
-    if (!is_ip) ok = ok and c.SSL_set_tlsext_host_name(ssl, name);
+    if (!is_ip) ok = ok and c.SSL_set_tlsext_host_name(ssl, name) == 1;
     if (client.verify) {
         if (is_ip) {
             ok = ok and c.X509_VERIFY_PARAM_set1_ip_asc(c.SSL_get0_param(ssl), name) == 1;
@@ -181,7 +183,7 @@ fn initSsl(ctx: *c.SSL_CTX, role: Role) Failure!Engine {
     const failures_before = poolFailures();
     const ssl = c.SSL_new(ctx) orelse return outOfMemoryOr(failures_before);
     errdefer c.SSL_free(ssl);
-    const bio = c.BIO_new(bio_method.?) orelse return outOfMemoryOr(failures_before);
+    const bio: *c.BIO = c.BIO_new(bio_method.?) orelse return outOfMemoryOr(failures_before);
     // One BIO both ways; SSL_set_bio takes its one reference.
     c.SSL_set_bio(ssl, bio, bio);
     return .{ .ssl = ssl, .role = role, .state = .handshaking };
@@ -192,8 +194,9 @@ fn outOfMemoryOr(failures_before: u64) Failure {
     return if (record.code == 0) error.OutOfMemory else record.classify();
 }
 
-/// Frees OpenSSL's state of the connection. Send nothing more: call `close` first for a
-/// clean close_notify.
+/// Frees AWS-LC's state of the connection. Send nothing more: call `close` first for a
+/// clean close_notify. (A session stays resumable however its connection ended: AWS-LC, unlike
+/// OpenSSL, does not forget the session of a connection freed without close_notify.)
 pub fn deinit(engine: *Engine) void {
     const live = switch (engine.role) {
         .server => &ServerContext.of(engine.ssl).engines_live,
@@ -201,18 +204,8 @@ pub fn deinit(engine: *Engine) void {
     };
     const before = live.fetchSub(1, .monotonic);
     assert(before > 0);
-    // OpenSSL marks the session of a connection freed without a close_notify as not
-    // resumable; a connection that ends without one (the peer closed first, an idle timeout)
-    // is no reason to forget the session, a failed one is. nginx does the same.
-    if (engine.state == .open or engine.state == .closed) {
-        c.SSL_set_shutdown(engine.ssl, c.SSL_get_shutdown(engine.ssl) | c.SSL_SENT_SHUTDOWN);
-    }
-    engine.deinitSsl();
-    engine.* = undefined;
-}
-
-fn deinitSsl(engine: *Engine) void {
     c.SSL_free(engine.ssl);
+    engine.* = undefined;
 }
 
 /// Runs the handshake as far as the bytes allow.
@@ -224,15 +217,32 @@ pub fn handshake(engine: *Engine, wire: *Wire) Failure!Progress {
     const rc = c.SSL_do_handshake(engine.ssl);
     if (rc == 1) {
         engine.state = .open;
-        if (engine.role == .client) ClientContext.Resumption.afterHandshake(engine.ssl);
-        engine.releaseBuffers();
+        switch (engine.role) {
+            .client => ClientContext.Resumption.afterHandshake(engine.ssl),
+            .server => flushTickets(engine),
+        }
         return .done;
     }
     return switch (c.SSL_get_error(engine.ssl, rc)) {
-        c.SSL_ERROR_WANT_READ => if (wire.input_closed) engine.fail(.{ .code = unexpectedEofCode() }) else .want_read,
+        c.SSL_ERROR_WANT_READ => if (wire.input_closed) engine.fail(unexpectedEof()) else .want_read,
         c.SSL_ERROR_WANT_WRITE => .want_write,
+        // The input ended mid-handshake: AWS-LC queues no reason for that.
+        c.SSL_ERROR_SYSCALL => engine.fail(if (c.ERR_peek_error() == 0) unexpectedEof() else call.capture(engine)),
         else => engine.fail(call.capture(engine)),
     };
+}
+
+/// Sends a TLS 1.3 server's session tickets with the handshake's last output. AWS-LC holds
+/// them until the first write; but after its Finished a client may wait for the server to say
+/// something before its request leaves (Nagle on the client's socket, Python's for one, holds
+/// the request until its Finished is acknowledged), and with nothing to send the server's
+/// kernel acknowledges only after its delayed-ACK timer: 40 ms on every new connection. A
+/// zero-byte write flushes them (AWS-LC's documented way); without room they simply go with
+/// the first response, as before.
+fn flushTickets(engine: *Engine) void {
+    assert(engine.role == .server and engine.state == .open);
+    _ = c.SSL_write(engine.ssl, "", 0); // 0 whether or not there was anything to send
+    c.ERR_clear_error(); // WANT_WRITE without room: nothing lost (above)
 }
 
 /// Decrypts as much of `wire.input` as there are whole records for, into `plaintext`.
@@ -245,22 +255,18 @@ pub fn read(engine: *Engine, wire: *Wire, plaintext: []u8) Failure!Read {
     defer engine.end();
     var total: usize = 0;
     while (total < plaintext.len) {
-        // With nothing to read, SSL_read would only take a record buffer from the pool and
-        // keep it while the connection waits: the idle connection would hold 16 KiB more.
+        // With nothing to read, SSL_read would only start on a record it cannot finish.
         if (wire.consumed == wire.input.len and c.SSL_has_pending(engine.ssl) == 0 and !wire.input_closed) {
-            engine.releaseBuffers();
             return .{ .plaintext = total, .progress = .want_read };
         }
-        var n: usize = 0;
-        if (c.SSL_read_ex(engine.ssl, plaintext[total..].ptr, plaintext.len - total, &n) == 1) {
-            total += n;
+        const room: c_int = @intCast(@min(plaintext.len - total, std.math.maxInt(c_int)));
+        const rc = c.SSL_read(engine.ssl, plaintext[total..].ptr, room);
+        if (rc > 0) {
+            total += @intCast(rc);
             continue;
         }
-        switch (c.SSL_get_error(engine.ssl, 0)) {
-            c.SSL_ERROR_WANT_READ => {
-                engine.releaseBuffers();
-                return .{ .plaintext = total, .progress = .want_read };
-            },
+        switch (c.SSL_get_error(engine.ssl, rc)) {
+            c.SSL_ERROR_WANT_READ => return .{ .plaintext = total, .progress = .want_read },
             c.SSL_ERROR_WANT_WRITE => return .{ .plaintext = total, .progress = .want_write },
             c.SSL_ERROR_ZERO_RETURN => {
                 engine.state = .closed;
@@ -279,7 +285,6 @@ pub fn read(engine: *Engine, wire: *Wire, plaintext: []u8) Failure!Read {
             },
         }
     }
-    engine.releaseBuffers(); // kept by OpenSSL if a record is still half read
     return .{ .plaintext = total, .progress = .plaintext_full };
 }
 
@@ -293,7 +298,7 @@ pub fn write(engine: *Engine, wire: *Wire, plaintext: []const u8) Failure!Write 
     while (total < plaintext.len) {
         const left = plaintext.len - total;
         const chunk = if (engine.write_pending > 0) blk: {
-            // OpenSSL holds a sealed record of these bytes: the retry must repeat them.
+            // AWS-LC holds a sealed record of these bytes: the retry must repeat them.
             assert(left >= engine.write_pending);
             break :blk engine.write_pending;
         } else blk: {
@@ -301,14 +306,14 @@ pub fn write(engine: *Engine, wire: *Wire, plaintext: []const u8) Failure!Write 
             if (room <= record_overhead_max) return .{ .plaintext = total, .progress = .want_write };
             break :blk @min(left, room - record_overhead_max, record_plaintext_max);
         };
-        var n: usize = 0;
-        if (c.SSL_write_ex(engine.ssl, plaintext[total..].ptr, chunk, &n) == 1) {
-            assert(n == chunk);
+        const rc = c.SSL_write(engine.ssl, plaintext[total..].ptr, @intCast(chunk));
+        if (rc > 0) {
+            assert(rc == chunk);
             engine.write_pending = 0;
-            total += n;
+            total += chunk;
             continue;
         }
-        switch (c.SSL_get_error(engine.ssl, 0)) {
+        switch (c.SSL_get_error(engine.ssl, rc)) {
             c.SSL_ERROR_WANT_WRITE => {
                 engine.write_pending = @intCast(chunk);
                 return .{ .plaintext = total, .progress = .want_write };
@@ -354,19 +359,19 @@ pub fn versionNumber(engine: *const Engine) u16 {
     return @intCast(c.SSL_version(engine.ssl));
 }
 
-/// OpenSSL's name of the cipher: "TLS_AES_128_GCM_SHA256", "ECDHE-RSA-AES128-GCM-SHA256".
+/// The cipher's name as OpenSSL spells it (AWS-LC keeps those names): "TLS_AES_128_GCM_SHA256",
+/// "ECDHE-RSA-AES128-GCM-SHA256".
 pub fn cipher(engine: *const Engine) []const u8 {
     return std.mem.span(c.SSL_CIPHER_get_name(c.SSL_get_current_cipher(engine.ssl)));
 }
 
 /// The protocol ALPN agreed on, if any.
 pub fn alpn(engine: *const Engine) ?[]const u8 {
-    var data: ?[*]const u8 = null;
+    var data: [*c]const u8 = null;
     var len: c_uint = 0;
     c.SSL_get0_alpn_selected(engine.ssl, &data, &len);
-    const bytes = data orelse return null;
-    if (len == 0) return null;
-    return bytes[0..len];
+    if (data == null or len == 0) return null;
+    return data[0..len];
 }
 
 /// The handshake resumed a session (no certificate was sent or checked).
@@ -374,24 +379,52 @@ pub fn resumed(engine: *const Engine) bool {
     return c.SSL_session_reused(engine.ssl) == 1;
 }
 
-/// Plaintext OpenSSL has decrypted and no read has taken yet: a connection that holds some
+/// Plaintext AWS-LC has decrypted and no read has taken yet: a connection that holds some
 /// cannot be reused for another request (those bytes are not its answer).
 pub fn hasPending(engine: *const Engine) bool {
     return c.SSL_has_pending(engine.ssl) != 0;
 }
 
-/// The name the client asked for (SNI), if it sent one.
-pub fn serverName(engine: *const Engine) ?[]const u8 {
-    const name = c.SSL_get_servername_host(engine.ssl) orelse return null;
-    return std.mem.span(name);
+/// The certificate a peer presented, as a listener forwards and logs a client's: its subject
+/// and fingerprint, formatted on the stack when asked (nothing is kept per connection, and
+/// nothing allocated).
+pub const PeerCertificate = struct {
+    subject_buffer: [subject_bytes_max]u8 = undefined,
+    subject_len: u16 = 0,
+    /// SHA-256 of the certificate (its DER), in lower-case hex.
+    fingerprint: [64]u8 = undefined,
+
+    /// Longer subjects are not given (a cut one could name someone else); the fingerprint is.
+    pub const subject_bytes_max = 1024;
+
+    /// RFC 4514 ("CN=alice,O=Example"), or null when longer than `subject_bytes_max`.
+    pub fn subject(peer: *const PeerCertificate) ?[]const u8 {
+        if (peer.subject_len == 0) return null;
+        return peer.subject_buffer[0..peer.subject_len];
+    }
+};
+
+/// The peer's certificate (a listener's client, once the handshake verified it, or the
+/// session it resumed did), or false when it sent none.
+pub fn peerCertificate(engine: *const Engine, out: *PeerCertificate) bool {
+    assert(engine.state == .open or engine.state == .closed);
+    const chain = c.SSL_get0_peer_certificates(engine.ssl) orelse return false;
+    if (c.sk_CRYPTO_BUFFER_num(chain) == 0) return false;
+    const leaf_der = c.sk_CRYPTO_BUFFER_value(chain, 0);
+    var digest: [32]u8 = undefined;
+    _ = c.SHA256(c.CRYPTO_BUFFER_data(leaf_der), c.CRYPTO_BUFFER_len(leaf_der), &digest);
+    out.fingerprint = std.fmt.bytesToHex(digest, .lower);
+    out.subject_len = 0;
+    const leaf = c.SSL_get0_peer_certificate(engine.ssl) orelse return true;
+    if (certificate.subjectText(leaf, &out.subject_buffer)) |text| out.subject_len = @intCast(text.len);
+    return true;
 }
 
-/// Gives OpenSSL's record buffers back to the pool if they hold nothing (SSL_free_buffers
-/// refuses otherwise). SSL_MODE_RELEASE_BUFFERS does this after application data, but not
-/// after the post-handshake messages a client reads (TLS 1.3 tickets), which leave a write
-/// buffer behind: without this an idle client connection would keep 16 KiB.
-fn releaseBuffers(engine: *Engine) void {
-    _ = c.SSL_free_buffers(engine.ssl);
+/// The name the client asked for (SNI), if it sent one.
+pub fn serverName(engine: *const Engine) ?[]const u8 {
+    const name = c.SSL_get_servername(engine.ssl, c.TLSEXT_NAMETYPE_host_name);
+    if (name == null) return null;
+    return std.mem.span(name);
 }
 
 fn checkUsable(engine: *const Engine) Failure!void {
@@ -405,13 +438,18 @@ fn fail(engine: *Engine, record: failure.Record) Failure {
 }
 
 /// What an operation needs to classify its failure: the pool's failure count before it, so a
-/// refused allocation is reported as such even when OpenSSL words it otherwise.
+/// refused allocation is reported as such even when AWS-LC words it otherwise.
 const Call = struct {
     pool_failures: u64,
 
     fn capture(call: Call, engine: *const Engine) failure.Record {
-        const verify: c_long = c.SSL_get_verify_result(engine.ssl);
-        return failure.Record.capture(poolFailures() != call.pool_failures, @intCast(verify));
+        var record = failure.Record.capture(poolFailures() != call.pool_failures, c.X509_V_OK);
+        // The verification result says why only when verification is what failed (before
+        // any verification it is X509_V_ERR_INVALID_CALL).
+        if (c.ERR_GET_REASON(record.code) == c.SSL_R_CERTIFICATE_VERIFY_FAILED) {
+            record.verify = @intCast(c.SSL_get_verify_result(engine.ssl));
+        }
+        return record;
     }
 };
 
@@ -420,12 +458,12 @@ fn begin(engine: *Engine, wire: *Wire) Call {
     assert(wire.produced <= wire.output.len);
     // A stale error on this thread's queue would make SSL_get_error report SSL_ERROR_SSL.
     c.ERR_clear_error();
-    c.BIO_set_data(c.SSL_get_rbio(engine.ssl).?, wire);
+    c.BIO_set_data(c.SSL_get_rbio(engine.ssl), wire);
     return .{ .pool_failures = poolFailures() };
 }
 
 fn end(engine: *Engine) void {
-    c.BIO_set_data(c.SSL_get_rbio(engine.ssl).?, null);
+    c.BIO_set_data(c.SSL_get_rbio(engine.ssl), null);
 }
 
 fn poolFailures() u64 {
@@ -433,8 +471,8 @@ fn poolFailures() u64 {
     return pool.failures.load();
 }
 
-fn unexpectedEofCode() u32 {
-    return @intCast((@as(u32, c.ERR_LIB_SSL) << 23) | c.SSL_R_UNEXPECTED_EOF_WHILE_READING);
+fn unexpectedEof() failure.Record {
+    return .{ .code = failure.sslCode(c.SSL_R_UNEXPECTED_EOF_WHILE_READING) };
 }
 
 fn isIpAddress(name: []const u8) bool {
@@ -448,59 +486,61 @@ fn isIpAddress(name: []const u8) bool {
     return dots == 3;
 }
 
-// --- The BIO: OpenSSL reads the caller's input and writes the caller's output ---------------
+// --- The BIO: AWS-LC reads the caller's input and writes the caller's output ---------------
 
-fn bioCreate(bio: *c.BIO) callconv(.c) c_int {
+fn bioCreate(bio: [*c]c.BIO) callconv(.c) c_int {
     c.BIO_set_init(bio, 1);
     return 1;
 }
 
-fn bioRead(bio: *c.BIO, buffer: [*]u8, len: usize, read_bytes: *usize) callconv(.c) c_int {
-    c.BIO_clear_retry_flags(bio);
-    read_bytes.* = 0;
-    const wire: *Wire = @ptrCast(@alignCast(c.BIO_get_data(bio) orelse {
-        c.BIO_set_retry_read(bio);
-        return 0;
-    }));
-    const available = wire.input.len - wire.consumed;
-    if (available == 0) {
-        // No retry flag at end of input: OpenSSL sees end-of-file.
-        if (!wire.input_closed) c.BIO_set_retry_read(bio);
-        return 0;
-    }
-    const n = @min(len, available);
-    @memcpy(buffer[0..n], wire.input[wire.consumed..][0..n]);
-    wire.consumed += n;
-    read_bytes.* = n;
-    return 1;
+fn wireOf(bio: [*c]c.BIO) ?*Wire {
+    return @ptrCast(@alignCast(c.BIO_get_data(bio) orelse return null));
 }
 
-fn bioWrite(bio: *c.BIO, buffer: [*]const u8, len: usize, written: *usize) callconv(.c) c_int {
+/// Bytes read, 0 at the end of the input, or -1 with the retry flag when more may come.
+fn bioRead(bio: [*c]c.BIO, buffer: [*c]u8, len: c_int) callconv(.c) c_int {
     c.BIO_clear_retry_flags(bio);
-    written.* = 0;
-    const wire: *Wire = @ptrCast(@alignCast(c.BIO_get_data(bio) orelse {
+    const wire = wireOf(bio) orelse {
+        c.BIO_set_retry_read(bio);
+        return -1;
+    };
+    const available = wire.input.len - wire.consumed;
+    if (available == 0) {
+        if (wire.input_closed) return 0; // no retry flag: AWS-LC sees the end of the stream
+        c.BIO_set_retry_read(bio);
+        return -1;
+    }
+    const n = @min(@as(usize, @intCast(len)), available);
+    @memcpy(buffer[0..n], wire.input[wire.consumed..][0..n]);
+    wire.consumed += n;
+    return @intCast(n);
+}
+
+/// Bytes written, or -1 with the retry flag when the output is full.
+fn bioWrite(bio: [*c]c.BIO, buffer: [*c]const u8, len: c_int) callconv(.c) c_int {
+    c.BIO_clear_retry_flags(bio);
+    const wire = wireOf(bio) orelse {
         c.BIO_set_retry_write(bio);
-        return 0;
-    }));
+        return -1;
+    };
     const room = wire.output.len - wire.produced;
     if (room == 0) {
         c.BIO_set_retry_write(bio);
-        return 0;
+        return -1;
     }
-    const n = @min(len, room);
+    const n = @min(@as(usize, @intCast(len)), room);
     @memcpy(wire.output[wire.produced..][0..n], buffer[0..n]);
     wire.produced += n;
-    written.* = n;
-    return 1;
+    return @intCast(n);
 }
 
-fn bioCtrl(bio: *c.BIO, command: c_int, larg: c_long, parg: ?*anyopaque) callconv(.c) c_long {
+fn bioCtrl(bio: [*c]c.BIO, command: c_int, larg: c_long, parg: ?*anyopaque) callconv(.c) c_long {
     _ = larg;
     _ = parg;
     return switch (command) {
         c.BIO_CTRL_FLUSH => 1,
         c.BIO_CTRL_EOF => blk: {
-            const wire: *Wire = @ptrCast(@alignCast(c.BIO_get_data(bio) orelse break :blk 0));
+            const wire = wireOf(bio) orelse break :blk 0;
             break :blk @intFromBool(wire.input_closed and wire.consumed == wire.input.len);
         },
         // Pending bytes: none is ever buffered here.

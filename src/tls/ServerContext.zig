@@ -3,28 +3,37 @@
 //! reload) and shared read-only by every worker: `Engine.initServer` makes a connection from
 //! it on any thread.
 //!
-//! Decision: one OpenSSL `SSL_CTX` per group of certificates that carry the same names (an
-//! RSA and an ECDSA certificate for one site share a group, and OpenSSL picks the one the
+//! Decision: one AWS-LC `SSL_CTX` per group of certificates that carry the same names (an
+//! RSA and an ECDSA certificate for one site share a group, and AWS-LC picks the one the
 //! client's signature algorithms allow); the first group is the default, for clients that
 //! send no SNI or a name no certificate has. SNI switches a connection to its group's
-//! `SSL_CTX` in OpenSSL's servername callback, as nginx and HAProxy do. Names are matched
+//! `SSL_CTX` in AWS-LC's servername callback, as nginx and HAProxy do. Names are matched
 //! exactly, then as a wildcard on the first label (`*.example.com` covers `a.example.com`,
 //! not `example.com` nor `a.b.example.com`, RFC 6125 §6.4.3), case-insensitively.
 //!
-//! Policy: Mozilla's "intermediate" (guidelines 5.7): TLS 1.2 and 1.3; for 1.2 ECDHE (and
-//! DHE with the RFC 7919 groups) with AES-GCM or ChaCha20-Poly1305 only; groups X25519,
-//! P-256, P-384; the client's cipher preference (every cipher offered is strong); OpenSSL
-//! security level 2 (RSA keys of at least 2048 bits, no SHA-1 signatures). Renegotiation is
-//! refused (SSL_OP_NO_RENEGOTIATION: a renegotiating client gets a no_renegotiation alert
-//! and OpenSSL clients give up). Session resumption is by ticket only, sealed with the
-//! process's `TicketKeys`: no server-side session cache, so nothing per session is kept and
-//! any worker resumes any ticket.
+//! Policy: Mozilla's "intermediate" (guidelines 5.7) as AWS-LC can serve it: TLS 1.2 and 1.3;
+//! for 1.2 ECDHE with AES-GCM or ChaCha20-Poly1305 only (AWS-LC has no finite-field DHE, which
+//! the guidelines keep for clients older than any that still speak TLS 1.2 with AES-GCM);
+//! groups X25519, P-256, P-384; the client's cipher preference (every cipher offered is
+//! strong); RSA keys of at least 2048 bits and no SHA-1 or MD5 signatures in a served chain
+//! (checked here: AWS-LC has no OpenSSL "security level"). Renegotiation is refused: AWS-LC
+//! never renegotiates as a server, and answers a client's request with a fatal
+//! no_renegotiation alert. Session resumption is by ticket only, sealed with the process's
+//! `TicketKeys`: no server-side session cache, so nothing per session is kept and any worker
+//! resumes any ticket.
+//!
+//! Client certificates (`Options.client_certificates`): the listener asks for one signed by
+//! the operator's CAs, and refuses a connection without one (`required`) or accepts it
+//! (`optional`); a certificate that is sent must verify either way (nginx's `ssl_verify_client
+//! on | optional`). Such a context gets its own session ID context (a hash of the CAs and the
+//! mode), so a ticket issued where no certificate was asked for never resumes where one is.
 const std = @import("std");
 const assert = std.debug.assert;
-const c = @import("c.zig");
-const popReason = @import("failure.zig").popReason;
+const c = @import("aws_lc");
+const failure = @import("failure.zig");
 const certificate = @import("certificate.zig");
 const TicketKeys = @import("TicketKeys.zig");
+const Engine = @import("Engine.zig");
 
 const ServerContext = @This();
 
@@ -44,7 +53,7 @@ pub const Version = enum {
     tls1_2,
     tls1_3,
 
-    pub fn number(v: Version) c_long {
+    pub fn number(v: Version) u16 {
         return switch (v) {
             .tls1_2 => c.TLS1_2_VERSION,
             .tls1_3 => c.TLS1_3_VERSION,
@@ -63,6 +72,23 @@ pub const Options = struct {
     ticket_keys: ?*const TicketKeys = null,
     /// How long a client may resume a session (the ticket's lifetime hint).
     session_lifetime_s: u32 = 24 * 3600,
+    /// Ask clients for a certificate signed by these CAs.
+    client_certificates: ?ClientCertificates = null,
+};
+
+/// What a listener asks of its clients' certificates.
+pub const ClientCertificates = struct {
+    /// PEM CA certificates a client's certificate must chain to.
+    ca_pem: []const u8,
+    ca_name: []const u8 = "client CA file",
+    verify: Verify = .required,
+
+    pub const Verify = enum {
+        /// A client without a certificate is refused (certificate_required alert).
+        required,
+        /// A client may send none; one that is sent must verify.
+        optional,
+    };
 };
 
 /// One `SSL_CTX` and the certificates in it (at most one per key type).
@@ -71,8 +97,9 @@ pub const Group = struct {
     ctx: *c.SSL_CTX,
     names: []const []const u8,
     key_types: [2]?certificate.KeyType = .{ null, null },
-    /// Each certificate's leaf (not owned: the SSL_CTX holds it) and OCSP response.
-    leaves: [2]?*c.X509 = .{ null, null },
+    /// Each certificate's private key (not owned: the SSL_CTX holds it; how the status
+    /// callback tells which certificate AWS-LC chose) and OCSP response.
+    keys: [2]?*c.EVP_PKEY = .{ null, null },
     ocsp: [2]?[]const u8 = .{ null, null },
 };
 
@@ -80,14 +107,12 @@ pub const Error = error{ Invalid, OutOfMemory };
 
 pub const tls12_ciphers = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:" ++
     "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:" ++
-    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:" ++
-    "DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384:DHE-RSA-CHACHA20-POLY1305";
+    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
 pub const tls13_ciphersuites = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256";
-pub const groups_list = "X25519:prime256v1:secp384r1";
-pub const security_level = 2;
+pub const groups_list = "X25519:P-256:P-384";
 
 /// Loads every certificate and builds the contexts. `server` must not move afterwards
-/// (OpenSSL's callbacks point at it) and must outlive every engine made from it.
+/// (AWS-LC's callbacks point at it) and must outlive every engine made from it.
 pub fn init(server: *ServerContext, allocator: std.mem.Allocator, options: Options, diagnostic: *certificate.Diagnostic) Error!void {
     assert(options.certificates.len > 0);
     assert(options.certificates.len <= std.math.maxInt(u16));
@@ -106,6 +131,7 @@ pub fn init(server: *ServerContext, allocator: std.mem.Allocator, options: Optio
     for (options.certificates) |source| {
         var loaded = try certificate.load(source, diagnostic);
         defer loaded.deinit();
+        try certificate.checkPolicy(&loaded, source, diagnostic);
         const names = try certificate.hostNames(arena, loaded.leaf);
         const ocsp = if (source.ocsp_der) |der| try checkOcsp(arena, der, source, &loaded, diagnostic) else null;
         const group = findGroup(groups.items, names.names, loaded.keyType()) orelse blk: {
@@ -116,18 +142,19 @@ pub fn init(server: *ServerContext, allocator: std.mem.Allocator, options: Optio
         };
         const slot: usize = if (group.key_types[0] == null) 0 else 1;
         if (c.SSL_CTX_use_cert_and_key(group.ctx, loaded.leaf, loaded.key, loaded.chain, 1) != 1) {
-            diagnostic.set("{s}: not accepted: {s}", .{ source.cert_name, popReason() });
+            var why: [96]u8 = undefined;
+            diagnostic.set("{s}: not accepted: {s}", .{ source.cert_name, failure.popReason(&why) });
             return error.Invalid;
         }
         group.key_types[slot] = loaded.keyType();
-        group.leaves[slot] = loaded.leaf;
+        group.keys[slot] = loaded.key;
         group.ocsp[slot] = ocsp;
     }
     for (server.groups, 0..) |*group, index| {
         try server.addNames(@intCast(index), group.names);
-        _ = c.SSL_CTX_set_ex_data(group.ctx, 0, group);
+        if (c.SSL_CTX_set_ex_data(group.ctx, 0, group) != 1) return error.OutOfMemory;
     }
-    c.SSL_CTX_set_tlsext_servername_callback(server.groups[0].ctx, serverNameCallback);
+    _ = c.SSL_CTX_set_tlsext_servername_callback(server.groups[0].ctx, serverNameCallback);
 }
 
 pub fn deinit(server: *ServerContext) void {
@@ -137,7 +164,7 @@ pub fn deinit(server: *ServerContext) void {
 }
 
 fn deinitGroups(server: *ServerContext) void {
-    // A connection still holding an SSL_CTX keeps it alive (OpenSSL counts references);
+    // A connection still holding an SSL_CTX keeps it alive (AWS-LC counts references);
     // this drops the context's own.
     for (server.groups) |group| c.SSL_CTX_free(group.ctx);
     server.groups = &.{};
@@ -185,39 +212,69 @@ fn addNames(server: *ServerContext, index: u16, names: []const []const u8) error
 }
 
 fn newContext(options: Options, diagnostic: *certificate.Diagnostic) Error!*c.SSL_CTX {
-    const ctx = c.SSL_CTX_new(c.TLS_server_method()) orelse return error.OutOfMemory;
+    const ctx: *c.SSL_CTX = c.SSL_CTX_new(c.TLS_server_method()) orelse return error.OutOfMemory;
     errdefer c.SSL_CTX_free(ctx);
     const min = Version.number(options.min_version);
     const max = Version.number(options.max_version);
-    var ok = c.SSL_CTX_set_min_proto_version(ctx, min) and
-        c.SSL_CTX_set_max_proto_version(ctx, max) and
-        c.SSL_CTX_set_cipher_list(ctx, tls12_ciphers) == 1 and
+    var ok = c.SSL_CTX_set_min_proto_version(ctx, min) == 1 and
+        c.SSL_CTX_set_max_proto_version(ctx, max) == 1 and
+        c.SSL_CTX_set_strict_cipher_list(ctx, tls12_ciphers) == 1 and
         c.SSL_CTX_set_ciphersuites(ctx, tls13_ciphersuites) == 1 and
-        c.SSL_CTX_set1_groups_list(ctx, groups_list);
-    c.SSL_CTX_set_security_level(ctx, security_level);
-    c.SSL_CTX_set_dh_auto(ctx, true);
-    _ = c.SSL_CTX_set_options(ctx, c.SSL_OP_NO_RENEGOTIATION | c.SSL_OP_NO_COMPRESSION |
-        if (options.ticket_keys == null) c.SSL_OP_NO_TICKET else 0);
-    c.SSL_CTX_set_mode(ctx, Engine.modes);
-    c.SSL_CTX_set_session_cache_mode(ctx, c.SSL_SESS_CACHE_OFF);
+        c.SSL_CTX_set1_groups_list(ctx, groups_list) == 1;
+    _ = c.SSL_CTX_set_options(ctx, if (options.ticket_keys == null) c.SSL_OP_NO_TICKET else 0);
+    _ = c.SSL_CTX_set_mode(ctx, Engine.modes);
+    _ = c.SSL_CTX_set_session_cache_mode(ctx, c.SSL_SESS_CACHE_OFF);
     _ = c.SSL_CTX_set_timeout(ctx, options.session_lifetime_s);
-    const session_id_context = "sluice";
-    ok = ok and c.SSL_CTX_set_session_id_context(ctx, session_id_context, session_id_context.len) == 1;
-    if (options.ticket_keys == null) {
-        ok = ok and c.SSL_CTX_set_num_tickets(ctx, 0) == 1;
-    } else {
-        ok = ok and c.SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, ticketCallback) == 1;
+    c.SSL_CTX_set_session_psk_dhe_timeout(ctx, options.session_lifetime_s);
+    var session_id_context: [32]u8 = undefined;
+    const sid = sessionIdContext(options.client_certificates, &session_id_context);
+    ok = ok and c.SSL_CTX_set_session_id_context(ctx, sid.ptr, sid.len) == 1;
+    if (options.ticket_keys != null) {
+        ok = ok and c.SSL_CTX_set_tlsext_ticket_key_cb(ctx, ticketCallback) == 1;
     }
     if (!ok) {
-        diagnostic.set("cannot set up a TLS server context: {s}", .{popReason()});
+        var why: [96]u8 = undefined;
+        diagnostic.set("cannot set up a TLS server context: {s}", .{failure.popReason(&why)});
         return error.Invalid;
     }
+    if (options.client_certificates) |client| try askForCertificates(ctx, client, diagnostic);
     c.SSL_CTX_set_alpn_select_cb(ctx, alpnCallback, null);
-    c.SSL_CTX_set_tlsext_status_cb(ctx, statusCallback);
+    _ = c.SSL_CTX_set_tlsext_status_cb(ctx, statusCallback);
     return ctx;
 }
 
-const Engine = @import("Engine.zig");
+/// "sluice" for a listener that asks for no certificate; otherwise a hash of what it asks, so
+/// that a session (a ticket) resumes only where the same certificates would be accepted.
+fn sessionIdContext(client: ?ClientCertificates, buffer: *[32]u8) []const u8 {
+    comptime assert(c.SSL_MAX_SID_CTX_LENGTH == 32);
+    const asked = client orelse return "sluice";
+    var hash: std.crypto.hash.sha2.Sha256 = .init(.{});
+    hash.update("sluice client certificates\x00");
+    hash.update(@tagName(asked.verify));
+    hash.update(asked.ca_pem);
+    hash.final(buffer);
+    return buffer;
+}
+
+/// Verification of clients' certificates against `client.ca_pem`, whose subjects are also the
+/// names the CertificateRequest lists.
+fn askForCertificates(ctx: *c.SSL_CTX, client: ClientCertificates, diagnostic: *certificate.Diagnostic) Error!void {
+    const store = c.SSL_CTX_get_cert_store(ctx);
+    var cas = try certificate.parseCertificateList(client.ca_pem, client.ca_name, certificate.ca_certificates_max, diagnostic);
+    defer cas.deinit();
+    for (0..cas.count()) |index| {
+        const ca = cas.at(index);
+        // A duplicate is not an error.
+        _ = c.X509_STORE_add_cert(store, ca);
+        if (c.SSL_CTX_add_client_CA(ctx, ca) != 1) return error.OutOfMemory;
+    }
+    c.ERR_clear_error();
+    const mode = c.SSL_VERIFY_PEER | switch (client.verify) {
+        .required => c.SSL_VERIFY_FAIL_IF_NO_PEER_CERT,
+        .optional => 0,
+    };
+    c.SSL_CTX_set_verify(ctx, mode, null);
+}
 
 fn encodeAlpn(arena: std.mem.Allocator, protocols: []const []const u8) error{OutOfMemory}![]const u8 {
     var bytes: std.ArrayList(u8) = .empty;
@@ -233,9 +290,10 @@ fn encodeAlpn(arena: std.mem.Allocator, protocols: []const []const u8) error{Out
 /// stapled as it is (sluice does not fetch or refresh responses: the file is the operator's,
 /// and a reload picks up a new one).
 fn checkOcsp(arena: std.mem.Allocator, der: []const u8, source: certificate.Source, loaded: *const certificate.Loaded, diagnostic: *certificate.Diagnostic) Error![]const u8 {
-    var cursor: [*]const u8 = der.ptr;
+    var cursor: [*c]const u8 = der.ptr;
     const response = c.d2i_OCSP_RESPONSE(null, &cursor, @intCast(der.len)) orelse {
-        diagnostic.set("{s}: not a DER OCSP response: {s}", .{ source.ocsp_name, popReason() });
+        var why: [96]u8 = undefined;
+        diagnostic.set("{s}: not a DER OCSP response: {s}", .{ source.ocsp_name, failure.popReason(&why) });
         return error.Invalid;
     };
     defer c.OCSP_RESPONSE_free(response);
@@ -256,8 +314,8 @@ fn checkOcsp(arena: std.mem.Allocator, der: []const u8, source: certificate.Sour
     defer c.OCSP_CERTID_free(id);
     var status: c_int = -1;
     var reason: c_int = 0;
-    var this_update: ?*c.ASN1_TIME = null;
-    var next_update: ?*c.ASN1_TIME = null;
+    var this_update: [*c]c.ASN1_GENERALIZEDTIME = null;
+    var next_update: [*c]c.ASN1_GENERALIZEDTIME = null;
     if (c.OCSP_resp_find_status(basic, id, &status, &reason, null, &this_update, &next_update) != 1) {
         c.ERR_clear_error();
         diagnostic.set("{s}: the OCSP response is not about the certificate in {s}", .{ source.ocsp_name, source.cert_name });
@@ -267,10 +325,10 @@ fn checkOcsp(arena: std.mem.Allocator, der: []const u8, source: certificate.Sour
         diagnostic.set("{s}: the OCSP response says the certificate is {s}", .{ source.ocsp_name, if (status == c.V_OCSP_CERTSTATUS_REVOKED) "revoked" else "unknown" });
         return error.Invalid;
     }
-    if (next_update) |next| {
+    if (next_update != null) {
         var days: c_int = 0;
         var seconds: c_int = 0;
-        if (c.ASN1_TIME_diff(&days, &seconds, null, next) == 1 and (days < 0 or (days == 0 and seconds < 0))) {
+        if (c.ASN1_TIME_diff(&days, &seconds, null, next_update) == 1 and (days < 0 or (days == 0 and seconds < 0))) {
             diagnostic.set("{s}: the OCSP response is stale (its next update has passed)", .{source.ocsp_name});
             return error.Invalid;
         }
@@ -287,59 +345,83 @@ pub fn of(ssl: *const c.SSL) *ServerContext {
     return groupOf(ssl).server;
 }
 
-// --- OpenSSL's callbacks, on the worker running the handshake -------------------------------
+// --- AWS-LC's callbacks, on the worker running the handshake --------------------------------
 
-fn serverNameCallback(ssl: *c.SSL, alert: *c_int, arg: ?*anyopaque) callconv(.c) c_int {
+fn serverNameCallback(ssl_or_null: ?*c.SSL, alert: [*c]c_int, arg: ?*anyopaque) callconv(.c) c_int {
     _ = alert;
     _ = arg;
-    const name = c.SSL_get_servername_host(ssl) orelse return c.SSL_TLSEXT_ERR_OK;
+    const ssl = ssl_or_null.?;
+    const name = c.SSL_get_servername(ssl, c.TLSEXT_NAMETYPE_host_name);
+    if (name == null) return c.SSL_TLSEXT_ERR_OK;
     const server = of(ssl);
     const index = server.groupFor(std.mem.span(name));
     if (index != 0) _ = c.SSL_set_SSL_CTX(ssl, server.groups[index].ctx);
     return c.SSL_TLSEXT_ERR_OK;
 }
 
-fn alpnCallback(ssl: *c.SSL, out: *[*]const u8, out_len: *u8, client: [*]const u8, client_len: c_uint, arg: ?*anyopaque) callconv(.c) c_int {
+fn alpnCallback(ssl: ?*c.SSL, out: [*c][*c]const u8, out_len: [*c]u8, client: [*c]const u8, client_len: c_uint, arg: ?*anyopaque) callconv(.c) c_int {
     _ = arg;
-    const server = of(ssl);
+    const server = of(ssl.?);
     if (server.alpn.len == 0) return c.SSL_TLSEXT_ERR_NOACK;
-    const rc = c.SSL_select_next_proto(out, out_len, server.alpn.ptr, @intCast(server.alpn.len), client, client_len);
-    // RFC 7301 §3.2: a client that offered protocols, none of them ours, gets the
-    // no_application_protocol alert (nginx does the same since 1.21.4).
-    return if (rc == c.OPENSSL_NPN_NEGOTIATED) c.SSL_TLSEXT_ERR_OK else c.SSL_TLSEXT_ERR_ALERT_FATAL;
+    const chosen = selectProtocol(server.alpn, client[0..client_len]) orelse {
+        // RFC 7301 §3.2: a client that offered protocols, none of them ours, gets the
+        // no_application_protocol alert (nginx does the same since 1.21.4).
+        return c.SSL_TLSEXT_ERR_ALERT_FATAL;
+    };
+    out.* = chosen.ptr;
+    out_len.* = @intCast(chosen.len);
+    return c.SSL_TLSEXT_ERR_OK;
 }
 
-fn ticketCallback(ssl: *c.SSL, name: *[16]u8, iv: *[16]u8, cipher: *c.EVP_CIPHER_CTX, mac: *c.EVP_MAC_CTX, encrypt: c_int) callconv(.c) c_int {
-    const keys = of(ssl).ticket_keys orelse return if (encrypt == 1) -1 else 0;
-    const rc = keys.ticketCallback(name, iv, cipher, mac, encrypt == 1);
-    // TLS 1.3 clients use a ticket once (RFC 8446 §C.4; OpenSSL's client forgets it after
-    // use), and OpenSSL sends a new one after a resumption only when asked to renew: so
-    // always renew, with one ticket rather than the two a full handshake gets.
-    if (encrypt == 0 and rc >= 1 and c.SSL_version(ssl) == c.TLS1_3_VERSION) {
-        _ = c.SSL_set_num_tickets(ssl, 1);
-        return 2;
+/// The first of our protocols (server preference) that the client also offered, as a slice
+/// of the client's list; both lists in ALPN wire format (each protocol after its length).
+fn selectProtocol(ours: []const u8, theirs: []const u8) ?[]const u8 {
+    var our_at: usize = 0;
+    while (our_at < ours.len) {
+        const our_len = ours[our_at];
+        const protocol = ours[our_at + 1 ..][0..our_len];
+        our_at += 1 + our_len;
+        var their_at: usize = 0;
+        while (their_at < theirs.len) {
+            const their_len = theirs[their_at];
+            if (their_at + 1 + their_len > theirs.len) return null; // AWS-LC checked it; be safe
+            const offered = theirs[their_at + 1 ..][0..their_len];
+            their_at += 1 + their_len;
+            if (std.mem.eql(u8, protocol, offered)) return offered;
+        }
     }
-    return rc;
+    return null;
+}
+
+fn ticketCallback(ssl_or_null: ?*c.SSL, name: [*c]u8, iv: [*c]u8, cipher: [*c]c.EVP_CIPHER_CTX, mac: [*c]c.HMAC_CTX, encrypt: c_int) callconv(.c) c_int {
+    const ssl = ssl_or_null.?;
+    const keys = of(ssl).ticket_keys orelse return if (encrypt == 1) -1 else 0;
+    return keys.ticketCallback(name[0..16], iv[0..16], cipher, mac, encrypt == 1);
 }
 
 /// Staples the certificate's OCSP response when the client asked for one and we have one.
-fn statusCallback(ssl: *c.SSL, arg: ?*anyopaque) callconv(.c) c_int {
+/// Runs after AWS-LC chose the certificate (the one whose key it will sign with).
+fn statusCallback(ssl_or_null: ?*c.SSL, arg: ?*anyopaque) callconv(.c) c_int {
     _ = arg;
+    const ssl = ssl_or_null.?;
     const group = groupOf(ssl);
-    const leaf = c.SSL_get_certificate(ssl) orelse return c.SSL_TLSEXT_ERR_NOACK;
-    for (group.leaves, group.ocsp) |candidate, response| {
-        if (candidate != leaf) continue;
+    const key = c.SSL_get_privatekey(ssl) orelse return c.SSL_TLSEXT_ERR_NOACK;
+    for (group.keys, group.ocsp) |candidate, response| {
+        if (candidate != key) continue;
         const der = response orelse return c.SSL_TLSEXT_ERR_NOACK;
-        // OpenSSL frees the copy with the connection.
-        const copy = c.OPENSSL_malloc(der.len) orelse return c.SSL_TLSEXT_ERR_NOACK;
-        @memcpy(copy[0..der.len], der);
-        if (!c.SSL_set_tlsext_status_ocsp_resp(ssl, copy, der.len)) {
-            c.CRYPTO_free(copy, "sluice", 0);
-            return c.SSL_TLSEXT_ERR_NOACK;
-        }
+        // AWS-LC keeps a copy with the connection.
+        if (c.SSL_set_ocsp_response(ssl, der.ptr, der.len) != 1) return c.SSL_TLSEXT_ERR_NOACK;
         return c.SSL_TLSEXT_ERR_OK;
     }
     return c.SSL_TLSEXT_ERR_NOACK;
+}
+
+test "server context: ALPN picks our first protocol the client offers" {
+    const ours = "\x02h2\x08http/1.1";
+    try std.testing.expectEqualStrings("http/1.1", selectProtocol(ours, "\x08http/1.1\x06spdy/3").?);
+    try std.testing.expectEqualStrings("h2", selectProtocol(ours, "\x08http/1.1\x02h2").?);
+    try std.testing.expectEqual(@as(?[]const u8, null), selectProtocol(ours, "\x06spdy/3"));
+    try std.testing.expectEqual(@as(?[]const u8, null), selectProtocol(ours, "\x09http/1.1"));
 }
 
 test "server context: SNI names come from the certificates, exact then wildcard, else the default" {

@@ -1,6 +1,6 @@
 //! The session-ticket keys: one set for the whole process, so a ticket one worker issued
 //! resumes on any other worker, and on the contexts a reload builds. The control thread owns
-//! it and rotates it (`rotate`, every `rotation_interval_s`); workers read it from OpenSSL's
+//! it and rotates it (`rotate`, every `rotation_interval_s`); workers read it from AWS-LC's
 //! ticket callback, on every full handshake (to seal a new ticket) and every resumption (to
 //! open one).
 //!
@@ -13,11 +13,11 @@
 //! Keys: the newest seals tickets; the older ones still open them (and such a ticket is
 //! renewed), so a ticket stays good for between `slots_count - 1` and `slots_count` rotation
 //! intervals. Each key is a 16-byte name (sent in the clear in the ticket, to find the key),
-//! an AES-256-CBC key and an HMAC-SHA256 key: the scheme RFC 5077 §4 recommends and OpenSSL's
-//! own default uses.
+//! an AES-256-CBC key and an HMAC-SHA256 key: the scheme RFC 5077 §4 recommends and AWS-LC's
+//! (and OpenSSL's) own default uses.
 const std = @import("std");
 const assert = std.debug.assert;
-const c = @import("c.zig");
+const c = @import("aws_lc");
 
 const TicketKeys = @This();
 
@@ -135,45 +135,26 @@ fn write(keys: *TicketKeys, snapshot: *const Snapshot) void {
     std.crypto.secureZero(u64, &copy);
 }
 
-// --- OpenSSL's ticket callback ---------------------------------------------------------------
+// --- AWS-LC's ticket callback --------------------------------------------------------------
 
-var aes_256_cbc: ?*c.EVP_CIPHER = null;
-
-/// Fetches the ticket cipher once, so a handshake does not look it up in OpenSSL's provider
-/// store (a lock and a search) every time. From `tls.init`.
-pub fn initLibrary() error{OpenSslInit}!void {
-    if (aes_256_cbc != null) return;
-    aes_256_cbc = c.EVP_CIPHER_fetch(null, "AES-256-CBC", null) orelse return error.OpenSslInit;
-}
-
-/// Seals (`encrypt` 1) or opens (0) a ticket: OpenSSL's `SSL_CTX_set_tlsext_ticket_key_evp_cb`
-/// contract. Returns 1 (done), 2 (opened with an older key: issue a new ticket), 0 (no such
-/// key: a full handshake), -1 (error).
-pub fn ticketCallback(keys: *const TicketKeys, name: *[16]u8, iv: *[16]u8, cipher: *c.EVP_CIPHER_CTX, mac: *c.EVP_MAC_CTX, encrypt: bool) c_int {
-    const aes = aes_256_cbc.?;
+/// Seals (`encrypt`) or opens a ticket: AWS-LC's `SSL_CTX_set_tlsext_ticket_key_cb` contract.
+/// Returns 1 (done), 2 (opened with an older key: issue a new ticket), 0 (no such key: a full
+/// handshake), -1 (error).
+pub fn ticketCallback(keys: *const TicketKeys, name: *[16]u8, iv: *[16]u8, cipher: *c.EVP_CIPHER_CTX, mac: *c.HMAC_CTX, encrypt: bool) c_int {
     if (encrypt) {
         var key = keys.newest();
         defer std.crypto.secureZero(u8, std.mem.asBytes(&key));
         if (c.RAND_bytes(iv, iv.len) != 1) return -1;
         name.* = key.name;
-        if (c.EVP_EncryptInit_ex(cipher, aes, null, &key.aes, iv) != 1) return -1;
-        if (!setMacKey(mac, &key.hmac)) return -1;
+        if (c.EVP_EncryptInit_ex(cipher, c.EVP_aes_256_cbc(), null, &key.aes, iv) != 1) return -1;
+        if (c.HMAC_Init_ex(mac, &key.hmac, key.hmac.len, c.EVP_sha256(), null) != 1) return -1;
         return 1;
     }
     var found = keys.find(name) orelse return 0;
     defer std.crypto.secureZero(u8, std.mem.asBytes(&found));
-    if (c.EVP_DecryptInit_ex(cipher, aes, null, &found.key.aes, iv) != 1) return -1;
-    if (!setMacKey(mac, &found.key.hmac)) return -1;
+    if (c.EVP_DecryptInit_ex(cipher, c.EVP_aes_256_cbc(), null, &found.key.aes, iv) != 1) return -1;
+    if (c.HMAC_Init_ex(mac, &found.key.hmac, found.key.hmac.len, c.EVP_sha256(), null) != 1) return -1;
     return if (found.renew) 2 else 1;
-}
-
-fn setMacKey(mac: *c.EVP_MAC_CTX, key: *const [32]u8) bool {
-    const params = [_]c.OSSL_PARAM{
-        c.OSSL_PARAM_construct_octet_string("key", key, key.len),
-        c.OSSL_PARAM_construct_utf8_string("digest", "SHA256", 0),
-        c.OSSL_PARAM_construct_end(),
-    };
-    return c.EVP_MAC_CTX_set_params(mac, &params) == 1;
 }
 
 test "ticket keys: rotation keeps the last keys, renews tickets of older ones, forgets the oldest" {

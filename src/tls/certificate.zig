@@ -1,16 +1,16 @@
-//! Certificates and keys: PEM text in, OpenSSL objects out, and what `sluice check` says about
+//! Certificates and keys: PEM text in, AWS-LC objects out, and what `sluice check` says about
 //! a certificate/key pair. The files are read by sluice (the config layer, or `check` here),
-//! never by OpenSSL, so every message names the file it is about.
+//! never by AWS-LC, so every message names the file it is about.
 //!
 //! Decision: `check` reports everything it finds, each as an error or a warning that starts
 //! with the file's name, rather than stopping at the first; a server context refuses only what
-//! OpenSSL cannot serve (no certificate, no key, a key that does not match, a policy refusal),
+//! it cannot serve (no certificate, no key, a key that does not match, a policy refusal),
 //! so an operator who skipped `check` still gets a server, and `check` is where the rest
 //! (chain order, expiry) is caught.
 const std = @import("std");
 const linux = std.os.linux;
 const assert = std.debug.assert;
-const c = @import("c.zig");
+const c = @import("aws_lc");
 const failure = @import("failure.zig");
 const sys = @import("../stdx/sys.zig");
 const StaticAllocator = @import("../stdx/StaticAllocator.zig");
@@ -20,6 +20,11 @@ const ServerContext = @import("ServerContext.zig");
 pub const chain_certificates_max = 10;
 /// The largest certificate, key or OCSP file read.
 pub const file_bytes_max = 1 << 20;
+/// The most CA certificates one CA file or bundle may hold.
+pub const ca_certificates_max = 1000;
+/// sluice's TLS policy for a certificate it serves or shows (AWS-LC has no OpenSSL "security
+/// level" to say it): RSA keys at least this long.
+pub const rsa_bits_min = 2048;
 
 pub const KeyType = enum { rsa, ecdsa, ed25519, other };
 
@@ -59,8 +64,8 @@ pub const LoadError = error{ Invalid, OutOfMemory };
 /// A leaf certificate, the chain after it, and its private key: references this owns.
 pub const Loaded = struct {
     leaf: *c.X509,
-    /// The rest of the file's certificates, in file order (a STACK_OF(X509)).
-    chain: *c.OPENSSL_STACK,
+    /// The rest of the file's certificates, in file order.
+    chain: *Chain,
     key: *c.EVP_PKEY,
 
     pub fn deinit(loaded: *Loaded) void {
@@ -71,11 +76,11 @@ pub const Loaded = struct {
     }
 
     pub fn chainCount(loaded: *const Loaded) usize {
-        return @intCast(c.OPENSSL_sk_num(loaded.chain));
+        return c.sk_X509_num(loaded.chain);
     }
 
     pub fn chainAt(loaded: *const Loaded, index: usize) *c.X509 {
-        return @ptrCast(c.OPENSSL_sk_value(loaded.chain, @intCast(index)).?);
+        return c.sk_X509_value(loaded.chain, index).?;
     }
 
     pub fn keyType(loaded: *const Loaded) KeyType {
@@ -97,9 +102,12 @@ pub fn load(source: Source, diagnostic: *Diagnostic) LoadError!Loaded {
     return .{ .leaf = certificates.leaf, .chain = certificates.chain, .key = key };
 }
 
+/// STACK_OF(X509).
+pub const Chain = c.struct_stack_st_X509;
+
 const Certificates = struct {
     leaf: *c.X509,
-    chain: *c.OPENSSL_STACK,
+    chain: *Chain,
 
     fn deinit(certificates: *Certificates) void {
         freeChain(certificates.chain);
@@ -108,39 +116,96 @@ const Certificates = struct {
 };
 
 fn parseCertificates(pem: []const u8, name: []const u8, diagnostic: *Diagnostic) LoadError!Certificates {
+    var list = try parseCertificateList(pem, name, chain_certificates_max + 1, diagnostic);
+    errdefer list.deinit();
+    const leaf = c.sk_X509_shift(list.chain).?;
+    return .{ .leaf = leaf, .chain = list.chain };
+}
+
+/// Certificates parsed from PEM text, in file order: references this owns.
+pub const List = struct {
+    chain: *Chain,
+
+    pub fn deinit(list: *List) void {
+        freeChain(list.chain);
+        list.* = undefined;
+    }
+
+    pub fn count(list: *const List) usize {
+        return c.sk_X509_num(list.chain);
+    }
+
+    pub fn at(list: *const List, index: usize) *c.X509 {
+        return c.sk_X509_value(list.chain, index).?;
+    }
+};
+
+/// Every certificate in `pem` (at least one, at most `count_max`); a block that is not a
+/// certificate, or one that does not parse, is an error that names the file.
+pub fn parseCertificateList(pem: []const u8, name: []const u8, count_max: usize, diagnostic: *Diagnostic) LoadError!List {
     const bio = try memoryBio(pem);
     defer _ = c.BIO_free(bio);
-    const chain = c.OPENSSL_sk_new_null() orelse return error.OutOfMemory;
+    const chain: *Chain = c.sk_X509_new_null() orelse return error.OutOfMemory;
     errdefer freeChain(chain);
-    var leaf: ?*c.X509 = null;
-    errdefer c.X509_free(leaf);
     var count: usize = 0;
-    while (count <= chain_certificates_max) : (count += 1) {
+    while (count <= count_max) : (count += 1) {
         const x509 = c.PEM_read_bio_X509(bio, null, noPassword, null) orelse break;
-        if (leaf == null) {
-            leaf = x509;
-        } else if (c.OPENSSL_sk_push(chain, x509) == 0) {
+        if (count == count_max) {
+            c.X509_free(x509);
+            diagnostic.set("{s}: more than {d} certificates", .{ name, count_max });
+            return error.Invalid;
+        }
+        if (c.sk_X509_push(chain, x509) == 0) {
             c.X509_free(x509);
             return error.OutOfMemory;
         }
-    } else {
-        diagnostic.set("{s}: more than {d} certificates", .{ name, chain_certificates_max });
-        return error.Invalid;
     }
     // The loop ends at the first PEM block that is not a certificate: the end of the text
     // ("no start line") is the normal case, anything else is a damaged certificate.
     const code = c.ERR_peek_last_error();
     c.ERR_clear_error();
-    const at_end = c.errLib(code) == c.ERR_LIB_PEM and c.errReason(code) == c.PEM_R_NO_START_LINE;
+    const at_end = c.ERR_GET_LIB(code) == c.ERR_LIB_PEM and c.ERR_GET_REASON(code) == c.PEM_R_NO_START_LINE;
     if (!at_end) {
-        diagnostic.set("{s}: certificate {d} does not parse: {s}", .{ name, count + 1, reasonOf(code) });
+        var why: [96]u8 = undefined;
+        diagnostic.set("{s}: certificate {d} does not parse: {s}", .{ name, count + 1, failure.reasonText(code, &why) });
         return error.Invalid;
     }
-    const first = leaf orelse {
+    if (count == 0) {
         diagnostic.set("{s}: no certificate in it (expected PEM blocks \"BEGIN CERTIFICATE\")", .{name});
         return error.Invalid;
+    }
+    return .{ .chain = chain };
+}
+
+/// sluice's policy for a certificate it serves or shows, and its chain: RSA keys of at least
+/// `rsa_bits_min` bits, no SHA-1 or MD5 signatures (what OpenSSL's security level 2 refused).
+pub fn checkPolicy(loaded: *const Loaded, source: Source, diagnostic: *Diagnostic) LoadError!void {
+    if (keyTypeOf(loaded.key) == .rsa) {
+        const bits = c.EVP_PKEY_bits(loaded.key);
+        if (bits < rsa_bits_min) {
+            diagnostic.set("{s}: an RSA key of {d} bits; sluice's TLS policy asks for {d} or more", .{ source.key_name, bits, rsa_bits_min });
+            return error.Invalid;
+        }
+    }
+    for (0..loaded.chainCount() + 1) |index| {
+        const x509 = if (index == 0) loaded.leaf else loaded.chainAt(index - 1);
+        if (weakDigest(x509)) |digest| {
+            diagnostic.set("{s}: certificate {d} is signed with {s}, which sluice's TLS policy refuses", .{ source.cert_name, index + 1, digest });
+            return error.Invalid;
+        }
+    }
+}
+
+/// "SHA-1" or "MD5" when the certificate's signature uses that digest.
+fn weakDigest(x509: *const c.X509) ?[]const u8 {
+    var digest: c_int = c.NID_undef;
+    var key: c_int = c.NID_undef;
+    if (c.OBJ_find_sigid_algs(c.X509_get_signature_nid(x509), &digest, &key) != 1) return null;
+    return switch (digest) {
+        c.NID_sha1 => "SHA-1",
+        c.NID_md5, c.NID_md5_sha1 => "MD5",
+        else => null,
     };
-    return .{ .leaf = first, .chain = chain };
 }
 
 fn parseKey(pem: []const u8, name: []const u8, diagnostic: *Diagnostic) LoadError!*c.EVP_PKEY {
@@ -151,23 +216,23 @@ fn parseKey(pem: []const u8, name: []const u8, diagnostic: *Diagnostic) LoadErro
     const code = c.ERR_peek_last_error();
     c.ERR_clear_error();
     if (key) |found| return found;
-    // A traditional encrypted PEM ("Proc-Type: 4,ENCRYPTED") fails before the password is
-    // asked for when its cipher is not in OpenSSL's by-name table, which sluice does not load
-    // (tls.zig, `init`): recognized by its header instead.
+    // A traditional encrypted PEM ("Proc-Type: 4,ENCRYPTED") may fail before the password is
+    // asked for (a cipher the library does not know): recognized by its header too.
     const traditional_encrypted = std.mem.indexOf(u8, pem, "Proc-Type: 4,ENCRYPTED") != null;
     if (asked_for_password or traditional_encrypted) {
         diagnostic.set("{s}: the key is encrypted, and sluice does not read passphrases (decrypt it: openssl pkey -in KEY -out PLAIN)", .{name});
-    } else if (c.errLib(code) == c.ERR_LIB_PEM and c.errReason(code) == c.PEM_R_NO_START_LINE) {
+    } else if (c.ERR_GET_LIB(code) == c.ERR_LIB_PEM and c.ERR_GET_REASON(code) == c.PEM_R_NO_START_LINE) {
         diagnostic.set("{s}: no private key in it (expected a PEM block \"BEGIN PRIVATE KEY\")", .{name});
     } else {
-        diagnostic.set("{s}: the key does not parse: {s}", .{ name, reasonOf(code) });
+        var why: [96]u8 = undefined;
+        diagnostic.set("{s}: the key does not parse: {s}", .{ name, failure.reasonText(code, &why) });
     }
     return error.Invalid;
 }
 
-/// OpenSSL would prompt on the terminal for an encrypted key; this says no, and remembers that
+/// AWS-LC would prompt on the terminal for an encrypted key; this says no, and remembers that
 /// it was asked.
-fn noPassword(buffer: [*]u8, size: c_int, writing: c_int, asked: ?*anyopaque) callconv(.c) c_int {
+fn noPassword(buffer: [*c]u8, size: c_int, writing: c_int, asked: ?*anyopaque) callconv(.c) c_int {
     _ = buffer;
     _ = size;
     _ = writing;
@@ -180,20 +245,13 @@ fn memoryBio(bytes: []const u8) error{OutOfMemory}!*c.BIO {
     return c.BIO_new_mem_buf(bytes.ptr, @intCast(bytes.len)) orelse error.OutOfMemory;
 }
 
-fn freeChain(chain: *c.OPENSSL_STACK) void {
-    var index: c_int = 0;
-    while (index < c.OPENSSL_sk_num(chain)) : (index += 1) {
-        c.X509_free(@ptrCast(c.OPENSSL_sk_value(chain, index)));
-    }
-    c.OPENSSL_sk_free(chain);
-}
-
-fn reasonOf(code: c_ulong) []const u8 {
-    return failure.reasonText(code) orelse "unknown error";
+fn freeChain(chain: *Chain) void {
+    while (c.sk_X509_pop(chain)) |x509| c.X509_free(x509);
+    c.sk_X509_free(chain);
 }
 
 pub fn keyTypeOf(key: *const c.EVP_PKEY) KeyType {
-    return switch (c.EVP_PKEY_get_base_id(key)) {
+    return switch (c.EVP_PKEY_id(key)) {
         c.EVP_PKEY_RSA, c.EVP_PKEY_RSA_PSS => .rsa,
         c.EVP_PKEY_EC => .ecdsa,
         c.EVP_PKEY_ED25519 => .ed25519,
@@ -206,15 +264,15 @@ pub fn keyTypeOf(key: *const c.EVP_PKEY) KeyType {
 /// pre-2000 certificates did; browsers no longer accept it, and `check` warns).
 pub fn hostNames(arena: std.mem.Allocator, x509: *const c.X509) error{OutOfMemory}!Names {
     var list: std.ArrayList([]const u8) = .empty;
-    if (c.X509_get_ext_d2i(x509, c.NID_subject_alt_name, null, null)) |general_names| {
+    if (c.X509_get_ext_d2i(x509, c.NID_subject_alt_name, null, null)) |extension| {
+        const general_names: *c.GENERAL_NAMES = @ptrCast(extension);
         defer c.GENERAL_NAMES_free(general_names);
-        var index: c_int = 0;
-        while (index < c.OPENSSL_sk_num(general_names)) : (index += 1) {
-            const general: *const c.GENERAL_NAME = @ptrCast(c.OPENSSL_sk_value(general_names, index).?);
+        for (0..c.sk_GENERAL_NAME_num(general_names)) |index| {
+            const general = c.sk_GENERAL_NAME_value(general_names, index);
             var kind: c_int = 0;
             const value = c.GENERAL_NAME_get0_value(general, &kind) orelse continue;
             if (kind != c.GEN_DNS) continue;
-            try list.append(arena, try lowerCopy(arena, asn1Bytes(@ptrCast(value))));
+            try list.append(arena, try lowerCopy(arena, asn1Bytes(@ptrCast(@alignCast(value)))));
         }
     }
     if (list.items.len > 0) return .{ .names = list.items, .from_common_name = false };
@@ -252,6 +310,59 @@ fn commonName(arena: std.mem.Allocator, x509: *const c.X509) []const u8 {
     if (at < 0) return "(no common name)";
     const entry = c.X509_NAME_get_entry(subject, at) orelse return "(no common name)";
     return arena.dupe(u8, asn1Bytes(c.X509_NAME_ENTRY_get_data(entry))) catch "(no memory)";
+}
+
+/// The certificate's subject as RFC 4514 writes a distinguished name ("CN=alice,O=Example":
+/// the most specific part first, `+` between the parts of one multi-valued RDN), into
+/// `buffer`; null when it does not fit. Only printable ASCII comes out: RFC 4514's special
+/// characters are escaped with a backslash, and every other byte (control, DEL, UTF-8) as a
+/// backslash and two hex digits, so the text can go in a request field and a log line as it
+/// is.
+pub fn subjectText(x509: *const c.X509, buffer: []u8) ?[]const u8 {
+    const name = c.X509_get_subject_name(x509);
+    var w: std.Io.Writer = .fixed(buffer);
+    const count = c.X509_NAME_entry_count(name);
+    var index = count;
+    while (index > 0) {
+        index -= 1;
+        const entry = c.X509_NAME_get_entry(name, index) orelse return null;
+        if (index + 1 < count) {
+            // Entries of one RDN share its set number: `+` within an RDN, `,` between.
+            const next_set = c.X509_NAME_ENTRY_set(c.X509_NAME_get_entry(name, index + 1));
+            const separator: u8 = if (next_set == c.X509_NAME_ENTRY_set(entry)) '+' else ',';
+            w.writeByte(separator) catch return null;
+        }
+        writeAttribute(&w, entry) catch return null;
+    }
+    return w.buffered();
+}
+
+fn writeAttribute(w: *std.Io.Writer, entry: *const c.X509_NAME_ENTRY) std.Io.Writer.Error!void {
+    const object = c.X509_NAME_ENTRY_get_object(entry);
+    const nid = c.OBJ_obj2nid(object);
+    if (nid != c.NID_undef) {
+        try w.writeAll(std.mem.span(c.OBJ_nid2sn(nid)));
+    } else {
+        var oid: [80]u8 = undefined;
+        const len = c.OBJ_obj2txt(&oid, oid.len, object, 1);
+        if (len <= 0 or len >= oid.len) return error.WriteFailed;
+        try w.writeAll(oid[0..@intCast(len)]);
+    }
+    try w.writeByte('=');
+    const value = asn1Bytes(c.X509_NAME_ENTRY_get_data(entry));
+    for (value, 0..) |byte, i| {
+        const first = i == 0;
+        const last = i == value.len - 1;
+        if (std.mem.indexOfScalar(u8, ",+\"\\<>;=", byte) != null or
+            (byte == '#' and first) or (byte == ' ' and (first or last)))
+        {
+            try w.print("\\{c}", .{byte});
+        } else if (byte >= 0x20 and byte <= 0x7e) {
+            try w.writeByte(byte);
+        } else {
+            try w.print("\\{X:0>2}", .{byte});
+        }
+    }
 }
 
 /// Whole days from now until the certificate's notAfter; negative once it has passed.
@@ -338,6 +449,35 @@ pub fn check(arena: std.mem.Allocator, cert_path: []const u8, key_path: []const 
     }, options, &findings);
 }
 
+/// Reads and checks a CA file for clients' certificates (a listener's `client_ca`): readable,
+/// every PEM block a certificate, none expired (an expired CA verifies no client). The report's
+/// `names` are the CAs' common names.
+pub fn checkCa(arena: std.mem.Allocator, path: []const u8) error{OutOfMemory}!Report {
+    var findings: std.ArrayList(Finding) = .empty;
+    const pem = readFile(arena, path, &findings) catch |err| switch (err) {
+        error.OutOfMemory => return error.OutOfMemory,
+        error.CannotRead => return .{ .findings = findings.items },
+    };
+    var diagnostic: Diagnostic = .{};
+    var list = parseCertificateList(pem, path, ca_certificates_max, &diagnostic) catch |err| switch (err) {
+        error.OutOfMemory => return error.OutOfMemory,
+        error.Invalid => {
+            try add(arena, &findings, .err, "{s}", .{diagnostic.message()});
+            return .{ .findings = findings.items };
+        },
+    };
+    defer list.deinit();
+    var names: std.ArrayList([]const u8) = .empty;
+    for (0..list.count()) |index| {
+        const ca = list.at(index);
+        try names.append(arena, commonName(arena, ca));
+        if (daysLeft(ca) < 0) {
+            try add(arena, &findings, .err, "{s}: certificate {d} ({s}) has expired ({d} days ago)", .{ path, index + 1, commonName(arena, ca), expiredDaysAgo(ca) });
+        }
+    }
+    return .{ .findings = findings.items, .names = names.items };
+}
+
 fn checkSource(arena: std.mem.Allocator, source: Source, options: CheckOptions, findings: *std.ArrayList(Finding)) error{OutOfMemory}!Report {
     var diagnostic: Diagnostic = .{};
     var certificates = parseCertificates(source.cert_pem, source.cert_name, &diagnostic) catch |err| switch (err) {
@@ -357,7 +497,7 @@ fn checkSource(arena: std.mem.Allocator, source: Source, options: CheckOptions, 
     if (parseKey(source.key_pem, source.key_name, &diagnostic)) |key| {
         defer c.EVP_PKEY_free(key);
         report.key_type = keyTypeOf(key);
-        report.key_bits = @intCast(@max(0, c.EVP_PKEY_get_bits(key)));
+        report.key_bits = @intCast(@max(0, c.EVP_PKEY_bits(key)));
         try checkKeyMatches(arena, findings, source, &certificates, key);
     } else |err| switch (err) {
         error.OutOfMemory => return error.OutOfMemory,
@@ -392,9 +532,8 @@ fn checkKeyMatches(arena: std.mem.Allocator, findings: *std.ArrayList(Finding), 
     if (c.X509_check_private_key(certificates.leaf, key) == 1) return;
     c.ERR_clear_error();
     // The key may belong to a later certificate: then the leaf is not first.
-    var index: c_int = 0;
-    while (index < c.OPENSSL_sk_num(certificates.chain)) : (index += 1) {
-        const x509: *c.X509 = @ptrCast(c.OPENSSL_sk_value(certificates.chain, index).?);
+    for (0..c.sk_X509_num(certificates.chain)) |index| {
+        const x509 = c.sk_X509_value(certificates.chain, index).?;
         if (c.X509_check_private_key(x509, key) == 1) {
             try add(arena, findings, .err, "{s}: the key matches certificate {d} ({s}), not the first: the certificate the key belongs to must come first, then its issuers", .{ source.cert_name, index + 2, commonName(arena, x509) });
             return;
@@ -407,9 +546,8 @@ fn checkKeyMatches(arena: std.mem.Allocator, findings: *std.ArrayList(Finding), 
 /// Each certificate must have been issued (and signed) by the one after it.
 fn checkChainOrder(arena: std.mem.Allocator, findings: *std.ArrayList(Finding), name: []const u8, certificates: *const Certificates) !void {
     var subject = certificates.leaf;
-    var index: c_int = 0;
-    while (index < c.OPENSSL_sk_num(certificates.chain)) : (index += 1) {
-        const issuer: *c.X509 = @ptrCast(c.OPENSSL_sk_value(certificates.chain, index).?);
+    for (0..c.sk_X509_num(certificates.chain)) |index| {
+        const issuer = c.sk_X509_value(certificates.chain, index).?;
         const issued = c.X509_check_issued(issuer, subject) == c.X509_V_OK;
         const signed = issued and blk: {
             const public_key = c.X509_get0_pubkey(issuer) orelse break :blk false;
@@ -435,9 +573,8 @@ fn checkDates(arena: std.mem.Allocator, findings: *std.ArrayList(Finding), name:
     if (not_yet > 0) {
         try add(arena, findings, .warning, "{s}: the certificate ({s}) is not valid for another {d} days", .{ name, commonName(arena, certificates.leaf), not_yet });
     }
-    var index: c_int = 0;
-    while (index < c.OPENSSL_sk_num(certificates.chain)) : (index += 1) {
-        const x509: *c.X509 = @ptrCast(c.OPENSSL_sk_value(certificates.chain, index).?);
+    for (0..c.sk_X509_num(certificates.chain)) |index| {
+        const x509 = c.sk_X509_value(certificates.chain, index).?;
         if (daysLeft(x509) < 0) {
             try add(arena, findings, .err, "{s}: certificate {d} ({s}) has expired ({d} days ago)", .{ name, index + 2, commonName(arena, x509), expiredDaysAgo(x509) });
         }

@@ -1,13 +1,14 @@
-//! OpenSSL's allocator, routed to sluice's: every `OPENSSL_malloc`, `realloc` and `free` in the
-//! process comes here (`CRYPTO_set_mem_functions`, installed by `tls.init` before OpenSSL
-//! allocates anything).
+//! AWS-LC's allocator, routed to sluice's: every `OPENSSL_malloc`, `realloc` and `free` in the
+//! process comes here (`CRYPTO_set_mem_functions`, installed by `tls.init` before AWS-LC
+//! allocates anything), and so do the record buffers, which AWS-LC allocates with malloc()
+//! (tools/aws_lc.zig compiles that file with src/tls/aws_lc_malloc.h, which renames them).
 //!
 //! Decision: a thread that has entered a `Pool` (a worker) allocates from it, and nothing else;
 //! any other thread (the control thread at start-up and reload) allocates from the general
 //! heap, counted. A pool is bounded per size class: each class has a fixed number of blocks,
 //! carved from one region reserved at start-up and left untouched until used, so resident
 //! memory follows use. An empty class lends from the next larger ones; when they are empty too
-//! the allocation fails (OpenSSL then fails that handshake or connection with a malloc
+//! the allocation fails (AWS-LC then fails that handshake or connection with a malloc
 //! failure, which sluice reports as `error.OutOfMemory`): an exhausted pool sheds load, it
 //! never grows the heap. Every block carries a 16-byte header naming its pool and class, so
 //! `free` needs no lookup and a block freed on another thread (an `SSL_CTX` whose last
@@ -15,26 +16,27 @@
 //! lock-free stack that the owner drains.
 const std = @import("std");
 const assert = std.debug.assert;
+const c = @import("aws_lc");
 const Counter = @import("../stdx/Counter.zig");
 
 /// Payload bytes of each size class: spaced about 20% apart, with a class just above each
-/// size OpenSSL 3.0 asks for often (`zig build tls-bench -- --sizes` counts them): the
-/// connection (`SSL`, 7,608 bytes), cipher contexts (928 and 960), the record read buffer
-/// (16,712), the write buffer (16,584) and the handshake message buffer (21,848, a `BUF_MEM`
-/// grown to 16 KiB). A class is cheap (its blocks are untouched address space until used);
-/// rounding up is not (it is resident for as long as the block lives).
+/// size AWS-LC asks for often in a handshake (`zig build tls-bench -- --sizes` counts them:
+/// 224, 248, 264, 456, 524, 532, 616, 684, 692, 808, 1,648 bytes) and one for a full record's
+/// buffer (16,768: 16 KiB of plaintext sealed, or the largest record received). A class is
+/// cheap (its blocks are untouched address space until used); rounding up is not (it is
+/// resident for as long as the block lives).
 pub const class_payload_bytes = [_]u32{
-    16,    32,    48,    64,    80,   96,   112,   128,
-    160,   192,   224,   256,   320,  384,  448,   512,
-    640,   768,   960,   1088,  1280, 1664, 2048,  2560,
-    3328,  4096,  5120,  6144,  7680, 8192, 12288, 16384,
-    16768, 22016, 32768, 65536,
+    16,    32,    48,    64,    80,    96,   112,  128,
+    160,   192,   224,   256,   272,   320,  384,  464,
+    512,   544,   640,   704,   768,   816,  960,  1280,
+    1664,  2048,  2560,  3328,  4096,  5120, 6144, 8192,
+    12288, 16384, 16768, 32768, 65536,
 };
 pub const class_count = class_payload_bytes.len;
 pub const header_bytes = @sizeOf(Header);
 /// The largest allocation a pool can serve.
 pub const payload_bytes_max = class_payload_bytes[class_count - 1];
-/// malloc's promise (max_align_t), which OpenSSL relies on.
+/// malloc's promise (max_align_t), which AWS-LC relies on.
 const alignment: std.mem.Alignment = .@"16";
 
 comptime {
@@ -45,7 +47,7 @@ comptime {
     }
 }
 
-/// In front of every block OpenSSL gets. `word` is the class index (pool blocks, with
+/// In front of every block AWS-LC gets. `word` is the class index (pool blocks, with
 /// `in_use_flag` while handed out) or the block's whole length (heap blocks, `pool` null).
 const Header = extern struct {
     pool: ?*Pool,
@@ -59,7 +61,7 @@ const FreeBlock = struct {
     next: ?*FreeBlock,
 };
 
-/// The pool of the thread that runs OpenSSL now; null allocates from the general heap.
+/// The pool of the thread that runs AWS-LC now; null allocates from the general heap.
 threadlocal var current: ?*Pool = null;
 
 /// The general heap: libc's malloc unless `install` says otherwise; must be thread-safe
@@ -68,16 +70,12 @@ var heap: std.mem.Allocator = std.heap.c_allocator;
 var heap_allocations: std.atomic.Value(u64) = .init(0);
 var heap_bytes: std.atomic.Value(u64) = .init(0);
 
-/// Makes `heap` the allocator of threads without a pool, and this file OpenSSL's allocator.
-/// Called once by `tls.init`, before anything else in OpenSSL; returns false if OpenSSL has
-/// already allocated (then it is too late to route its memory).
-pub fn install(general: std.mem.Allocator, set: *const fn (
-    *const fn (usize, [*:0]const u8, c_int) callconv(.c) ?*anyopaque,
-    *const fn (?*anyopaque, usize, [*:0]const u8, c_int) callconv(.c) ?*anyopaque,
-    *const fn (?*anyopaque, [*:0]const u8, c_int) callconv(.c) void,
-) callconv(.c) c_int) bool {
+/// Makes `heap` the allocator of threads without a pool, and this file AWS-LC's allocator.
+/// Called once by `tls.init`, before anything else in AWS-LC; returns false if the hooks were
+/// set already (then it is too late to route its memory).
+pub fn install(general: std.mem.Allocator) bool {
     heap = general;
-    return set(mallocHook, reallocHook, freeHook) == 1;
+    return c.CRYPTO_set_mem_functions(mallocHook, reallocHook, freeHook) == 1;
 }
 
 /// Allocations from the general heap since start: threads without a pool, and nothing else.
@@ -85,7 +83,7 @@ pub fn heapAllocations() u64 {
     return heap_allocations.load(.monotonic);
 }
 
-/// Bytes the general heap holds for OpenSSL now.
+/// Bytes the general heap holds for AWS-LC now.
 pub fn heapBytes() u64 {
     return heap_bytes.load(.monotonic);
 }
@@ -95,7 +93,7 @@ pub fn currentPool() ?*Pool {
     return current;
 }
 
-/// One worker's memory for OpenSSL: bounded blocks per size class.
+/// One worker's memory for AWS-LC: bounded blocks per size class.
 pub const Pool = struct {
     region: []align(std.heap.page_size_min) u8,
     classes: [class_count]Class,
@@ -158,7 +156,7 @@ pub const Pool = struct {
         assert(offset == region_bytes);
     }
 
-    /// Every block must have come back (a pool outlives everything OpenSSL made from it).
+    /// Every block must have come back (a pool outlives everything AWS-LC made from it).
     pub fn deinit(pool: *Pool, backing: std.mem.Allocator) void {
         pool.collect();
         assert(pool.bytes_in_use.load() == 0);
@@ -167,7 +165,7 @@ pub const Pool = struct {
         pool.* = undefined;
     }
 
-    /// From now on OpenSSL calls on this thread allocate from `pool`.
+    /// From now on AWS-LC calls on this thread allocate from `pool`.
     pub fn enter(pool: *Pool) void {
         current = pool;
     }
@@ -288,7 +286,7 @@ pub const Pool = struct {
 /// The smallest class whose blocks hold `len` bytes.
 fn classOf(len: usize) ?usize {
     if (len > payload_bytes_max) return null;
-    // 36 classes in two cache lines: a linear scan beats anything cleverer at this size.
+    // 37 classes in three cache lines: a linear scan beats anything cleverer at this size.
     for (class_payload_bytes, 0..) |bytes, index| {
         if (len <= bytes) return index;
     }
@@ -311,9 +309,8 @@ fn payloadBytes(header: *const Header) usize {
 }
 
 fn allocate(len: usize) ?[*]u8 {
-    // OpenSSL's own malloc returns NULL for 0 bytes; so does this one.
-    if (len == 0) return null;
-    if (current) |pool| return pool.allocate(len);
+    // malloc(0) may return a block, and AWS-LC takes NULL for a failure: the smallest block.
+    if (current) |pool| return pool.allocate(@max(len, 1));
     const total = std.math.add(usize, len, header_bytes) catch return null;
     const bytes = heap.rawAlloc(total, alignment, @returnAddress()) orelse return null;
     const header: *Header = @ptrCast(@alignCast(bytes));
@@ -335,20 +332,16 @@ fn free(payload: [*]u8) void {
     heap.rawFree(bytes[0..total], alignment, @returnAddress());
 }
 
-fn mallocHook(len: usize, file: [*:0]const u8, line: c_int) callconv(.c) ?*anyopaque {
+fn mallocHook(len: usize, file: [*c]const u8, line: c_int) callconv(.c) ?*anyopaque {
     _ = file;
     _ = line;
     return allocate(len);
 }
 
-fn reallocHook(old: ?*anyopaque, len: usize, file: [*:0]const u8, line: c_int) callconv(.c) ?*anyopaque {
+fn reallocHook(old: ?*anyopaque, len: usize, file: [*c]const u8, line: c_int) callconv(.c) ?*anyopaque {
     _ = file;
     _ = line;
     const payload: [*]u8 = @ptrCast(old orelse return allocate(len));
-    if (len == 0) {
-        free(payload);
-        return null;
-    }
     const header = headerOf(payload);
     const old_len = payloadBytes(header);
     // A pool block that already holds `len` stays where it is.
@@ -359,13 +352,13 @@ fn reallocHook(old: ?*anyopaque, len: usize, file: [*:0]const u8, line: c_int) c
     return new;
 }
 
-fn freeHook(payload: ?*anyopaque, file: [*:0]const u8, line: c_int) callconv(.c) void {
+fn freeHook(payload: ?*anyopaque, file: [*c]const u8, line: c_int) callconv(.c) void {
     _ = file;
     _ = line;
     free(@ptrCast(payload orelse return));
 }
 
-// --- Tests: the allocator alone, through the same hooks OpenSSL calls -----------------------
+// --- Tests: the allocator alone, through the same hooks AWS-LC calls -----------------------
 
 const testing = std.testing;
 
@@ -400,7 +393,10 @@ test "memory: a block comes from the smallest class that holds it, aligned, and 
     // LIFO: the block just freed is the next one handed out.
     try testing.expectEqual(a, mallocHook(112, "t", 0).?);
     freeHook(a, "t", 0);
-    try testing.expectEqual(@as(?*anyopaque, null), mallocHook(0, "t", 0));
+    // malloc(0) gives the smallest block, which AWS-LC frees like any other.
+    const empty = mallocHook(0, "t", 0) orelse return error.TestUnexpectedNull;
+    try testing.expectEqual(@as(u64, 1), pool.classInUse(0));
+    freeHook(empty, "t", 0);
 }
 
 test "memory: an empty class lends from larger ones, then the pool says no and counts it" {
@@ -433,7 +429,9 @@ test "memory: realloc keeps a block that still fits, moves one that does not, wi
     try testing.expect(b != a);
     try testing.expectEqualStrings("hello", b[0..5]);
     try testing.expectEqual(@as(u64, 1), pool.classInUse(classOf(1000).?));
-    try testing.expectEqual(@as(?*anyopaque, null), reallocHook(b, 0, "t", 0));
+    // Shrinking to nothing keeps the block (it still fits); freeing it empties the pool.
+    try testing.expectEqual(@as(?*anyopaque, b), reallocHook(b, 0, "t", 0));
+    freeHook(b, "t", 0);
     try testing.expectEqual(@as(u64, 0), pool.bytesInUse());
 }
 

@@ -45,7 +45,7 @@ pub fn init(
     const settings = &pool.tls;
     assert(settings.enabled);
     tls.init(.{}) catch |err| {
-        diagnostic.set("cannot start OpenSSL: {s}", .{@errorName(err)});
+        diagnostic.set("cannot start AWS-LC: {s}", .{@errorName(err)});
         return error.Invalid;
     };
     const names = try arena.alloc([]const u8, pool.backends_count);

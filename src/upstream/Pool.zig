@@ -61,7 +61,7 @@ pub fn copyConfig(arena: std.mem.Allocator, pool: *const Config.Pool) !Config.Po
     return copy;
 }
 
-/// Frees what the instance holds outside its arena (OpenSSL's context and each worker's
+/// Frees what the instance holds outside its arena (AWS-LC's context and each worker's
 /// sessions), on the control thread once no worker uses the instance; the arena goes next.
 pub fn deinitOutsideArena(pool: *Pool) void {
     const backend_tls = pool.tls orelse return;

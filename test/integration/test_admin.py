@@ -36,10 +36,19 @@ def start_with_admin(sluice, backends, args=(), workers=1):
     return int(sluice.wait_for_line(ADMIN_RE, timeout=5.0).group("port"))
 
 
-def admin(port, path, method="GET"):
-    r = request(port, method, path, timeout=5.0)
+def admin(port, path, method="GET", headers=None, body=None, timeout=5.0):
+    """One request to the admin listener, with the Host a program that was given its address
+    sends (a name other than an IP address or localhost is refused: DNS rebinding)."""
+    r = request(port, method, path, headers=headers, body=body, host=f"127.0.0.1:{port}",
+                timeout=timeout)
     assert "close" in r.connection_tokens(), r
     return r
+
+
+def post_reload(port, timeout=5.0):
+    """`POST /reload` as `sluice reload --admin` sends it."""
+    return admin(port, "/reload", "POST", headers={"Sluice-Reload": "1"}, body=b"",
+                 timeout=timeout)
 
 
 NAME_RE = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
@@ -330,7 +339,7 @@ def test_unknown_paths_404_other_methods_405_head_without_body(sluice, backend):
     assert int(head.header("content-length")) > 100
     # On the wire: nothing follows the head.
     with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-        s.sendall(b"HEAD /healthz HTTP/1.1\r\nHost: a\r\n\r\n")
+        s.sendall(b"HEAD /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         data = b""
         while chunk := s.recv(4096):
             data += chunk
@@ -461,3 +470,144 @@ def test_a_changed_pool_keeps_its_counters_over_a_reload(sluice, make_backend, t
     assert value(after, "sluice_backend_responses_total", pool="app", backend=a.address,
                  **{"class": "2xx"}) == 10
     assert value(after, "sluice_backend_requests_total", pool="app", backend=b.address) == 0
+
+
+# ---------------------------------------------------------------------------------------
+# The admin listener under pressure, and against browsers (issue 19 §2)
+
+
+class Holder:
+    """Connections to the admin that say nothing (or trickle a head a byte at a time), renewed
+    as soon as sluice closes one and again every `renew_s`: the issue's attack on the 16
+    slots, made harsher (more connections than slots, slowloris ones among them)."""
+
+    def __init__(self, port, count, renew_s=4.5, trickle_every=2, byte_gap_s=0.5):
+        self.port, self.count, self.renew_s = port, count, renew_s
+        self.trickle_every, self.byte_gap_s = trickle_every, byte_gap_s
+        self.stop = threading.Event()
+        self.opened = 0
+        self.threads = [threading.Thread(target=self.hold, args=(i,), daemon=True)
+                        for i in range(count)]
+
+    def __enter__(self):
+        for t in self.threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        for t in self.threads:
+            t.join(3)
+
+    def hold(self, i):
+        head = b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"x" * 64 + b"\r\n\r\n"
+        while not self.stop.is_set():
+            try:
+                s = socket.create_connection(("127.0.0.1", self.port), timeout=2)
+            except OSError:
+                self.stop.wait(0.05)
+                continue
+            self.opened += 1
+            born, sent = time.monotonic(), 0
+            s.settimeout(0.0)
+            try:
+                while not self.stop.is_set() and time.monotonic() - born < self.renew_s:
+                    if i % self.trickle_every == 1 and sent < len(head) - 4:
+                        s.send(head[sent:sent + 1])  # Never the whole head.
+                        sent += 1
+                    try:
+                        if s.recv(4096) == b"":
+                            break  # Closed by sluice: open another at once.
+                    except BlockingIOError:
+                        pass
+                    self.stop.wait(self.byte_gap_s if i % self.trickle_every == 1 else 0.05)
+            except OSError:
+                pass  # Reset by sluice: open another.
+            finally:
+                s.close()
+
+
+@pytest.mark.time_limit(60)
+def test_healthz_answers_while_idle_and_slow_clients_hold_every_slot(sluice, backend):
+    """The issue's attack, harsher: 24 connections (more than the 16 slots), half of them
+    idle and half sending a head a byte every 0.5 s, each renewed as soon as it is closed and
+    every 4.5 s. /healthz, polled as a load balancer does, answers every time within a second
+    (before the fix: 12 of 15 polls unanswered within 5 s)."""
+    port = start_with_admin(sluice, [backend])
+    with Holder(port, 24) as holder:
+        wait_until(lambda: holder.opened >= 24, 5.0)
+        time.sleep(1.0)
+        slow = []
+        for _ in range(15):
+            started = time.monotonic()
+            r = admin(port, "/healthz", timeout=3.0)
+            took = time.monotonic() - started
+            assert (r.status, r.body) == (200, b"ok\n"), r
+            if took > 1.0:
+                slow.append(round(took, 2))
+            time.sleep(0.3)
+        assert slow == [], f"/healthz took over a second {len(slow)} times of 15: {slow}"
+        assert holder.opened > 24, "sluice never closed an idle connection"
+    assert request(sluice.port, "GET", "/after").status == 200
+
+
+@pytest.mark.time_limit(20)
+def test_a_head_trickling_in_is_closed_after_two_seconds(sluice, backend):
+    """A client sending its head a byte every 0.5 s (a slowloris) is closed without an answer
+    2 s after it connected, however many bytes it still sends."""
+    port = start_with_admin(sluice, [backend])
+    head = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n" + b"X-Pad: " + b"y" * 40 + b"\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        started = time.monotonic()
+        closed_after = None
+        s.settimeout(0.5)
+        for byte in head:
+            try:
+                s.send(bytes([byte]))
+                data = s.recv(4096)
+            except socket.timeout:
+                continue
+            except OSError:
+                data = b""
+            assert data == b"", data  # Never an answer.
+            closed_after = time.monotonic() - started
+            break
+    assert closed_after is not None, "the whole head went through"
+    assert 1.8 <= closed_after <= 3.0, closed_after
+
+
+def test_requests_naming_another_host_or_from_a_web_page_are_refused(sluice, backend, tmp_path):
+    """DNS rebinding and cross-site requests (issue 19 §2): a Host that is not an IP address
+    or localhost is 421, any Origin field is 403, and POST /reload without `Sluice-Reload: 1`
+    (a browser's cross-site text/plain POST, say) is 403 and reloads nothing. IP addresses and
+    localhost, with or without a port, pass; `sluice reload --admin` sends what is needed."""
+    path = tmp_path / "admin.zon"
+    path.write_text(f'.{{ .listen = "127.0.0.1:0", .pools = .{{ .app = .{{ .backends = '
+                    f'.{{ "{backend.address}" }} }} }} }}\n')
+    sluice.start([], args=["--config", str(path), "--admin", "127.0.0.1:0"])
+    port = int(sluice.wait_for_line(ADMIN_RE, timeout=5.0).group("port"))
+    for host in ("rebind.example", f"rebind.example:{port}", "localhost.example",
+                 "127.0.0.1.nip.io"):
+        r = request(port, "GET", "/status", host=host)
+        assert r.status == 421, (host, r)
+        assert b"IP address or localhost" in r.body, r
+        assert b"pools" not in r.body
+    for host in ("127.0.0.1", f"127.0.0.1:{port}", "localhost", f"LOCALHOST:{port}",
+                 "[::1]:9901"):
+        assert request(port, "GET", "/healthz", host=host).status == 200, host
+    r = admin(port, "/metrics", headers={"Origin": "http://127.0.0.1:8000"})
+    assert r.status == 403 and b"Origin" in r.body, r
+    assert b"sluice_" not in r.body
+    # What a page's <form method=post enctype=text/plain> or fetch(mode: "no-cors") sends.
+    r = admin(port, "/reload", "POST", headers={"Content-Type": "text/plain"}, body=b"x=y")
+    assert r.status == 403 and b"Sluice-Reload: 1" in r.body, r
+    r = admin(port, "/reload", "POST", headers={"Origin": "https://evil.example",
+                                                "Sluice-Reload": "1"}, body=b"")
+    assert r.status == 403, r
+    assert value(scrape(port), "sluice_config_reloads_total", result="ok") == 0
+    r = post_reload(port)
+    assert r.status == 200 and b"generation 2" in r.body, r
+    done = subprocess.run([sluice.binary, "reload", "--admin", f"127.0.0.1:{port}"],
+                          capture_output=True, text=True, timeout=15)
+    assert done.returncode == 0 and "generation 3" in done.stdout, done
+    assert value(scrape(port), "sluice_config_reloads_total", result="ok") == 2

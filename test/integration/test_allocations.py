@@ -105,7 +105,7 @@ def test_no_heap_allocations_after_warmup(sluice, make_backend):
 def test_no_heap_allocations_with_tls_to_backends(sluice, make_backend, tmp_path):
     """The same load to two backends over TLS (a pool's `.tls`, verified against a CA made
     here): handshakes, resumptions, pooled TLS connections and active checks over TLS leave
-    heap_allocations_after_startup at 0 (OpenSSL allocates from the workers' and the control
+    heap_allocations_after_startup at 0 (AWS-LC allocates from the workers' and the control
     thread's bounded pools)."""
     from conftest import write_zon
     from test_backend_tls import make_pki, server_context

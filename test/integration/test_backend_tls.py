@@ -170,7 +170,7 @@ def test_localhost_backend_sends_its_name(sluice, make_backend, pki, tmp_path):
 @pytest.mark.parametrize("case", ["self_signed", "wrong_name"])
 def test_failed_verification_is_a_502_with_the_reason(sluice, make_backend, pki, tmp_path, case):
     """A self-signed certificate, or one without the name asked for: 502, nothing sent to the
-    backend, and a warning line naming OpenSSL's reason."""
+    backend, and a warning line naming AWS-LC's reason."""
     if case == "self_signed":
         backend = make_backend(tls=server_context(pki, "self_signed"))
         tls = {"ca": pki["ca"]}
@@ -189,7 +189,7 @@ def test_failed_verification_is_a_502_with_the_reason(sluice, make_backend, pki,
         c.close()
     line = sluice.wait_for_line(r"TLS with backend 127\.0\.0\.1:\d+ of pool app failed", timeout=5)
     assert reason in line.string, line.string
-    detail = "self-signed certificate" if case == "self_signed" else "hostname mismatch"
+    detail = "self signed certificate" if case == "self_signed" else "Hostname mismatch"
     assert detail in line.string, line.string
     assert backend.requests == []
 
@@ -282,7 +282,7 @@ def test_resumption_over_tls_1_2_and_1_3(sluice, make_backend, pki, tmp_path, ve
 def test_health_checks_over_tls_mark_down_and_up(sluice, make_backend, pki, tmp_path):
     """Active checks go over TLS with the pool's settings: B's health path answering 503
     takes it down, 200 brings it up; probes after the first resume their session; and a
-    backend whose certificate fails verification is down with OpenSSL's reason."""
+    backend whose certificate fails verification is down with AWS-LC's reason."""
     from backends import health_endpoint
     ha, hb = health_endpoint(), health_endpoint()
     a = make_backend(ha, name="A", tls=server_context(pki))
@@ -291,7 +291,7 @@ def test_health_checks_over_tls_mark_down_and_up(sluice, make_backend, pki, tmp_
     start_tls_pool(sluice, tmp_path, [a, b, bad], {"ca": pki["ca"]}, health={
         "path": "/health", "interval": "100ms", "timeout": "1s", "rise": 2, "fall": 2})
     sluice.wait_for_line(rf"backend {re.escape(bad.address)} is down: active check failed "
-                         r"\(TLS: certificate verify failed: self-signed certificate\)", timeout=5)
+                         r"\(TLS: certificate verify failed: self signed certificate\)", timeout=5)
     assert b.wait_for(lambda: hb.probes >= 2, 5.0)
     hb.set_status(503)
     sluice.wait_for_line(rf"backend {re.escape(b.address)} is down: active check failed \(status 503\)", timeout=5)
@@ -403,7 +403,7 @@ def test_metrics_count_upstream_handshakes_and_resumptions(sluice, make_backend,
 
 def test_a_plain_http_backend_in_a_tls_pool_is_a_502_with_the_reason(sluice, pki):
     """A backend that does not speak TLS answers the ClientHello with an HTTP 400 (as nginx
-    does on a plain port): the handshake fails, a 502, OpenSSL's reason in the log."""
+    does on a plain port): the handshake fails, a 502, AWS-LC's reason in the log."""
     import socket
     server = socket.socket()
     server.bind(("127.0.0.1", 0))

@@ -42,10 +42,11 @@ def test_help(sluice_bin):
 
 
 def test_version(sluice_bin):
-    """`--version` exits 0 and prints a version number."""
+    """`--version` exits 0 and prints a version number, and the TLS library's."""
     code, out, err = run(sluice_bin, "--version")
     assert code == 0, err
     assert re.search(r"\d+\.\d+", out + err), f"no version in {out + err!r}"
+    assert re.search(r"\(AWS-LC \d+\.\d+\.\d+\)", out), out
 
 
 def test_no_backend(sluice_bin):

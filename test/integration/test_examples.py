@@ -9,6 +9,8 @@ is installed."""
 
 import re
 import shutil
+import socket
+import ssl
 import subprocess
 
 import pytest
@@ -18,6 +20,10 @@ from conftest import REPO
 
 EXAMPLES = REPO / "examples"
 CONFIGS = ["site.zon", "site.json", "systemd/sluice.zon"]
+# Where the unit's LoadCredential= puts the certificate and key; the tests put the test
+# certificate there instead (src/tls/testdata, made for `ecdsa.test`).
+CREDENTIALS = "/run/credentials/sluice.service/"
+TESTDATA = REPO / "src" / "tls" / "testdata"
 SITES = ["site.zon", "site.json"]
 UNIT = EXAMPLES / "systemd" / "sluice.service"
 ADDRESS_RE = re.compile(r'"(\d+\.\d+\.\d+\.\d+):(\d+)"')
@@ -48,7 +54,13 @@ def localized(name, make_backend, tmp_path):
 
     text = ADDRESS_RE.sub(backend_for, text)
     text = text.replace("/var/log/sluice/access.log", str(tmp_path / "access.log"))
-    return text, backends
+    return with_test_credentials(text), backends
+
+
+def with_test_credentials(text):
+    """The systemd config with the test certificate where the unit's credentials would be."""
+    text = text.replace(CREDENTIALS + "site.pem", str(TESTDATA / "ecdsa.pem"))
+    return text.replace(CREDENTIALS + "site.key", str(TESTDATA / "ecdsa.key"))
 
 
 def which(backends, request_path):
@@ -58,12 +70,17 @@ def which(backends, request_path):
 
 
 @pytest.mark.parametrize("name", CONFIGS)
-def test_every_example_config_checks(sluice_bin, name):
-    """Each config in examples/ passes `sluice check` as it is shipped."""
+def test_every_example_config_checks(sluice_bin, name, tmp_path):
+    """Each config in examples/ passes `sluice check` as it is shipped (the systemd one with a
+    test certificate in place of the credentials only systemd provides)."""
     path = EXAMPLES / name
+    text = path.read_text()
+    if CREDENTIALS in text:
+        path = tmp_path / name.replace("/", "-")
+        path.write_text(with_test_credentials(text))
     code, out, err = check(sluice_bin, path)
     assert code == 0, err
-    assert out == f"{path}: ok\n"
+    assert out.endswith(f"{path}: ok\n"), out
 
 
 @pytest.mark.parametrize("name", SITES)
@@ -98,13 +115,15 @@ def test_example_site_serves_its_routes(sluice, make_backend, tmp_path, name):
     assert not which(backends, "/ping") and not which(backends, "/shop?page=2")
 
     admin = sluice.wait_for_line(ADMIN_RE, 5.0)
-    r = request(int(admin.group("port")), "GET", "/healthz")
+    admin_port = int(admin.group("port"))
+    r = request(admin_port, "GET", "/healthz", host=f"127.0.0.1:{admin_port}")
     assert r.status == 200, r
 
 
 def test_systemd_example_config_serves(sluice, make_backend, tmp_path):
-    """The systemd example's config, with local addresses, proxies to its pool and writes
-    its access log to the file it names."""
+    """The systemd example's config, with local addresses and the test certificate as its
+    credentials, proxies to its pool on both listeners (plain and HTTPS) and writes its access
+    log to the file it names."""
     text, backends = localized("systemd/sluice.zon", make_backend, tmp_path)
     path = tmp_path / "sluice.zon"
     path.write_text(text)
@@ -113,6 +132,13 @@ def test_systemd_example_config_serves(sluice, make_backend, tmp_path):
     r = request(sluice.port, "GET", "/orders")
     assert r.status == 200, r
     assert len(which(backends, "/orders")) == 1
+    https_port = sluice.listen_ports(2)[1]
+    context = ssl.create_default_context(cafile=str(TESTDATA / "ca.pem"))
+    with socket.create_connection(("127.0.0.1", https_port), timeout=5) as raw:
+        with context.wrap_socket(raw, server_hostname="ecdsa.test") as tls:
+            tls.sendall(b"GET /secure HTTP/1.1\r\nHost: ecdsa.test\r\nConnection: close\r\n\r\n")
+            assert tls.recv(64).startswith(b"HTTP/1.1 200 ")
+    assert len(which(backends, "/secure")) == 1
     log = tmp_path / "access.log"
     assert wait_until(lambda: log.exists() and "/orders" in log.read_text(), 5.0,
                       what="the access log line")
@@ -149,6 +175,14 @@ def test_systemd_unit_has_what_an_operator_expects(sluice_bin):
         return service[key][-1]
 
     assert one("DynamicUser") == "yes" or "User" in service
+    # sluice tells systemd when it is ready, reloading and stopping (sd_notify).
+    assert one("Type") == "notify"
+    # The key is not readable by the dynamic user: systemd hands it over as a credential, in
+    # the directory the config names.
+    credentials = {v.split(":", 1)[0] for v in service["LoadCredential"]}
+    assert credentials == {"site.pem", "site.key"}, credentials
+    for name in credentials:
+        assert CREDENTIALS + name in (EXAMPLES / "systemd" / "sluice.zon").read_text()
     config_text = (EXAMPLES / "systemd" / "sluice.zon").read_text()
     assert '.listen = "0.0.0.0:80"' in config_text
     assert "CAP_NET_BIND_SERVICE" in one("AmbientCapabilities").split()
@@ -172,6 +206,20 @@ def test_systemd_unit_has_what_an_operator_expects(sluice_bin):
     assert int(one("TimeoutStopSec").rstrip("s")) > drain_s
     assert "/var/log/sluice/" in config_text and one("LogsDirectory") == "sluice"
     assert ("Install", "WantedBy", "multi-user.target") in d
+
+
+def test_systemd_unit_documentation_is_what_its_header_installs():
+    """Each `Documentation=` file is installed by the unit's header, from a file in the repo."""
+    header = UNIT.read_text()
+    docs = [v for section, key, value in unit_directives() if key == "Documentation"
+            for v in value.split()]
+    assert docs
+    for url in docs:
+        assert url.startswith("file://"), url
+        target = url[len("file://"):]
+        m = re.search(r"^#\s+install -D -m 0644 (\S+) " + re.escape(target) + "$", header, re.M)
+        assert m, f"{target} is not installed by the unit's header"
+        assert (REPO / m.group(1)).is_file(), m.group(1)
 
 
 def test_systemd_unit_verifies(sluice_bin, tmp_path):

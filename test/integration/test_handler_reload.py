@@ -245,4 +245,14 @@ def test_readme_iteration_example(sluice, sluice_bin, tmp_path):
     assert done.returncode == 0, done
     line = sluice.wait_for_line(re.compile(r"reloaded the command line: generation 2 .*"), start=mark).group(0)
     assert line.endswith("1 handlers: 0 kept, 1 compiled)"), line
+    assert "generation 2" in done.stdout, done
+    assert request(sluice.port, "GET", "/r", timeout=10).body == b"v2 /r"
+    # A handler that does not compile: the command exits 1 with its FILE:LINE:COL (it used to
+    # say `sent SIGHUP` and exit 0), and v2 keeps serving.
+    write(app, "export default function (request) { return Response.text(\"v3\" +; }\n")
+    done = subprocess.run([sluice_bin, "reload", "--pid-file", str(pid_file)], capture_output=True, text=True,
+                          timeout=10)
+    assert done.returncode == 1, done
+    assert re.search(re.escape(str(app)) + r":1:\d+: ", done.stdout), done
+    assert "still serving generation 2" in done.stdout, done
     assert request(sluice.port, "GET", "/r", timeout=10).body == b"v2 /r"

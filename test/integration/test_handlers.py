@@ -612,7 +612,8 @@ def test_proxy_mistakes_are_500_and_nothing_malformed_is_forwarded(sluice, make_
     backend = make_backend()
     admin_port = start_proxy(sluice, tmp_path, [backend])
     cases = {
-        "/nopool": ("unknown_pool", 'Response.proxy names pool "nope", which the configuration does not have'),
+        "/nopool": ("unknown_pool", 'Response.proxy names pool "nope", which the configuration does not have: '
+                    'the pools are web'),
         "/bad-path": ("exception", "TypeError: Response.proxy: path must start with /"),
         "/space-path": ("exception", "TypeError: Response.proxy: path must start with /"),
         "/crlf": ("exception", "TypeError: Response: a header value may not contain CR, LF"),
@@ -640,6 +641,26 @@ def test_proxy_mistakes_are_500_and_nothing_malformed_is_forwarded(sluice, make_
     for reason, count in counts.items():
         assert value(families, "sluice_handler_failures_total", handler="edge", reason=reason) == count
     assert Echoed(get(sluice.port, "/fine")).target == "/fine"
+
+
+def test_the_pool_of_backend_flags_is_called_default(sluice, make_backend, tmp_path):
+    """Issue 19: the pool `--backend` flags make is named `default` (README, Command line), so
+    a handler sends requests on to it with `Response.proxy("default")`; a name it does not
+    have is a 500 whose log line lists the pools there are."""
+    backend = make_backend(name="b1")
+    app = write(tmp_path, "app.js", """\
+export default function handler(request) {
+  if (request.path === "/wrong") return Response.proxy("web");
+  return Response.proxy("default", { path: "/via" + request.path });
+}
+""")
+    sluice.start([backend], args=["--handler-file", f"app={app}", "--handler", "app"])
+    e = Echoed(get(sluice.port, "/x"))
+    assert e.target == "/via/x" and e.backend == "b1", e.data
+    mark = sluice.mark()
+    assert get(sluice.port, "/wrong").status == 500
+    line = sluice.wait_for_line(re.compile(r"warn: 500 handler_unknown_pool.*"), start=mark).group(0)
+    assert 'names pool "web", which the configuration does not have: the pools are default' in line, line
 
 
 def test_proxy_retries_another_backend_with_the_rewritten_head(sluice, make_backend, tmp_path):

@@ -23,7 +23,7 @@ import pytest
 from backends import echo, health_endpoint, route, slow_head, traffic
 from client import Client, ConnectionClosed, Echoed, is_refused, request, wait_until
 from conftest import ZonEnum, free_port, write_zon, zon
-from test_admin import ADMIN_RE, scrape, value
+from test_admin import ADMIN_RE, post_reload, scrape, value
 from test_config_docs import check
 from test_routing import config, said, says
 
@@ -110,8 +110,8 @@ def test_pid_file_written_once_listening_and_removed_at_exit(sluice, backend, tm
 
 
 def test_reload_command_signals_the_pid_in_the_pid_file(sluice, backend, tmp_path):
-    """`sluice reload --pid-file FILE` sends SIGHUP to that pid, says so and exits 0; the
-    new file then serves."""
+    """`sluice reload --pid-file FILE` sends SIGHUP to that pid, waits for the outcome and
+    prints it, exit 0; the new file then serves."""
     pid_file = tmp_path / "sluice.pid"
     port = free_port()
     path = write_zon(tmp_path / "s.zon", config({"app": [backend]}, listen=addr(port)))
@@ -119,12 +119,62 @@ def test_reload_command_signals_the_pid_in_the_pid_file(sluice, backend, tmp_pat
     assert wait_until(lambda: pid_file.exists() and pid_file.read_text().strip(), 3.0)
     write_zon(path, config({"app": [backend]}, [says("new", path_prefix="/new"),
                                                 {"pool": "app"}], listen=addr(port)))
-    mark = sluice.mark()
     code, out = run(sluice.binary, "reload", "--pid-file", pid_file)
     assert code == 0, out
-    assert out.strip(), "`sluice reload` printed nothing"
-    sluice.wait_for_line(generation_re(2), RELOAD_WAIT, start=mark)
+    assert re.search(r"^reloaded .*: generation 2 \(", out, re.M), out
+    # Applied before the command returned: no waiting for the log.
     assert said(request(port, "GET", "/new")) == "new"
+
+
+def test_reload_command_with_a_pid_file_exits_1_with_the_reason_when_refused(sluice, backend,
+                                                                             tmp_path):
+    """Issue 19: `sluice reload --pid-file` used to say `sent SIGHUP` and exit 0 whatever
+    happened. A file with a mistake: exit 1 and the reason (FILE:LINE:COL, `still serving`),
+    as `--admin` prints it; the old configuration keeps serving. Then a good file: exit 0.
+    During a drain: exit 1, `draining`. After the exit, the outcome file is gone with the pid
+    file."""
+    pid_file = tmp_path / "sluice.pid"
+    port = free_port()
+    path = write_zon(tmp_path / "s.zon", config({"app": [backend]}, listen=addr(port)))
+    sluice.start_config(path, args=["--pid-file", pid_file])
+    assert wait_until(lambda: pid_file.exists() and pid_file.read_text().strip(), 3.0)
+    broken = zon(config({"app": [backend]}, [{"pool": "nope"}], listen=addr(port)))
+    path.write_text(broken + "\n")
+    code, out = run(sluice.binary, "reload", "--pid-file", pid_file)
+    assert code == 1, out
+    assert f"{path}:{line_of(broken, NOPE)}:" in out, out
+    assert "still serving generation 1" in out, out
+    assert Echoed(request(port, "GET", "/still")).target == "/still"
+    write_zon(path, config({"app": [backend]}, [says("fixed", path_prefix="/fixed"),
+                                                {"pool": "app"}], listen=addr(port)))
+    code, out = run(sluice.binary, "reload", "--pid-file", pid_file)
+    assert code == 0 and "generation 2" in out, out
+    assert said(request(port, "GET", "/fixed")) == "fixed"
+    outcome = pid_file.with_name(pid_file.name + ".reload")
+    assert outcome.read_text().startswith("started_ns="), outcome.read_text()
+    assert sluice.stop() == 0
+    assert not pid_file.exists() and not outcome.exists()
+
+
+@pytest.mark.time_limit(30)
+def test_reload_command_during_a_drain_is_refused_with_the_reason(sluice, make_backend, tmp_path):
+    """A SIGHUP while sluice drains is refused, and `sluice reload --pid-file` says so (exit 1)
+    instead of waiting for an outcome that never comes."""
+    slow = make_backend(slow_head(3.0))
+    pid_file = tmp_path / "sluice.pid"
+    path = write_zon(tmp_path / "s.zon", config({"app": [slow]}))
+    sluice.start_config(path, args=["--pid-file", pid_file])
+    assert wait_until(lambda: pid_file.exists() and pid_file.read_text().strip(), 3.0)
+    holder = threading.Thread(target=lambda: request(sluice.port, "GET", "/slow", timeout=10),
+                              daemon=True)
+    holder.start()
+    assert slow.wait_for_requests(1, 3.0)
+    sluice.signal(signal.SIGTERM)
+    sluice.wait_for_line(r"SIGTERM: draining", timeout=3.0)
+    code, out = run(sluice.binary, "reload", "--pid-file", pid_file)
+    assert code == 1 and "draining" in out, out
+    holder.join(10)
+    assert sluice.wait(5.0) == 0
 
 
 @pytest.mark.parametrize("content", [None, "", "not a pid\n", "12ab\n"],
@@ -281,7 +331,7 @@ def test_admin_reload_and_reload_command_with_admin(sluice, backend, tmp_path):
     admin_port = with_admin(sluice, path)
 
     write_zon(path, with_route("two"))
-    r = request(admin_port, "POST", "/reload", body=b"", timeout=RELOAD_WAIT)
+    r = post_reload(admin_port, timeout=RELOAD_WAIT)
     assert r.status == 200, r
     assert re.search(r"\bgeneration 2\b", r.body.decode()), r
     assert said(request(port, "GET", "/two")) == "two"
@@ -296,7 +346,7 @@ def test_admin_reload_and_reload_command_with_admin(sluice, backend, tmp_path):
                                              {"pool": "nope"}], **top))
     path.write_text(broken + "\n")
     where = f"{path}:{line_of(broken, NOPE)}:"
-    r = request(admin_port, "POST", "/reload", body=b"", timeout=RELOAD_WAIT)
+    r = post_reload(admin_port, timeout=RELOAD_WAIT)
     assert r.status == 422, r
     assert where in r.body.decode(), (where, r)
     code, out = run(sluice.binary, "reload", "--admin", addr(admin_port))

@@ -175,7 +175,7 @@ def test_curl_gets_an_answer_over_https(sluice, backend):
 def test_no_heap_allocation_per_request_over_tls(sluice, backend):
     """After a warm-up, 300 requests over TLS (new connections with full and resumed
     handshakes, and keep-alive requests) leave heap_allocations_after_startup unchanged:
-    OpenSSL allocates from the workers' pools."""
+    AWS-LC allocates from the workers' pools."""
     sluice.start([backend], args=tls_args(), workers=2)
     ctx = client_context()
 

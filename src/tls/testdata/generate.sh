@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes the test-only certificates and keys in this folder (committed; the tests embed them).
 # Run it again only to change them: `src/tls/testdata/generate.sh`. Needs the openssl command
-# (tools/libssl.sh installs it). Nothing here is secret: these keys sign nothing but tests.
+# (Debian's openssl package; .ci/run installs it). Nothing here is secret: these keys sign
+# nothing but tests.
 #
 #   ca.pem              root CA (ECDSA P-256), what clients in the tests trust
 #   intermediate.pem    intermediate CA signed by the root; it signs every leaf below
