@@ -1905,7 +1905,8 @@ fn refuseBuiltinNew(c: *Compiler, node: *const Node, callee: *const Node) Error!
     if (callee.data != .identifier) return;
     const id = callee.data.identifier;
     switch (id.resolution) {
-        .global => |g| if (g < builtins.globals_count and !builtins.globalIsConstructor(g)) {
+        // `new Symbol()` is JavaScript's own TypeError, at run time.
+        .global => |g| if (g < builtins.globals_count and !builtins.globalIsConstructor(g) and !std.mem.eql(u8, id.name, "Symbol")) {
             return c.failFmt(node.pos, "new {s} is not supported", .{id.name});
         },
         else => {},

@@ -78,6 +78,8 @@ host_globals: []Value,
 out: *std.Io.Writer,
 err_out: *std.Io.Writer,
 random_state: u64,
+/// `Symbol.for`'s registry (symbol.zig), newest first.
+symbol_registry: ?*@import("symbol.zig").Registered = null,
 
 pub const Error = error{ Throw, Terminate };
 

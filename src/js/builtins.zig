@@ -29,6 +29,7 @@ pub const globals_fns = @import("builtins/globals.zig");
 pub const console = @import("builtins/console.zig");
 pub const functions = @import("builtins/functions.zig");
 pub const descriptors = @import("builtins/descriptors.zig");
+pub const symbols = @import("builtins/symbols.zig");
 
 pub const NativeFn = *const fn (vm: *Vm, this: Value, args: []const Value) Error!Value;
 
@@ -63,6 +64,8 @@ pub const Class = enum {
     string_ctor,
     number_ctor,
     date,
+    symbol_ctor,
+    symbol_proto,
     empty,
 };
 
@@ -70,8 +73,13 @@ const Entry = struct {
     name: []const u8,
     /// `global`: the same function as the global of that name (Number.parseInt is
     /// parseInt).
-    value: union(enum) { native: Native, number: f64, global: []const u8 },
+    /// `symbol`: a well-known symbol, by its name ("@@iterator").
+    value: union(enum) { native: Native, number: f64, global: []const u8, symbol: []const u8 },
 };
+
+fn sym(comptime name: []const u8, comptime symbol_name: []const u8) Entry {
+    return .{ .name = name, .value = .{ .symbol = symbol_name } };
+}
 
 fn nat(comptime name: []const u8, comptime length: u8, comptime func: NativeFn) Entry {
     return .{ .name = name, .value = .{ .native = .{ .name = name, .length = length, .func = func } } };
@@ -110,6 +118,7 @@ fn entries(class: Class) []const Entry {
             nat("values", 0, array.values),           nat("toString", 0, array.toStringMethod),
             nat("toReversed", 0, array.toReversed),   nat("toSorted", 1, array.toSorted),
             nat("with", 2, array.with),               nat("toLocaleString", 0, array.toStringMethod),
+            nat("@@iterator", 0, array.values),
         },
         .string_proto => &.{
             nat("at", 1, strings.at),                         nat("charAt", 1, strings.charAt),
@@ -128,7 +137,7 @@ fn entries(class: Class) []const Entry {
             nat("trim", 0, strings.trim),                     nat("trimEnd", 0, strings.trimEnd),
             nat("trimStart", 0, strings.trimStart),           nat("trimLeft", 0, strings.trimStart),
             nat("trimRight", 0, strings.trimEnd),             nat("normalize", 0, strings.valueOf),
-            nat("isWellFormed", 0, strings.isWellFormed),
+            nat("isWellFormed", 0, strings.isWellFormed),     nat("@@iterator", 0, symbols.stringIterator),
         },
         .number_proto => &.{
             nat("toFixed", 1, numbers.toFixed),
@@ -155,16 +164,18 @@ fn entries(class: Class) []const Entry {
             nat("has", 1, collections.map_methods.has),     nat("delete", 1, collections.map_methods.delete),
             nat("clear", 0, collections.map_methods.clear), nat("forEach", 1, collections.map_methods.forEach),
             nat("keys", 0, collections.mapKeys),            nat("values", 0, collections.mapValues),
-            nat("entries", 0, collections.mapEntries),
+            nat("entries", 0, collections.mapEntries),      nat("@@iterator", 0, collections.mapEntries),
         },
         .set_proto => &.{
             nat("add", 1, collections.setAdd),                  nat("has", 1, collections.set_methods.has),
             nat("delete", 1, collections.set_methods.delete),   nat("clear", 0, collections.set_methods.clear),
             nat("forEach", 1, collections.set_methods.forEach), nat("keys", 0, collections.setValues),
             nat("values", 0, collections.setValues),            nat("entries", 0, collections.setEntries),
+            nat("@@iterator", 0, collections.setValues),
         },
         .iterator_proto => &.{
             nat("next", 0, collections.iteratorNext),
+            nat("@@iterator", 0, symbols.returnThis),
         },
         .math => &.{
             nat("abs", 1, numbers.abs),     nat("acos", 1, numbers.acos),     nat("acosh", 1, numbers.acosh),
@@ -203,7 +214,7 @@ fn entries(class: Class) []const Entry {
             nat("defineProperties", 2, descriptors.defineProperties),                   nat("getOwnPropertyDescriptor", 2, descriptors.getOwnPropertyDescriptor),
             nat("getOwnPropertyDescriptors", 1, descriptors.getOwnPropertyDescriptors), nat("preventExtensions", 1, descriptors.preventExtensions),
             nat("isExtensible", 1, descriptors.isExtensible),                           nat("seal", 1, descriptors.seal),
-            nat("isSealed", 1, descriptors.isSealed),
+            nat("isSealed", 1, descriptors.isSealed),                                   nat("getOwnPropertySymbols", 1, descriptors.getOwnPropertySymbols),
         },
         .array_ctor => &.{
             nat("isArray", 1, array.isArray),
@@ -225,6 +236,20 @@ fn entries(class: Class) []const Entry {
         },
         .date => &.{
             nat("now", 0, globals_fns.dateNow),
+        },
+        .symbol_ctor => &.{
+            nat("for", 1, symbols.symbolFor),                  nat("keyFor", 1, symbols.keyFor),
+            sym("asyncIterator", "@@asyncIterator"),           sym("hasInstance", "@@hasInstance"),
+            sym("isConcatSpreadable", "@@isConcatSpreadable"), sym("iterator", "@@iterator"),
+            sym("match", "@@match"),                           sym("matchAll", "@@matchAll"),
+            sym("replace", "@@replace"),                       sym("search", "@@search"),
+            sym("species", "@@species"),                       sym("split", "@@split"),
+            sym("toPrimitive", "@@toPrimitive"),               sym("toStringTag", "@@toStringTag"),
+            sym("unscopables", "@@unscopables"),
+        },
+        .symbol_proto => &.{
+            nat("toString", 0, symbols.toStringMethod),
+            nat("valueOf", 0, symbols.valueOf),
         },
         .empty => &.{},
     };
@@ -268,6 +293,8 @@ pub const builtin_objects = [_]BuiltinObject{
     .{ .name = "Map", .prototype = "%Map.prototype%", .class = .empty, .call = ctor("Map", 0, collections.requireNewMap), .construct = ctor("Map", 0, collections.constructMap), .instances = .{ .kind = .map } },
     .{ .name = "Set", .prototype = "%Set.prototype%", .class = .empty, .call = ctor("Set", 0, collections.requireNewSet), .construct = ctor("Set", 0, collections.constructSet), .instances = .{ .kind = .set } },
     .{ .name = "Date", .class = .date },
+    .{ .name = "Symbol", .prototype = "%Symbol.prototype%", .class = .symbol_ctor, .call = ctor("Symbol", 0, symbols.call) },
+    .{ .name = "%Symbol.prototype%", .class = .symbol_proto, .constructor_of = "Symbol" },
     .{ .name = "Error", .prototype = "%Error.prototype%", .class = .empty, .call = ctor("Error", 1, errors.constructError), .construct = ctor("Error", 1, errors.constructError), .instances = .any_error },
     .{ .name = "TypeError", .class = .empty, .call = ctor("TypeError", 1, errors.constructTypeError), .construct = ctor("TypeError", 1, errors.constructTypeError), .instances = .{ .error_kind = .type_error } },
     .{ .name = "RangeError", .class = .empty, .call = ctor("RangeError", 1, errors.constructRangeError), .construct = ctor("RangeError", 1, errors.constructRangeError), .instances = .{ .error_kind = .range_error } },
@@ -319,6 +346,8 @@ const Layout = struct {
 
 const absent: u16 = 0xFFFF;
 const constant_bit: u16 = 0x8000;
+/// A well-known symbol's name id follows this bit.
+const symbol_bit: u16 = 0x4000;
 
 const layout: Layout = blk: {
     @setEvalBranchQuota(10_000_000);
@@ -345,6 +374,9 @@ const layout: Layout = blk: {
                     tables[c][name_id] = constant_bit | constants.len;
                     constants = constants ++ [_]f64{x};
                 },
+                .symbol => |symbol_name| {
+                    tables[c][name_id] = symbol_bit | names.id(symbol_name);
+                },
                 .global => |global_name| {
                     tables[c][name_id] = for (global_functions, 0..) |g, i| {
                         if (std.mem.eql(u8, g.name, global_name)) break global_function_ids[i];
@@ -368,7 +400,7 @@ const layout: Layout = blk: {
             natives = natives ++ [_]Native{n};
         }
     }
-    assert(natives.len < constant_bit);
+    assert(natives.len < symbol_bit and names.count < symbol_bit);
     break :blk .{
         .natives = natives,
         .tables = tables,
@@ -424,6 +456,7 @@ fn missingNative(vm: *Vm, this: Value, args: []const Value) Error!Value {
 fn memberValue(entry: u16) ?Value {
     if (entry == absent) return null;
     if (entry & constant_bit != 0) return Value.number(layout.constants[entry & ~constant_bit]);
+    if (entry & symbol_bit != 0) return Value.symbol(names.byId(entry & ~symbol_bit));
     return Value.native(entry);
 }
 
@@ -456,6 +489,8 @@ pub fn primitiveMember(v: Value, key: *String) ?Value {
     const name_id = names.nameId(key) orelse return null;
     const class: Class = if (v.isString())
         .string_proto
+    else if (v.is(.symbol))
+        .symbol_proto
     else if (v.isNumber())
         .number_proto
     else if (v.isBool())

@@ -90,7 +90,7 @@ pub fn defineMember(vm: *Vm, target: Value, key_value: Value, v: Value, flags: b
         .method, .field => {
             if (flags.kind == .field) try ops.checkModuleWrite(vm, o);
             if (flags.kind == .field and (o.frozen or o.sealed_shape) and o.properties.find(key) == null) {
-                return vm.throwFmt(.type_error, "Cannot define property {f}, object is not extensible", .{ops.StringFormat{ .s = key }});
+                return vm.throwFmt(.type_error, "Cannot define property {f}, object is not extensible", .{ops.KeyFormat{ .s = key }});
             }
             o.properties.define(vm.heap, key, v, attributes) catch return vm.outOfMemory();
         },
@@ -120,7 +120,7 @@ fn definePrivate(vm: *Vm, o: *Object, key: *String, v: Value, flags: bytecode.Me
         const existing = o.properties.items[i];
         // A getter and a setter of one name meet in one accessor.
         const pairing = existing.flags.accessor and (flags.kind == .getter or flags.kind == .setter);
-        if (!pairing) return vm.throwFmt(.type_error, "Cannot initialize {f} twice on the same object", .{ops.StringFormat{ .s = key }});
+        if (!pairing) return vm.throwFmt(.type_error, "Cannot initialize {f} twice on the same object", .{ops.KeyFormat{ .s = key }});
         const accessor = existing.value.asObject().as(object.Accessor);
         if (flags.kind == .getter) accessor.getter = v else accessor.setter = v;
         return;
@@ -142,24 +142,24 @@ fn definePrivate(vm: *Vm, o: *Object, key: *String, v: Value, flags: bytecode.Me
 /// `o.#x`: the object must have it (its class made it), or it is a TypeError.
 pub fn privateGet(vm: *Vm, obj: Value, key: *String) Error!Value {
     const p = privateProperty(obj, key) orelse
-        return vm.throwFmt(.type_error, "Cannot read private member {f} from an object whose class did not declare it", .{ops.StringFormat{ .s = key }});
+        return vm.throwFmt(.type_error, "Cannot read private member {f} from an object whose class did not declare it", .{ops.KeyFormat{ .s = key }});
     if (!p.flags.accessor) return p.value;
     const a = p.value.asObject().as(object.Accessor);
-    if (a.getter.isUndefined()) return vm.throwFmt(.type_error, "'{f}' was defined without a getter", .{ops.StringFormat{ .s = key }});
+    if (a.getter.isUndefined()) return vm.throwFmt(.type_error, "'{f}' was defined without a getter", .{ops.KeyFormat{ .s = key }});
     return vm.call(a.getter, obj, &.{});
 }
 
 /// `o.#x = v`: as privateGet, and a private method cannot be written.
 pub fn privateSet(vm: *Vm, obj: Value, key: *String, v: Value) Error!void {
     const p = privateProperty(obj, key) orelse
-        return vm.throwFmt(.type_error, "Cannot write private member {f} to an object whose class did not declare it", .{ops.StringFormat{ .s = key }});
+        return vm.throwFmt(.type_error, "Cannot write private member {f} to an object whose class did not declare it", .{ops.KeyFormat{ .s = key }});
     if (p.flags.accessor) {
         const a = p.value.asObject().as(object.Accessor);
-        if (a.setter.isUndefined()) return vm.throwFmt(.type_error, "'{f}' was defined without a setter", .{ops.StringFormat{ .s = key }});
+        if (a.setter.isUndefined()) return vm.throwFmt(.type_error, "'{f}' was defined without a setter", .{ops.KeyFormat{ .s = key }});
         _ = try vm.call(a.setter, obj, &.{v});
         return;
     }
-    if (p.flags.read_only) return vm.throwFmt(.type_error, "Private method '{f}' is not writable", .{ops.StringFormat{ .s = key }});
+    if (p.flags.read_only) return vm.throwFmt(.type_error, "Private method '{f}' is not writable", .{ops.KeyFormat{ .s = key }});
     try ops.checkModuleWrite(vm, obj.asObject());
     p.value = v;
 }

@@ -86,7 +86,24 @@ pub const list = [_][]const u8{
     "getOwnPropertyDescriptor", "getOwnPropertyDescriptors", "preventExtensions", "isExtensible",
     "seal",                     "isSealed",                  "writable",          "enumerable",
     "configurable",             "get ",                      "set ",
+    // Symbol.
+                 "Symbol",
+    "for",                      "keyFor",                    "description",       "getOwnPropertySymbols",
+    "asyncIterator",            "iterator",                  "toPrimitive",       "toStringTag",
+    "hasInstance",              "isConcatSpreadable",        "match",             "matchAll",
+    "search",                   "species",                   "unscopables",
+    // The well-known symbols: their statics are symbol keys (symbol.zig), equal to no
+    // string, and `lookup` never finds them.
+          "@@iterator",
+    "@@asyncIterator",          "@@toPrimitive",             "@@toStringTag",     "@@hasInstance",
+    "@@isConcatSpreadable",     "@@match",                   "@@matchAll",        "@@replace",
+    "@@search",                 "@@species",                 "@@split",           "@@unscopables",
 };
+
+/// Whether a name is a well-known symbol's ("@@iterator" is Symbol.iterator).
+pub fn isSymbolName(text: []const u8) bool {
+    return text.len > 2 and text[0] == '@' and text[1] == '@';
+}
 
 pub const count = list.len;
 
@@ -109,8 +126,10 @@ pub fn id(comptime text: []const u8) u16 {
 
 const map = blk: {
     @setEvalBranchQuota(1_000_000);
-    var entries: [count]struct { []const u8, u16 } = undefined;
-    for (list, 0..) |name, i| entries[i] = .{ name, i };
+    var entries: []const struct { []const u8, u16 } = &.{};
+    for (list, 0..) |name, i| {
+        if (!isSymbolName(name)) entries = entries ++ .{.{ name, i }};
+    }
     break :blk std.StaticStringMap(u16).initComptime(entries);
 };
 
@@ -119,11 +138,39 @@ pub fn lookup(text: []const u8) ?u16 {
     return map.get(text);
 }
 
+/// A well-known symbol's description ("Symbol.iterator"), by the symbol's name id.
+var symbol_descriptions: [count]String = blk: {
+    @setEvalBranchQuota(1_000_000);
+    var table: [count]String = undefined;
+    for (&table, list) |*s, name| {
+        const text = if (isSymbolName(name)) "Symbol." ++ name[2..] else "";
+        s.* = .{
+            .ptr = text.ptr,
+            .len = text.len,
+            .hash_value = string_mod.hashBytes(text, false),
+            .flags = .{ .hashed = true, .index = .no },
+            .name_id = String.name_none,
+        };
+    }
+    break :blk table;
+};
+
 /// Every known name as a static string, hashed at compile time.
 var statics: [count]String = blk: {
     @setEvalBranchQuota(1_000_000);
     var table: [count]String = undefined;
     for (&table, list, 0..) |*s, name, i| {
+        if (isSymbolName(name)) {
+            // A symbol key: no text, its description behind `ptr` (symbol.zig).
+            s.* = .{
+                .ptr = @ptrCast(&symbol_descriptions[i]),
+                .len = 0,
+                .hash_value = string_mod.hashBytes(name, false),
+                .flags = .{ .hashed = true, .index = .no, .symbol = true },
+                .name_id = i,
+            };
+            continue;
+        }
         s.* = .{
             .ptr = name.ptr,
             .len = name.len,
@@ -167,5 +214,11 @@ test "names: ids, lookups and statics agree" {
     try std.testing.expectEqual(@as(?u16, id("length")), nameId(string("length")));
     try std.testing.expect(lookup("nope") == null);
     // No name is listed twice.
-    for (list, 0..) |name, i| try std.testing.expectEqual(@as(u16, @intCast(i)), lookup(name).?);
+    for (list, 0..) |name, i| {
+        if (isSymbolName(name)) {
+            try std.testing.expect(lookup(name) == null);
+        } else {
+            try std.testing.expectEqual(@as(u16, @intCast(i)), lookup(name).?);
+        }
+    }
 }

@@ -116,7 +116,7 @@ pub const Properties = struct {
         for (items, 0..) |item, i| {
             if (item.key == key) return @intCast(i);
         }
-        if (key.flags.private) return null;
+        if (key.flags.private or key.flags.symbol) return null;
         for (items, 0..) |item, i| {
             if (item.key.len == key.len and !item.key.flags.private and item.key.eql(key)) return @intCast(i);
         }
@@ -243,7 +243,7 @@ pub const Properties = struct {
 
 /// Whether either key is a private name, which matches only itself.
 inline fn privateKey(a: *const String, b: *const String) bool {
-    return a.flags.private or b.flags.private;
+    return a.flags.private or b.flags.private or a.flags.symbol or b.flags.symbol;
 }
 
 /// What probing past the first slots of an index cost (`past`: slots after the home one; many
@@ -492,6 +492,9 @@ pub const IteratorKind = enum(u8) {
     string_values,
     /// for-in: the keys taken at the start, each visited only if still there.
     for_in_keys,
+    /// An iterable of the script's: `source` is the iterator its `[Symbol.iterator]()` gave,
+    /// stepped by calling `next_method` (never in user hands).
+    protocol,
 };
 
 pub const Iterator = struct {
@@ -502,6 +505,8 @@ pub const Iterator = struct {
     done: bool = false,
     /// for-in's snapshot of the keys.
     keys: ?*Array = null,
+    /// The `next` of a `protocol` iterator.
+    next_method: Value = Value.undefined_value,
 
     pub const kind: Kind = .iterator;
 };

@@ -23,6 +23,7 @@ const builtins = @import("builtins.zig");
 const bytecode = @import("bytecode.zig");
 const meter = @import("meter.zig");
 const classes = @import("classes.zig");
+const symbol = @import("symbol.zig");
 
 // ---------------------------------------------------------------------------------------
 // Formatting values into messages.
@@ -32,6 +33,16 @@ pub const StringFormat = struct {
     s: *const String,
 
     pub fn format(self: StringFormat, w: *std.Io.Writer) std.Io.Writer.Error!void {
+        try string.writeUtf8(w, self.s);
+    }
+};
+
+/// `{f}` of a property key: a name's text, a symbol as `Symbol(desc)`.
+pub const KeyFormat = struct {
+    s: *const String,
+
+    pub fn format(self: KeyFormat, w: *std.Io.Writer) std.Io.Writer.Error!void {
+        if (self.s.flags.symbol) return symbol.writeDescriptive(w, self.s);
         try string.writeUtf8(w, self.s);
     }
 };
@@ -56,6 +67,7 @@ pub const ShortFormat = struct {
         if (v.isNull()) return w.writeAll("null");
         if (v.eqlBits(Value.true_value)) return w.writeAll("true");
         if (v.eqlBits(Value.false_value)) return w.writeAll("false");
+        if (v.is(.symbol)) return symbol.writeDescriptive(w, v.asSymbolKey());
         if (v.is(.object)) {
             return switch (v.asObject().kind) {
                 .array => w.writeAll("object"),
@@ -170,6 +182,7 @@ pub fn toNumber(vm: *Vm, v: Value) Error!f64 {
         const p = try toPrimitive(vm, v, .number);
         return toNumber(vm, p);
     }
+    if (v.is(.symbol)) return vm.throwMessage(.type_error, "Cannot convert a Symbol value to a number");
     return std.math.nan(f64);
 }
 
@@ -248,7 +261,7 @@ fn defaultString(vm: *Vm, o: *Object) Error!*String {
             .set_values, .set_entries => "[object Set Iterator]",
             .array_keys, .array_values, .array_entries => "[object Array Iterator]",
             .string_values => "[object String Iterator]",
-            .for_in_keys => "[object Object]",
+            .for_in_keys, .protocol => "[object Object]",
         }),
         .plain => return names.string("[object Object]"),
     }
@@ -294,6 +307,7 @@ pub fn toString(vm: *Vm, v: Value) Error!*String {
         return vm.newString(text);
     }
     if (v.is(.builtin)) return builtins.builtinToString(vm, @intCast(v.payload()));
+    if (v.is(.symbol)) return vm.throwMessage(.type_error, "Cannot convert a Symbol value to a string");
     return names.string("undefined");
 }
 
@@ -305,9 +319,16 @@ pub fn numberToString(vm: *Vm, x: f64) Error!*String {
     return vm.newLatin1(number.format(&buf, x));
 }
 
-/// ToPropertyKey: strings as they are, everything else through ToString.
+/// ToPropertyKey: strings as they are, a symbol as its key, everything else through
+/// ToString (an object's ToPrimitive may give a symbol).
 pub fn toPropertyKey(vm: *Vm, v: Value) Error!*String {
     if (v.isString()) return v.asString();
+    if (v.is(.symbol)) return v.asSymbolKey();
+    if (v.is(.object)) {
+        const p = try toPrimitive(vm, v, .string);
+        if (p.is(.symbol)) return p.asSymbolKey();
+        return toString(vm, p);
+    }
     return toString(vm, v);
 }
 
@@ -315,6 +336,7 @@ pub fn typeOf(vm: *Vm, v: Value) *String {
     _ = vm;
     if (v.isNumber()) return names.string("number");
     if (v.isString()) return names.string("string");
+    if (v.is(.symbol)) return names.string("symbol");
     if (v.is(.special)) {
         if (v.isBool()) return names.string("boolean");
         if (v.isNull()) return names.string("object");
@@ -497,11 +519,11 @@ pub fn hasProperty(vm: *Vm, obj: Value, key_value: Value) Error!bool {
         // V8 shows a string operand without quotes.
         if (obj.isString()) {
             return vm.throwFmt(.type_error, "Cannot use 'in' operator to search for '{f}' in {f}", .{
-                StringFormat{ .s = key }, StringFormat{ .s = obj.asString() },
+                KeyFormat{ .s = key }, StringFormat{ .s = obj.asString() },
             });
         }
         return vm.throwFmt(.type_error, "Cannot use 'in' operator to search for '{f}' in {f}", .{
-            StringFormat{ .s = key }, ShortFormat{ .vm = vm, .v = obj },
+            KeyFormat{ .s = key }, ShortFormat{ .vm = vm, .v = obj },
         });
     }
     const o = obj.asObject();
@@ -516,7 +538,7 @@ pub fn hasProperty(vm: *Vm, obj: Value, key_value: Value) Error!bool {
         if (hasIntrinsic(o, key)) return true;
         const proto = o.proto;
         if (proto.isNull()) return false;
-        return hasProperty(vm, proto, Value.string(key));
+        return hasProperty(vm, proto, if (key.flags.symbol) Value.symbol(key) else Value.string(key));
     }
     switch (o.kind) {
         .array => {
@@ -705,10 +727,14 @@ fn getPrimitiveField(vm: *Vm, obj: Value, key: *String) Error!Value {
     }
     if (obj.isNullish()) {
         return vm.throwFmt(.type_error, "Cannot read properties of {s} (reading '{f}')", .{
-            if (obj.isNull()) "null" else "undefined", StringFormat{ .s = key },
+            if (obj.isNull()) "null" else "undefined", KeyFormat{ .s = key },
         });
     }
     if (obj.is(.builtin)) return builtins.staticMember(vm, @intCast(obj.payload()), key);
+    if (obj.is(.symbol)) {
+        if (names.is(key, "description")) return builtins.symbols.descriptionOf(obj.asSymbolKey());
+        if (names.is(key, "constructor")) return Value.builtin(comptime builtins.globalId("Symbol").?);
+    }
     if (names.is(key, "constructor")) {
         // A primitive's wrapper's constructor: (5).constructor is Number.
         if (obj.isNumber()) return Value.builtin(comptime builtins.globalId("Number").?);
@@ -791,7 +817,7 @@ pub fn setField(vm: *Vm, obj: Value, key: *String, v: Value) Error!void {
     if (o.frozen) return throwFrozen(vm, o, key);
     try checkModuleWrite(vm, o);
     if (o.sealed_shape and o.properties.find(key) == null and !hasIntrinsic(o, key)) {
-        return vm.throwFmt(.type_error, "Cannot add property {f}, object is not extensible", .{StringFormat{ .s = key }});
+        return vm.throwFmt(.type_error, "Cannot add property {f}, object is not extensible", .{KeyFormat{ .s = key }});
     }
     switch (o.kind) {
         .array => {
@@ -828,7 +854,7 @@ fn inheritedSetter(vm: *Vm, start: Value, key: *String) Error!?object.Property {
 fn callSetter(vm: *Vm, o: *Object, key: *String, accessor: Value, receiver: Value, v: Value) Error!void {
     const a = accessor.asObject().as(object.Accessor);
     if (a.setter.isUndefined()) {
-        return vm.throwFmt(.type_error, "Cannot set property {f} of {f} which has only a getter", .{ StringFormat{ .s = key }, ValueText{ .vm = vm, .v = Value.obj(o) } });
+        return vm.throwFmt(.type_error, "Cannot set property {f} of {f} which has only a getter", .{ KeyFormat{ .s = key }, ValueText{ .vm = vm, .v = Value.obj(o) } });
     }
     _ = try vm.call(a.setter, receiver, &.{v});
 }
@@ -836,22 +862,22 @@ fn callSetter(vm: *Vm, o: *Object, key: *String, accessor: Value, receiver: Valu
 fn setPrimitiveField(vm: *Vm, obj: Value, key: *String) Error {
     if (obj.isNullish()) {
         return vm.throwFmt(.type_error, "Cannot set properties of {s} (setting '{f}')", .{
-            if (obj.isNull()) "null" else "undefined", StringFormat{ .s = key },
+            if (obj.isNull()) "null" else "undefined", KeyFormat{ .s = key },
         });
     }
     if (obj.isString()) {
         // Indexes inside the string and its length are read-only properties of it.
         const s = obj.asString();
         const own = if (key.arrayIndex()) |i| i < s.len else key.eqlLatin1("length");
-        if (own) return vm.throwFmt(.type_error, "Cannot assign to read only property '{f}' of string '{f}'", .{ StringFormat{ .s = key }, StringFormat{ .s = s } });
-        return vm.throwFmt(.type_error, "Cannot create property '{f}' on string '{f}'", .{ StringFormat{ .s = key }, StringFormat{ .s = s } });
+        if (own) return vm.throwFmt(.type_error, "Cannot assign to read only property '{f}' of string '{f}'", .{ KeyFormat{ .s = key }, StringFormat{ .s = s } });
+        return vm.throwFmt(.type_error, "Cannot create property '{f}' on string '{f}'", .{ KeyFormat{ .s = key }, StringFormat{ .s = s } });
     }
-    if (obj.isNumber() or obj.isBool()) {
+    if (obj.isNumber() or obj.isBool() or obj.is(.symbol)) {
         return vm.throwFmt(.type_error, "Cannot create property '{f}' on {s} '{f}'", .{
-            StringFormat{ .s = key }, if (obj.isNumber()) "number" else "boolean", ShortFormat{ .vm = vm, .v = obj },
+            KeyFormat{ .s = key }, if (obj.isNumber()) "number" else if (obj.isBool()) "boolean" else "symbol", ShortFormat{ .vm = vm, .v = obj },
         });
     }
-    return vm.throwFmt(.type_error, "Cannot add property {f}, object is not extensible", .{StringFormat{ .s = key }});
+    return vm.throwFmt(.type_error, "Cannot add property {f}, object is not extensible", .{KeyFormat{ .s = key }});
 }
 
 fn throwFrozen(vm: *Vm, o: *Object, key: *String) Error {
@@ -861,14 +887,14 @@ fn throwFrozen(vm: *Vm, o: *Object, key: *String) Error {
         else => false,
     };
     if (own) return throwReadOnly(vm, o, key);
-    return vm.throwFmt(.type_error, "Cannot add property {f}, object is not extensible", .{StringFormat{ .s = key }});
+    return vm.throwFmt(.type_error, "Cannot add property {f}, object is not extensible", .{KeyFormat{ .s = key }});
 }
 
 /// V8's TypeError for a write to a read-only own property, naming the object as
 /// NoSideEffectsToString shows it (`object '[object Array]'`, `function '(p) => p'`).
 fn throwReadOnly(vm: *Vm, o: *Object, key: *String) Error {
     return vm.throwFmt(.type_error, "Cannot assign to read only property '{f}' of {s} '{f}'", .{
-        StringFormat{ .s = key }, if (o.kind == .closure) "function" else "object", ValueText{ .vm = vm, .v = Value.obj(o) },
+        KeyFormat{ .s = key }, if (o.kind == .closure) "function" else "object", ValueText{ .vm = vm, .v = Value.obj(o) },
     });
 }
 
@@ -917,11 +943,11 @@ pub fn deleteField(vm: *Vm, obj: Value, key: *String) Error!bool {
             // A string's indexes and length are its own properties, and not configurable.
             const s = obj.asString();
             const own = if (key.arrayIndex()) |i| i < s.len else names.is(key, "length");
-            if (own) return vm.throwFmt(.type_error, "Cannot delete property '{f}' of [object String]", .{StringFormat{ .s = key }});
+            if (own) return vm.throwFmt(.type_error, "Cannot delete property '{f}' of [object String]", .{KeyFormat{ .s = key }});
         }
         // Builtin objects are read-only (Math.PI and the rest are not configurable).
         if (obj.is(.builtin) and !(try getPrimitiveField(vm, obj, key)).isUndefined()) {
-            return vm.throwFmt(.type_error, "Cannot delete property '{f}' of {f}", .{ StringFormat{ .s = key }, ValueText{ .vm = vm, .v = obj } });
+            return vm.throwFmt(.type_error, "Cannot delete property '{f}' of {f}", .{ KeyFormat{ .s = key }, ValueText{ .vm = vm, .v = obj } });
         }
         return true;
     }
@@ -961,7 +987,7 @@ pub fn deleteField(vm: *Vm, obj: Value, key: *String) Error!bool {
         else => {},
     }
     if (o.frozen and o.properties.find(key) != null) {
-        return vm.throwFmt(.type_error, "Cannot delete property '{f}' of {f}", .{ StringFormat{ .s = key }, ValueText{ .vm = vm, .v = obj } });
+        return vm.throwFmt(.type_error, "Cannot delete property '{f}' of {f}", .{ KeyFormat{ .s = key }, ValueText{ .vm = vm, .v = obj } });
     }
     _ = o.properties.remove(vm.heap, key) catch return vm.outOfMemory();
     return true;
@@ -1067,7 +1093,7 @@ pub fn ownKeysArray(vm: *Vm, v: Value) Error!*object.Array {
         }
     }
     for (o.properties.slice()) |p| {
-        if (p.flags.not_enumerable) continue;
+        if (p.flags.not_enumerable or p.key.flags.symbol) continue;
         keys.push(vm.heap, Value.string(p.key)) catch return vm.outOfMemory();
     }
     return keys;
@@ -1105,18 +1131,63 @@ pub const IterationSite = struct {
     text: ?*String = null,
 };
 
+/// Whether a value iterates as its builtin kind does, with no user code to ask: a string (its
+/// prototype is read-only), or an array, Map, Set or builtin iterator that inherits its kind's
+/// prototype and has no `[Symbol.iterator]` of its own. Every other value goes through the
+/// iteration protocol (`protocolIterator`).
 pub fn isIterable(v: Value) bool {
     if (v.isString()) return true;
     if (!v.is(.object)) return false;
-    return switch (v.asObject().kind) {
+    const o = v.asObject();
+    const kind_ok = switch (o.kind) {
         .array, .map, .set, .iterator => true,
         else => false,
     };
+    if (!kind_ok or !o.proto.isUndefined()) return false;
+    return o.properties.len == 0 or o.properties.find(symbol.wellKnown("@@iterator")) == null;
+}
+
+/// `v[Symbol.iterator]`, or undefined (null and undefined have none).
+pub fn iteratorMethod(vm: *Vm, v: Value) Error!Value {
+    if (v.isNullish()) return Value.undefined_value;
+    return getField(vm, v, symbol.wellKnown("@@iterator"));
+}
+
+/// GetIterator: calls `v[Symbol.iterator]()` and keeps the iterator and its `next` in an
+/// internal iterator object that `iterNext` steps; null when v has no such method.
+fn protocolIterator(vm: *Vm, v: Value) Error!?Value {
+    const method = try iteratorMethod(vm, v);
+    if (!isCallable(method)) return null;
+    const iterator = try vm.call(method, v, &.{});
+    if (!isObjectLike(iterator)) return vm.throwMessage(.type_error, "Result of the Symbol.iterator method is not an object");
+    const next = try getField(vm, iterator, names.string("next"));
+    const it = vm.heap.create(object.Iterator) catch return vm.outOfMemory();
+    it.* = .{ .object = .{ .kind = .iterator }, .source = iterator, .iterator_kind = .protocol, .next_method = next };
+    return Value.obj(&it.object);
+}
+
+/// One step of the iteration protocol: `next()`, then its `done` and `value`.
+pub fn protocolStep(vm: *Vm, it: *object.Iterator) Error!?Value {
+    if (!isCallable(it.next_method)) {
+        it.done = true;
+        return vm.throwFmt(.type_error, "{f} is not a function", .{ValueText{ .vm = vm, .v = it.next_method }});
+    }
+    const result = try vm.call(it.next_method, it.source, &.{});
+    if (!isObjectLike(result)) {
+        it.done = true;
+        return vm.throwFmt(.type_error, "Iterator result {f} is not an object", .{ValueText{ .vm = vm, .v = result }});
+    }
+    if (toBoolean(try getField(vm, result, names.string("done")))) {
+        it.done = true;
+        return null;
+    }
+    return try getField(vm, result, names.string("value"));
 }
 
 /// Checks that a value can be iterated and returns the source to iterate.
 pub fn iterStart(vm: *Vm, v: Value, site: IterationSite) Error!Value {
     if (isIterable(v)) return v;
+    if (try protocolIterator(vm, v)) |it| return it;
     return throwNotIterable(vm, v, site);
 }
 

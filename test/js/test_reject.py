@@ -43,7 +43,6 @@ OUT_CONSTRUCTS = {
     "Promise": ["promise_global.js"],
     "regular expressions": ["regex_literal.js", "regex_in_replace.js", "regexp_constructor.js"],
     "labels": ["label_on_loop.js", "label_on_block.js"],
-    "Symbol": ["symbol_call.js", "symbol_iterator.js"],
     "BigInt": ["bigint_literal.js", "bigint_call.js"],
     "Proxy": ["proxy_global.js"],
     "typed arrays": ["typed_array_uint8.js", "typed_array_float64.js"],

@@ -160,7 +160,7 @@ fn define(vm: *Vm, o: *Object, key: *String, d: Descriptor) Error!void {
         flags = current;
         value = e.value;
     } else {
-        if (o.frozen or o.sealed_shape) return vm.throwFmt(.type_error, "Cannot define property {f}, object is not extensible", .{ops.StringFormat{ .s = key }});
+        if (o.frozen or o.sealed_shape) return vm.throwFmt(.type_error, "Cannot define property {f}, object is not extensible", .{ops.KeyFormat{ .s = key }});
         flags = .{ .not_enumerable = true, .read_only = true, .not_configurable = true };
     }
     if (d.enumerable) |e| flags.not_enumerable = !e;
@@ -195,7 +195,7 @@ fn checkRedefinition(vm: *Vm, key: *String, e: object.Property, current: object.
             (d.set != null and !d.set.?.eqlBits(e.value.asObject().as(object.Accessor).setter)))) or
         (!current.accessor and current.read_only and ((d.writable orelse false) or
             (d.value != null and !sameValue(d.value.?, e.value))));
-    if (refused) return vm.throwFmt(.type_error, "Cannot redefine property: {f}", .{ops.StringFormat{ .s = key }});
+    if (refused) return vm.throwFmt(.type_error, "Cannot redefine property: {f}", .{ops.KeyFormat{ .s = key }});
 }
 
 fn sameValue(a: Value, b: Value) bool {
@@ -218,10 +218,10 @@ fn defineIntrinsic(vm: *Vm, o: *Object, key: *String, d: Descriptor) Error!bool 
     if (d.isAccessor() or (d.writable != null and !d.writable.?) or
         (index != null and ((d.enumerable != null and !d.enumerable.?) or (d.configurable != null and !d.configurable.?))))
     {
-        return vm.throwFmt(.type_error, "Cannot define property {f}: an array's elements and length keep their default attributes here", .{ops.StringFormat{ .s = key }});
+        return vm.throwFmt(.type_error, "Cannot define property {f}: an array's elements and length keep their default attributes here", .{ops.KeyFormat{ .s = key }});
     }
     if (index) |i| {
-        if (i >= a.len and (o.frozen or o.sealed_shape)) return vm.throwFmt(.type_error, "Cannot define property {f}, object is not extensible", .{ops.StringFormat{ .s = key }});
+        if (i >= a.len and (o.frozen or o.sealed_shape)) return vm.throwFmt(.type_error, "Cannot define property {f}, object is not extensible", .{ops.KeyFormat{ .s = key }});
         try ops.setIndex(vm, a, i, d.value orelse (if (i < a.len and !a.items[i].eqlBits(Value.hole)) a.items[i] else Value.undefined_value));
     } else if (d.value) |v| {
         try ops.setField(vm, Value.obj(o), key, v);
@@ -356,6 +356,21 @@ pub fn getOwnPropertyNames(vm: *Vm, this: Value, args: []const Value) Error!Valu
     return Value.obj(&(try ownNames(vm, v)).object);
 }
 
+pub fn getOwnPropertySymbols(vm: *Vm, this: Value, args: []const Value) Error!Value {
+    _ = this;
+    const v = arg(args, 0);
+    if (v.isNullish()) return vm.throwMessage(.type_error, "Cannot convert undefined or null to object");
+    const keys = try vm.newArray(0);
+    if (!v.is(.object)) return Value.obj(&keys.object);
+    const o = v.asObject();
+    try vm.charge(meter.elementsCost(o.properties.len));
+    for (o.properties.slice()) |p| {
+        if (!p.key.flags.symbol) continue;
+        keys.push(vm.heap, Value.symbol(p.key)) catch return vm.outOfMemory();
+    }
+    return Value.obj(&keys.object);
+}
+
 /// Every own string key, enumerable or not, in the spec's order.
 pub fn ownNames(vm: *Vm, v: Value) Error!*object.Array {
     if (v.is(.builtin)) return builtinNames(vm, @intCast(v.payload()));
@@ -398,7 +413,7 @@ pub fn ownNames(vm: *Vm, v: Value) Error!*object.Array {
         keys.push(vm.heap, Value.string(names.string("message"))) catch return vm.outOfMemory();
     }
     for (o.properties.slice()) |p| {
-        if (p.key.arrayIndex() != null or p.flags.private) continue;
+        if (p.key.arrayIndex() != null or p.flags.private or p.key.flags.symbol) continue;
         keys.push(vm.heap, Value.string(p.key)) catch return vm.outOfMemory();
     }
     return keys;
@@ -415,6 +430,7 @@ fn builtinNames(vm: *Vm, id: u32) Error!*object.Array {
     if (builtins.builtin_objects[id].constructor_of != null) keys.push(vm.heap, Value.string(names.string("constructor"))) catch return vm.outOfMemory();
     for (0..names.count) |i| {
         const key = names.byId(@intCast(i));
+        if (key.flags.symbol) continue;
         if (builtins.classMember(builtins.builtin_objects[id].class, key) != null) keys.push(vm.heap, Value.string(key)) catch return vm.outOfMemory();
     }
     return keys;

@@ -100,6 +100,11 @@ pub const Inspector = struct {
         if (v.isNull()) return "null";
         if (v.eqlBits(Value.true_value)) return "true";
         if (v.eqlBits(Value.false_value)) return "false";
+        if (v.is(.symbol)) {
+            var out: std.Io.Writer.Allocating = .init(in.gpa);
+            @import("../symbol.zig").writeDescriptive(&out.writer, v.asSymbolKey()) catch return error.OutOfMemory;
+            return out.written();
+        }
         if (v.is(.native)) {
             const native = builtins.native(in.vm, @intCast(v.payload()));
             return in.print("[Function: {s}]", .{native.name});
@@ -192,7 +197,7 @@ pub const Inspector = struct {
                     .set_entries => "[Set Entries] {",
                     .array_keys, .array_values, .array_entries => "Object [Array Iterator] {",
                     .string_values => "Object [String Iterator] {",
-                    .for_in_keys => "Object [Iterator] {",
+                    .for_in_keys, .protocol => "Object [Iterator] {",
                 };
                 if (braces[0][0] == 'O' and keys.len == 0) return in.print("{s}}}", .{braces[0]});
             },
@@ -234,7 +239,7 @@ pub const Inspector = struct {
                     .set_values, .set_entries => "[Object [Set Iterator]]",
                     .array_keys, .array_values, .array_entries => "[Object [Array Iterator]]",
                     .string_values => "[Object [String Iterator]]",
-                    .for_in_keys => "[Object [Iterator]]",
+                    .for_in_keys, .protocol => "[Object [Iterator]]",
                 },
                 else => "[Object]",
             };
@@ -272,13 +277,15 @@ pub const Inspector = struct {
     }
 
     /// The properties console.log shows: the enumerable ones.
+    /// node lists the string keys, then the symbols.
     fn visibleProperties(in: *Inspector, o: *Object) Error![]const object.Property {
         const all = o.properties.slice();
         for (all) |p| {
-            if (p.flags.not_enumerable) break;
+            if (p.flags.not_enumerable or p.key.flags.symbol) break;
         } else return all;
         var visible: std.ArrayList(object.Property) = .empty;
-        for (all) |p| if (!p.flags.not_enumerable) try visible.append(in.gpa, p);
+        for (all) |p| if (!p.flags.not_enumerable and !p.key.flags.symbol) try visible.append(in.gpa, p);
+        for (all) |p| if (!p.flags.not_enumerable and p.key.flags.symbol) try visible.append(in.gpa, p);
         return visible.items;
     }
 
@@ -429,7 +436,13 @@ pub const Inspector = struct {
         in.indentation -= 2;
         if (is_array_item) return str;
         var out: std.ArrayList(u8) = .empty;
-        if (key.eqlLatin1("__proto__")) {
+        if (key.flags.symbol) {
+            var w: std.Io.Writer.Allocating = .init(in.gpa);
+            w.writer.writeByte('[') catch return error.OutOfMemory;
+            @import("../symbol.zig").writeDescriptive(&w.writer, key) catch return error.OutOfMemory;
+            w.writer.writeByte(']') catch return error.OutOfMemory;
+            try out.appendSlice(in.gpa, w.written());
+        } else if (key.eqlLatin1("__proto__")) {
             try out.appendSlice(in.gpa, "['__proto__']");
         } else if (isPlainKey(key)) {
             try out.appendSlice(in.gpa, key.latin1());

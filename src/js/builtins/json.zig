@@ -469,7 +469,7 @@ const Stringifier = struct {
         } else if (o.kind == .plain and o.properties.len <= own_buf.len) {
             var n: usize = 0;
             for (o.properties.slice()) |prop| {
-                if (prop.flags.not_enumerable) continue;
+                if (prop.flags.not_enumerable or prop.key.flags.symbol) continue;
                 own_buf[n] = prop.key;
                 n += 1;
             }
