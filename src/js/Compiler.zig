@@ -466,6 +466,8 @@ fn compileFunction(c: *Compiler, node: *ast.Function, program: ?*ast.Program) Er
         }
     }
     try c.hoistFunctions(info.scope);
+    // A generator's call ends here, returning the generator; its body runs on next().
+    if (node.kind.suspends()) try c.emit(.generator_start);
     if (node.kind == .base_constructor) {
         // A class's fields are defined on the new instance before its constructor's body.
         try c.emitU8(.push_special, @backingInt(scope.Special.this));
@@ -508,7 +510,7 @@ fn compileFunction(c: *Compiler, node: *ast.Function, program: ?*ast.Program) Er
         .stack_max = @intCast(c.f.depth_max),
         .handler_max = @intCast(c.f.handlers_max),
         .has_rest = node.rest != null,
-        .kind = if (node.is_arrow) .arrow else node.kind,
+        .kind = if (node.is_arrow) (if (node.kind.isAsync()) .async_arrow else .arrow) else node.kind,
         .parent = if (info.parent) |p| @intCast(p.index) else Program.no_name,
         .code = c.f.code.items,
         .captures = captures,
@@ -1451,6 +1453,7 @@ fn expression(c: *Compiler, node: *Node) Error!void {
             try c.loadBinding(try c.specialHere(.this), true, node.pos);
             try c.superMember(node, key);
         },
+        .yield_expression => |y| try c.yieldExpression(y, node.pos),
         .chain => |inner| {
             const end = try c.newLabel();
             const saved_end = c.f.chain_end;
@@ -1977,6 +1980,27 @@ fn newExpression(c: *Compiler, node: *Node, n: ast.Call) Error!void {
 // positions decide); the text of `x` comes from CallPrinter.zig.
 
 /// Emits an iteration instruction (iter_start or append_spread) with its wording.
+/// `yield x`: value -> sent (and `await x`, which suspends an async function the same way). `yield* x` yields each value of x's iteration and is
+/// undefined (the inner iterator's return value, and next(v)'s `v`, are not passed through).
+fn yieldExpression(c: *Compiler, y: ast.Yield, pos: u32) Error!void {
+    if (y.argument) |a| try c.expression(a) else try c.emit(.push_undefined);
+    try c.mark(pos);
+    if (!y.delegate) return c.emit(.yield);
+    try c.iterationSite(.iter_start, .{ .mode = .value, .text = "" }, pos);
+    const top = try c.newLabel();
+    const end = try c.newLabel();
+    c.bind(top);
+    try c.emitJump(.iter_next, end, c.f.depth, null);
+    try c.emit(.yield);
+    try c.emit(.pop);
+    try c.emitJump(.jump, top, c.f.depth, null);
+    c.f.reachable = false;
+    c.bind(end);
+    try c.emit(.pop);
+    try c.emit(.pop);
+    try c.emit(.push_undefined);
+}
+
 fn iterationSite(c: *Compiler, op: Op, site: IterationSite, pos: u32) Error!void {
     // An empty text stands for none (the value's type is shown).
     if (site.mode != .value and site.text.len > 0) try c.siteName(site.text, pos);

@@ -49,8 +49,15 @@ pub const depth_max = 400;
 /// Sources over this size are refused before lexing.
 pub const source_bytes_max = 4 * 1024 * 1024;
 
+/// What kind of body a function has: `yield` in a generator's, `await` in an async one's.
+const Flavor = enum { plain, generator, async };
+
 const Context = struct {
     in_function: bool = false,
+    /// In a generator's body, where `yield` is an expression.
+    in_generator: bool = false,
+    /// In an async function's body, where `await` is an expression.
+    in_async: bool = false,
     loop_depth: u32 = 0,
     breakable_depth: u32 = 0,
 };
@@ -282,7 +289,8 @@ fn parseStatement(p: *Parser) Error!*Node {
             if (!t.escaped and std.mem.eql(u8, t.text, "async")) {
                 const next = try p.peek();
                 if (next.kind == .keyword and std.mem.eql(u8, next.text, "function") and !next.newline_before) {
-                    return p.failAt(t.start, "async functions are not supported");
+                    const f = try p.parseFunctionOf(true, false, true);
+                    return p.newNode(t.start, .{ .function_declaration = f });
                 }
             }
             const next = try p.peek();
@@ -391,6 +399,12 @@ fn substatement(p: *Parser) Error!*Node {
             return p.failAt(t.start, "In strict mode code, functions can only be declared at top level or inside a block.");
         }
         return p.failAt(t.start, "Lexical declaration cannot appear in a single-statement context");
+    }
+    if (t.kind == .identifier and !t.escaped and std.mem.eql(u8, t.text, "async")) {
+        const next = try p.peek();
+        if (next.kind == .keyword and std.mem.eql(u8, next.text, "function") and !next.newline_before) {
+            return p.failAt(t.start, "Async functions can only be declared at the top level or inside a block.");
+        }
     }
     if (t.kind == .identifier and std.mem.eql(u8, t.text, "let")) {
         const next = try p.peek();
@@ -613,7 +627,14 @@ fn exportDeclaration(p: *Parser) Error!*Node {
             try p.exports.append(p.arena, .{ .name = "default", .local = class.name.?, .pos = start });
             return p.newNode(start, .{ .class_declaration = class });
         }
-        if (p.isIdentifierNamed("async")) return p.failAt(p.token.start, "async functions are not supported");
+        if (p.isIdentifierNamed("async")) {
+            const next = try p.peek();
+            if (next.kind == .keyword and std.mem.eql(u8, next.text, "function") and !next.newline_before) {
+                const f = try p.parseFunctionOf(true, true, true);
+                try p.exports.append(p.arena, .{ .name = "default", .local = f.name.?, .pos = start });
+                return p.newNode(start, .{ .function_declaration = f });
+            }
+        }
         // `export default expression;` binds a hidden const.
         const value = try p.parseAssignment(false);
         try p.semicolon();
@@ -689,9 +710,16 @@ fn exportNames(p: *Parser, target: *Node, pos: u32) Error!void {
 
 /// `function name(params) { body }`, from the `function` keyword.
 fn parseFunction(p: *Parser, is_declaration: bool, name_optional: bool) Error!*ast.Function {
+    return p.parseFunctionOf(is_declaration, name_optional, false);
+}
+
+/// `async function` from `async`, or `function` from `function`.
+fn parseFunctionOf(p: *Parser, is_declaration: bool, name_optional: bool, is_async: bool) Error!*ast.Function {
     const start = p.token.start;
+    if (is_async) try p.advance();
     try p.advance();
-    if (p.token.kind == .star) return p.failAt(start, "generators are not supported");
+    const generator = try p.eat(.star);
+    if (generator and is_async) return p.failAt(start, "async generators are not supported");
     var name: ?[]const u8 = null;
     if (p.token.kind == .identifier) {
         name = try p.bindingName();
@@ -716,7 +744,7 @@ fn parseFunction(p: *Parser, is_declaration: bool, name_optional: bool) Error!*a
         if (!try p.eat(.comma)) break;
     }
     try p.expect(.r_paren);
-    const body = try p.functionBody();
+    const body = try p.functionBody(if (generator) .generator else if (is_async) .async else .plain);
     try p.checkDirectives(parameters.items, rest, body);
     const f = try p.arena.create(ast.Function);
     f.* = .{
@@ -728,6 +756,7 @@ fn parseFunction(p: *Parser, is_declaration: bool, name_optional: bool) Error!*a
         .body = body,
         .is_arrow = false,
         .is_declaration = is_declaration,
+        .kind = if (generator) .generator else if (is_async) .async_function else .normal,
     };
     return f;
 }
@@ -750,9 +779,9 @@ fn checkDirectives(p: *Parser, parameters: []const ast.Parameter, rest: ?*Node, 
     }
 }
 
-fn functionBody(p: *Parser) Error![]const *Node {
+fn functionBody(p: *Parser, flavor: Flavor) Error![]const *Node {
     const saved = p.context;
-    p.context = .{ .in_function = true };
+    p.context = .{ .in_function = true, .in_generator = flavor == .generator, .in_async = flavor == .async };
     defer p.context = saved;
     try p.expect(.l_brace);
     var body: std.ArrayList(*Node) = .empty;
@@ -766,15 +795,19 @@ fn functionBody(p: *Parser) Error![]const *Node {
 
 /// The rest of an arrow function after its parameters, from the `=>`.
 fn arrowFunction(p: *Parser, start: u32, parameters: []const ast.Parameter, rest: ?*Node) Error!*Node {
+    return p.arrowFunctionOf(start, parameters, rest, false);
+}
+
+fn arrowFunctionOf(p: *Parser, start: u32, parameters: []const ast.Parameter, rest: ?*Node, is_async: bool) Error!*Node {
     if (p.token.newline_before) return p.unexpected();
     try p.expect(.arrow);
     var body: []const *Node = undefined;
     if (p.token.kind == .l_brace) {
-        body = try p.functionBody();
+        body = try p.functionBody(if (is_async) .async else .plain);
         try p.checkDirectives(parameters, rest, body);
     } else {
         const saved = p.context;
-        p.context = .{ .in_function = true };
+        p.context = .{ .in_function = true, .in_async = is_async };
         defer p.context = saved;
         const value = try p.parseAssignment(false);
         const ret = try p.newNode(value.pos, .{ .return_statement = value });
@@ -792,6 +825,7 @@ fn arrowFunction(p: *Parser, start: u32, parameters: []const ast.Parameter, rest
         .body = body,
         .is_arrow = true,
         .is_declaration = false,
+        .kind = if (is_async) .async_function else .normal,
     };
     try p.checkParameterNames(f);
     return p.newNode(start, .{ .function = f });
@@ -867,12 +901,18 @@ fn parseAssignment(p: *Parser, no_in: bool) Error!*Node {
             parameters[0] = .{ .target = try p.identifierNode(start, name), .default = null };
             return p.arrowFunction(start, parameters, null);
         }
-        if (std.mem.eql(u8, p.token.text, "async") and !next.newline_before and
-            (next.kind == .identifier or (next.kind == .keyword and std.mem.eql(u8, next.text, "function"))))
-        {
-            return p.failAt(start, "async functions are not supported");
+        if (std.mem.eql(u8, p.token.text, "async") and !next.newline_before and !p.token.escaped) {
+            if (next.kind == .identifier) {
+                // `async x => ...`
+                try p.advance();
+                const name_start = p.token.start;
+                const name = try p.bindingName();
+                const parameters = try p.arena.alloc(ast.Parameter, 1);
+                parameters[0] = .{ .target = try p.identifierNode(name_start, name), .default = null };
+                return p.arrowFunctionOf(start, parameters, null, true);
+            }
         }
-        if (std.mem.eql(u8, p.token.text, "yield")) return p.failAt(start, "generators are not supported");
+        if (std.mem.eql(u8, p.token.text, "yield") and p.context.in_generator) return p.parseYield();
     }
     const lhs = try p.parseConditional(no_in);
     if (isBareArrow(lhs)) return lhs;
@@ -1041,7 +1081,10 @@ fn parseUnary(p: *Parser) Error!*Node {
         return p.newNode(t.start, .{ .update = .{ .increment = t.kind == .plus_plus, .prefix = true, .target = operand } });
     }
     if (t.kind == .identifier and std.mem.eql(u8, t.text, "await") and !t.escaped) {
-        return p.failAt(t.start, "await is not supported (async functions are outside the language)");
+        if (!p.context.in_async) return p.failAt(t.start, "await is only valid in async functions (top-level await is not supported)");
+        try p.advance();
+        const operand = try p.parseUnary();
+        return p.newNode(t.start, .{ .yield_expression = .{ .argument = operand, .delegate = false } });
     }
     const operand = try p.parsePostfix();
     return operand;
@@ -1116,11 +1159,29 @@ fn indexAccess(p: *Parser, start: u32, object: *Node, optional: bool) Error!*Nod
 fn parseCall(p: *Parser, start: u32, callee: *Node, optional: bool) Error!*Node {
     if (callee.data == .identifier and std.mem.eql(u8, callee.data.identifier.name, "async") and !optional) {
         const args = try p.parseArguments();
-        if (p.token.kind == .arrow) return p.failAt(start, "async functions are not supported");
+        if (p.token.kind == .arrow and !p.token.newline_before) return p.asyncArrow(start, args);
         return p.newNode(start, .{ .call = .{ .callee = callee, .arguments = args, .optional = optional } });
     }
     const args = try p.parseArguments();
     return p.newNode(start, .{ .call = .{ .callee = callee, .arguments = args, .optional = optional } });
+}
+
+/// `async (a, b = 1, ...rest) => body`: the call's arguments become the parameters.
+fn asyncArrow(p: *Parser, start: u32, args: []const *Node) Error!*Node {
+    var parameters: std.ArrayList(ast.Parameter) = .empty;
+    var rest: ?*Node = null;
+    for (args, 0..) |item, i| {
+        if (item.data == .spread) {
+            if (i + 1 != args.len) return p.failAt(item.pos, "Rest parameter must be last formal parameter");
+            rest = try p.toPattern(item.data.spread, true);
+        } else if (item.data == .assign and item.data.assign.op == null) {
+            const target = try p.toPattern(item.data.assign.target, true);
+            try parameters.append(p.arena, .{ .target = target, .default = item.data.assign.value });
+        } else {
+            try parameters.append(p.arena, .{ .target = try p.toPattern(item, true), .default = null });
+        }
+    }
+    return p.arrowFunctionOf(start, parameters.items, rest, true);
 }
 
 fn parseArguments(p: *Parser) Error![]const *Node {
@@ -1175,6 +1236,13 @@ fn parsePrimary(p: *Parser) Error!*Node {
     try p.enter();
     defer p.leave();
     const t = p.token;
+    if (t.kind == .identifier and !t.escaped and std.mem.eql(u8, t.text, "async")) {
+        const next = try p.peek();
+        if (next.kind == .keyword and std.mem.eql(u8, next.text, "function") and !next.newline_before) {
+            const f = try p.parseFunctionOf(false, false, true);
+            return p.newNode(t.start, .{ .function = f });
+        }
+    }
     switch (t.kind) {
         .number => {
             try p.advance();
@@ -1238,9 +1306,32 @@ fn parsePrimary(p: *Parser) Error!*Node {
 
 fn checkIdentifierReference(p: *Parser, t: Token) Error!void {
     if (t.escaped and Lexer.isKeyword(t.text)) return p.failAt(t.start, "Keyword must not contain escaped characters");
-    if (std.mem.eql(u8, t.text, "yield")) return p.failAt(t.start, "generators are not supported");
+    if (std.mem.eql(u8, t.text, "yield")) {
+        if (p.context.in_generator) return p.failAt(t.start, "Yield expression not allowed in formal parameter");
+        return p.failAt(t.start, "Unexpected strict mode reserved word");
+    }
     if (isStrictReserved(t.text)) return p.failAt(t.start, "Unexpected strict mode reserved word");
     if (std.mem.eql(u8, t.text, "await")) return p.failAt(t.start, "await is not supported (async functions are outside the language)");
+}
+
+/// `yield`, `yield value` or `yield* iterable`, in a generator's body.
+fn parseYield(p: *Parser) Error!*Node {
+    const start = p.token.start;
+    try p.advance();
+    var delegate = false;
+    var argument: ?*Node = null;
+    if (!p.token.newline_before) {
+        if (try p.eat(.star)) {
+            delegate = true;
+            argument = try p.parseAssignment(false);
+        } else switch (p.token.kind) {
+            .r_paren, .r_bracket, .r_brace, .comma, .semicolon, .colon, .eof => {},
+            else => if (!(p.token.kind == .identifier and std.mem.eql(u8, p.token.text, "in"))) {
+                argument = try p.parseAssignment(false);
+            },
+        }
+    }
+    return p.newNode(start, .{ .yield_expression = .{ .argument = argument, .delegate = delegate } });
 }
 
 fn parseTemplate(p: *Parser) Error!*Node {
@@ -1372,7 +1463,12 @@ fn parseProperty(p: *Parser) Error!ast.Property {
         const value = try p.parseAssignment(false);
         return .{ .kind = .spread, .key = .{ .static = "" }, .value = value, .pos = t.start };
     }
-    if (t.kind == .star) return p.failAt(t.start, "generators are not supported");
+    if (t.kind == .star) {
+        try p.advance();
+        const key = try p.propertyKey();
+        const f = try p.methodFunctionOf(t.start, key, .generator);
+        return .{ .kind = .method, .key = key, .value = try p.newNode(t.start, .{ .function = f }), .pos = t.start };
+    }
     if (t.kind == .identifier and !t.escaped and
         (std.mem.eql(u8, t.text, "get") or std.mem.eql(u8, t.text, "set") or std.mem.eql(u8, t.text, "async")))
     {
@@ -1382,7 +1478,13 @@ fn parseProperty(p: *Parser) Error!ast.Property {
             else => false,
         };
         if (is_key_start) {
-            if (std.mem.eql(u8, t.text, "async")) return p.failAt(t.start, "async functions are not supported");
+            if (std.mem.eql(u8, t.text, "async")) {
+                try p.advance();
+                if (p.token.kind == .star) return p.failAt(t.start, "async generators are not supported");
+                const key = try p.propertyKey();
+                const f = try p.methodFunctionOf(t.start, key, .async);
+                return .{ .kind = .method, .key = key, .value = try p.newNode(t.start, .{ .function = f }), .pos = t.start };
+            }
             const is_getter = std.mem.eql(u8, t.text, "get");
             try p.advance();
             if (p.token.kind == .star) return p.failAt(p.token.start, "generators are not supported");
@@ -1421,6 +1523,10 @@ fn parseProperty(p: *Parser) Error!ast.Property {
 }
 
 fn methodFunction(p: *Parser, start: u32, key: ast.Key) Error!*ast.Function {
+    return p.methodFunctionOf(start, key, .plain);
+}
+
+fn methodFunctionOf(p: *Parser, start: u32, key: ast.Key, flavor: Flavor) Error!*ast.Function {
     try p.expect(.l_paren);
     var parameters: std.ArrayList(ast.Parameter) = .empty;
     var rest: ?*Node = null;
@@ -1437,7 +1543,7 @@ fn methodFunction(p: *Parser, start: u32, key: ast.Key) Error!*ast.Function {
         if (!try p.eat(.comma)) break;
     }
     try p.expect(.r_paren);
-    const body = try p.functionBody();
+    const body = try p.functionBody(flavor);
     try p.checkDirectives(parameters.items, rest, body);
     const f = try p.arena.create(ast.Function);
     f.* = .{
@@ -1450,7 +1556,11 @@ fn methodFunction(p: *Parser, start: u32, key: ast.Key) Error!*ast.Function {
         // No own name binding, and a `this`.
         .is_arrow = false,
         .is_declaration = false,
-        .kind = .method,
+        .kind = switch (flavor) {
+            .plain => .method,
+            .generator => .generator_method,
+            .async => .async_method,
+        },
     };
     return f;
 }
@@ -1559,23 +1669,30 @@ fn classElement(
     }
     var kind: ast.ClassMemberKind = .method;
     const k = p.token;
-    if (k.kind == .star) return p.failAt(k.start, "generators are not supported");
-    if (k.kind == .identifier and !k.escaped and (std.mem.eql(u8, k.text, "get") or std.mem.eql(u8, k.text, "set") or std.mem.eql(u8, k.text, "async"))) {
+    var is_async = false;
+    const generator = try p.eat(.star);
+    if (generator and p.token.kind == .private_name) return p.failAt(k.start, "private generator methods are not supported");
+    if (!generator and k.kind == .identifier and !k.escaped and (std.mem.eql(u8, k.text, "get") or std.mem.eql(u8, k.text, "set") or std.mem.eql(u8, k.text, "async"))) {
         const next = try p.peek();
         const is_key_start = switch (next.kind) {
             .identifier, .keyword, .string, .number, .l_bracket, .star, .private_name => !next.newline_before or std.mem.eql(u8, k.text, "get") or std.mem.eql(u8, k.text, "set"),
             else => false,
         };
         if (is_key_start) {
-            if (std.mem.eql(u8, k.text, "async")) return p.failAt(k.start, "async functions are not supported");
-            kind = if (std.mem.eql(u8, k.text, "get")) .getter else .setter;
             try p.advance();
+            if (std.mem.eql(u8, k.text, "async")) {
+                is_async = true;
+                if (p.token.kind == .star) return p.failAt(k.start, "async generators are not supported");
+                if (p.token.kind == .private_name) return p.failAt(k.start, "private async methods are not supported");
+            } else {
+                kind = if (std.mem.eql(u8, k.text, "get")) .getter else .setter;
+            }
         }
     }
     if (p.token.kind == .private_name) return p.privateElement(kind, is_static, fields, statics, private_names);
     const key = try p.propertyKey();
     if (p.token.kind != .l_paren) {
-        if (kind != .method) return p.unexpected();
+        if (kind != .method or generator or is_async) return p.unexpected();
         // A field: `name = value;` or `name;`.
         if (key == .computed) return p.failAt(k.start, "computed class field names are not supported");
         if (std.mem.eql(u8, key.static, "constructor")) return p.failAt(k.start, "Classes may not have a field named 'constructor'");
@@ -1587,7 +1704,7 @@ fn classElement(
         try (if (is_static) statics else fields).append(p.arena, field);
         return;
     }
-    const f = try p.methodFunction(k.start, key);
+    const f = try p.methodFunctionOf(k.start, key, if (generator) .generator else if (is_async) .async else .plain);
     if (kind != .method) {
         try p.checkAccessorArity(f, kind == .getter);
         if (key == .static) f.name = try std.fmt.allocPrint(p.arena, "{s} {s}", .{ if (kind == .getter) "get" else "set", key.static });
@@ -1846,9 +1963,9 @@ test "parser: the language parses" {
 test "parser: constructs outside the language are refused by name" {
     try expectParseError("var x = 1;", "var is not supported: use let or const");
     try expectParseError("class A { [k] = 1 }", "computed class field names are not supported");
-    try expectParseError("function* g() {}", "generators are not supported");
-    try expectParseError("async function f() {}", "async functions are not supported");
-    try expectParseError("const f = async () => 1;", "async functions are not supported");
+    try expectParseError("class A { *#g() {} }", "private generator methods are not supported");
+    try expectParseError("async function* f() {}", "async generators are not supported");
+    try expectParseError("await 1;", "await is only valid in async functions (top-level await is not supported)");
     try expectParseError("const r = /ab/;", "regular expressions are not supported");
     try expectParseError("a: for (;;) {}", "labels are not supported");
     try expectParseError("const o = { get x(a) { return 1 } };", "Getter must not have any formal parameters.");

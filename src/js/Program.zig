@@ -58,6 +58,30 @@ pub const Kind = enum(u8) {
     derived_constructor,
     /// The top-level code.
     top_level,
+    /// `function* g() {}`: a call makes a generator object; not a constructor.
+    generator,
+    /// `*m() {}` in an object or a class: a generator with a method's `this`.
+    generator_method,
+    /// `async function f() {}`: runs as a generator whose `await` suspends it, and returns
+    /// a promise (builtins/promises.zig).
+    async_function,
+    /// `async m() {}` in an object or a class.
+    async_method,
+    /// `async () => {}`: an arrow's `this`.
+    async_arrow,
+
+    pub fn isGenerator(k: Kind) bool {
+        return k == .generator or k == .generator_method;
+    }
+
+    pub fn isAsync(k: Kind) bool {
+        return k == .async_function or k == .async_method or k == .async_arrow;
+    }
+
+    /// Whether the body runs on a frame that can be suspended (generator_start).
+    pub fn suspends(k: Kind) bool {
+        return k.isGenerator() or k.isAsync();
+    }
 
     pub fn isConstructor(k: Kind) bool {
         return k == .normal or k == .base_constructor or k == .derived_constructor;
@@ -101,7 +125,7 @@ pub const Function = struct {
     }
 
     pub fn isArrow(f: *const Function) bool {
-        return f.kind == .arrow;
+        return f.kind == .arrow or f.kind == .async_arrow;
     }
 
     pub fn siteNameAt(f: *const Function, pc: u32) ?u16 {

@@ -78,6 +78,11 @@ host_globals: []Value,
 out: *std.Io.Writer,
 err_out: *std.Io.Writer,
 random_state: u64,
+/// The microtask queue (builtins/promises.zig), in the run's heap.
+jobs_head: ?*object.Job = null,
+jobs_tail: ?*object.Job = null,
+/// Promises rejected while nobody handled them, newest first.
+rejected_head: ?*object.Promise = null,
 /// `Symbol.for`'s registry (symbol.zig), newest first.
 symbol_registry: ?*@import("symbol.zig").Registered = null,
 
@@ -145,6 +150,8 @@ pub const Frame = struct {
     construct: bool = false,
     this: Value = Value.undefined_value,
     new_target: Value = Value.undefined_value,
+    /// The generator this frame runs for, once resumed by next() (null otherwise).
+    generator: ?*object.Generator = null,
 };
 
 pub const Handler = struct {
@@ -282,14 +289,40 @@ pub fn runMain(vm: *Vm) Outcome {
     @memset(vm.stack[0..f.local_count], Value.undefined_value);
     vm.frame_count = 1;
     const result = interpreter.run(vm);
-    return vm.outcome(result);
+    return vm.outcome(vm.settleRun(result, false));
 }
 
-/// Calls a function value from the host (an export, with arguments the host built).
+/// Calls a function value from the host (an export, with arguments the host built). A
+/// Promise it returns is settled by draining the microtask queue, and its value (or its
+/// rejection, as an exception) is the call's outcome.
 pub fn callFunction(vm: *Vm, callee: Value, args: []const Value) Outcome {
     vm.startRun();
     const result = vm.call(callee, Value.undefined_value, args);
-    return vm.outcome(result);
+    return vm.outcome(vm.settleRun(result, true));
+}
+
+/// The end of a run: the microtask queue drained, then the value it returned (a promise's,
+/// when `unwrap`), or the first promise rejected with no handler, as node reports it.
+fn settleRun(vm: *Vm, result: Error!Value, unwrap: bool) Error!Value {
+    const v = try result;
+    if (vm.jobs_head != null) try builtins.promises.drain(vm);
+    if (unwrap) {
+        if (v.objectOf(.promise)) |o| {
+            const p = o.as(object.Promise);
+            switch (p.state) {
+                .fulfilled => return p.result,
+                .rejected => {
+                    p.handled = true;
+                    return vm.throwValue(p.result);
+                },
+                .pending => return vm.throwMessage(.type_error, "the handler's Promise is still pending with no work left that could settle it"),
+            }
+        }
+    }
+    if (vm.rejected_head != null) {
+        if (builtins.promises.unhandledRejection(vm)) |p| return vm.throwValue(p.result);
+    }
+    return v;
 }
 
 /// Readies the engine for a run: its limits afresh, the meter filled with the first slice.
@@ -304,6 +337,9 @@ pub fn startRun(vm: *Vm) void {
     vm.frame_count = 0;
     vm.handler_count = 0;
     vm.native_depth = 0;
+    vm.jobs_head = null;
+    vm.jobs_tail = null;
+    vm.rejected_head = null;
 }
 
 fn outcome(vm: *Vm, result: Error!Value) Outcome {
@@ -399,6 +435,7 @@ pub fn callNative(vm: *Vm, callee: Value, this: Value, args: []const Value, site
         }
     }
     if (callee.objectOf(.bound_function)) |o| return vm.callBound(o.as(object.BoundFunction), args);
+    if (callee.objectOf(.promise_function)) |o| return builtins.promises.callFunction(vm, o.as(object.PromiseFunction), args);
     return vm.throwNotFunction(callee, site);
 }
 
@@ -467,6 +504,115 @@ fn pushFrameFor(vm: *Vm, closure: *object.Closure, args: u32, argc: u32, result:
         .new_target = new_target,
     };
     vm.frame_count += 1;
+}
+
+// ---------------------------------------------------------------------------------------
+// Generators.
+
+/// generator_start: a new generator holding the running frame, to resume at `pc`.
+pub fn newGenerator(vm: *Vm, frame: *const Frame, pc: u32) Error!*object.Generator {
+    const closure = frame.closure orelse return vm.terminate(.invalid_bytecode);
+    const f = frame.function;
+    const gen = vm.heap.create(object.Generator) catch return vm.outOfMemory();
+    const values = vm.heap.alloc(Value, @as(usize, f.local_count) + f.stack_max) catch return vm.outOfMemory();
+    const handlers = vm.heap.alloc(object.Generator.SavedHandler, f.handler_max) catch return vm.outOfMemory();
+    gen.* = .{ .object = .{ .kind = .generator }, .closure = closure, .this = frame.this, .values = values.ptr, .handlers = handlers.ptr };
+    vm.saveFrame(gen, frame, pc);
+    return gen;
+}
+
+/// Copies a frame's locals, operands and handlers into its generator.
+pub fn saveFrame(vm: *Vm, gen: *object.Generator, frame: *const Frame, pc: u32) void {
+    const f = frame.function;
+    const n = frame.sp - frame.base;
+    assert(n <= @as(u32, f.local_count) + f.stack_max);
+    assert(vm.handler_count - frame.handler_base <= f.handler_max);
+    meter.charge(meter.elementsCost(n));
+    @memcpy(gen.values[0..n], vm.stack[frame.base..][0..n]);
+    gen.values_len = n;
+    gen.handlers_len = vm.handler_count - frame.handler_base;
+    for (vm.handlers[frame.handler_base..vm.handler_count], gen.handlers[0..gen.handlers_len]) |h, *saved| {
+        saved.* = .{ .target = h.target, .sp = h.sp - frame.base };
+    }
+    gen.pc = pc;
+}
+
+pub const ResumeMode = enum { next, throw, @"return" };
+pub const Resumed = struct { value: Value, done: bool };
+
+/// next(v), throw(e), return(v): runs the generator's frame until it yields, returns or
+/// throws. return() on a suspended generator finishes it without running its `finally`
+/// blocks (docs/JS.md).
+pub fn resumeGenerator(vm: *Vm, gen: *object.Generator, sent: Value, mode: ResumeMode) Error!Resumed {
+    switch (gen.state) {
+        .running => return vm.throwMessage(.type_error, "Generator is already running"),
+        .done => return switch (mode) {
+            .next => .{ .value = Value.undefined_value, .done = true },
+            .@"return" => .{ .value = sent, .done = true },
+            .throw => vm.throwValue(sent),
+        },
+        .suspended_start, .suspended_yield => if (mode == .@"return" or (mode == .throw and gen.state == .suspended_start)) {
+            gen.state = .done;
+            if (mode == .throw) return vm.throwValue(sent);
+            return .{ .value = sent, .done = true };
+        },
+    }
+    try ops.checkModuleWrite(vm, gen);
+    if (vm.native_depth >= vm.limits.native_depth) return vm.throwStackOverflow();
+    try vm.checkNativeStack();
+    const f = gen.closure.function;
+    const start = vm.top();
+    if (vm.frame_count >= vm.frames.len or !vm.roomFor(start + 1, f) or
+        vm.handler_count + @as(usize, f.handler_max) > vm.handlers.len)
+    {
+        return vm.throwStackOverflow();
+    }
+    try vm.charge(callback_ticks + meter.elementsCost(gen.values_len));
+    const base = start + 1;
+    @memcpy(vm.stack[base..][0..gen.values_len], gen.values[0..gen.values_len]);
+    var sp = base + gen.values_len;
+    const handler_base = vm.handler_count;
+    for (gen.handlers[0..gen.handlers_len]) |h| {
+        vm.handlers[vm.handler_count] = .{ .target = h.target, .sp = base + h.sp };
+        vm.handler_count += 1;
+    }
+    if (gen.state == .suspended_yield) {
+        vm.stack[sp] = sent;
+        sp += 1;
+    }
+    vm.frames[vm.frame_count] = .{
+        .function = f,
+        .closure = gen.closure,
+        .pc = gen.pc,
+        .base = base,
+        .sp = sp,
+        .handler_base = handler_base,
+        .result = start,
+        .entry = true,
+        .this = gen.this,
+        .generator = gen,
+    };
+    vm.frame_count += 1;
+    gen.state = .running;
+    vm.native_depth += 1;
+    defer vm.native_depth -= 1;
+    if (mode == .throw) {
+        vm.exception = sent;
+        if (!vm.unwind()) {
+            gen.state = .done;
+            return error.Throw;
+        }
+    }
+    const result = interpreter.run(vm) catch |err| {
+        gen.state = .done;
+        return err;
+    };
+    if (gen.state == .running) {
+        gen.state = .done;
+        return .{ .value = result, .done = true };
+    }
+    assert(gen.state == .suspended_yield);
+    return .{ .value = result, .done = false };
 }
 
 // ---------------------------------------------------------------------------------------

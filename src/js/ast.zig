@@ -52,6 +52,8 @@ pub const Data = union(enum) {
     super_call: Call,
     /// `super.name` or `super[key]` in a method: `key` is a string node for `.name`.
     super_member: *Node,
+    /// `yield x` or `yield* x`, in a generator.
+    yield_expression: Yield,
 
     // Patterns (targets of declarations, parameters and destructuring assignments).
     array_pattern: ArrayPattern,
@@ -279,6 +281,12 @@ pub const Function = struct {
     self_binding: ?*scope.Binding = null,
     /// Filled in by the resolver.
     info: ?*scope.FunctionInfo = null,
+};
+
+pub const Yield = struct {
+    argument: ?*Node,
+    /// `yield*`: every value of the argument's iteration.
+    delegate: bool,
 };
 
 pub const ClassMemberKind = enum { method, getter, setter };

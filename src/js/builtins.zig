@@ -30,6 +30,8 @@ pub const console = @import("builtins/console.zig");
 pub const functions = @import("builtins/functions.zig");
 pub const descriptors = @import("builtins/descriptors.zig");
 pub const symbols = @import("builtins/symbols.zig");
+pub const generators = @import("builtins/generators.zig");
+pub const promises = @import("builtins/promises.zig");
 
 pub const NativeFn = *const fn (vm: *Vm, this: Value, args: []const Value) Error!Value;
 
@@ -66,6 +68,9 @@ pub const Class = enum {
     date,
     symbol_ctor,
     symbol_proto,
+    generator_proto,
+    promise_ctor,
+    promise_proto,
     empty,
 };
 
@@ -247,6 +252,22 @@ fn entries(class: Class) []const Entry {
             sym("toPrimitive", "@@toPrimitive"),               sym("toStringTag", "@@toStringTag"),
             sym("unscopables", "@@unscopables"),
         },
+        .generator_proto => &.{
+            nat("next", 1, generators.next),
+            nat("return", 1, generators.returnMethod),
+            nat("throw", 1, generators.throwMethod),
+            nat("@@iterator", 0, symbols.returnThis),
+        },
+        .promise_ctor => &.{
+            nat("resolve", 1, promises.resolveStatic), nat("reject", 1, promises.rejectStatic),
+            nat("all", 1, promises.all),               nat("allSettled", 1, promises.allSettled),
+            nat("any", 1, promises.any),               nat("race", 1, promises.race),
+        },
+        .promise_proto => &.{
+            nat("then", 2, promises.then),
+            nat("catch", 1, promises.catchMethod),
+            nat("finally", 1, promises.finallyMethod),
+        },
         .symbol_proto => &.{
             nat("toString", 0, symbols.toStringMethod),
             nat("valueOf", 0, symbols.valueOf),
@@ -295,6 +316,9 @@ pub const builtin_objects = [_]BuiltinObject{
     .{ .name = "Date", .class = .date },
     .{ .name = "Symbol", .prototype = "%Symbol.prototype%", .class = .symbol_ctor, .call = ctor("Symbol", 0, symbols.call) },
     .{ .name = "%Symbol.prototype%", .class = .symbol_proto, .constructor_of = "Symbol" },
+    .{ .name = "%Generator.prototype%", .class = .generator_proto },
+    .{ .name = "Promise", .prototype = "%Promise.prototype%", .class = .promise_ctor, .call = ctor("Promise", 1, promises.requireNew), .construct = ctor("Promise", 1, promises.construct), .instances = .{ .kind = .promise } },
+    .{ .name = "%Promise.prototype%", .class = .promise_proto, .constructor_of = "Promise" },
     .{ .name = "Error", .prototype = "%Error.prototype%", .class = .empty, .call = ctor("Error", 1, errors.constructError), .construct = ctor("Error", 1, errors.constructError), .instances = .any_error },
     .{ .name = "TypeError", .class = .empty, .call = ctor("TypeError", 1, errors.constructTypeError), .construct = ctor("TypeError", 1, errors.constructTypeError), .instances = .{ .error_kind = .type_error } },
     .{ .name = "RangeError", .class = .empty, .call = ctor("RangeError", 1, errors.constructRangeError), .construct = ctor("RangeError", 1, errors.constructRangeError), .instances = .{ .error_kind = .range_error } },
@@ -324,6 +348,7 @@ const global_functions = [_]Native{
     .{ .name = "decodeURIComponent", .length = 1, .func = globals_fns.decodeURIComponent },
     .{ .name = "encodeURI", .length = 1, .func = globals_fns.encodeURI },
     .{ .name = "decodeURI", .length = 1, .func = globals_fns.decodeURI },
+    .{ .name = "queueMicrotask", .length = 1, .func = promises.queueMicrotask },
 };
 
 pub const globals_count: u16 = builtin_objects.len + global_functions.len;
@@ -479,6 +504,9 @@ pub fn protoMember(vm: *Vm, o: *Object, key: *String) ?Value {
         .iterator => .iterator_proto,
         .bound_function => .function_proto,
         .accessor => .object_proto,
+        .generator => .generator_proto,
+        .promise => .promise_proto,
+        .promise_function => .function_proto,
     };
     if (memberValue(layout.tables[@backingInt(class)][name_id])) |v| return v;
     return memberValue(layout.tables[@backingInt(Class.object_proto)][name_id]);
@@ -514,6 +542,9 @@ pub fn kindPrototype(o: *const Object) Value {
         .plain, .iterator, .accessor => builtinId("%Object.prototype%"),
         .array => builtinId("%Array.prototype%"),
         .closure, .bound_function => builtinId("%Function.prototype%"),
+        .generator => builtinId("%Generator.prototype%"),
+        .promise => builtinId("%Promise.prototype%"),
+        .promise_function => builtinId("%Function.prototype%"),
         .error_object => builtinId("%Error.prototype%"),
         .map => builtinId("%Map.prototype%"),
         .set => builtinId("%Set.prototype%"),

@@ -139,6 +139,13 @@ pub const Op = enum(u8) {
     new_spread,
     @"return",
     return_undefined,
+    // Generators.
+    /// (a generator's first instruction after its parameters) -> the frame returns a new
+    /// generator object holding the frame; its first next() resumes after this instruction.
+    generator_start,
+    /// value -> sent: the frame suspends into its generator, which next() answers with
+    /// { value, done: false }; a later next(sent) resumes here with `sent` pushed.
+    yield,
     // Exceptions.
     throw,
     try_push,
@@ -263,6 +270,8 @@ pub fn info(op: Op) Info {
         .call_method_spread => .{ .operand = .none, .pops = 3, .pushes = 1 },
         .@"return", .throw => .{ .operand = .none, .pops = 1, .pushes = 0, .terminator = true },
         .return_undefined => .{ .operand = .none, .pops = 0, .pushes = 0, .terminator = true },
+        .generator_start => .{ .operand = .none, .pops = 0, .pushes = 0 },
+        .yield => .{ .operand = .none, .pops = 1, .pushes = 1 },
         // The handler starts with the stack as at try_push, plus the exception.
         .try_push => .{ .operand = .u32, .pops = 0, .pushes = 0, .jumps = true },
         .try_pop => .{ .operand = .none, .pops = 0, .pushes = 0 },

@@ -605,8 +605,27 @@ fn execute(vm: *Vm) Error!Value {
                 sp -= 1;
                 pc += 1;
             },
-            .@"return", .return_undefined => {
-                var result = if (op == .@"return") stack[sp - 1] else Value.undefined_value;
+            .@"return", .return_undefined, .generator_start, .yield => {
+                var result = if (op == .@"return" or op == .yield) stack[sp - 1] else Value.undefined_value;
+                if (op == .generator_start) {
+                    frame.sp = sp;
+                    const gen = try vm.newGenerator(frame, pc + 1);
+                    result = Value.obj(&gen.object);
+                    if (frame.function.kind.isAsync()) {
+                        // An async function runs to its first await now, and returns its promise.
+                        const p = try builtins.promises.newPromise(vm);
+                        gen.promise = p;
+                        try builtins.promises.resumeAsync(vm, gen, Value.undefined_value, false);
+                        result = Value.obj(&p.object);
+                    }
+                } else if (op == .yield) {
+                    // Only a frame that next() pushed (an entry frame) can be suspended.
+                    const gen = frame.generator orelse return vm.terminate(.invalid_bytecode);
+                    if (!frame.entry) return vm.terminate(.invalid_bytecode);
+                    frame.sp = sp - 1;
+                    vm.saveFrame(gen, frame, pc + 1);
+                    gen.state = .suspended_yield;
+                }
                 if (frame.construct and !result.is(.object)) result = frame.this;
                 vm.handler_count = frame.handler_base;
                 vm.frame_count -= 1;

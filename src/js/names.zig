@@ -91,10 +91,16 @@ pub const list = [_][]const u8{
     "for",                      "keyFor",                    "description",       "getOwnPropertySymbols",
     "asyncIterator",            "iterator",                  "toPrimitive",       "toStringTag",
     "hasInstance",              "isConcatSpreadable",        "match",             "matchAll",
-    "search",                   "species",                   "unscopables",
+    "search",                   "species",                   "unscopables",       "return",
+    "throw",
+    // Promise.
+                       "Promise",                   "queueMicrotask",    "then",
+    "catch",                    "finally",                   "resolve",           "reject",
+    "all",                      "allSettled",                "any",               "race",
+    "status",                   "reason",                    "errors",
     // The well-known symbols: their statics are symbol keys (symbol.zig), equal to no
     // string, and `lookup` never finds them.
-          "@@iterator",
+               "@@iterator",
     "@@asyncIterator",          "@@toPrimitive",             "@@toStringTag",     "@@hasInstance",
     "@@isConcatSpreadable",     "@@match",                   "@@matchAll",        "@@replace",
     "@@search",                 "@@species",                 "@@split",           "@@unscopables",

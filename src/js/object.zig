@@ -37,6 +37,13 @@ pub const Kind = enum(u8) {
     bound_function,
     /// A getter and setter pair: the value of an accessor property, never in user hands.
     accessor,
+    /// What calling a `function*` returns: its suspended frame.
+    generator,
+    /// A Promise (builtins/promises.zig).
+    promise,
+    /// A function that a Promise operation makes (resolve, reject, Promise.all's element
+    /// functions...): callable, with its state here instead of in a closure.
+    promise_function,
 };
 
 pub const Object = struct {
@@ -509,6 +516,110 @@ pub const Iterator = struct {
     next_method: Value = Value.undefined_value,
 
     pub const kind: Kind = .iterator;
+};
+
+/// A generator: its function's frame while it is suspended (locals and operands, the pc to
+/// resume at, its open exception handlers relative to the frame), in storage sized once for
+/// the function's largest frame, so that suspending allocates nothing.
+pub const Generator = struct {
+    object: Object,
+    state: State = .suspended_start,
+    closure: *Closure,
+    this: Value,
+    pc: u32 = 0,
+    values: [*]Value,
+    values_len: u32 = 0,
+    handlers: [*]SavedHandler,
+    handlers_len: u32 = 0,
+    /// An async function's promise (null for a generator).
+    promise: ?*Promise = null,
+
+    pub const kind: Kind = .generator;
+
+    pub const State = enum(u8) { suspended_start, suspended_yield, running, done };
+
+    pub const SavedHandler = struct {
+        target: u32,
+        /// Relative to the frame's base.
+        sp: u32,
+    };
+};
+
+pub const Promise = struct {
+    object: Object,
+    state: State = .pending,
+    result: Value = Value.undefined_value,
+    /// Reactions waiting while pending, in the order `then` added them.
+    reactions: ?*Reaction = null,
+    reactions_tail: ?*Reaction = null,
+    /// A handler was ever attached (HostPromiseRejectionTracker).
+    handled: bool = false,
+    /// The run's list of promises rejected while unhandled.
+    next_rejected: ?*Promise = null,
+
+    pub const kind: Kind = .promise;
+
+    pub const State = enum(u8) { pending, fulfilled, rejected };
+};
+
+/// A PromiseReaction: what to run when a promise settles, and the promise `then` made.
+pub const Reaction = struct {
+    next: ?*Reaction = null,
+    /// The promise that `then` returned (null for an `await`).
+    derived: ?*Promise,
+    on_fulfilled: Value,
+    on_rejected: Value,
+    /// An async function suspended in `await`: resumed instead of calling a handler.
+    generator: ?*Generator = null,
+};
+
+/// A microtask: a reaction to run with a settled value, a thenable to resolve a promise
+/// with, or a queueMicrotask callback.
+pub const Job = struct {
+    next: ?*Job = null,
+    what: union(enum) {
+        reaction: struct { reaction: *Reaction, argument: Value, rejected: bool },
+        thenable: struct { promise: *Promise, thenable: Value, then: Value },
+        callback: Value,
+        /// An async function's first step, or a generator resumed by an await.
+        resume_async: struct { generator: *Generator, argument: Value, rejected: bool },
+    },
+};
+
+pub const PromiseFunction = struct {
+    object: Object,
+    action: Action,
+    promise: ?*Promise = null,
+    shared: ?*PromiseShared = null,
+    index: u32 = 0,
+    /// finally's callback, or the value a thunk returns or throws.
+    value: Value = Value.undefined_value,
+    /// For resolve and reject: both see the same flag.
+    already: ?*bool = null,
+    /// An element function of Promise.all and kin runs once.
+    called: bool = false,
+
+    pub const kind: Kind = .promise_function;
+
+    pub const Action = enum(u8) {
+        resolve,
+        reject,
+        finally_fulfilled,
+        finally_rejected,
+        value_thunk,
+        thrower,
+        all_element,
+        all_settled_fulfilled,
+        all_settled_rejected,
+        any_rejected,
+    };
+};
+
+/// What Promise.all, allSettled and any share among their element functions.
+pub const PromiseShared = struct {
+    promise: *Promise,
+    values: *Array,
+    remaining: u32,
 };
 
 /// SameValueZero: like ===, except that NaN equals NaN.

@@ -106,8 +106,8 @@ pub const ValueText = struct {
             },
             .error_object => return errorText(w, o),
             .array => return w.writeAll("[object Array]"),
-            .bound_function => return w.writeAll("function () { [native code] }"),
-            .plain, .map, .set, .iterator, .accessor => {},
+            .bound_function, .promise_function => return w.writeAll("function () { [native code] }"),
+            .plain, .map, .set, .iterator, .accessor, .generator, .promise => {},
         }
         if (o.properties.get(names.string("toString")) != null) return w.writeAll("[object Object]");
         if (o.properties.get(names.string("constructor"))) |constructor| {
@@ -255,6 +255,9 @@ fn defaultString(vm: *Vm, o: *Object) Error!*String {
         .set => return names.string("[object Set]"),
         .bound_function => return vm.newLatin1("function () { [native code] }"),
         .accessor => return names.string("[object Object]"),
+        .generator => return vm.newLatin1("[object Generator]"),
+        .promise => return vm.newLatin1("[object Promise]"),
+        .promise_function => return vm.newLatin1("function () { [native code] }"),
         // Each kind of iterator has its own toStringTag.
         .iterator => return vm.newLatin1(switch (o.as(object.Iterator).iterator_kind) {
             .map_keys, .map_values, .map_entries => "[object Map Iterator]",
@@ -277,6 +280,7 @@ pub fn isCallable(v: Value) bool {
     if (v.is(.native)) return true;
     if (v.objectOf(.closure) != null) return true;
     if (v.objectOf(.bound_function) != null) return true;
+    if (v.objectOf(.promise_function) != null) return true;
     if (v.is(.builtin)) return builtins.isCallableBuiltin(@intCast(v.payload()));
     return false;
 }
@@ -656,7 +660,11 @@ fn getObjectField(vm: *Vm, o: *Object, key: *String) Error!Value {
         .map, .set => {
             if (names.is(key, "size")) return Value.number(@floatFromInt(object.mapOf(o).live));
         },
-        .iterator, .accessor => {},
+        .iterator, .accessor, .generator, .promise => {},
+        .promise_function => {
+            if (names.is(key, "name")) return Value.string(string.empty);
+            if (names.is(key, "length")) return Value.number(1);
+        },
         .bound_function => {
             if (names.is(key, "name")) return Value.string(try boundName(vm, o.as(object.BoundFunction)));
             if (names.is(key, "length")) return boundLength(vm, o.as(object.BoundFunction));
@@ -675,7 +683,8 @@ fn constructorOf(o: *Object) Value {
         .map => "Map",
         .set => "Set",
         .error_object => o.as(object.ErrorObject).error_kind.name(),
-        .closure, .bound_function, .accessor => return Value.undefined_value,
+        .closure, .bound_function, .accessor, .generator, .promise_function => return Value.undefined_value,
+        .promise => "Promise",
     };
     return Value.builtin(builtins.globalId(name).?);
 }
@@ -1166,8 +1175,19 @@ fn protocolIterator(vm: *Vm, v: Value) Error!?Value {
     return Value.obj(&it.object);
 }
 
-/// One step of the iteration protocol: `next()`, then its `done` and `value`.
+/// One step of the iteration protocol: `next()`, then its `done` and `value`. A generator
+/// whose `next` is the builtin one is resumed directly, with no result object made.
 pub fn protocolStep(vm: *Vm, it: *object.Iterator) Error!?Value {
+    if (it.source.objectOf(.generator)) |o| {
+        if (it.next_method.eqlBits(builtins.classMember(.generator_proto, names.string("next")).?)) {
+            const r = try vm.resumeGenerator(o.as(object.Generator), Value.undefined_value, .next);
+            if (r.done) {
+                it.done = true;
+                return null;
+            }
+            return r.value;
+        }
+    }
     if (!isCallable(it.next_method)) {
         it.done = true;
         return vm.throwFmt(.type_error, "{f} is not a function", .{ValueText{ .vm = vm, .v = it.next_method }});

@@ -446,9 +446,10 @@ pub const Resolver = struct {
                 try r.useSpecial(node.pos, .this);
                 for (call.arguments) |a| try r.resolveExpression(a);
             },
+            .yield_expression => |y| if (y.argument) |a| try r.resolveExpression(a),
             .super_member => |key| {
                 const info = r.thisFunction();
-                if (info.node.kind == .normal or info.node.kind == .top_level) return r.fail(node.pos, "'super' keyword unexpected here", .{});
+                if (info.node.kind == .normal or info.node.kind == .generator or info.node.kind == .async_function or info.node.kind == .top_level) return r.fail(node.pos, "'super' keyword unexpected here", .{});
                 try r.useSpecial(node.pos, .home);
                 try r.useSpecial(node.pos, .this);
                 try r.resolveExpression(key);
@@ -508,7 +509,7 @@ pub const Resolver = struct {
         const outer = r.current.?;
         const info = try r.newFunction(f, outer.function);
         var parent_scope = outer;
-        if (!f.is_declaration and !f.is_arrow and f.kind == .normal and f.name != null) {
+        if (!f.is_declaration and !f.is_arrow and (f.kind == .normal or f.kind == .generator or f.kind == .async_function) and f.name != null) {
             const name_scope = try r.newScope(.function_name, outer, info);
             info.name_scope = name_scope;
             f.self_binding = try r.declare(name_scope, f.name.?, .self_function, f.pos, f.pos);
@@ -653,24 +654,23 @@ fn specialNamed(name: []const u8) ?Special {
 
 fn unsupportedGlobal(name: []const u8) ?[]const u8 {
     const names = std.StaticStringMap([]const u8).initComptime(.{
-        .{ "eval", "eval" },                                              .{ "Function", "Function(...)" },
-        .{ "arguments", "arguments" },                                    .{ "Promise", "Promise" },
-        .{ "BigInt", "BigInt" },                                          .{ "Proxy", "Proxy" },
-        .{ "Reflect", "Reflect" },                                        .{ "RegExp", "RegExp (regular expressions)" },
-        .{ "WeakMap", "WeakMap" },                                        .{ "WeakSet", "WeakSet" },
-        .{ "WeakRef", "WeakRef" },                                        .{ "ArrayBuffer", "ArrayBuffer (typed arrays)" },
-        .{ "SharedArrayBuffer", "SharedArrayBuffer (typed arrays)" },     .{ "DataView", "DataView (typed arrays)" },
-        .{ "Int8Array", "Int8Array (typed arrays)" },                     .{ "Uint8Array", "Uint8Array (typed arrays)" },
-        .{ "Uint8ClampedArray", "Uint8ClampedArray (typed arrays)" },     .{ "Int16Array", "Int16Array (typed arrays)" },
-        .{ "Uint16Array", "Uint16Array (typed arrays)" },                 .{ "Int32Array", "Int32Array (typed arrays)" },
-        .{ "Uint32Array", "Uint32Array (typed arrays)" },                 .{ "Float32Array", "Float32Array (typed arrays)" },
-        .{ "Float64Array", "Float64Array (typed arrays)" },               .{ "BigInt64Array", "BigInt64Array (typed arrays)" },
-        .{ "BigUint64Array", "BigUint64Array (typed arrays)" },           .{ "globalThis", "globalThis" },
-        .{ "Atomics", "Atomics" },                                        .{ "Intl", "Intl" },
-        .{ "FinalizationRegistry", "FinalizationRegistry" },              .{ "setTimeout", "setTimeout (there is no event loop)" },
-        .{ "setInterval", "setInterval (there is no event loop)" },       .{ "setImmediate", "setImmediate (there is no event loop)" },
-        .{ "queueMicrotask", "queueMicrotask (there is no event loop)" }, .{ "require", "require (modules cannot import yet)" },
-        .{ "module", "module (CommonJS)" },                               .{ "exports", "exports (CommonJS; use export)" },
+        .{ "eval", "eval" },                                          .{ "Function", "Function(...)" },
+        .{ "arguments", "arguments" },                                .{ "BigInt", "BigInt" },
+        .{ "Proxy", "Proxy" },                                        .{ "Reflect", "Reflect" },
+        .{ "RegExp", "RegExp (regular expressions)" },                .{ "WeakMap", "WeakMap" },
+        .{ "WeakSet", "WeakSet" },                                    .{ "WeakRef", "WeakRef" },
+        .{ "ArrayBuffer", "ArrayBuffer (typed arrays)" },             .{ "SharedArrayBuffer", "SharedArrayBuffer (typed arrays)" },
+        .{ "DataView", "DataView (typed arrays)" },                   .{ "Int8Array", "Int8Array (typed arrays)" },
+        .{ "Uint8Array", "Uint8Array (typed arrays)" },               .{ "Uint8ClampedArray", "Uint8ClampedArray (typed arrays)" },
+        .{ "Int16Array", "Int16Array (typed arrays)" },               .{ "Uint16Array", "Uint16Array (typed arrays)" },
+        .{ "Int32Array", "Int32Array (typed arrays)" },               .{ "Uint32Array", "Uint32Array (typed arrays)" },
+        .{ "Float32Array", "Float32Array (typed arrays)" },           .{ "Float64Array", "Float64Array (typed arrays)" },
+        .{ "BigInt64Array", "BigInt64Array (typed arrays)" },         .{ "BigUint64Array", "BigUint64Array (typed arrays)" },
+        .{ "globalThis", "globalThis" },                              .{ "Atomics", "Atomics" },
+        .{ "Intl", "Intl" },                                          .{ "FinalizationRegistry", "FinalizationRegistry" },
+        .{ "setTimeout", "setTimeout (there is no event loop)" },     .{ "setInterval", "setInterval (there is no event loop)" },
+        .{ "setImmediate", "setImmediate (there is no event loop)" }, .{ "require", "require (modules cannot import yet)" },
+        .{ "module", "module (CommonJS)" },                           .{ "exports", "exports (CommonJS; use export)" },
         .{ "process", "process" },
     });
     return names.get(name);
@@ -727,6 +727,7 @@ fn maxPos(node: *const Node, end: *u32) void {
         .chain, .spread => |inner| maxPos(inner, end),
         .class => |c| end.* = @max(end.*, c.constructor.end),
         .super_member => |key| maxPos(key, end),
+        .yield_expression => |y| if (y.argument) |a| maxPos(a, end),
         .super_call => |c| for (c.arguments) |a| maxPos(a, end),
         .with_default => |d| {
             maxPos(d.target, end);

@@ -48,7 +48,7 @@ UNSURE = {
 IN_SINCE_25 = {
     "class", "this", "new_user", "prototype", "accessor", "super", "new_target", "static",
     "method", "method_out", "builtin_out", "function_expression", "delete", "private_name",
-    "Symbol",
+    "Symbol", "generator", "yield", "async", "await", "Promise",
 }
 
 
@@ -82,7 +82,7 @@ OUT_IDENTIFIERS = {
     "RegExp": "regex", "WeakMap": "builtin_out", "WeakSet": "builtin_out",
     "WeakRef": "builtin_out", "globalThis": "builtin_out", "require": "builtin_out",
     "process": "builtin_out", "module": "builtin_out", "Intl": "builtin_out",
-    "setTimeout": "builtin_out", "queueMicrotask": "builtin_out",
+    "setTimeout": "builtin_out",
 }
 # Members of builtin namespaces that the subset has. `Global.member` with a member not
 # listed here is "builtin_out".

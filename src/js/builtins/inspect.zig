@@ -164,6 +164,21 @@ pub const Inspector = struct {
         var extras: Extras = .object;
         const keys = try in.visibleProperties(o);
         switch (o.kind) {
+            .promise => {
+                const p = o.as(object.Promise);
+                const shown = switch (p.state) {
+                    .pending => "<pending>",
+                    .fulfilled => try in.formatValue(p.result, recurse_times + 1),
+                    .rejected => try in.print("<rejected> {s}", .{try in.formatValue(p.result, recurse_times + 1)}),
+                };
+                if (keys.len == 0) return in.print("Promise {{ {s} }}", .{shown});
+                braces[0] = try in.print("Promise {{ {s},", .{shown});
+            },
+            .promise_function => return "[Function (anonymous)]",
+            .generator => {
+                braces[0] = "Object [Generator] {";
+                if (keys.len == 0) return "Object [Generator] {}";
+            },
             .accessor => {
                 const a = o.as(object.Accessor);
                 if (a.setter.isUndefined()) return "[Getter]";
@@ -241,6 +256,8 @@ pub const Inspector = struct {
                     .string_values => "[Object [String Iterator]]",
                     .for_in_keys, .protocol => "[Object [Iterator]]",
                 },
+                .generator => "[Object [Generator]]",
+                .promise => "[Promise]",
                 else => "[Object]",
             };
         }

@@ -173,6 +173,14 @@ fn hasOwnKey(vm: *Vm, v: Value, key_value: Value) Error!bool {
 /// Object.prototype.toString: `[object Tag]`, the tag by the value's kind.
 pub fn toStringMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
     _ = args;
+    if (this.is(.object)) {
+        // An object's own or inherited [Symbol.toStringTag], when it is a string.
+        const own = try ops.getField(vm, this, @import("../symbol.zig").wellKnown("@@toStringTag"));
+        if (own.isString()) {
+            var parts = [_]Value{ Value.string(try vm.newLatin1("[object ")), own, Value.string(try vm.newLatin1("]")) };
+            return Value.string(try ops.concatValues(vm, &parts));
+        }
+    }
     const tag: []const u8 = if (this.isUndefined())
         "Undefined"
     else if (this.isNull())
@@ -190,8 +198,17 @@ pub fn toStringMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
         .map => "Map",
         .set => "Set",
         .error_object => "Error",
+        .generator => "Generator",
+        .promise => "Promise",
+        .iterator => switch (this.asObject().as(object.Iterator).iterator_kind) {
+            .array_keys, .array_values, .array_entries => "Array Iterator",
+            .map_keys, .map_values, .map_entries => "Map Iterator",
+            .set_values, .set_entries => "Set Iterator",
+            .string_values => "String Iterator",
+            .for_in_keys, .protocol => "Object",
+        },
         else => "Object",
-    } else if (this.is(.builtin)) builtinTag(@intCast(this.payload())) else "Object";
+    } else if (this.is(.symbol)) "Symbol" else if (this.is(.builtin)) builtinTag(@intCast(this.payload())) else "Object";
     var buf: [32]u8 = undefined;
     return Value.string(try vm.newLatin1(std.fmt.bufPrint(&buf, "[object {s}]", .{tag}) catch unreachable));
 }
