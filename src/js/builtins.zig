@@ -320,11 +320,11 @@ pub const builtin_objects = [_]BuiltinObject{
     .{ .name = "Promise", .prototype = "%Promise.prototype%", .class = .promise_ctor, .call = ctor("Promise", 1, promises.requireNew), .construct = ctor("Promise", 1, promises.construct), .instances = .{ .kind = .promise } },
     .{ .name = "%Promise.prototype%", .class = .promise_proto, .constructor_of = "Promise" },
     .{ .name = "Error", .prototype = "%Error.prototype%", .class = .empty, .call = ctor("Error", 1, errors.constructError), .construct = ctor("Error", 1, errors.constructError), .instances = .any_error },
-    .{ .name = "TypeError", .class = .empty, .call = ctor("TypeError", 1, errors.constructTypeError), .construct = ctor("TypeError", 1, errors.constructTypeError), .instances = .{ .error_kind = .type_error } },
-    .{ .name = "RangeError", .class = .empty, .call = ctor("RangeError", 1, errors.constructRangeError), .construct = ctor("RangeError", 1, errors.constructRangeError), .instances = .{ .error_kind = .range_error } },
-    .{ .name = "SyntaxError", .class = .empty, .call = ctor("SyntaxError", 1, errors.constructSyntaxError), .construct = ctor("SyntaxError", 1, errors.constructSyntaxError), .instances = .{ .error_kind = .syntax_error } },
-    .{ .name = "ReferenceError", .class = .empty, .call = ctor("ReferenceError", 1, errors.constructReferenceError), .construct = ctor("ReferenceError", 1, errors.constructReferenceError), .instances = .{ .error_kind = .reference_error } },
-    .{ .name = "EvalError", .class = .empty, .call = ctor("EvalError", 1, errors.constructEvalError), .construct = ctor("EvalError", 1, errors.constructEvalError), .instances = .{ .error_kind = .eval_error } },
+    .{ .name = "TypeError", .prototype = "%TypeError.prototype%", .class = .empty, .call = ctor("TypeError", 1, errors.constructTypeError), .construct = ctor("TypeError", 1, errors.constructTypeError), .instances = .{ .error_kind = .type_error } },
+    .{ .name = "RangeError", .prototype = "%RangeError.prototype%", .class = .empty, .call = ctor("RangeError", 1, errors.constructRangeError), .construct = ctor("RangeError", 1, errors.constructRangeError), .instances = .{ .error_kind = .range_error } },
+    .{ .name = "SyntaxError", .prototype = "%SyntaxError.prototype%", .class = .empty, .call = ctor("SyntaxError", 1, errors.constructSyntaxError), .construct = ctor("SyntaxError", 1, errors.constructSyntaxError), .instances = .{ .error_kind = .syntax_error } },
+    .{ .name = "ReferenceError", .prototype = "%ReferenceError.prototype%", .class = .empty, .call = ctor("ReferenceError", 1, errors.constructReferenceError), .construct = ctor("ReferenceError", 1, errors.constructReferenceError), .instances = .{ .error_kind = .reference_error } },
+    .{ .name = "EvalError", .prototype = "%EvalError.prototype%", .class = .empty, .call = ctor("EvalError", 1, errors.constructEvalError), .construct = ctor("EvalError", 1, errors.constructEvalError), .instances = .{ .error_kind = .eval_error } },
     .{ .name = "Function", .class = .empty, .prototype = "%Function.prototype%" },
     .{ .name = "%Object.prototype%", .class = .object_proto, .constructor_of = "Object" },
     .{ .name = "%Array.prototype%", .class = .array_proto, .constructor_of = "Array" },
@@ -335,7 +335,13 @@ pub const builtin_objects = [_]BuiltinObject{
     .{ .name = "%Map.prototype%", .class = .map_proto, .constructor_of = "Map" },
     .{ .name = "%Set.prototype%", .class = .set_proto, .constructor_of = "Set" },
     .{ .name = "%Error.prototype%", .class = .error_proto, .constructor_of = "Error" },
-    .{ .name = "URIError", .class = .empty, .call = ctor("URIError", 1, errors.constructUriError), .construct = ctor("URIError", 1, errors.constructUriError), .instances = .{ .error_kind = .uri_error } },
+    .{ .name = "%TypeError.prototype%", .class = .error_proto, .constructor_of = "TypeError" },
+    .{ .name = "%RangeError.prototype%", .class = .error_proto, .constructor_of = "RangeError" },
+    .{ .name = "%SyntaxError.prototype%", .class = .error_proto, .constructor_of = "SyntaxError" },
+    .{ .name = "%ReferenceError.prototype%", .class = .error_proto, .constructor_of = "ReferenceError" },
+    .{ .name = "%EvalError.prototype%", .class = .error_proto, .constructor_of = "EvalError" },
+    .{ .name = "%URIError.prototype%", .class = .error_proto, .constructor_of = "URIError" },
+    .{ .name = "URIError", .prototype = "%URIError.prototype%", .class = .empty, .call = ctor("URIError", 1, errors.constructUriError), .construct = ctor("URIError", 1, errors.constructUriError), .instances = .{ .error_kind = .uri_error } },
 };
 
 /// Global functions (not objects): their ids follow the builtin objects'.
@@ -545,7 +551,15 @@ pub fn kindPrototype(o: *const Object) Value {
         .generator => builtinId("%Generator.prototype%"),
         .promise => builtinId("%Promise.prototype%"),
         .promise_function => builtinId("%Function.prototype%"),
-        .error_object => builtinId("%Error.prototype%"),
+        .error_object => switch (@as(*const object.ErrorObject, @fieldParentPtr("object", o)).error_kind) {
+            .@"error" => builtinId("%Error.prototype%"),
+            .type_error => builtinId("%TypeError.prototype%"),
+            .range_error => builtinId("%RangeError.prototype%"),
+            .syntax_error => builtinId("%SyntaxError.prototype%"),
+            .reference_error => builtinId("%ReferenceError.prototype%"),
+            .eval_error => builtinId("%EvalError.prototype%"),
+            .uri_error => builtinId("%URIError.prototype%"),
+        },
         .map => builtinId("%Map.prototype%"),
         .set => builtinId("%Set.prototype%"),
     });
@@ -556,6 +570,8 @@ pub fn kindPrototype(o: *const Object) Value {
 pub fn prototypeOfBuiltin(id: u32) Value {
     if (id >= builtin_objects.len) return Value.builtin(builtinId("%Object.prototype%"));
     if (id == builtinId("%Object.prototype%")) return Value.null_value;
+    // The error kinds' prototypes inherit Error.prototype.
+    if (builtin_objects[id].class == .error_proto and id != builtinId("%Error.prototype%")) return Value.builtin(builtinId("%Error.prototype%"));
     if (isCallableBuiltin(id) or id == builtinId("Function")) return Value.builtin(builtinId("%Function.prototype%"));
     return Value.builtin(builtinId("%Object.prototype%"));
 }

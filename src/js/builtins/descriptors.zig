@@ -36,6 +36,7 @@ pub fn getPrototypeOf(vm: *Vm, this: Value, args: []const Value) Error!Value {
     if (v.is(.native)) return Value.builtin(builtins.builtinId("%Function.prototype%"));
     if (v.isString()) return Value.builtin(builtins.builtinId("%String.prototype%"));
     if (v.isNumber()) return Value.builtin(builtins.builtinId("%Number.prototype%"));
+    if (v.is(.symbol)) return Value.builtin(builtins.builtinId("%Symbol.prototype%"));
     return Value.builtin(builtins.builtinId("%Boolean.prototype%"));
 }
 
@@ -334,7 +335,7 @@ fn builtinDescriptor(vm: *Vm, v: Value, key: *String) Error!Value {
     const id: u32 = @intCast(v.payload());
     if (!(try builtinHasOwn(vm, id, key))) return Value.undefined_value;
     const value = try builtins.staticMember(vm, id, key);
-    if (value.isNumber() or names.is(key, "prototype")) return dataDescriptor(vm, value, .{ .writable = false, .enumerable = false, .configurable = false });
+    if (value.isNumber() or value.is(.symbol) or names.is(key, "prototype")) return dataDescriptor(vm, value, .{ .writable = false, .enumerable = false, .configurable = false });
     const fixed = names.is(key, "name") or names.is(key, "length");
     return dataDescriptor(vm, value, .{ .writable = !fixed, .enumerable = false, .configurable = true });
 }
