@@ -417,6 +417,7 @@ fn compileFunction(c: *Compiler, node: *ast.Function, program: ?*ast.Program) Er
         try c.storeBinding(b, .init, node.pos);
     }
     try c.declareScope(info.scope);
+    try c.bindSpecials(info);
     // A simple parameter an earlier default may read starts in its dead zone: its argument
     // waits in a spare slot until its turn.
     const arguments_aside = try c.arena.alloc(u16, node.parameters.len);
@@ -465,9 +466,22 @@ fn compileFunction(c: *Compiler, node: *ast.Function, program: ?*ast.Program) Er
         }
     }
     try c.hoistFunctions(info.scope);
+    // A generator's call ends here, returning the generator; its body runs on next().
+    if (node.kind.suspends()) try c.emit(.generator_start);
+    if (node.kind == .base_constructor) {
+        // A class's fields are defined on the new instance before its constructor's body.
+        try c.emitU8(.push_special, @backingInt(scope.Special.this));
+        try c.emitU8(.push_special, @backingInt(scope.Special.callee));
+        try c.emit(.init_fields);
+    }
     for (node.body) |statement| try c.compileStatement(statement);
     if (program) |tree| try c.compileExports(tree);
     // Even when unreachable: a label bound at the end needs an instruction to land on.
+    if (node.kind == .derived_constructor) {
+        try c.emit(.push_undefined);
+        try c.derivedResult(node.pos);
+        try c.emit(.@"return");
+    }
     try c.emit(.return_undefined);
 
     if (c.f.code.items.len > code_bytes_max) return c.failAt(node.pos, "function too large");
@@ -496,7 +510,7 @@ fn compileFunction(c: *Compiler, node: *ast.Function, program: ?*ast.Program) Er
         .stack_max = @intCast(c.f.depth_max),
         .handler_max = @intCast(c.f.handlers_max),
         .has_rest = node.rest != null,
-        .is_arrow = node.is_arrow,
+        .kind = if (node.is_arrow) (if (node.kind.isAsync()) .async_arrow else .arrow) else node.kind,
         .parent = if (info.parent) |p| @intCast(p.index) else Program.no_name,
         .code = c.f.code.items,
         .captures = captures,
@@ -505,6 +519,30 @@ fn compileFunction(c: *Compiler, node: *ast.Function, program: ?*ast.Program) Er
         .source_start = if (program == null) node.pos else 0,
         .source_end = if (program == null) node.end else 0,
     };
+}
+
+/// Binds the special values (`this`, `new.target`...) the function's code uses to their
+/// hidden bindings; a derived constructor's `this` stays in its dead zone until `super()`.
+fn bindSpecials(c: *Compiler, info: *FunctionInfo) Error!void {
+    for (info.specials, 0..) |special, i| {
+        const b = special orelse continue;
+        if (b.kind == .derived_this) continue;
+        try c.emitU8(.push_special, @intCast(i));
+        try c.storeBinding(b, .init, b.pos);
+    }
+}
+
+/// value -> what a derived constructor returns: an object it returned, else its `this`.
+fn derivedResult(c: *Compiler, pos: u32) Error!void {
+    const info = c.f.info;
+    if (info.specials[@backingInt(scope.Special.this)]) |b| {
+        try c.loadBinding(b, false, pos);
+    } else {
+        // `this` is never bound (no `super()`): only a returned object will do.
+        try c.emit(.push_undefined);
+    }
+    try c.mark(pos);
+    try c.emit(.derived_result);
 }
 
 /// Gives every binding of a scope a slot, and makes cells and dead zones as needed. The
@@ -561,7 +599,8 @@ fn compileExports(c: *Compiler, tree: *ast.Program) Error!void {
 // ---------------------------------------------------------------------------------------
 // Bindings.
 
-const StoreMode = enum { init, assign };
+/// `init_special`: `super()` binding a derived constructor's `this`, maybe from an arrow.
+const StoreMode = enum { init, assign, init_special };
 
 fn loadBinding(c: *Compiler, b: *Binding, check: bool, pos: u32) Error!void {
     if (b.function == c.f.info) {
@@ -589,7 +628,7 @@ fn storeBinding(c: *Compiler, b: *Binding, mode: StoreMode, pos: u32) Error!void
     if (b.function == c.f.info) {
         assert(b.slot_valid);
         if (b.captured) {
-            if (mode == .init) {
+            if (mode != .assign) {
                 try c.emitU16(.init_cell, b.slot);
             } else if (check) {
                 try c.emitU16U16(.put_cell_check, b.slot, try c.stringConstant(b.name, pos));
@@ -599,7 +638,7 @@ fn storeBinding(c: *Compiler, b: *Binding, mode: StoreMode, pos: u32) Error!void
         }
         return;
     }
-    assert(mode == .assign);
+    assert(mode != .init);
     const index = c.f.info.upvalueIndex(b).?;
     if (check) try c.emitU16U16(.put_upval_check, index, try c.stringConstant(b.name, pos)) else try c.emitU16(.put_upval, index);
 }
@@ -649,6 +688,26 @@ fn compileStatement(c: *Compiler, node: *Node) Error!void {
 fn statementInner(c: *Compiler, node: *Node) Error!void {
     if (@frameAddress() < c.stack_floor) return c.failAt(node.pos, "the program is nested too deeply");
     switch (node.data) {
+        .class_declaration => |class| {
+            try c.classExpression(class);
+            try c.storeBinding(class.outer_binding.?, .init, class.pos);
+        },
+        .field_definition => |d| {
+            const this = c.f.info.specials[@backingInt(scope.Special.this)].?;
+            try c.loadBinding(this, false, d.pos);
+            try c.expression(d.key);
+            const name = if (d.key.data == .string) d.key.data.string else null;
+            if (d.value) |v| try c.expressionNamed(v, name) else try c.emit(.push_undefined);
+            try c.mark(d.pos);
+            const kind: @FieldType(bytecode.MemberFlags, "kind") = switch (d.kind) {
+                .field => .field,
+                .method => .method,
+                .getter => .getter,
+                .setter => .setter,
+            };
+            try c.emitU8(.define_member, @bitCast(bytecode.MemberFlags{ .kind = kind, .not_enumerable = false, .own = true }));
+            try c.emit(.pop);
+        },
         .declaration => |d| {
             for (d.declarators) |declarator| {
                 try c.mark(declarator.target.pos);
@@ -862,6 +921,7 @@ fn returnStatement(c: *Compiler, value: ?*Node, pos: u32) Error!void {
         if (context == .protected and context.protected.finalizer != null) protected = true;
     }
     if (value) |v| try c.expression(v) else try c.emit(.push_undefined);
+    if (c.f.info.node.kind == .derived_constructor and !c.f.info.node.is_arrow) try c.derivedResult(pos);
     if (!protected) {
         try c.mark(pos);
         try c.emit(.@"return");
@@ -1223,7 +1283,90 @@ fn expressionNamed(c: *Compiler, node: *Node, name: ?[]const u8) Error!void {
         const f = node.data.function;
         if (f.name == null) return c.closure(f, name);
     }
+    if (node.data == .class and name != null and node.data.class.name == null and !node.parenthesized) {
+        node.data.class.constructor.name = name;
+    }
     return c.expression(node);
+}
+
+/// A class: its constructor and prototype made (`make_class`), then its members defined on
+/// them in order, its fields' method attached, its name bound, its static fields run.
+fn classExpression(c: *Compiler, class: *ast.Class) Error!void {
+    const saved = try c.enterScope(class.name_scope);
+    defer c.leaveScope(saved);
+    for (class.private_names) |n| {
+        // A fresh key for each private name, each time the class is evaluated.
+        try c.emitU16(.new_private_name, try c.stringConstant(n, class.pos));
+        try c.storeBinding(class.name_scope.?.find(n).?, .init, class.pos);
+    }
+    if (class.heritage) |h| try c.expression(h);
+    try c.closure(class.constructor, null);
+    try c.mark(class.pos);
+    try c.emitU8(.make_class, @intFromBool(class.heritage != null));
+    // constructor prototype
+    for (class.members) |m| {
+        if (m.is_static) try c.emit(.swap);
+        try c.pushKey(m.key, m.pos);
+        try c.closure(m.function, null);
+        try c.mark(m.pos);
+        const flags: bytecode.MemberFlags = .{ .kind = switch (m.kind) {
+            .method => .method,
+            .getter => .getter,
+            .setter => .setter,
+        }, .not_enumerable = true };
+        try c.emitU8(.define_member, @bitCast(flags));
+        if (m.is_static) try c.emit(.swap);
+    }
+    if (class.fields) |f| {
+        try c.emit(.swap);
+        try c.closure(f, null);
+        try c.emit(.set_fields);
+        try c.emit(.swap);
+    }
+    try c.emit(.pop);
+    if (class.self_binding) |b| {
+        try c.emit(.dup);
+        try c.storeBinding(b, .init, class.pos);
+    }
+    if (class.statics) |f| {
+        try c.closure(f, null);
+        try c.mark(class.pos);
+        try c.emit(.call_static);
+    }
+}
+
+/// `super(...)`: the parent constructor runs with this constructor's `new.target`; its result
+/// becomes `this`, once, and the class's fields are defined on it.
+fn superCall(c: *Compiler, node: *Node, call: ast.Call) Error!void {
+    const this = try c.specialHere(.this);
+    try c.loadBinding(try c.specialHere(.callee), false, node.pos);
+    try c.loadBinding(try c.specialHere(.new_target), false, node.pos);
+    const spread = try c.callArguments(call.arguments);
+    try c.mark(node.pos);
+    if (spread) try c.emit(.super_call_spread) else try c.emitU8(.super_call, @intCast(call.arguments.len));
+    try c.loadBinding(this, false, node.pos);
+    try c.mark(node.pos);
+    try c.emit(.throw_if_initialized);
+    try c.emit(.dup);
+    try c.storeBinding(this, .init_special, node.pos);
+    try c.emit(.dup);
+    try c.loadBinding(try c.specialHere(.callee), false, node.pos);
+    try c.emit(.init_fields);
+}
+
+/// The hidden binding of a special value, as the code here reaches it.
+fn specialHere(c: *Compiler, which: scope.Special) Error!*Binding {
+    var info = c.f.info;
+    while (info.node.is_arrow) info = info.parent.?;
+    return info.specials[@backingInt(which)].?;
+}
+
+/// `super.x` or `super[k]`, with `this` as the receiver: this -> value.
+fn superMember(c: *Compiler, node: *Node, key: *Node) Error!void {
+    try c.loadBinding(try c.specialHere(.home), false, node.pos);
+    try c.expression(key);
+    try c.mark(node.pos);
+    try c.emit(.super_get);
 }
 
 fn pushNumber(c: *Compiler, x: f64, pos: u32) Error!void {
@@ -1235,8 +1378,7 @@ fn pushNumber(c: *Compiler, x: f64, pos: u32) Error!void {
 }
 
 fn fieldName(c: *Compiler, name: []const u8, pos: u32) Error!u16 {
-    if (std.mem.eql(u8, name, "__proto__")) return c.failAt(pos, "__proto__ is not supported (prototypes are outside the language)");
-    if (std.mem.eql(u8, name, "prototype")) return c.failAt(pos, "prototype is not supported (prototypes are outside the language)");
+    if (std.mem.eql(u8, name, "__proto__")) return c.failAt(pos, "__proto__ is not supported (use Object.getPrototypeOf or Object.setPrototypeOf)");
     return c.stringConstant(name, pos);
 }
 
@@ -1305,6 +1447,13 @@ fn expression(c: *Compiler, node: *Node) Error!void {
         },
         .call => |call| try c.callExpression(node, call),
         .new => |n| try c.newExpression(node, n),
+        .class => |class| try c.classExpression(class),
+        .super_call => |call| try c.superCall(node, call),
+        .super_member => |key| {
+            try c.loadBinding(try c.specialHere(.this), true, node.pos);
+            try c.superMember(node, key);
+        },
+        .yield_expression => |y| try c.yieldExpression(y, node.pos),
         .chain => |inner| {
             const end = try c.newLabel();
             const saved_end = c.f.chain_end;
@@ -1450,25 +1599,59 @@ fn objectLiteral(c: *Compiler, properties: []const ast.Property, pos: u32) Error
                 try c.mark(p.pos);
                 try c.emit(.copy_properties);
             },
-            .init, .shorthand, .method => switch (p.key) {
-                .static => |name| {
-                    if (std.mem.eql(u8, name, "__proto__") and p.kind == .init) {
-                        return c.failAt(p.pos, "__proto__ is not supported (prototypes are outside the language)");
-                    }
-                    try c.expressionNamed(p.value, name);
-                    try c.mark(p.pos);
-                    try c.emitU16(.define_field, try c.stringConstant(name, p.pos));
-                },
-                .computed => |key| {
-                    try c.expression(key);
-                    try c.expression(p.value);
-                    try c.mark(p.pos);
-                    // An anonymous function takes the key as its name, at run time.
-                    const anonymous = p.value.data == .function and p.value.data.function.name == null;
-                    try c.emit(if (anonymous) .define_elem_named else .define_elem);
-                },
+            .getter, .setter => {
+                try c.pushKey(p.key, p.pos);
+                try c.expression(p.value);
+                try c.mark(p.pos);
+                const flags: bytecode.MemberFlags = .{ .kind = if (p.kind == .getter) .getter else .setter, .not_enumerable = false };
+                try c.emitU8(.define_member, @bitCast(flags));
             },
+            .method => if (usesHome(p.value)) {
+                // A method that reads `super.x` needs its home object.
+                try c.pushKey(p.key, p.pos);
+                try c.expression(p.value);
+                try c.mark(p.pos);
+                try c.emitU8(.define_member, @bitCast(bytecode.MemberFlags{ .kind = .method, .not_enumerable = false }));
+            } else try c.propertyDefinition(p),
+            .init, .shorthand => try c.propertyDefinition(p),
         }
+    }
+}
+
+fn isPrivateKey(key: *const Node) bool {
+    return key.data == .identifier and key.data.identifier.name.len > 0 and key.data.identifier.name[0] == '#';
+}
+
+/// Pushes a member's key: its name as a string, or the computed expression's value.
+fn pushKey(c: *Compiler, key: ast.Key, pos: u32) Error!void {
+    switch (key) {
+        .static => |name| try c.emitU16(.push_string, try c.stringConstant(name, pos)),
+        .computed => |expr| try c.expression(expr),
+    }
+}
+
+fn usesHome(value: *const Node) bool {
+    return value.data.function.info.?.specials[@backingInt(scope.Special.home)] != null;
+}
+
+fn propertyDefinition(c: *Compiler, p: ast.Property) Error!void {
+    switch (p.key) {
+        .static => |name| {
+            if (std.mem.eql(u8, name, "__proto__") and p.kind == .init) {
+                return c.failAt(p.pos, "__proto__ is not supported (use Object.create or Object.setPrototypeOf)");
+            }
+            try c.expressionNamed(p.value, name);
+            try c.mark(p.pos);
+            try c.emitU16(.define_field, try c.stringConstant(name, p.pos));
+        },
+        .computed => |key| {
+            try c.expression(key);
+            try c.expression(p.value);
+            try c.mark(p.pos);
+            // An anonymous function takes the key as its name, at run time.
+            const anonymous = p.value.data == .function and p.value.data.function.name == null;
+            try c.emit(if (anonymous) .define_elem_named else .define_elem);
+        },
     }
 }
 
@@ -1488,6 +1671,7 @@ fn unary(c: *Compiler, node: *Node, u: ast.Unary) Error!void {
                 try c.emitU16(.delete_field, try c.fieldName(m.name, m.name_pos));
             },
             .index => |i| {
+                if (isPrivateKey(i.key)) return c.failAt(node.pos, "Private fields can not be deleted");
                 try c.expression(i.object);
                 try c.expression(i.key);
                 try c.mark(node.pos);
@@ -1708,10 +1892,44 @@ fn callArguments(c: *Compiler, args: []const *Node) Error!bool {
     return true;
 }
 
+/// `Function(...)` compiles code at run time, which the language leaves out; the global
+/// `Function` itself exists for `Function.prototype`.
+fn refuseFunctionConstructor(c: *Compiler, callee: *const Node) Error!void {
+    if (callee.data != .identifier) return;
+    const id = callee.data.identifier;
+    if (id.resolution == .global and std.mem.eql(u8, id.name, "Function")) {
+        return c.failAt(callee.pos, "Function(...) is not supported");
+    }
+}
+
+/// `new` on a builtin that is no constructor here: the primitive wrappers (`new String(s)`),
+/// `new Date()`, `new Math()`.
+fn refuseBuiltinNew(c: *Compiler, node: *const Node, callee: *const Node) Error!void {
+    if (callee.data != .identifier) return;
+    const id = callee.data.identifier;
+    switch (id.resolution) {
+        // `new Symbol()` is JavaScript's own TypeError, at run time.
+        .global => |g| if (g < builtins.globals_count and !builtins.globalIsConstructor(g) and !std.mem.eql(u8, id.name, "Symbol")) {
+            return c.failFmt(node.pos, "new {s} is not supported", .{id.name});
+        },
+        else => {},
+    }
+}
+
 fn callExpression(c: *Compiler, node: *Node, call: ast.Call) Error!void {
     const callee = call.callee;
+    try c.refuseFunctionConstructor(callee);
     const site = CallPrinter.render(c.arena, callee, false);
     switch (callee.data) {
+        .super_member => |key| {
+            try c.loadBinding(try c.specialHere(.this), true, node.pos);
+            try c.emit(.dup);
+            try c.superMember(callee, key);
+            const spread = try c.callArguments(call.arguments);
+            try c.mark(node.pos);
+            try c.siteName(site, node.pos);
+            if (spread) try c.emit(.call_method_spread) else try c.emitU8(.call_method, @intCast(call.arguments.len));
+        },
         .member => |m| {
             try c.expression(m.object);
             try c.optionalCheck(m.optional, 0);
@@ -1748,19 +1966,12 @@ fn callExpression(c: *Compiler, node: *Node, call: ast.Call) Error!void {
 
 fn newExpression(c: *Compiler, node: *Node, n: ast.Call) Error!void {
     const callee = n.callee;
-    const ok = callee.data == .identifier and switch (callee.data.identifier.resolution) {
-        .global => |g| builtins.globalIsConstructor(g),
-        else => false,
-    };
-    if (!ok) {
-        if (callee.data == .identifier and callee.data.identifier.resolution == .global) {
-            return c.failFmt(node.pos, "new {s} is not supported", .{callee.data.identifier.name});
-        }
-        return c.failAt(node.pos, "new is only supported on builtins (Map, Set, Array, Object and the Error types); user functions cannot be constructors");
-    }
+    try c.refuseFunctionConstructor(callee);
+    try c.refuseBuiltinNew(node, callee);
     try c.expression(callee);
     const spread = try c.callArguments(n.arguments);
     try c.mark(node.pos);
+    try c.siteName(CallPrinter.render(c.arena, callee, false), node.pos);
     if (spread) try c.emit(.new_spread) else try c.emitU8(.new, @intCast(n.arguments.len));
 }
 
@@ -1769,6 +1980,27 @@ fn newExpression(c: *Compiler, node: *Node, n: ast.Call) Error!void {
 // positions decide); the text of `x` comes from CallPrinter.zig.
 
 /// Emits an iteration instruction (iter_start or append_spread) with its wording.
+/// `yield x`: value -> sent (and `await x`, which suspends an async function the same way). `yield* x` yields each value of x's iteration and is
+/// undefined (the inner iterator's return value, and next(v)'s `v`, are not passed through).
+fn yieldExpression(c: *Compiler, y: ast.Yield, pos: u32) Error!void {
+    if (y.argument) |a| try c.expression(a) else try c.emit(.push_undefined);
+    try c.mark(pos);
+    if (!y.delegate) return c.emit(.yield);
+    try c.iterationSite(.iter_start, .{ .mode = .value, .text = "" }, pos);
+    const top = try c.newLabel();
+    const end = try c.newLabel();
+    c.bind(top);
+    try c.emitJump(.iter_next, end, c.f.depth, null);
+    try c.emit(.yield);
+    try c.emit(.pop);
+    try c.emitJump(.jump, top, c.f.depth, null);
+    c.f.reachable = false;
+    c.bind(end);
+    try c.emit(.pop);
+    try c.emit(.pop);
+    try c.emit(.push_undefined);
+}
+
 fn iterationSite(c: *Compiler, op: Op, site: IterationSite, pos: u32) Error!void {
     // An empty text stands for none (the value's type is shown).
     if (site.mode != .value and site.text.len > 0) try c.siteName(site.text, pos);

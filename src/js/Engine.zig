@@ -44,6 +44,8 @@ region: []align(16) u8,
 module: *const Module,
 /// Where each request's memory starts (above the module's state).
 request_mark: Heap.Mark,
+/// `Symbol.for`'s registry as the module's top level left it.
+module_symbols: ?*@import("symbol.zig").Registered = null,
 /// Drops console output, unless the host gives a writer.
 discard: std.Io.Writer.Discarding,
 
@@ -218,8 +220,10 @@ pub fn setOutput(e: *Engine, out: *std.Io.Writer, err_out: *std.Io.Writer) void 
 pub fn runModule(e: *Engine) Vm.Outcome {
     e.vm.module_floor = std.math.maxInt(usize);
     e.heap.reset();
+    e.vm.symbol_registry = null;
     const outcome = e.vm.runMain();
     e.request_mark = e.heap.mark();
+    e.module_symbols = e.vm.symbol_registry;
     // Objects grow down from the top: the module's are at or above the mark.
     e.vm.module_floor = @intFromPtr(e.heap.region.ptr) + e.request_mark.high;
     return outcome;
@@ -234,6 +238,7 @@ pub fn exportValue(e: *Engine, name: []const u8) ?Value {
 /// Forgets the last request's objects, in O(1).
 pub fn beginRequest(e: *Engine) void {
     e.heap.resetTo(e.request_mark);
+    e.vm.symbol_registry = e.module_symbols;
 }
 
 /// Calls a function with arguments the host built in this request.

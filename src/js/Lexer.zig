@@ -204,9 +204,14 @@ pub fn next(lexer: *Lexer) Error!Token {
         '|' => if (lexer.eat('|')) (if (lexer.eat('=')) .pipe_pipe_assign else .pipe_pipe) else if (lexer.eat('=')) .pipe_assign else .pipe,
         '^' => if (lexer.eat('=')) .caret_assign else .caret,
         '#' => blk: {
-            if (lexer.pos < s.len and isIdentStart(s[lexer.pos])) {
-                while (lexer.pos < s.len and isIdentPart(s[lexer.pos])) lexer.pos += 1;
-                break :blk .private_name;
+            if (lexer.pos < s.len and (isIdentStart(s[lexer.pos]) or s[lexer.pos] == '\\')) {
+                // `#name`, escapes and Unicode as in any identifier: the text is `#` and the
+                // name's value (`#\u{6F}` is `#o`).
+                var name = try lexer.identifier(token);
+                name.kind = .private_name;
+                name.text = try std.mem.concat(lexer.arena, u8, &.{ "#", name.text });
+                name.escaped = false;
+                return name;
             }
             break :blk .hash;
         },
@@ -431,6 +436,7 @@ fn number(lexer: *Lexer, token_in: Token) Error!Token {
             token.number = @import("number.zig").integerValue(digits, r); // Correctly rounded.
             return lexer.finishNumber(token, start);
         }
+        if (s[start + 1] == '_') return lexer.fail(start + 1, "Numeric separator can not be used after leading 0.");
         if (std.ascii.isDigit(s[start + 1])) {
             var i = start + 1;
             while (i < s.len and std.ascii.isDigit(s[i])) i += 1;

@@ -49,8 +49,15 @@ pub const depth_max = 400;
 /// Sources over this size are refused before lexing.
 pub const source_bytes_max = 4 * 1024 * 1024;
 
+/// What kind of body a function has: `yield` in a generator's, `await` in an async one's.
+const Flavor = enum { plain, generator, async };
+
 const Context = struct {
     in_function: bool = false,
+    /// In a generator's body, where `yield` is an expression.
+    in_generator: bool = false,
+    /// In an async function's body, where `await` is an expression.
+    in_async: bool = false,
     loop_depth: u32 = 0,
     breakable_depth: u32 = 0,
 };
@@ -90,6 +97,7 @@ fn parseProgram(p: *Parser) Error!*ast.Program {
         .body = body.items,
         .is_arrow = false,
         .is_declaration = false,
+        .kind = .top_level,
     };
     const program = try p.arena.create(ast.Program);
     program.* = .{
@@ -211,7 +219,6 @@ fn isStrictReserved(name: []const u8) bool {
 fn bindingName(p: *Parser) Error![]const u8 {
     const t = p.token;
     if (t.kind != .identifier) {
-        if (t.kind == .keyword and std.mem.eql(u8, t.text, "this")) return p.failAt(t.start, "this is not supported");
         return p.unexpected();
     }
     try p.checkIdentifier(t);
@@ -256,7 +263,10 @@ fn parseStatement(p: *Parser) Error!*Node {
             if (std.mem.eql(u8, word, "throw")) return p.throwStatement();
             if (std.mem.eql(u8, word, "try")) return p.tryStatement();
             if (std.mem.eql(u8, word, "switch")) return p.switchStatement();
-            if (std.mem.eql(u8, word, "class")) return p.failAt(t.start, "classes are not supported");
+            if (std.mem.eql(u8, word, "class")) {
+                const class = try p.parseClass(true);
+                return p.newNode(t.start, .{ .class_declaration = class });
+            }
             if (std.mem.eql(u8, word, "with")) return p.failAt(t.start, "with is not supported");
             if (std.mem.eql(u8, word, "import")) return p.failAt(t.start, "import is not supported yet");
             if (std.mem.eql(u8, word, "export")) return p.failAt(t.start, "export is only allowed at the top level of a module");
@@ -279,7 +289,8 @@ fn parseStatement(p: *Parser) Error!*Node {
             if (!t.escaped and std.mem.eql(u8, t.text, "async")) {
                 const next = try p.peek();
                 if (next.kind == .keyword and std.mem.eql(u8, next.text, "function") and !next.newline_before) {
-                    return p.failAt(t.start, "async functions are not supported");
+                    const f = try p.parseFunctionOf(true, false, true);
+                    return p.newNode(t.start, .{ .function_declaration = f });
                 }
             }
             const next = try p.peek();
@@ -387,8 +398,13 @@ fn substatement(p: *Parser) Error!*Node {
         if (std.mem.eql(u8, t.text, "function")) {
             return p.failAt(t.start, "In strict mode code, functions can only be declared at top level or inside a block.");
         }
-        if (std.mem.eql(u8, t.text, "class")) return p.failAt(t.start, "classes are not supported");
         return p.failAt(t.start, "Lexical declaration cannot appear in a single-statement context");
+    }
+    if (t.kind == .identifier and !t.escaped and std.mem.eql(u8, t.text, "async")) {
+        const next = try p.peek();
+        if (next.kind == .keyword and std.mem.eql(u8, next.text, "function") and !next.newline_before) {
+            return p.failAt(t.start, "Async functions can only be declared at the top level or inside a block.");
+        }
     }
     if (t.kind == .identifier and std.mem.eql(u8, t.text, "let")) {
         const next = try p.peek();
@@ -605,8 +621,20 @@ fn exportDeclaration(p: *Parser) Error!*Node {
             try p.exports.append(p.arena, .{ .name = "default", .local = f.name.?, .pos = start });
             return p.newNode(start, .{ .function_declaration = f });
         }
-        if (p.isKeyword("class")) return p.failAt(p.token.start, "classes are not supported");
-        if (p.isIdentifierNamed("async")) return p.failAt(p.token.start, "async functions are not supported");
+        if (p.isKeyword("class")) {
+            const class = try p.parseClass(false);
+            if (class.name == null) class.name = "*default*";
+            try p.exports.append(p.arena, .{ .name = "default", .local = class.name.?, .pos = start });
+            return p.newNode(start, .{ .class_declaration = class });
+        }
+        if (p.isIdentifierNamed("async")) {
+            const next = try p.peek();
+            if (next.kind == .keyword and std.mem.eql(u8, next.text, "function") and !next.newline_before) {
+                const f = try p.parseFunctionOf(true, true, true);
+                try p.exports.append(p.arena, .{ .name = "default", .local = f.name.?, .pos = start });
+                return p.newNode(start, .{ .function_declaration = f });
+            }
+        }
         // `export default expression;` binds a hidden const.
         const value = try p.parseAssignment(false);
         try p.semicolon();
@@ -651,7 +679,11 @@ fn exportDeclaration(p: *Parser) Error!*Node {
         try p.semicolon();
         return p.newNode(start, .empty_statement);
     }
-    if (p.isKeyword("class")) return p.failAt(p.token.start, "classes are not supported");
+    if (p.isKeyword("class")) {
+        const class = try p.parseClass(true);
+        try p.exports.append(p.arena, .{ .name = class.name.?, .local = class.name.?, .pos = start });
+        return p.newNode(start, .{ .class_declaration = class });
+    }
     if (p.isKeyword("var")) return p.failAt(p.token.start, "var is not supported: use let or const");
     if (p.token.kind == .star) return p.failAt(p.token.start, "import is not supported yet");
     return p.unexpected();
@@ -678,16 +710,21 @@ fn exportNames(p: *Parser, target: *Node, pos: u32) Error!void {
 
 /// `function name(params) { body }`, from the `function` keyword.
 fn parseFunction(p: *Parser, is_declaration: bool, name_optional: bool) Error!*ast.Function {
+    return p.parseFunctionOf(is_declaration, name_optional, false);
+}
+
+/// `async function` from `async`, or `function` from `function`.
+fn parseFunctionOf(p: *Parser, is_declaration: bool, name_optional: bool, is_async: bool) Error!*ast.Function {
     const start = p.token.start;
+    if (is_async) try p.advance();
     try p.advance();
-    if (p.token.kind == .star) return p.failAt(start, "generators are not supported");
+    const generator = try p.eat(.star);
+    if (generator and is_async) return p.failAt(start, "async generators are not supported");
     var name: ?[]const u8 = null;
     if (p.token.kind == .identifier) {
         name = try p.bindingName();
     } else if (is_declaration and !name_optional) {
         return p.failAt(p.token.start, "Function statements require a function name");
-    } else if (p.token.kind == .keyword and std.mem.eql(u8, p.token.text, "this")) {
-        return p.failAt(p.token.start, "this is not supported");
     }
     if (is_declaration and name == null) name = "*default*";
     try p.expect(.l_paren);
@@ -707,7 +744,7 @@ fn parseFunction(p: *Parser, is_declaration: bool, name_optional: bool) Error!*a
         if (!try p.eat(.comma)) break;
     }
     try p.expect(.r_paren);
-    const body = try p.functionBody();
+    const body = try p.functionBody(if (generator) .generator else if (is_async) .async else .plain);
     try p.checkDirectives(parameters.items, rest, body);
     const f = try p.arena.create(ast.Function);
     f.* = .{
@@ -719,6 +756,7 @@ fn parseFunction(p: *Parser, is_declaration: bool, name_optional: bool) Error!*a
         .body = body,
         .is_arrow = false,
         .is_declaration = is_declaration,
+        .kind = if (generator) .generator else if (is_async) .async_function else .normal,
     };
     return f;
 }
@@ -741,9 +779,9 @@ fn checkDirectives(p: *Parser, parameters: []const ast.Parameter, rest: ?*Node, 
     }
 }
 
-fn functionBody(p: *Parser) Error![]const *Node {
+fn functionBody(p: *Parser, flavor: Flavor) Error![]const *Node {
     const saved = p.context;
-    p.context = .{ .in_function = true };
+    p.context = .{ .in_function = true, .in_generator = flavor == .generator, .in_async = flavor == .async };
     defer p.context = saved;
     try p.expect(.l_brace);
     var body: std.ArrayList(*Node) = .empty;
@@ -757,15 +795,19 @@ fn functionBody(p: *Parser) Error![]const *Node {
 
 /// The rest of an arrow function after its parameters, from the `=>`.
 fn arrowFunction(p: *Parser, start: u32, parameters: []const ast.Parameter, rest: ?*Node) Error!*Node {
+    return p.arrowFunctionOf(start, parameters, rest, false);
+}
+
+fn arrowFunctionOf(p: *Parser, start: u32, parameters: []const ast.Parameter, rest: ?*Node, is_async: bool) Error!*Node {
     if (p.token.newline_before) return p.unexpected();
     try p.expect(.arrow);
     var body: []const *Node = undefined;
     if (p.token.kind == .l_brace) {
-        body = try p.functionBody();
+        body = try p.functionBody(if (is_async) .async else .plain);
         try p.checkDirectives(parameters, rest, body);
     } else {
         const saved = p.context;
-        p.context = .{ .in_function = true };
+        p.context = .{ .in_function = true, .in_async = is_async };
         defer p.context = saved;
         const value = try p.parseAssignment(false);
         const ret = try p.newNode(value.pos, .{ .return_statement = value });
@@ -783,6 +825,7 @@ fn arrowFunction(p: *Parser, start: u32, parameters: []const ast.Parameter, rest
         .body = body,
         .is_arrow = true,
         .is_declaration = false,
+        .kind = if (is_async) .async_function else .normal,
     };
     try p.checkParameterNames(f);
     return p.newNode(start, .{ .function = f });
@@ -858,12 +901,18 @@ fn parseAssignment(p: *Parser, no_in: bool) Error!*Node {
             parameters[0] = .{ .target = try p.identifierNode(start, name), .default = null };
             return p.arrowFunction(start, parameters, null);
         }
-        if (std.mem.eql(u8, p.token.text, "async") and !next.newline_before and
-            (next.kind == .identifier or (next.kind == .keyword and std.mem.eql(u8, next.text, "function"))))
-        {
-            return p.failAt(start, "async functions are not supported");
+        if (std.mem.eql(u8, p.token.text, "async") and !next.newline_before and !p.token.escaped) {
+            if (next.kind == .identifier) {
+                // `async x => ...`
+                try p.advance();
+                const name_start = p.token.start;
+                const name = try p.bindingName();
+                const parameters = try p.arena.alloc(ast.Parameter, 1);
+                parameters[0] = .{ .target = try p.identifierNode(name_start, name), .default = null };
+                return p.arrowFunctionOf(start, parameters, null, true);
+            }
         }
-        if (std.mem.eql(u8, p.token.text, "yield")) return p.failAt(start, "generators are not supported");
+        if (std.mem.eql(u8, p.token.text, "yield") and p.context.in_generator) return p.parseYield();
     }
     const lhs = try p.parseConditional(no_in);
     if (isBareArrow(lhs)) return lhs;
@@ -1032,7 +1081,10 @@ fn parseUnary(p: *Parser) Error!*Node {
         return p.newNode(t.start, .{ .update = .{ .increment = t.kind == .plus_plus, .prefix = true, .target = operand } });
     }
     if (t.kind == .identifier and std.mem.eql(u8, t.text, "await") and !t.escaped) {
-        return p.failAt(t.start, "await is not supported (async functions are outside the language)");
+        if (!p.context.in_async) return p.failAt(t.start, "await is only valid in async functions (top-level await is not supported)");
+        try p.advance();
+        const operand = try p.parseUnary();
+        return p.newNode(t.start, .{ .yield_expression = .{ .argument = operand, .delegate = false } });
     }
     const operand = try p.parsePostfix();
     return operand;
@@ -1086,7 +1138,12 @@ fn leftHandSide(p: *Parser) Error!*Node {
 
 fn memberName(p: *Parser, start: u32, object: *Node, optional: bool) Error!*Node {
     const t = p.token;
-    if (t.kind == .private_name) return p.failAt(t.start, "classes are not supported (private names)");
+    if (t.kind == .private_name) {
+        // `o.#x` reads the property keyed by the private name's hidden binding.
+        try p.advance();
+        const key = try p.identifierNode(t.start, t.text);
+        return p.newNode(start, .{ .index = .{ .object = object, .key = key, .optional = optional } });
+    }
     if (t.kind != .identifier and t.kind != .keyword) return p.unexpected();
     try p.advance();
     return p.newNode(start, .{ .member = .{ .object = object, .name = t.text, .name_pos = t.start, .optional = optional } });
@@ -1102,11 +1159,29 @@ fn indexAccess(p: *Parser, start: u32, object: *Node, optional: bool) Error!*Nod
 fn parseCall(p: *Parser, start: u32, callee: *Node, optional: bool) Error!*Node {
     if (callee.data == .identifier and std.mem.eql(u8, callee.data.identifier.name, "async") and !optional) {
         const args = try p.parseArguments();
-        if (p.token.kind == .arrow) return p.failAt(start, "async functions are not supported");
+        if (p.token.kind == .arrow and !p.token.newline_before) return p.asyncArrow(start, args);
         return p.newNode(start, .{ .call = .{ .callee = callee, .arguments = args, .optional = optional } });
     }
     const args = try p.parseArguments();
     return p.newNode(start, .{ .call = .{ .callee = callee, .arguments = args, .optional = optional } });
+}
+
+/// `async (a, b = 1, ...rest) => body`: the call's arguments become the parameters.
+fn asyncArrow(p: *Parser, start: u32, args: []const *Node) Error!*Node {
+    var parameters: std.ArrayList(ast.Parameter) = .empty;
+    var rest: ?*Node = null;
+    for (args, 0..) |item, i| {
+        if (item.data == .spread) {
+            if (i + 1 != args.len) return p.failAt(item.pos, "Rest parameter must be last formal parameter");
+            rest = try p.toPattern(item.data.spread, true);
+        } else if (item.data == .assign and item.data.assign.op == null) {
+            const target = try p.toPattern(item.data.assign.target, true);
+            try parameters.append(p.arena, .{ .target = target, .default = item.data.assign.value });
+        } else {
+            try parameters.append(p.arena, .{ .target = try p.toPattern(item, true), .default = null });
+        }
+    }
+    return p.arrowFunctionOf(start, parameters.items, rest, true);
 }
 
 fn parseArguments(p: *Parser) Error![]const *Node {
@@ -1134,7 +1209,12 @@ fn parseArguments(p: *Parser) Error![]const *Node {
 fn newExpression(p: *Parser) Error!*Node {
     const start = p.token.start;
     try p.advance();
-    if (p.token.kind == .dot) return p.failAt(start, "new.target is not supported");
+    if (p.token.kind == .dot) {
+        try p.advance();
+        if (!p.isIdentifierNamed("target")) return p.unexpected();
+        try p.advance();
+        return p.identifierNode(start, "new.target");
+    }
     const callee_start = p.token.start;
     var callee = if (p.isKeyword("new")) try p.newExpression() else try p.parsePrimary();
     while (true) {
@@ -1156,6 +1236,13 @@ fn parsePrimary(p: *Parser) Error!*Node {
     try p.enter();
     defer p.leave();
     const t = p.token;
+    if (t.kind == .identifier and !t.escaped and std.mem.eql(u8, t.text, "async")) {
+        const next = try p.peek();
+        if (next.kind == .keyword and std.mem.eql(u8, next.text, "function") and !next.newline_before) {
+            const f = try p.parseFunctionOf(false, false, true);
+            return p.newNode(t.start, .{ .function = f });
+        }
+    }
     switch (t.kind) {
         .number => {
             try p.advance();
@@ -1175,7 +1262,13 @@ fn parsePrimary(p: *Parser) Error!*Node {
         .l_bracket => return p.arrayLiteral(),
         .l_brace => return p.objectLiteral(),
         .slash, .slash_assign => return p.failAt(t.start, "regular expressions are not supported"),
-        .private_name, .hash => return p.failAt(t.start, "classes are not supported (private names)"),
+        .private_name => {
+            // `#x in o`, the only place a private name stands alone.
+            try p.advance();
+            if (!p.isKeyword("in")) return p.failAt(t.start, "Unexpected private field");
+            return p.identifierNode(t.start, t.text);
+        },
+        .hash => return p.unexpected(),
         .at => return p.failAt(t.start, "decorators are not supported"),
         .keyword => {
             const word = t.text;
@@ -1195,9 +1288,15 @@ fn parsePrimary(p: *Parser) Error!*Node {
                 try p.advance();
                 return p.newNode(t.start, .null_literal);
             }
-            if (std.mem.eql(u8, word, "this")) return p.failAt(t.start, "this is not supported");
-            if (std.mem.eql(u8, word, "class")) return p.failAt(t.start, "classes are not supported");
-            if (std.mem.eql(u8, word, "super")) return p.failAt(t.start, "super is not supported (classes are outside the language)");
+            if (std.mem.eql(u8, word, "this")) {
+                try p.advance();
+                return p.identifierNode(t.start, "this");
+            }
+            if (std.mem.eql(u8, word, "class")) {
+                const class = try p.parseClass(false);
+                return p.newNode(t.start, .{ .class = class });
+            }
+            if (std.mem.eql(u8, word, "super")) return p.parseSuper();
             if (std.mem.eql(u8, word, "import")) return p.failAt(t.start, "import is not supported yet");
             return p.unexpected();
         },
@@ -1207,9 +1306,32 @@ fn parsePrimary(p: *Parser) Error!*Node {
 
 fn checkIdentifierReference(p: *Parser, t: Token) Error!void {
     if (t.escaped and Lexer.isKeyword(t.text)) return p.failAt(t.start, "Keyword must not contain escaped characters");
-    if (std.mem.eql(u8, t.text, "yield")) return p.failAt(t.start, "generators are not supported");
+    if (std.mem.eql(u8, t.text, "yield")) {
+        if (p.context.in_generator) return p.failAt(t.start, "Yield expression not allowed in formal parameter");
+        return p.failAt(t.start, "Unexpected strict mode reserved word");
+    }
     if (isStrictReserved(t.text)) return p.failAt(t.start, "Unexpected strict mode reserved word");
     if (std.mem.eql(u8, t.text, "await")) return p.failAt(t.start, "await is not supported (async functions are outside the language)");
+}
+
+/// `yield`, `yield value` or `yield* iterable`, in a generator's body.
+fn parseYield(p: *Parser) Error!*Node {
+    const start = p.token.start;
+    try p.advance();
+    var delegate = false;
+    var argument: ?*Node = null;
+    if (!p.token.newline_before) {
+        if (try p.eat(.star)) {
+            delegate = true;
+            argument = try p.parseAssignment(false);
+        } else switch (p.token.kind) {
+            .r_paren, .r_bracket, .r_brace, .comma, .semicolon, .colon, .eof => {},
+            else => if (!(p.token.kind == .identifier and std.mem.eql(u8, p.token.text, "in"))) {
+                argument = try p.parseAssignment(false);
+            },
+        }
+    }
+    return p.newNode(start, .{ .yield_expression = .{ .argument = argument, .delegate = delegate } });
 }
 
 fn parseTemplate(p: *Parser) Error!*Node {
@@ -1319,12 +1441,20 @@ fn objectLiteral(p: *Parser) Error!*Node {
     const start = p.token.start;
     try p.advance();
     var properties: std.ArrayList(ast.Property) = .empty;
+    // `{ ...rest, }` is a fine literal but not a pattern: remembered for toPattern.
+    var comma_after_spread = false;
     while (p.token.kind != .r_brace) {
-        try properties.append(p.arena, try p.parseProperty());
-        if (p.token.kind != .r_brace) try p.expect(.comma);
+        const property = try p.parseProperty();
+        try properties.append(p.arena, property);
+        if (p.token.kind != .r_brace) {
+            try p.expect(.comma);
+            if (property.kind == .spread and p.token.kind == .r_brace) comma_after_spread = true;
+        }
     }
     try p.advance();
-    return p.newNode(start, .{ .object = properties.items });
+    const node = try p.newNode(start, .{ .object = properties.items });
+    if (comma_after_spread) try p.comma_after_spread.put(p.arena, node, {});
+    return node;
 }
 
 fn parseProperty(p: *Parser) Error!ast.Property {
@@ -1333,7 +1463,12 @@ fn parseProperty(p: *Parser) Error!ast.Property {
         const value = try p.parseAssignment(false);
         return .{ .kind = .spread, .key = .{ .static = "" }, .value = value, .pos = t.start };
     }
-    if (t.kind == .star) return p.failAt(t.start, "generators are not supported");
+    if (t.kind == .star) {
+        try p.advance();
+        const key = try p.propertyKey();
+        const f = try p.methodFunctionOf(t.start, key, .generator);
+        return .{ .kind = .method, .key = key, .value = try p.newNode(t.start, .{ .function = f }), .pos = t.start };
+    }
     if (t.kind == .identifier and !t.escaped and
         (std.mem.eql(u8, t.text, "get") or std.mem.eql(u8, t.text, "set") or std.mem.eql(u8, t.text, "async")))
     {
@@ -1343,8 +1478,21 @@ fn parseProperty(p: *Parser) Error!ast.Property {
             else => false,
         };
         if (is_key_start) {
-            if (std.mem.eql(u8, t.text, "async")) return p.failAt(t.start, "async functions are not supported");
-            return p.failAt(t.start, "getters and setters are not supported");
+            if (std.mem.eql(u8, t.text, "async")) {
+                try p.advance();
+                if (p.token.kind == .star) return p.failAt(t.start, "async generators are not supported");
+                const key = try p.propertyKey();
+                const f = try p.methodFunctionOf(t.start, key, .async);
+                return .{ .kind = .method, .key = key, .value = try p.newNode(t.start, .{ .function = f }), .pos = t.start };
+            }
+            const is_getter = std.mem.eql(u8, t.text, "get");
+            try p.advance();
+            if (p.token.kind == .star) return p.failAt(p.token.start, "generators are not supported");
+            const key = try p.propertyKey();
+            const f = try p.methodFunction(t.start, key);
+            try p.checkAccessorArity(f, is_getter);
+            f.name = if (key == .static) try std.fmt.allocPrint(p.arena, "{s} {s}", .{ t.text, key.static }) else null;
+            return .{ .kind = if (is_getter) .getter else .setter, .key = key, .value = try p.newNode(t.start, .{ .function = f }), .pos = t.start };
         }
     }
     const key = try p.propertyKey();
@@ -1375,6 +1523,10 @@ fn parseProperty(p: *Parser) Error!ast.Property {
 }
 
 fn methodFunction(p: *Parser, start: u32, key: ast.Key) Error!*ast.Function {
+    return p.methodFunctionOf(start, key, .plain);
+}
+
+fn methodFunctionOf(p: *Parser, start: u32, key: ast.Key, flavor: Flavor) Error!*ast.Function {
     try p.expect(.l_paren);
     var parameters: std.ArrayList(ast.Parameter) = .empty;
     var rest: ?*Node = null;
@@ -1391,7 +1543,7 @@ fn methodFunction(p: *Parser, start: u32, key: ast.Key) Error!*ast.Function {
         if (!try p.eat(.comma)) break;
     }
     try p.expect(.r_paren);
-    const body = try p.functionBody();
+    const body = try p.functionBody(flavor);
     try p.checkDirectives(parameters.items, rest, body);
     const f = try p.arena.create(ast.Function);
     f.* = .{
@@ -1401,9 +1553,258 @@ fn methodFunction(p: *Parser, start: u32, key: ast.Key) Error!*ast.Function {
         .parameters = parameters.items,
         .rest = rest,
         .body = body,
-        // Methods behave as arrows here: no own name binding, no `this`.
-        .is_arrow = true,
+        // No own name binding, and a `this`.
+        .is_arrow = false,
         .is_declaration = false,
+        .kind = switch (flavor) {
+            .plain => .method,
+            .generator => .generator_method,
+            .async => .async_method,
+        },
+    };
+    return f;
+}
+
+fn checkAccessorArity(p: *Parser, f: *const ast.Function, is_getter: bool) Error!void {
+    if (is_getter and (f.parameters.len != 0 or f.rest != null)) return p.failAt(f.pos, "Getter must not have any formal parameters.");
+    if (!is_getter and (f.parameters.len != 1 or f.rest != null)) return p.failAt(f.pos, "Setter must have exactly one formal parameter.");
+}
+
+/// `super(...)`, `super.name` or `super[key]`; where each may appear is the resolver's
+/// business.
+fn parseSuper(p: *Parser) Error!*Node {
+    const start = p.token.start;
+    try p.advance();
+    switch (p.token.kind) {
+        .l_paren => {
+            const args = try p.parseArguments();
+            return p.newNode(start, .{ .super_call = .{ .callee = try p.identifierNode(start, "super"), .arguments = args } });
+        },
+        .dot => {
+            try p.advance();
+            const t = p.token;
+            if (t.kind == .private_name) return p.failAt(t.start, "Unexpected private field");
+            if (t.kind != .identifier and t.kind != .keyword) return p.unexpected();
+            try p.advance();
+            const key = try p.newNode(t.start, .{ .string = t.text });
+            return p.newNode(start, .{ .super_member = key });
+        },
+        .l_bracket => {
+            try p.advance();
+            const key = try p.parseExpression(false);
+            try p.expect(.r_bracket);
+            return p.newNode(start, .{ .super_member = key });
+        },
+        else => return p.failAt(start, "'super' keyword unexpected here"),
+    }
+}
+
+/// `class Name extends Base { ... }`, from the `class` keyword. Fields become the body of a
+/// method that each new instance runs; static fields and blocks, of one the class runs once.
+fn parseClass(p: *Parser, name_required: bool) Error!*ast.Class {
+    const start = p.token.start;
+    try p.advance();
+    var name: ?[]const u8 = null;
+    if (p.token.kind == .identifier) {
+        name = try p.bindingName();
+    } else if (name_required) {
+        return p.failAt(p.token.start, "Unexpected token");
+    }
+    var heritage: ?*Node = null;
+    if (p.isKeyword("extends")) {
+        try p.advance();
+        heritage = try p.leftHandSide();
+    }
+    try p.expect(.l_brace);
+    var members: std.ArrayList(ast.ClassMember) = .empty;
+    var fields: std.ArrayList(*Node) = .empty;
+    var statics: std.ArrayList(*Node) = .empty;
+    var constructor: ?*ast.Function = null;
+    var private_names: std.ArrayList([]const u8) = .empty;
+    while (p.token.kind != .r_brace) {
+        if (p.token.kind == .eof) return p.unexpected();
+        if (try p.eat(.semicolon)) continue;
+        try p.classElement(&members, &fields, &statics, &constructor, &private_names, heritage != null);
+    }
+    try p.advance();
+    const class = try p.arena.create(ast.Class);
+    class.* = .{
+        .name = name,
+        .pos = start,
+        .heritage = heritage,
+        .constructor = constructor orelse try p.defaultConstructor(start, heritage != null),
+        .members = members.items,
+        .fields = if (fields.items.len > 0) try p.syntheticMethod(start, fields.items) else null,
+        .statics = if (statics.items.len > 0) try p.syntheticMethod(start, statics.items) else null,
+        .private_names = private_names.items,
+    };
+    class.constructor.name = name;
+    class.constructor.end = p.previous_end;
+    class.constructor.pos = start;
+    return class;
+}
+
+fn classElement(
+    p: *Parser,
+    members: *std.ArrayList(ast.ClassMember),
+    fields: *std.ArrayList(*Node),
+    statics: *std.ArrayList(*Node),
+    constructor: *?*ast.Function,
+    private_names: *std.ArrayList([]const u8),
+    derived: bool,
+) Error!void {
+    const t = p.token;
+    var is_static = false;
+    if (t.kind == .identifier and !t.escaped and std.mem.eql(u8, t.text, "static")) {
+        const next = try p.peek();
+        if (next.kind != .l_paren and next.kind != .assign and next.kind != .semicolon and next.kind != .r_brace) {
+            try p.advance();
+            is_static = true;
+            if (p.token.kind == .l_brace) {
+                const block = try p.parseBlock();
+                try statics.append(p.arena, block);
+                return;
+            }
+        }
+    }
+    var kind: ast.ClassMemberKind = .method;
+    const k = p.token;
+    var is_async = false;
+    const generator = try p.eat(.star);
+    if (generator and p.token.kind == .private_name) return p.failAt(k.start, "private generator methods are not supported");
+    if (!generator and k.kind == .identifier and !k.escaped and (std.mem.eql(u8, k.text, "get") or std.mem.eql(u8, k.text, "set") or std.mem.eql(u8, k.text, "async"))) {
+        const next = try p.peek();
+        const is_key_start = switch (next.kind) {
+            .identifier, .keyword, .string, .number, .l_bracket, .star, .private_name => !next.newline_before or std.mem.eql(u8, k.text, "get") or std.mem.eql(u8, k.text, "set"),
+            else => false,
+        };
+        if (is_key_start) {
+            try p.advance();
+            if (std.mem.eql(u8, k.text, "async")) {
+                is_async = true;
+                if (p.token.kind == .star) return p.failAt(k.start, "async generators are not supported");
+                if (p.token.kind == .private_name) return p.failAt(k.start, "private async methods are not supported");
+            } else {
+                kind = if (std.mem.eql(u8, k.text, "get")) .getter else .setter;
+            }
+        }
+    }
+    if (p.token.kind == .private_name) return p.privateElement(kind, is_static, fields, statics, private_names);
+    const key = try p.propertyKey();
+    if (p.token.kind != .l_paren) {
+        if (kind != .method or generator or is_async) return p.unexpected();
+        // A field: `name = value;` or `name;`.
+        if (key == .computed) return p.failAt(k.start, "computed class field names are not supported");
+        if (std.mem.eql(u8, key.static, "constructor")) return p.failAt(k.start, "Classes may not have a field named 'constructor'");
+        var value: ?*Node = null;
+        if (try p.eat(.assign)) value = try p.parseAssignment(false);
+        try p.semicolon();
+        const key_node = try p.newNode(k.start, .{ .string = key.static });
+        const field = try p.newNode(k.start, .{ .field_definition = .{ .key = key_node, .value = value, .pos = k.start } });
+        try (if (is_static) statics else fields).append(p.arena, field);
+        return;
+    }
+    const f = try p.methodFunctionOf(k.start, key, if (generator) .generator else if (is_async) .async else .plain);
+    if (kind != .method) {
+        try p.checkAccessorArity(f, kind == .getter);
+        if (key == .static) f.name = try std.fmt.allocPrint(p.arena, "{s} {s}", .{ if (kind == .getter) "get" else "set", key.static });
+    }
+    const is_constructor = !is_static and key == .static and std.mem.eql(u8, key.static, "constructor");
+    if (is_constructor) {
+        if (kind != .method) return p.failAt(k.start, "Class constructor may not be an accessor");
+        if (constructor.* != null) return p.failAt(k.start, "A class may only have one constructor");
+        f.kind = if (derived) .derived_constructor else .base_constructor;
+        constructor.* = f;
+        return;
+    }
+    if (is_static and key == .static and std.mem.eql(u8, key.static, "prototype")) {
+        return p.failAt(k.start, "Classes may not have a static property named 'prototype'");
+    }
+    try members.append(p.arena, .{ .kind = kind, .is_static = is_static, .key = key, .function = f, .pos = k.start });
+}
+
+/// A private field, method or accessor (`#x = 1`, `#m() {}`, `get #x() {}`): defined on
+/// each instance with the fields (on the class, for a static one).
+fn privateElement(
+    p: *Parser,
+    kind: ast.ClassMemberKind,
+    is_static: bool,
+    fields: *std.ArrayList(*Node),
+    statics: *std.ArrayList(*Node),
+    private_names: *std.ArrayList([]const u8),
+) Error!void {
+    const t = p.token;
+    const name = t.text;
+    try p.advance();
+    if (std.mem.eql(u8, name, "#constructor")) return p.failAt(t.start, "Classes may not have a private field named '#constructor'");
+    try p.declarePrivate(private_names, name);
+    const key = try p.identifierNode(t.start, name);
+    var definition: ast.FieldDefinition = .{ .key = key, .value = null, .pos = t.start };
+    if (p.token.kind == .l_paren) {
+        const f = try p.methodFunction(t.start, .{ .static = name });
+        definition.kind = switch (kind) {
+            .method => .method,
+            .getter => .getter,
+            .setter => .setter,
+        };
+        if (kind != .method) {
+            try p.checkAccessorArity(f, kind == .getter);
+            f.name = try std.fmt.allocPrint(p.arena, "{s} {s}", .{ if (kind == .getter) "get" else "set", name });
+        }
+        definition.value = try p.newNode(t.start, .{ .function = f });
+    } else {
+        if (kind != .method) return p.unexpected();
+        if (try p.eat(.assign)) definition.value = try p.parseAssignment(false);
+        try p.semicolon();
+    }
+    const node = try p.newNode(t.start, .{ .field_definition = definition });
+    // Private methods and accessors come before the fields, as the spec installs them.
+    const list = if (is_static) statics else fields;
+    if (definition.kind == .field) try list.append(p.arena, node) else try list.insert(p.arena, 0, node);
+}
+
+/// Records a private name once (a getter and a setter share theirs).
+fn declarePrivate(p: *Parser, private_names: *std.ArrayList([]const u8), name: []const u8) Error!void {
+    for (private_names.items) |existing| {
+        if (std.mem.eql(u8, existing, name)) return;
+    }
+    try private_names.append(p.arena, name);
+}
+
+/// The constructor a class without one has: `constructor() {}`, or for a derived class
+/// `constructor(...args) { super(...args); }`.
+fn defaultConstructor(p: *Parser, pos: u32, derived: bool) Error!*ast.Function {
+    if (!derived) {
+        const f = try p.syntheticMethod(pos, &.{});
+        f.kind = .base_constructor;
+        return f;
+    }
+    const args_name = "*args*";
+    const spread = try p.newNode(pos, .{ .spread = try p.identifierNode(pos, args_name) });
+    const args = try p.arena.alloc(*Node, 1);
+    args[0] = spread;
+    const call = try p.newNode(pos, .{ .super_call = .{ .callee = try p.identifierNode(pos, "super"), .arguments = args } });
+    const statements = try p.arena.alloc(*Node, 1);
+    statements[0] = try p.newNode(pos, .{ .expression_statement = call });
+    const f = try p.syntheticMethod(pos, statements);
+    f.kind = .derived_constructor;
+    f.rest = try p.identifierNode(pos, args_name);
+    return f;
+}
+
+/// A method with no parameters around the given statements (fields' initialisers).
+fn syntheticMethod(p: *Parser, pos: u32, body: []const *Node) Error!*ast.Function {
+    const f = try p.arena.create(ast.Function);
+    f.* = .{
+        .name = null,
+        .pos = pos,
+        .end = pos,
+        .parameters = &.{},
+        .rest = null,
+        .body = body,
+        .is_arrow = false,
+        .is_declaration = false,
+        .kind = .method,
     };
     return f;
 }
@@ -1430,7 +1831,7 @@ fn propertyKey(p: *Parser) Error!ast.Key {
             try p.expect(.r_bracket);
             return .{ .computed = key };
         },
-        .private_name => return p.failAt(t.start, "classes are not supported (private names)"),
+        .private_name => return p.failFmt(t.start, "Unexpected identifier '{s}'", .{p.text(t)}),
         else => return p.unexpected(),
     }
 }
@@ -1480,6 +1881,10 @@ fn toPattern(p: *Parser, node: *Node, binding: bool) Error!*Node {
             return p.newNode(node.pos, .{ .array_pattern = .{ .elements = targets.items, .rest = rest } });
         },
         .object => |properties| {
+            if (p.comma_after_spread.contains(node)) {
+                // V8 points at the rest element's target.
+                return p.failAt(properties[properties.len - 1].value.pos, "Rest element must be last element");
+            }
             var targets: std.ArrayList(ast.PatternProperty) = .empty;
             var rest: ?*Node = null;
             for (properties, 0..) |prop, i| {
@@ -1492,6 +1897,7 @@ fn toPattern(p: *Parser, node: *Node, binding: bool) Error!*Node {
                         rest = try p.toPattern(prop.value, binding);
                     },
                     .init => try targets.append(p.arena, .{ .key = prop.key, .value = try p.toTarget(prop.value, binding), .pos = prop.pos }),
+                    .getter, .setter => return p.failAt(prop.pos, "Invalid destructuring assignment target"),
                     .shorthand => {
                         var target = try p.toPattern(prop.value, binding);
                         if (prop.shorthand_default) |d| {
@@ -1556,14 +1962,13 @@ test "parser: the language parses" {
 
 test "parser: constructs outside the language are refused by name" {
     try expectParseError("var x = 1;", "var is not supported: use let or const");
-    try expectParseError("class A {}", "classes are not supported");
-    try expectParseError("const f = () => this;", "this is not supported");
-    try expectParseError("function* g() {}", "generators are not supported");
-    try expectParseError("async function f() {}", "async functions are not supported");
-    try expectParseError("const f = async () => 1;", "async functions are not supported");
+    try expectParseError("class A { [k] = 1 }", "computed class field names are not supported");
+    try expectParseError("class A { *#g() {} }", "private generator methods are not supported");
+    try expectParseError("async function* f() {}", "async generators are not supported");
+    try expectParseError("await 1;", "await is only valid in async functions (top-level await is not supported)");
     try expectParseError("const r = /ab/;", "regular expressions are not supported");
     try expectParseError("a: for (;;) {}", "labels are not supported");
-    try expectParseError("const o = { get x() { return 1 } };", "getters and setters are not supported");
+    try expectParseError("const o = { get x(a) { return 1 } };", "Getter must not have any formal parameters.");
     try expectParseError("with (a) {}", "with is not supported");
     try expectParseError("const b = 1n;", "BigInt is not supported");
     try expectParseError("tag`x`", "tagged templates are not supported");

@@ -43,6 +43,55 @@ pub const SiteName = extern struct {
     _: u16 = 0,
 };
 
+/// What a function is, which decides what `new` and `this` do with it.
+pub const Kind = enum(u8) {
+    /// `function f() {}`: callable and constructible, with a `prototype`.
+    normal,
+    /// Arrow functions have no `this` of their own and no `prototype` (`x instanceof f` is
+    /// a TypeError for them).
+    arrow,
+    /// Object and class methods, getters and setters: a `this`, but no `prototype`.
+    method,
+    /// A class's constructor: only `new` may call it.
+    base_constructor,
+    /// A constructor of a class that `extends`: `this` exists once `super()` returned.
+    derived_constructor,
+    /// The top-level code.
+    top_level,
+    /// `function* g() {}`: a call makes a generator object; not a constructor.
+    generator,
+    /// `*m() {}` in an object or a class: a generator with a method's `this`.
+    generator_method,
+    /// `async function f() {}`: runs as a generator whose `await` suspends it, and returns
+    /// a promise (builtins/promises.zig).
+    async_function,
+    /// `async m() {}` in an object or a class.
+    async_method,
+    /// `async () => {}`: an arrow's `this`.
+    async_arrow,
+
+    pub fn isGenerator(k: Kind) bool {
+        return k == .generator or k == .generator_method;
+    }
+
+    pub fn isAsync(k: Kind) bool {
+        return k == .async_function or k == .async_method or k == .async_arrow;
+    }
+
+    /// Whether the body runs on a frame that can be suspended (generator_start).
+    pub fn suspends(k: Kind) bool {
+        return k.isGenerator() or k.isAsync();
+    }
+
+    pub fn isConstructor(k: Kind) bool {
+        return k == .normal or k == .base_constructor or k == .derived_constructor;
+    }
+
+    pub fn isClassConstructor(k: Kind) bool {
+        return k == .base_constructor or k == .derived_constructor;
+    }
+};
+
 pub const Function = struct {
     /// String constant for `f.name`, or `no_name`.
     name: u16,
@@ -53,8 +102,7 @@ pub const Function = struct {
     stack_max: u16,
     handler_max: u16,
     has_rest: bool,
-    /// Arrow functions have no `prototype` (`x instanceof f` is a TypeError for them).
-    is_arrow: bool,
+    kind: Kind,
     /// The function whose code creates this one (`closure`), or `no_name` for the top level.
     parent: u16,
     code: []const u8,
@@ -74,6 +122,10 @@ pub const Function = struct {
             found = p;
         }
         return found;
+    }
+
+    pub fn isArrow(f: *const Function) bool {
+        return f.kind == .arrow or f.kind == .async_arrow;
     }
 
     pub fn siteNameAt(f: *const Function, pc: u32) ?u16 {

@@ -78,6 +78,13 @@ host_globals: []Value,
 out: *std.Io.Writer,
 err_out: *std.Io.Writer,
 random_state: u64,
+/// The microtask queue (builtins/promises.zig), in the run's heap.
+jobs_head: ?*object.Job = null,
+jobs_tail: ?*object.Job = null,
+/// Promises rejected while nobody handled them, newest first.
+rejected_head: ?*object.Promise = null,
+/// `Symbol.for`'s registry (symbol.zig), newest first.
+symbol_registry: ?*@import("symbol.zig").Registered = null,
 
 pub const Error = error{ Throw, Terminate };
 
@@ -139,6 +146,12 @@ pub const Frame = struct {
     result: u32,
     /// Returning from this frame returns from the `run` call that pushed it.
     entry: bool,
+    /// Called by `new` (or `super()`): a result that is not an object gives way to `this`.
+    construct: bool = false,
+    this: Value = Value.undefined_value,
+    new_target: Value = Value.undefined_value,
+    /// The generator this frame runs for, once resumed by next() (null otherwise).
+    generator: ?*object.Generator = null,
 };
 
 pub const Handler = struct {
@@ -276,14 +289,40 @@ pub fn runMain(vm: *Vm) Outcome {
     @memset(vm.stack[0..f.local_count], Value.undefined_value);
     vm.frame_count = 1;
     const result = interpreter.run(vm);
-    return vm.outcome(result);
+    return vm.outcome(vm.settleRun(result, false));
 }
 
-/// Calls a function value from the host (an export, with arguments the host built).
+/// Calls a function value from the host (an export, with arguments the host built). A
+/// Promise it returns is settled by draining the microtask queue, and its value (or its
+/// rejection, as an exception) is the call's outcome.
 pub fn callFunction(vm: *Vm, callee: Value, args: []const Value) Outcome {
     vm.startRun();
     const result = vm.call(callee, Value.undefined_value, args);
-    return vm.outcome(result);
+    return vm.outcome(vm.settleRun(result, true));
+}
+
+/// The end of a run: the microtask queue drained, then the value it returned (a promise's,
+/// when `unwrap`), or the first promise rejected with no handler, as node reports it.
+fn settleRun(vm: *Vm, result: Error!Value, unwrap: bool) Error!Value {
+    const v = try result;
+    if (vm.jobs_head != null) try builtins.promises.drain(vm);
+    if (unwrap) {
+        if (v.objectOf(.promise)) |o| {
+            const p = o.as(object.Promise);
+            switch (p.state) {
+                .fulfilled => return p.result,
+                .rejected => {
+                    p.handled = true;
+                    return vm.throwValue(p.result);
+                },
+                .pending => return vm.throwMessage(.type_error, "the handler's Promise is still pending with no work left that could settle it"),
+            }
+        }
+    }
+    if (vm.rejected_head != null) {
+        if (builtins.promises.unhandledRejection(vm)) |p| return vm.throwValue(p.result);
+    }
+    return v;
 }
 
 /// Readies the engine for a run: its limits afresh, the meter filled with the first slice.
@@ -298,6 +337,9 @@ pub fn startRun(vm: *Vm) void {
     vm.frame_count = 0;
     vm.handler_count = 0;
     vm.native_depth = 0;
+    vm.jobs_head = null;
+    vm.jobs_tail = null;
+    vm.rejected_head = null;
 }
 
 fn outcome(vm: *Vm, result: Error!Value) Outcome {
@@ -331,7 +373,7 @@ pub fn call(vm: *Vm, callee: Value, this: Value, args: []const Value) Error!Valu
         try vm.charge(callback_ticks);
         vm.stack[start] = callee;
         @memcpy(vm.stack[start + 1 ..][0..args.len], args);
-        try vm.pushFrame(closure, start + 1, @intCast(args.len), start, true);
+        try vm.pushFrame(closure, start + 1, @intCast(args.len), start, true, this);
         vm.native_depth += 1;
         defer vm.native_depth -= 1;
         return interpreter.run(vm);
@@ -340,6 +382,45 @@ pub fn call(vm: *Vm, callee: Value, this: Value, args: []const Value) Error!Valu
     // JavaScript callee would: no frame is pushed to charge it.
     try vm.charge(call_ticks);
     return vm.callNative(callee, this, args, null);
+}
+
+/// `new callee(...args)` from a builtin, with `new_target` (Reflect-like): runs a closure's
+/// constructor to completion.
+pub fn construct(vm: *Vm, callee: Value, args: []const Value, new_target: Value) Error!Value {
+    const closure = (callee.objectOf(.closure) orelse return builtins.construct(vm, callee, args)).as(object.Closure);
+    if (!closure.function.kind.isConstructor()) return vm.throwNotConstructor(callee);
+    if (vm.native_depth >= vm.limits.native_depth) return vm.throwStackOverflow();
+    try vm.checkNativeStack();
+    const start = vm.top();
+    if (start + args.len + 1 > vm.stack.len) return vm.throwStackOverflow();
+    try vm.charge(callback_ticks);
+    const this = try vm.constructThis(closure, new_target);
+    vm.stack[start] = callee;
+    @memcpy(vm.stack[start + 1 ..][0..args.len], args);
+    try vm.pushConstructFrame(closure, start + 1, @intCast(args.len), start, true, this, new_target);
+    vm.native_depth += 1;
+    defer vm.native_depth -= 1;
+    return interpreter.run(vm);
+}
+
+/// The object `new` makes for a constructor (undefined for a derived class's, whose `this`
+/// comes from `super()`), inheriting from `new_target.prototype`.
+pub fn constructThis(vm: *Vm, closure: *object.Closure, new_target: Value) Error!Value {
+    if (closure.function.kind == .derived_constructor) return Value.undefined_value;
+    const o = try vm.newObject(0);
+    o.proto = try ops.prototypeForNew(vm, new_target);
+    return Value.obj(o);
+}
+
+/// pushFrame for `new`: the frame returns its `this` unless the body returns an object.
+pub fn pushConstructFrame(vm: *Vm, closure: *object.Closure, args: u32, argc: u32, result: u32, entry: bool, this: Value, new_target: Value) Error!void {
+    try vm.pushFrameFor(closure, args, argc, result, entry, this, new_target);
+    const frame = &vm.frames[vm.frame_count - 1];
+    frame.construct = true;
+}
+
+pub fn throwNotConstructor(vm: *Vm, callee: Value) Error {
+    return vm.throwFmt(.type_error, "{f} is not a constructor", .{ops.ShortFormat{ .vm = vm, .v = callee }});
 }
 
 /// Calls a native or builtin callable; anything else is a TypeError naming `site`.
@@ -353,7 +434,24 @@ pub fn callNative(vm: *Vm, callee: Value, this: Value, args: []const Value, site
             return native.func(vm, this, args);
         }
     }
+    if (callee.objectOf(.bound_function)) |o| return vm.callBound(o.as(object.BoundFunction), args);
+    if (callee.objectOf(.promise_function)) |o| return builtins.promises.callFunction(vm, o.as(object.PromiseFunction), args);
     return vm.throwNotFunction(callee, site);
+}
+
+/// Calls a bound function: its target with its receiver, its arguments and then these.
+fn callBound(vm: *Vm, bound: *object.BoundFunction, args: []const Value) Error!Value {
+    try vm.checkNativeStack();
+    return vm.call(bound.target, bound.this, try vm.boundArguments(bound, args));
+}
+
+/// A bound function's arguments followed by the call's, in the heap.
+pub fn boundArguments(vm: *Vm, bound: *const object.BoundFunction, args: []const Value) Error![]const Value {
+    const all = vm.heap.alloc(Value, bound.args.len + args.len) catch return vm.outOfMemory();
+    try vm.charge(meter.elementsCost(all.len));
+    @memcpy(all[0..bound.args.len], bound.args);
+    @memcpy(all[bound.args.len..], args);
+    return all;
 }
 
 pub fn throwNotFunction(vm: *Vm, callee: Value, site: ?*String) Error {
@@ -361,8 +459,16 @@ pub fn throwNotFunction(vm: *Vm, callee: Value, site: ?*String) Error {
     return vm.throwFmt(.type_error, "{f} is not a function", .{ops.ShortFormat{ .vm = vm, .v = callee }});
 }
 
-/// Pushes a frame for a closure whose arguments are at stack[args..args+argc].
-pub fn pushFrame(vm: *Vm, closure: *object.Closure, args: u32, argc: u32, result: u32, entry: bool) Error!void {
+/// Pushes a frame for a call (not `new`) of a closure whose arguments are at
+/// stack[args..args+argc].
+pub fn pushFrame(vm: *Vm, closure: *object.Closure, args: u32, argc: u32, result: u32, entry: bool, this: Value) Error!void {
+    if (closure.function.kind.isClassConstructor()) {
+        return vm.throwFmt(.type_error, "Class constructor {f} cannot be invoked without 'new'", .{ops.StringFormat{ .s = vm.closureName(closure) }});
+    }
+    return vm.pushFrameFor(closure, args, argc, result, entry, this, Value.undefined_value);
+}
+
+fn pushFrameFor(vm: *Vm, closure: *object.Closure, args: u32, argc: u32, result: u32, entry: bool, this: Value, new_target: Value) Error!void {
     const f = closure.function;
     if (vm.frame_count >= vm.frames.len or !vm.roomFor(args, f) or
         vm.handler_count + @as(usize, f.handler_max) > vm.handlers.len)
@@ -394,8 +500,119 @@ pub fn pushFrame(vm: *Vm, closure: *object.Closure, args: u32, argc: u32, result
         .handler_base = vm.handler_count,
         .result = result,
         .entry = entry,
+        .this = this,
+        .new_target = new_target,
     };
     vm.frame_count += 1;
+}
+
+// ---------------------------------------------------------------------------------------
+// Generators.
+
+/// generator_start: a new generator holding the running frame, to resume at `pc`.
+pub fn newGenerator(vm: *Vm, frame: *const Frame, pc: u32) Error!*object.Generator {
+    const closure = frame.closure orelse return vm.terminate(.invalid_bytecode);
+    const f = frame.function;
+    const gen = vm.heap.create(object.Generator) catch return vm.outOfMemory();
+    const values = vm.heap.alloc(Value, @as(usize, f.local_count) + f.stack_max) catch return vm.outOfMemory();
+    const handlers = vm.heap.alloc(object.Generator.SavedHandler, f.handler_max) catch return vm.outOfMemory();
+    gen.* = .{ .object = .{ .kind = .generator }, .closure = closure, .this = frame.this, .values = values.ptr, .handlers = handlers.ptr };
+    vm.saveFrame(gen, frame, pc);
+    return gen;
+}
+
+/// Copies a frame's locals, operands and handlers into its generator.
+pub fn saveFrame(vm: *Vm, gen: *object.Generator, frame: *const Frame, pc: u32) void {
+    const f = frame.function;
+    const n = frame.sp - frame.base;
+    assert(n <= @as(u32, f.local_count) + f.stack_max);
+    assert(vm.handler_count - frame.handler_base <= f.handler_max);
+    meter.charge(meter.elementsCost(n));
+    @memcpy(gen.values[0..n], vm.stack[frame.base..][0..n]);
+    gen.values_len = n;
+    gen.handlers_len = vm.handler_count - frame.handler_base;
+    for (vm.handlers[frame.handler_base..vm.handler_count], gen.handlers[0..gen.handlers_len]) |h, *saved| {
+        saved.* = .{ .target = h.target, .sp = h.sp - frame.base };
+    }
+    gen.pc = pc;
+}
+
+pub const ResumeMode = enum { next, throw, @"return" };
+pub const Resumed = struct { value: Value, done: bool };
+
+/// next(v), throw(e), return(v): runs the generator's frame until it yields, returns or
+/// throws. return() on a suspended generator finishes it without running its `finally`
+/// blocks (docs/JS.md).
+pub fn resumeGenerator(vm: *Vm, gen: *object.Generator, sent: Value, mode: ResumeMode) Error!Resumed {
+    switch (gen.state) {
+        .running => return vm.throwMessage(.type_error, "Generator is already running"),
+        .done => return switch (mode) {
+            .next => .{ .value = Value.undefined_value, .done = true },
+            .@"return" => .{ .value = sent, .done = true },
+            .throw => vm.throwValue(sent),
+        },
+        .suspended_start, .suspended_yield => if (mode == .@"return" or (mode == .throw and gen.state == .suspended_start)) {
+            gen.state = .done;
+            if (mode == .throw) return vm.throwValue(sent);
+            return .{ .value = sent, .done = true };
+        },
+    }
+    try ops.checkModuleWrite(vm, gen);
+    if (vm.native_depth >= vm.limits.native_depth) return vm.throwStackOverflow();
+    try vm.checkNativeStack();
+    const f = gen.closure.function;
+    const start = vm.top();
+    if (vm.frame_count >= vm.frames.len or !vm.roomFor(start + 1, f) or
+        vm.handler_count + @as(usize, f.handler_max) > vm.handlers.len)
+    {
+        return vm.throwStackOverflow();
+    }
+    try vm.charge(callback_ticks + meter.elementsCost(gen.values_len));
+    const base = start + 1;
+    @memcpy(vm.stack[base..][0..gen.values_len], gen.values[0..gen.values_len]);
+    var sp = base + gen.values_len;
+    const handler_base = vm.handler_count;
+    for (gen.handlers[0..gen.handlers_len]) |h| {
+        vm.handlers[vm.handler_count] = .{ .target = h.target, .sp = base + h.sp };
+        vm.handler_count += 1;
+    }
+    if (gen.state == .suspended_yield) {
+        vm.stack[sp] = sent;
+        sp += 1;
+    }
+    vm.frames[vm.frame_count] = .{
+        .function = f,
+        .closure = gen.closure,
+        .pc = gen.pc,
+        .base = base,
+        .sp = sp,
+        .handler_base = handler_base,
+        .result = start,
+        .entry = true,
+        .this = gen.this,
+        .generator = gen,
+    };
+    vm.frame_count += 1;
+    gen.state = .running;
+    vm.native_depth += 1;
+    defer vm.native_depth -= 1;
+    if (mode == .throw) {
+        vm.exception = sent;
+        if (!vm.unwind()) {
+            gen.state = .done;
+            return error.Throw;
+        }
+    }
+    const result = interpreter.run(vm) catch |err| {
+        gen.state = .done;
+        return err;
+    };
+    if (gen.state == .running) {
+        gen.state = .done;
+        return .{ .value = result, .done = true };
+    }
+    assert(gen.state == .suspended_yield);
+    return .{ .value = result, .done = false };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -575,7 +792,20 @@ pub fn newLatin1(vm: *Vm, text: []const u8) Error!*String {
 pub fn newClosure(vm: *Vm, f: *const Program.Function, captures: []*Cell) Error!*object.Closure {
     const c = vm.heap.create(object.Closure) catch return vm.outOfMemory();
     c.* = .{ .object = .{ .kind = .closure }, .function = f, .captures = captures.ptr };
+    if (f.kind == .normal) try vm.givePrototype(c);
     return c;
+}
+
+/// A `function`'s own `prototype`: a new object whose `constructor` is the function. Made
+/// with the function (not on first use), so that a module's functions have theirs before
+/// the module is sealed.
+fn givePrototype(vm: *Vm, c: *object.Closure) Error!void {
+    const prototype = try vm.newObject(0);
+    prototype.properties.reserveExact(vm.heap, 1) catch return vm.outOfMemory();
+    prototype.properties.define(vm.heap, names.string("constructor"), Value.obj(&c.object), .hidden) catch return vm.outOfMemory();
+    c.object.properties.reserveExact(vm.heap, 1) catch return vm.outOfMemory();
+    const flags: object.PropertyFlags = .{ .not_enumerable = true, .not_configurable = true };
+    c.object.properties.define(vm.heap, names.string("prototype"), Value.obj(prototype), flags) catch return vm.outOfMemory();
 }
 
 pub fn newCell(vm: *Vm, v: Value) Error!*Cell {

@@ -8,6 +8,7 @@
 const std = @import("std");
 
 const scope = @import("scope.zig");
+const program_file = @import("Program.zig");
 
 pub const Node = struct {
     /// Byte offset of the construct's first character in the source.
@@ -46,6 +47,13 @@ pub const Data = union(enum) {
     spread: *Node,
     /// An elision in an array literal: `[1, , 3]`.
     hole,
+    class: *Class,
+    /// `super(...)` in a derived class's constructor.
+    super_call: Call,
+    /// `super.name` or `super[key]` in a method: `key` is a string node for `.name`.
+    super_member: *Node,
+    /// `yield x` or `yield* x`, in a generator.
+    yield_expression: Yield,
 
     // Patterns (targets of declarations, parameters and destructuring assignments).
     array_pattern: ArrayPattern,
@@ -56,6 +64,9 @@ pub const Data = union(enum) {
     // Statements.
     declaration: Declaration,
     function_declaration: *Function,
+    class_declaration: *Class,
+    /// A class field's definition on `this`, in the function that initialises the fields.
+    field_definition: FieldDefinition,
     expression_statement: *Node,
     block: Block,
     if_statement: If,
@@ -85,7 +96,7 @@ pub const Template = struct {
     expressions: []const *Node,
 };
 
-pub const PropertyKind = enum { init, shorthand, spread, method };
+pub const PropertyKind = enum { init, shorthand, spread, method, getter, setter };
 
 pub const Key = union(enum) {
     /// A name, string or number key, as the string the property is stored under.
@@ -255,6 +266,8 @@ pub const Parameter = struct {
 };
 
 pub const Function = struct {
+    /// What it is, for `new` and `this` (arrow functions have `is_arrow` too).
+    kind: program_file.Kind = .normal,
     name: ?[]const u8,
     pos: u32,
     end: u32,
@@ -268,6 +281,55 @@ pub const Function = struct {
     self_binding: ?*scope.Binding = null,
     /// Filled in by the resolver.
     info: ?*scope.FunctionInfo = null,
+};
+
+pub const Yield = struct {
+    argument: ?*Node,
+    /// `yield*`: every value of the argument's iteration.
+    delegate: bool,
+};
+
+pub const ClassMemberKind = enum { method, getter, setter };
+
+pub const ClassMember = struct {
+    kind: ClassMemberKind,
+    is_static: bool,
+    key: Key,
+    function: *Function,
+    pos: u32,
+};
+
+pub const FieldKind = enum { field, method, getter, setter };
+
+/// A member defined on each instance (or, for static ones, on the class) when it is made:
+/// a field, or a private method or accessor.
+pub const FieldDefinition = struct {
+    /// A string node for a public name; an identifier naming the private name's hidden
+    /// binding (`#x`) for a private one.
+    key: *Node,
+    value: ?*Node,
+    pos: u32,
+    kind: FieldKind = .field,
+};
+
+pub const Class = struct {
+    name: ?[]const u8,
+    pos: u32,
+    heritage: ?*Node,
+    /// The constructor written, or one made up (`constructor(...args) { super(...args); }`).
+    constructor: *Function,
+    members: []const ClassMember,
+    /// The instance fields, as a method run on each new instance (null when none).
+    fields: ?*Function,
+    /// The static fields and blocks, as a method run once on the class (null when none).
+    statics: ?*Function,
+    /// The private names its body declares (`#x`), each once.
+    private_names: []const []const u8 = &.{},
+    /// The class's own name inside its body (read-only), when it has a name.
+    self_binding: ?*scope.Binding = null,
+    name_scope: ?*scope.Scope = null,
+    /// A declaration's binding in the enclosing scope.
+    outer_binding: ?*scope.Binding = null,
 };
 
 pub const ExportKind = enum { function, binding };

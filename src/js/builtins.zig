@@ -27,6 +27,11 @@ pub const collections = @import("builtins/collections.zig");
 pub const errors = @import("builtins/errors.zig");
 pub const globals_fns = @import("builtins/globals.zig");
 pub const console = @import("builtins/console.zig");
+pub const functions = @import("builtins/functions.zig");
+pub const descriptors = @import("builtins/descriptors.zig");
+pub const symbols = @import("builtins/symbols.zig");
+pub const generators = @import("builtins/generators.zig");
+pub const promises = @import("builtins/promises.zig");
 
 pub const NativeFn = *const fn (vm: *Vm, this: Value, args: []const Value) Error!Value;
 
@@ -61,6 +66,11 @@ pub const Class = enum {
     string_ctor,
     number_ctor,
     date,
+    symbol_ctor,
+    symbol_proto,
+    generator_proto,
+    promise_ctor,
+    promise_proto,
     empty,
 };
 
@@ -68,8 +78,13 @@ const Entry = struct {
     name: []const u8,
     /// `global`: the same function as the global of that name (Number.parseInt is
     /// parseInt).
-    value: union(enum) { native: Native, number: f64, global: []const u8 },
+    /// `symbol`: a well-known symbol, by its name ("@@iterator").
+    value: union(enum) { native: Native, number: f64, global: []const u8, symbol: []const u8 },
 };
+
+fn sym(comptime name: []const u8, comptime symbol_name: []const u8) Entry {
+    return .{ .name = name, .value = .{ .symbol = symbol_name } };
+}
 
 fn nat(comptime name: []const u8, comptime length: u8, comptime func: NativeFn) Entry {
     return .{ .name = name, .value = .{ .native = .{ .name = name, .length = length, .func = func } } };
@@ -86,7 +101,8 @@ fn entries(class: Class) []const Entry {
             nat("toString", 0, objects.toStringMethod),
             nat("toLocaleString", 0, objects.toStringMethod),
             nat("valueOf", 0, objects.valueOf),
-            nat("propertyIsEnumerable", 1, objects.hasOwnProperty),
+            nat("propertyIsEnumerable", 1, descriptors.propertyIsEnumerable),
+            nat("isPrototypeOf", 1, descriptors.isPrototypeOf),
         },
         .array_proto => &.{
             nat("at", 1, array.at),                   nat("concat", 1, array.concat),
@@ -107,6 +123,7 @@ fn entries(class: Class) []const Entry {
             nat("values", 0, array.values),           nat("toString", 0, array.toStringMethod),
             nat("toReversed", 0, array.toReversed),   nat("toSorted", 1, array.toSorted),
             nat("with", 2, array.with),               nat("toLocaleString", 0, array.toStringMethod),
+            nat("@@iterator", 0, array.values),
         },
         .string_proto => &.{
             nat("at", 1, strings.at),                         nat("charAt", 1, strings.charAt),
@@ -125,7 +142,7 @@ fn entries(class: Class) []const Entry {
             nat("trim", 0, strings.trim),                     nat("trimEnd", 0, strings.trimEnd),
             nat("trimStart", 0, strings.trimStart),           nat("trimLeft", 0, strings.trimStart),
             nat("trimRight", 0, strings.trimEnd),             nat("normalize", 0, strings.valueOf),
-            nat("isWellFormed", 0, strings.isWellFormed),
+            nat("isWellFormed", 0, strings.isWellFormed),     nat("@@iterator", 0, symbols.stringIterator),
         },
         .number_proto => &.{
             nat("toFixed", 1, numbers.toFixed),
@@ -140,6 +157,9 @@ fn entries(class: Class) []const Entry {
         },
         .function_proto => &.{
             nat("toString", 0, objects.functionToString),
+            nat("call", 1, functions.call),
+            nat("apply", 2, functions.apply),
+            nat("bind", 1, functions.bind),
         },
         .error_proto => &.{
             nat("toString", 0, errors.toStringMethod),
@@ -149,16 +169,18 @@ fn entries(class: Class) []const Entry {
             nat("has", 1, collections.map_methods.has),     nat("delete", 1, collections.map_methods.delete),
             nat("clear", 0, collections.map_methods.clear), nat("forEach", 1, collections.map_methods.forEach),
             nat("keys", 0, collections.mapKeys),            nat("values", 0, collections.mapValues),
-            nat("entries", 0, collections.mapEntries),
+            nat("entries", 0, collections.mapEntries),      nat("@@iterator", 0, collections.mapEntries),
         },
         .set_proto => &.{
             nat("add", 1, collections.setAdd),                  nat("has", 1, collections.set_methods.has),
             nat("delete", 1, collections.set_methods.delete),   nat("clear", 0, collections.set_methods.clear),
             nat("forEach", 1, collections.set_methods.forEach), nat("keys", 0, collections.setValues),
             nat("values", 0, collections.setValues),            nat("entries", 0, collections.setEntries),
+            nat("@@iterator", 0, collections.setValues),
         },
         .iterator_proto => &.{
             nat("next", 0, collections.iteratorNext),
+            nat("@@iterator", 0, symbols.returnThis),
         },
         .math => &.{
             nat("abs", 1, numbers.abs),     nat("acos", 1, numbers.acos),     nat("acosh", 1, numbers.acosh),
@@ -187,11 +209,17 @@ fn entries(class: Class) []const Entry {
             nat("warn", 0, console.logError),
         },
         .object_ctor => &.{
-            nat("keys", 1, objects.keys),                nat("values", 1, objects.values),
-            nat("entries", 1, objects.entries),          nat("assign", 2, objects.assign),
-            nat("fromEntries", 1, objects.fromEntries),  nat("freeze", 1, objects.freeze),
-            nat("isFrozen", 1, objects.isFrozen),        nat("hasOwn", 2, objects.hasOwn),
-            nat("getOwnPropertyNames", 1, objects.keys), nat("is", 2, objects.is),
+            nat("keys", 1, objects.keys),                                               nat("values", 1, objects.values),
+            nat("entries", 1, objects.entries),                                         nat("assign", 2, objects.assign),
+            nat("fromEntries", 1, objects.fromEntries),                                 nat("freeze", 1, objects.freeze),
+            nat("isFrozen", 1, objects.isFrozen),                                       nat("hasOwn", 2, objects.hasOwn),
+            nat("getOwnPropertyNames", 1, descriptors.getOwnPropertyNames),             nat("is", 2, objects.is),
+            nat("create", 2, descriptors.create),                                       nat("getPrototypeOf", 1, descriptors.getPrototypeOf),
+            nat("setPrototypeOf", 2, descriptors.setPrototypeOf),                       nat("defineProperty", 3, descriptors.defineProperty),
+            nat("defineProperties", 2, descriptors.defineProperties),                   nat("getOwnPropertyDescriptor", 2, descriptors.getOwnPropertyDescriptor),
+            nat("getOwnPropertyDescriptors", 1, descriptors.getOwnPropertyDescriptors), nat("preventExtensions", 1, descriptors.preventExtensions),
+            nat("isExtensible", 1, descriptors.isExtensible),                           nat("seal", 1, descriptors.seal),
+            nat("isSealed", 1, descriptors.isSealed),                                   nat("getOwnPropertySymbols", 1, descriptors.getOwnPropertySymbols),
         },
         .array_ctor => &.{
             nat("isArray", 1, array.isArray),
@@ -214,6 +242,36 @@ fn entries(class: Class) []const Entry {
         .date => &.{
             nat("now", 0, globals_fns.dateNow),
         },
+        .symbol_ctor => &.{
+            nat("for", 1, symbols.symbolFor),                  nat("keyFor", 1, symbols.keyFor),
+            sym("asyncIterator", "@@asyncIterator"),           sym("hasInstance", "@@hasInstance"),
+            sym("isConcatSpreadable", "@@isConcatSpreadable"), sym("iterator", "@@iterator"),
+            sym("match", "@@match"),                           sym("matchAll", "@@matchAll"),
+            sym("replace", "@@replace"),                       sym("search", "@@search"),
+            sym("species", "@@species"),                       sym("split", "@@split"),
+            sym("toPrimitive", "@@toPrimitive"),               sym("toStringTag", "@@toStringTag"),
+            sym("unscopables", "@@unscopables"),
+        },
+        .generator_proto => &.{
+            nat("next", 1, generators.next),
+            nat("return", 1, generators.returnMethod),
+            nat("throw", 1, generators.throwMethod),
+            nat("@@iterator", 0, symbols.returnThis),
+        },
+        .promise_ctor => &.{
+            nat("resolve", 1, promises.resolveStatic), nat("reject", 1, promises.rejectStatic),
+            nat("all", 1, promises.all),               nat("allSettled", 1, promises.allSettled),
+            nat("any", 1, promises.any),               nat("race", 1, promises.race),
+        },
+        .promise_proto => &.{
+            nat("then", 2, promises.then),
+            nat("catch", 1, promises.catchMethod),
+            nat("finally", 1, promises.finallyMethod),
+        },
+        .symbol_proto => &.{
+            nat("toString", 0, symbols.toStringMethod),
+            nat("valueOf", 0, symbols.valueOf),
+        },
         .empty => &.{},
     };
 }
@@ -222,6 +280,10 @@ fn entries(class: Class) []const Entry {
 pub const BuiltinObject = struct {
     name: []const u8,
     class: Class,
+    /// The name of the builtin prototype object its instances inherit from (`prototype`).
+    prototype: ?[]const u8 = null,
+    /// For a prototype object: the constructor whose prototype it is.
+    constructor_of: ?[]const u8 = null,
     call: ?Native = null,
     construct: ?Native = null,
     /// What `instanceof` accepts.
@@ -244,21 +306,42 @@ pub const builtin_objects = [_]BuiltinObject{
     .{ .name = "Math", .class = .math },
     .{ .name = "JSON", .class = .json },
     .{ .name = "console", .class = .console },
-    .{ .name = "Object", .class = .object_ctor, .call = ctor("Object", 1, objects.construct), .construct = ctor("Object", 1, objects.construct), .instances = .any_object },
-    .{ .name = "Array", .class = .array_ctor, .call = ctor("Array", 1, array.construct), .construct = ctor("Array", 1, array.construct), .instances = .{ .kind = .array } },
-    .{ .name = "String", .class = .string_ctor, .call = ctor("String", 1, globals_fns.stringCall) },
-    .{ .name = "Number", .class = .number_ctor, .call = ctor("Number", 1, globals_fns.numberCall) },
-    .{ .name = "Boolean", .class = .empty, .call = ctor("Boolean", 1, globals_fns.booleanCall) },
-    .{ .name = "Map", .class = .empty, .call = ctor("Map", 0, collections.requireNewMap), .construct = ctor("Map", 0, collections.constructMap), .instances = .{ .kind = .map } },
-    .{ .name = "Set", .class = .empty, .call = ctor("Set", 0, collections.requireNewSet), .construct = ctor("Set", 0, collections.constructSet), .instances = .{ .kind = .set } },
+    .{ .name = "Object", .prototype = "%Object.prototype%", .class = .object_ctor, .call = ctor("Object", 1, objects.construct), .construct = ctor("Object", 1, objects.construct), .instances = .any_object },
+    .{ .name = "Array", .prototype = "%Array.prototype%", .class = .array_ctor, .call = ctor("Array", 1, array.construct), .construct = ctor("Array", 1, array.construct), .instances = .{ .kind = .array } },
+    .{ .name = "String", .prototype = "%String.prototype%", .class = .string_ctor, .call = ctor("String", 1, globals_fns.stringCall) },
+    .{ .name = "Number", .prototype = "%Number.prototype%", .class = .number_ctor, .call = ctor("Number", 1, globals_fns.numberCall) },
+    .{ .name = "Boolean", .prototype = "%Boolean.prototype%", .class = .empty, .call = ctor("Boolean", 1, globals_fns.booleanCall) },
+    .{ .name = "Map", .prototype = "%Map.prototype%", .class = .empty, .call = ctor("Map", 0, collections.requireNewMap), .construct = ctor("Map", 0, collections.constructMap), .instances = .{ .kind = .map } },
+    .{ .name = "Set", .prototype = "%Set.prototype%", .class = .empty, .call = ctor("Set", 0, collections.requireNewSet), .construct = ctor("Set", 0, collections.constructSet), .instances = .{ .kind = .set } },
     .{ .name = "Date", .class = .date },
-    .{ .name = "Error", .class = .empty, .call = ctor("Error", 1, errors.constructError), .construct = ctor("Error", 1, errors.constructError), .instances = .any_error },
-    .{ .name = "TypeError", .class = .empty, .call = ctor("TypeError", 1, errors.constructTypeError), .construct = ctor("TypeError", 1, errors.constructTypeError), .instances = .{ .error_kind = .type_error } },
-    .{ .name = "RangeError", .class = .empty, .call = ctor("RangeError", 1, errors.constructRangeError), .construct = ctor("RangeError", 1, errors.constructRangeError), .instances = .{ .error_kind = .range_error } },
-    .{ .name = "SyntaxError", .class = .empty, .call = ctor("SyntaxError", 1, errors.constructSyntaxError), .construct = ctor("SyntaxError", 1, errors.constructSyntaxError), .instances = .{ .error_kind = .syntax_error } },
-    .{ .name = "ReferenceError", .class = .empty, .call = ctor("ReferenceError", 1, errors.constructReferenceError), .construct = ctor("ReferenceError", 1, errors.constructReferenceError), .instances = .{ .error_kind = .reference_error } },
-    .{ .name = "EvalError", .class = .empty, .call = ctor("EvalError", 1, errors.constructEvalError), .construct = ctor("EvalError", 1, errors.constructEvalError), .instances = .{ .error_kind = .eval_error } },
-    .{ .name = "URIError", .class = .empty, .call = ctor("URIError", 1, errors.constructUriError), .construct = ctor("URIError", 1, errors.constructUriError), .instances = .{ .error_kind = .uri_error } },
+    .{ .name = "Symbol", .prototype = "%Symbol.prototype%", .class = .symbol_ctor, .call = ctor("Symbol", 0, symbols.call) },
+    .{ .name = "%Symbol.prototype%", .class = .symbol_proto, .constructor_of = "Symbol" },
+    .{ .name = "%Generator.prototype%", .class = .generator_proto },
+    .{ .name = "Promise", .prototype = "%Promise.prototype%", .class = .promise_ctor, .call = ctor("Promise", 1, promises.requireNew), .construct = ctor("Promise", 1, promises.construct), .instances = .{ .kind = .promise } },
+    .{ .name = "%Promise.prototype%", .class = .promise_proto, .constructor_of = "Promise" },
+    .{ .name = "Error", .prototype = "%Error.prototype%", .class = .empty, .call = ctor("Error", 1, errors.constructError), .construct = ctor("Error", 1, errors.constructError), .instances = .any_error },
+    .{ .name = "TypeError", .prototype = "%TypeError.prototype%", .class = .empty, .call = ctor("TypeError", 1, errors.constructTypeError), .construct = ctor("TypeError", 1, errors.constructTypeError), .instances = .{ .error_kind = .type_error } },
+    .{ .name = "RangeError", .prototype = "%RangeError.prototype%", .class = .empty, .call = ctor("RangeError", 1, errors.constructRangeError), .construct = ctor("RangeError", 1, errors.constructRangeError), .instances = .{ .error_kind = .range_error } },
+    .{ .name = "SyntaxError", .prototype = "%SyntaxError.prototype%", .class = .empty, .call = ctor("SyntaxError", 1, errors.constructSyntaxError), .construct = ctor("SyntaxError", 1, errors.constructSyntaxError), .instances = .{ .error_kind = .syntax_error } },
+    .{ .name = "ReferenceError", .prototype = "%ReferenceError.prototype%", .class = .empty, .call = ctor("ReferenceError", 1, errors.constructReferenceError), .construct = ctor("ReferenceError", 1, errors.constructReferenceError), .instances = .{ .error_kind = .reference_error } },
+    .{ .name = "EvalError", .prototype = "%EvalError.prototype%", .class = .empty, .call = ctor("EvalError", 1, errors.constructEvalError), .construct = ctor("EvalError", 1, errors.constructEvalError), .instances = .{ .error_kind = .eval_error } },
+    .{ .name = "Function", .class = .empty, .prototype = "%Function.prototype%" },
+    .{ .name = "%Object.prototype%", .class = .object_proto, .constructor_of = "Object" },
+    .{ .name = "%Array.prototype%", .class = .array_proto, .constructor_of = "Array" },
+    .{ .name = "%Function.prototype%", .class = .function_proto, .constructor_of = "Function" },
+    .{ .name = "%String.prototype%", .class = .string_proto, .constructor_of = "String" },
+    .{ .name = "%Number.prototype%", .class = .number_proto, .constructor_of = "Number" },
+    .{ .name = "%Boolean.prototype%", .class = .boolean_proto, .constructor_of = "Boolean" },
+    .{ .name = "%Map.prototype%", .class = .map_proto, .constructor_of = "Map" },
+    .{ .name = "%Set.prototype%", .class = .set_proto, .constructor_of = "Set" },
+    .{ .name = "%Error.prototype%", .class = .error_proto, .constructor_of = "Error" },
+    .{ .name = "%TypeError.prototype%", .class = .error_proto, .constructor_of = "TypeError" },
+    .{ .name = "%RangeError.prototype%", .class = .error_proto, .constructor_of = "RangeError" },
+    .{ .name = "%SyntaxError.prototype%", .class = .error_proto, .constructor_of = "SyntaxError" },
+    .{ .name = "%ReferenceError.prototype%", .class = .error_proto, .constructor_of = "ReferenceError" },
+    .{ .name = "%EvalError.prototype%", .class = .error_proto, .constructor_of = "EvalError" },
+    .{ .name = "%URIError.prototype%", .class = .error_proto, .constructor_of = "URIError" },
+    .{ .name = "URIError", .prototype = "%URIError.prototype%", .class = .empty, .call = ctor("URIError", 1, errors.constructUriError), .construct = ctor("URIError", 1, errors.constructUriError), .instances = .{ .error_kind = .uri_error } },
 };
 
 /// Global functions (not objects): their ids follow the builtin objects'.
@@ -271,6 +354,7 @@ const global_functions = [_]Native{
     .{ .name = "decodeURIComponent", .length = 1, .func = globals_fns.decodeURIComponent },
     .{ .name = "encodeURI", .length = 1, .func = globals_fns.encodeURI },
     .{ .name = "decodeURI", .length = 1, .func = globals_fns.decodeURI },
+    .{ .name = "queueMicrotask", .length = 1, .func = promises.queueMicrotask },
 };
 
 pub const globals_count: u16 = builtin_objects.len + global_functions.len;
@@ -293,6 +377,8 @@ const Layout = struct {
 
 const absent: u16 = 0xFFFF;
 const constant_bit: u16 = 0x8000;
+/// A well-known symbol's name id follows this bit.
+const symbol_bit: u16 = 0x4000;
 
 const layout: Layout = blk: {
     @setEvalBranchQuota(10_000_000);
@@ -319,6 +405,9 @@ const layout: Layout = blk: {
                     tables[c][name_id] = constant_bit | constants.len;
                     constants = constants ++ [_]f64{x};
                 },
+                .symbol => |symbol_name| {
+                    tables[c][name_id] = symbol_bit | names.id(symbol_name);
+                },
                 .global => |global_name| {
                     tables[c][name_id] = for (global_functions, 0..) |g, i| {
                         if (std.mem.eql(u8, g.name, global_name)) break global_function_ids[i];
@@ -330,7 +419,7 @@ const layout: Layout = blk: {
     var calls: [builtin_objects.len]u16 = undefined;
     var constructs: [builtin_objects.len]u16 = undefined;
     for (builtin_objects, 0..) |o, i| {
-        _ = names.id(o.name);
+        if (o.name[0] != '%') _ = names.id(o.name);
         calls[i] = absent;
         constructs[i] = absent;
         if (o.call) |n| {
@@ -342,7 +431,7 @@ const layout: Layout = blk: {
             natives = natives ++ [_]Native{n};
         }
     }
-    assert(natives.len < constant_bit);
+    assert(natives.len < symbol_bit and names.count < symbol_bit);
     break :blk .{
         .natives = natives,
         .tables = tables,
@@ -398,6 +487,7 @@ fn missingNative(vm: *Vm, this: Value, args: []const Value) Error!Value {
 fn memberValue(entry: u16) ?Value {
     if (entry == absent) return null;
     if (entry & constant_bit != 0) return Value.number(layout.constants[entry & ~constant_bit]);
+    if (entry & symbol_bit != 0) return Value.symbol(names.byId(entry & ~symbol_bit));
     return Value.native(entry);
 }
 
@@ -418,6 +508,11 @@ pub fn protoMember(vm: *Vm, o: *Object, key: *String) ?Value {
         .map => .map_proto,
         .set => .set_proto,
         .iterator => .iterator_proto,
+        .bound_function => .function_proto,
+        .accessor => .object_proto,
+        .generator => .generator_proto,
+        .promise => .promise_proto,
+        .promise_function => .function_proto,
     };
     if (memberValue(layout.tables[@backingInt(class)][name_id])) |v| return v;
     return memberValue(layout.tables[@backingInt(Class.object_proto)][name_id]);
@@ -428,6 +523,8 @@ pub fn primitiveMember(v: Value, key: *String) ?Value {
     const name_id = names.nameId(key) orelse return null;
     const class: Class = if (v.isString())
         .string_proto
+    else if (v.is(.symbol))
+        .symbol_proto
     else if (v.isNumber())
         .number_proto
     else if (v.isBool())
@@ -438,11 +535,69 @@ pub fn primitiveMember(v: Value, key: *String) ?Value {
     return memberValue(layout.tables[@backingInt(Class.object_proto)][name_id]);
 }
 
+/// The id of the builtin object of this name, at compile time.
+pub fn builtinId(comptime name: []const u8) u16 {
+    return comptime for (builtin_objects, 0..) |o, i| {
+        if (std.mem.eql(u8, o.name, name)) break @intCast(i);
+    } else @compileError("no builtin object " ++ name);
+}
+
+/// The builtin prototype an object of this kind inherits from when it has no link of its own.
+pub fn kindPrototype(o: *const Object) Value {
+    return Value.builtin(switch (o.kind) {
+        .plain, .iterator, .accessor => builtinId("%Object.prototype%"),
+        .array => builtinId("%Array.prototype%"),
+        .closure, .bound_function => builtinId("%Function.prototype%"),
+        .generator => builtinId("%Generator.prototype%"),
+        .promise => builtinId("%Promise.prototype%"),
+        .promise_function => builtinId("%Function.prototype%"),
+        .error_object => switch (@as(*const object.ErrorObject, @fieldParentPtr("object", o)).error_kind) {
+            .@"error" => builtinId("%Error.prototype%"),
+            .type_error => builtinId("%TypeError.prototype%"),
+            .range_error => builtinId("%RangeError.prototype%"),
+            .syntax_error => builtinId("%SyntaxError.prototype%"),
+            .reference_error => builtinId("%ReferenceError.prototype%"),
+            .eval_error => builtinId("%EvalError.prototype%"),
+            .uri_error => builtinId("%URIError.prototype%"),
+        },
+        .map => builtinId("%Map.prototype%"),
+        .set => builtinId("%Set.prototype%"),
+    });
+}
+
+/// What a builtin object inherits from: Object.prototype for the other prototypes and the
+/// namespaces, Function.prototype for the constructors, nothing for Object.prototype.
+pub fn prototypeOfBuiltin(id: u32) Value {
+    if (id >= builtin_objects.len) return Value.builtin(builtinId("%Object.prototype%"));
+    if (id == builtinId("%Object.prototype%")) return Value.null_value;
+    // The error kinds' prototypes inherit Error.prototype.
+    if (builtin_objects[id].class == .error_proto and id != builtinId("%Error.prototype%")) return Value.builtin(builtinId("%Error.prototype%"));
+    if (isCallableBuiltin(id) or id == builtinId("Function")) return Value.builtin(builtinId("%Function.prototype%"));
+    return Value.builtin(builtinId("%Object.prototype%"));
+}
+
+fn builtinIdRuntime(name: []const u8) ?u16 {
+    for (builtin_objects, 0..) |o, i| {
+        if (std.mem.eql(u8, o.name, name)) return @intCast(i);
+    }
+    return null;
+}
+
 /// A property of a builtin object (`Math.PI`, `JSON.parse`) or of a host object.
 pub fn staticMember(vm: *Vm, id: u32, key: *String) Error!Value {
     if (id < builtin_objects.len) {
         const o = builtin_objects[id];
         if (classMember(o.class, key)) |v| return v;
+        if (o.prototype) |p| if (names.is(key, "prototype")) return Value.builtin(builtinIdRuntime(p).?);
+        if (o.constructor_of) |c| {
+            if (names.is(key, "constructor")) return Value.builtin(builtinIdRuntime(c).?);
+            // The prototypes other than Object's inherit Object.prototype's methods.
+            return classMember(.object_proto, key) orelse Value.undefined_value;
+        }
+        if (o.call != null or o.construct != null or id == builtinId("Function")) {
+            // Constructors inherit Function.prototype's call, apply and bind.
+            if (classMember(.function_proto, key)) |v| return v;
+        }
         // Math, JSON and console are plain objects (the constructors' own constructor is
         // Function, outside the language).
         if (names.is(key, "constructor") and o.call == null and o.construct == null) return Value.builtin(comptime globalId("Object").?);
@@ -472,6 +627,11 @@ pub fn callBehavior(vm: *Vm, id: u32) ?*const Native {
 }
 
 pub fn construct(vm: *Vm, callee: Value, args: []const Value) Error!Value {
+    if (callee.objectOf(.closure) != null) return vm.construct(callee, args, callee);
+    if (callee.objectOf(.bound_function)) |o| {
+        const b = o.as(object.BoundFunction);
+        return vm.construct(b.target, try vm.boundArguments(b, args), b.target);
+    }
     if (callee.is(.builtin)) {
         const id = callee.payload();
         if (id < builtin_objects.len and layout.constructs[id] != absent) {

@@ -139,6 +139,13 @@ pub const Op = enum(u8) {
     new_spread,
     @"return",
     return_undefined,
+    // Generators.
+    /// (a generator's first instruction after its parameters) -> the frame returns a new
+    /// generator object holding the frame; its first next() resumes after this instruction.
+    generator_start,
+    /// value -> sent: the frame suspends into its generator, which next() answers with
+    /// { value, done: false }; a later next(sent) resumes here with `sent` pushed.
+    yield,
     // Exceptions.
     throw,
     try_push,
@@ -163,6 +170,42 @@ pub const Op = enum(u8) {
     /// obj key f -> obj; as define_elem, and the anonymous function f takes the key as its
     /// name (`{ [k]: () => 1 }`)
     define_elem_named,
+    /// -> the frame's `Special` value (scope.Special: this, new.target, home, callee)
+    push_special,
+    /// obj key v -> obj: defines a method (its home object set), getter, setter or field
+    /// (`MemberFlags`)
+    define_member,
+    /// heritage? constructor -> constructor prototype (operand: 1 with a heritage)
+    make_class,
+    /// prototype constructor init -> prototype constructor (the instance fields' method)
+    set_fields,
+    /// constructor f -> constructor: runs the static fields' method on the class
+    call_static,
+    /// this constructor -> (runs the constructor's field initialiser on the new instance)
+    init_fields,
+    /// value this -> what a derived constructor returns
+    derived_result,
+    /// v -> ; ReferenceError unless v is the uninitialised marker (`super()` called twice)
+    throw_if_initialized,
+    /// constructor new_target args... -> this (`super(...)`)
+    super_call,
+    /// constructor new_target args_array -> this
+    super_call_spread,
+    /// this home key -> home's prototype's [key], read with `this` as the receiver
+    super_get,
+    /// -> a new private name (`#x`): a key no other class evaluation shares
+    new_private_name,
+};
+
+/// What define_member defines.
+pub const MemberFlags = packed struct(u8) {
+    kind: enum(u2) { method, getter, setter, field },
+    /// Class members are not enumerable; an object literal's are.
+    not_enumerable: bool,
+    /// Defined on an instance by the class (fields, private methods): a private name may be
+    /// defined only once per object.
+    own: bool = false,
+    _: u4 = 0,
 };
 
 pub const Operand = enum { none, u8, i8, u16, u32, u16_u16, u32_u8 };
@@ -227,6 +270,8 @@ pub fn info(op: Op) Info {
         .call_method_spread => .{ .operand = .none, .pops = 3, .pushes = 1 },
         .@"return", .throw => .{ .operand = .none, .pops = 1, .pushes = 0, .terminator = true },
         .return_undefined => .{ .operand = .none, .pops = 0, .pushes = 0, .terminator = true },
+        .generator_start => .{ .operand = .none, .pops = 0, .pushes = 0 },
+        .yield => .{ .operand = .none, .pops = 1, .pushes = 1 },
         // The handler starts with the stack as at try_push, plus the exception.
         .try_push => .{ .operand = .u32, .pops = 0, .pushes = 0, .jumps = true },
         .try_pop => .{ .operand = .none, .pops = 0, .pushes = 0 },
@@ -240,6 +285,18 @@ pub fn info(op: Op) Info {
         // The first key (or no_name) and the wording (operations.RequireWording).
         .require_object => .{ .operand = .u16_u16, .pops = 1, .pushes = 1 },
         .set_export => .{ .operand = .u16, .pops = 1, .pushes = 0 },
+        .push_special => .{ .operand = .u8, .pops = 0, .pushes = 1 },
+        .define_member => .{ .operand = .u8, .pops = 3, .pushes = 1 },
+        .make_class => .{ .operand = .u8, .pops = null, .pushes = 2 },
+        .set_fields => .{ .operand = .none, .pops = 3, .pushes = 2 },
+        .call_static => .{ .operand = .none, .pops = 2, .pushes = 1 },
+        .init_fields => .{ .operand = .none, .pops = 2, .pushes = 0 },
+        .derived_result => .{ .operand = .none, .pops = 2, .pushes = 1 },
+        .throw_if_initialized => .{ .operand = .none, .pops = 1, .pushes = 0 },
+        .super_call => .{ .operand = .u8, .pops = null, .pushes = 1 },
+        .super_call_spread => .{ .operand = .none, .pops = 3, .pushes = 1 },
+        .super_get => .{ .operand = .none, .pops = 3, .pushes = 1 },
+        .new_private_name => .{ .operand = .u16, .pops = 0, .pushes = 1 },
     };
 }
 
@@ -296,6 +353,8 @@ pub fn dynamicPops(op: Op, operand: u32) u32 {
         .call, .new => operand + 1,
         .call_method => operand + 2,
         .object_rest => operand + 1,
+        .make_class => operand + 1,
+        .super_call => operand + 2,
         else => unreachable,
     };
 }

@@ -18,7 +18,7 @@ const bytecode = @import("bytecode.zig");
 const verify = @import("verify.zig");
 
 pub const magic = "SLUICEJS";
-pub const version: u32 = 3;
+pub const version: u32 = 5;
 const header_bytes = 32;
 
 /// Bounds on what an image may declare, checked before anything is allocated.
@@ -85,7 +85,7 @@ pub fn write(gpa: std.mem.Allocator, program: *const Program) error{OutOfMemory}
         try o.int(u16, f.stack_max);
         try o.int(u16, f.handler_max);
         try o.int(u8, @intFromBool(f.has_rest));
-        try o.int(u8, @intFromBool(f.is_arrow));
+        try o.int(u8, @backingInt(f.kind));
         try o.int(u16, f.parent);
         try o.int(u32, f.source_start);
         try o.int(u32, f.source_end);
@@ -245,11 +245,11 @@ fn loadFunction(gpa: std.mem.Allocator, in: *In) LoadError!Program.Function {
     const stack_max = try in.int(u16);
     const handler_max = try in.int(u16);
     const has_rest = try in.int(u8);
-    const is_arrow = try in.int(u8);
+    const kind = std.enums.fromInt(Program.Kind, try in.int(u8)) orelse return in.fail("bad function kind");
     const parent = try in.int(u16);
     const source_start = try in.int(u32);
     const source_end = try in.int(u32);
-    if (has_rest > 1 or is_arrow > 1) return in.fail("bad function flags");
+    if (has_rest > 1) return in.fail("bad function flags");
     const code_len = try in.count(limits.code_bytes_max);
     const captures_len = try in.count(0x7FFF);
     const positions_len = try in.count(limits.positions_max);
@@ -269,7 +269,7 @@ fn loadFunction(gpa: std.mem.Allocator, in: *In) LoadError!Program.Function {
         .stack_max = stack_max,
         .handler_max = handler_max,
         .has_rest = has_rest == 1,
-        .is_arrow = is_arrow == 1,
+        .kind = kind,
         .parent = parent,
         .code = code,
         .captures = captures,

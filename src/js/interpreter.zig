@@ -30,6 +30,7 @@ const builtins = @import("builtins.zig");
 const number = @import("number.zig");
 const Program = @import("Program.zig");
 const meter = @import("meter.zig");
+const classes = @import("classes.zig");
 
 /// Runs from the top frame until the frame this call entered with returns.
 pub fn run(vm: *Vm) Error!Value {
@@ -527,7 +528,8 @@ fn execute(vm: *Vm) Error!Value {
                 if (callee.objectOf(.closure)) |o| {
                     frame.pc = pc + 2;
                     frame.sp = result_slot;
-                    try vm.pushFrame(o.as(object.Closure), sp - argc, argc, result_slot, false);
+                    const this = if (method) stack[sp - argc - 2] else Value.undefined_value;
+                    try vm.pushFrame(o.as(object.Closure), sp - argc, argc, result_slot, false, this);
                     frame = &vm.frames[vm.frame_count - 1];
                     code = frame.function.code;
                     pc = 0;
@@ -553,7 +555,8 @@ fn execute(vm: *Vm) Error!Value {
                     for (args.slice(), 0..) |v, i| stack[start + i] = if (v.eqlBits(Value.hole)) Value.undefined_value else v;
                     frame.pc = pc + 1;
                     frame.sp = result_slot;
-                    try vm.pushFrame(o.as(object.Closure), start, args.len, result_slot, false);
+                    const this = if (method) stack[sp - 3] else Value.undefined_value;
+                    try vm.pushFrame(o.as(object.Closure), start, args.len, result_slot, false, this);
                     frame = &vm.frames[vm.frame_count - 1];
                     code = frame.function.code;
                     pc = 0;
@@ -573,6 +576,21 @@ fn execute(vm: *Vm) Error!Value {
             .new => {
                 const argc: u32 = code[pc + 1];
                 const callee = stack[sp - argc - 1];
+                if (callee.objectOf(.closure)) |o| {
+                    const closure = o.as(object.Closure);
+                    if (!closure.function.kind.isConstructor()) return throwNotConstructorAt(vm, callee, frame.function, pc);
+                    const this = try vm.constructThis(closure, callee);
+                    frame.pc = pc + 2;
+                    frame.sp = sp - argc - 1;
+                    try vm.pushConstructFrame(closure, sp - argc, argc, sp - argc - 1, false, this, callee);
+                    frame = &vm.frames[vm.frame_count - 1];
+                    code = frame.function.code;
+                    pc = 0;
+                    sp = frame.sp;
+                    locals = stack + frame.base;
+                    continue;
+                }
+                if (!classes.isConstructor(callee)) return throwNotConstructorAt(vm, callee, frame.function, pc);
                 stack[sp - argc - 1] = try builtins.construct(vm, callee, stack[sp - argc .. sp]);
                 sp -= argc;
                 pc += 2;
@@ -583,12 +601,32 @@ fn execute(vm: *Vm) Error!Value {
                 for (args.slice()) |*v| {
                     if (v.eqlBits(Value.hole)) v.* = Value.undefined_value;
                 }
-                stack[sp - 2] = try builtins.construct(vm, stack[sp - 2], args.slice());
+                stack[sp - 2] = try vm.construct(stack[sp - 2], args.slice(), stack[sp - 2]);
                 sp -= 1;
                 pc += 1;
             },
-            .@"return", .return_undefined => {
-                const result = if (op == .@"return") stack[sp - 1] else Value.undefined_value;
+            .@"return", .return_undefined, .generator_start, .yield => {
+                var result = if (op == .@"return" or op == .yield) stack[sp - 1] else Value.undefined_value;
+                if (op == .generator_start) {
+                    frame.sp = sp;
+                    const gen = try vm.newGenerator(frame, pc + 1);
+                    result = Value.obj(&gen.object);
+                    if (frame.function.kind.isAsync()) {
+                        // An async function runs to its first await now, and returns its promise.
+                        const p = try builtins.promises.newPromise(vm);
+                        gen.promise = p;
+                        try builtins.promises.resumeAsync(vm, gen, Value.undefined_value, false);
+                        result = Value.obj(&p.object);
+                    }
+                } else if (op == .yield) {
+                    // Only a frame that next() pushed (an entry frame) can be suspended.
+                    const gen = frame.generator orelse return vm.terminate(.invalid_bytecode);
+                    if (!frame.entry) return vm.terminate(.invalid_bytecode);
+                    frame.sp = sp - 1;
+                    vm.saveFrame(gen, frame, pc + 1);
+                    gen.state = .suspended_yield;
+                }
+                if (frame.construct and !result.is(.object)) result = frame.this;
                 vm.handler_count = frame.handler_base;
                 vm.frame_count -= 1;
                 stack[frame.result] = result;
@@ -665,6 +703,81 @@ fn execute(vm: *Vm) Error!Value {
                 vm.exports[readU16(code, pc + 1)] = stack[sp];
                 pc += 3;
             },
+            .push_special => {
+                stack[sp] = try special(vm, frame, code[pc + 1]);
+                sp += 1;
+                pc += 2;
+            },
+            .define_member => {
+                const flags: bytecode.MemberFlags = @bitCast(code[pc + 1]);
+                try classes.defineMember(vm, stack[sp - 3], stack[sp - 2], stack[sp - 1], flags);
+                sp -= 2;
+                pc += 2;
+            },
+            .make_class => {
+                const has_heritage = code[pc + 1] == 1;
+                const heritage = if (has_heritage) stack[sp - 2] else null;
+                const made = try classes.makeClass(vm, stack[sp - 1], heritage);
+                if (has_heritage) sp -= 1;
+                stack[sp - 1] = made.constructor;
+                stack[sp] = made.prototype;
+                sp += 1;
+                pc += 2;
+            },
+            .set_fields => {
+                try classes.setFields(vm, stack[sp - 3], stack[sp - 2], stack[sp - 1]);
+                sp -= 1;
+                pc += 1;
+            },
+            .call_static => {
+                try classes.callStatic(vm, stack[sp - 2], stack[sp - 1]);
+                sp -= 1;
+                pc += 1;
+            },
+            .init_fields => {
+                try classes.initFields(vm, stack[sp - 2], stack[sp - 1]);
+                sp -= 2;
+                pc += 1;
+            },
+            .derived_result => {
+                stack[sp - 2] = try classes.derivedResult(vm, stack[sp - 2], stack[sp - 1]);
+                sp -= 1;
+                pc += 1;
+            },
+            .throw_if_initialized => {
+                if (!stack[sp - 1].eqlBits(Value.uninitialized) and !stack[sp - 1].isUndefined()) {
+                    return vm.throwMessage(.reference_error, "Super constructor may only be called once");
+                }
+                sp -= 1;
+                pc += 1;
+            },
+            .super_call, .super_call_spread => {
+                const spread = op == .super_call_spread;
+                const argc: u32 = if (spread) 1 else code[pc + 1];
+                const base = sp - argc - 2;
+                const args: []const Value = if (spread) blk: {
+                    const a = (stack[sp - 1].objectOf(.array) orelse return vm.terminate(.invalid_bytecode)).as(object.Array);
+                    try vm.charge(meter.elementsCost(a.len));
+                    for (a.slice()) |*v| {
+                        if (v.eqlBits(Value.hole)) v.* = Value.undefined_value;
+                    }
+                    break :blk a.slice();
+                } else stack[sp - argc .. sp];
+                stack[base] = try classes.superConstruct(vm, stack[base], stack[base + 1], args);
+                sp = base + 1;
+                pc += if (spread) @as(u32, 1) else 2;
+            },
+            .new_private_name => {
+                const name = vm.constantString(readU16(code, pc + 1));
+                stack[sp] = Value.string(try classes.newPrivateName(vm, name));
+                sp += 1;
+                pc += 3;
+            },
+            .super_get => {
+                stack[sp - 3] = try classes.superGet(vm, stack[sp - 3], stack[sp - 2], stack[sp - 1]);
+                sp -= 2;
+                pc += 1;
+            },
         }
     }
 }
@@ -707,7 +820,26 @@ fn literalArray(vm: *Vm, v: Value) Error!*object.Array {
     return o.as(object.Array);
 }
 
+fn throwNotConstructorAt(vm: *Vm, callee: Value, f: *const Program.Function, pc: u32) Error {
+    const site = siteName(vm, f, pc) orelse return vm.throwNotConstructor(callee);
+    return vm.throwFmt(.type_error, "{f} is not a constructor", .{ops.StringFormat{ .s = site }});
+}
+
+/// The frame's special value (scope.Special's order: this, new.target, home, callee).
+fn special(vm: *Vm, frame: *const Vm.Frame, which: u8) Error!Value {
+    return switch (which) {
+        0 => frame.this,
+        1 => frame.new_target,
+        2 => if (frame.closure) |c| (if (c.home) |h| Value.obj(h) else Value.undefined_value) else Value.undefined_value,
+        3 => if (frame.closure) |c| Value.obj(&c.object) else Value.undefined_value,
+        else => vm.terminate(.invalid_bytecode),
+    };
+}
+
 fn throwUninitialized(vm: *Vm, name: u16) Error {
+    if (vm.constantString(name).eqlLatin1("this")) {
+        return vm.throwMessage(.reference_error, "Must call super constructor in derived class before accessing 'this' or returning from derived constructor");
+    }
     return vm.throwFmt(.reference_error, "Cannot access '{f}' before initialization", .{ops.StringFormat{ .s = vm.constantString(name) }});
 }
 

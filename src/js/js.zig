@@ -45,4 +45,5 @@ test {
     _ = @import("casing.zig");
     _ = @import("meter.zig");
     _ = @import("budget_test.zig");
+    _ = @import("symbol.zig");
 }

@@ -13,74 +13,103 @@ const String = string_mod.String;
 
 pub const list = [_][]const u8{
     // Properties the engine reads and writes itself.
-    "length",               "name",              "message",           "stack",
-    "cause",                "size",              "value",             "done",
-    "next",                 "constructor",       "prototype",         "toJSON",
-    "toString",             "valueOf",           "hasOwnProperty",    "isPrototypeOf",
-    "propertyIsEnumerable", "toLocaleString",    "__proto__",
+    "length",                   "name",                      "message",           "stack",
+    "cause",                    "size",                      "value",             "done",
+    "next",                     "constructor",               "prototype",         "toJSON",
+    "toString",                 "valueOf",                   "hasOwnProperty",    "isPrototypeOf",
+    "propertyIsEnumerable",     "toLocaleString",            "__proto__",
     // Array.prototype.
             "at",
-    "concat",               "entries",           "every",             "fill",
-    "filter",               "find",              "findIndex",         "findLast",
-    "findLastIndex",        "flat",              "flatMap",           "forEach",
-    "includes",             "indexOf",           "join",              "keys",
-    "lastIndexOf",          "map",               "pop",               "push",
-    "reduce",               "reduceRight",       "reverse",           "shift",
-    "slice",                "some",              "sort",              "splice",
-    "unshift",              "values",            "toReversed",        "toSorted",
-    "toSpliced",            "with",              "copyWithin",
+    "concat",                   "entries",                   "every",             "fill",
+    "filter",                   "find",                      "findIndex",         "findLast",
+    "findLastIndex",            "flat",                      "flatMap",           "forEach",
+    "includes",                 "indexOf",                   "join",              "keys",
+    "lastIndexOf",              "map",                       "pop",               "push",
+    "reduce",                   "reduceRight",               "reverse",           "shift",
+    "slice",                    "some",                      "sort",              "splice",
+    "unshift",                  "values",                    "toReversed",        "toSorted",
+    "toSpliced",                "with",                      "copyWithin",
     // String.prototype.
            "charAt",
-    "charCodeAt",           "codePointAt",       "endsWith",          "localeCompare",
-    "normalize",            "padEnd",            "padStart",          "repeat",
-    "replace",              "replaceAll",        "split",             "startsWith",
-    "substring",            "substr",            "toLowerCase",       "toUpperCase",
-    "toLocaleLowerCase",    "toLocaleUpperCase", "trim",              "trimEnd",
-    "trimStart",            "trimLeft",          "trimRight",         "isWellFormed",
+    "charCodeAt",               "codePointAt",               "endsWith",          "localeCompare",
+    "normalize",                "padEnd",                    "padStart",          "repeat",
+    "replace",                  "replaceAll",                "split",             "startsWith",
+    "substring",                "substr",                    "toLowerCase",       "toUpperCase",
+    "toLocaleLowerCase",        "toLocaleUpperCase",         "trim",              "trimEnd",
+    "trimStart",                "trimLeft",                  "trimRight",         "isWellFormed",
     // Number.prototype.
-    "toFixed",              "toPrecision",       "toExponential",
+    "toFixed",                  "toPrecision",               "toExponential",
     // Map and Set.
         "get",
-    "set",                  "has",               "delete",            "clear",
+    "set",                      "has",                       "delete",            "clear",
     "add",
     // Math.
-                     "abs",               "acos",              "acosh",
-    "asin",                 "asinh",             "atan",              "atan2",
-    "atanh",                "cbrt",              "ceil",              "clz32",
-    "cos",                  "cosh",              "exp",               "expm1",
-    "floor",                "fround",            "hypot",             "imul",
-    "log",                  "log10",             "log1p",             "log2",
-    "max",                  "min",               "pow",               "random",
-    "round",                "sign",              "sin",               "sinh",
-    "sqrt",                 "tan",               "tanh",              "trunc",
-    "E",                    "LN10",              "LN2",               "LOG10E",
-    "LOG2E",                "PI",                "SQRT1_2",           "SQRT2",
+                         "abs",                       "acos",              "acosh",
+    "asin",                     "asinh",                     "atan",              "atan2",
+    "atanh",                    "cbrt",                      "ceil",              "clz32",
+    "cos",                      "cosh",                      "exp",               "expm1",
+    "floor",                    "fround",                    "hypot",             "imul",
+    "log",                      "log10",                     "log1p",             "log2",
+    "max",                      "min",                       "pow",               "random",
+    "round",                    "sign",                      "sin",               "sinh",
+    "sqrt",                     "tan",                       "tanh",              "trunc",
+    "E",                        "LN10",                      "LN2",               "LOG10E",
+    "LOG2E",                    "PI",                        "SQRT1_2",           "SQRT2",
     // JSON, console, Date.
-    "parse",                "stringify",         "error",             "warn",
-    "info",                 "debug",             "now",
+    "parse",                    "stringify",                 "error",             "warn",
+    "info",                     "debug",                     "now",
     // Object, Array, String, Number statics.
                   "assign",
-    "fromEntries",          "freeze",            "isFrozen",          "hasOwn",
-    "getOwnPropertyNames",  "is",                "isArray",           "from",
-    "of",                   "fromCharCode",      "fromCodePoint",     "isInteger",
-    "isFinite",             "isNaN",             "isSafeInteger",     "parseInt",
-    "parseFloat",           "MAX_SAFE_INTEGER",  "MIN_SAFE_INTEGER",  "MAX_VALUE",
-    "MIN_VALUE",            "EPSILON",           "POSITIVE_INFINITY", "NEGATIVE_INFINITY",
+    "fromEntries",              "freeze",                    "isFrozen",          "hasOwn",
+    "getOwnPropertyNames",      "is",                        "isArray",           "from",
+    "of",                       "fromCharCode",              "fromCodePoint",     "isInteger",
+    "isFinite",                 "isNaN",                     "isSafeInteger",     "parseInt",
+    "parseFloat",               "MAX_SAFE_INTEGER",          "MIN_SAFE_INTEGER",  "MAX_VALUE",
+    "MIN_VALUE",                "EPSILON",                   "POSITIVE_INFINITY", "NEGATIVE_INFINITY",
     "NaN",
     // Globals.
-                     "Math",              "JSON",              "console",
-    "Object",               "Array",             "String",            "Number",
-    "Boolean",              "Map",               "Set",               "Date",
-    "Error",                "TypeError",         "RangeError",        "SyntaxError",
-    "ReferenceError",       "EvalError",         "URIError",          "encodeURIComponent",
-    "decodeURIComponent",   "encodeURI",         "decodeURI",         "Function",
+                         "Math",                      "JSON",              "console",
+    "Object",                   "Array",                     "String",            "Number",
+    "Boolean",                  "Map",                       "Set",               "Date",
+    "Error",                    "TypeError",                 "RangeError",        "SyntaxError",
+    "ReferenceError",           "EvalError",                 "URIError",          "encodeURIComponent",
+    "decodeURIComponent",       "encodeURI",                 "decodeURI",         "Function",
     // Strings the engine produces.
-    "undefined",            "null",              "true",              "false",
-    "Infinity",             "-Infinity",         "number",            "string",
-    "boolean",              "object",            "function",          "symbol",
-    "bigint",               "[object Object]",   "[object Map]",      "[object Set]",
-    "[object Iterator]",    ",",                 "default",           "[object Array]",
+    "undefined",                "null",                      "true",              "false",
+    "Infinity",                 "-Infinity",                 "number",            "string",
+    "boolean",                  "object",                    "function",          "symbol",
+    "bigint",                   "[object Object]",           "[object Map]",      "[object Set]",
+    "[object Iterator]",        ",",                         "default",           "[object Array]",
+    // Functions, prototypes and descriptors.
+    "call",                     "apply",                     "bind",              "create",
+    "getPrototypeOf",           "setPrototypeOf",            "defineProperty",    "defineProperties",
+    "getOwnPropertyDescriptor", "getOwnPropertyDescriptors", "preventExtensions", "isExtensible",
+    "seal",                     "isSealed",                  "writable",          "enumerable",
+    "configurable",             "get ",                      "set ",
+    // Symbol.
+                 "Symbol",
+    "for",                      "keyFor",                    "description",       "getOwnPropertySymbols",
+    "asyncIterator",            "iterator",                  "toPrimitive",       "toStringTag",
+    "hasInstance",              "isConcatSpreadable",        "match",             "matchAll",
+    "search",                   "species",                   "unscopables",       "return",
+    "throw",
+    // Promise.
+                       "Promise",                   "queueMicrotask",    "then",
+    "catch",                    "finally",                   "resolve",           "reject",
+    "all",                      "allSettled",                "any",               "race",
+    "status",                   "reason",                    "errors",
+    // The well-known symbols: their statics are symbol keys (symbol.zig), equal to no
+    // string, and `lookup` never finds them.
+               "@@iterator",
+    "@@asyncIterator",          "@@toPrimitive",             "@@toStringTag",     "@@hasInstance",
+    "@@isConcatSpreadable",     "@@match",                   "@@matchAll",        "@@replace",
+    "@@search",                 "@@species",                 "@@split",           "@@unscopables",
 };
+
+/// Whether a name is a well-known symbol's ("@@iterator" is Symbol.iterator).
+pub fn isSymbolName(text: []const u8) bool {
+    return text.len > 2 and text[0] == '@' and text[1] == '@';
+}
 
 pub const count = list.len;
 
@@ -103,8 +132,10 @@ pub fn id(comptime text: []const u8) u16 {
 
 const map = blk: {
     @setEvalBranchQuota(1_000_000);
-    var entries: [count]struct { []const u8, u16 } = undefined;
-    for (list, 0..) |name, i| entries[i] = .{ name, i };
+    var entries: []const struct { []const u8, u16 } = &.{};
+    for (list, 0..) |name, i| {
+        if (!isSymbolName(name)) entries = entries ++ .{.{ name, i }};
+    }
     break :blk std.StaticStringMap(u16).initComptime(entries);
 };
 
@@ -113,11 +144,39 @@ pub fn lookup(text: []const u8) ?u16 {
     return map.get(text);
 }
 
+/// A well-known symbol's description ("Symbol.iterator"), by the symbol's name id.
+var symbol_descriptions: [count]String = blk: {
+    @setEvalBranchQuota(1_000_000);
+    var table: [count]String = undefined;
+    for (&table, list) |*s, name| {
+        const text = if (isSymbolName(name)) "Symbol." ++ name[2..] else "";
+        s.* = .{
+            .ptr = text.ptr,
+            .len = text.len,
+            .hash_value = string_mod.hashBytes(text, false),
+            .flags = .{ .hashed = true, .index = .no },
+            .name_id = String.name_none,
+        };
+    }
+    break :blk table;
+};
+
 /// Every known name as a static string, hashed at compile time.
 var statics: [count]String = blk: {
     @setEvalBranchQuota(1_000_000);
     var table: [count]String = undefined;
     for (&table, list, 0..) |*s, name, i| {
+        if (isSymbolName(name)) {
+            // A symbol key: no text, its description behind `ptr` (symbol.zig).
+            s.* = .{
+                .ptr = @ptrCast(&symbol_descriptions[i]),
+                .len = 0,
+                .hash_value = string_mod.hashBytes(name, false),
+                .flags = .{ .hashed = true, .index = .no, .symbol = true },
+                .name_id = i,
+            };
+            continue;
+        }
         s.* = .{
             .ptr = name.ptr,
             .len = name.len,
@@ -161,5 +220,11 @@ test "names: ids, lookups and statics agree" {
     try std.testing.expectEqual(@as(?u16, id("length")), nameId(string("length")));
     try std.testing.expect(lookup("nope") == null);
     // No name is listed twice.
-    for (list, 0..) |name, i| try std.testing.expectEqual(@as(u16, @intCast(i)), lookup(name).?);
+    for (list, 0..) |name, i| {
+        if (isSymbolName(name)) {
+            try std.testing.expect(lookup(name) == null);
+        } else {
+            try std.testing.expectEqual(@as(u16, @intCast(i)), lookup(name).?);
+        }
+    }
 }

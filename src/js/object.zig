@@ -33,6 +33,17 @@ pub const Kind = enum(u8) {
     map,
     set,
     iterator,
+    /// `f.bind(this, ...args)`.
+    bound_function,
+    /// A getter and setter pair: the value of an accessor property, never in user hands.
+    accessor,
+    /// What calling a `function*` returns: its suspended frame.
+    generator,
+    /// A Promise (builtins/promises.zig).
+    promise,
+    /// A function that a Promise operation makes (resolve, reject, Promise.all's element
+    /// functions...): callable, with its state here instead of in a closure.
+    promise_function,
 };
 
 pub const Object = struct {
@@ -40,7 +51,15 @@ pub const Object = struct {
     frozen: bool = false,
     /// A host's own class tag (0 for none): a handler's Response object, for instance.
     class: u16 = 0,
+    /// `Object.preventExtensions` (or seal, or freeze) was applied: no property may be added.
+    sealed_shape: bool = false,
+    /// `Object.seal` was applied: every property, the kind's own fields too, is fixed.
+    sealed_shape_all: bool = false,
     properties: Properties = .{},
+    /// The prototype: `undefined` for the builtin prototype of the object's kind (an array's
+    /// is Array.prototype), `null` for none, an object, or a builtin prototype object (a
+    /// class that extends Array has Array.prototype here).
+    proto: Value = Value.undefined_value,
 
     pub fn as(o: *Object, comptime T: type) *T {
         assert(o.kind == T.kind);
@@ -51,6 +70,23 @@ pub const Object = struct {
 pub const Property = struct {
     key: *String,
     value: Value,
+    flags: PropertyFlags = .{},
+};
+
+/// A property's attributes, stored inverted so that the zero value is a plain data property
+/// (writable, enumerable, configurable), which is what every literal and assignment makes.
+pub const PropertyFlags = packed struct(u8) {
+    not_enumerable: bool = false,
+    read_only: bool = false,
+    not_configurable: bool = false,
+    /// The value is an `Accessor` object.
+    accessor: bool = false,
+    /// Keyed by a private name (`#x`): no key listing shows it.
+    private: bool = false,
+    _: u3 = 0,
+
+    /// What class methods, builtin-like `constructor` and `prototype` links get.
+    pub const hidden: PropertyFlags = .{ .not_enumerable = true };
 };
 
 /// Properties past this count get a hash index.
@@ -79,15 +115,17 @@ pub const Properties = struct {
             while (true) : (i = (i + 1) & mask) {
                 const entry = p.table[i];
                 if (entry == 0) return null;
-                if (p.items[entry - 1].key.eql(key)) return entry - 1;
+                const stored = p.items[entry - 1].key;
+                if (stored == key or (!privateKey(stored, key) and stored.eql(key))) return entry - 1;
             }
         }
         const items = p.items[0..p.len];
         for (items, 0..) |item, i| {
             if (item.key == key) return @intCast(i);
         }
+        if (key.flags.private or key.flags.symbol) return null;
         for (items, 0..) |item, i| {
-            if (item.key.len == key.len and item.key.eql(key)) return @intCast(i);
+            if (item.key.len == key.len and !item.key.flags.private and item.key.eql(key)) return @intCast(i);
         }
         return null;
     }
@@ -104,6 +142,18 @@ pub const Properties = struct {
             return;
         }
         return p.add(heap, key, v);
+    }
+
+    /// Sets a property with its attributes, replacing whatever was there.
+    pub fn define(p: *Properties, heap: *Heap, key: *String, v: Value, flags: PropertyFlags) Heap.Error!void {
+        if (p.find(key)) |i| {
+            p.items[i].value = v;
+            p.items[i].flags = flags;
+            return;
+        }
+        try p.add(heap, key, v);
+        const i = p.find(key).?;
+        p.items[i].flags = flags;
     }
 
     /// Adds a property known to be absent.
@@ -155,6 +205,16 @@ pub const Properties = struct {
         if (needed > p.cap) try p.grow(heap, needed);
     }
 
+    /// Room for exactly `needed` properties, for objects whose size is known (a function's
+    /// prototype and its one link back).
+    pub fn reserveExact(p: *Properties, heap: *Heap, needed: u32) Heap.Error!void {
+        if (needed <= p.cap) return;
+        const items = try heap.alloc(Property, needed);
+        @memcpy(items[0..p.len], p.items[0..p.len]);
+        p.items = items.ptr;
+        p.cap = needed;
+    }
+
     fn grow(p: *Properties, heap: *Heap, needed: u32) Heap.Error!void {
         meter.chargeElements(p.len);
         const cap = @max(needed, @max(4, p.cap *| 2));
@@ -187,6 +247,11 @@ pub const Properties = struct {
         p.table[slot] = i + 1;
     }
 };
+
+/// Whether either key is a private name, which matches only itself.
+inline fn privateKey(a: *const String, b: *const String) bool {
+    return a.flags.private or b.flags.private or a.flags.symbol or b.flags.symbol;
+}
 
 /// What probing past the first slots of an index cost (`past`: slots after the home one; many
 /// of them: keys that collide).
@@ -245,8 +310,33 @@ pub const Closure = struct {
     /// The name given at run time, over the function's own: an anonymous function defined
     /// under a computed key takes the key (`{ [k]: () => 1 }.dyn.name` is "dyn").
     name: ?*String = null,
+    /// A method's home object, where `super.x` starts looking (the prototype of the object
+    /// or class that defined it).
+    home: ?*Object = null,
+    /// A class constructor's field initialiser: a method run on each new instance.
+    fields: ?*Closure = null,
 
     pub const kind: Kind = .closure;
+};
+
+/// A function made by `bind`: calling it calls the target with the bound receiver and the
+/// bound arguments first.
+pub const BoundFunction = struct {
+    object: Object,
+    target: Value,
+    this: Value,
+    args: []const Value,
+
+    pub const kind: Kind = .bound_function;
+};
+
+/// The getter and setter of an accessor property (undefined where absent).
+pub const Accessor = struct {
+    object: Object,
+    getter: Value,
+    setter: Value,
+
+    pub const kind: Kind = .accessor;
 };
 
 pub const ErrorKind = enum(u8) {
@@ -409,6 +499,9 @@ pub const IteratorKind = enum(u8) {
     string_values,
     /// for-in: the keys taken at the start, each visited only if still there.
     for_in_keys,
+    /// An iterable of the script's: `source` is the iterator its `[Symbol.iterator]()` gave,
+    /// stepped by calling `next_method` (never in user hands).
+    protocol,
 };
 
 pub const Iterator = struct {
@@ -419,8 +512,114 @@ pub const Iterator = struct {
     done: bool = false,
     /// for-in's snapshot of the keys.
     keys: ?*Array = null,
+    /// The `next` of a `protocol` iterator.
+    next_method: Value = Value.undefined_value,
 
     pub const kind: Kind = .iterator;
+};
+
+/// A generator: its function's frame while it is suspended (locals and operands, the pc to
+/// resume at, its open exception handlers relative to the frame), in storage sized once for
+/// the function's largest frame, so that suspending allocates nothing.
+pub const Generator = struct {
+    object: Object,
+    state: State = .suspended_start,
+    closure: *Closure,
+    this: Value,
+    pc: u32 = 0,
+    values: [*]Value,
+    values_len: u32 = 0,
+    handlers: [*]SavedHandler,
+    handlers_len: u32 = 0,
+    /// An async function's promise (null for a generator).
+    promise: ?*Promise = null,
+
+    pub const kind: Kind = .generator;
+
+    pub const State = enum(u8) { suspended_start, suspended_yield, running, done };
+
+    pub const SavedHandler = struct {
+        target: u32,
+        /// Relative to the frame's base.
+        sp: u32,
+    };
+};
+
+pub const Promise = struct {
+    object: Object,
+    state: State = .pending,
+    result: Value = Value.undefined_value,
+    /// Reactions waiting while pending, in the order `then` added them.
+    reactions: ?*Reaction = null,
+    reactions_tail: ?*Reaction = null,
+    /// A handler was ever attached (HostPromiseRejectionTracker).
+    handled: bool = false,
+    /// The run's list of promises rejected while unhandled.
+    next_rejected: ?*Promise = null,
+
+    pub const kind: Kind = .promise;
+
+    pub const State = enum(u8) { pending, fulfilled, rejected };
+};
+
+/// A PromiseReaction: what to run when a promise settles, and the promise `then` made.
+pub const Reaction = struct {
+    next: ?*Reaction = null,
+    /// The promise that `then` returned (null for an `await`).
+    derived: ?*Promise,
+    on_fulfilled: Value,
+    on_rejected: Value,
+    /// An async function suspended in `await`: resumed instead of calling a handler.
+    generator: ?*Generator = null,
+};
+
+/// A microtask: a reaction to run with a settled value, a thenable to resolve a promise
+/// with, or a queueMicrotask callback.
+pub const Job = struct {
+    next: ?*Job = null,
+    what: union(enum) {
+        reaction: struct { reaction: *Reaction, argument: Value, rejected: bool },
+        thenable: struct { promise: *Promise, thenable: Value, then: Value },
+        callback: Value,
+        /// An async function's first step, or a generator resumed by an await.
+        resume_async: struct { generator: *Generator, argument: Value, rejected: bool },
+    },
+};
+
+pub const PromiseFunction = struct {
+    object: Object,
+    action: Action,
+    promise: ?*Promise = null,
+    shared: ?*PromiseShared = null,
+    index: u32 = 0,
+    /// finally's callback, or the value a thunk returns or throws.
+    value: Value = Value.undefined_value,
+    /// For resolve and reject: both see the same flag.
+    already: ?*bool = null,
+    /// An element function of Promise.all and kin runs once.
+    called: bool = false,
+
+    pub const kind: Kind = .promise_function;
+
+    pub const Action = enum(u8) {
+        resolve,
+        reject,
+        finally_fulfilled,
+        finally_rejected,
+        value_thunk,
+        thrower,
+        all_element,
+        all_settled_fulfilled,
+        all_settled_rejected,
+        any_rejected,
+    };
+};
+
+/// What Promise.all, allSettled and any share among their element functions.
+pub const PromiseShared = struct {
+    promise: *Promise,
+    values: *Array,
+    remaining: u32,
 };
 
 /// SameValueZero: like ===, except that NaN equals NaN.

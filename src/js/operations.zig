@@ -22,6 +22,8 @@ const names = @import("names.zig");
 const builtins = @import("builtins.zig");
 const bytecode = @import("bytecode.zig");
 const meter = @import("meter.zig");
+const classes = @import("classes.zig");
+const symbol = @import("symbol.zig");
 
 // ---------------------------------------------------------------------------------------
 // Formatting values into messages.
@@ -31,6 +33,16 @@ pub const StringFormat = struct {
     s: *const String,
 
     pub fn format(self: StringFormat, w: *std.Io.Writer) std.Io.Writer.Error!void {
+        try string.writeUtf8(w, self.s);
+    }
+};
+
+/// `{f}` of a property key: a name's text, a symbol as `Symbol(desc)`.
+pub const KeyFormat = struct {
+    s: *const String,
+
+    pub fn format(self: KeyFormat, w: *std.Io.Writer) std.Io.Writer.Error!void {
+        if (self.s.flags.symbol) return symbol.writeDescriptive(w, self.s);
         try string.writeUtf8(w, self.s);
     }
 };
@@ -55,6 +67,7 @@ pub const ShortFormat = struct {
         if (v.isNull()) return w.writeAll("null");
         if (v.eqlBits(Value.true_value)) return w.writeAll("true");
         if (v.eqlBits(Value.false_value)) return w.writeAll("false");
+        if (v.is(.symbol)) return symbol.writeDescriptive(w, v.asSymbolKey());
         if (v.is(.object)) {
             return switch (v.asObject().kind) {
                 .array => w.writeAll("object"),
@@ -93,7 +106,8 @@ pub const ValueText = struct {
             },
             .error_object => return errorText(w, o),
             .array => return w.writeAll("[object Array]"),
-            .plain, .map, .set, .iterator => {},
+            .bound_function, .promise_function => return w.writeAll("function () { [native code] }"),
+            .plain, .map, .set, .iterator, .accessor, .generator, .promise => {},
         }
         if (o.properties.get(names.string("toString")) != null) return w.writeAll("[object Object]");
         if (o.properties.get(names.string("constructor"))) |constructor| {
@@ -168,6 +182,7 @@ pub fn toNumber(vm: *Vm, v: Value) Error!f64 {
         const p = try toPrimitive(vm, v, .number);
         return toNumber(vm, p);
     }
+    if (v.is(.symbol)) return vm.throwMessage(.type_error, "Cannot convert a Symbol value to a number");
     return std.math.nan(f64);
 }
 
@@ -214,13 +229,13 @@ pub fn toPrimitive(vm: *Vm, v: Value, hint: Hint) Error!Value {
     // result wins. The inherited valueOf returns the object itself, so it never does; the
     // inherited toString always does.
     for ([_]*String{ first, second }) |method| {
-        if (o.properties.get(method)) |f| {
-            if (isCallable(f)) {
-                const result = try vm.call(f, v, &.{});
-                if (!result.is(.object)) return result;
-            }
-        } else if (method == names.string("toString")) {
-            return Value.string(try defaultString(vm, o));
+        const f = try getField(vm, v, method);
+        if (f.is(.native) and o.properties.find(method) == null) {
+            // The builtin's own: toString's text of its kind; valueOf gives the object.
+            if (method == names.string("toString")) return Value.string(try defaultString(vm, o));
+        } else if (isCallable(f)) {
+            const result = try vm.call(f, v, &.{});
+            if (!result.is(.object)) return result;
         }
     }
     return vm.throwMessage(.type_error, "Cannot convert object to primitive value");
@@ -238,13 +253,18 @@ fn defaultString(vm: *Vm, o: *Object) Error!*String {
         },
         .map => return names.string("[object Map]"),
         .set => return names.string("[object Set]"),
+        .bound_function => return vm.newLatin1("function () { [native code] }"),
+        .accessor => return names.string("[object Object]"),
+        .generator => return vm.newLatin1("[object Generator]"),
+        .promise => return vm.newLatin1("[object Promise]"),
+        .promise_function => return vm.newLatin1("function () { [native code] }"),
         // Each kind of iterator has its own toStringTag.
         .iterator => return vm.newLatin1(switch (o.as(object.Iterator).iterator_kind) {
             .map_keys, .map_values, .map_entries => "[object Map Iterator]",
             .set_values, .set_entries => "[object Set Iterator]",
             .array_keys, .array_values, .array_entries => "[object Array Iterator]",
             .string_values => "[object String Iterator]",
-            .for_in_keys => "[object Object]",
+            .for_in_keys, .protocol => "[object Object]",
         }),
         .plain => return names.string("[object Object]"),
     }
@@ -259,6 +279,8 @@ pub fn isObjectLike(v: Value) bool {
 pub fn isCallable(v: Value) bool {
     if (v.is(.native)) return true;
     if (v.objectOf(.closure) != null) return true;
+    if (v.objectOf(.bound_function) != null) return true;
+    if (v.objectOf(.promise_function) != null) return true;
     if (v.is(.builtin)) return builtins.isCallableBuiltin(@intCast(v.payload()));
     return false;
 }
@@ -289,6 +311,7 @@ pub fn toString(vm: *Vm, v: Value) Error!*String {
         return vm.newString(text);
     }
     if (v.is(.builtin)) return builtins.builtinToString(vm, @intCast(v.payload()));
+    if (v.is(.symbol)) return vm.throwMessage(.type_error, "Cannot convert a Symbol value to a string");
     return names.string("undefined");
 }
 
@@ -300,9 +323,16 @@ pub fn numberToString(vm: *Vm, x: f64) Error!*String {
     return vm.newLatin1(number.format(&buf, x));
 }
 
-/// ToPropertyKey: strings as they are, everything else through ToString.
+/// ToPropertyKey: strings as they are, a symbol as its key, everything else through
+/// ToString (an object's ToPrimitive may give a symbol).
 pub fn toPropertyKey(vm: *Vm, v: Value) Error!*String {
     if (v.isString()) return v.asString();
+    if (v.is(.symbol)) return v.asSymbolKey();
+    if (v.is(.object)) {
+        const p = try toPrimitive(vm, v, .string);
+        if (p.is(.symbol)) return p.asSymbolKey();
+        return toString(vm, p);
+    }
     return toString(vm, v);
 }
 
@@ -310,6 +340,7 @@ pub fn typeOf(vm: *Vm, v: Value) *String {
     _ = vm;
     if (v.isNumber()) return names.string("number");
     if (v.isString()) return names.string("string");
+    if (v.is(.symbol)) return names.string("symbol");
     if (v.is(.special)) {
         if (v.isBool()) return names.string("boolean");
         if (v.isNull()) return names.string("object");
@@ -426,16 +457,50 @@ pub fn instanceOf(vm: *Vm, v: Value, constructor: Value) Error!bool {
     if (!isCallable(constructor)) {
         return vm.throwMessage(.type_error, "Right-hand side of 'instanceof' is not callable");
     }
-    if (constructor.objectOf(.closure)) |c| {
-        // Arrow functions have no prototype; other functions have one that nothing inherits
-        // from (there is no `new` on user functions).
-        if (c.as(object.Closure).function.is_arrow) {
+    if (constructor.objectOf(.bound_function)) |b| return instanceOf(vm, v, b.as(object.BoundFunction).target);
+    if (constructor.objectOf(.closure)) |_| {
+        const prototype = try getField(vm, constructor, names.string("prototype"));
+        if (!isObjectLike(prototype)) {
             return vm.throwMessage(.type_error, "Function has non-object prototype 'undefined' in instanceof check");
         }
-        return false;
+        return inherits(v, prototype);
     }
     if (!constructor.is(.builtin)) return false; // A builtin function that is no constructor.
     return builtins.isInstance(@intCast(constructor.payload()), v);
+}
+
+/// Whether `prototype` is on v's prototype chain.
+pub fn inherits(v: Value, prototype: Value) bool {
+    if (!v.is(.object)) return false;
+    var current = prototypeOf(v.asObject());
+    var depth: u32 = 0;
+    while (depth < chain_depth_max) : (depth += 1) {
+        if (current.eqlBits(prototype)) return true;
+        if (current.is(.object)) {
+            current = prototypeOf(current.asObject());
+        } else if (current.is(.builtin)) {
+            current = builtins.prototypeOfBuiltin(@intCast(current.payload()));
+        } else return false;
+    }
+    return false;
+}
+
+/// The longest prototype chain walked; `setPrototypeOf` refuses cycles, so only a chain built
+/// that long could reach it.
+pub const chain_depth_max: u32 = 100_000;
+
+/// An object's prototype: its own link, or its kind's builtin prototype.
+pub fn prototypeOf(o: *const Object) Value {
+    if (!o.proto.isUndefined()) return o.proto;
+    return builtins.kindPrototype(o);
+}
+
+/// The prototype an object made by `new` with this new.target inherits from: its
+/// `prototype` if that is an object, else Object.prototype.
+pub fn prototypeForNew(vm: *Vm, new_target: Value) Error!Value {
+    const p = try getField(vm, new_target, names.string("prototype"));
+    if (p.is(.object) or p.is(.builtin)) return p;
+    return Value.undefined_value;
 }
 
 /// `key in obj`.
@@ -458,20 +523,27 @@ pub fn hasProperty(vm: *Vm, obj: Value, key_value: Value) Error!bool {
         // V8 shows a string operand without quotes.
         if (obj.isString()) {
             return vm.throwFmt(.type_error, "Cannot use 'in' operator to search for '{f}' in {f}", .{
-                StringFormat{ .s = key }, StringFormat{ .s = obj.asString() },
+                KeyFormat{ .s = key }, StringFormat{ .s = obj.asString() },
             });
         }
         return vm.throwFmt(.type_error, "Cannot use 'in' operator to search for '{f}' in {f}", .{
-            StringFormat{ .s = key }, ShortFormat{ .vm = vm, .v = obj },
+            KeyFormat{ .s = key }, ShortFormat{ .vm = vm, .v = obj },
         });
     }
     const o = obj.asObject();
+    if (key_value.isString() and key_value.asString().flags.private) return o.properties.find(key_value.asString()) != null;
     if (o.kind == .array and key_value.isNumber()) {
         const a = o.as(object.Array);
         if (arrayIndex(key_value.asNumber())) |i| return i < a.len and !a.items[i].eqlBits(Value.hole);
     }
     const key = try toPropertyKey(vm, key_value);
     if (o.properties.find(key) != null) return true;
+    if (!o.proto.isUndefined()) {
+        if (hasIntrinsic(o, key)) return true;
+        const proto = o.proto;
+        if (proto.isNull()) return false;
+        return hasProperty(vm, proto, if (key.flags.symbol) Value.symbol(key) else Value.string(key));
+    }
     switch (o.kind) {
         .array => {
             const a = o.as(object.Array);
@@ -481,7 +553,7 @@ pub fn hasProperty(vm: *Vm, obj: Value, key_value: Value) Error!bool {
         // Error.prototype has name and message; every error has its own stack.
         .error_object => if (key.eqlLatin1("message") or key.eqlLatin1("name") or key.eqlLatin1("stack") or
             (key.eqlLatin1("cause") and !o.as(object.ErrorObject).cause.eqlBits(Value.hole))) return true,
-        .closure => if (key.eqlLatin1("name") or key.eqlLatin1("length")) return true,
+        .closure => if (key.eqlLatin1("name") or key.eqlLatin1("length") or isPoisoned(key)) return true,
         .map, .set => if (key.eqlLatin1("size")) return true,
         else => {},
     }
@@ -503,10 +575,65 @@ pub inline fn arrayIndex(x: f64) ?u32 {
 pub fn getField(vm: *Vm, obj: Value, key: *String) Error!Value {
     if (obj.is(.object)) {
         const o = obj.asObject();
-        if (o.properties.find(key)) |i| return o.properties.items[i].value;
+        if (o.properties.find(key)) |i| {
+            const p = o.properties.items[i];
+            if (p.flags.accessor) return callGetter(vm, p.value, obj);
+            return p.value;
+        }
+        if (!o.proto.isUndefined()) return getInherited(vm, o, key, obj);
         return getObjectField(vm, o, key);
     }
     return getPrimitiveField(vm, obj, key);
+}
+
+/// Runs an accessor's getter with `receiver` as `this` (undefined without one).
+pub fn callGetter(vm: *Vm, accessor: Value, receiver: Value) Error!Value {
+    const a = accessor.asObject().as(object.Accessor);
+    if (a.getter.isUndefined()) return Value.undefined_value;
+    return vm.call(a.getter, receiver, &.{});
+}
+
+/// A property not among an object's own, on an object whose prototype is its own link: its
+/// kind's own fields (an array's length...), then the chain.
+fn getInherited(vm: *Vm, o: *Object, key: *String, receiver: Value) Error!Value {
+    if (o.kind != .plain) {
+        if (hasIntrinsic(o, key)) return getObjectField(vm, o, key);
+    }
+    if (o.proto.isNull()) return Value.undefined_value;
+    return getFieldFrom(vm, o.proto, key, receiver);
+}
+
+/// `key` looked up from `start` along the prototype chain, getters run with `receiver`.
+pub fn getFieldFrom(vm: *Vm, start: Value, key: *String, receiver: Value) Error!Value {
+    var current = start;
+    var depth: u32 = 0;
+    while (depth < chain_depth_max) : (depth += 1) {
+        if (current.is(.builtin)) return builtins.staticMember(vm, @intCast(current.payload()), key);
+        if (!current.is(.object)) return Value.undefined_value;
+        const o = current.asObject();
+        if (o.properties.find(key)) |i| {
+            const p = o.properties.items[i];
+            if (p.flags.accessor) return callGetter(vm, p.value, receiver);
+            return p.value;
+        }
+        if (o.proto.isUndefined()) return getObjectField(vm, o, key);
+        if (o.kind != .plain and hasIntrinsic(o, key)) return getObjectField(vm, o, key);
+        if (o.proto.isNull()) return Value.undefined_value;
+        current = o.proto;
+    }
+    return vm.throwStackOverflow();
+}
+
+/// Whether a kind keeps `key` as a field of its own (an array's elements and length, a
+/// function's name and length, an error's message).
+fn hasIntrinsic(o: *Object, key: *String) bool {
+    return switch (o.kind) {
+        .array => key.arrayIndex() != null or names.is(key, "length"),
+        .closure => names.is(key, "name") or names.is(key, "length"),
+        .error_object => names.is(key, "message") or names.is(key, "stack") or names.is(key, "cause"),
+        .map, .set => names.is(key, "size"),
+        else => false,
+    };
 }
 
 fn getObjectField(vm: *Vm, o: *Object, key: *String) Error!Value {
@@ -519,6 +646,7 @@ fn getObjectField(vm: *Vm, o: *Object, key: *String) Error!Value {
         },
         .closure => {
             const f = o.as(object.Closure).function;
+            if (isPoisoned(key)) return throwPoisoned(vm);
             if (names.is(key, "name")) return Value.string(vm.closureName(o.as(object.Closure)));
             if (names.is(key, "length")) return Value.number(@floatFromInt(f.length));
         },
@@ -532,7 +660,15 @@ fn getObjectField(vm: *Vm, o: *Object, key: *String) Error!Value {
         .map, .set => {
             if (names.is(key, "size")) return Value.number(@floatFromInt(object.mapOf(o).live));
         },
-        .iterator => {},
+        .iterator, .accessor, .generator, .promise => {},
+        .promise_function => {
+            if (names.is(key, "name")) return Value.string(string.empty);
+            if (names.is(key, "length")) return Value.number(1);
+        },
+        .bound_function => {
+            if (names.is(key, "name")) return Value.string(try boundName(vm, o.as(object.BoundFunction)));
+            if (names.is(key, "length")) return boundLength(vm, o.as(object.BoundFunction));
+        },
     }
     if (names.is(key, "constructor")) return constructorOf(o);
     return builtins.protoMember(vm, o, key) orelse Value.undefined_value;
@@ -547,9 +683,32 @@ fn constructorOf(o: *Object) Value {
         .map => "Map",
         .set => "Set",
         .error_object => o.as(object.ErrorObject).error_kind.name(),
-        .closure => return Value.undefined_value,
+        .closure, .bound_function, .accessor, .generator, .promise_function => return Value.undefined_value,
+        .promise => "Promise",
     };
     return Value.builtin(builtins.globalId(name).?);
+}
+
+/// `caller` and `arguments` of a strict function: Function.prototype's accessors that throw.
+fn isPoisoned(key: *String) bool {
+    return key.len > 0 and (key.eqlLatin1("caller") or key.eqlLatin1("arguments"));
+}
+
+fn throwPoisoned(vm: *Vm) Error {
+    return vm.throwMessage(.type_error, "'caller', 'callee', and 'arguments' properties may not be accessed on strict mode functions or the arguments objects for calls to them");
+}
+
+/// A bound function's length: its target's, less the arguments it binds (never below 0).
+fn boundLength(vm: *Vm, b: *object.BoundFunction) Error!Value {
+    const target_length = try getField(vm, b.target, names.string("length"));
+    if (!target_length.isNumber()) return Value.number(0);
+    return Value.number(@max(0, target_length.asNumber() - @as(f64, @floatFromInt(b.args.len))));
+}
+
+fn boundName(vm: *Vm, b: *object.BoundFunction) Error!*String {
+    const target_name = try getField(vm, b.target, names.string("name"));
+    const text = if (target_name.isString()) target_name.asString() else string.empty;
+    return concatTwo(vm, try vm.newLatin1("bound "), text);
 }
 
 pub fn errorKindName(kind: object.ErrorKind) *String {
@@ -577,10 +736,14 @@ fn getPrimitiveField(vm: *Vm, obj: Value, key: *String) Error!Value {
     }
     if (obj.isNullish()) {
         return vm.throwFmt(.type_error, "Cannot read properties of {s} (reading '{f}')", .{
-            if (obj.isNull()) "null" else "undefined", StringFormat{ .s = key },
+            if (obj.isNull()) "null" else "undefined", KeyFormat{ .s = key },
         });
     }
     if (obj.is(.builtin)) return builtins.staticMember(vm, @intCast(obj.payload()), key);
+    if (obj.is(.symbol)) {
+        if (names.is(key, "description")) return builtins.symbols.descriptionOf(obj.asSymbolKey());
+        if (names.is(key, "constructor")) return Value.builtin(comptime builtins.globalId("Symbol").?);
+    }
     if (names.is(key, "constructor")) {
         // A primitive's wrapper's constructor: (5).constructor is Number.
         if (obj.isNumber()) return Value.builtin(comptime builtins.globalId("Number").?);
@@ -619,6 +782,7 @@ fn throwNullishObjectKey(vm: *Vm, obj: Value, key: Value, comptime reading: bool
 }
 
 pub fn getElement(vm: *Vm, obj: Value, key: Value) Error!Value {
+    if (key.isString() and key.asString().flags.private) return classes.privateGet(vm, obj, key.asString());
     if (obj.isNullish() and isObjectLike(key)) return throwNullishObjectKey(vm, obj, key, true);
     if (key.isNumber()) {
         if (obj.objectOf(.array)) |o| {
@@ -637,16 +801,33 @@ pub fn getElement(vm: *Vm, obj: Value, key: Value) Error!Value {
 pub fn setField(vm: *Vm, obj: Value, key: *String, v: Value) Error!void {
     if (!obj.is(.object)) return setPrimitiveField(vm, obj, key);
     const o = obj.asObject();
+    if (o.properties.find(key)) |i| {
+        const p = o.properties.items[i];
+        if (p.flags.accessor) return callSetter(vm, o, key, p.value, obj, v);
+        if (p.flags.read_only) return throwReadOnly(vm, o, key);
+    } else if (o.proto.is(.object) and !(o.kind != .plain and hasIntrinsic(o, key))) {
+        // An inherited setter runs; an inherited read-only property forbids the write.
+        if (try inheritedSetter(vm, o.proto, key)) |found| {
+            if (found.flags.accessor) return callSetter(vm, o, key, found.value, obj, v);
+            return throwReadOnly(vm, o, key);
+        }
+    }
     if (o.properties.find(key) == null) switch (o.kind) {
         // Inherited accessors without a setter, and a function's read-only own properties.
         .map, .set => if (names.is(key, "size")) {
             return vm.throwFmt(.type_error, "Cannot set property size of {s} which has only a getter", .{if (o.kind == .map) "#<Map>" else "#<Set>"});
         },
-        .closure => if (names.is(key, "name") or names.is(key, "length")) return throwReadOnly(vm, o, key),
+        .closure => {
+            if (names.is(key, "name") or names.is(key, "length")) return throwReadOnly(vm, o, key);
+            if (isPoisoned(key)) return throwPoisoned(vm);
+        },
         else => {},
     };
     if (o.frozen) return throwFrozen(vm, o, key);
     try checkModuleWrite(vm, o);
+    if (o.sealed_shape and o.properties.find(key) == null and !hasIntrinsic(o, key)) {
+        return vm.throwFmt(.type_error, "Cannot add property {f}, object is not extensible", .{KeyFormat{ .s = key }});
+    }
     switch (o.kind) {
         .array => {
             const a = o.as(object.Array);
@@ -662,25 +843,50 @@ pub fn setField(vm: *Vm, obj: Value, key: *String, v: Value) Error!void {
     o.properties.put(vm.heap, key, v) catch return vm.outOfMemory();
 }
 
+/// An accessor or read-only data property on the chain from `start`, which decides what a
+/// write of `key` does; null when the write makes an own property.
+fn inheritedSetter(vm: *Vm, start: Value, key: *String) Error!?object.Property {
+    var current = start;
+    var depth: u32 = 0;
+    while (depth < chain_depth_max) : (depth += 1) {
+        if (!current.is(.object)) return null;
+        const o = current.asObject();
+        if (o.properties.find(key)) |i| {
+            const p = o.properties.items[i];
+            return if (p.flags.accessor or p.flags.read_only) p else null;
+        }
+        current = o.proto;
+    }
+    return vm.throwStackOverflow();
+}
+
+fn callSetter(vm: *Vm, o: *Object, key: *String, accessor: Value, receiver: Value, v: Value) Error!void {
+    const a = accessor.asObject().as(object.Accessor);
+    if (a.setter.isUndefined()) {
+        return vm.throwFmt(.type_error, "Cannot set property {f} of {f} which has only a getter", .{ KeyFormat{ .s = key }, ValueText{ .vm = vm, .v = Value.obj(o) } });
+    }
+    _ = try vm.call(a.setter, receiver, &.{v});
+}
+
 fn setPrimitiveField(vm: *Vm, obj: Value, key: *String) Error {
     if (obj.isNullish()) {
         return vm.throwFmt(.type_error, "Cannot set properties of {s} (setting '{f}')", .{
-            if (obj.isNull()) "null" else "undefined", StringFormat{ .s = key },
+            if (obj.isNull()) "null" else "undefined", KeyFormat{ .s = key },
         });
     }
     if (obj.isString()) {
         // Indexes inside the string and its length are read-only properties of it.
         const s = obj.asString();
         const own = if (key.arrayIndex()) |i| i < s.len else key.eqlLatin1("length");
-        if (own) return vm.throwFmt(.type_error, "Cannot assign to read only property '{f}' of string '{f}'", .{ StringFormat{ .s = key }, StringFormat{ .s = s } });
-        return vm.throwFmt(.type_error, "Cannot create property '{f}' on string '{f}'", .{ StringFormat{ .s = key }, StringFormat{ .s = s } });
+        if (own) return vm.throwFmt(.type_error, "Cannot assign to read only property '{f}' of string '{f}'", .{ KeyFormat{ .s = key }, StringFormat{ .s = s } });
+        return vm.throwFmt(.type_error, "Cannot create property '{f}' on string '{f}'", .{ KeyFormat{ .s = key }, StringFormat{ .s = s } });
     }
-    if (obj.isNumber() or obj.isBool()) {
+    if (obj.isNumber() or obj.isBool() or obj.is(.symbol)) {
         return vm.throwFmt(.type_error, "Cannot create property '{f}' on {s} '{f}'", .{
-            StringFormat{ .s = key }, if (obj.isNumber()) "number" else "boolean", ShortFormat{ .vm = vm, .v = obj },
+            KeyFormat{ .s = key }, if (obj.isNumber()) "number" else if (obj.isBool()) "boolean" else "symbol", ShortFormat{ .vm = vm, .v = obj },
         });
     }
-    return vm.throwFmt(.type_error, "Cannot add property {f}, object is not extensible", .{StringFormat{ .s = key }});
+    return vm.throwFmt(.type_error, "Cannot add property {f}, object is not extensible", .{KeyFormat{ .s = key }});
 }
 
 fn throwFrozen(vm: *Vm, o: *Object, key: *String) Error {
@@ -690,14 +896,14 @@ fn throwFrozen(vm: *Vm, o: *Object, key: *String) Error {
         else => false,
     };
     if (own) return throwReadOnly(vm, o, key);
-    return vm.throwFmt(.type_error, "Cannot add property {f}, object is not extensible", .{StringFormat{ .s = key }});
+    return vm.throwFmt(.type_error, "Cannot add property {f}, object is not extensible", .{KeyFormat{ .s = key }});
 }
 
 /// V8's TypeError for a write to a read-only own property, naming the object as
 /// NoSideEffectsToString shows it (`object '[object Array]'`, `function '(p) => p'`).
 fn throwReadOnly(vm: *Vm, o: *Object, key: *String) Error {
     return vm.throwFmt(.type_error, "Cannot assign to read only property '{f}' of {s} '{f}'", .{
-        StringFormat{ .s = key }, if (o.kind == .closure) "function" else "object", ValueText{ .vm = vm, .v = Value.obj(o) },
+        KeyFormat{ .s = key }, if (o.kind == .closure) "function" else "object", ValueText{ .vm = vm, .v = Value.obj(o) },
     });
 }
 
@@ -724,6 +930,7 @@ fn setLength(vm: *Vm, a: *object.Array, v: Value) Error!void {
 }
 
 pub fn setElement(vm: *Vm, obj: Value, key: Value, v: Value) Error!void {
+    if (key.isString() and key.asString().flags.private) return classes.privateSet(vm, obj, key.asString(), v);
     if (obj.isNullish() and isObjectLike(key)) return throwNullishObjectKey(vm, obj, key, false);
     if (key.isNumber()) {
         if (obj.objectOf(.array)) |o| {
@@ -745,11 +952,11 @@ pub fn deleteField(vm: *Vm, obj: Value, key: *String) Error!bool {
             // A string's indexes and length are its own properties, and not configurable.
             const s = obj.asString();
             const own = if (key.arrayIndex()) |i| i < s.len else names.is(key, "length");
-            if (own) return vm.throwFmt(.type_error, "Cannot delete property '{f}' of [object String]", .{StringFormat{ .s = key }});
+            if (own) return vm.throwFmt(.type_error, "Cannot delete property '{f}' of [object String]", .{KeyFormat{ .s = key }});
         }
         // Builtin objects are read-only (Math.PI and the rest are not configurable).
         if (obj.is(.builtin) and !(try getPrimitiveField(vm, obj, key)).isUndefined()) {
-            return vm.throwFmt(.type_error, "Cannot delete property '{f}' of {f}", .{ StringFormat{ .s = key }, ValueText{ .vm = vm, .v = obj } });
+            return vm.throwFmt(.type_error, "Cannot delete property '{f}' of {f}", .{ KeyFormat{ .s = key }, ValueText{ .vm = vm, .v = obj } });
         }
         return true;
     }
@@ -789,7 +996,7 @@ pub fn deleteField(vm: *Vm, obj: Value, key: *String) Error!bool {
         else => {},
     }
     if (o.frozen and o.properties.find(key) != null) {
-        return vm.throwFmt(.type_error, "Cannot delete property '{f}' of {f}", .{ StringFormat{ .s = key }, ValueText{ .vm = vm, .v = obj } });
+        return vm.throwFmt(.type_error, "Cannot delete property '{f}' of {f}", .{ KeyFormat{ .s = key }, ValueText{ .vm = vm, .v = obj } });
     }
     _ = o.properties.remove(vm.heap, key) catch return vm.outOfMemory();
     return true;
@@ -838,8 +1045,11 @@ pub fn copyProperties(vm: *Vm, target: *Object, src: Value, excluded: []const Va
         }
     }
     for (o.properties.slice()) |p| {
+        if (p.flags.not_enumerable) continue;
         if (try isExcluded(vm, p.key, excluded)) continue;
-        target.properties.put(vm.heap, p.key, p.value) catch return vm.outOfMemory();
+        // A getter runs; what it changes in the source is not seen (the keys were taken).
+        const value = if (p.flags.accessor) try callGetter(vm, p.value, src) else p.value;
+        target.properties.put(vm.heap, p.key, value) catch return vm.outOfMemory();
     }
 }
 
@@ -891,7 +1101,10 @@ pub fn ownKeysArray(vm: *Vm, v: Value) Error!*object.Array {
             keys.push(vm.heap, Value.string(try numberToString(vm, @floatFromInt(i)))) catch return vm.outOfMemory();
         }
     }
-    for (o.properties.slice()) |p| keys.push(vm.heap, Value.string(p.key)) catch return vm.outOfMemory();
+    for (o.properties.slice()) |p| {
+        if (p.flags.not_enumerable or p.key.flags.symbol) continue;
+        keys.push(vm.heap, Value.string(p.key)) catch return vm.outOfMemory();
+    }
     return keys;
 }
 
@@ -927,18 +1140,74 @@ pub const IterationSite = struct {
     text: ?*String = null,
 };
 
+/// Whether a value iterates as its builtin kind does, with no user code to ask: a string (its
+/// prototype is read-only), or an array, Map, Set or builtin iterator that inherits its kind's
+/// prototype and has no `[Symbol.iterator]` of its own. Every other value goes through the
+/// iteration protocol (`protocolIterator`).
 pub fn isIterable(v: Value) bool {
     if (v.isString()) return true;
     if (!v.is(.object)) return false;
-    return switch (v.asObject().kind) {
+    const o = v.asObject();
+    const kind_ok = switch (o.kind) {
         .array, .map, .set, .iterator => true,
         else => false,
     };
+    if (!kind_ok or !o.proto.isUndefined()) return false;
+    return o.properties.len == 0 or o.properties.find(symbol.wellKnown("@@iterator")) == null;
+}
+
+/// `v[Symbol.iterator]`, or undefined (null and undefined have none).
+pub fn iteratorMethod(vm: *Vm, v: Value) Error!Value {
+    if (v.isNullish()) return Value.undefined_value;
+    return getField(vm, v, symbol.wellKnown("@@iterator"));
+}
+
+/// GetIterator: calls `v[Symbol.iterator]()` and keeps the iterator and its `next` in an
+/// internal iterator object that `iterNext` steps; null when v has no such method.
+fn protocolIterator(vm: *Vm, v: Value) Error!?Value {
+    const method = try iteratorMethod(vm, v);
+    if (!isCallable(method)) return null;
+    const iterator = try vm.call(method, v, &.{});
+    if (!isObjectLike(iterator)) return vm.throwMessage(.type_error, "Result of the Symbol.iterator method is not an object");
+    const next = try getField(vm, iterator, names.string("next"));
+    const it = vm.heap.create(object.Iterator) catch return vm.outOfMemory();
+    it.* = .{ .object = .{ .kind = .iterator }, .source = iterator, .iterator_kind = .protocol, .next_method = next };
+    return Value.obj(&it.object);
+}
+
+/// One step of the iteration protocol: `next()`, then its `done` and `value`. A generator
+/// whose `next` is the builtin one is resumed directly, with no result object made.
+pub fn protocolStep(vm: *Vm, it: *object.Iterator) Error!?Value {
+    if (it.source.objectOf(.generator)) |o| {
+        if (it.next_method.eqlBits(builtins.classMember(.generator_proto, names.string("next")).?)) {
+            const r = try vm.resumeGenerator(o.as(object.Generator), Value.undefined_value, .next);
+            if (r.done) {
+                it.done = true;
+                return null;
+            }
+            return r.value;
+        }
+    }
+    if (!isCallable(it.next_method)) {
+        it.done = true;
+        return vm.throwFmt(.type_error, "{f} is not a function", .{ValueText{ .vm = vm, .v = it.next_method }});
+    }
+    const result = try vm.call(it.next_method, it.source, &.{});
+    if (!isObjectLike(result)) {
+        it.done = true;
+        return vm.throwFmt(.type_error, "Iterator result {f} is not an object", .{ValueText{ .vm = vm, .v = result }});
+    }
+    if (toBoolean(try getField(vm, result, names.string("done")))) {
+        it.done = true;
+        return null;
+    }
+    return try getField(vm, result, names.string("value"));
 }
 
 /// Checks that a value can be iterated and returns the source to iterate.
 pub fn iterStart(vm: *Vm, v: Value, site: IterationSite) Error!Value {
     if (isIterable(v)) return v;
+    if (try protocolIterator(vm, v)) |it| return it;
     return throwNotIterable(vm, v, site);
 }
 

@@ -21,6 +21,31 @@ pub const BindingKind = enum {
     catch_parameter,
     /// The name of a named function expression, inside itself (read-only).
     self_function,
+    /// What a function gets from its call rather than from its arguments (`this`,
+    /// `new.target`, a method's home object, the function itself): see `Special`.
+    special,
+    /// `this` in a derived class's constructor: uninitialised until `super()` returns.
+    derived_this,
+};
+
+/// The values a (non-arrow) function's frame provides, each bound on entry to a hidden
+/// binding of the function's scope when the function or an arrow inside it uses it.
+pub const Special = enum(u8) {
+    this,
+    new_target,
+    /// The object whose prototype `super.x` reads: a method's home object.
+    home,
+    /// The running function (a derived constructor's, for `super()`).
+    callee,
+
+    pub fn bindingName(s: Special) []const u8 {
+        return switch (s) {
+            .this => "this",
+            .new_target => "new.target",
+            .home => "%home",
+            .callee => "%callee",
+        };
+    }
 };
 
 pub const Binding = struct {
@@ -44,7 +69,7 @@ pub const Binding = struct {
     slot_valid: bool = false,
 
     pub fn isConst(b: *const Binding) bool {
-        return b.kind == .@"const" or b.kind == .self_function;
+        return b.kind == .@"const" or b.kind == .self_function or b.kind == .special or b.kind == .derived_this;
     }
 };
 
@@ -77,6 +102,8 @@ pub const FunctionInfo = struct {
     scope: *Scope = undefined,
     /// The scope holding a named function expression's own name, if any.
     name_scope: ?*Scope = null,
+    /// The hidden bindings of `Special` values this function's code (or its arrows') uses.
+    specials: [4]?*Binding = @splat(null),
 
     pub fn upvalueIndex(info: *const FunctionInfo, b: *const Binding) ?u16 {
         for (info.upvalues.items, 0..) |u, i| {
@@ -179,6 +206,7 @@ pub const Resolver = struct {
                     _ = try r.declare(s, f.name.?, .function, f.pos, f.pos);
                     try s.functions.append(r.arena, f);
                 },
+                .class_declaration => |c| _ = try r.declare(s, c.name.?, .let, c.pos, c.constructor.end),
                 else => {},
             }
         }
@@ -228,6 +256,18 @@ pub const Resolver = struct {
                 }
             },
             .function_declaration => |f| try r.resolveFunction(f),
+            .class_declaration => |c| {
+                try r.resolveClass(c);
+                const id = try r.arena.create(ast.Identifier);
+                id.* = .{ .name = c.name.? };
+                try r.referenceAs(c.pos, id, true);
+                c.outer_binding = id.resolution.binding.binding;
+            },
+            .field_definition => |d| {
+                try r.useSpecial(node.pos, .this);
+                try r.resolveExpression(d.key);
+                if (d.value) |v| try r.resolveExpression(v);
+            },
             .expression_statement => |e| try r.resolveExpression(e),
             .block => |*b| {
                 const s = try r.enterBlock(.block);
@@ -397,15 +437,79 @@ pub const Resolver = struct {
             },
             .chain, .spread => |inner| try r.resolveExpression(inner),
             .array_pattern, .object_pattern, .with_default => try r.resolvePattern(node),
+            .class => |c| try r.resolveClass(c),
+            .super_call => |call| {
+                const info = r.thisFunction();
+                if (info.node.kind != .derived_constructor) return r.fail(node.pos, "'super' keyword unexpected here", .{});
+                try r.useSpecial(node.pos, .callee);
+                try r.useSpecial(node.pos, .new_target);
+                try r.useSpecial(node.pos, .this);
+                for (call.arguments) |a| try r.resolveExpression(a);
+            },
+            .yield_expression => |y| if (y.argument) |a| try r.resolveExpression(a),
+            .super_member => |key| {
+                const info = r.thisFunction();
+                if (info.node.kind == .normal or info.node.kind == .generator or info.node.kind == .async_function or info.node.kind == .top_level) return r.fail(node.pos, "'super' keyword unexpected here", .{});
+                try r.useSpecial(node.pos, .home);
+                try r.useSpecial(node.pos, .this);
+                try r.resolveExpression(key);
+            },
             else => unreachable, // Statements never appear as expressions.
         }
+    }
+
+    /// The function whose `this` code here sees: the innermost that is not an arrow.
+    fn thisFunction(r: *Resolver) *FunctionInfo {
+        var info = r.current.?.function;
+        while (info.node.is_arrow) info = info.parent.?;
+        return info;
+    }
+
+    /// Makes the hidden binding of a special value exist in the function that provides it,
+    /// and refers to it from here (an arrow captures it like any other binding).
+    fn useSpecial(r: *Resolver, pos: u32, which: Special) Error!void {
+        const id = try r.arena.create(ast.Identifier);
+        id.* = .{ .name = which.bindingName() };
+        try r.reference(pos, id);
+    }
+
+    /// The hidden binding of a special value in `info`, declared on first use.
+    fn specialBinding(r: *Resolver, info: *FunctionInfo, which: Special) Error!*Binding {
+        const i = @backingInt(which);
+        if (info.specials[i]) |b| return b;
+        const derived_this = which == .this and info.node.kind == .derived_constructor;
+        const b = try r.declare(info.scope, which.bindingName(), if (derived_this) .derived_this else .special, info.node.pos, 0);
+        info.specials[i] = b;
+        return b;
+    }
+
+    /// A class: its heritage and computed keys in a scope where its own name is in its dead
+    /// zone, then its constructor, methods and field initialisers as functions.
+    fn resolveClass(r: *Resolver, c: *ast.Class) Error!void {
+        const outer = r.current.?;
+        if (c.name != null or c.private_names.len > 0) {
+            const name_scope = try r.enterBlock(.block);
+            c.name_scope = name_scope;
+            if (c.name) |name| c.self_binding = try r.declare(name_scope, name, .@"const", c.pos, c.constructor.end);
+            // Each private name is a hidden binding holding its key, made when the class is.
+            for (c.private_names) |n| _ = try r.declare(name_scope, n, .@"const", c.pos, c.pos);
+        }
+        if (c.heritage) |h| try r.resolveExpression(h);
+        try r.resolveFunction(c.constructor);
+        for (c.members) |m| {
+            if (m.key == .computed) try r.resolveExpression(m.key.computed);
+            try r.resolveFunction(m.function);
+        }
+        if (c.fields) |f| try r.resolveFunction(f);
+        if (c.statics) |f| try r.resolveFunction(f);
+        r.current = outer;
     }
 
     fn resolveFunction(r: *Resolver, f: *ast.Function) Error!void {
         const outer = r.current.?;
         const info = try r.newFunction(f, outer.function);
         var parent_scope = outer;
-        if (!f.is_declaration and !f.is_arrow and f.name != null) {
+        if (!f.is_declaration and !f.is_arrow and (f.kind == .normal or f.kind == .generator or f.kind == .async_function) and f.name != null) {
             const name_scope = try r.newScope(.function_name, outer, info);
             info.name_scope = name_scope;
             f.self_binding = try r.declare(name_scope, f.name.?, .self_function, f.pos, f.pos);
@@ -486,13 +590,25 @@ pub const Resolver = struct {
     }
 
     fn referenceAs(r: *Resolver, pos: u32, id: *ast.Identifier, declaring: bool) Error!void {
+        if (!declaring) {
+            if (specialNamed(id.name)) |which| {
+                const info = r.thisFunction();
+                if (info.node.kind == .top_level) {
+                    // A module's top-level `this` is undefined; `new.target` has no meaning there.
+                    if (which != .this) return r.fail(pos, "new.target expression is not allowed here", .{});
+                    id.resolution = .undefined_constant;
+                    return;
+                }
+                _ = try r.specialBinding(info, which);
+            }
+        }
         const here = r.current.?.function;
         var s: ?*Scope = r.current;
         while (s) |scope_| : (s = scope_.parent) {
             const b = scope_.find(id.name) orelse continue;
             const other_function = b.function != here;
             const lexical = b.kind == .let or b.kind == .@"const";
-            const check = !declaring and ((lexical and (other_function or pos < b.init_end or b.in_switch)) or b.param_pending);
+            const check = !declaring and ((lexical and (other_function or pos < b.init_end or b.in_switch)) or b.param_pending or b.kind == .derived_this);
             if (check) b.needs_tdz = true;
             if (other_function) {
                 b.captured = true;
@@ -512,6 +628,8 @@ pub const Resolver = struct {
             id.resolution = .{ .constant = std.math.nan(f64) };
         } else if (std.mem.eql(u8, id.name, "Infinity")) {
             id.resolution = .{ .constant = std.math.inf(f64) };
+        } else if (id.name.len > 0 and id.name[0] == '#') {
+            return r.fail(pos, "Private field '{s}' must be declared in an enclosing class", .{id.name});
         } else if (r.globals(id.name)) |global| {
             id.resolution = .{ .global = global };
         } else if (r.hostGlobal(id.name)) |global| {
@@ -525,11 +643,19 @@ pub const Resolver = struct {
 };
 
 /// Globals of JavaScript that are outside the language, named in the compile error.
+fn specialNamed(name: []const u8) ?Special {
+    if (name.len == 0) return null;
+    if (name[0] != 't' and name[0] != 'n' and name[0] != '%') return null;
+    inline for (comptime std.enums.values(Special)) |which| {
+        if (std.mem.eql(u8, name, comptime which.bindingName())) return which;
+    }
+    return null;
+}
+
 fn unsupportedGlobal(name: []const u8) ?[]const u8 {
     const names = std.StaticStringMap([]const u8).initComptime(.{
         .{ "eval", "eval" },                                          .{ "Function", "Function(...)" },
-        .{ "arguments", "arguments" },                                .{ "Promise", "Promise" },
-        .{ "Symbol", "Symbol" },                                      .{ "BigInt", "BigInt" },
+        .{ "arguments", "arguments" },                                .{ "BigInt", "BigInt" },
         .{ "Proxy", "Proxy" },                                        .{ "Reflect", "Reflect" },
         .{ "RegExp", "RegExp (regular expressions)" },                .{ "WeakMap", "WeakMap" },
         .{ "WeakSet", "WeakSet" },                                    .{ "WeakRef", "WeakRef" },
@@ -543,9 +669,9 @@ fn unsupportedGlobal(name: []const u8) ?[]const u8 {
         .{ "globalThis", "globalThis" },                              .{ "Atomics", "Atomics" },
         .{ "Intl", "Intl" },                                          .{ "FinalizationRegistry", "FinalizationRegistry" },
         .{ "setTimeout", "setTimeout (there is no event loop)" },     .{ "setInterval", "setInterval (there is no event loop)" },
-        .{ "setImmediate", "setImmediate (there is no event loop)" }, .{ "queueMicrotask", "queueMicrotask (there is no event loop)" },
-        .{ "require", "require (modules cannot import yet)" },        .{ "module", "module (CommonJS)" },
-        .{ "exports", "exports (CommonJS; use export)" },             .{ "process", "process" },
+        .{ "setImmediate", "setImmediate (there is no event loop)" }, .{ "require", "require (modules cannot import yet)" },
+        .{ "module", "module (CommonJS)" },                           .{ "exports", "exports (CommonJS; use export)" },
+        .{ "process", "process" },
     });
     return names.get(name);
 }
@@ -599,6 +725,10 @@ fn maxPos(node: *const Node, end: *u32) void {
             for (c.arguments) |a| maxPos(a, end);
         },
         .chain, .spread => |inner| maxPos(inner, end),
+        .class => |c| end.* = @max(end.*, c.constructor.end),
+        .super_member => |key| maxPos(key, end),
+        .yield_expression => |y| if (y.argument) |a| maxPos(a, end),
+        .super_call => |c| for (c.arguments) |a| maxPos(a, end),
         .with_default => |d| {
             maxPos(d.target, end);
             maxPos(d.value, end);

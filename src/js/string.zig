@@ -34,7 +34,13 @@ pub const String = struct {
         wide: bool = false,
         hashed: bool = false,
         index: enum(u2) { unknown, no, yes } = .unknown,
-        _: u4 = 0,
+        /// A private name's key (`#x`): equal to itself only, never to a string of the same
+        /// text (object.Properties.find compares it by address).
+        private: bool = false,
+        /// A symbol's key (symbol.zig): equal to itself only. Its length is 0 and `ptr` points
+        /// at the symbol's description, so no text comparison can ever match it.
+        symbol: bool = false,
+        _: u2 = 0,
     };
 
     pub fn latin1(s: *const String) []const u8 {
@@ -88,7 +94,7 @@ pub const String = struct {
 
     pub fn eql(a: *const String, b: *const String) bool {
         if (a == b) return true;
-        if (a.len != b.len or a.flags.wide != b.flags.wide) return false;
+        if (a.len != b.len or a.flags.wide != b.flags.wide or a.flags.symbol or b.flags.symbol) return false;
         if (a.flags.hashed and b.flags.hashed and a.hash_value != b.hash_value) return false;
         meter.chargeBytes(a.byteLen());
         return bytesEqual(a.bytes(), b.bytes());

@@ -27,6 +27,8 @@ pub const Tag = enum(u16) {
     object = 0xFFFD,
     /// A closure variable's box; lives only in frame slots and closures, never in user hands.
     cell = 0xFFFE,
+    /// A symbol: the payload points at its key, a String flagged `symbol` (symbol.zig).
+    symbol = 0xFFFF,
 };
 
 const tag_shift = 48;
@@ -90,6 +92,16 @@ pub const Value = packed struct(u64) {
 
     pub inline fn cell(c: *Cell) Value {
         return tagged(.cell, @intFromPtr(c));
+    }
+
+    pub inline fn symbol(key: *const String) Value {
+        assert(key.flags.symbol);
+        return tagged(.symbol, @intFromPtr(key));
+    }
+
+    pub inline fn asSymbolKey(v: Value) *String {
+        assert(v.is(.symbol));
+        return @ptrFromInt(v.payload());
     }
 
     pub inline fn native(id: u32) Value {

@@ -51,6 +51,7 @@ const Verifier = struct {
         const p = v.p;
         if (@as(u32, f.param_count) + @intFromBool(f.has_rest) > f.local_count) return v.fail("more parameters than locals");
         if (f.name != Program.no_name and f.name >= p.strings.len) return v.fail("function name out of range");
+        if ((index == 0) != (f.kind == .top_level)) return v.fail("only the top level is top-level code");
         if (index == 0) {
             if (f.parent != Program.no_name or f.captures.len != 0 or f.param_count != 0 or f.has_rest) {
                 return v.fail("the top level takes no parameters and captures nothing");
@@ -105,7 +106,7 @@ const Verifier = struct {
         };
         switch (op) {
             .push_number => if (a >= p.numbers.len) return v.fail("number constant out of range"),
-            .push_string, .get_field, .get_field2, .put_field, .delete_field, .define_field, .throw_const_assign, .throw_undeclared => {
+            .push_string, .new_private_name, .get_field, .get_field2, .put_field, .delete_field, .define_field, .throw_const_assign, .throw_undeclared => {
                 if (a >= p.strings.len) return v.fail("string constant out of range");
             },
             .require_object => {
@@ -134,6 +135,12 @@ const Verifier = struct {
             },
             .set_export => if (a >= p.exports.len) return v.fail("export out of range"),
             .push_callee => if (index == 0) return v.fail("the top level has no callee"),
+            .push_special => {
+                if (index == 0) return v.fail("the top level has no special values");
+                if (code[pc + 1] > 3) return v.fail("bad operand");
+            },
+            .define_member => if ((code[pc + 1] >> 4) != 0) return v.fail("bad operand"),
+            .make_class => if (code[pc + 1] > 1) return v.fail("bad operand"),
             else => {},
         }
     }

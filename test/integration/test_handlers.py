@@ -870,3 +870,56 @@ def test_a_304_has_no_length_no_helper_type_and_no_body(sluice, tmp_path):
         assert r.header("content-length") is None and r.header("content-type") is None, r
         assert r.header("etag") == '"v1"' and r.header("cache-control") == "max-age=60", r
         assert c.request("GET", "/r").body == b"fresh"  # The next response is framed right.
+
+
+ASYNC_HANDLER = """\
+async function lookup(name) {
+  await null;
+  return { name, length: name.length };
+}
+export default async function handler(request) {
+  const { path } = request;
+  if (path === "/async") {
+    const [a, b] = await Promise.all([lookup("x"), lookup("yz")]);
+    return Response.json({ a, b, order: await order() });
+  }
+  if (path === "/then") return Promise.resolve(7).then((n) => Response.text("then " + n));
+  if (path === "/reject") return Promise.reject(new RangeError("no"));
+  if (path === "/await-throw") await lookup(null);
+  if (path === "/pending") return new Promise(() => {});
+  if (path === "/forever") for (;;) await null;
+  return Response.json({ path });
+}
+async function order() {
+  const seen = [];
+  queueMicrotask(() => seen.push("micro"));
+  await Promise.resolve().then(() => seen.push("then"));
+  seen.push("after");
+  return seen;
+}
+"""
+
+
+def test_async_handlers_return_promises_of_responses(sluice, tmp_path):
+    """A handler may be async or return a Promise: the microtask queue is drained per call and
+    the settled Response written; a rejection is the handler's exception; a Promise left
+    pending with nothing that could settle it is a 500 that says so; `for (;;) await null`
+    is stopped like any loop (issue 25 §1)."""
+    start_handler(sluice, tmp_path, source=ASYNC_HANDLER)
+    r = get(sluice.port, "/async")
+    assert r.status == 200 and r.json() == {"a": {"name": "x", "length": 1}, "b": {"name": "yz", "length": 2},
+                                            "order": ["micro", "then", "after"]}, r
+    r = get(sluice.port, "/then")
+    assert (r.status, r.body) == (200, b"then 7"), r
+    cases = [("/reject", "exception", "RangeError: no"),
+             ("/await-throw", "exception", "TypeError: Cannot read properties of null (reading 'length')"),
+             ("/pending", "exception", "still pending"),
+             ("/forever", "(time|deadline|memory)", "")]
+    for target, reason, text in cases:
+        time.sleep(1.1)  # One log line per reason per second.
+        mark = sluice.mark()
+        r = get(sluice.port, target)
+        assert r.status == 500, (target, r)
+        logged = sluice.wait_for_line(re.compile(r"warn: 500 handler_" + reason + ".*"), start=mark).group(0)
+        assert text in logged, logged
+        assert get(sluice.port, "/ok").json() == {"path": "/ok"}

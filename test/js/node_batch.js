@@ -25,7 +25,17 @@ const [jobsPath, resultsPath] = process.argv.slice(2);
 const jobs = JSON.parse(fs.readFileSync(jobsPath, 'utf8'));
 const results = [];
 const baseGlobals = new Set(Object.getOwnPropertyNames(globalThis));
+// A script's promise jobs run before the next script starts (a macrotask later), and a
+// rejection nobody handled marks it as one that threw, as `node FILE` would exit with it.
+let current = null;
+process.on('unhandledRejection', (e) => {
+  if (current !== null) {
+    current.threw = true;
+    current.error = String(e && e.stack).split('\n').slice(0, 3).join(' | ');
+  }
+});
 
+(async () => {
 for (let index = 0; index < jobs.length; index++) {
   const job = jobs[index];
   process.stderr.write(`job ${index} ${job.path}\n`);
@@ -35,6 +45,7 @@ for (let index = 0; index < jobs.length; index++) {
   const sink = new Writable({ write(chunk, encoding, done) { chunks.push(chunk); done(); } });
   const scriptConsole = new Console({ stdout: sink, stderr: sink });
   const result = { path: job.path, strict: !!job.strict, threw: false, compile_error: null };
+  current = result;
   let fn = null;
   try {
     const src = fs.readFileSync(job.path, 'utf8');
@@ -54,6 +65,7 @@ for (let index = 0; index < jobs.length; index++) {
       result.error = String(e && e.stack).split('\n').slice(0, 3).join(' | ');
     }
   }
+  await new Promise((resolve) => setImmediate(resolve));
   result.stdout_b64 = Buffer.concat(chunks).toString('base64');
   results.push(result);
   // A sloppy script may have created globals; they must not leak into the next one.
@@ -62,4 +74,6 @@ for (let index = 0; index < jobs.length; index++) {
   }
 }
 
+current = null;
 fs.writeFileSync(resultsPath, JSON.stringify(results));
+})();

@@ -52,7 +52,7 @@ def test_corpus_never_uses_console_format_directives():
 @pytest.mark.parametrize("path", CORPUS, ids=IDS)
 def test_corpus_script_stays_inside_the_subset(path):
     """The static scan finds no construct that is out of the subset or undecided by it."""
-    found = subset.scan(path.read_text(encoding="utf-8"))
+    found = subset.corpus_features(path.read_text(encoding="utf-8"))
     assert not found, f"{path.name} uses {found} (see subset.py for what each name means)"
 
 

@@ -285,6 +285,8 @@ pub fn every(vm: *Vm, this: Value, args: []const Value) Error!Value {
 
 pub fn includes(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const a = try thisArray(vm, this, "includes");
+    // An empty array answers before its fromIndex is converted (no valueOf runs).
+    if (a.len == 0) return Value.false_value;
     const target = arg(args, 0);
     const start = try relative(vm, arg(args, 1), a.len, 0);
     for (start..a.len) |i| {
@@ -1086,10 +1088,7 @@ pub fn from(vm: *Vm, this: Value, args: []const Value) Error!Value {
     if (!f.isUndefined()) try requireCallable(vm, f);
     if (source.isNullish()) return objects.throwNotIterable(vm, source);
     const result = try vm.newArray(0);
-    const iterable = source.isString() or (source.is(.object) and switch (source.asObject().kind) {
-        .array, .map, .set, .iterator => true,
-        else => false,
-    });
+    const iterable = ops.isIterable(source) or !(try ops.iteratorMethod(vm, source)).isUndefined();
     if (iterable) {
         var state = try ops.iterStart(vm, source, .{});
         var cursor = Value.number(0);

@@ -180,6 +180,8 @@ pub fn setEntries(vm: *Vm, this: Value, args: []const Value) Error!Value {
 pub fn iteratorStep(vm: *Vm, it: *object.Iterator) Error!?Value {
     if (it.done) return null;
     const source = it.source;
+    if (it.iterator_kind == .protocol) return ops.protocolStep(vm, it);
+    if (it.iterator_kind == .string_values) return stringStep(vm, it);
     if (!source.is(.object)) {
         it.done = true;
         return null;
@@ -222,7 +224,7 @@ pub fn iteratorStep(vm: *Vm, it: *object.Iterator) Error!?Value {
                 else => Value.obj(try ops.pair(vm, entry.key, entry.key)),
             };
         },
-        .string_values => return null,
+        .string_values, .protocol => unreachable, // Handled above.
         .for_in_keys => {
             const keys = it.keys orelse return null;
             while (it.index < keys.len) {
@@ -235,6 +237,21 @@ pub fn iteratorStep(vm: *Vm, it: *object.Iterator) Error!?Value {
             return null;
         },
     }
+}
+
+/// A string iterator's next code point, as a string of one or two units.
+fn stringStep(vm: *Vm, it: *object.Iterator) Error!?Value {
+    if (!it.source.isString()) return null;
+    const s = it.source.asString();
+    if (it.index >= s.len) {
+        it.done = true;
+        return null;
+    }
+    var source = it.source;
+    var cursor = Value.number(@floatFromInt(it.index));
+    const v = try ops.iterNext(vm, &source, &cursor);
+    it.index = @intFromFloat(cursor.asNumber());
+    return v;
 }
 
 /// iterator.next(): { value, done }.

@@ -60,6 +60,8 @@ pub fn isFinite(vm: *Vm, this: Value, args: []const Value) Error!Value {
 pub fn stringCall(vm: *Vm, this: Value, args: []const Value) Error!Value {
     _ = this;
     if (args.len == 0) return Value.string(string.empty);
+    // String(sym) is the one conversion of a symbol to a string that does not throw.
+    if (args[0].is(.symbol)) return Value.string(try @import("../symbol.zig").descriptiveString(vm, args[0].asSymbolKey()));
     return Value.string(try ops.toString(vm, args[0]));
 }
 

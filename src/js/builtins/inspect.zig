@@ -100,6 +100,11 @@ pub const Inspector = struct {
         if (v.isNull()) return "null";
         if (v.eqlBits(Value.true_value)) return "true";
         if (v.eqlBits(Value.false_value)) return "false";
+        if (v.is(.symbol)) {
+            var out: std.Io.Writer.Allocating = .init(in.gpa);
+            @import("../symbol.zig").writeDescriptive(&out.writer, v.asSymbolKey()) catch return error.OutOfMemory;
+            return out.written();
+        }
         if (v.is(.native)) {
             const native = builtins.native(in.vm, @intCast(v.payload()));
             return in.print("[Function: {s}]", .{native.name});
@@ -157,8 +162,35 @@ pub const Inspector = struct {
         var base: []const u8 = "";
         var braces: [2][]const u8 = .{ "{", "}" };
         var extras: Extras = .object;
-        const keys = o.properties.slice();
+        const keys = try in.visibleProperties(o);
         switch (o.kind) {
+            .promise => {
+                const p = o.as(object.Promise);
+                const shown = switch (p.state) {
+                    .pending => "<pending>",
+                    .fulfilled => try in.formatValue(p.result, recurse_times + 1),
+                    .rejected => try in.print("<rejected> {s}", .{try in.formatValue(p.result, recurse_times + 1)}),
+                };
+                if (keys.len == 0) return in.print("Promise {{ {s} }}", .{shown});
+                braces[0] = try in.print("Promise {{ {s},", .{shown});
+            },
+            .promise_function => return "[Function (anonymous)]",
+            .generator => {
+                braces[0] = "Object [Generator] {";
+                if (keys.len == 0) return "Object [Generator] {}";
+            },
+            .accessor => {
+                const a = o.as(object.Accessor);
+                if (a.setter.isUndefined()) return "[Getter]";
+                if (a.getter.isUndefined()) return "[Setter]";
+                return "[Getter/Setter]";
+            },
+            .bound_function => {
+                const target = o.as(object.BoundFunction).target;
+                const target_name: *const String = if (target.objectOf(.closure)) |f| in.vm.closureName(f.as(object.Closure)) else string.empty;
+                base = try in.print("[Function: bound {f}]", .{Utf8{ .s = target_name }});
+                if (keys.len == 0) return base;
+            },
             .array => {
                 const a = o.as(object.Array);
                 braces = .{ "[", "]" };
@@ -180,13 +212,16 @@ pub const Inspector = struct {
                     .set_entries => "[Set Entries] {",
                     .array_keys, .array_values, .array_entries => "Object [Array Iterator] {",
                     .string_values => "Object [String Iterator] {",
-                    .for_in_keys => "Object [Iterator] {",
+                    .for_in_keys, .protocol => "Object [Iterator] {",
                 };
                 if (braces[0][0] == 'O' and keys.len == 0) return in.print("{s}}}", .{braces[0]});
             },
             .closure => {
-                const name = in.vm.closureName(o.as(object.Closure));
-                base = if (name.len == 0)
+                const c = o.as(object.Closure);
+                const name = in.vm.closureName(c);
+                base = if (c.function.kind.isClassConstructor())
+                    try in.classBase(c, name)
+                else if (name.len == 0)
                     "[Function (anonymous)]"
                 else
                     try in.print("[Function: {f}]", .{Utf8{ .s = name }});
@@ -199,6 +234,8 @@ pub const Inspector = struct {
             .plain => {
                 if (o.class != 0 and o.class <= in.vm.host.class_names.len) {
                     braces[0] = try in.print("{s} {{", .{in.vm.host.class_names[o.class - 1]});
+                } else if (try in.constructorPrefix(o)) |prefix| {
+                    braces[0] = try in.print("{s} {{", .{prefix});
                 }
                 if (keys.len == 0) return in.print("{s}}}", .{braces[0]});
             },
@@ -217,8 +254,10 @@ pub const Inspector = struct {
                     .set_values, .set_entries => "[Object [Set Iterator]]",
                     .array_keys, .array_values, .array_entries => "[Object [Array Iterator]]",
                     .string_values => "[Object [String Iterator]]",
-                    .for_in_keys => "[Object [Iterator]]",
+                    .for_in_keys, .protocol => "[Object [Iterator]]",
                 },
+                .generator => "[Object [Generator]]",
+                .promise => "[Promise]",
                 else => "[Object]",
             };
         }
@@ -252,6 +291,53 @@ pub const Inspector = struct {
         }
         _ = in.seen.pop();
         return in.reduceToSingleString(output.items, base, braces, extras, recurse_times, o);
+    }
+
+    /// The properties console.log shows: the enumerable ones.
+    /// node lists the string keys, then the symbols.
+    fn visibleProperties(in: *Inspector, o: *Object) Error![]const object.Property {
+        const all = o.properties.slice();
+        for (all) |p| {
+            if (p.flags.not_enumerable or p.key.flags.symbol) break;
+        } else return all;
+        var visible: std.ArrayList(object.Property) = .empty;
+        for (all) |p| if (!p.flags.not_enumerable and !p.key.flags.symbol) try visible.append(in.gpa, p);
+        for (all) |p| if (!p.flags.not_enumerable and p.key.flags.symbol) try visible.append(in.gpa, p);
+        return visible.items;
+    }
+
+    /// node's name before an object's braces when it does not inherit from Object.prototype
+    /// directly: its constructor's name (`A { x: 1 }`), or `[Object: null prototype]`.
+    fn constructorPrefix(in: *Inspector, o: *Object) Error!?[]const u8 {
+        if (o.proto.isUndefined() or o.proto.is(.builtin)) return null;
+        if (o.proto.isNull()) return "[Object: null prototype]";
+        var current = o.proto;
+        var depth: u32 = 0;
+        while (current.is(.object) and depth < 1000) : (depth += 1) {
+            const p = current.asObject();
+            if (p.properties.get(names.string("constructor"))) |c| {
+                if (c.objectOf(.closure)) |f| {
+                    const name = in.vm.closureName(f.as(object.Closure));
+                    if (name.len > 0) return try in.print("{f}", .{Utf8{ .s = name }});
+                }
+                break;
+            }
+            current = p.proto;
+        }
+        return null;
+    }
+
+    /// `[class A]`, `[class B extends A]`.
+    fn classBase(in: *Inspector, c: *object.Closure, name: *const String) Error![]const u8 {
+        const shown = if (name.len == 0) "(anonymous)" else try in.print("{f}", .{Utf8{ .s = name }});
+        if (c.object.proto.objectOf(.closure)) |parent| {
+            const parent_name = in.vm.closureName(parent.as(object.Closure));
+            return in.print("[class {s} extends {f}]", .{ shown, Utf8{ .s = parent_name } });
+        }
+        if (c.object.proto.is(.builtin)) {
+            return in.print("[class {s} extends {s}]", .{ shown, builtins.builtinName(in.vm, @intCast(c.object.proto.payload())) });
+        }
+        return in.print("[class {s}]", .{shown});
     }
 
     fn formatError(in: *Inspector, e: *object.ErrorObject) Error![]const u8 {
@@ -367,7 +453,13 @@ pub const Inspector = struct {
         in.indentation -= 2;
         if (is_array_item) return str;
         var out: std.ArrayList(u8) = .empty;
-        if (key.eqlLatin1("__proto__")) {
+        if (key.flags.symbol) {
+            var w: std.Io.Writer.Allocating = .init(in.gpa);
+            w.writer.writeByte('[') catch return error.OutOfMemory;
+            @import("../symbol.zig").writeDescriptive(&w.writer, key) catch return error.OutOfMemory;
+            w.writer.writeByte(']') catch return error.OutOfMemory;
+            try out.appendSlice(in.gpa, w.written());
+        } else if (key.eqlLatin1("__proto__")) {
             try out.appendSlice(in.gpa, "['__proto__']");
         } else if (isPlainKey(key)) {
             try out.appendSlice(in.gpa, key.latin1());

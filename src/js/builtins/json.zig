@@ -467,8 +467,14 @@ const Stringifier = struct {
         if (st.keys) |k| {
             replacer_keys = k;
         } else if (o.kind == .plain and o.properties.len <= own_buf.len) {
-            for (o.properties.slice(), 0..) |prop, i| own_buf[i] = prop.key;
-            own = own_buf[0..o.properties.len];
+            var n: usize = 0;
+            for (o.properties.slice()) |prop| {
+                if (prop.flags.not_enumerable or prop.key.flags.symbol) continue;
+                own_buf[n] = prop.key;
+                n += 1;
+            }
+            own = own_buf[0..n];
+            if (n == 0) key_list = &.{};
         } else {
             key_list = (try ops.ownKeysArray(st.vm, holder)).slice();
         }

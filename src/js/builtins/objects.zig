@@ -142,6 +142,9 @@ pub fn hasOwnProperty(vm: *Vm, this: Value, args: []const Value) Error!Value {
 
 fn hasOwnKey(vm: *Vm, v: Value, key_value: Value) Error!bool {
     const key = try ops.toPropertyKey(vm, key_value);
+    if (v.is(.builtin) or v.is(.native)) {
+        return !(try builtins.descriptors.descriptorOf(vm, v, key)).isUndefined();
+    }
     if (v.isString()) {
         const s = v.asString();
         if (key.arrayIndex()) |i| return i < s.len;
@@ -167,19 +170,63 @@ fn hasOwnKey(vm: *Vm, v: Value, key_value: Value) Error!bool {
     }
 }
 
+/// Object.prototype.toString: `[object Tag]`, the tag by the value's kind.
 pub fn toStringMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
     _ = args;
-    if (this.isUndefined()) return Value.string(try vm.newLatin1("[object Undefined]"));
-    if (this.isNull()) return Value.string(try vm.newLatin1("[object Null]"));
     if (this.is(.object)) {
-        return Value.string(switch (this.asObject().kind) {
-            .array => names.string("[object Array]"),
-            .map => names.string("[object Map]"),
-            .set => names.string("[object Set]"),
-            else => names.string("[object Object]"),
-        });
+        // An object's own or inherited [Symbol.toStringTag], when it is a string.
+        const own = try ops.getField(vm, this, @import("../symbol.zig").wellKnown("@@toStringTag"));
+        if (own.isString()) {
+            var parts = [_]Value{ Value.string(try vm.newLatin1("[object ")), own, Value.string(try vm.newLatin1("]")) };
+            return Value.string(try ops.concatValues(vm, &parts));
+        }
     }
-    return Value.string(names.string("[object Object]"));
+    const tag: []const u8 = if (this.isUndefined())
+        "Undefined"
+    else if (this.isNull())
+        "Null"
+    else if (this.isString())
+        "String"
+    else if (this.isNumber())
+        "Number"
+    else if (this.isBool())
+        "Boolean"
+    else if (ops.isCallable(this))
+        "Function"
+    else if (this.is(.object)) switch (this.asObject().kind) {
+        .array => "Array",
+        .map => "Map",
+        .set => "Set",
+        .error_object => "Error",
+        .generator => "Generator",
+        .promise => "Promise",
+        .iterator => switch (this.asObject().as(object.Iterator).iterator_kind) {
+            .array_keys, .array_values, .array_entries => "Array Iterator",
+            .map_keys, .map_values, .map_entries => "Map Iterator",
+            .set_values, .set_entries => "Set Iterator",
+            .string_values => "String Iterator",
+            .for_in_keys, .protocol => "Object",
+        },
+        else => "Object",
+    } else if (this.is(.symbol)) "Symbol" else if (this.is(.builtin)) builtinTag(@intCast(this.payload())) else "Object";
+    var buf: [32]u8 = undefined;
+    return Value.string(try vm.newLatin1(std.fmt.bufPrint(&buf, "[object {s}]", .{tag}) catch unreachable));
+}
+
+/// The toStringTag of a builtin namespace object.
+fn builtinTag(id: u32) []const u8 {
+    if (id >= builtins.builtin_objects.len) return "Object";
+    const name = builtins.builtin_objects[id].name;
+    if (std.mem.eql(u8, name, "Math") or std.mem.eql(u8, name, "JSON")) return name;
+    if (std.mem.eql(u8, name, "%Array.prototype%")) return "Array";
+    if (std.mem.eql(u8, name, "%Function.prototype%")) return "Function";
+    if (std.mem.eql(u8, name, "%Error.prototype%")) return "Object";
+    if (std.mem.eql(u8, name, "%String.prototype%")) return "String";
+    if (std.mem.eql(u8, name, "%Number.prototype%")) return "Number";
+    if (std.mem.eql(u8, name, "%Boolean.prototype%")) return "Boolean";
+    if (std.mem.eql(u8, name, "%Map.prototype%")) return "Map";
+    if (std.mem.eql(u8, name, "%Set.prototype%")) return "Set";
+    return "Object";
 }
 
 /// Function.prototype.toString: a function's source text (`function parseInt() { [native

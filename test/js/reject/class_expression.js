@@ -1,5 +1,0 @@
-// expect: 4:21 class
-// anchor: class
-// Class expressions are out too.
-const Shape = () => class {};
-console.log(Shape);

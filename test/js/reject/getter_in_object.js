@@ -1,9 +1,0 @@
-// expect: 5:3 getter
-// anchor: get
-// Getters are out.
-const o = {
-  get size() {
-    return 1;
-  },
-};
-console.log(o.size);
