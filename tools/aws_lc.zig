@@ -7,7 +7,7 @@
 //!   pre-generated assembly per target) in `builder/cc_builder/*.rs`, and AWS-LC's
 //!   `ssl/CMakeLists.txt` names libssl's. Both are read here at configure time, so a new crate
 //!   version needs no list edited by hand; no CMake, Go or Perl runs.
-//! - Always ReleaseFast, for the CPU's baseline (AWS-LC picks its assembly at run time from
+//! - Always ReleaseFast (`-O2`; cold files `-Os`, below), for the CPU's baseline (AWS-LC picks its assembly at run time from
 //!   CPUID), whatever sluice is built as: one compilation serves `zig build`, `test`, `bench`,
 //!   `sim` and `make release`, and zig's cache keeps it, so only a fresh clone (or a new
 //!   crate) pays for it.
@@ -25,9 +25,12 @@
 //! - The API reaches Zig through translate-c of src/tls/aws_lc.h (the `aws_lc` module, which
 //!   only src/tls/ imports): every declaration and constant comes from AWS-LC's headers, so
 //!   none is copied by hand. Translated once per header change, cached like the archive.
-//! - AWS-LC's AVX-512 assembly stays, although its AES-GCM alone is 700 KB of the binary: its
-//!   RSA-2048 (AVX-512 IFMA) makes a full RSA handshake 2.8 times cheaper on CPUs that have it
-//!   (`MY_ASSEMBLER_IS_TOO_OLD_FOR_512AVX` would drop both; see docs/TLS.md, "Size").
+//! - Size (docs/TLS.md, "Size", has the figures): AES-GCM's AVX-512 assembly (700 KB of
+//!   unrolled code) is left out and GCM takes its AES-NI and AVX path, while RSA keeps its
+//!   AVX-512 IFMA code, which makes a full RSA handshake 2.8 times cheaper on CPUs that have it
+//!   (AWS-LC's one switch, `MY_ASSEMBLER_IS_TOO_OLD_FOR_512AVX`, would drop both: it is set
+//!   around GCM alone, `fipsModule`). Code a connection runs at most once per handshake is
+//!   compiled `-Os` (`isCold`), and the C and C++ objects carry no unwind tables.
 //! - No CPU jitter entropy (AWS-LC's default outside FIPS builds): the random generator is
 //!   seeded from the kernel (getrandom).
 const std = @import("std");
@@ -90,6 +93,9 @@ pub fn library(b: *std.Build, target: std.Build.ResolvedTarget) Library {
             .link_libc = true,
             // libc++'s headers only (see above).
             .link_libcpp = true,
+            // Nothing unwinds through AWS-LC (C, and C++ without exceptions): no .eh_frame
+            // for its C and C++ objects (its assembly keeps the CFI it carries).
+            .unwind_tables = .none,
         }),
     });
     lib.link_function_sections = true;
@@ -110,29 +116,43 @@ pub fn library(b: *std.Build, target: std.Build.ResolvedTarget) Library {
         "-Wno-unused-parameter",
     };
     const c_flags = defines ++ [_][]const u8{"-std=c11"};
+    const cold_c_flags = c_flags ++ [_][]const u8{"-Os"};
     const cxx_flags = defines ++ [_][]const u8{ "-std=c++17", "-fno-exceptions", "-fno-rtti" };
+    const cold_cxx_flags = cxx_flags ++ [_][]const u8{"-Os"};
     const asm_flags = defines ++ [_][]const u8{"-DS2N_BN_HIDE_SYMBOLS=1"};
 
     const routing_header = b.root.joinString(b.allocator, "src/tls/aws_lc_malloc.h") catch @panic("OOM");
     const routed_cxx_flags = concat(b, &cxx_flags, &.{ "-include", routing_header });
 
     var c_files: std.ArrayList([]const u8) = .empty;
+    var cold_c_files: std.ArrayList([]const u8) = .empty;
     var asm_files: std.ArrayList([]const u8) = .empty;
+    var fips_module_found = false;
     for ([_][]const u8{ "universal.rs", arch_list }) |list| {
         const text = readFile(b, b.fmt("{s}/builder/cc_builder/{s}", .{ crate, list }));
         var quoted = QuotedStrings{ .text = text };
         while (quoted.next()) |path| {
             if (std.mem.startsWith(u8, path, "third_party/jitterentropy/")) continue;
-            const into = if (std.mem.endsWith(u8, path, ".S")) &asm_files else &c_files;
+            if (std.mem.endsWith(u8, path, gcm_avx512_file)) continue; // See `fipsModule`.
+            if (std.mem.eql(u8, path, fips_module_file)) {
+                fips_module_found = true;
+                fipsModule(b, module, root, &c_flags);
+                continue;
+            }
+            const into = if (std.mem.endsWith(u8, path, ".S"))
+                &asm_files
+            else if (isCold(path)) &cold_c_files else &c_files;
             into.append(b.allocator, path) catch @panic("OOM");
         }
     }
-    std.debug.assert(c_files.items.len > 100);
+    std.debug.assert(fips_module_found and c_files.items.len > 20 and cold_c_files.items.len > 100);
     module.addCSourceFiles(.{ .root = b.path(root), .files = c_files.items, .flags = &c_flags });
+    module.addCSourceFiles(.{ .root = b.path(root), .files = cold_c_files.items, .flags = &cold_c_flags });
     module.addCSourceFiles(.{ .root = b.path(root), .files = asm_files.items, .flags = &asm_flags, .language = .assembly_with_preprocessor });
 
     const ssl_files = sslSources(b, readFile(b, b.fmt("{s}/ssl/CMakeLists.txt", .{root})));
     var ssl_cxx: std.ArrayList([]const u8) = .empty;
+    var ssl_cold_cxx: std.ArrayList([]const u8) = .empty;
     var ssl_c: std.ArrayList([]const u8) = .empty;
     for (ssl_files) |file| {
         const path = b.fmt("ssl/{s}", .{file});
@@ -140,11 +160,14 @@ pub fn library(b: *std.Build, target: std.Build.ResolvedTarget) Library {
             module.addCSourceFile(.{ .file = b.path(b.fmt("{s}/{s}", .{ root, path })), .flags = routed_cxx_flags });
             continue;
         }
-        const into = if (std.mem.endsWith(u8, file, ".cc")) &ssl_cxx else &ssl_c;
+        const into = if (!std.mem.endsWith(u8, file, ".cc"))
+            &ssl_c
+        else if (isCold(path)) &ssl_cold_cxx else &ssl_cxx;
         into.append(b.allocator, path) catch @panic("OOM");
     }
-    std.debug.assert(ssl_cxx.items.len > 20);
+    std.debug.assert(ssl_cxx.items.len >= 4 and ssl_cold_cxx.items.len > 20);
     module.addCSourceFiles(.{ .root = b.path(root), .files = ssl_cxx.items, .flags = &cxx_flags });
+    module.addCSourceFiles(.{ .root = b.path(root), .files = ssl_cold_cxx.items, .flags = &cold_cxx_flags });
     module.addCSourceFiles(.{ .root = b.path(root), .files = ssl_c.items, .flags = &c_flags });
 
     const translate = b.addTranslateC(.{
@@ -159,6 +182,51 @@ pub fn library(b: *std.Build, target: std.Build.ResolvedTarget) Library {
 
 /// The file whose malloc() and free() go to OPENSSL_malloc (see the decision on memory above).
 const routed_file = "ssl/ssl_buffer.cc";
+
+/// The FIPS module: one file that includes every other (AES, GCM, SHA, EC, bignum, RSA,
+/// ML-KEM...), compiled through `fipsModule`.
+const fips_module_file = "crypto/fipsmodule/bcm.c";
+/// AES-GCM's AVX-512 assembly (700 KB: two fully unrolled functions), left out (`fipsModule`).
+const gcm_avx512_file = "/aesni-gcm-avx512.S";
+
+/// The FIPS module with AES-GCM's AVX-512 path compiled out and everything else as it is: its
+/// text with `MY_ASSEMBLER_IS_TOO_OLD_FOR_512AVX` defined around `#include "modes/gcm.c"`
+/// alone, so GCM takes the AES-NI and AVX path (`aesni-gcm-x86_64.S`) while RSA keeps its
+/// AVX-512 IFMA code (the macro is the one AWS-LC's own build sets for the whole module; see
+/// docs/TLS.md, "Size", for the figures). The source is not edited: the text is copied into
+/// the build's cache and compiled with the module's folder on the include path. Leaving
+/// `aesni-gcm-avx512.S` out of the build makes the link fail if anything still calls it.
+fn fipsModule(b: *std.Build, module: *std.Build.Module, root: []const u8, c_flags: []const []const u8) void {
+    const text = readFile(b, b.fmt("{s}/{s}", .{ root, fips_module_file }));
+    const include = "#include \"modes/gcm.c\"\n";
+    const at = std.mem.indexOf(u8, text, include) orelse @panic("bcm.c: no #include \"modes/gcm.c\"");
+    const patched = b.fmt("{s}{s}{s}#undef MY_ASSEMBLER_IS_TOO_OLD_FOR_512AVX\n{s}", .{
+        text[0..at],
+        "#define MY_ASSEMBLER_IS_TOO_OLD_FOR_512AVX // sluice: AES-GCM without AVX-512 (tools/aws_lc.zig)\n",
+        include,
+        text[at + include.len ..],
+    });
+    const file = b.addWriteFiles().add("bcm.c", patched);
+    const folder = b.fmt("-I{s}", .{b.root.joinString(b.allocator, b.fmt("{s}/crypto/fipsmodule", .{root})) catch @panic("OOM")});
+    module.addCSourceFile(.{ .file = file, .flags = concat(b, c_flags, &.{folder}) });
+}
+
+/// Compiled `-Os`: code a connection runs at most once per handshake or never (certificates,
+/// ASN.1, PEM, OCSP, the EVP glue, legacy algorithms, libssl's handshake). `-O2` stays for the
+/// FIPS module (AES, GCM, SHA, P-256, X25519, bignum, RSA, ML-KEM), ChaCha20-Poly1305, the BIO
+/// and byte-string code records pass through, the allocator's wrappers and libssl's record
+/// layer.
+fn isCold(path: []const u8) bool {
+    const hot = [_][]const u8{
+        "crypto/fipsmodule/", "crypto/chacha/",     "crypto/poly1305/",   "crypto/cipher_extra/",
+        "crypto/bio/",        "crypto/bytestring/", "crypto/mem.c",       "crypto/err/",
+        "crypto/thread",      "crypto/refcount",    "crypto/rand_extra/", "crypto/crypto.c",
+        "ssl/ssl_lib.cc",     "ssl/s3_pkt.cc",      "ssl/tls_record.cc",  "ssl/ssl_aead_ctx.cc",
+        "ssl/ssl_buffer.cc",  "ssl/tls_method.cc",
+    };
+    for (hot) |prefix| if (std.mem.startsWith(u8, path, prefix)) return false;
+    return true;
+}
 
 /// Links the library into `compile` (as an object file: see the decision on C++ above) and
 /// gives its root module the `aws_lc` import.
