@@ -7,7 +7,7 @@
 //!   pre-generated assembly per target) in `builder/cc_builder/*.rs`, and AWS-LC's
 //!   `ssl/CMakeLists.txt` names libssl's. Both are read here at configure time, so a new crate
 //!   version needs no list edited by hand; no CMake, Go or Perl runs.
-//! - Always ReleaseFast (`-O2`; cold files `-Os`, below), for the CPU's baseline (AWS-LC picks its assembly at run time from
+//! - Always ReleaseFast, for the CPU's baseline (AWS-LC picks its assembly at run time from
 //!   CPUID), whatever sluice is built as: one compilation serves `zig build`, `test`, `bench`,
 //!   `sim` and `make release`, and zig's cache keeps it, so only a fresh clone (or a new
 //!   crate) pays for it.
@@ -29,8 +29,8 @@
 //!   unrolled code) is left out and GCM takes its AES-NI and AVX path, while RSA keeps its
 //!   AVX-512 IFMA code, which makes a full RSA handshake 2.8 times cheaper on CPUs that have it
 //!   (AWS-LC's one switch, `MY_ASSEMBLER_IS_TOO_OLD_FOR_512AVX`, would drop both: it is set
-//!   around GCM alone, `fipsModule`). Code a connection runs at most once per handshake is
-//!   compiled `-Os` (`isCold`), and the C and C++ objects carry no unwind tables.
+//!   around GCM alone, `fipsModule`). The C and C++ objects carry no unwind tables. Nothing is
+//!   compiled `-Os`: on its handshake files it saved 35 KB and seemed to cost handshakes.
 //! - No CPU jitter entropy (AWS-LC's default outside FIPS builds): the random generator is
 //!   seeded from the kernel (getrandom).
 const std = @import("std");
@@ -116,16 +116,13 @@ pub fn library(b: *std.Build, target: std.Build.ResolvedTarget) Library {
         "-Wno-unused-parameter",
     };
     const c_flags = defines ++ [_][]const u8{"-std=c11"};
-    const cold_c_flags = c_flags ++ [_][]const u8{"-Os"};
     const cxx_flags = defines ++ [_][]const u8{ "-std=c++17", "-fno-exceptions", "-fno-rtti" };
-    const cold_cxx_flags = cxx_flags ++ [_][]const u8{"-Os"};
     const asm_flags = defines ++ [_][]const u8{"-DS2N_BN_HIDE_SYMBOLS=1"};
 
     const routing_header = b.root.joinString(b.allocator, "src/tls/aws_lc_malloc.h") catch @panic("OOM");
     const routed_cxx_flags = concat(b, &cxx_flags, &.{ "-include", routing_header });
 
     var c_files: std.ArrayList([]const u8) = .empty;
-    var cold_c_files: std.ArrayList([]const u8) = .empty;
     var asm_files: std.ArrayList([]const u8) = .empty;
     var fips_module_found = false;
     for ([_][]const u8{ "universal.rs", arch_list }) |list| {
@@ -139,20 +136,16 @@ pub fn library(b: *std.Build, target: std.Build.ResolvedTarget) Library {
                 fipsModule(b, module, root, &c_flags);
                 continue;
             }
-            const into = if (std.mem.endsWith(u8, path, ".S"))
-                &asm_files
-            else if (isCold(path)) &cold_c_files else &c_files;
+            const into = if (std.mem.endsWith(u8, path, ".S")) &asm_files else &c_files;
             into.append(b.allocator, path) catch @panic("OOM");
         }
     }
-    std.debug.assert(fips_module_found and c_files.items.len > 20 and cold_c_files.items.len > 100);
+    std.debug.assert(fips_module_found and c_files.items.len > 100);
     module.addCSourceFiles(.{ .root = b.path(root), .files = c_files.items, .flags = &c_flags });
-    module.addCSourceFiles(.{ .root = b.path(root), .files = cold_c_files.items, .flags = &cold_c_flags });
     module.addCSourceFiles(.{ .root = b.path(root), .files = asm_files.items, .flags = &asm_flags, .language = .assembly_with_preprocessor });
 
     const ssl_files = sslSources(b, readFile(b, b.fmt("{s}/ssl/CMakeLists.txt", .{root})));
     var ssl_cxx: std.ArrayList([]const u8) = .empty;
-    var ssl_cold_cxx: std.ArrayList([]const u8) = .empty;
     var ssl_c: std.ArrayList([]const u8) = .empty;
     for (ssl_files) |file| {
         const path = b.fmt("ssl/{s}", .{file});
@@ -160,14 +153,11 @@ pub fn library(b: *std.Build, target: std.Build.ResolvedTarget) Library {
             module.addCSourceFile(.{ .file = b.path(b.fmt("{s}/{s}", .{ root, path })), .flags = routed_cxx_flags });
             continue;
         }
-        const into = if (!std.mem.endsWith(u8, file, ".cc"))
-            &ssl_c
-        else if (isCold(path)) &ssl_cold_cxx else &ssl_cxx;
+        const into = if (std.mem.endsWith(u8, file, ".cc")) &ssl_cxx else &ssl_c;
         into.append(b.allocator, path) catch @panic("OOM");
     }
-    std.debug.assert(ssl_cxx.items.len >= 4 and ssl_cold_cxx.items.len > 20);
+    std.debug.assert(ssl_cxx.items.len > 20);
     module.addCSourceFiles(.{ .root = b.path(root), .files = ssl_cxx.items, .flags = &cxx_flags });
-    module.addCSourceFiles(.{ .root = b.path(root), .files = ssl_cold_cxx.items, .flags = &cold_cxx_flags });
     module.addCSourceFiles(.{ .root = b.path(root), .files = ssl_c.items, .flags = &c_flags });
 
     const translate = b.addTranslateC(.{
@@ -209,23 +199,6 @@ fn fipsModule(b: *std.Build, module: *std.Build.Module, root: []const u8, c_flag
     const file = b.addWriteFiles().add("bcm.c", patched);
     const folder = b.fmt("-I{s}", .{b.root.joinString(b.allocator, b.fmt("{s}/crypto/fipsmodule", .{root})) catch @panic("OOM")});
     module.addCSourceFile(.{ .file = file, .flags = concat(b, c_flags, &.{folder}) });
-}
-
-/// Compiled `-Os`: code a connection runs at most once per handshake or never (certificates,
-/// ASN.1, PEM, OCSP, the EVP glue, legacy algorithms, libssl's handshake). `-O2` stays for the
-/// FIPS module (AES, GCM, SHA, P-256, X25519, bignum, RSA, ML-KEM), ChaCha20-Poly1305, the BIO
-/// and byte-string code records pass through, the allocator's wrappers and libssl's record
-/// layer.
-fn isCold(path: []const u8) bool {
-    const hot = [_][]const u8{
-        "crypto/fipsmodule/", "crypto/chacha/",     "crypto/poly1305/",   "crypto/cipher_extra/",
-        "crypto/bio/",        "crypto/bytestring/", "crypto/mem.c",       "crypto/err/",
-        "crypto/thread",      "crypto/refcount",    "crypto/rand_extra/", "crypto/crypto.c",
-        "ssl/ssl_lib.cc",     "ssl/s3_pkt.cc",      "ssl/tls_record.cc",  "ssl/ssl_aead_ctx.cc",
-        "ssl/ssl_buffer.cc",  "ssl/tls_method.cc",
-    };
-    for (hot) |prefix| if (std.mem.startsWith(u8, path, prefix)) return false;
-    return true;
 }
 
 /// Links the library into `compile` (as an object file: see the decision on C++ above) and
