@@ -10,18 +10,22 @@
 //! Memory sizing (allocated in `init`, on the control thread, before the first accept):
 //!   sessions        = ceil(connections_max / workers): connection slots, and as many
 //!                     exchange slots (one exchange per HTTP/1.1 connection at a time)
-//!   buffers         = 2 * sessions              (a connection's, and its exchange's upstream
-//!                                                side)
-//!                   + 2 * sessions with TLS     (a TLS connection's ciphertext, each way)
-//!                   + 2 * sessions with TLS to backends (an attempt's ciphertext, each way)
+//!   buffers         = 3 * sessions              (a connection's, its exchange's upstream
+//!                                                side, a handler's copy of the head)
+//!                   + 2 * sessions for TLS      (a TLS connection's ciphertext, each way)
+//!                   + 2 * sessions for TLS to backends (an attempt's ciphertext, each way)
 //!   buffer bytes    = max(header_bytes_max, response_header_bytes_max) + rewrite headroom,
-//!                     rounded up to a page; with TLS at least a whole record and its
-//!                     overhead (`tls.Engine.record_bytes_max`, 16,709 bytes)
+//!                     rounded up to a page; with TLS reserved at least a whole record and
+//!                     its overhead (`tls.Engine.record_bytes_max`, 16,709 bytes)
 //!   TLS memory      = a `tls.memory.Pool`, its blocks per size class: sessions times the
 //!                     blocks one handshake holds at its peak (`tls_blocks_per_session`),
-//!                     and with TLS to backends `upstreamTlsConnections` times a client
-//!                     connection's (`tls_client_blocks_per_connection`); address space
-//!                     untouched until used
+//!                     and `upstreamTlsConnections` times a client connection's
+//!                     (`tls_client_blocks_per_connection`); address space untouched until
+//!                     used
+//! A worker reserves the TLS buffers whether or not its start-up configuration has TLS, so that
+//! a reload may add the first HTTPS listener or the first TLS pool (untouched address space
+//! costs no memory); its TLS memory is made then, by that reload (`makeTlsPool`), when
+//! start-up had no TLS (docs/TLS.md, "Memory").
 //!   header fields   = sessions * (headers_count_max + response_headers_count_max): per
 //!                     exchange slot its request's fields (kept for its whole life: routing,
 //!                     replays, the log) and its response's
@@ -236,26 +240,21 @@ pub fn init(
     worker_index: u32,
     sessions_count: u32,
     on_slot_free: SlotFreeCallback,
-    /// Some listener serves HTTPS (`Config.hasTls` at start-up): TLS memory and buffers.
-    tls_enabled: bool,
+    /// Reserve TLS buffers, for listeners and for backends, whatever `config` has: a reload
+    /// may add either (the workers do; the simulator, which runs no TLS, does not). TLS memory
+    /// is made now only when `config` has TLS; else by the reload that adds it.
+    tls_reserved: bool,
 ) !void {
-    const upstream_tls = config.usesUpstreamTls();
-    const uses_tls = tls_enabled or upstream_tls;
-    const buffers_per_session = buffersPerSession(tls_enabled, upstream_tls);
+    const buffers_per_session = buffersPerSession(tls_reserved, tls_reserved);
     const buffers_count = buffers_per_session * sessions_count;
-    const buffer_bytes = if (uses_tls)
+    const buffer_bytes = if (tls_reserved)
         @max(config.bufferBytes(), std.mem.alignForward(u32, tls.Engine.record_bytes_max, 4096))
     else
         config.bufferBytes();
-    const tls_pool: ?*tls.memory.Pool = if (uses_tls) blk: {
-        const pool = try allocator.create(tls.memory.Pool);
-        errdefer allocator.destroy(pool);
-        // Untouched address space: AWS-LC's blocks cost pages only once used.
-        const listener_sessions = if (tls_enabled) sessions_count else 0;
-        const upstream = if (upstream_tls) upstreamTlsConnections(config, sessions_count) else 0;
-        try pool.init(std.heap.page_allocator, tlsPoolOptions(listener_sessions, upstream));
-        break :blk pool;
-    } else null;
+    const tls_pool: ?*tls.memory.Pool = if (tls_reserved and (config.hasTls() or config.usesUpstreamTls()))
+        try makeTlsPool(allocator, config, sessions_count)
+    else
+        null;
     errdefer if (tls_pool) |pool| {
         pool.deinit(std.heap.page_allocator);
         allocator.destroy(pool);
@@ -346,6 +345,19 @@ const tls_client_blocks_per_connection = classBlocks(&.{
     .{ 16768, 2 },
 });
 
+/// A worker's TLS memory for `config`: every session mid-handshake on a listener, and the
+/// connections to TLS backends `upstreamTlsConnections` counts. Untouched address space:
+/// AWS-LC's blocks cost pages only once used. At start-up (`init`), or on the control thread by
+/// the reload that brings the first TLS to a process started without (from the general heap: a
+/// reload's allocations are the control plane's).
+pub fn makeTlsPool(allocator: std.mem.Allocator, config: *const Config, sessions_count: u32) !*tls.memory.Pool {
+    const pool = try allocator.create(tls.memory.Pool);
+    errdefer allocator.destroy(pool);
+    const upstream = upstreamTlsConnections(config, sessions_count);
+    try pool.init(std.heap.page_allocator, tlsPoolOptions(sessions_count, upstream));
+    return pool;
+}
+
 /// Blocks per size class from (payload bytes, blocks) pairs; classes not named get none.
 fn classBlocks(comptime peak: []const struct { u32, u32 }) [tls.memory.class_count]u32 {
     var blocks: [tls.memory.class_count]u32 = @splat(0);
@@ -373,8 +385,9 @@ pub fn buffersPerSession(listener_tls: bool, upstream_tls: bool) u32 {
 ///   + per TLS pool, its backends * keepalive_max idle connections, each with its session
 ///   + per TLS pool, its backends * sessions kept to resume (a session is about half an
 ///     idle connection: `Resumption.sessions_max / 2`)
-/// From the start-up configuration: a reload that adds TLS backends beyond it sheds their
-/// handshakes when the pool runs out (counted, and a 503), never grows the heap.
+/// From the start-up configuration (without TLS pools there: `sessions`, one handshake per
+/// session): a reload that adds TLS backends beyond it sheds their handshakes when the pool
+/// runs out (counted, and a 503), never grows the heap.
 fn upstreamTlsConnections(config: *const Config, sessions: u32) u32 {
     var total: u32 = sessions;
     for (config.pools()) |*pool| {

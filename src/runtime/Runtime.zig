@@ -44,6 +44,9 @@ started_ns: u64,
 reloads: reload.Stats = .{},
 /// The listeners' session-ticket keys (`--tls-cert`), which the supervisor rotates.
 tls_ticket_keys: ?*tls.TicketKeys = null,
+/// The workers have TLS memory: made at start-up when its configuration had TLS, else by the
+/// reload that brought the first (reload.zig `startWorkerTls`). The control thread only.
+tls_memory: bool = false,
 /// AWS-LC's general-heap allocations (`tls.memory`) that are not the data plane's: all of
 /// start-up's, and those the control thread makes later for reloads (new TLS contexts) and for
 /// the reaper (`SSL_CTX_free` allocates while it flushes its session cache). The rest count as

@@ -13,6 +13,7 @@
 //! a second and the signalfd, epoll costs one cheap syscall to create (an io_uring costs more
 //! at start-up), and the workers' choice of backend stays theirs.
 const std = @import("std");
+const assert = std.debug.assert;
 
 const Address = @import("../stdx/Address.zig").Address;
 const sys = @import("../stdx/sys.zig");
@@ -94,12 +95,11 @@ pub fn init(
         });
         supervisor.admin = admin;
     }
-    if (config.usesUpstreamTls()) {
-        const memory = try allocator.create(tls.memory.Pool);
-        // Untouched address space until probes use it.
-        try memory.init(std.heap.page_allocator, Proxy.tlsClientPoolOptions(probeTlsConnections(config)));
-        supervisor.probe_tls_memory = memory;
-    }
+    // Made whether or not a pool has TLS now (a reload may add one): untouched address space
+    // until probes use it.
+    const memory = try allocator.create(tls.memory.Pool);
+    try memory.init(std.heap.page_allocator, Proxy.tlsClientPoolOptions(probeTlsConnections(config)));
+    supervisor.probe_tls_memory = memory;
     for (first.pools) |instance| try initChecker(&supervisor.loop, instance, supervisor.probe_tls_memory);
 }
 
@@ -243,7 +243,9 @@ fn checksStopped(generations: *const Generations) bool {
 // ---------------------------------------------------------------------------------------------
 // Session-ticket keys
 
-fn armTicketRotation(supervisor: *Supervisor) void {
+/// Once the ticket keys exist: at start-up, or by the reload that adds the first HTTPS listener.
+pub fn armTicketRotation(supervisor: *Supervisor) void {
+    assert(supervisor.runtime.tls_ticket_keys != null);
     supervisor.loop.timerArm(&supervisor.ticket_rotation_queue, &supervisor.ticket_rotation_timer, Supervisor, supervisor, ticketRotationCallback);
 }
 

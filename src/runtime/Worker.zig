@@ -39,6 +39,9 @@ accept_backoff: TimerQueue = .init(accept_backoff_ns),
 drain_requested: std.atomic.Value(bool) = .init(false),
 /// A generation published by the control thread and not yet adopted.
 next_generation: std.atomic.Value(?*Generation) = .init(null),
+/// TLS memory made by the reload that brought the first TLS to a process started without
+/// (`giveTlsPool`), entered before the next generation is adopted.
+tls_pool_next: std.atomic.Value(?*tls.memory.Pool) = .init(null),
 finished: std.atomic.Value(bool) = .init(false),
 /// Set by the worker thread once its loop is up and accepting (1), or it failed to start (2);
 /// a futex word, so the control thread sleeps until then instead of spinning.
@@ -123,7 +126,7 @@ pub fn init(
         worker.index,
         Proxy.sessionsCount(config, workers_count),
         .{ .context = worker, .function = slotFreeCallback },
-        config.hasTls(),
+        true, // A reload may add the first HTTPS listener or TLS pool (docs/TLS.md, "Memory").
     );
 }
 
@@ -228,9 +231,21 @@ pub fn publish(worker: *Worker, generation: *Generation) void {
     worker.loop.wake();
 }
 
+/// Called from the control thread, before it publishes the first generation with TLS to a
+/// worker that has no TLS memory: the worker enters `pool` before it adopts that generation.
+pub fn giveTlsPool(worker: *Worker, pool: *tls.memory.Pool) void {
+    assert(worker.tls_pool_next.swap(pool, .release) == null);
+}
+
 fn wakeCallback(worker: *Worker) void {
     if (!worker.proxy.draining) {
         if (worker.next_generation.swap(null, .acq_rel)) |generation| {
+            // Given before the generation was published: seen once the generation is.
+            if (worker.tls_pool_next.swap(null, .acquire)) |pool| {
+                assert(worker.proxy.tls_pool == null);
+                worker.proxy.tls_pool = pool;
+                pool.enter(); // AWS-LC's per-thread state comes with the first handshake.
+            }
             worker.proxy.adopt(generation);
             worker.syncListeners();
         }

@@ -574,10 +574,8 @@ pub const Generations = struct {
     /// A listener's TLS context, its files read now (so a reload picks up renewed
     /// certificates); a file that cannot be read or loaded refuses the build, naming the file.
     fn loadServer(generations: *const Generations, settings: *const Config.Tls, problem: *Problem) error{BuildFailed}!*tls.ServerContext {
-        const keys = generations.ticket_keys orelse return problem.setMistake(
-            "HTTPS listeners need a restart: sluice started with none, so its workers have no TLS memory",
-            .{},
-        );
+        // Made at start-up, or by the reload that brings the first HTTPS listener.
+        const keys = generations.ticket_keys.?;
         var files_state: std.heap.ArenaAllocator = .init(std.heap.page_allocator);
         defer files_state.deinit(); // AWS-LC keeps what it parsed; the text is not needed after.
         const files = files_state.allocator();

@@ -20,6 +20,9 @@ const generations_ns = @import("generations.zig");
 const reload_outcome = @import("reload_outcome.zig");
 const Runtime = @import("Runtime.zig");
 const tls = @import("../tls/tls.zig");
+const startup = @import("startup.zig");
+const Proxy = @import("../proxy/Proxy.zig");
+const assert = std.debug.assert;
 
 /// What a reload reads: the configuration file, then the command line's flags over it, as at
 /// start-up (so a `--log-level` flag keeps winning over the file's `log_level`). Without a
@@ -161,17 +164,30 @@ fn tryReload(runtime: *Runtime, out: *std.Io.Writer) bool {
         out.print("{s}: {s} changed, which needs a restart (see docs/CONFIG.md, Reload)\n", .{ source.name(), name }) catch {}; // Cut, as above.
         return false;
     }
-    if (config.usesUpstreamTls() and !runtime.config.usesUpstreamTls()) {
-        // The workers sized their TLS memory and buffers at start-up, without it.
-        out.print("{s}: a pool's tls needs a restart: sluice started without TLS to any backend\n", .{source.name()}) catch {}; // Cut, as above.
-        return false;
-    }
     var problem: generations_ns.Problem = .{};
     keep_arena = true; // The build owns it now, failing or not.
-    // AWS-LC's allocations for the new TLS contexts (this thread, the general heap) are the
-    // reload's, as its arenas are: not counted as heap allocations after start-up.
+    // AWS-LC's allocations for starting TLS and for the new TLS contexts (this thread, the
+    // general heap) are the reload's, as its arenas are: not counted as heap allocations after
+    // start-up.
     const tls_heap_mark = runtime.tlsHeapMark();
     defer runtime.tlsHeapUncount(tls_heap_mark);
+    if (config.hasTls() and runtime.tls_ticket_keys == null) {
+        // The first HTTPS listener: what start-up does for one, once (kept if the build
+        // fails, for the next reload).
+        const keys = startup.startTls() catch |err| {
+            out.print("{s}: cannot start TLS: {s}\n", .{ source.name(), startup.startTlsReason(err) }) catch {}; // Cut, as above.
+            return false;
+        };
+        runtime.tls_ticket_keys = keys;
+        runtime.generations.ticket_keys = keys;
+        supervisor.armTicketRotation();
+    }
+    if ((config.hasTls() or config.usesUpstreamTls()) and !runtime.tls_memory) {
+        if (!startWorkerTls(runtime, config)) {
+            out.print("{s}: out of memory reserving the workers' TLS memory\n", .{source.name()}) catch {}; // Cut, as above.
+            return false;
+        }
+    }
     const built = runtime.generations.build(arena, config, &problem) catch {
         out.print("{s}\n", .{problem.text()}) catch {}; // Cut, as above.
         return false;
@@ -205,6 +221,29 @@ fn tryReload(runtime: *Runtime, out: *std.Io.Writer) bool {
         }) catch {}; // Cut, as above.
     }
     out.writeAll(")\n") catch {}; // Cut, as above.
+    return true;
+}
+
+/// The first TLS (an HTTPS listener or a TLS pool) in a process started without: each worker's
+/// TLS memory, sized for `config` as start-up would have sized it (`Proxy.makeTlsPool`), given
+/// to the worker before the generation that needs it is published. The workers reserved their
+/// TLS buffers at start-up. False when out of memory (nothing given).
+fn startWorkerTls(runtime: *Runtime, config: *const Config) bool {
+    assert(!runtime.tls_memory);
+    const workers_count: u32 = @intCast(runtime.workers.len);
+    const sessions = Proxy.sessionsCount(runtime.config, workers_count);
+    var pools: [Config.workers_count_max]*tls.memory.Pool = undefined;
+    for (pools[0..workers_count], 0..) |*pool, made| {
+        pool.* = Proxy.makeTlsPool(std.heap.page_allocator, config, sessions) catch {
+            for (pools[0..made]) |unused| {
+                unused.deinit(std.heap.page_allocator);
+                std.heap.page_allocator.destroy(unused);
+            }
+            return false;
+        };
+    }
+    for (runtime.workers, pools[0..workers_count]) |*worker, pool| worker.giveTlsPool(pool);
+    runtime.tls_memory = true;
     return true;
 }
 

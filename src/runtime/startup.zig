@@ -90,7 +90,10 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
     var released = false;
     defer if (!released) for (spawned) |*worker| worker.abort();
 
-    const ticket_keys = startTls(config) catch return .{ .failed = 2 }; // Logged.
+    const ticket_keys: ?*tls.TicketKeys = if (config.hasTls()) startTls() catch |err| {
+        log.err("cannot start TLS: {s}", .{startTlsReason(err)});
+        return .{ .failed = 2 };
+    } else null;
     const generations = initGenerations(allocator, config, workers) catch {
         log.err("out of memory allocating the workers' loops", .{});
         return .{ .failed = 1 };
@@ -129,6 +132,7 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         .options = options,
         .started_ns = started_ns,
         .tls_ticket_keys = ticket_keys,
+        .tls_memory = config.hasTls() or config.usesUpstreamTls(),
         .notifier = if (options.notify_socket) |path| Notifier.init(path) else null,
     }) catch {
         log.err("out of memory setting up the control loop", .{});
@@ -227,22 +231,30 @@ fn initRuntime(allocator: std.mem.Allocator, fields: Runtime) !*Runtime {
     return runtime;
 }
 
-/// With HTTPS listeners (`Config.hasTls`): AWS-LC started (its memory routed: `tls.init`)
-/// and the process's session-ticket keys made, which every generation's TLS contexts share
-/// and the supervisor rotates. Null without. The certificates are loaded with each generation
-/// (generations.zig `loadServer`), so a reload reads them again.
-fn startTls(config: *const Config) error{Failed}!?*tls.TicketKeys {
-    if (!config.hasTls()) return null;
-    tls.init(.{}) catch |err| {
-        log.err("cannot start AWS-LC: {s}", .{@errorName(err)});
-        return error.Failed;
+pub const StartTlsError = error{ LibraryInit, OutOfMemory, RandomFailed };
+
+/// For the first HTTPS listener (`Config.hasTls`), at start-up or at the reload that adds it:
+/// AWS-LC started (its memory routed: `tls.init`) and the process's session-ticket keys made,
+/// which every generation's TLS contexts share and the supervisor rotates. Once per process.
+/// The certificates are loaded with each generation (generations.zig `loadServer`), so a
+/// reload reads them again.
+pub fn startTls() StartTlsError!*tls.TicketKeys {
+    tls.init(.{}) catch |err| return switch (err) {
+        error.OutOfMemory => error.OutOfMemory,
+        error.TooLate, error.LibraryInit => error.LibraryInit,
     };
-    const keys = std.heap.page_allocator.create(tls.TicketKeys) catch return outOfMemory();
-    keys.init() catch {
-        log.err("cannot make session-ticket keys: AWS-LC's random generator failed", .{});
-        return error.Failed;
-    };
+    const keys = try std.heap.page_allocator.create(tls.TicketKeys);
+    errdefer std.heap.page_allocator.destroy(keys);
+    keys.init() catch return error.RandomFailed;
     return keys;
+}
+
+pub fn startTlsReason(err: StartTlsError) []const u8 {
+    return switch (err) {
+        error.LibraryInit => "AWS-LC could not be started",
+        error.OutOfMemory => "out of memory",
+        error.RandomFailed => "cannot make session-ticket keys: AWS-LC's random generator failed",
+    };
 }
 
 /// `sluice check`: every listener's certificate and key files (readable, parsed, the key
@@ -303,9 +315,4 @@ fn checkClientCa(arena: std.mem.Allocator, path: []const u8) bool {
 fn contains(list: []const []const u8, item: []const u8) bool {
     for (list) |other| if (std.mem.eql(u8, other, item)) return true;
     return false;
-}
-
-fn outOfMemory() error{Failed} {
-    log.err("out of memory starting TLS", .{});
-    return error.Failed;
 }

@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from client import Client, Echoed
-from conftest import ZonEnum, write_zon
+from conftest import ZonEnum, assert_quiescent, write_zon
 
 
 def _name(common_name):
@@ -372,18 +372,32 @@ def test_a_reload_picks_up_a_changed_ca_file_and_refuses_a_missing_one(sluice, m
     assert_echoed(sluice, "/still")
 
 
-def test_a_reload_cannot_add_tls_to_a_process_started_without(sluice, make_backend, pki, tmp_path):
-    """The workers size their TLS memory at start-up: a reload that gives a pool `.tls` when
-    no pool had it is refused with a line saying a restart is needed."""
-    from test_reload import refused_reload
-    backend = make_backend(tls=server_context(pki))
-    path = write_zon(tmp_path / "plain.zon", {"listen": "127.0.0.1:0", "pools": {"app": {
-        "backends": [backend.address]}}})
-    sluice.start_config(path)
-    write_zon(path, {"listen": f"127.0.0.1:{sluice.port}", "pools": {"app": {
-        "backends": [backend.address], "tls": {"ca": pki["ca"]}}}})
-    index = refused_reload(sluice)
-    assert "needs a restart: sluice started without TLS to any backend" in "\n".join(sluice.lines[index - 1:index + 1])
+def test_a_reload_adds_the_first_tls_pool(sluice, make_backend, pki, tmp_path):
+    """Started with no pool speaking TLS, a reload gives one `.tls` (and active checks over
+    TLS): its requests go to the TLS backend, verified, on pooled connections and resumed
+    sessions, with no heap allocation on the request path; the plain pool keeps serving."""
+    import signal
+    from test_reload import generation_re
+    plain = make_backend()
+    secure = make_backend(tls=server_context(pki))
+    routes = [{"path_prefix": "/tls/", "pool": "secure"}, {"path_prefix": "/", "pool": "plain"}]
+    cfg = {"listen": "127.0.0.1:0", "routes": routes, "pools": {
+        "plain": {"backends": [plain.address]},
+        "secure": {"backends": [plain.address]}}}
+    path = write_zon(tmp_path / "plain.zon", cfg)
+    sluice.start_config(path, workers=2)
+    assert_echoed(sluice, "/before", "/tls/before")
+    cfg["listen"] = f"127.0.0.1:{sluice.port}"
+    cfg["pools"]["secure"] = {"backends": [secure.address], "tls": {"ca": pki["ca"]},
+                              "health": {"path": "/health", "interval": "200ms"}}
+    write_zon(path, cfg)
+    mark = sluice.mark()
+    sluice.signal(signal.SIGHUP)
+    sluice.wait_for_line(generation_re(2), 10.0, start=mark)
+    for i in range(10):
+        assert_echoed(sluice, f"/tls/{i}/a", f"/tls/{i}/b", f"/plain/{i}")
+    assert any(r.target.startswith("/tls/") for r in secure.requests), "nothing reached the TLS backend"
+    assert_quiescent(sluice)
 
 
 def test_metrics_count_upstream_handshakes_and_resumptions(sluice, make_backend, pki):

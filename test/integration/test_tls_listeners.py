@@ -19,7 +19,7 @@ import threading
 import time
 
 from client import Echoed, request
-from conftest import REPO, free_port, write_zon
+from conftest import REPO, assert_quiescent, free_port, write_zon
 from test_admin import ADMIN_RE, scrape, value
 from test_tls import TESTDATA, client_context, tls_client
 
@@ -302,17 +302,32 @@ def test_reload_refuses_a_missing_certificate_file(sluice, backend, tmp_path):
     assert served(port, None)[0] == leaf_der("ecdsa")
 
 
-def test_a_reload_cannot_add_the_first_https_listener(sluice, backend, tmp_path):
-    """Started with no HTTPS listener, a reload that adds one is refused (the workers sized
-    no TLS memory) and the listener stays plain."""
-    port = free_port()
-    cfg = {"listeners": [{"listen": f"127.0.0.1:{port}"}],
+def test_a_reload_adds_the_first_https_listener(sluice, backend, tmp_path):
+    """Started with no HTTPS listener (two workers), a reload adds one beside the plain one:
+    it serves HTTPS at once, full handshakes and resumed ones (the ticket keys made by that
+    reload), with no heap allocation on the request path; the plain listener keeps serving,
+    and a second reload that adds another HTTPS listener works as ever."""
+    plain, https, more = free_port(), free_port(), free_port()
+    cfg = {"listeners": [{"name": "plain", "listen": f"127.0.0.1:{plain}"}],
            "pools": {"app": {"backends": [backend.address]}}}
     path = write_zon(tmp_path / "sluice.zon", cfg)
-    sluice.start_config(path)
+    sluice.start_config(path, workers=2)
+    assert request(plain, "GET", "/before").status == 200
     pair = (str(TESTDATA / "ecdsa.pem"), str(TESTDATA / "ecdsa.key"))
-    refused_reload(sluice, path, cfg, tls_listener("https", port, pair), "need a restart")
-    assert request(port, "GET", "/still-plain").status == 200
+    cfg["listeners"].append(tls_listener("https", https, pair))
+    write_zon(path, cfg)
+    reload_and_wait(sluice, 2)
+    assert served(https, None)[0] == leaf_der("ecdsa")
+    ctx = client_context(maximum_version=ssl.TLSVersion.TLSv1_2)  # reusable tickets
+    assert_resumes(https, ctx, ticket_session(https, ctx), 6)
+    assert request(plain, "GET", "/plain").status == 200
+    cfg["listeners"].append(tls_listener("more", more, (str(TESTDATA / "rsa.pem"), str(TESTDATA / "rsa.key"))))
+    write_zon(path, cfg)
+    reload_and_wait(sluice, 3)
+    assert served(more, None)[0] == leaf_der("rsa")
+    assert served(https, None)[0] == leaf_der("ecdsa")
+    st = assert_quiescent(sluice)  # No heap allocation on the request path, either.
+    assert st["config_generation"] == 3, st
 
 
 def test_tickets_resume_on_any_worker_and_across_a_reload(sluice, backend, tmp_path):
@@ -325,14 +340,24 @@ def test_tickets_resume_on_any_worker_and_across_a_reload(sluice, backend, tmp_p
     path = write_zon(tmp_path / "sluice.zon", cfg)
     sluice.start_config(path, workers=4)
     ctx = client_context(maximum_version=ssl.TLSVersion.TLSv1_2)  # reusable tickets
+    session = ticket_session(port, ctx)
+    reload_and_wait(sluice, 2)
+    assert_resumes(port, ctx, session, 12)
+
+
+def ticket_session(port, ctx):
+    """The session (with its ticket) of one served request on a new connection."""
     first = tls_client(port, ctx)
     try:
-        Echoed(first.request("GET", "/first"))
-        session = first.sock.session
+        assert Echoed(first.request("GET", "/first")).target == "/first"
+        return first.sock.session
     finally:
         first.close()
-    reload_and_wait(sluice, 2)
-    for i in range(12):
+
+
+def assert_resumes(port, ctx, session, count):
+    """`count` new connections resume `session` and are served."""
+    for i in range(count):
         c = tls_client(port, ctx, session=session)
         try:
             assert c.sock.session_reused, i
