@@ -25,12 +25,12 @@
 //! - The API reaches Zig through translate-c of src/tls/aws_lc.h (the `aws_lc` module, which
 //!   only src/tls/ imports): every declaration and constant comes from AWS-LC's headers, so
 //!   none is copied by hand. Translated once per header change, cached like the archive.
-//! - Size (docs/TLS.md, "Size", has the figures): AES-GCM's AVX-512 assembly (700 KB of
-//!   unrolled code) is left out and GCM takes its AES-NI and AVX path, while RSA keeps its
-//!   AVX-512 IFMA code, which makes a full RSA handshake 2.8 times cheaper on CPUs that have it
-//!   (AWS-LC's one switch, `MY_ASSEMBLER_IS_TOO_OLD_FOR_512AVX`, would drop both: it is set
-//!   around GCM alone, `fipsModule`). The C and C++ objects carry no unwind tables. Nothing is
-//!   compiled `-Os`: on its handshake files it saved 35 KB and seemed to cost handshakes.
+//! - Size (docs/TLS.md, "Size", has the figures): all of AWS-LC's assembly is kept, AES-GCM's
+//!   AVX-512 code (700 KB of unrolled code, three times the throughput of its AES-NI path on
+//!   CPUs with VAES) and RSA's AVX-512 IFMA code (a full RSA handshake 2.8 times cheaper):
+//!   CPU per request before bytes of binary. The C and C++ objects carry no unwind tables.
+//!   Nothing is compiled `-Os`: on its handshake files it saved 35 KB and seemed to cost
+//!   handshakes.
 //! - No CPU jitter entropy (AWS-LC's default outside FIPS builds): the random generator is
 //!   seeded from the kernel (getrandom).
 const std = @import("std");
@@ -100,23 +100,16 @@ pub fn library(b: *std.Build, target: std.Build.ResolvedTarget) Library {
 
     var c_files: std.ArrayList([]const u8) = .empty;
     var asm_files: std.ArrayList([]const u8) = .empty;
-    var fips_module_found = false;
     for ([_][]const u8{ "universal.rs", arch_list }) |list| {
         const text = readFile(b, b.fmt("{s}/builder/cc_builder/{s}", .{ crate, list }));
         var quoted = QuotedStrings{ .text = text };
         while (quoted.next()) |path| {
             if (std.mem.startsWith(u8, path, "third_party/jitterentropy/")) continue;
-            if (std.mem.endsWith(u8, path, gcm_avx512_file)) continue; // See `fipsModule`.
-            if (std.mem.eql(u8, path, fips_module_file)) {
-                fips_module_found = true;
-                fipsModule(b, module, root, &c_flags);
-                continue;
-            }
             const into = if (std.mem.endsWith(u8, path, ".S")) &asm_files else &c_files;
             into.append(b.allocator, path) catch @panic("OOM");
         }
     }
-    std.debug.assert(fips_module_found and c_files.items.len > 100);
+    std.debug.assert(c_files.items.len > 100);
     module.addCSourceFiles(.{ .root = b.path(root), .files = c_files.items, .flags = &c_flags });
     module.addCSourceFiles(.{ .root = b.path(root), .files = asm_files.items, .flags = &asm_flags, .language = .assembly_with_preprocessor });
 
@@ -148,34 +141,6 @@ pub fn library(b: *std.Build, target: std.Build.ResolvedTarget) Library {
 
 /// The file whose malloc() and free() go to OPENSSL_malloc (see the decision on memory above).
 const routed_file = "ssl/ssl_buffer.cc";
-
-/// The FIPS module: one file that includes every other (AES, GCM, SHA, EC, bignum, RSA,
-/// ML-KEM...), compiled through `fipsModule`.
-const fips_module_file = "crypto/fipsmodule/bcm.c";
-/// AES-GCM's AVX-512 assembly (700 KB: two fully unrolled functions), left out (`fipsModule`).
-const gcm_avx512_file = "/aesni-gcm-avx512.S";
-
-/// The FIPS module with AES-GCM's AVX-512 path compiled out and everything else as it is: its
-/// text with `MY_ASSEMBLER_IS_TOO_OLD_FOR_512AVX` defined around `#include "modes/gcm.c"`
-/// alone, so GCM takes the AES-NI and AVX path (`aesni-gcm-x86_64.S`) while RSA keeps its
-/// AVX-512 IFMA code (the macro is the one AWS-LC's own build sets for the whole module; see
-/// docs/TLS.md, "Size", for the figures). The source is not edited: the text is copied into
-/// the build's cache and compiled with the module's folder on the include path. Leaving
-/// `aesni-gcm-avx512.S` out of the build makes the link fail if anything still calls it.
-fn fipsModule(b: *std.Build, module: *std.Build.Module, root: []const u8, c_flags: []const []const u8) void {
-    const text = readFile(b, b.fmt("{s}/{s}", .{ root, fips_module_file }));
-    const include = "#include \"modes/gcm.c\"\n";
-    const at = std.mem.indexOf(u8, text, include) orelse @panic("bcm.c: no #include \"modes/gcm.c\"");
-    const patched = b.fmt("{s}{s}{s}#undef MY_ASSEMBLER_IS_TOO_OLD_FOR_512AVX\n{s}", .{
-        text[0..at],
-        "#define MY_ASSEMBLER_IS_TOO_OLD_FOR_512AVX // sluice: AES-GCM without AVX-512 (tools/aws_lc.zig)\n",
-        include,
-        text[at + include.len ..],
-    });
-    const file = b.addWriteFiles().add("bcm.c", patched);
-    const folder = b.fmt("-I{s}", .{b.root.joinString(b.allocator, b.fmt("{s}/crypto/fipsmodule", .{root})) catch @panic("OOM")});
-    module.addCSourceFile(.{ .file = file, .flags = concat(b, c_flags, &.{folder}) });
-}
 
 /// Links the library into `compile` (as an object file: see the decision on C++ above) and
 /// gives its root module the `aws_lc` import.
