@@ -1,9 +1,10 @@
 //! The DNS namespace: `message` (queries and strict reply parsing on the wire), `ResolvConf`
-//! and `Hosts` (the system's files). Our own small
+//! and `Hosts` (the system's files), `Resolver` (asynchronous, on a Loop). Our own small
 //! resolver rather than getaddrinfo; see docs/ARCHITECTURE.md "DNS (src/dns/)".
 pub const message = @import("message.zig");
 pub const ResolvConf = @import("ResolvConf.zig");
 pub const Hosts = @import("Hosts.zig");
+pub const Resolver = @import("Resolver.zig");
 pub const Diagnostic = @import("text_file.zig").Diagnostic;
 
 test {
@@ -12,4 +13,6 @@ test {
     _ = @import("text_file.zig");
     _ = @import("ResolvConf.zig");
     _ = @import("Hosts.zig");
+    _ = @import("Resolver.zig");
+    _ = @import("Resolver_test.zig");
 }

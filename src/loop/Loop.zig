@@ -442,6 +442,16 @@ pub fn openSocket(loop: *Loop, family: u32) sys.SocketError!Socket {
     return .init(fd);
 }
 
+/// A new nonblocking, close-on-exec UDP socket for `family`. `connect` gives it its one peer,
+/// after which the kernel delivers only that peer's datagrams to `recv` (the resolver relies on
+/// this to refuse replies from any other source) and `send` needs no address. Not simulated:
+/// the simulator resolves no names.
+pub fn openDatagramSocket(loop: *Loop, family: u32) sys.SocketError!Socket {
+    assert(loop.backend != .sim);
+    const flags = linux.SOCK.DGRAM | linux.SOCK.NONBLOCK | linux.SOCK.CLOEXEC;
+    return .init(try sys.socket(family, flags, 0));
+}
+
 /// A pipe for splices: nonblocking, close-on-exec, sized for `bytes_wanted` where the system
 /// allows (see `capacity`). Synchronous; the caller keeps it for reuse.
 pub const Pipe = struct { read: linux.fd_t, write: linux.fd_t, capacity: u32 };
