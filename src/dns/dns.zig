@@ -10,6 +10,7 @@ pub const Diagnostic = @import("text_file.zig").Diagnostic;
 test {
     _ = @import("message.zig");
     _ = @import("message_test.zig");
+    _ = @import("fuzz.zig");
     _ = @import("text_file.zig");
     _ = @import("ResolvConf.zig");
     _ = @import("Hosts.zig");
