@@ -225,6 +225,8 @@ fn Harness(comptime mode: Loop.Mode) type {
             /// resolv.conf lines added (search, options).
             conf_lines: []const u8 = "",
             hosts: ?Hosts = null,
+            /// A first nameserver whose port is closed: its tries end in ECONNREFUSED.
+            closed_first: bool = false,
         };
 
         /// In place: the servers, the loop and the resolver must not move.
@@ -239,10 +241,15 @@ fn Harness(comptime mode: Loop.Mode) type {
             var diagnostic: text_file.Diagnostic = .{};
             var conf = try ResolvConf.parse(setup.conf_lines, "resolv.conf", &diagnostic);
             conf.attempts = setup.attempts;
-            for (harness.servers[0..harness.servers_count], 0..) |*server, index| {
-                conf.nameservers[index] = server.address();
+            conf.nameservers_count = 0;
+            if (setup.closed_first) {
+                conf.nameservers[0] = try closedPort();
+                conf.nameservers_count = 1;
             }
-            conf.nameservers_count = harness.servers_count;
+            for (harness.servers[0..harness.servers_count]) |*server| {
+                conf.nameservers[conf.nameservers_count] = server.address();
+                conf.nameservers_count += 1;
+            }
             harness.loop = Loop.init(.{ .mode = mode, .entries = 16 }) catch |err| switch (mode) {
                 .uring => return error.SkipZigTest, // No io_uring here: the epoll run covers it.
                 else => return err,
@@ -287,6 +294,16 @@ fn Harness(comptime mode: Loop.Mode) type {
             return harness.reply.records[0].a;
         }
     };
+}
+
+/// The address of a UDP port that was just bound and closed again: nobody listens there.
+fn closedPort() !Address {
+    const fd = try Server.socketBound(linux.SOCK.DGRAM, 0);
+    defer _ = linux.close(fd);
+    var bound: Address = undefined;
+    var len: linux.socklen_t = @sizeOf(Address);
+    _ = linux.getsockname(fd, &bound.any, &len);
+    return bound;
 }
 
 fn Suite(comptime mode: Loop.Mode) type {
@@ -338,6 +355,17 @@ fn Suite(comptime mode: Loop.Mode) type {
             const outcome = try harness.resolve("api.test", .a);
             try testing.expectEqual(Resolver.Outcome{ .failure = .servers_failed }, outcome);
             try testing.expectEqual(@as(u32, 3), harness.queries(0));
+        }
+
+        test "resolver: a server whose port is closed fails at once, not at the timeout" {
+            var harness: Harness(mode) = undefined;
+            try harness.init(.{ .closed_first = true, .try_timeout_ns = 3000 * ms });
+            defer harness.deinit();
+
+            const start_ns = sys.clockMonotonicNs();
+            try testing.expectEqual(Resolver.Outcome.answer, try harness.resolve("api.test", .a));
+            try testing.expect(sys.clockMonotonicNs() - start_ns < 1000 * ms);
+            try testing.expectEqual(@as(u32, 1), harness.queries(0));
         }
 
         test "resolver: a try that times out is tried again" {
