@@ -306,7 +306,7 @@ fn recvCallback(slot: *Slot, result: sys.RecvError!usize) void {
     if (slot.state == .closing) return closed(slot);
     const received = result catch return endTry(slot, .next_server);
     switch (slot.state) {
-        .udp => receivedDatagram(slot, slot.buffer[0..received]),
+        .udp => receivedMessage(slot, slot.buffer[0..received], .udp),
         .tcp => {
             if (received == 0) return endTry(slot, .next_server); // Closed before the end.
             slot.received += @intCast(received);
@@ -324,10 +324,6 @@ fn recvCallback(slot: *Slot, result: sys.RecvError!usize) void {
 fn recvMore(slot: *Slot) void {
     const loop = slot.resolver.loop;
     loop.recv(&slot.read_completion, &slot.socket, receiveBuffer(slot), Slot, slot, recvCallback);
-}
-
-fn receivedDatagram(slot: *Slot, datagram: []const u8) void {
-    receivedMessage(slot, datagram, .udp);
 }
 
 fn receivedMessage(slot: *Slot, bytes: []const u8, transport: enum { udp, tcp }) void {
