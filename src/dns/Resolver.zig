@@ -282,7 +282,7 @@ fn connectCallback(slot: *Slot, result: sys.ConnectError!void) void {
         else => unreachable,
     };
     loop.send(&slot.write_completion, &slot.socket, query, Slot, slot, sendCallback);
-    loop.recv(&slot.read_completion, &slot.socket, receiveBuffer(slot), Slot, slot, recvCallback);
+    recvMore(slot);
 }
 
 fn receiveBuffer(slot: *Slot) []u8 {
@@ -323,7 +323,12 @@ fn recvCallback(slot: *Slot, result: sys.RecvError!usize) void {
 
 fn recvMore(slot: *Slot) void {
     const loop = slot.resolver.loop;
-    loop.recv(&slot.read_completion, &slot.socket, receiveBuffer(slot), Slot, slot, recvCallback);
+    const completion = &slot.read_completion;
+    switch (slot.state) {
+        .udp => loop.recvDatagram(completion, &slot.socket, receiveBuffer(slot), Slot, slot, recvCallback),
+        .tcp => loop.recv(completion, &slot.socket, receiveBuffer(slot), Slot, slot, recvCallback),
+        else => unreachable,
+    }
 }
 
 fn receivedMessage(slot: *Slot, bytes: []const u8, transport: enum { udp, tcp }) void {

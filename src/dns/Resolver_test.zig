@@ -190,7 +190,14 @@ const Server = struct {
         }
         for (0..reply.answers) |index| {
             w.pointer(12);
-            if (kind == 28) {
+            if (kind == 33) {
+                // Priority 1, weight N, port 8080, target "node" plus the question's last
+                // label ("test").
+                w.fixed(33, 1, 30, 6 + 5 + 2);
+                w.raw(&.{ 0, 1, 0, @intCast(count), 0x1f, 0x90, 4, 'n', 'o', 'd', 'e' });
+                // The question ends "4 test 0", then type and class: its "test" is 10 back.
+                w.pointer(@intCast(question_end - 10));
+            } else if (kind == 28) {
                 w.fixed(28, 1, 30, 16);
                 const zeros: [16]u8 = @splat(0);
                 w.raw(&zeros);
@@ -320,6 +327,21 @@ fn Suite(comptime mode: Loop.Mode) type {
             try testing.expectEqual([4]u8{ 10, 0, 0, 2 }, harness.firstA());
             try testing.expectEqual(Resolver.Outcome.answer, try harness.resolve("api.test", .aaaa));
             try testing.expectEqual(@as(u8, 3), harness.reply.records[0].aaaa[15]);
+        }
+
+        test "resolver: SRV answers give priority, weight, port and target" {
+            var harness: Harness(mode) = undefined;
+            try harness.init(.{});
+            defer harness.deinit();
+
+            try testing.expectEqual(Resolver.Outcome.answer, try harness.resolve("_http._tcp.api.test", .srv));
+            const srv = harness.reply.records[0].srv;
+            try testing.expectEqual(@as(u16, 1), srv.priority);
+            try testing.expectEqual(@as(u16, 1), srv.weight);
+            try testing.expectEqual(@as(u16, 8080), srv.port);
+            try testing.expectEqualStrings("node.test", srv.target.slice());
+            try testing.expectEqual(Resolver.Outcome.answer, try harness.resolve("_http._tcp.api.test", .srv));
+            try testing.expectEqual(@as(u16, 2), harness.reply.records[0].srv.weight);
         }
 
         test "resolver: a CNAME chain gives the target's addresses and the smallest TTL" {
