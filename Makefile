@@ -28,6 +28,7 @@ unit:
 
 fuzz:
 	$(ZIG) build fuzz -- --iterations $(FUZZ_ITERATIONS)
+	$(ZIG) build dns-fuzz -- --iterations $(FUZZ_ITERATIONS)
 
 # The data-plane simulator (docs/ARCHITECTURE.md, "The simulator"): seeds from a random start,
 # printed; a failure prints its seed and the command that replays it.

@@ -7,6 +7,7 @@
 //!   zig build test            unit tests (every file, through src/unit_tests.zig)
 //!   zig build fuzz -- ARGS    seeded fuzz run of the HTTP parsers (--seed N --iterations N)
 //!   zig build js-fuzz -- ARGS seeded fuzz run of the JavaScript engine (same arguments)
+//!   zig build dns-fuzz -- ARGS seeded fuzz run of the DNS reply parser (same arguments)
 //!   zig build sim -- ARGS     the data-plane simulator (--seed N | --seeds N [--first N]) [--ticks N]
 //!   zig build bench           parser ns per head; end-to-end req/s and allocations per request
 //!   zig build fmt             format the tree (fmt-check: fail if not formatted)
@@ -48,6 +49,7 @@ pub fn build(b: *std.Build) void {
     const test_step = addTests(b, target, optimize, tls, h2);
     addFuzz(b, target);
     addJsFuzz(b, target);
+    addDnsFuzz(b, target);
     addSim(b, target, test_step, tls);
     addBench(b, target, test_step, tls);
     addTlsBench(b, target, test_step, tls);
@@ -166,31 +168,31 @@ fn addTests(b: *std.Build, target: std.Build.ResolvedTarget, optimize: std.built
 }
 
 fn addFuzz(b: *std.Build, target: std.Build.ResolvedTarget) void {
-    const fuzz = b.addExecutable(.{
-        .name = "fuzz-http",
-        .root_module = b.createModule(.{
-            .root_source_file = b.path("src/http/fuzz.zig"),
-            .target = target,
-            .optimize = .ReleaseSafe,
-        }),
-    });
-    const run = b.addRunArtifact(fuzz);
-    run.addPassthruArgs();
-    b.step("fuzz", "Fuzz the HTTP parsers (args: --seed N --iterations N)").dependOn(&run.step);
+    addFuzzStep(b, target, "fuzz-http", "src/http/fuzz.zig", "fuzz", "Fuzz the HTTP parsers (args: --seed N --iterations N)");
 }
 
 fn addJsFuzz(b: *std.Build, target: std.Build.ResolvedTarget) void {
+    addFuzzStep(b, target, "fuzz-js", "src/js/fuzz.zig", "js-fuzz", "Fuzz the JavaScript engine (args: --seed N --iterations N)");
+}
+
+fn addDnsFuzz(b: *std.Build, target: std.Build.ResolvedTarget) void {
+    addFuzzStep(b, target, "fuzz-dns", "src/dns/fuzz.zig", "dns-fuzz", "Fuzz the DNS reply parser (args: --seed N --iterations N)");
+}
+
+/// A seeded fuzz program, built ReleaseSafe (a tripped safety check is a finding), run by
+/// `step_name` with the arguments after `--`.
+fn addFuzzStep(b: *std.Build, target: std.Build.ResolvedTarget, name: []const u8, source: []const u8, step_name: []const u8, description: []const u8) void {
     const fuzz = b.addExecutable(.{
-        .name = "fuzz-js",
+        .name = name,
         .root_module = b.createModule(.{
-            .root_source_file = b.path("src/js/fuzz.zig"),
+            .root_source_file = b.path(source),
             .target = target,
             .optimize = .ReleaseSafe,
         }),
     });
     const run = b.addRunArtifact(fuzz);
     run.addPassthruArgs();
-    b.step("js-fuzz", "Fuzz the JavaScript engine (args: --seed N --iterations N)").dependOn(&run.step);
+    b.step(step_name, description).dependOn(&run.step);
 }
 
 /// The deterministic simulator (src/sim/): the real proxy on a simulated kernel, with faults.

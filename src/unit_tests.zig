@@ -35,6 +35,7 @@ pub const files = .{
     @import("metrics/Json.zig"),
     @import("metrics/Snapshot.zig"),
     @import("loop/loop.zig"),
+    @import("dns/dns.zig"),
     @import("proxy/rewrite.zig"),
     @import("proxy/Router.zig"),
     @import("proxy/local.zig"),

@@ -66,7 +66,9 @@ pub const Operation = union(enum) {
     connect: struct { socket: *Socket, address: Address },
     /// `later`: the bytes most likely have not arrived yet (the peer answers what was just
     /// sent to it): io_uring waits for readiness before trying (`Loop.recvLater`).
-    recv: struct { socket: *Socket, buffer: []u8, later: bool = false },
+    /// `datagram`: one receive is one datagram, so a short one does not mean the socket was
+    /// drained (`Loop.recvDatagram`).
+    recv: struct { socket: *Socket, buffer: []u8, later: bool = false, datagram: bool = false },
     send: struct { socket: *Socket, buffer: []const u8 },
     poll_readable: struct { socket: *Socket },
     /// Socket to pipe (splice(2)): like `recv`, without the bytes passing through user memory.

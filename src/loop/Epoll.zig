@@ -171,10 +171,11 @@ fn perform(completion: *Completion) bool {
             // A short read drained the socket: what arrives after it is a new edge, which the
             // next wait reports. So the next receive waits for that instead of trying a
             // receive that would find nothing (one system call per request saved). Unless
-            // the peer's close (or an error) was seen: that is still there to be read.
+            // the peer's close (or an error) was seen: that is still there to be read. Not for
+            // datagrams: each receive takes one, however many are queued.
             const n = result catch return true;
             const socket = completion.operation.socket();
-            if (n > 0 and n < op.buffer.len and !socket.input_ended) socket.readable = false;
+            if (n > 0 and n < op.buffer.len and !op.datagram and !socket.input_ended) socket.readable = false;
         },
         .send => |op| {
             const result = sys.send(fd, op.buffer);

@@ -248,9 +248,7 @@ pub fn recv(
     context: *Context,
     comptime callback: fn (*Context, sys.RecvError!usize) void,
 ) void {
-    assert(buffer.len > 0); // A zero-length recv could not tell EOF from success.
-    const erased = erasedCallback(Context, "recv", callback);
-    loop.submit(completion, .{ .recv = .{ .socket = socket, .buffer = buffer } }, context, erased);
+    loop.submitRecv(completion, .{ .socket = socket, .buffer = buffer }, Context, context, callback);
 }
 
 /// `recv` for bytes that most likely have not arrived yet: the next request on a keep-alive
@@ -266,10 +264,37 @@ pub fn recvLater(
     context: *Context,
     comptime callback: fn (*Context, sys.RecvError!usize) void,
 ) void {
-    assert(buffer.len > 0);
+    loop.submitRecv(completion, .{ .socket = socket, .buffer = buffer, .later = true }, Context, context, callback);
+}
+
+/// `recv` of one datagram on a socket from `openDatagramSocket` (its bytes, cut to `buffer`).
+/// Apart from `recv` because a short receive says nothing of what else is queued: epoll's
+/// "short read drained the socket" shortcut, right for streams, would wait for an edge that
+/// a second datagram already queued never raises.
+pub fn recvDatagram(
+    loop: *Loop,
+    completion: *Completion,
+    socket: *Socket,
+    buffer: []u8,
+    comptime Context: type,
+    context: *Context,
+    comptime callback: fn (*Context, sys.RecvError!usize) void,
+) void {
+    loop.submitRecv(completion, .{ .socket = socket, .buffer = buffer, .datagram = true }, Context, context, callback);
+}
+
+/// The one body of `recv`, `recvLater` and `recvDatagram`.
+fn submitRecv(
+    loop: *Loop,
+    completion: *Completion,
+    operation: @FieldType(Completion.Operation, "recv"),
+    comptime Context: type,
+    context: *Context,
+    comptime callback: fn (*Context, sys.RecvError!usize) void,
+) void {
+    assert(operation.buffer.len > 0); // A zero-length recv could not tell EOF from success.
     const erased = erasedCallback(Context, "recv", callback);
-    const operation: Completion.Operation = .{ .recv = .{ .socket = socket, .buffer = buffer, .later = true } };
-    loop.submit(completion, operation, context, erased);
+    loop.submit(completion, .{ .recv = operation }, context, erased);
 }
 
 /// Completes with the number of bytes sent, which may be fewer than `buffer.len`.
@@ -440,6 +465,16 @@ pub fn openSocket(loop: *Loop, family: u32) sys.SocketError!Socket {
     const fd = try sys.socket(family, flags, 0);
     sys.setsockoptInt(fd, linux.IPPROTO.TCP, linux.TCP.NODELAY, 1) catch {}; // Latency only.
     return .init(fd);
+}
+
+/// A new nonblocking, close-on-exec UDP socket for `family`. `connect` gives it its one peer,
+/// after which the kernel delivers only that peer's datagrams to `recv` (the resolver relies on
+/// this to refuse replies from any other source) and `send` needs no address. Not simulated:
+/// the simulator resolves no names.
+pub fn openDatagramSocket(loop: *Loop, family: u32) sys.SocketError!Socket {
+    assert(loop.backend != .sim);
+    const flags = linux.SOCK.DGRAM | linux.SOCK.NONBLOCK | linux.SOCK.CLOEXEC;
+    return .init(try sys.socket(family, flags, 0));
 }
 
 /// A pipe for splices: nonblocking, close-on-exec, sized for `bytes_wanted` where the system

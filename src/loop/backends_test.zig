@@ -128,6 +128,15 @@ fn listenLoopback() !struct { socket: Socket, address: Address } {
     return .{ .socket = .init(fd), .address = Address.fromStorage(&storage) };
 }
 
+/// A blocking UDP socket on 127.0.0.1 and a port of its own, outside the loop.
+fn datagramBound() !linux.fd_t {
+    const fd = try sys.socket(linux.AF.INET, linux.SOCK.DGRAM | linux.SOCK.NONBLOCK | linux.SOCK.CLOEXEC, 0);
+    errdefer sys.close(fd);
+    const any_port = Address.initIp4(.{ 127, 0, 0, 1 }, 0);
+    try sys.bind(fd, any_port.sockaddr(), any_port.socklen());
+    return fd;
+}
+
 fn tcpSocket() !linux.fd_t {
     return sys.socket(linux.AF.INET, linux.SOCK.STREAM | linux.SOCK.NONBLOCK | linux.SOCK.CLOEXEC, 0);
 }
@@ -906,6 +915,61 @@ fn Suite(comptime mode: Loop.Mode) type {
             loop.recv(&completion, &pair.server, &reader.buffer, Reader, &reader, Reader.callback);
             try harness.tickUntil(&reader.done);
             try testing.expectEqual(@as(usize, 2), try reader.result);
+        }
+
+        test "loop: a connected datagram socket receives only from its peer" {
+            var harness: Harness = undefined;
+            try harness.init(mode);
+            defer harness.deinit();
+            const loop = &harness.loop;
+            const peer_fd = try datagramBound();
+            defer sys.close(peer_fd);
+            const stranger_fd = try datagramBound();
+            defer sys.close(stranger_fd);
+            var storage: linux.sockaddr.storage = undefined;
+            _ = try sys.getsockname(peer_fd, &storage);
+            const peer = Address.fromStorage(&storage);
+
+            var socket = try loop.openDatagramSocket(linux.AF.INET);
+            defer loop.close(&socket);
+            var connected = false;
+            var connect_completion: Completion = .{};
+            const Connected = struct {
+                fn callback(flag: *bool, result: sys.ConnectError!void) void {
+                    result catch unreachable; // Connecting a datagram socket only sets its peer.
+                    flag.* = true;
+                }
+            };
+            loop.connect(&connect_completion, &socket, &peer, bool, &connected, Connected.callback);
+            try harness.tickUntil(&connected);
+            try testing.expectEqual(@as(usize, 4), try sys.send(socket.fd, "ping"));
+            // Waiting before anything arrives: epoll registers the socket and sees one edge.
+            var reader: Reader = .{};
+            var completion: Completion = .{};
+            loop.recvDatagram(&completion, &socket, &reader.buffer, Reader, &reader, Reader.callback);
+            try harness.tickFor(2 * ms);
+
+            // Learn the socket's address from the datagram, then answer from both sockets.
+            var client: Address = undefined;
+            var client_len: linux.socklen_t = @sizeOf(Address);
+            var ping: [8]u8 = undefined;
+            var polled = [_]linux.pollfd{.{ .fd = peer_fd, .events = linux.POLL.IN, .revents = 0 }};
+            _ = linux.poll(&polled, 1, 1000);
+            const got = linux.recvfrom(peer_fd, &ping, ping.len, 0, &client.any, &client_len);
+            try testing.expectEqual(@as(usize, 4), got);
+            // Two from the peer, both queued under that one edge: epoll must not wait for
+            // another after the first (a short receive of a datagram drains nothing).
+            const senders = [_]linux.fd_t{ stranger_fd, peer_fd, peer_fd };
+            for (senders, [_][]const u8{ "stranger", "peer", "again" }) |fd, text| {
+                const sent = linux.sendto(fd, text.ptr, text.len, 0, client.sockaddr(), client.socklen());
+                try testing.expectEqual(text.len, sent);
+            }
+            try harness.tickUntil(&reader.done);
+            try testing.expectEqualStrings("peer", reader.buffer[0..try reader.result]);
+            reader = .{};
+            loop.recvDatagram(&completion, &socket, &reader.buffer, Reader, &reader, Reader.callback);
+            try harness.tickUntil(&reader.done);
+            try testing.expectEqualStrings("again", reader.buffer[0..try reader.result]);
         }
     };
 }
