@@ -39,9 +39,13 @@ streams: ?*Stream = null,
 streams_count: u32 = 0,
 /// Streams whose response window nghttp2 took whole, to hand back after the frames are made.
 drained: ?*Stream = null,
-/// `flush` is running: a nested call only asks it to go round again.
+/// `flush` is running, or the session is receiving (nghttp2 is not reentrant): a nested call
+/// only asks for another round, which the caller runs when it is done.
 flushing: bool = false,
+receiving: bool = false,
 flush_again: bool = false,
+/// Streams whose exchange waits for request body bytes: the client body timeout runs.
+body_waits: u32 = 0,
 /// A GOAWAY was submitted (drain, idle timeout, a limit): close once it and every stream's
 /// end are written.
 going_away: bool = false,
@@ -109,6 +113,9 @@ pub fn start(connection: *Connection, already: u32) void {
 }
 
 fn received(http2: *Http2, bytes: []const u8) void {
+    // nghttp2 must not be asked to send from inside its own receive: `flush` waits for the end.
+    http2.receiving = true;
+    defer http2.receiving = false;
     http2.session.receive(bytes, http2.connection.loop().now()) catch |err| switch (err) {
         // A limit was passed (counted): the GOAWAY goes out, then the connection closes.
         error.Flooded => http2.going_away = true,
@@ -143,7 +150,7 @@ fn recvCallback(connection: *Connection, result: sys.RecvError!usize) void {
 pub fn flush(http2: *Http2) void {
     const connection = http2.connection;
     if (connection.state != .active) return;
-    if (http2.flushing) {
+    if (http2.flushing or http2.receiving) {
         http2.flush_again = true;
         return;
     }
@@ -196,6 +203,8 @@ fn idle(http2: *Http2) void {
     if (http2.maybeClose()) return;
     if (http2.streams_count == 0) {
         connection.armTimer(.sending); // The client idle timeout.
+    } else if (http2.body_waits > 0) {
+        connection.armTimer(.body); // Request bodies must keep arriving.
     } else {
         connection.armTimer(.waiting);
     }
@@ -218,6 +227,17 @@ fn maybeClose(http2: *Http2) bool {
 pub fn timedOut(http2: *Http2) void {
     const connection = http2.connection;
     if (connection.send_completion.isPending()) return connection.close(); // Not reading.
+    if (connection.phase == .body) {
+        // Streams whose request body stopped arriving: 408 each, as HTTP/1.1's would get.
+        var next = http2.streams;
+        while (next) |stream| {
+            next = stream.next;
+            if (!stream.waitsForBody()) continue;
+            connection.proxy.stats.client_timeouts.add(1);
+            stream.failBody(.client_body_timeout);
+        }
+        return http2.flush();
+    }
     http2.goAway();
     http2.flush(); // Then `maybeClose`, once the GOAWAY is written.
 }
@@ -237,11 +257,13 @@ fn goAway(http2: *Http2) void {
 /// The connection is closing: every stream's exchange is aborted, and streams that have none
 /// go back now.
 pub fn closeAll(http2: *Http2) void {
+    http2.body_waits = 0;
     var next = http2.streams;
     while (next) |stream| {
         next = stream.next;
         stream.closed = true;
         stream.drained = false;
+        stream.body.wanted = false; // `body_waits` is 0 now.
         if (stream.exchange) |exchange| {
             exchange.abort(); // Released now or when its operations call back.
         } else {

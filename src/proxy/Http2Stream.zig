@@ -75,6 +75,8 @@ const Body = struct {
     overwritten: bool = false,
     /// The exchange asked for a window and none was there: the next DATA is its.
     wanted: bool = false,
+    /// The body failed (too large, too slow): what still arrives is dropped.
+    discard: bool = false,
     /// Sent chunked (no Content-Length): each window is framed as one chunk, in three pieces
     /// (`stage`), then the last chunk.
     chunked: bool = false,
@@ -240,7 +242,7 @@ pub fn received(stream: *Stream, bytes: []const u8) void {
     const body = &stream.body;
     // Nobody reads it (the exchange ended): dropped, and the stream is reset once its
     // response is out (`settle`).
-    if (stream.exchange == null or body.done) return;
+    if (stream.exchange == null or body.done or body.discard) return;
     const segment_bytes = stream.http2.segmentBytes();
     if (bytes.len > segments_max * segment_bytes - body.len) return stream.refuse(.flow_control_error);
     var rest = bytes;
@@ -256,10 +258,37 @@ pub fn received(stream: *Stream, bytes: []const u8) void {
         rest = rest[n..];
     }
     body.received += bytes.len;
+    // A body without a length is counted against the limit as it arrives (one with a length
+    // was refused before anything was sent: `Exchange.bodyOverLimit`).
+    const max = stream.exchange.?.body_bytes_max;
+    if (body.chunked and max > 0 and body.received > max) return stream.failBody(.request_body_too_large);
     if (body.wanted) {
-        body.wanted = false;
+        stream.setWanted(false);
         stream.pullRequestBody();
     }
+}
+
+/// The exchange waits for body bytes (`Http2` counts such streams: its body timeout).
+fn setWanted(stream: *Stream, wanted: bool) void {
+    if (stream.body.wanted == wanted) return;
+    stream.body.wanted = wanted;
+    if (wanted) stream.http2.body_waits += 1 else stream.http2.body_waits -= 1;
+}
+
+/// The request body failed on the client's side (over the limit, too slow): the exchange
+/// ends, counted and logged, and the client is answered if nothing of a response started.
+pub fn failBody(stream: *Stream, failure: Failure) void {
+    stream.setWanted(false);
+    stream.body.discard = true;
+    const exchange = stream.exchange orelse return;
+    const can_answer = !stream.response.started;
+    exchange.failByDownstream(failure); // Released now or when its operations call back.
+    if (stream.closed) return;
+    if (can_answer) stream.answerFailure(failure) else stream.reset(.internal_error);
+}
+
+pub fn waitsForBody(stream: *const Stream) bool {
+    return stream.body.wanted;
 }
 
 /// END_STREAM: the body is complete.
@@ -267,7 +296,7 @@ pub fn ended(stream: *Stream) void {
     const body = &stream.body;
     body.ended = true;
     if (body.wanted) {
-        body.wanted = false;
+        stream.setWanted(false);
         stream.pullRequestBody();
     }
 }
@@ -289,7 +318,8 @@ pub fn pullRequestBody(stream: *Stream) void {
             return exchange.sendRequestBody("0\r\n\r\n", true);
         }
         assert(!body.ended or body.chunked); // With a length, the last window ended it.
-        body.wanted = true;
+        stream.setWanted(true);
+        stream.http2.flush(); // The body timeout starts (`Http2.idle`).
         return;
     }
     const window = stream.windowAt(body.pos);
@@ -386,7 +416,7 @@ pub fn rewindRequestBody(stream: *Stream) void {
     assert(!body.overwritten);
     body.pos = 0;
     body.window_end = 0;
-    body.wanted = false;
+    stream.setWanted(false);
     body.stage = .size_line;
     body.done = stream.request.body == .none;
     body.remaining = switch (stream.request.body) {
@@ -411,7 +441,7 @@ pub fn sendContinue(stream: *Stream) void {
 }
 
 /// The backend's final response head, with the first body bytes that came with it.
-pub fn sendResponse(stream: *Stream, view: Exchange.ResponseView, extra_field: []const u8) void {
+pub noinline fn sendResponse(stream: *Stream, view: Exchange.ResponseView, extra_field: []const u8) void {
     const head = view.head;
     var fields: [fields_max]ServerSession.Field = undefined;
     var count: usize = 0;
@@ -462,7 +492,7 @@ pub fn takesSplice(stream: *const Stream) bool {
 
 /// A response sluice made itself (a route's, the 404, a handler's), composed as HTTP/1.1:
 /// parsed back into its status, fields and body. The bytes are sluice's own, well formed.
-pub fn sendLocal(stream: *Stream, bytes: []const u8, close_after: bool) void {
+pub noinline fn sendLocal(stream: *Stream, bytes: []const u8, close_after: bool) void {
     _ = close_after; // A stream ends; the connection goes on.
     const exchange = stream.exchange.?;
     const parser = &exchange.attempt.response_parser;
@@ -620,7 +650,7 @@ pub fn exchangeFailed(stream: *Stream, failure: ?Failure, response_started: bool
 }
 
 /// Answers with a failure's response (its text is static: nothing of the exchange is needed).
-fn answerFailure(stream: *Stream, failure: Failure) void {
+noinline fn answerFailure(stream: *Stream, failure: Failure) void {
     var fields: [3]ServerSession.Field = undefined;
     var count: usize = 0;
     fields[count] = .{ .name = "content-type", .value = "text/plain" };
@@ -661,6 +691,7 @@ pub fn exchangeReleased(stream: *Stream) void {
 }
 
 fn releaseExchange(stream: *Stream) void {
+    stream.setWanted(false);
     const exchange = stream.exchange.?;
     assert(exchange.state == .free);
     stream.exchange = null;
@@ -672,6 +703,7 @@ fn releaseExchange(stream: *Stream) void {
 /// (`windowSent`, in the same `flush`). Otherwise the client gave up: its exchange is aborted.
 pub fn streamClosed(stream: *Stream) void {
     stream.closed = true;
+    stream.setWanted(false);
     const exchange = stream.exchange orelse return stream.maybeFree();
     if (stream.response.ended and stream.drained) return;
     exchange.abort(); // Released now or when its operations call back.
@@ -681,12 +713,14 @@ pub fn streamClosed(stream: *Stream) void {
 /// response (RFC 9113 §8.1: RST_STREAM NO_ERROR), and the slot goes back once nghttp2 closed
 /// the stream.
 fn maybeFree(stream: *Stream) void {
-    if (stream.exchange == null and !stream.closed and !stream.body.done and stream.response.ended and !stream.drained) {
+    if (stream.exchange != null or stream.drained) return;
+    if (stream.closed) return stream.http2.freeStream(stream);
+    if (!stream.body.done and stream.response.ended) {
         stream.body.done = true; // Once.
+        // The close this brings comes back through `streamClosed`, which frees the slot
+        // (perhaps before this returns: nothing of the stream is touched after).
         stream.reset(.no_error);
     }
-    if (!stream.closed or stream.exchange != null or stream.drained) return;
-    stream.http2.freeStream(stream);
 }
 
 /// Let go of the buffers (the slot goes back by `Http2.freeStream`).

@@ -57,7 +57,8 @@ pub const Downstream = union(enum) {
     /// and the client presented one (`peer` holds the text they point into).
     pub fn certificateFields(downstream: Downstream, peer: *tls.Engine.PeerCertificate) ?rewrite.CertificateFields {
         return switch (downstream) {
-            .http1 => |c| DownstreamTls.certificateFields(c, peer),
+            // A plain connection has none: no call for the common case.
+            .http1 => |c| if (c.tls == null) null else DownstreamTls.certificateFields(c, peer),
             .h2 => |stream| stream.certificateFields(peer),
         };
     }

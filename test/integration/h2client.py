@@ -98,6 +98,9 @@ class H2Client:
         view = memoryview(body)
         deadline = time.monotonic() + 10
         while view:
+            response = self.responses.get(sid)
+            if response is not None and response.reset is not None:
+                return  # the server stopped the upload (RST_STREAM): the rest is not sent
             room = min(self.conn.local_flow_control_window(sid), self.conn.max_outbound_frame_size)
             if room <= 0:
                 self.flush()
@@ -107,7 +110,7 @@ class H2Client:
             chunk, view = view[:room], view[room:]
             self.conn.send_data(sid, bytes(chunk))
             self.flush()
-        if end_stream:
+        if end_stream and self.responses.get(sid, H2Response(sid)).reset is None:
             self.conn.end_stream(sid)
             self.flush()
 

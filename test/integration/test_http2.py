@@ -306,3 +306,27 @@ def test_the_access_log_says_http2(sluice, backend, tmp_path):
         time.sleep(0.1)
     line = next(ln for ln in log.read_text().splitlines() if "/logged" in ln)
     assert '"GET /logged HTTP/2.0" 200' in line
+
+
+def test_a_body_without_a_length_is_held_to_the_limit(sluice, backend):
+    """HTTP/2 lets a body come without content-length; `--request-body-max` counts it as it
+    arrives: 413 once past, and the connection serves on."""
+    sluice.start([backend], args=H2C + ["--request-body-max", "100KiB"])
+    c = H2Client.plain(sluice.port)
+    sid = c.request("POST", "/big", body=b"y" * 300_000)
+    r = c.wait(sid)[sid]
+    assert r.status == 413
+    assert sum(len(q.body) for q in backend.requests) < 300_000
+    assert c.get("/next").status == 200
+    c.close()
+
+
+def test_a_stalled_request_body_times_out_with_408(sluice, backend):
+    """A stream whose body stops arriving holds nothing past the client idle timeout."""
+    sluice.start([backend], args=H2C + ["--client-idle-timeout", "500ms"])
+    c = H2Client.plain(sluice.port)
+    sid = c.request("POST", "/stall", body=b"z" * 1000, end_stream=False)
+    r = c.wait(sid, timeout=10)[sid]
+    assert r.status == 408, r
+    assert c.get("/after").status == 200  # the connection serves on
+    c.close()
