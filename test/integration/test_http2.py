@@ -330,3 +330,28 @@ def test_a_stalled_request_body_times_out_with_408(sluice, backend):
     assert r.status == 408, r
     assert c.get("/after").status == 200  # the connection serves on
     c.close()
+
+
+def test_handlers_read_http2_bodies_and_proxy_them(sluice, make_backend, tmp_path):
+    """A handler behind an HTTP/2 stream: `request.body` is the bare data (with or without a
+    length), and `Response.proxy` sends the body it read on to the pool whole."""
+    from test_handlers import BODY_JS, BODY_SITE, write
+    backend = make_backend(echo())
+    write(tmp_path, "body.js", BODY_JS)
+    config = tmp_path / "site.zon"
+    config.write_text(BODY_SITE.replace("BACKEND", backend.address)
+                      .replace('.listen = "127.0.0.1:0",', '.listen = "127.0.0.1:0",\n    .http2 = .on,', 1))
+    sluice.start_config(config)
+    c = H2Client.plain(sluice.port)
+    text = "héllo wörld".encode()
+    for headers in ([("content-length", str(len(text)))], []):
+        sid = c.request("POST", "/echo", headers=headers, body=text)
+        r = c.wait(sid)[sid]
+        assert r.status == 200 and json.loads(r.body) == {"body": "héllo wörld", "length": 11, "method": "POST"}, r
+    for headers, framing in (([("content-length", "3000")], "length"), ([], "chunked")):
+        sid = c.request("POST", "/proxy", headers=headers, body=b"z" * 3000)
+        got = echoed(c.wait(sid)[sid])
+        assert (got["target"], got["body_len"], got["framing"]) == ("/sent-on", 3000, framing)
+    sid = c.request("POST", "/echo", body=b"q" * 5000)  # over the handler's body_max (4 KiB)
+    assert c.wait(sid)[sid].status == 413
+    c.close()
