@@ -30,6 +30,12 @@ import benchlib  # noqa: E402 - next to this file
 from benchlib import env_int  # noqa: E402
 
 note = benchlib.make_note("h2")
+# Idle backend connections kept (sluice --upstream-keepalive, nginx `keepalive`; HAProxy keeps
+# them without a cap by default): h2load's 16 x 32 streams are 512 requests in flight, and a
+# pool that keeps fewer idle than that opens and closes a backend connection for most requests
+# (64, the default of both, made sluice connect for 65% of them), which would measure TCP
+# set-up rather than HTTP/2.
+KEEPALIVE = 1024
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
 
 
@@ -55,7 +61,8 @@ def make_proxies(args, run_dir, ports, backend, k):
             port = ports.fresh()
             if t == "sluice":
                 argv = [args.sluice, "--workers", "1", "--listen", f"127.0.0.1:{port}",
-                        "--backend", backend, "--http2", "on"]
+                        "--backend", backend, "--http2", "on",
+                        "--upstream-keepalive", str(KEEPALIVE)]
                 if tls:
                     argv += ["--tls-cert", cert, "--tls-key", key]
                 out.append(Proxy(t, scenario, argv, port))
@@ -63,7 +70,8 @@ def make_proxies(args, run_dir, ports, backend, k):
                 conf = os.path.join(run_dir, f"nginx-{scenario}.conf")
                 lines = ((f"ssl_certificate {cert};", f"ssl_certificate_key {key};",
                           "ssl_protocols TLSv1.2 TLSv1.3;") if tls else ())
-                http = benchlib.nginx_proxy_http(port, backend, tls=lines)
+                http = benchlib.nginx_proxy_http(port, backend, tls=lines).replace(
+                    "keepalive 64;", f"keepalive {KEEPALIVE};")
                 http = http.replace(f"listen 127.0.0.1:{port} backlog=4096",
                                     f"listen 127.0.0.1:{port} backlog=4096 http2")
                 # One connection carries all of a client's streams: no per-connection cap.
@@ -187,7 +195,8 @@ def report(args, k, proxies, began):
                               f"{s_rps / med([r['rps'] for r in ok]):.2f}x")
     method = (f"h2load -n {k['requests']} -c {k['clients']} -m {k['streams']} after a"
               f" {k['warmup']}-request warm-up, {k['runs']} rounds, medians; each proxy one"
-              " worker pinned, proxying to the same nginx backend over HTTP/1.1 keep-alive."
+              " worker pinned, proxying to the same nginx backend over HTTP/1.1 keep-alive"
+              f" (sluice and nginx keep {KEEPALIVE} idle backend connections, HAProxy all)."
               f" Idle connection bytes: the proxy's RSS growth for {k['idle']} idle HTTP/2"
               " connections, divided by their number.")
     text, md = [], []

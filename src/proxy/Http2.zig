@@ -147,6 +147,10 @@ fn recvCallback(connection: *Connection, result: sys.RecvError!usize) void {
 
 /// Writes what the session has to send, and hands windows taken whole back to their
 /// exchanges (which may give more at once: then round again).
+///
+/// Not at once: a zero-byte send that completes after this batch of callbacks
+/// (`Loop.sendReady`) does it, so every stream that answered in the batch goes out in one
+/// write, as HAProxy and nginx gather theirs.
 pub fn flush(http2: *Http2) void {
     const connection = http2.connection;
     if (connection.state != .active) return;
@@ -155,6 +159,21 @@ pub fn flush(http2: *Http2) void {
         return;
     }
     if (connection.send_completion.isPending()) return; // Its callback flushes.
+    connection.submit();
+    connection.loop().sendReady(&connection.send_completion, &connection.socket, "", 0, Connection, connection, flushCallback);
+}
+
+fn flushCallback(connection: *Connection, result: sys.SendError!usize) void {
+    if (connection.opDone(false)) return;
+    _ = result catch unreachable; // Known at submission: 0.
+    connection.http2.?.flushNow();
+}
+
+fn flushNow(http2: *Http2) void {
+    const connection = http2.connection;
+    if (connection.state != .active) return;
+    assert(!http2.flushing and !http2.receiving);
+    assert(!connection.send_completion.isPending());
     http2.flushing = true;
     defer http2.flushing = false;
     while (true) {
@@ -192,7 +211,7 @@ fn sendCallback(connection: *Connection, result: sys.SendError!usize) void {
     if (http2.sent < http2.len) return connection.sendClient(http2.out[http2.sent..http2.len], sendCallback);
     http2.sent = 0;
     http2.len = 0;
-    http2.flush();
+    http2.flushNow();
     http2.receiveMore();
 }
 
