@@ -45,6 +45,11 @@ streams_open: u32 = 0,
 now_ns: u64 = 0,
 resets: Window = .{},
 control_frames: Window = .{},
+/// The streams this side reset most recently: frames the client had already sent on them
+/// are ignored (RFC 9113 §5.1, "closed"), where frames on other closed streams end the
+/// connection.
+resets_sent: [resets_remembered]StreamId = @splat(0),
+resets_sent_next: u32 = 0,
 /// Which limit ended the session, if one did.
 ended: ?End = null,
 /// A failure inside a callback, returned by `receive`.
@@ -221,8 +226,12 @@ pub const Counters = struct {
     out_of_memory: Counter = .{},
 };
 
+/// Streams reset by this side whose late frames are forgiven: more than a client has in flight
+/// when a burst of its streams is refused or reset.
+const resets_remembered = 128;
+
 /// Why sluice ended a session.
-const End = enum { reset_flood, control_frame_flood, continuation_flood, ack_flood, settings_too_large, glitch_flood };
+const End = enum { reset_flood, control_frame_flood, continuation_flood, ack_flood, settings_too_large, glitch_flood, protocol };
 
 /// A count of events in a fixed window of the caller's clock.
 const Window = struct {
@@ -544,6 +553,33 @@ fn fail(session: *ServerSession, rv: c_int) Error {
     }
 }
 
+/// DATA or HEADERS on a stream the client opened before and that is closed now: unless this
+/// side reset it (then the client may have sent them before it knew), a connection error
+/// STREAM_CLOSED (RFC 9113 §5.1), which nghttp2 leaves to the application (it ignores such
+/// frames, counting them towards its glitch limit). A HEADERS on a lower id never used is one
+/// too: that stream was closed implicitly (§5.1.1).
+fn checkNotClosed(session: *ServerSession, stream_id: i32) void {
+    if (stream_id <= 0 or @mod(stream_id, 2) == 0) return; // nghttp2 answers those itself
+    if (stream_id > c.nghttp2_session_get_last_proc_stream_id(session.session)) return; // new
+    if (c.nghttp2_session_find_stream(session.session, stream_id)) |stream| {
+        if (c.nghttp2_stream_get_state(stream) != c.NGHTTP2_STREAM_STATE_CLOSED) return;
+    }
+    for (session.resets_sent) |reset_id| if (reset_id == stream_id) return;
+    session.endProtocol(.stream_closed);
+}
+
+/// Remembers a stream this side reset (`checkNotClosed`).
+fn rememberReset(session: *ServerSession, stream_id: i32) void {
+    session.resets_sent[session.resets_sent_next % resets_remembered] = streamOf(stream_id);
+    session.resets_sent_next +%= 1;
+}
+
+/// A connection error the client caused: GOAWAY with `code`, then nothing more is read.
+fn endProtocol(session: *ServerSession, code: ErrorCode) void {
+    if (session.ended == null) session.ended = .protocol;
+    _ = c.nghttp2_session_terminate_session(session.session, @backingInt(code));
+}
+
 /// GOAWAY ENHANCE_YOUR_CALM: nghttp2 ignores everything received after it.
 fn endCalm(session: *ServerSession, why: End) void {
     if (session.ended == null) session.ended = why;
@@ -603,7 +639,12 @@ fn beginFrameCallback(_: ?*c.nghttp2_session, hd: [*c]const c.nghttp2_frame_hd, 
             if (hd.*.stream_id > last and session.streams_open >= limits.concurrent_streams_max) {
                 session.counters.streams_refused.add(1);
             }
+            session.checkNotClosed(hd.*.stream_id);
         },
+        c.NGHTTP2_DATA => session.checkNotClosed(hd.*.stream_id),
+        // RFC 9113 §6.3: PRIORITY on stream 0 is a connection error (nghttp2, which ignores
+        // the deprecated priorities, drops it unread).
+        c.NGHTTP2_PRIORITY => if (hd.*.stream_id == 0) session.endProtocol(.protocol_error),
         else => {},
     }
     return 0;
@@ -807,6 +848,7 @@ fn countReset(session: *ServerSession) void {
 fn frameSentCallback(_: ?*c.nghttp2_session, frame: [*c]const c.nghttp2_frame, user_data: ?*anyopaque) callconv(.c) c_int {
     const session = sessionOf(user_data);
     const hd = frame.*.hd;
+    if (hd.type == c.NGHTTP2_RST_STREAM) session.rememberReset(hd.stream_id);
     if (hd.type == c.NGHTTP2_HEADERS and c.nghttp2_session_get_stream_user_data(session.session, hd.stream_id) == @as(*anyopaque, &refused_marker)) {
         session.reset(streamOf(hd.stream_id), .no_error) catch |err| switch (err) {
             error.OutOfMemory => return session.callbackOutOfMemory(),
