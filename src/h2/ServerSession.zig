@@ -455,6 +455,20 @@ pub fn respond(session: *ServerSession, stream: StreamId, status: u16, fields: [
     return submitResult(rv);
 }
 
+/// Queues an interim (1xx) response head on `stream` (100 Continue, 103 Early Hints): a
+/// HEADERS frame without END_STREAM before the final `respond` (RFC 9113 §8.1).
+pub fn interim(session: *ServerSession, stream: StreamId, status: u16, fields: []const Field) SubmitError!void {
+    assert(status >= 100 and status < 200 and status != 101);
+    if (fields.len + 1 > submitted_fields_max) return error.TooManyFields;
+    var nva: [submitted_fields_max]c.nghttp2_nv = undefined;
+    var status_text: [3]u8 = undefined;
+    _ = std.fmt.bufPrint(&status_text, "{d}", .{status}) catch unreachable;
+    nva[0] = nv(":status", &status_text);
+    for (fields, nva[1..][0..fields.len]) |field, *entry| entry.* = nv(field.name, field.value);
+    const rv = c.nghttp2_submit_headers(session.session, c.NGHTTP2_FLAG_NONE, stream, null, &nva, fields.len + 1, null);
+    return submitResult(rv);
+}
+
 /// A stream whose body waited (`BodyChunk.wait`) has bytes again.
 pub fn resumeBody(session: *ServerSession, stream: StreamId) SubmitError!void {
     return submitResult(c.nghttp2_session_resume_data(session.session, stream));

@@ -428,10 +428,37 @@ pub fn rewindRequestBody(stream: *Stream) void {
 // ---------------------------------------------------------------------------------------------
 // The response
 
-/// A 1xx: not relayed (HTTP/2 could carry it as HEADERS without END_STREAM; sluice does not
-/// yet). The bytes after it go back to the exchange for the final response.
-pub fn sendInterim(stream: *Stream, view: Exchange.ResponseView) void {
+/// A 1xx (100 Continue, 103 Early Hints): relayed as a HEADERS frame without END_STREAM, its
+/// fields converted as a final head's; the bytes after it go back to the exchange for the final
+/// response.
+pub noinline fn sendInterim(stream: *Stream, view: Exchange.ResponseView) void {
+    var fields: [fields_max]ServerSession.Field = undefined;
+    const count = convertFields(view.head, &fields) orelse return stream.exchange.?.responseHeadTooLarge();
+    if (!stream.closed) {
+        stream.http2.session.interim(stream.id, view.head.status, fields[0..count]) catch |err| switch (err) {
+            error.StreamClosed => {},
+            error.OutOfMemory, error.TooManyFields => return stream.refuse(.internal_error),
+        };
+        stream.http2.flush();
+    }
     stream.exchange.?.interimSent(view.head_start + view.head_len, view.received - view.head_len);
+}
+
+/// The fields of a backend's head as HTTP/2 sends them: connection-specific ones and those
+/// the Connection field names dropped, names lowercased (in place: the head is used once).
+/// Null when there are more than an HTTP/2 head carries.
+fn convertFields(head: *const http.ResponseParser.Head, fields: []ServerSession.Field) ?usize {
+    var count: usize = 0;
+    const names_fields = head.connectionNamesFields();
+    for (head.headers) |field| {
+        if (connectionSpecific(field.name)) continue;
+        if (names_fields and head.connectionHasToken(field.name)) continue;
+        if (count == fields.len) return null;
+        lowercase(@constCast(field.name));
+        fields[count] = .{ .name = field.name, .value = field.value };
+        count += 1;
+    }
+    return count;
 }
 
 /// An HTTP/2 client does not wait for 100 Continue (the request never asks: `expect_continue`
@@ -444,17 +471,8 @@ pub fn sendContinue(stream: *Stream) void {
 pub noinline fn sendResponse(stream: *Stream, view: Exchange.ResponseView, extra_field: []const u8) void {
     const head = view.head;
     var fields: [fields_max]ServerSession.Field = undefined;
-    var count: usize = 0;
-    const names_fields = head.connectionNamesFields();
-    for (head.headers) |field| {
-        if (connectionSpecific(field.name)) continue;
-        if (names_fields and head.connectionHasToken(field.name)) continue;
-        if (count == fields.len) return stream.exchange.?.responseHeadTooLarge();
-        // RFC 9113 §8.2.1: names are lowercase. The head is the exchange's, used once.
-        lowercase(@constCast(field.name));
-        fields[count] = .{ .name = field.name, .value = field.value };
-        count += 1;
-    }
+    // RFC 9113 §8.2.1: names are lowercase.
+    var count = convertFields(head, &fields) orelse return stream.exchange.?.responseHeadTooLarge();
     if (extra_field.len > 0) {
         // "Name: value\r\n", composed by the exchange (a sticky cookie).
         const colon = std.mem.indexOfScalar(u8, extra_field, ':').?;
@@ -503,14 +521,7 @@ pub noinline fn sendLocal(stream: *Stream, bytes: []const u8, close_after: bool)
     };
     const head = &parser.head;
     var fields: [fields_max]ServerSession.Field = undefined;
-    var count: usize = 0;
-    for (head.headers) |field| {
-        if (connectionSpecific(field.name)) continue;
-        if (count == fields.len) break; // Sluice's own heads are far smaller.
-        lowercase(@constCast(field.name));
-        fields[count] = .{ .name = field.name, .value = field.value };
-        count += 1;
-    }
+    const count = convertFields(head, &fields).?; // Sluice's own heads are far smaller.
     const body = bytes[head_len..];
     stream.respond(head.status, fields[0..count], body.len > 0);
     stream.setWindow(body, true, false);

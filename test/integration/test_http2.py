@@ -355,3 +355,30 @@ def test_handlers_read_http2_bodies_and_proxy_them(sluice, make_backend, tmp_pat
     sid = c.request("POST", "/echo", body=b"q" * 5000)  # over the handler's body_max (4 KiB)
     assert c.wait(sid)[sid].status == 413
     c.close()
+
+
+def test_interim_responses_are_relayed_as_headers(sluice, make_sluice, make_backend):
+    """A backend's 100 Continue (the client sent `expect: 100-continue`, which goes on) and 103
+    Early Hints reach an HTTP/2 client as HEADERS without END_STREAM, before the final
+    response."""
+    from backends import expect_100, raw_response
+    backend = make_backend(expect_100())
+    sluice.start([backend], args=H2C)
+    c = H2Client.plain(sluice.port)
+    sid = c.request("POST", "/upload", headers=[("expect", "100-continue"), ("content-length", "5")],
+                    body=b"hello")
+    r = c.wait(sid)[sid]
+    assert echoed(r)["body"] == "hello"
+    informational = [e for e in c.events if type(e).__name__ == "InformationalResponseReceived"]
+    assert [dict(e.headers)[":status"] for e in informational] == ["100"]
+    c.close()
+    hints = make_backend(raw_response(b"HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n"
+                                      b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", close=False))
+    other = make_sluice().start([hints], args=H2C)
+    c = H2Client.plain(other.port)
+    r = c.get("/")
+    assert r.status == 200 and r.body == b"ok"
+    informational = [e for e in c.events if type(e).__name__ == "InformationalResponseReceived"]
+    assert [(dict(e.headers)[":status"], dict(e.headers)["link"]) for e in informational] == [
+        ("103", "</s.css>; rel=preload")]
+    c.close()
