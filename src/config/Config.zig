@@ -82,6 +82,15 @@ handlers_count: u32 = 0,
 /// `--backend` sends every request to the one pool. Empty: none.
 handler: []const u8 = settings.default(.global, "handler"),
 
+/// Header rules for every request and response (a route's own are merged over them), and
+/// the command line's, over the file's (config/HeaderRules.zig).
+header_rules: HeaderRules = .{},
+cli_header_rules_buffer: [HeaderRules.rules_count_max]CliHeaderRule = undefined,
+cli_header_rules_count: u32 = 0,
+/// The field that carries each request's id (generated unless the client sent a plain one),
+/// forwarded and logged; empty: no ids.
+request_id_header: []const u8 = settings.default(.global, "request_id_header"),
+
 /// The admin listener (`/metrics`, `/status`, `/healthz`), served by the control thread.
 admin: Admin = .{},
 access_log: AccessLog = .{},
@@ -117,6 +126,27 @@ pub const Listener = struct {
     /// HTTPS when it has certificates (a file's `.tls`); see `Config.listenerTls`.
     tls: Tls = .{},
 };
+
+pub const HeaderRules = @import("HeaderRules.zig");
+
+/// One `--request-header`, `--response-header` or `--remove-response-header` flag: its kind
+/// and its value as given (`NAME: VALUE`, or `NAME`), checked by the command line's parser.
+pub const CliHeaderRule = struct {
+    kind: Kind,
+    text: []const u8,
+
+    pub const Kind = enum { request_set, response_set, response_remove };
+};
+
+pub fn cliHeaderRules(config: *const Config) []const CliHeaderRule {
+    return config.cli_header_rules_buffer[0..config.cli_header_rules_count];
+}
+
+pub fn addCliHeaderRule(config: *Config, rule: CliHeaderRule) error{TooMany}!void {
+    if (config.cli_header_rules_count == HeaderRules.rules_count_max) return error.TooMany;
+    config.cli_header_rules_buffer[config.cli_header_rules_count] = rule;
+    config.cli_header_rules_count += 1;
+}
 
 pub const certificates_count_max = 8;
 
@@ -213,6 +243,8 @@ pub const Route = struct {
     tunnel_idle_timeout_ns: u64 = settings.default(.route, "tunnel_idle_timeout_ns"),
     /// Overrides `Config.request_body_bytes_max` for this route; null: not set (0: no limit).
     request_body_bytes_max: ?u64 = settings.default(.route, "request_body_bytes_max"),
+    /// Header rules over the top level's (config/HeaderRules.zig).
+    header_rules: HeaderRules = .{},
 
     pub const Action = enum { pool, respond, redirect, handler };
 

@@ -102,6 +102,9 @@ pub const Entry = struct {
     /// Empty without one.
     client_subject: []const u8 = "",
     client_fingerprint: []const u8 = "",
+    /// The request's id (`request_id`); empty when ids are off. Plain bytes only
+    /// (config/HeaderRules.zig `requestIdValid`, or generated hex): written unescaped.
+    request_id: []const u8 = "",
 };
 
 /// What a client connection knows of an exchange's client, for its line (the exchange knows the
@@ -238,7 +241,11 @@ fn writeCombined(log: *const AccessLog, w: *std.Io.Writer, e: *const Entry) std.
         if (e.tls_cipher.len == 0) "-" else e.tls_cipher,
     });
     try writeEscaped(w, if (e.client_subject.len == 0) "-" else e.client_subject);
-    try w.print("\" {s}\n", .{if (e.client_fingerprint.len == 0) "-" else e.client_fingerprint});
+    try w.print("\" {s}", .{if (e.client_fingerprint.len == 0) "-" else e.client_fingerprint});
+    // With request ids on, the id last (a field more only then, so lines without ids keep
+    // their shape).
+    if (e.request_id.len > 0) try w.print(" {s}", .{e.request_id});
+    try w.writeByte('\n');
 }
 
 /// Seconds with millisecond precision, as nginx prints `$upstream_response_time`.
@@ -271,6 +278,7 @@ fn writeJson(log: *const AccessLog, w: *std.Io.Writer, e: *const Entry) std.Io.W
     try json.fieldString("tls_cipher", e.tls_cipher);
     try json.fieldString("tls_client_subject", e.client_subject);
     try json.fieldString("tls_client_fingerprint", e.client_fingerprint);
+    if (e.request_id.len > 0) try json.fieldString("request_id", e.request_id);
     try json.endObject();
     try w.writeByte('\n');
 }
