@@ -245,6 +245,9 @@ pub const Route = struct {
     request_body_bytes_max: ?u64 = settings.default(.route, "request_body_bytes_max"),
     /// Header rules over the top level's (config/HeaderRules.zig).
     header_rules: HeaderRules = .{},
+    /// `.pool` with a `path_prefix`: the prefix is replaced by this before forwarding (`/`:
+    /// stripped); empty: the target is forwarded as sent.
+    rewrite_prefix: []const u8 = settings.default(.route, "rewrite_prefix"),
 
     pub const Action = enum { pool, respond, redirect, handler };
 
@@ -796,7 +799,20 @@ fn validateRoute(config: *const Config, route: *const Route) ValidateError!void 
         },
     }
     if (!isVisible(route.location) or !isFieldValue(route.content_type)) return error.RouteTextInvalid;
+    if (route.rewrite_prefix.len > 0) {
+        if (rewriteMistake(route) != null or settings.rewritePrefixMistake(route.rewrite_prefix) != null) return error.RouteTextInvalid;
+    }
     if (route.localResponseBytes() + route.requestBytesCopied(config) > config.bufferBytes()) return error.RouteResponseTooLarge;
+}
+
+/// Why a route cannot rewrite its prefix as written, or null: it needs a pool to forward to
+/// and a path prefix to replace.
+pub fn rewriteMistake(route: *const Route) ?[]const u8 {
+    if (route.action != .pool) return "a route rewrites its path (rewrite_prefix, strip_prefix) only when it forwards to a pool";
+    if (route.path_prefix.len == 0 or std.mem.eql(u8, route.path_prefix, "*")) {
+        return "a route rewrites its path prefix (rewrite_prefix, strip_prefix) only with a path_prefix to replace";
+    }
+    return null;
 }
 
 /// The schemes a redirect to the request's own host may name.

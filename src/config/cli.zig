@@ -313,7 +313,7 @@ fn applyStructure(comptime structure: settings.Structure, target: anytype, name:
         .cli_request_header => try addHeaderRule(target, .request_set, name, value, diagnostic),
         .cli_response_header => try addHeaderRule(target, .response_set, name, value, diagnostic),
         .cli_remove_response_header => try addHeaderRule(target, .response_remove, name, value, diagnostic),
-        .listeners, .pools, .routes, .backend_address, .request_headers, .response_headers => comptime unreachable, // Files only.
+        .listeners, .pools, .routes, .backend_address, .request_headers, .response_headers, .strip_prefix => comptime unreachable, // Files only.
     }
 }
 

@@ -423,6 +423,9 @@ const Mapper = struct {
             .hash => m.hash(node),
             .handlers => m.handlers(node),
             .tls_cert, .tls_key => comptime unreachable, // Command line only: a file's listener has `.tls`.
+            .strip_prefix => if (m.boolean(node)) |strip| {
+                if (strip) target.rewrite_prefix = "/";
+            },
             .request_headers => target.header_rules.request = m.headerRules(node, .request),
             .response_headers => target.header_rules.response = m.headerRules(node, .response),
             // Command line only: a file writes `request_headers` and `response_headers`.
@@ -820,6 +823,7 @@ const Mapper = struct {
             }
         }
         if (refs.action == null) m.problem(node.position, route_action_count);
+        if (result.rewrite_prefix.len > 0) if (Config.rewriteMistake(&result)) |mistake| m.problem(node.position, mistake);
         const index = m.config.routes_count;
         assert(index < Config.routes_count_max); // `routes` checked the count.
         m.config.addRoute(result) catch unreachable;

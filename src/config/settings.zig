@@ -167,6 +167,8 @@ pub const Structure = enum {
     cli_request_header,
     cli_response_header,
     cli_remove_response_header,
+    /// A route's `strip_prefix = true`: `rewrite_prefix = "/"`.
+    strip_prefix,
 };
 
 const ns_per_s = std.time.ns_per_s;
@@ -873,6 +875,19 @@ pub const table = [_]Setting{
         .zero = "no limit",
     },
     .{
+        .key = "rewrite_prefix",
+        .scope = .route,
+        .fields = &.{"rewrite_prefix"},
+        .value = .{ .text = .{ .what = "a path such as \"/\" or \"/v2/\"", .check = rewritePrefixMistake } },
+        .unset = "the target as sent",
+    },
+    .{
+        .key = "strip_prefix",
+        .scope = .route,
+        .value = .{ .structure = .strip_prefix },
+        .unset = "false",
+    },
+    .{
         .key = "request_headers",
         .scope = .route,
         .fields = &.{"header_rules.request"},
@@ -1209,6 +1224,18 @@ pub fn parseHashKey(text: []const u8) HashKeyError!HashKey {
         return error.InvalidHashKey;
     if (hashNameMistake(name) != null) return error.InvalidName;
     return .{ .on = on, .name = name };
+}
+
+/// What replaces a route's path prefix: a path, in the normal form requests are matched in,
+/// without a query.
+pub fn rewritePrefixMistake(text: []const u8) ?[]const u8 {
+    if (text.len == 0) return null;
+    if (text[0] != '/') return "a rewritten prefix starts with /, such as \"/\" or \"/v2/\"";
+    if (text.len > 1024) return "a rewritten prefix has at most 1024 bytes";
+    for (text) |c| if (!chars.isTargetByte(c) or c == '?') {
+        return "a rewritten prefix is visible ASCII without spaces, # or ?, as in a request line";
+    };
+    return null;
 }
 
 /// A request id's field: a name a request rule could set (not one sluice owns).

@@ -21,6 +21,7 @@ const Config = @import("../config/Config.zig");
 const HeaderRules = Config.HeaderRules;
 const chars = @import("../http/chars.zig");
 const RequestIds = @import("RequestIds.zig");
+const http_path = @import("../http/path.zig");
 
 const HeaderPolicy = @This();
 
@@ -110,6 +111,34 @@ pub const Applied = struct {
     /// Each direction's rules; null when the route has none for it.
     request: ?Rules = null,
     response: ?Rules = null,
+    /// The route rewrites the path: what the pool sees instead of the target's path.
+    path: ?PathRewrite = null,
+    /// The route rewrites the path, and this request's matched only in normal form: a 400.
+    path_refused: bool = false,
+};
+
+/// A rewritten target: `replacement` (the route's `rewrite_prefix`) then `rest` (the target
+/// after the prefix, its query included, byte for byte as the client sent it).
+pub const PathRewrite = struct {
+    replacement: []const u8,
+    rest: []const u8,
+
+    /// The route's prefix replaced in `path` (an origin-form target: path and query), or null
+    /// when the path is not in the normal form routes match (http/path.zig: `/%61pi/`,
+    /// `//api/`, `/api/./x`, `/api/%2e%2e/v1/x`): with a prefix replaced, a dot segment in the
+    /// rest could climb out of the replacement at the backend (`/v2/../v1/x`), and sluice
+    /// does not re-encode a path to rewrite it, so such a request is refused. `scratch` has
+    /// `http.path.growth_factor_max` times the path's bytes.
+    pub fn of(path: []const u8, prefix: []const u8, replacement: []const u8, scratch: []u8) ?PathRewrite {
+        assert(replacement.len > 0 and replacement[0] == '/');
+        const path_only = path[0 .. std.mem.findScalar(u8, path, '?') orelse path.len];
+        if (!std.mem.eql(u8, http_path.normalize(path_only, scratch), path_only)) return null;
+        if (!std.mem.startsWith(u8, path, prefix)) return null;
+        var rest = path[prefix.len..];
+        // One slash at the seam: `/api` replaced by `/` in `/api/x` is `/x`, not `//x`.
+        if (replacement[replacement.len - 1] == '/' and rest.len > 0 and rest[0] == '/') rest = rest[1..];
+        return .{ .replacement = replacement, .rest = rest };
+    }
 };
 
 /// What a value's variables stand for in one exchange. Each is a field value already (see
@@ -204,7 +233,7 @@ pub fn buildAll(arena: std.mem.Allocator, config: *const Config) BuildError![]co
 pub fn configured(config: *const Config) bool {
     if (config.request_id_header.len > 0 or config.cli_header_rules_count > 0) return true;
     if (!config.header_rules.isEmpty()) return true;
-    for (config.routes()) |*route| if (!route.header_rules.isEmpty()) return true;
+    for (config.routes()) |*route| if (!route.header_rules.isEmpty() or route.rewrite_prefix.len > 0) return true;
     return false;
 }
 
@@ -297,6 +326,33 @@ test "header policy: a route's set replaces the top level's, its add keeps it" {
     try testing.expectEqualStrings("edge", names[1]);
     try testing.expectEqualStrings("max-age=60", names[2]);
     try testing.expectEqualStrings("api", names[3]);
+}
+
+test "path rewrite: the prefix is replaced byte for byte, one slash at the seam, query kept" {
+    const cases = [_]struct { []const u8, []const u8, []const u8, ?[]const u8 }{
+        .{ "/api/users?id=1&x=%2F", "/api/", "/", "/users?id=1&x=%2F" },
+        .{ "/api/users", "/api", "/", "/users" },
+        .{ "/api", "/api", "/", "/" },
+        .{ "/api/", "/api/", "/", "/" },
+        .{ "/api?q", "/api", "/", "/?q" },
+        .{ "/api/v1/%C3%A9/a%20b?q=%7e", "/api/v1/", "/v2/", "/v2/%C3%A9/a%20b?q=%7e" },
+        .{ "/api/v1/%7Euser", "/api/v1/", "/v2/", null },
+        .{ "/api/v1/%2e%2e/v1/x", "/api/v1/", "/v2/", null },
+        .{ "/api/./x", "/api/", "/", null },
+        .{ "/api/%c3%a9", "/api/", "/", null },
+        .{ "/apix", "/api", "/b", "/bx" },
+        .{ "/%61pi/x", "/api/", "/", null },
+        .{ "//api/x", "/api/", "/", null },
+    };
+    for (cases) |case| {
+        var scratch: [3 * 64]u8 = undefined;
+        const got = PathRewrite.of(case[0], case[1], case[2], &scratch);
+        if (case[3]) |want| {
+            var buffer: [64]u8 = undefined;
+            const text = try std.fmt.bufPrint(&buffer, "{s}{s}", .{ got.?.replacement, got.?.rest });
+            try testing.expectEqualStrings(want, text);
+        } else try testing.expectEqual(null, got);
+    }
 }
 
 test "header policy: variables expand to exactly the bytes measured" {

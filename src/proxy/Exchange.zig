@@ -264,6 +264,7 @@ pub fn begin(exchange: *Exchange, head: *const http.Request, head_len: u32) void
         .handler => |handler| return handler_target.start(exchange, handler),
         .pool => {},
     }
+    if (exchange.policy) |applied| if (applied.path_refused) return exchange.fail(.{ .bad_request = .bad_target });
     if (!exchange.forward(.{})) return exchange.fail(.head_too_large_to_forward);
 }
 
@@ -341,14 +342,26 @@ inline fn routeSettings(exchange: *Exchange, chosen: ?*const Config.Route, index
     // rule touches.
     if (proxy.generation.header_policies.len == 0) return;
     if (chosen == null and proxy.generation.config.routes_count > 0) return;
-    exchange.applyHeaderPolicy(proxy.generation.headerPolicy(index).?);
+    exchange.applyPolicy(proxy.generation.headerPolicy(index).?, chosen);
 }
 
-/// The route's header rules and request id, with this exchange's variables.
-fn applyHeaderPolicy(exchange: *Exchange, policy: *const HeaderPolicy) void {
+/// The route's header rules, request id and path rewrite, with this exchange's variables.
+fn applyPolicy(exchange: *Exchange, policy: *const HeaderPolicy, chosen: ?*const Config.Route) void {
     const applied = exchange.proxy.policySlot(exchange);
     applied.* = .{};
     exchange.policy = applied;
+    if (chosen) |taken| if (taken.rewrite_prefix.len > 0) {
+        const target = rewrite.originForm(exchange.request_head);
+        // "http://h?q" has the path "/" (RFC 9112 §3.2.1): only a prefix of "/" matches it.
+        const path = if (target.prefix.len > 0) "/" else target.path;
+        const rest = if (target.prefix.len > 0) target.path else "";
+        if (HeaderPolicy.PathRewrite.of(path, taken.path_prefix, taken.rewrite_prefix, exchange.proxy.path_scratch)) |rewritten| {
+            // `rest` is the query of "http://h?q" (its path being the implied "/").
+            applied.path = if (rest.len == 0) rewritten else .{ .replacement = taken.rewrite_prefix, .rest = rest };
+        } else {
+            applied.path_refused = true;
+        }
+    };
     if (policy.needs_request_id) applied.request_id = exchange.pickRequestId(applied);
     const client = exchange.downstream.client();
     applied.variables = .{
@@ -369,6 +382,12 @@ fn pickRequestId(exchange: *Exchange, applied: *HeaderPolicy.Applied) []const u8
     };
     exchange.proxy.stats.request_ids_generated.add(1);
     return exchange.proxy.request_ids.next(&applied.request_id_buffer);
+}
+
+/// The target the pool sees instead of the client's, if the route rewrites it.
+fn pathRewrite(exchange: *const Exchange) ?*const HeaderPolicy.PathRewrite {
+    const applied = exchange.policy orelse return null;
+    return if (applied.path) |*path| path else null;
 }
 
 /// This exchange's rules for one direction, if it has any.
@@ -411,6 +430,7 @@ fn composeUpstreamHead(exchange: *Exchange, overrides: rewrite.Overrides) bool {
         .proto = if (client.tls) "https" else "http",
         .certificate = exchange.downstream.certificateFields(&peer),
         .rules = exchange.rulesFor(.request),
+        .path = exchange.pathRewrite(),
     };
     const head = exchange.request_head;
     const composed = rewrite.composeRequest(exchange.ubuf.?, head, forwarding, overrides) catch return false;
@@ -1338,6 +1358,7 @@ fn logAccess(exchange: *Exchange, duration_ns: u64) void {
         .client_subject = client.client_subject,
         .client_fingerprint = client.client_fingerprint,
         .request_id = if (exchange.policy) |applied| applied.request_id else "",
+        .rewritten = if (exchange.pathRewrite()) |path| .{ path.replacement, path.rest } else null,
     }, sys.clockRealtimeSeconds());
 }
 

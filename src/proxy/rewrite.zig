@@ -56,6 +56,8 @@ pub const Forwarding = struct {
     certificate: ?CertificateFields = null,
     /// The route's request header rules (policy/HeaderPolicy.zig); null: none.
     rules: ?*const Rules = null,
+    /// The route's path rewrite: the target the pool sees; null: the client's.
+    path: ?*const HeaderPolicy.PathRewrite = null,
 };
 
 /// Header rules to apply to one head, with what their variables stand for.
@@ -196,7 +198,12 @@ fn writeRequest(
         assert(path.len > 0 and path[0] == '/' and http.chars.findNonTargetByte(path) == null);
         try w.puts(&.{ head.method_text, " ", path, " ", head.version.text(), "\r\n" });
     } else {
-        try w.puts(&.{ head.method_text, " ", target.prefix, target.path, " ", head.version.text(), "\r\n" });
+        // A route's rewrite replaces the target's two pieces; the line is written the same way.
+        const first, const second = if (forwarding.path) |path|
+            .{ path.replacement, path.rest }
+        else
+            .{ target.prefix, target.path };
+        try w.puts(&.{ head.method_text, " ", first, second, " ", head.version.text(), "\r\n" });
     }
     if (host) |value| try writeField(w, "Host", value);
     var seen: struct {
