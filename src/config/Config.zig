@@ -84,6 +84,15 @@ handlers_count: u32 = 0,
 /// `--backend` sends every request to the one pool. Empty: none.
 handler: []const u8 = settings.default(.global, "handler"),
 
+/// Header rules for every request and response (a route's own are merged over them), and
+/// the command line's, over the file's (config/HeaderRules.zig).
+header_rules: HeaderRules = .{},
+cli_header_rules_buffer: [HeaderRules.rules_count_max]CliHeaderRule = undefined,
+cli_header_rules_count: u32 = 0,
+/// The field that carries each request's id (generated unless the client sent a plain one),
+/// forwarded and logged; empty: no ids.
+request_id_header: []const u8 = settings.default(.global, "request_id_header"),
+
 /// The admin listener (`/metrics`, `/status`, `/healthz`), served by the control thread.
 admin: Admin = .{},
 access_log: AccessLog = .{},
@@ -127,6 +136,27 @@ pub const Listener = struct {
 /// clients that start with HTTP/2's preface (prior knowledge, h2c); `off`, nowhere.
 /// `Upgrade: h2c` is never honoured (docs/ARCHITECTURE.md, "h2c smuggling").
 pub const Http2 = enum { tls, on, off };
+
+pub const HeaderRules = @import("HeaderRules.zig");
+
+/// One `--request-header`, `--response-header` or `--remove-response-header` flag: its kind
+/// and its value as given (`NAME: VALUE`, or `NAME`), checked by the command line's parser.
+pub const CliHeaderRule = struct {
+    kind: Kind,
+    text: []const u8,
+
+    pub const Kind = enum { request_set, response_set, response_remove };
+};
+
+pub fn cliHeaderRules(config: *const Config) []const CliHeaderRule {
+    return config.cli_header_rules_buffer[0..config.cli_header_rules_count];
+}
+
+pub fn addCliHeaderRule(config: *Config, rule: CliHeaderRule) error{TooMany}!void {
+    if (config.cli_header_rules_count == HeaderRules.rules_count_max) return error.TooMany;
+    config.cli_header_rules_buffer[config.cli_header_rules_count] = rule;
+    config.cli_header_rules_count += 1;
+}
 
 pub const certificates_count_max = 8;
 
@@ -223,6 +253,11 @@ pub const Route = struct {
     tunnel_idle_timeout_ns: u64 = settings.default(.route, "tunnel_idle_timeout_ns"),
     /// Overrides `Config.request_body_bytes_max` for this route; null: not set (0: no limit).
     request_body_bytes_max: ?u64 = settings.default(.route, "request_body_bytes_max"),
+    /// Header rules over the top level's (config/HeaderRules.zig).
+    header_rules: HeaderRules = .{},
+    /// `.pool` with a `path_prefix`: the prefix is replaced by this before forwarding (`/`:
+    /// stripped); empty: the target is forwarded as sent.
+    rewrite_prefix: []const u8 = settings.default(.route, "rewrite_prefix"),
 
     pub const Action = enum { pool, respond, redirect, handler };
 
@@ -785,7 +820,20 @@ fn validateRoute(config: *const Config, route: *const Route) ValidateError!void 
         },
     }
     if (!isVisible(route.location) or !isFieldValue(route.content_type)) return error.RouteTextInvalid;
+    if (route.rewrite_prefix.len > 0) {
+        if (rewriteMistake(route) != null or settings.rewritePrefixMistake(route.rewrite_prefix) != null) return error.RouteTextInvalid;
+    }
     if (route.localResponseBytes() + route.requestBytesCopied(config) > config.bufferBytes()) return error.RouteResponseTooLarge;
+}
+
+/// Why a route cannot rewrite its prefix as written, or null: it needs a pool to forward to
+/// and a path prefix to replace.
+pub fn rewriteMistake(route: *const Route) ?[]const u8 {
+    if (route.action != .pool) return "a route rewrites its path (rewrite_prefix, strip_prefix) only when it forwards to a pool";
+    if (route.path_prefix.len == 0 or std.mem.eql(u8, route.path_prefix, "*")) {
+        return "a route rewrites its path prefix (rewrite_prefix, strip_prefix) only with a path_prefix to replace";
+    }
+    return null;
 }
 
 /// The schemes a redirect to the request's own host may name.

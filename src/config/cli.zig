@@ -10,6 +10,7 @@ const assert = std.debug.assert;
 const Address = @import("../stdx/Address.zig").Address;
 const Config = @import("Config.zig");
 const Cidr = @import("Cidr.zig");
+const HeaderRules = @import("HeaderRules.zig");
 const units = @import("units.zig");
 const settings = @import("settings.zig");
 const Setting = settings.Setting;
@@ -309,8 +310,26 @@ fn applyStructure(comptime structure: settings.Structure, target: anytype, name:
             t.certificates_buffer[t.certificates_count - 1].key = value;
         },
         .upstream_tls => target.tls = try parseUpstreamTls(name, value, diagnostic),
-        .listeners, .pools, .routes, .backend_address => comptime unreachable, // Files only.
+        .cli_request_header => try addHeaderRule(target, .request_set, name, value, diagnostic),
+        .cli_response_header => try addHeaderRule(target, .response_set, name, value, diagnostic),
+        .cli_remove_response_header => try addHeaderRule(target, .response_remove, name, value, diagnostic),
+        .listeners, .pools, .routes, .backend_address, .request_headers, .response_headers, .strip_prefix => comptime unreachable, // Files only.
     }
+}
+
+/// `--request-header 'NAME: VALUE'` and the others, checked as a file's rules are.
+fn addHeaderRule(config: *Config, kind: Config.CliHeaderRule.Kind, name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!void {
+    switch (kind) {
+        .request_set, .response_set => switch (HeaderRules.parseFlagField(if (kind == .request_set) .request else .response, value)) {
+            .field => {},
+            .mistake => |mistake| return diagnostic.set(name, "invalid value \"{s}\": {s}", .{ value, mistake }),
+        },
+        .response_remove => if (HeaderRules.nameMistake(.response, value)) |mistake| {
+            return diagnostic.set(name, "invalid value \"{s}\": {s}", .{ value, mistake });
+        },
+    }
+    config.addCliHeaderRule(.{ .kind = kind, .text = value }) catch
+        return diagnostic.set(name, "more than {d} header rules on the command line", .{HeaderRules.rules_count_max});
 }
 
 /// Each `--tls-cert` needs its `--tls-key` after it.

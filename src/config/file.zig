@@ -22,6 +22,7 @@ const Address = @import("../stdx/Address.zig").Address;
 const sys = @import("../stdx/sys.zig");
 const Config = @import("Config.zig");
 const Cidr = @import("Cidr.zig");
+const HeaderRules = @import("HeaderRules.zig");
 const units = @import("units.zig");
 const settings = @import("settings.zig");
 const http_path = @import("../http/path.zig");
@@ -422,6 +423,13 @@ const Mapper = struct {
             .hash => m.hash(node),
             .handlers => m.handlers(node),
             .tls_cert, .tls_key => comptime unreachable, // Command line only: a file's listener has `.tls`.
+            .strip_prefix => if (m.boolean(node)) |strip| {
+                if (strip) target.rewrite_prefix = "/";
+            },
+            .request_headers => target.header_rules.request = m.headerRules(node, .request),
+            .response_headers => target.header_rules.response = m.headerRules(node, .response),
+            // Command line only: a file writes `request_headers` and `response_headers`.
+            .cli_request_header, .cli_response_header, .cli_remove_response_header => comptime unreachable,
         }
     }
 
@@ -820,6 +828,7 @@ const Mapper = struct {
             }
         }
         if (refs.action == null) m.problem(node.position, route_action_count);
+        if (result.rewrite_prefix.len > 0) if (Config.rewriteMistake(&result)) |mistake| m.problem(node.position, mistake);
         const index = m.config.routes_count;
         assert(index < Config.routes_count_max); // `routes` checked the count.
         m.config.addRoute(result) catch unreachable;
@@ -998,6 +1007,95 @@ const Mapper = struct {
         return text;
     }
 
+    /// `.{ .set = .{ .@"X-Frame-Options" = "DENY" }, .add = .{ ... }, .remove = .{"Server"} }`:
+    /// each kind as lines of text in the arena (config/HeaderRules.zig). A name sluice owns, a
+    /// value with a control byte or an unknown variable is a problem at its position.
+    fn headerRules(m: *Mapper, node: *const Node, direction: HeaderRules.Direction) HeaderRules.Side {
+        var side: HeaderRules.Side = .{};
+        var entries = m.keyed(node, "header rules (.set, .add, .remove)", HeaderRulesKey) orelse return side;
+        while (entries.next()) |entry| {
+            switch (entry.key) {
+                .set => side.set = m.headerRuleFields(entry.node, direction) orelse "",
+                .add => side.add = m.headerRuleFields(entry.node, direction) orelse "",
+                .remove => side.remove = m.headerRuleNames(entry.node, direction) orelse "",
+            }
+        }
+        return side;
+    }
+
+    const HeaderRulesKey = enum { set, add, remove };
+
+    fn headerRuleFields(m: *Mapper, node: *const Node, direction: HeaderRules.Direction) ?[]const u8 {
+        const fields = m.object(node, "fields (name = value)") orelse return null;
+        if (fields.len > HeaderRules.rules_count_max) {
+            m.problem(node.position, std.fmt.comptimePrint("more than {d} fields", .{HeaderRules.rules_count_max}));
+            return null;
+        }
+        var bytes: usize = 0;
+        var valid = true;
+        for (fields) |*field| {
+            if (HeaderRules.nameMistake(direction, field.name)) |message| {
+                m.problem(field.name_position, message);
+                valid = false;
+            }
+            const value = m.string(&field.node, "a header field value") orelse {
+                valid = false;
+                continue;
+            };
+            if (HeaderRules.valueMistake(value)) |message| {
+                m.problem(field.node.position, message);
+                valid = false;
+                continue;
+            }
+            bytes += field.name.len + ": ".len + value.len + "\r\n".len;
+        }
+        if (!valid) return null;
+        return m.fieldLines(node, fields, bytes);
+    }
+
+    /// `fields` (checked) as `Name: value\r\n` lines, `bytes` long, in the arena.
+    fn fieldLines(m: *Mapper, node: *const Node, fields: []const Field, bytes: usize) ?[]const u8 {
+        const text = m.arena.alloc(u8, bytes) catch {
+            m.problem(node.position, "out of memory");
+            return null;
+        };
+        var w: std.Io.Writer = .fixed(text);
+        for (fields) |*field| w.print("{s}: {s}\r\n", .{ field.name, field.node.value.string }) catch unreachable;
+        assert(w.end == text.len);
+        return text;
+    }
+
+    fn headerRuleNames(m: *Mapper, node: *const Node, direction: HeaderRules.Direction) ?[]const u8 {
+        const items = m.array(node, "field names such as .{ \"Server\", \"X-Powered-By\" }") orelse return null;
+        if (items.len > HeaderRules.rules_count_max) {
+            m.problem(node.position, std.fmt.comptimePrint("more than {d} fields", .{HeaderRules.rules_count_max}));
+            return null;
+        }
+        var bytes: usize = 0;
+        var valid = true;
+        for (items) |*item| {
+            const name = m.string(item, "a header field name") orelse {
+                valid = false;
+                continue;
+            };
+            if (HeaderRules.nameMistake(direction, name)) |message| {
+                m.problem(item.position, message);
+                valid = false;
+                continue;
+            }
+            bytes += name.len + "\r\n".len;
+        }
+        if (!valid) return null;
+        const text = m.arena.alloc(u8, bytes) catch {
+            m.problem(node.position, "out of memory");
+            return null;
+        };
+        var w: std.Io.Writer = .fixed(text);
+        for (items) |*item| w.print("{s}\r\n", .{item.value.string}) catch unreachable;
+        assert(w.end == text.len);
+        return text;
+    }
+
     /// `.{ .@"Cache-Control" = "no-store" }`: rendered as `Name: value\r\n` lines, in file
     /// order, into the arena.
     fn headerLines(m: *Mapper, node: *const Node) ?[]const u8 {
@@ -1016,14 +1114,7 @@ const Mapper = struct {
             bytes += field.name.len + ": ".len + value.len + "\r\n".len;
         }
         if (!valid) return null;
-        const text = m.arena.alloc(u8, bytes) catch {
-            m.problem(node.position, "out of memory");
-            return null;
-        };
-        var w: std.Io.Writer = .fixed(text);
-        for (fields) |*field| w.print("{s}: {s}\r\n", .{ field.name, field.node.value.string }) catch unreachable;
-        assert(w.end == text.len);
-        return text;
+        return m.fieldLines(node, fields, bytes);
     }
 
     /// Once the whole file is read: the pools and listeners routes name, and whether each

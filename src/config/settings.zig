@@ -20,6 +20,7 @@ const std = @import("std");
 const assert = std.debug.assert;
 
 const Config = @import("Config.zig");
+const HeaderRules = @import("HeaderRules.zig");
 const units = @import("units.zig");
 const chars = @import("../http/chars.zig");
 
@@ -157,6 +158,17 @@ pub const Structure = enum {
     /// TLS to a pool's backends: `--backend-tls on|ca=FILE,...`; in a file `.{ .verify = true,
     /// .ca = "FILE", ... }`, whose presence turns it on.
     upstream_tls,
+    /// Header rules (config/HeaderRules.zig): `.{ .set = .{ .Name = "value" }, .add = ...,
+    /// .remove = .{"Name"} }` at the top level and in a route.
+    request_headers,
+    response_headers,
+    /// `--request-header 'NAME: VALUE'`, `--response-header 'NAME: VALUE'`,
+    /// `--remove-response-header NAME`: each repeatable, over the top level's rules.
+    cli_request_header,
+    cli_response_header,
+    cli_remove_response_header,
+    /// A route's `strip_prefix = true`: `rewrite_prefix = "/"`.
+    strip_prefix,
 };
 
 const ns_per_s = std.time.ns_per_s;
@@ -430,6 +442,58 @@ pub const table = [_]Setting{
         .value = .{ .text = .{ .what = "a handler name", .check = handlerNameMistake } },
         .unset = "none",
         .help = "send every request to handler NAME (as --backend\ndoes to a pool)",
+    },
+    // --- edge policy: header rules (config/HeaderRules.zig) ---------------------------------
+    .{
+        .key = "request_headers",
+        .scope = .global,
+        .fields = &.{"header_rules.request"},
+        .value = .{ .structure = .request_headers },
+        .unset = "none",
+    },
+    .{
+        .key = "response_headers",
+        .scope = .global,
+        .fields = &.{"header_rules.response"},
+        .value = .{ .structure = .response_headers },
+        .unset = "none",
+    },
+    .{
+        .flag = "request-header",
+        .arg = "'NAME: VALUE'",
+        .scope = .global,
+        .value = .{ .structure = .cli_request_header },
+        .unset = "none",
+        .help = "set this field on every request before the pool\n" ++
+            "sees it (repeatable; $client_ip, $request_id,\n" ++
+            "$scheme and $host stand for the request's)",
+    },
+    .{
+        .flag = "response-header",
+        .arg = "'NAME: VALUE'",
+        .scope = .global,
+        .value = .{ .structure = .cli_response_header },
+        .unset = "none",
+        .help = "set this field on every response (repeatable)",
+    },
+    .{
+        .flag = "remove-response-header",
+        .arg = "NAME",
+        .scope = .global,
+        .value = .{ .structure = .cli_remove_response_header },
+        .unset = "none",
+        .help = "remove this field from every response (repeatable)",
+    },
+    .{
+        .flag = "request-id",
+        .arg = "NAME",
+        .key = "request_id",
+        .scope = .global,
+        .fields = &.{"request_id_header"},
+        .value = .{ .text = .{ .what = "a field name such as \"X-Request-Id\"", .check = requestIdHeaderMistake } },
+        .unset = "off",
+        .help = "give each request an id in field NAME (kept when\n" ++
+            "the client sent a plain one), forwarded and logged",
     },
     .{
         .flag = "admin",
@@ -821,6 +885,33 @@ pub const table = [_]Setting{
         .unset = "limits.request_body_max",
         .zero = "no limit",
     },
+    .{
+        .key = "rewrite_prefix",
+        .scope = .route,
+        .fields = &.{"rewrite_prefix"},
+        .value = .{ .text = .{ .what = "a path such as \"/\" or \"/v2/\"", .check = rewritePrefixMistake } },
+        .unset = "the target as sent",
+    },
+    .{
+        .key = "strip_prefix",
+        .scope = .route,
+        .value = .{ .structure = .strip_prefix },
+        .unset = "false",
+    },
+    .{
+        .key = "request_headers",
+        .scope = .route,
+        .fields = &.{"header_rules.request"},
+        .value = .{ .structure = .request_headers },
+        .unset = "the top level's",
+    },
+    .{
+        .key = "response_headers",
+        .scope = .route,
+        .fields = &.{"header_rules.response"},
+        .value = .{ .structure = .response_headers },
+        .unset = "the top level's",
+    },
     // --- a handler's limits (docs/JS.md, "Limits"): each call gets them afresh ------------------
     .{
         .key = "memory",
@@ -1144,6 +1235,24 @@ pub fn parseHashKey(text: []const u8) HashKeyError!HashKey {
         return error.InvalidHashKey;
     if (hashNameMistake(name) != null) return error.InvalidName;
     return .{ .on = on, .name = name };
+}
+
+/// What replaces a route's path prefix: a path, in the normal form requests are matched in,
+/// without a query.
+pub fn rewritePrefixMistake(text: []const u8) ?[]const u8 {
+    if (text.len == 0) return null;
+    if (text[0] != '/') return "a rewritten prefix starts with /, such as \"/\" or \"/v2/\"";
+    if (text.len > 1024) return "a rewritten prefix has at most 1024 bytes";
+    for (text) |c| if (!chars.isTargetByte(c) or c == '?') {
+        return "a rewritten prefix is visible ASCII without spaces, # or ?, as in a request line";
+    };
+    return null;
+}
+
+/// A request id's field: a name a request rule could set (not one sluice owns).
+fn requestIdHeaderMistake(text: []const u8) ?[]const u8 {
+    if (text.len == 0) return null; // Off.
+    return HeaderRules.nameMistake(.request, text);
 }
 
 fn anyText(_: []const u8) ?[]const u8 {

@@ -29,6 +29,8 @@ const testing = std.testing;
 /// Fields that are not settings: a pool's name is its key in `pools`; the retry budget's
 /// per-second floor is fixed; a route's conditions and action belong to the `routes` parser.
 const structure_fields = .{
+    .{ .global, "cli_header_rules_buffer" },
+    .{ .global, "cli_header_rules_count" },
     .{ .pool, "name" },
     .{ .pool, "retry.budget_min_per_second" },
     .{ .route, "name" },
@@ -172,7 +174,7 @@ test "settings: enumerations that name their choices in the help name every one"
 test "settings: keys of an object come in table order, sections once" {
     const top = comptime namesText(keysAt(.global, ""));
     try testing.expectEqualStrings("listen, listeners, workers, io, http2, splice_min, limits, timeouts, trusted_proxies, " ++
-        "pools, routes, handlers, handler, admin, access_log, log_level", top);
+        "pools, routes, handlers, handler, request_headers, response_headers, request_id, admin, access_log, log_level", top);
     try testing.expectEqualStrings("client_header, client_idle, drain, tunnel_idle", comptime namesText(keysAt(.global, "timeouts.")));
     try testing.expectEqualStrings("backends, strategy, hash, sticky_cookie, health, ejection, retry, " ++
         "timeouts, keepalive, tls", comptime namesText(keysAt(.pool, "")));

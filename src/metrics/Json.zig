@@ -67,6 +67,14 @@ pub fn string(json: *Json, value: []const u8) Error!void {
     try writeString(json.writer, value);
 }
 
+/// One string value written from several pieces, as if they were one.
+pub fn stringPieces(json: *Json, pieces: []const []const u8) Error!void {
+    try json.beforeValue();
+    try json.writer.writeByte('"');
+    for (pieces) |piece| try writeEscaped(json.writer, piece);
+    try json.writer.writeByte('"');
+}
+
 pub fn int(json: *Json, value: u64) Error!void {
     try json.beforeValue();
     try json.writer.print("{d}", .{value});
@@ -138,8 +146,14 @@ fn pop(json: *Json) void {
 
 /// A JSON string: quoted and escaped (see the file's comment for bytes that are not UTF-8).
 pub fn writeString(w: *std.Io.Writer, value: []const u8) Error!void {
-    const utf8 = std.unicode.utf8ValidateSlice(value);
     try w.writeByte('"');
+    try writeEscaped(w, value);
+    try w.writeByte('"');
+}
+
+/// A JSON string's contents, without its quotes.
+fn writeEscaped(w: *std.Io.Writer, value: []const u8) Error!void {
+    const utf8 = std.unicode.utf8ValidateSlice(value);
     var start: usize = 0;
     for (value, 0..) |c, index| {
         const plain = switch (c) {
@@ -161,7 +175,6 @@ pub fn writeString(w: *std.Io.Writer, value: []const u8) Error!void {
         }
     }
     try w.writeAll(value[start..]);
-    try w.writeByte('"');
 }
 
 /// The most bytes `writeString` writes for `len` bytes: quotes, and six per escaped byte.

@@ -66,6 +66,8 @@ buffers_trimmed: u64 = 0,
 requests_unrouted: u64 = 0,
 /// Responses sluice made itself for a route: fixed responses and redirects.
 local_responses: u64 = 0,
+/// Request ids sluice generated (`request_id`, or a rule naming `$request_id`).
+request_ids_generated: u64 = 0,
 /// TLS listeners: handshakes completed, of them resumed, and failed.
 tls_handshakes: u64 = 0,
 tls_resumptions: u64 = 0,
@@ -296,6 +298,7 @@ const process_counters = [_]struct { []const u8, []const u8, []const u8 }{
     .{ "client_timeouts", "sluice_client_timeouts_total", "Clients too slow to send a request head or body (408)." },
     .{ "requests_unrouted", "sluice_requests_unrouted_total", "Requests no route matched, answered 404 by sluice." },
     .{ "local_responses", "sluice_local_responses_total", "Responses made by sluice itself for a route: fixed responses and redirects." },
+    .{ "request_ids_generated", "sluice_request_ids_generated_total", "Request ids sluice generated: the client sent none, or one that was not plain." },
     .{ "idle_parks", "sluice_idle_parks_total", "Idle client connections that returned their buffer to the pool." },
     .{ "access_log_dropped", "sluice_access_log_lines_dropped_total", "Access-log lines dropped because the log writer fell behind." },
     .{ "buffers_trimmed", "sluice_buffers_trimmed_total", "Free buffers whose pages were given back to the kernel." },

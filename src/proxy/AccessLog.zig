@@ -102,6 +102,12 @@ pub const Entry = struct {
     /// Empty without one.
     client_subject: []const u8 = "",
     client_fingerprint: []const u8 = "",
+    /// The request's id (`request_id`); empty when ids are off. Plain bytes only
+    /// (config/HeaderRules.zig `requestIdValid`, or generated hex): written unescaped.
+    request_id: []const u8 = "",
+    /// The target the pool was sent when the route rewrote it: two pieces, one after the
+    /// other (the replaced prefix, then the rest of the client's target); null: not rewritten.
+    rewritten: ?[2][]const u8 = null,
 };
 
 /// What a client connection knows of an exchange's client, for its line (the exchange knows the
@@ -240,7 +246,16 @@ fn writeCombined(log: *const AccessLog, w: *std.Io.Writer, e: *const Entry) std.
         if (e.tls_cipher.len == 0) "-" else e.tls_cipher,
     });
     try writeEscaped(w, if (e.client_subject.len == 0) "-" else e.client_subject);
-    try w.print("\" {s}\n", .{if (e.client_fingerprint.len == 0) "-" else e.client_fingerprint});
+    try w.print("\" {s}", .{if (e.client_fingerprint.len == 0) "-" else e.client_fingerprint});
+    // Edge policy's extras, each `key=value` and only when it applies, so lines without them
+    // keep their shape: the request id, and the target the pool saw when a route rewrote it.
+    if (e.request_id.len > 0) try w.print(" request_id={s}", .{e.request_id});
+    if (e.rewritten) |pieces| {
+        try w.writeAll(" upstream_target=\"");
+        for (pieces) |piece| try writeEscaped(w, piece);
+        try w.writeByte('"');
+    }
+    try w.writeByte('\n');
 }
 
 /// Seconds with millisecond precision, as nginx prints `$upstream_response_time`.
@@ -273,6 +288,11 @@ fn writeJson(log: *const AccessLog, w: *std.Io.Writer, e: *const Entry) std.Io.W
     try json.fieldString("tls_cipher", e.tls_cipher);
     try json.fieldString("tls_client_subject", e.client_subject);
     try json.fieldString("tls_client_fingerprint", e.client_fingerprint);
+    if (e.request_id.len > 0) try json.fieldString("request_id", e.request_id);
+    if (e.rewritten) |pieces| {
+        try json.key("upstream_target");
+        try json.stringPieces(&pieces);
+    }
     try json.endObject();
     try w.writeByte('\n');
 }

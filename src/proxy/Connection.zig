@@ -493,6 +493,7 @@ pub fn sendResponse(connection: *Connection, view: Exchange.ResponseView, extra_
         .connection = connection_field,
         .keep_transfer_encoding = !http10,
         .extra_field = extra_field,
+        .rules = view.rules,
     }) catch return exchange.responseHeadTooLarge();
     const body = view.buffer[new_len..][0..view.body_len];
     const data = connection.dechunked(body) orelse return;

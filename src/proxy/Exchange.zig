@@ -41,6 +41,7 @@ const tls = @import("../tls/tls.zig");
 const Handler = @import("../handler/Handler.zig");
 const tunnel = @import("tunnel.zig");
 const handler_target = @import("handler_target.zig");
+const HeaderPolicy = @import("../policy/HeaderPolicy.zig");
 
 const Exchange = @This();
 
@@ -67,6 +68,9 @@ target: Target = .none,
 tunnel_queue: ?*TimerQueue = null,
 /// The request body limit in bytes; 0: none.
 body_bytes_max: u64 = 0,
+/// The route's header rules and request id as this exchange applies them, in the worker's
+/// slot beside this one (policy/HeaderPolicy.zig); null: no rules anywhere.
+policy: ?*HeaderPolicy.Applied = null,
 /// Where the request may go: `hash`'s key and the backend a `sticky` cookie names.
 key: u64 = 0,
 preferred: ?u16 = null,
@@ -193,6 +197,8 @@ pub const ResponseView = struct {
     body_last: bool,
     /// The response ends with the connection (the downstream must close the client after).
     close_delimited: bool,
+    /// The route's response header rules (the exchange's); null: none.
+    rules: ?*const rewrite.Rules = null,
 };
 
 const headroom = rewrite.response_headroom_bytes;
@@ -265,6 +271,7 @@ pub fn begin(exchange: *Exchange, head: *const http.Request, head_len: u32) void
         .handler => |handler| return handler_target.start(exchange, handler),
         .pool => {},
     }
+    if (exchange.policy) |applied| if (applied.path_refused) return exchange.fail(.{ .bad_request = .bad_target });
     if (!exchange.forward(.{})) return exchange.fail(.head_too_large_to_forward);
 }
 
@@ -306,7 +313,7 @@ fn route(exchange: *Exchange) void {
     const generation = proxy.generation;
     const routes = generation.config.routes();
     if (routes.len == 0) {
-        exchange.routeSettings(null, generation.tunnel_slots[0]);
+        exchange.routeSettings(null, null, generation.tunnel_slots[0]);
         const config = generation.config;
         exchange.target = if (config.handler.len > 0)
             .{ .handler = generation.handler(config.handlerIndex(config.handler).?, proxy.worker_index) } // Validated.
@@ -320,13 +327,13 @@ fn route(exchange: *Exchange) void {
     const request = Router.Request.fromHead(exchange.request_head, if (listener) |l| @intCast(l) else 31, proxy.path_scratch);
     const matched = Router.match(routes, &request) orelse {
         proxy.stats.requests_unrouted.add(1);
-        exchange.routeSettings(null, generation.tunnel_slots[routes.len]);
+        exchange.routeSettings(null, null, generation.tunnel_slots[routes.len]);
         exchange.target = .{ .local = null };
         return;
     };
     generation.route_requests[proxy.worker_index][matched].add(1);
     const chosen = &routes[matched];
-    exchange.routeSettings(chosen, generation.tunnel_slots[matched]);
+    exchange.routeSettings(chosen, matched, generation.tunnel_slots[matched]);
     exchange.target = switch (chosen.action) {
         .pool => .{ .pool = &generation.pools[chosen.pool].locals[proxy.worker_index] },
         .respond, .redirect => .{ .local = chosen },
@@ -334,10 +341,66 @@ fn route(exchange: *Exchange) void {
     };
 }
 
-fn routeSettings(exchange: *Exchange, chosen: ?*const Config.Route, tunnel_slot: u8) void {
+inline fn routeSettings(exchange: *Exchange, chosen: ?*const Config.Route, index: ?usize, tunnel_slot: u8) void {
     const proxy = exchange.proxy;
     exchange.tunnel_queue = &proxy.pool_queues[tunnel_slot];
     exchange.body_bytes_max = proxy.generation.config.requestBodyBytesMax(chosen);
+    // No rules anywhere: one comparison. A request no route took gets sluice's 404, which no
+    // rule touches.
+    if (proxy.generation.header_policies.len == 0) return;
+    if (chosen == null and proxy.generation.config.routes_count > 0) return;
+    exchange.applyPolicy(proxy.generation.headerPolicy(index).?, chosen);
+}
+
+/// The route's header rules, request id and path rewrite, with this exchange's variables.
+fn applyPolicy(exchange: *Exchange, policy: *const HeaderPolicy, chosen: ?*const Config.Route) void {
+    const applied = exchange.proxy.policySlot(exchange);
+    applied.* = .{};
+    exchange.policy = applied;
+    if (chosen) |taken| if (taken.rewrite_prefix.len > 0) {
+        const target = rewrite.originForm(exchange.request_head);
+        // "http://h?q" has the path "/" (RFC 9112 §3.2.1): only a prefix of "/" matches it.
+        const path = if (target.prefix.len > 0) "/" else target.path;
+        const rest = if (target.prefix.len > 0) target.path else "";
+        if (HeaderPolicy.PathRewrite.of(path, taken.path_prefix, taken.rewrite_prefix, exchange.proxy.path_scratch)) |rewritten| {
+            // `rest` is the query of "http://h?q" (its path being the implied "/").
+            applied.path = if (rest.len == 0) rewritten else .{ .replacement = taken.rewrite_prefix, .rest = rest };
+        } else {
+            applied.path_refused = true;
+        }
+    };
+    if (policy.needs_request_id) applied.request_id = exchange.pickRequestId(applied);
+    const client = exchange.downstream.client();
+    applied.variables = .{
+        .client_ip = client.ip,
+        .request_id = applied.request_id,
+        .scheme = if (client.tls) "https" else "http",
+        .host = rewrite.requestHost(exchange.request_head) orelse "",
+    };
+    if (!policy.request.isEmpty()) applied.request = .{ .side = &policy.request, .variables = &applied.variables };
+    if (!policy.response.isEmpty()) applied.response = .{ .side = &policy.response, .variables = &applied.variables };
+}
+
+/// The client's id when it sent a plain one in the request id field, else a new one.
+fn pickRequestId(exchange: *Exchange, applied: *HeaderPolicy.Applied) []const u8 {
+    const name = exchange.proxy.generation.config.request_id_header;
+    if (name.len > 0) if (exchange.request_head.get(name)) |sent| {
+        if (Config.HeaderRules.requestIdValid(sent)) return sent;
+    };
+    exchange.proxy.stats.request_ids_generated.add(1);
+    return exchange.proxy.request_ids.next(&applied.request_id_buffer);
+}
+
+/// The target the pool sees instead of the client's, if the route rewrites it.
+fn pathRewrite(exchange: *const Exchange) ?*const HeaderPolicy.PathRewrite {
+    const applied = exchange.policy orelse return null;
+    return if (applied.path) |*path| path else null;
+}
+
+/// This exchange's rules for one direction, if it has any.
+fn rulesFor(exchange: *const Exchange, comptime direction: enum { request, response }) ?*const rewrite.Rules {
+    const applied = exchange.policy orelse return null;
+    return if (@field(applied, @tagName(direction))) |*rules| rules else null;
 }
 
 /// A declared length over the limit is refused before anything is sent; a chunked body is
@@ -373,6 +436,8 @@ fn composeUpstreamHead(exchange: *Exchange, overrides: rewrite.Overrides) bool {
         .allow_underscores = exchange.proxy.generation.config.header_underscores == .allow,
         .proto = if (client.tls) "https" else "http",
         .certificate = exchange.downstream.certificateFields(&peer),
+        .rules = exchange.rulesFor(.request),
+        .path = exchange.pathRewrite(),
     };
     const head = exchange.request_head;
     const composed = rewrite.composeRequest(exchange.ubuf.?, head, forwarding, overrides) catch return false;
@@ -903,6 +968,7 @@ pub fn view(exchange: *Exchange, head_len: u32, body_len: u32, body_last: bool) 
         .body_len = body_len,
         .body_last = body_last,
         .close_delimited = exchange.response_body == .close_delimited,
+        .rules = exchange.rulesFor(.response),
     };
 }
 
@@ -1298,6 +1364,8 @@ fn logAccess(exchange: *Exchange, duration_ns: u64) void {
         .tls_cipher = client.tls_cipher,
         .client_subject = client.client_subject,
         .client_fingerprint = client.client_fingerprint,
+        .request_id = if (exchange.policy) |applied| applied.request_id else "",
+        .rewritten = if (exchange.pathRewrite()) |path| .{ path.replacement, path.rest } else null,
     }, sys.clockRealtimeSeconds());
 }
 

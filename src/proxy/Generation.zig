@@ -16,6 +16,7 @@ const Counter = @import("../stdx/Counter.zig");
 const tls = @import("../tls/tls.zig");
 const Handler = @import("../handler/Handler.zig");
 const HandlerInstance = @import("../handler/Instance.zig");
+const HeaderPolicy = @import("../policy/HeaderPolicy.zig");
 
 const Generation = @This();
 
@@ -42,6 +43,9 @@ tunnel_slots: []const u8,
 holders: std.atomic.Value(u32),
 /// Requests each route took, one row per worker (each written by its worker only).
 route_requests: []const []Counter,
+/// The header rules of each route, then (last) those of requests no route took
+/// (policy/HeaderPolicy.zig). Empty: none anywhere (a simulator's generation).
+header_policies: []const HeaderPolicy = &.{},
 
 /// Requests this generation routed by the route labelled `label` (`Config.routeLabel`), all
 /// workers together (control thread).
@@ -52,6 +56,12 @@ pub fn routeRequests(generation: *const Generation, label: []const u8) u64 {
         for (generation.route_requests) |row| total += row[index].load();
     }
     return total;
+}
+
+/// The header rules for a request that took route `index` (null: none).
+pub fn headerPolicy(generation: *const Generation, route: ?usize) ?*const HeaderPolicy {
+    if (generation.header_policies.len == 0) return null;
+    return &generation.header_policies[route orelse generation.header_policies.len - 1];
 }
 
 /// The TLS context of the listener on worker listener slot `slot`; null: plain HTTP (or a

@@ -444,6 +444,46 @@ pub noinline fn sendInterim(stream: *Stream, view: Exchange.ResponseView) void {
     stream.exchange.?.interimSent(view.head_start + view.head_len, view.received - view.head_len);
 }
 
+/// Room for the names and expanded values the response rules write (a bigger set of rules is
+/// a response head too large, as it would be for HTTP/1.1's buffer).
+const rules_scratch_bytes = 4096;
+
+/// `kept` (a prefix of `fields`) without the fields `rules` drop, then the fields they write,
+/// their names lowercased and values expanded into `scratch`; the new count, or null when
+/// they do not fit.
+fn applyRules(rules: *const rewrite.Rules, kept: []const ServerSession.Field, fields: []ServerSession.Field, scratch: []u8) ?usize {
+    var count: usize = 0;
+    for (kept) |field| {
+        if (rules.side.drops(field.name)) continue;
+        fields[count] = field; // count <= index: moving left in place
+        count += 1;
+    }
+    var used: usize = 0;
+    for (rules.side.written) |rule| {
+        if (count == fields.len) return null;
+        const name_start = used;
+        if (rule.name.len > scratch.len - used) return null;
+        for (rule.name, scratch[used..][0..rule.name.len]) |c, *out| out.* = http.chars.toLower(c);
+        used += rule.name.len;
+        const value_start = used;
+        if (rule.variables) {
+            var pieces = rules.variables.pieces(rule.value);
+            while (pieces.next()) |piece| {
+                if (piece.len > scratch.len - used) return null;
+                @memcpy(scratch[used..][0..piece.len], piece);
+                used += piece.len;
+            }
+        } else {
+            if (rule.value.len > scratch.len - used) return null;
+            @memcpy(scratch[used..][0..rule.value.len], rule.value);
+            used += rule.value.len;
+        }
+        fields[count] = .{ .name = scratch[name_start..value_start], .value = scratch[value_start..used] };
+        count += 1;
+    }
+    return count;
+}
+
 /// The fields of a backend's head as HTTP/2 sends them: connection-specific ones and those
 /// the Connection field names dropped, names lowercased (in place: the head is used once).
 /// Null when there are more than an HTTP/2 head carries.
@@ -473,6 +513,12 @@ pub noinline fn sendResponse(stream: *Stream, view: Exchange.ResponseView, extra
     var fields: [fields_max]ServerSession.Field = undefined;
     // RFC 9113 §8.2.1: names are lowercase.
     var count = convertFields(head, &fields) orelse return stream.exchange.?.responseHeadTooLarge();
+    // The route's response header rules (policy/HeaderPolicy.zig), as HTTP/1.1 applies them:
+    // the fields they set or remove dropped, then theirs, values expanded into `scratch`.
+    var scratch: [rules_scratch_bytes]u8 = undefined;
+    if (view.rules) |rules| {
+        count = applyRules(rules, fields[0..count], &fields, &scratch) orelse return stream.exchange.?.responseHeadTooLarge();
+    }
     if (extra_field.len > 0) {
         // "Name: value\r\n", composed by the exchange (a sticky cookie).
         const colon = std.mem.indexOfScalar(u8, extra_field, ':').?;

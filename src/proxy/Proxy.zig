@@ -74,6 +74,8 @@ const tls = @import("../tls/tls.zig");
 const h2 = @import("../h2/h2.zig");
 const Http2 = @import("Http2.zig");
 const Http2Stream = @import("Http2Stream.zig");
+const RequestIds = @import("../policy/RequestIds.zig");
+const HeaderPolicy = @import("../policy/HeaderPolicy.zig");
 
 const Proxy = @This();
 
@@ -135,6 +137,11 @@ warn_limiter: WarnLimiter = .{},
 on_slot_free: SlotFreeCallback,
 /// AWS-LC's memory on this worker: entered by the worker's thread before its first accept.
 tls_pool: ?*tls.memory.Pool = null,
+/// This worker's request ids (used only when a generation asks for them: HeaderPolicy).
+request_ids: RequestIds,
+/// Per exchange slot: the header policy it applies (HeaderPolicy.Applied), untouched until a
+/// generation with rules is used.
+policy_slots: []HeaderPolicy.Applied,
 
 /// Generations a worker may hold at once: the current one and those whose exchanges are still
 /// finishing. The control thread refuses a reload while as many are alive.
@@ -180,6 +187,9 @@ pub const Stats = struct {
     local_responses: Counter = .{},
     /// Request fields dropped because their name has an underscore (`header_underscores`).
     underscore_fields_dropped: Counter = .{},
+    /// Request ids sluice made (the client sent none in the request id field, or one that
+    /// was not plain: policy/HeaderPolicy.zig).
+    request_ids_generated: Counter = .{},
     /// TLS listeners: handshakes completed (and of them resumed), and failed (timed out,
     /// refused, not TLS at all, or no pool memory).
     tls_handshakes: Counter = .{},
@@ -320,6 +330,8 @@ pub fn init(
     const path_scratch_bytes = http.path.growth_factor_max * @as(usize, config.target_bytes_max);
     const path_scratch = try StaticAllocator.allocUntouched(allocator, u8, null, path_scratch_bytes);
     errdefer allocator.free(path_scratch);
+    const policy_slots = try StaticAllocator.allocUntouched(allocator, HeaderPolicy.Applied, null, exchanges_count);
+    errdefer allocator.free(policy_slots);
     var buffers = try BufferPool.init(allocator, buffers_count, buffer_bytes);
     errdefer buffers.deinit(allocator);
 
@@ -352,6 +364,8 @@ pub fn init(
         },
         .on_slot_free = on_slot_free,
         .tls_pool = tls_pool,
+        .policy_slots = policy_slots,
+        .request_ids = .init(RequestIds.seedFor(worker_index, sys.clockRealtimeMs(), sys.clockMonotonicNs())),
     };
     if (config.access_log.enabled()) {
         proxy.access_log = try AccessLog.init(allocator, config.access_log.format);
@@ -503,6 +517,7 @@ pub fn deinit(proxy: *Proxy, allocator: std.mem.Allocator) void {
     if (proxy.access_log) |*access_log| access_log.deinit(allocator);
     proxy.buffers.deinit(allocator);
     allocator.free(proxy.path_scratch);
+    allocator.free(proxy.policy_slots);
     allocator.free(proxy.response_fields);
     allocator.free(proxy.request_fields);
     proxy.free_exchanges.deinit(allocator);
@@ -577,6 +592,13 @@ pub fn releaseSession(proxy: *Proxy, connection: *Connection) void {
 
 /// An exchange slot for a request whose head begins. There is one per connection slot and an
 /// HTTP/1.1 connection has at most one exchange, so one is always free.
+/// The header policy slot beside `exchange`'s slot.
+pub fn policySlot(proxy: *Proxy, exchange: *const Exchange) *HeaderPolicy.Applied {
+    const index = (@intFromPtr(exchange) - @intFromPtr(proxy.exchanges.ptr)) / @sizeOf(Exchange);
+    assert(&proxy.exchanges[index] == exchange);
+    return &proxy.policy_slots[index];
+}
+
 pub fn acquireExchange(proxy: *Proxy) *Exchange {
     const taken = proxy.free_exchanges.take().?; // One per connection slot.
     return proxy.exchangeSlot(taken.index, taken.fresh);

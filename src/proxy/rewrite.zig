@@ -20,6 +20,7 @@
 const std = @import("std");
 const assert = std.debug.assert;
 const http = @import("../http/http.zig");
+const HeaderPolicy = @import("../policy/HeaderPolicy.zig");
 
 /// Room in front of a received response head for the fields we may add: a Connection field
 /// and one extra field (the sticky-session Set-Cookie). More growth than this is handled by
@@ -53,7 +54,14 @@ pub const Forwarding = struct {
     allow_underscores: bool = false,
     /// A listener that forwards its clients' certificates.
     certificate: ?CertificateFields = null,
+    /// The route's request header rules (policy/HeaderPolicy.zig); null: none.
+    rules: ?*const Rules = null,
+    /// The route's path rewrite: the target the pool sees; null: the client's.
+    path: ?*const HeaderPolicy.PathRewrite = null,
 };
+
+/// Header rules to apply to one head, with what their variables stand for.
+pub const Rules = HeaderPolicy.Rules;
 
 /// The fields that carry a client certificate to the backend (`Config.Tls`
 /// `client_subject_header`, `client_fingerprint_header`): sluice's own. A field of either name
@@ -190,7 +198,12 @@ fn writeRequest(
         assert(path.len > 0 and path[0] == '/' and http.chars.findNonTargetByte(path) == null);
         try w.puts(&.{ head.method_text, " ", path, " ", head.version.text(), "\r\n" });
     } else {
-        try w.puts(&.{ head.method_text, " ", target.prefix, target.path, " ", head.version.text(), "\r\n" });
+        // A route's rewrite replaces the target's two pieces; the line is written the same way.
+        const first, const second = if (forwarding.path) |path|
+            .{ path.replacement, path.rest }
+        else
+            .{ target.prefix, target.path };
+        try w.puts(&.{ head.method_text, " ", first, second, " ", head.version.text(), "\r\n" });
     }
     if (host) |value| try writeField(w, "Host", value);
     var seen: struct {
@@ -230,6 +243,7 @@ fn writeRequest(
             },
             .other => {
                 if (forwarding.certificate) |*fields| if (fields.owns(field.name)) continue;
+                if (forwarding.rules) |rules| if (rules.side.drops(field.name)) continue;
                 if (!forwarding.allow_underscores and std.mem.findScalar(u8, field.name, '_') != null) {
                     underscores += 1;
                     continue;
@@ -248,6 +262,7 @@ fn writeRequest(
         try writeField(w, field.name, field.value);
     }
     if (forwarding.certificate) |fields| try writeCertificateFields(w, fields);
+    if (forwarding.rules) |rules| try writeRules(w, rules);
     try writeForwardedFor(w, head, forwarding, seen.x_forwarded_for);
     if (seen.forwarded) try writeForwarded(w, forwarding.client_ip);
     if (!seen.x_forwarded_proto) try writeField(w, "X-Forwarded-Proto", forwarding.proto);
@@ -268,6 +283,14 @@ fn writeRequest(
     }
     try w.put("\r\n");
     return underscores;
+}
+
+/// The rules' fields, their variables expanded (each a field value: see HeaderPolicy).
+fn writeRules(w: *Out, rules: *const Rules) Out.Error!void {
+    const len = rules.side.writtenBytes(rules.variables);
+    if (len > w.buffer.len - w.end) return error.NoSpaceLeft;
+    rules.side.write(rules.variables, w.buffer[w.end..][0..len]);
+    w.end += len;
 }
 
 fn writeCertificateFields(w: *Out, fields: CertificateFields) Out.Error!void {
@@ -382,6 +405,8 @@ pub const ResponseRewrite = struct {
     keep_transfer_encoding: bool = true,
     /// One whole field line ("Name: value\r\n") to add, or empty.
     extra_field: []const u8 = "",
+    /// The route's response header rules (policy/HeaderPolicy.zig); null: none.
+    rules: ?*const Rules = null,
 };
 
 pub const ResponseError = error{
@@ -408,7 +433,7 @@ pub fn rewriteResponse(
     // parser's slices point at the old place, and only offsets (`Emitter.copy`) are used.
     const kept = try keptFields(head, options);
     var tail_buffer: [tail_bytes_max]u8 = undefined;
-    const tail = composeTail(&tail_buffer, head, options);
+    const tail: Tail = .{ .framing = composeTail(&tail_buffer, head, options), .rules = options.rules };
     if (try rewriteNormal(buffer, head_start, head_len, received_len, head, &kept, tail)) |new_len| return new_len;
     return rewriteTwoPass(buffer, head_start, head_len, received_len, head, &kept, tail);
 }
@@ -422,7 +447,7 @@ fn rewriteTwoPass(
     received_len: usize,
     head: *const http.ResponseParser.Head,
     kept: *const KeptFields,
-    tail: []const u8,
+    tail: Tail,
 ) ResponseError!usize {
     var plan: Emitter = .{ .buffer = buffer, .mode = .plan };
     try emitResponse(&plan, head, kept, tail);
@@ -565,6 +590,7 @@ fn keptFields(head: *const http.ResponseParser.Head, options: ResponseRewrite) R
             .upgrade => if (options.connection != .upgrade) continue,
             .other, .host, .x_forwarded_for, .x_forwarded_proto, .x_forwarded_host, .forwarded, .x_real_ip => {
                 if (names_fields and head.connectionHasToken(field.name)) continue;
+                if (options.rules) |rules| if (rules.side.drops(field.name)) continue;
             },
         }
         kept.set(i);
@@ -578,7 +604,7 @@ fn emitResponse(
     e: *Emitter,
     head: *const http.ResponseParser.Head,
     kept: *const KeptFields,
-    tail: []const u8,
+    tail: Tail,
 ) ResponseError!void {
     assert(head.status >= 100 and head.status <= 599); // The parser checked it.
     const status_text = [3]u8{
@@ -614,8 +640,42 @@ fn emitResponse(
         try e.field(field.name, field.value);
     }
     try e.copy(run);
-    try e.literal(tail);
+    if (tail.rules) |rules| {
+        for (rules.side.written) |field| {
+            try e.literal(field.name);
+            try e.literal(": ");
+            if (field.variables) {
+                var pieces = rules.variables.pieces(field.value);
+                while (pieces.next()) |piece| try e.literal(piece);
+            } else {
+                try e.literal(field.value);
+            }
+            try e.literal("\r\n");
+        }
+    }
+    try e.literal(tail.framing);
 }
+
+/// What sluice writes after the fields it keeps: the rules' fields, if any, then its own
+/// framing and the end of the head (`composeTail`).
+const Tail = struct {
+    framing: []const u8,
+    rules: ?*const Rules,
+
+    inline fn len(tail: *const Tail) usize {
+        const rules = tail.rules orelse return tail.framing.len;
+        return rules.side.writtenBytes(rules.variables) + tail.framing.len;
+    }
+
+    /// Into `out`, of exactly `len` bytes (outside the bytes being moved: the rules' values
+    /// live in the config and the client's buffer).
+    inline fn write(tail: *const Tail, out: []u8) void {
+        if (tail.rules == null) return @memcpy(out, tail.framing);
+        const rules_len = out.len - tail.framing.len;
+        if (tail.rules) |rules| rules.side.write(rules.variables, out[0..rules_len]);
+        @memcpy(out[rules_len..], tail.framing);
+    }
+};
 
 /// The longest tail: a Content-Length of 20 digits (or the chunked coding), the extra field,
 /// a Connection field and the empty line.
@@ -656,7 +716,7 @@ fn rewriteNormal(
     received_len: usize,
     head: *const http.ResponseParser.Head,
     kept: *const KeptFields,
-    tail: []const u8,
+    tail: Tail,
 ) ResponseError!?usize {
     const probe: Emitter = .{ .buffer = buffer, .mode = .plan };
     // The kept lines as runs of adjacent ones, found before anything moves.
@@ -677,16 +737,16 @@ fn rewriteNormal(
     }
     var at: usize = 0;
     for (runs[0..runs_count]) |run| at = moveLeft(buffer, at, run);
-    const new_len = at + tail.len;
+    const new_len = at + tail.len();
     const rest_start = head_start + head_len;
     const rest_len = received_len - head_len;
     if (new_len + rest_len > buffer.len) return error.HeadTooLarge;
     if (new_len > rest_start) {
         // The tail reaches into what followed the head: that moves right first.
         @memmove(buffer[new_len..][0..rest_len], buffer[rest_start..][0..rest_len]);
-        @memcpy(buffer[at..new_len], tail);
+        tail.write(buffer[at..new_len]);
     } else {
-        @memcpy(buffer[at..new_len], tail);
+        tail.write(buffer[at..new_len]);
         @memmove(buffer[new_len..][0..rest_len], buffer[rest_start..][0..rest_len]);
     }
     return new_len;
@@ -941,6 +1001,55 @@ test "rewrite: response head rewritten in place, the bytes behind it follow it" 
     try testing.expectEqualStrings("hello", result.rest);
 }
 
+test "rewrite: response rules drop their names and write theirs before sluice's framing" {
+    const side: HeaderPolicy.Side = .{
+        .dropped = &.{ "server", "x-powered-by", "cache-control" },
+        .written = &.{
+            .{ .name = "Cache-Control", .value = "no-store", .variables = false },
+            .{ .name = "X-Request-Id", .value = "$request_id", .variables = true },
+        },
+    };
+    const variables: HeaderPolicy.Variables = .{ .client_ip = "10.0.0.9", .request_id = "r1", .scheme = "http" };
+    const rules: *const Rules = &.{ .side = &side, .variables = &variables };
+    // Headroom 0 and a head that grows: the received bytes move right, the body follows.
+    var buffer: [512]u8 = undefined;
+    const response = "HTTP/1.1 200 OK\r\nServer: s\r\nCache-Control: public\r\nX-Powered-By: php\r\n" ++
+        "Content-Length: 5\r\nETag: \"e\"\r\n\r\nhello";
+    for ([_]usize{ 0, response_headroom_bytes }) |start| {
+        const result = try rewriteForTest(&buffer, start, response, .get, .{ .connection = .keep_alive_default, .rules = rules });
+        try testing.expectEqualStrings("HTTP/1.1 200 OK\r\nETag: \"e\"\r\nCache-Control: no-store\r\n" ++
+            "X-Request-Id: r1\r\nContent-Length: 5\r\n\r\n", result.head);
+        try testing.expectEqualStrings("hello", result.rest);
+    }
+    // A head that is not in sluice's form takes the two-pass way, with the same result.
+    const odd = "HTTP/1.0 200 OK\r\nServer:s\r\nContent-Length: 5\r\n\r\nhello";
+    const result = try rewriteForTest(&buffer, 0, odd, .get, .{ .connection = .close, .rules = rules });
+    try testing.expectEqualStrings("HTTP/1.1 200 OK\r\nCache-Control: no-store\r\nX-Request-Id: r1\r\n" ++
+        "Content-Length: 5\r\nConnection: close\r\n\r\n", result.head);
+}
+
+test "rewrite: request rules replace the client's fields of their names and cannot touch framing" {
+    const side: HeaderPolicy.Side = .{
+        .dropped = &.{ "x-env", "x-request-id" },
+        .written = &.{
+            .{ .name = "X-Request-Id", .value = "$request_id", .variables = true },
+            .{ .name = "X-Env", .value = "prod", .variables = false },
+            .{ .name = "X-Via", .value = "$scheme://$host for $client_ip", .variables = true },
+        },
+    };
+    const variables: HeaderPolicy.Variables = .{ .client_ip = "10.0.0.9", .request_id = "abc", .scheme = "http", .host = "h" };
+    var forwarding = untrusted;
+    forwarding.rules = &.{ .side = &side, .variables = &variables };
+    var out: [1024]u8 = undefined;
+    const text = try composeForTest(&out, "POST / HTTP/1.1\r\nHost: h\r\nX-Env: dev\r\nx-request-id: evil\r\n" ++
+        "Content-Length: 2\r\n\r\nhi", forwarding);
+    try testing.expectEqualStrings("POST / HTTP/1.1\r\nHost: h\r\nX-Request-Id: abc\r\nX-Env: prod\r\n" ++
+        "X-Via: http://h for 10.0.0.9\r\nX-Forwarded-For: 10.0.0.9\r\nX-Forwarded-Proto: http\r\n" ++
+        "X-Forwarded-Host: h\r\nContent-Length: 2\r\n\r\n", text);
+    // Too little room: NoSpaceLeft, not a partial field.
+    try testing.expectError(error.NoSpaceLeft, composeForTest(out[0..60], "GET / HTTP/1.1\r\nHost: h\r\n\r\n", forwarding));
+}
+
 test "rewrite: a response's framing survives Connection naming it (and is sluice's own)" {
     var buffer: [512]u8 = undefined;
     const length = try rewriteForTest(&buffer, response_headroom_bytes, "HTTP/1.1 200 OK\r\n" ++
@@ -1038,7 +1147,21 @@ test "rewrite: the one-pass rewrite of a head written as sluice writes equals th
         const start = random.uintLessThan(usize, 200);
         const size = @min(one.len, start + response.len + random.uintLessThan(usize, 300));
         const extra = if (random.boolean()) "Set-Cookie: s=1\r\n" else "";
-        const options: ResponseRewrite = .{ .connection = if (random.boolean()) .close else .keep_alive_default, .extra_field = extra };
+        const rules_side: HeaderPolicy.Side = .{
+            .dropped = &.{ "server", "x-a" },
+            .written = &.{
+                .{ .name = "X-Frame-Options", .value = "DENY", .variables = false },
+                .{ .name = "X-Client", .value = "$client_ip ($scheme)", .variables = true },
+            },
+        };
+        const variables: HeaderPolicy.Variables = .{ .client_ip = "10.0.0.9", .scheme = "http" };
+        const rules_value: Rules = .{ .side = &rules_side, .variables = &variables };
+        const rules: ?*const Rules = if (random.boolean()) &rules_value else null;
+        const options: ResponseRewrite = .{
+            .connection = if (random.boolean()) .close else .keep_alive_default,
+            .extra_field = extra,
+            .rules = rules,
+        };
         const headers = try testing.allocator.alloc(http.Header, response_limits.headers_count_max);
         defer testing.allocator.free(headers);
         for ([_]*[6000]u8{ &one, &two }) |buffer| @memcpy(buffer[start..][0..response.len], response);
@@ -1049,7 +1172,7 @@ test "rewrite: the one-pass rewrite of a head written as sluice writes equals th
         };
         const kept = try keptFields(&parser.head, options);
         var tail_buffer: [tail_bytes_max]u8 = undefined;
-        const tail = composeTail(&tail_buffer, &parser.head, options);
+        const tail: Tail = .{ .framing = composeTail(&tail_buffer, &parser.head, options), .rules = rules };
         const one_len = rewriteNormal(one[0..size], start, head_len, response.len, &parser.head, &kept, tail) catch |err| {
             try testing.expectEqual(error.HeadTooLarge, err);
             continue;

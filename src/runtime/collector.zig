@@ -198,6 +198,7 @@ fn addWorker(snapshot: *Snapshot, worker: *const Worker) void {
     snapshot.buffers_trimmed += stats.buffers_trimmed.load();
     snapshot.requests_unrouted += stats.requests_unrouted.load();
     snapshot.local_responses += stats.local_responses.load();
+    snapshot.request_ids_generated += stats.request_ids_generated.load();
     snapshot.tls_handshakes += stats.tls_handshakes.load();
     snapshot.tls_resumptions += stats.tls_resumptions.load();
     snapshot.tls_handshakes_failed += stats.tls_handshakes_failed.load();

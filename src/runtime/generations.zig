@@ -26,6 +26,7 @@ const sys = @import("../stdx/sys.zig");
 const Config = @import("../config/Config.zig");
 const Loop = @import("../loop/Loop.zig");
 const Generation = @import("../proxy/Generation.zig");
+const HeaderPolicy = @import("../policy/HeaderPolicy.zig");
 const Counter = @import("../stdx/Counter.zig");
 const Pool = @import("../upstream/Pool.zig");
 const LocalPool = @import("../upstream/LocalPool.zig");
@@ -239,6 +240,8 @@ pub const Generations = struct {
             );
         }
 
+        const header_policies = HeaderPolicy.buildAll(arena, config) catch return outOfMemory(problem);
+
         const rows = arena.alloc([]Counter, workers_count) catch return outOfMemory(problem);
         for (rows) |*row| {
             // A cache line of its own per worker: each row is written by one worker.
@@ -260,6 +263,7 @@ pub const Generations = struct {
             .tunnel_slots = tunnel_slots,
             .holders = .init(@intCast(workers_count)),
             .route_requests = rows,
+            .header_policies = header_policies,
         };
         built.arena = arena_state;
         generations.next_number += 1;

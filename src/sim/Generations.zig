@@ -12,6 +12,7 @@ const std = @import("std");
 const assert = std.debug.assert;
 const linux = std.os.linux;
 
+const HeaderPolicy = @import("../policy/HeaderPolicy.zig");
 const Config = @import("../config/Config.zig");
 const Loop = @import("../loop/Loop.zig");
 const Generation = @import("../proxy/Generation.zig");
@@ -100,6 +101,7 @@ pub fn build(generations: *Generations, config: *const Config, now_ns: u64) Buil
         .tunnel_slots = tunnel_slots,
         .holders = .init(1),
         .route_requests = rows,
+        .header_policies = try HeaderPolicy.buildAll(arena, &built.config),
     };
     built.arena = arena_state;
     generations.next_number += 1;

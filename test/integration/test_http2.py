@@ -382,3 +382,22 @@ def test_interim_responses_are_relayed_as_headers(sluice, make_sluice, make_back
     assert [(dict(e.headers)[":status"], dict(e.headers)["link"]) for e in informational] == [
         ("103", "</s.css>; rel=preload")]
     c.close()
+
+
+def test_header_rules_and_request_ids_apply_to_http2(sluice, make_backend):
+    """The route's rules (README, "Header rules") for a stream as for HTTP/1.1: request fields
+    set before the pool sees them, response fields set and removed before the client does."""
+    backend = make_backend(echo(extra_headers=[("Server", "app/1.0"), ("X-Powered-By", "php")]))
+    sluice.start([backend], args=H2C + [
+        "--request-header", "X-Seen-By: sluice $scheme",
+        "--response-header", "Strict-Transport-Security: max-age=31536000",
+        "--remove-response-header", "X-Powered-By",
+        "--request-id", "X-Request-Id"])
+    c = H2Client.plain(sluice.port)
+    r = c.get("/rules")
+    seen = fields(echoed(r))
+    assert seen["x-seen-by"] == "sluice http"
+    assert len(seen["x-request-id"]) == 32
+    assert r.header("strict-transport-security") == "max-age=31536000"
+    assert r.header("x-powered-by") is None and r.header("server") == "app/1.0"
+    c.close()
