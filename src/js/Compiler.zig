@@ -1392,6 +1392,7 @@ fn expression(c: *Compiler, node: *Node) Error!void {
         .null_literal => try c.emit(.push_null),
         .identifier => try c.loadIdentifier(node),
         .template => |t| try c.template(t, node.pos),
+        .regexp => |r| try c.regExpLiteral(r, node.pos),
         .array => |elements| try c.arrayLiteral(elements, node.pos),
         .object => |properties| try c.objectLiteral(properties, node.pos),
         .function => |f| try c.closure(f, null),
@@ -1962,6 +1963,17 @@ fn callExpression(c: *Compiler, node: *Node, call: ast.Call) Error!void {
             if (spread) try c.emit(.call_spread) else try c.emitU8(.call, @intCast(call.arguments.len));
         },
     }
+}
+
+/// `/p/f` is `new RegExp("p", "f")` on the builtin RegExp, whatever the scope calls RegExp:
+/// each evaluation makes a new object, as the spec says (the parser checked the pattern).
+fn regExpLiteral(c: *Compiler, r: @FieldType(ast.Data, "regexp"), pos: u32) Error!void {
+    try c.emitU16(.push_global, comptime builtins.globalId("RegExp").?);
+    try c.emitU16(.push_string, try c.stringConstant(r.pattern, pos));
+    try c.emitU16(.push_string, try c.stringConstant(r.flags, pos));
+    try c.mark(pos);
+    try c.siteName("RegExp", pos);
+    try c.emitU8(.new, 2);
 }
 
 fn newExpression(c: *Compiler, node: *Node, n: ast.Call) Error!void {

@@ -98,12 +98,30 @@ pub const list = [_][]const u8{
     "catch",                    "finally",                   "resolve",           "reject",
     "all",                      "allSettled",                "any",               "race",
     "status",                   "reason",                    "errors",
+    // RegExp.
+               "RegExp",
+    "lastIndex",                "source",                    "flags",             "global",
+    "ignoreCase",               "multiline",                 "dotAll",            "unicode",
+    "sticky",                   "hasIndices",                "exec",              "test",
+    "index",                    "input",                     "groups",            "indices",
+    // Date.
+    "UTC",                      "getTime",                   "getFullYear",       "getMonth",
+    "getDate",                  "getDay",                    "getHours",          "getMinutes",
+    "getSeconds",               "getMilliseconds",           "getUTCFullYear",    "getUTCMonth",
+    "getUTCDate",               "getUTCDay",                 "getUTCHours",       "getUTCMinutes",
+    "getUTCSeconds",            "getUTCMilliseconds",        "getTimezoneOffset", "setTime",
+    "setFullYear",              "setMonth",                  "setDate",           "setHours",
+    "setMinutes",               "setSeconds",                "setMilliseconds",   "setUTCFullYear",
+    "setUTCMonth",              "setUTCDate",                "setUTCHours",       "setUTCMinutes",
+    "setUTCSeconds",            "setUTCMilliseconds",        "toISOString",       "toUTCString",
+    "toGMTString",              "toDateString",              "toTimeString",      "toLocaleDateString",
+    "toLocaleTimeString",       "getYear",
     // The well-known symbols: their statics are symbol keys (symbol.zig), equal to no
     // string, and `lookup` never finds them.
-               "@@iterator",
-    "@@asyncIterator",          "@@toPrimitive",             "@@toStringTag",     "@@hasInstance",
-    "@@isConcatSpreadable",     "@@match",                   "@@matchAll",        "@@replace",
-    "@@search",                 "@@species",                 "@@split",           "@@unscopables",
+                      "@@iterator",        "@@asyncIterator",
+    "@@toPrimitive",            "@@toStringTag",             "@@hasInstance",     "@@isConcatSpreadable",
+    "@@match",                  "@@matchAll",                "@@replace",         "@@search",
+    "@@species",                "@@split",                   "@@unscopables",
 };
 
 /// Whether a name is a well-known symbol's ("@@iterator" is Symbol.iterator).

@@ -1043,7 +1043,7 @@ pub const Scratch = struct {
     }
 };
 
-/// Finds a match at or after `start` (at `start` only, for a sticky program). Returns the
+/// Finds a match at or after `start` (at `start` only, when anchored: a sticky RegExp). Returns the
 /// capture slots (2 per group, -1 where a group took no part), valid until the next run with
 /// this scratch. `meter` has `fn step(meter, threads: usize) !void`, called at every input
 /// position with the live threads, to pay for them (and stop a run that has no budget left).
@@ -1053,6 +1053,7 @@ pub fn exec(
     scratch: *Scratch,
     input: []const Unit,
     start: usize,
+    anchored: bool,
     meter: anytype,
 ) !?[]const i32 {
     assert(start <= input.len);
@@ -1066,7 +1067,6 @@ pub fn exec(
     var pos = start;
     @memset(scratch.work, -1);
     m.add(clist, 0, pos);
-    const anchored = program.flags.sticky;
     const first = firstChar(program);
     while (true) {
         if (clist.len == 0) {
@@ -1074,6 +1074,7 @@ pub fn exec(
             if (matched or anchored or pos >= input.len) break;
             pos += m.charAt(pos).?.len;
             if (first) |c| pos = m.findUnit(c, pos) orelse break;
+            clist.clear(); // The failed start at the last position marked its instructions.
             @memset(scratch.work, -1);
             m.add(clist, 0, pos);
             continue;
@@ -1318,7 +1319,7 @@ fn testMatch(pattern: []const u8, flags_text: []const u8, input: []const u8) !?[
     const program = try compile(a, src, Flags.parse(flags_text).?, &failure);
     const scratch = try Scratch.init(a, program);
     var meter: TestMeter = .{};
-    const result = try exec(u8, program, scratch, input, 0, &meter) orelse return null;
+    const result = try exec(u8, program, scratch, input, 0, program.flags.sticky, &meter) orelse return null;
     return try gpa.dupe(i32, result);
 }
 
@@ -1339,6 +1340,7 @@ test "regexp: leftmost-first matches and captures, as a backtracking engine find
     try expectMatch("\\bfoo\\b", "", "a foo b", &.{ 2, 5 });
     try expectMatch("[^a-c]+", "i", "ABCdef", &.{ 3, 6 });
     try std.testing.expect((try testMatch("^\\d{4}$", "", "12345")) == null);
+    try expectMatch("^b", "m", "a\nb", &.{ 2, 3 });
 }
 
 test "regexp: a pathological pattern runs in linear time" {
