@@ -33,13 +33,14 @@ pub const Flags = packed struct(u8) {
     multiline: bool = false,
     dot_all: bool = false,
     unicode: bool = false,
+    /// `v`: unicode mode with class set operations (`--`, `&&`, nested classes, `\q{}`).
+    unicode_sets: bool = false,
     sticky: bool = false,
-    _: u1 = 0,
 
     /// The flags in the order `flags` lists them.
-    pub const letters = "dgimsuy";
+    pub const letters = "dgimsuvy";
 
-    /// Parses a flags string; null for an unknown or repeated letter (`v` is not in node 20).
+    /// Parses a flags string; null for an unknown or repeated letter, or both `u` and `v`.
     pub fn parse(units: anytype) ?Flags {
         var bits: u8 = 0;
         for (units) |u| {
@@ -48,10 +49,14 @@ pub const Flags = packed struct(u8) {
             if (bits & bit != 0) return null;
             bits |= bit;
         }
-        return @bitCast(bits);
+        var f: Flags = @bitCast(bits);
+        if (f.unicode and f.unicode_sets) return null;
+        if (f.unicode_sets) f.unicode = true;
+        return f;
     }
 
     pub fn has(f: Flags, letter: u8) bool {
+        if (letter == 'u' and f.unicode_sets) return false; // `v` implies unicode mode.
         const i = std.mem.indexOfScalar(u8, letters, letter).?;
         return @as(u8, @bitCast(f)) & (@as(u8, 1) << @intCast(i)) != 0;
     }
@@ -166,6 +171,8 @@ const Parser = struct {
     src: []const u16,
     pos: usize = 0,
     unicode: bool,
+    /// The `v` flag: classes are class set expressions.
+    sets: bool = false,
     ignore_case: bool,
     dot_all: bool,
     multiline: bool,
@@ -579,7 +586,7 @@ const Parser = struct {
                         return l % 32;
                     }
                 }
-                if (p.unicode) return p.fail("Invalid unicode escape");
+                if (p.unicode) return p.fail("Invalid Unicode escape");
                 p.pos -= 1; // `\c` is a backslash, then `c`.
                 return '\\';
             },
@@ -648,6 +655,10 @@ const Parser = struct {
             negated = true;
         }
         var set: std.ArrayList(Range) = .empty;
+        if (p.sets) {
+            const ranges = try p.classSetBody();
+            return p.classNode(ranges, negated);
+        }
         while (true) {
             if (p.atEnd()) return p.fail("Unterminated character class");
             if (p.peekIs(']')) {
@@ -697,6 +708,114 @@ const Parser = struct {
         return try p.characterEscape(true);
     }
 
+    /// A class's contents in `v` mode, through its `]`: operands (characters, ranges,
+    /// class escapes, nested classes, `\q{...}` of single characters) joined by union, or
+    /// by one of `--` (difference) and `&&` (intersection) throughout. Returns sorted,
+    /// merged ranges.
+    fn classSetBody(p: *Parser) CompileError![]Range {
+        p.depth += 1;
+        defer p.depth -= 1;
+        if (p.depth > depth_max) return p.fail("regular expression nested too deeply");
+        var acc = try p.classSetOperand(true);
+        const Operator = enum { none, difference, intersection };
+        var operator: Operator = .none;
+        while (true) {
+            if (p.atEnd()) return p.fail("Unterminated character class");
+            if (p.peekIs(']')) {
+                p.pos += 1;
+                return acc;
+            }
+            const next: Operator = if (p.peekIs('-') and p.peekAt(1, '-'))
+                .difference
+            else if (p.peekIs('&') and p.peekAt(1, '&'))
+                .intersection
+            else
+                .none;
+            if (operator != .none and next != operator) return p.fail("Invalid set operation in character class");
+            if (next == .none) {
+                const more = try p.classSetOperand(true);
+                var joined: std.ArrayList(Range) = .empty;
+                try joined.appendSlice(p.gpa, acc);
+                try joined.appendSlice(p.gpa, more);
+                acc = try normalise(p.gpa, joined.items);
+                continue;
+            }
+            p.pos += 2;
+            operator = next;
+            const right = try p.classSetOperand(false);
+            acc = if (next == .difference) try difference(p.gpa, acc, right) else try intersection(p.gpa, acc, right);
+        }
+    }
+
+    fn classSetOperand(p: *Parser, range_allowed: bool) CompileError![]Range {
+        if (p.atEnd()) return p.fail("Unterminated character class");
+        var set: std.ArrayList(Range) = .empty;
+        if (p.peekIs('[')) {
+            p.pos += 1;
+            var negated = false;
+            if (p.peekIs('^')) {
+                p.pos += 1;
+                negated = true;
+            }
+            const inner = try p.classSetBody();
+            if (!negated) return inner;
+            try appendComplement(&set, p.gpa, inner);
+            return set.items;
+        }
+        if (p.peekIs('\\') and p.peekAt(1, 'q')) {
+            p.pos += 2;
+            if (!p.peekIs('{')) return p.fail("Invalid escape");
+            p.pos += 1;
+            while (!p.peekIs('}')) {
+                if (p.atEnd()) return p.fail("Invalid escape");
+                const c = try p.classSetChar();
+                if (!p.peekIs('|') and !p.peekIs('}')) return p.fail("strings in character classes (\\q{...} of more than one character) are not supported");
+                try set.append(p.gpa, .{ .lo = c, .hi = c });
+                if (p.peekIs('|')) p.pos += 1;
+            }
+            p.pos += 1;
+            return normalise(p.gpa, set.items);
+        }
+        if (p.peekIs('\\')) {
+            p.pos += 1;
+            if (p.atEnd()) return p.fail("\\ at end of pattern");
+            if (try p.classEscape(&set)) return normalise(p.gpa, set.items);
+            p.pos -= 1;
+        }
+        const lo = try p.classSetChar();
+        var hi = lo;
+        if (range_allowed and p.peekIs('-') and !p.peekAt(1, '-')) {
+            p.pos += 1;
+            hi = try p.classSetChar();
+            if (hi < lo) return p.fail("Range out of order in character class");
+        }
+        try set.append(p.gpa, .{ .lo = lo, .hi = hi });
+        return set.items;
+    }
+
+    /// One character of a `v`-mode class: a literal (not one of the class syntax
+    /// characters) or an escape.
+    fn classSetChar(p: *Parser) CompileError!u21 {
+        if (p.atEnd()) return p.fail("Unterminated character class");
+        if (p.peekIs('\\')) {
+            p.pos += 1;
+            if (p.atEnd()) return p.fail("\\ at end of pattern");
+            if (p.peekIs('b')) {
+                p.pos += 1;
+                return 0x08;
+            }
+            const u = p.src[p.pos];
+            if (u < 128 and std.mem.indexOfScalar(u8, "&-!#%,:;<=>@`~", @intCast(u)) != null) {
+                p.pos += 1;
+                return u;
+            }
+            return p.characterEscape(true);
+        }
+        const u = p.src[p.pos];
+        if (u < 128 and std.mem.indexOfScalar(u8, "()[]{}/-|", @intCast(u)) != null) return p.fail("Invalid set operation in character class");
+        return p.nextChar();
+    }
+
     fn classNode(p: *Parser, set: []const Range, negated: bool) CompileError!*Node {
         const start: u32 = @intCast(p.ranges.items.len);
         const merged = try normalise(p.gpa, set);
@@ -723,6 +842,25 @@ fn normalise(gpa: std.mem.Allocator, set: []const Range) CompileError![]Range {
         }
     }
     return items[0..n];
+}
+
+fn intersection(gpa: std.mem.Allocator, a: []const Range, b: []const Range) CompileError![]Range {
+    var out: std.ArrayList(Range) = .empty;
+    var i: usize = 0;
+    var j: usize = 0;
+    while (i < a.len and j < b.len) {
+        const lo = @max(a[i].lo, b[j].lo);
+        const hi = @min(a[i].hi, b[j].hi);
+        if (lo <= hi) try out.append(gpa, .{ .lo = lo, .hi = hi });
+        if (a[i].hi < b[j].hi) i += 1 else j += 1;
+    }
+    return out.items;
+}
+
+fn difference(gpa: std.mem.Allocator, a: []const Range, b: []const Range) CompileError![]Range {
+    var complement: std.ArrayList(Range) = .empty;
+    try appendComplement(&complement, gpa, b);
+    return intersection(gpa, a, complement.items);
 }
 
 fn appendComplement(set: *std.ArrayList(Range), gpa: std.mem.Allocator, base: []const Range) CompileError!void {
@@ -914,6 +1052,7 @@ pub fn compile(gpa: std.mem.Allocator, src: []const u16, flags: Flags, failure: 
         .gpa = gpa,
         .src = src,
         .unicode = flags.unicode,
+        .sets = flags.unicode_sets,
         .ignore_case = flags.ignore_case,
         .dot_all = flags.dot_all,
         .multiline = flags.multiline,

@@ -47,7 +47,7 @@ fn daysFromCivil(y_in: i64, m: i64) i64 {
     const y = if (m < 2) y_in - 1 else y_in;
     const era = @divFloor(y, 400);
     const yoe = y - era * 400;
-    const mp = @mod(m + 9, 12);
+    const mp = @mod(m + 10, 12); // March-based; m is 0-based.
     const doy = @divFloor(153 * mp + 2, 5);
     const doe = yoe * 365 + @divFloor(yoe, 4) - @divFloor(yoe, 100) + doy;
     return era * 146097 + doe - 719468;

@@ -22,6 +22,7 @@ const Object = object.Object;
 const number = @import("../number.zig");
 const names = @import("../names.zig");
 const builtins = @import("../builtins.zig");
+const regexp_flags_len = @import("../regexp.zig").Flags.letters.len;
 const Program = @import("../Program.zig");
 const meter = @import("../meter.zig");
 
@@ -177,7 +178,7 @@ pub const Inspector = struct {
             .promise_function => return "[Function (anonymous)]",
             .regexp => {
                 const re = o.as(object.RegExpObject);
-                var flags: [7]u8 = undefined;
+                var flags: [regexp_flags_len]u8 = undefined;
                 base = try in.print("/{f}/{s}", .{ Utf8{ .s = re.source }, re.program.flags.write(&flags) });
                 if (keys.len == 0) return base;
             },

@@ -160,7 +160,7 @@ fn flagsString(vm: *Vm, flags: regexp.Flags) Error!*String {
 /// Whether `key` is one of a RegExp's getters.
 pub fn isField(key: *String) bool {
     const id = names.nameId(key) orelse return false;
-    inline for (.{ "source", "flags", "global", "ignoreCase", "multiline", "dotAll", "unicode", "sticky", "hasIndices" }) |n| {
+    inline for (.{ "source", "flags", "global", "ignoreCase", "multiline", "dotAll", "unicode", "sticky", "hasIndices", "unicodeSets" }) |n| {
         if (id == comptime names.id(n)) return true;
     }
     return false;
@@ -174,7 +174,8 @@ pub fn field(vm: *Vm, re: *RegExpObject, key: *String) Error!?Value {
     if (names.is(key, "ignoreCase")) return Value.boolean(f.ignore_case);
     if (names.is(key, "multiline")) return Value.boolean(f.multiline);
     if (names.is(key, "dotAll")) return Value.boolean(f.dot_all);
-    if (names.is(key, "unicode")) return Value.boolean(f.unicode);
+    if (names.is(key, "unicode")) return Value.boolean(f.unicode and !f.unicode_sets);
+    if (names.is(key, "unicodeSets")) return Value.boolean(f.unicode_sets);
     if (names.is(key, "sticky")) return Value.boolean(f.sticky);
     if (names.is(key, "hasIndices")) return Value.boolean(f.has_indices);
     return null;

@@ -421,7 +421,7 @@ fn replaceImpl(vm: *Vm, this: Value, args: []const Value, all: bool) Error!Value
     const s = if (all) try thisString(vm, this, "replaceAll") else try thisString(vm, this, "replace");
     if (arg(args, 0).objectOf(.regexp)) |o| {
         const re = o.as(object.RegExpObject);
-        if (all and !re.program.flags.global) return vm.throwMessage(.type_error, "replaceAll must be called with a global RegExp");
+        if (all and !re.program.flags.global) return vm.throwMessage(.type_error, "String.prototype.replaceAll called with a non-global RegExp argument");
         return regexps.replaceWith(vm, re, s, arg(args, 1));
     }
     const pattern = try ops.toString(vm, arg(args, 0));
