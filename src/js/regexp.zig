@@ -127,6 +127,11 @@ pub const Program = struct {
     slot_count: u32,
     names: []const GroupName,
     flags: Flags,
+    /// Per instruction: the capture slot where the innermost loop with an empty check that
+    /// contains it recorded its iteration's start, or `no_loop`. A thread is merged with
+    /// another at the same instruction only if both have, or both have not, consumed input
+    /// in that iteration: the empty check treats them differently (`/(a?b??)*/` on "ab").
+    loop_of: []const u32,
     /// The most entries the thread-adding stack can hold (each instruction is explored at
     /// most once per step, so this is a sum over the program).
     stack_max: u32,
@@ -940,6 +945,24 @@ fn countGroups(src: []const u16) struct { count: u32, named: bool } {
 // ---------------------------------------------------------------------------------------
 // Compiling.
 
+pub const no_loop: u32 = std.math.maxInt(u32);
+
+/// Whether a node can match the empty string.
+fn nullable(node: *const Node) bool {
+    return switch (node.*) {
+        .empty, .assertion => true,
+        .char, .any, .class => false,
+        .group => |g| nullable(g.body),
+        .concat => |terms| for (terms) |t| {
+            if (!nullable(t)) break false;
+        } else true,
+        .alternation => |alts| for (alts) |a| {
+            if (nullable(a)) break true;
+        } else false,
+        .repeat => |r| r.min == 0 or nullable(r.body),
+    };
+}
+
 const Emitter = struct {
     gpa: std.mem.Allocator,
     insts: std.ArrayList(Inst) = .empty,
@@ -947,10 +970,13 @@ const Emitter = struct {
     /// The next free capture slot for a loop's empty check (after the groups' slots).
     loop_slot_next: u32,
     loop_slots: u32 = 0,
+    /// Per instruction: the slot of the innermost checked loop around it.
+    loop_of: std.ArrayList(u32) = .empty,
 
     fn emit(e: *Emitter, inst: Inst) CompileError!u32 {
         if (e.insts.items.len >= insts_max) return error.SyntaxError;
         try e.insts.append(e.gpa, inst);
+        try e.loop_of.append(e.gpa, no_loop);
         return @intCast(e.insts.items.len - 1);
     }
 
@@ -998,6 +1024,8 @@ const Emitter = struct {
             try e.resetGroups(r);
             try e.gen(r.body);
         }
+        // Only a body that can match the empty string needs the empty check.
+        const checked = nullable(r.body);
         if (r.max) |max| {
             // Each optional copy: split (body, end); the skips all jump to the end.
             var splits: std.ArrayList(u32) = .empty;
@@ -1005,25 +1033,35 @@ const Emitter = struct {
             while (k < max) : (k += 1) {
                 const split = try e.emit(.{ .op = .split });
                 try splits.append(e.gpa, split);
-                const slot = try e.loopSlot();
-                _ = try e.emit(.{ .op = .save, .a = slot });
-                try e.resetGroups(r);
-                try e.gen(r.body);
-                _ = try e.emit(.{ .op = .loop_check, .a = slot });
+                try e.iteration(r, checked);
             }
             const end: u32 = @intCast(e.insts.items.len);
             for (splits.items) |s| e.setSplit(s, s + 1, end, r.greedy);
             return;
         }
-        // L: split body, end; body: save slot; reset; body; loop_check slot; jump L
+        // L: split body, end; body: [save slot]; reset; body; [loop_check slot]; jump L
         const top = try e.emit(.{ .op = .split });
+        try e.iteration(r, checked);
+        _ = try e.emit(.{ .op = .jump, .a = top });
+        e.setSplit(top, top + 1, @intCast(e.insts.items.len), r.greedy);
+    }
+
+    /// One iteration of a quantified body; with the empty check, its instructions are
+    /// tagged with the loop's slot (see `Program.loop_of`).
+    fn iteration(e: *Emitter, r: Repeat, checked: bool) CompileError!void {
+        if (!checked) {
+            try e.resetGroups(r);
+            return e.gen(r.body);
+        }
         const slot = try e.loopSlot();
+        const start: u32 = @intCast(e.insts.items.len);
         _ = try e.emit(.{ .op = .save, .a = slot });
         try e.resetGroups(r);
         try e.gen(r.body);
         _ = try e.emit(.{ .op = .loop_check, .a = slot });
-        _ = try e.emit(.{ .op = .jump, .a = top });
-        e.setSplit(top, top + 1, @intCast(e.insts.items.len), r.greedy);
+        for (e.loop_of.items[start + 1 ..]) |*tag| {
+            if (tag.* == no_loop) tag.* = slot;
+        }
     }
 
     fn loopSlot(e: *Emitter) CompileError!u32 {
@@ -1085,8 +1123,9 @@ pub fn compile(gpa: std.mem.Allocator, src: []const u16, flags: Flags, failure: 
         },
         else => return err,
     };
-    // Each marked instruction is explored once per step; a loop check (unmarked) once per
-    // entry pushed for it, which the others bound: twice their pushes is enough.
+    // Each marked instruction is explored at most twice per step (once with its loop's
+    // iteration empty so far, once not); a loop check (unmarked) once per entry pushed for
+    // it, which the others bound: four times their pushes is enough.
     var stack_max: u32 = 2;
     for (e.insts.items) |inst| {
         stack_max += switch (inst.op) {
@@ -1103,7 +1142,8 @@ pub fn compile(gpa: std.mem.Allocator, src: []const u16, flags: Flags, failure: 
         .slot_count = e.loop_slot_next,
         .names = p.names.items,
         .flags = flags,
-        .stack_max = 2 * stack_max,
+        .stack_max = 4 * stack_max,
+        .loop_of = e.loop_of.items,
     };
     return program;
 }
@@ -1158,7 +1198,7 @@ pub const Scratch = struct {
     };
 
     pub fn init(gpa: std.mem.Allocator, program: *const Program) error{OutOfMemory}!*Scratch {
-        const n = program.insts.len;
+        const n = 2 * program.insts.len; // Two states per instruction (see loop_of).
         const slots = program.slot_count;
         const s = try gpa.create(Scratch);
         for (&s.lists) |*l| {
@@ -1177,7 +1217,7 @@ pub const Scratch = struct {
 
     /// The bytes `init` takes for a program, to charge for before allocating.
     pub fn bytesFor(program: *const Program) usize {
-        const n = program.insts.len;
+        const n = 2 * program.insts.len;
         return 2 * n * (8 + 4 * @as(usize, program.slot_count)) + program.stack_max * 12 + 8 * @as(usize, program.slot_count);
     }
 };
@@ -1382,8 +1422,10 @@ fn Matcher(comptime Unit: type) type {
                 // A loop's check is not marked: a thread that reaches it having consumed
                 // something must pass even when an empty iteration reached it first.
                 if (inst.op != .loop_check) {
-                    if (list.mark[pc] == list.generation) continue;
-                    list.mark[pc] = list.generation;
+                    const loop = m.program.loop_of[pc];
+                    const key = if (loop != no_loop and s.work[loop] == p) pc + insts.len else pc;
+                    if (list.mark[key] == list.generation) continue;
+                    list.mark[key] = list.generation;
                 }
                 switch (inst.op) {
                     .jump => {
@@ -1480,6 +1522,7 @@ test "regexp: leftmost-first matches and captures, as a backtracking engine find
     try expectMatch("[^a-c]+", "i", "ABCdef", &.{ 3, 6 });
     try std.testing.expect((try testMatch("^\\d{4}$", "", "12345")) == null);
     try expectMatch("^b", "m", "a\nb", &.{ 2, 3 });
+    try expectMatch("(a?b??)*", "", "ab", &.{ 0, 2, 1, 2 });
 }
 
 test "regexp: a pathological pattern runs in linear time" {

@@ -550,6 +550,8 @@ fn daysInMonth(year: i64, month: i64) i64 {
 /// day and the year (the year first if it is above 31); without, `month/day/year`, or
 /// `year-month-day` when the first number has more than two digits.
 fn parseLegacy(text: []const u8) ?f64 {
+    // A sign first is an ISO extended year, which parseIso accepted or refused already.
+    if (text.len > 0 and (text[0] == '+' or text[0] == '-')) return null;
     var c: Cursor = .{ .text = text };
     var nums: [3]i64 = undefined;
     var num_digits: [3]usize = undefined;
