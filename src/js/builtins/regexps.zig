@@ -30,6 +30,8 @@ const regexp = @import("../regexp.zig");
 const strings = @import("strings.zig");
 const array = @import("array.zig");
 const arg = builtins.arg;
+const thisString = strings.thisString;
+const sub = strings.sub;
 
 // ---------------------------------------------------------------------------------------
 // Construction.
@@ -453,11 +455,6 @@ pub fn symbolSearch(vm: *Vm, this: Value, args: []const Value) Error!Value {
     return searchWith(vm, re, try ops.toString(vm, arg(args, 0)));
 }
 
-fn thisString(vm: *Vm, this: Value, comptime method: []const u8) Error!*String {
-    if (this.isString()) return this.asString();
-    if (this.isNullish()) return vm.throwMessage(.type_error, "String.prototype." ++ method ++ " called on null or undefined");
-    return ops.toString(vm, this);
-}
 
 // ---------------------------------------------------------------------------------------
 // replace and split.
@@ -506,9 +503,6 @@ pub fn replaceWith(vm: *Vm, re: *RegExpObject, s: *String, replacement: Value) E
     return Value.string(out.finish() catch return vm.outOfMemory());
 }
 
-fn sub(vm: *Vm, s: *String, a: usize, b: usize) Error!*String {
-    return string.slice(vm.heap, s, a, b) catch vm.outOfMemory();
-}
 
 /// GetSubstitution: `$$`, `$&`, `` $` ``, `$'`, `$n` and `$nn`, `$<name>`.
 fn substitution(vm: *Vm, re: *RegExpObject, s: *String, caps: []const i32, template: *const String) Error!*String {

@@ -23,7 +23,7 @@ const meter = @import("../meter.zig");
 const regexps = @import("regexps.zig");
 const arg = builtins.arg;
 
-fn thisString(vm: *Vm, this: Value, comptime method: []const u8) Error!*String {
+pub fn thisString(vm: *Vm, this: Value, comptime method: []const u8) Error!*String {
     if (this.isString()) return this.asString();
     if (this.isNullish()) return vm.throwMessage(.type_error, "String.prototype." ++ method ++ " called on null or undefined");
     return ops.toString(vm, this);
@@ -45,7 +45,7 @@ fn relativeIndex(x: f64, len: usize) usize {
     return @intFromFloat(@min(x, l));
 }
 
-fn sub(vm: *Vm, s: *String, start: usize, end: usize) Error!*String {
+pub fn sub(vm: *Vm, s: *String, start: usize, end: usize) Error!*String {
     return string.slice(vm.heap, s, start, end) catch vm.outOfMemory();
 }
 
