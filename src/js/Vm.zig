@@ -541,8 +541,9 @@ pub const ResumeMode = enum { next, throw, @"return" };
 pub const Resumed = struct { value: Value, done: bool };
 
 /// next(v), throw(e), return(v): runs the generator's frame until it yields, returns or
-/// throws. return() on a suspended generator finishes it without running its `finally`
-/// blocks (docs/JS.md).
+/// throws. return(v) on a generator suspended inside `try` unwinds its frame with the return
+/// signal (Value.generator_return), which runs the `finally` blocks (catch blocks rethrow
+/// it) and becomes `{ value: v, done: true }` when it leaves the frame.
 pub fn resumeGenerator(vm: *Vm, gen: *object.Generator, sent: Value, mode: ResumeMode) Error!Resumed {
     switch (gen.state) {
         .running => return vm.throwMessage(.type_error, "Generator is already running"),
@@ -551,7 +552,9 @@ pub fn resumeGenerator(vm: *Vm, gen: *object.Generator, sent: Value, mode: Resum
             .@"return" => .{ .value = sent, .done = true },
             .throw => vm.throwValue(sent),
         },
-        .suspended_start, .suspended_yield => if (mode == .@"return" or (mode == .throw and gen.state == .suspended_start)) {
+        .suspended_start, .suspended_yield => if ((mode == .@"return" and (gen.state == .suspended_start or gen.handlers_len == 0)) or
+            (mode == .throw and gen.state == .suspended_start))
+        {
             gen.state = .done;
             if (mode == .throw) return vm.throwValue(sent);
             return .{ .value = sent, .done = true };
@@ -596,15 +599,20 @@ pub fn resumeGenerator(vm: *Vm, gen: *object.Generator, sent: Value, mode: Resum
     gen.state = .running;
     vm.native_depth += 1;
     defer vm.native_depth -= 1;
-    if (mode == .throw) {
-        vm.exception = sent;
+    if (mode != .next) {
+        if (mode == .@"return") gen.return_value = sent;
+        vm.exception = if (mode == .throw) sent else Value.generator_return;
         if (!vm.unwind()) {
             gen.state = .done;
+            if (vm.exception.eqlBits(Value.generator_return)) return .{ .value = gen.return_value, .done = true };
             return error.Throw;
         }
     }
     const result = interpreter.run(vm) catch |err| {
         gen.state = .done;
+        if (err == error.Throw and vm.exception.eqlBits(Value.generator_return)) {
+            return .{ .value = gen.return_value, .done = true };
+        }
         return err;
     };
     if (gen.state == .running) {

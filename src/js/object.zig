@@ -560,6 +560,8 @@ pub const Generator = struct {
     handlers_len: u32 = 0,
     /// An async function's promise (null for a generator).
     promise: ?*Promise = null,
+    /// The value return(v) finishes the generator with once its finally blocks have run.
+    return_value: Value = Value.undefined_value,
 
     pub const kind: Kind = .generator;
 

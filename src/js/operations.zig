@@ -1324,6 +1324,60 @@ pub fn iterNext(vm: *Vm, source: *Value, cursor: *Value) Error!?Value {
     }
 }
 
+/// One step of `yield*`: the inner iterator's `next(sent)`; when it is done, its `value`
+/// (a generator's return value) is the `yield*` expression's.
+pub fn delegateStep(vm: *Vm, source: *Value, cursor: *Value, sent: Value) Error!Vm.Resumed {
+    if (source.objectOf(.iterator)) |o| {
+        const it = o.as(object.Iterator);
+        if (it.iterator_kind == .protocol) {
+            if (it.done) return .{ .value = Value.undefined_value, .done = true };
+            if (it.source.objectOf(.generator)) |g| {
+                if (it.next_method.eqlBits(builtins.classMember(.generator_proto, names.string("next")).?)) {
+                    const r = try vm.resumeGenerator(g.as(object.Generator), sent, .next);
+                    if (r.done) it.done = true;
+                    return r;
+                }
+            }
+            if (!isCallable(it.next_method)) {
+                it.done = true;
+                return vm.throwFmt(.type_error, "{f} is not a function", .{ValueText{ .vm = vm, .v = it.next_method }});
+            }
+            const result = try vm.call(it.next_method, it.source, &.{sent});
+            if (!isObjectLike(result)) {
+                it.done = true;
+                return vm.throwFmt(.type_error, "Iterator result {f} is not an object", .{ValueText{ .vm = vm, .v = result }});
+            }
+            const done = toBoolean(try getField(vm, result, names.string("done")));
+            if (done) it.done = true;
+            return .{ .value = try getField(vm, result, names.string("value")), .done = done };
+        }
+    }
+    if (try iterNext(vm, source, cursor)) |v| return .{ .value = v, .done = false };
+    return .{ .value = Value.undefined_value, .done = true };
+}
+
+/// IteratorClose for a loop left early: a protocol iterator that is not done has its
+/// `return()` called (a generator's builtin one finishes it), whose result must be an object.
+pub fn iterClose(vm: *Vm, source: Value) Error!void {
+    const o = source.objectOf(.iterator) orelse return;
+    const it = o.as(object.Iterator);
+    if (it.iterator_kind != .protocol or it.done) return;
+    it.done = true;
+    if (it.source.objectOf(.generator)) |g| {
+        const builtin_return = builtins.classMember(.generator_proto, names.string("return")).?;
+        const method = try getField(vm, it.source, names.string("return"));
+        if (method.eqlBits(builtin_return)) {
+            _ = try vm.resumeGenerator(g.as(object.Generator), Value.undefined_value, .@"return");
+            return;
+        }
+    }
+    const method = try getField(vm, it.source, names.string("return"));
+    if (method.isNullish()) return;
+    if (!isCallable(method)) return vm.throwFmt(.type_error, "{f} is not a function", .{DefaultSite{ .vm = vm, .v = method }});
+    const result = try vm.call(method, it.source, &.{});
+    if (!isObjectLike(result)) return vm.throwFmt(.type_error, "Iterator result {f} is not an object", .{ShortFormat{ .vm = vm, .v = result }});
+}
+
 /// A two-element array, [a, b].
 pub fn pair(vm: *Vm, a: Value, b: Value) Error!*Object {
     const arr = try vm.newArray(2);

@@ -455,7 +455,6 @@ pub fn symbolSearch(vm: *Vm, this: Value, args: []const Value) Error!Value {
     return searchWith(vm, re, try ops.toString(vm, arg(args, 0)));
 }
 
-
 // ---------------------------------------------------------------------------------------
 // replace and split.
 
@@ -502,7 +501,6 @@ pub fn replaceWith(vm: *Vm, re: *RegExpObject, s: *String, replacement: Value) E
     if (out.len > string.length_max) return vm.throwMessage(.range_error, "Invalid string length");
     return Value.string(out.finish() catch return vm.outOfMemory());
 }
-
 
 /// GetSubstitution: `$$`, `$&`, `` $` ``, `$'`, `$n` and `$nn`, `$<name>`.
 fn substitution(vm: *Vm, re: *RegExpObject, s: *String, caps: []const i32, template: *const String) Error!*String {
