@@ -818,6 +818,10 @@ const Parser = struct {
         }
         const u = p.src[p.pos];
         if (u < 128 and std.mem.indexOfScalar(u8, "()[]{}/-|", @intCast(u)) != null) return p.fail("Invalid set operation in character class");
+        // The reserved double punctuators (`&&`, `!!`, `##`...) are errors, not two characters.
+        if (u < 128 and std.mem.indexOfScalar(u8, "&!#$%*+,.:;<=>?@^`~", @intCast(u)) != null and p.peekAt(1, u)) {
+            return p.fail("Invalid set operation in character class");
+        }
         return p.nextChar();
     }
 
