@@ -1355,10 +1355,20 @@ fn Matcher(comptime Unit: type) type {
             const ranges = m.program.ranges[inst.a..][0 .. inst.b & count_mask];
             var found = inRanges(ranges, c);
             if (!found and m.program.flags.ignore_case) {
-                const lower = casing.mapSimple(.lower, c);
-                const upper = casing.mapSimple(.upper, c);
-                found = inRanges(ranges, lower) or inRanges(ranges, upper) or
-                    (c >= 128 and inRanges(ranges, casing.mapSimple(.lower, upper)));
+                // A member matches when it canonicalises as `c` does: try the characters
+                // that can (c's canonical form and the case mappings of both), each checked.
+                const unicode = m.program.flags.unicode;
+                const cc = canonicalize(c, unicode);
+                const candidates = [_]u21{
+                    cc,                          casing.mapSimple(.lower, cc),
+                    casing.mapSimple(.lower, c), casing.mapSimple(.upper, c),
+                };
+                for (candidates) |candidate| {
+                    if (candidate != c and inRanges(ranges, candidate) and canonicalize(candidate, unicode) == cc) {
+                        found = true;
+                        break;
+                    }
+                }
             }
             return found != (inst.b & negated_bit != 0);
         }
