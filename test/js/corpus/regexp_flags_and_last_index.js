@@ -16,3 +16,4 @@ console.log(/^.$/u.test("😀"), /^.$/.test("😀"), /\u{1F600}/u.test("x😀"),
 console.log("😀😀".replace(/(?:)/gu, "-"), "😀".replace(/(?:)/g, "-").length);
 console.log({ r: /x/g, list: [/y/] }, [/a/].join(), `${/a/}`, /a/ + "", Object.prototype.toString.call(/a/));
 console.log(JSON.stringify(/a/), Object.keys(/a/), typeof /a/, /a/.constructor === RegExp);
+console.log(/\w/i.test("\u212a"), /\w/iu.test("\u212a"), /[^k]/i.test("\u212a"), /[s]/i.test("\u017f"), /[s]/iu.test("\u017f"));
