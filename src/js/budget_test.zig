@@ -76,6 +76,7 @@ const cases = [_]Case{
     .{ .name = "Math.max", .body = "return Math.max(...A)", .ticks_min = 2 * n },
     .{ .name = "new Set", .body = "return new Set(A).size", .ticks_min = n },
     .{ .name = "RegExp test", .body = "return /(x*)*y/.test(S)", .ticks_min = 2 * n },
+    .{ .name = "RegExp scan", .body = "return /y/.test(S)", .ticks_min = n / 8 },
     .{ .name = "RegExp replace", .body = "return S.replace(/x/g, 'ab').length", .ticks_min = 2 * n },
     .{ .name = "RegExp split", .body = "return S.split(/(?:)/).length", .ticks_min = 2 * n },
     .{ .name = "RegExp match", .body = "return S.match(/x/g).length", .ticks_min = 2 * n },

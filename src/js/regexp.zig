@@ -1229,7 +1229,8 @@ pub const Scratch = struct {
 /// Finds a match at or after `start` (at `start` only, when anchored: a sticky RegExp). Returns the
 /// capture slots (2 per group, -1 where a group took no part), valid until the next run with
 /// this scratch. `meter` has `fn step(meter, threads: usize) !void`, called at every input
-/// position with the live threads, to pay for them (and stop a run that has no budget left).
+/// position with the live threads, to pay for them (and stop a run that has no budget left),
+/// and `fn skipped(meter, units: usize, unit_bytes: usize) !void` for input scanned in bulk.
 pub fn exec(
     comptime Unit: type,
     program: *const Program,
@@ -1247,16 +1248,18 @@ pub fn exec(
     clist.clear();
     nlist.clear();
     var matched = false;
-    var pos = start;
+    const first = if (anchored) null else firstChar(program);
+    // With no thread alive, a match can only start where the first character is: scan to
+    // it in bulk (paid for like any bulk read) instead of stepping position by position.
+    var pos = if (first) |c| try m.skipTo(c, start, meter) orelse return null else start;
     @memset(scratch.work, -1);
     m.add(clist, 0, pos);
-    const first = firstChar(program);
     while (true) {
         if (clist.len == 0) {
             // Every thread died: only a match starting further on is left.
             if (matched or anchored or pos >= input.len) break;
             pos += m.charAt(pos).?.len;
-            if (first) |c| pos = m.findUnit(c, pos) orelse break;
+            if (first) |c| pos = try m.skipTo(c, pos, meter) orelse break;
             clist.clear(); // The failed start at the last position marked its instructions.
             @memset(scratch.work, -1);
             m.add(clist, 0, pos);
@@ -1291,6 +1294,12 @@ pub fn exec(
         pos += c.len;
         std.mem.swap(*Scratch.List, &clist, &nlist);
         if (!matched and !anchored) {
+            if (clist.len == 0) {
+                if (first) |f| {
+                    pos = try m.skipTo(f, pos, meter) orelse break;
+                    clist.clear(); // Starts tried at the last position may have marked some.
+                }
+            }
             @memset(scratch.work, -1);
             m.add(clist, 0, pos);
         }
@@ -1339,6 +1348,13 @@ fn Matcher(comptime Unit: type) type {
                 return .{ .c = combine(u, m.input[pos + 1]), .len = 2 };
             }
             return .{ .c = u, .len = 1 };
+        }
+
+        /// The next position at or after `from` holding `c`, its scan charged to `meter`.
+        fn skipTo(m: *const Self, c: u21, from: usize, meter: anytype) !?usize {
+            const found = m.findUnit(c, from);
+            try meter.skipped((found orelse m.input.len) - from, @sizeOf(Unit));
+            return found;
         }
 
         fn findUnit(m: *const Self, c: u21, from: usize) ?usize {
@@ -1500,6 +1516,10 @@ const TestMeter = struct {
     steps: u64 = 0,
     fn step(t: *TestMeter, threads: usize) !void {
         t.steps += threads + 1;
+    }
+
+    fn skipped(t: *TestMeter, units: usize, unit_bytes: usize) !void {
+        t.steps += units * unit_bytes / 8;
     }
 };
 

@@ -211,6 +211,10 @@ const MatchMeter = struct {
     pub fn step(m: MatchMeter, threads: usize) Error!void {
         try m.vm.charge(@as(u64, threads) + 1);
     }
+
+    pub fn skipped(m: MatchMeter, units: usize, unit_bytes: usize) Error!void {
+        try m.vm.charge(meter.bytesCost(units * unit_bytes));
+    }
 };
 
 /// The capture slots of the first match at or after `start` (at `start` only when
