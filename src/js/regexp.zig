@@ -1317,7 +1317,8 @@ fn firstChar(program: *const Program) ?u21 {
     while (pc < insts.len) : (pc += 1) {
         switch (insts[pc].op) {
             .save => continue,
-            .char => return if (insts[pc].a <= 0xFFFF) @intCast(insts[pc].a) else null,
+            // A surrogate is left out: in unicode mode one inside a pair starts no match.
+            .char => return if (insts[pc].a <= 0xFFFF and !(isLead(insts[pc].a) or isTrail(insts[pc].a))) @intCast(insts[pc].a) else null,
             else => return null,
         }
     }
