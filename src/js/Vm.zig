@@ -32,6 +32,7 @@ const names = @import("names.zig");
 const builtins = @import("builtins.zig");
 const interpreter = @import("interpreter.zig");
 const ops = @import("operations.zig");
+const regexp = @import("regexp.zig");
 const meter = @import("meter.zig");
 
 const Vm = @This();
@@ -83,6 +84,11 @@ jobs_head: ?*object.Job = null,
 jobs_tail: ?*object.Job = null,
 /// Promises rejected while nobody handled them, newest first.
 rejected_head: ?*object.Promise = null,
+/// RegExps compiled in this run, by the identity of their pattern and flags strings: a
+/// literal evaluated in a loop compiles once and its objects share the program and the
+/// matcher's scratch (builtins/regexps.zig). Emptied at the start of every run, so no entry
+/// outlives the arena memory it points into.
+regexp_cache: [regexp_cache_len]RegExpCacheEntry = @splat(.{}),
 /// `Symbol.for`'s registry (symbol.zig), newest first.
 symbol_registry: ?*@import("symbol.zig").Registered = null,
 
@@ -326,7 +332,17 @@ fn settleRun(vm: *Vm, result: Error!Value, unwrap: bool) Error!Value {
 }
 
 /// Readies the engine for a run: its limits afresh, the meter filled with the first slice.
+pub const regexp_cache_len = 16;
+
+pub const RegExpCacheEntry = struct {
+    pattern: ?*const String = null,
+    flags: ?*const String = null,
+    program: ?*const regexp.Program = null,
+    scratch: ?*regexp.Scratch = null,
+};
+
 pub fn startRun(vm: *Vm) void {
+    vm.regexp_cache = @splat(.{});
     vm.stack_floor = @frameAddress() -| vm.limits.native_stack_bytes;
     vm.budget_left = vm.limits.budget;
     vm.slice = @min(check_interval_ticks, vm.budget_left);

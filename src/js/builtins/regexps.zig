@@ -61,6 +61,33 @@ pub fn create(vm: *Vm, pattern: *String, flags_text: *String) Error!Value {
     const flags = parseFlags(flags_text) orelse {
         return vm.throwFmt(.syntax_error, "Invalid flags supplied to RegExp constructor '{f}'", .{ops.StringFormat{ .s = flags_text }});
     };
+    const compiled = try compiledFor(vm, pattern, flags_text, flags);
+    const re = vm.heap.create(RegExpObject) catch return vm.outOfMemory();
+    re.* = .{
+        .object = .{ .kind = .regexp },
+        .pattern = pattern,
+        .source = try escapedSource(vm, pattern),
+        .program = compiled.program,
+        .scratch = compiled.scratch,
+    };
+    re.object.properties.define(vm.heap, names.string("lastIndex"), Value.number(0), .{
+        .not_enumerable = true,
+        .not_configurable = true,
+    }) catch return vm.outOfMemory();
+    return Value.obj(&re.object);
+}
+
+const Compiled = struct { program: *const regexp.Program, scratch: *regexp.Scratch };
+
+/// The program and scratch for a pattern: from this run's cache when the same pattern and
+/// flags strings (a literal's constants) were compiled already, else compiled now. Sharing
+/// the scratch is safe: a match never runs script code, so no two matches overlap.
+fn compiledFor(vm: *Vm, pattern: *String, flags_text: *String, flags: regexp.Flags) Error!Compiled {
+    const entry = &vm.regexp_cache[(@intFromPtr(pattern) >> 4) % Vm.regexp_cache_len];
+    if (entry.pattern == pattern and entry.flags == flags_text) {
+        try vm.charge(meter.elementsCost(8)); // A lookup, and the object made below.
+        return .{ .program = entry.program.?, .scratch = entry.scratch.? };
+    }
     try vm.charge(meter.unitsCost(8 * @as(usize, pattern.len)));
     const heap_gpa = strings.HeapAllocator.init(vm);
     const gpa = heap_gpa.allocator();
@@ -74,19 +101,8 @@ pub fn create(vm: *Vm, pattern: *String, flags_text: *String) Error!Value {
     };
     try vm.charge(meter.elementsCost(4 * program.insts.len) + meter.bytesCost(regexp.Scratch.bytesFor(program)));
     const scratch = regexp.Scratch.init(gpa, program) catch return vm.outOfMemory();
-    const re = vm.heap.create(RegExpObject) catch return vm.outOfMemory();
-    re.* = .{
-        .object = .{ .kind = .regexp },
-        .pattern = pattern,
-        .source = try escapedSource(vm, pattern),
-        .program = program,
-        .scratch = scratch,
-    };
-    re.object.properties.define(vm.heap, names.string("lastIndex"), Value.number(0), .{
-        .not_enumerable = true,
-        .not_configurable = true,
-    }) catch return vm.outOfMemory();
-    return Value.obj(&re.object);
+    entry.* = .{ .pattern = pattern, .flags = flags_text, .program = program, .scratch = scratch };
+    return .{ .program = program, .scratch = scratch };
 }
 
 fn parseFlags(s: *const String) ?regexp.Flags {
