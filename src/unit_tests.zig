@@ -76,6 +76,7 @@ pub const files = .{
     @import("proxy/AccessLog.zig"),
     @import("demo/Backend.zig"),
     @import("js/js.zig"),
+    @import("js/builtins/dates.zig"),
     @import("handler/Handler.zig"),
     @import("handler/Instance.zig"),
     @import("handler/host.zig"),

@@ -240,7 +240,9 @@ const Label = struct {
 };
 
 const Context = union(enum) {
-    loop: struct { break_label: *Label, continue_label: *Label, depth: u32 },
+    /// `iterator`: a for...of loop, whose iterator is closed when the loop is left early;
+    /// its state is the two stack values just below `depth`.
+    loop: struct { break_label: *Label, continue_label: *Label, depth: u32, iterator: bool = false },
     switch_block: struct { break_label: *Label, depth: u32 },
     /// Inside a `try` block or a `catch` block that has a handler pushed; `finalizer` runs
     /// on every exit.
@@ -798,7 +800,11 @@ fn condition(c: *Compiler, node: *Node, label: *Label, when: bool) Error!void {
 }
 
 fn loopBody(c: *Compiler, body: *Node, break_label: *Label, continue_label: *Label) Error!void {
-    try c.f.contexts.append(c.arena, .{ .loop = .{ .break_label = break_label, .continue_label = continue_label, .depth = c.f.depth } });
+    return c.loopBodyOf(body, break_label, continue_label, false);
+}
+
+fn loopBodyOf(c: *Compiler, body: *Node, break_label: *Label, continue_label: *Label, iterator: bool) Error!void {
+    try c.f.contexts.append(c.arena, .{ .loop = .{ .break_label = break_label, .continue_label = continue_label, .depth = c.f.depth, .iterator = iterator } });
     defer _ = c.f.contexts.pop();
     try c.compileStatement(body);
 }
@@ -856,7 +862,8 @@ fn forEach(c: *Compiler, f: *ast.ForEach, keys: bool) Error!void {
     } else {
         try c.bindPattern(f.target, .assign);
     }
-    try c.loopBody(f.body, end, top);
+    // The loop's depth is that of its iterator state (the value bound is consumed).
+    try c.loopBodyOf(f.body, end, top, !keys);
     if (c.f.reachable) try c.emitJump(.jump, top, c.f.depth, null);
     c.f.reachable = false;
     c.bind(end);
@@ -875,6 +882,7 @@ fn jumpStatement(c: *Compiler, node: *Node) Error!void {
             .loop => |l| {
                 const label = if (is_break) l.break_label else l.continue_label;
                 try c.popTo(l.depth);
+                if (is_break and l.iterator) try c.emit(.iter_close);
                 try c.emitJump(.jump, label, c.f.depth, null);
                 c.f.reachable = false;
                 return;
@@ -917,9 +925,15 @@ fn leaveProtected(c: *Compiler, i: usize) Error!void {
 
 fn returnStatement(c: *Compiler, value: ?*Node, pos: u32) Error!void {
     var protected = false;
-    for (c.f.contexts.items) |context| {
-        if (context == .protected and context.protected.finalizer != null) protected = true;
-    }
+    for (c.f.contexts.items) |context| switch (context) {
+        .protected => |p| if (p.finalizer != null) {
+            protected = true;
+        },
+        .loop => |l| if (l.iterator) {
+            protected = true;
+        },
+        .switch_block => {},
+    };
     if (value) |v| try c.expression(v) else try c.emit(.push_undefined);
     if (c.f.info.node.kind == .derived_constructor and !c.f.info.node.is_arrow) try c.derivedResult(pos);
     if (!protected) {
@@ -933,7 +947,15 @@ fn returnStatement(c: *Compiler, value: ?*Node, pos: u32) Error!void {
     var i = c.f.contexts.items.len;
     while (i > 0) {
         i -= 1;
-        if (c.f.contexts.items[i] == .protected) try c.leaveProtected(i);
+        switch (c.f.contexts.items[i]) {
+            .protected => try c.leaveProtected(i),
+            // A for...of being left closes its iterator: the state is at the loop's depth.
+            .loop => |l| if (l.iterator) {
+                try c.popTo(l.depth);
+                try c.emit(.iter_close);
+            },
+            .switch_block => {},
+        }
         if (!c.f.reachable) return; // The finally block itself left.
     }
     try c.emitU16(.get_loc, temp);
@@ -966,6 +988,8 @@ fn tryStatement(c: *Compiler, t: *ast.Try) Error!void {
             try c.pushHandler(finally_handler);
             try c.f.contexts.append(c.arena, .{ .protected = .{ .finalizer = t.finalizer, .handler = true } });
         }
+        // A generator's return() passes catch blocks by (to the finally block, if any).
+        if (c.f.info.node.kind.isGenerator()) try c.emit(.catch_guard);
         const s = t.catch_scope.?;
         try c.declareScope(s);
         if (t.parameter) |p| {
@@ -1392,6 +1416,7 @@ fn expression(c: *Compiler, node: *Node) Error!void {
         .null_literal => try c.emit(.push_null),
         .identifier => try c.loadIdentifier(node),
         .template => |t| try c.template(t, node.pos),
+        .regexp => |r| try c.regExpLiteral(r, node.pos),
         .array => |elements| try c.arrayLiteral(elements, node.pos),
         .object => |properties| try c.objectLiteral(properties, node.pos),
         .function => |f| try c.closure(f, null),
@@ -1964,6 +1989,17 @@ fn callExpression(c: *Compiler, node: *Node, call: ast.Call) Error!void {
     }
 }
 
+/// `/p/f` is `new RegExp("p", "f")` on the builtin RegExp, whatever the scope calls RegExp:
+/// each evaluation makes a new object, as the spec says (the parser checked the pattern).
+fn regExpLiteral(c: *Compiler, r: @FieldType(ast.Data, "regexp"), pos: u32) Error!void {
+    try c.emitU16(.push_global, comptime builtins.globalId("RegExp").?);
+    try c.emitU16(.push_string, try c.stringConstant(r.pattern, pos));
+    try c.emitU16(.push_string, try c.stringConstant(r.flags, pos));
+    try c.mark(pos);
+    try c.siteName("RegExp", pos);
+    try c.emitU8(.new, 2);
+}
+
 fn newExpression(c: *Compiler, node: *Node, n: ast.Call) Error!void {
     const callee = n.callee;
     try c.refuseFunctionConstructor(callee);
@@ -1980,25 +2016,32 @@ fn newExpression(c: *Compiler, node: *Node, n: ast.Call) Error!void {
 // positions decide); the text of `x` comes from CallPrinter.zig.
 
 /// Emits an iteration instruction (iter_start or append_spread) with its wording.
-/// `yield x`: value -> sent (and `await x`, which suspends an async function the same way). `yield* x` yields each value of x's iteration and is
-/// undefined (the inner iterator's return value, and next(v)'s `v`, are not passed through).
+/// `yield x`: value -> sent (and `await x`, which suspends an async function the same way).
+/// `yield* x` yields each value of x's iteration, passing next(v)'s `v` to the inner
+/// iterator's next, and is the inner iterator's return value (throw() and return() are not
+/// passed to the inner iterator: they act on the outer generator).
 fn yieldExpression(c: *Compiler, y: ast.Yield, pos: u32) Error!void {
     if (y.argument) |a| try c.expression(a) else try c.emit(.push_undefined);
     try c.mark(pos);
     if (!y.delegate) return c.emit(.yield);
     try c.iterationSite(.iter_start, .{ .mode = .value, .text = "" }, pos);
+    // state state sent: each value next(v) sends goes to the inner iterator's next(v).
+    try c.emit(.push_undefined);
     const top = try c.newLabel();
     const end = try c.newLabel();
     c.bind(top);
-    try c.emitJump(.iter_next, end, c.f.depth, null);
+    try c.emitJump(.iter_delegate, end, c.f.depth, null);
     try c.emit(.yield);
-    try c.emit(.pop);
     try c.emitJump(.jump, top, c.f.depth, null);
     c.f.reachable = false;
     c.bind(end);
+    // state state result -> result.
+    const temp = try c.allocLocal(pos);
+    defer c.f.locals_top -= 1;
+    try c.emitU16(.put_loc, temp);
     try c.emit(.pop);
     try c.emit(.pop);
-    try c.emit(.push_undefined);
+    try c.emitU16(.get_loc, temp);
 }
 
 fn iterationSite(c: *Compiler, op: Op, site: IterationSite, pos: u32) Error!void {

@@ -16,6 +16,7 @@ const Lexer = @import("Lexer.zig");
 const Token = Lexer.Token;
 const Kind = Lexer.Kind;
 const number = @import("number.zig");
+const regexp = @import("regexp.zig");
 
 const Parser = @This();
 
@@ -1261,7 +1262,7 @@ fn parsePrimary(p: *Parser) Error!*Node {
         .l_paren => return p.parenthesized(),
         .l_bracket => return p.arrayLiteral(),
         .l_brace => return p.objectLiteral(),
-        .slash, .slash_assign => return p.failAt(t.start, "regular expressions are not supported"),
+        .slash, .slash_assign => return p.regExpLiteral(t.start),
         .private_name => {
             // `#x in o`, the only place a private name stands alone.
             try p.advance();
@@ -1332,6 +1333,48 @@ fn parseYield(p: *Parser) Error!*Node {
         }
     }
     return p.newNode(start, .{ .yield_expression = .{ .argument = argument, .delegate = delegate } });
+}
+
+/// `/pattern/flags`, where an expression starts. The pattern is compiled here too, so that a
+/// malformed one, or one that uses a refused feature, is an error at its line and column,
+/// as node reports a literal's SyntaxError before running anything.
+fn regExpLiteral(p: *Parser, start: u32) Error!*Node {
+    const source = p.lexer.source;
+    var i: usize = start + 1;
+    var in_class = false;
+    while (true) : (i += 1) {
+        if (i >= source.len or source[i] == '\n' or source[i] == '\r') {
+            return p.failAt(start, "Invalid regular expression: missing /");
+        }
+        switch (source[i]) {
+            '\\' => {
+                i += 1;
+                if (i >= source.len or source[i] == '\n' or source[i] == '\r') {
+                    return p.failAt(start, "Invalid regular expression: missing /");
+                }
+            },
+            '[' => in_class = true,
+            ']' => in_class = false,
+            '/' => if (!in_class) break,
+            else => {},
+        }
+    }
+    const pattern = source[start + 1 .. i];
+    var end = i + 1;
+    while (end < source.len and (std.ascii.isAlphanumeric(source[end]) or source[end] == '_' or source[end] == '$')) end += 1;
+    const flags_text = source[i + 1 .. end];
+    const flags = regexp.Flags.parse(flags_text) orelse
+        return p.failAt(@intCast(i + 1), "Invalid regular expression flags");
+    const units = std.unicode.wtf8ToWtf16LeAlloc(p.arena, pattern) catch
+        return p.failAt(start, "Invalid regular expression: the pattern is not valid UTF-8");
+    var failure: regexp.Failure = .{ .message = "" };
+    _ = regexp.compile(p.arena, units, flags, &failure) catch |err| switch (err) {
+        error.SyntaxError => return p.failFmt(start, "Invalid regular expression: /{s}/{s}: {s}", .{ pattern, flags_text, failure.message }),
+        error.OutOfMemory => return error.OutOfMemory,
+    };
+    p.lexer.pos = @intCast(end);
+    try p.advance();
+    return p.newNode(start, .{ .regexp = .{ .pattern = pattern, .flags = flags_text } });
 }
 
 fn parseTemplate(p: *Parser) Error!*Node {
@@ -1966,7 +2009,9 @@ test "parser: constructs outside the language are refused by name" {
     try expectParseError("class A { *#g() {} }", "private generator methods are not supported");
     try expectParseError("async function* f() {}", "async generators are not supported");
     try expectParseError("await 1;", "await is only valid in async functions (top-level await is not supported)");
-    try expectParseError("const r = /ab/;", "regular expressions are not supported");
+    try expectParseError("const r = /(a)\\1/;", "Invalid regular expression: /(a)\\1/: back-references (\\1, \\k<name>) are not supported: sluice runs regular expressions in linear time");
+    try expectParseError("const r = /a(/;", "Invalid regular expression: /a(/: Unterminated group");
+    try expectParseError("const r = /a/gg;", "Invalid regular expression flags");
     try expectParseError("a: for (;;) {}", "labels are not supported");
     try expectParseError("const o = { get x(a) { return 1 } };", "Getter must not have any formal parameters.");
     try expectParseError("with (a) {}", "with is not supported");

@@ -32,6 +32,7 @@ const names = @import("names.zig");
 const builtins = @import("builtins.zig");
 const interpreter = @import("interpreter.zig");
 const ops = @import("operations.zig");
+const regexp = @import("regexp.zig");
 const meter = @import("meter.zig");
 
 const Vm = @This();
@@ -83,6 +84,11 @@ jobs_head: ?*object.Job = null,
 jobs_tail: ?*object.Job = null,
 /// Promises rejected while nobody handled them, newest first.
 rejected_head: ?*object.Promise = null,
+/// RegExps compiled in this run, by the identity of their pattern and flags strings: a
+/// literal evaluated in a loop compiles once and its objects share the program and the
+/// matcher's scratch (builtins/regexps.zig). Emptied at the start of every run, so no entry
+/// outlives the arena memory it points into.
+regexp_cache: [regexp_cache_len]RegExpCacheEntry = @splat(.{}),
 /// `Symbol.for`'s registry (symbol.zig), newest first.
 symbol_registry: ?*@import("symbol.zig").Registered = null,
 
@@ -326,7 +332,17 @@ fn settleRun(vm: *Vm, result: Error!Value, unwrap: bool) Error!Value {
 }
 
 /// Readies the engine for a run: its limits afresh, the meter filled with the first slice.
+pub const regexp_cache_len = 16;
+
+pub const RegExpCacheEntry = struct {
+    pattern: ?*const String = null,
+    flags: ?*const String = null,
+    program: ?*const regexp.Program = null,
+    scratch: ?*regexp.Scratch = null,
+};
+
 pub fn startRun(vm: *Vm) void {
+    vm.regexp_cache = @splat(.{});
     vm.stack_floor = @frameAddress() -| vm.limits.native_stack_bytes;
     vm.budget_left = vm.limits.budget;
     vm.slice = @min(check_interval_ticks, vm.budget_left);
@@ -541,8 +557,9 @@ pub const ResumeMode = enum { next, throw, @"return" };
 pub const Resumed = struct { value: Value, done: bool };
 
 /// next(v), throw(e), return(v): runs the generator's frame until it yields, returns or
-/// throws. return() on a suspended generator finishes it without running its `finally`
-/// blocks (docs/JS.md).
+/// throws. return(v) on a generator suspended inside `try` unwinds its frame with the return
+/// signal (Value.generator_return), which runs the `finally` blocks (catch blocks rethrow
+/// it) and becomes `{ value: v, done: true }` when it leaves the frame.
 pub fn resumeGenerator(vm: *Vm, gen: *object.Generator, sent: Value, mode: ResumeMode) Error!Resumed {
     switch (gen.state) {
         .running => return vm.throwMessage(.type_error, "Generator is already running"),
@@ -551,7 +568,9 @@ pub fn resumeGenerator(vm: *Vm, gen: *object.Generator, sent: Value, mode: Resum
             .@"return" => .{ .value = sent, .done = true },
             .throw => vm.throwValue(sent),
         },
-        .suspended_start, .suspended_yield => if (mode == .@"return" or (mode == .throw and gen.state == .suspended_start)) {
+        .suspended_start, .suspended_yield => if ((mode == .@"return" and (gen.state == .suspended_start or gen.handlers_len == 0)) or
+            (mode == .throw and gen.state == .suspended_start))
+        {
             gen.state = .done;
             if (mode == .throw) return vm.throwValue(sent);
             return .{ .value = sent, .done = true };
@@ -596,15 +615,20 @@ pub fn resumeGenerator(vm: *Vm, gen: *object.Generator, sent: Value, mode: Resum
     gen.state = .running;
     vm.native_depth += 1;
     defer vm.native_depth -= 1;
-    if (mode == .throw) {
-        vm.exception = sent;
+    if (mode != .next) {
+        if (mode == .@"return") gen.return_value = sent;
+        vm.exception = if (mode == .throw) sent else Value.generator_return;
         if (!vm.unwind()) {
             gen.state = .done;
+            if (vm.exception.eqlBits(Value.generator_return)) return .{ .value = gen.return_value, .done = true };
             return error.Throw;
         }
     }
     const result = interpreter.run(vm) catch |err| {
         gen.state = .done;
+        if (err == error.Throw and vm.exception.eqlBits(Value.generator_return)) {
+            return .{ .value = gen.return_value, .done = true };
+        }
         return err;
     };
     if (gen.state == .running) {

@@ -24,6 +24,8 @@ pub const Data = union(enum) {
     /// Cooked value, in WTF-8.
     string: []const u8,
     template: Template,
+    /// `/pattern/flags`: the source text of each, the pattern already checked.
+    regexp: struct { pattern: []const u8, flags: []const u8 },
     identifier: *Identifier,
     true_literal,
     false_literal,

@@ -32,6 +32,8 @@ pub const descriptors = @import("builtins/descriptors.zig");
 pub const symbols = @import("builtins/symbols.zig");
 pub const generators = @import("builtins/generators.zig");
 pub const promises = @import("builtins/promises.zig");
+pub const regexps = @import("builtins/regexps.zig");
+pub const dates = @import("builtins/dates.zig");
 
 pub const NativeFn = *const fn (vm: *Vm, this: Value, args: []const Value) Error!Value;
 
@@ -71,6 +73,8 @@ pub const Class = enum {
     generator_proto,
     promise_ctor,
     promise_proto,
+    regexp_proto,
+    date_proto,
     empty,
 };
 
@@ -143,6 +147,8 @@ fn entries(class: Class) []const Entry {
             nat("trimStart", 0, strings.trimStart),           nat("trimLeft", 0, strings.trimStart),
             nat("trimRight", 0, strings.trimEnd),             nat("normalize", 0, strings.valueOf),
             nat("isWellFormed", 0, strings.isWellFormed),     nat("@@iterator", 0, symbols.stringIterator),
+            nat("match", 1, regexps.match),                   nat("matchAll", 1, regexps.matchAll),
+            nat("search", 1, regexps.search),
         },
         .number_proto => &.{
             nat("toFixed", 1, numbers.toFixed),
@@ -241,6 +247,39 @@ fn entries(class: Class) []const Entry {
         },
         .date => &.{
             nat("now", 0, globals_fns.dateNow),
+            nat("parse", 1, dates.parse),
+            nat("UTC", 7, dates.utc),
+        },
+        .regexp_proto => &.{
+            nat("exec", 1, regexps.exec),                 nat("test", 1, regexps.testMethod),
+            nat("toString", 0, regexps.toStringMethod),   nat("@@match", 1, regexps.symbolMatch),
+            nat("@@matchAll", 1, regexps.symbolMatchAll), nat("@@replace", 2, regexps.symbolReplace),
+            nat("@@search", 1, regexps.symbolSearch),     nat("@@split", 2, regexps.symbolSplit),
+        },
+        .date_proto => &.{
+            nat("getTime", 0, dates.getTime),                       nat("valueOf", 0, dates.getTime),
+            nat("setTime", 1, dates.setTime),                       nat("getTimezoneOffset", 0, dates.getTimezoneOffset),
+            nat("getFullYear", 0, dates.getter(.year)),             nat("getUTCFullYear", 0, dates.getter(.year)),
+            nat("getMonth", 0, dates.getter(.month)),               nat("getUTCMonth", 0, dates.getter(.month)),
+            nat("getDate", 0, dates.getter(.date)),                 nat("getUTCDate", 0, dates.getter(.date)),
+            nat("getDay", 0, dates.getter(.weekday)),               nat("getUTCDay", 0, dates.getter(.weekday)),
+            nat("getHours", 0, dates.getter(.hours)),               nat("getUTCHours", 0, dates.getter(.hours)),
+            nat("getMinutes", 0, dates.getter(.minutes)),           nat("getUTCMinutes", 0, dates.getter(.minutes)),
+            nat("getSeconds", 0, dates.getter(.seconds)),           nat("getUTCSeconds", 0, dates.getter(.seconds)),
+            nat("getMilliseconds", 0, dates.getter(.ms)),           nat("getUTCMilliseconds", 0, dates.getter(.ms)),
+            nat("getYear", 0, dates.getYear),                       nat("setFullYear", 3, dates.setter(.year, 3)),
+            nat("setUTCFullYear", 3, dates.setter(.year, 3)),       nat("setMonth", 2, dates.setter(.month, 2)),
+            nat("setUTCMonth", 2, dates.setter(.month, 2)),         nat("setDate", 1, dates.setter(.date, 1)),
+            nat("setUTCDate", 1, dates.setter(.date, 1)),           nat("setHours", 4, dates.setter(.hours, 4)),
+            nat("setUTCHours", 4, dates.setter(.hours, 4)),         nat("setMinutes", 3, dates.setter(.minutes, 3)),
+            nat("setUTCMinutes", 3, dates.setter(.minutes, 3)),     nat("setSeconds", 2, dates.setter(.seconds, 2)),
+            nat("setUTCSeconds", 2, dates.setter(.seconds, 2)),     nat("setMilliseconds", 1, dates.setter(.ms, 1)),
+            nat("setUTCMilliseconds", 1, dates.setter(.ms, 1)),     nat("toISOString", 0, dates.toISOString),
+            nat("toUTCString", 0, dates.toUTCString),               nat("toGMTString", 0, dates.toUTCString),
+            nat("toString", 0, dates.toStringMethod),               nat("toDateString", 0, dates.toDateString),
+            nat("toTimeString", 0, dates.toTimeString),             nat("toLocaleString", 0, dates.toLocaleString),
+            nat("toLocaleDateString", 0, dates.toLocaleDateString), nat("toLocaleTimeString", 0, dates.toLocaleTimeString),
+            nat("toJSON", 1, dates.toJSON),                         nat("@@toPrimitive", 1, dates.toPrimitiveMethod),
         },
         .symbol_ctor => &.{
             nat("for", 1, symbols.symbolFor),                  nat("keyFor", 1, symbols.keyFor),
@@ -313,7 +352,10 @@ pub const builtin_objects = [_]BuiltinObject{
     .{ .name = "Boolean", .prototype = "%Boolean.prototype%", .class = .empty, .call = ctor("Boolean", 1, globals_fns.booleanCall) },
     .{ .name = "Map", .prototype = "%Map.prototype%", .class = .empty, .call = ctor("Map", 0, collections.requireNewMap), .construct = ctor("Map", 0, collections.constructMap), .instances = .{ .kind = .map } },
     .{ .name = "Set", .prototype = "%Set.prototype%", .class = .empty, .call = ctor("Set", 0, collections.requireNewSet), .construct = ctor("Set", 0, collections.constructSet), .instances = .{ .kind = .set } },
-    .{ .name = "Date", .class = .date },
+    .{ .name = "Date", .prototype = "%Date.prototype%", .class = .date, .call = ctor("Date", 7, dates.call), .construct = ctor("Date", 7, dates.construct), .instances = .{ .kind = .date } },
+    .{ .name = "%Date.prototype%", .class = .date_proto, .constructor_of = "Date" },
+    .{ .name = "RegExp", .prototype = "%RegExp.prototype%", .class = .empty, .call = ctor("RegExp", 2, regexps.call), .construct = ctor("RegExp", 2, regexps.construct), .instances = .{ .kind = .regexp } },
+    .{ .name = "%RegExp.prototype%", .class = .regexp_proto, .constructor_of = "RegExp" },
     .{ .name = "Symbol", .prototype = "%Symbol.prototype%", .class = .symbol_ctor, .call = ctor("Symbol", 0, symbols.call) },
     .{ .name = "%Symbol.prototype%", .class = .symbol_proto, .constructor_of = "Symbol" },
     .{ .name = "%Generator.prototype%", .class = .generator_proto },
@@ -513,6 +555,8 @@ pub fn protoMember(vm: *Vm, o: *Object, key: *String) ?Value {
         .generator => .generator_proto,
         .promise => .promise_proto,
         .promise_function => .function_proto,
+        .regexp => .regexp_proto,
+        .date => .date_proto,
     };
     if (memberValue(layout.tables[@backingInt(class)][name_id])) |v| return v;
     return memberValue(layout.tables[@backingInt(Class.object_proto)][name_id]);
@@ -551,6 +595,8 @@ pub fn kindPrototype(o: *const Object) Value {
         .generator => builtinId("%Generator.prototype%"),
         .promise => builtinId("%Promise.prototype%"),
         .promise_function => builtinId("%Function.prototype%"),
+        .regexp => builtinId("%RegExp.prototype%"),
+        .date => builtinId("%Date.prototype%"),
         .error_object => switch (@as(*const object.ErrorObject, @fieldParentPtr("object", o)).error_kind) {
             .@"error" => builtinId("%Error.prototype%"),
             .type_error => builtinId("%TypeError.prototype%"),

@@ -150,6 +150,9 @@ pub const Op = enum(u8) {
     throw,
     try_push,
     try_pop,
+    /// exception -> exception: at a catch block's start, rethrows a generator's return
+    /// signal (Value.generator_return), which only `finally` blocks may see.
+    catch_guard,
     // Iteration. The state is two stack values: the iterable and a cursor.
     /// iterable -> state state
     iter_start,
@@ -159,6 +162,12 @@ pub const Op = enum(u8) {
     iter_value,
     /// state state -> state state rest_array
     iter_rest,
+    /// state state sent -> state state value: one step of `yield*`, the inner iterator's
+    /// next(sent); when it is done, jump with its return value instead.
+    iter_delegate,
+    /// state state -> state state: closes a protocol iterator that is not done (calls its
+    /// `return()`), when a loop over it is left early (`break`, `return`).
+    iter_close,
     /// object -> state state (its own enumerable keys)
     keys_start,
     /// src key1..keyN -> rest (object rest: src without the keys)
@@ -275,12 +284,15 @@ pub fn info(op: Op) Info {
         // The handler starts with the stack as at try_push, plus the exception.
         .try_push => .{ .operand = .u32, .pops = 0, .pushes = 0, .jumps = true },
         .try_pop => .{ .operand = .none, .pops = 0, .pushes = 0 },
+        .catch_guard => .{ .operand = .none, .pops = 1, .pushes = 1 },
         // iter_start's operand is the wording of "not iterable" (operations.IterationMode).
         .iter_start => .{ .operand = .u8, .pops = 1, .pushes = 2 },
         .keys_start => .{ .operand = .none, .pops = 1, .pushes = 2 },
         // Done: jump with the state; otherwise the state and the value.
         .iter_next => .{ .operand = .u32, .pops = 2, .pushes = 3, .jumps = true },
         .iter_value, .iter_rest => .{ .operand = .none, .pops = 2, .pushes = 3 },
+        .iter_close => .{ .operand = .none, .pops = 2, .pushes = 2 },
+        .iter_delegate => .{ .operand = .u32, .pops = 3, .pushes = 3, .jumps = true },
         .object_rest => .{ .operand = .u8, .pops = null, .pushes = 1 },
         // The first key (or no_name) and the wording (operations.RequireWording).
         .require_object => .{ .operand = .u16_u16, .pops = 1, .pushes = 1 },

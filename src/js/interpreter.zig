@@ -638,6 +638,10 @@ fn execute(vm: *Vm) Error!Value {
                 locals = stack + frame.base;
             },
             .throw => return vm.throwValue(stack[sp - 1]),
+            .catch_guard => {
+                if (stack[sp - 1].eqlBits(Value.generator_return)) return vm.throwValue(stack[sp - 1]);
+                pc += 1;
+            },
             .try_push => {
                 vm.handlers[vm.handler_count] = .{ .target = readU32(code, pc + 1), .sp = sp };
                 vm.handler_count += 1;
@@ -673,6 +677,19 @@ fn execute(vm: *Vm) Error!Value {
             .iter_value => {
                 stack[sp] = (try ops.iterNext(vm, &stack[sp - 2], &stack[sp - 1])) orelse Value.undefined_value;
                 sp += 1;
+                pc += 1;
+            },
+            .iter_delegate => {
+                frame.sp = sp;
+                frame.pc = pc;
+                const r = try ops.delegateStep(vm, &stack[sp - 3], &stack[sp - 2], stack[sp - 1]);
+                stack[sp - 1] = r.value;
+                pc = if (r.done) readU32(code, pc + 1) else pc + 5;
+            },
+            .iter_close => {
+                frame.sp = sp;
+                frame.pc = pc;
+                try ops.iterClose(vm, stack[sp - 2]);
                 pc += 1;
             },
             .iter_rest => {

@@ -46,4 +46,5 @@ test {
     _ = @import("meter.zig");
     _ = @import("budget_test.zig");
     _ = @import("symbol.zig");
+    _ = @import("regexp.zig");
 }

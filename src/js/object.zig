@@ -24,6 +24,7 @@ const Cell = value_mod.Cell;
 const String = @import("string.zig").String;
 const Program = @import("Program.zig");
 const meter = @import("meter.zig");
+const regexp = @import("regexp.zig");
 
 pub const Kind = enum(u8) {
     plain,
@@ -44,6 +45,10 @@ pub const Kind = enum(u8) {
     /// A function that a Promise operation makes (resolve, reject, Promise.all's element
     /// functions...): callable, with its state here instead of in a closure.
     promise_function,
+    /// A RegExp (builtins/regexps.zig).
+    regexp,
+    /// A Date (builtins/dates.zig).
+    date,
 };
 
 pub const Object = struct {
@@ -330,6 +335,28 @@ pub const BoundFunction = struct {
     pub const kind: Kind = .bound_function;
 };
 
+/// A RegExp: its compiled program and the matcher's memory, made with it; `lastIndex` is an
+/// ordinary own property.
+pub const RegExpObject = struct {
+    object: Object,
+    /// The pattern as given.
+    pattern: *String,
+    /// The pattern as `source` shows it (escaped).
+    source: *String,
+    program: *const regexp.Program,
+    scratch: *regexp.Scratch,
+
+    pub const kind: Kind = .regexp;
+};
+
+/// A Date: its time value, milliseconds since the epoch (NaN for an invalid date).
+pub const DateObject = struct {
+    object: Object,
+    time: f64,
+
+    pub const kind: Kind = .date;
+};
+
 /// The getter and setter of an accessor property (undefined where absent).
 pub const Accessor = struct {
     object: Object,
@@ -533,6 +560,8 @@ pub const Generator = struct {
     handlers_len: u32 = 0,
     /// An async function's promise (null for a generator).
     promise: ?*Promise = null,
+    /// The value return(v) finishes the generator with once its finally blocks have run.
+    return_value: Value = Value.undefined_value,
 
     pub const kind: Kind = .generator;
 

@@ -107,7 +107,11 @@ pub const ValueText = struct {
             .error_object => return errorText(w, o),
             .array => return w.writeAll("[object Array]"),
             .bound_function, .promise_function => return w.writeAll("function () { [native code] }"),
-            .plain, .map, .set, .iterator, .accessor, .generator, .promise => {},
+            .regexp => {
+                const text = builtins.regexps.toStringOf(self.vm, o.as(object.RegExpObject)) catch return w.writeAll("#<RegExp>");
+                return string.writeUtf8(w, text);
+            },
+            .plain, .map, .set, .iterator, .accessor, .generator, .promise, .date => {},
         }
         if (o.properties.get(names.string("toString")) != null) return w.writeAll("[object Object]");
         if (o.properties.get(names.string("constructor"))) |constructor| {
@@ -223,8 +227,10 @@ pub fn toPrimitive(vm: *Vm, v: Value, hint: Hint) Error!Value {
     if (v.is(.builtin) or v.is(.native)) return Value.string(try toString(vm, v));
     if (!v.is(.object)) return v;
     const o = v.asObject();
-    const first = if (hint == .string) names.string("toString") else names.string("valueOf");
-    const second = if (hint == .string) names.string("valueOf") else names.string("toString");
+    // A Date's default hint is string (Date.prototype[Symbol.toPrimitive]).
+    const as_string = hint == .string or (hint == .default and o.kind == .date);
+    const first = if (as_string) names.string("toString") else names.string("valueOf");
+    const second = if (as_string) names.string("valueOf") else names.string("toString");
     // OrdinaryToPrimitive: each method in turn, own or inherited; the first primitive
     // result wins. The inherited valueOf returns the object itself, so it never does; the
     // inherited toString always does.
@@ -233,6 +239,7 @@ pub fn toPrimitive(vm: *Vm, v: Value, hint: Hint) Error!Value {
         if (f.is(.native) and o.properties.find(method) == null) {
             // The builtin's own: toString's text of its kind; valueOf gives the object.
             if (method == names.string("toString")) return Value.string(try defaultString(vm, o));
+            if (o.kind == .date) return Value.number(o.as(object.DateObject).time);
         } else if (isCallable(f)) {
             const result = try vm.call(f, v, &.{});
             if (!result.is(.object)) return result;
@@ -258,6 +265,8 @@ fn defaultString(vm: *Vm, o: *Object) Error!*String {
         .generator => return vm.newLatin1("[object Generator]"),
         .promise => return vm.newLatin1("[object Promise]"),
         .promise_function => return vm.newLatin1("function () { [native code] }"),
+        .regexp => return builtins.regexps.toStringOf(vm, o.as(object.RegExpObject)),
+        .date => return builtins.dates.toStringOf(vm, o.as(object.DateObject).time),
         // Each kind of iterator has its own toStringTag.
         .iterator => return vm.newLatin1(switch (o.as(object.Iterator).iterator_kind) {
             .map_keys, .map_values, .map_entries => "[object Map Iterator]",
@@ -632,6 +641,7 @@ fn hasIntrinsic(o: *Object, key: *String) bool {
         .closure => names.is(key, "name") or names.is(key, "length"),
         .error_object => names.is(key, "message") or names.is(key, "stack") or names.is(key, "cause"),
         .map, .set => names.is(key, "size"),
+        .regexp => builtins.regexps.isField(key),
         else => false,
     };
 }
@@ -660,7 +670,8 @@ fn getObjectField(vm: *Vm, o: *Object, key: *String) Error!Value {
         .map, .set => {
             if (names.is(key, "size")) return Value.number(@floatFromInt(object.mapOf(o).live));
         },
-        .iterator, .accessor, .generator, .promise => {},
+        .iterator, .accessor, .generator, .promise, .date => {},
+        .regexp => if (try builtins.regexps.field(vm, o.as(object.RegExpObject), key)) |v| return v,
         .promise_function => {
             if (names.is(key, "name")) return Value.string(string.empty);
             if (names.is(key, "length")) return Value.number(1);
@@ -685,6 +696,8 @@ fn constructorOf(o: *Object) Value {
         .error_object => o.as(object.ErrorObject).error_kind.name(),
         .closure, .bound_function, .accessor, .generator, .promise_function => return Value.undefined_value,
         .promise => "Promise",
+        .regexp => "RegExp",
+        .date => "Date",
     };
     return Value.builtin(builtins.globalId(name).?);
 }
@@ -820,6 +833,9 @@ pub fn setField(vm: *Vm, obj: Value, key: *String, v: Value) Error!void {
         .closure => {
             if (names.is(key, "name") or names.is(key, "length")) return throwReadOnly(vm, o, key);
             if (isPoisoned(key)) return throwPoisoned(vm);
+        },
+        .regexp => if (builtins.regexps.isField(key)) {
+            return vm.throwFmt(.type_error, "Cannot set property {f} of {f} which has only a getter", .{ KeyFormat{ .s = key }, ValueText{ .vm = vm, .v = obj } });
         },
         else => {},
     };
@@ -1306,6 +1322,60 @@ pub fn iterNext(vm: *Vm, source: *Value, cursor: *Value) Error!?Value {
         .iterator => return builtins.collections.iteratorStep(vm, o.as(object.Iterator)),
         else => return null,
     }
+}
+
+/// One step of `yield*`: the inner iterator's `next(sent)`; when it is done, its `value`
+/// (a generator's return value) is the `yield*` expression's.
+pub fn delegateStep(vm: *Vm, source: *Value, cursor: *Value, sent: Value) Error!Vm.Resumed {
+    if (source.objectOf(.iterator)) |o| {
+        const it = o.as(object.Iterator);
+        if (it.iterator_kind == .protocol) {
+            if (it.done) return .{ .value = Value.undefined_value, .done = true };
+            if (it.source.objectOf(.generator)) |g| {
+                if (it.next_method.eqlBits(builtins.classMember(.generator_proto, names.string("next")).?)) {
+                    const r = try vm.resumeGenerator(g.as(object.Generator), sent, .next);
+                    if (r.done) it.done = true;
+                    return r;
+                }
+            }
+            if (!isCallable(it.next_method)) {
+                it.done = true;
+                return vm.throwFmt(.type_error, "{f} is not a function", .{ValueText{ .vm = vm, .v = it.next_method }});
+            }
+            const result = try vm.call(it.next_method, it.source, &.{sent});
+            if (!isObjectLike(result)) {
+                it.done = true;
+                return vm.throwFmt(.type_error, "Iterator result {f} is not an object", .{ValueText{ .vm = vm, .v = result }});
+            }
+            const done = toBoolean(try getField(vm, result, names.string("done")));
+            if (done) it.done = true;
+            return .{ .value = try getField(vm, result, names.string("value")), .done = done };
+        }
+    }
+    if (try iterNext(vm, source, cursor)) |v| return .{ .value = v, .done = false };
+    return .{ .value = Value.undefined_value, .done = true };
+}
+
+/// IteratorClose for a loop left early: a protocol iterator that is not done has its
+/// `return()` called (a generator's builtin one finishes it), whose result must be an object.
+pub fn iterClose(vm: *Vm, source: Value) Error!void {
+    const o = source.objectOf(.iterator) orelse return;
+    const it = o.as(object.Iterator);
+    if (it.iterator_kind != .protocol or it.done) return;
+    it.done = true;
+    if (it.source.objectOf(.generator)) |g| {
+        const builtin_return = builtins.classMember(.generator_proto, names.string("return")).?;
+        const method = try getField(vm, it.source, names.string("return"));
+        if (method.eqlBits(builtin_return)) {
+            _ = try vm.resumeGenerator(g.as(object.Generator), Value.undefined_value, .@"return");
+            return;
+        }
+    }
+    const method = try getField(vm, it.source, names.string("return"));
+    if (method.isNullish()) return;
+    if (!isCallable(method)) return vm.throwFmt(.type_error, "{f} is not a function", .{DefaultSite{ .vm = vm, .v = method }});
+    const result = try vm.call(method, it.source, &.{});
+    if (!isObjectLike(result)) return vm.throwFmt(.type_error, "Iterator result {f} is not an object", .{ShortFormat{ .vm = vm, .v = result }});
 }
 
 /// A two-element array, [a, b].

@@ -44,6 +44,10 @@ pub const Special = enum(u8) {
     hole = 4,
     /// A `let`/`const` binding before its declaration ran (the temporal dead zone).
     uninitialized = 5,
+    /// What a generator's `return(v)` unwinds its frame with, so that its `finally` blocks
+    /// run: never seen by the script (a `catch` block rethrows it first, catch_guard), and
+    /// turned into the return's result when it leaves the frame (Vm.resumeGenerator).
+    generator_return = 6,
 };
 
 /// A closure variable's storage; captured bindings live here instead of in a frame slot.
@@ -60,6 +64,7 @@ pub const Value = packed struct(u64) {
     pub const false_value: Value = special(.false);
     pub const hole: Value = special(.hole);
     pub const uninitialized: Value = special(.uninitialized);
+    pub const generator_return: Value = special(.generator_return);
     pub const nan: Value = .{ .bits = 0x7FF8_0000_0000_0000 };
 
     fn special(which: Special) Value {

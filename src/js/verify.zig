@@ -185,6 +185,11 @@ const Verifier = struct {
                     try v.reach(&work, states, bytecode.readU32(code, pc + 1), target, f);
                     try v.reach(&work, states, next, state, f);
                 },
+                .iter_delegate => {
+                    const s: State = .{ .depth = @intCast(after), .handlers = state.handlers };
+                    try v.reach(&work, states, bytecode.readU32(code, pc + 1), s, f);
+                    try v.reach(&work, states, next, s, f);
+                },
                 .iter_next => {
                     try v.reach(&work, states, bytecode.readU32(code, pc + 1), state, f);
                     try v.reach(&work, states, next, .{ .depth = @intCast(after), .handlers = state.handlers }, f);

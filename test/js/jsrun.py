@@ -32,6 +32,8 @@ REJECT = HERE / "reject"
 CACHE = HERE / ".cache"
 SLUICE_BIN = os.environ.get("SLUICE_BIN") or str(REPO / "zig-out" / "bin" / "sluice")
 NODE = shutil.which("node")
+# sluice's local time is UTC (docs/JS.md, "Date"): node is compared in the same zone.
+NODE_ENV = {**os.environ, "TZ": "UTC"}
 RUN_TIMEOUT_S = float(os.environ.get("JS_TIMEOUT", "10"))
 BATCH_TIMEOUT_S = 600.0
 
@@ -94,7 +96,7 @@ def node_cli(path: Path | str, strict: bool = False) -> Outcome:
         tmp.close()
         target = Path(tmp.name)
     try:
-        proc = subprocess.run([NODE, str(target)], capture_output=True,
+        proc = subprocess.run([NODE, str(target)], capture_output=True, env=NODE_ENV,
                               timeout=RUN_TIMEOUT_S * 3, stdin=subprocess.DEVNULL)
     finally:
         if tmp is not None:
@@ -119,7 +121,7 @@ def node_batch(paths: list[Path], strict: bool = False) -> dict[str, BatchResult
         results = Path(tmp) / "results.json"
         jobs.write_text(json.dumps([{"path": str(p), "strict": strict} for p in paths]))
         proc = subprocess.run([NODE, str(HERE / "node_batch.js"),
-                               str(jobs), str(results)], capture_output=True,
+                               str(jobs), str(results)], capture_output=True, env=NODE_ENV,
                               timeout=BATCH_TIMEOUT_S, stdin=subprocess.DEVNULL)
         if proc.returncode != 0 or not results.exists():
             last = proc.stderr.decode("utf-8", "replace").strip().split("\n")[-5:]

@@ -41,7 +41,10 @@ OUT_CONSTRUCTS = {
     "private generator methods": ["generator_private_method.js"],
     "async generators": ["async_generator.js"],
     "top-level await": ["await_top_level.mjs"],
-    "regular expressions": ["regex_literal.js", "regex_in_replace.js", "regexp_constructor.js"],
+    "regular expression features that need backtracking": [
+        "regex_backreference.js", "regex_lookahead.js", "regex_lookbehind.js",
+        "regex_unicode_property.js",
+    ],
     "labels": ["label_on_loop.js", "label_on_block.js"],
     "BigInt": ["bigint_literal.js", "bigint_call.js"],
     "Proxy": ["proxy_global.js"],

@@ -22,6 +22,7 @@ const Object = object.Object;
 const number = @import("../number.zig");
 const names = @import("../names.zig");
 const builtins = @import("../builtins.zig");
+const regexp_flags_len = @import("../regexp.zig").Flags.letters.len;
 const Program = @import("../Program.zig");
 const meter = @import("../meter.zig");
 
@@ -175,6 +176,17 @@ pub const Inspector = struct {
                 braces[0] = try in.print("Promise {{ {s},", .{shown});
             },
             .promise_function => return "[Function (anonymous)]",
+            .regexp => {
+                const re = o.as(object.RegExpObject);
+                var flags: [regexp_flags_len]u8 = undefined;
+                base = try in.print("/{f}/{s}", .{ Utf8{ .s = re.source }, re.program.flags.write(&flags) });
+                if (keys.len == 0) return base;
+            },
+            .date => {
+                var text: [96]u8 = undefined;
+                base = try in.print("{s}", .{builtins.dates.inspectText(o.as(object.DateObject).time, &text)});
+                if (keys.len == 0) return base;
+            },
             .generator => {
                 braces[0] = "Object [Generator] {";
                 if (keys.len == 0) return "Object [Generator] {}";

@@ -200,6 +200,8 @@ pub fn toStringMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
         .error_object => "Error",
         .generator => "Generator",
         .promise => "Promise",
+        .regexp => "RegExp",
+        .date => "Date",
         .iterator => switch (this.asObject().as(object.Iterator).iterator_kind) {
             .array_keys, .array_values, .array_entries => "Array Iterator",
             .map_keys, .map_values, .map_entries => "Map Iterator",

@@ -20,9 +20,10 @@ const number = @import("../number.zig");
 const names = @import("../names.zig");
 const builtins = @import("../builtins.zig");
 const meter = @import("../meter.zig");
+const regexps = @import("regexps.zig");
 const arg = builtins.arg;
 
-fn thisString(vm: *Vm, this: Value, comptime method: []const u8) Error!*String {
+pub fn thisString(vm: *Vm, this: Value, comptime method: []const u8) Error!*String {
     if (this.isString()) return this.asString();
     if (this.isNullish()) return vm.throwMessage(.type_error, "String.prototype." ++ method ++ " called on null or undefined");
     return ops.toString(vm, this);
@@ -44,7 +45,7 @@ fn relativeIndex(x: f64, len: usize) usize {
     return @intFromFloat(@min(x, l));
 }
 
-fn sub(vm: *Vm, s: *String, start: usize, end: usize) Error!*String {
+pub fn sub(vm: *Vm, s: *String, start: usize, end: usize) Error!*String {
     return string.slice(vm.heap, s, start, end) catch vm.outOfMemory();
 }
 
@@ -267,6 +268,7 @@ pub fn substr(vm: *Vm, this: Value, args: []const Value) Error!Value {
 pub fn split(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const s = try thisString(vm, this, "split");
     const separator = arg(args, 0);
+    if (separator.objectOf(.regexp)) |o| return regexps.splitWith(vm, o.as(object.RegExpObject), s, arg(args, 1));
     const limit_arg = arg(args, 1);
     const limit: u32 = if (limit_arg.isUndefined()) std.math.maxInt(u32) else number.toUint32(try ops.toNumber(vm, limit_arg));
     const result = try vm.newArray(0);
@@ -417,6 +419,11 @@ fn appendUnit(vm: *Vm, out: *std.ArrayList(u16), gpa: std.mem.Allocator, u: u16)
 
 fn replaceImpl(vm: *Vm, this: Value, args: []const Value, all: bool) Error!Value {
     const s = if (all) try thisString(vm, this, "replaceAll") else try thisString(vm, this, "replace");
+    if (arg(args, 0).objectOf(.regexp)) |o| {
+        const re = o.as(object.RegExpObject);
+        if (all and !re.program.flags.global) return vm.throwMessage(.type_error, "String.prototype.replaceAll called with a non-global RegExp argument");
+        return regexps.replaceWith(vm, re, s, arg(args, 1));
+    }
     const pattern = try ops.toString(vm, arg(args, 0));
     const replacement = arg(args, 1);
     const callable = ops.isCallable(replacement);
