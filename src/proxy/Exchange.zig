@@ -26,7 +26,6 @@ const Config = @import("../config/Config.zig");
 const Health = @import("../health/Health.zig");
 const LocalPool = @import("../upstream/LocalPool.zig");
 const Connections = @import("../upstream/Connections.zig");
-const mask = @import("../stdx/mask.zig");
 const rewrite = @import("rewrite.zig");
 const affinity = @import("affinity.zig");
 const local = @import("local.zig");
@@ -70,9 +69,10 @@ body_bytes_max: u64 = 0,
 /// Where the request may go: `hash`'s key and the backend a `sticky` cookie names.
 key: u64 = 0,
 preferred: ?u16 = null,
-/// Backends tried so far (a bit each), how many tries that was, and the failure to answer
-/// with if no try succeeds.
-tried: u64 = 0,
+/// Backends tried so far (`tried[0..tries]`), and the failure to answer with if no try
+/// succeeds. A list, not a set of bits: a pool may have thousands of members and a request
+/// tries a few (`retry.tries_max`, at most 10, plus tries a cap race lost before sending).
+tried: [tried_max]u16 = undefined,
 tries: u8 = 0,
 last_failure: Failure = .upstream_refused,
 /// One stale-connection retry per exchange (see `upstreamFailed`).
@@ -196,6 +196,14 @@ pub const ResponseView = struct {
 };
 
 const headroom = rewrite.response_headroom_bytes;
+
+/// Tries one exchange may make: `retry.tries` (at most 10, settings.zig) plus a few that lose
+/// a cap race before anything is sent (`connectUpstream`).
+const tried_max = 12;
+comptime {
+    assert(tried_max > 10);
+    assert(tried_max <= std.math.maxInt(u8));
+}
 
 pub fn init(proxy: *Proxy, downstream: Downstream, request_fields: []http.Header, response_fields: []http.Header) Exchange {
     return .{
@@ -351,7 +359,7 @@ fn findAffinity(exchange: *Exchange) void {
         .hash => exchange.key = affinity.requestKey(head, config, exchange.downstream.client().ip),
         .sticky => {
             const value = affinity.cookieValue(head.headers, config.sticky_cookie) orelse return;
-            exchange.preferred = exchange.localPool().shared.findIdText(value, config.backends_count);
+            exchange.preferred = exchange.localPool().shared.findIdText(value);
         },
         .round_robin, .weighted, .least_conn, .random => {},
     }
@@ -429,8 +437,10 @@ fn connectUpstream(exchange: *Exchange) void {
         },
     };
     if (exchange.tries == 0) exchange.log.upstream_started_ns = exchange.loop().now();
+    // Tries that lost a cap race come back here without a retry reserved: bounded too.
+    if (exchange.tries == tried_max) return exchange.fail(exchange.last_failure);
+    exchange.tried[exchange.tries] = index;
     exchange.tries += 1;
-    exchange.tried |= mask.bit(index);
     exchange.attempt = .init(index, exchange.response_fields, exchange.proxy.responseLimits());
     if (!pool.beginTry(index)) {
         // Another worker took the last pending slot since the pick looked.
@@ -477,7 +487,7 @@ fn releaseTls(exchange: *Exchange) void {
 
 fn ask(exchange: *const Exchange) LocalPool.Ask {
     return .{
-        .tried = exchange.tried,
+        .tried = exchange.tried[0..exchange.tries],
         .tries = exchange.tries,
         .key = exchange.key,
         .preferred = exchange.preferred,
