@@ -21,8 +21,8 @@ backend_index: u16,
 state: State = .connecting,
 /// The upstream connection, busy while this attempt holds it.
 connection: ?*Connections.Connection = null,
-/// Counted in its pool's in-flight and pending counts (`LocalPool.beginTry`).
-counted: bool = false,
+/// Holds a lease on its backend (`LocalPool.acquire`), until `LocalPool.release`.
+leased: bool = false,
 /// Its outcome went to the pool's health (once per try).
 reported: bool = false,
 /// The response is a 5xx: reported as such when it is complete.

@@ -1,9 +1,12 @@
-//! One pool as one worker sees it, and the one API an exchange calls to use it: which backend
-//! to try next (`pick`), whether another try is allowed (`reserveRetry`), a try's beginning
-//! and end (`beginTry`, `endTry`) and outcome (`report`), and the worker's connections to the
-//! backends (`connections`). Behind it: the balancer's cursor, the retry budget, the requests
-//! in flight per backend, the pool's timer queues and counters, and the state every worker
-//! shares about the pool (`Shared`: health, caps, ids).
+//! One pool as one worker sees it, and the one API an exchange calls to use it: a try
+//! `acquire`s a lease on a member (the member chosen, counted as a request to it, and a
+//! connection to it: pooled, or fresh to connect), tells its health how it went (`report`),
+//! and `release`s it with what becomes of the connection (kept idle for the next request, or
+//! closed); `reserveRetry` says whether another try is allowed. The exchange never touches the
+//! balancer, the counts or the connection lists itself. Behind it: the balancer's cursor, the
+//! retry budget, the requests in flight per member, the pool's timer queues and counters, the
+//! worker's connections to the members (`connections`), and the state every worker shares
+//! about the pool (`Shared`: health, caps, ids).
 //!
 //! A `LocalPool` belongs to a `Pool` (one per worker), allocated by the control thread with
 //! the pool and touched only by its worker. A reload that leaves a pool unchanged keeps it,
@@ -226,15 +229,129 @@ pub fn isQuiet(local: *const LocalPool) bool {
 
 /// What an exchange knows when it asks for a backend.
 pub const Ask = struct {
-    /// Backends tried so far by this exchange (at most `retry.tries_max`, 10).
+    /// Backends tried so far by this exchange.
     tried: []const u16,
-    /// Tries so far; 0 for the first.
-    tries: u8,
     /// `hash`'s key.
     key: u64 = 0,
     /// The backend a `sticky` cookie names, if any.
     preferred: ?u16 = null,
 };
+
+/// The members a request has tried, in order: kept by the exchange across its tries, written
+/// by `acquire`. A list, not a set of bits: a pool may have 1,024 members and a request tries
+/// a few (`retry.tries`, at most 10, plus the picks that lost a cap race before anything was
+/// sent).
+pub const Tried = struct {
+    list: [count_max]u16 = undefined,
+    count: u8 = 0,
+
+    pub const count_max = 12;
+    comptime {
+        assert(count_max > 10); // settings.zig: `retry.tries` is at most 10.
+    }
+
+    pub fn slice(tried: *const Tried) []const u16 {
+        return tried.list[0..tried.count];
+    }
+};
+
+/// A try's hold on one member, from `acquire` to `release`: counted as a request to it (in
+/// flight on this worker, and against its `max_pending` cap), with the connection it uses.
+pub const Lease = struct {
+    backend: u16,
+    connection: *Connections.Connection,
+    /// A fresh socket the caller connects (to `backendAddress`); else a pooled connection,
+    /// ready for a request.
+    fresh: bool,
+};
+
+pub const Acquired = union(enum) {
+    lease: Lease,
+    /// Nothing to try: every member is down, ejected, drained or tried.
+    none_available,
+    /// Every member that could take it is at its connection or pending cap.
+    at_capacity,
+    /// No connection slot or socket on this worker: shed, not the member's fault.
+    overloaded,
+};
+
+/// What the exchange says when it asks for a lease.
+pub const Want = struct {
+    key: u64 = 0,
+    preferred: ?u16 = null,
+    /// A pooled connection may carry the request (else a fresh one: Exchange.mayReuse).
+    pooled: bool,
+};
+
+/// A lease on the member for the next try, recorded in `tried`: the member `pick` chooses,
+/// counted (`beginTry`), with a pooled connection when `want.pooled` and one is idle, else a
+/// fresh socket. A member that another worker filled up since the pick looked (its last
+/// pending slot, or its last connection under `max_connections`) is passed over for the next
+/// one, within `Tried.count_max`.
+pub fn acquire(local: *LocalPool, tried: *Tried, want: Want, now_ns: u64) Acquired {
+    var lost_race = false;
+    while (tried.count < Tried.count_max) {
+        const picked = local.pick(.{ .tried = tried.slice(), .key = want.key, .preferred = want.preferred }, now_ns);
+        const index = switch (picked) {
+            .backend => |index| index,
+            .none_available => return if (lost_race) .at_capacity else .none_available,
+            .at_capacity => return .at_capacity,
+        };
+        tried.list[tried.count] = index;
+        tried.count += 1;
+        if (!local.beginTry(index)) {
+            lost_race = true;
+            continue;
+        }
+        if (want.pooled) {
+            if (local.connections.takeIdle(index)) |connection| {
+                return .{ .lease = .{ .backend = index, .connection = connection, .fresh = false } };
+            }
+        }
+        const connection = local.connections.open(index, local.backendAddress(index)) catch |err| {
+            local.endTry(index);
+            switch (err) {
+                error.NoCapacity, error.SocketFailed => return .overloaded,
+                error.AtBackendCap => {
+                    lost_race = true;
+                    continue;
+                },
+            }
+        };
+        return .{ .lease = .{ .backend = index, .connection = connection, .fresh = true } };
+    }
+    return if (lost_race) .at_capacity else .none_available;
+}
+
+/// A fresh socket for `backend`, whose lease goes on (its connection failed in the stale
+/// keep-alive race and the request is sent again to the same member).
+pub fn reconnect(local: *LocalPool, backend: u16) Connections.OpenError!*Connections.Connection {
+    return local.connections.open(backend, local.backendAddress(backend));
+}
+
+/// Closes a lease's connection that failed (the lease goes on, to `reconnect` or `release`).
+pub fn drop(local: *LocalPool, connection: *Connections.Connection) void {
+    local.connections.discard(connection);
+}
+
+pub const Keep = enum {
+    /// A clean exchange: the connection may carry another request.
+    idle,
+    close,
+};
+
+/// The try is over: its connection (if it still has one) goes back to the idle list or is
+/// closed, and the member's counts let go of it.
+pub fn release(local: *LocalPool, backend: u16, connection: ?*Connections.Connection, keep: Keep) void {
+    if (connection) |held| {
+        assert(held.backend_index == backend);
+        switch (keep) {
+            .idle => local.connections.park(held),
+            .close => local.connections.discard(held),
+        }
+    }
+    local.endTry(backend);
+}
 
 pub const Pick = union(enum) {
     backend: u16,
@@ -246,7 +363,7 @@ pub const Pick = union(enum) {
 
 /// The backend for the next try: among those up, not ejected, not drained, under their caps
 /// and not tried yet; a backend whose half-open trial this worker just claimed goes first.
-pub fn pick(local: *LocalPool, ask: Ask, now_ns: u64) Pick {
+fn pick(local: *LocalPool, ask: Ask, now_ns: u64) Pick {
     var candidates: Candidates = .{ .local = local, .tried = ask.tried, .caps = true };
     if (local.shared.health.claimAnyTrial(now_ns)) |trial| {
         if (candidates.eligible(trial)) return .{ .backend = trial };
@@ -285,6 +402,8 @@ pub const Candidates = struct {
         const shared = candidates.local.shared;
         const count = shared.count();
         assert(from < count);
+        // The common case, round robin's cursor on an available member: no word walk.
+        if (candidates.contains(from)) return from;
         const words_count = BitSet.wordsFor(count);
         var word_index: u32 = from / BitSet.word_bits;
         var bits = candidates.word(word_index) & ~(BitSet.bit(from) - 1);
@@ -325,7 +444,7 @@ pub const Candidates = struct {
 /// A try on `index` begins: counted as a request to it, in flight here (`least_conn`) and
 /// against its `max_pending` cap. False (nothing counted) when another worker took its last
 /// pending slot since `pick` looked.
-pub fn beginTry(local: *LocalPool, index: u16) bool {
+fn beginTry(local: *LocalPool, index: u16) bool {
     assert(index < local.config.backends_count);
     if (!local.shared.tryBeginRequest(index)) return false;
     local.inflightAdd(index, 1);
@@ -334,7 +453,7 @@ pub fn beginTry(local: *LocalPool, index: u16) bool {
 }
 
 /// The try that `beginTry` counted is over (finished, failed, or its exchange ended).
-pub fn endTry(local: *LocalPool, index: u16) void {
+fn endTry(local: *LocalPool, index: u16) void {
     local.inflightAdd(index, -1);
     local.shared.endRequest(index);
 }
@@ -344,12 +463,12 @@ pub fn report(local: *LocalPool, index: u16, outcome: Health.Outcome, now_ns: u6
     local.shared.health.report(index, outcome, now_ns);
 }
 
-/// Whether another try is allowed after `ask.tries` tries: tries left, another backend to try
+/// Whether another try is allowed after those in `tried`: tries left, another member to try
 /// (without claiming a trial: the next pick may), and the retry budget has a retry to spare,
 /// which is taken here.
-pub fn reserveRetry(local: *LocalPool, ask: Ask, now_ns: u64) bool {
-    if (ask.tries >= local.config.retry.tries_max) return false;
-    if (!local.shared.health.mayTakeRequestsBeyond(ask.tried)) return false;
+pub fn reserveRetry(local: *LocalPool, tried: *const Tried, now_ns: u64) bool {
+    if (tried.count >= local.config.retry.tries_max) return false;
+    if (!local.shared.health.mayTakeRequestsBeyond(tried.slice())) return false;
     if (!local.retry_budget.withdraw(now_ns)) {
         local.stats.retries_refused_by_budget.add(1);
         return false;
