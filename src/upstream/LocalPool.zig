@@ -389,7 +389,7 @@ pub const Candidates = struct {
     tried: []const u16,
     caps: bool,
 
-    pub fn contains(candidates: Candidates, index: u16) bool {
+    pub inline fn contains(candidates: Candidates, index: u16) bool {
         const shared = candidates.local.shared;
         return BitSet.isSetAtomic(shared.health.available, index) and
             BitSet.isSet(shared.active, index) and candidates.eligible(index);
@@ -398,12 +398,16 @@ pub const Candidates = struct {
     /// The first candidate at or after `from`, wrapping; null when there is none. Visits each
     /// word of the sets once (plus the first word's low bits at the end), and each set bit
     /// once: the tried and capped members it passes over are few.
-    pub fn next(candidates: Candidates, from: u16) ?u16 {
+    pub inline fn next(candidates: Candidates, from: u16) ?u16 {
+        // The common case, round robin's cursor on an available member: no call, no walk.
+        if (candidates.contains(from)) return from;
+        return candidates.nextWalk(from);
+    }
+
+    fn nextWalk(candidates: Candidates, from: u16) ?u16 {
         const shared = candidates.local.shared;
         const count = shared.count();
         assert(from < count);
-        // The common case, round robin's cursor on an available member: no word walk.
-        if (candidates.contains(from)) return from;
         const words_count = BitSet.wordsFor(count);
         var word_index: u32 = from / BitSet.word_bits;
         var bits = candidates.word(word_index) & ~(BitSet.bit(from) - 1);
@@ -427,7 +431,7 @@ pub const Candidates = struct {
     }
 
     /// Not tried, and (with `caps`) under its caps.
-    fn eligible(candidates: Candidates, index: u16) bool {
+    inline fn eligible(candidates: Candidates, index: u16) bool {
         for (candidates.tried) |tried| if (tried == index) return false;
         if (!candidates.caps) return true;
         const local = candidates.local;
