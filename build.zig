@@ -50,8 +50,8 @@ pub fn build(b: *std.Build) void {
     addFuzz(b, target);
     addJsFuzz(b, target);
     addDnsFuzz(b, target);
-    addSim(b, target, test_step, tls);
-    addBench(b, target, test_step, tls);
+    addSim(b, target, test_step, tls, h2);
+    addBench(b, target, test_step, tls, h2);
     addTlsBench(b, target, test_step, tls);
     addFmt(b);
     b.step("aws-lc", "Compile AWS-LC (cached)").dependOn(tls.step);
@@ -197,7 +197,7 @@ fn addFuzzStep(b: *std.Build, target: std.Build.ResolvedTarget, name: []const u8
 
 /// The deterministic simulator (src/sim/): the real proxy on a simulated kernel, with faults.
 /// ReleaseSafe: its assertions are the point.
-fn addSim(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build.Step, tls: aws_lc.Library) void {
+fn addSim(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build.Step, tls: aws_lc.Library, h2: nghttp2.Library) void {
     const sim = b.addExecutable(.{
         .name = "sim",
         .root_module = b.createModule(.{
@@ -206,7 +206,8 @@ fn addSim(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build
             .optimize = .ReleaseSafe,
         }),
     });
-    aws_lc.link(sim, tls); // The proxy it runs can serve TLS (not simulated).
+    aws_lc.link(sim, tls); // The proxy it runs can serve TLS and HTTP/2 (not simulated).
+    nghttp2.link(sim, h2);
     test_step.dependOn(&sim.step); // A simulator that stops compiling fails the tests.
     const run = b.addRunArtifact(sim);
     run.addPassthruArgs();
@@ -216,7 +217,7 @@ fn addSim(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build
 /// Three programs: the parser alone (ns per request head), the whole data path in one process
 /// (requests per second and heap allocations per request), and the JavaScript engine (time and
 /// allocations per handler call, beside node, Bun and Deno).
-fn addBench(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build.Step, tls: aws_lc.Library) void {
+fn addBench(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build.Step, tls: aws_lc.Library, h2: nghttp2.Library) void {
     const step = b.step("bench", "Parser and end-to-end benchmarks");
     var previous: ?*std.Build.Step = null;
     const programs = [_][2][]const u8{
@@ -234,6 +235,7 @@ fn addBench(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Bui
             }),
         });
         aws_lc.link(exe, tls);
+        nghttp2.link(exe, h2);
         test_step.dependOn(&exe.step); // Benchmarks that stop compiling fail the tests.
         const run = b.addRunArtifact(exe);
         // One after the other: they would measure each other otherwise.

@@ -40,6 +40,8 @@ listeners_count: u32 = 0,
 cli_tls: Tls = .{},
 workers_count: u32 = settings.default(.global, "workers_count"), // 0 = one per CPU, resolved at start-up.
 io: IoMode = settings.default(.global, "io"),
+/// Where HTTP/2 is served (`http2`, `--http2`); a listener's own `.http2` overrides it.
+http2: Http2 = settings.default(.global, "http2"),
 /// A response body with a length, once this much of it is left, moves backend -> pipe ->
 /// client with splice(2): no copy through sluice's memory (0: never; Exchange.spliceBody).
 splice_min_bytes: u64 = settings.default(.global, "splice_min_bytes"),
@@ -121,7 +123,15 @@ pub const Listener = struct {
     address: Address,
     /// HTTPS when it has certificates (a file's `.tls`); see `Config.listenerTls`.
     tls: Tls = .{},
+    /// This listener's `.http2`; null: the global `http2` (`Config.listenerHttp2`).
+    http2: ?bool = null,
 };
+
+/// Where clients may speak HTTP/2 (docs/HTTP2.md): `tls`, on HTTPS listeners that agree on it
+/// with ALPN (browsers do whenever it is offered); `on`, there and on plain listeners to
+/// clients that start with HTTP/2's preface (prior knowledge, h2c); `off`, nowhere.
+/// `Upgrade: h2c` is never honoured (docs/ARCHITECTURE.md, "h2c smuggling").
+pub const Http2 = enum { tls, on, off };
 
 pub const certificates_count_max = 8;
 
@@ -494,6 +504,17 @@ pub fn listenerTls(config: *const Config, index: usize) ?*const Tls {
     if (listener.tls.enabled()) return &listener.tls;
     if (config.cli_tls.enabled()) return &config.cli_tls;
     return null;
+}
+
+/// Whether `listeners()[index]` serves HTTP/2: offered by ALPN when it is HTTPS, taken with
+/// prior knowledge when it is plain.
+pub fn listenerHttp2(config: *const Config, index: usize) bool {
+    if (config.listeners()[index].http2) |own| return own;
+    return switch (config.http2) {
+        .tls => config.listenerTls(index) != null,
+        .on => true,
+        .off => false,
+    };
 }
 
 /// Whether any listener serves HTTPS (the workers then size TLS memory and buffers).

@@ -494,6 +494,7 @@ const Mapper = struct {
                     has_address = true;
                 },
                 .tls => m.tls(v, &result.tls),
+                .http2 => result.http2 = m.boolean(v) orelse result.http2,
             }
         }
         if (!has_address) {
@@ -503,7 +504,7 @@ const Mapper = struct {
         return result;
     }
 
-    const ListenerKey = enum { name, listen, tls };
+    const ListenerKey = enum { name, listen, tls, http2 };
 
     /// `.{ .certificates = .{ .{ .cert = "a.pem", .key = "a.key" }, ... }, .min_version = "1.2",
     /// .alpn = .{"http/1.1"} }`: the first certificate is the default one.
@@ -609,11 +610,15 @@ const Mapper = struct {
 
     const CertificateKey = enum { cert, key, ocsp };
 
-    /// The protocols offered by ALPN: `http/1.1` (HTTP/2 is not served yet), or none.
+    /// Whether ALPN offers `http/1.1` (`h2` is the listener's `.http2`), or none.
     fn alpn(m: *Mapper, node: *const Node) ?bool {
         const items = m.array(node, "ALPN protocols") orelse return null;
         for (items) |*item| {
             const protocol = m.string(item, "a protocol name such as \"http/1.1\"") orelse return null;
+            if (std.mem.eql(u8, protocol, "h2")) {
+                m.problem(item.position, "h2 is offered by the listener's .http2 (true by default on HTTPS listeners): list \"http/1.1\" here, or nothing");
+                return null;
+            }
             if (!std.mem.eql(u8, protocol, "http/1.1")) {
                 m.problem(item.position, m.print("unknown ALPN protocol \"{s}\": sluice serves \"http/1.1\"", .{protocol}));
                 return null;

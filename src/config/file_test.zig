@@ -685,7 +685,7 @@ test "config file: mistakes in a listener's tls are reported where they are" {
         .{ .line = 3, .column = 66, .contains = "a certificate needs .cert" },
         .{ .line = 3, .column = 100, .contains = "unknown value \"1.1\"" },
         .{ .line = 4, .column = 44, .contains = "tls needs .certificates" },
-        .{ .line = 4, .column = 57, .contains = "unknown ALPN protocol \"h2\"" },
+        .{ .line = 4, .column = 57, .contains = "h2 is offered by the listener's .http2" },
         .{ .line = 4, .column = 64, .contains = "unknown key \"ciphers\"" },
     });
 }

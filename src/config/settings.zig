@@ -233,6 +233,17 @@ pub const table = [_]Setting{
         .help = "event loop backend (default {default}: io_uring,\nfalling back to epoll when unavailable)",
     },
     .{
+        .flag = "http2",
+        .key = "http2",
+        .scope = .global,
+        .fields = &.{"http2"},
+        .value = .{ .enumeration = Config.Http2 },
+        .default = "tls",
+        .help = "where clients may speak HTTP/2 (default {default}:\n" ++
+            "HTTPS listeners, by ALPN; on: plain listeners too,\n" ++
+            "with prior knowledge; a listener's .http2 overrides)",
+    },
+    .{
         .flag = "splice-min",
         .key = "splice_min",
         .scope = .global,

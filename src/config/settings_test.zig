@@ -171,7 +171,7 @@ test "settings: enumerations that name their choices in the help name every one"
 
 test "settings: keys of an object come in table order, sections once" {
     const top = comptime namesText(keysAt(.global, ""));
-    try testing.expectEqualStrings("listen, listeners, workers, io, splice_min, limits, timeouts, trusted_proxies, " ++
+    try testing.expectEqualStrings("listen, listeners, workers, io, http2, splice_min, limits, timeouts, trusted_proxies, " ++
         "pools, routes, handlers, handler, admin, access_log, log_level", top);
     try testing.expectEqualStrings("client_header, client_idle, drain, tunnel_idle", comptime namesText(keysAt(.global, "timeouts.")));
     try testing.expectEqualStrings("backends, strategy, hash, sticky_cookie, health, ejection, retry, " ++

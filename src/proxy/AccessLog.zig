@@ -109,6 +109,8 @@ pub const Entry = struct {
 /// on a TLS listener the session's protocol, cipher and client certificate (empty otherwise).
 pub const ClientFacts = struct {
     ip: []const u8,
+    /// The request came on an HTTP/2 stream (the line's version).
+    http2: bool = false,
     request_body_bytes: u64 = 0,
     tls_version: []const u8 = "",
     tls_cipher: []const u8 = "",

@@ -33,6 +33,7 @@ const Exchange = @import("Exchange.zig");
 const tls_ns = @import("../tls/tls.zig");
 const DownstreamTls = @import("DownstreamTls.zig");
 const AccessLog = @import("AccessLog.zig");
+const Http2 = @import("Http2.zig");
 
 const Connection = @This();
 
@@ -70,6 +71,12 @@ out: Out = .{},
 /// A TLS listener's connection: the codec between the socket and everything above
 /// (DownstreamTls.zig). Null on a plain listener.
 tls: ?DownstreamTls = null,
+/// The connection speaks HTTP/2 (Http2.zig): it runs the streams, and the HTTP/1.1 state above
+/// is unused but for the socket, the timer and `cbuf`.
+http2: ?*Http2 = null,
+/// A plain listener that takes HTTP/2 with prior knowledge: the first bytes are checked for
+/// its preface.
+h2c: bool = false,
 
 pub const State = enum {
     free,
@@ -159,17 +166,19 @@ pub fn start(connection: *Connection, fd: linux.fd_t, peer: Address, listener_sl
     // The listener's TLS context in the newest generation: a reload's certificates serve the
     // next handshake (the context stays alive while its engines are open: generations.zig).
     if (proxy.generation.tlsServer(listener_slot)) |server| return DownstreamTls.start(connection, server);
+    connection.h2c = proxy.http2 != null and proxy.generation.listenerHttp2(listener_slot);
     connection.startProtocol(.http1);
 }
 
 /// What a connection speaks: HTTP/1.1 on a plain listener, and on a TLS one what the
-/// handshake agreed with ALPN (`DownstreamTls.protocol`). The codec that starts is chosen here,
-/// once; HTTP/2 plugs in as a second value (and ALPN offers `h2` only once it exists).
-pub const Protocol = enum { http1 };
+/// handshake agreed with ALPN (`DownstreamTls.protocol`); a plain listener that allows h2c
+/// switches to HTTP/2 when the first bytes are its preface (`parseRequest`).
+pub const Protocol = enum { http1, h2 };
 
 pub fn startProtocol(connection: *Connection, protocol: Protocol) void {
     switch (protocol) {
         .http1 => connection.readRequest(),
+        .h2 => if (connection.proxy.http2 != null) Http2.start(connection, 0) else connection.close(),
     }
 }
 
@@ -270,6 +279,16 @@ fn idleReadableCallback(connection: *Connection, result: loop_ns.PollError!void)
 fn parseRequest(connection: *Connection) void {
     const cbuf = connection.cbuf.?;
     const exchange = connection.exchange.?;
+    if (connection.h2c and connection.requests_served == 0) switch (Http2.matchPreface(cbuf[0..connection.c_len])) {
+        .no => connection.h2c = false,
+        .partial => return connection.recvHead(),
+        .yes => {
+            exchange.cancelOpen();
+            connection.releaseExchange(exchange);
+            connection.loop().timerCancel(&connection.timer);
+            return Http2.start(connection, connection.c_len);
+        },
+    };
     switch (exchange.request_parser.feed(cbuf[0..connection.c_len])) {
         .incomplete => {
             // The parser rejects a head over header_bytes_max, which is below the buffer size.
@@ -409,6 +428,11 @@ pub fn requestBodyWhole(connection: *const Connection) bool {
 pub fn requestBodyBytes(connection: *const Connection) []const u8 {
     assert(connection.request_body.done and !connection.request_body.overwritten);
     return connection.cbuf.?[connection.exchange.?.request.head_len..connection.c_pos];
+}
+
+/// Whether the body bytes are chunked as the client framed them.
+pub fn requestBodyChunked(connection: *const Connection) bool {
+    return connection.exchange.?.request_head.body == .chunked;
 }
 
 /// Whether every body byte sent so far could be sent again (for a replay), and nothing is
@@ -835,6 +859,7 @@ pub fn armTimer(connection: *Connection, phase: Phase) void {
 fn timerCallback(connection: *Connection) void {
     assert(connection.state == .active or connection.state == .lingering);
     if (connection.state == .lingering) return connection.close(); // Linger is over.
+    if (connection.http2) |http2| return http2.timedOut();
     switch (connection.phase) {
         .idle_hot => {
             if (!connection.proxy.parksIdleBuffers()) return connection.close(); // Idle timeout.
@@ -865,7 +890,9 @@ fn timerCallback(connection: *Connection) void {
 /// Drain: a connection waiting for its next request is closed now; others close after their
 /// current response (sendResponse and readRequest consult `proxy.draining`).
 pub fn drain(connection: *Connection) void {
-    if (connection.state != .active or connection.exchange != null) return;
+    if (connection.state != .active) return;
+    if (connection.http2) |http2| return http2.drain();
+    if (connection.exchange != null) return;
     if (connection.phase == .idle or connection.phase == .idle_hot) connection.close();
 }
 
@@ -875,6 +902,7 @@ pub fn close(connection: *Connection) void {
     connection.loop().timerCancel(&connection.timer);
     connection.cancelPending();
     if (connection.exchange) |exchange| exchange.abort(); // May release it at once.
+    if (connection.http2) |http2| http2.closeAll();
     connection.maybeFinalize();
 }
 
@@ -883,10 +911,15 @@ fn cancelPending(connection: *Connection) void {
     if (connection.send_completion.isPending()) connection.loop().cancel(&connection.send_completion);
 }
 
-/// Once nothing is pending and the exchange is released: the fd and buffer go back.
-fn maybeFinalize(connection: *Connection) void {
+/// Once nothing is pending and the exchange (or every HTTP/2 stream) is released: the fd and
+/// buffer go back.
+pub fn maybeFinalize(connection: *Connection) void {
     if (connection.state != .closing) return;
     if (connection.pending_ops > 0 or connection.exchange != null) return;
+    if (connection.http2) |http2| {
+        if (!http2.quiet()) return;
+        http2.deinit();
+    }
     const proxy = connection.proxy;
     DownstreamTls.closeNotify(connection);
     connection.loop().close(&connection.socket);
@@ -924,13 +957,13 @@ pub fn clientIp(connection: *const Connection) []const u8 {
 // ---------------------------------------------------------------------------------------------
 // Operations: each counted, each on the connection's own completion
 
-fn recvClient(connection: *Connection, buffer: []u8, comptime callback: RecvCallback) void {
+pub fn recvClient(connection: *Connection, buffer: []u8, comptime callback: RecvCallback) void {
     connection.submit();
     if (connection.tls != null) return DownstreamTls.recv(connection, buffer, callback);
     connection.loop().recv(&connection.recv_completion, &connection.socket, buffer, Connection, connection, callback);
 }
 
-fn sendClient(connection: *Connection, buffer: []const u8, comptime callback: SendCallback) void {
+pub fn sendClient(connection: *Connection, buffer: []const u8, comptime callback: SendCallback) void {
     connection.submit();
     if (connection.tls != null) return DownstreamTls.send(connection, buffer, callback);
     connection.loop().send(&connection.send_completion, &connection.socket, buffer, Connection, connection, callback);

@@ -167,8 +167,9 @@ fn handshakeContinue(connection: *Connection) void {
 /// no ALPN gets the server's default).
 fn protocol(engine: *const tls.Engine) Connection.Protocol {
     const agreed = engine.alpn() orelse return .http1;
-    if (std.mem.eql(u8, agreed, "http/1.1")) return .http1;
-    unreachable; // The contexts offer http/1.1 only (generations.zig `loadServer`).
+    if (std.mem.eql(u8, agreed, "h2")) return .h2;
+    assert(std.mem.eql(u8, agreed, "http/1.1")); // The contexts offer no other (generations.zig).
+    return .http1;
 }
 
 fn handshakeSend(connection: *Connection) void {

@@ -216,6 +216,13 @@ pub fn open(exchange: *Exchange, downstream: Downstream) void {
     exchange.state = .head;
 }
 
+/// The bytes that began to arrive were not an HTTP/1.1 head after all (HTTP/2's preface): the
+/// slot goes back as it was taken.
+pub fn cancelOpen(exchange: *Exchange) void {
+    assert(exchange.state == .head);
+    exchange.state = .free;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The request: routed, then sent on
 
@@ -1261,7 +1268,7 @@ fn logAccess(exchange: *Exchange, duration_ns: u64) void {
         .client_ip = client.ip,
         .method = if (exchange.log.method.len > 0) exchange.log.method else "-",
         .target = if (exchange.log.target.len > 0) exchange.log.target else "-",
-        .version = if (exchange.request.version == .http10) "HTTP/1.0" else "HTTP/1.1",
+        .version = if (client.http2) "HTTP/2.0" else if (exchange.request.version == .http10) "HTTP/1.0" else "HTTP/1.1",
         .status = exchange.log.status,
         .bytes_sent = exchange.log.bytes_sent,
         .duration_ns = duration_ns,

@@ -62,6 +62,13 @@ pub fn tlsServer(generation: *const Generation, slot: u8) ?*tls.ServerContext {
     return generation.tls_servers[index];
 }
 
+/// Whether the listener on worker listener slot `slot` serves HTTP/2 (false for a slot this
+/// generation no longer has).
+pub fn listenerHttp2(generation: *const Generation, slot: u8) bool {
+    const index = std.mem.indexOfScalar(u8, generation.listener_slots, slot) orelse return false;
+    return generation.config.listenerHttp2(index);
+}
+
 /// The TLS settings of the listener on worker listener slot `slot` (its own `.tls`, or the
 /// command line's); null: plain HTTP (or a slot this generation no longer has).
 pub fn listenerTls(generation: *const Generation, slot: u8) ?*const Config.Tls {

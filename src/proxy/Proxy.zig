@@ -10,8 +10,17 @@
 //! Memory sizing (allocated in `init`, on the control thread, before the first accept):
 //!   sessions        = ceil(connections_max / workers): connection slots, and as many
 //!                     exchange slots (one exchange per HTTP/1.1 connection at a time)
+//!   streams         = sessions: HTTP/2 stream slots, shared by the worker's HTTP/2
+//!                     connections, each with an exchange slot of its own (a stream past
+//!                     them is refused, REFUSED_STREAM, counted) and `buffersPerStream`
+//!                     buffers; an HTTP/2 connection's slot (Http2.zig) is per session
+//!   HTTP/2 memory   = an `h2.memory.Pool` with `h2_blocks_per_session` per session
+//!                     (untouched until used)
 //!   buffers         = 3 * sessions              (a connection's, its exchange's upstream
-//!                                                side, a handler's copy of the head)
+//!                                                side, a handler's copy of the head; an
+//!                                                HTTP/2 connection's output instead of the
+//!                                                second)
+//!                   + buffersPerStream * streams
 //!                   + 2 * sessions for TLS      (a TLS connection's ciphertext, each way)
 //!                   + 2 * sessions for TLS to backends (an attempt's ciphertext, each way)
 //!   buffer bytes    = max(header_bytes_max, response_header_bytes_max) + rewrite headroom,
@@ -62,6 +71,9 @@ const Pool = @import("../upstream/Pool.zig");
 const log = @import("../stdx/log.zig");
 const Counter = @import("../stdx/Counter.zig");
 const tls = @import("../tls/tls.zig");
+const h2 = @import("../h2/h2.zig");
+const Http2 = @import("Http2.zig");
+const Http2Stream = @import("Http2Stream.zig");
 
 const Proxy = @This();
 
@@ -90,6 +102,15 @@ free_connections: FreeIndices,
 /// is a stack, so a worker keeps reusing the same few hot slots and their field arrays.
 exchanges: []Exchange,
 free_exchanges: FreeIndices,
+/// The exchange slots of HTTP/2 streams: `exchanges[sessions..]`, indexed from there.
+free_stream_exchanges: FreeIndices,
+/// HTTP/2: the worker's nghttp2 state (null in the simulator, which runs HTTP/1.1 only), an
+/// HTTP/2 connection's slot per session, and the stream slots.
+http2: ?*Http2.Worker = null,
+http2_slots: []Http2,
+free_http2: FreeIndices,
+streams: []Http2Stream,
+free_streams: FreeIndices,
 /// Per exchange slot: its request fields, then its response fields.
 request_fields: []http.Header,
 response_fields: []http.Header,
@@ -224,6 +245,12 @@ pub fn countFailure(proxy: *Proxy, upstream: ?*LocalPool, failure: Failure, answ
 /// Both shrink with a client idle timeout under a second.
 const short_ns = 1 * std.time.ns_per_s;
 
+/// Exchange slots of a worker with `sessions` sessions: one per connection slot and one per
+/// HTTP/2 stream slot (as many).
+pub fn exchangesCount(sessions: u32) u32 {
+    return 2 * sessions;
+}
+
 pub fn sessionsCount(config: *const Config, workers_count: u32) u32 {
     return std.math.divCeil(u32, config.connections_max, workers_count) catch unreachable;
 }
@@ -244,9 +271,13 @@ pub fn init(
     /// may add either (the workers do; the simulator, which runs no TLS, does not). TLS memory
     /// is made now only when `config` has TLS; else by the reload that adds it.
     tls_reserved: bool,
+    /// Make the HTTP/2 state (the workers do; the simulator, which runs HTTP/1.1, does not).
+    http2_enabled: bool,
 ) !void {
     const buffers_per_session = buffersPerSession(tls_reserved, tls_reserved);
-    const buffers_count = buffers_per_session * sessions_count;
+    const streams_count = sessions_count;
+    const exchanges_count = exchangesCount(sessions_count);
+    const buffers_count = buffers_per_session * sessions_count + buffersPerStream(tls_reserved) * streams_count;
     const buffer_bytes = if (tls_reserved)
         @max(config.bufferBytes(), std.mem.alignForward(u32, tls.Engine.record_bytes_max, 4096))
     else
@@ -266,14 +297,24 @@ pub fn init(
     errdefer allocator.free(connections);
     var free_connections: FreeIndices = try .init(allocator, sessions_count);
     errdefer free_connections.deinit(allocator);
-    const exchanges = try StaticAllocator.allocUntouched(allocator, Exchange, null, sessions_count);
+    const exchanges = try StaticAllocator.allocUntouched(allocator, Exchange, null, exchanges_count);
     errdefer allocator.free(exchanges);
     var free_exchanges: FreeIndices = try .init(allocator, sessions_count);
     errdefer free_exchanges.deinit(allocator);
-    const request_fields_count = @as(usize, sessions_count) * config.headers_count_max;
+    var free_stream_exchanges: FreeIndices = try .init(allocator, streams_count);
+    errdefer free_stream_exchanges.deinit(allocator);
+    const http2_slots = try StaticAllocator.allocUntouched(allocator, Http2, null, sessions_count);
+    errdefer allocator.free(http2_slots);
+    var free_http2: FreeIndices = try .init(allocator, sessions_count);
+    errdefer free_http2.deinit(allocator);
+    const streams = try StaticAllocator.allocUntouched(allocator, Http2Stream, null, streams_count);
+    errdefer allocator.free(streams);
+    var free_streams: FreeIndices = try .init(allocator, streams_count);
+    errdefer free_streams.deinit(allocator);
+    const request_fields_count = @as(usize, exchanges_count) * config.headers_count_max;
     const request_fields = try StaticAllocator.allocUntouched(allocator, http.Header, null, request_fields_count);
     errdefer allocator.free(request_fields);
-    const response_fields_count = @as(usize, sessions_count) * config.response_headers_count_max;
+    const response_fields_count = @as(usize, exchanges_count) * config.response_headers_count_max;
     const response_fields = try StaticAllocator.allocUntouched(allocator, http.Header, null, response_fields_count);
     errdefer allocator.free(response_fields);
     const path_scratch_bytes = http.path.growth_factor_max * @as(usize, config.target_bytes_max);
@@ -291,6 +332,11 @@ pub fn init(
         .free_connections = free_connections,
         .exchanges = exchanges,
         .free_exchanges = free_exchanges,
+        .free_stream_exchanges = free_stream_exchanges,
+        .http2_slots = http2_slots,
+        .free_http2 = free_http2,
+        .streams = streams,
+        .free_streams = free_streams,
         .request_fields = request_fields,
         .response_fields = response_fields,
         .path_scratch = path_scratch,
@@ -310,8 +356,39 @@ pub fn init(
     if (config.access_log.enabled()) {
         proxy.access_log = try AccessLog.init(allocator, config.access_log.format);
     }
+    if (http2_enabled) proxy.http2 = try makeHttp2(allocator, config, sessions_count, buffer_bytes);
     // Lowest index on top: new slots are taken in order, so `*_touched` is a prefix.
-    assert(proxy.buffers.availableCount() == buffers_per_session * sessions_count);
+    assert(proxy.buffers.availableCount() == buffers_count);
+}
+
+/// The worker's nghttp2 setup and memory (Http2.zig): made at start-up whatever the listeners
+/// say, so that a reload may turn HTTP/2 on; the memory is untouched address space until used.
+fn makeHttp2(allocator: std.mem.Allocator, config: *const Config, sessions_count: u32, buffer_bytes: u32) !*Http2.Worker {
+    const worker = try allocator.create(Http2.Worker);
+    errdefer allocator.destroy(worker);
+    worker.* = .{ .setup = undefined, .pool = undefined };
+    assert(Http2Stream.segments_max * buffer_bytes >= Http2.window_bytes);
+    try worker.setup.init(Http2.limits(config.header_bytes_max, config.headers_count_max));
+    errdefer worker.setup.deinit();
+    var options: h2.memory.Pool.Options = undefined;
+    for (&options.blocks, h2_blocks_per_session) |*count, per_session| count.* = per_session * sessions_count + 4;
+    try worker.pool.init(std.heap.page_allocator, options);
+    return worker;
+}
+
+/// nghttp2's blocks per HTTP/2 connection, by size class (h2/memory.zig): an idle session is
+/// about 22 KB (its 16 KiB output frame buffer, the session, HPACK tables); each request in
+/// flight adds its stream, queued frames and the fields of the header block being decoded
+/// (an allocation per name and per value). Classes lend to larger ones' borrowers.
+const h2_blocks_per_session = [h2.memory.class_count]u32{
+    48, 96, 48, 48, 24, 24, 12, 12, 6, 6, 3, 3, 2, 3, 1, 1, 1, 2, 0, 0, 0,
+};
+
+/// Buffers an HTTP/2 stream slot may hold at once: the request's head, its body (a window's
+/// worth, `Http2Stream.segments_max`), its exchange's upstream side and a handler's copy of
+/// the head, and with TLS to backends the try's ciphertext each way.
+pub fn buffersPerStream(upstream_tls: bool) u32 {
+    return 3 + Http2Stream.segments_max + @as(u32, if (upstream_tls) 2 else 0);
 }
 
 /// The blocks of each size class one TLS connection may hold at once: its handshake's peak on
@@ -429,7 +506,17 @@ pub fn deinit(proxy: *Proxy, allocator: std.mem.Allocator) void {
     allocator.free(proxy.response_fields);
     allocator.free(proxy.request_fields);
     proxy.free_exchanges.deinit(allocator);
+    proxy.free_stream_exchanges.deinit(allocator);
     allocator.free(proxy.exchanges);
+    proxy.free_http2.deinit(allocator);
+    allocator.free(proxy.http2_slots);
+    proxy.free_streams.deinit(allocator);
+    allocator.free(proxy.streams);
+    if (proxy.http2) |worker| {
+        worker.pool.deinit(std.heap.page_allocator);
+        worker.setup.deinit();
+        allocator.destroy(worker);
+    }
     proxy.free_connections.deinit(allocator);
     allocator.free(proxy.connections);
     proxy.* = undefined;
@@ -492,9 +579,18 @@ pub fn releaseSession(proxy: *Proxy, connection: *Connection) void {
 /// HTTP/1.1 connection has at most one exchange, so one is always free.
 pub fn acquireExchange(proxy: *Proxy) *Exchange {
     const taken = proxy.free_exchanges.take().?; // One per connection slot.
-    const index = taken.index;
+    return proxy.exchangeSlot(taken.index, taken.fresh);
+}
+
+/// The exchange slot of an HTTP/2 stream slot just taken (there is one per stream slot).
+pub fn acquireStreamExchange(proxy: *Proxy) *Exchange {
+    const taken = proxy.free_stream_exchanges.take().?; // One per stream slot.
+    return proxy.exchangeSlot(proxy.free_exchanges.capacity() + taken.index, taken.fresh);
+}
+
+fn exchangeSlot(proxy: *Proxy, index: u32, fresh: bool) *Exchange {
     const exchange = &proxy.exchanges[index];
-    if (taken.fresh) {
+    if (fresh) {
         const request_count: usize = proxy.config.headers_count_max;
         const response_count: usize = proxy.config.response_headers_count_max;
         exchange.* = .init(
@@ -511,7 +607,29 @@ pub fn acquireExchange(proxy: *Proxy) *Exchange {
 pub fn releaseExchange(proxy: *Proxy, exchange: *Exchange) void {
     assert(exchange.state == .free);
     assert(exchange.pending_ops == 0);
-    proxy.free_exchanges.give(@intCast(exchange - proxy.exchanges.ptr));
+    const index: u32 = @intCast(exchange - proxy.exchanges.ptr);
+    const sessions = proxy.free_exchanges.capacity();
+    if (index < sessions) proxy.free_exchanges.give(index) else proxy.free_stream_exchanges.give(index - sessions);
+}
+
+/// An HTTP/2 connection's slot (one per connection slot).
+pub fn acquireHttp2(proxy: *Proxy) ?*Http2 {
+    const taken = proxy.free_http2.take() orelse return null;
+    return &proxy.http2_slots[taken.index];
+}
+
+pub fn releaseHttp2(proxy: *Proxy, http2: *Http2) void {
+    proxy.free_http2.give(@intCast(http2 - proxy.http2_slots.ptr));
+}
+
+/// A stream slot for a new HTTP/2 request; null when every one is taken (the stream is refused).
+pub fn acquireStream(proxy: *Proxy) ?*Http2Stream {
+    const taken = proxy.free_streams.take() orelse return null;
+    return &proxy.streams[taken.index];
+}
+
+pub fn releaseStream(proxy: *Proxy, stream: *Http2Stream) void {
+    proxy.free_streams.give(@intCast(stream - proxy.streams.ptr));
 }
 
 /// Stop keeping anything alive: idle client and upstream connections close now, the others

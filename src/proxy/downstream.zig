@@ -18,9 +18,11 @@ const AccessLog = @import("AccessLog.zig");
 const Connection = @import("Connection.zig");
 const DownstreamTls = @import("DownstreamTls.zig");
 const Exchange = @import("Exchange.zig");
+const Http2Stream = @import("Http2Stream.zig");
 
 pub const Downstream = union(enum) {
     http1: *Connection,
+    h2: *Http2Stream,
 
     /// What the exchange needs to know of its client: facts of the connection, fixed while
     /// the exchange runs.
@@ -47,6 +49,7 @@ pub const Downstream = union(enum) {
                 .listener_slot = c.listener_slot,
                 .reused = c.requests_served > 0,
             },
+            .h2 => |stream| stream.client(),
         };
     }
 
@@ -54,7 +57,9 @@ pub const Downstream = union(enum) {
     /// and the client presented one (`peer` holds the text they point into).
     pub fn certificateFields(downstream: Downstream, peer: *tls.Engine.PeerCertificate) ?rewrite.CertificateFields {
         return switch (downstream) {
-            .http1 => |c| DownstreamTls.certificateFields(c, peer),
+            // A plain connection has none: no call for the common case.
+            .http1 => |c| if (c.tls == null) null else DownstreamTls.certificateFields(c, peer),
+            .h2 => |stream| stream.certificateFields(peer),
         };
     }
 
@@ -62,7 +67,7 @@ pub const Downstream = union(enum) {
     /// bytes taken from it for this request (framing included).
     pub fn logFacts(downstream: Downstream, peer: *tls.Engine.PeerCertificate) AccessLog.ClientFacts {
         return switch (downstream) {
-            .http1 => |c| c.logFacts(peer),
+            inline else => |d| d.logFacts(peer),
         };
     }
 
@@ -101,6 +106,13 @@ pub const Downstream = union(enum) {
     pub fn requestBodyBytes(downstream: Downstream) []const u8 {
         return switch (downstream) {
             inline else => |d| d.requestBodyBytes(),
+        };
+    }
+
+    /// Whether `requestBodyBytes` are chunked as HTTP/1.1 framed them (a handler decodes them).
+    pub fn requestBodyChunked(downstream: Downstream) bool {
+        return switch (downstream) {
+            inline else => |d| d.requestBodyChunked(),
         };
     }
 

@@ -59,7 +59,7 @@ fn respond(exchange: *Exchange, handler: *Handler) void {
         .headers = head.headers,
         .ip = exchange.downstream.client().ip,
         .body = if (head.body == .none) "" else exchange.downstream.requestBodyBytes(),
-        .body_chunked = head.body == .chunked,
+        .body_chunked = head.body != .none and exchange.downstream.requestBodyChunked(),
     };
     const reply: Handler.Reply = .{
         .version = exchange.request.version,

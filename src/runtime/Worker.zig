@@ -127,6 +127,7 @@ pub fn init(
         Proxy.sessionsCount(config, workers_count),
         .{ .context = worker, .function = slotFreeCallback },
         true, // A reload may add the first HTTPS listener or TLS pool (docs/TLS.md, "Memory").
+        true, // And turn HTTP/2 on.
     );
 }
 

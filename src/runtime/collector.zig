@@ -213,5 +213,19 @@ fn addWorker(snapshot: *Snapshot, worker: *const Worker) void {
     snapshot.tls_handshakes_failed += stats.tls_handshakes_failed.load();
     snapshot.tls_handshakes_tls12 += stats.tls_handshakes_tls12.load();
     snapshot.tls_handshakes_tls13 += stats.tls_handshakes_tls13.load();
+    if (proxy.http2) |http2| {
+        const limits = &http2.counters;
+        snapshot.http2_connections += http2.connections.load();
+        snapshot.http2_streams += http2.streams.load();
+        snapshot.http2_streams_refused += http2.streams_refused.load() + limits.streams_refused.load();
+        snapshot.http2_header_lists_too_large += limits.header_lists_too_large.load();
+        snapshot.http2_reset_floods += limits.reset_floods.load();
+        snapshot.http2_control_frame_floods += limits.control_frame_floods.load();
+        snapshot.http2_continuation_floods += limits.continuation_floods.load();
+        snapshot.http2_ack_floods += limits.ack_floods.load();
+        snapshot.http2_settings_too_large += limits.settings_too_large.load();
+        snapshot.http2_glitch_floods += limits.glitch_floods.load();
+        snapshot.http2_out_of_memory += limits.out_of_memory.load();
+    }
     if (proxy.access_log) |*access_log| snapshot.access_log_dropped += access_log.dropped.load(.monotonic);
 }

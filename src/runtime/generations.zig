@@ -226,7 +226,7 @@ pub const Generations = struct {
         errdefer for (tls_servers) |server| if (server) |s| freeServer(s);
         for (tls_servers, 0..) |*server, i| {
             const settings = config.listenerTls(i) orelse continue;
-            server.* = try generations.loadServer(settings, problem);
+            server.* = try generations.loadServer(settings, config.listenerHttp2(i), problem);
         }
 
         // Tunnels' idle timeouts, the default's and each route's, share the upstream queues.
@@ -321,7 +321,7 @@ pub const Generations = struct {
         };
         const now_ns = sys.clockMonotonicNs();
         for (instance.locals, generations.loops, 0..) |*upstream, loop, worker_index| {
-            upstream.init(arena, loop, &instance.config, &instance.shared, generations.sessions_count, worker_index, now_ns) catch
+            upstream.init(arena, loop, &instance.config, &instance.shared, Proxy.exchangesCount(generations.sessions_count), worker_index, now_ns) catch
                 return problem.set("out of memory building pool {s}", .{pool.name});
             if (instance.tls) |backend_tls| upstream.initTls(backend_tls, worker_index);
         }
@@ -572,9 +572,16 @@ pub const Generations = struct {
         arena.deinit();
     }
 
+    fn alpnProtocols(http2: bool, http1: bool) []const []const u8 {
+        if (http2 and http1) return &.{ "h2", "http/1.1" };
+        if (http2) return &.{"h2"};
+        if (http1) return &.{"http/1.1"};
+        return &.{};
+    }
+
     /// A listener's TLS context, its files read now (so a reload picks up renewed
     /// certificates); a file that cannot be read or loaded refuses the build, naming the file.
-    fn loadServer(generations: *const Generations, settings: *const Config.Tls, problem: *Problem) error{BuildFailed}!*tls.ServerContext {
+    fn loadServer(generations: *const Generations, settings: *const Config.Tls, http2: bool, problem: *Problem) error{BuildFailed}!*tls.ServerContext {
         // Made at start-up, or by the reload that brings the first HTTPS listener.
         const keys = generations.ticket_keys.?;
         var files_state: std.heap.ArenaAllocator = .init(std.heap.page_allocator);
@@ -606,7 +613,8 @@ pub const Generations = struct {
         var diagnostic: tls.certificate.Diagnostic = .{};
         server.init(std.heap.page_allocator, .{
             .certificates = sources[0..settings.certificates_count],
-            .alpn = if (settings.alpn_http1) &.{"http/1.1"} else &.{},
+            // Server preference: h2 first, as nginx, HAProxy and Caddy prefer it.
+            .alpn = alpnProtocols(http2, settings.alpn_http1),
             .min_version = switch (settings.min_version) {
                 .@"1.2" => .tls1_2,
                 .@"1.3" => .tls1_3,

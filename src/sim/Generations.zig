@@ -137,7 +137,7 @@ fn poolFor(generations: *Generations, pool: *const Config.Pool, previous: ?*Buil
         const from_index = Pool.backendIndexIn(from, backend) orelse continue;
         instance.shared.health.carryOver(@intCast(index), &from.shared.health, from_index);
     };
-    try instance.locals[0].init(arena, generations.loop, &instance.config, &instance.shared, generations.sessions_count, 0, now_ns);
+    try instance.locals[0].init(arena, generations.loop, &instance.config, &instance.shared, Proxy.exchangesCount(generations.sessions_count), 0, now_ns);
     instance.arena = arena_state;
     return instance;
 }

@@ -225,6 +225,7 @@ fn setUp(world: *Simulator) void {
         options.sessions,
         .{ .context = world, .function = slotFreeCallback },
         false, // TLS is not simulated (docs/ARCHITECTURE.md, "The simulator": limits).
+        false, // Nor is HTTP/2, yet.
     ) catch |err| std.debug.panic("sim: Proxy.init: {t}", .{err});
     world.static.seal();
     world.proxy.start();

@@ -50,7 +50,7 @@ def readme_flag_rows(readme):
         if not line.startswith("| `--"):
             continue
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
-        flag = re.match(r"`(--[a-z-]+)", cells[0]).group(1)
+        flag = re.match(r"`(--[a-z0-9-]+)", cells[0]).group(1)
         rows[flag] = (cells[1], cells[2])
     return rows
 

@@ -59,11 +59,11 @@ def test_readme_demo_session_is_what_the_demo_answers(sluice):
 def test_readme_flags_are_the_help_flags(sluice_bin):
     """The README's flag tables and `sluice --help` document the same flags: none missing
     from either side."""
-    table_flags = set(re.findall(r"^\| `(--[a-z-]+)", README, re.M))
+    table_flags = set(re.findall(r"^\| `(--[a-z0-9-]+)", README, re.M))
     assert len(table_flags) >= 30, table_flags
     done = subprocess.run([sluice_bin, "--help"], capture_output=True, text=True, timeout=10)
     assert done.returncode == 0
-    help_flags = set(re.findall(r"(--[a-z-]+)", done.stdout)) - {"--help", "--version"}
+    help_flags = set(re.findall(r"(--[a-z0-9-]+)", done.stdout)) - {"--help", "--version"}
     assert table_flags == help_flags, (table_flags - help_flags, help_flags - table_flags)
 
 
@@ -71,7 +71,7 @@ def help_descriptions(help_text):
     """`sluice --help` as {flag: its description, continuation lines joined}."""
     found, flag = {}, None
     for line in help_text.splitlines():
-        m = re.match(r"^  (--[a-z-]+)(.*)$", line)
+        m = re.match(r"^  (--[a-z0-9-]+)(.*)$", line)
         if m:
             flag = m.group(1)
             found[flag] = m.group(2).strip()
@@ -89,7 +89,7 @@ def test_help_promises_no_status_the_readme_does_not(sluice_bin):
     done = subprocess.run([sluice_bin, "--help"], capture_output=True, text=True, timeout=10)
     described = help_descriptions(done.stdout)
     rows = {m.group(1): m.group(0)
-            for m in re.finditer(r"^\| `(--[a-z-]+)[^|]*\|.*$", README, re.M)}
+            for m in re.finditer(r"^\| `(--[a-z0-9-]+)[^|]*\|.*$", README, re.M)}
     status = re.compile(r"\b[45]\d\d\b")
     for flag, text in described.items():
         if flag in ("--help", "--version"):

@@ -153,18 +153,22 @@ def test_a_key_without_its_certificate_is_a_usage_error(sluice_bin):
 
 
 def test_a_file_mistake_in_tls_names_its_line_and_column(sluice_bin, tmp_path):
-    """A certificate without `.key`, and an ALPN protocol sluice does not serve, are refused
-    by `sluice check` with FILE:LINE:COLUMN."""
+    """A certificate without `.key`, `h2` in `.alpn` (HTTP/2 is the listener's `.http2`), and
+    an ALPN protocol sluice does not serve, are refused by `sluice check` with
+    FILE:LINE:COLUMN."""
     path = tmp_path / "bad.zon"
     path.write_text('.{\n    .listeners = .{ .{ .listen = "127.0.0.1:0", .tls = .{\n'
                     '        .certificates = .{ .{ .cert = "a.pem" } },\n'
-                    '        .alpn = .{ "h2" },\n    } } },\n'
+                    '        .alpn = .{ "h2" },\n    } },\n'
+                    '    .{ .listen = "127.0.0.1:0", .tls = .{ .certificates = .{ .{ .cert = "a.pem", .key = "a.key" } },\n'
+                    '        .alpn = .{ "spdy/3" } } } },\n'
                     '    .pools = .{ .app = .{ .backends = .{ "127.0.0.1:9" } } },\n}\n')
     out = subprocess.run([sluice_bin, "check", str(path)], capture_output=True, text=True,
                          timeout=10)
     assert out.returncode == 1, out
     assert f"{path}:3:28: a certificate needs .cert" in out.stderr, out.stderr
-    assert f"{path}:4:20: unknown ALPN protocol \"h2\"" in out.stderr, out.stderr
+    assert f"{path}:4:20: h2 is offered by the listener's .http2" in out.stderr, out.stderr
+    assert f"{path}:7:20: unknown ALPN protocol \"spdy/3\"" in out.stderr, out.stderr
 
 
 def check_file(sluice_bin, tmp_path, cert, key):

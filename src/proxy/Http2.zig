@@ -1,0 +1,406 @@
+//! A client connection that speaks HTTP/2 (ALPN `h2` on an HTTPS listener, or the h2c preface
+//! on a plain listener that allows it): the `Connection` slot keeps its socket, TLS codec,
+//! timer and read buffer; this drives nghttp2's `ServerSession` with them and runs each request
+//! stream as an exchange (Http2Stream.zig is the exchange's downstream).
+//!
+//! One receive and one send at a time, as for HTTP/1.1: every byte received goes to the
+//! session at once (it keeps what a frame still needs), and what the session has to send is
+//! copied into `out` and written. A response body is pulled by nghttp2 when the stream's and
+//! the connection's windows allow (`Http2Stream.readBody`); a window of the exchange's buffer
+//! taken whole is handed back to its exchange after the session wrote it into frames
+//! (`flush`), so a slow client slows its streams' backends through their buffers, and a slow
+//! backend stalls only its own stream.
+//!
+//! Memory: the slot (this struct), `out` (one buffer of the worker's pool, a session's second
+//! as `Proxy.buffersPerSession` counts them), and nghttp2's own state in the worker's
+//! `h2.memory.Pool`; each stream a stream slot with its exchange slot and buffers (Proxy.zig).
+const std = @import("std");
+const assert = std.debug.assert;
+
+const sys = @import("../stdx/sys.zig");
+const Counter = @import("../stdx/Counter.zig");
+const h2 = @import("../h2/h2.zig");
+const http = @import("../http/http.zig");
+const Connection = @import("Connection.zig");
+const Stream = @import("Http2Stream.zig");
+const Proxy = @import("Proxy.zig");
+
+const ServerSession = h2.ServerSession;
+const Http2 = @This();
+
+connection: *Connection,
+session: ServerSession,
+/// Frames being written: `out[sent..len]` is still to go.
+out: []u8,
+len: u32 = 0,
+sent: u32 = 0,
+/// Streams that hold a slot: ended on close.
+streams: ?*Stream = null,
+streams_count: u32 = 0,
+/// Streams whose response window nghttp2 took whole, to hand back after the frames are made.
+drained: ?*Stream = null,
+/// `flush` is running, or the session is receiving (nghttp2 is not reentrant): a nested call
+/// only asks for another round, which the caller runs when it is done.
+flushing: bool = false,
+receiving: bool = false,
+flush_again: bool = false,
+/// Streams whose exchange waits for request body bytes: the client body timeout runs.
+body_waits: u32 = 0,
+/// A GOAWAY was submitted (drain, idle timeout, a limit): close once it and every stream's
+/// end are written.
+going_away: bool = false,
+
+/// The HTTP/2 connection preface a client sends first (RFC 9113 §3.4).
+pub const preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+pub const PrefaceMatch = enum { yes, partial, no };
+
+/// Whether `bytes` (the first a plain connection received) start HTTP/2's preface.
+pub fn matchPreface(bytes: []const u8) PrefaceMatch {
+    const n = @min(bytes.len, preface.len);
+    if (!std.mem.eql(u8, bytes[0..n], preface[0..n])) return .no;
+    return if (n == preface.len) .yes else .partial;
+}
+
+/// The worker's HTTP/2 state: nghttp2's shared setup, its memory, the counters, and the slots.
+pub const Worker = struct {
+    setup: ServerSession.Setup,
+    pool: h2.memory.Pool,
+    counters: ServerSession.Counters = .{},
+    /// Connections that started HTTP/2, and streams served.
+    connections: Counter = .{},
+    streams: Counter = .{},
+    /// Streams refused because the worker's stream slots were all taken.
+    streams_refused: Counter = .{},
+};
+
+/// Request body bytes a stream may have in flight: the protocol's initial window, which a
+/// client may use before it has seen our SETTINGS anyway (RFC 9113 §6.9.2), so announcing less
+/// would not bound what arrives on a connection's first streams.
+pub const window_bytes: u32 = 65_535;
+
+/// The limits every session of a worker uses: nghttp2's defaults and ours (ServerSession.zig),
+/// with the head limits of HTTP/1.1.
+pub fn limits(header_bytes_max: u32, headers_count_max: u32) ServerSession.Limits {
+    return .{
+        .header_list_bytes_max = header_bytes_max,
+        .header_fields_max = headers_count_max,
+        .stream_window_bytes = window_bytes,
+    };
+}
+
+/// The connection negotiated HTTP/2: its first `already` bytes are in `cbuf`.
+pub fn start(connection: *Connection, already: u32) void {
+    const proxy = connection.proxy;
+    const worker = proxy.http2.?;
+    const http2 = proxy.acquireHttp2() orelse return connection.close();
+    // A session's second buffer (`Proxy.buffersPerSession`), always there.
+    const out = proxy.buffers.acquire().?;
+    http2.* = .{ .connection = connection, .session = undefined, .out = out };
+    http2.session.init(&worker.setup, &worker.pool, &worker.counters, .of(Http2, http2)) catch {
+        proxy.buffers.release(out);
+        proxy.releaseHttp2(http2);
+        return connection.close();
+    };
+    connection.http2 = http2;
+    worker.connections.add(1);
+    if (already > 0) {
+        http2.received(connection.cbuf.?[0..already]);
+        if (connection.state != .active) return;
+    }
+    http2.flush();
+    http2.receiveMore();
+}
+
+fn received(http2: *Http2, bytes: []const u8) void {
+    // nghttp2 must not be asked to send from inside its own receive: `flush` waits for the end.
+    http2.receiving = true;
+    defer http2.receiving = false;
+    http2.session.receive(bytes, http2.connection.loop().now()) catch |err| switch (err) {
+        // A limit was passed (counted): the GOAWAY goes out, then the connection closes.
+        error.Flooded => http2.going_away = true,
+        error.OutOfMemory, error.Protocol => return http2.connection.close(),
+    };
+}
+
+fn receiveMore(http2: *Http2) void {
+    const connection = http2.connection;
+    if (connection.state != .active) return;
+    if (connection.recv_completion.isPending()) return;
+    if (!http2.session.wantsRead()) {
+        _ = http2.maybeClose();
+        return;
+    }
+    connection.recvClient(connection.cbuf.?, recvCallback);
+}
+
+fn recvCallback(connection: *Connection, result: sys.RecvError!usize) void {
+    if (connection.opDone(false)) return;
+    const http2 = connection.http2.?;
+    const n = result catch return connection.close();
+    if (n == 0) return connection.close(); // The client went away: its streams end with it.
+    http2.received(connection.cbuf.?[0..n]);
+    if (connection.state != .active) return;
+    http2.flush();
+    http2.receiveMore();
+}
+
+/// Writes what the session has to send, and hands windows taken whole back to their
+/// exchanges (which may give more at once: then round again).
+///
+/// Not at once: a zero-byte send that completes after this batch of callbacks
+/// (`Loop.sendReady`) does it, so every stream that answered in the batch goes out in one
+/// write, as HAProxy and nginx gather theirs.
+pub fn flush(http2: *Http2) void {
+    const connection = http2.connection;
+    if (connection.state != .active) return;
+    if (http2.flushing or http2.receiving) {
+        http2.flush_again = true;
+        return;
+    }
+    if (connection.send_completion.isPending()) return; // Its callback flushes.
+    connection.submit();
+    connection.loop().sendReady(&connection.send_completion, &connection.socket, "", 0, Connection, connection, flushCallback);
+}
+
+fn flushCallback(connection: *Connection, result: sys.SendError!usize) void {
+    if (connection.opDone(false)) return;
+    _ = result catch unreachable; // Known at submission: 0.
+    connection.http2.?.flushNow();
+}
+
+fn flushNow(http2: *Http2) void {
+    const connection = http2.connection;
+    if (connection.state != .active) return;
+    assert(!http2.flushing and !http2.receiving);
+    assert(!connection.send_completion.isPending());
+    http2.flushing = true;
+    defer http2.flushing = false;
+    while (true) {
+        http2.flush_again = false;
+        const n = http2.session.send(http2.out[http2.len..]) catch |err| switch (err) {
+            error.Flooded => blk: {
+                http2.going_away = true;
+                break :blk 0;
+            },
+            error.OutOfMemory, error.Protocol => return connection.close(),
+        };
+        http2.len += @intCast(n);
+        while (http2.drained) |stream| {
+            http2.drained = stream.drained_next;
+            stream.drained_next = null;
+            stream.drained = false;
+            stream.windowSent();
+            if (connection.state != .active) return;
+        }
+        if (!http2.flush_again and (n == 0 or http2.len == http2.out.len)) break;
+        if (http2.len == http2.out.len) break;
+    }
+    if (http2.len > http2.sent) {
+        connection.armTimer(.sending);
+        return connection.sendClient(http2.out[http2.sent..http2.len], sendCallback);
+    }
+    http2.idle();
+}
+
+fn sendCallback(connection: *Connection, result: sys.SendError!usize) void {
+    if (connection.opDone(false)) return;
+    const http2 = connection.http2.?;
+    const n = result catch return connection.close();
+    http2.sent += @intCast(n);
+    if (http2.sent < http2.len) return connection.sendClient(http2.out[http2.sent..http2.len], sendCallback);
+    http2.sent = 0;
+    http2.len = 0;
+    http2.flushNow();
+    http2.receiveMore();
+}
+
+/// Nothing is being written: the idle timer runs while no stream is open, none otherwise
+/// (each exchange has its deadlines); a session that is over closes.
+fn idle(http2: *Http2) void {
+    const connection = http2.connection;
+    if (http2.maybeClose()) return;
+    if (http2.streams_count == 0) {
+        connection.armTimer(.sending); // The client idle timeout.
+    } else if (http2.body_waits > 0) {
+        connection.armTimer(.body); // Request bodies must keep arriving.
+    } else {
+        connection.armTimer(.waiting);
+    }
+}
+
+/// Closes when the session is over (both sides said GOAWAY with no stream open, or it failed)
+/// and nothing is left to write.
+fn maybeClose(http2: *Http2) bool {
+    const connection = http2.connection;
+    if (connection.send_completion.isPending() or http2.len > 0) return false;
+    const over = !http2.session.wantsRead() and !http2.session.wantsWrite();
+    const done_going = http2.going_away and http2.streams_count == 0 and !http2.session.wantsWrite();
+    if (!over and !done_going) return false;
+    connection.close();
+    return true;
+}
+
+/// The connection's timer: idle with no stream (or a client that does not read what it is
+/// sent): GOAWAY and close.
+pub fn timedOut(http2: *Http2) void {
+    const connection = http2.connection;
+    if (connection.send_completion.isPending()) return connection.close(); // Not reading.
+    if (connection.phase == .body) {
+        // Streams whose request body stopped arriving: 408 each, as HTTP/1.1's would get.
+        var next = http2.streams;
+        while (next) |stream| {
+            next = stream.next;
+            if (!stream.waitsForBody()) continue;
+            connection.proxy.stats.client_timeouts.add(1);
+            stream.failBody(.client_body_timeout);
+        }
+        return http2.flush();
+    }
+    http2.goAway();
+    http2.flush(); // Then `maybeClose`, once the GOAWAY is written.
+}
+
+/// Drain: no new stream; those under way finish; then close (RFC 9113 §6.8).
+pub fn drain(http2: *Http2) void {
+    http2.goAway();
+    http2.flush();
+}
+
+fn goAway(http2: *Http2) void {
+    if (http2.going_away) return;
+    http2.going_away = true;
+    http2.session.goaway(.no_error) catch {};
+}
+
+/// The connection is closing: every stream's exchange is aborted, and streams that have none
+/// go back now.
+pub fn closeAll(http2: *Http2) void {
+    http2.body_waits = 0;
+    var next = http2.streams;
+    while (next) |stream| {
+        next = stream.next;
+        stream.closed = true;
+        stream.drained = false;
+        stream.body.wanted = false; // `body_waits` is 0 now.
+        if (stream.exchange) |exchange| {
+            exchange.abort(); // Released now or when its operations call back.
+        } else {
+            http2.freeStream(stream);
+        }
+    }
+    http2.drained = null;
+}
+
+/// Whether every stream has gone (the connection may be finalized).
+pub fn quiet(http2: *const Http2) bool {
+    return http2.streams_count == 0;
+}
+
+pub fn deinit(http2: *Http2) void {
+    assert(http2.streams_count == 0);
+    const proxy = http2.connection.proxy;
+    http2.session.deinit();
+    proxy.buffers.release(http2.out);
+    http2.connection.http2 = null;
+    proxy.releaseHttp2(http2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The session's events
+
+pub fn h2Event(http2: *Http2, session: *ServerSession, event: ServerSession.Event) void {
+    _ = session;
+    switch (event) {
+        .request => |request| http2.openStream(&request),
+        .data => |data| if (http2.streamOf(data.stream)) |stream| stream.received(data.bytes),
+        // Request trailers are dropped, as HTTP/1.1's are (RequestParser.zig).
+        .trailers => {},
+        .end => |id| if (http2.streamOf(id)) |stream| stream.ended(),
+        .closed => |closed| if (http2.streamOf(closed.stream)) |stream| stream.streamClosed(),
+        .goaway => {}, // nghttp2 stops new streams; those under way finish.
+    }
+}
+
+pub fn h2Body(http2: *Http2, session: *ServerSession, id: ServerSession.StreamId, buffer: []u8) ServerSession.BodyChunk {
+    _ = session;
+    const stream = http2.streamOf(id) orelse return .{ .last = 0 };
+    return stream.readBody(buffer);
+}
+
+fn streamOf(http2: *Http2, id: ServerSession.StreamId) ?*Stream {
+    const context = http2.session.streamContext(id) orelse return null;
+    return @ptrCast(@alignCast(context));
+}
+
+/// A request's HEADERS: a stream slot, its head buffer and an exchange, then the exchange
+/// begins. With none free, the stream is refused (REFUSED_STREAM: the client may retry it,
+/// RFC 9113 §8.7).
+fn openStream(http2: *Http2, request: *const ServerSession.Request) void {
+    const proxy = http2.connection.proxy;
+    const worker = proxy.http2.?;
+    if (http2.going_away) return http2.refuseStream(request.stream, .refused_stream);
+    const stream = proxy.acquireStream() orelse {
+        worker.streams_refused.add(1);
+        return http2.refuseStream(request.stream, .refused_stream);
+    };
+    const head = proxy.buffers.acquire().?; // Reserved per stream slot (Proxy.zig).
+    const exchange = proxy.acquireStreamExchange();
+    stream.begin(http2, request, head, exchange.request_parser.scanner.headers_buffer) catch |err| {
+        proxy.buffers.release(head);
+        proxy.releaseExchange(exchange);
+        proxy.releaseStream(stream);
+        return http2.refuseStream(request.stream, switch (err) {
+            error.TooLarge, error.Malformed => .protocol_error,
+        });
+    };
+    http2.session.setStreamContext(request.stream, stream);
+    stream.next = http2.streams;
+    stream.prev = null;
+    if (http2.streams) |first| first.prev = stream;
+    http2.streams = stream;
+    http2.streams_count += 1;
+    worker.streams.add(1);
+    stream.exchange = exchange;
+    exchange.open(.{ .h2 = stream });
+    exchange.begin(&stream.request, stream.headLen());
+}
+
+fn refuseStream(http2: *Http2, id: ServerSession.StreamId, code: ServerSession.ErrorCode) void {
+    http2.session.reset(id, code) catch {};
+}
+
+pub fn freeStream(http2: *Http2, stream: *Stream) void {
+    assert(stream.exchange == null and !stream.drained);
+    if (stream.prev) |prev| prev.next = stream.next else http2.streams = stream.next;
+    if (stream.next) |next| next.prev = stream.prev;
+    http2.streams_count -= 1;
+    stream.releaseBuffers();
+    http2.connection.proxy.releaseStream(stream);
+    if (http2.streams_count == 0 and http2.connection.state == .closing) http2.connection.maybeFinalize();
+}
+
+/// The size of the buffers a stream's body is received into (Http2Stream.zig).
+pub fn segmentBytes(http2: *const Http2) u32 {
+    return @intCast(http2.out.len);
+}
+
+/// A buffer for a stream's request body (reserved per stream slot).
+pub fn acquireBuffer(http2: *Http2) ?[]u8 {
+    return http2.connection.proxy.buffers.acquire();
+}
+
+/// Queues `stream` to have its window handed back after the frames are made.
+pub fn markDrained(http2: *Http2, stream: *Stream) void {
+    if (stream.drained) return;
+    stream.drained = true;
+    stream.drained_next = http2.drained;
+    http2.drained = stream;
+    http2.flush();
+}
+
+/// `bytes` of a stream's request body left sluice: its window opens by as much.
+pub fn consume(http2: *Http2, id: ServerSession.StreamId, bytes: usize) void {
+    http2.session.consume(id, bytes) catch return http2.connection.close();
+    http2.flush();
+}

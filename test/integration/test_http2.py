@@ -1,0 +1,357 @@
+"""HTTP/2 from clients (issue 22, part 2): h2c with prior knowledge on a plain listener that
+allows it (`--http2 on`), ALPN `h2` on HTTPS listeners (on by default), and each stream an
+exchange to an HTTP/1.1 pool, with the conversions RFC 9113 §8 asks for both ways.
+
+Clients: the `h2` package (h2client.py) for everything a test must see frame by frame, and
+curl (`--http2`, `--http2-prior-knowledge`) as a real client. Every test runs once per I/O
+backend.
+"""
+
+import hashlib
+import json
+import shutil
+import signal
+import subprocess
+import threading
+import time
+
+import pytest
+
+from backends import chunked, echo, fixed, slow_head
+from client import request
+from conftest import free_port, write_zon
+from h2client import H2Client, alpn_context
+from test_admin import scrape, start_with_admin, value
+from test_tls import tls_args as cert_args
+
+H2C = ["--http2", "on"]
+
+
+def echoed(response):
+    assert response.status == 200, (response.status, response.body[:200])
+    return json.loads(response.body)
+
+
+def fields(payload):
+    return {k.lower(): v for k, v in payload["headers"]}
+
+
+def test_prior_knowledge_get_reaches_the_pool_as_http11(sluice, backend):
+    sluice.start([backend], args=H2C)
+    c = H2Client.plain(sluice.port)
+    r = c.get("/a/b?q=1", authority="app.test:8080", headers=[("user-agent", "h2-test")])
+    got = echoed(r)
+    assert got["method"] == "GET" and got["target"] == "/a/b?q=1" and got["version"] == "HTTP/1.1"
+    seen = fields(got)
+    # The pseudo-fields became the request line and Host; the forwarding fields are sluice's.
+    assert seen["host"] == "app.test:8080"
+    assert seen["x-forwarded-host"] == "app.test:8080"
+    assert seen["x-forwarded-proto"] == "http"
+    assert seen["x-forwarded-for"] == "127.0.0.1"
+    assert seen["user-agent"] == "h2-test"
+    assert got["framing"] == "none"
+    # The response: lowercase names, and what the backend said.
+    assert r.header("content-type") == "application/json"
+    assert r.header("x-backend") == backend.name
+    c.close()
+
+
+def test_a_plain_listener_without_http2_refuses_the_preface(sluice, backend):
+    """HTTP/2 is off on plain listeners by default: the preface is an HTTP/1.1 request line
+    with version 2.0, answered 505 as before."""
+    sluice.start([backend])
+    r = request(sluice.port, "PRI", "*", version="HTTP/2.0", host=None)
+    assert r.status == 505
+
+
+def test_many_streams_share_one_connection(sluice, backend):
+    sluice.start([backend], args=H2C)
+    c = H2Client.plain(sluice.port)
+    sids = [c.request("GET", f"/s/{i}") for i in range(40)]
+    responses = c.wait(*sids)
+    targets = sorted(echoed(responses[s])["target"] for s in sids)
+    assert targets == sorted(f"/s/{i}" for i in range(40))
+    assert len(backend.requests) == 40
+    # And sequentially on the same connection afterwards, on the pool's kept connections:
+    # a stream that ends well parks its backend connection as an HTTP/1.1 exchange does.
+    opened = backend.connections
+    for i in range(5):
+        assert echoed(c.get(f"/after/{i}"))["target"] == f"/after/{i}"
+    assert backend.connections == opened
+    c.close()
+
+
+@pytest.mark.parametrize("size", [10, 70_000, 1_000_000])
+def test_request_bodies_with_and_without_a_length(sluice, backend, size):
+    """With content-length the body goes on with it; without (allowed in HTTP/2), the pool
+    gets it chunked. Bodies past a stream window (65,535) need WINDOW_UPDATEs, which sluice
+    sends as the bytes leave for the backend."""
+    sluice.start([backend], args=H2C)
+    body = bytes((i * 7) % 251 for i in range(size))
+    c = H2Client.plain(sluice.port)
+    sid = c.request("POST", "/with-length", headers=[("content-length", str(size))], body=body)
+    with_length = echoed(c.wait(sid)[sid])
+    assert with_length["framing"] == "length" and with_length["body_len"] == size
+    assert with_length["body_sha256"] == hashlib.sha256(body).hexdigest()
+    sid = c.request("POST", "/no-length", body=body)
+    without = echoed(c.wait(sid)[sid])
+    assert without["framing"] == "chunked" and without["body_len"] == size
+    assert without["body_sha256"] == hashlib.sha256(body).hexdigest()
+    assert "content-length" not in fields(without)
+    assert backend.errors == []
+    c.close()
+
+
+def test_cookie_crumbs_are_joined_for_http11(sluice, backend):
+    """RFC 9113 §8.2.3: an HTTP/2 client may split Cookie into crumbs; HTTP/1.1 has one field."""
+    sluice.start([backend], args=H2C)
+    c = H2Client.plain(sluice.port)
+    got = echoed(c.get("/", headers=[("cookie", "a=1"), ("x-other", "y"), ("cookie", "b=2"),
+                                     ("cookie", "c=3")]))
+    cookies = [v for k, v in got["headers"] if k.lower() == "cookie"]
+    assert cookies == ["a=1; b=2; c=3"]
+    c.close()
+
+
+def test_te_trailers_and_connection_fields_never_reach_the_pool(sluice, backend):
+    sluice.start([backend], args=H2C)
+    c = H2Client.plain(sluice.port)
+    got = echoed(c.get("/", headers=[("te", "trailers")]))
+    assert "te" not in fields(got)
+    c.close()
+
+
+def test_a_chunked_response_becomes_data_frames_without_its_framing(sluice, make_backend):
+    parts = [b"alpha-", b"beta-" * 3000, b"gamma"]
+    backend = make_backend(chunked(parts, headers=[("Connection", "keep-alive, X-Hop"),
+                                                   ("X-Hop", "1"), ("X-Kept", "2")]))
+    sluice.start([backend], args=H2C)
+    c = H2Client.plain(sluice.port)
+    r = c.get("/")
+    assert r.status == 200 and r.body == b"".join(parts)
+    names = r.names()
+    for hop in ("transfer-encoding", "connection", "keep-alive", "x-hop"):
+        assert hop not in names
+    assert r.header("x-kept") == "2"
+    c.close()
+
+
+def test_a_large_response_follows_a_small_client_window(sluice, make_backend):
+    """The client gives a 16 KiB window and acknowledges slowly: the 2 MB body still arrives
+    whole, paced by the client (flow control ties sluice's reads from the backend to it)."""
+    body = bytes(i % 256 for i in range(2_000_000))
+    backend = make_backend(fixed(200, body=body))
+    sluice.start([backend], args=H2C)
+    c = H2Client.plain(sluice.port, window=16_384)
+    r = c.get("/big")
+    assert r.status == 200 and len(r.body) == len(body) and r.body == body
+    c.close()
+
+
+def test_failures_and_local_responses_are_framed_for_http2(sluice):
+    """A pool with nothing listening is a 502 with sluice's text; a HEAD gets the head only."""
+    sluice.start([f"127.0.0.1:{free_port()}"], args=H2C)
+    c = H2Client.plain(sluice.port)
+    r = c.get("/")
+    assert r.status == 502 and b"502 Bad Gateway" in r.body
+    assert r.header("content-type") == "text/plain"
+    assert int(r.header("content-length")) == len(r.body)
+    sid = c.request("HEAD", "/")
+    head = c.wait(sid)[sid]
+    assert head.status == 502 and head.body == b""
+    # The connection carries on after failures.
+    assert c.get("/again").status == 502
+    c.close()
+
+
+def test_routes_local_responses_and_404_over_http2(sluice, backend, tmp_path):
+    path = write_zon(tmp_path / "routes.zon", {
+        "listeners": [{"listen": "127.0.0.1:0", "http2": True}],
+        "pools": {"app": {"backends": [backend.address]}},
+        "routes": [
+            {"path_prefix": "/hello", "respond": {"status": 200, "body": "hi there\n"}},
+            {"path_prefix": "/app", "pool": "app"},
+        ],
+    })
+    sluice.start_config(path)
+    c = H2Client.plain(sluice.port)
+    r = c.get("/hello")
+    assert r.status == 200 and r.body == b"hi there\n"
+    assert "connection" not in r.names()
+    missing = c.get("/nowhere")
+    assert missing.status == 404
+    assert echoed(c.get("/app/x"))["target"] == "/app/x"
+    c.close()
+
+
+def test_alpn_offers_h2_on_https_listeners_by_default(sluice, backend):
+    sluice.start([backend], args=cert_args("ecdsa"))
+    c = H2Client.tls(sluice.port, alpn_context())
+    got = echoed(c.get("/tls"))
+    assert fields(got)["x-forwarded-proto"] == "https"
+    c.close()
+    # A client offering HTTP/1.1 only still gets it.
+    import ssl
+    raw = alpn_context(("http/1.1",)).wrap_socket(__import__("socket").create_connection(("127.0.0.1", sluice.port)))
+    assert raw.selected_alpn_protocol() == "http/1.1"
+    raw.close()
+
+
+def test_http2_off_keeps_alpn_to_http11(sluice, backend):
+    sluice.start([backend], args=cert_args("ecdsa") + ["--http2", "off"])
+    import socket
+    sock = alpn_context().wrap_socket(socket.create_connection(("127.0.0.1", sluice.port)))
+    assert sock.selected_alpn_protocol() == "http/1.1"
+    sock.close()
+
+
+def test_curl_speaks_http2_to_sluice(sluice, backend):
+    curl = shutil.which("curl")
+    if curl is None:
+        pytest.skip("curl is not installed")
+    sluice.start([backend], args=cert_args("ecdsa") + H2C)
+    out = subprocess.run([curl, "-sk", "--http2", "-o", "/dev/null", "-w", "%{http_version} %{http_code}",
+                          f"https://127.0.0.1:{sluice.port}/curl"], capture_output=True, text=True, timeout=20)
+    assert out.stdout == "2 200", out
+    # curl 7.88 cannot reuse a prior-knowledge connection for a second URL (curl #10634),
+    # so one URL per run here.
+    out = subprocess.run([curl, "-s", "--http2-prior-knowledge", "-o", "/dev/null", "-w",
+                          "%{http_version} %{http_code}", f"http://127.0.0.1:{sluice.port}/h2c"],
+                         capture_output=True, text=True, timeout=20)
+    # The plain listener here is the HTTPS one: prior knowledge must fail the handshake.
+    assert out.stdout != "2 200"
+
+
+def test_curl_prior_knowledge_on_a_plain_listener(sluice, backend):
+    curl = shutil.which("curl")
+    if curl is None:
+        pytest.skip("curl is not installed")
+    sluice.start([backend], args=H2C)
+    for path in ("/one", "/two"):
+        out = subprocess.run([curl, "-s", "--http2-prior-knowledge", f"http://127.0.0.1:{sluice.port}{path}"],
+                             capture_output=True, timeout=20)
+        assert json.loads(out.stdout)["target"] == path
+    # HTTP/1.1 still works on the same listener.
+    assert request(sluice.port, "GET", "/h1").status == 200
+
+
+def test_drain_finishes_streams_in_flight(sluice, make_backend):
+    """SIGTERM while a stream is with the backend: GOAWAY (NO_ERROR, naming the last stream
+    taken), the stream's response completes, then the connection closes and sluice exits.
+    curl is the client: the `h2` package treats any GOAWAY as the end of the connection and
+    refuses the frames after it, which RFC 9113 §6.8 allows."""
+    curl = shutil.which("curl")
+    if curl is None:
+        pytest.skip("curl is not installed")
+    backend = make_backend(slow_head(0.8, then=echo()))
+    sluice.start([backend], args=H2C)
+    run = subprocess.Popen([curl, "-s", "--http2-prior-knowledge", "-w", "\n%{http_version} %{http_code}",
+                            f"http://127.0.0.1:{sluice.port}/slow"], stdout=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 5
+    while not backend.requests and time.monotonic() < deadline:
+        time.sleep(0.02)
+    sluice.signal(signal.SIGTERM)
+    out, _ = run.communicate(timeout=20)
+    body, status = out.rsplit("\n", 1)
+    assert status == "2 200" and json.loads(body)["target"] == "/slow"
+    assert run.returncode == 0
+    assert sluice.wait(10) == 0
+
+
+def test_a_rapid_reset_client_is_sent_away(sluice, backend):
+    """CVE-2023-44487: streams opened and reset at once, hundreds a second: GOAWAY
+    ENHANCE_YOUR_CALM, and the worker keeps serving others."""
+    admin_port = start_with_admin(sluice, [backend], args=H2C)
+    c = H2Client.plain(sluice.port)
+    for _ in range(300):
+        sid = c.conn.get_next_available_stream_id()
+        c.conn.send_headers(sid, [(":method", "GET"), (":path", "/"), (":scheme", "http"),
+                                  (":authority", "x")])
+        c.conn.reset_stream(sid)
+    try:
+        c.flush()
+    except OSError:
+        pass
+    c.read_until_closed()
+    assert c.goaway is not None and c.goaway.error_code == 0xB  # ENHANCE_YOUR_CALM
+    other = H2Client.plain(sluice.port)
+    assert other.get("/fine").status == 200
+    other.close()
+    metrics = scrape(admin_port)
+    assert value(metrics, "sluice_http2_reset_floods_total") == 1
+    assert value(metrics, "sluice_http2_connections_total") == 2
+    assert value(metrics, "sluice_http2_streams_total") >= 1
+
+
+def test_streams_allocate_nothing_after_start_up(sluice, backend):
+    sluice.start([backend], args=H2C)
+    for _ in range(3):
+        c = H2Client.plain(sluice.port)
+        sids = [c.request("POST", f"/p/{i}", body=b"x" * 1000) for i in range(50)]
+        for r in c.wait(*sids).values():
+            assert r.status == 200
+        c.close()
+    sluice.stop()
+    assert sluice.exit_allocations() == 0
+
+
+def test_the_access_log_says_http2(sluice, backend, tmp_path):
+    log = tmp_path / "access.log"
+    sluice.start([backend], args=H2C + ["--access-log", str(log)])
+    c = H2Client.plain(sluice.port)
+    assert c.get("/logged").status == 200
+    c.close()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and "/logged" not in (log.read_text() if log.exists() else ""):
+        time.sleep(0.1)
+    line = next(ln for ln in log.read_text().splitlines() if "/logged" in ln)
+    assert '"GET /logged HTTP/2.0" 200' in line
+
+
+def test_a_body_without_a_length_is_held_to_the_limit(sluice, backend):
+    """HTTP/2 lets a body come without content-length; `--request-body-max` counts it as it
+    arrives: 413 once past, and the connection serves on."""
+    sluice.start([backend], args=H2C + ["--request-body-max", "100KiB"])
+    c = H2Client.plain(sluice.port)
+    sid = c.request("POST", "/big", body=b"y" * 300_000)
+    r = c.wait(sid)[sid]
+    assert r.status == 413
+    assert sum(len(q.body) for q in backend.requests) < 300_000
+    assert c.get("/next").status == 200
+    c.close()
+
+
+def test_a_stalled_request_body_times_out_with_408(sluice, backend):
+    """A stream whose body stops arriving holds nothing past the client idle timeout."""
+    sluice.start([backend], args=H2C + ["--client-idle-timeout", "500ms"])
+    c = H2Client.plain(sluice.port)
+    sid = c.request("POST", "/stall", body=b"z" * 1000, end_stream=False)
+    r = c.wait(sid, timeout=10)[sid]
+    assert r.status == 408, r
+    assert c.get("/after").status == 200  # the connection serves on
+    c.close()
+
+
+def test_handlers_read_http2_bodies_and_proxy_them(sluice, make_backend, tmp_path):
+    """A handler behind an HTTP/2 stream: `request.body` is the bare data (with or without a
+    length), and `Response.proxy` sends the body it read on to the pool whole."""
+    from test_handlers import BODY_JS, BODY_SITE, write
+    backend = make_backend(echo())
+    write(tmp_path, "body.js", BODY_JS)
+    config = tmp_path / "site.zon"
+    config.write_text(BODY_SITE.replace("BACKEND", backend.address)
+                      .replace('.listen = "127.0.0.1:0",', '.listen = "127.0.0.1:0",\n    .http2 = .on,', 1))
+    sluice.start_config(config)
+    c = H2Client.plain(sluice.port)
+    text = "héllo wörld".encode()
+    for headers in ([("content-length", str(len(text)))], []):
+        sid = c.request("POST", "/echo", headers=headers, body=text)
+        r = c.wait(sid)[sid]
+        assert r.status == 200 and json.loads(r.body) == {"body": "héllo wörld", "length": 11, "method": "POST"}, r
+    for headers, framing in (([("content-length", "3000")], "length"), ([], "chunked")):
+        sid = c.request("POST", "/proxy", headers=headers, body=b"z" * 3000)
+        got = echoed(c.wait(sid)[sid])
+        assert (got["target"], got["body_len"], got["framing"]) == ("/sent-on", 3000, framing)
+    sid = c.request("POST", "/echo", body=b"q" * 5000)  # over the handler's body_max (4 KiB)
+    assert c.wait(sid)[sid].status == 413
+    c.close()
