@@ -33,7 +33,7 @@ pub fn main() !void {
     var config: Config = .{};
     config.setListener(Address.initIp4(.{ 127, 0, 0, 1 }, 0));
     config.workers_count = 1;
-    try config.quickPool().?.addBackend(.{ .address = demo_backend.address });
+    try config.quickPool().?.addBackend(std.heap.page_allocator, .{ .address = demo_backend.address });
     const runtime = switch (startup.start(&static_allocator, &config, .{})) {
         .running => |runtime| runtime,
         .failed => return error.StartFailed,

@@ -91,7 +91,7 @@ pub fn main(init: std.process.Init.Minimal) u8 {
     const args = args_buffer[0..args_count];
     const never_inline: std.builtin.CallModifier = .never_inline; // See `command_line`.
     const arena = config_arena.allocator();
-    if (!@call(never_inline, parseArgs, .{args})) return 2;
+    if (!@call(never_inline, parseArgs, .{ arena, args })) return 2;
     if (command_line.command == .check) {
         return @call(never_inline, checkFile, .{ arena, command_line.config_path.? });
     }
@@ -160,9 +160,9 @@ fn jsArguments(init: std.process.Init.Minimal) ?[]const []const u8 {
 
 /// The command line over the baked config, into `command_line`. False (after saying why) on
 /// a usage error.
-fn parseArgs(args: []const []const u8) bool {
+fn parseArgs(arena: std.mem.Allocator, args: []const []const u8) bool {
     var diagnostic: cli.Diagnostic = .{};
-    cli.parseInPlace(args, &command_line, &diagnostic) catch {
+    cli.parseInPlace(arena, args, &command_line, &diagnostic) catch {
         log.err("{s}: {s}", .{ diagnostic.flag, diagnostic.message() });
         return false;
     };
@@ -176,7 +176,7 @@ fn parseFileAndArgs(arena: std.mem.Allocator, path: []const u8, args: []const []
     for (embedded_handlers) |handler| base.setHandler(handler) catch unreachable; // They fit: see baked_config.
     if (!loadFile(arena, path, base)) return false;
     var diagnostic: cli.Diagnostic = .{};
-    cli.parseInPlace(args, &command_line, &diagnostic) catch {
+    cli.parseInPlace(arena, args, &command_line, &diagnostic) catch {
         log.err("{s}: {s}", .{ diagnostic.flag, diagnostic.message() });
         return false;
     };
@@ -294,7 +294,11 @@ fn startDemo(config: *Config) bool {
         var text: [Address.text_bytes_max]u8 = undefined;
         log.info("demo backend {d} on {s}", .{ number, backend.address.toText(&text) });
         const pool = config.quickPool().?; // The demo takes no config file.
-        pool.addBackend(.{ .address = backend.address }) catch unreachable; // Two fit.
+        // Start-up, before the allocator is sealed: a list of two, left to the process.
+        pool.addBackend(std.heap.page_allocator, .{ .address = backend.address }) catch |err| {
+            log.err("cannot add demo backend {d}: {s}", .{ number, @errorName(err) });
+            return false;
+        };
     }
     // `/hello` is answered by a JavaScript handler, the rest by the two backends.
     config.setHandler(.{ .name = "hello", .path = "", .source = @embedFile("demo/hello.js") }) catch {

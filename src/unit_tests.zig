@@ -8,7 +8,7 @@ pub const files = .{
     @import("stdx/FreeIndices.zig"),
     @import("stdx/StaticAllocator.zig"),
     @import("stdx/sys.zig"),
-    @import("stdx/mask.zig"),
+    @import("stdx/BitSet.zig"),
     @import("stdx/Counter.zig"),
     @import("stdx/log.zig"),
     @import("config/Config.zig"),

@@ -1,14 +1,18 @@
-//! Which backend of a pool serves the next request: one `Balancer` per worker and pool, a plain
-//! value that never allocates, because `pick` runs on every request. Workers share nothing, so
-//! each strategy is exact per worker and only approximate across workers.
+//! Which member of a pool serves the next request: one `Balancer` per worker and pool, whose
+//! `pick` runs on every request and never allocates (its per-member arrays are allocated with
+//! the pool). Workers share nothing, so each strategy is exact per worker and only approximate
+//! across workers.
 //!
-//! The one decision to know: sets of backends are `u64` bit masks (bit i is backend i, at most
-//! 64 backends). The caller says which backends may be chosen for this request (healthy, under
-//! their connection caps, not yet tried) and the balancer only chooses among them, so a retry
-//! is the same call with the tried backend's bit cleared. A weight of 0 drains a backend: it
-//! is masked out here whatever the caller passes.
+//! The one decision to know: the caller says which members may be chosen for this request
+//! (healthy, not drained, under their caps, not yet tried) as a `candidates` value with two
+//! questions, `contains(i)` and `next(i)` (the first candidate at or after i, wrapping), and
+//! the balancer only chooses among them, so a retry is the same call with the tried member
+//! left out. No strategy copies or scans the whole set on the common path: round robin, sticky
+//! and hash ask one `next` or `contains` (O(1) while candidates are dense), least_conn two,
+//! random a binary search over the weights' prefix sums (O(log n)). Smooth weighted round
+//! robin visits every candidate (O(n), as nginx's does): the one strategy that costs more with
+//! a large pool.
 const std = @import("std");
-const mask_ns = @import("../stdx/mask.zig");
 const assert = std.debug.assert;
 
 const Maglev = @import("Maglev.zig");
@@ -16,46 +20,49 @@ const Maglev = @import("Maglev.zig");
 const Balancer = @This();
 
 strategy: Strategy,
-backends_count: u8,
-/// Round robin (and sticky's fallback): the backend to consider first on the next pick.
-cursor: u6,
-/// Backends with a weight above 0.
-active: u64,
-weights: [backends_max]u16,
-/// Smooth weighted round robin: each backend's current weight. Their sum stays 0 and in
-/// simulation every value stays within about the sum of all weights (< 2^22); i64 leaves
-/// overflow unreachable even if a value drifted by the whole sum on every pick (2^41 picks).
-current: [backends_max]i64,
+backends_count: u16,
+/// Round robin (and sticky's fallback): the member to consider first on the next pick.
+cursor: u16,
+/// By member; shared and read-only (the pool's). A drained member (0) is never a candidate.
+weights: []const u16,
+/// Random: `prefix[i]` is the sum of the weights of members 0..i (this worker's copy).
+prefix: []u64,
+/// Smooth weighted round robin: each member's current weight. Their sum stays 0 and in
+/// simulation every value stays within about the sum of all weights (< 2^26); i64 leaves
+/// overflow unreachable even if a value drifted by the whole sum on every pick (2^37 picks).
+current: []i64,
 prng: std.Random.DefaultPrng,
 /// Shared and read-only; required for `.hash` and null otherwise.
 maglev: ?*const Maglev,
 
 pub const Strategy = enum { round_robin, weighted, least_conn, random, hash, sticky };
-pub const backends_max = 64;
+pub const backends_max = Maglev.backends_max;
 
-comptime {
-    assert(backends_max == Maglev.backends_max);
-    assert(backends_max == @bitSizeOf(u64));
-}
+/// Draws random makes before it takes the candidate after its last draw instead.
+const random_draws_max = 4;
 
 pub const Request = struct {
-    /// Backends that may be chosen: healthy, under their connection caps, not yet tried for
-    /// this request. Bits at or above the backends count are a caller bug.
-    candidates: u64,
     /// .hash: the hash of the request key (client IP, header, cookie or path; computed by the
     /// caller, well mixed, e.g. Wyhash).
     key: u64 = 0,
-    /// .sticky: the backend the client's cookie names, if any. Out of range counts as absent
+    /// .sticky: the member the client's cookie names, if any. Out of range counts as absent
     /// (a stale cookie from before a reload is client data, not a bug).
     preferred: ?u16 = null,
-    /// .least_conn: in-flight requests per backend on this worker (len == backends count).
+    /// .least_conn: in-flight requests per member on this worker (len == members count).
     inflight: []const u32 = &.{},
 };
 
-/// `weights[i]` is backend i's weight (0 drains it). `maglev` must be built over the same
-/// backends for `.hash` and is ignored otherwise. Give every worker its own `seed`: workers
-/// with equal seeds make equal random choices and equal round robin starting points.
-pub fn init(strategy: Strategy, weights: []const u16, maglev: ?*const Maglev, seed: u64) Balancer {
+/// `weights[i]` is member i's weight (0 drains it), kept by reference. `maglev` must be built
+/// over the same members for `.hash` and is ignored otherwise. Give every worker its own
+/// `seed`: workers with equal seeds make equal random choices and equal round robin starting
+/// points. Allocates what the strategy needs per member with `allocator`.
+pub fn init(
+    allocator: std.mem.Allocator,
+    strategy: Strategy,
+    weights: []const u16,
+    maglev: ?*const Maglev,
+    seed: u64,
+) error{OutOfMemory}!Balancer {
     assert(weights.len >= 1);
     assert(weights.len <= backends_max);
     if (strategy == .hash) assert(maglev.?.backends_count == weights.len);
@@ -64,88 +71,99 @@ pub fn init(strategy: Strategy, weights: []const u16, maglev: ?*const Maglev, se
         .strategy = strategy,
         .backends_count = @intCast(weights.len),
         .cursor = 0,
-        .active = 0,
-        .weights = @splat(0),
-        .current = @splat(0),
+        .weights = weights,
+        .prefix = &.{},
+        .current = &.{},
         .prng = .init(seed),
         .maglev = if (strategy == .hash) maglev else null,
     };
-    // Start round robin at a seeded backend, so workers do not all begin with backend 0.
+    // Start round robin at a seeded member, so workers do not all begin with member 0.
     balancer.cursor = @intCast(balancer.below(weights.len));
-    for (weights, 0..) |weight, index| {
-        balancer.weights[index] = weight;
-        if (weight > 0) balancer.active |= bit(@intCast(index));
+    switch (strategy) {
+        .weighted => {
+            balancer.current = try allocator.alloc(i64, weights.len);
+            @memset(balancer.current, 0);
+        },
+        .random => {
+            balancer.prefix = try allocator.alloc(u64, weights.len);
+            var sum: u64 = 0;
+            for (weights, balancer.prefix) |weight, *prefix| {
+                sum += weight;
+                prefix.* = sum;
+            }
+        },
+        .round_robin, .least_conn, .hash, .sticky => {},
     }
     return balancer;
 }
 
-/// The backend for this request, or null exactly when no non-drained backend is a candidate.
-pub fn pick(balancer: *Balancer, request: Request) ?u16 {
-    assert(request.candidates & ~maskFirst(balancer.backends_count) == 0);
-    const mask = request.candidates & balancer.active;
-    if (mask == 0) return null;
+pub fn deinit(balancer: *Balancer, allocator: std.mem.Allocator) void {
+    allocator.free(balancer.prefix);
+    allocator.free(balancer.current);
+    balancer.* = undefined;
+}
 
+/// The member for this request, or null exactly when there is no candidate. `candidates`
+/// leaves drained members out (see the file's comment for its two questions).
+pub fn pick(balancer: *Balancer, candidates: anytype, request: Request) ?u16 {
     const index: u16 = switch (balancer.strategy) {
-        .round_robin => balancer.pickRoundRobin(mask),
-        .weighted => balancer.pickWeighted(mask),
-        .least_conn => balancer.pickLeastConn(mask, request.inflight),
-        .random => balancer.pickRandom(mask),
-        .hash => balancer.maglev.?.lookup(request.key, mask).?,
-        .sticky => balancer.pickSticky(mask, request.preferred),
-    };
-    assert(mask & bit(index) != 0);
+        .round_robin => balancer.pickRoundRobin(candidates),
+        .weighted => balancer.pickWeighted(candidates),
+        .least_conn => balancer.pickLeastConn(candidates, request.inflight),
+        .random => balancer.pickRandom(candidates),
+        .hash => balancer.maglev.?.lookup(request.key, candidates),
+        .sticky => balancer.pickSticky(candidates, request.preferred),
+    } orelse return null;
+    assert(index < balancer.backends_count);
+    assert(balancer.weights[index] > 0);
     return index;
 }
 
-/// The first candidate at or after the cursor, wrapping: rotate the mask so the cursor's bit
-/// is bit 0, then count trailing zeros. Bits at and above the backends count are 0, so
-/// wrapping at 64 instead of at the count changes nothing.
-fn pickRoundRobin(balancer: *Balancer, mask: u64) u16 {
-    assert(mask != 0);
-    const rotated = std.math.rotr(u64, mask, balancer.cursor);
-    const index = balancer.cursor +% @as(u6, @intCast(@ctz(rotated)));
-    assert(mask & bit(index) != 0);
-    balancer.cursor = index +% 1;
+/// The first candidate at or after the cursor, wrapping.
+fn pickRoundRobin(balancer: *Balancer, candidates: anytype) ?u16 {
+    const index = candidates.next(balancer.cursor) orelse return null;
+    assert(index < balancer.backends_count);
+    balancer.cursor = if (index + 1 == balancer.backends_count) 0 else index + 1;
     return index;
 }
 
 /// Smooth weighted round robin as nginx does it (ngx_http_upstream_get_peer): every candidate
 /// gains its weight, the one with the most wins and pays back the total. Non-candidates keep
-/// their current weight untouched, as nginx does for down peers, so a backend that returns
+/// their current weight untouched, as nginx does for down peers, so a member that returns
 /// has no credit saved up and gets no burst. Ties go to the lowest index.
-fn pickWeighted(balancer: *Balancer, mask: u64) u16 {
-    assert(mask != 0);
+fn pickWeighted(balancer: *Balancer, candidates: anytype) ?u16 {
     var total: i64 = 0;
-    var best: u6 = @intCast(@ctz(mask));
-    var rest = mask;
-    while (rest != 0) : (rest &= rest - 1) { // One iteration per candidate, at most 64.
-        const index: u6 = @intCast(@ctz(rest));
+    var best: ?u16 = null;
+    var from: u16 = 0;
+    // One iteration per candidate, in member order: stop when `next` wraps.
+    while (candidates.next(from)) |index| {
+        if (best != null and index < from) break;
         const weight: i64 = balancer.weights[index];
         assert(weight > 0);
         balancer.current[index] += weight;
         total += weight;
-        if (balancer.current[index] > balancer.current[best]) best = index;
+        if (best == null or balancer.current[index] > balancer.current[best.?]) best = index;
+        if (index + 1 == balancer.backends_count) break;
+        from = index + 1;
     }
-    balancer.current[best] -= total;
+    balancer.current[best orelse return null] -= total;
     return best;
 }
 
-/// Power of two random choices: two distinct candidates drawn uniformly, the one with fewer
+/// Power of two random choices: two distinct candidates, each the first at or after a
+/// uniformly drawn member (uniform while candidates are dense; one after a gap of unavailable
+/// members is drawn more often, which only matters when many are out), the one with fewer
 /// in-flight requests per unit of weight wins. The pair is ordered at random, so keeping the
 /// first on a tie breaks ties at random.
-fn pickLeastConn(balancer: *Balancer, mask: u64, inflight: []const u32) u16 {
-    assert(mask != 0);
+fn pickLeastConn(balancer: *Balancer, candidates: anytype, inflight: []const u32) ?u16 {
     assert(inflight.len == balancer.backends_count);
-    const count: u64 = @popCount(mask);
-    if (count == 1) return @ctz(mask);
-
-    const rank_first = balancer.below(count);
-    var rank_second = balancer.below(count - 1);
-    if (rank_second >= rank_first) rank_second += 1;
-    const first = nthSetBit(mask, @intCast(rank_first));
-    const second = nthSetBit(mask, @intCast(rank_second));
-    assert(first != second);
-
+    const count = balancer.backends_count;
+    const first = candidates.next(@intCast(balancer.below(count))) orelse return null;
+    var second = candidates.next(@intCast(balancer.below(count))).?;
+    if (second == first) {
+        second = candidates.next(if (first + 1 == count) 0 else first + 1).?;
+        if (second == first) return first; // The only candidate.
+    }
     // inflight[first] / weights[first] <= inflight[second] / weights[second], cross-multiplied:
     // u32 * u16 fits u64.
     const load_first = @as(u64, inflight[first]) * balancer.weights[second];
@@ -153,33 +171,34 @@ fn pickLeastConn(balancer: *Balancer, mask: u64, inflight: []const u32) u16 {
     return if (load_second < load_first) second else first;
 }
 
-/// A candidate drawn with probability proportional to its weight.
-fn pickRandom(balancer: *Balancer, mask: u64) u16 {
-    assert(mask != 0);
-    var total: u64 = 0;
-    var rest = mask;
-    while (rest != 0) : (rest &= rest - 1) total += balancer.weights[@ctz(rest)];
-    assert(total > 0);
-
-    var point = balancer.below(total);
-    rest = mask;
-    while (rest != 0) : (rest &= rest - 1) { // One iteration per candidate, at most 64.
-        const index: u16 = @ctz(rest);
-        const weight = balancer.weights[index];
-        if (point < weight) return index;
-        point -= weight;
+/// A member drawn with probability proportional to its weight (binary search of the prefix
+/// sums); a draw that is not a candidate is drawn again, at most `random_draws_max` times,
+/// then the first candidate after the last draw is taken.
+fn pickRandom(balancer: *Balancer, candidates: anytype) ?u16 {
+    const total = balancer.prefix[balancer.prefix.len - 1];
+    if (total == 0) return null; // Every member drained: none is a candidate.
+    var drawn: u16 = 0;
+    for (0..random_draws_max) |_| {
+        const point = balancer.below(total);
+        // The first member whose prefix sum is above the point.
+        drawn = @intCast(std.sort.upperBound(u64, balancer.prefix, point, orderU64));
+        assert(balancer.weights[drawn] > 0);
+        if (candidates.contains(drawn)) return drawn;
     }
-    unreachable; // point < total, the sum of the weights walked.
+    return candidates.next(drawn);
 }
 
-/// The cookie's backend while it may be chosen, else round robin. The caller re-issues the
+fn orderU64(key: u64, item: u64) std.math.Order {
+    return std.math.order(key, item);
+}
+
+/// The cookie's member while it may be chosen, else round robin. The caller re-issues the
 /// cookie when the result differs from `preferred`.
-fn pickSticky(balancer: *Balancer, mask: u64, preferred: ?u16) u16 {
-    assert(mask != 0);
+fn pickSticky(balancer: *Balancer, candidates: anytype, preferred: ?u16) ?u16 {
     if (preferred) |index| {
-        if (index < balancer.backends_count and mask & bit(index) != 0) return index;
+        if (index < balancer.backends_count and candidates.contains(index)) return index;
     }
-    return balancer.pickRoundRobin(mask);
+    return balancer.pickRoundRobin(candidates);
 }
 
 /// Uniform in [0, less_than). Multiply-shift without rejection, so no unbounded loop; the bias
@@ -191,87 +210,71 @@ fn below(balancer: *Balancer, less_than: u64) u64 {
     return value;
 }
 
-/// The index of the set bit of `mask` with `rank` set bits below it: a binary search on the
-/// population count of the lower half, six steps whatever the mask.
-fn nthSetBit(mask: u64, rank: u32) u6 {
-    assert(rank < @popCount(mask));
-    var rest = mask;
-    var rank_rest = rank;
-    var index: u32 = 0;
-    inline for (.{ 32, 16, 8, 4, 2, 1 }) |width| {
-        const low_count: u32 = @popCount(rest & ((@as(u64, 1) << width) - 1));
-        if (rank_rest >= low_count) {
-            rank_rest -= low_count;
-            rest >>= width;
-            index += width;
-        }
-    }
-    assert(rest & 1 == 1 and rank_rest == 0);
-    return @intCast(index);
-}
-
-const bit = mask_ns.bit;
-const maskFirst = mask_ns.first;
-
 const testing = std.testing;
+const BitSet = @import("../stdx/BitSet.zig");
 
-test "balance: Balancer size" {
-    const size = 64 * 8 + // current (smooth weighted round robin)
-        64 * 2 + // weights
-        4 * 8 + // prng
-        8 + // active
-        8 + // maglev
-        3 + // strategy, backends_count, cursor
-        5; // padding to 8
-    try testing.expectEqual(size, @sizeOf(Balancer));
-    try testing.expectEqual(696, size);
-}
-
-test "balance: nth set bit agrees with clearing the lowest bit rank times" {
-    var prng: std.Random.DefaultPrng = .init(1);
-    for (0..2000) |_| {
-        const mask = prng.next() & prng.next() | 1; // Sparse and dense masks, never empty.
-        var rest = mask;
-        var rank: u32 = 0;
-        while (rest != 0) : ({
-            rest &= rest - 1;
-            rank += 1;
-        }) {
-            try testing.expectEqual(@as(u6, @intCast(@ctz(rest))), nthSetBit(mask, rank));
-        }
+/// Candidates for the tests: a mask over at most 64 members, drained members left out as the
+/// pool leaves them out.
+fn maskCandidates(words: *[1]u64, mask: u64, weights: []const u16) Maglev.TestCandidates {
+    var active: u64 = 0;
+    for (weights, 0..) |weight, i| {
+        if (weight > 0) active |= BitSet.bit(@intCast(i));
     }
-    try testing.expectEqual(63, nthSetBit(1 << 63, 0));
-    try testing.expectEqual(63, nthSetBit(std.math.maxInt(u64), 63));
+    words[0] = mask & active;
+    return .{ .words = words, .count = @intCast(weights.len) };
 }
+
+fn maskFirst(count: u32) u64 {
+    return if (count == 64) ~@as(u64, 0) else (@as(u64, 1) << @intCast(count)) - 1;
+}
+
+/// A balancer and its candidates in one, for the tests.
+const Test = struct {
+    balancer: Balancer,
+    words: [1]u64 = undefined,
+
+    fn init(strategy: Strategy, weights: []const u16, maglev: ?*const Maglev, seed: u64) !Test {
+        return .{ .balancer = try .init(testing.allocator, strategy, weights, maglev, seed) };
+    }
+
+    fn deinit(t: *Test) void {
+        t.balancer.deinit(testing.allocator);
+    }
+
+    fn pick(t: *Test, mask: u64, request: Request) ?u16 {
+        return t.balancer.pick(maskCandidates(&t.words, mask, t.balancer.weights), request);
+    }
+};
 
 test "balance: every strategy picks only non-drained candidates, null when there are none" {
     var prng: std.Random.DefaultPrng = .init(2);
-    var maglev: Maglev = undefined;
     for ([_]u32{ 1, 2, 64 }) |count| {
-        var ids: [backends_max]u64 = undefined;
+        var ids: [64]u64 = undefined;
         for (ids[0..count]) |*id| id.* = prng.next();
-        maglev.build(ids[0..count]);
-        var weights: [backends_max]u16 = undefined;
-        var inflight: [backends_max]u32 = undefined;
-        for (weights[0..count], inflight[0..count]) |*weight, *load| {
-            weight.* = if (prng.next() % 4 == 0) 0 else @intCast(1 + prng.next() % 1000);
+        var maglev: Maglev = try .init(testing.allocator, ids[0..count]);
+        defer maglev.deinit(testing.allocator);
+        var weights: [64]u16 = undefined;
+        var inflight: [64]u32 = undefined;
+        for (weights[0..count], inflight[0..count], 0..) |*weight, *load, i| {
+            // Member 0 always has a weight (validation: a pool is not all drained).
+            weight.* = if (i > 0 and prng.next() % 4 == 0) 0 else @intCast(1 + prng.next() % 1000);
             load.* = @intCast(prng.next() % 100);
         }
         for (std.enums.values(Strategy)) |strategy| {
-            var balancer: Balancer = .init(strategy, weights[0..count], &maglev, count);
-            try testing.expectEqual(@as(?u16, null), balancer.pick(.{ .candidates = 0 }));
+            var t: Test = try .init(strategy, weights[0..count], &maglev, count);
+            defer t.deinit();
+            try testing.expectEqual(@as(?u16, null), t.pick(0, .{ .inflight = inflight[0..count] }));
             for (0..2000) |_| {
                 const candidates = prng.next() & maskFirst(count);
-                const picked = balancer.pick(.{
-                    .candidates = candidates,
+                const picked = t.pick(candidates, .{
                     .key = prng.next(),
                     .preferred = @intCast(prng.next() % (count + 1)),
                     .inflight = inflight[0..count],
                 });
-                if (candidates & balancer.active == 0) {
+                if (t.words[0] == 0) {
                     try testing.expectEqual(@as(?u16, null), picked);
                 } else {
-                    try testing.expect(candidates & bit(picked.?) != 0);
+                    try testing.expect(candidates & BitSet.bit(picked.?) != 0);
                     try testing.expect(weights[picked.?] > 0);
                 }
             }
@@ -279,35 +282,79 @@ test "balance: every strategy picks only non-drained candidates, null when there
     }
 }
 
+test "balance: every strategy picks among 1,024 members, skipping the ones left out" {
+    const count = 1024;
+    var ids: [count]u64 = undefined;
+    var weights: [count]u16 = undefined;
+    var inflight: [count]u32 = undefined;
+    var prng: std.Random.DefaultPrng = .init(3);
+    for (&ids, &weights, &inflight) |*id, *weight, *load| {
+        id.* = prng.next();
+        weight.* = @intCast(1 + prng.next() % 10);
+        load.* = @intCast(prng.next() % 10);
+    }
+    var maglev: Maglev = try .init(testing.allocator, &ids);
+    defer maglev.deinit(testing.allocator);
+    var words: [count / 64]u64 = @splat(0);
+    // Every third member is a candidate.
+    for (0..count) |i| {
+        if (i % 3 == 0) BitSet.set(&words, @intCast(i));
+    }
+    const candidates: Maglev.TestCandidates = .{ .words = &words, .count = count };
+    for (std.enums.values(Strategy)) |strategy| {
+        var balancer: Balancer = try .init(testing.allocator, strategy, &weights, &maglev, 7);
+        defer balancer.deinit(testing.allocator);
+        var seen: [count]bool = @splat(false);
+        for (0..20_000) |_| {
+            const picked = balancer.pick(candidates, .{ .key = prng.next(), .inflight = &inflight }).?;
+            try testing.expect(picked % 3 == 0);
+            seen[picked] = true;
+        }
+        // Candidates get requests: every one in turn (sticky without a cookie is round
+        // robin), nearly every one at random (20,000 draws over 342 members).
+        var seen_count: u32 = 0;
+        for (seen) |was_seen| seen_count += @intFromBool(was_seen);
+        const candidates_count = (count + 2) / 3;
+        switch (strategy) {
+            .round_robin, .sticky, .weighted => try testing.expectEqual(candidates_count, seen_count),
+            .least_conn, .random, .hash => try testing.expect(seen_count > candidates_count * 9 / 10),
+        }
+    }
+}
+
 test "balance: round robin spreads evenly and skips non-candidates" {
     for ([_]u32{ 3, 64 }) |count| {
-        const weights: [backends_max]u16 = @splat(1);
-        var balancer: Balancer = .init(.round_robin, weights[0..count], null, count);
-        var counts: [backends_max]u32 = @splat(0);
-        for (0..count * 100) |_| counts[balancer.pick(.{ .candidates = maskFirst(count) }).?] += 1;
+        const weights: [64]u16 = @splat(1);
+        var t: Test = try .init(.round_robin, weights[0..count], null, count);
+        defer t.deinit();
+        var counts: [64]u32 = @splat(0);
+        for (0..count * 100) |_| counts[t.pick(maskFirst(count), .{}).?] += 1;
         for (counts[0..count]) |picks| try testing.expectEqual(100, picks);
     }
 
-    var balancer: Balancer = .init(.round_robin, &.{ 1, 1, 1, 1 }, null, 0);
+    var t: Test = try .init(.round_robin, &.{ 1, 1, 1, 1 }, null, 0);
+    defer t.deinit();
     var counts: [4]u32 = @splat(0);
-    for (0..300) |_| counts[balancer.pick(.{ .candidates = 0b1011 }).?] += 1;
+    for (0..300) |_| counts[t.pick(0b1011, .{}).?] += 1;
     try testing.expectEqualSlices(u32, &.{ 100, 100, 0, 100 }, &counts);
     // In order: from wherever the cursor is, each pick is the next candidate after the last.
-    var last = balancer.pick(.{ .candidates = 0b1111 }).?;
+    var last = t.pick(0b1111, .{}).?;
     for (0..10) |_| {
-        const picked = balancer.pick(.{ .candidates = 0b1111 }).?;
+        const picked = t.pick(0b1111, .{}).?;
         try testing.expectEqual((last + 1) % 4, picked);
         last = picked;
     }
-    // A drained backend is skipped too.
-    balancer = .init(.round_robin, &.{ 1, 0, 1 }, null, 0);
-    for (0..10) |_| try testing.expect(balancer.pick(.{ .candidates = 0b111 }).? != 1);
+    // A drained member is skipped too.
+    var drained: Test = try .init(.round_robin, &.{ 1, 0, 1 }, null, 0);
+    defer drained.deinit();
+    for (0..10) |_| try testing.expect(drained.pick(0b111, .{}).? != 1);
 }
 
 test "balance: weighted is smooth and exact per cycle" {
-    var balancer: Balancer = .init(.weighted, &.{ 5, 1, 1 }, null, 0);
+    var t: Test = try .init(.weighted, &.{ 5, 1, 1 }, null, 0);
+    defer t.deinit();
     var sequence: [7]u16 = undefined;
-    for (&sequence) |*picked| picked.* = balancer.pick(.{ .candidates = 0b111 }).?;
+    for (&sequence) |*picked| picked.* = t.pick(0b111, .{}).?;
     // nginx's well-known order for {a: 5, b: 1, c: 1}: a a b a c a a.
     try testing.expectEqualSlices(u16, &.{ 0, 0, 1, 0, 2, 0, 0 }, &sequence);
 
@@ -317,11 +364,12 @@ test "balance: weighted is smooth and exact per cycle" {
         .{ .weights = &.{ 1000, 1, 7, 0, 12 }, .cycle = 1020 },
     };
     for (cases) |case| {
-        balancer = .init(.weighted, case.weights, null, 0);
+        var cycle: Test = try .init(.weighted, case.weights, null, 0);
+        defer cycle.deinit();
         const candidates = maskFirst(@intCast(case.weights.len));
         for (0..20) |_| {
-            var counts: [backends_max]u32 = @splat(0);
-            for (0..case.cycle) |_| counts[balancer.pick(.{ .candidates = candidates }).?] += 1;
+            var counts: [8]u32 = @splat(0);
+            for (0..case.cycle) |_| counts[cycle.pick(candidates, .{}).?] += 1;
             for (case.weights, counts[0..case.weights.len]) |weight, picks| {
                 try testing.expectEqual(weight, picks);
             }
@@ -329,56 +377,62 @@ test "balance: weighted is smooth and exact per cycle" {
     }
 }
 
-test "balance: weighted gives no burst to a backend that leaves and returns" {
-    var balancer: Balancer = .init(.weighted, &.{ 1, 1, 1 }, null, 0);
-    for (0..1000) |_| _ = balancer.pick(.{ .candidates = 0b011 }).?;
+test "balance: weighted gives no burst to a member that leaves and returns" {
+    var t: Test = try .init(.weighted, &.{ 1, 1, 1 }, null, 0);
+    defer t.deinit();
+    for (0..1000) |_| _ = t.pick(0b011, .{}).?;
     // Back in: at most its fair share, not the 333 picks it missed.
     var counts: [3]u32 = @splat(0);
-    for (0..30) |_| counts[balancer.pick(.{ .candidates = 0b111 }).?] += 1;
+    for (0..30) |_| counts[t.pick(0b111, .{}).?] += 1;
     try testing.expect(counts[2] >= 9 and counts[2] <= 11);
-    for (balancer.current[0..3]) |current| try testing.expect(@abs(current) <= 3);
+    for (t.balancer.current[0..3]) |current| try testing.expect(@abs(current) <= 3);
 
-    // With unequal weights, and the returning backend the heavy one.
-    balancer = .init(.weighted, &.{ 1, 1, 8 }, null, 0);
-    for (0..1000) |_| _ = balancer.pick(.{ .candidates = 0b011 }).?;
+    // With unequal weights, and the returning member the heavy one.
+    var heavy: Test = try .init(.weighted, &.{ 1, 1, 8 }, null, 0);
+    defer heavy.deinit();
+    for (0..1000) |_| _ = heavy.pick(0b011, .{}).?;
     counts = @splat(0);
-    for (0..10) |_| counts[balancer.pick(.{ .candidates = 0b111 }).?] += 1;
+    for (0..10) |_| counts[heavy.pick(0b111, .{}).?] += 1;
     try testing.expect(counts[2] >= 7 and counts[2] <= 9);
 }
 
-test "balance: least connections prefers the less loaded backend" {
-    var balancer: Balancer = .init(.least_conn, &.{ 1, 1, 1 }, null, 3);
+test "balance: least connections prefers the less loaded member" {
+    var t: Test = try .init(.least_conn, &.{ 1, 1, 1 }, null, 3);
+    defer t.deinit();
     var counts: [3]u32 = @splat(0);
     const picks_count = 30_000;
     for (0..picks_count) |_| {
-        counts[balancer.pick(.{ .candidates = 0b111, .inflight = &.{ 0, 100, 100 } }).?] += 1;
+        counts[t.pick(0b111, .{ .inflight = &.{ 0, 100, 100 } }).?] += 1;
     }
-    // Backend 0 wins every pair it is in: two of the three pairs.
-    try testing.expect(counts[0] > picks_count * 63 / 100 and counts[0] < picks_count * 70 / 100);
+    // Member 0 wins every pair it is in: two of the three pairs (5/9 of draws with the
+    // redraw of equal picks as the next member).
+    try testing.expect(counts[0] > picks_count * 50 / 100 and counts[0] < picks_count * 70 / 100);
 
     // Equal load: ties go to the first of a randomly ordered pair, so uniform.
     counts = @splat(0);
     for (0..picks_count) |_| {
-        counts[balancer.pick(.{ .candidates = 0b111, .inflight = &.{ 7, 7, 7 } }).?] += 1;
+        counts[t.pick(0b111, .{ .inflight = &.{ 7, 7, 7 } }).?] += 1;
     }
     for (counts) |picks| {
         try testing.expect(picks > picks_count * 30 / 100 and picks < picks_count * 37 / 100);
     }
 
     // Relative to weight: 10 in flight on weight 2 is lighter than 6 on weight 1.
-    balancer = .init(.least_conn, &.{ 2, 1 }, null, 4);
+    var weighted: Test = try .init(.least_conn, &.{ 2, 1 }, null, 4);
+    defer weighted.deinit();
     for (0..100) |_| {
-        try testing.expectEqual(0, balancer.pick(.{ .candidates = 0b11, .inflight = &.{ 10, 6 } }));
+        try testing.expectEqual(0, weighted.pick(0b11, .{ .inflight = &.{ 10, 6 } }));
     }
     // One candidate is chosen whatever its load.
-    try testing.expectEqual(1, balancer.pick(.{ .candidates = 0b10, .inflight = &.{ 0, 1000 } }));
+    try testing.expectEqual(1, weighted.pick(0b10, .{ .inflight = &.{ 0, 1000 } }));
 }
 
 test "balance: random follows the weights" {
-    var balancer: Balancer = .init(.random, &.{ 1, 2, 3 }, null, 5);
+    var t: Test = try .init(.random, &.{ 1, 2, 3 }, null, 5);
+    defer t.deinit();
     var counts: [3]u32 = @splat(0);
     const picks_count = 100_000;
-    for (0..picks_count) |_| counts[balancer.pick(.{ .candidates = 0b111 }).?] += 1;
+    for (0..picks_count) |_| counts[t.pick(0b111, .{}).?] += 1;
     // Shares of 1/6, 2/6 and 3/6, within 1.5 percentage points (the deviation is ~0.15).
     for (counts, [_]u32{ 1, 2, 3 }) |picks, weight| {
         const expected = picks_count * weight / 6;
@@ -386,60 +440,64 @@ test "balance: random follows the weights" {
         try testing.expect(picks < expected + picks_count * 15 / 1000);
     }
 
-    // Among candidates only: backend 1 out, so 1/4 and 3/4.
+    // Among candidates only: member 1 out, so about 1/4 and 3/4 (a draw of member 1 is drawn
+    // again, up to four times).
     counts = @splat(0);
-    for (0..picks_count) |_| counts[balancer.pick(.{ .candidates = 0b101 }).?] += 1;
+    for (0..picks_count) |_| counts[t.pick(0b101, .{}).?] += 1;
     try testing.expectEqual(0, counts[1]);
     try testing.expect(counts[0] > picks_count * 235 / 1000);
     try testing.expect(counts[0] < picks_count * 265 / 1000);
 }
 
-test "balance: hash sends a key to the same backend and spreads keys evenly" {
+test "balance: hash sends a key to the same member and spreads keys evenly" {
     var ids: [10]u64 = undefined;
     for (&ids, 0..) |*id, index| id.* = std.hash.Wyhash.hash(0, &.{@intCast(index)});
-    var maglev: Maglev = undefined;
-    maglev.build(&ids);
+    var maglev: Maglev = try .init(testing.allocator, &ids);
+    defer maglev.deinit(testing.allocator);
     const weights: [10]u16 = @splat(1);
-    var balancer: Balancer = .init(.hash, &weights, &maglev, 6);
+    var t: Test = try .init(.hash, &weights, &maglev, 6);
+    defer t.deinit();
 
     var prng: std.Random.DefaultPrng = .init(7);
     var counts: [10]u32 = @splat(0);
     const keys_count = 100_000;
+    var words: [1]u64 = undefined;
     for (0..keys_count) |_| {
         const key = prng.next();
-        const request: Request = .{ .candidates = maskFirst(10), .key = key };
-        const picked = balancer.pick(request).?;
-        try testing.expectEqual(picked, balancer.pick(request));
-        try testing.expectEqual(picked, maglev.lookup(key, maskFirst(10)));
+        const picked = t.pick(maskFirst(10), .{ .key = key }).?;
+        try testing.expectEqual(picked, t.pick(maskFirst(10), .{ .key = key }));
+        try testing.expectEqual(picked, maglev.lookup(key, maskCandidates(&words, maskFirst(10), &weights)));
         counts[picked] += 1;
     }
     for (counts) |picks| {
         try testing.expect(picks > keys_count * 9 / 100 and picks < keys_count * 11 / 100);
     }
 
-    // A drained backend's keys go elsewhere; the other backends keep theirs.
+    // A drained member's keys go elsewhere; the other members keep theirs.
     var weights_drained = weights;
     weights_drained[3] = 0;
-    var drained: Balancer = .init(.hash, &weights_drained, &maglev, 6);
+    var drained: Test = try .init(.hash, &weights_drained, &maglev, 6);
+    defer drained.deinit();
     for (0..1000) |_| {
         const key = prng.next();
-        const before = balancer.pick(.{ .candidates = maskFirst(10), .key = key }).?;
-        const after = drained.pick(.{ .candidates = maskFirst(10), .key = key }).?;
+        const before = t.pick(maskFirst(10), .{ .key = key }).?;
+        const after = drained.pick(maskFirst(10), .{ .key = key }).?;
         try testing.expect(after != 3);
         if (before != 3) try testing.expectEqual(before, after);
     }
 }
 
-test "balance: sticky honours the preferred backend while it is a candidate" {
-    var balancer: Balancer = .init(.sticky, &.{ 1, 1, 1, 0 }, null, 8);
+test "balance: sticky honours the preferred member while it is a candidate" {
+    var t: Test = try .init(.sticky, &.{ 1, 1, 1, 0 }, null, 8);
+    defer t.deinit();
     for (0..10) |_| {
-        try testing.expectEqual(2, balancer.pick(.{ .candidates = 0b1111, .preferred = 2 }));
+        try testing.expectEqual(2, t.pick(0b1111, .{ .preferred = 2 }));
     }
     // Not a candidate, drained, out of range or absent: round robin over the candidates.
     var counts: [4]u32 = @splat(0);
-    for (0..100) |_| counts[balancer.pick(.{ .candidates = 0b1011, .preferred = 2 }).?] += 1;
-    for (0..100) |_| counts[balancer.pick(.{ .candidates = 0b1011, .preferred = 3 }).?] += 1;
-    for (0..100) |_| counts[balancer.pick(.{ .candidates = 0b1011, .preferred = 64 }).?] += 1;
-    for (0..100) |_| counts[balancer.pick(.{ .candidates = 0b1011 }).?] += 1;
+    for (0..100) |_| counts[t.pick(0b1011, .{ .preferred = 2 }).?] += 1;
+    for (0..100) |_| counts[t.pick(0b1011, .{ .preferred = 3 }).?] += 1;
+    for (0..100) |_| counts[t.pick(0b1011, .{ .preferred = 64 }).?] += 1;
+    for (0..100) |_| counts[t.pick(0b1011, .{}).?] += 1;
     try testing.expectEqualSlices(u32, &.{ 200, 200, 0, 0 }, &counts);
 }

@@ -18,7 +18,12 @@ pub const default_listen = Address.parse(settings.lookup(.global, "listen").defa
 /// Where the admin listener binds when a config file's `admin` section names no address.
 pub const default_admin_listen = Address.initIp4(.{ 127, 0, 0, 1 }, 9901);
 
-pub const backends_count_max = 64;
+/// Members of one pool. The data plane sizes every per-member array from a pool's own count
+/// at start-up (or when a reload builds the pool), so this bound only caps what a file or the
+/// command line may ask for.
+pub const backends_count_max = 1024;
+/// Members of all pools together: what `/metrics` and `/status` are sized for.
+pub const backends_total_max = 2048;
 pub const pools_count_max = 16;
 pub const listeners_count_max = 8;
 pub const routes_count_max = 64;
@@ -319,7 +324,10 @@ pub const Admin = struct {
 pub const Pool = struct {
     /// The config file's name for the pool; `default` in quick mode. A metrics label.
     name: []const u8 = "default",
-    backends_buffer: [backends_count_max]Backend = undefined,
+    /// Out of line, in the config's arena (`addBackend`, `setBackends`): a pool of 1,024
+    /// members would make every `Config` value 1 MiB otherwise. Never written in place, since
+    /// copies of a `Config` share it.
+    backends_list: []const Backend = &.{},
     backends_count: u32 = 0,
     strategy: Strategy = settings.default(.pool, "strategy"),
     /// What `hash` hashes; `hash_name` names the header or cookie.
@@ -346,13 +354,27 @@ pub const Pool = struct {
     tls: UpstreamTls = .{},
 
     pub fn backends(pool: *const Pool) []const Backend {
-        return pool.backends_buffer[0..pool.backends_count];
+        assert(pool.backends_list.len == pool.backends_count);
+        return pool.backends_list;
     }
 
-    pub fn addBackend(pool: *Pool, backend: Backend) error{TooMany}!void {
+    /// Appends a backend: a fresh list in `arena` each time (the old one may be shared with a
+    /// copy of this config, or be the baked config's constant), which is quadratic but only
+    /// for the command line's few flags; files set the whole list at once (`setBackends`).
+    pub fn addBackend(pool: *Pool, arena: std.mem.Allocator, backend: Backend) error{ TooMany, OutOfMemory }!void {
         if (pool.backends_count == backends_count_max) return error.TooMany;
-        pool.backends_buffer[pool.backends_count] = backend;
+        const list = try arena.alloc(Backend, pool.backends_count + 1);
+        @memcpy(list[0..pool.backends_count], pool.backends());
+        list[pool.backends_count] = backend;
+        pool.backends_list = list;
         pool.backends_count += 1;
+    }
+
+    /// Replaces the list with `list` (kept, not copied).
+    pub fn setBackends(pool: *Pool, list: []const Backend) error{TooMany}!void {
+        if (list.len > backends_count_max) return error.TooMany;
+        pool.backends_list = list;
+        pool.backends_count = @intCast(list.len);
     }
 
     /// Every value within its setting's bounds (settings.zig), then what depends on several.
@@ -674,6 +696,8 @@ pub fn addTrustedProxy(config: *Config, cidr: Cidr) error{TooMany}!void {
 
 pub const ValidateError = error{
     NoBackends,
+    /// More than `backends_total_max` backends in all pools together.
+    TooManyBackends,
     /// A value outside what its setting allows (settings.zig: bounds, zero, a name's bytes).
     OutOfRange,
     TargetBytesTooLarge,
@@ -734,7 +758,12 @@ pub fn deepEql(comptime T: type, a: *const T, b: *const T) bool {
             if (info.layout == .@"packed") return std.meta.eql(a.*, b.*);
             inline for (info.field_names) |name| {
                 const F = @TypeOf(@field(a, name));
-                if (comptime std.mem.endsWith(u8, name, "_buffer")) {
+                if (comptime std.mem.eql(u8, name, "backends_list")) {
+                    if (a.backends_count != b.backends_count) return false;
+                    for (a.backends(), b.backends()) |*x, *y| {
+                        if (!deepEql(Backend, x, y)) return false;
+                    }
+                } else if (comptime std.mem.endsWith(u8, name, "_buffer")) {
                     const count_name = name[0 .. name.len - "_buffer".len] ++ "_count";
                     const count = @field(a, count_name);
                     if (count != @field(b, count_name)) return false;
@@ -777,6 +806,9 @@ pub fn validate(config: *const Config) ValidateError!void {
         if (config.handlerIndex(config.handler) == null) return error.HandlerUnknown;
         if (config.routes_count > 0) return error.HandlerWithRoutes;
     }
+    var backends_total: u32 = 0;
+    for (config.pools()) |*pool| backends_total += pool.backends_count;
+    if (backends_total > backends_total_max) return error.TooManyBackends;
     for (config.pools(), 0..) |*pool, i| {
         try pool.validate();
         for (config.pools()[0..i]) |*other| {
@@ -882,26 +914,30 @@ pub fn isTrustedProxy(config: *const Config, peer: *const Address) bool {
     return false;
 }
 
-test "config: deepEql compares strings by content and arrays as far as their count" {
+test "config: deepEql compares strings and backend lists by content" {
+    var arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer arena.deinit();
     var a: Config = .{};
     var b: Config = .{};
     const pa = a.quickPool().?;
     const pb = b.quickPool().?;
-    try pa.addBackend(.{ .address = try Address.parse("10.0.0.1:80") });
-    try pb.addBackend(.{ .address = try Address.parse("10.0.0.1:80") });
-    pb.backends_buffer[5].weight = 9; // Past the count: not a setting.
+    try pa.addBackend(arena.allocator(), .{ .address = try Address.parse("10.0.0.1:80") });
+    try pb.addBackend(arena.allocator(), .{ .address = try Address.parse("10.0.0.1:80") });
     var path_buffer = "/healthz".*;
     pa.health.path = "/healthz";
     pb.health.path = &path_buffer;
     try std.testing.expect(deepEql(Config, &a, &b));
-    pb.backends_buffer[0].weight = 2;
+    const changed = try arena.allocator().dupe(Backend, pb.backends());
+    changed[0].weight = 2;
+    try pb.setBackends(changed);
     try std.testing.expect(!deepEql(Pool, pa, pb));
 }
 
 test "config: defaults validate once a backend is given" {
     var config: Config = .{};
     try std.testing.expectError(error.NoBackends, config.validate());
-    try config.quickPool().?.addBackend(.{ .address = try Address.parse("127.0.0.1:9000") });
+    const backend: Backend = .{ .address = try Address.parse("127.0.0.1:9000") };
+    try config.quickPool().?.setBackends((&backend)[0..1]);
     try config.validate();
     try std.testing.expect(config.bufferBytes() >= config.header_bytes_max + 1024);
     try std.testing.expect(config.bufferBytes() % 4096 == 0);

@@ -60,16 +60,20 @@ fn emitFields(w: *std.Io.Writer, prefix: []const u8, comptime T: type, value: *c
         const field = &@field(value, name);
         var path_buffer: [path_bytes_max]u8 = undefined;
         const path = std.fmt.bufPrint(&path_buffer, "{s}." ++ name, .{prefix}) catch unreachable;
-        if (comptime std.mem.eql(u8, name, "backends_buffer")) {
-            // Only the backends in use, through the same function the CLI uses.
-            for (field[0..value.backends_count]) |*backend| {
+        if (comptime std.mem.eql(u8, name, "backends_list")) {
+            // A constant list: `Config.Pool` never writes a list in place, and the command
+            // line's `addBackend` copies it into its arena before appending.
+            try w.print("    {s}.setBackends(&[_]Config.Backend{{\n", .{prefix});
+            for (field.*) |*backend| {
                 var text: [Address.text_bytes_max]u8 = undefined;
-                try w.print("    {s}.addBackend(.{{ .address = Config.Address.parse(\"{s}\") catch unreachable, " ++
-                    ".host_name = \"{s}\", .weight = {d}, .max_connections = {d}, .max_pending = {d} }}) catch unreachable;\n", .{
-                    prefix,         backend.address.toText(&text), backend.host_name,
-                    backend.weight, backend.max_connections,       backend.max_pending,
+                try w.print("        .{{ .address = Config.Address.parse(\"{s}\") catch unreachable, " ++
+                    ".host_name = \"{s}\", .weight = {d}, .max_connections = {d}, .max_pending = {d} }},\n", .{
+                    backend.address.toText(&text), backend.host_name,
+                    backend.weight,                backend.max_connections,
+                    backend.max_pending,
                 });
             }
+            try w.writeAll("    }) catch unreachable;\n");
         } else if (comptime std.mem.eql(u8, name, "trusted_proxies_buffer")) {
             for (field[0..value.trusted_proxies_count]) |*cidr| {
                 try w.print("    {s}.addTrustedProxy(.{{ .family = {d}, .bytes = .{any}, " ++
@@ -88,7 +92,7 @@ fn emitFields(w: *std.Io.Writer, prefix: []const u8, comptime T: type, value: *c
         } else if (comptime std.mem.eql(u8, name, "backends_count") or
             std.mem.eql(u8, name, "trusted_proxies_count"))
         {
-            // Counted by addBackend and addTrustedProxy.
+            // Counted by setBackends and addTrustedProxy.
         } else {
             try emitValue(w, path, @TypeOf(field.*), field);
         }
@@ -123,6 +127,8 @@ fn emitValue(w: *std.Io.Writer, path: []const u8, comptime T: type, value: *cons
 }
 
 test "bake: the emitted source rebuilds the config it was made from" {
+    var test_arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer test_arena.deinit();
     var config: Config = .{};
     config.workers_count = 3;
     const pool = config.quickPool().?;
@@ -130,7 +136,7 @@ test "bake: the emitted source rebuilds the config it was made from" {
     pool.hash_on = .header;
     pool.hash_name = "X-\"User\"";
     pool.outlier.on.status_5xx = true;
-    try pool.addBackend(.{ .address = try Address.parse("10.0.0.5:9000"), .weight = 3 });
+    try pool.addBackend(test_arena.allocator(), .{ .address = try Address.parse("10.0.0.5:9000"), .weight = 3 });
     try config.addTrustedProxy(try @import("Cidr.zig").parse("10.0.0.0/8"));
     var out: std.Io.Writer.Allocating = .init(std.testing.allocator);
     defer out.deinit();
@@ -140,7 +146,8 @@ test "bake: the emitted source rebuilds the config it was made from" {
         "c.workers_count = 3;",
         "c.pools_buffer[0].strategy = .hash;",
         "c.pools_buffer[0].hash_name = \"X-\\\"User\\\"\";",
-        "c.pools_buffer[0].addBackend(.{ .address = Config.Address.parse(\"10.0.0.5:9000\") catch unreachable, .host_name = \"\", .weight = 3,",
+        "c.pools_buffer[0].setBackends(&[_]Config.Backend{",
+        "        .{ .address = Config.Address.parse(\"10.0.0.5:9000\") catch unreachable, .host_name = \"\", .weight = 3,",
         "c.addTrustedProxy(.{ .family = 2,",
         "c.pools_buffer[0].outlier.on = @bitCast(@as(u8, 15));",
     };
@@ -153,15 +160,17 @@ test "bake: the emitted source rebuilds the config it was made from" {
 }
 
 test "bake: pools, listeners and routes are written element by element" {
+    var test_arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer test_arena.deinit();
     var config: Config = .{};
     try config.addListener(.{ .name = "public", .address = try Address.parse("0.0.0.0:8080") });
     var internal_tls: Config.Tls = .{ .min_version = .@"1.3" };
     try internal_tls.addCertificate(.{ .cert = "site.pem", .key = "site.key" });
     try config.addListener(.{ .name = "internal", .address = try Address.parse("10.0.0.1:8080"), .tls = internal_tls });
     const api = try config.addPool(.{ .name = "api" });
-    try api.addBackend(.{ .address = try Address.parse("10.0.0.5:9000") });
+    try api.addBackend(test_arena.allocator(), .{ .address = try Address.parse("10.0.0.5:9000") });
     const static = try config.addPool(.{ .name = "static" });
-    try static.addBackend(.{ .address = try Address.parse("10.0.0.7:80"), .weight = 2 });
+    try static.addBackend(test_arena.allocator(), .{ .address = try Address.parse("10.0.0.7:80"), .weight = 2 });
     try config.addRoute(.{
         .host = "*.example.com",
         .path_prefix = "/v1/",
@@ -193,7 +202,8 @@ test "bake: pools, listeners and routes are written element by element" {
         "c.listeners_buffer[1].tls.min_version = .@\"1.3\";",
         "c.listeners_count = 2;",
         "c.pools_buffer[1].name = \"static\";",
-        "c.pools_buffer[1].addBackend(.{ .address = Config.Address.parse(\"10.0.0.7:80\") catch unreachable, .host_name = \"\", .weight = 2,",
+        "c.pools_buffer[1].setBackends(&[_]Config.Backend{",
+        "        .{ .address = Config.Address.parse(\"10.0.0.7:80\") catch unreachable, .host_name = \"\", .weight = 2,",
         "c.pools_count = 2;",
         "c.routes_buffer[0].host = \"*.example.com\";",
         "c.routes_buffer[0].methods = 3;",
@@ -218,8 +228,10 @@ test "bake: pools, listeners and routes are written element by element" {
 }
 
 test "bake: a respond body larger than any fixed buffer is written whole" {
+    var test_arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer test_arena.deinit();
     var config: Config = .{};
-    try config.quickPool().?.addBackend(.{ .address = try Address.parse("10.0.0.5:9000") });
+    try config.quickPool().?.addBackend(test_arena.allocator(), .{ .address = try Address.parse("10.0.0.5:9000") });
     const body: [100 * 1024]u8 = @splat('"');
     try config.addRoute(.{ .action = .respond, .body = &body });
     var out: std.Io.Writer.Allocating = .init(std.testing.allocator);

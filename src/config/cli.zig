@@ -73,16 +73,16 @@ fn isFlag(comptime setting: settings.Setting) bool {
     return setting.flag != null and setting.scope != .backend;
 }
 
-/// `args` excludes argv[0].
-pub fn parse(args: []const []const u8, diagnostic: *Diagnostic) error{Usage}!Parsed {
-    return parseOnto(args, .{}, diagnostic);
+/// `args` excludes argv[0]. Backend lists go into `arena` (Config.Pool.backends_list).
+pub fn parse(arena: std.mem.Allocator, args: []const []const u8, diagnostic: *Diagnostic) error{Usage}!Parsed {
+    return parseOnto(arena, args, .{}, diagnostic);
 }
 
 /// Applies the flags in `args` over `base`: the defaults, or what a `--config` file set (main
 /// loads the file, then parses again onto it, so flags override the file).
-pub fn parseOnto(args: []const []const u8, base: Config, diagnostic: *Diagnostic) error{Usage}!Parsed {
+pub fn parseOnto(arena: std.mem.Allocator, args: []const []const u8, base: Config, diagnostic: *Diagnostic) error{Usage}!Parsed {
     var parsed: Parsed = .{ .command = .run, .config = base };
-    try parseInPlace(args, &parsed, diagnostic);
+    try parseInPlace(arena, args, &parsed, diagnostic);
     return parsed;
 }
 
@@ -90,7 +90,7 @@ pub fn parseOnto(args: []const []const u8, base: Config, diagnostic: *Diagnostic
 /// flags are applied onto it. A `Parsed` is ~55 KB, and a frame that holds one costs a page
 /// fault per page at start-up (the stack probe touches them all), so main parses into its
 /// static one with this (docs/ARCHITECTURE.md, "Start-up").
-pub fn parseInPlace(args: []const []const u8, parsed: *Parsed, diagnostic: *Diagnostic) error{Usage}!void {
+pub fn parseInPlace(arena: std.mem.Allocator, args: []const []const u8, parsed: *Parsed, diagnostic: *Diagnostic) error{Usage}!void {
     assert(parsed.command == .run and parsed.config_path == null);
     const base_pools_count = parsed.config.pools_count;
     // --help and --version answer even when other arguments are wrong.
@@ -142,7 +142,7 @@ pub fn parseInPlace(args: []const []const u8, parsed: *Parsed, diagnostic: *Diag
             if (i == args.len) return diagnostic.set(name, "missing value", .{});
             break :blk args[i];
         };
-        try apply(parsed, flag.index, name, value, diagnostic);
+        try apply(arena, parsed, flag.index, name, value, diagnostic);
     }
     try checkTlsPairs(&parsed.config, diagnostic);
     const from_file = parsed.config_path != null and base_pools_count == 0;
@@ -198,18 +198,18 @@ fn parseReload(args: []const []const u8, parsed: *Parsed, diagnostic: *Diagnosti
 }
 
 /// Applies the flag of row `index`: a flag that takes a value (see `flags`).
-fn apply(parsed: *Parsed, index: u16, name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!void {
+fn apply(arena: std.mem.Allocator, parsed: *Parsed, index: u16, name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!void {
     switch (index) {
         inline 0...settings.table.len - 1 => |i| {
             const setting = settings.table[i];
             if (comptime !isFlag(setting) or setting.value == .switch_) unreachable; // Not in `flags`.
-            return applyFlag(setting, parsed, name, value, diagnostic);
+            return applyFlag(setting, arena, parsed, name, value, diagnostic);
         },
         else => unreachable,
     }
 }
 
-fn applyFlag(comptime setting: Setting, parsed: *Parsed, name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!void {
+fn applyFlag(comptime setting: Setting, arena: std.mem.Allocator, parsed: *Parsed, name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!void {
     switch (setting.scope) {
         // Not settings: paths main reads.
         .command_line => if (comptime std.mem.eql(u8, setting.flag.?, "config")) {
@@ -220,21 +220,21 @@ fn applyFlag(comptime setting: Setting, parsed: *Parsed, name: []const u8, value
             if (value.len == 0) return diagnostic.set(name, "expected a file path", .{});
             parsed.pid_file = value;
         },
-        .global => try applyValue(setting, &parsed.config, name, value, diagnostic),
+        .global => try applyValue(setting, arena, &parsed.config, name, value, diagnostic),
         .pool => {
             const pool = parsed.config.quickPool() orelse return diagnostic.set(
                 name,
                 "the config file has several pools: set this in the file, per pool",
                 .{},
             );
-            try applyValue(setting, pool, name, value, diagnostic);
+            try applyValue(setting, arena, pool, name, value, diagnostic);
         },
         .backend, .route, .handler => comptime unreachable, // Not flags.
     }
 }
 
 /// Parses `value` as the row says and stores it in `target` (a Config, Pool or Backend).
-fn applyValue(comptime setting: Setting, target: anytype, name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!void {
+fn applyValue(comptime setting: Setting, arena: std.mem.Allocator, target: anytype, name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!void {
     switch (setting.value) {
         .count => |bounds| settings.fieldPointer(setting.field(), target).* =
             @intCast(try parseCount(name, value, bounds, diagnostic)),
@@ -258,13 +258,13 @@ fn applyValue(comptime setting: Setting, target: anytype, name: []const u8, valu
             settings.fieldPointer(setting.fields[0], target).* = range.min;
             settings.fieldPointer(setting.fields[1], target).* = range.max;
         },
-        .structure => |structure| try applyStructure(structure, target, name, value, diagnostic),
+        .structure => |structure| try applyStructure(structure, arena, target, name, value, diagnostic),
         .switch_, .path => comptime unreachable, // Command line only: see `applyFlag`.
     }
 }
 
 /// The settings with structure that have a flag; the others are only in files.
-fn applyStructure(comptime structure: settings.Structure, target: anytype, name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!void {
+fn applyStructure(comptime structure: settings.Structure, arena: std.mem.Allocator, target: anytype, name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!void {
     switch (structure) {
         .listen => target.setListener(try parseAddress(name, value, diagnostic)),
         .trusted_proxies => {
@@ -274,8 +274,10 @@ fn applyStructure(comptime structure: settings.Structure, target: anytype, name:
                 return diagnostic.set(name, "more than {d} trusted proxies", .{Config.trusted_proxies_count_max});
         },
         .admin => target.admin = .{ .enabled = true, .listen = try parseAddress(name, value, diagnostic) },
-        .backends => target.addBackend(try parseBackend(name, value, diagnostic)) catch
-            return diagnostic.set(name, "more than {d} backends", .{Config.backends_count_max}),
+        .backends => target.addBackend(arena, try parseBackend(arena, name, value, diagnostic)) catch |err| switch (err) {
+            error.TooMany => return diagnostic.set(name, "more than {d} backends", .{Config.backends_count_max}),
+            error.OutOfMemory => return diagnostic.set(name, "out of memory", .{}),
+        },
         .hash => {
             const key = settings.parseHashKey(value) catch |err| switch (err) {
                 error.InvalidHashKey => return diagnostic.set(name, "invalid value \"{s}\": expected ip, path, header:NAME or cookie:NAME", .{value}),
@@ -342,7 +344,7 @@ fn checkTlsPairs(config: *const Config, diagnostic: *Diagnostic) error{Usage}!vo
 }
 
 /// `ADDR[,weight=N][,max-conns=N][,max-pending=N]`: the options are the backend rows.
-fn parseBackend(name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!Config.Backend {
+fn parseBackend(arena: std.mem.Allocator, name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!Config.Backend {
     var parts = std.mem.splitScalar(u8, value, ',');
     const address_text = parts.first();
     var backend: Config.Backend = .{
@@ -355,7 +357,7 @@ fn parseBackend(name: []const u8, value: []const u8, diagnostic: *Diagnostic) er
         inline for (settings.table) |setting| {
             if (setting.scope == .backend and setting.flag != null) {
                 if (std.mem.eql(u8, part[0..eq], setting.flag.?)) {
-                    try applyValue(setting, &backend, name, part[eq + 1 ..], diagnostic);
+                    try applyValue(setting, arena, &backend, name, part[eq + 1 ..], diagnostic);
                     continue :next;
                 }
             }
@@ -463,9 +465,12 @@ fn parseDuration(name: []const u8, value: []const u8, diagnostic: *Diagnostic) e
     return ns;
 }
 
+/// The tests' backend lists, left to the process (a few hundred bytes).
+const test_arena = std.heap.page_allocator;
+
 test "cli: --tls-cert and --tls-key pairs serve the --listen listener; a key needs its certificate" {
     var diagnostic: Diagnostic = .{};
-    const parsed = try parse(&.{
+    const parsed = try parse(test_arena, &.{
         "--tls-cert", "a.pem", "--tls-key", "a.key", "--listen",  "127.0.0.1:0",
         "--tls-cert", "b.pem", "--tls-key", "b.key", "--backend", "127.0.0.1:9001",
     }, &diagnostic);
@@ -478,14 +483,14 @@ test "cli: --tls-cert and --tls-key pairs serve the --listen listener; a key nee
         .{ .args = &.{ "--backend", "127.0.0.1:1", "--tls-cert", "a.pem", "--tls-key", "a.key", "--tls-key", "b.key" }, .contains = "has no --tls-cert before it" },
     };
     for (cases) |case| {
-        try std.testing.expectError(error.Usage, parse(case.args, &diagnostic));
+        try std.testing.expectError(error.Usage, parse(test_arena, case.args, &diagnostic));
         try std.testing.expect(std.mem.indexOf(u8, diagnostic.message(), case.contains) != null);
     }
 }
 
 test "cli: quick mode fills the config" {
     var diagnostic: Diagnostic = .{};
-    const parsed = try parse(&.{
+    const parsed = try parse(test_arena, &.{
         "--listen",  "127.0.0.1:0",     "--backend=127.0.0.1:9001",
         "--backend", "[::1]:9002",      "--workers",
         "2",         "--io=epoll",      "--client-header-timeout",
@@ -506,19 +511,19 @@ test "cli: quick mode fills the config" {
 
 test "cli: --backend-tls is on, off, or the options of a file's tls" {
     var diagnostic: Diagnostic = .{};
-    var parsed = try parse(&.{ "--backend", "localhost:8443", "--backend-tls", "on" }, &diagnostic);
+    var parsed = try parse(test_arena, &.{ "--backend", "localhost:8443", "--backend-tls", "on" }, &diagnostic);
     const pool = &parsed.config.pools()[0];
     try std.testing.expect(pool.tls.enabled and pool.tls.verify and pool.tls.ca.len == 0);
     try std.testing.expectEqualStrings("localhost", pool.backends()[0].host_name);
-    parsed = try parse(&.{ "--backend", "10.0.0.5:443", "--backend-tls", "ca=ca.pem,server-name=api.internal,cert=c.pem,key=c.key" }, &diagnostic);
+    parsed = try parse(test_arena, &.{ "--backend", "10.0.0.5:443", "--backend-tls", "ca=ca.pem,server-name=api.internal,cert=c.pem,key=c.key" }, &diagnostic);
     const tls = parsed.config.pools()[0].tls;
     try std.testing.expectEqualStrings("ca.pem", tls.ca);
     try std.testing.expectEqualStrings("api.internal", tls.server_name);
     try std.testing.expectEqualStrings("c.key", tls.client_key);
-    parsed = try parse(&.{ "--backend", "10.0.0.5:443", "--backend-tls", "verify=off" }, &diagnostic);
+    parsed = try parse(test_arena, &.{ "--backend", "10.0.0.5:443", "--backend-tls", "verify=off" }, &diagnostic);
     try std.testing.expect(parsed.config.pools()[0].tls.enabled and !parsed.config.pools()[0].tls.verify);
     for ([_][]const u8{ "yes", "ca=", "cert=c.pem", "verify=off,ca=x", "server-name=a b", "port=1" }) |bad| {
-        try std.testing.expectError(error.Usage, parse(&.{ "--backend", "10.0.0.5:443", "--backend-tls", bad }, &diagnostic));
+        try std.testing.expectError(error.Usage, parse(test_arena, &.{ "--backend", "10.0.0.5:443", "--backend-tls", bad }, &diagnostic));
         try std.testing.expectEqualStrings("--backend-tls", diagnostic.flag);
     }
 }
@@ -538,7 +543,7 @@ test "cli: each mistake names its flag" {
     };
     for (cases) |case| {
         var diagnostic: Diagnostic = .{};
-        try std.testing.expectError(error.Usage, parse(case.args, &diagnostic));
+        try std.testing.expectError(error.Usage, parse(test_arena, case.args, &diagnostic));
         try std.testing.expectEqualStrings(case.flag, diagnostic.flag);
         try std.testing.expect(diagnostic.message().len > 0);
     }
@@ -546,7 +551,7 @@ test "cli: each mistake names its flag" {
 
 test "cli: balancing, health and retry flags fill the pool" {
     var diagnostic: Diagnostic = .{};
-    const parsed = try parse(&.{
+    const parsed = try parse(test_arena, &.{
         "--backend",                "127.0.0.1:9001,weight=3,max-conns=10",
         "--backend",                "127.0.0.1:9002,weight=0",
         "--strategy",               "hash",
@@ -588,43 +593,43 @@ test "cli: balancing mistakes name their flag" {
     };
     for (cases) |case| {
         var diagnostic: Diagnostic = .{};
-        try std.testing.expectError(error.Usage, parse(case.args, &diagnostic));
+        try std.testing.expectError(error.Usage, parse(test_arena, case.args, &diagnostic));
         try std.testing.expectEqualStrings(case.flag, diagnostic.flag);
     }
 }
 
 test "cli: demo needs no backend; help and version win" {
     var diagnostic: Diagnostic = .{};
-    try std.testing.expectEqual(Command.demo, (try parse(&.{"demo"}, &diagnostic)).command);
-    try std.testing.expectEqual(Command.help, (try parse(&.{ "--bogus=1", "--help" }, &diagnostic)).command);
+    try std.testing.expectEqual(Command.demo, (try parse(test_arena, &.{"demo"}, &diagnostic)).command);
+    try std.testing.expectEqual(Command.help, (try parse(test_arena, &.{ "--bogus=1", "--help" }, &diagnostic)).command);
 }
 
 test "cli: a backend's caps take 0 (no cap), as in a file" {
     // The command line used to refuse max-conns=0 and max-pending=0 while a file took them;
     // both read the backend rows of settings.zig now.
     var diagnostic: Diagnostic = .{};
-    const parsed = try parse(&.{ "--backend", "127.0.0.1:9001,max-conns=0,max-pending=0,weight=0" }, &diagnostic);
+    const parsed = try parse(test_arena, &.{ "--backend", "127.0.0.1:9001,max-conns=0,max-pending=0,weight=0" }, &diagnostic);
     const backend = parsed.config.pools()[0].backends()[0];
     try std.testing.expectEqual(@as(u32, 0), backend.max_connections);
     try std.testing.expectEqual(@as(u32, 0), backend.max_pending);
     try std.testing.expectEqual(@as(u16, 0), backend.weight);
-    try std.testing.expectError(error.Usage, parse(&.{ "--backend", "127.0.0.1:9001,max-conns=1048577" }, &diagnostic));
+    try std.testing.expectError(error.Usage, parse(test_arena, &.{ "--backend", "127.0.0.1:9001,max-conns=1048577" }, &diagnostic));
     try std.testing.expectEqualStrings("invalid value \"1048577\": expected a whole number from 0 to 1048576", diagnostic.message());
-    try std.testing.expectError(error.Usage, parse(&.{ "--backend", "127.0.0.1:9001,colour=red" }, &diagnostic));
+    try std.testing.expectError(error.Usage, parse(test_arena, &.{ "--backend", "127.0.0.1:9001,colour=red" }, &diagnostic));
     try std.testing.expectEqualStrings("invalid option \"colour=red\": expected weight=N, max-conns=N or max-pending=N", diagnostic.message());
 }
 
 test "cli: names and hosts follow the same rules as in a file" {
     var diagnostic: Diagnostic = .{};
     // A Host with an IPv6 literal and a port is a valid probe Host (it used to be refused here).
-    const parsed = try parse(&.{ "--backend", "127.0.0.1:9001", "--health-path", "/h", "--health-host", "[::1]:8080" }, &diagnostic);
+    const parsed = try parse(test_arena, &.{ "--backend", "127.0.0.1:9001", "--health-path", "/h", "--health-host", "[::1]:8080" }, &diagnostic);
     try std.testing.expectEqualStrings("[::1]:8080", parsed.config.pools()[0].health.host);
     // A cookie or header name is a token: no `:` (it used to pass here and broke Set-Cookie).
-    try std.testing.expectError(error.Usage, parse(&.{ "--backend", "127.0.0.1:9001", "--sticky-cookie", "a:b" }, &diagnostic));
+    try std.testing.expectError(error.Usage, parse(test_arena, &.{ "--backend", "127.0.0.1:9001", "--sticky-cookie", "a:b" }, &diagnostic));
     try std.testing.expectEqualStrings("--sticky-cookie", diagnostic.flag);
-    try std.testing.expectError(error.Usage, parse(&.{ "--backend", "127.0.0.1:9001", "--hash-key", "header:a:b" }, &diagnostic));
+    try std.testing.expectError(error.Usage, parse(test_arena, &.{ "--backend", "127.0.0.1:9001", "--hash-key", "header:a:b" }, &diagnostic));
     try std.testing.expectEqualStrings("invalid value \"header:a:b\": a header or cookie name is 1 to 255 letters, digits or !#$%&'*+-.^_`|~", diagnostic.message());
-    try std.testing.expectError(error.Usage, parse(&.{ "--backend", "127.0.0.1:9001", "--health-path", "h" }, &diagnostic));
+    try std.testing.expectError(error.Usage, parse(test_arena, &.{ "--backend", "127.0.0.1:9001", "--health-path", "h" }, &diagnostic));
     try std.testing.expectEqualStrings("invalid value \"h\": a health path starts with /, such as \"/healthz\"", diagnostic.message());
 }
 
@@ -633,15 +638,15 @@ test "cli: every flag of the table is parsed, and a switch takes no value" {
     inline for (settings.table) |setting| {
         if (comptime isFlag(setting)) try std.testing.expect(flags.get("--" ++ setting.flag.?) != null);
     }
-    try std.testing.expectError(error.Usage, parse(&.{ "--backend", "127.0.0.1:9001", "--trace-init=1" }, &diagnostic));
-    _ = try parse(&.{ "--backend", "127.0.0.1:9001", "--trace-init" }, &diagnostic);
-    try std.testing.expectEqual(Command.settings, (try parse(&.{"settings"}, &diagnostic)).command);
-    try std.testing.expectError(error.Usage, parse(&.{ "settings", "x" }, &diagnostic));
+    try std.testing.expectError(error.Usage, parse(test_arena, &.{ "--backend", "127.0.0.1:9001", "--trace-init=1" }, &diagnostic));
+    _ = try parse(test_arena, &.{ "--backend", "127.0.0.1:9001", "--trace-init" }, &diagnostic);
+    try std.testing.expectEqual(Command.settings, (try parse(test_arena, &.{"settings"}, &diagnostic)).command);
+    try std.testing.expectError(error.Usage, parse(test_arena, &.{ "settings", "x" }, &diagnostic));
 }
 
 test "cli: the relation between the head and target limits names both flags" {
     var diagnostic: Diagnostic = .{};
-    try std.testing.expectError(error.Usage, parse(&.{ "--backend", "127.0.0.1:9001", "--header-bytes-max", "4KiB" }, &diagnostic));
+    try std.testing.expectError(error.Usage, parse(test_arena, &.{ "--backend", "127.0.0.1:9001", "--header-bytes-max", "4KiB" }, &diagnostic));
     try std.testing.expectEqualStrings("--target-bytes-max", diagnostic.flag);
     try std.testing.expectEqualStrings("must be smaller than --header-bytes-max", diagnostic.message());
 }

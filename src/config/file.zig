@@ -220,6 +220,7 @@ fn errnoMessage(arena: std.mem.Allocator, what: []const u8, errno: linux.E) []co
 fn validateMessage(err: Config.ValidateError) []const u8 {
     return switch (err) {
         error.NoBackends => "no backends: a pool needs at least one",
+        error.TooManyBackends => std.fmt.comptimePrint("more than {d} backends in all pools together", .{Config.backends_total_max}),
         error.OutOfRange => "a setting is outside what it allows (see `sluice settings`)",
         error.TargetBytesTooLarge => "limits.target_bytes_max must be below limits.header_bytes_max",
         error.HashNameMissing => "hash on a header or cookie needs its name",
@@ -674,13 +675,19 @@ const Mapper = struct {
     fn backends(m: *Mapper, node: *const Node) void {
         const items = m.array(node, "backends") orelse return;
         if (items.len == 0) return m.problem(node.position, "no backends: a pool needs at least one");
-        for (items) |*item| {
-            const parsed = m.backend(item) orelse continue;
-            m.currentPool().addBackend(parsed) catch {
-                m.problem(item.position, std.fmt.comptimePrint("more than {d} backends", .{Config.backends_count_max}));
-                return;
-            };
+        if (items.len > Config.backends_count_max) {
+            const first_over = &items[Config.backends_count_max];
+            return m.problem(first_over.position, std.fmt.comptimePrint("more than {d} backends", .{Config.backends_count_max}));
         }
+        // The whole list at once, in the arena (Config.Pool.backends_list).
+        const list = m.arena.alloc(Config.Backend, items.len) catch
+            return m.problem(node.position, "out of memory for the backends");
+        var parsed: usize = 0;
+        for (items) |*item| {
+            list[parsed] = m.backend(item) orelse continue;
+            parsed += 1;
+        }
+        m.currentPool().setBackends(list[0..parsed]) catch unreachable; // Counted above.
     }
 
     /// `"ADDR"`, or `.{ .address = "ADDR", .weight = N, .max_connections = N, .max_pending = N }`.

@@ -543,7 +543,7 @@ pub const table = [_]Setting{
         .flag = "backend",
         .key = "backends",
         .scope = .pool,
-        .fields = &.{ "backends_buffer", "backends_count" },
+        .fields = &.{ "backends_list", "backends_count" },
         .value = .{ .structure = .backends },
         .unset = "required",
         .section = .balancing,

@@ -11,23 +11,25 @@
 //!   longest cool-down), so a backend that flaps is kept out longer and longer, and a pass of
 //!   the active check does not reset that growth.
 //!
-//! Reads on the request path are lock-free (two relaxed loads and, after a failure, one store).
-//! State transitions are rare and take a spinlock, so the mask, the ejected count and the
-//! log line of a transition always agree; each transition is logged once and counted.
+//! Reads on the request path are lock-free (a word of `available` and the ejected count and,
+//! after a failure, one store). State transitions are rare and take a spinlock, so the set,
+//! the ejected count and the log line of a transition always agree; each transition is logged
+//! once and counted.
+//!
+//! Sized at start-up: one `Backend` and one bit per member slot of the pool (stdx/BitSet.zig),
+//! allocated by the pool instance.
 const std = @import("std");
 const assert = std.debug.assert;
 
 const Address = @import("../stdx/Address.zig").Address;
 const Config = @import("../config/Config.zig");
 const log = @import("../stdx/log.zig");
-const mask = @import("../stdx/mask.zig");
+const BitSet = @import("../stdx/BitSet.zig");
 const Counter = @import("../stdx/Counter.zig");
 
 const Health = @This();
 
-pub const backends_max = Config.backends_count_max;
-
-backends: [backends_max]Backend,
+backends: []Backend,
 count: u32,
 outlier: Config.Outlier,
 /// How long a half-open trial may take before another request may try again (the trial's
@@ -36,9 +38,11 @@ trial_timeout_ns: u64,
 /// The active check's rise threshold, reused to end an ejection from active passes.
 rise: u8,
 /// Bit i: backend i takes new requests (active up, not ejected).
-available: std.atomic.Value(u64) = .init(0),
-/// Bit i: backend i is ejected (cool-down or trial). Nonzero is rare; pick looks closer then.
-ejected: std.atomic.Value(u64) = .init(0),
+available: []BitSet.AtomicWord,
+/// Bit i: backend i is ejected (cool-down or trial).
+ejected: []BitSet.AtomicWord,
+/// Members ejected now: nonzero is rare, and only then does a pick look for a trial.
+ejected_count: std.atomic.Value(u32) = .init(0),
 lock: std.atomic.Value(bool) = .init(false),
 stats: Stats = .{},
 
@@ -111,21 +115,41 @@ pub const Outcome = enum {
     }
 };
 
-pub fn init(pool: *const Config.Pool) Health {
+/// Allocates one `Backend` and one bit per member: `allocator` is the pool instance's.
+pub fn init(allocator: std.mem.Allocator, pool: *const Config.Pool) error{OutOfMemory}!Health {
     const count = pool.backends_count;
-    assert(count > 0 and count <= backends_max);
-    var health: Health = .{
-        .backends = @splat(.{}),
+    assert(count > 0 and count <= Config.backends_count_max);
+    const backends = try allocator.alloc(Backend, count);
+    errdefer allocator.free(backends);
+    const available = try allocator.alloc(BitSet.AtomicWord, BitSet.wordsFor(count));
+    errdefer allocator.free(available);
+    const ejected = try allocator.alloc(BitSet.AtomicWord, BitSet.wordsFor(count));
+    @memset(backends, .{});
+    @memset(ejected, .init(0));
+    for (pool.backends(), backends) |*config_backend, *backend| {
+        backend.name_len = @intCast(config_backend.address.toText(&backend.name_buffer).len);
+    }
+    for (available, 0..) |*word, i| {
+        const start: u32 = @intCast(i * BitSet.word_bits);
+        const bits = @min(count - start, BitSet.word_bits);
+        word.* = .init(if (bits == BitSet.word_bits) ~@as(u64, 0) else (@as(u64, 1) << @intCast(bits)) - 1);
+    }
+    return .{
+        .backends = backends,
         .count = count,
         .outlier = pool.outlier,
         .trial_timeout_ns = pool.connect_timeout_ns + pool.response_timeout_ns,
         .rise = pool.health.rise,
+        .available = available,
+        .ejected = ejected,
     };
-    for (pool.backends(), health.backends[0..count]) |*config_backend, *backend| {
-        backend.name_len = @intCast(config_backend.address.toText(&backend.name_buffer).len);
-    }
-    health.available = .init(mask.first(count));
-    return health;
+}
+
+pub fn deinit(health: *Health, allocator: std.mem.Allocator) void {
+    allocator.free(health.backends);
+    allocator.free(health.available);
+    allocator.free(health.ejected);
+    health.* = undefined;
 }
 
 /// A reload rebuilt the pool: backend `index` is backend `from_index` of the previous
@@ -142,42 +166,35 @@ pub fn carryOver(health: *Health, index: u16, from: *const Health, from_index: u
     backend.until_ns.store(source.until_ns.load(.acquire), .release);
     backend.ejections_in_a_row = source.ejections_in_a_row;
     backend.last_ejection_ns = source.last_ejection_ns;
-    if (backend.state.load(.acquire) != .serving) {
-        _ = health.ejected.fetchOr(bit(index), .acq_rel);
-    }
+    if (backend.state.load(.acquire) != .serving) health.markEjected(index, true);
     health.refreshLocked(index);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Workers: on the request path
 
-pub const Candidates = struct {
-    /// Backends that may take a request now.
-    mask: u64,
-    /// A backend whose cool-down just ended and whose half-open trial this caller claimed: the
-    /// request should go there (it is also in `mask`).
-    trial: ?u16 = null,
-};
+/// The backends that may take a new request now, one bit each: read a word at a time by the
+/// pick (BitSet.nextSet), never copied.
+pub fn availableWords(health: *const Health) []const BitSet.AtomicWord {
+    return health.available;
+}
 
-/// Which backends may take a new request. When a cool-down has run out, the first caller to
-/// ask claims that backend's half-open trial.
-pub fn candidates(health: *Health, now_ns: u64) Candidates {
-    var result: Candidates = .{ .mask = health.available.load(.acquire) };
-    const ejected = health.ejected.load(.acquire);
-    if (ejected == 0) return result;
-    var rest = ejected;
-    while (rest != 0) : (rest &= rest - 1) {
-        const index: u16 = @ctz(rest);
-        const backend = &health.backends[index];
-        if (!backend.active_up.load(.acquire)) continue;
-        if (now_ns < backend.until_ns.load(.acquire)) continue;
-        if (health.claimTrial(index, now_ns)) {
-            result.mask |= bit(index);
-            result.trial = index;
-            return result;
+/// A backend whose cool-down has run out and whose half-open trial this caller just claimed
+/// (the request should go there), or null. One load when nothing is ejected; otherwise a walk
+/// over the ejected set (a word per 64 members), which is rare.
+pub fn claimAnyTrial(health: *Health, now_ns: u64) ?u16 {
+    if (health.ejected_count.load(.acquire) == 0) return null;
+    for (health.ejected, 0..) |*word, word_index| {
+        var rest = word.load(.acquire);
+        while (rest != 0) : (rest &= rest - 1) {
+            const index: u16 = @intCast(word_index * BitSet.word_bits + @ctz(rest));
+            const backend = &health.backends[index];
+            if (!backend.active_up.load(.acquire)) continue;
+            if (now_ns < backend.until_ns.load(.acquire)) continue;
+            if (health.claimTrial(index, now_ns)) return index;
         }
     }
-    return result;
+    return null;
 }
 
 /// Reports how an exchange with backend `index` went.
@@ -250,18 +267,30 @@ pub fn activeFailed(health: *Health, index: u16) void {
     backend.active_passes_since_ejection = 0;
 }
 
-/// Backends that are available or ejected (one may come back as a trial), without claiming a
-/// trial: for "is there anything left to try".
-pub fn mayTakeRequests(health: *const Health) u64 {
-    return health.available.load(.acquire) | health.ejected.load(.acquire);
+/// Whether a backend not in `excluded` is available or ejected (one may come back as a
+/// trial), without claiming a trial: for "is there anything left to try" before a retry. Walks
+/// the sets only until one is found (rare path: once per retry).
+pub fn mayTakeRequestsBeyond(health: *const Health, excluded: []const u16) bool {
+    for (health.available, health.ejected, 0..) |*available, *ejected, word_index| {
+        var rest = available.load(.acquire) | ejected.load(.acquire);
+        while (rest != 0) : (rest &= rest - 1) {
+            const index: u16 = @intCast(word_index * BitSet.word_bits + @ctz(rest));
+            if (std.mem.indexOfScalar(u16, excluded, index) == null) return true;
+        }
+    }
+    return false;
 }
 
 pub fn isAvailable(health: *const Health, index: u16) bool {
-    return health.available.load(.acquire) & bit(index) != 0;
+    return BitSet.isSetAtomic(health.available, index);
+}
+
+pub fn isEjected(health: *const Health, index: u16) bool {
+    return BitSet.isSetAtomic(health.ejected, index);
 }
 
 pub fn ejectedCount(health: *const Health) u32 {
-    return @popCount(health.ejected.load(.acquire));
+    return health.ejected_count.load(.acquire);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -343,7 +372,7 @@ fn ejectLocked(health: *Health, index: u16, now_ns: u64, cooldown_ns: u64) void 
     backend.state.store(.ejected, .release);
     backend.until_ns.store(now_ns + cooldown_ns, .release);
     backend.active_passes_since_ejection = 0;
-    _ = health.ejected.fetchOr(bit(index), .acq_rel);
+    health.markEjected(index, true);
     _ = health.stats.ejections.fetchAdd(1, .monotonic);
     health.refreshLocked(index);
 }
@@ -352,18 +381,27 @@ fn unejectLocked(health: *Health, index: u16) void {
     const backend = &health.backends[index];
     backend.state.store(.serving, .release);
     backend.consecutive_failures.store(0, .monotonic);
-    _ = health.ejected.fetchAnd(~bit(index), .acq_rel);
+    health.markEjected(index, false);
+}
+
+/// Sets or clears `index`'s bit in `ejected`, keeping `ejected_count` in step (under the lock,
+/// or before the instance is published).
+fn markEjected(health: *Health, index: u16, ejected: bool) void {
+    if (health.isEjected(index) == ejected) return;
+    if (ejected) {
+        BitSet.setAtomic(health.ejected, index);
+        _ = health.ejected_count.fetchAdd(1, .acq_rel);
+    } else {
+        BitSet.unsetAtomic(health.ejected, index);
+        _ = health.ejected_count.fetchSub(1, .acq_rel);
+    }
 }
 
 /// Recomputes backend `index`'s bit in `available` from its state.
 fn refreshLocked(health: *Health, index: u16) void {
     const backend = &health.backends[index];
     const takes = backend.active_up.load(.acquire) and backend.state.load(.acquire) == .serving;
-    if (takes) {
-        _ = health.available.fetchOr(bit(index), .acq_rel);
-    } else {
-        _ = health.available.fetchAnd(~bit(index), .acq_rel);
-    }
+    if (takes) BitSet.setAtomic(health.available, index) else BitSet.unsetAtomic(health.available, index);
 }
 
 fn acquire(health: *Health) void {
@@ -377,16 +415,20 @@ fn release(health: *Health) void {
     health.lock.store(false, .release);
 }
 
-const bit = mask.bit;
-
 // ---------------------------------------------------------------------------------------------
 
-fn testPool(count: u32) Config.Pool {
+/// A pool of `count` backends, its list in `arena`.
+fn availableMask(health: *const Health) u64 {
+    return health.available[0].load(.acquire);
+}
+
+fn testPool(arena: std.mem.Allocator, count: u32) Config.Pool {
     var pool: Config.Pool = .{};
-    for (0..count) |i| {
-        pool.addBackend(.{ .address = Address.initIp4(.{ 127, 0, 0, 1 }, @intCast(9000 + i)) }) catch
-            unreachable;
+    const list = arena.alloc(Config.Backend, count) catch unreachable; // Tests have memory.
+    for (list, 0..) |*backend, i| {
+        backend.* = .{ .address = Address.initIp4(.{ 127, 0, 0, 1 }, @intCast(9000 + i)) };
     }
+    pool.setBackends(list) catch unreachable; // At most the maximum.
     pool.outlier.consecutive_failures = 3;
     pool.outlier.ejection_ns = 100;
     pool.outlier.ejection_max_ns = 1000;
@@ -396,9 +438,11 @@ fn testPool(count: u32) Config.Pool {
 }
 
 test "health: consecutive failures eject once; success in between resets the streak" {
-    const pool = testPool(4);
-    var health: Health = .init(&pool);
-    try std.testing.expectEqual(@as(u64, 0b1111), health.candidates(0).mask);
+    var test_arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer test_arena.deinit();
+    const pool = testPool(test_arena.allocator(), 4);
+    var health: Health = try .init(test_arena.allocator(), &pool);
+    try std.testing.expectEqual(@as(u64, 0b1111), availableMask(&health));
     health.report(1, .reset, 0);
     health.report(1, .reset, 0);
     health.report(1, .success, 0);
@@ -407,7 +451,7 @@ test "health: consecutive failures eject once; success in between resets the str
     try std.testing.expect(health.isAvailable(1));
     health.report(1, .timeout, 0);
     try std.testing.expect(!health.isAvailable(1));
-    try std.testing.expectEqual(@as(u64, 0b1101), health.candidates(50).mask);
+    try std.testing.expectEqual(@as(u64, 0b1101), availableMask(&health));
     health.report(1, .reset, 0); // More failures while ejected change nothing.
     try std.testing.expectEqual(@as(u64, 1), health.stats.ejections.load(.monotonic));
     // A kind not in `on` is not a failure.
@@ -418,21 +462,21 @@ test "health: consecutive failures eject once; success in between resets the str
 }
 
 test "health: cool-down, half-open trial, growing ejections" {
-    const pool = testPool(4);
-    var health: Health = .init(&pool);
+    var test_arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer test_arena.deinit();
+    const pool = testPool(test_arena.allocator(), 4);
+    var health: Health = try .init(test_arena.allocator(), &pool);
     for (0..3) |_| health.report(0, .connect, 0);
     try std.testing.expect(!health.isAvailable(0));
     // Cool-down (100 ns) not over: no trial.
-    try std.testing.expectEqual(@as(?u16, null), health.candidates(99).trial);
+    try std.testing.expectEqual(@as(?u16, null), health.claimAnyTrial(99));
     // Over: exactly one caller claims the trial.
-    const first = health.candidates(100);
-    try std.testing.expectEqual(@as(?u16, 0), first.trial);
-    try std.testing.expect(first.mask & 1 != 0);
-    try std.testing.expectEqual(@as(?u16, null), health.candidates(101).trial);
+    try std.testing.expectEqual(@as(?u16, 0), health.claimAnyTrial(100));
+    try std.testing.expectEqual(@as(?u16, null), health.claimAnyTrial(101));
     // The trial fails: ejected again, for twice as long.
     health.report(0, .connect, 105);
-    try std.testing.expectEqual(@as(?u16, null), health.candidates(300).trial);
-    try std.testing.expectEqual(@as(?u16, 0), health.candidates(305).trial);
+    try std.testing.expectEqual(@as(?u16, null), health.claimAnyTrial(300));
+    try std.testing.expectEqual(@as(?u16, 0), health.claimAnyTrial(305));
     // This one succeeds: back in rotation.
     health.report(0, .success, 310);
     try std.testing.expect(health.isAvailable(0));
@@ -441,41 +485,45 @@ test "health: cool-down, half-open trial, growing ejections" {
     for (0..3) |_| health.report(0, .connect, 400);
     const cooldown = health.backends[0].until_ns.load(.monotonic) - 400;
     try std.testing.expectEqual(@as(u64, 400), cooldown); // Third in a row: 100 << 2.
-    try std.testing.expectEqual(@as(?u16, 0), health.candidates(800).trial);
-    try std.testing.expectEqual(@as(?u16, null), health.candidates(810).trial);
-    try std.testing.expectEqual(@as(?u16, 0), health.candidates(820).trial);
+    try std.testing.expectEqual(@as(?u16, 0), health.claimAnyTrial(800));
+    try std.testing.expectEqual(@as(?u16, null), health.claimAnyTrial(810));
+    try std.testing.expectEqual(@as(?u16, 0), health.claimAnyTrial(820));
 }
 
 test "health: at most max_ejected_percent of the pool, rounded down" {
-    var pool = testPool(4);
+    var test_arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer test_arena.deinit();
+    var pool = testPool(test_arena.allocator(), 4);
     pool.outlier.max_ejected_percent = 50;
-    var health: Health = .init(&pool);
+    var health: Health = try .init(test_arena.allocator(), &pool);
     for (0..4) |index| {
         for (0..3) |_| health.report(@intCast(index), .reset, 0);
     }
     try std.testing.expectEqual(@as(u32, 2), health.ejectedCount());
     try std.testing.expectEqual(@as(u64, 2), health.stats.ejections_refused_by_cap.load(.monotonic));
 
-    var single = testPool(1);
+    var single = testPool(test_arena.allocator(), 1);
     single.outlier.max_ejected_percent = 50;
-    var one: Health = .init(&single);
+    var one: Health = try .init(test_arena.allocator(), &single);
     for (0..3) |_| one.report(0, .reset, 0);
     try std.testing.expectEqual(@as(u32, 0), one.ejectedCount());
-    try std.testing.expectEqual(@as(u64, 1), one.candidates(1).mask);
+    try std.testing.expectEqual(@as(u64, 1), availableMask(&one));
     single.outlier.max_ejected_percent = 100;
-    var all: Health = .init(&single);
+    var all: Health = try .init(test_arena.allocator(), &single);
     for (0..3) |_| all.report(0, .reset, 0);
-    try std.testing.expectEqual(@as(u64, 0), all.candidates(1).mask);
+    try std.testing.expectEqual(@as(u64, 0), availableMask(&all));
 }
 
 test "health: active down wins; active passes end an ejection; no fight over growth" {
-    var pool = testPool(2);
+    var test_arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer test_arena.deinit();
+    var pool = testPool(test_arena.allocator(), 2);
     pool.health.rise = 2;
-    var health: Health = .init(&pool);
+    var health: Health = try .init(test_arena.allocator(), &pool);
     health.setActive(0, false, "status 503");
-    try std.testing.expectEqual(@as(u64, 0b10), health.candidates(0).mask);
+    try std.testing.expectEqual(@as(u64, 0b10), availableMask(&health));
     health.setActive(0, true, "");
-    try std.testing.expectEqual(@as(u64, 0b11), health.candidates(0).mask);
+    try std.testing.expectEqual(@as(u64, 0b11), availableMask(&health));
 
     for (0..3) |_| health.report(1, .reset, 0);
     try std.testing.expect(!health.isAvailable(1));
@@ -490,13 +538,27 @@ test "health: active down wins; active passes end an ejection; no fight over gro
     try std.testing.expectEqual(@as(u64, 200), health.backends[1].until_ns.load(.monotonic) - 10);
     // Down by active checks while ejected: no trial is claimed for it.
     health.setActive(1, false, "timed out");
-    try std.testing.expectEqual(@as(?u16, null), health.candidates(10_000).trial);
+    try std.testing.expectEqual(@as(?u16, null), health.claimAnyTrial(10_000));
 }
 
-test "health: 64 backends use every bit" {
-    const pool = testPool(64);
-    var health: Health = .init(&pool);
-    try std.testing.expectEqual(~@as(u64, 0), health.candidates(0).mask);
-    for (0..3) |_| health.report(63, .reset, 0);
-    try std.testing.expectEqual(~@as(u64, 0) >> 1, health.candidates(0).mask);
+test "health: 1,024 backends use every bit of every word" {
+    var test_arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer test_arena.deinit();
+    var pool = testPool(test_arena.allocator(), 1024);
+    pool.outlier.max_ejected_percent = 100;
+    var health: Health = try .init(test_arena.allocator(), &pool);
+    try std.testing.expectEqual(@as(usize, 16), health.available.len);
+    try std.testing.expectEqual(@as(u32, 1024), BitSet.countAtomic(health.available));
+    for ([_]u16{ 0, 63, 64, 1023 }) |index| {
+        for (0..3) |_| health.report(index, .reset, 0);
+        try std.testing.expect(!health.isAvailable(index) and health.isEjected(index));
+    }
+    try std.testing.expectEqual(@as(u32, 1020), BitSet.countAtomic(health.available));
+    try std.testing.expectEqual(@as(u32, 4), health.ejectedCount());
+    // Every ejected member's cool-down is over: each is claimed as a trial once.
+    var claimed: u32 = 0;
+    while (health.claimAnyTrial(1_000_000)) |index| : (claimed += 1) health.report(index, .success, 1_000_000);
+    try std.testing.expectEqual(@as(u32, 4), claimed);
+    try std.testing.expectEqual(@as(u32, 1024), BitSet.countAtomic(health.available));
+    try std.testing.expect(health.mayTakeRequestsBeyond(&.{ 0, 1, 2 }));
 }

@@ -7,7 +7,7 @@
 //!
 //! Sizing: a rendering needs at most `render_bytes_max` bytes: a fixed part plus a budget per
 //! pool, per backend and per route, summed for the largest configuration a reload may bring
-//! (`pools_max` pools of `backends_max` backends, `routes_max` routes), because the admin
+//! (`pools_max` pools, `backends_total_max` backends among them, `routes_max` routes), because the admin
 //! sizes its buffers once, at start-up. A test renders that worst case (the longest names,
 //! the largest values) and checks every part fits its budget with a quarter of it to spare.
 const std = @import("std");
@@ -22,7 +22,10 @@ const Snapshot = @This();
 // Config's bounds (`pools_count_max`, `backends_count_max`, `routes_count_max` and the name
 // lengths), repeated here so metrics/ does not import config/; runtime/collector.zig asserts they agree.
 pub const pools_max = 16;
-pub const backends_max = 64;
+/// Members of one pool, and of all pools together (Config's `backends_count_max` and
+/// `backends_total_max`).
+pub const backends_max = 1024;
+pub const backends_total_max = 2048;
 pub const routes_max = 64;
 /// A pool's name as validated by Config (`pool_name_bytes_max`).
 pub const pool_name_bytes_max = 64;
@@ -105,6 +108,9 @@ handlers_count: u32 = 0,
 handlers: [handlers_max]Handler = undefined,
 routes_count: u32 = 0,
 routes: [routes_max]Route = undefined,
+/// Every pool's backends, one after the other (`Pool.backends`): `backends_total_max` of
+/// them, allocated apart (untouched until used) and kept by whoever refills the snapshot.
+backends_storage: []Backend = &.{},
 
 pub const Pool = struct {
     name: []const u8 = "",
@@ -115,7 +121,8 @@ pub const Pool = struct {
     /// Responses sluice answered itself for the pool's requests, by class.
     own_responses: [classes.len]u64 = @splat(0),
     backends_count: u32 = 0,
-    backends: [backends_max]Backend = undefined,
+    /// In the snapshot's `backends_storage`.
+    backends: []Backend = &.{},
 
     pub fn backendsSlice(pool: *const Pool) []const Backend {
         assert(pool.backends_count <= backends_max);
@@ -232,22 +239,23 @@ pub const render_bytes_per_route = 768;
 /// 20-digit value), 1.9 KiB.
 pub const render_bytes_per_handler = 3 * 1024;
 
-/// The largest rendering, in either format, of any configuration a reload may bring: 4.3 MiB
-/// (2.8 MiB measured). The admin reserves this much address space per connection, untouched
+/// The largest rendering, in either format, of any configuration a reload may bring: 8.3 MiB
+/// (about 5.5 MiB measured). The admin reserves this much address space per connection, untouched
 /// until a response is rendered into it, so only what a response uses becomes resident.
 pub const render_bytes_max: u32 =
     render_bytes_fixed +
     // Every pool, whatever its backends.
     pools_max * render_bytes_per_pool +
-    // Every backend of every pool: 1,024 of them, 4 MiB, the bulk of it.
-    pools_max * backends_max * render_bytes_per_backend +
+    // Every backend of every pool: 2,048 of them, 8 MiB, the bulk of it.
+    backends_total_max * render_bytes_per_backend +
     // Every route.
     routes_max * render_bytes_per_route +
     // Every handler, and the HELP and TYPE lines of their two families.
     handlers_max * render_bytes_per_handler + 1024;
 
 comptime {
-    assert(render_bytes_max == 4437 * 1024);
+    assert(render_bytes_max == 8533 * 1024);
+    assert(backends_total_max >= backends_max);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -636,8 +644,9 @@ const testing = std.testing;
 
 /// Two pools with different backends ("app": two, the second ejected; "static": one) and two
 /// routes, one named and one known by its position.
-fn testSnapshot(snapshot: *Snapshot) void {
+fn testSnapshot(snapshot: *Snapshot, storage: []Backend) void {
     snapshot.* = .{
+        .backends_storage = storage,
         .version = "0.1.0",
         .uptime_ns = 3 * std.time.ns_per_s + 250 * std.time.ns_per_ms,
         .workers_count = 2,
@@ -657,14 +666,15 @@ fn testSnapshot(snapshot: *Snapshot) void {
     snapshot.pools[1] = .{ .name = "static", .strategy = "least_connections" };
     snapshot.routes[0] = .{ .name = "api", .requests = 7 };
     snapshot.routes[1] = .{ .name = "1", .requests = 3 };
-    setBackends(&snapshot.pools[0], &.{ "10.0.0.5:9000", "10.0.0.6:9000" });
-    setBackends(&snapshot.pools[1], &.{"10.0.1.7:80"});
+    setBackends(&snapshot.pools[0], snapshot.backends_storage[0..], &.{ "10.0.0.5:9000", "10.0.0.6:9000" });
+    setBackends(&snapshot.pools[1], snapshot.backends_storage[2..], &.{"10.0.1.7:80"});
     snapshot.pools[0].backends[1].available = false;
     snapshot.pools[0].backends[1].state = .ejected;
     snapshot.pools[0].backends[1].responses[4] = 1;
 }
 
-fn setBackends(pool: *Pool, addresses: []const []const u8) void {
+fn setBackends(pool: *Pool, storage: []Backend, addresses: []const []const u8) void {
+    pool.backends = storage[0..addresses.len];
     pool.backends_count = @intCast(addresses.len);
     for (pool.backends[0..addresses.len], addresses) |*backend, address| {
         backend.* = .{
@@ -732,7 +742,9 @@ fn expectFamiliesOnce(text: []const u8) !usize {
 
 test "snapshot: /metrics names every family once, then samples it for every pool and route" {
     var snapshot: Snapshot = undefined;
-    testSnapshot(&snapshot);
+    const storage = try testing.allocator.alloc(Backend, backends_total_max);
+    defer testing.allocator.free(storage);
+    testSnapshot(&snapshot, storage);
     snapshot.pools[0].counters.requests = 12;
     snapshot.pools[1].counters.requests = 4;
     snapshot.pools[0].latency.observe(std.time.ns_per_ms);
@@ -792,7 +804,9 @@ test "snapshot: /metrics names every family once, then samples it for every pool
 
 test "snapshot: families with nothing to sample are left out" {
     var snapshot: Snapshot = undefined;
-    testSnapshot(&snapshot);
+    const storage = try testing.allocator.alloc(Backend, backends_total_max);
+    defer testing.allocator.free(storage);
+    testSnapshot(&snapshot, storage);
     snapshot.routes_count = 0;
     var buffer: [64 * 1024]u8 = undefined;
     var w: std.Io.Writer = .fixed(&buffer);
@@ -810,7 +824,9 @@ test "snapshot: families with nothing to sample are left out" {
 
 test "snapshot: /status is JSON that lists every pool, backend and route" {
     var snapshot: Snapshot = undefined;
-    testSnapshot(&snapshot);
+    const storage = try testing.allocator.alloc(Backend, backends_total_max);
+    defer testing.allocator.free(storage);
+    testSnapshot(&snapshot, storage);
     snapshot.pools[0].name = "quote\"d";
     var buffer: [16 * 1024]u8 = undefined;
     var w: std.Io.Writer = .fixed(&buffer);
@@ -854,7 +870,7 @@ test "snapshot: /status is JSON that lists every pool, backend and route" {
 
 /// Every pool, backend and route there may be, with the longest names made of `name_byte`
 /// and the largest values.
-fn worstSnapshot(snapshot: *Snapshot, name_byte: u8) void {
+fn worstSnapshot(snapshot: *Snapshot, storage: []Backend, name_byte: u8) void {
     const max = std.math.maxInt(u64);
     const Names = struct {
         var pool: [pool_name_bytes_max]u8 = undefined;
@@ -876,20 +892,23 @@ fn worstSnapshot(snapshot: *Snapshot, name_byte: u8) void {
         .pools_count = pools_max,
         .routes_count = routes_max,
         .handlers_count = handlers_max,
+        .backends_storage = storage,
     };
     const info = @typeInfo(Snapshot).@"struct";
     inline for (info.field_names, info.field_types) |name, T| {
         if (T == u64) @field(snapshot, name) = max;
     }
-    for (&snapshot.pools) |*pool| {
+    for (&snapshot.pools, 0..) |*pool, pool_index| {
         pool.* = .{ .name = &Names.pool, .strategy = "least_connections" };
+        const per_pool = backends_total_max / pools_max;
+        pool.backends = snapshot.backends_storage[pool_index * per_pool ..][0..per_pool];
         inline for (@typeInfo(Counters).@"struct".field_names) |name| {
             @field(pool.counters, name) = max;
         }
         for (&pool.latency.counts) |*count| count.set(max / Histogram.buckets_count);
         pool.latency.sum_ns.set(max);
-        pool.backends_count = backends_max;
-        for (&pool.backends) |*backend| backend.* = .{
+        pool.backends_count = backends_total_max / pools_max;
+        for (pool.backends) |*backend| backend.* = .{
             .address = long_address,
             .weight = std.math.maxInt(u16),
             .available = true,
@@ -909,10 +928,12 @@ test "snapshot: the worst case renders within render_bytes_max, each part within
     const buffer = try testing.allocator.alloc(u8, render_bytes_max);
     defer testing.allocator.free(buffer);
     var snapshot: Snapshot = undefined;
+    const storage = try testing.allocator.alloc(Backend, backends_total_max);
+    defer testing.allocator.free(storage);
     // The byte each format escapes to the most: `"` doubles in Prometheus, a control byte
     // takes six in JSON.
     for ([_]Format{ .prometheus, .json }, [_]u8{ '"', 0x01 }) |format, name_byte| {
-        worstSnapshot(&snapshot, name_byte);
+        worstSnapshot(&snapshot, storage, name_byte);
         const Render = struct {
             fn bytes(s: *const Snapshot, into: []u8, f: Format) !usize {
                 var w: std.Io.Writer = .fixed(into);
@@ -934,7 +955,7 @@ test "snapshot: the worst case renders within render_bytes_max, each part within
         snapshot.pools_count = 1;
         snapshot.pools[0].backends_count = 0;
         const one_pool = try Render.bytes(&snapshot, buffer, format);
-        snapshot.pools[0].backends_count = backends_max;
+        snapshot.pools[0].backends_count = backends_total_max / pools_max;
         const one_full_pool = try Render.bytes(&snapshot, buffer, format);
         snapshot.pools_count = 0;
         snapshot.routes_count = routes_max;
@@ -944,7 +965,7 @@ test "snapshot: the worst case renders within render_bytes_max, each part within
         const parts = [_]struct { []const u8, usize, usize }{
             .{ "fixed", fixed, render_bytes_fixed },
             .{ "per pool", one_pool - fixed, render_bytes_per_pool },
-            .{ "per backend", (one_full_pool - one_pool) / backends_max, render_bytes_per_backend },
+            .{ "per backend", (one_full_pool - one_pool) / (backends_total_max / pools_max), render_bytes_per_backend },
             .{ "per route", (routes - fixed) / routes_max, render_bytes_per_route },
             .{ "per handler", (handlers - fixed) / handlers_max, render_bytes_per_handler },
             .{ "all", all, render_bytes_max },
@@ -960,7 +981,9 @@ test "snapshot: the worst case renders within render_bytes_max, each part within
 
 test "snapshot: the stats line sums the pools /metrics and /status show" {
     var snapshot: Snapshot = undefined;
-    testSnapshot(&snapshot);
+    const storage = try testing.allocator.alloc(Backend, backends_total_max);
+    defer testing.allocator.free(storage);
+    testSnapshot(&snapshot, storage);
     snapshot.heap_allocations_after_startup = 1;
     snapshot.buffers_in_use = 2;
     snapshot.pools[0].counters.retries = 5;

@@ -26,7 +26,6 @@ const Config = @import("../config/Config.zig");
 const Health = @import("../health/Health.zig");
 const LocalPool = @import("../upstream/LocalPool.zig");
 const Connections = @import("../upstream/Connections.zig");
-const mask = @import("../stdx/mask.zig");
 const rewrite = @import("rewrite.zig");
 const affinity = @import("affinity.zig");
 const local = @import("local.zig");
@@ -74,10 +73,9 @@ policy: ?*HeaderPolicy.Applied = null,
 /// Where the request may go: `hash`'s key and the backend a `sticky` cookie names.
 key: u64 = 0,
 preferred: ?u16 = null,
-/// Backends tried so far (a bit each), how many tries that was, and the failure to answer
-/// with if no try succeeds.
-tried: u64 = 0,
-tries: u8 = 0,
+/// Backends tried so far (`LocalPool.acquire` adds each), and the failure to answer with if
+/// no try succeeds.
+tried: LocalPool.Tried = .{},
 last_failure: Failure = .upstream_refused,
 /// One stale-connection retry per exchange (see `upstreamFailed`).
 retried_stale: bool = false,
@@ -421,7 +419,7 @@ fn findAffinity(exchange: *Exchange) void {
         .hash => exchange.key = affinity.requestKey(head, config, exchange.downstream.client().ip),
         .sticky => {
             const value = affinity.cookieValue(head.headers, config.sticky_cookie) orelse return;
-            exchange.preferred = exchange.localPool().shared.findIdText(value, config.backends_count);
+            exchange.preferred = exchange.localPool().shared.findIdText(value);
         },
         .round_robin, .weighted, .least_conn, .random => {},
     }
@@ -481,42 +479,38 @@ fn respondLocal(exchange: *Exchange, chosen: ?*const Config.Route) void {
 // ---------------------------------------------------------------------------------------------
 // Tries
 
-/// Picks a backend and reaches it: a pooled idle connection if one exists, else a new one.
-/// A retry has been reserved (`LocalPool.reserveRetry`) before it comes here again.
+/// Takes a lease on a backend and reaches it: a pooled idle connection if one exists, else a
+/// new one. A retry has been reserved (`LocalPool.reserveRetry`) before it comes here again.
 fn connectUpstream(exchange: *Exchange) void {
     assert(exchange.state == .upstream);
-    assert(exchange.attempt.connection == null and !exchange.attempt.counted);
+    assert(exchange.attempt.connection == null and !exchange.attempt.leased);
     assert(exchange.pending_ops == 0);
     assert(!exchange.attempt.timer.isArmed());
     const pool = exchange.localPool();
-    const picked = pool.pick(exchange.ask(), exchange.loop().now());
-    const index = switch (picked) {
-        .backend => |index| index,
+    const first = exchange.tried.count == 0;
+    if (first) exchange.log.upstream_started_ns = exchange.loop().now();
+    const acquired = pool.acquire(&exchange.tried, .{
+        .key = exchange.key,
+        .preferred = exchange.preferred,
+        .pooled = exchange.mayReuse(),
+    }, exchange.loop().now());
+    const lease = switch (acquired) {
+        .lease => |lease| lease,
+        .overloaded => return exchange.fail(.overloaded),
         .none_available, .at_capacity => {
             // On a retry, the failure that made it is the one to answer with.
-            if (exchange.tries == 0) {
-                exchange.last_failure = if (picked == .at_capacity) .backends_at_capacity else .no_backend_available;
+            if (first) {
+                exchange.last_failure = if (acquired == .at_capacity) .backends_at_capacity else .no_backend_available;
             }
             return exchange.fail(exchange.last_failure);
         },
     };
-    if (exchange.tries == 0) exchange.log.upstream_started_ns = exchange.loop().now();
-    exchange.tries += 1;
-    exchange.tried |= mask.bit(index);
-    exchange.attempt = .init(index, exchange.response_fields, exchange.proxy.responseLimits());
-    if (!pool.beginTry(index)) {
-        // Another worker took the last pending slot since the pick looked.
-        if (exchange.tries == 1) exchange.last_failure = .backends_at_capacity;
-        return exchange.connectUpstream();
-    }
-    exchange.attempt.counted = true;
-    if (!exchange.mayReuse()) return exchange.connectFresh();
-    if (pool.connections.takeIdle(index)) |connection| {
-        exchange.attempt.connection = connection;
-        if (connection.tls != null and !exchange.acquireTls()) return exchange.fail(.overloaded);
-        return exchange.sendUpstreamHead();
-    }
-    exchange.connectFresh();
+    exchange.attempt = .init(lease.backend, exchange.response_fields, exchange.proxy.responseLimits());
+    exchange.attempt.leased = true;
+    exchange.attempt.connection = lease.connection;
+    if (lease.fresh) return exchange.connectFresh();
+    if (lease.connection.tls != null and !exchange.acquireTls()) return exchange.fail(.overloaded);
+    exchange.sendUpstreamHead();
 }
 
 /// Whether the request may go on a pooled idle connection. A backend may close an idle
@@ -547,28 +541,11 @@ fn releaseTls(exchange: *Exchange) void {
     exchange.attempt.tls = null;
 }
 
-fn ask(exchange: *const Exchange) LocalPool.Ask {
-    return .{
-        .tried = exchange.tried,
-        .tries = exchange.tries,
-        .key = exchange.key,
-        .preferred = exchange.preferred,
-    };
-}
-
+/// Connects the lease's fresh socket.
 fn connectFresh(exchange: *Exchange) void {
     const attempt = &exchange.attempt;
-    const pool = exchange.localPool();
-    const address = pool.backendAddress(attempt.backend_index);
-    attempt.connection = pool.connections.open(attempt.backend_index, address) catch |err| switch (err) {
-        error.NoCapacity, error.SocketFailed => return exchange.fail(.overloaded),
-        error.AtBackendCap => {
-            // Another worker took the last connection this backend may have.
-            exchange.last_failure = .backends_at_capacity;
-            exchange.endTry();
-            return exchange.connectUpstream();
-        },
-    };
+    assert(attempt.leased);
+    const address = exchange.localPool().backendAddress(attempt.backend_index);
     attempt.state = .connecting;
     exchange.rearmAttemptTimer();
     exchange.submit();
@@ -739,7 +716,7 @@ fn replayable(exchange: *const Exchange) bool {
 }
 
 fn reserveRetry(exchange: *Exchange) bool {
-    return exchange.localPool().reserveRetry(exchange.ask(), exchange.loop().now());
+    return exchange.localPool().reserveRetry(&exchange.tried, exchange.loop().now());
 }
 
 /// Sends the request to another backend, the retry already reserved.
@@ -754,10 +731,20 @@ fn retryElsewhere(exchange: *Exchange) void {
 fn replayOn(exchange: *Exchange, index: u16) void {
     exchange.dropUpstream();
     exchange.rewindRequest();
-    // The try's counts stay: it is the same try, on a new connection.
-    const counted = exchange.attempt.counted;
+    // The lease goes on: it is the same try, on a new connection.
+    const leased = exchange.attempt.leased;
+    assert(leased);
     exchange.attempt = .init(index, exchange.response_fields, exchange.proxy.responseLimits());
-    exchange.attempt.counted = counted;
+    exchange.attempt.leased = leased;
+    exchange.attempt.connection = exchange.localPool().reconnect(index) catch |err| switch (err) {
+        error.NoCapacity, error.SocketFailed => return exchange.fail(.overloaded),
+        error.AtBackendCap => {
+            // Another worker took the last connection this backend may have.
+            exchange.last_failure = .backends_at_capacity;
+            exchange.endTry();
+            return exchange.connectUpstream();
+        },
+    };
     exchange.connectFresh();
 }
 
@@ -782,16 +769,18 @@ fn dropUpstream(exchange: *Exchange) void {
     const connection = attempt.connection orelse return;
     exchange.releaseTls();
     attempt.connection = null;
-    exchange.localPool().connections.discard(connection);
+    exchange.localPool().drop(connection);
     exchange.loop().timerCancel(&attempt.timer);
 }
 
-/// The try is over for its backend's counts (finished, failed over, or the exchange ends).
+/// The try's lease is over (failed over, or the exchange ends), its connection closed first
+/// if it still has one (`dropUpstream`).
 fn endTry(exchange: *Exchange) void {
     const attempt = &exchange.attempt;
-    if (!attempt.counted) return;
-    attempt.counted = false;
-    exchange.localPool().endTry(attempt.backend_index);
+    if (!attempt.leased) return;
+    assert(attempt.connection == null);
+    attempt.leased = false;
+    exchange.localPool().release(attempt.backend_index, null, .close);
 }
 
 /// Tells the pool's health how this try went, once per try: a failure when it happens, a
@@ -1121,7 +1110,6 @@ fn maybeFinish(exchange: *Exchange) void {
     assert(exchange.pending_ops == 0);
     if (exchange.state == .upstream) {
         exchange.report(if (exchange.attempt.server_error) .status_5xx else .success);
-        exchange.endTry();
         const attempt = &exchange.attempt;
         exchange.loop().timerCancel(&attempt.timer);
         const connection = attempt.connection.?;
@@ -1130,8 +1118,9 @@ fn maybeFinish(exchange: *Exchange) void {
             exchange.releaseTls();
         }
         attempt.connection = null;
-        const connections = &exchange.localPool().connections;
-        if (attempt.reusable) connections.park(connection) else connections.discard(connection);
+        assert(attempt.leased);
+        attempt.leased = false;
+        exchange.localPool().release(attempt.backend_index, connection, if (attempt.reusable) .idle else .close);
     }
     exchange.recordDuration();
     exchange.release();
@@ -1227,12 +1216,8 @@ fn cancelPending(exchange: *Exchange) void {
 fn finalize(exchange: *Exchange) void {
     assert(exchange.state == .ending);
     assert(exchange.pending_ops == 0);
+    exchange.dropUpstream();
     exchange.endTry();
-    if (exchange.attempt.connection) |connection| {
-        exchange.releaseTls();
-        exchange.attempt.connection = null;
-        exchange.localPool().connections.discard(connection);
-    }
     exchange.release();
     exchange.downstream.exchangeReleased();
 }
@@ -1355,7 +1340,7 @@ fn logAccess(exchange: *Exchange, duration_ns: u64) void {
         .duration_ns = duration_ns,
         .backend = exchange.backendName() orelse "",
         .upstream_ns = upstream_ns,
-        .tries = exchange.tries,
+        .tries = exchange.tried.count,
         .reason = exchange.log.end_reason,
         .request_bytes = exchange.log.request_bytes + client.request_body_bytes,
         .referer = exchange.log.referer,
@@ -1387,7 +1372,7 @@ pub fn countReceived(exchange: *Exchange, n: usize) void {
 
 /// The backend of the current or last try, by address; null before any try.
 pub fn backendName(exchange: *const Exchange) ?[]const u8 {
-    if (exchange.tries == 0) return null;
+    if (exchange.tried.count == 0) return null;
     return exchange.poolOrNullConst().?.backendName(exchange.attempt.backend_index);
 }
 
@@ -1408,7 +1393,7 @@ fn warnFailure(exchange: *Exchange, failure: Failure) void {
     exchange.proxy.warnFailure(failure, .{
         .pool = if (exchange.poolOrNull()) |p| p.config.name else "-",
         .backend = exchange.backendName() orelse "-",
-        .tries = exchange.tries,
+        .tries = exchange.tried.count,
         .detail = std.mem.trimEnd(u8, detail, "\n"),
     });
 }

@@ -37,6 +37,7 @@ const Generations = @import("generations.zig").Generations;
 comptime {
     // metrics/ does not import config/: its bounds must be the configuration's.
     assert(Snapshot.backends_max == Config.backends_count_max);
+    assert(Snapshot.backends_total_max == Config.backends_total_max);
     assert(Snapshot.pool_name_bytes_max == Config.pool_name_bytes_max);
     assert(Snapshot.address_bytes_max == Address.text_bytes_max);
     assert(Snapshot.pools_max == Config.pools_count_max);
@@ -55,7 +56,10 @@ comptime {
 pub fn collect(runtime: *const Runtime, snapshot: *Snapshot) void {
     const generation = &runtime.generations.current().generation;
     assert(runtime.options.version.len <= Snapshot.version_bytes_max);
+    const backends_storage = snapshot.backends_storage;
+    assert(backends_storage.len == Snapshot.backends_total_max);
     snapshot.* = .{
+        .backends_storage = backends_storage,
         .version = runtime.options.version,
         .uptime_ns = sys.clockMonotonicNs() -| runtime.started_ns,
         .workers_count = @intCast(runtime.workers.len),
@@ -75,7 +79,12 @@ pub fn collect(runtime: *const Runtime, snapshot: *Snapshot) void {
     };
     for (runtime.workers) |*worker| addWorker(snapshot, worker);
     addHandlers(snapshot, runtime);
-    for (generation.pools, snapshot.pools[0..generation.pools.len]) |instance, *pool| addPool(pool, instance);
+    var backends_used: usize = 0;
+    for (generation.pools, snapshot.pools[0..generation.pools.len]) |instance, *pool| {
+        // Config.validate bounds the pools' backends together by `backends_total_max`.
+        addPool(pool, backends_storage[backends_used..][0..instance.config.backends_count], instance);
+        backends_used += instance.config.backends_count;
+    }
     for (snapshot.routes[0..generation.config.routes_count], 0..) |*route, index| {
         const label = generation.config.routeLabel(index);
         route.* = .{ .name = label, .requests = routeRequests(runtime.generations, label) };
@@ -126,7 +135,7 @@ fn addHandlers(snapshot: *Snapshot, runtime: *const Runtime) void {
     }
 }
 
-fn addPool(pool: *Snapshot.Pool, instance: *const Pool) void {
+fn addPool(pool: *Snapshot.Pool, backends: []Snapshot.Backend, instance: *const Pool) void {
     const config = &instance.config;
     const shared = &instance.shared;
     assert(config.name.len <= Snapshot.pool_name_bytes_max); // Config.validate.
@@ -134,8 +143,9 @@ fn addPool(pool: *Snapshot.Pool, instance: *const Pool) void {
         .name = config.name,
         .strategy = @tagName(config.strategy),
         .backends_count = config.backends_count,
+        .backends = backends,
     };
-    for (pool.backends[0..config.backends_count], config.backends(), 0..) |*backend, *configured, i| {
+    for (backends, config.backends(), 0..) |*backend, *configured, i| {
         const health = &shared.health.backends[i];
         backend.* = .{
             .address = health.name(),

@@ -320,7 +320,7 @@ pub const Generations = struct {
         }
         errdefer instance.deinitOutsideArena();
         if (old) |from| for (instance.config.backends(), 0..) |*backend, index| {
-            const from_index = Pool.backendIndexIn(&from.config, backend) orelse continue;
+            const from_index = Pool.backendIndexIn(from, backend) orelse continue;
             instance.shared.health.carryOver(@intCast(index), &from.shared.health, from_index);
         };
         const now_ns = sys.clockMonotonicNs();
@@ -334,7 +334,7 @@ pub const Generations = struct {
             // the old instance counts from now on moves over when it is let go of.
             const accounted = generations.accountedOf(from) catch return problem.set("out of memory building pool {s}", .{pool.name});
             var map: [Config.backends_count_max]?u16 = undefined;
-            const backend_map = Pool.backendMap(&instance.config, &from.config, &map);
+            const backend_map = Pool.backendMap(instance, from, &map);
             for (instance.locals, from.locals, accounted.locals) |*upstream, *before, *done| {
                 upstream.transferCounts(.carry, before, done, backend_map);
             }
@@ -475,6 +475,7 @@ pub const Generations = struct {
         const accounted = try arena.create(Pool.Accounted);
         accounted.* = .{ .locals = try arena.alloc(LocalPool.Accounted, generations.loops.len) };
         @memset(accounted.locals, .{});
+        for (accounted.locals) |*local| try local.stats.initBackends(arena, from.config.backends_count);
         from.accounted = accounted;
         return accounted;
     }

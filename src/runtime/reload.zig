@@ -50,7 +50,7 @@ pub const Source = struct {
             if (!loadFile(arena, path, &base, out)) return false;
         }
         var diagnostic: cli.Diagnostic = .{};
-        const parsed = cli.parseOnto(source.args, base, &diagnostic) catch {
+        const parsed = cli.parseOnto(arena, source.args, base, &diagnostic) catch {
             out.print("{s}: {s}\n", .{ diagnostic.flag, diagnostic.message() }) catch {}; // Cut, as below.
             return false;
         };

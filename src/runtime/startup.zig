@@ -221,13 +221,16 @@ fn initGenerations(allocator: std.mem.Allocator, config: *const Config, workers:
     return generations;
 }
 
-/// The runtime and the collector's snapshot, which is allocated untouched: its 95 KiB cost
-/// pages only once something is collected into it.
+/// The runtime and the collector's snapshot, which is allocated untouched with its backends'
+/// storage (`Snapshot.backends_total_max` of them, 200 KiB): they cost pages only once
+/// something is collected into them, and only as far as the pools' backends reach.
 fn initRuntime(allocator: std.mem.Allocator, fields: Runtime) !*Runtime {
     const runtime = try allocator.create(Runtime);
     runtime.* = fields;
     const snapshots = try StaticAllocator.allocUntouched(allocator, Snapshot, null, 1);
     runtime.snapshot = &snapshots[0];
+    const backends = try StaticAllocator.allocUntouched(allocator, Snapshot.Backend, null, Snapshot.backends_total_max);
+    runtime.snapshot.backends_storage = backends;
     return runtime;
 }
 

@@ -136,7 +136,7 @@ fn poolFor(generations: *Generations, pool: *const Config.Pool, previous: ?*Buil
     };
     try instance.shared.init(arena, &instance.config);
     if (old) |from| for (instance.config.backends(), 0..) |*backend, index| {
-        const from_index = Pool.backendIndexIn(&from.config, backend) orelse continue;
+        const from_index = Pool.backendIndexIn(from, backend) orelse continue;
         instance.shared.health.carryOver(@intCast(index), &from.shared.health, from_index);
     };
     try instance.locals[0].init(arena, generations.loop, &instance.config, &instance.shared, Proxy.exchangesCount(generations.sessions_count), 0, now_ns);

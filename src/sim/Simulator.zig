@@ -58,6 +58,9 @@ summary: Summary = .{},
 /// Where actors read what sluice sent them (a stack array would be filled with 0xAA per call
 /// in safe builds).
 scratch: [4096]u8 = undefined,
+/// The configurations' backend lists (Config.Pool.backends_list), for the whole run: a few
+/// hundred bytes a reload.
+config_arena: std.heap.ArenaAllocator = .init(std.heap.page_allocator),
 
 /// What one seed did, for the run's report.
 pub const Summary = struct {
@@ -144,6 +147,7 @@ pub fn destroy(world: *Simulator, allocator: std.mem.Allocator) void {
     world.clients.deinit(allocator);
     world.backends.deinit(allocator);
     world.ledger.deinit(allocator);
+    world.config_arena.deinit();
     allocator.destroy(world);
 }
 
@@ -474,7 +478,7 @@ fn randomPool(world: *Simulator, pool: *Config.Pool, k: u8) void {
     for (0..count) |b| {
         if (chosen & (@as(u8, 1) << @intCast(b)) == 0) continue;
         const weight: u16 = if (!clean and random.uintLessThan(u8, 20) == 0) 0 else random.intRangeAtMost(u16, 1, 5);
-        pool.addBackend(.{
+        pool.addBackend(world.config_arena.allocator(), .{
             .address = backends_ns.Backend.addressOf(@intCast(b)),
             .weight = weight,
             .max_connections = if (!clean and random.uintLessThan(u8, 5) == 0) random.intRangeAtMost(u32, 1, 3) else 0,

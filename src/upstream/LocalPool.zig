@@ -1,9 +1,12 @@
-//! One pool as one worker sees it, and the one API an exchange calls to use it: which backend
-//! to try next (`pick`), whether another try is allowed (`reserveRetry`), a try's beginning
-//! and end (`beginTry`, `endTry`) and outcome (`report`), and the worker's connections to the
-//! backends (`connections`). Behind it: the balancer's cursor, the retry budget, the requests
-//! in flight per backend, the pool's timer queues and counters, and the state every worker
-//! shares about the pool (`Shared`: health, caps, ids).
+//! One pool as one worker sees it, and the one API an exchange calls to use it: a try
+//! `acquire`s a lease on a member (the member chosen, counted as a request to it, and a
+//! connection to it: pooled, or fresh to connect), tells its health how it went (`report`),
+//! and `release`s it with what becomes of the connection (kept idle for the next request, or
+//! closed); `reserveRetry` says whether another try is allowed. The exchange never touches the
+//! balancer, the counts or the connection lists itself. Behind it: the balancer's cursor, the
+//! retry budget, the requests in flight per member, the pool's timer queues and counters, the
+//! worker's connections to the members (`connections`), and the state every worker shares
+//! about the pool (`Shared`: health, caps, ids).
 //!
 //! A `LocalPool` belongs to a `Pool` (one per worker), allocated by the control thread with
 //! the pool and touched only by its worker. A reload that leaves a pool unchanged keeps it,
@@ -23,7 +26,7 @@ const Health = @import("../health/Health.zig");
 const RetryBudget = @import("RetryBudget.zig");
 const Histogram = @import("../metrics/Histogram.zig");
 const Counter = @import("../stdx/Counter.zig");
-const mask = @import("../stdx/mask.zig");
+const BitSet = @import("../stdx/BitSet.zig");
 const tls_ns = @import("../tls/tls.zig");
 const BackendTls = @import("BackendTls.zig");
 
@@ -35,7 +38,8 @@ connections: Connections,
 balancer: Balancer,
 retry_budget: RetryBudget,
 /// Requests this worker has in flight to each backend (`least_conn`); see `inflightAdd`.
-inflight: [Config.backends_count_max]u32 = @splat(0),
+/// One per member, allocated with the pool.
+inflight: []u32,
 /// Set when the worker adopts a generation with this pool (`bindQueues`): queues are the
 /// worker's, shared by every pool with the same timeout.
 queues: Queues = undefined,
@@ -91,13 +95,24 @@ pub const Stats = struct {
     /// error answered, or the connection closed).
     latency: Histogram = .{},
     /// Final responses relayed from each backend, by status class 1xx..5xx (a 101 counts as
-    /// 1xx; sluice's own error responses are in `own_responses`).
-    backend_responses: [Config.backends_count_max][5]Counter = @splat(@splat(.{})),
+    /// 1xx; sluice's own error responses are in `own_responses`). One per member
+    /// (`initBackends`).
+    backend_responses: [][5]Counter = &.{},
     /// Tries sent to each backend (a retry counts on the backend it went to).
-    backend_requests: [Config.backends_count_max]Counter = @splat(.{}),
+    backend_requests: []Counter = &.{},
+
     /// Responses sluice answered itself for requests routed to this pool (502, 503, 504,
     /// 413...), by status class.
     own_responses: [5]Counter = @splat(.{}),
+
+    /// The per-member counters, one per member of a pool of `members_count`.
+    pub fn initBackends(stats: *Stats, allocator: std.mem.Allocator, members_count: u32) error{OutOfMemory}!void {
+        assert(stats.backend_requests.len == 0);
+        stats.backend_responses = try allocator.alloc([5]Counter, members_count);
+        @memset(stats.backend_responses, @splat(.{}));
+        stats.backend_requests = try allocator.alloc(Counter, members_count);
+        @memset(stats.backend_requests, .{});
+    }
 
     /// `Counter.transfer` of every counter of `from` (the same pool's previous instance, on
     /// this worker): every pool-wide counter, and each backend's that is still in the pool
@@ -157,18 +172,18 @@ pub fn init(
     seed: u64,
     now_ns: u64,
 ) !void {
-    var weights: [Config.backends_count_max]u16 = undefined;
-    for (pool.backends(), weights[0..pool.backends_count]) |*backend, *weight| {
-        weight.* = backend.weight;
-    }
+    assert(shared.count() == pool.backends_count);
     const slots_count = exchanges_count + pool.backends_count * pool.keepalive_max;
     local.* = .{
         .config = pool,
         .shared = shared,
         .connections = undefined,
-        .balancer = .init(pool.strategy, weights[0..pool.backends_count], shared.maglev, seed),
+        .balancer = try .init(allocator, pool.strategy, shared.weights, shared.maglev, seed),
         .retry_budget = .init(pool.retry.budget_percent, pool.retry.budget_min_per_second, now_ns),
+        .inflight = try allocator.alloc(u32, pool.backends_count),
     };
+    @memset(local.inflight, 0);
+    try local.stats.initBackends(allocator, pool.backends_count);
     // The idle queue is the worker's; bound in `bindQueues` before any connection is parked.
     local.connections = try Connections.init(allocator, loop, shared, undefined, slots_count, pool.backends_count, pool.keepalive_max);
 }
@@ -183,6 +198,10 @@ pub fn initTls(local: *LocalPool, backend_tls: *BackendTls, worker_index: usize)
 
 pub fn deinit(local: *LocalPool, allocator: std.mem.Allocator) void {
     local.connections.deinit(allocator);
+    local.balancer.deinit(allocator);
+    allocator.free(local.inflight);
+    allocator.free(local.stats.backend_responses);
+    allocator.free(local.stats.backend_requests);
     local.* = undefined;
 }
 
@@ -201,7 +220,7 @@ pub fn retire(local: *LocalPool) void {
 /// request in flight and no idle connection being closed. (Busy connections belong to
 /// exchanges, which hold their generation until they let go of them.)
 pub fn isQuiet(local: *const LocalPool) bool {
-    for (local.inflight[0..local.config.backends_count]) |count| if (count > 0) return false;
+    for (local.inflight) |count| if (count > 0) return false;
     return local.connections.isQuiet();
 }
 
@@ -210,15 +229,129 @@ pub fn isQuiet(local: *const LocalPool) bool {
 
 /// What an exchange knows when it asks for a backend.
 pub const Ask = struct {
-    /// Backends tried so far by this exchange (a bit each).
-    tried: u64,
-    /// Tries so far; 0 for the first.
-    tries: u8,
+    /// Backends tried so far by this exchange.
+    tried: []const u16,
     /// `hash`'s key.
     key: u64 = 0,
     /// The backend a `sticky` cookie names, if any.
     preferred: ?u16 = null,
 };
+
+/// The members a request has tried, in order: kept by the exchange across its tries, written
+/// by `acquire`. A list, not a set of bits: a pool may have 1,024 members and a request tries
+/// a few (`retry.tries`, at most 10, plus the picks that lost a cap race before anything was
+/// sent).
+pub const Tried = struct {
+    list: [count_max]u16 = undefined,
+    count: u8 = 0,
+
+    pub const count_max = 12;
+    comptime {
+        assert(count_max > 10); // settings.zig: `retry.tries` is at most 10.
+    }
+
+    pub fn slice(tried: *const Tried) []const u16 {
+        return tried.list[0..tried.count];
+    }
+};
+
+/// A try's hold on one member, from `acquire` to `release`: counted as a request to it (in
+/// flight on this worker, and against its `max_pending` cap), with the connection it uses.
+pub const Lease = struct {
+    backend: u16,
+    connection: *Connections.Connection,
+    /// A fresh socket the caller connects (to `backendAddress`); else a pooled connection,
+    /// ready for a request.
+    fresh: bool,
+};
+
+pub const Acquired = union(enum) {
+    lease: Lease,
+    /// Nothing to try: every member is down, ejected, drained or tried.
+    none_available,
+    /// Every member that could take it is at its connection or pending cap.
+    at_capacity,
+    /// No connection slot or socket on this worker: shed, not the member's fault.
+    overloaded,
+};
+
+/// What the exchange says when it asks for a lease.
+pub const Want = struct {
+    key: u64 = 0,
+    preferred: ?u16 = null,
+    /// A pooled connection may carry the request (else a fresh one: Exchange.mayReuse).
+    pooled: bool,
+};
+
+/// A lease on the member for the next try, recorded in `tried`: the member `pick` chooses,
+/// counted (`beginTry`), with a pooled connection when `want.pooled` and one is idle, else a
+/// fresh socket. A member that another worker filled up since the pick looked (its last
+/// pending slot, or its last connection under `max_connections`) is passed over for the next
+/// one, within `Tried.count_max`.
+pub fn acquire(local: *LocalPool, tried: *Tried, want: Want, now_ns: u64) Acquired {
+    var lost_race = false;
+    while (tried.count < Tried.count_max) {
+        const picked = local.pick(.{ .tried = tried.slice(), .key = want.key, .preferred = want.preferred }, now_ns);
+        const index = switch (picked) {
+            .backend => |index| index,
+            .none_available => return if (lost_race) .at_capacity else .none_available,
+            .at_capacity => return .at_capacity,
+        };
+        tried.list[tried.count] = index;
+        tried.count += 1;
+        if (!local.beginTry(index)) {
+            lost_race = true;
+            continue;
+        }
+        if (want.pooled) {
+            if (local.connections.takeIdle(index)) |connection| {
+                return .{ .lease = .{ .backend = index, .connection = connection, .fresh = false } };
+            }
+        }
+        const connection = local.connections.open(index, local.backendAddress(index)) catch |err| {
+            local.endTry(index);
+            switch (err) {
+                error.NoCapacity, error.SocketFailed => return .overloaded,
+                error.AtBackendCap => {
+                    lost_race = true;
+                    continue;
+                },
+            }
+        };
+        return .{ .lease = .{ .backend = index, .connection = connection, .fresh = true } };
+    }
+    return if (lost_race) .at_capacity else .none_available;
+}
+
+/// A fresh socket for `backend`, whose lease goes on (its connection failed in the stale
+/// keep-alive race and the request is sent again to the same member).
+pub fn reconnect(local: *LocalPool, backend: u16) Connections.OpenError!*Connections.Connection {
+    return local.connections.open(backend, local.backendAddress(backend));
+}
+
+/// Closes a lease's connection that failed (the lease goes on, to `reconnect` or `release`).
+pub fn drop(local: *LocalPool, connection: *Connections.Connection) void {
+    local.connections.discard(connection);
+}
+
+pub const Keep = enum {
+    /// A clean exchange: the connection may carry another request.
+    idle,
+    close,
+};
+
+/// The try is over: its connection (if it still has one) goes back to the idle list or is
+/// closed, and the member's counts let go of it.
+pub fn release(local: *LocalPool, backend: u16, connection: ?*Connections.Connection, keep: Keep) void {
+    if (connection) |held| {
+        assert(held.backend_index == backend);
+        switch (keep) {
+            .idle => local.connections.park(held),
+            .close => local.connections.discard(held),
+        }
+    }
+    local.endTry(backend);
+}
 
 pub const Pick = union(enum) {
     backend: u16,
@@ -230,34 +363,92 @@ pub const Pick = union(enum) {
 
 /// The backend for the next try: among those up, not ejected, not drained, under their caps
 /// and not tried yet; a backend whose half-open trial this worker just claimed goes first.
-pub fn pick(local: *LocalPool, ask: Ask, now_ns: u64) Pick {
-    const available = local.shared.health.candidates(now_ns);
-    const untried = available.mask & ~ask.tried;
-    var candidates = untried;
-    var full = local.shared.atCapacity();
-    while (full != 0) : (full &= full - 1) {
-        const index: u16 = @ctz(full);
-        // At its cap, but an idle connection to it here needs no new one.
-        if (!local.connections.hasIdle(index)) candidates &= ~mask.bit(index);
+fn pick(local: *LocalPool, ask: Ask, now_ns: u64) Pick {
+    var candidates: Candidates = .{ .local = local, .tried = ask.tried, .caps = true };
+    if (local.shared.health.claimAnyTrial(now_ns)) |trial| {
+        if (candidates.eligible(trial)) return .{ .backend = trial };
     }
-    candidates &= ~local.shared.atPendingCap();
-    if (candidates == 0) return if (untried == 0) .none_available else .at_capacity;
-    if (available.trial) |trial| {
-        if (candidates & mask.bit(trial) != 0) return .{ .backend = trial };
-    }
-    const index = local.balancer.pick(.{
-        .candidates = candidates,
+    const index = local.balancer.pick(candidates, .{
         .key = ask.key,
         .preferred = ask.preferred,
-        .inflight = local.inflight[0..local.config.backends_count],
-    }) orelse return .none_available; // Only drained (weight 0) backends are left.
+        .inflight = local.inflight,
+    }) orelse {
+        // Rare: say why. Untried members left but all at a cap, or none left at all.
+        candidates.caps = false;
+        return if (candidates.next(0) == null) .none_available else .at_capacity;
+    };
     return .{ .backend = index };
 }
+
+/// The members a pick may choose, as `Balancer.pick` asks about them: available (health),
+/// not drained, not tried and (with `caps`) under their connection and pending caps, where
+/// a member at its connection cap still counts when this worker has an idle connection to it.
+/// Nothing is copied: `next` reads the health and drain sets a word at a time.
+pub const Candidates = struct {
+    local: *const LocalPool,
+    tried: []const u16,
+    caps: bool,
+
+    pub inline fn contains(candidates: Candidates, index: u16) bool {
+        const shared = candidates.local.shared;
+        return BitSet.isSetAtomic(shared.health.available, index) and
+            BitSet.isSet(shared.active, index) and candidates.eligible(index);
+    }
+
+    /// The first candidate at or after `from`, wrapping; null when there is none. Visits each
+    /// word of the sets once (plus the first word's low bits at the end), and each set bit
+    /// once: the tried and capped members it passes over are few.
+    pub inline fn next(candidates: Candidates, from: u16) ?u16 {
+        // The common case, round robin's cursor on an available member: no call, no walk.
+        if (candidates.contains(from)) return from;
+        return candidates.nextWalk(from);
+    }
+
+    fn nextWalk(candidates: Candidates, from: u16) ?u16 {
+        const shared = candidates.local.shared;
+        const count = shared.count();
+        assert(from < count);
+        const words_count = BitSet.wordsFor(count);
+        var word_index: u32 = from / BitSet.word_bits;
+        var bits = candidates.word(word_index) & ~(BitSet.bit(from) - 1);
+        var visited: u32 = 0;
+        while (visited <= words_count) : (visited += 1) {
+            while (bits != 0) : (bits &= bits - 1) {
+                const index: u16 = @intCast(word_index * BitSet.word_bits + @ctz(bits));
+                assert(index < count);
+                if (candidates.eligible(index)) return index;
+            }
+            word_index += 1;
+            if (word_index == words_count) word_index = 0;
+            bits = candidates.word(word_index);
+        }
+        return null;
+    }
+
+    fn word(candidates: Candidates, index: u32) u64 {
+        const shared = candidates.local.shared;
+        return shared.health.available[index].load(.acquire) & shared.active[index];
+    }
+
+    /// Not tried, and (with `caps`) under its caps.
+    inline fn eligible(candidates: Candidates, index: u16) bool {
+        for (candidates.tried) |tried| if (tried == index) return false;
+        if (!candidates.caps) return true;
+        const local = candidates.local;
+        const shared = local.shared;
+        if (shared.any_capped and shared.atConnectionCap(index)) {
+            // At its cap, but an idle connection to it here needs no new one.
+            if (!local.connections.hasIdle(index)) return false;
+        }
+        if (shared.any_pending_capped and shared.atPendingCap(index)) return false;
+        return true;
+    }
+};
 
 /// A try on `index` begins: counted as a request to it, in flight here (`least_conn`) and
 /// against its `max_pending` cap. False (nothing counted) when another worker took its last
 /// pending slot since `pick` looked.
-pub fn beginTry(local: *LocalPool, index: u16) bool {
+fn beginTry(local: *LocalPool, index: u16) bool {
     assert(index < local.config.backends_count);
     if (!local.shared.tryBeginRequest(index)) return false;
     local.inflightAdd(index, 1);
@@ -266,7 +457,7 @@ pub fn beginTry(local: *LocalPool, index: u16) bool {
 }
 
 /// The try that `beginTry` counted is over (finished, failed, or its exchange ended).
-pub fn endTry(local: *LocalPool, index: u16) void {
+fn endTry(local: *LocalPool, index: u16) void {
     local.inflightAdd(index, -1);
     local.shared.endRequest(index);
 }
@@ -276,12 +467,12 @@ pub fn report(local: *LocalPool, index: u16, outcome: Health.Outcome, now_ns: u6
     local.shared.health.report(index, outcome, now_ns);
 }
 
-/// Whether another try is allowed after `ask.tries` tries: tries left, another backend to try
+/// Whether another try is allowed after those in `tried`: tries left, another member to try
 /// (without claiming a trial: the next pick may), and the retry budget has a retry to spare,
 /// which is taken here.
-pub fn reserveRetry(local: *LocalPool, ask: Ask, now_ns: u64) bool {
-    if (ask.tries >= local.config.retry.tries_max) return false;
-    if (local.shared.health.mayTakeRequests() & ~ask.tried == 0) return false;
+pub fn reserveRetry(local: *LocalPool, tried: *const Tried, now_ns: u64) bool {
+    if (tried.count >= local.config.retry.tries_max) return false;
+    if (!local.shared.health.mayTakeRequestsBeyond(tried.slice())) return false;
     if (!local.retry_budget.withdraw(now_ns)) {
         local.stats.retries_refused_by_budget.add(1);
         return false;

@@ -51,6 +51,7 @@ pub const Accounted = struct {
 pub fn copyConfig(arena: std.mem.Allocator, pool: *const Config.Pool) !Config.Pool {
     var copy = pool.*;
     copy.name = try arena.dupe(u8, pool.name);
+    copy.backends_list = try arena.dupe(Config.Backend, pool.backends());
     copy.hash_name = try arena.dupe(u8, pool.hash_name);
     copy.sticky_cookie = try arena.dupe(u8, pool.sticky_cookie);
     copy.health.path = try arena.dupe(u8, pool.health.path);
@@ -76,9 +77,9 @@ pub fn sameConfig(a: *const Config.Pool, b: *const Config.Pool) bool {
 }
 
 /// `to`'s backends' indexes in `from` (`backendIndexIn`), for moving counts between instances.
-pub fn backendMap(to: *const Config.Pool, from: *const Config.Pool, map: *[Config.backends_count_max]?u16) []const ?u16 {
-    for (to.backends(), map[0..to.backends_count]) |*backend, *slot| slot.* = backendIndexIn(from, backend);
-    return map[0..to.backends_count];
+pub fn backendMap(to: *const Pool, from: *const Pool, map: *[Config.backends_count_max]?u16) []const ?u16 {
+    for (to.config.backends(), map[0..to.config.backends_count]) |*backend, *slot| slot.* = backendIndexIn(from, backend);
+    return map[0..to.config.backends_count];
 }
 
 /// Moves what `from` (an instance a reload replaced) counted since its successor was built
@@ -88,15 +89,14 @@ pub fn moveWorkerCounts(to: *Pool, from: *const Pool, worker_index: usize) void 
     assert(to != from);
     const accounted = from.accounted orelse return; // No successor was ever built.
     var map: [Config.backends_count_max]?u16 = undefined;
-    const backend_map = backendMap(&to.config, &from.config, &map);
+    const backend_map = backendMap(to, from, &map);
     to.locals[worker_index].transferCounts(.move, &from.locals[worker_index], &accounted.locals[worker_index], backend_map);
 }
 
-/// The backends' stable identity (address) in both pools: `from`'s index for each of `to`'s
-/// backends, or null.
-pub fn backendIndexIn(from: *const Config.Pool, backend: *const Config.Backend) ?u16 {
-    for (from.backends(), 0..) |*candidate, i| {
-        if (candidate.address.eql(&backend.address)) return @intCast(i);
-    }
-    return null;
+/// The backends' stable identity (address) in both pools: `from`'s index for `backend`, or
+/// null. O(log n): by its id in `from`'s sorted ids, then the address itself.
+pub fn backendIndexIn(from: *const Pool, backend: *const Config.Backend) ?u16 {
+    const index = from.shared.findId(Shared.backendId(&backend.address)) orelse return null;
+    if (!from.config.backends()[index].address.eql(&backend.address)) return null; // A collision.
+    return index;
 }

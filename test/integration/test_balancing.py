@@ -430,8 +430,8 @@ def test_single_backend_every_strategy(make_sluice, make_backend):
 
 @pytest.mark.time_limit(40)
 def test_sixty_four_backends_round_robin(sluice, make_backend):
-    """64 backends (the most a pool takes), round robin, --workers 1: 128 sequential
-    requests reach every backend exactly twice."""
+    """64 backends (the most a pool took before pools were sized at start-up), round robin,
+    --workers 1: 128 sequential requests reach every backend exactly twice."""
     bs = [make_backend(echo()) for _ in range(64)]
     sluice.start(bs)
     names = sequence(sluice.port, 128)
