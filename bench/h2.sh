@@ -33,7 +33,7 @@ build_sluice || die "$sluice_fail"
 make_certs "$run" || { tail -n 20 "$run/certs.log" >&2; die "openssl could not make the certificates"; }
 
 harness_info
-exec python3 "$here/h2.py" --sluice "$SLUICE_BIN" --certs "$run" \
+exec python3 "$here/http2.py" --sluice "$SLUICE_BIN" --certs "$run" \
     --nginx "$(command -v nginx)" --haproxy "$(command -v haproxy)" \
     --run-dir "$run" --report "$out/h2-$stamp.md" --command "$(command_line H2_)" \
     "${info[@]}" \

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""HTTP/2 driver for bench/h2.sh (Python 3 stdlib only).
+"""HTTP/2 driver for bench/h2.sh (named http2.py: an h2.py would shadow the `h2` package the tests import) (Python 3 stdlib only).
 
 sluice, nginx and HAProxy, one worker each pinned to H2_PROXY_CPUS, serving HTTP/2 and
 proxying to one nginx backend (`return 200 "hello\\n"`, HTTP/1.1 with keep-alive, pinned with
@@ -260,4 +260,4 @@ def main():
 
 
 if __name__ == "__main__":
-    benchlib.run_harness("h2.py", main, grace_s=2)
+    benchlib.run_harness("http2.py", main, grace_s=2)
