@@ -241,7 +241,7 @@ const Copier = struct {
 pub fn received(stream: *Stream, bytes: []const u8) void {
     const body = &stream.body;
     // Nobody reads it (the exchange ended): dropped, and the stream is reset once its
-    // response is out (`settle`).
+    // response is out (`maybeFree`).
     if (stream.exchange == null or body.done or body.discard) return;
     const segment_bytes = stream.http2.segmentBytes();
     if (bytes.len > segments_max * segment_bytes - body.len) return stream.refuse(.flow_control_error);
@@ -727,13 +727,11 @@ noinline fn answerFailure(stream: *Stream, failure: Failure) void {
     if (body.len > 0) stream.setWindow(body, true, true) else stream.http2.flush();
 }
 
-/// A request refused before it reached an exchange, or a stream ended by sluice.
+/// Ends the stream from sluice's side (RST_STREAM `code`), and its exchange with it.
 fn refuse(stream: *Stream, code: ServerSession.ErrorCode) void {
-    if (stream.exchange) |exchange| {
-        stream.reset(code);
-        return exchange.abort();
-    }
+    const exchange = stream.exchange;
     stream.reset(code);
+    if (exchange) |running| running.abort(); // Released now or when its operations call back.
 }
 
 pub fn reset(stream: *Stream, code: ServerSession.ErrorCode) void {
