@@ -277,6 +277,7 @@ fn goAway(http2: *Http2) void {
 /// go back now.
 pub fn closeAll(http2: *Http2) void {
     http2.body_waits = 0;
+    http2.drained = null;
     var next = http2.streams;
     while (next) |stream| {
         next = stream.next;
@@ -289,7 +290,6 @@ pub fn closeAll(http2: *Http2) void {
             http2.freeStream(stream);
         }
     }
-    http2.drained = null;
 }
 
 /// Whether every stream has gone (the connection may be finalized).
