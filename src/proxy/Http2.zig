@@ -11,9 +11,10 @@
 //! (`flush`), so a slow client slows its streams' backends through their buffers, and a slow
 //! backend stalls only its own stream.
 //!
-//! Memory: the slot (this struct), `out` (one buffer of the worker's pool, a session's second
-//! as `Proxy.buffersPerSession` counts them), and nghttp2's own state in the worker's
-//! `h2.memory.Pool`; each stream a stream slot with its exchange slot and buffers (Proxy.zig).
+//! Memory: the slot (this struct), `out` (one buffer of the worker's pool while there is
+//! something to write, a session's second as `Proxy.buffersPerSession` counts them), and
+//! nghttp2's own state in the worker's `h2.memory.Pool`; each stream a stream slot with its
+//! exchange slot and buffers (Proxy.zig).
 const std = @import("std");
 const assert = std.debug.assert;
 
@@ -30,8 +31,10 @@ const Http2 = @This();
 
 connection: *Connection,
 session: ServerSession,
-/// Frames being written: `out[sent..len]` is still to go.
-out: []u8,
+/// Frames being written: `out[sent..len]` is still to go. A pool buffer held only while
+/// there is something to write (a session's second buffer, so always there when asked for):
+/// an idle connection does not keep it.
+out: ?[]u8 = null,
 len: u32 = 0,
 sent: u32 = 0,
 /// Streams that hold a slot: ended on close.
@@ -94,11 +97,8 @@ pub fn start(connection: *Connection, already: u32) void {
     const proxy = connection.proxy;
     const worker = proxy.http2.?;
     const http2 = proxy.acquireHttp2() orelse return connection.close();
-    // A session's second buffer (`Proxy.buffersPerSession`), always there.
-    const out = proxy.buffers.acquire().?;
-    http2.* = .{ .connection = connection, .session = undefined, .out = out };
+    http2.* = .{ .connection = connection, .session = undefined };
     http2.session.init(&worker.setup, &worker.pool, &worker.counters, .of(Http2, http2)) catch {
-        proxy.buffers.release(out);
         proxy.releaseHttp2(http2);
         return connection.close();
     };
@@ -176,9 +176,12 @@ fn flushNow(http2: *Http2) void {
     assert(!connection.send_completion.isPending());
     http2.flushing = true;
     defer http2.flushing = false;
+    // A session's second buffer (`Proxy.buffersPerSession`), always there.
+    const out = http2.out orelse http2.connection.proxy.buffers.acquire().?;
+    http2.out = out;
     while (true) {
         http2.flush_again = false;
-        const n = http2.session.send(http2.out[http2.len..]) catch |err| switch (err) {
+        const n = http2.session.send(out[http2.len..]) catch |err| switch (err) {
             error.Flooded => blk: {
                 http2.going_away = true;
                 break :blk 0;
@@ -193,13 +196,14 @@ fn flushNow(http2: *Http2) void {
             stream.windowSent();
             if (connection.state != .active) return;
         }
-        if (!http2.flush_again and (n == 0 or http2.len == http2.out.len)) break;
-        if (http2.len == http2.out.len) break;
+        if (!http2.flush_again and (n == 0 or http2.len == out.len)) break;
+        if (http2.len == out.len) break;
     }
     if (http2.len > http2.sent) {
         connection.armTimer(.sending);
-        return connection.sendClient(http2.out[http2.sent..http2.len], sendCallback);
+        return connection.sendClient(out[http2.sent..http2.len], sendCallback);
     }
+    http2.releaseOut();
     http2.idle();
 }
 
@@ -208,11 +212,18 @@ fn sendCallback(connection: *Connection, result: sys.SendError!usize) void {
     const http2 = connection.http2.?;
     const n = result catch return connection.close();
     http2.sent += @intCast(n);
-    if (http2.sent < http2.len) return connection.sendClient(http2.out[http2.sent..http2.len], sendCallback);
+    if (http2.sent < http2.len) return connection.sendClient(http2.out.?[http2.sent..http2.len], sendCallback);
     http2.sent = 0;
     http2.len = 0;
     http2.flushNow();
     http2.receiveMore();
+}
+
+fn releaseOut(http2: *Http2) void {
+    assert(http2.len == 0);
+    const out = http2.out orelse return;
+    http2.connection.proxy.buffers.release(out);
+    http2.out = null;
 }
 
 /// Nothing is being written: the idle timer runs while no stream is open, none otherwise
@@ -301,7 +312,10 @@ pub fn deinit(http2: *Http2) void {
     assert(http2.streams_count == 0);
     const proxy = http2.connection.proxy;
     http2.session.deinit();
-    proxy.buffers.release(http2.out);
+    // What was not written is dropped with the connection.
+    http2.len = 0;
+    http2.sent = 0;
+    http2.releaseOut();
     http2.connection.http2 = null;
     proxy.releaseHttp2(http2);
 }
@@ -382,7 +396,7 @@ pub fn freeStream(http2: *Http2, stream: *Stream) void {
 
 /// The size of the buffers a stream's body is received into (Http2Stream.zig).
 pub fn segmentBytes(http2: *const Http2) u32 {
-    return @intCast(http2.out.len);
+    return http2.connection.proxy.buffers.buffer_bytes;
 }
 
 /// A buffer for a stream's request body (reserved per stream slot).
