@@ -364,6 +364,20 @@ def proxy_sh_conf(kind, run_dir, port, backend_port=None):
     raise ValueError(f"unknown config {kind!r} (backend, nginx, haproxy)")
 
 
+def start_pinned(p, run_dir, cpus):
+    """Starts proxy `p` (its .key, .argv, .port) under `taskset -c CPUS`, its output in
+    RUN_DIR/KEY.log; sets p.proc, and p.fail when it does not listen within 10 s. True when
+    it listens."""
+    with open(os.path.join(run_dir, f"{p.key}.log"), "ab") as log:
+        p.proc = subprocess.Popen(["taskset", "-c", cpus] + p.argv, stdin=subprocess.DEVNULL,
+                                  stdout=log, stderr=log, start_new_session=True)
+    started.append(p.proc)
+    if wait_port(p.port, 10, p.proc.pid) != 0:
+        p.fail = f"did not listen (see {run_dir}/{p.key}.log)"
+        return False
+    return True
+
+
 def start_nginx(nginx_bin, run_dir, name, conf):
     """`nginx -e RUN_DIR/NAME.error.log -p RUN_DIR/ -c CONF`, its output appended to
     RUN_DIR/NAME.log; added to `started`."""

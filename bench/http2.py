@@ -93,15 +93,6 @@ def make_proxies(args, run_dir, ports, backend, k):
     return out
 
 
-def start(p, run_dir, cpus):
-    log = open(os.path.join(run_dir, f"{p.key}.log"), "ab")
-    p.proc = subprocess.Popen(["taskset", "-c", cpus] + p.argv, stdin=subprocess.DEVNULL,
-                              stdout=log, stderr=log, start_new_session=True)
-    benchlib.started.append(p.proc)
-    if benchlib.wait_port(p.port, 10, p.proc.pid) != 0:
-        p.fail = f"did not listen (see {run_dir}/{p.key}.log)"
-
-
 def url(p):
     return f"{'https' if p.scenario == 'tls' else 'http'}://127.0.0.1:{p.port}/"
 
@@ -235,7 +226,7 @@ def main():
         subprocess.run(["taskset", "-pc", k["load_cpus"], str(pid)], check=False, stdout=subprocess.DEVNULL)
     proxies = make_proxies(args, run_dir, ports, f"127.0.0.1:{bport}", k)
     for p in proxies:
-        start(p, run_dir, k["proxy_cpus"])
+        benchlib.start_pinned(p, run_dir, k["proxy_cpus"])
         if not p.fail and k["warmup"]:
             w = h2load(p, k, k["warmup"], run_dir, "warmup")
             if "error" in w or w["succeeded"] == 0:

@@ -100,12 +100,7 @@ def make_proxies(args, run_dir, ports, backend, targets):
 
 
 def start(p, run_dir, cpus):
-    log = open(os.path.join(run_dir, f"{p.key}.log"), "ab")
-    p.proc = subprocess.Popen(["taskset", "-c", cpus] + p.argv, stdin=subprocess.DEVNULL,
-                              stdout=log, stderr=log, start_new_session=True)
-    benchlib.started.append(p.proc)
-    if benchlib.wait_port(p.port, 10, p.proc.pid) != 0:
-        p.fail = f"did not listen (see {run_dir}/{p.key}.log)"
+    if not benchlib.start_pinned(p, run_dir, cpus):
         return
     try:
         p.negotiated = https_smoke(p.port)
