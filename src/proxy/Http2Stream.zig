@@ -306,12 +306,9 @@ pub fn pullRequestBody(stream: *Stream) void {
     const body = &stream.body;
     assert(!body.done);
     const exchange = stream.exchange.?;
-    if (body.chunked) switch (body.stage) {
-        .size_line => {},
-        .data, .crlf => unreachable, // Mid-chunk: `requestBodySent` goes on with it.
-        .last_chunk => return exchange.sendRequestBody("0\r\n\r\n", true),
-        .sent_last => unreachable,
-    };
+    // Between chunks: mid-chunk, `requestBodySent` goes on with it, and after the last chunk
+    // the body is done.
+    assert(!body.chunked or body.stage == .size_line);
     if (body.pos == body.len) {
         if (body.chunked and body.ended) {
             body.stage = .last_chunk;
