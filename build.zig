@@ -154,11 +154,13 @@ fn addRun(b: *std.Build, exe: *std.Build.Step.Compile) void {
 }
 
 fn addTests(b: *std.Build, target: std.Build.ResolvedTarget, optimize: std.builtin.OptimizeMode, tls: aws_lc.Library, h2: nghttp2.Library) *std.Build.Step {
+    // `zig build test -Dtest-filter=NAME` runs only the tests whose names contain NAME.
+    const filters = b.option([]const []const u8, "test-filter", "Run only the unit tests whose names contain this (repeatable)") orelse &.{};
     const tests = b.addTest(.{ .root_module = b.createModule(.{
         .root_source_file = b.path("src/unit_tests.zig"),
         .target = target,
         .optimize = optimize,
-    }) });
+    }), .filters = filters });
     aws_lc.link(tests, tls);
     nghttp2.link(tests, h2);
     const run = b.addRunArtifact(tests);

@@ -25,6 +25,8 @@ const std = @import("std");
 const assert = std.debug.assert;
 const c = @import("nghttp2");
 const memory = @import("memory.zig");
+const wire = @import("wire.zig");
+const HeaderBlock = @import("HeaderBlock.zig");
 const Counter = @import("../stdx/Counter.zig");
 
 const ServerSession = @This();
@@ -38,7 +40,7 @@ counters: *Counters,
 /// buffer, valid until the next `nghttp2_session_mem_send2`.
 pending: []const u8 = &.{},
 /// The header block being received, if any.
-block: ?*Block = null,
+block: ?*HeaderBlock = null,
 /// Request streams open now (begun and not closed): nghttp2 does not say.
 streams_open: u32 = 0,
 /// The caller's clock at the last `receive`.
@@ -55,26 +57,8 @@ ended: ?End = null,
 /// A failure inside a callback, returned by `receive`.
 failure: ?Error = null,
 
-pub const StreamId = u31;
-
-/// RFC 9113 §7.
-pub const ErrorCode = enum(u32) {
-    no_error = 0x0,
-    protocol_error = 0x1,
-    internal_error = 0x2,
-    flow_control_error = 0x3,
-    settings_timeout = 0x4,
-    stream_closed = 0x5,
-    frame_size_error = 0x6,
-    refused_stream = 0x7,
-    cancel = 0x8,
-    compression_error = 0x9,
-    connect_error = 0xa,
-    enhance_your_calm = 0xb,
-    inadequate_security = 0xc,
-    http_1_1_required = 0xd,
-    _,
-};
+pub const StreamId = wire.StreamId;
+pub const ErrorCode = wire.ErrorCode;
 
 pub const Error = error{
     /// The pool is exhausted (counted): close the connection.
@@ -87,10 +71,7 @@ pub const Error = error{
     Protocol,
 };
 
-pub const Field = struct {
-    name: []const u8,
-    value: []const u8,
-};
+pub const Field = wire.Field;
 
 /// A request's head. Every slice is valid during the handler's call only.
 pub const Request = struct {
@@ -124,17 +105,7 @@ pub const Event = union(enum) {
 };
 
 /// The next piece of a response body, written by the handler into nghttp2's frame buffer.
-pub const BodyChunk = union(enum) {
-    /// This many bytes were written; more follow.
-    bytes: usize,
-    /// Nothing is ready: the stream waits (sending nothing) until `resumeBody`.
-    wait,
-    /// This many bytes were written, and they end the body.
-    last: usize,
-    /// This many bytes were written, and the response ends with these trailer fields (valid
-    /// during the call).
-    last_with_trailers: struct { len: usize, fields: []const Field },
-};
+pub const BodyChunk = wire.BodyChunk;
 
 /// The connection's side, called during `receive`, `send` and the submit functions. Typed
 /// where it is made (`Handler.of`), erased here.
@@ -246,34 +217,6 @@ const Window = struct {
     }
 };
 
-/// The header block being received.
-const Block = struct {
-    stream: StreamId,
-    /// A trailer block (HEADERS after the request's head).
-    trailers: bool,
-    method: []const u8 = "",
-    scheme: []const u8 = "",
-    authority: []const u8 = "",
-    path: []const u8 = "",
-    /// RFC 9113 §6.5.2's size so far.
-    list_bytes: u64 = 0,
-    too_large: bool = false,
-    fields_count: u32 = 0,
-    /// Every name and value buffer held, pseudo-fields' included.
-    buffers_count: u32 = 0,
-    /// `fields_max` fields, then `2 * (fields_max + 4)` buffers, in the same pool block.
-    fields: [*]Field,
-    buffers: [*]*c.nghttp2_rcbuf,
-
-    fn bytes(fields_max: u32) usize {
-        return @sizeOf(Block) + @as(usize, fields_max) * @sizeOf(Field) + buffersMax(fields_max) * @sizeOf(*c.nghttp2_rcbuf);
-    }
-
-    fn buffersMax(fields_max: u32) usize {
-        return 2 * (@as(usize, fields_max) + 4); // four pseudo-fields in a request
-    }
-};
-
 /// What every session of a process shares: nghttp2's callbacks table and options, made once
 /// at start-up (from the C heap, counted: `memory.heapAllocations`), and the limits.
 pub const Setup = struct {
@@ -288,8 +231,8 @@ pub const Setup = struct {
         assert(limits.concurrent_streams_max > 0);
         assert(limits.header_fields_max > 0);
         assert(limits.window_ms > 0);
-        // A header block is received into one pool block (`Block`).
-        assert(Block.bytes(limits.header_fields_max) <= memory.payload_bytes_max);
+        // A header block is received into one pool block (`HeaderBlock`).
+        assert(HeaderBlock.bytes(limits.header_fields_max) <= memory.payload_bytes_max);
         // SETTINGS_INITIAL_WINDOW_SIZE's range (RFC 9113 §6.5.2).
         assert(limits.stream_window_bytes <= std.math.maxInt(i32));
 
@@ -431,10 +374,10 @@ pub fn wantsWrite(session: *const ServerSession) bool {
     return session.pending.len > 0 or c.nghttp2_session_want_write(session.session) != 0;
 }
 
-pub const SubmitError = error{ OutOfMemory, StreamClosed, TooManyFields };
+pub const SubmitError = wire.SubmitError;
 
 /// Most fields in one response head or trailer block.
-pub const submitted_fields_max = 128;
+pub const submitted_fields_max = wire.submitted_fields_max;
 
 /// Queues the response head of `stream`: `status` and `fields` (copied). With `body`, the
 /// handler's `readBody` supplies it when the stream's window allows; without, the head ends
@@ -525,25 +468,9 @@ pub fn streamReceiveWindow(session: *const ServerSession, stream: StreamId) i32 
 
 // --- Helpers --------------------------------------------------------------------------------
 
-fn nv(name: []const u8, value: []const u8) c.nghttp2_nv {
-    return .{
-        .name = @constCast(name.ptr),
-        .value = @constCast(value.ptr),
-        .namelen = name.len,
-        .valuelen = value.len,
-        .flags = c.NGHTTP2_NV_FLAG_NONE,
-    };
-}
-
-fn submitResult(rv: c_int) SubmitError!void {
-    if (rv == 0) return;
-    return switch (rv) {
-        c.NGHTTP2_ERR_NOMEM => error.OutOfMemory,
-        // The stream is gone, or not one that can take this (closed, reset).
-        c.NGHTTP2_ERR_INVALID_ARGUMENT, c.NGHTTP2_ERR_STREAM_CLOSED, c.NGHTTP2_ERR_DATA_EXIST, c.NGHTTP2_ERR_INVALID_STREAM_STATE, c.NGHTTP2_ERR_STREAM_SHUT_WR => error.StreamClosed,
-        else => std.debug.panic("nghttp2: unexpected submit result {d}", .{rv}),
-    };
-}
+const nv = wire.nv;
+const submitResult = wire.submitResult;
+const streamOf = wire.streamOf;
 
 /// A fatal result of nghttp2, counted, and the session ended where it still can be.
 fn fail(session: *ServerSession, rv: c_int) Error {
@@ -610,8 +537,7 @@ fn takeFailure(session: *ServerSession) ?Error {
 
 fn releaseBlock(session: *ServerSession) void {
     const block = session.block orelse return;
-    for (block.buffers[0..block.buffers_count]) |buffer| c.nghttp2_rcbuf_decref(buffer);
-    session.pool.freeBytes(@ptrCast(block));
+    block.destroy(session.pool);
     session.block = null;
 }
 
@@ -621,16 +547,6 @@ fn fieldsMax(session: *const ServerSession) u32 {
 
 fn sessionOf(user_data: ?*anyopaque) *ServerSession {
     return @ptrCast(@alignCast(user_data.?));
-}
-
-fn streamOf(id: i32) StreamId {
-    assert(id > 0);
-    return @intCast(id);
-}
-
-fn slice(buffer: *c.nghttp2_rcbuf) []const u8 {
-    const vec = c.nghttp2_rcbuf_get_buf(buffer);
-    return if (vec.len == 0) "" else vec.base[0..vec.len];
 }
 
 // --- nghttp2's callbacks --------------------------------------------------------------------
@@ -669,18 +585,9 @@ fn beginHeadersCallback(_: ?*c.nghttp2_session, frame: [*c]const c.nghttp2_frame
     const headers = &frame.*.headers;
     // One block at a time (HPACK): one left by a stream closed mid-block goes now.
     session.releaseBlock();
-    const fields_max = session.fieldsMax();
-    const bytes = Block.bytes(fields_max);
-    const memory_block = session.pool.allocBytes(bytes) orelse return session.callbackOutOfMemory();
-    const block: *Block = @ptrCast(@alignCast(memory_block));
-    const fields: [*]Field = @ptrCast(@alignCast(memory_block + @sizeOf(Block)));
-    const buffers: [*]*c.nghttp2_rcbuf = @ptrCast(@alignCast(memory_block + @sizeOf(Block) + fields_max * @sizeOf(Field)));
-    block.* = .{
-        .stream = streamOf(headers.hd.stream_id),
-        .trailers = headers.cat == c.NGHTTP2_HCAT_HEADERS,
-        .fields = fields,
-        .buffers = buffers,
-    };
+    const trailers = headers.cat == c.NGHTTP2_HCAT_HEADERS;
+    const block = HeaderBlock.create(session.pool, streamOf(headers.hd.stream_id), trailers, session.fieldsMax()) orelse
+        return session.callbackOutOfMemory();
     session.block = block;
     if (headers.cat == c.NGHTTP2_HCAT_REQUEST) session.streams_open += 1;
     return 0;
@@ -697,35 +604,7 @@ fn headerCallback(
     const session = sessionOf(user_data);
     const block = session.block.?;
     assert(block.stream == frame.*.hd.stream_id);
-    const name = slice(name_buffer.?);
-    const value = slice(value_buffer.?);
-    const limits = session.setup.limits;
-    block.list_bytes += name.len + value.len + 32;
-    const pseudo = name.len > 0 and name[0] == ':';
-    if (!pseudo) block.fields_count += 1;
-    if (block.list_bytes > limits.header_list_bytes_max or block.fields_count > limits.header_fields_max) {
-        // Keep decoding (HPACK's state must follow), keep nothing more: answered 431.
-        block.too_large = true;
-    }
-    if (block.too_large) return 0;
-    assert(block.buffers_count + 2 <= Block.buffersMax(session.fieldsMax()));
-    c.nghttp2_rcbuf_incref(name_buffer);
-    c.nghttp2_rcbuf_incref(value_buffer);
-    block.buffers[block.buffers_count] = name_buffer.?;
-    block.buffers[block.buffers_count + 1] = value_buffer.?;
-    block.buffers_count += 2;
-    if (!pseudo) {
-        block.fields[block.fields_count - 1] = .{ .name = name, .value = value };
-    } else if (std.mem.eql(u8, name, ":method")) {
-        block.method = value;
-    } else if (std.mem.eql(u8, name, ":scheme")) {
-        block.scheme = value;
-    } else if (std.mem.eql(u8, name, ":authority")) {
-        block.authority = value;
-    } else if (std.mem.eql(u8, name, ":path")) {
-        block.path = value;
-    } // else a pseudo-field nghttp2 allows that sluice does not use (:protocol is refused
-    // without SETTINGS_ENABLE_CONNECT_PROTOCOL, so none today): kept, unused.
+    block.add(name_buffer.?, value_buffer.?, session.setup.limits.header_list_bytes_max);
     return 0;
 }
 
@@ -742,7 +621,7 @@ fn frameReceivedCallback(_: ?*c.nghttp2_session, frame: [*c]const c.nghttp2_fram
                 session.counters.header_lists_too_large.add(1);
                 return session.refuseTooLarge(block, end_stream);
             }
-            const fields = block.fields[0..block.fields_count];
+            const fields = block.regular();
             if (block.trailers) {
                 session.emit(.{ .trailers = .{ .stream = block.stream, .fields = fields } });
             } else {
@@ -750,10 +629,10 @@ fn frameReceivedCallback(_: ?*c.nghttp2_session, frame: [*c]const c.nghttp2_fram
                 assert(rv == 0);
                 session.emit(.{ .request = .{
                     .stream = block.stream,
-                    .method = block.method,
-                    .scheme = block.scheme,
-                    .authority = block.authority,
-                    .path = block.path,
+                    .method = block.get(.method),
+                    .scheme = block.get(.scheme),
+                    .authority = block.get(.authority),
+                    .path = block.get(.path),
                     .fields = fields,
                     .end_stream = end_stream,
                 } });
@@ -776,7 +655,7 @@ fn frameReceivedCallback(_: ?*c.nghttp2_session, frame: [*c]const c.nghttp2_fram
 /// response may ask the client to stop sending); the handler never hears of the stream. A trailer
 /// block's stream is the handler's already: it is reset (INTERNAL_ERROR, as nghttp2 resets a
 /// stream whose header callback fails), and the handler hears it closed.
-fn refuseTooLarge(session: *ServerSession, block: *const Block, end_stream: bool) c_int {
+fn refuseTooLarge(session: *ServerSession, block: *const HeaderBlock, end_stream: bool) c_int {
     const stream = block.stream;
     if (block.trailers) {
         session.reset(stream, .internal_error) catch |err| switch (err) {

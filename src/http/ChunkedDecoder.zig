@@ -395,6 +395,11 @@ pub const Decoded = struct {
     data_len: usize,
     done: bool,
     reject: ?Reject = null,
+    /// The trailer section's field-line bytes in this input (its final CRLF not included),
+    /// left where they were: `bytes[trailer_start..][0..trailer_len]`. A section split across
+    /// inputs comes in order, a piece from each.
+    trailer_start: usize = 0,
+    trailer_len: usize = 0,
 };
 
 /// What `feedDroppingTrailers` did with its input.
@@ -435,6 +440,21 @@ pub fn feedDroppingTrailers(d: *ChunkedDecoder, bytes: []u8) Filtered {
 /// HTTP/1.0 client, RFC 9112 §6.1); forwarded bodies use `feed`. Data is handed over a whole
 /// read at a time, framing one byte at a time (framing lines are short).
 pub fn decodeInPlace(d: *ChunkedDecoder, bytes: []u8) Decoded {
+    const field_bytes_before = d.trailer_field_bytes;
+    const final_before = d.trailer_bytes - d.trailer_field_bytes;
+    var decoded = d.decodeFraming(bytes);
+    if (decoded.reject != null) return decoded;
+    // Trailer bytes end the body and are never moved (data is written only before the
+    // position read): in this input, the field-line bytes, then the final CRLF's (up to two).
+    decoded.trailer_len = d.trailer_field_bytes - field_bytes_before;
+    const final_here: usize = (d.trailer_bytes - d.trailer_field_bytes) - final_before;
+    assert(final_here <= 2 and decoded.trailer_len + final_here <= decoded.consumed);
+    decoded.trailer_start = decoded.consumed - final_here - decoded.trailer_len;
+    assert(decoded.trailer_start >= decoded.data_len);
+    return decoded;
+}
+
+fn decodeFraming(d: *ChunkedDecoder, bytes: []u8) Decoded {
     var read: usize = 0;
     var written: usize = 0;
     while (read < bytes.len) {
@@ -482,6 +502,24 @@ test "chunked decoder: decodeInPlace keeps the data, drops the framing, at any s
         try std.testing.expectEqual(body.len - "NEXT".len - split, second.consumed);
         @memcpy(out[first.data_len..][0..second.data_len], copy[split..][0..second.data_len]);
         try std.testing.expectEqualStrings(expected, out[0 .. first.data_len + second.data_len]);
+    }
+}
+
+test "chunked decoder: decodeInPlace leaves the trailer lines in place, at any split" {
+    const body = "3\r\nabc\r\n0\r\nGrpc-Status: 0\r\nX-T: 1\r\n\r\n";
+    const trailers = "Grpc-Status: 0\r\nX-T: 1\r\n";
+    for (0..body.len) |split| {
+        var copy: [body.len]u8 = body.*;
+        var decoder: ChunkedDecoder = .init(.{});
+        var got: [trailers.len]u8 = undefined;
+        var got_len: usize = 0;
+        for ([_][]u8{ copy[0..split], copy[split..] }) |part| {
+            const decoded = decoder.decodeInPlace(part);
+            try std.testing.expect(decoded.reject == null);
+            @memcpy(got[got_len..][0..decoded.trailer_len], part[decoded.trailer_start..][0..decoded.trailer_len]);
+            got_len += decoded.trailer_len;
+        }
+        try std.testing.expectEqualStrings(trailers, got[0..got_len]);
     }
 }
 

@@ -81,6 +81,9 @@ last_failure: Failure = .upstream_refused,
 retried_stale: bool = false,
 /// A 1xx went to the client: the request can no longer be replayed.
 interim_relayed: bool = false,
+/// A chunked response's trailer section goes to the client (it asked with `TE: trailers`);
+/// else only its final CRLF does (`frameResponseBody`).
+relay_trailers: bool = false,
 /// The request body has been sent whole to the current try.
 request_done: bool = false,
 /// The window of request body (or tunnel) bytes being sent upstream: a slice of the
@@ -98,7 +101,8 @@ upstream_head_len: u32 = 0,
 /// A handler's `Response.proxy`: the composed head, kept for a retry (its overrides lived in
 /// the handler's arena, which the handler's next call reuses, so it cannot be composed again).
 head_copy: ?[]u8 = null,
-/// The response body's framing as the backend sent it (trailers dropped on the way).
+/// The response body's framing as the backend sent it (trailers dropped on the way unless
+/// `relay_trailers`).
 response_body: ResponseFraming = .none,
 response: ResponseState = .none,
 /// The try under way.
@@ -919,6 +923,7 @@ fn relayResponseHead(exchange: *Exchange, head_len: u32) void {
         .chunked => .{ .chunked = .init(.{}) },
         .close_delimited => .close_delimited,
     };
+    if (exchange.response_body == .chunked) exchange.relay_trailers = exchange.clientTakesTrailers();
     attempt.reusable = head.keep_alive and exchange.request.version == .http11 and
         exchange.response_body != .close_delimited;
     const body = exchange.ubuf.?[headroom + head_len ..][0 .. attempt.received - head_len];
@@ -929,6 +934,16 @@ fn relayResponseHead(exchange: *Exchange, head_len: u32) void {
     var cookie_buffer: [rewrite.extra_field_bytes_max]u8 = undefined;
     const cookie = exchange.stickyCookie(&cookie_buffer);
     exchange.downstream.sendResponse(exchange.view(head_len, @intCast(framed.len), framed.last), cookie);
+}
+
+/// Whether the client said it takes a trailer section (`TE: trailers`, RFC 9110 §10.1.4): a
+/// gRPC client, never a browser. Trailers go to no other client: one that merged them into the
+/// header section would take fields the head's checks and rules never saw (nginx and Envoy
+/// drop HTTP/1.1 trailers altogether). An HTTP/1.0 client gets the body de-chunked, without.
+fn clientTakesTrailers(exchange: *const Exchange) bool {
+    if (exchange.request.version == .http10) return false;
+    const te = exchange.request_head.get("te") orelse return false;
+    return http.field_values.listHasToken(te, "trailers");
 }
 
 /// The Set-Cookie field that pins a `sticky` client to the backend that answered, when its
@@ -982,7 +997,10 @@ fn frameResponseBody(exchange: *Exchange, bytes: []u8) ?Framed {
             last = remaining.* == 0;
         },
         .chunked => |*decoder| {
-            const filtered = decoder.feedDroppingTrailers(bytes);
+            const filtered: http.ChunkedDecoder.Filtered = if (exchange.relay_trailers)
+                .{ .result = decoder.feed(bytes), .dropped = 0 }
+            else
+                decoder.feedDroppingTrailers(bytes);
             switch (filtered.result) {
                 .need_more => {},
                 .done => |n| {

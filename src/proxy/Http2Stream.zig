@@ -112,6 +112,11 @@ const Response = struct {
     ended: bool = false,
     /// A chunked response from the backend, de-chunked for DATA.
     dechunk: ?http.ChunkedDecoder = null,
+    /// Its trailer section's field lines (the exchange relays them to a client that sent
+    /// `TE: trailers`), collected in `head` after the request's strings, sent as the closing
+    /// HEADERS; or dropped whole if they do not fit there (`trailers_dropped`).
+    trailer_len: u32 = 0,
+    trailers_dropped: bool = false,
 };
 
 /// The most fields of a response head sent on (the exchange's response field array bounds
@@ -528,7 +533,7 @@ pub noinline fn sendResponse(stream: *Stream, view: Exchange.ResponseView, extra
     const body = view.buffer[view.head_start + view.head_len ..][0..view.body_len];
     stream.response.dechunk = if (head.body == .chunked) .init(.{}) else null;
     const data = stream.dechunked(body) orelse return;
-    const has_body = !(view.body_last and data.len == 0);
+    const has_body = !(view.body_last and data.len == 0 and stream.response.trailer_len == 0);
     stream.respond(head.status, fields[0..count], has_body);
     stream.setWindow(data, view.body_last, false);
 }
@@ -630,6 +635,7 @@ pub fn readBody(stream: *Stream, buffer: []u8) ServerSession.BodyChunk {
     }
     if (response.last) {
         response.ended = true;
+        if (response.trailer_len > 0) return stream.lastWithTrailers(n);
         return .{ .last = n };
     }
     if (n > 0) return .{ .bytes = n };
@@ -660,7 +666,54 @@ fn dechunked(stream: *Stream, bytes: []u8) ?[]u8 {
         stream.refuse(.internal_error);
         return null;
     }
+    if (result.trailer_len > 0) stream.keepTrailerBytes(bytes[result.trailer_start..][0..result.trailer_len]);
     return bytes[0..result.data_len];
+}
+
+/// Trailer field lines the exchange relays (it passes them only to a client that asked):
+/// copied after the request's strings, which stay until the stream ends. The decoder bounds
+/// the section (8 KiB); a section that does not fit the rest of the buffer is dropped whole
+/// and counted, never cut.
+fn keepTrailerBytes(stream: *Stream, bytes: []const u8) void {
+    const response = &stream.response;
+    if (response.trailers_dropped) return;
+    const room = stream.head.?[stream.head_len + response.trailer_len ..];
+    if (bytes.len > room.len) {
+        response.trailers_dropped = true;
+        response.trailer_len = 0;
+        return;
+    }
+    @memcpy(room[0..bytes.len], bytes);
+    response.trailer_len += @intCast(bytes.len);
+}
+
+/// The body's last `n` bytes, then the trailer section as HEADERS with END_STREAM (RFC 9113
+/// §8.1). The decoder checked each line ("name: value", a token, field-value bytes, and none
+/// of the framing and routing names RFC 9110 §6.5.1 forbids there); names are lowercased, and
+/// connection-specific fields dropped as in a head. The field list is laid out in `head` after
+/// the lines (nghttp2 reads it after this returns); fields past the room there are dropped.
+fn lastWithTrailers(stream: *Stream, n: usize) ServerSession.BodyChunk {
+    const response = &stream.response;
+    const head = stream.head.?;
+    const lines_end = stream.head_len + response.trailer_len;
+    const list_start = std.mem.alignForward(usize, @intFromPtr(head.ptr) + lines_end, @alignOf(ServerSession.Field)) - @intFromPtr(head.ptr);
+    const room = if (list_start < head.len) (head.len - list_start) / @sizeOf(ServerSession.Field) else 0;
+    const list: [*]ServerSession.Field = @ptrCast(@alignCast(head.ptr + list_start));
+    const fields = list[0..@min(room, fields_max)];
+    var count: usize = 0;
+    var lines = std.mem.splitSequence(u8, head[stream.head_len..lines_end], "\r\n");
+    while (lines.next()) |line| {
+        if (line.len == 0) continue; // After the last CRLF.
+        const colon = std.mem.indexOfScalar(u8, line, ':').?; // The decoder checked the line.
+        const name = @constCast(line[0..colon]);
+        if (connectionSpecific(name)) continue;
+        if (count == fields.len) break; // The response's own bound on fields.
+        lowercase(name);
+        fields[count] = .{ .name = name, .value = http.chars.trimWhitespace(line[colon + 1 ..]) };
+        count += 1;
+    }
+    if (count == 0) return .{ .last = n };
+    return .{ .last_with_trailers = .{ .len = n, .fields = fields[0..count] } };
 }
 
 /// RFC 9113 §8.2.2: fields HTTP/2 forbids (connection-specific), dropped from a response.

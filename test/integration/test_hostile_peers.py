@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from backends import echo, raw_response, route
+from backends import chunked, echo, raw_response, route
 from client import Client, Deadline, Echoed, connect, parse_responses, read_response, request
 
 SMUGGLED = b"GET /attacker-controlled HTTP/1.1\r\nHost: x\r\nX-Captured: "
@@ -270,6 +270,17 @@ def test_response_trailers_are_not_forwarded(sluice, make_backend):
     data = raw_exchange(sluice.port, b"GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
     assert data.endswith(b"\r\n\r\n2\r\nok\r\n0\r\n\r\n"), data
     assert b"evil" not in data
+
+
+def test_trailers_reach_an_http11_client_that_asked_for_them(sluice, make_backend):
+    """The same relay for HTTP/1.1: with `TE: trailers` the section passes as the backend sent
+    it (the decoder checked every line); without, only its final CRLF (above)."""
+    b = make_backend(chunked([b"ok"], trailers=[("Grpc-Status", "0"), ("X-Checksum", "abc")]))
+    sluice.start([b])
+    data = raw_exchange(sluice.port, b"GET / HTTP/1.1\r\nHost: h\r\nTE: trailers\r\nConnection: close\r\n\r\n")
+    assert data.endswith(b"\r\n\r\n2\r\nok\r\n0\r\nGrpc-Status: 0\r\nX-Checksum: abc\r\n\r\n"), data
+    data = raw_exchange(sluice.port, b"GET / HTTP/1.0\r\nHost: h\r\nTE: trailers\r\n\r\n")
+    assert data.endswith(b"\r\n\r\nok") and b"abc" not in data, data
 
 
 @pytest.mark.parametrize("raw", [

@@ -401,3 +401,82 @@ def test_header_rules_and_request_ids_apply_to_http2(sluice, make_backend):
     assert r.header("strict-transport-security") == "max-age=31536000"
     assert r.header("x-powered-by") is None and r.header("server") == "app/1.0"
     c.close()
+
+
+TRAILERS = [("Grpc-Status", "0"), ("X-Checksum", "abc")]
+
+
+def test_trailers_reach_an_h2_client_that_asked_for_them(sluice, make_backend):
+    """A chunked response's trailer section becomes the stream's closing HEADERS when the
+    client sent `te: trailers` (names lowercased); without it, the section is dropped as for
+    any client that did not ask."""
+    b = make_backend(chunked([b"hello ", b"world"], trailers=TRAILERS))
+    sluice.start([b], args=H2C)
+    c = H2Client.plain(sluice.port)
+    r = c.get("/t", headers=[("te", "trailers")])
+    assert r.status == 200 and r.body == b"hello world"
+    assert r.trailers == [("grpc-status", "0"), ("x-checksum", "abc")], r.trailers
+    r = c.get("/t")
+    assert r.status == 200 and r.body == b"hello world" and r.trailers == []
+    c.close()
+
+
+def test_trailers_after_an_empty_body_still_arrive(sluice, make_backend):
+    """gRPC's answer to a failed call is often trailers alone: the empty body still ends with
+    them, not with a bare END_STREAM on the head."""
+    b = make_backend(chunked([], trailers=[("grpc-status", "5"), ("grpc-message", "not found")]))
+    sluice.start([b], args=H2C)
+    c = H2Client.plain(sluice.port)
+    r = c.get("/t", headers=[("te", "trailers")])
+    assert r.status == 200 and r.body == b""
+    assert r.trailers == [("grpc-status", "5"), ("grpc-message", "not found")], r.trailers
+    c.close()
+
+
+def grpc_frame(payload: bytes) -> bytes:
+    return b"\x00" + len(payload).to_bytes(4, "big") + payload
+
+
+class GrpcOverHttp11:
+    """A gRPC service on an HTTP/1.1 hop: reads the request's gRPC messages (sluice sends the
+    h2 body chunked), answers each unary call with its payload reversed, in a chunked body whose
+    trailers carry grpc-status, as a gRPC server does in HTTP/2 trailers."""
+
+    def on_connect(self, conn):
+        return True
+
+    def on_head(self, conn, req):
+        pass
+
+    def on_request(self, conn, req):
+        body = req.body
+        assert body[0] == 0 and int.from_bytes(body[1:5], "big") == len(body) - 5, body
+        if req.target.endswith("/Fail"):
+            trailers = [("grpc-status", "7"), ("grpc-message", "denied")]
+            out = b""
+        else:
+            trailers = [("grpc-status", "0")]
+            message = grpc_frame(body[5:][::-1])
+            out = f"{len(message):x}\r\n".encode() + message + b"\r\n"
+        conn.send_head(200, [("Content-Type", "application/grpc"), ("Transfer-Encoding", "chunked")])
+        conn.send(out + b"0\r\n" + b"".join(f"{k}: {v}\r\n".encode() for k, v in trailers) + b"\r\n")
+        conn.responses_sent += 1
+        return True
+
+
+def test_grpc_unary_calls_through_an_http11_hop(sluice, make_backend):
+    """grpcio's own client, over h2c to sluice, to a gRPC service behind an HTTP/1.1 hop: the
+    call's status comes from the relayed trailers, both for a success and for an error."""
+    grpc = pytest.importorskip("grpc")
+    b = make_backend(GrpcOverHttp11())
+    sluice.start([b], args=H2C)
+    with grpc.insecure_channel(f"127.0.0.1:{sluice.port}") as channel:
+        echo_call = channel.unary_unary("/test.Echo/Reverse")
+        for payload in (b"hello", b"x" * 100_000):
+            assert echo_call(payload, timeout=10) == payload[::-1]
+        with pytest.raises(grpc.RpcError) as failed:
+            channel.unary_unary("/test.Echo/Fail")(b"x", timeout=10)
+        assert failed.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        assert failed.value.details() == "denied"
+    seen = b.requests[0]
+    assert seen.header("content-type") == "application/grpc" and seen.framing == "chunked"
