@@ -8,6 +8,7 @@
 //! keeps its socket, its buffers and its event loop; its memory is a worker's bounded pool.
 //!
 //!   ServerSession        one client connection: requests in as events, responses out
+//!   ClientSession        one backend connection: requests out, responses in as events
 //!   ServerSession.Setup  what every session shares: nghttp2's callbacks, options and `Limits`
 //!   memory.Pool          a worker's bounded memory for nghttp2
 const std = @import("std");
@@ -15,6 +16,7 @@ const c = @import("nghttp2");
 
 pub const memory = @import("memory.zig");
 pub const ServerSession = @import("ServerSession.zig");
+pub const ClientSession = @import("ClientSession.zig");
 
 /// The nghttp2 version linked ("1.68.1").
 pub fn libraryVersion() []const u8 {
@@ -24,6 +26,7 @@ pub fn libraryVersion() []const u8 {
 
 test {
     _ = @import("ServerSession_test.zig");
+    _ = @import("ClientSession_test.zig");
 }
 
 test "h2: the linked nghttp2 is the version its header describes" {
