@@ -352,6 +352,9 @@ pub const Pool = struct {
     keepalive_max: u32 = settings.default(.pool, "keepalive_max"),
     /// TLS to the backends (a file's `.tls`, `--backend-tls`); off unless `enabled`.
     tls: UpstreamTls = .{},
+    /// What the backends speak: HTTP/1.1, or HTTP/2 with prior knowledge, many requests to a
+    /// connection (proxy/Http2Backend.zig).
+    protocol: UpstreamProtocol = settings.default(.pool, "protocol"),
 
     pub fn backends(pool: *const Pool) []const Backend {
         assert(pool.backends_list.len == pool.backends_count);
@@ -389,7 +392,16 @@ pub const Pool = struct {
         if (pool.strategy == .hash and named and pool.hash_name.len == 0) return error.HashNameMissing;
         if (pool.hash_name.len > name_bytes_max) return error.NameTooLong;
         if (pool.tls.mistake()) |_| return error.UpstreamTlsInvalid;
+        if (pool.protocol == .h2c and pool.tls.enabled) return error.H2cWithTls;
     }
+};
+
+/// What a pool's backends speak.
+pub const UpstreamProtocol = enum {
+    http1,
+    /// HTTP/2 over plain TCP with prior knowledge (RFC 9113 §3.3): gRPC servers and other
+    /// h2c backends.
+    h2c,
 };
 
 /// How a pool speaks TLS to its backends (upstream/BackendTls.zig builds it). Paths are read
@@ -718,6 +730,7 @@ pub const ValidateError = error{
     HandlerUnknown,
     HandlerWithRoutes,
     UpstreamTlsInvalid,
+    H2cWithTls,
 };
 
 /// A handler's name (a metrics label, like a pool's).

@@ -240,6 +240,7 @@ fn validateMessage(err: Config.ValidateError) []const u8 {
         error.HandlerUnknown => "handler names a handler that does not exist",
         error.HandlerWithRoutes => "give either handler (every request to one handler) or routes, not both",
         error.UpstreamTlsInvalid => "a pool's tls settings do not go together (client_cert with client_key, ca with verify)",
+        error.H2cWithTls => "protocol h2c is HTTP/2 without TLS: a pool with tls speaks HTTP/1.1 (HTTP/2 over TLS to backends is not offered yet)",
     };
 }
 

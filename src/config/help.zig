@@ -213,7 +213,7 @@ test "help: today's layout, with the table's defaults and bounds" {
     try testing.expect(std.mem.indexOf(u8, usage, "(default 0: no caps)") != null);
     try testing.expect(std.mem.indexOf(u8, usage, "--workers N                       worker threads (default: one per CPU)\n") != null);
     try testing.expect(std.mem.indexOf(u8, usage, "{") == null);
-    try testing.expect(std.mem.endsWith(u8, usage, "worker (default 64)\n"));
+    try testing.expect(std.mem.endsWith(u8, usage, "(HTTP/2 with prior knowledge, requests multiplexed)\n"));
 }
 
 test "help: every flag is in --help once, and every setting in the listing" {

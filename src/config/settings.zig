@@ -816,6 +816,17 @@ pub const table = [_]Setting{
         .help = "idle backend connections kept per backend and\nworker (default {default})",
     },
     .{
+        .flag = "backend-protocol",
+        .arg = "http1|h2c",
+        .key = "protocol",
+        .scope = .pool,
+        .fields = &.{"protocol"},
+        .value = .{ .enumeration = Config.UpstreamProtocol },
+        .default = "http1",
+        .section = .retries,
+        .help = "what the backends speak: {default} (default), or h2c\n(HTTP/2 with prior knowledge, requests multiplexed)",
+    },
+    .{
         .flag = "backend-tls",
         .arg = "on|OPTIONS",
         .key = "tls",

@@ -177,7 +177,7 @@ test "settings: keys of an object come in table order, sections once" {
         "pools, routes, handlers, handler, request_headers, response_headers, request_id, admin, access_log, log_level", top);
     try testing.expectEqualStrings("client_header, client_idle, drain, tunnel_idle", comptime namesText(keysAt(.global, "timeouts.")));
     try testing.expectEqualStrings("backends, strategy, hash, sticky_cookie, health, ejection, retry, " ++
-        "timeouts, keepalive, tls", comptime namesText(keysAt(.pool, "")));
+        "timeouts, keepalive, protocol, tls", comptime namesText(keysAt(.pool, "")));
     try testing.expectEqualStrings("address, weight, max_connections, max_pending", comptime namesText(keysAt(.backend, "")));
 }
 

@@ -229,9 +229,17 @@ pub fn wantsWrite(session: *const ClientSession) bool {
 pub fn canOpen(session: *const ClientSession) bool {
     if (session.goaway_received) return false;
     if (c.nghttp2_session_get_next_stream_id(session.session) > std.math.maxInt(i31)) return false;
-    const allowed = @min(session.setup.limits.streams_max, c.nghttp2_session_get_remote_settings(session.session, c.NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS));
-    return session.streams_open < allowed;
+    return session.streams_open < session.streamsAllowed();
 }
+
+/// Streams that may be open at once: the backend's SETTINGS_MAX_CONCURRENT_STREAMS, at most
+/// ours.
+pub fn streamsAllowed(session: *const ClientSession) u32 {
+    return @min(session.setup.limits.streams_max, c.nghttp2_session_get_remote_settings(session.session, c.NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS));
+}
+
+/// Most regular fields a request may carry (beside its four pseudo-fields).
+pub const request_fields_max = wire.submitted_fields_max - 4;
 
 /// A request's head, as it goes out.
 pub const RequestHead = struct {

@@ -113,6 +113,12 @@ pub fn init(limits: Limits) ChunkedDecoder {
     };
 }
 
+/// How many of the next bytes are chunk data (0: the next byte is framing). A caller that
+/// copies data may take that many at once, then `feed` them.
+pub fn dataAhead(d: *const ChunkedDecoder) u64 {
+    return if (d.state == .data) d.size else 0;
+}
+
 /// Ready for the next chunked body.
 pub fn reset(d: *ChunkedDecoder) void {
     d.* = init(d.limits);

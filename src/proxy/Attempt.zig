@@ -14,6 +14,7 @@ const Timer = loop_ns.Timer;
 const http = @import("../http/http.zig");
 const Connections = @import("../upstream/Connections.zig");
 const UpstreamTls = @import("UpstreamTls.zig");
+const Http2Try = @import("Http2Try.zig");
 
 const Attempt = @This();
 
@@ -52,6 +53,9 @@ timer: Timer = .{},
 /// With TLS to the backend: the codec between the socket and the exchange (its buffers are
 /// this try's; the engine is the connection's).
 tls: ?UpstreamTls = null,
+/// With a multiplexed (h2c) pool: the try's stream on a shared connection, in the worker's
+/// slot beside this exchange's (Proxy.h2_tries); `connection` is then null.
+h2: ?*Http2Try = null,
 
 /// Where the try is; each transition is asserted where it happens (Exchange).
 pub const State = enum {
@@ -101,7 +105,9 @@ test "attempt: its size is pinned (it lives in every exchange slot)" {
     // The TLS codec's state (112 bytes, and its optional's tag) came with TLS to backends: a
     // pooled connection's engine lives in the connection, the buffers are taken per try.
     try std.testing.expectEqual(@as(usize, 112), @sizeOf(UpstreamTls));
-    try std.testing.expect(@sizeOf(Attempt) <= 568); // 560 before the parser's `connection_present`.
+    // 560 before the parser's `connection_present`, 568 before `h2` (a try's stream on a shared
+    // HTTP/2 connection: its state is in the worker's slot beside the exchange's).
+    try std.testing.expect(@sizeOf(Attempt) <= 576);
     // The exchange's 1,176 bytes include `head_copy`, the head a handler's Response.proxy
     // keeps for retries (merged beside TLS to backends, which had pinned 1,152), and 16 for
     // the parsers' `connection_present`, and 8 for `request_head`, the protocol-neutral head
@@ -110,5 +116,6 @@ test "attempt: its size is pinned (it lives in every exchange slot)" {
     // header policy it applies (the policy's own state is in `Proxy.policy_slots`: a bigger
     // slot made every exchange's initial copy longer, 34 instructions a request in callgrind),
     // and 16 for the tried members as a list of 12 (a set of bits stopped at 64 members).
-    try std.testing.expect(@sizeOf(@import("Exchange.zig")) <= 1216);
+    // And 8 for the attempt's `h2` (HTTP/2 to backends).
+    try std.testing.expect(@sizeOf(@import("Exchange.zig")) <= 1224);
 }

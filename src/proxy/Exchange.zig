@@ -40,6 +40,7 @@ const tls = @import("../tls/tls.zig");
 const Handler = @import("../handler/Handler.zig");
 const tunnel = @import("tunnel.zig");
 const handler_target = @import("handler_target.zig");
+const Http2Try = @import("Http2Try.zig");
 const HeaderPolicy = @import("../policy/HeaderPolicy.zig");
 
 const Exchange = @This();
@@ -497,9 +498,18 @@ fn connectUpstream(exchange: *Exchange) void {
         .key = exchange.key,
         .preferred = exchange.preferred,
         .pooled = exchange.mayReuse(),
+        .multiplexed = pool.config.protocol == .h2c,
     }, exchange.loop().now());
     const lease = switch (acquired) {
         .lease => |lease| lease,
+        .member => |index| {
+            // A stream on a connection the pool's tries share (Http2Try.zig).
+            exchange.attempt = .init(index, exchange.response_fields, exchange.proxy.responseLimits());
+            exchange.attempt.leased = true;
+            exchange.attempt.state = .connecting;
+            exchange.rearmAttemptTimer();
+            return Http2Try.start(exchange, index);
+        },
         .overloaded => return exchange.fail(.overloaded),
         .none_available, .at_capacity => {
             // On a retry, the failure that made it is the one to answer with.
@@ -558,7 +568,17 @@ fn connectFresh(exchange: *Exchange) void {
     exchange.loop().connect(&attempt.send, socket, address, Exchange, exchange, connectCallback);
 }
 
-fn connectCallback(exchange: *Exchange, result: sys.ConnectError!void) void {
+/// A multiplexed try could not be attached to a connection (no slot, socket or memory, or the
+/// member is at its connection cap): its lease ends and the exchange fails as a fresh
+/// connection's would.
+pub fn h2Unavailable(exchange: *Exchange, at_cap: bool) void {
+    exchange.endTry();
+    if (!at_cap) return exchange.fail(.overloaded);
+    exchange.last_failure = .backends_at_capacity;
+    exchange.fail(exchange.last_failure);
+}
+
+pub fn connectCallback(exchange: *Exchange, result: sys.ConnectError!void) void {
     if (exchange.opDone()) return;
     const attempt = &exchange.attempt;
     assert(attempt.state == .connecting);
@@ -673,13 +693,15 @@ fn sendRequestBodyCallback(exchange: *Exchange, result: sys.SendError!usize) voi
 /// safe (`replayable`).
 fn upstreamFailed(exchange: *Exchange, outcome: Health.Outcome, failure: Failure) void {
     const attempt = &exchange.attempt;
-    const connection = attempt.connection.?;
+    // A shared HTTP/2 connection has no stale race: a stream the backend did not take is
+    // refused, never half-sent.
+    const reused = if (attempt.connection) |connection| connection.reused else false;
     assert(exchange.response == .none);
     exchange.last_failure = failure;
     // A response byte means the backend took the request: not a stale connection, and not
     // replayed (a malformed or cut-off response is the backend's answer, not a lost request).
     const response_arrived = attempt.received > 0;
-    const stale = outcome == .reset and connection.reused and !exchange.retried_stale and !response_arrived;
+    const stale = outcome == .reset and reused and !exchange.retried_stale and !response_arrived;
     if (!stale) exchange.report(outcome);
     if (response_arrived) return exchange.failMidExchange(failure);
     if (!exchange.replayable()) {
@@ -770,6 +792,11 @@ fn rewindRequest(exchange: *Exchange) void {
 /// Closes the connection of a failed try (it is never reused).
 fn dropUpstream(exchange: *Exchange) void {
     const attempt = &exchange.attempt;
+    if (attempt.h2 != null) {
+        Http2Try.finish(exchange, false);
+        exchange.loop().timerCancel(&attempt.timer);
+        return;
+    }
     const connection = attempt.connection orelse return;
     exchange.releaseTls();
     attempt.connection = null;
@@ -1063,8 +1090,9 @@ fn spliceable(exchange: *Exchange) bool {
     const min = exchange.proxy.config.splice_min_bytes;
     if (min == 0 or remaining < min) return false;
     if (!exchange.downstream.takesSplice()) return false;
-    // A TLS backend's bytes are records that sluice opens: nothing goes around it.
-    if (exchange.attempt.tls != null) return false;
+    // A TLS backend's bytes are records that sluice opens, an HTTP/2 one's are frames:
+    // nothing goes around them.
+    if (exchange.attempt.tls != null or exchange.attempt.h2 != null) return false;
     if (exchange.pipe == null) exchange.pipe = exchange.proxy.pipes.acquire(exchange.loop());
     return exchange.pipe != null;
 }
@@ -1130,6 +1158,14 @@ fn maybeFinish(exchange: *Exchange) void {
         exchange.report(if (exchange.attempt.server_error) .status_5xx else .success);
         const attempt = &exchange.attempt;
         exchange.loop().timerCancel(&attempt.timer);
+        if (attempt.h2 != null) {
+            Http2Try.finish(exchange, true);
+            attempt.leased = false;
+            exchange.localPool().release(attempt.backend_index, null, .close);
+            exchange.recordDuration();
+            exchange.release();
+            return exchange.downstream.exchangeFinished();
+        }
         const connection = attempt.connection.?;
         if (attempt.tls) |*codec| {
             if (!codec.reusable(&connection.tls.?)) attempt.reusable = false;
@@ -1226,6 +1262,7 @@ fn stopTimers(exchange: *Exchange) void {
 }
 
 fn cancelPending(exchange: *Exchange) void {
+    if (exchange.attempt.h2 != null) return Http2Try.cancel(exchange);
     if (exchange.attempt.recv.isPending()) exchange.loop().cancel(&exchange.attempt.recv);
     if (exchange.attempt.send.isPending()) exchange.loop().cancel(&exchange.attempt.send);
 }
@@ -1272,7 +1309,7 @@ fn rearmAttemptTimer(exchange: *Exchange) void {
     switch (attempt.state) {
         .connecting, .handshaking => exchange.armAttemptTimer(queues.connect),
         .sending_head, .awaiting_response, .relaying_interim => exchange.armAttemptTimer(queues.response),
-        .relaying_body => if (attempt.recv.isPending())
+        .relaying_body => if (exchange.recvPending())
             exchange.armAttemptTimer(queues.body)
         else if (attempt.send.isPending())
             exchange.armAttemptTimer(queues.response)
@@ -1309,13 +1346,20 @@ fn responseTimedOut(exchange: *Exchange) void {
     const attempt = &exchange.attempt;
     exchange.last_failure = .upstream_response_timeout;
     exchange.report(.timeout);
-    const only_receiving = exchange.pending_ops == 1 and attempt.recv.isPending();
+    const only_receiving = exchange.pending_ops == 1 and exchange.recvPending();
     const retry = exchange.localPool().config.retry.on.timeout and exchange.request_done and
         exchange.request.method.isIdempotent() and !exchange.interim_relayed and
         exchange.downstream.requestBodyReplayable() and only_receiving and attempt.received == 0;
     if (!retry or !exchange.reserveRetry()) return exchange.failMidExchange(.upstream_response_timeout);
     attempt.retry_after_cancel = true;
+    if (attempt.h2 != null) return Http2Try.cancel(exchange);
     exchange.loop().cancel(&attempt.recv);
+}
+
+/// A receive from the backend is under way (on the socket, or parked on an HTTP/2 stream).
+fn recvPending(exchange: *const Exchange) bool {
+    if (exchange.attempt.h2) |attempt| if (attempt.receiving()) return true;
+    return exchange.attempt.recv.isPending();
 }
 
 fn totalTimerCallback(exchange: *Exchange) void {
@@ -1437,8 +1481,9 @@ pub fn countResponse(exchange: *Exchange, status: u16) void {
 /// Every receive from the backend: through the TLS codec when the pool speaks TLS.
 pub fn recvUpstream(exchange: *Exchange, buffer: []u8, comptime callback: RecvCallback) void {
     const attempt = &exchange.attempt;
-    const socket = &attempt.connection.?.socket;
     exchange.submit();
+    if (attempt.h2 != null) return Http2Try.recv(exchange, buffer, callback);
+    const socket = &attempt.connection.?.socket;
     if (attempt.tls != null) return UpstreamTls.recv(exchange, buffer, callback);
     // The request has just gone: its response cannot be there yet.
     const later = attempt.state == .awaiting_response and attempt.received == 0;
@@ -1448,8 +1493,9 @@ pub fn recvUpstream(exchange: *Exchange, buffer: []u8, comptime callback: RecvCa
 
 /// Every send to the backend: through the TLS codec when the pool speaks TLS.
 pub fn sendUpstream(exchange: *Exchange, buffer: []const u8, comptime callback: SendCallback) void {
-    const socket = &exchange.attempt.connection.?.socket;
     exchange.submit();
+    if (exchange.attempt.h2 != null) return Http2Try.send(exchange, buffer, callback);
+    const socket = &exchange.attempt.connection.?.socket;
     if (exchange.attempt.tls != null) return UpstreamTls.send(exchange, buffer, callback);
     exchange.loop().send(&exchange.attempt.send, socket, buffer, Exchange, exchange, callback);
 }

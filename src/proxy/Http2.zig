@@ -68,6 +68,8 @@ pub fn matchPreface(bytes: []const u8) PrefaceMatch {
 /// The worker's HTTP/2 state: nghttp2's shared setup, its memory, the counters, and the slots.
 pub const Worker = struct {
     setup: ServerSession.Setup,
+    /// Sessions to backends that speak HTTP/2 (Http2Backend.zig).
+    client_setup: h2.ClientSession.Setup,
     pool: h2.memory.Pool,
     counters: ServerSession.Counters = .{},
     /// Connections that started HTTP/2, and streams served.

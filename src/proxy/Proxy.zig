@@ -74,6 +74,8 @@ const tls = @import("../tls/tls.zig");
 const h2 = @import("../h2/h2.zig");
 const Http2 = @import("Http2.zig");
 const Http2Stream = @import("Http2Stream.zig");
+const Http2Backend = @import("Http2Backend.zig");
+const Http2Try = @import("Http2Try.zig");
 const RequestIds = @import("../policy/RequestIds.zig");
 const HeaderPolicy = @import("../policy/HeaderPolicy.zig");
 
@@ -142,6 +144,12 @@ request_ids: RequestIds,
 /// Per exchange slot: the header policy it applies (HeaderPolicy.Applied), untouched until a
 /// generation with rules is used.
 policy_slots: []HeaderPolicy.Applied,
+/// HTTP/2 to backends (`protocol = h2c`): shared connections' slots, those open, and per
+/// exchange slot its try's stream state (untouched until used).
+h2_backends: []Http2Backend,
+free_h2_backends: FreeIndices,
+h2_backends_open: ?*Http2Backend = null,
+h2_tries: []Http2Try,
 
 /// Generations a worker may hold at once: the current one and those whose exchanges are still
 /// finishing. The control thread refuses a reload while as many are alive.
@@ -287,7 +295,8 @@ pub fn init(
     const buffers_per_session = buffersPerSession(tls_reserved, tls_reserved);
     const streams_count = sessions_count;
     const exchanges_count = exchangesCount(sessions_count);
-    const buffers_count = buffers_per_session * sessions_count + buffersPerStream(tls_reserved) * streams_count;
+    const buffers_count = buffers_per_session * sessions_count + buffersPerStream(tls_reserved) * streams_count +
+        (if (http2_enabled) buffersForHttp2Backends(sessions_count) else 0);
     const buffer_bytes = if (tls_reserved)
         @max(config.bufferBytes(), std.mem.alignForward(u32, tls.Engine.record_bytes_max, 4096))
     else
@@ -332,6 +341,13 @@ pub fn init(
     errdefer allocator.free(path_scratch);
     const policy_slots = try StaticAllocator.allocUntouched(allocator, HeaderPolicy.Applied, null, exchanges_count);
     errdefer allocator.free(policy_slots);
+    const h2_backends_count = h2BackendsCount(sessions_count);
+    const h2_backends = try StaticAllocator.allocUntouched(allocator, Http2Backend, null, h2_backends_count);
+    errdefer allocator.free(h2_backends);
+    var free_h2_backends: FreeIndices = try .init(allocator, h2_backends_count);
+    errdefer free_h2_backends.deinit(allocator);
+    const h2_tries = try StaticAllocator.allocUntouched(allocator, Http2Try, null, exchanges_count);
+    errdefer allocator.free(h2_tries);
     var buffers = try BufferPool.init(allocator, buffers_count, buffer_bytes);
     errdefer buffers.deinit(allocator);
 
@@ -365,6 +381,9 @@ pub fn init(
         .on_slot_free = on_slot_free,
         .tls_pool = tls_pool,
         .policy_slots = policy_slots,
+        .h2_backends = h2_backends,
+        .free_h2_backends = free_h2_backends,
+        .h2_tries = h2_tries,
         .request_ids = .init(RequestIds.seedFor(worker_index, sys.clockRealtimeMs(), sys.clockMonotonicNs())),
     };
     if (config.access_log.enabled()) {
@@ -380,12 +399,17 @@ pub fn init(
 fn makeHttp2(allocator: std.mem.Allocator, config: *const Config, sessions_count: u32, buffer_bytes: u32) !*Http2.Worker {
     const worker = try allocator.create(Http2.Worker);
     errdefer allocator.destroy(worker);
-    worker.* = .{ .setup = undefined, .pool = undefined };
+    worker.* = .{ .setup = undefined, .client_setup = undefined, .pool = undefined };
     assert(Http2Stream.segments_max * buffer_bytes >= Http2.window_bytes);
     try worker.setup.init(Http2.limits(config.header_bytes_max, config.headers_count_max));
     errdefer worker.setup.deinit();
+    try worker.client_setup.init(Http2Backend.limits(config.response_header_bytes_max, config.response_headers_count_max, buffer_bytes));
+    errdefer worker.client_setup.deinit();
+    // Client connections' sessions, and the shared connections to backends' (whose streams
+    // carry a pool's worth of tries each: the same blocks per connection, generously).
+    const sessions_served = sessions_count + h2BackendsCount(sessions_count);
     var options: h2.memory.Pool.Options = undefined;
-    for (&options.blocks, h2_blocks_per_session) |*count, per_session| count.* = per_session * sessions_count + 4;
+    for (&options.blocks, h2_blocks_per_session) |*count, per_session| count.* = per_session * sessions_served + 4;
     try worker.pool.init(std.heap.page_allocator, options);
     return worker;
 }
@@ -470,6 +494,12 @@ pub fn buffersPerSession(listener_tls: bool, upstream_tls: bool) u32 {
     return 3 + @as(u32, if (listener_tls) 2 else 0) + @as(u32, if (upstream_tls) 2 else 0);
 }
 
+/// Buffers for HTTP/2 to backends: an inbox per exchange slot (Http2Try.zig), and two per
+/// shared connection (Http2Backend.zig).
+fn buffersForHttp2Backends(sessions: u32) u32 {
+    return exchangesCount(sessions) + 2 * h2BackendsCount(sessions);
+}
+
 /// The TLS connections to backends one worker may hold at once, counted as whole client
 /// connections at their handshake's peak (generous: address space, untouched until used):
 ///   sessions                       one try per exchange, each possibly mid-handshake
@@ -518,6 +548,9 @@ pub fn deinit(proxy: *Proxy, allocator: std.mem.Allocator) void {
     proxy.buffers.deinit(allocator);
     allocator.free(proxy.path_scratch);
     allocator.free(proxy.policy_slots);
+    allocator.free(proxy.h2_tries);
+    proxy.free_h2_backends.deinit(allocator);
+    allocator.free(proxy.h2_backends);
     allocator.free(proxy.response_fields);
     allocator.free(proxy.request_fields);
     proxy.free_exchanges.deinit(allocator);
@@ -530,6 +563,7 @@ pub fn deinit(proxy: *Proxy, allocator: std.mem.Allocator) void {
     if (proxy.http2) |worker| {
         worker.pool.deinit(std.heap.page_allocator);
         worker.setup.deinit();
+        worker.client_setup.deinit();
         allocator.destroy(worker);
     }
     proxy.free_connections.deinit(allocator);
@@ -594,9 +628,25 @@ pub fn releaseSession(proxy: *Proxy, connection: *Connection) void {
 /// HTTP/1.1 connection has at most one exchange, so one is always free.
 /// The header policy slot beside `exchange`'s slot.
 pub fn policySlot(proxy: *Proxy, exchange: *const Exchange) *HeaderPolicy.Applied {
+    return &proxy.policy_slots[proxy.exchangeIndex(exchange)];
+}
+
+/// The stream state of `exchange`'s try on a shared HTTP/2 connection.
+pub fn h2TrySlot(proxy: *Proxy, exchange: *const Exchange) *Http2Try {
+    return &proxy.h2_tries[proxy.exchangeIndex(exchange)];
+}
+
+fn exchangeIndex(proxy: *const Proxy, exchange: *const Exchange) usize {
     const index = (@intFromPtr(exchange) - @intFromPtr(proxy.exchanges.ptr)) / @sizeOf(Exchange);
     assert(&proxy.exchanges[index] == exchange);
-    return &proxy.policy_slots[index];
+    return index;
+}
+
+/// Shared HTTP/2 connections to backends a worker may hold: each carries up to
+/// `Http2Backend.streams_max` tries, so a sixteenth of the exchange slots covers every try in
+/// flight on few members, with room for more members than that.
+pub fn h2BackendsCount(sessions: u32) u32 {
+    return @max(16, sessions / 16);
 }
 
 pub fn acquireExchange(proxy: *Proxy) *Exchange {
@@ -662,6 +712,7 @@ pub fn drain(proxy: *Proxy) void {
         const generation = hold.generation orelse continue;
         for (generation.pools) |instance| instance.locals[proxy.worker_index].connections.closeIdle();
     }
+    Http2Backend.closeIdle(proxy);
     for (proxy.connections[0..proxy.free_connections.touched()]) |*connection| connection.drain();
 }
 
@@ -707,6 +758,7 @@ pub fn adopt(proxy: *Proxy, generation: *const Generation) void {
                 instance.locals[proxy.worker_index].retire();
             }
         }
+        Http2Backend.closeIdle(proxy);
     };
     if (previous != generation) {
         const index = proxy.freeHold() orelse unreachable; // The control thread bounds holds.

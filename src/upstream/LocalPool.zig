@@ -50,6 +50,9 @@ retired: bool = false,
 /// with each backend, by index; empty without TLS.
 tls: ?*BackendTls = null,
 resumptions: []tls_ns.ClientContext.Resumption = &.{},
+/// Connections open that many tries share (`openShared`): they hold this pool's state, so
+/// a retired pool is not quiet until they have closed.
+shared_open: u32 = 0,
 stats: Stats = .{},
 
 pub const Queues = struct {
@@ -220,6 +223,7 @@ pub fn retire(local: *LocalPool) void {
 /// request in flight and no idle connection being closed. (Busy connections belong to
 /// exchanges, which hold their generation until they let go of them.)
 pub fn isQuiet(local: *const LocalPool) bool {
+    if (local.shared_open > 0) return false;
     for (local.inflight) |count| if (count > 0) return false;
     return local.connections.isQuiet();
 }
@@ -267,6 +271,10 @@ pub const Lease = struct {
 
 pub const Acquired = union(enum) {
     lease: Lease,
+    /// For a multiplexed pool (`Want.multiplexed`): a lease on this member without a
+    /// connection of its own; the try runs as a stream on a shared one (proxy/Http2Backend.zig,
+    /// which opens it with `openShared`). Released like any lease, with no connection.
+    member: u16,
     /// Nothing to try: every member is down, ejected, drained or tried.
     none_available,
     /// Every member that could take it is at its connection or pending cap.
@@ -281,6 +289,9 @@ pub const Want = struct {
     preferred: ?u16 = null,
     /// A pooled connection may carry the request (else a fresh one: Exchange.mayReuse).
     pooled: bool,
+    /// The pool's backends take many requests on a connection (HTTP/2): no connection is
+    /// taken here.
+    multiplexed: bool = false,
 };
 
 /// A lease on the member for the next try, recorded in `tried`: the member `pick` chooses,
@@ -303,6 +314,7 @@ pub fn acquire(local: *LocalPool, tried: *Tried, want: Want, now_ns: u64) Acquir
             lost_race = true;
             continue;
         }
+        if (want.multiplexed) return .{ .member = index };
         if (want.pooled) {
             if (local.connections.takeIdle(index)) |connection| {
                 return .{ .lease = .{ .backend = index, .connection = connection, .fresh = false } };
@@ -327,6 +339,20 @@ pub fn acquire(local: *LocalPool, tried: *Tried, want: Want, now_ns: u64) Acquir
 /// keep-alive race and the request is sent again to the same member).
 pub fn reconnect(local: *LocalPool, backend: u16) Connections.OpenError!*Connections.Connection {
     return local.connections.open(backend, local.backendAddress(backend));
+}
+
+/// A fresh socket to `backend` for a connection that many tries share (HTTP/2): counted
+/// against the member's `max_connections` like any other, held busy until `closeShared`.
+pub fn openShared(local: *LocalPool, backend: u16) Connections.OpenError!*Connections.Connection {
+    const connection = try local.connections.open(backend, local.backendAddress(backend));
+    local.shared_open += 1;
+    return connection;
+}
+
+pub fn closeShared(local: *LocalPool, connection: *Connections.Connection) void {
+    assert(local.shared_open > 0);
+    local.shared_open -= 1;
+    local.connections.discard(connection);
 }
 
 /// Closes a lease's connection that failed (the lease goes on, to `reconnect` or `release`).

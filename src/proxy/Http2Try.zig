@@ -1,0 +1,527 @@
+//! One try of an exchange as a stream on a shared HTTP/2 connection (Http2Backend.zig): the
+//! codec between the exchange's operations and the stream, as UpstreamTls is between the
+//! exchange and a TLS socket. Every connect, send and receive the exchange makes on the backend
+//! comes here when its pool speaks h2c, and the exchange's framing, retries, deadlines and
+//! relay stay as they are: the stream is presented to it as the HTTP/1.1 message it would
+//! have read and written.
+//!
+//! - **Connect** completes when the shared connection is up (at once if it is).
+//! - **The request head** the exchange composed (HTTP/1.1 text, with its forwarding fields and
+//!   rules applied) becomes the stream's HEADERS: the request line gives `:method` and
+//!   `:path`, Host `:authority`; names are lowercased and the fields HTTP/2 forbids dropped
+//!   (RFC 9113 §8.2.2), `te: trailers` kept when the client sent it (gRPC servers ask for it).
+//! - **The request body**, in the client's framing, is sent as DATA: a chunked one de-chunked
+//!   on the way (nothing is rewritten in the client's buffer, which a retry may send again).
+//!   A window is reported sent once nghttp2 copied it into frames.
+//! - **The response** is written for the exchange as HTTP/1.1 text into the try's inbox (one
+//!   buffer of the worker's): `HTTP/1.1 STATUS`, the fields, then a body framed by its
+//!   content-length, or chunked without one, DATA as chunks and the trailers as the chunked
+//!   body's trailer section. The exchange parses it with its own parser and limits; its
+//!   relay (trailers to a client that asked for them included) is the one HTTP/1.1 backends
+//!   get. The stream's window (`windowBytes`) opens again only as the exchange takes the
+//!   bytes, so a slow client slows its own stream, not the connection.
+//!
+//! Operations that cannot complete yet are parked, and complete through the loop's ready
+//! queue (`Loop.recvReady`, `sendReady`) on a stand-in socket of the try's: one callback per
+//! operation, after the batch, as from the kernel; `cancel` completes them with
+//! `error.Canceled`, so the exchange's abort and timeouts work unchanged.
+//!
+//! Cost of this shape: the response is copied twice (DATA into the inbox, then into the
+//! exchange's buffer with its chunk framing) and its head is printed and parsed. A neutral
+//! response (fields and body windows without HTTP/1.1 text) would save both; it is the next
+//! step for this path (docs/HTTP2.md).
+const std = @import("std");
+const assert = std.debug.assert;
+
+const loop_ns = @import("../loop/loop.zig");
+const Socket = loop_ns.Socket;
+const sys = @import("../stdx/sys.zig");
+const http = @import("../http/http.zig");
+const h2 = @import("../h2/h2.zig");
+const Exchange = @import("Exchange.zig");
+const Http2Backend = @import("Http2Backend.zig");
+
+const ClientSession = h2.ClientSession;
+const Field = ClientSession.Field;
+const Http2Try = @This();
+
+exchange: *Exchange,
+link: ?*Http2Backend = null,
+stream: ?ClientSession.StreamId = null,
+/// The stand-in socket the try's operations complete on (nothing is read or written on it).
+socket: Socket,
+/// Parked operations.
+connect_parked: bool = false,
+recv_parked: bool = false,
+recv_buffer: []u8 = &.{},
+recv_callback: *const Exchange.RecvCallback = undefined,
+send_parked: bool = false,
+send_window: []const u8 = "",
+send_pos: usize = 0,
+send_callback: *const Exchange.SendCallback = undefined,
+/// The request: its head went out; its body's framing as the client sent it; nghttp2 was
+/// told the body ended; nghttp2 waits for body bytes (`resumeBody` when a window comes).
+head_sent: bool = false,
+body: RequestBody = .none,
+body_ended: bool = false,
+body_deferred: bool = false,
+/// The response as HTTP/1.1 text, in order: heads (`[pos..heads_end]`), body data
+/// (`[..data_end]`, framed as it is handed over), then the end of a chunked body with its
+/// trailers (`[..end]`).
+inbox: ?[]u8 = null,
+pos: u32 = 0,
+heads_end: u32 = 0,
+data_end: u32 = 0,
+end: u32 = 0,
+/// The final head said no body may follow (HEAD, 204, 304): DATA is not expected.
+no_body: bool = false,
+final_head: bool = false,
+/// The body goes chunked (no content-length from the backend); its end (the last chunk and
+/// any trailers) is in the inbox.
+chunked: bool = false,
+tail_written: bool = false,
+/// END_STREAM arrived; the stream closed (and how); it failed on our side (a head past the
+/// limits, an inbox that could not hold what arrived).
+ended: bool = false,
+closed: ?ClientSession.ErrorCode = null,
+failed: bool = false,
+/// On the connection's list of tries.
+next: ?*Http2Try = null,
+prev: ?*Http2Try = null,
+
+const RequestBody = union(enum) {
+    none,
+    length: u64,
+    chunked: http.ChunkedDecoder,
+};
+
+/// Room in the inbox kept beside a window of DATA: a response head and the end of a chunked
+/// body with its trailers, as the exchange's limits allow (a larger one fails the stream).
+const text_room_bytes = 8 * 1024;
+
+/// The response bytes a stream may have in flight: what its inbox holds beside the heads.
+pub fn windowBytes(buffer_bytes: u32) u32 {
+    assert(buffer_bytes > 2 * text_room_bytes);
+    return buffer_bytes - text_room_bytes;
+}
+
+/// Chunk framing around `n` data bytes: a size line of up to 16 hex digits and two CRLFs.
+const chunk_framing_bytes = 16 + 4;
+
+// ---------------------------------------------------------------------------------------------
+// The exchange's operations
+
+/// The try begins on `backend` of its pool: attached to a shared connection, with a "connect"
+/// that completes when it is up (`connectCallback` of the exchange, one operation).
+pub fn start(exchange: *Exchange, backend: u16) void {
+    const proxy = exchange.proxy;
+    const attempt = proxy.h2TrySlot(exchange);
+    attempt.* = .{ .exchange = exchange, .socket = .{ .fd = 0 } };
+    exchange.attempt.h2 = attempt;
+    const link = Http2Backend.attachTry(proxy, exchange.localPool(), backend, attempt) catch |err| {
+        exchange.attempt.h2 = null;
+        return exchange.h2Unavailable(err == error.AtBackendCap);
+    };
+    attempt.link = link;
+    attempt.socket.fd = link.connection.socket.fd;
+    exchange.submit();
+    attempt.connect_parked = true;
+    if (link.state == .ready) attempt.connected({});
+}
+
+/// The shared connection is up (or failed): the parked connect completes.
+pub fn connected(attempt: *Http2Try, result: sys.ConnectError!void) void {
+    if (!attempt.connect_parked) return;
+    attempt.connect_parked = false;
+    const value: sys.SendError!usize = if (result) |_| 0 else |err| switch (err) {
+        error.Canceled => error.Canceled,
+        else => error.ConnectionResetByPeer,
+    };
+    const exchange = attempt.exchange;
+    exchange.loop().sendReady(&exchange.attempt.send, &attempt.socket, "", value, Exchange, exchange, connectDone);
+}
+
+fn connectDone(exchange: *Exchange, result: sys.SendError!usize) void {
+    exchange.connectCallback(if (result) |_| {} else |err| switch (err) {
+        error.Canceled => error.Canceled,
+        else => error.ConnectionRefused,
+    });
+}
+
+/// A send: the request head (the first), then windows of its body.
+pub fn send(exchange: *Exchange, bytes: []const u8, comptime callback: Exchange.SendCallback) void {
+    const attempt = exchange.attempt.h2.?;
+    if (!attempt.head_sent) {
+        attempt.head_sent = true;
+        const sent = attempt.submitHead(bytes);
+        exchange.loop().sendReady(&exchange.attempt.send, &attempt.socket, bytes, if (sent) bytes.len else error.ConnectionResetByPeer, Exchange, exchange, callback);
+        return;
+    }
+    assert(!attempt.send_parked);
+    attempt.send_window = bytes;
+    attempt.send_pos = 0;
+    attempt.send_callback = callback;
+    attempt.send_parked = true;
+    if (attempt.stream == null or attempt.closed != null) return attempt.finishSend(attempt.bodyUnwanted());
+    if (attempt.body_deferred) {
+        attempt.body_deferred = false;
+        attempt.link.?.session.resumeBody(attempt.stream.?) catch {};
+    }
+    attempt.link.?.flush();
+}
+
+/// A receive: the response's next bytes as HTTP/1.1 text, when there are some.
+pub fn recv(exchange: *Exchange, buffer: []u8, comptime callback: Exchange.RecvCallback) void {
+    const attempt = exchange.attempt.h2.?;
+    assert(!attempt.recv_parked);
+    attempt.recv_buffer = buffer;
+    attempt.recv_callback = callback;
+    attempt.recv_parked = true;
+    attempt.deliver();
+}
+
+/// Whether a receive is parked (for the exchange's deadlines, as `isPending` for a socket's).
+pub fn receiving(attempt: *const Http2Try) bool {
+    return attempt.recv_parked;
+}
+
+/// The exchange cancels what it has pending: parked operations complete with Canceled.
+pub fn cancel(exchange: *Exchange) void {
+    const attempt = exchange.attempt.h2.?;
+    if (attempt.connect_parked) attempt.connected(error.Canceled);
+    if (attempt.recv_parked) attempt.finishRecv(error.Canceled);
+    if (attempt.send_parked) attempt.finishSend(error.Canceled);
+    // What is already in the loop's ready queue comes back as it is.
+    if (exchange.attempt.recv.isPending()) exchange.loop().cancel(&exchange.attempt.recv);
+    if (exchange.attempt.send.isPending()) exchange.loop().cancel(&exchange.attempt.send);
+}
+
+/// The try is over (`clean`: its response was complete): the stream is reset if it is still
+/// open, the try leaves its connection, and the inbox goes back.
+pub fn finish(exchange: *Exchange, clean: bool) void {
+    const attempt = exchange.attempt.h2 orelse return;
+    assert(!attempt.connect_parked and !attempt.recv_parked and !attempt.send_parked);
+    if (attempt.link) |link| {
+        if (attempt.stream) |stream| if (attempt.closed == null) {
+            link.session.reset(stream, if (clean) .no_error else .cancel) catch {};
+            link.flush();
+        };
+        link.detach(attempt);
+        attempt.link = null;
+    }
+    attempt.stream = null;
+    if (attempt.inbox) |inbox| exchange.proxy.buffers.release(inbox);
+    attempt.inbox = null;
+    exchange.attempt.h2 = null;
+}
+
+/// What a body window gets once the stream is closed: after a complete response, the backend
+/// did not need the rest (RFC 9113 §8.1: a server may answer before the request ends, then
+/// reset the stream with NO_ERROR), so it is dropped as sent; else the stream failed.
+fn bodyUnwanted(attempt: *const Http2Try) sys.SendError!usize {
+    return if (attempt.ended) attempt.send_window.len else error.ConnectionResetByPeer;
+}
+
+fn finishRecv(attempt: *Http2Try, result: sys.RecvError!usize) void {
+    attempt.recv_parked = false;
+    const exchange = attempt.exchange;
+    exchange.loop().recvReady(&exchange.attempt.recv, &attempt.socket, attempt.recv_buffer, result, Exchange, exchange, recvDelivered);
+}
+
+/// The ready receive's callback: the exchange's own, kept at `recv`.
+fn recvDelivered(exchange: *Exchange, result: sys.RecvError!usize) void {
+    exchange.attempt.h2.?.recv_callback(exchange, result);
+}
+
+fn sendDelivered(exchange: *Exchange, result: sys.SendError!usize) void {
+    exchange.attempt.h2.?.send_callback(exchange, result);
+}
+
+fn finishSend(attempt: *Http2Try, result: sys.SendError!usize) void {
+    attempt.send_parked = false;
+    const exchange = attempt.exchange;
+    exchange.loop().sendReady(&exchange.attempt.send, &attempt.socket, attempt.send_window, result, Exchange, exchange, sendDelivered);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The request
+
+/// The composed HTTP/1.1 head as HEADERS: false when it cannot go (no stream may be opened,
+/// or nghttp2 is out of memory), which the exchange sees as a reset before any response.
+fn submitHead(attempt: *Http2Try, bytes: []const u8) bool {
+    const exchange = attempt.exchange;
+    const link = attempt.link.?;
+    if (link.state != .ready or !link.session.canOpen()) return false;
+    var fields: [ClientSession.request_fields_max]Field = undefined;
+    var count: usize = 0;
+    var lines = std.mem.splitSequence(u8, bytes, "\r\n");
+    // The exchange wrote this head: a request line, then well-formed field lines.
+    const request_line = lines.next().?;
+    const method_end = std.mem.indexOfScalar(u8, request_line, ' ').?;
+    const target_end = std.mem.lastIndexOfScalar(u8, request_line, ' ').?;
+    var authority: []const u8 = "";
+    while (lines.next()) |line| {
+        if (line.len == 0) break;
+        const colon = std.mem.indexOfScalar(u8, line, ':').?;
+        const name = @constCast(line[0..colon]);
+        for (name) |*c| c.* = http.chars.toLower(c.*);
+        const value = http.chars.trimWhitespace(line[colon + 1 ..]);
+        if (std.mem.eql(u8, name, "host")) {
+            authority = value;
+            continue;
+        }
+        if (forbidden(name)) continue;
+        if (count == fields.len) return false;
+        fields[count] = .{ .name = name, .value = value };
+        count += 1;
+    }
+    if (clientTakesTrailers(exchange) and count < fields.len) {
+        fields[count] = .{ .name = "te", .value = "trailers" };
+        count += 1;
+    }
+    attempt.body = switch (exchange.request_head.body) {
+        .none, .close_delimited => .none,
+        .content_length => |length| .{ .length = length },
+        .chunked => .{ .chunked = .init(.{}) },
+    };
+    const request: ClientSession.RequestHead = .{
+        .method = request_line[0..method_end],
+        .scheme = "http",
+        .authority = authority,
+        .path = request_line[method_end + 1 .. target_end],
+        .fields = fields[0..count],
+    };
+    const stream = link.session.request(request, attempt.body != .none, attempt) catch return false;
+    attempt.stream = stream;
+    attempt.inbox = exchange.proxy.buffers.acquire() orelse {
+        attempt.failed = true;
+        return false;
+    };
+    link.flush();
+    return true;
+}
+
+/// RFC 9113 §8.2.2: connection-specific fields are not sent in HTTP/2 (te is added back alone
+/// when the client takes trailers).
+fn forbidden(name: []const u8) bool {
+    const known = [_][]const u8{ "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te" };
+    for (known) |k| if (std.mem.eql(u8, name, k)) return true;
+    return false;
+}
+
+fn clientTakesTrailers(exchange: *const Exchange) bool {
+    const te = exchange.request_head.get("te") orelse return false;
+    return http.field_values.listHasToken(te, "trailers");
+}
+
+/// nghttp2 has room for DATA of the request: the window's body bytes, its framing left out.
+pub fn readBody(attempt: *Http2Try, buffer: []u8) ClientSession.BodyChunk {
+    if (!attempt.send_parked) {
+        attempt.body_deferred = true;
+        return .wait;
+    }
+    const window = attempt.send_window;
+    var written: usize = 0;
+    var done = false;
+    while (attempt.send_pos < window.len and written < buffer.len and !done) {
+        const rest = window[attempt.send_pos..];
+        switch (attempt.body) {
+            .none => unreachable, // No body, no provider.
+            .length => |*remaining| {
+                const n = @min(rest.len, buffer.len - written, remaining.*);
+                @memcpy(buffer[written..][0..n], rest[0..n]);
+                written += n;
+                attempt.send_pos += n;
+                remaining.* -= n;
+                done = remaining.* == 0;
+            },
+            .chunked => |*decoder| {
+                const ahead = decoder.dataAhead();
+                const n: usize = if (ahead > 0) @intCast(@min(ahead, rest.len, buffer.len - written)) else 1;
+                switch (decoder.feed(rest[0..n])) {
+                    .need_more => {},
+                    .done => done = true,
+                    .invalid => done = true, // The downstream checked the body already.
+                }
+                if (ahead > 0) {
+                    @memcpy(buffer[written..][0..n], rest[0..n]);
+                    written += n;
+                }
+                attempt.send_pos += n;
+            },
+        }
+    }
+    if (attempt.send_pos == window.len or done) attempt.finishSend(window.len);
+    if (done) {
+        attempt.body_ended = true;
+        return .{ .last = written };
+    }
+    if (written == 0) {
+        attempt.body_deferred = true;
+        return .wait;
+    }
+    return .{ .bytes = written };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The response
+
+pub fn onEvent(attempt: *Http2Try, event: ClientSession.Event) void {
+    switch (event) {
+        .response => |response| attempt.responseHead(response),
+        .data => |data| attempt.append(data.bytes, .data),
+        .trailers => |block| attempt.trailerSection(block.fields),
+        .end => attempt.endOfStream(),
+        .head_too_large => attempt.failed = true,
+        .closed => |closed| {
+            attempt.closed = closed.error_code;
+            if (!attempt.ended) attempt.failed = true;
+            if (attempt.send_parked) attempt.finishSend(attempt.bodyUnwanted());
+        },
+        .goaway => unreachable, // Http2Backend handles it.
+    }
+    attempt.deliver();
+}
+
+fn responseHead(attempt: *Http2Try, response: ClientSession.Response) void {
+    if (attempt.final_head) return attempt.fail(); // A second final head: nghttp2 refuses it.
+    var text: [text_room_bytes]u8 = undefined;
+    var writer: std.Io.Writer = .fixed(&text);
+    const interim = response.status < 200;
+    var has_length = false;
+    writer.print("HTTP/1.1 {d} \r\n", .{response.status}) catch return attempt.fail();
+    for (response.fields) |field| {
+        if (std.mem.eql(u8, field.name, "content-length")) has_length = true;
+        writer.print("{s}: {s}\r\n", .{ field.name, field.value }) catch return attempt.fail();
+    }
+    if (!interim) {
+        attempt.final_head = true;
+        const method = attempt.exchange.request.method;
+        attempt.no_body = method == .head or response.status == 204 or response.status == 304;
+        if (!attempt.no_body and !has_length) {
+            if (response.end_stream) {
+                writer.writeAll("content-length: 0\r\n") catch return attempt.fail();
+            } else {
+                attempt.chunked = true;
+                writer.writeAll("transfer-encoding: chunked\r\n") catch return attempt.fail();
+            }
+        }
+    }
+    writer.writeAll("\r\n") catch return attempt.fail();
+    attempt.append(writer.buffered(), .heads);
+}
+
+fn trailerSection(attempt: *Http2Try, fields: []const Field) void {
+    if (!attempt.chunked or attempt.tail_written) return; // A body with a length has nowhere to carry them.
+    var text: [text_room_bytes]u8 = undefined;
+    var writer: std.Io.Writer = .fixed(&text);
+    writer.writeAll("0\r\n") catch return attempt.fail();
+    for (fields) |field| {
+        // The exchange's decoder refuses these names in a trailer section.
+        if (std.mem.eql(u8, field.name, "content-length") or std.mem.eql(u8, field.name, "host")) continue;
+        writer.print("{s}: {s}\r\n", .{ field.name, field.value }) catch return attempt.fail();
+    }
+    writer.writeAll("\r\n") catch return attempt.fail();
+    attempt.append(writer.buffered(), .tail);
+    attempt.tail_written = true;
+}
+
+fn endOfStream(attempt: *Http2Try) void {
+    attempt.ended = true;
+    if (!attempt.chunked or attempt.tail_written) return;
+    attempt.append("0\r\n\r\n", .tail);
+    attempt.tail_written = true;
+}
+
+fn fail(attempt: *Http2Try) void {
+    attempt.failed = true;
+}
+
+const Part = enum { heads, data, tail };
+
+/// Appends response text or data to the inbox, moving what is left of it to the front when
+/// the end is reached; a try whose inbox cannot hold it fails.
+fn append(attempt: *Http2Try, bytes: []const u8, part: Part) void {
+    if (attempt.failed) return;
+    if (part == .data and attempt.no_body) return;
+    const inbox = attempt.inbox orelse return attempt.fail();
+    if (attempt.end + bytes.len > inbox.len and attempt.pos > 0) {
+        const kept = attempt.end - attempt.pos;
+        std.mem.copyForwards(u8, inbox[0..kept], inbox[attempt.pos..attempt.end]);
+        attempt.heads_end -|= attempt.pos;
+        attempt.data_end -|= attempt.pos;
+        attempt.end = kept;
+        attempt.pos = 0;
+    }
+    if (attempt.end + bytes.len > inbox.len) return attempt.fail();
+    @memcpy(inbox[attempt.end..][0..bytes.len], bytes);
+    attempt.end += @intCast(bytes.len);
+    switch (part) {
+        .heads => {
+            attempt.heads_end = attempt.end;
+            attempt.data_end = attempt.end;
+        },
+        .data => attempt.data_end = attempt.end,
+        .tail => {},
+    }
+}
+
+/// Hands the parked receive what the inbox has, as HTTP/1.1 text: a head's bytes, or a chunk
+/// of data in its framing (the stream's window opens by as much), or the body's end.
+fn deliver(attempt: *Http2Try) void {
+    if (!attempt.recv_parked) return;
+    if (attempt.failed) return attempt.finishRecv(error.ConnectionResetByPeer);
+    const inbox = attempt.inbox orelse return;
+    const out = attempt.recv_buffer;
+    var n: usize = 0;
+    if (attempt.pos < attempt.heads_end) {
+        n = @min(attempt.heads_end - attempt.pos, out.len);
+        @memcpy(out[0..n], inbox[attempt.pos..][0..n]);
+        attempt.pos += @intCast(n);
+    } else if (attempt.pos < attempt.data_end) {
+        const framed = attempt.chunked;
+        const room = if (framed) out.len -| chunk_framing_bytes else out.len;
+        if (room == 0) return attempt.finishRecv(error.ConnectionResetByPeer);
+        const take = @min(attempt.data_end - attempt.pos, room);
+        const data = inbox[attempt.pos..][0..take];
+        if (framed) {
+            const line = std.fmt.bufPrint(out, "{x}\r\n", .{take}) catch unreachable;
+            @memcpy(out[line.len..][0..take], data);
+            @memcpy(out[line.len + take ..][0..2], "\r\n");
+            n = line.len + take + 2;
+        } else {
+            @memcpy(out[0..take], data);
+            n = take;
+        }
+        attempt.pos += @intCast(take);
+        if (attempt.stream) |stream| if (attempt.closed == null) {
+            attempt.link.?.session.consume(stream, take) catch {};
+            attempt.link.?.flush();
+        };
+    } else if (attempt.pos < attempt.end) {
+        n = @min(attempt.end - attempt.pos, out.len);
+        @memcpy(out[0..n], inbox[attempt.pos..][0..n]);
+        attempt.pos += @intCast(n);
+    } else if (attempt.closed != null or attempt.ended) {
+        // Nothing more will come. A complete response was read whole by the exchange, which
+        // asks no further; a stream that ended before it did is cut short.
+        return attempt.finishRecv(if (attempt.closed == null or attempt.closed.? == .no_error) 0 else error.ConnectionResetByPeer);
+    } else return; // Parked until the next event.
+    if (attempt.pos == attempt.end) {
+        attempt.pos = 0;
+        attempt.heads_end = 0;
+        attempt.data_end = 0;
+        attempt.end = 0;
+    }
+    attempt.finishRecv(n);
+}
+
+/// The shared connection broke: what is parked fails as on a reset.
+pub fn connectionBroken(attempt: *Http2Try) void {
+    attempt.closed = .internal_error;
+    if (!attempt.ended) attempt.failed = true;
+    attempt.stream = null;
+    if (attempt.connect_parked) attempt.connected(error.ConnectionRefused);
+    if (attempt.send_parked) attempt.finishSend(error.ConnectionResetByPeer);
+    attempt.deliver();
+}
