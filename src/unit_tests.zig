@@ -19,6 +19,7 @@ pub const files = .{
     @import("config/HeaderRules.zig"),
     @import("policy/HeaderPolicy.zig"),
     @import("policy/RequestIds.zig"),
+    @import("policy/proxy_protocol.zig"),
     @import("config/cli.zig"),
     @import("config/units.zig"),
     @import("config/tree.zig"),

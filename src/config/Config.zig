@@ -42,6 +42,9 @@ workers_count: u32 = settings.default(.global, "workers_count"), // 0 = one per 
 io: IoMode = settings.default(.global, "io"),
 /// Where HTTP/2 is served (`http2`, `--http2`); a listener's own `.http2` overrides it.
 http2: Http2 = settings.default(.global, "http2"),
+/// Whether listeners take the PROXY protocol (`proxy_protocol`, `--proxy-protocol`); a
+/// listener's own `.proxy_protocol` overrides it.
+proxy_protocol: bool = settings.default(.global, "proxy_protocol"),
 /// A response body with a length, once this much of it is left, moves backend -> pipe ->
 /// client with splice(2): no copy through sluice's memory (0: never; Exchange.spliceBody).
 splice_min_bytes: u64 = settings.default(.global, "splice_min_bytes"),
@@ -134,6 +137,8 @@ pub const Listener = struct {
     tls: Tls = .{},
     /// This listener's `.http2`; null: the global `http2` (`Config.listenerHttp2`).
     http2: ?bool = null,
+    /// This listener's `.proxy_protocol`; null: the global one.
+    proxy_protocol: ?bool = null,
 };
 
 /// Where clients may speak HTTP/2 (docs/HTTP2.md): `tls`, on HTTPS listeners that agree on it
@@ -350,6 +355,8 @@ pub const Pool = struct {
     idle_timeout_ns: u64 = settings.default(.pool, "idle_timeout_ns"),
     /// Idle connections kept per backend and worker.
     keepalive_max: u32 = settings.default(.pool, "keepalive_max"),
+    /// A PROXY protocol header first on each new connection to a backend (`send_proxy`).
+    send_proxy: SendProxy = settings.default(.pool, "send_proxy"),
     /// TLS to the backends (a file's `.tls`, `--backend-tls`); off unless `enabled`.
     tls: UpstreamTls = .{},
 
@@ -459,6 +466,10 @@ pub const Backend = struct {
 /// The balancer's own choice of strategy (see balance/Balancer.zig).
 pub const Strategy = @import("../balance/Balancer.zig").Strategy;
 
+/// What a pool writes first on a new backend connection: nothing, or a PROXY protocol v2
+/// header with the client's address (policy/proxy_protocol.zig).
+pub const SendProxy = enum { off, v2 };
+
 pub const HashOn = enum { client_ip, header, cookie, path };
 
 /// Kinds of upstream failure, as a set: which ones count towards ejection, which ones are
@@ -550,6 +561,11 @@ pub fn listenerHttp2(config: *const Config, index: usize) bool {
         .on => true,
         .off => false,
     };
+}
+
+/// Whether connections to `listeners()[index]` start with a PROXY protocol header.
+pub fn listenerProxyProtocol(config: *const Config, index: usize) bool {
+    return config.listeners()[index].proxy_protocol orelse config.proxy_protocol;
 }
 
 /// Whether any listener serves HTTPS (the workers then size TLS memory and buffers).

@@ -398,6 +398,9 @@ const Mapper = struct {
                 settings.fieldPointer(row.fields[1], target).* = range.max;
             },
             .structure => |which| m.structure(which, target, node, seen),
+            .boolean => if (m.boolean(node)) |value| {
+                settings.fieldPointer(row.field(), target).* = value;
+            },
             .switch_, .path => comptime unreachable, // Command line only.
         }
     }
@@ -503,6 +506,7 @@ const Mapper = struct {
                 },
                 .tls => m.tls(v, &result.tls),
                 .http2 => result.http2 = m.boolean(v) orelse result.http2,
+                .proxy_protocol => result.proxy_protocol = m.boolean(v) orelse result.proxy_protocol,
             }
         }
         if (!has_address) {
@@ -512,7 +516,7 @@ const Mapper = struct {
         return result;
     }
 
-    const ListenerKey = enum { name, listen, tls, http2 };
+    const ListenerKey = enum { name, listen, tls, http2, proxy_protocol };
 
     /// `.{ .certificates = .{ .{ .cert = "a.pem", .key = "a.key" }, ... }, .min_version = "1.2",
     /// .alpn = .{"http/1.1"} }`: the first certificate is the default one.

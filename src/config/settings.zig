@@ -74,7 +74,7 @@ pub const Setting = struct {
             .size => "SIZE",
             .duration => "DUR",
             .enumeration => |E| comptime enumChoices(E, "|"),
-            .switch_ => "",
+            .switch_, .boolean => "",
             else => unreachable, // Each row of the other kinds names its own.
         };
     }
@@ -123,6 +123,9 @@ pub const Value = union(enum) {
     structure: Structure,
     /// Command line only: a flag that takes no value.
     switch_,
+    /// On or off: a field of Config; on the command line a flag that takes no value and
+    /// turns it on, in a file `true` or `false`. Off unless the row says otherwise.
+    boolean,
     /// Command line only: a file path.
     path,
 };
@@ -254,6 +257,18 @@ pub const table = [_]Setting{
         .help = "where clients may speak HTTP/2 (default {default}:\n" ++
             "HTTPS listeners, by ALPN; on: plain listeners too,\n" ++
             "with prior knowledge; a listener's .http2 overrides)",
+    },
+    .{
+        .flag = "proxy-protocol",
+        .key = "proxy_protocol",
+        .scope = .global,
+        .fields = &.{"proxy_protocol"},
+        .value = .boolean,
+        .unset = "off",
+        .help = "clients come through a load balancer that sends\n" ++
+            "the PROXY protocol (v1 or v2): its address is the\n" ++
+            "client's; a connection without one is refused (a\n" ++
+            "listener's .proxy_protocol overrides)",
     },
     .{
         .flag = "splice-min",
@@ -829,6 +844,18 @@ pub const table = [_]Setting{
             "key=FILE,verify=off (comma-separated); verified\n" ++
             "against the system CAs unless ca= or verify=off",
     },
+    .{
+        .flag = "send-proxy",
+        .key = "send_proxy",
+        .scope = .pool,
+        .fields = &.{"send_proxy"},
+        .value = .{ .enumeration = Config.SendProxy },
+        .default = "off",
+        .section = .balancing,
+        .help = "a PROXY protocol header first on each backend\n" ++
+            "connection (default {default}; v2: with the client's\n" ++
+            "address); such connections are not reused",
+    },
 
     // --- a backend: options of `--backend ADDR,...`, keys of a backend object ---------------
     .{
@@ -1110,6 +1137,7 @@ pub fn defaultOf(comptime T: type, comptime setting: Setting, comptime path: []c
             },
             else => unreachable, // Their defaults are prose ("required", "off").
         },
+        .boolean => std.mem.eql(u8, text, "true"),
         .switch_, .path => unreachable, // Not part of Config.
     };
 }
@@ -1152,6 +1180,7 @@ pub fn fileDefault(comptime setting: Setting) ?[]const u8 {
                 },
                 else => unreachable, // Their defaults are prose.
             },
+            .boolean => text,
             .switch_, .path => null,
         };
     }
@@ -1334,7 +1363,7 @@ fn inRange(comptime setting: Setting, target: anytype) bool {
             const max = fieldPointer(setting.fields[1], target).*;
             return min >= bounds.min and max <= bounds.max and min <= max;
         },
-        .enumeration, .failure_kinds, .structure, .switch_, .path => return true,
+        .enumeration, .failure_kinds, .structure, .switch_, .boolean, .path => return true,
     }
 }
 
@@ -1410,7 +1439,7 @@ comptime {
                 // What 0 means is said when 0 is allowed and not simply a number of things.
                 if (setting.zero != null) assert(bounds.min == 0);
             },
-            .duration, .enumeration, .text, .failure_kinds => assert(setting.fields.len == 1),
+            .duration, .enumeration, .text, .failure_kinds, .boolean => assert(setting.fields.len == 1),
             .status_range => |bounds| {
                 assert(setting.fields.len == 2);
                 assert(parseStatusRange(setting.default.?, bounds) != null);

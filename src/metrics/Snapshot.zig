@@ -63,6 +63,9 @@ client_errors: u64 = 0,
 client_timeouts: u64 = 0,
 /// Idle client connections that returned their buffer (ARCHITECTURE.md, "Memory").
 idle_parks: u64 = 0,
+/// PROXY protocol headers taken, and connections refused for a missing or bad one.
+proxy_headers: u64 = 0,
+proxy_headers_refused: u64 = 0,
 access_log_dropped: u64 = 0,
 buffers_trimmed: u64 = 0,
 /// Requests no route matched, answered 404 by sluice.
@@ -308,6 +311,8 @@ const process_counters = [_]struct { []const u8, []const u8, []const u8 }{
     .{ "local_responses", "sluice_local_responses_total", "Responses made by sluice itself for a route: fixed responses and redirects." },
     .{ "request_ids_generated", "sluice_request_ids_generated_total", "Request ids sluice generated: the client sent none, or one that was not plain." },
     .{ "idle_parks", "sluice_idle_parks_total", "Idle client connections that returned their buffer to the pool." },
+    .{ "proxy_headers", "sluice_proxy_protocol_headers_total", "PROXY protocol headers taken on listeners that ask for them." },
+    .{ "proxy_headers_refused", "sluice_proxy_protocol_refused_total", "Connections refused on PROXY protocol listeners: no header, a malformed one, or none before the head deadline." },
     .{ "access_log_dropped", "sluice_access_log_lines_dropped_total", "Access-log lines dropped because the log writer fell behind." },
     .{ "buffers_trimmed", "sluice_buffers_trimmed_total", "Free buffers whose pages were given back to the kernel." },
     .{ "tls_handshakes", "sluice_tls_handshakes_total", "TLS handshakes completed on listeners." },

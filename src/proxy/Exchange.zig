@@ -41,6 +41,7 @@ const Handler = @import("../handler/Handler.zig");
 const tunnel = @import("tunnel.zig");
 const handler_target = @import("handler_target.zig");
 const HeaderPolicy = @import("../policy/HeaderPolicy.zig");
+const proxy_protocol = @import("../policy/proxy_protocol.zig");
 
 const Exchange = @This();
 
@@ -492,7 +493,7 @@ fn connectUpstream(exchange: *Exchange) void {
     const acquired = pool.acquire(&exchange.tried, .{
         .key = exchange.key,
         .preferred = exchange.preferred,
-        .pooled = exchange.mayReuse(),
+        .pooled = exchange.mayReuse() and pool.config.send_proxy == .off,
     }, exchange.loop().now());
     const lease = switch (acquired) {
         .lease => |lease| lease,
@@ -563,9 +564,25 @@ fn connectCallback(exchange: *Exchange, result: sys.ConnectError!void) void {
         error.TimedOut => .upstream_connect_timeout,
         else => .upstream_refused,
     });
+    if (exchange.localPool().config.send_proxy == .v2 and !exchange.sendProxyHeader()) {
+        return exchange.connectFailed(.upstream_refused);
+    }
     if (exchange.localPool().tls == null) return exchange.sendUpstreamHead();
     if (!exchange.acquireTls()) return exchange.fail(.overloaded);
     UpstreamTls.startHandshake(exchange);
+}
+
+/// The PROXY protocol v2 header on a connection just made, before TLS and the request: the
+/// client's address, and the local address it reached sluice on. One non-blocking send of at
+/// most 52 bytes into a new socket's empty buffer, which takes it whole; anything else (an
+/// error, a short write) fails the connect, so no request follows a partial header.
+fn sendProxyHeader(exchange: *Exchange) bool {
+    const client = exchange.downstream.client();
+    var buffer: [proxy_protocol.v2_written_bytes_max]u8 = undefined;
+    const header = proxy_protocol.headerFor(client.address, client.fd, &buffer) orelse return false;
+    const socket = &exchange.attempt.connection.?.socket;
+    const sent = exchange.loop().sendNow(socket, header) catch return false;
+    return sent == header.len;
 }
 
 /// The connection could not be made (refused, timed out, or its TLS handshake failed).
@@ -919,8 +936,9 @@ fn relayResponseHead(exchange: *Exchange, head_len: u32) void {
         .chunked => .{ .chunked = .init(.{}) },
         .close_delimited => .close_delimited,
     };
+    // A connection that carried a client's PROXY header is that client's: never pooled.
     attempt.reusable = head.keep_alive and exchange.request.version == .http11 and
-        exchange.response_body != .close_delimited;
+        exchange.response_body != .close_delimited and exchange.localPool().config.send_proxy == .off;
     const body = exchange.ubuf.?[headroom + head_len ..][0 .. attempt.received - head_len];
     const framed = exchange.frameResponseBody(body) orelse return;
     attempt.state = .relaying_body;

@@ -79,6 +79,14 @@ pub fn listenerHttp2(generation: *const Generation, slot: u8) bool {
     return generation.config.listenerHttp2(index);
 }
 
+/// Whether connections to the listener on worker listener slot `slot` start with a PROXY
+/// protocol header (false for a slot this generation no longer has: such a connection was
+/// accepted by the generation before, which `Connection.start` asked).
+pub fn listenerProxyProtocol(generation: *const Generation, slot: u8) bool {
+    const index = std.mem.indexOfScalar(u8, generation.listener_slots, slot) orelse return false;
+    return generation.config.listenerProxyProtocol(index);
+}
+
 /// The TLS settings of the listener on worker listener slot `slot` (its own `.tls`, or the
 /// command line's); null: plain HTTP (or a slot this generation no longer has).
 pub fn listenerTls(generation: *const Generation, slot: u8) ?*const Config.Tls {

@@ -180,6 +180,10 @@ pub const Stats = struct {
     client_errors: Counter = .{},
     client_timeouts: Counter = .{},
     idle_parks: Counter = .{},
+    /// PROXY protocol headers taken on listeners that ask for them, and connections refused
+    /// there for a missing, malformed or late one.
+    proxy_headers: Counter = .{},
+    proxy_headers_refused: Counter = .{},
     buffers_trimmed: Counter = .{},
     /// Requests no route matched (answered 404 by sluice).
     requests_unrouted: Counter = .{},
@@ -210,12 +214,13 @@ pub const WarnLimiter = struct {
     last_ns: [kinds_count]u64 = @splat(0),
     suppressed: [kinds_count]u32 = @splat(0),
 
-    pub const kinds_count = @typeInfo(@typeInfo(Failure).@"union".tag_type.?).@"enum".field_names.len + 3;
+    pub const kinds_count = @typeInfo(@typeInfo(Failure).@"union".tag_type.?).@"enum".field_names.len + 4;
     /// The extra kinds: request fields dropped for an underscore; TLS with a backend failing;
-    /// a client's certificate refused.
+    /// a client's certificate refused; a connection without a good PROXY protocol header.
     pub const underscore_kind = kinds_count - 1;
     pub const upstream_tls_kind = kinds_count - 2;
     pub const client_certificate_kind = kinds_count - 3;
+    pub const proxy_header_kind = kinds_count - 4;
     const interval_ns = std.time.ns_per_s;
 
     /// Whether to write a line for `kind` now; if so, `suppressed` says how many were not.
@@ -847,6 +852,13 @@ pub fn warnUpstreamTls(proxy: *Proxy, pool: []const u8, backend: []const u8, whe
 pub fn warnClientCertificate(proxy: *Proxy, client_ip: []const u8, reason: []const u8) void {
     const suppressed = proxy.warn_limiter.allow(WarnLimiter.client_certificate_kind, proxy.loop.now()) orelse return;
     log.warn("TLS client {s} refused: its certificate: {s}; {d} more not shown", .{ client_ip, reason, suppressed });
+}
+
+/// The one warning line for a connection a PROXY protocol listener refused (rate limited, as
+/// the others): the peer (the load balancer, or whoever reached the port) and what was wrong.
+pub fn warnProxyHeader(proxy: *Proxy, peer_ip: []const u8, reason: []const u8) void {
+    const suppressed = proxy.warn_limiter.allow(WarnLimiter.proxy_header_kind, proxy.loop.now()) orelse return;
+    log.warn("PROXY protocol: connection from {s} refused: {s}; {d} more not shown", .{ peer_ip, reason, suppressed });
 }
 
 pub const FailureContext = struct {
