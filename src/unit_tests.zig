@@ -20,6 +20,7 @@ pub const files = .{
     @import("policy/HeaderPolicy.zig"),
     @import("policy/RequestIds.zig"),
     @import("policy/proxy_protocol.zig"),
+    @import("policy/AccessPolicy.zig"),
     @import("config/cli.zig"),
     @import("config/units.zig"),
     @import("config/tree.zig"),

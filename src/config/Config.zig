@@ -42,6 +42,8 @@ workers_count: u32 = settings.default(.global, "workers_count"), // 0 = one per 
 io: IoMode = settings.default(.global, "io"),
 /// Where HTTP/2 is served (`http2`, `--http2`); a listener's own `.http2` overrides it.
 http2: Http2 = settings.default(.global, "http2"),
+/// The top level's allow and deny lists (`allow`, `deny`, `--allow`, `--deny`): every request.
+access: Access = .{},
 /// Whether listeners take the PROXY protocol (`proxy_protocol`, `--proxy-protocol`); a
 /// listener's own `.proxy_protocol` overrides it.
 proxy_protocol: bool = settings.default(.global, "proxy_protocol"),
@@ -139,6 +141,26 @@ pub const Listener = struct {
     http2: ?bool = null,
     /// This listener's `.proxy_protocol`; null: the global one.
     proxy_protocol: ?bool = null,
+    /// This listener's `.allow` and `.deny`, checked besides the top level's.
+    access: Access = .{},
+};
+
+/// Who may be served (policy/AccessPolicy.zig): each list is address blocks as checked text,
+/// separated by single spaces (`10.0.0.0/8 ::1`), kept as text so that a `Config` carries no
+/// array for a feature most leave empty. Empty: no such list.
+pub const Access = struct {
+    allow: []const u8 = "",
+    deny: []const u8 = "",
+
+    pub fn isEmpty(access: *const Access) bool {
+        return access.allow.len == 0 and access.deny.len == 0;
+    }
+
+    /// `list` with `cidr` (checked by the caller) appended, in `arena`.
+    pub fn append(arena: std.mem.Allocator, list: []const u8, cidr: []const u8) error{OutOfMemory}![]const u8 {
+        if (list.len == 0) return arena.dupe(u8, cidr);
+        return std.mem.concat(arena, u8, &.{ list, " ", cidr });
+    }
 };
 
 /// Where clients may speak HTTP/2 (docs/HTTP2.md): `tls`, on HTTPS listeners that agree on it
@@ -265,6 +287,8 @@ pub const Route = struct {
     request_body_bytes_max: ?u64 = settings.default(.route, "request_body_bytes_max"),
     /// Header rules over the top level's (config/HeaderRules.zig).
     header_rules: HeaderRules = .{},
+    /// This route's `.allow` and `.deny`, checked besides the top level's and the listener's.
+    access: Access = .{},
     /// `.pool` with a `path_prefix`: the prefix is replaced by this before forwarding (`/`:
     /// stripped); empty: the target is forwarded as sent.
     rewrite_prefix: []const u8 = settings.default(.route, "rewrite_prefix"),

@@ -329,8 +329,17 @@ fn applyStructure(comptime structure: settings.Structure, arena: std.mem.Allocat
         .cli_request_header => try addHeaderRule(target, .request_set, name, value, diagnostic),
         .cli_response_header => try addHeaderRule(target, .response_set, name, value, diagnostic),
         .cli_remove_response_header => try addHeaderRule(target, .response_remove, name, value, diagnostic),
+        .allow => target.access.allow = try appendCidr(arena, target.access.allow, name, value, diagnostic),
+        .deny => target.access.deny = try appendCidr(arena, target.access.deny, name, value, diagnostic),
         .listeners, .pools, .routes, .backend_address, .request_headers, .response_headers, .strip_prefix => comptime unreachable, // Files only.
     }
+}
+
+/// `--allow CIDR`, `--deny CIDR`: the block checked, then added to the list's text.
+fn appendCidr(arena: std.mem.Allocator, list: []const u8, name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}![]const u8 {
+    _ = Cidr.parse(value) catch
+        return diagnostic.set(name, "invalid value \"{s}\": expected ADDRESS or ADDRESS/BITS", .{value});
+    return Config.Access.append(arena, list, value) catch diagnostic.set(name, "out of memory", .{});
 }
 
 /// `--request-header 'NAME: VALUE'` and the others, checked as a file's rules are.

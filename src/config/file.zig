@@ -430,6 +430,8 @@ const Mapper = struct {
             .strip_prefix => if (m.boolean(node)) |strip| {
                 if (strip) target.rewrite_prefix = "/";
             },
+            .allow => target.access.allow = m.cidrList(node, "allow"),
+            .deny => target.access.deny = m.cidrList(node, "deny"),
             .request_headers => target.header_rules.request = m.headerRules(node, .request),
             .response_headers => target.header_rules.response = m.headerRules(node, .response),
             // Command line only: a file writes `request_headers` and `response_headers`.
@@ -451,6 +453,23 @@ const Mapper = struct {
     }
 
     const AdminKey = enum { listen };
+
+    /// `.{ "10.0.0.0/8", "::1" }`: each block checked, the list kept as text (`Config.Access`).
+    fn cidrList(m: *Mapper, node: *const Node, what: []const u8) []const u8 {
+        var list: []const u8 = "";
+        for (m.array(node, what) orelse return "") |*item| {
+            const text = m.string(item, "a CIDR such as \"10.0.0.0/8\"") orelse continue;
+            _ = Cidr.parse(text) catch {
+                m.problem(item.position, "invalid CIDR: expected ADDRESS or ADDRESS/BITS");
+                continue;
+            };
+            list = Config.Access.append(m.arena, list, text) catch {
+                m.problem(item.position, "out of memory");
+                return list;
+            };
+        }
+        return list;
+    }
 
     fn trustedProxies(m: *Mapper, node: *const Node) void {
         for (m.array(node, "trusted_proxies") orelse return) |*item| {
@@ -507,6 +526,8 @@ const Mapper = struct {
                 .tls => m.tls(v, &result.tls),
                 .http2 => result.http2 = m.boolean(v) orelse result.http2,
                 .proxy_protocol => result.proxy_protocol = m.boolean(v) orelse result.proxy_protocol,
+                .allow => result.access.allow = m.cidrList(v, "allow"),
+                .deny => result.access.deny = m.cidrList(v, "deny"),
             }
         }
         if (!has_address) {
@@ -516,7 +537,7 @@ const Mapper = struct {
         return result;
     }
 
-    const ListenerKey = enum { name, listen, tls, http2, proxy_protocol };
+    const ListenerKey = enum { name, listen, tls, http2, proxy_protocol, allow, deny };
 
     /// `.{ .certificates = .{ .{ .cert = "a.pem", .key = "a.key" }, ... }, .min_version = "1.2",
     /// .alpn = .{"http/1.1"} }`: the first certificate is the default one.

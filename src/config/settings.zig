@@ -172,6 +172,11 @@ pub const Structure = enum {
     cli_remove_response_header,
     /// A route's `strip_prefix = true`: `rewrite_prefix = "/"`.
     strip_prefix,
+    /// Address blocks (config/Cidr.zig) a client must be in (`allow`) or must not be in
+    /// (`deny`): `--allow CIDR`, repeatable; in a file a list of strings. Kept as the checked
+    /// text, space-separated (`Config.Access`); policy/AccessPolicy.zig parses it per generation.
+    allow,
+    deny,
 };
 
 const ns_per_s = std.time.ns_per_s;
@@ -408,6 +413,29 @@ pub const table = [_]Setting{
         .reload = .restart,
         .help = "peers whose X-Forwarded-For is kept and appended\n" ++
             "to (repeatable; default {default}: always replaced)",
+    },
+    .{
+        .flag = "allow",
+        .arg = "CIDR",
+        .key = "allow",
+        .scope = .global,
+        .fields = &.{"access.allow"},
+        .value = .{ .structure = .allow },
+        .unset = "everyone",
+        .help = "only clients in these blocks are served, others\n" ++
+            "get 403 (repeatable; a listener's and a route's\n" ++
+            "lists apply too; default {default})",
+    },
+    .{
+        .flag = "deny",
+        .arg = "CIDR",
+        .key = "deny",
+        .scope = .global,
+        .fields = &.{"access.deny"},
+        .value = .{ .structure = .deny },
+        .unset = "no one",
+        .help = "clients in these blocks get 403, whatever the\n" ++
+            "allow lists say (repeatable; default {default})",
     },
     .{
         .flag = "trace-init",
@@ -924,6 +952,20 @@ pub const table = [_]Setting{
         .scope = .route,
         .value = .{ .structure = .strip_prefix },
         .unset = "false",
+    },
+    .{
+        .key = "allow",
+        .scope = .route,
+        .fields = &.{"access.allow"},
+        .value = .{ .structure = .allow },
+        .unset = "everyone",
+    },
+    .{
+        .key = "deny",
+        .scope = .route,
+        .fields = &.{"access.deny"},
+        .value = .{ .structure = .deny },
+        .unset = "no one",
     },
     .{
         .key = "request_headers",

@@ -66,6 +66,8 @@ idle_parks: u64 = 0,
 /// PROXY protocol headers taken, and connections refused for a missing or bad one.
 proxy_headers: u64 = 0,
 proxy_headers_refused: u64 = 0,
+/// Requests refused with a 403 by an allow or deny list.
+requests_forbidden: u64 = 0,
 access_log_dropped: u64 = 0,
 buffers_trimmed: u64 = 0,
 /// Requests no route matched, answered 404 by sluice.
@@ -312,6 +314,7 @@ const process_counters = [_]struct { []const u8, []const u8, []const u8 }{
     .{ "request_ids_generated", "sluice_request_ids_generated_total", "Request ids sluice generated: the client sent none, or one that was not plain." },
     .{ "idle_parks", "sluice_idle_parks_total", "Idle client connections that returned their buffer to the pool." },
     .{ "proxy_headers", "sluice_proxy_protocol_headers_total", "PROXY protocol headers taken on listeners that ask for them." },
+    .{ "requests_forbidden", "sluice_requests_forbidden_total", "Requests answered 403 because an allow or deny list refused the client's address." },
     .{ "proxy_headers_refused", "sluice_proxy_protocol_refused_total", "Connections refused on PROXY protocol listeners: no header, a malformed one, or none before the head deadline." },
     .{ "access_log_dropped", "sluice_access_log_lines_dropped_total", "Access-log lines dropped because the log writer fell behind." },
     .{ "buffers_trimmed", "sluice_buffers_trimmed_total", "Free buffers whose pages were given back to the kernel." },

@@ -263,7 +263,10 @@ pub fn begin(exchange: *Exchange, head: *const http.Request, head_len: u32) void
     }
     assert(exchange.hold == null);
     exchange.hold = proxy.holdCurrent();
-    exchange.route();
+    if (!exchange.route()) {
+        proxy.stats.requests_forbidden.add(1);
+        return exchange.fail(.forbidden);
+    }
     switch (exchange.target) {
         .none => unreachable, // `route` sets one.
         .local => |chosen| return exchange.respondLocal(chosen),
@@ -306,8 +309,9 @@ pub fn forward(exchange: *Exchange, overrides: rewrite.Overrides) bool {
     return true;
 }
 
-/// Follows the current generation's routes, and sets what the route sets.
-fn route(exchange: *Exchange) void {
+/// Follows the current generation's routes, and sets what the route sets. False: the client
+/// may not be served there (the allow and deny lists).
+fn route(exchange: *Exchange) bool {
     const proxy = exchange.proxy;
     const generation = proxy.generation;
     const routes = generation.config.routes();
@@ -318,7 +322,7 @@ fn route(exchange: *Exchange) void {
             .{ .handler = generation.handler(config.handlerIndex(config.handler).?, proxy.worker_index) } // Validated.
         else
             .{ .pool = &generation.pools[0].locals[proxy.worker_index] };
-        return;
+        return exchange.accessAllows(null);
     }
     // A connection whose listener is gone from the configuration matches only the routes
     // without a listener condition.
@@ -328,7 +332,7 @@ fn route(exchange: *Exchange) void {
         proxy.stats.requests_unrouted.add(1);
         exchange.routeSettings(null, null, generation.tunnel_slots[routes.len]);
         exchange.target = .{ .local = null };
-        return;
+        return exchange.accessAllows(null);
     };
     generation.route_requests[proxy.worker_index][matched].add(1);
     const chosen = &routes[matched];
@@ -338,6 +342,17 @@ fn route(exchange: *Exchange) void {
         .respond, .redirect => .{ .local = chosen },
         .handler => .{ .handler = generation.handler(chosen.handler, proxy.worker_index) },
     };
+    return exchange.accessAllows(matched);
+}
+
+/// Whether the lists of the top level, the client's listener and route `matched` (null: none)
+/// let the client in (policy/AccessPolicy.zig). No list anywhere: one comparison.
+fn accessAllows(exchange: *const Exchange, matched: ?usize) bool {
+    const generation = exchange.proxy.generation;
+    const access = &(generation.access orelse return true);
+    const client = exchange.downstream.client();
+    const listener = std.mem.indexOfScalar(u8, generation.listener_slots, client.listener_slot);
+    return access.allows(client.address, listener, matched);
 }
 
 inline fn routeSettings(exchange: *Exchange, chosen: ?*const Config.Route, index: ?usize, tunnel_slot: u8) void {

@@ -17,6 +17,7 @@ const tls = @import("../tls/tls.zig");
 const Handler = @import("../handler/Handler.zig");
 const HandlerInstance = @import("../handler/Instance.zig");
 const HeaderPolicy = @import("../policy/HeaderPolicy.zig");
+const AccessPolicy = @import("../policy/AccessPolicy.zig");
 
 const Generation = @This();
 
@@ -46,6 +47,8 @@ route_requests: []const []Counter,
 /// The header rules of each route, then (last) those of requests no route took
 /// (policy/HeaderPolicy.zig). Empty: none anywhere (a simulator's generation).
 header_policies: []const HeaderPolicy = &.{},
+/// The allow and deny lists (policy/AccessPolicy.zig); null: none anywhere.
+access: ?AccessPolicy = null,
 
 /// Requests this generation routed by the route labelled `label` (`Config.routeLabel`), all
 /// workers together (control thread).
@@ -80,8 +83,7 @@ pub fn listenerHttp2(generation: *const Generation, slot: u8) bool {
 }
 
 /// Whether connections to the listener on worker listener slot `slot` start with a PROXY
-/// protocol header (false for a slot this generation no longer has: such a connection was
-/// accepted by the generation before, which `Connection.start` asked).
+/// protocol header (false for a slot this generation no longer has).
 pub fn listenerProxyProtocol(generation: *const Generation, slot: u8) bool {
     const index = std.mem.indexOfScalar(u8, generation.listener_slots, slot) orelse return false;
     return generation.config.listenerProxyProtocol(index);

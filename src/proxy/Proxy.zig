@@ -184,6 +184,8 @@ pub const Stats = struct {
     /// there for a missing, malformed or late one.
     proxy_headers: Counter = .{},
     proxy_headers_refused: Counter = .{},
+    /// Requests refused with a 403 by an allow or deny list.
+    requests_forbidden: Counter = .{},
     buffers_trimmed: Counter = .{},
     /// Requests no route matched (answered 404 by sluice).
     requests_unrouted: Counter = .{},

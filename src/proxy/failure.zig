@@ -51,6 +51,8 @@ pub const Failure = union(enum) {
     /// large for its buffer (handler/Handler.zig logs which, with the file, line and column;
     /// the client learns nothing more).
     handler_failed,
+    /// The client's address is refused by an allow or deny list (policy/AccessPolicy.zig).
+    forbidden,
 
     /// A short name for logs and the access log's `reason`: the tag, without a payload.
     pub fn name(failure: Failure) []const u8 {
@@ -63,6 +65,7 @@ pub const Failure = union(enum) {
             .host_too_long, .plain_http_to_tls_port, .redirect_without_host => 400,
             .head_too_large_to_forward => 431,
             .method_not_allowed => 405,
+            .forbidden => 403,
             .client_header_timeout, .client_body_timeout => 408,
             .overloaded, .no_backend_available, .backends_at_capacity => 503,
             .upstream_refused, .upstream_tls_failed, .upstream_reset, .upstream_bad_response, .upstream_head_too_large => 502,
@@ -112,6 +115,7 @@ fn detail(comptime tag: std.meta.Tag(Failure)) []const u8 {
         .plain_http_to_tls_port => "The plain HTTP request was sent to HTTPS port",
         .redirect_without_host => "the redirect names the request's host, and it has no Host field",
         .handler_failed => "the request handler failed",
+        .forbidden => "this address may not use this service",
         .upstream_connect_timeout => "backend connect timed out",
         .upstream_response_timeout => "backend response timed out",
     };
@@ -121,6 +125,7 @@ fn detail(comptime tag: std.meta.Tag(Failure)) []const u8 {
 pub fn reasonPhrase(comptime code: u16) []const u8 {
     return switch (code) {
         400 => "Bad Request",
+        403 => "Forbidden",
         405 => "Method Not Allowed",
         408 => "Request Timeout",
         413 => "Content Too Large",

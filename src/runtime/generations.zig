@@ -27,6 +27,7 @@ const Config = @import("../config/Config.zig");
 const Loop = @import("../loop/Loop.zig");
 const Generation = @import("../proxy/Generation.zig");
 const HeaderPolicy = @import("../policy/HeaderPolicy.zig");
+const AccessPolicy = @import("../policy/AccessPolicy.zig");
 const Counter = @import("../stdx/Counter.zig");
 const Pool = @import("../upstream/Pool.zig");
 const LocalPool = @import("../upstream/LocalPool.zig");
@@ -241,6 +242,7 @@ pub const Generations = struct {
         }
 
         const header_policies = HeaderPolicy.buildAll(arena, config) catch return outOfMemory(problem);
+        const access = AccessPolicy.build(arena, config) catch return outOfMemory(problem);
 
         const rows = arena.alloc([]Counter, workers_count) catch return outOfMemory(problem);
         for (rows) |*row| {
@@ -264,6 +266,7 @@ pub const Generations = struct {
             .holders = .init(@intCast(workers_count)),
             .route_requests = rows,
             .header_policies = header_policies,
+            .access = access,
         };
         built.arena = arena_state;
         generations.next_number += 1;
