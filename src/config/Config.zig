@@ -42,6 +42,9 @@ workers_count: u32 = settings.default(.global, "workers_count"), // 0 = one per 
 io: IoMode = settings.default(.global, "io"),
 /// Where HTTP/2 is served (`http2`, `--http2`); a listener's own `.http2` overrides it.
 http2: Http2 = settings.default(.global, "http2"),
+/// The limit on every request (`rate_limit`, `--rate-limit`: config/RateLimit.zig's text);
+/// empty: none.
+rate_limit: []const u8 = "",
 /// The top level's allow and deny lists (`allow`, `deny`, `--allow`, `--deny`): every request.
 access: Access = .{},
 /// Whether listeners take the PROXY protocol (`proxy_protocol`, `--proxy-protocol`); a
@@ -289,6 +292,8 @@ pub const Route = struct {
     header_rules: HeaderRules = .{},
     /// This route's `.allow` and `.deny`, checked besides the top level's and the listener's.
     access: Access = .{},
+    /// This route's own limit (config/RateLimit.zig's text), besides the top level's.
+    rate_limit: []const u8 = "",
     /// `.pool` with a `path_prefix`: the prefix is replaced by this before forwarding (`/`:
     /// stripped); empty: the target is forwarded as sent.
     rewrite_prefix: []const u8 = settings.default(.route, "rewrite_prefix"),

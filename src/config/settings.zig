@@ -21,6 +21,7 @@ const assert = std.debug.assert;
 
 const Config = @import("Config.zig");
 const HeaderRules = @import("HeaderRules.zig");
+const RateLimit = @import("RateLimit.zig");
 const units = @import("units.zig");
 const chars = @import("../http/chars.zig");
 
@@ -436,6 +437,19 @@ pub const table = [_]Setting{
         .unset = "no one",
         .help = "clients in these blocks get 403, whatever the\n" ++
             "allow lists say (repeatable; default {default})",
+    },
+    .{
+        .flag = "rate-limit",
+        .arg = "RATE[/s|/m][,burst=N][,key=ip|route|header:NAME]",
+        .key = "rate_limit",
+        .scope = .global,
+        .fields = &.{"rate_limit"},
+        .value = .{ .text = .{ .what = "a rate limit such as \"100/s,burst=50\"", .check = rateLimitMistake } },
+        .unset = "off",
+        .help = "token buckets per client address (IPv6: its /64),\n" ++
+            "header value or route; over the limit: 429 with\n" ++
+            "Retry-After. Each worker takes its share of the\n" ++
+            "rate and burst (default {default})",
     },
     .{
         .flag = "trace-init",
@@ -954,6 +968,13 @@ pub const table = [_]Setting{
         .unset = "false",
     },
     .{
+        .key = "rate_limit",
+        .scope = .route,
+        .fields = &.{"rate_limit"},
+        .value = .{ .text = .{ .what = "a rate limit such as \"100/s,burst=50\"", .check = rateLimitMistake } },
+        .unset = "none",
+    },
+    .{
         .key = "allow",
         .scope = .route,
         .fields = &.{"access.allow"},
@@ -1321,6 +1342,11 @@ pub fn rewritePrefixMistake(text: []const u8) ?[]const u8 {
 }
 
 /// A request id's field: a name a request rule could set (not one sluice owns).
+fn rateLimitMistake(text: []const u8) ?[]const u8 {
+    if (text.len == 0) return null; // Off.
+    return RateLimit.mistake(text);
+}
+
 fn requestIdHeaderMistake(text: []const u8) ?[]const u8 {
     if (text.len == 0) return null; // Off.
     return HeaderRules.nameMistake(.request, text);

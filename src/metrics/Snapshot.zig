@@ -68,6 +68,9 @@ proxy_headers: u64 = 0,
 proxy_headers_refused: u64 = 0,
 /// Requests refused with a 403 by an allow or deny list.
 requests_forbidden: u64 = 0,
+/// Requests refused with a 429 by a rate limit; buckets evicted before they were full again.
+requests_rate_limited: u64 = 0,
+rate_limit_evictions: u64 = 0,
 access_log_dropped: u64 = 0,
 buffers_trimmed: u64 = 0,
 /// Requests no route matched, answered 404 by sluice.
@@ -315,6 +318,8 @@ const process_counters = [_]struct { []const u8, []const u8, []const u8 }{
     .{ "idle_parks", "sluice_idle_parks_total", "Idle client connections that returned their buffer to the pool." },
     .{ "proxy_headers", "sluice_proxy_protocol_headers_total", "PROXY protocol headers taken on listeners that ask for them." },
     .{ "requests_forbidden", "sluice_requests_forbidden_total", "Requests answered 403 because an allow or deny list refused the client's address." },
+    .{ "requests_rate_limited", "sluice_requests_rate_limited_total", "Requests answered 429 because a rate limit's bucket was empty." },
+    .{ "rate_limit_evictions", "sluice_rate_limit_evictions_total", "Rate-limit buckets forgotten before they were full again, to make room in a worker's table." },
     .{ "proxy_headers_refused", "sluice_proxy_protocol_refused_total", "Connections refused on PROXY protocol listeners: no header, a malformed one, or none before the head deadline." },
     .{ "access_log_dropped", "sluice_access_log_lines_dropped_total", "Access-log lines dropped because the log writer fell behind." },
     .{ "buffers_trimmed", "sluice_buffers_trimmed_total", "Free buffers whose pages were given back to the kernel." },

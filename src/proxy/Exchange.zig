@@ -263,10 +263,7 @@ pub fn begin(exchange: *Exchange, head: *const http.Request, head_len: u32) void
     }
     assert(exchange.hold == null);
     exchange.hold = proxy.holdCurrent();
-    if (!exchange.route()) {
-        proxy.stats.requests_forbidden.add(1);
-        return exchange.fail(.forbidden);
-    }
+    if (exchange.route()) |refusal| return exchange.fail(refusal);
     switch (exchange.target) {
         .none => unreachable, // `route` sets one.
         .local => |chosen| return exchange.respondLocal(chosen),
@@ -309,9 +306,10 @@ pub fn forward(exchange: *Exchange, overrides: rewrite.Overrides) bool {
     return true;
 }
 
-/// Follows the current generation's routes, and sets what the route sets. False: the client
-/// may not be served there (the allow and deny lists).
-fn route(exchange: *Exchange) bool {
+/// Follows the current generation's routes, and sets what the route sets. Then whether the
+/// client may be served there: null, or the failure that answers it (a 403 from the allow and
+/// deny lists, a 429 from the rate limits).
+fn route(exchange: *Exchange) ?Failure {
     const proxy = exchange.proxy;
     const generation = proxy.generation;
     const routes = generation.config.routes();
@@ -322,7 +320,7 @@ fn route(exchange: *Exchange) bool {
             .{ .handler = generation.handler(config.handlerIndex(config.handler).?, proxy.worker_index) } // Validated.
         else
             .{ .pool = &generation.pools[0].locals[proxy.worker_index] };
-        return exchange.accessAllows(null);
+        return exchange.admit(null);
     }
     // A connection whose listener is gone from the configuration matches only the routes
     // without a listener condition.
@@ -332,7 +330,7 @@ fn route(exchange: *Exchange) bool {
         proxy.stats.requests_unrouted.add(1);
         exchange.routeSettings(null, null, generation.tunnel_slots[routes.len]);
         exchange.target = .{ .local = null };
-        return exchange.accessAllows(null);
+        return exchange.admit(null);
     };
     generation.route_requests[proxy.worker_index][matched].add(1);
     const chosen = &routes[matched];
@@ -342,17 +340,36 @@ fn route(exchange: *Exchange) bool {
         .respond, .redirect => .{ .local = chosen },
         .handler => .{ .handler = generation.handler(chosen.handler, proxy.worker_index) },
     };
-    return exchange.accessAllows(matched);
+    return exchange.admit(matched);
 }
 
-/// Whether the lists of the top level, the client's listener and route `matched` (null: none)
-/// let the client in (policy/AccessPolicy.zig). No list anywhere: one comparison.
-fn accessAllows(exchange: *const Exchange, matched: ?usize) bool {
-    const generation = exchange.proxy.generation;
-    const access = &(generation.access orelse return true);
+/// The allow and deny lists of the top level, the client's listener and route `matched` (null:
+/// none), then the rate limits (policy/AccessPolicy.zig, policy/RateLimits.zig): null when the
+/// request may go on. Neither written anywhere: two comparisons.
+fn admit(exchange: *Exchange, matched: ?usize) ?Failure {
+    const proxy = exchange.proxy;
+    const generation = proxy.generation;
+    if (generation.access == null and generation.rate_limits == null) return null;
     const client = exchange.downstream.client();
-    const listener = std.mem.indexOfScalar(u8, generation.listener_slots, client.listener_slot);
-    return access.allows(client.address, listener, matched);
+    if (generation.access) |*access| {
+        const listener = std.mem.indexOfScalar(u8, generation.listener_slots, client.listener_slot);
+        if (!access.allows(client.address, listener, matched)) {
+            proxy.stats.requests_forbidden.add(1);
+            return .forbidden;
+        }
+    }
+    const limits = &(generation.rate_limits orelse return null);
+    const evictions = proxy.rate_limiter.evictions_early;
+    const verdict = limits.take(&proxy.rate_limiter, client.address, exchange.request_head, matched, exchange.loop().now());
+    proxy.stats.rate_limit_evictions.add(proxy.rate_limiter.evictions_early - evictions);
+    switch (verdict) {
+        .allowed => return null,
+        .limited => |wait_ns| {
+            proxy.stats.requests_rate_limited.add(1);
+            const seconds = std.math.divCeil(u64, wait_ns, std.time.ns_per_s) catch unreachable;
+            return .{ .rate_limited = @intCast(@min(seconds, Failure.retry_after_max_s)) };
+        },
+    }
 }
 
 inline fn routeSettings(exchange: *Exchange, chosen: ?*const Config.Route, index: ?usize, tunnel_slot: u8) void {

@@ -18,6 +18,7 @@ const Handler = @import("../handler/Handler.zig");
 const HandlerInstance = @import("../handler/Instance.zig");
 const HeaderPolicy = @import("../policy/HeaderPolicy.zig");
 const AccessPolicy = @import("../policy/AccessPolicy.zig");
+const RateLimits = @import("../policy/RateLimits.zig");
 
 const Generation = @This();
 
@@ -49,6 +50,8 @@ route_requests: []const []Counter,
 header_policies: []const HeaderPolicy = &.{},
 /// The allow and deny lists (policy/AccessPolicy.zig); null: none anywhere.
 access: ?AccessPolicy = null,
+/// The rate limits (policy/RateLimits.zig); null: none anywhere.
+rate_limits: ?RateLimits = null,
 
 /// Requests this generation routed by the route labelled `label` (`Config.routeLabel`), all
 /// workers together (control thread).

@@ -75,6 +75,7 @@ const h2 = @import("../h2/h2.zig");
 const Http2 = @import("Http2.zig");
 const Http2Stream = @import("Http2Stream.zig");
 const RequestIds = @import("../policy/RequestIds.zig");
+const RateLimiter = @import("../policy/RateLimiter.zig");
 const HeaderPolicy = @import("../policy/HeaderPolicy.zig");
 
 const Proxy = @This();
@@ -139,6 +140,9 @@ on_slot_free: SlotFreeCallback,
 tls_pool: ?*tls.memory.Pool = null,
 /// This worker's request ids (used only when a generation asks for them: HeaderPolicy).
 request_ids: RequestIds,
+/// This worker's rate-limit buckets (policy/RateLimiter.zig), whatever the config: a reload
+/// may add a limit. Untouched until a limit is checked.
+rate_limiter: RateLimiter,
 /// Per exchange slot: the header policy it applies (HeaderPolicy.Applied), untouched until a
 /// generation with rules is used.
 policy_slots: []HeaderPolicy.Applied,
@@ -186,6 +190,10 @@ pub const Stats = struct {
     proxy_headers_refused: Counter = .{},
     /// Requests refused with a 403 by an allow or deny list.
     requests_forbidden: Counter = .{},
+    /// Requests refused with a 429 by a rate limit, and buckets forgotten before they were
+    /// full again (the table's eviction: policy/RateLimiter.zig).
+    requests_rate_limited: Counter = .{},
+    rate_limit_evictions: Counter = .{},
     buffers_trimmed: Counter = .{},
     /// Requests no route matched (answered 404 by sluice).
     requests_unrouted: Counter = .{},
@@ -339,6 +347,8 @@ pub fn init(
     errdefer allocator.free(path_scratch);
     const policy_slots = try StaticAllocator.allocUntouched(allocator, HeaderPolicy.Applied, null, exchanges_count);
     errdefer allocator.free(policy_slots);
+    const rate_slots = try StaticAllocator.allocUntouched(allocator, RateLimiter.Slot, null, RateLimiter.slots_count);
+    errdefer allocator.free(rate_slots);
     var buffers = try BufferPool.init(allocator, buffers_count, buffer_bytes);
     errdefer buffers.deinit(allocator);
 
@@ -373,6 +383,7 @@ pub fn init(
         .tls_pool = tls_pool,
         .policy_slots = policy_slots,
         .request_ids = .init(RequestIds.seedFor(worker_index, sys.clockRealtimeMs(), sys.clockMonotonicNs())),
+        .rate_limiter = .init(rate_slots),
     };
     if (config.access_log.enabled()) {
         proxy.access_log = try AccessLog.init(allocator, config.access_log.format);
@@ -525,6 +536,7 @@ pub fn deinit(proxy: *Proxy, allocator: std.mem.Allocator) void {
     proxy.buffers.deinit(allocator);
     allocator.free(proxy.path_scratch);
     allocator.free(proxy.policy_slots);
+    allocator.free(proxy.rate_limiter.slots);
     allocator.free(proxy.response_fields);
     allocator.free(proxy.request_fields);
     proxy.free_exchanges.deinit(allocator);

@@ -208,6 +208,8 @@ fn addWorker(snapshot: *Snapshot, worker: *const Worker) void {
     snapshot.proxy_headers += stats.proxy_headers.load();
     snapshot.proxy_headers_refused += stats.proxy_headers_refused.load();
     snapshot.requests_forbidden += stats.requests_forbidden.load();
+    snapshot.requests_rate_limited += stats.requests_rate_limited.load();
+    snapshot.rate_limit_evictions += stats.rate_limit_evictions.load();
     snapshot.buffers_trimmed += stats.buffers_trimmed.load();
     snapshot.requests_unrouted += stats.requests_unrouted.load();
     snapshot.local_responses += stats.local_responses.load();

@@ -28,6 +28,7 @@ const Loop = @import("../loop/Loop.zig");
 const Generation = @import("../proxy/Generation.zig");
 const HeaderPolicy = @import("../policy/HeaderPolicy.zig");
 const AccessPolicy = @import("../policy/AccessPolicy.zig");
+const RateLimits = @import("../policy/RateLimits.zig");
 const Counter = @import("../stdx/Counter.zig");
 const Pool = @import("../upstream/Pool.zig");
 const LocalPool = @import("../upstream/LocalPool.zig");
@@ -243,6 +244,7 @@ pub const Generations = struct {
 
         const header_policies = HeaderPolicy.buildAll(arena, config) catch return outOfMemory(problem);
         const access = AccessPolicy.build(arena, config) catch return outOfMemory(problem);
+        const rate_limits = RateLimits.build(arena, config, @intCast(workers_count)) catch return outOfMemory(problem);
 
         const rows = arena.alloc([]Counter, workers_count) catch return outOfMemory(problem);
         for (rows) |*row| {
@@ -267,6 +269,7 @@ pub const Generations = struct {
             .route_requests = rows,
             .header_policies = header_policies,
             .access = access,
+            .rate_limits = rate_limits,
         };
         built.arena = arena_state;
         generations.next_number += 1;

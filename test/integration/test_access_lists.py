@@ -72,14 +72,21 @@ def test_the_proxy_protocol_address_is_the_one_checked(sluice, backend):
     assert get_after(sluice.port, v1("2001:db8::1")).status == 403
 
 
-def test_mistakes_name_their_line_column_or_flag(sluice_bin, tmp_path):
+def assert_mistakes(sluice_bin, tmp_path, route_key, file_message, flag, flag_value, flag_message):
+    """A route with `route_key` (ZON text) fails `check` at line 3 with `file_message` (a
+    pattern); `flag flag_value` fails the command line with `flag_message`."""
     bad = tmp_path / "bad.zon"
     bad.write_text('.{\n    .pools = .{ .app = .{ .backends = .{"127.0.0.1:9"} } },\n'
-                   '    .routes = .{ .{ .pool = "app", .allow = .{ "10.0.0.0/33" } } },\n}\n')
+                   f'    .routes = .{{ .{{ .pool = "app", {route_key} }} }},\n}}\n')
     rc, out, err = check(sluice_bin, bad)
     assert rc == 1
-    assert re.search(r"bad\.zon:3:\d+: invalid CIDR", out + err), out + err
-    done = subprocess.run([sluice_bin, "--backend", "127.0.0.1:9", "--deny", "nope"],
+    assert re.search(r"bad\.zon:3:\d+: " + file_message, out + err), out + err
+    done = subprocess.run([sluice_bin, "--backend", "127.0.0.1:9", flag, flag_value],
                           capture_output=True, text=True, timeout=10)
     assert done.returncode != 0
-    assert '--deny: invalid value "nope": expected ADDRESS or ADDRESS/BITS' in done.stderr
+    assert f'{flag}: invalid value "{flag_value}": {flag_message}' in done.stderr, done.stderr
+
+
+def test_mistakes_name_their_line_column_or_flag(sluice_bin, tmp_path):
+    assert_mistakes(sluice_bin, tmp_path, '.allow = .{ "10.0.0.0/33" }', "invalid CIDR",
+                    "--deny", "nope", "expected ADDRESS or ADDRESS/BITS")
