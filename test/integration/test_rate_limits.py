@@ -7,6 +7,7 @@ per I/O backend.
 
 from client import Client
 from conftest import write_zon
+from h2client import H2Client
 from test_access_lists import assert_mistakes, get_from
 from test_admin import ADMIN_RE, scrape, value
 from test_proxy_protocol import v1
@@ -89,3 +90,20 @@ def test_no_heap_allocations_with_limits_lists_and_refusals(sluice, backend):
     assert [statuses(sluice.port, 1)[0] for _ in range(200)] == [429] * 200
     sluice.stop()
     assert sluice.exit_allocations() == 0, sluice.stderr_text()
+
+
+def test_http2_streams_get_429_with_retry_after(sluice, backend):
+    """On an h2c connection the limit answers each stream: 429 with Retry-After for the one
+    over it, 200 for the others on the same connection."""
+    sluice.start([backend], args=["--http2", "on", "--rate-limit", "1/m,burst=2"])
+    client = H2Client.plain(sluice.port)
+    try:
+        first = client.wait(client.request("GET", "/a"))
+        assert [r.status for r in first.values()] == [200]
+        responses = client.wait(*[client.request("GET", f"/{i}") for i in range(2)])
+        got = sorted(r.status for r in responses.values())
+        assert got == [200, 429], got
+        limited = next(r for r in responses.values() if r.status == 429)
+        assert limited.header("retry-after") == "60"
+    finally:
+        client.close()
