@@ -202,6 +202,8 @@ pub const Route = struct {
     name: []const u8,
     /// Requests the route matched, all workers, whatever its action.
     requests: u64,
+    /// Of those, the ones its rate limit (or the top level's) refused with a 429.
+    rate_limited: u64 = 0,
 };
 
 /// One JavaScript handler, all workers.
@@ -369,6 +371,11 @@ fn writeRoutesPrometheus(snapshot: *const Snapshot, p: *Prometheus) Prometheus.E
     try p.family(requests, .counter, "Requests a route matched, whatever its action (proxied, answered or redirected).");
     for (routes) |*route| {
         try p.sample(requests, &.{.{ .name = "route", .value = route.name }}, route.requests);
+    }
+    const limited = "sluice_route_rate_limited_total";
+    try p.family(limited, .counter, "Requests a route matched that a rate limit refused with a 429.");
+    for (routes) |*route| {
+        try p.sample(limited, &.{.{ .name = "route", .value = route.name }}, route.rate_limited);
     }
 }
 
@@ -779,6 +786,7 @@ test "snapshot: /metrics names every family once, then samples it for every pool
         "sluice_config_last_reload_timestamp_seconds 1700000000\n",
         "sluice_route_requests_total{route=\"api\"} 7\n",
         "sluice_route_requests_total{route=\"1\"} 3\n",
+        "sluice_route_rate_limited_total{route=\"api\"} 0\n",
         "sluice_requests_total{pool=\"app\"} 12\n",
         "sluice_requests_total{pool=\"static\"} 4\n",
         "sluice_responses_total{pool=\"app\",class=\"2xx\"} 20\n",

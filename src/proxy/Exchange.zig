@@ -366,6 +366,7 @@ fn admit(exchange: *Exchange, matched: ?usize) ?Failure {
         .allowed => return null,
         .limited => |wait_ns| {
             proxy.stats.requests_rate_limited.add(1);
+            if (matched) |index| generation.route_rate_limited[proxy.worker_index][index].add(1);
             const seconds = std.math.divCeil(u64, wait_ns, std.time.ns_per_s) catch unreachable;
             return .{ .rate_limited = @intCast(@min(seconds, Failure.retry_after_max_s)) };
         },

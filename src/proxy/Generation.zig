@@ -52,14 +52,26 @@ header_policies: []const HeaderPolicy = &.{},
 access: ?AccessPolicy = null,
 /// The rate limits (policy/RateLimits.zig); null: none anywhere.
 rate_limits: ?RateLimits = null,
+/// Requests each route refused with a 429, rows as `route_requests`; empty without limits
+/// anywhere (then nothing counts in them).
+route_rate_limited: []const []Counter = &.{},
 
 /// Requests this generation routed by the route labelled `label` (`Config.routeLabel`), all
 /// workers together (control thread).
 pub fn routeRequests(generation: *const Generation, label: []const u8) u64 {
+    return generation.labelTotal(generation.route_requests, label);
+}
+
+/// Requests of the route labelled `label` refused by a rate limit, all workers together.
+pub fn routeRateLimited(generation: *const Generation, label: []const u8) u64 {
+    return generation.labelTotal(generation.route_rate_limited, label);
+}
+
+fn labelTotal(generation: *const Generation, rows: []const []Counter, label: []const u8) u64 {
     var total: u64 = 0;
     for (0..generation.config.routes_count) |index| {
         if (!std.mem.eql(u8, generation.config.routeLabel(index), label)) continue;
-        for (generation.route_requests) |row| total += row[index].load();
+        for (rows) |row| total += row[index].load();
     }
     return total;
 }

@@ -40,7 +40,7 @@ def test_keys_header_route_and_the_proxy_protocol_address(sluice, backend, tmp_p
     """A route keyed on a header: each value its own bucket, no header falls back to the
     address; a route keyed on the route: one bucket for all; the PROXY protocol's address is
     the client's key."""
-    cfg = {"listen": "127.0.0.1:0", "proxy_protocol": True,
+    cfg = {"listen": "127.0.0.1:0", "proxy_protocol": True, "admin": {"listen": "127.0.0.1:0"},
            "pools": {"app": {"backends": [backend.address]}},
            "routes": [{"path_prefix": "/api/", "pool": "app", "rate_limit": "1/m,burst=2,key=header:X-Api-Key"},
                       {"path_prefix": "/all/", "pool": "app", "rate_limit": "1/m,burst=1,key=route"},
@@ -48,6 +48,7 @@ def test_keys_header_route_and_the_proxy_protocol_address(sluice, backend, tmp_p
     path = write_zon(tmp_path / "rl.zon", cfg)
     sluice.start_config(path)
     port = sluice.port
+    admin = int(sluice.wait_for_line(ADMIN_RE, timeout=5.0).group("port"))
 
     def get(source, target, headers=()):
         with Client(port) as c:
@@ -63,6 +64,10 @@ def test_keys_header_route_and_the_proxy_protocol_address(sluice, backend, tmp_p
     assert get("192.0.2.5", "/") == 429
     assert get("2001:db8::1", "/") == 200
     assert get("2001:db8::2", "/") == 429  # the same /64
+    families = scrape(admin)
+    for route, limited in (("0", 1), ("1", 1), ("2", 2)):
+        assert value(families, "sluice_route_rate_limited_total", route=route) == limited
+    assert value(families, "sluice_requests_rate_limited_total") == 4
     cfg["routes"][2]["rate_limit"] = "1/m,burst=5"
     reload(sluice, path, cfg, 2)
     assert get("192.0.2.5", "/") == 200  # a changed rule starts its buckets full
