@@ -225,6 +225,7 @@ fn addBench(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Bui
     const programs = [_][2][]const u8{
         .{ "bench-http", "src/http/bench.zig" },
         .{ "bench-proxy", "src/bench_proxy.zig" },
+        .{ "bench-policy", "src/bench_policy.zig" },
         .{ "bench-js", "src/js/bench.zig" },
     };
     for (programs) |program| {

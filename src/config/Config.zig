@@ -42,6 +42,14 @@ workers_count: u32 = settings.default(.global, "workers_count"), // 0 = one per 
 io: IoMode = settings.default(.global, "io"),
 /// Where HTTP/2 is served (`http2`, `--http2`); a listener's own `.http2` overrides it.
 http2: Http2 = settings.default(.global, "http2"),
+/// The limit on every request (`rate_limit`, `--rate-limit`: config/RateLimit.zig's text);
+/// empty: none.
+rate_limit: []const u8 = "",
+/// The top level's allow and deny lists (`allow`, `deny`, `--allow`, `--deny`): every request.
+access: Access = .{},
+/// Whether listeners take the PROXY protocol (`proxy_protocol`, `--proxy-protocol`); a
+/// listener's own `.proxy_protocol` overrides it.
+proxy_protocol: bool = settings.default(.global, "proxy_protocol"),
 /// A response body with a length, once this much of it is left, moves backend -> pipe ->
 /// client with splice(2): no copy through sluice's memory (0: never; Exchange.spliceBody).
 splice_min_bytes: u64 = settings.default(.global, "splice_min_bytes"),
@@ -134,6 +142,28 @@ pub const Listener = struct {
     tls: Tls = .{},
     /// This listener's `.http2`; null: the global `http2` (`Config.listenerHttp2`).
     http2: ?bool = null,
+    /// This listener's `.proxy_protocol`; null: the global one.
+    proxy_protocol: ?bool = null,
+    /// This listener's `.allow` and `.deny`, checked besides the top level's.
+    access: Access = .{},
+};
+
+/// Who may be served (policy/AccessPolicy.zig): each list is address blocks as checked text,
+/// separated by single spaces (`10.0.0.0/8 ::1`), kept as text so that a `Config` carries no
+/// array for a feature most leave empty. Empty: no such list.
+pub const Access = struct {
+    allow: []const u8 = "",
+    deny: []const u8 = "",
+
+    pub fn isEmpty(access: *const Access) bool {
+        return access.allow.len == 0 and access.deny.len == 0;
+    }
+
+    /// `list` with `cidr` (checked by the caller) appended, in `arena`.
+    pub fn append(arena: std.mem.Allocator, list: []const u8, cidr: []const u8) error{OutOfMemory}![]const u8 {
+        if (list.len == 0) return arena.dupe(u8, cidr);
+        return std.mem.concat(arena, u8, &.{ list, " ", cidr });
+    }
 };
 
 /// Where clients may speak HTTP/2 (docs/HTTP2.md): `tls`, on HTTPS listeners that agree on it
@@ -260,6 +290,10 @@ pub const Route = struct {
     request_body_bytes_max: ?u64 = settings.default(.route, "request_body_bytes_max"),
     /// Header rules over the top level's (config/HeaderRules.zig).
     header_rules: HeaderRules = .{},
+    /// This route's `.allow` and `.deny`, checked besides the top level's and the listener's.
+    access: Access = .{},
+    /// This route's own limit (config/RateLimit.zig's text), besides the top level's.
+    rate_limit: []const u8 = "",
     /// `.pool` with a `path_prefix`: the prefix is replaced by this before forwarding (`/`:
     /// stripped); empty: the target is forwarded as sent.
     rewrite_prefix: []const u8 = settings.default(.route, "rewrite_prefix"),
@@ -350,6 +384,8 @@ pub const Pool = struct {
     idle_timeout_ns: u64 = settings.default(.pool, "idle_timeout_ns"),
     /// Idle connections kept per backend and worker.
     keepalive_max: u32 = settings.default(.pool, "keepalive_max"),
+    /// A PROXY protocol header first on each new connection to a backend (`send_proxy`).
+    send_proxy: SendProxy = settings.default(.pool, "send_proxy"),
     /// TLS to the backends (a file's `.tls`, `--backend-tls`); off unless `enabled`.
     tls: UpstreamTls = .{},
     /// What the backends speak: HTTP/1.1, or HTTP/2 with prior knowledge, many requests to a
@@ -393,6 +429,8 @@ pub const Pool = struct {
         if (pool.hash_name.len > name_bytes_max) return error.NameTooLong;
         if (pool.tls.mistake()) |_| return error.UpstreamTlsInvalid;
         if (pool.protocol == .h2c and pool.tls.enabled) return error.H2cWithTls;
+        // A PROXY header names one client; a shared HTTP/2 connection carries many.
+        if (pool.protocol == .h2c and pool.send_proxy != .off) return error.H2cWithSendProxy;
     }
 };
 
@@ -470,6 +508,10 @@ pub const Backend = struct {
 
 /// The balancer's own choice of strategy (see balance/Balancer.zig).
 pub const Strategy = @import("../balance/Balancer.zig").Strategy;
+
+/// What a pool writes first on a new backend connection: nothing, or a PROXY protocol v2
+/// header with the client's address (policy/proxy_protocol.zig).
+pub const SendProxy = enum { off, v2 };
 
 pub const HashOn = enum { client_ip, header, cookie, path };
 
@@ -562,6 +604,11 @@ pub fn listenerHttp2(config: *const Config, index: usize) bool {
         .on => true,
         .off => false,
     };
+}
+
+/// Whether connections to `listeners()[index]` start with a PROXY protocol header.
+pub fn listenerProxyProtocol(config: *const Config, index: usize) bool {
+    return config.listeners()[index].proxy_protocol orelse config.proxy_protocol;
 }
 
 /// Whether any listener serves HTTPS (the workers then size TLS memory and buffers).
@@ -731,6 +778,7 @@ pub const ValidateError = error{
     HandlerWithRoutes,
     UpstreamTlsInvalid,
     H2cWithTls,
+    H2cWithSendProxy,
 };
 
 /// A handler's name (a metrics label, like a pool's).

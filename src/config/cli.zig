@@ -63,7 +63,7 @@ const flags = blk: {
     var pairs: []const Pair = &.{};
     for (settings.table, 0..) |setting, i| {
         if (!isFlag(setting)) continue;
-        const flag: Flag = .{ .index = i, .takes_value = setting.value != .switch_ };
+        const flag: Flag = .{ .index = i, .takes_value = setting.value != .switch_ and setting.value != .boolean };
         pairs = pairs ++ [_]Pair{.{ "--" ++ setting.flag.?, flag }};
     }
     break :blk std.StaticStringMap(Flag).initComptime(pairs);
@@ -132,9 +132,10 @@ pub fn parseInPlace(arena: std.mem.Allocator, args: []const []const u8, parsed: 
             return diagnostic.set(name, "unknown flag (see --help)", .{});
         };
         if (!flag.takes_value) {
-            // `--trace-init`, a switch main reads before anything else, so that the trace
-            // covers parsing too (runtime/InitTrace.zig).
             if (eq != null) return diagnostic.set(name, "takes no value", .{});
+            // `--trace-init` is a switch main reads before anything else, so that the trace
+            // covers parsing too (runtime/InitTrace.zig); the others turn a setting on.
+            turnOn(parsed, flag.index);
             continue;
         }
         const value = if (eq) |e| arg[e + 1 ..] else blk: {
@@ -202,8 +203,21 @@ fn apply(arena: std.mem.Allocator, parsed: *Parsed, index: u16, name: []const u8
     switch (index) {
         inline 0...settings.table.len - 1 => |i| {
             const setting = settings.table[i];
-            if (comptime !isFlag(setting) or setting.value == .switch_) unreachable; // Not in `flags`.
+            if (comptime !isFlag(setting) or setting.value == .switch_ or setting.value == .boolean) unreachable; // Not in `flags`.
             return applyFlag(setting, arena, parsed, name, value, diagnostic);
+        },
+        else => unreachable,
+    }
+}
+
+/// A flag of a `.boolean` row: the setting is on (nothing for a `.switch_`).
+fn turnOn(parsed: *Parsed, index: u16) void {
+    switch (index) {
+        inline 0...settings.table.len - 1 => |i| {
+            const setting = settings.table[i];
+            if (comptime setting.value != .boolean) return;
+            comptime assert(setting.scope == .global); // The only scope of such rows so far.
+            settings.fieldPointer(setting.field(), &parsed.config).* = true;
         },
         else => unreachable,
     }
@@ -259,7 +273,7 @@ fn applyValue(comptime setting: Setting, arena: std.mem.Allocator, target: anyty
             settings.fieldPointer(setting.fields[1], target).* = range.max;
         },
         .structure => |structure| try applyStructure(structure, arena, target, name, value, diagnostic),
-        .switch_, .path => comptime unreachable, // Command line only: see `applyFlag`.
+        .switch_, .boolean, .path => comptime unreachable, // Take no value: see `turnOn`.
     }
 }
 
@@ -315,8 +329,17 @@ fn applyStructure(comptime structure: settings.Structure, arena: std.mem.Allocat
         .cli_request_header => try addHeaderRule(target, .request_set, name, value, diagnostic),
         .cli_response_header => try addHeaderRule(target, .response_set, name, value, diagnostic),
         .cli_remove_response_header => try addHeaderRule(target, .response_remove, name, value, diagnostic),
+        .allow => target.access.allow = try appendCidr(arena, target.access.allow, name, value, diagnostic),
+        .deny => target.access.deny = try appendCidr(arena, target.access.deny, name, value, diagnostic),
         .listeners, .pools, .routes, .backend_address, .request_headers, .response_headers, .strip_prefix => comptime unreachable, // Files only.
     }
+}
+
+/// `--allow CIDR`, `--deny CIDR`: the block checked, then added to the list's text.
+fn appendCidr(arena: std.mem.Allocator, list: []const u8, name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}![]const u8 {
+    _ = Cidr.parse(value) catch
+        return diagnostic.set(name, "invalid value \"{s}\": expected ADDRESS or ADDRESS/BITS", .{value});
+    return Config.Access.append(arena, list, value) catch diagnostic.set(name, "out of memory", .{});
 }
 
 /// `--request-header 'NAME: VALUE'` and the others, checked as a file's rules are.
@@ -642,6 +665,18 @@ test "cli: every flag of the table is parsed, and a switch takes no value" {
     _ = try parse(test_arena, &.{ "--backend", "127.0.0.1:9001", "--trace-init" }, &diagnostic);
     try std.testing.expectEqual(Command.settings, (try parse(test_arena, &.{"settings"}, &diagnostic)).command);
     try std.testing.expectError(error.Usage, parse(test_arena, &.{ "settings", "x" }, &diagnostic));
+}
+
+test "cli: --proxy-protocol turns it on for --listen, takes no value, and a listener's own wins" {
+    var diagnostic: Diagnostic = .{};
+    var parsed = try parse(test_arena, &.{ "--backend", "127.0.0.1:9001", "--listen", ":0" }, &diagnostic);
+    try std.testing.expect(!parsed.config.listenerProxyProtocol(0));
+    parsed = try parse(test_arena, &.{ "--backend", "127.0.0.1:9001", "--listen", ":0", "--proxy-protocol" }, &diagnostic);
+    try std.testing.expect(parsed.config.listenerProxyProtocol(0));
+    try std.testing.expectError(error.Usage, parse(test_arena, &.{ "--backend", "127.0.0.1:9001", "--proxy-protocol=on" }, &diagnostic));
+    try std.testing.expectEqualStrings("takes no value", diagnostic.message());
+    parsed.config.listeners_buffer[0].proxy_protocol = false;
+    try std.testing.expect(!parsed.config.listenerProxyProtocol(0));
 }
 
 test "cli: the relation between the head and target limits names both flags" {

@@ -240,6 +240,7 @@ fn validateMessage(err: Config.ValidateError) []const u8 {
         error.HandlerUnknown => "handler names a handler that does not exist",
         error.HandlerWithRoutes => "give either handler (every request to one handler) or routes, not both",
         error.UpstreamTlsInvalid => "a pool's tls settings do not go together (client_cert with client_key, ca with verify)",
+        error.H2cWithSendProxy => "protocol h2c shares a connection among clients, so it cannot carry one client's PROXY header (send_proxy)",
         error.H2cWithTls => "protocol h2c is HTTP/2 without TLS: a pool with tls speaks HTTP/1.1 (HTTP/2 over TLS to backends is not offered yet)",
     };
 }
@@ -399,6 +400,9 @@ const Mapper = struct {
                 settings.fieldPointer(row.fields[1], target).* = range.max;
             },
             .structure => |which| m.structure(which, target, node, seen),
+            .boolean => if (m.boolean(node)) |value| {
+                settings.fieldPointer(row.field(), target).* = value;
+            },
             .switch_, .path => comptime unreachable, // Command line only.
         }
     }
@@ -428,6 +432,8 @@ const Mapper = struct {
             .strip_prefix => if (m.boolean(node)) |strip| {
                 if (strip) target.rewrite_prefix = "/";
             },
+            .allow => target.access.allow = m.cidrList(node, "allow"),
+            .deny => target.access.deny = m.cidrList(node, "deny"),
             .request_headers => target.header_rules.request = m.headerRules(node, .request),
             .response_headers => target.header_rules.response = m.headerRules(node, .response),
             // Command line only: a file writes `request_headers` and `response_headers`.
@@ -449,6 +455,23 @@ const Mapper = struct {
     }
 
     const AdminKey = enum { listen };
+
+    /// `.{ "10.0.0.0/8", "::1" }`: each block checked, the list kept as text (`Config.Access`).
+    fn cidrList(m: *Mapper, node: *const Node, what: []const u8) []const u8 {
+        var list: []const u8 = "";
+        for (m.array(node, what) orelse return "") |*item| {
+            const text = m.string(item, "a CIDR such as \"10.0.0.0/8\"") orelse continue;
+            _ = Cidr.parse(text) catch {
+                m.problem(item.position, "invalid CIDR: expected ADDRESS or ADDRESS/BITS");
+                continue;
+            };
+            list = Config.Access.append(m.arena, list, text) catch {
+                m.problem(item.position, "out of memory");
+                return list;
+            };
+        }
+        return list;
+    }
 
     fn trustedProxies(m: *Mapper, node: *const Node) void {
         for (m.array(node, "trusted_proxies") orelse return) |*item| {
@@ -504,6 +527,9 @@ const Mapper = struct {
                 },
                 .tls => m.tls(v, &result.tls),
                 .http2 => result.http2 = m.boolean(v) orelse result.http2,
+                .proxy_protocol => result.proxy_protocol = m.boolean(v) orelse result.proxy_protocol,
+                .allow => result.access.allow = m.cidrList(v, "allow"),
+                .deny => result.access.deny = m.cidrList(v, "deny"),
             }
         }
         if (!has_address) {
@@ -513,7 +539,7 @@ const Mapper = struct {
         return result;
     }
 
-    const ListenerKey = enum { name, listen, tls, http2 };
+    const ListenerKey = enum { name, listen, tls, http2, proxy_protocol, allow, deny };
 
     /// `.{ .certificates = .{ .{ .cert = "a.pem", .key = "a.key" }, ... }, .min_version = "1.2",
     /// .alpn = .{"http/1.1"} }`: the first certificate is the default one.

@@ -21,6 +21,7 @@ const assert = std.debug.assert;
 
 const Config = @import("Config.zig");
 const HeaderRules = @import("HeaderRules.zig");
+const RateLimit = @import("RateLimit.zig");
 const units = @import("units.zig");
 const chars = @import("../http/chars.zig");
 
@@ -74,7 +75,7 @@ pub const Setting = struct {
             .size => "SIZE",
             .duration => "DUR",
             .enumeration => |E| comptime enumChoices(E, "|"),
-            .switch_ => "",
+            .switch_, .boolean => "",
             else => unreachable, // Each row of the other kinds names its own.
         };
     }
@@ -123,6 +124,9 @@ pub const Value = union(enum) {
     structure: Structure,
     /// Command line only: a flag that takes no value.
     switch_,
+    /// On or off: a field of Config; on the command line a flag that takes no value and
+    /// turns it on, in a file `true` or `false`. Off unless the row says otherwise.
+    boolean,
     /// Command line only: a file path.
     path,
 };
@@ -169,6 +173,11 @@ pub const Structure = enum {
     cli_remove_response_header,
     /// A route's `strip_prefix = true`: `rewrite_prefix = "/"`.
     strip_prefix,
+    /// Address blocks (config/Cidr.zig) a client must be in (`allow`) or must not be in
+    /// (`deny`): `--allow CIDR`, repeatable; in a file a list of strings. Kept as the checked
+    /// text, space-separated (`Config.Access`); policy/AccessPolicy.zig parses it per generation.
+    allow,
+    deny,
 };
 
 const ns_per_s = std.time.ns_per_s;
@@ -254,6 +263,18 @@ pub const table = [_]Setting{
         .help = "where clients may speak HTTP/2 (default {default}:\n" ++
             "HTTPS listeners, by ALPN; on: plain listeners too,\n" ++
             "with prior knowledge; a listener's .http2 overrides)",
+    },
+    .{
+        .flag = "proxy-protocol",
+        .key = "proxy_protocol",
+        .scope = .global,
+        .fields = &.{"proxy_protocol"},
+        .value = .boolean,
+        .unset = "off",
+        .help = "clients come through a load balancer that sends\n" ++
+            "the PROXY protocol (v1 or v2): its address is the\n" ++
+            "client's; a connection without one is refused (a\n" ++
+            "listener's .proxy_protocol overrides)",
     },
     .{
         .flag = "splice-min",
@@ -393,6 +414,42 @@ pub const table = [_]Setting{
         .reload = .restart,
         .help = "peers whose X-Forwarded-For is kept and appended\n" ++
             "to (repeatable; default {default}: always replaced)",
+    },
+    .{
+        .flag = "allow",
+        .arg = "CIDR",
+        .key = "allow",
+        .scope = .global,
+        .fields = &.{"access.allow"},
+        .value = .{ .structure = .allow },
+        .unset = "everyone",
+        .help = "only clients in these blocks are served, others\n" ++
+            "get 403 (repeatable; a listener's and a route's\n" ++
+            "lists apply too; default {default})",
+    },
+    .{
+        .flag = "deny",
+        .arg = "CIDR",
+        .key = "deny",
+        .scope = .global,
+        .fields = &.{"access.deny"},
+        .value = .{ .structure = .deny },
+        .unset = "no one",
+        .help = "clients in these blocks get 403, whatever the\n" ++
+            "allow lists say (repeatable; default {default})",
+    },
+    .{
+        .flag = "rate-limit",
+        .arg = "RATE[/s|/m][,burst=N][,key=ip|route|header:NAME]",
+        .key = "rate_limit",
+        .scope = .global,
+        .fields = &.{"rate_limit"},
+        .value = .{ .text = .{ .what = "a rate limit such as \"100/s,burst=50\"", .check = rateLimitMistake } },
+        .unset = "off",
+        .help = "token buckets per client address (IPv6: its /64),\n" ++
+            "header value or route; over the limit: 429 with\n" ++
+            "Retry-After. Each worker takes its share of the\n" ++
+            "rate and burst (default {default})",
     },
     .{
         .flag = "trace-init",
@@ -840,6 +897,18 @@ pub const table = [_]Setting{
             "key=FILE,verify=off (comma-separated); verified\n" ++
             "against the system CAs unless ca= or verify=off",
     },
+    .{
+        .flag = "send-proxy",
+        .key = "send_proxy",
+        .scope = .pool,
+        .fields = &.{"send_proxy"},
+        .value = .{ .enumeration = Config.SendProxy },
+        .default = "off",
+        .section = .balancing,
+        .help = "a PROXY protocol header first on each backend\n" ++
+            "connection (default {default}; v2: with the client's\n" ++
+            "address); such connections are not reused",
+    },
 
     // --- a backend: options of `--backend ADDR,...`, keys of a backend object ---------------
     .{
@@ -908,6 +977,27 @@ pub const table = [_]Setting{
         .scope = .route,
         .value = .{ .structure = .strip_prefix },
         .unset = "false",
+    },
+    .{
+        .key = "rate_limit",
+        .scope = .route,
+        .fields = &.{"rate_limit"},
+        .value = .{ .text = .{ .what = "a rate limit such as \"100/s,burst=50\"", .check = rateLimitMistake } },
+        .unset = "none",
+    },
+    .{
+        .key = "allow",
+        .scope = .route,
+        .fields = &.{"access.allow"},
+        .value = .{ .structure = .allow },
+        .unset = "everyone",
+    },
+    .{
+        .key = "deny",
+        .scope = .route,
+        .fields = &.{"access.deny"},
+        .value = .{ .structure = .deny },
+        .unset = "no one",
     },
     .{
         .key = "request_headers",
@@ -1121,6 +1211,7 @@ pub fn defaultOf(comptime T: type, comptime setting: Setting, comptime path: []c
             },
             else => unreachable, // Their defaults are prose ("required", "off").
         },
+        .boolean => std.mem.eql(u8, text, "true"),
         .switch_, .path => unreachable, // Not part of Config.
     };
 }
@@ -1163,6 +1254,7 @@ pub fn fileDefault(comptime setting: Setting) ?[]const u8 {
                 },
                 else => unreachable, // Their defaults are prose.
             },
+            .boolean => text,
             .switch_, .path => null,
         };
     }
@@ -1261,6 +1353,11 @@ pub fn rewritePrefixMistake(text: []const u8) ?[]const u8 {
 }
 
 /// A request id's field: a name a request rule could set (not one sluice owns).
+fn rateLimitMistake(text: []const u8) ?[]const u8 {
+    if (text.len == 0) return null; // Off.
+    return RateLimit.mistake(text);
+}
+
 fn requestIdHeaderMistake(text: []const u8) ?[]const u8 {
     if (text.len == 0) return null; // Off.
     return HeaderRules.nameMistake(.request, text);
@@ -1345,7 +1442,7 @@ fn inRange(comptime setting: Setting, target: anytype) bool {
             const max = fieldPointer(setting.fields[1], target).*;
             return min >= bounds.min and max <= bounds.max and min <= max;
         },
-        .enumeration, .failure_kinds, .structure, .switch_, .path => return true,
+        .enumeration, .failure_kinds, .structure, .switch_, .boolean, .path => return true,
     }
 }
 
@@ -1421,7 +1518,7 @@ comptime {
                 // What 0 means is said when 0 is allowed and not simply a number of things.
                 if (setting.zero != null) assert(bounds.min == 0);
             },
-            .duration, .enumeration, .text, .failure_kinds => assert(setting.fields.len == 1),
+            .duration, .enumeration, .text, .failure_kinds, .boolean => assert(setting.fields.len == 1),
             .status_range => |bounds| {
                 assert(setting.fields.len == 2);
                 assert(parseStatusRange(setting.default.?, bounds) != null);

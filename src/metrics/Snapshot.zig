@@ -63,6 +63,14 @@ client_errors: u64 = 0,
 client_timeouts: u64 = 0,
 /// Idle client connections that returned their buffer (ARCHITECTURE.md, "Memory").
 idle_parks: u64 = 0,
+/// PROXY protocol headers taken, and connections refused for a missing or bad one.
+proxy_headers: u64 = 0,
+proxy_headers_refused: u64 = 0,
+/// Requests refused with a 403 by an allow or deny list.
+requests_forbidden: u64 = 0,
+/// Requests refused with a 429 by a rate limit; buckets evicted before they were full again.
+requests_rate_limited: u64 = 0,
+rate_limit_evictions: u64 = 0,
 access_log_dropped: u64 = 0,
 buffers_trimmed: u64 = 0,
 /// Requests no route matched, answered 404 by sluice.
@@ -194,6 +202,8 @@ pub const Route = struct {
     name: []const u8,
     /// Requests the route matched, all workers, whatever its action.
     requests: u64,
+    /// Of those, the ones its rate limit (or the top level's) refused with a 429.
+    rate_limited: u64 = 0,
 };
 
 /// One JavaScript handler, all workers.
@@ -308,6 +318,11 @@ const process_counters = [_]struct { []const u8, []const u8, []const u8 }{
     .{ "local_responses", "sluice_local_responses_total", "Responses made by sluice itself for a route: fixed responses and redirects." },
     .{ "request_ids_generated", "sluice_request_ids_generated_total", "Request ids sluice generated: the client sent none, or one that was not plain." },
     .{ "idle_parks", "sluice_idle_parks_total", "Idle client connections that returned their buffer to the pool." },
+    .{ "proxy_headers", "sluice_proxy_protocol_headers_total", "PROXY protocol headers taken on listeners that ask for them." },
+    .{ "requests_forbidden", "sluice_requests_forbidden_total", "Requests answered 403 because an allow or deny list refused the client's address." },
+    .{ "requests_rate_limited", "sluice_requests_rate_limited_total", "Requests answered 429 because a rate limit's bucket was empty." },
+    .{ "rate_limit_evictions", "sluice_rate_limit_evictions_total", "Rate-limit buckets forgotten before they were full again, to make room in a worker's table." },
+    .{ "proxy_headers_refused", "sluice_proxy_protocol_refused_total", "Connections refused on PROXY protocol listeners: no header, a malformed one, or none before the head deadline." },
     .{ "access_log_dropped", "sluice_access_log_lines_dropped_total", "Access-log lines dropped because the log writer fell behind." },
     .{ "buffers_trimmed", "sluice_buffers_trimmed_total", "Free buffers whose pages were given back to the kernel." },
     .{ "tls_handshakes", "sluice_tls_handshakes_total", "TLS handshakes completed on listeners." },
@@ -356,6 +371,11 @@ fn writeRoutesPrometheus(snapshot: *const Snapshot, p: *Prometheus) Prometheus.E
     try p.family(requests, .counter, "Requests a route matched, whatever its action (proxied, answered or redirected).");
     for (routes) |*route| {
         try p.sample(requests, &.{.{ .name = "route", .value = route.name }}, route.requests);
+    }
+    const limited = "sluice_route_rate_limited_total";
+    try p.family(limited, .counter, "Requests a route matched that a rate limit refused with a 429.");
+    for (routes) |*route| {
+        try p.sample(limited, &.{.{ .name = "route", .value = route.name }}, route.rate_limited);
     }
 }
 
@@ -766,6 +786,7 @@ test "snapshot: /metrics names every family once, then samples it for every pool
         "sluice_config_last_reload_timestamp_seconds 1700000000\n",
         "sluice_route_requests_total{route=\"api\"} 7\n",
         "sluice_route_requests_total{route=\"1\"} 3\n",
+        "sluice_route_rate_limited_total{route=\"api\"} 0\n",
         "sluice_requests_total{pool=\"app\"} 12\n",
         "sluice_requests_total{pool=\"static\"} 4\n",
         "sluice_responses_total{pool=\"app\",class=\"2xx\"} 20\n",

@@ -34,6 +34,7 @@ const tls_ns = @import("../tls/tls.zig");
 const DownstreamTls = @import("DownstreamTls.zig");
 const AccessLog = @import("AccessLog.zig");
 const Http2 = @import("Http2.zig");
+const proxy_protocol = @import("../policy/proxy_protocol.zig");
 
 const Connection = @This();
 
@@ -45,15 +46,16 @@ pending_ops: u8 = 0,
 phase: Phase = .idle_hot,
 /// The worker listener slot the connection came in on (routes may depend on it).
 listener_slot: u8 = 0,
-/// The peer is a trusted proxy: its forwarding fields are kept and appended to.
+/// The client is a trusted proxy: its forwarding fields are kept and appended to.
 client_trusted: bool = false,
 /// The idle receive was cancelled to return the buffer (see `parkBuffer`).
 parking: bool = false,
 client_ip_len: u8 = 0,
 requests_served: u32 = 0,
 socket: Socket = undefined,
+/// The client: the peer, or the address its PROXY protocol header carried (`setClient`).
 address: Address = undefined,
-/// The peer as X-Forwarded-For text: a fact of the connection, worked out once at accept.
+/// The client as X-Forwarded-For text: a fact of the connection, worked out once.
 client_ip_buffer: [Address.host_text_bytes_max]u8 = undefined,
 recv_completion: Completion = .{},
 send_completion: Completion = .{},
@@ -88,6 +90,8 @@ pub const State = enum {
 };
 
 pub const Phase = enum {
+    /// A PROXY protocol listener's connection before its header: the head deadline covers it.
+    proxy_header,
     /// A TLS handshake under way: the head deadline covers it.
     handshake,
     /// Waiting for a request with the buffer still held, for a short while.
@@ -157,17 +161,69 @@ pub fn start(connection: *Connection, fd: linux.fd_t, peer: Address, listener_sl
     connection.* = .{ .proxy = proxy };
     connection.state = .active;
     connection.socket = Socket.init(fd);
-    connection.address = peer;
     connection.listener_slot = listener_slot;
-    connection.client_ip_len = @intCast(peer.formatHost(&connection.client_ip_buffer).len);
-    connection.client_trusted = proxy.config.isTrustedProxy(&peer);
+    connection.setClient(&peer);
     // Sizing reserves every buffer a session can hold (`Proxy.buffersPerSession`).
     connection.cbuf = proxy.buffers.acquire().?;
+    if (proxy.generation.listenerProxyProtocol(listener_slot)) {
+        connection.armTimer(.proxy_header);
+        return connection.recvClient(connection.cbuf.?, recvProxyHeaderCallback);
+    }
+    connection.startListener();
+}
+
+fn setClient(connection: *Connection, address: *const Address) void {
+    connection.address = address.*;
+    connection.client_ip_len = @intCast(address.formatHost(&connection.client_ip_buffer).len);
+    connection.client_trusted = connection.proxy.config.isTrustedProxy(address);
+}
+
+/// What the listener speaks, from the first byte (or the first after a PROXY header, already
+/// in `cbuf` with what followed it): TLS, or HTTP.
+fn startListener(connection: *Connection) void {
+    const proxy = connection.proxy;
+    const slot = connection.listener_slot;
     // The listener's TLS context in the newest generation: a reload's certificates serve the
     // next handshake (the context stays alive while its engines are open: generations.zig).
-    if (proxy.generation.tlsServer(listener_slot)) |server| return DownstreamTls.start(connection, server);
-    connection.h2c = proxy.http2 != null and proxy.generation.listenerHttp2(listener_slot);
+    if (proxy.generation.tlsServer(slot)) |server| return DownstreamTls.start(connection, server);
+    connection.h2c = proxy.http2 != null and proxy.generation.listenerHttp2(slot);
     connection.startProtocol(.http1);
+}
+
+fn recvProxyHeaderCallback(connection: *Connection, result: sys.RecvError!usize) void {
+    if (connection.opDone(false)) return;
+    const n = result catch return connection.close();
+    if (n == 0) {
+        // Nothing at all: a load balancer's TCP health check, not a refusal worth a line.
+        if (connection.c_len == 0) return connection.close();
+        return connection.refuseProxyHeader("closed before its PROXY protocol header ended");
+    }
+    connection.c_len += @intCast(n);
+    const cbuf = connection.cbuf.?;
+    switch (proxy_protocol.parse(cbuf[0..connection.c_len])) {
+        .incomplete => {
+            // A header is decided within `header_bytes_max`, far below a buffer's size.
+            assert(connection.c_len < proxy_protocol.header_bytes_max);
+            connection.recvClient(cbuf[connection.c_len..], recvProxyHeaderCallback);
+        },
+        .invalid => |reason| connection.refuseProxyHeader(reason.text()),
+        .complete => |header| {
+            connection.proxy.stats.proxy_headers.add(1);
+            if (header.source) |*source| connection.setClient(source);
+            connection.c_pos = header.len;
+            connection.compactClientBuffer();
+            connection.startListener();
+        },
+    }
+}
+
+/// No usable PROXY protocol header: the connection is closed without an answer, as HAProxy and
+/// nginx do (whatever sent it speaks no HTTP sluice should parse). Counted and logged.
+fn refuseProxyHeader(connection: *Connection, reason: []const u8) void {
+    connection.proxy.stats.proxy_headers_refused.add(1);
+    var peer: [Address.host_text_bytes_max]u8 = undefined;
+    connection.proxy.warnProxyHeader(connection.address.formatHost(&peer), reason);
+    connection.close();
 }
 
 /// What a connection speaks: HTTP/1.1 on a plain listener, and on a TLS one what the
@@ -847,7 +903,7 @@ pub fn armTimer(connection: *Connection, phase: Phase) void {
         .idle_hot, .linger => &queues.client_short,
         .idle => &queues.client_idle_rest,
         .body, .sending => &queues.client_idle,
-        .header, .handshake => &queues.client_header,
+        .header, .handshake, .proxy_header => &queues.client_header,
         .tunnel => connection.exchange.?.tunnel_queue.?,
         .waiting => {
             connection.loop().timerCancel(&connection.timer);
@@ -875,6 +931,10 @@ fn timerCallback(connection: *Connection) void {
             connection.proxy.stats.client_timeouts.add(1);
             connection.proxy.stats.tls_handshakes_failed.add(1);
             connection.close();
+        },
+        .proxy_header => {
+            connection.proxy.stats.client_timeouts.add(1);
+            connection.refuseProxyHeader("no PROXY protocol header within the head deadline");
         },
         .header => {
             connection.proxy.stats.client_timeouts.add(1);

@@ -51,6 +51,7 @@ fn codecOf(connection: *Connection) *DownstreamTls {
 }
 
 /// A TLS listener's connection: the handshake first, under the head deadline, then requests.
+/// Bytes already in `cbuf` (what came behind a PROXY protocol header) are the first records.
 pub fn start(connection: *Connection, server: *tls.ServerContext) void {
     const proxy = connection.proxy;
     const engine = tls.Engine.initServer(server) catch {
@@ -63,6 +64,13 @@ pub fn start(connection: *Connection, server: *tls.ServerContext) void {
         .engine = engine,
         .records = .{ .in = proxy.buffers.acquire().?, .out = proxy.buffers.acquire().? },
     };
+    const early = connection.cbuf.?[connection.c_pos..connection.c_len];
+    const records = &connection.tls.?.records;
+    assert(early.len <= records.in.len); // Buffers of one pool; a PROXY header came first.
+    @memcpy(records.in[0..early.len], early);
+    records.in_len = @intCast(early.len);
+    connection.c_len = 0;
+    connection.c_pos = 0;
     connection.armTimer(.handshake);
     handshakeStep(connection);
 }

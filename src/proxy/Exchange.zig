@@ -42,6 +42,7 @@ const tunnel = @import("tunnel.zig");
 const handler_target = @import("handler_target.zig");
 const Http2Try = @import("Http2Try.zig");
 const HeaderPolicy = @import("../policy/HeaderPolicy.zig");
+const proxy_protocol = @import("../policy/proxy_protocol.zig");
 
 const Exchange = @This();
 
@@ -267,7 +268,7 @@ pub fn begin(exchange: *Exchange, head: *const http.Request, head_len: u32) void
     }
     assert(exchange.hold == null);
     exchange.hold = proxy.holdCurrent();
-    exchange.route();
+    if (exchange.route()) |refusal| return exchange.fail(refusal);
     switch (exchange.target) {
         .none => unreachable, // `route` sets one.
         .local => |chosen| return exchange.respondLocal(chosen),
@@ -310,8 +311,10 @@ pub fn forward(exchange: *Exchange, overrides: rewrite.Overrides) bool {
     return true;
 }
 
-/// Follows the current generation's routes, and sets what the route sets.
-fn route(exchange: *Exchange) void {
+/// Follows the current generation's routes, and sets what the route sets. Then whether the
+/// client may be served there: null, or the failure that answers it (a 403 from the allow and
+/// deny lists, a 429 from the rate limits).
+fn route(exchange: *Exchange) ?Failure {
     const proxy = exchange.proxy;
     const generation = proxy.generation;
     const routes = generation.config.routes();
@@ -322,7 +325,7 @@ fn route(exchange: *Exchange) void {
             .{ .handler = generation.handler(config.handlerIndex(config.handler).?, proxy.worker_index) } // Validated.
         else
             .{ .pool = &generation.pools[0].locals[proxy.worker_index] };
-        return;
+        return exchange.admit(null);
     }
     // A connection whose listener is gone from the configuration matches only the routes
     // without a listener condition.
@@ -332,7 +335,7 @@ fn route(exchange: *Exchange) void {
         proxy.stats.requests_unrouted.add(1);
         exchange.routeSettings(null, null, generation.tunnel_slots[routes.len]);
         exchange.target = .{ .local = null };
-        return;
+        return exchange.admit(null);
     };
     generation.route_requests[proxy.worker_index][matched].add(1);
     const chosen = &routes[matched];
@@ -342,6 +345,37 @@ fn route(exchange: *Exchange) void {
         .respond, .redirect => .{ .local = chosen },
         .handler => .{ .handler = generation.handler(chosen.handler, proxy.worker_index) },
     };
+    return exchange.admit(matched);
+}
+
+/// The allow and deny lists of the top level, the client's listener and route `matched` (null:
+/// none), then the rate limits (policy/AccessPolicy.zig, policy/RateLimits.zig): null when the
+/// request may go on. Neither written anywhere: two comparisons.
+fn admit(exchange: *Exchange, matched: ?usize) ?Failure {
+    const proxy = exchange.proxy;
+    const generation = proxy.generation;
+    if (generation.access == null and generation.rate_limits == null) return null;
+    const client = exchange.downstream.client();
+    if (generation.access) |*access| {
+        const listener = std.mem.indexOfScalar(u8, generation.listener_slots, client.listener_slot);
+        if (!access.allows(client.address, listener, matched)) {
+            proxy.stats.requests_forbidden.add(1);
+            return .forbidden;
+        }
+    }
+    const limits = &(generation.rate_limits orelse return null);
+    const evictions = proxy.rate_limiter.evictions_early;
+    const verdict = limits.take(&proxy.rate_limiter, client.address, exchange.request_head, matched, exchange.loop().now());
+    proxy.stats.rate_limit_evictions.add(proxy.rate_limiter.evictions_early - evictions);
+    switch (verdict) {
+        .allowed => return null,
+        .limited => |wait_ns| {
+            proxy.stats.requests_rate_limited.add(1);
+            if (matched) |index| generation.route_rate_limited[proxy.worker_index][index].add(1);
+            const seconds = std.math.divCeil(u64, wait_ns, std.time.ns_per_s) catch unreachable;
+            return .{ .rate_limited = @intCast(@min(seconds, Failure.retry_after_max_s)) };
+        },
+    }
 }
 
 inline fn routeSettings(exchange: *Exchange, chosen: ?*const Config.Route, index: ?usize, tunnel_slot: u8) void {
@@ -497,7 +531,7 @@ fn connectUpstream(exchange: *Exchange) void {
     const acquired = pool.acquire(&exchange.tried, .{
         .key = exchange.key,
         .preferred = exchange.preferred,
-        .pooled = exchange.mayReuse(),
+        .pooled = exchange.mayReuse() and pool.config.send_proxy == .off,
         .multiplexed = pool.config.protocol == .h2c,
     }, exchange.loop().now());
     const lease = switch (acquired) {
@@ -587,9 +621,25 @@ pub fn connectCallback(exchange: *Exchange, result: sys.ConnectError!void) void 
         error.TimedOut => .upstream_connect_timeout,
         else => .upstream_refused,
     });
+    if (exchange.localPool().config.send_proxy == .v2 and !exchange.sendProxyHeader()) {
+        return exchange.connectFailed(.upstream_refused);
+    }
     if (exchange.localPool().tls == null) return exchange.sendUpstreamHead();
     if (!exchange.acquireTls()) return exchange.fail(.overloaded);
     UpstreamTls.startHandshake(exchange);
+}
+
+/// The PROXY protocol v2 header on a connection just made, before TLS and the request: the
+/// client's address, and the local address it reached sluice on. One non-blocking send of at
+/// most 52 bytes into a new socket's empty buffer, which takes it whole; anything else (an
+/// error, a short write) fails the connect, so no request follows a partial header.
+fn sendProxyHeader(exchange: *Exchange) bool {
+    const client = exchange.downstream.client();
+    var buffer: [proxy_protocol.v2_written_bytes_max]u8 = undefined;
+    const header = proxy_protocol.headerFor(client.address, client.fd, &buffer) orelse return false;
+    const socket = &exchange.attempt.connection.?.socket;
+    const sent = exchange.loop().sendNow(socket, header) catch return false;
+    return sent == header.len;
 }
 
 /// The connection could not be made (refused, timed out, or its TLS handshake failed).
@@ -951,8 +1001,9 @@ fn relayResponseHead(exchange: *Exchange, head_len: u32) void {
         .close_delimited => .close_delimited,
     };
     if (exchange.response_body == .chunked) exchange.relay_trailers = exchange.clientTakesTrailers();
+    // A connection that carried a client's PROXY header is that client's: never pooled.
     attempt.reusable = head.keep_alive and exchange.request.version == .http11 and
-        exchange.response_body != .close_delimited;
+        exchange.response_body != .close_delimited and exchange.localPool().config.send_proxy == .off;
     const body = exchange.ubuf.?[headroom + head_len ..][0 .. attempt.received - head_len];
     const framed = exchange.frameResponseBody(body) orelse return;
     attempt.state = .relaying_body;

@@ -17,6 +17,8 @@ const tls = @import("../tls/tls.zig");
 const Handler = @import("../handler/Handler.zig");
 const HandlerInstance = @import("../handler/Instance.zig");
 const HeaderPolicy = @import("../policy/HeaderPolicy.zig");
+const AccessPolicy = @import("../policy/AccessPolicy.zig");
+const RateLimits = @import("../policy/RateLimits.zig");
 
 const Generation = @This();
 
@@ -46,14 +48,30 @@ route_requests: []const []Counter,
 /// The header rules of each route, then (last) those of requests no route took
 /// (policy/HeaderPolicy.zig). Empty: none anywhere (a simulator's generation).
 header_policies: []const HeaderPolicy = &.{},
+/// The allow and deny lists (policy/AccessPolicy.zig); null: none anywhere.
+access: ?AccessPolicy = null,
+/// The rate limits (policy/RateLimits.zig); null: none anywhere.
+rate_limits: ?RateLimits = null,
+/// Requests each route refused with a 429, rows as `route_requests`; empty without limits
+/// anywhere (then nothing counts in them).
+route_rate_limited: []const []Counter = &.{},
 
 /// Requests this generation routed by the route labelled `label` (`Config.routeLabel`), all
 /// workers together (control thread).
 pub fn routeRequests(generation: *const Generation, label: []const u8) u64 {
+    return generation.labelTotal(generation.route_requests, label);
+}
+
+/// Requests of the route labelled `label` refused by a rate limit, all workers together.
+pub fn routeRateLimited(generation: *const Generation, label: []const u8) u64 {
+    return generation.labelTotal(generation.route_rate_limited, label);
+}
+
+fn labelTotal(generation: *const Generation, rows: []const []Counter, label: []const u8) u64 {
     var total: u64 = 0;
     for (0..generation.config.routes_count) |index| {
         if (!std.mem.eql(u8, generation.config.routeLabel(index), label)) continue;
-        for (generation.route_requests) |row| total += row[index].load();
+        for (rows) |row| total += row[index].load();
     }
     return total;
 }
@@ -77,6 +95,13 @@ pub fn tlsServer(generation: *const Generation, slot: u8) ?*tls.ServerContext {
 pub fn listenerHttp2(generation: *const Generation, slot: u8) bool {
     const index = std.mem.indexOfScalar(u8, generation.listener_slots, slot) orelse return false;
     return generation.config.listenerHttp2(index);
+}
+
+/// Whether connections to the listener on worker listener slot `slot` start with a PROXY
+/// protocol header (false for a slot this generation no longer has).
+pub fn listenerProxyProtocol(generation: *const Generation, slot: u8) bool {
+    const index = std.mem.indexOfScalar(u8, generation.listener_slots, slot) orelse return false;
+    return generation.config.listenerProxyProtocol(index);
 }
 
 /// The TLS settings of the listener on worker listener slot `slot` (its own `.tls`, or the

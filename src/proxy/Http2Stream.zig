@@ -845,7 +845,9 @@ pub fn releaseBuffers(stream: *Stream) void {
 pub fn client(stream: *const Stream) Downstream.Client {
     const connection = stream.http2.connection;
     return .{
+        .address = &connection.address,
         .ip = connection.clientIp(),
+        .fd = connection.socket.fd,
         .trusted = connection.client_trusted,
         .tls = connection.tls != null,
         .listener_slot = connection.listener_slot,

@@ -77,6 +77,7 @@ const Http2Stream = @import("Http2Stream.zig");
 const Http2Backend = @import("Http2Backend.zig");
 const Http2Try = @import("Http2Try.zig");
 const RequestIds = @import("../policy/RequestIds.zig");
+const RateLimiter = @import("../policy/RateLimiter.zig");
 const HeaderPolicy = @import("../policy/HeaderPolicy.zig");
 
 const Proxy = @This();
@@ -141,6 +142,9 @@ on_slot_free: SlotFreeCallback,
 tls_pool: ?*tls.memory.Pool = null,
 /// This worker's request ids (used only when a generation asks for them: HeaderPolicy).
 request_ids: RequestIds,
+/// This worker's rate-limit buckets (policy/RateLimiter.zig), whatever the config: a reload
+/// may add a limit. Untouched until a limit is checked.
+rate_limiter: RateLimiter,
 /// Per exchange slot: the header policy it applies (HeaderPolicy.Applied), untouched until a
 /// generation with rules is used.
 policy_slots: []HeaderPolicy.Applied,
@@ -188,6 +192,16 @@ pub const Stats = struct {
     client_errors: Counter = .{},
     client_timeouts: Counter = .{},
     idle_parks: Counter = .{},
+    /// PROXY protocol headers taken on listeners that ask for them, and connections refused
+    /// there for a missing, malformed or late one.
+    proxy_headers: Counter = .{},
+    proxy_headers_refused: Counter = .{},
+    /// Requests refused with a 403 by an allow or deny list.
+    requests_forbidden: Counter = .{},
+    /// Requests refused with a 429 by a rate limit, and buckets forgotten before they were
+    /// full again (the table's eviction: policy/RateLimiter.zig).
+    requests_rate_limited: Counter = .{},
+    rate_limit_evictions: Counter = .{},
     buffers_trimmed: Counter = .{},
     /// Requests no route matched (answered 404 by sluice).
     requests_unrouted: Counter = .{},
@@ -218,12 +232,13 @@ pub const WarnLimiter = struct {
     last_ns: [kinds_count]u64 = @splat(0),
     suppressed: [kinds_count]u32 = @splat(0),
 
-    pub const kinds_count = @typeInfo(@typeInfo(Failure).@"union".tag_type.?).@"enum".field_names.len + 3;
+    pub const kinds_count = @typeInfo(@typeInfo(Failure).@"union".tag_type.?).@"enum".field_names.len + 4;
     /// The extra kinds: request fields dropped for an underscore; TLS with a backend failing;
-    /// a client's certificate refused.
+    /// a client's certificate refused; a connection without a good PROXY protocol header.
     pub const underscore_kind = kinds_count - 1;
     pub const upstream_tls_kind = kinds_count - 2;
     pub const client_certificate_kind = kinds_count - 3;
+    pub const proxy_header_kind = kinds_count - 4;
     const interval_ns = std.time.ns_per_s;
 
     /// Whether to write a line for `kind` now; if so, `suppressed` says how many were not.
@@ -348,6 +363,8 @@ pub fn init(
     errdefer free_h2_backends.deinit(allocator);
     const h2_tries = try StaticAllocator.allocUntouched(allocator, Http2Try, null, exchanges_count);
     errdefer allocator.free(h2_tries);
+    const rate_slots = try StaticAllocator.allocUntouched(allocator, RateLimiter.Slot, null, RateLimiter.slots_count);
+    errdefer allocator.free(rate_slots);
     var buffers = try BufferPool.init(allocator, buffers_count, buffer_bytes);
     errdefer buffers.deinit(allocator);
 
@@ -385,6 +402,7 @@ pub fn init(
         .free_h2_backends = free_h2_backends,
         .h2_tries = h2_tries,
         .request_ids = .init(RequestIds.seedFor(worker_index, sys.clockRealtimeMs(), sys.clockMonotonicNs())),
+        .rate_limiter = .init(rate_slots),
     };
     if (config.access_log.enabled()) {
         proxy.access_log = try AccessLog.init(allocator, config.access_log.format);
@@ -551,6 +569,7 @@ pub fn deinit(proxy: *Proxy, allocator: std.mem.Allocator) void {
     allocator.free(proxy.h2_tries);
     proxy.free_h2_backends.deinit(allocator);
     allocator.free(proxy.h2_backends);
+    allocator.free(proxy.rate_limiter.slots);
     allocator.free(proxy.response_fields);
     allocator.free(proxy.request_fields);
     proxy.free_exchanges.deinit(allocator);
@@ -899,6 +918,13 @@ pub fn warnUpstreamTls(proxy: *Proxy, pool: []const u8, backend: []const u8, whe
 pub fn warnClientCertificate(proxy: *Proxy, client_ip: []const u8, reason: []const u8) void {
     const suppressed = proxy.warn_limiter.allow(WarnLimiter.client_certificate_kind, proxy.loop.now()) orelse return;
     log.warn("TLS client {s} refused: its certificate: {s}; {d} more not shown", .{ client_ip, reason, suppressed });
+}
+
+/// The one warning line for a connection a PROXY protocol listener refused (rate limited, as
+/// the others): the peer (the load balancer, or whoever reached the port) and what was wrong.
+pub fn warnProxyHeader(proxy: *Proxy, peer_ip: []const u8, reason: []const u8) void {
+    const suppressed = proxy.warn_limiter.allow(WarnLimiter.proxy_header_kind, proxy.loop.now()) orelse return;
+    log.warn("PROXY protocol: connection from {s} refused: {s}; {d} more not shown", .{ peer_ip, reason, suppressed });
 }
 
 pub const FailureContext = struct {

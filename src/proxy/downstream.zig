@@ -9,6 +9,7 @@
 //! all), and a case that misses a call fails to compile.
 const std = @import("std");
 const linux = std.os.linux;
+const Address = @import("../stdx/Address.zig").Address;
 
 const http = @import("../http/http.zig");
 const tls = @import("../tls/tls.zig");
@@ -27,8 +28,13 @@ pub const Downstream = union(enum) {
     /// What the exchange needs to know of its client: facts of the connection, fixed while
     /// the exchange runs.
     pub const Client = struct {
-        /// The peer's address as X-Forwarded-For text.
+        /// The client's address (the peer's, or its PROXY protocol header's), and as
+        /// X-Forwarded-For text.
+        address: *const Address,
         ip: []const u8,
+        /// The client connection's socket: its local address is the PROXY protocol's
+        /// destination (`send_proxy`).
+        fd: linux.fd_t,
         /// The peer is a trusted proxy: its forwarding fields are kept and appended to.
         trusted: bool,
         /// The client connection is TLS (the forwarded scheme is https).
@@ -43,7 +49,9 @@ pub const Downstream = union(enum) {
     pub fn client(downstream: Downstream) Client {
         return switch (downstream) {
             .http1 => |c| .{
+                .address = &c.address,
                 .ip = c.clientIp(),
+                .fd = c.socket.fd,
                 .trusted = c.client_trusted,
                 .tls = c.tls != null,
                 .listener_slot = c.listener_slot,

@@ -51,6 +51,11 @@ pub const Failure = union(enum) {
     /// large for its buffer (handler/Handler.zig logs which, with the file, line and column;
     /// the client learns nothing more).
     handler_failed,
+    /// The client's address is refused by an allow or deny list (policy/AccessPolicy.zig).
+    forbidden,
+    /// Over a rate limit (policy/RateLimits.zig); the seconds until a token is due, said in
+    /// Retry-After (`retryAfterSeconds`).
+    rate_limited: u16,
 
     /// A short name for logs and the access log's `reason`: the tag, without a payload.
     pub fn name(failure: Failure) []const u8 {
@@ -63,6 +68,8 @@ pub const Failure = union(enum) {
             .host_too_long, .plain_http_to_tls_port, .redirect_without_host => 400,
             .head_too_large_to_forward => 431,
             .method_not_allowed => 405,
+            .forbidden => 403,
+            .rate_limited => 429,
             .client_header_timeout, .client_body_timeout => 408,
             .overloaded, .no_backend_available, .backends_at_capacity => 503,
             .upstream_refused, .upstream_tls_failed, .upstream_reset, .upstream_bad_response, .upstream_head_too_large => 502,
@@ -79,6 +86,7 @@ pub const Failure = union(enum) {
             inline .bad_request, .bad_request_body => |reject| switch (reject) {
                 inline else => |r| comptime text(r.status(), r.reason()),
             },
+            .rate_limited => comptime text(429, "over the rate limit, retry later"),
             inline else => |_, tag| comptime text((@unionInit(Failure, @tagName(tag), {})).status(), detail(tag)),
         };
     }
@@ -86,14 +94,33 @@ pub const Failure = union(enum) {
     /// A field the response carries besides the framing ones, or empty: a 405 says which
     /// methods are allowed (RFC 9110 §15.5.6).
     pub fn extraField(failure: Failure) ?http.Header {
-        if (failure != .method_not_allowed) return null;
-        return .{ .name = "Allow", .value = "GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH, TRACE" };
+        return switch (failure) {
+            .method_not_allowed => .{ .name = "Allow", .value = "GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH, TRACE" },
+            .rate_limited => |seconds| .{ .name = "Retry-After", .value = retry_after_texts[retryAfterSeconds(seconds) - 1] },
+            else => null,
+        };
     }
+
+    /// The longest Retry-After said; a longer wait is said as this (the client asks again then
+    /// and is told again). Each value is a whole response built at compile time.
+    pub const retry_after_max_s = 60;
+
+    pub fn retryAfterSeconds(seconds: u16) u16 {
+        return std.math.clamp(seconds, 1, retry_after_max_s);
+    }
+
+    /// "1" to "60", made at compile time: an error path never formats.
+    const retry_after_texts: [retry_after_max_s][]const u8 = blk: {
+        @setEvalBranchQuota(100_000);
+        var texts: [retry_after_max_s][]const u8 = undefined;
+        for (&texts, 1..) |*t, n| t.* = std.fmt.comptimePrint("{d}", .{n});
+        break :blk texts;
+    };
 };
 
 fn detail(comptime tag: std.meta.Tag(Failure)) []const u8 {
     return switch (tag) {
-        .bad_request, .bad_request_body => unreachable, // The reject says why.
+        .bad_request, .bad_request_body, .rate_limited => unreachable, // Their own texts, in `body`.
         .host_too_long => "Host field too long",
         .head_too_large_to_forward => "request head too large to forward",
         .method_not_allowed => "CONNECT is not supported",
@@ -112,6 +139,7 @@ fn detail(comptime tag: std.meta.Tag(Failure)) []const u8 {
         .plain_http_to_tls_port => "The plain HTTP request was sent to HTTPS port",
         .redirect_without_host => "the redirect names the request's host, and it has no Host field",
         .handler_failed => "the request handler failed",
+        .forbidden => "this address may not use this service",
         .upstream_connect_timeout => "backend connect timed out",
         .upstream_response_timeout => "backend response timed out",
     };
@@ -121,6 +149,8 @@ fn detail(comptime tag: std.meta.Tag(Failure)) []const u8 {
 pub fn reasonPhrase(comptime code: u16) []const u8 {
     return switch (code) {
         400 => "Bad Request",
+        403 => "Forbidden",
+        429 => "Too Many Requests",
         405 => "Method Not Allowed",
         408 => "Request Timeout",
         413 => "Content Too Large",
@@ -146,6 +176,8 @@ test "failure: every body is one line that starts with the status it claims" {
     inline for (info.field_names, info.field_types) |name, payload| {
         const failure: Failure = if (payload == void)
             @unionInit(Failure, name, {})
+        else if (payload == u16)
+            @unionInit(Failure, name, 1)
         else
             @unionInit(Failure, name, .missing_host);
         var buffer: [8]u8 = undefined;

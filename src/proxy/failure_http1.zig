@@ -12,6 +12,10 @@ pub fn response(failure: Failure) []const u8 {
         inline .bad_request, .bad_request_body => |reject, tag| switch (reject) {
             inline else => |r| comptime build(@unionInit(Failure, @tagName(tag), r)),
         },
+        .rate_limited => |seconds| switch (Failure.retryAfterSeconds(seconds)) {
+            inline 1...Failure.retry_after_max_s => |s| comptime build(.{ .rate_limited = s }),
+            else => unreachable, // `retryAfterSeconds` bounds it.
+        },
         inline else => |_, tag| comptime build(@unionInit(Failure, @tagName(tag), {})),
     };
 }
@@ -52,6 +56,8 @@ test "failure_http1: each response is a complete message with the status it clai
         .local_response_too_large,
         .plain_http_to_tls_port,
         .handler_failed,
+        .forbidden,
+        .{ .rate_limited = 7 },
     };
     for (cases) |failure| {
         const text = response(failure);
@@ -66,6 +72,12 @@ test "failure_http1: each response is a complete message with the status it clai
         try std.testing.expect(std.mem.indexOf(u8, text[0..split], cl) != null);
         try std.testing.expect(std.mem.indexOf(u8, text, "Connection: close\r\n") != null);
     }
+}
+
+test "failure_http1: a 429 says when to retry, within 1 to 60 seconds" {
+    try std.testing.expect(std.mem.indexOf(u8, response(.{ .rate_limited = 7 }), "\r\nRetry-After: 7\r\n") != null);
+    try std.testing.expect(std.mem.indexOf(u8, response(.{ .rate_limited = 900 }), "\r\nRetry-After: 60\r\n") != null);
+    try std.testing.expect(std.mem.indexOf(u8, response(.{ .rate_limited = 0 }), "\r\nRetry-After: 1\r\n") != null);
 }
 
 test "failure_http1: a 405 says which methods are allowed; a HEAD gets the head alone" {

@@ -33,6 +33,7 @@ const tls = @import("../tls/tls.zig");
 const Handler = @import("../handler/Handler.zig");
 const Runtime = @import("Runtime.zig");
 const Generations = @import("generations.zig").Generations;
+const RouteTotals = @import("generations.zig").RouteTotals;
 
 comptime {
     // metrics/ does not import config/: its bounds must be the configuration's.
@@ -87,16 +88,26 @@ pub fn collect(runtime: *const Runtime, snapshot: *Snapshot) void {
     }
     for (snapshot.routes[0..generation.config.routes_count], 0..) |*route, index| {
         const label = generation.config.routeLabel(index);
-        route.* = .{ .name = label, .requests = routeRequests(runtime.generations, label) };
+        route.* = .{
+            .name = label,
+            .requests = routeTotal(runtime.generations, &runtime.generations.route_totals, Generation.routeRequests, label),
+            .rate_limited = routeTotal(runtime.generations, &runtime.generations.route_rate_limited_totals, Generation.routeRateLimited, label),
+        };
     }
 }
 
-/// Requests routed by the route labelled `label`, since start-up: the freed generations'
-/// total and every live generation's count (an old one still finishing requests too).
-fn routeRequests(generations: *const Generations, label: []const u8) u64 {
-    var total = generations.route_totals.get(label);
+/// A count of the route labelled `label` since start-up (requests it routed, or refused with a
+/// 429): the freed generations' total and every live generation's count (an old one still
+/// finishing requests too).
+fn routeTotal(
+    generations: *const Generations,
+    freed: *const RouteTotals,
+    count: fn (*const Generation, []const u8) u64,
+    label: []const u8,
+) u64 {
+    var total = freed.get(label);
     for (generations.live[0..generations.live_count]) |built| {
-        total += built.generation.routeRequests(label);
+        total += count(&built.generation, label);
     }
     return total;
 }
@@ -205,6 +216,11 @@ fn addWorker(snapshot: *Snapshot, worker: *const Worker) void {
     snapshot.client_errors += stats.client_errors.load();
     snapshot.client_timeouts += stats.client_timeouts.load();
     snapshot.idle_parks += stats.idle_parks.load();
+    snapshot.proxy_headers += stats.proxy_headers.load();
+    snapshot.proxy_headers_refused += stats.proxy_headers_refused.load();
+    snapshot.requests_forbidden += stats.requests_forbidden.load();
+    snapshot.requests_rate_limited += stats.requests_rate_limited.load();
+    snapshot.rate_limit_evictions += stats.rate_limit_evictions.load();
     snapshot.buffers_trimmed += stats.buffers_trimmed.load();
     snapshot.requests_unrouted += stats.requests_unrouted.load();
     snapshot.local_responses += stats.local_responses.load();

@@ -27,6 +27,8 @@ const Config = @import("../config/Config.zig");
 const Loop = @import("../loop/Loop.zig");
 const Generation = @import("../proxy/Generation.zig");
 const HeaderPolicy = @import("../policy/HeaderPolicy.zig");
+const AccessPolicy = @import("../policy/AccessPolicy.zig");
+const RateLimits = @import("../policy/RateLimits.zig");
 const Counter = @import("../stdx/Counter.zig");
 const Pool = @import("../upstream/Pool.zig");
 const LocalPool = @import("../upstream/LocalPool.zig");
@@ -123,6 +125,8 @@ pub const Generations = struct {
     handler_tallies: []HandlerInstance.TallyRow = &.{},
     /// Requests each route took in the generations freed so far (runtime/collector.zig).
     route_totals: RouteTotals = .{},
+    /// The same for requests refused by a route's rate limits.
+    route_rate_limited_totals: RouteTotals = .{},
 
     const retired_servers_max = 8 * Config.listeners_count_max;
     const retired_max = Proxy.holds_max * Config.pools_count_max;
@@ -241,15 +245,11 @@ pub const Generations = struct {
         }
 
         const header_policies = HeaderPolicy.buildAll(arena, config) catch return outOfMemory(problem);
+        const access = AccessPolicy.build(arena, config) catch return outOfMemory(problem);
+        const rate_limits = RateLimits.build(arena, config, @intCast(workers_count)) catch return outOfMemory(problem);
 
-        const rows = arena.alloc([]Counter, workers_count) catch return outOfMemory(problem);
-        for (rows) |*row| {
-            // A cache line of its own per worker: each row is written by one worker.
-            const cells = std.mem.alignForward(usize, @max(1, config.routes_count), 8);
-            const cells_aligned = arena.alignedAlloc(Counter, .@"64", cells) catch return outOfMemory(problem);
-            @memset(cells_aligned, .{});
-            row.* = cells_aligned[0..config.routes_count];
-        }
+        const rows = routeCounters(arena, workers_count, config.routes_count) catch return outOfMemory(problem);
+        const limited_rows = if (rate_limits == null) &.{} else routeCounters(arena, workers_count, config.routes_count) catch return outOfMemory(problem);
 
         built.generation = .{
             .number = generations.next_number,
@@ -264,6 +264,9 @@ pub const Generations = struct {
             .holders = .init(@intCast(workers_count)),
             .route_requests = rows,
             .header_policies = header_policies,
+            .access = access,
+            .rate_limits = rate_limits,
+            .route_rate_limited = limited_rows,
         };
         built.arena = arena_state;
         generations.next_number += 1;
@@ -557,7 +560,9 @@ pub const Generations = struct {
         const config = built.generation.config;
         for (0..config.routes_count) |index| {
             const label = config.routeLabel(index);
-            generations.route_totals.add(label, built.generation.routeRequests(label), generations.current().generation.config);
+            const newest = generations.current().generation.config;
+            generations.route_totals.add(label, built.generation.routeRequests(label), newest);
+            generations.route_rate_limited_totals.add(label, built.generation.routeRateLimited(label), newest);
         }
         for (built.generation.pools) |instance| generations.unref(instance);
         for (built.generation.handlers) |instance| instance.unref();
@@ -636,6 +641,19 @@ pub const Generations = struct {
 /// Requests each route took in generations already freed, by the route's label (its name,
 /// else its position): `/metrics` adds the live generations' counts to these, so a route's
 /// count goes on across reloads and none is lost with the generation that counted it.
+/// One counter per route per worker, each worker's row on cache lines of its own (each row is
+/// written by one worker).
+fn routeCounters(arena: std.mem.Allocator, workers_count: usize, routes_count: u32) error{OutOfMemory}![]const []Counter {
+    const rows = try arena.alloc([]Counter, workers_count);
+    for (rows) |*row| {
+        const cells = std.mem.alignForward(usize, @max(1, routes_count), 8);
+        const cells_aligned = try arena.alignedAlloc(Counter, .@"64", cells);
+        @memset(cells_aligned, .{});
+        row.* = cells_aligned[0..routes_count];
+    }
+    return rows;
+}
+
 pub const RouteTotals = struct {
     entries: [entries_max]Entry = undefined,
     count: u32 = 0,
