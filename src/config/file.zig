@@ -217,7 +217,7 @@ fn errnoMessage(arena: std.mem.Allocator, what: []const u8, errno: linux.E) []co
     return std.fmt.allocPrint(arena, "{s}: {s}", .{ what, reason }) catch what;
 }
 
-fn validateMessage(err: Config.ValidateError) []const u8 {
+pub fn validateMessage(err: Config.ValidateError) []const u8 {
     return switch (err) {
         error.NoBackends => "no backends: a pool needs at least one",
         error.TooManyBackends => std.fmt.comptimePrint("more than {d} backends in all pools together", .{Config.backends_total_max}),

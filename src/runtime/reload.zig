@@ -157,7 +157,7 @@ fn tryReload(runtime: *Runtime, out: *std.Io.Writer) bool {
     if (!source.load(arena.allocator(), config, out)) return false;
     if (config.workers_count == 0) config.workers_count = runtime.config.workers_count; // As resolved.
     config.validate() catch |err| {
-        out.print("{s}: invalid configuration: {s}\n", .{ source.name(), @errorName(err) }) catch {}; // Cut, as above.
+        out.print("{s}: invalid configuration: {s}\n", .{ source.name(), config_file.validateMessage(err) }) catch {}; // Cut, as above.
         return false;
     };
     if (generations_ns.restartOnlyChange(runtime.config, config)) |name| {

@@ -70,7 +70,7 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         config.workers_count = @intCast(std.math.clamp(cpus, 1, Config.workers_count_max));
     }
     config.validate() catch |err| {
-        log.err("invalid configuration: {s}", .{@errorName(err)});
+        log.err("invalid configuration: {s}", .{@import("../config/file.zig").validateMessage(err)});
         return .{ .failed = 2 };
     };
     const signal_set = signals.Set.init() catch |err| {
