@@ -77,6 +77,7 @@ pub const files = .{
     @import("demo/Backend.zig"),
     @import("js/js.zig"),
     @import("js/builtins/dates.zig"),
+    @import("js/builtins/webcrypto.zig"),
     @import("handler/Handler.zig"),
     @import("handler/Instance.zig"),
     @import("handler/host.zig"),

@@ -34,6 +34,8 @@ pub const generators = @import("builtins/generators.zig");
 pub const promises = @import("builtins/promises.zig");
 pub const regexps = @import("builtins/regexps.zig");
 pub const dates = @import("builtins/dates.zig");
+pub const base64 = @import("builtins/base64.zig");
+pub const webcrypto = @import("builtins/webcrypto.zig");
 
 pub const NativeFn = *const fn (vm: *Vm, this: Value, args: []const Value) Error!Value;
 
@@ -75,6 +77,7 @@ pub const Class = enum {
     promise_proto,
     regexp_proto,
     date_proto,
+    crypto,
     empty,
 };
 
@@ -311,6 +314,9 @@ fn entries(class: Class) []const Entry {
             nat("toString", 0, symbols.toStringMethod),
             nat("valueOf", 0, symbols.valueOf),
         },
+        .crypto => &.{
+            nat("randomUUID", 0, webcrypto.randomUUID),
+        },
         .empty => &.{},
     };
 }
@@ -345,6 +351,7 @@ pub const builtin_objects = [_]BuiltinObject{
     .{ .name = "Math", .class = .math },
     .{ .name = "JSON", .class = .json },
     .{ .name = "console", .class = .console },
+    .{ .name = "crypto", .class = .crypto },
     .{ .name = "Object", .prototype = "%Object.prototype%", .class = .object_ctor, .call = ctor("Object", 1, objects.construct), .construct = ctor("Object", 1, objects.construct), .instances = .any_object },
     .{ .name = "Array", .prototype = "%Array.prototype%", .class = .array_ctor, .call = ctor("Array", 1, array.construct), .construct = ctor("Array", 1, array.construct), .instances = .{ .kind = .array } },
     .{ .name = "String", .prototype = "%String.prototype%", .class = .string_ctor, .call = ctor("String", 1, globals_fns.stringCall) },
@@ -397,6 +404,8 @@ const global_functions = [_]Native{
     .{ .name = "encodeURI", .length = 1, .func = globals_fns.encodeURI },
     .{ .name = "decodeURI", .length = 1, .func = globals_fns.decodeURI },
     .{ .name = "queueMicrotask", .length = 1, .func = promises.queueMicrotask },
+    .{ .name = "atob", .length = 1, .func = base64.atob },
+    .{ .name = "btoa", .length = 1, .func = base64.btoa },
 };
 
 pub const globals_count: u16 = builtin_objects.len + global_functions.len;
