@@ -36,6 +36,7 @@ pub const regexps = @import("builtins/regexps.zig");
 pub const dates = @import("builtins/dates.zig");
 pub const base64 = @import("builtins/base64.zig");
 pub const webcrypto = @import("builtins/webcrypto.zig");
+pub const headers = @import("builtins/headers.zig");
 
 pub const NativeFn = *const fn (vm: *Vm, this: Value, args: []const Value) Error!Value;
 
@@ -78,6 +79,7 @@ pub const Class = enum {
     regexp_proto,
     date_proto,
     crypto,
+    headers_proto,
     empty,
 };
 
@@ -317,6 +319,14 @@ fn entries(class: Class) []const Entry {
         .crypto => &.{
             nat("randomUUID", 0, webcrypto.randomUUID),
         },
+        .headers_proto => &.{
+            nat("append", 2, headers.append),      nat("delete", 1, headers.delete),
+            nat("get", 1, headers.get),            nat("getSetCookie", 0, headers.getSetCookie),
+            nat("has", 1, headers.has),            nat("set", 2, headers.set),
+            nat("forEach", 1, headers.forEach),    nat("keys", 0, headers.keys),
+            nat("values", 0, headers.values),      nat("entries", 0, headers.entries),
+            nat("@@iterator", 0, headers.entries),
+        },
         .empty => &.{},
     };
 }
@@ -341,6 +351,8 @@ pub const Instances = union(enum) {
     kind: object.Kind,
     error_kind: object.ErrorKind,
     any_error,
+    /// Objects with this builtin prototype on their chain (a Headers).
+    prototype: []const u8,
 };
 
 fn ctor(comptime name: []const u8, comptime length: u8, comptime func: NativeFn) Native {
@@ -352,6 +364,8 @@ pub const builtin_objects = [_]BuiltinObject{
     .{ .name = "JSON", .class = .json },
     .{ .name = "console", .class = .console },
     .{ .name = "crypto", .class = .crypto },
+    .{ .name = "Headers", .prototype = "%Headers.prototype%", .class = .empty, .call = ctor("Headers", 0, headers.requireNew), .construct = ctor("Headers", 0, headers.construct), .instances = .{ .prototype = "%Headers.prototype%" } },
+    .{ .name = "%Headers.prototype%", .class = .headers_proto, .constructor_of = "Headers" },
     .{ .name = "Object", .prototype = "%Object.prototype%", .class = .object_ctor, .call = ctor("Object", 1, objects.construct), .construct = ctor("Object", 1, objects.construct), .instances = .any_object },
     .{ .name = "Array", .prototype = "%Array.prototype%", .class = .array_ctor, .call = ctor("Array", 1, array.construct), .construct = ctor("Array", 1, array.construct), .instances = .{ .kind = .array } },
     .{ .name = "String", .prototype = "%String.prototype%", .class = .string_ctor, .call = ctor("String", 1, globals_fns.stringCall) },
@@ -706,6 +720,7 @@ pub fn isInstance(id: u32, v: Value) bool {
         .kind => |k| o.kind == k,
         .any_error => o.kind == .error_object,
         .error_kind => |k| o.kind == .error_object and o.as(object.ErrorObject).error_kind == k,
+        .prototype => |p| ops.inherits(v, Value.builtin(builtinIdRuntime(p).?)),
     };
 }
 

@@ -258,7 +258,7 @@ fn defaultString(vm: *Vm, o: *Object) Error!*String {
             const f = o.as(object.Closure).function;
             return vm.newString(vm.program.source[f.source_start..f.source_end]);
         },
-        .map => return names.string("[object Map]"),
+        .map => return if (builtins.headers.isHeaders(o)) vm.newLatin1("[object Headers]") else names.string("[object Map]"),
         .set => return names.string("[object Set]"),
         .bound_function => return vm.newLatin1("function () { [native code] }"),
         .accessor => return names.string("[object Object]"),
@@ -640,7 +640,9 @@ fn hasIntrinsic(o: *Object, key: *String) bool {
         .array => key.arrayIndex() != null or names.is(key, "length"),
         .closure => names.is(key, "name") or names.is(key, "length"),
         .error_object => names.is(key, "message") or names.is(key, "stack") or names.is(key, "cause"),
-        .map, .set => names.is(key, "size"),
+        // A Headers is a Map inside (builtins/headers.zig) but has no size.
+        .map => names.is(key, "size") and !builtins.headers.isHeaders(o),
+        .set => names.is(key, "size"),
         .regexp => builtins.regexps.isField(key),
         else => false,
     };

@@ -163,8 +163,22 @@ pub const Inspector = struct {
         var base: []const u8 = "";
         var braces: [2][]const u8 = .{ "{", "}" };
         var extras: Extras = .object;
-        const keys = try in.visibleProperties(o);
+        const is_headers = builtins.headers.isHeaders(o);
+        const keys = if (is_headers)
+            try builtins.headers.inspectProperties(o, in.gpa)
+        else
+            try in.visibleProperties(o);
         switch (o.kind) {
+            .map => if (is_headers) {
+                // node shows undici's list as an object: `Headers { a: '1' }`.
+                if (keys.len == 0) return "Headers {}";
+                braces[0] = "Headers {";
+            } else {
+                const m = object.mapOf(o);
+                const prefix = try in.print("Map({d}) ", .{m.live});
+                if (m.live == 0 and keys.len == 0) return in.print("{s}{{}}", .{prefix});
+                braces[0] = try in.print("{s}{{", .{prefix});
+            },
             .promise => {
                 const p = o.as(object.Promise);
                 const shown = switch (p.state) {
@@ -209,9 +223,9 @@ pub const Inspector = struct {
                 if (a.len == 0 and keys.len == 0) return "[]";
                 extras = .array;
             },
-            .map, .set => {
+            .set => {
                 const m = object.mapOf(o);
-                const prefix = try in.print("{s}({d}) ", .{ if (o.kind == .map) "Map" else "Set", m.live });
+                const prefix = try in.print("Set({d}) ", .{m.live});
                 if (m.live == 0 and keys.len == 0) return in.print("{s}{{}}", .{prefix});
                 braces[0] = try in.print("{s}{{", .{prefix});
             },
@@ -257,7 +271,7 @@ pub const Inspector = struct {
             // iterators' toStringTag.
             return switch (o.kind) {
                 .array => "[Array]",
-                .map => "[Map]",
+                .map => if (is_headers) "[Headers]" else "[Map]",
                 .set => "[Set]",
                 .closure => "[Function]",
                 .error_object => in.print("[{s}]", .{o.as(object.ErrorObject).error_kind.name()}),
@@ -279,7 +293,7 @@ pub const Inspector = struct {
         var output: Output = .empty;
         switch (o.kind) {
             .array => try in.formatArray(o.as(object.Array), recurse_times, &output),
-            .map, .set => try in.formatMapOrSet(o, recurse_times, &output),
+            .map, .set => if (!is_headers) try in.formatMapOrSet(o, recurse_times, &output),
             .iterator => try in.formatIterator(o.as(object.Iterator), recurse_times, &output),
             else => {},
         }
