@@ -34,14 +34,23 @@ pub const host: builtins.Host = .{
         .{ .name = "proxy", .length = 1, .func = proxy },
         // Not a member of `Response`: the `json` method of each request (`Handler.zig`).
         .{ .name = "json", .length = 0, .func = requestJson },
+        // `new Response(body, init)`, and the `text` and `json` methods of what it makes.
+        .{ .name = "Response", .length = 0, .func = construct },
+        .{ .name = "text", .length = 0, .func = responseText },
+        .{ .name = "json", .length = 0, .func = responseJson },
     },
-    .objects = &.{.{ .name = "Response", .members = &.{
-        .{ .name = "json", .native = 0 },
-        .{ .name = "text", .native = 1 },
-        .{ .name = "html", .native = 2 },
-        .{ .name = "redirect", .native = 3 },
-        .{ .name = "proxy", .native = 4 },
-    } }},
+    .objects = &.{.{
+        .name = "Response",
+        .members = &.{
+            .{ .name = "json", .native = 0 },
+            .{ .name = "text", .native = 1 },
+            .{ .name = "html", .native = 2 },
+            .{ .name = "redirect", .native = 3 },
+            .{ .name = "proxy", .native = 4 },
+        },
+        .construct = construct_native,
+        .instances_class = response_class,
+    }},
     .class_names = &.{"Response"},
 };
 
@@ -131,6 +140,105 @@ fn requestJson(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
     const body = own(this, "body") orelse return vm.throwMessage(.type_error, "request.json: the request has no body property");
     if (!body.isString()) return vm.throwMessage(.type_error, "request.json: request.body is not a string");
     return js.Engine.parseJson(vm, body);
+}
+
+const construct_native: u16 = 6;
+const response_text_native: u16 = 7;
+const response_json_native: u16 = 8;
+
+/// The Content-Type the Fetch standard gives a string body.
+pub const content_type_fetch_text = "text/plain;charset=UTF-8";
+
+/// `new Response(body?, init?)`, as the Fetch standard has it for the bodies the language
+/// has: a string (anything else is converted to one, as WebIDL's USVString converts it;
+/// `text/plain;charset=UTF-8`), or none (null or undefined: an empty body and no
+/// Content-Type). `init.status` is checked as node checks it, and `init.headers` becomes a
+/// `Headers` (from a Headers, pairs or a record) of which none is a field sluice writes. The
+/// object also has `text()` and `json()`, promises of its body as node's have.
+fn construct(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
+    _ = this;
+    const body_arg = builtins.arg(args, 0);
+    const init = builtins.arg(args, 1);
+    var status: f64 = 200;
+    var headers = Value.undefined_value;
+    if (!init.isNullish()) {
+        if (!init.isObject()) {
+            return vm.throwMessage(.type_error, "Response constructor: Expected init to be a dictionary.");
+        }
+        if (try initMember(vm, init, "status")) |s| {
+            status = try ops.toNumber(vm, s);
+            if (@trunc(status) != status or status < 200 or status > 599) {
+                return vm.throwMessage(.range_error, "init[\"status\"] must be in the range of 200 to 599, inclusive.");
+            }
+        }
+        if (try initMember(vm, init, "headers")) |h| headers = try builtins.headers.fromInit(vm, h);
+    }
+    if (headers.isUndefined()) headers = try builtins.headers.fromInit(vm, Value.undefined_value);
+    var fields = builtins.headers.fields(headers.asObject());
+    while (fields.next()) |f| {
+        if (isReservedIn(.response, f.name.latin1())) |reserved| {
+            return vm.throwFmt(.type_error, "Response: {s} is written by sluice, not by a handler", .{reserved});
+        }
+    }
+    const response = try vm.newObject(6);
+    response.class = response_class;
+    try put(vm, response, .status, Value.number(status));
+    if (body_arg.isNullish()) {
+        try put(vm, response, .body, Value.string(try vm.newLatin1("")));
+    } else {
+        try put(vm, response, .body, Value.string(try ops.toString(vm, body_arg)));
+        try put(vm, response, .type, Value.string(try vm.newLatin1(content_type_fetch_text)));
+    }
+    try put(vm, response, .headers, headers);
+    try putHidden(vm, response, "text", Value.native(builtins.natives_count + response_text_native));
+    try putHidden(vm, response, "json", Value.native(builtins.natives_count + response_json_native));
+    return Value.obj(response);
+}
+
+/// `init[name]`, read as WebIDL reads a dictionary member (getters run, inherited members
+/// count); null when undefined.
+fn initMember(vm: *Vm, init: Value, comptime name: []const u8) Vm.Error!?Value {
+    const v = try ops.getField(vm, init, try vm.newLatin1(name));
+    return if (v.isUndefined()) null else v;
+}
+
+/// `response.text()`: a promise of the body's text.
+fn responseText(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
+    _ = args;
+    const body = try responseBody(vm, this, "text");
+    return Value.obj(&(try builtins.promises.promiseResolve(vm, body)).object);
+}
+
+/// `response.json()`: a promise of JSON.parse of the body, rejected with its SyntaxError.
+fn responseJson(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
+    _ = args;
+    const body = try responseBody(vm, this, "json");
+    const p = try builtins.promises.newPromise(vm);
+    if (js.Engine.parseJson(vm, body)) |parsed| {
+        try builtins.promises.resolvePromise(vm, p, parsed);
+    } else |err| switch (err) {
+        error.Throw => {
+            const reason = vm.exception;
+            vm.exception = Value.undefined_value;
+            try builtins.promises.rejectPromise(vm, p, reason);
+        },
+        else => |e| return e,
+    }
+    return Value.obj(&p.object);
+}
+
+fn responseBody(vm: *Vm, this: Value, comptime method: []const u8) Vm.Error!Value {
+    if (!this.isObject() or this.asObject().class != response_class) {
+        return vm.throwMessage(.type_error, "Response." ++ method ++ ": call it on a Response");
+    }
+    const body = own(this, "body") orelse Value.undefined_value;
+    if (!body.isString()) return vm.throwMessage(.type_error, "Response." ++ method ++ ": the Response's body is not a string");
+    return body;
+}
+
+fn putHidden(vm: *Vm, o: *object.Object, comptime name: []const u8, v: Value) Vm.Error!void {
+    const key = try vm.newLatin1(name);
+    o.properties.define(vm.heap, key, v, object.PropertyFlags.hidden) catch return vm.outOfMemory();
 }
 
 /// `Response.proxy(pool, { path, headers }?)`: the request goes on to the pool named, with its

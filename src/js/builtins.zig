@@ -707,13 +707,31 @@ pub fn construct(vm: *Vm, callee: Value, args: []const Value) Error!Value {
             return layout.natives[layout.constructs[id]].func(vm, Value.undefined_value, args);
         }
     }
+    if (callee.is(.builtin) and callee.payload() >= builtin_objects.len) {
+        const host_id = callee.payload() - builtin_objects.len;
+        if (host_id < vm.host.objects.len) if (vm.host.objects[host_id].construct) |n| {
+            return vm.host.natives[n].func(vm, Value.undefined_value, args);
+        };
+    }
     return vm.throwFmt(.type_error, "{f} is not a constructor", .{ops.ShortFormat{ .vm = vm, .v = callee }});
 }
 
-pub fn isInstance(id: u32, v: Value) bool {
-    if (id >= builtin_objects.len) return false;
+/// Whether `v` is a host object that `new` makes instances of (a handler's Response).
+pub fn isHostConstructor(vm: *Vm, v: Value) bool {
+    if (!v.is(.builtin) or v.payload() < builtin_objects.len) return false;
+    const host_id = v.payload() - builtin_objects.len;
+    return host_id < vm.host.objects.len and vm.host.objects[host_id].construct != null;
+}
+
+pub fn isInstance(vm: *Vm, id: u32, v: Value) bool {
     if (!v.is(.object)) return false;
     const o = v.asObject();
+    if (id >= builtin_objects.len) {
+        const host_id = id - builtin_objects.len;
+        if (host_id >= vm.host.objects.len) return false;
+        const class = vm.host.objects[host_id].instances_class;
+        return class != 0 and o.class == class;
+    }
     return switch (builtin_objects[id].instances) {
         .none => false,
         .any_object => true,
@@ -753,6 +771,11 @@ pub const HostMember = struct {
 pub const HostObject = struct {
     name: []const u8,
     members: []const HostMember,
+    /// What `new Name(...)` runs: an index into the host's `natives` (none: not a
+    /// constructor).
+    construct: ?u16 = null,
+    /// The host class (`Object.class`) of the objects `instanceof Name` accepts (0: none).
+    instances_class: u16 = 0,
 };
 
 /// What an embedder adds to the language: global objects whose methods are its natives.

@@ -463,6 +463,11 @@ pub fn instanceOf(vm: *Vm, v: Value, constructor: Value) Error!bool {
     if (!(constructor.is(.object) or constructor.is(.builtin) or constructor.is(.native))) {
         return vm.throwMessage(.type_error, "Right-hand side of 'instanceof' is not an object");
     }
+    // A host's constructor (a handler's Response) is no builtin function, but its instances
+    // are known by their class.
+    if (constructor.is(.builtin) and constructor.payload() >= builtins.builtin_objects.len) {
+        return builtins.isInstance(vm, @intCast(constructor.payload()), v);
+    }
     if (!isCallable(constructor)) {
         return vm.throwMessage(.type_error, "Right-hand side of 'instanceof' is not callable");
     }
@@ -475,7 +480,7 @@ pub fn instanceOf(vm: *Vm, v: Value, constructor: Value) Error!bool {
         return inherits(v, prototype);
     }
     if (!constructor.is(.builtin)) return false; // A builtin function that is no constructor.
-    return builtins.isInstance(@intCast(constructor.payload()), v);
+    return builtins.isInstance(vm, @intCast(constructor.payload()), v);
 }
 
 /// Whether `prototype` is on v's prototype chain.

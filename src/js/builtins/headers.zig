@@ -383,3 +383,45 @@ pub fn forEach(vm: *Vm, this: Value, args: []const Value) Error!Value {
     }
     return Value.undefined_value;
 }
+
+// ---------------------------------------------------------------------------------------
+// For hosts: a handler's `new Response(body, { headers })` keeps a Headers, and the handler
+// writes its fields.
+
+/// `new Headers(init)`.
+pub fn fromInit(vm: *Vm, init: Value) Error!Value {
+    return construct(vm, Value.undefined_value, &.{init});
+}
+
+/// One name's field: its lower-cased name and its values (ByteStrings, in order).
+pub const Field = struct { name: *String, values: []const Value };
+
+/// The fields of a Headers in the order their names were first appended.
+pub const Fields = struct {
+    entries: []const object.MapEntry,
+    next_index: usize = 0,
+
+    pub fn next(it: *Fields) ?Field {
+        while (it.next_index < it.entries.len) {
+            const e = it.entries[it.next_index];
+            it.next_index += 1;
+            if (e.key.eqlBits(Value.hole)) continue;
+            return .{ .name = e.key.asString(), .values = fieldOf(e.value).slice()[1..] };
+        }
+        return null;
+    }
+};
+
+pub fn fields(o: *object.Object) Fields {
+    assert(isHeaders(o));
+    return .{ .entries = object.mapOf(o).slice() };
+}
+
+/// Whether a Headers has a field of this lower-cased name.
+pub fn hasName(o: *object.Object, lower_name: []const u8) bool {
+    var it = fields(o);
+    while (it.next()) |f| {
+        if (f.name.eqlLatin1(lower_name)) return true;
+    }
+    return false;
+}
