@@ -37,6 +37,7 @@ pub const dates = @import("builtins/dates.zig");
 pub const base64 = @import("builtins/base64.zig");
 pub const webcrypto = @import("builtins/webcrypto.zig");
 pub const headers = @import("builtins/headers.zig");
+pub const urlsearchparams = @import("builtins/urlsearchparams.zig");
 
 pub const NativeFn = *const fn (vm: *Vm, this: Value, args: []const Value) Error!Value;
 
@@ -80,6 +81,7 @@ pub const Class = enum {
     date_proto,
     crypto,
     headers_proto,
+    urlsearchparams_proto,
     empty,
 };
 
@@ -327,6 +329,15 @@ fn entries(class: Class) []const Entry {
             nat("values", 0, headers.values),      nat("entries", 0, headers.entries),
             nat("@@iterator", 0, headers.entries),
         },
+        .urlsearchparams_proto => &.{
+            nat("append", 2, urlsearchparams.append),      nat("delete", 1, urlsearchparams.delete),
+            nat("get", 1, urlsearchparams.get),            nat("getAll", 1, urlsearchparams.getAll),
+            nat("has", 1, urlsearchparams.has),            nat("set", 2, urlsearchparams.set),
+            nat("sort", 0, urlsearchparams.sort),          nat("toString", 0, urlsearchparams.toStringMethod),
+            nat("forEach", 1, urlsearchparams.forEach),    nat("keys", 0, urlsearchparams.keys),
+            nat("values", 0, urlsearchparams.values),      nat("entries", 0, urlsearchparams.entries),
+            nat("@@iterator", 0, urlsearchparams.entries),
+        },
         .empty => &.{},
     };
 }
@@ -366,6 +377,8 @@ pub const builtin_objects = [_]BuiltinObject{
     .{ .name = "crypto", .class = .crypto },
     .{ .name = "Headers", .prototype = "%Headers.prototype%", .class = .empty, .call = ctor("Headers", 0, headers.requireNew), .construct = ctor("Headers", 0, headers.construct), .instances = .{ .prototype = "%Headers.prototype%" } },
     .{ .name = "%Headers.prototype%", .class = .headers_proto, .constructor_of = "Headers" },
+    .{ .name = "URLSearchParams", .prototype = "%URLSearchParams.prototype%", .class = .empty, .call = ctor("URLSearchParams", 0, urlsearchparams.requireNew), .construct = ctor("URLSearchParams", 0, urlsearchparams.construct), .instances = .{ .prototype = "%URLSearchParams.prototype%" } },
+    .{ .name = "%URLSearchParams.prototype%", .class = .urlsearchparams_proto, .constructor_of = "URLSearchParams" },
     .{ .name = "Object", .prototype = "%Object.prototype%", .class = .object_ctor, .call = ctor("Object", 1, objects.construct), .construct = ctor("Object", 1, objects.construct), .instances = .any_object },
     .{ .name = "Array", .prototype = "%Array.prototype%", .class = .array_ctor, .call = ctor("Array", 1, array.construct), .construct = ctor("Array", 1, array.construct), .instances = .{ .kind = .array } },
     .{ .name = "String", .prototype = "%String.prototype%", .class = .string_ctor, .call = ctor("String", 1, globals_fns.stringCall) },

@@ -258,7 +258,12 @@ fn defaultString(vm: *Vm, o: *Object) Error!*String {
             const f = o.as(object.Closure).function;
             return vm.newString(vm.program.source[f.source_start..f.source_end]);
         },
-        .map => return if (builtins.headers.isHeaders(o)) vm.newLatin1("[object Headers]") else names.string("[object Map]"),
+        .map => return if (builtins.headers.isHeaders(o))
+            vm.newLatin1("[object Headers]")
+        else if (builtins.urlsearchparams.isSearchParams(o))
+            (try builtins.urlsearchparams.toStringMethod(vm, Value.obj(o), &.{})).asString()
+        else
+            names.string("[object Map]"),
         .set => return names.string("[object Set]"),
         .bound_function => return vm.newLatin1("function () { [native code] }"),
         .accessor => return names.string("[object Object]"),
@@ -568,7 +573,8 @@ pub fn hasProperty(vm: *Vm, obj: Value, key_value: Value) Error!bool {
         .error_object => if (key.eqlLatin1("message") or key.eqlLatin1("name") or key.eqlLatin1("stack") or
             (key.eqlLatin1("cause") and !o.as(object.ErrorObject).cause.eqlBits(Value.hole))) return true,
         .closure => if (key.eqlLatin1("name") or key.eqlLatin1("length") or isPoisoned(key)) return true,
-        .map, .set => if (key.eqlLatin1("size")) return true,
+        .map => if (key.eqlLatin1("size") and !builtins.headers.isHeaders(o)) return true,
+        .set => if (key.eqlLatin1("size")) return true,
         else => {},
     }
     if (key.eqlLatin1("constructor")) return true;
@@ -675,7 +681,11 @@ fn getObjectField(vm: *Vm, o: *Object, key: *String) Error!Value {
             if (names.is(key, "cause") and !e.cause.eqlBits(Value.hole)) return e.cause;
         },
         .map, .set => {
-            if (names.is(key, "size")) return Value.number(@floatFromInt(object.mapOf(o).live));
+            if (names.is(key, "size")) {
+                // A URLSearchParams keeps its pairs in one entry (builtins/urlsearchparams.zig).
+                if (builtins.urlsearchparams.isSearchParams(o)) return Value.number(@floatFromInt(builtins.urlsearchparams.size(o)));
+                return Value.number(@floatFromInt(object.mapOf(o).live));
+            }
         },
         .iterator, .accessor, .generator, .promise, .date => {},
         .regexp => if (try builtins.regexps.field(vm, o.as(object.RegExpObject), key)) |v| return v,

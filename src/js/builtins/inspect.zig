@@ -163,6 +163,7 @@ pub const Inspector = struct {
         var base: []const u8 = "";
         var braces: [2][]const u8 = .{ "{", "}" };
         var extras: Extras = .object;
+        if (builtins.urlsearchparams.isSearchParams(o)) return in.formatSearchParams(o, recurse_times);
         const is_headers = builtins.headers.isHeaders(o);
         const keys = if (is_headers)
             try builtins.headers.inspectProperties(o, in.gpa)
@@ -317,6 +318,47 @@ pub const Inspector = struct {
         }
         _ = in.seen.pop();
         return in.reduceToSingleString(output.items, base, braces, extras, recurse_times, o);
+    }
+
+    /// node's custom inspect of a URLSearchParams: `URLSearchParams { 'a' => '1' }`, or, past
+    /// 80 columns, a pair a line with the closing brace on the last; `[Object]` past the depth.
+    fn formatSearchParams(in: *Inspector, o: *Object, recurse_times: u32) Error![]const u8 {
+        if (recurse_times > in.depth) return "[Object]";
+        const items = builtins.urlsearchparams.listOf(o).slice();
+        if (items.len == 0) return "URLSearchParams {}";
+        // Each pair is inspected on its own, as at the top level (no indentation).
+        const indentation = in.indentation;
+        in.indentation = 0;
+        var parts: std.ArrayList([]const u8) = .empty;
+        var total: usize = 0;
+        var i: usize = 0;
+        while (i < items.len) : (i += 2) {
+            try in.pay(value_ticks);
+            const name = try in.formatString(items[i].asString());
+            const value = try in.formatString(items[i + 1].asString());
+            const part = try in.print("{s} => {s}", .{ name, value });
+            total += part.len + 2;
+            try parts.append(in.gpa, part);
+        }
+        in.indentation = indentation;
+        var out: std.ArrayList(u8) = .empty;
+        if (total - 2 > break_length) {
+            const newline = try in.print("\n{s}", .{try in.spaces(indentation + 2)});
+            try out.appendSlice(in.gpa, "URLSearchParams {");
+            for (parts.items, 0..) |part, k| {
+                try out.appendSlice(in.gpa, if (k == 0) newline else try in.print(",{s}", .{newline}));
+                try out.appendSlice(in.gpa, part);
+            }
+            try out.appendSlice(in.gpa, " }");
+            return out.items;
+        }
+        try out.appendSlice(in.gpa, "URLSearchParams { ");
+        for (parts.items, 0..) |part, k| {
+            if (k > 0) try out.appendSlice(in.gpa, ", ");
+            try out.appendSlice(in.gpa, part);
+        }
+        try out.appendSlice(in.gpa, " }");
+        return out.items;
     }
 
     /// The properties console.log shows: the enumerable ones.
