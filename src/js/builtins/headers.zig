@@ -216,20 +216,27 @@ fn fillFromPairs(vm: *Vm, m: *MapObject, init: Value) Error!void {
         if (!pair.is(.object) or !ops.isCallable(try ops.iteratorMethod(vm, pair))) {
             return vm.throwFmt(.type_error, "Headers contructor: init[{d}] ({f}) is not iterable.", .{ index, ops.ShortFormat{ .vm = vm, .v = pair } });
         }
-        var items: [3]Value = undefined;
-        var count: usize = 0;
-        var inner = try ops.iterStart(vm, pair, .{});
-        var inner_cursor = Value.number(0);
-        while (try ops.iterNext(vm, &inner, &inner_cursor)) |item| {
-            if (count < items.len) items[count] = item;
-            count += 1;
-            try vm.charge(meter.elementsCost(1));
-        }
+        var items: [2]Value = undefined;
+        const count = try pairItems(vm, pair, &items);
         if (count != 2) {
             return vm.throwFmt(.type_error, "Headers constructor: expected name/value pair to be length 2, found {d}.", .{count});
         }
         try appendChecked(vm, m, items[0], items[1], "Headers.append");
     }
+}
+
+/// The items of an iterable `[name, value]` pair (Headers and URLSearchParams take a list
+/// of them): the first two in `items`, and how many it had.
+pub fn pairItems(vm: *Vm, pair: Value, items: *[2]Value) Error!usize {
+    var count: usize = 0;
+    var inner = try ops.iterStart(vm, pair, .{});
+    var cursor = Value.number(0);
+    while (try ops.iterNext(vm, &inner, &cursor)) |item| {
+        if (count < items.len) items[count] = item;
+        count += 1;
+        try vm.charge(meter.elementsCost(1));
+    }
+    return count;
 }
 
 /// `new Headers({ name: value, ... })`: the own enumerable string keys.

@@ -144,14 +144,7 @@ fn fillFromPairs(vm: *Vm, list: *object.Array, init: Value) Error!void {
             return vm.throwMessage(.type_error, "Each query pair must be an iterable [name, value] tuple");
         }
         var items: [2]Value = undefined;
-        var count: usize = 0;
-        var inner = try ops.iterStart(vm, pair, .{});
-        var inner_cursor = Value.number(0);
-        while (try ops.iterNext(vm, &inner, &inner_cursor)) |item| {
-            if (count < items.len) items[count] = item;
-            count += 1;
-            try vm.charge(meter.elementsCost(1));
-        }
+        const count = try builtins.headers.pairItems(vm, pair, &items);
         if (count != 2) return vm.throwMessage(.type_error, "Each query pair must be an iterable [name, value] tuple");
         try push(vm, list, try toUsv(vm, items[0]), try toUsv(vm, items[1]));
     }
