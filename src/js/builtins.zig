@@ -38,6 +38,7 @@ pub const base64 = @import("builtins/base64.zig");
 pub const webcrypto = @import("builtins/webcrypto.zig");
 pub const headers = @import("builtins/headers.zig");
 pub const urlsearchparams = @import("builtins/urlsearchparams.zig");
+pub const structured_clone = @import("builtins/structured_clone.zig");
 
 pub const NativeFn = *const fn (vm: *Vm, this: Value, args: []const Value) Error!Value;
 
@@ -433,6 +434,7 @@ const global_functions = [_]Native{
     .{ .name = "queueMicrotask", .length = 1, .func = promises.queueMicrotask },
     .{ .name = "atob", .length = 1, .func = base64.atob },
     .{ .name = "btoa", .length = 1, .func = base64.btoa },
+    .{ .name = "structuredClone", .length = 2, .func = structured_clone.structuredClone },
 };
 
 pub const globals_count: u16 = builtin_objects.len + global_functions.len;

@@ -44,11 +44,17 @@ fn input(vm: *Vm, args: []const Value) Error!*String {
 
 /// node's DOMException for both functions: an Error named InvalidCharacterError, code 5.
 fn throwInvalidCharacter(vm: *Vm, message: []const u8) Error {
+    return throwDomException(vm, "InvalidCharacterError", 5, message);
+}
+
+/// What stands for a DOMException (there is none in the language): an Error whose own
+/// `name` and `code` are the DOMException's, not enumerable, as a DOMException's getters.
+pub fn throwDomException(vm: *Vm, comptime name: []const u8, code: u8, message: []const u8) Error {
     const e = try vm.newError(.@"error", message);
     const hidden = object.PropertyFlags.hidden;
-    const name = vm.newLatin1("InvalidCharacterError") catch return vm.outOfMemory();
-    e.object.properties.define(vm.heap, names.string("name"), Value.string(name), hidden) catch return vm.outOfMemory();
-    e.object.properties.define(vm.heap, names.string("code"), Value.number(5), hidden) catch return vm.outOfMemory();
+    const name_string = try vm.newLatin1(name);
+    e.object.properties.define(vm.heap, names.string("name"), Value.string(name_string), hidden) catch return vm.outOfMemory();
+    e.object.properties.define(vm.heap, names.string("code"), Value.number(@floatFromInt(code)), hidden) catch return vm.outOfMemory();
     return vm.throwValue(Value.obj(&e.object));
 }
 
