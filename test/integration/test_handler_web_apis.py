@@ -1,8 +1,8 @@
 """The Web APIs in a request handler (issue 25 §5; docs/JS.md "Web APIs"): `new Response(body,
 init)` with a `Headers` (Set-Cookie's values on lines of their own, the fields sluice writes
 refused at the call and again when the Response is written), `instanceof Response`, its
-`text()` and `json()` promises, and `atob`, `btoa`, `crypto.randomUUID` and `Headers` used
-by a handler, on both I/O backends."""
+`text()` and `json()` promises, `atob`, `btoa`, `crypto.randomUUID` and `Headers` used by a
+handler, and a module's Headers and URLSearchParams sealed, on both I/O backends."""
 
 import re
 import time
@@ -43,8 +43,13 @@ export default async function handler(request) {
     const [user, pass] = atob(auth.replace(/^Basic /, "")).split(":");
     return Response.json({ user, pass, token: btoa(user + "!"), id: crypto.randomUUID() });
   }
+  if (path === "/module-read") return Response.json({ h: H.get("a"), p: P.get("a"), c: structuredClone(P) });
+  if (path === "/module-headers") { H.append("a", "2"); return new Response("x"); }
+  if (path === "/module-params") { P.sort(); return new Response("x"); }
   return new Response("not found", { status: 404 });
 }
+const H = new Headers({ a: "1" });
+const P = new URLSearchParams("a=1");
 """
 
 
@@ -107,6 +112,22 @@ def test_fields_sluice_writes_are_refused_at_the_call_and_when_written(sluice, t
         assert r.status == 500, (target, r)
         logged = sluice.wait_for_line(re.compile(r"warn: 500 " + reason + ".*"), start=mark).group(0)
         assert text in logged, logged
+
+
+def test_module_headers_and_params_are_read_only_in_a_request(sluice, tmp_path):
+    """A Headers or a URLSearchParams made by the module's top level can be read by every
+    request and changed by none: module state is sealed, as for any object."""
+    start(sluice, tmp_path)
+    r = get(sluice.port, "/module-read")
+    assert r.json() == {"h": "1", "p": "1", "c": {}}, r
+    for target in ("/module-headers", "/module-params"):
+        time.sleep(1.1)  # One log line per reason per second.
+        mark = sluice.mark()
+        r = get(sluice.port, target)
+        assert r.status == 500, (target, r)
+        logged = sluice.wait_for_line(re.compile(r"warn: 500 handler_exception.*"), start=mark).group(0)
+        assert "Cannot modify module state from a request" in logged, logged
+    assert get(sluice.port, "/module-read").json()["h"] == "1"
 
 
 def test_base64_and_uuid_in_a_handler(sluice, tmp_path):
