@@ -174,12 +174,7 @@ fn construct(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
         if (try initMember(vm, init, "headers")) |h| headers = try builtins.headers.fromInit(vm, h);
     }
     if (headers.isUndefined()) headers = try builtins.headers.fromInit(vm, Value.undefined_value);
-    var fields = builtins.headers.fields(headers.asObject());
-    while (fields.next()) |f| {
-        if (isReservedIn(.response, f.name.latin1())) |reserved| {
-            return vm.throwFmt(.type_error, "Response: {s} is written by sluice, not by a handler", .{reserved});
-        }
-    }
+    try refuseReserved(vm, headers);
     const response = try vm.newObject(6);
     response.class = response_class;
     try put(vm, response, .status, Value.number(status));
@@ -193,6 +188,16 @@ fn construct(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
     try putHidden(vm, response, "text", Value.native(builtins.natives_count + response_text_native));
     try putHidden(vm, response, "json", Value.native(builtins.natives_count + response_json_native));
     return Value.obj(response);
+}
+
+/// A TypeError at the call for a field of a response's Headers that sluice writes itself.
+fn refuseReserved(vm: *Vm, headers: Value) Vm.Error!void {
+    var fields = builtins.headers.fields(headers.asObject());
+    while (fields.next()) |f| {
+        if (isReservedIn(.response, f.name.latin1())) |reserved| {
+            return vm.throwFmt(.type_error, "Response: {s} is written by sluice, not by a handler", .{reserved});
+        }
+    }
 }
 
 /// `init[name]`, read as WebIDL reads a dictionary member (getters run, inherited members
@@ -327,7 +332,18 @@ pub const Message = enum { response, request };
 /// token, a value a field can carry, and none of the fields sluice writes itself. A
 /// `content-type` here replaces the one the method chose. In a proxied request a `null`
 /// value stays null: the client's field of that name is removed.
-fn checkedHeaders(vm: *Vm, headers: Value, message: Message) Vm.Error!Value {
+fn checkedHeaders(vm: *Vm, headers_in: Value, message: Message) Vm.Error!Value {
+    var headers = headers_in;
+    if (headers.isObject() and builtins.headers.isHeaders(headers.asObject())) {
+        // A Headers: a response keeps a copy (Set-Cookie's values stay apart); a proxied
+        // request takes its fields as a record, checked below like any other.
+        if (message == .response) {
+            const copy = try builtins.headers.fromInit(vm, headers);
+            try refuseReserved(vm, copy);
+            return copy;
+        }
+        headers = Value.obj(try builtins.headers.toRecord(vm, headers.asObject()));
+    }
     if (!headers.isObject() or headers.asObject().kind != .plain) {
         return vm.throwMessage(.type_error, "Response: init.headers must be an object of field names and values");
     }

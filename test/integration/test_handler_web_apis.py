@@ -43,6 +43,11 @@ export default async function handler(request) {
     const [user, pass] = atob(auth.replace(/^Basic /, "")).split(":");
     return Response.json({ user, pass, token: btoa(user + "!"), id: crypto.randomUUID() });
   }
+  if (path === "/helper-headers") {
+    const h = new Headers([["set-cookie", "a=1"], ["set-cookie", "b=2"], ["x-k", "v"]]);
+    return Response.json({ ok: 1 }, { status: 203, headers: h });
+  }
+  if (path === "/helper-reserved") return Response.text("x", { headers: new Headers({ connection: "close" }) });
   if (path === "/module-read") return Response.json({ h: H.get("a"), p: P.get("a"), c: structuredClone(P) });
   if (path === "/module-headers") { H.append("a", "2"); return new Response("x"); }
   if (path === "/module-params") { P.sort(); return new Response("x"); }
@@ -81,6 +86,10 @@ def test_new_response_with_headers_is_written_as_node_would_send_it(sluice, tmp_
     assert r.header("a") == "2", r
     r = get(sluice.port, "/nope")
     assert (r.status, r.body) == (404, b"not found"), r
+    # The helpers take a Headers too.
+    r = get(sluice.port, "/helper-headers")
+    assert (r.status, r.json(), r.header("content-type")) == (203, {"ok": 1}, "application/json"), r
+    assert r.header_all("set-cookie") == ["a=1", "b=2"] and r.header("x-k") == "v", r
 
 
 def test_response_text_json_and_instanceof(sluice, tmp_path):
@@ -104,6 +113,7 @@ def test_fields_sluice_writes_are_refused_at_the_call_and_when_written(sluice, t
     start(sluice, tmp_path)
     cases = [("/reserved", "handler_exception", "content-length is written by sluice"),
              ("/reserved-later", "handler_not_a_response", ""),
+             ("/helper-reserved", "handler_exception", "connection is written by sluice"),
              ("/bad-status", "handler_exception", "must be in the range of 200 to 599")]
     for target, reason, text in cases:
         time.sleep(1.1)  # One log line per reason per second.
@@ -142,3 +152,42 @@ def test_base64_and_uuid_in_a_handler(sluice, tmp_path):
         assert uuid.UUID(body["id"]).version == 4
         ids.add(body["id"])
     assert len(ids) == 3
+
+
+EDGE = """\
+export default function handler(request) {
+  const headers = new Headers(request.headers);
+  headers.set("X-User", atob("YWRh"));
+  headers.delete("cookie");
+  const keep = new Headers([["x-user", "ada"], ["x-user", "bob"]]);
+  if (request.path === "/joined") return Response.proxy("web", { headers: keep });
+  if (request.path === "/reserved") return Response.proxy("web", { headers: new Headers({ "x-forwarded-for": "10.0.0.1" }) });
+  return Response.proxy("web", { headers: { "x-user": headers.get("x-user") } });
+}
+"""
+
+EDGE_SITE = """\
+.{
+    .listen = "127.0.0.1:0",
+    .handlers = .{ .edge = "edge.js" },
+    .pools = .{ .web = .{ .backends = .{ "BACKEND" } } },
+    .routes = .{ .{ .handler = "edge" } },
+}
+"""
+
+
+def test_response_proxy_takes_a_headers(sluice, make_backend, tmp_path):
+    """`Response.proxy(pool, { headers })` with a Headers: its fields go to the backend, a
+    name's values joined with ", "; a field sluice writes is refused as from a record."""
+    from client import Echoed
+    backend = make_backend(name="web1")
+    (tmp_path / "edge.js").write_text(EDGE)
+    config = tmp_path / "site.zon"
+    config.write_text(EDGE_SITE.replace("BACKEND", backend.address))
+    sluice.start_config(config)
+    e = Echoed(get(sluice.port, "/", headers=[("Cookie", "s=1")]))
+    assert e.header("x-user") == "ada", e.headers
+    e = Echoed(get(sluice.port, "/joined"))
+    assert e.header("x-user") == "ada, bob", e.headers
+    r = get(sluice.port, "/reserved")
+    assert r.status == 500 and len(backend.requests) == 2, r

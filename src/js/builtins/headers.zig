@@ -424,6 +424,18 @@ pub fn fields(o: *object.Object) Fields {
     return .{ .entries = object.mapOf(o).slice() };
 }
 
+/// A plain object of the fields, each name's values joined with ", " (what `get` gives).
+pub fn toRecord(vm: *Vm, o: *object.Object) Error!*object.Object {
+    const record = try vm.newObject(0);
+    for (object.mapOf(o).slice()) |e| {
+        if (e.key.eqlBits(Value.hole)) continue;
+        try vm.charge(meter.elementsCost(1));
+        const value = try combined(vm, e.value);
+        record.properties.put(vm.heap, e.key.asString(), Value.string(value)) catch return vm.outOfMemory();
+    }
+    return record;
+}
+
 /// Whether a Headers has a field of this lower-cased name.
 pub fn hasName(o: *object.Object, lower_name: []const u8) bool {
     var it = fields(o);
