@@ -351,7 +351,6 @@ pub fn toPropertyKey(vm: *Vm, v: Value) Error!*String {
 }
 
 pub fn typeOf(vm: *Vm, v: Value) *String {
-    _ = vm;
     if (v.isNumber()) return names.string("number");
     if (v.isString()) return names.string("string");
     if (v.is(.symbol)) return names.string("symbol");
@@ -360,7 +359,8 @@ pub fn typeOf(vm: *Vm, v: Value) *String {
         if (v.isNull()) return names.string("object");
         return names.string("undefined");
     }
-    if (isCallable(v)) return names.string("function");
+    // A host's constructor (a handler's Response) is a function too.
+    if (isCallable(v) or builtins.isHostConstructor(vm, v)) return names.string("function");
     return names.string("object");
 }
 

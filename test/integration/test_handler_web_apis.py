@@ -32,7 +32,7 @@ export default async function handler(request) {
   if (path === "/self") {
     const r = new Response('{"n": 41}', { status: 202 });
     const n = (await r.json()).n + 1;
-    return Response.json({ n, text: await r.text(), is: r instanceof Response, plain: Response.text("") instanceof Response, obj: {} instanceof Response });
+    return Response.json({ n, text: await r.text(), is: r instanceof Response, plain: Response.text("") instanceof Response, obj: {} instanceof Response, type: typeof Response });
   }
   if (path === "/bad-json") return Response.text(String(await new Response("{").json()));
   if (path === "/reserved") return new Response("x", { headers: { "Content-Length": "9" } });
@@ -94,11 +94,11 @@ def test_new_response_with_headers_is_written_as_node_would_send_it(sluice, tmp_
 
 def test_response_text_json_and_instanceof(sluice, tmp_path):
     """`text()` and `json()` are promises of the body; `instanceof Response` holds for what
-    the constructor and the helpers make; a malformed body rejects with its SyntaxError."""
+    the constructor and the helpers make, and `typeof Response` is "function"; a malformed body rejects with its SyntaxError."""
     start(sluice, tmp_path)
     r = get(sluice.port, "/self")
     assert r.status == 200 and r.json() == {"n": 42, "text": '{"n": 41}', "is": True, "plain": True,
-                                            "obj": False}, r
+                                            "obj": False, "type": "function"}, r
     mark = sluice.mark()
     r = get(sluice.port, "/bad-json")
     assert r.status == 500, r
