@@ -82,6 +82,8 @@ pub const files = .{
     @import("demo/Backend.zig"),
     @import("js/js.zig"),
     @import("js/builtins/dates.zig"),
+    @import("js/builtins/webcrypto.zig"),
+    @import("js/builtins/urlsearchparams.zig"),
     @import("handler/Handler.zig"),
     @import("handler/Instance.zig"),
     @import("handler/host.zig"),

@@ -487,7 +487,9 @@ fn writeResponse(v: Value, reply: Reply, out: []u8) error{ WriteFailed, NotAResp
     }
     if (headers) |h| {
         if (!h.isObject()) return error.NotAResponse;
-        for (h.asObject().properties.slice()) |property| {
+        if (js.builtins.headers.isHeaders(h.asObject())) {
+            try writeHeadersObject(&w, h.asObject());
+        } else for (h.asObject().properties.slice()) |property| {
             if (property.key.flags.wide or !property.value.isString()) return error.NotAResponse;
             try writeField(&w, property.key.latin1(), property.value.asString());
         }
@@ -556,10 +558,25 @@ pub fn failProxy(handler: *Handler, failure: Failure, now_ns: u64, subject: []co
 
 /// Whether the headers object has a field of this (lower-case) name, in any case.
 fn hasField(headers: Value, name: []const u8) bool {
+    if (js.builtins.headers.isHeaders(headers.asObject())) return js.builtins.headers.hasName(headers.asObject(), name);
     for (headers.asObject().properties.slice()) |property| {
         if (!property.key.flags.wide and std.ascii.eqlIgnoreCase(property.key.latin1(), name)) return true;
     }
     return false;
+}
+
+/// The fields of a `new Response`'s Headers (which the handler may have changed since the
+/// constructor checked them): a line per value, each checked as `writeField` checks it, so
+/// that Set-Cookie's values stay apart (RFC 9110 section 5.3).
+fn writeHeadersObject(w: *std.Io.Writer, headers: *object.Object) error{ WriteFailed, NotAResponse }!void {
+    var fields = js.builtins.headers.fields(headers);
+    while (fields.next()) |f| {
+        if (f.name.flags.wide) return error.NotAResponse;
+        for (f.values) |v| {
+            if (!v.isString()) return error.NotAResponse;
+            try writeField(w, f.name.latin1(), v.asString());
+        }
+    }
 }
 
 /// A field, checked again as it is written: the natives checked what they were given

@@ -34,14 +34,23 @@ pub const host: builtins.Host = .{
         .{ .name = "proxy", .length = 1, .func = proxy },
         // Not a member of `Response`: the `json` method of each request (`Handler.zig`).
         .{ .name = "json", .length = 0, .func = requestJson },
+        // `new Response(body, init)`, and the `text` and `json` methods of what it makes.
+        .{ .name = "Response", .length = 0, .func = construct },
+        .{ .name = "text", .length = 0, .func = responseText },
+        .{ .name = "json", .length = 0, .func = responseJson },
     },
-    .objects = &.{.{ .name = "Response", .members = &.{
-        .{ .name = "json", .native = 0 },
-        .{ .name = "text", .native = 1 },
-        .{ .name = "html", .native = 2 },
-        .{ .name = "redirect", .native = 3 },
-        .{ .name = "proxy", .native = 4 },
-    } }},
+    .objects = &.{.{
+        .name = "Response",
+        .members = &.{
+            .{ .name = "json", .native = 0 },
+            .{ .name = "text", .native = 1 },
+            .{ .name = "html", .native = 2 },
+            .{ .name = "redirect", .native = 3 },
+            .{ .name = "proxy", .native = 4 },
+        },
+        .construct = construct_native,
+        .instances_class = response_class,
+    }},
     .class_names = &.{"Response"},
 };
 
@@ -133,6 +142,110 @@ fn requestJson(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
     return js.Engine.parseJson(vm, body);
 }
 
+const construct_native: u16 = 6;
+const response_text_native: u16 = 7;
+const response_json_native: u16 = 8;
+
+/// The Content-Type the Fetch standard gives a string body.
+pub const content_type_fetch_text = "text/plain;charset=UTF-8";
+
+/// `new Response(body?, init?)`, as the Fetch standard has it for the bodies the language
+/// has: a string (anything else is converted to one, as WebIDL's USVString converts it;
+/// `text/plain;charset=UTF-8`), or none (null or undefined: an empty body and no
+/// Content-Type). `init.status` is checked as node checks it, and `init.headers` becomes a
+/// `Headers` (from a Headers, pairs or a record) of which none is a field sluice writes. The
+/// object also has `text()` and `json()`, promises of its body as node's have.
+fn construct(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
+    _ = this;
+    const body_arg = builtins.arg(args, 0);
+    const init = builtins.arg(args, 1);
+    var status: f64 = 200;
+    var headers = Value.undefined_value;
+    if (!init.isNullish()) {
+        if (!init.isObject()) {
+            return vm.throwMessage(.type_error, "Response constructor: Expected init to be a dictionary.");
+        }
+        if (try initMember(vm, init, "status")) |s| {
+            status = try ops.toNumber(vm, s);
+            if (@trunc(status) != status or status < 200 or status > 599) {
+                return vm.throwMessage(.range_error, "init[\"status\"] must be in the range of 200 to 599, inclusive.");
+            }
+        }
+        if (try initMember(vm, init, "headers")) |h| headers = try builtins.headers.fromInit(vm, h);
+    }
+    if (headers.isUndefined()) headers = try builtins.headers.fromInit(vm, Value.undefined_value);
+    try refuseReserved(vm, headers);
+    const response = try vm.newObject(6);
+    response.class = response_class;
+    try put(vm, response, .status, Value.number(status));
+    if (body_arg.isNullish()) {
+        try put(vm, response, .body, Value.string(try vm.newLatin1("")));
+    } else {
+        try put(vm, response, .body, Value.string(try ops.toString(vm, body_arg)));
+        try put(vm, response, .type, Value.string(try vm.newLatin1(content_type_fetch_text)));
+    }
+    try put(vm, response, .headers, headers);
+    try putHidden(vm, response, "text", Value.native(builtins.natives_count + response_text_native));
+    try putHidden(vm, response, "json", Value.native(builtins.natives_count + response_json_native));
+    return Value.obj(response);
+}
+
+/// A TypeError at the call for a field of a response's Headers that sluice writes itself.
+fn refuseReserved(vm: *Vm, headers: Value) Vm.Error!void {
+    var fields = builtins.headers.fields(headers.asObject());
+    while (fields.next()) |f| {
+        if (isReservedIn(.response, f.name.latin1())) |reserved| {
+            return vm.throwFmt(.type_error, "Response: {s} is written by sluice, not by a handler", .{reserved});
+        }
+    }
+}
+
+/// `init[name]`, read as WebIDL reads a dictionary member (getters run, inherited members
+/// count); null when undefined.
+fn initMember(vm: *Vm, init: Value, comptime name: []const u8) Vm.Error!?Value {
+    const v = try ops.getField(vm, init, try vm.newLatin1(name));
+    return if (v.isUndefined()) null else v;
+}
+
+/// `response.text()`: a promise of the body's text.
+fn responseText(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
+    _ = args;
+    const body = try responseBody(vm, this, "text");
+    return Value.obj(&(try builtins.promises.promiseResolve(vm, body)).object);
+}
+
+/// `response.json()`: a promise of JSON.parse of the body, rejected with its SyntaxError.
+fn responseJson(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
+    _ = args;
+    const body = try responseBody(vm, this, "json");
+    const p = try builtins.promises.newPromise(vm);
+    if (js.Engine.parseJson(vm, body)) |parsed| {
+        try builtins.promises.resolvePromise(vm, p, parsed);
+    } else |err| switch (err) {
+        error.Throw => {
+            const reason = vm.exception;
+            vm.exception = Value.undefined_value;
+            try builtins.promises.rejectPromise(vm, p, reason);
+        },
+        else => |e| return e,
+    }
+    return Value.obj(&p.object);
+}
+
+fn responseBody(vm: *Vm, this: Value, comptime method: []const u8) Vm.Error!Value {
+    if (!this.isObject() or this.asObject().class != response_class) {
+        return vm.throwMessage(.type_error, "Response." ++ method ++ ": call it on a Response");
+    }
+    const body = own(this, "body") orelse Value.undefined_value;
+    if (!body.isString()) return vm.throwMessage(.type_error, "Response." ++ method ++ ": the Response's body is not a string");
+    return body;
+}
+
+fn putHidden(vm: *Vm, o: *object.Object, comptime name: []const u8, v: Value) Vm.Error!void {
+    const key = try vm.newLatin1(name);
+    o.properties.define(vm.heap, key, v, object.PropertyFlags.hidden) catch return vm.outOfMemory();
+}
+
 /// `Response.proxy(pool, { path, headers }?)`: the request goes on to the pool named, with its
 /// balancing, health checks and retries, its target replaced by `path` (an origin-form target:
 /// "/" and target bytes) and `headers` replacing or adding fields. Whether the pool exists is
@@ -219,7 +332,18 @@ pub const Message = enum { response, request };
 /// token, a value a field can carry, and none of the fields sluice writes itself. A
 /// `content-type` here replaces the one the method chose. In a proxied request a `null`
 /// value stays null: the client's field of that name is removed.
-fn checkedHeaders(vm: *Vm, headers: Value, message: Message) Vm.Error!Value {
+fn checkedHeaders(vm: *Vm, headers_in: Value, message: Message) Vm.Error!Value {
+    var headers = headers_in;
+    if (headers.isObject() and builtins.headers.isHeaders(headers.asObject())) {
+        // A Headers: a response keeps a copy (Set-Cookie's values stay apart); a proxied
+        // request takes its fields as a record, checked below like any other.
+        if (message == .response) {
+            const copy = try builtins.headers.fromInit(vm, headers);
+            try refuseReserved(vm, copy);
+            return copy;
+        }
+        headers = Value.obj(try builtins.headers.toRecord(vm, headers.asObject()));
+    }
     if (!headers.isObject() or headers.asObject().kind != .plain) {
         return vm.throwMessage(.type_error, "Response: init.headers must be an object of field names and values");
     }

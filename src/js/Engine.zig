@@ -584,10 +584,10 @@ test "engine: a host function on the request (request.json()) parses the body, a
 
 const StackJob = struct {
     engine: *Engine,
-    results: [3]?object.ErrorKind = @splat(null),
+    results: [4]?object.ErrorKind = @splat(null),
 
     fn run(job: *StackJob) void {
-        const names_list = [_][]const u8{ "viaMap", "deepJson", "deepParse" };
+        const names_list = [_][]const u8{ "viaMap", "deepJson", "deepClone", "deepParse" };
         for (names_list, 0..) |name, i| {
             job.engine.beginRequest();
             const outcome = job.engine.call(job.engine.exportValue(name).?, &.{});
@@ -603,6 +603,8 @@ test "engine: recursion through builtins stops at the native stack limit on a wo
     const source =
         \\export function viaMap(n = 100000) { return n === 0 ? 0 : [n].map(x => viaMap(x - 1))[0] + 1 }
         \\export function deepJson() { let v = []; for (let i = 0; i < 100000; i++) v = [v]; return JSON.stringify(v).length }
+        \\export function deepClone() { let v = []; for (let i = 0; i < 100000; i++) v = [v]; return structuredClone(v) }
+        \\// JSON.parse does not recurse: it parses what the others cannot walk.
         \\export function deepParse() { return JSON.parse("[".repeat(50000) + "]".repeat(50000)) }
     ;
     var failure: Compiler.Failure = undefined;
@@ -615,7 +617,8 @@ test "engine: recursion through builtins stops at the native stack limit on a wo
     // The size of a sluice worker's stack.
     const thread = try std.Thread.spawn(.{ .stack_size = 256 * 1024 }, StackJob.run, .{&job});
     thread.join();
-    for (job.results) |r| try std.testing.expectEqual(@as(?object.ErrorKind, .range_error), r);
+    for (job.results[0..3]) |r| try std.testing.expectEqual(@as(?object.ErrorKind, .range_error), r);
+    try std.testing.expectEqual(@as(?object.ErrorKind, null), job.results[3]);
 }
 
 test "engine: a compile error's message outlives the compiler's memory" {

@@ -79,6 +79,9 @@ host_globals: []Value,
 out: *std.Io.Writer,
 err_out: *std.Io.Writer,
 random_state: u64,
+/// crypto.randomUUID's generator (builtins/webcrypto.zig): seeded from the kernel on first
+/// use, so an engine that never asks pays no system call.
+csprng: ?std.Random.ChaCha = null,
 /// The microtask queue (builtins/promises.zig), in the run's heap.
 jobs_head: ?*object.Job = null,
 jobs_tail: ?*object.Job = null,

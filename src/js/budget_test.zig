@@ -22,6 +22,11 @@ const inputs =
     \\for (let i = 0; i < 2000; i++) O["k" + i] = i;
     \\const M = new Map();
     \\for (let i = 0; i < N; i++) { M.set(i, i); M.delete(i); }
+    \\const B64 = "QUJD".repeat(N / 4);
+    \\const Q = "a=b&".repeat(N / 4);
+    \\const P = new URLSearchParams(Q);
+    \\const HP = [];
+    \\for (let i = 0; i < 2000; i++) HP.push(["x-" + i, "v"]);
     \\export function base() { return 0 }
     \\
 ;
@@ -89,6 +94,12 @@ const cases = [_]Case{
     .{ .name = "console.log", .body = "console.log(O); return 0", .ticks_min = 2000 * 8 },
     .{ .name = "toFixed", .body = "return (1.5e20).toFixed(100).length", .ticks_min = 16 * 120 },
     .{ .name = "toString(3)", .body = "return (1.7976931348623157e308).toString(3).length", .ticks_min = 16 * 600 },
+    .{ .name = "atob", .body = "return atob(B64).length", .ticks_min = n },
+    .{ .name = "btoa", .body = "return btoa(S).length", .ticks_min = n },
+    .{ .name = "URLSearchParams parse", .body = "return new URLSearchParams(Q).size", .ticks_min = n },
+    .{ .name = "URLSearchParams toString", .body = "return P.toString().length", .ticks_min = n },
+    .{ .name = "Headers from pairs", .body = "return new Headers(HP).has('x-1')", .ticks_min = 2 * 2000 },
+    .{ .name = "structuredClone", .body = "return structuredClone(A).length", .ticks_min = n },
     // 2,000 integer keys inserted from the highest down: each moves the ones before it.
     .{ .name = "integer keys", .body = "const o = {}; for (let i = 2000; i > 0; i--) o[i] = i; return 0", .ticks_min = 2000 * 1999 / 2 },
 };

@@ -34,6 +34,11 @@ pub const generators = @import("builtins/generators.zig");
 pub const promises = @import("builtins/promises.zig");
 pub const regexps = @import("builtins/regexps.zig");
 pub const dates = @import("builtins/dates.zig");
+pub const base64 = @import("builtins/base64.zig");
+pub const webcrypto = @import("builtins/webcrypto.zig");
+pub const headers = @import("builtins/headers.zig");
+pub const urlsearchparams = @import("builtins/urlsearchparams.zig");
+pub const structured_clone = @import("builtins/structured_clone.zig");
 
 pub const NativeFn = *const fn (vm: *Vm, this: Value, args: []const Value) Error!Value;
 
@@ -75,6 +80,9 @@ pub const Class = enum {
     promise_proto,
     regexp_proto,
     date_proto,
+    crypto,
+    headers_proto,
+    urlsearchparams_proto,
     empty,
 };
 
@@ -311,6 +319,26 @@ fn entries(class: Class) []const Entry {
             nat("toString", 0, symbols.toStringMethod),
             nat("valueOf", 0, symbols.valueOf),
         },
+        .crypto => &.{
+            nat("randomUUID", 0, webcrypto.randomUUID),
+        },
+        .headers_proto => &.{
+            nat("append", 2, headers.append),      nat("delete", 1, headers.delete),
+            nat("get", 1, headers.get),            nat("getSetCookie", 0, headers.getSetCookie),
+            nat("has", 1, headers.has),            nat("set", 2, headers.set),
+            nat("forEach", 1, headers.forEach),    nat("keys", 0, headers.keys),
+            nat("values", 0, headers.values),      nat("entries", 0, headers.entries),
+            nat("@@iterator", 0, headers.entries),
+        },
+        .urlsearchparams_proto => &.{
+            nat("append", 2, urlsearchparams.append),      nat("delete", 1, urlsearchparams.delete),
+            nat("get", 1, urlsearchparams.get),            nat("getAll", 1, urlsearchparams.getAll),
+            nat("has", 1, urlsearchparams.has),            nat("set", 2, urlsearchparams.set),
+            nat("sort", 0, urlsearchparams.sort),          nat("toString", 0, urlsearchparams.toStringMethod),
+            nat("forEach", 1, urlsearchparams.forEach),    nat("keys", 0, urlsearchparams.keys),
+            nat("values", 0, urlsearchparams.values),      nat("entries", 0, urlsearchparams.entries),
+            nat("@@iterator", 0, urlsearchparams.entries),
+        },
         .empty => &.{},
     };
 }
@@ -335,6 +363,8 @@ pub const Instances = union(enum) {
     kind: object.Kind,
     error_kind: object.ErrorKind,
     any_error,
+    /// Objects with this builtin prototype on their chain (a Headers).
+    prototype: []const u8,
 };
 
 fn ctor(comptime name: []const u8, comptime length: u8, comptime func: NativeFn) Native {
@@ -345,6 +375,11 @@ pub const builtin_objects = [_]BuiltinObject{
     .{ .name = "Math", .class = .math },
     .{ .name = "JSON", .class = .json },
     .{ .name = "console", .class = .console },
+    .{ .name = "crypto", .class = .crypto },
+    .{ .name = "Headers", .prototype = "%Headers.prototype%", .class = .empty, .call = ctor("Headers", 0, headers.requireNew), .construct = ctor("Headers", 0, headers.construct), .instances = .{ .prototype = "%Headers.prototype%" } },
+    .{ .name = "%Headers.prototype%", .class = .headers_proto, .constructor_of = "Headers" },
+    .{ .name = "URLSearchParams", .prototype = "%URLSearchParams.prototype%", .class = .empty, .call = ctor("URLSearchParams", 0, urlsearchparams.requireNew), .construct = ctor("URLSearchParams", 0, urlsearchparams.construct), .instances = .{ .prototype = "%URLSearchParams.prototype%" } },
+    .{ .name = "%URLSearchParams.prototype%", .class = .urlsearchparams_proto, .constructor_of = "URLSearchParams" },
     .{ .name = "Object", .prototype = "%Object.prototype%", .class = .object_ctor, .call = ctor("Object", 1, objects.construct), .construct = ctor("Object", 1, objects.construct), .instances = .any_object },
     .{ .name = "Array", .prototype = "%Array.prototype%", .class = .array_ctor, .call = ctor("Array", 1, array.construct), .construct = ctor("Array", 1, array.construct), .instances = .{ .kind = .array } },
     .{ .name = "String", .prototype = "%String.prototype%", .class = .string_ctor, .call = ctor("String", 1, globals_fns.stringCall) },
@@ -397,6 +432,9 @@ const global_functions = [_]Native{
     .{ .name = "encodeURI", .length = 1, .func = globals_fns.encodeURI },
     .{ .name = "decodeURI", .length = 1, .func = globals_fns.decodeURI },
     .{ .name = "queueMicrotask", .length = 1, .func = promises.queueMicrotask },
+    .{ .name = "atob", .length = 1, .func = base64.atob },
+    .{ .name = "btoa", .length = 1, .func = base64.btoa },
+    .{ .name = "structuredClone", .length = 2, .func = structured_clone.structuredClone },
 };
 
 pub const globals_count: u16 = builtin_objects.len + global_functions.len;
@@ -684,19 +722,38 @@ pub fn construct(vm: *Vm, callee: Value, args: []const Value) Error!Value {
             return layout.natives[layout.constructs[id]].func(vm, Value.undefined_value, args);
         }
     }
+    if (callee.is(.builtin) and callee.payload() >= builtin_objects.len) {
+        const host_id = callee.payload() - builtin_objects.len;
+        if (host_id < vm.host.objects.len) if (vm.host.objects[host_id].construct) |n| {
+            return vm.host.natives[n].func(vm, Value.undefined_value, args);
+        };
+    }
     return vm.throwFmt(.type_error, "{f} is not a constructor", .{ops.ShortFormat{ .vm = vm, .v = callee }});
 }
 
-pub fn isInstance(id: u32, v: Value) bool {
-    if (id >= builtin_objects.len) return false;
+/// Whether `v` is a host object that `new` makes instances of (a handler's Response).
+pub fn isHostConstructor(vm: *Vm, v: Value) bool {
+    if (!v.is(.builtin) or v.payload() < builtin_objects.len) return false;
+    const host_id = v.payload() - builtin_objects.len;
+    return host_id < vm.host.objects.len and vm.host.objects[host_id].construct != null;
+}
+
+pub fn isInstance(vm: *Vm, id: u32, v: Value) bool {
     if (!v.is(.object)) return false;
     const o = v.asObject();
+    if (id >= builtin_objects.len) {
+        const host_id = id - builtin_objects.len;
+        if (host_id >= vm.host.objects.len) return false;
+        const class = vm.host.objects[host_id].instances_class;
+        return class != 0 and o.class == class;
+    }
     return switch (builtin_objects[id].instances) {
         .none => false,
         .any_object => true,
         .kind => |k| o.kind == k,
         .any_error => o.kind == .error_object,
         .error_kind => |k| o.kind == .error_object and o.as(object.ErrorObject).error_kind == k,
+        .prototype => |p| ops.inherits(v, Value.builtin(builtinIdRuntime(p).?)),
     };
 }
 
@@ -729,6 +786,11 @@ pub const HostMember = struct {
 pub const HostObject = struct {
     name: []const u8,
     members: []const HostMember,
+    /// What `new Name(...)` runs: an index into the host's `natives` (none: not a
+    /// constructor).
+    construct: ?u16 = null,
+    /// The host class (`Object.class`) of the objects `instanceof Name` accepts (0: none).
+    instances_class: u16 = 0,
 };
 
 /// What an embedder adds to the language: global objects whose methods are its natives.

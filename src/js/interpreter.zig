@@ -590,7 +590,7 @@ fn execute(vm: *Vm) Error!Value {
                     locals = stack + frame.base;
                     continue;
                 }
-                if (!classes.isConstructor(callee)) return throwNotConstructorAt(vm, callee, frame.function, pc);
+                if (!classes.isConstructor(callee) and !builtins.isHostConstructor(vm, callee)) return throwNotConstructorAt(vm, callee, frame.function, pc);
                 stack[sp - argc - 1] = try builtins.construct(vm, callee, stack[sp - argc .. sp]);
                 sp -= argc;
                 pc += 2;

@@ -117,12 +117,17 @@ pub const list = [_][]const u8{
     "setUTCMinutes",            "setUTCSeconds",             "setUTCMilliseconds", "toISOString",
     "toUTCString",              "toGMTString",               "toDateString",       "toTimeString",
     "toLocaleDateString",       "toLocaleTimeString",        "getYear",
+    // Web APIs.
+               "atob",
+    "btoa",                     "crypto",                    "randomUUID",         "code",
+    "Headers",                  "getSetCookie",              "set-cookie",         ", ",
+    "append",                   "URLSearchParams",           "getAll",             "structuredClone",
     // The well-known symbols: their statics are symbol keys (symbol.zig), equal to no
     // string, and `lookup` never finds them.
-               "@@iterator",
-    "@@asyncIterator",          "@@toPrimitive",             "@@toStringTag",      "@@hasInstance",
-    "@@isConcatSpreadable",     "@@match",                   "@@matchAll",         "@@replace",
-    "@@search",                 "@@species",                 "@@split",            "@@unscopables",
+    "@@iterator",               "@@asyncIterator",           "@@toPrimitive",      "@@toStringTag",
+    "@@hasInstance",            "@@isConcatSpreadable",      "@@match",            "@@matchAll",
+    "@@replace",                "@@search",                  "@@species",          "@@split",
+    "@@unscopables",
 };
 
 /// Whether a name is a well-known symbol's ("@@iterator" is Symbol.iterator).

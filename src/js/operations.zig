@@ -258,7 +258,12 @@ fn defaultString(vm: *Vm, o: *Object) Error!*String {
             const f = o.as(object.Closure).function;
             return vm.newString(vm.program.source[f.source_start..f.source_end]);
         },
-        .map => return names.string("[object Map]"),
+        .map => return if (builtins.headers.isHeaders(o))
+            vm.newLatin1("[object Headers]")
+        else if (builtins.urlsearchparams.isSearchParams(o))
+            (try builtins.urlsearchparams.toStringMethod(vm, Value.obj(o), &.{})).asString()
+        else
+            names.string("[object Map]"),
         .set => return names.string("[object Set]"),
         .bound_function => return vm.newLatin1("function () { [native code] }"),
         .accessor => return names.string("[object Object]"),
@@ -346,7 +351,6 @@ pub fn toPropertyKey(vm: *Vm, v: Value) Error!*String {
 }
 
 pub fn typeOf(vm: *Vm, v: Value) *String {
-    _ = vm;
     if (v.isNumber()) return names.string("number");
     if (v.isString()) return names.string("string");
     if (v.is(.symbol)) return names.string("symbol");
@@ -355,7 +359,8 @@ pub fn typeOf(vm: *Vm, v: Value) *String {
         if (v.isNull()) return names.string("object");
         return names.string("undefined");
     }
-    if (isCallable(v)) return names.string("function");
+    // A host's constructor (a handler's Response) is a function too.
+    if (isCallable(v) or builtins.isHostConstructor(vm, v)) return names.string("function");
     return names.string("object");
 }
 
@@ -463,6 +468,11 @@ pub fn instanceOf(vm: *Vm, v: Value, constructor: Value) Error!bool {
     if (!(constructor.is(.object) or constructor.is(.builtin) or constructor.is(.native))) {
         return vm.throwMessage(.type_error, "Right-hand side of 'instanceof' is not an object");
     }
+    // A host's constructor (a handler's Response) is no builtin function, but its instances
+    // are known by their class.
+    if (constructor.is(.builtin) and constructor.payload() >= builtins.builtin_objects.len) {
+        return builtins.isInstance(vm, @intCast(constructor.payload()), v);
+    }
     if (!isCallable(constructor)) {
         return vm.throwMessage(.type_error, "Right-hand side of 'instanceof' is not callable");
     }
@@ -475,7 +485,7 @@ pub fn instanceOf(vm: *Vm, v: Value, constructor: Value) Error!bool {
         return inherits(v, prototype);
     }
     if (!constructor.is(.builtin)) return false; // A builtin function that is no constructor.
-    return builtins.isInstance(@intCast(constructor.payload()), v);
+    return builtins.isInstance(vm, @intCast(constructor.payload()), v);
 }
 
 /// Whether `prototype` is on v's prototype chain.
@@ -563,7 +573,8 @@ pub fn hasProperty(vm: *Vm, obj: Value, key_value: Value) Error!bool {
         .error_object => if (key.eqlLatin1("message") or key.eqlLatin1("name") or key.eqlLatin1("stack") or
             (key.eqlLatin1("cause") and !o.as(object.ErrorObject).cause.eqlBits(Value.hole))) return true,
         .closure => if (key.eqlLatin1("name") or key.eqlLatin1("length") or isPoisoned(key)) return true,
-        .map, .set => if (key.eqlLatin1("size")) return true,
+        .map => if (key.eqlLatin1("size") and !builtins.headers.isHeaders(o)) return true,
+        .set => if (key.eqlLatin1("size")) return true,
         else => {},
     }
     if (key.eqlLatin1("constructor")) return true;
@@ -640,7 +651,9 @@ fn hasIntrinsic(o: *Object, key: *String) bool {
         .array => key.arrayIndex() != null or names.is(key, "length"),
         .closure => names.is(key, "name") or names.is(key, "length"),
         .error_object => names.is(key, "message") or names.is(key, "stack") or names.is(key, "cause"),
-        .map, .set => names.is(key, "size"),
+        // A Headers is a Map inside (builtins/headers.zig) but has no size.
+        .map => names.is(key, "size") and !builtins.headers.isHeaders(o),
+        .set => names.is(key, "size"),
         .regexp => builtins.regexps.isField(key),
         else => false,
     };
@@ -668,7 +681,11 @@ fn getObjectField(vm: *Vm, o: *Object, key: *String) Error!Value {
             if (names.is(key, "cause") and !e.cause.eqlBits(Value.hole)) return e.cause;
         },
         .map, .set => {
-            if (names.is(key, "size")) return Value.number(@floatFromInt(object.mapOf(o).live));
+            if (names.is(key, "size")) {
+                // A URLSearchParams keeps its pairs in one entry (builtins/urlsearchparams.zig).
+                if (builtins.urlsearchparams.isSearchParams(o)) return Value.number(@floatFromInt(builtins.urlsearchparams.size(o)));
+                return Value.number(@floatFromInt(object.mapOf(o).live));
+            }
         },
         .iterator, .accessor, .generator, .promise, .date => {},
         .regexp => if (try builtins.regexps.field(vm, o.as(object.RegExpObject), key)) |v| return v,

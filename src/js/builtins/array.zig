@@ -298,6 +298,8 @@ pub fn includes(vm: *Vm, this: Value, args: []const Value) Error!Value {
 
 pub fn indexOf(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const a = try thisArray(vm, this, "indexOf");
+    // As includes: an empty array answers before its fromIndex is converted.
+    if (a.len == 0) return Value.number(-1);
     const target = arg(args, 0);
     const start = try relative(vm, arg(args, 1), a.len, 0);
     for (start..a.len) |i| {

@@ -153,7 +153,7 @@ fn now() f64 {
 // ---------------------------------------------------------------------------------------
 // Construction.
 
-fn newDate(vm: *Vm, t: f64) Error!Value {
+pub fn newDate(vm: *Vm, t: f64) Error!Value {
     const d = vm.heap.create(DateObject) catch return vm.outOfMemory();
     d.* = .{ .object = .{ .kind = .date }, .time = t };
     return Value.obj(&d.object);

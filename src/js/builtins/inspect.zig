@@ -163,8 +163,23 @@ pub const Inspector = struct {
         var base: []const u8 = "";
         var braces: [2][]const u8 = .{ "{", "}" };
         var extras: Extras = .object;
-        const keys = try in.visibleProperties(o);
+        if (builtins.urlsearchparams.isSearchParams(o)) return in.formatSearchParams(o, recurse_times);
+        const is_headers = builtins.headers.isHeaders(o);
+        const keys = if (is_headers)
+            try builtins.headers.inspectProperties(o, in.gpa)
+        else
+            try in.visibleProperties(o);
         switch (o.kind) {
+            .map => if (is_headers) {
+                // node shows undici's list as an object: `Headers { a: '1' }`.
+                if (keys.len == 0) return "Headers {}";
+                braces[0] = "Headers {";
+            } else {
+                const m = object.mapOf(o);
+                const prefix = try in.print("Map({d}) ", .{m.live});
+                if (m.live == 0 and keys.len == 0) return in.print("{s}{{}}", .{prefix});
+                braces[0] = try in.print("{s}{{", .{prefix});
+            },
             .promise => {
                 const p = o.as(object.Promise);
                 const shown = switch (p.state) {
@@ -209,9 +224,9 @@ pub const Inspector = struct {
                 if (a.len == 0 and keys.len == 0) return "[]";
                 extras = .array;
             },
-            .map, .set => {
+            .set => {
                 const m = object.mapOf(o);
-                const prefix = try in.print("{s}({d}) ", .{ if (o.kind == .map) "Map" else "Set", m.live });
+                const prefix = try in.print("Set({d}) ", .{m.live});
                 if (m.live == 0 and keys.len == 0) return in.print("{s}{{}}", .{prefix});
                 braces[0] = try in.print("{s}{{", .{prefix});
             },
@@ -257,7 +272,7 @@ pub const Inspector = struct {
             // iterators' toStringTag.
             return switch (o.kind) {
                 .array => "[Array]",
-                .map => "[Map]",
+                .map => if (is_headers) "[Headers]" else "[Map]",
                 .set => "[Set]",
                 .closure => "[Function]",
                 .error_object => in.print("[{s}]", .{o.as(object.ErrorObject).error_kind.name()}),
@@ -279,7 +294,7 @@ pub const Inspector = struct {
         var output: Output = .empty;
         switch (o.kind) {
             .array => try in.formatArray(o.as(object.Array), recurse_times, &output),
-            .map, .set => try in.formatMapOrSet(o, recurse_times, &output),
+            .map, .set => if (!is_headers) try in.formatMapOrSet(o, recurse_times, &output),
             .iterator => try in.formatIterator(o.as(object.Iterator), recurse_times, &output),
             else => {},
         }
@@ -303,6 +318,47 @@ pub const Inspector = struct {
         }
         _ = in.seen.pop();
         return in.reduceToSingleString(output.items, base, braces, extras, recurse_times, o);
+    }
+
+    /// node's custom inspect of a URLSearchParams: `URLSearchParams { 'a' => '1' }`, or, past
+    /// 80 columns, a pair a line with the closing brace on the last; `[Object]` past the depth.
+    fn formatSearchParams(in: *Inspector, o: *Object, recurse_times: u32) Error![]const u8 {
+        if (recurse_times > in.depth) return "[Object]";
+        const items = builtins.urlsearchparams.listOf(o).slice();
+        if (items.len == 0) return "URLSearchParams {}";
+        // Each pair is inspected on its own, as at the top level (no indentation).
+        const indentation = in.indentation;
+        in.indentation = 0;
+        var parts: std.ArrayList([]const u8) = .empty;
+        var total: usize = 0;
+        var i: usize = 0;
+        while (i < items.len) : (i += 2) {
+            try in.pay(value_ticks);
+            const name = try in.formatString(items[i].asString());
+            const value = try in.formatString(items[i + 1].asString());
+            const part = try in.print("{s} => {s}", .{ name, value });
+            total += part.len + 2;
+            try parts.append(in.gpa, part);
+        }
+        in.indentation = indentation;
+        var out: std.ArrayList(u8) = .empty;
+        if (total - 2 > break_length) {
+            const newline = try in.print("\n{s}", .{try in.spaces(indentation + 2)});
+            try out.appendSlice(in.gpa, "URLSearchParams {");
+            for (parts.items, 0..) |part, k| {
+                try out.appendSlice(in.gpa, if (k == 0) newline else try in.print(",{s}", .{newline}));
+                try out.appendSlice(in.gpa, part);
+            }
+            try out.appendSlice(in.gpa, " }");
+            return out.items;
+        }
+        try out.appendSlice(in.gpa, "URLSearchParams { ");
+        for (parts.items, 0..) |part, k| {
+            if (k > 0) try out.appendSlice(in.gpa, ", ");
+            try out.appendSlice(in.gpa, part);
+        }
+        try out.appendSlice(in.gpa, " }");
+        return out.items;
     }
 
     /// The properties console.log shows: the enumerable ones.

@@ -18,7 +18,8 @@ const builtins = @import("../builtins.zig");
 const meter = @import("../meter.zig");
 const arg = builtins.arg;
 
-/// Nesting deeper than this is a RangeError (each level is native recursion).
+/// Nesting deeper than this is a RangeError where a walk recurses natively (the reviver and
+/// JSON.stringify; JSON.parse's own parse does not recurse).
 const depth_max = 1000;
 
 // ---------------------------------------------------------------------------------------
@@ -28,7 +29,6 @@ const Parser = struct {
     vm: *Vm,
     s: *String,
     i: usize = 0,
-    depth: u32 = 0,
 
     fn peek(p: *const Parser) ?u16 {
         return if (p.i < p.s.len) p.s.at(p.i) else null;
@@ -77,19 +77,66 @@ const Parser = struct {
         });
     }
 
+    /// A JSON text's value, without native recursion: the open arrays and objects wait on a
+    /// stack of their own in the run's heap (a container and, for an object, the key its
+    /// next value goes to), so nesting is bounded by the heap and the budget, as node's
+    /// parser is by its memory, not by the native stack (200,000 levels parse as in node).
     fn parseValue(p: *Parser) Error!Value {
-        p.skipSpace();
-        const u = p.peek() orelse return p.unexpected();
-        switch (u) {
-            '{' => return p.parseObject(),
-            '[' => return p.parseArray(),
-            '"' => return Value.string(try p.parseString()),
-            '-', '0'...'9' => return p.parseNumber(),
-            't' => return p.literal("true", Value.true_value),
-            'f' => return p.literal("false", Value.false_value),
-            'n' => return p.literal("null", Value.null_value),
-            else => return p.unexpected(),
+        var open: ?*object.Array = null;
+        next_value: while (true) {
+            p.skipSpace();
+            const u = p.peek() orelse return p.unexpected();
+            var done: Value = switch (u) {
+                '{' => if (try p.openObject()) |first_key| {
+                    try p.push(&open, Value.obj(try p.vm.newObject(0)), Value.string(first_key));
+                    continue :next_value;
+                } else Value.obj(try p.vm.newObject(0)),
+                '[' => if (try p.openArray()) {
+                    try p.push(&open, Value.obj(&(try p.vm.newArray(0)).object), Value.undefined_value);
+                    continue :next_value;
+                } else Value.obj(&(try p.vm.newArray(0)).object),
+                '"' => Value.string(try p.parseString()),
+                '-', '0'...'9' => try p.parseNumber(),
+                't' => try p.literal("true", Value.true_value),
+                'f' => try p.literal("false", Value.false_value),
+                'n' => try p.literal("null", Value.null_value),
+                else => return p.unexpected(),
+            };
+            // A value is complete: it goes into the innermost open container, which either
+            // waits for its next value or closes and is itself complete.
+            while (open) |stack| {
+                if (stack.len == 0) break;
+                try p.vm.charge(meter.elementsCost(1));
+                const items = stack.slice();
+                const container = items[stack.len - 2];
+                if (container.objectOf(.array)) |a| {
+                    a.as(object.Array).push(p.vm.heap, done) catch return p.vm.outOfMemory();
+                    if (try p.arrayContinues()) continue :next_value;
+                } else {
+                    const key = items[stack.len - 1].asString();
+                    container.asObject().properties.put(p.vm.heap, key, done) catch return p.vm.outOfMemory();
+                    if (try p.objectContinues()) |next_key| {
+                        items[stack.len - 1] = Value.string(next_key);
+                        continue :next_value;
+                    }
+                }
+                stack.len -= 2;
+                done = container;
+            }
+            return done;
         }
+    }
+
+    /// An open container and the key its next value goes to, on the stack made on first use.
+    fn push(p: *Parser, open: *?*object.Array, container: Value, key: Value) Error!void {
+        const stack = open.* orelse blk: {
+            const made = try p.vm.newArray(16);
+            open.* = made;
+            break :blk made;
+        };
+        try p.vm.charge(meter.elementsCost(2));
+        stack.push(p.vm.heap, container) catch return p.vm.outOfMemory();
+        stack.push(p.vm.heap, key) catch return p.vm.outOfMemory();
     }
 
     fn literal(p: *Parser, comptime text: []const u8, v: Value) Error!Value {
@@ -101,78 +148,66 @@ const Parser = struct {
         return v;
     }
 
-    fn enter(p: *Parser) Error!void {
-        p.depth += 1;
-        if (p.depth > depth_max) return p.vm.throwStackOverflow();
-        try p.vm.checkNativeStack();
-    }
-
-    fn parseObject(p: *Parser) Error!Value {
-        try p.enter();
-        defer p.depth -= 1;
+    /// Past `{`: the first key (and its colon), or null for `{}`.
+    fn openObject(p: *Parser) Error!?*String {
         p.i += 1;
-        const o = try p.vm.newObject(0);
         p.skipSpace();
         if (p.peek() == '}') {
             p.i += 1;
-            return Value.obj(o);
+            return null;
         }
-        var first = true;
-        while (true) {
-            p.skipSpace();
-            if (p.peek() != '"') {
-                if (first) return p.failAt("Expected property name or '}'", p.i);
-                return p.failAt("Expected double-quoted property name", p.i);
-            }
-            first = false;
-            const key = try p.parseString();
-            p.skipSpace();
-            if (p.peek() != ':') return p.failAt("Expected ':' after property name", p.i);
-            p.i += 1;
-            const v = try p.parseValue();
-            try p.vm.charge(meter.elementsCost(1));
-            o.properties.put(p.vm.heap, key, v) catch return p.vm.outOfMemory();
-            p.skipSpace();
-            const next = p.peek() orelse return p.failAt("Expected ',' or '}' after property value", p.i);
-            if (next == ',') {
-                p.i += 1;
-                continue;
-            }
-            if (next == '}') {
-                p.i += 1;
-                return Value.obj(o);
-            }
-            return p.failAt("Expected ',' or '}' after property value", p.i);
-        }
+        if (p.peek() != '"') return p.failAt("Expected property name or '}'", p.i);
+        return try p.keyAndColon();
     }
 
-    fn parseArray(p: *Parser) Error!Value {
-        try p.enter();
-        try p.vm.charge(meter.elementsCost(1));
-        defer p.depth -= 1;
+    fn keyAndColon(p: *Parser) Error!*String {
+        const key = try p.parseString();
+        p.skipSpace();
+        if (p.peek() != ':') return p.failAt("Expected ':' after property name", p.i);
         p.i += 1;
-        const a = try p.vm.newArray(0);
+        return key;
+    }
+
+    /// After an object's value: the next key (and its colon), or null when `}` closes it.
+    fn objectContinues(p: *Parser) Error!?*String {
+        p.skipSpace();
+        const next = p.peek() orelse return p.failAt("Expected ',' or '}' after property value", p.i);
+        if (next == '}') {
+            p.i += 1;
+            return null;
+        }
+        if (next != ',') return p.failAt("Expected ',' or '}' after property value", p.i);
+        p.i += 1;
+        p.skipSpace();
+        if (p.peek() != '"') return p.failAt("Expected double-quoted property name", p.i);
+        return try p.keyAndColon();
+    }
+
+    /// Past `[`: whether an element follows (false for `[]`).
+    fn openArray(p: *Parser) Error!bool {
+        try p.vm.charge(meter.elementsCost(1));
+        p.i += 1;
         p.skipSpace();
         if (p.peek() == ']') {
             p.i += 1;
-            return Value.obj(&a.object);
+            return false;
         }
-        while (true) {
-            const v = try p.parseValue();
-            try p.vm.charge(meter.elementsCost(1));
-            a.push(p.vm.heap, v) catch return p.vm.outOfMemory();
-            p.skipSpace();
-            const next = p.peek() orelse return p.failAt("Expected ',' or ']' after array element", p.i);
-            if (next == ',') {
-                p.i += 1;
-                continue;
-            }
-            if (next == ']') {
-                p.i += 1;
-                return Value.obj(&a.object);
-            }
-            return p.failAt("Expected ',' or ']' after array element", p.i);
+        return true;
+    }
+
+    /// After an array's element: whether another follows (false when `]` closes it).
+    fn arrayContinues(p: *Parser) Error!bool {
+        p.skipSpace();
+        const next = p.peek() orelse return p.failAt("Expected ',' or ']' after array element", p.i);
+        if (next == ',') {
+            p.i += 1;
+            return true;
         }
+        if (next == ']') {
+            p.i += 1;
+            return false;
+        }
+        return p.failAt("Expected ',' or ']' after array element", p.i);
     }
 
     fn parseString(p: *Parser) Error!*String {

@@ -195,7 +195,12 @@ pub fn toStringMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
         "Function"
     else if (this.is(.object)) switch (this.asObject().kind) {
         .array => "Array",
-        .map => "Map",
+        .map => if (builtins.headers.isHeaders(this.asObject()))
+            "Headers"
+        else if (builtins.urlsearchparams.isSearchParams(this.asObject()))
+            "URLSearchParams"
+        else
+            "Map",
         .set => "Set",
         .error_object => "Error",
         .generator => "Generator",
