@@ -23,7 +23,8 @@ strategy: Strategy,
 backends_count: u16,
 /// Round robin (and sticky's fallback): the member to consider first on the next pick.
 cursor: u16,
-/// By member; shared and read-only (the pool's). A drained member (0) is never a candidate.
+/// By member (a pool's slot); shared and read-only (the pool's membership table, replaced by
+/// `adoptMembers`). A drained member, or a slot without one (0), is never a candidate.
 weights: []const u16,
 /// Random: `prefix[i]` is the sum of the weights of members 0..i (this worker's copy).
 prefix: []u64,
@@ -65,7 +66,7 @@ pub fn init(
 ) error{OutOfMemory}!Balancer {
     assert(weights.len >= 1);
     assert(weights.len <= backends_max);
-    if (strategy == .hash) assert(maglev.?.backends_count == weights.len);
+    if (strategy == .hash) if (maglev) |table| assert(table.backends_count == weights.len);
 
     var balancer: Balancer = .{
         .strategy = strategy,
@@ -86,15 +87,36 @@ pub fn init(
         },
         .random => {
             balancer.prefix = try allocator.alloc(u64, weights.len);
-            var sum: u64 = 0;
-            for (weights, balancer.prefix) |weight, *prefix| {
-                sum += weight;
-                prefix.* = sum;
-            }
+            balancer.sumPrefix();
         },
         .round_robin, .least_conn, .hash, .sticky => {},
     }
     return balancer;
+}
+
+/// The pool's membership changed (upstream/Members.zig): `weights` and `maglev` are the new
+/// table's, over the same slots. Random's prefix sums are summed again; smooth weighted round
+/// robin's current weights start over for slots whose weight changed (a member that joined
+/// has no credit saved up). O(slots), once per change, on the worker's thread.
+pub fn adoptMembers(balancer: *Balancer, weights: []const u16, maglev: ?*const Maglev) void {
+    assert(weights.len == balancer.backends_count);
+    if (balancer.strategy == .hash) if (maglev) |table| assert(table.backends_count == weights.len);
+    if (balancer.strategy == .weighted) {
+        for (balancer.current, balancer.weights, weights) |*current, before, after| {
+            if (before != after) current.* = 0;
+        }
+    }
+    balancer.weights = weights;
+    balancer.maglev = if (balancer.strategy == .hash) maglev else null;
+    if (balancer.strategy == .random) balancer.sumPrefix();
+}
+
+fn sumPrefix(balancer: *Balancer) void {
+    var sum: u64 = 0;
+    for (balancer.weights, balancer.prefix) |weight, *prefix| {
+        sum += weight;
+        prefix.* = sum;
+    }
 }
 
 pub fn deinit(balancer: *Balancer, allocator: std.mem.Allocator) void {
@@ -111,7 +133,7 @@ pub fn pick(balancer: *Balancer, candidates: anytype, request: Request) ?u16 {
         .weighted => balancer.pickWeighted(candidates),
         .least_conn => balancer.pickLeastConn(candidates, request.inflight),
         .random => balancer.pickRandom(candidates),
-        .hash => balancer.maglev.?.lookup(request.key, candidates),
+        .hash => (balancer.maglev orelse return null).lookup(request.key, candidates),
         .sticky => balancer.pickSticky(candidates, request.preferred),
     } orelse return null;
     assert(index < balancer.backends_count);
