@@ -268,6 +268,35 @@ const Test = struct {
     }
 };
 
+test "balance: after a membership change every strategy picks only the new members" {
+    // Six slots: members 0 and 1, then 1, 2 and 3 (weight 2 for slot 3), Maglev over each.
+    const before = [_]u16{ 1, 1, 0, 0, 0, 0 };
+    const after = [_]u16{ 0, 1, 1, 2, 0, 0 };
+    const ids = [_]u64{ 10, 11, 12, 13, 14, 15 };
+    var maglev_before: Maglev = try .initSlots(testing.allocator, ids[0..2], &.{ 0, 1 }, 6);
+    defer maglev_before.deinit(testing.allocator);
+    var maglev_after: Maglev = try .initSlots(testing.allocator, ids[1..4], &.{ 1, 2, 3 }, 6);
+    defer maglev_after.deinit(testing.allocator);
+    const inflight: [6]u32 = @splat(0);
+    for ([_]Strategy{ .round_robin, .weighted, .least_conn, .random, .hash, .sticky }) |strategy| {
+        var t: Test = try .init(strategy, &before, &maglev_before, 7);
+        defer t.deinit();
+        var seen_before: u64 = 0;
+        for (0..64) |i| {
+            const index = t.pick(maskFirst(6), .{ .key = i *% 0x9e3779b97f4a7c15, .inflight = &inflight }).?;
+            seen_before |= BitSet.bit(index);
+        }
+        try testing.expectEqual(@as(u64, 0b11), seen_before);
+        t.balancer.adoptMembers(&after, &maglev_after);
+        var seen_after: u64 = 0;
+        for (0..64) |i| {
+            const index = t.pick(maskFirst(6), .{ .key = i *% 0x9e3779b97f4a7c15, .inflight = &inflight, .preferred = 0 }).?;
+            seen_after |= BitSet.bit(index);
+        }
+        try testing.expectEqual(@as(u64, 0b1110), seen_after);
+    }
+}
+
 test "balance: every strategy picks only non-drained candidates, null when there are none" {
     var prng: std.Random.DefaultPrng = .init(2);
     for ([_]u32{ 1, 2, 64 }) |count| {

@@ -615,3 +615,32 @@ test "health: 1,024 backends use every bit of every word" {
     try std.testing.expectEqual(@as(u32, 1024), BitSet.countAtomic(health.available));
     try std.testing.expect(health.mayTakeRequestsBeyond(&.{ 0, 1, 2 }));
 }
+
+test "health: a member that leaves takes nothing and leaves the ejection cap; one that joins starts fresh" {
+    var test_arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer test_arena.deinit();
+    var pool = testPool(test_arena.allocator(), 4);
+    pool.outlier.max_ejected_percent = 50;
+    // Six slots, four members: slots 4 and 5 are free and never available.
+    var health: Health = try .init(test_arena.allocator(), &pool, 6);
+    try std.testing.expect(!health.isAvailable(4) and !health.isAvailable(5));
+    for (0..3) |_| health.report(1, .connect, 0); // Ejected: 1 of 4 (cap 2).
+    try std.testing.expect(health.isEjected(1));
+    health.leave(1);
+    health.leave(2);
+    try std.testing.expect(!health.isAvailable(1) and !health.isAvailable(2));
+    try std.testing.expectEqual(@as(u32, 0), health.ejectedCount());
+    try std.testing.expectEqual(@as(u32, 2), health.members_count.load(.monotonic));
+    // Two members now, cap 50%: one may be ejected.
+    for (0..3) |_| health.report(0, .connect, 0);
+    try std.testing.expect(health.isEjected(0));
+    for (0..3) |_| health.report(3, .connect, 0);
+    try std.testing.expect(!health.isEjected(3)); // Over the cap of the members there are.
+    // Slot 1 is taken again by another member: up, serving, nothing counted.
+    const address = Address.initIp4(.{ 127, 0, 0, 2 }, 9000);
+    health.join(1, &address);
+    try std.testing.expect(health.isAvailable(1) and !health.isEjected(1));
+    try std.testing.expectEqual(@as(u32, 0), health.backends[1].consecutive_failures.load(.monotonic));
+    try std.testing.expectEqualStrings("127.0.0.2:9000", health.backends[1].name());
+    try std.testing.expectEqual(@as(u32, 3), health.members_count.load(.monotonic));
+}

@@ -311,6 +311,7 @@ pub const Generations = struct {
             .queue_slots = slots,
         };
         instance.shared.init(arena, &instance.config) catch return problem.set("out of memory building pool {s}", .{pool.name});
+        errdefer instance.deinitOutsideArena(); // Its tables, and its TLS once made.
         instance.initMembership(arena) catch return problem.set("out of memory building pool {s}", .{pool.name});
         if (instance.config.tls.enabled) {
             const backend_tls = arena.create(BackendTls) catch return problem.set("out of memory building pool {s}", .{pool.name});
@@ -321,7 +322,6 @@ pub const Generations = struct {
             };
             instance.tls = backend_tls;
         }
-        errdefer instance.deinitOutsideArena();
         if (old) |from| for (instance.config.backends(), 0..) |*backend, index| {
             const from_index = Pool.backendIndexIn(from, backend) orelse continue;
             instance.shared.health.carryOver(@intCast(index), &from.shared.health, from_index);

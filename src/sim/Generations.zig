@@ -135,6 +135,7 @@ fn poolFor(generations: *Generations, pool: *const Config.Pool, previous: ?*Buil
         .queue_slots = slots,
     };
     try instance.shared.init(arena, &instance.config);
+    errdefer instance.shared.members.freeTables();
     if (old) |from| for (instance.config.backends(), 0..) |*backend, index| {
         const from_index = Pool.backendIndexIn(from, backend) orelse continue;
         instance.shared.health.carryOver(@intCast(index), &from.shared.health, from_index);
@@ -190,6 +191,7 @@ fn unref(generations: *Generations, instance: *Pool) void {
     _ = generations;
     instance.refs -= 1;
     if (instance.refs > 0) return;
+    instance.deinitOutsideArena();
     var arena = instance.arena;
     arena.deinit();
 }

@@ -139,11 +139,18 @@ pub fn init(
 }
 
 pub fn deinit(members: *Members, allocator: std.mem.Allocator) void {
-    for (members.live[0..members.live_count]) |table| table.deinit();
+    members.freeTables();
     allocator.free(members.states);
     allocator.free(members.generations);
     allocator.free(members.weights);
     members.* = undefined;
+}
+
+/// Frees every live table (each has its own arena, outside the pool instance's): when the
+/// instance is freed, no worker uses it any more.
+pub fn freeTables(members: *Members) void {
+    for (members.live[0..members.live_count]) |table| table.deinit();
+    members.live_count = 0;
 }
 
 pub fn newest(members: *const Members) *Table {

@@ -76,9 +76,11 @@ pub fn initMembership(pool: *Pool, arena: std.mem.Allocator) error{OutOfMemory}!
     @memset(pool.left_in, 0);
 }
 
-/// Frees what the instance holds outside its arena (AWS-LC's context and each worker's
-/// sessions), on the control thread once no worker uses the instance; the arena goes next.
+/// Frees what the instance holds outside its arena (its membership tables, AWS-LC's context
+/// and each worker's sessions), on the control thread once no worker uses the instance; the
+/// arena goes next.
 pub fn deinitOutsideArena(pool: *Pool) void {
+    pool.shared.members.freeTables();
     const backend_tls = pool.tls orelse return;
     backend_tls.deinit();
     pool.tls = null;
