@@ -227,8 +227,9 @@ pub const Change = struct {
     }
 };
 
-/// The slot of each member of `list` found among the current members (`same(slot, member)`
-/// says whether slot `slot` holds that member), or null for a member to add: in `found`.
+/// The slot of each member of `list` found among the current members (`context.find(member)`:
+/// the member slot holding it, by id in O(log n); `context.same(slot, member)` confirms), or
+/// none for a member to add.
 /// Fails with `error.Full` when the members to add outnumber the free slots; nothing is
 /// changed then. Otherwise the states say what changed (`Change`) and the caller gives each
 /// joined slot its identity before it publishes the next table.
@@ -244,12 +245,12 @@ pub fn apply(
     var to_add: u32 = 0;
     for (list, 0..) |*backend, i| {
         kept[i] = null;
-        for (members.states, 0..) |state, slot| {
-            if (state != .member or claimed.isSet(slot)) continue;
-            if (!context.same(@intCast(slot), backend)) continue;
-            kept[i] = @intCast(slot);
-            claimed.set(slot);
-            break;
+        if (context.find(backend)) |slot| {
+            assert(context.same(slot, backend));
+            if (members.states[slot] == .member and !claimed.isSet(slot)) {
+                kept[i] = slot;
+                claimed.set(slot);
+            }
         }
         if (kept[i] == null) to_add += 1;
     }
@@ -323,9 +324,17 @@ const testing = std.testing;
 
 const TestSame = struct {
     addresses: []const Address,
+    states: []const SlotState,
 
     pub fn same(context: TestSame, slot: u16, backend: *const Config.Backend) bool {
         return context.addresses[slot].eql(&backend.address);
+    }
+
+    pub fn find(context: TestSame, backend: *const Config.Backend) ?u16 {
+        for (context.addresses, context.states, 0..) |*address, state, slot| {
+            if (state == .member and address.eql(&backend.address)) return @intCast(slot);
+        }
+        return null;
     }
 };
 
@@ -359,7 +368,7 @@ test "members: a change keeps the members that stay in their slots and drains th
         .{ .address = try Address.parse("10.0.0.4:80") },
     };
     var change: Change = undefined;
-    try members.apply(&list, TestSame{ .addresses = &addresses }, &change);
+    try members.apply(&list, TestSame{ .addresses = &addresses, .states = members.states }, &change);
     try testing.expectEqual(@as(u32, 1), change.left_count);
     try testing.expectEqual(@as(u16, 1), change.left[0]);
     try testing.expectEqual(@as(u32, 1), change.joined_count);
@@ -386,7 +395,7 @@ test "members: a change keeps the members that stay in their slots and drains th
         const text = try std.fmt.bufPrint(&text_buffer, "10.0.1.{d}:80", .{i});
         backend.* = .{ .address = try Address.parse(text) };
     }
-    try testing.expectError(error.Full, members.apply(&eight, TestSame{ .addresses = &addresses }, &change));
+    try testing.expectError(error.Full, members.apply(&eight, TestSame{ .addresses = &addresses, .states = members.states }, &change));
     try testing.expectEqual(members.states[0], .member);
 
     // Once every worker has adopted the second table, the first is freed.

@@ -157,9 +157,14 @@ pub fn changeMembers(pool: *Pool, list: []const Config.Backend) error{ Full, Bus
     return change;
 }
 
-/// `Members.apply`'s question: whether slot `index` holds `backend` (address and caps).
+/// `Members.apply`'s questions: whether slot `index` holds `backend` (address and caps), and
+/// which member slot holds it.
 pub fn same(pool: *const Pool, index: u16, backend: *const Config.Backend) bool {
     return pool.shared.same(index, backend);
+}
+
+pub fn find(pool: *const Pool, backend: *const Config.Backend) ?u16 {
+    return pool.memberIndex(backend);
 }
 
 /// Frees the tables every worker has moved past, the retired checkers that stopped, and the
