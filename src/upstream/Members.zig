@@ -59,7 +59,9 @@ pub const SlotState = enum { free, member, draining };
 
 /// One version of the membership, immutable once published.
 pub const Table = struct {
-    arena: std.heap.ArenaAllocator,
+    /// Its own arena, freed when every worker has moved past it; null for the first table,
+    /// which lives in the pool instance's arena (no mmap of its own at a cold start).
+    arena: ?std.heap.ArenaAllocator,
     version: u32,
     members_count: u32,
     /// By slot: a member with a weight above 0 (weight 0 drains): only these are candidates.
@@ -92,7 +94,7 @@ pub const Table = struct {
     }
 
     fn deinit(table: *Table) void {
-        var arena = table.arena;
+        var arena = table.arena orelse return; // The instance's arena frees it.
         arena.deinit();
     }
 };
@@ -109,7 +111,8 @@ pub fn slotsFor(members_count: u32) u32 {
 }
 
 /// The first `pool.backends_count` slots hold the configured members in order, generation 1;
-/// the first table is built and returned (the caller publishes it with the pool).
+/// the first table is built in `allocator` (the pool instance's arena) and returned (the
+/// caller publishes it with the pool).
 pub fn init(
     members: *Members,
     allocator: std.mem.Allocator,
@@ -132,7 +135,7 @@ pub fn init(
         members.generations[i] = 1;
         members.weights[i] = backend.weight;
     }
-    return members.publishNext(pool.strategy, ids) catch |err| switch (err) {
+    return members.publish(allocator, pool.strategy, ids) catch |err| switch (err) {
         error.OutOfMemory => error.OutOfMemory,
         error.Busy => unreachable, // No table is live yet.
     };
@@ -162,13 +165,21 @@ pub fn newest(members: *const Members) *Table {
 /// The caller publishes it (`Shared.table`).
 pub fn publishNext(members: *Members, strategy: Balancer.Strategy, ids: []const u64) error{ OutOfMemory, Busy }!*Table {
     if (members.live_count == live_max) return error.Busy;
-    const slots_count: u32 = @intCast(members.states.len);
     var arena_state: std.heap.ArenaAllocator = .init(std.heap.page_allocator);
     errdefer arena_state.deinit();
-    const arena = arena_state.allocator();
+    const table = try members.publish(arena_state.allocator(), strategy, ids);
+    table.arena = arena_state;
+    return table;
+}
+
+/// Builds the next table in `arena` and keeps it as the newest live one (its `arena` field
+/// null: the caller's).
+fn publish(members: *Members, arena: std.mem.Allocator, strategy: Balancer.Strategy, ids: []const u64) error{ OutOfMemory, Busy }!*Table {
+    if (members.live_count == live_max) return error.Busy;
+    const slots_count: u32 = @intCast(members.states.len);
     const table = try arena.create(Table);
     table.* = .{
-        .arena = undefined,
+        .arena = null,
         .version = members.next_version,
         .members_count = 0,
         .active = try arena.alloc(BitSet.Word, BitSet.wordsFor(slots_count)),
@@ -205,7 +216,6 @@ pub fn publishNext(members: *Members, strategy: Balancer.Strategy, ids: []const 
         maglev.* = try .initSlots(arena, present_ids, present_slots, @intCast(slots_count));
         table.maglev = maglev;
     }
-    table.arena = arena_state;
     members.next_version += 1;
     members.live[members.live_count] = table;
     members.live_count += 1;
@@ -355,8 +365,8 @@ test "members: a change keeps the members that stay in their slots and drains th
         ids[i] = i + 100;
     }
     var members: Members = undefined;
-    const first = try members.init(testing.allocator, &pool, &ids, slots_count);
-    defer members.deinit(testing.allocator);
+    const first = try members.init(arena, &pool, &ids, slots_count); // The first table too.
+    defer members.deinit(arena);
     try testing.expectEqual(@as(u32, 3), first.members_count);
     try testing.expectEqual(@as(?u16, 1), first.findId(101));
     try testing.expect(first.maglev != null);

@@ -188,8 +188,8 @@ test "shared: ids survive reordering and round-trip through cookie text" {
     try pool.addBackend(test_arena.allocator(), .{ .address = try Address.parse("10.0.0.1:80"), .max_connections = 1 });
     try pool.addBackend(test_arena.allocator(), .{ .address = try Address.parse("10.0.0.2:80") });
     var shared: Shared = undefined;
-    try shared.init(std.testing.allocator, &pool);
-    defer shared.deinit(std.testing.allocator);
+    try shared.init(test_arena.allocator(), &pool); // The first table lives in it.
+    defer shared.deinit(test_arena.allocator());
     try std.testing.expect(shared.ids[0] != shared.ids[1]);
     const table = shared.table.load(.acquire);
     for (0..2) |i| {
@@ -215,8 +215,8 @@ test "shared: pending requests are capped and counted only where a cap is set" {
     try pool.addBackend(test_arena.allocator(), .{ .address = try Address.parse("10.0.0.1:80"), .max_pending = 2 });
     try pool.addBackend(test_arena.allocator(), .{ .address = try Address.parse("10.0.0.2:80") });
     var shared: Shared = undefined;
-    try shared.init(std.testing.allocator, &pool);
-    defer shared.deinit(std.testing.allocator);
+    try shared.init(test_arena.allocator(), &pool); // The first table lives in it.
+    defer shared.deinit(test_arena.allocator());
     try std.testing.expect(shared.tryBeginRequest(0) and shared.tryBeginRequest(0));
     try std.testing.expect(!shared.tryBeginRequest(0));
     try std.testing.expect(shared.atPendingCap(0));
