@@ -250,7 +250,7 @@ fn checkUpstreamTls(arena: std.mem.Allocator, path: []const u8, config: *const C
         if (!pool.tls.enabled) continue;
         var backend_tls: BackendTls = undefined;
         var diagnostic: tls.certificate.Diagnostic = .{};
-        backend_tls.init(arena, pool, 1, &diagnostic) catch |err| {
+        backend_tls.init(arena, pool, pool.backends_count, 1, &diagnostic) catch |err| {
             ok = false;
             switch (err) {
                 error.Invalid => log.plain("{s}: pool {s}: tls: {s}", .{ path, pool.name, diagnostic.message() }),

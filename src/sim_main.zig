@@ -120,8 +120,8 @@ fn printSummary(total: *const Simulator.Summary, seeds: u64, elapsed_ms: u64) vo
     });
     std.debug.print("sim: handler route: {d} answered by the handler, {d} by a backend after Response.proxy, " ++
         "{d} 100 Continue sent\n", .{ total.handler_answered, total.handler_proxied, total.continues });
-    std.debug.print("sim: events: {d} reloads ({d} refused), {d} health flips, {d} backend flips\n", .{
-        total.reloads, total.reloads_refused, total.health_flips, total.backend_flips,
+    std.debug.print("sim: events: {d} reloads ({d} refused, {d} changing only members), {d} health flips, {d} backend flips\n", .{
+        total.reloads, total.reloads_refused, total.member_reloads, total.health_flips, total.backend_flips,
     });
     std.debug.print("sim: races: clean seeds lost {d} requests to a reset on close (bytes sluice had " ++
         "not read; RFC 9112 9.6), {d} unsolicited backend bytes relayed as an answer\n", .{

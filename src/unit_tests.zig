@@ -68,6 +68,7 @@ pub const files = .{
     @import("upstream/Connections.zig"),
     @import("upstream/RetryBudget.zig"),
     @import("upstream/Shared.zig"),
+    @import("upstream/Members.zig"),
     @import("upstream/BackendTls.zig"),
     @import("runtime/Worker.zig"),
     @import("runtime/Runtime.zig"),

@@ -23,7 +23,8 @@ strategy: Strategy,
 backends_count: u16,
 /// Round robin (and sticky's fallback): the member to consider first on the next pick.
 cursor: u16,
-/// By member; shared and read-only (the pool's). A drained member (0) is never a candidate.
+/// By member (a pool's slot); shared and read-only (the pool's membership table, replaced by
+/// `adoptMembers`). A drained member, or a slot without one (0), is never a candidate.
 weights: []const u16,
 /// Random: `prefix[i]` is the sum of the weights of members 0..i (this worker's copy).
 prefix: []u64,
@@ -65,7 +66,7 @@ pub fn init(
 ) error{OutOfMemory}!Balancer {
     assert(weights.len >= 1);
     assert(weights.len <= backends_max);
-    if (strategy == .hash) assert(maglev.?.backends_count == weights.len);
+    if (strategy == .hash) if (maglev) |table| assert(table.backends_count == weights.len);
 
     var balancer: Balancer = .{
         .strategy = strategy,
@@ -86,15 +87,36 @@ pub fn init(
         },
         .random => {
             balancer.prefix = try allocator.alloc(u64, weights.len);
-            var sum: u64 = 0;
-            for (weights, balancer.prefix) |weight, *prefix| {
-                sum += weight;
-                prefix.* = sum;
-            }
+            balancer.sumPrefix();
         },
         .round_robin, .least_conn, .hash, .sticky => {},
     }
     return balancer;
+}
+
+/// The pool's membership changed (upstream/Members.zig): `weights` and `maglev` are the new
+/// table's, over the same slots. Random's prefix sums are summed again; smooth weighted round
+/// robin's current weights start over for slots whose weight changed (a member that joined
+/// has no credit saved up). O(slots), once per change, on the worker's thread.
+pub fn adoptMembers(balancer: *Balancer, weights: []const u16, maglev: ?*const Maglev) void {
+    assert(weights.len == balancer.backends_count);
+    if (balancer.strategy == .hash) if (maglev) |table| assert(table.backends_count == weights.len);
+    if (balancer.strategy == .weighted) {
+        for (balancer.current, balancer.weights, weights) |*current, before, after| {
+            if (before != after) current.* = 0;
+        }
+    }
+    balancer.weights = weights;
+    balancer.maglev = if (balancer.strategy == .hash) maglev else null;
+    if (balancer.strategy == .random) balancer.sumPrefix();
+}
+
+fn sumPrefix(balancer: *Balancer) void {
+    var sum: u64 = 0;
+    for (balancer.weights, balancer.prefix) |weight, *prefix| {
+        sum += weight;
+        prefix.* = sum;
+    }
 }
 
 pub fn deinit(balancer: *Balancer, allocator: std.mem.Allocator) void {
@@ -111,7 +133,7 @@ pub fn pick(balancer: *Balancer, candidates: anytype, request: Request) ?u16 {
         .weighted => balancer.pickWeighted(candidates),
         .least_conn => balancer.pickLeastConn(candidates, request.inflight),
         .random => balancer.pickRandom(candidates),
-        .hash => balancer.maglev.?.lookup(request.key, candidates),
+        .hash => (balancer.maglev orelse return null).lookup(request.key, candidates),
         .sticky => balancer.pickSticky(candidates, request.preferred),
     } orelse return null;
     assert(index < balancer.backends_count);
@@ -245,6 +267,35 @@ const Test = struct {
         return t.balancer.pick(maskCandidates(&t.words, mask, t.balancer.weights), request);
     }
 };
+
+test "balance: after a membership change every strategy picks only the new members" {
+    // Six slots: members 0 and 1, then 1, 2 and 3 (weight 2 for slot 3), Maglev over each.
+    const before = [_]u16{ 1, 1, 0, 0, 0, 0 };
+    const after = [_]u16{ 0, 1, 1, 2, 0, 0 };
+    const ids = [_]u64{ 10, 11, 12, 13, 14, 15 };
+    var maglev_before: Maglev = try .initSlots(testing.allocator, ids[0..2], &.{ 0, 1 }, 6);
+    defer maglev_before.deinit(testing.allocator);
+    var maglev_after: Maglev = try .initSlots(testing.allocator, ids[1..4], &.{ 1, 2, 3 }, 6);
+    defer maglev_after.deinit(testing.allocator);
+    const inflight: [6]u32 = @splat(0);
+    for ([_]Strategy{ .round_robin, .weighted, .least_conn, .random, .hash, .sticky }) |strategy| {
+        var t: Test = try .init(strategy, &before, &maglev_before, 7);
+        defer t.deinit();
+        var seen_before: u64 = 0;
+        for (0..64) |i| {
+            const index = t.pick(maskFirst(6), .{ .key = i *% 0x9e3779b97f4a7c15, .inflight = &inflight }).?;
+            seen_before |= BitSet.bit(index);
+        }
+        try testing.expectEqual(@as(u64, 0b11), seen_before);
+        t.balancer.adoptMembers(&after, &maglev_after);
+        var seen_after: u64 = 0;
+        for (0..64) |i| {
+            const index = t.pick(maskFirst(6), .{ .key = i *% 0x9e3779b97f4a7c15, .inflight = &inflight, .preferred = 0 }).?;
+            seen_after |= BitSet.bit(index);
+        }
+        try testing.expectEqual(@as(u64, 0b1110), seen_after);
+    }
+}
 
 test "balance: every strategy picks only non-drained candidates, null when there are none" {
     var prng: std.Random.DefaultPrng = .init(2);

@@ -50,12 +50,24 @@ pub fn tableSizeFor(count: u32) u32 {
 /// are added or removed, even though its index may change. Equal ids share a permutation and
 /// still fill the table.
 pub fn init(allocator: std.mem.Allocator, ids: []const u64) error{OutOfMemory}!Maglev {
+    return initSlots(allocator, ids, null, @intCast(ids.len));
+}
+
+/// As `init`, for members that sit in slots of a larger pool (upstream/Members.zig): member i
+/// is named by its slot, `slots[i]` (< `slots_count`), in the table; null: member i is slot i.
+pub fn initSlots(
+    allocator: std.mem.Allocator,
+    ids: []const u64,
+    slots: ?[]const u16,
+    slots_count: u16,
+) error{OutOfMemory}!Maglev {
     assert(ids.len >= 1);
-    assert(ids.len <= backends_max);
+    assert(ids.len <= slots_count and slots_count <= backends_max);
+    if (slots) |named| assert(named.len == ids.len);
     const table_size = tableSizeFor(@intCast(ids.len));
     var maglev: Maglev = .{
         .table = try allocator.alloc(u16, table_size),
-        .backends_count = @intCast(ids.len),
+        .backends_count = slots_count,
     };
     errdefer allocator.free(maglev.table);
     // Per member: its next slot in its permutation, the permutation's step, and how many
@@ -76,7 +88,9 @@ pub fn init(allocator: std.mem.Allocator, ids: []const u64) error{OutOfMemory}!M
     while (filled < table_size) : (rounds += 1) {
         assert(rounds < table_size); // Every round fills a slot per member.
         for (state, 0..) |*member, index| {
-            maglev.claim(@intCast(index), &member[0], member[1], &member[2]);
+            const named: u16 = if (slots) |named| named[index] else @intCast(index);
+            assert(named < slots_count);
+            maglev.claim(named, &member[0], member[1], &member[2]);
             filled += 1;
             if (filled == table_size) break;
         }

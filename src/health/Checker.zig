@@ -197,11 +197,19 @@ pub fn deinit(checker: *Checker, allocator: std.mem.Allocator) void {
     checker.* = undefined;
 }
 
+/// Probe `position` (the `position`th of the `backends` given to `init`) reports as member
+/// `index` of its pool: a pool whose members sit in slots (upstream/Members.zig) probes only
+/// the slots that hold one. Before `start`.
+pub fn reindex(checker: *Checker, position: u16, index: u16) void {
+    assert(checker.state == .initialized);
+    checker.probes[position].index = index;
+}
+
 /// A backend's active state before the first probe, when it is already known (a reload that
 /// rebuilt the pool keeps what the previous checks found): `rise` passes bring a down one up.
-pub fn setInitialUp(checker: *Checker, index: u16, up: bool) void {
+pub fn setInitialUp(checker: *Checker, position: u16, up: bool) void {
     assert(checker.state == .initialized);
-    checker.probes[index].streak.up = up;
+    checker.probes[position].streak.up = up;
 }
 
 /// Registers its timer queues with the loop and sends the first probe to every backend at once.

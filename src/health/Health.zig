@@ -30,7 +30,13 @@ const Counter = @import("../stdx/Counter.zig");
 const Health = @This();
 
 backends: []Backend,
+/// Slots (the pool's capacity): every array has one entry per slot.
 count: u32,
+/// Slots in the pool's membership now (upstream/Members.zig): what `max_ejected_percent`
+/// is a share of. Written by the control thread under the lock.
+members_count: std.atomic.Value(u32),
+/// Bit i: slot i holds a member (control thread, under the lock). Only members are available.
+members: []BitSet.AtomicWord,
 outlier: Config.Outlier,
 /// How long a half-open trial may take before another request may try again (the trial's
 /// session may end without a verdict, e.g. when its client goes away).
@@ -115,28 +121,34 @@ pub const Outcome = enum {
     }
 };
 
-/// Allocates one `Backend` and one bit per member: `allocator` is the pool instance's.
-pub fn init(allocator: std.mem.Allocator, pool: *const Config.Pool) error{OutOfMemory}!Health {
-    const count = pool.backends_count;
-    assert(count > 0 and count <= Config.backends_count_max);
+/// Allocates one `Backend` and one bit per slot (`slots_count`, the pool's capacity):
+/// `allocator` is the pool instance's. The first `pool.backends_count` slots are the
+/// configured members, in order; the others are free.
+pub fn init(allocator: std.mem.Allocator, pool: *const Config.Pool, slots_count: u32) error{OutOfMemory}!Health {
+    const count = slots_count;
+    assert(count >= pool.backends_count and count <= Config.backends_count_max);
+    assert(pool.backends_count > 0);
     const backends = try allocator.alloc(Backend, count);
     errdefer allocator.free(backends);
     const available = try allocator.alloc(BitSet.AtomicWord, BitSet.wordsFor(count));
     errdefer allocator.free(available);
     const ejected = try allocator.alloc(BitSet.AtomicWord, BitSet.wordsFor(count));
+    errdefer allocator.free(ejected);
+    const members = try allocator.alloc(BitSet.AtomicWord, BitSet.wordsFor(count));
     @memset(backends, .{});
     @memset(ejected, .init(0));
-    for (pool.backends(), backends) |*config_backend, *backend| {
+    @memset(available, .init(0));
+    @memset(members, .init(0));
+    for (pool.backends(), backends[0..pool.backends_count], 0..) |*config_backend, *backend, i| {
         backend.name_len = @intCast(config_backend.address.toText(&backend.name_buffer).len);
-    }
-    for (available, 0..) |*word, i| {
-        const start: u32 = @intCast(i * BitSet.word_bits);
-        const bits = @min(count - start, BitSet.word_bits);
-        word.* = .init(if (bits == BitSet.word_bits) ~@as(u64, 0) else (@as(u64, 1) << @intCast(bits)) - 1);
+        BitSet.setAtomic(available, @intCast(i));
+        BitSet.setAtomic(members, @intCast(i));
     }
     return .{
         .backends = backends,
         .count = count,
+        .members_count = .init(pool.backends_count),
+        .members = members,
         .outlier = pool.outlier,
         .trial_timeout_ns = pool.connect_timeout_ns + pool.response_timeout_ns,
         .rise = pool.health.rise,
@@ -149,6 +161,7 @@ pub fn deinit(health: *Health, allocator: std.mem.Allocator) void {
     allocator.free(health.backends);
     allocator.free(health.available);
     allocator.free(health.ejected);
+    allocator.free(health.members);
     health.* = undefined;
 }
 
@@ -167,6 +180,44 @@ pub fn carryOver(health: *Health, index: u16, from: *const Health, from_index: u
     backend.ejections_in_a_row = source.ejections_in_a_row;
     backend.last_ejection_ns = source.last_ejection_ns;
     if (backend.state.load(.acquire) != .serving) health.markEjected(index, true);
+    health.refreshLocked(index);
+}
+
+/// Slot `index` takes a new member (`address`), with fresh health: up, serving, no failures
+/// counted (upstream/Members.zig). The control thread, while the slot is free: no request is
+/// in flight to it and no worker's table has it, so nothing reports on it meanwhile.
+pub fn join(health: *Health, index: u16, address: *const Address) void {
+    assert(index < health.count);
+    assert(!BitSet.isSetAtomic(health.members, index));
+    health.acquire();
+    defer health.release();
+    const backend = &health.backends[index];
+    health.markEjected(index, false);
+    backend.state.store(.serving, .release);
+    backend.active_up.store(true, .release);
+    backend.consecutive_failures.store(0, .monotonic);
+    backend.until_ns.store(0, .release);
+    backend.ejections_in_a_row = 0;
+    backend.last_ejection_ns = 0;
+    backend.active_passes_since_ejection = 0;
+    backend.name_len = @intCast(address.toText(&backend.name_buffer).len);
+    BitSet.setAtomic(health.members, index);
+    _ = health.members_count.fetchAdd(1, .monotonic);
+    health.refreshLocked(index);
+}
+
+/// Slot `index`'s member left the pool: it takes no new request (its bit in `available`
+/// clears) and no longer counts toward the ejection cap. What is in flight to it may still
+/// report; that changes nothing a pick reads.
+pub fn leave(health: *Health, index: u16) void {
+    assert(index < health.count);
+    assert(BitSet.isSetAtomic(health.members, index));
+    health.acquire();
+    defer health.release();
+    health.markEjected(index, false);
+    health.backends[index].state.store(.serving, .release);
+    BitSet.unsetAtomic(health.members, index);
+    _ = health.members_count.fetchSub(1, .monotonic);
     health.refreshLocked(index);
 }
 
@@ -303,14 +354,15 @@ fn eject(health: *Health, index: u16, outcome: Outcome, now_ns: u64) void {
     if (backend.state.load(.acquire) != .serving) return;
     // Rounded down: a pool of one backend is never ejected from (nothing to fail over to; as
     // nginx ignores max_fails for a lone server), nor a pool of three at 50% more than one.
-    const ejected_max = health.count * health.outlier.max_ejected_percent / 100;
+    const members_count = health.members_count.load(.monotonic);
+    const ejected_max = members_count * health.outlier.max_ejected_percent / 100;
     if (health.ejectedCount() >= ejected_max) {
         _ = health.stats.ejections_refused_by_cap.fetchAdd(1, .monotonic);
         log.warn("backend {s}: {d} consecutive failures (last: {s}), not ejected: {d} of {d} " ++
             "backends already are (max {d}%)", .{
             backend.name(), health.outlier.consecutive_failures,
             outcome.text(), health.ejectedCount(),
-            health.count,   health.outlier.max_ejected_percent,
+            members_count,  health.outlier.max_ejected_percent,
         });
         return;
     }
@@ -400,7 +452,8 @@ fn markEjected(health: *Health, index: u16, ejected: bool) void {
 /// Recomputes backend `index`'s bit in `available` from its state.
 fn refreshLocked(health: *Health, index: u16) void {
     const backend = &health.backends[index];
-    const takes = backend.active_up.load(.acquire) and backend.state.load(.acquire) == .serving;
+    const takes = BitSet.isSetAtomic(health.members, index) and
+        backend.active_up.load(.acquire) and backend.state.load(.acquire) == .serving;
     if (takes) BitSet.setAtomic(health.available, index) else BitSet.unsetAtomic(health.available, index);
 }
 
@@ -441,7 +494,7 @@ test "health: consecutive failures eject once; success in between resets the str
     var test_arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
     defer test_arena.deinit();
     const pool = testPool(test_arena.allocator(), 4);
-    var health: Health = try .init(test_arena.allocator(), &pool);
+    var health: Health = try .init(test_arena.allocator(), &pool, pool.backends_count);
     try std.testing.expectEqual(@as(u64, 0b1111), availableMask(&health));
     health.report(1, .reset, 0);
     health.report(1, .reset, 0);
@@ -465,7 +518,7 @@ test "health: cool-down, half-open trial, growing ejections" {
     var test_arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
     defer test_arena.deinit();
     const pool = testPool(test_arena.allocator(), 4);
-    var health: Health = try .init(test_arena.allocator(), &pool);
+    var health: Health = try .init(test_arena.allocator(), &pool, pool.backends_count);
     for (0..3) |_| health.report(0, .connect, 0);
     try std.testing.expect(!health.isAvailable(0));
     // Cool-down (100 ns) not over: no trial.
@@ -495,7 +548,7 @@ test "health: at most max_ejected_percent of the pool, rounded down" {
     defer test_arena.deinit();
     var pool = testPool(test_arena.allocator(), 4);
     pool.outlier.max_ejected_percent = 50;
-    var health: Health = try .init(test_arena.allocator(), &pool);
+    var health: Health = try .init(test_arena.allocator(), &pool, pool.backends_count);
     for (0..4) |index| {
         for (0..3) |_| health.report(@intCast(index), .reset, 0);
     }
@@ -504,12 +557,12 @@ test "health: at most max_ejected_percent of the pool, rounded down" {
 
     var single = testPool(test_arena.allocator(), 1);
     single.outlier.max_ejected_percent = 50;
-    var one: Health = try .init(test_arena.allocator(), &single);
+    var one: Health = try .init(test_arena.allocator(), &single, single.backends_count);
     for (0..3) |_| one.report(0, .reset, 0);
     try std.testing.expectEqual(@as(u32, 0), one.ejectedCount());
     try std.testing.expectEqual(@as(u64, 1), availableMask(&one));
     single.outlier.max_ejected_percent = 100;
-    var all: Health = try .init(test_arena.allocator(), &single);
+    var all: Health = try .init(test_arena.allocator(), &single, single.backends_count);
     for (0..3) |_| all.report(0, .reset, 0);
     try std.testing.expectEqual(@as(u64, 0), availableMask(&all));
 }
@@ -519,7 +572,7 @@ test "health: active down wins; active passes end an ejection; no fight over gro
     defer test_arena.deinit();
     var pool = testPool(test_arena.allocator(), 2);
     pool.health.rise = 2;
-    var health: Health = try .init(test_arena.allocator(), &pool);
+    var health: Health = try .init(test_arena.allocator(), &pool, pool.backends_count);
     health.setActive(0, false, "status 503");
     try std.testing.expectEqual(@as(u64, 0b10), availableMask(&health));
     health.setActive(0, true, "");
@@ -546,7 +599,7 @@ test "health: 1,024 backends use every bit of every word" {
     defer test_arena.deinit();
     var pool = testPool(test_arena.allocator(), 1024);
     pool.outlier.max_ejected_percent = 100;
-    var health: Health = try .init(test_arena.allocator(), &pool);
+    var health: Health = try .init(test_arena.allocator(), &pool, pool.backends_count);
     try std.testing.expectEqual(@as(usize, 16), health.available.len);
     try std.testing.expectEqual(@as(u32, 1024), BitSet.countAtomic(health.available));
     for ([_]u16{ 0, 63, 64, 1023 }) |index| {
@@ -561,4 +614,33 @@ test "health: 1,024 backends use every bit of every word" {
     try std.testing.expectEqual(@as(u32, 4), claimed);
     try std.testing.expectEqual(@as(u32, 1024), BitSet.countAtomic(health.available));
     try std.testing.expect(health.mayTakeRequestsBeyond(&.{ 0, 1, 2 }));
+}
+
+test "health: a member that leaves takes nothing and leaves the ejection cap; one that joins starts fresh" {
+    var test_arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer test_arena.deinit();
+    var pool = testPool(test_arena.allocator(), 4);
+    pool.outlier.max_ejected_percent = 50;
+    // Six slots, four members: slots 4 and 5 are free and never available.
+    var health: Health = try .init(test_arena.allocator(), &pool, 6);
+    try std.testing.expect(!health.isAvailable(4) and !health.isAvailable(5));
+    for (0..3) |_| health.report(1, .connect, 0); // Ejected: 1 of 4 (cap 2).
+    try std.testing.expect(health.isEjected(1));
+    health.leave(1);
+    health.leave(2);
+    try std.testing.expect(!health.isAvailable(1) and !health.isAvailable(2));
+    try std.testing.expectEqual(@as(u32, 0), health.ejectedCount());
+    try std.testing.expectEqual(@as(u32, 2), health.members_count.load(.monotonic));
+    // Two members now, cap 50%: one may be ejected.
+    for (0..3) |_| health.report(0, .connect, 0);
+    try std.testing.expect(health.isEjected(0));
+    for (0..3) |_| health.report(3, .connect, 0);
+    try std.testing.expect(!health.isEjected(3)); // Over the cap of the members there are.
+    // Slot 1 is taken again by another member: up, serving, nothing counted.
+    const address = Address.initIp4(.{ 127, 0, 0, 2 }, 9000);
+    health.join(1, &address);
+    try std.testing.expect(health.isAvailable(1) and !health.isEjected(1));
+    try std.testing.expectEqual(@as(u32, 0), health.backends[1].consecutive_failures.load(.monotonic));
+    try std.testing.expectEqualStrings("127.0.0.2:9000", health.backends[1].name());
+    try std.testing.expectEqual(@as(u32, 3), health.members_count.load(.monotonic));
 }

@@ -458,7 +458,7 @@ fn findAffinity(exchange: *Exchange) void {
         .hash => exchange.key = affinity.requestKey(head, config, exchange.downstream.client().ip),
         .sticky => {
             const value = affinity.cookieValue(head.headers, config.sticky_cookie) orelse return;
-            exchange.preferred = exchange.localPool().shared.findIdText(value);
+            exchange.preferred = exchange.localPool().findIdText(value);
         },
         .round_robin, .weighted, .least_conn, .random => {},
     }
@@ -1031,7 +1031,7 @@ fn stickyCookie(exchange: *const Exchange, buffer: *[rewrite.extra_field_bytes_m
     if (config.strategy != .sticky) return "";
     const index = exchange.attempt.backend_index;
     if (exchange.preferred == index) return "";
-    const id = exchange.localPool().shared.idText(index);
+    const id = exchange.localPool().idText(index);
     // Validation bounds the cookie name so that this always fits; if it did not, the
     // response goes without the cookie rather than with a cut one.
     return std.fmt.bufPrint(buffer, "Set-Cookie: {s}={s}; Path=/; HttpOnly\r\n", .{

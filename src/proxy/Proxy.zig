@@ -789,6 +789,13 @@ pub fn adopt(proxy: *Proxy, generation: *const Generation) void {
     proxy.armGenerationsTimer();
 }
 
+/// Every pool of the current generation adopts its newest membership table, if the control
+/// thread published one (LocalPool.adoptMembers): at each wake-up, so a worker without
+/// traffic still closes its idle connections to members that left and acknowledges the table.
+pub fn adoptMembers(proxy: *Proxy) void {
+    for (proxy.generation.pools) |instance| instance.locals[proxy.worker_index].adoptMembers();
+}
+
 const generations_check_ns = 100 * std.time.ns_per_ms;
 
 fn armGenerationsTimer(proxy: *Proxy) void {

@@ -30,6 +30,7 @@ const Timer = loop_ns.Timer;
 const tls = @import("../tls/tls.zig");
 const TimerQueue = loop_ns.TimerQueue;
 const Health = @import("../health/Health.zig");
+const Config = @import("../config/Config.zig");
 const Checker = @import("../health/Checker.zig");
 const AccessLogWriter = @import("AccessLogWriter.zig");
 const Admin = @import("Admin.zig");
@@ -187,8 +188,9 @@ pub fn startChecker(supervisor: *Supervisor, instance: *Pool) !void {
     if (instance.checker) |checker| checker.start();
 }
 
-/// The pool's active checker, if it has checks, seeded with what its backends' health already
-/// says (a rebuilt pool keeps a down backend down until `rise` passes).
+/// The pool's active checker, if it has checks, over the members of its newest table,
+/// seeded with what their health already says (a rebuilt pool keeps a down backend down until
+/// `rise` passes, and so does a member that stays through a membership change).
 fn initChecker(loop: *Loop, instance: *Pool, probe_tls_memory: ?*tls.memory.Pool) !void {
     if (!instance.config.health.enabled()) return;
     const arena = instance.arena.allocator();
@@ -199,15 +201,36 @@ fn initChecker(loop: *Loop, instance: *Pool, probe_tls_memory: ?*tls.memory.Pool
         // The process started with TLS to a backend, or a reload adding it was refused.
         .memory = probe_tls_memory.?,
     } else null;
-    try checker.init(arena, loop, &instance.config.health, instance.config.backends(), .{
-        .context = &instance.shared.health,
+    const shared = &instance.shared;
+    const table = shared.members.newest();
+    var backends: [Config.backends_count_max]Config.Backend = undefined;
+    var slots: [Config.backends_count_max]u16 = undefined;
+    var count: u16 = 0;
+    for (0..shared.count()) |i| {
+        if (!table.isPresent(@intCast(i))) continue;
+        backends[count] = .{ .address = shared.addresses[i] };
+        slots[count] = @intCast(i);
+        count += 1;
+    }
+    assert(count == table.members_count and count > 0);
+    try checker.init(arena, loop, &instance.config.health, backends[0..count], .{
+        .context = &shared.health,
         .function = healthReportCallback,
     }, probe_tls);
-    for (0..instance.config.backends_count) |index| {
-        const up = instance.shared.health.backends[index].active_up.load(.acquire);
-        checker.setInitialUp(@intCast(index), up);
+    for (slots[0..count], 0..) |slot, position| {
+        checker.reindex(@intCast(position), slot);
+        checker.setInitialUp(@intCast(position), shared.health.backends[slot].active_up.load(.acquire));
     }
     instance.checker = checker;
+}
+
+/// A membership change (`Pool.changeMembers`): the pool's checker, if it has one, is replaced
+/// by one over the new members (the old one stops, and is freed once it has).
+pub fn replaceChecker(supervisor: *Supervisor, instance: *Pool) !void {
+    const old = instance.checker orelse return;
+    instance.checker = null;
+    instance.retireChecker(old);
+    try supervisor.startChecker(instance);
 }
 
 /// An active check's result, handed to the pool's health (see health/Health.zig for how

@@ -250,6 +250,7 @@ fn wakeCallback(worker: *Worker) void {
             worker.proxy.adopt(generation);
             worker.syncListeners();
         }
+        worker.proxy.adoptMembers();
     }
     if (!worker.drain_requested.load(.acquire) or worker.proxy.draining) return;
     worker.proxy.drain();

@@ -83,8 +83,9 @@ pub fn collect(runtime: *const Runtime, snapshot: *Snapshot) void {
     var backends_used: usize = 0;
     for (generation.pools, snapshot.pools[0..generation.pools.len]) |instance, *pool| {
         // Config.validate bounds the pools' backends together by `backends_total_max`.
-        addPool(pool, backends_storage[backends_used..][0..instance.config.backends_count], instance);
-        backends_used += instance.config.backends_count;
+        const members_count = instance.shared.members.newest().members_count;
+        addPool(pool, backends_storage[backends_used..][0..members_count], instance);
+        backends_used += members_count;
     }
     for (snapshot.routes[0..generation.config.routes_count], 0..) |*route, index| {
         const label = generation.config.routeLabel(index);
@@ -146,21 +147,29 @@ fn addHandlers(snapshot: *Snapshot, runtime: *const Runtime) void {
     }
 }
 
+/// The pool's members (the slots of its newest table, in slot order) and its counters.
+/// `backends` has room for the members.
 fn addPool(pool: *Snapshot.Pool, backends: []Snapshot.Backend, instance: *const Pool) void {
     const config = &instance.config;
     const shared = &instance.shared;
+    const table = shared.members.newest();
+    var slots_of: [Config.backends_count_max]u16 = undefined;
     assert(config.name.len <= Snapshot.pool_name_bytes_max); // Config.validate.
+    assert(backends.len == table.members_count);
     pool.* = .{
         .name = config.name,
         .strategy = @tagName(config.strategy),
-        .backends_count = config.backends_count,
+        .backends_count = table.members_count,
         .backends = backends,
     };
-    for (backends, config.backends(), 0..) |*backend, *configured, i| {
+    var at: u32 = 0;
+    for (0..shared.count()) |i| {
+        if (!table.isPresent(@intCast(i))) continue;
+        slots_of[at] = @intCast(i);
         const health = &shared.health.backends[i];
-        backend.* = .{
+        backends[at] = .{
             .address = health.name(),
-            .weight = configured.weight,
+            .weight = table.weights[i],
             .available = shared.health.isAvailable(@intCast(i)),
             .active_up = health.active_up.load(.acquire),
             .state = switch (health.state.load(.acquire)) {
@@ -172,6 +181,7 @@ fn addPool(pool: *Snapshot.Pool, backends: []Snapshot.Backend, instance: *const 
             .in_flight = 0,
             .responses = @splat(0),
         };
+        at += 1;
     }
     const counters = &pool.counters;
     for (instance.locals) |*local| {
@@ -195,7 +205,7 @@ fn addPool(pool: *Snapshot.Pool, backends: []Snapshot.Backend, instance: *const 
         counters.upstream_idle_closed_timeout += connections.closed_idle_timeout.load();
         pool.latency.addRelaxed(&stats.latency);
         for (&pool.own_responses, &stats.own_responses) |*sum, *count| sum.* += count.load();
-        for (pool.backends[0..pool.backends_count], 0..) |*backend, i| {
+        for (pool.backends[0..pool.backends_count], slots_of[0..pool.backends_count]) |*backend, i| {
             backend.in_flight += @atomicLoad(u32, &local.inflight[i], .monotonic);
             backend.requests += stats.backend_requests[i].load();
             for (&backend.responses, &stats.backend_responses[i]) |*sum, *count| sum.* += count.load();

@@ -287,10 +287,12 @@ pub const Generations = struct {
         if (previous) |built| for (built.generation.pools) |instance| {
             if (std.mem.eql(u8, instance.config.name, pool.name)) old = instance;
         };
-        if (old) |instance| if (Pool.sameConfig(&instance.config, pool)) {
+        if (old) |instance| if (Pool.samePolicy(&instance.config, pool)) {
             // The same settings, and the TLS files (if any) still hold what it was built from.
             const files_same = if (instance.tls) |backend_tls| backend_tls.sameFiles(&pool.tls) else true;
-            if (files_same) return instance;
+            // A changed member list that fits the instance's slots changes its membership
+            // after the build (`changeMembers`); one that does not builds a new instance.
+            if (files_same and (instance.sameMembers(pool.backends()) or instance.membersFit(pool.backends()))) return instance;
         };
 
         var slots: [5]u8 = undefined;
@@ -312,16 +314,17 @@ pub const Generations = struct {
             .queue_slots = slots,
         };
         instance.shared.init(arena, &instance.config) catch return problem.set("out of memory building pool {s}", .{pool.name});
+        errdefer instance.deinitOutsideArena(); // Its tables, and its TLS once made.
+        instance.initMembership(arena) catch return problem.set("out of memory building pool {s}", .{pool.name});
         if (instance.config.tls.enabled) {
             const backend_tls = arena.create(BackendTls) catch return problem.set("out of memory building pool {s}", .{pool.name});
             var diagnostic: tls.certificate.Diagnostic = .{};
-            backend_tls.init(arena, &instance.config, generations.loops.len, &diagnostic) catch |err| return switch (err) {
+            backend_tls.init(arena, &instance.config, instance.shared.count(), generations.loops.len, &diagnostic) catch |err| return switch (err) {
                 error.OutOfMemory => problem.set("out of memory building pool {s}", .{pool.name}),
                 error.Invalid => problem.set("pool {s}: tls: {s}", .{ pool.name, diagnostic.message() }),
             };
             instance.tls = backend_tls;
         }
-        errdefer instance.deinitOutsideArena();
         if (old) |from| for (instance.config.backends(), 0..) |*backend, index| {
             const from_index = Pool.backendIndexIn(from, backend) orelse continue;
             instance.shared.health.carryOver(@intCast(index), &from.shared.health, from_index);
@@ -478,7 +481,7 @@ pub const Generations = struct {
         const accounted = try arena.create(Pool.Accounted);
         accounted.* = .{ .locals = try arena.alloc(LocalPool.Accounted, generations.loops.len) };
         @memset(accounted.locals, .{});
-        for (accounted.locals) |*local| try local.stats.initBackends(arena, from.config.backends_count);
+        for (accounted.locals) |*local| try local.stats.initBackends(arena, from.shared.count());
         from.accounted = accounted;
         return accounted;
     }
@@ -486,8 +489,8 @@ pub const Generations = struct {
     fn unref(generations: *Generations, instance: *Pool) void {
         instance.refs -= 1;
         if (instance.refs > 0) return;
-        const checker = instance.checker orelse return generations.freeInstance(instance);
-        checker.stop();
+        if (instance.checker == null and instance.retired_checkers_count == 0) return generations.freeInstance(instance);
+        if (instance.checker) |checker| checker.stop();
         assert(generations.retired_count < retired_max);
         generations.retired[generations.retired_count] = instance;
         generations.retired_count += 1;
@@ -513,11 +516,14 @@ pub const Generations = struct {
         generations.live_count = kept;
         kept = 0;
         for (generations.retired[0..generations.retired_count]) |instance| {
-            if (instance.checker) |checker| if (!checker.stopped()) {
+            const checker_stopped = if (instance.checker) |checker| checker.stopped() else true;
+            // The checkers a membership change replaced, stopped with it: freed as they stop.
+            const replaced_waiting = instance.reapCheckers();
+            if (!checker_stopped or replaced_waiting) {
                 generations.retired[kept] = instance;
                 kept += 1;
                 continue;
-            };
+            }
             if (instance.checker) |checker| checker.deinit(instance.arena.allocator());
             generations.freeInstance(instance);
         }
@@ -532,7 +538,12 @@ pub const Generations = struct {
             kept += 1;
         }
         generations.retired_servers_count = kept;
-        return generations.live_count > 1 or generations.retired_count > 0 or kept > 0;
+        // The current pools' membership: old tables, draining slots, replaced checkers.
+        var members_waiting = false;
+        if (generations.live_count > 0) for (generations.current().generation.pools) |instance| {
+            if (instance.reapMembers()) members_waiting = true;
+        };
+        return generations.live_count > 1 or generations.retired_count > 0 or kept > 0 or members_waiting;
     }
 
     /// No generation uses `instance` and its checker has stopped: its health counts since a

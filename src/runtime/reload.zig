@@ -22,6 +22,8 @@ const Runtime = @import("Runtime.zig");
 const tls = @import("../tls/tls.zig");
 const startup = @import("startup.zig");
 const Proxy = @import("../proxy/Proxy.zig");
+const Generation = @import("../proxy/Generation.zig");
+const Supervisor = @import("Supervisor.zig");
 const assert = std.debug.assert;
 
 /// What a reload reads: the configuration file, then the command line's flags over it, as at
@@ -193,6 +195,7 @@ fn tryReload(runtime: *Runtime, out: *std.Io.Writer) bool {
         return false;
     };
     const generation = &built.generation;
+    const members_changed = changeMembers(supervisor, generation);
     for (generation.pools) |instance| {
         if (instance.refs != 1 or instance.checker != null) continue; // Kept, with its checker.
         supervisor.startChecker(instance) catch {
@@ -203,11 +206,12 @@ fn tryReload(runtime: *Runtime, out: *std.Io.Writer) bool {
     log.setLevel(config.log_level);
     runtime.generations.logOpened(built, @intCast(runtime.workers.len), runtime.io);
     supervisor.armReap();
-    out.print("reloaded {s}: generation {d} ({d} pools: {d} kept, {d} rebuilt; {d} listeners, {d} opened; {d} routes", .{
+    out.print("reloaded {s}: generation {d} ({d} pools: {d} kept, {d} with new members, {d} rebuilt; {d} listeners, {d} opened; {d} routes", .{
         source.name(),
         generation.number,
         generation.pools.len,
         generation.pools.len - built.pools_new,
+        members_changed,
         built.pools_new,
         generation.listener_slots.len,
         @popCount(built.opened),
@@ -222,6 +226,32 @@ fn tryReload(runtime: *Runtime, out: *std.Io.Writer) bool {
     }
     out.writeAll(")\n") catch {}; // Cut, as above.
     return true;
+}
+
+/// The pools a reload kept whose member list changed get the new list as a membership change
+/// (upstream/Members.zig), on the same instance: members that stay keep their health and
+/// idle connections. The build checked that each fits (`Pool.membersFit`). Each pool's
+/// checker follows. Returns how many pools changed. The workers adopt the new tables at their
+/// next wake-up (the generation's publication wakes them) or request.
+fn changeMembers(supervisor: *Supervisor, generation: *const Generation) u32 {
+    var changed: u32 = 0;
+    for (generation.pools, generation.config.pools()) |instance, *pool| {
+        assert(std.mem.eql(u8, instance.config.name, pool.name));
+        if (instance.refs == 1) continue; // Built for this generation from this list.
+        if (instance.sameMembers(pool.backends())) continue;
+        const change = instance.changeMembers(pool.backends()) catch |err| {
+            // `membersFit` said it fits, so only memory can be short: the members stay as
+            // they were until a reload that fits.
+            log.warn("pool {s}: members not changed: {s}", .{ pool.name, @errorName(err) });
+            continue;
+        };
+        changed += 1;
+        log.info("pool {s}: {d} members joined, {d} left (draining)", .{ pool.name, change.joined_count, change.left_count });
+        supervisor.replaceChecker(instance) catch {
+            log.warn("pool {s}: out of memory for its health checker; no active checks", .{pool.name});
+        };
+    }
+    return changed;
 }
 
 /// The first TLS (an HTTPS listener or a TLS pool) in a process started without: each worker's

@@ -107,7 +107,20 @@ pub fn build(generations: *Generations, config: *const Config, now_ns: u64) Buil
     generations.next_number += 1;
     generations.live[generations.live_count] = built;
     generations.live_count += 1;
+    changeMembers(built);
     return built;
+}
+
+/// The pools this build kept whose member list changed get the new list as a membership change
+/// (runtime/reload.zig's `changeMembers`; the simulator has no active checker to replace).
+fn changeMembers(built: *Built) void {
+    for (built.generation.pools, built.config.pools()) |instance, *pool| {
+        if (instance.refs == 1 or instance.sameMembers(pool.backends())) continue;
+        _ = instance.changeMembers(pool.backends()) catch |err| switch (err) {
+            error.OutOfMemory => std.debug.panic("sim: out of memory", .{}),
+            error.Full, error.Busy => unreachable, // `membersFit` said it fits.
+        };
+    }
 }
 
 /// The previous generation's instance of the pool if nothing in it changed, else a new one
@@ -117,7 +130,11 @@ fn poolFor(generations: *Generations, pool: *const Config.Pool, previous: ?*Buil
     if (previous) |built| for (built.generation.pools) |instance| {
         if (std.mem.eql(u8, instance.config.name, pool.name)) old = instance;
     };
-    if (old) |instance| if (Pool.sameConfig(&instance.config, pool)) return instance;
+    // The same policy: the same instance, its member list changed in place after the build
+    // (`changeMembers`) when it differs and fits, as runtime/generations.zig does.
+    if (old) |instance| if (Pool.samePolicy(&instance.config, pool)) {
+        if (instance.sameMembers(pool.backends()) or instance.membersFit(pool.backends())) return instance;
+    };
 
     var slots: [5]u8 = undefined;
     for (LocalPool.timeouts(pool), &slots) |duration, *slot| {
@@ -135,6 +152,8 @@ fn poolFor(generations: *Generations, pool: *const Config.Pool, previous: ?*Buil
         .queue_slots = slots,
     };
     try instance.shared.init(arena, &instance.config);
+    errdefer instance.shared.members.freeTables();
+    try instance.initMembership(arena);
     if (old) |from| for (instance.config.backends(), 0..) |*backend, index| {
         const from_index = Pool.backendIndexIn(from, backend) orelse continue;
         instance.shared.health.carryOver(@intCast(index), &from.shared.health, from_index);
@@ -171,6 +190,10 @@ pub fn reap(generations: *Generations) void {
         kept += 1;
     }
     generations.live_count = kept;
+    // The current pools' membership: tables the worker has moved past, drained slots.
+    if (kept > 0) for (generations.current().generation.pools) |instance| {
+        _ = instance.reapMembers(); // Looked at again on the next step.
+    };
 }
 
 /// Every generation, the current one included (the end of a seed).
@@ -190,6 +213,7 @@ fn unref(generations: *Generations, instance: *Pool) void {
     _ = generations;
     instance.refs -= 1;
     if (instance.refs > 0) return;
+    instance.deinitOutsideArena();
     var arena = instance.arena;
     arena.deinit();
 }

@@ -73,6 +73,8 @@ pub const Summary = struct {
     resent: u64 = 0,
     reloads: u64 = 0,
     reloads_refused: u64 = 0,
+    /// Reloads that changed only member lists (membership changes in place).
+    member_reloads: u64 = 0,
     health_flips: u64 = 0,
     backend_flips: u64 = 0,
     clean: u64 = 0,
@@ -468,11 +470,14 @@ fn composePools(world: *Simulator, config: *Config) void {
     config.addRoute(.{ .path_prefix = "/js/", .action = .handler, .handler = 0 }) catch unreachable;
 }
 
-fn randomPool(world: *Simulator, pool: *Config.Pool, k: u8) void {
+/// A new member list for pool `k`: a non-empty subset of the backends, each with a random
+/// weight and (with faults) now and then caps.
+fn randomMembers(world: *Simulator, pool: *Config.Pool, k: u8) void {
     const random = world.random;
     const clean = world.options.clean;
     const count = world.backends.count;
-    // A non-empty subset of the backends.
+    pool.backends_list = &.{};
+    pool.backends_count = 0;
     var chosen: u8 = 0;
     while (chosen == 0) chosen = random.int(u8) & ((@as(u8, 1) << @intCast(count)) - 1);
     for (0..count) |b| {
@@ -486,6 +491,12 @@ fn randomPool(world: *Simulator, pool: *Config.Pool, k: u8) void {
         }) catch unreachable;
         world.backends.backends[b].pools |= @as(u8, 1) << @intCast(k);
     }
+}
+
+fn randomPool(world: *Simulator, pool: *Config.Pool, k: u8) void {
+    const random = world.random;
+    const clean = world.options.clean;
+    world.randomMembers(pool, k);
     pool.strategy = random.enumValue(Config.Strategy);
     pool.hash_on = random.enumValue(Config.HashOn);
     pool.hash_name = switch (pool.hash_on) {
@@ -530,9 +541,19 @@ fn randomPool(world: *Simulator, pool: *Config.Pool, k: u8) void {
 }
 
 /// A new configuration, built and adopted between events, as SIGHUP does.
+/// Half the reloads change only the pools' member lists (the policy stays, so the pools keep
+/// their instances and change membership in place: upstream/Members.zig); the others compose
+/// every pool anew.
 fn reload(world: *Simulator) void {
-    world.next_config = world.config;
-    world.composePools(&world.next_config);
+    const members_only = world.random.boolean();
+    if (members_only) {
+        world.next_config = world.generations.current().config;
+        const pools = world.next_config.pools_buffer[0..world.next_config.pools_count];
+        for (pools, 0..) |*pool, k| world.randomMembers(pool, @intCast(k));
+    } else {
+        world.next_config = world.config;
+        world.composePools(&world.next_config);
+    }
     world.next_config.validate() catch |err| std.debug.panic("sim: reload configuration: {t}", .{err});
     const built = world.generations.build(&world.next_config, world.sim.now_ns) catch |err| switch (err) {
         error.TooManyGenerations, error.TooManyTimeouts => {
@@ -542,7 +563,9 @@ fn reload(world: *Simulator) void {
         error.OutOfMemory => std.debug.panic("sim: out of memory", .{}),
     };
     world.proxy.adopt(&built.generation);
+    world.proxy.adoptMembers(); // As a worker does when the control thread wakes it.
     world.summary.reloads += 1;
+    if (members_only) world.summary.member_reloads += 1;
     world.trace("reload: generation {d}", .{built.generation.number});
 }
 
@@ -551,7 +574,7 @@ fn flipHealth(world: *Simulator) void {
     var instances_buffer: [Proxy.holds_max * Config.pools_count_max]*Pool = undefined;
     const instances = world.generations.instances(&instances_buffer);
     const instance = instances[world.random.uintLessThan(usize, instances.len)];
-    const index = world.random.uintLessThan(u16, @intCast(instance.config.backends_count));
+    const index = world.random.uintLessThan(u16, @intCast(instance.shared.count())); // A slot.
     const up = world.random.boolean();
     instance.shared.health.setActive(index, up, "simulated");
     world.trace("health: pool {s} backend {d} up={}", .{ instance.config.name, index, up });
@@ -595,6 +618,11 @@ fn check(world: *Simulator) void {
                 .idle => {
                     idle += 1;
                     if (!conn.watching) fail.invariant("pool {s}: an idle connection is not watched", .{instance.config.name});
+                    // Kept idle only for a member of the worker's table, of its generation.
+                    const table = upstream.table;
+                    if (!table.isPresent(conn.backend_index) or table.generations[conn.backend_index] != conn.generation) {
+                        fail.invariant("pool {s}: an idle connection to slot {d}, whose member left", .{ instance.config.name, conn.backend_index });
+                    }
                 },
                 .closing => {
                     closing += 1;
@@ -618,12 +646,12 @@ fn check(world: *Simulator) void {
                 fail.invariant("pool {s}: {d} watches pending, {d} connections watched", .{ instance.config.name, pool.watches_pending, idle + closing + busy_watching });
             }
         }
-        for (per_backend[0..instance.config.backends_count], 0..) |count, b| {
+        for (per_backend[0..instance.shared.count()], 0..) |count, b| {
             const shared = instance.shared.connections[b].load(.monotonic);
             if (shared != count) fail.invariant("pool {s}: backend {d} has {d} connections, the shared count says {d}", .{ instance.config.name, b, count, shared });
             conns_open += count;
         }
-        for (upstream.inflight[0..instance.config.backends_count]) |count| inflight += count;
+        for (upstream.inflight) |count| inflight += count;
     }
     const upstream_fds = world.sim.openCount(.upstream);
     if (conns_open != upstream_fds) {

@@ -19,8 +19,10 @@ const tls = @import("../tls/tls.zig");
 const BackendTls = @This();
 
 context: tls.ClientContext,
-/// Per backend, by index: the name its certificate must carry (see the decision above).
-names: []const []const u8,
+/// Per slot (upstream/Members.zig): the name the member's certificate must carry (see the
+/// decision above). A slot's name is written by the control thread while the slot is free
+/// (`setName`).
+names: [][]const u8,
 /// Per worker, then per backend: the sessions that worker resumes with that backend (each
 /// worker touches only its own row: `LocalPool.resumptions`).
 resumptions: []tls.ClientContext.Resumption,
@@ -39,17 +41,20 @@ pub fn init(
     backend_tls: *BackendTls,
     arena: std.mem.Allocator,
     pool: *const Config.Pool,
+    slots_count: u32,
     workers_count: usize,
     diagnostic: *tls.certificate.Diagnostic,
 ) Error!void {
+    assert(slots_count >= pool.backends_count);
     const settings = &pool.tls;
     assert(settings.enabled);
     tls.init(.{}) catch |err| {
         diagnostic.set("cannot start AWS-LC: {s}", .{@errorName(err)});
         return error.Invalid;
     };
-    const names = try arena.alloc([]const u8, pool.backends_count);
-    for (names, pool.backends()) |*name, *backend| name.* = try serverName(arena, settings, backend);
+    const names = try arena.alloc([]const u8, slots_count);
+    @memset(names, "");
+    for (names[0..pool.backends_count], pool.backends()) |*name, *backend| name.* = try serverName(arena, settings, backend);
     const files = try Files.read(arena, settings, diagnostic);
     var options: tls.ClientContext.Options = .{ .verify = settings.verify };
     if (settings.ca.len > 0) {
@@ -64,7 +69,7 @@ pub fn init(
             .key_name = settings.client_key,
         };
     }
-    const resumptions = try arena.alloc(tls.ClientContext.Resumption, workers_count * pool.backends_count);
+    const resumptions = try arena.alloc(tls.ClientContext.Resumption, workers_count * slots_count);
     @memset(resumptions, .{});
     backend_tls.* = .{
         .context = undefined,
@@ -73,6 +78,13 @@ pub fn init(
         .files_digest = files.digest(),
     };
     try backend_tls.context.init(arena, options, diagnostic);
+}
+
+/// A new member takes slot `index` (free until now): its server name, in `arena` (the pool
+/// instance's). Each worker forgets its sessions with the slot's previous member when it
+/// adopts the table (LocalPool.adoptMembers).
+pub fn setName(backend_tls: *BackendTls, arena: std.mem.Allocator, settings: *const Config.UpstreamTls, index: u16, backend: *const Config.Backend) error{OutOfMemory}!void {
+    backend_tls.names[index] = try serverName(arena, settings, backend);
 }
 
 /// One worker's row of `resumptions`.

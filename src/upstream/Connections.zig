@@ -37,6 +37,9 @@ const Connections = @This();
 pub const Connection = struct {
     socket: Socket,
     backend_index: u16,
+    /// The generation of the member in slot `backend_index` it was made to
+    /// (upstream/Members.zig): one whose slot another member took is never reused.
+    generation: u32,
     state: State,
     /// Served at least one response: a failure before the first response byte may be the
     /// backend closing an idle connection as we reused it (the stale keep-alive race).
@@ -130,6 +133,7 @@ fn acquireSlot(connections: *Connections) ?*Connection {
     connection.* = .{
         .socket = undefined,
         .backend_index = 0,
+        .generation = 0,
         .state = .free,
         .reused = false,
         .watching = false,
@@ -151,10 +155,11 @@ pub fn deinit(connections: *Connections, allocator: std.mem.Allocator) void {
     connections.* = undefined;
 }
 
-/// The most recently parked idle connection to this backend that still seems clean, now busy;
-/// null if none. Those known to have bytes, an EOF or an error waiting are closed on the way
-/// (bounded by the idle list's length).
-pub fn takeIdle(connections: *Connections, backend_index: u16) ?*Connection {
+/// The most recently parked idle connection to this backend (the member of `generation` in
+/// that slot) that still seems clean, now busy; null if none. Those known to have bytes, an
+/// EOF or an error waiting, and any made to an earlier member of the slot, are closed on the
+/// way (bounded by the idle list's length).
+pub fn takeIdle(connections: *Connections, backend_index: u16, generation: u32) ?*Connection {
     while (connections.idle_heads[backend_index]) |connection| {
         assert(connection.state == .idle);
         assert(connection.watching);
@@ -162,6 +167,10 @@ pub fn takeIdle(connections: *Connections, backend_index: u16) ?*Connection {
         connections.loop.timerCancel(&connection.idle_timer);
         connection.state = .busy;
         connection.watch_stale = true;
+        if (connection.generation != generation) {
+            connections.discard(connection); // Stale: its slot holds another member now.
+            continue;
+        }
         if (!connections.loop.seemsQuiet(&connection.socket)) {
             connections.stats.closed_idle_by_backend.add(1);
             connections.discard(connection);
@@ -176,8 +185,9 @@ pub fn takeIdle(connections: *Connections, backend_index: u16) ?*Connection {
 
 pub const OpenError = error{ NoCapacity, AtBackendCap, SocketFailed };
 
-/// A fresh, unconnected socket for `address`; the caller connects it with its own completion.
-pub fn open(connections: *Connections, backend_index: u16, address: *const Address) OpenError!*Connection {
+/// A fresh, unconnected socket for `address` (the member of `generation` in slot
+/// `backend_index`); the caller connects it with its own completion.
+pub fn open(connections: *Connections, backend_index: u16, address: *const Address, generation: u32) OpenError!*Connection {
     if (!connections.shared.tryOpen(backend_index)) return error.AtBackendCap;
     const connection = connections.acquireSlot() orelse {
         connections.shared.closed(backend_index);
@@ -190,6 +200,7 @@ pub fn open(connections: *Connections, backend_index: u16, address: *const Addre
         return error.SocketFailed;
     };
     connection.backend_index = backend_index;
+    connection.generation = generation;
     connection.state = .busy;
     connection.reused = false;
     connection.watching = false;
@@ -236,14 +247,17 @@ pub fn discard(connections: *Connections, connection: *Connection) void {
 /// Closes every idle connection and keeps none from now on (drain).
 pub fn closeIdle(connections: *Connections) void {
     connections.closing_all = true;
-    for (connections.idle_heads, 0..) |_, backend_index| {
-        while (connections.idle_heads[backend_index]) |connection| {
-            connections.idleUnlink(connection);
-            connections.loop.timerCancel(&connection.idle_timer);
-            connection.state = .closing;
-            assert(connection.watching);
-            connections.loop.cancel(&connection.watch);
-        }
+    for (connections.idle_heads, 0..) |_, backend_index| connections.closeIdleOf(@intCast(backend_index));
+}
+
+/// Closes the idle connections to one slot (its member left the pool).
+pub fn closeIdleOf(connections: *Connections, backend_index: u16) void {
+    while (connections.idle_heads[backend_index]) |connection| {
+        connections.idleUnlink(connection);
+        connections.loop.timerCancel(&connection.idle_timer);
+        connection.state = .closing;
+        assert(connection.watching);
+        connections.loop.cancel(&connection.watch);
     }
 }
 

@@ -29,16 +29,22 @@ const Counter = @import("../stdx/Counter.zig");
 const BitSet = @import("../stdx/BitSet.zig");
 const tls_ns = @import("../tls/tls.zig");
 const BackendTls = @import("BackendTls.zig");
+const Members = @import("Members.zig");
 
 const LocalPool = @This();
 
 config: *const Config.Pool,
 shared: *Shared,
+/// The membership table this worker uses (upstream/Members.zig): the newest it has adopted.
+table: *const Members.Table,
+/// `table`'s version, for the control thread: a table is freed once every worker has
+/// acknowledged a newer one, and a removed member's slot is reused only then.
+table_adopted: std.atomic.Value(u32),
 connections: Connections,
 balancer: Balancer,
 retry_budget: RetryBudget,
 /// Requests this worker has in flight to each backend (`least_conn`); see `inflightAdd`.
-/// One per member, allocated with the pool.
+/// One per slot, allocated with the pool.
 inflight: []u32,
 /// Set when the worker adopts a generation with this pool (`bindQueues`): queues are the
 /// worker's, shared by every pool with the same timeout.
@@ -117,6 +123,13 @@ pub const Stats = struct {
         @memset(stats.backend_requests, .{});
     }
 
+    /// A new member took slot `index` (this worker adopted the table that says so): its
+    /// counters start at 0, a new series for `/metrics` under the new member's address.
+    fn resetBackend(stats: *Stats, index: u16) void {
+        stats.backend_requests[index].set(0);
+        for (&stats.backend_responses[index]) |*counter| counter.set(0);
+    }
+
     /// `Counter.transfer` of every counter of `from` (the same pool's previous instance, on
     /// this worker): every pool-wide counter, and each backend's that is still in the pool
     /// (`backend_map[i]`: the index in `from` of this instance's backend i, if it had it).
@@ -175,20 +188,25 @@ pub fn init(
     seed: u64,
     now_ns: u64,
 ) !void {
-    assert(shared.count() == pool.backends_count);
-    const slots_count = exchanges_count + pool.backends_count * pool.keepalive_max;
+    const members_count = shared.count();
+    assert(members_count >= pool.backends_count);
+    const table = shared.table.load(.acquire);
+    // At most one busy connection per exchange, at most `keepalive_max` idle per member.
+    const slots_count = exchanges_count + members_count * pool.keepalive_max;
     local.* = .{
         .config = pool,
         .shared = shared,
+        .table = table,
+        .table_adopted = .init(table.version),
         .connections = undefined,
-        .balancer = try .init(allocator, pool.strategy, shared.weights, shared.maglev, seed),
+        .balancer = try .init(allocator, pool.strategy, table.weights, table.maglev, seed),
         .retry_budget = .init(pool.retry.budget_percent, pool.retry.budget_min_per_second, now_ns),
-        .inflight = try allocator.alloc(u32, pool.backends_count),
+        .inflight = try allocator.alloc(u32, members_count),
     };
     @memset(local.inflight, 0);
-    try local.stats.initBackends(allocator, pool.backends_count);
+    try local.stats.initBackends(allocator, members_count);
     // The idle queue is the worker's; bound in `bindQueues` before any connection is parked.
-    local.connections = try Connections.init(allocator, loop, shared, undefined, slots_count, pool.backends_count, pool.keepalive_max);
+    local.connections = try Connections.init(allocator, loop, shared, undefined, slots_count, members_count, pool.keepalive_max);
 }
 
 /// The pool speaks TLS (`backend_tls`, built with the pool instance): this worker's row of
@@ -226,6 +244,40 @@ pub fn isQuiet(local: *const LocalPool) bool {
     if (local.shared_open > 0) return false;
     for (local.inflight) |count| if (count > 0) return false;
     return local.connections.isQuiet();
+}
+
+/// Adopts the newest membership table if the control thread published one since: idle
+/// connections to members that left (or whose slot a new member took) close, the balancer
+/// follows the new weights and Maglev table, the counters of a reused slot start at 0, and
+/// the version is acknowledged. On the worker's thread, between events (at a wake-up, and
+/// before every lease). One atomic load when nothing changed.
+pub fn adoptMembers(local: *LocalPool) void {
+    const newest = local.shared.table.load(.acquire);
+    if (newest == local.table) return;
+    const old = local.table;
+    assert(newest.version > old.version);
+    assert(newest.slotsCount() == old.slotsCount());
+    for (0..newest.slotsCount()) |i| {
+        const slot: u16 = @intCast(i);
+        const stays = newest.isPresent(slot) and old.isPresent(slot) and
+            newest.generations[slot] == old.generations[slot];
+        if (stays) continue;
+        if (old.isPresent(slot)) local.connections.closeIdleOf(slot);
+        if (newest.isPresent(slot) and newest.generations[slot] != old.generations[slot]) {
+            local.stats.resetBackend(slot);
+            if (local.resumptions.len > 0) local.resumptions[slot].forget();
+        }
+    }
+    local.balancer.adoptMembers(newest.weights, newest.maglev);
+    local.table = newest;
+    local.table_adopted.store(newest.version, .release);
+}
+
+/// Whether `connection` may go back to the idle list: its member is still in the pool, and
+/// it is the member the connection was made to (the slot's generation).
+fn keepsMember(local: *const LocalPool, connection: *const Connections.Connection) bool {
+    const slot = connection.backend_index;
+    return local.table.isPresent(slot) and local.table.generations[slot] == connection.generation;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -300,6 +352,7 @@ pub const Want = struct {
 /// pending slot, or its last connection under `max_connections`) is passed over for the next
 /// one, within `Tried.count_max`.
 pub fn acquire(local: *LocalPool, tried: *Tried, want: Want, now_ns: u64) Acquired {
+    local.adoptMembers();
     var lost_race = false;
     while (tried.count < Tried.count_max) {
         const picked = local.pick(.{ .tried = tried.slice(), .key = want.key, .preferred = want.preferred }, now_ns);
@@ -316,11 +369,11 @@ pub fn acquire(local: *LocalPool, tried: *Tried, want: Want, now_ns: u64) Acquir
         }
         if (want.multiplexed) return .{ .member = index };
         if (want.pooled) {
-            if (local.connections.takeIdle(index)) |connection| {
+            if (local.connections.takeIdle(index, local.table.generations[index])) |connection| {
                 return .{ .lease = .{ .backend = index, .connection = connection, .fresh = false } };
             }
         }
-        const connection = local.connections.open(index, local.backendAddress(index)) catch |err| {
+        const connection = local.connections.open(index, local.backendAddress(index), local.table.generations[index]) catch |err| {
             local.endTry(index);
             switch (err) {
                 error.NoCapacity, error.SocketFailed => return .overloaded,
@@ -338,7 +391,7 @@ pub fn acquire(local: *LocalPool, tried: *Tried, want: Want, now_ns: u64) Acquir
 /// A fresh socket for `backend`, whose lease goes on (its connection failed in the stale
 /// keep-alive race and the request is sent again to the same member).
 pub fn reconnect(local: *LocalPool, backend: u16) Connections.OpenError!*Connections.Connection {
-    return local.connections.open(backend, local.backendAddress(backend));
+    return local.connections.open(backend, local.backendAddress(backend), local.table.generations[backend]);
 }
 
 /// A fresh socket to `backend` for a connection that many tries share (HTTP/2): counted
@@ -371,7 +424,9 @@ pub const Keep = enum {
 pub fn release(local: *LocalPool, backend: u16, connection: ?*Connections.Connection, keep: Keep) void {
     if (connection) |held| {
         assert(held.backend_index == backend);
-        switch (keep) {
+        // A member that left the pool, or whose slot another member took, keeps nothing idle.
+        const kept = if (local.keepsMember(held)) keep else .close;
+        switch (kept) {
             .idle => local.connections.park(held),
             .close => local.connections.discard(held),
         }
@@ -392,7 +447,8 @@ pub const Pick = union(enum) {
 fn pick(local: *LocalPool, ask: Ask, now_ns: u64) Pick {
     var candidates: Candidates = .{ .local = local, .tried = ask.tried, .caps = true };
     if (local.shared.health.claimAnyTrial(now_ns)) |trial| {
-        if (candidates.eligible(trial)) return .{ .backend = trial };
+        // A trial is claimed only for a member of this worker's table (not one that left).
+        if (local.table.isPresent(trial) and candidates.eligible(trial)) return .{ .backend = trial };
     }
     const index = local.balancer.pick(candidates, .{
         .key = ask.key,
@@ -418,7 +474,7 @@ pub const Candidates = struct {
     pub inline fn contains(candidates: Candidates, index: u16) bool {
         const shared = candidates.local.shared;
         return BitSet.isSetAtomic(shared.health.available, index) and
-            BitSet.isSet(shared.active, index) and candidates.eligible(index);
+            BitSet.isSet(candidates.local.table.active, index) and candidates.eligible(index);
     }
 
     /// The first candidate at or after `from`, wrapping; null when there is none. Visits each
@@ -453,7 +509,7 @@ pub const Candidates = struct {
 
     fn word(candidates: Candidates, index: u32) u64 {
         const shared = candidates.local.shared;
-        return shared.health.available[index].load(.acquire) & shared.active[index];
+        return shared.health.available[index].load(.acquire) & candidates.local.table.active[index];
     }
 
     /// Not tried, and (with `caps`) under its caps.
@@ -462,11 +518,11 @@ pub const Candidates = struct {
         if (!candidates.caps) return true;
         const local = candidates.local;
         const shared = local.shared;
-        if (shared.any_capped and shared.atConnectionCap(index)) {
+        if (shared.any_capped.load(.monotonic) and shared.atConnectionCap(index)) {
             // At its cap, but an idle connection to it here needs no new one.
             if (!local.connections.hasIdle(index)) return false;
         }
-        if (shared.any_pending_capped and shared.atPendingCap(index)) return false;
+        if (shared.any_pending_capped.load(.monotonic) and shared.atPendingCap(index)) return false;
         return true;
     }
 };
@@ -475,7 +531,7 @@ pub const Candidates = struct {
 /// against its `max_pending` cap. False (nothing counted) when another worker took its last
 /// pending slot since `pick` looked.
 fn beginTry(local: *LocalPool, index: u16) bool {
-    assert(index < local.config.backends_count);
+    assert(local.table.isPresent(index));
     if (!local.shared.tryBeginRequest(index)) return false;
     local.inflightAdd(index, 1);
     local.stats.backend_requests[index].add(1);
@@ -498,7 +554,7 @@ pub fn report(local: *LocalPool, index: u16, outcome: Health.Outcome, now_ns: u6
 /// which is taken here.
 pub fn reserveRetry(local: *LocalPool, tried: *const Tried, now_ns: u64) bool {
     if (tried.count >= local.config.retry.tries_max) return false;
-    if (!local.shared.health.mayTakeRequestsBeyond(tried.slice())) return false;
+    if (!local.shared.health.mayTakeRequestsBeyond(tried.slice())) return false; // Members only.
     if (!local.retry_budget.withdraw(now_ns)) {
         local.stats.retries_refused_by_budget.add(1);
         return false;
@@ -508,7 +564,18 @@ pub fn reserveRetry(local: *LocalPool, tried: *const Tried, now_ns: u64) bool {
 }
 
 pub fn backendAddress(local: *const LocalPool, index: u16) *const Address {
-    return &local.config.backends()[index].address;
+    return &local.shared.addresses[index];
+}
+
+/// The member a sticky cookie's value names, in this worker's table.
+pub fn findIdText(local: *const LocalPool, text: []const u8) ?u16 {
+    return Shared.findIdText(local.table, text);
+}
+
+/// A member's sticky cookie value (its slot's id is stable while a lease holds it, even if the
+/// member has left since).
+pub fn idText(local: *const LocalPool, index: u16) [Shared.id_text_bytes]u8 {
+    return local.shared.idText(index);
 }
 
 /// The backend's address as text (logs, the access log).

@@ -1,14 +1,15 @@
 //! What every worker shares about one pool, built by the control thread with the pool
 //! instance: the members' health (written by active checks and by exchange outcomes), the
-//! Maglev table for `hash` (read-only), each member's stable id (the sticky cookie's value and
-//! Maglev's identity for it), weight, and the connections open to each member across all
-//! workers, which is what a member's `max_connections` caps.
+//! published membership table (upstream/Members.zig: who is in the pool, weights, Maglev),
+//! each slot's address and stable id (the sticky cookie's value and Maglev's identity for
+//! it), and the connections open to each member across all workers, which is what a member's
+//! `max_connections` caps.
 //!
 //! Decision: connection counts are shared atomics, not per-worker shares of the cap, so a cap
 //! means what the operator wrote whatever the worker count. They change when a connection
 //! opens or closes, not per request, so keep-alive traffic never touches them.
 //!
-//! Sizing: every array has one entry per member, allocated from the pool's count when the
+//! Sizing: every array has one entry per slot, allocated from the pool's count when the
 //! instance is built (no fixed maximum on the path; see docs/ARCHITECTURE.md, "Membership").
 const std = @import("std");
 const assert = std.debug.assert;
@@ -17,81 +18,88 @@ const Address = @import("../stdx/Address.zig").Address;
 const BitSet = @import("../stdx/BitSet.zig");
 const Config = @import("../config/Config.zig");
 const Health = @import("../health/Health.zig");
-const Maglev = @import("../balance/Maglev.zig");
+const Members = @import("Members.zig");
 
 const Shared = @This();
 
 health: Health,
-/// Only for the `hash` strategy.
-maglev: ?*Maglev,
+/// By slot: the member's address and stable id (a hash of its address text: the sticky
+/// cookie's value and Maglev's identity for it). Written by the control thread only while the
+/// slot is free (upstream/Members.zig), read by workers for members of their table.
+addresses: []Address,
 ids: []u64,
-/// `ids` sorted, with each one's member: a sticky cookie's member by binary search.
-ids_sorted: []IdIndex,
-weights: []u16,
-/// Members with a weight above 0 (weight 0 drains): never candidates otherwise.
-active: []BitSet.Word,
+/// The newest membership table: stored (release) by the control thread, loaded (acquire) by
+/// each worker between events (`LocalPool.adoptMembers`).
+table: std.atomic.Value(*const Members.Table),
+/// The control thread's side of the membership: slot states, live tables.
+members: Members,
 connections: []std.atomic.Value(u32),
 connections_max: []u32,
-/// Some member has a connection cap: only then does a pick look at the counts.
-any_capped: bool,
+/// Some member has a connection cap: only then does a pick look at the counts. Set (never
+/// cleared) by the control thread when such a member joins.
+any_capped: std.atomic.Value(bool),
 /// Requests in flight per member, counted only for members with a `max_pending` cap (so an
 /// uncapped pool never writes shared memory per request).
 pending: []std.atomic.Value(u32),
 pending_max: []u32,
-any_pending_capped: bool,
+any_pending_capped: std.atomic.Value(bool),
 
-pub const IdIndex = struct { id: u64, index: u16 };
+pub const IdIndex = Members.IdIndex;
 
-/// Allocates with `allocator` (the pool instance's arena; `deinit` for tests).
+/// Allocates with `allocator` (the pool instance's arena; `deinit` for tests): one entry per
+/// slot, `Members.slotsFor` the pool's member count, the configured members in the first.
 pub fn init(shared: *Shared, allocator: std.mem.Allocator, pool: *const Config.Pool) !void {
     const backends = pool.backends();
-    const members: u32 = @intCast(backends.len);
-    assert(members > 0 and members <= Config.backends_count_max);
+    const members_count: u32 = @intCast(backends.len);
+    assert(members_count > 0 and members_count <= Config.backends_count_max);
+    const slots_count = Members.slotsFor(members_count);
     shared.* = .{
-        .health = try .init(allocator, pool),
-        .maglev = null,
-        .ids = try allocator.alloc(u64, members),
-        .ids_sorted = try allocator.alloc(IdIndex, members),
-        .weights = try allocator.alloc(u16, members),
-        .active = try allocator.alloc(BitSet.Word, BitSet.wordsFor(members)),
-        .connections = try allocator.alloc(std.atomic.Value(u32), members),
-        .connections_max = try allocator.alloc(u32, members),
-        .any_capped = false,
-        .pending = try allocator.alloc(std.atomic.Value(u32), members),
-        .pending_max = try allocator.alloc(u32, members),
-        .any_pending_capped = false,
+        .health = try .init(allocator, pool, slots_count),
+        .addresses = try allocator.alloc(Address, slots_count),
+        .ids = try allocator.alloc(u64, slots_count),
+        .table = undefined,
+        .members = undefined,
+        .connections = try allocator.alloc(std.atomic.Value(u32), slots_count),
+        .connections_max = try allocator.alloc(u32, slots_count),
+        .any_capped = .init(false),
+        .pending = try allocator.alloc(std.atomic.Value(u32), slots_count),
+        .pending_max = try allocator.alloc(u32, slots_count),
+        .any_pending_capped = .init(false),
     };
-    @memset(shared.active, 0);
     @memset(shared.connections, .init(0));
     @memset(shared.pending, .init(0));
-    for (backends, 0..) |*backend, i| {
-        shared.ids[i] = backendId(&backend.address);
-        shared.ids_sorted[i] = .{ .id = shared.ids[i], .index = @intCast(i) };
-        shared.weights[i] = backend.weight;
-        if (backend.weight > 0) BitSet.set(shared.active, @intCast(i));
-        shared.connections_max[i] = backend.max_connections;
-        shared.pending_max[i] = backend.max_pending;
-        if (backend.max_connections > 0) shared.any_capped = true;
-        if (backend.max_pending > 0) shared.any_pending_capped = true;
-    }
-    std.mem.sort(IdIndex, shared.ids_sorted, {}, lessById);
-    if (pool.strategy == .hash) {
-        const maglev = try allocator.create(Maglev);
-        maglev.* = try .init(allocator, shared.ids);
-        shared.maglev = maglev;
-    }
+    @memset(shared.ids, 0);
+    @memset(shared.connections_max, 0);
+    @memset(shared.pending_max, 0);
+    for (backends, 0..) |*backend, i| shared.setIdentity(@intCast(i), backend);
+    const first = try shared.members.init(allocator, pool, shared.ids, slots_count);
+    shared.table = .init(first);
+}
+
+/// Slot `index` holds `backend` from now on: its address, id and caps. The control thread,
+/// while the slot is free (or before the pool is published).
+pub fn setIdentity(shared: *Shared, index: u16, backend: *const Config.Backend) void {
+    shared.addresses[index] = backend.address;
+    shared.ids[index] = backendId(&backend.address);
+    shared.connections_max[index] = backend.max_connections;
+    shared.pending_max[index] = backend.max_pending;
+    if (backend.max_connections > 0) shared.any_capped.store(true, .release);
+    if (backend.max_pending > 0) shared.any_pending_capped.store(true, .release);
+}
+
+/// Whether slot `index` holds `backend` as configured (address and caps): a member a change
+/// keeps in its slot.
+pub fn same(shared: *const Shared, index: u16, backend: *const Config.Backend) bool {
+    return shared.addresses[index].eql(&backend.address) and
+        shared.connections_max[index] == backend.max_connections and
+        shared.pending_max[index] == backend.max_pending;
 }
 
 pub fn deinit(shared: *Shared, allocator: std.mem.Allocator) void {
-    if (shared.maglev) |maglev| {
-        maglev.deinit(allocator);
-        allocator.destroy(maglev);
-    }
+    shared.members.deinit(allocator);
     shared.health.deinit(allocator);
+    allocator.free(shared.addresses);
     allocator.free(shared.ids);
-    allocator.free(shared.ids_sorted);
-    allocator.free(shared.weights);
-    allocator.free(shared.active);
     allocator.free(shared.connections);
     allocator.free(shared.connections_max);
     allocator.free(shared.pending);
@@ -99,12 +107,9 @@ pub fn deinit(shared: *Shared, allocator: std.mem.Allocator) void {
     shared.* = undefined;
 }
 
+/// Slots (the pool's capacity), not members.
 pub fn count(shared: *const Shared) u32 {
     return @intCast(shared.ids.len);
-}
-
-fn lessById(_: void, a: IdIndex, b: IdIndex) bool {
-    return a.id < b.id;
 }
 
 /// A member's identity: a hash of its address, so it survives reordering the member list
@@ -122,21 +127,10 @@ pub fn idText(shared: *const Shared, index: u16) [id_text_bytes]u8 {
     return text;
 }
 
-/// The member a sticky cookie value names, if it is one of ours: O(log n).
-pub fn findIdText(shared: *const Shared, text: []const u8) ?u16 {
+/// The member a sticky cookie value names in `table`, if it is one of ours: O(log n).
+pub fn findIdText(table: *const Members.Table, text: []const u8) ?u16 {
     if (text.len != id_text_bytes) return null;
-    return shared.findId(std.fmt.parseInt(u64, text, 16) catch return null);
-}
-
-/// The member with id `id`, if any: O(log n).
-pub fn findId(shared: *const Shared, id: u64) ?u16 {
-    const at = std.sort.lowerBound(IdIndex, shared.ids_sorted, id, orderId);
-    if (at == shared.ids_sorted.len or shared.ids_sorted[at].id != id) return null;
-    return shared.ids_sorted[at].index;
-}
-
-fn orderId(id: u64, item: IdIndex) std.math.Order {
-    return std.math.order(id, item.id);
+    return table.findId(std.fmt.parseInt(u64, text, 16) catch return null);
 }
 
 /// Counts a new connection to member `index`; false (and nothing counted) when that would
@@ -194,15 +188,16 @@ test "shared: ids survive reordering and round-trip through cookie text" {
     try pool.addBackend(test_arena.allocator(), .{ .address = try Address.parse("10.0.0.1:80"), .max_connections = 1 });
     try pool.addBackend(test_arena.allocator(), .{ .address = try Address.parse("10.0.0.2:80") });
     var shared: Shared = undefined;
-    try shared.init(std.testing.allocator, &pool);
-    defer shared.deinit(std.testing.allocator);
+    try shared.init(test_arena.allocator(), &pool); // The first table lives in it.
+    defer shared.deinit(test_arena.allocator());
     try std.testing.expect(shared.ids[0] != shared.ids[1]);
+    const table = shared.table.load(.acquire);
     for (0..2) |i| {
         const text = shared.idText(@intCast(i));
-        try std.testing.expectEqual(@as(?u16, @intCast(i)), shared.findIdText(&text));
+        try std.testing.expectEqual(@as(?u16, @intCast(i)), findIdText(table, &text));
     }
-    try std.testing.expectEqual(@as(?u16, null), shared.findIdText("zz"));
-    try std.testing.expectEqual(@as(?u16, null), shared.findIdText("0123456789abcdef"));
+    try std.testing.expectEqual(@as(?u16, null), findIdText(table, "zz"));
+    try std.testing.expectEqual(@as(?u16, null), findIdText(table, "0123456789abcdef"));
     try std.testing.expectEqual(backendId(&pool.backends()[0].address), shared.ids[0]);
 
     try std.testing.expect(shared.tryOpen(0));
@@ -220,8 +215,8 @@ test "shared: pending requests are capped and counted only where a cap is set" {
     try pool.addBackend(test_arena.allocator(), .{ .address = try Address.parse("10.0.0.1:80"), .max_pending = 2 });
     try pool.addBackend(test_arena.allocator(), .{ .address = try Address.parse("10.0.0.2:80") });
     var shared: Shared = undefined;
-    try shared.init(std.testing.allocator, &pool);
-    defer shared.deinit(std.testing.allocator);
+    try shared.init(test_arena.allocator(), &pool); // The first table lives in it.
+    defer shared.deinit(test_arena.allocator());
     try std.testing.expect(shared.tryBeginRequest(0) and shared.tryBeginRequest(0));
     try std.testing.expect(!shared.tryBeginRequest(0));
     try std.testing.expect(shared.atPendingCap(0));

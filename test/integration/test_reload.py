@@ -513,7 +513,9 @@ def test_stats_line_and_metrics_count_the_current_generation(sluice, make_backen
     port, admin = free_port(), free_port()
     top = {"listen": addr(port), "admin": {"listen": addr(admin)}}
     first = config({"app": [slow]}, [{"pool": "app"}], **top)
-    second = config({"app": [slow, b]}, [{"pool": "app"}], **top)  # Changed: a new instance.
+    # A changed policy (not only members, which would change in place): a new instance.
+    second = config({"app": {"backends": [slow.address, b.address],
+                             "strategy": ZonEnum("random")}}, [{"pool": "app"}], **top)
     path = write_zon(tmp_path / "reload.zon", first)
     admin_port = with_admin(sluice, path)
     answers = []
