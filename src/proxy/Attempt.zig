@@ -116,6 +116,8 @@ test "attempt: its size is pinned (it lives in every exchange slot)" {
     // header policy it applies (the policy's own state is in `Proxy.policy_slots`: a bigger
     // slot made every exchange's initial copy longer, 34 instructions a request in callgrind),
     // and 16 for the tried members as a list of 12 (a set of bits stopped at 64 members).
-    // And 8 for the attempt's `h2` (HTTP/2 to backends).
-    try std.testing.expect(@sizeOf(@import("Exchange.zig")) <= 1224);
+    // And 8 for the attempt's `h2` (HTTP/2 to backends), and 8 more once the membership
+    // table (issue 23) and the PROXY protocol and rate limits (issue 24) were merged beside it
+    // (1,232 measured with all three).
+    try std.testing.expect(@sizeOf(@import("Exchange.zig")) <= 1232);
 }

@@ -57,6 +57,8 @@ tries_count: u32 = 0,
 receiving: bool = false,
 flush_again: bool = false,
 idle_timer: Timer = .{},
+/// Its member left the pool (Members.zig): it takes no new try and closes when idle.
+retiring: bool = false,
 /// The worker's list of open connections.
 next: ?*Http2Backend = null,
 prev: ?*Http2Backend = null,
@@ -94,6 +96,12 @@ fn find(proxy: *Proxy, pool: *LocalPool, backend: u16) ?*Http2Backend {
     var next = proxy.h2_backends_open;
     while (next) |link| : (next = link.next) {
         if (link.pool != pool or link.backend_index != backend) continue;
+        // A member that left, or the earlier member of a reused slot: no new stream, and the
+        // connection closes when its last one ends.
+        if (!pool.sharedCurrent(link.connection)) {
+            link.retiring = true;
+            continue;
+        }
         if (link.hasRoom()) return link;
     }
     return null;
@@ -178,7 +186,7 @@ pub fn detach(link: *Http2Backend, attempt: *Http2Try) void {
     attempt.prev = null;
     link.tries_count -= 1;
     if (link.tries_count > 0 or link.state == .closing) return;
-    if (link.pool.retired or link.proxy.draining or link.session.goaway_received) return link.close();
+    if (link.pool.retired or link.retiring or link.proxy.draining or link.session.goaway_received) return link.close();
     if (link.state == .ready) link.proxy.loop.timerArm(link.pool.queues.idle, &link.idle_timer, Http2Backend, link, idleCallback);
 }
 
@@ -192,7 +200,7 @@ pub fn closeIdle(proxy: *Proxy) void {
     while (next) |link| {
         next = link.next;
         if (link.tries_count > 0) continue;
-        if (link.pool.retired or proxy.draining) link.close();
+        if (link.pool.retired or proxy.draining or !link.pool.sharedCurrent(link.connection)) link.close();
     }
 }
 

@@ -794,6 +794,7 @@ pub fn adopt(proxy: *Proxy, generation: *const Generation) void {
 /// traffic still closes its idle connections to members that left and acknowledges the table.
 pub fn adoptMembers(proxy: *Proxy) void {
     for (proxy.generation.pools) |instance| instance.locals[proxy.worker_index].adoptMembers();
+    Http2Backend.closeIdle(proxy); // Shared connections to members that left.
 }
 
 const generations_check_ns = 100 * std.time.ns_per_ms;

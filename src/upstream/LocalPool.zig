@@ -397,9 +397,15 @@ pub fn reconnect(local: *LocalPool, backend: u16) Connections.OpenError!*Connect
 /// A fresh socket to `backend` for a connection that many tries share (HTTP/2): counted
 /// against the member's `max_connections` like any other, held busy until `closeShared`.
 pub fn openShared(local: *LocalPool, backend: u16) Connections.OpenError!*Connections.Connection {
-    const connection = try local.connections.open(backend, local.backendAddress(backend));
+    const connection = try local.connections.open(backend, local.backendAddress(backend), local.table.generations[backend]);
     local.shared_open += 1;
     return connection;
+}
+
+/// Whether a shared connection still reaches the member in its slot (not one that left, nor
+/// one made to an earlier member of a reused slot): a try may join it.
+pub fn sharedCurrent(local: *const LocalPool, connection: *const Connections.Connection) bool {
+    return local.keepsMember(connection);
 }
 
 pub fn closeShared(local: *LocalPool, connection: *Connections.Connection) void {

@@ -804,17 +804,20 @@ def test_check_refuses_handler_limits_out_of_range(sluice_bin, tmp_path, entry, 
 
 
 def test_a_body_still_arriving_across_a_reload_goes_to_the_generation_it_started_on(sluice, make_backend, tmp_path):
-    """A request whose body is still arriving when a reload moves the pool to another
+    """A request whose body is still arriving when a reload rebuilds the pool with another
     backend: the handler's Response.proxy resolves the pool in the generation the request
     started on (which it holds), so it reaches the old backend; a request after the reload
-    reaches the new one."""
+    reaches the new one. (The reload changes the strategy too, so that the pool is rebuilt: a
+    change of members alone keeps the pool and its live membership, where a request not yet
+    sent goes to the members of the moment, test_membership_changes.py.)"""
     old, new = make_backend(name="old"), make_backend(name="new")
     start_body(sluice, tmp_path, old.address)
     c = Client(sluice.port, timeout=10)
     c.send(b"POST /proxy HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nfirst")
     time.sleep(0.2)
     config = tmp_path / "site.zon"
-    config.write_text(BODY_SITE.replace("BACKEND", new.address))
+    config.write_text(BODY_SITE.replace("BACKEND", new.address).replace(
+        '.backends = .{"' + new.address + '"}', '.backends = .{"' + new.address + '"}, .strategy = .least_conn'))
     mark = sluice.mark()
     sluice.signal(1)  # SIGHUP
     sluice.wait_for_line(re.compile(r"reloaded .*generation 2"), start=mark, timeout=5)
