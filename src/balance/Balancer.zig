@@ -23,6 +23,10 @@ strategy: Strategy,
 backends_count: u16,
 /// Round robin (and sticky's fallback): the member to consider first on the next pick.
 cursor: u16,
+/// One past the last slot with a member that takes requests: the cursor wraps there, not at
+/// the end of the slots (a pool has twice its members' slots, for membership changes), so a
+/// pick starts on a member instead of walking empty slots every time.
+cursor_end: u16 = 1,
 /// By member (a pool's slot); shared and read-only (the pool's membership table, replaced by
 /// `adoptMembers`). A drained member, or a slot without one (0), is never a candidate.
 weights: []const u16,
@@ -78,8 +82,9 @@ pub fn init(
         .prng = .init(seed),
         .maglev = if (strategy == .hash) maglev else null,
     };
+    balancer.cursor_end = cursorEnd(weights);
     // Start round robin at a seeded member, so workers do not all begin with member 0.
-    balancer.cursor = @intCast(balancer.below(weights.len));
+    balancer.cursor = @intCast(balancer.below(balancer.cursor_end));
     switch (strategy) {
         .weighted => {
             balancer.current = try allocator.alloc(i64, weights.len);
@@ -107,8 +112,16 @@ pub fn adoptMembers(balancer: *Balancer, weights: []const u16, maglev: ?*const M
         }
     }
     balancer.weights = weights;
+    balancer.cursor_end = cursorEnd(weights);
+    if (balancer.cursor >= balancer.cursor_end) balancer.cursor = 0;
     balancer.maglev = if (balancer.strategy == .hash) maglev else null;
     if (balancer.strategy == .random) balancer.sumPrefix();
+}
+
+fn cursorEnd(weights: []const u16) u16 {
+    var end = weights.len;
+    while (end > 1 and weights[end - 1] == 0) end -= 1;
+    return @intCast(end);
 }
 
 fn sumPrefix(balancer: *Balancer) void {
@@ -145,7 +158,7 @@ pub fn pick(balancer: *Balancer, candidates: anytype, request: Request) ?u16 {
 fn pickRoundRobin(balancer: *Balancer, candidates: anytype) ?u16 {
     const index = candidates.next(balancer.cursor) orelse return null;
     assert(index < balancer.backends_count);
-    balancer.cursor = if (index + 1 == balancer.backends_count) 0 else index + 1;
+    balancer.cursor = if (index + 1 >= balancer.cursor_end) 0 else index + 1;
     return index;
 }
 
