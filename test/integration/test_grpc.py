@@ -8,6 +8,7 @@ registered generically, so messages are raw bytes and no generated code is neede
 test runs once per I/O backend.
 """
 
+import re
 import threading
 import time
 from concurrent import futures
@@ -207,3 +208,31 @@ def test_thousands_of_calls_allocate_nothing_and_a_drain_closes_the_shared_conne
     assert backend_connections(grpc_backend.port) >= 1
     assert sluice.stop() == 0
     assert backend_connections(grpc_backend.port) == 0
+
+
+def test_a_reload_that_rebuilds_the_pool_closes_its_idle_shared_connection(sluice, grpc_backend, tmp_path):
+    """The retired pool's shared connection closes when idle (else the old generation, which it
+    holds, could never be freed); the new pool opens its own; the process still exits cleanly."""
+    config = tmp_path / "grpc.zon"
+    site = """.{{
+    .listen = "127.0.0.1:0",
+    .http2 = .on,
+    .pools = .{{ .grpc = .{{ .backends = .{{"{backend}"}}, .protocol = .h2c, .strategy = .{strategy} }} }},
+}}
+"""
+    config.write_text(site.format(backend=grpc_backend.address, strategy="round_robin"))
+    sluice.start_config(config)
+    with channel(sluice) as ch:
+        assert ch.unary_unary("/test.Echo/Reverse")(b"ab", timeout=10) == b"ba"
+        assert backend_connections(grpc_backend.port) == 1
+        config.write_text(site.format(backend=grpc_backend.address, strategy="least_conn"))
+        mark = sluice.mark()
+        sluice.signal(1)  # SIGHUP
+        sluice.wait_for_line(re.compile(r"reloaded .*generation 2"), start=mark, timeout=5)
+        deadline = time.monotonic() + 5
+        while backend_connections(grpc_backend.port) != 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert backend_connections(grpc_backend.port) == 0
+        assert ch.unary_unary("/test.Echo/Reverse")(b"cd", timeout=10) == b"dc"
+        assert backend_connections(grpc_backend.port) == 1
+    assert sluice.stop() == 0
