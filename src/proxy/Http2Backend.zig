@@ -185,7 +185,9 @@ pub fn detach(link: *Http2Backend, attempt: *Http2Try) void {
     attempt.next = null;
     attempt.prev = null;
     link.tries_count -= 1;
-    if (link.tries_count > 0 or link.state == .closing) return;
+    // A closing connection (it broke, or its connect failed) is freed with its last try.
+    if (link.state == .closing) return link.maybeFree();
+    if (link.tries_count > 0) return;
     if (link.pool.retired or link.retiring or link.proxy.draining or link.session.goaway_received) return link.close();
     if (link.state == .ready) link.proxy.loop.timerArm(link.pool.queues.idle, &link.idle_timer, Http2Backend, link, idleCallback);
 }

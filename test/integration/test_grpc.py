@@ -80,6 +80,7 @@ def grpc_backend():
     server.start()
     service.address = f"127.0.0.1:{port}"
     service.port = port
+    service.server = server
     yield service
     server.stop(grace=None)
 
@@ -190,8 +191,22 @@ def test_a_member_that_refuses_is_retried_on_the_next(sluice, grpc_backend):
         with channel(sluice) as ch:
             for _ in range(4):
                 assert ch.unary_unary("/test.Echo/Reverse")(b"abc", timeout=10) == b"cba"
+        assert sluice.stop() == 0  # The failed connection's slot was freed: the drain ends.
     finally:
         down.release()
+
+
+def test_a_backend_that_goes_away_fails_its_calls_cleanly_and_the_next_connection_serves(sluice, grpc_backend):
+    """The member's server stops: the shared connection breaks and is freed; calls while it
+    is down fail as UNAVAILABLE (sluice's 502/503), and the process still drains cleanly."""
+    sluice.start([grpc_backend.address], args=H2C)
+    with channel(sluice) as ch:
+        assert ch.unary_unary("/test.Echo/Reverse")(b"ab", timeout=10) == b"ba"
+        grpc_backend.server.stop(grace=None).wait()
+        with pytest.raises(grpc.RpcError) as failed:
+            ch.unary_unary("/test.Echo/Reverse")(b"ab", timeout=10)
+        assert failed.value.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.INTERNAL), failed.value
+    assert sluice.stop() == 0
 
 
 def test_thousands_of_calls_allocate_nothing_and_a_drain_closes_the_shared_connection(sluice, grpc_backend):
