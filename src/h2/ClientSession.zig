@@ -194,27 +194,12 @@ pub fn receive(session: *ClientSession, bytes: []const u8) Error!void {
         assert(@as(usize, @intCast(result)) == bytes.len);
         return;
     }
-    return fail(@intCast(result));
+    return session.fail(@intCast(result));
 }
 
 /// Copies bytes to send into `out`; returns how many (0: nothing to send now).
 pub fn send(session: *ClientSession, out: []u8) Error!usize {
-    var written: usize = 0;
-    while (written < out.len) {
-        if (session.pending.len == 0) {
-            var data: [*c]const u8 = null;
-            const result = c.nghttp2_session_mem_send2(session.session, &data);
-            if (session.takeFailure()) |failure| return failure;
-            if (result < 0) return fail(@intCast(result));
-            if (result == 0) break;
-            session.pending = data[0..@intCast(result)];
-        }
-        const n = @min(out.len - written, session.pending.len);
-        @memcpy(out[written..][0..n], session.pending[0..n]);
-        session.pending = session.pending[n..];
-        written += n;
-    }
-    return written;
+    return wire.send(ClientSession, session, out);
 }
 
 pub fn wantsRead(session: *const ClientSession) bool {
@@ -305,11 +290,11 @@ pub fn streamContext(session: *ClientSession, stream: StreamId) ?*anyopaque {
 
 // --- Helpers --------------------------------------------------------------------------------
 
-fn fail(rv: c_int) Error {
+pub fn fail(_: *ClientSession, rv: c_int) Error {
     return if (rv == c.NGHTTP2_ERR_NOMEM) error.OutOfMemory else error.Protocol;
 }
 
-fn takeFailure(session: *ClientSession) ?Error {
+pub fn takeFailure(session: *ClientSession) ?Error {
     const failure = session.failure orelse return null;
     session.failure = null;
     return failure;
@@ -442,19 +427,6 @@ fn readBodyCallback(
 ) callconv(.c) c.nghttp2_ssize {
     const session = sessionOf(user_data);
     const chunk = session.handler.readBody(session.handler.context, session, wire.streamOf(stream_id), buffer[0..length]);
-    switch (chunk) {
-        .bytes => |n| {
-            assert(n <= length);
-            return @intCast(n);
-        },
-        .wait => return c.NGHTTP2_ERR_DEFERRED,
-        .last => |n| {
-            assert(n <= length);
-            data_flags.* |= c.NGHTTP2_DATA_FLAG_EOF;
-            return @intCast(n);
-        },
-        // Request trailers are not sent on (docs/ARCHITECTURE.md, "Request trailers are
-        // dropped").
-        .last_with_trailers => unreachable,
-    }
+    // Request trailers are not sent on (docs/ARCHITECTURE.md, "Request trailers are dropped").
+    return wire.bodyResult(chunk, length, data_flags);
 }

@@ -345,23 +345,7 @@ pub fn receive(session: *ServerSession, bytes: []const u8, now_ns: u64) Error!vo
 
 /// Copies bytes to send into `out`; returns how many (0: nothing to send now).
 pub fn send(session: *ServerSession, out: []u8) Error!usize {
-    var written: usize = 0;
-    while (written < out.len) {
-        if (session.pending.len == 0) {
-            var data: [*c]const u8 = null;
-            const result = c.nghttp2_session_mem_send2(session.session, &data);
-            if (session.takeFailure()) |failure| return failure;
-            if (result < 0) return session.fail(@intCast(result));
-            if (result == 0) break;
-            session.pending = data[0..@intCast(result)];
-        }
-        const n = @min(out.len - written, session.pending.len);
-        @memcpy(out[written..][0..n], session.pending[0..n]);
-        session.pending = session.pending[n..];
-        written += n;
-    }
-    assert(written <= out.len);
-    return written;
+    return wire.send(ServerSession, session, out);
 }
 
 /// The session has more to read; when neither this nor `wantsWrite` holds, it is over (both
@@ -473,7 +457,7 @@ const submitResult = wire.submitResult;
 const streamOf = wire.streamOf;
 
 /// A fatal result of nghttp2, counted, and the session ended where it still can be.
-fn fail(session: *ServerSession, rv: c_int) Error {
+pub fn fail(session: *ServerSession, rv: c_int) Error {
     switch (rv) {
         c.NGHTTP2_ERR_NOMEM => {
             session.counters.out_of_memory.add(1);
@@ -529,7 +513,7 @@ fn endCalm(session: *ServerSession, why: End) void {
 }
 
 /// A failure a callback recorded during the call into nghttp2 that just returned.
-fn takeFailure(session: *ServerSession) ?Error {
+pub fn takeFailure(session: *ServerSession) ?Error {
     const failure = session.failure orelse return null;
     session.failure = null;
     return failure;
@@ -780,16 +764,7 @@ fn readBodyCallback(
     const stream = streamOf(stream_id);
     const chunk = session.handler.readBody(session.handler.context, session, stream, buffer[0..length]);
     switch (chunk) {
-        .bytes => |n| {
-            assert(n <= length);
-            return @intCast(n);
-        },
-        .wait => return c.NGHTTP2_ERR_DEFERRED,
-        .last => |n| {
-            assert(n <= length);
-            data_flags.* |= c.NGHTTP2_DATA_FLAG_EOF;
-            return @intCast(n);
-        },
+        .bytes, .wait, .last => return wire.bodyResult(chunk, length, data_flags),
         .last_with_trailers => |last| {
             assert(last.len <= length);
             data_flags.* |= c.NGHTTP2_DATA_FLAG_EOF;

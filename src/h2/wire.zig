@@ -68,6 +68,46 @@ pub fn submitResult(rv: c_int) SubmitError!void {
     };
 }
 
+/// Copies what nghttp2 has to send into `out`, keeping what does not fit of its own buffer in
+/// `session.pending` for the next call; returns how many bytes (0: nothing to send now). For
+/// either side's session: `Session` has `session`, `pending`, `takeFailure()` and `fail(rv)`.
+pub fn send(comptime Session: type, session: *Session, out: []u8) Session.Error!usize {
+    var written: usize = 0;
+    while (written < out.len) {
+        if (session.pending.len == 0) {
+            var data: [*c]const u8 = null;
+            const result = c.nghttp2_session_mem_send2(session.session, &data);
+            if (session.takeFailure()) |failure| return failure;
+            if (result < 0) return session.fail(@intCast(result));
+            if (result == 0) break;
+            session.pending = data[0..@intCast(result)];
+        }
+        const n = @min(out.len - written, session.pending.len);
+        @memcpy(out[written..][0..n], session.pending[0..n]);
+        session.pending = session.pending[n..];
+        written += n;
+    }
+    std.debug.assert(written <= out.len);
+    return written;
+}
+
+/// A body chunk without trailers as nghttp2's data source callback answers it.
+pub fn bodyResult(chunk: BodyChunk, length: usize, data_flags: [*c]u32) c.nghttp2_ssize {
+    switch (chunk) {
+        .bytes => |n| {
+            std.debug.assert(n <= length);
+            return @intCast(n);
+        },
+        .wait => return c.NGHTTP2_ERR_DEFERRED,
+        .last => |n| {
+            std.debug.assert(n <= length);
+            data_flags.* |= c.NGHTTP2_DATA_FLAG_EOF;
+            return @intCast(n);
+        },
+        .last_with_trailers => unreachable, // The caller submits trailers itself.
+    }
+}
+
 pub fn streamOf(id: i32) StreamId {
     std.debug.assert(id > 0);
     return @intCast(id);

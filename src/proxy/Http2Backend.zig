@@ -53,9 +53,8 @@ pending_ops: u8 = 0,
 /// The tries attached (waiting for the connect, or with a stream).
 tries: ?*Http2Try = null,
 tries_count: u32 = 0,
-/// nghttp2 is not reentrant: a flush asked for while it runs is done after.
+/// nghttp2 is not reentrant: a flush asked for while it receives is done after.
 receiving: bool = false,
-flush_again: bool = false,
 idle_timer: Timer = .{},
 /// Its member left the pool (Members.zig): it takes no new try and closes when idle.
 retiring: bool = false,
@@ -236,11 +235,7 @@ fn recvCallback(link: *Http2Backend, result: sys.RecvError!usize) void {
 pub fn flush(link: *Http2Backend) void {
     if (link.state != .ready) return;
     if (link.receiving) return; // `recvCallback` flushes after.
-    if (link.send.isPending()) {
-        link.flush_again = true;
-        return;
-    }
-    link.flush_again = false;
+    if (link.send.isPending()) return; // `sendCallback` flushes when the write is done.
     const n = link.session.send(link.out) catch return link.broken();
     if (n == 0) return;
     link.out_len = @intCast(n);
