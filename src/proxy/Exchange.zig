@@ -532,7 +532,7 @@ fn connectUpstream(exchange: *Exchange) void {
         .key = exchange.key,
         .preferred = exchange.preferred,
         .pooled = exchange.mayReuse() and pool.config.send_proxy == .off,
-        .multiplexed = pool.config.protocol == .h2c,
+        .multiplexed = pool.config.protocol.multiplexed(),
     }, exchange.loop().now());
     const lease = switch (acquired) {
         .lease => |lease| lease,
@@ -624,7 +624,8 @@ pub fn connectCallback(exchange: *Exchange, result: sys.ConnectError!void) void 
     if (exchange.localPool().config.send_proxy == .v2 and !exchange.sendProxyHeader()) {
         return exchange.connectFailed(.upstream_refused);
     }
-    if (exchange.localPool().tls == null) return exchange.sendUpstreamHead();
+    // A stream's connection did its own handshake (Http2Backend.zig).
+    if (exchange.localPool().tls == null or attempt.h2 != null) return exchange.sendUpstreamHead();
     if (!exchange.acquireTls()) return exchange.fail(.overloaded);
     UpstreamTls.startHandshake(exchange);
 }

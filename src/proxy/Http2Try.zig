@@ -85,6 +85,8 @@ tail_written: bool = false,
 ended: bool = false,
 closed: ?ClientSession.ErrorCode = null,
 failed: bool = false,
+/// Its connection's TLS handshake failed (Http2BackendTls.zig): the connect fails as a TLS one.
+tls_failed: bool = false,
 /// On the connection's list of tries.
 next: ?*Http2Try = null,
 prev: ?*Http2Try = null,
@@ -126,22 +128,32 @@ pub fn start(exchange: *Exchange, backend: u16) void {
     attempt.socket.fd = link.connection.socket.fd;
     exchange.submit();
     attempt.connect_parked = true;
-    if (link.state == .ready) attempt.connected({});
+    if (link.state == .ready) attempt.connected(.up);
 }
 
+/// How the parked connect ends.
+pub const Connected = enum { up, failed, tls_failed, canceled };
+
 /// The shared connection is up (or failed): the parked connect completes.
-pub fn connected(attempt: *Http2Try, result: sys.ConnectError!void) void {
+pub fn connected(attempt: *Http2Try, result: Connected) void {
     if (!attempt.connect_parked) return;
     attempt.connect_parked = false;
-    const value: sys.SendError!usize = if (result) |_| 0 else |err| switch (err) {
-        error.Canceled => error.Canceled,
-        else => error.ConnectionResetByPeer,
+    attempt.tls_failed = result == .tls_failed;
+    const value: sys.SendError!usize = switch (result) {
+        .up => 0,
+        .canceled => error.Canceled,
+        .failed, .tls_failed => error.ConnectionResetByPeer,
     };
     const exchange = attempt.exchange;
     exchange.loop().sendReady(&exchange.attempt.send, &attempt.socket, "", value, Exchange, exchange, connectDone);
 }
 
 fn connectDone(exchange: *Exchange, result: sys.SendError!usize) void {
+    const tls_failed = if (exchange.attempt.h2) |attempt| attempt.tls_failed else false;
+    if (tls_failed) {
+        if (exchange.opDone()) return;
+        return exchange.connectFailed(.upstream_tls_failed);
+    }
     exchange.connectCallback(if (result) |_| {} else |err| switch (err) {
         error.Canceled => error.Canceled,
         else => error.ConnectionRefused,
@@ -188,7 +200,7 @@ pub fn receiving(attempt: *const Http2Try) bool {
 /// The exchange cancels what it has pending: parked operations complete with Canceled.
 pub fn cancel(exchange: *Exchange) void {
     const attempt = exchange.attempt.h2.?;
-    if (attempt.connect_parked) attempt.connected(error.Canceled);
+    if (attempt.connect_parked) attempt.connected(.canceled);
     if (attempt.recv_parked) attempt.finishRecv(error.Canceled);
     if (attempt.send_parked) attempt.finishSend(error.Canceled);
     // What is already in the loop's ready queue comes back as it is.
@@ -521,7 +533,7 @@ pub fn connectionBroken(attempt: *Http2Try) void {
     attempt.closed = .internal_error;
     if (!attempt.ended) attempt.failed = true;
     attempt.stream = null;
-    if (attempt.connect_parked) attempt.connected(error.ConnectionRefused);
+    if (attempt.connect_parked) attempt.connected(.failed);
     if (attempt.send_parked) attempt.finishSend(error.ConnectionResetByPeer);
     attempt.deliver();
 }

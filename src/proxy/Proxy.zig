@@ -311,7 +311,7 @@ pub fn init(
     const streams_count = sessions_count;
     const exchanges_count = exchangesCount(sessions_count);
     const buffers_count = buffers_per_session * sessions_count + buffersPerStream(tls_reserved) * streams_count +
-        (if (http2_enabled) buffersForHttp2Backends(sessions_count) else 0);
+        (if (http2_enabled) buffersForHttp2Backends(sessions_count, tls_reserved) else 0);
     const buffer_bytes = if (tls_reserved)
         @max(config.bufferBytes(), std.mem.alignForward(u32, tls.Engine.record_bytes_max, 4096))
     else
@@ -513,9 +513,10 @@ pub fn buffersPerSession(listener_tls: bool, upstream_tls: bool) u32 {
 }
 
 /// Buffers for HTTP/2 to backends: an inbox per exchange slot (Http2Try.zig), and two per
-/// shared connection (Http2Backend.zig).
-fn buffersForHttp2Backends(sessions: u32) u32 {
-    return exchangesCount(sessions) + 2 * h2BackendsCount(sessions);
+/// shared connection (Http2Backend.zig), four when it may speak TLS (Http2BackendTls.zig).
+fn buffersForHttp2Backends(sessions: u32, upstream_tls: bool) u32 {
+    const per_connection: u32 = if (upstream_tls) 4 else 2;
+    return exchangesCount(sessions) + per_connection * h2BackendsCount(sessions);
 }
 
 /// The TLS connections to backends one worker may hold at once, counted as whole client
