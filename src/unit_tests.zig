@@ -37,6 +37,7 @@ pub const files = .{
     @import("health/Health.zig"),
     @import("health/Checker.zig"),
     @import("health/Checker_test.zig"),
+    @import("health/http2_probe.zig"),
     @import("http/http.zig"),
     @import("metrics/Histogram.zig"),
     @import("metrics/Prometheus.zig"),
