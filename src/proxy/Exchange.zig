@@ -753,8 +753,17 @@ fn upstreamFailed(exchange: *Exchange, outcome: Health.Outcome, failure: Failure
     // replayed (a malformed or cut-off response is the backend's answer, not a lost request).
     const response_arrived = attempt.received > 0;
     const stale = outcome == .reset and reused and !exchange.retried_stale and !response_arrived;
-    if (!stale) exchange.report(outcome);
+    // A stream the backend refused (RST_STREAM with REFUSED_STREAM, or above the last stream
+    // its GOAWAY took) was not processed (RFC 9113 §8.7): sent again once, whatever its method.
+    const stream_refused = if (attempt.h2) |stream| stream.refused() else false;
+    const unprocessed = stream_refused and !exchange.retried_stale and !response_arrived;
+    if (!stale and !unprocessed) exchange.report(outcome);
     if (response_arrived) return exchange.failMidExchange(failure);
+    if (unprocessed and exchange.resendable()) {
+        exchange.retried_stale = true;
+        exchange.localPool().stats.upstream_stale_retries.add(1);
+        return exchange.replayStream();
+    }
     if (!exchange.replayable()) {
         const client_may_retry = exchange.downstream.client().reused;
         if (stale and client_may_retry and !exchange.interim_relayed) return exchange.closeUnanswered();
@@ -787,9 +796,14 @@ fn closeUnanswered(exchange: *Exchange) void {
 /// a response was relayed, every body byte sent can be sent again (the downstream still has
 /// it), and no operation is in flight.
 fn replayable(exchange: *const Exchange) bool {
-    return exchange.request.method.isIdempotent() and exchange.response == .none and
-        !exchange.interim_relayed and exchange.downstream.requestBodyReplayable() and
-        exchange.pending_ops == 0;
+    return exchange.request.method.isIdempotent() and exchange.resendable();
+}
+
+/// Sending the request again is possible: nothing of a response was relayed, every body byte
+/// sent can be sent again, and no operation is in flight.
+fn resendable(exchange: *const Exchange) bool {
+    return exchange.response == .none and !exchange.interim_relayed and
+        exchange.downstream.requestBodyReplayable() and exchange.pending_ops == 0;
 }
 
 fn reserveRetry(exchange: *Exchange) bool {
@@ -804,15 +818,29 @@ fn retryElsewhere(exchange: *Exchange) void {
     exchange.connectUpstream();
 }
 
-/// Sends the request again to the same backend on a fresh connection (the stale race).
-fn replayOn(exchange: *Exchange, index: u16) void {
+/// Sends the request again as a new stream to the same member, within the same lease (the
+/// refused stream's connection takes no new one: another is opened if it said GOAWAY).
+fn replayStream(exchange: *Exchange) void {
+    const index = exchange.attempt.backend_index;
+    exchange.restartTry(index);
+    exchange.attempt.state = .connecting;
+    exchange.rearmAttemptTimer();
+    Http2Try.start(exchange, index);
+}
+
+/// The try starts over on `index` with nothing of it kept but its lease: it is the same try,
+/// on a new connection or stream.
+fn restartTry(exchange: *Exchange, index: u16) void {
     exchange.dropUpstream();
     exchange.rewindRequest();
-    // The lease goes on: it is the same try, on a new connection.
-    const leased = exchange.attempt.leased;
-    assert(leased);
+    assert(exchange.attempt.leased);
     exchange.attempt = .init(index, exchange.response_fields, exchange.proxy.responseLimits());
-    exchange.attempt.leased = leased;
+    exchange.attempt.leased = true;
+}
+
+/// Sends the request again to the same backend on a fresh connection (the stale race).
+fn replayOn(exchange: *Exchange, index: u16) void {
+    exchange.restartTry(index);
     exchange.attempt.connection = exchange.localPool().reconnect(index) catch |err| switch (err) {
         error.NoCapacity, error.SocketFailed => return exchange.fail(.overloaded),
         error.AtBackendCap => {

@@ -528,9 +528,16 @@ fn deliver(attempt: *Http2Try) void {
     attempt.finishRecv(n);
 }
 
+/// The backend refused the stream before processing it (REFUSED_STREAM, which nghttp2 also
+/// gives the streams above a GOAWAY's last one, and a request it could not send).
+pub fn refused(attempt: *const Http2Try) bool {
+    return attempt.closed == .refused_stream and !attempt.final_head;
+}
+
 /// The shared connection broke: what is parked fails as on a reset.
 pub fn connectionBroken(attempt: *Http2Try) void {
-    attempt.closed = .internal_error;
+    // A stream closed before keeps how (a refused one stays refused).
+    if (attempt.closed == null) attempt.closed = .internal_error;
     if (!attempt.ended) attempt.failed = true;
     attempt.stream = null;
     if (attempt.connect_parked) attempt.connected(.failed);

@@ -2,83 +2,23 @@
 over TLS): the probe is HTTP/2 too (preface, SETTINGS, one HEADERS), judged by `:status`. An
 HTTP/1.1 request line would be a broken preface to such a member, and every probe would fail.
 
-The members are small HTTP/2 servers written here on hyper-h2 (installed by .ci/run), which
-record each request's pseudo-fields and answer every path with the status set for it. Every
-test runs once per I/O backend.
+The members are small HTTP/2 servers written on hyper-h2 (h2member.py), which record each
+request's pseudo-fields and answer every path with the status set for it. Every test runs
+once per I/O backend.
 """
 
 import re
-import socket
 import ssl
-import threading
 import time
 
-import h2.config
-import h2.connection
-import h2.events
 import pytest
 
 from client import request
 from conftest import ZonEnum, write_zon
+from h2member import H2Member
 
 ARGS = ["--backend-protocol", "h2c", "--health-path", "/healthz", "--health-interval", "100ms",
         "--health-timeout", "500ms", "--health-rise", "1", "--health-fall", "1"]
-
-
-class H2Member:
-    """An HTTP/2 server (prior knowledge, or TLS with ALPN h2): `statuses` maps a path to the
-    status it answers (200 otherwise), with the member's name as the body."""
-
-    def __init__(self, name, tls=None):
-        self.name = name
-        self.statuses = {}
-        self.requests = []  # dicts of pseudo-fields and user-agent
-        self.tls = tls
-        self.listener = socket.socket()
-        self.listener.bind(("127.0.0.1", 0))
-        self.listener.listen(64)
-        self.port = self.listener.getsockname()[1]
-        self.address = f"127.0.0.1:{self.port}"
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def probes(self):
-        return [r for r in self.requests if r[":path"] == "/healthz"]
-
-    def close(self):
-        self.listener.close()
-
-    def _accept(self):
-        while True:
-            try:
-                raw, _ = self.listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(raw,), daemon=True).start()
-
-    def _serve(self, raw):
-        try:
-            conn = self.tls.wrap_socket(raw, server_side=True) if self.tls else raw
-            h2conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False))
-            h2conn.initiate_connection()
-            conn.sendall(h2conn.data_to_send())
-            while True:
-                data = conn.recv(65536)
-                if not data:
-                    return
-                for event in h2conn.receive_data(data):
-                    if isinstance(event, h2.events.RequestReceived):
-                        fields = {k.decode(): v.decode() for k, v in event.headers}
-                        self.requests.append(fields)
-                        status = self.statuses.get(fields[":path"], 200)
-                        body = self.name.encode()
-                        h2conn.send_headers(event.stream_id, [(":status", str(status)),
-                                                              ("content-length", str(len(body)))])
-                        h2conn.send_data(event.stream_id, body, end_stream=True)
-                conn.sendall(h2conn.data_to_send())
-        except (OSError, ssl.SSLError, h2.exceptions.ProtocolError):
-            pass
-        finally:
-            raw.close()
 
 
 @pytest.fixture
