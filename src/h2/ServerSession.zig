@@ -369,7 +369,7 @@ pub const submitted_fields_max = wire.submitted_fields_max;
 pub fn respond(session: *ServerSession, stream: StreamId, status: u16, fields: []const Field, body: bool) SubmitError!void {
     assert(status >= 100 and status <= 999);
     if (fields.len + 1 > submitted_fields_max) return error.TooManyFields;
-    var nva: [submitted_fields_max]c.nghttp2_nv = undefined;
+    const nva = &wire.nva_scratch;
     var status_text: [3]u8 = undefined;
     _ = std.fmt.bufPrint(&status_text, "{d}", .{status}) catch unreachable;
     nva[0] = nv(":status", &status_text);
@@ -378,7 +378,7 @@ pub fn respond(session: *ServerSession, stream: StreamId, status: u16, fields: [
         .source = .{ .ptr = null },
         .read_callback = readBodyCallback,
     };
-    const rv = c.nghttp2_submit_response2(session.session, stream, &nva, fields.len + 1, if (body) &provider else null);
+    const rv = c.nghttp2_submit_response2(session.session, stream, nva, fields.len + 1, if (body) &provider else null);
     return submitResult(rv);
 }
 
@@ -387,12 +387,12 @@ pub fn respond(session: *ServerSession, stream: StreamId, status: u16, fields: [
 pub fn interim(session: *ServerSession, stream: StreamId, status: u16, fields: []const Field) SubmitError!void {
     assert(status >= 100 and status < 200 and status != 101);
     if (fields.len + 1 > submitted_fields_max) return error.TooManyFields;
-    var nva: [submitted_fields_max]c.nghttp2_nv = undefined;
+    const nva = &wire.nva_scratch;
     var status_text: [3]u8 = undefined;
     _ = std.fmt.bufPrint(&status_text, "{d}", .{status}) catch unreachable;
     nva[0] = nv(":status", &status_text);
     for (fields, nva[1..][0..fields.len]) |field, *entry| entry.* = nv(field.name, field.value);
-    const rv = c.nghttp2_submit_headers(session.session, c.NGHTTP2_FLAG_NONE, stream, null, &nva, fields.len + 1, null);
+    const rv = c.nghttp2_submit_headers(session.session, c.NGHTTP2_FLAG_NONE, stream, null, nva, fields.len + 1, null);
     return submitResult(rv);
 }
 
@@ -769,9 +769,9 @@ fn readBodyCallback(
             assert(last.len <= length);
             data_flags.* |= c.NGHTTP2_DATA_FLAG_EOF;
             if (last.fields.len > submitted_fields_max) return c.NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
-            var nva: [submitted_fields_max]c.nghttp2_nv = undefined;
+            const nva = &wire.nva_scratch;
             for (last.fields, nva[0..last.fields.len]) |field, *entry| entry.* = nv(field.name, field.value);
-            if (c.nghttp2_submit_trailer(session.session, stream_id, &nva, last.fields.len) == 0) {
+            if (c.nghttp2_submit_trailer(session.session, stream_id, nva, last.fields.len) == 0) {
                 data_flags.* |= c.NGHTTP2_DATA_FLAG_NO_END_STREAM;
             } else {
                 // Out of memory: the body ends without its trailers, and the stream is reset.

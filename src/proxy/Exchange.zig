@@ -224,7 +224,18 @@ pub fn open(exchange: *Exchange, downstream: Downstream) void {
     assert(exchange.hold == null and exchange.ubuf == null and exchange.pipe == null);
     assert(exchange.head_copy == null);
     assert(!exchange.total_timer.isArmed() and !exchange.attempt.timer.isArmed());
-    exchange.* = .init(exchange.proxy, downstream, exchange.request_parser.scanner.headers_buffer, exchange.response_fields);
+    const proxy = exchange.proxy;
+    const request_fields = exchange.request_parser.scanner.headers_buffer;
+    const response_fields = exchange.response_fields;
+    // Field by field into place (a call's result would be built on the stack and copied: a
+    // few kilobytes per request).
+    exchange.* = .{
+        .proxy = proxy,
+        .downstream = downstream,
+        .request_parser = .init(request_fields, proxy.httpLimits()),
+        .response_fields = response_fields,
+        .attempt = .{ .backend_index = 0, .response_parser = .init(response_fields, proxy.responseLimits()) },
+    };
     exchange.state = .head;
 }
 
@@ -466,13 +477,13 @@ fn findAffinity(exchange: *Exchange) void {
 
 fn composeUpstreamHead(exchange: *Exchange, overrides: rewrite.Overrides) bool {
     const client = exchange.downstream.client();
-    var peer: tls.Engine.PeerCertificate = undefined;
+    const peer = &exchange.proxy.peer_scratch;
     const forwarding: rewrite.Forwarding = .{
         .client_ip = client.ip,
         .trusted = client.trusted,
         .allow_underscores = exchange.proxy.generation.config.header_underscores == .allow,
         .proto = if (client.tls) "https" else "http",
-        .certificate = exchange.downstream.certificateFields(&peer),
+        .certificate = exchange.downstream.certificateFields(peer),
         .rules = exchange.rulesFor(.request),
         .path = exchange.pathRewrite(),
     };
@@ -538,7 +549,7 @@ fn connectUpstream(exchange: *Exchange) void {
         .lease => |lease| lease,
         .member => |index| {
             // A stream on a connection the pool's tries share (Http2Try.zig).
-            exchange.attempt = .init(index, exchange.response_fields, exchange.proxy.responseLimits());
+            exchange.attempt.reset(index, exchange.response_fields, exchange.proxy.responseLimits());
             exchange.attempt.leased = true;
             exchange.attempt.state = .connecting;
             exchange.rearmAttemptTimer();
@@ -553,7 +564,7 @@ fn connectUpstream(exchange: *Exchange) void {
             return exchange.fail(exchange.last_failure);
         },
     };
-    exchange.attempt = .init(lease.backend, exchange.response_fields, exchange.proxy.responseLimits());
+    exchange.attempt.reset(lease.backend, exchange.response_fields, exchange.proxy.responseLimits());
     exchange.attempt.leased = true;
     exchange.attempt.connection = lease.connection;
     if (lease.fresh) return exchange.connectFresh();
@@ -834,7 +845,7 @@ fn restartTry(exchange: *Exchange, index: u16) void {
     exchange.dropUpstream();
     exchange.rewindRequest();
     assert(exchange.attempt.leased);
-    exchange.attempt = .init(index, exchange.response_fields, exchange.proxy.responseLimits());
+    exchange.attempt.reset(index, exchange.response_fields, exchange.proxy.responseLimits());
     exchange.attempt.leased = true;
 }
 
@@ -1466,8 +1477,9 @@ fn recordDuration(exchange: *Exchange) void {
 /// worker's buffer; writing the buffer out is the control thread's job.
 fn logAccess(exchange: *Exchange, duration_ns: u64) void {
     const log = &(exchange.proxy.access_log orelse return);
-    var peer: tls.Engine.PeerCertificate = .{};
-    const client = exchange.downstream.logFacts(&peer);
+    const peer = &exchange.proxy.peer_scratch;
+    peer.subject_len = 0;
+    const client = exchange.downstream.logFacts(peer);
     const upstream_ns: ?u64 = if (exchange.log.upstream_started_ns == 0)
         null
     else

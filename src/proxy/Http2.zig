@@ -77,6 +77,12 @@ pub const Worker = struct {
     streams: Counter = .{},
     /// Streams refused because the worker's stream slots were all taken.
     streams_refused: Counter = .{},
+    /// The fields of one head being converted and submitted, and the names and values the
+    /// response rules write (Http2Stream.zig, Http2Try.zig): nghttp2 copies a head when it is
+    /// submitted, so nothing holds these past one call. Here rather than on the stack: safe
+    /// builds fill undefined stack memory with 0xAA, 8 KiB per response.
+    fields_scratch: [ServerSession.submitted_fields_max]ServerSession.Field = undefined,
+    rules_scratch: [4096]u8 = undefined,
 };
 
 /// Request body bytes a stream may have in flight: the protocol's initial window, which a

@@ -264,7 +264,8 @@ fn submitHead(attempt: *Http2Try, bytes: []const u8) bool {
     const exchange = attempt.exchange;
     const link = attempt.link.?;
     if (link.state != .ready or !link.session.canOpen()) return false;
-    var fields: [ClientSession.request_fields_max]Field = undefined;
+    // The worker's scratch (Http2.Worker): nghttp2 copies the fields when they are submitted.
+    const fields = exchange.proxy.http2.?.fields_scratch[0..ClientSession.request_fields_max];
     var count: usize = 0;
     var lines = std.mem.splitSequence(u8, bytes, "\r\n");
     // The exchange wrote this head: a request line, then well-formed field lines.

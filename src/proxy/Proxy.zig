@@ -140,6 +140,10 @@ warn_limiter: WarnLimiter = .{},
 on_slot_free: SlotFreeCallback,
 /// AWS-LC's memory on this worker: entered by the worker's thread before its first accept.
 tls_pool: ?*tls.memory.Pool = null,
+/// A client certificate's subject and fingerprint while one request head is composed or one
+/// log line written (nothing keeps them past that call). Here rather than on the stack: safe
+/// builds fill undefined stack memory with 0xAA, a kilobyte per use.
+peer_scratch: tls.Engine.PeerCertificate = .{},
 /// This worker's request ids (used only when a generation asks for them: HeaderPolicy).
 request_ids: RequestIds,
 /// This worker's rate-limit buckets (policy/RateLimiter.zig), whatever the config: a reload
