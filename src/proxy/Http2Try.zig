@@ -99,7 +99,7 @@ const RequestBody = union(enum) {
 
 /// Room in the inbox kept beside a window of DATA: a response head and the end of a chunked
 /// body with its trailers, as the exchange's limits allow (a larger one fails the stream).
-const text_room_bytes = 8 * 1024;
+pub const text_room_bytes = 8 * 1024;
 
 /// The response bytes a stream may have in flight: what its inbox holds beside the heads.
 pub fn windowBytes(buffer_bytes: u32) u32 {
@@ -398,8 +398,7 @@ pub fn onEvent(attempt: *Http2Try, event: ClientSession.Event) void {
 
 fn responseHead(attempt: *Http2Try, response: ClientSession.Response) void {
     if (attempt.final_head) return attempt.fail(); // A second final head: nghttp2 refuses it.
-    var text: [text_room_bytes]u8 = undefined;
-    var writer: std.Io.Writer = .fixed(&text);
+    var writer: std.Io.Writer = .fixed(attempt.textScratch());
     const interim = response.status < 200;
     var has_length = false;
     writer.print("HTTP/1.1 {d} \r\n", .{response.status}) catch return attempt.fail();
@@ -426,8 +425,7 @@ fn responseHead(attempt: *Http2Try, response: ClientSession.Response) void {
 
 fn trailerSection(attempt: *Http2Try, fields: []const Field) void {
     if (!attempt.chunked or attempt.tail_written) return; // A body with a length has nowhere to carry them.
-    var text: [text_room_bytes]u8 = undefined;
-    var writer: std.Io.Writer = .fixed(&text);
+    var writer: std.Io.Writer = .fixed(attempt.textScratch());
     writer.writeAll("0\r\n") catch return attempt.fail();
     for (fields) |field| {
         // The exchange's decoder refuses these names in a trailer section.
@@ -437,6 +435,12 @@ fn trailerSection(attempt: *Http2Try, fields: []const Field) void {
     writer.writeAll("\r\n") catch return attempt.fail();
     attempt.append(writer.buffered(), .tail);
     attempt.tail_written = true;
+}
+
+/// The worker's room for one head or trailer section as text (Http2.Worker.text_scratch), for
+/// the length of one call: not the stack, which safe builds fill with 0xAA when undefined.
+fn textScratch(attempt: *Http2Try) []u8 {
+    return &attempt.exchange.proxy.http2.?.text_scratch;
 }
 
 fn endOfStream(attempt: *Http2Try) void {
