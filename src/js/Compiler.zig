@@ -554,7 +554,11 @@ fn declareScope(c: *Compiler, s: *scope.Scope) Error!void {
         if (b.slot_valid and b.kind == .parameter) continue;
         b.slot = try c.allocLocal(b.pos);
         b.slot_valid = true;
-        if (b.captured) {
+        if (b.kind == .@"var") {
+            // A var is undefined from the function's entry: a fresh frame's locals are.
+            assert(s.kind == .function);
+            if (b.captured) try c.emitU16(.box_local, b.slot);
+        } else if (b.captured) {
             try c.emitU16(.new_cell, b.slot);
         } else if (b.needs_tdz) {
             try c.emitU16(.set_uninitialized, b.slot);
@@ -712,6 +716,8 @@ fn statementInner(c: *Compiler, node: *Node) Error!void {
         },
         .declaration => |d| {
             for (d.declarators) |declarator| {
+                // `var x;` leaves x as it is; `var x = v` assigns (maybe a catch parameter).
+                if (d.kind == .@"var" and declarator.init == null) continue;
                 try c.mark(declarator.target.pos);
                 if (declarator.init) |init| {
                     try c.expressionNamed(init, targetName(declarator.target));
@@ -722,7 +728,7 @@ fn statementInner(c: *Compiler, node: *Node) Error!void {
                     .object = .{ .destructure = CallPrinter.render(c.arena, init, false) },
                     .array = c.declarationSite(init),
                 } else .{};
-                try c.bindPatternFrom(declarator.target, .init, source);
+                try c.bindPatternFrom(declarator.target, if (d.kind == .@"var") .assign else .init, source);
             }
         },
         .function_declaration => {}, // Created on entry to its scope.
@@ -856,9 +862,9 @@ fn forEach(c: *Compiler, f: *ast.ForEach, keys: bool) Error!void {
             if (b.captured) try c.emitU16(.new_cell, b.slot);
         }
     }
-    if (f.kind != null) {
+    if (f.kind) |kind| {
         // V8 names the hidden variable its for-of desugaring makes.
-        try c.bindPatternFrom(f.target, .init, .{ .object = .{ .destructure = ".for" }, .array = .{ .mode = .plain, .text = ".for" } });
+        try c.bindPatternFrom(f.target, if (kind == .@"var") .assign else .init, .{ .object = .{ .destructure = ".for" }, .array = .{ .mode = .plain, .text = ".for" } });
     } else {
         try c.bindPattern(f.target, .assign);
     }

@@ -252,7 +252,7 @@ fn parseStatement(p: *Parser) Error!*Node {
         .keyword => {
             const word = t.text;
             if (std.mem.eql(u8, word, "const")) return p.declarationStatement(.@"const");
-            if (std.mem.eql(u8, word, "var")) return p.failAt(t.start, "var is not supported: use let or const");
+            if (std.mem.eql(u8, word, "var")) return p.declarationStatement(.@"var");
             if (std.mem.eql(u8, word, "function")) return p.functionDeclaration();
             if (std.mem.eql(u8, word, "if")) return p.ifStatement();
             if (std.mem.eql(u8, word, "for")) return p.forStatement();
@@ -434,12 +434,10 @@ fn forStatement(p: *Parser) Error!*Node {
     var init: ?*Node = null;
     var declaration_kind: ?ast.DeclarationKind = null;
     const init_start = p.token.start;
-    if (p.isKeyword("const") or (p.isIdentifierNamed("let") and isDeclarationStart((try p.peek()).kind))) {
-        declaration_kind = if (p.isKeyword("const")) .@"const" else .let;
+    if (p.isKeyword("const") or p.isKeyword("var") or (p.isIdentifierNamed("let") and isDeclarationStart((try p.peek()).kind))) {
+        declaration_kind = if (p.isKeyword("const")) .@"const" else if (p.isKeyword("var")) .@"var" else .let;
         try p.advance();
         init = try p.declarationList(init_start, declaration_kind.?, true);
-    } else if (p.isKeyword("var")) {
-        return p.failAt(p.token.start, "var is not supported: use let or const");
     } else if (p.token.kind != .semicolon) {
         init = try p.parseExpression(true);
     }
@@ -650,8 +648,9 @@ fn exportDeclaration(p: *Parser) Error!*Node {
         try p.exports.append(p.arena, .{ .name = f.name.?, .local = f.name.?, .pos = start });
         return p.newNode(start, .{ .function_declaration = f });
     }
-    if (p.isKeyword("const") or p.isIdentifierNamed("let")) {
-        const node = try p.declarationStatement(if (p.isKeyword("const")) .@"const" else .let);
+    if (p.isKeyword("const") or p.isKeyword("var") or p.isIdentifierNamed("let")) {
+        const kind: ast.DeclarationKind = if (p.isKeyword("const")) .@"const" else if (p.isKeyword("var")) .@"var" else .let;
+        const node = try p.declarationStatement(kind);
         for (node.data.declaration.declarators) |declarator| try p.exportNames(declarator.target, start);
         return node;
     }
@@ -685,7 +684,6 @@ fn exportDeclaration(p: *Parser) Error!*Node {
         try p.exports.append(p.arena, .{ .name = class.name.?, .local = class.name.?, .pos = start });
         return p.newNode(start, .{ .class_declaration = class });
     }
-    if (p.isKeyword("var")) return p.failAt(p.token.start, "var is not supported: use let or const");
     if (p.token.kind == .star) return p.failAt(p.token.start, "import is not supported yet");
     return p.unexpected();
 }
@@ -2003,8 +2001,17 @@ test "parser: the language parses" {
     try expectParses("(-2) ** 2; (a ?? b) || c;");
 }
 
+test "parser: var declares in statements, for heads and exports" {
+    try expectParses("var x = 1, y, [a, b] = [1, 2], { c } = {};");
+    try expectParses("for (var i = 0; i < 3; i++) {} for (var k in {}) {} for (var [v] of []) {}");
+    try expectParses("if (x) var z = 1;");
+    try expectParses("export var e = 1;");
+    try expectParseError("for (var k = 0 in {}) {}", "for-in loop variable declaration may not have an initializer.");
+    try expectParseError("for (var a, b of []) {}", "Invalid left-hand side in for-of loop: Must have a single binding.");
+    try expectParseError("var [a];", "Missing initializer in destructuring declaration");
+}
+
 test "parser: constructs outside the language are refused by name" {
-    try expectParseError("var x = 1;", "var is not supported: use let or const");
     try expectParseError("class A { [k] = 1 }", "computed class field names are not supported");
     try expectParseError("class A { *#g() {} }", "private generator methods are not supported");
     try expectParseError("async function* f() {}", "async generators are not supported");

@@ -201,7 +201,7 @@ pub const ObjectPattern = struct {
 
 pub const WithDefault = struct { target: *Node, value: *Node };
 
-pub const DeclarationKind = enum { let, @"const" };
+pub const DeclarationKind = enum { let, @"const", @"var" };
 
 pub const Declarator = struct {
     target: *Node,
@@ -229,7 +229,7 @@ pub const For = struct {
 };
 
 pub const ForEach = struct {
-    /// let or const for a declaration; null for an assignment target (`for (x of xs)`).
+    /// let, const or var for a declaration; null for an assignment target (`for (x of xs)`).
     kind: ?DeclarationKind,
     target: *Node,
     iterable: *Node,

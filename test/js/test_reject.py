@@ -33,7 +33,6 @@ _ANCHOR_RE = re.compile(r"^// anchor: (.+)$")
 
 # Every construct the issue lists as out, and the reject files that cover it.
 OUT_CONSTRUCTS = {
-    "var": ["var_declaration.js", "var_in_for_head.js"],
     "with": ["with_statement.js"],
     "eval": ["eval_call.js"],
     "Function(...)": ["function_constructor.js"],
