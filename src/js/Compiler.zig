@@ -242,8 +242,11 @@ const Label = struct {
 const Context = union(enum) {
     /// `iterator`: a for...of loop, whose iterator is closed when the loop is left early;
     /// its state is the two stack values just below `depth`.
-    loop: struct { break_label: *Label, continue_label: *Label, depth: u32, iterator: bool = false },
+    /// `labels`: the statement labels naming the loop (`continue name` continues it).
+    loop: struct { break_label: *Label, continue_label: *Label, depth: u32, iterator: bool = false, labels: []const []const u8 = &.{} },
     switch_block: struct { break_label: *Label, depth: u32 },
+    /// A labelled statement that is not a loop: only `break name` leaves it.
+    labeled: struct { labels: []const []const u8, break_label: *Label, depth: u32 },
     /// Inside a `try` block or a `catch` block that has a handler pushed; `finalizer` runs
     /// on every exit.
     protected: struct { finalizer: ?*Node, handler: bool },
@@ -262,6 +265,8 @@ const FunctionBuilder = struct {
     locals_max: u32 = 0,
     reachable: bool = true,
     contexts: std.ArrayList(Context) = .empty,
+    /// The labels of the loop statement about to be compiled, taken by its body's context.
+    loop_labels: []const []const u8 = &.{},
     /// The end of the optional chain being compiled, and the depth at its start.
     chain_end: ?*Label = null,
     chain_depth: u32 = 0,
@@ -783,6 +788,7 @@ fn statementInner(c: *Compiler, node: *Node) Error!void {
             c.bind(end);
         },
         .break_statement, .continue_statement => try c.jumpStatement(node),
+        .labeled => try c.labeledStatement(node),
         .return_statement => |value| try c.returnStatement(value, node.pos),
         .throw_statement => |value| {
             try c.expression(value);
@@ -810,7 +816,9 @@ fn loopBody(c: *Compiler, body: *Node, break_label: *Label, continue_label: *Lab
 }
 
 fn loopBodyOf(c: *Compiler, body: *Node, break_label: *Label, continue_label: *Label, iterator: bool) Error!void {
-    try c.f.contexts.append(c.arena, .{ .loop = .{ .break_label = break_label, .continue_label = continue_label, .depth = c.f.depth, .iterator = iterator } });
+    const labels = c.f.loop_labels;
+    c.f.loop_labels = &.{};
+    try c.f.contexts.append(c.arena, .{ .loop = .{ .break_label = break_label, .continue_label = continue_label, .depth = c.f.depth, .iterator = iterator, .labels = labels } });
     defer _ = c.f.contexts.pop();
     try c.compileStatement(body);
 }
@@ -878,14 +886,58 @@ fn forEach(c: *Compiler, f: *ast.ForEach, keys: bool) Error!void {
     c.leaveScope(saved);
 }
 
+/// `a: b: statement`: a loop takes its labels into its own context; anything else gets a
+/// context that `break a` leaves.
+fn labeledStatement(c: *Compiler, node: *Node) Error!void {
+    var labels: std.ArrayList([]const u8) = .empty;
+    var body = node;
+    while (body.data == .labeled) : (body = body.data.labeled.body) try labels.append(c.arena, body.data.labeled.label);
+    switch (body.data) {
+        .for_statement, .for_of, .for_in, .while_statement, .do_while => {
+            assert(c.f.loop_labels.len == 0);
+            c.f.loop_labels = labels.items;
+            try c.compileStatement(body);
+            assert(c.f.loop_labels.len == 0); // Taken by the loop's body.
+        },
+        else => {
+            const end = try c.newLabel();
+            try c.f.contexts.append(c.arena, .{ .labeled = .{ .labels = labels.items, .break_label = end, .depth = c.f.depth } });
+            try c.compileStatement(body);
+            _ = c.f.contexts.pop();
+            c.bind(end);
+        },
+    }
+}
+
+fn hasLabel(labels: []const []const u8, name: []const u8) bool {
+    for (labels) |l| {
+        if (std.mem.eql(u8, l, name)) return true;
+    }
+    return false;
+}
+
+/// `break` and `continue`, labelled or not: leaves every context up to its target, closing
+/// the iterators of the for...of loops and running the finally blocks it leaves.
 fn jumpStatement(c: *Compiler, node: *Node) Error!void {
     const is_break = node.data == .break_statement;
+    const target: ?[]const u8 = switch (node.data) {
+        .break_statement, .continue_statement => |label| label,
+        else => unreachable,
+    };
     var i = c.f.contexts.items.len;
     while (i > 0) {
         i -= 1;
         const context = c.f.contexts.items[i];
         switch (context) {
             .loop => |l| {
+                if (target) |name| if (!hasLabel(l.labels, name)) {
+                    // Left on the way to an outer target.
+                    if (l.iterator) {
+                        try c.popTo(l.depth);
+                        try c.emit(.iter_close);
+                    }
+                    continue;
+                };
                 const label = if (is_break) l.break_label else l.continue_label;
                 try c.popTo(l.depth);
                 if (is_break and l.iterator) try c.emit(.iter_close);
@@ -894,16 +946,25 @@ fn jumpStatement(c: *Compiler, node: *Node) Error!void {
                 return;
             },
             .switch_block => |s| {
-                if (!is_break) continue;
+                if (!is_break or target != null) continue;
                 try c.popTo(s.depth);
                 try c.emitJump(.jump, s.break_label, c.f.depth, null);
+                c.f.reachable = false;
+                return;
+            },
+            .labeled => |l| {
+                const name = target orelse continue;
+                if (!hasLabel(l.labels, name)) continue;
+                assert(is_break); // The parser refuses `continue` to a label that is no loop's.
+                try c.popTo(l.depth);
+                try c.emitJump(.jump, l.break_label, c.f.depth, null);
                 c.f.reachable = false;
                 return;
             },
             .protected => try c.leaveProtected(i),
         }
     }
-    unreachable; // The parser checked that a loop or switch encloses it.
+    unreachable; // The parser checked that a loop, switch or label encloses it.
 }
 
 /// Emits pops down to a depth.
@@ -938,7 +999,7 @@ fn returnStatement(c: *Compiler, value: ?*Node, pos: u32) Error!void {
         .loop => |l| if (l.iterator) {
             protected = true;
         },
-        .switch_block => {},
+        .switch_block, .labeled => {},
     };
     if (value) |v| try c.expression(v) else try c.emit(.push_undefined);
     if (c.f.info.node.kind == .derived_constructor and !c.f.info.node.is_arrow) try c.derivedResult(pos);
@@ -960,7 +1021,7 @@ fn returnStatement(c: *Compiler, value: ?*Node, pos: u32) Error!void {
                 try c.popTo(l.depth);
                 try c.emit(.iter_close);
             },
-            .switch_block => {},
+            .switch_block, .labeled => {},
         }
         if (!c.f.reachable) return; // The finally block itself left.
     }

@@ -39,6 +39,8 @@ is_module: bool = false,
 /// Array literals with a comma after a spread element (`[...a, ]`): fine as expressions,
 /// not as patterns.
 comma_after_spread: std.AutoHashMapUnmanaged(*Node, void) = .empty,
+/// The labels around the statement being parsed, innermost last.
+labels: std.ArrayList(ActiveLabel) = .empty,
 
 pub const Failure = struct { pos: u32, message: []const u8 };
 
@@ -61,7 +63,13 @@ const Context = struct {
     in_async: bool = false,
     loop_depth: u32 = 0,
     breakable_depth: u32 = 0,
+    /// Where this function's labels start in `labels` (a label never crosses a function).
+    labels_start: u32 = 0,
 };
+
+/// A label whose statement is being parsed: `break name` may leave it, and `continue name`
+/// may continue it when it labels a loop.
+const ActiveLabel = struct { name: []const u8, loop: bool };
 
 pub fn parse(arena: std.mem.Allocator, source: []const u8, stack_floor: usize, failure: *Failure) Error!*ast.Program {
     var p: Parser = .{
@@ -294,8 +302,7 @@ fn parseStatement(p: *Parser) Error!*Node {
                     return p.newNode(t.start, .{ .function_declaration = f });
                 }
             }
-            const next = try p.peek();
-            if (next.kind == .colon) return p.failAt(t.start, "labels are not supported");
+            if ((try p.peek()).kind == .colon) return p.labeledStatement();
         },
         else => {},
     }
@@ -527,15 +534,53 @@ fn returnStatement(p: *Parser) Error!*Node {
 fn jumpStatement(p: *Parser, is_break: bool) Error!*Node {
     const start = p.token.start;
     try p.advance();
+    var label: ?[]const u8 = null;
     if (p.token.kind == .identifier and !p.token.newline_before) {
-        return p.failAt(p.token.start, "labels are not supported");
-    }
-    if (is_break and p.context.breakable_depth == 0) return p.failAt(start, "Illegal break statement");
-    if (!is_break and p.context.loop_depth == 0) {
+        const name = p.token.text;
+        const active = p.findLabel(name) orelse return p.failFmt(p.token.start, "Undefined label '{s}'", .{name});
+        if (!is_break and !active.loop) {
+            return p.failFmt(p.token.start, "Illegal continue statement: '{s}' does not denote an iteration statement", .{name});
+        }
+        label = name;
+        try p.advance();
+    } else if (is_break and p.context.breakable_depth == 0) {
+        return p.failAt(start, "Illegal break statement");
+    } else if (!is_break and p.context.loop_depth == 0) {
         return p.failAt(start, "Illegal continue statement: no surrounding iteration statement");
     }
     try p.semicolon();
-    return p.newNode(start, if (is_break) .break_statement else .continue_statement);
+    return p.newNode(start, if (is_break) .{ .break_statement = label } else .{ .continue_statement = label });
+}
+
+/// `a: b: statement`, from the first label: the labels are active while the statement is
+/// parsed, and are loop labels (which `continue` may name) when it is a loop.
+fn labeledStatement(p: *Parser) Error!*Node {
+    const first = p.labels.items.len;
+    defer p.labels.items.len = first;
+    var starts: std.ArrayList(u32) = .empty;
+    while (p.token.kind == .identifier and (try p.peek()).kind == .colon) {
+        const name = try p.bindingName();
+        if (p.findLabel(name) != null) return p.failFmt(p.previous_start, "Label '{s}' has already been declared", .{name});
+        try p.labels.append(p.arena, .{ .name = name, .loop = false });
+        try starts.append(p.arena, p.previous_start);
+        try p.expect(.colon);
+    }
+    const loop = p.isKeyword("for") or p.isKeyword("while") or p.isKeyword("do");
+    for (p.labels.items[first..]) |*l| l.loop = loop;
+    var node = try p.substatement();
+    var i = p.labels.items.len;
+    while (i > first) {
+        i -= 1;
+        node = try p.newNode(starts.items[i - first], .{ .labeled = .{ .label = p.labels.items[i].name, .body = node } });
+    }
+    return node;
+}
+
+fn findLabel(p: *const Parser, name: []const u8) ?ActiveLabel {
+    for (p.labels.items[p.context.labels_start..]) |l| {
+        if (std.mem.eql(u8, l.name, name)) return l;
+    }
+    return null;
 }
 
 fn throwStatement(p: *Parser) Error!*Node {
@@ -780,7 +825,7 @@ fn checkDirectives(p: *Parser, parameters: []const ast.Parameter, rest: ?*Node, 
 
 fn functionBody(p: *Parser, flavor: Flavor) Error![]const *Node {
     const saved = p.context;
-    p.context = .{ .in_function = true, .in_generator = flavor == .generator, .in_async = flavor == .async };
+    p.context = .{ .in_function = true, .in_generator = flavor == .generator, .in_async = flavor == .async, .labels_start = @intCast(p.labels.items.len) };
     defer p.context = saved;
     try p.expect(.l_brace);
     var body: std.ArrayList(*Node) = .empty;
@@ -806,7 +851,7 @@ fn arrowFunctionOf(p: *Parser, start: u32, parameters: []const ast.Parameter, re
         try p.checkDirectives(parameters, rest, body);
     } else {
         const saved = p.context;
-        p.context = .{ .in_function = true, .in_async = is_async };
+        p.context = .{ .in_function = true, .in_async = is_async, .labels_start = @intCast(p.labels.items.len) };
         defer p.context = saved;
         const value = try p.parseAssignment(false);
         const ret = try p.newNode(value.pos, .{ .return_statement = value });
@@ -2011,6 +2056,15 @@ test "parser: var declares in statements, for heads and exports" {
     try expectParseError("var [a];", "Missing initializer in destructuring declaration");
 }
 
+test "parser: labels: break names any enclosing label, continue only a loop's, neither crosses a function" {
+    try expectParses("a: b: for (;;) { continue a; } c: { break c; } d: if (x) break d;");
+    try expectParseError("a: a: ;", "Label 'a' has already been declared");
+    try expectParseError("a: { continue a; }", "Illegal continue statement: 'a' does not denote an iteration statement");
+    try expectParseError("for (;;) break b;", "Undefined label 'b'");
+    try expectParseError("x: for (;;) { function g() { break x; } }", "Undefined label 'x'");
+    try expectParseError("a: { break; }", "Illegal break statement");
+}
+
 test "parser: constructs outside the language are refused by name" {
     try expectParseError("class A { [k] = 1 }", "computed class field names are not supported");
     try expectParseError("class A { *#g() {} }", "private generator methods are not supported");
@@ -2019,7 +2073,6 @@ test "parser: constructs outside the language are refused by name" {
     try expectParseError("const r = /(a)\\1/;", "Invalid regular expression: /(a)\\1/: back-references (\\1, \\k<name>) are not supported: sluice runs regular expressions in linear time");
     try expectParseError("const r = /a(/;", "Invalid regular expression: /a(/: Unterminated group");
     try expectParseError("const r = /a/gg;", "Invalid regular expression flags");
-    try expectParseError("a: for (;;) {}", "labels are not supported");
     try expectParseError("const o = { get x(a) { return 1 } };", "Getter must not have any formal parameters.");
     try expectParseError("with (a) {}", "with is not supported");
     try expectParseError("const b = 1n;", "BigInt is not supported");

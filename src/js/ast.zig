@@ -77,8 +77,11 @@ pub const Data = union(enum) {
     for_of: ForEach,
     while_statement: While,
     do_while: While,
-    break_statement,
-    continue_statement,
+    /// The label named, if any.
+    break_statement: ?[]const u8,
+    continue_statement: ?[]const u8,
+    /// `name: statement`; nested labels nest.
+    labeled: Labeled,
     return_statement: ?*Node,
     throw_statement: *Node,
     try_statement: Try,
@@ -211,6 +214,11 @@ pub const Declarator = struct {
 pub const Declaration = struct {
     kind: DeclarationKind,
     declarators: []const Declarator,
+};
+
+pub const Labeled = struct {
+    label: []const u8,
+    body: *Node,
 };
 
 pub const Block = struct {

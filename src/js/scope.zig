@@ -225,6 +225,7 @@ pub const Resolver = struct {
                 try r.hoistVarsIn(s, f.body);
             },
             .while_statement, .do_while => |w| try r.hoistVarsIn(s, w.body),
+            .labeled => |l| try r.hoistVarsIn(s, l.body),
             .try_statement => |t| {
                 try r.hoistVarsIn(s, t.block);
                 if (t.handler) |h| try r.hoistVarsIn(s, h);
@@ -385,6 +386,7 @@ pub const Resolver = struct {
                 try r.resolveStatement(w.body);
             },
             .break_statement, .continue_statement, .empty_statement => {},
+            .labeled => |l| try r.resolveStatement(l.body),
             .return_statement => |value| if (value) |v| try r.resolveExpression(v),
             .throw_statement => |value| try r.resolveExpression(value),
             .try_statement => |*t| {
