@@ -37,6 +37,8 @@ string_map: std.StringHashMapUnmanaged(u16) = .empty,
 numbers: std.ArrayList(f64) = .empty,
 number_map: std.AutoHashMapUnmanaged(u64, u16) = .empty,
 functions: []Program.Function = &.{},
+/// Every tagged template's site (the resolver's list), made by the top level.
+templates: []const *ast.TemplateObject = &.{},
 exports: std.ArrayList(u16) = .empty,
 host_globals: []const []const u8,
 stack_floor: usize = 0,
@@ -119,6 +121,7 @@ fn compileSource(c: *Compiler, options: Options) Error!Program {
     };
     if (resolver.functions.items.len > functions_max) return c.failAt(0, "too many functions in one program");
     c.functions = try c.arena.alloc(Program.Function, resolver.functions.items.len);
+    c.templates = resolver.templates.items;
     for (tree.exports) |e| {
         const b = tree.function.info.?.scope.find(e.local) orelse
             return c.failFmt(e.pos, "Export '{s}' is not defined in module", .{e.local});
@@ -424,6 +427,7 @@ fn compileFunction(c: *Compiler, node: *ast.Function, program: ?*ast.Program) Er
         try c.storeBinding(b, .init, node.pos);
     }
     try c.declareScope(info.scope);
+    if (info.index == 0) try c.templateObjects();
     try c.bindSpecials(info);
     // A simple parameter an earlier default may read starts in its dead zone: its argument
     // waits in a spare slot until its turn.
@@ -568,6 +572,27 @@ fn declareScope(c: *Compiler, s: *scope.Scope) Error!void {
         } else if (b.needs_tdz) {
             try c.emitU16(.set_uninitialized, b.slot);
         }
+    }
+}
+
+/// The strings objects of every tagged template's site, made on the top level's entry: they
+/// are frozen constants, so making them early cannot be seen, and a site then gives the
+/// same object every time it runs, in every request, at no cost per call.
+fn templateObjects(c: *Compiler) Error!void {
+    for (c.templates) |site| {
+        try c.stringArray(site.cooked, site.pos);
+        try c.stringArray(site.raw, site.pos);
+        try c.emit(.template_object);
+        try c.storeBinding(site.binding.?, .init, site.pos);
+    }
+}
+
+fn stringArray(c: *Compiler, pieces: []const []const u8, pos: u32) Error!void {
+    if (pieces.len > 0xFFFF) return c.failAt(pos, "too many substitutions in one template");
+    try c.emitU16(.new_array, @intCast(pieces.len));
+    for (pieces) |piece| {
+        try c.emitU16(.push_string, try c.stringConstant(piece, pos));
+        try c.emit(.append);
     }
 }
 
@@ -1485,6 +1510,7 @@ fn expression(c: *Compiler, node: *Node) Error!void {
         .template => |t| try c.template(t, node.pos),
         .regexp => |r| try c.regExpLiteral(r, node.pos),
         .array => |elements| try c.arrayLiteral(elements, node.pos),
+        .template_object => |site| try c.loadBinding(site.binding.?, false, node.pos),
         .object => |properties| try c.objectLiteral(properties, node.pos),
         .function => |f| try c.closure(f, null),
         .unary => |u| try c.unary(node, u),

@@ -1171,7 +1171,7 @@ fn leftHandSide(p: *Parser) Error!*Node {
             .l_paren => node = try p.parseCall(start, node, false),
             .template_full, .template_head => {
                 if (in_chain) return p.failAt(p.token.start, "Invalid tagged template on optional chain");
-                return p.failAt(p.token.start, "tagged templates are not supported");
+                node = try p.taggedTemplate(start, node);
             },
             else => break,
         }
@@ -1421,10 +1421,16 @@ fn regExpLiteral(p: *Parser, start: u32) Error!*Node {
 }
 
 fn parseTemplate(p: *Parser) Error!*Node {
+    return p.parseTemplateRaw(null);
+}
+
+/// A template literal; with `raw`, each piece's source text is appended to it too.
+fn parseTemplateRaw(p: *Parser, raw: ?*std.ArrayList([]const u8)) Error!*Node {
     const start = p.token.start;
     var quasis: std.ArrayList([]const u8) = .empty;
     var expressions: std.ArrayList(*Node) = .empty;
     try quasis.append(p.arena, p.token.text);
+    if (raw) |r| try r.append(p.arena, try p.rawPiece(p.token));
     if (p.token.kind == .template_full) {
         try p.advance();
         return p.newNode(start, .{ .template = .{ .quasis = quasis.items, .expressions = expressions.items } });
@@ -1435,11 +1441,46 @@ fn parseTemplate(p: *Parser) Error!*Node {
         if (p.token.kind != .r_brace) return p.unexpected();
         const piece = p.lexer.templateContinuation(p.token) catch |err| return p.lexerError(err);
         try quasis.append(p.arena, piece.text);
+        if (raw) |r| try r.append(p.arena, try p.rawPiece(piece));
         p.token = piece;
         try p.advance();
         if (piece.kind == .template_tail) break;
     }
     return p.newNode(start, .{ .template = .{ .quasis = quasis.items, .expressions = expressions.items } });
+}
+
+/// The source text of a template piece between its delimiters, CR and CRLF read as LF.
+fn rawPiece(p: *Parser, t: Token) Error![]const u8 {
+    const last = t.kind == .template_full or t.kind == .template_tail;
+    const piece = p.lexer.source[t.start + 1 .. t.end - @as(u32, if (last) 1 else 2)];
+    if (std.mem.indexOfScalar(u8, piece, '\r') == null) return piece;
+    var out: std.ArrayList(u8) = try .initCapacity(p.arena, piece.len);
+    var i: usize = 0;
+    while (i < piece.len) : (i += 1) {
+        if (piece[i] != '\r') {
+            out.appendAssumeCapacity(piece[i]);
+            continue;
+        }
+        out.appendAssumeCapacity('\n');
+        if (i + 1 < piece.len and piece[i + 1] == '\n') i += 1;
+    }
+    return out.items;
+}
+
+/// `` tag`a${x}b` ``: a call of the tag (a method call when it is a member) with the site's
+/// strings object and the substitutions.
+fn taggedTemplate(p: *Parser, start: u32, tag: *Node) Error!*Node {
+    const site_pos = p.token.start;
+    var raw: std.ArrayList([]const u8) = .empty;
+    const literal = try p.parseTemplateRaw(&raw);
+    const t = literal.data.template;
+    assert(raw.items.len == t.quasis.len);
+    const site = try p.arena.create(ast.TemplateObject);
+    site.* = .{ .cooked = t.quasis, .raw = raw.items, .pos = site_pos };
+    const arguments = try p.arena.alloc(*Node, t.expressions.len + 1);
+    arguments[0] = try p.newNode(site_pos, .{ .template_object = site });
+    @memcpy(arguments[1..], t.expressions);
+    return p.newNode(start, .{ .call = .{ .callee = tag, .arguments = arguments } });
 }
 
 /// `( ... )`: a parenthesised expression, or the parameters of an arrow function.
@@ -2076,7 +2117,7 @@ test "parser: constructs outside the language are refused by name" {
     try expectParseError("const o = { get x(a) { return 1 } };", "Getter must not have any formal parameters.");
     try expectParseError("with (a) {}", "with is not supported");
     try expectParseError("const b = 1n;", "BigInt is not supported");
-    try expectParseError("tag`x`", "tagged templates are not supported");
+    try expectParses("tag`x`; o.m`a${1}b${2}c`; f()`\\u{41}`;");
 }
 
 test "parser: syntax errors as V8 words them" {

@@ -40,6 +40,8 @@ pub const Data = union(enum) {
     conditional: Conditional,
     assign: Assign,
     sequence: []const *Node,
+    /// The strings object of a tagged template's site: the first argument of the tag's call.
+    template_object: *TemplateObject,
     member: Member,
     index: Index,
     call: Call,
@@ -93,6 +95,15 @@ pub const Identifier = struct {
     name: []const u8,
     /// Filled in by the resolver.
     resolution: scope.Resolution = .unresolved,
+};
+
+pub const TemplateObject = struct {
+    /// The cooked pieces, and the pieces as written (`strings.raw`).
+    cooked: []const []const u8,
+    raw: []const []const u8,
+    pos: u32,
+    /// The hidden top-level binding that holds the site's object (set by the resolver).
+    binding: ?*scope.Binding = null,
 };
 
 pub const Template = struct {

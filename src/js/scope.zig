@@ -29,6 +29,8 @@ pub const BindingKind = enum {
     special,
     /// `this` in a derived class's constructor: uninitialised until `super()` returns.
     derived_this,
+    /// The strings object of a tagged template's site, made by the top level on entry.
+    template,
 };
 
 /// The values a (non-arrow) function's frame provides, each bound on entry to a hidden
@@ -72,7 +74,10 @@ pub const Binding = struct {
     slot_valid: bool = false,
 
     pub fn isConst(b: *const Binding) bool {
-        return b.kind == .@"const" or b.kind == .self_function or b.kind == .special or b.kind == .derived_this;
+        return switch (b.kind) {
+            .@"const", .self_function, .special, .derived_this, .template => true,
+            .let, .@"var", .function, .parameter, .catch_parameter => false,
+        };
     }
 };
 
@@ -145,6 +150,8 @@ pub const Resolver = struct {
     host_globals: []const []const u8 = &.{},
     host_global_base: u16 = 0,
     failure: ?struct { pos: u32, message: []const u8 } = null,
+    /// Every tagged template's site, in source order: the top level makes their objects.
+    templates: std.ArrayList(*ast.TemplateObject) = .empty,
     /// The lowest native stack address the walk may reach (see Compiler.Options).
     stack_floor: usize = 0,
 
@@ -481,6 +488,7 @@ pub const Resolver = struct {
             .number, .string, .true_literal, .false_literal, .null_literal, .hole, .regexp => {},
             .identifier => |id| try r.reference(node.pos, id),
             .template => |t| for (t.expressions) |e| try r.resolveExpression(e),
+            .template_object => |site| try r.templateSite(node.pos, site),
             .array => |elements| for (elements) |e| try r.resolveExpression(e),
             .object => |properties| for (properties) |p| {
                 if (p.key == .computed) try r.resolveExpression(p.key.computed);
@@ -534,6 +542,18 @@ pub const Resolver = struct {
             },
             else => unreachable, // Statements never appear as expressions.
         }
+    }
+
+    /// A tagged template's site: a hidden binding of the top level holds its strings object,
+    /// so that every evaluation of the site, in every call and request, sees the same one.
+    fn templateSite(r: *Resolver, pos: u32, site: *ast.TemplateObject) Error!void {
+        const top = r.functions.items[0].scope;
+        const name = try std.fmt.allocPrint(r.arena, "%template{d}", .{r.templates.items.len});
+        site.binding = try r.declare(top, name, .template, pos, pos);
+        try r.templates.append(r.arena, site);
+        const id = try r.arena.create(ast.Identifier);
+        id.* = .{ .name = name };
+        try r.reference(pos, id);
     }
 
     /// The function whose `this` code here sees: the innermost that is not an arrow.

@@ -49,6 +49,7 @@ IN_SINCE_25 = {
     "class", "this", "new_user", "prototype", "accessor", "super", "new_target", "static",
     "method", "method_out", "builtin_out", "function_expression", "delete", "private_name",
     "Symbol", "generator", "yield", "async", "await", "Promise", "regex", "var", "label",
+    "tagged_template",
 }
 
 
