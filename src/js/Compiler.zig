@@ -564,8 +564,11 @@ fn declareScope(c: *Compiler, s: *scope.Scope) Error!void {
         b.slot = try c.allocLocal(b.pos);
         b.slot_valid = true;
         if (b.kind == .@"var") {
-            // A var is undefined from the function's entry: a fresh frame's locals are.
+            // A var is undefined from the function's entry. Said explicitly: a frame's slots
+            // above the parameters hold the call's extra arguments.
             assert(s.kind == .function);
+            try c.emit(.push_undefined);
+            try c.emitU16(.put_loc, b.slot);
             if (b.captured) try c.emitU16(.box_local, b.slot);
         } else if (b.captured) {
             try c.emitU16(.new_cell, b.slot);

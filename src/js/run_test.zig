@@ -107,10 +107,11 @@ test "run: var is function scoped, hoisted as undefined, and one binding for a l
         \\function f(x) { if (x) { var y = x; } for (var i = 0; i < 2; i++) {} return [y, i]; }
         \\const fs = []; for (var j = 0; j < 3; j++) fs.push(() => j);
         \\try { throw 1; } catch (e) { var e = 2; }
-        \\console.log(f(5), f(0), fs.map((g) => g()), e, typeof e);
+        \\function extra(a) { var unset; var captured; return [unset, (() => captured)()]; }
+        \\console.log(f(5), f(0), fs.map((g) => g()), e, typeof e, extra(1, 2, 3));
     ,
         \\undefined
-        \\[ 5, 2 ] [ undefined, 2 ] [ 3, 3, 3 ] undefined undefined
+        \\[ 5, 2 ] [ undefined, 2 ] [ 3, 3, 3 ] undefined undefined [ undefined, undefined ]
         \\
     );
 }

@@ -44,6 +44,20 @@ function param(p) {
 }
 console.log(param(41));
 
+function extra(a) {
+  var unset;
+  var alsoUnset;
+  const read = () => alsoUnset;
+  return [a, unset, read()];
+}
+console.log(extra(1, "extra arguments", "do not leak into vars"));
+
+function* generatorVar(a) {
+  var before;
+  yield before;
+}
+console.log([...generatorVar(1, 2, 3)]);
+
 function withFunction() {
   var f = 1;
   function f() {}
