@@ -1788,6 +1788,11 @@ fn classElement(
             try p.advance();
             is_static = true;
             if (p.token.kind == .l_brace) {
+                // A static block is a function body of its own: the loops, switches and
+                // labels around the class are not its to leave, and it has no `return`.
+                const saved = p.context;
+                p.context = .{ .labels_start = @intCast(p.labels.items.len) };
+                defer p.context = saved;
                 const block = try p.parseBlock();
                 try statics.append(p.arena, block);
                 return;
@@ -2104,6 +2109,8 @@ test "parser: labels: break names any enclosing label, continue only a loop's, n
     try expectParseError("for (;;) break b;", "Undefined label 'b'");
     try expectParseError("x: for (;;) { function g() { break x; } }", "Undefined label 'x'");
     try expectParseError("a: { break; }", "Illegal break statement");
+    try expectParseError("a: while (0) { class C { static { continue a; } } }", "Undefined label 'a'");
+    try expectParseError("while (0) { class C { static { break; } } }", "Illegal break statement");
 }
 
 test "parser: constructs outside the language are refused by name" {
