@@ -469,6 +469,43 @@ def test_no_heap_allocations_per_handler_request(sluice, tmp_path):
     assert sluice.exit_allocations() == after[key]
 
 
+LANGUAGE_HANDLER = r"""
+var calls = "module state";
+const strings = (parts) => parts;
+const site = () => strings`a${1}b`;
+const first = site();
+export default function handler(request) {
+  var found = null;
+  search: for (var i = 0; i < 4; i++) {
+    for (const word of ["x", request.path.slice(1)]) {
+      if (word === "hit" && i === 2) {
+        found = i;
+        break search;
+      }
+      if (word === "skip") continue search;
+    }
+  }
+  return Response.json({ calls, found, i, same: site() === first, raw: first.raw });
+}
+"""
+
+
+def test_var_labels_and_tagged_templates_in_a_handler(sluice, tmp_path):
+    """A handler written with var, a labelled loop and a tagged template answers as node's
+    semantics say; the site's strings object made at start-up is the one every request sees,
+    and thousands of requests allocate nothing on the heap."""
+    start_handler(sluice, tmp_path, LANGUAGE_HANDLER)
+    r = get(sluice.port, "/hit")
+    assert r.status == 200, r
+    assert r.json() == {"calls": "module state", "found": 2, "i": 2, "same": True, "raw": ["a", "b"]}
+    assert get(sluice.port, "/skip").json()["i"] == 4
+    run_load(sluice.port, ["/hit", "/skip", "/other"], 300, (200,))
+    before = sluice.stats()
+    run_load(sluice.port, ["/hit", "/skip", "/other"], 2000, (200,))
+    after = sluice.stats()
+    assert after["heap_allocations_after_startup"] == before["heap_allocations_after_startup"]
+
+
 @pytest.mark.time_limit(300)
 def test_two_handlers_compiled_in(make_sluice, sluice_bin, tmp_path):
     """`zig build -Dhandler=app.js -Dhandler=hello.js`: each named after its file's stem, the
