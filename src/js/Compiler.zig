@@ -854,6 +854,9 @@ fn loopBodyOf(c: *Compiler, body: *Node, break_label: *Label, continue_label: *L
 fn forStatement(c: *Compiler, f: *ast.For) Error!void {
     const saved = try c.enterScope(f.scope);
     if (f.init) |init| try c.compileStatement(init);
+    // The first iteration has its own copy too: a closure made in the head's initialiser
+    // keeps the value the initialiser left.
+    try c.copyLoopCells(f.scope);
     const top = try c.newLabel();
     const next = try c.newLabel();
     const end = try c.newLabel();
@@ -865,11 +868,7 @@ fn forStatement(c: *Compiler, f: *ast.For) Error!void {
     try c.loopBody(f.body, end, next);
     c.bind(next);
     // Each iteration gets its own copy of a captured loop variable.
-    if (f.scope) |s| {
-        for (s.bindings.items) |b| {
-            if (b.captured) try c.emitU16(.copy_cell, b.slot);
-        }
-    }
+    try c.copyLoopCells(f.scope);
     if (f.update) |step| {
         try c.mark(step.pos);
         try c.effect(step);
@@ -878,6 +877,13 @@ fn forStatement(c: *Compiler, f: *ast.For) Error!void {
     c.f.reachable = false;
     c.bind(end);
     c.leaveScope(saved);
+}
+
+fn copyLoopCells(c: *Compiler, loop_scope: ?*scope.Scope) Error!void {
+    const s = loop_scope orelse return;
+    for (s.bindings.items) |b| {
+        if (b.captured) try c.emitU16(.copy_cell, b.slot);
+    }
 }
 
 fn forEach(c: *Compiler, f: *ast.ForEach, keys: bool) Error!void {

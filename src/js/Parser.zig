@@ -1268,6 +1268,8 @@ fn newExpression(p: *Parser) Error!*Node {
                 callee = try p.memberName(callee_start, callee, false);
             },
             .l_bracket => callee = try p.indexAccess(callee_start, callee, false),
+            // `new tag`x`` constructs what the tag returns.
+            .template_full, .template_head => callee = try p.taggedTemplate(callee_start, callee),
             .question_dot => return p.failAt(p.token.start, "Invalid optional chain from new expression"),
             else => break,
         }

@@ -42,3 +42,15 @@ console.log(escapeHtml`<p title="${"a<b"}">${"x & y"}</p>`);
 
 const curried = (a) => (b) => a[0] + b[0];
 console.log(curried`first``second`);
+
+// `new tag`...`` constructs what the tag returns.
+function Made(arg) {
+  this.arg = arg;
+}
+const factory = (strings) => {
+  Made.seen = strings[0];
+  return Made;
+};
+const plain = new factory`first`;
+const withArgument = new factory`second`("argument");
+console.log(plain instanceof Made, plain.arg, withArgument.arg, Made.seen);

@@ -71,3 +71,14 @@ const cls = class {
 };
 console.log(new cls().method());
 
+
+// A let in a for head: a closure made by the initialiser keeps the value the initialiser
+// left; the first iteration already has its own copy.
+let probeBefore;
+let probeTest;
+let run = true;
+for (let x = "outside", _ = (probeBefore = () => x); run && [(x = "inside"), (probeTest = () => x)]; ) run = false;
+console.log(probeBefore(), probeTest());
+const heads = [];
+for (let k = 0, first = () => k; k < 3; k++) heads.push(first, () => k);
+console.log(heads.map((g) => g()));
