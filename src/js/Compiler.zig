@@ -429,6 +429,10 @@ fn compileFunction(c: *Compiler, node: *ast.Function, program: ?*ast.Program) Er
     try c.declareScope(info.scope);
     if (info.index == 0) try c.templateObjects();
     try c.bindSpecials(info);
+    // An async function's call makes its promise before the parameters are bound, so that
+    // an exception binding them rejects the promise (a generator's throws from the call).
+    const async_start = node.kind.suspends() and node.kind.isAsync();
+    if (async_start) try c.emit(.generator_start);
     // A simple parameter an earlier default may read starts in its dead zone: its argument
     // waits in a spare slot until its turn.
     const arguments_aside = try c.arena.alloc(u16, node.parameters.len);
@@ -478,7 +482,7 @@ fn compileFunction(c: *Compiler, node: *ast.Function, program: ?*ast.Program) Er
     }
     try c.hoistFunctions(info.scope);
     // A generator's call ends here, returning the generator; its body runs on next().
-    if (node.kind.suspends()) try c.emit(.generator_start);
+    if (node.kind.suspends() and !async_start) try c.emit(.generator_start);
     if (node.kind == .base_constructor) {
         // A class's fields are defined on the new instance before its constructor's body.
         try c.emitU8(.push_special, @backingInt(scope.Special.this));
