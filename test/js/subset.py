@@ -48,7 +48,8 @@ UNSURE = {
 IN_SINCE_25 = {
     "class", "this", "new_user", "prototype", "accessor", "super", "new_target", "static",
     "method", "method_out", "builtin_out", "function_expression", "delete", "private_name",
-    "Symbol", "generator", "yield", "async", "await", "Promise", "regex",
+    "Symbol", "generator", "yield", "async", "await", "Promise", "regex", "var", "label",
+    "tagged_template",
 }
 
 
@@ -405,7 +406,7 @@ def scan(src: str) -> list[str]:
                     nxt.value == "default" and nxt2 is not None and nxt2.value == "function"))
                 if not ok:
                     feats.add("export_other")
-            if v in ("let", "const") and top.kind in ("block", "control"):
+            if v in ("let", "const", "var") and top.kind in ("block", "control"):
                 top.decl = True
         if t.kind == "ident":
             if v in OUT_IDENTIFIERS and not (prev is not None and prev.value in (".", "?.")):
@@ -466,7 +467,7 @@ def scan(src: str) -> list[str]:
                 if top.kind == "object" and prev is not None and prev.value == ":":
                     kind = "object"
                 elif prev is not None and prev.kind == "keyword" and prev.value in (
-                        "let", "const"):
+                        "let", "const", "var"):
                     kind = "object"  # a destructuring pattern
                 elif prev is not None and prev.value == "{" and top.kind == "block":
                     kind = "block"  # a block directly inside a block: `{{}`
