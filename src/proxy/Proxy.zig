@@ -612,7 +612,7 @@ pub fn start(proxy: *Proxy) void {
 const access_log_publish_ns = 200 * std.time.ns_per_ms;
 
 fn publishAccessLogCallback(proxy: *Proxy) void {
-    _ = proxy.access_log.?.publish(); // If the control thread is behind, the next tick retries.
+    proxy.access_log.?.publishIfCaughtUp(); // Else the next period tries again.
     proxy.loop.timerArm(&proxy.queues.access_log_publish, &proxy.access_log_timer, Proxy, proxy, publishAccessLogCallback);
 }
 
