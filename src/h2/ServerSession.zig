@@ -47,6 +47,9 @@ streams_open: u32 = 0,
 now_ns: u64 = 0,
 resets: Window = .{},
 control_frames: Window = .{},
+/// A HEADERS or DATA frame went out since the client's last PING: its next PING is an answer
+/// to data (below, `control_frames_per_window_max`) and is not counted.
+sent_since_ping: bool = false,
 /// The streams this side reset most recently: frames the client had already sent on them
 /// are ignored (RFC 9113 §5.1, "closed"), where frames on other closed streams end the
 /// connection.
@@ -163,7 +166,11 @@ pub const Limits = struct {
     resets_per_window_max: u32 = 100,
     /// SETTINGS and PING frames per `window_ms` (the 2019 SETTINGS and PING floods,
     /// CVE-2019-9512 and -9515): a client sends one SETTINGS and a few PINGs on a connection;
-    /// past 100 a second, GOAWAY ENHANCE_YOUR_CALM.
+    /// past 100 a second, GOAWAY ENHANCE_YOUR_CALM. A PING that follows data this side sent
+    /// is not counted: gRPC clients (grpc-go's BDP estimation) ping whenever data arrives and
+    /// no ping of theirs is out, which at thousands of calls a second on a connection is
+    /// thousands of pings; grpc-go's own server forgives pings that follow data the same way.
+    /// A client that pings with no data coming has the 100.
     control_frames_per_window_max: u32 = 100,
     window_ms: u32 = 1000,
     /// SETTINGS and PING acknowledgements waiting to be sent (a client that floods them and
@@ -541,6 +548,10 @@ fn beginFrameCallback(_: ?*c.nghttp2_session, hd: [*c]const c.nghttp2_frame_hd, 
     switch (hd.*.type) {
         c.NGHTTP2_SETTINGS, c.NGHTTP2_PING => {
             if (hd.*.flags & c.NGHTTP2_FLAG_ACK != 0) return 0; // answers to ours
+            if (hd.*.type == c.NGHTTP2_PING and session.sent_since_ping) {
+                session.sent_since_ping = false; // One ping per batch of data sent.
+                return 0;
+            }
             if (session.control_frames.exceeded(session.now_ns, @as(u64, limits.window_ms) * std.time.ns_per_ms, limits.control_frames_per_window_max)) {
                 if (session.ended == null) session.counters.control_frame_floods.add(1);
                 session.endCalm(.control_frame_flood);
@@ -725,6 +736,7 @@ fn countReset(session: *ServerSession) void {
 fn frameSentCallback(_: ?*c.nghttp2_session, frame: [*c]const c.nghttp2_frame, user_data: ?*anyopaque) callconv(.c) c_int {
     const session = sessionOf(user_data);
     const hd = frame.*.hd;
+    if (hd.type == c.NGHTTP2_DATA or hd.type == c.NGHTTP2_HEADERS) session.sent_since_ping = true;
     if (hd.type == c.NGHTTP2_RST_STREAM) session.rememberReset(hd.stream_id);
     if (hd.type == c.NGHTTP2_HEADERS and c.nghttp2_session_get_stream_user_data(session.session, hd.stream_id) == @as(*anyopaque, &refused_marker)) {
         session.reset(streamOf(hd.stream_id), .no_error) catch |err| switch (err) {
