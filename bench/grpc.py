@@ -140,7 +140,7 @@ def load(t, k, size, run_dir, tag, warmup_s, duration_s):
     cmd = ["taskset", "-c", k["load_cpus"], k["grpcbench"], "load",
            "-target", f"127.0.0.1:{t.port}", "-conns", str(k["conns"]),
            "-concurrency", str(k["concurrency"]), "-size", str(size),
-           "-warmup", f"{warmup_s}s", "-duration", f"{duration_s}s"]
+           "-warmup", f"{warmup_s}s", "-duration", f"{duration_s}s", "-window", str(k["window"])]
     pids = benchlib.tree(t.proc.pid) if t.proc else []
     ticks = {}
     lines = []
@@ -216,7 +216,9 @@ def report(args, k, targets, began):
               f" echo server; {k['warmup']} s warm-up then {k['duration']} s measured, {k['runs']}"
               f" rounds rotating the paths, medians. Proxies: one worker pinned to CPU"
               f" {k['proxy_cpus']}; load and backend pinned to CPU {k['load_cpus']}. vs direct:"
-              " calls per second against the load calling the backend itself.")
+              " calls per second against the load calling the backend itself. Client flow"
+              " control: " + (f"static {k['window']}-byte windows (no BDP PINGs)." if k["window"]
+                              else "grpc-go's default (dynamic windows, BDP PINGs)."))
     text, md = [], []
     for out, tf in ((text, benchlib.text_table), (md, benchlib.md_table)):
         out += ["## gRPC unary calls: direct and through each proxy", "", tf(header, rows), "",
@@ -236,11 +238,14 @@ def knobs():
         "warmup": env_int("GRPC_WARMUP", 2),
         "conns": env_int("GRPC_CONNS", 4, 1),
         "concurrency": env_int("GRPC_CONCURRENCY", 16, 1),
+        "window": env_int("GRPC_WINDOW", 0),
         "proxy_cpus": os.environ.get("GRPC_PROXY_CPUS", "1"),
         "load_cpus": os.environ.get("GRPC_LOAD_CPUS", "0"),
         "targets": os.environ.get("GRPC_TARGETS", " ".join(TARGETS)).split(),
         "sizes": [],
     }
+    if k["window"] and k["window"] < 65536:
+        raise benchlib.HarnessError(f"GRPC_WINDOW must be 0 or at least 65536, got {k['window']}")
     for s in os.environ.get("GRPC_SIZES", "64 16384").split():
         if not s.isdigit():
             raise benchlib.HarnessError(f"GRPC_SIZES must be whole numbers of bytes, got {s!r}")

@@ -20,6 +20,8 @@
 #   GRPC_DURATION=10        measured seconds per run (GRPC_WARMUP=2 seconds of calls before)
 #   GRPC_CONNS=4            HTTP/2 connections from the load
 #   GRPC_CONCURRENCY=16     unary calls in flight on each connection
+#   GRPC_WINDOW=0           the load's HTTP/2 windows: 0 is grpc-go's default (dynamic, with
+#                           BDP PINGs); N >= 65536 fixes both windows at N bytes, no PINGs
 #   GRPC_SIZES="64 16384"   message bytes (request and response, an echo)
 #   GRPC_TARGETS="direct sluice nginx haproxy sluice-tls"
 #   GRPC_PROXY_CPUS=1       taskset CPU list for each proxy; GRPC_LOAD_CPUS=0 for the load
@@ -64,10 +66,12 @@ build_sluice || die "$sluice_fail"
 
 make_certs "$run" || { tail -n 20 "$run/certs.log" >&2; die "openssl could not make the certificates"; }
 
+# The knobs, by name: GRPC_ alone would also match grpc's own variables in the environment.
+knobs='GRPC_(RUNS|DURATION|WARMUP|CONNS|CONCURRENCY|WINDOW|SIZES|TARGETS|PROXY_CPUS|LOAD_CPUS)$|GO$'
 harness_info
 exec python3 "$here/grpc.py" --sluice "$SLUICE_BIN" --certs "$run" --grpcbench "$grpcbench" \
     --nginx "$(command -v nginx)" --haproxy "$(command -v haproxy)" \
-    --run-dir "$run" --report "$out/grpc-$stamp.md" --command "$(command_line GRPC_)" \
+    --run-dir "$run" --report "$out/grpc-$stamp.md" --command "$(command_line "$knobs")" \
     "${info[@]}" \
     --info "nginx: $(nginx_version); HAProxy: $(haproxy_version); $("$SLUICE_BIN" --version); load and backend: grpc-go $(sed -n 's/^require google.golang.org\/grpc //p' "$here/grpc/go.mod") built with $go_version" \
     --info "$(setup_took "tools, builds, certificates")"

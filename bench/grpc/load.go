@@ -36,6 +36,7 @@ type loadFlags struct {
 	duration    time.Duration
 	timeout     time.Duration
 	tlsCA       string
+	window      int
 }
 
 // phase of the run, read by every caller after each call.
@@ -73,12 +74,17 @@ func parseLoadFlags(args []string) (loadFlags, error) {
 	fs.DurationVar(&f.duration, "duration", 10*time.Second, "the measured window")
 	fs.DurationVar(&f.timeout, "timeout", 5*time.Second, "deadline of one call (a stall is an error)")
 	fs.StringVar(&f.tlsCA, "tls-ca", "", "PEM CA: call over TLS (ALPN h2, server name localhost)")
+	fs.IntVar(&f.window, "window", 0, "static HTTP/2 stream and connection windows of this many bytes"+
+		" (>= 65536), which turns off grpc-go's BDP estimation and its PINGs; 0: grpc-go's default")
 	fs.Parse(args)
 	if f.target == "" {
 		return f, errors.New("-target is required")
 	}
 	if f.conns < 1 || f.concurrency < 1 || f.size < 0 || f.duration <= 0 {
 		return f, errors.New("-conns and -concurrency must be >= 1, -size >= 0, -duration > 0")
+	}
+	if f.window != 0 && (f.window < 65536 || f.window > 1<<31-1) {
+		return f, errors.New("-window must be 0 or from 65536 to 2^31-1")
 	}
 	return f, nil
 }
@@ -108,11 +114,15 @@ func load(args []string) error {
 	if err != nil {
 		return err
 	}
+	opts := []grpc.DialOption{creds, grpc.WithDefaultCallOptions(grpc.ForceCodec(rawCodec{}))}
+	if f.window != 0 {
+		opts = append(opts, grpc.WithInitialWindowSize(int32(f.window)),
+			grpc.WithInitialConnWindowSize(int32(f.window)))
+	}
 	conns := make([]*grpc.ClientConn, f.conns)
 	for i := range conns {
 		// Each ClientConn is its own HTTP/2 connection: gRPC does not share them.
-		conns[i], err = grpc.NewClient("passthrough:///"+f.target, creds,
-			grpc.WithDefaultCallOptions(grpc.ForceCodec(rawCodec{})))
+		conns[i], err = grpc.NewClient("passthrough:///"+f.target, opts...)
 		if err != nil {
 			return err
 		}
