@@ -48,7 +48,7 @@ OUT_CONSTRUCTS = {
     "labels": ["label_on_loop.js", "label_on_block.js"],
     "BigInt": ["bigint_literal.js", "bigint_call.js"],
     "Proxy": ["proxy_global.js"],
-    "typed arrays": ["typed_array_uint8.js", "typed_array_float64.js"],
+    "DataView and the other typed arrays' kin": ["typed_array_dataview.js"],
 }
 
 

@@ -113,6 +113,10 @@ pub const RawFormat = struct {
 pub fn freeze(vm: *Vm, this: Value, args: []const Value) Error!Value {
     _ = this;
     const v = arg(args, 0);
+    if (v.objectOf(.typed_array)) |o| {
+        // Its elements stay writable: the spec's freeze fails on them.
+        if (o.as(object.TypedArray).len > 0) return vm.throwMessage(.type_error, "Cannot freeze array buffer views with elements");
+    }
     if (v.is(.object) and !v.asObject().frozen) {
         try ops.checkModuleWrite(vm, v.asObject());
         v.asObject().frozen = true;
@@ -207,6 +211,8 @@ pub fn toStringMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
         .promise => "Promise",
         .regexp => "RegExp",
         .date => "Date",
+        .array_buffer => "ArrayBuffer",
+        .typed_array => this.asObject().as(object.TypedArray).element.name(),
         .iterator => switch (this.asObject().as(object.Iterator).iterator_kind) {
             .array_keys, .array_values, .array_entries => "Array Iterator",
             .map_keys, .map_values, .map_entries => "Map Iterator",
