@@ -40,6 +40,7 @@ pub const headers = @import("builtins/headers.zig");
 pub const urlsearchparams = @import("builtins/urlsearchparams.zig");
 pub const structured_clone = @import("builtins/structured_clone.zig");
 pub const typed_arrays = @import("builtins/typed_arrays.zig");
+pub const text_encoding = @import("builtins/text_encoding.zig");
 
 pub const NativeFn = *const fn (vm: *Vm, this: Value, args: []const Value) Error!Value;
 
@@ -88,6 +89,8 @@ pub const Class = enum {
     array_buffer_proto,
     typed_array_ctor,
     typed_array_proto,
+    text_encoder_proto,
+    text_decoder_proto,
     empty,
 };
 
@@ -326,6 +329,7 @@ fn entries(class: Class) []const Entry {
         },
         .crypto => &.{
             nat("randomUUID", 0, webcrypto.randomUUID),
+            nat("getRandomValues", 1, webcrypto.getRandomValues),
         },
         .headers_proto => &.{
             nat("append", 2, headers.append),      nat("delete", 1, headers.delete),
@@ -361,6 +365,8 @@ fn entries(class: Class) []const Entry {
             nat("sort", 1, typed_arrays.sort),               nat("values", 0, typed_arrays.values),
             nat("toString", 0, typed_arrays.toStringMethod), nat("@@iterator", 0, typed_arrays.values),
         },
+        .text_encoder_proto => &.{ nat("encode", 0, text_encoding.encode), nat("encodeInto", 2, text_encoding.encodeInto) },
+        .text_decoder_proto => &.{nat("decode", 0, text_encoding.decode)},
         .empty => &.{},
     };
 }
@@ -420,6 +426,10 @@ pub const builtin_objects = [_]BuiltinObject{
     .{ .name = "%Headers.prototype%", .class = .headers_proto, .constructor_of = "Headers" },
     .{ .name = "URLSearchParams", .prototype = "%URLSearchParams.prototype%", .class = .empty, .call = ctor("URLSearchParams", 0, urlsearchparams.requireNew), .construct = ctor("URLSearchParams", 0, urlsearchparams.construct), .instances = .{ .prototype = "%URLSearchParams.prototype%" } },
     .{ .name = "%URLSearchParams.prototype%", .class = .urlsearchparams_proto, .constructor_of = "URLSearchParams" },
+    .{ .name = "TextEncoder", .prototype = "%TextEncoder.prototype%", .class = .empty, .call = ctor("TextEncoder", 0, text_encoding.requireNewEncoder), .construct = ctor("TextEncoder", 0, text_encoding.constructEncoder), .instances = .{ .prototype = "%TextEncoder.prototype%" } },
+    .{ .name = "%TextEncoder.prototype%", .class = .text_encoder_proto, .constructor_of = "TextEncoder" },
+    .{ .name = "TextDecoder", .prototype = "%TextDecoder.prototype%", .class = .empty, .call = ctor("TextDecoder", 0, text_encoding.requireNewDecoder), .construct = ctor("TextDecoder", 0, text_encoding.constructDecoder), .instances = .{ .prototype = "%TextDecoder.prototype%" } },
+    .{ .name = "%TextDecoder.prototype%", .class = .text_decoder_proto, .constructor_of = "TextDecoder" },
     .{ .name = "Object", .prototype = "%Object.prototype%", .class = .object_ctor, .call = ctor("Object", 1, objects.construct), .construct = ctor("Object", 1, objects.construct), .instances = .any_object },
     .{ .name = "Array", .prototype = "%Array.prototype%", .class = .array_ctor, .call = ctor("Array", 1, array.construct), .construct = ctor("Array", 1, array.construct), .instances = .{ .kind = .array } },
     .{ .name = "String", .prototype = "%String.prototype%", .class = .string_ctor, .call = ctor("String", 1, globals_fns.stringCall) },

@@ -127,6 +127,9 @@ pub const list = [_][]const u8{
     "buffer",                   "BYTES_PER_ELEMENT",         "subarray",           "Int8Array",
     "Uint8Array",               "Uint8ClampedArray",         "Int16Array",         "Uint16Array",
     "Int32Array",               "Uint32Array",               "Float32Array",       "Float64Array",
+    "TextEncoder",              "TextDecoder",               "encode",             "encodeInto",
+    "decode",                   "encoding",                  "fatal",              "ignoreBOM",
+    "read",                     "written",                   "utf-8",              "getRandomValues",
     // The well-known symbols: their statics are symbol keys (symbol.zig), equal to no
     // string, and `lookup` never finds them.
     "@@iterator",               "@@asyncIterator",           "@@toPrimitive",      "@@toStringTag",

@@ -164,6 +164,10 @@ pub const Inspector = struct {
         var braces: [2][]const u8 = .{ "{", "}" };
         var extras: Extras = .object;
         if (builtins.urlsearchparams.isSearchParams(o)) return in.formatSearchParams(o, recurse_times);
+        if (o.kind == .plain) {
+            var text: [96]u8 = undefined;
+            if (builtins.text_encoding.inspectText(o, &text)) |shown| return in.print("{s}", .{shown});
+        }
         const is_headers = builtins.headers.isHeaders(o);
         const keys = if (is_headers)
             try builtins.headers.inspectProperties(o, in.gpa)

@@ -220,6 +220,12 @@ pub fn toStringMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
             .string_values => "String Iterator",
             .for_in_keys, .protocol => "Object",
         },
+        .plain => if (builtins.text_encoding.isEncoder(this.asObject()))
+            "TextEncoder"
+        else if (builtins.text_encoding.isDecoder(this.asObject()))
+            "TextDecoder"
+        else
+            "Object",
         else => "Object",
     } else if (this.is(.symbol)) "Symbol" else if (this.is(.builtin)) builtinTag(@intCast(this.payload())) else "Object";
     var buf: [32]u8 = undefined;

@@ -5,8 +5,8 @@
 //! with 32 bytes from the kernel (getrandom) on its first use and erasing its key as it goes
 //! (std.Random.ChaCha), so a UUID costs no system call and no allocation. Math.random's
 //! xorshift is not used: a UUID may be a token, and must not be predictable from others.
-//! `getRandomValues` and `subtle.digest` take and give typed arrays and ArrayBuffers, which
-//! are out of the language (docs/JS.md, "Web APIs").
+//! `crypto.getRandomValues(typedArray)` fills an integer typed array from the same generator,
+//! at most 65,536 bytes a call as the standard says (node's QuotaExceededError past it).
 const std = @import("std");
 const assert = std.debug.assert;
 const linux = std.os.linux;
@@ -14,6 +14,10 @@ const linux = std.os.linux;
 const Vm = @import("../Vm.zig");
 const Error = Vm.Error;
 const Value = @import("../value.zig").Value;
+const object = @import("../object.zig");
+const ops = @import("../operations.zig");
+const meter = @import("../meter.zig");
+const builtins = @import("../builtins.zig");
 
 /// The engine's generator, seeded from the kernel when first used.
 fn generator(vm: *Vm) Error!*std.Random.ChaCha {
@@ -60,6 +64,29 @@ pub fn randomUUID(vm: *Vm, this: Value, args: []const Value) Error!Value {
     var text: [36]u8 = undefined;
     formatUuid(&bytes, &text);
     return Value.string(try vm.newLatin1(&text));
+}
+
+/// The most bytes one getRandomValues call fills (Web Crypto's quota).
+const random_values_bytes_max = 65_536;
+
+pub fn getRandomValues(vm: *Vm, this: Value, args: []const Value) Error!Value {
+    _ = this;
+    const target = builtins.arg(args, 0);
+    const o = target.objectOf(.typed_array) orelse return typeMismatch(vm);
+    const t = o.as(object.TypedArray);
+    if (t.element == .float32 or t.element == .float64) return typeMismatch(vm);
+    const bytes = t.bytes();
+    if (bytes.len > random_values_bytes_max) {
+        return builtins.base64.throwDomException(vm, "QuotaExceededError", 22, "The requested length exceeds 65,536 bytes");
+    }
+    try ops.checkModuleWrite(vm, t.buffer);
+    try vm.charge(meter.bytesCost(bytes.len));
+    (try generator(vm)).fill(bytes);
+    return target;
+}
+
+fn typeMismatch(vm: *Vm) Error {
+    return builtins.base64.throwDomException(vm, "TypeMismatchError", 17, "The data argument must be an integer-type TypedArray");
 }
 
 test "webcrypto: a UUID has version 4 and the RFC 9562 variant" {
