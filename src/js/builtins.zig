@@ -91,6 +91,7 @@ pub const Class = enum {
     typed_array_proto,
     text_encoder_proto,
     text_decoder_proto,
+    subtle_crypto,
     empty,
 };
 
@@ -367,6 +368,7 @@ fn entries(class: Class) []const Entry {
         },
         .text_encoder_proto => &.{ nat("encode", 0, text_encoding.encode), nat("encodeInto", 2, text_encoding.encodeInto) },
         .text_decoder_proto => &.{nat("decode", 0, text_encoding.decode)},
+        .subtle_crypto => &.{nat("digest", 2, webcrypto.digest)},
         .empty => &.{},
     };
 }
@@ -422,6 +424,7 @@ pub const builtin_objects = [_]BuiltinObject{
     .{ .name = "JSON", .class = .json },
     .{ .name = "console", .class = .console },
     .{ .name = "crypto", .class = .crypto },
+    .{ .name = "%SubtleCrypto%", .class = .subtle_crypto },
     .{ .name = "Headers", .prototype = "%Headers.prototype%", .class = .empty, .call = ctor("Headers", 0, headers.requireNew), .construct = ctor("Headers", 0, headers.construct), .instances = .{ .prototype = "%Headers.prototype%" } },
     .{ .name = "%Headers.prototype%", .class = .headers_proto, .constructor_of = "Headers" },
     .{ .name = "URLSearchParams", .prototype = "%URLSearchParams.prototype%", .class = .empty, .call = ctor("URLSearchParams", 0, urlsearchparams.requireNew), .construct = ctor("URLSearchParams", 0, urlsearchparams.construct), .instances = .{ .prototype = "%URLSearchParams.prototype%" } },
@@ -739,6 +742,8 @@ pub fn staticMember(vm: *Vm, id: u32, key: *String) Error!Value {
             // The prototypes other than Object's inherit Object.prototype's methods.
             return classMember(.object_proto, key) orelse Value.undefined_value;
         }
+        // crypto.subtle: the one namespace inside a namespace.
+        if (id == (comptime builtinId("crypto")) and names.is(key, "subtle")) return Value.builtin(comptime builtinId("%SubtleCrypto%"));
         if (typed_arrays.elementOfConstructor(id)) |e| {
             if (names.is(key, "BYTES_PER_ELEMENT")) return Value.number(@floatFromInt(e.size()));
         }

@@ -130,12 +130,13 @@ pub const list = [_][]const u8{
     "TextEncoder",              "TextDecoder",               "encode",             "encodeInto",
     "decode",                   "encoding",                  "fatal",              "ignoreBOM",
     "read",                     "written",                   "utf-8",              "getRandomValues",
+    "subtle",                   "digest",
     // The well-known symbols: their statics are symbol keys (symbol.zig), equal to no
     // string, and `lookup` never finds them.
-    "@@iterator",               "@@asyncIterator",           "@@toPrimitive",      "@@toStringTag",
-    "@@hasInstance",            "@@isConcatSpreadable",      "@@match",            "@@matchAll",
-    "@@replace",                "@@search",                  "@@species",          "@@split",
-    "@@unscopables",
+                       "@@iterator",         "@@asyncIterator",
+    "@@toPrimitive",            "@@toStringTag",             "@@hasInstance",      "@@isConcatSpreadable",
+    "@@match",                  "@@matchAll",                "@@replace",          "@@search",
+    "@@species",                "@@split",                   "@@unscopables",
 };
 
 /// Whether a name is a well-known symbol's ("@@iterator" is Symbol.iterator).
