@@ -26,7 +26,7 @@ const arg = builtins.arg;
 const fixed: object.PropertyFlags = .{ .not_enumerable = true, .read_only = true, .not_configurable = true };
 
 /// A TypeError or RangeError with node's `code` (`ERR_INVALID_ARG_TYPE`...).
-fn throwCoded(vm: *Vm, kind: object.ErrorKind, comptime code: []const u8, message: []const u8) Error {
+pub fn throwCoded(vm: *Vm, kind: object.ErrorKind, comptime code: []const u8, message: []const u8) Error {
     const e = try vm.newError(kind, message);
     const code_string = try vm.newLatin1(code);
     e.object.properties.put(vm.heap, names.string("code"), Value.string(code_string)) catch return vm.outOfMemory();

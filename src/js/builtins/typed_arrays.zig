@@ -218,31 +218,10 @@ fn viewOf(vm: *Vm, element: ElementType, b: *ArrayBuffer, offset_v: Value, lengt
 }
 
 /// The values of an iterable, or of an array-like (`{ length: 2, 0: 5 }`), in an array,
-/// mapped by `f` unless it is undefined (TypedArray.from).
+/// mapped by `f` unless it is undefined: what Array.from makes of them.
 fn collect(vm: *Vm, source: Value, f: Value) Error!*object.Array {
-    const result = try vm.newArray(0);
-    const iterable = ops.isIterable(source) or !(try ops.iteratorMethod(vm, source)).isUndefined();
-    if (iterable) {
-        var state = try ops.iterStart(vm, source, .{});
-        var cursor = Value.number(0);
-        var i: usize = 0;
-        while (try ops.iterNext(vm, &state, &cursor)) |v| : (i += 1) {
-            try vm.charge(meter.elementsCost(1));
-            const item = if (f.isUndefined()) v else try vm.call(f, Value.undefined_value, &.{ v, index(i) });
-            result.push(vm.heap, item) catch return vm.outOfMemory();
-        }
-        return result;
-    }
-    const len_f = number.toIntegerOrInfinity(try ops.toNumber(vm, try ops.getField(vm, source, names.string("length"))));
-    if (len_f > object.length_max) return throwLength(vm, len_f);
-    const len: usize = if (len_f > 0) @intFromFloat(len_f) else 0;
-    for (0..len) |i| {
-        try vm.charge(meter.elementsCost(1));
-        const v = try ops.getElement(vm, source, index(i));
-        const item = if (f.isUndefined()) v else try vm.call(f, Value.undefined_value, &.{ v, index(i) });
-        result.push(vm.heap, item) catch return vm.outOfMemory();
-    }
-    return result;
+    const result = try builtins.array.from(vm, Value.undefined_value, &.{ source, f });
+    return result.asObject().as(object.Array);
 }
 
 fn fromValues(vm: *Vm, element: ElementType, items: *object.Array) Error!*TypedArray {
@@ -341,18 +320,8 @@ fn index(i: usize) Value {
     return Value.number(@floatFromInt(i));
 }
 
-/// A relative index argument (negative from the end), clamped to [0, len].
-fn relative(vm: *Vm, v: Value, len: usize, default: usize) Error!usize {
-    if (v.isUndefined()) return default;
-    const x = number.toIntegerOrInfinity(try ops.toNumber(vm, v));
-    const l: f64 = @floatFromInt(len);
-    if (x < 0) return @intFromFloat(@max(l + x, 0));
-    return @intFromFloat(@min(x, l));
-}
-
-fn requireCallable(vm: *Vm, f: Value) Error!void {
-    if (!ops.isCallable(f)) return vm.throwFmt(.type_error, "{f} is not a function", .{ops.ValueText{ .vm = vm, .v = f }});
-}
+const relative = builtins.array.relative;
+const requireCallable = builtins.array.requireCallable;
 
 pub fn at(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const t = try thisView(vm, this);

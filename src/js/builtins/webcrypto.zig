@@ -128,13 +128,7 @@ fn algorithmName(vm: *Vm, algorithm: Value) Error![]const u8 {
     return builtins.base64.throwDomException(vm, "NotSupportedError", 9, "Unrecognized algorithm name");
 }
 
-/// A TypeError with node's `code`.
-fn throwCoded(vm: *Vm, kind: object.ErrorKind, comptime code: []const u8, message: []const u8) Error {
-    const e = try vm.newError(kind, message);
-    const code_string = try vm.newLatin1(code);
-    e.object.properties.put(vm.heap, names.string("code"), Value.string(code_string)) catch return vm.outOfMemory();
-    return vm.throwValue(Value.obj(&e.object));
-}
+const throwCoded = builtins.text_encoding.throwCoded;
 
 /// The most bytes one getRandomValues call fills (Web Crypto's quota).
 const random_values_bytes_max = 65_536;
