@@ -1122,6 +1122,15 @@ pub fn copyProperties(vm: *Vm, target: *Object, src: Value, excluded: []const Va
             target.properties.put(vm.heap, key, v) catch return vm.outOfMemory();
         }
     }
+    if (o.kind == .typed_array) {
+        const t = o.as(object.TypedArray);
+        try vm.charge(meter.elementsCost(@as(usize, t.len) * per_key));
+        for (0..t.len) |i| {
+            const key = try numberToString(vm, @floatFromInt(i));
+            if (try isExcluded(vm, key, excluded)) continue;
+            target.properties.put(vm.heap, key, builtins.typed_arrays.get(t, @intCast(i))) catch return vm.outOfMemory();
+        }
+    }
     for (o.properties.slice()) |p| {
         if (p.flags.not_enumerable) continue;
         if (try isExcluded(vm, p.key, excluded)) continue;

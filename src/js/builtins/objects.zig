@@ -170,6 +170,7 @@ fn hasOwnKey(vm: *Vm, v: Value, key_value: Value) Error!bool {
                 (names.is(key, "cause") and !e.cause.eqlBits(Value.hole));
         },
         .closure => return names.is(key, "name") or names.is(key, "length"),
+        .typed_array => return if (key.arrayIndex()) |i| i < o.as(object.TypedArray).len else false,
         else => return false,
     }
 }
