@@ -46,7 +46,7 @@ OUT_CONSTRUCTS = {
     ],
     "BigInt": ["bigint_literal.js", "bigint_call.js"],
     "Proxy": ["proxy_global.js"],
-    "typed arrays": ["typed_array_uint8.js", "typed_array_float64.js"],
+    "DataView and the other typed arrays' kin": ["typed_array_dataview.js"],
 }
 
 
