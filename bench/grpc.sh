@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gRPC benchmark (issue 22): unary calls per second through sluice against a direct
 # connection, with nginx (grpc_pass) and HAProxy (proto h2 both sides) as peers in the same
-# run. The backend and the load generator are Go (bench/grpc/, grpc-go, built here) so that
+# run. The backend and the load generator are Go (bench/grpcload/, grpc-go, built here) so that
 # they outrun the proxy on their CPU. Paths: direct, client h2c -> proxy -> backend h2c, and
 # sluice to a backend over TLS (h2); a small and a large message each way. Each proxy runs one
 # worker pinned to one CPU; interleaved rounds, medians. Reports calls per second (and the
@@ -11,7 +11,7 @@
 #
 # Needs Go >= 1.26 (grpc-go 1.85's floor; Debian 12's golang-go is 1.19, too old): `go` on
 # PATH or /usr/local/go/bin/go, or GO=path. Its modules come from the Go module proxy, pinned
-# by bench/grpc/go.sum.
+# by bench/grpcload/go.sum.
 #
 # Usage: bench/grpc.sh [--help]
 #
@@ -26,7 +26,7 @@
 #   GRPC_TARGETS="direct sluice nginx haproxy sluice-tls"
 #   GRPC_PROXY_CPUS=1       taskset CPU list for each proxy; GRPC_LOAD_CPUS=0 for the load
 #                           and the backends
-#   GO=path                 the go command to build bench/grpc/ with
+#   GO=path                 the go command to build bench/grpcload/ with
 #   SLUICE_BIN=path         use this binary instead of building one (ReleaseSafe)
 set -euo pipefail
 
@@ -38,23 +38,23 @@ no_args "$@"
 find_go() {
     go="${GO:-$(command -v go || true)}"
     [ -z "$go" ] && [ -x /usr/local/go/bin/go ] && go=/usr/local/go/bin/go
-    [ -n "$go" ] || die "needs Go >= 1.26 to build bench/grpc/ (none on PATH or in /usr/local/go; Debian's golang-go is too old): install it, or set GO=path"
+    [ -n "$go" ] || die "needs Go >= 1.26 to build bench/grpcload/ (none on PATH or in /usr/local/go; Debian's golang-go is too old): install it, or set GO=path"
     local v
     v="$("$go" env GOVERSION 2>/dev/null || true)"
     case "$v" in
         go1.2[6-9]*|go1.[3-9][0-9]*|go[2-9]*) ;;
-        *) die "needs Go >= 1.26 to build bench/grpc/; $go is ${v:-unknown}" ;;
+        *) die "needs Go >= 1.26 to build bench/grpcload/; $go is ${v:-unknown}" ;;
     esac
     go_version="$v"
 }
 
-# build_grpcbench: bench/grpc/ into the run folder as grpcbench.
+# build_grpcbench: bench/grpcload/ into the run folder as grpcbench.
 build_grpcbench() {
     grpcbench="$run/grpcbench"
-    log "building bench/grpc/ with $go_version"
-    if ! (cd "$here/grpc" && timeout 900 "$go" build -trimpath -o "$grpcbench" .) >"$run/build-grpc.log" 2>&1; then
+    log "building bench/grpcload/ with $go_version"
+    if ! (cd "$here/grpcload" && timeout 900 "$go" build -trimpath -o "$grpcbench" .) >"$run/build-grpc.log" 2>&1; then
         tail -n 30 "$run/build-grpc.log" >&2
-        die "go build of bench/grpc/ failed (see $run/build-grpc.log)"
+        die "go build of bench/grpcload/ failed (see $run/build-grpc.log)"
     fi
 }
 
@@ -69,9 +69,9 @@ make_certs "$run" || { tail -n 20 "$run/certs.log" >&2; die "openssl could not m
 # The knobs, by name: GRPC_ alone would also match grpc's own variables in the environment.
 knobs='GRPC_(RUNS|DURATION|WARMUP|CONNS|CONCURRENCY|WINDOW|SIZES|TARGETS|PROXY_CPUS|LOAD_CPUS)$|GO$'
 harness_info
-exec python3 "$here/grpc.py" --sluice "$SLUICE_BIN" --certs "$run" --grpcbench "$grpcbench" \
+exec python3 "$here/grpc_driver.py" --sluice "$SLUICE_BIN" --certs "$run" --grpcbench "$grpcbench" \
     --nginx "$(command -v nginx)" --haproxy "$(command -v haproxy)" \
     --run-dir "$run" --report "$out/grpc-$stamp.md" --command "$(command_line "$knobs")" \
     "${info[@]}" \
-    --info "nginx: $(nginx_version); HAProxy: $(haproxy_version); $("$SLUICE_BIN" --version); load and backend: grpc-go $(sed -n 's/^require google.golang.org\/grpc //p' "$here/grpc/go.mod") built with $go_version" \
+    --info "nginx: $(nginx_version); HAProxy: $(haproxy_version); $("$SLUICE_BIN" --version); load and backend: grpc-go $(sed -n 's/^require google.golang.org\/grpc //p' "$here/grpcload/go.mod") built with $go_version" \
     --info "$(setup_took "tools, builds, certificates")"

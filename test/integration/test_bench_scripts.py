@@ -1,6 +1,6 @@
 """The bench scripts stay runnable (bench/README.md): every script's --help, and bench/js.sh's
 handler files against the bytes bench/js.py checks before it measures, under sluice and,
-when node is installed, under node's server; and bench/grpc/'s load generator and echo
+when node is installed, under node's server; and bench/grpcload/'s load generator and echo
 server (when Go >= 1.26 is installed): calls through sluice counted and checked on both I/O
 backends, failed calls counted as errors. A benchmark that measures something else than
 it says (a handler that changed, a body that differs) would fail here instead of at the
@@ -86,7 +86,7 @@ def test_node_peer_answers_the_same_bytes():
         proc.wait(timeout=5)
 
 
-# --- bench/grpc/: the gRPC load and echo server bench/grpc.sh builds --------------------
+# --- bench/grpcload/: the gRPC load and echo server bench/grpc.sh builds --------------------
 
 def go_command():
     """GO, go on PATH or /usr/local/go/bin/go when it is Go >= 1.26 (grpc-go 1.85's floor),
@@ -108,7 +108,7 @@ def grpcbench(tmp_path_factory):
     if go is None:
         pytest.skip("Go >= 1.26 is not installed (bench/grpc.sh needs it too)")
     out = tmp_path_factory.mktemp("grpcbench") / "grpcbench"
-    r = subprocess.run([go, "build", "-o", str(out), "."], cwd=REPO / "bench" / "grpc",
+    r = subprocess.run([go, "build", "-o", str(out), "."], cwd=REPO / "bench" / "grpcload",
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     return str(out)

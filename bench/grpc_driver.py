@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """gRPC driver for bench/grpc.sh (Python 3 stdlib only; the backend and the load are Go).
 
-Unary gRPC calls from bench/grpc/'s load generator (GRPC_CONNS HTTP/2 connections with
-GRPC_CONCURRENCY calls in flight on each) to bench/grpc/'s echo server, pinned with the load
+Unary gRPC calls from bench/grpcload/'s load generator (GRPC_CONNS HTTP/2 connections with
+GRPC_CONCURRENCY calls in flight on each) to bench/grpcload/'s echo server, pinned with the load
 to GRPC_LOAD_CPUS, along these paths (GRPC_TARGETS):
 
   direct      the load calls the backend itself: the floor every proxy is compared with
@@ -211,7 +211,7 @@ def report(args, k, targets, began):
             if cpu.get("sluice") and cpu.get(peer):
                 ratios.append(f"{size} B: sluice's CPU per call against {peer}'s:"
                               f" {cpu['sluice'] / cpu[peer]:.2f}x")
-    method = (f"bench/grpc/'s Go load generator (grpc-go): {k['conns']} HTTP/2 connections x"
+    method = (f"bench/grpcload/'s Go load generator (grpc-go): {k['conns']} HTTP/2 connections x"
               f" {k['concurrency']} unary calls in flight, each message SIZE bytes each way to an"
               f" echo server; {k['warmup']} s warm-up then {k['duration']} s measured, {k['runs']}"
               f" rounds rotating the paths, medians. Proxies: one worker pinned to CPU"
@@ -286,4 +286,4 @@ def main():
 
 
 if __name__ == "__main__":
-    benchlib.run_harness("grpc.py", main, grace_s=2)
+    benchlib.run_harness("grpc_driver.py", main, grace_s=2)

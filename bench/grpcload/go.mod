@@ -1,4 +1,4 @@
-module sluice/bench/grpc
+module sluice/bench/grpcload
 
 go 1.26.0
 
