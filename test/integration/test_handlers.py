@@ -753,11 +753,12 @@ def test_proxy_retries_a_reset(sluice, make_backend, tmp_path):
 @pytest.mark.time_limit(30)
 def test_proxy_follows_the_pools_health(sluice, make_backend, tmp_path):
     """Active health checks on the pool a handler proxies to: a backend whose health path
-    fails gets no request the handler sends on."""
+    fails gets no request the handler sends on. (A's probes get 2 s: with fall 1, one probe
+    slowed past 300 ms on a busy machine took A down too, and the request got a 503.)"""
     a = make_backend(name="A")
     b = make_backend(health_endpoint(status=503), name="B")
     start_proxy(sluice, tmp_path, [a, b],
-                extra='.health = .{ .path = "/health", .interval = "100ms", .timeout = "300ms", .rise = 1, .fall = 1 }')
+                extra='.health = .{ .path = "/health", .interval = "100ms", .timeout = "2s", .rise = 1, .fall = 1 }')
     sluice.wait_for_line(re.compile(r"is down: active check failed"), timeout=5)
     for i in range(8):
         assert Echoed(get(sluice.port, f"/rewrite?id={i}")).backend == "A"
