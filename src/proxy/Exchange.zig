@@ -207,13 +207,15 @@ pub const ResponseView = struct {
 
 const headroom = rewrite.response_headroom_bytes;
 
-pub fn init(proxy: *Proxy, downstream: Downstream, request_fields: []http.Header, response_fields: []http.Header) Exchange {
-    return .{
+/// A fresh exchange in place, in the slot's field arrays. Field by field into place: a call's
+/// result would be built on the stack and copied, a few kilobytes per request.
+pub fn reset(exchange: *Exchange, proxy: *Proxy, downstream: Downstream, request_fields: []http.Header, response_fields: []http.Header) void {
+    exchange.* = .{
         .proxy = proxy,
         .downstream = downstream,
         .request_parser = .init(request_fields, proxy.httpLimits()),
         .response_fields = response_fields,
-        .attempt = .init(0, response_fields, proxy.responseLimits()),
+        .attempt = .{ .backend_index = 0, .response_parser = .init(response_fields, proxy.responseLimits()) },
     };
 }
 
@@ -224,18 +226,7 @@ pub fn open(exchange: *Exchange, downstream: Downstream) void {
     assert(exchange.hold == null and exchange.ubuf == null and exchange.pipe == null);
     assert(exchange.head_copy == null);
     assert(!exchange.total_timer.isArmed() and !exchange.attempt.timer.isArmed());
-    const proxy = exchange.proxy;
-    const request_fields = exchange.request_parser.scanner.headers_buffer;
-    const response_fields = exchange.response_fields;
-    // Field by field into place (a call's result would be built on the stack and copied: a
-    // few kilobytes per request).
-    exchange.* = .{
-        .proxy = proxy,
-        .downstream = downstream,
-        .request_parser = .init(request_fields, proxy.httpLimits()),
-        .response_fields = response_fields,
-        .attempt = .{ .backend_index = 0, .response_parser = .init(response_fields, proxy.responseLimits()) },
-    };
+    exchange.reset(exchange.proxy, downstream, exchange.request_parser.scanner.headers_buffer, exchange.response_fields);
     exchange.state = .head;
 }
 

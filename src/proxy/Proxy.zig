@@ -689,7 +689,7 @@ fn exchangeSlot(proxy: *Proxy, index: u32, fresh: bool) *Exchange {
     if (fresh) {
         const request_count: usize = proxy.config.headers_count_max;
         const response_count: usize = proxy.config.response_headers_count_max;
-        exchange.* = .init(
+        exchange.reset(
             proxy,
             undefined, // Set by `Exchange.open`.
             proxy.request_fields[index * request_count ..][0..request_count],
