@@ -20,7 +20,7 @@ const text_file = @import("text_file.zig");
 const ms = std.time.ns_per_ms;
 
 /// What a server does with every query.
-const Script = enum {
+pub const Script = enum {
     /// api.test: A 10.0.0.N (N counts the queries) TTL 30, AAAA ::N; www.test: a CNAME to
     /// api.test then its A; missing.test: NXDOMAIN; slow.test: the first query dropped;
     /// big.test: truncated over UDP, three records over TCP; spoof.test: a reply with a wrong
@@ -29,7 +29,8 @@ const Script = enum {
     servfail,
 };
 
-const Server = struct {
+/// Also used by Watch_test.zig.
+pub const Server = struct {
     udp_fd: linux.fd_t,
     tcp_fd: linux.fd_t,
     /// A second UDP socket, to send replies from the wrong source port.
@@ -39,9 +40,11 @@ const Server = struct {
     queries: std.atomic.Value(u32) = .init(0),
     tcp_queries: std.atomic.Value(u32) = .init(0),
     stop: std.atomic.Value(bool) = .init(false),
+    /// While set, every query is answered SERVFAIL (a server that starts failing).
+    failing: std.atomic.Value(bool) = .init(false),
     thread: std.Thread = undefined,
 
-    fn start(server: *Server, script: Script) !void {
+    pub fn start(server: *Server, script: Script) !void {
         // UDP on port 0, then TCP on the same number, which may be taken: a few tries.
         var tries: u32 = 0;
         const udp_fd, const port, const tcp_fd = while (true) : (tries += 1) {
@@ -68,13 +71,13 @@ const Server = struct {
         server.thread = try std.Thread.spawn(.{}, run, .{server});
     }
 
-    fn stopAndJoin(server: *Server) void {
+    pub fn stopAndJoin(server: *Server) void {
         server.stop.store(true, .release);
         server.thread.join();
         for ([_]linux.fd_t{ server.udp_fd, server.tcp_fd, server.other_fd }) |fd| _ = linux.close(fd);
     }
 
-    fn address(server: *const Server) Address {
+    pub fn address(server: *const Server) Address {
         return Address.initIp4(.{ 127, 0, 0, 1 }, server.port);
     }
 
@@ -161,7 +164,7 @@ const Server = struct {
         const name = asked.slice();
         const Reply = struct { rcode: u16 = 0, tc: bool = false, answers: u16 = 0 };
         var reply: Reply = .{};
-        if (server.script == .servfail) {
+        if (server.script == .servfail or server.failing.load(.monotonic)) {
             reply.rcode = 2;
         } else if (std.mem.eql(u8, name, "missing.test")) {
             reply.rcode = 3;

@@ -1,0 +1,299 @@
+//! Keeps a fixed list of names (a pool's backends by name) resolved on the control loop: each
+//! is asked for A then AAAA when its TTL, held between a floor and a ceiling, runs out. A
+//! failed resolution keeps the last good set of addresses and is tried again after
+//! `retry_ns`; the owner hears once of each change of a name's set and once of each change of
+//! its state (so it logs a change of state, not every try), and reads the counts and the last
+//! resolution from the entries (for /status and /metrics).
+//!
+//! This is the part that does not know about pools: the owner turns a changed set into a
+//! membership change (`Pool.changeMembers`) and wakes the workers.
+//!
+//! Memory: the caller gives the entries, one per name (each holds its own `Reply` and two
+//! address sets); nothing is allocated. One timer queue: a tick every `tick_ns` starts the
+//! resolutions that are due (TTLs are whole seconds, so a tick of 100 ms adds at most that).
+const Watch = @This();
+
+const std = @import("std");
+const assert = std.debug.assert;
+
+const loop_namespace = @import("../loop/loop.zig");
+const Loop = loop_namespace.Loop;
+const Timer = loop_namespace.Timer;
+const TimerQueue = loop_namespace.TimerQueue;
+const Address = @import("../stdx/Address.zig").Address;
+const message = @import("message.zig");
+const Resolver = @import("Resolver.zig");
+
+loop: *Loop,
+resolver: *Resolver,
+entries: []Entry,
+options: Options,
+tick_queue: TimerQueue,
+tick_timer: Timer = .{},
+stopping: bool = false,
+context: *anyopaque,
+report: *const fn (*anyopaque, Report) void,
+
+/// A name's set: its A and its AAAA records, each capped by the `Reply`.
+pub const addresses_max = 2 * message.records_max;
+
+const ns_per_ms = std.time.ns_per_ms;
+const ns_per_s = std.time.ns_per_s;
+
+pub const Options = struct {
+    /// A TTL below the floor is read as the floor (0 would ask at every tick).
+    ttl_floor_ns: u64 = 1 * ns_per_s,
+    /// A TTL above the ceiling is read as the ceiling, so a change is seen within it.
+    ttl_ceiling_ns: u64 = 300 * ns_per_s,
+    /// After a failed resolution, the next one starts this much later.
+    retry_ns: u64 = 5 * ns_per_s,
+    /// How often due names are looked for.
+    tick_ns: u64 = 100 * ns_per_ms,
+};
+
+pub const State = enum {
+    /// No resolution has ended yet.
+    pending,
+    /// The last resolution gave addresses.
+    resolved,
+    /// The last resolution said the name has no address (NXDOMAIN or no records).
+    not_found,
+    /// The last resolution got no answer (every server failed, timed out or refused).
+    failing,
+};
+
+/// What the owner hears after a resolution that changed something.
+pub const Report = struct {
+    index: u32,
+    /// The set of addresses differs from the one before (in any order).
+    set_changed: bool,
+    /// `state` differs from `previous`.
+    state_changed: bool,
+    previous: State,
+};
+
+pub const Entry = struct {
+    watch: *Watch = undefined,
+    name: message.Name = .{},
+    port: u16 = 0,
+    state: State = .pending,
+    /// The last good set (kept through failures), in answer order with duplicates removed.
+    addresses: [addresses_max]Address = undefined,
+    addresses_count: u8 = 0,
+    /// The TTL of the last answer, as the server gave it (seconds), and when it came
+    /// (`Loop.now_ns`; 0: never).
+    ttl_s: u32 = 0,
+    resolved_ns: u64 = 0,
+    /// When the next resolution starts (`Loop.now_ns`).
+    due_ns: u64 = 0,
+    /// Resolutions ended, and those of them that failed (not found or no answer).
+    resolutions: u64 = 0,
+    failures: u64 = 0,
+    last_failure: ?Resolver.Failure = null,
+    /// The resolution in flight: which question, and the set it is building.
+    phase: Phase = .idle,
+    next: [addresses_max]Address = undefined,
+    next_count: u8 = 0,
+    next_ttl_s: u32 = std.math.maxInt(u32),
+    servers_failed: bool = false,
+    reply: message.Reply = .{},
+
+    const Phase = enum { idle, a, aaaa };
+
+    pub fn slice(entry: *const Entry) []const Address {
+        return entry.addresses[0..entry.addresses_count];
+    }
+
+    /// Whether a set was ever found: a name that never resolved has no members.
+    pub fn everResolved(entry: *const Entry) bool {
+        return entry.resolved_ns != 0;
+    }
+};
+
+pub const Name = struct { name: []const u8, port: u16 };
+
+/// Fills `entries` from `names` (same length) and starts the tick; every name is due at once.
+/// `error.NameInvalid` for a name that is not a valid DNS name (the caller validated it).
+pub fn init(
+    watch: *Watch,
+    loop: *Loop,
+    resolver: *Resolver,
+    names: []const Name,
+    entries: []Entry,
+    options: Options,
+    comptime Context: type,
+    context: *Context,
+    comptime report: fn (*Context, Report) void,
+) error{NameInvalid}!void {
+    assert(names.len == entries.len);
+    assert(options.ttl_floor_ns > 0 and options.ttl_floor_ns <= options.ttl_ceiling_ns);
+    const Erased = struct {
+        fn call(erased: *anyopaque, event: Report) void {
+            report(@ptrCast(@alignCast(erased)), event);
+        }
+    };
+    for (names, entries) |name, *entry| {
+        var scratch: [message.name_wire_bytes_max]u8 = undefined;
+        _ = message.encodeName(&scratch, name.name) catch return error.NameInvalid;
+        entry.* = .{ .watch = watch, .port = name.port };
+        @memcpy(entry.name.bytes[0..name.name.len], name.name);
+        entry.name.len = @intCast(name.name.len);
+    }
+    watch.* = .{
+        .loop = loop,
+        .resolver = resolver,
+        .entries = entries,
+        .options = options,
+        .tick_queue = .init(options.tick_ns),
+        .context = context,
+        .report = Erased.call,
+    };
+    loop.timerQueueRegister(&watch.tick_queue);
+    watch.startDue();
+    watch.armTick();
+}
+
+/// No resolution may be in flight: `stop`, then tick the loop until `idle`.
+pub fn deinit(watch: *Watch) void {
+    assert(watch.stopping and watch.idle());
+    watch.loop.timerQueueUnregister(&watch.tick_queue);
+    watch.* = undefined;
+}
+
+/// No new resolution starts; those in flight end (without a report).
+pub fn stop(watch: *Watch) void {
+    watch.stopping = true;
+    watch.loop.timerCancel(&watch.tick_timer);
+}
+
+pub fn idle(watch: *const Watch) bool {
+    for (watch.entries) |*entry| if (entry.phase != .idle) return false;
+    return true;
+}
+
+/// Every name has had an outcome (for start-up's bounded wait).
+pub fn settled(watch: *const Watch) bool {
+    for (watch.entries) |*entry| if (entry.state == .pending) return false;
+    return true;
+}
+
+fn armTick(watch: *Watch) void {
+    watch.loop.timerArm(&watch.tick_queue, &watch.tick_timer, Watch, watch, tickCallback);
+}
+
+fn tickCallback(watch: *Watch) void {
+    if (watch.stopping) return;
+    watch.startDue();
+    watch.armTick();
+}
+
+fn startDue(watch: *Watch) void {
+    const now_ns = watch.loop.now_ns;
+    for (watch.entries) |*entry| {
+        if (entry.phase != .idle or entry.due_ns > now_ns) continue;
+        entry.next_count = 0;
+        entry.next_ttl_s = std.math.maxInt(u32);
+        entry.servers_failed = false;
+        entry.phase = .a;
+        // All resolver slots busy: the entry stays due and is tried at the next tick.
+        if (!ask(entry, .a)) entry.phase = .idle;
+    }
+}
+
+/// Asks `kind` for `entry`; false when no resolver slot is free.
+fn ask(entry: *Entry, kind: message.Kind) bool {
+    const started = entry.watch.resolver.resolve(entry.name.slice(), kind, &entry.reply, Entry, entry, resolved) catch |err| switch (err) {
+        error.Busy => return false,
+        error.NameInvalid => unreachable, // Checked by `init`.
+    };
+    if (started == .from_hosts) {
+        // /etc/hosts answers for the name: DNS is not asked its other family.
+        collect(entry);
+        finish(entry);
+    }
+    return true;
+}
+
+fn resolved(entry: *Entry, outcome: Resolver.Outcome) void {
+    switch (outcome) {
+        .answer => collect(entry),
+        .failure => |failure| entry.servers_failed = entry.servers_failed or failure == .servers_failed,
+    }
+    if (entry.phase == .a and !entry.watch.stopping) {
+        entry.phase = .aaaa;
+        if (ask(entry, .aaaa)) return;
+    }
+    // Stopping, or no slot for AAAA (the resolver's slots are sized for one question a name,
+    // so this is a resolver shared with more): A alone this time.
+    finish(entry);
+}
+
+/// Adds the reply's addresses to the set being built, without duplicates.
+fn collect(entry: *Entry) void {
+    entry.next_ttl_s = @min(entry.next_ttl_s, entry.reply.ttl_s);
+    for (entry.reply.slice()) |record| {
+        const address: Address = switch (record) {
+            .a => |bytes| .initIp4(bytes, entry.port),
+            .aaaa => |bytes| .initIp6(bytes, entry.port),
+            .srv => continue,
+        };
+        if (contains(entry.next[0..entry.next_count], &address)) continue;
+        assert(entry.next_count < addresses_max); // At most `records_max` of each family.
+        entry.next[entry.next_count] = address;
+        entry.next_count += 1;
+    }
+}
+
+fn finish(entry: *Entry) void {
+    entry.phase = .idle;
+    const watch = entry.watch;
+    if (watch.stopping) return;
+    const now_ns = watch.loop.now_ns;
+    const previous = entry.state;
+    var set_changed = false;
+    entry.resolutions += 1;
+    if (entry.servers_failed or entry.next_count == 0) {
+        // A failure keeps the last good set: a transient failure must not empty a pool.
+        const failure: Resolver.Failure = if (entry.servers_failed) .servers_failed else .not_found;
+        entry.failures += 1;
+        entry.last_failure = failure;
+        entry.state = if (failure == .not_found) .not_found else .failing;
+        entry.due_ns = now_ns + watch.options.retry_ns;
+    } else {
+        const next = entry.next[0..entry.next_count];
+        set_changed = !sameSet(entry.slice(), next);
+        @memcpy(entry.addresses[0..next.len], next);
+        entry.addresses_count = entry.next_count;
+        entry.ttl_s = entry.next_ttl_s;
+        entry.resolved_ns = @max(now_ns, 1);
+        entry.state = .resolved;
+        entry.due_ns = now_ns + watch.holdNs(entry.ttl_s);
+    }
+    if (!set_changed and entry.state == previous) return;
+    const index: u32 = @intCast((@intFromPtr(entry) - @intFromPtr(watch.entries.ptr)) / @sizeOf(Entry));
+    watch.report(watch.context, .{
+        .index = index,
+        .set_changed = set_changed,
+        .state_changed = entry.state != previous,
+        .previous = previous,
+    });
+}
+
+/// How long an answer with this TTL is kept: the TTL between the floor and the ceiling.
+pub fn holdNs(watch: *const Watch, ttl_s: u32) u64 {
+    const ttl_ns = @as(u64, ttl_s) * ns_per_s;
+    return std.math.clamp(ttl_ns, watch.options.ttl_floor_ns, watch.options.ttl_ceiling_ns);
+}
+
+fn contains(set: []const Address, address: *const Address) bool {
+    for (set) |*member| if (member.eql(address)) return true;
+    return false;
+}
+
+/// The same addresses in any order (each set has no duplicates). O(n²) with n ≤ 64, on the
+/// control thread once per resolution.
+fn sameSet(a: []const Address, b: []const Address) bool {
+    if (a.len != b.len) return false;
+    for (a) |*address| if (!contains(b, address)) return false;
+    return true;
+}
