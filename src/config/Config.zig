@@ -6,6 +6,7 @@
 const std = @import("std");
 const assert = std.debug.assert;
 pub const Address = @import("../stdx/Address.zig").Address;
+const address_ns = @import("../stdx/Address.zig");
 pub const Cidr = @import("Cidr.zig");
 const settings = @import("settings.zig");
 
@@ -29,6 +30,8 @@ pub const listeners_count_max = 8;
 pub const routes_count_max = 64;
 pub const handlers_count_max = 8;
 pub const trusted_proxies_count_max = 32;
+/// As many as resolv.conf's `nameserver` lines glibc and musl read.
+pub const resolvers_count_max = 3;
 pub const workers_count_max = 256;
 
 /// Where clients connect. None given: `default_listen`.
@@ -80,6 +83,14 @@ tunnel_idle_timeout_ns: u64 = settings.default(.global, "tunnel_idle_timeout_ns"
 
 trusted_proxies_buffer: [trusted_proxies_count_max]Cidr = undefined,
 trusted_proxies_count: u32 = 0,
+
+/// DNS servers for backends by name (`--resolver`), asked instead of resolv.conf's
+/// nameservers (whose search list and options still apply); port 53 unless given.
+resolvers_buffer: [resolvers_count_max]Address = undefined,
+resolvers_count: u32 = 0,
+/// A backend name's answer is kept between these, whatever its TTL (dns/Watch.zig).
+dns_ttl_min_ns: u64 = settings.default(.global, "dns_ttl_min_ns"),
+dns_ttl_max_ns: u64 = settings.default(.global, "dns_ttl_max_ns"),
 
 /// The backend pools. Quick mode fills one, named `default`.
 pools_buffer: [pools_count_max]Pool = undefined,
@@ -363,6 +374,10 @@ pub const Pool = struct {
     /// copies of a `Config` share it.
     backends_list: []const Backend = &.{},
     backends_count: u32 = 0,
+    /// Set only on a pool instance's copy whose list holds the addresses of backends by name
+    /// (runtime/Dns.zig): the slots to size it for, since names may bring more members later.
+    /// 0: from the list (`Members.slotsFor`).
+    member_slots: u32 = 0,
     strategy: Strategy = settings.default(.pool, "strategy"),
     /// What `hash` hashes; `hash_name` names the header or cookie.
     hash_on: HashOn = settings.default(.pool, "hash_on"),
@@ -491,18 +506,68 @@ pub fn serverNameMistake(name: []const u8) ?[]const u8 {
 }
 
 /// The host name of a backend address as the operator wrote it (`localhost:9000`), for SNI and
-/// the certificate check; empty when the host is an IP address. `Address.parse` takes no
-/// other names (no DNS yet), so the name is a static string.
+/// the certificate check; empty when the host is an IP address. Only for addresses
+/// `Address.parse` took, so the name is a static string; a DNS name is `parseBackendAddress`'s.
 pub fn backendHostName(text: []const u8) []const u8 {
     const colon = std.mem.lastIndexOfScalar(u8, text, ':') orelse return "";
     return if (std.mem.eql(u8, text[0..colon], "localhost")) "localhost" else "";
 }
 
+/// What a backend's HOST may be, for the mistake that names it.
+pub const backend_host_rule = "expected HOST:PORT where HOST is an IP address, localhost, or a DNS name (letters, digits, '-' and '_' in labels of 1 to 63 bytes)";
+
+pub const BackendAddressError = Address.ParseError || error{ NameInvalid, OutOfMemory };
+
+/// `HOST:PORT` as a backend: an IP address or localhost (`Address.parse`), or a DNS name to
+/// resolve (dns/), copied into `arena`. A name is letters, digits, `-` and `_` in dot-separated
+/// labels of 1 to 63 bytes, 253 bytes at most, with an optional final dot; a host whose last
+/// label is all digits is a mistyped IP address, not a name.
+pub fn parseBackendAddress(arena: std.mem.Allocator, text: []const u8) BackendAddressError!Backend {
+    const by_ip = Address.parse(text) catch |err| switch (err) {
+        error.InvalidHost => {
+            const colon = std.mem.lastIndexOfScalar(u8, text, ':').?; // Else MissingPort.
+            const host = text[0..colon];
+            const port = address_ns.parsePort(text[colon + 1 ..]) catch unreachable; // Parsed.
+            if (!isDnsName(host)) return error.NameInvalid;
+            return .{
+                .address = .{ .any = std.mem.zeroes(std.os.linux.sockaddr) },
+                .host_name = try arena.dupe(u8, host),
+                .by_name = true,
+                .port = port,
+            };
+        },
+        else => |e| return e,
+    };
+    return .{ .address = by_ip, .host_name = backendHostName(text) };
+}
+
+pub fn isDnsName(host: []const u8) bool {
+    const name = if (std.mem.endsWith(u8, host, ".")) host[0 .. host.len - 1] else host;
+    if (name.len == 0 or name.len > 253) return false;
+    var labels = std.mem.splitScalar(u8, name, '.');
+    var last: []const u8 = "";
+    while (labels.next()) |label| {
+        if (label.len == 0 or label.len > 63) return false;
+        for (label) |c| switch (c) {
+            'a'...'z', 'A'...'Z', '0'...'9', '-', '_' => {},
+            else => return false,
+        };
+        last = label;
+    }
+    for (last) |c| if (!std.ascii.isDigit(c)) return true;
+    return false;
+}
+
 pub const Backend = struct {
+    /// Unset (family 0) when `by_name`.
     address: Address,
-    /// The host of `address` as written when it is a name (`backendHostName`); empty for an
-    /// IP address. TLS sends it as SNI.
+    /// The host as written when it is a name (`localhost`, or a DNS name); empty for an IP
+    /// address. TLS sends it as SNI.
     host_name: []const u8 = "",
+    /// A DNS name (`host_name`) with `port`, resolved on the control thread (runtime/Dns.zig):
+    /// each address it resolves to is a member with this entry's weight and caps.
+    by_name: bool = false,
+    port: u16 = 0,
     /// Share of requests for `weighted`, `least_conn`, `random`; 0 drains the backend: it is
     /// never chosen for a new request, and its in-flight requests finish.
     weight: u16 = settings.default(.backend, "weight"),
@@ -756,6 +821,34 @@ pub fn trustedProxies(config: *const Config) []const Cidr {
     return config.trusted_proxies_buffer[0..config.trusted_proxies_count];
 }
 
+pub fn resolvers(config: *const Config) []const Address {
+    return config.resolvers_buffer[0..config.resolvers_count];
+}
+
+/// `IP` (port 53) or `IP:PORT`.
+pub fn addResolver(config: *Config, text: []const u8) error{ TooMany, Invalid }!void {
+    if (text.len == 0 or text[0] == ':') return error.Invalid; // `:53` is no server.
+    const address = Address.parse(text) catch blk: {
+        var buffer: [64]u8 = undefined;
+        const bare_ip6 = std.mem.count(u8, text, ":") > 1 and text[0] != '[';
+        const with_port = (if (bare_ip6)
+            std.fmt.bufPrint(&buffer, "[{s}]:53", .{text})
+        else
+            std.fmt.bufPrint(&buffer, "{s}:53", .{text})) catch return error.Invalid;
+        break :blk Address.parse(with_port) catch return error.Invalid;
+    };
+    if (address.getPort() == 0) return error.Invalid;
+    if (config.resolvers_count == resolvers_count_max) return error.TooMany;
+    config.resolvers_buffer[config.resolvers_count] = address;
+    config.resolvers_count += 1;
+}
+
+/// Whether a pool has a backend by name (then the control thread resolves).
+pub fn usesDns(config: *const Config) bool {
+    for (config.pools()) |*pool| for (pool.backends()) |*backend| if (backend.by_name) return true;
+    return false;
+}
+
 pub fn addTrustedProxy(config: *Config, cidr: Cidr) error{TooMany}!void {
     if (config.trusted_proxies_count == trusted_proxies_count_max) return error.TooMany;
     config.trusted_proxies_buffer[config.trusted_proxies_count] = cidr;
@@ -1002,6 +1095,55 @@ test "config: deepEql compares strings and backend lists by content" {
     changed[0].weight = 2;
     try pb.setBackends(changed);
     try std.testing.expect(!deepEql(Pool, pa, pb));
+}
+
+test "config: a backend's host is an address, localhost or a DNS name" {
+    var arena_state: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer arena_state.deinit();
+    const arena = arena_state.allocator();
+    const ip = try parseBackendAddress(arena, "10.0.0.1:80");
+    try std.testing.expect(!ip.by_name);
+    try std.testing.expectEqual(@as(u16, 80), ip.address.getPort());
+    const local = try parseBackendAddress(arena, "localhost:9000");
+    try std.testing.expectEqualStrings("localhost", local.host_name);
+    try std.testing.expect(!local.by_name);
+    for ([_][]const u8{ "app.internal", "app.default.svc.cluster.local.", "_http._tcp.x", "a-b.c1", "x" }) |host| {
+        var buffer: [300]u8 = undefined;
+        const text = try std.fmt.bufPrint(&buffer, "{s}:8080", .{host});
+        const named = try parseBackendAddress(arena, text);
+        try std.testing.expect(named.by_name);
+        try std.testing.expectEqualStrings(host, named.host_name);
+        try std.testing.expectEqual(@as(u16, 8080), named.port);
+        try std.testing.expectEqual(@as(u16, 0), named.address.any.family);
+    }
+    const long_label: [64]u8 = @splat('a');
+    var long_name: [254]u8 = @splat('a'); // Labels of 9 and dots: 254 bytes.
+    for (1..26) |i| long_name[i * 10 - 1] = '.';
+    var buffers: [2][300]u8 = undefined;
+    const long_label_text = try std.fmt.bufPrint(&buffers[0], "{s}:80", .{&long_label});
+    const long_name_text = try std.fmt.bufPrint(&buffers[1], "{s}:80", .{&long_name});
+    try std.testing.expect(isDnsName(long_name[0..253]));
+    for ([_][]const u8{ "10.0.0.300:80", "1.2.3:80", "a..b:80", ".a:80", "a b:80", "a!:80", long_label_text, long_name_text, "é.test:80" }) |text| {
+        try std.testing.expectError(error.NameInvalid, parseBackendAddress(arena, text));
+    }
+    try std.testing.expectError(error.MissingPort, parseBackendAddress(arena, "app.internal"));
+    try std.testing.expectError(error.PortOutOfRange, parseBackendAddress(arena, "app.internal:70000"));
+    try std.testing.expectError(error.InvalidPort, parseBackendAddress(arena, "app.internal:"));
+}
+
+test "config: resolvers are IP or IP:PORT, three at most" {
+    var config: Config = .{};
+    try config.addResolver("10.0.0.2");
+    try config.addResolver("[::1]:5353");
+    try config.addResolver("fd00::53");
+    try std.testing.expectEqual(@as(u16, 53), config.resolvers()[0].getPort());
+    try std.testing.expectEqual(@as(u16, 5353), config.resolvers()[1].getPort());
+    try std.testing.expectEqual(@as(u16, 53), config.resolvers()[2].getPort());
+    try std.testing.expectError(error.TooMany, config.addResolver("10.0.0.3"));
+    var other: Config = .{};
+    for ([_][]const u8{ "", ":53", "dns.google", "10.0.0.2:", "10.0.0.2:99999", "10.0.0.2:0" }) |text| {
+        try std.testing.expectError(error.Invalid, other.addResolver(text));
+    }
 }
 
 test "config: defaults validate once a backend is given" {

@@ -65,6 +65,7 @@ fn emitFields(w: *std.Io.Writer, prefix: []const u8, comptime T: type, value: *c
             // line's `addBackend` copies it into its arena before appending.
             try w.print("    {s}.setBackends(&[_]Config.Backend{{\n", .{prefix});
             for (field.*) |*backend| {
+                if (backend.by_name) return error.Unsupported; // The demo's are addresses.
                 var text: [Address.text_bytes_max]u8 = undefined;
                 try w.print("        .{{ .address = Config.Address.parse(\"{s}\") catch unreachable, " ++
                     ".host_name = \"{s}\", .weight = {d}, .max_connections = {d}, .max_pending = {d} }},\n", .{
@@ -79,6 +80,9 @@ fn emitFields(w: *std.Io.Writer, prefix: []const u8, comptime T: type, value: *c
                 try w.print("    {s}.addTrustedProxy(.{{ .family = {d}, .bytes = .{any}, " ++
                     ".prefix_bits = {d} }}) catch unreachable;\n", .{ prefix, cidr.family, cidr.bytes, cidr.prefix_bits });
             }
+        } else if (comptime std.mem.eql(u8, name, "resolvers_buffer")) {
+            // The baked configuration is the demo's: its backends are addresses.
+            if (value.resolvers_count != 0) return error.Unsupported;
         } else if (comptime std.mem.endsWith(u8, name, "_buffer")) {
             // Pools, listeners, routes: the ones in use, each set field by field over zeroes
             // (the `_count` field that follows says how many).
@@ -90,7 +94,7 @@ fn emitFields(w: *std.Io.Writer, prefix: []const u8, comptime T: type, value: *c
                 try emitFields(w, element_path, @TypeOf(element.*), element);
             }
         } else if (comptime std.mem.eql(u8, name, "backends_count") or
-            std.mem.eql(u8, name, "trusted_proxies_count"))
+            std.mem.eql(u8, name, "trusted_proxies_count") or std.mem.eql(u8, name, "resolvers_count"))
         {
             // Counted by setBackends and addTrustedProxy.
         } else {

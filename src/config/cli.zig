@@ -287,6 +287,10 @@ fn applyStructure(comptime structure: settings.Structure, arena: std.mem.Allocat
             target.addTrustedProxy(cidr) catch
                 return diagnostic.set(name, "more than {d} trusted proxies", .{Config.trusted_proxies_count_max});
         },
+        .resolvers => target.addResolver(value) catch |err| return switch (err) {
+            error.TooMany => diagnostic.set(name, "more than {d} resolvers", .{Config.resolvers_count_max}),
+            error.Invalid => diagnostic.set(name, "invalid resolver \"{s}\": expected IP or IP:PORT", .{value}),
+        },
         .admin => target.admin = .{ .enabled = true, .listen = try parseAddress(name, value, diagnostic) },
         .backends => target.addBackend(arena, try parseBackend(arena, name, value, diagnostic)) catch |err| switch (err) {
             error.TooMany => return diagnostic.set(name, "more than {d} backends", .{Config.backends_count_max}),
@@ -370,10 +374,8 @@ fn checkTlsPairs(config: *const Config, diagnostic: *Diagnostic) error{Usage}!vo
 fn parseBackend(arena: std.mem.Allocator, name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!Config.Backend {
     var parts = std.mem.splitScalar(u8, value, ',');
     const address_text = parts.first();
-    var backend: Config.Backend = .{
-        .address = try parseAddress(name, address_text, diagnostic),
-        .host_name = Config.backendHostName(address_text),
-    };
+    var backend = Config.parseBackendAddress(arena, address_text) catch |err|
+        return backendAddressMistake(name, address_text, err, diagnostic);
     next: while (parts.next()) |part| {
         const eq = std.mem.indexOfScalar(u8, part, '=') orelse
             return diagnostic.set(name, "invalid option \"{s}\": " ++ backend_options, .{part});
@@ -461,6 +463,15 @@ fn parseAddress(name: []const u8, value: []const u8, diagnostic: *Diagnostic) er
         error.MissingPort, error.InvalidPort => diagnostic.set(name, "invalid address \"{s}\": expected HOST:PORT with a port from 0 to 65535", .{value}),
         error.PortOutOfRange => diagnostic.set(name, "invalid address \"{s}\": port {s} is out of range (0 to 65535)", .{ value, Address.portText(value) }),
         error.InvalidHost => diagnostic.set(name, "invalid address \"{s}\": expected HOST:PORT where HOST is an IP address or localhost", .{value}),
+    };
+}
+
+fn backendAddressMistake(name: []const u8, value: []const u8, err: Config.BackendAddressError, diagnostic: *Diagnostic) error{Usage} {
+    return switch (err) {
+        error.MissingPort, error.InvalidPort => diagnostic.set(name, "invalid address \"{s}\": expected HOST:PORT with a port from 0 to 65535", .{value}),
+        error.PortOutOfRange => diagnostic.set(name, "invalid address \"{s}\": port {s} is out of range (0 to 65535)", .{ value, Address.portText(value) }),
+        error.InvalidHost, error.NameInvalid => diagnostic.set(name, "invalid address \"{s}\": " ++ Config.backend_host_rule, .{value}),
+        error.OutOfMemory => diagnostic.set(name, "out of memory", .{}),
     };
 }
 

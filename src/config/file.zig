@@ -418,13 +418,19 @@ const Mapper = struct {
                 m.problem(seen.namePosition("listeners").?, listen_both);
             } else m.listeners(node),
             .trusted_proxies => m.trustedProxies(node),
+            .resolvers => m.resolvers(node),
             .pools => m.pools(node),
             .routes => m.routes(node),
             .admin => m.admin(node),
             .backends => m.backends(node),
-            .backend_address => if (m.address(node)) |parsed| {
-                target.address = parsed;
-                target.host_name = Config.backendHostName(node.value.string);
+            .backend_address => if (m.backendAddress(node)) |parsed| {
+                const weight = target.weight;
+                const max_connections = target.max_connections;
+                const max_pending = target.max_pending;
+                target.* = parsed;
+                target.weight = weight;
+                target.max_connections = max_connections;
+                target.max_pending = max_pending;
             },
             .upstream_tls => m.upstreamTls(node),
             .hash => m.hash(node),
@@ -484,6 +490,16 @@ const Mapper = struct {
             m.config.addTrustedProxy(cidr) catch {
                 m.problem(item.position, std.fmt.comptimePrint("more than {d} trusted proxies", .{Config.trusted_proxies_count_max}));
                 return;
+            };
+        }
+    }
+
+    fn resolvers(m: *Mapper, node: *const Node) void {
+        for (m.array(node, "resolvers") orelse return) |*item| {
+            const text = m.string(item, "a DNS server such as \"10.0.0.2\" or \"10.0.0.2:53\"") orelse continue;
+            m.config.addResolver(text) catch |err| switch (err) {
+                error.Invalid => m.problem(item.position, "invalid resolver: expected IP or IP:PORT"),
+                error.TooMany => return m.problem(item.position, std.fmt.comptimePrint("more than {d} resolvers", .{Config.resolvers_count_max})),
             };
         }
     }
@@ -720,15 +736,12 @@ const Mapper = struct {
 
     /// `"ADDR"`, or `.{ .address = "ADDR", .weight = N, .max_connections = N, .max_pending = N }`.
     fn backend(m: *Mapper, node: *const Node) ?Config.Backend {
-        if (node.value == .string) return .{
-            .address = m.address(node) orelse return null,
-            .host_name = Config.backendHostName(node.value.string),
-        };
+        if (node.value == .string) return m.backendAddress(node);
         // An address of family 0 is no address: `Address.parse` never makes one.
         var result: Config.Backend = .{ .address = .{ .any = std.mem.zeroes(linux.sockaddr) } };
         const what = "a backend: \"HOST:PORT\" or an object with .address";
         _ = m.section(node, what, .backend, "", &result) orelse return null;
-        if (result.address.any.family == 0) {
+        if (result.address.any.family == 0 and !result.by_name) {
             m.problem(node.position, "a backend needs .address");
             return null;
         }
@@ -1438,6 +1451,20 @@ const Mapper = struct {
                 error.MissingPort, error.InvalidPort => m.print("invalid address \"{s}\": expected HOST:PORT with a port from 0 to 65535", .{text}),
                 error.PortOutOfRange => m.print("invalid address \"{s}\": port {s} is out of range (0 to 65535)", .{ text, Address.portText(text) }),
                 error.InvalidHost => m.print("invalid address \"{s}\": expected HOST:PORT where HOST is an IP address or localhost", .{text}),
+            });
+            return null;
+        };
+    }
+
+    /// A backend's `"HOST:PORT"`: an IP address, localhost or a DNS name.
+    fn backendAddress(m: *Mapper, node: *const Node) ?Config.Backend {
+        const text = m.string(node, "an address such as \"10.0.0.1:8080\" or \"app.internal:8080\"") orelse return null;
+        return Config.parseBackendAddress(m.arena, text) catch |err| {
+            m.problem(node.position, switch (err) {
+                error.MissingPort, error.InvalidPort => m.print("invalid address \"{s}\": expected HOST:PORT with a port from 0 to 65535", .{text}),
+                error.PortOutOfRange => m.print("invalid address \"{s}\": port {s} is out of range (0 to 65535)", .{ text, Address.portText(text) }),
+                error.InvalidHost, error.NameInvalid => m.print("invalid address \"{s}\": " ++ Config.backend_host_rule, .{text}),
+                error.OutOfMemory => "out of memory",
             });
             return null;
         };

@@ -144,6 +144,8 @@ pub const Structure = enum {
     /// A list of addresses or named listeners (a file's `listeners`).
     listeners,
     trusted_proxies,
+    /// DNS servers for backends by name: `--resolver ADDR`, repeatable; in a file a list.
+    resolvers,
     pools,
     routes,
     /// `--admin ADDR`; in a file the section's presence turns the listener on.
@@ -403,6 +405,36 @@ pub const table = [_]Setting{
         .value = .duration,
         .default = "1h",
         .help = "upgraded (WebSocket) connections (default {default})",
+    },
+    .{
+        .flag = "resolver",
+        .arg = "ADDR",
+        .key = "resolvers",
+        .scope = .global,
+        .fields = &.{ "resolvers_buffer", "resolvers_count" },
+        .value = .{ .structure = .resolvers },
+        .reload = .restart,
+        .help = "DNS server for backends by name, IP or IP:PORT\n" ++
+            "(repeatable, at most 3; default {default})",
+        .unset = "/etc/resolv.conf's",
+    },
+    .{
+        .flag = "dns-ttl-min",
+        .key = "dns.ttl_min",
+        .scope = .global,
+        .fields = &.{"dns_ttl_min_ns"},
+        .value = .duration,
+        .default = "1s",
+        .help = "a backend name's answer is kept at least this\nlong, whatever its TTL (default {default})",
+    },
+    .{
+        .flag = "dns-ttl-max",
+        .key = "dns.ttl_max",
+        .scope = .global,
+        .fields = &.{"dns_ttl_max_ns"},
+        .value = .duration,
+        .default = "5m",
+        .help = "and at most this long: a change is seen within it\n(default {default})",
     },
     .{
         .flag = "trusted-proxy",
@@ -914,7 +946,7 @@ pub const table = [_]Setting{
     .{
         .key = "address",
         .scope = .backend,
-        .fields = &.{ "address", "host_name" },
+        .fields = &.{ "address", "host_name", "by_name", "port" },
         .value = .{ .structure = .backend_address },
         .unset = "required",
     },

@@ -49,6 +49,8 @@ const structure_fields = .{
     .{ .route, "content_type" },
     .{ .route, "headers_text" },
     .{ .route, "body" },
+    // Not a setting: a pool instance's copy's slots when it has names (runtime/Dns.zig).
+    .{ .pool, "member_slots" },
     .{ .handler, "name" },
     .{ .handler, "path" },
     .{ .handler, "image" },
@@ -173,7 +175,7 @@ test "settings: enumerations that name their choices in the help name every one"
 
 test "settings: keys of an object come in table order, sections once" {
     const top = comptime namesText(keysAt(.global, ""));
-    try testing.expectEqualStrings("listen, listeners, workers, io, http2, proxy_protocol, splice_min, limits, timeouts, trusted_proxies, allow, deny, rate_limit, " ++
+    try testing.expectEqualStrings("listen, listeners, workers, io, http2, proxy_protocol, splice_min, limits, timeouts, resolvers, dns, trusted_proxies, allow, deny, rate_limit, " ++
         "pools, routes, handlers, handler, request_headers, response_headers, request_id, admin, access_log, log_level", top);
     try testing.expectEqualStrings("client_header, client_idle, drain, tunnel_idle", comptime namesText(keysAt(.global, "timeouts.")));
     try testing.expectEqualStrings("backends, strategy, hash, sticky_cookie, health, ejection, retry, " ++

@@ -9,7 +9,9 @@
 //! membership change (`Pool.changeMembers`) and wakes the workers.
 //!
 //! Memory: the caller gives the entries, one per name (each holds its own `Reply` and two
-//! address sets); nothing is allocated. One timer queue: a tick every `tick_ns` starts the
+//! address sets), as many as may ever be watched: a name is added once (`add`) and keeps its
+//! entry, and so its text's address, for the watch's life; a name no longer wanted is not
+//! asked again (`unwantAll`, then `add` for those still wanted). Nothing is allocated. One timer queue: a tick every `tick_ns` starts the
 //! resolutions that are due (TTLs are whole seconds, so a tick of 100 ms adds at most that).
 const Watch = @This();
 
@@ -26,7 +28,9 @@ const Resolver = @import("Resolver.zig");
 
 loop: *Loop,
 resolver: *Resolver,
+/// The entries in use; `storage` holds them and the free ones after.
 entries: []Entry,
+storage: []Entry,
 options: Options,
 tick_queue: TimerQueue,
 tick_timer: Timer = .{},
@@ -76,6 +80,8 @@ pub const Entry = struct {
     watch: *Watch = undefined,
     name: message.Name = .{},
     port: u16 = 0,
+    /// Resolved again when due; false once no pool names it (it keeps its last set).
+    wanted: bool = true,
     state: State = .pending,
     /// The last good set (kept through failures), in answer order with duplicates removed.
     addresses: [addresses_max]Address = undefined,
@@ -112,37 +118,32 @@ pub const Entry = struct {
 
 pub const Name = struct { name: []const u8, port: u16 };
 
-/// Fills `entries` from `names` (same length) and starts the tick; every name is due at once.
+/// Fills the first of `storage` from `names` and starts the tick; every name is due at once.
 /// `error.NameInvalid` for a name that is not a valid DNS name (the caller validated it).
 pub fn init(
     watch: *Watch,
     loop: *Loop,
     resolver: *Resolver,
     names: []const Name,
-    entries: []Entry,
+    storage: []Entry,
     options: Options,
     comptime Context: type,
     context: *Context,
     comptime report: fn (*Context, Report) void,
 ) error{NameInvalid}!void {
-    assert(names.len == entries.len);
+    assert(names.len <= storage.len);
     assert(options.ttl_floor_ns > 0 and options.ttl_floor_ns <= options.ttl_ceiling_ns);
     const Erased = struct {
         fn call(erased: *anyopaque, event: Report) void {
             report(@ptrCast(@alignCast(erased)), event);
         }
     };
-    for (names, entries) |name, *entry| {
-        var scratch: [message.name_wire_bytes_max]u8 = undefined;
-        _ = message.encodeName(&scratch, name.name) catch return error.NameInvalid;
-        entry.* = .{ .watch = watch, .port = name.port };
-        @memcpy(entry.name.bytes[0..name.name.len], name.name);
-        entry.name.len = @intCast(name.name.len);
-    }
+    for (names, storage[0..names.len]) |name, *entry| try fill(entry, watch, name);
     watch.* = .{
         .loop = loop,
         .resolver = resolver,
-        .entries = entries,
+        .entries = storage[0..names.len],
+        .storage = storage,
         .options = options,
         .tick_queue = .init(options.tick_ns),
         .context = context,
@@ -151,6 +152,40 @@ pub fn init(
     loop.timerQueueRegister(&watch.tick_queue);
     watch.startDue();
     watch.armTick();
+}
+
+fn fill(entry: *Entry, watch: *Watch, name: Name) error{NameInvalid}!void {
+    var scratch: [message.name_wire_bytes_max]u8 = undefined;
+    _ = message.encodeName(&scratch, name.name) catch return error.NameInvalid;
+    entry.* = .{ .watch = watch, .port = name.port };
+    @memcpy(entry.name.bytes[0..name.name.len], name.name);
+    entry.name.len = @intCast(name.name.len);
+}
+
+/// The entry of `name` (ASCII case aside) with `port`, wanted from now on: the one it had, or a
+/// new one, due at once. `error.Full` when every entry of the storage has been used.
+pub fn add(watch: *Watch, name: Name) error{ Full, NameInvalid }!u32 {
+    if (watch.find(name)) |index| {
+        watch.entries[index].wanted = true;
+        return index;
+    }
+    if (watch.entries.len == watch.storage.len) return error.Full;
+    const index: u32 = @intCast(watch.entries.len);
+    try fill(&watch.storage[index], watch, name);
+    watch.entries = watch.storage[0 .. index + 1];
+    return index;
+}
+
+pub fn find(watch: *const Watch, name: Name) ?u32 {
+    for (watch.entries, 0..) |*entry, i| {
+        if (entry.port == name.port and std.ascii.eqlIgnoreCase(entry.name.slice(), name.name)) return @intCast(i);
+    }
+    return null;
+}
+
+/// No entry is resolved again until `add` wants it (a reload marks what its pools name).
+pub fn unwantAll(watch: *Watch) void {
+    for (watch.entries) |*entry| entry.wanted = false;
 }
 
 /// No resolution may be in flight: `stop`, then tick the loop until `idle`.
@@ -173,7 +208,7 @@ pub fn idle(watch: *const Watch) bool {
 
 /// Every name has had an outcome (for start-up's bounded wait).
 pub fn settled(watch: *const Watch) bool {
-    for (watch.entries) |*entry| if (entry.state == .pending) return false;
+    for (watch.entries) |*entry| if (entry.wanted and entry.state == .pending) return false;
     return true;
 }
 
@@ -187,10 +222,10 @@ fn tickCallback(watch: *Watch) void {
     watch.armTick();
 }
 
-fn startDue(watch: *Watch) void {
+pub fn startDue(watch: *Watch) void {
     const now_ns = watch.loop.now_ns;
     for (watch.entries) |*entry| {
-        if (entry.phase != .idle or entry.due_ns > now_ns) continue;
+        if (!entry.wanted or entry.phase != .idle or entry.due_ns > now_ns) continue;
         entry.next_count = 0;
         entry.next_ttl_s = std.math.maxInt(u32);
         entry.servers_failed = false;

@@ -59,6 +59,10 @@ timeout_reason_len: u8,
 tls: ?Tls = null,
 /// Probes speak HTTP/2 (http2_probe.zig), for members that speak only that.
 http2: bool = false,
+/// The memory the checker lives in, when its owner gave it its own (set after `init`): a
+/// membership change replaces the checker, as often as a backend name's addresses change,
+/// so a replaced one gives its memory back (`destroy`).
+arena: ?std.heap.ArenaAllocator = null,
 
 /// How probes speak TLS to a pool's backends.
 pub const Tls = struct {
@@ -208,6 +212,13 @@ pub fn deinit(checker: *Checker, allocator: std.mem.Allocator) void {
     allocator.free(checker.probes);
     allocator.free(checker.requests);
     checker.* = undefined;
+}
+
+/// `deinit` for a checker that lives in its own `arena`, which is freed with it.
+pub fn destroy(checker: *Checker) void {
+    var arena = checker.arena.?;
+    checker.deinit(arena.allocator());
+    arena.deinit();
 }
 
 /// Probe `position` (the `position`th of the `backends` given to `init`) reports as member

@@ -127,7 +127,7 @@ pub const Outcome = enum {
 pub fn init(allocator: std.mem.Allocator, pool: *const Config.Pool, slots_count: u32) error{OutOfMemory}!Health {
     const count = slots_count;
     assert(count >= pool.backends_count and count <= Config.backends_count_max);
-    assert(pool.backends_count > 0);
+    assert(pool.backends_count > 0 or pool.member_slots > 0); // Names not resolved yet.
     const backends = try allocator.alloc(Backend, count);
     errdefer allocator.free(backends);
     const available = try allocator.alloc(BitSet.AtomicWord, BitSet.wordsFor(count));

@@ -16,6 +16,7 @@ const assert = std.debug.assert;
 const Histogram = @import("Histogram.zig");
 const Prometheus = @import("Prometheus.zig");
 const Json = @import("Json.zig");
+pub const DnsNames = @import("DnsNames.zig");
 
 const Snapshot = @This();
 
@@ -116,6 +117,9 @@ handlers_count: u32 = 0,
 handlers: [handlers_max]Handler = undefined,
 routes_count: u32 = 0,
 routes: [routes_max]Route = undefined,
+/// Backend names (runtime/Dns.zig), when a configuration has had one.
+dns_names_count: u32 = 0,
+dns_names: [DnsNames.names_max]DnsNames.Name = undefined,
 /// Every pool's backends, one after the other (`Pool.backends`): `backends_total_max` of
 /// them, allocated apart (untouched until used) and kept by whoever refills the snapshot.
 backends_storage: []Backend = &.{},
@@ -215,6 +219,11 @@ pub const Handler = struct {
     failures: [handler_failure_reasons.len]u64 = @splat(0),
 };
 
+pub fn dnsNamesSlice(snapshot: *const Snapshot) []const DnsNames.Name {
+    assert(snapshot.dns_names_count <= DnsNames.names_max);
+    return snapshot.dns_names[0..snapshot.dns_names_count];
+}
+
 pub fn handlersSlice(snapshot: *const Snapshot) []const Handler {
     assert(snapshot.handlers_count <= handlers_max);
     return snapshot.handlers[0..snapshot.handlers_count];
@@ -249,7 +258,7 @@ pub const render_bytes_per_route = 768;
 /// 20-digit value), 1.9 KiB.
 pub const render_bytes_per_handler = 3 * 1024;
 
-/// The largest rendering, in either format, of any configuration a reload may bring: 8.3 MiB
+/// The largest rendering, in either format, of any configuration a reload may bring: 8.6 MiB
 /// (about 5.5 MiB measured). The admin reserves this much address space per connection, untouched
 /// until a response is rendered into it, so only what a response uses becomes resident.
 pub const render_bytes_max: u32 =
@@ -261,10 +270,12 @@ pub const render_bytes_max: u32 =
     // Every route.
     routes_max * render_bytes_per_route +
     // Every handler, and the HELP and TYPE lines of their two families.
-    handlers_max * render_bytes_per_handler + 1024;
+    handlers_max * render_bytes_per_handler + 1024 +
+    // Every backend name, and their four families' HELP and TYPE lines.
+    DnsNames.names_max * DnsNames.render_bytes_per_name + 1024;
 
 comptime {
-    assert(render_bytes_max == 8533 * 1024);
+    assert(render_bytes_max == 8854 * 1024);
     assert(backends_total_max >= backends_max);
 }
 
@@ -297,6 +308,7 @@ pub fn writePrometheus(snapshot: *const Snapshot, w: *std.Io.Writer) Prometheus.
     try writeConfigPrometheus(snapshot, &p);
     try writeRoutesPrometheus(snapshot, &p);
     try writeHandlersPrometheus(snapshot, &p);
+    try DnsNames.writePrometheus(snapshot.dnsNamesSlice(), &p);
     try writePoolsPrometheus(snapshot, &p);
     try writeBackendsPrometheus(snapshot, &p);
 }
@@ -583,6 +595,7 @@ pub fn writeStatus(snapshot: *const Snapshot, w: *std.Io.Writer) Json.Error!void
         try json.endObject();
     }
     try json.endArray();
+    try DnsNames.writeStatus(snapshot.dnsNamesSlice(), &json);
     try json.endObject();
     assert(json.done());
     try w.writeByte('\n');

@@ -549,9 +549,12 @@ fn connectUpstream(exchange: *Exchange) void {
         .overloaded => return exchange.fail(.overloaded),
         .none_available, .at_capacity => {
             // On a retry, the failure that made it is the one to answer with.
-            if (first) {
-                exchange.last_failure = if (acquired == .at_capacity) .backends_at_capacity else .no_backend_available;
-            }
+            if (first) exchange.last_failure = if (acquired == .at_capacity)
+                .backends_at_capacity
+            else if (pool.table.members_count == 0)
+                .no_members
+            else
+                .no_backend_available;
             return exchange.fail(exchange.last_failure);
         },
     };

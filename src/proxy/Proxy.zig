@@ -267,7 +267,7 @@ pub fn countFailure(proxy: *Proxy, upstream: ?*LocalPool, failure: Failure, answ
         return;
     };
     if (answered) stats.own_responses[status / 100 - 1].add(1);
-    if (failure == .no_backend_available) stats.no_backend_available.add(1);
+    if (failure == .no_backend_available or failure == .no_members) stats.no_backend_available.add(1);
     switch (status) {
         503 => stats.overloaded.add(1),
         500...502, 504...599 => stats.upstream_errors.add(1),

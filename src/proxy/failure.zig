@@ -24,6 +24,9 @@ pub const Failure = union(enum) {
     overloaded,
     /// Every backend of the pool is down, ejected or drained.
     no_backend_available,
+    /// The pool has no member at all: its backends are names that have not resolved yet
+    /// (runtime/Dns.zig).
+    no_members,
     /// Every backend that could take the request is at its connection cap.
     backends_at_capacity,
     upstream_refused,
@@ -71,7 +74,7 @@ pub const Failure = union(enum) {
             .forbidden => 403,
             .rate_limited => 429,
             .client_header_timeout, .client_body_timeout => 408,
-            .overloaded, .no_backend_available, .backends_at_capacity => 503,
+            .overloaded, .no_backend_available, .no_members, .backends_at_capacity => 503,
             .upstream_refused, .upstream_tls_failed, .upstream_reset, .upstream_bad_response, .upstream_head_too_large => 502,
             .request_body_too_large => 413,
             .local_response_too_large, .handler_failed => 500,
@@ -128,6 +131,7 @@ fn detail(comptime tag: std.meta.Tag(Failure)) []const u8 {
         .client_body_timeout => "request body stopped arriving",
         .overloaded => "no capacity, try again",
         .no_backend_available => "no healthy backend available",
+        .no_members => "no backend: the pool's backend names have not resolved",
         .backends_at_capacity => "every backend is at its connection limit",
         .upstream_refused => "could not connect to a backend",
         .upstream_tls_failed => "TLS handshake with the backend failed",

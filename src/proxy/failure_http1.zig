@@ -49,6 +49,7 @@ test "failure_http1: each response is a complete message with the status it clai
         .upstream_response_timeout,
         .overloaded,
         .no_backend_available,
+        .no_members,
         .backends_at_capacity,
         .method_not_allowed,
         .upstream_head_too_large,

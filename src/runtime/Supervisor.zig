@@ -38,11 +38,16 @@ const Runtime = @import("Runtime.zig");
 const collector = @import("collector.zig");
 const reload = @import("reload.zig");
 const shutdown = @import("shutdown.zig");
+const Dns = @import("Dns.zig");
 
 const Supervisor = @This();
 
 runtime: *Runtime,
-loop: Loop,
+/// Made before the first generation (runtime/startup.zig), since resolving backend names
+/// runs on it; never moves.
+loop: *Loop,
+/// Null until a configuration has a backend by name (runtime/Dns.zig).
+dns: ?*Dns = null,
 /// Null without `--admin`.
 admin: ?*Admin = null,
 /// Null without `--access-log`.
@@ -74,11 +79,14 @@ pub fn init(
     supervisor: *Supervisor,
     allocator: std.mem.Allocator,
     runtime: *Runtime,
+    loop: *Loop,
+    dns: ?*Dns,
     first: *const Generation,
 ) !void {
     supervisor.* = .{
         .runtime = runtime,
-        .loop = try Loop.init(.{ .mode = .epoll }),
+        .loop = loop,
+        .dns = dns,
         .signal_socket = Socket.init(runtime.signal_set.fd),
     };
     supervisor.loop.timerQueueRegister(&supervisor.drain_poll_queue);
@@ -88,7 +96,7 @@ pub fn init(
     if (config.admin.enabled) {
         // Allocated now, with everything else; bound once the workers accept.
         const admin = try allocator.create(Admin);
-        try admin.init(allocator, &supervisor.loop, .{
+        try admin.init(allocator, supervisor.loop, .{
             .address = config.admin.listen,
             .snapshot = runtime.snapshot,
             .collector = .{ .context = runtime, .function = collector.adminCollect },
@@ -101,7 +109,7 @@ pub fn init(
     const memory = try allocator.create(tls.memory.Pool);
     try memory.init(std.heap.page_allocator, Proxy.tlsClientPoolOptions(probeTlsConnections(config)));
     supervisor.probe_tls_memory = memory;
-    for (first.pools) |instance| try initChecker(&supervisor.loop, instance, supervisor.probe_tls_memory);
+    for (first.pools) |instance| try initChecker(supervisor.loop, instance, supervisor.probe_tls_memory);
 }
 
 /// Health probes over TLS at once, counted as whole client connections: one per backend of
@@ -123,7 +131,7 @@ pub fn run(supervisor: *Supervisor) u8 {
     for (runtime.generations.current().generation.pools) |instance| {
         if (instance.checker) |checker| checker.start();
     }
-    if (supervisor.access_log) |writer| writer.start(&supervisor.loop);
+    if (supervisor.access_log) |writer| writer.start(supervisor.loop);
     if (supervisor.admin) |admin| {
         admin.start() catch |err| {
             var text: [Address.text_bytes_max]u8 = undefined;
@@ -184,7 +192,7 @@ fn signalReadableCallback(supervisor: *Supervisor, result: loop_ns.PollError!voi
 /// Sets up and starts the checker of a pool instance a reload built anew (a kept instance
 /// keeps its running checker). A pool without checks gets none.
 pub fn startChecker(supervisor: *Supervisor, instance: *Pool) !void {
-    try initChecker(&supervisor.loop, instance, supervisor.probe_tls_memory);
+    try initChecker(supervisor.loop, instance, supervisor.probe_tls_memory);
     if (instance.checker) |checker| checker.start();
 }
 
@@ -193,14 +201,6 @@ pub fn startChecker(supervisor: *Supervisor, instance: *Pool) !void {
 /// `rise` passes, and so does a member that stays through a membership change).
 fn initChecker(loop: *Loop, instance: *Pool, probe_tls_memory: ?*tls.memory.Pool) !void {
     if (!instance.config.health.enabled()) return;
-    const arena = instance.arena.allocator();
-    const checker = try arena.create(Checker);
-    const probe_tls: ?Checker.Tls = if (instance.tls) |backend_tls| .{
-        .context = &backend_tls.context,
-        .names = backend_tls.names,
-        // The process started with TLS to a backend, or a reload adding it was refused.
-        .memory = probe_tls_memory.?,
-    } else null;
     const shared = &instance.shared;
     const table = shared.members.newest();
     var backends: [Config.backends_count_max]Config.Backend = undefined;
@@ -212,7 +212,20 @@ fn initChecker(loop: *Loop, instance: *Pool, probe_tls_memory: ?*tls.memory.Pool
         slots[count] = @intCast(i);
         count += 1;
     }
-    assert(count == table.members_count and count > 0);
+    assert(count == table.members_count);
+    if (count == 0) return; // Names not resolved yet: a checker comes with the first members.
+    // Its own memory, freed with it (`Checker.destroy`), not the pool's arena: a pool whose
+    // names change every TTL replaces its checker as often.
+    var arena_state: std.heap.ArenaAllocator = .init(std.heap.page_allocator);
+    errdefer arena_state.deinit();
+    const arena = arena_state.allocator();
+    const checker = try arena.create(Checker);
+    const probe_tls: ?Checker.Tls = if (instance.tls) |backend_tls| .{
+        .context = &backend_tls.context,
+        .names = backend_tls.names,
+        // The process started with TLS to a backend, or a reload adding it was refused.
+        .memory = probe_tls_memory.?,
+    } else null;
     try checker.init(arena, loop, &instance.config.health, backends[0..count], .{
         .context = &shared.health,
         .function = healthReportCallback,
@@ -221,16 +234,51 @@ fn initChecker(loop: *Loop, instance: *Pool, probe_tls_memory: ?*tls.memory.Pool
         checker.reindex(@intCast(position), slot);
         checker.setInitialUp(@intCast(position), shared.health.backends[slot].active_up.load(.acquire));
     }
+    checker.arena = arena_state; // Nothing more is allocated in it.
     instance.checker = checker;
 }
 
 /// A membership change (`Pool.changeMembers`): the pool's checker, if it has one, is replaced
 /// by one over the new members (the old one stops, and is freed once it has).
 pub fn replaceChecker(supervisor: *Supervisor, instance: *Pool) !void {
-    const old = instance.checker orelse return;
-    instance.checker = null;
-    instance.retireChecker(old);
+    if (instance.checker) |old| {
+        instance.checker = null;
+        instance.retireChecker(old);
+    }
     try supervisor.startChecker(instance);
+}
+
+/// A backend name's addresses changed (runtime/Dns.zig): each pool of the current generation
+/// that has names takes its members now, as a reload's member-list change does (members that
+/// stay keep their slot, health and connections), and the workers are woken to adopt them.
+/// A change that does not fit now (members that left still draining) is tried again later.
+pub fn applyNames(supervisor: *Supervisor) void {
+    const d = supervisor.dns.?;
+    const runtime = supervisor.runtime;
+    const generation = &runtime.generations.current().generation;
+    var members_buffer: [Config.backends_count_max]Config.Backend = undefined;
+    var changed = false;
+    var retry = false;
+    for (generation.pools, generation.config.pools()) |instance, *pool| {
+        if (!Dns.hasNames(pool)) continue;
+        const members = d.expand(pool, &members_buffer);
+        if (instance.sameMembers(members)) continue;
+        if (!instance.membersFit(members)) {
+            retry = true;
+            continue;
+        }
+        const change = instance.changeMembers(members) catch {
+            retry = true;
+            continue;
+        };
+        changed = true;
+        log.info("pool {s}: {d} members joined, {d} left (draining), from DNS", .{ pool.name, change.joined_count, change.left_count });
+        supervisor.replaceChecker(instance) catch {
+            log.warn("pool {s}: out of memory for its health checker; no active checks", .{pool.name});
+        };
+    }
+    if (changed) for (runtime.workers) |*worker| worker.loop.wake();
+    if (retry) d.retryLater();
 }
 
 /// An active check's result, handed to the pool's health (see health/Health.zig for how

@@ -32,6 +32,7 @@ const Worker = @import("Worker.zig");
 const tls = @import("../tls/tls.zig");
 const Handler = @import("../handler/Handler.zig");
 const Runtime = @import("Runtime.zig");
+const Dns = @import("Dns.zig");
 const Generations = @import("generations.zig").Generations;
 const RouteTotals = @import("generations.zig").RouteTotals;
 
@@ -80,6 +81,7 @@ pub fn collect(runtime: *const Runtime, snapshot: *Snapshot) void {
     };
     for (runtime.workers) |*worker| addWorker(snapshot, worker);
     addHandlers(snapshot, runtime);
+    if (runtime.supervisor.dns) |dns| addDnsNames(snapshot, dns);
     var backends_used: usize = 0;
     for (generation.pools, snapshot.pools[0..generation.pools.len]) |instance, *pool| {
         // Config.validate bounds the pools' backends together by `backends_total_max`.
@@ -144,6 +146,29 @@ fn addHandlers(snapshot: *Snapshot, runtime: *const Runtime) void {
             sum.requests += stats.requests.load();
             for (&sum.failures, &stats.failures) |*total, *count| total.* += count.load();
         }
+    }
+}
+
+/// The names the configuration in force gives (those no pool names any more are left out).
+/// Control thread, as the resolver's writes are: what it points to stays put until the next
+/// tick of the loop, and the snapshot is rendered before that.
+fn addDnsNames(snapshot: *Snapshot, dns: *const Dns) void {
+    comptime assert(Snapshot.DnsNames.names_max == Dns.names_max);
+    const now_ns = dns.loop.now_ns;
+    for (dns.names()) |*entry| {
+        if (!entry.wanted) continue;
+        snapshot.dns_names[snapshot.dns_names_count] = .{
+            .name = entry.name.slice(),
+            .port = entry.port,
+            .state = @tagName(entry.state),
+            .addresses = entry.slice(),
+            .ttl_s = entry.ttl_s,
+            .age_ns = if (entry.everResolved()) now_ns -| entry.resolved_ns else null,
+            .resolutions = entry.resolutions,
+            .failures = entry.failures,
+            .last_failure = if (entry.last_failure) |failure| @tagName(failure) else "",
+        };
+        snapshot.dns_names_count += 1;
     }
 }
 

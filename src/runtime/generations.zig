@@ -36,6 +36,7 @@ const BackendTls = @import("../upstream/BackendTls.zig");
 const tls = @import("../tls/tls.zig");
 const HandlerInstance = @import("../handler/Instance.zig");
 const Proxy = @import("../proxy/Proxy.zig");
+const Dns = @import("Dns.zig");
 const StaticAllocator = @import("../stdx/StaticAllocator.zig");
 const log = @import("../stdx/log.zig");
 
@@ -110,6 +111,9 @@ pub const Generations = struct {
     /// generation's TLS contexts seal tickets with them, so a ticket outlives a reload); null:
     /// started without, and a reload may not add HTTPS (the workers sized no TLS memory).
     ticket_keys: ?*tls.TicketKeys = null,
+    /// Set once a configuration has a backend by name: pools with names are built with the
+    /// addresses known for them (runtime/Dns.zig).
+    dns: ?*Dns = null,
     /// TLS contexts of freed generations that open connections still use (a WebSocket may
     /// outlive many reloads), freed once their last engine has ended. Kept apart from the
     /// generations so that a long connection holds its few KiB of context, not a generation
@@ -279,10 +283,21 @@ pub const Generations = struct {
     /// is the same, else a new one that starts from the old one's health.
     fn poolFor(
         generations: *Generations,
-        pool: *const Config.Pool,
+        written: *const Config.Pool,
         previous: ?*Built,
         problem: *Problem,
     ) error{BuildFailed}!*Pool {
+        // A pool with names is built with their addresses known now (`Dns.expand`), in slots
+        // for as many as they may bring.
+        var effective = written.*;
+        var members_buffer: [Config.backends_count_max]Config.Backend = undefined;
+        if (Dns.hasNames(written)) {
+            const members = generations.dns.?.expand(written, &members_buffer);
+            effective.backends_list = members;
+            effective.backends_count = @intCast(members.len);
+            effective.member_slots = Dns.slotsFor(written);
+        }
+        const pool = &effective;
         var old: ?*Pool = null;
         if (previous) |built| for (built.generation.pools) |instance| {
             if (std.mem.eql(u8, instance.config.name, pool.name)) old = instance;
@@ -530,7 +545,7 @@ pub const Generations = struct {
                 kept += 1;
                 continue;
             }
-            if (instance.checker) |checker| checker.deinit(instance.arena.allocator());
+            if (instance.checker) |checker| checker.destroy();
             generations.freeInstance(instance);
         }
         generations.retired_count = kept;
@@ -859,7 +874,10 @@ test "generations: a change to any restart-only setting refuses the reload, nami
             },
             .pointer => field.* = "changed",
             .@"struct" => field.enabled = !field.enabled, // The admin listener.
-            .array => try changed.addTrustedProxy(try @import("../config/Cidr.zig").parse("10.0.0.0/8")),
+            .array => if (comptime std.mem.eql(u8, setting.fields[0], "resolvers_buffer"))
+                try changed.addResolver("10.0.0.2")
+            else
+                try changed.addTrustedProxy(try @import("../config/Cidr.zig").parse("10.0.0.0/8")),
             else => comptime unreachable,
         }
         try std.testing.expectEqualStrings(comptime restartName(setting), restartOnlyChange(&.{}, &changed).?);

@@ -21,6 +21,7 @@ const reload_outcome = @import("reload_outcome.zig");
 const Runtime = @import("Runtime.zig");
 const tls = @import("../tls/tls.zig");
 const startup = @import("startup.zig");
+const Dns = @import("Dns.zig");
 const Proxy = @import("../proxy/Proxy.zig");
 const Generation = @import("../proxy/Generation.zig");
 const Supervisor = @import("Supervisor.zig");
@@ -166,6 +167,7 @@ fn tryReload(runtime: *Runtime, out: *std.Io.Writer) bool {
         out.print("{s}: {s} changed, which needs a restart (see docs/CONFIG.md, Reload)\n", .{ source.name(), name }) catch {}; // Cut, as above.
         return false;
     }
+    if (!wantNames(supervisor, config, source, out)) return false;
     var problem: generations_ns.Problem = .{};
     keep_arena = true; // The build owns it now, failing or not.
     // AWS-LC's allocations for starting TLS and for the new TLS contexts (this thread, the
@@ -203,6 +205,7 @@ fn tryReload(runtime: *Runtime, out: *std.Io.Writer) bool {
         };
     }
     for (runtime.workers) |*worker| worker.publish(&built.generation);
+    if (supervisor.dns) |d| d.settle(config);
     log.setLevel(config.log_level);
     runtime.generations.logOpened(built, @intCast(runtime.workers.len), runtime.io);
     supervisor.armReap();
@@ -235,11 +238,16 @@ fn tryReload(runtime: *Runtime, out: *std.Io.Writer) bool {
 /// next wake-up (the generation's publication wakes them) or request.
 fn changeMembers(supervisor: *Supervisor, generation: *const Generation) u32 {
     var changed: u32 = 0;
+    var members_buffer: [Config.backends_count_max]Config.Backend = undefined;
     for (generation.pools, generation.config.pools()) |instance, *pool| {
         assert(std.mem.eql(u8, instance.config.name, pool.name));
         if (instance.refs == 1) continue; // Built for this generation from this list.
-        if (instance.sameMembers(pool.backends())) continue;
-        const change = instance.changeMembers(pool.backends()) catch |err| {
+        // A name this reload added has no answer yet: the members stay until it has one
+        // (then `Supervisor.applyNames` changes them), rather than leaving it empty meanwhile.
+        if (supervisor.dns) |d| if (Dns.hasNames(pool) and d.awaitsFirstAnswer(pool)) continue;
+        const members = Dns.membersOf(supervisor.dns, pool, &members_buffer);
+        if (instance.sameMembers(members)) continue;
+        const change = instance.changeMembers(members) catch |err| {
             // `membersFit` said it fits, so only memory can be short: the members stay as
             // they were until a reload that fits.
             log.warn("pool {s}: members not changed: {s}", .{ pool.name, @errorName(err) });
@@ -252,6 +260,28 @@ fn changeMembers(supervisor: *Supervisor, generation: *const Generation) u32 {
         };
     }
     return changed;
+}
+
+/// A configuration with backends by name: the resolver (made by the first that has one) watches
+/// its names before the build looks them up. False when it cannot (said in `out`).
+fn wantNames(supervisor: *Supervisor, config: *const Config, source: Source, out: *std.Io.Writer) bool {
+    if (supervisor.dns == null) {
+        if (!config.usesDns()) return true;
+        const d = Dns.create(supervisor.loop, config) catch |err| {
+            out.print("{s}: cannot start resolving backend names: {s}\n", .{ source.name(), Dns.initErrorText(err) }) catch {}; // Cut, as above.
+            return false;
+        };
+        d.attach(Supervisor, supervisor, Supervisor.applyNames);
+        supervisor.dns = d;
+        supervisor.runtime.generations.dns = d;
+        return true;
+    }
+    supervisor.dns.?.want(config) catch {
+        out.print("{s}: more than {d} backend names since start-up; restart to apply this configuration\n", .{ source.name(), Dns.names_max }) catch {}; // Cut, as above.
+        return false;
+    };
+    supervisor.dns.?.watch.startDue();
+    return true;
 }
 
 /// The first TLS (an HTTPS listener or a TLS pool) in a process started without: each worker's

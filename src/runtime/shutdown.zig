@@ -80,7 +80,7 @@ fn waitDuringDrain(runtime: *Runtime) ?signals.Signal {
     const supervisor = &runtime.supervisor;
     const admin = supervisor.admin orelse return runtime.signal_set.wait(drain_poll_ms);
     if (!admin.running()) return runtime.signal_set.wait(drain_poll_ms);
-    const loop = &supervisor.loop;
+    const loop = supervisor.loop;
     loop.timerArm(&supervisor.drain_poll_queue, &supervisor.drain_poll_timer, Supervisor, supervisor, drainPollCallback);
     loop.tick() catch |err| {
         log.err("control loop failed during the drain: {s}", .{@errorName(err)});

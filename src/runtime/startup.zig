@@ -28,6 +28,8 @@ const InitTrace = @import("InitTrace.zig");
 const AccessLogWriter = @import("AccessLogWriter.zig");
 const Notifier = @import("Notifier.zig");
 const Runtime = @import("Runtime.zig");
+const Supervisor = @import("Supervisor.zig");
+const Dns = @import("Dns.zig");
 const reload = @import("reload.zig");
 const tls = @import("../tls/tls.zig");
 const HandlerInstance = @import("../handler/Instance.zig");
@@ -99,6 +101,18 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         return .{ .failed = 1 };
     };
     generations.ticket_keys = ticket_keys;
+    // The control loop, made now because backend names are resolved on it before the first
+    // build (which looks them up), at most `Dns.startup_wait_ns`; none: no wait at all.
+    const control_loop = allocator.create(Loop) catch {
+        log.err("out of memory allocating the control loop", .{});
+        return .{ .failed = 1 };
+    };
+    control_loop.* = Loop.init(.{ .mode = .epoll }) catch |err| {
+        log.err("cannot set up the control loop: {s}", .{@errorName(err)});
+        return .{ .failed = 1 };
+    };
+    const dns: ?*Dns = if (config.usesDns()) startDns(control_loop, config) orelse return .{ .failed = 1 } else null;
+    generations.dns = dns;
     // The first generation compiles the handlers (and makes each worker's engines) before it
     // binds anything: a mistake refuses to start with its FILE:LINE:COL.
     var problem: generations_ns.Problem = .{};
@@ -138,7 +152,8 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         log.err("out of memory setting up the control loop", .{});
         return .{ .failed = 1 };
     };
-    runtime.supervisor.init(allocator, runtime, &first.generation) catch |err| {
+    if (dns) |d| d.attach(Supervisor, &runtime.supervisor, Supervisor.applyNames);
+    runtime.supervisor.init(allocator, runtime, control_loop, dns, &first.generation) catch |err| {
         log.err("cannot set up the control loop: {s}", .{@errorName(err)});
         return .{ .failed = 1 };
     };
@@ -162,6 +177,24 @@ pub fn start(static: *StaticAllocator, config: *Config, options: Options) Starte
         };
     }
     return .{ .running = runtime };
+}
+
+/// The resolver for backend names, and their first answers: start-up waits for them at most
+/// `Dns.startup_wait_ns`, then goes on without those still missing (logged; their pools get
+/// them when they come).
+fn startDns(loop: *Loop, config: *const Config) ?*Dns {
+    const d = Dns.create(loop, config) catch |err| {
+        log.err("cannot start resolving backend names: {s}", .{Dns.initErrorText(err)});
+        return null;
+    };
+    d.waitSettled(Dns.startup_wait_ns);
+    for (d.names()) |*entry| {
+        if (entry.state != .pending) continue;
+        log.warn("dns {s}:{d}: no answer within {d} ms of start-up; its pools start without it", .{
+            entry.name.slice(), entry.port, Dns.startup_wait_ns / std.time.ns_per_ms,
+        });
+    }
+    return d;
 }
 
 /// Starts every worker's thread (`Worker.spawn`). Null when one could not start (logged; those

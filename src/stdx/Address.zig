@@ -199,7 +199,7 @@ fn longestZeroRun(groups: *const [8]u16) struct { start: usize, len: usize } {
     return .{ .start = best_start, .len = best_len };
 }
 
-fn parsePort(text: []const u8) Address.ParseError!u16 {
+pub fn parsePort(text: []const u8) Address.ParseError!u16 {
     if (text.len == 0) return error.InvalidPort;
     for (text) |c| if (c < '0' or c > '9') return error.InvalidPort;
     return std.fmt.parseInt(u16, text, 10) catch error.PortOutOfRange; // Digits: only too large.

@@ -99,8 +99,10 @@ pub fn samePolicy(a: *const Config.Pool, b: *const Config.Pool) bool {
     var b_policy = b.*;
     a_policy.backends_list = &.{};
     a_policy.backends_count = 0;
+    a_policy.member_slots = 0;
     b_policy.backends_list = &.{};
     b_policy.backends_count = 0;
+    b_policy.member_slots = 0;
     return Config.deepEql(Config.Pool, &a_policy, &b_policy);
 }
 
@@ -194,7 +196,7 @@ pub fn reapCheckers(pool: *Pool) bool {
             kept += 1;
             continue;
         }
-        checker.deinit(pool.arena.allocator());
+        checker.destroy();
     }
     pool.retired_checkers_count = kept;
     return kept > 0;

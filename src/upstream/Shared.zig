@@ -51,8 +51,11 @@ pub const IdIndex = Members.IdIndex;
 pub fn init(shared: *Shared, allocator: std.mem.Allocator, pool: *const Config.Pool) !void {
     const backends = pool.backends();
     const members_count: u32 = @intCast(backends.len);
-    assert(members_count > 0 and members_count <= Config.backends_count_max);
-    const slots_count = Members.slotsFor(members_count);
+    assert(members_count <= Config.backends_count_max);
+    // A pool of names may have no member yet (runtime/Dns.zig sets `member_slots`).
+    assert(members_count > 0 or pool.member_slots > 0);
+    const slots_count = if (pool.member_slots > 0) pool.member_slots else Members.slotsFor(members_count);
+    assert(members_count <= slots_count);
     shared.* = .{
         .health = try .init(allocator, pool, slots_count),
         .addresses = try allocator.alloc(Address, slots_count),
