@@ -118,7 +118,7 @@ def test_names_and_addresses_mix_in_one_pool(sluice, make_backend, dns):
 def test_a_reload_brings_a_name_in_and_keeps_serving(sluice, make_backend, dns, tmp_path):
     """A pool of addresses is reloaded into a pool of a name (the first name: the resolver starts
     then): requests keep succeeding, the old member serves until the name's first answer, and
-    then the name's member takes over."""
+    then the name's member takes over; reloaded back, the name is asked no more."""
     a = make_backend(echo(), name="a")
     b = backend_on(make_backend, "127.0.0.2", free_port(), "b")
     dns.set("b.test", a=["127.0.0.2"], ttl=1)
@@ -139,6 +139,12 @@ def test_a_reload_brings_a_name_in_and_keeps_serving(sluice, make_backend, dns, 
         assert request(sluice.port, "GET", f"/r/{i}").status == 200
     assert sluice.wait_for_line(re.compile(r"pool app: 1 members joined, 1 left \(draining\), from DNS"), 5.0, start=mark)
     assert wait_until(lambda: names_seen(sluice.port, 4) == {"b"}, 5.0)
+    # Back to the address: the name is asked no more, and the pool serves from `a` again.
+    reload(sluice, path, cfg([a.address]), 3)
+    assert names_seen(sluice.port, 3) == {"a"}
+    asked = dns.count("b.test")
+    time.sleep(2.5)  # More than two TTLs of the name.
+    assert dns.count("b.test") == asked, "a name no pool gives is still asked"
 
 
 @pytest.mark.parametrize("args,message", [
