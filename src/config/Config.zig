@@ -519,10 +519,19 @@ pub const backend_host_rule = "expected HOST:PORT where HOST is an IP address, l
 pub const BackendAddressError = Address.ParseError || error{ NameInvalid, OutOfMemory };
 
 /// `HOST:PORT` as a backend: an IP address or localhost (`Address.parse`), or a DNS name to
-/// resolve (dns/), copied into `arena`. A name is letters, digits, `-` and `_` in dot-separated
+/// resolve (dns/), copied into `arena`; or an SRV name without a port (`srvName`). A name is letters, digits, `-` and `_` in dot-separated
 /// labels of 1 to 63 bytes, 253 bytes at most, with an optional final dot; a host whose last
 /// label is all digits is a mistyped IP address, not a name.
 pub fn parseBackendAddress(arena: std.mem.Allocator, text: []const u8) BackendAddressError!Backend {
+    if (srvName(text)) |name| {
+        if (!isDnsName(name)) return error.NameInvalid;
+        return .{
+            .address = .{ .any = std.mem.zeroes(std.os.linux.sockaddr) },
+            .host_name = try arena.dupe(u8, name),
+            .by_name = true,
+            .port = 0,
+        };
+    }
     const by_ip = Address.parse(text) catch |err| switch (err) {
         error.InvalidHost => {
             const colon = std.mem.lastIndexOfScalar(u8, text, ':').?; // Else MissingPort.
@@ -539,6 +548,14 @@ pub fn parseBackendAddress(arena: std.mem.Allocator, text: []const u8) BackendAd
         else => |e| return e,
     };
     return .{ .address = by_ip, .host_name = backendHostName(text) };
+}
+
+/// The name of an SRV backend, whose targets give the ports (and weights): `srv+NAME`, or a
+/// name in RFC 2782's `_service._proto.domain` form written without a port.
+fn srvName(text: []const u8) ?[]const u8 {
+    if (std.mem.startsWith(u8, text, "srv+")) return text["srv+".len..];
+    if (std.mem.startsWith(u8, text, "_") and std.mem.indexOfScalar(u8, text, ':') == null) return text;
+    return null;
 }
 
 pub fn isDnsName(host: []const u8) bool {
@@ -565,7 +582,8 @@ pub const Backend = struct {
     /// address. TLS sends it as SNI.
     host_name: []const u8 = "",
     /// A DNS name (`host_name`) with `port`, resolved on the control thread (runtime/Dns.zig):
-    /// each address it resolves to is a member with this entry's weight and caps.
+    /// each address it resolves to is a member with this entry's weight and caps. Port 0: an
+    /// SRV name, whose targets give each member's port and weight.
     by_name: bool = false,
     port: u16 = 0,
     /// Share of requests for `weighted`, `least_conn`, `random`; 0 drains the backend: it is
@@ -1127,6 +1145,14 @@ test "config: a backend's host is an address, localhost or a DNS name" {
         try std.testing.expectError(error.NameInvalid, parseBackendAddress(arena, text));
     }
     try std.testing.expectError(error.MissingPort, parseBackendAddress(arena, "app.internal"));
+    for ([_][]const u8{ "srv+app.internal", "_http._tcp.app.internal", "srv+_grpc._tcp.x." }) |text| {
+        const srv = try parseBackendAddress(arena, text);
+        try std.testing.expect(srv.by_name);
+        try std.testing.expectEqual(@as(u16, 0), srv.port);
+        try std.testing.expect(!std.mem.startsWith(u8, srv.host_name, "srv+"));
+    }
+    try std.testing.expectError(error.NameInvalid, parseBackendAddress(arena, "srv+"));
+    try std.testing.expectError(error.NameInvalid, parseBackendAddress(arena, "srv+a b"));
     try std.testing.expectError(error.PortOutOfRange, parseBackendAddress(arena, "app.internal:70000"));
     try std.testing.expectError(error.InvalidPort, parseBackendAddress(arena, "app.internal:"));
 }

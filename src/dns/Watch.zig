@@ -79,12 +79,15 @@ pub const Report = struct {
 pub const Entry = struct {
     watch: *Watch = undefined,
     name: message.Name = .{},
+    /// 0: `name` is an SRV name, each of its targets giving its own port and weight.
     port: u16 = 0,
     /// Resolved again when due; false once no pool names it (it keeps its last set).
     wanted: bool = true,
     state: State = .pending,
-    /// The last good set (kept through failures), in answer order with duplicates removed.
+    /// The last good set (kept through failures), in answer order with duplicates removed,
+    /// and for an SRV name each address's weight (its target's).
     addresses: [addresses_max]Address = undefined,
+    weights: [addresses_max]u16 = undefined,
     addresses_count: u8 = 0,
     /// The TTL of the last answer, as the server gave it (seconds), and when it came
     /// (`Loop.now_ns`; 0: never).
@@ -99,15 +102,31 @@ pub const Entry = struct {
     /// The resolution in flight: which question, and the set it is building.
     phase: Phase = .idle,
     next: [addresses_max]Address = undefined,
+    next_weights: [addresses_max]u16 = undefined,
     next_count: u8 = 0,
     next_ttl_s: u32 = std.math.maxInt(u32),
     servers_failed: bool = false,
+    /// The current name's address came from /etc/hosts: its other family is not asked.
+    from_hosts: bool = false,
     reply: message.Reply = .{},
+    /// An SRV name's targets of the lowest priority in its answer, and the one being asked.
+    targets: [message.records_max]message.Srv = undefined,
+    targets_count: u8 = 0,
+    target_index: u8 = 0,
 
-    const Phase = enum { idle, a, aaaa };
+    const Phase = enum { idle, a, aaaa, srv, target_a, target_aaaa };
 
     pub fn slice(entry: *const Entry) []const Address {
         return entry.addresses[0..entry.addresses_count];
+    }
+
+    pub fn isSrv(entry: *const Entry) bool {
+        return entry.port == 0;
+    }
+
+    /// An SRV address's weight (RFC 2782's, 0 to 65535); 0 for a name's own addresses.
+    pub fn weightOf(entry: *const Entry, index: usize) u16 {
+        return if (entry.isSrv()) entry.weights[index] else 0;
     }
 
     /// Whether a set was ever found: a name that never resolved has no members.
@@ -116,6 +135,7 @@ pub const Entry = struct {
     }
 };
 
+/// A name and its port; port 0 asks SRV records for the name.
 pub const Name = struct { name: []const u8, port: u16 };
 
 /// Fills the first of `storage` from `names` and starts the tick; every name is due at once.
@@ -229,52 +249,124 @@ pub fn startDue(watch: *Watch) void {
         entry.next_count = 0;
         entry.next_ttl_s = std.math.maxInt(u32);
         entry.servers_failed = false;
-        entry.phase = .a;
+        entry.from_hosts = false;
+        entry.targets_count = 0;
+        entry.phase = if (entry.isSrv()) .srv else .a;
         // All resolver slots busy: the entry stays due and is tried at the next tick.
-        if (!ask(entry, .a)) entry.phase = .idle;
+        if (ask(entry) == .busy) entry.phase = .idle;
     }
 }
 
-/// Asks `kind` for `entry`; false when no resolver slot is free.
-fn ask(entry: *Entry, kind: message.Kind) bool {
-    const started = entry.watch.resolver.resolve(entry.name.slice(), kind, &entry.reply, Entry, entry, resolved) catch |err| switch (err) {
-        error.Busy => return false,
-        error.NameInvalid => unreachable, // Checked by `init`.
+const Asked = enum { started, busy };
+
+/// Asks the question of the entry's phase. An answer from /etc/hosts comes back at once
+/// (`step` runs before this returns); a target name that is not a name (an SRV target of
+/// ".", "no service here") is skipped as if not found.
+fn ask(entry: *Entry) Asked {
+    const resolver = entry.watch.resolver;
+    const name, const kind = question(entry);
+    const started = resolver.resolve(name, kind, &entry.reply, Entry, entry, resolved) catch |err| switch (err) {
+        error.Busy => return .busy,
+        error.NameInvalid => {
+            assert(entry.phase == .target_a or entry.phase == .target_aaaa); // `init` checked ours.
+            step(entry, .{ .failure = .not_found });
+            return .started;
+        },
     };
     if (started == .from_hosts) {
-        // /etc/hosts answers for the name: DNS is not asked its other family.
-        collect(entry);
-        finish(entry);
+        entry.from_hosts = true;
+        step(entry, .answer);
     }
-    return true;
+    return .started;
+}
+
+fn question(entry: *const Entry) struct { []const u8, message.Kind } {
+    return switch (entry.phase) {
+        .a => .{ entry.name.slice(), .a },
+        .aaaa => .{ entry.name.slice(), .aaaa },
+        .srv => .{ entry.name.slice(), .srv },
+        .target_a => .{ entry.targets[entry.target_index].target.slice(), .a },
+        .target_aaaa => .{ entry.targets[entry.target_index].target.slice(), .aaaa },
+        .idle => unreachable,
+    };
 }
 
 fn resolved(entry: *Entry, outcome: Resolver.Outcome) void {
+    step(entry, outcome);
+}
+
+/// Takes the outcome of the phase's question, then asks the next one, or finishes.
+fn step(entry: *Entry, outcome: Resolver.Outcome) void {
     switch (outcome) {
-        .answer => collect(entry),
+        .answer => switch (entry.phase) {
+            .a, .aaaa => collect(entry, entry.port, 0),
+            .target_a, .target_aaaa => {
+                const target = &entry.targets[entry.target_index];
+                collect(entry, target.port, target.weight);
+            },
+            .srv => takeTargets(entry),
+            .idle => unreachable,
+        },
         .failure => |failure| entry.servers_failed = entry.servers_failed or failure == .servers_failed,
     }
-    if (entry.phase == .a and !entry.watch.stopping) {
-        entry.phase = .aaaa;
-        if (ask(entry, .aaaa)) return;
+    if (entry.watch.stopping) return finish(entry);
+    entry.phase = nextPhase(entry) orelse return finish(entry);
+    // No slot free (the resolver's slots are sized for one question a name, so this is a
+    // resolver shared with more): what was found so far, this time.
+    if (ask(entry) == .busy) finish(entry);
+}
+
+fn nextPhase(entry: *Entry) ?Entry.Phase {
+    switch (entry.phase) {
+        .a => return if (entry.from_hosts) null else .aaaa,
+        .aaaa => return null,
+        .srv => {
+            entry.target_index = 0;
+            return if (entry.targets_count > 0) .target_a else null;
+        },
+        .target_a => if (!entry.from_hosts) return .target_aaaa,
+        .target_aaaa => {},
+        .idle => unreachable,
     }
-    // Stopping, or no slot for AAAA (the resolver's slots are sized for one question a name,
-    // so this is a resolver shared with more): A alone this time.
-    finish(entry);
+    entry.from_hosts = false;
+    entry.target_index += 1;
+    return if (entry.target_index < entry.targets_count) .target_a else null;
+}
+
+/// An SRV answer's targets of its lowest priority (RFC 2782: the others are for when those
+/// cannot be reached; not kept, documented), in answer order, without the "." of a service
+/// that is decidedly not there.
+fn takeTargets(entry: *Entry) void {
+    entry.next_ttl_s = @min(entry.next_ttl_s, entry.reply.ttl_s);
+    var lowest: u16 = std.math.maxInt(u16);
+    for (entry.reply.slice()) |record| switch (record) {
+        .srv => |srv| lowest = @min(lowest, srv.priority),
+        .a, .aaaa => {},
+    };
+    entry.targets_count = 0;
+    for (entry.reply.slice()) |record| switch (record) {
+        .srv => |srv| {
+            if (srv.priority != lowest) continue;
+            entry.targets[entry.targets_count] = srv;
+            entry.targets_count += 1;
+        },
+        .a, .aaaa => {},
+    };
 }
 
 /// Adds the reply's addresses to the set being built, without duplicates.
-fn collect(entry: *Entry) void {
+fn collect(entry: *Entry, port: u16, weight: u16) void {
     entry.next_ttl_s = @min(entry.next_ttl_s, entry.reply.ttl_s);
     for (entry.reply.slice()) |record| {
         const address: Address = switch (record) {
-            .a => |bytes| .initIp4(bytes, entry.port),
-            .aaaa => |bytes| .initIp6(bytes, entry.port),
+            .a => |bytes| .initIp4(bytes, port),
+            .aaaa => |bytes| .initIp6(bytes, port),
             .srv => continue,
         };
         if (contains(entry.next[0..entry.next_count], &address)) continue;
-        assert(entry.next_count < addresses_max); // At most `records_max` of each family.
+        if (entry.next_count == addresses_max) return; // An SRV name's many targets: the first.
         entry.next[entry.next_count] = address;
+        entry.next_weights[entry.next_count] = weight;
         entry.next_count += 1;
     }
 }
@@ -295,10 +387,11 @@ fn finish(entry: *Entry) void {
         entry.state = if (failure == .not_found) .not_found else .failing;
         entry.due_ns = now_ns + watch.options.retry_ns;
     } else {
-        const next = entry.next[0..entry.next_count];
-        set_changed = !sameSet(entry.slice(), next);
-        @memcpy(entry.addresses[0..next.len], next);
-        entry.addresses_count = entry.next_count;
+        const count = entry.next_count;
+        set_changed = !sameSet(entry.slice(), entry.weights[0..entry.addresses_count], entry.next[0..count], entry.next_weights[0..count]);
+        @memcpy(entry.addresses[0..count], entry.next[0..count]);
+        @memcpy(entry.weights[0..count], entry.next_weights[0..count]);
+        entry.addresses_count = count;
         entry.ttl_s = entry.next_ttl_s;
         entry.resolved_ns = @max(now_ns, 1);
         entry.state = .resolved;
@@ -321,14 +414,21 @@ pub fn holdNs(watch: *const Watch, ttl_s: u32) u64 {
 }
 
 fn contains(set: []const Address, address: *const Address) bool {
-    for (set) |*member| if (member.eql(address)) return true;
-    return false;
+    return indexOf(set, address) != null;
 }
 
-/// The same addresses in any order (each set has no duplicates). O(n²) with n ≤ 64, on the
-/// control thread once per resolution.
-fn sameSet(a: []const Address, b: []const Address) bool {
+fn indexOf(set: []const Address, address: *const Address) ?usize {
+    for (set, 0..) |*member, i| if (member.eql(address)) return i;
+    return null;
+}
+
+/// The same addresses with the same weights, in any order (each set has no duplicates).
+/// O(n²) with n ≤ 64, on the control thread once per resolution.
+fn sameSet(a: []const Address, a_weights: []const u16, b: []const Address, b_weights: []const u16) bool {
     if (a.len != b.len) return false;
-    for (a) |*address| if (!contains(b, address)) return false;
+    for (a, a_weights) |*address, weight| {
+        const at = indexOf(b, address) orelse return false;
+        if (b_weights[at] != weight) return false;
+    }
     return true;
 }

@@ -16,6 +16,7 @@ pub const render_bytes_per_name = 5 * 1024;
 
 pub const Name = struct {
     name: []const u8,
+    /// 0: an SRV name (labelled `srv+NAME`).
     port: u16,
     /// `pending` (never answered), `resolved`, `not_found` or `failing`.
     state: []const u8,
@@ -68,7 +69,10 @@ pub fn writePrometheus(names: []const Name, p: *Prometheus) Prometheus.Error!voi
         try p.family(family[0], family[1], family[2]);
         for (names) |*name| {
             var label: [256 + 8]u8 = undefined;
-            const value = std.fmt.bufPrint(&label, "{s}:{d}", .{ name.name, name.port }) catch unreachable; // 253 + 6.
+            const value = (if (name.port == 0)
+                std.fmt.bufPrint(&label, "srv+{s}", .{name.name})
+            else
+                std.fmt.bufPrint(&label, "{s}:{d}", .{ name.name, name.port })) catch unreachable; // 253 + 6.
             const sample: u64 = switch (i) {
                 0 => name.addresses.len,
                 1 => name.ttl_s,

@@ -20,9 +20,10 @@
 //! - A change that does not fit the pool's slots now (members that left are still draining)
 //!   is tried again every second until it does.
 //!
-//! Memory: made once, in pages untouched until used: `names_max` watch entries (12.7 KiB
-//! each: a reply of 32 records and two sets of 64 addresses), `slots_count` resolver slots
-//! (9.1 KiB each), /etc/hosts' 64 KiB and resolv.conf's 16 KiB buffers.
+//! Memory: made once, in pages untouched until used: `names_max` watch entries (21 KiB
+//! each: a reply of 32 records, two sets of 64 addresses, an SRV name's 32 targets),
+//! `slots_count` resolver slots (9.1 KiB each), /etc/hosts' 64 KiB and resolv.conf's 16 KiB
+//! buffers.
 const Dns = @This();
 
 const std = @import("std");
@@ -202,18 +203,36 @@ pub fn expand(d: *const Dns, pool: *const Config.Pool, out: []Config.Backend) []
         }
         const index = d.watch.find(.{ .name = backend.host_name, .port = backend.port }) orelse continue;
         const entry = &d.watch.entries[index];
-        for (entry.slice()) |address| {
+        const scale = srvScale(entry);
+        for (entry.slice(), 0..) |address, i| {
             if (count == out.len) break;
             if (contains(out[0..count], &address)) continue;
             out[count] = backend.*;
             out[count].address = address;
+            // An SRV target's certificate is checked against the SRV name, which is stable
+            // (the targets change with every answer; `.tls.server_name` overrides it).
             out[count].host_name = entry.name.slice();
             out[count].by_name = false;
             out[count].port = 0;
+            if (entry.isSrv()) out[count].weight = srvWeight(entry.weightOf(i), scale);
             count += 1;
         }
     }
     return out[0..count];
+}
+
+/// RFC 2782 weights (0 to 65535) as member weights (1 to 1,000): scaled down when the largest
+/// is over 1,000, and 0 (a small chance, not none) is 1.
+const weight_max: u32 = @import("../config/settings.zig").lookup(.backend, "weight").value.count.max;
+
+fn srvScale(entry: *const Watch.Entry) u32 {
+    var largest: u32 = 0;
+    for (0..entry.addresses_count) |i| largest = @max(largest, entry.weightOf(i));
+    return @max(largest, weight_max);
+}
+
+fn srvWeight(weight: u16, scale: u32) u16 {
+    return @intCast(@max(1, @as(u32, weight) * weight_max / scale));
 }
 
 /// The slots a pool with names is built with: room for every address each name may have
@@ -247,19 +266,31 @@ fn contains(list: []const Config.Backend, address: *const Address) bool {
 /// A change of a name's set or state (dns/Watch.zig): logged, and applied to the pools.
 fn reported(d: *Dns, report: Watch.Report) void {
     const entry = &d.watch.entries[report.index];
-    const name = entry.name.slice();
+    var label_buffer: [label_bytes_max]u8 = undefined;
+    const name = label(entry, &label_buffer);
     if (report.state_changed) switch (entry.state) {
         .resolved => if (report.previous == .pending)
-            log.info("dns {s}:{d}: {d} addresses (TTL {d} s)", .{ name, entry.port, entry.addresses_count, entry.ttl_s })
+            log.info("dns {s}: {d} addresses (TTL {d} s)", .{ name, entry.addresses_count, entry.ttl_s })
         else
-            log.info("dns {s}:{d}: resolves again: {d} addresses", .{ name, entry.port, entry.addresses_count }),
-        .not_found => log.warn("dns {s}:{d}: no such name or no address; {s}", .{ name, entry.port, keeping(entry) }),
-        .failing => log.warn("dns {s}:{d}: no answer from any server; {s}", .{ name, entry.port, keeping(entry) }),
+            log.info("dns {s}: resolves again: {d} addresses", .{ name, entry.addresses_count }),
+        .not_found => log.warn("dns {s}: no such name or no address; {s}", .{ name, keeping(entry) }),
+        .failing => log.warn("dns {s}: no answer from any server; {s}", .{ name, keeping(entry) }),
         .pending => unreachable,
     } else if (report.set_changed) {
-        log.info("dns {s}:{d}: now {d} addresses (TTL {d} s)", .{ name, entry.port, entry.addresses_count, entry.ttl_s });
+        log.info("dns {s}: now {d} addresses (TTL {d} s)", .{ name, entry.addresses_count, entry.ttl_s });
     }
     if (report.set_changed) if (d.context) |context| d.apply(context);
+}
+
+pub const label_bytes_max = 253 + 6;
+
+/// A name as the operator wrote it: `NAME:PORT`, or `srv+NAME`.
+pub fn label(entry: *const Watch.Entry, buffer: *[label_bytes_max]u8) []const u8 {
+    const name = entry.name.slice();
+    return (if (entry.isSrv())
+        std.fmt.bufPrint(buffer, "srv+{s}", .{name})
+    else
+        std.fmt.bufPrint(buffer, "{s}:{d}", .{ name, entry.port })) catch unreachable; // 253 + 6.
 }
 
 fn keeping(entry: *const Watch.Entry) []const u8 {

@@ -190,8 +190,9 @@ fn startDns(loop: *Loop, config: *const Config) ?*Dns {
     d.waitSettled(Dns.startup_wait_ns);
     for (d.names()) |*entry| {
         if (entry.state != .pending) continue;
-        log.warn("dns {s}:{d}: no answer within {d} ms of start-up; its pools start without it", .{
-            entry.name.slice(), entry.port, Dns.startup_wait_ns / std.time.ns_per_ms,
+        var label: [Dns.label_bytes_max]u8 = undefined;
+        log.warn("dns {s}: no answer within {d} ms of start-up; its pools start without it", .{
+            Dns.label(entry, &label), Dns.startup_wait_ns / std.time.ns_per_ms,
         });
     }
     return d;

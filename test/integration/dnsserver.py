@@ -3,6 +3,7 @@ port (bound to port 0), answering A and AAAA from a table the test changes while
 
     server = DnsServer()                 # started
     server.set("app.test", a=["127.0.0.1"], ttl=1)
+    server.set("_http._tcp.app.test", srv=[(10, 1, 8080, "app.test")])  # priority, weight, port, target
     server.mode = "servfail"             # or "nxdomain", "drop" (no reply), "answer"
     ... server.queries (a list of (name, type)) ... server.stop()
 
@@ -16,6 +17,7 @@ import threading
 
 TYPE_A = 1
 TYPE_AAAA = 28
+TYPE_SRV = 33
 CLASS_IN = 1
 
 
@@ -43,6 +45,14 @@ def _parse_query(data: bytes):
     return ident, flags, ".".join(labels).lower(), qtype, qclass, data[12:at + 4]
 
 
+def _encode_name(name: str) -> bytes:
+    out = b""
+    for label in name.rstrip(".").split("."):
+        if label:
+            out += bytes([len(label)]) + label.encode("ascii")
+    return out + b"\0"
+
+
 class DnsServer:
     def __init__(self, host: str = "127.0.0.1"):
         self.records: dict[str, dict] = {}
@@ -50,12 +60,8 @@ class DnsServer:
         self.queries: list[tuple[str, int]] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.udp.bind((host, 0))
+        self.udp, self.tcp = self._bind_pair(host)
         self.port = self.udp.getsockname()[1]
-        self.tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.tcp.bind((host, self.port))
         self.tcp.listen(16)
         self.udp.settimeout(0.1)
         self.tcp.settimeout(0.1)
@@ -65,9 +71,27 @@ class DnsServer:
         for t in self._threads:
             t.start()
 
-    def set(self, name: str, a=(), aaaa=(), ttl: int = 1):
+    @staticmethod
+    def _bind_pair(host):
+        """A UDP and a TCP socket on one port (the kernel picks the UDP one; another socket may
+        hold it for TCP, then another is picked)."""
+        for _ in range(50):
+            udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            udp.bind((host, 0))
+            tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                tcp.bind((host, udp.getsockname()[1]))
+                return udp, tcp
+            except OSError:
+                udp.close()
+                tcp.close()
+        raise OSError("no port free for both UDP and TCP")
+
+    def set(self, name: str, a=(), aaaa=(), srv=(), ttl: int = 1):
         with self._lock:
-            self.records[name.lower().rstrip(".")] = {"a": list(a), "aaaa": list(aaaa), "ttl": ttl}
+            self.records[name.lower().rstrip(".")] = {"a": list(a), "aaaa": list(aaaa),
+                                                     "srv": list(srv), "ttl": ttl}
 
     def remove(self, name: str):
         with self._lock:
@@ -95,6 +119,11 @@ class DnsServer:
             rcode = 2
         elif record is None or mode == "nxdomain":
             rcode = 3
+        elif qclass == CLASS_IN and qtype == TYPE_SRV:
+            for priority, weight, port, target in record["srv"]:
+                rdata = struct.pack("!HHH", priority, weight, port) + _encode_name(target)
+                answers.append(struct.pack("!HHHIH", 0xC00C, qtype, CLASS_IN, record["ttl"],
+                                           len(rdata)) + rdata)
         elif qclass == CLASS_IN and qtype in (TYPE_A, TYPE_AAAA):
             family = socket.AF_INET if qtype == TYPE_A else socket.AF_INET6
             for text in record["a" if qtype == TYPE_A else "aaaa"]:

@@ -31,6 +31,18 @@ def backend_on(make_backend, host, port, name):
     return make_backend(echo(), host=host, port=port, name=name)
 
 
+def pair_on_one_port(make_backend):
+    """Backends `a` on 127.0.0.1 and `b` on 127.0.0.2 with the same port (a name's addresses
+    share its port), trying again when another socket holds that port on 127.0.0.2."""
+    for _ in range(20):
+        a = make_backend(echo(), name="a")
+        try:
+            return a, backend_on(make_backend, "127.0.0.2", a.port, "b")
+        except OSError:
+            a.stop(timeout=1.0)
+    raise AssertionError("no port free on both loopback addresses")
+
+
 def names_seen(port, count, path="/"):
     return {Echoed(request(port, "GET", f"{path}{i}")).backend for i in range(count)}
 
@@ -39,8 +51,7 @@ def test_a_name_resolves_at_start_up_and_members_follow_its_answers(sluice, make
     """app.test:P resolves to 127.0.0.1 before the first accept (the first request gets a 200);
     when the answer adds 127.0.0.2, requests reach it within the TTL; when it then drops
     127.0.0.1, requests go to 127.0.0.2 alone; the log says what changed."""
-    a = make_backend(echo(), name="a")
-    b = backend_on(make_backend, "127.0.0.2", a.port, "b")
+    a, b = pair_on_one_port(make_backend)
     dns.set("app.test", a=["127.0.0.1"], ttl=1)
     sluice.start([f"app.test:{a.port}"], args=("--resolver", dns.address, *TTL_ARGS))
     assert sluice.wait_for_line(re.compile(r"dns app\.test:\d+: 1 addresses \(TTL 1 s\)"), 2.0)
@@ -120,7 +131,7 @@ def test_a_reload_brings_a_name_in_and_keeps_serving(sluice, make_backend, dns, 
     then): requests keep succeeding, the old member serves until the name's first answer, and
     then the name's member takes over; reloaded back, the name is asked no more."""
     a = make_backend(echo(), name="a")
-    b = backend_on(make_backend, "127.0.0.2", free_port(), "b")
+    b = backend_on(make_backend, "127.0.0.2", 0, "b")
     dns.set("b.test", a=["127.0.0.2"], ttl=1)
     port = free_port()
 
@@ -201,3 +212,34 @@ def test_status_and_metrics_show_each_name(sluice, make_backend, dns):
     assert len(entry["addresses"]) == 2, "a failure must keep the last good set"
     assert value(scrape(admin_port), "sluice_dns_failures_total", name=label) >= 1
     assert request(sluice.port, "GET", "/").status == 200
+
+
+def test_an_srv_name_gives_ports_and_weights(sluice, make_backend, dns):
+    """`srv+NAME`: the lowest priority's targets are the members, each on its SRV port with its
+    SRV weight (3 to 1 here, under `weighted`); a higher priority's target gets nothing; a new
+    target in the answer joins within the TTL."""
+    a = make_backend(echo(), name="a")
+    b = make_backend(echo(), name="b")
+    c = make_backend(echo(), name="c")
+    dns.set("a.test", a=["127.0.0.1"], ttl=30)
+    dns.set("b.test", a=["127.0.0.1"], ttl=30)
+    dns.set("c.test", a=["127.0.0.1"], ttl=30)
+    dns.set("_http._tcp.app.test", srv=[(10, 1, a.port, "a.test"), (10, 3, b.port, "b.test"),
+                                        (20, 1, c.port, "c.test")], ttl=1)
+    sluice.start(["srv+_http._tcp.app.test"], args=("--resolver", dns.address, "--strategy", "weighted", *TTL_ARGS))
+    assert sluice.wait_for_line(re.compile(r"dns srv\+_http\._tcp\.app\.test: 2 addresses \(TTL 1 s\)"), 2.0)
+    seen = [Echoed(request(sluice.port, "GET", f"/{i}")).backend for i in range(40)]
+    assert seen.count("a") == 10 and seen.count("b") == 30, seen
+    dns.set("_http._tcp.app.test", srv=[(10, 1, a.port, "a.test"), (10, 3, b.port, "b.test"),
+                                        (10, 1, c.port, "c.test")], ttl=1)
+    assert wait_until(lambda: "c" in names_seen(sluice.port, 10), 5.0)
+
+
+def test_an_srv_name_written_without_a_port(sluice, make_backend, dns):
+    """`_http._tcp.NAME` with no port is an SRV name too; a target that has no address is left
+    out, the others serve."""
+    a = make_backend(echo(), name="a")
+    dns.set("a.test", a=["127.0.0.1"], ttl=30)
+    dns.set("_http._tcp.app.test", srv=[(0, 0, a.port, "a.test"), (0, 0, 9, "gone.test")], ttl=30)
+    sluice.start(["_http._tcp.app.test"], args=("--resolver", dns.address))
+    assert names_seen(sluice.port, 5) == {"a"}
