@@ -277,7 +277,12 @@ pub fn applyNames(supervisor: *Supervisor) void {
             log.warn("pool {s}: out of memory for its health checker; no active checks", .{pool.name});
         };
     }
-    if (changed) for (runtime.workers) |*worker| worker.loop.wake();
+    if (changed) {
+        for (runtime.workers) |*worker| worker.loop.wake();
+        // The tables the workers move past, and the slots of members that left, are freed
+        // by the reaper, as after a reload.
+        supervisor.armReap();
+    }
     if (retry) d.retryLater();
 }
 

@@ -243,3 +243,64 @@ def test_an_srv_name_written_without_a_port(sluice, make_backend, dns):
     dns.set("_http._tcp.app.test", srv=[(0, 0, a.port, "a.test"), (0, 0, 9, "gone.test")], ttl=30)
     sluice.start(["_http._tcp.app.test"], args=("--resolver", dns.address))
     assert names_seen(sluice.port, 5) == {"a"}
+
+
+def same_port_backends(make_backend, count):
+    """`count` echo backends m0..m{count-1} on 127.0.0.1, 127.0.0.2, ... all on one port."""
+    for _ in range(20):
+        first = make_backend(echo(), name="m0")
+        made = [first]
+        try:
+            for i in range(1, count):
+                made.append(backend_on(make_backend, f"127.0.0.{i + 1}", first.port, f"m{i}"))
+            return made
+        except OSError:
+            for b in made:
+                b.stop(timeout=1.0)
+    raise AssertionError("no port free on every loopback address")
+
+
+@pytest.mark.time_limit(90)
+def test_members_follow_dns_changes_under_traffic_and_no_request_fails(sluice, make_backend, dns):
+    """4 clients send requests back to back while the name's answer adds, removes and replaces
+    addresses 8 times (TTL 1 s, held at 1 s): no request fails, each added address gets its
+    first request within one TTL plus 1 s of the change, no request reaches a removed
+    address once the change is applied, and no heap allocation is made after start-up."""
+    from test_membership_changes import Load
+    backends = same_port_backends(make_backend, 5)
+    ip = [f"127.0.0.{i + 1}" for i in range(5)]
+    sets = [[0, 1], [1, 2], [2, 3, 4], [4], [4, 0], [0, 1, 2, 3], [3], [3, 1], [1, 4]]
+    dns.set("app.test", a=[ip[i] for i in sets[0]], ttl=1)
+    sluice.start([f"app.test:{backends[0].port}"], args=("--resolver", dns.address, *TTL_ARGS))
+    load = Load(sluice.port)
+    follow_ms = []
+    try:
+        assert wait_until(lambda: load.count() >= 20, 10.0), "no traffic got through"
+        for step, members in enumerate(sets[1:], start=1):
+            previous = set(sets[step - 1])
+            mark = sluice.mark()
+            changed = time.monotonic()
+            dns.set("app.test", a=[ip[i] for i in members], ttl=1)
+            assert sluice.wait_for_line(re.compile(r"pool default: \d+ members joined, \d+ left \(draining\), from DNS"), 5.0, start=mark)
+            applied = time.monotonic()
+            added = {f"m{i}" for i in set(members) - previous}
+            if added:
+                assert wait_until(lambda: added & set(load.since(changed)), 5.0), f"step {step}: no request reached {added}"
+                with load.lock:
+                    first = min(t for t, name in load.answers if t >= changed and name in added)
+                follow_ms.append((first - changed) * 1000)
+            time.sleep(0.1)
+            later = time.monotonic()
+            assert applied < later
+            assert wait_until(lambda: len(load.since(later)) >= 8, 5.0), "traffic stalled"
+            stray = set(load.since(later)) - {f"m{i}" for i in members}
+            assert not stray, f"step {step}: {stray} served after they left"
+    finally:
+        load.stop()
+    print(f"{load.done} requests, {len(load.failures)} failed; first request to an added "
+          f"address {max(follow_ms):.0f} ms after the DNS change at most "
+          f"(median {sorted(follow_ms)[len(follow_ms) // 2]:.0f} ms; TTL 1 s)")
+    assert load.failures == [], f"{len(load.failures)} failures: {load.failures[:5]}"
+    assert max(follow_ms) < 2000, follow_ms
+    assert sluice.stop(timeout=10.0) == 0
+    assert sluice.exit_allocations() == 0
