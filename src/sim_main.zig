@@ -123,6 +123,9 @@ fn printSummary(total: *const Simulator.Summary, seeds: u64, elapsed_ms: u64) vo
     std.debug.print("sim: events: {d} reloads ({d} refused, {d} changing only members), {d} health flips, {d} backend flips\n", .{
         total.reloads, total.reloads_refused, total.member_reloads, total.health_flips, total.backend_flips,
     });
+    std.debug.print("sim: resolution changes (members in place, no reload): {d} ({d} to no member, {d} put off until they fit)\n", .{
+        total.resolution_changes, total.resolution_changes_to_none, total.resolution_changes_deferred,
+    });
     std.debug.print("sim: races: clean seeds lost {d} requests to a reset on close (bytes sluice had " ++
         "not read; RFC 9112 9.6), {d} unsolicited backend bytes relayed as an answer\n", .{
         total.clean_lost_to_reset, total.unsolicited_relayed,

@@ -39,6 +39,9 @@ pools_count: u8,
 routed: bool,
 /// Change pools (backends, strategy, retries, timeouts) by reloads during the run.
 reloads_percent: u8,
+/// Change a pool's members in place with no reload, as a backend name's new answer does
+/// (runtime/Dns.zig), now and then to none (a name not resolved yet); per 10,000 steps.
+resolution_changes_per_10k: u16,
 /// When the drain starts, in steps from the start: at the end, or half-way or later.
 drain_step: u64,
 
@@ -173,6 +176,7 @@ pub fn generate(seed: u64, steps: u64) Options {
         .health_flip_per_10k = if (clean or random.boolean()) 0 else random.intRangeAtMost(u16, 1, 50),
         .sim = undefined,
         .splice_min_bytes = undefined,
+        .resolution_changes_per_10k = undefined,
     };
     // Delay is not a fault as such, but a delay past the response timeout is: clean seeds
     // answer promptly.
@@ -192,5 +196,6 @@ pub fn generate(seed: u64, steps: u64) Options {
     };
     // Drawn last, so that the draws above (and the seeds the docs quote) stay as they were.
     options.splice_min_bytes = if (random.uintLessThan(u8, 4) == 0) 0 else random.intRangeAtMost(u64, 1, 16 * 1024);
+    options.resolution_changes_per_10k = if (random.boolean()) 0 else random.intRangeAtMost(u16, 1, 100);
     return options;
 }

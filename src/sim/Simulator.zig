@@ -75,6 +75,11 @@ pub const Summary = struct {
     reloads_refused: u64 = 0,
     /// Reloads that changed only member lists (membership changes in place).
     member_reloads: u64 = 0,
+    /// Members changed in place without a reload, as by DNS; those that left none; those
+    /// put off because they did not fit yet (members that left still draining).
+    resolution_changes: u64 = 0,
+    resolution_changes_to_none: u64 = 0,
+    resolution_changes_deferred: u64 = 0,
     health_flips: u64 = 0,
     backend_flips: u64 = 0,
     clean: u64 = 0,
@@ -279,6 +284,7 @@ fn events(world: *Simulator) void {
         world.next_arrival_ns = now + world.random.uintAtMost(u64, options.client_arrival_ns_max);
     }
     if (!world.draining and world.chancePer10k(options.reloads_percent)) world.reload();
+    if (world.chancePer10k(options.resolution_changes_per_10k)) world.resolutionChange();
     if (world.chancePer10k(options.health_flip_per_10k)) world.flipHealth();
     if (world.chancePer10k(options.backend_flip_per_10k)) {
         const backend = &world.backends.backends[world.random.uintLessThan(u8, world.backends.count)];
@@ -567,6 +573,36 @@ fn reload(world: *Simulator) void {
     world.summary.reloads += 1;
     if (members_only) world.summary.member_reloads += 1;
     world.trace("reload: generation {d}", .{built.generation.number});
+}
+
+/// A backend name's answer changed (runtime/Dns.zig, `Supervisor.applyNames`): a pool of the
+/// current generation takes new members in place, with no new generation, now and then none
+/// at all (a name that has not resolved: its requests get 503 `no_members`). The workers
+/// adopt the table at their next wake-up, as the control thread's wake makes them.
+fn resolutionChange(world: *Simulator) void {
+    const generation = &world.generations.current().generation;
+    const k = world.random.uintLessThan(usize, generation.pools.len);
+    const instance = generation.pools[k];
+    var pool = instance.config;
+    // No member means 503s from sluice, which a clean seed never answers.
+    if (!world.options.clean and world.random.uintLessThan(u8, 8) == 0) {
+        pool.backends_list = &.{};
+        pool.backends_count = 0;
+    } else world.randomMembers(&pool, @intCast(k));
+    const members = pool.backends();
+    if (instance.sameMembers(members)) return;
+    if (!instance.membersFit(members)) {
+        world.summary.resolution_changes_deferred += 1;
+        return;
+    }
+    _ = instance.changeMembers(members) catch |err| switch (err) {
+        error.OutOfMemory => std.debug.panic("sim: out of memory", .{}),
+        error.Full, error.Busy => unreachable, // `membersFit` said it fits.
+    };
+    world.proxy.adoptMembers();
+    world.summary.resolution_changes += 1;
+    if (members.len == 0) world.summary.resolution_changes_to_none += 1;
+    world.trace("dns: pool {s} now has {d} members", .{ instance.config.name, members.len });
 }
 
 /// Active health checks say a backend went down, or came back.
