@@ -73,6 +73,8 @@ pub const InitError = error{ OutOfMemory, ResolvConfInvalid, HostsInvalid, TooMa
 /// resolv.conf (its nameservers replaced by `--resolver`s when given) and /etc/hosts, and
 /// starts watching the names `config` gives. A mistake in either file is logged with its line.
 pub fn create(loop: *Loop, config: *const Config) InitError!*Dns {
+    // Counted first: once the watch is on the loop, nothing here may fail and free it.
+    if (namesCount(config) > names_max) return error.TooManyNames;
     const page = std.heap.page_allocator;
     const d = &(try StaticAllocator.allocUntouched(page, Dns, null, 1))[0];
     errdefer page.free(@as([*]Dns, @ptrCast(d))[0..1]);
@@ -110,9 +112,33 @@ pub fn create(loop: *Loop, config: *const Config) InitError!*Dns {
     d.resolver.init(loop, conf, hosts, slots, .{});
     d.watch.init(loop, &d.resolver, &.{}, entries, watchOptions(config), Dns, d, reported) catch unreachable; // No names yet.
     loop.timerQueueRegister(&d.retry_queue);
-    try d.want(config);
+    d.want(config) catch unreachable; // Counted above.
     d.watch.startDue();
     return d;
+}
+
+/// Distinct names (with their port) in `config`'s pools, counted up to one past `names_max`.
+/// Quadratic over the entries, on the control thread at start-up or a reload.
+fn namesCount(config: *const Config) usize {
+    var count: usize = 0;
+    for (config.pools(), 0..) |*pool, p| for (pool.backends(), 0..) |*backend, b| {
+        if (!backend.by_name) continue;
+        if (seenBefore(config, p, b)) continue;
+        count += 1;
+        if (count > names_max) return count; // Enough to refuse.
+    };
+    return count;
+}
+
+fn seenBefore(config: *const Config, pool_index: usize, backend_index: usize) bool {
+    const named = &config.pools()[pool_index].backends()[backend_index];
+    for (config.pools()[0 .. pool_index + 1], 0..) |*pool, p| {
+        const end = if (p == pool_index) backend_index else pool.backends().len;
+        for (pool.backends()[0..end]) |*other| {
+            if (other.by_name and other.port == named.port and std.ascii.eqlIgnoreCase(other.host_name, named.host_name)) return true;
+        }
+    }
+    return false;
 }
 
 /// From now on a change of a name's set calls `apply(context)`.
