@@ -69,6 +69,9 @@ response_headers_count_max: u16 = settings.default(.global, "response_headers_co
 /// Request field names with `_`: dropped by default (nginx's `underscores_in_headers off`),
 /// because CGI and WSGI servers map `X_Real_IP` and `X-Real-IP` to the same variable.
 header_underscores: HeaderUnderscores = settings.default(.global, "header_underscores"),
+/// SETTINGS_MAX_CONCURRENT_STREAMS on client connections: with the 65,535-byte stream window,
+/// what one connection may buffer (h2/ServerSession.zig).
+http2_streams_max: u32 = settings.default(.global, "http2_streams_max"),
 /// A request body over this many bytes is refused with 413 (0: no limit; bodies stream).
 /// A route may set its own (`Route.request_body_bytes_max`).
 request_body_bytes_max: u64 = settings.default(.global, "request_body_bytes_max"),

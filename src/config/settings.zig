@@ -368,6 +368,16 @@ pub const table = [_]Setting{
         .help = "request fields named with `_` (default {default})",
     },
     .{
+        .flag = "http2-max-streams",
+        .key = "limits.http2_max_streams",
+        .scope = .global,
+        .fields = &.{"http2_streams_max"},
+        .value = .{ .count = .{ .min = 1, .max = 1000 } },
+        .default = "100",
+        .reload = .restart,
+        .help = "streams an HTTP/2 client may have open at once\non one connection (default {default})",
+    },
+    .{
         .flag = "client-header-timeout",
         .key = "timeouts.client_header",
         .scope = .global,

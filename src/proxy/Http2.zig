@@ -22,6 +22,7 @@ const sys = @import("../stdx/sys.zig");
 const Counter = @import("../stdx/Counter.zig");
 const h2 = @import("../h2/h2.zig");
 const http = @import("../http/http.zig");
+const Config = @import("../config/Config.zig");
 const Connection = @import("Connection.zig");
 const Stream = @import("Http2Stream.zig");
 const Proxy = @import("Proxy.zig");
@@ -95,12 +96,13 @@ pub const Worker = struct {
 pub const window_bytes: u32 = 65_535;
 
 /// The limits every session of a worker uses: nghttp2's defaults and ours (ServerSession.zig),
-/// with the head limits of HTTP/1.1.
-pub fn limits(header_bytes_max: u32, headers_count_max: u32) ServerSession.Limits {
+/// with the head limits of HTTP/1.1 and the configured concurrent streams.
+pub fn limits(config: *const Config) ServerSession.Limits {
     return .{
-        .header_list_bytes_max = header_bytes_max,
-        .header_fields_max = headers_count_max,
+        .header_list_bytes_max = config.header_bytes_max,
+        .header_fields_max = config.headers_count_max,
         .stream_window_bytes = window_bytes,
+        .concurrent_streams_max = config.http2_streams_max,
     };
 }
 

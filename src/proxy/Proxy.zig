@@ -423,7 +423,7 @@ fn makeHttp2(allocator: std.mem.Allocator, config: *const Config, sessions_count
     errdefer allocator.destroy(worker);
     worker.* = .{ .setup = undefined, .client_setup = undefined, .pool = undefined };
     assert(Http2Stream.segments_max * buffer_bytes >= Http2.window_bytes);
-    try worker.setup.init(Http2.limits(config.header_bytes_max, config.headers_count_max));
+    try worker.setup.init(Http2.limits(config));
     errdefer worker.setup.deinit();
     try worker.client_setup.init(Http2Backend.limits(config.response_header_bytes_max, config.response_headers_count_max, buffer_bytes));
     errdefer worker.client_setup.deinit();

@@ -139,7 +139,7 @@ def test_restart_only_settings_are_the_tables(sluice_bin):
     """The Reload section names exactly the settings the table marks `restart`."""
     from settings_table import read
     section = DOC.split("- Settings that need a restart:", 1)[1].split("A reload that changes one", 1)[0]
-    named = set(re.findall(r"`([a-zA-Z_.]+|--[a-z0-9-]+)`", section)) - {"restart"}
+    named = set(re.findall(r"`([a-zA-Z0-9_.]+|--[a-z0-9-]+)`", section)) - {"restart"}
     # A setting that is only a flag is named by its flag.
     restart = {s.key if s.key != "-" else s.flag_name for s in read(sluice_bin) if s.reload == "restart"}
     assert named == restart, (named - restart, restart - named)

@@ -15,6 +15,8 @@ import subprocess
 import threading
 import time
 
+import h2.errors
+import h2.settings
 import pytest
 
 from backends import chunked, echo, fixed, slow_head
@@ -78,6 +80,29 @@ def test_many_streams_share_one_connection(sluice, backend):
     for i in range(5):
         assert echoed(c.get(f"/after/{i}"))["target"] == f"/after/{i}"
     assert backend.connections == opened
+    c.close()
+
+
+def test_http2_max_streams_is_announced_and_held(sluice, make_backend):
+    """--http2-max-streams 3: SETTINGS says 3, and three streams wait on a slow backend side by
+    side; a client that opens a fourth once it has our SETTINGS breaks the protocol, and its
+    connection ends with GOAWAY PROTOCOL_ERROR (nghttp2's answer; RFC 9113 5.1.2)."""
+    slow = make_backend(slow_head(0.3))
+    sluice.start([slow], args=(*H2C, "--http2-max-streams", "3"))
+    c = H2Client.plain(sluice.port)
+    c.get("/warm")  # Our SETTINGS are in and acknowledged by now.
+    assert c.conn.remote_settings.max_concurrent_streams == 3
+    sids = [c.request("GET", f"/s/{i}") for i in range(3)]
+    responses = c.wait(*sids)
+    assert all(responses[s].status == 200 for s in sids), responses
+    # A client that ignores the limit (hyper-h2 would hold the fourth stream back itself).
+    codes = h2.settings.SettingCodes
+    c.conn.remote_settings[codes.MAX_CONCURRENT_STREAMS] = 1000
+    c.conn.remote_settings.acknowledge()
+    for i in range(4):
+        c.request("GET", f"/over/{i}")
+    c.wait(timeout=5.0)
+    assert c.goaway is not None and c.goaway.error_code == h2.errors.ErrorCodes.PROTOCOL_ERROR, c.goaway
     c.close()
 
 
