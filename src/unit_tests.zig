@@ -79,6 +79,7 @@ pub const files = .{
     @import("runtime/shutdown.zig"),
     @import("runtime/collector.zig"),
     @import("runtime/Admin.zig"),
+    @import("runtime/Admin_test.zig"),
     @import("runtime/InitTrace.zig"),
     @import("proxy/AccessLog.zig"),
     @import("demo/Backend.zig"),
