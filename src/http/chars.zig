@@ -178,6 +178,38 @@ pub fn eqlIgnoreCase(a: []const u8, b: []const u8) bool {
     return true;
 }
 
+/// The lines of text sluice composed or already checked, split at each CRLF as
+/// `std.mem.splitSequence(u8, text, "\r\n")` would (an empty line after the last CRLF
+/// included), but found with a scan for the LF byte: splitSequence compares two bytes at every
+/// position through a call, which cost an HTTP/2 request to a backend 14% of its instructions.
+/// A bare LF splits too; such text has none (field values cannot hold one).
+pub const CrlfLines = struct {
+    rest: ?[]const u8,
+
+    pub fn init(text: []const u8) CrlfLines {
+        return .{ .rest = text };
+    }
+
+    pub fn next(lines: *CrlfLines) ?[]const u8 {
+        const rest = lines.rest orelse return null;
+        const lf = std.mem.indexOfScalar(u8, rest, '\n') orelse {
+            lines.rest = null;
+            return rest;
+        };
+        lines.rest = rest[lf + 1 ..];
+        return rest[0 .. if (lf > 0 and rest[lf - 1] == '\r') lf - 1 else lf];
+    }
+};
+
+test "chars: CrlfLines splits as splitSequence on CRLF does" {
+    for ([_][]const u8{ "", "a", "a\r\n", "a\r\nb", "GET / HTTP/1.1\r\nHost: x\r\n\r\n", "\r\n\r\n", "x: 1\r\ny: 2\r\n" }) |text| {
+        var expected = std.mem.splitSequence(u8, text, "\r\n");
+        var got: CrlfLines = .init(text);
+        while (expected.next()) |line| try std.testing.expectEqualStrings(line, got.next().?);
+        try std.testing.expectEqual(@as(?[]const u8, null), got.next());
+    }
+}
+
 /// Removes OWS (SP and HTAB) from both ends.
 pub fn trimWhitespace(text: []const u8) []const u8 {
     var start: usize = 0;

@@ -704,7 +704,7 @@ fn lastWithTrailers(stream: *Stream, n: usize) ServerSession.BodyChunk {
     const list: [*]ServerSession.Field = @ptrCast(@alignCast(head.ptr + list_start));
     const fields = list[0..@min(room, fields_max)];
     var count: usize = 0;
-    var lines = std.mem.splitSequence(u8, head[stream.head_len..lines_end], "\r\n");
+    var lines: http.chars.CrlfLines = .init(head[stream.head_len..lines_end]);
     while (lines.next()) |line| {
         if (line.len == 0) continue; // After the last CRLF.
         const colon = std.mem.indexOfScalar(u8, line, ':').?; // The decoder checked the line.

@@ -267,7 +267,7 @@ fn submitHead(attempt: *Http2Try, bytes: []const u8) bool {
     // The worker's scratch (Http2.Worker): nghttp2 copies the fields when they are submitted.
     const fields = exchange.proxy.http2.?.fields_scratch[0..ClientSession.request_fields_max];
     var count: usize = 0;
-    var lines = std.mem.splitSequence(u8, bytes, "\r\n");
+    var lines: http.chars.CrlfLines = .init(bytes);
     // The exchange wrote this head: a request line, then well-formed field lines.
     const request_line = lines.next().?;
     const method_end = std.mem.indexOfScalar(u8, request_line, ' ').?;
