@@ -197,7 +197,7 @@ pub const CrlfLines = struct {
             return rest;
         };
         lines.rest = rest[lf + 1 ..];
-        return rest[0 .. if (lf > 0 and rest[lf - 1] == '\r') lf - 1 else lf];
+        return rest[0..if (lf > 0 and rest[lf - 1] == '\r') lf - 1 else lf];
     }
 };
 
