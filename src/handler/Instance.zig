@@ -153,6 +153,7 @@ pub fn limitsOf(config: *const Config.Handler) Handler.Limits {
         .deadline_ns = config.deadline_ns,
         .depth = config.depth,
         .body_bytes_max = config.body_bytes_max,
+        .suspended_max = config.suspended_max,
     };
 }
 
@@ -163,7 +164,7 @@ fn sameSettings(a: *const Config.Handler, b: *const Config.Handler) bool {
         a.image.ptr == b.image.ptr and a.image.len == b.image.len and
         a.source.ptr == b.source.ptr and a.source.len == b.source.len and
         a.heap_bytes == b.heap_bytes and a.budget_ticks == b.budget_ticks and a.deadline_ns == b.deadline_ns and
-        a.depth == b.depth and a.body_bytes_max == b.body_bytes_max;
+        a.depth == b.depth and a.body_bytes_max == b.body_bytes_max and a.suspended_max == b.suspended_max;
 }
 
 /// The strings a reload's configuration owns (its arena goes with its generation) copied into

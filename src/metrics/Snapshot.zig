@@ -41,8 +41,8 @@ pub const handler_name_bytes_max = 64;
 /// Why a handler gave no response (handler/Handler.zig `Failure`, in its order; the collector
 /// asserts they agree): the `reason` label of `sluice_handler_failures_total`.
 pub const handler_failure_reasons = [_][]const u8{
-    "exception",    "memory",            "time", "deadline", "depth", "response_too_large", "not_a_response",
-    "unknown_pool", "request_too_large",
+    "exception",    "memory",            "time", "deadline",  "depth", "response_too_large", "not_a_response",
+    "unknown_pool", "request_too_large", "busy", "abandoned",
 };
 
 /// Response classes 1xx to 5xx.
@@ -389,7 +389,8 @@ fn writeHandlersPrometheus(snapshot: *const Snapshot, p: *Prometheus) Prometheus
     }
     const failures = "sluice_handler_failures_total";
     try p.family(failures, .counter, "Handler calls answered 500 instead: an uncaught exception, a memory, time or " ++
-        "depth limit, a response too large for its buffer, not a Response, or a Response.proxy to an unknown pool or too large to send.");
+        "depth limit, a response too large for its buffer, not a Response, or a Response.proxy to an unknown pool or too large to send; " ++
+        "busy: answered 503, as many requests as suspended_max already waited on timers; abandoned: the client went away while the handler waited.");
     for (handlers) |*handler| {
         for (handler_failure_reasons, handler.failures) |reason, count| {
             try p.sample(failures, &.{ .{ .name = "handler", .value = handler.name }, .{ .name = "reason", .value = reason } }, count);
