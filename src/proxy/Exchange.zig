@@ -1307,6 +1307,11 @@ pub fn abortWith(exchange: *Exchange, failure: ?Failure) void {
     if (exchange.pending_ops == 0) exchange.finalize();
 }
 
+/// The downstream's watch of the client (while a handler waited) has ended as asked.
+pub fn clientWatchStopped(exchange: *Exchange) void {
+    handler_target.watchStopped(exchange);
+}
+
 /// The downstream is closing (the client went away or timed out): cancel everything.
 pub fn abort(exchange: *Exchange) void {
     exchange.attempt.reusable = false;

@@ -108,10 +108,24 @@ fn wait(exchange: *Exchange, handler: *Handler, ticket: Handler.Ticket) void {
     exchange.handler_ticket = ticket;
     const loop = exchange.loop();
     loop.timerArmAt(&exchange.proxy.queues.handler_wake, &exchange.total_timer, handler.wakeAt(ticket), Exchange, exchange, wakeCallback);
+    exchange.downstream.watchClient();
 }
 
-/// A suspended handler's timer (or its deadline) is due: the call goes on.
+/// A suspended handler's timer (or its deadline) is due: the call goes on, once the client is
+/// no longer watched (the watch's completion is the one the response is written with).
 fn wakeCallback(exchange: *Exchange) void {
+    assert(exchange.state == .suspended);
+    if (exchange.downstream.stopWatching()) return; // Then `watchStopped`.
+    wake(exchange);
+}
+
+/// The downstream's watch of the client ended after the wake-up asked it to.
+pub fn watchStopped(exchange: *Exchange) void {
+    assert(exchange.state == .suspended and !exchange.total_timer.isArmed());
+    wake(exchange);
+}
+
+fn wake(exchange: *Exchange) void {
     assert(exchange.state == .suspended);
     const handler = exchange.target.handler;
     const ticket = exchange.handler_ticket.?;

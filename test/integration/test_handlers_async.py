@@ -3,7 +3,7 @@
 requests meanwhile, and the call goes on when its timer is due, within the deadline it had
 from its start, with no heap allocation per request. Every test runs on both I/O backends."""
 
-import re
+import signal
 import socket
 import threading
 import time
@@ -12,6 +12,7 @@ import pytest
 
 from client import request
 from test_admin import ADMIN_RE, scrape, value
+from test_handler_reload import reload_and_wait
 
 HANDLER = r"""
 const sleep = (ms, value) => new Promise((resolve) => setTimeout(resolve, ms, value));
@@ -54,16 +55,33 @@ SITE = """\
 """
 
 
-def start(sluice, tmp_path, deadline="2s", suspended=64, workers=1):
+def start(sluice, tmp_path, deadline="2s", suspended=64, workers=1, args=()):
     (tmp_path / "app.js").write_text(HANDLER)
     config = tmp_path / "site.zon"
     config.write_text(SITE.replace("DEADLINE", deadline).replace("SUSPENDED", str(suspended)))
-    sluice.start_config(config, workers=workers)
+    sluice.start_config(config, args=args, workers=workers)
     return int(sluice.wait_for_line(ADMIN_RE, timeout=5.0).group("port"))
 
 
 def failures(admin_port, reason):
     return value(scrape(admin_port), "sluice_handler_failures_total", handler="app", reason=reason)
+
+
+def in_threads(port, target, count, timeout=10):
+    """`count` GETs of `target` at once, each on its own connection: the threads and where
+    their responses (or exceptions) go."""
+    results = [None] * count
+
+    def client(i):
+        try:
+            results[i] = request(port, "GET", target, timeout=timeout)
+        except (OSError, ValueError) as e:
+            results[i] = e
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    return threads, results
 
 
 def timed(port, target, timeout=10):
@@ -158,20 +176,98 @@ def test_more_waiting_requests_than_suspended_max_are_503(sluice, tmp_path):
 
 
 def test_a_client_that_leaves_while_its_handler_waits(sluice, tmp_path):
-    """Clients that close their connection while their handler waits: the worker stays healthy,
-    later requests are answered, and /metrics counts each call (its state freed when the
-    handler next wakes: the client is not watched while it waits, as with a pool)."""
+    """Clients that close their connection while their handler waits a second: each call is
+    abandoned at once (counted in /metrics long before the second is over), nothing of it runs
+    later, the worker stays healthy and later requests are answered."""
     admin_port = start(sluice, tmp_path)
     for _ in range(5):
         s = socket.create_connection(("127.0.0.1", sluice.port))
-        s.sendall(b"GET /sleep?ms=200 HTTP/1.1\r\nHost: x\r\n\r\n")
-        time.sleep(0.02)
+        s.sendall(b"GET /sleep?ms=1000 HTTP/1.1\r\nHost: x\r\n\r\n")
+        time.sleep(0.05)
         s.close()
-    time.sleep(0.5)
+    deadline = time.monotonic() + 0.5
+    while failures(admin_port, "abandoned") < 5 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert failures(admin_port, "abandoned") == 5
     assert request(sluice.port, "GET", "/sleep?ms=10").status == 200
+    time.sleep(1.0)  # Past the abandoned calls' timers: nothing fires for them.
     families = scrape(admin_port)
     assert value(families, "sluice_handler_requests_total", handler="app") == 6
+    assert value(families, "sluice_handler_failures_total", handler="app", reason="abandoned") == 5
     assert request(sluice.port, "GET", "/").body == b"sync"
+
+
+def test_a_pipelined_request_sent_while_the_handler_waits_is_answered_after(sluice, tmp_path):
+    """A request the client sends on the same connection while its first one's handler waits is
+    kept, not mistaken for a close, and answered after the first, in order."""
+    start(sluice, tmp_path)
+    s = socket.create_connection(("127.0.0.1", sluice.port))
+    s.settimeout(5)
+    s.sendall(b"GET /sleep?ms=200 HTTP/1.1\r\nHost: x\r\n\r\n")
+    time.sleep(0.05)
+    s.sendall(b"GET /next HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    received = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        received += chunk
+    s.close()
+    first = received.find(b'{"slept":200')
+    second = received.find(b"sync")
+    assert received.count(b"HTTP/1.1 200 OK") == 2, received
+    assert 0 < first < second, received
+
+
+@pytest.mark.time_limit(60)
+def test_a_reload_while_requests_wait_lets_them_finish_on_their_engine(sluice, tmp_path):
+    """Requests waiting in the handler when reloads compile new versions of it: each holds its
+    generation, so the engine it waits in is neither freed nor replaced, and it answers from
+    the old version; requests after the reloads get the newest."""
+    start(sluice, tmp_path)
+    threads, results = in_threads(sluice.port, "/sleep?ms=600", 3)
+    time.sleep(0.15)
+    app = tmp_path / "app.js"
+    for generation in (2, 3, 4):
+        app.write_text(HANDLER.replace("path: request.path", f'path: "v{generation}"'))
+        reload_and_wait(sluice, generation)
+    assert request(sluice.port, "GET", "/sleep?ms=1").json() == {"slept": 1, "path": "v4"}
+    for t in threads:
+        t.join(10)
+    assert [r.json() for r in results] == [{"slept": 600, "path": "/sleep"}] * 3, results
+
+
+@pytest.mark.time_limit(60)
+def test_a_drain_lets_waiting_requests_finish(sluice, tmp_path):
+    """SIGTERM while requests wait in the handler: they are answered (their wait is shorter
+    than the drain's deadline) and sluice exits 0."""
+    start(sluice, tmp_path)
+    threads, results = in_threads(sluice.port, "/sleep?ms=300", 4)
+    time.sleep(0.1)
+    sluice.signal(signal.SIGTERM)
+    for t in threads:
+        t.join(10)
+    assert all(not isinstance(r, Exception) and r.status == 200 for r in results), results
+    assert sluice.wait(5.0) == 0
+
+
+@pytest.mark.time_limit(60)
+def test_the_drain_deadline_abandons_waiting_requests(sluice, tmp_path):
+    """SIGTERM with --drain-timeout 1s while requests wait 5 s in the handler: sluice exits
+    about 1 s later, code 0, the waiting calls abandoned with their connections (no timer of
+    theirs fires into a freed engine), and the clients are not left hanging."""
+    start(sluice, tmp_path, deadline="10s", args=["--drain-timeout", "1s"])
+    threads, results = in_threads(sluice.port, "/sleep?ms=5000", 3)
+    time.sleep(0.2)
+    started = time.monotonic()
+    sluice.signal(signal.SIGTERM)
+    rc = sluice.wait(4.0)
+    elapsed = time.monotonic() - started
+    assert rc == 0, rc
+    assert 0.8 <= elapsed <= 2.5, elapsed
+    for t in threads:
+        t.join(3)
+    assert all(isinstance(r, Exception) or r.status >= 500 for r in results), results
 
 
 @pytest.mark.time_limit(120)
