@@ -219,6 +219,28 @@ def test_a_pipelined_request_sent_while_the_handler_waits_is_answered_after(slui
     assert 0 < first < second, received
 
 
+def test_http2_streams_wait_in_the_handler_side_by_side(sluice, tmp_path):
+    """Ten HTTP/2 streams on one connection each wait 300 ms in the handler: all are answered
+    in about one delay; a stream the client resets while its handler waits is abandoned at
+    once (no watch needed: the connection reads frames throughout)."""
+    from h2client import H2Client
+    admin_port = start(sluice, tmp_path, args=["--http2", "on"])
+    c = H2Client.plain(sluice.port)
+    started = time.monotonic()
+    sids = [c.request("GET", "/sleep?ms=300") for _ in range(10)]
+    reset = c.request("GET", "/sleep?ms=1000")
+    time.sleep(0.05)
+    c.conn.reset_stream(reset)
+    c.flush()
+    responses = c.wait(*sids)
+    elapsed = time.monotonic() - started
+    assert [r.status for r in responses.values()] == [200] * 10, responses
+    assert all(b'"slept":300' in r.body for r in responses.values())
+    assert 0.3 <= elapsed < 1.5, elapsed
+    assert failures(admin_port, "abandoned") == 1
+    c.close()
+
+
 @pytest.mark.time_limit(60)
 def test_a_reload_while_requests_wait_lets_them_finish_on_their_engine(sluice, tmp_path):
     """Requests waiting in the handler when reloads compile new versions of it: each holds its
