@@ -97,7 +97,7 @@ pub const Slot = struct {
     /// Its heap while another slot's is the engine's.
     heap: Heap,
     /// Bumped when the slot is freed, so that a ticket of a request that ended is told apart.
-    generation: u32 = 0,
+    generation: u16 = 0,
     /// While suspended: the handler's promise, and the run's queue, timers and limits left.
     promise: Value = Value.undefined_value,
     suspension: Vm.Suspension = undefined,
@@ -106,7 +106,7 @@ pub const Slot = struct {
 };
 
 /// A suspended request, for its host to come back to.
-pub const Ticket = struct { slot: u16, generation: u32 };
+pub const Ticket = struct { slot: u16, generation: u16 };
 
 /// What a call (or a resumption) comes to.
 pub const Outcome = union(enum) {

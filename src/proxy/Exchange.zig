@@ -230,7 +230,7 @@ pub fn open(exchange: *Exchange, downstream: Downstream) void {
     assert(exchange.state == .free);
     assert(exchange.pending_ops == 0);
     assert(exchange.hold == null and exchange.ubuf == null and exchange.pipe == null);
-    assert(exchange.head_copy == null);
+    assert(exchange.head_copy == null and exchange.handler_ticket == null);
     assert(!exchange.total_timer.isArmed() and !exchange.attempt.timer.isArmed());
     exchange.reset(exchange.proxy, downstream, exchange.request_parser.scanner.headers_buffer, exchange.response_fields);
     exchange.state = .head;
