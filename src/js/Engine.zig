@@ -847,6 +847,7 @@ const suspend_source =
     \\export const forever = async () => { await new Promise((resolve) => setInterval(() => {}, 5)); }
     \\export const cleared = async () => { await new Promise((resolve) => clearTimeout(setTimeout(resolve, 5))); }
     \\export function timerOnly() { setTimeout(() => {}, 5); return "answered"; }
+    \\export const nap = async () => { await new Promise((resolve) => setTimeout(resolve, 50)); return "rested"; }
     \\export const throws = async () => { await new Promise((resolve) => setTimeout(resolve, 1)); throw new Error("late"); }
 ;
 
@@ -1021,6 +1022,31 @@ test "engine: what cannot suspend answers as before" {
     ManualClock.now_ns = engine.wakeAt(ticket);
     const late = engine.resumeTimers(ticket).exception.asObject().as(object.ErrorObject);
     try std.testing.expectEqualStrings("late", late.message.?.latin1());
+}
+
+test "engine: a timer due by the deadline fires even when the wake-up comes after it" {
+    const gpa = std.testing.allocator;
+    var module: Module = undefined;
+    const engine = try suspendEngine(gpa, &module, .{ .suspended_max = 1, .deadline_ns = 50 * std.time.ns_per_ms });
+    defer module.deinit();
+    defer engine.deinit(gpa);
+    // Two sleeps of 20 ms: the first is due by the 50 ms deadline, the second (at 40 + 20)
+    // is not: the wake-up for it is the deadline, and ends the call.
+    engine.beginRequest();
+    const start = ManualClock.now_ns;
+    const ticket = engine.call(engine.exportValue("sleepy").?, &.{try sleepyRequest(engine, "late", 20)}).suspended;
+    ManualClock.now_ns = start + 40 * std.time.ns_per_ms;
+    const again = engine.resumeTimers(ticket).suspended;
+    try std.testing.expectEqual(start + 50 * std.time.ns_per_ms, engine.wakeAt(again));
+    ManualClock.now_ns = start + 70 * std.time.ns_per_ms;
+    try std.testing.expectEqual(Vm.Termination.deadline, engine.resumeTimers(again).terminated);
+    // A 50 ms sleep under the 50 ms deadline, woken 10 ms late: its timer was due by the
+    // deadline (which started when the call suspended), so it answers.
+    engine.beginRequest();
+    const second_start = ManualClock.now_ns;
+    const short = engine.call(engine.exportValue("nap").?, &.{}).suspended;
+    ManualClock.now_ns = second_start + 60 * std.time.ns_per_ms;
+    try expectText("rested", engine.resumeTimers(short).value);
 }
 
 test "engine: a handler's top level cannot set a timer" {

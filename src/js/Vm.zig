@@ -417,12 +417,16 @@ pub fn resumeRun(vm: *Vm, s: *const Suspension) void {
 
 /// Runs the timers due by `now_ns` (each followed by a microtask drain, as node runs them),
 /// then settles as a call does: `awaited` is the call's promise (a handler's), null for a
-/// module's top level (`sluice js run`). A deadline already past ends the run first.
+/// module's top level (`sluice js run`). Past the deadline, the timers that were due by it
+/// still run (a wake-up may come late), and a run still waiting after them ends there.
 pub fn runTimers(vm: *Vm, awaited: ?Value, now_ns: u64) Outcome {
+    const past_deadline = vm.deadline_at_ns != 0 and now_ns >= vm.deadline_at_ns;
+    const due_by = if (past_deadline) vm.deadline_at_ns else now_ns;
     const result: Error!Value = blk: {
-        if (vm.deadline_at_ns != 0 and now_ns >= vm.deadline_at_ns) break :blk vm.terminate(.deadline);
-        builtins.timers.runDue(vm, now_ns) catch |err| break :blk err;
-        break :blk vm.settle(awaited orelse Value.undefined_value, awaited != null);
+        builtins.timers.runDue(vm, due_by) catch |err| break :blk err;
+        const v = vm.settle(awaited orelse Value.undefined_value, awaited != null) catch |err| break :blk err;
+        if (past_deadline and vm.timers_head != null) break :blk vm.terminate(.deadline);
+        break :blk v;
     };
     return vm.outcome(result);
 }
