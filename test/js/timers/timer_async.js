@@ -12,9 +12,9 @@ async function worker(name, delays) {
 
 async function main() {
   console.log("start");
-  const results = await Promise.all([worker("w1", [5, 20]), worker("w2", [12, 30])]);
+  const results = await Promise.all([worker("w1", [10, 40]), worker("w2", [25, 60])]);
   console.log(results.join(", "));
-  const first = await Promise.race([sleep(25, "slow"), sleep(8, "fast")]);
+  const first = await Promise.race([sleep(60, "slow"), sleep(10, "fast")]);
   console.log("race won by", first);
   setTimeout((x, y, z) => console.log("args:", x, y, z), 2, 1, "two", [3]);
   await sleep(10);
