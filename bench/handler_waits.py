@@ -38,8 +38,11 @@ def parse(argv):
         if arg in ("-h", "--help"):
             print(USAGE)
             sys.exit(0)
-        if arg not in ("--sluice", "--clients", "--wait-ms", "--rounds", "--io") or i + 1 == len(argv):
-            print(f"bench/handler_waits.py: unknown or incomplete argument {arg!r}\n{USAGE}", file=sys.stderr)
+        if arg not in ("--sluice", "--clients", "--wait-ms", "--rounds", "--io"):
+            print(f"bench/handler_waits.py: unknown argument {arg!r}\n{USAGE}", file=sys.stderr)
+            sys.exit(2)
+        if i + 1 == len(argv):
+            print(f"bench/handler_waits.py: {arg} needs a value\n{USAGE}", file=sys.stderr)
             sys.exit(2)
         value = argv[i + 1]
         if arg == "--sluice":
