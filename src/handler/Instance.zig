@@ -87,12 +87,22 @@ pub fn make(
     const limits = limitsOf(config);
     for (instance.workers, tallies) |*handler, *row| {
         handler.* = Handler.init(arena, &instance.module, instance.config.name, limits, &row.tallies[slot], diagnostic) catch |err| return switch (err) {
-            error.OutOfMemory => error.OutOfMemory,
+            error.OutOfMemory => reservationRefused(config, diagnostic),
             error.Module, error.NoDefaultExport => error.Invalid, // Said in `diagnostic`.
         };
     }
     instance.arena = arena_state;
     return instance;
+}
+
+/// An engine's heaps are one reservation of `memory` × (`suspended_max` + 1) bytes, untouched
+/// until used; a kernel that will not map that much (a small machine, heuristic overcommit) is
+/// answered with the two settings to lower, not a bare "out of memory".
+fn reservationRefused(config: *const Config.Handler, diagnostic: *std.Io.Writer) Error {
+    const mib = config.heap_bytes * (@as(u64, config.suspended_max) + 1) / (1024 * 1024);
+    diagnostic.print("handler {s}: its engine cannot reserve {d} MiB of address space on a worker " ++
+        "(memory x (suspended_max + 1)); lower memory or suspended_max", .{ config.name, mib }) catch {}; // Cut at the buffer's end.
+    return error.Invalid;
 }
 
 /// Frees the module, the engines and the arena: no generation uses it any more, so no

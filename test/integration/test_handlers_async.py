@@ -5,6 +5,7 @@ from its start, with no heap allocation per request. Every test runs on both I/O
 
 import signal
 import socket
+import subprocess
 import threading
 import time
 
@@ -173,6 +174,24 @@ def test_more_waiting_requests_than_suspended_max_are_503(sluice, tmp_path):
     assert results["a"].status == 200 and results["b"].status == 200, results
     assert failures(admin_port, "busy") == 1
     assert sluice.wait_for_line(r"503 handler_busy: handler app")
+
+
+def test_a_reservation_the_kernel_refuses_names_the_two_settings(sluice_bin, tmp_path):
+    """256 MiB of heap for each of 4,097 requests is a terabyte of address space per worker:
+    start-up stops with status 2 and a line naming memory and suspended_max, not a bare out
+    of memory. (A kernel that maps anything, overcommit mode 1, has nothing to refuse.)"""
+    with open("/proc/sys/vm/overcommit_memory") as f:
+        if f.read().strip() == "1":
+            pytest.skip("vm.overcommit_memory is 1: the kernel maps any reservation")
+    (tmp_path / "app.js").write_text(HANDLER)
+    config = tmp_path / "site.zon"
+    config.write_text(SITE.replace("DEADLINE", "1s").replace("SUSPENDED", "4096")
+                      .replace('.file = "app.js",', '.file = "app.js", .memory = "256MiB",'))
+    r = subprocess.run([sluice_bin, "--config", str(config), "--workers", "1"], capture_output=True,
+                       text=True, timeout=30)
+    assert r.returncode == 2, r
+    assert "handler app: its engine cannot reserve 1048832 MiB of address space" in r.stderr, r.stderr
+    assert "lower memory or suspended_max" in r.stderr
 
 
 def test_a_client_that_leaves_while_its_handler_waits(sluice, tmp_path):
