@@ -146,6 +146,9 @@ pub const Handler = struct {
     /// The largest request body read for the handler (`request.body`); a larger one is a 413
     /// and the handler does not run. The connection's buffer bounds it too.
     body_bytes_max: u64 = settings.default(.handler, "body_bytes_max"),
+    /// Requests of this handler that may wait on a timer at once, per worker: each reserves
+    /// `heap_bytes` of address space, touched only as it is used (docs/JS.md, "Timers").
+    suspended_max: u32 = settings.default(.handler, "suspended_max"),
 };
 
 pub const Listener = struct {

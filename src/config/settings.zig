@@ -1092,6 +1092,14 @@ pub const table = [_]Setting{
         .default = "64KiB",
         .zero = "no request body (a request with one is 413)",
     },
+    .{
+        .key = "suspended_max",
+        .scope = .handler,
+        .fields = &.{"suspended_max"},
+        .value = .{ .count = .{ .min = 0, .max = 4096 } },
+        .default = "64",
+        .zero = "no request may wait on a timer (one that would is 503)",
+    },
 };
 
 /// Relations between settings: `below` must be less than `limit`. Checked by the command line

@@ -9,7 +9,9 @@
 //! read-only by the workers; each worker has its own engine (`init`: a heap region and stacks,
 //! allocated untouched) whose module state was built and sealed then. A request resets the
 //! engine's arena in O(1) (`Engine.beginRequest`), so a call allocates nothing from the
-//! process heap and nothing survives it. A response that does not fit the buffer is a 500
+//! process heap and nothing survives it. A call that waits on a timer is suspended (its
+//! request keeps a slot of the engine: `Outcome.suspended`), and the exchange comes back with
+//! `resumeTimers` or gives it up with `abandon`. A response that does not fit the buffer is a 500
 //! (the writer is bounded in every build mode), never a larger buffer.
 const std = @import("std");
 const assert = std.debug.assert;
@@ -25,6 +27,9 @@ const Counter = @import("../stdx/Counter.zig");
 const host = @import("host.zig");
 
 const Handler = @This();
+
+/// A suspended call, as the engine knows it (js/Engine.zig).
+pub const Ticket = Engine.Ticket;
 
 /// The handler's name (a metrics label, the log's).
 name: []const u8,
@@ -59,6 +64,11 @@ pub const Failure = enum {
     unknown_pool,
     /// The request `Response.proxy` rewrote does not fit the buffer its head is written into.
     request_too_large,
+    /// The call would have waited on a timer, but the worker's engine already holds
+    /// `suspended_max` waiting requests: a 503, not a 500.
+    busy,
+    /// The client went away (or the worker stopped) while the handler waited: no answer.
+    abandoned,
 
     pub const count = @typeInfo(Failure).@"enum".field_names.len;
 };
@@ -89,6 +99,8 @@ pub const Limits = struct {
     depth: u32 = 512,
     /// The largest request body read before the call (the exchange checks it); 0: none.
     body_bytes_max: u64 = 64 * 1024,
+    /// Requests that may wait on a timer at once, per worker (Engine.Limits.suspended_max).
+    suspended_max: u32 = 64,
 
     /// The engine's limits: the value stack grows with the depth (32 slots a frame, as the
     /// defaults have), the rest are the engine's defaults for handlers.
@@ -100,6 +112,7 @@ pub const Limits = struct {
             .deadline_ns = limits.deadline_ns,
             .frames = limits.depth,
             .stack_values = @max(defaults.stack_values, limits.depth * 32),
+            .suspended_max = limits.suspended_max,
         };
     }
 };
@@ -136,6 +149,8 @@ pub const Outcome = union(enum) {
     /// `Response.proxy`: the request goes on to a pool.
     proxy: Proxied,
     failed: Failure,
+    /// The handler waits on a timer: come back with `resumeTimers` at `wakeAt`, or `abandon`.
+    suspended: Engine.Ticket,
 };
 
 /// What `Response.proxy` asked for. The strings live in the engine's arena: they are valid
@@ -274,10 +289,36 @@ pub fn respond(handler: *Handler, request: *const Request, reply: Reply, out: []
     // Everything below lives in the engine's arena until the next call resets it.
     const request_value = buildRequest(engine, request, scratch) catch
         return handler.fail(.memory, now_ns, "the request does not fit the handler's heap");
-    return switch (engine.call(handler.function, &.{request_value})) {
+    return handler.conclude(engine.call(handler.function, &.{request_value}), reply, out, now_ns);
+}
+
+/// When a suspended call wants to go on (monotonic nanoseconds): its next timer or its
+/// deadline.
+pub fn wakeAt(handler: *const Handler, ticket: Engine.Ticket) u64 {
+    return handler.engine.wakeAt(ticket);
+}
+
+/// Goes on with a suspended call (its timers are due, or its deadline passed), as `respond`
+/// would have: a response in `out`, a proxy, a failure, or suspended again.
+pub fn resumeTimers(handler: *Handler, ticket: Engine.Ticket, reply: Reply, out: []u8, now_ns: u64) Outcome {
+    return handler.conclude(handler.engine.resumeTimers(ticket), reply, out, now_ns);
+}
+
+/// The exchange of a suspended call is going away (its client left, the worker stops): the
+/// call's state is freed and counted, and nothing of it runs again. No log line: a client that
+/// leaves is an ordinary event.
+pub fn abandon(handler: *Handler, ticket: Engine.Ticket) void {
+    handler.engine.cancel(ticket);
+    handler.tally.stats.failures[@backingInt(Failure.abandoned)].add(1);
+}
+
+fn conclude(handler: *Handler, outcome: Engine.Outcome, reply: Reply, out: []u8, now_ns: u64) Outcome {
+    return switch (outcome) {
         .value => |v| handler.write(v, reply, out, now_ns),
         .exception => |x| handler.failException(x, now_ns),
         .terminated => |why| handler.failTerminated(why, now_ns),
+        .suspended => |ticket| .{ .suspended = ticket },
+        .busy => handler.fail(.busy, now_ns, "it waits on a timer, and as many of its requests as `suspended_max` allows already do on this worker"),
     };
 }
 
@@ -641,15 +682,16 @@ fn fail(handler: *Handler, failure: Failure, now_ns: u64, detail: []const u8) Ou
     // engine's is that of an exception the handler caught, if any, and would mislead.
     const where = switch (failure) {
         .exception, .memory, .time, .deadline, .depth => handler.engine.errorPosition(),
-        .response_too_large, .not_a_response, .unknown_pool, .request_too_large => null,
+        .response_too_large, .not_a_response, .unknown_pool, .request_too_large, .busy, .abandoned => null,
     };
+    const status: u16 = if (failure == .busy) 503 else 500;
     if (where) |p| {
-        log.warn("500 handler_{s}: handler {s} at {s}:{d}:{d}: {s}; {d} more not shown", .{
-            @tagName(failure), handler.name, file, p.line, p.column, detail, suppressed,
+        log.warn("{d} handler_{s}: handler {s} at {s}:{d}:{d}: {s}; {d} more not shown", .{
+            status, @tagName(failure), handler.name, file, p.line, p.column, detail, suppressed,
         });
     } else {
-        log.warn("500 handler_{s}: handler {s} ({s}): {s}; {d} more not shown", .{
-            @tagName(failure), handler.name, file, detail, suppressed,
+        log.warn("{d} handler_{s}: handler {s} ({s}): {s}; {d} more not shown", .{
+            status, @tagName(failure), handler.name, file, detail, suppressed,
         });
     }
     return .{ .failed = failure };

@@ -87,12 +87,22 @@ pub fn make(
     const limits = limitsOf(config);
     for (instance.workers, tallies) |*handler, *row| {
         handler.* = Handler.init(arena, &instance.module, instance.config.name, limits, &row.tallies[slot], diagnostic) catch |err| return switch (err) {
-            error.OutOfMemory => error.OutOfMemory,
+            error.OutOfMemory => reservationRefused(config, diagnostic),
             error.Module, error.NoDefaultExport => error.Invalid, // Said in `diagnostic`.
         };
     }
     instance.arena = arena_state;
     return instance;
+}
+
+/// An engine's heaps are one reservation of `memory` × (`suspended_max` + 1) bytes, untouched
+/// until used; a kernel that will not map that much (a small machine, heuristic overcommit) is
+/// answered with the two settings to lower, not a bare "out of memory".
+fn reservationRefused(config: *const Config.Handler, diagnostic: *std.Io.Writer) Error {
+    const mib = config.heap_bytes * (@as(u64, config.suspended_max) + 1) / (1024 * 1024);
+    diagnostic.print("handler {s}: its engine cannot reserve {d} MiB of address space on a worker " ++
+        "(memory x (suspended_max + 1)); lower memory or suspended_max", .{ config.name, mib }) catch {}; // Cut at the buffer's end.
+    return error.Invalid;
 }
 
 /// Frees the module, the engines and the arena: no generation uses it any more, so no
@@ -153,6 +163,7 @@ pub fn limitsOf(config: *const Config.Handler) Handler.Limits {
         .deadline_ns = config.deadline_ns,
         .depth = config.depth,
         .body_bytes_max = config.body_bytes_max,
+        .suspended_max = config.suspended_max,
     };
 }
 
@@ -163,7 +174,7 @@ fn sameSettings(a: *const Config.Handler, b: *const Config.Handler) bool {
         a.image.ptr == b.image.ptr and a.image.len == b.image.len and
         a.source.ptr == b.source.ptr and a.source.len == b.source.len and
         a.heap_bytes == b.heap_bytes and a.budget_ticks == b.budget_ticks and a.deadline_ns == b.deadline_ns and
-        a.depth == b.depth and a.body_bytes_max == b.body_bytes_max;
+        a.depth == b.depth and a.body_bytes_max == b.body_bytes_max and a.suspended_max == b.suspended_max;
 }
 
 /// The strings a reload's configuration owns (its arena goes with its generation) copied into

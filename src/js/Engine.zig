@@ -9,6 +9,12 @@
 //!   on the module's objects and bindings are read-only (writing to them is a TypeError that
 //!   says so), and each request's objects live above a mark that `beginRequest` returns to.
 //!   A request therefore costs no heap allocation, and nothing survives it.
+//! - A request whose handler awaits a timer (later, a `fetch`) is **suspended**: `call`
+//!   returns a `Ticket`, the request keeps its own heap (a slot), and other requests run on
+//!   the engine meanwhile; the host comes back with `resumeTimers` when the ticket's `wakeAt`
+//!   comes, or gives the request up with `cancel`. An engine holds at most
+//!   `Limits.suspended_max` suspended requests, each in a heap of its own carved out of the
+//!   region at `init` (so suspending allocates nothing either), plus the one running.
 //!
 //! ```
 //! var module = try Module.fromSource(gpa, source, "app.js", &host, &failure);
@@ -18,7 +24,10 @@
 //! engine.beginRequest();
 //! const request = try engine.newObject();
 //! ... fill it in, then:
-//! switch (engine.call(handler, &.{request})) { .value => ..., .exception => ..., .terminated => ... }
+//! switch (engine.call(handler, &.{request})) {
+//!     .value => ..., .exception => ..., .terminated => ..., .busy => ...,
+//!     .suspended => |ticket| ... at engine.wakeAt(ticket): engine.resumeTimers(ticket),
+//! }
 //! ```
 const std = @import("std");
 const assert = std.debug.assert;
@@ -39,11 +48,20 @@ const ops = @import("operations.zig");
 const Engine = @This();
 
 vm: Vm,
+/// The running request's heap (the Vm's): a slot's, swapped in and out by `enter`.
 heap: Heap,
 region: []align(16) u8,
 module: *const Module,
 /// Where each request's memory starts (above the module's state).
 request_mark: Heap.Mark,
+/// One per request the engine can hold at once: `suspended_max` suspended and one running.
+/// Slot 0's heap is the module's above `request_mark`, as a request's was before requests
+/// could suspend; the others are regions of their own below the module's (so the module's
+/// objects stay the ones at or above `Vm.module_floor`), each as large as slot 0's room.
+slots: []Slot,
+/// The slot whose heap is `heap`.
+current: u16 = 0,
+suspended_count: u32 = 0,
 /// `Symbol.for`'s registry as the module's top level left it.
 module_symbols: ?*@import("symbol.zig").Registered = null,
 /// Drops console output, unless the host gives a writer.
@@ -65,8 +83,41 @@ pub const Limits = struct {
     /// builtins charge for their work).
     budget: u64 = 50_000_000,
     /// Wall-clock time per call (and for the module's top level); 0: none. It is noticed at
-    /// the meter's next checkpoint (Vm.check_interval_ticks).
+    /// the meter's next checkpoint (Vm.check_interval_ticks). A suspended request's runs the
+    /// whole time, suspended or not.
     deadline_ns: u64 = 50 * std.time.ns_per_ms,
+    /// Requests that may wait suspended at once (on a timer); each reserves `heap_bytes` of
+    /// address space, touched only as it is used. 0: a call that would suspend is `busy`.
+    suspended_max: u32 = 0,
+};
+
+/// A request's place in the engine: its heap, and while it is suspended what it keeps.
+pub const Slot = struct {
+    state: State = .free,
+    /// Its heap while another slot's is the engine's.
+    heap: Heap,
+    /// Bumped when the slot is freed, so that a ticket of a request that ended is told apart.
+    generation: u16 = 0,
+    /// While suspended: the handler's promise, and the run's queue, timers and limits left.
+    promise: Value = Value.undefined_value,
+    suspension: Vm.Suspension = undefined,
+
+    pub const State = enum { free, running, suspended };
+};
+
+/// A suspended request, for its host to come back to.
+pub const Ticket = struct { slot: u16, generation: u16 };
+
+/// What a call (or a resumption) comes to.
+pub const Outcome = union(enum) {
+    value: Value,
+    /// An uncaught exception (`errorPosition` says where).
+    exception: Value,
+    terminated: Vm.Termination,
+    /// The handler's promise waits on a timer: come back at `wakeAt(ticket)`.
+    suspended: Ticket,
+    /// It would have suspended, but `suspended_max` requests already are.
+    busy,
 };
 
 /// A loaded, verified program and its constant strings, shared by every engine.
@@ -171,22 +222,34 @@ pub const limits_min: Limits = .{
     .native_stack_bytes = 64 * 1024,
     .budget = 1000,
     .deadline_ns = 0,
+    .suspended_max = 0,
 };
+
+/// Most suspended requests per engine: slots are numbered in a u16, and each reserves its
+/// heap's address space.
+pub const suspended_max_max = 4096;
 
 pub fn init(gpa: std.mem.Allocator, module: *const Module, limits: Limits) InitError!*Engine {
     inline for (comptime std.meta.fieldNames(Limits)) |name| {
         if (@field(limits, name) < @field(limits_min, name)) return error.LimitTooSmall;
     }
+    if (limits.suspended_max > suspended_max_max) return error.LimitTooSmall;
     const e = try gpa.create(Engine);
     errdefer gpa.destroy(e);
-    const region = try Heap.allocUntouched(gpa, u8, limits.heap_bytes);
+    // The module's heap is the last stride; the slots' own heaps the strides below it.
+    const stride = std.mem.alignForward(usize, limits.heap_bytes, std.heap.page_size_min);
+    const region = try Heap.allocUntouched(gpa, u8, stride * (@as(usize, limits.suspended_max) + 1));
     errdefer Heap.freeUntouched(gpa, u8, region);
+    const slots = try gpa.alloc(Slot, limits.suspended_max + 1);
+    errdefer gpa.free(slots);
+    const module_region: []align(16) u8 = @alignCast(region[stride * limits.suspended_max ..][0..limits.heap_bytes]);
     e.* = .{
         .vm = undefined,
-        .heap = Heap.init(region),
+        .heap = Heap.init(module_region),
         .region = region,
         .module = module,
         .request_mark = undefined,
+        .slots = slots,
         .discard = .init(&.{}),
     };
     e.vm = try Vm.init(gpa, &e.heap, .{
@@ -201,13 +264,31 @@ pub fn init(gpa: std.mem.Allocator, module: *const Module, limits: Limits) InitE
     errdefer e.vm.deinit(gpa);
     try e.vm.attach(&module.program, module.constants, module.host);
     e.request_mark = e.heap.mark();
+    e.carveSlots();
     return e;
 }
 
 pub fn deinit(e: *Engine, gpa: std.mem.Allocator) void {
     e.vm.deinit(gpa);
+    gpa.free(e.slots);
     Heap.freeUntouched(gpa, u8, e.region);
     gpa.destroy(e);
+}
+
+/// Gives each slot its heap: slot 0 the module's above `request_mark`, the others as much room
+/// of their own, so a request has the same memory in any slot. Made again after the module's
+/// top level has run (it sets the mark).
+fn carveSlots(e: *Engine) void {
+    assert(e.suspended_count == 0);
+    const stride = std.mem.alignForward(usize, e.heap.region.len, std.heap.page_size_min);
+    const room = @max(e.request_mark.high - e.request_mark.low, 2 * Heap.reserve_bytes_default);
+    const room_aligned = std.mem.alignBackward(usize, @min(room, stride), 16);
+    e.current = 0;
+    e.slots[0] = .{ .heap = e.heap };
+    for (e.slots[1..], 0..) |*slot, i| {
+        slot.* = .{ .heap = Heap.init(@alignCast(e.region[i * stride ..][0..room_aligned])) };
+    }
+    assert(e.slots.len == 1 or @intFromPtr(e.slots[e.slots.len - 1].heap.region.ptr) < @intFromPtr(e.heap.region.ptr));
 }
 
 /// Where console.log writes (nothing, by default).
@@ -218,14 +299,18 @@ pub fn setOutput(e: *Engine, out: *std.Io.Writer, err_out: *std.Io.Writer) void 
 
 /// Runs the module's top-level code, then seals its state: what it built stays, read-only.
 pub fn runModule(e: *Engine) Vm.Outcome {
+    assert(e.suspended_count == 0 and e.current == 0);
     e.vm.module_floor = std.math.maxInt(usize);
     e.heap.reset();
     e.vm.symbol_registry = null;
+    e.vm.timers_allowed = false;
     const outcome = e.vm.runMain();
+    e.vm.timers_allowed = true;
     e.request_mark = e.heap.mark();
     e.module_symbols = e.vm.symbol_registry;
     // Objects grow down from the top: the module's are at or above the mark.
     e.vm.module_floor = @intFromPtr(e.heap.region.ptr) + e.request_mark.high;
+    e.carveSlots();
     return outcome;
 }
 
@@ -235,15 +320,107 @@ pub fn exportValue(e: *Engine, name: []const u8) ?Value {
     return e.vm.exports[index];
 }
 
-/// Forgets the last request's objects, in O(1).
+/// Starts a request in a free slot (the lowest, so a worker whose requests never suspend
+/// uses slot 0's warm pages only), its heap emptied in O(1). There is always one: at most
+/// `suspended_max` are suspended, and the last request to run has ended.
 pub fn beginRequest(e: *Engine) void {
-    e.heap.resetTo(e.request_mark);
+    const index: u16 = for (e.slots, 0..) |*slot, i| {
+        if (slot.state != .suspended) break @intCast(i);
+    } else unreachable; // One slot more than may be suspended.
+    assert(e.slots[index].state == .free);
+    e.enter(index);
+    if (index == 0) e.heap.resetTo(e.request_mark) else e.heap.reset();
+    e.slots[index].state = .running;
     e.vm.symbol_registry = e.module_symbols;
 }
 
-/// Calls a function with arguments the host built in this request.
-pub fn call(e: *Engine, callee: Value, args: []const Value) Vm.Outcome {
-    return e.vm.callFunction(callee, args);
+/// Calls a function with arguments the host built in this request. A promise it returns is
+/// the outcome once settled; still pending with timers set, the request is suspended.
+pub fn call(e: *Engine, callee: Value, args: []const Value) Outcome {
+    assert(e.slots[e.current].state == .running);
+    return e.finish(e.vm.callFunction(callee, args));
+}
+
+/// When a suspended request wants to go on (monotonic nanoseconds, the clock of
+/// `Vm.clock`): its first timer's time, or its deadline's if sooner.
+pub fn wakeAt(e: *const Engine, ticket: Ticket) u64 {
+    const slot = e.slotOf(ticket);
+    assert(slot.state == .suspended);
+    return slot.suspension.wakeAt();
+}
+
+/// Goes on with a suspended request: its timers due by now run (each followed by its
+/// microtasks), with what is left of its budget; past its deadline, it ends `.terminated`.
+/// Its values stay valid, as a call's do, until the engine's next request begins.
+pub fn resumeTimers(e: *Engine, ticket: Ticket) Outcome {
+    const slot = e.slotOf(ticket);
+    assert(slot.state == .suspended);
+    e.enter(ticket.slot);
+    slot.state = .running;
+    e.suspended_count -= 1;
+    e.vm.resumeRun(&slot.suspension);
+    return e.finish(e.vm.runTimers(slot.promise, e.vm.clock()));
+}
+
+/// Gives up a suspended request (its client went away, or its host is going): its slot is
+/// free, and nothing of it runs again.
+pub fn cancel(e: *Engine, ticket: Ticket) void {
+    const slot = e.slotOf(ticket);
+    assert(slot.state == .suspended);
+    e.suspended_count -= 1;
+    e.freeSlot(slot);
+}
+
+pub fn suspendedCount(e: *const Engine) u32 {
+    return e.suspended_count;
+}
+
+/// The end of a run in the current slot: suspended if its promise waits on timers (and
+/// there is room), else the slot is free (its heap stays as it is until the next request).
+fn finish(e: *Engine, outcome: Vm.Outcome) Outcome {
+    const slot = &e.slots[e.current];
+    assert(slot.state == .running);
+    switch (outcome) {
+        .value => |v| if (v.objectOf(.promise)) |p| if (p.as(object.Promise).state == .pending) {
+            if (e.suspended_count == e.slots.len - 1) {
+                e.freeSlot(slot);
+                return .busy;
+            }
+            slot.promise = v;
+            slot.suspension = e.vm.suspendRun();
+            slot.state = .suspended;
+            e.suspended_count += 1;
+            return .{ .suspended = .{ .slot = e.current, .generation = slot.generation } };
+        },
+        else => {},
+    }
+    e.freeSlot(slot);
+    return switch (outcome) {
+        .value => |v| .{ .value = v },
+        .exception => |x| .{ .exception = x },
+        .terminated => |t| .{ .terminated = t },
+    };
+}
+
+fn freeSlot(e: *Engine, slot: *Slot) void {
+    _ = e;
+    slot.state = .free;
+    slot.generation +%= 1;
+    slot.promise = Value.undefined_value;
+}
+
+/// Makes slot `index`'s heap the running one, keeping the one it replaces in its slot.
+fn enter(e: *Engine, index: u16) void {
+    if (index == e.current) return;
+    e.slots[e.current].heap = e.heap;
+    e.heap = e.slots[index].heap;
+    e.current = index;
+}
+
+fn slotOf(e: *const Engine, ticket: Ticket) *Slot {
+    const slot = &e.slots[ticket.slot];
+    assert(slot.generation == ticket.generation); // The host cancels what it gives up.
+    return slot;
 }
 
 /// Where an uncaught exception or a termination was raised: file, line and column.
@@ -441,6 +618,7 @@ test "engine: each limit ends a call cleanly" {
                 try std.testing.expectEqual(object.ErrorKind.range_error, e.error_kind);
             },
             .value => |v| try std.testing.expect(std.mem.startsWith(u8, v.asString().latin1(), "RangeError: Out of memory")),
+            .suspended, .busy => return error.TestUnexpectedResult,
         }
         // The engine is fine afterwards.
         engine.beginRequest();
@@ -630,4 +808,254 @@ test "engine: a compile error's message outlives the compiler's memory" {
     try std.testing.expectError(error.SyntaxError, Module.fromSource(std.testing.allocator, source, "bad.js", &builtins.Host.none, &failure));
     try std.testing.expectEqualStrings("Unexpected token ';'", failure.message);
     try std.testing.expectEqual(@as(u32, 1), failure.line);
+}
+
+// ---------------------------------------------------------------------------------------
+// Suspended requests.
+
+/// A test clock the test moves by hand.
+const ManualClock = struct {
+    var now_ns: u64 = 1_000_000_000;
+
+    fn read() u64 {
+        return now_ns;
+    }
+};
+
+const suspend_source =
+    \\export const sleepy = async (request) => {
+    \\  const before = request.tag + ":" + "x".repeat(1000);
+    \\  await new Promise((resolve) => setTimeout(resolve, request.ms));
+    \\  await new Promise((resolve) => setTimeout(resolve, request.ms));
+    \\  return before.length + ":" + request.tag;
+    \\}
+    \\export function sync() { return "sync" }
+    \\export const hog = async (request) => {
+    \\  const kept = [];
+    \\  for (;;) {
+    \\    kept.push("y".repeat(10000) + kept.length);
+    \\    await new Promise((resolve) => setTimeout(resolve, 1));
+    \\  }
+    \\}
+    \\export const spend = async () => {
+    \\  for (;;) {
+    \\    let i = 0;
+    \\    while (i < 20000) i++;
+    \\    await new Promise((resolve) => setTimeout(resolve, 1));
+    \\  }
+    \\}
+    \\export const forever = async () => { await new Promise((resolve) => setInterval(() => {}, 5)); }
+    \\export const cleared = async () => { await new Promise((resolve) => clearTimeout(setTimeout(resolve, 5))); }
+    \\export function timerOnly() { setTimeout(() => {}, 5); return "answered"; }
+    \\export const nap = async () => { await new Promise((resolve) => setTimeout(resolve, 50)); return "rested"; }
+    \\export const throws = async () => { await new Promise((resolve) => setTimeout(resolve, 1)); throw new Error("late"); }
+;
+
+fn suspendEngine(gpa: std.mem.Allocator, module: *Module, limits: Limits) !*Engine {
+    var failure: Compiler.Failure = undefined;
+    module.* = try Module.fromSource(gpa, suspend_source, "suspend.js", &builtins.Host.none, &failure);
+    errdefer module.deinit();
+    const engine = try Engine.init(gpa, module, limits);
+    engine.vm.clock = ManualClock.read;
+    try std.testing.expect(engine.runModule() == .value);
+    return engine;
+}
+
+fn sleepyRequest(e: *Engine, tag: []const u8, ms: f64) !Value {
+    const request = try e.newObject();
+    try e.setProperty(request, "tag", try e.newString(tag));
+    try e.setProperty(request, "ms", Value.number(ms));
+    return request;
+}
+
+fn expectText(expected: []const u8, v: Value) !void {
+    var buf: [64]u8 = undefined;
+    var w: std.Io.Writer = .fixed(&buf);
+    try writeString(v, &w);
+    try std.testing.expectEqualStrings(expected, w.buffered());
+}
+
+test "engine: requests suspend on timers, others run meanwhile, and each resumes with its own heap" {
+    var counting: CountingAllocator = .{ .child = std.testing.allocator };
+    const gpa = counting.allocator();
+    var module: Module = undefined;
+    const engine = try suspendEngine(gpa, &module, .{ .suspended_max = 3, .deadline_ns = 0 });
+    defer module.deinit();
+    defer engine.deinit(gpa);
+    const before = counting.allocations;
+    for (0..20) |_| {
+        var tickets: [3]Ticket = undefined;
+        const tags = [_][]const u8{ "a", "b", "c" };
+        for (&tickets, tags, 0..) |*ticket, tag, i| {
+            engine.beginRequest();
+            const outcome = engine.call(engine.exportValue("sleepy").?, &.{try sleepyRequest(engine, tag, @floatFromInt(10 * (i + 1)))});
+            ticket.* = outcome.suspended;
+            try std.testing.expectEqual(ManualClock.now_ns + 10 * (i + 1) * std.time.ns_per_ms, engine.wakeAt(ticket.*));
+            // A request that does not suspend runs between them, in a free slot.
+            engine.beginRequest();
+            try expectText("sync", engine.call(engine.exportValue("sync").?, &.{}).value);
+        }
+        try std.testing.expectEqual(@as(u32, 3), engine.suspendedCount());
+        // A fourth would suspend with no room: busy, and its slot is free again.
+        engine.beginRequest();
+        try std.testing.expect(engine.call(engine.exportValue("sleepy").?, &.{try sleepyRequest(engine, "d", 5)}) == .busy);
+        // Resume in another order than they began; each wakes twice.
+        const order = [_]usize{ 2, 0, 1 };
+        for (order) |i| {
+            ManualClock.now_ns = engine.wakeAt(tickets[i]);
+            const again = engine.resumeTimers(tickets[i]);
+            tickets[i] = again.suspended;
+        }
+        for (order) |i| {
+            ManualClock.now_ns = @max(ManualClock.now_ns, engine.wakeAt(tickets[i]));
+            const done = engine.resumeTimers(tickets[i]);
+            var expected: [16]u8 = undefined;
+            try expectText(try std.fmt.bufPrint(&expected, "1002:{s}", .{tags[i]}), done.value);
+        }
+        try std.testing.expectEqual(@as(u32, 0), engine.suspendedCount());
+    }
+    try std.testing.expectEqual(before, counting.allocations);
+}
+
+test "engine: a resumed call too early runs nothing and stays suspended" {
+    const gpa = std.testing.allocator;
+    var module: Module = undefined;
+    const engine = try suspendEngine(gpa, &module, .{ .suspended_max = 1, .deadline_ns = 0 });
+    defer module.deinit();
+    defer engine.deinit(gpa);
+    engine.beginRequest();
+    const ticket = engine.call(engine.exportValue("sleepy").?, &.{try sleepyRequest(engine, "a", 10)}).suspended;
+    const again = engine.resumeTimers(ticket).suspended;
+    try std.testing.expectEqual(ManualClock.now_ns + 10 * std.time.ns_per_ms, engine.wakeAt(again));
+    engine.cancel(again);
+    try std.testing.expectEqual(@as(u32, 0), engine.suspendedCount());
+}
+
+test "engine: the memory limit holds across suspensions" {
+    const gpa = std.testing.allocator;
+    var module: Module = undefined;
+    const engine = try suspendEngine(gpa, &module, .{ .suspended_max = 2, .heap_bytes = 256 * 1024, .deadline_ns = 0 });
+    defer module.deinit();
+    defer engine.deinit(gpa);
+    // Fill slot 0 with a suspended request, then run the hog in slot 1 until its heap is full.
+    engine.beginRequest();
+    const other = engine.call(engine.exportValue("sleepy").?, &.{try sleepyRequest(engine, "keep", 1000)}).suspended;
+    engine.beginRequest();
+    var outcome = engine.call(engine.exportValue("hog").?, &.{try engine.newObject()});
+    var wakes: u32 = 0;
+    while (outcome == .suspended) : (wakes += 1) {
+        ManualClock.now_ns = engine.wakeAt(outcome.suspended);
+        outcome = engine.resumeTimers(outcome.suspended);
+    }
+    // About 256 KiB / 10 KB strings: it ran out after a couple of dozen suspensions, not at once.
+    try std.testing.expect(wakes > 10 and wakes < 40);
+    const e = outcome.exception.asObject().as(object.ErrorObject);
+    try std.testing.expect(std.mem.startsWith(u8, e.message.?.latin1(), "Out of memory"));
+    // The other request's heap was untouched: it finishes as it would have.
+    ManualClock.now_ns = engine.wakeAt(other);
+    const next = engine.resumeTimers(other).suspended;
+    ManualClock.now_ns = engine.wakeAt(next);
+    try expectText("1005:keep", engine.resumeTimers(next).value);
+}
+
+test "engine: the budget bounds the whole request across suspensions" {
+    const gpa = std.testing.allocator;
+    var module: Module = undefined;
+    const engine = try suspendEngine(gpa, &module, .{ .suspended_max = 1, .budget = 2_000_000, .deadline_ns = 0 });
+    defer module.deinit();
+    defer engine.deinit(gpa);
+    engine.beginRequest();
+    var outcome = engine.call(engine.exportValue("spend").?, &.{});
+    var wakes: u32 = 0;
+    while (outcome == .suspended) : (wakes += 1) {
+        ManualClock.now_ns = engine.wakeAt(outcome.suspended);
+        outcome = engine.resumeTimers(outcome.suspended);
+    }
+    // Each run spends about 20,000 iterations' ticks: well under one run's budget, so only
+    // the total stops it.
+    try std.testing.expectEqual(Vm.Termination.budget, outcome.terminated);
+    try std.testing.expect(wakes >= 3);
+}
+
+test "engine: the deadline runs while a request is suspended, from its start" {
+    const gpa = std.testing.allocator;
+    var module: Module = undefined;
+    const engine = try suspendEngine(gpa, &module, .{ .suspended_max = 1, .deadline_ns = 50 * std.time.ns_per_ms });
+    defer module.deinit();
+    defer engine.deinit(gpa);
+    engine.beginRequest();
+    const start = ManualClock.now_ns;
+    var outcome = engine.call(engine.exportValue("forever").?, &.{});
+    var wakes: u32 = 0;
+    while (outcome == .suspended) : (wakes += 1) {
+        const at = engine.wakeAt(outcome.suspended);
+        try std.testing.expect(at <= start + 50 * std.time.ns_per_ms);
+        ManualClock.now_ns = at;
+        outcome = engine.resumeTimers(outcome.suspended);
+    }
+    try std.testing.expectEqual(Vm.Termination.deadline, outcome.terminated);
+    try std.testing.expectEqual(start + 50 * std.time.ns_per_ms, ManualClock.now_ns);
+    // The interval ran every 5 ms until then.
+    try std.testing.expectEqual(@as(u32, 10), wakes);
+    // The engine serves on.
+    engine.beginRequest();
+    try expectText("sync", engine.call(engine.exportValue("sync").?, &.{}).value);
+}
+
+test "engine: what cannot suspend answers as before" {
+    const gpa = std.testing.allocator;
+    var module: Module = undefined;
+    const engine = try suspendEngine(gpa, &module, .{ .suspended_max = 1, .deadline_ns = 0 });
+    defer module.deinit();
+    defer engine.deinit(gpa);
+    // A cleared timer leaves nothing that could settle the promise.
+    engine.beginRequest();
+    const pending = engine.call(engine.exportValue("cleared").?, &.{}).exception.asObject().as(object.ErrorObject);
+    try std.testing.expect(std.mem.startsWith(u8, pending.message.?.latin1(), "the handler's Promise is still pending"));
+    // A value returned at once is the answer, whatever timers are still set.
+    engine.beginRequest();
+    try expectText("answered", engine.call(engine.exportValue("timerOnly").?, &.{}).value);
+    try std.testing.expectEqual(@as(u32, 0), engine.suspendedCount());
+    // An exception after a suspension is the call's exception.
+    engine.beginRequest();
+    const ticket = engine.call(engine.exportValue("throws").?, &.{}).suspended;
+    ManualClock.now_ns = engine.wakeAt(ticket);
+    const late = engine.resumeTimers(ticket).exception.asObject().as(object.ErrorObject);
+    try std.testing.expectEqualStrings("late", late.message.?.latin1());
+}
+
+test "engine: a timer due by the deadline fires even when the wake-up comes after it" {
+    const gpa = std.testing.allocator;
+    var module: Module = undefined;
+    const engine = try suspendEngine(gpa, &module, .{ .suspended_max = 1, .deadline_ns = 50 * std.time.ns_per_ms });
+    defer module.deinit();
+    defer engine.deinit(gpa);
+    // Two sleeps of 20 ms: the first is due by the 50 ms deadline, the second (at 40 + 20)
+    // is not: the wake-up for it is the deadline, and ends the call.
+    engine.beginRequest();
+    const start = ManualClock.now_ns;
+    const ticket = engine.call(engine.exportValue("sleepy").?, &.{try sleepyRequest(engine, "late", 20)}).suspended;
+    ManualClock.now_ns = start + 40 * std.time.ns_per_ms;
+    const again = engine.resumeTimers(ticket).suspended;
+    try std.testing.expectEqual(start + 50 * std.time.ns_per_ms, engine.wakeAt(again));
+    ManualClock.now_ns = start + 70 * std.time.ns_per_ms;
+    try std.testing.expectEqual(Vm.Termination.deadline, engine.resumeTimers(again).terminated);
+    // A 50 ms sleep under the 50 ms deadline, woken 10 ms late: its timer was due by the
+    // deadline (which started when the call suspended), so it answers.
+    engine.beginRequest();
+    const second_start = ManualClock.now_ns;
+    const short = engine.call(engine.exportValue("nap").?, &.{}).suspended;
+    ManualClock.now_ns = second_start + 60 * std.time.ns_per_ms;
+    try expectText("rested", engine.resumeTimers(short).value);
+}
+
+test "engine: a handler's top level cannot set a timer" {
+    const gpa = std.testing.allocator;
+    var failure: Compiler.Failure = undefined;
+    var module = try Module.fromSource(gpa, "setTimeout(() => {}, 1);\nexport default function h() {}\n", "top.js", &builtins.Host.none, &failure);
+    defer module.deinit();
+    const engine = try Engine.init(gpa, &module, .{ .suspended_max = 1 });
+    defer engine.deinit(gpa);
+    const e = engine.runModule().exception.asObject().as(object.ErrorObject);
+    try std.testing.expect(std.mem.startsWith(u8, e.message.?.latin1(), "timers belong to a request"));
 }

@@ -94,6 +94,13 @@ rejected_head: ?*object.Promise = null,
 regexp_cache: [regexp_cache_len]RegExpCacheEntry = @splat(.{}),
 /// `Symbol.for`'s registry (symbol.zig), newest first.
 symbol_registry: ?*@import("symbol.zig").Registered = null,
+/// The timers the run set (builtins/timers.zig), in its heap, soonest first.
+timers_head: ?*builtins.timers.Timer = null,
+/// The id the next setTimeout returns (ids start at 1 in each run and its resumptions).
+timer_next_id: u32 = 1,
+/// Whether setTimeout may be called: not while a handler's module runs its top level, whose
+/// state outlives every request (Engine.runModule).
+timers_allowed: bool = true,
 
 pub const Error = error{ Throw, Terminate };
 
@@ -310,11 +317,18 @@ pub fn callFunction(vm: *Vm, callee: Value, args: []const Value) Outcome {
     return vm.outcome(vm.settleRun(result, true));
 }
 
-/// The end of a run: the microtask queue drained, then the value it returned (a promise's,
-/// when `unwrap`), or the first promise rejected with no handler, as node reports it.
+/// The end of a run: the microtask queue drained, then `settle`.
 fn settleRun(vm: *Vm, result: Error!Value, unwrap: bool) Error!Value {
     const v = try result;
     if (vm.jobs_head != null) try builtins.promises.drain(vm);
+    return vm.settle(v, unwrap);
+}
+
+/// What a run's code leaves once its queue is drained: the value it returned (a promise's,
+/// when `unwrap`), or the first promise rejected with no handler, as node reports it. A
+/// promise still pending while timers are set is returned as it is: the run is not over, and
+/// its host comes back when a timer is due (`suspendRun`, `runTimers`).
+fn settle(vm: *Vm, v: Value, unwrap: bool) Error!Value {
     if (unwrap) {
         if (v.objectOf(.promise)) |o| {
             const p = o.as(object.Promise);
@@ -324,7 +338,9 @@ fn settleRun(vm: *Vm, result: Error!Value, unwrap: bool) Error!Value {
                     p.handled = true;
                     return vm.throwValue(p.result);
                 },
-                .pending => return vm.throwMessage(.type_error, "the handler's Promise is still pending with no work left that could settle it"),
+                .pending => if (vm.timers_head == null) {
+                    return vm.throwMessage(.type_error, "the handler's Promise is still pending with no work left that could settle it");
+                },
             }
         }
     }
@@ -332,6 +348,87 @@ fn settleRun(vm: *Vm, result: Error!Value, unwrap: bool) Error!Value {
         if (builtins.promises.unhandledRejection(vm)) |p| return vm.throwValue(p.result);
     }
     return v;
+}
+
+// ---------------------------------------------------------------------------------------
+// Suspended runs: a run whose code returned with timers set goes on later.
+
+/// What a run keeps while it waits for a timer and other runs use the engine (Engine.zig
+/// keeps one per suspended request, with the heap these point into).
+pub const Suspension = struct {
+    jobs_head: ?*object.Job,
+    jobs_tail: ?*object.Job,
+    rejected_head: ?*object.Promise,
+    symbol_registry: ?*@import("symbol.zig").Registered,
+    timers_head: ?*builtins.timers.Timer,
+    timer_next_id: u32,
+    /// What is left of the run's budget: it bounds the whole run, across its suspensions.
+    budget_left: u64,
+    /// When the run's deadline passes; 0: it has none.
+    deadline_at_ns: u64,
+
+    /// When the run wants to go on: its first timer's time, or its deadline if sooner.
+    pub fn wakeAt(s: *const Suspension) u64 {
+        const due = builtins.timers.firstDue(s.timers_head) orelse std.math.maxInt(u64);
+        return if (s.deadline_at_ns != 0) @min(due, s.deadline_at_ns) else due;
+    }
+};
+
+/// Ends a run that returned with timers set: settles the meter into the budget, starts the
+/// deadline if no checkpoint has yet (so it runs while the run waits: at most one slice after
+/// the run's true start, docs/JS.md "The deadline"), and hands back what the run keeps.
+pub fn suspendRun(vm: *Vm) Suspension {
+    assert(vm.frame_count == 0);
+    assert(vm.timers_head != null);
+    vm.budget_left -|= vm.sliceUsed();
+    vm.slice = 0;
+    meter.fuel = 0;
+    if (vm.limits.deadline_ns > 0 and vm.deadline_at_ns == 0) {
+        vm.deadline_at_ns = vm.clock() +| vm.limits.deadline_ns;
+    }
+    return .{
+        .jobs_head = vm.jobs_head,
+        .jobs_tail = vm.jobs_tail,
+        .rejected_head = vm.rejected_head,
+        .symbol_registry = vm.symbol_registry,
+        .timers_head = vm.timers_head,
+        .timer_next_id = vm.timer_next_id,
+        .budget_left = vm.budget_left,
+        .deadline_at_ns = vm.deadline_at_ns,
+    };
+}
+
+/// Readies the engine to go on with a suspended run (its heap must be the engine's again):
+/// as `startRun`, but with the run's queue, timers, and what is left of its budget and time.
+pub fn resumeRun(vm: *Vm, s: *const Suspension) void {
+    vm.startRun();
+    vm.jobs_head = s.jobs_head;
+    vm.jobs_tail = s.jobs_tail;
+    vm.rejected_head = s.rejected_head;
+    vm.symbol_registry = s.symbol_registry;
+    vm.timers_head = s.timers_head;
+    vm.timer_next_id = s.timer_next_id;
+    vm.budget_left = s.budget_left;
+    vm.deadline_at_ns = s.deadline_at_ns;
+    // An empty slice sends the first charge to a checkpoint, which stops a spent budget.
+    vm.slice = @min(check_interval_ticks, vm.budget_left);
+    meter.fuel = @intCast(vm.slice);
+}
+
+/// Runs the timers due by `now_ns` (each followed by a microtask drain, as node runs them),
+/// then settles as a call does: `awaited` is the call's promise (a handler's), null for a
+/// module's top level (`sluice js run`). Past the deadline, the timers that were due by it
+/// still run (a wake-up may come late), and a run still waiting after them ends there.
+pub fn runTimers(vm: *Vm, awaited: ?Value, now_ns: u64) Outcome {
+    const past_deadline = vm.deadline_at_ns != 0 and now_ns >= vm.deadline_at_ns;
+    const due_by = if (past_deadline) vm.deadline_at_ns else now_ns;
+    const result: Error!Value = blk: {
+        builtins.timers.runDue(vm, due_by) catch |err| break :blk err;
+        const v = vm.settle(awaited orelse Value.undefined_value, awaited != null) catch |err| break :blk err;
+        if (past_deadline and vm.timers_head != null) break :blk vm.terminate(.deadline);
+        break :blk v;
+    };
+    return vm.outcome(result);
 }
 
 /// Readies the engine for a run: its limits afresh, the meter filled with the first slice.
@@ -359,6 +456,8 @@ pub fn startRun(vm: *Vm) void {
     vm.jobs_head = null;
     vm.jobs_tail = null;
     vm.rejected_head = null;
+    vm.timers_head = null;
+    vm.timer_next_id = 1;
 }
 
 fn outcome(vm: *Vm, result: Error!Value) Outcome {
@@ -736,8 +835,12 @@ noinline fn checkpoint(vm: *Vm) Error!void {
 
 /// The ticks charged so far in this run (for tests and reports).
 pub fn ticksUsed(vm: *const Vm) u64 {
-    const in_slice: u64 = if (meter.fuel >= 0) vm.slice -| @as(u64, @intCast(meter.fuel)) else vm.slice +| @abs(meter.fuel);
-    return (vm.limits.budget - vm.budget_left) +| in_slice;
+    return (vm.limits.budget - vm.budget_left) +| vm.sliceUsed();
+}
+
+/// The ticks charged since the last checkpoint.
+fn sliceUsed(vm: *const Vm) u64 {
+    return if (meter.fuel >= 0) vm.slice -| @as(u64, @intCast(meter.fuel)) else vm.slice +| @abs(meter.fuel);
 }
 
 fn monotonicNs() u64 {

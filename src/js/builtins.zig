@@ -32,6 +32,7 @@ pub const descriptors = @import("builtins/descriptors.zig");
 pub const symbols = @import("builtins/symbols.zig");
 pub const generators = @import("builtins/generators.zig");
 pub const promises = @import("builtins/promises.zig");
+pub const timers = @import("builtins/timers.zig");
 pub const regexps = @import("builtins/regexps.zig");
 pub const dates = @import("builtins/dates.zig");
 pub const base64 = @import("builtins/base64.zig");
@@ -485,6 +486,10 @@ const global_functions = [_]Native{
     .{ .name = "encodeURI", .length = 1, .func = globals_fns.encodeURI },
     .{ .name = "decodeURI", .length = 1, .func = globals_fns.decodeURI },
     .{ .name = "queueMicrotask", .length = 1, .func = promises.queueMicrotask },
+    .{ .name = "setTimeout", .length = 5, .func = timers.setTimeout },
+    .{ .name = "clearTimeout", .length = 1, .func = timers.clearTimeout },
+    .{ .name = "setInterval", .length = 5, .func = timers.setInterval },
+    .{ .name = "clearInterval", .length = 1, .func = timers.clearTimeout },
     .{ .name = "atob", .length = 1, .func = base64.atob },
     .{ .name = "btoa", .length = 1, .func = base64.btoa },
     .{ .name = "structuredClone", .length = 2, .func = structured_clone.structuredClone },

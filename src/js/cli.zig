@@ -189,7 +189,8 @@ fn runProgram(gpa: std.mem.Allocator, program: *const Program, options: Options,
         stderr.print("sluice js: cannot load {s}: {s}\n", .{ path, @errorName(err) }) catch {};
         return 1;
     };
-    const outcome = vm.runMain();
+    var outcome = vm.runMain();
+    if (outcome == .value) outcome = runTimers(&vm, &stdout.writer);
     stdout.writer.flush() catch {}; // A closed stdout is the reader's choice.
     switch (outcome) {
         .value => return 0,
@@ -201,6 +202,35 @@ fn runProgram(gpa: std.mem.Allocator, program: *const Program, options: Options,
             stderr.print("sluice js: {s}: terminated: {s}\n", .{ path, why.message() }) catch {};
             return 1;
         },
+    }
+}
+
+/// As node does after the main script: while timers are set, sleep until the first is due and
+/// run those due, each followed by its microtasks. The budget and the deadline (which starts
+/// here if no checkpoint started it) bound the whole program, sleeps included.
+fn runTimers(vm: *Vm, stdout: *std.Io.Writer) Vm.Outcome {
+    while (vm.timers_head != null) {
+        const suspension = vm.suspendRun();
+        stdout.flush() catch {}; // A closed stdout is the reader's choice.
+        sleepUntil(vm, suspension.wakeAt());
+        vm.resumeRun(&suspension);
+        const outcome = vm.runTimers(null, vm.clock());
+        if (outcome != .value) return outcome;
+    }
+    return .{ .value = Value.undefined_value };
+}
+
+fn sleepUntil(vm: *Vm, at_ns: u64) void {
+    const now = vm.clock();
+    if (at_ns <= now) return;
+    const wait = at_ns - now;
+    var request: linux.timespec = .{ .sec = @intCast(wait / std.time.ns_per_s), .nsec = @intCast(wait % std.time.ns_per_s) };
+    while (true) {
+        var remaining: linux.timespec = undefined;
+        switch (linux.errno(linux.nanosleep(&request, &remaining))) {
+            .INTR => request = remaining,
+            else => return, // Done; nothing else can fail with a valid interval.
+        }
     }
 }
 

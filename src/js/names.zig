@@ -95,6 +95,7 @@ pub const list = [_][]const u8{
     "throw",
     // Promise.
                        "Promise",                   "queueMicrotask",     "then",
+    "setTimeout",               "clearTimeout",              "setInterval",        "clearInterval",
     "catch",                    "finally",                   "resolve",            "reject",
     "all",                      "allSettled",                "any",                "race",
     "status",                   "reason",                    "errors",

@@ -778,8 +778,7 @@ fn unsupportedGlobal(name: []const u8) ?[]const u8 {
         .{ "Float64Array", "Float64Array (typed arrays)" },           .{ "BigInt64Array", "BigInt64Array (typed arrays)" },
         .{ "BigUint64Array", "BigUint64Array (typed arrays)" },       .{ "globalThis", "globalThis" },
         .{ "Atomics", "Atomics" },                                    .{ "Intl", "Intl" },
-        .{ "FinalizationRegistry", "FinalizationRegistry" },          .{ "setTimeout", "setTimeout (there is no event loop)" },
-        .{ "setInterval", "setInterval (there is no event loop)" },   .{ "setImmediate", "setImmediate (there is no event loop)" },
+        .{ "FinalizationRegistry", "FinalizationRegistry" },          .{ "setImmediate", "setImmediate (use setTimeout)" },
         .{ "require", "require (modules cannot import yet)" },        .{ "module", "module (CommonJS)" },
         .{ "exports", "exports (CommonJS; use export)" },             .{ "process", "process" },
     });

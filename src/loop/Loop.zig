@@ -71,9 +71,10 @@ pub const InitError = Uring.InitError || Epoll.InitError || sys.EventfdError;
 pub const TickError = error{Unexpected};
 pub const PollError = sys.PollError;
 
-/// Registered timer queues per loop: one per kind of deadline. A worker has eight of its own
-/// and one per distinct upstream timeout (proxy/Generation.zig `Timeouts`, at most 40).
-pub const timer_queues_max = 48;
+/// Registered timer queues per loop: one per kind of deadline. A worker has nine of its own
+/// (its accept back-off, and proxy/Proxy.zig `Queues`) and one per distinct upstream timeout
+/// (proxy/Generation.zig `Timeouts`, at most 40).
+pub const timer_queues_max = 49;
 
 const Io = union {
     uring: Uring,
@@ -566,6 +567,27 @@ pub fn timerArm(
     timer.context = context;
     timer.callback = erasedContextCallback(Context, callback);
     queue.append(timer, loop.now_ns + queue.duration_ns);
+    assert(timer.isArmed());
+}
+
+/// (Re)arms `timer` to fire at `deadline_ns` (the loop's clock) on a queue of any deadline
+/// (`TimerQueue.initAnyDeadline`). A deadline already past fires at the next expiry after
+/// this one: never in the pass that is expiring, so a callback that re-arms cannot spin it.
+pub fn timerArmAt(
+    loop: *Loop,
+    queue: *TimerQueue,
+    timer: *Timer,
+    deadline_ns: u64,
+    comptime Context: type,
+    context: *Context,
+    comptime callback: fn (*Context) void,
+) void {
+    assert(loop.timerQueueIsRegistered(queue));
+    assert(queue.any_deadline);
+    if (timer.queue) |old| old.remove(timer);
+    timer.context = context;
+    timer.callback = erasedContextCallback(Context, callback);
+    queue.insert(timer, @max(deadline_ns, loop.now_ns + 1));
     assert(timer.isArmed());
 }
 

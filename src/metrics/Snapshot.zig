@@ -42,8 +42,8 @@ pub const handler_name_bytes_max = 64;
 /// Why a handler gave no response (handler/Handler.zig `Failure`, in its order; the collector
 /// asserts they agree): the `reason` label of `sluice_handler_failures_total`.
 pub const handler_failure_reasons = [_][]const u8{
-    "exception",    "memory",            "time", "deadline", "depth", "response_too_large", "not_a_response",
-    "unknown_pool", "request_too_large",
+    "exception",    "memory",            "time", "deadline",  "depth", "response_too_large", "not_a_response",
+    "unknown_pool", "request_too_large", "busy", "abandoned",
 };
 
 /// Response classes 1xx to 5xx.
@@ -254,9 +254,9 @@ pub const render_bytes_per_backend = 4 * 1024;
 /// Per route: its JSON object, whose name may escape to six bytes a byte, 430 bytes (the
 /// Prometheus sample takes 190).
 pub const render_bytes_per_route = 768;
-/// Per handler: nine samples of at most about 200 bytes (the name escaped, a reason label, a
-/// 20-digit value), 1.9 KiB.
-pub const render_bytes_per_handler = 3 * 1024;
+/// Per handler: twelve samples of at most about 200 bytes (the name escaped, a reason label, a
+/// 20-digit value), 2.5 KiB.
+pub const render_bytes_per_handler = 4 * 1024;
 
 /// The largest rendering, in either format, of any configuration a reload may bring: 8.6 MiB
 /// (about 5.5 MiB measured). The admin reserves this much address space per connection, untouched
@@ -275,7 +275,7 @@ pub const render_bytes_max: u32 =
     DnsNames.names_max * DnsNames.render_bytes_per_name + 1024;
 
 comptime {
-    assert(render_bytes_max == 8854 * 1024);
+    assert(render_bytes_max == 8862 * 1024);
     assert(backends_total_max >= backends_max);
 }
 
@@ -401,7 +401,8 @@ fn writeHandlersPrometheus(snapshot: *const Snapshot, p: *Prometheus) Prometheus
     }
     const failures = "sluice_handler_failures_total";
     try p.family(failures, .counter, "Handler calls answered 500 instead: an uncaught exception, a memory, time or " ++
-        "depth limit, a response too large for its buffer, not a Response, or a Response.proxy to an unknown pool or too large to send.");
+        "depth limit, a response too large for its buffer, not a Response, or a Response.proxy to an unknown pool or too large to send; " ++
+        "busy: a 503, suspended_max requests waited; abandoned: the client left while it waited.");
     for (handlers) |*handler| {
         for (handler_failure_reasons, handler.failures) |reason, count| {
             try p.sample(failures, &.{ .{ .name = "handler", .value = handler.name }, .{ .name = "reason", .value = reason } }, count);

@@ -50,6 +50,8 @@ listener_slot: u8 = 0,
 client_trusted: bool = false,
 /// The idle receive was cancelled to return the buffer (see `parkBuffer`).
 parking: bool = false,
+/// The client's socket watched while the exchange's handler waits (`watchClient`).
+watch: Watch = .none,
 client_ip_len: u8 = 0,
 requests_served: u32 = 0,
 socket: Socket = undefined,
@@ -108,6 +110,10 @@ pub const Phase = enum {
     tunnel,
     linger,
 };
+
+/// Whether the client is being watched for its close while a handler waits, and whether that
+/// watch is being stopped (its cancelled poll not yet called back).
+const Watch = enum(u8) { none, polling, stopping };
 
 /// The request body's HTTP/1.1 framing, as the client sent it.
 const RequestBody = struct {
@@ -606,6 +612,52 @@ pub fn sendLocal(connection: *Connection, bytes: []const u8, close_after: bool) 
     connection.out.close_after = close_after;
     connection.out.started = true;
     connection.write(.local, bytes);
+}
+
+/// While the exchange's handler waits suspended, nothing is sent to the client: the send
+/// completion polls its socket instead, so a client that closes is noticed at once (the
+/// exchange is aborted, its handler's call abandoned). Bytes it sends meanwhile (a pipelined
+/// request) are kept behind what is buffered, for after the response. Not over TLS (its bytes
+/// are records only the TLS codec reads: the close is noticed when the response is written,
+/// as while a pool answers), nor when the buffer has no room left.
+pub fn watchClient(connection: *Connection) void {
+    assert(connection.state == .active and connection.watch == .none);
+    if (connection.tls != null or connection.send_completion.isPending()) return;
+    if (connection.c_len == connection.cbuf.?.len) return;
+    connection.watch = .polling;
+    connection.submit();
+    connection.loop().pollReadable(&connection.send_completion, &connection.socket, Connection, connection, watchCallback);
+}
+
+/// The handler is about to answer: the watch ends. True when its cancelled poll has yet to call
+/// back; the exchange goes on from `Exchange.clientWatchStopped` then, once the completion is
+/// free for the response.
+pub fn stopWatching(connection: *Connection) bool {
+    switch (connection.watch) {
+        .none => return false,
+        .polling => {
+            connection.watch = .stopping;
+            connection.loop().cancel(&connection.send_completion);
+            return true;
+        },
+        .stopping => unreachable, // The exchange stops it once.
+    }
+}
+
+fn watchCallback(connection: *Connection, result: sys.PollError!void) void {
+    const stopping = connection.watch == .stopping;
+    connection.watch = .none;
+    if (connection.opDone(false)) return;
+    if (stopping) return connection.exchange.?.clientWatchStopped(); // Whatever the poll saw.
+    result catch return connection.close(); // Only a close cancels it otherwise.
+    const cbuf = connection.cbuf.?;
+    const n = connection.loop().recvNow(&connection.socket, cbuf[connection.c_len..]) catch |err| switch (err) {
+        error.WouldBlock => return connection.watchClient(),
+        else => return connection.close(), // Reset: the client is gone.
+    };
+    if (n == 0) return connection.close(); // The client closed while its handler waited.
+    connection.c_len += @intCast(n);
+    connection.watchClient();
 }
 
 /// Whether a local response to this request closes the connection after it: sluice does not

@@ -110,8 +110,11 @@ response: ResponseState = .none,
 /// The try under way.
 attempt: Attempt,
 response_fields: []http.Header,
-/// The pool's total timeout for the exchange, across its retries (armed only when set).
+/// The pool's total timeout for the exchange, across its retries (armed only when set); while
+/// a handler waits suspended, its wake-up (the two never run at once).
 total_timer: Timer = .{},
+/// The handler's suspended call, while the exchange is `suspended` (handler_target.zig).
+handler_ticket: ?Handler.Ticket = null,
 log: Log = .{},
 
 pub const State = enum {
@@ -125,6 +128,9 @@ pub const State = enum {
     body,
     /// Answered by sluice itself (a route's response, or a handler's); the downstream sends it.
     local,
+    /// A handler's call waits on a timer (its engine keeps the request's state): the exchange
+    /// holds no buffer of its own, only a wake-up timer.
+    suspended,
     /// Failed or aborted: waiting for pending operations before releasing.
     ending,
 };
@@ -224,7 +230,7 @@ pub fn open(exchange: *Exchange, downstream: Downstream) void {
     assert(exchange.state == .free);
     assert(exchange.pending_ops == 0);
     assert(exchange.hold == null and exchange.ubuf == null and exchange.pipe == null);
-    assert(exchange.head_copy == null);
+    assert(exchange.head_copy == null and exchange.handler_ticket == null);
     assert(!exchange.total_timer.isArmed() and !exchange.attempt.timer.isArmed());
     exchange.reset(exchange.proxy, downstream, exchange.request_parser.scanner.headers_buffer, exchange.response_fields);
     exchange.state = .head;
@@ -1304,6 +1310,11 @@ pub fn abortWith(exchange: *Exchange, failure: ?Failure) void {
     if (exchange.pending_ops == 0) exchange.finalize();
 }
 
+/// The downstream's watch of the client (while a handler waited) has ended as asked.
+pub fn clientWatchStopped(exchange: *Exchange) void {
+    handler_target.watchStopped(exchange);
+}
+
 /// The downstream is closing (the client went away or timed out): cancel everything.
 pub fn abort(exchange: *Exchange) void {
     exchange.attempt.reusable = false;
@@ -1367,6 +1378,8 @@ fn release(exchange: *Exchange) void {
     assert(exchange.pending_ops == 0);
     assert(exchange.attempt.connection == null);
     exchange.stopTimers(); // The slot is overwritten when it is taken again.
+    // Before the hold: the engine is the held generation's.
+    if (exchange.handler_ticket != null) handler_target.abandon(exchange);
     if (exchange.ubuf) |ubuf| exchange.proxy.buffers.release(ubuf);
     exchange.ubuf = null;
     if (exchange.head_copy) |copy| exchange.proxy.buffers.release(copy);
@@ -1605,7 +1618,7 @@ pub fn opDone(exchange: *Exchange) bool {
             if (exchange.pending_ops == 0) exchange.finalize();
             return true;
         },
-        .free, .head, .body, .local => unreachable, // No upstream operation runs then.
+        .free, .head, .body, .local, .suspended => unreachable, // No upstream operation runs then.
     }
 }
 

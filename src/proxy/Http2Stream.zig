@@ -580,6 +580,17 @@ pub noinline fn sendLocal(stream: *Stream, bytes: []const u8, close_after: bool)
 
 /// A local response never closes an HTTP/2 connection; a body the exchange does not read is
 /// refused with RST_STREAM (NO_ERROR) after the response (`exchangeFinished`).
+/// A stream needs no watch while its handler waits: the connection reads frames throughout,
+/// and a reset or a closed connection aborts the stream's exchange at once.
+pub fn watchClient(stream: *Stream) void {
+    _ = stream;
+}
+
+pub fn stopWatching(stream: *Stream) bool {
+    _ = stream;
+    return false;
+}
+
 pub fn closesAfterLocal(stream: *const Stream, keep_alive: bool) bool {
     _ = stream;
     _ = keep_alive;

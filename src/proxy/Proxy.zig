@@ -188,6 +188,9 @@ pub const Queues = struct {
     access_log_publish: TimerQueue,
     /// While old generations are held: how often to see whether they can be let go of.
     generations: TimerQueue,
+    /// Exchanges whose JavaScript handler waits suspended: each wakes at its next timer or its
+    /// deadline, any time the script chose (proxy/handler_target.zig).
+    handler_wake: TimerQueue,
 };
 
 /// Worker-wide counters (written by the worker, read by the control thread: `Counter`); a
@@ -398,6 +401,7 @@ pub fn init(
             .buffer_trim = .init(buffer_trim_interval_ns),
             .access_log_publish = .init(access_log_publish_ns),
             .generations = .init(generations_check_ns),
+            .handler_wake = .initAnyDeadline(),
         },
         .on_slot_free = on_slot_free,
         .tls_pool = tls_pool,

@@ -180,6 +180,21 @@ pub const Downstream = union(enum) {
         }
     }
 
+    /// While the exchange's handler waits: notice a client that goes away meanwhile.
+    pub fn watchClient(downstream: Downstream) void {
+        switch (downstream) {
+            inline else => |d| d.watchClient(),
+        }
+    }
+
+    /// The handler is to answer: stop watching. True: the exchange waits for
+    /// `Exchange.clientWatchStopped` before it answers.
+    pub fn stopWatching(downstream: Downstream) bool {
+        return switch (downstream) {
+            inline else => |d| d.stopWatching(),
+        };
+    }
+
     pub fn closesAfterLocal(downstream: Downstream, keep_alive: bool) bool {
         return switch (downstream) {
             inline else => |d| d.closesAfterLocal(keep_alive),

@@ -54,6 +54,9 @@ pub const Failure = union(enum) {
     /// large for its buffer (handler/Handler.zig logs which, with the file, line and column;
     /// the client learns nothing more).
     handler_failed,
+    /// A JavaScript handler would wait on a timer, and as many of its requests as its
+    /// `suspended_max` already do on this worker.
+    handler_busy,
     /// The client's address is refused by an allow or deny list (policy/AccessPolicy.zig).
     forbidden,
     /// Over a rate limit (policy/RateLimits.zig); the seconds until a token is due, said in
@@ -74,7 +77,7 @@ pub const Failure = union(enum) {
             .forbidden => 403,
             .rate_limited => 429,
             .client_header_timeout, .client_body_timeout => 408,
-            .overloaded, .no_backend_available, .no_members, .backends_at_capacity => 503,
+            .overloaded, .no_backend_available, .no_members, .backends_at_capacity, .handler_busy => 503,
             .upstream_refused, .upstream_tls_failed, .upstream_reset, .upstream_bad_response, .upstream_head_too_large => 502,
             .request_body_too_large => 413,
             .local_response_too_large, .handler_failed => 500,
@@ -143,6 +146,7 @@ fn detail(comptime tag: std.meta.Tag(Failure)) []const u8 {
         .plain_http_to_tls_port => "The plain HTTP request was sent to HTTPS port",
         .redirect_without_host => "the redirect names the request's host, and it has no Host field",
         .handler_failed => "the request handler failed",
+        .handler_busy => "the request handler has too many requests waiting, try again",
         .forbidden => "this address may not use this service",
         .upstream_connect_timeout => "backend connect timed out",
         .upstream_response_timeout => "backend response timed out",

@@ -57,6 +57,7 @@ test "failure_http1: each response is a complete message with the status it clai
         .local_response_too_large,
         .plain_http_to_tls_port,
         .handler_failed,
+        .handler_busy,
         .forbidden,
         .{ .rate_limited = 7 },
     };

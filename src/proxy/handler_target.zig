@@ -2,6 +2,14 @@
 //! gathered whole first (into the downstream's buffer, behind the head), then the handler runs
 //! and answers, fails (a 500), or hands the request to a pool with `Response.proxy`, after
 //! which the exchange goes on as a route to that pool would.
+//!
+//! A handler that awaits a timer suspends: its engine keeps the request's state, and the
+//! exchange gives its buffer back and arms one wake-up timer (on the worker's queue of any
+//! deadline) for the handler's next timer or its deadline, whichever is sooner; the worker
+//! serves other requests meanwhile. The wake-up resumes the call, which answers, fails,
+//! proxies or suspends again. An exchange that ends while suspended (its client closed, the
+//! worker stops) cancels the timer and abandons the call in `Exchange.release`, before its
+//! generation hold (and so the engine) is let go of: nothing runs for it afterwards.
 const assert = @import("std").debug.assert;
 
 const Config = @import("../config/Config.zig");
@@ -50,7 +58,6 @@ fn respond(exchange: *Exchange, handler: *Handler) void {
     exchange.state = .local;
     const ubuf = proxy.buffers.acquire() orelse return exchange.fail(.overloaded);
     exchange.ubuf = ubuf;
-    const close = exchange.downstream.closesAfterLocal(exchange.request.keep_alive);
     const head = exchange.request_head;
     const request: Handler.Request = .{
         .method = head.method_text,
@@ -61,20 +68,85 @@ fn respond(exchange: *Exchange, handler: *Handler) void {
         .body = if (head.body == .none) "" else exchange.downstream.requestBodyBytes(),
         .body_chunked = head.body != .none and exchange.downstream.requestBodyChunked(),
     };
-    const reply: Handler.Reply = .{
+    const reply = replyOf(exchange);
+    conclude(exchange, handler, reply, handler.respond(&request, reply, ubuf, proxy.path_scratch, exchange.loop().now()));
+}
+
+/// How the response is written, as the connection is now (a drain may have begun while the
+/// handler waited).
+fn replyOf(exchange: *Exchange) Handler.Reply {
+    return .{
         .version = exchange.request.version,
         .head_only = exchange.request.method == .head,
-        .close = close,
+        .close = exchange.downstream.closesAfterLocal(exchange.request.keep_alive),
     };
-    switch (handler.respond(&request, reply, ubuf, proxy.path_scratch, exchange.loop().now())) {
+}
+
+/// What the handler's call (or its resumption) came to.
+fn conclude(exchange: *Exchange, handler: *Handler, reply: Handler.Reply, outcome: Handler.Outcome) void {
+    assert(exchange.state == .local and exchange.ubuf != null);
+    switch (outcome) {
         .response => |response| {
             exchange.log.status = response.status;
             exchange.response = .complete;
-            exchange.downstream.sendLocal(ubuf[0..response.len], close);
+            exchange.downstream.sendLocal(exchange.ubuf.?[0..response.len], reply.close);
         },
         .proxy => |proxied| proxyTo(exchange, handler, proxied),
-        .failed => exchange.fail(.handler_failed),
+        .failed => |failure| exchange.fail(if (failure == .busy) .handler_busy else .handler_failed),
+        .suspended => |ticket| wait(exchange, handler, ticket),
     }
+}
+
+/// The handler waits on a timer: the buffer goes back (the answer is written into one taken
+/// again when it comes) and the wake-up is armed for its next timer or its deadline.
+fn wait(exchange: *Exchange, handler: *Handler, ticket: Handler.Ticket) void {
+    assert(exchange.state == .local);
+    assert(exchange.handler_ticket == null and !exchange.total_timer.isArmed());
+    exchange.proxy.buffers.release(exchange.ubuf.?);
+    exchange.ubuf = null;
+    exchange.state = .suspended;
+    exchange.handler_ticket = ticket;
+    const loop = exchange.loop();
+    loop.timerArmAt(&exchange.proxy.queues.handler_wake, &exchange.total_timer, handler.wakeAt(ticket), Exchange, exchange, wakeCallback);
+    exchange.downstream.watchClient();
+}
+
+/// A suspended handler's timer (or its deadline) is due: the call goes on, once the client is
+/// no longer watched (the watch's completion is the one the response is written with).
+fn wakeCallback(exchange: *Exchange) void {
+    assert(exchange.state == .suspended);
+    if (exchange.downstream.stopWatching()) return; // Then `watchStopped`.
+    wake(exchange);
+}
+
+/// The downstream's watch of the client ended after the wake-up asked it to.
+pub fn watchStopped(exchange: *Exchange) void {
+    assert(exchange.state == .suspended and !exchange.total_timer.isArmed());
+    wake(exchange);
+}
+
+fn wake(exchange: *Exchange) void {
+    assert(exchange.state == .suspended);
+    const handler = exchange.target.handler;
+    const ticket = exchange.handler_ticket.?;
+    exchange.handler_ticket = null;
+    exchange.state = .local;
+    // Sizing gives every session its buffers (Proxy.buffersPerSession): this is a bug's
+    // answer, not load's.
+    exchange.ubuf = exchange.proxy.buffers.acquire() orelse {
+        handler.abandon(ticket);
+        return exchange.fail(.overloaded);
+    };
+    const reply = replyOf(exchange);
+    conclude(exchange, handler, reply, handler.resumeTimers(ticket, reply, exchange.ubuf.?, exchange.loop().now()));
+}
+
+/// The exchange ends while its handler waits (Exchange.release): the call's state is freed.
+/// The wake-up timer was stopped with the exchange's others.
+pub fn abandon(exchange: *Exchange) void {
+    assert(!exchange.total_timer.isArmed());
+    exchange.target.handler.abandon(exchange.handler_ticket.?);
+    exchange.handler_ticket = null;
 }
 
 /// `Response.proxy`: the handler's target becomes the named pool of the exchange's generation

@@ -334,7 +334,7 @@ def test_failures_are_500_with_a_log_line_and_a_counter(sluice, tmp_path):
     assert handlers == [{"name": "app", "requests": 2 * len(FAILURES), "failures": {
         reason: expected.get(reason, 0) for reason in
         ("exception", "memory", "time", "deadline", "depth", "response_too_large", "not_a_response",
-         "unknown_pool", "request_too_large")}}], handlers
+         "unknown_pool", "request_too_large", "busy", "abandoned")}}], handlers
 
 
 @pytest.mark.parametrize("source,message", [

@@ -7,11 +7,11 @@
 //! jobs follow the spec's order (PromiseReactionJob, PromiseResolveThenableJob), so that
 //! output interleaves as node's does.
 //!
-//! What settles a promise is always a job or the script: there is no host operation yet. A
-//! `fetch` would be a promise the host settles later: the run would end its drain with that
-//! promise pending, the worker would serve others, and when the answer comes the host would
-//! resolve the promise (which queues its reactions) and drain again, with the same budget
-//! and deadline (docs/JS.md, "Promises and the microtask queue").
+//! What settles a promise is a job, the script, or a host operation: a timer (timers.zig),
+//! whose callback the host runs when it is due, after which the queue is drained again with
+//! what is left of the run's budget and deadline. A run that ends its drain with its promise
+//! pending and timers set is suspended meanwhile (Vm.suspendRun, Engine.zig; docs/JS.md,
+//! "Timers and suspended requests").
 const std = @import("std");
 
 const Vm = @import("../Vm.zig");
