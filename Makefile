@@ -69,6 +69,10 @@ bench-js:
 bench-tls:
 	bench/tls.sh
 
+.PHONY: bench-grpc
+bench-grpc:
+	bench/grpc.sh
+
 fmt:
 	$(ZIG) build fmt
 

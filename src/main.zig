@@ -22,6 +22,7 @@ const Address = @import("stdx/Address.zig").Address;
 const InitTrace = @import("runtime/InitTrace.zig");
 const reload_command = @import("runtime/reload_command.zig");
 const js_cli = @import("js/cli.zig");
+const js_webcrypto = @import("js/builtins/webcrypto.zig");
 const BackendTls = @import("upstream/BackendTls.zig");
 const tls = @import("tls/tls.zig");
 const HandlerInstance = @import("handler/Instance.zig");
@@ -57,6 +58,8 @@ var command_line: cli.Parsed = .{ .command = .run, .config = baked_config };
 
 pub fn main(init: std.process.Init.Minimal) u8 {
     sys.adoptAuxv(); // Before any clock is read: the vDSO's clock, not a system call.
+    // Before any engine exists: crypto.subtle.digest hashes with the TLS library.
+    js_webcrypto.digest_hook = tls.digest.digestByName;
     // `sluice js ...` is the JavaScript engine's own command line (src/js/cli.zig), never
     // inlined here, so that its frame does not become main's (see `command_line`).
     if (jsArguments(init)) |args| return @call(.never_inline, js_cli.main, .{ std.heap.page_allocator, args });

@@ -429,8 +429,9 @@ pub const Pool = struct {
         if (pool.hash_name.len > name_bytes_max) return error.NameTooLong;
         if (pool.tls.mistake()) |_| return error.UpstreamTlsInvalid;
         if (pool.protocol == .h2c and pool.tls.enabled) return error.H2cWithTls;
+        if (pool.protocol == .h2 and !pool.tls.enabled) return error.H2WithoutTls;
         // A PROXY header names one client; a shared HTTP/2 connection carries many.
-        if (pool.protocol == .h2c and pool.send_proxy != .off) return error.H2cWithSendProxy;
+        if (pool.protocol.multiplexed() and pool.send_proxy != .off) return error.H2cWithSendProxy;
     }
 };
 
@@ -440,6 +441,14 @@ pub const UpstreamProtocol = enum {
     /// HTTP/2 over plain TCP with prior knowledge (RFC 9113 §3.3): gRPC servers and other
     /// h2c backends.
     h2c,
+    /// HTTP/2 over TLS, agreed by ALPN (RFC 9113 §3.2): the pool's `.tls` settings apply, and
+    /// a backend that does not choose `h2` fails the connect.
+    h2,
+
+    /// Requests share connections as streams (proxy/Http2Backend.zig).
+    pub fn multiplexed(protocol: UpstreamProtocol) bool {
+        return protocol != .http1;
+    }
 };
 
 /// How a pool speaks TLS to its backends (upstream/BackendTls.zig builds it). Paths are read
@@ -778,6 +787,7 @@ pub const ValidateError = error{
     HandlerWithRoutes,
     UpstreamTlsInvalid,
     H2cWithTls,
+    H2WithoutTls,
     H2cWithSendProxy,
 };
 

@@ -240,8 +240,9 @@ pub fn validateMessage(err: Config.ValidateError) []const u8 {
         error.HandlerUnknown => "handler names a handler that does not exist",
         error.HandlerWithRoutes => "give either handler (every request to one handler) or routes, not both",
         error.UpstreamTlsInvalid => "a pool's tls settings do not go together (client_cert with client_key, ca with verify)",
-        error.H2cWithSendProxy => "protocol h2c shares a connection among clients, so it cannot carry one client's PROXY header (send_proxy)",
-        error.H2cWithTls => "protocol h2c is HTTP/2 without TLS: a pool with tls speaks HTTP/1.1 (HTTP/2 over TLS to backends is not offered yet)",
+        error.H2cWithSendProxy => "protocols h2c and h2 share a connection among clients, so it cannot carry one client's PROXY header (send_proxy)",
+        error.H2cWithTls => "protocol h2c is HTTP/2 without TLS: for HTTP/2 over TLS use protocol h2",
+        error.H2WithoutTls => "protocol h2 is HTTP/2 over TLS: give the pool tls settings (.tls = .{}, or --backend-tls on), or use h2c for HTTP/2 without TLS",
     };
 }
 

@@ -213,7 +213,8 @@ test "help: today's layout, with the table's defaults and bounds" {
     try testing.expect(std.mem.indexOf(u8, usage, "(default 0: no caps)") != null);
     try testing.expect(std.mem.indexOf(u8, usage, "--workers N                       worker threads (default: one per CPU)\n") != null);
     try testing.expect(std.mem.indexOf(u8, usage, "{") == null);
-    try testing.expect(std.mem.endsWith(u8, usage, "(HTTP/2 with prior knowledge, requests multiplexed)\n"));
+    try testing.expect(std.mem.endsWith(u8, usage, "TLS by ALPN, with --backend-tls); h2 and h2c\n" ++
+        "                                    multiplex requests\n"));
 }
 
 test "help: every flag is in --help once, and every setting in the listing" {

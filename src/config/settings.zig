@@ -874,14 +874,14 @@ pub const table = [_]Setting{
     },
     .{
         .flag = "backend-protocol",
-        .arg = "http1|h2c",
+        .arg = "http1|h2c|h2",
         .key = "protocol",
         .scope = .pool,
         .fields = &.{"protocol"},
         .value = .{ .enumeration = Config.UpstreamProtocol },
         .default = "http1",
         .section = .retries,
-        .help = "what the backends speak: {default} (default), or h2c\n(HTTP/2 with prior knowledge, requests multiplexed)",
+        .help = "what the backends speak: {default} (default), h2c\n(HTTP/2 with prior knowledge), or h2 (HTTP/2 over\nTLS by ALPN, with --backend-tls); h2 and h2c\nmultiplex requests",
     },
     .{
         .flag = "backend-tls",

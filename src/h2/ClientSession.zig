@@ -241,14 +241,14 @@ pub const RequestHead = struct {
 pub fn request(session: *ClientSession, head: RequestHead, body: bool, context: *anyopaque) SubmitError!StreamId {
     assert(session.canOpen());
     if (head.fields.len + 4 > wire.submitted_fields_max) return error.TooManyFields;
-    var nva: [wire.submitted_fields_max]c.nghttp2_nv = undefined;
+    const nva = &wire.nva_scratch;
     nva[0] = wire.nv(":method", head.method);
     nva[1] = wire.nv(":scheme", head.scheme);
     nva[2] = wire.nv(":authority", head.authority);
     nva[3] = wire.nv(":path", head.path);
     for (head.fields, nva[4..][0..head.fields.len]) |field, *entry| entry.* = wire.nv(field.name, field.value);
     const provider: c.nghttp2_data_provider2 = .{ .source = .{ .ptr = null }, .read_callback = readBodyCallback };
-    const id = c.nghttp2_submit_request2(session.session, null, &nva, head.fields.len + 4, if (body) &provider else null, context);
+    const id = c.nghttp2_submit_request2(session.session, null, nva, head.fields.len + 4, if (body) &provider else null, context);
     if (id < 0) {
         try wire.submitResult(@intCast(id));
         unreachable; // A negative id is an error.

@@ -47,6 +47,9 @@ streams_open: u32 = 0,
 now_ns: u64 = 0,
 resets: Window = .{},
 control_frames: Window = .{},
+/// A HEADERS or DATA frame went out since the client's last PING: its next PING is an answer
+/// to data (below, `control_frames_per_window_max`) and is not counted.
+sent_since_ping: bool = false,
 /// The streams this side reset most recently: frames the client had already sent on them
 /// are ignored (RFC 9113 §5.1, "closed"), where frames on other closed streams end the
 /// connection.
@@ -163,7 +166,11 @@ pub const Limits = struct {
     resets_per_window_max: u32 = 100,
     /// SETTINGS and PING frames per `window_ms` (the 2019 SETTINGS and PING floods,
     /// CVE-2019-9512 and -9515): a client sends one SETTINGS and a few PINGs on a connection;
-    /// past 100 a second, GOAWAY ENHANCE_YOUR_CALM.
+    /// past 100 a second, GOAWAY ENHANCE_YOUR_CALM. A PING that follows data this side sent
+    /// is not counted: gRPC clients (grpc-go's BDP estimation) ping whenever data arrives and
+    /// no ping of theirs is out, which at thousands of calls a second on a connection is
+    /// thousands of pings; grpc-go's own server forgives pings that follow data the same way.
+    /// A client that pings with no data coming has the 100.
     control_frames_per_window_max: u32 = 100,
     window_ms: u32 = 1000,
     /// SETTINGS and PING acknowledgements waiting to be sent (a client that floods them and
@@ -369,7 +376,7 @@ pub const submitted_fields_max = wire.submitted_fields_max;
 pub fn respond(session: *ServerSession, stream: StreamId, status: u16, fields: []const Field, body: bool) SubmitError!void {
     assert(status >= 100 and status <= 999);
     if (fields.len + 1 > submitted_fields_max) return error.TooManyFields;
-    var nva: [submitted_fields_max]c.nghttp2_nv = undefined;
+    const nva = &wire.nva_scratch;
     var status_text: [3]u8 = undefined;
     _ = std.fmt.bufPrint(&status_text, "{d}", .{status}) catch unreachable;
     nva[0] = nv(":status", &status_text);
@@ -378,7 +385,7 @@ pub fn respond(session: *ServerSession, stream: StreamId, status: u16, fields: [
         .source = .{ .ptr = null },
         .read_callback = readBodyCallback,
     };
-    const rv = c.nghttp2_submit_response2(session.session, stream, &nva, fields.len + 1, if (body) &provider else null);
+    const rv = c.nghttp2_submit_response2(session.session, stream, nva, fields.len + 1, if (body) &provider else null);
     return submitResult(rv);
 }
 
@@ -387,12 +394,12 @@ pub fn respond(session: *ServerSession, stream: StreamId, status: u16, fields: [
 pub fn interim(session: *ServerSession, stream: StreamId, status: u16, fields: []const Field) SubmitError!void {
     assert(status >= 100 and status < 200 and status != 101);
     if (fields.len + 1 > submitted_fields_max) return error.TooManyFields;
-    var nva: [submitted_fields_max]c.nghttp2_nv = undefined;
+    const nva = &wire.nva_scratch;
     var status_text: [3]u8 = undefined;
     _ = std.fmt.bufPrint(&status_text, "{d}", .{status}) catch unreachable;
     nva[0] = nv(":status", &status_text);
     for (fields, nva[1..][0..fields.len]) |field, *entry| entry.* = nv(field.name, field.value);
-    const rv = c.nghttp2_submit_headers(session.session, c.NGHTTP2_FLAG_NONE, stream, null, &nva, fields.len + 1, null);
+    const rv = c.nghttp2_submit_headers(session.session, c.NGHTTP2_FLAG_NONE, stream, null, nva, fields.len + 1, null);
     return submitResult(rv);
 }
 
@@ -541,6 +548,10 @@ fn beginFrameCallback(_: ?*c.nghttp2_session, hd: [*c]const c.nghttp2_frame_hd, 
     switch (hd.*.type) {
         c.NGHTTP2_SETTINGS, c.NGHTTP2_PING => {
             if (hd.*.flags & c.NGHTTP2_FLAG_ACK != 0) return 0; // answers to ours
+            if (hd.*.type == c.NGHTTP2_PING and session.sent_since_ping) {
+                session.sent_since_ping = false; // One ping per batch of data sent.
+                return 0;
+            }
             if (session.control_frames.exceeded(session.now_ns, @as(u64, limits.window_ms) * std.time.ns_per_ms, limits.control_frames_per_window_max)) {
                 if (session.ended == null) session.counters.control_frame_floods.add(1);
                 session.endCalm(.control_frame_flood);
@@ -725,6 +736,7 @@ fn countReset(session: *ServerSession) void {
 fn frameSentCallback(_: ?*c.nghttp2_session, frame: [*c]const c.nghttp2_frame, user_data: ?*anyopaque) callconv(.c) c_int {
     const session = sessionOf(user_data);
     const hd = frame.*.hd;
+    if (hd.type == c.NGHTTP2_DATA or hd.type == c.NGHTTP2_HEADERS) session.sent_since_ping = true;
     if (hd.type == c.NGHTTP2_RST_STREAM) session.rememberReset(hd.stream_id);
     if (hd.type == c.NGHTTP2_HEADERS and c.nghttp2_session_get_stream_user_data(session.session, hd.stream_id) == @as(*anyopaque, &refused_marker)) {
         session.reset(streamOf(hd.stream_id), .no_error) catch |err| switch (err) {
@@ -769,9 +781,9 @@ fn readBodyCallback(
             assert(last.len <= length);
             data_flags.* |= c.NGHTTP2_DATA_FLAG_EOF;
             if (last.fields.len > submitted_fields_max) return c.NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
-            var nva: [submitted_fields_max]c.nghttp2_nv = undefined;
+            const nva = &wire.nva_scratch;
             for (last.fields, nva[0..last.fields.len]) |field, *entry| entry.* = nv(field.name, field.value);
-            if (c.nghttp2_submit_trailer(session.session, stream_id, &nva, last.fields.len) == 0) {
+            if (c.nghttp2_submit_trailer(session.session, stream_id, nva, last.fields.len) == 0) {
                 data_flags.* |= c.NGHTTP2_DATA_FLAG_NO_END_STREAM;
             } else {
                 // Out of memory: the body ends without its trailers, and the stream is reset.

@@ -772,6 +772,39 @@ test "ServerSession: a PING flood ends the session with ENHANCE_YOUR_CALM, count
     try testing.expectEqual(ServerSession.ErrorCode.enhance_your_calm, target.goawayCode().?);
 }
 
+test "ServerSession: PINGs that answer data are not a flood; PINGs with no data coming are" {
+    var target: Target = undefined;
+    try target.init(.{ .control_frames_per_window_max = 20 });
+    defer target.deinit();
+    var wire: Wire = .{};
+    wire.preface();
+    try target.server.receive(wire.text(), 0);
+    try target.drain();
+    // A request, its response, then the client's PING (as grpc-go's BDP estimation sends
+    // one when data arrives), 50 times in one window: past the 20 if they counted.
+    var stream: u31 = 1;
+    for (0..50) |_| {
+        wire = .{};
+        wire.frame(frame_headers, flag_end_headers | flag_end_stream, stream, request_block);
+        try target.server.receive(wire.text(), 1);
+        try target.drain();
+        wire = .{};
+        wire.frame(frame_ping, 0, 0, "12345678");
+        try target.server.receive(wire.text(), 1);
+        try target.drain();
+        stream += 2;
+    }
+    try testing.expectEqual(@as(?ServerSession.ErrorCode, null), target.goawayCode());
+    try testing.expectEqual(@as(u32, 50), target.count(frame_ping, 0));
+    // PINGs with nothing sent between them: the limit.
+    wire = .{};
+    for (0..25) |_| wire.frame(frame_ping, 0, 0, "12345678");
+    try target.server.receive(wire.text(), 2);
+    try target.drain();
+    try testing.expectEqual(@as(u64, 1), target.counters.control_frame_floods.load());
+    try testing.expectEqual(ServerSession.ErrorCode.enhance_your_calm, target.goawayCode().?);
+}
+
 test "ServerSession: acknowledgements a client does not read end the session, counted" {
     var target: Target = undefined;
     try target.init(.{ .outbound_acks_max = 10, .control_frames_per_window_max = 1000 });

@@ -34,6 +34,7 @@ const sys = @import("../stdx/sys.zig");
 const Address = @import("../stdx/Address.zig").Address;
 const Config = @import("../config/Config.zig");
 const tls_ns = @import("../tls/tls.zig");
+const http2_probe = @import("http2_probe.zig");
 
 const Checker = @This();
 
@@ -56,6 +57,8 @@ timeout_reason_buffer: [reason_bytes_max]u8,
 timeout_reason_len: u8,
 /// Probes speak TLS (the pool's); null: plain TCP.
 tls: ?Tls = null,
+/// Probes speak HTTP/2 (http2_probe.zig), for members that speak only that.
+http2: bool = false,
 
 /// How probes speak TLS to a pool's backends.
 pub const Tls = struct {
@@ -101,6 +104,7 @@ const request_rest = "\r\nUser-Agent: sluice-health-check\r\nConnection: close\r
 
 pub const reason_malformed = "malformed response";
 pub const reason_closed = "closed before a status line";
+pub const reason_refused = "refused by the server's GOAWAY or RST_STREAM";
 const reason_reset = "connection reset";
 
 pub const InitError = std.mem.Allocator.Error || error{ HealthPathInvalid, HealthHostInvalid };
@@ -115,6 +119,8 @@ pub fn init(
     backends: []const Config.Backend,
     listener: Listener,
     probe_tls: ?Tls,
+    /// The pool's members speak HTTP/2 (`protocol = h2c` or `h2`): probes do too.
+    http2: bool,
 ) InitError!void {
     assert(check.enabled());
     assert(backends.len > 0 and backends.len <= Config.backends_count_max);
@@ -126,7 +132,10 @@ pub fn init(
     if (check.path[0] != '/' or !isVisible(check.path)) return error.HealthPathInvalid;
     if (!isVisible(check.host)) return error.HealthHostInvalid;
 
-    const request_bytes = requestBytesMax(check.path.len, check.host.len);
+    const request_bytes = if (http2)
+        http2_probe.requestBytesMax(check.path.len, check.host.len)
+    else
+        requestBytesMax(check.path.len, check.host.len);
     const probes = try allocator.alloc(Probe, backends.len);
     errdefer allocator.free(probes);
     const requests = try allocator.alloc(u8, request_bytes * backends.len);
@@ -147,6 +156,7 @@ pub fn init(
         .timeout_reason_buffer = undefined,
         .timeout_reason_len = 0,
         .tls = probe_tls,
+        .http2 = http2,
     };
     const timeout_ms = std.math.divCeil(u64, check.timeout_ns, std.time.ns_per_ms) catch
         unreachable; // The divisor is not zero.
@@ -162,7 +172,10 @@ pub fn init(
         probe.* = .{
             .checker = checker,
             .address = backend.address,
-            .request = composeRequest(buffer, check, &backend.address),
+            .request = if (http2)
+                http2_probe.compose(buffer, check, &backend.address, probe_tls != null)
+            else
+                composeRequest(buffer, check, &backend.address),
             .index = @intCast(index),
         };
         if (probe_tls != null) {
@@ -347,17 +360,36 @@ const Probe = struct {
     /// Judges the status line once it is in; else reads on.
     fn judgeReceived(probe: *Probe) void {
         assert(probe.received_bytes <= probe.response.len);
+        if (probe.checker.http2) return probe.judgeReceivedHttp2();
         switch (parseStatusLine(probe.response[0..probe.received_bytes])) {
             .status => |status| probe.judge(status),
             .malformed => probe.finish(reason_malformed),
-            .incomplete => {
-                // A status line longer than the buffer is not one a health endpoint sends.
-                const full = probe.received_bytes == probe.response.len;
-                if (full) return probe.finish(reason_malformed);
-                if (probe.tls != null) return probe.tlsStep();
-                probe.receive();
+            // A status line longer than the buffer is not one a health endpoint sends.
+            .incomplete => probe.readOn(),
+        }
+    }
+
+    /// The same for an HTTP/2 answer: the frames before its HEADERS are dropped as they are
+    /// read, so only one of them (small, from a server's first flight) must fit the buffer.
+    fn judgeReceivedHttp2(probe: *Probe) void {
+        switch (http2_probe.read(probe.response[0..probe.received_bytes])) {
+            .status => |status| probe.judge(status),
+            .malformed => probe.finish(reason_malformed),
+            .refused => probe.finish(reason_refused),
+            .incomplete => |more| {
+                const kept = probe.received_bytes - more.skip;
+                std.mem.copyForwards(u8, probe.response[0..kept], probe.response[more.skip..probe.received_bytes]);
+                probe.received_bytes = @intCast(kept);
+                probe.readOn();
             },
         }
+    }
+
+    fn readOn(probe: *Probe) void {
+        const full = probe.received_bytes == probe.response.len;
+        if (full) return probe.finish(reason_malformed);
+        if (probe.tls != null) return probe.tlsStep();
+        probe.receive();
     }
 
     fn judge(probe: *Probe, status: u16) void {

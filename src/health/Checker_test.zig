@@ -154,14 +154,14 @@ test "health: init refuses a path or Host that would break the request line" {
     const bad_paths = [_][]const u8{ "/a b", "/a\r\nX-Injected: 1", "/\x7f", "a" };
     for (bad_paths) |path| {
         const check: Config.HealthCheck = .{ .path = path };
-        const result = checker.init(testing.allocator, &loop, &check, &backends, listener, null);
+        const result = checker.init(testing.allocator, &loop, &check, &backends, listener, null, false);
         try testing.expectError(error.HealthPathInvalid, result);
     }
     const bad_host: Config.HealthCheck = .{ .path = "/", .host = "a\r\nb" };
-    const result = checker.init(testing.allocator, &loop, &bad_host, &backends, listener, null);
+    const result = checker.init(testing.allocator, &loop, &bad_host, &backends, listener, null, false);
     try testing.expectError(error.HealthHostInvalid, result);
     const good: Config.HealthCheck = .{ .path = "/ok", .host = "svc.internal:8080" };
-    try checker.init(testing.allocator, &loop, &good, &backends, listener, null);
+    try checker.init(testing.allocator, &loop, &good, &backends, listener, null, false);
     try testing.expect(checker.stopped()); // Never started: nothing to wait for.
     checker.deinit(testing.allocator);
 }
@@ -417,7 +417,7 @@ const Harness = struct {
     ) !void {
         assert(!harness.checker_started);
         const listener: Listener = .{ .context = harness, .function = reportCallback };
-        try harness.checker.init(testing.allocator, &harness.loop, check, backends, listener, null);
+        try harness.checker.init(testing.allocator, &harness.loop, check, backends, listener, null, false);
         harness.checker_started = true;
         harness.checker.start();
     }

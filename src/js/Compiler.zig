@@ -37,6 +37,8 @@ string_map: std.StringHashMapUnmanaged(u16) = .empty,
 numbers: std.ArrayList(f64) = .empty,
 number_map: std.AutoHashMapUnmanaged(u64, u16) = .empty,
 functions: []Program.Function = &.{},
+/// Every tagged template's site (the resolver's list), made by the top level.
+templates: []const *ast.TemplateObject = &.{},
 exports: std.ArrayList(u16) = .empty,
 host_globals: []const []const u8,
 stack_floor: usize = 0,
@@ -119,6 +121,7 @@ fn compileSource(c: *Compiler, options: Options) Error!Program {
     };
     if (resolver.functions.items.len > functions_max) return c.failAt(0, "too many functions in one program");
     c.functions = try c.arena.alloc(Program.Function, resolver.functions.items.len);
+    c.templates = resolver.templates.items;
     for (tree.exports) |e| {
         const b = tree.function.info.?.scope.find(e.local) orelse
             return c.failFmt(e.pos, "Export '{s}' is not defined in module", .{e.local});
@@ -242,8 +245,11 @@ const Label = struct {
 const Context = union(enum) {
     /// `iterator`: a for...of loop, whose iterator is closed when the loop is left early;
     /// its state is the two stack values just below `depth`.
-    loop: struct { break_label: *Label, continue_label: *Label, depth: u32, iterator: bool = false },
+    /// `labels`: the statement labels naming the loop (`continue name` continues it).
+    loop: struct { break_label: *Label, continue_label: *Label, depth: u32, iterator: bool = false, labels: []const []const u8 = &.{} },
     switch_block: struct { break_label: *Label, depth: u32 },
+    /// A labelled statement that is not a loop: only `break name` leaves it.
+    labeled: struct { labels: []const []const u8, break_label: *Label, depth: u32 },
     /// Inside a `try` block or a `catch` block that has a handler pushed; `finalizer` runs
     /// on every exit.
     protected: struct { finalizer: ?*Node, handler: bool },
@@ -262,6 +268,8 @@ const FunctionBuilder = struct {
     locals_max: u32 = 0,
     reachable: bool = true,
     contexts: std.ArrayList(Context) = .empty,
+    /// The labels of the loop statement about to be compiled, taken by its body's context.
+    loop_labels: []const []const u8 = &.{},
     /// The end of the optional chain being compiled, and the depth at its start.
     chain_end: ?*Label = null,
     chain_depth: u32 = 0,
@@ -419,7 +427,12 @@ fn compileFunction(c: *Compiler, node: *ast.Function, program: ?*ast.Program) Er
         try c.storeBinding(b, .init, node.pos);
     }
     try c.declareScope(info.scope);
+    if (info.index == 0) try c.templateObjects();
     try c.bindSpecials(info);
+    // An async function's call makes its promise before the parameters are bound, so that
+    // an exception binding them rejects the promise (a generator's throws from the call).
+    const async_start = node.kind.suspends() and node.kind.isAsync();
+    if (async_start) try c.emit(.generator_start);
     // A simple parameter an earlier default may read starts in its dead zone: its argument
     // waits in a spare slot until its turn.
     const arguments_aside = try c.arena.alloc(u16, node.parameters.len);
@@ -469,7 +482,7 @@ fn compileFunction(c: *Compiler, node: *ast.Function, program: ?*ast.Program) Er
     }
     try c.hoistFunctions(info.scope);
     // A generator's call ends here, returning the generator; its body runs on next().
-    if (node.kind.suspends()) try c.emit(.generator_start);
+    if (node.kind.suspends() and !async_start) try c.emit(.generator_start);
     if (node.kind == .base_constructor) {
         // A class's fields are defined on the new instance before its constructor's body.
         try c.emitU8(.push_special, @backingInt(scope.Special.this));
@@ -554,11 +567,39 @@ fn declareScope(c: *Compiler, s: *scope.Scope) Error!void {
         if (b.slot_valid and b.kind == .parameter) continue;
         b.slot = try c.allocLocal(b.pos);
         b.slot_valid = true;
-        if (b.captured) {
+        if (b.kind == .@"var") {
+            // A var is undefined from the function's entry. Said explicitly: a frame's slots
+            // above the parameters hold the call's extra arguments.
+            assert(s.kind == .function);
+            try c.emit(.push_undefined);
+            try c.emitU16(.put_loc, b.slot);
+            if (b.captured) try c.emitU16(.box_local, b.slot);
+        } else if (b.captured) {
             try c.emitU16(.new_cell, b.slot);
         } else if (b.needs_tdz) {
             try c.emitU16(.set_uninitialized, b.slot);
         }
+    }
+}
+
+/// The strings objects of every tagged template's site, made on the top level's entry: they
+/// are frozen constants, so making them early cannot be seen, and a site then gives the
+/// same object every time it runs, in every request, at no cost per call.
+fn templateObjects(c: *Compiler) Error!void {
+    for (c.templates) |site| {
+        try c.stringArray(site.cooked, site.pos);
+        try c.stringArray(site.raw, site.pos);
+        try c.emit(.template_object);
+        try c.storeBinding(site.binding.?, .init, site.pos);
+    }
+}
+
+fn stringArray(c: *Compiler, pieces: []const []const u8, pos: u32) Error!void {
+    if (pieces.len > 0xFFFF) return c.failAt(pos, "too many substitutions in one template");
+    try c.emitU16(.new_array, @intCast(pieces.len));
+    for (pieces) |piece| {
+        try c.emitU16(.push_string, try c.stringConstant(piece, pos));
+        try c.emit(.append);
     }
 }
 
@@ -712,6 +753,8 @@ fn statementInner(c: *Compiler, node: *Node) Error!void {
         },
         .declaration => |d| {
             for (d.declarators) |declarator| {
+                // `var x;` leaves x as it is; `var x = v` assigns (maybe a catch parameter).
+                if (d.kind == .@"var" and declarator.init == null) continue;
                 try c.mark(declarator.target.pos);
                 if (declarator.init) |init| {
                     try c.expressionNamed(init, targetName(declarator.target));
@@ -722,7 +765,7 @@ fn statementInner(c: *Compiler, node: *Node) Error!void {
                     .object = .{ .destructure = CallPrinter.render(c.arena, init, false) },
                     .array = c.declarationSite(init),
                 } else .{};
-                try c.bindPatternFrom(declarator.target, .init, source);
+                try c.bindPatternFrom(declarator.target, if (d.kind == .@"var") .assign else .init, source);
             }
         },
         .function_declaration => {}, // Created on entry to its scope.
@@ -777,6 +820,7 @@ fn statementInner(c: *Compiler, node: *Node) Error!void {
             c.bind(end);
         },
         .break_statement, .continue_statement => try c.jumpStatement(node),
+        .labeled => try c.labeledStatement(node),
         .return_statement => |value| try c.returnStatement(value, node.pos),
         .throw_statement => |value| {
             try c.expression(value);
@@ -804,7 +848,9 @@ fn loopBody(c: *Compiler, body: *Node, break_label: *Label, continue_label: *Lab
 }
 
 fn loopBodyOf(c: *Compiler, body: *Node, break_label: *Label, continue_label: *Label, iterator: bool) Error!void {
-    try c.f.contexts.append(c.arena, .{ .loop = .{ .break_label = break_label, .continue_label = continue_label, .depth = c.f.depth, .iterator = iterator } });
+    const labels = c.f.loop_labels;
+    c.f.loop_labels = &.{};
+    try c.f.contexts.append(c.arena, .{ .loop = .{ .break_label = break_label, .continue_label = continue_label, .depth = c.f.depth, .iterator = iterator, .labels = labels } });
     defer _ = c.f.contexts.pop();
     try c.compileStatement(body);
 }
@@ -812,6 +858,9 @@ fn loopBodyOf(c: *Compiler, body: *Node, break_label: *Label, continue_label: *L
 fn forStatement(c: *Compiler, f: *ast.For) Error!void {
     const saved = try c.enterScope(f.scope);
     if (f.init) |init| try c.compileStatement(init);
+    // The first iteration has its own copy too: a closure made in the head's initialiser
+    // keeps the value the initialiser left.
+    try c.copyLoopCells(f.scope);
     const top = try c.newLabel();
     const next = try c.newLabel();
     const end = try c.newLabel();
@@ -823,11 +872,7 @@ fn forStatement(c: *Compiler, f: *ast.For) Error!void {
     try c.loopBody(f.body, end, next);
     c.bind(next);
     // Each iteration gets its own copy of a captured loop variable.
-    if (f.scope) |s| {
-        for (s.bindings.items) |b| {
-            if (b.captured) try c.emitU16(.copy_cell, b.slot);
-        }
-    }
+    try c.copyLoopCells(f.scope);
     if (f.update) |step| {
         try c.mark(step.pos);
         try c.effect(step);
@@ -836,6 +881,13 @@ fn forStatement(c: *Compiler, f: *ast.For) Error!void {
     c.f.reachable = false;
     c.bind(end);
     c.leaveScope(saved);
+}
+
+fn copyLoopCells(c: *Compiler, loop_scope: ?*scope.Scope) Error!void {
+    const s = loop_scope orelse return;
+    for (s.bindings.items) |b| {
+        if (b.captured) try c.emitU16(.copy_cell, b.slot);
+    }
 }
 
 fn forEach(c: *Compiler, f: *ast.ForEach, keys: bool) Error!void {
@@ -856,9 +908,9 @@ fn forEach(c: *Compiler, f: *ast.ForEach, keys: bool) Error!void {
             if (b.captured) try c.emitU16(.new_cell, b.slot);
         }
     }
-    if (f.kind != null) {
+    if (f.kind) |kind| {
         // V8 names the hidden variable its for-of desugaring makes.
-        try c.bindPatternFrom(f.target, .init, .{ .object = .{ .destructure = ".for" }, .array = .{ .mode = .plain, .text = ".for" } });
+        try c.bindPatternFrom(f.target, if (kind == .@"var") .assign else .init, .{ .object = .{ .destructure = ".for" }, .array = .{ .mode = .plain, .text = ".for" } });
     } else {
         try c.bindPattern(f.target, .assign);
     }
@@ -872,14 +924,58 @@ fn forEach(c: *Compiler, f: *ast.ForEach, keys: bool) Error!void {
     c.leaveScope(saved);
 }
 
+/// `a: b: statement`: a loop takes its labels into its own context; anything else gets a
+/// context that `break a` leaves.
+fn labeledStatement(c: *Compiler, node: *Node) Error!void {
+    var labels: std.ArrayList([]const u8) = .empty;
+    var body = node;
+    while (body.data == .labeled) : (body = body.data.labeled.body) try labels.append(c.arena, body.data.labeled.label);
+    switch (body.data) {
+        .for_statement, .for_of, .for_in, .while_statement, .do_while => {
+            assert(c.f.loop_labels.len == 0);
+            c.f.loop_labels = labels.items;
+            try c.compileStatement(body);
+            assert(c.f.loop_labels.len == 0); // Taken by the loop's body.
+        },
+        else => {
+            const end = try c.newLabel();
+            try c.f.contexts.append(c.arena, .{ .labeled = .{ .labels = labels.items, .break_label = end, .depth = c.f.depth } });
+            try c.compileStatement(body);
+            _ = c.f.contexts.pop();
+            c.bind(end);
+        },
+    }
+}
+
+fn hasLabel(labels: []const []const u8, name: []const u8) bool {
+    for (labels) |l| {
+        if (std.mem.eql(u8, l, name)) return true;
+    }
+    return false;
+}
+
+/// `break` and `continue`, labelled or not: leaves every context up to its target, closing
+/// the iterators of the for...of loops and running the finally blocks it leaves.
 fn jumpStatement(c: *Compiler, node: *Node) Error!void {
     const is_break = node.data == .break_statement;
+    const target: ?[]const u8 = switch (node.data) {
+        .break_statement, .continue_statement => |label| label,
+        else => unreachable,
+    };
     var i = c.f.contexts.items.len;
     while (i > 0) {
         i -= 1;
         const context = c.f.contexts.items[i];
         switch (context) {
             .loop => |l| {
+                if (target) |name| if (!hasLabel(l.labels, name)) {
+                    // Left on the way to an outer target.
+                    if (l.iterator) {
+                        try c.popTo(l.depth);
+                        try c.emit(.iter_close);
+                    }
+                    continue;
+                };
                 const label = if (is_break) l.break_label else l.continue_label;
                 try c.popTo(l.depth);
                 if (is_break and l.iterator) try c.emit(.iter_close);
@@ -888,16 +984,25 @@ fn jumpStatement(c: *Compiler, node: *Node) Error!void {
                 return;
             },
             .switch_block => |s| {
-                if (!is_break) continue;
+                if (!is_break or target != null) continue;
                 try c.popTo(s.depth);
                 try c.emitJump(.jump, s.break_label, c.f.depth, null);
+                c.f.reachable = false;
+                return;
+            },
+            .labeled => |l| {
+                const name = target orelse continue;
+                if (!hasLabel(l.labels, name)) continue;
+                assert(is_break); // The parser refuses `continue` to a label that is no loop's.
+                try c.popTo(l.depth);
+                try c.emitJump(.jump, l.break_label, c.f.depth, null);
                 c.f.reachable = false;
                 return;
             },
             .protected => try c.leaveProtected(i),
         }
     }
-    unreachable; // The parser checked that a loop or switch encloses it.
+    unreachable; // The parser checked that a loop, switch or label encloses it.
 }
 
 /// Emits pops down to a depth.
@@ -932,7 +1037,7 @@ fn returnStatement(c: *Compiler, value: ?*Node, pos: u32) Error!void {
         .loop => |l| if (l.iterator) {
             protected = true;
         },
-        .switch_block => {},
+        .switch_block, .labeled => {},
     };
     if (value) |v| try c.expression(v) else try c.emit(.push_undefined);
     if (c.f.info.node.kind == .derived_constructor and !c.f.info.node.is_arrow) try c.derivedResult(pos);
@@ -954,7 +1059,7 @@ fn returnStatement(c: *Compiler, value: ?*Node, pos: u32) Error!void {
                 try c.popTo(l.depth);
                 try c.emit(.iter_close);
             },
-            .switch_block => {},
+            .switch_block, .labeled => {},
         }
         if (!c.f.reachable) return; // The finally block itself left.
     }
@@ -1418,6 +1523,7 @@ fn expression(c: *Compiler, node: *Node) Error!void {
         .template => |t| try c.template(t, node.pos),
         .regexp => |r| try c.regExpLiteral(r, node.pos),
         .array => |elements| try c.arrayLiteral(elements, node.pos),
+        .template_object => |site| try c.loadBinding(site.binding.?, false, node.pos),
         .object => |properties| try c.objectLiteral(properties, node.pos),
         .function => |f| try c.closure(f, null),
         .unary => |u| try c.unary(node, u),

@@ -39,6 +39,8 @@ is_module: bool = false,
 /// Array literals with a comma after a spread element (`[...a, ]`): fine as expressions,
 /// not as patterns.
 comma_after_spread: std.AutoHashMapUnmanaged(*Node, void) = .empty,
+/// The labels around the statement being parsed, innermost last.
+labels: std.ArrayList(ActiveLabel) = .empty,
 
 pub const Failure = struct { pos: u32, message: []const u8 };
 
@@ -61,7 +63,13 @@ const Context = struct {
     in_async: bool = false,
     loop_depth: u32 = 0,
     breakable_depth: u32 = 0,
+    /// Where this function's labels start in `labels` (a label never crosses a function).
+    labels_start: u32 = 0,
 };
+
+/// A label whose statement is being parsed: `break name` may leave it, and `continue name`
+/// may continue it when it labels a loop.
+const ActiveLabel = struct { name: []const u8, loop: bool };
 
 pub fn parse(arena: std.mem.Allocator, source: []const u8, stack_floor: usize, failure: *Failure) Error!*ast.Program {
     var p: Parser = .{
@@ -252,7 +260,7 @@ fn parseStatement(p: *Parser) Error!*Node {
         .keyword => {
             const word = t.text;
             if (std.mem.eql(u8, word, "const")) return p.declarationStatement(.@"const");
-            if (std.mem.eql(u8, word, "var")) return p.failAt(t.start, "var is not supported: use let or const");
+            if (std.mem.eql(u8, word, "var")) return p.declarationStatement(.@"var");
             if (std.mem.eql(u8, word, "function")) return p.functionDeclaration();
             if (std.mem.eql(u8, word, "if")) return p.ifStatement();
             if (std.mem.eql(u8, word, "for")) return p.forStatement();
@@ -294,8 +302,7 @@ fn parseStatement(p: *Parser) Error!*Node {
                     return p.newNode(t.start, .{ .function_declaration = f });
                 }
             }
-            const next = try p.peek();
-            if (next.kind == .colon) return p.failAt(t.start, "labels are not supported");
+            if ((try p.peek()).kind == .colon) return p.labeledStatement();
         },
         else => {},
     }
@@ -434,12 +441,10 @@ fn forStatement(p: *Parser) Error!*Node {
     var init: ?*Node = null;
     var declaration_kind: ?ast.DeclarationKind = null;
     const init_start = p.token.start;
-    if (p.isKeyword("const") or (p.isIdentifierNamed("let") and isDeclarationStart((try p.peek()).kind))) {
-        declaration_kind = if (p.isKeyword("const")) .@"const" else .let;
+    if (p.isKeyword("const") or p.isKeyword("var") or (p.isIdentifierNamed("let") and isDeclarationStart((try p.peek()).kind))) {
+        declaration_kind = if (p.isKeyword("const")) .@"const" else if (p.isKeyword("var")) .@"var" else .let;
         try p.advance();
         init = try p.declarationList(init_start, declaration_kind.?, true);
-    } else if (p.isKeyword("var")) {
-        return p.failAt(p.token.start, "var is not supported: use let or const");
     } else if (p.token.kind != .semicolon) {
         init = try p.parseExpression(true);
     }
@@ -529,15 +534,53 @@ fn returnStatement(p: *Parser) Error!*Node {
 fn jumpStatement(p: *Parser, is_break: bool) Error!*Node {
     const start = p.token.start;
     try p.advance();
+    var label: ?[]const u8 = null;
     if (p.token.kind == .identifier and !p.token.newline_before) {
-        return p.failAt(p.token.start, "labels are not supported");
-    }
-    if (is_break and p.context.breakable_depth == 0) return p.failAt(start, "Illegal break statement");
-    if (!is_break and p.context.loop_depth == 0) {
+        const name = p.token.text;
+        const active = p.findLabel(name) orelse return p.failFmt(p.token.start, "Undefined label '{s}'", .{name});
+        if (!is_break and !active.loop) {
+            return p.failFmt(p.token.start, "Illegal continue statement: '{s}' does not denote an iteration statement", .{name});
+        }
+        label = name;
+        try p.advance();
+    } else if (is_break and p.context.breakable_depth == 0) {
+        return p.failAt(start, "Illegal break statement");
+    } else if (!is_break and p.context.loop_depth == 0) {
         return p.failAt(start, "Illegal continue statement: no surrounding iteration statement");
     }
     try p.semicolon();
-    return p.newNode(start, if (is_break) .break_statement else .continue_statement);
+    return p.newNode(start, if (is_break) .{ .break_statement = label } else .{ .continue_statement = label });
+}
+
+/// `a: b: statement`, from the first label: the labels are active while the statement is
+/// parsed, and are loop labels (which `continue` may name) when it is a loop.
+fn labeledStatement(p: *Parser) Error!*Node {
+    const first = p.labels.items.len;
+    defer p.labels.items.len = first;
+    var starts: std.ArrayList(u32) = .empty;
+    while (p.token.kind == .identifier and (try p.peek()).kind == .colon) {
+        const name = try p.bindingName();
+        if (p.findLabel(name) != null) return p.failFmt(p.previous_start, "Label '{s}' has already been declared", .{name});
+        try p.labels.append(p.arena, .{ .name = name, .loop = false });
+        try starts.append(p.arena, p.previous_start);
+        try p.expect(.colon);
+    }
+    const loop = p.isKeyword("for") or p.isKeyword("while") or p.isKeyword("do");
+    for (p.labels.items[first..]) |*l| l.loop = loop;
+    var node = try p.substatement();
+    var i = p.labels.items.len;
+    while (i > first) {
+        i -= 1;
+        node = try p.newNode(starts.items[i - first], .{ .labeled = .{ .label = p.labels.items[i].name, .body = node } });
+    }
+    return node;
+}
+
+fn findLabel(p: *const Parser, name: []const u8) ?ActiveLabel {
+    for (p.labels.items[p.context.labels_start..]) |l| {
+        if (std.mem.eql(u8, l.name, name)) return l;
+    }
+    return null;
 }
 
 fn throwStatement(p: *Parser) Error!*Node {
@@ -650,8 +693,9 @@ fn exportDeclaration(p: *Parser) Error!*Node {
         try p.exports.append(p.arena, .{ .name = f.name.?, .local = f.name.?, .pos = start });
         return p.newNode(start, .{ .function_declaration = f });
     }
-    if (p.isKeyword("const") or p.isIdentifierNamed("let")) {
-        const node = try p.declarationStatement(if (p.isKeyword("const")) .@"const" else .let);
+    if (p.isKeyword("const") or p.isKeyword("var") or p.isIdentifierNamed("let")) {
+        const kind: ast.DeclarationKind = if (p.isKeyword("const")) .@"const" else if (p.isKeyword("var")) .@"var" else .let;
+        const node = try p.declarationStatement(kind);
         for (node.data.declaration.declarators) |declarator| try p.exportNames(declarator.target, start);
         return node;
     }
@@ -685,7 +729,6 @@ fn exportDeclaration(p: *Parser) Error!*Node {
         try p.exports.append(p.arena, .{ .name = class.name.?, .local = class.name.?, .pos = start });
         return p.newNode(start, .{ .class_declaration = class });
     }
-    if (p.isKeyword("var")) return p.failAt(p.token.start, "var is not supported: use let or const");
     if (p.token.kind == .star) return p.failAt(p.token.start, "import is not supported yet");
     return p.unexpected();
 }
@@ -782,7 +825,7 @@ fn checkDirectives(p: *Parser, parameters: []const ast.Parameter, rest: ?*Node, 
 
 fn functionBody(p: *Parser, flavor: Flavor) Error![]const *Node {
     const saved = p.context;
-    p.context = .{ .in_function = true, .in_generator = flavor == .generator, .in_async = flavor == .async };
+    p.context = .{ .in_function = true, .in_generator = flavor == .generator, .in_async = flavor == .async, .labels_start = @intCast(p.labels.items.len) };
     defer p.context = saved;
     try p.expect(.l_brace);
     var body: std.ArrayList(*Node) = .empty;
@@ -808,7 +851,7 @@ fn arrowFunctionOf(p: *Parser, start: u32, parameters: []const ast.Parameter, re
         try p.checkDirectives(parameters, rest, body);
     } else {
         const saved = p.context;
-        p.context = .{ .in_function = true, .in_async = is_async };
+        p.context = .{ .in_function = true, .in_async = is_async, .labels_start = @intCast(p.labels.items.len) };
         defer p.context = saved;
         const value = try p.parseAssignment(false);
         const ret = try p.newNode(value.pos, .{ .return_statement = value });
@@ -1128,7 +1171,7 @@ fn leftHandSide(p: *Parser) Error!*Node {
             .l_paren => node = try p.parseCall(start, node, false),
             .template_full, .template_head => {
                 if (in_chain) return p.failAt(p.token.start, "Invalid tagged template on optional chain");
-                return p.failAt(p.token.start, "tagged templates are not supported");
+                node = try p.taggedTemplate(start, node);
             },
             else => break,
         }
@@ -1225,6 +1268,8 @@ fn newExpression(p: *Parser) Error!*Node {
                 callee = try p.memberName(callee_start, callee, false);
             },
             .l_bracket => callee = try p.indexAccess(callee_start, callee, false),
+            // `new tag`x`` constructs what the tag returns.
+            .template_full, .template_head => callee = try p.taggedTemplate(callee_start, callee),
             .question_dot => return p.failAt(p.token.start, "Invalid optional chain from new expression"),
             else => break,
         }
@@ -1378,10 +1423,16 @@ fn regExpLiteral(p: *Parser, start: u32) Error!*Node {
 }
 
 fn parseTemplate(p: *Parser) Error!*Node {
+    return p.parseTemplateRaw(null);
+}
+
+/// A template literal; with `raw`, each piece's source text is appended to it too.
+fn parseTemplateRaw(p: *Parser, raw: ?*std.ArrayList([]const u8)) Error!*Node {
     const start = p.token.start;
     var quasis: std.ArrayList([]const u8) = .empty;
     var expressions: std.ArrayList(*Node) = .empty;
     try quasis.append(p.arena, p.token.text);
+    if (raw) |r| try r.append(p.arena, try p.rawPiece(p.token));
     if (p.token.kind == .template_full) {
         try p.advance();
         return p.newNode(start, .{ .template = .{ .quasis = quasis.items, .expressions = expressions.items } });
@@ -1392,11 +1443,46 @@ fn parseTemplate(p: *Parser) Error!*Node {
         if (p.token.kind != .r_brace) return p.unexpected();
         const piece = p.lexer.templateContinuation(p.token) catch |err| return p.lexerError(err);
         try quasis.append(p.arena, piece.text);
+        if (raw) |r| try r.append(p.arena, try p.rawPiece(piece));
         p.token = piece;
         try p.advance();
         if (piece.kind == .template_tail) break;
     }
     return p.newNode(start, .{ .template = .{ .quasis = quasis.items, .expressions = expressions.items } });
+}
+
+/// The source text of a template piece between its delimiters, CR and CRLF read as LF.
+fn rawPiece(p: *Parser, t: Token) Error![]const u8 {
+    const last = t.kind == .template_full or t.kind == .template_tail;
+    const piece = p.lexer.source[t.start + 1 .. t.end - @as(u32, if (last) 1 else 2)];
+    if (std.mem.indexOfScalar(u8, piece, '\r') == null) return piece;
+    var out: std.ArrayList(u8) = try .initCapacity(p.arena, piece.len);
+    var i: usize = 0;
+    while (i < piece.len) : (i += 1) {
+        if (piece[i] != '\r') {
+            out.appendAssumeCapacity(piece[i]);
+            continue;
+        }
+        out.appendAssumeCapacity('\n');
+        if (i + 1 < piece.len and piece[i + 1] == '\n') i += 1;
+    }
+    return out.items;
+}
+
+/// `` tag`a${x}b` ``: a call of the tag (a method call when it is a member) with the site's
+/// strings object and the substitutions.
+fn taggedTemplate(p: *Parser, start: u32, tag: *Node) Error!*Node {
+    const site_pos = p.token.start;
+    var raw: std.ArrayList([]const u8) = .empty;
+    const literal = try p.parseTemplateRaw(&raw);
+    const t = literal.data.template;
+    assert(raw.items.len == t.quasis.len);
+    const site = try p.arena.create(ast.TemplateObject);
+    site.* = .{ .cooked = t.quasis, .raw = raw.items, .pos = site_pos };
+    const arguments = try p.arena.alloc(*Node, t.expressions.len + 1);
+    arguments[0] = try p.newNode(site_pos, .{ .template_object = site });
+    @memcpy(arguments[1..], t.expressions);
+    return p.newNode(start, .{ .call = .{ .callee = tag, .arguments = arguments } });
 }
 
 /// `( ... )`: a parenthesised expression, or the parameters of an arrow function.
@@ -1704,6 +1790,11 @@ fn classElement(
             try p.advance();
             is_static = true;
             if (p.token.kind == .l_brace) {
+                // A static block is a function body of its own: the loops, switches and
+                // labels around the class are not its to leave, and it has no `return`.
+                const saved = p.context;
+                p.context = .{ .labels_start = @intCast(p.labels.items.len) };
+                defer p.context = saved;
                 const block = try p.parseBlock();
                 try statics.append(p.arena, block);
                 return;
@@ -2003,8 +2094,28 @@ test "parser: the language parses" {
     try expectParses("(-2) ** 2; (a ?? b) || c;");
 }
 
+test "parser: var declares in statements, for heads and exports" {
+    try expectParses("var x = 1, y, [a, b] = [1, 2], { c } = {};");
+    try expectParses("for (var i = 0; i < 3; i++) {} for (var k in {}) {} for (var [v] of []) {}");
+    try expectParses("if (x) var z = 1;");
+    try expectParses("export var e = 1;");
+    try expectParseError("for (var k = 0 in {}) {}", "for-in loop variable declaration may not have an initializer.");
+    try expectParseError("for (var a, b of []) {}", "Invalid left-hand side in for-of loop: Must have a single binding.");
+    try expectParseError("var [a];", "Missing initializer in destructuring declaration");
+}
+
+test "parser: labels: break names any enclosing label, continue only a loop's, neither crosses a function" {
+    try expectParses("a: b: for (;;) { continue a; } c: { break c; } d: if (x) break d;");
+    try expectParseError("a: a: ;", "Label 'a' has already been declared");
+    try expectParseError("a: { continue a; }", "Illegal continue statement: 'a' does not denote an iteration statement");
+    try expectParseError("for (;;) break b;", "Undefined label 'b'");
+    try expectParseError("x: for (;;) { function g() { break x; } }", "Undefined label 'x'");
+    try expectParseError("a: { break; }", "Illegal break statement");
+    try expectParseError("a: while (0) { class C { static { continue a; } } }", "Undefined label 'a'");
+    try expectParseError("while (0) { class C { static { break; } } }", "Illegal break statement");
+}
+
 test "parser: constructs outside the language are refused by name" {
-    try expectParseError("var x = 1;", "var is not supported: use let or const");
     try expectParseError("class A { [k] = 1 }", "computed class field names are not supported");
     try expectParseError("class A { *#g() {} }", "private generator methods are not supported");
     try expectParseError("async function* f() {}", "async generators are not supported");
@@ -2012,11 +2123,10 @@ test "parser: constructs outside the language are refused by name" {
     try expectParseError("const r = /(a)\\1/;", "Invalid regular expression: /(a)\\1/: back-references (\\1, \\k<name>) are not supported: sluice runs regular expressions in linear time");
     try expectParseError("const r = /a(/;", "Invalid regular expression: /a(/: Unterminated group");
     try expectParseError("const r = /a/gg;", "Invalid regular expression flags");
-    try expectParseError("a: for (;;) {}", "labels are not supported");
     try expectParseError("const o = { get x(a) { return 1 } };", "Getter must not have any formal parameters.");
     try expectParseError("with (a) {}", "with is not supported");
     try expectParseError("const b = 1n;", "BigInt is not supported");
-    try expectParseError("tag`x`", "tagged templates are not supported");
+    try expectParses("tag`x`; o.m`a${1}b${2}c`; f()`\\u{41}`;");
 }
 
 test "parser: syntax errors as V8 words them" {

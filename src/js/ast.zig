@@ -40,6 +40,8 @@ pub const Data = union(enum) {
     conditional: Conditional,
     assign: Assign,
     sequence: []const *Node,
+    /// The strings object of a tagged template's site: the first argument of the tag's call.
+    template_object: *TemplateObject,
     member: Member,
     index: Index,
     call: Call,
@@ -77,8 +79,11 @@ pub const Data = union(enum) {
     for_of: ForEach,
     while_statement: While,
     do_while: While,
-    break_statement,
-    continue_statement,
+    /// The label named, if any.
+    break_statement: ?[]const u8,
+    continue_statement: ?[]const u8,
+    /// `name: statement`; nested labels nest.
+    labeled: Labeled,
     return_statement: ?*Node,
     throw_statement: *Node,
     try_statement: Try,
@@ -90,6 +95,15 @@ pub const Identifier = struct {
     name: []const u8,
     /// Filled in by the resolver.
     resolution: scope.Resolution = .unresolved,
+};
+
+pub const TemplateObject = struct {
+    /// The cooked pieces, and the pieces as written (`strings.raw`).
+    cooked: []const []const u8,
+    raw: []const []const u8,
+    pos: u32,
+    /// The hidden top-level binding that holds the site's object (set by the resolver).
+    binding: ?*scope.Binding = null,
 };
 
 pub const Template = struct {
@@ -201,7 +215,7 @@ pub const ObjectPattern = struct {
 
 pub const WithDefault = struct { target: *Node, value: *Node };
 
-pub const DeclarationKind = enum { let, @"const" };
+pub const DeclarationKind = enum { let, @"const", @"var" };
 
 pub const Declarator = struct {
     target: *Node,
@@ -211,6 +225,11 @@ pub const Declarator = struct {
 pub const Declaration = struct {
     kind: DeclarationKind,
     declarators: []const Declarator,
+};
+
+pub const Labeled = struct {
+    label: []const u8,
+    body: *Node,
 };
 
 pub const Block = struct {
@@ -229,7 +248,7 @@ pub const For = struct {
 };
 
 pub const ForEach = struct {
-    /// let or const for a declaration; null for an assignment target (`for (x of xs)`).
+    /// let, const or var for a declaration; null for an assignment target (`for (x of xs)`).
     kind: ?DeclarationKind,
     target: *Node,
     iterable: *Node,

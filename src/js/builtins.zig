@@ -39,6 +39,8 @@ pub const webcrypto = @import("builtins/webcrypto.zig");
 pub const headers = @import("builtins/headers.zig");
 pub const urlsearchparams = @import("builtins/urlsearchparams.zig");
 pub const structured_clone = @import("builtins/structured_clone.zig");
+pub const typed_arrays = @import("builtins/typed_arrays.zig");
+pub const text_encoding = @import("builtins/text_encoding.zig");
 
 pub const NativeFn = *const fn (vm: *Vm, this: Value, args: []const Value) Error!Value;
 
@@ -83,6 +85,13 @@ pub const Class = enum {
     crypto,
     headers_proto,
     urlsearchparams_proto,
+    array_buffer_ctor,
+    array_buffer_proto,
+    typed_array_ctor,
+    typed_array_proto,
+    text_encoder_proto,
+    text_decoder_proto,
+    subtle_crypto,
     empty,
 };
 
@@ -321,6 +330,7 @@ fn entries(class: Class) []const Entry {
         },
         .crypto => &.{
             nat("randomUUID", 0, webcrypto.randomUUID),
+            nat("getRandomValues", 1, webcrypto.getRandomValues),
         },
         .headers_proto => &.{
             nat("append", 2, headers.append),      nat("delete", 1, headers.delete),
@@ -339,6 +349,26 @@ fn entries(class: Class) []const Entry {
             nat("values", 0, urlsearchparams.values),      nat("entries", 0, urlsearchparams.entries),
             nat("@@iterator", 0, urlsearchparams.entries),
         },
+        .array_buffer_ctor => &.{nat("isView", 1, typed_arrays.isView)},
+        .array_buffer_proto => &.{nat("slice", 2, typed_arrays.bufferSlice)},
+        .typed_array_ctor => &.{ nat("from", 1, typed_arrays.from), nat("of", 0, typed_arrays.of) },
+        .typed_array_proto => &.{
+            nat("at", 1, typed_arrays.at),                   nat("entries", 0, typed_arrays.entries),
+            nat("every", 1, typed_arrays.every),             nat("fill", 1, typed_arrays.fill),
+            nat("filter", 1, typed_arrays.filter),           nat("find", 1, typed_arrays.find),
+            nat("findIndex", 1, typed_arrays.findIndex),     nat("forEach", 1, typed_arrays.forEach),
+            nat("includes", 1, typed_arrays.includes),       nat("indexOf", 1, typed_arrays.indexOf),
+            nat("join", 1, typed_arrays.joinMethod),         nat("keys", 0, typed_arrays.keys),
+            nat("lastIndexOf", 1, typed_arrays.lastIndexOf), nat("map", 1, typed_arrays.map),
+            nat("reduce", 1, typed_arrays.reduce),           nat("reverse", 0, typed_arrays.reverse),
+            nat("set", 1, typed_arrays.setMethod),           nat("slice", 2, typed_arrays.slice),
+            nat("some", 1, typed_arrays.some),               nat("subarray", 2, typed_arrays.subarray),
+            nat("sort", 1, typed_arrays.sort),               nat("values", 0, typed_arrays.values),
+            nat("toString", 0, typed_arrays.toStringMethod), nat("@@iterator", 0, typed_arrays.values),
+        },
+        .text_encoder_proto => &.{ nat("encode", 0, text_encoding.encode), nat("encodeInto", 2, text_encoding.encodeInto) },
+        .text_decoder_proto => &.{nat("decode", 0, text_encoding.decode)},
+        .subtle_crypto => &.{nat("digest", 2, webcrypto.digest)},
         .empty => &.{},
     };
 }
@@ -365,21 +395,44 @@ pub const Instances = union(enum) {
     any_error,
     /// Objects with this builtin prototype on their chain (a Headers).
     prototype: []const u8,
+    /// Typed arrays of this element type.
+    typed_array: object.ElementType,
 };
 
 fn ctor(comptime name: []const u8, comptime length: u8, comptime func: NativeFn) Native {
     return .{ .name = name, .length = length, .func = func };
 }
 
+/// ArrayBuffer and the nine typed array constructors, each with its prototype.
+const typed_array_objects = blk: {
+    var list: []const BuiltinObject = &.{
+        .{ .name = "ArrayBuffer", .prototype = "%ArrayBuffer.prototype%", .class = .array_buffer_ctor, .call = ctor("ArrayBuffer", 1, typed_arrays.requireNewBuffer), .construct = ctor("ArrayBuffer", 1, typed_arrays.constructBuffer), .instances = .{ .kind = .array_buffer } },
+        .{ .name = "%ArrayBuffer.prototype%", .class = .array_buffer_proto, .constructor_of = "ArrayBuffer" },
+    };
+    for (typed_arrays.element_types) |e| {
+        const name = e.name();
+        list = list ++ &[_]BuiltinObject{
+            .{ .name = name, .prototype = "%" ++ name ++ ".prototype%", .class = .typed_array_ctor, .call = ctor(name, 3, typed_arrays.requireNew(e)), .construct = ctor(name, 3, typed_arrays.construct(e)), .instances = .{ .typed_array = e } },
+            .{ .name = "%" ++ name ++ ".prototype%", .class = .typed_array_proto, .constructor_of = name },
+        };
+    }
+    break :blk list[0..].*;
+};
+
 pub const builtin_objects = [_]BuiltinObject{
     .{ .name = "Math", .class = .math },
     .{ .name = "JSON", .class = .json },
     .{ .name = "console", .class = .console },
     .{ .name = "crypto", .class = .crypto },
+    .{ .name = "%SubtleCrypto%", .class = .subtle_crypto },
     .{ .name = "Headers", .prototype = "%Headers.prototype%", .class = .empty, .call = ctor("Headers", 0, headers.requireNew), .construct = ctor("Headers", 0, headers.construct), .instances = .{ .prototype = "%Headers.prototype%" } },
     .{ .name = "%Headers.prototype%", .class = .headers_proto, .constructor_of = "Headers" },
     .{ .name = "URLSearchParams", .prototype = "%URLSearchParams.prototype%", .class = .empty, .call = ctor("URLSearchParams", 0, urlsearchparams.requireNew), .construct = ctor("URLSearchParams", 0, urlsearchparams.construct), .instances = .{ .prototype = "%URLSearchParams.prototype%" } },
     .{ .name = "%URLSearchParams.prototype%", .class = .urlsearchparams_proto, .constructor_of = "URLSearchParams" },
+    .{ .name = "TextEncoder", .prototype = "%TextEncoder.prototype%", .class = .empty, .call = ctor("TextEncoder", 0, text_encoding.requireNewEncoder), .construct = ctor("TextEncoder", 0, text_encoding.constructEncoder), .instances = .{ .prototype = "%TextEncoder.prototype%" } },
+    .{ .name = "%TextEncoder.prototype%", .class = .text_encoder_proto, .constructor_of = "TextEncoder" },
+    .{ .name = "TextDecoder", .prototype = "%TextDecoder.prototype%", .class = .empty, .call = ctor("TextDecoder", 0, text_encoding.requireNewDecoder), .construct = ctor("TextDecoder", 0, text_encoding.constructDecoder), .instances = .{ .prototype = "%TextDecoder.prototype%" } },
+    .{ .name = "%TextDecoder.prototype%", .class = .text_decoder_proto, .constructor_of = "TextDecoder" },
     .{ .name = "Object", .prototype = "%Object.prototype%", .class = .object_ctor, .call = ctor("Object", 1, objects.construct), .construct = ctor("Object", 1, objects.construct), .instances = .any_object },
     .{ .name = "Array", .prototype = "%Array.prototype%", .class = .array_ctor, .call = ctor("Array", 1, array.construct), .construct = ctor("Array", 1, array.construct), .instances = .{ .kind = .array } },
     .{ .name = "String", .prototype = "%String.prototype%", .class = .string_ctor, .call = ctor("String", 1, globals_fns.stringCall) },
@@ -419,7 +472,7 @@ pub const builtin_objects = [_]BuiltinObject{
     .{ .name = "%EvalError.prototype%", .class = .error_proto, .constructor_of = "EvalError" },
     .{ .name = "%URIError.prototype%", .class = .error_proto, .constructor_of = "URIError" },
     .{ .name = "URIError", .prototype = "%URIError.prototype%", .class = .empty, .call = ctor("URIError", 1, errors.constructUriError), .construct = ctor("URIError", 1, errors.constructUriError), .instances = .{ .error_kind = .uri_error } },
-};
+} ++ typed_array_objects;
 
 /// Global functions (not objects): their ids follow the builtin objects'.
 const global_functions = [_]Native{
@@ -595,6 +648,8 @@ pub fn protoMember(vm: *Vm, o: *Object, key: *String) ?Value {
         .promise_function => .function_proto,
         .regexp => .regexp_proto,
         .date => .date_proto,
+        .array_buffer => .array_buffer_proto,
+        .typed_array => .typed_array_proto,
     };
     if (memberValue(layout.tables[@backingInt(class)][name_id])) |v| return v;
     return memberValue(layout.tables[@backingInt(Class.object_proto)][name_id]);
@@ -619,6 +674,7 @@ pub fn primitiveMember(v: Value, key: *String) ?Value {
 
 /// The id of the builtin object of this name, at compile time.
 pub fn builtinId(comptime name: []const u8) u16 {
+    @setEvalBranchQuota(10_000);
     return comptime for (builtin_objects, 0..) |o, i| {
         if (std.mem.eql(u8, o.name, name)) break @intCast(i);
     } else @compileError("no builtin object " ++ name);
@@ -635,6 +691,8 @@ pub fn kindPrototype(o: *const Object) Value {
         .promise_function => builtinId("%Function.prototype%"),
         .regexp => builtinId("%RegExp.prototype%"),
         .date => builtinId("%Date.prototype%"),
+        .array_buffer => builtinId("%ArrayBuffer.prototype%"),
+        .typed_array => typedArrayPrototype(@as(*const object.TypedArray, @fieldParentPtr("object", o)).element),
         .error_object => switch (@as(*const object.ErrorObject, @fieldParentPtr("object", o)).error_kind) {
             .@"error" => builtinId("%Error.prototype%"),
             .type_error => builtinId("%TypeError.prototype%"),
@@ -647,6 +705,12 @@ pub fn kindPrototype(o: *const Object) Value {
         .map => builtinId("%Map.prototype%"),
         .set => builtinId("%Set.prototype%"),
     });
+}
+
+fn typedArrayPrototype(e: object.ElementType) u16 {
+    return switch (e) {
+        inline else => |k| comptime builtinId("%" ++ k.name() ++ ".prototype%"),
+    };
 }
 
 /// What a builtin object inherits from: Object.prototype for the other prototypes and the
@@ -677,6 +741,11 @@ pub fn staticMember(vm: *Vm, id: u32, key: *String) Error!Value {
             if (names.is(key, "constructor")) return Value.builtin(builtinIdRuntime(c).?);
             // The prototypes other than Object's inherit Object.prototype's methods.
             return classMember(.object_proto, key) orelse Value.undefined_value;
+        }
+        // crypto.subtle: the one namespace inside a namespace.
+        if (id == (comptime builtinId("crypto")) and names.is(key, "subtle")) return Value.builtin(comptime builtinId("%SubtleCrypto%"));
+        if (typed_arrays.elementOfConstructor(id)) |e| {
+            if (names.is(key, "BYTES_PER_ELEMENT")) return Value.number(@floatFromInt(e.size()));
         }
         if (o.call != null or o.construct != null or id == builtinId("Function")) {
             // Constructors inherit Function.prototype's call, apply and bind.
@@ -754,6 +823,7 @@ pub fn isInstance(vm: *Vm, id: u32, v: Value) bool {
         .any_error => o.kind == .error_object,
         .error_kind => |k| o.kind == .error_object and o.as(object.ErrorObject).error_kind == k,
         .prototype => |p| ops.inherits(v, Value.builtin(builtinIdRuntime(p).?)),
+        .typed_array => |e| o.kind == .typed_array and o.as(object.TypedArray).element == e,
     };
 }
 

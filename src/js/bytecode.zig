@@ -204,6 +204,9 @@ pub const Op = enum(u8) {
     super_get,
     /// -> a new private name (`#x`): a key no other class evaluation shares
     new_private_name,
+    /// cooked_array raw_array -> cooked_array, with `raw` (read-only, hidden) and both frozen:
+    /// a tagged template's strings object
+    template_object,
 };
 
 /// What define_member defines.
@@ -309,6 +312,7 @@ pub fn info(op: Op) Info {
         .super_call_spread => .{ .operand = .none, .pops = 3, .pushes = 1 },
         .super_get => .{ .operand = .none, .pops = 3, .pushes = 1 },
         .new_private_name => .{ .operand = .u16, .pops = 0, .pushes = 1 },
+        .template_object => .{ .operand = .none, .pops = 2, .pushes = 1 },
     };
 }
 

@@ -790,6 +790,18 @@ fn execute(vm: *Vm) Error!Value {
                 sp += 1;
                 pc += 3;
             },
+            .template_object => {
+                const strings = try literalArray(vm, stack[sp - 2]);
+                const raw = try literalArray(vm, stack[sp - 1]);
+                raw.object.frozen = true;
+                const hidden_constant: object.PropertyFlags = .{ .not_enumerable = true, .read_only = true, .not_configurable = true };
+                // Made once per site by the top level, so the key's string costs nothing per call.
+                const key = string.fromLatin1(vm.heap, "raw") catch return vm.outOfMemory();
+                strings.object.properties.define(vm.heap, key, stack[sp - 1], hidden_constant) catch return vm.outOfMemory();
+                strings.object.frozen = true;
+                sp -= 1;
+                pc += 1;
+            },
             .super_get => {
                 stack[sp - 3] = try classes.superGet(vm, stack[sp - 3], stack[sp - 2], stack[sp - 1]);
                 sp -= 2;

@@ -122,12 +122,21 @@ pub const list = [_][]const u8{
     "btoa",                     "crypto",                    "randomUUID",         "code",
     "Headers",                  "getSetCookie",              "set-cookie",         ", ",
     "append",                   "URLSearchParams",           "getAll",             "structuredClone",
+    // ArrayBuffer and the typed arrays.
+    "ArrayBuffer",              "isView",                    "byteLength",         "byteOffset",
+    "buffer",                   "BYTES_PER_ELEMENT",         "subarray",           "Int8Array",
+    "Uint8Array",               "Uint8ClampedArray",         "Int16Array",         "Uint16Array",
+    "Int32Array",               "Uint32Array",               "Float32Array",       "Float64Array",
+    "TextEncoder",              "TextDecoder",               "encode",             "encodeInto",
+    "decode",                   "encoding",                  "fatal",              "ignoreBOM",
+    "read",                     "written",                   "utf-8",              "getRandomValues",
+    "subtle",                   "digest",
     // The well-known symbols: their statics are symbol keys (symbol.zig), equal to no
     // string, and `lookup` never finds them.
-    "@@iterator",               "@@asyncIterator",           "@@toPrimitive",      "@@toStringTag",
-    "@@hasInstance",            "@@isConcatSpreadable",      "@@match",            "@@matchAll",
-    "@@replace",                "@@search",                  "@@species",          "@@split",
-    "@@unscopables",
+                       "@@iterator",         "@@asyncIterator",
+    "@@toPrimitive",            "@@toStringTag",             "@@hasInstance",      "@@isConcatSpreadable",
+    "@@match",                  "@@matchAll",                "@@replace",          "@@search",
+    "@@species",                "@@split",                   "@@unscopables",
 };
 
 /// Whether a name is a well-known symbol's ("@@iterator" is Symbol.iterator).

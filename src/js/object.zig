@@ -49,6 +49,10 @@ pub const Kind = enum(u8) {
     regexp,
     /// A Date (builtins/dates.zig).
     date,
+    /// An ArrayBuffer (builtins/typed_arrays.zig).
+    array_buffer,
+    /// A view of integers or floats over an ArrayBuffer: Uint8Array and its kin.
+    typed_array,
 };
 
 pub const Object = struct {
@@ -358,6 +362,80 @@ pub const DateObject = struct {
 };
 
 /// The getter and setter of an accessor property (undefined where absent).
+/// An ArrayBuffer's bytes live in the run's arena, 8-byte aligned so that every element type
+/// can be read in place; `len` is the byteLength, at most `byte_length_max`.
+pub const ArrayBuffer = struct {
+    object: Object,
+    bytes: [*]align(8) u8,
+    len: u32,
+
+    pub const kind: Kind = .array_buffer;
+
+    pub fn slice(b: *const ArrayBuffer) []u8 {
+        return b.bytes[0..b.len];
+    }
+};
+
+/// The largest ArrayBuffer: 1 GiB, more than a run's default heap, so the heap's own limit
+/// is what a script meets first (a RangeError past it, as node's past its own).
+pub const byte_length_max: u32 = 1 << 30;
+
+/// The element types of the typed arrays, in the spec's table order.
+pub const ElementType = enum(u8) {
+    int8,
+    uint8,
+    uint8_clamped,
+    int16,
+    uint16,
+    int32,
+    uint32,
+    float32,
+    float64,
+
+    pub fn size(t: ElementType) u32 {
+        return switch (t) {
+            .int8, .uint8, .uint8_clamped => 1,
+            .int16, .uint16 => 2,
+            .int32, .uint32, .float32 => 4,
+            .float64 => 8,
+        };
+    }
+
+    /// The constructor's name: `Uint8Array`.
+    pub fn name(t: ElementType) []const u8 {
+        return switch (t) {
+            .int8 => "Int8Array",
+            .uint8 => "Uint8Array",
+            .uint8_clamped => "Uint8ClampedArray",
+            .int16 => "Int16Array",
+            .uint16 => "Uint16Array",
+            .int32 => "Int32Array",
+            .uint32 => "Uint32Array",
+            .float32 => "Float32Array",
+            .float64 => "Float64Array",
+        };
+    }
+};
+
+/// A typed array: `len` elements of `element` from `byte_offset` in `buffer`. Buffers never
+/// shrink (no resizable or transferable buffers), so a view stays in bounds for its life.
+pub const TypedArray = struct {
+    object: Object,
+    element: ElementType,
+    buffer: *ArrayBuffer,
+    byte_offset: u32,
+    len: u32,
+
+    pub const kind: Kind = .typed_array;
+
+    pub fn bytes(t: *const TypedArray) []u8 {
+        const start = t.byte_offset;
+        const end = start + t.len * t.element.size();
+        assert(end <= t.buffer.len);
+        return t.buffer.bytes[start..end];
+    }
+};
+
 pub const Accessor = struct {
     object: Object,
     getter: Value,

@@ -112,6 +112,8 @@ pub const ValueText = struct {
                 return string.writeUtf8(w, text);
             },
             .plain, .map, .set, .iterator, .accessor, .generator, .promise, .date => {},
+            .array_buffer => return w.writeAll("#<ArrayBuffer>"),
+            .typed_array => return w.print("[object {s}]", .{o.as(object.TypedArray).element.name()}),
         }
         if (o.properties.get(names.string("toString")) != null) return w.writeAll("[object Object]");
         if (o.properties.get(names.string("constructor"))) |constructor| {
@@ -281,6 +283,8 @@ fn defaultString(vm: *Vm, o: *Object) Error!*String {
             .for_in_keys, .protocol => "[object Object]",
         }),
         .plain => return names.string("[object Object]"),
+        .array_buffer => return vm.newLatin1("[object ArrayBuffer]"),
+        .typed_array => return (try builtins.typed_arrays.toStringMethod(vm, Value.obj(o), &.{})).asString(),
     }
 }
 
@@ -575,6 +579,8 @@ pub fn hasProperty(vm: *Vm, obj: Value, key_value: Value) Error!bool {
         .closure => if (key.eqlLatin1("name") or key.eqlLatin1("length") or isPoisoned(key)) return true,
         .map => if (key.eqlLatin1("size") and !builtins.headers.isHeaders(o)) return true,
         .set => if (key.eqlLatin1("size")) return true,
+        .typed_array => if (key.arrayIndex()) |i| return i < o.as(object.TypedArray).len else if (builtins.typed_arrays.isField(key)) return true,
+        .array_buffer => if (key.eqlLatin1("byteLength")) return true,
         else => {},
     }
     if (key.eqlLatin1("constructor")) return true;
@@ -655,6 +661,8 @@ fn hasIntrinsic(o: *Object, key: *String) bool {
         .map => names.is(key, "size") and !builtins.headers.isHeaders(o),
         .set => names.is(key, "size"),
         .regexp => builtins.regexps.isField(key),
+        .typed_array => builtins.typed_arrays.isField(key),
+        .array_buffer => names.is(key, "byteLength"),
         else => false,
     };
 }
@@ -688,6 +696,8 @@ fn getObjectField(vm: *Vm, o: *Object, key: *String) Error!Value {
             }
         },
         .iterator, .accessor, .generator, .promise, .date => {},
+        .typed_array => if (builtins.typed_arrays.field(o.as(object.TypedArray), key)) |v| return v,
+        .array_buffer => if (builtins.typed_arrays.bufferField(o.as(object.ArrayBuffer), key)) |v| return v,
         .regexp => if (try builtins.regexps.field(vm, o.as(object.RegExpObject), key)) |v| return v,
         .promise_function => {
             if (names.is(key, "name")) return Value.string(string.empty);
@@ -715,6 +725,10 @@ fn constructorOf(o: *Object) Value {
         .promise => "Promise",
         .regexp => "RegExp",
         .date => "Date",
+        .array_buffer => "ArrayBuffer",
+        .typed_array => return Value.builtin(switch (o.as(object.TypedArray).element) {
+            inline else => |e| comptime builtins.builtinId(e.name()),
+        }),
     };
     return Value.builtin(builtins.globalId(name).?);
 }
@@ -817,6 +831,8 @@ pub fn getElement(vm: *Vm, obj: Value, key: Value) Error!Value {
     if (key.isNumber()) {
         if (obj.objectOf(.array)) |o| {
             if (arrayIndex(key.asNumber())) |i| return elementAt(o.as(object.Array), i);
+        } else if (obj.objectOf(.typed_array)) |o| {
+            if (arrayIndex(key.asNumber())) |i| return builtins.typed_arrays.get(o.as(object.TypedArray), i);
         } else if (obj.isString()) {
             const s = obj.asString();
             if (arrayIndex(key.asNumber())) |i| {
@@ -853,6 +869,18 @@ pub fn setField(vm: *Vm, obj: Value, key: *String, v: Value) Error!void {
         },
         .regexp => if (builtins.regexps.isField(key)) {
             return vm.throwFmt(.type_error, "Cannot set property {f} of {f} which has only a getter", .{ KeyFormat{ .s = key }, ValueText{ .vm = vm, .v = obj } });
+        },
+        .typed_array => {
+            if (key.arrayIndex()) |i| return builtins.typed_arrays.set(vm, o.as(object.TypedArray), i, v);
+            // Other canonical numeric keys ("-1", "1.5") name no element and make no property.
+            if (try isCanonicalNumeric(vm, key)) {
+                _ = try toNumber(vm, v);
+                return;
+            }
+            if (builtins.typed_arrays.isField(key)) return vm.throwFmt(.type_error, "Cannot set property {f} of [object Object] which has only a getter", .{KeyFormat{ .s = key }});
+        },
+        .array_buffer => if (names.is(key, "byteLength")) {
+            return vm.throwMessage(.type_error, "Cannot set property byteLength of [object Object] which has only a getter");
         },
         else => {},
     };
@@ -971,9 +999,22 @@ pub fn setElement(vm: *Vm, obj: Value, key: Value, v: Value) Error!void {
                 if (o.frozen) return throwFrozen(vm, o, try toPropertyKey(vm, key));
                 return setIndex(vm, o.as(object.Array), i, v);
             }
+        } else if (obj.objectOf(.typed_array)) |o| {
+            if (arrayIndex(key.asNumber())) |i| return builtins.typed_arrays.set(vm, o.as(object.TypedArray), i, v);
         }
     }
     return setField(vm, obj, try toPropertyKey(vm, key), v);
+}
+
+/// CanonicalNumericIndexString: a key that is some number's own string ("-1", "1.5", "-0",
+/// "NaN"), which on a typed array names an element slot, never a property.
+fn isCanonicalNumeric(vm: *Vm, key: *String) Error!bool {
+    if (key.flags.symbol or key.len == 0) return false;
+    if (key.eqlLatin1("-0")) return true;
+    const first = key.at(0);
+    if (!(first == '-' or first == 'I' or first == 'N' or (first >= '0' and first <= '9'))) return false;
+    const x = stringToNumber(key);
+    return (try numberToString(vm, x)).eql(key);
 }
 
 pub fn deleteField(vm: *Vm, obj: Value, key: *String) Error!bool {
@@ -1020,6 +1061,10 @@ pub fn deleteField(vm: *Vm, obj: Value, key: *String) Error!bool {
                 e.cause = Value.hole;
                 return true;
             }
+        },
+        .typed_array => if (key.arrayIndex()) |i| {
+            if (i >= o.as(object.TypedArray).len) return true;
+            return vm.throwFmt(.type_error, "Cannot delete property '{d}' of [object {s}]", .{ i, o.as(object.TypedArray).element.name() });
         },
         .closure => if (o.properties.find(key) == null and names.is(key, "name")) {
             if (o.frozen) return vm.throwFmt(.type_error, "Cannot delete property 'name' of {f}", .{ValueText{ .vm = vm, .v = obj }});
@@ -1077,6 +1122,15 @@ pub fn copyProperties(vm: *Vm, target: *Object, src: Value, excluded: []const Va
             target.properties.put(vm.heap, key, v) catch return vm.outOfMemory();
         }
     }
+    if (o.kind == .typed_array) {
+        const t = o.as(object.TypedArray);
+        try vm.charge(meter.elementsCost(@as(usize, t.len) * per_key));
+        for (0..t.len) |i| {
+            const key = try numberToString(vm, @floatFromInt(i));
+            if (try isExcluded(vm, key, excluded)) continue;
+            target.properties.put(vm.heap, key, builtins.typed_arrays.get(t, @intCast(i))) catch return vm.outOfMemory();
+        }
+    }
     for (o.properties.slice()) |p| {
         if (p.flags.not_enumerable) continue;
         if (try isExcluded(vm, p.key, excluded)) continue;
@@ -1109,6 +1163,9 @@ pub fn hasOwnKey(o: *Object, key: *String) bool {
         const a = o.as(object.Array);
         if (key.arrayIndex()) |i| return i < a.len and !a.items[i].eqlBits(Value.hole);
     }
+    if (o.kind == .typed_array) {
+        if (key.arrayIndex()) |i| return i < o.as(object.TypedArray).len;
+    }
     return false;
 }
 
@@ -1125,12 +1182,18 @@ pub fn ownKeysArray(vm: *Vm, v: Value) Error!*object.Array {
     const o = v.asObject();
     var count: usize = o.properties.len;
     if (o.kind == .array) count += o.as(object.Array).len;
+    if (o.kind == .typed_array) count += o.as(object.TypedArray).len;
     try vm.charge(meter.elementsCost(count));
     const keys = try vm.newArray(count);
     if (o.kind == .array) {
         const a = o.as(object.Array);
         for (a.slice(), 0..) |item, i| {
             if (item.eqlBits(Value.hole)) continue;
+            keys.push(vm.heap, Value.string(try numberToString(vm, @floatFromInt(i)))) catch return vm.outOfMemory();
+        }
+    }
+    if (o.kind == .typed_array) {
+        for (0..o.as(object.TypedArray).len) |i| {
             keys.push(vm.heap, Value.string(try numberToString(vm, @floatFromInt(i)))) catch return vm.outOfMemory();
         }
     }
@@ -1182,7 +1245,7 @@ pub fn isIterable(v: Value) bool {
     if (!v.is(.object)) return false;
     const o = v.asObject();
     const kind_ok = switch (o.kind) {
-        .array, .map, .set, .iterator => true,
+        .array, .map, .set, .iterator, .typed_array => true,
         else => false,
     };
     if (!kind_ok or !o.proto.isUndefined()) return false;
@@ -1335,6 +1398,12 @@ pub fn iterNext(vm: *Vm, source: *Value, cursor: *Value) Error!?Value {
             const entry = m.entries[i];
             if (o.kind == .set) return entry.key;
             return Value.obj(try pair(vm, entry.key, entry.value));
+        },
+        .typed_array => {
+            const t = o.as(object.TypedArray);
+            if (index >= t.len) return null;
+            cursor.* = Value.number(@floatFromInt(index + 1));
+            return builtins.typed_arrays.get(t, index);
         },
         .iterator => return builtins.collections.iteratorStep(vm, o.as(object.Iterator)),
         else => return null,

@@ -101,6 +101,45 @@ test "run: closures in loops capture their own iteration" {
     );
 }
 
+test "run: var is function scoped, hoisted as undefined, and one binding for a loop's closures" {
+    try expectOutput(
+        \\console.log(a); var a = 1;
+        \\function f(x) { if (x) { var y = x; } for (var i = 0; i < 2; i++) {} return [y, i]; }
+        \\const fs = []; for (var j = 0; j < 3; j++) fs.push(() => j);
+        \\try { throw 1; } catch (e) { var e = 2; }
+        \\function extra(a) { var unset; var captured; return [unset, (() => captured)()]; }
+        \\console.log(f(5), f(0), fs.map((g) => g()), e, typeof e, extra(1, 2, 3));
+    ,
+        \\undefined
+        \\[ 5, 2 ] [ undefined, 2 ] [ 3, 3, 3 ] undefined undefined [ undefined, undefined ]
+        \\
+    );
+}
+
+fn expectCompileError(source: []const u8, line: u32, column: u32, message: []const u8) !void {
+    var arena_state = std.heap.ArenaAllocator.init(std.testing.allocator);
+    defer arena_state.deinit();
+    var failure: js.Compiler.Failure = undefined;
+    _ = js.Compiler.compile(arena_state.allocator(), source, .{}, &failure) catch |err| {
+        try std.testing.expectEqual(error.SyntaxError, err);
+        try std.testing.expectEqualStrings(message, failure.message);
+        try std.testing.expectEqual(line, failure.line);
+        try std.testing.expectEqual(column, failure.column);
+        return;
+    };
+    return error.TestUnexpectedSuccess;
+}
+
+test "run: var may repeat a var, a parameter or a function, never a lexical binding (positions from node 20)" {
+    try expectOutput("var x = 1; var x; function f(p) { var p; function p() {} return typeof p; } console.log(x, f(1));", "1 function\n");
+    try expectCompileError("let x; var x;", 1, 12, "Identifier 'x' has already been declared");
+    try expectCompileError("var x; let x;", 1, 12, "Identifier 'x' has already been declared");
+    try expectCompileError("{ let x; { var x; } }", 1, 16, "Identifier 'x' has already been declared");
+    try expectCompileError("{ function f() {} var f; }", 1, 23, "Identifier 'f' has already been declared");
+    try expectCompileError("try {} catch ([e]) { var e; }", 1, 26, "Identifier 'e' has already been declared");
+    try expectCompileError("switch (1) { case 1: let s; case 2: var s; }", 1, 41, "Identifier 's' has already been declared");
+}
+
 test "run: finally runs on every way out of a try" {
     try expectOutput(
         \\function f(n) { const log = []; for (let i = 0; i < n; i++) { try { if (i === 1) continue; if (i === 3) break; if (i === 2) { try { throw new Error("e" + i) } finally { log.push("inner") } } log.push(i) } catch (e) { log.push(e.message) } finally { log.push("f" + i) } } return log } function g() { try { return "try" } finally { console.log("cleanup") } } function h() { try { throw 1 } finally { return "finally wins" } } console.log(f(5), g(), h());

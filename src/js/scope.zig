@@ -16,6 +16,9 @@ const Node = ast.Node;
 pub const BindingKind = enum {
     let,
     @"const",
+    /// Function-scoped: declared in its function's scope wherever its statement is, and
+    /// undefined from the function's entry (no dead zone).
+    @"var",
     function,
     parameter,
     catch_parameter,
@@ -26,6 +29,8 @@ pub const BindingKind = enum {
     special,
     /// `this` in a derived class's constructor: uninitialised until `super()` returns.
     derived_this,
+    /// The strings object of a tagged template's site, made by the top level on entry.
+    template,
 };
 
 /// The values a (non-arrow) function's frame provides, each bound on entry to a hidden
@@ -69,7 +74,10 @@ pub const Binding = struct {
     slot_valid: bool = false,
 
     pub fn isConst(b: *const Binding) bool {
-        return b.kind == .@"const" or b.kind == .self_function or b.kind == .special or b.kind == .derived_this;
+        return switch (b.kind) {
+            .@"const", .self_function, .special, .derived_this, .template => true,
+            .let, .@"var", .function, .parameter, .catch_parameter => false,
+        };
     }
 };
 
@@ -82,6 +90,9 @@ pub const Scope = struct {
     bindings: std.ArrayList(*Binding) = .empty,
     /// Function declarations directly in this scope, created on entry (hoisted).
     functions: std.ArrayList(*ast.Function) = .empty,
+    /// A catch clause whose parameter is one name, which a `var` in its block may redeclare
+    /// (Annex B.3.4: the var's initialiser then assigns the parameter).
+    simple_catch: bool = false,
 
     pub fn find(s: *const Scope, name: []const u8) ?*Binding {
         for (s.bindings.items) |b| {
@@ -139,6 +150,8 @@ pub const Resolver = struct {
     host_globals: []const []const u8 = &.{},
     host_global_base: u16 = 0,
     failure: ?struct { pos: u32, message: []const u8 } = null,
+    /// Every tagged template's site, in source order: the top level makes their objects.
+    templates: std.ArrayList(*ast.TemplateObject) = .empty,
     /// The lowest native stack address the walk may reach (see Compiler.Options).
     stack_floor: usize = 0,
 
@@ -152,6 +165,7 @@ pub const Resolver = struct {
         const s = try r.newScope(.function, null, info);
         info.scope = s;
         r.current = s;
+        try r.hoistVars(s, program.body);
         try r.hoist(s, program.body);
         for (program.body) |statement| try r.resolveStatement(statement);
         r.current = null;
@@ -173,10 +187,9 @@ pub const Resolver = struct {
 
     fn declare(r: *Resolver, s: *Scope, name: []const u8, kind: BindingKind, pos: u32, init_end: u32) Error!*Binding {
         if (s.find(name)) |existing| {
-            // A function's (or the script's) top level may declare a function twice: the
-            // later one wins, as in JavaScript. Everywhere else a name is declared once.
-            if (kind == .function and existing.kind == .function and s.kind == .function) return existing;
-            return r.fail(pos, "Identifier '{s}' has already been declared", .{name});
+            if (s.kind == .function and redeclarable(existing.kind, kind)) return existing;
+            // V8 points at whichever declaration comes second in the source.
+            return r.fail(@max(pos, existing.pos), "Identifier '{s}' has already been declared", .{name});
         }
         const b = try r.arena.create(Binding);
         b.* = .{
@@ -191,11 +204,79 @@ pub const Resolver = struct {
         return b;
     }
 
+    /// Declares the `var` declarations anywhere in a function's body (not inside nested
+    /// functions) in the function's scope, before its lexical declarations: a name both
+    /// declares is the SyntaxError it is in JavaScript.
+    fn hoistVars(r: *Resolver, s: *Scope, body: []const *Node) Error!void {
+        assert(s.kind == .function);
+        for (body) |statement| try r.hoistVarsIn(s, statement);
+    }
+
+    fn hoistVarsIn(r: *Resolver, s: *Scope, node: *Node) Error!void {
+        if (@frameAddress() < r.stack_floor) return r.fail(node.pos, "the program is nested too deeply", .{});
+        switch (node.data) {
+            .declaration => |d| if (d.kind == .@"var") {
+                for (d.declarators) |declarator| try r.declarePattern(s, declarator.target, .@"var", declarator.target.pos);
+            },
+            .block => |b| try r.hoistVars(s, b.body),
+            .if_statement => |i| {
+                try r.hoistVarsIn(s, i.then);
+                if (i.otherwise) |o| try r.hoistVarsIn(s, o);
+            },
+            .for_statement => |f| {
+                if (f.init) |init| try r.hoistVarsIn(s, init);
+                try r.hoistVarsIn(s, f.body);
+            },
+            .for_in, .for_of => |f| {
+                if (f.kind == @as(?ast.DeclarationKind, .@"var")) try r.declarePattern(s, f.target, .@"var", f.target.pos);
+                try r.hoistVarsIn(s, f.body);
+            },
+            .while_statement, .do_while => |w| try r.hoistVarsIn(s, w.body),
+            .labeled => |l| try r.hoistVarsIn(s, l.body),
+            .try_statement => |t| {
+                try r.hoistVarsIn(s, t.block);
+                if (t.handler) |h| try r.hoistVarsIn(s, h);
+                if (t.finalizer) |f| try r.hoistVarsIn(s, f);
+            },
+            .switch_statement => |sw| for (sw.cases) |case| try r.hoistVars(s, case.body),
+            else => {},
+        }
+    }
+
+    /// A `var` may not redeclare a lexical binding of a block it is in (checked as the
+    /// resolver reaches it, when those blocks' declarations are known); a catch clause's
+    /// one-name parameter is the exception (V8 allows it in a `for (var e of ...)` head too).
+    fn checkVarTarget(r: *Resolver, target: *const Node) Error!void {
+        switch (target.data) {
+            .identifier => |id| {
+                var s = r.current.?;
+                while (s.kind != .function) : (s = s.parent.?) {
+                    const b = s.find(id.name) orelse continue;
+                    if (b.kind == .catch_parameter and s.simple_catch) continue;
+                    return r.fail(target.pos, "Identifier '{s}' has already been declared", .{id.name});
+                }
+            },
+            .with_default => |d| try r.checkVarTarget(d.target),
+            .array_pattern => |p| {
+                for (p.elements) |element| {
+                    if (element) |e| try r.checkVarTarget(e);
+                }
+                if (p.rest) |rest| try r.checkVarTarget(rest);
+            },
+            .object_pattern => |p| {
+                for (p.properties) |property| try r.checkVarTarget(property.value);
+                if (p.rest) |rest| try r.checkVarTarget(rest);
+            },
+            else => unreachable, // The parser only builds these as declaration targets.
+        }
+    }
+
     /// Declares the let, const and function declarations directly in a statement list.
     fn hoist(r: *Resolver, s: *Scope, body: []const *Node) Error!void {
         for (body) |statement| {
             switch (statement.data) {
                 .declaration => |d| {
+                    if (d.kind == .@"var") continue; // Declared by hoistVars.
                     const kind: BindingKind = if (d.kind == .let) .let else .@"const";
                     for (d.declarators) |declarator| {
                         const end = if (declarator.init) |init| nodeEnd(init) else declarator.target.pos + 1;
@@ -252,6 +333,7 @@ pub const Resolver = struct {
             .declaration => |d| {
                 for (d.declarators) |declarator| {
                     if (declarator.init) |init| try r.resolveExpression(init);
+                    if (d.kind == .@"var") try r.checkVarTarget(declarator.target);
                     try r.bindPattern(declarator.target);
                 }
             },
@@ -296,10 +378,11 @@ pub const Resolver = struct {
             .for_in, .for_of => |*f| {
                 const s = try r.enterBlock(.block);
                 f.scope = s;
-                if (f.kind) |kind| {
-                    const binding_kind: BindingKind = if (kind == .let) .let else .@"const";
-                    try r.declarePattern(s, f.target, binding_kind, nodeEnd(f.iterable));
-                }
+                if (f.kind) |kind| switch (kind) {
+                    .let => try r.declarePattern(s, f.target, .let, nodeEnd(f.iterable)),
+                    .@"const" => try r.declarePattern(s, f.target, .@"const", nodeEnd(f.iterable)),
+                    .@"var" => try r.checkVarTarget(f.target),
+                };
                 try r.resolveExpression(f.iterable);
                 if (f.kind != null) try r.bindPattern(f.target) else try r.resolvePattern(f.target);
                 try r.resolveStatement(f.body);
@@ -310,6 +393,7 @@ pub const Resolver = struct {
                 try r.resolveStatement(w.body);
             },
             .break_statement, .continue_statement, .empty_statement => {},
+            .labeled => |l| try r.resolveStatement(l.body),
             .return_statement => |value| if (value) |v| try r.resolveExpression(v),
             .throw_statement => |value| try r.resolveExpression(value),
             .try_statement => |*t| {
@@ -318,6 +402,7 @@ pub const Resolver = struct {
                     const s = try r.enterBlock(.catch_clause);
                     t.catch_scope = s;
                     if (t.parameter) |p| {
+                        s.simple_catch = p.data == .identifier;
                         try r.declarePattern(s, p, .catch_parameter, p.pos);
                         try r.bindPattern(p);
                     }
@@ -403,6 +488,7 @@ pub const Resolver = struct {
             .number, .string, .true_literal, .false_literal, .null_literal, .hole, .regexp => {},
             .identifier => |id| try r.reference(node.pos, id),
             .template => |t| for (t.expressions) |e| try r.resolveExpression(e),
+            .template_object => |site| try r.templateSite(node.pos, site),
             .array => |elements| for (elements) |e| try r.resolveExpression(e),
             .object => |properties| for (properties) |p| {
                 if (p.key == .computed) try r.resolveExpression(p.key.computed);
@@ -456,6 +542,18 @@ pub const Resolver = struct {
             },
             else => unreachable, // Statements never appear as expressions.
         }
+    }
+
+    /// A tagged template's site: a hidden binding of the top level holds its strings object,
+    /// so that every evaluation of the site, in every call and request, sees the same one.
+    fn templateSite(r: *Resolver, pos: u32, site: *ast.TemplateObject) Error!void {
+        const top = r.functions.items[0].scope;
+        const name = try std.fmt.allocPrint(r.arena, "%template{d}", .{r.templates.items.len});
+        site.binding = try r.declare(top, name, .template, pos, pos);
+        try r.templates.append(r.arena, site);
+        const id = try r.arena.create(ast.Identifier);
+        id.* = .{ .name = name };
+        try r.reference(pos, id);
     }
 
     /// The function whose `this` code here sees: the innermost that is not an arrow.
@@ -529,6 +627,8 @@ pub const Resolver = struct {
         }
         if (f.rest) |rest| try r.bindPattern(rest);
         for (s.bindings.items) |b| b.param_pending = false;
+        // After the parameters' defaults: those cannot see the body's vars.
+        try r.hoistVars(s, f.body);
         try r.hoist(s, f.body);
         try r.resolveStatements(f.body);
         r.current = outer;
@@ -642,7 +742,17 @@ pub const Resolver = struct {
     }
 };
 
-/// Globals of JavaScript that are outside the language, named in the compile error.
+/// Whether a function's (or the script's) top level may declare `name` again as `new`
+/// where it already has a binding of kind `old`: a var may repeat a var, a parameter or a
+/// function, and a function a function (the later wins), a var or a parameter (it
+/// overwrites their value on entry), as in JavaScript.
+fn redeclarable(old: BindingKind, new: BindingKind) bool {
+    return switch (new) {
+        .@"var", .function => old == .@"var" or old == .parameter or old == .function,
+        else => false,
+    };
+}
+
 fn specialNamed(name: []const u8) ?Special {
     if (name.len == 0) return null;
     if (name[0] != 't' and name[0] != 'n' and name[0] != '%') return null;
@@ -652,6 +762,7 @@ fn specialNamed(name: []const u8) ?Special {
     return null;
 }
 
+/// Globals of JavaScript that are outside the language, named in the compile error.
 fn unsupportedGlobal(name: []const u8) ?[]const u8 {
     const names = std.StaticStringMap([]const u8).initComptime(.{
         .{ "eval", "eval" },                                          .{ "Function", "Function(...)" },

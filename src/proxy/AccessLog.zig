@@ -152,6 +152,17 @@ pub fn publish(log: *AccessLog) bool {
     return true;
 }
 
+/// The periodic hand-over (worker thread): the buffer being filled goes to the control thread
+/// only when the writer has written everything before it. A writer that is behind would not
+/// write it sooner, and each partial buffer published then takes a whole slot of the ring: a
+/// writer held up for a few periods would see the ring fill with a few lines per buffer and
+/// lines dropped long before the ring's bytes are used. Full buffers are published by
+/// `append` whatever the writer's state.
+pub fn publishIfCaughtUp(log: *AccessLog) void {
+    if (log.waitingBefore(log.filling) != 0) return;
+    _ = log.publish();
+}
+
 /// The bytes waiting in the buffer before `index` in the ring (0: none waits there).
 fn waitingBefore(log: *const AccessLog, index: u8) u32 {
     return log.published[ringPrevious(index)].load(.acquire);
@@ -416,6 +427,28 @@ test "access log: full buffers are handed over, then lines are dropped, never bl
     log.drainPublished(&out, keepWritten);
     const written = std.mem.count(u8, out.items, "\n");
     try testing.expectEqual(lines - 1, written); // Every line but the dropped one.
+}
+
+test "access log: the periodic hand-over waits while the writer is behind" {
+    var log: AccessLog = try .init(testing.allocator, .combined);
+    defer log.deinit(testing.allocator);
+    log.append(&example, 0);
+    log.publishIfCaughtUp(); // Nothing waits: handed over.
+    try testing.expect(log.published[0].load(.monotonic) > 0);
+    // The writer is held up: periods pass with a line each, and they all go in one buffer
+    // rather than one slot of the ring each.
+    for (0..buffers_count * 2) |_| {
+        log.append(&example, 0);
+        log.publishIfCaughtUp();
+    }
+    try testing.expectEqual(@as(u8, 1), log.filling);
+    try testing.expectEqual(@as(u64, 0), log.dropped.load(.monotonic));
+    var out: std.ArrayList(u8) = .empty;
+    defer out.deinit(testing.allocator);
+    log.drainPublished(&out, keepWritten); // The writer catches up...
+    log.publishIfCaughtUp(); // ...and the next period hands the rest over.
+    log.drainPublished(&out, keepWritten);
+    try testing.expectEqual(@as(usize, 1 + buffers_count * 2), std.mem.count(u8, out.items, "\n"));
 }
 
 test "access log: the ring writes every line once, in order, or counts it dropped (model)" {

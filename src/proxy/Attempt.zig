@@ -1,7 +1,7 @@
 //! One try of an exchange on one backend: the upstream connection it holds, how far its
 //! request got, what came back, and the completions and timer of its socket operations.
 //!
-//! Decision: a retry starts a fresh `Attempt` wholesale (`exchange.attempt = .init(...)`),
+//! Decision: a retry starts a fresh `Attempt` wholesale (`exchange.attempt.reset(...)`),
 //! with nothing copied field by field: what must survive a retry (the request, the backends
 //! tried, the failure to answer with) belongs to the `Exchange`, and a field added here is
 //! reset for every try by construction.
@@ -79,6 +79,15 @@ pub const State = enum {
 
 pub fn init(backend_index: u16, fields: []http.Header, limits: http.Limits) Attempt {
     return .{
+        .backend_index = backend_index,
+        .response_parser = .init(fields, limits),
+    };
+}
+
+/// `init` in place: a call's result is built on the stack and copied, and safe builds fill its
+/// undefined parts with 0xAA first (about 200 instructions per try, measured with callgrind).
+pub fn reset(attempt: *Attempt, backend_index: u16, fields: []http.Header, limits: http.Limits) void {
+    attempt.* = .{
         .backend_index = backend_index,
         .response_parser = .init(fields, limits),
     };

@@ -207,13 +207,15 @@ pub const ResponseView = struct {
 
 const headroom = rewrite.response_headroom_bytes;
 
-pub fn init(proxy: *Proxy, downstream: Downstream, request_fields: []http.Header, response_fields: []http.Header) Exchange {
-    return .{
+/// A fresh exchange in place, in the slot's field arrays. Field by field into place: a call's
+/// result would be built on the stack and copied, a few kilobytes per request.
+pub fn reset(exchange: *Exchange, proxy: *Proxy, downstream: Downstream, request_fields: []http.Header, response_fields: []http.Header) void {
+    exchange.* = .{
         .proxy = proxy,
         .downstream = downstream,
         .request_parser = .init(request_fields, proxy.httpLimits()),
         .response_fields = response_fields,
-        .attempt = .init(0, response_fields, proxy.responseLimits()),
+        .attempt = .{ .backend_index = 0, .response_parser = .init(response_fields, proxy.responseLimits()) },
     };
 }
 
@@ -224,7 +226,7 @@ pub fn open(exchange: *Exchange, downstream: Downstream) void {
     assert(exchange.hold == null and exchange.ubuf == null and exchange.pipe == null);
     assert(exchange.head_copy == null);
     assert(!exchange.total_timer.isArmed() and !exchange.attempt.timer.isArmed());
-    exchange.* = .init(exchange.proxy, downstream, exchange.request_parser.scanner.headers_buffer, exchange.response_fields);
+    exchange.reset(exchange.proxy, downstream, exchange.request_parser.scanner.headers_buffer, exchange.response_fields);
     exchange.state = .head;
 }
 
@@ -466,13 +468,13 @@ fn findAffinity(exchange: *Exchange) void {
 
 fn composeUpstreamHead(exchange: *Exchange, overrides: rewrite.Overrides) bool {
     const client = exchange.downstream.client();
-    var peer: tls.Engine.PeerCertificate = undefined;
+    const peer = &exchange.proxy.peer_scratch;
     const forwarding: rewrite.Forwarding = .{
         .client_ip = client.ip,
         .trusted = client.trusted,
         .allow_underscores = exchange.proxy.generation.config.header_underscores == .allow,
         .proto = if (client.tls) "https" else "http",
-        .certificate = exchange.downstream.certificateFields(&peer),
+        .certificate = exchange.downstream.certificateFields(peer),
         .rules = exchange.rulesFor(.request),
         .path = exchange.pathRewrite(),
     };
@@ -532,13 +534,13 @@ fn connectUpstream(exchange: *Exchange) void {
         .key = exchange.key,
         .preferred = exchange.preferred,
         .pooled = exchange.mayReuse() and pool.config.send_proxy == .off,
-        .multiplexed = pool.config.protocol == .h2c,
+        .multiplexed = pool.config.protocol.multiplexed(),
     }, exchange.loop().now());
     const lease = switch (acquired) {
         .lease => |lease| lease,
         .member => |index| {
             // A stream on a connection the pool's tries share (Http2Try.zig).
-            exchange.attempt = .init(index, exchange.response_fields, exchange.proxy.responseLimits());
+            exchange.attempt.reset(index, exchange.response_fields, exchange.proxy.responseLimits());
             exchange.attempt.leased = true;
             exchange.attempt.state = .connecting;
             exchange.rearmAttemptTimer();
@@ -553,7 +555,7 @@ fn connectUpstream(exchange: *Exchange) void {
             return exchange.fail(exchange.last_failure);
         },
     };
-    exchange.attempt = .init(lease.backend, exchange.response_fields, exchange.proxy.responseLimits());
+    exchange.attempt.reset(lease.backend, exchange.response_fields, exchange.proxy.responseLimits());
     exchange.attempt.leased = true;
     exchange.attempt.connection = lease.connection;
     if (lease.fresh) return exchange.connectFresh();
@@ -624,7 +626,8 @@ pub fn connectCallback(exchange: *Exchange, result: sys.ConnectError!void) void 
     if (exchange.localPool().config.send_proxy == .v2 and !exchange.sendProxyHeader()) {
         return exchange.connectFailed(.upstream_refused);
     }
-    if (exchange.localPool().tls == null) return exchange.sendUpstreamHead();
+    // A stream's connection did its own handshake (Http2Backend.zig).
+    if (exchange.localPool().tls == null or attempt.h2 != null) return exchange.sendUpstreamHead();
     if (!exchange.acquireTls()) return exchange.fail(.overloaded);
     UpstreamTls.startHandshake(exchange);
 }
@@ -752,8 +755,17 @@ fn upstreamFailed(exchange: *Exchange, outcome: Health.Outcome, failure: Failure
     // replayed (a malformed or cut-off response is the backend's answer, not a lost request).
     const response_arrived = attempt.received > 0;
     const stale = outcome == .reset and reused and !exchange.retried_stale and !response_arrived;
-    if (!stale) exchange.report(outcome);
+    // A stream the backend refused (RST_STREAM with REFUSED_STREAM, or above the last stream
+    // its GOAWAY took) was not processed (RFC 9113 §8.7): sent again once, whatever its method.
+    const stream_refused = if (attempt.h2) |stream| stream.refused() else false;
+    const unprocessed = stream_refused and !exchange.retried_stale and !response_arrived;
+    if (!stale and !unprocessed) exchange.report(outcome);
     if (response_arrived) return exchange.failMidExchange(failure);
+    if (unprocessed and exchange.resendable()) {
+        exchange.retried_stale = true;
+        exchange.localPool().stats.upstream_stale_retries.add(1);
+        return exchange.replayStream();
+    }
     if (!exchange.replayable()) {
         const client_may_retry = exchange.downstream.client().reused;
         if (stale and client_may_retry and !exchange.interim_relayed) return exchange.closeUnanswered();
@@ -786,9 +798,14 @@ fn closeUnanswered(exchange: *Exchange) void {
 /// a response was relayed, every body byte sent can be sent again (the downstream still has
 /// it), and no operation is in flight.
 fn replayable(exchange: *const Exchange) bool {
-    return exchange.request.method.isIdempotent() and exchange.response == .none and
-        !exchange.interim_relayed and exchange.downstream.requestBodyReplayable() and
-        exchange.pending_ops == 0;
+    return exchange.request.method.isIdempotent() and exchange.resendable();
+}
+
+/// Sending the request again is possible: nothing of a response was relayed, every body byte
+/// sent can be sent again, and no operation is in flight.
+fn resendable(exchange: *const Exchange) bool {
+    return exchange.response == .none and !exchange.interim_relayed and
+        exchange.downstream.requestBodyReplayable() and exchange.pending_ops == 0;
 }
 
 fn reserveRetry(exchange: *Exchange) bool {
@@ -803,15 +820,29 @@ fn retryElsewhere(exchange: *Exchange) void {
     exchange.connectUpstream();
 }
 
-/// Sends the request again to the same backend on a fresh connection (the stale race).
-fn replayOn(exchange: *Exchange, index: u16) void {
+/// Sends the request again as a new stream to the same member, within the same lease (the
+/// refused stream's connection takes no new one: another is opened if it said GOAWAY).
+fn replayStream(exchange: *Exchange) void {
+    const index = exchange.attempt.backend_index;
+    exchange.restartTry(index);
+    exchange.attempt.state = .connecting;
+    exchange.rearmAttemptTimer();
+    Http2Try.start(exchange, index);
+}
+
+/// The try starts over on `index` with nothing of it kept but its lease: it is the same try,
+/// on a new connection or stream.
+fn restartTry(exchange: *Exchange, index: u16) void {
     exchange.dropUpstream();
     exchange.rewindRequest();
-    // The lease goes on: it is the same try, on a new connection.
-    const leased = exchange.attempt.leased;
-    assert(leased);
-    exchange.attempt = .init(index, exchange.response_fields, exchange.proxy.responseLimits());
-    exchange.attempt.leased = leased;
+    assert(exchange.attempt.leased);
+    exchange.attempt.reset(index, exchange.response_fields, exchange.proxy.responseLimits());
+    exchange.attempt.leased = true;
+}
+
+/// Sends the request again to the same backend on a fresh connection (the stale race).
+fn replayOn(exchange: *Exchange, index: u16) void {
+    exchange.restartTry(index);
     exchange.attempt.connection = exchange.localPool().reconnect(index) catch |err| switch (err) {
         error.NoCapacity, error.SocketFailed => return exchange.fail(.overloaded),
         error.AtBackendCap => {
@@ -1437,8 +1468,9 @@ fn recordDuration(exchange: *Exchange) void {
 /// worker's buffer; writing the buffer out is the control thread's job.
 fn logAccess(exchange: *Exchange, duration_ns: u64) void {
     const log = &(exchange.proxy.access_log orelse return);
-    var peer: tls.Engine.PeerCertificate = .{};
-    const client = exchange.downstream.logFacts(&peer);
+    const peer = &exchange.proxy.peer_scratch;
+    peer.subject_len = 0;
+    const client = exchange.downstream.logFacts(peer);
     const upstream_ns: ?u64 = if (exchange.log.upstream_started_ns == 0)
         null
     else

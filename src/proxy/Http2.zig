@@ -25,6 +25,7 @@ const http = @import("../http/http.zig");
 const Connection = @import("Connection.zig");
 const Stream = @import("Http2Stream.zig");
 const Proxy = @import("Proxy.zig");
+const Http2Try = @import("Http2Try.zig");
 
 const ServerSession = h2.ServerSession;
 const Http2 = @This();
@@ -77,6 +78,15 @@ pub const Worker = struct {
     streams: Counter = .{},
     /// Streams refused because the worker's stream slots were all taken.
     streams_refused: Counter = .{},
+    /// The fields of one head being converted and submitted, and the names and values the
+    /// response rules write (Http2Stream.zig, Http2Try.zig): nghttp2 copies a head when it is
+    /// submitted, so nothing holds these past one call. Here rather than on the stack: safe
+    /// builds fill undefined stack memory with 0xAA, 8 KiB per response.
+    fields_scratch: [ServerSession.submitted_fields_max]ServerSession.Field = undefined,
+    rules_scratch: [4096]u8 = undefined,
+    /// A backend stream's response head or trailers as HTTP/1.1 text, before it goes into the
+    /// try's inbox (Http2Try.zig), for the length of one call.
+    text_scratch: [Http2Try.text_room_bytes]u8 = undefined,
 };
 
 /// Request body bytes a stream may have in flight: the protocol's initial window, which a

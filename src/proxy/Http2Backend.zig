@@ -1,12 +1,14 @@
-//! One HTTP/2 connection to one member of a pool that speaks it (`protocol = h2c`), shared by
-//! the tries that run on it as streams (Http2Try.zig): many requests, few connections, as
-//! RFC 9113 intends and as gRPC backends expect.
+//! One HTTP/2 connection to one member of a pool that speaks it (`protocol = h2c`, or `h2`
+//! over TLS), shared by the tries that run on it as streams (Http2Try.zig): many requests, few
+//! connections, as RFC 9113 intends and as gRPC backends expect.
 //!
 //! It drives nghttp2's `ClientSession` with its own socket (a connection slot of the pool's,
 //! `LocalPool.openShared`, counted against `max_connections` like any) and two buffers of the
 //! worker's: one receive and one send at a time, every byte received handed to the session at
 //! once, what the session has to send written at once (no gathering per loop batch yet). The
-//! session's events go to the try whose stream they name.
+//! session's events go to the try whose stream they name. Over TLS, the handshake follows the
+//! connect and records go between the socket and those buffers (Http2BackendTls.zig, with two
+//! more buffers).
 //!
 //! Lifetime: opened by the first try that finds no connection to its member with room for a
 //! stream (`attach`), connected in the background while tries wait (each a parked "connect"
@@ -31,6 +33,7 @@ const Connections = @import("../upstream/Connections.zig");
 const LocalPool = @import("../upstream/LocalPool.zig");
 const Proxy = @import("Proxy.zig");
 const Http2Try = @import("Http2Try.zig");
+const Http2BackendTls = @import("Http2BackendTls.zig");
 
 const ClientSession = h2.ClientSession;
 const Http2Backend = @This();
@@ -46,6 +49,8 @@ in: []u8,
 out: []u8,
 out_len: u32 = 0,
 out_sent: u32 = 0,
+/// TLS under the session (`protocol = h2`); null for h2c.
+secure: ?Http2BackendTls = null,
 recv: Completion = .{},
 /// The connect, then every send.
 send: Completion = .{},
@@ -126,9 +131,10 @@ fn open(proxy: *Proxy, pool: *LocalPool, backend: u16) error{ Overloaded, AtBack
             error.NoCapacity, error.SocketFailed => error.Overloaded,
         };
     };
-    // Two buffers per connection slot are reserved (Proxy.buffersPerSession).
+    // Two buffers per connection slot are reserved, four with TLS (Proxy.buffersForHttp2Backends).
     const in = proxy.buffers.acquire().?;
     const out = proxy.buffers.acquire().?;
+    const secure: ?Http2BackendTls = if (pool.tls != null) Http2BackendTls.acquire(&proxy.buffers).? else null;
     link.* = .{
         .proxy = proxy,
         .pool = pool,
@@ -137,10 +143,12 @@ fn open(proxy: *Proxy, pool: *LocalPool, backend: u16) error{ Overloaded, AtBack
         .session = undefined,
         .in = in,
         .out = out,
+        .secure = secure,
     };
     link.session.init(&worker.client_setup, &worker.pool, .of(Http2Backend, link)) catch {
         proxy.buffers.release(in);
         proxy.buffers.release(out);
+        if (link.secure) |*codec| codec.release(&proxy.buffers);
         pool.closeShared(connection);
         proxy.free_h2_backends.give(index.index);
         return error.Overloaded;
@@ -156,21 +164,31 @@ fn open(proxy: *Proxy, pool: *LocalPool, backend: u16) error{ Overloaded, AtBack
 fn connectCallback(link: *Http2Backend, result: sys.ConnectError!void) void {
     link.pending_ops -= 1;
     if (link.state == .closing) return link.maybeFree();
-    result catch |err| {
-        // Every try waiting for it fails as its own connect would have.
-        link.state = .closing;
-        var next = link.tries;
-        while (next) |attempt| {
-            next = attempt.next;
-            attempt.connected(err);
-        }
-        return link.maybeFree();
-    };
+    result catch return link.connectFailed(false);
+    if (link.secure != null) return Http2BackendTls.start(link);
+    link.up();
+}
+
+/// The connection could not be made (`tls`: its handshake failed): every try waiting for it
+/// fails as its own connect would have.
+pub fn connectFailed(link: *Http2Backend, tls: bool) void {
+    link.state = .closing;
+    var next = link.tries;
+    while (next) |attempt| {
+        next = attempt.next;
+        attempt.connected(if (tls) .tls_failed else .failed);
+    }
+    link.maybeFree();
+}
+
+/// Connected (and, over TLS, agreed on h2): the tries waiting go on, and the session's preface
+/// goes out.
+pub fn up(link: *Http2Backend) void {
     link.state = .ready;
     var next = link.tries;
     while (next) |attempt| {
         next = attempt.next;
-        attempt.connected({});
+        attempt.connected(.up);
     }
     link.receiveMore();
     link.flush();
@@ -211,24 +229,35 @@ pub fn closeIdle(proxy: *Proxy) void {
 fn receiveMore(link: *Http2Backend) void {
     if (link.state != .ready or link.recv.isPending()) return;
     link.pending_ops += 1;
-    link.proxy.loop.recv(&link.recv, &link.connection.socket, link.in, Http2Backend, link, recvCallback);
+    const room = if (link.secure != null) Http2BackendTls.room(link) else link.in;
+    link.proxy.loop.recv(&link.recv, &link.connection.socket, room, Http2Backend, link, recvCallback);
 }
 
 fn recvCallback(link: *Http2Backend, result: sys.RecvError!usize) void {
     link.pending_ops -= 1;
     if (link.state == .closing) return link.maybeFree();
     const n = result catch 0;
-    if (n == 0) return link.broken(); // The backend went away: its streams end with it.
-    link.receiving = true;
-    link.session.receive(link.in[0..n]) catch {
-        link.receiving = false;
-        return link.broken();
-    };
-    link.receiving = false;
-    if (link.state != .ready) return;
+    if (link.secure != null) {
+        if (!Http2BackendTls.received(link, n)) return;
+    } else {
+        if (n == 0) return link.broken(); // The backend went away: its streams end with it.
+        if (!link.deliver(link.in[0..n])) return;
+    }
     link.flush();
     link.receiveMore();
     if (link.tries_count == 0 and link.session.goaway_received) link.close();
+}
+
+/// Hands received plaintext to the session; false when the connection broke under it.
+pub fn deliver(link: *Http2Backend, bytes: []const u8) bool {
+    link.receiving = true;
+    link.session.receive(bytes) catch {
+        link.receiving = false;
+        link.broken();
+        return false;
+    };
+    link.receiving = false;
+    return link.state == .ready;
 }
 
 /// Writes what the session has to send (a try submitted, consumed or ended something).
@@ -244,15 +273,29 @@ pub fn flush(link: *Http2Backend) void {
 }
 
 fn sendRest(link: *Http2Backend) void {
+    const plaintext = link.out[link.out_sent..link.out_len];
+    if (link.secure != null) {
+        const records = Http2BackendTls.seal(link, plaintext) orelse return link.broken();
+        return link.sendBytes(records);
+    }
+    link.sendBytes(plaintext);
+}
+
+fn sendBytes(link: *Http2Backend, bytes: []const u8) void {
     link.pending_ops += 1;
-    link.proxy.loop.send(&link.send, &link.connection.socket, link.out[link.out_sent..link.out_len], Http2Backend, link, sendCallback);
+    link.proxy.loop.send(&link.send, &link.connection.socket, bytes, Http2Backend, link, sendCallback);
 }
 
 fn sendCallback(link: *Http2Backend, result: sys.SendError!usize) void {
     link.pending_ops -= 1;
     if (link.state == .closing) return link.maybeFree();
     const n = result catch return link.broken();
-    link.out_sent += @intCast(n);
+    if (link.secure) |*codec| {
+        if (Http2BackendTls.sent(link, n)) |rest| return link.sendBytes(rest);
+        link.out_sent += @intCast(codec.sealed);
+    } else {
+        link.out_sent += @intCast(n);
+    }
     if (link.out_sent < link.out_len) return link.sendRest();
     link.out_len = 0;
     link.flush();
@@ -286,7 +329,7 @@ pub fn h2Body(link: *Http2Backend, session: *ClientSession, stream: ClientSessio
 
 /// The connection broke (the backend closed or reset it, or broke the protocol): every try on
 /// it fails as on a reset, and it closes.
-fn broken(link: *Http2Backend) void {
+pub fn broken(link: *Http2Backend) void {
     if (link.state == .closing) return;
     link.state = .closing;
     var next = link.tries;
@@ -306,7 +349,7 @@ pub fn close(link: *Http2Backend) void {
     link.maybeFree();
 }
 
-fn maybeFree(link: *Http2Backend) void {
+pub fn maybeFree(link: *Http2Backend) void {
     assert(link.state == .closing);
     if (link.pending_ops > 0 or link.tries_count > 0) return;
     const proxy = link.proxy;
@@ -315,6 +358,7 @@ fn maybeFree(link: *Http2Backend) void {
     link.session.deinit();
     proxy.buffers.release(link.in);
     proxy.buffers.release(link.out);
+    if (link.secure) |*codec| codec.release(&proxy.buffers);
     link.pool.closeShared(link.connection);
     proxy.free_h2_backends.give(@intCast(link - proxy.h2_backends.ptr));
     proxy.releaseIdleHolds(); // A retired pool may be quiet now.

@@ -434,8 +434,8 @@ pub fn rewindRequestBody(stream: *Stream) void {
 /// fields converted as a final head's; the bytes after it go back to the exchange for the final
 /// response.
 pub noinline fn sendInterim(stream: *Stream, view: Exchange.ResponseView) void {
-    var fields: [fields_max]ServerSession.Field = undefined;
-    const count = convertFields(view.head, &fields) orelse return stream.exchange.?.responseHeadTooLarge();
+    const fields = stream.fieldsScratch();
+    const count = convertFields(view.head, fields) orelse return stream.exchange.?.responseHeadTooLarge();
     if (!stream.closed) {
         stream.http2.session.interim(stream.id, view.head.status, fields[0..count]) catch |err| switch (err) {
             error.StreamClosed => {},
@@ -446,9 +446,11 @@ pub noinline fn sendInterim(stream: *Stream, view: Exchange.ResponseView) void {
     stream.exchange.?.interimSent(view.head_start + view.head_len, view.received - view.head_len);
 }
 
-/// Room for the names and expanded values the response rules write (a bigger set of rules is
-/// a response head too large, as it would be for HTTP/1.1's buffer).
-const rules_scratch_bytes = 4096;
+/// The worker's room for one head's fields (Http2.Worker.fields_scratch), for the length of
+/// one call: nghttp2 copies them when the head is submitted.
+fn fieldsScratch(stream: *Stream) *[fields_max]ServerSession.Field {
+    return stream.http2.connection.proxy.http2.?.fields_scratch[0..fields_max];
+}
 
 /// `kept` (a prefix of `fields`) without the fields `rules` drop, then the fields they write,
 /// their names lowercased and values expanded into `scratch`; the new count, or null when
@@ -512,14 +514,15 @@ pub fn sendContinue(stream: *Stream) void {
 /// The backend's final response head, with the first body bytes that came with it.
 pub noinline fn sendResponse(stream: *Stream, view: Exchange.ResponseView, extra_field: []const u8) void {
     const head = view.head;
-    var fields: [fields_max]ServerSession.Field = undefined;
+    const fields = stream.fieldsScratch();
     // RFC 9113 §8.2.1: names are lowercase.
-    var count = convertFields(head, &fields) orelse return stream.exchange.?.responseHeadTooLarge();
+    var count = convertFields(head, fields) orelse return stream.exchange.?.responseHeadTooLarge();
     // The route's response header rules (policy/HeaderPolicy.zig), as HTTP/1.1 applies them:
-    // the fields they set or remove dropped, then theirs, values expanded into `scratch`.
-    var scratch: [rules_scratch_bytes]u8 = undefined;
+    // the fields they set or remove dropped, then theirs, values expanded into the worker's
+    // scratch.
     if (view.rules) |rules| {
-        count = applyRules(rules, fields[0..count], &fields, &scratch) orelse return stream.exchange.?.responseHeadTooLarge();
+        const scratch = &stream.http2.connection.proxy.http2.?.rules_scratch;
+        count = applyRules(rules, fields[0..count], fields, scratch) orelse return stream.exchange.?.responseHeadTooLarge();
     }
     if (extra_field.len > 0) {
         // "Name: value\r\n", composed by the exchange (a sticky cookie).
@@ -568,8 +571,8 @@ pub noinline fn sendLocal(stream: *Stream, bytes: []const u8, close_after: bool)
         .incomplete, .invalid => unreachable, // local.zig and Handler.zig compose whole heads.
     };
     const head = &parser.head;
-    var fields: [fields_max]ServerSession.Field = undefined;
-    const count = convertFields(head, &fields).?; // Sluice's own heads are far smaller.
+    const fields = stream.fieldsScratch();
+    const count = convertFields(head, fields).?; // Sluice's own heads are far smaller.
     const body = bytes[head_len..];
     stream.respond(head.status, fields[0..count], body.len > 0);
     stream.setWindow(body, true, false);

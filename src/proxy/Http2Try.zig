@@ -85,6 +85,8 @@ tail_written: bool = false,
 ended: bool = false,
 closed: ?ClientSession.ErrorCode = null,
 failed: bool = false,
+/// Its connection's TLS handshake failed (Http2BackendTls.zig): the connect fails as a TLS one.
+tls_failed: bool = false,
 /// On the connection's list of tries.
 next: ?*Http2Try = null,
 prev: ?*Http2Try = null,
@@ -97,7 +99,7 @@ const RequestBody = union(enum) {
 
 /// Room in the inbox kept beside a window of DATA: a response head and the end of a chunked
 /// body with its trailers, as the exchange's limits allow (a larger one fails the stream).
-const text_room_bytes = 8 * 1024;
+pub const text_room_bytes = 8 * 1024;
 
 /// The response bytes a stream may have in flight: what its inbox holds beside the heads.
 pub fn windowBytes(buffer_bytes: u32) u32 {
@@ -126,22 +128,32 @@ pub fn start(exchange: *Exchange, backend: u16) void {
     attempt.socket.fd = link.connection.socket.fd;
     exchange.submit();
     attempt.connect_parked = true;
-    if (link.state == .ready) attempt.connected({});
+    if (link.state == .ready) attempt.connected(.up);
 }
 
+/// How the parked connect ends.
+pub const Connected = enum { up, failed, tls_failed, canceled };
+
 /// The shared connection is up (or failed): the parked connect completes.
-pub fn connected(attempt: *Http2Try, result: sys.ConnectError!void) void {
+pub fn connected(attempt: *Http2Try, result: Connected) void {
     if (!attempt.connect_parked) return;
     attempt.connect_parked = false;
-    const value: sys.SendError!usize = if (result) |_| 0 else |err| switch (err) {
-        error.Canceled => error.Canceled,
-        else => error.ConnectionResetByPeer,
+    attempt.tls_failed = result == .tls_failed;
+    const value: sys.SendError!usize = switch (result) {
+        .up => 0,
+        .canceled => error.Canceled,
+        .failed, .tls_failed => error.ConnectionResetByPeer,
     };
     const exchange = attempt.exchange;
     exchange.loop().sendReady(&exchange.attempt.send, &attempt.socket, "", value, Exchange, exchange, connectDone);
 }
 
 fn connectDone(exchange: *Exchange, result: sys.SendError!usize) void {
+    const tls_failed = if (exchange.attempt.h2) |attempt| attempt.tls_failed else false;
+    if (tls_failed) {
+        if (exchange.opDone()) return;
+        return exchange.connectFailed(.upstream_tls_failed);
+    }
     exchange.connectCallback(if (result) |_| {} else |err| switch (err) {
         error.Canceled => error.Canceled,
         else => error.ConnectionRefused,
@@ -188,7 +200,7 @@ pub fn receiving(attempt: *const Http2Try) bool {
 /// The exchange cancels what it has pending: parked operations complete with Canceled.
 pub fn cancel(exchange: *Exchange) void {
     const attempt = exchange.attempt.h2.?;
-    if (attempt.connect_parked) attempt.connected(error.Canceled);
+    if (attempt.connect_parked) attempt.connected(.canceled);
     if (attempt.recv_parked) attempt.finishRecv(error.Canceled);
     if (attempt.send_parked) attempt.finishSend(error.Canceled);
     // What is already in the loop's ready queue comes back as it is.
@@ -252,7 +264,8 @@ fn submitHead(attempt: *Http2Try, bytes: []const u8) bool {
     const exchange = attempt.exchange;
     const link = attempt.link.?;
     if (link.state != .ready or !link.session.canOpen()) return false;
-    var fields: [ClientSession.request_fields_max]Field = undefined;
+    // The worker's scratch (Http2.Worker): nghttp2 copies the fields when they are submitted.
+    const fields = exchange.proxy.http2.?.fields_scratch[0..ClientSession.request_fields_max];
     var count: usize = 0;
     var lines = std.mem.splitSequence(u8, bytes, "\r\n");
     // The exchange wrote this head: a request line, then well-formed field lines.
@@ -385,8 +398,7 @@ pub fn onEvent(attempt: *Http2Try, event: ClientSession.Event) void {
 
 fn responseHead(attempt: *Http2Try, response: ClientSession.Response) void {
     if (attempt.final_head) return attempt.fail(); // A second final head: nghttp2 refuses it.
-    var text: [text_room_bytes]u8 = undefined;
-    var writer: std.Io.Writer = .fixed(&text);
+    var writer: std.Io.Writer = .fixed(attempt.textScratch());
     const interim = response.status < 200;
     var has_length = false;
     writer.print("HTTP/1.1 {d} \r\n", .{response.status}) catch return attempt.fail();
@@ -413,8 +425,7 @@ fn responseHead(attempt: *Http2Try, response: ClientSession.Response) void {
 
 fn trailerSection(attempt: *Http2Try, fields: []const Field) void {
     if (!attempt.chunked or attempt.tail_written) return; // A body with a length has nowhere to carry them.
-    var text: [text_room_bytes]u8 = undefined;
-    var writer: std.Io.Writer = .fixed(&text);
+    var writer: std.Io.Writer = .fixed(attempt.textScratch());
     writer.writeAll("0\r\n") catch return attempt.fail();
     for (fields) |field| {
         // The exchange's decoder refuses these names in a trailer section.
@@ -424,6 +435,12 @@ fn trailerSection(attempt: *Http2Try, fields: []const Field) void {
     writer.writeAll("\r\n") catch return attempt.fail();
     attempt.append(writer.buffered(), .tail);
     attempt.tail_written = true;
+}
+
+/// The worker's room for one head or trailer section as text (Http2.Worker.text_scratch), for
+/// the length of one call: not the stack, which safe builds fill with 0xAA when undefined.
+fn textScratch(attempt: *Http2Try) []u8 {
+    return &attempt.exchange.proxy.http2.?.text_scratch;
 }
 
 fn endOfStream(attempt: *Http2Try) void {
@@ -516,12 +533,19 @@ fn deliver(attempt: *Http2Try) void {
     attempt.finishRecv(n);
 }
 
+/// The backend refused the stream before processing it (REFUSED_STREAM, which nghttp2 also
+/// gives the streams above a GOAWAY's last one, and a request it could not send).
+pub fn refused(attempt: *const Http2Try) bool {
+    return attempt.closed == .refused_stream and !attempt.final_head;
+}
+
 /// The shared connection broke: what is parked fails as on a reset.
 pub fn connectionBroken(attempt: *Http2Try) void {
-    attempt.closed = .internal_error;
+    // A stream closed before keeps how (a refused one stays refused).
+    if (attempt.closed == null) attempt.closed = .internal_error;
     if (!attempt.ended) attempt.failed = true;
     attempt.stream = null;
-    if (attempt.connect_parked) attempt.connected(error.ConnectionRefused);
+    if (attempt.connect_parked) attempt.connected(.failed);
     if (attempt.send_parked) attempt.finishSend(error.ConnectionResetByPeer);
     attempt.deliver();
 }

@@ -140,6 +140,10 @@ warn_limiter: WarnLimiter = .{},
 on_slot_free: SlotFreeCallback,
 /// AWS-LC's memory on this worker: entered by the worker's thread before its first accept.
 tls_pool: ?*tls.memory.Pool = null,
+/// A client certificate's subject and fingerprint while one request head is composed or one
+/// log line written (nothing keeps them past that call). Here rather than on the stack: safe
+/// builds fill undefined stack memory with 0xAA, a kilobyte per use.
+peer_scratch: tls.Engine.PeerCertificate = .{},
 /// This worker's request ids (used only when a generation asks for them: HeaderPolicy).
 request_ids: RequestIds,
 /// This worker's rate-limit buckets (policy/RateLimiter.zig), whatever the config: a reload
@@ -311,7 +315,7 @@ pub fn init(
     const streams_count = sessions_count;
     const exchanges_count = exchangesCount(sessions_count);
     const buffers_count = buffers_per_session * sessions_count + buffersPerStream(tls_reserved) * streams_count +
-        (if (http2_enabled) buffersForHttp2Backends(sessions_count) else 0);
+        (if (http2_enabled) buffersForHttp2Backends(sessions_count, tls_reserved) else 0);
     const buffer_bytes = if (tls_reserved)
         @max(config.bufferBytes(), std.mem.alignForward(u32, tls.Engine.record_bytes_max, 4096))
     else
@@ -513,9 +517,10 @@ pub fn buffersPerSession(listener_tls: bool, upstream_tls: bool) u32 {
 }
 
 /// Buffers for HTTP/2 to backends: an inbox per exchange slot (Http2Try.zig), and two per
-/// shared connection (Http2Backend.zig).
-fn buffersForHttp2Backends(sessions: u32) u32 {
-    return exchangesCount(sessions) + 2 * h2BackendsCount(sessions);
+/// shared connection (Http2Backend.zig), four when it may speak TLS (Http2BackendTls.zig).
+fn buffersForHttp2Backends(sessions: u32, upstream_tls: bool) u32 {
+    const per_connection: u32 = if (upstream_tls) 4 else 2;
+    return exchangesCount(sessions) + per_connection * h2BackendsCount(sessions);
 }
 
 /// The TLS connections to backends one worker may hold at once, counted as whole client
@@ -607,7 +612,7 @@ pub fn start(proxy: *Proxy) void {
 const access_log_publish_ns = 200 * std.time.ns_per_ms;
 
 fn publishAccessLogCallback(proxy: *Proxy) void {
-    _ = proxy.access_log.?.publish(); // If the control thread is behind, the next tick retries.
+    proxy.access_log.?.publishIfCaughtUp(); // Else the next period tries again.
     proxy.loop.timerArm(&proxy.queues.access_log_publish, &proxy.access_log_timer, Proxy, proxy, publishAccessLogCallback);
 }
 
@@ -684,7 +689,7 @@ fn exchangeSlot(proxy: *Proxy, index: u32, fresh: bool) *Exchange {
     if (fresh) {
         const request_count: usize = proxy.config.headers_count_max;
         const response_count: usize = proxy.config.response_headers_count_max;
-        exchange.* = .init(
+        exchange.reset(
             proxy,
             undefined, // Set by `Exchange.open`.
             proxy.request_fields[index * request_count ..][0..request_count],

@@ -50,17 +50,11 @@ pub const SendCallback = fn (*Exchange, sys.SendError!usize) void;
 /// The try's two buffers; null when the worker has none free (sizing reserves them, so this is
 /// a bug's symptom, answered with a 503 rather than a crash).
 pub fn acquire(buffers: *BufferPool) ?UpstreamTls {
-    const cin = buffers.acquire() orelse return null;
-    const cout = buffers.acquire() orelse {
-        buffers.release(cin);
-        return null;
-    };
-    return .{ .records = .{ .in = cin, .out = cout } };
+    return .{ .records = tls.Ciphertext.acquire(buffers) orelse return null };
 }
 
 pub fn release(codec: *UpstreamTls, buffers: *BufferPool) void {
-    buffers.release(codec.records.in);
-    buffers.release(codec.records.out);
+    codec.records.release(buffers);
     codec.* = undefined;
 }
 

@@ -216,7 +216,7 @@ fn initChecker(loop: *Loop, instance: *Pool, probe_tls_memory: ?*tls.memory.Pool
     try checker.init(arena, loop, &instance.config.health, backends[0..count], .{
         .context = &shared.health,
         .function = healthReportCallback,
-    }, probe_tls);
+    }, probe_tls, instance.config.protocol.multiplexed());
     for (slots[0..count], 0..) |slot, position| {
         checker.reindex(@intCast(position), slot);
         checker.setInitialUp(@intCast(position), shared.health.backends[slot].active_up.load(.acquire));

@@ -399,10 +399,16 @@ pub const Generations = struct {
 
     /// The previous generation's slot for `address`. Only the previous generation's: a slot
     /// an older one had and it dropped has been closed by the workers that adopted it.
+    /// The live listener a reload keeps for `address`: the one configured the same, or the one
+    /// bound there (a listener configured with port 0, now named by the port it got). Opening
+    /// a second socket on an address that one holds, then closing the old, would reset the
+    /// connections waiting in the old socket's accept queue.
     fn findSlot(generations: *const Generations, previous: ?*Built, address: *const Address) ?u8 {
         const built = previous orelse return null;
         for (built.generation.listener_slots) |index| {
-            if (generations.listeners.slots[index].configured.eql(address)) return index;
+            const slot = &generations.listeners.slots[index];
+            if (slot.configured.eql(address)) return index;
+            if (address.getPort() != 0 and slot.bound.eql(address)) return index;
         }
         return null;
     }

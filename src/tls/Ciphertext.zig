@@ -6,6 +6,7 @@
 const std = @import("std");
 const assert = std.debug.assert;
 const Engine = @import("Engine.zig");
+const BufferPool = @import("../stdx/BufferPool.zig");
 
 const Ciphertext = @This();
 
@@ -18,6 +19,23 @@ out_pos: u32 = 0,
 out_len: u32 = 0,
 /// The socket read end-of-file.
 peer_closed: bool = false,
+
+/// Two buffers from `buffers`; null when it has fewer than two free.
+pub fn acquire(buffers: *BufferPool) ?Ciphertext {
+    const in = buffers.acquire() orelse return null;
+    const out = buffers.acquire() orelse {
+        buffers.release(in);
+        return null;
+    };
+    return .{ .in = in, .out = out };
+}
+
+/// Gives `acquire`'s buffers back.
+pub fn release(ciphertext: *Ciphertext, buffers: *BufferPool) void {
+    buffers.release(ciphertext.in);
+    buffers.release(ciphertext.out);
+    ciphertext.* = undefined;
+}
 
 /// What the engine may take and where it may write, for one call.
 pub fn wire(ciphertext: *Ciphertext) Engine.Wire {

@@ -19,6 +19,7 @@
 //!   memory.Pool          a worker's bounded memory for AWS-LC
 //!   certificate          loading, names, and `check`'s findings about a cert/key pair
 //!   Failure              what went wrong, as a Zig error; `Engine.describe` says it in words
+//!   digest               one-shot SHA-1/256/384/512 (the engine's crypto.subtle.digest)
 const std = @import("std");
 const c = @import("aws_lc");
 
@@ -31,6 +32,7 @@ pub const Ciphertext = @import("Ciphertext.zig");
 pub const TicketKeys = @import("TicketKeys.zig");
 pub const failure = @import("failure.zig");
 pub const Failure = failure.Failure;
+pub const digest = @import("digest.zig");
 
 pub const InitError = error{ TooLate, LibraryInit, OutOfMemory };
 

@@ -10,6 +10,7 @@
 //! certificate's IP addresses and sends no SNI (RFC 6066 §3 allows host names only). Files
 //! are read here, so a mistake in one (missing, not PEM, a key that does not match) fails the
 //! build with the file's name and the reason, and the running generation keeps serving.
+//! ALPN offers `http/1.1`, or only `h2` for a pool whose protocol is h2.
 const std = @import("std");
 const assert = std.debug.assert;
 
@@ -57,6 +58,9 @@ pub fn init(
     for (names[0..pool.backends_count], pool.backends()) |*name, *backend| name.* = try serverName(arena, settings, backend);
     const files = try Files.read(arena, settings, diagnostic);
     var options: tls.ClientContext.Options = .{ .verify = settings.verify };
+    // HTTP/2 over TLS is agreed by ALPN and nothing else (RFC 9113 §3.2): offering only `h2`
+    // makes a backend that cannot speak it say so in the handshake.
+    if (pool.protocol == .h2) options.alpn = &.{"h2"};
     if (settings.ca.len > 0) {
         options.ca_pem = files.ca;
         options.ca_name = settings.ca;

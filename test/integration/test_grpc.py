@@ -60,9 +60,9 @@ class Service:
         return b"none" if remaining is None else b"%.1f" % remaining
 
 
-@pytest.fixture
-def grpc_backend():
-    service = Service()
+def serve(service, add_port):
+    """A gRPC server for `service` on the port `add_port(server)` adds and returns; the
+    service learns its address and port."""
     handler = grpc.method_handlers_generic_handler("test.Echo", {
         "Reverse": grpc.unary_unary_rpc_method_handler(service.reverse),
         "Fail": grpc.unary_unary_rpc_method_handler(service.fail),
@@ -76,11 +76,18 @@ def grpc_backend():
                          options=[("grpc.max_receive_message_length", 8 << 20),
                                   ("grpc.max_send_message_length", 8 << 20)])
     server.add_generic_rpc_handlers((handler,))
-    port = server.add_insecure_port("127.0.0.1:0")
+    port = add_port(server)
     server.start()
     service.address = f"127.0.0.1:{port}"
     service.port = port
     service.server = server
+    return server
+
+
+@pytest.fixture
+def grpc_backend():
+    service = Service()
+    server = serve(service, lambda server: server.add_insecure_port("127.0.0.1:0"))
     yield service
     server.stop(grace=None)
 

@@ -765,3 +765,34 @@ def test_counters_go_on_across_reloads_and_count_late_requests_once(sluice, make
     assert value(m, "sluice_route_requests_total", route="api") == 5
     assert value(m, "sluice_responses_total", pool="late", **{"class": "2xx"}) == 1
     assert value(m, "sluice_ejections_total", pool="app") == 1
+
+
+def test_a_listener_given_its_bound_port_keeps_its_socket(sluice, make_backend, tmp_path):
+    """A file listening on `127.0.0.1:0`, reloaded naming the port it got: the same socket
+    serves on (`0 opened`), so nothing waiting in its accept queue is reset, and requests made
+    in a loop across the reload are all answered."""
+    backend = make_backend()
+    path = tmp_path / "site.zon"
+    cfg = {"listen": "127.0.0.1:0", "pools": {"app": {"backends": [backend.address]}}}
+    write_zon(path, cfg)
+    sluice.start_config(path, workers=2)
+    cfg["listen"] = f"127.0.0.1:{sluice.port}"
+    stop = threading.Event()
+    answered, failed = [], []
+
+    def load():
+        while not stop.is_set():
+            try:
+                answered.append(request(sluice.port, "GET", "/during").status)
+            except (OSError, ConnectionClosed) as e:
+                failed.append(repr(e))
+    worker = threading.Thread(target=load)
+    worker.start()
+    try:
+        line = reload(sluice, path, cfg, 2)
+        time.sleep(0.3)
+    finally:
+        stop.set()
+        worker.join()
+    assert "1 listeners, 0 opened" in line.string, line.string
+    assert failed == [] and answered and set(answered) == {200}, (failed, collections.Counter(answered))

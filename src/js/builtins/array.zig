@@ -33,7 +33,7 @@ fn thisArray(vm: *Vm, this: Value, comptime method: []const u8) Error!*Array {
     return vm.throwMessage(.type_error, "Array.prototype." ++ method ++ " called on a value that is not an array");
 }
 
-fn requireCallable(vm: *Vm, f: Value) Error!void {
+pub fn requireCallable(vm: *Vm, f: Value) Error!void {
     if (!ops.isCallable(f)) return vm.throwFmt(.type_error, "{f} is not a function", .{ops.ValueText{ .vm = vm, .v = f }});
 }
 
@@ -68,7 +68,7 @@ fn index(i: usize) Value {
 }
 
 /// A relative index argument (negative from the end), clamped to [0, len].
-fn relative(vm: *Vm, v: Value, len: usize, default: usize) Error!usize {
+pub fn relative(vm: *Vm, v: Value, len: usize, default: usize) Error!usize {
     if (v.isUndefined()) return default;
     const x = number.toIntegerOrInfinity(try ops.toNumber(vm, v));
     const l: f64 = @floatFromInt(len);

@@ -177,6 +177,23 @@ pub fn setEntries(vm: *Vm, this: Value, args: []const Value) Error!Value {
 }
 
 /// The iterator's next value, or null when it is done (and stays done).
+/// An array iterator's step over a typed array: its length is read at each step, as an
+/// array's is.
+fn typedArrayStep(vm: *Vm, it: *object.Iterator, t: *object.TypedArray) Error!?Value {
+    if (it.index >= t.len) {
+        it.done = true;
+        return null;
+    }
+    const i = it.index;
+    it.index += 1;
+    const v = builtins.typed_arrays.get(t, i);
+    return switch (it.iterator_kind) {
+        .array_keys => Value.number(@floatFromInt(i)),
+        .array_values => v,
+        else => Value.obj(try ops.pair(vm, Value.number(@floatFromInt(i)), v)),
+    };
+}
+
 pub fn iteratorStep(vm: *Vm, it: *object.Iterator) Error!?Value {
     if (it.done) return null;
     const source = it.source;
@@ -189,6 +206,7 @@ pub fn iteratorStep(vm: *Vm, it: *object.Iterator) Error!?Value {
     const o = source.asObject();
     switch (it.iterator_kind) {
         .array_keys, .array_values, .array_entries => {
+            if (o.kind == .typed_array) return typedArrayStep(vm, it, o.as(object.TypedArray));
             if (o.kind != .array) return null;
             const a = o.as(object.Array);
             if (it.index >= a.len) {

@@ -212,6 +212,7 @@ fn sameValue(a: Value, b: Value) bool {
 /// defineProperty on a field the object's kind keeps (an array's element or length): only
 /// the attributes JavaScript's defaults give them can be set; returns whether it handled it.
 fn defineIntrinsic(vm: *Vm, o: *Object, key: *String, d: Descriptor) Error!bool {
+    if (o.kind == .typed_array) return defineTypedArrayElement(vm, o.as(object.TypedArray), key, d);
     if (o.kind != .array) return false;
     const a = o.as(object.Array);
     const index = key.arrayIndex();
@@ -227,6 +228,20 @@ fn defineIntrinsic(vm: *Vm, o: *Object, key: *String, d: Descriptor) Error!bool 
     } else if (d.value) |v| {
         try ops.setField(vm, Value.obj(o), key, v);
     }
+    return true;
+}
+
+/// A typed array's element is always a writable, enumerable, configurable data property: a
+/// descriptor that keeps it so sets its value, any other is V8's TypeError.
+fn defineTypedArrayElement(vm: *Vm, t: *object.TypedArray, key: *String, d: Descriptor) Error!bool {
+    const i = key.arrayIndex() orelse return false;
+    if (i >= t.len) return vm.throwMessage(.type_error, "Invalid typed array index");
+    if (d.isAccessor() or (d.writable != null and !d.writable.?) or
+        (d.enumerable != null and !d.enumerable.?) or (d.configurable != null and !d.configurable.?))
+    {
+        return vm.throwFmt(.type_error, "Cannot redefine property: {d}", .{i});
+    }
+    if (d.value) |v| try builtins.typed_arrays.set(vm, t, i, v);
     return true;
 }
 
@@ -299,6 +314,11 @@ pub fn descriptorOf(vm: *Vm, v: Value, key: *String) Error!Value {
 fn intrinsicDescriptor(vm: *Vm, o: *Object, key: *String) Error!Value {
     const frozen = o.frozen;
     switch (o.kind) {
+        .typed_array => if (key.arrayIndex()) |i| {
+            const t = o.as(object.TypedArray);
+            if (i >= t.len) return Value.undefined_value;
+            return dataDescriptor(vm, builtins.typed_arrays.get(t, i), .{ .writable = true, .enumerable = true, .configurable = true });
+        },
         .array => {
             const a = o.as(object.Array);
             if (key.arrayIndex()) |i| {
@@ -393,6 +413,11 @@ pub fn ownNames(vm: *Vm, v: Value) Error!*object.Array {
             keys.push(vm.heap, Value.string(try ops.numberToString(vm, @floatFromInt(i)))) catch return vm.outOfMemory();
         }
         keys.push(vm.heap, Value.string(names.string("length"))) catch return vm.outOfMemory();
+    }
+    if (o.kind == .typed_array) {
+        const len = o.as(object.TypedArray).len;
+        try vm.charge(meter.elementsCost(len));
+        for (0..len) |i| keys.push(vm.heap, Value.string(try ops.numberToString(vm, @floatFromInt(i)))) catch return vm.outOfMemory();
     }
     for (o.properties.slice()) |p| {
         if (p.key.arrayIndex() == null) continue;

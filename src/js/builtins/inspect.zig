@@ -164,6 +164,10 @@ pub const Inspector = struct {
         var braces: [2][]const u8 = .{ "{", "}" };
         var extras: Extras = .object;
         if (builtins.urlsearchparams.isSearchParams(o)) return in.formatSearchParams(o, recurse_times);
+        if (o.kind == .plain) {
+            var text: [96]u8 = undefined;
+            if (builtins.text_encoding.inspectText(o, &text)) |shown| return in.print("{s}", .{shown});
+        }
         const is_headers = builtins.headers.isHeaders(o);
         const keys = if (is_headers)
             try builtins.headers.inspectProperties(o, in.gpa)
@@ -224,6 +228,15 @@ pub const Inspector = struct {
                 if (a.len == 0 and keys.len == 0) return "[]";
                 extras = .array;
             },
+            .typed_array => {
+                // node: `Uint8Array(3) [ 1, 2, 3 ]`.
+                const t = o.as(object.TypedArray);
+                const prefix = try in.print("{s}({d}) ", .{ t.element.name(), t.len });
+                if (t.len == 0 and keys.len == 0) return in.print("{s}[]", .{prefix});
+                braces = .{ try in.print("{s}[", .{prefix}), "]" };
+                extras = .array;
+            },
+            .array_buffer => braces[0] = "ArrayBuffer {",
             .set => {
                 const m = object.mapOf(o);
                 const prefix = try in.print("Set({d}) ", .{m.live});
@@ -285,6 +298,8 @@ pub const Inspector = struct {
                 },
                 .generator => "[Object [Generator]]",
                 .promise => "[Promise]",
+                .typed_array => in.print("[{s}]", .{o.as(object.TypedArray).element.name()}),
+                .array_buffer => "[ArrayBuffer]",
                 else => "[Object]",
             };
         }
@@ -296,6 +311,8 @@ pub const Inspector = struct {
             .array => try in.formatArray(o.as(object.Array), recurse_times, &output),
             .map, .set => if (!is_headers) try in.formatMapOrSet(o, recurse_times, &output),
             .iterator => try in.formatIterator(o.as(object.Iterator), recurse_times, &output),
+            .typed_array => try in.formatTypedArray(o.as(object.TypedArray), &output),
+            .array_buffer => try in.formatArrayBuffer(o.as(object.ArrayBuffer), &output),
             else => {},
         }
         for (keys) |p| try output.append(in.gpa, try in.formatProperty(p.key, p.value, recurse_times, false));
@@ -469,6 +486,31 @@ pub const Inspector = struct {
         }
         const remaining = a.len - i;
         if (remaining > 0) try output.append(in.gpa, try remainingText(in, remaining));
+    }
+
+    fn formatTypedArray(in: *Inspector, t: *object.TypedArray, output: *Output) Error!void {
+        const len = @min(array_items_max, t.len);
+        for (0..len) |i| {
+            const x = builtins.typed_arrays.load(t, @intCast(i));
+            try output.append(in.gpa, try formatNumber(in.gpa, x));
+        }
+        if (t.len > len) try output.append(in.gpa, try remainingText(in, t.len - len));
+    }
+
+    /// node's `[Uint8Contents]: <01 02>` (the first 100 bytes) and `byteLength`.
+    fn formatArrayBuffer(in: *Inspector, b: *object.ArrayBuffer, output: *Output) Error!void {
+        const shown_max = array_items_max;
+        const shown = b.slice()[0..@min(shown_max, b.len)];
+        var text: std.ArrayList(u8) = .empty;
+        try text.appendSlice(in.gpa, "[Uint8Contents]: <");
+        for (shown, 0..) |byte, i| {
+            if (i > 0) try text.append(in.gpa, ' ');
+            try text.print(in.gpa, "{x:0>2}", .{byte});
+        }
+        if (b.len > shown_max) try text.print(in.gpa, " ... {d} more byte{s}", .{ b.len - shown_max, if (b.len - shown_max > 1) "s" else "" });
+        try text.append(in.gpa, '>');
+        try output.append(in.gpa, text.items);
+        try output.append(in.gpa, try in.print("byteLength: {d}", .{b.len}));
     }
 
     fn formatMapOrSet(in: *Inspector, o: *Object, recurse_times: u32, output: *Output) Error!void {

@@ -113,6 +113,10 @@ pub const RawFormat = struct {
 pub fn freeze(vm: *Vm, this: Value, args: []const Value) Error!Value {
     _ = this;
     const v = arg(args, 0);
+    if (v.objectOf(.typed_array)) |o| {
+        // Its elements stay writable: the spec's freeze fails on them.
+        if (o.as(object.TypedArray).len > 0) return vm.throwMessage(.type_error, "Cannot freeze array buffer views with elements");
+    }
     if (v.is(.object) and !v.asObject().frozen) {
         try ops.checkModuleWrite(vm, v.asObject());
         v.asObject().frozen = true;
@@ -166,6 +170,7 @@ fn hasOwnKey(vm: *Vm, v: Value, key_value: Value) Error!bool {
                 (names.is(key, "cause") and !e.cause.eqlBits(Value.hole));
         },
         .closure => return names.is(key, "name") or names.is(key, "length"),
+        .typed_array => return if (key.arrayIndex()) |i| i < o.as(object.TypedArray).len else false,
         else => return false,
     }
 }
@@ -207,6 +212,8 @@ pub fn toStringMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
         .promise => "Promise",
         .regexp => "RegExp",
         .date => "Date",
+        .array_buffer => "ArrayBuffer",
+        .typed_array => this.asObject().as(object.TypedArray).element.name(),
         .iterator => switch (this.asObject().as(object.Iterator).iterator_kind) {
             .array_keys, .array_values, .array_entries => "Array Iterator",
             .map_keys, .map_values, .map_entries => "Map Iterator",
@@ -214,6 +221,12 @@ pub fn toStringMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
             .string_values => "String Iterator",
             .for_in_keys, .protocol => "Object",
         },
+        .plain => if (builtins.text_encoding.isEncoder(this.asObject()))
+            "TextEncoder"
+        else if (builtins.text_encoding.isDecoder(this.asObject()))
+            "TextDecoder"
+        else
+            "Object",
         else => "Object",
     } else if (this.is(.symbol)) "Symbol" else if (this.is(.builtin)) builtinTag(@intCast(this.payload())) else "Object";
     var buf: [32]u8 = undefined;

@@ -57,6 +57,19 @@ const Cloner = struct {
             .promise => throwDataClone(vm, try vm.newLatin1("#<Promise>")),
             .generator => throwDataClone(vm, try vm.newLatin1("[object Generator]")),
             .iterator => throwDataClone(vm, try vm.newLatin1("#<Object>")),
+            .array_buffer => {
+                const b = o.as(object.ArrayBuffer);
+                const copy = try builtins.typed_arrays.newBuffer(vm, b.len);
+                @memcpy(copy.slice(), b.slice());
+                return c.remember(v, Value.obj(&copy.object));
+            },
+            .typed_array => {
+                // The buffer is cloned once, so views that shared one still share its copy.
+                const t = o.as(object.TypedArray);
+                const buffer = try c.clone(Value.obj(&t.buffer.object));
+                const view = try builtins.typed_arrays.newView(vm, t.element, buffer.asObject().as(object.ArrayBuffer), t.byte_offset, t.len);
+                return c.remember(v, Value.obj(&view.object));
+            },
         };
     }
 
