@@ -209,27 +209,6 @@ pub fn weakEtag(head: *const http.ResponseParser.Head, buffer: *[etag_bytes_max 
     return buffer[0 .. value.len + 2];
 }
 
-/// A `compression.types` value's mistake, if it has one: space-separated lowercase media
-/// types (`type/subtype` of token characters, or `type/*`).
-pub fn typesMistake(text: []const u8) ?[]const u8 {
-    if (text.len == 0) return "the list is empty";
-    var entries = std.mem.tokenizeScalar(u8, text, ' ');
-    while (entries.next()) |entry| {
-        const slash = std.mem.indexOfScalar(u8, entry, '/') orelse return "each type is written type/subtype";
-        if (slash == 0 or slash == entry.len - 1) return "each type is written type/subtype";
-        for (entry, 0..) |c, i| {
-            if (i == slash) continue;
-            if (c == '*') {
-                if (i == entry.len - 1 and i == slash + 1) continue;
-                return "`*` stands only for a whole subtype (`text/*`)";
-            }
-            if (!chars.isTchar(c)) return "a type has a character that is not a token character";
-            if (c >= 'A' and c <= 'Z') return "write types in lowercase";
-        }
-    }
-    return null;
-}
-
 // ---------------------------------------------------------------------------------------------
 
 const testing = std.testing;
@@ -354,12 +333,6 @@ test "compression: media types match exactly or by type/*, parameters ignored" {
     try testing.expect(typeListed("text/*", "text/css"));
     try testing.expect(!typeListed("text/*", "textx/css"));
     try testing.expect(!typeListed("text/html", "garbage"));
-    try testing.expect(typesMistake("text/html image/svg+xml text/*") == null);
-    try testing.expect(typesMistake("") != null);
-    try testing.expect(typesMistake("text") != null);
-    try testing.expect(typesMistake("Text/html") != null);
-    try testing.expect(typesMistake("text/h\"tml") != null);
-    try testing.expect(typesMistake("*/html") != null);
 }
 
 test "compression: a strong ETag is made weak, a weak one kept, a very long one dropped" {

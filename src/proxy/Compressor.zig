@@ -94,11 +94,31 @@ fn options(level: Level) flate.Compress.Options {
 }
 
 /// Starts a gzip stream at `level` (the gzip header goes out with the first chunk) for a body
-/// that is chunked or not.
-pub fn start(compressor: *Compressor, level: Level, chunked: bool) void {
+/// that is chunked or not, with std's deflate writer table (`Slots.vtable`).
+///
+/// Decision: the deflate state is set field by field, in place, as std's `Compress.init` sets
+/// it: `init` returns the ~224 KiB state by value (through an error union, so not into its
+/// place), which a worker's 256 KiB stack cannot hold. A unit test checks that the stream made
+/// this way is byte for byte the one `init` makes, so a Zig upgrade that changes the state is
+/// caught there.
+pub fn start(compressor: *Compressor, vtable: *const Writer.VTable, level: Level, chunked: bool) void {
     compressor.output = .fixed(compressor.out[chunk_head_bytes .. compressor.out.len - chunk_tail_bytes]);
-    compressor.deflate = flate.Compress.init(&compressor.output, &compressor.window, .gzip, options(level)) catch
+    compressor.output.writeAll(flate.Container.gzip.header()) catch
         unreachable; // The header is 10 bytes; the buffer is empty and far larger.
+    const deflate = &compressor.deflate;
+    deflate.writer = .{ .buffer = &compressor.window, .vtable = vtable };
+    deflate.history_len = 0;
+    deflate.history_end_unhashed = false;
+    deflate.bit_writer = .init(&compressor.output);
+    deflate.buffered_tokens.pos = 0;
+    deflate.buffered_tokens.n = 0;
+    @memset(&deflate.buffered_tokens.lit_freqs, 0);
+    @memset(&deflate.buffered_tokens.dist_freqs, 0);
+    @memset(&deflate.lookup.head, .{ .value = std.math.maxInt(u15), .is_null = true });
+    deflate.lookup.chain_pos = std.math.maxInt(u15);
+    deflate.container = .gzip;
+    deflate.opts = options(level);
+    deflate.hasher = .init(.gzip);
     compressor.dechunk = if (chunked) .init(.{}) else null;
     compressor.bytes_in = 0;
     compressor.bytes_out = 0;
@@ -167,15 +187,29 @@ pub const Slots = struct {
     outs: []u8,
     out_bytes: u32,
     free: FreeIndices,
+    /// std's deflate writer table (its functions are not public): taken from a state made once
+    /// by `Compress.init` at start-up (`start` makes the rest in place).
+    vtable: *const Writer.VTable,
 
+    /// On a thread with a deep stack (the control thread): the one state made by value is here.
     pub fn init(allocator: std.mem.Allocator, count: u32, input_bytes_max: u32) error{OutOfMemory}!Slots {
         const out_bytes = outBytes(input_bytes_max);
+        const vtable = deflateVtable();
         const compressors = try StaticAllocator.allocUntouched(allocator, Compressor, null, count);
         errdefer allocator.free(compressors);
         const outs = try StaticAllocator.allocUntouched(allocator, u8, null, @as(usize, count) * out_bytes);
         errdefer allocator.free(outs);
         const free: FreeIndices = try .init(allocator, count);
-        return .{ .compressors = compressors, .outs = outs, .out_bytes = out_bytes, .free = free };
+        return .{ .compressors = compressors, .outs = outs, .out_bytes = out_bytes, .free = free, .vtable = vtable };
+    }
+
+    fn deflateVtable() *const Writer.VTable {
+        var window: [flate.max_window_len]u8 = undefined;
+        var sink: [64]u8 = undefined;
+        var output: Writer = .fixed(&sink);
+        const made = flate.Compress.init(&output, &window, .gzip, .level_1) catch
+            unreachable; // The header fits 64 bytes.
+        return made.writer.vtable;
     }
 
     pub fn deinit(slots: *Slots, allocator: std.mem.Allocator) void {
@@ -240,7 +274,7 @@ const TestRun = struct {
     fn roundTrip(run: *TestRun, body: []const u8, window_bytes: usize, level: Level) !void {
         const compressor = run.slots.acquire().?;
         defer run.slots.release(compressor);
-        compressor.start(level, false);
+        compressor.start(run.slots.vtable, level, false);
         var scratch: [64 * 1024]u8 = undefined;
         run.wire.clearRetainingCapacity();
         var at: usize = 0;
@@ -303,7 +337,7 @@ test "Compressor: a chunked body is decoded before it is compressed" {
     defer run.deinit();
     const compressor = run.slots.acquire().?;
     defer run.slots.release(compressor);
-    compressor.start(1, true);
+    compressor.start(run.slots.vtable, 1, true);
     var first = "5\r\nhello\r\n6\r\n worl".*;
     var second = "d\r\n0\r\n\r\n".*;
     try run.wire.appendSlice(testing.allocator, try compressor.compress(&first, false));
@@ -326,4 +360,31 @@ test "Compressor: slots run out and come back" {
     // Pinned: growing a slot is a decision (the file comment states the sum).
     try testing.expect(@sizeOf(Compressor) < 300 * 1024);
     try testing.expect(slots.bytesPerSlot() < 300 * 1024 + outBytes(4096) + 1);
+}
+
+test "Compressor: the state started in place makes the stream std's init makes" {
+    var run: TestRun = .{ .slots = try .init(testing.allocator, 1, 16 * 1024) };
+    defer run.deinit();
+    var body: [12 * 1024]u8 = undefined;
+    var prng: std.Random.DefaultPrng = .init(7);
+    for (&body, 0..) |*byte, i| byte.* = if (i % 7 == 0) prng.random().int(u8) else "sluice"[i % 6];
+    // std's way, on the heap (the state is too large for a small stack).
+    const by_std = try testing.allocator.create(flate.Compress);
+    defer testing.allocator.destroy(by_std);
+    const window = try testing.allocator.alloc(u8, flate.max_window_len);
+    defer testing.allocator.free(window);
+    const expected = try testing.allocator.alloc(u8, outBytes(16 * 1024));
+    defer testing.allocator.free(expected);
+    var expected_writer: Writer = .fixed(expected);
+    by_std.* = try flate.Compress.init(&expected_writer, window, .gzip, options(6));
+    try by_std.writer.writeAll(&body);
+    try by_std.finish();
+    // In place, with the same level.
+    const compressor = run.slots.acquire().?;
+    defer run.slots.release(compressor);
+    compressor.start(run.slots.vtable, 6, false);
+    var copy = body;
+    const chunk = try compressor.compress(&copy, true);
+    try run.wire.appendSlice(testing.allocator, chunk);
+    try testing.expectEqualSlices(u8, expected_writer.buffered(), testDechunk(run.wire.items));
 }
