@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from backends import chunked, close_delimited, fixed, route
+from backends import Behaviour, chunked, close_delimited, fixed, route
 from client import Client, Deadline, request
 from conftest import write_zon
 from test_admin import ADMIN_RE, scrape, value
@@ -342,3 +342,51 @@ def test_no_heap_allocations_per_compressed_response(sluice, make_backend):
     after = sluice.stats()
     key = "heap_allocations_after_startup"
     assert after[key] == before[key], (before, after)
+
+
+class CutOff(Behaviour):
+    """A text/html body with a Content-Length that stops half-way: a reset, or a stall."""
+
+    def __init__(self, body, how):
+        self.body, self.how = body, how
+
+    def on_request(self, conn, req):
+        conn.send_head(200, [HTML, ("Content-Length", str(len(self.body)))])
+        conn.send(self.body[:len(self.body) // 2])
+        if self.how == "reset":
+            conn.sleep(0.1)
+            conn.reset()
+        else:
+            conn.sleep(5)
+        return False
+
+
+@pytest.mark.time_limit(60)
+def test_the_slot_comes_back_whichever_way_a_response_ends(sluice, make_backend):
+    """With one slot: a backend reset mid-body, a client gone mid-body, and a chunked body with
+    extensions and a trailer section (dropped, even for a client that takes trailers) each give
+    the slot back: the next response is compressed again, never passed for a full set."""
+    b = make_backend(route({
+        "/reset": CutOff(BIG[:400_000], "reset"),
+        "/stall": CutOff(BIG[:400_000], "stall"),
+        "/trailers": chunked(PARTS, delay=0, headers=[HTML], trailers=[("X-Sum", "1")],
+                             extensions=[";a=1", ";b=\"x\""] + [""] * len(PARTS)),
+        "/cl": fixed(200, [HTML], BODY),
+    }))
+    sluice.start([b], args=["--compress", "--compress-slots", "1"])
+    with Client(sluice.port, timeout=10) as c:
+        c.send_request("GET", "/reset", headers=GZIP)
+        raw = c.bsock.read_to_close(Deadline(10))
+        assert b"content-encoding: gzip" in raw.lower()
+    assert_gzipped(request(sluice.port, "GET", "/cl", headers=GZIP, timeout=10), BODY)
+    c = Client(sluice.port, timeout=10)
+    c.send_request("GET", "/stall", headers=GZIP)
+    assert c.read_some(timeout=5)
+    c.close()  # Gone while the backend stalls.
+    time.sleep(0.3)
+    assert_gzipped(request(sluice.port, "GET", "/cl", headers=GZIP, timeout=10), BODY)
+    with Client(sluice.port, timeout=10) as c:
+        r = c.request("GET", "/trailers", headers=GZIP + [("TE", "trailers")])
+        assert_gzipped(r, BODY)
+        assert r.trailers == [], r.trailers
+        assert_gzipped(c.request("GET", "/cl", headers=GZIP), BODY)
