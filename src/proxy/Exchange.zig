@@ -1084,8 +1084,6 @@ fn relayResponseHead(exchange: *Exchange, head_len: u32) void {
 /// here on, for the head's rewrite, and a trailer section is not relayed.
 fn chooseEncoding(exchange: *Exchange, head: *http.ResponseParser.Head) Encoding {
     const settings = exchange.compression_settings orelse return .identity;
-    // HTTP/2 clients: not yet (their DATA frames would carry the chunk framing).
-    if (exchange.downstream != .http1) return .identity;
     if (exchange.response_body == .none) return .identity; // An empty body (`min_length` 0).
     const verdict = compression.decide(exchange.request_head, head, .{ .types = settings.types, .min_bytes = settings.min_bytes });
     const vary: Encoding = if (compression.varies(head)) .identity else .vary_only;

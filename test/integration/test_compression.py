@@ -1,10 +1,10 @@
-"""Gzip of responses on their way to HTTP/1.1 clients (`--compress`, `compression.*`, issue 24):
+"""Gzip of responses on their way to clients (`--compress`, `compression.*`, issue 24):
 every body gunzips to exactly what the backend sent, whatever its framing and size and however
 slowly the client reads; the connection stays usable after a compressed response; what nginx
 leaves alone is left alone (HEAD, 204, 304, ranges, encoded bodies, no-transform, gzip;q=0,
 unlisted types, short bodies, HTTP/1.0 with an unknown length); Vary and ETag are kept honest;
 a reload turns it on and off, per route too; /metrics counts it; and a full set of compressor
-slots means "pass as sent", counted."""
+slots means "pass as sent", counted. HTTP/2 streams carry the gzip bytes in DATA frames."""
 
 import gzip
 import random
@@ -15,7 +15,7 @@ import time
 import pytest
 
 from backends import Behaviour, chunked, close_delimited, fixed, route
-from client import Client, Deadline, request
+from client import Client, Deadline, request, wait_until
 from conftest import write_zon
 from test_admin import ADMIN_RE, scrape, value
 from test_reload import generation_re, RELOAD_WAIT
@@ -345,7 +345,8 @@ def test_no_heap_allocations_per_compressed_response(sluice, make_backend):
 
 
 class CutOff(Behaviour):
-    """A text/html body with a Content-Length that stops half-way: a reset, or a stall."""
+    """A text/html body with a Content-Length that stops half-way and is reset, or pauses
+    there for a second (the client goes away meanwhile) before the rest."""
 
     def __init__(self, body, how):
         self.body, self.how = body, how
@@ -356,8 +357,9 @@ class CutOff(Behaviour):
         if self.how == "reset":
             conn.sleep(0.1)
             conn.reset()
-        else:
-            conn.sleep(5)
+            return False
+        conn.sleep(1.0)
+        conn.send(self.body[len(self.body) // 2:])
         return False
 
 
@@ -382,11 +384,48 @@ def test_the_slot_comes_back_whichever_way_a_response_ends(sluice, make_backend)
     c = Client(sluice.port, timeout=10)
     c.send_request("GET", "/stall", headers=GZIP)
     assert c.read_some(timeout=5)
-    c.close()  # Gone while the backend stalls.
-    time.sleep(0.3)
-    assert_gzipped(request(sluice.port, "GET", "/cl", headers=GZIP, timeout=10), BODY)
+    c.close()  # Gone while the backend pauses: sluice finds out when it writes again.
+
+    def compressed_again():
+        r = request(sluice.port, "GET", "/cl", headers=GZIP, timeout=10)
+        return r.header("content-encoding") == "gzip" and gzip.decompress(r.body) == BODY
+
+    assert wait_until(compressed_again, 5.0, interval=0.1), "the slot never came back"
     with Client(sluice.port, timeout=10) as c:
         r = c.request("GET", "/trailers", headers=GZIP + [("TE", "trailers")])
         assert_gzipped(r, BODY)
         assert r.trailers == [], r.trailers
         assert_gzipped(c.request("GET", "/cl", headers=GZIP), BODY)
+
+
+@pytest.mark.time_limit(60)
+def test_http2_streams_get_gzip_in_their_data_frames(sluice, make_backend):
+    """HTTP/2 clients (h2c with prior knowledge): a compressed stream has content-encoding, no
+    content-length, vary and a weak etag, and its DATA frames gunzip to the body, with a length,
+    chunked and 4 MiB; concurrent streams on one connection each get their own; a client that
+    does not take gzip gets the body as sent, with its length."""
+    from h2client import H2Client
+    b = make_backend(route({
+        "/cl": fixed(200, [HTML, ("ETag", '"e1"')], BODY),
+        "/chunked": chunked(PARTS, delay=0, headers=[HTML]),
+        "/big": fixed(200, [("Content-Type", "text/plain")], BIG),
+    }))
+    sluice.start([b], args=["--compress", "--http2", "on"])
+    c = H2Client.plain(sluice.port, timeout=30)
+    try:
+        ae = [("accept-encoding", "gzip")]
+        r = c.get("/cl", headers=ae)
+        assert r.status == 200 and r.header("content-encoding") == "gzip", r.headers
+        assert r.header("content-length") is None, r.headers
+        assert r.header("vary") == "Accept-Encoding" and r.header("etag") == 'W/"e1"', r.headers
+        assert gzip.decompress(r.body) == BODY
+        sids = [c.request("GET", path, headers=ae) for path in ["/chunked", "/big", "/cl"]]
+        got = c.wait(*sids, timeout=30)
+        for sid, expected in zip(sids, [BODY, BIG, BODY]):
+            assert got[sid].header("content-encoding") == "gzip", got[sid].headers
+            assert gzip.decompress(got[sid].body) == expected
+        r = c.get("/cl")
+        assert r.header("content-encoding") is None and r.body == BODY
+        assert r.header("content-length") == str(len(BODY)) and r.header("etag") == '"e1"'
+    finally:
+        c.close()
