@@ -63,6 +63,18 @@ pub const HeadChange = struct {
     weak_etag: []const u8 = "",
 
     pub const vary_only: HeadChange = .{ .vary = true };
+
+    /// Whether the backend's field `name` is left out: a replaced ETag; and, gzipped,
+    /// Accept-Ranges (ranges of the gzip bytes are not served, as nginx clears it) and an
+    /// empty Content-Encoding (any other kept the body from being compressed).
+    pub fn drops(change: *const HeadChange, name: []const u8) bool {
+        return switch (name.len) {
+            4 => change.drop_etag and chars.eqlIgnoreCase(name, "etag"),
+            13 => change.gzip and chars.eqlIgnoreCase(name, "accept-ranges"),
+            16 => change.gzip and chars.eqlIgnoreCase(name, "content-encoding"),
+            else => false,
+        };
+    }
 };
 
 /// Longest ETag value that is made weak; a longer strong one is dropped (it would not fit the
@@ -349,4 +361,15 @@ test "compression: a strong ETag is made weak, a weak one kept, a very long one 
     const vary = testHead(200, .chunked, &.{.{ .name = "Vary", .value = "Cookie, Accept-Encoding" }});
     try testing.expect(varies(&vary));
     try testing.expect(!varies(&strong));
+}
+
+test "compression: a gzipped head leaves out Accept-Ranges, an empty Content-Encoding, a replaced ETag" {
+    const gzipped: HeadChange = .{ .gzip = true, .vary = true, .drop_etag = true, .weak_etag = "W/\"a\"" };
+    try testing.expect(gzipped.drops("ETag"));
+    try testing.expect(gzipped.drops("accept-ranges"));
+    try testing.expect(gzipped.drops("Content-Encoding"));
+    try testing.expect(!gzipped.drops("Content-Type"));
+    try testing.expect(!gzipped.drops("vary"));
+    try testing.expect(!HeadChange.vary_only.drops("accept-ranges"));
+    try testing.expect(!HeadChange.vary_only.drops("etag"));
 }

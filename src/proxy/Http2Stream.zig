@@ -513,9 +513,8 @@ fn convertFields(head: *const http.ResponseParser.Head, fields: []ServerSession.
 fn applyChange(change: *const compression.HeadChange, fields: []ServerSession.Field, count: usize) ?usize {
     var kept: usize = 0;
     for (fields[0..count]) |field| {
-        const eql = http.chars.eqlIgnoreCase;
-        if (change.gzip and eql(field.name, "content-length")) continue;
-        if (change.drop_etag and eql(field.name, "etag")) continue;
+        if (change.gzip and http.chars.eqlIgnoreCase(field.name, "content-length")) continue;
+        if (change.drops(field.name)) continue;
         fields[kept] = field;
         kept += 1;
     }

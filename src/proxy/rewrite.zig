@@ -595,7 +595,7 @@ fn keptFields(head: *const http.ResponseParser.Head, options: ResponseRewrite) R
             .other, .host, .x_forwarded_for, .x_forwarded_proto, .x_forwarded_host, .forwarded, .x_real_ip => {
                 if (names_fields and head.connectionHasToken(field.name)) continue;
                 if (options.rules) |rules| if (rules.side.drops(field.name)) continue;
-                if (options.change) |change| if (change.drop_etag and http.chars.eqlIgnoreCase(field.name, "etag")) continue;
+                if (options.change) |change| if (change.drops(field.name)) continue;
             },
         }
         kept.set(i);

@@ -195,11 +195,13 @@ def test_what_is_left_alone(sluice, make_backend):
 
 def test_vary_and_etag(sluice, make_backend):
     """A Vary that already names Accept-Encoding (or `*`) is not added to; another Vary gets
-    Accept-Encoding beside it. A strong ETag becomes weak; a weak one passes as it is."""
+    Accept-Encoding beside it. A strong ETag becomes weak; a weak one passes as it is.
+    Accept-Ranges is dropped from a gzipped response (as nginx does)."""
     b = make_backend(route({
         "/vary-ae": fixed(200, [HTML, ("Vary", "Accept-Encoding"), ("ETag", 'W/"w1"')], BODY),
         "/vary-star": fixed(200, [HTML, ("Vary", "*")], BODY),
-        "/vary-cookie": fixed(200, [HTML, ("Vary", "Cookie"), ("ETag", '"s1"')], BODY),
+        "/vary-cookie": fixed(200, [HTML, ("Vary", "Cookie"), ("ETag", '"s1"'),
+                                    ("Accept-Ranges", "bytes"), ("Content-Encoding", "")], BODY),
     }))
     sluice.start([b], args=["--compress"])
     with Client(sluice.port, timeout=10) as c:
@@ -215,9 +217,13 @@ def test_vary_and_etag(sluice, make_backend):
         assert_gzipped(r, BODY)
         assert sorted(r.header_all("vary")) == ["Accept-Encoding", "Cookie"], r
         assert r.header_all("etag") == ['W/"s1"'], r
-        # Not compressed for this client: the ETag is the backend's.
+        # Ranges of the gzip bytes are not served; the empty coding gave way to gzip.
+        assert r.header("accept-ranges") is None, r
+        assert r.header_all("content-encoding") == ["gzip"], r
+        # Not compressed for this client: the ETag and Accept-Ranges are the backend's.
         r = c.request("GET", "/vary-cookie")
         assert r.header_all("etag") == ['"s1"'], r
+        assert r.header("accept-ranges") == "bytes", r
 
 
 def compression_config(backend, enabled, route_setting=None, admin_port=None):
