@@ -127,6 +127,8 @@ test "attempt: its size is pinned (it lives in every exchange slot)" {
     // and 16 for the tried members as a list of 12 (a set of bits stopped at 64 members).
     // And 8 for the attempt's `h2` (HTTP/2 to backends), and 8 more once the membership
     // table (issue 23) and the PROXY protocol and rate limits (issue 24) were merged beside it
-    // (1,232 measured with all three).
-    try std.testing.expect(@sizeOf(@import("Exchange.zig")) <= 1232);
+    // (1,232 measured with all three). And 24 for compression (issue 24): the route's settings
+    // and the response's coding with its compressor slot (the slot's state is in
+    // `Proxy.compressors`, the chunk waiting behind the head in the slot too).
+    try std.testing.expect(@sizeOf(@import("Exchange.zig")) <= 1256);
 }

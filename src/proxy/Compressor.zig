@@ -41,6 +41,9 @@ window: [flate.max_window_len]u8,
 out: []u8,
 /// The backend's body is chunked: its framing is taken off before compressing.
 dechunk: ?http.ChunkedDecoder,
+/// The chunk made of the body bytes that came with the response head, waiting for the head to
+/// be sent (Exchange.sendPendingGzip); empty otherwise.
+pending: []u8,
 /// What the head gets (Content-Encoding, Vary, the weak ETag in `etag_buffer`).
 change: compression.HeadChange,
 etag_buffer: [compression.etag_bytes_max + 2]u8,

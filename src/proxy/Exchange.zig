@@ -172,9 +172,8 @@ pub const Encoding = union(enum) {
     identity,
     /// As sent, with `Vary: Accept-Encoding` added.
     vary_only,
-    /// Gzipped in a compressor slot of the worker (`Proxy.compressors`); `pending` is the chunk
-    /// made of the body bytes that came with the head, sent after the head.
-    gzip: struct { compressor: *Compressor, pending: []u8 },
+    /// Gzipped in a compressor slot of the worker (`Proxy.compressors`).
+    gzip: *Compressor,
 };
 
 const ResponseFraming = union(enum) {
@@ -1069,8 +1068,8 @@ fn relayResponseHead(exchange: *Exchange, head_len: u32) void {
     if (exchange.response_encoding == .gzip) {
         // The body bytes that came with the head go through the compressor now, before the
         // head is rewritten over them: the head goes alone, the chunk after it (`responseSent`).
-        const gzip = &exchange.response_encoding.gzip;
-        gzip.pending = gzip.compressor.compress(body[0..framed.len], framed.last) catch
+        const compressor = exchange.response_encoding.gzip;
+        compressor.pending = compressor.compress(body[0..framed.len], framed.last) catch
             return exchange.compressorFailed();
         response_view.received = head_len;
         response_view.body_len = 0;
@@ -1107,7 +1106,8 @@ fn chooseEncoding(exchange: *Exchange, head: *http.ResponseParser.Head) Encoding
     exchange.relay_trailers = false;
     proxy.stats.responses_compressed.add(1);
     assert(exchange.response_body != .none);
-    return .{ .gzip = .{ .compressor = compressor, .pending = "" } };
+    compressor.pending = "";
+    return .{ .gzip = compressor };
 }
 
 /// The compressor's output did not fit the buffer sized for it: a bug, contained. The client
@@ -1123,7 +1123,7 @@ fn headChange(exchange: *const Exchange) ?*const compression.HeadChange {
     return switch (exchange.response_encoding) {
         .identity => null,
         .vary_only => &vary_only_change,
-        .gzip => |gzip| &gzip.compressor.change,
+        .gzip => |compressor| &compressor.change,
     };
 }
 
@@ -1243,13 +1243,13 @@ pub fn responseSent(exchange: *Exchange) void {
 
 /// After a compressed response's head: the chunk made of the body bytes that came with it.
 fn sendPendingGzip(exchange: *Exchange) bool {
-    const gzip = switch (exchange.response_encoding) {
-        .gzip => |*gzip| gzip,
+    const compressor = switch (exchange.response_encoding) {
+        .gzip => |compressor| compressor,
         .identity, .vary_only => return false,
     };
-    if (gzip.pending.len == 0) return false;
-    const chunk = gzip.pending;
-    gzip.pending = "";
+    if (compressor.pending.len == 0) return false;
+    const chunk = compressor.pending;
+    compressor.pending = "";
     exchange.downstream.sendResponseBody(chunk, exchange.response == .complete);
     return true;
 }
@@ -1325,12 +1325,12 @@ fn recvUpstreamBodyCallback(exchange: *Exchange, result: sys.RecvError!usize) vo
 /// A window of the response body (framed as the backend framed it) to the downstream: as it
 /// is, or gzipped into one chunk.
 fn relayBody(exchange: *Exchange, window: []u8, last: bool) void {
-    const gzip = switch (exchange.response_encoding) {
-        .gzip => |gzip| gzip,
+    const compressor = switch (exchange.response_encoding) {
+        .gzip => |compressor| compressor,
         .identity, .vary_only => return exchange.downstream.sendResponseBody(window, last),
     };
-    assert(gzip.pending.len == 0); // Sent before the body was read on.
-    const chunk = gzip.compressor.compress(window, last) catch return exchange.compressorFailed();
+    assert(compressor.pending.len == 0); // Sent before the body was read on.
+    const chunk = compressor.compress(window, last) catch return exchange.compressorFailed();
     if (chunk.len == 0) return exchange.recvUpstreamBody(); // Chunk framing only, or nothing new.
     exchange.downstream.sendResponseBody(chunk, last);
 }
@@ -1494,17 +1494,17 @@ fn release(exchange: *Exchange) void {
 /// A compressed response's slot goes back, whichever way the exchange ended, and its bytes are
 /// counted.
 fn releaseCompressor(exchange: *Exchange) void {
-    const gzip = switch (exchange.response_encoding) {
-        .gzip => |gzip| gzip,
+    const compressor = switch (exchange.response_encoding) {
+        .gzip => |compressor| compressor,
         .identity, .vary_only => {
             exchange.response_encoding = .identity;
             return;
         },
     };
     const stats = &exchange.proxy.stats;
-    stats.compression_bytes_in.add(gzip.compressor.bytes_in);
-    stats.compression_bytes_out.add(gzip.compressor.bytes_out);
-    exchange.proxy.compressors.release(gzip.compressor);
+    stats.compression_bytes_in.add(compressor.bytes_in);
+    stats.compression_bytes_out.add(compressor.bytes_out);
+    exchange.proxy.compressors.release(compressor);
     exchange.response_encoding = .identity;
 }
 
