@@ -1080,10 +1080,14 @@ fn relayResponseHead(exchange: *Exchange, head_len: u32) void {
 
 /// The response's coding (policy/compression.zig's verdict), with a compressor slot taken
 /// and started for `gzip`. Compressed, the body goes out chunked: `head.body` says so from
-/// here on, for the head's rewrite, and a trailer section is not relayed.
+/// here on, for the head's rewrite (a trailer section is not relayed to a client that did not
+/// ask for it in any case).
 fn chooseEncoding(exchange: *Exchange, head: *http.ResponseParser.Head) Encoding {
     const settings = exchange.compression_settings orelse return .identity;
     if (exchange.response_body == .none) return .identity; // An empty body (`min_length` 0).
+    // A client that takes the trailer section (gRPC's status is there) gets it: the compressed
+    // stream would have to drop it.
+    if (exchange.relay_trailers) return .identity;
     const verdict = compression.decide(exchange.request_head, head, .{ .types = settings.types, .min_bytes = settings.min_bytes });
     const vary: Encoding = if (compression.varies(head)) .identity else .vary_only;
     switch (verdict) {
@@ -1103,7 +1107,7 @@ fn chooseEncoding(exchange: *Exchange, head: *http.ResponseParser.Head) Encoding
         compressor.change.weak_etag = etag;
     }
     head.body = .chunked;
-    exchange.relay_trailers = false;
+    assert(!exchange.relay_trailers);
     proxy.stats.responses_compressed.add(1);
     assert(exchange.response_body != .none);
     compressor.pending = "";

@@ -372,8 +372,9 @@ class CutOff(Behaviour):
 @pytest.mark.time_limit(60)
 def test_the_slot_comes_back_whichever_way_a_response_ends(sluice, make_backend):
     """With one slot: a backend reset mid-body, a client gone mid-body, and a chunked body with
-    extensions and a trailer section (dropped, even for a client that takes trailers) each give
-    the slot back: the next response is compressed again, never passed for a full set."""
+    extensions and a trailer section (dropped: the client did not ask for it) each give the
+    slot back: the next response is compressed again, never passed for a full set. A client
+    that takes trailers (`TE: trailers`, as gRPC's do) gets the body as sent, with them."""
     b = make_backend(route({
         "/reset": CutOff(BIG[:400_000], "reset"),
         "/stall": CutOff(BIG[:400_000], "stall"),
@@ -398,10 +399,13 @@ def test_the_slot_comes_back_whichever_way_a_response_ends(sluice, make_backend)
 
     assert wait_until(compressed_again, 5.0, interval=0.1), "the slot never came back"
     with Client(sluice.port, timeout=10) as c:
-        r = c.request("GET", "/trailers", headers=GZIP + [("TE", "trailers")])
+        r = c.request("GET", "/trailers", headers=GZIP)
         assert_gzipped(r, BODY)
         assert r.trailers == [], r.trailers
         assert_gzipped(c.request("GET", "/cl", headers=GZIP), BODY)
+        r = c.request("GET", "/trailers", headers=GZIP + [("TE", "trailers")])
+        assert_untouched(r, BODY)
+        assert r.trailers == [("X-Sum", "1")], r.trailers
 
 
 @pytest.mark.time_limit(60)
