@@ -216,9 +216,10 @@ fn addSim(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build
     b.step("sim", "Simulate the data plane (args: --seed N | --seeds N [--first N]; --ticks N)").dependOn(&run.step);
 }
 
-/// Three programs: the parser alone (ns per request head), the whole data path in one process
-/// (requests per second and heap allocations per request), and the JavaScript engine (time and
-/// allocations per handler call, beside node, Bun and Deno).
+/// The programs: the parser alone (ns per request head), the whole data path in one process
+/// (requests per second and heap allocations per request), edge policy and gzip per request,
+/// and the JavaScript engine (time and allocations per handler call, beside node, Bun and
+/// Deno).
 fn addBench(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build.Step, tls: aws_lc.Library, h2: nghttp2.Library) void {
     const step = b.step("bench", "Parser and end-to-end benchmarks");
     var previous: ?*std.Build.Step = null;
@@ -226,6 +227,7 @@ fn addBench(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Bui
         .{ "bench-http", "src/http/bench.zig" },
         .{ "bench-proxy", "src/bench_proxy.zig" },
         .{ "bench-policy", "src/bench_policy.zig" },
+        .{ "bench-compression", "src/bench_compression.zig" },
         .{ "bench-js", "src/js/bench.zig" },
     };
     for (programs) |program| {

@@ -24,6 +24,8 @@ pub const files = .{
     @import("policy/AccessPolicy.zig"),
     @import("policy/RateLimiter.zig"),
     @import("policy/RateLimits.zig"),
+    @import("policy/compression.zig"),
+    @import("proxy/Compressor.zig"),
     @import("config/cli.zig"),
     @import("config/units.zig"),
     @import("config/tree.zig"),

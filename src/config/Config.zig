@@ -9,6 +9,7 @@ pub const Address = @import("../stdx/Address.zig").Address;
 const address_ns = @import("../stdx/Address.zig");
 pub const Cidr = @import("Cidr.zig");
 const settings = @import("settings.zig");
+const chars = @import("../http/chars.zig");
 
 const Config = @This();
 
@@ -120,11 +121,60 @@ cli_header_rules_count: u32 = 0,
 /// forwarded and logged; empty: no ids.
 request_id_header: []const u8 = settings.default(.global, "request_id_header"),
 
+/// Gzip for responses on their way to clients (`compression.*`, `--compress`); a route may
+/// turn it on or off for itself (`Route.compression`).
+compression: Compression = .{},
+
 /// The admin listener (`/metrics`, `/status`, `/healthz`), served by the control thread.
 admin: Admin = .{},
 access_log: AccessLog = .{},
 /// The least severe log lines written (stdx/log.zig); a reload applies a new one.
 log_level: LogLevel = settings.default(.global, "log_level"),
+
+/// The `compression` section (policy/compression.zig decides, proxy/Compressor.zig
+/// compresses). `slots` is sized at start-up: a reload may not change it.
+pub const Compression = struct {
+    enabled: bool = settings.default(.global, "compression.enabled"),
+    /// Deflate's level, 1 (fastest) to 9 (smallest).
+    level: u4 = settings.default(.global, "compression.level"),
+    /// Media types compressed, lowercase and space-separated; `type/*` covers a type.
+    types: []const u8 = settings.default(.global, "compression.types"),
+    /// A response with a Content-Length under this passes as it is.
+    min_bytes: u64 = settings.default(.global, "compression.min_bytes"),
+    /// Responses each worker compresses at once; past that they pass uncompressed.
+    slots: u32 = settings.default(.global, "compression.slots"),
+
+    /// A `types` value's mistake, if it has one: space-separated lowercase media types
+    /// (`type/subtype` of token characters, or `type/*`).
+    pub fn typesMistake(text: []const u8) ?[]const u8 {
+        if (text.len == 0) return "the list is empty";
+        var entries = std.mem.tokenizeScalar(u8, text, ' ');
+        while (entries.next()) |entry| {
+            const slash = std.mem.indexOfScalar(u8, entry, '/') orelse return "each type is written type/subtype";
+            if (slash == 0 or slash == entry.len - 1) return "each type is written type/subtype";
+            for (entry, 0..) |c, i| {
+                if (i == slash) continue;
+                if (c == '*') {
+                    if (i == entry.len - 1 and i == slash + 1) continue;
+                    return "`*` stands only for a whole subtype (`text/*`)";
+                }
+                if (!chars.isTchar(c)) return "a type has a character that is not a token character";
+                if (c >= 'A' and c <= 'Z') return "write types in lowercase";
+            }
+        }
+        return null;
+    }
+};
+
+test "config: compression types are lowercase type/subtype or type/*" {
+    const mistake = Compression.typesMistake;
+    try std.testing.expect(mistake("text/html image/svg+xml text/*") == null);
+    try std.testing.expect(mistake("") != null);
+    try std.testing.expect(mistake("text") != null);
+    try std.testing.expect(mistake("Text/html") != null);
+    try std.testing.expect(mistake("text/h\"tml") != null);
+    try std.testing.expect(mistake("*/html") != null);
+}
 
 pub const Handler = struct {
     /// What routes and `--handler` name it by; a metrics label.
@@ -314,6 +364,8 @@ pub const Route = struct {
     /// `.pool` with a `path_prefix`: the prefix is replaced by this before forwarding (`/`:
     /// stripped); empty: the target is forwarded as sent.
     rewrite_prefix: []const u8 = settings.default(.route, "rewrite_prefix"),
+    /// Turns `Config.compression` on or off for this route; null: as the top level says.
+    compression: ?bool = null,
 
     pub const Action = enum { pool, respond, redirect, handler };
 
@@ -1085,6 +1137,13 @@ pub fn requestBodyBytesMax(config: *const Config, route: ?*const Route) u64 {
 pub fn tunnelIdleTimeoutNs(config: *const Config, route: ?*const Route) u64 {
     if (route) |r| if (r.tunnel_idle_timeout_ns != 0) return r.tunnel_idle_timeout_ns;
     return config.tunnel_idle_timeout_ns;
+}
+
+/// The compression settings for a request that took `route` (null: no route), or null when
+/// it is off for it.
+pub fn compressionFor(config: *const Config, route: ?*const Route) ?*const Compression {
+    const on = if (route) |r| r.compression orelse config.compression.enabled else config.compression.enabled;
+    return if (on) &config.compression else null;
 }
 
 /// Whether any pool speaks TLS to its backends: the workers then size their TLS memory and

@@ -215,8 +215,8 @@ fn turnOn(parsed: *Parsed, index: u16) void {
     switch (index) {
         inline 0...settings.table.len - 1 => |i| {
             const setting = settings.table[i];
-            if (comptime setting.value != .boolean) return;
-            comptime assert(setting.scope == .global); // The only scope of such rows so far.
+            if (comptime setting.value != .boolean or setting.flag == null) return;
+            comptime assert(setting.scope == .global); // The only scope of such flags so far.
             settings.fieldPointer(setting.field(), &parsed.config).* = true;
         },
         else => unreachable,

@@ -542,6 +542,53 @@ pub const table = [_]Setting{
         .unset = "none",
         .help = "send every request to handler NAME (as --backend\ndoes to a pool)",
     },
+    // --- compression (policy/compression.zig, proxy/Compressor.zig) ----------------------------
+    .{
+        .flag = "compress",
+        .key = "compression.enabled",
+        .scope = .global,
+        .fields = &.{"compression.enabled"},
+        .value = .boolean,
+        .unset = "off",
+        .help = "gzip responses whose type is listed for clients\n" ++
+            "that accept it (a route's .compression overrides)",
+    },
+    .{
+        .flag = "compress-level",
+        .key = "compression.level",
+        .scope = .global,
+        .fields = &.{"compression.level"},
+        .value = .{ .count = .{ .min = 1, .max = 9 } },
+        .default = "1",
+        .help = "gzip level, 1 fastest to 9 smallest (default {default})",
+    },
+    .{
+        .key = "compression.types",
+        .scope = .global,
+        .fields = &.{"compression.types"},
+        .value = .{ .text = .{ .what = "media types such as \"text/html application/json\"", .check = Config.Compression.typesMistake } },
+        // Only in a file: the list is longer than a `--help` line.
+        .default = "text/html text/plain text/css text/javascript application/javascript application/json application/xml image/svg+xml",
+    },
+    .{
+        .flag = "compress-min",
+        .key = "compression.min_length",
+        .scope = .global,
+        .fields = &.{"compression.min_bytes"},
+        .value = .{ .size = .{ .min = 0, .max = size_max } },
+        .default = "256",
+        .help = "a Content-Length under this passes as it is\n(default {default})",
+    },
+    .{
+        .flag = "compress-slots",
+        .key = "compression.slots",
+        .scope = .global,
+        .fields = &.{"compression.slots"},
+        .value = .{ .count = .{ .min = 1, .max = 4096 } },
+        .default = "32",
+        .reload = .restart,
+        .help = "responses each worker gzips at once; past that\nthey pass as they are (default {default})",
+    },
     // --- edge policy: header rules (config/HeaderRules.zig) ---------------------------------
     .{
         .key = "request_headers",
@@ -1026,6 +1073,13 @@ pub const table = [_]Setting{
         .fields = &.{"rate_limit"},
         .value = .{ .text = .{ .what = "a rate limit such as \"100/s,burst=50\"", .check = rateLimitMistake } },
         .unset = "none",
+    },
+    .{
+        .key = "compression",
+        .scope = .route,
+        .fields = &.{"compression"},
+        .value = .boolean,
+        .unset = "compression.enabled",
     },
     .{
         .key = "allow",

@@ -176,7 +176,8 @@ test "settings: enumerations that name their choices in the help name every one"
 test "settings: keys of an object come in table order, sections once" {
     const top = comptime namesText(keysAt(.global, ""));
     try testing.expectEqualStrings("listen, listeners, workers, io, http2, proxy_protocol, splice_min, limits, timeouts, resolvers, dns, trusted_proxies, allow, deny, rate_limit, " ++
-        "pools, routes, handlers, handler, request_headers, response_headers, request_id, admin, access_log, log_level", top);
+        "pools, routes, handlers, handler, compression, request_headers, response_headers, request_id, admin, access_log, log_level", top);
+    try testing.expectEqualStrings("enabled, level, types, min_length, slots", comptime namesText(keysAt(.global, "compression.")));
     try testing.expectEqualStrings("client_header, client_idle, drain, tunnel_idle", comptime namesText(keysAt(.global, "timeouts.")));
     try testing.expectEqualStrings("backends, strategy, hash, sticky_cookie, health, ejection, retry, " ++
         "timeouts, keepalive, protocol, tls, send_proxy", comptime namesText(keysAt(.pool, "")));

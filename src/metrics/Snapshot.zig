@@ -80,6 +80,11 @@ requests_unrouted: u64 = 0,
 local_responses: u64 = 0,
 /// Request ids sluice generated (`request_id`, or a rule naming `$request_id`).
 request_ids_generated: u64 = 0,
+/// Responses gzipped, those that found every compressor slot busy, and the bytes in and out.
+responses_compressed: u64 = 0,
+compression_slots_full: u64 = 0,
+compression_bytes_in: u64 = 0,
+compression_bytes_out: u64 = 0,
 /// TLS listeners: handshakes completed, of them resumed, and failed.
 tls_handshakes: u64 = 0,
 tls_resumptions: u64 = 0,
@@ -329,6 +334,10 @@ const process_counters = [_]struct { []const u8, []const u8, []const u8 }{
     .{ "requests_unrouted", "sluice_requests_unrouted_total", "Requests no route matched, answered 404 by sluice." },
     .{ "local_responses", "sluice_local_responses_total", "Responses made by sluice itself for a route: fixed responses and redirects." },
     .{ "request_ids_generated", "sluice_request_ids_generated_total", "Request ids sluice generated: the client sent none, or one that was not plain." },
+    .{ "responses_compressed", "sluice_responses_compressed_total", "Responses gzipped on their way to the client." },
+    .{ "compression_slots_full", "sluice_compression_slots_full_total", "Responses that would have been gzipped but passed as sent: every compressor slot of the worker was busy." },
+    .{ "compression_bytes_in", "sluice_compression_bytes_in_total", "Response body bytes that went into gzip (counted when each response ends)." },
+    .{ "compression_bytes_out", "sluice_compression_bytes_out_total", "Gzip bytes that came out of it, chunk framing not counted." },
     .{ "idle_parks", "sluice_idle_parks_total", "Idle client connections that returned their buffer to the pool." },
     .{ "proxy_headers", "sluice_proxy_protocol_headers_total", "PROXY protocol headers taken on listeners that ask for them." },
     .{ "requests_forbidden", "sluice_requests_forbidden_total", "Requests answered 403 because an allow or deny list refused the client's address." },

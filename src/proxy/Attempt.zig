@@ -128,7 +128,9 @@ test "attempt: its size is pinned (it lives in every exchange slot)" {
     // And 8 for the attempt's `h2` (HTTP/2 to backends), and 8 more once the membership
     // table (issue 23) and the PROXY protocol and rate limits (issue 24) were merged beside it
     // (1,232 measured with all three). A suspended handler call's ticket (6 bytes, 2-aligned)
-    // fits in what padding there was: still 1,232.
+    // fits in what padding there was. And 24 for compression (issue 24): the route's settings
+    // and the response's coding with its compressor slot (the slot's state is in
+    // `Proxy.compressors`, the chunk waiting behind the head in the slot too).
     errdefer std.debug.print("the exchange slot is {d} bytes\n", .{@sizeOf(@import("Exchange.zig"))});
-    try std.testing.expect(@sizeOf(@import("Exchange.zig")) <= 1232);
+    try std.testing.expect(@sizeOf(@import("Exchange.zig")) <= 1256);
 }

@@ -556,6 +556,7 @@ pub fn sendResponse(connection: *Connection, view: Exchange.ResponseView, extra_
         .keep_transfer_encoding = !http10,
         .extra_field = extra_field,
         .rules = view.rules,
+        .change = view.change,
     }) catch return exchange.responseHeadTooLarge();
     const body = view.buffer[new_len..][0..view.body_len];
     const data = connection.dechunked(body) orelse return;

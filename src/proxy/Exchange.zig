@@ -43,6 +43,8 @@ const handler_target = @import("handler_target.zig");
 const Http2Try = @import("Http2Try.zig");
 const HeaderPolicy = @import("../policy/HeaderPolicy.zig");
 const proxy_protocol = @import("../policy/proxy_protocol.zig");
+const compression = @import("../policy/compression.zig");
+const Compressor = @import("Compressor.zig");
 
 const Exchange = @This();
 
@@ -72,6 +74,10 @@ body_bytes_max: u64 = 0,
 /// The route's header rules and request id as this exchange applies them, in the worker's
 /// slot beside this one (policy/HeaderPolicy.zig); null: no rules anywhere.
 policy: ?*HeaderPolicy.Applied = null,
+/// The compression settings of the request's route; null: off for it.
+compression_settings: ?*const Config.Compression = null,
+/// What happens to the response body's coding on its way to the client.
+response_encoding: Encoding = .identity,
 /// Where the request may go: `hash`'s key and the backend a `sticky` cookie names.
 key: u64 = 0,
 preferred: ?u16 = null,
@@ -165,6 +171,17 @@ pub const ResponseState = enum {
     sent,
 };
 
+/// A response's coding on its way to the client (policy/compression.zig decides it when the
+/// head arrives).
+pub const Encoding = union(enum) {
+    /// As the backend sent it.
+    identity,
+    /// As sent, with `Vary: Accept-Encoding` added.
+    vary_only,
+    /// Gzipped in a compressor slot of the worker (`Proxy.compressors`).
+    gzip: *Compressor,
+};
+
 const ResponseFraming = union(enum) {
     none,
     length: u64,
@@ -209,6 +226,8 @@ pub const ResponseView = struct {
     close_delimited: bool,
     /// The route's response header rules (the exchange's); null: none.
     rules: ?*const rewrite.Rules = null,
+    /// What compression changes in the head (Content-Encoding, Vary, ETag); null: nothing.
+    change: ?*const compression.HeadChange = null,
 };
 
 const headroom = rewrite.response_headroom_bytes;
@@ -231,6 +250,7 @@ pub fn open(exchange: *Exchange, downstream: Downstream) void {
     assert(exchange.pending_ops == 0);
     assert(exchange.hold == null and exchange.ubuf == null and exchange.pipe == null);
     assert(exchange.head_copy == null and exchange.handler_ticket == null);
+    assert(exchange.response_encoding == .identity);
     assert(!exchange.total_timer.isArmed() and !exchange.attempt.timer.isArmed());
     exchange.reset(exchange.proxy, downstream, exchange.request_parser.scanner.headers_buffer, exchange.response_fields);
     exchange.state = .head;
@@ -390,6 +410,7 @@ inline fn routeSettings(exchange: *Exchange, chosen: ?*const Config.Route, index
     const proxy = exchange.proxy;
     exchange.tunnel_queue = &proxy.pool_queues[tunnel_slot];
     exchange.body_bytes_max = proxy.generation.config.requestBodyBytesMax(chosen);
+    exchange.compression_settings = proxy.generation.config.compressionFor(chosen);
     // No rules anywhere: one comparison. A request no route took gets sluice's 404, which no
     // rule touches.
     if (proxy.generation.header_policies.len == 0) return;
@@ -1044,6 +1065,7 @@ fn relayResponseHead(exchange: *Exchange, head_len: u32) void {
     // A connection that carried a client's PROXY header is that client's: never pooled.
     attempt.reusable = head.keep_alive and exchange.request.version == .http11 and
         exchange.response_body != .close_delimited and exchange.localPool().config.send_proxy == .off;
+    exchange.response_encoding = exchange.chooseEncoding(head);
     const body = exchange.ubuf.?[headroom + head_len ..][0 .. attempt.received - head_len];
     const framed = exchange.frameResponseBody(body) orelse return;
     attempt.state = .relaying_body;
@@ -1051,8 +1073,74 @@ fn relayResponseHead(exchange: *Exchange, head_len: u32) void {
     if (framed.last) exchange.response = .complete;
     var cookie_buffer: [rewrite.extra_field_bytes_max]u8 = undefined;
     const cookie = exchange.stickyCookie(&cookie_buffer);
-    exchange.downstream.sendResponse(exchange.view(head_len, @intCast(framed.len), framed.last), cookie);
+    var response_view = exchange.view(head_len, @intCast(framed.len), framed.last);
+    if (exchange.response_encoding == .gzip) {
+        // The body bytes that came with the head go through the compressor now, before the
+        // head is rewritten over them: the head goes alone, the chunk after it (`responseSent`).
+        const compressor = exchange.response_encoding.gzip;
+        compressor.pending = compressor.compress(body[0..framed.len], framed.last) catch
+            return exchange.compressorFailed();
+        response_view.received = head_len;
+        response_view.body_len = 0;
+        response_view.body_last = false;
+    }
+    exchange.downstream.sendResponse(response_view, cookie);
 }
+
+/// The response's coding (policy/compression.zig's verdict), with a compressor slot taken
+/// and started for `gzip`. Compressed, the body goes out chunked: `head.body` says so from
+/// here on, for the head's rewrite (a trailer section is not relayed to a client that did not
+/// ask for it in any case).
+fn chooseEncoding(exchange: *Exchange, head: *http.ResponseParser.Head) Encoding {
+    const settings = exchange.compression_settings orelse return .identity;
+    if (exchange.response_body == .none) return .identity; // An empty body (`min_length` 0).
+    // A client that takes the trailer section (gRPC's status is there) gets it: the compressed
+    // stream would have to drop it.
+    if (exchange.relay_trailers) return .identity;
+    const verdict = compression.decide(exchange.request_head, head, .{ .types = settings.types, .min_bytes = settings.min_bytes });
+    const vary: Encoding = if (compression.varies(head)) .identity else .vary_only;
+    switch (verdict) {
+        .untouched => return .identity,
+        .vary_only => return vary,
+        .compress => {},
+    }
+    const proxy = exchange.proxy;
+    const compressor = proxy.compressors.acquire() orelse {
+        proxy.stats.compression_slots_full.add(1); // An operating condition: it passes as sent.
+        return vary;
+    };
+    compressor.start(proxy.compressors.vtable, settings.level, head.body == .chunked);
+    compressor.change = .{ .gzip = true, .vary = vary == .vary_only };
+    if (compression.weakEtag(head, &compressor.etag_buffer)) |etag| {
+        compressor.change.drop_etag = true;
+        compressor.change.weak_etag = etag;
+    }
+    head.body = .chunked;
+    assert(!exchange.relay_trailers);
+    proxy.stats.responses_compressed.add(1);
+    assert(exchange.response_body != .none);
+    compressor.pending = "";
+    return .{ .gzip = compressor };
+}
+
+/// The compressor's output did not fit the buffer sized for it: a bug, contained. The client
+/// sees a close, never a short body that looks whole.
+fn compressorFailed(exchange: *Exchange) void {
+    exchange.log.end_reason = "compressor_output_full";
+    exchange.attempt.reusable = false;
+    exchange.abortWith(null);
+}
+
+/// What compression changes in the response head, if anything.
+fn headChange(exchange: *const Exchange) ?*const compression.HeadChange {
+    return switch (exchange.response_encoding) {
+        .identity => null,
+        .vary_only => &vary_only_change,
+        .gzip => |compressor| &compressor.change,
+    };
+}
+
+const vary_only_change: compression.HeadChange = .vary_only;
 
 /// Whether the client said it takes a trailer section (`TE: trailers`, RFC 9110 §10.1.4): a
 /// gRPC client, never a browser. Trailers go to no other client: one that merged them into the
@@ -1089,8 +1177,10 @@ pub fn view(exchange: *Exchange, head_len: u32, body_len: u32, body_last: bool) 
         .received = attempt.received,
         .body_len = body_len,
         .body_last = body_last,
-        .close_delimited = exchange.response_body == .close_delimited,
+        // Compressed, a close-delimited body goes out chunked: the client connection stays.
+        .close_delimited = exchange.response_body == .close_delimited and exchange.response_encoding != .gzip,
         .rules = exchange.rulesFor(.response),
+        .change = exchange.headChange(),
     };
 }
 
@@ -1150,6 +1240,7 @@ fn frameResponseBody(exchange: *Exchange, bytes: []u8) ?Framed {
 pub fn responseSent(exchange: *Exchange) void {
     assert(exchange.state == .upstream or exchange.state == .local);
     exchange.pipe_loaded = false; // What was spliced into the pipe is out of it.
+    if (exchange.sendPendingGzip()) return;
     if (exchange.state == .local or exchange.response == .complete) {
         exchange.response = .sent;
         // An early response (the backend answered before reading the whole body): the rest
@@ -1163,6 +1254,19 @@ pub fn responseSent(exchange: *Exchange) void {
     exchange.recvUpstreamBody();
 }
 
+/// After a compressed response's head: the chunk made of the body bytes that came with it.
+fn sendPendingGzip(exchange: *Exchange) bool {
+    const compressor = switch (exchange.response_encoding) {
+        .gzip => |compressor| compressor,
+        .identity, .vary_only => return false,
+    };
+    if (compressor.pending.len == 0) return false;
+    const chunk = compressor.pending;
+    compressor.pending = "";
+    exchange.downstream.sendResponseBody(chunk, exchange.response == .complete);
+    return true;
+}
+
 fn recvUpstreamBody(exchange: *Exchange) void {
     if (exchange.spliceable()) return exchange.spliceBody();
     exchange.recvUpstream(exchange.ubuf.?, recvUpstreamBodyCallback);
@@ -1174,6 +1278,7 @@ fn recvUpstreamBody(exchange: *Exchange) void {
 /// (so the bytes after it are not ours to take), the client takes the bytes as they are, and
 /// a pipe is free. The head and the body bytes that came with it were relayed as usual.
 fn spliceable(exchange: *Exchange) bool {
+    if (exchange.response_encoding == .gzip) return false; // The bytes go through the compressor.
     const remaining = switch (exchange.response_body) {
         .length => |n| n,
         .none, .chunked, .close_delimited => return false,
@@ -1221,13 +1326,26 @@ fn recvUpstreamBodyCallback(exchange: *Exchange, result: sys.RecvError!usize) vo
         if (exchange.response_body != .close_delimited) return exchange.responseBroken();
         exchange.response = .complete;
         exchange.rearmAttemptTimer();
-        return exchange.downstream.sendResponseBody(exchange.ubuf.?[0..0], true);
+        return exchange.relayBody(exchange.ubuf.?[0..0], true);
     }
     const framed = exchange.frameResponseBody(exchange.ubuf.?[0..n]) orelse return;
     if (framed.last) exchange.response = .complete;
     if (framed.len == 0 and !framed.last) return exchange.recvUpstreamBody(); // Framing bytes only.
     exchange.rearmAttemptTimer();
-    exchange.downstream.sendResponseBody(exchange.ubuf.?[0..framed.len], framed.last);
+    exchange.relayBody(exchange.ubuf.?[0..framed.len], framed.last);
+}
+
+/// A window of the response body (framed as the backend framed it) to the downstream: as it
+/// is, or gzipped into one chunk.
+fn relayBody(exchange: *Exchange, window: []u8, last: bool) void {
+    const compressor = switch (exchange.response_encoding) {
+        .gzip => |compressor| compressor,
+        .identity, .vary_only => return exchange.downstream.sendResponseBody(window, last),
+    };
+    assert(compressor.pending.len == 0); // Sent before the body was read on.
+    const chunk = compressor.compress(window, last) catch return exchange.compressorFailed();
+    if (chunk.len == 0) return exchange.recvUpstreamBody(); // Chunk framing only, or nothing new.
+    exchange.downstream.sendResponseBody(chunk, last);
 }
 
 /// The backend broke off a response already under way: the client can only be told by a
@@ -1387,9 +1505,27 @@ fn release(exchange: *Exchange) void {
     if (exchange.pipe) |pipe| exchange.proxy.pipes.release(exchange.loop(), pipe, !exchange.pipe_loaded);
     exchange.pipe = null;
     exchange.pipe_loaded = false;
+    exchange.releaseCompressor();
     if (exchange.hold) |index| exchange.proxy.releaseHold(index);
     exchange.hold = null;
     exchange.state = .free;
+}
+
+/// A compressed response's slot goes back, whichever way the exchange ended, and its bytes are
+/// counted.
+fn releaseCompressor(exchange: *Exchange) void {
+    const compressor = switch (exchange.response_encoding) {
+        .gzip => |compressor| compressor,
+        .identity, .vary_only => {
+            exchange.response_encoding = .identity;
+            return;
+        },
+    };
+    const stats = &exchange.proxy.stats;
+    stats.compression_bytes_in.add(compressor.bytes_in);
+    stats.compression_bytes_out.add(compressor.bytes_out);
+    exchange.proxy.compressors.release(compressor);
+    exchange.response_encoding = .identity;
 }
 
 /// Arms the try's one timer on `queue` (connect, response or body gap).

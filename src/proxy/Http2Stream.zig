@@ -24,6 +24,7 @@ const std = @import("std");
 const assert = std.debug.assert;
 
 const http = @import("../http/http.zig");
+const compression = @import("../policy/compression.zig");
 const h2 = @import("../h2/h2.zig");
 const tls = @import("../tls/tls.zig");
 const Failure = @import("failure.zig").Failure;
@@ -505,6 +506,33 @@ fn convertFields(head: *const http.ResponseParser.Head, fields: []ServerSession.
     return count;
 }
 
+/// `fields[0..count]` as compression changes them (policy/compression.zig's `HeadChange`):
+/// gzipped, without Content-Length (the DATA frames carry the compressed bytes, their length
+/// unknown before they have gone) and with `content-encoding`; `vary` added; the ETag dropped
+/// or replaced by the weak one. The new count, or null when they do not fit.
+fn applyChange(change: *const compression.HeadChange, fields: []ServerSession.Field, count: usize) ?usize {
+    var kept: usize = 0;
+    for (fields[0..count]) |field| {
+        if (change.gzip and http.chars.eqlIgnoreCase(field.name, "content-length")) continue;
+        if (change.drops(field.name)) continue;
+        fields[kept] = field;
+        kept += 1;
+    }
+    const added = [_]struct { bool, ServerSession.Field }{
+        .{ change.gzip, .{ .name = "content-encoding", .value = "gzip" } },
+        .{ change.vary, .{ .name = "vary", .value = "Accept-Encoding" } },
+        .{ change.weak_etag.len > 0, .{ .name = "etag", .value = change.weak_etag } },
+    };
+    for (added) |entry| {
+        if (!entry[0]) continue;
+        if (kept == fields.len) return null;
+        fields[kept] = entry[1];
+        kept += 1;
+    }
+    assert(kept <= fields.len);
+    return kept;
+}
+
 /// An HTTP/2 client does not wait for 100 Continue (the request never asks: `expect_continue`
 /// is HTTP/1.1's).
 pub fn sendContinue(stream: *Stream) void {
@@ -524,6 +552,8 @@ pub noinline fn sendResponse(stream: *Stream, view: Exchange.ResponseView, extra
         const scratch = &stream.http2.connection.proxy.http2.?.rules_scratch;
         count = applyRules(rules, fields[0..count], fields, scratch) orelse return stream.exchange.?.responseHeadTooLarge();
     }
+    // Compression's fields (Exchange.chooseEncoding): after the rules, as HTTP/1.1 writes them.
+    if (view.change) |change| count = applyChange(change, fields, count) orelse return stream.exchange.?.responseHeadTooLarge();
     if (extra_field.len > 0) {
         // "Name: value\r\n", composed by the exchange (a sticky cookie).
         const colon = std.mem.indexOfScalar(u8, extra_field, ':').?;

@@ -79,6 +79,7 @@ const Http2Try = @import("Http2Try.zig");
 const RequestIds = @import("../policy/RequestIds.zig");
 const RateLimiter = @import("../policy/RateLimiter.zig");
 const HeaderPolicy = @import("../policy/HeaderPolicy.zig");
+const Compressor = @import("Compressor.zig");
 
 const Proxy = @This();
 
@@ -158,6 +159,8 @@ h2_backends: []Http2Backend,
 free_h2_backends: FreeIndices,
 h2_backends_open: ?*Http2Backend = null,
 h2_tries: []Http2Try,
+/// Gzip for responses (`compression.slots` of them, untouched until used; Compressor.zig).
+compressors: Compressor.Slots,
 
 /// Generations a worker may hold at once: the current one and those whose exchanges are still
 /// finishing. The control thread refuses a reload while as many are alive.
@@ -227,6 +230,13 @@ pub const Stats = struct {
     /// Completed handshakes by protocol version.
     tls_handshakes_tls12: Counter = .{},
     tls_handshakes_tls13: Counter = .{},
+    /// Responses gzipped (proxy/Compressor.zig), those that would have been but found every
+    /// slot busy (they passed as sent), and the body bytes in and gzip bytes out (counted when
+    /// each response ends).
+    responses_compressed: Counter = .{},
+    compression_slots_full: Counter = .{},
+    compression_bytes_in: Counter = .{},
+    compression_bytes_out: Counter = .{},
     /// Requests refused with an error before they reached a pool (bad requests, timeouts
     /// reading the head): their durations.
     latency: Histogram = .{},
@@ -374,6 +384,9 @@ pub fn init(
     errdefer allocator.free(rate_slots);
     var buffers = try BufferPool.init(allocator, buffers_count, buffer_bytes);
     errdefer buffers.deinit(allocator);
+    // A compressor takes windows of at most a buffer (Exchange.relayBody).
+    var compressors: Compressor.Slots = try .init(allocator, config.compression.slots, buffer_bytes);
+    errdefer compressors.deinit(allocator);
 
     proxy.* = .{
         .loop = loop,
@@ -411,6 +424,7 @@ pub fn init(
         .h2_tries = h2_tries,
         .request_ids = .init(RequestIds.seedFor(worker_index, sys.clockRealtimeMs(), sys.clockMonotonicNs())),
         .rate_limiter = .init(rate_slots),
+        .compressors = compressors,
     };
     if (config.access_log.enabled()) {
         proxy.access_log = try AccessLog.init(allocator, config.access_log.format);
@@ -575,6 +589,7 @@ pub fn deinit(proxy: *Proxy, allocator: std.mem.Allocator) void {
     proxy.buffers.deinit(allocator);
     allocator.free(proxy.path_scratch);
     allocator.free(proxy.policy_slots);
+    proxy.compressors.deinit(allocator);
     allocator.free(proxy.h2_tries);
     proxy.free_h2_backends.deinit(allocator);
     allocator.free(proxy.h2_backends);

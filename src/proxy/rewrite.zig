@@ -21,6 +21,7 @@ const std = @import("std");
 const assert = std.debug.assert;
 const http = @import("../http/http.zig");
 const HeaderPolicy = @import("../policy/HeaderPolicy.zig");
+const compression = @import("../policy/compression.zig");
 
 /// Room in front of a received response head for the fields we may add: a Connection field
 /// and one extra field (the sticky-session Set-Cookie). More growth than this is handled by
@@ -407,6 +408,9 @@ pub const ResponseRewrite = struct {
     extra_field: []const u8 = "",
     /// The route's response header rules (policy/HeaderPolicy.zig); null: none.
     rules: ?*const Rules = null,
+    /// What compression changes (policy/compression.zig): its fields are written after the
+    /// kept ones, and a weakened ETag replaces the backend's; null: nothing.
+    change: ?*const compression.HeadChange = null,
 };
 
 pub const ResponseError = error{
@@ -591,6 +595,7 @@ fn keptFields(head: *const http.ResponseParser.Head, options: ResponseRewrite) R
             .other, .host, .x_forwarded_for, .x_forwarded_proto, .x_forwarded_host, .forwarded, .x_real_ip => {
                 if (names_fields and head.connectionHasToken(field.name)) continue;
                 if (options.rules) |rules| if (rules.side.drops(field.name)) continue;
+                if (options.change) |change| if (change.drops(field.name)) continue;
             },
         }
         kept.set(i);
@@ -677,9 +682,12 @@ const Tail = struct {
     }
 };
 
-/// The longest tail: a Content-Length of 20 digits (or the chunked coding), the extra field,
-/// a Connection field and the empty line.
-const tail_bytes_max = "Content-Length: ".len + 20 + 2 + extra_field_bytes_max + "Connection: keep-alive\r\n".len + 2;
+/// The longest tail: a Content-Length of 20 digits (or the chunked coding), compression's
+/// fields, the extra field, a Connection field and the empty line.
+const tail_bytes_max = "Content-Length: ".len + 20 + 2 + compression_fields_bytes_max + extra_field_bytes_max +
+    "Connection: keep-alive\r\n".len + 2;
+const compression_fields_bytes_max = "Content-Encoding: gzip\r\n".len + "Vary: Accept-Encoding\r\n".len +
+    "ETag: \r\n".len + compression.etag_bytes_max + 2;
 
 /// What sluice writes after the fields it keeps: its own framing, the extra field, what
 /// happens to the connection, and the empty line that ends the head.
@@ -694,6 +702,7 @@ fn composeTail(out: *[tail_bytes_max]u8, head: *const http.ResponseParser.Head, 
         .chunked => if (options.keep_transfer_encoding) w.put("Transfer-Encoding: chunked\r\n") catch unreachable,
         .none, .close_delimited => {},
     }
+    if (options.change) |change| composeChange(&w, change);
     w.put(options.extra_field) catch unreachable;
     w.put(switch (options.connection) {
         .keep_alive_default => "",
@@ -703,6 +712,14 @@ fn composeTail(out: *[tail_bytes_max]u8, head: *const http.ResponseParser.Head, 
     }) catch unreachable;
     w.put("\r\n") catch unreachable;
     return w.written();
+}
+
+/// Compression's fields (the tail is sized for all of them).
+fn composeChange(w: *Out, change: *const compression.HeadChange) void {
+    assert(change.weak_etag.len <= compression.etag_bytes_max + 2);
+    if (change.gzip) w.put("Content-Encoding: gzip\r\n") catch unreachable;
+    if (change.vary) w.put("Vary: Accept-Encoding\r\n") catch unreachable;
+    if (change.weak_etag.len > 0) w.puts(&.{ "ETag: ", change.weak_etag, "\r\n" }) catch unreachable;
 }
 
 /// The usual case in one pass: the status line and every kept field read as sluice would write

@@ -260,6 +260,10 @@ fn addWorker(snapshot: *Snapshot, worker: *const Worker) void {
     snapshot.requests_unrouted += stats.requests_unrouted.load();
     snapshot.local_responses += stats.local_responses.load();
     snapshot.request_ids_generated += stats.request_ids_generated.load();
+    snapshot.responses_compressed += stats.responses_compressed.load();
+    snapshot.compression_slots_full += stats.compression_slots_full.load();
+    snapshot.compression_bytes_in += stats.compression_bytes_in.load();
+    snapshot.compression_bytes_out += stats.compression_bytes_out.load();
     snapshot.tls_handshakes += stats.tls_handshakes.load();
     snapshot.tls_resumptions += stats.tls_resumptions.load();
     snapshot.tls_handshakes_failed += stats.tls_handshakes_failed.load();

@@ -1078,6 +1078,7 @@ GROUP_MIX = {
     "sticky": [("responses", 5), ("mixed", 2), ("conn_tokens", 2)],
     "manyfields": [("responses", 3), ("mixed", 2), ("conn_tokens", 2)],
     "wide": [("responses", 3), ("mixed", 2), ("conn_tokens", 2)],
+    "compress": [("responses", 4), ("mixed", 2), ("chunked", 2)],
 }
 
 

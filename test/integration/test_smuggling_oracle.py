@@ -40,11 +40,13 @@ The number of cases run is printed at the end of the session.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import random
 import socket
 import time
+import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -76,7 +78,16 @@ GROUPS = {
     "wide": (Limits(19456, 1024, 8 * 1024, sticky=True),
              ["--header-bytes-max", "19456", "--headers-count-max", "1024",
               "--strategy", "sticky"], 40),
+    # Every request takes gzip (`_accepting_gzip`: one field more, so sluice's head limits are
+    # one field and its bytes larger than the generator's) and every response that may be is
+    # compressed: the client check gunzips it (`_content`).
+    "compress": (Limits(),
+                 ["--compress", "--compress-min", "0",
+                  "--header-bytes-max", str(16 * 1024 + 23), "--headers-count-max", "101"], 60),
 }
+ACCEPT_GZIP = b"Accept-Encoding: gzip\r\n"
+GUNZIPPED = [0]  # Responses the client check gunzipped, this session.
+assert len(ACCEPT_GZIP) == 23
 
 
 def random_cases(group: str) -> int:
@@ -603,19 +614,20 @@ def judge_client(run: ConnRun, forwarded: dict[str, list[Received]], touched: se
             spec: RespSpec = req.response
             want_body = spec.expected_body(req.method)
             want_interim = [s for s, _ in spec.interim] if req.version == "HTTP/1.1" else []
-            ok = resp.status == spec.status and resp.body == want_body
+            body = _content(resp, spec, F, p)
+            ok = resp.status == spec.status and body == want_body
             if ok and interim != want_interim:
                 F.append(f"[client-interim] {p} response to {req.rid}: 1xx statuses {interim}, "
                          f"the backend sent {want_interim}")
             if not ok:
                 if spec.may_502 and resp.status == 502:
                     pass  # a head over sluice's response limits, refused whole
-                elif resp.status == spec.status and resp.body.startswith(want_body):
+                elif resp.status == spec.status and body.startswith(want_body):
                     F.append(f"[client-response-unframed] {p} response {i} to {req.rid} "
-                             f"({resp.framing}) runs {len(resp.body) - len(want_body)} bytes "
+                             f"({resp.framing}) runs {len(body) - len(want_body)} bytes "
                              f"past the backend's "
                              f"{len(want_body)}-byte body: it lost its length and swallowed "
-                             f"what followed: {_excerpt(resp.body[len(want_body):], 200)}")
+                             f"what followed: {_excerpt(body[len(want_body):], 200)}")
                 else:
                     F.append(f"[client-wrong-response] {p} response {i} to {req.rid} is "
                              f"{resp.status} with body {_excerpt(resp.body, 160)}; the backend "
@@ -673,6 +685,36 @@ def _why_missing(run: ConnRun) -> str:
     return "?"
 
 
+def _content(resp: Message, spec: RespSpec, F: list[str], p: str) -> bytes:
+    """The body as the backend sent it: gunzipped when sluice compressed it (the `compress`
+    group), else as received."""
+    if resp.get_all("content-encoding") != ["gzip"]:
+        return resp.body
+    if any(f.lower().startswith(b"content-encoding:") for f in spec.fields):
+        return resp.body  # The backend's own coding, passed as it is.
+    try:
+        plain = gzip.decompress(resp.body)
+        GUNZIPPED[0] += 1
+        return plain
+    except (OSError, EOFError, zlib.error) as e:
+        F.append(f"[client-gzip] {p} response to {spec.rid} does not gunzip: {e}")
+        return resp.body
+
+
+def _accepting_gzip(cases: list[Case]) -> None:
+    """Each request of the `compress` group says it takes gzip: a field right after its
+    request line (after any empty lines before it), nowhere else."""
+    for case in cases:
+        for conn in case.conns:
+            for r in conn.reqs:
+                start = 0
+                while r.head.startswith(b"\r\n", start):
+                    start += 2
+                nl = r.head.find(b"\n", start)
+                if nl > start and r.head[nl - 1:nl] == b"\r":
+                    r.head = r.head[:nl + 1] + ACCEPT_GZIP + r.head[nl + 1:]
+
+
 def _whose(resp: Message, run: ConnRun) -> str:
     """Name the request a mis-delivered response belongs to, when its body says."""
     body = resp.body
@@ -701,11 +743,14 @@ def test_smuggling_oracle(group, make_sluice, io, oracle_summary, request):
     docstring). Failures list every failing case with its id, seed and what went wrong."""
     limits, args, _ = GROUPS[group]
     cases = _selected(generate(SEED, group, limits, random_cases(group)))
+    if group == "compress":
+        _accepting_gzip(cases)
     if not cases:
         pytest.skip(f"SMUGGLE_ONLY={ONLY} selects no {group} case")
     retired: list = []
     h = Harness(make_sluice, group, args, retired)
     t0 = time.monotonic()
+    gunzipped_before = GUNZIPPED[0]
     h.start()
     failed: list[tuple[Case, list[str]]] = []
     try:
@@ -746,6 +791,9 @@ def test_smuggling_oracle(group, make_sluice, io, oracle_summary, request):
                 report.append(f"  ... {len(failures) - 12} more")
             report.append(case.describe())
         pytest.fail("\n".join(report), pytrace=False)
+    if group == "compress" and not ONLY:
+        # The group means nothing unless sluice compressed responses the oracle then read.
+        assert GUNZIPPED[0] - gunzipped_before >= len(cases) // 4, GUNZIPPED[0] - gunzipped_before
 
 
 # ---------------------------------------------------------------------------------------
