@@ -86,6 +86,8 @@ pub const files = .{
     @import("js/builtins/dates.zig"),
     @import("js/builtins/webcrypto.zig"),
     @import("js/builtins/urlsearchparams.zig"),
+    @import("js/builtins/url_parser.zig"),
+    @import("js/builtins/url.zig"),
     @import("js/builtins/typed_arrays.zig"),
     @import("js/builtins/text_encoding.zig"),
     @import("handler/Handler.zig"),

@@ -38,6 +38,7 @@ pub const base64 = @import("builtins/base64.zig");
 pub const webcrypto = @import("builtins/webcrypto.zig");
 pub const headers = @import("builtins/headers.zig");
 pub const urlsearchparams = @import("builtins/urlsearchparams.zig");
+pub const url = @import("builtins/url.zig");
 pub const structured_clone = @import("builtins/structured_clone.zig");
 pub const typed_arrays = @import("builtins/typed_arrays.zig");
 pub const text_encoding = @import("builtins/text_encoding.zig");
@@ -85,6 +86,8 @@ pub const Class = enum {
     crypto,
     headers_proto,
     urlsearchparams_proto,
+    url_ctor,
+    url_proto,
     array_buffer_ctor,
     array_buffer_proto,
     typed_array_ctor,
@@ -349,6 +352,10 @@ fn entries(class: Class) []const Entry {
             nat("values", 0, urlsearchparams.values),      nat("entries", 0, urlsearchparams.entries),
             nat("@@iterator", 0, urlsearchparams.entries),
         },
+        .url_ctor => &.{nat("canParse", 1, url.canParse)},
+        .url_proto => &.{
+            nat("toString", 0, url.toStringMethod), nat("toJSON", 0, url.toJSON),
+        },
         .array_buffer_ctor => &.{nat("isView", 1, typed_arrays.isView)},
         .array_buffer_proto => &.{nat("slice", 2, typed_arrays.bufferSlice)},
         .typed_array_ctor => &.{ nat("from", 1, typed_arrays.from), nat("of", 0, typed_arrays.of) },
@@ -429,6 +436,8 @@ pub const builtin_objects = [_]BuiltinObject{
     .{ .name = "%Headers.prototype%", .class = .headers_proto, .constructor_of = "Headers" },
     .{ .name = "URLSearchParams", .prototype = "%URLSearchParams.prototype%", .class = .empty, .call = ctor("URLSearchParams", 0, urlsearchparams.requireNew), .construct = ctor("URLSearchParams", 0, urlsearchparams.construct), .instances = .{ .prototype = "%URLSearchParams.prototype%" } },
     .{ .name = "%URLSearchParams.prototype%", .class = .urlsearchparams_proto, .constructor_of = "URLSearchParams" },
+    .{ .name = "URL", .prototype = "%URL.prototype%", .class = .url_ctor, .call = ctor("URL", 1, url.requireNew), .construct = ctor("URL", 1, url.construct), .instances = .{ .prototype = "%URL.prototype%" } },
+    .{ .name = "%URL.prototype%", .class = .url_proto, .constructor_of = "URL" },
     .{ .name = "TextEncoder", .prototype = "%TextEncoder.prototype%", .class = .empty, .call = ctor("TextEncoder", 0, text_encoding.requireNewEncoder), .construct = ctor("TextEncoder", 0, text_encoding.constructEncoder), .instances = .{ .prototype = "%TextEncoder.prototype%" } },
     .{ .name = "%TextEncoder.prototype%", .class = .text_encoder_proto, .constructor_of = "TextEncoder" },
     .{ .name = "TextDecoder", .prototype = "%TextDecoder.prototype%", .class = .empty, .call = ctor("TextDecoder", 0, text_encoding.requireNewDecoder), .construct = ctor("TextDecoder", 0, text_encoding.constructDecoder), .instances = .{ .prototype = "%TextDecoder.prototype%" } },

@@ -204,6 +204,8 @@ pub fn toStringMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
             "Headers"
         else if (builtins.urlsearchparams.isSearchParams(this.asObject()))
             "URLSearchParams"
+        else if (builtins.url.isUrl(this.asObject()))
+            "URL"
         else
             "Map",
         .set => "Set",
