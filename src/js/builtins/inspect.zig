@@ -164,6 +164,7 @@ pub const Inspector = struct {
         var braces: [2][]const u8 = .{ "{", "}" };
         var extras: Extras = .object;
         if (builtins.urlsearchparams.isSearchParams(o)) return in.formatSearchParams(o, recurse_times);
+        if (builtins.url.isUrl(o)) return in.formatUrl(o, recurse_times);
         if (o.kind == .plain) {
             var text: [96]u8 = undefined;
             if (builtins.text_encoding.inspectText(o, &text)) |shown| return in.print("{s}", .{shown});
@@ -335,6 +336,36 @@ pub const Inspector = struct {
         }
         _ = in.seen.pop();
         return in.reduceToSingleString(output.items, base, braces, extras, recurse_times, o);
+    }
+
+    /// node's custom inspect of a URL: each component on a line of its own (there are more
+    /// than six), `URL {}` past the depth.
+    fn formatUrl(in: *Inspector, o: *Object, recurse_times: u32) Error![]const u8 {
+        if (recurse_times > in.depth) return "URL {}";
+        try in.pay(value_ticks * builtins.url.fields.len);
+        // The components come from the inspector's scratch: the engine's heap is that scratch
+        // while formatting, so nothing may be allocated there.
+        const href = builtins.url.hrefText(o);
+        const texts = builtins.url.componentTexts(in.gpa, href) catch |err| switch (err) {
+            error.OutOfMemory => return error.OutOfMemory,
+            error.Invalid, error.Idna => unreachable, // A stored href parses (url.zig).
+        };
+        const pad = try in.spaces(in.indentation + 2);
+        var out: std.ArrayList(u8) = .empty;
+        try out.appendSlice(in.gpa, "URL {");
+        for (builtins.url.fields, texts, 0..) |name, text, k| {
+            const shown = if (std.mem.eql(u8, name, "searchParams")) blk: {
+                in.indentation += 2;
+                defer in.indentation -= 2;
+                break :blk try in.formatSearchParams(builtins.url.paramsOf(o), recurse_times + 1);
+            } else blk: {
+                const s: String = .{ .ptr = text.ptr, .len = @intCast(text.len) };
+                break :blk try in.formatString(&s);
+            };
+            try out.appendSlice(in.gpa, try in.print("{s}\n{s}{s}: {s}", .{ if (k == 0) "" else ",", pad, name, shown }));
+        }
+        try out.appendSlice(in.gpa, try in.print("\n{s}}}", .{try in.spaces(in.indentation)}));
+        return out.items;
     }
 
     /// node's custom inspect of a URLSearchParams: `URLSearchParams { 'a' => '1' }`, or, past

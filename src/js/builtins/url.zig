@@ -51,6 +51,15 @@ fn hrefOf(o: *object.Object) *String {
     return object.mapOf(o).get(href_key).?.asString();
 }
 
+/// The href's bytes (ASCII: every other byte was percent-encoded).
+pub fn hrefText(o: *object.Object) []const u8 {
+    return hrefOf(o).latin1();
+}
+
+pub fn paramsOf(o: *object.Object) *object.Object {
+    return object.mapOf(o).get(params_key).?.asObject();
+}
+
 fn thisUrl(vm: *Vm, this: Value) Error!*object.Object {
     if (this.is(.object) and isUrl(this.asObject())) return this.asObject();
     return vm.throwMessage(.type_error, "Receiver must be an instance of class URL");
@@ -94,7 +103,7 @@ fn throwIdna(vm: *Vm) Error {
 /// The components of a URL object, from its href.
 fn recordOf(vm: *Vm, o: *object.Object) Error!Record {
     const href = hrefOf(o);
-    try vm.charge(meter.unitsCost(href.len));
+    try vm.charge(meter.unitsCost(href.len) * 4);
     const copy = try scratch(vm, href.len);
     @memcpy(copy, href.latin1());
     const buf = try scratch(vm, parser.capacityFor(copy.len, null));
@@ -162,58 +171,72 @@ pub fn toStringMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
 pub fn field(vm: *Vm, o: *object.Object, key: *String) Error!Value {
     if (names.is(key, "href")) return Value.string(hrefOf(o));
     if (names.is(key, "searchParams")) return object.mapOf(o).get(params_key).?;
-    const r = try recordOf(vm, o);
-    var text_buf: [64]u8 = undefined;
-    const text: []const u8 = blk: {
-        if (names.is(key, "origin")) return Value.string(try origin(vm, &r));
-        if (names.is(key, "protocol")) return Value.string(try concat(vm, r.scheme, ":"));
-        if (names.is(key, "username")) break :blk r.username;
-        if (names.is(key, "password")) break :blk r.password;
-        if (names.is(key, "hostname")) break :blk r.host orelse "";
-        if (names.is(key, "port")) break :blk if (r.port) |p| std.fmt.bufPrint(&text_buf, "{d}", .{p}) catch unreachable else "";
-        if (names.is(key, "host")) {
-            const host = r.host orelse break :blk "";
-            const port = r.port orelse break :blk host;
-            return Value.string(try concat(vm, host, std.fmt.bufPrint(&text_buf, ":{d}", .{port}) catch unreachable));
-        }
-        if (names.is(key, "pathname")) break :blk r.path;
-        if (names.is(key, "search")) {
-            const q = r.query orelse break :blk "";
-            if (q.len == 0) break :blk "";
-            return Value.string(try concat(vm, "?", q));
-        }
-        if (names.is(key, "hash")) {
-            const f = r.fragment orelse break :blk "";
-            if (f.len == 0) break :blk "";
-            return Value.string(try concat(vm, "#", f));
-        }
-        unreachable; // isField chose the key.
+    const href = hrefOf(o);
+    try vm.charge(meter.unitsCost(href.len) * 4);
+    const memory = try scratch(vm, textsMemory(href.len));
+    var fixed = std.heap.FixedBufferAllocator.init(memory);
+    const texts = componentTexts(fixed.allocator(), href.latin1()) catch |err| switch (err) {
+        error.OutOfMemory => unreachable, // textsMemory is enough.
+        // A serialized URL parses to itself; were it not so (our mistake), the script gets
+        // an error rather than the worker a crash.
+        error.Invalid, error.Idna => return vm.throwMessage(.type_error, "URL: its own href does not parse (a bug in sluice)"),
     };
-    return Value.string(try vm.newLatin1(text));
+    inline for (fields, 0..) |name, i| {
+        if (names.is(key, name)) return Value.string(try vm.newLatin1(texts[i]));
+    }
+    unreachable; // isField chose the key.
 }
 
-fn concat(vm: *Vm, a: []const u8, b: []const u8) Error!*String {
-    const buf = try scratch(vm, a.len + b.len);
-    @memcpy(buf[0..a.len], a);
-    @memcpy(buf[a.len..], b);
-    return vm.newLatin1(buf);
+/// What `componentTexts` may allocate for an href of `len` bytes: two parses (the URL and
+/// a blob URL's inner one, each `capacityFor` and a copy) and the joined texts.
+pub fn textsMemory(len: usize) usize {
+    return 2 * (parser.capacityFor(len, null) + len) + 4 * (len + 16) + 256;
+}
+
+/// The text of each of `fields` (searchParams' is empty) of the URL `href`, allocated with
+/// `gpa` (console.log's inspector calls this too, with its own scratch).
+pub fn componentTexts(gpa: std.mem.Allocator, href: []const u8) (parser.Failure || error{OutOfMemory})![fields.len][]const u8 {
+    const r = try parseCopy(gpa, href);
+    var t: [fields.len][]const u8 = undefined;
+    t[0] = href;
+    t[1] = try origin(gpa, &r);
+    t[2] = try std.mem.concat(gpa, u8, &.{ r.scheme, ":" });
+    t[3] = r.username;
+    t[4] = r.password;
+    const host = r.host orelse "";
+    t[5] = if (r.port) |p| try std.fmt.allocPrint(gpa, "{s}:{d}", .{ host, p }) else host;
+    t[6] = host;
+    t[7] = if (r.port) |p| try std.fmt.allocPrint(gpa, "{d}", .{p}) else "";
+    t[8] = r.path;
+    const query = r.query orelse "";
+    t[9] = if (query.len == 0) "" else try std.mem.concat(gpa, u8, &.{ "?", query });
+    t[10] = "";
+    const fragment = r.fragment orelse "";
+    t[11] = if (fragment.len == 0) "" else try std.mem.concat(gpa, u8, &.{ "#", fragment });
+    return t;
+}
+
+fn parseCopy(gpa: std.mem.Allocator, text: []const u8) (parser.Failure || error{OutOfMemory})!Record {
+    const copy = try gpa.dupe(u8, text);
+    const buf = try gpa.alloc(u8, parser.capacityFor(copy.len, null));
+    return parser.parse(buf, copy, null);
 }
 
 /// scheme://host[:port] for the special schemes but file; a blob: URL's is that of the
 /// http(s) URL in its path; "null" for the others.
-fn origin(vm: *Vm, r: *const Record) Error!*String {
+fn origin(gpa: std.mem.Allocator, r: *const Record) error{OutOfMemory}![]const u8 {
     if (std.mem.eql(u8, r.scheme, "blob")) {
-        const copy = try scratch(vm, r.path.len);
-        @memcpy(copy, r.path);
-        const buf = try scratch(vm, parser.capacityFor(copy.len, null));
-        const inner = parser.parse(buf, copy, null) catch return vm.newLatin1("null");
-        if (std.mem.eql(u8, inner.scheme, "http") or std.mem.eql(u8, inner.scheme, "https")) return origin(vm, &inner);
-        return vm.newLatin1("null");
+        const inner = parseCopy(gpa, r.path) catch |err| switch (err) {
+            error.OutOfMemory => return error.OutOfMemory,
+            error.Invalid, error.Idna => return "null",
+        };
+        if (std.mem.eql(u8, inner.scheme, "http") or std.mem.eql(u8, inner.scheme, "https")) return origin(gpa, &inner);
+        return "null";
     }
-    if (parser.defaultPort(r.scheme) == null) return vm.newLatin1("null");
+    if (parser.defaultPort(r.scheme) == null) return "null";
     const tuple: Record = .{ .scheme = r.scheme, .host = r.host, .port = r.port };
-    const buf = try scratch(vm, tuple.serializedLen());
-    return vm.newLatin1(tuple.serialize(buf));
+    const buf = try gpa.alloc(u8, tuple.serializedLen());
+    return tuple.serialize(buf);
 }
 
 // ---------------------------------------------------------------------------------------

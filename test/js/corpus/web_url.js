@@ -115,3 +115,7 @@ console.log(sp.size, s.href);
   }
   console.log(out.join("\n"));
 }
+// console.log's form, at the top, nested and past the depth.
+console.log(new URL("http://u:p@h:8/a?b=1&c=%20#c"));
+console.log([new URL("mailto:x")], { a: { b: { c: new URL("http://h/") } } });
+console.log(new URL("http://h/?" + "k=v&".repeat(30)));
