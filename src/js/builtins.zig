@@ -39,6 +39,7 @@ pub const webcrypto = @import("builtins/webcrypto.zig");
 pub const headers = @import("builtins/headers.zig");
 pub const urlsearchparams = @import("builtins/urlsearchparams.zig");
 pub const url = @import("builtins/url.zig");
+pub const typed_array_methods = @import("builtins/typed_array_methods.zig");
 pub const structured_clone = @import("builtins/structured_clone.zig");
 pub const typed_arrays = @import("builtins/typed_arrays.zig");
 pub const text_encoding = @import("builtins/text_encoding.zig");
@@ -360,18 +361,22 @@ fn entries(class: Class) []const Entry {
         .array_buffer_proto => &.{nat("slice", 2, typed_arrays.bufferSlice)},
         .typed_array_ctor => &.{ nat("from", 1, typed_arrays.from), nat("of", 0, typed_arrays.of) },
         .typed_array_proto => &.{
-            nat("at", 1, typed_arrays.at),                   nat("entries", 0, typed_arrays.entries),
-            nat("every", 1, typed_arrays.every),             nat("fill", 1, typed_arrays.fill),
-            nat("filter", 1, typed_arrays.filter),           nat("find", 1, typed_arrays.find),
-            nat("findIndex", 1, typed_arrays.findIndex),     nat("forEach", 1, typed_arrays.forEach),
-            nat("includes", 1, typed_arrays.includes),       nat("indexOf", 1, typed_arrays.indexOf),
-            nat("join", 1, typed_arrays.joinMethod),         nat("keys", 0, typed_arrays.keys),
-            nat("lastIndexOf", 1, typed_arrays.lastIndexOf), nat("map", 1, typed_arrays.map),
-            nat("reduce", 1, typed_arrays.reduce),           nat("reverse", 0, typed_arrays.reverse),
-            nat("set", 1, typed_arrays.setMethod),           nat("slice", 2, typed_arrays.slice),
-            nat("some", 1, typed_arrays.some),               nat("subarray", 2, typed_arrays.subarray),
-            nat("sort", 1, typed_arrays.sort),               nat("values", 0, typed_arrays.values),
-            nat("toString", 0, typed_arrays.toStringMethod), nat("@@iterator", 0, typed_arrays.values),
+            nat("at", 1, typed_arrays.at),                              nat("entries", 0, typed_arrays.entries),
+            nat("every", 1, typed_arrays.every),                        nat("fill", 1, typed_arrays.fill),
+            nat("filter", 1, typed_arrays.filter),                      nat("find", 1, typed_arrays.find),
+            nat("findIndex", 1, typed_arrays.findIndex),                nat("forEach", 1, typed_arrays.forEach),
+            nat("includes", 1, typed_arrays.includes),                  nat("indexOf", 1, typed_arrays.indexOf),
+            nat("join", 1, typed_arrays.joinMethod),                    nat("keys", 0, typed_arrays.keys),
+            nat("lastIndexOf", 1, typed_arrays.lastIndexOf),            nat("map", 1, typed_arrays.map),
+            nat("reduce", 1, typed_arrays.reduce),                      nat("reverse", 0, typed_arrays.reverse),
+            nat("set", 1, typed_arrays.setMethod),                      nat("slice", 2, typed_arrays.slice),
+            nat("some", 1, typed_arrays.some),                          nat("subarray", 2, typed_arrays.subarray),
+            nat("sort", 1, typed_arrays.sort),                          nat("values", 0, typed_arrays.values),
+            nat("toString", 0, typed_arrays.toStringMethod),            nat("@@iterator", 0, typed_arrays.values),
+            nat("copyWithin", 2, typed_array_methods.copyWithin),       nat("findLast", 1, typed_array_methods.findLast),
+            nat("findLastIndex", 1, typed_array_methods.findLastIndex), nat("reduceRight", 1, typed_array_methods.reduceRight),
+            nat("toReversed", 0, typed_array_methods.toReversed),       nat("toSorted", 1, typed_array_methods.toSorted),
+            nat("with", 2, typed_array_methods.with),
         },
         .text_encoder_proto => &.{ nat("encode", 0, text_encoding.encode), nat("encodeInto", 2, text_encoding.encodeInto) },
         .text_decoder_proto => &.{nat("decode", 0, text_encoding.decode)},
