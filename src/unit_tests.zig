@@ -89,6 +89,7 @@ pub const files = .{
     @import("js/builtins/url_parser.zig"),
     @import("js/builtins/url.zig"),
     @import("js/builtins/typed_array_methods.zig"),
+    @import("js/builtins/data_view.zig"),
     @import("js/builtins/typed_arrays.zig"),
     @import("js/builtins/text_encoding.zig"),
     @import("handler/Handler.zig"),

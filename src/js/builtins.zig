@@ -39,6 +39,7 @@ pub const webcrypto = @import("builtins/webcrypto.zig");
 pub const headers = @import("builtins/headers.zig");
 pub const urlsearchparams = @import("builtins/urlsearchparams.zig");
 pub const url = @import("builtins/url.zig");
+pub const data_view = @import("builtins/data_view.zig");
 pub const typed_array_methods = @import("builtins/typed_array_methods.zig");
 pub const structured_clone = @import("builtins/structured_clone.zig");
 pub const typed_arrays = @import("builtins/typed_arrays.zig");
@@ -89,6 +90,7 @@ pub const Class = enum {
     urlsearchparams_proto,
     url_ctor,
     url_proto,
+    data_view_proto,
     array_buffer_ctor,
     array_buffer_proto,
     typed_array_ctor,
@@ -354,6 +356,16 @@ fn entries(class: Class) []const Entry {
             nat("@@iterator", 0, urlsearchparams.entries),
         },
         .url_ctor => &.{nat("canParse", 1, url.canParse)},
+        .data_view_proto => &.{
+            nat("getInt8", 1, data_view.getter(i8, "getInt8")),        nat("setInt8", 2, data_view.setter(i8, "setInt8")),
+            nat("getUint8", 1, data_view.getter(u8, "getUint8")),      nat("setUint8", 2, data_view.setter(u8, "setUint8")),
+            nat("getInt16", 1, data_view.getter(i16, "getInt16")),     nat("setInt16", 2, data_view.setter(i16, "setInt16")),
+            nat("getUint16", 1, data_view.getter(u16, "getUint16")),   nat("setUint16", 2, data_view.setter(u16, "setUint16")),
+            nat("getInt32", 1, data_view.getter(i32, "getInt32")),     nat("setInt32", 2, data_view.setter(i32, "setInt32")),
+            nat("getUint32", 1, data_view.getter(u32, "getUint32")),   nat("setUint32", 2, data_view.setter(u32, "setUint32")),
+            nat("getFloat32", 1, data_view.getter(f32, "getFloat32")), nat("setFloat32", 2, data_view.setter(f32, "setFloat32")),
+            nat("getFloat64", 1, data_view.getter(f64, "getFloat64")), nat("setFloat64", 2, data_view.setter(f64, "setFloat64")),
+        },
         .url_proto => &.{
             nat("toString", 0, url.toStringMethod), nat("toJSON", 0, url.toJSON),
         },
@@ -443,6 +455,8 @@ pub const builtin_objects = [_]BuiltinObject{
     .{ .name = "%URLSearchParams.prototype%", .class = .urlsearchparams_proto, .constructor_of = "URLSearchParams" },
     .{ .name = "URL", .prototype = "%URL.prototype%", .class = .url_ctor, .call = ctor("URL", 1, url.requireNew), .construct = ctor("URL", 1, url.construct), .instances = .{ .prototype = "%URL.prototype%" } },
     .{ .name = "%URL.prototype%", .class = .url_proto, .constructor_of = "URL" },
+    .{ .name = "DataView", .prototype = "%DataView.prototype%", .class = .empty, .call = ctor("DataView", 1, data_view.requireNew), .construct = ctor("DataView", 1, data_view.construct), .instances = .{ .prototype = "%DataView.prototype%" } },
+    .{ .name = "%DataView.prototype%", .class = .data_view_proto, .constructor_of = "DataView" },
     .{ .name = "TextEncoder", .prototype = "%TextEncoder.prototype%", .class = .empty, .call = ctor("TextEncoder", 0, text_encoding.requireNewEncoder), .construct = ctor("TextEncoder", 0, text_encoding.constructEncoder), .instances = .{ .prototype = "%TextEncoder.prototype%" } },
     .{ .name = "%TextEncoder.prototype%", .class = .text_encoder_proto, .constructor_of = "TextEncoder" },
     .{ .name = "TextDecoder", .prototype = "%TextDecoder.prototype%", .class = .empty, .call = ctor("TextDecoder", 0, text_encoding.requireNewDecoder), .construct = ctor("TextDecoder", 0, text_encoding.constructDecoder), .instances = .{ .prototype = "%TextDecoder.prototype%" } },

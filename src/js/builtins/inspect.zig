@@ -170,6 +170,7 @@ pub const Inspector = struct {
             if (builtins.text_encoding.inspectText(o, &text)) |shown| return in.print("{s}", .{shown});
         }
         const is_headers = builtins.headers.isHeaders(o);
+        const is_data_view = builtins.data_view.isDataView(o);
         const keys = if (is_headers)
             try builtins.headers.inspectProperties(o, in.gpa)
         else
@@ -179,6 +180,8 @@ pub const Inspector = struct {
                 // node shows undici's list as an object: `Headers { a: '1' }`.
                 if (keys.len == 0) return "Headers {}";
                 braces[0] = "Headers {";
+            } else if (is_data_view) {
+                braces[0] = "DataView {";
             } else {
                 const m = object.mapOf(o);
                 const prefix = try in.print("Map({d}) ", .{m.live});
@@ -286,7 +289,7 @@ pub const Inspector = struct {
             // iterators' toStringTag.
             return switch (o.kind) {
                 .array => "[Array]",
-                .map => if (is_headers) "[Headers]" else "[Map]",
+                .map => if (is_headers) "[Headers]" else if (is_data_view) "[DataView]" else "[Map]",
                 .set => "[Set]",
                 .closure => "[Function]",
                 .error_object => in.print("[{s}]", .{o.as(object.ErrorObject).error_kind.name()}),
@@ -310,7 +313,11 @@ pub const Inspector = struct {
         var output: Output = .empty;
         switch (o.kind) {
             .array => try in.formatArray(o.as(object.Array), recurse_times, &output),
-            .map, .set => if (!is_headers) try in.formatMapOrSet(o, recurse_times, &output),
+            .map, .set => if (is_data_view) {
+                try in.formatDataView(o, recurse_times, &output);
+            } else if (!is_headers) {
+                try in.formatMapOrSet(o, recurse_times, &output);
+            },
             .iterator => try in.formatIterator(o.as(object.Iterator), recurse_times, &output),
             .typed_array => try in.formatTypedArray(o.as(object.TypedArray), &output),
             .array_buffer => try in.formatArrayBuffer(o.as(object.ArrayBuffer), &output),
@@ -526,6 +533,14 @@ pub const Inspector = struct {
             try output.append(in.gpa, try formatNumber(in.gpa, x));
         }
         if (t.len > len) try output.append(in.gpa, try remainingText(in, t.len - len));
+    }
+
+    /// node's `byteLength`, `byteOffset` and `buffer` of a DataView.
+    fn formatDataView(in: *Inspector, o: *Object, recurse_times: u32, output: *Output) Error!void {
+        inline for (.{ "byteLength", "byteOffset", "buffer" }) |name| {
+            const v = builtins.data_view.field(o, names.string(name));
+            try output.append(in.gpa, try in.formatProperty(names.string(name), v, recurse_times, false));
+        }
     }
 
     /// node's `[Uint8Contents]: <01 02>` (the first 100 bytes) and `byteLength`.

@@ -206,6 +206,8 @@ pub fn toStringMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
             "URLSearchParams"
         else if (builtins.url.isUrl(this.asObject()))
             "URL"
+        else if (builtins.data_view.isDataView(this.asObject()))
+            "DataView"
         else
             "Map",
         .set => "Set",
