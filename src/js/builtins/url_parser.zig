@@ -305,9 +305,7 @@ const Parser = struct {
     fn relative(p: *Parser, r: *Record, base: *const Record) Failure!Record {
         const c = p.peek() orelse {
             copyAuthority(r, base);
-            r.path = base.path;
-            r.query = base.query;
-            return r.*;
+            return p.fromBasePath(r, base);
         };
         if (p.isSlash(c)) {
             p.advance();
@@ -326,9 +324,20 @@ const Parser = struct {
             return p.tail(r);
         }
         copyAuthority(r, base);
+        return p.fromBasePath(r, base);
+    }
+
+    /// The input continues the base's path: the end keeps its path and query, a query or a
+    /// fragment keeps its path (a fragment its query too), anything else replaces its last
+    /// segment.
+    fn fromBasePath(p: *Parser, r: *Record, base: *const Record) Failure!Record {
         const start = p.out.len;
         p.out.put(base.path);
         r.path = p.out.since(start);
+        const c = p.peek() orelse {
+            r.query = base.query;
+            return r.*;
+        };
         if (c == '?' or c == '#') {
             if (c == '#') r.query = base.query;
             return p.tail(r);
@@ -375,20 +384,7 @@ const Parser = struct {
         }
         if (p.base) |base| if (std.mem.eql(u8, base.scheme, "file")) {
             r.host = base.host;
-            const start = p.out.len;
-            p.out.put(base.path);
-            r.path = p.out.since(start);
-            const c = p.peek() orelse {
-                r.query = base.query;
-                return r.*;
-            };
-            if (c == '?' or c == '#') {
-                if (c == '#') r.query = base.query;
-                return p.tail(r);
-            }
-            p.shorten(r, start);
-            try p.pathState(r, start);
-            return p.tail(r);
+            return p.fromBasePath(r, base);
         };
         try p.pathState(r, p.out.len);
         return p.tail(r);
