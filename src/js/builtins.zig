@@ -39,6 +39,9 @@ pub const base64 = @import("builtins/base64.zig");
 pub const webcrypto = @import("builtins/webcrypto.zig");
 pub const headers = @import("builtins/headers.zig");
 pub const urlsearchparams = @import("builtins/urlsearchparams.zig");
+pub const url = @import("builtins/url.zig");
+pub const data_view = @import("builtins/data_view.zig");
+pub const typed_array_methods = @import("builtins/typed_array_methods.zig");
 pub const structured_clone = @import("builtins/structured_clone.zig");
 pub const typed_arrays = @import("builtins/typed_arrays.zig");
 pub const text_encoding = @import("builtins/text_encoding.zig");
@@ -86,6 +89,9 @@ pub const Class = enum {
     crypto,
     headers_proto,
     urlsearchparams_proto,
+    url_ctor,
+    url_proto,
+    data_view_proto,
     array_buffer_ctor,
     array_buffer_proto,
     typed_array_ctor,
@@ -350,22 +356,40 @@ fn entries(class: Class) []const Entry {
             nat("values", 0, urlsearchparams.values),      nat("entries", 0, urlsearchparams.entries),
             nat("@@iterator", 0, urlsearchparams.entries),
         },
+        .url_ctor => &.{nat("canParse", 1, url.canParse)},
+        .data_view_proto => &.{
+            nat("getInt8", 1, data_view.getter(i8, "getInt8")),        nat("setInt8", 2, data_view.setter(i8, "setInt8")),
+            nat("getUint8", 1, data_view.getter(u8, "getUint8")),      nat("setUint8", 2, data_view.setter(u8, "setUint8")),
+            nat("getInt16", 1, data_view.getter(i16, "getInt16")),     nat("setInt16", 2, data_view.setter(i16, "setInt16")),
+            nat("getUint16", 1, data_view.getter(u16, "getUint16")),   nat("setUint16", 2, data_view.setter(u16, "setUint16")),
+            nat("getInt32", 1, data_view.getter(i32, "getInt32")),     nat("setInt32", 2, data_view.setter(i32, "setInt32")),
+            nat("getUint32", 1, data_view.getter(u32, "getUint32")),   nat("setUint32", 2, data_view.setter(u32, "setUint32")),
+            nat("getFloat32", 1, data_view.getter(f32, "getFloat32")), nat("setFloat32", 2, data_view.setter(f32, "setFloat32")),
+            nat("getFloat64", 1, data_view.getter(f64, "getFloat64")), nat("setFloat64", 2, data_view.setter(f64, "setFloat64")),
+        },
+        .url_proto => &.{
+            nat("toString", 0, url.toStringMethod), nat("toJSON", 0, url.toJSON),
+        },
         .array_buffer_ctor => &.{nat("isView", 1, typed_arrays.isView)},
         .array_buffer_proto => &.{nat("slice", 2, typed_arrays.bufferSlice)},
         .typed_array_ctor => &.{ nat("from", 1, typed_arrays.from), nat("of", 0, typed_arrays.of) },
         .typed_array_proto => &.{
-            nat("at", 1, typed_arrays.at),                   nat("entries", 0, typed_arrays.entries),
-            nat("every", 1, typed_arrays.every),             nat("fill", 1, typed_arrays.fill),
-            nat("filter", 1, typed_arrays.filter),           nat("find", 1, typed_arrays.find),
-            nat("findIndex", 1, typed_arrays.findIndex),     nat("forEach", 1, typed_arrays.forEach),
-            nat("includes", 1, typed_arrays.includes),       nat("indexOf", 1, typed_arrays.indexOf),
-            nat("join", 1, typed_arrays.joinMethod),         nat("keys", 0, typed_arrays.keys),
-            nat("lastIndexOf", 1, typed_arrays.lastIndexOf), nat("map", 1, typed_arrays.map),
-            nat("reduce", 1, typed_arrays.reduce),           nat("reverse", 0, typed_arrays.reverse),
-            nat("set", 1, typed_arrays.setMethod),           nat("slice", 2, typed_arrays.slice),
-            nat("some", 1, typed_arrays.some),               nat("subarray", 2, typed_arrays.subarray),
-            nat("sort", 1, typed_arrays.sort),               nat("values", 0, typed_arrays.values),
-            nat("toString", 0, typed_arrays.toStringMethod), nat("@@iterator", 0, typed_arrays.values),
+            nat("at", 1, typed_arrays.at),                              nat("entries", 0, typed_arrays.entries),
+            nat("every", 1, typed_arrays.every),                        nat("fill", 1, typed_arrays.fill),
+            nat("filter", 1, typed_arrays.filter),                      nat("find", 1, typed_arrays.find),
+            nat("findIndex", 1, typed_arrays.findIndex),                nat("forEach", 1, typed_arrays.forEach),
+            nat("includes", 1, typed_arrays.includes),                  nat("indexOf", 1, typed_arrays.indexOf),
+            nat("join", 1, typed_arrays.joinMethod),                    nat("keys", 0, typed_arrays.keys),
+            nat("lastIndexOf", 1, typed_arrays.lastIndexOf),            nat("map", 1, typed_arrays.map),
+            nat("reduce", 1, typed_arrays.reduce),                      nat("reverse", 0, typed_arrays.reverse),
+            nat("set", 1, typed_arrays.setMethod),                      nat("slice", 2, typed_arrays.slice),
+            nat("some", 1, typed_arrays.some),                          nat("subarray", 2, typed_arrays.subarray),
+            nat("sort", 1, typed_arrays.sort),                          nat("values", 0, typed_arrays.values),
+            nat("toString", 0, typed_arrays.toStringMethod),            nat("@@iterator", 0, typed_arrays.values),
+            nat("copyWithin", 2, typed_array_methods.copyWithin),       nat("findLast", 1, typed_array_methods.findLast),
+            nat("findLastIndex", 1, typed_array_methods.findLastIndex), nat("reduceRight", 1, typed_array_methods.reduceRight),
+            nat("toReversed", 0, typed_array_methods.toReversed),       nat("toSorted", 1, typed_array_methods.toSorted),
+            nat("with", 2, typed_array_methods.with),
         },
         .text_encoder_proto => &.{ nat("encode", 0, text_encoding.encode), nat("encodeInto", 2, text_encoding.encodeInto) },
         .text_decoder_proto => &.{nat("decode", 0, text_encoding.decode)},
@@ -430,6 +454,10 @@ pub const builtin_objects = [_]BuiltinObject{
     .{ .name = "%Headers.prototype%", .class = .headers_proto, .constructor_of = "Headers" },
     .{ .name = "URLSearchParams", .prototype = "%URLSearchParams.prototype%", .class = .empty, .call = ctor("URLSearchParams", 0, urlsearchparams.requireNew), .construct = ctor("URLSearchParams", 0, urlsearchparams.construct), .instances = .{ .prototype = "%URLSearchParams.prototype%" } },
     .{ .name = "%URLSearchParams.prototype%", .class = .urlsearchparams_proto, .constructor_of = "URLSearchParams" },
+    .{ .name = "URL", .prototype = "%URL.prototype%", .class = .url_ctor, .call = ctor("URL", 1, url.requireNew), .construct = ctor("URL", 1, url.construct), .instances = .{ .prototype = "%URL.prototype%" } },
+    .{ .name = "%URL.prototype%", .class = .url_proto, .constructor_of = "URL" },
+    .{ .name = "DataView", .prototype = "%DataView.prototype%", .class = .empty, .call = ctor("DataView", 1, data_view.requireNew), .construct = ctor("DataView", 1, data_view.construct), .instances = .{ .prototype = "%DataView.prototype%" } },
+    .{ .name = "%DataView.prototype%", .class = .data_view_proto, .constructor_of = "DataView" },
     .{ .name = "TextEncoder", .prototype = "%TextEncoder.prototype%", .class = .empty, .call = ctor("TextEncoder", 0, text_encoding.requireNewEncoder), .construct = ctor("TextEncoder", 0, text_encoding.constructEncoder), .instances = .{ .prototype = "%TextEncoder.prototype%" } },
     .{ .name = "%TextEncoder.prototype%", .class = .text_encoder_proto, .constructor_of = "TextEncoder" },
     .{ .name = "TextDecoder", .prototype = "%TextDecoder.prototype%", .class = .empty, .call = ctor("TextDecoder", 0, text_encoding.requireNewDecoder), .construct = ctor("TextDecoder", 0, text_encoding.constructDecoder), .instances = .{ .prototype = "%TextDecoder.prototype%" } },

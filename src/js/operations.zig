@@ -264,6 +264,10 @@ fn defaultString(vm: *Vm, o: *Object) Error!*String {
             vm.newLatin1("[object Headers]")
         else if (builtins.urlsearchparams.isSearchParams(o))
             (try builtins.urlsearchparams.toStringMethod(vm, Value.obj(o), &.{})).asString()
+        else if (builtins.url.isUrl(o))
+            (try builtins.url.toStringMethod(vm, Value.obj(o), &.{})).asString()
+        else if (builtins.data_view.isDataView(o))
+            vm.newLatin1("[object DataView]")
         else
             names.string("[object Map]"),
         .set => return names.string("[object Set]"),
@@ -577,7 +581,11 @@ pub fn hasProperty(vm: *Vm, obj: Value, key_value: Value) Error!bool {
         .error_object => if (key.eqlLatin1("message") or key.eqlLatin1("name") or key.eqlLatin1("stack") or
             (key.eqlLatin1("cause") and !o.as(object.ErrorObject).cause.eqlBits(Value.hole))) return true,
         .closure => if (key.eqlLatin1("name") or key.eqlLatin1("length") or isPoisoned(key)) return true,
-        .map => if (key.eqlLatin1("size") and !builtins.headers.isHeaders(o)) return true,
+        .map => {
+            if (builtins.url.isUrl(o) and builtins.url.isField(key)) return true;
+            if (builtins.data_view.isDataView(o) and builtins.data_view.isField(key)) return true;
+            if (!builtins.url.isUrl(o) and !builtins.data_view.isDataView(o) and key.eqlLatin1("size") and !builtins.headers.isHeaders(o)) return true;
+        },
         .set => if (key.eqlLatin1("size")) return true,
         .typed_array => if (key.arrayIndex()) |i| return i < o.as(object.TypedArray).len else if (builtins.typed_arrays.isField(key)) return true,
         .array_buffer => if (key.eqlLatin1("byteLength")) return true,
@@ -658,7 +666,13 @@ fn hasIntrinsic(o: *Object, key: *String) bool {
         .closure => names.is(key, "name") or names.is(key, "length"),
         .error_object => names.is(key, "message") or names.is(key, "stack") or names.is(key, "cause"),
         // A Headers is a Map inside (builtins/headers.zig) but has no size.
-        .map => names.is(key, "size") and !builtins.headers.isHeaders(o),
+        // A URL is one too (builtins/url.zig), with its components instead.
+        .map => if (builtins.url.isUrl(o))
+            builtins.url.isField(key)
+        else if (builtins.data_view.isDataView(o))
+            builtins.data_view.isField(key)
+        else
+            names.is(key, "size") and !builtins.headers.isHeaders(o),
         .set => names.is(key, "size"),
         .regexp => builtins.regexps.isField(key),
         .typed_array => builtins.typed_arrays.isField(key),
@@ -689,6 +703,8 @@ fn getObjectField(vm: *Vm, o: *Object, key: *String) Error!Value {
             if (names.is(key, "cause") and !e.cause.eqlBits(Value.hole)) return e.cause;
         },
         .map, .set => {
+            if (builtins.url.isUrl(o) and builtins.url.isField(key)) return builtins.url.field(vm, o, key);
+            if (builtins.data_view.isDataView(o) and builtins.data_view.isField(key)) return builtins.data_view.field(o, key);
             if (names.is(key, "size")) {
                 // A URLSearchParams keeps its pairs in one entry (builtins/urlsearchparams.zig).
                 if (builtins.urlsearchparams.isSearchParams(o)) return Value.number(@floatFromInt(builtins.urlsearchparams.size(o)));
@@ -860,7 +876,11 @@ pub fn setField(vm: *Vm, obj: Value, key: *String, v: Value) Error!void {
     }
     if (o.properties.find(key) == null) switch (o.kind) {
         // Inherited accessors without a setter, and a function's read-only own properties.
-        .map, .set => if (names.is(key, "size")) {
+        .map, .set => if (builtins.url.isUrl(o) and builtins.url.isField(key)) {
+            return builtins.url.setField(vm, o, key, v);
+        } else if (builtins.data_view.isDataView(o) and builtins.data_view.isField(key)) {
+            return vm.throwFmt(.type_error, "Cannot set property {f} of #<DataView> which has only a getter", .{KeyFormat{ .s = key }});
+        } else if (names.is(key, "size")) {
             return vm.throwFmt(.type_error, "Cannot set property size of {s} which has only a getter", .{if (o.kind == .map) "#<Map>" else "#<Set>"});
         },
         .closure => {

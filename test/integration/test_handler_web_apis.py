@@ -1,8 +1,9 @@
 """The Web APIs in a request handler (issue 25 §5; docs/JS.md "Web APIs"): `new Response(body,
 init)` with a `Headers` (Set-Cookie's values on lines of their own, the fields sluice writes
 refused at the call and again when the Response is written), `instanceof Response`, its
-`text()` and `json()` promises, `atob`, `btoa`, `crypto.randomUUID` and `Headers` used by a
-handler, and a module's Headers and URLSearchParams sealed, on both I/O backends."""
+`text()` and `json()` promises, `atob`, `btoa`, `crypto.randomUUID`, `Headers`, `URL` and
+`DataView` used by a handler, and a module's Headers and URLSearchParams sealed, on both I/O
+backends."""
 
 import re
 import time
@@ -48,6 +49,16 @@ export default async function handler(request) {
     return Response.json({ ok: 1 }, { status: 203, headers: h });
   }
   if (path === "/helper-reserved") return Response.text("x", { headers: new Headers({ connection: "close" }) });
+  if (path.startsWith("/url/")) {
+    const u = new URL(path + "?b=2&a=1", "http://Example.COM:80/base/");
+    u.searchParams.append("c", "x y");
+    u.searchParams.sort();
+    u.hash = "top";
+    const dv = new DataView(new ArrayBuffer(4));
+    dv.setUint32(0, 0xdeadbeef);
+    return Response.json({ href: u.href, host: u.host, parts: u.pathname.split("/").length, rel: new URL("../up?q", u).href, be: [dv.getUint8(0), dv.getUint16(2, true)], ok: URL.canParse("http://[::1]/") });
+  }
+  if (path === "/bad-url") return Response.text(new URL("http://a b/").href);
   if (path === "/module-read") return Response.json({ h: H.get("a"), p: P.get("a"), c: structuredClone(P) });
   if (path === "/module-headers") { H.append("a", "2"); return new Response("x"); }
   if (path === "/module-params") { P.sort(); return new Response("x"); }
@@ -138,6 +149,23 @@ def test_module_headers_and_params_are_read_only_in_a_request(sluice, tmp_path):
         logged = sluice.wait_for_line(re.compile(r"warn: 500 handler_exception.*"), start=mark).group(0)
         assert "Cannot modify module state from a request" in logged, logged
     assert get(sluice.port, "/module-read").json()["h"] == "1"
+
+
+def test_url_and_data_view_in_a_handler(sluice, tmp_path):
+    """A handler builds a URL from the request's path against a base (host lower-cased,
+    default port dropped), changes its searchParams and hash, resolves a relative URL from
+    it, and writes and reads a DataView; the values are node 20's for the same code. An
+    invalid URL is the handler's TypeError, a 500."""
+    start(sluice, tmp_path)
+    r = get(sluice.port, "/url/x%20y/z")
+    assert r.status == 200 and r.json() == {
+        "href": "http://example.com/url/x%20y/z?a=1&b=2&c=x+y#top", "host": "example.com",
+        "parts": 4, "rel": "http://example.com/url/up?q", "be": [222, 61374], "ok": True}, r
+    mark = sluice.mark()
+    r = get(sluice.port, "/bad-url")
+    assert r.status == 500, r
+    logged = sluice.wait_for_line(re.compile(r"warn: 500 handler_exception.*"), start=mark).group(0)
+    assert "Invalid URL" in logged, logged
 
 
 def test_base64_and_uuid_in_a_handler(sluice, tmp_path):

@@ -51,7 +51,7 @@ IN_SINCE_25 = {
     "method", "method_out", "builtin_out", "function_expression", "delete", "private_name",
     "Symbol", "generator", "yield", "async", "await", "Promise", "regex", "var", "label",
     "tagged_template",
-    # ArrayBuffer and the nine typed arrays (not DataView, SharedArrayBuffer, BigInt64Array,
+    # ArrayBuffer, DataView and the nine typed arrays (not SharedArrayBuffer, BigInt64Array,
     # BigUint64Array, Atomics). UNSURE too, so the test262 parser selection is unchanged.
     "typed_array_in",
 }
@@ -76,9 +76,10 @@ _REGEX_AFTER_KEYWORDS = {"return", "typeof", "case", "do", "else", "in", "of", "
 
 NEW_OK = {"Map", "Set", "Error", "TypeError", "RangeError", "SyntaxError"}
 TYPED_ARRAYS = {
-    "BigInt64Array", "BigUint64Array", "SharedArrayBuffer", "DataView", "Atomics",
+    "BigInt64Array", "BigUint64Array", "SharedArrayBuffer", "Atomics",
 }
 TYPED_ARRAYS_IN = {
+    "DataView",
     "Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array", "Int32Array",
     "Uint32Array", "Float32Array", "Float64Array", "ArrayBuffer",
 }

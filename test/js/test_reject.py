@@ -46,7 +46,7 @@ OUT_CONSTRUCTS = {
     ],
     "BigInt": ["bigint_literal.js", "bigint_call.js"],
     "Proxy": ["proxy_global.js"],
-    "DataView and the other typed arrays' kin": ["typed_array_dataview.js"],
+    "SharedArrayBuffer and the other typed arrays' kin": ["typed_array_shared_buffer.js"],
 }
 
 

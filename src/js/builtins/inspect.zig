@@ -164,11 +164,13 @@ pub const Inspector = struct {
         var braces: [2][]const u8 = .{ "{", "}" };
         var extras: Extras = .object;
         if (builtins.urlsearchparams.isSearchParams(o)) return in.formatSearchParams(o, recurse_times);
+        if (builtins.url.isUrl(o)) return in.formatUrl(o, recurse_times);
         if (o.kind == .plain) {
             var text: [96]u8 = undefined;
             if (builtins.text_encoding.inspectText(o, &text)) |shown| return in.print("{s}", .{shown});
         }
         const is_headers = builtins.headers.isHeaders(o);
+        const is_data_view = builtins.data_view.isDataView(o);
         const keys = if (is_headers)
             try builtins.headers.inspectProperties(o, in.gpa)
         else
@@ -178,6 +180,8 @@ pub const Inspector = struct {
                 // node shows undici's list as an object: `Headers { a: '1' }`.
                 if (keys.len == 0) return "Headers {}";
                 braces[0] = "Headers {";
+            } else if (is_data_view) {
+                braces[0] = "DataView {";
             } else {
                 const m = object.mapOf(o);
                 const prefix = try in.print("Map({d}) ", .{m.live});
@@ -285,7 +289,7 @@ pub const Inspector = struct {
             // iterators' toStringTag.
             return switch (o.kind) {
                 .array => "[Array]",
-                .map => if (is_headers) "[Headers]" else "[Map]",
+                .map => if (is_headers) "[Headers]" else if (is_data_view) "[DataView]" else "[Map]",
                 .set => "[Set]",
                 .closure => "[Function]",
                 .error_object => in.print("[{s}]", .{o.as(object.ErrorObject).error_kind.name()}),
@@ -309,7 +313,11 @@ pub const Inspector = struct {
         var output: Output = .empty;
         switch (o.kind) {
             .array => try in.formatArray(o.as(object.Array), recurse_times, &output),
-            .map, .set => if (!is_headers) try in.formatMapOrSet(o, recurse_times, &output),
+            .map, .set => if (is_data_view) {
+                try in.formatDataView(o, recurse_times, &output);
+            } else if (!is_headers) {
+                try in.formatMapOrSet(o, recurse_times, &output);
+            },
             .iterator => try in.formatIterator(o.as(object.Iterator), recurse_times, &output),
             .typed_array => try in.formatTypedArray(o.as(object.TypedArray), &output),
             .array_buffer => try in.formatArrayBuffer(o.as(object.ArrayBuffer), &output),
@@ -335,6 +343,36 @@ pub const Inspector = struct {
         }
         _ = in.seen.pop();
         return in.reduceToSingleString(output.items, base, braces, extras, recurse_times, o);
+    }
+
+    /// node's custom inspect of a URL: each component on a line of its own (there are more
+    /// than six), `URL {}` past the depth.
+    fn formatUrl(in: *Inspector, o: *Object, recurse_times: u32) Error![]const u8 {
+        if (recurse_times > in.depth) return "URL {}";
+        try in.pay(value_ticks * builtins.url.fields.len);
+        // The components come from the inspector's scratch: the engine's heap is that scratch
+        // while formatting, so nothing may be allocated there.
+        const href = builtins.url.hrefText(o);
+        const texts = builtins.url.componentTexts(in.gpa, href) catch |err| switch (err) {
+            error.OutOfMemory => return error.OutOfMemory,
+            error.Invalid, error.Idna => unreachable, // A stored href parses (url.zig).
+        };
+        const pad = try in.spaces(in.indentation + 2);
+        var out: std.ArrayList(u8) = .empty;
+        try out.appendSlice(in.gpa, "URL {");
+        for (builtins.url.fields, texts, 0..) |name, text, k| {
+            const shown = if (std.mem.eql(u8, name, "searchParams")) blk: {
+                in.indentation += 2;
+                defer in.indentation -= 2;
+                break :blk try in.formatSearchParams(builtins.url.paramsOf(o), recurse_times + 1);
+            } else blk: {
+                const s: String = .{ .ptr = text.ptr, .len = @intCast(text.len) };
+                break :blk try in.formatString(&s);
+            };
+            try out.appendSlice(in.gpa, try in.print("{s}\n{s}{s}: {s}", .{ if (k == 0) "" else ",", pad, name, shown }));
+        }
+        try out.appendSlice(in.gpa, try in.print("\n{s}}}", .{try in.spaces(in.indentation)}));
+        return out.items;
     }
 
     /// node's custom inspect of a URLSearchParams: `URLSearchParams { 'a' => '1' }`, or, past
@@ -495,6 +533,14 @@ pub const Inspector = struct {
             try output.append(in.gpa, try formatNumber(in.gpa, x));
         }
         if (t.len > len) try output.append(in.gpa, try remainingText(in, t.len - len));
+    }
+
+    /// node's `byteLength`, `byteOffset` and `buffer` of a DataView.
+    fn formatDataView(in: *Inspector, o: *Object, recurse_times: u32, output: *Output) Error!void {
+        inline for (.{ "byteLength", "byteOffset", "buffer" }) |name| {
+            const v = builtins.data_view.field(o, names.string(name));
+            try output.append(in.gpa, try in.formatProperty(names.string(name), v, recurse_times, false));
+        }
     }
 
     /// node's `[Uint8Contents]: <01 02>` (the first 100 bytes) and `byteLength`.

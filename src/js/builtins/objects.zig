@@ -204,6 +204,10 @@ pub fn toStringMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
             "Headers"
         else if (builtins.urlsearchparams.isSearchParams(this.asObject()))
             "URLSearchParams"
+        else if (builtins.url.isUrl(this.asObject()))
+            "URL"
+        else if (builtins.data_view.isDataView(this.asObject()))
+            "DataView"
         else
             "Map",
         .set => "Set",

@@ -29,6 +29,8 @@ const arg = builtins.arg;
 
 /// The key of the Map entry that holds the pairs.
 const list_key = Value.number(0);
+/// The key of the entry that holds the URL whose `searchParams` this is, if any (url.zig).
+const url_key = Value.number(1);
 
 pub fn isSearchParams(o: *const object.Object) bool {
     return o.kind == .map and o.proto.eqlBits(Value.builtin(builtins.builtinId("%URLSearchParams.prototype%")));
@@ -54,6 +56,26 @@ fn mutableList(vm: *Vm, this: Value) Error!*object.Array {
     const list = try thisList(vm, this);
     try ops.checkModuleWrite(vm, list);
     return list;
+}
+
+/// Makes `params` the `searchParams` of a URL: each change is written back to its query.
+pub fn linkTo(vm: *Vm, params: *object.Object, url: *object.Object) Error!void {
+    object.mapOf(params).put(vm.heap, url_key, Value.obj(url)) catch return vm.outOfMemory();
+}
+
+/// The pairs become those of `query` (a URL's, already percent-encoded ASCII).
+pub fn replaceWith(vm: *Vm, params: *object.Object, query: []const u8) Error!void {
+    const list = listOf(params);
+    list.len = 0;
+    const text = try vm.newLatin1(query);
+    try parseInto(vm, list, text, 0);
+}
+
+/// After a change, the linked URL's query follows.
+fn changed(vm: *Vm, this: Value) Error!void {
+    const url = object.mapOf(this.asObject()).get(url_key) orelse return;
+    const serialized = try toStringMethod(vm, this, &.{});
+    try builtins.url.paramsChanged(vm, url.asObject(), serialized.asString());
 }
 
 fn requireName(vm: *Vm, args: []const Value) Error!void {
@@ -328,6 +350,7 @@ pub fn append(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const list = try mutableList(vm, this);
     try requireNameAndValue(vm, args);
     try push(vm, list, try toUsv(vm, args[0]), try toUsv(vm, args[1]));
+    try changed(vm, this);
     return Value.undefined_value;
 }
 
@@ -353,6 +376,7 @@ pub fn delete(vm: *Vm, this: Value, args: []const Value) Error!Value {
         kept += 2;
     }
     list.len = @intCast(kept);
+    try changed(vm, this);
     return Value.undefined_value;
 }
 
@@ -420,6 +444,7 @@ pub fn set(vm: *Vm, this: Value, args: []const Value) Error!Value {
     }
     list.len = @intCast(kept);
     if (!found) try push(vm, list, name, value);
+    try changed(vm, this);
     return Value.undefined_value;
 }
 
@@ -438,6 +463,7 @@ pub fn sort(vm: *Vm, this: Value, args: []const Value) Error!Value {
         }
         try vm.charge(meter.elementsCost(i));
     }
+    try changed(vm, this);
     return Value.undefined_value;
 }
 
