@@ -64,10 +64,10 @@ pub fn main(init: std.process.Init) !void {
         try fuzzSource(arena, source, &stats, i % 4 == 2);
     }
     std.debug.print("js-fuzz: {d} iterations: {d} compiled ({d} of {d} generated programs), {d} compile errors, " ++
-        "{d} images mutated ({d} refused, {d} ran), runs ended: {d} values, {d} exceptions, {d} terminations\n", .{
+        "{d} images mutated ({d} refused, {d} ran), runs ended: {d} values, {d} exceptions, {d} terminations, {d} suspensions\n", .{
         iterations,           stats.compiled,   stats.generated_compiled, stats.generated,
         stats.compile_errors, stats.images,     stats.images_refused,     stats.images_ran,
-        stats.values,         stats.exceptions, stats.terminations,
+        stats.values,         stats.exceptions, stats.terminations,       stats.suspensions,
     });
 }
 
@@ -82,6 +82,8 @@ const Stats = struct {
     values: u64 = 0,
     exceptions: u64 = 0,
     terminations: u64 = 0,
+    /// Calls that waited on a timer (cancelled at once), or would have with no slot free.
+    suspensions: u64 = 0,
 };
 
 const limits: Engine.Limits = .{
@@ -129,7 +131,17 @@ fn runModule(arena: std.mem.Allocator, module: *const Engine.Module, stats: *Sta
     for (0..module.program.exports.len) |i| {
         engine.beginRequest();
         const f = engine.vm.exports[i];
-        count(stats, engine.call(f, &.{}));
+        switch (engine.call(f, &.{})) {
+            .value => stats.values += 1,
+            .exception => stats.exceptions += 1,
+            .terminated => stats.terminations += 1,
+            // A call that waits on a timer: given up at once, as a client that left would be.
+            .suspended => |ticket| {
+                stats.suspensions += 1;
+                engine.cancel(ticket);
+            },
+            .busy => stats.suspensions += 1,
+        }
     }
 }
 
