@@ -35,6 +35,7 @@ const Address = @import("../stdx/Address.zig").Address;
 const Config = @import("../config/Config.zig");
 const tls_ns = @import("../tls/tls.zig");
 const http2_probe = @import("http2_probe.zig");
+const proxy_protocol = @import("../policy/proxy_protocol.zig");
 
 const Checker = @This();
 
@@ -59,6 +60,10 @@ timeout_reason_len: u8,
 tls: ?Tls = null,
 /// Probes speak HTTP/2 (http2_probe.zig), for members that speak only that.
 http2: bool = false,
+/// Each probe connection starts with a PROXY protocol v2 LOCAL header, before TLS if any: the
+/// pool sends one on every connection (`send_proxy`), and a backend that requires it drops a
+/// connection without one. Set before `start`.
+send_proxy: bool = false,
 /// The memory the checker lives in, when its owner gave it its own (set after `init`): a
 /// membership change replaces the checker, as often as a backend name's addresses change,
 /// so a replaced one gives its memory back (`destroy`).
@@ -333,6 +338,11 @@ const Probe = struct {
     fn connectCallback(probe: *Probe, result: sys.ConnectError!void) void {
         if (probe.interrupted()) return;
         result catch |err| return probe.finish(connectReason(err));
+        if (probe.checker.send_proxy) {
+            // 16 bytes into a new socket's empty buffer: taken whole, or the probe fails.
+            const sent = probe.checker.loop.sendNow(&probe.socket, proxy_protocol.v2_local) catch 0;
+            if (sent != proxy_protocol.v2_local.len) return probe.finish("cannot send the PROXY protocol header");
+        }
         if (probe.tls != null) return probe.tlsStart();
         probe.sendRest();
     }

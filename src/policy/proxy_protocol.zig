@@ -23,6 +23,9 @@ const Address = @import("../stdx/Address.zig").Address;
 const sys = @import("../stdx/sys.zig");
 
 pub const v2_signature = "\r\n\r\n\x00\r\nQUIT\n";
+/// A v2 header with the LOCAL command and no addresses: what the sender says of a connection
+/// of its own, such as a health probe (HAProxy's `check-send-proxy`).
+pub const v2_local = v2_signature ++ "\x20\x00\x00\x00";
 /// The longest v1 line, CRLF included (the specification's own bound).
 pub const v1_bytes_max = 107;
 /// The longest v2 header accepted: the fixed 16 bytes and up to 1 KiB of addresses and TLVs
@@ -315,8 +318,8 @@ test "proxy_protocol: v2 from writeV2 parses back, split at every index" {
 }
 
 test "proxy_protocol: v2 LOCAL, UNSPEC keep the peer; bad ones are refused" {
-    const local = v2_signature ++ "\x20\x00\x00\x00";
-    try testing.expect(parse(local).complete.source == null);
+    try testing.expect(parse(v2_local).complete.source == null);
+    try testing.expectEqual(@as(usize, 16), parse(v2_local).complete.len);
     const unspec = v2_signature ++ "\x21\x00\x00\x03\x04\x00\x00"; // One empty NOOP TLV.
     try testing.expectEqual(@as(u32, unspec.len), parse(unspec).complete.len);
     try expectInvalid(.v2_version, parse(v2_signature ++ "\x11\x11\x00\x0c"));

@@ -234,6 +234,7 @@ fn initChecker(loop: *Loop, instance: *Pool, probe_tls_memory: ?*tls.memory.Pool
         checker.reindex(@intCast(position), slot);
         checker.setInitialUp(@intCast(position), shared.health.backends[slot].active_up.load(.acquire));
     }
+    checker.send_proxy = instance.config.send_proxy == .v2;
     checker.arena = arena_state; // Nothing more is allocated in it.
     instance.checker = checker;
 }

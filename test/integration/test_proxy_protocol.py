@@ -20,7 +20,7 @@ import time
 import pytest
 
 from backends import echo
-from client import BufferedSocket, Client, Deadline, read_response, request
+from client import BufferedSocket, Client, Deadline, read_response, request, wait_until
 from conftest import free_port, write_zon
 from h2client import H2Client
 from test_access_log import file_lines, wait_for_lines
@@ -363,6 +363,11 @@ class ProxyReceiver:
             except (ConnectionError, OSError) as e:
                 self.connections.append(("refused", str(e)))
                 return
+            if fixed[:12] == V2_SIGNATURE and fixed[12:16] == b"\x20\x00\x00\x00":
+                # LOCAL: the sender's own connection (a health probe), with no addresses.
+                self.connections.append(("local", ""))
+                self.answer_local(sock, bs)
+                return
             if fixed[:12] != V2_SIGNATURE or fixed[12] != 0x21 or fixed[13] not in (0x11, 0x21):
                 self.connections.append(("refused", fixed.hex()))
                 return
@@ -379,8 +384,34 @@ class ProxyReceiver:
                 text = f"{src}:{sport} {dst}:{dport}".encode()
                 sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(text), text))
 
+    def answer_local(self, sock, bs):
+        try:
+            bs.read_until(b"\r\n\r\n", Deadline(5))
+            sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nlocal")
+        except (ConnectionError, OSError):
+            pass
+
     def close(self):
         self.listener.close()
+
+
+def test_health_probes_to_a_send_proxy_pool_send_a_local_header(sluice):
+    """A pool with `--send-proxy v2` and active checks: each probe connection starts with a v2
+    LOCAL header (HAProxy's `check-send-proxy`), so a backend that requires the header keeps
+    answering the probes, stays up, and serves; before, probes were refused and it went down."""
+    receiver = ProxyReceiver()
+    try:
+        sluice.start([f"127.0.0.1:{receiver.port}"], args=[
+            "--send-proxy", "v2", "--health-path", "/healthz", "--health-interval", "100ms",
+            "--health-fall", "1"])
+        assert wait_until(lambda: sum(1 for kind, _ in receiver.connections if kind == "local") >= 3, 5.0), \
+            receiver.connections
+        assert not [c for c in receiver.connections if c[0] == "refused"], receiver.connections
+        with Client(sluice.port) as c:
+            assert c.request("GET", "/").status == 200
+        assert not sluice.log_lines(re.compile(r"is down")), sluice.stderr_text()
+    finally:
+        receiver.close()
 
 
 def test_send_proxy_v2_gives_each_backend_connection_its_client(sluice):
