@@ -27,13 +27,11 @@
 const Dns = @This();
 
 const std = @import("std");
-const assert = std.debug.assert;
 
 const log = @import("../stdx/log.zig");
 const StaticAllocator = @import("../stdx/StaticAllocator.zig");
 const Address = @import("../stdx/Address.zig").Address;
 const Config = @import("../config/Config.zig");
-const Pool = @import("../upstream/Pool.zig");
 const Members = @import("../upstream/Members.zig");
 const loop_ns = @import("../loop/loop.zig");
 const Loop = loop_ns.Loop;
