@@ -571,8 +571,22 @@ pub fn backendHostName(text: []const u8) []const u8 {
     return if (std.mem.eql(u8, text[0..colon], "localhost")) "localhost" else "";
 }
 
-/// What a backend's HOST may be, for the mistake that names it.
+/// What a listener's and a backend's HOST may be, for the mistake that names it.
+pub const address_host_rule = "expected HOST:PORT where HOST is an IP address or localhost";
 pub const backend_host_rule = "expected HOST:PORT where HOST is an IP address, localhost, or a DNS name (letters, digits, '-' and '_' in labels of 1 to 63 bytes)";
+
+/// The one text of an address mistake, for the command line and files alike: `host_rule` is
+/// `address_host_rule` or `backend_host_rule`. What does not fit `buffer` is cut.
+pub fn addressMistake(buffer: []u8, text: []const u8, err: BackendAddressError, comptime host_rule: []const u8) []const u8 {
+    var w: std.Io.Writer = .fixed(buffer);
+    (switch (err) {
+        error.MissingPort, error.InvalidPort => w.print("invalid address \"{s}\": expected HOST:PORT with a port from 0 to 65535", .{text}),
+        error.PortOutOfRange => w.print("invalid address \"{s}\": port {s} is out of range (0 to 65535)", .{ text, Address.portText(text) }),
+        error.InvalidHost, error.NameInvalid => w.print("invalid address \"{s}\": " ++ host_rule, .{text}),
+        error.OutOfMemory => w.writeAll("out of memory"),
+    }) catch {}; // Cut: a value longer than any address.
+    return w.buffered();
+}
 
 pub const BackendAddressError = Address.ParseError || error{ NameInvalid, OutOfMemory };
 

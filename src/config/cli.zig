@@ -459,20 +459,15 @@ fn parseEnum(comptime E: type, name: []const u8, value: []const u8, diagnostic: 
 }
 
 fn parseAddress(name: []const u8, value: []const u8, diagnostic: *Diagnostic) error{Usage}!Address {
-    return Address.parse(value) catch |err| switch (err) {
-        error.MissingPort, error.InvalidPort => diagnostic.set(name, "invalid address \"{s}\": expected HOST:PORT with a port from 0 to 65535", .{value}),
-        error.PortOutOfRange => diagnostic.set(name, "invalid address \"{s}\": port {s} is out of range (0 to 65535)", .{ value, Address.portText(value) }),
-        error.InvalidHost => diagnostic.set(name, "invalid address \"{s}\": expected HOST:PORT where HOST is an IP address or localhost", .{value}),
+    return Address.parse(value) catch |err| {
+        var buffer: [512]u8 = undefined;
+        return diagnostic.set(name, "{s}", .{Config.addressMistake(&buffer, value, err, Config.address_host_rule)});
     };
 }
 
 fn backendAddressMistake(name: []const u8, value: []const u8, err: Config.BackendAddressError, diagnostic: *Diagnostic) error{Usage} {
-    return switch (err) {
-        error.MissingPort, error.InvalidPort => diagnostic.set(name, "invalid address \"{s}\": expected HOST:PORT with a port from 0 to 65535", .{value}),
-        error.PortOutOfRange => diagnostic.set(name, "invalid address \"{s}\": port {s} is out of range (0 to 65535)", .{ value, Address.portText(value) }),
-        error.InvalidHost, error.NameInvalid => diagnostic.set(name, "invalid address \"{s}\": " ++ Config.backend_host_rule, .{value}),
-        error.OutOfMemory => diagnostic.set(name, "out of memory", .{}),
-    };
+    var buffer: [512]u8 = undefined;
+    return diagnostic.set(name, "{s}", .{Config.addressMistake(&buffer, value, err, Config.backend_host_rule)});
 }
 
 fn parseCount(name: []const u8, value: []const u8, bounds: settings.Bounds, diagnostic: *Diagnostic) error{Usage}!u64 {

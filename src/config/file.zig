@@ -1447,11 +1447,8 @@ const Mapper = struct {
     fn address(m: *Mapper, node: *const Node) ?Address {
         const text = m.string(node, "an address such as \"127.0.0.1:8080\"") orelse return null;
         return Address.parse(text) catch |err| {
-            m.problem(node.position, switch (err) {
-                error.MissingPort, error.InvalidPort => m.print("invalid address \"{s}\": expected HOST:PORT with a port from 0 to 65535", .{text}),
-                error.PortOutOfRange => m.print("invalid address \"{s}\": port {s} is out of range (0 to 65535)", .{ text, Address.portText(text) }),
-                error.InvalidHost => m.print("invalid address \"{s}\": expected HOST:PORT where HOST is an IP address or localhost", .{text}),
-            });
+            var buffer: [512]u8 = undefined;
+            m.problem(node.position, m.print("{s}", .{Config.addressMistake(&buffer, text, err, Config.address_host_rule)}));
             return null;
         };
     }
@@ -1460,12 +1457,8 @@ const Mapper = struct {
     fn backendAddress(m: *Mapper, node: *const Node) ?Config.Backend {
         const text = m.string(node, "an address such as \"10.0.0.1:8080\" or \"app.internal:8080\"") orelse return null;
         return Config.parseBackendAddress(m.arena, text) catch |err| {
-            m.problem(node.position, switch (err) {
-                error.MissingPort, error.InvalidPort => m.print("invalid address \"{s}\": expected HOST:PORT with a port from 0 to 65535", .{text}),
-                error.PortOutOfRange => m.print("invalid address \"{s}\": port {s} is out of range (0 to 65535)", .{ text, Address.portText(text) }),
-                error.InvalidHost, error.NameInvalid => m.print("invalid address \"{s}\": " ++ Config.backend_host_rule, .{text}),
-                error.OutOfMemory => "out of memory",
-            });
+            var buffer: [512]u8 = undefined;
+            m.problem(node.position, m.print("{s}", .{Config.addressMistake(&buffer, text, err, Config.backend_host_rule)}));
             return null;
         };
     }
