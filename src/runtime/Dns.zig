@@ -23,7 +23,7 @@
 //! Memory: made once, in pages untouched until used: `names_max` watch entries (21 KiB
 //! each: a reply of 32 records, two sets of 64 addresses, an SRV name's 32 targets),
 //! `slots_count` resolver slots (9.1 KiB each), /etc/hosts' 64 KiB and resolv.conf's 16 KiB
-//! buffers.
+//! buffers, and the 64 KiB list a pool's members are expanded into.
 const Dns = @This();
 
 const std = @import("std");
@@ -50,6 +50,10 @@ entries: []Watch.Entry,
 slots: []Resolver.Slot,
 conf_buffer: [ResolvConf.file_bytes_max]u8,
 hosts_buffer: [Hosts.file_bytes_max]u8,
+/// Where `expand` writes a pool's members: one list at a time, on the control thread, used
+/// before the next (in the untouched pages with the rest, so a process without names and a
+/// build of a pool without them never touch it).
+scratch: [Config.backends_count_max]Config.Backend,
 /// Set by a change that did not fit a pool; `retry_timer` applies them again.
 retry_queue: TimerQueue = .init(retry_ns),
 retry_timer: Timer = .{},
@@ -206,17 +210,19 @@ pub fn settled(d: *const Dns) bool {
 }
 
 /// `pool`'s members now: its list as written when it has no names (or there is no `Dns`),
-/// else `expand`'s, in `out`.
-pub fn membersOf(maybe: ?*const Dns, pool: *const Config.Pool, out: []Config.Backend) []const Config.Backend {
+/// else `expand`'s.
+pub fn membersOf(maybe: ?*Dns, pool: *const Config.Pool) []const Config.Backend {
     const d = maybe orelse return pool.backends();
     if (!hasNames(pool)) return pool.backends();
-    return d.expand(pool, out);
+    return d.expand(pool);
 }
 
 /// `pool`'s members now: its addresses as written, then each name's addresses (with the
 /// name's entry's weight and caps, `host_name` the watch's stable copy of the name), without
-/// duplicates, at most `out.len`. A name not resolved yet adds nothing.
-pub fn expand(d: *const Dns, pool: *const Config.Pool, out: []Config.Backend) []Config.Backend {
+/// duplicates, at most `backends_count_max`, in `scratch` (valid until the next call). A name
+/// not resolved yet adds nothing.
+pub fn expand(d: *Dns, pool: *const Config.Pool) []const Config.Backend {
+    const out = &d.scratch;
     var count: usize = 0;
     for (pool.backends()) |*backend| {
         if (!backend.by_name) {

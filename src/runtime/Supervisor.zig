@@ -257,12 +257,11 @@ pub fn applyNames(supervisor: *Supervisor) void {
     const d = supervisor.dns.?;
     const runtime = supervisor.runtime;
     const generation = &runtime.generations.current().generation;
-    var members_buffer: [Config.backends_count_max]Config.Backend = undefined;
     var changed = false;
     var retry = false;
     for (generation.pools, generation.config.pools()) |instance, *pool| {
         if (!Dns.hasNames(pool)) continue;
-        const members = d.expand(pool, &members_buffer);
+        const members = d.expand(pool);
         if (instance.sameMembers(members)) continue;
         if (!instance.membersFit(members)) {
             retry = true;

@@ -290,9 +290,8 @@ pub const Generations = struct {
         // A pool with names is built with their addresses known now (`Dns.expand`), in slots
         // for as many as they may bring.
         var effective = written.*;
-        var members_buffer: [Config.backends_count_max]Config.Backend = undefined;
         if (Dns.hasNames(written)) {
-            const members = generations.dns.?.expand(written, &members_buffer);
+            const members = generations.dns.?.expand(written);
             effective.backends_list = members;
             effective.backends_count = @intCast(members.len);
             effective.member_slots = Dns.slotsFor(written);

@@ -238,14 +238,13 @@ fn tryReload(runtime: *Runtime, out: *std.Io.Writer) bool {
 /// next wake-up (the generation's publication wakes them) or request.
 fn changeMembers(supervisor: *Supervisor, generation: *const Generation) u32 {
     var changed: u32 = 0;
-    var members_buffer: [Config.backends_count_max]Config.Backend = undefined;
     for (generation.pools, generation.config.pools()) |instance, *pool| {
         assert(std.mem.eql(u8, instance.config.name, pool.name));
         if (instance.refs == 1) continue; // Built for this generation from this list.
         // A name this reload added has no answer yet: the members stay until it has one
         // (then `Supervisor.applyNames` changes them), rather than leaving it empty meanwhile.
         if (supervisor.dns) |d| if (Dns.hasNames(pool) and d.awaitsFirstAnswer(pool)) continue;
-        const members = Dns.membersOf(supervisor.dns, pool, &members_buffer);
+        const members = Dns.membersOf(supervisor.dns, pool);
         if (instance.sameMembers(members)) continue;
         const change = instance.changeMembers(members) catch |err| {
             // `membersFit` said it fits, so only memory can be short: the members stay as
