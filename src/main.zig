@@ -220,6 +220,7 @@ fn checkFile(arena: std.mem.Allocator, path: []const u8) u8 {
     if (!handlers_ok) return 1;
     if (!startup.checkCertificates(arena, &config)) return 1;
     if (!checkUpstreamTls(arena, path, &config)) return 1;
+    if (!startup.checkUnixSockets(&config)) return 1;
     log.stdout(path);
     log.stdout(": ok\n");
     return 0;

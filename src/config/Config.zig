@@ -573,28 +573,40 @@ pub fn backendHostName(text: []const u8) []const u8 {
 
 /// What a listener's and a backend's HOST may be, for the mistake that names it.
 pub const address_host_rule = "expected HOST:PORT where HOST is an IP address or localhost";
-pub const backend_host_rule = "expected HOST:PORT where HOST is an IP address, localhost, or a DNS name (letters, digits, '-' and '_' in labels of 1 to 63 bytes)";
+pub const backend_host_rule = "expected HOST:PORT where HOST is an IP address, localhost, or a DNS name (letters, digits, '-' and '_' in labels of 1 to 63 bytes), or unix:/PATH";
+
+/// What a Unix socket backend may be (`Address.parseUnix`).
+pub const unix_rule = std.fmt.comptimePrint("expected unix:/PATH, an absolute path of at most {d} bytes of visible ASCII other than '\"', '\\' and ','", .{Address.unix_path_bytes_max});
 
 /// The one text of an address mistake, for the command line and files alike: `host_rule` is
 /// `address_host_rule` or `backend_host_rule`. What does not fit `buffer` is cut.
 pub fn addressMistake(buffer: []u8, text: []const u8, err: BackendAddressError, comptime host_rule: []const u8) []const u8 {
     var w: std.Io.Writer = .fixed(buffer);
+    // `parseBackendAddress` takes `unix:` first, so otherwise only a listener's, an admin
+    // listener's or a resolver's gets here.
+    const unix_elsewhere = std.mem.startsWith(u8, text, Address.unix_prefix) and err != error.UnixPathInvalid;
+    if (unix_elsewhere) {
+        w.print("invalid address \"{s}\": expected HOST:PORT; Unix sockets are for backends only", .{text}) catch {};
+        return w.buffered();
+    }
     (switch (err) {
         error.MissingPort, error.InvalidPort => w.print("invalid address \"{s}\": expected HOST:PORT with a port from 0 to 65535", .{text}),
         error.PortOutOfRange => w.print("invalid address \"{s}\": port {s} is out of range (0 to 65535)", .{ text, Address.portText(text) }),
         error.InvalidHost, error.NameInvalid => w.print("invalid address \"{s}\": " ++ host_rule, .{text}),
+        error.UnixPathInvalid => w.print("invalid address \"{s}\": " ++ unix_rule, .{text}),
         error.OutOfMemory => w.writeAll("out of memory"),
     }) catch {}; // Cut: a value longer than any address.
     return w.buffered();
 }
 
-pub const BackendAddressError = Address.ParseError || error{ NameInvalid, OutOfMemory };
+pub const BackendAddressError = Address.ParseError || error{ NameInvalid, UnixPathInvalid, OutOfMemory };
 
 /// `HOST:PORT` as a backend: an IP address or localhost (`Address.parse`), or a DNS name to
 /// resolve (dns/), copied into `arena`; or an SRV name without a port (`srvName`). A name is letters, digits, `-` and `_` in dot-separated
 /// labels of 1 to 63 bytes, 253 bytes at most, with an optional final dot; a host whose last
 /// label is all digits is a mistyped IP address, not a name.
 pub fn parseBackendAddress(arena: std.mem.Allocator, text: []const u8) BackendAddressError!Backend {
+    if (std.mem.startsWith(u8, text, Address.unix_prefix)) return .{ .address = try Address.parseUnix(text) };
     if (srvName(text)) |name| {
         if (!isDnsName(name)) return error.NameInvalid;
         return .{
@@ -1234,6 +1246,27 @@ test "config: a backend's host is an address, localhost or a DNS name" {
     try std.testing.expectError(error.NameInvalid, parseBackendAddress(arena, "srv+a b"));
     try std.testing.expectError(error.PortOutOfRange, parseBackendAddress(arena, "app.internal:70000"));
     try std.testing.expectError(error.InvalidPort, parseBackendAddress(arena, "app.internal:"));
+}
+
+test "config: a backend may be a Unix socket, and only a backend; each mistake says so" {
+    var arena_state: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer arena_state.deinit();
+    const arena = arena_state.allocator();
+    const unix = try parseBackendAddress(arena, "unix:/run/app.sock");
+    try std.testing.expect(unix.address.isUnix() and !unix.by_name);
+    try std.testing.expectEqualStrings("/run/app.sock", unix.address.unixPath());
+    try std.testing.expectEqualStrings("", unix.host_name);
+    // `unix:` is never read as HOST:PORT, nor as a DNS name.
+    try std.testing.expectError(error.UnixPathInvalid, parseBackendAddress(arena, "unix:80"));
+    try std.testing.expectError(error.UnixPathInvalid, parseBackendAddress(arena, "unix:run/app.sock"));
+
+    var buffer: [512]u8 = undefined;
+    const bad_path = addressMistake(&buffer, "unix:run/app.sock", error.UnixPathInvalid, backend_host_rule);
+    try std.testing.expect(std.mem.endsWith(u8, bad_path, unix_rule));
+    // A listener's text goes to `Address.parse`, which reads "/run/app.sock" as the port.
+    try std.testing.expectError(error.InvalidPort, Address.parse("unix:/run/app.sock"));
+    const listener = addressMistake(&buffer, "unix:/run/app.sock", error.InvalidPort, address_host_rule);
+    try std.testing.expect(std.mem.endsWith(u8, listener, "Unix sockets are for backends only"));
 }
 
 test "config: resolvers are IP or IP:PORT, three at most" {

@@ -67,11 +67,11 @@ fn emitFields(w: *std.Io.Writer, prefix: []const u8, comptime T: type, value: *c
             for (field.*) |*backend| {
                 if (backend.by_name) return error.Unsupported; // The demo's are addresses.
                 var text: [Address.text_bytes_max]u8 = undefined;
-                try w.print("        .{{ .address = Config.Address.parse(\"{s}\") catch unreachable, " ++
+                const parse = if (backend.address.isUnix()) "parseUnix" else "parse";
+                try w.print("        .{{ .address = Config.Address.{s}(\"{s}\") catch unreachable, " ++
                     ".host_name = \"{s}\", .weight = {d}, .max_connections = {d}, .max_pending = {d} }},\n", .{
-                    backend.address.toText(&text), backend.host_name,
-                    backend.weight,                backend.max_connections,
-                    backend.max_pending,
+                    parse,          backend.address.toText(&text), backend.host_name,
+                    backend.weight, backend.max_connections,       backend.max_pending,
                 });
             }
             try w.writeAll("    }) catch unreachable;\n");

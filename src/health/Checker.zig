@@ -327,8 +327,8 @@ const Probe = struct {
             probe.socket_failure = socketReason(err);
             return;
         };
-        // The request is one small write: it must not wait for Nagle.
-        sys.setsockoptInt(fd, linux.IPPROTO.TCP, linux.TCP.NODELAY, 1) catch {}; // Latency only.
+        // The request is one small write: it must not wait for Nagle (which a Unix socket has not).
+        if (!probe.address.isUnix()) sys.setsockoptInt(fd, linux.IPPROTO.TCP, linux.TCP.NODELAY, 1) catch {};
         probe.socket = .init(fd);
         const loop = checker.loop;
         const address = &probe.address;
@@ -337,7 +337,7 @@ const Probe = struct {
 
     fn connectCallback(probe: *Probe, result: sys.ConnectError!void) void {
         if (probe.interrupted()) return;
-        result catch |err| return probe.finish(connectReason(err));
+        result catch |err| return probe.finish(connectReason(err, &probe.address));
         if (probe.checker.send_proxy) {
             // 16 bytes into a new socket's empty buffer: taken whole, or the probe fails.
             const sent = probe.checker.loop.sendNow(&probe.socket, proxy_protocol.v2_local) catch 0;
@@ -657,7 +657,7 @@ pub fn requestBytesMax(path_bytes: usize, host_bytes: usize) usize {
         path_bytes +
         request_version.len +
         request_host.len +
-        (if (host_bytes > 0) host_bytes else Address.text_bytes_max) +
+        (if (host_bytes > 0) host_bytes else Address.ip_text_bytes_max) + // Address.authority.
         request_rest.len;
     // About 2 KiB per backend at most, 64 backends: 140 KiB in the worst case.
     assert(bytes <= 4 + 1 + path_bytes_max + 11 + 6 + host_bytes_max + 56);
@@ -670,7 +670,7 @@ pub fn composeRequest(
     address: *const Address,
 ) []const u8 {
     var address_text: [Address.text_bytes_max]u8 = undefined;
-    const host = if (check.host.len > 0) check.host else address.toText(&address_text);
+    const host = if (check.host.len > 0) check.host else address.authority(&address_text);
     var writer: std.Io.Writer = .fixed(buffer);
     writer.print("{s} {s}" ++ request_version ++ request_host ++ "{s}" ++ request_rest, .{
         @tagName(check.method),
@@ -730,13 +730,16 @@ fn socketReason(err: sys.SocketError) []const u8 {
     };
 }
 
-fn connectReason(err: sys.ConnectError) []const u8 {
+fn connectReason(err: sys.ConnectError, address: *const Address) []const u8 {
+    const unix = address.isUnix();
     return switch (err) {
-        error.ConnectionRefused => "connection refused",
+        error.ConnectionRefused => if (unix) "connection refused (no process listens on the socket)" else "connection refused",
+        error.SocketFileMissing => "no such socket file",
+        error.PermissionDenied => if (unix) "permission denied on the socket's path" else "connect not permitted",
         error.NetworkUnreachable => "network unreachable",
         error.HostUnreachable => "host unreachable",
         error.TimedOut => "connect timed out in the kernel",
-        error.AddressNotAvailable => "no local address or port available",
+        error.AddressNotAvailable => if (unix) "the socket's listen backlog is full" else "no local address or port available",
         // Only our own cancels, which `interrupted` handles first. A stray one from the kernel
         // is still a failed probe, not a reason to crash the control thread.
         error.Canceled => "connect canceled",

@@ -31,7 +31,7 @@ const flag_priority = 0x20;
 /// The most bytes `compose` writes for a path and a Host of these lengths (host 0: the
 /// address's text).
 pub fn requestBytesMax(path_bytes: usize, host_bytes: usize) usize {
-    const host = if (host_bytes > 0) host_bytes else Address.text_bytes_max;
+    const host = if (host_bytes > 0) host_bytes else Address.ip_text_bytes_max; // Address.authority.
     const field_overhead = 1 + 3 + 1; // Representation, a length of up to 3 bytes, rounding.
     return preface.len + settings_frame.len + frame_header_bytes +
         (1 + 1 + "HEAD".len) + // :method
@@ -44,7 +44,7 @@ pub fn requestBytesMax(path_bytes: usize, host_bytes: usize) usize {
 /// The probe's request for one member, into `buffer` (sized by `requestBytesMax`).
 pub fn compose(buffer: []u8, check: *const Config.HealthCheck, address: *const Address, https: bool) []const u8 {
     var address_text: [Address.text_bytes_max]u8 = undefined;
-    const host = if (check.host.len > 0) check.host else address.toText(&address_text);
+    const host = if (check.host.len > 0) check.host else address.authority(&address_text);
     var writer: std.Io.Writer = .fixed(buffer);
     writer.writeAll(preface ++ settings_frame) catch unreachable; // Sized by requestBytesMax.
     const header_at = writer.end;

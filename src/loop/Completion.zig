@@ -62,8 +62,9 @@ pub const Cancel = enum(u8) {
 pub const Operation = union(enum) {
     none,
     accept: struct { socket: *Socket },
-    /// The address is copied in, so the caller's may be a temporary.
-    connect: struct { socket: *Socket, address: Address },
+    /// The address is the caller's, and must stay as it is until the completion is called back
+    /// (its owner is the socket's: see Loop.connect).
+    connect: struct { socket: *Socket, address: *const Address },
     /// `later`: the bytes most likely have not arrived yet (the peer answers what was just
     /// sent to it): io_uring waits for readiness before trying (`Loop.recvLater`).
     /// `datagram`: one receive is one datagram, so a short one does not mean the socket was

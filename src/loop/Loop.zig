@@ -222,7 +222,11 @@ pub fn accept(
     loop.submit(completion, .{ .accept = .{ .socket = listener } }, context, erased);
 }
 
-/// `socket` must be a fresh nonblocking socket. The address is copied.
+/// `socket` must be a fresh nonblocking socket. `address` must stay as it is until the callback:
+/// io_uring reads it when the SQE is submitted, which may be after this returns, and a backend
+/// slot's address may be rewritten by the control thread once no worker's table has it. So the
+/// socket's owner keeps its own copy (upstream/Connections.zig, health/Checker.zig's probes);
+/// a pointer, not a copy in the completion, since a Unix socket's address is 112 bytes.
 pub fn connect(
     loop: *Loop,
     completion: *Completion,
@@ -234,7 +238,7 @@ pub fn connect(
 ) void {
     const erased = erasedCallback(Context, "connect", callback);
     const operation: Completion.Operation = .{
-        .connect = .{ .socket = socket, .address = address.* },
+        .connect = .{ .socket = socket, .address = address },
     };
     loop.submit(completion, operation, context, erased);
 }
@@ -464,7 +468,8 @@ pub fn openSocket(loop: *Loop, family: u32) sys.SocketError!Socket {
     if (loop.backend == .sim) return loop.io.sim.openSocket();
     const flags = linux.SOCK.STREAM | linux.SOCK.NONBLOCK | linux.SOCK.CLOEXEC;
     const fd = try sys.socket(family, flags, 0);
-    sys.setsockoptInt(fd, linux.IPPROTO.TCP, linux.TCP.NODELAY, 1) catch {}; // Latency only.
+    // Latency only; a Unix socket has no Nagle to turn off.
+    if (family != linux.AF.UNIX) sys.setsockoptInt(fd, linux.IPPROTO.TCP, linux.TCP.NODELAY, 1) catch {};
     return .init(fd);
 }
 
@@ -783,7 +788,8 @@ fn erasedContextCallback(
 test "loop: hot struct sizes" {
     // One Completion per in-flight operation, several per session: growth is a decision.
     // Safe builds carry a hidden tag for the untagged `result` union.
-    const completion_size: usize = if (std.debug.runtime_safety) 104 else 96;
+    // A connect holds a pointer to its address (a Unix socket's is 112 bytes).
+    const completion_size: usize = if (std.debug.runtime_safety) 96 else 88;
     try std.testing.expectEqual(completion_size, @sizeOf(Completion));
     try std.testing.expectEqual(48, @sizeOf(Timer));
     try std.testing.expect(builtin.os.tag == .linux);

@@ -339,7 +339,7 @@ pub fn submit(sim: *Sim, completion: *Completion) void {
             if (connection.kind != .upstream or connection.connect != .none) {
                 std.debug.panic("sim: fd {d}: connect on a socket that is not fresh", .{socket.fd});
             }
-            sim.startConnect(connection, &op.address);
+            sim.startConnect(connection, op.address);
         },
         .recv, .send, .poll_readable, .splice_in, .splice_out => if (connection.connect != .connected) {
             std.debug.panic("sim: fd {d}: {t} on a socket that is not connected ({t})", .{

@@ -625,13 +625,12 @@ fn releaseTls(exchange: *Exchange) void {
 fn connectFresh(exchange: *Exchange) void {
     const attempt = &exchange.attempt;
     assert(attempt.leased);
-    const address = exchange.localPool().backendAddress(attempt.backend_index);
     attempt.state = .connecting;
     exchange.rearmAttemptTimer();
     exchange.submit();
-    const socket = &attempt.connection.?.socket;
+    const connection = attempt.connection.?;
     // A connect is the socket's first write.
-    exchange.loop().connect(&attempt.send, socket, address, Exchange, exchange, connectCallback);
+    exchange.loop().connect(&attempt.send, &connection.socket, &connection.address, Exchange, exchange, connectCallback);
 }
 
 /// A multiplexed try could not be attached to a connection (no slot, socket or memory, or the

@@ -157,7 +157,7 @@ fn open(proxy: *Proxy, pool: *LocalPool, backend: u16) error{ Overloaded, AtBack
     if (proxy.h2_backends_open) |first| first.prev = link;
     proxy.h2_backends_open = link;
     link.pending_ops += 1;
-    proxy.loop.connect(&link.send, &connection.socket, pool.backendAddress(backend), Http2Backend, link, connectCallback);
+    proxy.loop.connect(&link.send, &connection.socket, &connection.address, Http2Backend, link, connectCallback);
     return link;
 }
 

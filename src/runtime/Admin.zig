@@ -170,11 +170,11 @@ pub fn init(
 ) std.mem.Allocator.Error!void {
     assert(options.head_timeout_ns > 0 and options.response_timeout_ns > 0);
     assert(options.linger_ns > 0);
-    // 16 connections x (256 B of head room + 8.3 MiB of body, for 2,048 backends): 133 MiB
+    // 16 connections x (256 B of head room + 10.7 MiB of body, for 2,048 backends): 171 MiB
     // of address space, touched only as responses are rendered. Connections are taken lowest
     // index first, so with one scraper at a time only the first buffer's leading pages become
     // resident, a few tens of KiB for a pool of a few backends.
-    comptime assert(connections_max * response_bytes <= 140 * 1024 * 1024);
+    comptime assert(connections_max * response_bytes <= 172 * 1024 * 1024);
     const responses = try StaticAllocator.allocUntouched(
         allocator,
         u8,

@@ -353,3 +353,50 @@ fn contains(list: []const []const u8, item: []const u8) bool {
     for (list) |other| if (std.mem.eql(u8, other, item)) return true;
     return false;
 }
+
+/// `sluice check`: each Unix socket backend's path. A path that exists and is not a socket is
+/// an error (a typo that names a file, or a directory); one that does not exist yet, or that
+/// this user cannot reach, is a warning, since the application may simply not be running on
+/// the machine that checks. At run time neither stops start-up: connects fail, the pool fails
+/// over, and health checks say why. False when any path is an error.
+pub fn checkUnixSockets(config: *const Config) bool {
+    var ok = true;
+    for (config.pools()) |*pool| {
+        for (pool.backends()) |*backend| {
+            if (!backend.address.isUnix()) continue;
+            if (!checkUnixSocket(pool.name, &backend.address)) ok = false;
+        }
+    }
+    return ok;
+}
+
+fn checkUnixSocket(pool_name: []const u8, address: *const Address) bool {
+    const path: [*:0]const u8 = @ptrCast(&address.un.path); // NUL-terminated: Address.parseUnix.
+    var status: linux.Statx = undefined;
+    const rc = linux.statx(linux.AT.FDCWD, path, 0, .{ .TYPE = true }, &status);
+    switch (linux.errno(rc)) {
+        .SUCCESS => {},
+        .NOENT, .NOTDIR => {
+            log.plain("warning: pool {s}: {s}: no such socket file (yet): requests to it fail over until an application listens there", .{ pool_name, std.mem.span(path) });
+            return true;
+        },
+        .ACCES => {
+            log.plain("warning: pool {s}: {s}: a directory on the path cannot be searched by this user", .{ pool_name, std.mem.span(path) });
+            return true;
+        },
+        else => |e| {
+            log.plain("warning: pool {s}: {s}: cannot be examined ({t})", .{ pool_name, std.mem.span(path), e });
+            return true;
+        },
+    }
+    if (linux.S.ISSOCK(status.mode)) return true;
+    const kind = switch (status.mode & linux.S.IFMT) {
+        linux.S.IFREG => "a regular file",
+        linux.S.IFDIR => "a directory",
+        linux.S.IFIFO => "a FIFO",
+        linux.S.IFCHR, linux.S.IFBLK => "a device",
+        else => "another kind of file",
+    };
+    log.plain("error: pool {s}: {s}: not a socket ({s})", .{ pool_name, std.mem.span(path), kind });
+    return false;
+}

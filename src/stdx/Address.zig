@@ -1,10 +1,15 @@
 //! A socket address in the kernel's own layout, so it can be handed to bind/connect and to
 //! io_uring without conversion, and parsed from the forms an operator types on the command
-//! line: `1.2.3.4:80`, `[::1]:80`, `:80` (every IPv4 interface) and `localhost:80`.
+//! line: `1.2.3.4:80`, `[::1]:80`, `:80` (every IPv4 interface) and `localhost:80`; and, for
+//! backends only, a Unix socket's path, `unix:/run/app.sock` (`parseUnix`).
 //!
-//! Decision: no DNS here. Names other than `localhost` are rejected with a clear error until
-//! backend re-resolution exists (DESIGN.md "Later phases"); resolving at start-up would put a
-//! blocking, unbounded step in front of the first accept.
+//! Decision: no DNS here. A backend's DNS name is config/Config.zig's and runtime/Dns.zig's;
+//! this type holds what the kernel connects to.
+//!
+//! Decision: the Unix arm is the kernel's whole `sockaddr_un` (108 bytes of path), so the
+//! type is 112 bytes where IP alone was 28. A connect's completion holds a pointer, not a copy
+//! (loop/Completion.zig), so the size costs only where an address is stored: a client
+//! connection's slot (+84 B), a backend slot, an upstream connection.
 const std = @import("std");
 const linux = std.os.linux;
 const assert = std.debug.assert;
@@ -14,6 +19,8 @@ pub const Address = extern union {
     any: linux.sockaddr,
     in: linux.sockaddr.in,
     in6: linux.sockaddr.in6,
+    /// `path` is NUL-terminated: `parseUnix` keeps paths to `unix_path_bytes_max`.
+    un: linux.sockaddr.un,
 
     /// `PortOutOfRange`: the port is a number, above 65535 (a typo such as `:330001`, which
     /// deserves a message about the port rather than about the host).
@@ -32,6 +39,36 @@ pub const Address = extern union {
             return initIp6(ip6.bytes, port);
         }
         return initIp4(try parseIp4(host), port);
+    }
+
+    /// What a Unix socket backend is written with.
+    pub const unix_prefix = "unix:";
+    /// The longest path: `sun_path` less its terminating NUL.
+    pub const unix_path_bytes_max = @typeInfo(@FieldType(linux.sockaddr.un, "path")).array.len - 1;
+
+    /// `unix:/ABSOLUTE/PATH`. The path is absolute (a relative one would follow the working
+    /// directory, which a reload cannot see) and visible ASCII other than `"`, `\` and `,`, so
+    /// its text goes into log lines, metrics labels and JSON as it is, needing no escape, and
+    /// `--backend`'s options can follow it after a comma. Linux's abstract sockets (a leading
+    /// NUL) are not offered.
+    pub fn parseUnix(text: []const u8) error{UnixPathInvalid}!Address {
+        if (!std.mem.startsWith(u8, text, unix_prefix)) return error.UnixPathInvalid;
+        const path = text[unix_prefix.len..];
+        if (path.len < 2 or path.len > unix_path_bytes_max or path[0] != '/') return error.UnixPathInvalid;
+        for (path) |c| if (c < 0x21 or c > 0x7e or c == '"' or c == '\\' or c == ',') return error.UnixPathInvalid;
+        var address: Address = .{ .un = .{ .path = @splat(0) } };
+        @memcpy(address.un.path[0..path.len], path);
+        return address;
+    }
+
+    pub fn isUnix(address: *const Address) bool {
+        return address.any.family == linux.AF.UNIX;
+    }
+
+    /// The path of a Unix socket address, without its NUL.
+    pub fn unixPath(address: *const Address) []const u8 {
+        assert(address.isUnix());
+        return std.mem.sliceTo(&address.un.path, 0);
     }
 
     /// The port's text in an address `parse` refused with `PortOutOfRange`.
@@ -80,14 +117,18 @@ pub const Address = extern union {
         return switch (address.any.family) {
             linux.AF.INET => @sizeOf(linux.sockaddr.in),
             linux.AF.INET6 => @sizeOf(linux.sockaddr.in6),
+            // unix(7): the family, the path and its NUL.
+            linux.AF.UNIX => @intCast(@offsetOf(linux.sockaddr.un, "path") + address.unixPath().len + 1),
             else => unreachable,
         };
     }
 
+    /// 0 for a Unix socket, which has none.
     pub fn getPort(address: *const Address) u16 {
         return std.mem.bigToNative(u16, switch (address.any.family) {
             linux.AF.INET => address.in.port,
             linux.AF.INET6 => address.in6.port,
+            linux.AF.UNIX => 0,
             else => unreachable,
         });
     }
@@ -106,18 +147,22 @@ pub const Address = extern union {
             linux.AF.INET => a.in.port == b.in.port and a.in.addr == b.in.addr,
             linux.AF.INET6 => a.in6.port == b.in6.port and
                 std.mem.eql(u8, &a.in6.addr, &b.in6.addr),
+            linux.AF.UNIX => std.mem.eql(u8, a.unixPath(), b.unixPath()),
             else => unreachable,
         };
     }
 
-    /// Writes the host part only (no port): what X-Forwarded-For carries.
+    /// Writes an IP address's host part only (no port): what X-Forwarded-For carries. A Unix
+    /// socket has no host part (its text is `format`'s).
     pub fn formatHost(address: *const Address, buffer: []u8) []const u8 {
+        assert(!address.isUnix());
         var writer: std.Io.Writer = .fixed(buffer);
         address.writeHost(&writer) catch unreachable; // Buffers are sized for the longest form.
         return writer.buffered();
     }
 
     pub fn format(address: *const Address, writer: *std.Io.Writer) std.Io.Writer.Error!void {
+        if (address.isUnix()) return address.writeHost(writer);
         if (address.any.family == linux.AF.INET6) {
             try writer.writeByte('[');
             try address.writeHost(writer);
@@ -128,17 +173,30 @@ pub const Address = extern union {
         try writer.print(":{d}", .{address.getPort()});
     }
 
-    /// The whole address as text (`1.2.3.4:80`, `[...]:80`), for log lines.
+    /// The whole address as text (`1.2.3.4:80`, `[...]:80`, `unix:/run/app.sock`), for log
+    /// lines.
     pub fn toText(address: *const Address, buffer: *[text_bytes_max]u8) []const u8 {
         var writer: std.Io.Writer = .fixed(buffer);
         address.format(&writer) catch unreachable; // Sized for the longest form.
         return writer.buffered();
     }
 
-    /// The longest text `formatHost` produces (a full IPv6 address).
+    /// What a request to this address names as its host when no other is configured (a health
+    /// probe's Host, an HTTP/2 probe's :authority): the address's text; `localhost` for a Unix
+    /// socket, whose path is not a host (nginx does the same).
+    pub fn authority(address: *const Address, buffer: *[text_bytes_max]u8) []const u8 {
+        comptime assert("localhost".len <= ip_text_bytes_max);
+        return if (address.isUnix()) "localhost" else address.toText(buffer);
+    }
+
+    /// The longest text `formatHost` produces for an IP address (a full IPv6 address): what a
+    /// client's address, always IP, takes.
     pub const host_text_bytes_max = 39;
-    /// The longest text `format` produces: "[" host "]:" 5-digit port.
-    pub const text_bytes_max = host_text_bytes_max + 2 + 1 + 5;
+    /// The longest text `format` produces for an IP address: "[" host "]:" 5-digit port; the
+    /// longest `authority` too.
+    pub const ip_text_bytes_max = host_text_bytes_max + 2 + 1 + 5;
+    /// The longest text `format` produces: a Unix socket's `unix:PATH`.
+    pub const text_bytes_max = @max(ip_text_bytes_max, unix_prefix.len + unix_path_bytes_max);
 
     fn writeHost(address: *const Address, writer: *std.Io.Writer) std.Io.Writer.Error!void {
         switch (address.any.family) {
@@ -147,6 +205,7 @@ pub const Address = extern union {
                 try writer.print("{d}.{d}.{d}.{d}", .{ b[0], b[1], b[2], b[3] });
             },
             linux.AF.INET6 => try writeIp6(writer, &address.in6.addr),
+            linux.AF.UNIX => try writer.print(unix_prefix ++ "{s}", .{address.unixPath()}),
             else => unreachable,
         }
     }
@@ -266,7 +325,45 @@ test "address: port round-trips in network order" {
     try std.testing.expect(address.eql(&(try Address.parse("127.0.0.1:54321"))));
     var buffer: [Address.host_text_bytes_max]u8 = undefined;
     try std.testing.expectEqualStrings("127.0.0.1", address.formatHost(&buffer));
-    comptime assert(@sizeOf(Address) == 28);
+    comptime assert(@sizeOf(Address) == 112);
+}
+
+test "address: a Unix socket's path" {
+    const address = try Address.parseUnix("unix:/run/app.sock");
+    try std.testing.expect(address.isUnix());
+    try std.testing.expectEqualStrings("/run/app.sock", address.unixPath());
+    try std.testing.expectEqual(@as(u16, 0), address.getPort());
+    // The family, the path and its NUL (unix(7)).
+    try std.testing.expectEqual(@as(linux.socklen_t, 2 + 13 + 1), address.socklen());
+    var text: [Address.text_bytes_max]u8 = undefined;
+    try std.testing.expectEqualStrings("unix:/run/app.sock", address.toText(&text));
+    try std.testing.expect(address.eql(&(try Address.parseUnix("unix:/run/app.sock"))));
+    try std.testing.expect(!address.eql(&(try Address.parseUnix("unix:/run/app.sock2"))));
+    try std.testing.expect(!address.eql(&(try Address.parse("127.0.0.1:80"))));
+
+    // The longest path fits with its NUL, and its text fits the buffers sized for it.
+    var longest: [Address.unix_prefix.len + Address.unix_path_bytes_max]u8 = @splat('a');
+    longest[0..6].* = "unix:/".*;
+    const long = try Address.parseUnix(&longest);
+    try std.testing.expectEqual(@as(u8, 0), long.un.path[Address.unix_path_bytes_max]);
+    try std.testing.expectEqual(@as(usize, Address.text_bytes_max), long.toText(&text).len);
+
+    const refused = [_][]const u8{
+        "unix:",
+        "unix:/",
+        "unix:run/app.sock", // Relative.
+        "unix:/run/my app.sock",
+        "unix:/run/\"app\".sock",
+        "unix:/run/a\\b",
+        "unix:/run/a,b.sock",
+        "unix:/run/\x00abstract",
+        "unix:/run/caf\xc3\xa9.sock",
+        "/run/app.sock", // No prefix.
+        &(longest ++ "b".*), // 108 bytes of path leave no room for the NUL.
+    };
+    for (refused) |text_case| {
+        try std.testing.expectError(error.UnixPathInvalid, Address.parseUnix(text_case));
+    }
 }
 
 test "address: IPv6 text is RFC 5952's canonical form" {
@@ -307,5 +404,5 @@ test "address: IPv6 text is RFC 5952's canonical form" {
     // The longest text still fits the buffers sized for it.
     const longest = Address.initIp6(@splat(0xff), 65535);
     var text: [Address.text_bytes_max]u8 = undefined;
-    try std.testing.expectEqual(Address.text_bytes_max, longest.toText(&text).len);
+    try std.testing.expectEqual(Address.ip_text_bytes_max, longest.toText(&text).len);
 }

@@ -29,6 +29,11 @@ pub const AcceptError = error{
 
 pub const ConnectError = error{
     ConnectionRefused,
+    /// A Unix socket's path does not exist (ENOENT, ENOTDIR).
+    SocketFileMissing,
+    /// A Unix socket's path or a directory on it is not writable by sluice's user (EACCES), or
+    /// a firewall rule refused a TCP connect (EPERM).
+    PermissionDenied,
     NetworkUnreachable,
     HostUnreachable,
     TimedOut,
@@ -110,11 +115,15 @@ pub fn errnoToConnectError(e: E) ConnectError {
         .TIMEDOUT => error.TimedOut,
         .ADDRNOTAVAIL => error.AddressNotAvailable,
         // For TCP, EAGAIN from connect(2) means "no more free local ports": the same trouble as
-        // EADDRNOTAVAIL from the caller's point of view (ephemeral port exhaustion).
+        // EADDRNOTAVAIL from the caller's point of view (ephemeral port exhaustion). For a Unix
+        // socket it means the listener's backlog is full (unix(7)): callers that know the
+        // address say so.
         .AGAIN => error.AddressNotAvailable,
+        .NOENT, .NOTDIR => error.SocketFileMissing,
+        .ACCES, .PERM => error.PermissionDenied,
         .BADF, .FAULT, .NOTSOCK => unreachable, // Not our socket or address: a bug.
-        // EACCES/EPERM: a firewall rule or a broadcast address. EALREADY/EISCONN: a second
-        // connect on the same socket, which the loop's one-writer rule already asserts against.
+        // EALREADY/EISCONN: a second connect on the same socket, which the loop's one-writer
+        // rule already asserts against.
         else => error.Unexpected,
     };
 }

@@ -146,7 +146,9 @@ const Files = struct {
 fn serverName(arena: std.mem.Allocator, settings: *const Config.UpstreamTls, backend: *const Config.Backend) error{OutOfMemory}![]const u8 {
     if (settings.server_name.len > 0) return settings.server_name;
     if (backend.host_name.len > 0) return backend.host_name;
-    var buffer: [64]u8 = undefined;
+    // A Unix socket's path names no host: the name its Host and probes use (Address.authority).
+    if (backend.address.isUnix()) return "localhost";
+    var buffer: [Config.Address.host_text_bytes_max]u8 = undefined;
     return arena.dupe(u8, backend.address.formatHost(&buffer));
 }
 
@@ -161,7 +163,7 @@ fn readFile(arena: std.mem.Allocator, path: []const u8, diagnostic: *tls.certifi
     };
 }
 
-test "backend tls: the server name is the pool's, else the address's name, else its IP" {
+test "backend tls: the server name is the pool's, else the address's name, else its IP, else localhost for a Unix socket" {
     var arena_state: std.heap.ArenaAllocator = .init(std.testing.allocator);
     defer arena_state.deinit();
     const arena = arena_state.allocator();
@@ -170,9 +172,12 @@ test "backend tls: the server name is the pool's, else the address's name, else 
     const by_ip: Config.Backend = .{ .address = try Address.parse("10.0.0.5:443") };
     const by_name: Config.Backend = .{ .address = try Address.parse("localhost:443"), .host_name = Config.backendHostName("localhost:443") };
     const by_ip6: Config.Backend = .{ .address = try Address.parse("[::1]:443") };
+    const by_path: Config.Backend = .{ .address = try Address.parseUnix("unix:/run/app/tls.sock") };
     try std.testing.expectEqualStrings("10.0.0.5", try serverName(arena, &settings, &by_ip));
     try std.testing.expectEqualStrings("localhost", try serverName(arena, &settings, &by_name));
     try std.testing.expectEqualStrings("::1", try serverName(arena, &settings, &by_ip6));
+    try std.testing.expectEqualStrings("localhost", try serverName(arena, &settings, &by_path));
     settings.server_name = "api.internal";
     try std.testing.expectEqualStrings("api.internal", try serverName(arena, &settings, &by_ip));
+    try std.testing.expectEqualStrings("api.internal", try serverName(arena, &settings, &by_path));
 }

@@ -36,6 +36,9 @@ const Connections = @This();
 
 pub const Connection = struct {
     socket: Socket,
+    /// What `socket` connects to, copied from the member's slot at `open`: the connect's
+    /// completion points here (Loop.connect), and the slot may be given to another member.
+    address: Address,
     backend_index: u16,
     /// The generation of the member in slot `backend_index` it was made to
     /// (upstream/Members.zig): one whose slot another member took is never reused.
@@ -132,6 +135,7 @@ fn acquireSlot(connections: *Connections) ?*Connection {
     connections.slots_touched += 1;
     connection.* = .{
         .socket = undefined,
+        .address = undefined,
         .backend_index = 0,
         .generation = 0,
         .state = .free,
@@ -199,6 +203,7 @@ pub fn open(connections: *Connections, backend_index: u16, address: *const Addre
         connections.free_list = connection;
         return error.SocketFailed;
     };
+    connection.address = address.*;
     connection.backend_index = backend_index;
     connection.generation = generation;
     connection.state = .busy;

@@ -316,7 +316,7 @@ pub const Tried = struct {
 pub const Lease = struct {
     backend: u16,
     connection: *Connections.Connection,
-    /// A fresh socket the caller connects (to `backendAddress`); else a pooled connection,
+    /// A fresh socket the caller connects (to the connection's `address`); else a pooled connection,
     /// ready for a request.
     fresh: bool,
 };

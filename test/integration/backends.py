@@ -690,7 +690,7 @@ class Backend:
 
     def __init__(self, behaviour: Behaviour | None = None, port: int = 0, name: str | None = None,
                  sndbuf: int | None = None, backlog: int = 128, host: str = "127.0.0.1",
-                 tls=None):
+                 tls=None, unix_path: str | None = None):
         Backend._names += 1
         # An ssl.SSLContext (server side): every connection shakes hands first, in its own
         # thread; `.tls_handshakes` records each (SNI, resumed, version, client certificate)
@@ -720,15 +720,25 @@ class Backend:
         self._conns: set[BackendConn] = set()
         self._threads: list[threading.Thread] = []
 
-        v6 = ":" in host
-        self._listener = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET,
-                                       socket.SOCK_STREAM)
-        self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._listener.bind((host, port))
-        self._listener.listen(backlog)
-        self._listener.settimeout(RECV_POLL)
-        self.port = self._listener.getsockname()[1]
-        self.address = f"[{host}]:{self.port}" if v6 else f"{host}:{self.port}"
+        # `unix_path`: listen on a Unix socket there (what `--backend unix:PATH` names).
+        self.unix_path = unix_path
+        if unix_path is not None:
+            self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self._listener.bind(unix_path)
+            self._listener.listen(backlog)
+            self._listener.settimeout(RECV_POLL)
+            self.port = None
+            self.address = f"unix:{unix_path}"
+        else:
+            v6 = ":" in host
+            self._listener = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET,
+                                           socket.SOCK_STREAM)
+            self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            self._listener.bind((host, port))
+            self._listener.listen(backlog)
+            self._listener.settimeout(RECV_POLL)
+            self.port = self._listener.getsockname()[1]
+            self.address = f"[{host}]:{self.port}" if v6 else f"{host}:{self.port}"
         self._accept_thread = threading.Thread(target=self._accept_loop, daemon=True,
                                                name=f"backend-{self.name}-accept")
         self._accept_thread.start()

@@ -337,9 +337,15 @@ class ProxyReceiver:
     answers each with the header's source and destination, keeping the connection open.
     `connections` lists each connection's (source, destination), or the refusal's reason."""
 
-    def __init__(self):
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
+    def __init__(self, unix_path=None):
+        if unix_path is None:
+            self.listener = socket.create_server(("127.0.0.1", 0))
+            self.port = self.listener.getsockname()[1]
+        else:  # A Unix socket backend (test_unix_backends.py).
+            self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.listener.bind(unix_path)
+            self.listener.listen(16)
+            self.port = None
         self.connections = []
         self.thread = threading.Thread(target=self.serve, daemon=True)
         self.thread.start()
