@@ -266,8 +266,9 @@ pub const render_bytes_per_route = 768;
 pub const render_bytes_per_handler = 4 * 1024;
 
 /// The largest rendering, in either format, of any configuration a reload may bring: 10.7 MiB
-/// (about 7.3 MiB measured, with every backend a Unix socket of the longest path). The admin reserves this much address space per connection, untouched
-/// until a response is rendered into it, so only what a response uses becomes resident.
+/// (about 7.3 MiB measured, every backend a Unix socket of the longest path). The admin
+/// reserves this much address space per connection, untouched until a response is rendered
+/// into it, so only what a response uses becomes resident.
 pub const render_bytes_max: u32 =
     render_bytes_fixed +
     // Every pool, whatever its backends.
