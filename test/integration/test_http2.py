@@ -106,6 +106,16 @@ def test_http2_max_streams_is_announced_and_held(sluice, make_backend):
     c.close()
 
 
+def test_extended_connect_is_not_announced(sluice, backend):
+    """RFC 8441's SETTINGS_ENABLE_CONNECT_PROTOCOL is not sent (docs/HTTP2.md: WebSocket over
+    HTTP/2 is not offered yet), so clients open their WebSockets over HTTP/1.1."""
+    sluice.start([backend], args=H2C)
+    c = H2Client.plain(sluice.port)
+    c.get("/warm")  # Our SETTINGS are in by now.
+    assert c.conn.remote_settings.get(h2.settings.SettingCodes.ENABLE_CONNECT_PROTOCOL, 0) == 0
+    c.close()
+
+
 @pytest.mark.parametrize("size", [10, 70_000, 1_000_000])
 def test_request_bodies_with_and_without_a_length(sluice, backend, size):
     """With content-length the body goes on with it; without (allowed in HTTP/2), the pool
