@@ -64,7 +64,7 @@ pub fn main() !void {
 fn compressOnce(slots: *Compressor.Slots, window: []u8, body: []const u8, level: Compressor.Level) !u64 {
     const compressor = slots.acquire().?;
     defer slots.release(compressor);
-    compressor.start(slots.vtable, level, false);
+    compressor.start(level, false);
     var at: usize = 0;
     while (at < body.len) {
         const n = @min(window.len, body.len - at);
