@@ -1,6 +1,7 @@
-# The two commands: `make run` (demo) and `make test` (everything). Zig, AWS-LC's and nghttp2's
-# source are fetched on first use by tools/bootstrap.sh into .zig/ (pinned 0.17.1 from PyPI),
-# .aws-lc/ and .nghttp2/ (the pinned aws-lc-sys and libnghttp2-sys crates from crates.io);
+# The two commands: `make run` (demo) and `make test` (everything). Zig, AWS-LC's, nghttp2's and
+# zlib's source are fetched on first use by tools/bootstrap.sh into .zig/ (pinned 0.17.1 from
+# PyPI), .aws-lc/, .nghttp2/ and .zlib/ (the pinned aws-lc-sys, libnghttp2-sys and libz-sys
+# crates from crates.io);
 # build.zig compiles each library once, then zig's cache keeps it.
 ZIG := $(shell tools/bootstrap.sh)
 PYTHON ?= python3

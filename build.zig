@@ -10,19 +10,22 @@
 //!   zig build dns-fuzz -- ARGS seeded fuzz run of the DNS reply parser (same arguments)
 //!   zig build sim -- ARGS     the data-plane simulator (--seed N | --seeds N [--first N]) [--ticks N]
 //!   zig build bench           parser ns per head; end-to-end req/s and allocations per request
+//!   zig build bench-NAME      one of them (http, proxy, policy, compression, js)
 //!   zig build fmt             format the tree (fmt-check: fail if not formatted)
 //!   zig build tls-bench       TLS in memory: handshakes per second, allocations, bytes per connection
 //!
 //!   zig build aws-lc          AWS-LC alone (what the first build of a fresh clone compiles)
 //!   zig build nghttp2         nghttp2 alone
+//!   zig build zlib            zlib's deflate alone
 //!
-//! sluice and its tests link AWS-LC and nghttp2, compiled here from the pinned sources
-//! tools/bootstrap.sh fetches (tools/aws_lc.zig, tools/nghttp2.zig), and are always built for
+//! sluice and its tests link AWS-LC, nghttp2 and zlib, compiled here from the pinned sources
+//! tools/bootstrap.sh fetches (tools/aws_lc.zig, tools/nghttp2.zig, tools/zlib.zig), and are always built for
 //! musl, so even a native build is one static binary (see staticTarget).
 const std = @import("std");
 const builtin = @import("builtin");
 const aws_lc = @import("tools/aws_lc.zig");
 const nghttp2 = @import("tools/nghttp2.zig");
+const zlib = @import("tools/zlib.zig");
 
 comptime {
     const pinned = std.SemanticVersion.parse("0.17.1") catch unreachable;
@@ -40,22 +43,25 @@ pub fn build(b: *std.Build) void {
 
     const tls = aws_lc.library(b, target);
     const h2 = nghttp2.library(b, target);
+    const z = zlib.library(b, target);
     const exe = addSluice(b, target, optimize, strip);
     aws_lc.link(exe, tls);
     nghttp2.link(exe, h2);
+    zlib.link(exe, z);
     addBakedConfig(b, exe, config_path);
     addEmbeddedHandlers(b, exe, handler_paths);
     addRun(b, exe);
-    const test_step = addTests(b, target, optimize, tls, h2);
+    const test_step = addTests(b, target, optimize, tls, h2, z);
     addFuzz(b, target);
     addJsFuzz(b, target);
     addDnsFuzz(b, target);
-    addSim(b, target, test_step, tls, h2);
-    addBench(b, target, test_step, tls, h2);
+    addSim(b, target, test_step, tls, h2, z);
+    addBench(b, target, test_step, tls, h2, z);
     addTlsBench(b, target, test_step, tls);
     addFmt(b);
     b.step("aws-lc", "Compile AWS-LC (cached)").dependOn(tls.step);
     b.step("nghttp2", "Compile nghttp2 (cached)").dependOn(h2.step);
+    b.step("zlib", "Compile zlib's deflate (cached)").dependOn(z.step);
 }
 
 /// Linux with glibc (what `native` means on Debian) becomes Linux with musl, keeping the CPU:
@@ -153,7 +159,7 @@ fn addRun(b: *std.Build, exe: *std.Build.Step.Compile) void {
     b.step("run", "Build and run sluice").dependOn(&run.step);
 }
 
-fn addTests(b: *std.Build, target: std.Build.ResolvedTarget, optimize: std.builtin.OptimizeMode, tls: aws_lc.Library, h2: nghttp2.Library) *std.Build.Step {
+fn addTests(b: *std.Build, target: std.Build.ResolvedTarget, optimize: std.builtin.OptimizeMode, tls: aws_lc.Library, h2: nghttp2.Library, z: zlib.Library) *std.Build.Step {
     // `zig build test -Dtest-filter=NAME` runs only the tests whose names contain NAME.
     const filters = b.option([]const []const u8, "test-filter", "Run only the unit tests whose names contain this (repeatable)") orelse &.{};
     const tests = b.addTest(.{ .root_module = b.createModule(.{
@@ -163,6 +169,7 @@ fn addTests(b: *std.Build, target: std.Build.ResolvedTarget, optimize: std.built
     }), .filters = filters });
     aws_lc.link(tests, tls);
     nghttp2.link(tests, h2);
+    zlib.link(tests, z);
     const run = b.addRunArtifact(tests);
     const step = b.step("test", "Run the unit tests (and compile the benchmarks)");
     step.dependOn(&run.step);
@@ -199,7 +206,7 @@ fn addFuzzStep(b: *std.Build, target: std.Build.ResolvedTarget, name: []const u8
 
 /// The deterministic simulator (src/sim/): the real proxy on a simulated kernel, with faults.
 /// ReleaseSafe: its assertions are the point.
-fn addSim(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build.Step, tls: aws_lc.Library, h2: nghttp2.Library) void {
+fn addSim(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build.Step, tls: aws_lc.Library, h2: nghttp2.Library, z: zlib.Library) void {
     const sim = b.addExecutable(.{
         .name = "sim",
         .root_module = b.createModule(.{
@@ -210,6 +217,7 @@ fn addSim(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build
     });
     aws_lc.link(sim, tls); // The proxy it runs can serve TLS and HTTP/2 (not simulated).
     nghttp2.link(sim, h2);
+    zlib.link(sim, z);
     test_step.dependOn(&sim.step); // A simulator that stops compiling fails the tests.
     const run = b.addRunArtifact(sim);
     run.addPassthruArgs();
@@ -220,7 +228,7 @@ fn addSim(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build
 /// (requests per second and heap allocations per request), edge policy and gzip per request,
 /// and the JavaScript engine (time and allocations per handler call, beside node, Bun and
 /// Deno).
-fn addBench(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build.Step, tls: aws_lc.Library, h2: nghttp2.Library) void {
+fn addBench(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Build.Step, tls: aws_lc.Library, h2: nghttp2.Library, z: zlib.Library) void {
     const step = b.step("bench", "Parser and end-to-end benchmarks");
     var previous: ?*std.Build.Step = null;
     const programs = [_][2][]const u8{
@@ -241,8 +249,11 @@ fn addBench(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.Bui
         });
         aws_lc.link(exe, tls);
         nghttp2.link(exe, h2);
+        zlib.link(exe, z);
         test_step.dependOn(&exe.step); // Benchmarks that stop compiling fail the tests.
         const run = b.addRunArtifact(exe);
+        // Each alone too (`zig build bench-compression`), a program with C libraries included.
+        b.step(program[0], b.fmt("Run {s} alone", .{program[1]})).dependOn(&b.addRunArtifact(exe).step);
         // One after the other: they would measure each other otherwise.
         if (previous) |before| run.step.dependOn(before);
         previous = &run.step;
@@ -269,7 +280,7 @@ fn addTlsBench(b: *std.Build, target: std.Build.ResolvedTarget, test_step: *std.
 }
 
 fn addFmt(b: *std.Build) void {
-    const paths: []const std.Build.LazyPath = &.{ b.path("src"), b.path("tools/aws_lc.zig"), b.path("tools/nghttp2.zig"), b.path("tools/crate.zig"), b.path("build.zig"), b.path("build.zig.zon") };
+    const paths: []const std.Build.LazyPath = &.{ b.path("src"), b.path("tools/aws_lc.zig"), b.path("tools/nghttp2.zig"), b.path("tools/zlib.zig"), b.path("tools/crate.zig"), b.path("build.zig"), b.path("build.zig.zon") };
     b.step("fmt", "Format the source tree").dependOn(&b.addFmt(.{ .paths = paths }).step);
     b.step("fmt-check", "Fail if the tree is not formatted").dependOn(&b.addFmt(.{ .paths = paths, .check = true }).step);
 }

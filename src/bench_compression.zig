@@ -6,7 +6,7 @@
 //! then what the flush per window costs in size (the same text compressed in one window).
 //!
 //! A micro-benchmark on a warm cache: the compressor's own cost, what a compressed response
-//! adds to a proxied one, not a substitute for bench/proxy.sh.
+//! adds to a proxied one, not a substitute for bench/compression.sh (end to end, beside nginx).
 const std = @import("std");
 
 const sys = @import("stdx/sys.zig");
@@ -64,7 +64,7 @@ pub fn main() !void {
 fn compressOnce(slots: *Compressor.Slots, window: []u8, body: []const u8, level: Compressor.Level) !u64 {
     const compressor = slots.acquire().?;
     defer slots.release(compressor);
-    compressor.start(slots.vtable, level, false);
+    compressor.start(level, false);
     var at: usize = 0;
     while (at < body.len) {
         const n = @min(window.len, body.len - at);

@@ -26,6 +26,7 @@ pub const files = .{
     @import("policy/RateLimits.zig"),
     @import("policy/compression.zig"),
     @import("proxy/Compressor.zig"),
+    @import("zlib/Deflate.zig"),
     @import("config/cli.zig"),
     @import("config/units.zig"),
     @import("config/tree.zig"),

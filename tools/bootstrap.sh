@@ -7,6 +7,8 @@
 #   index lists for it (the checksum cargo checks); cargo is not needed.
 # - nghttp2's source, as the pinned `libnghttp2-sys` crate, into .nghttp2/ the same way
 #   (tools/nghttp2.zig compiles it).
+# - zlib's source, as the pinned `libz-sys` crate, into .zlib/ the same way (tools/zlib.zig
+#   compiles its deflate half).
 # Idempotent: a second run with the right versions in place does nothing. Needs python3 (pip),
 # curl and tar.
 set -euo pipefail
@@ -20,6 +22,10 @@ aws_lc_sys_sha256="8bfbe32ac36b3c428696ce315464181bc4029d689fd58e3f2a4e58c252242
 # the `+` is nghttp2's own; tools/nghttp2.zig reads both from here).
 nghttp2_sys_version="0.1.13+1.68.1"
 nghttp2_sys_sha256="492e00167f1418c15648144f42bbfc63099806ecee9bf8d09a6353d6b4856b3c"
+# A new zlib: the same, from https://index.crates.io/li/bz/libz-sys (tools/zlib.zig reads the
+# version from here; the crate's src/zlib/ is zlib itself).
+zlib_sys_version="1.1.33"
+zlib_sys_sha256="fee3f59f4321dab0c78d828942e7aa09d0bd8ad6e78a501977e6bf3d02938045"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 
 fetch_zig() {
@@ -63,7 +69,8 @@ fetch_crate() {
 }
 
 fetch_zig
-# AWS-LC's source is 9.7 MB, nghttp2's 2.2 MB.
+# AWS-LC's source is 9.7 MB, nghttp2's 2.2 MB, libz-sys's 0.9 MB.
 fetch_crate aws-lc-sys "$aws_lc_sys_version" "$aws_lc_sys_sha256" .aws-lc aws-lc/include/openssl/ssl.h
 fetch_crate libnghttp2-sys "$nghttp2_sys_version" "$nghttp2_sys_sha256" .nghttp2 nghttp2/lib/includes/nghttp2/nghttp2.h
+fetch_crate libz-sys "$zlib_sys_version" "$zlib_sys_sha256" .zlib src/zlib/deflate.c
 echo "$root/.zig/ziglang/zig"

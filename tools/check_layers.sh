@@ -112,4 +112,9 @@ while IFS=: read -r file line _; do
     echo "$file:$line: imports nghttp2, nghttp2's API, which only src/h2/ may import" >&2
     status=1
 done < <(grep -rnH --include='*.zig' '@import("nghttp2")' src | grep -v '^src/h2/' || true)
+
+while IFS=: read -r file line _; do
+    echo "$file:$line: imports zlib, zlib's API, which only src/zlib/ may import" >&2
+    status=1
+done < <(grep -rnH --include='*.zig' '@import("zlib")' src | grep -v '^src/zlib/' || true)
 exit $status

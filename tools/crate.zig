@@ -1,4 +1,4 @@
-//! What tools/aws_lc.zig and tools/nghttp2.zig share: a C library compiled from a crate that
+//! What tools/aws_lc.zig, tools/nghttp2.zig and tools/zlib.zig share: a C library compiled from a crate that
 //! tools/bootstrap.sh fetches, its pinned version, its files read at configure time, and the
 //! failing stand-in when the crate is not there yet.
 const std = @import("std");
@@ -58,4 +58,21 @@ pub fn baseline(b: *std.Build, target: std.Build.ResolvedTarget) std.Build.Resol
         .os_tag = .linux,
         .abi = .musl,
     });
+}
+
+/// A static C library named `name`, ReleaseFast for `baseline` with libc's headers, each
+/// function and datum in its own section so the link keeps only what sluice calls.
+pub fn staticLibrary(b: *std.Build, name: []const u8, baseline_target: std.Build.ResolvedTarget) *std.Build.Step.Compile {
+    const lib = b.addLibrary(.{
+        .name = name,
+        .linkage = .static,
+        .root_module = b.createModule(.{
+            .target = baseline_target,
+            .optimize = .ReleaseFast,
+            .link_libc = true,
+        }),
+    });
+    lib.link_function_sections = true;
+    lib.link_data_sections = true;
+    return lib;
 }

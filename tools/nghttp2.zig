@@ -48,17 +48,7 @@ pub fn library(b: *std.Build, target: std.Build.ResolvedTarget) Library {
     const generated_dir = generated.getDirectory();
 
     const baseline = crate_files.baseline(b, target);
-    const lib = b.addLibrary(.{
-        .name = "nghttp2",
-        .linkage = .static,
-        .root_module = b.createModule(.{
-            .target = baseline,
-            .optimize = .ReleaseFast,
-            .link_libc = true,
-        }),
-    });
-    lib.link_function_sections = true;
-    lib.link_data_sections = true;
+    const lib = crate_files.staticLibrary(b, "nghttp2", baseline);
     const module = lib.root_module;
     module.addIncludePath(b.path(b.fmt("{s}/includes", .{root})));
     module.addIncludePath(generated_dir);

@@ -1,41 +1,36 @@
-//! One response body being gzipped (std's deflate, `std.compress.flate.Compress`), and the
-//! worker's slots for them (`Slots`), allocated at start-up and never grown: when every slot is
-//! busy a response passes uncompressed and is counted.
+//! One response body being gzipped (zlib's deflate, through src/zlib/), and the worker's slots
+//! for them (`Slots`), allocated at start-up and never grown: when every slot is busy a response
+//! passes uncompressed and is counted.
 //!
 //! Decision: each window of body bytes the exchange receives is compressed and flushed at once
 //! (a sync flush: the deflate bits so far end on a byte boundary and go out as one chunk). So
 //! the compressor holds no body bytes between windows but the 32 KiB of history deflate keeps
 //! for its matches, a slow backend's bytes (server-sent events, a long poll) reach the client as
-//! they come, and what one window can become is bounded: a literal costs at most 9 bits and a
-//! match of 3 or more bytes at most 31 (lengths and distances with their extra bits), so
-//! at most 10.34 bits a byte in any block deflate chooses (it picks the smallest), plus a block
-//! header, an end code and the flush. The output buffer is sized from that bound for the
-//! largest window the exchange can receive (its buffer), so a write into it cannot fail; if it
-//! did (a bug), the response is cut off with a close, never sent short silently. The price is a
-//! block per window (a dynamic block's code tables, ~100 bytes, per 16 KiB): under 1% of size.
+//! they come, and what one window can become is bounded: zlib stores a block that compressing
+//! would grow, so a window becomes at most its own bytes plus a few per block and the flush
+//! (`Deflate.outputBound`). The output buffer is sized from that bound for the largest window
+//! the exchange can receive (its buffer), so the output always fits; if it did not (a bug),
+//! zlib stops at the buffer's end and the response is cut off with a close, never sent short
+//! silently. The price is a block per window: under 1% of size (README "Benchmarks").
 //!
-//! Memory per slot (`bytes_per_slot`, pinned in a test): the deflate state (its token buffer
-//! of 32,768 entries and its match tables, ~224 KiB), its 64 KiB window, the output buffer
-//! (4/3 of the exchange buffer and a margin: ~27 KiB with the default 20 KiB buffers), the
-//! chunked decoder for a chunked backend body, and the weak ETag. Slots are untouched until
-//! used; only as many become resident as were ever busy at once.
+//! Memory per slot (`bytes_per_slot`, pinned in a test): zlib's state, window, hash chains and
+//! pending buffer (`Deflate.memory_bytes`, 264 KiB), the output buffer (the exchange buffer and
+//! a margin: ~37 KiB with the default 36 KiB buffers), the chunked decoder for a chunked backend
+//! body, and the weak ETag. Slots are untouched until used; only as many become resident as
+//! were ever busy at once.
 const std = @import("std");
 const assert = std.debug.assert;
-const flate = std.compress.flate;
-const Writer = std.Io.Writer;
 
 const http = @import("../http/http.zig");
 const compression = @import("../policy/compression.zig");
+const Deflate = @import("../zlib/Deflate.zig");
 const StaticAllocator = @import("../stdx/StaticAllocator.zig");
 const FreeIndices = @import("../stdx/FreeIndices.zig");
 
 const Compressor = @This();
 
-/// The deflate state. It points at `output`, so a compressor never moves while it runs.
-deflate: flate.Compress,
-/// A fixed writer over `out[chunk_head_bytes..]`, minus the room for the chunk's tail.
-output: Writer,
-window: [flate.max_window_len]u8,
+/// The gzip stream (zlib's state in its own fixed region).
+deflate: Deflate,
 /// This slot's output buffer (`Slots.out_bytes` of them): a chunk's size line, deflate's
 /// bytes, the chunk's CRLF and, after the last, the last-chunk.
 out: []u8,
@@ -58,70 +53,22 @@ const chunk_head_bytes = 10;
 const chunk_tail_bytes: u32 = 2 + last_chunk.len;
 const last_chunk = "0\r\n\r\n";
 
-pub const Error = error{
-    /// Deflate's output did not fit the buffer sized for it: a bug, contained.
-    OutputFull,
-};
+pub const Error = Deflate.Error;
 
-/// Output buffer bytes for windows of at most `input_bytes_max`: 4/3 of the input (the 10.34
-/// bits a byte of the file comment are under 10.67), a block's header, end code and flush
-/// (at most 6 bytes after the data, plus deflate's 8 bytes of slack for a bit write) for every
-/// 16 KiB, the gzip header and trailer (18), and the chunk framing.
+/// Output buffer bytes for windows of at most `input_bytes_max`: what deflate can make of one
+/// window, and the chunk framing around it.
 pub fn outBytes(input_bytes_max: u32) u32 {
-    const blocks = input_bytes_max / (16 * 1024) + 2;
-    const sum = input_bytes_max + // the input itself, at worst stored,
-        input_bytes_max / 3 + 1 + // what matches at their most expensive add,
-        blocks * 32 + // a block's header, end code and the flush's empty block,
-        @as(u32, @intCast(flate.Container.gzip.size())) + // the gzip header and trailer,
-        16 + // the room a bit write asks for (`BitWriter.write` rebases to 8),
-        chunk_head_bytes + chunk_tail_bytes; // the chunk around it.
-    assert(sum > input_bytes_max + input_bytes_max / 3);
+    const sum = Deflate.outputBound(input_bytes_max) + chunk_head_bytes + chunk_tail_bytes;
+    assert(sum > input_bytes_max);
     return sum;
 }
 
-pub const Level = u4;
-
-fn options(level: Level) flate.Compress.Options {
-    assert(level >= 1 and level <= 9);
-    return switch (level) {
-        1 => .level_1,
-        2 => .level_2,
-        3 => .level_3,
-        4 => .level_4,
-        5 => .level_5,
-        6 => .level_6,
-        7 => .level_7,
-        8 => .level_8,
-        else => .level_9,
-    };
-}
+pub const Level = Deflate.Level;
 
 /// Starts a gzip stream at `level` (the gzip header goes out with the first chunk) for a body
-/// that is chunked or not, with std's deflate writer table (`Slots.vtable`).
-///
-/// Decision: the deflate state is set field by field, in place, as std's `Compress.init` sets
-/// it: `init` returns the ~224 KiB state by value (through an error union, so not into its
-/// place), which a worker's 256 KiB stack cannot hold. A unit test checks that the stream made
-/// this way is byte for byte the one `init` makes, so a Zig upgrade that changes the state is
-/// caught there.
-pub fn start(compressor: *Compressor, vtable: *const Writer.VTable, level: Level, chunked: bool) void {
-    compressor.output = .fixed(compressor.out[chunk_head_bytes .. compressor.out.len - chunk_tail_bytes]);
-    compressor.output.writeAll(flate.Container.gzip.header()) catch
-        unreachable; // The header is 10 bytes; the buffer is empty and far larger.
-    const deflate = &compressor.deflate;
-    deflate.writer = .{ .buffer = &compressor.window, .vtable = vtable };
-    deflate.history_len = 0;
-    deflate.history_end_unhashed = false;
-    deflate.bit_writer = .init(&compressor.output);
-    deflate.buffered_tokens.pos = 0;
-    deflate.buffered_tokens.n = 0;
-    @memset(&deflate.buffered_tokens.lit_freqs, 0);
-    @memset(&deflate.buffered_tokens.dist_freqs, 0);
-    @memset(&deflate.lookup.head, .{ .value = std.math.maxInt(u15), .is_null = true });
-    deflate.lookup.chain_pos = std.math.maxInt(u15);
-    deflate.container = .gzip;
-    deflate.opts = options(level);
-    deflate.hasher = .init(.gzip);
+/// that is chunked or not.
+pub fn start(compressor: *Compressor, level: Level, chunked: bool) void {
+    compressor.deflate.start(level);
     compressor.dechunk = if (chunked) .init(.{}) else null;
     compressor.bytes_in = 0;
     compressor.bytes_out = 0;
@@ -135,21 +82,12 @@ pub fn start(compressor: *Compressor, vtable: *const Writer.VTable, level: Level
 pub fn compress(compressor: *Compressor, window: []u8, last: bool) Error![]u8 {
     const data = compressor.decoded(window);
     compressor.bytes_in += data.len;
-    if (data.len > 0) {
-        const room = compressor.out.len - chunk_head_bytes - chunk_tail_bytes;
-        assert(data.len <= (room * 3) / 4); // `outBytes` was sized for this window.
-        compressor.deflate.writer.writeAll(data) catch return error.OutputFull;
-        if (!last) compressor.deflate.writer.flush() catch return error.OutputFull;
-    }
-    if (last) compressor.deflate.finish() catch return error.OutputFull;
-    const n = compressor.output.end;
-    // The bytes stay where they are until the next call writes over them.
-    compressor.output.end = 0;
+    if (data.len == 0 and !last) return compressor.out[0..0];
+    const room = compressor.out[chunk_head_bytes .. compressor.out.len - chunk_tail_bytes];
+    assert(Deflate.outputBound(@intCast(data.len)) <= room.len); // `outBytes` was sized for this window.
+    const n = try compressor.deflate.compress(data, room, last);
     compressor.bytes_out += n;
-    if (n == 0) {
-        assert(!last); // `finish` writes at least the trailer.
-        return compressor.out[0..0];
-    }
+    assert(n > 0); // A flush writes at least its empty block, `finish` the trailer.
     return compressor.frame(n, last);
 }
 
@@ -190,29 +128,15 @@ pub const Slots = struct {
     outs: []u8,
     out_bytes: u32,
     free: FreeIndices,
-    /// std's deflate writer table (its functions are not public): taken from a state made once
-    /// by `Compress.init` at start-up (`start` makes the rest in place).
-    vtable: *const Writer.VTable,
 
-    /// On a thread with a deep stack (the control thread): the one state made by value is here.
     pub fn init(allocator: std.mem.Allocator, count: u32, input_bytes_max: u32) error{OutOfMemory}!Slots {
         const out_bytes = outBytes(input_bytes_max);
-        const vtable = deflateVtable();
         const compressors = try StaticAllocator.allocUntouched(allocator, Compressor, null, count);
         errdefer allocator.free(compressors);
         const outs = try StaticAllocator.allocUntouched(allocator, u8, null, @as(usize, count) * out_bytes);
         errdefer allocator.free(outs);
         const free: FreeIndices = try .init(allocator, count);
-        return .{ .compressors = compressors, .outs = outs, .out_bytes = out_bytes, .free = free, .vtable = vtable };
-    }
-
-    fn deflateVtable() *const Writer.VTable {
-        var window: [flate.max_window_len]u8 = undefined;
-        var sink: [64]u8 = undefined;
-        var output: Writer = .fixed(&sink);
-        const made = flate.Compress.init(&output, &window, .gzip, .level_1) catch
-            unreachable; // The header fits 64 bytes.
-        return made.writer.vtable;
+        return .{ .compressors = compressors, .outs = outs, .out_bytes = out_bytes, .free = free };
     }
 
     pub fn deinit(slots: *Slots, allocator: std.mem.Allocator) void {
@@ -247,14 +171,7 @@ pub const Slots = struct {
 
 const testing = std.testing;
 
-fn testGunzip(gzipped: []const u8, out: []u8) ![]u8 {
-    var reader: std.Io.Reader = .fixed(gzipped);
-    var window: [flate.max_window_len]u8 = undefined;
-    var decompress: flate.Decompress = .init(&reader, .gzip, &window);
-    var writer: Writer = .fixed(out);
-    _ = try decompress.reader.streamRemaining(&writer);
-    return writer.buffered();
-}
+const testGunzip = Deflate.testGunzip;
 
 /// Takes the chunked framing off `bytes` (the test's own client side).
 fn testDechunk(bytes: []u8) []u8 {
@@ -277,7 +194,7 @@ const TestRun = struct {
     fn roundTrip(run: *TestRun, body: []const u8, window_bytes: usize, level: Level) !void {
         const compressor = run.slots.acquire().?;
         defer run.slots.release(compressor);
-        compressor.start(run.slots.vtable, level, false);
+        compressor.start(level, false);
         var scratch: [64 * 1024]u8 = undefined;
         run.wire.clearRetainingCapacity();
         var at: usize = 0;
@@ -340,7 +257,7 @@ test "Compressor: a chunked body is decoded before it is compressed" {
     defer run.deinit();
     const compressor = run.slots.acquire().?;
     defer run.slots.release(compressor);
-    compressor.start(run.slots.vtable, 1, true);
+    compressor.start(1, true);
     var first = "5\r\nhello\r\n6\r\n worl".*;
     var second = "d\r\n0\r\n\r\n".*;
     try run.wire.appendSlice(testing.allocator, try compressor.compress(&first, false));
@@ -365,29 +282,18 @@ test "Compressor: slots run out and come back" {
     try testing.expect(slots.bytesPerSlot() < 300 * 1024 + outBytes(4096) + 1);
 }
 
-test "Compressor: the state started in place makes the stream std's init makes" {
+test "Compressor: a slot used again starts a fresh stream, whatever the last one left" {
     var run: TestRun = .{ .slots = try .init(testing.allocator, 1, 16 * 1024) };
     defer run.deinit();
-    var body: [12 * 1024]u8 = undefined;
-    var prng: std.Random.DefaultPrng = .init(7);
+    var body: [40 * 1024]u8 = undefined;
+    var prng: std.Random.DefaultPrng = .init(testing.random_seed);
     for (&body, 0..) |*byte, i| byte.* = if (i % 7 == 0) prng.random().int(u8) else "sluice"[i % 6];
-    // std's way, on the heap (the state is too large for a small stack).
-    const by_std = try testing.allocator.create(flate.Compress);
-    defer testing.allocator.destroy(by_std);
-    const window = try testing.allocator.alloc(u8, flate.max_window_len);
-    defer testing.allocator.free(window);
-    const expected = try testing.allocator.alloc(u8, outBytes(16 * 1024));
-    defer testing.allocator.free(expected);
-    var expected_writer: Writer = .fixed(expected);
-    by_std.* = try flate.Compress.init(&expected_writer, window, .gzip, options(6));
-    try by_std.writer.writeAll(&body);
-    try by_std.finish();
-    // In place, with the same level.
+    // A stream abandoned half-way (a client gone), then whole ones at other levels in its slot.
     const compressor = run.slots.acquire().?;
-    defer run.slots.release(compressor);
-    compressor.start(run.slots.vtable, 6, false);
+    compressor.start(9, false);
     var copy = body;
-    const chunk = try compressor.compress(&copy, true);
-    try run.wire.appendSlice(testing.allocator, chunk);
-    try testing.expectEqualSlices(u8, expected_writer.buffered(), testDechunk(run.wire.items));
+    _ = try compressor.compress(copy[0 .. 16 * 1024], false);
+    run.slots.release(compressor);
+    try run.roundTrip(&body, 16 * 1024, 1);
+    try run.roundTrip(body[0..5000], 16 * 1024, 6);
 }

@@ -1108,7 +1108,7 @@ fn chooseEncoding(exchange: *Exchange, head: *http.ResponseParser.Head) Encoding
         proxy.stats.compression_slots_full.add(1); // An operating condition: it passes as sent.
         return vary;
     };
-    compressor.start(proxy.compressors.vtable, settings.level, head.body == .chunked);
+    compressor.start(settings.level, head.body == .chunked);
     compressor.change = .{ .gzip = true, .vary = vary == .vary_only };
     if (compression.weakEtag(head, &compressor.etag_buffer)) |etag| {
         compressor.change.drop_etag = true;

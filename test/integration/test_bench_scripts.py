@@ -22,7 +22,7 @@ from conftest import REPO
 sys.path.insert(0, str(REPO / "bench"))
 import js as js_bench  # noqa: E402 - bench/js.py
 
-SCRIPTS = ["proxy.sh", "chaos.sh", "coldstart.sh", "memory.sh", "js.sh", "tls.sh", "grpc.sh", "handler_waits.py"]
+SCRIPTS = ["proxy.sh", "chaos.sh", "coldstart.sh", "memory.sh", "js.sh", "tls.sh", "grpc.sh", "compression.sh", "handler_waits.py"]
 
 
 @pytest.mark.parametrize("script", SCRIPTS)

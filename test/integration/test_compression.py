@@ -439,3 +439,96 @@ def test_http2_streams_get_gzip_in_their_data_frames(sluice, make_backend):
         assert r.header("content-length") == str(len(BODY)) and r.header("etag") == '"e1"'
     finally:
         c.close()
+
+
+def test_compress_types_on_the_command_line(sluice, make_backend, sluice_bin):
+    """`--compress-types` replaces the default list as `compression.types` does in a file
+    (`type/*` entries too); a malformed list is refused before start-up, saying why."""
+    import subprocess
+    b = make_backend(route({
+        "/json": fixed(200, [("Content-Type", "application/json")], BODY),
+        "/csv": fixed(200, [("Content-Type", "text/csv")], BODY),
+        "/html": fixed(200, [HTML], BODY),
+        "/xml": fixed(200, [("Content-Type", "application/xml")], BODY),
+    }))
+    sluice.start([b], args=["--compress", "--compress-types", "application/json text/*"])
+    with Client(sluice.port, timeout=10) as c:
+        for path in ["/json", "/csv", "/html"]:
+            assert_gzipped(c.request("GET", path, headers=GZIP), BODY)
+        assert_untouched(c.request("GET", "/xml", headers=GZIP), BODY)
+    done = subprocess.run([sluice_bin, "--backend", "127.0.0.1:1", "--compress-types",
+                           "Text/HTML"], capture_output=True, text=True, timeout=10)
+    assert done.returncode != 0
+    assert "--compress-types" in done.stderr and "lowercase" in done.stderr, done.stderr
+
+
+@pytest.mark.time_limit(90)
+def test_many_concurrent_responses_with_the_slots_full(sluice, make_backend):
+    """Sixteen slow responses at once on one worker with four slots: each body arrives whole,
+    gunzipped or as sent, the counters add up to sixteen, and the slots all come back."""
+    slow = chunked([BODY[:5000]] * 8, delay=0.1, headers=[HTML])
+    b = make_backend(route({"/slow": slow, "/cl": fixed(200, [HTML], BODY)}))
+    sluice.start([b], args=["--compress", "--compress-slots", "4", "--admin", "127.0.0.1:0"])
+    admin_port = int(sluice.wait_for_line(ADMIN_RE, timeout=5.0).group("port"))
+    expected = BODY[:5000] * 8
+    results, errors = [], []
+
+    def one():
+        try:
+            results.append(request(sluice.port, "GET", "/slow", headers=GZIP, timeout=30))
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(repr(e))
+
+    ts = [threading.Thread(target=one) for _ in range(16)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(40)
+    assert not errors, errors[:3]
+    gzipped = [r for r in results if r.header("content-encoding") == "gzip"]
+    for r in gzipped:
+        assert_gzipped(r, expected)
+    for r in results:
+        if r.header("content-encoding") is None:
+            assert_untouched(r, expected)
+    assert 1 <= len(gzipped) < 16, len(gzipped)
+    m = scrape(admin_port)
+    assert value(m, "sluice_responses_compressed_total") == len(gzipped)
+    assert value(m, "sluice_compression_slots_full_total") == 16 - len(gzipped)
+    # Every slot is free again: four responses at once are all compressed.
+    again = []
+    ts = [threading.Thread(target=lambda: again.append(
+        request(sluice.port, "GET", "/slow", headers=GZIP, timeout=30))) for _ in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(40)
+    assert len(again) == 4
+    for r in again:
+        assert_gzipped(r, expected)
+
+
+def test_a_body_cut_off_mid_stream_gunzips_to_a_prefix(sluice, make_backend):
+    """A backend that resets half-way through: each chunk sluice sent was flushed, so what the
+    client got before the close decodes to the start of the body, byte for byte."""
+    import zlib
+    body = BIG[:400_000]
+    b = make_backend(route({"/reset": CutOff(body, "reset")}))
+    sluice.start([b], args=["--compress"])
+    with Client(sluice.port, timeout=10) as c:
+        c.send_request("GET", "/reset", headers=GZIP)
+        raw = c.bsock.read_to_close(Deadline(10))
+    head, _, rest = raw.partition(b"\r\n\r\n")
+    assert b"content-encoding: gzip" in head.lower(), head
+    assert not rest.endswith(b"0\r\n\r\n")  # Cut off: no last-chunk.
+    data = bytearray()
+    while b"\r\n" in rest:
+        size_line, _, after = rest.partition(b"\r\n")
+        size = int(size_line, 16)
+        if size == 0 or len(after) < size + 2:
+            break
+        data += after[:size]
+        rest = after[size + 2:]
+    plain = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(bytes(data))
+    assert len(plain) >= 20_000, len(plain)  # At least the first window.
+    assert plain == body[:len(plain)]
