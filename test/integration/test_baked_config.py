@@ -18,6 +18,8 @@ def zig_build(*args, timeout=300):
 
 
 @pytest.mark.time_limit(300)
+# One I/O backend: the build is what is tested, and it takes 10 s a time (CI's budget).
+@pytest.mark.parametrize("io", ["epoll"])
 def test_baked_binary_serves_without_arguments(make_sluice, make_backend, tmp_path):
     """The baked pool is the one served; `--listen` given at run time overrides the file."""
     if not ZIG.exists():

@@ -507,6 +507,8 @@ def test_var_labels_and_tagged_templates_in_a_handler(sluice, tmp_path):
 
 
 @pytest.mark.time_limit(300)
+# One I/O backend: the build is what is tested, and it takes 10 s a time (CI's budget).
+@pytest.mark.parametrize("io", ["epoll"])
 def test_two_handlers_compiled_in(make_sluice, sluice_bin, tmp_path):
     """`zig build -Dhandler=app.js -Dhandler=hello.js`: each named after its file's stem, the
     binary serves both with no file to read (routes in a config file name them, `sluice check`
