@@ -383,33 +383,29 @@ pub fn takeHostOp(e: *Engine, ticket: Ticket) ?HostOp {
 pub const HostOp = struct { index: u8, request: Value };
 
 /// `len` bytes in a suspended request's heap, for what the host gathers for it (a fetched
-/// body); null when its memory limit does not leave room. They stay until the request ends.
-pub fn hostBytes(e: *Engine, ticket: Ticket, len: usize) ?[]u8 {
+/// body), 8-byte aligned; null when its memory limit does not leave room. They stay until the
+/// request ends.
+pub fn hostBytes(e: *Engine, ticket: Ticket, len: usize) ?[]align(8) u8 {
     const slot = e.slotOf(ticket);
     assert(slot.state == .suspended);
     // The last request to run keeps the engine's heap until another enters.
     const heap = if (ticket.slot == e.current) &e.heap else &slot.heap;
-    return heap.allocBytes(len, 1) catch null;
+    // In words, as an ArrayBuffer's bytes are: they may become one's.
+    const words = heap.alloc(u64, std.math.divCeil(usize, len, 8) catch unreachable) catch return null;
+    return std.mem.sliceAsBytes(words)[0..len];
 }
 
-/// Readies a suspended request for the host to settle one of its operations: its heap is the
-/// engine's, so the host builds the operation's value there (`newObject`, `newString`...),
-/// then calls `settleHostOp`, which must follow before anything else runs on the engine.
-pub fn enterSuspended(e: *Engine, ticket: Ticket) void {
+/// Goes on with a suspended request because the host settles its operation `index`:
+/// `value.build` makes the value in the request's heap (the operation is fulfilled with it, or
+/// rejected with what it throws), then what that lets run runs. The same outcomes as a call.
+pub fn settleHostOp(e: *Engine, ticket: Ticket, index: u8, value: Vm.HostValue) Outcome {
     const slot = e.slotOf(ticket);
     assert(slot.state == .suspended);
     e.enter(ticket.slot);
     slot.state = .running;
     e.suspended_count -= 1;
     e.vm.resumeRun(&slot.suspension);
-}
-
-/// Settles operation `index` of the request `enterSuspended` readied (fulfilled with `v`, or
-/// rejected with it), runs what that lets run, and returns the same outcomes as a call.
-pub fn settleHostOp(e: *Engine, index: u8, fulfilled: bool, v: Value) Outcome {
-    const slot = &e.slots[e.current];
-    assert(slot.state == .running);
-    return e.finish(e.vm.settleHostOp(slot.promise, index, fulfilled, v));
+    return e.finish(e.vm.settleHostOp(slot.promise, index, value));
 }
 
 /// Gives up a suspended request (its client went away, or its host is going): its slot is

@@ -80,13 +80,23 @@ fn text(v: Value) []const u8 {
     return v.asString().latin1();
 }
 
-/// Answers operation `op` of `ticket` with its request's text and `suffix`, built in the
-/// request's heap as a host would build a Response.
+/// The text a test settles an operation with, made in the request's heap as a host would
+/// make a Response; a null text rejects it with a TypeError.
+const Reply = struct {
+    text: ?[]const u8,
+
+    fn build(context: *const anyopaque, vm: *Vm) Vm.Error!Value {
+        const reply: *const Reply = @ptrCast(@alignCast(context));
+        const t = reply.text orelse return vm.throwMessage(.type_error, "no pool");
+        return Value.string(try vm.newLatin1(t));
+    }
+};
+
+/// Answers operation `op` of `ticket` with its request's text and `suffix`.
 fn answer(e: *Engine, ticket: Engine.Ticket, op: Engine.HostOp, suffix: []const u8) !Engine.Outcome {
     var buffer: [64]u8 = undefined;
-    const reply = try std.fmt.bufPrint(&buffer, "{s}{s}", .{ text(op.request), suffix });
-    e.enterSuspended(ticket);
-    return e.settleHostOp(op.index, true, try e.newString(reply));
+    const reply: Reply = .{ .text = try std.fmt.bufPrint(&buffer, "{s}{s}", .{ text(op.request), suffix }) };
+    return e.settleHostOp(ticket, op.index, .{ .context = &reply, .build = Reply.build });
 }
 
 test "engine: host operations suspend a request, run together, and settle in its own heap" {
@@ -143,10 +153,9 @@ test "engine: no more host operations in flight than the limit, and a rejection 
     engine.beginRequest();
     const refused = engine.call(engine.exportValue("refused").?, &.{}).suspended;
     const op = engine.takeHostOp(refused).?;
-    engine.enterSuspended(refused);
-    const reason = try engine.newString("no pool");
-    const outcome = engine.settleHostOp(op.index, false, reason);
-    try std.testing.expectEqualStrings("caught no pool", text(outcome.value));
+    const reply: Reply = .{ .text = null };
+    const outcome = engine.settleHostOp(refused, op.index, .{ .context = &reply, .build = Reply.build });
+    try std.testing.expectEqualStrings("caught TypeError: no pool", text(outcome.value));
 }
 
 test "engine: a request waiting on host operations ends at its deadline" {

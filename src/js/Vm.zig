@@ -439,17 +439,31 @@ pub fn runTimers(vm: *Vm, awaited: ?Value, now_ns: u64) Outcome {
     return vm.outcome(result);
 }
 
-/// Settles host operation `index` (fulfilled with `v`, or rejected with it), drains the
-/// microtask queue, then settles as a call does with `awaited`, the call's promise. A run
-/// resumed past its deadline ends there, before any of its code runs.
-pub fn settleHostOp(vm: *Vm, awaited: Value, index: u8, fulfilled: bool, v: Value) Outcome {
+/// What a host settles an operation with: `build` makes the value in the run's heap (a fetched
+/// Response); the operation is fulfilled with it, or rejected with what it throws.
+pub const HostValue = struct {
+    context: *const anyopaque,
+    build: *const fn (context: *const anyopaque, vm: *Vm) Error!Value,
+};
+
+/// Settles host operation `index` with `value`, drains the microtask queue, then settles as a
+/// call does with `awaited`, the call's promise. A run resumed past its deadline ends there,
+/// before anything of it runs.
+pub fn settleHostOp(vm: *Vm, awaited: Value, index: u8, value: HostValue) Outcome {
     const result: Error!Value = blk: {
         if (vm.deadline_at_ns != 0 and vm.clock() >= vm.deadline_at_ns) break :blk vm.terminate(.deadline);
         const p = vm.host_ops.finish(index);
-        const settled = if (fulfilled)
+        const settled = if (value.build(value.context, vm)) |v|
             builtins.promises.resolvePromise(vm, p, v)
-        else
-            builtins.promises.rejectPromise(vm, p, v);
+        else |err| switch (err) {
+            error.Throw => rejected: {
+                const reason = vm.exception;
+                vm.exception = Value.undefined_value;
+                vm.throw_site = null;
+                break :rejected builtins.promises.rejectPromise(vm, p, reason);
+            },
+            error.Terminate => break :blk err,
+        };
         settled catch |err| break :blk err;
         if (vm.jobs_head != null) builtins.promises.drain(vm) catch |err| break :blk err;
         break :blk vm.settle(awaited, true);
