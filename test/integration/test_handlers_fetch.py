@@ -3,16 +3,18 @@ to pools"): the handler's call suspends while a sub-request goes through the poo
 balancing and retries, the worker serves others meanwhile, and the promise settles with a
 Response the handler reads, changes or returns. Real backends, both I/O backends."""
 
-import json
+import re
 import socket
 import threading
 import time
 
 import pytest
 
-from backends import RefusingPort, fixed, route, slow_head
+from backends import Behaviour, RefusingPort, echo, fixed, route, slow_head
 from client import request
+from conftest import REPO
 from test_admin import ADMIN_RE, scrape, value
+from test_readme import readme_handlers
 
 HANDLER = r"""
 export default async function handler(request) {
@@ -271,3 +273,49 @@ def test_no_heap_allocations_per_fetch(sluice, make_backend, tmp_path):
     after = sluice.stats()
     key = "heap_allocations_after_startup"
     assert after[key] == before[key], (before, after)
+
+
+class Verify(Behaviour):
+    """An auth service: 200 with the user for `Bearer good`, 403 otherwise."""
+
+    def on_request(self, conn, req):
+        if req.header("authorization") == "Bearer good":
+            conn.respond(req, 200, [("Content-Type", "application/json")], b'{"user":"ann"}')
+        else:
+            conn.respond(req, 403, [("Content-Type", "application/json")], b'{"user":null}')
+        return True
+
+
+def test_the_auth_example_checks_then_answers_with_its_own_headers(sluice, make_backend, tmp_path):
+    """examples/handlers/auth.js (the README's) with auth.zon, its addresses made local: a caller the auth pool
+    refuses gets the handler's 401 and the app never hears of it; one it knows gets the app's
+    answer (method, target with its query, body) with `x-user` and `cache-control` set and the
+    app's `server` removed, from both app backends in turn."""
+    examples = REPO / "examples" / "handlers"
+    source = (examples / "auth.js").read_text()
+    # The README's auth.js is the same handler, under a comment of its own.
+    assert source.split("\n", 3)[3] == readme_handlers()["auth.js"].split("\n", 1)[1]
+    (tmp_path / "auth.js").write_text(source)
+    auth = make_backend(Verify(), name="auth")
+    apps = [make_backend(echo(extra_headers=[("Server", "app/1.0")]), name=f"app{i}") for i in (1, 2)]
+    text = (examples / "auth.zon").read_text().replace('"0.0.0.0:8080"', '"127.0.0.1:0"')
+    text = text.replace('"10.0.0.9:7000"', f'"{auth.address}"').replace('"10.0.0.7:8000"', f'"{apps[0].address}"')
+    text = text.replace('"10.0.0.8:8000"', f'"{apps[1].address}"')
+    assert not re.search(r'"10\.0\.', text)
+    (tmp_path / "auth.zon").write_text(text)
+    sluice.start_config(tmp_path / "auth.zon")
+    r = request(sluice.port, "GET", "/account?id=7")
+    assert (r.status, r.json()) == (401, {"error": "unauthorized"}), r
+    assert not any(app.requests for app in apps)
+    seen = set()
+    for _ in range(2):
+        r = request(sluice.port, "POST", "/orders?id=7", headers=[("Authorization", "Bearer good")], body=b"two apples")
+        assert r.status == 200, r
+        assert (r.header("x-user"), r.header("cache-control"), r.header("server")) == ("ann", "private, no-store", None)
+        echoed = r.json()
+        assert (echoed["method"], echoed["target"], echoed["body"]) == ("POST", "/orders?id=7", "two apples")
+        assert header(echoed, "x-user") == ["ann"]
+        assert header(echoed, "authorization") == []  # The app hears the user, not the token.
+        seen.add(echoed["backend"])
+    assert seen == {"app1", "app2"}
+    assert auth.requests[-1].header("authorization") == "Bearer good"
