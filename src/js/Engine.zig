@@ -360,13 +360,19 @@ pub fn wakeAt(e: *const Engine, ticket: Ticket) u64 {
 /// microtasks), with what is left of its budget; past its deadline, it ends `.terminated`.
 /// Its values stay valid, as a call's do, until the engine's next request begins.
 pub fn resumeTimers(e: *Engine, ticket: Ticket) Outcome {
+    const slot = e.resumeSlot(ticket);
+    return e.finish(e.vm.runTimers(slot.promise, e.vm.clock()));
+}
+
+/// Makes a suspended request the running one again, with what its run kept.
+fn resumeSlot(e: *Engine, ticket: Ticket) *Slot {
     const slot = e.slotOf(ticket);
     assert(slot.state == .suspended);
     e.enter(ticket.slot);
     slot.state = .running;
     e.suspended_count -= 1;
     e.vm.resumeRun(&slot.suspension);
-    return e.finish(e.vm.runTimers(slot.promise, e.vm.clock()));
+    return slot;
 }
 
 /// A host operation the suspended request started and the host has not taken yet (each is
@@ -399,12 +405,7 @@ pub fn hostBytes(e: *Engine, ticket: Ticket, len: usize) ?[]align(8) u8 {
 /// `value.build` makes the value in the request's heap (the operation is fulfilled with it, or
 /// rejected with what it throws), then what that lets run runs. The same outcomes as a call.
 pub fn settleHostOp(e: *Engine, ticket: Ticket, index: u8, value: Vm.HostValue) Outcome {
-    const slot = e.slotOf(ticket);
-    assert(slot.state == .suspended);
-    e.enter(ticket.slot);
-    slot.state = .running;
-    e.suspended_count -= 1;
-    e.vm.resumeRun(&slot.suspension);
+    const slot = e.resumeSlot(ticket);
     return e.finish(e.vm.settleHostOp(slot.promise, index, value));
 }
 

@@ -53,6 +53,8 @@ client_ip: [46]u8 = undefined,
 client_ip_len: u8 = 0,
 client_fd: linux.fd_t = -1,
 client_tls: bool = false,
+/// The client is a trusted proxy: its forwarding fields were copied, and are appended to.
+client_trusted: bool = false,
 listener_slot: u8 = 0,
 answer: Gathered = .{},
 /// Why there is no answer, for the TypeError the fetch rejects with.
@@ -104,8 +106,9 @@ pub fn start(sub: *Subrequest, parent: *Exchange, handler: *Handler, ticket: Han
     sub.client_ip_len = @intCast(ip_len);
     sub.client_fd = facts.fd;
     sub.client_tls = facts.tls;
+    sub.client_trusted = facts.trusted;
     sub.listener_slot = facts.listener_slot;
-    try sub.composeRequest(buffer, rewrite.requestHost(parent.request_head));
+    try sub.composeRequest(buffer, parent.request_head);
     sub.state = .running;
     sub.next = parent.fetches;
     parent.fetches = sub;
@@ -114,10 +117,13 @@ pub fn start(sub: *Subrequest, parent: *Exchange, handler: *Handler, ticket: Han
     exchange.beginSubrequest(&sub.request, pool, proxy.holdAgain(parent.hold.?));
 }
 
-/// The request head over `buffer`: the method, target, Host and the handler's fields' strings,
-/// then the body; its fields in the exchange slot's array.
-fn composeRequest(sub: *Subrequest, buffer: []u8, host: ?[]const u8) StartError!void {
+/// The request head over `buffer`: the method, target, Host and the handler's fields' strings
+/// (after them, from a trusted proxy, the client request's forwarding fields, which the
+/// sub-request's are appended to as the client request's are), then the body; its fields in
+/// the exchange slot's array.
+fn composeRequest(sub: *Subrequest, buffer: []u8, parent_head: *const http.Request) StartError!void {
     const fetch = &sub.fetch.request;
+    const host = rewrite.requestHost(parent_head);
     var used: usize = 0;
     const method = try copy(buffer, &used, fetch.method);
     const target = try copy(buffer, &used, fetch.target);
@@ -129,6 +135,12 @@ fn composeRequest(sub: *Subrequest, buffer: []u8, host: ?[]const u8) StartError!
     while (fields.next()) |field| : (count += 1) {
         fields_buffer[count] = .{ .name = try copy(buffer, &used, field.name), .value = try copy(buffer, &used, field.value) };
     }
+    if (sub.client_trusted) for (parent_head.headers) |field| {
+        if (!forwarding(field.name)) continue;
+        if (count == fields_buffer.len) return error.TooLarge;
+        fields_buffer[count] = .{ .name = try copy(buffer, &used, field.name), .value = try copy(buffer, &used, field.value) };
+        count += 1;
+    };
     const body_copy = try copy(buffer, &used, fetch.body);
     sub.request = .{
         .method = .parse(method),
@@ -146,6 +158,13 @@ fn composeRequest(sub: *Subrequest, buffer: []u8, host: ?[]const u8) StartError!
     };
     sub.answer.body_len = 0;
     sub.body_start = used - body_copy.len;
+}
+
+fn forwarding(name: []const u8) bool {
+    for ([_][]const u8{ "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "forwarded" }) |own| {
+        if (std.ascii.eqlIgnoreCase(name, own)) return true;
+    }
+    return false;
 }
 
 fn copy(buffer: []u8, used: *usize, bytes: []const u8) StartError![]const u8 {
@@ -468,8 +487,7 @@ pub fn client(sub: *const Subrequest) Downstream.Client {
         .address = &sub.client_address,
         .ip = sub.client_ip[0..sub.client_ip_len],
         .fd = sub.client_fd,
-        // The sub-request carries no forwarding fields of the client's to append to.
-        .trusted = false,
+        .trusted = sub.client_trusted,
         .tls = sub.client_tls,
         .listener_slot = sub.listener_slot,
         .reused = false,

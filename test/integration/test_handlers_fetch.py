@@ -99,7 +99,7 @@ AUTH = route({
 })
 
 
-def start(sluice, make_backend, tmp_path, deadline="2s", workers=1, slow_seconds=3.0):
+def start(sluice, make_backend, tmp_path, deadline="2s", workers=1, slow_seconds=3.0, args=()):
     """sluice with the handler above and its five pools: app (echo), auth (a 200 with a user
     for /check, echo otherwise), down (refusing), slow (answers after `slow_seconds`) and big
     (a 2 MiB body, more than the handler's memory). Returns (admin port, backends)."""
@@ -113,7 +113,7 @@ def start(sluice, make_backend, tmp_path, deadline="2s", workers=1, slow_seconds
     config.write_text(SITE.replace("DEADLINE", deadline).replace("APP", app.address)
                       .replace("AUTH", auth.address).replace("DOWN", down.address)
                       .replace("SLOW", slow.address).replace("BIG", big.address))
-    sluice.start_config(config, workers=workers)
+    sluice.start_config(config, workers=workers, args=args)
     admin = int(sluice.wait_for_line(ADMIN_RE, timeout=5.0).group("port"))
     return admin, {"app": app, "auth": auth, "slow": slow, "big": big, "down": down}
 
@@ -141,6 +141,21 @@ def test_an_auth_subrequest_then_the_proxied_app(sluice, make_backend, tmp_path)
     assert checked.header("x-forwarded-for") == "127.0.0.1"
     assert checked.header("host") == "sluice.test"  # The client's Host, not the pool's name.
     assert checked.header("x-forwarded-host") == "sluice.test"
+
+
+def test_behind_a_trusted_proxy_the_subrequest_carries_the_forwarding_chain(sluice, make_backend, tmp_path):
+    """From a trusted proxy, the sub-request's X-Forwarded-For is the client request's chain
+    with the proxy's address appended, as the proxied request's is; its other forwarding
+    fields are the client request's."""
+    _, backends = start(sluice, make_backend, tmp_path, args=["--trusted-proxy", "127.0.0.1/32"])
+    r = request(sluice.port, "GET", "/auth", headers=[("Authorization", "Bearer good"),
+                                                       ("X-Forwarded-For", "203.0.113.7"),
+                                                       ("X-Forwarded-Proto", "https")])
+    assert r.status == 200, r
+    checked = backends["auth"].requests[-1]
+    assert checked.header("x-forwarded-for") == "203.0.113.7, 127.0.0.1"
+    assert checked.header("x-forwarded-proto") == "https"
+    assert header(r.json(), "x-forwarded-for") == ["203.0.113.7, 127.0.0.1"]
 
 
 def test_a_fetched_answer_with_changed_headers_or_as_it_is(sluice, make_backend, tmp_path):
