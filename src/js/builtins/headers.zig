@@ -198,7 +198,9 @@ pub fn construct(vm: *Vm, this: Value, args: []const Value) Error!Value {
     if (!init.is(.object)) {
         return vm.throwMessage(.type_error, "Headers constructor: Argument 1 could not be converted to one of: sequence<sequence<ByteString>>, record<ByteString, ByteString>.");
     }
-    if (ops.isCallable(try ops.iteratorMethod(vm, init))) {
+    if (isHeaders(init.asObject()) and init.asObject().properties.len == 0) {
+        try fillFromHeaders(vm, m, object.mapOf(init.asObject()));
+    } else if (ops.isCallable(try ops.iteratorMethod(vm, init))) {
         try fillFromPairs(vm, m, init);
     } else {
         try fillFromRecord(vm, m, init.asObject());
@@ -222,6 +224,19 @@ fn fillFromPairs(vm: *Vm, m: *MapObject, init: Value) Error!void {
             return vm.throwFmt(.type_error, "Headers constructor: expected name/value pair to be length 2, found {d}.", .{count});
         }
         try appendChecked(vm, m, items[0], items[1], "Headers.append");
+    }
+}
+
+/// `new Headers(headers)` (one with nothing of its own over the prototype): a copy of its
+/// fields as they are kept, in order, each name as first written and each value apart, as
+/// node's undici copies another Headers' list (not through its sorted, lower-cased iteration).
+/// Each field was checked when it was appended there.
+fn fillFromHeaders(vm: *Vm, m: *MapObject, source: *MapObject) Error!void {
+    for (source.slice()) |e| {
+        if (e.key.eqlBits(Value.hole)) continue;
+        const field = fieldOf(e.value).slice();
+        try vm.charge(meter.elementsCost(field.len));
+        for (field[1..]) |v| try appendField(vm, m, e.key.asString(), field[0].asString(), v.asString());
     }
 }
 
