@@ -228,15 +228,20 @@ fn fillFromPairs(vm: *Vm, m: *MapObject, init: Value) Error!void {
 }
 
 /// `new Headers(headers)` (one with nothing of its own over the prototype): a copy of its
-/// fields as they are kept, in order, each name as first written and each value apart, as
-/// node's undici copies another Headers' list (not through its sorted, lower-cased iteration).
-/// Each field was checked when it was appended there.
+/// fields in order, each name as first written, as node's undici copies another Headers' list
+/// (not through its sorted, lower-cased iteration): Set-Cookie's values apart, each other
+/// name's joined with ", " as undici keeps them. Each was checked when it was appended there.
 fn fillFromHeaders(vm: *Vm, m: *MapObject, source: *MapObject) Error!void {
     for (source.slice()) |e| {
         if (e.key.eqlBits(Value.hole)) continue;
+        const name = e.key.asString();
         const field = fieldOf(e.value).slice();
         try vm.charge(meter.elementsCost(field.len));
-        for (field[1..]) |v| try appendField(vm, m, e.key.asString(), field[0].asString(), v.asString());
+        if (isSetCookie(name)) {
+            for (field[1..]) |v| try appendField(vm, m, name, field[0].asString(), v.asString());
+        } else {
+            try appendField(vm, m, name, field[0].asString(), try combined(vm, e.value));
+        }
     }
 }
 
