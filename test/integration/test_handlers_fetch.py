@@ -256,6 +256,28 @@ def test_a_client_that_leaves_while_its_fetch_flies(sluice, make_backend, tmp_pa
     assert sluice.running()
 
 
+def test_http2_streams_fetch_side_by_side(sluice, make_backend, tmp_path):
+    """Ten HTTP/2 streams on one connection each fetch from two pools at once: all answered;
+    a stream the client resets while its fetch waits on the slow pool is abandoned at once,
+    its sub-request given up."""
+    from h2client import H2Client
+    admin, _ = start(sluice, make_backend, tmp_path, args=["--http2", "on"], slow_seconds=1.0)
+    c = H2Client.plain(sluice.port)
+    sids = [c.request("GET", "/both") for _ in range(10)]
+    reset = c.request("GET", "/slow")
+    time.sleep(0.1)
+    c.conn.reset_stream(reset)
+    c.flush()
+    responses = c.wait(*sids)
+    assert [r.status for r in responses.values()] == [200] * 10, responses
+    assert all(b'"a":"/one"' in r.body for r in responses.values())
+    deadline = time.monotonic() + 0.5
+    while failures(admin, "abandoned") < 1 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert failures(admin, "abandoned") == 1
+    c.close()
+
+
 @pytest.mark.time_limit(120)
 def test_no_heap_allocations_per_fetch(sluice, make_backend, tmp_path):
     """Requests whose handlers fetch (one pool, two at once, a POST, a refusing pool, a
