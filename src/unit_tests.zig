@@ -99,6 +99,7 @@ pub const files = .{
     @import("handler/Handler.zig"),
     @import("handler/Instance.zig"),
     @import("handler/host.zig"),
+    @import("handler/fetch.zig"),
     @import("sim/sim.zig"),
     @import("tls/tls.zig"),
     @import("h2/h2.zig"),

@@ -199,6 +199,9 @@ pub const Handler = struct {
     /// Requests of this handler that may wait on a timer at once, per worker: each reserves
     /// `heap_bytes` of address space, touched only as it is used (docs/JS.md, "Timers").
     suspended_max: u32 = settings.default(.handler, "suspended_max"),
+    /// Fetches to pools one request of this handler may have in flight at once (docs/JS.md,
+    /// "fetch"); at most `js.HostOps.ops_max`.
+    fetch_max: u32 = settings.default(.handler, "fetch_max"),
 };
 
 pub const Listener = struct {

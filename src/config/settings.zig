@@ -1160,6 +1160,14 @@ pub const table = [_]Setting{
         .default = "64",
         .zero = "no request may wait on a timer (one that would is 503)",
     },
+    .{
+        .key = "fetch_max",
+        .scope = .handler,
+        .fields = &.{"fetch_max"},
+        .value = .{ .count = .{ .min = 0, .max = 16 } },
+        .default = "8",
+        .zero = "no fetch (each is rejected with a TypeError)",
+    },
 };
 
 /// Relations between settings: `below` must be less than `limit`. Checked by the command line

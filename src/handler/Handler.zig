@@ -25,6 +25,7 @@ const http = @import("../http/http.zig");
 const log = @import("../stdx/log.zig");
 const Counter = @import("../stdx/Counter.zig");
 const host = @import("host.zig");
+const fetch = @import("fetch.zig");
 
 const Handler = @This();
 
@@ -101,6 +102,8 @@ pub const Limits = struct {
     body_bytes_max: u64 = 64 * 1024,
     /// Requests that may wait on a timer at once, per worker (Engine.Limits.suspended_max).
     suspended_max: u32 = 64,
+    /// Fetches one request may have in flight at once (Engine.Limits.host_ops_max).
+    fetch_max: u8 = 8,
 
     /// The engine's limits: the value stack grows with the depth (32 slots a frame, as the
     /// defaults have), the rest are the engine's defaults for handlers.
@@ -113,6 +116,7 @@ pub const Limits = struct {
             .frames = limits.depth,
             .stack_values = @max(defaults.stack_values, limits.depth * 32),
             .suspended_max = limits.suspended_max,
+            .host_ops_max = limits.fetch_max,
         };
     }
 };
@@ -304,6 +308,48 @@ pub fn resumeTimers(handler: *Handler, ticket: Engine.Ticket, reply: Reply, out:
     return handler.conclude(handler.engine.resumeTimers(ticket), reply, out, now_ns);
 }
 
+/// A fetch the suspended call made and the exchange has not started yet (each is returned
+/// once): its index for `settleFetch`, and what it asks for, in the request's heap.
+pub const Fetch = struct { index: u8, request: fetch.Request };
+
+pub fn nextFetch(handler: *Handler, ticket: Engine.Ticket) ?Fetch {
+    const op = handler.engine.takeHostOp(ticket) orelse return null;
+    return .{ .index = op.index, .request = .of(op.request) };
+}
+
+/// Room in the suspended call's heap for what a fetch brings back (its fields, its body):
+/// null when the handler's memory limit leaves none.
+pub fn fetchBytes(handler: *Handler, ticket: Engine.Ticket, len: usize) ?[]align(8) u8 {
+    return handler.engine.hostBytes(ticket, len);
+}
+
+/// How a fetch ended: the pool's answer, or why there is none (a TypeError's message).
+pub const FetchResult = union(enum) {
+    answer: fetch.Answer,
+    failed: []const u8,
+};
+
+/// Goes on with a suspended call whose fetch `index` (of `url`) ended, as `resumeTimers` does:
+/// its promise settles with a Response, or rejects with a TypeError, and the call runs on.
+pub fn settleFetch(handler: *Handler, ticket: Engine.Ticket, index: u8, url: *const string.String, result: *const FetchResult, reply: Reply, out: []u8, now_ns: u64) Outcome {
+    const settled: Settled = .{ .url = url, .result = result };
+    const outcome = handler.engine.settleHostOp(ticket, index, .{ .context = &settled, .build = Settled.build });
+    return handler.conclude(outcome, reply, out, now_ns);
+}
+
+const Settled = struct {
+    url: *const string.String,
+    result: *const FetchResult,
+
+    fn build(context: *const anyopaque, vm: *js.Vm) js.Vm.Error!Value {
+        const settled: *const Settled = @ptrCast(@alignCast(context));
+        return switch (settled.result.*) {
+            .answer => |*answer| fetch.newResponse(vm, answer, settled.url),
+            .failed => |message| vm.throwMessage(.type_error, message),
+        };
+    }
+};
+
 /// The exchange of a suspended call is going away (its client left, the worker stops): the
 /// call's state is freed and counted, and nothing of it runs again. No log line: a client that
 /// leaves is an ordinary event.
@@ -494,17 +540,16 @@ fn writeResponse(v: Value, reply: Reply, out: []u8) error{ WriteFailed, NotAResp
     if (@trunc(status_float) != status_float or status_float < 200 or status_float > 599) return error.NotAResponse;
     const status: u16 = @intFromFloat(status_float);
     const body_value = host.field(v, .body) orelse return error.NotAResponse;
-    if (!body_value.isString()) return error.NotAResponse;
-    const body = body_value.asString();
+    // Bytes (a fetched Response's, or `new Response(bytes)`) go as they are; none is empty.
+    const body_bytes: ?[]const u8 = if (body_value.isNull()) "" else fetch.bodyOf(v);
+    if (body_bytes == null and !body_value.isString()) return error.NotAResponse;
     // RFC 9110 §15.3.5, §15.4.5: these end with their head. A 204 has no Content-Length; a
     // 304's would have to be the length of the 200 it stands for (§8.6), which sluice does
     // not know, so it has none either unless the handler wrote one, and it has no
     // representation metadata but what the handler wrote (ETag, Cache-Control...): no
     // Content-Type of the helper's own (`Response.text` and friends set one).
     const bodiless = status == 204 or status == 304;
-    var counter: std.Io.Writer.Discarding = .init(&.{});
-    string.writeUtf8(&counter.writer, body) catch unreachable; // Discarding never fails.
-    const body_len = counter.fullCount();
+    const body_len = if (body_bytes) |bytes| bytes.len else utf8Length(body_value.asString());
 
     var w: std.Io.Writer = .fixed(out);
     const phrase = @as(std.http.Status, @fromBackingInt(@as(u10, @intCast(status)))).phrase() orelse "";
@@ -536,8 +581,16 @@ fn writeResponse(v: Value, reply: Reply, out: []u8) error{ WriteFailed, NotAResp
         }
     }
     try w.writeAll("\r\n");
-    if (!reply.head_only and !bodiless) string.writeUtf8(&w, body) catch return error.WriteFailed;
+    if (!reply.head_only and !bodiless) {
+        if (body_bytes) |bytes| try w.writeAll(bytes) else try string.writeUtf8(&w, body_value.asString());
+    }
     return w.end;
+}
+
+fn utf8Length(s: *const string.String) usize {
+    var counter: std.Io.Writer.Discarding = .init(&.{});
+    string.writeUtf8(&counter.writer, s) catch unreachable; // Discarding never fails.
+    return counter.fullCount();
 }
 
 /// A `Response.proxy`'s pool, path and fields, checked again (the handler may have changed

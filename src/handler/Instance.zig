@@ -155,6 +155,11 @@ pub fn readText(allocator: std.mem.Allocator, config: *const Config.Handler, dia
     };
 }
 
+comptime {
+    // A handler's `fetch_max` fits the engine's table of host operations.
+    assert(@import("../config/settings.zig").lookup(.handler, "fetch_max").value.count.max == @import("../js/js.zig").HostOps.ops_max);
+}
+
 /// The engine's limits as the handler's settings give them.
 pub fn limitsOf(config: *const Config.Handler) Handler.Limits {
     return .{
@@ -164,6 +169,7 @@ pub fn limitsOf(config: *const Config.Handler) Handler.Limits {
         .depth = config.depth,
         .body_bytes_max = config.body_bytes_max,
         .suspended_max = config.suspended_max,
+        .fetch_max = @intCast(config.fetch_max), // At most the engine's table (below).
     };
 }
 
@@ -174,7 +180,8 @@ fn sameSettings(a: *const Config.Handler, b: *const Config.Handler) bool {
         a.image.ptr == b.image.ptr and a.image.len == b.image.len and
         a.source.ptr == b.source.ptr and a.source.len == b.source.len and
         a.heap_bytes == b.heap_bytes and a.budget_ticks == b.budget_ticks and a.deadline_ns == b.deadline_ns and
-        a.depth == b.depth and a.body_bytes_max == b.body_bytes_max and a.suspended_max == b.suspended_max;
+        a.depth == b.depth and a.body_bytes_max == b.body_bytes_max and a.suspended_max == b.suspended_max and
+        a.fetch_max == b.fetch_max;
 }
 
 /// The strings a reload's configuration owns (its arena goes with its generation) copied into

@@ -21,6 +21,7 @@ const object = @import("../js/object.zig");
 const ops = @import("../js/operations.zig");
 const meter = js.meter;
 const chars = @import("../http/chars.zig");
+const fetch = @import("fetch.zig");
 
 /// The engine class of Response objects (`Host.class_names[class - 1]`).
 pub const response_class: u16 = 1;
@@ -38,7 +39,13 @@ pub const host: builtins.Host = .{
         .{ .name = "Response", .length = 0, .func = construct },
         .{ .name = "text", .length = 0, .func = responseText },
         .{ .name = "json", .length = 0, .func = responseJson },
+        // `fetch(url, init?)` (fetch.zig), and the body methods of the Response it settles with.
+        .{ .name = "fetch", .length = 1, .func = fetch.fetch },
+        .{ .name = "text", .length = 0, .func = fetch.fetchedText },
+        .{ .name = "json", .length = 0, .func = fetch.fetchedJson },
+        .{ .name = "arrayBuffer", .length = 0, .func = fetch.fetchedArrayBuffer },
     },
+    .functions = &.{.{ .name = "fetch", .native = fetch_native }},
     .objects = &.{.{
         .name = "Response",
         .members = &.{
@@ -83,7 +90,7 @@ pub const proxy_path_bytes_max = 8192;
 
 /// The properties of a Response object, by the names the natives give them. A proxied
 /// request's Response has `pool` (and `path` and `headers` if given) and no `status`.
-pub const Field = enum { status, body, type, location, headers, pool, path };
+pub const Field = enum { status, body, type, location, headers, pool, path, statusText, ok, url };
 
 /// `Response.json(value, init?)`: the body is `JSON.stringify(value)`.
 fn json(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
@@ -145,6 +152,10 @@ fn requestJson(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
 const construct_native: u16 = 6;
 const response_text_native: u16 = 7;
 const response_json_native: u16 = 8;
+const fetch_native: u16 = 9;
+pub const fetched_text_native: u16 = 10;
+pub const fetched_json_native: u16 = 11;
+pub const fetched_array_buffer_native: u16 = 12;
 
 /// The Content-Type the Fetch standard gives a string body.
 pub const content_type_fetch_text = "text/plain;charset=UTF-8";
@@ -180,13 +191,19 @@ fn construct(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
     try put(vm, response, .status, Value.number(status));
     if (body_arg.isNullish()) {
         try put(vm, response, .body, Value.string(try vm.newLatin1("")));
+    } else if (body_arg.objectOf(.typed_array) != null or body_arg.objectOf(.array_buffer) != null) {
+        // Bytes (a fetched Response's body, say): sent as they are, with no Content-Type of
+        // their own, as the Fetch standard gives a BufferSource body none.
+        try put(vm, response, .body, body_arg);
     } else {
         try put(vm, response, .body, Value.string(try ops.toString(vm, body_arg)));
         try put(vm, response, .type, Value.string(try vm.newLatin1(content_type_fetch_text)));
     }
     try put(vm, response, .headers, headers);
-    try putHidden(vm, response, "text", Value.native(builtins.natives_count + response_text_native));
-    try putHidden(vm, response, "json", Value.native(builtins.natives_count + response_json_native));
+    const bytes = fetch.bodyOf(Value.obj(response)) != null;
+    try putHidden(vm, response, "text", Value.native(builtins.natives_count + if (bytes) fetched_text_native else response_text_native));
+    try putHidden(vm, response, "json", Value.native(builtins.natives_count + if (bytes) fetched_json_native else response_json_native));
+    if (bytes) try putHidden(vm, response, "arrayBuffer", Value.native(builtins.natives_count + fetched_array_buffer_native));
     return Value.obj(response);
 }
 
@@ -332,7 +349,7 @@ pub const Message = enum { response, request };
 /// token, a value a field can carry, and none of the fields sluice writes itself. A
 /// `content-type` here replaces the one the method chose. In a proxied request a `null`
 /// value stays null: the client's field of that name is removed.
-fn checkedHeaders(vm: *Vm, headers_in: Value, message: Message) Vm.Error!Value {
+pub fn checkedHeaders(vm: *Vm, headers_in: Value, message: Message) Vm.Error!Value {
     var headers = headers_in;
     if (headers.isObject() and builtins.headers.isHeaders(headers.asObject())) {
         // A Headers: a response keeps a copy (Set-Cookie's values stay apart); a proxied

@@ -44,6 +44,7 @@ const string = @import("string.zig");
 const String = string.String;
 const object = @import("object.zig");
 const ops = @import("operations.zig");
+const HostOps = @import("HostOps.zig");
 
 const Engine = @This();
 
@@ -89,6 +90,9 @@ pub const Limits = struct {
     /// Requests that may wait suspended at once (on a timer); each reserves `heap_bytes` of
     /// address space, touched only as it is used. 0: a call that would suspend is `busy`.
     suspended_max: u32 = 0,
+    /// Host operations (a handler's fetches) one request may have in flight at once, at most
+    /// `HostOps.ops_max`; 0: none.
+    host_ops_max: u8 = 0,
 };
 
 /// A request's place in the engine: its heap, and while it is suspended what it keeps.
@@ -155,7 +159,7 @@ pub const Module = struct {
         var scratch = std.heap.ArenaAllocator.init(gpa);
         defer scratch.deinit();
         var names_buf: [64][]const u8 = undefined;
-        if (host.objects.len > names_buf.len) return error.TooManyHostGlobals;
+        if (host.globalsCount() > names_buf.len) return error.TooManyHostGlobals;
         const bytes = compileImage(scratch.allocator(), source, .{
             .source_name = name,
             .host_globals = host.globalNames(&names_buf),
@@ -223,6 +227,7 @@ pub const limits_min: Limits = .{
     .budget = 1000,
     .deadline_ns = 0,
     .suspended_max = 0,
+    .host_ops_max = 0,
 };
 
 /// Most suspended requests per engine: slots are numbered in a u16, and each reserves its
@@ -234,6 +239,7 @@ pub fn init(gpa: std.mem.Allocator, module: *const Module, limits: Limits) InitE
         if (@field(limits, name) < @field(limits_min, name)) return error.LimitTooSmall;
     }
     if (limits.suspended_max > suspended_max_max) return error.LimitTooSmall;
+    if (limits.host_ops_max > HostOps.ops_max) return error.LimitTooSmall;
     const e = try gpa.create(Engine);
     errdefer gpa.destroy(e);
     // The module's heap is the last stride; the slots' own heaps the strides below it.
@@ -260,6 +266,7 @@ pub fn init(gpa: std.mem.Allocator, module: *const Module, limits: Limits) InitE
         .native_stack_bytes = limits.native_stack_bytes,
         .budget = limits.budget,
         .deadline_ns = limits.deadline_ns,
+        .host_ops_max = limits.host_ops_max,
     }, &e.discard.writer, &e.discard.writer);
     errdefer e.vm.deinit(gpa);
     try e.vm.attach(&module.program, module.constants, module.host);
@@ -353,13 +360,53 @@ pub fn wakeAt(e: *const Engine, ticket: Ticket) u64 {
 /// microtasks), with what is left of its budget; past its deadline, it ends `.terminated`.
 /// Its values stay valid, as a call's do, until the engine's next request begins.
 pub fn resumeTimers(e: *Engine, ticket: Ticket) Outcome {
+    const slot = e.resumeSlot(ticket);
+    return e.finish(e.vm.runTimers(slot.promise, e.vm.clock()));
+}
+
+/// Makes a suspended request the running one again, with what its run kept.
+fn resumeSlot(e: *Engine, ticket: Ticket) *Slot {
     const slot = e.slotOf(ticket);
     assert(slot.state == .suspended);
     e.enter(ticket.slot);
     slot.state = .running;
     e.suspended_count -= 1;
     e.vm.resumeRun(&slot.suspension);
-    return e.finish(e.vm.runTimers(slot.promise, e.vm.clock()));
+    return slot;
+}
+
+/// A host operation the suspended request started and the host has not taken yet (each is
+/// returned once): its index, for `settleHostOp`, and what the native recorded of it, in the
+/// request's heap (valid until the request ends).
+pub fn takeHostOp(e: *Engine, ticket: Ticket) ?HostOp {
+    const slot = e.slotOf(ticket);
+    assert(slot.state == .suspended);
+    const table = &slot.suspension.host_ops;
+    const index = table.takeRequested() orelse return null;
+    return .{ .index = index, .request = table.ops[index].request };
+}
+
+pub const HostOp = struct { index: u8, request: Value };
+
+/// `len` bytes in a suspended request's heap, for what the host gathers for it (a fetched
+/// body), 8-byte aligned; null when its memory limit does not leave room. They stay until the
+/// request ends.
+pub fn hostBytes(e: *Engine, ticket: Ticket, len: usize) ?[]align(8) u8 {
+    const slot = e.slotOf(ticket);
+    assert(slot.state == .suspended);
+    // The last request to run keeps the engine's heap until another enters.
+    const heap = if (ticket.slot == e.current) &e.heap else &slot.heap;
+    // In words, as an ArrayBuffer's bytes are: they may become one's.
+    const words = heap.alloc(u64, std.math.divCeil(usize, len, 8) catch unreachable) catch return null;
+    return std.mem.sliceAsBytes(words)[0..len];
+}
+
+/// Goes on with a suspended request because the host settles its operation `index`:
+/// `value.build` makes the value in the request's heap (the operation is fulfilled with it, or
+/// rejected with what it throws), then what that lets run runs. The same outcomes as a call.
+pub fn settleHostOp(e: *Engine, ticket: Ticket, index: u8, value: Vm.HostValue) Outcome {
+    const slot = e.resumeSlot(ticket);
+    return e.finish(e.vm.settleHostOp(slot.promise, index, value));
 }
 
 /// Gives up a suspended request (its client went away, or its host is going): its slot is

@@ -34,6 +34,7 @@ const interpreter = @import("interpreter.zig");
 const ops = @import("operations.zig");
 const regexp = @import("regexp.zig");
 const meter = @import("meter.zig");
+const HostOps = @import("HostOps.zig");
 
 const Vm = @This();
 
@@ -98,6 +99,8 @@ symbol_registry: ?*@import("symbol.zig").Registered = null,
 timers_head: ?*builtins.timers.Timer = null,
 /// The id the next setTimeout returns (ids start at 1 in each run and its resumptions).
 timer_next_id: u32 = 1,
+/// Promises only the host can settle (a handler's fetches: HostOps.zig), in flight.
+host_ops: HostOps = .{},
 /// Whether setTimeout may be called: not while a handler's module runs its top level, whose
 /// state outlives every request (Engine.runModule).
 timers_allowed: bool = true,
@@ -146,6 +149,8 @@ pub const Limits = struct {
     deadline_ns: u64 = 0,
     /// Exports a module may have.
     exports: u32 = 64,
+    /// Host operations (HostOps.zig) a run may have in flight at once; 0: none.
+    host_ops_max: u8 = 0,
 };
 
 pub const Frame = struct {
@@ -338,7 +343,7 @@ fn settle(vm: *Vm, v: Value, unwrap: bool) Error!Value {
                     p.handled = true;
                     return vm.throwValue(p.result);
                 },
-                .pending => if (vm.timers_head == null) {
+                .pending => if (vm.timers_head == null and !vm.host_ops.pending()) {
                     return vm.throwMessage(.type_error, "the handler's Promise is still pending with no work left that could settle it");
                 },
             }
@@ -362,6 +367,7 @@ pub const Suspension = struct {
     symbol_registry: ?*@import("symbol.zig").Registered,
     timers_head: ?*builtins.timers.Timer,
     timer_next_id: u32,
+    host_ops: HostOps,
     /// What is left of the run's budget: it bounds the whole run, across its suspensions.
     budget_left: u64,
     /// When the run's deadline passes; 0: it has none.
@@ -379,7 +385,7 @@ pub const Suspension = struct {
 /// the run's true start, docs/JS.md "The deadline"), and hands back what the run keeps.
 pub fn suspendRun(vm: *Vm) Suspension {
     assert(vm.frame_count == 0);
-    assert(vm.timers_head != null);
+    assert(vm.timers_head != null or vm.host_ops.pending());
     vm.budget_left -|= vm.sliceUsed();
     vm.slice = 0;
     meter.fuel = 0;
@@ -393,6 +399,7 @@ pub fn suspendRun(vm: *Vm) Suspension {
         .symbol_registry = vm.symbol_registry,
         .timers_head = vm.timers_head,
         .timer_next_id = vm.timer_next_id,
+        .host_ops = vm.host_ops,
         .budget_left = vm.budget_left,
         .deadline_at_ns = vm.deadline_at_ns,
     };
@@ -408,6 +415,7 @@ pub fn resumeRun(vm: *Vm, s: *const Suspension) void {
     vm.symbol_registry = s.symbol_registry;
     vm.timers_head = s.timers_head;
     vm.timer_next_id = s.timer_next_id;
+    vm.host_ops = s.host_ops;
     vm.budget_left = s.budget_left;
     vm.deadline_at_ns = s.deadline_at_ns;
     // An empty slice sends the first charge to a checkpoint, which stops a spent budget.
@@ -425,8 +433,40 @@ pub fn runTimers(vm: *Vm, awaited: ?Value, now_ns: u64) Outcome {
     const result: Error!Value = blk: {
         builtins.timers.runDue(vm, due_by) catch |err| break :blk err;
         const v = vm.settle(awaited orelse Value.undefined_value, awaited != null) catch |err| break :blk err;
-        if (past_deadline and vm.timers_head != null) break :blk vm.terminate(.deadline);
+        if (past_deadline and (vm.timers_head != null or vm.host_ops.pending())) break :blk vm.terminate(.deadline);
         break :blk v;
+    };
+    return vm.outcome(result);
+}
+
+/// What a host settles an operation with: `build` makes the value in the run's heap (a fetched
+/// Response); the operation is fulfilled with it, or rejected with what it throws.
+pub const HostValue = struct {
+    context: *const anyopaque,
+    build: *const fn (context: *const anyopaque, vm: *Vm) Error!Value,
+};
+
+/// Settles host operation `index` with `value`, drains the microtask queue, then settles as a
+/// call does with `awaited`, the call's promise. A run resumed past its deadline ends there,
+/// before anything of it runs.
+pub fn settleHostOp(vm: *Vm, awaited: Value, index: u8, value: HostValue) Outcome {
+    const result: Error!Value = blk: {
+        if (vm.deadline_at_ns != 0 and vm.clock() >= vm.deadline_at_ns) break :blk vm.terminate(.deadline);
+        const p = vm.host_ops.finish(index);
+        const settled = if (value.build(value.context, vm)) |v|
+            builtins.promises.resolvePromise(vm, p, v)
+        else |err| switch (err) {
+            error.Throw => rejected: {
+                const reason = vm.exception;
+                vm.exception = Value.undefined_value;
+                vm.throw_site = null;
+                break :rejected builtins.promises.rejectPromise(vm, p, reason);
+            },
+            error.Terminate => break :blk err,
+        };
+        settled catch |err| break :blk err;
+        if (vm.jobs_head != null) builtins.promises.drain(vm) catch |err| break :blk err;
+        break :blk vm.settle(awaited, true);
     };
     return vm.outcome(result);
 }
@@ -458,6 +498,7 @@ pub fn startRun(vm: *Vm) void {
     vm.rejected_head = null;
     vm.timers_head = null;
     vm.timer_next_id = 1;
+    vm.host_ops = .{};
 }
 
 fn outcome(vm: *Vm, result: Error!Value) Outcome {

@@ -896,10 +896,18 @@ pub const HostObject = struct {
     instances_class: u16 = 0,
 };
 
+/// A host's global function: its name and its index into the host's `natives`.
+pub const HostFunction = struct {
+    name: []const u8,
+    native: u16,
+};
+
 /// What an embedder adds to the language: global objects whose methods are its natives.
 pub const Host = struct {
     natives: []const Native = &.{},
     objects: []const HostObject = &.{},
+    /// Global functions (a handler's `fetch`): native function values, callable anywhere.
+    functions: []const HostFunction = &.{},
     /// Names of the host's object classes: an object whose `class` is i + 1 prints as
     /// `Name { ... }` (a handler's Response objects, for instance).
     class_names: []const []const u8 = &.{},
@@ -908,12 +916,20 @@ pub const Host = struct {
 
     pub fn globalNames(host: *const Host, buf: [][]const u8) [][]const u8 {
         for (host.objects, 0..) |o, i| buf[i] = o.name;
-        return buf[0..host.objects.len];
+        for (host.functions, host.objects.len..) |f, i| buf[i] = f.name;
+        return buf[0 .. host.objects.len + host.functions.len];
+    }
+
+    pub fn globalsCount(host: *const Host) usize {
+        return host.objects.len + host.functions.len;
     }
 
     pub fn globalValue(host: *const Host, name: []const u8) ?Value {
         for (host.objects, 0..) |o, i| {
             if (std.mem.eql(u8, o.name, name)) return Value.builtin(@intCast(builtin_objects.len + i));
+        }
+        for (host.functions) |f| {
+            if (std.mem.eql(u8, f.name, name)) return Value.native(natives_count + f.native);
         }
         return null;
     }

@@ -17,6 +17,7 @@ pub const string = @import("string.zig");
 pub const meter = @import("meter.zig");
 pub const inspect = @import("builtins/inspect.zig");
 pub const cli = @import("cli.zig");
+pub const HostOps = @import("HostOps.zig");
 
 test {
     _ = @import("value.zig");
@@ -41,6 +42,8 @@ test {
     _ = @import("verify.zig");
     _ = @import("cli.zig");
     _ = @import("Engine.zig");
+    _ = @import("HostOps.zig");
+    _ = @import("Engine_host_ops_test.zig");
     _ = @import("fdlibm.zig");
     _ = @import("casing.zig");
     _ = @import("meter.zig");

@@ -45,6 +45,7 @@ const HeaderPolicy = @import("../policy/HeaderPolicy.zig");
 const proxy_protocol = @import("../policy/proxy_protocol.zig");
 const compression = @import("../policy/compression.zig");
 const Compressor = @import("Compressor.zig");
+const Subrequest = @import("Subrequest.zig");
 
 const Exchange = @This();
 
@@ -121,6 +122,8 @@ response_fields: []http.Header,
 total_timer: Timer = .{},
 /// The handler's suspended call, while the exchange is `suspended` (handler_target.zig).
 handler_ticket: ?Handler.Ticket = null,
+/// The handler's fetches this exchange started and has not settled (handler_target.zig).
+fetches: ?*Subrequest = null,
 log: Log = .{},
 
 pub const State = enum {
@@ -250,6 +253,7 @@ pub fn open(exchange: *Exchange, downstream: Downstream) void {
     assert(exchange.pending_ops == 0);
     assert(exchange.hold == null and exchange.ubuf == null and exchange.pipe == null);
     assert(exchange.head_copy == null and exchange.handler_ticket == null);
+    assert(exchange.fetches == null);
     assert(exchange.response_encoding == .identity);
     assert(!exchange.total_timer.isArmed() and !exchange.attempt.timer.isArmed());
     exchange.reset(exchange.proxy, downstream, exchange.request_parser.scanner.headers_buffer, exchange.response_fields);
@@ -304,6 +308,25 @@ pub fn begin(exchange: *Exchange, head: *const http.Request, head_len: u32) void
         .pool => {},
     }
     if (exchange.policy) |applied| if (applied.path_refused) return exchange.fail(.{ .bad_request = .bad_target });
+    if (!exchange.forward(.{})) return exchange.fail(.head_too_large_to_forward);
+}
+
+/// A handler's fetch (Subrequest.zig) starts on `pool`: no routing or admission (the client's
+/// request had both), the parent's generation held (`hold`), then on as a route's request
+/// to that pool goes, with its balancing, retries and timeouts.
+pub fn beginSubrequest(exchange: *Exchange, head: *const http.Request, pool: *LocalPool, hold: u8) void {
+    assert(exchange.state == .head);
+    assert(exchange.downstream == .fetch);
+    assert(exchange.hold == null);
+    exchange.request_head = head;
+    exchange.request = .{ .method = head.method, .version = head.version, .keep_alive = true };
+    exchange.log.started_ns = exchange.loop().now();
+    if (exchange.proxy.access_log != null) {
+        exchange.log.method = head.method_text;
+        exchange.log.target = head.target;
+    }
+    exchange.hold = hold;
+    exchange.target = .{ .pool = pool };
     if (!exchange.forward(.{})) return exchange.fail(.head_too_large_to_forward);
 }
 
@@ -1495,7 +1518,9 @@ fn release(exchange: *Exchange) void {
     assert(exchange.pending_ops == 0);
     assert(exchange.attempt.connection == null);
     exchange.stopTimers(); // The slot is overwritten when it is taken again.
-    // Before the hold: the engine is the held generation's.
+    // Before the hold: the engine is the held generation's. Fetches first: nothing of theirs
+    // may settle into the call once it is abandoned.
+    if (exchange.fetches != null) handler_target.detachFetches(exchange);
     if (exchange.handler_ticket != null) handler_target.abandon(exchange);
     if (exchange.ubuf) |ubuf| exchange.proxy.buffers.release(ubuf);
     exchange.ubuf = null;

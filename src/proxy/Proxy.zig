@@ -10,6 +10,9 @@
 //! Memory sizing (allocated in `init`, on the control thread, before the first accept):
 //!   sessions        = ceil(connections_max / workers): connection slots, and as many
 //!                     exchange slots (one exchange per HTTP/1.1 connection at a time)
+//!   fetches         = sessions: slots of a handler's `fetch` in flight (Subrequest.zig),
+//!                     each with an exchange slot of its own and `buffersPerFetch` buffers
+//!                     (a fetch when all are taken is rejected, a TypeError)
 //!   streams         = sessions: HTTP/2 stream slots, shared by the worker's HTTP/2
 //!                     connections, each with an exchange slot of its own (a stream past
 //!                     them is refused, REFUSED_STREAM, counted) and `buffersPerStream`
@@ -21,6 +24,7 @@
 //!                                                HTTP/2 connection's output instead of the
 //!                                                second)
 //!                   + buffersPerStream * streams
+//!                   + buffersPerFetch * fetches
 //!                   + 2 * sessions for TLS      (a TLS connection's ciphertext, each way)
 //!                   + 2 * sessions for TLS to backends (an attempt's ciphertext, each way)
 //!   buffer bytes    = max(header_bytes_max, response_header_bytes_max) + rewrite headroom,
@@ -80,6 +84,7 @@ const RequestIds = @import("../policy/RequestIds.zig");
 const RateLimiter = @import("../policy/RateLimiter.zig");
 const HeaderPolicy = @import("../policy/HeaderPolicy.zig");
 const Compressor = @import("Compressor.zig");
+const Subrequest = @import("Subrequest.zig");
 
 const Proxy = @This();
 
@@ -110,6 +115,9 @@ exchanges: []Exchange,
 free_exchanges: FreeIndices,
 /// The exchange slots of HTTP/2 streams: `exchanges[sessions..]`, indexed from there.
 free_stream_exchanges: FreeIndices,
+/// A handler's fetches in flight, each with the exchange slot `exchanges[2 * sessions + i]`.
+fetches: []Subrequest,
+free_fetches: FreeIndices,
 /// HTTP/2: the worker's nghttp2 state (null in the simulator, which runs HTTP/1.1 only), an
 /// HTTP/2 connection's slot per session, and the stream slots.
 http2: ?*Http2.Worker = null,
@@ -295,10 +303,22 @@ pub fn countFailure(proxy: *Proxy, upstream: ?*LocalPool, failure: Failure, answ
 /// Both shrink with a client idle timeout under a second.
 const short_ns = 1 * std.time.ns_per_s;
 
-/// Exchange slots of a worker with `sessions` sessions: one per connection slot and one per
-/// HTTP/2 stream slot (as many).
+/// Exchange slots of a worker with `sessions` sessions: one per connection slot, one per
+/// HTTP/2 stream slot (as many) and one per fetch slot (as many).
 pub fn exchangesCount(sessions: u32) u32 {
-    return 2 * sessions;
+    return 2 * sessions + fetchesCount(sessions);
+}
+
+/// A handler's fetches a worker may have in flight at once: as many as it has sessions, so
+/// every request may wait on one, and a few on several.
+pub fn fetchesCount(sessions: u32) u32 {
+    return sessions;
+}
+
+/// Buffers a fetch slot may hold at once: its request's strings and body, its exchange's
+/// upstream side, and with TLS to backends the try's ciphertext each way.
+pub fn buffersPerFetch(upstream_tls: bool) u32 {
+    return 2 + @as(u32, if (upstream_tls) 2 else 0);
 }
 
 pub fn sessionsCount(config: *const Config, workers_count: u32) u32 {
@@ -327,7 +347,9 @@ pub fn init(
     const buffers_per_session = buffersPerSession(tls_reserved, tls_reserved);
     const streams_count = sessions_count;
     const exchanges_count = exchangesCount(sessions_count);
+    const fetches_count = fetchesCount(sessions_count);
     const buffers_count = buffers_per_session * sessions_count + buffersPerStream(tls_reserved) * streams_count +
+        buffersPerFetch(tls_reserved) * fetches_count +
         (if (http2_enabled) buffersForHttp2Backends(sessions_count, tls_reserved) else 0);
     const buffer_bytes = if (tls_reserved)
         @max(config.bufferBytes(), std.mem.alignForward(u32, tls.Engine.record_bytes_max, 4096))
@@ -354,6 +376,10 @@ pub fn init(
     errdefer free_exchanges.deinit(allocator);
     var free_stream_exchanges: FreeIndices = try .init(allocator, streams_count);
     errdefer free_stream_exchanges.deinit(allocator);
+    const fetches = try StaticAllocator.allocUntouched(allocator, Subrequest, null, fetches_count);
+    errdefer allocator.free(fetches);
+    var free_fetches: FreeIndices = try .init(allocator, fetches_count);
+    errdefer free_fetches.deinit(allocator);
     const http2_slots = try StaticAllocator.allocUntouched(allocator, Http2, null, sessions_count);
     errdefer allocator.free(http2_slots);
     var free_http2: FreeIndices = try .init(allocator, sessions_count);
@@ -398,6 +424,8 @@ pub fn init(
         .exchanges = exchanges,
         .free_exchanges = free_exchanges,
         .free_stream_exchanges = free_stream_exchanges,
+        .fetches = fetches,
+        .free_fetches = free_fetches,
         .http2_slots = http2_slots,
         .free_http2 = free_http2,
         .streams = streams,
@@ -598,6 +626,8 @@ pub fn deinit(proxy: *Proxy, allocator: std.mem.Allocator) void {
     allocator.free(proxy.request_fields);
     proxy.free_exchanges.deinit(allocator);
     proxy.free_stream_exchanges.deinit(allocator);
+    proxy.free_fetches.deinit(allocator);
+    allocator.free(proxy.fetches);
     allocator.free(proxy.exchanges);
     proxy.free_http2.deinit(allocator);
     allocator.free(proxy.http2_slots);
@@ -724,7 +754,24 @@ pub fn releaseExchange(proxy: *Proxy, exchange: *Exchange) void {
     assert(exchange.pending_ops == 0);
     const index: u32 = @intCast(exchange - proxy.exchanges.ptr);
     const sessions = proxy.free_exchanges.capacity();
+    assert(index < 2 * sessions); // A fetch's exchange slot is its fetch slot's (`releaseFetch`).
     if (index < sessions) proxy.free_exchanges.give(index) else proxy.free_stream_exchanges.give(index - sessions);
+}
+
+/// A slot for a handler's fetch, with its exchange slot; null when every one is taken.
+pub fn acquireFetch(proxy: *Proxy) ?*Subrequest {
+    const taken = proxy.free_fetches.take() orelse return null;
+    const sub = &proxy.fetches[taken.index];
+    const exchange = proxy.exchangeSlot(2 * proxy.free_exchanges.capacity() + taken.index, taken.fresh);
+    if (taken.fresh) sub.* = .{ .exchange = exchange };
+    assert(sub.state == .free and sub.exchange == exchange);
+    return sub;
+}
+
+pub fn releaseFetch(proxy: *Proxy, sub: *Subrequest) void {
+    assert(sub.state == .free);
+    assert(sub.exchange.state == .free);
+    proxy.free_fetches.give(@intCast(sub - proxy.fetches.ptr));
 }
 
 /// An HTTP/2 connection's slot (one per connection slot).
@@ -844,6 +891,15 @@ pub fn holdCurrent(proxy: *Proxy) u8 {
     assert(hold.generation == proxy.generation);
     hold.users += 1;
     return proxy.current_hold;
+}
+
+/// A fetch's exchange starting now, on the generation its parent holds (`index`): the pool it
+/// goes to was looked up there.
+pub fn holdAgain(proxy: *Proxy, index: u8) u8 {
+    const hold = &proxy.holds[index];
+    assert(hold.generation != null and hold.users > 0);
+    hold.users += 1;
+    return index;
 }
 
 /// An exchange that held `index` has ended.

@@ -1,8 +1,9 @@
 //! The client side of an exchange, whatever the client speaks: the one type through which
-//! Exchange.zig reaches its client. Today HTTP/1.1 (`Connection`, with TLS or not underneath);
-//! an HTTP/2 stream becomes a second case. The exchange calls these and reads no field of the
-//! connection behind them, so a new protocol is a new case here and a codec that implements
-//! the same calls, with nothing in the exchange to change.
+//! Exchange.zig reaches its client: HTTP/1.1 (`Connection`, with TLS or not underneath), an
+//! HTTP/2 stream, and a handler's `fetch` (`Subrequest`), whose "client" is the handler. The
+//! exchange calls these and reads no field of the connection behind them, so a new protocol
+//! is a new case here and a codec that implements the same calls, with nothing in the
+//! exchange to change.
 //!
 //! A tagged union rather than a table of function pointers: the cases are known when sluice is
 //! compiled, each call is a switch the compiler can see through (with one case, no dispatch at
@@ -20,10 +21,13 @@ const Connection = @import("Connection.zig");
 const DownstreamTls = @import("DownstreamTls.zig");
 const Exchange = @import("Exchange.zig");
 const Http2Stream = @import("Http2Stream.zig");
+const Subrequest = @import("Subrequest.zig");
 
 pub const Downstream = union(enum) {
     http1: *Connection,
     h2: *Http2Stream,
+    /// A JavaScript handler's `fetch` to a pool: the response is gathered for the handler.
+    fetch: *Subrequest,
 
     /// What the exchange needs to know of its client: facts of the connection, fixed while
     /// the exchange runs.
@@ -58,6 +62,7 @@ pub const Downstream = union(enum) {
                 .reused = c.requests_served > 0,
             },
             .h2 => |stream| stream.client(),
+            .fetch => |sub| sub.client(),
         };
     }
 
@@ -68,6 +73,7 @@ pub const Downstream = union(enum) {
             // A plain connection has none: no call for the common case.
             .http1 => |c| if (c.tls == null) null else DownstreamTls.certificateFields(c, peer),
             .h2 => |stream| stream.certificateFields(peer),
+            .fetch => |sub| sub.certificateFields(peer),
         };
     }
 

@@ -10,12 +10,19 @@
 //! proxies or suspends again. An exchange that ends while suspended (its client closed, the
 //! worker stops) cancels the timer and abandons the call in `Exchange.release`, before its
 //! generation hold (and so the engine) is let go of: nothing runs for it afterwards.
-const assert = @import("std").debug.assert;
+//!
+//! A handler's `fetch` is the other thing it may wait on: each is a sub-request of its own
+//! (Subrequest.zig) that this exchange starts when the call suspends and settles when it ends,
+//! on the same wake-up path as a timer (docs/ARCHITECTURE.md, "`fetch` to pools"). Whenever
+//! the call ends otherwise, or the exchange does, its fetches still in flight are detached.
+const std = @import("std");
+const assert = std.debug.assert;
 
 const Config = @import("../config/Config.zig");
 const Handler = @import("../handler/Handler.zig");
 const rewrite = @import("rewrite.zig");
 const Exchange = @import("Exchange.zig");
+const Subrequest = @import("Subrequest.zig");
 
 /// A handler runs once the request is whole: a body (up to the handler's `body_max` and the
 /// room behind the head in the downstream's buffer) is received first, so that the handler
@@ -82,9 +89,28 @@ fn replyOf(exchange: *Exchange) Handler.Reply {
     };
 }
 
-/// What the handler's call (or its resumption) came to.
-fn conclude(exchange: *Exchange, handler: *Handler, reply: Handler.Reply, outcome: Handler.Outcome) void {
+/// What the handler's call (or its resumption) came to. A call that waits starts the fetches
+/// it made and settles those that already ended (or could not start) before it waits, each
+/// settlement a resumption of its own; anything else ends its fetches still in flight.
+fn conclude(exchange: *Exchange, handler: *Handler, reply: Handler.Reply, first: Handler.Outcome) void {
     assert(exchange.state == .local and exchange.ubuf != null);
+    var outcome = first;
+    while (true) {
+        const ticket = switch (outcome) {
+            .suspended => |ticket| ticket,
+            else => break,
+        };
+        if (startFetches(exchange, handler, ticket, reply)) |next| {
+            outcome = next;
+            continue;
+        }
+        if (settleEnded(exchange, handler, ticket, reply)) |next| {
+            outcome = next;
+            continue;
+        }
+        return wait(exchange, handler, ticket);
+    }
+    if (exchange.fetches != null) detachFetches(exchange);
     switch (outcome) {
         .response => |response| {
             exchange.log.status = response.status;
@@ -93,8 +119,77 @@ fn conclude(exchange: *Exchange, handler: *Handler, reply: Handler.Reply, outcom
         },
         .proxy => |proxied| proxyTo(exchange, handler, proxied),
         .failed => |failure| exchange.fail(if (failure == .busy) .handler_busy else .handler_failed),
-        .suspended => |ticket| wait(exchange, handler, ticket),
+        .suspended => unreachable, // Waited above.
     }
+}
+
+/// Starts each fetch the call made and has not been started: null when all are under way, or
+/// the outcome of settling the first that cannot start (its rejection).
+fn startFetches(exchange: *Exchange, handler: *Handler, ticket: Handler.Ticket, reply: Handler.Reply) ?Handler.Outcome {
+    const proxy = exchange.proxy;
+    while (handler.nextFetch(ticket)) |fetch| {
+        var message: [512]u8 = undefined;
+        const why = startFetch(exchange, handler, ticket, fetch, &message) orelse continue;
+        const result: Handler.FetchResult = .{ .failed = why };
+        return handler.settleFetch(ticket, fetch.index, fetch.request.url, &result, reply, exchange.ubuf.?, proxy.loop.now());
+    }
+    return null;
+}
+
+/// Starts one fetch: null, or why it cannot start (written into `message`).
+fn startFetch(exchange: *Exchange, handler: *Handler, ticket: Handler.Ticket, fetch: Handler.Fetch, message: []u8) ?[]const u8 {
+    const proxy = exchange.proxy;
+    const pool_name = fetch.request.pool;
+    // The generation the exchange holds, as for `Response.proxy`.
+    const generation = proxy.holds[exchange.hold.?].generation.?;
+    const index = generation.config.poolIndex(pool_name) orelse {
+        var names: [Config.pool_names_text_bytes_max]u8 = undefined;
+        return std.fmt.bufPrint(message, "fetch: no pool is named \"{s}\" (pools: {s})", .{ pool_name, generation.config.poolNames(&names) }) catch message;
+    };
+    const sub = proxy.acquireFetch() orelse
+        return "fetch: every fetch slot of this worker is in use (as many as its connections): try again";
+    const pool = &generation.pools[index].locals[proxy.worker_index];
+    sub.start(exchange, handler, ticket, fetch, pool) catch |err| {
+        proxy.releaseFetch(sub);
+        return switch (err) {
+            error.NoBuffer, error.NoSlot => "fetch: no buffer is free on this worker: try again",
+            error.TooLarge => std.fmt.bufPrint(message, "fetch: the request to pool \"{s}\" is larger than a buffer ({d} bytes for its method, target, fields and body; larger bodies are not streamed yet)", .{ pool_name, proxy.buffers.buffer_bytes }) catch message,
+        };
+    };
+    return null;
+}
+
+/// Settles the first of the call's fetches that has ended: null when none has.
+fn settleEnded(exchange: *Exchange, handler: *Handler, ticket: Handler.Ticket, reply: Handler.Reply) ?Handler.Outcome {
+    var link = &exchange.fetches;
+    while (link.*) |sub| : (link = &sub.next) {
+        if (sub.state != .done) continue;
+        link.* = sub.next;
+        sub.parent = null;
+        sub.next = null;
+        defer sub.free();
+        const result = sub.result();
+        return handler.settleFetch(ticket, sub.fetch.index, sub.fetch.request.url, &result, reply, exchange.ubuf.?, exchange.loop().now());
+    }
+    return null;
+}
+
+/// The call no longer waits on its fetches (it ended, or the exchange does): each one still
+/// in flight is aborted, and settles nothing.
+pub fn detachFetches(exchange: *Exchange) void {
+    while (exchange.fetches) |sub| {
+        exchange.fetches = sub.next;
+        sub.detach();
+    }
+}
+
+/// One of the exchange's fetches ended: the waiting call goes on at the next turn of the loop
+/// (the wake-up path a timer takes). While the call runs, or a wake-up is already under way,
+/// that settles it.
+pub fn fetchEnded(exchange: *Exchange) void {
+    if (exchange.state != .suspended) return;
+    if (!exchange.total_timer.isArmed()) return; // Waking: `wake` settles it.
+    exchange.loop().timerArmAt(&exchange.proxy.queues.handler_wake, &exchange.total_timer, 0, Exchange, exchange, wakeCallback);
 }
 
 /// The handler waits on a timer: the buffer goes back (the answer is written into one taken
@@ -138,7 +233,13 @@ fn wake(exchange: *Exchange) void {
         return exchange.fail(.overloaded);
     };
     const reply = replyOf(exchange);
-    conclude(exchange, handler, reply, handler.resumeTimers(ticket, reply, exchange.ubuf.?, exchange.loop().now()));
+    const now = exchange.loop().now();
+    // A fetch that ended, else the timers (or the deadline) if due, else on waiting.
+    const outcome = settleEnded(exchange, handler, ticket, reply) orelse if (handler.wakeAt(ticket) <= now)
+        handler.resumeTimers(ticket, reply, exchange.ubuf.?, now)
+    else
+        Handler.Outcome{ .suspended = ticket };
+    conclude(exchange, handler, reply, outcome);
 }
 
 /// The exchange ends while its handler waits (Exchange.release): the call's state is freed.

@@ -198,7 +198,9 @@ pub fn construct(vm: *Vm, this: Value, args: []const Value) Error!Value {
     if (!init.is(.object)) {
         return vm.throwMessage(.type_error, "Headers constructor: Argument 1 could not be converted to one of: sequence<sequence<ByteString>>, record<ByteString, ByteString>.");
     }
-    if (ops.isCallable(try ops.iteratorMethod(vm, init))) {
+    if (isHeaders(init.asObject()) and init.asObject().properties.len == 0) {
+        try fillFromHeaders(vm, m, object.mapOf(init.asObject()));
+    } else if (ops.isCallable(try ops.iteratorMethod(vm, init))) {
         try fillFromPairs(vm, m, init);
     } else {
         try fillFromRecord(vm, m, init.asObject());
@@ -222,6 +224,24 @@ fn fillFromPairs(vm: *Vm, m: *MapObject, init: Value) Error!void {
             return vm.throwFmt(.type_error, "Headers constructor: expected name/value pair to be length 2, found {d}.", .{count});
         }
         try appendChecked(vm, m, items[0], items[1], "Headers.append");
+    }
+}
+
+/// `new Headers(headers)` (one with nothing of its own over the prototype): a copy of its
+/// fields in order, each name as first written, as node's undici copies another Headers' list
+/// (not through its sorted, lower-cased iteration): Set-Cookie's values apart, each other
+/// name's joined with ", " as undici keeps them. Each was checked when it was appended there.
+fn fillFromHeaders(vm: *Vm, m: *MapObject, source: *MapObject) Error!void {
+    for (source.slice()) |e| {
+        if (e.key.eqlBits(Value.hole)) continue;
+        const name = e.key.asString();
+        const field = fieldOf(e.value).slice();
+        try vm.charge(meter.elementsCost(field.len));
+        if (isSetCookie(name)) {
+            for (field[1..]) |v| try appendField(vm, m, name, field[0].asString(), v.asString());
+        } else {
+            try appendField(vm, m, name, field[0].asString(), try combined(vm, e.value));
+        }
     }
 }
 

@@ -55,3 +55,11 @@ const h = new Headers({"X-Z":"1", a:"1"}); h.append("set-cookie","a=1"); h.appen
 console.log(h); console.log(new Headers()); console.log([new Headers({q:"x"})], {h: new Headers({"content-type": "y"})});
 const big = new Headers(); for (let i = 0; i < 8; i++) big.append("x-header-number-" + i, "value number " + i); console.log(big);
 }
+{
+  // A copy of a Headers: what its iteration yields (names lower-cased, sorted, Set-Cookie's values apart).
+  const source = new Headers([["X-B", "2"], ["set-cookie", "a=1"], ["Set-Cookie", "b=2"], ["x-a", "1"], ["X-A", "3"]]);
+  const copy = new Headers(source);
+  console.log([...copy], copy.getSetCookie(), copy);
+  source.set("x-b", "changed");
+  console.log(copy.get("x-b"), source.get("x-b"));
+}

@@ -1,0 +1,362 @@
+//! `fetch(url, init?)` in a handler: a request to a configured pool, whose answer settles a
+//! promise (docs/ARCHITECTURE.md, "`fetch` to pools"). This file is the engine's side: the
+//! native that checks the call and records it as a host operation (js/HostOps.zig), what the
+//! exchange reads of a recorded fetch (`Request`), and the `Response` a fetched answer becomes.
+//!
+//! Decision: everything a handler can get wrong is a rejected promise with a TypeError that
+//! names it, as the Fetch standard's `fetch` rejects rather than throws: a URL that is not
+//! `http://POOL/...`, a method or field sluice cannot send, a body with GET or HEAD, more
+//! fetches in flight than `fetch_max`. Whether the pool exists is the exchange's question (the
+//! generation the request runs in knows), and its answer is a rejection too. The body is copied
+//! out of the handler's objects at the call, as the standard extracts it there.
+const std = @import("std");
+const assert = std.debug.assert;
+
+const js = @import("../js/js.zig");
+const Vm = js.Vm;
+const Value = js.Value;
+const builtins = js.builtins;
+const String = js.string.String;
+const object = @import("../js/object.zig");
+const ops = @import("../js/operations.zig");
+const meter = js.meter;
+const http = @import("../http/http.zig");
+const chars = @import("../http/chars.zig");
+const host = @import("host.zig");
+
+/// What a fetch costs beyond the bytes of its fields and body: it starts an exchange.
+const fetch_ticks = 256;
+
+/// `fetch(url, init?)`: a promise of the pool's Response.
+pub fn fetch(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
+    _ = this;
+    try vm.charge(fetch_ticks);
+    const p = try builtins.promises.newPromise(vm);
+    const request = record(vm, builtins.arg(args, 0), builtins.arg(args, 1)) catch |err| switch (err) {
+        error.Throw => return rejected(vm, p),
+        error.Terminate => return err,
+    };
+    if (vm.host_ops.begin(vm.limits.host_ops_max, p, request) == null) {
+        switch (vm.throwFmt(.type_error, "fetch: this request already has {d} fetches in flight (the handler's fetch_max)", .{vm.limits.host_ops_max})) {
+            error.Throw => return rejected(vm, p),
+            error.Terminate => |err| return err,
+        }
+    }
+    return Value.obj(&p.object);
+}
+
+/// `p`, rejected with the exception just raised.
+fn rejected(vm: *Vm, p: *object.Promise) Vm.Error!Value {
+    const reason = vm.exception;
+    vm.exception = Value.undefined_value;
+    vm.throw_site = null;
+    try builtins.promises.rejectPromise(vm, p, reason);
+    return Value.obj(&p.object);
+}
+
+/// The fetch as the exchange reads it: a plain object of checked strings, in the run's heap.
+fn record(vm: *Vm, input: Value, init: Value) Vm.Error!Value {
+    if (!vm.timers_allowed) {
+        return vm.throwMessage(.type_error, "fetch: a handler's top-level code may not fetch (its state outlives every request)");
+    }
+    const url = try ops.toString(vm, input);
+    try vm.charge(meter.bytesCost(url.byteLen()));
+    const parts = try splitUrl(vm, url);
+    const request = try vm.newObject(6);
+    try put(vm, request, "url", Value.string(url));
+    try put(vm, request, "pool", Value.string(try vm.newLatin1(parts.pool)));
+    try put(vm, request, "target", Value.string(try vm.newLatin1(parts.target)));
+    var method: []const u8 = "GET";
+    var body: ?*object.ArrayBuffer = null;
+    if (!init.isNullish()) {
+        if (!init.isObject()) return vm.throwMessage(.type_error, "fetch: init must be an object { method, headers, body }");
+        if (try member(vm, init, "method")) |m| method = try checkedMethod(vm, m);
+        if (try member(vm, init, "headers")) |h| {
+            const headers = try host.checkedHeaders(vm, h, .request);
+            const properties = headers.asObject().properties.slice();
+            if (properties.len > host.proxy_fields_max) return vm.throwMessage(.type_error, "fetch: at most 32 headers");
+            for (properties) |property| if (!property.value.isString()) {
+                return vm.throwMessage(.type_error, "fetch: a header's value must be a string");
+            };
+            try put(vm, request, "headers", headers);
+        }
+        if (try member(vm, init, "body")) |b| if (!b.isNull()) {
+            body = try bodyBytes(vm, b);
+        };
+    }
+    if (body != null and (std.mem.eql(u8, method, "GET") or std.mem.eql(u8, method, "HEAD"))) {
+        return vm.throwMessage(.type_error, "fetch: Request with GET/HEAD method cannot have body.");
+    }
+    try put(vm, request, "method", Value.string(try vm.newLatin1(method)));
+    if (body) |b| try put(vm, request, "body", Value.obj(&b.object));
+    return Value.obj(request);
+}
+
+const UrlParts = struct { pool: []const u8, target: []const u8 };
+
+/// `http://POOL/path?query#fragment`: the pool's name and the origin-form target (`/` when
+/// the path is empty; the fragment is not sent, as no client sends one).
+fn splitUrl(vm: *Vm, url: *const String) Vm.Error!UrlParts {
+    if (url.flags.wide) return vm.throwMessage(.type_error, "fetch: the URL must be http://POOL/path, in ASCII (percent-encode the rest)");
+    const text = url.latin1();
+    const scheme_end = std.mem.indexOf(u8, text, "://") orelse
+        return vm.throwMessage(.type_error, "fetch: the URL must be http://POOL/path, where POOL is a configured pool's name");
+    const scheme = text[0..scheme_end];
+    if (std.ascii.eqlIgnoreCase(scheme, "https")) {
+        return vm.throwMessage(.type_error, "fetch: https:// is not for pools: write http://POOL/path (the pool's own tls setting decides TLS to its backends)");
+    }
+    if (!std.ascii.eqlIgnoreCase(scheme, "http")) {
+        return vm.throwMessage(.type_error, "fetch: only http://POOL/path URLs are fetched (a configured pool's name; nothing leaves for other hosts)");
+    }
+    const rest = text[scheme_end + 3 ..];
+    const authority_end = std.mem.indexOfAny(u8, rest, "/?#") orelse rest.len;
+    const pool = rest[0..authority_end];
+    if (std.mem.indexOfScalar(u8, pool, '@') != null) return vm.throwMessage(.type_error, "fetch: the URL may not carry a user or password");
+    if (std.mem.indexOfScalar(u8, pool, ':') != null) return vm.throwMessage(.type_error, "fetch: the URL may not name a port: the pool's members have theirs (write http://POOL/path)");
+    if (pool.len == 0 or pool.len > host.pool_name_bytes_max) return vm.throwMessage(.type_error, "fetch: the URL's host must be a pool's name (1 to 64 bytes)");
+    var target = rest[authority_end..];
+    if (std.mem.indexOfScalar(u8, target, '#')) |hash| target = target[0..hash];
+    if (target.len == 0 or target[0] == '?') {
+        target = try concatSlash(vm, target);
+    }
+    if (target.len > host.proxy_path_bytes_max or chars.findNonTargetByte(target) != null) {
+        return vm.throwMessage(.type_error, "fetch: the URL's path and query must be request-target bytes, at most 8192 (percent-encode the rest)");
+    }
+    return .{ .pool = pool, .target = target };
+}
+
+/// "/" followed by `query` ("" or "?..."), in the run's heap.
+fn concatSlash(vm: *Vm, query: []const u8) Vm.Error![]const u8 {
+    const bytes = vm.heap.allocBytes(query.len + 1, 1) catch return vm.outOfMemory();
+    bytes[0] = '/';
+    @memcpy(bytes[1..], query);
+    return bytes;
+}
+
+/// A method as the Fetch standard normalizes it: a token, the six it names upper-cased,
+/// CONNECT, TRACE and TRACK refused.
+fn checkedMethod(vm: *Vm, v: Value) Vm.Error![]const u8 {
+    const s = try ops.toString(vm, v);
+    if (s.flags.wide or !host.isToken(s.latin1()) or s.len > 32) {
+        return vm.throwMessage(.type_error, "fetch: the method must be a token (GET, POST, ...)");
+    }
+    const text = s.latin1();
+    for ([_][]const u8{ "DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH" }) |known| {
+        if (std.ascii.eqlIgnoreCase(text, known)) return if (std.mem.eql(u8, known, "PATCH")) text else known;
+    }
+    for ([_][]const u8{ "CONNECT", "TRACE", "TRACK" }) |forbidden| {
+        if (std.ascii.eqlIgnoreCase(text, forbidden)) return vm.throwFmt(.type_error, "fetch: '{s}' HTTP method is unsupported.", .{text});
+    }
+    return text;
+}
+
+/// A body's bytes, copied now: a string's UTF-8, or a typed array's or ArrayBuffer's bytes.
+fn bodyBytes(vm: *Vm, v: Value) Vm.Error!*object.ArrayBuffer {
+    if (v.objectOf(.typed_array)) |o| return copyBytes(vm, o.as(object.TypedArray).bytes());
+    if (v.objectOf(.array_buffer)) |o| return copyBytes(vm, o.as(object.ArrayBuffer).slice());
+    const s = try ops.toString(vm, v);
+    var counter: std.Io.Writer.Discarding = .init(&.{});
+    js.string.writeUtf8(&counter.writer, s) catch unreachable; // Discarding never fails.
+    const buffer = try builtins.typed_arrays.newBuffer(vm, @intCast(counter.fullCount()));
+    var w: std.Io.Writer = .fixed(buffer.slice());
+    js.string.writeUtf8(&w, s) catch unreachable; // Counted above.
+    return buffer;
+}
+
+fn copyBytes(vm: *Vm, bytes: []const u8) Vm.Error!*object.ArrayBuffer {
+    const buffer = try builtins.typed_arrays.newBuffer(vm, bytes.len);
+    @memcpy(buffer.slice(), bytes);
+    return buffer;
+}
+
+/// `init[name]` as WebIDL reads a dictionary member; null when undefined.
+fn member(vm: *Vm, init: Value, comptime name: []const u8) Vm.Error!?Value {
+    const v = try ops.getField(vm, init, try vm.newLatin1(name));
+    return if (v.isUndefined()) null else v;
+}
+
+fn put(vm: *Vm, o: *object.Object, comptime name: []const u8, v: Value) Vm.Error!void {
+    o.properties.put(vm.heap, try vm.newLatin1(name), v) catch return vm.outOfMemory();
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the exchange reads of a recorded fetch
+
+/// A fetch as recorded by the native: its strings are checked Latin-1 (ASCII for the pool,
+/// the target and the method), in the request's heap until the request ends.
+pub const Request = struct {
+    pool: []const u8,
+    target: []const u8,
+    method: []const u8,
+    url: *const String,
+    /// The handler's fields (names are tokens, values field values): `fields`.
+    headers: ?*object.Object,
+    body: []const u8,
+
+    pub fn of(v: Value) Request {
+        assert(v.isObject());
+        const headers = host.own(v, "headers");
+        const body = host.own(v, "body");
+        return .{
+            .pool = host.own(v, "pool").?.asString().latin1(),
+            .target = host.own(v, "target").?.asString().latin1(),
+            .method = host.own(v, "method").?.asString().latin1(),
+            .url = host.own(v, "url").?.asString(),
+            .headers = if (headers) |h| h.asObject() else null,
+            .body = if (body) |b| b.asObject().as(object.ArrayBuffer).slice() else "",
+        };
+    }
+
+    /// The handler's fields, in the order it gave them.
+    pub fn fields(r: *const Request) Fields {
+        return .{ .properties = if (r.headers) |h| h.properties.slice() else &.{} };
+    }
+};
+
+pub const Fields = struct {
+    properties: []const object.Property,
+    i: usize = 0,
+
+    pub fn next(f: *Fields) ?http.Header {
+        if (f.i == f.properties.len) return null;
+        const property = f.properties[f.i];
+        f.i += 1;
+        return .{ .name = property.key.latin1(), .value = property.value.asString().latin1() };
+    }
+
+    pub fn count(f: *const Fields) usize {
+        return f.properties.len;
+    }
+};
+
+// ---------------------------------------------------------------------------------------------
+// The Response a fetch settles with
+
+/// What came back from the pool, as the exchange gathered it in the request's heap.
+pub const Answer = struct {
+    status: u16,
+    reason: []const u8,
+    /// The fields kept ("Name: value\r\n" lines, hop-by-hop and framing fields left out).
+    fields: []const u8,
+    /// The whole body, 8-byte aligned in the request's heap; null: the response has none.
+    body: ?[]align(8) u8,
+};
+
+/// A `Response` of the host's class for `answer`: `status`, `statusText`, `ok`, `url`,
+/// `headers` (a Headers), `body` (a Uint8Array of the bytes, or null), and `text()`, `json()`
+/// and `arrayBuffer()`.
+pub fn newResponse(vm: *Vm, answer: *const Answer, url: *const String) Vm.Error!Value {
+    const response = try vm.newObject(8);
+    response.class = host.response_class;
+    try put(vm, response, "status", Value.number(@floatFromInt(answer.status)));
+    try put(vm, response, "statusText", Value.string(try vm.newLatin1(answer.reason)));
+    try put(vm, response, "ok", Value.boolean(answer.status >= 200 and answer.status <= 299));
+    try put(vm, response, "url", Value.string(@constCast(url)));
+    try put(vm, response, "headers", try headersOf(vm, answer.fields));
+    try put(vm, response, "body", if (answer.body) |bytes| try uint8View(vm, bytes) else Value.null_value);
+    try putHidden(vm, response, "text", Value.native(builtins.natives_count + host.fetched_text_native));
+    try putHidden(vm, response, "json", Value.native(builtins.natives_count + host.fetched_json_native));
+    try putHidden(vm, response, "arrayBuffer", Value.native(builtins.natives_count + host.fetched_array_buffer_native));
+    return Value.obj(response);
+}
+
+/// A Headers of the kept field lines (each name and value checked by the response parser).
+fn headersOf(vm: *Vm, lines: []const u8) Vm.Error!Value {
+    const headers = try builtins.headers.construct(vm, Value.undefined_value, &.{});
+    var it = std.mem.splitSequence(u8, lines, "\r\n");
+    while (it.next()) |line| {
+        if (line.len == 0) continue;
+        const colon = std.mem.indexOfScalar(u8, line, ':').?; // Written by the exchange.
+        const name = Value.string(try vm.newLatin1(line[0..colon]));
+        const value = Value.string(try vm.newLatin1(std.mem.trim(u8, line[colon + 1 ..], " \t")));
+        _ = try builtins.headers.append(vm, headers, &.{ name, value });
+    }
+    return headers;
+}
+
+/// A Uint8Array over `bytes`, which stay where they are (the request's heap).
+fn uint8View(vm: *Vm, bytes: []align(8) u8) Vm.Error!Value {
+    if (bytes.len > object.byte_length_max) return vm.outOfMemory();
+    const buffer = vm.heap.create(object.ArrayBuffer) catch return vm.outOfMemory();
+    buffer.* = .{ .object = .{ .kind = .array_buffer }, .bytes = bytes.ptr, .len = @intCast(bytes.len) };
+    const view = try builtins.typed_arrays.newView(vm, .uint8, buffer, 0, @intCast(bytes.len));
+    return Value.obj(&view.object);
+}
+
+fn putHidden(vm: *Vm, o: *object.Object, comptime name: []const u8, v: Value) Vm.Error!void {
+    o.properties.define(vm.heap, try vm.newLatin1(name), v, object.PropertyFlags.hidden) catch return vm.outOfMemory();
+}
+
+/// The body's bytes of a Response whose body is bytes (a fetched one, or `new Response(bytes)`).
+pub fn bodyOf(response: Value) ?[]const u8 {
+    const body = host.field(response, .body) orelse return null;
+    if (body.objectOf(.typed_array)) |o| return o.as(object.TypedArray).bytes();
+    if (body.objectOf(.array_buffer)) |o| return o.as(object.ArrayBuffer).slice();
+    return null;
+}
+
+/// A fetched Response's `text()`: its body decoded as UTF-8 (each invalid sequence U+FFFD).
+pub fn fetchedText(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
+    _ = args;
+    const text = try decodedBody(vm, this, "text");
+    return Value.obj(&(try builtins.promises.promiseResolve(vm, text)).object);
+}
+
+/// `json()`: JSON.parse of the text, a rejection with its SyntaxError.
+pub fn fetchedJson(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
+    _ = args;
+    const text = try decodedBody(vm, this, "json");
+    const p = try builtins.promises.newPromise(vm);
+    if (js.Engine.parseJson(vm, text)) |parsed| {
+        try builtins.promises.resolvePromise(vm, p, parsed);
+    } else |err| switch (err) {
+        error.Throw => return rejected(vm, p),
+        else => |e| return e,
+    }
+    return Value.obj(&p.object);
+}
+
+/// `arrayBuffer()`: a copy of the bytes.
+pub fn fetchedArrayBuffer(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
+    _ = args;
+    const bytes = try bodyBytesOf(vm, this, "arrayBuffer");
+    const copy = try copyBytes(vm, bytes);
+    return Value.obj(&(try builtins.promises.promiseResolve(vm, Value.obj(&copy.object))).object);
+}
+
+fn decodedBody(vm: *Vm, this: Value, comptime method: []const u8) Vm.Error!Value {
+    const bytes = try bodyBytesOf(vm, this, method);
+    try vm.charge(meter.bytesCost(bytes.len));
+    if (bytes.len == 0) return Value.string(js.string.empty);
+    return Value.string(try builtins.urlsearchparams.decodeUtf8(vm, bytes));
+}
+
+fn bodyBytesOf(vm: *Vm, this: Value, comptime method: []const u8) Vm.Error![]const u8 {
+    if (!this.isObject() or this.asObject().class != host.response_class) {
+        return vm.throwMessage(.type_error, "Response." ++ method ++ ": call it on a Response");
+    }
+    const body = host.field(this, .body) orelse return "";
+    if (body.isNull()) return "";
+    return bodyOf(this) orelse vm.throwMessage(.type_error, "Response." ++ method ++ ": the Response's body was changed to something that is not bytes");
+}
+
+test "fetch: the URL names a pool and a target, and nothing else" {
+    var region: [64 * 1024]u8 align(16) = undefined;
+    var heap = js.Heap.init(&region);
+    var vm: Vm = undefined;
+    vm.heap = &heap;
+    _ = &vm;
+    // splitUrl needs a Vm only to throw; the accepted cases are checked here.
+    const cases = [_]struct { []const u8, []const u8, []const u8 }{
+        .{ "http://auth/check?x=1", "auth", "/check?x=1" },
+        .{ "http://app", "app", "/" },
+        .{ "HTTP://app?q", "app", "/?q" },
+        .{ "http://app/a#frag", "app", "/a" },
+    };
+    for (cases) |case| {
+        const url = try js.string.fromLatin1(&heap, case[0]);
+        const parts = try splitUrl(&vm, url);
+        try std.testing.expectEqualStrings(case[1], parts.pool);
+        try std.testing.expectEqualStrings(case[2], parts.target);
+    }
+}

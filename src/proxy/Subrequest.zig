@@ -1,0 +1,506 @@
+//! One `fetch` of a JavaScript handler in flight, as the downstream of the exchange that carries
+//! it to its pool (downstream.zig's `.fetch`): what Connection.zig is to a client's exchange,
+//! for a request the handler made (docs/ARCHITECTURE.md, "`fetch` to pools").
+//!
+//! The sub-exchange is an ordinary `Exchange` started at `beginSubrequest`, so balancing,
+//! health, retries, timeouts and TLS are the pool path's own. What it hands its downstream, a
+//! response head and body windows, this file copies into the suspended request's heap (the
+//! engine's, through `Handler.fetchBytes`) and hands straight back; when the exchange is
+//! released, the parent (the exchange whose handler fetched) is told, and settles the fetch.
+//!
+//! Buffers: `buffer`, one worker buffer taken at `start`, holds the request's strings and body,
+//! copied out of the handler's heap then, so that nothing the kernel may still read points into
+//! a heap a cancelled request gave back. A detached sub-request (its parent ended first) only
+//! frees its slot when its exchange is released.
+const std = @import("std");
+const assert = std.debug.assert;
+const linux = std.os.linux;
+
+const Address = @import("../stdx/Address.zig").Address;
+const http = @import("../http/http.zig");
+const tls = @import("../tls/tls.zig");
+const Handler = @import("../handler/Handler.zig");
+const LocalPool = @import("../upstream/LocalPool.zig");
+const Failure = @import("failure.zig").Failure;
+const failure_http1 = @import("failure_http1.zig");
+const rewrite = @import("rewrite.zig");
+const AccessLog = @import("AccessLog.zig");
+const Downstream = @import("downstream.zig").Downstream;
+const Exchange = @import("Exchange.zig");
+const Proxy = @import("Proxy.zig");
+
+const Subrequest = @This();
+
+state: State = .free,
+/// The exchange whose handler fetched; null once it ended (the sub-request is detached).
+parent: ?*Exchange = null,
+/// The parent's next sub-request.
+next: ?*Subrequest = null,
+/// The exchange carrying the request (a slot of the worker reserved for this one).
+exchange: *Exchange,
+/// The fetch, as the handler recorded it (`index` names it to the engine).
+fetch: Handler.Fetch = undefined,
+/// The suspended call's ticket: where the answer is gathered.
+ticket: Handler.Ticket = undefined,
+handler: *Handler = undefined,
+buffer: ?[]u8 = null,
+/// Where the body starts in `buffer`.
+body_start: usize = 0,
+request: http.Request = undefined,
+/// The client's facts, as the parent's downstream gave them at the start.
+client_address: Address = undefined,
+client_ip: [46]u8 = undefined,
+client_ip_len: u8 = 0,
+client_fd: linux.fd_t = -1,
+client_tls: bool = false,
+/// The client is a trusted proxy: its forwarding fields were copied, and are appended to.
+client_trusted: bool = false,
+listener_slot: u8 = 0,
+answer: Gathered = .{},
+/// Why there is no answer, for the TypeError the fetch rejects with.
+message_buffer: [message_bytes_max]u8 = undefined,
+message_len: u8 = 0,
+
+pub const State = enum {
+    free,
+    /// Its exchange runs.
+    running,
+    /// Its exchange was released: the answer (or why there is none) waits for the parent.
+    done,
+};
+
+/// The response as it is gathered in the request's heap.
+const Gathered = struct {
+    status: u16 = 0,
+    /// The reason phrase then the kept field lines, in the request's heap.
+    head: []const u8 = "",
+    reason_len: u16 = 0,
+    body: ?[]align(8) u8 = null,
+    body_len: usize = 0,
+    /// The whole response arrived (its last window was gathered).
+    complete: bool = false,
+    dechunk: ?http.ChunkedDecoder = null,
+};
+
+const message_bytes_max = 200;
+/// A body of unknown length is gathered in a block that doubles when full, from this size.
+const body_block_bytes_min = 4096;
+
+// ---------------------------------------------------------------------------------------------
+// The start
+
+pub const StartError = error{ NoSlot, NoBuffer, TooLarge };
+
+/// Starts `fetch` of the suspended call `ticket` of `parent`'s handler to `pool`, holding the
+/// parent's generation (`hold`). Errors leave nothing taken.
+pub fn start(sub: *Subrequest, parent: *Exchange, handler: *Handler, ticket: Handler.Ticket, fetch: Handler.Fetch, pool: *LocalPool) StartError!void {
+    assert(sub.state == .free);
+    const proxy = parent.proxy;
+    const buffer = proxy.buffers.acquire() orelse return error.NoBuffer;
+    errdefer proxy.buffers.release(buffer);
+    const facts = parent.downstream.client();
+    sub.* = .{ .exchange = sub.exchange, .parent = parent, .fetch = fetch, .ticket = ticket, .handler = handler, .buffer = buffer };
+    sub.client_address = facts.address.*;
+    const ip_len = @min(facts.ip.len, sub.client_ip.len);
+    @memcpy(sub.client_ip[0..ip_len], facts.ip[0..ip_len]);
+    sub.client_ip_len = @intCast(ip_len);
+    sub.client_fd = facts.fd;
+    sub.client_tls = facts.tls;
+    sub.client_trusted = facts.trusted;
+    sub.listener_slot = facts.listener_slot;
+    try sub.composeRequest(buffer, parent.request_head);
+    sub.state = .running;
+    sub.next = parent.fetches;
+    parent.fetches = sub;
+    const exchange = sub.exchange;
+    exchange.open(.{ .fetch = sub });
+    exchange.beginSubrequest(&sub.request, pool, proxy.holdAgain(parent.hold.?));
+}
+
+/// The request head over `buffer`: the method, target, Host and the handler's fields' strings
+/// (after them, from a trusted proxy, the client request's forwarding fields, which the
+/// sub-request's are appended to as the client request's are), then the body; its fields in
+/// the exchange slot's array.
+fn composeRequest(sub: *Subrequest, buffer: []u8, parent_head: *const http.Request) StartError!void {
+    const fetch = &sub.fetch.request;
+    const host = rewrite.requestHost(parent_head);
+    var used: usize = 0;
+    const method = try copy(buffer, &used, fetch.method);
+    const target = try copy(buffer, &used, fetch.target);
+    const host_copy = if (host) |h| try copy(buffer, &used, h) else null;
+    const fields_buffer = sub.exchange.request_parser.scanner.headers_buffer;
+    var fields = fetch.fields();
+    if (fields.count() > fields_buffer.len) return error.TooLarge;
+    var count: usize = 0;
+    while (fields.next()) |field| : (count += 1) {
+        fields_buffer[count] = .{ .name = try copy(buffer, &used, field.name), .value = try copy(buffer, &used, field.value) };
+    }
+    if (sub.client_trusted) for (parent_head.headers) |field| {
+        if (!forwarding(field.name)) continue;
+        if (count == fields_buffer.len) return error.TooLarge;
+        fields_buffer[count] = .{ .name = try copy(buffer, &used, field.name), .value = try copy(buffer, &used, field.value) };
+        count += 1;
+    };
+    const body_copy = try copy(buffer, &used, fetch.body);
+    sub.request = .{
+        .method = .parse(method),
+        .method_text = method,
+        .target = target,
+        .target_form = .origin,
+        .version = .http11,
+        .headers = fields_buffer[0..count],
+        .host = host_copy,
+        .body = if (body_copy.len == 0) .none else .{ .content_length = body_copy.len },
+        .keep_alive = true,
+        .expect_continue = false,
+        .upgrade = false,
+        .has_connection = false,
+    };
+    sub.answer.body_len = 0;
+    sub.body_start = used - body_copy.len;
+}
+
+fn forwarding(name: []const u8) bool {
+    for ([_][]const u8{ "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "forwarded" }) |own| {
+        if (std.ascii.eqlIgnoreCase(name, own)) return true;
+    }
+    return false;
+}
+
+fn copy(buffer: []u8, used: *usize, bytes: []const u8) StartError![]const u8 {
+    if (bytes.len > buffer.len - used.*) return error.TooLarge;
+    const out = buffer[used.*..][0..bytes.len];
+    @memcpy(out, bytes);
+    used.* += bytes.len;
+    return out;
+}
+
+fn body(sub: *const Subrequest) []const u8 {
+    return switch (sub.request.body) {
+        .content_length => |len| sub.buffer.?[sub.body_start..][0..@intCast(len)],
+        else => "",
+    };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The parent's side
+
+/// The parent ended (or its call did): nothing is settled any more, and the exchange, if it
+/// still runs, is aborted; the slot is freed when it is released.
+pub fn detach(sub: *Subrequest) void {
+    assert(sub.parent != null);
+    sub.parent = null;
+    sub.next = null;
+    switch (sub.state) {
+        .running => sub.exchange.abort(), // Released now or when its operations call back.
+        .done => sub.free(),
+        .free => unreachable,
+    }
+}
+
+/// What the fetch settles with: the answer gathered in the request's heap, or why there is
+/// none. Valid until `free`.
+pub fn result(sub: *const Subrequest) Handler.FetchResult {
+    assert(sub.state == .done);
+    const gathered = &sub.answer;
+    if (sub.message_len > 0 or !gathered.complete) {
+        return .{ .failed = if (sub.message_len > 0) sub.message_buffer[0..sub.message_len] else "fetch: the pool's response broke off" };
+    }
+    return .{ .answer = .{
+        .status = gathered.status,
+        .reason = gathered.head[0..gathered.reason_len],
+        .fields = gathered.head[gathered.reason_len..],
+        .body = if (gathered.body) |b| b[0..gathered.body_len] else null,
+    } };
+}
+
+pub fn free(sub: *Subrequest) void {
+    assert(sub.state == .done);
+    assert(sub.parent == null);
+    sub.state = .free;
+    const proxy = sub.exchange.proxy;
+    proxy.releaseFetch(sub);
+}
+
+/// The message the fetch rejects with, naming the pool.
+fn fail(sub: *Subrequest, comptime format: []const u8, args: anytype) void {
+    if (sub.message_len > 0) return; // The first reason stands.
+    if (sub.parent == null) return; // Nobody reads it (and the pool's name was the request's).
+    var w: std.Io.Writer = .fixed(&sub.message_buffer);
+    w.print("fetch: pool \"{s}\" ", .{sub.fetch.request.pool}) catch {}; // Cut at the buffer's end.
+    w.print(format, args) catch {}; // Cut, as above.
+    sub.message_len = @intCast(w.end);
+}
+
+/// The exchange was released: the answer is whole, or there is none; the parent settles it.
+fn ended(sub: *Subrequest) void {
+    assert(sub.state == .running);
+    sub.state = .done;
+    const proxy = sub.exchange.proxy;
+    if (sub.buffer) |buffer| proxy.buffers.release(buffer);
+    sub.buffer = null;
+    const parent = sub.parent orelse return sub.free();
+    @import("handler_target.zig").fetchEnded(parent);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The request, as the exchange reads it
+
+pub fn pullRequestBody(sub: *Subrequest) void {
+    const bytes = sub.body();
+    assert(bytes.len > 0);
+    sub.exchange.sendRequestBody(bytes, true);
+}
+
+pub fn requestBodySent(sub: *Subrequest) void {
+    _ = sub; // The body was one window, and the last.
+}
+
+pub fn bufferedBodyReject(sub: *const Subrequest) ?http.Reject {
+    _ = sub;
+    return null;
+}
+
+pub fn requestBodyPending(sub: *const Subrequest) bool {
+    return sub.body().len > 0;
+}
+
+pub fn requestBodyWhole(sub: *const Subrequest) bool {
+    _ = sub;
+    return true;
+}
+
+pub fn requestBodyBytes(sub: *const Subrequest) []const u8 {
+    return sub.body();
+}
+
+pub fn requestBodyChunked(sub: *const Subrequest) bool {
+    _ = sub;
+    return false;
+}
+
+pub fn requestBodyReplayable(sub: *const Subrequest) bool {
+    _ = sub;
+    return true; // The body stays in `buffer` until the end.
+}
+
+pub fn rewindRequestBody(sub: *Subrequest) void {
+    _ = sub; // `pullRequestBody` sends it from its start.
+}
+
+// ---------------------------------------------------------------------------------------------
+// The response, gathered
+
+pub fn sendInterim(sub: *Subrequest, view: Exchange.ResponseView) void {
+    // A 1xx is not the answer: the bytes after it are the next head.
+    const rest_start = view.head_start + view.head_len;
+    sub.exchange.interimSent(rest_start, view.received - view.head_len);
+}
+
+pub fn sendContinue(sub: *Subrequest) void {
+    _ = sub;
+    unreachable; // A sub-request sends no `Expect: 100-continue`.
+}
+
+/// The pool's response head, with the first body bytes that came with it.
+pub fn sendResponse(sub: *Subrequest, view: Exchange.ResponseView, extra_field: []const u8) void {
+    _ = extra_field; // A sticky cookie is for a client's next request, not a handler's.
+    const head = view.head;
+    if (!sub.gatherHead(head)) return;
+    const body_bytes = view.buffer[view.head_start + view.head_len ..][0..view.body_len];
+    sub.gatherBody(body_bytes, view.body_last);
+}
+
+pub fn sendResponseBody(sub: *Subrequest, window: []u8, last: bool) void {
+    sub.gatherBody(window, last);
+}
+
+/// The status, the reason and the fields a Response shows (the hop-by-hop and framing ones
+/// left out: sluice writes those), and room for a body of known length.
+fn gatherHead(sub: *Subrequest, head: *const http.ResponseParser.Head) bool {
+    var len: usize = head.reason.len;
+    for (head.headers) |field| {
+        if (kept(head, field.name)) len += field.name.len + 2 + field.value.len + 2;
+    }
+    const bytes = sub.handler.fetchBytes(sub.ticket, len) orelse return sub.overMemory(false);
+    var w: std.Io.Writer = .fixed(bytes);
+    w.writeAll(head.reason) catch unreachable; // Counted above.
+    for (head.headers) |field| {
+        if (kept(head, field.name)) w.print("{s}: {s}\r\n", .{ field.name, field.value }) catch unreachable;
+    }
+    sub.answer.status = head.status;
+    sub.answer.reason_len = @intCast(@min(head.reason.len, std.math.maxInt(u16)));
+    sub.answer.head = bytes;
+    switch (head.body) {
+        .none => sub.answer.body = null,
+        .content_length => |length| {
+            const length_bytes = std.math.cast(usize, length) orelse return sub.overMemory(false);
+            sub.answer.body = sub.handler.fetchBytes(sub.ticket, length_bytes) orelse return sub.overMemory(false);
+        },
+        .chunked => sub.answer.dechunk = .init(.{}),
+        .close_delimited => {},
+    }
+    return true;
+}
+
+/// Whether a response field is shown to the handler: not one sluice writes itself.
+fn kept(head: *const http.ResponseParser.Head, name: []const u8) bool {
+    for ([_][]const u8{ "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te", "trailer", "proxy-connection" }) |own| {
+        if (std.ascii.eqlIgnoreCase(name, own)) return false;
+    }
+    return !(head.connectionNamesFields() and head.connectionHasToken(name));
+}
+
+/// Body bytes into the request's heap (de-chunked), then handed back to the exchange.
+fn gatherBody(sub: *Subrequest, window: []u8, last: bool) void {
+    var data = window;
+    if (sub.answer.dechunk) |*decoder| {
+        const decoded = decoder.decodeInPlace(window);
+        if (decoded.reject != null) return sub.exchange.abort(); // The exchange's scan refused it first: a bug's answer.
+        data = window[0..decoded.data_len];
+    }
+    if (data.len > 0 and !sub.append(data)) return sub.overMemory({});
+    if (last) sub.answer.complete = true;
+    sub.exchange.responseSent();
+}
+
+fn append(sub: *Subrequest, data: []const u8) bool {
+    const gathered = &sub.answer;
+    const room = if (gathered.body) |b| b.len - gathered.body_len else 0;
+    if (data.len > room) {
+        // Unknown length (a known one was allocated whole, and the exchange frames it).
+        const needed = gathered.body_len + data.len;
+        const grown_len = @max(needed, @max(body_block_bytes_min, 2 * (if (gathered.body) |b| b.len else 0)));
+        const grown = sub.handler.fetchBytes(sub.ticket, grown_len) orelse return false;
+        if (gathered.body) |old| @memcpy(grown[0..gathered.body_len], old[0..gathered.body_len]);
+        gathered.body = grown;
+    }
+    @memcpy(gathered.body.?[gathered.body_len..][0..data.len], data);
+    gathered.body_len += data.len;
+    return true;
+}
+
+/// The response does not fit the handler's memory: the fetch rejects, the exchange stops.
+/// Returns `answer`, for the caller to return.
+fn overMemory(sub: *Subrequest, answer: anytype) @TypeOf(answer) {
+    sub.fail("answered with more than the handler's memory holds (its `memory` setting)", .{});
+    sub.exchange.abort(); // Released now or when its operations call back.
+    return answer;
+}
+
+pub fn sendResponseFromPipe(sub: *Subrequest, pipe_read: linux.fd_t, len: u32) void {
+    _ = sub;
+    _ = pipe_read;
+    _ = len;
+    unreachable; // `takesSplice` is false.
+}
+
+pub fn takesSplice(sub: *const Subrequest) bool {
+    _ = sub;
+    return false;
+}
+
+pub fn sendLocal(sub: *Subrequest, bytes: []const u8, close_after: bool) void {
+    _ = sub;
+    _ = bytes;
+    _ = close_after;
+    unreachable; // A sub-request's target is a pool.
+}
+
+pub fn watchClient(sub: *Subrequest) void {
+    _ = sub;
+    unreachable; // A sub-request runs no handler.
+}
+
+pub fn stopWatching(sub: *Subrequest) bool {
+    _ = sub;
+    unreachable; // As above.
+}
+
+pub fn closesAfterLocal(sub: *const Subrequest, keep_alive: bool) bool {
+    _ = sub;
+    _ = keep_alive;
+    return false;
+}
+
+pub fn errorResponse(sub: *const Subrequest, failure: Failure) []const u8 {
+    _ = sub;
+    return failure_http1.response(failure);
+}
+
+// A tunnel: never (`upgrade_allowed` is false for a sub-request).
+
+pub fn startTunnel(sub: *Subrequest, view: Exchange.ResponseView) void {
+    _ = sub;
+    _ = view;
+    unreachable;
+}
+
+pub fn tunnelToClient(sub: *Subrequest, bytes: []const u8) void {
+    _ = sub;
+    _ = bytes;
+    unreachable;
+}
+
+pub fn tunnelSent(sub: *Subrequest) void {
+    _ = sub;
+    unreachable;
+}
+
+pub fn tunnelProgress(sub: *Subrequest) void {
+    _ = sub;
+    unreachable;
+}
+
+pub fn tunnelUpstreamClosed(sub: *Subrequest) void {
+    _ = sub;
+    unreachable;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The end of the exchange
+
+pub fn exchangeFinished(sub: *Subrequest) void {
+    sub.ended();
+}
+
+pub fn closeAfterEarlyResponse(sub: *Subrequest) void {
+    // The pool answered before it read the whole body: the answer stands; the rest is dropped.
+    sub.exchange.abort(); // Released now or when its operations call back.
+}
+
+pub fn exchangeFailed(sub: *Subrequest, failure: ?Failure, response_started: bool) void {
+    _ = response_started;
+    const reason = failure orelse return; // Aborted: `result` says the response broke off.
+    sub.fail("gave no response: {d} {s}", .{ reason.status(), reason.name() });
+}
+
+pub fn exchangeReleased(sub: *Subrequest) void {
+    sub.ended();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The client, as the exchange sees it: the parent's
+
+pub fn client(sub: *const Subrequest) Downstream.Client {
+    return .{
+        .address = &sub.client_address,
+        .ip = sub.client_ip[0..sub.client_ip_len],
+        .fd = sub.client_fd,
+        .trusted = sub.client_trusted,
+        .tls = sub.client_tls,
+        .listener_slot = sub.listener_slot,
+        .reused = false,
+    };
+}
+
+pub fn certificateFields(sub: *const Subrequest, peer: *tls.Engine.PeerCertificate) ?rewrite.CertificateFields {
+    _ = sub;
+    _ = peer;
+    return null;
+}
+
+pub fn logFacts(sub: *const Subrequest, peer: *tls.Engine.PeerCertificate) AccessLog.ClientFacts {
+    _ = peer;
+    return .{ .ip = sub.client_ip[0..sub.client_ip_len], .request_body_bytes = sub.body().len };
+}
