@@ -34,6 +34,7 @@ const interpreter = @import("interpreter.zig");
 const ops = @import("operations.zig");
 const regexp = @import("regexp.zig");
 const meter = @import("meter.zig");
+const changes = @import("builtin_changes.zig");
 
 const Vm = @This();
 
@@ -98,6 +99,10 @@ symbol_registry: ?*@import("symbol.zig").Registered = null,
 timers_head: ?*builtins.timers.Timer = null,
 /// The id the next setTimeout returns (ids start at 1 in each run and its resumptions).
 timer_next_id: u32 = 1,
+/// What the run changed of the builtins (builtin_changes.zig), newest first; a run starts
+/// from the module's list, which its top level left.
+builtin_changes: ?*const changes.Change = null,
+module_builtin_changes: ?*const changes.Change = null,
 /// Whether setTimeout may be called: not while a handler's module runs its top level, whose
 /// state outlives every request (Engine.runModule).
 timers_allowed: bool = true,
@@ -286,7 +291,9 @@ pub const Outcome = union(enum) {
 
 /// Runs the program's top-level code.
 pub fn runMain(vm: *Vm) Outcome {
+    vm.module_builtin_changes = null;
     vm.startRun();
+    defer vm.module_builtin_changes = vm.builtin_changes;
     const f = &vm.program.functions[0];
     if (!vm.roomFor(0, f) or f.handler_max > vm.handlers.len) {
         vm.termination = .stack;
@@ -366,6 +373,7 @@ pub const Suspension = struct {
     budget_left: u64,
     /// When the run's deadline passes; 0: it has none.
     deadline_at_ns: u64,
+    builtin_changes: ?*const changes.Change,
 
     /// When the run wants to go on: its first timer's time, or its deadline if sooner.
     pub fn wakeAt(s: *const Suspension) u64 {
@@ -395,6 +403,7 @@ pub fn suspendRun(vm: *Vm) Suspension {
         .timer_next_id = vm.timer_next_id,
         .budget_left = vm.budget_left,
         .deadline_at_ns = vm.deadline_at_ns,
+        .builtin_changes = vm.builtin_changes,
     };
 }
 
@@ -410,6 +419,7 @@ pub fn resumeRun(vm: *Vm, s: *const Suspension) void {
     vm.timer_next_id = s.timer_next_id;
     vm.budget_left = s.budget_left;
     vm.deadline_at_ns = s.deadline_at_ns;
+    vm.builtin_changes = s.builtin_changes;
     // An empty slice sends the first charge to a checkpoint, which stops a spent budget.
     vm.slice = @min(check_interval_ticks, vm.budget_left);
     meter.fuel = @intCast(vm.slice);
@@ -458,6 +468,7 @@ pub fn startRun(vm: *Vm) void {
     vm.rejected_head = null;
     vm.timers_head = null;
     vm.timer_next_id = 1;
+    vm.builtin_changes = vm.module_builtin_changes;
 }
 
 fn outcome(vm: *Vm, result: Error!Value) Outcome {

@@ -24,6 +24,7 @@ const bytecode = @import("bytecode.zig");
 const meter = @import("meter.zig");
 const classes = @import("classes.zig");
 const symbol = @import("symbol.zig");
+const changes = @import("builtin_changes.zig");
 
 // ---------------------------------------------------------------------------------------
 // Formatting values into messages.
@@ -799,6 +800,7 @@ fn getPrimitiveField(vm: *Vm, obj: Value, key: *String) Error!Value {
             if (obj.isNull()) "null" else "undefined", KeyFormat{ .s = key },
         });
     }
+    if ((obj.is(.builtin) or obj.is(.native)) and try changes.isDeleted(vm, obj, key)) return inheritedIntrinsic(key);
     if (obj.is(.builtin)) return builtins.staticMember(vm, @intCast(obj.payload()), key);
     if (obj.is(.symbol)) {
         if (names.is(key, "description")) return builtins.symbols.descriptionOf(obj.asSymbolKey());
@@ -815,6 +817,11 @@ fn getPrimitiveField(vm: *Vm, obj: Value, key: *String) Error!Value {
         if (names.is(key, "length")) return Value.number(@floatFromInt(native.length));
     }
     return builtins.primitiveMember(obj, key) orelse Value.undefined_value;
+}
+
+/// A builtin function's `name` or `length` once deleted: Function.prototype's.
+fn inheritedIntrinsic(key: *String) Value {
+    return if (names.is(key, "name")) Value.string(string.empty) else Value.number(0);
 }
 
 /// The one-unit string at index i.
@@ -1048,6 +1055,11 @@ pub fn deleteField(vm: *Vm, obj: Value, key: *String) Error!bool {
             const own = if (key.arrayIndex()) |i| i < s.len else names.is(key, "length");
             if (own) return vm.throwFmt(.type_error, "Cannot delete property '{f}' of [object String]", .{KeyFormat{ .s = key }});
         }
+        // A builtin function's name and length are configurable (builtin_changes.zig).
+        if (isBuiltinFunction(obj) and changes.isIntrinsic(key)) {
+            try changes.delete(vm, obj, key);
+            return true;
+        }
         // Builtin objects are read-only (Math.PI and the rest are not configurable).
         if (obj.is(.builtin) and !(try getPrimitiveField(vm, obj, key)).isUndefined()) {
             return vm.throwFmt(.type_error, "Cannot delete property '{f}' of {f}", .{ KeyFormat{ .s = key }, ValueText{ .vm = vm, .v = obj } });
@@ -1098,6 +1110,10 @@ pub fn deleteField(vm: *Vm, obj: Value, key: *String) Error!bool {
     }
     _ = o.properties.remove(vm.heap, key) catch return vm.outOfMemory();
     return true;
+}
+
+fn isBuiltinFunction(v: Value) bool {
+    return v.is(.native) or (v.is(.builtin) and builtins.isCallableBuiltin(@intCast(v.payload())));
 }
 
 /// Writing to a module's state from a request is refused: a handler keeps no state between

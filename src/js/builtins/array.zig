@@ -388,8 +388,7 @@ pub fn joinMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
 }
 
 pub fn toStringMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    _ = args;
-    const a = try thisArray(vm, this, "toString");
+    const a = (this.objectOf(.array) orelse return array_like.toString(vm, this, args)).as(Array);
     return Value.string(try join(vm, a, names.string(",")));
 }
 
@@ -457,7 +456,7 @@ pub fn splice(vm: *Vm, this: Value, args: []const Value) Error!Value {
 }
 
 pub fn concat(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const a = try thisArray(vm, this, "concat");
+    const a = (this.objectOf(.array) orelse return array_like.concat(vm, this, args)).as(Array);
     var total: usize = a.len;
     for (args) |v| total += if (v.objectOf(.array)) |o| o.as(Array).len else 1;
     try vm.charge(meter.elementsCost(args.len) + meter.bytesCost(total * @sizeOf(Value)));
@@ -541,7 +540,7 @@ fn flattenInto(vm: *Vm, result: *Array, a: *Array, depth: f64, nesting: u32) Err
 }
 
 pub fn flat(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const a = try thisArray(vm, this, "flat");
+    const a = (this.objectOf(.array) orelse return array_like.flat(vm, this, args)).as(Array);
     const d = arg(args, 0);
     const depth = if (d.isUndefined()) 1 else number.toIntegerOrInfinity(try ops.toNumber(vm, d));
     const result = try vm.newArray(a.len);
@@ -549,8 +548,14 @@ pub fn flat(vm: *Vm, this: Value, args: []const Value) Error!Value {
     return Value.obj(&result.object);
 }
 
+/// One of flatMap's results: an array's elements, or the value itself.
+pub fn flattenOne(vm: *Vm, result: *Array, v: Value) Error!void {
+    if (v.objectOf(.array)) |o| return flattenInto(vm, result, o.as(Array), 0, 0);
+    result.push(vm.heap, v) catch return vm.outOfMemory();
+}
+
 pub fn flatMap(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const a = try thisArray(vm, this, "flatMap");
+    const a = (this.objectOf(.array) orelse return array_like.flatMap(vm, this, args)).as(Array);
     const f = arg(args, 0);
     if (!ops.isCallable(f)) return vm.throwMessage(.type_error, "flatMap mapper function is not callable");
     const result = try vm.newArray(a.len);
@@ -558,12 +563,7 @@ pub fn flatMap(vm: *Vm, this: Value, args: []const Value) Error!Value {
     for (0..len) |i| {
         try vm.charge(meter.elementsCost(1));
         if (!present(a, i)) continue;
-        const v = try callback3(vm, f, arg(args, 1), a.items[i], i, a);
-        if (v.objectOf(.array)) |o| {
-            try flattenInto(vm, result, o.as(Array), 0, 0);
-        } else {
-            result.push(vm.heap, v) catch return vm.outOfMemory();
-        }
+        try flattenOne(vm, result, try callback3(vm, f, arg(args, 1), a.items[i], i, a));
     }
     return Value.obj(&result.object);
 }
@@ -1026,10 +1026,14 @@ const Sorter = struct {
     }
 };
 
-fn sortInto(vm: *Vm, a: *Array, comparator: Value, target: *Array) Error!void {
+pub fn requireComparator(vm: *Vm, comparator: Value) Error!void {
     if (!comparator.isUndefined() and !ops.isCallable(comparator)) {
         return vm.throwMessage(.type_error, "The comparison function must be either a function or undefined");
     }
+}
+
+pub fn sortInto(vm: *Vm, a: *Array, comparator: Value, target: *Array) Error!void {
+    try requireComparator(vm, comparator);
     const len = a.len;
     // Collecting the values, converting them, and writing them back.
     try vm.charge(meter.elementsCost(3 * @as(usize, len)));
@@ -1065,14 +1069,14 @@ fn sortInto(vm: *Vm, a: *Array, comparator: Value, target: *Array) Error!void {
 }
 
 pub fn sort(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const a = try thisArray(vm, this, "sort");
+    const a = (this.objectOf(.array) orelse return array_like.sort(vm, this, args)).as(Array);
     if (a.len > 1) try checkWritable(vm, a);
     try sortInto(vm, a, arg(args, 0), a);
     return this;
 }
 
 pub fn toSorted(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const a = try thisArray(vm, this, "toSorted");
+    const a = (this.objectOf(.array) orelse return array_like.toSorted(vm, this, args)).as(Array);
     const result = try vm.newArray(a.len);
     try sortInto(vm, a, arg(args, 0), result);
     for (result.slice()) |*v| {

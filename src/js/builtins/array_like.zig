@@ -25,6 +25,7 @@ const names = @import("../names.zig");
 const builtins = @import("../builtins.zig");
 const meter = @import("../meter.zig");
 const array = @import("array.zig");
+const objects = @import("objects.zig");
 const arg = builtins.arg;
 
 /// 2^53 - 1: the largest length of an array-like (ToLength).
@@ -697,4 +698,96 @@ pub fn with(vm: *Vm, this: Value, args: []const Value) Error!Value {
         result.items[i] = if (i == replaced) arg(args, 1) else try get(vm, t, i);
     }
     return Value.obj(&result.object);
+}
+
+const Holes = enum {
+    /// Absent elements are left out (sort's SortIndexedProperties).
+    skip,
+    /// Absent elements are read as undefined (toSorted).
+    read,
+    /// Absent elements stay holes, at their indexes (flat).
+    keep,
+};
+
+/// The elements, read once in index order into a dense array of the run's heap, which the
+/// array path then sorts or flattens.
+fn collect(vm: *Vm, t: Target, comptime holes: Holes) Error!*object.Array {
+    if (t.len > object.length_max) return vm.throwMessage(.range_error, "Invalid array length");
+    const result = try vm.newArray(if (holes == .skip) 0 else @intCast(t.len));
+    if (holes == .keep) {
+        @memset(result.items[0..@intCast(t.len)], Value.hole);
+        result.len = @intCast(t.len);
+    }
+    var w: Upward = .{ .next_k = 0, .end = t.len };
+    var walk = t;
+    if (holes == .read) walk.sparse = false;
+    while (try w.next(vm, walk)) |k| {
+        switch (holes) {
+            .skip => if (try has(vm, t, k)) result.push(vm.heap, try get(vm, t, k)) catch return vm.outOfMemory(),
+            .read => result.push(vm.heap, try get(vm, t, k)) catch return vm.outOfMemory(),
+            .keep => if (try has(vm, t, k)) {
+                result.items[@intCast(k)] = try get(vm, t, k);
+            },
+        }
+    }
+    return result;
+}
+
+pub fn sort(vm: *Vm, this: Value, args: []const Value) Error!Value {
+    try array.requireComparator(vm, arg(args, 0));
+    const t = try begin(vm, this, "sort");
+    const items = try collect(vm, t, .skip);
+    try array.sortInto(vm, items, arg(args, 0), items);
+    for (items.slice(), 0..) |v, k| try set(vm, t, k, v);
+    var k: u64 = items.len;
+    while (k < t.len) : (k += 1) {
+        try vm.charge(meter.elementsCost(1));
+        try delete(vm, t, k);
+    }
+    return this;
+}
+
+pub fn toSorted(vm: *Vm, this: Value, args: []const Value) Error!Value {
+    try array.requireComparator(vm, arg(args, 0));
+    const t = try begin(vm, this, "toSorted");
+    const items = try collect(vm, t, .read);
+    try array.sortInto(vm, items, arg(args, 0), items);
+    return Value.obj(&items.object);
+}
+
+/// concat on anything but an array: `this` (ToObject's) is the first element, as the array
+/// path would take any object that is not an array.
+pub fn concat(vm: *Vm, this: Value, args: []const Value) Error!Value {
+    if (this.isNullish()) return array.throwNullishThis(vm, "concat");
+    const first = try vm.newArray(1);
+    first.push(vm.heap, this) catch return vm.outOfMemory();
+    return array.concat(vm, Value.obj(&first.object), args);
+}
+
+pub fn flat(vm: *Vm, this: Value, args: []const Value) Error!Value {
+    const t = try begin(vm, this, "flat");
+    const items = try collect(vm, t, .keep);
+    return array.flat(vm, Value.obj(&items.object), args);
+}
+
+pub fn flatMap(vm: *Vm, this: Value, args: []const Value) Error!Value {
+    const t = try begin(vm, this, "flatMap");
+    const f = arg(args, 0);
+    if (!ops.isCallable(f)) return vm.throwMessage(.type_error, "flatMap mapper function is not callable");
+    const result = try vm.newArray(0);
+    var w: Upward = .{ .next_k = 0, .end = t.len };
+    while (try w.next(vm, t)) |k| {
+        if (!try has(vm, t, k)) continue;
+        const v = try callback(vm, t, f, arg(args, 1), try get(vm, t, k), k);
+        try array.flattenOne(vm, result, v);
+    }
+    return Value.obj(&result.object);
+}
+
+/// toString calls the object's own `join` when it has one, else Object.prototype's.
+pub fn toString(vm: *Vm, this: Value, args: []const Value) Error!Value {
+    if (this.isNullish()) return array.throwNullishThis(vm, "toString");
+    const join_method = try ops.getField(vm, this, names.string("join"));
+    if (ops.isCallable(join_method)) return vm.call(join_method, this, &.{});
+    return objects.toStringMethod(vm, this, args);
 }

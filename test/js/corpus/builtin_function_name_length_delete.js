@@ -1,0 +1,16 @@
+"use strict";
+// A builtin function's name and length are configurable, not writable: delete removes the
+// own property (the function then inherits Function.prototype's "" and 0), a write throws.
+const map = Array.prototype.map;
+console.log(Object.getOwnPropertyDescriptor(map, "length"), Object.getOwnPropertyDescriptor(map, "name"));
+try { map.name = "other"; } catch (e) { console.log(e.constructor.name, map.name); }
+console.log(delete map.length, Object.hasOwn(map, "length"), map.length, "length" in map);
+console.log(delete map.name, Object.hasOwn(map, "name"), JSON.stringify(map.name));
+console.log(delete map.name, Object.getOwnPropertyDescriptor(map, "name"));
+// Constructors too, and each function on its own.
+console.log(delete Map.length, Object.hasOwn(Map, "length"), Map.length, Object.getOwnPropertyNames(Map).includes("length"));
+console.log(Object.hasOwn(Array.prototype.filter, "name"), Array.prototype.filter.name, Set.length);
+// The function still works.
+console.log([1, 2].map((x) => x * 2));
+// Math.PI stays fixed.
+try { delete Math.PI; } catch (e) { console.log(e.constructor.name, Math.PI); }
