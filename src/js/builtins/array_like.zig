@@ -791,3 +791,18 @@ pub fn toString(vm: *Vm, this: Value, args: []const Value) Error!Value {
     if (ops.isCallable(join_method)) return vm.call(join_method, this, &.{});
     return objects.toStringMethod(vm, this, args);
 }
+
+test "array-like: integer keys are canonical decimals up to 2^53 - 1" {
+    const Heap = @import("../Heap.zig");
+    var region: [64 * 1024]u8 align(16) = undefined;
+    var heap = Heap.init(&region);
+    const cases = .{ .{ "0", 0 }, .{ "17", 17 }, .{ "4294967295", 4294967295 }, .{ "9007199254740990", 9007199254740990 }, .{ "9007199254740991", 9007199254740991 } };
+    inline for (cases) |case| {
+        const s = try string.fromLatin1(&heap, case[0]);
+        try std.testing.expectEqual(@as(?u64, case[1]), integerKey(s));
+    }
+    for ([_][]const u8{ "", "01", "-1", "1.5", "9007199254740992", "12345678901234567", "1e3", "a" }) |text| {
+        const s = try string.fromLatin1(&heap, text);
+        try std.testing.expectEqual(@as(?u64, null), integerKey(s));
+    }
+}
