@@ -664,7 +664,7 @@ pub fn getFieldFrom(vm: *Vm, start: Value, key: *String, receiver: Value) Error!
 fn hasIntrinsic(o: *Object, key: *String) bool {
     return switch (o.kind) {
         .array => key.arrayIndex() != null or names.is(key, "length"),
-        .closure => names.is(key, "name") or names.is(key, "length"),
+        .closure => object.closureHasIntrinsic(o, key),
         .error_object => names.is(key, "message") or names.is(key, "stack") or names.is(key, "cause"),
         // A Headers is a Map inside (builtins/headers.zig) but has no size.
         // A URL is one too (builtins/url.zig), with its components instead.
@@ -693,8 +693,9 @@ fn getObjectField(vm: *Vm, o: *Object, key: *String) Error!Value {
         .closure => {
             const f = o.as(object.Closure).function;
             if (isPoisoned(key)) return throwPoisoned(vm);
-            if (names.is(key, "name")) return Value.string(vm.closureName(o.as(object.Closure)));
-            if (names.is(key, "length")) return Value.number(@floatFromInt(f.length));
+            // Deleted, they are Function.prototype's.
+            if (names.is(key, "name")) return Value.string(if (o.deleted_intrinsics.name) string.empty else vm.closureName(o.as(object.Closure)));
+            if (names.is(key, "length")) return Value.number(if (o.deleted_intrinsics.length) 0 else @floatFromInt(f.length));
         },
         .error_object => {
             const e = o.as(object.ErrorObject);
@@ -1098,9 +1099,9 @@ pub fn deleteField(vm: *Vm, obj: Value, key: *String) Error!bool {
             if (i >= o.as(object.TypedArray).len) return true;
             return vm.throwFmt(.type_error, "Cannot delete property '{d}' of [object {s}]", .{ i, o.as(object.TypedArray).element.name() });
         },
-        .closure => if (o.properties.find(key) == null and names.is(key, "name")) {
-            if (o.frozen) return vm.throwFmt(.type_error, "Cannot delete property 'name' of {f}", .{ValueText{ .vm = vm, .v = obj }});
-            o.as(object.Closure).name = string.empty;
+        .closure => if (o.properties.find(key) == null and object.closureHasIntrinsic(o, key)) {
+            if (o.frozen or o.sealed_shape_all) return vm.throwFmt(.type_error, "Cannot delete property '{f}' of {f}", .{ KeyFormat{ .s = key }, ValueText{ .vm = vm, .v = obj } });
+            if (names.is(key, "name")) o.deleted_intrinsics.name = true else o.deleted_intrinsics.length = true;
             return true;
         },
         else => {},

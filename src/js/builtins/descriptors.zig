@@ -329,7 +329,7 @@ fn intrinsicDescriptor(vm: *Vm, o: *Object, key: *String) Error!Value {
             if (names.is(key, "length")) return dataDescriptor(vm, Value.number(@floatFromInt(a.len)), .{ .writable = !frozen, .enumerable = false, .configurable = false });
         },
         .closure => {
-            if (names.is(key, "name") or names.is(key, "length")) {
+            if (object.closureHasIntrinsic(o, key)) {
                 return dataDescriptor(vm, try ops.getField(vm, Value.obj(o), key), .{ .writable = false, .enumerable = false, .configurable = !frozen });
             }
         },
@@ -432,7 +432,8 @@ pub fn ownNames(vm: *Vm, v: Value) Error!*object.Array {
     };
     inline for (.{ "length", "name", "stack", "message" }) |n| {
         for (intrinsic) |i| {
-            if (std.mem.eql(u8, i, n) and o.properties.find(names.string(n)) == null) {
+            const kept = o.kind != .closure or object.closureHasIntrinsic(o, names.string(n));
+            if (std.mem.eql(u8, i, n) and kept and o.properties.find(names.string(n)) == null) {
                 keys.push(vm.heap, Value.string(names.string(n))) catch return vm.outOfMemory();
             }
         }
