@@ -88,6 +88,7 @@ pub const files = .{
     @import("demo/Backend.zig"),
     @import("js/js.zig"),
     @import("js/builtins/dates.zig"),
+    @import("js/builtins/array_like.zig"),
     @import("js/builtins/webcrypto.zig"),
     @import("js/builtins/urlsearchparams.zig"),
     @import("js/builtins/url_parser.zig"),

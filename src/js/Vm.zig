@@ -35,6 +35,7 @@ const ops = @import("operations.zig");
 const regexp = @import("regexp.zig");
 const meter = @import("meter.zig");
 const HostOps = @import("HostOps.zig");
+const changes = @import("builtin_changes.zig");
 
 const Vm = @This();
 
@@ -101,6 +102,10 @@ timers_head: ?*builtins.timers.Timer = null,
 timer_next_id: u32 = 1,
 /// Promises only the host can settle (a handler's fetches: HostOps.zig), in flight.
 host_ops: HostOps = .{},
+/// What the run changed of the builtins (builtin_changes.zig), newest first; a run starts
+/// from the module's list, which its top level left.
+builtin_changes: ?*const changes.Change = null,
+module_builtin_changes: ?*const changes.Change = null,
 /// Whether setTimeout may be called: not while a handler's module runs its top level, whose
 /// state outlives every request (Engine.runModule).
 timers_allowed: bool = true,
@@ -291,7 +296,9 @@ pub const Outcome = union(enum) {
 
 /// Runs the program's top-level code.
 pub fn runMain(vm: *Vm) Outcome {
+    vm.module_builtin_changes = null;
     vm.startRun();
+    defer vm.module_builtin_changes = vm.builtin_changes;
     const f = &vm.program.functions[0];
     if (!vm.roomFor(0, f) or f.handler_max > vm.handlers.len) {
         vm.termination = .stack;
@@ -372,6 +379,7 @@ pub const Suspension = struct {
     budget_left: u64,
     /// When the run's deadline passes; 0: it has none.
     deadline_at_ns: u64,
+    builtin_changes: ?*const changes.Change,
 
     /// When the run wants to go on: its first timer's time, or its deadline if sooner.
     pub fn wakeAt(s: *const Suspension) u64 {
@@ -402,6 +410,7 @@ pub fn suspendRun(vm: *Vm) Suspension {
         .host_ops = vm.host_ops,
         .budget_left = vm.budget_left,
         .deadline_at_ns = vm.deadline_at_ns,
+        .builtin_changes = vm.builtin_changes,
     };
 }
 
@@ -418,6 +427,7 @@ pub fn resumeRun(vm: *Vm, s: *const Suspension) void {
     vm.host_ops = s.host_ops;
     vm.budget_left = s.budget_left;
     vm.deadline_at_ns = s.deadline_at_ns;
+    vm.builtin_changes = s.builtin_changes;
     // An empty slice sends the first charge to a checkpoint, which stops a spent budget.
     vm.slice = @min(check_interval_ticks, vm.budget_left);
     meter.fuel = @intCast(vm.slice);
@@ -499,6 +509,7 @@ pub fn startRun(vm: *Vm) void {
     vm.timers_head = null;
     vm.timer_next_id = 1;
     vm.host_ops = .{};
+    vm.builtin_changes = vm.module_builtin_changes;
 }
 
 fn outcome(vm: *Vm, result: Error!Value) Outcome {

@@ -19,6 +19,7 @@ const names = @import("names.zig");
 const ops = @import("operations.zig");
 
 pub const array = @import("builtins/array.zig");
+const array_like = @import("builtins/array_like.zig");
 pub const strings = @import("builtins/strings.zig");
 pub const numbers = @import("builtins/numbers.zig");
 pub const objects = @import("builtins/objects.zig");
@@ -133,24 +134,25 @@ fn entries(class: Class) []const Entry {
             nat("isPrototypeOf", 1, descriptors.isPrototypeOf),
         },
         .array_proto => &.{
-            nat("at", 1, array.at),                   nat("concat", 1, array.concat),
-            nat("entries", 0, array.entries),         nat("every", 1, array.every),
-            nat("fill", 1, array.fill),               nat("filter", 1, array.filter),
-            nat("find", 1, array.find),               nat("findIndex", 1, array.findIndex),
-            nat("findLast", 1, array.findLast),       nat("findLastIndex", 1, array.findLastIndex),
-            nat("flat", 0, array.flat),               nat("flatMap", 1, array.flatMap),
-            nat("forEach", 1, array.forEach),         nat("includes", 1, array.includes),
-            nat("indexOf", 1, array.indexOf),         nat("join", 1, array.joinMethod),
-            nat("keys", 0, array.keys),               nat("lastIndexOf", 1, array.lastIndexOf),
-            nat("map", 1, array.map),                 nat("pop", 0, array.pop),
-            nat("push", 1, array.push),               nat("reduce", 1, array.reduce),
-            nat("reduceRight", 1, array.reduceRight), nat("reverse", 0, array.reverse),
-            nat("shift", 0, array.shift),             nat("slice", 2, array.slice),
-            nat("some", 1, array.some),               nat("sort", 1, array.sort),
-            nat("splice", 2, array.splice),           nat("unshift", 1, array.unshift),
-            nat("values", 0, array.values),           nat("toString", 0, array.toStringMethod),
-            nat("toReversed", 0, array.toReversed),   nat("toSorted", 1, array.toSorted),
-            nat("with", 2, array.with),               nat("toLocaleString", 0, array.toStringMethod),
+            nat("at", 1, array.at),                      nat("concat", 1, array.concat),
+            nat("entries", 0, array.entries),            nat("every", 1, array.every),
+            nat("fill", 1, array.fill),                  nat("filter", 1, array.filter),
+            nat("find", 1, array.find),                  nat("findIndex", 1, array.findIndex),
+            nat("findLast", 1, array.findLast),          nat("findLastIndex", 1, array.findLastIndex),
+            nat("flat", 0, array.flat),                  nat("flatMap", 1, array.flatMap),
+            nat("forEach", 1, array.forEach),            nat("includes", 1, array.includes),
+            nat("indexOf", 1, array.indexOf),            nat("join", 1, array.joinMethod),
+            nat("keys", 0, array.keys),                  nat("lastIndexOf", 1, array.lastIndexOf),
+            nat("map", 1, array.map),                    nat("pop", 0, array.pop),
+            nat("push", 1, array.push),                  nat("reduce", 1, array.reduce),
+            nat("reduceRight", 1, array.reduceRight),    nat("reverse", 0, array.reverse),
+            nat("shift", 0, array.shift),                nat("slice", 2, array.slice),
+            nat("some", 1, array.some),                  nat("sort", 1, array.sort),
+            nat("splice", 2, array.splice),              nat("unshift", 1, array.unshift),
+            nat("values", 0, array.values),              nat("toString", 0, array.toStringMethod),
+            nat("toReversed", 0, array.toReversed),      nat("toSorted", 1, array.toSorted),
+            nat("with", 2, array.with),                  nat("toLocaleString", 0, array.toStringMethod),
+            nat("copyWithin", 2, array_like.copyWithin), nat("toSpliced", 2, array_like.toSpliced),
             nat("@@iterator", 0, array.values),
         },
         .string_proto => &.{

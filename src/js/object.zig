@@ -24,6 +24,7 @@ const Cell = value_mod.Cell;
 const String = @import("string.zig").String;
 const Program = @import("Program.zig");
 const meter = @import("meter.zig");
+const js_names = @import("names.zig");
 const regexp = @import("regexp.zig");
 
 pub const Kind = enum(u8) {
@@ -64,6 +65,9 @@ pub const Object = struct {
     sealed_shape: bool = false,
     /// `Object.seal` was applied: every property, the kind's own fields too, is fixed.
     sealed_shape_all: bool = false,
+    /// A function's own `name` or `length` that `delete` removed (a closure keeps both as
+    /// fields, not properties; once deleted, it inherits Function.prototype's).
+    deleted_intrinsics: DeletedIntrinsics = .{},
     properties: Properties = .{},
     /// The prototype: `undefined` for the builtin prototype of the object's kind (an array's
     /// is Array.prototype), `null` for none, an object, or a builtin prototype object (a
@@ -75,6 +79,20 @@ pub const Object = struct {
         return @fieldParentPtr("object", o);
     }
 };
+
+pub const DeletedIntrinsics = packed struct(u8) {
+    name: bool = false,
+    length: bool = false,
+    _: u6 = 0,
+};
+
+/// Whether a closure still has its own `name` or `length` (they are configurable).
+pub fn closureHasIntrinsic(o: *const Object, key: *String) bool {
+    assert(o.kind == .closure);
+    if (js_names.is(key, "name")) return !o.deleted_intrinsics.name;
+    if (js_names.is(key, "length")) return !o.deleted_intrinsics.length;
+    return false;
+}
 
 pub const Property = struct {
     key: *String,

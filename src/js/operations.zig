@@ -24,6 +24,7 @@ const bytecode = @import("bytecode.zig");
 const meter = @import("meter.zig");
 const classes = @import("classes.zig");
 const symbol = @import("symbol.zig");
+const changes = @import("builtin_changes.zig");
 
 // ---------------------------------------------------------------------------------------
 // Formatting values into messages.
@@ -663,7 +664,7 @@ pub fn getFieldFrom(vm: *Vm, start: Value, key: *String, receiver: Value) Error!
 fn hasIntrinsic(o: *Object, key: *String) bool {
     return switch (o.kind) {
         .array => key.arrayIndex() != null or names.is(key, "length"),
-        .closure => names.is(key, "name") or names.is(key, "length"),
+        .closure => object.closureHasIntrinsic(o, key),
         .error_object => names.is(key, "message") or names.is(key, "stack") or names.is(key, "cause"),
         // A Headers is a Map inside (builtins/headers.zig) but has no size.
         // A URL is one too (builtins/url.zig), with its components instead.
@@ -692,8 +693,9 @@ fn getObjectField(vm: *Vm, o: *Object, key: *String) Error!Value {
         .closure => {
             const f = o.as(object.Closure).function;
             if (isPoisoned(key)) return throwPoisoned(vm);
-            if (names.is(key, "name")) return Value.string(vm.closureName(o.as(object.Closure)));
-            if (names.is(key, "length")) return Value.number(@floatFromInt(f.length));
+            // Deleted, they are Function.prototype's.
+            if (names.is(key, "name")) return Value.string(if (o.deleted_intrinsics.name) string.empty else vm.closureName(o.as(object.Closure)));
+            if (names.is(key, "length")) return Value.number(if (o.deleted_intrinsics.length) 0 else @floatFromInt(f.length));
         },
         .error_object => {
             const e = o.as(object.ErrorObject);
@@ -799,6 +801,7 @@ fn getPrimitiveField(vm: *Vm, obj: Value, key: *String) Error!Value {
             if (obj.isNull()) "null" else "undefined", KeyFormat{ .s = key },
         });
     }
+    if ((obj.is(.builtin) or obj.is(.native)) and try changes.isDeleted(vm, obj, key)) return inheritedIntrinsic(key);
     if (obj.is(.builtin)) return builtins.staticMember(vm, @intCast(obj.payload()), key);
     if (obj.is(.symbol)) {
         if (names.is(key, "description")) return builtins.symbols.descriptionOf(obj.asSymbolKey());
@@ -815,6 +818,11 @@ fn getPrimitiveField(vm: *Vm, obj: Value, key: *String) Error!Value {
         if (names.is(key, "length")) return Value.number(@floatFromInt(native.length));
     }
     return builtins.primitiveMember(obj, key) orelse Value.undefined_value;
+}
+
+/// A builtin function's `name` or `length` once deleted: Function.prototype's.
+fn inheritedIntrinsic(key: *String) Value {
+    return if (names.is(key, "name")) Value.string(string.empty) else Value.number(0);
 }
 
 /// The one-unit string at index i.
@@ -1048,6 +1056,11 @@ pub fn deleteField(vm: *Vm, obj: Value, key: *String) Error!bool {
             const own = if (key.arrayIndex()) |i| i < s.len else names.is(key, "length");
             if (own) return vm.throwFmt(.type_error, "Cannot delete property '{f}' of [object String]", .{KeyFormat{ .s = key }});
         }
+        // A builtin function's name and length are configurable (builtin_changes.zig).
+        if (isBuiltinFunction(obj) and changes.isIntrinsic(key)) {
+            try changes.delete(vm, obj, key);
+            return true;
+        }
         // Builtin objects are read-only (Math.PI and the rest are not configurable).
         if (obj.is(.builtin) and !(try getPrimitiveField(vm, obj, key)).isUndefined()) {
             return vm.throwFmt(.type_error, "Cannot delete property '{f}' of {f}", .{ KeyFormat{ .s = key }, ValueText{ .vm = vm, .v = obj } });
@@ -1086,9 +1099,9 @@ pub fn deleteField(vm: *Vm, obj: Value, key: *String) Error!bool {
             if (i >= o.as(object.TypedArray).len) return true;
             return vm.throwFmt(.type_error, "Cannot delete property '{d}' of [object {s}]", .{ i, o.as(object.TypedArray).element.name() });
         },
-        .closure => if (o.properties.find(key) == null and names.is(key, "name")) {
-            if (o.frozen) return vm.throwFmt(.type_error, "Cannot delete property 'name' of {f}", .{ValueText{ .vm = vm, .v = obj }});
-            o.as(object.Closure).name = string.empty;
+        .closure => if (o.properties.find(key) == null and object.closureHasIntrinsic(o, key)) {
+            if (o.frozen or o.sealed_shape_all) return vm.throwFmt(.type_error, "Cannot delete property '{f}' of {f}", .{ KeyFormat{ .s = key }, ValueText{ .vm = vm, .v = obj } });
+            if (names.is(key, "name")) o.deleted_intrinsics.name = true else o.deleted_intrinsics.length = true;
             return true;
         },
         else => {},
@@ -1098,6 +1111,10 @@ pub fn deleteField(vm: *Vm, obj: Value, key: *String) Error!bool {
     }
     _ = o.properties.remove(vm.heap, key) catch return vm.outOfMemory();
     return true;
+}
+
+fn isBuiltinFunction(v: Value) bool {
+    return v.is(.native) or (v.is(.builtin) and builtins.isCallableBuiltin(@intCast(v.payload())));
 }
 
 /// Writing to a module's state from a request is refused: a handler keeps no state between

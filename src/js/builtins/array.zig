@@ -17,20 +17,24 @@ const number = @import("../number.zig");
 const names = @import("../names.zig");
 const builtins = @import("../builtins.zig");
 const objects = @import("objects.zig");
+const array_like = @import("array_like.zig");
 const meter = @import("../meter.zig");
 const arg = builtins.arg;
 
 fn thisArray(vm: *Vm, this: Value, comptime method: []const u8) Error!*Array {
     if (this.objectOf(.array)) |o| return o.as(Array);
-    if (this.isNullish()) {
-        // V8's Torque builtins name themselves; the others fail in ToObject.
-        const named = comptime for ([_][]const u8{ "concat", "every", "filter", "find", "findIndex", "findLast", "findLastIndex", "forEach", "indexOf", "map", "reduce", "reduceRight", "some" }) |m| {
-            if (std.mem.eql(u8, m, method)) break true;
-        } else false;
-        if (!named) return vm.throwMessage(.type_error, "Cannot convert undefined or null to object");
-        return vm.throwMessage(.type_error, "Array.prototype." ++ method ++ " called on null or undefined");
-    }
+    if (this.isNullish()) return throwNullishThis(vm, method);
     return vm.throwMessage(.type_error, "Array.prototype." ++ method ++ " called on a value that is not an array");
+}
+
+/// ToObject(this) of null or undefined, as V8 words it.
+pub fn throwNullishThis(vm: *Vm, comptime method: []const u8) Error {
+    // V8's Torque builtins name themselves; the others fail in ToObject.
+    const named = comptime for ([_][]const u8{ "concat", "every", "filter", "find", "findIndex", "findLast", "findLastIndex", "forEach", "indexOf", "map", "reduce", "reduceRight", "some" }) |m| {
+        if (std.mem.eql(u8, m, method)) break true;
+    } else false;
+    if (!named) return vm.throwMessage(.type_error, "Cannot convert undefined or null to object");
+    return vm.throwMessage(.type_error, "Array.prototype." ++ method ++ " called on null or undefined");
 }
 
 pub fn requireCallable(vm: *Vm, f: Value) Error!void {
@@ -77,7 +81,7 @@ pub fn relative(vm: *Vm, v: Value, len: usize, default: usize) Error!usize {
 }
 
 pub fn at(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const a = try thisArray(vm, this, "at");
+    const a = (this.objectOf(.array) orelse return array_like.at(vm, this, args)).as(Array);
     const x = number.toIntegerOrInfinity(try ops.toNumber(vm, arg(args, 0)));
     const l: f64 = @floatFromInt(a.len);
     const k = if (x < 0) l + x else x;
@@ -86,7 +90,7 @@ pub fn at(vm: *Vm, this: Value, args: []const Value) Error!Value {
 }
 
 pub fn push(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const a = try thisArray(vm, this, "push");
+    const a = (this.objectOf(.array) orelse return array_like.push(vm, this, args)).as(Array);
     if (args.len == 0 and a.object.frozen) return throwLengthReadOnly(vm);
     try checkExtensible(vm, a);
     if (@as(usize, a.len) + args.len > object.length_max) return vm.throwMessage(.range_error, "Invalid array length");
@@ -100,8 +104,7 @@ pub fn push(vm: *Vm, this: Value, args: []const Value) Error!Value {
 }
 
 pub fn pop(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    _ = args;
-    const a = try thisArray(vm, this, "pop");
+    const a = (this.objectOf(.array) orelse return array_like.pop(vm, this, args)).as(Array);
     if (a.len == 0) return if (a.object.frozen) throwLengthReadOnly(vm) else Value.undefined_value;
     try ops.checkModuleWrite(vm, a);
     if (a.object.frozen) return vm.throwFmt(.type_error, "Cannot delete property '{d}' of [object Array]", .{a.len - 1});
@@ -111,8 +114,7 @@ pub fn pop(vm: *Vm, this: Value, args: []const Value) Error!Value {
 }
 
 pub fn shift(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    _ = args;
-    const a = try thisArray(vm, this, "shift");
+    const a = (this.objectOf(.array) orelse return array_like.shift(vm, this, args)).as(Array);
     if (a.len == 0) return if (a.object.frozen) throwLengthReadOnly(vm) else Value.undefined_value;
     // The elements move down one, then the last is deleted.
     if (a.len == 1 and a.object.frozen) return vm.throwMessage(.type_error, "Cannot delete property '0' of [object Array]");
@@ -126,7 +128,7 @@ pub fn shift(vm: *Vm, this: Value, args: []const Value) Error!Value {
 }
 
 pub fn unshift(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const a = try thisArray(vm, this, "unshift");
+    const a = (this.objectOf(.array) orelse return array_like.unshift(vm, this, args)).as(Array);
     if (a.object.frozen) {
         if (args.len == 0) return throwLengthReadOnly(vm);
         // The last element moves up first, to an index past the end.
@@ -145,24 +147,25 @@ pub fn unshift(vm: *Vm, this: Value, args: []const Value) Error!Value {
     return index(a.len);
 }
 
-fn callback3(vm: *Vm, f: Value, v: Value, i: usize, a: *Array) Error!Value {
-    return vm.call(f, Value.undefined_value, &.{ v, index(i), Value.obj(&a.object) });
+/// A callback's call: `this` is the method's thisArg (its second argument).
+fn callback3(vm: *Vm, f: Value, this_arg: Value, v: Value, i: usize, a: *Array) Error!Value {
+    return vm.call(f, this_arg, &.{ v, index(i), Value.obj(&a.object) });
 }
 
 pub fn forEach(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const a = try thisArray(vm, this, "forEach");
+    const a = (this.objectOf(.array) orelse return array_like.forEach(vm, this, args)).as(Array);
     const f = arg(args, 0);
     try requireCallable(vm, f);
     const len = a.len;
     for (0..len) |i| {
         try vm.charge(meter.elementsCost(1));
-        if (present(a, i)) _ = try callback3(vm, f, a.items[i], i, a);
+        if (present(a, i)) _ = try callback3(vm, f, arg(args, 1), a.items[i], i, a);
     }
     return Value.undefined_value;
 }
 
 pub fn map(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const a = try thisArray(vm, this, "map");
+    const a = (this.objectOf(.array) orelse return array_like.map(vm, this, args)).as(Array);
     const f = arg(args, 0);
     try requireCallable(vm, f);
     const len = a.len;
@@ -171,13 +174,13 @@ pub fn map(vm: *Vm, this: Value, args: []const Value) Error!Value {
     @memset(result.items[0..len], Value.hole);
     for (0..len) |i| {
         try vm.charge(meter.elementsCost(1));
-        if (present(a, i)) result.items[i] = try callback3(vm, f, a.items[i], i, a);
+        if (present(a, i)) result.items[i] = try callback3(vm, f, arg(args, 1), a.items[i], i, a);
     }
     return Value.obj(&result.object);
 }
 
 pub fn filter(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const a = try thisArray(vm, this, "filter");
+    const a = (this.objectOf(.array) orelse return array_like.filter(vm, this, args)).as(Array);
     const f = arg(args, 0);
     try requireCallable(vm, f);
     const result = try vm.newArray(0);
@@ -186,7 +189,7 @@ pub fn filter(vm: *Vm, this: Value, args: []const Value) Error!Value {
         try vm.charge(meter.elementsCost(1));
         if (!present(a, i)) continue;
         const v = a.items[i];
-        if (ops.toBoolean(try callback3(vm, f, v, i, a))) result.push(vm.heap, v) catch return vm.outOfMemory();
+        if (ops.toBoolean(try callback3(vm, f, arg(args, 1), v, i, a))) result.push(vm.heap, v) catch return vm.outOfMemory();
     }
     return Value.obj(&result.object);
 }
@@ -221,11 +224,13 @@ fn reduceImpl(vm: *Vm, a: *Array, args: []const Value, reverse_order: bool) Erro
 }
 
 pub fn reduce(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    return reduceImpl(vm, try thisArray(vm, this, "reduce"), args, false);
+    const a = this.objectOf(.array) orelse return array_like.reduce(vm, this, args);
+    return reduceImpl(vm, a.as(Array), args, false);
 }
 
 pub fn reduceRight(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    return reduceImpl(vm, try thisArray(vm, this, "reduceRight"), args, true);
+    const a = this.objectOf(.array) orelse return array_like.reduceRight(vm, this, args);
+    return reduceImpl(vm, a.as(Array), args, true);
 }
 
 const FindResult = enum { value, index };
@@ -238,53 +243,57 @@ fn findImpl(vm: *Vm, a: *Array, args: []const Value, result: FindResult, from_en
         try vm.charge(meter.elementsCost(1));
         const i = if (from_end) len - 1 - step else step;
         const v = element(a, i);
-        if (ops.toBoolean(try callback3(vm, f, v, i, a))) return if (result == .value) v else index(i);
+        if (ops.toBoolean(try callback3(vm, f, arg(args, 1), v, i, a))) return if (result == .value) v else index(i);
     }
     return if (result == .value) Value.undefined_value else Value.number(-1);
 }
 
 pub fn find(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    return findImpl(vm, try thisArray(vm, this, "find"), args, .value, false);
+    const a = this.objectOf(.array) orelse return array_like.find(vm, this, args);
+    return findImpl(vm, a.as(Array), args, .value, false);
 }
 
 pub fn findIndex(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    return findImpl(vm, try thisArray(vm, this, "findIndex"), args, .index, false);
+    const a = this.objectOf(.array) orelse return array_like.findIndex(vm, this, args);
+    return findImpl(vm, a.as(Array), args, .index, false);
 }
 
 pub fn findLast(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    return findImpl(vm, try thisArray(vm, this, "findLast"), args, .value, true);
+    const a = this.objectOf(.array) orelse return array_like.findLast(vm, this, args);
+    return findImpl(vm, a.as(Array), args, .value, true);
 }
 
 pub fn findLastIndex(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    return findImpl(vm, try thisArray(vm, this, "findLastIndex"), args, .index, true);
+    const a = this.objectOf(.array) orelse return array_like.findLastIndex(vm, this, args);
+    return findImpl(vm, a.as(Array), args, .index, true);
 }
 
 pub fn some(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const a = try thisArray(vm, this, "some");
+    const a = (this.objectOf(.array) orelse return array_like.some(vm, this, args)).as(Array);
     const f = arg(args, 0);
     try requireCallable(vm, f);
     const len = a.len;
     for (0..len) |i| {
         try vm.charge(meter.elementsCost(1));
-        if (present(a, i) and ops.toBoolean(try callback3(vm, f, a.items[i], i, a))) return Value.true_value;
+        if (present(a, i) and ops.toBoolean(try callback3(vm, f, arg(args, 1), a.items[i], i, a))) return Value.true_value;
     }
     return Value.false_value;
 }
 
 pub fn every(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const a = try thisArray(vm, this, "every");
+    const a = (this.objectOf(.array) orelse return array_like.every(vm, this, args)).as(Array);
     const f = arg(args, 0);
     try requireCallable(vm, f);
     const len = a.len;
     for (0..len) |i| {
         try vm.charge(meter.elementsCost(1));
-        if (present(a, i) and !ops.toBoolean(try callback3(vm, f, a.items[i], i, a))) return Value.false_value;
+        if (present(a, i) and !ops.toBoolean(try callback3(vm, f, arg(args, 1), a.items[i], i, a))) return Value.false_value;
     }
     return Value.true_value;
 }
 
 pub fn includes(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const a = try thisArray(vm, this, "includes");
+    const a = (this.objectOf(.array) orelse return array_like.includes(vm, this, args)).as(Array);
     // An empty array answers before its fromIndex is converted (no valueOf runs).
     if (a.len == 0) return Value.false_value;
     const target = arg(args, 0);
@@ -297,7 +306,7 @@ pub fn includes(vm: *Vm, this: Value, args: []const Value) Error!Value {
 }
 
 pub fn indexOf(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const a = try thisArray(vm, this, "indexOf");
+    const a = (this.objectOf(.array) orelse return array_like.indexOf(vm, this, args)).as(Array);
     // As includes: an empty array answers before its fromIndex is converted.
     if (a.len == 0) return Value.number(-1);
     const target = arg(args, 0);
@@ -310,7 +319,7 @@ pub fn indexOf(vm: *Vm, this: Value, args: []const Value) Error!Value {
 }
 
 pub fn lastIndexOf(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const a = try thisArray(vm, this, "lastIndexOf");
+    const a = (this.objectOf(.array) orelse return array_like.lastIndexOf(vm, this, args)).as(Array);
     if (a.len == 0) return Value.number(-1);
     const target = arg(args, 0);
     var last: i64 = @as(i64, a.len) - 1;
@@ -372,20 +381,19 @@ pub fn join(vm: *Vm, a: *Array, separator: *String) Error!*String {
 }
 
 pub fn joinMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const a = try thisArray(vm, this, "join");
+    const a = (this.objectOf(.array) orelse return array_like.join(vm, this, args)).as(Array);
     const sep = arg(args, 0);
     const separator = if (sep.isUndefined()) names.string(",") else try ops.toString(vm, sep);
     return Value.string(try join(vm, a, separator));
 }
 
 pub fn toStringMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    _ = args;
-    const a = try thisArray(vm, this, "toString");
+    const a = (this.objectOf(.array) orelse return array_like.toString(vm, this, args)).as(Array);
     return Value.string(try join(vm, a, names.string(",")));
 }
 
 pub fn slice(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const a = try thisArray(vm, this, "slice");
+    const a = (this.objectOf(.array) orelse return array_like.slice(vm, this, args)).as(Array);
     const start = try relative(vm, arg(args, 0), a.len, 0);
     const end = try relative(vm, arg(args, 1), a.len, a.len);
     const count = if (end > start) end - start else 0;
@@ -415,7 +423,7 @@ fn spliceFrozen(vm: *Vm, len: usize, start: usize, delete_count: usize, item_cou
 }
 
 pub fn splice(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const a = try thisArray(vm, this, "splice");
+    const a = (this.objectOf(.array) orelse return array_like.splice(vm, this, args)).as(Array);
     const start = try relative(vm, arg(args, 0), a.len, 0);
     var delete_count: usize = 0;
     if (args.len == 1) {
@@ -448,7 +456,7 @@ pub fn splice(vm: *Vm, this: Value, args: []const Value) Error!Value {
 }
 
 pub fn concat(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const a = try thisArray(vm, this, "concat");
+    const a = (this.objectOf(.array) orelse return array_like.concat(vm, this, args)).as(Array);
     var total: usize = a.len;
     for (args) |v| total += if (v.objectOf(.array)) |o| o.as(Array).len else 1;
     try vm.charge(meter.elementsCost(args.len) + meter.bytesCost(total * @sizeOf(Value)));
@@ -469,8 +477,7 @@ pub fn concat(vm: *Vm, this: Value, args: []const Value) Error!Value {
 }
 
 pub fn reverse(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    _ = args;
-    const a = try thisArray(vm, this, "reverse");
+    const a = (this.objectOf(.array) orelse return array_like.reverse(vm, this, args)).as(Array);
     if (a.len > 1) try checkWritable(vm, a);
     try vm.charge(meter.elementsCost(a.len));
     std.mem.reverse(Value, a.items[0..a.len]);
@@ -478,8 +485,7 @@ pub fn reverse(vm: *Vm, this: Value, args: []const Value) Error!Value {
 }
 
 pub fn toReversed(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    _ = args;
-    const a = try thisArray(vm, this, "toReversed");
+    const a = (this.objectOf(.array) orelse return array_like.toReversed(vm, this, args)).as(Array);
     try vm.charge(meter.elementsCost(a.len));
     const result = try vm.newArray(a.len);
     for (0..a.len) |i| result.items[i] = element(a, a.len - 1 - i);
@@ -488,7 +494,7 @@ pub fn toReversed(vm: *Vm, this: Value, args: []const Value) Error!Value {
 }
 
 pub fn fill(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const a = try thisArray(vm, this, "fill");
+    const a = (this.objectOf(.array) orelse return array_like.fill(vm, this, args)).as(Array);
     const start = try relative(vm, arg(args, 1), a.len, 0);
     const end = try relative(vm, arg(args, 2), a.len, a.len);
     if (end > start) {
@@ -500,7 +506,7 @@ pub fn fill(vm: *Vm, this: Value, args: []const Value) Error!Value {
 }
 
 pub fn with(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const a = try thisArray(vm, this, "with");
+    const a = (this.objectOf(.array) orelse return array_like.with(vm, this, args)).as(Array);
     const x = number.toIntegerOrInfinity(try ops.toNumber(vm, arg(args, 0)));
     const l: f64 = @floatFromInt(a.len);
     const k = if (x < 0) l + x else x;
@@ -534,7 +540,7 @@ fn flattenInto(vm: *Vm, result: *Array, a: *Array, depth: f64, nesting: u32) Err
 }
 
 pub fn flat(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const a = try thisArray(vm, this, "flat");
+    const a = (this.objectOf(.array) orelse return array_like.flat(vm, this, args)).as(Array);
     const d = arg(args, 0);
     const depth = if (d.isUndefined()) 1 else number.toIntegerOrInfinity(try ops.toNumber(vm, d));
     const result = try vm.newArray(a.len);
@@ -542,8 +548,14 @@ pub fn flat(vm: *Vm, this: Value, args: []const Value) Error!Value {
     return Value.obj(&result.object);
 }
 
+/// One of flatMap's results: an array's elements, or the value itself.
+pub fn flattenOne(vm: *Vm, result: *Array, v: Value) Error!void {
+    if (v.objectOf(.array)) |o| return flattenInto(vm, result, o.as(Array), 0, 0);
+    result.push(vm.heap, v) catch return vm.outOfMemory();
+}
+
 pub fn flatMap(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const a = try thisArray(vm, this, "flatMap");
+    const a = (this.objectOf(.array) orelse return array_like.flatMap(vm, this, args)).as(Array);
     const f = arg(args, 0);
     if (!ops.isCallable(f)) return vm.throwMessage(.type_error, "flatMap mapper function is not callable");
     const result = try vm.newArray(a.len);
@@ -551,12 +563,7 @@ pub fn flatMap(vm: *Vm, this: Value, args: []const Value) Error!Value {
     for (0..len) |i| {
         try vm.charge(meter.elementsCost(1));
         if (!present(a, i)) continue;
-        const v = try callback3(vm, f, a.items[i], i, a);
-        if (v.objectOf(.array)) |o| {
-            try flattenInto(vm, result, o.as(Array), 0, 0);
-        } else {
-            result.push(vm.heap, v) catch return vm.outOfMemory();
-        }
+        try flattenOne(vm, result, try callback3(vm, f, arg(args, 1), a.items[i], i, a));
     }
     return Value.obj(&result.object);
 }
@@ -1019,10 +1026,14 @@ const Sorter = struct {
     }
 };
 
-fn sortInto(vm: *Vm, a: *Array, comparator: Value, target: *Array) Error!void {
+pub fn requireComparator(vm: *Vm, comparator: Value) Error!void {
     if (!comparator.isUndefined() and !ops.isCallable(comparator)) {
         return vm.throwMessage(.type_error, "The comparison function must be either a function or undefined");
     }
+}
+
+pub fn sortInto(vm: *Vm, a: *Array, comparator: Value, target: *Array) Error!void {
+    try requireComparator(vm, comparator);
     const len = a.len;
     // Collecting the values, converting them, and writing them back.
     try vm.charge(meter.elementsCost(3 * @as(usize, len)));
@@ -1058,14 +1069,14 @@ fn sortInto(vm: *Vm, a: *Array, comparator: Value, target: *Array) Error!void {
 }
 
 pub fn sort(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const a = try thisArray(vm, this, "sort");
+    const a = (this.objectOf(.array) orelse return array_like.sort(vm, this, args)).as(Array);
     if (a.len > 1) try checkWritable(vm, a);
     try sortInto(vm, a, arg(args, 0), a);
     return this;
 }
 
 pub fn toSorted(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const a = try thisArray(vm, this, "toSorted");
+    const a = (this.objectOf(.array) orelse return array_like.toSorted(vm, this, args)).as(Array);
     const result = try vm.newArray(a.len);
     try sortInto(vm, a, arg(args, 0), result);
     for (result.slice()) |*v| {

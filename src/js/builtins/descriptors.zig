@@ -19,6 +19,7 @@ const names = @import("../names.zig");
 const builtins = @import("../builtins.zig");
 const classes = @import("../classes.zig");
 const meter = @import("../meter.zig");
+const changes = @import("../builtin_changes.zig");
 const arg = builtins.arg;
 
 fn requireObject(vm: *Vm, v: Value, comptime what: []const u8) Error!*Object {
@@ -328,7 +329,7 @@ fn intrinsicDescriptor(vm: *Vm, o: *Object, key: *String) Error!Value {
             if (names.is(key, "length")) return dataDescriptor(vm, Value.number(@floatFromInt(a.len)), .{ .writable = !frozen, .enumerable = false, .configurable = false });
         },
         .closure => {
-            if (names.is(key, "name") or names.is(key, "length")) {
+            if (object.closureHasIntrinsic(o, key)) {
                 return dataDescriptor(vm, try ops.getField(vm, Value.obj(o), key), .{ .writable = false, .enumerable = false, .configurable = !frozen });
             }
         },
@@ -346,6 +347,7 @@ fn intrinsicDescriptor(vm: *Vm, o: *Object, key: *String) Error!Value {
 /// A builtin object's members: methods writable and configurable, not enumerable; numbers
 /// (Math.PI) and `prototype` fixed.
 fn builtinDescriptor(vm: *Vm, v: Value, key: *String) Error!Value {
+    if (try changes.isDeleted(vm, v, key)) return Value.undefined_value;
     if (v.is(.native)) {
         if (names.is(key, "name") or names.is(key, "length")) {
             return dataDescriptor(vm, try ops.getField(vm, v, key), .{ .writable = false, .enumerable = false, .configurable = true });
@@ -430,7 +432,8 @@ pub fn ownNames(vm: *Vm, v: Value) Error!*object.Array {
     };
     inline for (.{ "length", "name", "stack", "message" }) |n| {
         for (intrinsic) |i| {
-            if (std.mem.eql(u8, i, n) and o.properties.find(names.string(n)) == null) {
+            const kept = o.kind != .closure or object.closureHasIntrinsic(o, names.string(n));
+            if (std.mem.eql(u8, i, n) and kept and o.properties.find(names.string(n)) == null) {
                 keys.push(vm.heap, Value.string(names.string(n))) catch return vm.outOfMemory();
             }
         }
@@ -449,8 +452,11 @@ fn builtinNames(vm: *Vm, id: u32) Error!*object.Array {
     const keys = try vm.newArray(0);
     if (id >= builtins.builtin_objects.len) return keys;
     if (builtins.isCallableBuiltin(id)) {
-        keys.push(vm.heap, Value.string(names.string("length"))) catch return vm.outOfMemory();
-        keys.push(vm.heap, Value.string(names.string("name"))) catch return vm.outOfMemory();
+        inline for (.{ "length", "name" }) |n| {
+            if (!try changes.isDeleted(vm, Value.builtin(@intCast(id)), names.string(n))) {
+                keys.push(vm.heap, Value.string(names.string(n))) catch return vm.outOfMemory();
+            }
+        }
     }
     if (builtins.builtin_objects[id].prototype != null) keys.push(vm.heap, Value.string(names.string("prototype"))) catch return vm.outOfMemory();
     if (builtins.builtin_objects[id].constructor_of != null) keys.push(vm.heap, Value.string(names.string("constructor"))) catch return vm.outOfMemory();
