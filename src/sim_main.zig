@@ -119,7 +119,9 @@ fn printSummary(total: *const Simulator.Summary, seeds: u64, elapsed_ms: u64) vo
         total.resends_unordered, total.access_log_lines,
     });
     std.debug.print("sim: handler route: {d} answered by the handler, {d} by a backend after Response.proxy, " ++
-        "{d} 100 Continue sent\n", .{ total.handler_answered, total.handler_proxied, total.continues });
+        "{d} 100 Continue sent; {d} responses gzipped ({d} close-delimited ones cut by a backend)\n", .{
+        total.handler_answered, total.handler_proxied, total.continues, total.gzipped, total.gzipped_cut,
+    });
     std.debug.print("sim: events: {d} reloads ({d} refused, {d} changing only members), {d} health flips, {d} backend flips\n", .{
         total.reloads, total.reloads_refused, total.member_reloads, total.health_flips, total.backend_flips,
     });

@@ -23,6 +23,9 @@ const fail = @import("fail.zig");
 
 pub const clients_max = 48;
 const out_bytes_max = 64 * 1024;
+/// A gzipped body: at most `Options.body_bytes_max` (24 KiB) before, and deflate's stored
+/// blocks and per-window flushes add little.
+const gzipped_bytes_max = 64 * 1024;
 const outstanding_max = 16;
 
 /// What the `/local/` route answers (Simulator.zig configures it).
@@ -51,6 +54,9 @@ pub const Client = struct {
     slow_next_ns: u64 = 0,
     next_request_ns: u64 = 0,
     out: []u8 = &.{},
+    /// A gzipped response's bytes as they arrive (`gzipped_bytes_max`).
+    gzipped: []u8 = &.{},
+    gzipped_len: u32 = 0,
     out_len: u32 = 0,
     out_sent: u32 = 0,
     stream_sent: u64 = 0,
@@ -80,6 +86,8 @@ pub const Client = struct {
         stream_start: u64,
         /// Its head is near or over sluice's limits (431 is a fair answer).
         head_at_limit: bool,
+        /// Sent `Accept-Encoding: gzip`: only then may the answer be gzipped.
+        gzip: bool = false,
     };
 
     const Response = struct {
@@ -92,6 +100,11 @@ pub const Client = struct {
         status: u16 = 0,
         expected_len: u32 = 0,
         seen: u64 = 0,
+        /// `Content-Encoding: gzip`: the body is gathered in `gzipped`, and checked whole,
+        /// decompressed, at its end.
+        gzip: bool = false,
+        /// The backend's body was close-delimited: gzipped, a cut one ends as a whole one.
+        close_delimited: bool = false,
     };
 
     const Tunnel = struct { id: u32, total: u32, sent: u32 = 0, echoed: u32 = 0 };
@@ -113,6 +126,7 @@ pub const Client = struct {
 pub const Clients = struct {
     clients: []Client,
     out_memory: []u8,
+    gzipped_memory: []u8,
     /// Clients that arrived, in order: started as session slots free up.
     next_number: u32 = 0,
 
@@ -120,10 +134,13 @@ pub const Clients = struct {
         const clients = try allocator.alloc(Client, clients_max);
         errdefer allocator.free(clients);
         const out_memory = try allocator.alloc(u8, clients_max * out_bytes_max);
-        return .{ .clients = clients, .out_memory = out_memory };
+        errdefer allocator.free(out_memory);
+        const gzipped_memory = try allocator.alloc(u8, clients_max * gzipped_bytes_max);
+        return .{ .clients = clients, .out_memory = out_memory, .gzipped_memory = gzipped_memory };
     }
 
     pub fn deinit(clients: *Clients, allocator: std.mem.Allocator) void {
+        allocator.free(clients.gzipped_memory);
         allocator.free(clients.out_memory);
         allocator.free(clients.clients);
         clients.* = undefined;
@@ -131,7 +148,10 @@ pub const Clients = struct {
 
     pub fn reset(clients: *Clients) void {
         clients.next_number = 0;
-        for (clients.clients, 0..) |*client, i| client.* = .{ .out = clients.out_memory[i * out_bytes_max ..][0..out_bytes_max] };
+        for (clients.clients, 0..) |*client, i| client.* = .{
+            .out = clients.out_memory[i * out_bytes_max ..][0..out_bytes_max],
+            .gzipped = clients.gzipped_memory[i * gzipped_bytes_max ..][0..gzipped_bytes_max],
+        };
     }
 
     pub fn count(clients: *const Clients, state: Client.State) u32 {
@@ -145,9 +165,10 @@ pub const Clients = struct {
         for (clients.clients) |*client| {
             if (client.state != .free) continue;
             const out = client.out;
+            const gzipped = client.gzipped;
             const number = clients.next_number;
             clients.next_number += 1;
-            client.* = .{ .state = .waiting, .out = out, .number = number };
+            client.* = .{ .state = .waiting, .out = out, .gzipped = gzipped, .number = number };
             plan(client, world);
             return true;
         }
@@ -327,6 +348,8 @@ fn buildRequest(client: *Client, world: *Simulator) void {
     w.print("Host: sim.test\r\nUser-Agent: sim/{d}\r\nX-Sim-Tag: r{d}\r\n", .{ client.number, id }) catch unreachable;
     if (sent.forwarded_for) w.writeAll("X-Forwarded-For: 203.0.113.9\r\n") catch unreachable;
     if (sent.underscore) w.writeAll("X_Sim_Under: 1\r\n") catch unreachable;
+    const gzip = options.compress_percent > 0 and !client.http10 and percent(world, options.compress_percent);
+    if (gzip) w.writeAll("Accept-Encoding: gzip\r\n") catch unreachable;
     if (target == .malformed) {
         const broken = [_][]const u8{ "Host: other.test\r\n", "X-Bad : 1\r\n", "Content-Length: 1\r\nTransfer-Encoding: chunked\r\n" };
         w.writeAll(broken[random.uintLessThan(usize, broken.len)]) catch unreachable;
@@ -391,6 +414,7 @@ fn buildRequest(client: *Client, world: *Simulator) void {
         .body_len = body_len,
         .stream_start = client.stream_sent,
         .head_at_limit = head_at_limit,
+        .gzip = gzip,
     };
     client.outstanding_count += 1;
     client.requests_left -= 1;
@@ -495,6 +519,19 @@ fn onHead(client: *Client, world: *Simulator) void {
         return client.parser.expectBody(.{ .length = 0 });
     }
     client.response = .{ .own = own, .status = status };
+    if (head.get("content-encoding")) |coding| {
+        // Backends send none: any is sluice's gzip, which only a request that took it may get.
+        if (own or !std.mem.eql(u8, coding, "gzip") or !request.gzip or bodiless) {
+            fail.invariant("r{d}: Content-Encoding {s} on a response to a request that {s} gzip", .{
+                request.id, coding, if (request.gzip) "took" else "did not take",
+            });
+        }
+        if (!head.hasToken("vary", "accept-encoding")) fail.invariant("r{d}: gzipped without Vary: Accept-Encoding", .{request.id});
+        client.response.gzip = true;
+        client.response.close_delimited = head.get(peer_http.close_delimited_field) != null;
+        client.gzipped_len = 0;
+        world.summary.gzipped += 1;
+    }
     world.trace("client {d}: r{d} answered {d} {s}{s}", .{ client.number, request.id, status, head.first[2], if (own) " by sluice" else "" });
     if (own) {
         checkOwn(client, world, request, status);
@@ -563,6 +600,12 @@ fn onBody(client: *Client, body: []const u8) void {
         }
         return;
     }
+    if (client.response.gzip) {
+        if (client.gzipped_len + body.len > client.gzipped.len) fail.invariant("r{d}: gzipped body past {d} bytes", .{ request.id, client.gzipped.len });
+        @memcpy(client.gzipped[client.gzipped_len..][0..body.len], body);
+        client.gzipped_len += @intCast(body.len);
+        return;
+    }
     if (!peer_http.matchesPattern(body, .response, request.id, offset)) {
         fail.invariant("client {d}: r{d} got response bytes {d}..{d} that are not its own", .{
             client.number, request.id, offset, offset + body.len,
@@ -570,18 +613,41 @@ fn onBody(client: *Client, body: []const u8) void {
     }
 }
 
+/// A gzipped body's length once decompressed, after checking every byte is the backend's.
+fn gunzipped(client: *Client, request: *const Client.Outstanding) u64 {
+    var plain: [gzipped_bytes_max]u8 = undefined;
+    var reader: std.Io.Reader = .fixed(client.gzipped[0..client.gzipped_len]);
+    var window: [std.compress.flate.max_window_len]u8 = undefined;
+    var decompress: std.compress.flate.Decompress = .init(&reader, .gzip, &window);
+    var writer: std.Io.Writer = .fixed(&plain);
+    _ = decompress.reader.streamRemaining(&writer) catch |err| {
+        fail.invariant("r{d}: a gzipped body of {d} bytes does not inflate: {t}", .{ request.id, client.gzipped_len, err });
+    };
+    if (reader.seek != client.gzipped_len) fail.invariant("r{d}: bytes after the gzip stream", .{request.id});
+    const body = writer.buffered();
+    if (!peer_http.matchesPattern(body, .response, request.id, 0)) {
+        fail.invariant("client {d}: r{d} got a gzipped body that is not its own", .{ client.number, request.id });
+    }
+    return body.len;
+}
+
 fn onEnd(client: *Client, world: *Simulator) void {
     const request = client.front().*;
     const response = client.response;
-    const seen = client.parser.body_offset;
+    const seen = if (response.gzip) gunzipped(client, &request) else client.parser.body_offset;
     client.parser.next();
     if (response.interim) return;
     if (!response.own) {
         const bodiless = request.method == .HEAD or response.status == 101;
-        if (!bodiless and seen != response.expected_len) {
+        // sluice ends a gzipped body when the backend's close ends a close-delimited one: a
+        // cut there cannot be told from the end (the bytes were checked as a prefix).
+        const cut_and_closed = response.gzip and response.close_delimited and seen < response.expected_len;
+        if (cut_and_closed) {
+            world.summary.gzipped_cut += 1;
+        } else if (!bodiless and seen != response.expected_len) {
             fail.invariant("r{d}: response body of {d} bytes, the backend sent {d}", .{ request.id, seen, response.expected_len });
         }
-        if (!world.ledger.backendSent(request.id, response.status, response.expected_len)) {
+        if (!cut_and_closed and !world.ledger.backendSent(request.id, response.status, response.expected_len)) {
             fail.invariant("r{d}: got {d} with {d} bytes, which no backend sent", .{ request.id, response.status, response.expected_len });
         }
     } else if (request.target == .local and response.status == 200 and seen != local_body.len and request.method != .HEAD) {

@@ -68,6 +68,13 @@ affinity_percent: u8,
 forwarding_percent: u8,
 /// Backends send 100 or 103 before their answer.
 interim_percent: u8,
+/// Gzip is on (`compression.*`, level and slots drawn), backends label their bodies
+/// text/plain, and this share of HTTP/1.1 requests take gzip; 0: compression off, and the
+/// bytes both ways are as they were before it existed.
+compress_percent: u8,
+compress_level: u4,
+compress_slots: u32,
+compress_min_bytes: u64,
 
 // Client faults.
 client_vanish_percent: u8,
@@ -177,6 +184,10 @@ pub fn generate(seed: u64, steps: u64) Options {
         .sim = undefined,
         .splice_min_bytes = undefined,
         .resolution_changes_per_10k = undefined,
+        .compress_percent = undefined,
+        .compress_level = undefined,
+        .compress_slots = undefined,
+        .compress_min_bytes = undefined,
     };
     // Delay is not a fault as such, but a delay past the response timeout is: clean seeds
     // answer promptly.
@@ -197,5 +208,9 @@ pub fn generate(seed: u64, steps: u64) Options {
     // Drawn last, so that the draws above (and the seeds the docs quote) stay as they were.
     options.splice_min_bytes = if (random.uintLessThan(u8, 4) == 0) 0 else random.intRangeAtMost(u64, 1, 16 * 1024);
     options.resolution_changes_per_10k = if (random.boolean()) 0 else random.intRangeAtMost(u16, 1, 100);
+    options.compress_percent = if (random.boolean()) 0 else random.intRangeAtMost(u8, 1, 100);
+    options.compress_level = random.intRangeAtMost(u4, 1, 9);
+    options.compress_slots = random.intRangeAtMost(u32, 1, 4);
+    options.compress_min_bytes = random.uintAtMost(u64, 2048);
     return options;
 }

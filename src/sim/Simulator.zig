@@ -96,6 +96,10 @@ pub const Summary = struct {
     handler_proxied: u64 = 0,
     /// sluice's own `100 Continue`s to requests that asked (`Expect`, the handler route).
     continues: u64 = 0,
+    /// Responses sluice gzipped, each inflated and checked byte for byte by its client.
+    gzipped: u64 = 0,
+    /// Of those, close-delimited bodies a backend's fault cut, ended as whole by the close.
+    gzipped_cut: u64 = 0,
     /// Resends the ledger could not order against the answers (the kernel forgot that far).
     resends_unordered: u64 = 0,
     sim: Sim.Stats = .{},
@@ -218,6 +222,12 @@ fn setUp(world: *Simulator) void {
     config.splice_min_bytes = options.splice_min_bytes;
     config.header_underscores = if (options.underscores_allowed) .allow else .drop;
     if (options.trusted_clients) config.addTrustedProxy(Config.Cidr.parse("192.0.2.0/25") catch unreachable) catch unreachable;
+    if (options.compress_percent > 0) config.compression = .{
+        .enabled = true,
+        .level = options.compress_level,
+        .slots = options.compress_slots,
+        .min_bytes = options.compress_min_bytes,
+    };
     world.composePools(config);
     config.validate() catch |err| std.debug.panic("sim: the configuration does not validate: {t}", .{err});
     world.generations = .{ .loop = &world.loop, .sessions_count = options.sessions, .quarantine = &world.quarantine };

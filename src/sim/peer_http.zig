@@ -17,6 +17,8 @@ pub const fields_max = 320;
 pub const tag_field = "x-sim-tag";
 /// The length of the body its sender meant: a body cut short or run long is then detectable.
 pub const length_field = "x-sim-len";
+/// The backend's body is close-delimited (sent only when the seed compresses).
+pub const close_delimited_field = "x-sim-close-delimited";
 /// Marks the bytes a backend sends on an idle connection, which nobody asked for.
 pub const unsolicited_field = "x-sim-unsolicited";
 
