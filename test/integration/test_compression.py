@@ -307,10 +307,14 @@ def test_metrics_count_and_a_full_set_of_slots_passes(sluice, make_backend):
     assert passed.header("vary") == "Accept-Encoding", passed
     assert_gzipped(results["slow"], BODY[:5000] * 6)
     assert_gzipped(request(sluice.port, "GET", "/cl", headers=GZIP, timeout=10), BODY)
+    # The counters are added when the exchange ends, which may be just after the client has
+    # its last byte: wait for them rather than race them.
+    total_in = 30_000 + len(BODY)
+    assert wait_until(lambda: value(scrape(admin_port), "sluice_compression_bytes_in_total") == total_in, 5.0)
     m = scrape(admin_port)
     assert value(m, "sluice_responses_compressed_total") == 2
     assert value(m, "sluice_compression_slots_full_total") == 1
-    assert value(m, "sluice_compression_bytes_in_total") == 30_000 + len(BODY)
+    assert value(m, "sluice_compression_bytes_in_total") == total_in
     out = value(m, "sluice_compression_bytes_out_total")
     assert 0 < out < 30_000 + len(BODY)
 
