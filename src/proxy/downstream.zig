@@ -50,7 +50,9 @@ pub const Downstream = union(enum) {
         reused: bool,
     };
 
-    pub fn client(downstream: Downstream) Client {
+    /// Inline: called a few times per request, each for a field or two, so each call site keeps
+    /// only what it reads (a call that built all of it was 44 instructions a request).
+    pub inline fn client(downstream: Downstream) Client {
         return switch (downstream) {
             .http1 => |c| .{
                 .address = &c.address,
