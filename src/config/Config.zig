@@ -55,7 +55,7 @@ access: Access = .{},
 /// listener's own `.proxy_protocol` overrides it.
 proxy_protocol: bool = settings.default(.global, "proxy_protocol"),
 /// A response body with a length, once this much of it is left, moves backend -> pipe ->
-/// client with splice(2): no copy through sluice's memory (0: never; Exchange.spliceBody).
+/// client with splice(2): no copy through sluice's memory (0: never; upstream_http1.spliceBody).
 splice_min_bytes: u64 = settings.default(.global, "splice_min_bytes"),
 
 connections_max: u32 = settings.default(.global, "connections_max"),

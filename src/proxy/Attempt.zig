@@ -44,6 +44,14 @@ head_sent: u32 = 0,
 received: u32 = 0,
 /// The connection can carry another request once this response is done.
 reusable: bool = false,
+/// The window of request body (or tunnel) bytes being sent: a slice of the downstream's
+/// buffer, which it keeps in place until told it was sent (upstream_http1.sendBody).
+window: []const u8 = "",
+window_sent: usize = 0,
+window_last: bool = false,
+/// The response body's framing as the backend sent it, from its final head on
+/// (upstream_http1.startBody; trailers dropped on the way unless `Exchange.relay_trailers`).
+response_body: Framing = .none,
 response_parser: http.ResponseParser,
 /// Receives on the upstream socket; sends (and the connect, a socket's first write).
 recv: Completion = .{},
@@ -56,6 +64,13 @@ tls: ?UpstreamTls = null,
 /// With a multiplexed (h2c) pool: the try's stream on a shared connection, in the worker's
 /// slot beside this exchange's (Proxy.h2_tries); `connection` is then null.
 h2: ?*Http2Try = null,
+
+pub const Framing = union(enum) {
+    none,
+    length: u64,
+    chunked: http.ChunkedDecoder,
+    close_delimited,
+};
 
 /// Where the try is; each transition is asserted where it happens (Exchange).
 pub const State = enum {
@@ -115,8 +130,11 @@ test "attempt: its size is pinned (it lives in every exchange slot)" {
     // pooled connection's engine lives in the connection, the buffers are taken per try.
     try std.testing.expectEqual(@as(usize, 112), @sizeOf(UpstreamTls));
     // 560 before the parser's `connection_present`, 568 before `h2` (a try's stream on a shared
-    // HTTP/2 connection: its state is in the worker's slot beside the exchange's).
-    try std.testing.expect(@sizeOf(Attempt) <= 576);
+    // HTTP/2 connection: its state is in the worker's slot beside the exchange's). 656 once the
+    // request window being sent and the response body's framing moved here from the exchange
+    // (upstream_http1.zig: they are the try's own state; the exchange slot did not grow).
+    errdefer std.debug.print("the attempt is {d} bytes, the exchange slot {d}\n", .{ @sizeOf(Attempt), @sizeOf(@import("Exchange.zig")) });
+    try std.testing.expect(@sizeOf(Attempt) <= 656);
     // The exchange's 1,176 bytes include `head_copy`, the head a handler's Response.proxy
     // keeps for retries (merged beside TLS to backends, which had pinned 1,152), and 16 for
     // the parsers' `connection_present`, and 8 for `request_head`, the protocol-neutral head

@@ -95,7 +95,7 @@ pub fn compress(compressor: *Compressor, window: []u8, last: bool) Error![]u8 {
 fn decoded(compressor: *Compressor, window: []u8) []u8 {
     const decoder = &(compressor.dechunk orelse return window);
     const result = decoder.decodeInPlace(window);
-    // The exchange's own scan passed these bytes already (Exchange.frameResponseBody), and it
+    // The exchange's own scan passed these bytes already (upstream_http1.frameBody), and it
     // dropped the trailer section: decoding cannot find a fault here.
     assert(result.reject == null);
     return window[0..result.data_len];

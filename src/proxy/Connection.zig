@@ -573,7 +573,7 @@ pub fn sendResponseBody(connection: *Connection, window: []u8, last: bool) void 
 }
 
 /// A window of the response body that the exchange spliced into a pipe: it goes on to the
-/// client from there (Exchange.spliceBody), and `exchange.responseSent` follows as for
+/// client from there (upstream_http1.spliceBody), and `exchange.responseSent` follows as for
 /// `sendResponseBody`.
 pub fn sendResponseFromPipe(connection: *Connection, pipe_read: linux.fd_t, len: u32) void {
     assert(len > 0);

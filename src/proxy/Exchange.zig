@@ -25,7 +25,6 @@ const http = @import("../http/http.zig");
 const Config = @import("../config/Config.zig");
 const Health = @import("../health/Health.zig");
 const LocalPool = @import("../upstream/LocalPool.zig");
-const Connections = @import("../upstream/Connections.zig");
 const rewrite = @import("rewrite.zig");
 const affinity = @import("affinity.zig");
 const local = @import("local.zig");
@@ -33,7 +32,6 @@ const Failure = @import("failure.zig").Failure;
 const Proxy = @import("Proxy.zig");
 const Router = @import("Router.zig");
 const Attempt = @import("Attempt.zig");
-const UpstreamTls = @import("UpstreamTls.zig");
 const Downstream = @import("downstream.zig").Downstream;
 const AccessLog = @import("AccessLog.zig");
 const tls = @import("../tls/tls.zig");
@@ -41,8 +39,8 @@ const Handler = @import("../handler/Handler.zig");
 const tunnel = @import("tunnel.zig");
 const handler_target = @import("handler_target.zig");
 const Http2Try = @import("Http2Try.zig");
+const upstream_http1 = @import("upstream_http1.zig");
 const HeaderPolicy = @import("../policy/HeaderPolicy.zig");
-const proxy_protocol = @import("../policy/proxy_protocol.zig");
 const compression = @import("../policy/compression.zig");
 const Compressor = @import("Compressor.zig");
 const Subrequest = @import("Subrequest.zig");
@@ -95,11 +93,6 @@ interim_relayed: bool = false,
 relay_trailers: bool = false,
 /// The request body has been sent whole to the current try.
 request_done: bool = false,
-/// The window of request body (or tunnel) bytes being sent upstream: a slice of the
-/// downstream's buffer, which it keeps in place until told it was sent.
-request_body_window: []const u8 = "",
-request_body_sent: usize = 0,
-request_body_last: bool = false,
 /// While the response body is spliced (`spliceBody`): this worker's pipe it moves through,
 /// and whether bytes in it have not all gone to the client yet (then it is closed, not reused).
 pipe: ?*const Loop.Pipe = null,
@@ -110,9 +103,6 @@ upstream_head_len: u32 = 0,
 /// A handler's `Response.proxy`: the composed head, kept for a retry (its overrides lived in
 /// the handler's arena, which the handler's next call reuses, so it cannot be composed again).
 head_copy: ?[]u8 = null,
-/// The response body's framing as the backend sent it (trailers dropped on the way unless
-/// `relay_trailers`).
-response_body: ResponseFraming = .none,
 response: ResponseState = .none,
 /// The try under way.
 attempt: Attempt,
@@ -185,13 +175,6 @@ pub const Encoding = union(enum) {
     gzip: *Compressor,
 };
 
-const ResponseFraming = union(enum) {
-    none,
-    length: u64,
-    chunked: http.ChunkedDecoder,
-    close_delimited,
-};
-
 /// For the access log and the latency histogram.
 pub const Log = struct {
     /// The loop's clock when the head was parsed; 0 once recorded.
@@ -233,7 +216,7 @@ pub const ResponseView = struct {
     change: ?*const compression.HeadChange = null,
 };
 
-const headroom = rewrite.response_headroom_bytes;
+const headroom = upstream_http1.headroom;
 
 /// A fresh exchange in place, in the slot's field arrays. Field by field into place: a call's
 /// result would be built on the stack and copied, a few kilobytes per request.
@@ -590,7 +573,7 @@ fn connectUpstream(exchange: *Exchange) void {
         .lease => |lease| lease,
         .member => |index| {
             // A stream on a connection the pool's tries share (Http2Try.zig).
-            exchange.attempt.reset(index, exchange.response_fields, exchange.proxy.responseLimits());
+            exchange.startTry(first, index);
             exchange.attempt.leased = true;
             exchange.attempt.state = .connecting;
             exchange.rearmAttemptTimer();
@@ -608,12 +591,25 @@ fn connectUpstream(exchange: *Exchange) void {
             return exchange.fail(exchange.last_failure);
         },
     };
-    exchange.attempt.reset(lease.backend, exchange.response_fields, exchange.proxy.responseLimits());
+    exchange.startTry(first, lease.backend);
     exchange.attempt.leased = true;
     exchange.attempt.connection = lease.connection;
-    if (lease.fresh) return exchange.connectFresh();
-    if (lease.connection.tls != null and !exchange.acquireTls()) return exchange.fail(.overloaded);
-    exchange.sendUpstreamHead();
+    if (lease.fresh) return upstream_http1.connect(exchange);
+    if (lease.connection.tls != null and !upstream_http1.acquireTls(exchange)) return exchange.fail(.overloaded);
+    upstream_http1.sendHead(exchange);
+}
+
+/// A try's state, fresh, on backend `index`. The first try's is the one `open` made, so it is
+/// not written again (the attempt is a third of the slot); a retry's is made anew.
+fn startTry(exchange: *Exchange, first: bool, index: u16) void {
+    const attempt = &exchange.attempt;
+    if (first) {
+        assert(attempt.state == .connecting and attempt.connection == null and !attempt.leased);
+        assert(attempt.received == 0 and attempt.head_sent == 0 and !attempt.reported);
+        attempt.backend_index = index;
+        return;
+    }
+    attempt.reset(index, exchange.response_fields, exchange.proxy.responseLimits());
 }
 
 /// Whether the request may go on a pooled idle connection. A backend may close an idle
@@ -630,32 +626,6 @@ fn mayReuse(exchange: *const Exchange) bool {
     return exchange.request.method.isIdempotent() and exchange.request_head.body == .none;
 }
 
-/// The try's TLS buffers, for a pool that speaks TLS (sizing reserves two per session).
-fn acquireTls(exchange: *Exchange) bool {
-    assert(exchange.attempt.tls == null);
-    exchange.attempt.tls = UpstreamTls.acquire(&exchange.proxy.buffers) orelse return false;
-    return true;
-}
-
-/// The try lets go of its connection's TLS buffers (it is parked, closed or failed over).
-fn releaseTls(exchange: *Exchange) void {
-    const codec = &(exchange.attempt.tls orelse return);
-    codec.release(&exchange.proxy.buffers);
-    exchange.attempt.tls = null;
-}
-
-/// Connects the lease's fresh socket.
-fn connectFresh(exchange: *Exchange) void {
-    const attempt = &exchange.attempt;
-    assert(attempt.leased);
-    attempt.state = .connecting;
-    exchange.rearmAttemptTimer();
-    exchange.submit();
-    const connection = attempt.connection.?;
-    // A connect is the socket's first write.
-    exchange.loop().connect(&attempt.send, &connection.socket, &connection.address, Exchange, exchange, connectCallback);
-}
-
 /// A multiplexed try could not be attached to a connection (no slot, socket or memory, or the
 /// member is at its connection cap): its lease ends and the exchange fails as a fresh
 /// connection's would.
@@ -666,37 +636,6 @@ pub fn h2Unavailable(exchange: *Exchange, at_cap: bool) void {
     exchange.fail(exchange.last_failure);
 }
 
-pub fn connectCallback(exchange: *Exchange, result: sys.ConnectError!void) void {
-    if (exchange.opDone()) return;
-    const attempt = &exchange.attempt;
-    assert(attempt.state == .connecting);
-    result catch |err| return exchange.connectFailed(switch (err) {
-        error.Canceled => if (attempt.connect_timed_out) .upstream_connect_timeout else .upstream_refused,
-        error.TimedOut => .upstream_connect_timeout,
-        else => .upstream_refused,
-    });
-    if (exchange.localPool().config.send_proxy == .v2 and !exchange.sendProxyHeader()) {
-        return exchange.connectFailed(.upstream_refused);
-    }
-    // A stream's connection did its own handshake (Http2Backend.zig).
-    if (exchange.localPool().tls == null or attempt.h2 != null) return exchange.sendUpstreamHead();
-    if (!exchange.acquireTls()) return exchange.fail(.overloaded);
-    UpstreamTls.startHandshake(exchange);
-}
-
-/// The PROXY protocol v2 header on a connection just made, before TLS and the request: the
-/// client's address, and the local address it reached sluice on. One non-blocking send of at
-/// most 52 bytes into a new socket's empty buffer, which takes it whole; anything else (an
-/// error, a short write) fails the connect, so no request follows a partial header.
-fn sendProxyHeader(exchange: *Exchange) bool {
-    const client = exchange.downstream.client();
-    var buffer: [proxy_protocol.v2_written_bytes_max]u8 = undefined;
-    const header = proxy_protocol.headerFor(client.address, client.fd, &buffer) orelse return false;
-    const socket = &exchange.attempt.connection.?.socket;
-    const sent = exchange.loop().sendNow(socket, header) catch return false;
-    return sent == header.len;
-}
-
 /// The connection could not be made (refused, timed out, or its TLS handshake failed).
 /// Nothing reached the backend, so trying another one is always safe.
 pub fn connectFailed(exchange: *Exchange, failure: Failure) void {
@@ -704,7 +643,7 @@ pub fn connectFailed(exchange: *Exchange, failure: Failure) void {
     exchange.last_failure = failure;
     exchange.localPool().stats.upstream_connect_failures.add(1);
     exchange.report(.connect);
-    exchange.dropUpstream();
+    upstream_http1.drop(exchange);
     exchange.endTry();
     const retry_on = exchange.localPool().config.retry.on;
     if (!retry_on.connect or !exchange.reserveRetry()) return exchange.fail(exchange.last_failure);
@@ -717,72 +656,23 @@ pub fn failOverloaded(exchange: *Exchange) void {
     exchange.fail(.overloaded);
 }
 
-/// The TLS handshake on a fresh connection is done (`resumed`: with a session kept from an
-/// earlier one): the request goes out.
-pub fn handshakeDone(exchange: *Exchange, resumed: bool) void {
-    assert(exchange.attempt.state == .handshaking);
-    const stats = &exchange.localPool().stats;
-    stats.tls_handshakes.add(1);
-    if (resumed) stats.tls_resumptions.add(1);
-    exchange.sendUpstreamHead();
-}
-
-fn sendUpstreamHead(exchange: *Exchange) void {
-    const attempt = &exchange.attempt;
-    attempt.state = .sending_head;
-    attempt.head_sent = 0;
-    exchange.sendUpstreamHeadRest();
-    exchange.rearmAttemptTimer();
-}
-
-fn sendUpstreamHeadRest(exchange: *Exchange) void {
-    const head = exchange.ubuf.?[exchange.attempt.head_sent..exchange.upstream_head_len];
-    exchange.sendUpstream(head, sendUpstreamHeadCallback);
-}
-
-fn sendUpstreamHeadCallback(exchange: *Exchange, result: sys.SendError!usize) void {
-    if (exchange.opDone()) return;
-    // A TLS backend's alert may explain the reset (UpstreamTls.readWhyRefused).
-    const n = result catch return exchange.upstreamFailed(.reset, if (exchange.attempt.tls_failed) .upstream_tls_failed else .upstream_reset);
-    const attempt = &exchange.attempt;
-    attempt.head_sent += @intCast(n);
-    if (attempt.head_sent < exchange.upstream_head_len) return exchange.sendUpstreamHeadRest();
-    // The head is out: the response and the request body go on at once from here.
-    attempt.state = .awaiting_response;
-    exchange.recvUpstreamHead();
-    if (!exchange.request_done) exchange.downstream.pullRequestBody();
-}
-
 /// A window of request body bytes from the downstream (framing included, as the client sent
 /// it: the head forwarded says the same framing). `last`: it ends the body.
 pub fn sendRequestBody(exchange: *Exchange, window: []const u8, last: bool) void {
     if (exchange.state == .body) return handler_target.keepBody(exchange, last);
     assert(exchange.state == .upstream);
     assert(!exchange.request_done);
-    assert(window.len > 0);
-    exchange.request_body_window = window;
-    exchange.request_body_last = last;
-    exchange.request_body_sent = 0;
-    exchange.sendRequestBodyRest();
-    exchange.rearmAttemptTimer(); // The backend sets the pace of its reading.
+    upstream_http1.sendBody(exchange, window, last);
 }
 
-fn sendRequestBodyRest(exchange: *Exchange) void {
-    const window = exchange.request_body_window[exchange.request_body_sent..];
-    exchange.sendUpstream(window, sendRequestBodyCallback);
+/// The request head is out (`upstream_http1`): the body follows, read from the client only now.
+pub fn requestHeadSent(exchange: *Exchange) void {
+    if (!exchange.request_done) exchange.downstream.pullRequestBody();
 }
 
-fn sendRequestBodyCallback(exchange: *Exchange, result: sys.SendError!usize) void {
-    if (exchange.opDone()) return;
-    const n = result catch {
-        exchange.report(.reset);
-        return exchange.failMidExchange(.upstream_reset);
-    };
-    exchange.request_body_sent += n;
-    exchange.rearmAttemptTimer();
-    if (exchange.request_body_sent < exchange.request_body_window.len) return exchange.sendRequestBodyRest();
-    exchange.request_body_window = "";
-    if (!exchange.request_body_last) return exchange.downstream.requestBodySent(); // More comes.
+/// A request body window is out (`upstream_http1`); `last`: the body is whole.
+pub fn requestWindowSent(exchange: *Exchange, last: bool) void {
+    if (!last) return exchange.downstream.requestBodySent(); // More comes.
     exchange.request_done = true;
     exchange.rearmAttemptTimer();
     exchange.downstream.requestBodySent();
@@ -796,7 +686,7 @@ fn sendRequestBodyCallback(exchange: *Exchange, result: sys.SendError!usize) voi
 /// fresh connection to the same backend. Otherwise the failure counts against the backend,
 /// and the request goes to another one when the pool retries this kind and replaying it is
 /// safe (`replayable`).
-fn upstreamFailed(exchange: *Exchange, outcome: Health.Outcome, failure: Failure) void {
+pub fn upstreamFailed(exchange: *Exchange, outcome: Health.Outcome, failure: Failure) void {
     const attempt = &exchange.attempt;
     // A shared HTTP/2 connection has no stale race: a stream the backend did not take is
     // refused, never half-sent.
@@ -866,7 +756,7 @@ fn reserveRetry(exchange: *Exchange) bool {
 
 /// Sends the request to another backend, the retry already reserved.
 fn retryElsewhere(exchange: *Exchange) void {
-    exchange.dropUpstream();
+    upstream_http1.drop(exchange);
     exchange.endTry();
     exchange.rewindRequest();
     exchange.connectUpstream();
@@ -885,7 +775,7 @@ fn replayStream(exchange: *Exchange) void {
 /// The try starts over on `index` with nothing of it kept but its lease: it is the same try,
 /// on a new connection or stream.
 fn restartTry(exchange: *Exchange, index: u16) void {
-    exchange.dropUpstream();
+    upstream_http1.drop(exchange);
     exchange.rewindRequest();
     assert(exchange.attempt.leased);
     exchange.attempt.reset(index, exchange.response_fields, exchange.proxy.responseLimits());
@@ -904,7 +794,7 @@ fn replayOn(exchange: *Exchange, index: u16) void {
             return exchange.connectUpstream();
         },
     };
-    exchange.connectFresh();
+    upstream_http1.connect(exchange);
 }
 
 /// Puts the request back as it was before its first try: head composed again (the buffer
@@ -922,23 +812,8 @@ fn rewindRequest(exchange: *Exchange) void {
     exchange.downstream.rewindRequestBody();
 }
 
-/// Closes the connection of a failed try (it is never reused).
-fn dropUpstream(exchange: *Exchange) void {
-    const attempt = &exchange.attempt;
-    if (attempt.h2 != null) {
-        Http2Try.finish(exchange, false);
-        exchange.loop().timerCancel(&attempt.timer);
-        return;
-    }
-    const connection = attempt.connection orelse return;
-    exchange.releaseTls();
-    attempt.connection = null;
-    exchange.localPool().drop(connection);
-    exchange.loop().timerCancel(&attempt.timer);
-}
-
 /// The try's lease is over (failed over, or the exchange ends), its connection closed first
-/// if it still has one (`dropUpstream`).
+/// if it still has one (`upstream_http1.drop`).
 fn endTry(exchange: *Exchange) void {
     const attempt = &exchange.attempt;
     if (!attempt.leased) return;
@@ -960,69 +835,10 @@ pub fn report(exchange: *Exchange, outcome: Health.Outcome) void {
 // ---------------------------------------------------------------------------------------------
 // The response
 
-fn recvUpstreamHead(exchange: *Exchange) void {
-    const ubuf = exchange.ubuf.?;
-    const offset = headroom + exchange.attempt.received;
-    assert(offset < ubuf.len);
-    exchange.recvUpstream(ubuf[offset..], recvUpstreamHeadCallback);
-    exchange.rearmAttemptTimer(); // Progress, or a new wait.
-}
-
-fn recvUpstreamHeadCallback(exchange: *Exchange, result: sys.RecvError!usize) void {
-    if (exchange.opDone()) return;
-    const attempt = &exchange.attempt;
-    if (attempt.retry_after_cancel) {
-        attempt.retry_after_cancel = false;
-        const arrived = if (result) |n| n > 0 else |_| false;
-        if (!arrived) return exchange.retryElsewhere();
-        // The receive finished before its cancel: a byte of the response arrived, so the
-        // request is not sent again. It came after the deadline: a timeout all the same.
-        return exchange.failMidExchange(.upstream_response_timeout);
-    }
-    const n = result catch 0;
-    if (n == 0) {
-        // Reset or closed before a complete head (or refused by the TLS engine: a backend that
-        // wants a client certificate says so only after the handshake, in TLS 1.3).
-        const failure: Failure = if (attempt.received > 0)
-            .upstream_bad_response
-        else if (attempt.tls_failed)
-            .upstream_tls_failed
-        else
-            .upstream_reset;
-        return exchange.upstreamFailed(.reset, failure);
-    }
-    attempt.received += @intCast(n);
-    exchange.parseResponse();
-}
-
-fn parseResponse(exchange: *Exchange) void {
-    const attempt = &exchange.attempt;
-    const ubuf = exchange.ubuf.?;
-    const bytes = ubuf[headroom..][0..attempt.received];
-    switch (attempt.response_parser.feed(bytes, exchange.request.method)) {
-        .incomplete => {
-            // The parser's limit is below the buffer, so this is that limit, reached early
-            // because the head did not start at the front (after a 1xx).
-            const full = headroom + attempt.received == ubuf.len;
-            if (full) return exchange.responseRefused(.head_too_large);
-            exchange.recvUpstreamHead();
-        },
-        .invalid => |reject| exchange.responseRefused(reject),
-        .complete => |head_len| {
-            const head = &attempt.response_parser.head;
-            if (head.status < 200 and head.status != 101) return exchange.relayInterim(head_len);
-            attempt.server_error = head.status >= 500;
-            if (head.status >= 500 and exchange.retryServerError()) return;
-            if (head.status == 101) return tunnel.start(exchange, head_len);
-            exchange.relayResponseHead(head_len);
-        },
-    }
-}
-
 /// The backend's response head was refused. Over sluice's response limits it is a 502 that
 /// does not count against the backend (it answered; the limit is ours, and the log line names
 /// it); malformed, it is a 502 that does.
-fn responseRefused(exchange: *Exchange, reject: http.Reject) void {
+pub fn responseRefused(exchange: *Exchange, reject: http.Reject) void {
     exchange.log.response_reject = reject;
     switch (reject) {
         .head_too_large, .too_many_fields => {
@@ -1031,6 +847,19 @@ fn responseRefused(exchange: *Exchange, reject: http.Reject) void {
         },
         else => exchange.upstreamFailed(.reset, .upstream_bad_response),
     }
+}
+
+/// A complete response head arrived (`head_len` bytes at `headroom` in `ubuf`): an interim one
+/// is relayed and the final one awaited, a 5xx may be retried elsewhere, a 101 starts a tunnel,
+/// and a final head goes to the client.
+pub fn responseHead(exchange: *Exchange, head_len: u32) void {
+    const attempt = &exchange.attempt;
+    const head = &attempt.response_parser.head;
+    if (head.status < 200 and head.status != 101) return exchange.relayInterim(head_len);
+    attempt.server_error = head.status >= 500;
+    if (head.status >= 500 and exchange.retryServerError()) return;
+    if (head.status == 101) return tunnel.start(exchange, head_len);
+    exchange.relayResponseHead(head_len);
 }
 
 /// A 5xx head arrived and nothing of it was relayed: when the pool retries 5xx and the request
@@ -1048,7 +877,7 @@ fn retryServerError(exchange: *Exchange) bool {
 /// follows on the same connection. HTTP/1.0 clients never see one (RFC 9110 §15.2).
 fn relayInterim(exchange: *Exchange, head_len: u32) void {
     const attempt = &exchange.attempt;
-    if (exchange.request.version == .http10) return exchange.nextResponseHead(headroom + head_len, attempt.received - head_len);
+    if (exchange.request.version == .http10) return upstream_http1.nextHead(exchange, headroom + head_len, attempt.received - head_len);
     attempt.state = .relaying_interim;
     exchange.interim_relayed = true;
     exchange.downstream.sendInterim(exchange.view(head_len, 0, false));
@@ -1058,18 +887,7 @@ fn relayInterim(exchange: *Exchange, head_len: u32) void {
 pub fn interimSent(exchange: *Exchange, rest_start: u32, rest_len: u32) void {
     assert(exchange.attempt.state == .relaying_interim);
     exchange.attempt.state = .awaiting_response;
-    exchange.nextResponseHead(rest_start, rest_len);
-}
-
-/// The bytes received after an interim response go back to where a response head is parsed.
-fn nextResponseHead(exchange: *Exchange, rest_start: u32, rest_len: u32) void {
-    const ubuf = exchange.ubuf.?;
-    const attempt = &exchange.attempt;
-    @memmove(ubuf[headroom..][0..rest_len], ubuf[rest_start..][0..rest_len]);
-    attempt.received = rest_len;
-    attempt.response_parser.reset();
-    if (rest_len > 0) return exchange.parseResponse();
-    exchange.recvUpstreamHead();
+    upstream_http1.nextHead(exchange, rest_start, rest_len);
 }
 
 fn relayResponseHead(exchange: *Exchange, head_len: u32) void {
@@ -1077,19 +895,11 @@ fn relayResponseHead(exchange: *Exchange, head_len: u32) void {
     const head = &attempt.response_parser.head;
     exchange.countResponse(head.status);
     exchange.log.status = head.status;
-    exchange.response_body = switch (head.body) {
-        .none => .none,
-        .content_length => |length| if (length == 0) .none else .{ .length = length },
-        .chunked => .{ .chunked = .init(.{}) },
-        .close_delimited => .close_delimited,
-    };
-    if (exchange.response_body == .chunked) exchange.relay_trailers = exchange.clientTakesTrailers();
-    // A connection that carried a client's PROXY header is that client's: never pooled.
-    attempt.reusable = head.keep_alive and exchange.request.version == .http11 and
-        exchange.response_body != .close_delimited and exchange.localPool().config.send_proxy == .off;
+    upstream_http1.startBody(exchange, head);
+    if (attempt.response_body == .chunked) exchange.relay_trailers = exchange.clientTakesTrailers();
     exchange.response_encoding = exchange.chooseEncoding(head);
     const body = exchange.ubuf.?[headroom + head_len ..][0 .. attempt.received - head_len];
-    const framed = exchange.frameResponseBody(body) orelse return;
+    const framed = upstream_http1.frameBody(exchange, body) orelse return;
     attempt.state = .relaying_body;
     exchange.response = .started;
     if (framed.last) exchange.response = .complete;
@@ -1115,7 +925,7 @@ fn relayResponseHead(exchange: *Exchange, head_len: u32) void {
 /// ask for it in any case).
 fn chooseEncoding(exchange: *Exchange, head: *http.ResponseParser.Head) Encoding {
     const settings = exchange.compression_settings orelse return .identity;
-    if (exchange.response_body == .none) return .identity; // An empty body (`min_length` 0).
+    if (exchange.attempt.response_body == .none) return .identity; // An empty body (`min_length` 0).
     // A client that takes the trailer section (gRPC's status is there) gets it: the compressed
     // stream would have to drop it.
     if (exchange.relay_trailers) return .identity;
@@ -1140,7 +950,7 @@ fn chooseEncoding(exchange: *Exchange, head: *http.ResponseParser.Head) Encoding
     head.body = .chunked;
     assert(!exchange.relay_trailers);
     proxy.stats.responses_compressed.add(1);
-    assert(exchange.response_body != .none);
+    assert(exchange.attempt.response_body != .none);
     compressor.pending = "";
     return .{ .gzip = compressor };
 }
@@ -1200,63 +1010,13 @@ pub fn view(exchange: *Exchange, head_len: u32, body_len: u32, body_last: bool) 
         .body_len = body_len,
         .body_last = body_last,
         // Compressed, a close-delimited body goes out chunked: the client connection stays.
-        .close_delimited = exchange.response_body == .close_delimited and exchange.response_encoding != .gzip,
+        .close_delimited = attempt.response_body == .close_delimited and exchange.response_encoding != .gzip,
         .rules = exchange.rulesFor(.response),
         .change = exchange.headChange(),
     };
 }
 
 const Framed = struct { len: usize, last: bool };
-
-/// How many bytes, from the front of `bytes`, belong to the response body (trailer lines
-/// removed and the rest moved up); `last` when they end it. Null when the body is malformed
-/// (the exchange has failed). Bytes past the end of the message mean the backend sent more
-/// than it framed: that connection is not reused.
-fn frameResponseBody(exchange: *Exchange, bytes: []u8) ?Framed {
-    const attempt = &exchange.attempt;
-    var take: usize = bytes.len;
-    var last = false;
-    switch (exchange.response_body) {
-        .none => {
-            take = 0;
-            last = true;
-        },
-        .length => |*remaining| {
-            take = @min(bytes.len, remaining.*);
-            remaining.* -= take;
-            last = remaining.* == 0;
-        },
-        .chunked => |*decoder| {
-            const filtered: http.ChunkedDecoder.Filtered = if (exchange.relay_trailers)
-                .{ .result = decoder.feed(bytes), .dropped = 0 }
-            else
-                decoder.feedDroppingTrailers(bytes);
-            switch (filtered.result) {
-                .need_more => {},
-                .done => |n| {
-                    take = n;
-                    last = true;
-                },
-                .invalid => {
-                    exchange.report(.reset);
-                    exchange.failMidExchange(.upstream_bad_response);
-                    return null;
-                },
-            }
-            if (take < bytes.len) attempt.reusable = false;
-            if (filtered.dropped > 0) {
-                // Trailer lines were taken out: the rest goes back to the front.
-                const kept = take - filtered.dropped;
-                @memmove(bytes[0..kept], bytes[filtered.dropped..take]);
-                return .{ .len = kept, .last = last };
-            }
-            return .{ .len = take, .last = last };
-        },
-        .close_delimited => {},
-    }
-    if (take < bytes.len) attempt.reusable = false;
-    return .{ .len = take, .last = last };
-}
 
 /// The downstream sent the last response window it was given.
 pub fn responseSent(exchange: *Exchange) void {
@@ -1273,7 +1033,7 @@ pub fn responseSent(exchange: *Exchange) void {
         }
         return exchange.maybeFinish();
     }
-    exchange.recvUpstreamBody();
+    upstream_http1.recvBody(exchange);
 }
 
 /// After a compressed response's head: the chunk made of the body bytes that came with it.
@@ -1289,72 +1049,19 @@ fn sendPendingGzip(exchange: *Exchange) bool {
     return true;
 }
 
-fn recvUpstreamBody(exchange: *Exchange) void {
-    if (exchange.spliceable()) return exchange.spliceBody();
-    exchange.recvUpstream(exchange.ubuf.?, recvUpstreamBodyCallback);
+/// A window of the response body arrived (`upstream_http1`): relayed; `last`: it ends the body.
+pub fn responseBody(exchange: *Exchange, window: []u8, last: bool) void {
+    if (last) exchange.response = .complete;
     exchange.rearmAttemptTimer();
+    exchange.relayBody(window, last);
 }
 
-/// Whether the rest of the response body can go backend -> pipe -> client with splice(2),
-/// never through sluice's memory: it has a length and at least `splice_min` of it is left
-/// (so the bytes after it are not ours to take), the client takes the bytes as they are, and
-/// a pipe is free. The head and the body bytes that came with it were relayed as usual.
-fn spliceable(exchange: *Exchange) bool {
-    if (exchange.response_encoding == .gzip) return false; // The bytes go through the compressor.
-    const remaining = switch (exchange.response_body) {
-        .length => |n| n,
-        .none, .chunked, .close_delimited => return false,
-    };
-    const min = exchange.proxy.config.splice_min_bytes;
-    if (min == 0 or remaining < min) return false;
-    if (!exchange.downstream.takesSplice()) return false;
-    // A TLS backend's bytes are records that sluice opens, an HTTP/2 one's are frames:
-    // nothing goes around them.
-    if (exchange.attempt.tls != null or exchange.attempt.h2 != null) return false;
-    if (exchange.pipe == null) exchange.pipe = exchange.proxy.pipes.acquire(exchange.loop());
-    return exchange.pipe != null;
-}
-
-/// Moves the next chunk of the body, at most the pipe's size and never past its end, from the
-/// backend into the (empty) pipe; the downstream moves it on to the client.
-fn spliceBody(exchange: *Exchange) void {
-    const pipe = exchange.pipe.?;
-    assert(!exchange.pipe_loaded);
-    const len: u32 = @intCast(@min(exchange.response_body.length, pipe.capacity));
-    const socket = &exchange.attempt.connection.?.socket;
-    exchange.submit();
-    exchange.loop().spliceIn(&exchange.attempt.recv, socket, pipe.write, len, Exchange, exchange, spliceBodyCallback);
+/// `len` bytes of the response body are in the exchange's pipe (`upstream_http1`'s splice):
+/// the downstream moves them on to the client.
+pub fn responseFromPipe(exchange: *Exchange, len: u32, last: bool) void {
+    if (last) exchange.response = .complete;
     exchange.rearmAttemptTimer();
-}
-
-fn spliceBodyCallback(exchange: *Exchange, result: sys.RecvError!usize) void {
-    // Even a cancelled splice may have moved bytes: then the pipe is not clean.
-    if (result) |n| exchange.pipe_loaded = n > 0 else |_| {}
-    if (exchange.opDone()) return;
-    const n = result catch return exchange.responseBroken(); // The client sees the close.
-    if (n == 0) return exchange.responseBroken(); // Shorter than its Content-Length.
-    const remaining = &exchange.response_body.length;
-    assert(n <= remaining.*);
-    remaining.* -= n;
-    if (remaining.* == 0) exchange.response = .complete;
-    exchange.rearmAttemptTimer();
-    exchange.downstream.sendResponseFromPipe(exchange.pipe.?.read, @intCast(n));
-}
-
-fn recvUpstreamBodyCallback(exchange: *Exchange, result: sys.RecvError!usize) void {
-    if (exchange.opDone()) return;
-    const n = result catch return exchange.responseBroken(); // The client sees the close.
-    if (n == 0) {
-        if (exchange.response_body != .close_delimited) return exchange.responseBroken();
-        exchange.response = .complete;
-        exchange.rearmAttemptTimer();
-        return exchange.relayBody(exchange.ubuf.?[0..0], true);
-    }
-    const framed = exchange.frameResponseBody(exchange.ubuf.?[0..n]) orelse return;
-    if (framed.last) exchange.response = .complete;
-    if (framed.len == 0 and !framed.last) return exchange.recvUpstreamBody(); // Framing bytes only.
-    exchange.rearmAttemptTimer();
-    exchange.relayBody(exchange.ubuf.?[0..framed.len], framed.last);
+    exchange.downstream.sendResponseFromPipe(exchange.pipe.?.read, len);
 }
 
 /// A window of the response body (framed as the backend framed it) to the downstream: as it
@@ -1366,13 +1073,13 @@ fn relayBody(exchange: *Exchange, window: []u8, last: bool) void {
     };
     assert(compressor.pending.len == 0); // Sent before the body was read on.
     const chunk = compressor.compress(window, last) catch return exchange.compressorFailed();
-    if (chunk.len == 0) return exchange.recvUpstreamBody(); // Chunk framing only, or nothing new.
+    if (chunk.len == 0) return upstream_http1.recvBody(exchange); // Chunk framing only, or nothing new.
     exchange.downstream.sendResponseBody(chunk, last);
 }
 
 /// The backend broke off a response already under way: the client can only be told by a
 /// close, and the backend's health hears of it.
-fn responseBroken(exchange: *Exchange) void {
+pub fn responseBroken(exchange: *Exchange) void {
     exchange.log.end_reason = "upstream_response_incomplete";
     exchange.report(.reset);
     exchange.attempt.reusable = false;
@@ -1387,25 +1094,7 @@ fn maybeFinish(exchange: *Exchange) void {
     assert(exchange.pending_ops == 0);
     if (exchange.state == .upstream) {
         exchange.report(if (exchange.attempt.server_error) .status_5xx else .success);
-        const attempt = &exchange.attempt;
-        exchange.loop().timerCancel(&attempt.timer);
-        if (attempt.h2 != null) {
-            Http2Try.finish(exchange, true);
-            attempt.leased = false;
-            exchange.localPool().release(attempt.backend_index, null, .close);
-            exchange.recordDuration();
-            exchange.release();
-            return exchange.downstream.exchangeFinished();
-        }
-        const connection = attempt.connection.?;
-        if (attempt.tls) |*codec| {
-            if (!codec.reusable(&connection.tls.?)) attempt.reusable = false;
-            exchange.releaseTls();
-        }
-        attempt.connection = null;
-        assert(attempt.leased);
-        attempt.leased = false;
-        exchange.localPool().release(attempt.backend_index, connection, if (attempt.reusable) .idle else .close);
+        upstream_http1.finish(exchange);
     }
     exchange.recordDuration();
     exchange.release();
@@ -1445,7 +1134,7 @@ pub fn abortWith(exchange: *Exchange, failure: ?Failure) void {
     exchange.recordDuration();
     exchange.state = .ending;
     exchange.stopTimers();
-    exchange.cancelPending();
+    upstream_http1.cancel(exchange);
     exchange.downstream.exchangeFailed(failure, exchange.response != .none);
     if (exchange.pending_ops == 0) exchange.finalize();
 }
@@ -1462,7 +1151,7 @@ pub fn abort(exchange: *Exchange) void {
     exchange.recordDuration();
     exchange.state = .ending;
     exchange.stopTimers();
-    exchange.cancelPending();
+    upstream_http1.cancel(exchange);
     if (exchange.pending_ops == 0) exchange.finalize();
 }
 
@@ -1497,17 +1186,11 @@ fn stopTimers(exchange: *Exchange) void {
     exchange.loop().timerCancel(&exchange.total_timer);
 }
 
-fn cancelPending(exchange: *Exchange) void {
-    if (exchange.attempt.h2 != null) return Http2Try.cancel(exchange);
-    if (exchange.attempt.recv.isPending()) exchange.loop().cancel(&exchange.attempt.recv);
-    if (exchange.attempt.send.isPending()) exchange.loop().cancel(&exchange.attempt.send);
-}
-
 /// Every operation has called back: release what the exchange holds and tell the downstream.
 fn finalize(exchange: *Exchange) void {
     assert(exchange.state == .ending);
     assert(exchange.pending_ops == 0);
-    exchange.dropUpstream();
+    upstream_http1.drop(exchange);
     exchange.endTry();
     exchange.release();
     exchange.downstream.exchangeReleased();
@@ -1561,13 +1244,13 @@ fn armAttemptTimer(exchange: *Exchange, queue: *TimerQueue) void {
 /// until its head arrives (and while it reads the request body), the body timeout for each
 /// gap in its body. While only the client is being waited for (its reading of the response),
 /// no upstream deadline runs: the downstream's does.
-fn rearmAttemptTimer(exchange: *Exchange) void {
+pub fn rearmAttemptTimer(exchange: *Exchange) void {
     const attempt = &exchange.attempt;
     const queues = exchange.localPool().queues;
     switch (attempt.state) {
         .connecting, .handshaking => exchange.armAttemptTimer(queues.connect),
         .sending_head, .awaiting_response, .relaying_interim => exchange.armAttemptTimer(queues.response),
-        .relaying_body => if (exchange.recvPending())
+        .relaying_body => if (upstream_http1.receiving(exchange))
             exchange.armAttemptTimer(queues.body)
         else if (attempt.send.isPending())
             exchange.armAttemptTimer(queues.response)
@@ -1585,7 +1268,7 @@ fn attemptTimerCallback(exchange: *Exchange) void {
             // The connect (or handshake) callback sees the flag and moves on to the next
             // backend.
             attempt.connect_timed_out = true;
-            exchange.cancelPending();
+            upstream_http1.cancel(exchange);
             exchange.rearmAttemptTimer(); // Bounds that wait too.
         },
         .sending_head, .awaiting_response, .relaying_interim => exchange.responseTimedOut(),
@@ -1604,20 +1287,21 @@ fn responseTimedOut(exchange: *Exchange) void {
     const attempt = &exchange.attempt;
     exchange.last_failure = .upstream_response_timeout;
     exchange.report(.timeout);
-    const only_receiving = exchange.pending_ops == 1 and exchange.recvPending();
+    const only_receiving = exchange.pending_ops == 1 and upstream_http1.receiving(exchange);
     const retry = exchange.localPool().config.retry.on.timeout and exchange.request_done and
         exchange.request.method.isIdempotent() and !exchange.interim_relayed and
         exchange.downstream.requestBodyReplayable() and only_receiving and attempt.received == 0;
     if (!retry or !exchange.reserveRetry()) return exchange.failMidExchange(.upstream_response_timeout);
     attempt.retry_after_cancel = true;
-    if (attempt.h2 != null) return Http2Try.cancel(exchange);
-    exchange.loop().cancel(&attempt.recv);
+    upstream_http1.cancelRecv(exchange);
 }
 
-/// A receive from the backend is under way (on the socket, or parked on an HTTP/2 stream).
-fn recvPending(exchange: *const Exchange) bool {
-    if (exchange.attempt.h2) |attempt| if (attempt.receiving()) return true;
-    return exchange.attempt.recv.isPending();
+/// The head's receive that `responseTimedOut` cancelled has called back: on to another backend,
+/// unless a byte of the response had `arrived` before the cancel (then the request is not sent
+/// again, and it came after the deadline: a timeout all the same).
+pub fn receiveCancelled(exchange: *Exchange, arrived: bool) void {
+    if (!arrived) return exchange.retryElsewhere();
+    exchange.failMidExchange(.upstream_response_timeout);
 }
 
 fn totalTimerCallback(exchange: *Exchange) void {
@@ -1735,29 +1419,7 @@ pub fn countResponse(exchange: *Exchange, status: u16) void {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Operations: each counted, each on the attempt's own completion
-
-/// Every receive from the backend: through the TLS codec when the pool speaks TLS.
-pub fn recvUpstream(exchange: *Exchange, buffer: []u8, comptime callback: RecvCallback) void {
-    const attempt = &exchange.attempt;
-    exchange.submit();
-    if (attempt.h2 != null) return Http2Try.recv(exchange, buffer, callback);
-    const socket = &attempt.connection.?.socket;
-    if (attempt.tls != null) return UpstreamTls.recv(exchange, buffer, callback);
-    // The request has just gone: its response cannot be there yet.
-    const later = attempt.state == .awaiting_response and attempt.received == 0;
-    if (later) return exchange.loop().recvLater(&attempt.recv, socket, buffer, Exchange, exchange, callback);
-    exchange.loop().recv(&attempt.recv, socket, buffer, Exchange, exchange, callback);
-}
-
-/// Every send to the backend: through the TLS codec when the pool speaks TLS.
-pub fn sendUpstream(exchange: *Exchange, buffer: []const u8, comptime callback: SendCallback) void {
-    exchange.submit();
-    if (exchange.attempt.h2 != null) return Http2Try.send(exchange, buffer, callback);
-    const socket = &exchange.attempt.connection.?.socket;
-    if (exchange.attempt.tls != null) return UpstreamTls.send(exchange, buffer, callback);
-    exchange.loop().send(&exchange.attempt.send, socket, buffer, Exchange, exchange, callback);
-}
+// Operations: each counted (the try's own are upstream_http1's)
 
 pub const RecvCallback = fn (*Exchange, sys.RecvError!usize) void;
 pub const SendCallback = fn (*Exchange, sys.SendError!usize) void;
@@ -1787,6 +1449,43 @@ pub const continueSent = handler_target.continueSent;
 pub const tunnelToUpstream = tunnel.toUpstream;
 pub const tunnelRecv = tunnel.recv;
 pub const tunnelClientClosed = tunnel.clientClosed;
+
+/// What must hold of a slot between any two callbacks, whatever the exchange is doing: the
+/// simulator checks every slot after every step (sim/Simulator.zig). Null when all hold, else
+/// the one that does not, named. Cheap, but not free: it is for the simulator and tests only.
+pub fn invariants(exchange: *const Exchange) ?[]const u8 {
+    const attempt = &exchange.attempt;
+    if (exchange.state == .free) {
+        if (exchange.pending_ops != 0) return "a free exchange has operations pending";
+        if (exchange.hold != null) return "a free exchange holds a generation";
+        if (exchange.ubuf != null or exchange.head_copy != null) return "a free exchange holds a buffer";
+        if (exchange.pipe != null) return "a free exchange holds a pipe";
+        if (exchange.handler_ticket != null or exchange.fetches != null) return "a free exchange holds a handler call";
+        if (exchange.response_encoding != .identity) return "a free exchange holds a compressor";
+        if (exchange.total_timer.isArmed() or attempt.timer.isArmed()) return "a free exchange has a timer armed";
+    }
+    if (attempt.connection != null and !attempt.leased) return "an upstream connection without a lease";
+    if (attempt.connection != null and attempt.h2 != null) return "a try on a connection of its own and on a stream";
+    if (attempt.tls != null and attempt.connection == null) return "TLS buffers without an upstream connection";
+    if (attempt.h2 == null and exchange.pending_ops != attempt.pendingOps()) return "pending operations differ from the try's completions";
+    if (exchange.pipe_loaded and exchange.pipe == null) return "a loaded pipe the exchange does not hold";
+    switch (exchange.state) {
+        .upstream => {
+            if (exchange.target != .pool) return "upstream without a pool";
+            if (exchange.hold == null) return "upstream without a generation hold";
+            if (exchange.ubuf == null) return "upstream without its buffer";
+        },
+        .suspended => if (exchange.handler_ticket == null) return "suspended without a handler call",
+        .free, .head, .body, .local, .ending => {},
+    }
+    if (exchange.state == .free) return null; // Its try's state is the last one's until `open`.
+    if (exchange.response != .none and exchange.state == .head) return "a response before the request head";
+    // (Not so once ending: a head too large once rewritten takes the response back to none.)
+    if (exchange.state == .upstream and attempt.state == .relaying_body and exchange.response == .none) {
+        return "a body relayed before its head";
+    }
+    return null;
+}
 
 pub fn loop(exchange: *const Exchange) *Loop {
     return exchange.proxy.loop;

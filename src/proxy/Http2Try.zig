@@ -40,6 +40,7 @@ const http = @import("../http/http.zig");
 const h2 = @import("../h2/h2.zig");
 const Exchange = @import("Exchange.zig");
 const Http2Backend = @import("Http2Backend.zig");
+const upstream_http1 = @import("upstream_http1.zig");
 
 const ClientSession = h2.ClientSession;
 const Field = ClientSession.Field;
@@ -154,7 +155,7 @@ fn connectDone(exchange: *Exchange, result: sys.SendError!usize) void {
         if (exchange.opDone()) return;
         return exchange.connectFailed(.upstream_tls_failed);
     }
-    exchange.connectCallback(if (result) |_| {} else |err| switch (err) {
+    upstream_http1.connected(exchange, if (result) |_| {} else |err| switch (err) {
         error.Canceled => error.Canceled,
         else => error.ConnectionRefused,
     });

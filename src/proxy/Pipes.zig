@@ -1,4 +1,4 @@
-//! One worker's pipes for splicing response bodies (Exchange.spliceBody): backend socket ->
+//! One worker's pipes for splicing response bodies (upstream_http1.spliceBody): backend socket ->
 //! pipe -> client socket with splice(2), so the bytes of a large body never pass through
 //! sluice's memory (two copies per byte saved, the cost that dominates a 1 MiB response).
 //!

@@ -1,6 +1,6 @@
 //! TLS to a backend: the codec between an attempt's upstream socket and the exchange's request
 //! writer and response parser, as `Connection`'s is under a TLS client. Every receive and send
-//! the exchange makes on the backend (`Exchange.recvUpstream`, `sendUpstream`: heads, bodies,
+//! the exchange makes on the backend (`upstream_http1.recv`, `send`: heads, bodies,
 //! a tunnel's bytes) comes here when the pool speaks TLS: a receive hands back plaintext
 //! decrypted from the socket's records, a send reports plaintext taken once its records are
 //! on the wire. The exchange's callbacks, framing and deadlines stay as they are: one
@@ -29,6 +29,7 @@ const tls = @import("../tls/tls.zig");
 const BufferPool = @import("../stdx/BufferPool.zig");
 const Connections = @import("../upstream/Connections.zig");
 const Exchange = @import("Exchange.zig");
+const upstream_http1 = @import("upstream_http1.zig");
 
 const UpstreamTls = @This();
 
@@ -85,7 +86,7 @@ fn socketOf(exchange: *Exchange) *@import("../loop/loop.zig").Socket {
 // The handshake, on a fresh connection
 
 /// The TCP connection is up: make its engine (offering this worker's newest session with the
-/// backend) and shake hands; then `Exchange.handshakeDone`, or `Exchange.connectFailed`.
+/// backend) and shake hands; then `upstream_http1.handshakeDone`, or `Exchange.connectFailed`.
 pub fn startHandshake(exchange: *Exchange) void {
     const attempt = &exchange.attempt;
     const pool = exchange.localPool();
@@ -116,7 +117,7 @@ fn handshakeContinue(exchange: *Exchange) void {
     assert(!codec.records.outputPending());
     codec.records.clearOutput();
     switch (codec.handshake_next) {
-        .done => exchange.handshakeDone(engineOf(exchange).resumed()),
+        .done => upstream_http1.handshakeDone(exchange, engineOf(exchange).resumed()),
         .want_read => {
             exchange.submit();
             exchange.loop().recv(&exchange.attempt.recv, socketOf(exchange), codec.records.room(), Exchange, exchange, handshakeRecvCallback);

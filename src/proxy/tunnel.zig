@@ -8,6 +8,7 @@ const assert = @import("std").debug.assert;
 const sys = @import("../stdx/sys.zig");
 const Connections = @import("../upstream/Connections.zig");
 const Exchange = @import("Exchange.zig");
+const upstream_http1 = @import("upstream_http1.zig");
 
 /// A 101 arrived (its head is `head_len` bytes at the front of the response buffer): relayed,
 /// and the tunnel starts, unless the client did not ask for it or its body is not all sent.
@@ -34,28 +35,30 @@ pub fn start(exchange: *Exchange, head_len: u32) void {
 /// Tunnel bytes from the client, to send to the backend; `Downstream.tunnelSent` when sent.
 pub fn toUpstream(exchange: *Exchange, bytes: []const u8) void {
     assert(exchange.attempt.state == .tunnel);
-    exchange.request_body_window = bytes;
-    exchange.request_body_sent = 0;
+    exchange.attempt.window = bytes;
+    exchange.attempt.window_sent = 0;
     sendRest(exchange);
 }
 
 fn sendRest(exchange: *Exchange) void {
-    exchange.sendUpstream(exchange.request_body_window[exchange.request_body_sent..], sendCallback);
+    const attempt = &exchange.attempt;
+    upstream_http1.send(exchange, attempt.window[attempt.window_sent..], sendCallback);
 }
 
 fn sendCallback(exchange: *Exchange, result: sys.SendError!usize) void {
     if (exchange.opDone()) return;
     const n = result catch return exchange.abortWith(null);
-    exchange.request_body_sent += n;
+    const attempt = &exchange.attempt;
+    attempt.window_sent += n;
     exchange.downstream.tunnelProgress();
-    if (exchange.request_body_sent < exchange.request_body_window.len) return sendRest(exchange);
+    if (attempt.window_sent < attempt.window.len) return sendRest(exchange);
     exchange.downstream.tunnelSent();
 }
 
 /// The downstream is ready for more tunnel bytes from the backend.
 pub fn recv(exchange: *Exchange) void {
     assert(exchange.attempt.state == .tunnel);
-    exchange.recvUpstream(exchange.ubuf.?, recvCallback);
+    upstream_http1.recv(exchange, exchange.ubuf.?, recvCallback);
 }
 
 fn recvCallback(exchange: *Exchange, result: sys.RecvError!usize) void {

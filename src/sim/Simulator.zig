@@ -711,6 +711,17 @@ fn check(world: *Simulator) void {
     if (active == 0 and (buffers_used != 0 or busy != 0 or inflight != 0 or users != 0)) {
         fail.invariant("no session, yet {d} buffers, {d} busy connections, {d} requests in flight, {d} holds", .{ buffers_used, busy, inflight, users });
     }
+    // Every exchange slot ever taken (the others were never written): a client connection's,
+    // an HTTP/2 stream's, a handler's fetch's.
+    const sessions = proxy.free_exchanges.capacity();
+    const ranges = [_]struct { u32, u32 }{
+        .{ 0, proxy.free_exchanges.touched() },
+        .{ sessions, proxy.free_stream_exchanges.touched() },
+        .{ 2 * sessions, proxy.free_fetches.touched() },
+    };
+    for (ranges) |range| for (proxy.exchanges[range[0]..][0..range[1]], range[0]..) |*exchange, i| {
+        if (exchange.invariants()) |broken| fail.invariant("exchange slot {d} ({t}): {s}", .{ i, exchange.state, broken });
+    };
     // A pipe is busy only while an exchange splices through it; every open one is the proxy's.
     const pipes_busy = proxy.pipes.busyCount();
     if (pipes_busy > active) fail.invariant("{d} pipes busy for {d} sessions", .{ pipes_busy, active });
