@@ -1045,6 +1045,34 @@ pub fn maybeFinalize(connection: *Connection) void {
     proxy.releaseSession(connection);
 }
 
+/// What must hold of a slot between any two callbacks (as `Exchange.invariants`): the
+/// simulator checks every slot after every step. Null when all hold, else the one that does
+/// not, named.
+pub fn invariants(connection: *const Connection) ?[]const u8 {
+    if (connection.state == .free) {
+        if (connection.pending_ops != 0) return "a free connection has operations pending";
+        if (connection.exchange != null) return "a free connection has an exchange";
+        if (connection.cbuf != null) return "a free connection holds a buffer";
+        if (connection.tls != null or connection.http2 != null) return "a free connection holds a TLS or HTTP/2 session";
+        if (connection.timer.isArmed()) return "a free connection has its timer armed";
+        return null;
+    }
+    const completions = @as(u8, @intFromBool(connection.recv_completion.isPending())) +
+        @intFromBool(connection.send_completion.isPending());
+    if (connection.pending_ops != completions) return "pending operations differ from the connection's completions";
+    if (connection.exchange) |exchange| {
+        if (connection.http2 != null) return "an HTTP/2 connection with an HTTP/1.1 exchange";
+        if (exchange.state == .free) return "the connection's exchange is free";
+        switch (exchange.downstream) {
+            .http1 => |owner| if (owner != connection) return "the connection's exchange is another's",
+            .h2, .fetch => return "the connection's exchange is not an HTTP/1.1 one",
+        }
+    }
+    if (connection.watch != .none and connection.exchange == null) return "a client watched with no exchange waiting";
+    if (connection.out.pipe != -1 and connection.out.what != .response) return "a pipe to send from, but no response";
+    return null;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The access log
 

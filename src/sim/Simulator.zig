@@ -711,6 +711,9 @@ fn check(world: *Simulator) void {
     if (active == 0 and (buffers_used != 0 or busy != 0 or inflight != 0 or users != 0)) {
         fail.invariant("no session, yet {d} buffers, {d} busy connections, {d} requests in flight, {d} holds", .{ buffers_used, busy, inflight, users });
     }
+    for (proxy.connections[0..proxy.free_connections.touched()], 0..) |*connection, i| {
+        if (connection.invariants()) |broken| fail.invariant("connection slot {d} ({t}): {s}", .{ i, connection.state, broken });
+    }
     // Every exchange slot ever taken (the others were never written): a client connection's,
     // an HTTP/2 stream's, a handler's fetch's.
     const sessions = proxy.free_exchanges.capacity();
