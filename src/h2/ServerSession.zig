@@ -55,6 +55,8 @@ sent_since_ping: bool = false,
 /// connection.
 resets_sent: [resets_remembered]StreamId = @splat(0),
 resets_sent_next: u32 = 0,
+/// Where the client's bytes are, frame by frame (`receive`).
+scan: Scan = .{},
 /// Which limit ended the session, if one did.
 ended: ?End = null,
 /// A failure inside a callback, returned by `receive`.
@@ -341,6 +343,37 @@ pub fn deinit(session: *ServerSession) void {
 pub fn receive(session: *ServerSession, bytes: []const u8, now_ns: u64) Error!void {
     assert(session.failure == null);
     session.now_ns = now_ns;
+    // nghttp2 drops some frames the RFC has an endpoint answer before any callback sees them
+    // (`Scan`): the bytes are walked frame by frame first, and those frames are checked at
+    // the point where nghttp2 has taken everything before them.
+    var fed: usize = 0;
+    var at: usize = 0;
+    while (session.scan.next(bytes, &at)) |frame| {
+        switch (frame.kind) {
+            .data_head => {
+                try session.feed(bytes[fed..frame.start]);
+                fed = frame.start;
+                session.checkNotClosed(frame.stream);
+            },
+            .priority => if (frame.value & 0x7fff_ffff == @as(u32, @bitCast(frame.stream))) {
+                // RFC 9113 §5.3.1: a stream that depends on itself is a stream error; it is a
+                // connection error here (§5.4.1 allows it), as nghttp2 drops PRIORITY unread.
+                try session.feed(bytes[fed..at]);
+                fed = at;
+                session.endProtocol(.protocol_error);
+            },
+            .window_update => {
+                try session.feed(bytes[fed..frame.start]);
+                fed = frame.start;
+                if (session.streamWindowOverflows(frame.stream, frame.value & 0x7fff_ffff)) fed = at;
+            },
+        }
+    }
+    try session.feed(bytes[fed..]);
+}
+
+fn feed(session: *ServerSession, bytes: []const u8) Error!void {
+    if (bytes.len == 0) return;
     const result = c.nghttp2_session_mem_recv2(session.session, bytes.ptr, bytes.len);
     if (session.takeFailure()) |failure| return failure;
     if (result >= 0) {
@@ -349,6 +382,104 @@ pub fn receive(session: *ServerSession, bytes: []const u8, now_ns: u64) Error!vo
     }
     return session.fail(@intCast(result));
 }
+
+/// A WINDOW_UPDATE that would take an open stream's window past 2^31-1 is a stream error
+/// FLOW_CONTROL_ERROR (RFC 9113 §6.9.1), where nghttp2 ends the whole connection: the stream
+/// is reset here and the frame is not given to nghttp2 (true). Only for a frame whole in one
+/// read; one split across reads gets nghttp2's connection error, which §5.4.1 allows.
+fn streamWindowOverflows(session: *ServerSession, stream_id: i32, increment: u32) bool {
+    if (session.ended != null) return false;
+    const window = c.nghttp2_session_get_stream_remote_window_size(session.session, stream_id);
+    if (window < 0) return false; // Not an open stream: nghttp2 answers.
+    if (@as(u64, @intCast(window)) + increment <= std.math.maxInt(i32)) return false;
+    _ = c.nghttp2_submit_rst_stream(session.session, c.NGHTTP2_FLAG_NONE, stream_id, @backingInt(ErrorCode.flow_control_error));
+    return true;
+}
+
+/// The client's byte stream cut into frames, as far as `receive` needs: after the 24-byte
+/// preface, each frame's 9-byte header, then its payload passed over (a PRIORITY's or a
+/// WINDOW_UPDATE's first 4 bytes kept). Headers and payloads may be split across reads
+/// anywhere. What nghttp2 checks itself (sizes, stream ids, padding) is left to it.
+const Scan = struct {
+    preface_left: u8 = 24,
+    head: [9]u8 = undefined,
+    head_len: u8 = 0,
+    payload_left: u32 = 0,
+    /// The frame under way: its type, stream, and where it started in this read (null: in
+    /// an earlier one).
+    kind: u8 = 0,
+    stream: i32 = 0,
+    start: ?u32 = null,
+    /// A PRIORITY's dependency or a WINDOW_UPDATE's increment, big-endian, as it arrives.
+    value: [4]u8 = undefined,
+    value_len: u8 = 0,
+    keep_value: bool = false,
+
+    const Kind = enum { data_head, priority, window_update };
+    const Frame = struct { kind: Kind, stream: i32, start: u32, value: u32 = 0 };
+
+    /// Walks `bytes` from `at.*` to the next frame `receive` checks, and returns it with
+    /// `at.*` just past its header (DATA) or its end; null at the end of `bytes`. A frame
+    /// that began in an earlier read reports `start` as 0 (all before it was fed).
+    fn next(scan: *Scan, bytes: []const u8, at: *usize) ?Frame {
+        while (at.* < bytes.len) {
+            if (scan.preface_left > 0) {
+                const n: u8 = @intCast(@min(scan.preface_left, bytes.len - at.*));
+                scan.preface_left -= n;
+                at.* += n;
+                continue;
+            }
+            if (scan.payload_left == 0 and scan.head_len < 9) {
+                if (scan.head_len == 0) scan.start = @intCast(at.*);
+                const n: u8 = @intCast(@min(9 - scan.head_len, bytes.len - at.*));
+                @memcpy(scan.head[scan.head_len..][0..n], bytes[at.*..][0..n]);
+                scan.head_len += n;
+                at.* += n;
+                if (scan.head_len < 9) continue; // The read ended in it.
+                if (scan.begin()) |frame| return frame;
+                if (scan.payload_left == 0) if (scan.end()) |frame| return frame;
+                continue;
+            }
+            const n: u32 = @intCast(@min(scan.payload_left, bytes.len - at.*));
+            if (scan.keep_value and scan.value_len < 4) {
+                const kept: u8 = @intCast(@min(4 - scan.value_len, n));
+                @memcpy(scan.value[scan.value_len..][0..kept], bytes[at.*..][0..kept]);
+                scan.value_len += kept;
+            }
+            scan.payload_left -= n;
+            at.* += n;
+            if (scan.payload_left == 0) if (scan.end()) |frame| return frame;
+        }
+        scan.start = null; // The next read continues this frame.
+        return null;
+    }
+
+    /// A frame's header is whole.
+    fn begin(scan: *Scan) ?Frame {
+        const length = std.mem.readInt(u24, scan.head[0..3], .big);
+        scan.kind = scan.head[3];
+        scan.stream = @intCast(std.mem.readInt(u32, scan.head[5..9], .big) & 0x7fff_ffff);
+        scan.payload_left = length;
+        scan.value_len = 0;
+        scan.keep_value = (scan.kind == c.NGHTTP2_PRIORITY and length == 5) or
+            (scan.kind == c.NGHTTP2_WINDOW_UPDATE and length == 4 and scan.stream != 0);
+        if (scan.kind == c.NGHTTP2_DATA and scan.stream != 0) return .{ .kind = .data_head, .stream = scan.stream, .start = scan.start orelse 0 };
+        return null;
+    }
+
+    /// A frame's payload is whole: the next byte begins a header.
+    fn end(scan: *Scan) ?Frame {
+        scan.head_len = 0;
+        if (!scan.keep_value or scan.value_len < 4) return null;
+        const value = std.mem.readInt(u32, &scan.value, .big);
+        // A frame that began in an earlier read was partly fed: only a whole one is held back.
+        if (scan.kind == c.NGHTTP2_WINDOW_UPDATE) {
+            const start = scan.start orelse return null;
+            return .{ .kind = .window_update, .stream = scan.stream, .start = start, .value = value };
+        }
+        return .{ .kind = .priority, .stream = scan.stream, .start = scan.start orelse 0, .value = value };
+    }
+};
 
 /// Copies bytes to send into `out`; returns how many (0: nothing to send now).
 pub fn send(session: *ServerSession, out: []u8) Error!usize {
@@ -566,7 +697,8 @@ fn beginFrameCallback(_: ?*c.nghttp2_session, hd: [*c]const c.nghttp2_frame_hd, 
             }
             session.checkNotClosed(hd.*.stream_id);
         },
-        c.NGHTTP2_DATA => session.checkNotClosed(hd.*.stream_id),
+        // DATA is checked before nghttp2 sees it (`receive`): it drops DATA on a closed
+        // stream without a callback.
         // RFC 9113 §6.3: PRIORITY on stream 0 is a connection error (nghttp2, which ignores
         // the deprecated priorities, drops it unread).
         c.NGHTTP2_PRIORITY => if (hd.*.stream_id == 0) session.endProtocol(.protocol_error),
