@@ -429,6 +429,16 @@ const Scan = struct {
                 at.* += n;
                 continue;
             }
+            if (scan.payload_left == 0 and scan.head_len == 0 and bytes.len - at.* >= 9) {
+                // The usual case: a whole header in this read, read where it is.
+                scan.start = @intCast(at.*);
+                const head = bytes[at.*..][0..9];
+                at.* += 9;
+                scan.head_len = 9;
+                if (scan.begin(head)) |frame| return frame;
+                if (scan.payload_left == 0) if (scan.end()) |frame| return frame;
+                continue;
+            }
             if (scan.payload_left == 0 and scan.head_len < 9) {
                 if (scan.head_len == 0) scan.start = @intCast(at.*);
                 const n: u8 = @intCast(@min(9 - scan.head_len, bytes.len - at.*));
@@ -436,7 +446,7 @@ const Scan = struct {
                 scan.head_len += n;
                 at.* += n;
                 if (scan.head_len < 9) continue; // The read ended in it.
-                if (scan.begin()) |frame| return frame;
+                if (scan.begin(&scan.head)) |frame| return frame;
                 if (scan.payload_left == 0) if (scan.end()) |frame| return frame;
                 continue;
             }
@@ -455,10 +465,10 @@ const Scan = struct {
     }
 
     /// A frame's header is whole.
-    fn begin(scan: *Scan) ?Frame {
-        const length = std.mem.readInt(u24, scan.head[0..3], .big);
-        scan.kind = scan.head[3];
-        scan.stream = @intCast(std.mem.readInt(u32, scan.head[5..9], .big) & 0x7fff_ffff);
+    fn begin(scan: *Scan, head: *const [9]u8) ?Frame {
+        const length = std.mem.readInt(u24, head[0..3], .big);
+        scan.kind = head[3];
+        scan.stream = @intCast(std.mem.readInt(u32, head[5..9], .big) & 0x7fff_ffff);
         scan.payload_left = length;
         scan.value_len = 0;
         scan.keep_value = (scan.kind == c.NGHTTP2_PRIORITY and length == 5) or
