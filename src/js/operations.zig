@@ -287,7 +287,10 @@ fn defaultString(vm: *Vm, o: *Object) Error!*String {
             .string_values => "[object String Iterator]",
             .for_in_keys, .protocol => "[object Object]",
         }),
-        .plain => return names.string("[object Object]"),
+        .plain => return if (builtins.request.isRequestLike(Value.obj(o)))
+            vm.newLatin1("[object Request]")
+        else
+            names.string("[object Object]"),
         .array_buffer => return vm.newLatin1("[object ArrayBuffer]"),
         .typed_array => return (try builtins.typed_arrays.toStringMethod(vm, Value.obj(o), &.{})).asString(),
     }
