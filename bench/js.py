@@ -14,7 +14,12 @@ same logic under node's `http` server (bench/js/node.mjs), Bun.serve and Deno.se
    JS_WARMUP s warm-up then `wrk -t1 -cJS_CONNECTIONS -dJS_DURATION s --latency` on the
    JSON branch; req/s, p50/p90/p99 and the server's CPU time (/proc, all its threads) per
    request, through benchlib.measure.
-3. Cold start: spawn to the first 200 of the JSON branch (coldstart.py's timed run, fresh port
+3. fetch to a pool (issue 25's target: at most 1.3x): one sluice (JS_SERVER_CPUS, --workers
+   1) in front of nginx answering `200 "hello\n"`, with bench/handler_fetch.py's handler: its
+   `/fetch` fetches the pool and returns the answer with a header added, its `/proxy` is a plain
+   `Response.proxy` to the same pool; JS_RUNS rounds of both, order alternated, CPU per
+   request as above. JS_FETCH=0 leaves it out.
+4. Cold start: spawn to the first 200 of the JSON branch (coldstart.py's timed run, fresh port
    each run, interleaved), JS_COLD_RUNS runs each, beside sluice without a handler proxying
    to an nginx backend (bench/coldstart.sh's sluice-w1 row).
 
@@ -35,6 +40,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402 - next to this file
 import coldstart  # noqa: E402
+import handler_fetch  # noqa: E402 - its handler and site are the fetch case's
 from benchlib import HarnessError, env_int  # noqa: E402
 
 note = benchlib.make_note("js")
@@ -128,8 +134,8 @@ def start(s, ports, run_dir, cpus):
             s.content_type = got[2]
 
 
-def measure(s, rnd, k, run_dir):
-    url = f"http://127.0.0.1:{s.port}{PATH}"
+def measure(s, rnd, k, run_dir, path=PATH):
+    url = f"http://127.0.0.1:{s.port}{path}"
     wrk = ["wrk", "-t1", f"-c{k['connections']}", "--latency", "-H", f"User-Agent: {USER_AGENT}"]
     outfile = os.path.join(run_dir, f"wrk-{s.name}-{rnd}.txt")
     if k["warmup"]:
@@ -143,6 +149,43 @@ def measure(s, rnd, k, run_dir):
     rec = json.loads(buf.getvalue())
     s.runs.append(rec)
     return rec
+
+
+def fetch_case(args, k, ports, run_dir, backend_port):
+    """sluice with handler_fetch's handler: `/proxy` and `/fetch` measured in alternating
+    rounds. Returns the two Servers (each with its runs), or one with `fail` set."""
+    port = ports.fresh()
+    with open(os.path.join(run_dir, "edge.js"), "w") as f:
+        f.write(handler_fetch.HANDLER)
+    config = os.path.join(run_dir, "fetch-site.zon")
+    with open(config, "w") as f:
+        f.write(handler_fetch.SITE.replace("PORT", str(port)).replace("BACKEND", str(backend_port)))
+    proxy = Server("fetch-proxy", "Response.proxy(\"app\")", None)
+    fetched = Server("fetch", "fetch(\"http://app/\") + a changed header", None)
+    log = open(os.path.join(run_dir, "fetch-sluice.log"), "ab")
+    proc = subprocess.Popen(["taskset", "-c", k["server_cpus"], args.sluice, "--config", config,
+                             "--workers", "1"], stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+    benchlib.started.append(proc)
+    for s in (proxy, fetched):
+        s.proc, s.port = proc, port
+    if benchlib.wait_port(port, 20, proc.pid) != 0:
+        proxy.fail = f"did not listen (see {run_dir}/fetch-sluice.log)"
+        return [proxy]
+    for s, path in ((proxy, "/proxy"), (fetched, "/fetch")):
+        status, body, _ = get(port, path, {})
+        if status != 200 or body != b"hello\n":
+            s.fail = f"{path}: got {status} {body[:80]!r}, want 200 b'hello\\n'"
+    if proxy.fail or fetched.fail:
+        return [s for s in (proxy, fetched) if s.fail]
+    for rnd in range(k["runs"]):
+        order = ((proxy, "/proxy"), (fetched, "/fetch"))
+        for s, path in order if rnd % 2 == 0 else order[::-1]:
+            rec = measure(s, rnd, k, run_dir, path)
+            note(f"fetch case round {rnd + 1}/{k['runs']} {path}: "
+                 + (rec.get("error") or f"{rec['rps']:,.0f} req/s, "
+                    f"{rec.get('proxy_cpu_us_per_req', 0):.2f} µs CPU/req"))
+    benchlib.stop_tree(proc, 2)
+    return [proxy, fetched]
 
 
 def cold_contenders(args, backend_port, targets, table):
@@ -201,7 +244,34 @@ def fmt(v, spec):
     return "—" if v is None else format(v, spec)
 
 
-def report(args, k, table, cold, began):
+def fetch_lines(k, fetch_table, table_fn):
+    """The fetch case's table and its ratio, or nothing when it was left out."""
+    if not fetch_table:
+        return []
+    header = ["route", "req/s", "p99 µs", "CPU µs/req", "runs"]
+    rows, cpu = [], {}
+    for s in fetch_table:
+        if s.fail:
+            rows.append([s.label, f"FAILED: {s.fail}", "—", "—", "—"])
+            continue
+        cpu[s.name] = med(s.runs, "proxy_cpu_us_per_req")
+        ok = sum(1 for r in s.runs if "error" not in r)
+        rows.append([s.label, fmt(med(s.runs, "rps"), ",.0f"), fmt(med(s.runs, "p99_us"), ".0f"),
+                     fmt(cpu[s.name], ".2f"), f"{ok}/{len(s.runs)}"])
+    out = ["", "### fetch to a pool", "", table_fn(header, rows), "",
+           "One sluice (--workers 1, pinned as above) in front of nginx answering `200 \"hello\\n\"`"
+           " (bench/handler_fetch.py's handler and site): `/fetch` awaits `fetch(\"http://app/\")`"
+           " and returns `new Response(r.body, { status, headers })` with `x-edge` set; `/proxy`"
+           " is `Response.proxy(\"app\", { path: \"/\" })`. Same wrk command and CPU measure as"
+           f" above, {k['runs']} rounds, order alternated, medians."]
+    if cpu.get("fetch") and cpu.get("fetch-proxy"):
+        r = cpu["fetch"] / cpu["fetch-proxy"]
+        out.append(f"- fetch / Response.proxy: CPU per request {r:.2f}× (target ≤ 1.3×:"
+                   f" {'met' if r <= 1.3 else 'missed'})")
+    return out
+
+
+def report(args, k, table, cold, began, fetch_table=()):
     text, md = [], []
     header = ["server", "req/s", "p50 µs", "p90 µs", "p99 µs", "CPU µs/req", "req/s per core",
               "core busy", "other load", "runs", "content-type"]
@@ -257,6 +327,7 @@ def report(args, k, table, cold, began):
     for out, table_fn in ((text, benchlib.text_table), (md, benchlib.md_table)):
         out += [f"## {title}", "", table_fn(header, rows), "", method, "", "Ratios of medians:"]
         out += [f"- {x}" for x in ratios]
+        out += fetch_lines(k, fetch_table, table_fn)
         out += ["", "### Cold start", "", table_fn(cheader, crows), "", cold_method]
         out += cold_ratio_lines(cold)
         out += ["", "### Machine", ""] + [f"- {x}" for x in args.info]
@@ -264,7 +335,7 @@ def report(args, k, table, cold, began):
                 f" {time.monotonic() - began:.0f} s"]
     benchlib.write_report(args.report, text, md, {
         "knobs": k, "summary": summary,
-        "runs": {s.name: s.runs for s in table},
+        "runs": {s.name: s.runs for s in list(table) + list(fetch_table)},
         "cold": {c.name: {"warmup": c.warmups, "measured": c.runs} for c in cold}})
 
 
@@ -322,6 +393,7 @@ def main():
         "server_cpus": os.environ.get("JS_SERVER_CPUS", "1"),
         "load_cpus": os.environ.get("JS_LOAD_CPUS", "0"),
         "targets": os.environ.get("JS_TARGETS", "sluice sluice-embedded node bun deno").split(),
+        "fetch": env_int("JS_FETCH", 1),
     }
     if not coldstart.become_subreaper():
         note("could not become a child subreaper; orphans are left to init")
@@ -343,15 +415,20 @@ def main():
                     f" other load {rec['foreign_cores']:.2f} cores"))
     for s in live:
         benchlib.stop_tree(s.proc, 2)
-    cold = []
-    if k["cold_runs"]:
+    cold, fetch_table = [], []
+    backend_port = None
+    if k["fetch"] or k["cold_runs"]:
+        # One nginx for both: the fetch case's pool and the cold start's reference backend.
         backend_port = ports.fresh()
         benchlib.start_hello_backend(args.nginx, run_dir, backend_port, conns=1024, nofile=None,
-                                     backlog=1024, keepalive_requests=False)
+                                     backlog=1024)
+    if k["fetch"]:
+        fetch_table = fetch_case(args, k, ports, run_dir, backend_port)
+    if k["cold_runs"]:
         cold = cold_contenders(args, backend_port, k["targets"], table)
         note(f"cold start: {len(cold)} servers × {k['cold_runs']} runs")
         cold_start(cold, k, ports, run_dir)
-    report(args, k, table, cold, began)
+    report(args, k, table, cold, began, fetch_table)
     return 0
 
 

@@ -23,6 +23,7 @@
 #   JS_SERVER_CPUS=1        taskset CPU list for each server; JS_LOAD_CPUS=0 for wrk
 #   JS_TARGETS="sluice sluice-embedded node bun deno"
 #   JS_EMBEDDED=1           0 skips the ReleaseFast -Dhandler build (and its row)
+#   JS_FETCH=1              0 skips the fetch case (a handler's fetch against Response.proxy)
 #   JS_BASELINE_BIN=path    another sluice binary for the sluice-baseline target, run as the
 #                           sluice row is (an A/B of a change: JS_TARGETS="sluice sluice-baseline")
 #   SLUICE_BIN=path         use this binary instead of building one (ReleaseSafe)
@@ -69,6 +70,6 @@ exec python3 "$here/js.py" --sluice "$SLUICE_BIN" --sluice-embedded "$embedded_b
     --node "$node_bin" --bun "$bun_bin" --deno "$deno_bin" --nginx "$(command -v nginx)" \
     --js-dir "$here/js" --run-dir "$run" --report "$out/js-$stamp.md" \
     --command "$(command_line JS_)" "${info[@]}" \
-    --info "node ${node_bin:+$("$node_bin" --version)}; Bun ${bun_bin:+$("$bun_bin" --version)}; $([ -n "$deno_bin" ] && "$deno_bin" --version | head -1); wrk $(wrk_version); nginx $(nginx_version) (cold-start backend)" \
+    --info "node ${node_bin:+$("$node_bin" --version)}; Bun ${bun_bin:+$("$bun_bin" --version)}; $([ -n "$deno_bin" ] && "$deno_bin" --version | head -1); wrk $(wrk_version); nginx $(nginx_version) (the fetch case's pool, the cold-start backend)" \
     --info "sluice with the handler compiled in: \`$embedded_cmd\`" \
     --info "$(setup_took "tools, builds")"

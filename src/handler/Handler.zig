@@ -391,7 +391,7 @@ fn failTerminated(handler: *Handler, why: js.Vm.Termination, now_ns: u64) Outcom
 // The request object
 
 fn buildRequest(engine: *Engine, request: *const Request, scratch: []u8) Engine.BuildError!Value {
-    const value = try engine.newObject();
+    const value = try engine.newRequestObject();
     try engine.setProperty(value, "method", try engine.newString(request.method));
     const query_start = std.mem.indexOfScalar(u8, request.path_and_query, '?');
     const path = request.path_and_query[0 .. query_start orelse request.path_and_query.len];

@@ -55,41 +55,78 @@ fn rejected(vm: *Vm, p: *object.Promise) Vm.Error!Value {
 }
 
 /// The fetch as the exchange reads it: a plain object of checked strings, in the run's heap.
+/// `input` is a URL or a `Request` (builtins/request.zig), whose members `init`'s replace.
 fn record(vm: *Vm, input: Value, init: Value) Vm.Error!Value {
     if (!vm.timers_allowed) {
         return vm.throwMessage(.type_error, "fetch: a handler's top-level code may not fetch (its state outlives every request)");
     }
-    const url = try ops.toString(vm, input);
+    const from = builtins.request.partsOf(input);
+    if (from == null and builtins.request.isRequestLike(input)) {
+        return vm.throwMessage(.type_error, "fetch: the handler's own request names no pool: send it on with Response.proxy(pool), or fetch(new Request(\"http://POOL\" + request.target, { method, headers }))");
+    }
+    const url = if (from) |r| r.url else try ops.toString(vm, input);
     try vm.charge(meter.bytesCost(url.byteLen()));
     const parts = try splitUrl(vm, url);
     const request = try vm.newObject(6);
     try put(vm, request, "url", Value.string(url));
     try put(vm, request, "pool", Value.string(try vm.newLatin1(parts.pool)));
     try put(vm, request, "target", Value.string(try vm.newLatin1(parts.target)));
-    var method: []const u8 = "GET";
+    var method: []const u8 = if (from) |r| r.method.latin1() else "GET";
+    var headers: ?Value = if (from) |r| Value.obj(r.headers) else null;
     var body: ?*object.ArrayBuffer = null;
+    // The Content-Type the Fetch standard gives init's body, unless the fields have one (a
+    // Request's body got its own when the Request was made).
+    var content_type: ?[]const u8 = null;
+    if (from) |r| if (r.body) |bytes| {
+        body = try builtins.request.copyBuffer(vm, bytes);
+    };
     if (!init.isNullish()) {
         if (!init.isObject()) return vm.throwMessage(.type_error, "fetch: init must be an object { method, headers, body }");
-        if (try member(vm, init, "method")) |m| method = try checkedMethod(vm, m);
-        if (try member(vm, init, "headers")) |h| {
-            const headers = try host.checkedHeaders(vm, h, .request);
-            const properties = headers.asObject().properties.slice();
-            if (properties.len > host.proxy_fields_max) return vm.throwMessage(.type_error, "fetch: at most 32 headers");
-            for (properties) |property| if (!property.value.isString()) {
-                return vm.throwMessage(.type_error, "fetch: a header's value must be a string");
-            };
-            try put(vm, request, "headers", headers);
+        if (try member(vm, init, "method")) |m| method = (try builtins.request.normalizeMethod(vm, m, "fetch: ")).latin1();
+        if (try member(vm, init, "headers")) |h| headers = h;
+        if (try member(vm, init, "body")) |b| {
+            body = null;
+            content_type = null;
+            if (!b.isNull()) {
+                const extracted = try builtins.request.extractBody(vm, b);
+                body = extracted.buffer;
+                content_type = extracted.content_type;
+            }
         }
-        if (try member(vm, init, "body")) |b| if (!b.isNull()) {
-            body = try bodyBytes(vm, b);
-        };
     }
     if (body != null and (std.mem.eql(u8, method, "GET") or std.mem.eql(u8, method, "HEAD"))) {
         return vm.throwMessage(.type_error, "fetch: Request with GET/HEAD method cannot have body.");
     }
+    if (headers != null or content_type != null) {
+        const fields_value = try checkedFields(vm, headers orelse Value.undefined_value);
+        if (content_type) |t| try addContentType(vm, fields_value.asObject(), t);
+        try put(vm, request, "headers", fields_value);
+    }
     try put(vm, request, "method", Value.string(try vm.newLatin1(method)));
     if (body) |b| try put(vm, request, "body", Value.obj(&b.object));
     return Value.obj(request);
+}
+
+/// `init.headers` (or a Request's; undefined: none) as the checked record the exchange writes.
+fn checkedFields(vm: *Vm, h: Value) Vm.Error!Value {
+    if (h.isUndefined()) return Value.obj(try vm.newObject(1));
+    const headers = try host.checkedHeaders(vm, h, .request);
+    const properties = headers.asObject().properties.slice();
+    if (properties.len > host.proxy_fields_max) return vm.throwMessage(.type_error, "fetch: at most 32 headers");
+    for (properties) |property| if (!property.value.isString()) {
+        return vm.throwMessage(.type_error, "fetch: a header's value must be a string");
+    };
+    return headers;
+}
+
+/// `content-type: t` appended to checked fields that have no Content-Type.
+fn addContentType(vm: *Vm, fields_object: *object.Object, t: []const u8) Vm.Error!void {
+    for (fields_object.properties.slice()) |property| {
+        if (std.ascii.eqlIgnoreCase(property.key.latin1(), "content-type")) return;
+    }
+    if (fields_object.properties.len >= host.proxy_fields_max) return vm.throwMessage(.type_error, "fetch: at most 32 headers");
+    const value = Value.string(try vm.newLatin1(t));
+    fields_object.properties.put(vm.heap, try vm.newLatin1("content-type"), value) catch return vm.outOfMemory();
 }
 
 const UrlParts = struct { pool: []const u8, target: []const u8 };
@@ -131,42 +168,6 @@ fn concatSlash(vm: *Vm, query: []const u8) Vm.Error![]const u8 {
     bytes[0] = '/';
     @memcpy(bytes[1..], query);
     return bytes;
-}
-
-/// A method as the Fetch standard normalizes it: a token, the six it names upper-cased,
-/// CONNECT, TRACE and TRACK refused.
-fn checkedMethod(vm: *Vm, v: Value) Vm.Error![]const u8 {
-    const s = try ops.toString(vm, v);
-    if (s.flags.wide or !host.isToken(s.latin1()) or s.len > 32) {
-        return vm.throwMessage(.type_error, "fetch: the method must be a token (GET, POST, ...)");
-    }
-    const text = s.latin1();
-    for ([_][]const u8{ "DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH" }) |known| {
-        if (std.ascii.eqlIgnoreCase(text, known)) return if (std.mem.eql(u8, known, "PATCH")) text else known;
-    }
-    for ([_][]const u8{ "CONNECT", "TRACE", "TRACK" }) |forbidden| {
-        if (std.ascii.eqlIgnoreCase(text, forbidden)) return vm.throwFmt(.type_error, "fetch: '{s}' HTTP method is unsupported.", .{text});
-    }
-    return text;
-}
-
-/// A body's bytes, copied now: a string's UTF-8, or a typed array's or ArrayBuffer's bytes.
-fn bodyBytes(vm: *Vm, v: Value) Vm.Error!*object.ArrayBuffer {
-    if (v.objectOf(.typed_array)) |o| return copyBytes(vm, o.as(object.TypedArray).bytes());
-    if (v.objectOf(.array_buffer)) |o| return copyBytes(vm, o.as(object.ArrayBuffer).slice());
-    const s = try ops.toString(vm, v);
-    var counter: std.Io.Writer.Discarding = .init(&.{});
-    js.string.writeUtf8(&counter.writer, s) catch unreachable; // Discarding never fails.
-    const buffer = try builtins.typed_arrays.newBuffer(vm, @intCast(counter.fullCount()));
-    var w: std.Io.Writer = .fixed(buffer.slice());
-    js.string.writeUtf8(&w, s) catch unreachable; // Counted above.
-    return buffer;
-}
-
-fn copyBytes(vm: *Vm, bytes: []const u8) Vm.Error!*object.ArrayBuffer {
-    const buffer = try builtins.typed_arrays.newBuffer(vm, bytes.len);
-    @memcpy(buffer.slice(), bytes);
-    return buffer;
 }
 
 /// `init[name]` as WebIDL reads a dictionary member; null when undefined.
@@ -320,7 +321,7 @@ pub fn fetchedJson(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
 pub fn fetchedArrayBuffer(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
     _ = args;
     const bytes = try bodyBytesOf(vm, this, "arrayBuffer");
-    const copy = try copyBytes(vm, bytes);
+    const copy = try builtins.request.copyBuffer(vm, bytes);
     return Value.obj(&(try builtins.promises.promiseResolve(vm, Value.obj(&copy.object))).object);
 }
 

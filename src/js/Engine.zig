@@ -487,6 +487,15 @@ pub fn newObject(e: *Engine) BuildError!Value {
     return Value.obj(o);
 }
 
+/// A handler's `request`: a plain object inheriting from Request.prototype, so that
+/// `request instanceof Request` holds and `text()` and `json()` are found there
+/// (builtins/request.zig). Setting the link costs one store.
+pub fn newRequestObject(e: *Engine) BuildError!Value {
+    const o = object.newPlain(&e.heap, 0) catch return error.OutOfMemory;
+    builtins.request.adopt(o);
+    return Value.obj(o);
+}
+
 pub fn newString(e: *Engine, utf8: []const u8) BuildError!Value {
     return Value.string(string.fromUtf8(&e.heap, utf8) catch return error.OutOfMemory);
 }

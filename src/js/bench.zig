@@ -75,7 +75,7 @@ const Counting = struct {
 };
 
 fn buildRequest(e: *Engine) !js.Value {
-    const request = try e.newObject();
+    const request = try e.newRequestObject();
     try e.setProperty(request, "method", try e.newString("GET"));
     try e.setProperty(request, "path", try e.newString("/api/hello"));
     const query = try e.newObject();

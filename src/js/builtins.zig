@@ -41,6 +41,7 @@ pub const webcrypto = @import("builtins/webcrypto.zig");
 pub const headers = @import("builtins/headers.zig");
 pub const urlsearchparams = @import("builtins/urlsearchparams.zig");
 pub const url = @import("builtins/url.zig");
+pub const request = @import("builtins/request.zig");
 pub const data_view = @import("builtins/data_view.zig");
 pub const typed_array_methods = @import("builtins/typed_array_methods.zig");
 pub const structured_clone = @import("builtins/structured_clone.zig");
@@ -89,6 +90,7 @@ pub const Class = enum {
     date_proto,
     crypto,
     headers_proto,
+    request_proto,
     urlsearchparams_proto,
     url_ctor,
     url_proto,
@@ -393,6 +395,10 @@ fn entries(class: Class) []const Entry {
             nat("toReversed", 0, typed_array_methods.toReversed),       nat("toSorted", 1, typed_array_methods.toSorted),
             nat("with", 2, typed_array_methods.with),
         },
+        .request_proto => &.{
+            nat("text", 0, request.textMethod),         nat("json", 0, request.jsonMethod),
+            nat("arrayBuffer", 0, request.arrayBuffer), nat("clone", 0, request.clone),
+        },
         .text_encoder_proto => &.{ nat("encode", 0, text_encoding.encode), nat("encodeInto", 2, text_encoding.encodeInto) },
         .text_decoder_proto => &.{nat("decode", 0, text_encoding.decode)},
         .subtle_crypto => &.{nat("digest", 2, webcrypto.digest)},
@@ -456,6 +462,8 @@ pub const builtin_objects = [_]BuiltinObject{
     .{ .name = "%Headers.prototype%", .class = .headers_proto, .constructor_of = "Headers" },
     .{ .name = "URLSearchParams", .prototype = "%URLSearchParams.prototype%", .class = .empty, .call = ctor("URLSearchParams", 0, urlsearchparams.requireNew), .construct = ctor("URLSearchParams", 0, urlsearchparams.construct), .instances = .{ .prototype = "%URLSearchParams.prototype%" } },
     .{ .name = "%URLSearchParams.prototype%", .class = .urlsearchparams_proto, .constructor_of = "URLSearchParams" },
+    .{ .name = "Request", .prototype = "%Request.prototype%", .class = .empty, .call = ctor("Request", 1, request.requireNew), .construct = ctor("Request", 1, request.construct), .instances = .{ .prototype = "%Request.prototype%" } },
+    .{ .name = "%Request.prototype%", .class = .request_proto, .constructor_of = "Request" },
     .{ .name = "URL", .prototype = "%URL.prototype%", .class = .url_ctor, .call = ctor("URL", 1, url.requireNew), .construct = ctor("URL", 1, url.construct), .instances = .{ .prototype = "%URL.prototype%" } },
     .{ .name = "%URL.prototype%", .class = .url_proto, .constructor_of = "URL" },
     .{ .name = "DataView", .prototype = "%DataView.prototype%", .class = .empty, .call = ctor("DataView", 1, data_view.requireNew), .construct = ctor("DataView", 1, data_view.construct), .instances = .{ .prototype = "%DataView.prototype%" } },

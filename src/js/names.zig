@@ -140,6 +140,11 @@ pub const list = [_][]const u8{
     "encode",                   "encodeInto",                "decode",             "encoding",
     "fatal",                    "ignoreBOM",                 "read",               "written",
     "utf-8",                    "getRandomValues",           "subtle",             "digest",
+    // Request.
+    "Request",                  "method",                    "url",                "headers",
+    "body",                     "text",                      "json",               "arrayBuffer",
+    "clone",                    "content-type",              "GET",                "HEAD",
+    "POST",                     "PUT",                       "DELETE",             "OPTIONS",
     // The well-known symbols: their statics are symbol keys (symbol.zig), equal to no
     // string, and `lookup` never finds them.
     "@@iterator",               "@@asyncIterator",           "@@toPrimitive",      "@@toStringTag",

@@ -239,7 +239,8 @@ pub fn toPrimitive(vm: *Vm, v: Value, hint: Hint) Error!Value {
     // inherited toString always does.
     for ([_]*String{ first, second }) |method| {
         const f = try getField(vm, v, method);
-        if (f.is(.native) and o.properties.find(method) == null) {
+        // With builtins changed, the native may not be the kind's own: call it as it is.
+        if (f.is(.native) and o.properties.find(method) == null and vm.builtin_changes == null) {
             // The builtin's own: toString's text of its kind; valueOf gives the object.
             if (method == names.string("toString")) return Value.string(try defaultString(vm, o));
             if (o.kind == .date) return Value.number(o.as(object.DateObject).time);
@@ -287,7 +288,10 @@ fn defaultString(vm: *Vm, o: *Object) Error!*String {
             .string_values => "[object String Iterator]",
             .for_in_keys, .protocol => "[object Object]",
         }),
-        .plain => return names.string("[object Object]"),
+        .plain => return if (builtins.request.isRequestLike(Value.obj(o)))
+            vm.newLatin1("[object Request]")
+        else
+            names.string("[object Object]"),
         .array_buffer => return vm.newLatin1("[object ArrayBuffer]"),
         .typed_array => return (try builtins.typed_arrays.toStringMethod(vm, Value.obj(o), &.{})).asString(),
     }
@@ -592,6 +596,7 @@ pub fn hasProperty(vm: *Vm, obj: Value, key_value: Value) Error!bool {
         .array_buffer => if (key.eqlLatin1("byteLength")) return true,
         else => {},
     }
+    if (vm.builtin_changes != null) return changes.has(vm, builtins.kindPrototype(o), key);
     if (key.eqlLatin1("constructor")) return true;
     return builtins.protoMember(vm, o, key) != null;
 }
@@ -643,7 +648,10 @@ pub fn getFieldFrom(vm: *Vm, start: Value, key: *String, receiver: Value) Error!
     var current = start;
     var depth: u32 = 0;
     while (depth < chain_depth_max) : (depth += 1) {
-        if (current.is(.builtin)) return builtins.staticMember(vm, @intCast(current.payload()), key);
+        if (current.is(.builtin)) {
+            if (vm.builtin_changes != null) return changes.get(vm, current, key, receiver);
+            return builtins.staticMember(vm, @intCast(current.payload()), key);
+        }
         if (!current.is(.object)) return Value.undefined_value;
         const o = current.asObject();
         if (o.properties.find(key)) |i| {
@@ -726,6 +734,7 @@ fn getObjectField(vm: *Vm, o: *Object, key: *String) Error!Value {
             if (names.is(key, "length")) return boundLength(vm, o.as(object.BoundFunction));
         },
     }
+    if (vm.builtin_changes != null) return changes.get(vm, builtins.kindPrototype(o), key, Value.obj(o));
     if (names.is(key, "constructor")) return constructorOf(o);
     return builtins.protoMember(vm, o, key) orelse Value.undefined_value;
 }
@@ -794,6 +803,7 @@ fn getPrimitiveField(vm: *Vm, obj: Value, key: *String) Error!Value {
         }
         if (names.is(key, "length")) return Value.number(@floatFromInt(s.len));
         if (names.is(key, "constructor")) return Value.builtin(comptime builtins.globalId("String").?);
+        if (vm.builtin_changes != null) return changes.get(vm, primitivePrototype(obj), key, obj);
         return builtins.primitiveMember(obj, key) orelse Value.undefined_value;
     }
     if (obj.isNullish()) {
@@ -801,7 +811,7 @@ fn getPrimitiveField(vm: *Vm, obj: Value, key: *String) Error!Value {
             if (obj.isNull()) "null" else "undefined", KeyFormat{ .s = key },
         });
     }
-    if ((obj.is(.builtin) or obj.is(.native)) and try changes.isDeleted(vm, obj, key)) return inheritedIntrinsic(key);
+    if ((obj.is(.builtin) or obj.is(.native)) and vm.builtin_changes != null) return changes.get(vm, obj, key, obj);
     if (obj.is(.builtin)) return builtins.staticMember(vm, @intCast(obj.payload()), key);
     if (obj.is(.symbol)) {
         if (names.is(key, "description")) return builtins.symbols.descriptionOf(obj.asSymbolKey());
@@ -817,12 +827,22 @@ fn getPrimitiveField(vm: *Vm, obj: Value, key: *String) Error!Value {
         if (names.is(key, "name")) return Value.string(try vm.newLatin1(native.name));
         if (names.is(key, "length")) return Value.number(@floatFromInt(native.length));
     }
+    if (vm.builtin_changes != null) return changes.get(vm, primitivePrototype(obj), key, obj);
     return builtins.primitiveMember(obj, key) orelse Value.undefined_value;
 }
 
-/// A builtin function's `name` or `length` once deleted: Function.prototype's.
-fn inheritedIntrinsic(key: *String) Value {
-    return if (names.is(key, "name")) Value.string(string.empty) else Value.number(0);
+/// The builtin prototype a primitive's members come from.
+fn primitivePrototype(v: Value) Value {
+    return Value.builtin(if (v.isString())
+        comptime builtins.builtinId("%String.prototype%")
+    else if (v.is(.symbol))
+        comptime builtins.builtinId("%Symbol.prototype%")
+    else if (v.isNumber())
+        comptime builtins.builtinId("%Number.prototype%")
+    else if (v.isBool())
+        comptime builtins.builtinId("%Boolean.prototype%")
+    else
+        comptime builtins.builtinId("%Function.prototype%"));
 }
 
 /// The one-unit string at index i.
@@ -869,6 +889,7 @@ pub fn getElement(vm: *Vm, obj: Value, key: Value) Error!Value {
 }
 
 pub fn setField(vm: *Vm, obj: Value, key: *String, v: Value) Error!void {
+    if (obj.is(.builtin) or obj.is(.native)) return changes.assign(vm, obj, key, v);
     if (!obj.is(.object)) return setPrimitiveField(vm, obj, key);
     const o = obj.asObject();
     if (o.properties.find(key)) |i| {
@@ -880,6 +901,13 @@ pub fn setField(vm: *Vm, obj: Value, key: *String, v: Value) Error!void {
         if (try inheritedSetter(vm, o.proto, key)) |found| {
             if (found.flags.accessor) return callSetter(vm, o, key, found.value, obj, v);
             return throwReadOnly(vm, o, key);
+        }
+    } else if (vm.builtin_changes != null and !o.proto.isNull() and !(o.kind != .plain and hasIntrinsic(o, key))) {
+        // The same for what a script defined on a builtin prototype.
+        const start = if (o.proto.isUndefined()) builtins.kindPrototype(o) else o.proto;
+        if (try changes.inheritedMember(vm, start, key)) |found| {
+            if (found.flags.accessor) return callSetter(vm, o, key, found.value, obj, v);
+            if (found.flags.read_only) return throwReadOnly(vm, o, key);
         }
     }
     if (o.properties.find(key) == null) switch (o.kind) {
@@ -1056,14 +1084,14 @@ pub fn deleteField(vm: *Vm, obj: Value, key: *String) Error!bool {
             const own = if (key.arrayIndex()) |i| i < s.len else names.is(key, "length");
             if (own) return vm.throwFmt(.type_error, "Cannot delete property '{f}' of [object String]", .{KeyFormat{ .s = key }});
         }
-        // A builtin function's name and length are configurable (builtin_changes.zig).
-        if (isBuiltinFunction(obj) and changes.isIntrinsic(key)) {
+        // A builtin's members are changed in the run's list (builtin_changes.zig): methods
+        // and a function's name and length are configurable, Math.PI and `prototype` not.
+        if (obj.is(.builtin) or obj.is(.native)) {
+            const member = (try changes.ownMember(vm, obj, key)) orelse return true;
+            if (member.flags.not_configurable) {
+                return vm.throwFmt(.type_error, "Cannot delete property '{f}' of {f}", .{ KeyFormat{ .s = key }, ValueText{ .vm = vm, .v = obj } });
+            }
             try changes.delete(vm, obj, key);
-            return true;
-        }
-        // Builtin objects are read-only (Math.PI and the rest are not configurable).
-        if (obj.is(.builtin) and !(try getPrimitiveField(vm, obj, key)).isUndefined()) {
-            return vm.throwFmt(.type_error, "Cannot delete property '{f}' of {f}", .{ KeyFormat{ .s = key }, ValueText{ .vm = vm, .v = obj } });
         }
         return true;
     }
@@ -1111,10 +1139,6 @@ pub fn deleteField(vm: *Vm, obj: Value, key: *String) Error!bool {
     }
     _ = o.properties.remove(vm.heap, key) catch return vm.outOfMemory();
     return true;
-}
-
-fn isBuiltinFunction(v: Value) bool {
-    return v.is(.native) or (v.is(.builtin) and builtins.isCallableBuiltin(@intCast(v.payload())));
 }
 
 /// Writing to a module's state from a request is refused: a handler keeps no state between
@@ -1215,7 +1239,12 @@ pub fn ownKeysArray(vm: *Vm, v: Value) Error!*object.Array {
         for (0..s.len) |i| keys.push(vm.heap, Value.string(try numberToString(vm, @floatFromInt(i)))) catch return vm.outOfMemory();
         return keys;
     }
-    if (!v.is(.object)) return vm.newArray(0);
+    if (!v.is(.object)) {
+        const keys = try vm.newArray(0);
+        // A builtin's enumerable keys are the ones a script added (its own are hidden).
+        if ((v.is(.builtin) or v.is(.native)) and vm.builtin_changes != null) try changes.addedKeys(vm, v, keys, .enumerable);
+        return keys;
+    }
     const o = v.asObject();
     var count: usize = o.properties.len;
     if (o.kind == .array) count += o.as(object.Array).len;

@@ -1,5 +1,6 @@
 """A handler that changes a builtin (issue 25): `delete f.name` and `delete f.length` of a
-builtin function work as in node, and the change lasts until the end of the request that made
+builtin function, and replacing, adding and deleting builtin members (`Array.prototype.map =
+f`, `delete Promise.all`), work as in node, and the change lasts until the end of the request that made
 it, across its suspensions, and no further: the next request, and a request that runs while
 it waits, see the module's builtins (docs/JS.md, "Builtins a script changes"). What the
 module's top level changes is module state, which every request sees."""
@@ -10,8 +11,9 @@ import socket
 from test_handlers import get, run_load, write
 
 HANDLER = """\
-// The top level's change is the module's: every request sees it.
+// The top level's changes are the module's: every request sees them.
 delete Math.max.length;
+Array.prototype.sum = function () { return this.reduce((a, b) => a + b, 0); };
 
 function look() {
   return {
@@ -20,7 +22,17 @@ function look() {
     mapLengthDescriptor: Object.getOwnPropertyDescriptor(Array.prototype.map, "length") !== undefined,
     mapLength: Map.length,
     maxHasLength: Object.hasOwn(Math.max, "length"),
+    sum: [1, 2, 3].sum(),
+    mapped: [1].map((x) => x * 2)[0],
+    extra: "extra" in [],
+    promiseAll: typeof Promise.all,
   };
+}
+
+function replace() {
+  Array.prototype.map = function () { return ["replaced"]; };
+  Array.prototype.extra = 1;
+  delete Promise.all;
 }
 
 export default async function handler(request) {
@@ -30,7 +42,12 @@ export default async function handler(request) {
     delete Map.length;
     return Response.json(look());
   }
+  if (request.path === "/replace") {
+    replace();
+    return Response.json(look());
+  }
   if (request.path === "/delete-and-wait") {
+    replace();
     delete Array.prototype.map.name;
     await new Promise((resolve) => setTimeout(resolve, 300));
     return Response.json(look());
@@ -56,7 +73,7 @@ def start_handler(sluice, tmp_path):
 
 
 ORIGINAL = {"mapHasName": True, "mapName": "map", "mapLengthDescriptor": True, "mapLength": 0,
-            "maxHasLength": False}
+            "maxHasLength": False, "sum": 6, "mapped": 2, "extra": False, "promiseAll": "function"}
 
 
 def test_a_requests_change_to_a_builtin_does_not_reach_the_next_request(sluice, tmp_path):
@@ -65,8 +82,18 @@ def test_a_requests_change_to_a_builtin_does_not_reach_the_next_request(sluice, 
     start_handler(sluice, tmp_path)
     assert get(sluice.port, "/look").json() == ORIGINAL
     deleted = get(sluice.port, "/delete").json()
-    assert deleted == {"mapHasName": False, "mapName": "", "mapLengthDescriptor": False,
-                       "mapLength": 0, "maxHasLength": False}
+    assert deleted == dict(ORIGINAL, mapHasName=False, mapName="", mapLengthDescriptor=False)
+    for _ in range(3):
+        assert get(sluice.port, "/look").json() == ORIGINAL
+
+
+def test_a_requests_replaced_added_and_deleted_members_stay_its_own(sluice, tmp_path):
+    """A request that replaces Array.prototype.map, adds Array.prototype.extra and deletes
+    Promise.all sees its changes; the next requests see the module's builtins, with the
+    member the top level added."""
+    start_handler(sluice, tmp_path)
+    changed = get(sluice.port, "/replace").json()
+    assert changed == dict(ORIGINAL, mapName="", mapped="replaced", extra=True, promiseAll="undefined")
     for _ in range(3):
         assert get(sluice.port, "/look").json() == ORIGINAL
 
@@ -88,6 +115,7 @@ def test_a_suspended_request_keeps_its_change_and_others_do_not_see_it(sluice, t
     head, _, body = answer.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 200"), head
     assert json.loads(body)["mapHasName"] is False
+    assert json.loads(body)["mapped"] == "replaced"
     assert get(sluice.port, "/look").json() == ORIGINAL
 
 
@@ -95,9 +123,9 @@ def test_changing_builtins_allocates_nothing_on_the_heap(sluice, tmp_path):
     """The changes live in the request's arena: thousands of requests that make them leave
     the heap allocation counter where it was."""
     start_handler(sluice, tmp_path)
-    run_load(sluice.port, ["/delete", "/look"], 200, (200,))
+    run_load(sluice.port, ["/delete", "/replace", "/look"], 200, (200,))
     before = sluice.stats()
-    run_load(sluice.port, ["/delete", "/look"], 2000, (200,))
+    run_load(sluice.port, ["/delete", "/replace", "/look"], 2000, (200,))
     after = sluice.stats()
     assert after["heap_allocations_after_startup"] == before["heap_allocations_after_startup"]
     assert get(sluice.port, "/look").json() == ORIGINAL

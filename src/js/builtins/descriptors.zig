@@ -81,12 +81,15 @@ pub fn create(vm: *Vm, this: Value, args: []const Value) Error!Value {
 pub fn defineProperty(vm: *Vm, this: Value, args: []const Value) Error!Value {
     _ = this;
     const target = arg(args, 0);
-    if (!target.is(.object)) {
-        if (target.is(.builtin)) return vm.throwFmt(.type_error, "Cannot redefine property: {f}", .{ops.ValueText{ .vm = vm, .v = arg(args, 1) }});
+    if (!target.is(.object) and !target.is(.builtin) and !target.is(.native)) {
         return vm.throwMessage(.type_error, "Object.defineProperty called on non-object");
     }
     const key = try ops.toPropertyKey(vm, arg(args, 1));
     const desc = try toDescriptor(vm, arg(args, 2));
+    if (!target.is(.object)) {
+        try defineBuiltin(vm, target, key, desc);
+        return target;
+    }
     try define(vm, target.asObject(), key, desc);
     return target;
 }
@@ -149,26 +152,50 @@ fn toDescriptor(vm: *Vm, v: Value) Error!Descriptor {
 fn define(vm: *Vm, o: *Object, key: *String, d: Descriptor) Error!void {
     try ops.checkModuleWrite(vm, o);
     if (try defineIntrinsic(vm, o, key, d)) return;
-    const existing: ?object.Property = if (o.properties.find(key)) |i| o.properties.items[i] else null;
-    var flags: object.PropertyFlags = .{};
+    var existing: ?object.Property = if (o.properties.find(key)) |i| o.properties.items[i] else null;
+    if (existing) |*e| if (o.frozen) {
+        e.flags.read_only = !e.flags.accessor;
+        e.flags.not_configurable = true;
+    };
+    if (existing == null and (o.frozen or o.sealed_shape)) {
+        return vm.throwFmt(.type_error, "Cannot define property {f}, object is not extensible", .{ops.KeyFormat{ .s = key }});
+    }
+    const p = try apply(vm, key, existing, d, false);
+    o.properties.define(vm.heap, key, p.value, p.flags) catch return vm.outOfMemory();
+}
+
+/// ValidateAndApplyPropertyDescriptor on a builtin object or function: the result is a
+/// change of the run (builtin_changes.zig), never a write to the shared tables.
+fn defineBuiltin(vm: *Vm, target: Value, key: *String, d: Descriptor) Error!void {
+    const existing: ?object.Property = if (try changes.ownMember(vm, target, key)) |m|
+        .{ .key = key, .value = m.value, .flags = m.flags }
+    else
+        null;
+    const p = try apply(vm, key, existing, d, true);
+    try changes.put(vm, target, key, p.value, p.flags);
+}
+
+/// The property `d` makes of `existing` (null: a new one, its attributes false unless `d`
+/// gives them), refused as the spec refuses changes to a non-configurable one. `fresh`: an
+/// accessor is a new object rather than the existing one changed (a builtin's may be the
+/// module's, which a request must not write).
+fn apply(vm: *Vm, key: *String, existing: ?object.Property, d: Descriptor, fresh: bool) Error!object.Property {
+    var flags: object.PropertyFlags = .{ .not_enumerable = true, .read_only = true, .not_configurable = true };
     var value = Value.undefined_value;
     if (existing) |e| {
-        var current = e.flags;
-        if (o.frozen) {
-            current.read_only = !current.accessor;
-            current.not_configurable = true;
-        }
-        if (current.not_configurable) try checkRedefinition(vm, key, e, current, d);
-        flags = current;
+        if (e.flags.not_configurable) try checkRedefinition(vm, key, e, e.flags, d);
+        flags = e.flags;
         value = e.value;
-    } else {
-        if (o.frozen or o.sealed_shape) return vm.throwFmt(.type_error, "Cannot define property {f}, object is not extensible", .{ops.KeyFormat{ .s = key }});
-        flags = .{ .not_enumerable = true, .read_only = true, .not_configurable = true };
     }
     if (d.enumerable) |e| flags.not_enumerable = !e;
     if (d.configurable) |c| flags.not_configurable = !c;
     if (d.isAccessor()) {
-        const accessor = if (flags.accessor) value.asObject().as(object.Accessor) else try classes.newAccessor(vm);
+        const accessor = if (flags.accessor and !fresh) value.asObject().as(object.Accessor) else try classes.newAccessor(vm);
+        if (fresh and flags.accessor) {
+            const old = value.asObject().as(object.Accessor);
+            accessor.getter = old.getter;
+            accessor.setter = old.setter;
+        }
         if (d.get) |g| accessor.getter = g;
         if (d.set) |s| accessor.setter = s;
         flags.accessor = true;
@@ -184,7 +211,7 @@ fn define(vm: *Vm, o: *Object, key: *String, d: Descriptor) Error!void {
         if (d.value) |v| value = v;
         if (d.writable) |w| flags.read_only = !w;
     }
-    o.properties.define(vm.heap, key, value, flags) catch return vm.outOfMemory();
+    return .{ .key = key, .value = value, .flags = flags };
 }
 
 /// A non-configurable property may not change, except a writable one's value (and writable
@@ -269,6 +296,17 @@ pub fn getOwnPropertyDescriptors(vm: *Vm, this: Value, args: []const Value) Erro
 
 const Attributes = struct { writable: bool, enumerable: bool, configurable: bool };
 
+/// `{ get, set, enumerable, configurable }` of an Accessor object.
+fn accessorDescriptor(vm: *Vm, accessor: Value, enumerable: bool, configurable: bool) Error!Value {
+    const a = accessor.asObject().as(object.Accessor);
+    const d = try vm.newObject(4);
+    d.properties.add(vm.heap, names.string("get"), a.getter) catch return vm.outOfMemory();
+    d.properties.add(vm.heap, names.string("set"), a.setter) catch return vm.outOfMemory();
+    d.properties.add(vm.heap, names.string("enumerable"), Value.boolean(enumerable)) catch return vm.outOfMemory();
+    d.properties.add(vm.heap, names.string("configurable"), Value.boolean(configurable)) catch return vm.outOfMemory();
+    return Value.obj(d);
+}
+
 fn dataDescriptor(vm: *Vm, value: Value, a: Attributes) Error!Value {
     const d = try vm.newObject(4);
     d.properties.add(vm.heap, names.string("value"), value) catch return vm.outOfMemory();
@@ -294,15 +332,7 @@ pub fn descriptorOf(vm: *Vm, v: Value, key: *String) Error!Value {
     const frozen = o.frozen;
     if (o.properties.find(key)) |i| {
         const p = o.properties.items[i];
-        if (p.flags.accessor) {
-            const a = p.value.asObject().as(object.Accessor);
-            const d = try vm.newObject(4);
-            d.properties.add(vm.heap, names.string("get"), a.getter) catch return vm.outOfMemory();
-            d.properties.add(vm.heap, names.string("set"), a.setter) catch return vm.outOfMemory();
-            d.properties.add(vm.heap, names.string("enumerable"), Value.boolean(!p.flags.not_enumerable)) catch return vm.outOfMemory();
-            d.properties.add(vm.heap, names.string("configurable"), Value.boolean(!p.flags.not_configurable and !frozen)) catch return vm.outOfMemory();
-            return Value.obj(d);
-        }
+        if (p.flags.accessor) return accessorDescriptor(vm, p.value, !p.flags.not_enumerable, !p.flags.not_configurable and !frozen);
         return dataDescriptor(vm, p.value, .{
             .writable = !p.flags.read_only and !frozen,
             .enumerable = !p.flags.not_enumerable,
@@ -344,32 +374,12 @@ fn intrinsicDescriptor(vm: *Vm, o: *Object, key: *String) Error!Value {
     return Value.undefined_value;
 }
 
-/// A builtin object's members: methods writable and configurable, not enumerable; numbers
-/// (Math.PI) and `prototype` fixed.
+/// A builtin object's or function's member as the run sees it (builtin_changes.zig: the
+/// tables' attributes, or what the script changed).
 fn builtinDescriptor(vm: *Vm, v: Value, key: *String) Error!Value {
-    if (try changes.isDeleted(vm, v, key)) return Value.undefined_value;
-    if (v.is(.native)) {
-        if (names.is(key, "name") or names.is(key, "length")) {
-            return dataDescriptor(vm, try ops.getField(vm, v, key), .{ .writable = false, .enumerable = false, .configurable = true });
-        }
-        return Value.undefined_value;
-    }
-    const id: u32 = @intCast(v.payload());
-    if (!(try builtinHasOwn(vm, id, key))) return Value.undefined_value;
-    const value = try builtins.staticMember(vm, id, key);
-    if (value.isNumber() or value.is(.symbol) or names.is(key, "prototype")) return dataDescriptor(vm, value, .{ .writable = false, .enumerable = false, .configurable = false });
-    const fixed = names.is(key, "name") or names.is(key, "length");
-    return dataDescriptor(vm, value, .{ .writable = !fixed, .enumerable = false, .configurable = true });
-}
-
-fn builtinHasOwn(vm: *Vm, id: u32, key: *String) Error!bool {
-    if (id >= builtins.builtin_objects.len) return !(try builtins.staticMember(vm, id, key)).isUndefined();
-    const o = builtins.builtin_objects[id];
-    if (builtins.classMember(o.class, key) != null) return true;
-    if (names.is(key, "prototype")) return o.prototype != null;
-    if (names.is(key, "constructor")) return o.constructor_of != null;
-    if (names.is(key, "name") or names.is(key, "length")) return builtins.isCallableBuiltin(id);
-    return false;
+    const m = (try changes.ownMember(vm, v, key)) orelse return Value.undefined_value;
+    if (m.flags.accessor) return accessorDescriptor(vm, m.value, !m.flags.not_enumerable, !m.flags.not_configurable);
+    return dataDescriptor(vm, m.value, .{ .writable = !m.flags.read_only, .enumerable = !m.flags.not_enumerable, .configurable = !m.flags.not_configurable });
 }
 
 pub fn getOwnPropertyNames(vm: *Vm, this: Value, args: []const Value) Error!Value {
@@ -398,6 +408,14 @@ pub fn getOwnPropertySymbols(vm: *Vm, this: Value, args: []const Value) Error!Va
 pub fn ownNames(vm: *Vm, v: Value) Error!*object.Array {
     if (v.is(.builtin)) return builtinNames(vm, @intCast(v.payload()));
     const keys = try vm.newArray(0);
+    if (v.is(.native)) {
+        // A builtin function's own: its length and name (unless deleted), and what was added.
+        inline for (.{ "length", "name" }) |n| {
+            if (!try changes.isDeleted(vm, v, names.string(n))) keys.push(vm.heap, Value.string(names.string(n))) catch return vm.outOfMemory();
+        }
+        if (vm.builtin_changes != null) try changes.addedKeys(vm, v, keys, .all);
+        return keys;
+    }
     if (v.isString()) {
         const enumerable = try ops.ownKeysArray(vm, v);
         for (enumerable.slice()) |k| keys.push(vm.heap, k) catch return vm.outOfMemory();
@@ -458,13 +476,21 @@ fn builtinNames(vm: *Vm, id: u32) Error!*object.Array {
             }
         }
     }
-    if (builtins.builtin_objects[id].prototype != null) keys.push(vm.heap, Value.string(names.string("prototype"))) catch return vm.outOfMemory();
-    if (builtins.builtin_objects[id].constructor_of != null) keys.push(vm.heap, Value.string(names.string("constructor"))) catch return vm.outOfMemory();
+    const target = Value.builtin(@intCast(id));
+    if (builtins.builtin_objects[id].prototype != null and !try changes.isDeleted(vm, target, names.string("prototype"))) {
+        keys.push(vm.heap, Value.string(names.string("prototype"))) catch return vm.outOfMemory();
+    }
+    if (builtins.builtin_objects[id].constructor_of != null and !try changes.isDeleted(vm, target, names.string("constructor"))) {
+        keys.push(vm.heap, Value.string(names.string("constructor"))) catch return vm.outOfMemory();
+    }
     for (0..names.count) |i| {
         const key = names.byId(@intCast(i));
         if (key.flags.symbol) continue;
-        if (builtins.classMember(builtins.builtin_objects[id].class, key) != null) keys.push(vm.heap, Value.string(key)) catch return vm.outOfMemory();
+        if (builtins.classMember(builtins.builtin_objects[id].class, key) == null) continue;
+        if (try changes.isDeleted(vm, target, key)) continue;
+        keys.push(vm.heap, Value.string(key)) catch return vm.outOfMemory();
     }
+    if (vm.builtin_changes != null) try changes.addedKeys(vm, target, keys, .all);
     return keys;
 }
 

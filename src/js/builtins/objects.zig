@@ -229,6 +229,8 @@ pub fn toStringMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
             "TextEncoder"
         else if (builtins.text_encoding.isDecoder(this.asObject()))
             "TextDecoder"
+        else if (builtins.request.isRequestLike(this))
+            "Request"
         else
             "Object",
         else => "Object",

@@ -153,6 +153,15 @@ pub fn construct(vm: *Vm, this: Value, args: []const Value) Error!Value {
     return Value.obj(&m.object);
 }
 
+/// What `new URL(input)` makes, for a Request's URL: its href, and whether it has a user or
+/// a password. Null where `new URL` throws Invalid URL.
+pub const Href = struct { href: *String, credentials: bool };
+
+pub fn parseHref(vm: *Vm, input: Value) Error!?Href {
+    const r = (try parseArgs(vm, &.{input})) orelse return null;
+    return .{ .href = try hrefString(vm, &r), .credentials = r.hasCredentials() };
+}
+
 pub fn canParse(vm: *Vm, this: Value, args: []const Value) Error!Value {
     _ = this;
     const r = try parseArgs(vm, args);
