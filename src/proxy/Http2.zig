@@ -122,6 +122,11 @@ pub fn start(connection: *Connection, already: u32) void {
         http2.received(connection.cbuf.?[0..already]);
         if (connection.state != .active) return;
     }
+    // The preface completed after the drain began (a slow client's, or at the end of a TLS
+    // handshake): the drain found an HTTP/1.1 connection waiting for a head and let it be, so
+    // the GOAWAY is sent now, taking no stream beyond those already received; else the
+    // session would serve new streams past the drain (the simulator's seed 2688).
+    if (proxy.draining) http2.goAway();
     http2.flush();
     http2.receiveMore();
 }
@@ -254,15 +259,22 @@ fn idle(http2: *Http2) void {
     }
 }
 
-/// Closes when the session is over (both sides said GOAWAY with no stream open, or it failed)
-/// and nothing is left to write.
+/// Ends the connection when the session is over (both sides said GOAWAY with no stream open,
+/// or it failed) and nothing is left to write: half-closed, then lingering (`Connection.
+/// lingerAfterGoaway`), not closed, since frames the client sent meanwhile would turn a close
+/// into a reset that can destroy the GOAWAY before the client reads it.
 fn maybeClose(http2: *Http2) bool {
     const connection = http2.connection;
+    assert(connection.state == .active);
     if (connection.send_completion.isPending() or http2.len > 0) return false;
     const over = !http2.session.wantsRead() and !http2.session.wantsWrite();
     const done_going = http2.going_away and http2.streams_count == 0 and !http2.session.wantsWrite();
     if (!over and !done_going) return false;
-    connection.close();
+    if (!http2.quiet()) {
+        connection.close(); // Streams nghttp2 closed whose exchanges still run: aborted now.
+        return true;
+    }
+    connection.lingerAfterGoaway();
     return true;
 }
 
