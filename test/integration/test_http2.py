@@ -344,6 +344,28 @@ def test_a_preface_completed_during_the_drain_is_sent_away(sluice, backend):
     assert sluice.wait(5) == 0
 
 
+def test_a_shut_stream_window_does_not_time_the_backend_out(sluice, make_backend):
+    """The backend answers at once, and the client keeps its stream window (16 bytes) shut for
+    longer than the upstream response timeout: only the client is being waited for, so no
+    upstream deadline runs, and the whole body arrives once the client reads on."""
+    body = bytes(range(256)) * 40
+    backend = make_backend(fixed(body=body))
+    sluice.start([backend], args=H2C + ["--upstream-response-timeout", "300ms", "--upstream-body-timeout", "300ms"])
+    c = H2Client.plain(sluice.port, window=16, auto_ack=False)
+    sid = c.request("GET", "/slow-reader")
+    deadline = time.monotonic() + 5
+    while not c.responses[sid].body and time.monotonic() < deadline:
+        c.pump_once()
+    time.sleep(1.0)  # The window stays shut past both upstream timeouts.
+    c.conn.acknowledge_received_data(len(c.responses[sid].body), sid)
+    c.auto_ack = True
+    c.flush()
+    r = c.wait(sid)[sid]
+    assert r.reset is None and r.status == 200, r
+    assert r.body == body
+    c.close()
+
+
 def test_a_rapid_reset_client_is_sent_away(sluice, backend):
     """CVE-2023-44487: streams opened and reset at once, hundreds a second: GOAWAY
     ENHANCE_YOUR_CALM, and the worker keeps serving others."""
