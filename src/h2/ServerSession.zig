@@ -434,6 +434,14 @@ pub fn goaway(session: *ServerSession, code: ErrorCode) SubmitError!void {
     return submitResult(c.nghttp2_submit_goaway(session.session, c.NGHTTP2_FLAG_NONE, last, @backingInt(code), null, 0));
 }
 
+/// As `goaway`, naming `last` as the last stream taken: the caller's, not nghttp2's, whose last
+/// processed stream counts one whose HEADERS have begun and not ended. Such a stream is not
+/// taken (the caller refuses streams once it goes away), so the GOAWAY must not name it: the
+/// client would wait for it, or never know it may send it again (RFC 9113 §6.8).
+pub fn goawayAfter(session: *ServerSession, last: StreamId, code: ErrorCode) SubmitError!void {
+    return submitResult(c.nghttp2_submit_goaway(session.session, c.NGHTTP2_FLAG_NONE, last, @backingInt(code), null, 0));
+}
+
 /// Remembers the handler's own state for `stream` (its exchange), for `streamContext`, from its
 /// `request` event until its `closed` one.
 pub fn setStreamContext(session: *ServerSession, stream: StreamId, context: *anyopaque) void {

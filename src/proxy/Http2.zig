@@ -54,6 +54,8 @@ body_waits: u32 = 0,
 /// A GOAWAY was submitted (drain, idle timeout, a limit): close once it and every stream's
 /// end are written.
 going_away: bool = false,
+/// The highest stream id taken (given an exchange): what a GOAWAY names as its last.
+last_taken: ServerSession.StreamId = 0,
 
 /// The HTTP/2 connection preface a client sends first (RFC 9113 §3.4).
 pub const preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -307,7 +309,7 @@ pub fn drain(http2: *Http2) void {
 fn goAway(http2: *Http2) void {
     if (http2.going_away) return;
     http2.going_away = true;
-    http2.session.goaway(.no_error) catch {};
+    http2.session.goawayAfter(http2.last_taken, .no_error) catch {};
 }
 
 /// The connection is closing: every stream's exchange is aborted, and streams that have none
@@ -400,6 +402,7 @@ fn openStream(http2: *Http2, request: *const ServerSession.Request) void {
     if (http2.streams) |first| first.prev = stream;
     http2.streams = stream;
     http2.streams_count += 1;
+    http2.last_taken = @max(http2.last_taken, request.stream);
     worker.streams.add(1);
     stream.exchange = exchange;
     exchange.open(.{ .h2 = stream });

@@ -366,6 +366,25 @@ def test_a_shut_stream_window_does_not_time_the_backend_out(sluice, make_backend
     c.close()
 
 
+def test_the_drains_goaway_names_no_half_sent_stream(sluice, backend):
+    """SIGTERM while a stream's HEADERS are half there: nghttp2 counts the stream as processed,
+    but sluice has not taken it, so the GOAWAY names the stream before it (1), and the client
+    knows stream 3 may be sent again elsewhere."""
+    sluice.start([backend], args=H2C)
+    c = H2Client.plain(sluice.port)
+    assert c.get("/first").status == 200
+    c.conn.send_headers(3, [(":method", "POST"), (":path", "/half"), (":scheme", "http"),
+                            (":authority", "x")], end_stream=True)
+    frame = c.conn.data_to_send()
+    c.sock.sendall(frame[:10])  # The frame's header and one byte of its block.
+    time.sleep(0.3)
+    sluice.signal(signal.SIGTERM)
+    c.read_until_closed()
+    assert c.goaway is not None and c.goaway.error_code == 0, c.goaway
+    assert c.goaway.last_stream_id == 1, c.goaway
+    assert sluice.wait(5) == 0
+
+
 def test_a_rapid_reset_client_is_sent_away(sluice, backend):
     """CVE-2023-44487: streams opened and reset at once, hundreds a second: GOAWAY
     ENHANCE_YOUR_CALM, and the worker keeps serving others."""
