@@ -122,6 +122,12 @@ fn printSummary(total: *const Simulator.Summary, seeds: u64, elapsed_ms: u64) vo
         "{d} 100 Continue sent; {d} responses gzipped ({d} close-delimited ones cut by a backend)\n", .{
         total.handler_answered, total.handler_proxied, total.continues, total.gzipped, total.gzipped_cut,
     });
+    std.debug.print("sim: HTTP/2: {d} clients, {d} streams, {d} reset by their client, {d} reset by sluice, " ++
+        "{d} refused (never seen by a backend), {d} GOAWAYs received, {d} close-delimited bodies cut\n", .{
+        total.http2_clients,       total.http2_streams, total.http2_client_resets,
+        total.http2_sluice_resets, total.http2_refused, total.http2_goaways,
+        total.http2_cut,
+    });
     std.debug.print("sim: events: {d} reloads ({d} refused, {d} changing only members), {d} health flips, {d} backend flips\n", .{
         total.reloads, total.reloads_refused, total.member_reloads, total.health_flips, total.backend_flips,
     });

@@ -57,6 +57,9 @@ resets_sent: [resets_remembered]StreamId = @splat(0),
 resets_sent_next: u32 = 0,
 /// Where the client's bytes are, frame by frame (`receive`).
 scan: Scan = .{},
+/// The last stream a GOAWAY of this side named: frames on streams above it are ignored
+/// (RFC 9113 §6.8), whatever they are.
+goaway_last: ?StreamId = null,
 /// Which limit ended the session, if one did.
 ended: ?End = null,
 /// A failure inside a callback, returned by `receive`.
@@ -572,6 +575,15 @@ pub fn reset(session: *ServerSession, stream: StreamId, code: ErrorCode) SubmitE
 /// the session is over (`wantsRead` and `wantsWrite` false). `no_error` for a drain or reload.
 pub fn goaway(session: *ServerSession, code: ErrorCode) SubmitError!void {
     const last = c.nghttp2_session_get_last_proc_stream_id(session.session);
+    return session.goawayAfter(streamOf(last), code);
+}
+
+/// As `goaway`, naming `last` as the last stream taken: the caller's, not nghttp2's, whose last
+/// processed stream counts one whose HEADERS have begun and not ended. Such a stream is not
+/// taken (the caller refuses streams once it goes away), so the GOAWAY must not name it: the
+/// client would wait for it, or never know it may send it again (RFC 9113 §6.8).
+pub fn goawayAfter(session: *ServerSession, last: StreamId, code: ErrorCode) SubmitError!void {
+    session.goaway_last = @min(session.goaway_last orelse last, last);
     return submitResult(c.nghttp2_submit_goaway(session.session, c.NGHTTP2_FLAG_NONE, last, @backingInt(code), null, 0));
 }
 
@@ -634,6 +646,8 @@ pub fn fail(session: *ServerSession, rv: c_int) Error {
 fn checkNotClosed(session: *ServerSession, stream_id: i32) void {
     if (stream_id <= 0 or @mod(stream_id, 2) == 0) return; // nghttp2 answers those itself
     if (stream_id > c.nghttp2_session_get_last_proc_stream_id(session.session)) return; // new
+    // A stream above the last one this side's GOAWAY named: never taken, its frames ignored.
+    if (session.goaway_last) |last| if (streamOf(stream_id) > last) return;
     if (c.nghttp2_session_find_stream(session.session, stream_id)) |stream| {
         if (c.nghttp2_stream_get_state(stream) != c.NGHTTP2_STREAM_STATE_CLOSED) return;
     }

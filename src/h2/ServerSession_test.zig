@@ -1028,11 +1028,11 @@ test "ServerSession: a body past its content-length ends the connection, not jus
 test "ServerSession: its size is a decision" {
     // One per HTTP/2 connection, beside nghttp2's own session in the pool (about 22 KB idle):
     // 128 bytes, and 512 for the streams this side reset lately (`resets_sent`), whose late
-    // frames are forgiven where others on closed streams end the connection; and 40 for
+    // frames are forgiven where others on closed streams end the connection; and 48 for
     // `scan`, the frame boundaries of the client's bytes, which nghttp2 does not expose (the
-    // frames it drops unseen are checked there).
+    // frames it drops unseen are checked there), and the last stream a GOAWAY named.
     errdefer std.debug.print("ServerSession is {d} bytes\n", .{@sizeOf(ServerSession)});
-    try testing.expectEqual(@as(usize, 688), @sizeOf(ServerSession));
+    try testing.expectEqual(@as(usize, 696), @sizeOf(ServerSession));
 }
 
 test "ServerSession: HEADERS on a stream the client closed ends the connection; on one this side reset, it is ignored" {
@@ -1194,4 +1194,26 @@ test "ServerSession: a WINDOW_UPDATE past 2^31-1 on a stream resets that stream 
     try testing.expectEqual(ServerSession.ErrorCode.flow_control_error, resetCode(&target, 1).?);
     try testing.expectEqual(@as(?ServerSession.ErrorCode, null), target.goawayCode());
     try testing.expect(std.mem.indexOf(u8, target.app.log.text(), "request 3 GET") != null);
+}
+
+test "ServerSession: after this side's GOAWAY, DATA on a stream above the last one it named is ignored" {
+    // RFC 9113 §6.8: the client had sent stream 3 before it saw the GOAWAY naming 1; its body's
+    // DATA is ignored, not a STREAM_CLOSED connection error.
+    var target: Target = undefined;
+    try target.init(.{});
+    defer target.deinit();
+    target.app.paused = true;
+    var wire: Wire = .{};
+    wire.preface();
+    wire.frame(frame_headers, flag_end_headers, 1, request_block);
+    try target.server.receive(wire.text(), 0);
+    try target.server.goaway(.no_error);
+    try target.drain();
+    var late: Wire = .{};
+    late.frame(frame_headers, flag_end_headers, 3, request_block);
+    late.frame(frame_data, 0, 3, "body of a stream never taken");
+    try target.server.receive(late.text(), 0);
+    try target.drain();
+    try testing.expectEqual(ServerSession.ErrorCode.no_error, target.goawayCode().?);
+    try testing.expectEqual(@as(u32, 1), target.count(frame_goaway, 0));
 }

@@ -905,6 +905,18 @@ fn sendErrorCallback(connection: *Connection, result: sys.SendError!usize) void 
     connection.lingerAfterResponse();
 }
 
+/// An HTTP/2 session is over, its GOAWAY and every stream's end written: half-close and linger
+/// as after a last HTTP/1.1 response. A client that sent frames meanwhile (a stream the
+/// GOAWAY refused, a WINDOW_UPDATE) would otherwise get a reset for a close with unread bytes,
+/// which can destroy the GOAWAY before it is read, and the client could not tell which of its
+/// streams were processed (RFC 9113 §6.8; the simulator's seed 51 found it).
+pub fn lingerAfterGoaway(connection: *Connection) void {
+    assert(connection.http2 != null);
+    assert(connection.http2.?.quiet());
+    connection.cancelPending(); // The session's receive: the linger reads into cbuf.
+    connection.linger();
+}
+
 /// Our last response is out, and the client may still be sending a body we do not read.
 fn linger(connection: *Connection) void {
     assert(connection.state == .active);

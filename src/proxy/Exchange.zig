@@ -901,6 +901,11 @@ fn relayResponseHead(exchange: *Exchange, head_len: u32) void {
     const body = exchange.ubuf.?[headroom + head_len ..][0 .. attempt.received - head_len];
     const framed = upstream_http1.frameBody(exchange, body) orelse return;
     attempt.state = .relaying_body;
+    // The response timer armed for the head stops here: while the client takes the head and
+    // the body bytes that came with it, no upstream deadline runs (a slow client's, or an
+    // HTTP/2 client's shut window, would otherwise time the backend out: the simulator's seed
+    // 1002227).
+    exchange.rearmAttemptTimer();
     exchange.response = .started;
     if (framed.last) exchange.response = .complete;
     var cookie_buffer: [rewrite.extra_field_bytes_max]u8 = undefined;

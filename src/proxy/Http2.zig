@@ -54,6 +54,8 @@ body_waits: u32 = 0,
 /// A GOAWAY was submitted (drain, idle timeout, a limit): close once it and every stream's
 /// end are written.
 going_away: bool = false,
+/// The highest stream id taken (given an exchange): what a GOAWAY names as its last.
+last_taken: ServerSession.StreamId = 0,
 
 /// The HTTP/2 connection preface a client sends first (RFC 9113 §3.4).
 pub const preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -122,6 +124,11 @@ pub fn start(connection: *Connection, already: u32) void {
         http2.received(connection.cbuf.?[0..already]);
         if (connection.state != .active) return;
     }
+    // The preface completed after the drain began (a slow client's, or at the end of a TLS
+    // handshake): the drain found an HTTP/1.1 connection waiting for a head and let it be, so
+    // the GOAWAY is sent now, taking no stream beyond those already received; else the
+    // session would serve new streams past the drain (the simulator's seed 2688).
+    if (proxy.draining) http2.goAway();
     http2.flush();
     http2.receiveMore();
 }
@@ -254,15 +261,22 @@ fn idle(http2: *Http2) void {
     }
 }
 
-/// Closes when the session is over (both sides said GOAWAY with no stream open, or it failed)
-/// and nothing is left to write.
+/// Ends the connection when the session is over (both sides said GOAWAY with no stream open,
+/// or it failed) and nothing is left to write: half-closed, then lingering (`Connection.
+/// lingerAfterGoaway`), not closed, since frames the client sent meanwhile would turn a close
+/// into a reset that can destroy the GOAWAY before the client reads it.
 fn maybeClose(http2: *Http2) bool {
     const connection = http2.connection;
+    assert(connection.state == .active);
     if (connection.send_completion.isPending() or http2.len > 0) return false;
     const over = !http2.session.wantsRead() and !http2.session.wantsWrite();
     const done_going = http2.going_away and http2.streams_count == 0 and !http2.session.wantsWrite();
     if (!over and !done_going) return false;
-    connection.close();
+    if (!http2.quiet()) {
+        connection.close(); // Streams nghttp2 closed whose exchanges still run: aborted now.
+        return true;
+    }
+    connection.lingerAfterGoaway();
     return true;
 }
 
@@ -295,7 +309,7 @@ pub fn drain(http2: *Http2) void {
 fn goAway(http2: *Http2) void {
     if (http2.going_away) return;
     http2.going_away = true;
-    http2.session.goaway(.no_error) catch {};
+    http2.session.goawayAfter(http2.last_taken, .no_error) catch {};
 }
 
 /// The connection is closing: every stream's exchange is aborted, and streams that have none
@@ -388,6 +402,7 @@ fn openStream(http2: *Http2, request: *const ServerSession.Request) void {
     if (http2.streams) |first| first.prev = stream;
     http2.streams = stream;
     http2.streams_count += 1;
+    http2.last_taken = @max(http2.last_taken, request.stream);
     worker.streams.add(1);
     stream.exchange = exchange;
     exchange.open(.{ .h2 = stream });

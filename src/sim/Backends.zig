@@ -585,9 +585,10 @@ fn buildResponse(conn: *Conn, world: *Simulator, request: *const Ledger.Request)
     w.print("HTTP/1.1 {d} {s}\r\nX-Sim-Tag: r{d}\r\nX-Sim-Len: {d}\r\n", .{ status, reason, conn.id, body_len }) catch unreachable;
     // A type gzip takes (compression.types' default), so that sluice compresses what it may.
     if (options.compress_percent > 0) w.writeAll("Content-Type: text/plain\r\n") catch unreachable;
-    // Said to the client, which cannot see it once sluice has gzipped the body into chunks: a
-    // close-delimited body cut by a close is, to sluice, a body that ended.
-    if (options.compress_percent > 0 and shape == .close) w.writeAll(peer_http.close_delimited_field ++ ": 1\r\n") catch unreachable;
+    // Said to the client, which cannot see it once sluice has gzipped the body into chunks or
+    // made it DATA frames: a close-delimited body cut by a close is, to sluice, a body that
+    // ended.
+    if ((options.compress_percent > 0 or options.http2_percent > 0) and shape == .close) w.writeAll(peer_http.close_delimited_field ++ ": 1\r\n") catch unreachable;
     if (random.uintLessThan(u8, 100) < options.backend_big_head_percent) {
         // Up to past the limits, in fields that grow when sluice rewrites them (`Name:value`).
         const count = random.uintAtMost(u32, options.response_headers_count_max + 8);

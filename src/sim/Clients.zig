@@ -19,6 +19,8 @@ const Ledger = @import("Ledger.zig");
 const Simulator = @import("Simulator.zig");
 const Backend = @import("Backends.zig").Backend;
 const Shared = @import("../upstream/Shared.zig");
+const h2 = @import("../h2/h2.zig");
+const Http2Client = @import("Http2Client.zig");
 const fail = @import("fail.zig");
 
 pub const clients_max = 48;
@@ -71,6 +73,8 @@ pub const Client = struct {
     close_announced: bool = false,
     closing_after_response: bool = false,
     tunnel: ?Tunnel = null,
+    /// Speaks HTTP/2 (Http2Client.zig) with this state; null: HTTP/1.x.
+    http2: ?*Http2Client = null,
 
     pub const State = enum { free, waiting, open };
 
@@ -127,6 +131,12 @@ pub const Clients = struct {
     clients: []Client,
     out_memory: []u8,
     gzipped_memory: []u8,
+    /// Each client's HTTP/2 state, used when it speaks HTTP/2.
+    http2_clients: []Http2Client,
+    /// nghttp2's memory for the clients' sessions (bounded as sluice's is), and their setup,
+    /// made per seed (the seed draws the stream window).
+    http2_pool: h2.memory.Pool,
+    http2_setup: ?h2.ClientSession.Setup = null,
     /// Clients that arrived, in order: started as session slots free up.
     next_number: u32 = 0,
 
@@ -136,17 +146,47 @@ pub const Clients = struct {
         const out_memory = try allocator.alloc(u8, clients_max * out_bytes_max);
         errdefer allocator.free(out_memory);
         const gzipped_memory = try allocator.alloc(u8, clients_max * gzipped_bytes_max);
-        return .{ .clients = clients, .out_memory = out_memory, .gzipped_memory = gzipped_memory };
+        errdefer allocator.free(gzipped_memory);
+        const http2_clients = try allocator.alloc(Http2Client, clients_max);
+        errdefer allocator.free(http2_clients);
+        var http2_pool: h2.memory.Pool = undefined;
+        var blocks: h2.memory.Pool.Options = undefined;
+        for (&blocks.blocks, http2_blocks_per_client) |*blocks_count, per_client| blocks_count.* = per_client * clients_max;
+        try http2_pool.init(allocator, blocks);
+        return .{
+            .clients = clients,
+            .out_memory = out_memory,
+            .gzipped_memory = gzipped_memory,
+            .http2_clients = http2_clients,
+            .http2_pool = http2_pool,
+        };
     }
 
+    /// `clients` must not move after this (sessions point at the pool and the setup).
     pub fn deinit(clients: *Clients, allocator: std.mem.Allocator) void {
+        if (clients.http2_setup) |*setup| setup.deinit();
+        clients.http2_pool.deinit(allocator);
+        allocator.free(clients.http2_clients);
         allocator.free(clients.gzipped_memory);
         allocator.free(clients.out_memory);
         allocator.free(clients.clients);
         clients.* = undefined;
     }
 
-    pub fn reset(clients: *Clients) void {
+    /// A seed starts: its clients, and the stream window its HTTP/2 clients announce.
+    pub fn reset(clients: *Clients, http2_window_bytes: u32) void {
+        if (clients.http2_pool.bytesInUse() != 0) fail.invariant("the clients' nghttp2 memory was not all given back", .{});
+        if (clients.http2_setup) |*setup| setup.deinit();
+        clients.http2_setup = null;
+        var setup: h2.ClientSession.Setup = undefined;
+        setup.init(.{
+            .stream_window_bytes = http2_window_bytes,
+            .streams_max = Http2Client.streams_max,
+            // Above what sluice passes on (Options: response heads up to 6 KiB, 256 fields).
+            .header_list_bytes_max = 64 * 1024,
+            .header_fields_max = peer_http.fields_max,
+        }) catch fail.invariant("sim: nghttp2 setup: out of memory", .{});
+        clients.http2_setup = setup;
         clients.next_number = 0;
         for (clients.clients, 0..) |*client, i| client.* = .{
             .out = clients.out_memory[i * out_bytes_max ..][0..out_bytes_max],
@@ -170,6 +210,14 @@ pub const Clients = struct {
             clients.next_number += 1;
             client.* = .{ .state = .waiting, .out = out, .gzipped = gzipped, .number = number };
             plan(client, world);
+            if (percent(world, world.options.http2_percent)) {
+                const http2 = &clients.http2_clients[client - clients.clients.ptr];
+                http2.plan(world);
+                client.http2 = http2;
+                client.pipeline = 1;
+                client.http10 = false;
+                world.summary.http2_clients += 1;
+            }
             return true;
         }
         return false;
@@ -205,19 +253,31 @@ fn plan(client: *Client, world: *Simulator) void {
     client.slow = percent(world, options.client_slow_percent);
 }
 
-fn percent(world: *Simulator, value: u8) bool {
+/// nghttp2's blocks per client session, by size class (h2/memory.zig): about twice what
+/// sluice gives each of its sessions (Proxy.zig `h2_blocks_per_session`), for up to
+/// `Http2Client.streams_max` streams and response heads of up to `peer_http.fields_max` fields.
+const http2_blocks_per_client = [h2.memory.class_count]u32{
+    96, 192, 96, 96, 48, 48, 24, 24, 12, 12, 6, 6, 4, 6, 2, 2, 2, 4, 2, 1, 1,
+};
+
+pub fn percent(world: *Simulator, value: u8) bool {
     return world.random.uintLessThan(u8, 100) < value;
 }
 
 /// The connection is accepted: sluice serves `fd` from now on.
-pub fn start(client: *Client, fd: linux.fd_t) void {
+pub fn start(client: *Client, world: *Simulator, fd: linux.fd_t) void {
     assert(client.state == .waiting);
     client.state = .open;
     client.fd = fd;
+    if (client.http2) |http2| {
+        const clients = &world.clients;
+        http2.start(client, world, &clients.http2_setup.?, &clients.http2_pool);
+    }
 }
 
 pub fn step(client: *Client, world: *Simulator) void {
     if (client.state != .open) return;
+    if (client.http2) |http2| return http2.step(world);
     const now = world.sim.now_ns;
     if (now >= client.vanish_at_ns) return vanish(client, world);
     const stalled = now >= client.stall_from_ns and now < client.stall_until_ns;
@@ -259,17 +319,42 @@ pub fn wakeAt(client: *const Client, now: u64) u64 {
     for (times) |t| if (t > now) {
         at = @min(at, t);
     };
+    if (client.http2) |http2| at = @min(at, http2.wakeAt(now));
     return at;
 }
 
 fn send(client: *Client, world: *Simulator) void {
     if (client.shut) return;
-    const now = world.sim.now_ns;
     if (client.out_sent == client.out_len) {
         if (!mayStartRequest(client, world)) return;
         buildRequest(client, world);
     }
-    if (client.slow and now < client.slow_next_ns) return;
+    switch (writeOut(client, world)) {
+        .waiting, .closed => return,
+        .wrote => {},
+    }
+    if (client.stream_sent >= client.vanish_at_byte) return vanish(client, world);
+    if (client.out_sent == client.out_len and client.requests_left == 0 and client.half_close and !client.shut and
+        !client.upgrading())
+    {
+        world.sim.peerShutdown(client.fd);
+        client.shut = true;
+    }
+}
+
+pub const Written = enum {
+    wrote,
+    /// A slow client waits before its next few bytes.
+    waiting,
+    /// sluice has closed: the read side will say how.
+    closed,
+};
+
+/// Writes the next bytes of `out` at the client's pace: a few bytes at a time when it is slow,
+/// never past the byte it vanishes at (the caller vanishes then).
+pub fn writeOut(client: *Client, world: *Simulator) Written {
+    const now = world.sim.now_ns;
+    if (client.slow and now < client.slow_next_ns) return .waiting;
     var limit = client.out_len;
     if (client.slow) {
         limit = @min(limit, client.out_sent + world.random.intRangeAtMost(u32, 1, 8));
@@ -283,16 +368,10 @@ fn send(client: *Client, world: *Simulator) void {
                 client.out_sent += n;
                 client.stream_sent += n;
             },
-            .closed => return, // sluice has closed: the read side will say how.
+            .closed => return .closed,
         }
     }
-    if (client.stream_sent >= client.vanish_at_byte) return vanish(client, world);
-    if (client.out_sent == client.out_len and client.requests_left == 0 and client.half_close and !client.shut and
-        !client.upgrading())
-    {
-        world.sim.peerShutdown(client.fd);
-        client.shut = true;
-    }
+    return .wrote;
 }
 
 fn mayStartRequest(client: *Client, world: *Simulator) bool {
@@ -440,8 +519,23 @@ pub fn writeTarget(w: *std.Io.Writer, request: *const Ledger.Request, id: u32) s
 
 /// What the handler answers by itself (Simulator.zig `handler_sources`): the method and the
 /// length of the body it read, so a body read short, long or twice shows.
-fn handlerBody(buffer: []u8, request: *const Client.Outstanding) []const u8 {
-    return std.fmt.bufPrint(buffer, "sim {t} {d}\n", .{ request.method, request.body_len }) catch unreachable;
+pub fn handlerBody(buffer: []u8, method: Ledger.Method, body_len: u32) []const u8 {
+    return std.fmt.bufPrint(buffer, "sim {t} {d}\n", .{ method, body_len }) catch unreachable;
+}
+
+/// Bytes `offset..` of one of sluice's own answers to request `id`: the local route's body or
+/// the handler's, when the answer is their 200 (for HTTP/1.1 and HTTP/2 clients).
+pub fn checkOwnBody(id: u32, target: Ledger.Target, method: Ledger.Method, body_len: u32, status: u16, offset: u64, bytes: []const u8) void {
+    if (status != 200) return;
+    var buffer: [64]u8 = undefined;
+    const expected = switch (target) {
+        .local => local_body,
+        .handler => handlerBody(&buffer, method, body_len),
+        else => return,
+    };
+    if (offset + bytes.len > expected.len or !std.mem.eql(u8, bytes, expected[offset..][0..bytes.len])) {
+        fail.invariant("r{d}: the {t} route's body is wrong: {s}", .{ id, target, bytes });
+    }
 }
 
 /// The client's address: the same for every connection of a client number.
@@ -586,19 +680,7 @@ fn onBody(client: *Client, body: []const u8) void {
     const request = client.front();
     const offset = client.parser.body_offset - body.len;
     if (client.response.own) {
-        if (request.target == .local and client.response.status == 200) {
-            if (offset + body.len > local_body.len or !std.mem.eql(u8, body, local_body[offset..][0..body.len])) {
-                fail.invariant("r{d}: the local route's body is wrong", .{request.id});
-            }
-        }
-        if (request.target == .handler and client.response.status == 200) {
-            var buffer: [64]u8 = undefined;
-            const expected = handlerBody(&buffer, request);
-            if (offset + body.len > expected.len or !std.mem.eql(u8, body, expected[offset..][0..body.len])) {
-                fail.invariant("r{d}: the handler's body is wrong: {s}", .{ request.id, body });
-            }
-        }
-        return;
+        return checkOwnBody(request.id, request.target, request.method, request.body_len, client.response.status, offset, body);
     }
     if (client.response.gzip) {
         if (client.gzipped_len + body.len > client.gzipped.len) fail.invariant("r{d}: gzipped body past {d} bytes", .{ request.id, client.gzipped.len });
@@ -654,7 +736,7 @@ fn onEnd(client: *Client, world: *Simulator) void {
         fail.invariant("r{d}: the local route's body is {d} bytes", .{ request.id, seen });
     } else if (request.target == .handler and response.status == 200 and request.method != .HEAD and !response.unsolicited) {
         var buffer: [64]u8 = undefined;
-        const expected = handlerBody(&buffer, &request);
+        const expected = handlerBody(&buffer, request.method, request.body_len);
         if (seen != expected.len) fail.invariant("r{d}: the handler's body is {d} bytes, not {d}", .{ request.id, seen, expected.len });
     }
     if (request.target == .handler) {

@@ -84,6 +84,8 @@ pub const Request = struct {
     responses_count: u8 = 0,
     /// Responses its client took for it (at most one).
     answered: u8 = 0,
+    /// sluice refused its HTTP/2 stream (REFUSED_STREAM): it must never reach a backend.
+    refused: bool = false,
 
     pub const responses_max = 8;
 };
@@ -126,6 +128,7 @@ pub fn get(ledger: *Ledger, id: u32) *Request {
 /// it, so the rules compare when sluice sent it with when a response byte reached sluice.
 pub fn delivered(ledger: *Ledger, id: u32, backend: u8, sent: ?u64) void {
     const request = ledger.get(id);
+    if (request.refused) fail.invariant("r{d} reached backend {d} after sluice refused its stream", .{ id, backend });
     request.deliveries += 1;
     request.backends |= @as(u64, 1) << @intCast(backend);
     if (request.deliveries == 1) return;
@@ -150,6 +153,14 @@ pub fn delivered(ledger: *Ledger, id: u32, backend: u8, sent: ?u64) void {
             id, request.deliveries, ledger.tries_max,
         });
     }
+}
+
+/// sluice refused request `id`'s HTTP/2 stream (REFUSED_STREAM, RFC 9113 §8.7: not processed),
+/// which no backend may have seen, nor see later.
+pub fn refuse(ledger: *Ledger, id: u32) void {
+    const request = ledger.get(id);
+    if (request.deliveries > 0) fail.invariant("r{d}: its stream was refused, yet it reached a backend", .{id});
+    request.refused = true;
 }
 
 /// A backend starts answering request `id`.

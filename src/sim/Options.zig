@@ -75,6 +75,20 @@ compress_percent: u8,
 compress_level: u4,
 compress_slots: u32,
 compress_min_bytes: u64,
+/// HTTP/2 (h2c with prior knowledge, Http2Client.zig) is on, and this share of clients speak
+/// it; 0: HTTP/2 off, and the run is as it was before it existed.
+http2_percent: u8,
+/// Streams an HTTP/2 client keeps open at once, at most (each draws its own).
+http2_streams_max: u8,
+/// sluice's SETTINGS_MAX_CONCURRENT_STREAMS (`http2_streams_max`): small in some seeds, so
+/// that streams opened before the SETTINGS arrive are refused.
+http2_streams_allowed: u32,
+/// The clients' SETTINGS_INITIAL_WINDOW_SIZE: small in a share of seeds (window stalls).
+http2_window_bytes: u32,
+/// Streams an HTTP/2 client resets (RST_STREAM CANCEL), in percent (a fault).
+http2_reset_percent: u8,
+/// HTTP/2 clients that hand back their window only after a while, in percent.
+http2_consume_late_percent: u8,
 
 // Client faults.
 client_vanish_percent: u8,
@@ -188,6 +202,12 @@ pub fn generate(seed: u64, steps: u64) Options {
         .compress_level = undefined,
         .compress_slots = undefined,
         .compress_min_bytes = undefined,
+        .http2_percent = undefined,
+        .http2_streams_max = undefined,
+        .http2_streams_allowed = undefined,
+        .http2_window_bytes = undefined,
+        .http2_reset_percent = undefined,
+        .http2_consume_late_percent = undefined,
     };
     // Delay is not a fault as such, but a delay past the response timeout is: clean seeds
     // answer promptly.
@@ -212,5 +232,15 @@ pub fn generate(seed: u64, steps: u64) Options {
     options.compress_level = random.intRangeAtMost(u4, 1, 9);
     options.compress_slots = random.intRangeAtMost(u32, 1, 4);
     options.compress_min_bytes = random.uintAtMost(u64, 2048);
+    options.http2_percent = if (random.boolean()) 0 else random.intRangeAtMost(u8, 1, 100);
+    options.http2_streams_max = random.intRangeAtMost(u8, 1, 8);
+    options.http2_streams_allowed = if (random.uintLessThan(u8, 4) == 0) random.intRangeAtMost(u32, 1, 4) else 100;
+    options.http2_window_bytes = switch (random.uintLessThan(u8, 4)) {
+        0 => random.intRangeAtMost(u32, 16, 256),
+        1 => random.intRangeAtMost(u32, 257, 8192),
+        else => 65_535,
+    };
+    options.http2_reset_percent = swarm.percent(30);
+    options.http2_consume_late_percent = random.uintAtMost(u8, 100);
     return options;
 }

@@ -102,6 +102,17 @@ pub const Summary = struct {
     gzipped_cut: u64 = 0,
     /// Resends the ledger could not order against the answers (the kernel forgot that far).
     resends_unordered: u64 = 0,
+    /// HTTP/2 clients (Http2Client.zig), their streams, the streams they reset, those sluice
+    /// reset (a backend's failure after the head went out), those it refused (never seen by a
+    /// backend), and the GOAWAYs they received.
+    http2_clients: u64 = 0,
+    http2_streams: u64 = 0,
+    http2_client_resets: u64 = 0,
+    http2_sluice_resets: u64 = 0,
+    http2_refused: u64 = 0,
+    http2_goaways: u64 = 0,
+    /// Close-delimited bodies a backend's close cut, which sluice ends as whole ones.
+    http2_cut: u64 = 0,
     sim: Sim.Stats = .{},
 
     pub fn add(total: *Summary, one: *const Summary) void {
@@ -173,7 +184,7 @@ pub fn run(world: *Simulator, seed: u64, steps: u64) Summary {
     world.loop = Loop.initSim(&world.sim);
     world.ledger.reset();
     world.backends.reset(world.options.backends_count);
-    world.clients.reset();
+    world.clients.reset(world.options.http2_window_bytes);
     world.step_count = 0;
     world.draining = false;
     world.next_arrival_ns = world.sim.now_ns;
@@ -228,6 +239,17 @@ fn setUp(world: *Simulator) void {
         .slots = options.compress_slots,
         .min_bytes = options.compress_min_bytes,
     };
+    if (options.http2_percent > 0) {
+        // h2c with prior knowledge beside HTTP/1.1 on the one listener.
+        config.http2 = .on;
+        config.http2_streams_max = options.http2_streams_allowed;
+        // A stream's request body window (65,535 bytes) must fit its four segments
+        // (Http2Stream.segments_max), and a try's inbox a window beside 8 KiB of heads
+        // (Http2Try.windowBytes): buffers over 16 KiB, which the workers get from their TLS
+        // reserve and the simulator from a larger response head limit (backends pad their
+        // heads up to past the drawn limit, all of which now passes).
+        config.response_header_bytes_max = @max(config.response_header_bytes_max, 16 * 1024);
+    }
     world.composePools(config);
     config.validate() catch |err| std.debug.panic("sim: the configuration does not validate: {t}", .{err});
     world.generations = .{ .loop = &world.loop, .sessions_count = options.sessions, .quarantine = &world.quarantine };
@@ -242,7 +264,7 @@ fn setUp(world: *Simulator) void {
         options.sessions,
         .{ .context = world, .function = slotFreeCallback },
         false, // TLS is not simulated (docs/ARCHITECTURE.md, "The simulator": limits).
-        false, // Nor is HTTP/2, yet.
+        options.http2_percent > 0,
     ) catch |err| std.debug.panic("sim: Proxy.init: {t}", .{err});
     world.static.seal();
     world.proxy.start();
@@ -319,7 +341,7 @@ fn admit(world: *Simulator) void {
         }
         if (!world.proxy.hasFreeSession()) return;
         const fd = world.sim.openClient();
-        clients_ns.start(client, fd);
+        clients_ns.start(client, world, fd);
         world.trace("client {d}: connected, fd {d}", .{ client.number, fd });
         world.proxy.startSession(fd, client.peer, 0);
     }
@@ -643,8 +665,10 @@ fn check(world: *Simulator) void {
     const client_fds = world.sim.openCount(.client);
     if (client_fds != active) fail.invariant("{d} sessions in use but {d} client fds open", .{ active, client_fds });
     const buffers_used = proxy.buffers.totalCount() - proxy.buffers.availableCount();
-    if (buffers_used > Proxy.buffersPerSession(false, false) * active) {
-        fail.invariant("{d} buffers in use by {d} sessions", .{ buffers_used, active });
+    // HTTP/2 streams hold buffers (and exchanges) of their own beside their connection's.
+    const streams: u32 = @intCast(proxy.streams.len - proxy.free_streams.available());
+    if (buffers_used > Proxy.buffersPerSession(false, false) * active + Proxy.buffersPerStream(false) * streams) {
+        fail.invariant("{d} buffers in use by {d} sessions and {d} HTTP/2 streams", .{ buffers_used, active, streams });
     }
 
     var instances_buffer: [Proxy.holds_max * Config.pools_count_max]*Pool = undefined;
@@ -703,13 +727,14 @@ fn check(world: *Simulator) void {
     if (conns_open != upstream_fds) {
         fail.invariant("{d} connections in the pools but {d} upstream fds open (a leak, or a double close)", .{ conns_open, upstream_fds });
     }
-    if (busy > active) fail.invariant("{d} busy upstream connections for {d} sessions", .{ busy, active });
-    if (inflight > active) fail.invariant("{d} requests in flight for {d} sessions", .{ inflight, active });
+    if (busy > active + streams) fail.invariant("{d} busy upstream connections for {d} sessions and {d} streams", .{ busy, active, streams });
+    if (inflight > active + streams) fail.invariant("{d} requests in flight for {d} sessions and {d} streams", .{ inflight, active, streams });
     var users: u32 = 0;
     for (proxy.holds) |hold| users += hold.users;
-    if (users > active) fail.invariant("{d} generation holds for {d} sessions", .{ users, active });
-    if (active == 0 and (buffers_used != 0 or busy != 0 or inflight != 0 or users != 0)) {
-        fail.invariant("no session, yet {d} buffers, {d} busy connections, {d} requests in flight, {d} holds", .{ buffers_used, busy, inflight, users });
+    // One hold per exchange: an HTTP/1.1 session's, or an HTTP/2 stream's.
+    if (users > active + streams) fail.invariant("{d} generation holds for {d} sessions and {d} streams", .{ users, active, streams });
+    if (active == 0 and (buffers_used != 0 or busy != 0 or inflight != 0 or users != 0 or streams != 0)) {
+        fail.invariant("no session, yet {d} buffers, {d} busy connections, {d} requests in flight, {d} holds, {d} streams", .{ buffers_used, busy, inflight, users, streams });
     }
     for (proxy.connections[0..proxy.free_connections.touched()], 0..) |*connection, i| {
         if (connection.invariants()) |broken| fail.invariant("connection slot {d} ({t}): {s}", .{ i, connection.state, broken });
@@ -724,6 +749,9 @@ fn check(world: *Simulator) void {
     };
     for (ranges) |range| for (proxy.exchanges[range[0]..][0..range[1]], range[0]..) |*exchange, i| {
         if (exchange.invariants()) |broken| fail.invariant("exchange slot {d} ({t}): {s}", .{ i, exchange.state, broken });
+    };
+    if (proxy.http2) |http2| if (active == 0 and http2.pool.bytesInUse() != 0) {
+        fail.invariant("no session, yet {d} bytes of nghttp2 memory in use", .{http2.pool.bytesInUse()});
     };
     // A pipe is busy only while an exchange splices through it; every open one is the proxy's.
     const pipes_busy = proxy.pipes.busyCount();

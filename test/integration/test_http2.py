@@ -11,11 +11,15 @@ import hashlib
 import json
 import shutil
 import signal
+import socket
 import subprocess
 import threading
 import time
 
+import h2.config
+import h2.connection
 import h2.errors
+import h2.events
 import h2.settings
 import pytest
 
@@ -291,6 +295,94 @@ def test_drain_finishes_streams_in_flight(sluice, make_backend):
     assert status == "2 200" and json.loads(body)["target"] == "/slow"
     assert run.returncode == 0
     assert sluice.wait(10) == 0
+
+
+def test_the_goaway_survives_frames_the_client_sends_after_it(sluice, backend):
+    """An idle connection's GOAWAY goes out and the session is over: sluice half-closes and
+    lingers rather than closing, so a frame the client sends before it reads (a PING here; a
+    new stream in the simulator's seed 51) does not turn the close into a reset, which would
+    destroy the GOAWAY in the client's receive queue (RFC 9113 §6.8)."""
+    sluice.start([backend], args=H2C + ["--client-idle-timeout", "500ms"])
+    c = H2Client.plain(sluice.port)
+    assert c.get("/first").status == 200
+    time.sleep(1.2)  # Past the idle timeout: the GOAWAY waits, unread, in the client's queue.
+    c.conn.ping(b"12345678")
+    c.flush()
+    time.sleep(0.3)  # Past the frame's arrival at sluice.
+    c.read_until_closed()
+    assert c.goaway is not None and c.goaway.error_code == 0, c.goaway
+    c.close()
+
+
+def test_a_preface_completed_during_the_drain_is_sent_away(sluice, backend):
+    """SIGTERM while a plain connection's preface is half there: to sluice it is still an
+    HTTP/1.1 connection waiting for its head, which the drain lets finish. When the preface
+    completes, the session starts with a GOAWAY (NO_ERROR), and sluice exits without waiting
+    for the drain deadline, however many streams the client would go on to open."""
+    sluice.start([backend], args=H2C)
+    conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True))
+    conn.initiate_connection()
+    opening = conn.data_to_send()
+    sock = socket.create_connection(("127.0.0.1", sluice.port), timeout=5)
+    sock.sendall(opening[:10])
+    time.sleep(0.3)
+    sluice.signal(signal.SIGTERM)
+    time.sleep(0.3)
+    sock.sendall(opening[10:])
+    goaway = None
+    deadline = time.monotonic() + 5
+    while goaway is None and time.monotonic() < deadline:
+        data = sock.recv(65536)
+        if not data:
+            break
+        for event in conn.receive_data(data):
+            if isinstance(event, h2.events.ConnectionTerminated):
+                goaway = event
+        sock.sendall(conn.data_to_send())
+    assert goaway is not None and goaway.error_code == 0, goaway
+    sock.close()
+    assert sluice.wait(5) == 0
+
+
+def test_a_shut_stream_window_does_not_time_the_backend_out(sluice, make_backend):
+    """The backend answers at once, and the client keeps its stream window (16 bytes) shut for
+    longer than the upstream response timeout: only the client is being waited for, so no
+    upstream deadline runs, and the whole body arrives once the client reads on."""
+    body = bytes(range(256)) * 40
+    backend = make_backend(fixed(body=body))
+    sluice.start([backend], args=H2C + ["--upstream-response-timeout", "300ms", "--upstream-body-timeout", "300ms"])
+    c = H2Client.plain(sluice.port, window=16, auto_ack=False)
+    sid = c.request("GET", "/slow-reader")
+    deadline = time.monotonic() + 5
+    while not c.responses[sid].body and time.monotonic() < deadline:
+        c.pump_once()
+    time.sleep(1.0)  # The window stays shut past both upstream timeouts.
+    c.conn.acknowledge_received_data(len(c.responses[sid].body), sid)
+    c.auto_ack = True
+    c.flush()
+    r = c.wait(sid)[sid]
+    assert r.reset is None and r.status == 200, r
+    assert r.body == body
+    c.close()
+
+
+def test_the_drains_goaway_names_no_half_sent_stream(sluice, backend):
+    """SIGTERM while a stream's HEADERS are half there: nghttp2 counts the stream as processed,
+    but sluice has not taken it, so the GOAWAY names the stream before it (1), and the client
+    knows stream 3 may be sent again elsewhere."""
+    sluice.start([backend], args=H2C)
+    c = H2Client.plain(sluice.port)
+    assert c.get("/first").status == 200
+    c.conn.send_headers(3, [(":method", "POST"), (":path", "/half"), (":scheme", "http"),
+                            (":authority", "x")], end_stream=True)
+    frame = c.conn.data_to_send()
+    c.sock.sendall(frame[:10])  # The frame's header and one byte of its block.
+    time.sleep(0.3)
+    sluice.signal(signal.SIGTERM)
+    c.read_until_closed()
+    assert c.goaway is not None and c.goaway.error_code == 0, c.goaway
+    assert c.goaway.last_stream_id == 1, c.goaway
+    assert sluice.wait(5) == 0
 
 
 def test_a_rapid_reset_client_is_sent_away(sluice, backend):
