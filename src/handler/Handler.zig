@@ -136,6 +136,9 @@ pub const Request = struct {
     body: []const u8 = "",
     /// `body` is in chunked framing (checked by the connection): decoded for `request.body`.
     body_chunked: bool = false,
+    /// The body was not read before the call (it is larger than the room behind the head):
+    /// `request.body` is null.
+    body_unread: bool = false,
 };
 
 /// How the response is written.
@@ -148,13 +151,22 @@ pub const Reply = struct {
 };
 
 pub const Outcome = union(enum) {
-    /// `len` bytes of `out`: a whole response.
-    response: struct { status: u16, len: usize },
+    /// `len` bytes of `out`: the head and as much of the body as fits; `rest`, the body's
+    /// bytes after those, in the request's heap, which the engine keeps (`kept`) until the
+    /// exchange has sent them and calls `releaseBody`.
+    response: Response,
     /// `Response.proxy`: the request goes on to a pool.
     proxy: Proxied,
     failed: Failure,
     /// The handler waits on a timer: come back with `resumeTimers` at `wakeAt`, or `abandon`.
     suspended: Engine.Ticket,
+};
+
+pub const Response = struct {
+    status: u16,
+    len: usize,
+    rest: []const u8 = "",
+    kept: ?Engine.Ticket = null,
 };
 
 /// What `Response.proxy` asked for. The strings live in the engine's arena: they are valid
@@ -401,8 +413,12 @@ fn buildRequest(engine: *Engine, request: *const Request, scratch: []u8) Engine.
     try engine.setProperty(value, "target", try engine.newString(request.target));
     try engine.setProperty(value, "headers", try buildHeaders(engine, request.headers));
     try engine.setProperty(value, "ip", try engine.newString(request.ip));
-    const body = if (request.body_chunked) try decodeChunked(engine, request.body) else request.body;
-    try engine.setProperty(value, "body", try engine.newString(body));
+    if (request.body_unread) {
+        try engine.setProperty(value, "body", Value.null_value);
+    } else {
+        const body = if (request.body_chunked) try decodeChunked(engine, request.body) else request.body;
+        try engine.setProperty(value, "body", try engine.newString(body));
+    }
     try engine.setProperty(value, "json", engine.hostFunction(host.request_json_native));
     return value;
 }
@@ -525,15 +541,35 @@ fn write(handler: *Handler, v: Value, reply: Reply, out: []u8, now_ns: u64) Outc
         };
         return .{ .proxy = proxied };
     }
-    const len = writeResponse(v, reply, out) catch |err| switch (err) {
-        error.WriteFailed => return handler.fail(.response_too_large, now_ns, "the response does not fit a connection buffer (limits.header_bytes_max)"),
+    const written = writeResponse(&handler.engine.heap, v, reply, out) catch |err| switch (err) {
+        error.WriteFailed => return handler.fail(.response_too_large, now_ns, "the response head does not fit a connection buffer (limits.header_bytes_max)"),
+        error.OutOfMemory => return handler.fail(.memory, now_ns, "the response body's UTF-8 bytes do not fit the handler's heap"),
         error.NotAResponse => return handler.fail(.not_a_response, now_ns, "the Response's status, body or headers were changed to values it cannot send"),
     };
     const status: u16 = @intFromFloat(host.field(v, .status).?.asNumber());
-    return .{ .response = .{ .status = status, .len = len } };
+    if (written.rest.len == 0) return .{ .response = .{ .status = status, .len = written.len } };
+    // The rest of the body stays in the request's heap until it is sent: the slot is kept.
+    const kept = handler.engine.keep() orelse
+        return handler.fail(.busy, now_ns, "its response is larger than a buffer, and as many of its requests as `suspended_max` allows already hold the engine on this worker");
+    return .{ .response = .{ .status = status, .len = written.len, .rest = written.rest, .kept = kept } };
 }
 
-fn writeResponse(v: Value, reply: Reply, out: []u8) error{ WriteFailed, NotAResponse }!usize {
+/// The exchange has sent the last byte of a response's `rest` (or gave up on it): the engine
+/// slot that held it is free again.
+pub fn releaseBody(handler: *Handler, ticket: Engine.Ticket) void {
+    handler.engine.release(ticket);
+}
+
+const Written = struct {
+    /// Bytes of `out`: the head and the body's first bytes.
+    len: usize,
+    /// The body bytes that did not fit, in the request's heap.
+    rest: []const u8,
+};
+
+/// The response's head into `out`, then as much of its body as fits; what does not stays where
+/// it is (bytes) or is encoded as UTF-8 into the request's heap (a string), to be sent later.
+fn writeResponse(heap: *js.Heap, v: Value, reply: Reply, out: []u8) error{ WriteFailed, NotAResponse, OutOfMemory }!Written {
     const status_value = host.field(v, .status) orelse return error.NotAResponse;
     if (!status_value.isNumber()) return error.NotAResponse;
     const status_float = status_value.asNumber();
@@ -581,10 +617,27 @@ fn writeResponse(v: Value, reply: Reply, out: []u8) error{ WriteFailed, NotAResp
         }
     }
     try w.writeAll("\r\n");
-    if (!reply.head_only and !bodiless) {
+    if (reply.head_only or bodiless or body_len == 0) return .{ .len = w.end, .rest = "" };
+    if (body_len <= w.unusedCapacityLen()) {
         if (body_bytes) |bytes| try w.writeAll(bytes) else try string.writeUtf8(&w, body_value.asString());
+        return .{ .len = w.end, .rest = "" };
     }
-    return w.end;
+    const bytes = body_bytes orelse try utf8Bytes(heap, body_value.asString(), body_len);
+    assert(bytes.len == body_len);
+    const first = w.unusedCapacityLen();
+    try w.writeAll(bytes[0..first]);
+    return .{ .len = w.end, .rest = bytes[first..] };
+}
+
+/// A string body as UTF-8 bytes: its own when it is ASCII (nothing to encode), else encoded
+/// into the request's heap, once, so that windows of it can be sent without encoding again.
+fn utf8Bytes(heap: *js.Heap, s: *const string.String, utf8_len: usize) error{OutOfMemory}![]const u8 {
+    if (!s.flags.wide and utf8_len == s.len) return s.latin1();
+    const bytes = heap.allocBytes(utf8_len, 1) catch return error.OutOfMemory;
+    var w: std.Io.Writer = .fixed(bytes);
+    string.writeUtf8(&w, s) catch unreachable; // `utf8_len` is what it writes.
+    assert(w.end == utf8_len);
+    return bytes;
 }
 
 fn utf8Length(s: *const string.String) usize {
@@ -823,7 +876,7 @@ test "handler: a 304 has no Content-Length, no Content-Type of the helper's and 
     try testing.expectEqualStrings("HTTP/1.1 304 Not Modified\r\netag: \"v1\"\r\n\r\n", out[0..outcome.response.len]);
 }
 
-test "handler: a response too large, an exception, a non-Response and fields changed to smuggle bytes are counted failures" {
+test "handler: an exception, a non-Response and fields changed to smuggle bytes are counted failures" {
     var module: Engine.Module = undefined;
     var handler = try testHandler(&module);
     defer module.deinit();
@@ -832,7 +885,6 @@ test "handler: a response too large, an exception, a non-Response and fields cha
     var scratch: [64]u8 = undefined;
     const reply: Reply = .{ .version = .http11, .head_only = false, .close = false };
     const cases = [_]struct { []const u8, Failure }{
-        .{ "/big", .response_too_large },
         .{ "/throw", .exception },
         .{ "/string", .not_a_response },
         .{ "/smuggle", .not_a_response },
@@ -847,6 +899,34 @@ test "handler: a response too large, an exception, a non-Response and fields cha
     }
     // The bounded writer stopped at the buffer's end.
     try testing.expectEqual(@as(usize, out.len), std.mem.indexOfScalar(u8, &out, 0) orelse out.len);
+}
+
+test "handler: a body larger than the buffer is the buffer's first bytes and the rest in a kept slot" {
+    var module: Engine.Module = undefined;
+    var handler = try testHandler(&module);
+    defer module.deinit();
+    defer handler.deinit(testing.allocator);
+    var out: [1024]u8 = undefined;
+    var scratch: [64]u8 = undefined;
+    const reply: Reply = .{ .version = .http11, .head_only = false, .close = false };
+    const request = testRequest("/big");
+    const big = handler.respond(&request, reply, &out, &scratch, 1).response;
+    try testing.expectEqual(out.len, big.len);
+    try testing.expect(std.mem.startsWith(u8, &out, "HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n"));
+    const head_len = std.mem.indexOf(u8, &out, "\r\n\r\n").? + 4;
+    try testing.expectEqual(@as(usize, 5000 - (out.len - head_len)), big.rest.len);
+    try testing.expect(std.mem.allEqual(u8, big.rest, 'x'));
+    try testing.expectEqual(@as(u32, 1), handler.engine.suspendedCount());
+    // Another call meanwhile runs in another slot: the kept bytes stay as they were.
+    const other = testRequest("/p");
+    _ = handler.respond(&other, reply, &out, &scratch, 1);
+    try testing.expect(std.mem.allEqual(u8, big.rest, 'x'));
+    handler.releaseBody(big.kept.?);
+    try testing.expectEqual(@as(u32, 0), handler.engine.suspendedCount());
+    // HEAD: the head only, nothing kept.
+    const head = handler.respond(&request, .{ .version = .http11, .head_only = true, .close = false }, &out, &scratch, 1).response;
+    try testing.expectEqual(@as(?Engine.Ticket, null), head.kept);
+    try testing.expectEqual(@as(u32, 0), handler.engine.suspendedCount());
 }
 
 test "handler: a chunked body is decoded into the arena, extensions skipped, never read past its end" {

@@ -486,6 +486,11 @@ pub fn requestBodyWhole(connection: *const Connection) bool {
     return !connection.request_body.overwritten;
 }
 
+/// The buffer's room behind the request head: a body of at most this is received whole.
+pub fn requestBodyRoom(connection: *const Connection) u64 {
+    return connection.cbuf.?.len - connection.exchange.?.request.head_len;
+}
+
 /// The request body, received whole behind the head (a handler's `request.body`).
 pub fn requestBodyBytes(connection: *const Connection) []const u8 {
     assert(connection.request_body.done and !connection.request_body.overwritten);
@@ -613,6 +618,13 @@ pub fn sendLocal(connection: *Connection, bytes: []const u8, close_after: bool) 
     connection.out.close_after = close_after;
     connection.out.started = true;
     connection.write(.local, bytes);
+}
+
+/// A local response whose body goes on in `sendResponseBody` windows: written as they come,
+/// with no framing of sluice's (the head has its Content-Length).
+pub fn sendLocalStart(connection: *Connection, bytes: []const u8, close_after: bool) void {
+    assert(connection.out.dechunk == null); // Set only for a relayed chunked response.
+    connection.sendLocal(bytes, close_after);
 }
 
 /// While the exchange's handler waits suspended, nothing is sent to the client: the send

@@ -124,6 +124,9 @@ total_timer: Timer = .{},
 handler_ticket: ?Handler.Ticket = null,
 /// The handler's fetches this exchange started and has not settled (handler_target.zig).
 fetches: ?*Subrequest = null,
+/// A handler's answer larger than `ubuf`: the body bytes not sent yet, in the engine slot it
+/// keeps until they are (handler_target.zig).
+handler_unsent: ?handler_target.Unsent = null,
 log: Log = .{},
 
 pub const State = enum {
@@ -253,7 +256,7 @@ pub fn open(exchange: *Exchange, downstream: Downstream) void {
     assert(exchange.pending_ops == 0);
     assert(exchange.hold == null and exchange.ubuf == null and exchange.pipe == null);
     assert(exchange.head_copy == null and exchange.handler_ticket == null);
-    assert(exchange.fetches == null);
+    assert(exchange.fetches == null and exchange.handler_unsent == null);
     assert(exchange.response_encoding == .identity);
     assert(!exchange.total_timer.isArmed() and !exchange.attempt.timer.isArmed());
     exchange.reset(exchange.proxy, downstream, exchange.request_parser.scanner.headers_buffer, exchange.response_fields);
@@ -1263,6 +1266,7 @@ pub fn responseSent(exchange: *Exchange) void {
     assert(exchange.state == .upstream or exchange.state == .local);
     exchange.pipe_loaded = false; // What was spliced into the pipe is out of it.
     if (exchange.sendPendingGzip()) return;
+    if (exchange.handler_unsent != null) return handler_target.sendMore(exchange);
     if (exchange.state == .local or exchange.response == .complete) {
         exchange.response = .sent;
         // An early response (the backend answered before reading the whole body): the rest
@@ -1522,6 +1526,7 @@ fn release(exchange: *Exchange) void {
     // may settle into the call once it is abandoned.
     if (exchange.fetches != null) handler_target.detachFetches(exchange);
     if (exchange.handler_ticket != null) handler_target.abandon(exchange);
+    if (exchange.handler_unsent != null) handler_target.releaseUnsent(exchange);
     if (exchange.ubuf) |ubuf| exchange.proxy.buffers.release(ubuf);
     exchange.ubuf = null;
     if (exchange.head_copy) |copy| exchange.proxy.buffers.release(copy);

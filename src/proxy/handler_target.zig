@@ -24,9 +24,11 @@ const rewrite = @import("rewrite.zig");
 const Exchange = @import("Exchange.zig");
 const Subrequest = @import("Subrequest.zig");
 
-/// A handler runs once the request is whole: a body (up to the handler's `body_max` and the
-/// room behind the head in the downstream's buffer) is received first, so that the handler
-/// sees it as `request.body` and a `Response.proxy` can still send it on from there.
+/// A body (up to the handler's `body_max`) that fits the room behind the head in the
+/// downstream's buffer is received first, so that the handler sees it as `request.body` and a
+/// `Response.proxy` can still send it on from there. A larger one is left unread: the handler
+/// runs at once, with `request.body` null, and a `Response.proxy` streams the body to the pool
+/// as a route's request would.
 pub fn start(exchange: *Exchange, handler: *Handler) void {
     if (!exchange.downstream.requestBodyPending()) return respond(exchange, handler);
     if (handler.body_bytes_max == 0) return exchange.fail(.request_body_too_large);
@@ -34,11 +36,22 @@ pub fn start(exchange: *Exchange, handler: *Handler) void {
         exchange.body_bytes_max = handler.body_bytes_max; // The connection checks chunked bodies.
     }
     if (exchange.bodyOverLimit()) return exchange.fail(.request_body_too_large);
+    if (!bodyFits(exchange)) return respond(exchange, handler);
     exchange.state = .body;
     // The body will be read: a client waiting on `Expect: 100-continue` is told to send it. An
     // over-limit Content-Length got its 413 above instead, without reading the body.
     if (exchange.request_head.expect_continue) return exchange.downstream.sendContinue();
     exchange.downstream.pullRequestBody();
+}
+
+/// Whether the request's body is read before the handler runs: a declared length that fits
+/// behind the head. A chunked body is gathered as it comes (a 413 if it outgrows the room).
+fn bodyFits(exchange: *const Exchange) bool {
+    return switch (exchange.request_head.body) {
+        .content_length => |length| length <= exchange.downstream.requestBodyRoom(),
+        .chunked => true,
+        .none, .close_delimited => unreachable, // No body pending.
+    };
 }
 
 /// The 100 Continue a handler's request asked for is out: its body comes next.
@@ -66,14 +79,16 @@ fn respond(exchange: *Exchange, handler: *Handler) void {
     const ubuf = proxy.buffers.acquire() orelse return exchange.fail(.overloaded);
     exchange.ubuf = ubuf;
     const head = exchange.request_head;
+    const unread = exchange.downstream.requestBodyPending();
     const request: Handler.Request = .{
         .method = head.method_text,
         .target = head.target,
         .path_and_query = rewrite.originForm(head).path,
         .headers = head.headers,
         .ip = exchange.downstream.client().ip,
-        .body = if (head.body == .none) "" else exchange.downstream.requestBodyBytes(),
-        .body_chunked = head.body != .none and exchange.downstream.requestBodyChunked(),
+        .body = if (head.body == .none or unread) "" else exchange.downstream.requestBodyBytes(),
+        .body_chunked = head.body != .none and !unread and exchange.downstream.requestBodyChunked(),
+        .body_unread = unread,
     };
     const reply = replyOf(exchange);
     conclude(exchange, handler, reply, handler.respond(&request, reply, ubuf, proxy.path_scratch, exchange.loop().now()));
@@ -115,12 +130,46 @@ fn conclude(exchange: *Exchange, handler: *Handler, reply: Handler.Reply, first:
         .response => |response| {
             exchange.log.status = response.status;
             exchange.response = .complete;
-            exchange.downstream.sendLocal(exchange.ubuf.?[0..response.len], reply.close);
+            const head = exchange.ubuf.?[0..response.len];
+            const ticket = response.kept orelse return exchange.downstream.sendLocal(head, reply.close);
+            exchange.handler_unsent = .{ .bytes = response.rest, .ticket = ticket };
+            exchange.downstream.sendLocalStart(head, reply.close);
         },
         .proxy => |proxied| proxyTo(exchange, handler, proxied),
         .failed => |failure| exchange.fail(if (failure == .busy) .handler_busy else .handler_failed),
         .suspended => unreachable, // Waited above.
     }
+}
+
+/// A handler's answer larger than `ubuf`: the body bytes still to send, which live in the
+/// request's heap, and the engine slot kept for them (Handler.Response.kept).
+pub const Unsent = struct {
+    bytes: []const u8,
+    ticket: Handler.Ticket,
+};
+
+/// The previous window of a large answer is out (Exchange.responseSent): the next is copied
+/// into `ubuf` and sent, with the downstream's backpressure. The slot is let go of as soon as
+/// the last bytes are copied out of it.
+pub fn sendMore(exchange: *Exchange) void {
+    assert(exchange.state == .local);
+    const unsent = &exchange.handler_unsent.?;
+    assert(unsent.bytes.len > 0);
+    const ubuf = exchange.ubuf.?;
+    const n = @min(ubuf.len, unsent.bytes.len);
+    @memcpy(ubuf[0..n], unsent.bytes[0..n]);
+    unsent.bytes = unsent.bytes[n..];
+    const last = unsent.bytes.len == 0;
+    if (last) releaseUnsent(exchange);
+    exchange.downstream.sendResponseBody(ubuf[0..n], last);
+}
+
+/// The large answer is sent (or the exchange ends before it is: its client left, the worker
+/// stops): the engine slot holding its bytes is free again.
+pub fn releaseUnsent(exchange: *Exchange) void {
+    const unsent = exchange.handler_unsent.?;
+    exchange.handler_unsent = null;
+    exchange.target.handler.releaseBody(unsent.ticket);
 }
 
 /// Starts each fetch the call made and has not been started: null when all are under way, or
@@ -268,8 +317,15 @@ fn proxyTo(exchange: *Exchange, handler: *Handler, proxied: Handler.Proxied) voi
     };
     exchange.target = .{ .pool = &generation.pools[index].locals[exchange.proxy.worker_index] };
     exchange.head_copy = exchange.proxy.buffers.acquire() orelse return exchange.fail(.overloaded);
-    // The body the handler read goes on from its first byte, as a retry's would.
-    if (exchange.request_head.body != .none) exchange.downstream.rewindRequestBody();
+    // The body goes on from its first byte, as a retry's would: read before the call, or not
+    // read at all. One the handler read and that outgrew the buffer is no longer there.
+    if (exchange.request_head.body != .none) {
+        if (!exchange.downstream.requestBodyReplayable()) {
+            _ = handler.failProxy(.request_too_large, now, proxied.pool, "");
+            return exchange.fail(.handler_failed);
+        }
+        exchange.downstream.rewindRequestBody();
+    }
     if (!exchange.forward(.{ .target = proxied.path, .fields = proxied.headers, .removed = proxied.removed })) {
         _ = handler.failProxy(.request_too_large, now, proxied.pool, "");
         return exchange.fail(.handler_failed);

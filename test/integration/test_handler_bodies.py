@@ -1,0 +1,229 @@
+"""Bodies of any size for JavaScript handlers (issue 25, item 3; docs/ARCHITECTURE.md, "Handler
+bodies of any size"): a handler's answer larger than a buffer is sent in windows out of the
+request's engine heap, whose slot is kept until the last byte is out; a fetched body larger
+than a buffer is returned the same way. Real sockets, both I/O backends, HTTP/1.1 and h2
+clients."""
+
+import socket
+import threading
+import time
+
+import hashlib
+
+from backends import expect_100, fixed
+from client import Client, Echoed, connect, read_response, request
+from test_admin import ADMIN_RE, scrape, value
+
+HANDLER = r"""
+export default async function handler(request) {
+  const path = request.path;
+  const n = Number(request.query.n ?? "0");
+  if (path === "/ascii") return Response.text("a".repeat(n));
+  if (path === "/utf8") return Response.text("é€".repeat(n));
+  if (path === "/bytes") {
+    const b = new Uint8Array(n);
+    for (let i = 0; i < n; i++) b[i] = i % 251;
+    return new Response(b, { headers: { "content-type": "application/octet-stream" } });
+  }
+  if (path === "/fetched") return fetch("http://big/x");
+  if (path === "/fetched-changed") {
+    const r = await fetch("http://big/x");
+    return new Response(r.body, { status: 203, headers: { "x-edge": "yes" } });
+  }
+  if (path === "/proxy") return Response.proxy("app", { headers: { "x-seen": String(request.body === null) } });
+  if (path === "/local") return Response.text("no thanks", { status: 403 });
+  return Response.text("small");
+}
+"""
+
+SITE = """\
+.{
+    .listen = "127.0.0.1:0",
+    .admin = .{ .listen = "127.0.0.1:0" },
+    .handlers = .{ .edge = .{ .file = "edge.js", .memory = "12MiB", .suspended_max = SUSPENDED, .deadline = "2s", .budget = 1000000000, .body_max = "16MiB" } },
+    .pools = .{ .big = .{ .backends = .{"BIG"} }, .app = .{ .backends = .{"APP"} } },
+    .routes = .{ .{ .handler = "edge" } },
+}
+"""
+
+BIG = bytes(i % 253 for i in range(3 << 20))
+
+
+def start(sluice, make_backend, tmp_path, suspended=4, args=(), workers=1):
+    """sluice with the handler above (12 MiB of heap) and a pool `big` whose backend answers a
+    3 MiB body, and a pool `app` whose backend echoes what it got (after a 100 Continue when
+    asked for one). Returns the admin port."""
+    big = make_backend(fixed(200, body=BIG), name="big1")
+    app = make_backend(expect_100(), name="app1")
+    (tmp_path / "edge.js").write_text(HANDLER)
+    config = tmp_path / "site.zon"
+    config.write_text(SITE.replace("SUSPENDED", str(suspended)).replace("BIG", big.address)
+                      .replace("APP", app.address))
+    sluice.start_config(config, workers=workers, args=args)
+    return int(sluice.wait_for_line(ADMIN_RE, timeout=5.0).group("port"))
+
+
+def pattern(n):
+    return bytes(i % 251 for i in range(n))
+
+
+def test_answers_larger_than_a_buffer_on_http1(sluice, make_backend, tmp_path):
+    """Strings (ASCII and not) and bytes of a few MiB arrive whole with their Content-Length on
+    a keep-alive connection, which then serves a pipelined request; HEAD gets the head with the
+    length and no body, and HTTP/1.0 the bytes then a close."""
+    start(sluice, make_backend, tmp_path)
+    with Client(sluice.port, timeout=20) as c:
+        r = c.request("GET", "/ascii?n=3000000")
+        assert r.status == 200 and r.body == b"a" * 3000000, (r.status, len(r.body))
+        assert r.header("content-length") == "3000000"
+        r = c.request("GET", "/utf8?n=400000")
+        assert r.body == "é€".encode() * 400000 and r.header("content-length") == str(2000000)
+        c.send(b"GET /bytes?n=1500000 HTTP/1.1\r\nHost: a\r\n\r\nGET /small HTTP/1.1\r\nHost: a\r\n\r\n")
+        r = c.read_response()
+        assert r.header("content-type") == "application/octet-stream"
+        assert r.body == pattern(1500000), len(r.body)
+        assert c.read_response().body == b"small"
+        r = c.request("HEAD", "/ascii?n=100000")
+        assert r.status == 200 and r.header("content-length") == "100000" and r.body == b""
+        assert c.request("GET", "/small").body == b"small"
+    r = request(sluice.port, "GET", "/ascii?n=200000", version="HTTP/1.0", timeout=10)
+    assert r.body == b"a" * 200000
+
+
+def test_answers_larger_than_a_buffer_on_http2(sluice, make_backend, tmp_path):
+    """The same answers to h2 streams side by side on one connection: DATA frames out of the
+    kept slots, with flow control's backpressure."""
+    from h2client import H2Client
+    start(sluice, make_backend, tmp_path, args=["--http2", "on"])
+    c = H2Client.plain(sluice.port)
+    a = c.request("GET", "/ascii?n=1000000")
+    b = c.request("GET", "/bytes?n=700000")
+    s = c.request("GET", "/small")
+    responses = c.wait(a, b, s, timeout=20)
+    assert responses[a].status == 200 and responses[a].body == b"a" * 1000000
+    assert responses[b].body == pattern(700000)
+    assert responses[s].body == b"small"
+    c.close()
+
+
+def test_a_fetched_body_larger_than_a_buffer_is_returned(sluice, make_backend, tmp_path):
+    """A 3 MiB fetched body, gathered into the request's heap, goes back to the client as it
+    is or with a changed status and field."""
+    start(sluice, make_backend, tmp_path)
+    with Client(sluice.port, timeout=20) as c:
+        r = c.request("GET", "/fetched")
+        assert r.status == 200 and r.body == BIG, (r.status, len(r.body))
+        r = c.request("GET", "/fetched-changed")
+        assert (r.status, r.header("x-edge"), r.body == BIG) == (203, "yes", True)
+
+
+def test_a_slow_client_holds_its_slot_and_others_are_served(sluice, make_backend, tmp_path):
+    """A client that reads a 3 MiB answer slowly keeps its slot (one of `suspended_max`) while
+    other clients get large and small answers; it still gets every byte."""
+    start(sluice, make_backend, tmp_path, suspended=2)
+    slow = connect(sluice.port, timeout=20, rcvbuf=4096)
+    slow.sendall(b"GET /ascii?n=3000000 HTTP/1.1\r\nHost: a\r\n\r\n")
+    time.sleep(0.2)
+    for _ in range(3):
+        assert request(sluice.port, "GET", "/bytes?n=300000", timeout=10).body == pattern(300000)
+        assert request(sluice.port, "GET", "/small", timeout=10).body == b"small"
+    r = read_response(slow, timeout=20)
+    assert r.body == b"a" * 3000000
+    slow.close()
+
+
+def test_clients_that_leave_mid_body_free_their_slots(sluice, make_backend, tmp_path):
+    """Clients that close after the first bytes of a large answer: each kept slot is freed
+    (with `suspended_max = 2`, five in a row would otherwise leave none, and the large answers
+    after them would be 503 `busy`)."""
+    admin = start(sluice, make_backend, tmp_path, suspended=2)
+    for _ in range(5):
+        s = connect(sluice.port, timeout=10, rcvbuf=4096)
+        s.sendall(b"GET /ascii?n=4000000 HTTP/1.1\r\nHost: a\r\n\r\n")
+        assert s.recv(100).startswith(b"HTTP/1.1 200")
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        s.close()  # A reset.
+    deadline = time.monotonic() + 5
+    while True:
+        r = request(sluice.port, "GET", "/ascii?n=500000", timeout=10)
+        if r.status == 200 or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert r.status == 200 and r.body == b"a" * 500000
+    families = scrape(admin)
+    assert (value(families, "sluice_handler_failures_total", handler="edge", reason="busy") or 0) == 0
+
+
+def test_no_heap_allocations_per_large_answer(sluice, make_backend, tmp_path):
+    """Large answers (strings, bytes, a fetched body) leave heap_allocations_after_startup
+    unchanged."""
+    start(sluice, make_backend, tmp_path, workers=2)
+    targets = ["/ascii?n=200000", "/utf8?n=30000", "/bytes?n=100000", "/fetched", "/small"]
+
+    def load(rounds):
+        errors = []
+
+        def worker(offset):
+            for i in range(rounds):
+                r = request(sluice.port, "GET", targets[(i + offset) % len(targets)], timeout=20)
+                if r.status != 200:
+                    errors.append(r.status)
+
+        threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert not errors, errors[:3]
+
+    load(5)
+    before = sluice.stats()
+    load(10)
+    after = sluice.stats()
+    key = "heap_allocations_after_startup"
+    assert after[key] == before[key], (before, after)
+
+
+UPLOAD = bytes((i * 7) % 256 for i in range(5 << 20))
+
+
+def test_an_unread_upload_larger_than_a_buffer_is_proxied_streamed(sluice, make_backend, tmp_path):
+    """A handler that only looks at the head proxies a 5 MiB upload: it runs before the body
+    is read (`request.body` is null), and the pool gets every byte, streamed, with its
+    Content-Length; with `Expect: 100-continue` the backend's 100 reaches the client, which
+    then sends the body. A local answer to such a request closes the connection after it
+    (the body is not read)."""
+    start(sluice, make_backend, tmp_path)
+    digest = hashlib.sha256(UPLOAD).hexdigest()
+    with Client(sluice.port, timeout=30) as c:
+        e = Echoed(c.request("POST", "/proxy", body=UPLOAD))
+        assert (e.body_len, e.body_sha256, e.framing, e.header("x-seen")) == (len(UPLOAD), digest, "length", "true")
+        # The connection serves on.
+        e = Echoed(c.request("POST", "/proxy", body=b"small"))
+        assert (e.body, e.header("x-seen")) == (b"small", "false")
+    with Client(sluice.port, timeout=30) as c:
+        c.send(b"POST /proxy HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n" % len(UPLOAD))
+        interim = c.read_response(skip_interim=False)
+        assert interim.status == 100, interim
+        c.send(UPLOAD)
+        e = Echoed(c.read_response())
+        assert (e.body_len, e.body_sha256) == (len(UPLOAD), digest)
+    with Client(sluice.port, timeout=30) as c:
+        c.send(b"POST /local HTTP/1.1\r\nHost: a\r\nContent-Length: %d\r\n\r\n" % len(UPLOAD) + UPLOAD[:100000])
+        r = c.read_response()
+        assert r.status == 403 and "close" in r.connection_tokens(), r
+
+
+def test_an_unread_upload_over_http2_is_proxied_streamed(sluice, make_backend, tmp_path):
+    """The same 5 MiB upload as an h2 stream with a content-length: DATA frames go on to the
+    pool as they come, with flow control's backpressure."""
+    from h2client import H2Client
+    start(sluice, make_backend, tmp_path, args=["--http2", "on"])
+    c = H2Client.plain(sluice.port)
+    sid = c.request("POST", "/proxy", headers=[("content-length", str(len(UPLOAD)))], body=UPLOAD)
+    r = c.wait(sid, timeout=30)[sid]
+    assert r.status == 200, r.status
+    import json
+    data = json.loads(r.body)
+    assert (data["body_len"], data["body_sha256"]) == (len(UPLOAD), hashlib.sha256(UPLOAD).hexdigest())
+    c.close()
