@@ -26,6 +26,7 @@ const log = @import("../stdx/log.zig");
 const Counter = @import("../stdx/Counter.zig");
 const host = @import("host.zig");
 const fetch = @import("fetch.zig");
+const request_body = @import("request_body.zig");
 
 const Handler = @This();
 
@@ -116,7 +117,8 @@ pub const Limits = struct {
             .frames = limits.depth,
             .stack_values = @max(defaults.stack_values, limits.depth * 32),
             .suspended_max = limits.suspended_max,
-            .host_ops_max = limits.fetch_max,
+            // The fetches, and the read of the request body (request_body.zig).
+            .host_ops_max = limits.fetch_max + 1,
         };
     }
 };
@@ -324,10 +326,49 @@ pub fn resumeTimers(handler: *Handler, ticket: Engine.Ticket, reply: Reply, out:
 /// once): its index for `settleFetch`, and what it asks for, in the request's heap.
 pub const Fetch = struct { index: u8, request: fetch.Request };
 
-pub fn nextFetch(handler: *Handler, ticket: Engine.Ticket) ?Fetch {
+/// What a suspended call asked of the exchange and the exchange has not started yet (each is
+/// returned once): a fetch, or the read of its request body (request_body.zig).
+pub const Op = union(enum) {
+    fetch: Fetch,
+    body: BodyRead,
+};
+
+/// The read of the request body: its operation's index and the request object, for
+/// `settleBody`.
+pub const BodyRead = struct { index: u8, request: Value };
+
+pub fn nextOp(handler: *Handler, ticket: Engine.Ticket) ?Op {
     const op = handler.engine.takeHostOp(ticket) orelse return null;
-    return .{ .index = op.index, .request = .of(op.request) };
+    if (request_body.isRead(op.request)) return .{ .body = .{ .index = op.index, .request = op.request } };
+    return .{ .fetch = .{ .index = op.index, .request = .of(op.request) } };
 }
+
+/// How a body read ended: the bytes (in the request's heap, from `fetchBytes`), or why not.
+pub const BodyResult = union(enum) {
+    bytes: []align(8) u8,
+    failed: []const u8,
+};
+
+/// Goes on with a suspended call whose body read ended, as `settleFetch` does: its promise
+/// settles with the text, JSON or ArrayBuffer, or rejects with a TypeError.
+pub fn settleBody(handler: *Handler, ticket: Engine.Ticket, read: BodyRead, result: *const BodyResult, reply: Reply, out: []u8, now_ns: u64) Outcome {
+    const settled: SettledBody = .{ .request = read.request, .result = result };
+    const outcome = handler.engine.settleHostOp(ticket, read.index, .{ .context = &settled, .build = SettledBody.build });
+    return handler.conclude(outcome, reply, out, now_ns);
+}
+
+const SettledBody = struct {
+    request: Value,
+    result: *const BodyResult,
+
+    fn build(context: *const anyopaque, vm: *js.Vm) js.Vm.Error!Value {
+        const settled: *const SettledBody = @ptrCast(@alignCast(context));
+        return switch (settled.result.*) {
+            .bytes => |bytes| request_body.settle(vm, settled.request, bytes),
+            .failed => |message| request_body.fail(vm, settled.request, message),
+        };
+    }
+};
 
 /// Room in the suspended call's heap for what a fetch brings back (its fields, its body):
 /// null when the handler's memory limit leaves none.
@@ -415,12 +456,22 @@ fn buildRequest(engine: *Engine, request: *const Request, scratch: []u8) Engine.
     try engine.setProperty(value, "ip", try engine.newString(request.ip));
     if (request.body_unread) {
         try engine.setProperty(value, "body", Value.null_value);
+        request_body.markUnread(&engine.heap, value) catch return error.OutOfMemory;
     } else {
         const body = if (request.body_chunked) try decodeChunked(engine, request.body) else request.body;
         try engine.setProperty(value, "body", try engine.newString(body));
     }
     try engine.setProperty(value, "json", engine.hostFunction(host.request_json_native));
+    try setHidden(engine, value, "text", engine.hostFunction(host.request_text_native));
+    try setHidden(engine, value, "arrayBuffer", engine.hostFunction(host.request_array_buffer_native));
     return value;
+}
+
+/// A property that `Object.keys` and JSON leave out (the request's body methods are new, and a
+/// handler that returns `Response.json(request)` sees what it saw before).
+fn setHidden(engine: *Engine, obj: Value, name: []const u8, v: Value) Engine.BuildError!void {
+    const key = string.fromLatin1(&engine.heap, name) catch return error.OutOfMemory;
+    obj.asObject().properties.define(&engine.heap, key, v, object.PropertyFlags.hidden) catch return error.OutOfMemory;
 }
 
 /// The data of a chunked body, in the engine's arena. The connection's decoder checked the
@@ -817,6 +868,7 @@ const test_source =
     \\export default function handler(request) {
     \\  const { method, path, query, headers, ip } = request;
     \\  if (path === "/big") return Response.text("x".repeat(5000));
+    \\  if (path === "/bighead") return Response.text("x", { headers: { a: "y".repeat(5000) } });
     \\  if (path === "/throw") throw new Error("no");
     \\  if (path === "/string") return "not a response";
     \\  if (path === "/smuggle") { const r = Response.text("x", { headers: { a: "b" } }); r.headers["x\r\ny"] = "z"; return r; }
@@ -876,7 +928,7 @@ test "handler: a 304 has no Content-Length, no Content-Type of the helper's and 
     try testing.expectEqualStrings("HTTP/1.1 304 Not Modified\r\netag: \"v1\"\r\n\r\n", out[0..outcome.response.len]);
 }
 
-test "handler: an exception, a non-Response and fields changed to smuggle bytes are counted failures" {
+test "handler: a head too large, an exception, a non-Response and fields changed to smuggle bytes are counted failures" {
     var module: Engine.Module = undefined;
     var handler = try testHandler(&module);
     defer module.deinit();
@@ -885,6 +937,7 @@ test "handler: an exception, a non-Response and fields changed to smuggle bytes 
     var scratch: [64]u8 = undefined;
     const reply: Reply = .{ .version = .http11, .head_only = false, .close = false };
     const cases = [_]struct { []const u8, Failure }{
+        .{ "/bighead", .response_too_large },
         .{ "/throw", .exception },
         .{ "/string", .not_a_response },
         .{ "/smuggle", .not_a_response },

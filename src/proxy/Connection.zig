@@ -435,7 +435,8 @@ pub fn pullRequestBody(connection: *Connection) void {
         assert(!last); // The final CRLF is always forwarded.
         return connection.pullRequestBody();
     }
-    connection.armTimer(.waiting); // The backend sets the pace now.
+    // The backend sets the pace now; a response being written keeps its send timer.
+    if (connection.phase != .sending) connection.armTimer(.waiting);
     connection.exchange.?.sendRequestBody(connection.cbuf.?[connection.c_pos..body.window_end], last);
 }
 

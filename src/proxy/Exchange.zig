@@ -127,6 +127,8 @@ fetches: ?*Subrequest = null,
 /// A handler's answer larger than `ubuf`: the body bytes not sent yet, in the engine slot it
 /// keeps until they are (handler_target.zig).
 handler_unsent: ?handler_target.Unsent = null,
+/// The request body being read for the handler's suspended call (handler_target.zig).
+body_read: ?handler_target.BodyRead = null,
 log: Log = .{},
 
 pub const State = enum {
@@ -256,7 +258,7 @@ pub fn open(exchange: *Exchange, downstream: Downstream) void {
     assert(exchange.pending_ops == 0);
     assert(exchange.hold == null and exchange.ubuf == null and exchange.pipe == null);
     assert(exchange.head_copy == null and exchange.handler_ticket == null);
-    assert(exchange.fetches == null and exchange.handler_unsent == null);
+    assert(exchange.fetches == null and exchange.handler_unsent == null and exchange.body_read == null);
     assert(exchange.response_encoding == .identity);
     assert(!exchange.total_timer.isArmed() and !exchange.attempt.timer.isArmed());
     exchange.reset(exchange.proxy, downstream, exchange.request_parser.scanner.headers_buffer, exchange.response_fields);
@@ -760,7 +762,7 @@ fn sendUpstreamHeadCallback(exchange: *Exchange, result: sys.SendError!usize) vo
 /// it: the head forwarded says the same framing). `last`: it ends the body.
 pub fn sendRequestBody(exchange: *Exchange, window: []const u8, last: bool) void {
     if (exchange.state == .body) return handler_target.keepBody(exchange, last);
-    assert(exchange.state == .upstream);
+    if (exchange.state != .upstream) return handler_target.gatherWindow(exchange, window, last);
     assert(!exchange.request_done);
     assert(window.len > 0);
     exchange.request_body_window = window;

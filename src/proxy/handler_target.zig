@@ -19,6 +19,7 @@ const std = @import("std");
 const assert = std.debug.assert;
 
 const Config = @import("../config/Config.zig");
+const http = @import("../http/http.zig");
 const Handler = @import("../handler/Handler.zig");
 const rewrite = @import("rewrite.zig");
 const Exchange = @import("Exchange.zig");
@@ -45,19 +46,138 @@ pub fn start(exchange: *Exchange, handler: *Handler) void {
 }
 
 /// Whether the request's body is read before the handler runs: a declared length that fits
-/// behind the head. A chunked body is gathered as it comes (a 413 if it outgrows the room).
+/// behind the head. One of unknown length (chunked) is not: it might not fit.
 fn bodyFits(exchange: *const Exchange) bool {
     return switch (exchange.request_head.body) {
         .content_length => |length| length <= exchange.downstream.requestBodyRoom(),
-        .chunked => true,
+        .chunked => false,
         .none, .close_delimited => unreachable, // No body pending.
     };
 }
 
-/// The 100 Continue a handler's request asked for is out: its body comes next.
+/// The 100 Continue a handler's request asked for is out: its body comes next (read before
+/// the call, or for the call's `request.text()`).
 pub fn continueSent(exchange: *Exchange) void {
-    assert(exchange.state == .body);
+    if (exchange.state == .body) return exchange.downstream.pullRequestBody();
+    const read = &(exchange.body_read orelse return); // The exchange ended meanwhile.
+    assert(read.state == .continuing);
+    read.state = .pulling;
+    const wake_deferred = read.wake_deferred;
+    read.wake_deferred = false;
     exchange.downstream.pullRequestBody();
+    // The wake-up waited for the 100's write, whose completion the answer needs.
+    if (wake_deferred and exchange.state == .suspended) wakeCallback(exchange);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The body read for the call (request.text(), .json(), .arrayBuffer(): handler/request_body.zig)
+
+/// The request body being gathered into the request's heap for the suspended call.
+pub const BodyRead = struct {
+    op: Handler.BodyRead,
+    state: State = .start,
+    /// Room in the request's heap; the first `len` bytes are the body's data so far.
+    room: []align(8) u8,
+    len: usize = 0,
+    /// A body of unknown length comes chunked (HTTP/1.1's framing, or an h2 body framed so by
+    /// its stream): decoded as it comes.
+    dechunk: ?http.ChunkedDecoder,
+    /// The body outgrew the handler's memory: nothing more is pulled, and the read rejects.
+    over_memory: bool = false,
+    /// The wake-up came while the 100 Continue was being written: it goes on once that is out.
+    wake_deferred: bool = false,
+
+    pub const State = enum { start, continuing, pulling, done };
+};
+
+/// Room for a body of unknown length at first; it doubles as the body grows.
+const unknown_length_room_bytes = 64 * 1024;
+
+const over_memory = "request body: it does not fit the handler's memory (its `memory` setting bounds what a request holds)";
+
+/// Starts reading the body for the call: room in the request's heap for it (its length, or a
+/// first guess), then the pull begins when the call waits (`wait`). Null, or the result of a
+/// read that cannot start.
+fn startBodyRead(exchange: *Exchange, handler: *Handler, ticket: Handler.Ticket, op: Handler.BodyRead) ?Handler.BodyResult {
+    assert(exchange.body_read == null);
+    assert(exchange.downstream.requestBodyPending()); // Else the request had `request.body`.
+    const head = exchange.request_head;
+    const room_bytes: u64 = switch (head.body) {
+        .content_length => |length| length,
+        else => @min(exchange.body_bytes_max, unknown_length_room_bytes),
+    };
+    const room = handler.fetchBytes(ticket, @intCast(room_bytes)) orelse return .{ .failed = over_memory };
+    exchange.body_read = .{ .op = op, .room = room, .dechunk = if (head.body == .chunked) .init(.{}) else null };
+    return null;
+}
+
+/// The call waits: the body's first window is asked for (after a 100 Continue if the client
+/// waits for one).
+fn startPull(exchange: *Exchange) void {
+    const read = &exchange.body_read.?;
+    assert(read.state == .start and exchange.state == .suspended);
+    if (exchange.request_head.expect_continue) {
+        read.state = .continuing;
+        return exchange.downstream.sendContinue();
+    }
+    read.state = .pulling;
+    exchange.downstream.pullRequestBody();
+}
+
+/// A window of the body (Exchange.sendRequestBody): copied into the request's heap and
+/// acknowledged, so the next comes. After the last, or a failure, the call goes on at the next
+/// turn of the loop. A window that comes after the call ended (it stopped waiting for its
+/// read) is left where it is: the connection closes after the answer.
+pub fn gatherWindow(exchange: *Exchange, window: []const u8, last: bool) void {
+    const read = &(exchange.body_read orelse return);
+    assert(exchange.state == .suspended and read.state == .pulling);
+    keepWindow(exchange, read, window) catch {
+        read.over_memory = true;
+        read.state = .done;
+        return bodyEnded(exchange);
+    };
+    exchange.downstream.requestBodySent(); // The next window may come at once.
+    if (!last) return;
+    read.state = .done;
+    bodyEnded(exchange);
+}
+
+fn keepWindow(exchange: *Exchange, read: *BodyRead, window: []const u8) error{OutOfMemory}!void {
+    if (window.len > read.room.len - read.len) try grow(exchange, read, read.len + window.len);
+    const raw = read.room[read.len..][0..window.len];
+    @memcpy(raw, window);
+    const decoder = &(read.dechunk orelse {
+        read.len += window.len;
+        return;
+    });
+    // The downstream checked the framing (and the limit) already: a reject here is a bug's.
+    const decoded = decoder.decodeInPlace(raw);
+    assert(decoded.reject == null);
+    read.len += decoded.data_len;
+}
+
+/// More room for a body of unknown length: twice as much (the old room is left in the heap,
+/// which the request's end frees), bounded by the handler's memory.
+fn grow(exchange: *Exchange, read: *BodyRead, needed: usize) error{OutOfMemory}!void {
+    const handler = exchange.target.handler;
+    const room = handler.fetchBytes(exchange.handler_ticket.?, @max(needed, read.room.len * 2)) orelse return error.OutOfMemory;
+    @memcpy(room[0..read.len], read.room[0..read.len]);
+    read.room = room;
+}
+
+/// The read ended: the call goes on at the next turn of the loop, as after a fetch.
+fn bodyEnded(exchange: *Exchange) void {
+    if (!exchange.total_timer.isArmed()) return; // Waking: `wake` settles it.
+    exchange.loop().timerArmAt(&exchange.proxy.queues.handler_wake, &exchange.total_timer, 0, Exchange, exchange, wakeCallback);
+}
+
+/// Settles the body read if it ended: null when it has not.
+fn settleBodyRead(exchange: *Exchange, handler: *Handler, ticket: Handler.Ticket, reply: Handler.Reply) ?Handler.Outcome {
+    const read = exchange.body_read orelse return null;
+    if (read.state != .done) return null;
+    exchange.body_read = null;
+    const result: Handler.BodyResult = if (read.over_memory) .{ .failed = over_memory } else .{ .bytes = read.room[0..read.len] };
+    return handler.settleBody(ticket, read.op, &result, reply, exchange.ubuf.?, exchange.loop().now());
 }
 
 /// A window of the handler's request body: it stays where it is, and the next is asked for;
@@ -126,6 +246,7 @@ fn conclude(exchange: *Exchange, handler: *Handler, reply: Handler.Reply, first:
         return wait(exchange, handler, ticket);
     }
     if (exchange.fetches != null) detachFetches(exchange);
+    exchange.body_read = null; // A window still coming is left unread (`gatherWindow`).
     switch (outcome) {
         .response => |response| {
             exchange.log.status = response.status;
@@ -176,12 +297,18 @@ pub fn releaseUnsent(exchange: *Exchange) void {
 /// the outcome of settling the first that cannot start (its rejection).
 fn startFetches(exchange: *Exchange, handler: *Handler, ticket: Handler.Ticket, reply: Handler.Reply) ?Handler.Outcome {
     const proxy = exchange.proxy;
-    while (handler.nextFetch(ticket)) |fetch| {
-        var message: [512]u8 = undefined;
-        const why = startFetch(exchange, handler, ticket, fetch, &message) orelse continue;
-        const result: Handler.FetchResult = .{ .failed = why };
-        return handler.settleFetch(ticket, fetch.index, fetch.request.url, &result, reply, exchange.ubuf.?, proxy.loop.now());
-    }
+    while (handler.nextOp(ticket)) |op| switch (op) {
+        .fetch => |fetch| {
+            var message: [512]u8 = undefined;
+            const why = startFetch(exchange, handler, ticket, fetch, &message) orelse continue;
+            const result: Handler.FetchResult = .{ .failed = why };
+            return handler.settleFetch(ticket, fetch.index, fetch.request.url, &result, reply, exchange.ubuf.?, proxy.loop.now());
+        },
+        .body => |read| {
+            const result = startBodyRead(exchange, handler, ticket, read) orelse continue;
+            return handler.settleBody(ticket, read, &result, reply, exchange.ubuf.?, proxy.loop.now());
+        },
+    };
     return null;
 }
 
@@ -252,6 +379,12 @@ fn wait(exchange: *Exchange, handler: *Handler, ticket: Handler.Ticket) void {
     exchange.handler_ticket = ticket;
     const loop = exchange.loop();
     loop.timerArmAt(&exchange.proxy.queues.handler_wake, &exchange.total_timer, handler.wakeAt(ticket), Exchange, exchange, wakeCallback);
+    // While the body is read, the downstream's receive notices a client that leaves.
+    if (exchange.body_read) |read| switch (read.state) {
+        .start => return startPull(exchange),
+        .continuing, .pulling => return,
+        .done => {},
+    };
     exchange.downstream.watchClient();
 }
 
@@ -259,6 +392,10 @@ fn wait(exchange: *Exchange, handler: *Handler, ticket: Handler.Ticket) void {
 /// no longer watched (the watch's completion is the one the response is written with).
 fn wakeCallback(exchange: *Exchange) void {
     assert(exchange.state == .suspended);
+    if (exchange.body_read) |*read| if (read.state == .continuing) {
+        read.wake_deferred = true; // The 100's write holds the completion: `continueSent`.
+        return;
+    };
     if (exchange.downstream.stopWatching()) return; // Then `watchStopped`.
     wake(exchange);
 }
@@ -283,8 +420,10 @@ fn wake(exchange: *Exchange) void {
     };
     const reply = replyOf(exchange);
     const now = exchange.loop().now();
-    // A fetch that ended, else the timers (or the deadline) if due, else on waiting.
-    const outcome = settleEnded(exchange, handler, ticket, reply) orelse if (handler.wakeAt(ticket) <= now)
+    // A fetch or the body's read that ended, else the timers (or the deadline) if due, else on
+    // waiting.
+    const outcome = settleEnded(exchange, handler, ticket, reply) orelse
+        settleBodyRead(exchange, handler, ticket, reply) orelse if (handler.wakeAt(ticket) <= now)
         handler.resumeTimers(ticket, reply, exchange.ubuf.?, now)
     else
         Handler.Outcome{ .suspended = ticket };
@@ -297,6 +436,7 @@ pub fn abandon(exchange: *Exchange) void {
     assert(!exchange.total_timer.isArmed());
     exchange.target.handler.abandon(exchange.handler_ticket.?);
     exchange.handler_ticket = null;
+    exchange.body_read = null; // Its bytes were in the request's heap.
 }
 
 /// `Response.proxy`: the handler's target becomes the named pool of the exchange's generation

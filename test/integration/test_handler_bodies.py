@@ -32,6 +32,25 @@ export default async function handler(request) {
   }
   if (path === "/proxy") return Response.proxy("app", { headers: { "x-seen": String(request.body === null) } });
   if (path === "/local") return Response.text("no thanks", { status: 403 });
+  if (path === "/text") {
+    const t = await request.text();
+    return Response.json({ length: t.length, first: t.slice(0, 3), last: t.slice(-3), body: request.body });
+  }
+  if (path === "/bytes-sum") {
+    const b = new Uint8Array(await request.arrayBuffer());
+    let sum = 0;
+    for (let i = 0; i < b.length; i += 997) sum = (sum + b[i]) % 65521;
+    return Response.json({ length: b.length, sum });
+  }
+  if (path === "/json") return Response.json({ got: (await request.json()).a });
+  if (path === "/twice") {
+    await request.text();
+    try { await request.text(); return Response.text("read twice"); } catch (e) { return Response.text(e.name + ": " + e.message, { status: 409 }); }
+  }
+  if (path === "/read-or-not") {
+    try { return Response.text("read " + (await request.text()).length); } catch (e) { return Response.text(e.message, { status: 507 }); }
+  }
+  if (path === "/read-then-proxy") { await request.text(); return Response.proxy("app"); }
   return Response.text("small");
 }
 """
@@ -40,7 +59,7 @@ SITE = """\
 .{
     .listen = "127.0.0.1:0",
     .admin = .{ .listen = "127.0.0.1:0" },
-    .handlers = .{ .edge = .{ .file = "edge.js", .memory = "12MiB", .suspended_max = SUSPENDED, .deadline = "2s", .budget = 1000000000, .body_max = "16MiB" } },
+    .handlers = .{ .edge = .{ .file = "edge.js", .memory = "12MiB", .suspended_max = SUSPENDED, .deadline = "DEADLINE", .budget = 1000000000, .body_max = "BODY_MAX" } },
     .pools = .{ .big = .{ .backends = .{"BIG"} }, .app = .{ .backends = .{"APP"} } },
     .routes = .{ .{ .handler = "edge" } },
 }
@@ -49,7 +68,7 @@ SITE = """\
 BIG = bytes(i % 253 for i in range(3 << 20))
 
 
-def start(sluice, make_backend, tmp_path, suspended=4, args=(), workers=1):
+def start(sluice, make_backend, tmp_path, suspended=4, args=(), workers=1, deadline="2s", body_max="16MiB"):
     """sluice with the handler above (12 MiB of heap) and a pool `big` whose backend answers a
     3 MiB body, and a pool `app` whose backend echoes what it got (after a 100 Continue when
     asked for one). Returns the admin port."""
@@ -58,6 +77,7 @@ def start(sluice, make_backend, tmp_path, suspended=4, args=(), workers=1):
     (tmp_path / "edge.js").write_text(HANDLER)
     config = tmp_path / "site.zon"
     config.write_text(SITE.replace("SUSPENDED", str(suspended)).replace("BIG", big.address)
+                      .replace("DEADLINE", deadline).replace("BODY_MAX", body_max)
                       .replace("APP", app.address))
     sluice.start_config(config, workers=workers, args=args)
     return int(sluice.wait_for_line(ADMIN_RE, timeout=5.0).group("port"))
@@ -155,17 +175,21 @@ def test_clients_that_leave_mid_body_free_their_slots(sluice, make_backend, tmp_
 
 
 def test_no_heap_allocations_per_large_answer(sluice, make_backend, tmp_path):
-    """Large answers (strings, bytes, a fetched body) leave heap_allocations_after_startup
-    unchanged."""
+    """Large answers (strings, bytes, a fetched body), bodies read on demand and unread bodies
+    proxied leave heap_allocations_after_startup unchanged."""
     start(sluice, make_backend, tmp_path, workers=2)
-    targets = ["/ascii?n=200000", "/utf8?n=30000", "/bytes?n=100000", "/fetched", "/small"]
+    body = b"b" * 300000
+    targets = [("GET", "/ascii?n=200000"), ("GET", "/utf8?n=30000"), ("GET", "/bytes?n=100000"),
+               ("GET", "/fetched"), ("GET", "/small"), ("POST", "/text"), ("POST", "/bytes-sum"),
+               ("POST", "/proxy")]
 
     def load(rounds):
         errors = []
 
         def worker(offset):
             for i in range(rounds):
-                r = request(sluice.port, "GET", targets[(i + offset) % len(targets)], timeout=20)
+                method, target = targets[(i + offset) % len(targets)]
+                r = request(sluice.port, method, target, body=body if method == "POST" else None, timeout=20)
                 if r.status != 200:
                     errors.append(r.status)
 
@@ -227,3 +251,128 @@ def test_an_unread_upload_over_http2_is_proxied_streamed(sluice, make_backend, t
     data = json.loads(r.body)
     assert (data["body_len"], data["body_sha256"]) == (len(UPLOAD), hashlib.sha256(UPLOAD).hexdigest())
     c.close()
+
+
+def chunked(data, size=65536):
+    parts = [b"%x\r\n%s\r\n" % (len(data[i:i + size]), data[i:i + size]) for i in range(0, len(data), size)]
+    return b"".join(parts) + b"0\r\n\r\n"
+
+
+TEXT = (b"abc" + b"x" * (3 << 20) + b"xyz")
+
+
+def byte_sum(data):
+    return sum(data[i] for i in range(0, len(data), 997)) % 65521
+
+
+def test_a_body_larger_than_a_buffer_is_read_when_the_handler_asks(sluice, make_backend, tmp_path):
+    """`await request.text()`, `.arrayBuffer()` and `.json()` gather a body of a few MiB into
+    the request's heap, Content-Length or chunked, with and without `Expect: 100-continue`
+    (the 100 is sent when the handler asks for the body); `request.body` stays null. The
+    connection serves on after a body read whole; a second read rejects ("body already
+    used")."""
+    start(sluice, make_backend, tmp_path)
+    expected = {"length": len(TEXT), "first": "abc", "last": "xyz", "body": None}
+    with Client(sluice.port, timeout=30) as c:
+        assert c.request("POST", "/text", body=TEXT).json() == expected
+        c.send(b"POST /text HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked(TEXT))
+        assert c.read_response().json() == expected
+        assert c.request("POST", "/bytes-sum", body=UPLOAD).json() == {"length": len(UPLOAD), "sum": byte_sum(UPLOAD)}
+        big_json = b'{"pad": "' + b"p" * (1 << 20) + b'", "a": [1, 2]}'
+        assert c.request("POST", "/json", body=big_json).json() == {"got": [1, 2]}
+        r = c.request("POST", "/twice", body=TEXT)
+        assert r.status == 409 and b"body already used" in r.body, r
+        # A small chunked body is read the same way (its length was unknown).
+        c.send(b"POST /text HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked(b"abcdefxyz", 2))
+        assert c.read_response().json() == {"length": 9, "first": "abc", "last": "xyz", "body": None}
+        for framing in (b"Content-Length: %d\r\n" % len(TEXT), b"Transfer-Encoding: chunked\r\n"):
+            c.send(b"POST /text HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n" + framing + b"\r\n")
+            interim = c.read_response(skip_interim=False)
+            assert interim.status == 100, interim
+            c.send(TEXT if framing.startswith(b"Content") else chunked(TEXT))
+            assert c.read_response().json() == expected
+
+
+def test_a_body_read_over_http2(sluice, make_backend, tmp_path):
+    """h2 streams with and without a content-length: the body's DATA is gathered for
+    `request.arrayBuffer()`, side by side on one connection. (The test client's uploads go at
+    about 1 MiB a second, a window per round trip: hence 1 MiB and a long deadline.)"""
+    from h2client import H2Client
+    import json
+    start(sluice, make_backend, tmp_path, args=["--http2", "on"], deadline="20s")
+    c = H2Client.plain(sluice.port)
+    body = UPLOAD[:1 << 20]
+    a = c.request("POST", "/bytes-sum", headers=[("content-length", str(len(body)))], body=body)
+    b = c.request("POST", "/bytes-sum", body=body)
+    responses = c.wait(a, b, timeout=30)
+    for sid in (a, b):
+        assert json.loads(responses[sid].body) == {"length": len(body), "sum": byte_sum(body)}
+    c.close()
+
+
+def test_a_body_over_the_memory_or_the_limit(sluice, make_backend, tmp_path):
+    """A declared body larger than the handler's memory rejects the read with a TypeError the
+    handler can catch (then the connection closes: the rest is not read); a chunked body that
+    grows past `body_max` is a 413 as it is read; one past the memory rejects too."""
+    start(sluice, make_backend, tmp_path, body_max="16MiB")
+    big = b"m" * (14 << 20)  # The heap is 12 MiB.
+    with Client(sluice.port, timeout=30) as c:
+        c.send(b"POST /read-or-not HTTP/1.1\r\nHost: a\r\nContent-Length: %d\r\n\r\n" % len(big))
+        r = c.read_response()
+        assert r.status == 507 and b"does not fit the handler's memory" in r.body, r
+        assert "close" in r.connection_tokens()
+    with Client(sluice.port, timeout=30) as c:
+        try:
+            c.send(b"POST /read-or-not HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked(big))
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # The answer came first.
+        r = c.read_response()
+        assert r.status == 507 and b"does not fit the handler's memory" in r.body, r
+
+
+def test_a_chunked_body_past_body_max_is_413(sluice, make_backend, tmp_path):
+    """`body_max = "1MiB"`: a chunked body read for the handler that passes it is a 413."""
+    start(sluice, make_backend, tmp_path, body_max="1MiB")
+    with Client(sluice.port, timeout=30) as c:
+        try:
+            c.send(b"POST /read-or-not HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked(b"q" * (2 << 20)))
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        assert c.read_response().status == 413
+
+
+def test_the_deadline_and_a_client_that_leaves_during_the_read(sluice, make_backend, tmp_path):
+    """A client that sends half its body and stalls: the handler's deadline ends the request
+    (a 500 `deadline`). One that sends half and closes: the call is abandoned at once."""
+    admin = start(sluice, make_backend, tmp_path, deadline="300ms")
+    with Client(sluice.port, timeout=10) as c:
+        c.send(b"POST /text HTTP/1.1\r\nHost: a\r\nContent-Length: 1000000\r\n\r\n" + b"h" * 500000)
+        started = time.monotonic()
+        r = c.read_response()
+        assert r.status == 500 and time.monotonic() - started < 3, r
+    s = connect(sluice.port, timeout=10)
+    s.sendall(b"POST /text HTTP/1.1\r\nHost: a\r\nContent-Length: 1000000\r\n\r\n" + b"h" * 500000)
+    time.sleep(0.1)
+    s.close()
+    deadline = time.monotonic() + 2
+    while time.monotonic() < deadline:
+        families = scrape(admin)
+        if (value(families, "sluice_handler_failures_total", handler="edge", reason="abandoned") or 0) >= 1:
+            break
+        time.sleep(0.05)
+    assert value(families, "sluice_handler_failures_total", handler="edge", reason="deadline") == 1
+    assert value(families, "sluice_handler_failures_total", handler="edge", reason="abandoned") == 1
+    assert request(sluice.port, "POST", "/text", body=b"abcxyz", timeout=10).json()["length"] == 6
+
+
+def test_response_proxy_after_a_read(sluice, make_backend, tmp_path):
+    """A body the handler read goes on with `Response.proxy` while it is still whole in the
+    buffer (a small chunked one); one larger than the buffer is gone, and the proxy is a 500
+    (`request_too_large`) rather than a request without its body."""
+    start(sluice, make_backend, tmp_path)
+    with Client(sluice.port, timeout=30) as c:
+        c.send(b"POST /read-then-proxy HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked(b"abcdef", 2))
+        e = Echoed(c.read_response())
+        assert (e.body, e.framing) == (b"abcdef", "chunked")
+    r = request(sluice.port, "POST", "/read-then-proxy", body=TEXT, timeout=30)
+    assert r.status == 500, r
