@@ -376,3 +376,37 @@ def test_response_proxy_after_a_read(sluice, make_backend, tmp_path):
         assert (e.body, e.framing) == (b"abcdef", "chunked")
     r = request(sluice.port, "POST", "/read-then-proxy", body=TEXT, timeout=30)
     assert r.status == 500, r
+
+
+def test_a_reload_and_a_drain_during_a_large_answer(sluice, make_backend, tmp_path):
+    """A reload that recompiles the handler while a slow client reads a 3 MiB answer: the
+    answer comes whole from the old engine (its exchange holds the old generation), new
+    requests get the new code. Then SIGTERM while another slow answer is half read: the drain
+    lets it finish, and sluice exits 0 with nothing in use."""
+    import re
+    start(sluice, make_backend, tmp_path)
+    slow = connect(sluice.port, timeout=20, rcvbuf=4096)
+    slow.sendall(b"GET /ascii?n=3000000 HTTP/1.1\r\nHost: a\r\n\r\n")
+    time.sleep(0.2)
+    (tmp_path / "edge.js").write_text(HANDLER.replace('Response.text("small")', 'Response.text("new")'))
+    mark = sluice.mark()
+    sluice.signal(1)  # SIGHUP
+    sluice.wait_for_line(re.compile(r"reloaded .*generation 2"), start=mark, timeout=10)
+    assert request(sluice.port, "GET", "/small", timeout=10).body == b"new"
+    assert read_response(slow, timeout=20).body == b"a" * 3000000
+    slow.close()
+    slow = connect(sluice.port, timeout=20, rcvbuf=4096)
+    slow.sendall(b"GET /utf8?n=500000 HTTP/1.1\r\nHost: a\r\n\r\n")
+    assert slow.recv(4096).startswith(b"HTTP/1.1 200")
+    sluice.signal(15)  # SIGTERM: a drain
+    time.sleep(0.2)
+    rest = b""
+    while True:
+        data = slow.recv(1 << 20)
+        if not data:
+            break
+        rest += data
+    assert len(rest) > 2400000 and rest.endswith("é€".encode()), len(rest)
+    slow.close()
+    assert sluice.wait(10) == 0
+    assert "buffers_in_use=0" in sluice.stderr_text()
