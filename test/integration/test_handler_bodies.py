@@ -410,3 +410,19 @@ def test_a_reload_and_a_drain_during_a_large_answer(sluice, make_backend, tmp_pa
     slow.close()
     assert sluice.wait(10) == 0
     assert "buffers_in_use=0" in sluice.stderr_text()
+
+
+def test_large_answers_and_reads_over_tls(sluice, make_backend, tmp_path):
+    """Over TLS (the codec seals each window into records): a 2 MiB answer, a 2 MiB body read
+    by the handler, and a 2 MiB unread body proxied, on one keep-alive connection."""
+    from test_tls import tls_args, tls_client
+    start(sluice, make_backend, tmp_path, args=tls_args())
+    c = tls_client(sluice.port, timeout=30)
+    try:
+        assert c.request("GET", "/bytes?n=2000000").body == pattern(2000000)
+        body = UPLOAD[:2 << 20]
+        assert c.request("POST", "/bytes-sum", body=body).json() == {"length": len(body), "sum": byte_sum(body)}
+        e = Echoed(c.request("POST", "/proxy", body=body))
+        assert (e.body_len, e.body_sha256) == (len(body), hashlib.sha256(body).hexdigest())
+    finally:
+        c.close()
