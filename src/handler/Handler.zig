@@ -167,8 +167,14 @@ pub const Outcome = union(enum) {
 pub const Response = struct {
     status: u16,
     len: usize,
-    rest: []const u8 = "",
-    kept: ?Engine.Ticket = null,
+    kept: ?*Kept = null,
+};
+
+/// The body bytes of a response not sent yet, and the engine slot that keeps them; in that
+/// slot's heap itself, so that an exchange holds only a pointer.
+pub const Kept = struct {
+    rest: []const u8,
+    ticket: Engine.Ticket,
 };
 
 /// What `Response.proxy` asked for. The strings live in the engine's arena: they are valid
@@ -600,9 +606,12 @@ fn write(handler: *Handler, v: Value, reply: Reply, out: []u8, now_ns: u64) Outc
     const status: u16 = @intFromFloat(host.field(v, .status).?.asNumber());
     if (written.rest.len == 0) return .{ .response = .{ .status = status, .len = written.len } };
     // The rest of the body stays in the request's heap until it is sent: the slot is kept.
-    const kept = handler.engine.keep() orelse
+    const kept = handler.engine.heap.create(Kept) catch
+        return handler.fail(.memory, now_ns, "the response's record does not fit the handler's heap");
+    const ticket = handler.engine.keep() orelse
         return handler.fail(.busy, now_ns, "its response is larger than a buffer, and as many of its requests as `suspended_max` allows already hold the engine on this worker");
-    return .{ .response = .{ .status = status, .len = written.len, .rest = written.rest, .kept = kept } };
+    kept.* = .{ .rest = written.rest, .ticket = ticket };
+    return .{ .response = .{ .status = status, .len = written.len, .kept = kept } };
 }
 
 /// The exchange has sent the last byte of a response's `rest` (or gave up on it): the engine
@@ -752,6 +761,14 @@ pub fn failProxy(handler: *Handler, failure: Failure, now_ns: u64, subject: []co
         else => unreachable, // The exchange reports only these.
     } catch buffer[0..]; // A pool name is at most 64 bytes, `known` at most 1,070: the line fits.
     return handler.fail(failure, now_ns, detail);
+}
+
+/// `Response.proxy` after the handler read a body larger than the buffer: its bytes are gone
+/// from the downstream (counted as `request_too_large`, with a line that says why).
+pub fn failBodyGone(handler: *Handler, now_ns: u64, pool: []const u8) Outcome {
+    var buffer: [256]u8 = undefined;
+    const detail = std.fmt.bufPrint(&buffer, "Response.proxy to pool \"{s}\" after the handler read a request body larger than the buffer: it cannot be sent again", .{pool}) catch buffer[0..];
+    return handler.fail(.request_too_large, now_ns, detail);
 }
 
 /// Whether the headers object has a field of this (lower-case) name, in any case.
@@ -967,19 +984,58 @@ test "handler: a body larger than the buffer is the buffer's first bytes and the
     try testing.expectEqual(out.len, big.len);
     try testing.expect(std.mem.startsWith(u8, &out, "HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n"));
     const head_len = std.mem.indexOf(u8, &out, "\r\n\r\n").? + 4;
-    try testing.expectEqual(@as(usize, 5000 - (out.len - head_len)), big.rest.len);
-    try testing.expect(std.mem.allEqual(u8, big.rest, 'x'));
+    const rest = big.kept.?.rest;
+    try testing.expectEqual(@as(usize, 5000 - (out.len - head_len)), rest.len);
+    try testing.expect(std.mem.allEqual(u8, rest, 'x'));
     try testing.expectEqual(@as(u32, 1), handler.engine.suspendedCount());
     // Another call meanwhile runs in another slot: the kept bytes stay as they were.
     const other = testRequest("/p");
     _ = handler.respond(&other, reply, &out, &scratch, 1);
-    try testing.expect(std.mem.allEqual(u8, big.rest, 'x'));
-    handler.releaseBody(big.kept.?);
+    try testing.expect(std.mem.allEqual(u8, rest, 'x'));
+    handler.releaseBody(big.kept.?.ticket);
     try testing.expectEqual(@as(u32, 0), handler.engine.suspendedCount());
     // HEAD: the head only, nothing kept.
     const head = handler.respond(&request, .{ .version = .http11, .head_only = true, .close = false }, &out, &scratch, 1).response;
-    try testing.expectEqual(@as(?Engine.Ticket, null), head.kept);
+    try testing.expectEqual(@as(?*Kept, null), head.kept);
     try testing.expectEqual(@as(u32, 0), handler.engine.suspendedCount());
+}
+
+test "handler: a body not read before the call is read when the handler asks, and once" {
+    const source =
+        \\export default async function handler(request) {
+        \\  if (request.body !== null) return Response.text("read before: " + request.body);
+        \\  const t = await request.text();
+        \\  let again = "";
+        \\  try { await request.arrayBuffer(); } catch (e) { again = e.message; }
+        \\  return Response.text(t + "|" + again);
+        \\}
+    ;
+    var failure: js.Compiler.Failure = undefined;
+    var module = try Engine.Module.fromSource(testing.allocator, source, "read.js", &host.host, &failure);
+    defer module.deinit();
+    test_tally = .{};
+    var diagnostic: std.Io.Writer = .fixed(&.{});
+    var handler = try Handler.init(testing.allocator, &module, "read", .{}, &test_tally, &diagnostic);
+    defer handler.deinit(testing.allocator);
+    var out: [512]u8 = undefined;
+    var scratch: [64]u8 = undefined;
+    const reply: Reply = .{ .version = .http11, .head_only = false, .close = false };
+    var request = testRequest("/");
+    request.body_unread = true;
+    const ticket = handler.respond(&request, reply, &out, &scratch, 1).suspended;
+    const read = handler.nextOp(ticket).?.body;
+    try testing.expect(handler.nextOp(ticket) == null); // Each operation is taken once.
+    const bytes = handler.fetchBytes(ticket, 5).?;
+    @memcpy(bytes, "hello");
+    const result: BodyResult = .{ .bytes = bytes };
+    const answer = handler.settleBody(ticket, read, &result, reply, &out, 1).response;
+    try testing.expect(std.mem.endsWith(u8, out[0..answer.len], "\r\n\r\nhello|request body: body already used (a body larger than the buffer can be read once)"));
+    try testing.expectEqual(@as(u32, 0), handler.engine.suspendedCount());
+    // Read before the call: the methods answer from `request.body`.
+    request.body_unread = false;
+    request.body = "early";
+    const early = handler.respond(&request, reply, &out, &scratch, 1).response;
+    try testing.expect(std.mem.endsWith(u8, out[0..early.len], "read before: early"));
 }
 
 test "handler: a chunked body is decoded into the arena, extensions skipped, never read past its end" {

@@ -125,10 +125,11 @@ handler_ticket: ?Handler.Ticket = null,
 /// The handler's fetches this exchange started and has not settled (handler_target.zig).
 fetches: ?*Subrequest = null,
 /// A handler's answer larger than `ubuf`: the body bytes not sent yet, in the engine slot it
-/// keeps until they are (handler_target.zig).
-handler_unsent: ?handler_target.Unsent = null,
-/// The request body being read for the handler's suspended call (handler_target.zig).
-body_read: ?handler_target.BodyRead = null,
+/// keeps until they are (handler_target.zig; the record is in that slot's heap).
+handler_unsent: ?*Handler.Kept = null,
+/// The request body being read for the handler's suspended call (handler_target.zig; the
+/// record is in the request's heap).
+body_read: ?*handler_target.BodyRead = null,
 log: Log = .{},
 
 pub const State = enum {

@@ -59,7 +59,7 @@ fn bodyFits(exchange: *const Exchange) bool {
 /// the call, or for the call's `request.text()`).
 pub fn continueSent(exchange: *Exchange) void {
     if (exchange.state == .body) return exchange.downstream.pullRequestBody();
-    const read = &(exchange.body_read orelse return); // The exchange ended meanwhile.
+    const read = exchange.body_read orelse return; // The exchange ended meanwhile.
     assert(read.state == .continuing);
     read.state = .pulling;
     const wake_deferred = read.wake_deferred;
@@ -72,7 +72,8 @@ pub fn continueSent(exchange: *Exchange) void {
 // ---------------------------------------------------------------------------------------------
 // The body read for the call (request.text(), .json(), .arrayBuffer(): handler/request_body.zig)
 
-/// The request body being gathered into the request's heap for the suspended call.
+/// The request body being gathered into the request's heap for the suspended call. The record
+/// is in that heap too (the exchange holds a pointer), and goes with the request.
 pub const BodyRead = struct {
     op: Handler.BodyRead,
     state: State = .start,
@@ -106,15 +107,18 @@ fn startBodyRead(exchange: *Exchange, handler: *Handler, ticket: Handler.Ticket,
         .content_length => |length| length,
         else => @min(exchange.body_bytes_max, unknown_length_room_bytes),
     };
+    const record = handler.fetchBytes(ticket, @sizeOf(BodyRead)) orelse return .{ .failed = over_memory };
     const room = handler.fetchBytes(ticket, @intCast(room_bytes)) orelse return .{ .failed = over_memory };
-    exchange.body_read = .{ .op = op, .room = room, .dechunk = if (head.body == .chunked) .init(.{}) else null };
+    const read: *BodyRead = @ptrCast(@alignCast(record.ptr)); // As large, 8-byte aligned.
+    read.* = .{ .op = op, .room = room, .dechunk = if (head.body == .chunked) .init(.{}) else null };
+    exchange.body_read = read;
     return null;
 }
 
 /// The call waits: the body's first window is asked for (after a 100 Continue if the client
 /// waits for one).
 fn startPull(exchange: *Exchange) void {
-    const read = &exchange.body_read.?;
+    const read = exchange.body_read.?;
     assert(read.state == .start and exchange.state == .suspended);
     if (exchange.request_head.expect_continue) {
         read.state = .continuing;
@@ -129,7 +133,7 @@ fn startPull(exchange: *Exchange) void {
 /// turn of the loop. A window that comes after the call ended (it stopped waiting for its
 /// read) is left where it is: the connection closes after the answer.
 pub fn gatherWindow(exchange: *Exchange, window: []const u8, last: bool) void {
-    const read = &(exchange.body_read orelse return);
+    const read = exchange.body_read orelse return;
     assert(exchange.state == .suspended and read.state == .pulling);
     keepWindow(exchange, read, window) catch {
         read.over_memory = true;
@@ -252,8 +256,7 @@ fn conclude(exchange: *Exchange, handler: *Handler, reply: Handler.Reply, first:
             exchange.log.status = response.status;
             exchange.response = .complete;
             const head = exchange.ubuf.?[0..response.len];
-            const ticket = response.kept orelse return exchange.downstream.sendLocal(head, reply.close);
-            exchange.handler_unsent = .{ .bytes = response.rest, .ticket = ticket };
+            exchange.handler_unsent = response.kept orelse return exchange.downstream.sendLocal(head, reply.close);
             exchange.downstream.sendLocalStart(head, reply.close);
         },
         .proxy => |proxied| proxyTo(exchange, handler, proxied),
@@ -262,25 +265,18 @@ fn conclude(exchange: *Exchange, handler: *Handler, reply: Handler.Reply, first:
     }
 }
 
-/// A handler's answer larger than `ubuf`: the body bytes still to send, which live in the
-/// request's heap, and the engine slot kept for them (Handler.Response.kept).
-pub const Unsent = struct {
-    bytes: []const u8,
-    ticket: Handler.Ticket,
-};
-
 /// The previous window of a large answer is out (Exchange.responseSent): the next is copied
 /// into `ubuf` and sent, with the downstream's backpressure. The slot is let go of as soon as
 /// the last bytes are copied out of it.
 pub fn sendMore(exchange: *Exchange) void {
     assert(exchange.state == .local);
-    const unsent = &exchange.handler_unsent.?;
-    assert(unsent.bytes.len > 0);
+    const unsent = exchange.handler_unsent.?;
+    assert(unsent.rest.len > 0);
     const ubuf = exchange.ubuf.?;
-    const n = @min(ubuf.len, unsent.bytes.len);
-    @memcpy(ubuf[0..n], unsent.bytes[0..n]);
-    unsent.bytes = unsent.bytes[n..];
-    const last = unsent.bytes.len == 0;
+    const n = @min(ubuf.len, unsent.rest.len);
+    @memcpy(ubuf[0..n], unsent.rest[0..n]);
+    unsent.rest = unsent.rest[n..];
+    const last = unsent.rest.len == 0;
     if (last) releaseUnsent(exchange);
     exchange.downstream.sendResponseBody(ubuf[0..n], last);
 }
@@ -288,9 +284,9 @@ pub fn sendMore(exchange: *Exchange) void {
 /// The large answer is sent (or the exchange ends before it is: its client left, the worker
 /// stops): the engine slot holding its bytes is free again.
 pub fn releaseUnsent(exchange: *Exchange) void {
-    const unsent = exchange.handler_unsent.?;
+    const ticket = exchange.handler_unsent.?.ticket;
     exchange.handler_unsent = null;
-    exchange.target.handler.releaseBody(unsent.ticket);
+    exchange.target.handler.releaseBody(ticket);
 }
 
 /// Starts each fetch the call made and has not been started: null when all are under way, or
@@ -392,7 +388,7 @@ fn wait(exchange: *Exchange, handler: *Handler, ticket: Handler.Ticket) void {
 /// no longer watched (the watch's completion is the one the response is written with).
 fn wakeCallback(exchange: *Exchange) void {
     assert(exchange.state == .suspended);
-    if (exchange.body_read) |*read| if (read.state == .continuing) {
+    if (exchange.body_read) |read| if (read.state == .continuing) {
         read.wake_deferred = true; // The 100's write holds the completion: `continueSent`.
         return;
     };
@@ -461,7 +457,7 @@ fn proxyTo(exchange: *Exchange, handler: *Handler, proxied: Handler.Proxied) voi
     // read at all. One the handler read and that outgrew the buffer is no longer there.
     if (exchange.request_head.body != .none) {
         if (!exchange.downstream.requestBodyReplayable()) {
-            _ = handler.failProxy(.request_too_large, now, proxied.pool, "");
+            _ = handler.failBodyGone(now, proxied.pool);
             return exchange.fail(.handler_failed);
         }
         exchange.downstream.rewindRequestBody();

@@ -4,6 +4,7 @@ request's engine heap, whose slot is kept until the last byte is out; a fetched 
 than a buffer is returned the same way. Real sockets, both I/O backends, HTTP/1.1 and h2
 clients."""
 
+import re
 import socket
 import threading
 import time
@@ -374,8 +375,10 @@ def test_response_proxy_after_a_read(sluice, make_backend, tmp_path):
         c.send(b"POST /read-then-proxy HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked(b"abcdef", 2))
         e = Echoed(c.read_response())
         assert (e.body, e.framing) == (b"abcdef", "chunked")
+    mark = sluice.mark()
     r = request(sluice.port, "POST", "/read-then-proxy", body=TEXT, timeout=30)
     assert r.status == 500, r
+    sluice.wait_for_line(re.compile(r"handler_request_too_large: .*after the handler read a request body larger than the buffer"), start=mark)
 
 
 def test_a_reload_and_a_drain_during_a_large_answer(sluice, make_backend, tmp_path):
@@ -383,7 +386,6 @@ def test_a_reload_and_a_drain_during_a_large_answer(sluice, make_backend, tmp_pa
     answer comes whole from the old engine (its exchange holds the old generation), new
     requests get the new code. Then SIGTERM while another slow answer is half read: the drain
     lets it finish, and sluice exits 0 with nothing in use."""
-    import re
     start(sluice, make_backend, tmp_path)
     slow = connect(sluice.port, timeout=20, rcvbuf=4096)
     slow.sendall(b"GET /ascii?n=3000000 HTTP/1.1\r\nHost: a\r\n\r\n")
