@@ -8,10 +8,13 @@ export default async function edge(request) {
   if (auth.status !== 200) return Response.json({ error: "unauthorized" }, { status: 401 });
   const { user } = await auth.json();
   const query = request.target.indexOf("?");
+  // `request.body` is null when sluice did not read the body before the call (chunked, or
+  // larger than its buffer): reading it is then the handler's call.
+  const body = request.body ?? (await request.text());
   const app = await fetch("http://app" + request.path + (query < 0 ? "" : request.target.slice(query)), {
     method: request.method,
     headers: { "x-user": user },
-    body: request.body === "" ? null : request.body,
+    body: body === "" ? null : body,
   });
   const headers = new Headers(app.headers);
   headers.set("x-user", user);

@@ -26,6 +26,7 @@ const log = @import("../stdx/log.zig");
 const Counter = @import("../stdx/Counter.zig");
 const host = @import("host.zig");
 const fetch = @import("fetch.zig");
+const request_body = @import("request_body.zig");
 
 const Handler = @This();
 
@@ -116,7 +117,8 @@ pub const Limits = struct {
             .frames = limits.depth,
             .stack_values = @max(defaults.stack_values, limits.depth * 32),
             .suspended_max = limits.suspended_max,
-            .host_ops_max = limits.fetch_max,
+            // The fetches, and the read of the request body (request_body.zig).
+            .host_ops_max = limits.fetch_max + 1,
         };
     }
 };
@@ -136,6 +138,9 @@ pub const Request = struct {
     body: []const u8 = "",
     /// `body` is in chunked framing (checked by the connection): decoded for `request.body`.
     body_chunked: bool = false,
+    /// The body was not read before the call (it is larger than the room behind the head):
+    /// `request.body` is null.
+    body_unread: bool = false,
 };
 
 /// How the response is written.
@@ -148,13 +153,28 @@ pub const Reply = struct {
 };
 
 pub const Outcome = union(enum) {
-    /// `len` bytes of `out`: a whole response.
-    response: struct { status: u16, len: usize },
+    /// `len` bytes of `out`: the head and as much of the body as fits; `rest`, the body's
+    /// bytes after those, in the request's heap, which the engine keeps (`kept`) until the
+    /// exchange has sent them and calls `releaseBody`.
+    response: Response,
     /// `Response.proxy`: the request goes on to a pool.
     proxy: Proxied,
     failed: Failure,
     /// The handler waits on a timer: come back with `resumeTimers` at `wakeAt`, or `abandon`.
     suspended: Engine.Ticket,
+};
+
+pub const Response = struct {
+    status: u16,
+    len: usize,
+    kept: ?*Kept = null,
+};
+
+/// The body bytes of a response not sent yet, and the engine slot that keeps them; in that
+/// slot's heap itself, so that an exchange holds only a pointer.
+pub const Kept = struct {
+    rest: []const u8,
+    ticket: Engine.Ticket,
 };
 
 /// What `Response.proxy` asked for. The strings live in the engine's arena: they are valid
@@ -312,10 +332,49 @@ pub fn resumeTimers(handler: *Handler, ticket: Engine.Ticket, reply: Reply, out:
 /// once): its index for `settleFetch`, and what it asks for, in the request's heap.
 pub const Fetch = struct { index: u8, request: fetch.Request };
 
-pub fn nextFetch(handler: *Handler, ticket: Engine.Ticket) ?Fetch {
+/// What a suspended call asked of the exchange and the exchange has not started yet (each is
+/// returned once): a fetch, or the read of its request body (request_body.zig).
+pub const Op = union(enum) {
+    fetch: Fetch,
+    body: BodyRead,
+};
+
+/// The read of the request body: its operation's index and the request object, for
+/// `settleBody`.
+pub const BodyRead = struct { index: u8, request: Value };
+
+pub fn nextOp(handler: *Handler, ticket: Engine.Ticket) ?Op {
     const op = handler.engine.takeHostOp(ticket) orelse return null;
-    return .{ .index = op.index, .request = .of(op.request) };
+    if (request_body.isRead(op.request)) return .{ .body = .{ .index = op.index, .request = op.request } };
+    return .{ .fetch = .{ .index = op.index, .request = .of(op.request) } };
 }
+
+/// How a body read ended: the bytes (in the request's heap, from `fetchBytes`), or why not.
+pub const BodyResult = union(enum) {
+    bytes: []align(8) u8,
+    failed: []const u8,
+};
+
+/// Goes on with a suspended call whose body read ended, as `settleFetch` does: its promise
+/// settles with the text, JSON or ArrayBuffer, or rejects with a TypeError.
+pub fn settleBody(handler: *Handler, ticket: Engine.Ticket, read: BodyRead, result: *const BodyResult, reply: Reply, out: []u8, now_ns: u64) Outcome {
+    const settled: SettledBody = .{ .request = read.request, .result = result };
+    const outcome = handler.engine.settleHostOp(ticket, read.index, .{ .context = &settled, .build = SettledBody.build });
+    return handler.conclude(outcome, reply, out, now_ns);
+}
+
+const SettledBody = struct {
+    request: Value,
+    result: *const BodyResult,
+
+    fn build(context: *const anyopaque, vm: *js.Vm) js.Vm.Error!Value {
+        const settled: *const SettledBody = @ptrCast(@alignCast(context));
+        return switch (settled.result.*) {
+            .bytes => |bytes| request_body.settle(vm, settled.request, bytes),
+            .failed => |message| request_body.fail(vm, settled.request, message),
+        };
+    }
+};
 
 /// Room in the suspended call's heap for what a fetch brings back (its fields, its body):
 /// null when the handler's memory limit leaves none.
@@ -401,10 +460,24 @@ fn buildRequest(engine: *Engine, request: *const Request, scratch: []u8) Engine.
     try engine.setProperty(value, "target", try engine.newString(request.target));
     try engine.setProperty(value, "headers", try buildHeaders(engine, request.headers));
     try engine.setProperty(value, "ip", try engine.newString(request.ip));
-    const body = if (request.body_chunked) try decodeChunked(engine, request.body) else request.body;
-    try engine.setProperty(value, "body", try engine.newString(body));
+    if (request.body_unread) {
+        try engine.setProperty(value, "body", Value.null_value);
+        request_body.markUnread(&engine.heap, value) catch return error.OutOfMemory;
+    } else {
+        const body = if (request.body_chunked) try decodeChunked(engine, request.body) else request.body;
+        try engine.setProperty(value, "body", try engine.newString(body));
+    }
     try engine.setProperty(value, "json", engine.hostFunction(host.request_json_native));
+    try setHidden(engine, value, "text", engine.hostFunction(host.request_text_native));
+    try setHidden(engine, value, "arrayBuffer", engine.hostFunction(host.request_array_buffer_native));
     return value;
+}
+
+/// A property that `Object.keys` and JSON leave out (the request's body methods are new, and a
+/// handler that returns `Response.json(request)` sees what it saw before).
+fn setHidden(engine: *Engine, obj: Value, name: []const u8, v: Value) Engine.BuildError!void {
+    const key = string.fromLatin1(&engine.heap, name) catch return error.OutOfMemory;
+    obj.asObject().properties.define(&engine.heap, key, v, object.PropertyFlags.hidden) catch return error.OutOfMemory;
 }
 
 /// The data of a chunked body, in the engine's arena. The connection's decoder checked the
@@ -525,15 +598,38 @@ fn write(handler: *Handler, v: Value, reply: Reply, out: []u8, now_ns: u64) Outc
         };
         return .{ .proxy = proxied };
     }
-    const len = writeResponse(v, reply, out) catch |err| switch (err) {
-        error.WriteFailed => return handler.fail(.response_too_large, now_ns, "the response does not fit a connection buffer (limits.header_bytes_max)"),
+    const written = writeResponse(&handler.engine.heap, v, reply, out) catch |err| switch (err) {
+        error.WriteFailed => return handler.fail(.response_too_large, now_ns, "the response head does not fit a connection buffer (limits.header_bytes_max)"),
+        error.OutOfMemory => return handler.fail(.memory, now_ns, "the response body's UTF-8 bytes do not fit the handler's heap"),
         error.NotAResponse => return handler.fail(.not_a_response, now_ns, "the Response's status, body or headers were changed to values it cannot send"),
     };
     const status: u16 = @intFromFloat(host.field(v, .status).?.asNumber());
-    return .{ .response = .{ .status = status, .len = len } };
+    if (written.rest.len == 0) return .{ .response = .{ .status = status, .len = written.len } };
+    // The rest of the body stays in the request's heap until it is sent: the slot is kept.
+    const kept = handler.engine.heap.create(Kept) catch
+        return handler.fail(.memory, now_ns, "the response's record does not fit the handler's heap");
+    const ticket = handler.engine.keep() orelse
+        return handler.fail(.busy, now_ns, "its response is larger than a buffer, and as many of its requests as `suspended_max` allows already hold the engine on this worker");
+    kept.* = .{ .rest = written.rest, .ticket = ticket };
+    return .{ .response = .{ .status = status, .len = written.len, .kept = kept } };
 }
 
-fn writeResponse(v: Value, reply: Reply, out: []u8) error{ WriteFailed, NotAResponse }!usize {
+/// The exchange has sent the last byte of a response's `rest` (or gave up on it): the engine
+/// slot that held it is free again.
+pub fn releaseBody(handler: *Handler, ticket: Engine.Ticket) void {
+    handler.engine.release(ticket);
+}
+
+const Written = struct {
+    /// Bytes of `out`: the head and the body's first bytes.
+    len: usize,
+    /// The body bytes that did not fit, in the request's heap.
+    rest: []const u8,
+};
+
+/// The response's head into `out`, then as much of its body as fits; what does not stays where
+/// it is (bytes) or is encoded as UTF-8 into the request's heap (a string), to be sent later.
+fn writeResponse(heap: *js.Heap, v: Value, reply: Reply, out: []u8) error{ WriteFailed, NotAResponse, OutOfMemory }!Written {
     const status_value = host.field(v, .status) orelse return error.NotAResponse;
     if (!status_value.isNumber()) return error.NotAResponse;
     const status_float = status_value.asNumber();
@@ -581,10 +677,27 @@ fn writeResponse(v: Value, reply: Reply, out: []u8) error{ WriteFailed, NotAResp
         }
     }
     try w.writeAll("\r\n");
-    if (!reply.head_only and !bodiless) {
+    if (reply.head_only or bodiless or body_len == 0) return .{ .len = w.end, .rest = "" };
+    if (body_len <= w.unusedCapacityLen()) {
         if (body_bytes) |bytes| try w.writeAll(bytes) else try string.writeUtf8(&w, body_value.asString());
+        return .{ .len = w.end, .rest = "" };
     }
-    return w.end;
+    const bytes = body_bytes orelse try utf8Bytes(heap, body_value.asString(), body_len);
+    assert(bytes.len == body_len);
+    const first = w.unusedCapacityLen();
+    try w.writeAll(bytes[0..first]);
+    return .{ .len = w.end, .rest = bytes[first..] };
+}
+
+/// A string body as UTF-8 bytes: its own when it is ASCII (nothing to encode), else encoded
+/// into the request's heap, once, so that windows of it can be sent without encoding again.
+fn utf8Bytes(heap: *js.Heap, s: *const string.String, utf8_len: usize) error{OutOfMemory}![]const u8 {
+    if (!s.flags.wide and utf8_len == s.len) return s.latin1();
+    const bytes = heap.allocBytes(utf8_len, 1) catch return error.OutOfMemory;
+    var w: std.Io.Writer = .fixed(bytes);
+    string.writeUtf8(&w, s) catch unreachable; // `utf8_len` is what it writes.
+    assert(w.end == utf8_len);
+    return bytes;
 }
 
 fn utf8Length(s: *const string.String) usize {
@@ -648,6 +761,14 @@ pub fn failProxy(handler: *Handler, failure: Failure, now_ns: u64, subject: []co
         else => unreachable, // The exchange reports only these.
     } catch buffer[0..]; // A pool name is at most 64 bytes, `known` at most 1,070: the line fits.
     return handler.fail(failure, now_ns, detail);
+}
+
+/// `Response.proxy` after the handler read a body larger than the buffer: its bytes are gone
+/// from the downstream (counted as `request_too_large`, with a line that says why).
+pub fn failBodyGone(handler: *Handler, now_ns: u64, pool: []const u8) Outcome {
+    var buffer: [256]u8 = undefined;
+    const detail = std.fmt.bufPrint(&buffer, "Response.proxy to pool \"{s}\" after the handler read a request body larger than the buffer: it cannot be sent again", .{pool}) catch buffer[0..];
+    return handler.fail(.request_too_large, now_ns, detail);
 }
 
 /// Whether the headers object has a field of this (lower-case) name, in any case.
@@ -764,6 +885,7 @@ const test_source =
     \\export default function handler(request) {
     \\  const { method, path, query, headers, ip } = request;
     \\  if (path === "/big") return Response.text("x".repeat(5000));
+    \\  if (path === "/bighead") return Response.text("x", { headers: { a: "y".repeat(5000) } });
     \\  if (path === "/throw") throw new Error("no");
     \\  if (path === "/string") return "not a response";
     \\  if (path === "/smuggle") { const r = Response.text("x", { headers: { a: "b" } }); r.headers["x\r\ny"] = "z"; return r; }
@@ -823,7 +945,7 @@ test "handler: a 304 has no Content-Length, no Content-Type of the helper's and 
     try testing.expectEqualStrings("HTTP/1.1 304 Not Modified\r\netag: \"v1\"\r\n\r\n", out[0..outcome.response.len]);
 }
 
-test "handler: a response too large, an exception, a non-Response and fields changed to smuggle bytes are counted failures" {
+test "handler: a head too large, an exception, a non-Response and fields changed to smuggle bytes are counted failures" {
     var module: Engine.Module = undefined;
     var handler = try testHandler(&module);
     defer module.deinit();
@@ -832,7 +954,7 @@ test "handler: a response too large, an exception, a non-Response and fields cha
     var scratch: [64]u8 = undefined;
     const reply: Reply = .{ .version = .http11, .head_only = false, .close = false };
     const cases = [_]struct { []const u8, Failure }{
-        .{ "/big", .response_too_large },
+        .{ "/bighead", .response_too_large },
         .{ "/throw", .exception },
         .{ "/string", .not_a_response },
         .{ "/smuggle", .not_a_response },
@@ -847,6 +969,73 @@ test "handler: a response too large, an exception, a non-Response and fields cha
     }
     // The bounded writer stopped at the buffer's end.
     try testing.expectEqual(@as(usize, out.len), std.mem.indexOfScalar(u8, &out, 0) orelse out.len);
+}
+
+test "handler: a body larger than the buffer is the buffer's first bytes and the rest in a kept slot" {
+    var module: Engine.Module = undefined;
+    var handler = try testHandler(&module);
+    defer module.deinit();
+    defer handler.deinit(testing.allocator);
+    var out: [1024]u8 = undefined;
+    var scratch: [64]u8 = undefined;
+    const reply: Reply = .{ .version = .http11, .head_only = false, .close = false };
+    const request = testRequest("/big");
+    const big = handler.respond(&request, reply, &out, &scratch, 1).response;
+    try testing.expectEqual(out.len, big.len);
+    try testing.expect(std.mem.startsWith(u8, &out, "HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n"));
+    const head_len = std.mem.indexOf(u8, &out, "\r\n\r\n").? + 4;
+    const rest = big.kept.?.rest;
+    try testing.expectEqual(@as(usize, 5000 - (out.len - head_len)), rest.len);
+    try testing.expect(std.mem.allEqual(u8, rest, 'x'));
+    try testing.expectEqual(@as(u32, 1), handler.engine.suspendedCount());
+    // Another call meanwhile runs in another slot: the kept bytes stay as they were.
+    const other = testRequest("/p");
+    _ = handler.respond(&other, reply, &out, &scratch, 1);
+    try testing.expect(std.mem.allEqual(u8, rest, 'x'));
+    handler.releaseBody(big.kept.?.ticket);
+    try testing.expectEqual(@as(u32, 0), handler.engine.suspendedCount());
+    // HEAD: the head only, nothing kept.
+    const head = handler.respond(&request, .{ .version = .http11, .head_only = true, .close = false }, &out, &scratch, 1).response;
+    try testing.expectEqual(@as(?*Kept, null), head.kept);
+    try testing.expectEqual(@as(u32, 0), handler.engine.suspendedCount());
+}
+
+test "handler: a body not read before the call is read when the handler asks, and once" {
+    const source =
+        \\export default async function handler(request) {
+        \\  if (request.body !== null) return Response.text("read before: " + request.body);
+        \\  const t = await request.text();
+        \\  let again = "";
+        \\  try { await request.arrayBuffer(); } catch (e) { again = e.message; }
+        \\  return Response.text(t + "|" + again);
+        \\}
+    ;
+    var failure: js.Compiler.Failure = undefined;
+    var module = try Engine.Module.fromSource(testing.allocator, source, "read.js", &host.host, &failure);
+    defer module.deinit();
+    test_tally = .{};
+    var diagnostic: std.Io.Writer = .fixed(&.{});
+    var handler = try Handler.init(testing.allocator, &module, "read", .{}, &test_tally, &diagnostic);
+    defer handler.deinit(testing.allocator);
+    var out: [512]u8 = undefined;
+    var scratch: [64]u8 = undefined;
+    const reply: Reply = .{ .version = .http11, .head_only = false, .close = false };
+    var request = testRequest("/");
+    request.body_unread = true;
+    const ticket = handler.respond(&request, reply, &out, &scratch, 1).suspended;
+    const read = handler.nextOp(ticket).?.body;
+    try testing.expect(handler.nextOp(ticket) == null); // Each operation is taken once.
+    const bytes = handler.fetchBytes(ticket, 5).?;
+    @memcpy(bytes, "hello");
+    const result: BodyResult = .{ .bytes = bytes };
+    const answer = handler.settleBody(ticket, read, &result, reply, &out, 1).response;
+    try testing.expect(std.mem.endsWith(u8, out[0..answer.len], "\r\n\r\nhello|request body: body already used (a body larger than the buffer can be read once)"));
+    try testing.expectEqual(@as(u32, 0), handler.engine.suspendedCount());
+    // Read before the call: the methods answer from `request.body`.
+    request.body_unread = false;
+    request.body = "early";
+    const early = handler.respond(&request, reply, &out, &scratch, 1).response;
+    try testing.expect(std.mem.endsWith(u8, out[0..early.len], "read before: early"));
 }
 
 test "handler: a chunked body is decoded into the arena, extensions skipped, never read past its end" {

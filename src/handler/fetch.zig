@@ -23,6 +23,7 @@ const meter = js.meter;
 const http = @import("../http/http.zig");
 const chars = @import("../http/chars.zig");
 const host = @import("host.zig");
+const request_body = @import("request_body.zig");
 
 /// What a fetch costs beyond the bytes of its fields and body: it starts an exchange.
 const fetch_ticks = 256;
@@ -36,8 +37,15 @@ pub fn fetch(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
         error.Throw => return rejected(vm, p),
         error.Terminate => return err,
     };
-    if (vm.host_ops.begin(vm.limits.host_ops_max, p, request) == null) {
-        switch (vm.throwFmt(.type_error, "fetch: this request already has {d} fetches in flight (the handler's fetch_max)", .{vm.limits.host_ops_max})) {
+    // One operation of the table is the request body's read (request_body.zig): `fetch_max`
+    // fetches may fly beside it.
+    const fetch_max = vm.limits.host_ops_max - 1;
+    var limit = fetch_max;
+    for (vm.host_ops.ops) |op| {
+        if (op.state != .free and request_body.isRead(op.request)) limit += 1;
+    }
+    if (vm.host_ops.begin(limit, p, request) == null) {
+        switch (vm.throwFmt(.type_error, "fetch: this request already has {d} fetches in flight (the handler's fetch_max)", .{fetch_max})) {
             error.Throw => return rejected(vm, p),
             error.Terminate => |err| return err,
         }
@@ -46,7 +54,7 @@ pub fn fetch(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
 }
 
 /// `p`, rejected with the exception just raised.
-fn rejected(vm: *Vm, p: *object.Promise) Vm.Error!Value {
+pub fn rejected(vm: *Vm, p: *object.Promise) Vm.Error!Value {
     const reason = vm.exception;
     vm.exception = Value.undefined_value;
     vm.throw_site = null;

@@ -22,6 +22,7 @@ const ops = @import("../js/operations.zig");
 const meter = js.meter;
 const chars = @import("../http/chars.zig");
 const fetch = @import("fetch.zig");
+const request_body = @import("request_body.zig");
 
 /// The engine class of Response objects (`Host.class_names[class - 1]`).
 pub const response_class: u16 = 1;
@@ -33,8 +34,9 @@ pub const host: builtins.Host = .{
         .{ .name = "html", .length = 1, .func = html },
         .{ .name = "redirect", .length = 1, .func = redirect },
         .{ .name = "proxy", .length = 1, .func = proxy },
-        // Not a member of `Response`: the `json` method of each request (`Handler.zig`).
-        .{ .name = "json", .length = 0, .func = requestJson },
+        // Not a member of `Response`: the `json` method of each request (`Handler.zig`;
+        // request_body.zig, with `text` and `arrayBuffer` at the end of this table).
+        .{ .name = "json", .length = 0, .func = request_body.json },
         // `new Response(body, init)`, and the `text` and `json` methods of what it makes.
         .{ .name = "Response", .length = 0, .func = construct },
         .{ .name = "text", .length = 0, .func = responseText },
@@ -44,6 +46,9 @@ pub const host: builtins.Host = .{
         .{ .name = "text", .length = 0, .func = fetch.fetchedText },
         .{ .name = "json", .length = 0, .func = fetch.fetchedJson },
         .{ .name = "arrayBuffer", .length = 0, .func = fetch.fetchedArrayBuffer },
+        // A request's body methods (request_body.zig).
+        .{ .name = "text", .length = 0, .func = request_body.text },
+        .{ .name = "arrayBuffer", .length = 0, .func = request_body.arrayBuffer },
     },
     .functions = &.{.{ .name = "fetch", .native = fetch_native }},
     .objects = &.{.{
@@ -139,16 +144,6 @@ fn redirect(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
 /// The native index of `request.json` (`Engine.hostFunction`).
 pub const request_json_native: u16 = 5;
 
-/// `request.json()`: JSON.parse of `this.body`; an empty or malformed body throws its
-/// SyntaxError (uncaught: a 500), as `JSON.parse("")` does.
-fn requestJson(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
-    _ = args;
-    if (!this.isObject()) return vm.throwMessage(.type_error, "request.json: call it on the request (request.json())");
-    const body = own(this, "body") orelse return vm.throwMessage(.type_error, "request.json: the request has no body property");
-    if (!body.isString()) return vm.throwMessage(.type_error, "request.json: request.body is not a string");
-    return js.Engine.parseJson(vm, body);
-}
-
 const construct_native: u16 = 6;
 const response_text_native: u16 = 7;
 const response_json_native: u16 = 8;
@@ -156,6 +151,8 @@ const fetch_native: u16 = 9;
 pub const fetched_text_native: u16 = 10;
 pub const fetched_json_native: u16 = 11;
 pub const fetched_array_buffer_native: u16 = 12;
+pub const request_text_native: u16 = 13;
+pub const request_array_buffer_native: u16 = 14;
 
 /// The Content-Type the Fetch standard gives a string body.
 pub const content_type_fetch_text = "text/plain;charset=UTF-8";

@@ -106,7 +106,9 @@ pub const Slot = struct {
     promise: Value = Value.undefined_value,
     suspension: Vm.Suspension = undefined,
 
-    pub const State = enum { free, running, suspended };
+    /// `kept`: the request ended, but the host still reads what it left in its heap (an answer
+    /// larger than the host's buffer, sent out a window at a time: `keep`, `release`).
+    pub const State = enum { free, running, suspended, kept };
 };
 
 /// A suspended request, for its host to come back to.
@@ -332,8 +334,8 @@ pub fn exportValue(e: *Engine, name: []const u8) ?Value {
 /// `suspended_max` are suspended, and the last request to run has ended.
 pub fn beginRequest(e: *Engine) void {
     const index: u16 = for (e.slots, 0..) |*slot, i| {
-        if (slot.state != .suspended) break @intCast(i);
-    } else unreachable; // One slot more than may be suspended.
+        if (slot.state == .free) break @intCast(i);
+    } else unreachable; // One slot more than may be suspended or kept.
     assert(e.slots[index].state == .free);
     e.enter(index);
     if (index == 0) e.heap.resetTo(e.request_mark) else e.heap.reset();
@@ -407,6 +409,27 @@ pub fn hostBytes(e: *Engine, ticket: Ticket, len: usize) ?[]align(8) u8 {
 pub fn settleHostOp(e: *Engine, ticket: Ticket, index: u8, value: Vm.HostValue) Outcome {
     const slot = e.resumeSlot(ticket);
     return e.finish(e.vm.settleHostOp(slot.promise, index, value));
+}
+
+/// Keeps the heap of the request that just ended (its values, such as the bytes of its
+/// answer, stay valid) until `release`: the host sends them out over time, while other
+/// requests run. A kept slot counts as a suspended one against `suspended_max`; null when
+/// there is no room for it (the host answers as it would `busy`).
+pub fn keep(e: *Engine) ?Ticket {
+    const slot = &e.slots[e.current];
+    assert(slot.state == .free); // `finish` freed it; nothing has begun since.
+    if (e.suspended_count == e.slots.len - 1) return null;
+    slot.state = .kept;
+    e.suspended_count += 1;
+    return .{ .slot = e.current, .generation = slot.generation };
+}
+
+/// The host is done with a kept request's heap: the slot is free for the next.
+pub fn release(e: *Engine, ticket: Ticket) void {
+    const slot = e.slotOf(ticket);
+    assert(slot.state == .kept);
+    e.suspended_count -= 1;
+    e.freeSlot(slot);
 }
 
 /// Gives up a suspended request (its client went away, or its host is going): its slot is

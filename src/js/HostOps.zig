@@ -20,8 +20,9 @@ ops: [ops_max]Op = @splat(.{}),
 /// Operations requested or started, not yet settled.
 in_flight: u8 = 0,
 
-/// The most operations one run may have in flight, whatever the limit asks.
-pub const ops_max = 16;
+/// The most operations one run may have in flight, whatever the limit asks: a handler's 16
+/// fetches and the read of its request body (handler/request_body.zig).
+pub const ops_max = 17;
 
 pub const Op = struct {
     state: State = .free,

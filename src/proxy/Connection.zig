@@ -435,7 +435,8 @@ pub fn pullRequestBody(connection: *Connection) void {
         assert(!last); // The final CRLF is always forwarded.
         return connection.pullRequestBody();
     }
-    connection.armTimer(.waiting); // The backend sets the pace now.
+    // The backend sets the pace now; a response being written keeps its send timer.
+    if (connection.phase != .sending) connection.armTimer(.waiting);
     connection.exchange.?.sendRequestBody(connection.cbuf.?[connection.c_pos..body.window_end], last);
 }
 
@@ -484,6 +485,11 @@ pub fn requestBodyPending(connection: *const Connection) bool {
 /// overwritten by more of it (it was larger than the room behind the head) nor cut (trailers).
 pub fn requestBodyWhole(connection: *const Connection) bool {
     return !connection.request_body.overwritten;
+}
+
+/// The buffer's room behind the request head: a body of at most this is received whole.
+pub fn requestBodyRoom(connection: *const Connection) u64 {
+    return connection.cbuf.?.len - connection.exchange.?.request.head_len;
 }
 
 /// The request body, received whole behind the head (a handler's `request.body`).
@@ -613,6 +619,13 @@ pub fn sendLocal(connection: *Connection, bytes: []const u8, close_after: bool) 
     connection.out.close_after = close_after;
     connection.out.started = true;
     connection.write(.local, bytes);
+}
+
+/// A local response whose body goes on in `sendResponseBody` windows: written as they come,
+/// with no framing of sluice's (the head has its Content-Length).
+pub fn sendLocalStart(connection: *Connection, bytes: []const u8, close_after: bool) void {
+    assert(connection.out.dechunk == null); // Set only for a relayed chunked response.
+    connection.sendLocal(bytes, close_after);
 }
 
 /// While the exchange's handler waits suspended, nothing is sent to the client: the send

@@ -114,6 +114,12 @@ total_timer: Timer = .{},
 handler_ticket: ?Handler.Ticket = null,
 /// The handler's fetches this exchange started and has not settled (handler_target.zig).
 fetches: ?*Subrequest = null,
+/// A handler's answer larger than `ubuf`: the body bytes not sent yet, in the engine slot it
+/// keeps until they are (handler_target.zig; the record is in that slot's heap).
+handler_unsent: ?*Handler.Kept = null,
+/// The request body being read for the handler's suspended call (handler_target.zig; the
+/// record is in the request's heap).
+body_read: ?*handler_target.BodyRead = null,
 log: Log = .{},
 
 pub const State = enum {
@@ -236,7 +242,7 @@ pub fn open(exchange: *Exchange, downstream: Downstream) void {
     assert(exchange.pending_ops == 0);
     assert(exchange.hold == null and exchange.ubuf == null and exchange.pipe == null);
     assert(exchange.head_copy == null and exchange.handler_ticket == null);
-    assert(exchange.fetches == null);
+    assert(exchange.fetches == null and exchange.handler_unsent == null and exchange.body_read == null);
     assert(exchange.response_encoding == .identity);
     assert(!exchange.total_timer.isArmed() and !exchange.attempt.timer.isArmed());
     exchange.reset(exchange.proxy, downstream, exchange.request_parser.scanner.headers_buffer, exchange.response_fields);
@@ -660,7 +666,7 @@ pub fn failOverloaded(exchange: *Exchange) void {
 /// it: the head forwarded says the same framing). `last`: it ends the body.
 pub fn sendRequestBody(exchange: *Exchange, window: []const u8, last: bool) void {
     if (exchange.state == .body) return handler_target.keepBody(exchange, last);
-    assert(exchange.state == .upstream);
+    if (exchange.state != .upstream) return handler_target.gatherWindow(exchange, window, last);
     assert(!exchange.request_done);
     upstream_http1.sendBody(exchange, window, last);
 }
@@ -1028,6 +1034,7 @@ pub fn responseSent(exchange: *Exchange) void {
     assert(exchange.state == .upstream or exchange.state == .local);
     exchange.pipe_loaded = false; // What was spliced into the pipe is out of it.
     if (exchange.sendPendingGzip()) return;
+    if (exchange.handler_unsent != null) return handler_target.sendMore(exchange);
     if (exchange.state == .local or exchange.response == .complete) {
         exchange.response = .sent;
         // An early response (the backend answered before reading the whole body): the rest
@@ -1210,6 +1217,7 @@ fn release(exchange: *Exchange) void {
     // may settle into the call once it is abandoned.
     if (exchange.fetches != null) handler_target.detachFetches(exchange);
     if (exchange.handler_ticket != null) handler_target.abandon(exchange);
+    if (exchange.handler_unsent != null) handler_target.releaseUnsent(exchange);
     if (exchange.ubuf) |ubuf| exchange.proxy.buffers.release(ubuf);
     exchange.ubuf = null;
     if (exchange.head_copy) |copy| exchange.proxy.buffers.release(copy);

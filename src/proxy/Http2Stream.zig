@@ -388,6 +388,11 @@ pub fn requestBodyWhole(stream: *const Stream) bool {
     return !stream.body.overwritten and stream.body.len <= stream.http2.segmentBytes();
 }
 
+/// A body of at most one buffer is received whole (`requestBodyWhole`).
+pub fn requestBodyRoom(stream: *const Stream) u64 {
+    return stream.http2.segmentBytes();
+}
+
 /// The request body as received, whole (a handler's `request.body`): bare data, never framed.
 pub fn requestBodyBytes(stream: *const Stream) []const u8 {
     const body = &stream.body;
@@ -591,8 +596,20 @@ pub fn takesSplice(stream: *const Stream) bool {
 
 /// A response sluice made itself (a route's, the 404, a handler's), composed as HTTP/1.1:
 /// parsed back into its status, fields and body. The bytes are sluice's own, well formed.
-pub noinline fn sendLocal(stream: *Stream, bytes: []const u8, close_after: bool) void {
+pub fn sendLocal(stream: *Stream, bytes: []const u8, close_after: bool) void {
     _ = close_after; // A stream ends; the connection goes on.
+    stream.sendLocalHead(bytes, true);
+}
+
+/// A local response whose body goes on in `sendResponseBody` windows (a handler's answer
+/// larger than a buffer): the stream stays open after these bytes.
+pub fn sendLocalStart(stream: *Stream, bytes: []const u8, close_after: bool) void {
+    _ = close_after; // As for `sendLocal`.
+    stream.response.dechunk = null;
+    stream.sendLocalHead(bytes, false);
+}
+
+noinline fn sendLocalHead(stream: *Stream, bytes: []const u8, last: bool) void {
     const exchange = stream.exchange.?;
     const parser = &exchange.attempt.response_parser;
     parser.reset();
@@ -604,8 +621,8 @@ pub noinline fn sendLocal(stream: *Stream, bytes: []const u8, close_after: bool)
     const fields = stream.fieldsScratch();
     const count = convertFields(head, fields).?; // Sluice's own heads are far smaller.
     const body = bytes[head_len..];
-    stream.respond(head.status, fields[0..count], body.len > 0);
-    stream.setWindow(body, true, false);
+    stream.respond(head.status, fields[0..count], body.len > 0 or !last);
+    stream.setWindow(body, last, false);
 }
 
 /// A local response never closes an HTTP/2 connection; a body the exchange does not read is

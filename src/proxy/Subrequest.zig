@@ -270,6 +270,10 @@ pub fn requestBodyWhole(sub: *const Subrequest) bool {
     return true;
 }
 
+pub fn requestBodyRoom(sub: *const Subrequest) u64 {
+    return sub.body().len; // Whole from the start.
+}
+
 pub fn requestBodyBytes(sub: *const Subrequest) []const u8 {
     return sub.body();
 }
@@ -405,6 +409,10 @@ pub fn sendLocal(sub: *Subrequest, bytes: []const u8, close_after: bool) void {
     _ = bytes;
     _ = close_after;
     unreachable; // A sub-request's target is a pool.
+}
+
+pub fn sendLocalStart(sub: *Subrequest, bytes: []const u8, close_after: bool) void {
+    sub.sendLocal(bytes, close_after);
 }
 
 pub fn watchClient(sub: *Subrequest) void {

@@ -119,6 +119,14 @@ pub const Downstream = union(enum) {
         };
     }
 
+    /// The most body bytes that can be received whole behind the head, for `requestBodyBytes`
+    /// (a handler's body that fits is read before it runs).
+    pub fn requestBodyRoom(downstream: Downstream) u64 {
+        return switch (downstream) {
+            inline else => |d| d.requestBodyRoom(),
+        };
+    }
+
     pub fn requestBodyBytes(downstream: Downstream) []const u8 {
         return switch (downstream) {
             inline else => |d| d.requestBodyBytes(),
@@ -185,6 +193,15 @@ pub const Downstream = union(enum) {
     pub fn sendLocal(downstream: Downstream, bytes: []const u8, close_after: bool) void {
         switch (downstream) {
             inline else => |d| d.sendLocal(bytes, close_after),
+        }
+    }
+
+    /// The head and first body bytes of a response sluice made whose body is larger than a
+    /// buffer (a handler's): the rest follows in `sendResponseBody` windows, each acknowledged
+    /// with `Exchange.responseSent` as a relayed body's are.
+    pub fn sendLocalStart(downstream: Downstream, bytes: []const u8, close_after: bool) void {
+        switch (downstream) {
+            inline else => |d| d.sendLocalStart(bytes, close_after),
         }
     }
 

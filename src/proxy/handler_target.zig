@@ -19,14 +19,17 @@ const std = @import("std");
 const assert = std.debug.assert;
 
 const Config = @import("../config/Config.zig");
+const http = @import("../http/http.zig");
 const Handler = @import("../handler/Handler.zig");
 const rewrite = @import("rewrite.zig");
 const Exchange = @import("Exchange.zig");
 const Subrequest = @import("Subrequest.zig");
 
-/// A handler runs once the request is whole: a body (up to the handler's `body_max` and the
-/// room behind the head in the downstream's buffer) is received first, so that the handler
-/// sees it as `request.body` and a `Response.proxy` can still send it on from there.
+/// A body (up to the handler's `body_max`) that fits the room behind the head in the
+/// downstream's buffer is received first, so that the handler sees it as `request.body` and a
+/// `Response.proxy` can still send it on from there. A larger one is left unread: the handler
+/// runs at once, with `request.body` null, and a `Response.proxy` streams the body to the pool
+/// as a route's request would.
 pub fn start(exchange: *Exchange, handler: *Handler) void {
     if (!exchange.downstream.requestBodyPending()) return respond(exchange, handler);
     if (handler.body_bytes_max == 0) return exchange.fail(.request_body_too_large);
@@ -34,6 +37,7 @@ pub fn start(exchange: *Exchange, handler: *Handler) void {
         exchange.body_bytes_max = handler.body_bytes_max; // The connection checks chunked bodies.
     }
     if (exchange.bodyOverLimit()) return exchange.fail(.request_body_too_large);
+    if (!bodyFits(exchange)) return respond(exchange, handler);
     exchange.state = .body;
     // The body will be read: a client waiting on `Expect: 100-continue` is told to send it. An
     // over-limit Content-Length got its 413 above instead, without reading the body.
@@ -41,10 +45,143 @@ pub fn start(exchange: *Exchange, handler: *Handler) void {
     exchange.downstream.pullRequestBody();
 }
 
-/// The 100 Continue a handler's request asked for is out: its body comes next.
+/// Whether the request's body is read before the handler runs: a declared length that fits
+/// behind the head. One of unknown length (chunked) is not: it might not fit.
+fn bodyFits(exchange: *const Exchange) bool {
+    return switch (exchange.request_head.body) {
+        .content_length => |length| length <= exchange.downstream.requestBodyRoom(),
+        .chunked => false,
+        .none, .close_delimited => unreachable, // No body pending.
+    };
+}
+
+/// The 100 Continue a handler's request asked for is out: its body comes next (read before
+/// the call, or for the call's `request.text()`).
 pub fn continueSent(exchange: *Exchange) void {
-    assert(exchange.state == .body);
+    if (exchange.state == .body) return exchange.downstream.pullRequestBody();
+    const read = exchange.body_read orelse return; // The exchange ended meanwhile.
+    assert(read.state == .continuing);
+    read.state = .pulling;
+    const wake_deferred = read.wake_deferred;
+    read.wake_deferred = false;
     exchange.downstream.pullRequestBody();
+    // The wake-up waited for the 100's write, whose completion the answer needs.
+    if (wake_deferred and exchange.state == .suspended) wakeCallback(exchange);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The body read for the call (request.text(), .json(), .arrayBuffer(): handler/request_body.zig)
+
+/// The request body being gathered into the request's heap for the suspended call. The record
+/// is in that heap too (the exchange holds a pointer), and goes with the request.
+pub const BodyRead = struct {
+    op: Handler.BodyRead,
+    state: State = .start,
+    /// Room in the request's heap; the first `len` bytes are the body's data so far.
+    room: []align(8) u8,
+    len: usize = 0,
+    /// A body of unknown length comes chunked (HTTP/1.1's framing, or an h2 body framed so by
+    /// its stream): decoded as it comes.
+    dechunk: ?http.ChunkedDecoder,
+    /// The body outgrew the handler's memory: nothing more is pulled, and the read rejects.
+    over_memory: bool = false,
+    /// The wake-up came while the 100 Continue was being written: it goes on once that is out.
+    wake_deferred: bool = false,
+
+    pub const State = enum { start, continuing, pulling, done };
+};
+
+/// Room for a body of unknown length at first; it doubles as the body grows.
+const unknown_length_room_bytes = 64 * 1024;
+
+const over_memory = "request body: it does not fit the handler's memory (its `memory` setting bounds what a request holds)";
+
+/// Starts reading the body for the call: room in the request's heap for it (its length, or a
+/// first guess), then the pull begins when the call waits (`wait`). Null, or the result of a
+/// read that cannot start.
+fn startBodyRead(exchange: *Exchange, handler: *Handler, ticket: Handler.Ticket, op: Handler.BodyRead) ?Handler.BodyResult {
+    assert(exchange.body_read == null);
+    assert(exchange.downstream.requestBodyPending()); // Else the request had `request.body`.
+    const head = exchange.request_head;
+    const room_bytes: u64 = switch (head.body) {
+        .content_length => |length| length,
+        else => @min(exchange.body_bytes_max, unknown_length_room_bytes),
+    };
+    const record = handler.fetchBytes(ticket, @sizeOf(BodyRead)) orelse return .{ .failed = over_memory };
+    const room = handler.fetchBytes(ticket, @intCast(room_bytes)) orelse return .{ .failed = over_memory };
+    const read: *BodyRead = @ptrCast(@alignCast(record.ptr)); // As large, 8-byte aligned.
+    read.* = .{ .op = op, .room = room, .dechunk = if (head.body == .chunked) .init(.{}) else null };
+    exchange.body_read = read;
+    return null;
+}
+
+/// The call waits: the body's first window is asked for (after a 100 Continue if the client
+/// waits for one).
+fn startPull(exchange: *Exchange) void {
+    const read = exchange.body_read.?;
+    assert(read.state == .start and exchange.state == .suspended);
+    if (exchange.request_head.expect_continue) {
+        read.state = .continuing;
+        return exchange.downstream.sendContinue();
+    }
+    read.state = .pulling;
+    exchange.downstream.pullRequestBody();
+}
+
+/// A window of the body (Exchange.sendRequestBody): copied into the request's heap and
+/// acknowledged, so the next comes. After the last, or a failure, the call goes on at the next
+/// turn of the loop. A window that comes after the call ended (it stopped waiting for its
+/// read) is left where it is: the connection closes after the answer.
+pub fn gatherWindow(exchange: *Exchange, window: []const u8, last: bool) void {
+    const read = exchange.body_read orelse return;
+    assert(exchange.state == .suspended and read.state == .pulling);
+    keepWindow(exchange, read, window) catch {
+        read.over_memory = true;
+        read.state = .done;
+        return bodyEnded(exchange);
+    };
+    exchange.downstream.requestBodySent(); // The next window may come at once.
+    if (!last) return;
+    read.state = .done;
+    bodyEnded(exchange);
+}
+
+fn keepWindow(exchange: *Exchange, read: *BodyRead, window: []const u8) error{OutOfMemory}!void {
+    if (window.len > read.room.len - read.len) try grow(exchange, read, read.len + window.len);
+    const raw = read.room[read.len..][0..window.len];
+    @memcpy(raw, window);
+    const decoder = &(read.dechunk orelse {
+        read.len += window.len;
+        return;
+    });
+    // The downstream checked the framing (and the limit) already: a reject here is a bug's.
+    const decoded = decoder.decodeInPlace(raw);
+    assert(decoded.reject == null);
+    read.len += decoded.data_len;
+}
+
+/// More room for a body of unknown length: twice as much (the old room is left in the heap,
+/// which the request's end frees), bounded by the handler's memory.
+fn grow(exchange: *Exchange, read: *BodyRead, needed: usize) error{OutOfMemory}!void {
+    const handler = exchange.target.handler;
+    const room = handler.fetchBytes(exchange.handler_ticket.?, @max(needed, read.room.len * 2)) orelse return error.OutOfMemory;
+    @memcpy(room[0..read.len], read.room[0..read.len]);
+    read.room = room;
+}
+
+/// The read ended: the call goes on at the next turn of the loop, as after a fetch.
+fn bodyEnded(exchange: *Exchange) void {
+    if (!exchange.total_timer.isArmed()) return; // Waking: `wake` settles it.
+    exchange.loop().timerArmAt(&exchange.proxy.queues.handler_wake, &exchange.total_timer, 0, Exchange, exchange, wakeCallback);
+}
+
+/// Settles the body read if it ended: null when it has not.
+fn settleBodyRead(exchange: *Exchange, handler: *Handler, ticket: Handler.Ticket, reply: Handler.Reply) ?Handler.Outcome {
+    const read = exchange.body_read orelse return null;
+    if (read.state != .done) return null;
+    exchange.body_read = null;
+    const result: Handler.BodyResult = if (read.over_memory) .{ .failed = over_memory } else .{ .bytes = read.room[0..read.len] };
+    return handler.settleBody(ticket, read.op, &result, reply, exchange.ubuf.?, exchange.loop().now());
 }
 
 /// A window of the handler's request body: it stays where it is, and the next is asked for;
@@ -66,14 +203,16 @@ fn respond(exchange: *Exchange, handler: *Handler) void {
     const ubuf = proxy.buffers.acquire() orelse return exchange.fail(.overloaded);
     exchange.ubuf = ubuf;
     const head = exchange.request_head;
+    const unread = exchange.downstream.requestBodyPending();
     const request: Handler.Request = .{
         .method = head.method_text,
         .target = head.target,
         .path_and_query = rewrite.originForm(head).path,
         .headers = head.headers,
         .ip = exchange.downstream.client().ip,
-        .body = if (head.body == .none) "" else exchange.downstream.requestBodyBytes(),
-        .body_chunked = head.body != .none and exchange.downstream.requestBodyChunked(),
+        .body = if (head.body == .none or unread) "" else exchange.downstream.requestBodyBytes(),
+        .body_chunked = head.body != .none and !unread and exchange.downstream.requestBodyChunked(),
+        .body_unread = unread,
     };
     const reply = replyOf(exchange);
     conclude(exchange, handler, reply, handler.respond(&request, reply, ubuf, proxy.path_scratch, exchange.loop().now()));
@@ -111,11 +250,14 @@ fn conclude(exchange: *Exchange, handler: *Handler, reply: Handler.Reply, first:
         return wait(exchange, handler, ticket);
     }
     if (exchange.fetches != null) detachFetches(exchange);
+    exchange.body_read = null; // A window still coming is left unread (`gatherWindow`).
     switch (outcome) {
         .response => |response| {
             exchange.log.status = response.status;
             exchange.response = .complete;
-            exchange.downstream.sendLocal(exchange.ubuf.?[0..response.len], reply.close);
+            const head = exchange.ubuf.?[0..response.len];
+            exchange.handler_unsent = response.kept orelse return exchange.downstream.sendLocal(head, reply.close);
+            exchange.downstream.sendLocalStart(head, reply.close);
         },
         .proxy => |proxied| proxyTo(exchange, handler, proxied),
         .failed => |failure| exchange.fail(if (failure == .busy) .handler_busy else .handler_failed),
@@ -123,16 +265,46 @@ fn conclude(exchange: *Exchange, handler: *Handler, reply: Handler.Reply, first:
     }
 }
 
+/// The previous window of a large answer is out (Exchange.responseSent): the next is copied
+/// into `ubuf` and sent, with the downstream's backpressure. The slot is let go of as soon as
+/// the last bytes are copied out of it.
+pub fn sendMore(exchange: *Exchange) void {
+    assert(exchange.state == .local);
+    const unsent = exchange.handler_unsent.?;
+    assert(unsent.rest.len > 0);
+    const ubuf = exchange.ubuf.?;
+    const n = @min(ubuf.len, unsent.rest.len);
+    @memcpy(ubuf[0..n], unsent.rest[0..n]);
+    unsent.rest = unsent.rest[n..];
+    const last = unsent.rest.len == 0;
+    if (last) releaseUnsent(exchange);
+    exchange.downstream.sendResponseBody(ubuf[0..n], last);
+}
+
+/// The large answer is sent (or the exchange ends before it is: its client left, the worker
+/// stops): the engine slot holding its bytes is free again.
+pub fn releaseUnsent(exchange: *Exchange) void {
+    const ticket = exchange.handler_unsent.?.ticket;
+    exchange.handler_unsent = null;
+    exchange.target.handler.releaseBody(ticket);
+}
+
 /// Starts each fetch the call made and has not been started: null when all are under way, or
 /// the outcome of settling the first that cannot start (its rejection).
 fn startFetches(exchange: *Exchange, handler: *Handler, ticket: Handler.Ticket, reply: Handler.Reply) ?Handler.Outcome {
     const proxy = exchange.proxy;
-    while (handler.nextFetch(ticket)) |fetch| {
-        var message: [512]u8 = undefined;
-        const why = startFetch(exchange, handler, ticket, fetch, &message) orelse continue;
-        const result: Handler.FetchResult = .{ .failed = why };
-        return handler.settleFetch(ticket, fetch.index, fetch.request.url, &result, reply, exchange.ubuf.?, proxy.loop.now());
-    }
+    while (handler.nextOp(ticket)) |op| switch (op) {
+        .fetch => |fetch| {
+            var message: [512]u8 = undefined;
+            const why = startFetch(exchange, handler, ticket, fetch, &message) orelse continue;
+            const result: Handler.FetchResult = .{ .failed = why };
+            return handler.settleFetch(ticket, fetch.index, fetch.request.url, &result, reply, exchange.ubuf.?, proxy.loop.now());
+        },
+        .body => |read| {
+            const result = startBodyRead(exchange, handler, ticket, read) orelse continue;
+            return handler.settleBody(ticket, read, &result, reply, exchange.ubuf.?, proxy.loop.now());
+        },
+    };
     return null;
 }
 
@@ -203,6 +375,12 @@ fn wait(exchange: *Exchange, handler: *Handler, ticket: Handler.Ticket) void {
     exchange.handler_ticket = ticket;
     const loop = exchange.loop();
     loop.timerArmAt(&exchange.proxy.queues.handler_wake, &exchange.total_timer, handler.wakeAt(ticket), Exchange, exchange, wakeCallback);
+    // While the body is read, the downstream's receive notices a client that leaves.
+    if (exchange.body_read) |read| switch (read.state) {
+        .start => return startPull(exchange),
+        .continuing, .pulling => return,
+        .done => {},
+    };
     exchange.downstream.watchClient();
 }
 
@@ -210,6 +388,10 @@ fn wait(exchange: *Exchange, handler: *Handler, ticket: Handler.Ticket) void {
 /// no longer watched (the watch's completion is the one the response is written with).
 fn wakeCallback(exchange: *Exchange) void {
     assert(exchange.state == .suspended);
+    if (exchange.body_read) |read| if (read.state == .continuing) {
+        read.wake_deferred = true; // The 100's write holds the completion: `continueSent`.
+        return;
+    };
     if (exchange.downstream.stopWatching()) return; // Then `watchStopped`.
     wake(exchange);
 }
@@ -234,8 +416,10 @@ fn wake(exchange: *Exchange) void {
     };
     const reply = replyOf(exchange);
     const now = exchange.loop().now();
-    // A fetch that ended, else the timers (or the deadline) if due, else on waiting.
-    const outcome = settleEnded(exchange, handler, ticket, reply) orelse if (handler.wakeAt(ticket) <= now)
+    // A fetch or the body's read that ended, else the timers (or the deadline) if due, else on
+    // waiting.
+    const outcome = settleEnded(exchange, handler, ticket, reply) orelse
+        settleBodyRead(exchange, handler, ticket, reply) orelse if (handler.wakeAt(ticket) <= now)
         handler.resumeTimers(ticket, reply, exchange.ubuf.?, now)
     else
         Handler.Outcome{ .suspended = ticket };
@@ -248,6 +432,7 @@ pub fn abandon(exchange: *Exchange) void {
     assert(!exchange.total_timer.isArmed());
     exchange.target.handler.abandon(exchange.handler_ticket.?);
     exchange.handler_ticket = null;
+    exchange.body_read = null; // Its bytes were in the request's heap.
 }
 
 /// `Response.proxy`: the handler's target becomes the named pool of the exchange's generation
@@ -268,8 +453,15 @@ fn proxyTo(exchange: *Exchange, handler: *Handler, proxied: Handler.Proxied) voi
     };
     exchange.target = .{ .pool = &generation.pools[index].locals[exchange.proxy.worker_index] };
     exchange.head_copy = exchange.proxy.buffers.acquire() orelse return exchange.fail(.overloaded);
-    // The body the handler read goes on from its first byte, as a retry's would.
-    if (exchange.request_head.body != .none) exchange.downstream.rewindRequestBody();
+    // The body goes on from its first byte, as a retry's would: read before the call, or not
+    // read at all. One the handler read and that outgrew the buffer is no longer there.
+    if (exchange.request_head.body != .none) {
+        if (!exchange.downstream.requestBodyReplayable()) {
+            _ = handler.failBodyGone(now, proxied.pool);
+            return exchange.fail(.handler_failed);
+        }
+        exchange.downstream.rewindRequestBody();
+    }
     if (!exchange.forward(.{ .target = proxied.path, .fields = proxied.headers, .removed = proxied.removed })) {
         _ = handler.failProxy(.request_too_large, now, proxied.pool, "");
         return exchange.fail(.handler_failed);

@@ -136,8 +136,9 @@ const pool_prefixes = [_][]const u8{ "/p0/", "/p1/", "/p2/" };
 /// what it read (`Clients.handlerBody`), or sends the request on to the pool its path names,
 /// `/js/p<k>/r<id>` to pool k as `/p<k>/r<id>`.
 const handler_sources = [_][]const u8{
-    \\export default function (request) {
-    \\  return Response.text(`sim ${request.method} ${request.body.length}\n`);
+    \\export default async function (request) {
+    \\  const body = request.body ?? await request.text();
+    \\  return Response.text(`sim ${request.method} ${body.length}\n`);
     \\}
     ,
     \\export default function (request) {
