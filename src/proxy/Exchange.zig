@@ -1474,6 +1474,7 @@ pub fn invariants(exchange: *const Exchange) ?[]const u8 {
         if (exchange.ubuf != null or exchange.head_copy != null) return "a free exchange holds a buffer";
         if (exchange.pipe != null) return "a free exchange holds a pipe";
         if (exchange.handler_ticket != null or exchange.fetches != null) return "a free exchange holds a handler call";
+        if (exchange.handler_unsent != null or exchange.body_read != null) return "a free exchange holds a handler's body";
         if (exchange.response_encoding != .identity) return "a free exchange holds a compressor";
         if (exchange.total_timer.isArmed() or attempt.timer.isArmed()) return "a free exchange has a timer armed";
     }
