@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Instructions per request, counted by callgrind: the A/B figure for a change that can cost
+# CPU per request (a count, not a time, so a busy machine does not move it). Each binary runs
+# with one epoll worker (valgrind does not follow io_uring) in front of one nginx backend that
+# answers a 6-byte "hello\n"; h2load sends WARMUP requests, callgrind starts counting, h2load
+# sends REQUESTS more, counting stops. Prints, per binary, the instructions per request and
+# the callgrind file (for `callgrind_annotate`, or `bench/callgrind_diff.py A B` for the
+# functions that moved).
+#
+# Usage: bench/callgrind.sh [--help]
+#
+# Environment (all optional):
+#   CG_PROTOCOL=h1          h1 (keep-alive HTTP/1.1) or h2c (HTTP/2 with prior knowledge)
+#   CG_REQUESTS=20000       requests counted (CG_WARMUP=2000 before them)
+#   CG_CLIENTS, CG_STREAMS  h2load -c and -m (h1: 64 and 1; h2c: 4 and 16, as many streams
+#                           as the 64 connections below leave slots for)
+#   SLUICE_BIN=path         the binary to count (default: this tree built ReleaseSafe with
+#                           -Dcpu=x86_64_v2, which a given binary needs too: valgrind)
+#   SLUICE_B_BIN=path       a second binary, counted in the same run (the A/B's other side)
+#   SLUICE_ARGS="..."       extra flags for both
+set -euo pipefail
+
+bench=callgrind
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+no_args "$@"
+
+need_tools python3 h2load:nghttp2-client nginx valgrind callgrind_control:valgrind
+make_run_dir
+# valgrind does not know every instruction of a native build (AVX-512): a given binary must be
+# built with -Dcpu=x86_64_v2 too.
+if [ -z "${SLUICE_BIN:-}" ]; then
+    get_zig || die "zig bootstrap failed"
+    SLUICE_BIN="$(build_sluice_mode ReleaseSafe "$out/zig-out-callgrind" -Dcpu=x86_64_v2)" || die "$sluice_fail"
+fi
+
+protocol="${CG_PROTOCOL:-h1}"
+requests="${CG_REQUESTS:-20000}"
+warmup="${CG_WARMUP:-2000}"
+case "$protocol" in
+    h2c) clients="${CG_CLIENTS:-4}" streams="${CG_STREAMS:-16}" ;;
+    *) clients="${CG_CLIENTS:-64}" streams="${CG_STREAMS:-1}" ;;
+esac
+# Few connections: under valgrind, std's page allocator hints an address below its last map,
+# and for a reservation larger than the space below (about 80 MB there) the hint wraps and
+# mmap fails (EINVAL). 64 connections keep every reservation under that.
+max_connections="${CG_MAX_CONNECTIONS:-64}"
+case "$protocol" in
+    h1) load_flags=(--h1) sluice_flags=() ;;
+    h2c) load_flags=() sluice_flags=(--http2 on) ;;
+    *) die "CG_PROTOCOL is h1 or h2c, not '$protocol'" ;;
+esac
+
+lib="$here/benchlib.py"
+port() { python3 "$lib" freeport; }
+bport="$(port)"
+python3 "$lib" conf backend "$run" "$bport" >"$run/backend.conf"
+nginx -e "$run/backend.error.log" -p "$run" -c "$run/backend.conf" >"$run/backend.log" 2>&1 &
+backend_pid=$!
+trap 'kill -TERM "$backend_pid" 2>/dev/null || true' EXIT
+python3 "$lib" wait-port "$bport" 10 "$backend_pid" || die "the nginx backend did not start (see $run/backend.log)"
+
+# count LABEL BIN: one binary's figure, printed as a line of the table.
+count() {
+    local label="$1" bin="$2" sport cg_out pid
+    sport="$(port)"
+    cg_out="$run/callgrind.$label.out"
+    # shellcheck disable=SC2086  # SLUICE_ARGS is a flag list
+    valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$cg_out" \
+        "$bin" --workers 1 --io epoll --max-connections "$max_connections" --listen "127.0.0.1:$sport" --backend "127.0.0.1:$bport" \
+        "${sluice_flags[@]}" ${SLUICE_ARGS:-} >"$run/$label.log" 2>&1 &
+    pid=$!
+    python3 "$lib" wait-port "$sport" 60 "$pid" || { kill "$pid" 2>/dev/null; die "$label did not start (see $run/$label.log)"; }
+    h2load "${load_flags[@]}" -n "$warmup" -c "$clients" -m "$streams" "http://127.0.0.1:$sport/" \
+        >"$run/$label.warmup.log" 2>&1 || die "h2load failed (see $run/$label.warmup.log)"
+    callgrind_control -i on "$pid" >/dev/null 2>&1
+    h2load "${load_flags[@]}" -n "$requests" -c "$clients" -m "$streams" "http://127.0.0.1:$sport/" \
+        >"$run/$label.load.log" 2>&1 || die "h2load failed (see $run/$label.load.log)"
+    callgrind_control -i off "$pid" >/dev/null 2>&1
+    local ok
+    ok="$(sed -n 's/^requests: .* \([0-9]*\) succeeded.*/\1/p' "$run/$label.load.log")"
+    [ "$ok" = "$requests" ] || die "$label: $ok of $requests requests succeeded (see $run/$label.load.log)"
+    kill -TERM "$pid"
+    wait "$pid" 2>/dev/null || true
+    local total
+    total="$(callgrind_annotate "$cg_out" 2>/dev/null | sed -n 's/^\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p' | tr -d ,)"
+    [ -n "$total" ] || die "$label: no totals in $cg_out"
+    printf '%-8s %10d instructions per request  (%s)\n' "$label" "$((total / requests))" "$cg_out"
+}
+
+log "$protocol, $requests requests counted after $warmup, h2load -c $clients -m $streams"
+count A "$SLUICE_BIN"
+if [ -n "${SLUICE_B_BIN:-}" ]; then
+    [ -x "$SLUICE_B_BIN" ] || die "SLUICE_B_BIN is not an executable"
+    count B "$SLUICE_B_BIN"
+fi
