@@ -11,15 +11,16 @@ import sys
 
 def self_counts(path):
     """Function name -> its own instructions (callgrind_annotate's exclusive counts)."""
-    text = subprocess.run(["callgrind_annotate", "--inclusive=no", "--threshold=100", path],
+    text = subprocess.run(["callgrind_annotate", "--inclusive=no", "--auto=no", "--threshold=100", path],
                           capture_output=True, text=True, check=True).stdout
     counts = {}
     for line in text.splitlines():
         m = re.match(r"^\s*([\d,]+) \([^)]*\)\s+(\S.*)$", line) or re.match(r"^\s*([\d,]+)\s+(\S.*)$", line)
-        if not m or "PROGRAM TOTALS" in line:
+        if not m or "PROGRAM TOTALS" in line or "=>" in line:
             continue
         name = m.group(2).split(" [")[0]
         name = name.split(":", 1)[1] if re.match(r"^[^ ]*\.(zig|c|h|S):", name) or name.startswith("???:") else name
+        name = re.sub(r"__(func|struct|enum|union|anon)_\d+", "", name)  # numbered anew by each build
         counts[name] = counts.get(name, 0) + int(m.group(1).replace(",", ""))
     return counts
 
