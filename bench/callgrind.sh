@@ -10,7 +10,9 @@
 # Usage: bench/callgrind.sh [--help]
 #
 # Environment (all optional):
-#   CG_PROTOCOL=h1          h1 (keep-alive HTTP/1.1) or h2c (HTTP/2 with prior knowledge)
+#   CG_PROTOCOL=h1          h1 (keep-alive HTTP/1.1), h1tls (the same over TLS, ECDSA P-256:
+#                           its 64 handshakes counted too, the same for A and B) or h2c
+#                           (HTTP/2 with prior knowledge)
 #   CG_REQUESTS=20000       requests counted (CG_WARMUP=2000 before them)
 #   CG_CLIENTS, CG_STREAMS  h2load -c and -m (h1: 64 and 1; h2c: 4 and 16, as many streams
 #                           as the 64 connections below leave slots for)
@@ -24,7 +26,7 @@ bench=callgrind
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 no_args "$@"
 
-need_tools python3 h2load:nghttp2-client nginx valgrind callgrind_control:valgrind
+need_tools python3 h2load:nghttp2-client nginx valgrind callgrind_control:valgrind openssl
 make_run_dir
 # valgrind does not know every instruction of a native build (AVX-512): a given binary must be
 # built with -Dcpu=x86_64_v2 too.
@@ -47,8 +49,13 @@ max_connections="${CG_MAX_CONNECTIONS:-64}"
 case "$protocol" in
     h1) load_flags=(--h1) sluice_flags=() ;;
     h2c) load_flags=() sluice_flags=(--http2 on) ;;
-    *) die "CG_PROTOCOL is h1 or h2c, not '$protocol'" ;;
+    h1tls)
+        make_certs "$run" || die "openssl could not make the certificates (see $run/certs.log)"
+        load_flags=(--h1) sluice_flags=(--tls-cert "$run/ecdsa.pem" --tls-key "$run/ecdsa.key") ;;
+    *) die "CG_PROTOCOL is h1, h1tls or h2c, not '$protocol'" ;;
 esac
+scheme=http
+[ "$protocol" = h1tls ] && scheme=https
 
 lib="$here/benchlib.py"
 port() { python3 "$lib" freeport; }
@@ -70,10 +77,10 @@ count() {
         "${sluice_flags[@]}" ${SLUICE_ARGS:-} >"$run/$label.log" 2>&1 &
     pid=$!
     python3 "$lib" wait-port "$sport" 60 "$pid" || { kill "$pid" 2>/dev/null; die "$label did not start (see $run/$label.log)"; }
-    h2load "${load_flags[@]}" -n "$warmup" -c "$clients" -m "$streams" "http://127.0.0.1:$sport/" \
+    h2load "${load_flags[@]}" -n "$warmup" -c "$clients" -m "$streams" "$scheme://127.0.0.1:$sport/" \
         >"$run/$label.warmup.log" 2>&1 || die "h2load failed (see $run/$label.warmup.log)"
     callgrind_control -i on "$pid" >/dev/null 2>&1
-    h2load "${load_flags[@]}" -n "$requests" -c "$clients" -m "$streams" "http://127.0.0.1:$sport/" \
+    h2load "${load_flags[@]}" -n "$requests" -c "$clients" -m "$streams" "$scheme://127.0.0.1:$sport/" \
         >"$run/$label.load.log" 2>&1 || die "h2load failed (see $run/$label.load.log)"
     callgrind_control -i off "$pid" >/dev/null 2>&1
     local ok

@@ -189,10 +189,10 @@ pub fn init(
         };
         if (probe_tls != null) {
             const record_bytes = tls_ns.Engine.record_bytes_max;
-            probe.tls = .{ .records = .{
+            probe.tls = .{ .stream = .{ .records = .{
                 .in = try allocator.alloc(u8, record_bytes),
                 .out = try allocator.alloc(u8, record_bytes),
-            } };
+            } } };
         }
     }
 }
@@ -210,8 +210,8 @@ pub fn deinit(checker: *Checker, allocator: std.mem.Allocator) void {
             const t = &probe.tls.?;
             assert(t.engine == null);
             t.resumption.forget();
-            allocator.free(t.records.in);
-            allocator.free(t.records.out);
+            allocator.free(t.stream.records.in);
+            allocator.free(t.stream.records.out);
         }
     }
     allocator.free(checker.probes);
@@ -350,6 +350,7 @@ const Probe = struct {
     fn sendRest(probe: *Probe) void {
         assert(probe.sent_bytes < probe.request.len);
         const rest = probe.request[probe.sent_bytes..];
+        if (probe.tls != null) return TlsStream.send(probe, rest, sendRestCallback);
         const loop = probe.checker.loop;
         loop.send(&probe.completion, &probe.socket, rest, Probe, probe, sendRestCallback);
     }
@@ -366,6 +367,7 @@ const Probe = struct {
     fn receive(probe: *Probe) void {
         assert(probe.received_bytes < probe.response.len);
         const free = probe.response[probe.received_bytes..];
+        if (probe.tls != null) return TlsStream.recv(probe, free, receiveCallback);
         const loop = probe.checker.loop;
         loop.recv(&probe.completion, &probe.socket, free, Probe, probe, receiveCallback);
     }
@@ -409,7 +411,6 @@ const Probe = struct {
     fn readOn(probe: *Probe) void {
         const full = probe.received_bytes == probe.response.len;
         if (full) return probe.finish(reason_malformed);
-        if (probe.tls != null) return probe.tlsStep();
         probe.receive();
     }
 
@@ -423,12 +424,12 @@ const Probe = struct {
         probe.finish(reason);
     }
 
-    // --- Over TLS: the handshake, then the request sealed, then records until the status line
+    // --- Over TLS: the handshake (tls.stream), then the request and the response through it
 
     fn tlsStart(probe: *Probe) void {
         const checker_tls = probe.checker.tls.?;
         const t = &probe.tls.?;
-        t.* = .{ .records = .{ .in = t.records.in, .out = t.records.out }, .resumption = t.resumption };
+        t.* = .{ .stream = .{ .records = .{ .in = t.stream.records.in, .out = t.stream.records.out } }, .resumption = t.resumption };
         t.engine = blk: {
             checker_tls.memory.enter();
             defer checker_tls.memory.leave();
@@ -438,57 +439,57 @@ const Probe = struct {
             }) catch null;
         };
         if (t.engine == null) return probe.finish("TLS: out of memory for the probe");
-        probe.tlsStep();
+        TlsStream.handshakeStep(probe);
     }
 
-    /// Runs the engine as far as the bytes allow: the handshake, then sealing the request,
-    /// then reading the response; sends what it wrote, receives what it needs. AWS-LC runs
-    /// in the probes' memory, and only AWS-LC: everything after it runs outside.
-    fn tlsStep(probe: *Probe) void {
-        const checker_tls = probe.checker.tls.?;
-        const t = &probe.tls.?;
-        const next = blk: {
-            checker_tls.memory.enter();
-            defer checker_tls.memory.leave();
-            const engine = &t.engine.?;
-            t.records.clearOutput();
-            var w = t.records.wire();
-            const next = t.advance(engine, &w, probe.request, probe.response[probe.received_bytes..]) catch
-                break :blk ProbeTls.Next{ .failed = t.describe(engine) };
-            t.records.settle(&w);
-            break :blk next;
+    fn tlsState(probe: *Probe) *tls_ns.stream.State(Probe) {
+        return &probe.tls.?.stream;
+    }
+
+    fn tlsEngine(probe: *Probe) *tls_ns.Engine {
+        return &probe.tls.?.engine.?;
+    }
+
+    fn tlsSocket(probe: *Probe) *Socket {
+        return &probe.socket;
+    }
+
+    fn tlsLoop(probe: *Probe) *Loop {
+        return probe.checker.loop;
+    }
+
+    /// One operation at a time: the receives and the sends share the probe's completion.
+    fn tlsCompletion(probe: *Probe) *Completion {
+        return &probe.completion;
+    }
+
+    /// The checker counts no operations: "an operation is pending" is the completion's own.
+    fn tlsSubmit(_: *Probe) void {}
+
+    /// The deadline passed or the checker is stopping: the probe's callback says which.
+    fn tlsEnding(probe: *Probe) bool {
+        return probe.timed_out or probe.checker.state == .stopping;
+    }
+
+    fn tlsMemory(probe: *Probe) *tls_ns.memory.Pool {
+        return probe.checker.tls.?.memory;
+    }
+
+    fn tlsHandshakeFailed(probe: *Probe, _: tls_ns.Failure) void {
+        const memory = probe.checker.tls.?.memory;
+        const reason = blk: {
+            memory.enter();
+            defer memory.leave();
+            break :blk probe.tls.?.describe(&probe.tls.?.engine.?);
         };
-        switch (next) {
-            .failed => |reason| return probe.finish(reason),
-            .plaintext => |n| {
-                probe.received_bytes += @intCast(n);
-                return probe.judgeReceived();
-            },
-            .closed => return probe.finish(reason_closed),
-            .more => {},
-        }
-        const loop = probe.checker.loop;
-        if (t.records.outputPending()) return loop.send(&probe.completion, &probe.socket, t.records.unsent(), Probe, probe, tlsSendCallback);
-        if (t.records.peer_closed) return probe.finish(reason_closed);
-        loop.recv(&probe.completion, &probe.socket, t.records.room(), Probe, probe, tlsRecvCallback);
+        probe.finish(reason);
     }
 
-    fn tlsSendCallback(probe: *Probe, result: sys.SendError!usize) void {
-        if (probe.interrupted()) return;
-        const sent = result catch |err| return probe.finish(sendReason(err));
-        const records = &probe.tls.?.records;
-        records.sent(sent);
-        if (records.outputPending()) {
-            return probe.checker.loop.send(&probe.completion, &probe.socket, records.unsent(), Probe, probe, tlsSendCallback);
-        }
-        probe.tlsStep();
-    }
-
-    fn tlsRecvCallback(probe: *Probe, result: sys.RecvError!usize) void {
-        if (probe.interrupted()) return;
-        const received = result catch |err| return probe.finish(recvReason(err));
-        probe.tls.?.records.received(received);
-        probe.tlsStep();
+    fn tlsHandshakeBroken(probe: *Probe, broken: tls_ns.stream.Broken) void {
+        probe.finish(switch (broken) {
+            .send => |err| sendReason(err),
+            .recv => |err| recvReason(err),
+        });
     }
 
     /// The probe's engine goes (its session stays with the probe, for the next one).
@@ -584,36 +585,9 @@ const Probe = struct {
 /// session with its backend.
 const ProbeTls = struct {
     engine: ?tls_ns.Engine = null,
-    records: tls_ns.Ciphertext,
-    /// The request was sealed into records (it is small: one record, sent whole).
-    request_sealed: bool = false,
+    stream: tls_ns.stream.State(Probe),
     resumption: tls_ns.ClientContext.Resumption = .{},
     reason_buffer: [160]u8 = undefined,
-
-    const Next = union(enum) { more, plaintext: usize, closed, failed: []const u8 };
-
-    /// One step: the handshake while it lasts, then the request sealed, then plaintext read.
-    fn advance(t: *ProbeTls, engine: *tls_ns.Engine, w: *tls_ns.Engine.Wire, request: []const u8, room: []u8) tls_ns.Failure!Next {
-        if (engine.state == .handshaking) {
-            switch (try engine.handshake(w)) {
-                .done => {},
-                .want_read, .want_write => return .more,
-            }
-        }
-        if (!t.request_sealed) {
-            const written = try engine.write(w, request);
-            assert(written.plaintext == request.len); // A record's room holds a probe request.
-            t.request_sealed = true;
-            return .more;
-        }
-        if (w.produced > 0) return .more; // Send what the handshake wrote first.
-        const read = try engine.read(w, room);
-        if (read.plaintext > 0) return .{ .plaintext = read.plaintext };
-        return switch (read.progress) {
-            .closed => .closed,
-            .want_read, .want_write, .plaintext_full => .more,
-        };
-    }
 
     /// AWS-LC's reason, as "TLS: certificate verify failed: self signed certificate".
     fn describe(t: *ProbeTls, engine: *const tls_ns.Engine) []const u8 {
@@ -621,6 +595,27 @@ const ProbeTls = struct {
         return std.fmt.bufPrint(&t.reason_buffer, "TLS: {s}", .{engine.describe(&reason)}) catch "TLS: handshake failed";
     }
 };
+
+/// The probe's TLS: the handshake, the request sealed and the response read, as a client
+/// connection's and a try's are (tls.stream), in the probes' memory.
+const TlsStream = tls_ns.stream.Stream(Probe, .{
+    .state = Probe.tlsState,
+    .engine = Probe.tlsEngine,
+    .socket = Probe.tlsSocket,
+    .loop = Probe.tlsLoop,
+    .recv_completion = Probe.tlsCompletion,
+    .send_completion = Probe.tlsCompletion,
+    .submit = Probe.tlsSubmit,
+    .ending = Probe.tlsEnding,
+    // Either way the probe fails "closed before a status line"; a read gets no answer out.
+    .truncation = .end,
+    .answers_alerts = false,
+    .handshake_stops = Probe.interrupted,
+    .handshake_done = Probe.sendRest,
+    .handshake_failed = Probe.tlsHandshakeFailed,
+    .handshake_broken = Probe.tlsHandshakeBroken,
+    .memory = Probe.tlsMemory,
+});
 
 /// Consecutive results and the active state they imply.
 pub const Streak = struct {

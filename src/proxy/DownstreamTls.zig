@@ -8,7 +8,9 @@
 //! chain several socket reads, as a record arrives in pieces; a send several writes).
 //! Plaintext decrypted from records already held is handed over with `Loop.recvReady` (no
 //! syscall, and still never a callback from inside a call). A failed engine ends the
-//! connection: the callers see a reset.
+//! connection: the callers see a reset. The handshake, receives and sends are `tls.stream`'s,
+//! the one implementation a try on a backend runs too (UpstreamTls.zig); this file says what
+//! they mean to a client connection.
 //!
 //! Decisions:
 //! - The handshake runs first, under the head deadline (`Connection.Phase.handshake`): a
@@ -24,7 +26,7 @@
 const std = @import("std");
 const assert = std.debug.assert;
 
-const sys = @import("../stdx/sys.zig");
+const loop_ns = @import("../loop/loop.zig");
 const tls = @import("../tls/tls.zig");
 const BufferPool = @import("../stdx/BufferPool.zig");
 const Connection = @import("Connection.zig");
@@ -33,21 +35,56 @@ const rewrite = @import("rewrite.zig");
 const DownstreamTls = @This();
 
 engine: tls.Engine,
-/// Records received and to send, in two of the worker's buffers; both empty slices while
-/// the connection is parked.
-records: tls.Ciphertext,
-/// The receive and the send under way for the connection, and their callbacks.
-plain_recv: []u8 = &.{},
-recv_callback: *const Connection.RecvCallback = undefined,
-plain_send: []const u8 = &.{},
-send_callback: *const Connection.SendCallback = undefined,
-/// Plaintext of `plain_send` sealed into records, reported when they have gone out.
-send_taken: usize = 0,
-/// What the handshake needs once its output is sent.
-handshake_next: tls.Engine.Progress = .want_read,
+/// Records received and to send, in two of the worker's buffers (both empty slices while the
+/// connection is parked), and the operations under way.
+stream: tls.stream.State(Connection),
 
-fn codecOf(connection: *Connection) *DownstreamTls {
-    return &connection.tls.?;
+const Stream = tls.stream.Stream(Connection, .{
+    .state = stateOf,
+    .engine = engineOf,
+    .socket = socketOf,
+    .loop = loopOf,
+    .recv_completion = recvCompletion,
+    .send_completion = sendCompletion,
+    .submit = Connection.submit,
+    .ending = closing,
+    .truncation = .end,
+    .answers_alerts = true,
+    .handshake_stops = handshakeStops,
+    .handshake_done = handshakeDone,
+    .handshake_failed = handshakeFailed,
+    .handshake_broken = handshakeBroken,
+});
+
+pub const recv = Stream.recv;
+pub const send = Stream.send;
+
+fn stateOf(connection: *Connection) *tls.stream.State(Connection) {
+    return &connection.tls.?.stream;
+}
+
+fn engineOf(connection: *Connection) *tls.Engine {
+    return &connection.tls.?.engine;
+}
+
+fn loopOf(connection: *Connection) *loop_ns.Loop {
+    return connection.loop();
+}
+
+fn socketOf(connection: *Connection) *loop_ns.Socket {
+    return &connection.socket;
+}
+
+fn recvCompletion(connection: *Connection) *loop_ns.Completion {
+    return &connection.recv_completion;
+}
+
+fn sendCompletion(connection: *Connection) *loop_ns.Completion {
+    return &connection.send_completion;
+}
+
+fn closing(connection: *Connection) bool {
+    return connection.state == .closing;
 }
 
 /// A TLS listener's connection: the handshake first, under the head deadline, then requests.
@@ -62,22 +99,22 @@ pub fn start(connection: *Connection, server: *tls.ServerContext) void {
     // Sizing reserves two more buffers per session when a listener has TLS.
     connection.tls = .{
         .engine = engine,
-        .records = .{ .in = proxy.buffers.acquire().?, .out = proxy.buffers.acquire().? },
+        .stream = .{ .records = .{ .in = proxy.buffers.acquire().?, .out = proxy.buffers.acquire().? } },
     };
     const early = connection.cbuf.?[connection.c_pos..connection.c_len];
-    const records = &connection.tls.?.records;
+    const records = &connection.tls.?.stream.records;
     assert(early.len <= records.in.len); // Buffers of one pool; a PROXY header came first.
     @memcpy(records.in[0..early.len], early);
     records.in_len = @intCast(early.len);
     connection.c_len = 0;
     connection.c_pos = 0;
     connection.armTimer(.handshake);
-    handshakeStep(connection);
+    Stream.handshakeStep(connection);
 }
 
 /// Both buffers go back while the connection waits idle; nothing may be held in them.
 pub fn park(codec: *DownstreamTls, buffers: *BufferPool) void {
-    const records = &codec.records;
+    const records = &codec.stream.records;
     assert(records.in_len == 0 and !records.outputPending());
     buffers.release(records.in);
     buffers.release(records.out);
@@ -85,22 +122,23 @@ pub fn park(codec: *DownstreamTls, buffers: *BufferPool) void {
 }
 
 pub fn unpark(codec: *DownstreamTls, buffers: *BufferPool) void {
-    const records = &codec.records;
+    const records = &codec.stream.records;
     assert(records.in.len == 0 and records.out.len == 0);
     records.in = buffers.acquire().?;
     records.out = buffers.acquire().?;
 }
 
 pub fn deinit(codec: *DownstreamTls, buffers: *BufferPool) void {
-    if (codec.records.in.len > 0) buffers.release(codec.records.in);
-    if (codec.records.out.len > 0) buffers.release(codec.records.out);
+    const records = &codec.stream.records;
+    if (records.in.len > 0) buffers.release(records.in);
+    if (records.out.len > 0) buffers.release(records.out);
     codec.engine.deinit();
     codec.* = undefined;
 }
 
 /// A partial record is held: the connection cannot give its buffers back while it waits.
 pub fn holdsInput(codec: *const DownstreamTls) bool {
-    return codec.records.in_len > 0;
+    return codec.stream.records.in_len > 0;
 }
 
 /// The engine's negotiated protocol and cipher, for the access log ("" before a handshake).
@@ -139,35 +177,24 @@ pub fn certificateFields(connection: *const Connection, peer: *tls.Engine.PeerCe
 
 // --- The handshake ---------------------------------------------------------------------------
 
-fn handshakeStep(connection: *Connection) void {
-    const codec = codecOf(connection);
-    var w = codec.records.wire();
-    const progress = codec.engine.handshake(&w);
-    codec.records.settle(&w);
-    codec.handshake_next = progress catch |err| return handshakeFailed(connection, err);
-    if (codec.records.outputPending()) return handshakeSend(connection);
-    handshakeContinue(connection);
+/// A handshake completion arrived after the connection began to close.
+fn handshakeStops(connection: *Connection) bool {
+    return connection.opDone(false);
 }
 
-fn handshakeContinue(connection: *Connection) void {
-    const codec = codecOf(connection);
-    assert(!codec.records.outputPending());
-    codec.records.clearOutput();
-    switch (codec.handshake_next) {
-        .done => {
-            const stats = &connection.proxy.stats;
-            stats.tls_handshakes.add(1);
-            if (codec.engine.resumed()) stats.tls_resumptions.add(1);
-            // Policy allows TLS 1.2 and 1.3 only (ServerContext): nothing else completes.
-            if (codec.engine.versionNumber() == 0x0304) stats.tls_handshakes_tls13.add(1) else stats.tls_handshakes_tls12.add(1);
-            connection.startProtocol(protocol(&codec.engine));
-        },
-        .want_read => {
-            connection.submit();
-            connection.loop().recv(&connection.recv_completion, &connection.socket, codec.records.room(), Connection, connection, handshakeRecvCallback);
-        },
-        .want_write => handshakeStep(connection), // The output is out: room again.
-    }
+/// The client went away (or its socket failed) under the handshake: nothing to tell it.
+fn handshakeBroken(connection: *Connection, _: tls.stream.Broken) void {
+    connection.close();
+}
+
+fn handshakeDone(connection: *Connection) void {
+    const engine = engineOf(connection);
+    const stats = &connection.proxy.stats;
+    stats.tls_handshakes.add(1);
+    if (engine.resumed()) stats.tls_resumptions.add(1);
+    // Policy allows TLS 1.2 and 1.3 only (ServerContext): nothing else completes.
+    if (engine.versionNumber() == 0x0304) stats.tls_handshakes_tls13.add(1) else stats.tls_handshakes_tls12.add(1);
+    connection.startProtocol(protocol(engine));
 }
 
 /// The protocol ALPN agreed on: one the listener offered (`tls.ServerContext` selects only
@@ -178,28 +205,6 @@ fn protocol(engine: *const tls.Engine) Connection.Protocol {
     if (std.mem.eql(u8, agreed, "h2")) return .h2;
     assert(std.mem.eql(u8, agreed, "http/1.1")); // The contexts offer no other (generations.zig).
     return .http1;
-}
-
-fn handshakeSend(connection: *Connection) void {
-    const codec = codecOf(connection);
-    connection.submit();
-    connection.loop().send(&connection.send_completion, &connection.socket, codec.records.unsent(), Connection, connection, handshakeSendCallback);
-}
-
-fn handshakeSendCallback(connection: *Connection, result: sys.SendError!usize) void {
-    if (connection.opDone(false)) return;
-    const n = result catch return connection.close();
-    const codec = codecOf(connection);
-    codec.records.sent(n);
-    if (codec.records.outputPending()) return handshakeSend(connection);
-    handshakeContinue(connection);
-}
-
-fn handshakeRecvCallback(connection: *Connection, result: sys.RecvError!usize) void {
-    if (connection.opDone(false)) return;
-    const n = result catch return connection.close();
-    codecOf(connection).records.received(n);
-    handshakeStep(connection);
 }
 
 /// A handshake that failed: a plain HTTP request gets its 400 in plain text (as nginx sends);
@@ -234,7 +239,7 @@ fn handshakeFailed(connection: *Connection, err: tls.Failure) void {
 /// Best effort, as close_notify: one non-blocking send of the alert the engine wrote, which
 /// the socket's empty buffer takes whole unless the client is gone; then the close.
 fn sendAlertAndClose(connection: *Connection) void {
-    const records = &connection.tls.?.records;
+    const records = &connection.tls.?.stream.records;
     if (records.outputPending()) _ = connection.loop().sendNow(&connection.socket, records.unsent()) catch {}; // Best effort (above).
     connection.close();
 }
@@ -252,123 +257,4 @@ pub fn closeNotify(connection: *Connection) void {
     const progress = codec.engine.close(&w) catch return; // A failed engine has nothing to say.
     if (progress != .done or w.produced == 0) return;
     _ = connection.loop().sendNow(&connection.socket, w.written()) catch {}; // Best effort (above).
-}
-
-// --- Receive ---------------------------------------------------------------------------------
-
-/// The connection's receive (counted by the caller): plaintext from what is held, else more
-/// records.
-pub fn recv(connection: *Connection, buffer: []u8, comptime callback: Connection.RecvCallback) void {
-    const codec = codecOf(connection);
-    codec.plain_recv = buffer;
-    codec.recv_callback = callback;
-    recvStep(connection);
-}
-
-fn recvStep(connection: *Connection) void {
-    const codec = codecOf(connection);
-    const records = &codec.records;
-    assert(codec.plain_recv.len > 0);
-    var w = records.wire();
-    // A read writes no record of data: AWS-LC sends a KeyUpdate's answer with the next write.
-    // It may write an alert (the fatal no_renegotiation answering a TLS 1.2 client's
-    // renegotiation request, or what ends a connection on a bad record), which goes out at
-    // once when no send is in flight (bytes of ours cannot
-    // overtake a record half sent), so a client waiting for the answer is not left hanging.
-    var alert: [64]u8 = undefined;
-    const may_answer = !connection.send_completion.isPending() and !records.outputPending();
-    w.output = if (may_answer) &alert else &.{};
-    const result = codec.engine.read(&w, codec.plain_recv);
-    w.output = &.{}; // The alert, if any, is not the connection's output buffer's.
-    const answer = alert[0..w.produced];
-    w.produced = 0;
-    records.settle(&w);
-    if (answer.len > 0) _ = connection.loop().sendNow(&connection.socket, answer) catch {}; // Best effort, as close_notify.
-    const read = result catch return recvDone(connection, error.ConnectionResetByPeer);
-    if (read.plaintext > 0) return recvDone(connection, read.plaintext);
-    switch (read.progress) {
-        .closed => recvDone(connection, 0), // close_notify: an orderly end.
-        .want_read => {
-            if (records.peer_closed) return recvDone(connection, 0); // EOF without close_notify.
-            connection.loop().recv(&connection.recv_completion, &connection.socket, records.room(), Connection, connection, recvCallback);
-        },
-        .want_write, .plaintext_full => recvDone(connection, error.ConnectionResetByPeer),
-    }
-}
-
-fn recvDone(connection: *Connection, result: sys.RecvError!usize) void {
-    const codec = codecOf(connection);
-    connection.loop().recvReady(&connection.recv_completion, &connection.socket, codec.plain_recv, result, Connection, connection, recvDeliverCallback);
-}
-
-fn recvDeliverCallback(connection: *Connection, result: sys.RecvError!usize) void {
-    codecOf(connection).recv_callback(connection, result);
-}
-
-/// Records arrived (or the socket ended): decrypt, unless the connection is going away.
-fn recvCallback(connection: *Connection, result: sys.RecvError!usize) void {
-    const codec = codecOf(connection);
-    const n = result catch |err| return codec.recv_callback(connection, err);
-    if (connection.state == .closing) return codec.recv_callback(connection, error.Canceled);
-    codec.records.received(n);
-    recvStep(connection);
-}
-
-// --- Send ------------------------------------------------------------------------------------
-
-/// The connection's send (counted by the caller): seal what fits one buffer of records, send
-/// them all, then report the plaintext taken.
-pub fn send(connection: *Connection, buffer: []const u8, comptime callback: Connection.SendCallback) void {
-    const codec = codecOf(connection);
-    codec.plain_send = buffer;
-    codec.send_callback = callback;
-    const records = &codec.records;
-    assert(!records.outputPending() and codec.send_taken == 0);
-    records.clearOutput();
-    // The peer sent close_notify (or the engine failed): nothing more can be sealed.
-    if (codec.engine.state != .open) return sendRefused(connection);
-    var w = records.wire();
-    const result = codec.engine.write(&w, codec.plain_send);
-    records.settle(&w);
-    const written = result catch return sendRefused(connection);
-    // A buffer holds a whole record and its overhead, so a call seals something unless the
-    // engine waits for the peer (a handshake message it will not get: renegotiation is off).
-    if (!records.outputPending()) return sendRefused(connection);
-    codec.send_taken = written.plaintext;
-    sendOutput(connection);
-}
-
-fn sendOutput(connection: *Connection) void {
-    const codec = codecOf(connection);
-    connection.loop().send(&connection.send_completion, &connection.socket, codec.records.unsent(), Connection, connection, sendCallback);
-}
-
-fn sendCallback(connection: *Connection, result: sys.SendError!usize) void {
-    const codec = codecOf(connection);
-    const n = result catch |err| return sendFailed(connection, err);
-    if (connection.state == .closing) return sendFailed(connection, error.Canceled);
-    codec.records.sent(n);
-    if (codec.records.outputPending()) return sendOutput(connection);
-    const taken = codec.send_taken;
-    codec.send_taken = 0;
-    codec.send_callback(connection, taken);
-}
-
-/// The engine cannot seal the send: it fails, after the batch, as a send to a closed peer.
-fn sendRefused(connection: *Connection) void {
-    const codec = codecOf(connection);
-    codec.records.clearOutput();
-    connection.loop().sendReady(&connection.send_completion, &connection.socket, codec.plain_send, error.BrokenPipe, Connection, connection, sendDeliverCallback);
-}
-
-/// The send ends without its records on the wire: the connection will not send again.
-fn sendFailed(connection: *Connection, err: sys.SendError) void {
-    const codec = codecOf(connection);
-    codec.send_taken = 0;
-    codec.records.out_pos = codec.records.out_len;
-    codec.send_callback(connection, err);
-}
-
-fn sendDeliverCallback(connection: *Connection, result: sys.SendError!usize) void {
-    codecOf(connection).send_callback(connection, result);
 }

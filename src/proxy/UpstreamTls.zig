@@ -6,7 +6,9 @@
 //! on the wire. The exchange's callbacks, framing and deadlines stay as they are: one
 //! operation counted per call, one callback per operation, on the attempt's two completions
 //! (a receive may chain several socket reads, a send several writes). There is no second
-//! proxy path.
+//! proxy path, and no second TLS stream: the handshake, receives and sends are
+//! `tls.stream`'s, the one implementation a client connection's codec (DownstreamTls.zig)
+//! runs too; this file says what they mean to a try.
 //!
 //! Decisions:
 //! - The engine (AWS-LC's connection state and its session) belongs to the upstream
@@ -24,62 +26,89 @@
 const std = @import("std");
 const assert = std.debug.assert;
 
-const sys = @import("../stdx/sys.zig");
 const tls = @import("../tls/tls.zig");
+const loop_ns = @import("../loop/loop.zig");
 const BufferPool = @import("../stdx/BufferPool.zig");
-const Connections = @import("../upstream/Connections.zig");
 const Exchange = @import("Exchange.zig");
 const upstream_http1 = @import("upstream_http1.zig");
 
 const UpstreamTls = @This();
 
-/// Records received and to send, in the try's two buffers.
-records: tls.Ciphertext,
-/// The receive and the send under way for the exchange, and their callbacks.
-plain_recv: []u8 = &.{},
-recv_callback: *const RecvCallback = undefined,
-plain_send: []const u8 = &.{},
-send_callback: *const SendCallback = undefined,
-/// Plaintext of `plain_send` sealed into records, reported when they have gone out.
-send_taken: usize = 0,
-/// What the handshake needs once its output is sent.
-handshake_next: tls.Engine.Progress = .want_read,
+/// The records and the operations under way (the engine is the connection's).
+stream: tls.stream.State(Exchange),
 
-pub const RecvCallback = fn (*Exchange, sys.RecvError!usize) void;
-pub const SendCallback = fn (*Exchange, sys.SendError!usize) void;
+const Stream = tls.stream.Stream(Exchange, .{
+    .state = stateOf,
+    .engine = engineOf,
+    .socket = socketOf,
+    .loop = loopOf,
+    .recv_completion = recvCompletion,
+    .send_completion = sendCompletion,
+    .submit = Exchange.submit,
+    .ending = ending,
+    .truncation = .reset,
+    .answers_alerts = false,
+    .read_failed = readFailed,
+    .send_reset = readWhyRefused,
+    .handshake_stops = handshakeStops,
+    .handshake_done = handshakeDone,
+    .handshake_failed = handshakeFailed,
+    .handshake_broken = handshakeBroken,
+});
+
+pub const RecvCallback = Stream.RecvCallback;
+pub const SendCallback = Stream.SendCallback;
+pub const recv = Stream.recv;
+pub const send = Stream.send;
 
 /// The try's two buffers; null when the worker has none free (sizing reserves them, so this is
 /// a bug's symptom, answered with a 503 rather than a crash).
 pub fn acquire(buffers: *BufferPool) ?UpstreamTls {
-    return .{ .records = tls.Ciphertext.acquire(buffers) orelse return null };
+    return .{ .stream = .{ .records = tls.Ciphertext.acquire(buffers) orelse return null } };
 }
 
 pub fn release(codec: *UpstreamTls, buffers: *BufferPool) void {
-    codec.records.release(buffers);
+    codec.stream.records.release(buffers);
     codec.* = undefined;
 }
 
 /// Nothing is held that a next request on this connection would read as its own.
 pub fn reusable(codec: *const UpstreamTls, engine: *const tls.Engine) bool {
-    const records = &codec.records;
+    const records = &codec.stream.records;
     return records.in_len == 0 and !records.outputPending() and !records.peer_closed and
         engine.state == .open and !engine.hasPending();
 }
 
-fn codecOf(exchange: *Exchange) *UpstreamTls {
-    return &exchange.attempt.tls.?;
+fn stateOf(exchange: *Exchange) *tls.stream.State(Exchange) {
+    return &exchange.attempt.tls.?.stream;
 }
 
 fn recordsOf(exchange: *Exchange) *tls.Ciphertext {
-    return &exchange.attempt.tls.?.records;
+    return &exchange.attempt.tls.?.stream.records;
 }
 
 fn engineOf(exchange: *Exchange) *tls.Engine {
     return &exchange.attempt.connection.?.tls.?;
 }
 
-fn socketOf(exchange: *Exchange) *@import("../loop/loop.zig").Socket {
+fn socketOf(exchange: *Exchange) *loop_ns.Socket {
     return &exchange.attempt.connection.?.socket;
+}
+
+fn loopOf(exchange: *Exchange) *loop_ns.Loop {
+    return exchange.loop();
+}
+
+fn recvCompletion(exchange: *Exchange) *loop_ns.Completion {
+    return &exchange.attempt.recv;
+}
+
+fn sendCompletion(exchange: *Exchange) *loop_ns.Completion {
+    return &exchange.attempt.send;
+}
+
+fn ending(exchange: *Exchange) bool {
+    return exchange.state == .ending;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -97,67 +126,36 @@ pub fn startHandshake(exchange: *Exchange) void {
     connection.tls = tls.Engine.initClient(&backend_tls.context, .{
         .server_name = backend_tls.names[index],
         .resumption = &pool.resumptions[index],
-    }) catch |err| return handshakeFailed(exchange, err, "to start");
+    }) catch |err| return handshakeFailedWhen(exchange, err, "to start");
     attempt.state = .handshaking;
-    handshakeStep(exchange);
+    Stream.handshakeStep(exchange);
 }
 
-fn handshakeStep(exchange: *Exchange) void {
-    const codec = codecOf(exchange);
-    var w = codec.records.wire();
-    const progress = engineOf(exchange).handshake(&w);
-    codec.records.settle(&w);
-    codec.handshake_next = progress catch |err| return handshakeFailed(exchange, err, "in the handshake");
-    if (codec.records.outputPending()) return handshakeSend(exchange);
-    handshakeContinue(exchange);
+/// A handshake completion arrived: the exchange's own end, or the connect deadline, comes first.
+fn handshakeStops(exchange: *Exchange) bool {
+    if (exchange.opDone()) return true;
+    if (!exchange.attempt.connect_timed_out) return false;
+    exchange.connectFailed(.upstream_connect_timeout);
+    return true;
 }
 
-fn handshakeContinue(exchange: *Exchange) void {
-    const codec = codecOf(exchange);
-    assert(!codec.records.outputPending());
-    codec.records.clearOutput();
-    switch (codec.handshake_next) {
-        .done => upstream_http1.handshakeDone(exchange, engineOf(exchange).resumed()),
-        .want_read => {
-            exchange.submit();
-            exchange.loop().recv(&exchange.attempt.recv, socketOf(exchange), codec.records.room(), Exchange, exchange, handshakeRecvCallback);
-        },
-        .want_write => handshakeStep(exchange), // The output is out: room again.
-    }
-}
-
-fn handshakeSend(exchange: *Exchange) void {
-    exchange.submit();
-    exchange.loop().send(&exchange.attempt.send, socketOf(exchange), recordsOf(exchange).unsent(), Exchange, exchange, handshakeSendCallback);
-}
-
-fn handshakeSendCallback(exchange: *Exchange, result: sys.SendError!usize) void {
-    if (exchange.opDone()) return;
-    if (exchange.attempt.connect_timed_out) return exchange.connectFailed(.upstream_connect_timeout);
-    const n = result catch return handshakeBroken(exchange);
-    const records = recordsOf(exchange);
-    records.sent(n);
-    if (records.outputPending()) return handshakeSend(exchange);
-    handshakeContinue(exchange);
-}
-
-fn handshakeRecvCallback(exchange: *Exchange, result: sys.RecvError!usize) void {
-    if (exchange.opDone()) return;
-    if (exchange.attempt.connect_timed_out) return exchange.connectFailed(.upstream_connect_timeout);
-    const n = result catch return handshakeBroken(exchange);
-    recordsOf(exchange).received(n);
-    handshakeStep(exchange);
+fn handshakeDone(exchange: *Exchange) void {
+    upstream_http1.handshakeDone(exchange, engineOf(exchange).resumed());
 }
 
 /// The socket failed under the handshake (a reset): a failed connect, said in the log.
-fn handshakeBroken(exchange: *Exchange) void {
+fn handshakeBroken(exchange: *Exchange, _: tls.stream.Broken) void {
     exchange.proxy.warnUpstreamTls(exchange.localPool().config.name, exchange.backendName().?, "in the handshake", "the connection was reset");
     exchange.connectFailed(.upstream_tls_failed);
 }
 
+fn handshakeFailed(exchange: *Exchange, err: tls.Failure) void {
+    handshakeFailedWhen(exchange, err, "in the handshake");
+}
+
 /// The engine refused: the alert it wrote goes out (best effort), the reason to the log, and
-/// the try ends as a failed connect.
-fn handshakeFailed(exchange: *Exchange, err: tls.Failure, when: []const u8) void {
+/// the try ends as a failed connect. `when`: "to start" or "in the handshake".
+fn handshakeFailedWhen(exchange: *Exchange, err: tls.Failure, when: []const u8) void {
     const records = recordsOf(exchange);
     if (exchange.attempt.connection.?.tls) |*engine| {
         if (records.outputPending()) {
@@ -184,98 +182,13 @@ fn warn(exchange: *Exchange, engine: *const tls.Engine, when: []const u8) void {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Receives and sends for the exchange
+// What a failed receive or send means to a try
 
-/// The receive the exchange asked for (counted by it): plaintext from what is held, else more
-/// records.
-pub fn recv(exchange: *Exchange, buffer: []u8, comptime callback: RecvCallback) void {
-    const codec = codecOf(exchange);
-    assert(buffer.len > 0);
-    codec.plain_recv = buffer;
-    codec.recv_callback = callback;
-    recvStep(exchange);
-}
-
-fn recvStep(exchange: *Exchange) void {
-    const codec = codecOf(exchange);
-    var w = codec.records.wire();
-    w.output = &.{}; // A read writes nothing: AWS-LC answers a KeyUpdate with the next write.
-    const engine = engineOf(exchange);
-    const result = engine.read(&w, codec.plain_recv);
-    codec.records.settle(&w);
-    const read = result catch {
-        warn(exchange, engine, "reading");
-        exchange.attempt.tls_failed = true;
-        return recvDone(exchange, error.ConnectionResetByPeer);
-    };
-    if (read.plaintext > 0) return recvDone(exchange, read.plaintext);
-    switch (read.progress) {
-        .closed => recvDone(exchange, 0), // close_notify: an orderly end.
-        .want_read => {
-            // The stream ended without close_notify: maybe a truncation, never an end.
-            if (codec.records.peer_closed) return recvDone(exchange, error.ConnectionResetByPeer);
-            exchange.loop().recv(&exchange.attempt.recv, socketOf(exchange), codec.records.room(), Exchange, exchange, recvCallback);
-        },
-        .want_write, .plaintext_full => recvDone(exchange, error.ConnectionResetByPeer),
-    }
-}
-
-fn recvDone(exchange: *Exchange, result: sys.RecvError!usize) void {
-    const codec = codecOf(exchange);
-    exchange.loop().recvReady(&exchange.attempt.recv, socketOf(exchange), codec.plain_recv, result, Exchange, exchange, recvDeliverCallback);
-}
-
-fn recvDeliverCallback(exchange: *Exchange, result: sys.RecvError!usize) void {
-    codecOf(exchange).recv_callback(exchange, result);
-}
-
-/// Records arrived (or the socket ended): decrypt, unless the exchange is ending.
-fn recvCallback(exchange: *Exchange, result: sys.RecvError!usize) void {
-    const codec = codecOf(exchange);
-    const n = result catch |err| return codec.recv_callback(exchange, err);
-    if (exchange.state == .ending) return codec.recv_callback(exchange, error.Canceled);
-    codec.records.received(n);
-    recvStep(exchange);
-}
-
-/// The send the exchange asked for (counted by it): seal what fits one buffer of records, send
-/// them all, then report the plaintext taken.
-pub fn send(exchange: *Exchange, buffer: []const u8, comptime callback: SendCallback) void {
-    const codec = codecOf(exchange);
-    assert(!codec.records.outputPending() and codec.send_taken == 0);
-    codec.plain_send = buffer;
-    codec.send_callback = callback;
-    codec.records.clearOutput();
-    const engine = engineOf(exchange);
-    // The backend sent close_notify (or the engine failed): nothing more can be sealed.
-    if (engine.state != .open) return sendRefused(exchange);
-    var w = codec.records.wire();
-    const result = engine.write(&w, buffer);
-    codec.records.settle(&w);
-    const written = result catch return sendRefused(exchange);
-    // A buffer holds a whole record and its overhead, so a call seals something unless the
-    // engine waits for the peer (renegotiation is off: it never does).
-    if (!codec.records.outputPending()) return sendRefused(exchange);
-    codec.send_taken = written.plaintext;
-    sendOutput(exchange);
-}
-
-fn sendOutput(exchange: *Exchange) void {
-    exchange.loop().send(&exchange.attempt.send, socketOf(exchange), recordsOf(exchange).unsent(), Exchange, exchange, sendCallback);
-}
-
-fn sendCallback(exchange: *Exchange, result: sys.SendError!usize) void {
-    const codec = codecOf(exchange);
-    const n = result catch |err| {
-        if (err == error.ConnectionResetByPeer or err == error.BrokenPipe) readWhyRefused(exchange);
-        return sendFailed(exchange, err);
-    };
-    if (exchange.state == .ending) return sendFailed(exchange, error.Canceled);
-    codec.records.sent(n);
-    if (codec.records.outputPending()) return sendOutput(exchange);
-    const taken = codec.send_taken;
-    codec.send_taken = 0;
-    codec.send_callback(exchange, taken);
+/// The engine could not read the backend's records (a bad record, an alert): the reason to the
+/// log, and the try counts as a TLS failure.
+fn readFailed(exchange: *Exchange) void {
+    warn(exchange, engineOf(exchange), "reading");
+    exchange.attempt.tls_failed = true;
 }
 
 /// The backend reset the connection under the request's head. On a connection this fresh it
@@ -301,23 +214,4 @@ fn readWhyRefused(exchange: *Exchange) void {
         warn(exchange, engine, "sending the request");
         exchange.attempt.tls_failed = true;
     };
-}
-
-/// The engine cannot seal the send: it fails, after the batch, as a send to a closed peer.
-fn sendRefused(exchange: *Exchange) void {
-    const codec = codecOf(exchange);
-    codec.records.clearOutput();
-    exchange.loop().sendReady(&exchange.attempt.send, socketOf(exchange), codec.plain_send, error.BrokenPipe, Exchange, exchange, sendDeliverCallback);
-}
-
-/// The send ends without its records on the wire: the connection will not send again.
-fn sendFailed(exchange: *Exchange, err: sys.SendError) void {
-    const codec = codecOf(exchange);
-    codec.send_taken = 0;
-    codec.records.clearOutput();
-    codec.send_callback(exchange, err);
-}
-
-fn sendDeliverCallback(exchange: *Exchange, result: sys.SendError!usize) void {
-    codecOf(exchange).send_callback(exchange, result);
 }

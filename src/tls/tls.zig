@@ -5,7 +5,8 @@
 //!
 //! The one decision a reader must know: AWS-LC never sees a file descriptor. An `Engine`
 //! transforms bytes (ciphertext in, plaintext out, and back) through caller-owned slices, so
-//! the connection keeps its socket, its buffers and its event loop, and a handshake never
+//! the connection keeps its socket, its buffers and its event loop (`stream` drives them for
+//! it), and a handshake never
 //! blocks a worker. And AWS-LC never sees the general heap on a worker: its allocator is
 //! sluice's (`memory.zig`), bounded pools per worker.
 //!
@@ -15,6 +16,8 @@
 //!   ClientContext        for backends: verification, SNI, mutual TLS, session resumption
 //!   Engine               one connection's TLS, driven with memory (see `Engine.Wire`)
 //!   Ciphertext           the records a connection holds between socket operations
+//!   stream               the handshake, receives and sends over a socket on a `Loop`, for an
+//!                        owner (a client connection, a try on a backend) that reads plaintext
 //!   TicketKeys           session-ticket keys: rotated by the control thread, read by workers
 //!   memory.Pool          a worker's bounded memory for AWS-LC
 //!   certificate          loading, names, and `check`'s findings about a cert/key pair
@@ -29,6 +32,8 @@ pub const ServerContext = @import("ServerContext.zig");
 pub const ClientContext = @import("ClientContext.zig");
 pub const Engine = @import("Engine.zig");
 pub const Ciphertext = @import("Ciphertext.zig");
+/// A socket's TLS driven on a `Loop` for an owner that reads and writes plaintext.
+pub const stream = @import("stream.zig");
 pub const TicketKeys = @import("TicketKeys.zig");
 pub const failure = @import("failure.zig");
 pub const Failure = failure.Failure;
@@ -87,6 +92,7 @@ test {
     _ = ClientContext;
     _ = Engine;
     _ = Ciphertext;
+    _ = stream;
     _ = TicketKeys;
     _ = failure;
     _ = @import("handshake_test.zig");
