@@ -63,7 +63,9 @@ bport="$(port)"
 python3 "$lib" conf backend "$run" "$bport" >"$run/backend.conf"
 nginx -e "$run/backend.error.log" -p "$run" -c "$run/backend.conf" >"$run/backend.log" 2>&1 &
 backend_pid=$!
-trap 'kill -TERM "$backend_pid" 2>/dev/null || true' EXIT
+sluice_pid=""
+# Whatever stops the script (a failed run included) stops the backend and the binary under test.
+trap 'kill -TERM "$backend_pid" $sluice_pid 2>/dev/null || true' EXIT
 python3 "$lib" wait-port "$bport" 10 "$backend_pid" || die "the nginx backend did not start (see $run/backend.log)"
 
 # count LABEL BIN: one binary's figure, printed as a line of the table.
@@ -76,6 +78,7 @@ count() {
         "$bin" --workers 1 --io epoll --max-connections "$max_connections" --listen "127.0.0.1:$sport" --backend "127.0.0.1:$bport" \
         "${sluice_flags[@]}" ${SLUICE_ARGS:-} >"$run/$label.log" 2>&1 &
     pid=$!
+    sluice_pid=$pid
     python3 "$lib" wait-port "$sport" 60 "$pid" || { kill "$pid" 2>/dev/null; die "$label did not start (see $run/$label.log)"; }
     h2load "${load_flags[@]}" -n "$warmup" -c "$clients" -m "$streams" "$scheme://127.0.0.1:$sport/" \
         >"$run/$label.warmup.log" 2>&1 || die "h2load failed (see $run/$label.warmup.log)"
@@ -88,6 +91,7 @@ count() {
     [ "$ok" = "$requests" ] || die "$label: $ok of $requests requests succeeded (see $run/$label.load.log)"
     kill -TERM "$pid"
     wait "$pid" 2>/dev/null || true
+    sluice_pid=""
     local total
     total="$(callgrind_annotate "$cg_out" 2>/dev/null | sed -n 's/^\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p' | tr -d ,)"
     [ -n "$total" ] || die "$label: no totals in $cg_out"
