@@ -322,7 +322,7 @@ fn newStream(vm: *Vm, response: *object.Object, body: *const Body) Vm.Error!Valu
     try putHidden(vm, stream, stream_response, Value.obj(response));
     switch (body.*) {
         .none => unreachable, // A null body.
-        .bytes => |bytes| try putHidden(vm, stream, stream_bytes, try uint8View(vm, bytes)),
+        .bytes => |bytes| try putHidden(vm, stream, stream_bytes, try bufferOver(vm, bytes)),
         .pending => |pending| {
             try putHidden(vm, stream, stream_slot, Value.number(@floatFromInt(pending.slot)));
             const framing: f64 = switch (pending.framing) {
@@ -350,7 +350,7 @@ pub fn streamStateOf(stream: *object.Object) StreamState {
 /// A stream's bytes when its body came whole with the head.
 pub fn streamBytes(stream: *object.Object) ?[]const u8 {
     const v = host.own(Value.obj(stream), stream_bytes) orelse return null;
-    return v.asObject().as(object.TypedArray).bytes();
+    return v.asObject().as(object.ArrayBuffer).slice();
 }
 
 /// A pending stream's fetch slot and framing.
@@ -417,11 +417,8 @@ fn bodyValue(vm: *Vm, kind: ReadKind, bytes: []const u8, owned: bool) Vm.Error!V
         },
         .array_buffer => {
             if (!owned) return Value.obj(&(try builtins.request.copyBuffer(vm, bytes)).object);
-            if (bytes.len > object.byte_length_max) return vm.outOfMemory();
-            const buffer = vm.heap.create(object.ArrayBuffer) catch return vm.outOfMemory();
             // Owned bytes are the heap's, in words (`Engine.hostBytes`).
-            buffer.* = .{ .object = .{ .kind = .array_buffer }, .bytes = @alignCast(@constCast(bytes.ptr)), .len = @intCast(bytes.len) };
-            return Value.obj(&buffer.object);
+            return bufferOver(vm, @alignCast(@constCast(bytes)));
         },
     }
 }
@@ -440,13 +437,12 @@ fn headersOf(vm: *Vm, lines: []const u8) Vm.Error!Value {
     return headers;
 }
 
-/// A Uint8Array over `bytes`, which stay where they are (the request's heap).
-fn uint8View(vm: *Vm, bytes: []align(8) u8) Vm.Error!Value {
+/// An ArrayBuffer over `bytes`, which stay where they are (the request's heap).
+fn bufferOver(vm: *Vm, bytes: []align(8) u8) Vm.Error!Value {
     if (bytes.len > object.byte_length_max) return vm.outOfMemory();
     const buffer = vm.heap.create(object.ArrayBuffer) catch return vm.outOfMemory();
     buffer.* = .{ .object = .{ .kind = .array_buffer }, .bytes = bytes.ptr, .len = @intCast(bytes.len) };
-    const view = try builtins.typed_arrays.newView(vm, .uint8, buffer, 0, @intCast(bytes.len));
-    return Value.obj(&view.object);
+    return Value.obj(&buffer.object);
 }
 
 fn putHidden(vm: *Vm, o: *object.Object, comptime name: []const u8, v: Value) Vm.Error!void {
