@@ -1060,6 +1060,61 @@ test "handler: a body larger than the buffer is the buffer's first bytes and the
     try testing.expectEqual(@as(u32, 0), handler.engine.suspendedCount());
 }
 
+test "handler: a fetched body still at the pool is returned as a head with the pool's framing, or read once" {
+    const source =
+        \\export default async function handler(request) {
+        \\  const r = await fetch("http://app/x");
+        \\  if (request.path === "/read") {
+        \\    const t = await r.text();
+        \\    let again = "";
+        \\    try { await r.text(); } catch (e) { again = e.message; }
+        \\    return Response.text(t + "|" + r.bodyUsed + "|" + again);
+        \\  }
+        \\  if (request.path === "/as-is") return r;
+        \\  return new Response(r.body, { status: 201, headers: { "x-a": "b" } });
+        \\}
+    ;
+    var failure: js.Compiler.Failure = undefined;
+    var module = try Engine.Module.fromSource(testing.allocator, source, "stream.js", &host.host, &failure);
+    defer module.deinit();
+    test_tally = .{};
+    var diagnostic: std.Io.Writer = .fixed(&.{});
+    var handler = try Handler.init(testing.allocator, &module, "stream", .{}, &test_tally, &diagnostic);
+    defer handler.deinit(testing.allocator);
+    var out: [512]u8 = undefined;
+    var scratch: [64]u8 = undefined;
+    const reply: Reply = .{ .version = .http11, .head_only = false, .close = true };
+    const cases = [_]struct { []const u8, fetch.Framing, []const u8 }{
+        .{ "/", .{ .length = 10 }, "HTTP/1.1 201 Created\r\nContent-Length: 10\r\nx-a: b\r\n\r\n" },
+        .{ "/", .chunked, "HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\nx-a: b\r\n\r\n" },
+        // As it is: the pool's status and kept fields; no Connection field (the downstream's).
+        .{ "/as-is", .close, "HTTP/1.1 200 OK\r\nx-b: c\r\n\r\n" },
+    };
+    for (cases) |case| {
+        const request = testRequest(case[0]);
+        const ticket = handler.respond(&request, reply, &out, &scratch, 1).suspended;
+        const op = handler.nextOp(ticket).?.fetch;
+        const result: FetchResult = .{ .answer = .{ .status = 200, .reason = "OK", .fields = "x-b: c\r\n", .body = .{ .pending = .{ .slot = 3, .framing = case[1] } } } };
+        const streamed = handler.settleFetch(ticket, op.index, op.request.url, &result, reply, &out, 1).stream;
+        try testing.expectEqual(@as(u32, 3), streamed.slot);
+        try testing.expectEqualStrings(case[2], out[0..streamed.len]);
+        try testing.expectEqual(@as(u32, 0), handler.engine.suspendedCount());
+    }
+    // Read: a host operation naming the slot, settled with the bytes; a second read rejects.
+    const request = testRequest("/read");
+    const ticket = handler.respond(&request, reply, &out, &scratch, 1).suspended;
+    const op = handler.nextOp(ticket).?.fetch;
+    const result: FetchResult = .{ .answer = .{ .status = 200, .reason = "OK", .fields = "", .body = .{ .pending = .{ .slot = 5, .framing = .chunked } } } };
+    const again = handler.settleFetch(ticket, op.index, op.request.url, &result, reply, &out, 1).suspended;
+    const read = handler.nextOp(again).?.fetched_body;
+    try testing.expectEqual(@as(u32, 5), read.slot);
+    const bytes = handler.fetchBytes(again, 5).?;
+    @memcpy(bytes, "hello");
+    const body: BodyResult = .{ .bytes = bytes };
+    const answer = handler.settleFetchedBody(again, read, &body, reply, &out, 1).response;
+    try testing.expect(std.mem.endsWith(u8, out[0..answer.len], "\r\n\r\nhello|true|Response.text: body already used (a fetched body can be read or returned once)"));
+}
+
 test "handler: a body not read before the call is read when the handler asks, and once" {
     const source =
         \\export default async function handler(request) {
