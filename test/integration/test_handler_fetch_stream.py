@@ -9,7 +9,7 @@ import socket
 import time
 
 from backends import Behaviour, chunked, close_delimited, fixed, slow_body
-from client import Client, request
+from client import BufferedSocket, Client, Deadline, request
 from conftest import assert_quiescent
 from test_admin import ADMIN_RE
 
@@ -80,6 +80,10 @@ PARTS = [bytes([65 + i % 26]) * (20_000 + i) for i in range(8)]
 
 def sha(b):
     return hashlib.sha256(b).hexdigest()
+
+
+def read_to_close(sock, timeout=30.0):
+    return BufferedSocket(sock).read_to_close(Deadline(timeout))
 
 
 class Counted(Behaviour):
@@ -230,12 +234,7 @@ def test_a_pool_that_breaks_off_mid_body(sluice, make_backend, tmp_path):
     s = socket.create_connection(("127.0.0.1", sluice.port))
     s.settimeout(10)
     s.sendall(b"GET /changed?pool=broken HTTP/1.1\r\nHost: a\r\n\r\n")
-    data = b""
-    while True:
-        chunk = s.recv(1 << 20)
-        if not chunk:
-            break
-        data += chunk
+    data = read_to_close(s)
     s.close()
     head, _, body = data.partition(b"\r\n\r\n")
     assert b"Content-Length: 4194304" in head, head
@@ -280,4 +279,58 @@ def test_no_heap_allocations_while_streaming(sluice, make_backend, tmp_path):
     for target in ("/changed?pool=mid", "/changed?pool=chunked", "/text?pool=mid", "/ignored", "/as-is"):
         for _ in range(3):
             assert request(sluice.port, "GET", target, timeout=30).status in (200, 203)
+    assert_quiescent(sluice)
+
+
+def test_a_reload_and_a_drain_during_a_streamed_body(sluice, make_backend, tmp_path):
+    """A reload that recompiles the handler while a slow client reads a streamed 20 MiB body:
+    it comes whole (the relay's exchanges hold the old generation), new requests get the new
+    code. Then SIGTERM while another is under way: the drain lets it finish, and sluice exits
+    0 with no buffer in use."""
+    import re
+    from client import connect, read_response
+    start(sluice, make_backend, tmp_path)
+    slow = connect(sluice.port, timeout=30, rcvbuf=4096)
+    slow.sendall(b"GET /changed HTTP/1.1\r\nHost: a\r\n\r\n")
+    time.sleep(0.3)
+    (tmp_path / "edge.js").write_text(HANDLER.replace('Response.text("small")', 'Response.text("new")'))
+    mark = sluice.mark()
+    sluice.signal(1)  # SIGHUP
+    sluice.wait_for_line(re.compile(r"reloaded .*generation 2"), start=mark, timeout=10)
+    assert request(sluice.port, "GET", "/small", timeout=10).body == b"new"
+    r = read_response(slow, timeout=30)
+    assert r.status == 203 and sha(r.body) == BIG_SHA
+    slow.close()
+    slow = connect(sluice.port, timeout=30, rcvbuf=4096)
+    slow.sendall(b"GET /as-is HTTP/1.1\r\nHost: a\r\n\r\n")
+    assert slow.recv(4096).startswith(b"HTTP/1.1 200")
+    sluice.signal(15)  # SIGTERM: a drain
+    time.sleep(0.2)
+    rest = read_to_close(slow)
+    assert len(rest) > (20 << 20) - 8192 and BIG.endswith(rest[-4096:]), len(rest)
+    slow.close()
+    assert sluice.wait(20) == 0
+    assert "buffers_in_use=0" in sluice.stderr_text()
+
+
+def test_an_h2_stream_reset_mid_body_frees_the_fetch(sluice, make_backend, tmp_path):
+    """An h2 client resets its stream after some DATA: the relay's sub-exchange is aborted (the
+    backend's send fails), and the connection's other streams go on."""
+    from h2client import H2Client
+    counted = Counted(64 << 20)
+    start(sluice, make_backend, tmp_path, big=counted, args=["--http2", "on"])
+    c = H2Client.plain(sluice.port)
+    sid = c.request("GET", "/as-is")
+    deadline = time.time() + 10
+    while len(c.responses.get(sid).body if sid in c.responses else b"") < 1 << 20 and time.time() < deadline:
+        c.pump_once()
+    c.conn.reset_stream(sid)
+    c.flush()
+    deadline = time.time() + 5
+    while not counted.failed and time.time() < deadline:
+        time.sleep(0.05)
+    assert counted.failed
+    other = c.request("GET", "/small")
+    assert c.wait(other, timeout=10)[other].body == b"small"
+    c.close()
     assert_quiescent(sluice)
