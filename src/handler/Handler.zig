@@ -162,6 +162,16 @@ pub const Outcome = union(enum) {
     failed: Failure,
     /// The handler waits on a timer: come back with `resumeTimers` at `wakeAt`, or `abandon`.
     suspended: Engine.Ticket,
+    /// A response whose body is a fetched body still at the pool: `len` bytes of `out` are its
+    /// head as HTTP/1.1 with the pool's framing (a pool's response head, for the downstream
+    /// to rewrite as it rewrites any), and the body is relayed from fetch slot `slot`.
+    stream: Streamed,
+};
+
+pub const Streamed = struct {
+    status: u16,
+    len: usize,
+    slot: u32,
 };
 
 pub const Response = struct {
@@ -337,7 +347,13 @@ pub const Fetch = struct { index: u8, request: fetch.Request };
 pub const Op = union(enum) {
     fetch: Fetch,
     body: BodyRead,
+    /// The read of a fetched body still at the pool (fetch.zig's body streams).
+    fetched_body: FetchedRead,
 };
+
+/// The read of a fetched body: its operation's index, the body stream, and the worker's fetch
+/// slot that holds the body, for `settleFetchedBody`.
+pub const FetchedRead = struct { index: u8, stream: Value, slot: u32 };
 
 /// The read of the request body: its operation's index and the request object, for
 /// `settleBody`.
@@ -346,6 +362,10 @@ pub const BodyRead = struct { index: u8, request: Value };
 pub fn nextOp(handler: *Handler, ticket: Engine.Ticket) ?Op {
     const op = handler.engine.takeHostOp(ticket) orelse return null;
     if (request_body.isRead(op.request)) return .{ .body = .{ .index = op.index, .request = op.request } };
+    if (fetch.isBodyRead(op.request)) {
+        const slot = fetch.streamPending(fetch.streamOf(op.request).?).slot;
+        return .{ .fetched_body = .{ .index = op.index, .stream = op.request, .slot = slot } };
+    }
     return .{ .fetch = .{ .index = op.index, .request = .of(op.request) } };
 }
 
@@ -358,23 +378,39 @@ pub const BodyResult = union(enum) {
 /// Goes on with a suspended call whose body read ended, as `settleFetch` does: its promise
 /// settles with the text, JSON or ArrayBuffer, or rejects with a TypeError.
 pub fn settleBody(handler: *Handler, ticket: Engine.Ticket, read: BodyRead, result: *const BodyResult, reply: Reply, out: []u8, now_ns: u64) Outcome {
-    const settled: SettledBody = .{ .request = read.request, .result = result };
-    const outcome = handler.engine.settleHostOp(ticket, read.index, .{ .context = &settled, .build = SettledBody.build });
+    const Read = SettledRead(request_body.settle, request_body.fail);
+    const settled: Read = .{ .target = read.request, .result = result };
+    const outcome = handler.engine.settleHostOp(ticket, read.index, .{ .context = &settled, .build = Read.build });
     return handler.conclude(outcome, reply, out, now_ns);
 }
 
-const SettledBody = struct {
-    request: Value,
-    result: *const BodyResult,
+/// The same for the read of a fetched body (fetch.zig's body streams).
+pub fn settleFetchedBody(handler: *Handler, ticket: Engine.Ticket, read: FetchedRead, result: *const BodyResult, reply: Reply, out: []u8, now_ns: u64) Outcome {
+    const Read = SettledRead(fetch.settleRead, fetch.failRead);
+    const settled: Read = .{ .target = read.stream, .result = result };
+    const outcome = handler.engine.settleHostOp(ticket, read.index, .{ .context = &settled, .build = Read.build });
+    return handler.conclude(outcome, reply, out, now_ns);
+}
 
-    fn build(context: *const anyopaque, vm: *js.Vm) js.Vm.Error!Value {
-        const settled: *const SettledBody = @ptrCast(@alignCast(context));
-        return switch (settled.result.*) {
-            .bytes => |bytes| request_body.settle(vm, settled.request, bytes),
-            .failed => |message| request_body.fail(vm, settled.request, message),
-        };
-    }
-};
+/// A read's settlement: `settle` builds the value from the bytes, `fail` throws the message,
+/// each on the object the read was recorded with (the request, or a body stream).
+fn SettledRead(
+    comptime settle: fn (*js.Vm, Value, []align(8) u8) js.Vm.Error!Value,
+    comptime fail_read: fn (*js.Vm, Value, []const u8) js.Vm.Error!Value,
+) type {
+    return struct {
+        target: Value,
+        result: *const BodyResult,
+
+        fn build(context: *const anyopaque, vm: *js.Vm) js.Vm.Error!Value {
+            const settled: *const @This() = @ptrCast(@alignCast(context));
+            return switch (settled.result.*) {
+                .bytes => |bytes| settle(vm, settled.target, bytes),
+                .failed => |message| fail_read(vm, settled.target, message),
+            };
+        }
+    };
+}
 
 /// Room in the suspended call's heap for what a fetch brings back (its fields, its body):
 /// null when the handler's memory limit leaves none.
@@ -602,8 +638,10 @@ fn write(handler: *Handler, v: Value, reply: Reply, out: []u8, now_ns: u64) Outc
         error.WriteFailed => return handler.fail(.response_too_large, now_ns, "the response head does not fit a connection buffer (limits.header_bytes_max)"),
         error.OutOfMemory => return handler.fail(.memory, now_ns, "the response body's UTF-8 bytes do not fit the handler's heap"),
         error.NotAResponse => return handler.fail(.not_a_response, now_ns, "the Response's status, body or headers were changed to values it cannot send"),
+        error.BodyUsed => return handler.fail(.not_a_response, now_ns, "its Response's body was already used (a fetched body can be read or returned once)"),
     };
     const status: u16 = @intFromFloat(host.field(v, .status).?.asNumber());
+    if (written.stream) |slot| return .{ .stream = .{ .status = status, .len = written.len, .slot = slot } };
     if (written.rest.len == 0) return .{ .response = .{ .status = status, .len = written.len } };
     // The rest of the body stays in the request's heap until it is sent: the slot is kept.
     const kept = handler.engine.heap.create(Kept) catch
@@ -625,68 +663,90 @@ const Written = struct {
     len: usize,
     /// The body bytes that did not fit, in the request's heap.
     rest: []const u8,
+    /// The body is a fetched one still at the pool, in this fetch slot: `len` is the head only.
+    stream: ?u32 = null,
 };
 
 /// The response's head into `out`, then as much of its body as fits; what does not stays where
-/// it is (bytes) or is encoded as UTF-8 into the request's heap (a string), to be sent later.
-fn writeResponse(heap: *js.Heap, v: Value, reply: Reply, out: []u8) error{ WriteFailed, NotAResponse, OutOfMemory }!Written {
+/// it is (bytes) or is encoded as UTF-8 into the request's heap (a string), to be sent later. A
+/// fetched body still at the pool is streamed from there: its head is written alone, with the
+/// pool's framing, as the head of a pool's response (`Written.stream`).
+fn writeResponse(heap: *js.Heap, v: Value, reply: Reply, out: []u8) error{ WriteFailed, NotAResponse, OutOfMemory, BodyUsed }!Written {
     const status_value = host.field(v, .status) orelse return error.NotAResponse;
     if (!status_value.isNumber()) return error.NotAResponse;
     const status_float = status_value.asNumber();
     if (@trunc(status_float) != status_float or status_float < 200 or status_float > 599) return error.NotAResponse;
     const status: u16 = @intFromFloat(status_float);
     const body_value = host.field(v, .body) orelse return error.NotAResponse;
-    // Bytes (a fetched Response's, or `new Response(bytes)`) go as they are; none is empty.
-    const body_bytes: ?[]const u8 = if (body_value.isNull()) "" else fetch.bodyOf(v);
-    if (body_bytes == null and !body_value.isString()) return error.NotAResponse;
+    const stream = fetch.streamOf(body_value);
+    if (stream) |s| if (fetch.streamStateOf(s) != .unread) return error.BodyUsed;
+    // Bytes (`new Response(bytes)`, a fetched body that came whole) go as they are; none is
+    // empty; a fetched body not here yet is pending.
+    const body_bytes: ?[]const u8 = if (body_value.isNull()) "" else if (stream) |s| fetch.streamBytes(s) else fetch.bodyOf(v);
+    const pending: ?fetch.Pending = if (stream != null and body_bytes == null) fetch.streamPending(stream.?) else null;
+    if (body_bytes == null and pending == null and !body_value.isString()) return error.NotAResponse;
     // RFC 9110 §15.3.5, §15.4.5: these end with their head. A 204 has no Content-Length; a
     // 304's would have to be the length of the 200 it stands for (§8.6), which sluice does
     // not know, so it has none either unless the handler wrote one, and it has no
     // representation metadata but what the handler wrote (ETag, Cache-Control...): no
     // Content-Type of the helper's own (`Response.text` and friends set one).
     const bodiless = status == 204 or status == 304;
-    const body_len = if (body_bytes) |bytes| bytes.len else utf8Length(body_value.asString());
+    const streamed = pending != null and !reply.head_only and !bodiless;
+    const body_len: ?usize = if (body_bytes) |bytes| bytes.len else if (pending) |p| switch (p.framing) {
+        .length => |length| @intCast(length),
+        .chunked, .close => null,
+    } else utf8Length(body_value.asString());
 
     var w: std.Io.Writer = .fixed(out);
     const phrase = @as(std.http.Status, @fromBackingInt(@as(u10, @intCast(status)))).phrase() orelse "";
-    const version = if (reply.version == .http10) "HTTP/1.0" else "HTTP/1.1";
+    const version = if (reply.version == .http10 and !streamed) "HTTP/1.0" else "HTTP/1.1";
     try w.print("{s} {d} {s}\r\n", .{ version, status, phrase });
-    if (!bodiless) try w.print("Content-Length: {d}\r\n", .{body_len});
-    if (reply.close) {
+    if (!bodiless) if (body_len) |len| try w.print("Content-Length: {d}\r\n", .{len});
+    if (streamed) {
+        // The pool's framing; the downstream writes the connection's fields.
+        if (pending.?.framing == .chunked) try w.writeAll("Transfer-Encoding: chunked\r\n");
+    } else if (reply.close) {
         try w.writeAll("Connection: close\r\n");
     } else if (reply.version == .http10) {
         try w.writeAll("Connection: keep-alive\r\n");
     }
+    try writeFields(&w, v, status);
+    try w.writeAll("\r\n");
+    if (streamed) return .{ .len = w.end, .rest = "", .stream = pending.?.slot };
+    const len = body_len orelse 0;
+    if (reply.head_only or bodiless or len == 0) return .{ .len = w.end, .rest = "" };
+    if (len <= w.unusedCapacityLen()) {
+        if (body_bytes) |bytes| try w.writeAll(bytes) else try string.writeUtf8(&w, body_value.asString());
+        return .{ .len = w.end, .rest = "" };
+    }
+    const bytes = body_bytes orelse try utf8Bytes(heap, body_value.asString(), len);
+    assert(bytes.len == len);
+    const first = w.unusedCapacityLen();
+    try w.writeAll(bytes[0..first]);
+    return .{ .len = w.end, .rest = bytes[first..] };
+}
+
+/// The Content-Type, Location and the handler's fields, each checked again.
+fn writeFields(w: *std.Io.Writer, v: Value, status: u16) error{ WriteFailed, NotAResponse }!void {
     const headers = host.field(v, .headers);
     const has_type = if (headers) |h| h.isObject() and hasField(h, "content-type") else false;
     if (!has_type and status != 304) if (host.field(v, .type)) |t| {
         if (!t.isString()) return error.NotAResponse;
-        try writeField(&w, "Content-Type", t.asString());
+        try writeField(w, "Content-Type", t.asString());
     };
     if (host.field(v, .location)) |location| {
         if (!location.isString()) return error.NotAResponse;
-        try writeField(&w, "Location", location.asString());
+        try writeField(w, "Location", location.asString());
     }
     if (headers) |h| {
         if (!h.isObject()) return error.NotAResponse;
         if (js.builtins.headers.isHeaders(h.asObject())) {
-            try writeHeadersObject(&w, h.asObject());
+            try writeHeadersObject(w, h.asObject());
         } else for (h.asObject().properties.slice()) |property| {
             if (property.key.flags.wide or !property.value.isString()) return error.NotAResponse;
-            try writeField(&w, property.key.latin1(), property.value.asString());
+            try writeField(w, property.key.latin1(), property.value.asString());
         }
     }
-    try w.writeAll("\r\n");
-    if (reply.head_only or bodiless or body_len == 0) return .{ .len = w.end, .rest = "" };
-    if (body_len <= w.unusedCapacityLen()) {
-        if (body_bytes) |bytes| try w.writeAll(bytes) else try string.writeUtf8(&w, body_value.asString());
-        return .{ .len = w.end, .rest = "" };
-    }
-    const bytes = body_bytes orelse try utf8Bytes(heap, body_value.asString(), body_len);
-    assert(bytes.len == body_len);
-    const first = w.unusedCapacityLen();
-    try w.writeAll(bytes[0..first]);
-    return .{ .len = w.end, .rest = bytes[first..] };
 }
 
 /// A string body as UTF-8 bytes: its own when it is ASCII (nothing to encode), else encoded
@@ -998,6 +1058,61 @@ test "handler: a body larger than the buffer is the buffer's first bytes and the
     const head = handler.respond(&request, .{ .version = .http11, .head_only = true, .close = false }, &out, &scratch, 1).response;
     try testing.expectEqual(@as(?*Kept, null), head.kept);
     try testing.expectEqual(@as(u32, 0), handler.engine.suspendedCount());
+}
+
+test "handler: a fetched body still at the pool is returned as a head with the pool's framing, or read once" {
+    const source =
+        \\export default async function handler(request) {
+        \\  const r = await fetch("http://app/x");
+        \\  if (request.path === "/read") {
+        \\    const t = await r.text();
+        \\    let again = "";
+        \\    try { await r.text(); } catch (e) { again = e.message; }
+        \\    return Response.text(t + "|" + r.bodyUsed + "|" + again);
+        \\  }
+        \\  if (request.path === "/as-is") return r;
+        \\  return new Response(r.body, { status: 201, headers: { "x-a": "b" } });
+        \\}
+    ;
+    var failure: js.Compiler.Failure = undefined;
+    var module = try Engine.Module.fromSource(testing.allocator, source, "stream.js", &host.host, &failure);
+    defer module.deinit();
+    test_tally = .{};
+    var diagnostic: std.Io.Writer = .fixed(&.{});
+    var handler = try Handler.init(testing.allocator, &module, "stream", .{}, &test_tally, &diagnostic);
+    defer handler.deinit(testing.allocator);
+    var out: [512]u8 = undefined;
+    var scratch: [64]u8 = undefined;
+    const reply: Reply = .{ .version = .http11, .head_only = false, .close = true };
+    const cases = [_]struct { []const u8, fetch.Framing, []const u8 }{
+        .{ "/", .{ .length = 10 }, "HTTP/1.1 201 Created\r\nContent-Length: 10\r\nx-a: b\r\n\r\n" },
+        .{ "/", .chunked, "HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\nx-a: b\r\n\r\n" },
+        // As it is: the pool's status and kept fields; no Connection field (the downstream's).
+        .{ "/as-is", .close, "HTTP/1.1 200 OK\r\nx-b: c\r\n\r\n" },
+    };
+    for (cases) |case| {
+        const request = testRequest(case[0]);
+        const ticket = handler.respond(&request, reply, &out, &scratch, 1).suspended;
+        const op = handler.nextOp(ticket).?.fetch;
+        const result: FetchResult = .{ .answer = .{ .status = 200, .reason = "OK", .fields = "x-b: c\r\n", .body = .{ .pending = .{ .slot = 3, .framing = case[1] } } } };
+        const streamed = handler.settleFetch(ticket, op.index, op.request.url, &result, reply, &out, 1).stream;
+        try testing.expectEqual(@as(u32, 3), streamed.slot);
+        try testing.expectEqualStrings(case[2], out[0..streamed.len]);
+        try testing.expectEqual(@as(u32, 0), handler.engine.suspendedCount());
+    }
+    // Read: a host operation naming the slot, settled with the bytes; a second read rejects.
+    const request = testRequest("/read");
+    const ticket = handler.respond(&request, reply, &out, &scratch, 1).suspended;
+    const op = handler.nextOp(ticket).?.fetch;
+    const result: FetchResult = .{ .answer = .{ .status = 200, .reason = "OK", .fields = "", .body = .{ .pending = .{ .slot = 5, .framing = .chunked } } } };
+    const again = handler.settleFetch(ticket, op.index, op.request.url, &result, reply, &out, 1).suspended;
+    const read = handler.nextOp(again).?.fetched_body;
+    try testing.expectEqual(@as(u32, 5), read.slot);
+    const bytes = handler.fetchBytes(again, 5).?;
+    @memcpy(bytes, "hello");
+    const body: BodyResult = .{ .bytes = bytes };
+    const answer = handler.settleFetchedBody(again, read, &body, reply, &out, 1).response;
+    try testing.expect(std.mem.endsWith(u8, out[0..answer.len], "\r\n\r\nhello|true|Response.text: body already used (a fetched body can be read or returned once)"));
 }
 
 test "handler: a body not read before the call is read when the handler asks, and once" {

@@ -247,26 +247,180 @@ pub const Answer = struct {
     reason: []const u8,
     /// The fields kept ("Name: value\r\n" lines, hop-by-hop and framing fields left out).
     fields: []const u8,
-    /// The whole body, 8-byte aligned in the request's heap; null: the response has none.
-    body: ?[]align(8) u8,
+    body: Body,
 };
 
+/// A fetched response's body when its promise settles.
+pub const Body = union(enum) {
+    /// The response has none.
+    none,
+    /// Whole (it came with the head), 8-byte aligned in the request's heap.
+    bytes: []align(8) u8,
+    /// Still at the pool: the worker's fetch slot that holds it (proxy/Subrequest.zig) and how
+    /// the pool frames it. Read on demand (a host operation) or streamed when returned.
+    pending: Pending,
+};
+
+pub const Pending = struct {
+    slot: u32,
+    framing: Framing,
+};
+
+/// How a pending body reaches its end, as the pool framed it: the head a handler returns it
+/// with says the same (sluice writes the framing fields).
+pub const Framing = union(enum) {
+    length: u64,
+    chunked,
+    /// The pool's connection closes after it.
+    close,
+};
+
+/// A fetched Response's `body`: an object of the host's `ReadableStream` class whose hidden
+/// members say where the bytes are. It has no methods of its own (the engine has no streams):
+/// a handler reads it with the Response's `text()`, `json()` or `arrayBuffer()`, or hands it
+/// to `new Response(body, init)` or returns it, and then sluice streams it from the pool.
+const stream_slot = "#slot";
+const stream_state = "#state";
+const stream_bytes = "#bytes";
+const stream_framing = "#framing";
+const stream_kind = "#kind";
+const stream_response = "#response";
+
+/// A body can be used once, as the Fetch standard's: read, or returned (streamed).
+pub const StreamState = enum(u8) { unread, reading, used };
+
+/// What a read asked the body as.
+pub const ReadKind = enum(u8) { text, json, array_buffer };
+
 /// A `Response` of the host's class for `answer`: `status`, `statusText`, `ok`, `url`,
-/// `headers` (a Headers), `body` (a Uint8Array of the bytes, or null), and `text()`, `json()`
+/// `headers` (a Headers), `body` (a body stream, or null), `bodyUsed`, and `text()`, `json()`
 /// and `arrayBuffer()`.
 pub fn newResponse(vm: *Vm, answer: *const Answer, url: *const String) Vm.Error!Value {
-    const response = try vm.newObject(8);
+    const response = try vm.newObject(9);
     response.class = host.response_class;
     try put(vm, response, "status", Value.number(@floatFromInt(answer.status)));
     try put(vm, response, "statusText", Value.string(try vm.newLatin1(answer.reason)));
     try put(vm, response, "ok", Value.boolean(answer.status >= 200 and answer.status <= 299));
     try put(vm, response, "url", Value.string(@constCast(url)));
     try put(vm, response, "headers", try headersOf(vm, answer.fields));
-    try put(vm, response, "body", if (answer.body) |bytes| try uint8View(vm, bytes) else Value.null_value);
+    const body = switch (answer.body) {
+        .none => Value.null_value,
+        else => try newStream(vm, response, &answer.body),
+    };
+    try put(vm, response, "body", body);
+    try put(vm, response, "bodyUsed", Value.boolean(false));
     try putHidden(vm, response, "text", Value.native(builtins.natives_count + host.fetched_text_native));
     try putHidden(vm, response, "json", Value.native(builtins.natives_count + host.fetched_json_native));
     try putHidden(vm, response, "arrayBuffer", Value.native(builtins.natives_count + host.fetched_array_buffer_native));
     return Value.obj(response);
+}
+
+fn newStream(vm: *Vm, response: *object.Object, body: *const Body) Vm.Error!Value {
+    const stream = try vm.newObject(4);
+    stream.class = host.stream_class;
+    try putHidden(vm, stream, stream_state, Value.number(@floatFromInt(@backingInt(StreamState.unread))));
+    try putHidden(vm, stream, stream_response, Value.obj(response));
+    switch (body.*) {
+        .none => unreachable, // A null body.
+        .bytes => |bytes| try putHidden(vm, stream, stream_bytes, try bufferOver(vm, bytes)),
+        .pending => |pending| {
+            try putHidden(vm, stream, stream_slot, Value.number(@floatFromInt(pending.slot)));
+            const framing: f64 = switch (pending.framing) {
+                .length => |length| @floatFromInt(length),
+                .chunked => -1,
+                .close => -2,
+            };
+            try putHidden(vm, stream, stream_framing, Value.number(framing));
+        },
+    }
+    return Value.obj(stream);
+}
+
+/// The body stream `v` is, if it is one.
+pub fn streamOf(v: Value) ?*object.Object {
+    if (!v.isObject() or v.asObject().class != host.stream_class) return null;
+    return v.asObject();
+}
+
+pub fn streamStateOf(stream: *object.Object) StreamState {
+    const v = host.own(Value.obj(stream), stream_state).?; // Hidden: only the natives write it.
+    return @fromBackingInt(@as(u8, @intFromFloat(v.asNumber())));
+}
+
+/// A stream's bytes when its body came whole with the head.
+pub fn streamBytes(stream: *object.Object) ?[]const u8 {
+    const v = host.own(Value.obj(stream), stream_bytes) orelse return null;
+    return v.asObject().as(object.ArrayBuffer).slice();
+}
+
+/// A pending stream's fetch slot and framing.
+pub fn streamPending(stream: *object.Object) Pending {
+    const slot = host.own(Value.obj(stream), stream_slot).?.asNumber();
+    const framing = host.own(Value.obj(stream), stream_framing).?.asNumber();
+    return .{
+        .slot = @intFromFloat(slot),
+        .framing = if (framing == -1) .chunked else if (framing == -2) .close else .{ .length = @intFromFloat(framing) },
+    };
+}
+
+/// The body is being used (read, or returned to be streamed): its state, and `bodyUsed` of the
+/// Response it came with and of `by` (a `new Response` over it), say so.
+pub fn useStream(vm: *Vm, stream: *object.Object, state: StreamState, by: ?Value) Vm.Error!void {
+    assert(state != .unread);
+    try putHidden(vm, stream, stream_state, Value.number(@floatFromInt(@backingInt(state))));
+    const origin = host.own(Value.obj(stream), stream_response).?;
+    try markUsed(vm, origin);
+    if (by) |response| if (response.isObject()) try markUsed(vm, response);
+}
+
+fn markUsed(vm: *Vm, response: Value) Vm.Error!void {
+    response.asObject().properties.put(vm.heap, try vm.newLatin1("bodyUsed"), Value.boolean(true)) catch return vm.outOfMemory();
+}
+
+/// Whether a host operation's recorded value is the read of a fetched body (a body stream).
+pub fn isBodyRead(op_request: Value) bool {
+    const stream = streamOf(op_request) orelse return false;
+    return streamStateOf(stream) == .reading;
+}
+
+/// The settled value of a fetched body's read, built from `bytes` (in the request's heap).
+pub fn settleRead(vm: *Vm, stream_value: Value, bytes: []align(8) u8) Vm.Error!Value {
+    const stream = streamOf(stream_value).?;
+    assert(streamStateOf(stream) == .reading);
+    try putHidden(vm, stream, stream_state, Value.number(@floatFromInt(@backingInt(StreamState.used))));
+    const kind: ReadKind = @fromBackingInt(@as(u8, @intFromFloat(host.own(stream_value, stream_kind).?.asNumber())));
+    return bodyValue(vm, kind, bytes, true);
+}
+
+/// A read that failed: the stream is used, and the read rejects with a TypeError.
+pub fn failRead(vm: *Vm, stream_value: Value, message: []const u8) Vm.Error!Value {
+    const stream = streamOf(stream_value).?;
+    try putHidden(vm, stream, stream_state, Value.number(@floatFromInt(@backingInt(StreamState.used))));
+    return vm.throwMessage(.type_error, message);
+}
+
+/// The text, the parsed JSON or an ArrayBuffer of `bytes`. `owned`: nothing else refers to them
+/// (a fetched body, gathered or whole), so ASCII text and the ArrayBuffer are made over them
+/// where they are; else (a `new Response`'s bytes, which the script may still write) copied.
+fn bodyValue(vm: *Vm, kind: ReadKind, bytes: []const u8, owned: bool) Vm.Error!Value {
+    switch (kind) {
+        .text, .json => {
+            try vm.charge(meter.bytesCost(bytes.len));
+            const text = if (bytes.len == 0)
+                Value.string(js.string.empty)
+            else if (owned)
+                Value.string(try request_body.decode(vm, bytes))
+            else
+                Value.string(try builtins.urlsearchparams.decodeUtf8(vm, bytes));
+            if (kind == .text) return text;
+            return js.Engine.parseJson(vm, text);
+        },
+        .array_buffer => {
+            if (!owned) return Value.obj(&(try builtins.request.copyBuffer(vm, bytes)).object);
+            // Owned bytes are the heap's, in words (`Engine.hostBytes`).
+            return bufferOver(vm, @alignCast(@constCast(bytes)));
+        },
+    }
 }
 
 /// A Headers of the kept field lines (each name and value checked by the response parser).
@@ -283,20 +437,19 @@ fn headersOf(vm: *Vm, lines: []const u8) Vm.Error!Value {
     return headers;
 }
 
-/// A Uint8Array over `bytes`, which stay where they are (the request's heap).
-fn uint8View(vm: *Vm, bytes: []align(8) u8) Vm.Error!Value {
+/// An ArrayBuffer over `bytes`, which stay where they are (the request's heap).
+fn bufferOver(vm: *Vm, bytes: []align(8) u8) Vm.Error!Value {
     if (bytes.len > object.byte_length_max) return vm.outOfMemory();
     const buffer = vm.heap.create(object.ArrayBuffer) catch return vm.outOfMemory();
     buffer.* = .{ .object = .{ .kind = .array_buffer }, .bytes = bytes.ptr, .len = @intCast(bytes.len) };
-    const view = try builtins.typed_arrays.newView(vm, .uint8, buffer, 0, @intCast(bytes.len));
-    return Value.obj(&view.object);
+    return Value.obj(&buffer.object);
 }
 
 fn putHidden(vm: *Vm, o: *object.Object, comptime name: []const u8, v: Value) Vm.Error!void {
     o.properties.define(vm.heap, try vm.newLatin1(name), v, object.PropertyFlags.hidden) catch return vm.outOfMemory();
 }
 
-/// The body's bytes of a Response whose body is bytes (a fetched one, or `new Response(bytes)`).
+/// The body's bytes of a Response whose body is bytes (`new Response(bytes)`).
 pub fn bodyOf(response: Value) ?[]const u8 {
     const body = host.field(response, .body) orelse return null;
     if (body.objectOf(.typed_array)) |o| return o.as(object.TypedArray).bytes();
@@ -304,49 +457,63 @@ pub fn bodyOf(response: Value) ?[]const u8 {
     return null;
 }
 
-/// A fetched Response's `text()`: its body decoded as UTF-8 (each invalid sequence U+FFFD).
+/// A Response's `text()`: its body decoded as UTF-8 (each invalid sequence U+FFFD).
 pub fn fetchedText(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
     _ = args;
-    const text = try decodedBody(vm, this, "text");
-    return Value.obj(&(try builtins.promises.promiseResolve(vm, text)).object);
+    return readBody(vm, this, .text, "text");
 }
 
 /// `json()`: JSON.parse of the text, a rejection with its SyntaxError.
 pub fn fetchedJson(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
     _ = args;
-    const text = try decodedBody(vm, this, "json");
-    const p = try builtins.promises.newPromise(vm);
-    if (js.Engine.parseJson(vm, text)) |parsed| {
-        try builtins.promises.resolvePromise(vm, p, parsed);
-    } else |err| switch (err) {
-        error.Throw => return rejected(vm, p),
-        else => |e| return e,
-    }
-    return Value.obj(&p.object);
+    return readBody(vm, this, .json, "json");
 }
 
 /// `arrayBuffer()`: a copy of the bytes.
 pub fn fetchedArrayBuffer(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
     _ = args;
-    const bytes = try bodyBytesOf(vm, this, "arrayBuffer");
-    const copy = try builtins.request.copyBuffer(vm, bytes);
-    return Value.obj(&(try builtins.promises.promiseResolve(vm, Value.obj(&copy.object))).object);
+    return readBody(vm, this, .array_buffer, "arrayBuffer");
 }
 
-fn decodedBody(vm: *Vm, this: Value, comptime method: []const u8) Vm.Error!Value {
-    const bytes = try bodyBytesOf(vm, this, method);
-    try vm.charge(meter.bytesCost(bytes.len));
-    if (bytes.len == 0) return Value.string(js.string.empty);
-    return Value.string(try builtins.urlsearchparams.decodeUtf8(vm, bytes));
-}
-
-fn bodyBytesOf(vm: *Vm, this: Value, comptime method: []const u8) Vm.Error![]const u8 {
+/// A promise of the body as `kind`: at once when the bytes are here (bytes of a `new
+/// Response`, or a fetched body that came whole), else a host operation that gathers the
+/// fetched body from the pool (the call suspends). A fetched body is read once.
+fn readBody(vm: *Vm, this: Value, kind: ReadKind, comptime method: []const u8) Vm.Error!Value {
     if (!this.isObject() or this.asObject().class != host.response_class) {
         return vm.throwMessage(.type_error, "Response." ++ method ++ ": call it on a Response");
     }
-    const body = host.field(this, .body) orelse return "";
-    if (body.isNull()) return "";
-    return bodyOf(this) orelse vm.throwMessage(.type_error, "Response." ++ method ++ ": the Response's body was changed to something that is not bytes");
+    const p = try builtins.promises.newPromise(vm);
+    const body = host.field(this, .body) orelse Value.null_value;
+    const bytes: []const u8 = if (body.isNull()) "" else if (streamOf(body)) |stream| {
+        if (streamStateOf(stream) != .unread) return rejectWith(vm, p, "Response." ++ method ++ ": body already used (a fetched body can be read or returned once)");
+        if (streamBytes(stream)) |whole| {
+            try useStream(vm, stream, .used, this);
+            return settleWith(vm, p, kind, whole, true);
+        }
+        if (vm.host_ops.begin(vm.limits.host_ops_max, p, body) == null) {
+            return rejectWith(vm, p, "Response." ++ method ++ ": as many operations as fetch_max are in flight already");
+        }
+        try useStream(vm, stream, .reading, this);
+        try putHidden(vm, stream, stream_kind, Value.number(@floatFromInt(@backingInt(kind))));
+        return Value.obj(&p.object);
+    } else bodyOf(this) orelse return rejectWith(vm, p, "Response." ++ method ++ ": the Response's body was changed to something that is not bytes");
+    return settleWith(vm, p, kind, bytes, false);
+}
+
+fn settleWith(vm: *Vm, p: *object.Promise, kind: ReadKind, bytes: []const u8, owned: bool) Vm.Error!Value {
+    const value = bodyValue(vm, kind, bytes, owned) catch |err| switch (err) {
+        error.Throw => return rejected(vm, p),
+        else => |e| return e,
+    };
+    try builtins.promises.resolvePromise(vm, p, value);
+    return Value.obj(&p.object);
+}
+
+fn rejectWith(vm: *Vm, p: *object.Promise, message: []const u8) Vm.Error!Value {
+    switch (vm.throwMessage(.type_error, message)) {
+        error.Throw => return rejected(vm, p),
+        error.Terminate => |err| return err,
+    }
 }
 
 test "fetch: the URL names a pool and a target, and nothing else" {

@@ -26,6 +26,8 @@ const request_body = @import("request_body.zig");
 
 /// The engine class of Response objects (`Host.class_names[class - 1]`).
 pub const response_class: u16 = 1;
+/// The engine class of a fetched Response's body (fetch.zig): printed as `ReadableStream {}`.
+pub const stream_class: u16 = 2;
 
 pub const host: builtins.Host = .{
     .natives = &.{
@@ -63,7 +65,7 @@ pub const host: builtins.Host = .{
         .construct = construct_native,
         .instances_class = response_class,
     }},
-    .class_names = &.{"Response"},
+    .class_names = &.{ "Response", "ReadableStream" },
 };
 
 pub const content_type_json = "application/json";
@@ -95,7 +97,7 @@ pub const proxy_path_bytes_max = 8192;
 
 /// The properties of a Response object, by the names the natives give them. A proxied
 /// request's Response has `pool` (and `path` and `headers` if given) and no `status`.
-pub const Field = enum { status, body, type, location, headers, pool, path, statusText, ok, url };
+pub const Field = enum { status, body, type, location, headers, pool, path, statusText, ok, url, bodyUsed };
 
 /// `Response.json(value, init?)`: the body is `JSON.stringify(value)`.
 fn json(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
@@ -188,6 +190,13 @@ fn construct(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
     try put(vm, response, .status, Value.number(status));
     if (body_arg.isNullish()) {
         try put(vm, response, .body, Value.string(try vm.newLatin1("")));
+    } else if (fetch.streamOf(body_arg)) |stream| {
+        // A fetched body: the new Response takes it over, still at the pool; it is streamed
+        // when returned, or read once by either Response.
+        if (fetch.streamStateOf(stream) != .unread) {
+            return vm.throwMessage(.type_error, "Response constructor: body already used (a fetched body can be read or returned once)");
+        }
+        try put(vm, response, .body, body_arg);
     } else if (body_arg.objectOf(.typed_array) != null or body_arg.objectOf(.array_buffer) != null) {
         // Bytes (a fetched Response's body, say): sent as they are, with no Content-Type of
         // their own, as the Fetch standard gives a BufferSource body none.
@@ -197,7 +206,8 @@ fn construct(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
         try put(vm, response, .type, Value.string(try vm.newLatin1(content_type_fetch_text)));
     }
     try put(vm, response, .headers, headers);
-    const bytes = fetch.bodyOf(Value.obj(response)) != null;
+    const bytes = fetch.bodyOf(Value.obj(response)) != null or fetch.streamOf(body_arg) != null;
+    if (fetch.streamOf(body_arg) != null) try put(vm, response, .bodyUsed, Value.boolean(false));
     try putHidden(vm, response, "text", Value.native(builtins.natives_count + if (bytes) fetched_text_native else response_text_native));
     try putHidden(vm, response, "json", Value.native(builtins.natives_count + if (bytes) fetched_json_native else response_json_native));
     if (bytes) try putHidden(vm, response, "arrayBuffer", Value.native(builtins.natives_count + fetched_array_buffer_native));

@@ -117,7 +117,7 @@ pub fn settle(vm: *Vm, request: Value, bytes: []align(8) u8) Vm.Error!Value {
 /// The body as a string: ASCII (the common case) is a Latin-1 string over the bytes where they
 /// are, with no copy; anything else is decoded as UTF-8 (each invalid sequence U+FFFD) into a
 /// string of its own, which takes two or three times the body's size of the heap.
-fn decode(vm: *Vm, bytes: []const u8) Vm.Error!*js.string.String {
+pub fn decode(vm: *Vm, bytes: []const u8) Vm.Error!*js.string.String {
     if (bytes.len == 0) return js.string.empty;
     for (bytes) |b| {
         if (b >= 0x80) return builtins.urlsearchparams.decodeUtf8(vm, bytes);

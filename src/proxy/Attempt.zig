@@ -149,7 +149,8 @@ test "attempt: its size is pinned (it lives in every exchange slot)" {
     // fits in what padding there was. And 24 for compression (issue 24): the route's settings
     // and the response's coding with its compressor slot (the slot's state is in
     // `Proxy.compressors`, the chunk waiting behind the head in the slot too). And 8 for
-    // `fetches`, a handler's sub-requests in flight (their state is in `Proxy.fetches`).
+    // `fetches`, a handler's sub-requests in flight (their state is in `Proxy.fetches`), and 8
+    // for `relay`, the fetched body a handler returned, streamed from its sub-exchange.
     errdefer std.debug.print("the exchange slot is {d} bytes\n", .{@sizeOf(@import("Exchange.zig"))});
-    try std.testing.expect(@sizeOf(@import("Exchange.zig")) <= 1264);
+    try std.testing.expect(@sizeOf(@import("Exchange.zig")) <= 1272);
 }

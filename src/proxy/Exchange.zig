@@ -120,6 +120,8 @@ handler_unsent: ?*Handler.Kept = null,
 /// The request body being read for the handler's suspended call (handler_target.zig; the
 /// record is in the request's heap).
 body_read: ?*handler_target.BodyRead = null,
+/// A fetched body the handler returned, relayed from its sub-exchange (handler_target.zig).
+relay: ?*Subrequest = null,
 log: Log = .{},
 
 pub const State = enum {
@@ -1035,6 +1037,7 @@ pub fn responseSent(exchange: *Exchange) void {
     exchange.pipe_loaded = false; // What was spliced into the pipe is out of it.
     if (exchange.sendPendingGzip()) return;
     if (exchange.handler_unsent != null) return handler_target.sendMore(exchange);
+    if (exchange.relay != null and handler_target.relaySent(exchange)) return;
     if (exchange.state == .local or exchange.response == .complete) {
         exchange.response = .sent;
         // An early response (the backend answered before reading the whole body): the rest
@@ -1218,6 +1221,7 @@ fn release(exchange: *Exchange) void {
     if (exchange.fetches != null) handler_target.detachFetches(exchange);
     if (exchange.handler_ticket != null) handler_target.abandon(exchange);
     if (exchange.handler_unsent != null) handler_target.releaseUnsent(exchange);
+    if (exchange.relay != null) handler_target.stopRelay(exchange);
     if (exchange.ubuf) |ubuf| exchange.proxy.buffers.release(ubuf);
     exchange.ubuf = null;
     if (exchange.head_copy) |copy| exchange.proxy.buffers.release(copy);
@@ -1474,7 +1478,7 @@ pub fn invariants(exchange: *const Exchange) ?[]const u8 {
         if (exchange.ubuf != null or exchange.head_copy != null) return "a free exchange holds a buffer";
         if (exchange.pipe != null) return "a free exchange holds a pipe";
         if (exchange.handler_ticket != null or exchange.fetches != null) return "a free exchange holds a handler call";
-        if (exchange.handler_unsent != null or exchange.body_read != null) return "a free exchange holds a handler's body";
+        if (exchange.handler_unsent != null or exchange.body_read != null or exchange.relay != null) return "a free exchange holds a handler's body";
         if (exchange.response_encoding != .identity) return "a free exchange holds a compressor";
         if (exchange.total_timer.isArmed() or attempt.timer.isArmed()) return "a free exchange has a timer armed";
     }

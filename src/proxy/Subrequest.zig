@@ -3,10 +3,14 @@
 //! for a request the handler made (docs/ARCHITECTURE.md, "`fetch` to pools").
 //!
 //! The sub-exchange is an ordinary `Exchange` started at `beginSubrequest`, so balancing,
-//! health, retries, timeouts and TLS are the pool path's own. What it hands its downstream, a
-//! response head and body windows, this file copies into the suspended request's heap (the
-//! engine's, through `Handler.fetchBytes`) and hands straight back; when the exchange is
-//! released, the parent (the exchange whose handler fetched) is told, and settles the fetch.
+//! health, retries, timeouts and TLS are the pool path's own. The fetch settles when the
+//! response head is here: its status, reason and fields are copied into the suspended
+//! request's heap (the engine's, through `Handler.fetchBytes`). A body that came whole with the
+//! head is copied there too; any other waits at the pool, its first window held unacknowledged
+//! (so the pool's connection is read no further), until the handler reads it (`startRead`: the
+//! windows are gathered into the heap as they come) or returns it (`startRelay`: the parent
+//! exchange sends each window on to its own client and acknowledges it only when the client
+//! took it). A body neither read nor returned is aborted with the call (`detach`).
 //!
 //! Buffers: `buffer`, one worker buffer taken at `start`, holds the request's strings and body,
 //! copied out of the handler's heap then, so that nothing the kernel may still read points into
@@ -20,6 +24,7 @@ const Address = @import("../stdx/Address.zig").Address;
 const http = @import("../http/http.zig");
 const tls = @import("../tls/tls.zig");
 const Handler = @import("../handler/Handler.zig");
+const fetch_js = @import("../handler/fetch.zig");
 const LocalPool = @import("../upstream/LocalPool.zig");
 const Failure = @import("failure.zig").Failure;
 const failure_http1 = @import("failure_http1.zig");
@@ -57,16 +62,34 @@ client_tls: bool = false,
 client_trusted: bool = false,
 listener_slot: u8 = 0,
 answer: Gathered = .{},
+/// The body's first window, in the exchange's buffer and not acknowledged, while the fetch is
+/// `headed` or `held` (and until a relay's head is out).
+held: []u8 = &.{},
+/// The handler's read of the body, while `gathering` (and once `body_done`, until settled).
+read: ?Handler.FetchedRead = null,
 /// Why there is no answer, for the TypeError the fetch rejects with.
 message_buffer: [message_bytes_max]u8 = undefined,
 message_len: u8 = 0,
 
 pub const State = enum {
     free,
-    /// Its exchange runs.
+    /// Its exchange runs; no response head yet.
     running,
-    /// Its exchange was released: the answer (or why there is none) waits for the parent.
+    /// The head came and the body is still coming: the fetch is to settle with the head, and
+    /// the exchange waits for its first window (`held`) to be acknowledged.
+    headed,
+    /// Settled with its head: the body waits at the pool to be read or returned.
+    held,
+    /// The handler reads the body: its windows are gathered into the request's heap (`read`).
+    gathering,
+    /// The parent sends the body on to its client (the parent's `relay`; off its list).
+    relaying,
+    /// Its exchange was released before the fetch settled: the whole answer, or why there is
+    /// none, waits for the parent.
     done,
+    /// Its exchange was released after the fetch settled: gathered (then `read` settles with
+    /// it), or broken off while held (a read or a return of it fails).
+    body_done,
 };
 
 /// The response as it is gathered in the request's heap.
@@ -80,6 +103,8 @@ const Gathered = struct {
     /// The whole response arrived (its last window was gathered).
     complete: bool = false,
     dechunk: ?http.ChunkedDecoder = null,
+    /// How the pool frames the body (read when the head came).
+    framing: fetch_js.Framing = .close,
 };
 
 const message_bytes_max = 200;
@@ -192,32 +217,75 @@ pub fn detach(sub: *Subrequest) void {
     sub.parent = null;
     sub.next = null;
     switch (sub.state) {
-        .running => sub.exchange.abort(), // Released now or when its operations call back.
-        .done => sub.free(),
-        .free => unreachable,
+        .running, .headed, .held, .gathering => sub.exchange.abort(), // Released now or when its operations call back.
+        .done, .body_done => sub.free(),
+        .free, .relaying => unreachable, // A relay is the parent's `relay`, not on its list.
     }
 }
 
-/// What the fetch settles with: the answer gathered in the request's heap, or why there is
-/// none. Valid until `free`.
-pub fn result(sub: *const Subrequest) Handler.FetchResult {
-    assert(sub.state == .done);
+/// Whether the parent has something to settle: the fetch (its head came, or its exchange
+/// ended), or the read of its body.
+pub fn settles(sub: *const Subrequest) bool {
+    return switch (sub.state) {
+        .headed, .done => true,
+        .body_done => sub.read != null,
+        .free, .running, .held, .gathering, .relaying => false,
+    };
+}
+
+/// What the fetch settles with: the head, with the body whole or still at the pool, or why
+/// there is none. The fetch is then `held` (its body waits) or ends with the settling.
+pub fn result(sub: *Subrequest) Handler.FetchResult {
     const gathered = &sub.answer;
-    if (sub.message_len > 0 or !gathered.complete) {
-        return .{ .failed = if (sub.message_len > 0) sub.message_buffer[0..sub.message_len] else "fetch: the pool's response broke off" };
+    switch (sub.state) {
+        .headed => {
+            sub.state = .held;
+            return sub.answerWith(.{ .pending = .{ .slot = sub.slotIndex(), .framing = gathered.framing } });
+        },
+        .done => {
+            if (sub.message_len > 0 or !gathered.complete) return .{ .failed = sub.failureMessage() };
+            return sub.answerWith(if (gathered.body) |b| .{ .bytes = b[0..gathered.body_len] } else .none);
+        },
+        else => unreachable, // `settles` said.
     }
+}
+
+fn answerWith(sub: *const Subrequest, body_state: fetch_js.Body) Handler.FetchResult {
+    const gathered = &sub.answer;
     return .{ .answer = .{
         .status = gathered.status,
         .reason = gathered.head[0..gathered.reason_len],
         .fields = gathered.head[gathered.reason_len..],
-        .body = if (gathered.body) |b| b[0..gathered.body_len] else null,
+        .body = body_state,
     } };
 }
 
+/// What the read of the body settles with: the gathered bytes, or why there are none.
+pub fn readResult(sub: *const Subrequest) Handler.BodyResult {
+    assert(sub.state == .body_done and sub.read != null);
+    const gathered = &sub.answer;
+    if (sub.message_len > 0 or !gathered.complete) return .{ .failed = sub.failureMessage() };
+    const empty: []align(8) u8 = &.{};
+    return .{ .bytes = if (gathered.body) |b| b[0..gathered.body_len] else empty };
+}
+
+/// Why there is no answer (or no whole body).
+pub fn failureMessage(sub: *const Subrequest) []const u8 {
+    if (sub.message_len > 0) return sub.message_buffer[0..sub.message_len];
+    return "fetch: the pool's response broke off";
+}
+
+/// This slot's index among the worker's fetch slots: what names it to the engine.
+pub fn slotIndex(sub: *const Subrequest) u32 {
+    return @intCast(sub - sub.exchange.proxy.fetches.ptr);
+}
+
 pub fn free(sub: *Subrequest) void {
-    assert(sub.state == .done);
+    assert(sub.state == .done or sub.state == .body_done);
     assert(sub.parent == null);
     sub.state = .free;
+    sub.read = null;
+    sub.held = &.{};
     const proxy = sub.exchange.proxy;
     proxy.releaseFetch(sub);
 }
@@ -232,15 +300,81 @@ fn fail(sub: *Subrequest, comptime format: []const u8, args: anytype) void {
     sub.message_len = @intCast(w.end);
 }
 
-/// The exchange was released: the answer is whole, or there is none; the parent settles it.
+/// The exchange was released: the answer (or the body) is whole, or there is none; the parent
+/// settles it. A relay's end is the parent's business already (`stopRelay`, `relaySent`).
 fn ended(sub: *Subrequest) void {
-    assert(sub.state == .running);
-    sub.state = .done;
     const proxy = sub.exchange.proxy;
     if (sub.buffer) |buffer| proxy.buffers.release(buffer);
     sub.buffer = null;
+    sub.held = &.{};
+    sub.state = switch (sub.state) {
+        .running, .headed => .done,
+        .held, .gathering => .body_done,
+        .relaying => blk: {
+            assert(sub.parent == null); // `finishRelay`, `stopRelay` or `exchangeFailed` let go.
+            break :blk .done;
+        },
+        .free, .done, .body_done => unreachable,
+    };
     const parent = sub.parent orelse return sub.free();
     @import("handler_target.zig").fetchEnded(parent);
+}
+
+/// The handler reads the body: room for it in the request's heap (its length, or a block that
+/// grows), then the held window is gathered and acknowledged, and the rest follows. A body that
+/// does not fit ends the exchange; the read settles when it is released either way.
+pub fn startRead(sub: *Subrequest, read: Handler.FetchedRead) void {
+    assert(sub.state == .held);
+    sub.state = .gathering;
+    sub.read = read;
+    const gathered = &sub.answer;
+    switch (gathered.framing) {
+        .length => |length| {
+            const length_bytes = std.math.cast(usize, length) orelse return sub.overMemory({});
+            gathered.body = sub.handler.fetchBytes(sub.ticket, length_bytes) orelse return sub.overMemory({});
+        },
+        .chunked, .close => {}, // Decoded (`gatherHead`) and grown as it comes.
+    }
+    const window = sub.held;
+    sub.held = &.{};
+    sub.gatherBody(window, false);
+}
+
+/// The parent returns the body: its windows go to the parent's client from now on. The held
+/// window is the relay's first (`takeHeld`).
+pub fn startRelay(sub: *Subrequest) void {
+    assert(sub.state == .held);
+    assert(sub.parent != null);
+    sub.state = .relaying;
+}
+
+/// The held window, once: the parent sends it after the head (or copied it behind the head).
+pub fn takeHeld(sub: *Subrequest) []u8 {
+    assert(sub.state == .relaying);
+    const window = sub.held;
+    sub.held = &.{};
+    return window;
+}
+
+/// The parent's client took the last window the relay gave it: the next may come.
+pub fn relayWindowSent(sub: *Subrequest) void {
+    assert(sub.state == .relaying);
+    sub.exchange.responseSent();
+}
+
+/// The relay ended as the parent's exchange did: the sub-exchange stops (if it still runs) and
+/// the slot is freed when it is released.
+pub fn stopRelay(sub: *Subrequest) void {
+    assert(sub.state == .relaying);
+    sub.parent = null;
+    sub.exchange.abort(); // Released now or when its operations call back.
+}
+
+/// The relay's last window is out: the sub-exchange finishes (and the slot is freed).
+pub fn finishRelay(sub: *Subrequest) void {
+    assert(sub.state == .relaying);
+    sub.parent = null;
+    sub.exchange.responseSent();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -306,21 +440,35 @@ pub fn sendContinue(sub: *Subrequest) void {
     unreachable; // A sub-request sends no `Expect: 100-continue`.
 }
 
-/// The pool's response head, with the first body bytes that came with it.
+/// The pool's response head, with the first body bytes that came with it. A body that came
+/// whole is gathered at once (the fetch settles when the exchange ends, as a small answer's
+/// does); any other is held where it is and the fetch settles with the head now.
 pub fn sendResponse(sub: *Subrequest, view: Exchange.ResponseView, extra_field: []const u8) void {
     _ = extra_field; // A sticky cookie is for a client's next request, not a handler's.
+    assert(sub.state == .running);
     const head = view.head;
     if (!sub.gatherHead(head)) return;
     const body_bytes = view.buffer[view.head_start + view.head_len ..][0..view.body_len];
-    sub.gatherBody(body_bytes, view.body_last);
+    if (view.body_last) {
+        if (!sub.roomForWhole()) return sub.overMemory({});
+        return sub.gatherBody(body_bytes, true);
+    }
+    sub.held = body_bytes;
+    sub.state = .headed;
+    const parent = sub.parent orelse return sub.exchange.abort(); // Detached: nobody wants it.
+    @import("handler_target.zig").fetchEnded(parent);
 }
 
 pub fn sendResponseBody(sub: *Subrequest, window: []u8, last: bool) void {
-    sub.gatherBody(window, last);
+    switch (sub.state) {
+        .running, .gathering => sub.gatherBody(window, last),
+        .relaying => @import("handler_target.zig").relayWindow(sub.parent.?, window, last),
+        .free, .headed, .held, .done, .body_done => unreachable, // The exchange waits for its ack.
+    }
 }
 
 /// The status, the reason and the fields a Response shows (the hop-by-hop and framing ones
-/// left out: sluice writes those), and room for a body of known length.
+/// left out: sluice writes those), and how the body is framed.
 fn gatherHead(sub: *Subrequest, head: *const http.ResponseParser.Head) bool {
     var len: usize = head.reason.len;
     for (head.headers) |field| {
@@ -335,15 +483,26 @@ fn gatherHead(sub: *Subrequest, head: *const http.ResponseParser.Head) bool {
     sub.answer.status = head.status;
     sub.answer.reason_len = @intCast(@min(head.reason.len, std.math.maxInt(u16)));
     sub.answer.head = bytes;
-    switch (head.body) {
-        .none => sub.answer.body = null,
-        .content_length => |length| {
-            const length_bytes = std.math.cast(usize, length) orelse return sub.overMemory(false);
-            sub.answer.body = sub.handler.fetchBytes(sub.ticket, length_bytes) orelse return sub.overMemory(false);
-        },
-        .chunked => sub.answer.dechunk = .init(.{}),
-        .close_delimited => {},
-    }
+    sub.answer.framing = switch (head.body) {
+        .none => .{ .length = 0 },
+        .content_length => |length| .{ .length = length },
+        .chunked => .chunked,
+        .close_delimited => .close,
+    };
+    if (head.body == .chunked) sub.answer.dechunk = .init(.{});
+    return true;
+}
+
+/// Room for a body that came whole with its head, when its length is known (the exchange
+/// framed it); one of unknown length grows as it is appended.
+fn roomForWhole(sub: *Subrequest) bool {
+    const length = switch (sub.answer.framing) {
+        .length => |length| length,
+        .chunked, .close => return true,
+    };
+    if (length == 0) return true;
+    const length_bytes = std.math.cast(usize, length) orelse return false;
+    sub.answer.body = sub.handler.fetchBytes(sub.ticket, length_bytes) orelse return false;
     return true;
 }
 
@@ -477,10 +636,18 @@ pub fn closeAfterEarlyResponse(sub: *Subrequest) void {
     sub.exchange.abort(); // Released now or when its operations call back.
 }
 
-pub fn exchangeFailed(sub: *Subrequest, failure: ?Failure, response_started: bool) void {
+pub fn exchangeFailed(sub: *Subrequest, failure_reason: ?Failure, response_started: bool) void {
     _ = response_started;
-    const reason = failure orelse return; // Aborted: `result` says the response broke off.
-    sub.fail("gave no response: {d} {s}", .{ reason.status(), reason.name() });
+    if (sub.state == .relaying) {
+        // The pool broke off a body already on its way to the parent's client: the client is
+        // told as for any broken relay, by a close (HTTP/1.1) or a reset stream (h2).
+        const parent = sub.parent.?;
+        sub.parent = null;
+        return @import("handler_target.zig").relayBroken(parent);
+    }
+    const reason = failure_reason orelse return; // Aborted: `result` says the response broke off.
+    if (sub.state == .running) return sub.fail("gave no response: {d} {s}", .{ reason.status(), reason.name() });
+    sub.fail("broke off its response's body: {d} {s}", .{ reason.status(), reason.name() });
 }
 
 pub fn exchangeReleased(sub: *Subrequest) void {

@@ -24,6 +24,7 @@ const Handler = @import("../handler/Handler.zig");
 const rewrite = @import("rewrite.zig");
 const Exchange = @import("Exchange.zig");
 const Subrequest = @import("Subrequest.zig");
+const upstream_http1 = @import("upstream_http1.zig");
 
 /// A body (up to the handler's `body_max`) that fits the room behind the head in the
 /// downstream's buffer is received first, so that the handler sees it as `request.body` and a
@@ -249,6 +250,16 @@ fn conclude(exchange: *Exchange, handler: *Handler, reply: Handler.Reply, first:
         }
         return wait(exchange, handler, ticket);
     }
+    // A returned fetched body is relayed: its fetch leaves the list before the rest are let go.
+    const relay: ?*Subrequest = switch (outcome) {
+        .stream => |streamed| blk: {
+            const sub = fetchIn(exchange, streamed.slot) orelse break :blk null;
+            if (sub.state != .held) break :blk null; // Broken off meanwhile (`body_done`).
+            unlink(exchange, sub);
+            break :blk sub;
+        },
+        else => null,
+    };
     if (exchange.fetches != null) detachFetches(exchange);
     exchange.body_read = null; // A window still coming is left unread (`gatherWindow`).
     switch (outcome) {
@@ -260,6 +271,7 @@ fn conclude(exchange: *Exchange, handler: *Handler, reply: Handler.Reply, first:
             exchange.downstream.sendLocalStart(head, reply.close);
         },
         .proxy => |proxied| proxyTo(exchange, handler, proxied),
+        .stream => |streamed| startRelay(exchange, relay orelse return exchange.fail(.handler_failed), streamed),
         .failed => |failure| exchange.fail(if (failure == .busy) .handler_busy else .handler_failed),
         .suspended => unreachable, // Waited above.
     }
@@ -289,6 +301,100 @@ pub fn releaseUnsent(exchange: *Exchange) void {
     exchange.target.handler.releaseBody(ticket);
 }
 
+// ---------------------------------------------------------------------------------------------
+// A fetched body returned: relayed from the pool to the client (docs/ARCHITECTURE.md, "`fetch`
+// to pools")
+
+/// The handler returned a fetched body the pool still holds: the head it wrote (with the
+/// pool's framing) is parsed as a pool's response head and goes to the downstream as one, so
+/// every client protocol frames it as it frames a relayed response; then each window of the
+/// sub-exchange goes on as it comes, acknowledged back only when the client took it.
+fn startRelay(exchange: *Exchange, sub: *Subrequest, streamed: Handler.Streamed) void {
+    assert(exchange.state == .local and exchange.relay == null);
+    sub.parent = exchange;
+    sub.startRelay();
+    exchange.relay = sub;
+    exchange.log.status = streamed.status;
+    // The head is the handler's, not a backend's: nothing of it is reported to a pool's health
+    // (the exchange has no try; the sub-exchange reports its own).
+    exchange.attempt.reported = true;
+    const ubuf = exchange.ubuf.?;
+    const head_start = upstream_http1.headroom;
+    if (head_start + streamed.len > ubuf.len) return exchange.fail(.handler_failed);
+    std.mem.copyBackwards(u8, ubuf[head_start..][0..streamed.len], ubuf[0..streamed.len]);
+    const parser = &exchange.attempt.response_parser;
+    parser.reset();
+    const head_len = switch (parser.feed(ubuf[head_start..][0..streamed.len], exchange.request.method)) {
+        .complete => |len| len,
+        // The handler's fields past the parser's limits (their count): not a response sluice
+        // can send.
+        .incomplete, .invalid => return exchange.fail(.handler_failed),
+    };
+    assert(head_len == streamed.len);
+    // The held window goes behind the head when it fits, in the same write.
+    var body_len: u32 = 0;
+    if (sub.held.len <= ubuf.len - head_start - head_len) {
+        const window = sub.takeHeld();
+        @memcpy(ubuf[head_start + head_len ..][0..window.len], window);
+        body_len = @intCast(window.len);
+    }
+    exchange.response = .started;
+    exchange.downstream.sendResponse(.{
+        .head = &parser.head,
+        .buffer = ubuf,
+        .head_start = head_start,
+        .head_len = head_len,
+        .received = head_len + body_len,
+        .body_len = body_len,
+        .body_last = false,
+        .close_delimited = parser.head.body == .close_delimited,
+    }, "");
+}
+
+/// A window of the relayed body (Subrequest.sendResponseBody): straight to the downstream, from
+/// the sub-exchange's buffer.
+pub fn relayWindow(exchange: *Exchange, window: []u8, last: bool) void {
+    assert(exchange.relay != null);
+    if (last) exchange.response = .complete;
+    exchange.downstream.sendResponseBody(window, last);
+}
+
+/// The downstream sent what the relay gave it (Exchange.responseSent): the held window if it
+/// did not go with the head, else the next is asked of the sub-exchange; after the last, the
+/// sub-exchange finishes and false is returned: the exchange ends as after any response.
+pub fn relaySent(exchange: *Exchange) bool {
+    const sub = exchange.relay.?;
+    if (exchange.response == .complete) {
+        exchange.relay = null;
+        sub.finishRelay();
+        return false;
+    }
+    const held = sub.takeHeld();
+    if (held.len > 0) {
+        exchange.downstream.sendResponseBody(held, false);
+        return true;
+    }
+    sub.relayWindowSent();
+    return true;
+}
+
+/// The pool broke off the relayed body: the client is told by a close (or a reset stream), as
+/// when a route's backend breaks off.
+pub fn relayBroken(exchange: *Exchange) void {
+    assert(exchange.relay != null);
+    exchange.relay = null;
+    exchange.log.end_reason = "upstream_response_incomplete";
+    exchange.abortWith(null);
+}
+
+/// The exchange ends before its relay did (its client left, the worker stops): the
+/// sub-exchange is aborted.
+pub fn stopRelay(exchange: *Exchange) void {
+    const sub = exchange.relay.?;
+    exchange.relay = null;
+    sub.stopRelay();
+}
+
 /// Starts each fetch the call made and has not been started: null when all are under way, or
 /// the outcome of settling the first that cannot start (its rejection).
 fn startFetches(exchange: *Exchange, handler: *Handler, ticket: Handler.Ticket, reply: Handler.Reply) ?Handler.Outcome {
@@ -304,8 +410,53 @@ fn startFetches(exchange: *Exchange, handler: *Handler, ticket: Handler.Ticket, 
             const result = startBodyRead(exchange, handler, ticket, read) orelse continue;
             return handler.settleBody(ticket, read, &result, reply, exchange.ubuf.?, proxy.loop.now());
         },
+        .fetched_body => |read| {
+            const why = startFetchedRead(exchange, read) orelse continue;
+            const result: Handler.BodyResult = .{ .failed = why };
+            return handler.settleFetchedBody(ticket, read, &result, reply, exchange.ubuf.?, proxy.loop.now());
+        },
     };
     return null;
+}
+
+/// The fetch of this exchange's call in worker fetch slot `slot`, if it is on the list.
+fn fetchIn(exchange: *Exchange, slot: u32) ?*Subrequest {
+    var it = exchange.fetches;
+    while (it) |sub| : (it = sub.next) {
+        if (sub.slotIndex() == slot) return sub;
+    }
+    return null;
+}
+
+/// Starts reading a fetched body the pool still holds: null, or why it cannot be read (its
+/// fetch broke off meanwhile: the fetch is then let go of).
+fn startFetchedRead(exchange: *Exchange, read: Handler.FetchedRead) ?[]const u8 {
+    const sub = fetchIn(exchange, read.slot) orelse return "Response: body already used";
+    switch (sub.state) {
+        .held => {
+            sub.startRead(read);
+            return null;
+        },
+        .body_done => {
+            unlink(exchange, sub);
+            defer sub.free();
+            return sub.failureMessage();
+        },
+        else => return "Response: body already used",
+    }
+}
+
+/// Takes `sub` off the exchange's list.
+fn unlink(exchange: *Exchange, sub: *Subrequest) void {
+    var link = &exchange.fetches;
+    while (link.*) |it| : (link = &it.next) {
+        if (it != sub) continue;
+        link.* = sub.next;
+        sub.parent = null;
+        sub.next = null;
+        return;
+    }
+    unreachable; // `sub` is one of the exchange's.
 }
 
 /// Starts one fetch: null, or why it cannot start (written into `message`).
@@ -331,17 +482,31 @@ fn startFetch(exchange: *Exchange, handler: *Handler, ticket: Handler.Ticket, fe
     return null;
 }
 
-/// Settles the first of the call's fetches that has ended: null when none has.
+/// Settles the first of the call's fetches that has something to settle (its head came, its
+/// exchange ended, or the read of its body did): null when none has. A fetch whose body still
+/// waits at the pool stays on the list.
 fn settleEnded(exchange: *Exchange, handler: *Handler, ticket: Handler.Ticket, reply: Handler.Reply) ?Handler.Outcome {
-    var link = &exchange.fetches;
-    while (link.*) |sub| : (link = &sub.next) {
-        if (sub.state != .done) continue;
-        link.* = sub.next;
-        sub.parent = null;
-        sub.next = null;
-        defer sub.free();
-        const result = sub.result();
-        return handler.settleFetch(ticket, sub.fetch.index, sub.fetch.request.url, &result, reply, exchange.ubuf.?, exchange.loop().now());
+    var it = exchange.fetches;
+    while (it) |sub| : (it = sub.next) {
+        if (!sub.settles()) continue;
+        const now = exchange.loop().now();
+        if (sub.state == .body_done) {
+            const read = sub.read.?;
+            const result = sub.readResult();
+            unlink(exchange, sub);
+            defer sub.free();
+            return handler.settleFetchedBody(ticket, read, &result, reply, exchange.ubuf.?, now);
+        }
+        const index = sub.fetch.index;
+        const url = sub.fetch.request.url;
+        if (sub.state == .done) {
+            const result = sub.result();
+            unlink(exchange, sub);
+            defer sub.free();
+            return handler.settleFetch(ticket, index, url, &result, reply, exchange.ubuf.?, now);
+        }
+        const result = sub.result(); // `held` from now on.
+        return handler.settleFetch(ticket, index, url, &result, reply, exchange.ubuf.?, now);
     }
     return null;
 }

@@ -69,7 +69,7 @@ export default async function handler(request) {
   if (path === "/big") {
     try {
       const r = await fetch("http://big/x");
-      return Response.text("got " + r.body.length);
+      return Response.text("got " + (await r.arrayBuffer()).byteLength);
     } catch (e) {
       return Response.text(e.message, { status: 507 });
     }
