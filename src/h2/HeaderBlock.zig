@@ -74,9 +74,7 @@ pub fn add(block: *HeaderBlock, name_buffer: *c.nghttp2_rcbuf, value_buffer: *c.
     // Keep decoding past a limit, keep nothing more.
     if (block.list_bytes > list_bytes_max or block.fields_count > block.fields_max) block.too_large = true;
     if (block.too_large) return;
-    const which: ?usize = if (pseudo) for (pseudo_names, 0..) |known, i| {
-        if (std.mem.eql(u8, name, known)) break i;
-    } else null else null;
+    const which: ?usize = if (pseudo) pseudoIndex(name) else null;
     if (pseudo and which == null) return; // One sluice does not use (:protocol): decoded, unused.
     assert(block.buffers_count + 2 <= buffersMax(block.fields_max));
     c.nghttp2_rcbuf_incref(name_buffer);
@@ -91,6 +89,22 @@ pub fn add(block: *HeaderBlock, name_buffer: *c.nghttp2_rcbuf, value_buffer: *c.
     }
 }
 
+/// The index in `pseudo_names` of `name` (which starts with ':'), or null: picked by length
+/// and a letter, then compared whole (once per field of every request).
+fn pseudoIndex(name: []const u8) ?usize {
+    const guess: usize = switch (name.len) {
+        5 => 3, // :path
+        7 => switch (name[1]) {
+            'm' => 0, // :method
+            's' => if (name[2] == 'c') 1 else 4, // :scheme, :status
+            else => return null,
+        },
+        10 => 2, // :authority
+        else => return null,
+    };
+    return if (std.mem.eql(u8, name, pseudo_names[guess])) guess else null;
+}
+
 pub fn get(block: *const HeaderBlock, which: Pseudo) []const u8 {
     return block.pseudo[@backingInt(which)];
 }
@@ -102,4 +116,11 @@ pub fn regular(block: *const HeaderBlock) []const Field {
 fn slice(buffer: *c.nghttp2_rcbuf) []const u8 {
     const vec = c.nghttp2_rcbuf_get_buf(buffer);
     return if (vec.len == 0) "" else vec.base[0..vec.len];
+}
+
+test "HeaderBlock: each pseudo-field name is found, and nothing else" {
+    for (pseudo_names, 0..) |name, i| try std.testing.expectEqual(@as(?usize, i), pseudoIndex(name));
+    for ([_][]const u8{ ":protocol", ":pat", ":pathx", ":mEthod", ":sxheme", ":stat", ":authorit", ":" }) |name| {
+        try std.testing.expectEqual(@as(?usize, null), pseudoIndex(name));
+    }
 }

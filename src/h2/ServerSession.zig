@@ -18,6 +18,11 @@
 //!   limits) are configured from `Limits`; what it does not count or word as sluice wants is
 //!   done here: the header list's size and field count (answered 431), the rate of client
 //!   RST_STREAM frames and of SETTINGS and PING frames per window (GOAWAY ENHANCE_YOUR_CALM).
+//! - Fields: nghttp2's HTTP messaging checks stay on (RFC 9113 §8.2). A stream whose
+//!   pseudo-fields are malformed, or with an uppercase field name, is reset; a regular field
+//!   whose name is not a lowercase token or whose value holds a control byte, DEL or edge
+//!   whitespace is dropped, never handed over. What the handler hears is a valid HTTP/1.1 field
+//!   line too, so it need not scan the bytes again (a test pins this with hostile fields).
 //! - A header block is received into one block from the pool, fields pointing at nghttp2's
 //!   reference-counted buffers (no copy): HPACK decodes one block at a time per connection, so
 //!   a session needs one, only while a block is in flight.

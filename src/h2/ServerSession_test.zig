@@ -682,6 +682,35 @@ test "ServerSession: a header list past its limit is answered 431, counted, and 
     }
 }
 
+test "ServerSession: fields HTTP/1.1 would refuse never reach the handler" {
+    // The handler turns fields into HTTP/1.1 lines without scanning them (Http2Stream.begin):
+    // nghttp2 must drop each of these regular fields, and end the connection (PROTOCOL_ERROR)
+    // on an uppercase name or a malformed :authority, before the handler hears of the stream.
+    const dropped = "\x00\x08bad name\x01x" ++ // not a token
+        "\x00\x05x-ctl\x03a\rb" ++ "\x00\x05x-lfb\x03a\nb" ++ "\x00\x05x-nul\x03a\x00b" ++
+        "\x00\x05x-del\x03a\x7fb" ++ "\x00\x04x-ws\x02 a" ++ "\x00\x04x-ws\x02a\t" ++
+        "\x00\x00\x01x" ++ // an empty name
+        "\x00\x04good\x02ok";
+    const fatal = [_][]const u8{
+        request_block ++ "\x00\x04Bad!\x01x",
+        "\x82\x86\x84\x01\x03a b",
+        "\x82\x86\x84\x01\x03a\x01b",
+    };
+    for (fatal) |block| {
+        var target: Target = undefined;
+        try target.init(.{});
+        defer target.deinit();
+        var wire: Wire = .{};
+        wire.preface();
+        wire.frame(frame_headers, flag_end_headers | flag_end_stream, 1, request_block ++ dropped);
+        wire.frame(frame_headers, flag_end_headers | flag_end_stream, 3, block);
+        target.server.receive(wire.text(), 0) catch {}; // Either way, nothing more is read.
+        try target.drain();
+        try testing.expectEqualStrings("request 1 GET http localhost / end=true\n  good: ok\n", target.app.log.text());
+        try testing.expectEqual(ServerSession.ErrorCode.protocol_error, target.goawayCode().?);
+    }
+}
+
 /// Whether the first header block sent on a connection (HPACK state fresh) has `:status`
 /// `status`.
 fn statusIs(block: []const u8, status: []const u8, pool: *memory.Pool) !bool {

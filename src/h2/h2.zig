@@ -27,6 +27,7 @@ pub fn libraryVersion() []const u8 {
 test {
     _ = @import("ServerSession_test.zig");
     _ = @import("ClientSession_test.zig");
+    _ = @import("HeaderBlock.zig");
 }
 
 test "h2: the linked nghttp2 is the version its header describes" {
