@@ -419,6 +419,11 @@ fn compileFunction(c: *Compiler, node: *ast.Function, program: ?*ast.Program) Er
             b.slot_valid = true;
         }
     }
+    // The arguments object is made first, while every argument is still where the call put
+    // it (the slots above the parameters are about to become locals); bindSpecials stores it.
+    if (info.specials[@backingInt(scope.Special.arguments)] != null) {
+        try c.emitU8(.push_special, @backingInt(scope.Special.arguments));
+    }
     if (node.self_binding) |b| {
         b.slot = try c.allocLocal(node.pos);
         b.slot_valid = true;
@@ -538,11 +543,14 @@ fn compileFunction(c: *Compiler, node: *ast.Function, program: ?*ast.Program) Er
 
 /// Binds the special values (`this`, `new.target`...) the function's code uses to their
 /// hidden bindings; a derived constructor's `this` stays in its dead zone until `super()`.
+/// The arguments object, the last of them, was pushed at the function's entry.
 fn bindSpecials(c: *Compiler, info: *FunctionInfo) Error!void {
+    comptime assert(@backingInt(scope.Special.arguments) == scope.special_count - 1);
+    comptime assert(scope.special_count == bytecode.special_count);
     for (info.specials, 0..) |special, i| {
         const b = special orelse continue;
         if (b.kind == .derived_this) continue;
-        try c.emitU8(.push_special, @intCast(i));
+        if (i != @backingInt(scope.Special.arguments)) try c.emitU8(.push_special, @intCast(i));
         try c.storeBinding(b, .init, b.pos);
     }
 }

@@ -1763,8 +1763,8 @@ fn parseClass(p: *Parser, name_required: bool) Error!*ast.Class {
         .heritage = heritage,
         .constructor = constructor orelse try p.defaultConstructor(start, heritage != null),
         .members = members.items,
-        .fields = if (fields.items.len > 0) try p.syntheticMethod(start, fields.items) else null,
-        .statics = if (statics.items.len > 0) try p.syntheticMethod(start, statics.items) else null,
+        .fields = if (fields.items.len > 0) try p.initializerMethod(start, fields.items) else null,
+        .statics = if (statics.items.len > 0) try p.initializerMethod(start, statics.items) else null,
         .private_names = private_names.items,
     };
     class.constructor.name = name;
@@ -1923,6 +1923,13 @@ fn defaultConstructor(p: *Parser, pos: u32, derived: bool) Error!*ast.Function {
     const f = try p.syntheticMethod(pos, statements);
     f.kind = .derived_constructor;
     f.rest = try p.identifierNode(pos, args_name);
+    return f;
+}
+
+/// The method that runs a class's field initialisers (or its static ones and blocks).
+fn initializerMethod(p: *Parser, pos: u32, body: []const *Node) Error!*ast.Function {
+    const f = try p.syntheticMethod(pos, body);
+    f.is_class_initializer = true;
     return f;
 }
 

@@ -298,6 +298,8 @@ pub const Function = struct {
     body: []const *Node,
     is_arrow: bool,
     is_declaration: bool,
+    /// A class's field initialisers or static blocks (`arguments` is a SyntaxError there).
+    is_class_initializer: bool = false,
     /// A named function expression binds its own name inside itself.
     self_binding: ?*scope.Binding = null,
     /// Filled in by the resolver.

@@ -179,7 +179,8 @@ pub const Op = enum(u8) {
     /// obj key f -> obj; as define_elem, and the anonymous function f takes the key as its
     /// name (`{ [k]: () => 1 }`)
     define_elem_named,
-    /// -> the frame's `Special` value (scope.Special: this, new.target, home, callee)
+    /// -> the frame's `Special` value (scope.Special, below `special_count`: this,
+    /// new.target, home, callee, or a new arguments object of the call)
     push_special,
     /// obj key v -> obj: defines a method (its home object set), getter, setter or field
     /// (`MemberFlags`)
@@ -208,6 +209,9 @@ pub const Op = enum(u8) {
     /// a tagged template's strings object
     template_object,
 };
+
+/// How many values `push_special` knows (scope.Special's members).
+pub const special_count = 5;
 
 /// What define_member defines.
 pub const MemberFlags = packed struct(u8) {

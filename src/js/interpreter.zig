@@ -861,6 +861,7 @@ fn special(vm: *Vm, frame: *const Vm.Frame, which: u8) Error!Value {
         1 => frame.new_target,
         2 => if (frame.closure) |c| (if (c.home) |h| Value.obj(h) else Value.undefined_value) else Value.undefined_value,
         3 => if (frame.closure) |c| Value.obj(&c.object) else Value.undefined_value,
+        4 => builtins.arguments.make(vm, frame),
         else => vm.terminate(.invalid_bytecode),
     };
 }

@@ -50,7 +50,7 @@ IN_SINCE_25 = {
     "class", "this", "new_user", "prototype", "accessor", "super", "new_target", "static",
     "method", "method_out", "builtin_out", "function_expression", "delete", "private_name",
     "Symbol", "generator", "yield", "async", "await", "Promise", "regex", "var", "label",
-    "tagged_template",
+    "tagged_template", "arguments",
     # ArrayBuffer, DataView and the nine typed arrays (not SharedArrayBuffer, BigInt64Array,
     # BigUint64Array, Atomics). UNSURE too, so the test262 parser selection is unchanged.
     "typed_array_in",
