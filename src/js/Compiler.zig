@@ -1441,7 +1441,10 @@ fn classExpression(c: *Compiler, class: *ast.Class) Error!void {
     try c.mark(class.pos);
     try c.emitU8(.make_class, @intFromBool(class.heritage != null));
     // constructor prototype
+    // The computed field names are evaluated in their turn among the computed method names.
+    var keys_done: usize = 0;
     for (class.members) |m| {
+        keys_done += try c.computedFieldKeys(class, keys_done, m.pos);
         if (m.is_static) try c.emit(.swap);
         try c.pushKey(m.key, m.pos);
         try c.closure(m.function, null);
@@ -1454,6 +1457,8 @@ fn classExpression(c: *Compiler, class: *ast.Class) Error!void {
         try c.emitU8(.define_member, @bitCast(flags));
         if (m.is_static) try c.emit(.swap);
     }
+    keys_done += try c.computedFieldKeys(class, keys_done, std.math.maxInt(u32));
+    assert(keys_done == class.computed_field_keys.len);
     if (class.fields) |f| {
         try c.emit(.swap);
         try c.closure(f, null);
@@ -1470,6 +1475,21 @@ fn classExpression(c: *Compiler, class: *ast.Class) Error!void {
         try c.mark(class.pos);
         try c.emit(.call_static);
     }
+}
+
+/// Evaluates the computed field names from `first` that come before `before` (ToPropertyKey,
+/// once, as the class is made) into their hidden bindings; returns how many it did.
+fn computedFieldKeys(c: *Compiler, class: *const ast.Class, first: usize, before: u32) Error!usize {
+    var count: usize = 0;
+    for (class.computed_field_keys[first..]) |k| {
+        if (k.pos >= before) break;
+        try c.expression(k.expression);
+        try c.mark(k.pos);
+        try c.emit(.to_property_key);
+        try c.storeBinding(class.name_scope.?.find(k.name).?, .init, k.pos);
+        count += 1;
+    }
+    return count;
 }
 
 /// `super(...)`: the parent constructor runs with this constructor's `new.target`; its result

@@ -335,6 +335,14 @@ pub const FieldDefinition = struct {
     kind: FieldKind = .field,
 };
 
+pub const ComputedFieldKey = struct {
+    /// The hidden binding's name (`%key` and the position: no identifier can spell it).
+    name: []const u8,
+    expression: *Node,
+    /// Where the key starts: its turn among the class's other elements.
+    pos: u32,
+};
+
 pub const Class = struct {
     name: ?[]const u8,
     pos: u32,
@@ -348,6 +356,9 @@ pub const Class = struct {
     statics: ?*Function,
     /// The private names its body declares (`#x`), each once.
     private_names: []const []const u8 = &.{},
+    /// The computed names of its fields (`[k] = 1`), in source order: each is evaluated once,
+    /// when the class is, into a hidden binding of the class's scope that the field reads.
+    computed_field_keys: []const ComputedFieldKey = &.{},
     /// The class's own name inside its body (read-only), when it has a name.
     self_binding: ?*scope.Binding = null,
     name_scope: ?*scope.Scope = null,

@@ -208,6 +208,8 @@ pub const Op = enum(u8) {
     /// cooked_array raw_array -> cooked_array, with `raw` (read-only, hidden) and both frozen:
     /// a tagged template's strings object
     template_object,
+    /// v -> ToPropertyKey(v), a string or a symbol (a computed field name, evaluated once)
+    to_property_key,
 };
 
 /// How many values `push_special` knows (scope.Special's members).
@@ -317,6 +319,7 @@ pub fn info(op: Op) Info {
         .super_get => .{ .operand = .none, .pops = 3, .pushes = 1 },
         .new_private_name => .{ .operand = .u16, .pops = 0, .pushes = 1 },
         .template_object => .{ .operand = .none, .pops = 2, .pushes = 1 },
+        .to_property_key => .{ .operand = .none, .pops = 1, .pushes = 1 },
     };
 }
 

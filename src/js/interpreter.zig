@@ -309,6 +309,11 @@ fn execute(vm: *Vm) Error!Value {
                 stack[sp - 1] = Value.boolean(try ops.deleteField(vm, stack[sp - 1], key));
                 pc += 3;
             },
+            .to_property_key => {
+                const key = try ops.toPropertyKey(vm, stack[sp - 1]);
+                stack[sp - 1] = if (key.flags.symbol) Value.symbol(key) else Value.string(key);
+                pc += 1;
+            },
             .delete_elem => {
                 const key = try ops.toPropertyKey(vm, stack[sp - 1]);
                 stack[sp - 2] = Value.boolean(try ops.deleteField(vm, stack[sp - 2], key));

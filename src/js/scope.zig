@@ -602,14 +602,17 @@ pub const Resolver = struct {
     /// zone, then its constructor, methods and field initialisers as functions.
     fn resolveClass(r: *Resolver, c: *ast.Class) Error!void {
         const outer = r.current.?;
-        if (c.name != null or c.private_names.len > 0) {
+        if (c.name != null or c.private_names.len > 0 or c.computed_field_keys.len > 0) {
             const name_scope = try r.enterBlock(.block);
             c.name_scope = name_scope;
             if (c.name) |name| c.self_binding = try r.declare(name_scope, name, .@"const", c.pos, c.constructor.end);
             // Each private name is a hidden binding holding its key, made when the class is.
             for (c.private_names) |n| _ = try r.declare(name_scope, n, .@"const", c.pos, c.pos);
+            // So is each computed field name, evaluated when the class is.
+            for (c.computed_field_keys) |k| _ = try r.declare(name_scope, k.name, .@"const", c.pos, c.pos);
         }
         if (c.heritage) |h| try r.resolveExpression(h);
+        for (c.computed_field_keys) |k| try r.resolveExpression(k.expression);
         try r.resolveFunction(c.constructor);
         for (c.members) |m| {
             if (m.key == .computed) try r.resolveExpression(m.key.computed);
