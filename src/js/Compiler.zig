@@ -419,6 +419,11 @@ fn compileFunction(c: *Compiler, node: *ast.Function, program: ?*ast.Program) Er
             b.slot_valid = true;
         }
     }
+    // The arguments object is made first, while every argument is still where the call put
+    // it (the slots above the parameters are about to become locals); bindSpecials stores it.
+    if (info.specials[@backingInt(scope.Special.arguments)] != null) {
+        try c.emitU8(.push_special, @backingInt(scope.Special.arguments));
+    }
     if (node.self_binding) |b| {
         b.slot = try c.allocLocal(node.pos);
         b.slot_valid = true;
@@ -538,11 +543,14 @@ fn compileFunction(c: *Compiler, node: *ast.Function, program: ?*ast.Program) Er
 
 /// Binds the special values (`this`, `new.target`...) the function's code uses to their
 /// hidden bindings; a derived constructor's `this` stays in its dead zone until `super()`.
+/// The arguments object, the last of them, was pushed at the function's entry.
 fn bindSpecials(c: *Compiler, info: *FunctionInfo) Error!void {
+    comptime assert(@backingInt(scope.Special.arguments) == scope.special_count - 1);
+    comptime assert(scope.special_count == bytecode.special_count);
     for (info.specials, 0..) |special, i| {
         const b = special orelse continue;
         if (b.kind == .derived_this) continue;
-        try c.emitU8(.push_special, @intCast(i));
+        if (i != @backingInt(scope.Special.arguments)) try c.emitU8(.push_special, @intCast(i));
         try c.storeBinding(b, .init, b.pos);
     }
 }
@@ -1433,7 +1441,10 @@ fn classExpression(c: *Compiler, class: *ast.Class) Error!void {
     try c.mark(class.pos);
     try c.emitU8(.make_class, @intFromBool(class.heritage != null));
     // constructor prototype
+    // The computed field names are evaluated in their turn among the computed method names.
+    var keys_done: usize = 0;
     for (class.members) |m| {
+        keys_done += try c.computedFieldKeys(class, keys_done, m.pos);
         if (m.is_static) try c.emit(.swap);
         try c.pushKey(m.key, m.pos);
         try c.closure(m.function, null);
@@ -1446,6 +1457,8 @@ fn classExpression(c: *Compiler, class: *ast.Class) Error!void {
         try c.emitU8(.define_member, @bitCast(flags));
         if (m.is_static) try c.emit(.swap);
     }
+    keys_done += try c.computedFieldKeys(class, keys_done, std.math.maxInt(u32));
+    assert(keys_done == class.computed_field_keys.len);
     if (class.fields) |f| {
         try c.emit(.swap);
         try c.closure(f, null);
@@ -1462,6 +1475,21 @@ fn classExpression(c: *Compiler, class: *ast.Class) Error!void {
         try c.mark(class.pos);
         try c.emit(.call_static);
     }
+}
+
+/// Evaluates the computed field names from `first` that come before `before` (ToPropertyKey,
+/// once, as the class is made) into their hidden bindings; returns how many it did.
+fn computedFieldKeys(c: *Compiler, class: *const ast.Class, first: usize, before: u32) Error!usize {
+    var count: usize = 0;
+    for (class.computed_field_keys[first..]) |k| {
+        if (k.pos >= before) break;
+        try c.expression(k.expression);
+        try c.mark(k.pos);
+        try c.emit(.to_property_key);
+        try c.storeBinding(class.name_scope.?.find(k.name).?, .init, k.pos);
+        count += 1;
+    }
+    return count;
 }
 
 /// `super(...)`: the parent constructor runs with this constructor's `new.target`; its result

@@ -1750,10 +1750,18 @@ fn parseClass(p: *Parser, name_required: bool) Error!*ast.Class {
     var statics: std.ArrayList(*Node) = .empty;
     var constructor: ?*ast.Function = null;
     var private_names: std.ArrayList([]const u8) = .empty;
+    var computed_keys: std.ArrayList(ast.ComputedFieldKey) = .empty;
     while (p.token.kind != .r_brace) {
         if (p.token.kind == .eof) return p.unexpected();
         if (try p.eat(.semicolon)) continue;
-        try p.classElement(&members, &fields, &statics, &constructor, &private_names, heritage != null);
+        try p.classElement(.{
+            .members = &members,
+            .fields = &fields,
+            .statics = &statics,
+            .constructor = &constructor,
+            .private_names = &private_names,
+            .computed_keys = &computed_keys,
+        }, heritage != null);
     }
     try p.advance();
     const class = try p.arena.create(ast.Class);
@@ -1763,9 +1771,10 @@ fn parseClass(p: *Parser, name_required: bool) Error!*ast.Class {
         .heritage = heritage,
         .constructor = constructor orelse try p.defaultConstructor(start, heritage != null),
         .members = members.items,
-        .fields = if (fields.items.len > 0) try p.syntheticMethod(start, fields.items) else null,
-        .statics = if (statics.items.len > 0) try p.syntheticMethod(start, statics.items) else null,
+        .fields = if (fields.items.len > 0) try p.initializerMethod(start, fields.items) else null,
+        .statics = if (statics.items.len > 0) try p.initializerMethod(start, statics.items) else null,
         .private_names = private_names.items,
+        .computed_field_keys = computed_keys.items,
     };
     class.constructor.name = name;
     class.constructor.end = p.previous_end;
@@ -1773,15 +1782,22 @@ fn parseClass(p: *Parser, name_required: bool) Error!*ast.Class {
     return class;
 }
 
-fn classElement(
-    p: *Parser,
+/// What a class body collects while its elements are parsed.
+const ClassParts = struct {
     members: *std.ArrayList(ast.ClassMember),
     fields: *std.ArrayList(*Node),
     statics: *std.ArrayList(*Node),
     constructor: *?*ast.Function,
     private_names: *std.ArrayList([]const u8),
-    derived: bool,
-) Error!void {
+    computed_keys: *std.ArrayList(ast.ComputedFieldKey),
+};
+
+fn classElement(p: *Parser, parts: ClassParts, derived: bool) Error!void {
+    const members = parts.members;
+    const fields = parts.fields;
+    const statics = parts.statics;
+    const constructor = parts.constructor;
+    const private_names = parts.private_names;
     const t = p.token;
     var is_static = false;
     if (t.kind == .identifier and !t.escaped and std.mem.eql(u8, t.text, "static")) {
@@ -1828,12 +1844,14 @@ fn classElement(
     if (p.token.kind != .l_paren) {
         if (kind != .method or generator or is_async) return p.unexpected();
         // A field: `name = value;` or `name;`.
-        if (key == .computed) return p.failAt(k.start, "computed class field names are not supported");
-        if (std.mem.eql(u8, key.static, "constructor")) return p.failAt(k.start, "Classes may not have a field named 'constructor'");
+        if (key == .static and std.mem.eql(u8, key.static, "constructor")) return p.failAt(k.start, "Classes may not have a field named 'constructor'");
         var value: ?*Node = null;
         if (try p.eat(.assign)) value = try p.parseAssignment(false);
         try p.semicolon();
-        const key_node = try p.newNode(k.start, .{ .string = key.static });
+        const key_node = switch (key) {
+            .static => |name| try p.newNode(k.start, .{ .string = name }),
+            .computed => |expression| try p.computedFieldKey(parts.computed_keys, expression, k.start),
+        };
         const field = try p.newNode(k.start, .{ .field_definition = .{ .key = key_node, .value = value, .pos = k.start } });
         try (if (is_static) statics else fields).append(p.arena, field);
         return;
@@ -1855,6 +1873,14 @@ fn classElement(
         return p.failAt(k.start, "Classes may not have a static property named 'prototype'");
     }
     try members.append(p.arena, .{ .kind = kind, .is_static = is_static, .key = key, .function = f, .pos = k.start });
+}
+
+/// `[k] = v`: the key is evaluated with the class (ES 15.7.14, in order with the other
+/// computed keys), into a hidden binding that the field's definition reads on each instance.
+fn computedFieldKey(p: *Parser, keys: *std.ArrayList(ast.ComputedFieldKey), expression: *Node, pos: u32) Error!*Node {
+    const name = try std.fmt.allocPrint(p.arena, "%key{d}", .{pos});
+    try keys.append(p.arena, .{ .name = name, .expression = expression, .pos = pos });
+    return p.identifierNode(pos, name);
 }
 
 /// A private field, method or accessor (`#x = 1`, `#m() {}`, `get #x() {}`): defined on
@@ -1923,6 +1949,13 @@ fn defaultConstructor(p: *Parser, pos: u32, derived: bool) Error!*ast.Function {
     const f = try p.syntheticMethod(pos, statements);
     f.kind = .derived_constructor;
     f.rest = try p.identifierNode(pos, args_name);
+    return f;
+}
+
+/// The method that runs a class's field initialisers (or its static ones and blocks).
+fn initializerMethod(p: *Parser, pos: u32, body: []const *Node) Error!*ast.Function {
+    const f = try p.syntheticMethod(pos, body);
+    f.is_class_initializer = true;
     return f;
 }
 
@@ -2115,8 +2148,12 @@ test "parser: labels: break names any enclosing label, continue only a loop's, n
     try expectParseError("while (0) { class C { static { break; } } }", "Illegal break statement");
 }
 
+test "parser: a computed field name becomes a hidden binding the field reads" {
+    try expectParses("class A { [k] = 1; static [k2] = 2; [k3]; ['constructor'] = 0 }");
+    try expectParseError("class A { constructor = 1 }", "Classes may not have a field named 'constructor'");
+}
+
 test "parser: constructs outside the language are refused by name" {
-    try expectParseError("class A { [k] = 1 }", "computed class field names are not supported");
     try expectParseError("class A { *#g() {} }", "private generator methods are not supported");
     try expectParseError("async function* f() {}", "async generators are not supported");
     try expectParseError("await 1;", "await is only valid in async functions (top-level await is not supported)");

@@ -176,6 +176,9 @@ pub const Frame = struct {
     construct: bool = false,
     this: Value = Value.undefined_value,
     new_target: Value = Value.undefined_value,
+    /// How many arguments the call passed (read by `push_special` for the arguments object,
+    /// at the function's entry only).
+    argc: u32 = 0,
     /// The generator this frame runs for, once resumed by next() (null otherwise).
     generator: ?*object.Generator = null,
 };
@@ -672,6 +675,7 @@ fn pushFrameFor(vm: *Vm, closure: *object.Closure, args: u32, argc: u32, result:
         .entry = entry,
         .this = this,
         .new_target = new_target,
+        .argc = argc,
     };
     vm.frame_count += 1;
 }

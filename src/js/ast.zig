@@ -298,6 +298,8 @@ pub const Function = struct {
     body: []const *Node,
     is_arrow: bool,
     is_declaration: bool,
+    /// A class's field initialisers or static blocks (`arguments` is a SyntaxError there).
+    is_class_initializer: bool = false,
     /// A named function expression binds its own name inside itself.
     self_binding: ?*scope.Binding = null,
     /// Filled in by the resolver.
@@ -333,6 +335,14 @@ pub const FieldDefinition = struct {
     kind: FieldKind = .field,
 };
 
+pub const ComputedFieldKey = struct {
+    /// The hidden binding's name (`%key` and the position: no identifier can spell it).
+    name: []const u8,
+    expression: *Node,
+    /// Where the key starts: its turn among the class's other elements.
+    pos: u32,
+};
+
 pub const Class = struct {
     name: ?[]const u8,
     pos: u32,
@@ -346,6 +356,9 @@ pub const Class = struct {
     statics: ?*Function,
     /// The private names its body declares (`#x`), each once.
     private_names: []const []const u8 = &.{},
+    /// The computed names of its fields (`[k] = 1`), in source order: each is evaluated once,
+    /// when the class is, into a hidden binding of the class's scope that the field reads.
+    computed_field_keys: []const ComputedFieldKey = &.{},
     /// The class's own name inside its body (read-only), when it has a name.
     self_binding: ?*scope.Binding = null,
     name_scope: ?*scope.Scope = null,

@@ -19,7 +19,7 @@ const names = @import("names.zig");
 const ops = @import("operations.zig");
 
 pub const array = @import("builtins/array.zig");
-const array_like = @import("builtins/array_like.zig");
+pub const array_like = @import("builtins/array_like.zig");
 pub const strings = @import("builtins/strings.zig");
 pub const numbers = @import("builtins/numbers.zig");
 pub const objects = @import("builtins/objects.zig");
@@ -47,6 +47,7 @@ pub const typed_array_methods = @import("builtins/typed_array_methods.zig");
 pub const structured_clone = @import("builtins/structured_clone.zig");
 pub const typed_arrays = @import("builtins/typed_arrays.zig");
 pub const text_encoding = @import("builtins/text_encoding.zig");
+pub const arguments = @import("builtins/arguments.zig");
 
 pub const NativeFn = *const fn (vm: *Vm, this: Value, args: []const Value) Error!Value;
 
@@ -102,6 +103,9 @@ pub const Class = enum {
     text_encoder_proto,
     text_decoder_proto,
     subtle_crypto,
+    /// Functions the language needs as values but no object shows as a member
+    /// (%ThrowTypeError%, the getter and setter of an arguments object's `callee`).
+    intrinsics,
     empty,
 };
 
@@ -402,6 +406,9 @@ fn entries(class: Class) []const Entry {
         .text_encoder_proto => &.{ nat("encode", 0, text_encoding.encode), nat("encodeInto", 2, text_encoding.encodeInto) },
         .text_decoder_proto => &.{nat("decode", 0, text_encoding.decode)},
         .subtle_crypto => &.{nat("digest", 2, webcrypto.digest)},
+        .intrinsics => &.{
+            .{ .name = "%ThrowTypeError%", .value = .{ .native = .{ .name = "", .length = 0, .func = arguments.throwTypeError } } },
+        },
         .empty => &.{},
     };
 }

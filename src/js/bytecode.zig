@@ -179,7 +179,8 @@ pub const Op = enum(u8) {
     /// obj key f -> obj; as define_elem, and the anonymous function f takes the key as its
     /// name (`{ [k]: () => 1 }`)
     define_elem_named,
-    /// -> the frame's `Special` value (scope.Special: this, new.target, home, callee)
+    /// -> the frame's `Special` value (scope.Special, below `special_count`: this,
+    /// new.target, home, callee, or a new arguments object of the call)
     push_special,
     /// obj key v -> obj: defines a method (its home object set), getter, setter or field
     /// (`MemberFlags`)
@@ -207,7 +208,12 @@ pub const Op = enum(u8) {
     /// cooked_array raw_array -> cooked_array, with `raw` (read-only, hidden) and both frozen:
     /// a tagged template's strings object
     template_object,
+    /// v -> ToPropertyKey(v), a string or a symbol (a computed field name, evaluated once)
+    to_property_key,
 };
+
+/// How many values `push_special` knows (scope.Special's members).
+pub const special_count = 5;
 
 /// What define_member defines.
 pub const MemberFlags = packed struct(u8) {
@@ -313,6 +319,7 @@ pub fn info(op: Op) Info {
         .super_get => .{ .operand = .none, .pops = 3, .pushes = 1 },
         .new_private_name => .{ .operand = .u16, .pops = 0, .pushes = 1 },
         .template_object => .{ .operand = .none, .pops = 2, .pushes = 1 },
+        .to_property_key => .{ .operand = .none, .pops = 1, .pushes = 1 },
     };
 }
 

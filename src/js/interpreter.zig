@@ -309,6 +309,11 @@ fn execute(vm: *Vm) Error!Value {
                 stack[sp - 1] = Value.boolean(try ops.deleteField(vm, stack[sp - 1], key));
                 pc += 3;
             },
+            .to_property_key => {
+                const key = try ops.toPropertyKey(vm, stack[sp - 1]);
+                stack[sp - 1] = if (key.flags.symbol) Value.symbol(key) else Value.string(key);
+                pc += 1;
+            },
             .delete_elem => {
                 const key = try ops.toPropertyKey(vm, stack[sp - 1]);
                 stack[sp - 2] = Value.boolean(try ops.deleteField(vm, stack[sp - 2], key));
@@ -861,6 +866,7 @@ fn special(vm: *Vm, frame: *const Vm.Frame, which: u8) Error!Value {
         1 => frame.new_target,
         2 => if (frame.closure) |c| (if (c.home) |h| Value.obj(h) else Value.undefined_value) else Value.undefined_value,
         3 => if (frame.closure) |c| Value.obj(&c.object) else Value.undefined_value,
+        4 => builtins.arguments.make(vm, frame),
         else => vm.terminate(.invalid_bytecode),
     };
 }

@@ -151,6 +151,8 @@ pub const list = [_][]const u8{
     "@@hasInstance",            "@@isConcatSpreadable",      "@@match",            "@@matchAll",
     "@@replace",                "@@search",                  "@@species",          "@@split",
     "@@unscopables",
+    // An arguments object's own property, and the intrinsic builtins.zig's table holds.
+               "callee",                    "%ThrowTypeError%",
 };
 
 /// Whether a name is a well-known symbol's ("@@iterator" is Symbol.iterator).

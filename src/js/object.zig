@@ -56,6 +56,10 @@ pub const Kind = enum(u8) {
     typed_array,
 };
 
+/// `Object.class` of an arguments object (builtins/arguments.zig): no host's class number
+/// reaches it.
+pub const arguments_class: u16 = std.math.maxInt(u16);
+
 pub const Object = struct {
     kind: Kind,
     frozen: bool = false,

@@ -290,6 +290,8 @@ fn defaultString(vm: *Vm, o: *Object) Error!*String {
         }),
         .plain => return if (builtins.request.isRequestLike(Value.obj(o)))
             vm.newLatin1("[object Request]")
+        else if (builtins.arguments.isArguments(o))
+            vm.newLatin1("[object Arguments]")
         else
             names.string("[object Object]"),
         .array_buffer => return vm.newLatin1("[object ArrayBuffer]"),
@@ -765,7 +767,7 @@ fn isPoisoned(key: *String) bool {
     return key.len > 0 and (key.eqlLatin1("caller") or key.eqlLatin1("arguments"));
 }
 
-fn throwPoisoned(vm: *Vm) Error {
+pub fn throwPoisoned(vm: *Vm) Error {
     return vm.throwMessage(.type_error, "'caller', 'callee', and 'arguments' properties may not be accessed on strict mode functions or the arguments objects for calls to them");
 }
 
@@ -982,6 +984,9 @@ fn callSetter(vm: *Vm, o: *Object, key: *String, accessor: Value, receiver: Valu
     if (a.setter.isUndefined()) {
         return vm.throwFmt(.type_error, "Cannot set property {f} of {f} which has only a getter", .{ KeyFormat{ .s = key }, ValueText{ .vm = vm, .v = Value.obj(o) } });
     }
+    // V8 reports a write to an arguments object's `callee` (whose setter is
+    // %ThrowTypeError%) as a write to a read-only property.
+    if (a.setter.eqlBits(builtins.arguments.throwTypeErrorFunction())) return throwReadOnly(vm, o, key);
     _ = try vm.call(a.setter, receiver, &.{v});
 }
 
@@ -1134,8 +1139,12 @@ pub fn deleteField(vm: *Vm, obj: Value, key: *String) Error!bool {
         },
         else => {},
     }
-    if (o.frozen and o.properties.find(key) != null) {
-        return vm.throwFmt(.type_error, "Cannot delete property '{f}' of {f}", .{ KeyFormat{ .s = key }, ValueText{ .vm = vm, .v = obj } });
+    if (o.properties.find(key)) |i| {
+        // A non-configurable property (an arguments object's `callee`, or one that
+        // defineProperty made so) stays, and strict mode says so.
+        if (o.frozen or o.properties.items[i].flags.not_configurable) {
+            return vm.throwFmt(.type_error, "Cannot delete property '{f}' of {f}", .{ KeyFormat{ .s = key }, ValueText{ .vm = vm, .v = obj } });
+        }
     }
     _ = o.properties.remove(vm.heap, key) catch return vm.outOfMemory();
     return true;

@@ -42,6 +42,9 @@ pub const Special = enum(u8) {
     home,
     /// The running function (a derived constructor's, for `super()`).
     callee,
+    /// The call's arguments object (ES 10.4.4.6, the strict-mode unmapped one), made at the
+    /// frame's entry while the call's extra arguments are still above the parameters.
+    arguments,
 
     pub fn bindingName(s: Special) []const u8 {
         return switch (s) {
@@ -49,9 +52,12 @@ pub const Special = enum(u8) {
             .new_target => "new.target",
             .home => "%home",
             .callee => "%callee",
+            .arguments => "arguments",
         };
     }
 };
+
+pub const special_count = std.enums.values(Special).len;
 
 pub const Binding = struct {
     name: []const u8,
@@ -114,7 +120,7 @@ pub const FunctionInfo = struct {
     /// The scope holding a named function expression's own name, if any.
     name_scope: ?*Scope = null,
     /// The hidden bindings of `Special` values this function's code (or its arrows') uses.
-    specials: [4]?*Binding = @splat(null),
+    specials: [special_count]?*Binding = @splat(null),
 
     pub fn upvalueIndex(info: *const FunctionInfo, b: *const Binding) ?u16 {
         for (info.upvalues.items, 0..) |u, i| {
@@ -571,6 +577,17 @@ pub const Resolver = struct {
         try r.reference(pos, id);
     }
 
+    /// `arguments` names the enclosing function's arguments object, except where the
+    /// language has none: a class's field initialisers and static blocks (an early
+    /// SyntaxError, ES 15.7.1) and the top level (a module has none; node's CommonJS wrapper
+    /// has its own, which sluice does not imitate).
+    fn checkArgumentsAllowed(r: *Resolver, pos: u32, info: *const FunctionInfo) Error!void {
+        if (info.node.is_class_initializer) {
+            return r.fail(pos, "'arguments' is not allowed in class field initializer or static initialization block", .{});
+        }
+        if (info.node.kind == .top_level) return r.fail(pos, "arguments at the top level is not supported", .{});
+    }
+
     /// The hidden binding of a special value in `info`, declared on first use.
     fn specialBinding(r: *Resolver, info: *FunctionInfo, which: Special) Error!*Binding {
         const i = @backingInt(which);
@@ -585,14 +602,17 @@ pub const Resolver = struct {
     /// zone, then its constructor, methods and field initialisers as functions.
     fn resolveClass(r: *Resolver, c: *ast.Class) Error!void {
         const outer = r.current.?;
-        if (c.name != null or c.private_names.len > 0) {
+        if (c.name != null or c.private_names.len > 0 or c.computed_field_keys.len > 0) {
             const name_scope = try r.enterBlock(.block);
             c.name_scope = name_scope;
             if (c.name) |name| c.self_binding = try r.declare(name_scope, name, .@"const", c.pos, c.constructor.end);
             // Each private name is a hidden binding holding its key, made when the class is.
             for (c.private_names) |n| _ = try r.declare(name_scope, n, .@"const", c.pos, c.pos);
+            // So is each computed field name, evaluated when the class is.
+            for (c.computed_field_keys) |k| _ = try r.declare(name_scope, k.name, .@"const", c.pos, c.pos);
         }
         if (c.heritage) |h| try r.resolveExpression(h);
+        for (c.computed_field_keys) |k| try r.resolveExpression(k.expression);
         try r.resolveFunction(c.constructor);
         for (c.members) |m| {
             if (m.key == .computed) try r.resolveExpression(m.key.computed);
@@ -693,6 +713,7 @@ pub const Resolver = struct {
         if (!declaring) {
             if (specialNamed(id.name)) |which| {
                 const info = r.thisFunction();
+                if (which == .arguments) try r.checkArgumentsAllowed(pos, info);
                 if (info.node.kind == .top_level) {
                     // A module's top-level `this` is undefined; `new.target` has no meaning there.
                     if (which != .this) return r.fail(pos, "new.target expression is not allowed here", .{});
@@ -755,7 +776,7 @@ fn redeclarable(old: BindingKind, new: BindingKind) bool {
 
 fn specialNamed(name: []const u8) ?Special {
     if (name.len == 0) return null;
-    if (name[0] != 't' and name[0] != 'n' and name[0] != '%') return null;
+    if (name[0] != 't' and name[0] != 'n' and name[0] != '%' and name[0] != 'a') return null;
     inline for (comptime std.enums.values(Special)) |which| {
         if (std.mem.eql(u8, name, comptime which.bindingName())) return which;
     }
@@ -766,7 +787,7 @@ fn specialNamed(name: []const u8) ?Special {
 fn unsupportedGlobal(name: []const u8) ?[]const u8 {
     const names = std.StaticStringMap([]const u8).initComptime(.{
         .{ "eval", "eval" },                                          .{ "Function", "Function(...)" },
-        .{ "arguments", "arguments" },                                .{ "BigInt", "BigInt" },
+        .{ "WebAssembly", "WebAssembly" },                            .{ "BigInt", "BigInt" },
         .{ "Proxy", "Proxy" },                                        .{ "Reflect", "Reflect" },
         .{ "WeakMap", "WeakMap" },                                    .{ "WeakSet", "WeakSet" },
         .{ "WeakRef", "WeakRef" },                                    .{ "ArrayBuffer", "ArrayBuffer (typed arrays)" },

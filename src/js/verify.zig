@@ -137,7 +137,7 @@ const Verifier = struct {
             .push_callee => if (index == 0) return v.fail("the top level has no callee"),
             .push_special => {
                 if (index == 0) return v.fail("the top level has no special values");
-                if (code[pc + 1] > 3) return v.fail("bad operand");
+                if (code[pc + 1] >= bytecode.special_count) return v.fail("bad operand");
             },
             .define_member => if ((code[pc + 1] >> 4) != 0) return v.fail("bad operand"),
             .make_class => if (code[pc + 1] > 1) return v.fail("bad operand"),

@@ -50,7 +50,7 @@ IN_SINCE_25 = {
     "class", "this", "new_user", "prototype", "accessor", "super", "new_target", "static",
     "method", "method_out", "builtin_out", "function_expression", "delete", "private_name",
     "Symbol", "generator", "yield", "async", "await", "Promise", "regex", "var", "label",
-    "tagged_template",
+    "tagged_template", "arguments",
     # ArrayBuffer, DataView and the nine typed arrays (not SharedArrayBuffer, BigInt64Array,
     # BigUint64Array, Atomics). UNSURE too, so the test262 parser selection is unchanged.
     "typed_array_in",
@@ -343,12 +343,25 @@ _STATEMENT_START_PREV = {";", "{", "}", ")", ":"}
 
 
 class _Ctx:
-    __slots__ = ("kind", "decl")
+    __slots__ = ("kind", "decl", "class_body", "field_key")
 
     def __init__(self, kind):
         # "block", "object", "array", "index", "call", "params", "group", "control"
         self.kind = kind
         self.decl = False  # within a let/const statement (block contexts)
+        self.class_body = False  # a block that is a class's body
+        self.field_key = False  # an array bracket that is a class element's computed key
+
+
+def _class_head_before(toks, k) -> bool:
+    """Whether the `{` at k opens a class body: `class`, a name, `extends` and a simple
+    heritage before it, with no other bracket or statement end between."""
+    j = k - 1
+    while j >= 0 and toks[j].value not in (";", "{", "}", "(", ")", "=", "[", "]"):
+        if toks[j].kind == "keyword" and toks[j].value == "class":
+            return True
+        j -= 1
+    return False
 
 
 def scan(src: str) -> list[str]:
@@ -521,6 +534,11 @@ def scan(src: str) -> list[str]:
                 else:
                     kind = "array"
             ctx = _Ctx(kind)
+            if v == "{" and kind == "block" and _class_head_before(toks, k):
+                ctx.class_body = True
+            if v == "[" and kind == "array" and top.class_body and prev is not None and (
+                    prev.value in (";", "{", "}", "static")):
+                ctx.field_key = True  # `class A { [k] = 1 }`: a computed field name
             if kind == "control":
                 ctx.decl = False
             stack.append(ctx)
@@ -530,7 +548,8 @@ def scan(src: str) -> list[str]:
         if v in ("}", ")", "]"):
             closed = stack.pop() if len(stack) > 1 else stack[0]
             if v in ("]", "}") and closed.kind in ("array", "object") and nxt is not None \
-                    and nxt.value == "=" and not _in_binding_pattern(stack):
+                    and nxt.value == "=" and not _in_binding_pattern(stack) \
+                    and not closed.field_key:
                 feats.add("destructuring_assignment")
             if v == "]" and stack[-1].kind == "object" and nxt is not None \
                     and nxt.value == "(":

@@ -36,7 +36,7 @@ OUT_CONSTRUCTS = {
     "with": ["with_statement.js"],
     "eval": ["eval_call.js"],
     "Function(...)": ["function_constructor.js"],
-    "computed class field names": ["class_computed_field.js"],
+    "arguments at the top level": ["arguments_top_level.js"],
     "private generator methods": ["generator_private_method.js"],
     "async generators": ["async_generator.js"],
     "top-level await": ["await_top_level.mjs"],

@@ -568,10 +568,13 @@ pub fn flatMap(vm: *Vm, this: Value, args: []const Value) Error!Value {
     return Value.obj(&result.object);
 }
 
+/// An array iterator over an array, or over any other object as an array-like (an arguments
+/// object, `{ length: 2, 0: "a" }`): that one reads `length` and each index through Get at
+/// every step (collections.iteratorStep), as %ArrayIteratorPrototype%.next does.
 fn iterator(vm: *Vm, this: Value, kind: object.IteratorKind, comptime method: []const u8) Error!Value {
-    const a = try thisArray(vm, this, method);
+    const source = if (this.is(.object)) this else Value.obj(&(try thisArray(vm, this, method)).object);
     const it = vm.heap.create(object.Iterator) catch return vm.outOfMemory();
-    it.* = .{ .object = .{ .kind = .iterator }, .source = Value.obj(&a.object), .iterator_kind = kind };
+    it.* = .{ .object = .{ .kind = .iterator }, .source = source, .iterator_kind = kind };
     return Value.obj(&it.object);
 }
 

@@ -53,7 +53,7 @@ fn begin(vm: *Vm, this: Value, comptime method: []const u8) Error!Target {
 }
 
 /// LengthOfArrayLike: ToLength(Get(O, "length")).
-fn lengthOf(vm: *Vm, v: Value) Error!u64 {
+pub fn lengthOf(vm: *Vm, v: Value) Error!u64 {
     const x = number.toIntegerOrInfinity(try ops.toNumber(vm, try ops.getField(vm, v, names.string("length"))));
     if (!(x > 0)) return 0;
     return @intFromFloat(@min(x, @as(f64, @floatFromInt(length_limit))));

@@ -194,6 +194,23 @@ fn typedArrayStep(vm: *Vm, it: *object.Iterator, t: *object.TypedArray) Error!?V
     };
 }
 
+/// An array iterator's step over an object that is not an array: `length` and the element
+/// read through Get at each step, so getters and a length that changes are seen.
+fn arrayLikeStep(vm: *Vm, it: *object.Iterator) Error!?Value {
+    const len = try builtins.array_like.lengthOf(vm, it.source);
+    // An index past u32 is out of any budget's reach; stop rather than wrap.
+    if (it.index >= len or it.index == std.math.maxInt(u32)) {
+        it.done = true;
+        return null;
+    }
+    const i = it.index;
+    it.index += 1;
+    if (it.iterator_kind == .array_keys) return Value.number(@floatFromInt(i));
+    const v = try ops.getElement(vm, it.source, Value.number(@floatFromInt(i)));
+    if (it.iterator_kind == .array_values) return v;
+    return Value.obj(try ops.pair(vm, Value.number(@floatFromInt(i)), v));
+}
+
 pub fn iteratorStep(vm: *Vm, it: *object.Iterator) Error!?Value {
     if (it.done) return null;
     const source = it.source;
@@ -207,7 +224,7 @@ pub fn iteratorStep(vm: *Vm, it: *object.Iterator) Error!?Value {
     switch (it.iterator_kind) {
         .array_keys, .array_values, .array_entries => {
             if (o.kind == .typed_array) return typedArrayStep(vm, it, o.as(object.TypedArray));
-            if (o.kind != .array) return null;
+            if (o.kind != .array) return arrayLikeStep(vm, it);
             const a = o.as(object.Array);
             if (it.index >= a.len) {
                 it.done = true;

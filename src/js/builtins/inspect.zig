@@ -108,6 +108,7 @@ pub const Inspector = struct {
         }
         if (v.is(.native)) {
             const native = builtins.native(in.vm, @intCast(v.payload()));
+            if (native.name.len == 0) return "[Function (anonymous)]";
             return in.print("[Function: {s}]", .{native.name});
         }
         if (v.is(.builtin)) {
@@ -276,7 +277,10 @@ pub const Inspector = struct {
                 if (keys.len == 0 and o.as(object.ErrorObject).cause.eqlBits(Value.hole)) return base;
             },
             .plain => {
-                if (o.class != 0 and o.class <= in.vm.host.class_names.len) {
+                if (builtins.arguments.isArguments(o)) {
+                    // node 20 shows a strict arguments object's elements as keys.
+                    braces[0] = "[Arguments] {";
+                } else if (o.class != 0 and o.class <= in.vm.host.class_names.len) {
                     braces[0] = try in.print("{s} {{", .{in.vm.host.class_names[o.class - 1]});
                 } else if (try in.constructorPrefix(o)) |prefix| {
                     braces[0] = try in.print("{s} {{", .{prefix});

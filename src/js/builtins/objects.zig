@@ -225,7 +225,9 @@ pub fn toStringMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
             .string_values => "String Iterator",
             .for_in_keys, .protocol => "Object",
         },
-        .plain => if (builtins.text_encoding.isEncoder(this.asObject()))
+        .plain => if (builtins.arguments.isArguments(this.asObject()))
+            "Arguments"
+        else if (builtins.text_encoding.isEncoder(this.asObject()))
             "TextEncoder"
         else if (builtins.text_encoding.isDecoder(this.asObject()))
             "TextDecoder"
