@@ -411,8 +411,10 @@ fn startFetches(exchange: *Exchange, handler: *Handler, ticket: Handler.Ticket, 
             return handler.settleBody(ticket, read, &result, reply, exchange.ubuf.?, proxy.loop.now());
         },
         .fetched_body => |read| {
-            const why = startFetchedRead(exchange, read) orelse continue;
-            const result: Handler.BodyResult = .{ .failed = why };
+            const refusal = startFetchedRead(exchange, read) orelse continue;
+            // A broken-off fetch's message is in its slot: the slot goes back once it is read.
+            defer if (refusal.broken) |sub| sub.free();
+            const result: Handler.BodyResult = .{ .failed = refusal.why };
             return handler.settleFetchedBody(ticket, read, &result, reply, exchange.ubuf.?, proxy.loop.now());
         },
     };
@@ -428,10 +430,14 @@ fn fetchIn(exchange: *Exchange, slot: u32) ?*Subrequest {
     return null;
 }
 
-/// Starts reading a fetched body the pool still holds: null, or why it cannot be read (its
-/// fetch broke off meanwhile: the fetch is then let go of).
-fn startFetchedRead(exchange: *Exchange, read: Handler.FetchedRead) ?[]const u8 {
-    const sub = fetchIn(exchange, read.slot) orelse return "Response: body already used";
+/// Why a fetched body cannot be read; `broken`: the fetch that broke off meanwhile, off the
+/// list, whose slot (holding `why`) the caller frees once the rejection is settled.
+const FetchedReadRefusal = struct { why: []const u8, broken: ?*Subrequest = null };
+
+/// Starts reading a fetched body the pool still holds: null, or why it cannot be read.
+fn startFetchedRead(exchange: *Exchange, read: Handler.FetchedRead) ?FetchedReadRefusal {
+    const used: FetchedReadRefusal = .{ .why = "Response: body already used" };
+    const sub = fetchIn(exchange, read.slot) orelse return used;
     switch (sub.state) {
         .held => {
             sub.startRead(read);
@@ -439,10 +445,9 @@ fn startFetchedRead(exchange: *Exchange, read: Handler.FetchedRead) ?[]const u8 
         },
         .body_done => {
             unlink(exchange, sub);
-            defer sub.free();
-            return sub.failureMessage();
+            return .{ .why = sub.failureMessage(), .broken = sub };
         },
-        else => return "Response: body already used",
+        else => return used,
     }
 }
 

@@ -42,6 +42,11 @@ export default async function handler(request) {
     const r = await fetch("http://big/x");
     try { await r.arrayBuffer(); return Response.text("read"); } catch (e) { return Response.text(e.message, { status: 507 }); }
   }
+  if (path === "/late-read") {
+    const r = await fetch("http://cut/x");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    try { await r.text(); return Response.text("read"); } catch (e) { return Response.text(e.name + ": " + e.message, { status: 502 }); }
+  }
   if (path === "/ignored") {
     const r = await fetch("http://big/x");
     return Response.text("ignored " + r.status);
@@ -66,6 +71,7 @@ SITE = """\
         .small = .{ .backends = .{"SMALL"} },
         .broken = .{ .backends = .{"BROKEN"} },
         .mid = .{ .backends = .{"MID"} },
+        .cut = .{ .backends = .{"CUT"} },
     },
     .routes = .{ .{ .handler = "edge" } },
 }
@@ -116,6 +122,7 @@ def start(sluice, make_backend, tmp_path, args=(), deadline="5s", big=None):
         "small": make_backend(fixed(200, body=b"tiny body"), name="small1"),
         "broken": make_backend(slow_body(body=b"k" * (4 << 20), chunk=256 << 10, delay=0.0, stall_after=1 << 20, stall=0.2), name="broken1"),
         "mid": make_backend(fixed(200, body=MID), name="mid1"),
+        "cut": make_backend(slow_body(body=b"c" * 100_000, chunk=1000, delay=0.0, stall_after=1000, stall=0.0), name="cut1"),
     }
     (tmp_path / "edge.js").write_text(HANDLER)
     config = tmp_path / "site.zon"
@@ -246,6 +253,20 @@ def test_a_pool_that_breaks_off_mid_body(sluice, make_backend, tmp_path):
     assert responses[a].reset is not None or len(responses[a].body) < 4 << 20, responses[a]
     assert responses[b].body == b"small"
     c.close()
+    assert_quiescent(sluice)
+
+
+def test_a_body_that_broke_off_before_it_was_read_rejects_its_read(sluice, make_backend, tmp_path):
+    """The pool's body stops at 1,000 bytes of a promised 100,000 while the handler waits on a
+    timer; its later `text()` rejects with a TypeError that names the pool, and the fetch's
+    slot is free again."""
+    start(sluice, make_backend, tmp_path)
+    for _ in range(3):
+        r = request(sluice.port, "GET", "/late-read", timeout=10)
+        assert r.status == 502, r
+        assert r.body.startswith(b"TypeError: fetch: "), r.body
+        assert b'pool "cut"' in r.body or b"broke off" in r.body, r.body
+    assert request(sluice.port, "GET", "/small").body == b"small"
     assert_quiescent(sluice)
 
 
