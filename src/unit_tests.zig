@@ -101,6 +101,7 @@ pub const files = .{
     @import("handler/Instance.zig"),
     @import("handler/host.zig"),
     @import("handler/fetch.zig"),
+    @import("handler/request_object.zig"),
     @import("sim/sim.zig"),
     @import("tls/tls.zig"),
     @import("h2/h2.zig"),
