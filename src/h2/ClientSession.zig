@@ -39,6 +39,9 @@ block: ?*HeaderBlock = null,
 streams_open: u32 = 0,
 /// The backend sent GOAWAY: no new stream may be opened on this connection.
 goaway_received: bool = false,
+/// The backend's SETTINGS arrived: its limit on concurrent streams is known (before it,
+/// nghttp2 assumes none, and streams past the backend's limit would be refused).
+settings_received: bool = false,
 /// A failure inside a callback, returned by `receive` or `send`.
 failure: ?Error = null,
 
@@ -285,8 +288,21 @@ pub fn goaway(session: *ClientSession, code: ErrorCode) SubmitError!void {
 
 /// The `context` given to `request` for `stream`; null for a stream that is gone.
 pub fn streamContext(session: *ClientSession, stream: StreamId) ?*anyopaque {
-    return c.nghttp2_session_get_stream_user_data(session.session, stream);
+    const data = c.nghttp2_session_get_stream_user_data(session.session, stream) orelse return null;
+    return if (data == @as(*anyopaque, &forgotten_marker)) null else data;
 }
+
+/// The handler is done with `stream` before it closed (it is being reset): nothing more is
+/// heard of it, while it still counts as open until nghttp2 closes it.
+pub fn forget(session: *ClientSession, stream: StreamId) void {
+    // Also for a stream whose HEADERS still wait in nghttp2's queue (no stream object yet: the
+    // user data is the queued frame's, given to the stream when it goes). A stream already
+    // closed has nothing to change.
+    _ = c.nghttp2_session_set_stream_user_data(session.session, stream, &forgotten_marker);
+}
+
+/// The user data of a forgotten stream: known (its close is counted), with no context.
+var forgotten_marker: u8 = 0;
 
 // --- Helpers --------------------------------------------------------------------------------
 
@@ -382,6 +398,9 @@ fn frameReceivedCallback(_: ?*c.nghttp2_session, frame: [*c]const c.nghttp2_fram
             if (end_stream and session.known(hd.stream_id)) session.emit(.{ .end = stream });
         },
         c.NGHTTP2_DATA => if (end_stream and session.known(hd.stream_id)) session.emit(.{ .end = wire.streamOf(hd.stream_id) }),
+        c.NGHTTP2_SETTINGS => if (hd.flags & c.NGHTTP2_FLAG_ACK == 0) {
+            session.settings_received = true;
+        },
         c.NGHTTP2_GOAWAY => {
             session.goaway_received = true;
             session.emit(.{ .goaway = .{

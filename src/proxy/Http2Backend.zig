@@ -114,10 +114,21 @@ fn find(proxy: *Proxy, pool: *LocalPool, backend: u16) ?*Http2Backend {
 fn hasRoom(link: *const Http2Backend) bool {
     return switch (link.state) {
         .connecting => link.tries_count < streams_max,
-        // Tries attached count, whether or not their stream is open yet.
-        .ready => link.session.canOpen() and link.tries_count < link.session.streamsAllowed(),
+        // Tries attached count, whether or not their stream is open yet. Until the backend's
+        // SETTINGS say how many streams it takes, as many as we would open.
+        .ready => if (!link.session.settings_received)
+            link.tries_count < streams_max and !link.session.goaway_received
+        else
+            link.session.canOpen() and link.tries_count < link.session.streamsAllowed(),
         .closing => false,
     };
+}
+
+/// Tries may send: the connection is up and the backend's SETTINGS arrived. Before them its
+/// stream limit is not known, and streams opened past it would be refused (and a request
+/// refused twice fails): grpc-go's client waits for them too before it uses a connection.
+pub fn usable(link: *const Http2Backend) bool {
+    return link.state == .ready and link.session.settings_received;
 }
 
 fn open(proxy: *Proxy, pool: *LocalPool, backend: u16) error{ Overloaded, AtBackendCap }!*Http2Backend {
@@ -181,17 +192,38 @@ pub fn connectFailed(link: *Http2Backend, tls: bool) void {
     link.maybeFree();
 }
 
-/// Connected (and, over TLS, agreed on h2): the tries waiting go on, and the session's preface
-/// goes out.
+/// Connected (and, over TLS, agreed on h2): the session's preface goes out, and the tries
+/// waiting go on once the backend's SETTINGS are in (`settingsArrived`).
 pub fn up(link: *Http2Backend) void {
     link.state = .ready;
+    link.receiveMore();
+    link.flush();
+}
+
+/// The backend's SETTINGS arrived: the tries waiting for the connection go on.
+fn settingsArrived(link: *Http2Backend) void {
     var next = link.tries;
     while (next) |attempt| {
         next = attempt.next;
         attempt.connected(.up);
     }
-    link.receiveMore();
-    link.flush();
+}
+
+/// A stream slot may have come free: heads waiting for one go out (or, after a GOAWAY, are
+/// refused as unprocessed), in the order their tries attached.
+fn startWaitingHeads(link: *Http2Backend) void {
+    var next = link.tries;
+    while (next) |attempt| {
+        next = attempt.next;
+        if (!attempt.head_waiting) continue;
+        if (link.session.goaway_received) {
+            attempt.refuseWaitingHead();
+        } else if (link.session.canOpen()) {
+            attempt.sendWaitingHead();
+        } else {
+            return;
+        }
+    }
 }
 
 /// A try's stream ended (or it never had one): the connection idles when none is left.
@@ -204,7 +236,11 @@ pub fn detach(link: *Http2Backend, attempt: *Http2Try) void {
     link.tries_count -= 1;
     // A closing connection (it broke, or its connect failed) is freed with its last try.
     if (link.state == .closing) return link.maybeFree();
-    if (link.tries_count > 0) return;
+    if (link.tries_count > 0) {
+        // Its stream (reset as it left, or ended) may have been the slot a head waits for.
+        if (link.usable()) link.startWaitingHeads();
+        return;
+    }
     if (link.pool.retired or link.retiring or link.proxy.draining or link.session.goaway_received) return link.close();
     if (link.state == .ready) link.proxy.loop.timerArm(link.pool.queues.idle, &link.idle_timer, Http2Backend, link, idleCallback);
 }
@@ -237,12 +273,15 @@ fn recvCallback(link: *Http2Backend, result: sys.RecvError!usize) void {
     link.pending_ops -= 1;
     if (link.state == .closing) return link.maybeFree();
     const n = result catch 0;
+    const settings_known = link.session.settings_received;
     if (link.secure != null) {
         if (!Http2BackendTls.received(link, n)) return;
     } else {
         if (n == 0) return link.broken(); // The backend went away: its streams end with it.
         if (!link.deliver(link.in[0..n])) return;
     }
+    if (!settings_known and link.session.settings_received) link.settingsArrived();
+    link.startWaitingHeads();
     link.flush();
     link.receiveMore();
     if (link.tries_count == 0 and link.session.goaway_received) link.close();
@@ -311,10 +350,12 @@ pub fn h2Event(link: *Http2Backend, session: *ClientSession, event: ClientSessio
             const stream = if (@TypeOf(payload) == ClientSession.StreamId) payload else payload.stream;
             const context = session.streamContext(stream) orelse return;
             const attempt: *Http2Try = @ptrCast(@alignCast(context));
+            // A try that moved on forgot its stream (`ClientSession.forget`): its slot may be
+            // another exchange's now.
+            assert(attempt.stream == stream and attempt.link == link);
             attempt.onEvent(event);
         },
     }
-    _ = link;
 }
 
 pub fn h2Body(link: *Http2Backend, session: *ClientSession, stream: ClientSession.StreamId, buffer: []u8) ClientSession.BodyChunk {

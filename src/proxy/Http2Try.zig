@@ -63,6 +63,8 @@ send_callback: *const Exchange.SendCallback = undefined,
 /// The request: its head went out; its body's framing as the client sent it; nghttp2 was
 /// told the body ended; nghttp2 waits for body bytes (`resumeBody` when a window comes).
 head_sent: bool = false,
+/// The head waits for a stream slot on its connection (`send_window` holds it).
+head_waiting: bool = false,
 body: RequestBody = .none,
 body_ended: bool = false,
 body_deferred: bool = false,
@@ -129,7 +131,7 @@ pub fn start(exchange: *Exchange, backend: u16) void {
     attempt.socket.fd = link.connection.socket.fd;
     exchange.submit();
     attempt.connect_parked = true;
-    if (link.state == .ready) attempt.connected(.up);
+    if (link.usable()) attempt.connected(.up);
 }
 
 /// How the parked connect ends.
@@ -166,6 +168,16 @@ pub fn send(exchange: *Exchange, bytes: []const u8, comptime callback: Exchange.
     const attempt = exchange.attempt.h2.?;
     if (!attempt.head_sent) {
         attempt.head_sent = true;
+        const link = attempt.link.?;
+        if (link.usable() and !link.session.canOpen() and !link.session.goaway_received) {
+            // Every stream the backend takes is open (tries attached before its SETTINGS said
+            // how many): the head waits for one to close, under the exchange's deadlines.
+            attempt.head_waiting = true;
+            attempt.send_window = bytes;
+            attempt.send_callback = callback;
+            attempt.send_parked = true;
+            return;
+        }
         const sent = attempt.submitHead(bytes);
         exchange.loop().sendReady(&exchange.attempt.send, &attempt.socket, bytes, if (sent) bytes.len else error.ConnectionResetByPeer, Exchange, exchange, callback);
         return;
@@ -216,6 +228,10 @@ pub fn finish(exchange: *Exchange, clean: bool) void {
     assert(!attempt.connect_parked and !attempt.recv_parked and !attempt.send_parked);
     if (attempt.link) |link| {
         if (attempt.stream) |stream| if (attempt.closed == null) {
+            // Whatever still comes on the stream (the reset may wait behind frames the backend
+            // is slow to take, and its answer may be on its way) is dropped: this try's slot
+            // may be another exchange's by then.
+            link.session.forget(stream);
             link.session.reset(stream, if (clean) .no_error else .cancel) catch {};
             link.flush();
         };
@@ -250,7 +266,31 @@ fn sendDelivered(exchange: *Exchange, result: sys.SendError!usize) void {
     exchange.attempt.h2.?.send_callback(exchange, result);
 }
 
+/// A stream slot came free on the connection: the waiting head goes out now.
+pub fn sendWaitingHead(attempt: *Http2Try) void {
+    assert(attempt.head_waiting and attempt.send_parked);
+    attempt.head_waiting = false;
+    attempt.send_parked = false;
+    // As a head that did not wait: nothing parked, no body window (nghttp2 may ask for body
+    // bytes as soon as the stream opens, and the head is not among them).
+    const bytes = attempt.send_window;
+    attempt.send_window = "";
+    const sent = attempt.submitHead(bytes);
+    const exchange = attempt.exchange;
+    exchange.loop().sendReady(&exchange.attempt.send, &attempt.socket, bytes, if (sent) bytes.len else error.ConnectionResetByPeer, Exchange, exchange, sendDelivered);
+}
+
+/// The backend said GOAWAY before the waiting head went out: not sent, so not processed, and
+/// sent again elsewhere as a refused stream is (`refused`).
+pub fn refuseWaitingHead(attempt: *Http2Try) void {
+    assert(attempt.head_waiting and attempt.send_parked);
+    attempt.head_waiting = false;
+    attempt.closed = .refused_stream;
+    attempt.finishSend(error.ConnectionResetByPeer);
+}
+
 fn finishSend(attempt: *Http2Try, result: sys.SendError!usize) void {
+    attempt.head_waiting = false;
     attempt.send_parked = false;
     const exchange = attempt.exchange;
     exchange.loop().sendReady(&exchange.attempt.send, &attempt.socket, attempt.send_window, result, Exchange, exchange, sendDelivered);

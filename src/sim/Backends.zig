@@ -5,7 +5,8 @@
 //! a plan drawn for it: a normal response (length, chunked or close-delimited), a 5xx, a stall,
 //! a late answer, garbage, a close or reset before or in the middle of the response, an early
 //! response before the body is read, or an upgrade to an echoing tunnel. Idle keep-alive
-//! connections may be closed by the backend, or get bytes nobody asked for.
+//! connections may be closed by the backend, or get bytes nobody asked for. A connection that
+//! starts with HTTP/2's preface (a pool with `protocol = h2c`) is served by Http2Server.zig.
 const std = @import("std");
 const assert = std.debug.assert;
 const linux = std.os.linux;
@@ -16,6 +17,8 @@ const peer_http = @import("peer_http.zig");
 const Ledger = @import("Ledger.zig");
 const Simulator = @import("Simulator.zig");
 const Clients = @import("Clients.zig");
+const Http2Server = @import("Http2Server.zig");
+const h2 = @import("../h2/h2.zig");
 const fail = @import("fail.zig");
 
 pub const backends_max = 6;
@@ -89,6 +92,11 @@ pub const Conn = struct {
     message_start: u64 = 0,
     /// The backend reads nothing until then (its window fills, sluice's sends wait).
     read_paused_until_ns: u64 = 0,
+    /// The connection speaks HTTP/2 (it began with the preface).
+    h2: ?*Http2Server = null,
+    /// The first bytes, until they tell HTTP/2's preface from an HTTP/1.1 method ("PR").
+    sniff: [2]u8 = undefined,
+    sniff_len: u8 = 0,
 
     const markers_max = 4;
 
@@ -114,6 +122,8 @@ pub const Conn = struct {
         conn.stream_in = 0;
         conn.message_start = 0;
         conn.read_paused_until_ns = 0;
+        conn.h2 = null;
+        conn.sniff_len = 0;
     }
 
     fn pushMarker(conn: *Conn, id: u32, start: u64, final: bool) void {
@@ -150,23 +160,48 @@ pub const Backends = struct {
     /// `conns[high..]` are free: loops stop there.
     high: u32 = 0,
     out_memory: []u8,
+    /// Each connection's HTTP/2 side, used when it speaks HTTP/2; nghttp2's memory for them
+    /// (bounded, as sluice's is), their counters, and their setup, made per seed (the seed
+    /// draws the streams and the window they announce).
+    servers: []Http2Server,
+    h2_pool: h2.memory.Pool,
+    h2_counters: h2.ServerSession.Counters = .{},
+    h2_setup: ?h2.ServerSession.Setup = null,
 
     pub fn init(allocator: std.mem.Allocator) !Backends {
         const conns = try allocator.alloc(Conn, conns_max);
         errdefer allocator.free(conns);
         const out_memory = try allocator.alloc(u8, conns_max * out_bytes_max);
+        errdefer allocator.free(out_memory);
+        const servers = try allocator.alloc(Http2Server, conns_max);
+        errdefer allocator.free(servers);
+        for (servers) |*server| server.* = .{};
         for (conns, 0..) |*conn, i| conn.* = .{ .out = out_memory[i * out_bytes_max ..][0..out_bytes_max] };
-        return .{ .conns = conns, .out_memory = out_memory };
+        var h2_pool: h2.memory.Pool = undefined;
+        var blocks: h2.memory.Pool.Options = undefined;
+        for (&blocks.blocks, h2_blocks_per_server) |*blocks_count, per_server| blocks_count.* = per_server * h2_servers_max;
+        try h2_pool.init(allocator, blocks);
+        return .{ .conns = conns, .out_memory = out_memory, .servers = servers, .h2_pool = h2_pool };
     }
 
+    /// `backends` must not move after this (sessions point at the pool and the setup).
     pub fn deinit(backends: *Backends, allocator: std.mem.Allocator) void {
+        if (backends.h2_setup) |*setup| setup.deinit();
+        backends.h2_pool.deinit(allocator);
+        allocator.free(backends.servers);
         allocator.free(backends.out_memory);
         allocator.free(backends.conns);
         backends.* = undefined;
     }
 
-    pub fn reset(backends: *Backends, count: u8) void {
+    pub fn reset(backends: *Backends, count: u8, h2_limits: h2.ServerSession.Limits) void {
         assert(count > 0 and count <= backends_max);
+        if (backends.h2_pool.bytesInUse() != 0) fail.invariant("the backends' nghttp2 memory was not all given back", .{});
+        if (backends.h2_setup) |*setup| setup.deinit();
+        backends.h2_setup = null;
+        var setup: h2.ServerSession.Setup = undefined;
+        setup.init(h2_limits) catch fail.invariant("sim: nghttp2 setup: out of memory", .{});
+        backends.h2_setup = setup;
         backends.count = count;
         for (backends.backends[0..count], 0..) |*backend, i| backend.* = .{ .address = Backend.addressOf(@intCast(i)) };
         for (backends.conns) |*conn| {
@@ -174,6 +209,23 @@ pub const Backends = struct {
             conn.fd = -1;
         }
         backends.high = 0;
+    }
+
+    /// The limits a seed's HTTP/2 backends announce and keep: the streams and the request body
+    /// window drawn for it, and floods' limits far above anything sluice sends (a flood from
+    /// sluice would end a connection, and a seed with clean backends must not see that).
+    pub fn h2Limits(streams: u32, window_bytes: u32) h2.ServerSession.Limits {
+        assert(streams <= Http2Server.streams_max);
+        return .{
+            .concurrent_streams_max = streams,
+            .stream_window_bytes = window_bytes,
+            .header_list_bytes_max = 64 * 1024,
+            .header_fields_max = peer_http.fields_max,
+            .resets_per_window_max = 1_000_000,
+            .control_frames_per_window_max = 1_000_000,
+            .glitch_burst = 1_000_000,
+            .glitch_per_second = 1_000_000,
+        };
     }
 
     /// The connections that may be open.
@@ -218,28 +270,79 @@ pub const Backends = struct {
     }
 };
 
+/// HTTP/2 backend sessions at once (each connection has an `Http2Server`; their nghttp2 memory
+/// is for this many).
+const h2_servers_max = 64;
+
+/// nghttp2's blocks per backend session, by size class (h2/memory.zig): as a simulated
+/// client's (Clients.zig), for `Http2Server.streams_max` streams and heads of up to
+/// `peer_http.fields_max` fields.
+const h2_blocks_per_server = [h2.memory.class_count]u32{
+    96, 192, 96, 96, 48, 48, 24, 24, 12, 12, 6, 6, 4, 6, 2, 2, 2, 4, 2, 1, 1,
+};
+
 // ---------------------------------------------------------------------------------------------
 // Serving a connection
 
 pub fn step(conn: *Conn, world: *Simulator) void {
     if (conn.state != .open) return;
     markArrivals(conn, world);
-    if (world.sim.now_ns < conn.read_paused_until_ns) return act(conn, world);
+    if (world.sim.now_ns < conn.read_paused_until_ns) return actOn(conn, world);
     const buffer = &world.scratch;
     var reads: u32 = 0;
     while (reads < 16) : (reads += 1) {
         switch (world.sim.peerRead(conn.fd, buffer)) {
             .none => break,
-            .bytes => |n| if (!consume(conn, world, buffer[0..n])) return,
+            .bytes => |n| if (!take(conn, world, buffer[0..n])) return,
             .eof, .reset => return closeConn(conn, world, .close),
         }
     }
+    actOn(conn, world);
+}
+
+fn actOn(conn: *Conn, world: *Simulator) void {
+    if (conn.h2) |server| return server.act();
     act(conn, world);
+}
+
+/// Takes bytes from sluice, as HTTP/2 once its preface began them; false when the connection
+/// was closed meanwhile.
+fn take(conn: *Conn, world: *Simulator, bytes: []const u8) bool {
+    if (conn.h2) |server| {
+        server.receive(bytes);
+        return conn.state == .open;
+    }
+    if (conn.stream_in > 0) return consume(conn, world, bytes);
+    // The first two bytes tell: no method the clients send begins with "PR".
+    var rest = bytes;
+    while (conn.sniff_len < 2 and rest.len > 0) {
+        conn.sniff[conn.sniff_len] = rest[0];
+        conn.sniff_len += 1;
+        rest = rest[1..];
+    }
+    if (conn.sniff_len < 2) return true;
+    const sniffed = conn.sniff;
+    if (std.mem.eql(u8, &sniffed, Http2Server.preface[0..2])) {
+        const server = &world.backends.servers[conn - world.backends.conns.ptr];
+        if (!server.start(conn, world)) {
+            closeConn(conn, world, .reset);
+            return false;
+        }
+        conn.h2 = server;
+        server.receive(&sniffed);
+        if (conn.state != .open) return false;
+        server.receive(rest);
+        return conn.state == .open;
+    }
+    if (!consume(conn, world, &sniffed)) return false;
+    return consume(conn, world, rest);
 }
 
 /// Marks the requests whose answer sluice has started to read (the retry rules need it).
 pub fn markArrivals(conn: *Conn, world: *Simulator) void {
-    if (conn.state != .open or conn.markers_count == 0) return;
+    if (conn.state != .open) return;
+    if (conn.h2) |server| return server.markArrivals();
+    if (conn.markers_count == 0) return;
     const read_total = world.sim.proxyReadTotal(conn.fd);
     var kept: u8 = 0;
     for (conn.markers[0..conn.markers_count]) |marker| {
@@ -358,7 +461,8 @@ fn checkRequestHead(conn: *Conn, world: *Simulator, head: *const peer_http.Head,
     // An absolute-form target's authority is the host, and the target goes on in origin form.
     const host = if (request.absolute) "abs.test" else "sim.test";
     if (!std.mem.eql(u8, head.get("host").?, host)) fail.invariant("r{d}: Host {s}, sent for {s}", .{ id, head.get("host").?, host });
-    checkForwardedFor(world, head, id, request);
+    if (head.count("x-forwarded-for") != 1) fail.invariant("r{d}: {d} X-Forwarded-For fields", .{ id, head.count("x-forwarded-for") });
+    checkForwardedForValue(world, head.get("x-forwarded-for").?, id, request);
     const underscore = head.get("x_sim_under") != null;
     if (underscore != (request.underscore and world.options.underscores_allowed)) {
         fail.invariant("r{d}: a field named with `_` forwarded {}, sent {}, allowed {}", .{ id, underscore, request.underscore, world.options.underscores_allowed });
@@ -382,10 +486,9 @@ fn checkRequestHead(conn: *Conn, world: *Simulator, head: *const peer_http.Head,
     if (upgrade and !head.hasToken("connection", "upgrade")) fail.invariant("r{d}: Upgrade without Connection: upgrade", .{id});
 }
 
-/// One X-Forwarded-For: the client's own value kept only from a trusted client, then the
+/// The one X-Forwarded-For: the client's own value kept only from a trusted client, then the
 /// client's address.
-fn checkForwardedFor(world: *Simulator, head: *const peer_http.Head, id: u32, request: *const Ledger.Request) void {
-    if (head.count("x-forwarded-for") != 1) fail.invariant("r{d}: {d} X-Forwarded-For fields", .{ id, head.count("x-forwarded-for") });
+pub fn checkForwardedForValue(world: *Simulator, value: []const u8, id: u32, request: *const Ledger.Request) void {
     var buffer: [64]u8 = undefined;
     const peer = Clients.peerAddress(request.client);
     var host_buffer: [Address.host_text_bytes_max]u8 = undefined;
@@ -395,11 +498,10 @@ fn checkForwardedFor(world: *Simulator, head: *const peer_http.Head, id: u32, re
         std.fmt.bufPrint(&buffer, "203.0.113.9, {s}", .{ip}) catch unreachable
     else
         ip;
-    const value = head.get("x-forwarded-for").?;
     if (!std.mem.eql(u8, value, expected)) fail.invariant("r{d}: X-Forwarded-For {s}, expected {s}", .{ id, value, expected });
 }
 
-fn drawPlan(world: *Simulator, request: *const Ledger.Request) Plan {
+pub fn drawPlan(world: *Simulator, request: *const Ledger.Request) Plan {
     const options = &world.options;
     const roll = world.random.uintLessThan(u32, 100);
     const weights = [_]struct { Plan, u8 }{
@@ -636,9 +738,15 @@ fn tunnelIn(conn: *Conn, bytes: []const u8) bool {
     return true;
 }
 
-fn closeConn(conn: *Conn, world: *Simulator, how: enum { close, reset }) void {
+pub const CloseHow = enum { close, reset };
+
+pub fn closeConn(conn: *Conn, world: *Simulator, how: CloseHow) void {
     markArrivals(conn, world);
     world.trace("backend {d} fd {d}: {t}", .{ conn.backend, conn.fd, how });
+    if (conn.h2) |server| {
+        server.end();
+        conn.h2 = null;
+    }
     switch (how) {
         .close => world.sim.peerClose(conn.fd),
         .reset => world.sim.peerReset(conn.fd),
@@ -651,6 +759,7 @@ fn closeConn(conn: *Conn, world: *Simulator, how: enum { close, reset }) void {
 pub fn wakeAt(conn: *const Conn, now: u64) u64 {
     if (conn.state != .open) return std.math.maxInt(u64);
     if (conn.read_paused_until_ns > now) return conn.read_paused_until_ns;
+    if (conn.h2) |server| return server.wakeAt(now);
     const at = switch (conn.phase) {
         .reading => if (conn.request_done and !conn.responded) conn.respond_at_ns else std.math.maxInt(u64),
         .idle => conn.idle_action_ns,

@@ -89,6 +89,17 @@ http2_window_bytes: u32,
 http2_reset_percent: u8,
 /// HTTP/2 clients that hand back their window only after a while, in percent.
 http2_consume_late_percent: u8,
+/// Pools that speak h2c to their backends (Http2Server.zig), in percent of pools; 0: none.
+backend_h2_percent: u8,
+/// The HTTP/2 backends' SETTINGS_MAX_CONCURRENT_STREAMS (1 to `Http2Server.streams_max`)
+/// and SETTINGS_INITIAL_WINDOW_SIZE (request body bytes in flight per stream).
+backend_h2_streams: u32,
+backend_h2_window_bytes: u32,
+/// Per stream: refused (REFUSED_STREAM), or a GOAWAY that leaves it unprocessed (faults).
+backend_h2_refuse_percent: u8,
+backend_h2_goaway_percent: u8,
+/// Per DATA frame: the backend hands its window back only after a while.
+backend_h2_consume_late_percent: u8,
 
 // Client faults.
 client_vanish_percent: u8,
@@ -208,6 +219,12 @@ pub fn generate(seed: u64, steps: u64) Options {
         .http2_window_bytes = undefined,
         .http2_reset_percent = undefined,
         .http2_consume_late_percent = undefined,
+        .backend_h2_percent = undefined,
+        .backend_h2_streams = undefined,
+        .backend_h2_window_bytes = undefined,
+        .backend_h2_refuse_percent = undefined,
+        .backend_h2_goaway_percent = undefined,
+        .backend_h2_consume_late_percent = undefined,
     };
     // Delay is not a fault as such, but a delay past the response timeout is: clean seeds
     // answer promptly.
@@ -235,12 +252,24 @@ pub fn generate(seed: u64, steps: u64) Options {
     options.http2_percent = if (random.boolean()) 0 else random.intRangeAtMost(u8, 1, 100);
     options.http2_streams_max = random.intRangeAtMost(u8, 1, 8);
     options.http2_streams_allowed = if (random.uintLessThan(u8, 4) == 0) random.intRangeAtMost(u32, 1, 4) else 100;
-    options.http2_window_bytes = switch (random.uintLessThan(u8, 4)) {
+    options.http2_window_bytes = drawWindow(random);
+    options.http2_reset_percent = swarm.percent(30);
+    options.http2_consume_late_percent = random.uintAtMost(u8, 100);
+    options.backend_h2_percent = if (random.boolean()) 0 else random.intRangeAtMost(u8, 1, 100);
+    options.backend_h2_streams = if (random.uintLessThan(u8, 4) == 0) random.intRangeAtMost(u32, 1, 4) else 16;
+    options.backend_h2_window_bytes = drawWindow(random);
+    options.backend_h2_refuse_percent = swarm.percent(10);
+    options.backend_h2_goaway_percent = swarm.percent(5);
+    options.backend_h2_consume_late_percent = random.uintAtMost(u8, 100);
+    return options;
+}
+
+/// An HTTP/2 peer's SETTINGS_INITIAL_WINDOW_SIZE: 16-256 bytes in a quarter of the seeds, up to
+/// 8 KiB in another (window stalls), else the protocol's default.
+fn drawWindow(random: std.Random) u32 {
+    return switch (random.uintLessThan(u8, 4)) {
         0 => random.intRangeAtMost(u32, 16, 256),
         1 => random.intRangeAtMost(u32, 257, 8192),
         else => 65_535,
     };
-    options.http2_reset_percent = swarm.percent(30);
-    options.http2_consume_late_percent = random.uintAtMost(u8, 100);
-    return options;
 }

@@ -113,6 +113,14 @@ pub const Summary = struct {
     http2_goaways: u64 = 0,
     /// Close-delimited bodies a backend's close cut, which sluice ends as whole ones.
     http2_cut: u64 = 0,
+    /// HTTP/2 backend connections (Http2Server.zig), the streams they heard, those they
+    /// refused (REFUSED_STREAM or above a GOAWAY), the GOAWAYs they sent, the streams they
+    /// reset mid-way.
+    http2_backend_conns: u64 = 0,
+    http2_backend_streams: u64 = 0,
+    http2_backend_refused: u64 = 0,
+    http2_backend_goaways: u64 = 0,
+    http2_backend_resets: u64 = 0,
     sim: Sim.Stats = .{},
 
     pub fn add(total: *Summary, one: *const Summary) void {
@@ -184,7 +192,7 @@ pub fn run(world: *Simulator, seed: u64, steps: u64) Summary {
     world.sim.reset(seed *% 0x9E3779B97F4A7C15 +% 1, world.options.sim);
     world.loop = Loop.initSim(&world.sim);
     world.ledger.reset();
-    world.backends.reset(world.options.backends_count);
+    world.backends.reset(world.options.backends_count, backends_ns.Backends.h2Limits(world.options.backend_h2_streams, world.options.backend_h2_window_bytes));
     world.clients.reset(world.options.http2_window_bytes);
     world.step_count = 0;
     world.draining = false;
@@ -244,6 +252,8 @@ fn setUp(world: *Simulator) void {
         // h2c with prior knowledge beside HTTP/1.1 on the one listener.
         config.http2 = .on;
         config.http2_streams_max = options.http2_streams_allowed;
+    }
+    if (options.http2_percent > 0 or options.backend_h2_percent > 0) {
         // A stream's request body window (65,535 bytes) must fit its four segments
         // (Http2Stream.segments_max), and a try's inbox a window beside 8 KiB of heads
         // (Http2Try.windowBytes): buffers over 16 KiB, which the workers get from their TLS
@@ -265,7 +275,7 @@ fn setUp(world: *Simulator) void {
         options.sessions,
         .{ .context = world, .function = slotFreeCallback },
         false, // TLS is not simulated (docs/ARCHITECTURE.md, "The simulator": limits).
-        options.http2_percent > 0,
+        options.http2_percent > 0 or options.backend_h2_percent > 0,
     ) catch |err| std.debug.panic("sim: Proxy.init: {t}", .{err});
     world.static.seal();
     world.proxy.start();
@@ -465,6 +475,19 @@ pub fn trace(world: *const Simulator, comptime format: []const u8, args: anytype
     std.debug.print("{d:>6} {d:>10.3}ms " ++ format ++ "\n", .{ world.step_count, @as(f64, @floatFromInt(ms)) / 1000 } ++ args);
 }
 
+/// Open connections to HTTP/2 backends, and the tries on them that hold an inbox.
+fn http2BackendBuffers(proxy: *const Proxy) struct { u32, u32 } {
+    var links: u32 = 0;
+    var inboxes: u32 = 0;
+    var next = proxy.h2_backends_open;
+    while (next) |link| : (next = link.next) {
+        links += 1;
+        var attempt = link.tries;
+        while (attempt) |try_| : (attempt = try_.next) inboxes += @intFromBool(try_.inbox != null);
+    }
+    return .{ links, inboxes };
+}
+
 /// Marks, on every backend connection, what sluice has read of the answers so far.
 pub fn markAllArrivals(world: *Simulator) void {
     for (world.backends.used()) |*conn| backends_ns.markArrivals(conn, world);
@@ -575,6 +598,9 @@ fn randomPool(world: *Simulator, pool: *Config.Pool, k: u8) void {
         pool.body_timeout_ns = 60 * std.time.ns_per_s;
         pool.total_timeout_ns = 0;
     }
+    // Drawn only in seeds with HTTP/2 backends, so that the others replay as they did.
+    const h2_percent = world.options.backend_h2_percent;
+    pool.protocol = if (h2_percent > 0 and random.uintLessThan(u8, 100) < h2_percent) .h2c else .http1;
     world.ledger.tries_max = @max(world.ledger.tries_max, pool.retry.tries_max);
     if (pool.retry.on.status_5xx) world.ledger.retry_5xx = true;
 }
@@ -666,10 +692,14 @@ fn check(world: *Simulator) void {
     const client_fds = world.sim.openCount(.client);
     if (client_fds != active) fail.invariant("{d} sessions in use but {d} client fds open", .{ active, client_fds });
     const buffers_used = proxy.buffers.totalCount() - proxy.buffers.availableCount();
-    // HTTP/2 streams hold buffers (and exchanges) of their own beside their connection's.
+    // HTTP/2 streams hold buffers (and exchanges) of their own beside their connection's;
+    // a shared connection to an HTTP/2 backend holds two, and each try on it an inbox.
     const streams: u32 = @intCast(proxy.streams.len - proxy.free_streams.available());
-    if (buffers_used > Proxy.buffersPerSession(false, false) * active + Proxy.buffersPerStream(false) * streams) {
-        fail.invariant("{d} buffers in use by {d} sessions and {d} HTTP/2 streams", .{ buffers_used, active, streams });
+    const h2_backends, const h2_inboxes = http2BackendBuffers(proxy);
+    if (buffers_used > Proxy.buffersPerSession(false, false) * active + Proxy.buffersPerStream(false) * streams + 2 * h2_backends + h2_inboxes) {
+        fail.invariant("{d} buffers in use by {d} sessions, {d} HTTP/2 streams, {d} HTTP/2 backend connections and {d} tries on them", .{
+            buffers_used, active, streams, h2_backends, h2_inboxes,
+        });
     }
 
     var instances_buffer: [Proxy.holds_max * Config.pools_count_max]*Pool = undefined;
@@ -728,13 +758,16 @@ fn check(world: *Simulator) void {
     if (conns_open != upstream_fds) {
         fail.invariant("{d} connections in the pools but {d} upstream fds open (a leak, or a double close)", .{ conns_open, upstream_fds });
     }
+    // A shared connection to an HTTP/2 backend is busy for as long as it is open.
+    if (busy < h2_backends) fail.invariant("{d} busy upstream connections, {d} of them shared HTTP/2 ones", .{ busy, h2_backends });
+    busy -= h2_backends;
     if (busy > active + streams) fail.invariant("{d} busy upstream connections for {d} sessions and {d} streams", .{ busy, active, streams });
     if (inflight > active + streams) fail.invariant("{d} requests in flight for {d} sessions and {d} streams", .{ inflight, active, streams });
     var users: u32 = 0;
     for (proxy.holds) |hold| users += hold.users;
     // One hold per exchange: an HTTP/1.1 session's, or an HTTP/2 stream's.
     if (users > active + streams) fail.invariant("{d} generation holds for {d} sessions and {d} streams", .{ users, active, streams });
-    if (active == 0 and (buffers_used != 0 or busy != 0 or inflight != 0 or users != 0 or streams != 0)) {
+    if (active == 0 and (buffers_used != 2 * h2_backends or busy != 0 or inflight != 0 or users != 0 or streams != 0)) {
         fail.invariant("no session, yet {d} buffers, {d} busy connections, {d} requests in flight, {d} holds, {d} streams", .{ buffers_used, busy, inflight, users, streams });
     }
     for (proxy.connections[0..proxy.free_connections.touched()], 0..) |*connection, i| {
@@ -751,9 +784,10 @@ fn check(world: *Simulator) void {
     for (ranges) |range| for (proxy.exchanges[range[0]..][0..range[1]], range[0]..) |*exchange, i| {
         if (exchange.invariants()) |broken| fail.invariant("exchange slot {d} ({t}): {s}", .{ i, exchange.state, broken });
     };
-    if (proxy.http2) |http2| if (active == 0 and http2.pool.bytesInUse() != 0) {
+    if (proxy.http2) |http2| if (active == 0 and h2_backends == 0 and http2.pool.bytesInUse() != 0) {
         fail.invariant("no session, yet {d} bytes of nghttp2 memory in use", .{http2.pool.bytesInUse()});
     };
+    if (h2_inboxes > active + streams) fail.invariant("{d} HTTP/2 tries hold an inbox for {d} sessions and {d} streams", .{ h2_inboxes, active, streams });
     // A pipe is busy only while an exchange splices through it; every open one is the proxy's.
     const pipes_busy = proxy.pipes.busyCount();
     if (pipes_busy > active) fail.invariant("{d} pipes busy for {d} sessions", .{ pipes_busy, active });

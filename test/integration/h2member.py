@@ -10,6 +10,7 @@ import h2.connection
 import h2.errors
 import h2.events
 import h2.exceptions
+import h2.settings
 
 
 class H2Member:
@@ -17,10 +18,14 @@ class H2Member:
     status it answers (200 otherwise), with the member's name as the body. `refusals` maps a
     path to how many of its next requests are reset with REFUSED_STREAM; `goaways`, to how
     many are left unprocessed by a GOAWAY whose last stream is the one before, the connection
-    then closed."""
+    then closed. `max_streams`, when set, is the SETTINGS_MAX_CONCURRENT_STREAMS it announces and
+    holds to from its first byte (a stream past it breaks the connection, as hyper-h2 refuses
+    it with a protocol error); `streams_open_max` is the most it saw open at once."""
 
-    def __init__(self, name, tls=None):
+    def __init__(self, name, tls=None, max_streams=None):
         self.name = name
+        self.max_streams = max_streams
+        self.streams_open_max = 0
         self.statuses = {}
         self.refusals = {}
         self.goaways = {}
@@ -51,6 +56,9 @@ class H2Member:
         try:
             conn = self.tls.wrap_socket(raw, server_side=True) if self.tls else raw
             h2conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False))
+            if self.max_streams is not None:
+                h2conn.local_settings = h2.settings.Settings(
+                    client=False, initial_values={h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: self.max_streams})
             h2conn.initiate_connection()
             conn.sendall(h2conn.data_to_send())
             while True:
@@ -61,6 +69,7 @@ class H2Member:
                     if isinstance(event, h2.events.RequestReceived):
                         fields = {k.decode(): v.decode() for k, v in event.headers}
                         self.requests.append(fields)
+                        self.streams_open_max = max(self.streams_open_max, h2conn.open_inbound_streams)
                         path = fields[":path"]
                         if self.refusals.get(path, 0) > 0:
                             self.refusals[path] -= 1

@@ -4,6 +4,8 @@ GOAWAY says was taken, never reached the application: a POST is as safe to send 
 GET. Members are hyper-h2 servers (h2member.py); every test runs once per I/O backend.
 """
 
+import threading
+
 import pytest
 
 from client import request
@@ -43,3 +45,31 @@ def test_a_stream_refused_twice_is_not_sent_a_third_time(sluice, member):
     r = request(sluice.port, "POST", "/submit", body=b"order=1")
     assert r.status == 502, (r.status, r.body)
     assert len(posts(member, "/submit")) == 2
+
+
+def test_a_member_that_takes_one_stream_at_a_time_gets_one_at_a_time(sluice):
+    """Requests that arrive together wait for the member's SETTINGS before any stream is opened,
+    then for a free stream: none is refused, none breaks the connection, all are answered
+    (the simulator found 502s here when streams were opened before the limit was known)."""
+    member = H2Member("A", max_streams=1)
+    try:
+        sluice.start([member.address], args=ARGS)
+        results = []
+
+        def one(i):
+            results.append(request(sluice.port, "POST", f"/one/{i}", body=b"x" * 100).status)
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(results) == [200] * 8, results
+        assert len(posts_under(member, "/one/")) == 8
+        assert member.streams_open_max == 1
+    finally:
+        member.close()
+
+
+def posts_under(member, prefix):
+    return [r for r in member.requests if r[":path"].startswith(prefix)]
