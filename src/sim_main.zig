@@ -129,9 +129,9 @@ fn printSummary(total: *const Simulator.Summary, seeds: u64, elapsed_ms: u64) vo
         total.http2_cut,
     });
     std.debug.print("sim: HTTP/2 backends: {d} connections, {d} streams, {d} refused (REFUSED_STREAM or above a " ++
-        "GOAWAY), {d} GOAWAYs sent, {d} streams reset by the backend\n", .{
+        "GOAWAY), {d} GOAWAYs sent, {d} streams reset by the backend, {d} responses taken (WINDOW_UPDATE)\n", .{
         total.http2_backend_conns,   total.http2_backend_streams, total.http2_backend_refused,
-        total.http2_backend_goaways, total.http2_backend_resets,
+        total.http2_backend_goaways, total.http2_backend_resets,  total.http2_backend_taken,
     });
     std.debug.print("sim: events: {d} reloads ({d} refused, {d} changing only members), {d} health flips, {d} backend flips\n", .{
         total.reloads, total.reloads_refused, total.member_reloads, total.health_flips, total.backend_flips,

@@ -84,9 +84,13 @@ pub fn limits(response_header_bytes_max: u32, response_headers_count_max: u32, b
 }
 
 /// A connection to `backend` of `pool` with room for one more try, opening one if there is
-/// none (null: no slot, socket or memory for one: the try is shed as overloaded).
+/// none. When none can be opened (no slot, socket or memory, or the member is at its
+/// connection cap), the try queues on the least busy connection to the member, whose streams
+/// it waits for (`Http2Try.head_waiting`) under its deadlines, as nghttp2 would queue it; with
+/// no connection to the member at all, it is shed (overloaded, or at the cap).
 pub fn attachTry(proxy: *Proxy, pool: *LocalPool, backend: u16, attempt: *Http2Try) error{ Overloaded, AtBackendCap }!*Http2Backend {
-    const link = find(proxy, pool, backend) orelse try open(proxy, pool, backend);
+    const link = find(proxy, pool, backend) orelse open(proxy, pool, backend) catch |err|
+        (leastBusy(proxy, pool, backend) orelse return err);
     link.tries_count += 1;
     attempt.next = link.tries;
     attempt.prev = null;
@@ -110,6 +114,24 @@ fn find(proxy: *Proxy, pool: *LocalPool, backend: u16) ?*Http2Backend {
     }
     return null;
 }
+
+/// The connection to `backend` that a try may queue on with the fewest tries: not closing,
+/// not leaving, without a GOAWAY, and below `queue_max` tries.
+fn leastBusy(proxy: *Proxy, pool: *LocalPool, backend: u16) ?*Http2Backend {
+    var best: ?*Http2Backend = null;
+    var next = proxy.h2_backends_open;
+    while (next) |link| : (next = link.next) {
+        if (link.pool != pool or link.backend_index != backend) continue;
+        if (link.state == .closing or link.retiring or link.session.goaway_received) continue;
+        if (!pool.sharedCurrent(link.connection) or link.tries_count >= queue_max) continue;
+        if (best == null or link.tries_count < best.?.tries_count) best = link;
+    }
+    return best;
+}
+
+/// Tries one connection holds at most, streams and waiting heads together: past it, the
+/// worker sheds the request rather than queue it (as HAProxy's queue has a size).
+const queue_max = 4 * streams_max;
 
 fn hasRoom(link: *const Http2Backend) bool {
     return switch (link.state) {
@@ -210,12 +232,9 @@ fn settingsArrived(link: *Http2Backend) void {
 }
 
 /// A stream slot may have come free: heads waiting for one go out (or, after a GOAWAY, are
-/// refused as unprocessed), in the order their tries attached.
+/// refused as unprocessed), the longest waiting first.
 fn startWaitingHeads(link: *Http2Backend) void {
-    var next = link.tries;
-    while (next) |attempt| {
-        next = attempt.next;
-        if (!attempt.head_waiting) continue;
+    while (oldestWaiting(link)) |attempt| {
         if (link.session.goaway_received) {
             attempt.refuseWaitingHead();
         } else if (link.session.canOpen()) {
@@ -224,6 +243,16 @@ fn startWaitingHeads(link: *Http2Backend) void {
             return;
         }
     }
+}
+
+/// The list holds the newest try first: the last waiting one found waited longest.
+fn oldestWaiting(link: *const Http2Backend) ?*Http2Try {
+    var oldest: ?*Http2Try = null;
+    var next = link.tries;
+    while (next) |attempt| : (next = attempt.next) {
+        if (attempt.head_waiting) oldest = attempt;
+    }
+    return oldest;
 }
 
 /// A try's stream ended (or it never had one): the connection idles when none is left.

@@ -717,9 +717,12 @@ fn exchangeIndex(proxy: *const Proxy, exchange: *const Exchange) usize {
 
 /// Shared HTTP/2 connections to backends a worker may hold: each carries up to
 /// `Http2Backend.streams_max` tries, so a sixteenth of the exchange slots covers every try in
-/// flight on few members, with room for more members than that.
+/// flight on few members, with room for more members than that. At least 64 (128 buffers,
+/// 2 MiB of address space at 16 KiB): a member whose SETTINGS take one or a few streams at a
+/// time needs a connection per few requests. Past the table, a try queues on the member's
+/// least busy connection (Http2Backend.attachTry), or is shed (503) if it has none.
 pub fn h2BackendsCount(sessions: u32) u32 {
-    return @max(16, sessions / 16);
+    return @max(64, sessions / 16);
 }
 
 pub fn acquireExchange(proxy: *Proxy) *Exchange {

@@ -341,7 +341,7 @@ fn take(conn: *Conn, world: *Simulator, bytes: []const u8) bool {
 /// Marks the requests whose answer sluice has started to read (the retry rules need it).
 pub fn markArrivals(conn: *Conn, world: *Simulator) void {
     if (conn.state != .open) return;
-    if (conn.h2) |server| return server.markArrivals();
+    if (conn.h2 != null) return; // Marked as sluice takes body bytes (Http2Server.noteConsumed).
     if (conn.markers_count == 0) return;
     const read_total = world.sim.proxyReadTotal(conn.fd);
     var kept: u8 = 0;

@@ -16,10 +16,13 @@
 //! - The retry rules are HTTP/2's: a stream this backend refused (REFUSED_STREAM, or above its
 //!   GOAWAY's last stream) was not processed (RFC 9113 §8.7) and is not a delivery, so it may
 //!   go anywhere again, whatever its method; a stream it read is a delivery. A response has
-//!   "reached sluice" once sluice has read its whole first header block: that is when an
-//!   HTTP/2 client can know of it (an HTTP/1.1 proxy knows at the first byte). Both offsets are
-//!   exact: a 9-byte frame-header scanner (`Frames`) follows the bytes each way, so the ledger
-//!   gets where each request's HEADERS began and where each response's header block ended.
+//!   "reached sluice" once sluice sends a WINDOW_UPDATE for its stream: its exchange took body
+//!   bytes, so it had the head. Reading the head's bytes is not enough, unlike HTTP/1.1: a try
+//!   that gave up (a timeout) resets its stream and drops what still comes on it, while the
+//!   shared connection goes on reading, so a late answer reaches sluice's socket after the
+//!   request went elsewhere, and that is right. The offsets are exact: a 9-byte frame-header
+//!   scanner (`Frames`) follows sluice's bytes, so the ledger gets where each request's
+//!   HEADERS began and when each WINDOW_UPDATE was sent.
 const std = @import("std");
 const assert = std.debug.assert;
 const linux = std.os.linux;
@@ -47,16 +50,10 @@ started: bool = false,
 conn: *Conn = undefined,
 world: *Simulator = undefined,
 streams: [streams_max]Stream = @splat(.{}),
-/// sluice's bytes and ours, frame by frame.
+/// sluice's bytes, frame by frame.
 incoming: Frames = .{ .skip = preface.len },
-outgoing: Frames = .{},
 /// Where sluice's HEADERS frames began, by stream, until the stream's request is heard.
 heads: [heads_max]Head = @splat(.{}),
-/// Header blocks of ours whose end is the moment their response reaches sluice.
-pending_marks: [streams_max]PendingMark = @splat(.{}),
-/// Responses whose header block ended at `start`: arrived once sluice has read past it.
-markers: [markers_max]Marker = undefined,
-markers_count: u8 = 0,
 /// The stream offset of `conn.out[0]`.
 out_base: u64 = 0,
 /// The connection closes (or resets) when its bytes up to here are written (`close_mid`).
@@ -73,11 +70,8 @@ idle_close_ns: u64 = std.math.maxInt(u64),
 idle_goaway: bool = false,
 
 const heads_max = 32;
-const markers_max = 128;
 
 const Head = struct { stream: StreamId = 0, offset: u64 = 0 };
-const PendingMark = struct { stream: StreamId = 0, id: u32 = 0, final: bool = false };
-const Marker = struct { id: u32, start: u64, final: bool };
 
 const Stream = struct {
     state: State = .free,
@@ -90,6 +84,10 @@ const Stream = struct {
     request_done: bool = false,
     respond_at_ns: u64 = std.math.maxInt(u64),
     responded: bool = false,
+    /// Its response is not a 5xx (for the ledger's retry rules), and reached sluice's
+    /// exchange (`noteIncoming`).
+    final: bool = false,
+    arrived: bool = false,
     /// The response body: its length, what nghttp2 took of it, where a `reset_mid` cuts it.
     response_len: u32 = 0,
     response_sent: u32 = 0,
@@ -264,7 +262,6 @@ fn flushOut(server: *Http2Server) bool {
             },
             error.Flooded, error.Protocol => fail.invariant("backend {d}: its own session failed: {t}", .{ conn.backend, err }),
         };
-        server.outgoing.feed(conn.out[conn.out_len..][0..n], server, noteOutgoing);
         conn.out_len += @intCast(n);
     }
     var limit: u64 = conn.out_len;
@@ -305,23 +302,6 @@ pub fn wakeAt(server: *const Http2Server, now: u64) u64 {
         if (s.unconsumed > 0 and s.consume_at_ns > now) at = @min(at, s.consume_at_ns);
     }
     return at;
-}
-
-/// Marks the responses whose header block sluice has read whole (the retry rules need it).
-pub fn markArrivals(server: *Http2Server) void {
-    if (server.markers_count == 0) return;
-    const world = server.world;
-    const read_total = world.sim.proxyReadTotal(server.conn.fd);
-    var kept: u8 = 0;
-    for (server.markers[0..server.markers_count]) |marker| {
-        if (read_total > marker.start) {
-            world.ledger.arrived(marker.id, marker.final, world.sim.receivedAt(server.conn.fd, marker.start));
-        } else {
-            server.markers[kept] = marker;
-            kept += 1;
-        }
-    }
-    server.markers_count = kept;
 }
 
 fn openCount(server: *const Http2Server) u32 {
@@ -380,12 +360,12 @@ const Frames = struct {
 };
 
 const frame_headers = 0x1;
-const frame_continuation = 0x9;
-const flag_end_headers = 0x4;
+const frame_window_update = 0x8;
 
-/// A HEADERS frame of sluice's: a request's (or trailers') start, kept until its event.
+/// A HEADERS frame of sluice's: a request's (or trailers') start, kept until its event. A
+/// WINDOW_UPDATE for a stream answered: its response reached sluice's exchange.
 fn noteIncoming(server: *Http2Server, frame: Frames.Frame) void {
-    server.world.trace("backend {d} fd {d} (h2): frame from sluice: type {d} flags {x} stream {d} length {d}", .{ server.conn.backend, server.conn.fd, frame.kind, frame.flags, frame.stream, frame.end - frame.start - 9 });
+    if (frame.kind == frame_window_update and frame.stream != 0) return server.noteConsumed(frame);
     if (frame.kind != frame_headers) return;
     for (&server.heads) |*head| {
         if (head.stream == frame.stream) return; // Trailers: the request's start is kept.
@@ -407,19 +387,15 @@ fn takeHeadOffset(server: *Http2Server, stream: StreamId) ?u64 {
     return null;
 }
 
-/// The end of a header block of ours: a response reaches sluice when it has read it.
-fn noteOutgoing(server: *Http2Server, frame: Frames.Frame) void {
-    server.world.trace("backend {d} fd {d} (h2): frame to sluice: type {d} flags {x} stream {d} length {d}", .{ server.conn.backend, server.conn.fd, frame.kind, frame.flags, frame.stream, frame.end - frame.start - 9 });
-    if (frame.kind != frame_headers and frame.kind != frame_continuation) return;
-    if (frame.flags & flag_end_headers == 0) return;
-    for (&server.pending_marks) |*mark| {
-        if (mark.stream != frame.stream) continue;
-        if (server.markers_count == markers_max) fail.invariant("backend: too many h2 responses unread by sluice", .{});
-        server.markers[server.markers_count] = .{ .id = mark.id, .start = frame.end - 1, .final = mark.final };
-        server.markers_count += 1;
-        mark.* = .{};
-        return;
-    }
+/// sluice gave window back on a stream this backend answers: its exchange took body bytes, so
+/// it had the response's head, and the request may not be sent again (when the frame was
+/// sent, on the kernel's clock: the ledger orders resends against it).
+fn noteConsumed(server: *Http2Server, frame: Frames.Frame) void {
+    const s = server.streamOf(frame.stream) orelse return;
+    if (!s.responded or s.arrived) return;
+    s.arrived = true;
+    server.world.summary.http2_backend_taken += 1;
+    server.world.ledger.arrived(s.id, s.final, server.world.sim.sentAt(server.conn.fd, frame.start));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -444,10 +420,6 @@ pub fn h2Event(server: *Http2Server, _: *ServerSession, event: ServerSession.Eve
         },
         .end => |stream| server.onEnd(stream),
         .closed => |closed| if (server.streamOf(closed.stream)) |s| {
-            // A head queued and dropped with the stream marks nothing.
-            for (&server.pending_marks) |*mark| {
-                if (mark.stream == closed.stream) mark.* = .{};
-            }
             s.* = .{};
         },
         .goaway => {},
@@ -649,7 +621,7 @@ fn respond(server: *Http2Server, s: *Stream) void {
         server.session.interim(s.stream, 103, &interim_fields) catch |err| return server.submitFailed(s, err);
     }
     world.ledger.responded(s.id, .{ .status = status, .body_len = body_len });
-    server.markNext(s.stream, s.id, status < 500);
+    s.final = status < 500;
     s.body_open = true;
     const body = s.response_len > 0 or s.trailers or s.plan == .reset_mid;
     server.session.respond(s.stream, status, fields.fields[0..fields.len], body) catch |err| return server.submitFailed(s, err);
@@ -668,15 +640,6 @@ fn submitFailed(server: *Http2Server, s: *Stream, err: ServerSession.SubmitError
         error.OutOfMemory => server.outOfMemory(),
         error.TooManyFields => unreachable, // `FieldList` holds fewer.
     }
-}
-
-/// The next header block on `stream` marks its response's arrival when it ends.
-fn markNext(server: *Http2Server, stream: StreamId, id: u32, final: bool) void {
-    for (&server.pending_marks) |*mark| if (mark.stream == 0) {
-        mark.* = .{ .stream = stream, .id = id, .final = final };
-        return;
-    };
-    unreachable; // One per open stream at most, `streams_max` of them.
 }
 
 fn resetStream(server: *Http2Server, s: *Stream, code: ServerSession.ErrorCode) bool {

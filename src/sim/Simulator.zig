@@ -115,7 +115,9 @@ pub const Summary = struct {
     http2_cut: u64 = 0,
     /// HTTP/2 backend connections (Http2Server.zig), the streams they heard, those they
     /// refused (REFUSED_STREAM or above a GOAWAY), the GOAWAYs they sent, the streams they
-    /// reset mid-way.
+    /// reset mid-way, and the responses sluice was seen to take (a WINDOW_UPDATE for their
+    /// stream: from then on the request may not be sent again).
+    http2_backend_taken: u64 = 0,
     http2_backend_conns: u64 = 0,
     http2_backend_streams: u64 = 0,
     http2_backend_refused: u64 = 0,

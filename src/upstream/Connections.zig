@@ -83,6 +83,8 @@ free_list: ?*Connection,
 slots_touched: u32 = 0,
 idle_heads: []?*Connection,
 idle_counts: []u32,
+/// Per backend: connections open here that many tries share (HTTP/2, `LocalPool.openShared`).
+shared_counts: []u32,
 idle_max: u32,
 idle_queue: *TimerQueue,
 /// Watches submitted and not yet called back: the set is quiet (safe to stop the loop) only
@@ -109,8 +111,11 @@ pub fn init(
     const idle_heads = try allocator.alloc(?*Connection, backends_count);
     errdefer allocator.free(idle_heads);
     const idle_counts = try allocator.alloc(u32, backends_count);
+    errdefer allocator.free(idle_counts);
+    const shared_counts = try allocator.alloc(u32, backends_count);
     @memset(idle_heads, null);
     @memset(idle_counts, 0);
+    @memset(shared_counts, 0);
     return .{
         .loop = loop,
         .shared = shared,
@@ -118,6 +123,7 @@ pub fn init(
         .free_list = null,
         .idle_heads = idle_heads,
         .idle_counts = idle_counts,
+        .shared_counts = shared_counts,
         .idle_max = idle_max,
         .idle_queue = idle_queue,
     };
@@ -156,6 +162,7 @@ pub fn deinit(connections: *Connections, allocator: std.mem.Allocator) void {
     allocator.free(connections.slots);
     allocator.free(connections.idle_heads);
     allocator.free(connections.idle_counts);
+    allocator.free(connections.shared_counts);
     connections.* = undefined;
 }
 
@@ -273,6 +280,11 @@ pub fn isQuiet(connections: *const Connections) bool {
 
 pub fn hasIdle(connections: *const Connections, backend_index: u16) bool {
     return connections.idle_heads[backend_index] != null;
+}
+
+/// A connection to the backend that many tries share is open here: a try may join it.
+pub fn hasShared(connections: *const Connections, backend_index: u16) bool {
+    return connections.shared_counts[backend_index] > 0;
 }
 
 pub fn idleCount(connections: *const Connections) u32 {

@@ -399,6 +399,7 @@ pub fn reconnect(local: *LocalPool, backend: u16) Connections.OpenError!*Connect
 pub fn openShared(local: *LocalPool, backend: u16) Connections.OpenError!*Connections.Connection {
     const connection = try local.connections.open(backend, local.backendAddress(backend), local.table.generations[backend]);
     local.shared_open += 1;
+    local.connections.shared_counts[backend] += 1;
     return connection;
 }
 
@@ -411,6 +412,8 @@ pub fn sharedCurrent(local: *const LocalPool, connection: *const Connections.Con
 pub fn closeShared(local: *LocalPool, connection: *Connections.Connection) void {
     assert(local.shared_open > 0);
     local.shared_open -= 1;
+    assert(local.connections.shared_counts[connection.backend_index] > 0);
+    local.connections.shared_counts[connection.backend_index] -= 1;
     local.connections.discard(connection);
 }
 
@@ -470,7 +473,8 @@ fn pick(local: *LocalPool, ask: Ask, now_ns: u64) Pick {
 
 /// The members a pick may choose, as `Balancer.pick` asks about them: available (health),
 /// not drained, not tried and (with `caps`) under their connection and pending caps, where
-/// a member at its connection cap still counts when this worker has an idle connection to it.
+/// a member at its connection cap still counts when this worker has an idle or a shared
+/// (HTTP/2) connection to it.
 /// Nothing is copied: `next` reads the health and drain sets a word at a time.
 pub const Candidates = struct {
     local: *const LocalPool,
@@ -525,8 +529,9 @@ pub const Candidates = struct {
         const local = candidates.local;
         const shared = local.shared;
         if (shared.any_capped.load(.monotonic) and shared.atConnectionCap(index)) {
-            // At its cap, but an idle connection to it here needs no new one.
-            if (!local.connections.hasIdle(index)) return false;
+            // At its cap, but an idle connection to it here needs no new one, nor does a
+            // shared (HTTP/2) one, whose streams the try may queue for (Http2Backend.attachTry).
+            if (!local.connections.hasIdle(index) and !local.connections.hasShared(index)) return false;
         }
         if (shared.any_pending_capped.load(.monotonic) and shared.atPendingCap(index)) return false;
         return true;

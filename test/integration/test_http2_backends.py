@@ -71,5 +71,28 @@ def test_a_member_that_takes_one_stream_at_a_time_gets_one_at_a_time(sluice):
         member.close()
 
 
+def test_at_its_connection_cap_requests_queue_for_the_members_streams(sluice):
+    """One connection allowed to the member, one stream on it: requests that arrive together
+    queue for that stream in turn (as an HTTP/1.1 pool's requests would be shed, 503, once
+    its connection is busy: multiplexing promises more)."""
+    member = H2Member("A", max_streams=1)
+    try:
+        sluice.start([f"{member.address},max-conns=1"], args=ARGS)
+        results = []
+
+        def one(i):
+            results.append(request(sluice.port, "GET", f"/q/{i}").status)
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(results) == [200] * 6, results
+        assert member.streams_open_max == 1
+    finally:
+        member.close()
+
+
 def posts_under(member, prefix):
     return [r for r in member.requests if r[":path"].startswith(prefix)]
