@@ -582,8 +582,9 @@ pub fn refused(attempt: *const Http2Try) bool {
 
 /// The shared connection broke: what is parked fails as on a reset.
 pub fn connectionBroken(attempt: *Http2Try) void {
-    // A stream closed before keeps how (a refused one stays refused).
-    if (attempt.closed == null) attempt.closed = .internal_error;
+    // A stream closed before keeps how (a refused one stays refused). A head still waiting for
+    // a stream never left: unprocessed, as a refused stream is.
+    if (attempt.closed == null) attempt.closed = if (attempt.head_waiting) .refused_stream else .internal_error;
     if (!attempt.ended) attempt.failed = true;
     attempt.stream = null;
     if (attempt.connect_parked) attempt.connected(.failed);

@@ -191,8 +191,12 @@ pub fn init(
     const members_count = shared.count();
     assert(members_count >= pool.backends_count);
     const table = shared.table.load(.acquire);
-    // At most one busy connection per exchange, at most `keepalive_max` idle per member.
-    const slots_count = exchanges_count + members_count * pool.keepalive_max;
+    // At most one busy connection per exchange, at most `keepalive_max` idle per member. A
+    // shared (HTTP/2) connection is busy while it is open, idle ones too: one per member with
+    // no try (a try joins the one it finds), and one more while a member's old one closes
+    // (after its GOAWAY).
+    const shared_idle: u32 = if (pool.protocol.multiplexed()) 2 else 0;
+    const slots_count = exchanges_count + members_count * (pool.keepalive_max + shared_idle);
     local.* = .{
         .config = pool,
         .shared = shared,
