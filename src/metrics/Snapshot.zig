@@ -333,7 +333,7 @@ const process_gauges = [_]struct { []const u8, []const u8, []const u8 }{
 const process_counters = [_]struct { []const u8, []const u8, []const u8 }{
     .{ "connections_accepted", "sluice_connections_accepted_total", "Client connections accepted." },
     .{ "client_errors", "sluice_client_errors_total", "Requests answered with a 4xx by sluice itself (malformed, too large, timed out)." },
-    .{ "client_timeouts", "sluice_client_timeouts_total", "Clients too slow to send a request head or body (408)." },
+    .{ "client_timeouts", "sluice_client_timeouts_total", "Clients too slow to send a request head or body (408), or, over HTTP/2, to open their window for a response (RST_STREAM)." },
     .{ "requests_unrouted", "sluice_requests_unrouted_total", "Requests no route matched, answered 404 by sluice." },
     .{ "local_responses", "sluice_local_responses_total", "Responses made by sluice itself for a route: fixed responses and redirects." },
     .{ "request_ids_generated", "sluice_request_ids_generated_total", "Request ids sluice generated: the client sent none, or one that was not plain." },

@@ -51,6 +51,9 @@ receiving: bool = false,
 flush_again: bool = false,
 /// Streams whose exchange waits for request body bytes: the client body timeout runs.
 body_waits: u32 = 0,
+/// Since when responses have waited for the client's flow-control window with no DATA going
+/// out (`idle`); null: none waits, or DATA went out since.
+window_stall_since_ns: ?u64 = null,
 /// A GOAWAY was submitted (drain, idle timeout, a limit): close once it and every stream's
 /// end are written.
 going_away: bool = false,
@@ -256,9 +259,46 @@ fn idle(http2: *Http2) void {
         connection.armTimer(.sending); // The client idle timeout.
     } else if (http2.body_waits > 0) {
         connection.armTimer(.body); // Request bodies must keep arriving.
+    } else if (http2.windowWaits()) {
+        // Responses wait for the client's WINDOW_UPDATE: the client idle timeout runs from
+        // the last DATA that went out, whatever else the client sends (a client that keeps
+        // its windows shut while it trickles other frames would hold the streams, their
+        // exchanges and a drain forever: the HTTP/2 slow read). Every write re-arms the
+        // connection's timer, so the stall's age is checked here too, after each one.
+        const now = connection.loop().now();
+        const since = http2.window_stall_since_ns orelse now;
+        http2.window_stall_since_ns = since;
+        if (now - since >= connection.proxy.queues.client_idle.duration_ns) return http2.resetStalled();
+        connection.armTimer(.sending);
     } else {
+        http2.window_stall_since_ns = null;
         connection.armTimer(.waiting);
     }
+}
+
+/// Streams whose response waited for the client's window for the whole client idle timeout:
+/// reset (CANCEL), counted as client timeouts, as an HTTP/1.1 client that does not read is
+/// closed. The connection serves on.
+fn resetStalled(http2: *Http2) void {
+    http2.window_stall_since_ns = null;
+    var next = http2.streams;
+    while (next) |stream| {
+        next = stream.next;
+        if (!stream.waitsForWindow()) continue;
+        http2.connection.proxy.stats.client_timeouts.add(1);
+        stream.windowTimedOut();
+    }
+    http2.flush();
+}
+
+/// Some stream has response bytes nghttp2 has not taken while nothing is being written: it
+/// waits for the client's flow-control window.
+fn windowWaits(http2: *const Http2) bool {
+    var next = http2.streams;
+    while (next) |stream| : (next = stream.next) {
+        if (stream.waitsForWindow()) return true;
+    }
+    return false;
 }
 
 /// Ends the connection when the session is over (both sides said GOAWAY with no stream open,
@@ -296,6 +336,8 @@ pub fn timedOut(http2: *Http2) void {
         }
         return http2.flush();
     }
+    // A quiet client idle timeout with responses waiting for the client's window.
+    if (connection.phase == .sending and http2.streams_count > 0) return http2.resetStalled();
     http2.goAway();
     http2.flush(); // Then `maybeClose`, once the GOAWAY is written.
 }

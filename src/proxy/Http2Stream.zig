@@ -682,6 +682,7 @@ pub fn readBody(stream: *Stream, buffer: []u8) ServerSession.BodyChunk {
     const n = @min(left.len, buffer.len);
     @memcpy(buffer[0..n], left[0..n]);
     response.pos += n;
+    if (n > 0) stream.http2.window_stall_since_ns = null; // Progress.
     if (stream.exchange) |exchange| if (!response.own) exchange.countSent(n);
     if (response.pos < response.window.len) return .{ .bytes = n };
     if (!response.handed_back) {
@@ -830,6 +831,18 @@ noinline fn answerFailure(stream: *Stream, failure: Failure) void {
     }
     stream.respond(failure.status(), fields[0..count], body.len > 0);
     if (body.len > 0) stream.setWindow(body, true, true) else stream.http2.flush();
+}
+
+/// Response bytes wait for nghttp2 to take them (checked while nothing is being written: the
+/// client's window for the stream, or the connection's, is shut).
+pub fn waitsForWindow(stream: *const Stream) bool {
+    const response = &stream.response;
+    return !stream.closed and response.started and !response.ended and response.pos < response.window.len;
+}
+
+/// The client kept the window shut for the client idle timeout: the stream ends.
+pub fn windowTimedOut(stream: *Stream) void {
+    stream.refuse(.cancel);
 }
 
 /// Ends the stream from sluice's side (RST_STREAM `code`), and its exchange with it.

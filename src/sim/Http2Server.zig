@@ -65,6 +65,10 @@ goaway_last: ?StreamId = null,
 last_processed: StreamId = 0,
 /// Sent garbage: waits for sluice to close.
 spent: bool = false,
+/// Inside the session's `receive` (nghttp2 is in the call: the connection may not end now),
+/// and the connection is to be reset once it returns.
+receiving: bool = false,
+reset_due: bool = false,
 /// With no stream open, the connection closes (with a GOAWAY first, or not) at this time.
 idle_close_ns: u64 = std.math.maxInt(u64),
 idle_goaway: bool = false,
@@ -163,10 +167,13 @@ pub fn end(server: *Http2Server) void {
 pub fn receive(server: *Http2Server, bytes: []const u8) void {
     if (server.spent) return;
     server.incoming.feed(bytes, server, noteIncoming);
+    server.receiving = true;
     server.session.receive(bytes, server.world.sim.now_ns) catch |err| switch (err) {
-        error.OutOfMemory => return server.close(.reset),
+        error.OutOfMemory => server.reset_due = true,
         error.Flooded, error.Protocol => fail.invariant("backend {d}: sluice broke HTTP/2 on its connection: {t}", .{ server.conn.backend, err }),
     };
+    server.receiving = false;
+    if (server.reset_due) server.close(.reset);
 }
 
 /// Writes what is due: responses, resets, windows handed back, then the session's frames.
@@ -288,7 +295,16 @@ fn close(server: *Http2Server, how: backends_ns.CloseHow) void {
 
 fn outOfMemory(server: *Http2Server) void {
     server.world.trace("backend {d}: nghttp2 memory exhausted", .{server.conn.backend});
-    server.close(.reset);
+    server.resetConnection();
+}
+
+/// Resets the connection, after the session's `receive` when inside it.
+fn resetConnection(server: *Http2Server) void {
+    if (server.receiving) {
+        server.reset_due = true;
+    } else {
+        server.close(.reset);
+    }
 }
 
 /// The next time, after `now`, the connection has something to do by itself.
@@ -470,6 +486,8 @@ fn onRequest(server: *Http2Server, request: ServerSession.Request) void {
                 c.out_len = 0;
                 c.out_sent = 0;
             }
+            // Behind frames sluice has not read yet, if they leave room; else a reset does.
+            if (c.out.len - c.out_len < bytes.len) return server.resetConnection();
             @memcpy(c.out[c.out_len..][0..bytes.len], bytes);
             c.out_len += bytes.len;
             server.spent = true;

@@ -366,6 +366,36 @@ def test_a_shut_stream_window_does_not_time_the_backend_out(sluice, make_backend
     c.close()
 
 
+def test_a_window_kept_shut_past_the_client_idle_timeout_resets_the_stream(sluice, make_backend):
+    """The HTTP/2 slow read: the client keeps its stream window (16 bytes) shut and sends PINGs
+    meanwhile. Those are not progress: once no DATA went out for the client idle timeout, the
+    stream is reset (CANCEL), as an HTTP/1.1 client that does not read is closed; the
+    connection serves on."""
+    body = bytes(range(256)) * 40
+    backend = make_backend(fixed(body=body))
+    sluice.start([backend], args=H2C + ["--client-idle-timeout", "500ms"])
+    c = H2Client.plain(sluice.port, window=16, auto_ack=False)
+    sid = c.request("GET", "/never-reads")
+    deadline = time.monotonic() + 3
+    c.sock.settimeout(0.05)
+    while not c.responses[sid].ended and time.monotonic() < deadline:
+        time.sleep(0.1)  # Ten PINGs a second: far under the PING flood limit.
+        c.conn.ping(b"12345678")
+        c.flush()
+        try:
+            while c.pump_once():
+                pass
+        except socket.timeout:
+            pass
+    c.sock.settimeout(5)
+    r = c.responses[sid]
+    assert r.reset == h2.errors.ErrorCodes.CANCEL, r
+    assert len(r.body) < len(body)
+    c.auto_ack = True
+    assert c.get("/after").status == 200
+    c.close()
+
+
 def test_the_drains_goaway_names_no_half_sent_stream(sluice, backend):
     """SIGTERM while a stream's HEADERS are half there: nghttp2 counts the stream as processed,
     but sluice has not taken it, so the GOAWAY names the stream before it (1), and the client
