@@ -11,10 +11,11 @@
 #
 # Environment (all optional):
 #   CG_PROTOCOL=h1          h1 (keep-alive HTTP/1.1), h1tls (the same over TLS, ECDSA P-256:
-#                           its 64 handshakes counted too, the same for A and B) or h2c
-#                           (HTTP/2 with prior knowledge)
+#                           its 64 handshakes counted too, the same for A and B), h2c
+#                           (HTTP/2 with prior knowledge) or h2tls (HTTP/2 over TLS, ALPN h2,
+#                           ECDSA P-256: its h2load -c handshakes counted too)
 #   CG_REQUESTS=20000       requests counted (CG_WARMUP=2000 before them)
-#   CG_CLIENTS, CG_STREAMS  h2load -c and -m (h1: 64 and 1; h2c: 4 and 16, as many streams
+#   CG_CLIENTS, CG_STREAMS  h2load -c and -m (h1: 64 and 1; h2c and h2tls: 4 and 16, as many streams
 #                           as the 64 connections below leave slots for)
 #   SLUICE_BIN=path         the binary to count (default: this tree built ReleaseSafe with
 #                           -Dcpu=x86_64_v2, which a given binary needs too: valgrind)
@@ -39,7 +40,7 @@ protocol="${CG_PROTOCOL:-h1}"
 requests="${CG_REQUESTS:-20000}"
 warmup="${CG_WARMUP:-2000}"
 case "$protocol" in
-    h2c) clients="${CG_CLIENTS:-4}" streams="${CG_STREAMS:-16}" ;;
+    h2c | h2tls) clients="${CG_CLIENTS:-4}" streams="${CG_STREAMS:-16}" ;;
     *) clients="${CG_CLIENTS:-64}" streams="${CG_STREAMS:-1}" ;;
 esac
 # Few connections: under valgrind, std's page allocator hints an address below its last map,
@@ -49,13 +50,14 @@ max_connections="${CG_MAX_CONNECTIONS:-64}"
 case "$protocol" in
     h1) load_flags=(--h1) sluice_flags=() ;;
     h2c) load_flags=() sluice_flags=(--http2 on) ;;
-    h1tls)
+    h1tls | h2tls)
         make_certs "$run" || die "openssl could not make the certificates (see $run/certs.log)"
-        load_flags=(--h1) sluice_flags=(--tls-cert "$run/ecdsa.pem" --tls-key "$run/ecdsa.key") ;;
-    *) die "CG_PROTOCOL is h1, h1tls or h2c, not '$protocol'" ;;
+        load_flags=() sluice_flags=(--tls-cert "$run/ecdsa.pem" --tls-key "$run/ecdsa.key")
+        [ "$protocol" = h1tls ] && load_flags=(--h1) ;;
+    *) die "CG_PROTOCOL is h1, h1tls, h2c or h2tls, not '$protocol'" ;;
 esac
 scheme=http
-[ "$protocol" = h1tls ] && scheme=https
+case "$protocol" in h1tls | h2tls) scheme=https ;; esac
 
 lib="$here/benchlib.py"
 port() { python3 "$lib" freeport; }

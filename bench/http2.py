@@ -12,7 +12,10 @@ the load to H2_LOAD_CPUS), with bench/proxy.sh's configs plus HTTP/2:
 Figures: requests per second (h2load's), and the proxy's CPU per request (its utime+stime
 from /proc around the run, divided by the requests that succeeded). Interleaved rounds,
 medians. Then the resident memory one idle HTTP/2 connection costs each proxy: H2_IDLE
-connections opened (preface and SETTINGS sent, nothing else), the proxy's RSS before and after.
+connections opened (preface and SETTINGS sent, nothing else), the proxy's RSS before and
+after, H2_IDLE_WAIT seconds (7) after the last: past sluice's hot idle second and its buffer
+pool's next trim (every 5 s), which gives freed buffers' pages back; nginx and HAProxy free an
+idle connection's buffers at once.
 
 A measurement, not a test: exits non-zero only when the harness breaks.
 """
@@ -129,6 +132,9 @@ def rss_kib(pid):
     return total
 
 
+IDLE_WAIT = float(os.environ.get("H2_IDLE_WAIT", "7"))
+
+
 def idle_memory(p, count):
     """RSS per idle HTTP/2 connection: `count` connections that sent the preface and an empty
     SETTINGS (and, over TLS, finished a handshake), held open."""
@@ -146,7 +152,7 @@ def idle_memory(p, count):
             socks.append(s)
         for s in socks:
             s.recv(4096)  # the server's SETTINGS: the session exists
-        time.sleep(1.5)
+        time.sleep(IDLE_WAIT)
         after = rss_kib(p.proc.pid)
     finally:
         for s in socks:
@@ -189,7 +195,7 @@ def report(args, k, proxies, began):
               " worker pinned, proxying to the same nginx backend over HTTP/1.1 keep-alive"
               f" (sluice and nginx keep {KEEPALIVE} idle backend connections, HAProxy all)."
               f" Idle connection bytes: the proxy's RSS growth for {k['idle']} idle HTTP/2"
-              " connections, divided by their number.")
+              f" connections {IDLE_WAIT:g} s after they opened, divided by their number.")
     text, md = [], []
     for out, tf in ((text, benchlib.text_table), (md, benchlib.md_table)):
         out += ["## HTTP/2: h2load through each proxy", "", tf(header, rows), "", method, "",
