@@ -183,6 +183,12 @@ pub fn flush(http2: *Http2) void {
         return;
     }
     if (connection.send_completion.isPending()) return; // Its callback flushes.
+    http2.scheduleFlush();
+}
+
+/// A flush after this loop batch, through the send completion (one flush per batch).
+fn scheduleFlush(http2: *Http2) void {
+    const connection = http2.connection;
     connection.submit();
     connection.loop().sendReady(&connection.send_completion, &connection.socket, "", 0, Connection, connection, flushCallback);
 }
@@ -229,6 +235,9 @@ fn flushNow(http2: *Http2) void {
     }
     http2.releaseOut();
     http2.idle();
+    // `idle` reset streams whose window stayed shut: their RST_STREAM frames go in a new round
+    // (a flush asked for during this one is only noted).
+    if (http2.flush_again and connection.state == .active and !connection.send_completion.isPending()) http2.scheduleFlush();
 }
 
 fn sendCallback(connection: *Connection, result: sys.SendError!usize) void {
