@@ -45,7 +45,13 @@ pub fn main(init: std.process.Init) !void {
     const gpa = std.heap.smp_allocator;
     var arena_state = std.heap.ArenaAllocator.init(gpa);
     defer arena_state.deinit();
+    // A run whose budget is not charged loops for ever; the watchdog turns that into a
+    // failure that names the seed and the iteration, instead of a CI job that times out.
+    watchdog.seed = seed;
+    const dog = try std.Thread.spawn(.{ .stack_size = 64 * 1024 }, watchdog.run, .{});
+    dog.detach();
     for (0..iterations) |i| {
+        watchdog.iteration.store(i, .monotonic);
         _ = arena_state.reset(.{ .retain_with_limit = 16 << 20 });
         const arena = arena_state.allocator();
         const random = prng.random();
@@ -70,6 +76,35 @@ pub fn main(init: std.process.Init) !void {
         stats.values,         stats.exceptions, stats.terminations,       stats.suspensions,
     });
 }
+
+/// Every input ends well inside a second (its budget is 200,000 units); one still running
+/// after `stall_s` seconds is a hang, and the whole run fails with its seed and iteration.
+const watchdog = struct {
+    const stall_s = 60;
+    var seed: u64 = 0;
+    var iteration: std.atomic.Value(u64) = .init(0);
+
+    fn run() void {
+        const linux = std.os.linux;
+        var seen = iteration.load(.monotonic);
+        var still: u32 = 0;
+        while (true) {
+            const second: linux.timespec = .{ .sec = 1, .nsec = 0 };
+            _ = linux.nanosleep(&second, null);
+            const now = iteration.load(.monotonic);
+            if (now != seen) {
+                seen = now;
+                still = 0;
+                continue;
+            }
+            still += 1;
+            if (still >= stall_s) {
+                std.debug.print("js-fuzz: iteration {d} still runs after {d} s: a hang; replay with --seed {d} --iterations {d} --print\n", .{ now, stall_s, seed, now + 1 });
+                std.process.exit(1);
+            }
+        }
+    }
+};
 
 const Stats = struct {
     compiled: u64 = 0,

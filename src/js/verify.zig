@@ -164,6 +164,15 @@ const Verifier = struct {
                 .u8 => code[pc + 1],
                 else => 0,
             };
+            // Only `jump` and `jump_if_false`/`jump_if_true` charge the budget when they go
+            // back (the interpreter's `tick`); any other jump that went back could loop
+            // without ever being charged, so it must go forward. The compiler emits them so.
+            switch (op) {
+                .jump_if_false_keep, .jump_if_true_keep, .jump_if_not_nullish_keep, .jump_if_defined_keep, .jump_if_nullish_drop, .iter_delegate, .iter_next, .try_push => {
+                    if (bytecode.readU32(code, pc + 1) <= pc) return v.fail("a jump that is not charged goes back");
+                },
+                else => {},
+            }
             const pops: u32 = info.pops orelse bytecode.dynamicPops(op, operand);
             if (state.depth < pops) return v.fail("stack underflow");
             const after: u32 = state.depth - pops + info.pushes;
@@ -226,3 +235,31 @@ const Verifier = struct {
         }
     }
 };
+
+test "a jump that the interpreter does not charge may not go back" {
+    const Compiler = @import("Compiler.zig");
+    var arena_state = std.heap.ArenaAllocator.init(std.testing.allocator);
+    defer arena_state.deinit();
+    const arena = arena_state.allocator();
+    var failure: Compiler.Failure = undefined;
+    const p = try Compiler.compile(arena, "let n = 0; for (const x of [1, 2]) n += x;", .{}, &failure);
+    var problem: Problem = .{};
+    try program(std.testing.allocator, &p, &problem);
+
+    // The loop's exit (taken when the iterator is done) pointed at the `iter_next` itself: a
+    // loop that never reaches a charged backward `jump`.
+    const code = try arena.dupe(u8, p.functions[0].code);
+    var pc: usize = 0;
+    const at = while (pc < code.len) {
+        const op: Op = @fromBackingInt(@intCast(code[pc]));
+        if (op == .iter_next) break pc;
+        pc += bytecode.size(op);
+    } else return error.TestUnexpectedResult;
+    std.mem.writeInt(u32, code[at + 1 ..][0..4], @intCast(at), .little);
+    var functions = try arena.dupe(Program.Function, p.functions);
+    functions[0].code = code;
+    var patched = p;
+    patched.functions = functions;
+    try std.testing.expectError(error.Invalid, program(std.testing.allocator, &patched, &problem));
+    try std.testing.expectEqualStrings("a jump that is not charged goes back", problem.message);
+}
