@@ -333,6 +333,16 @@ pub fn wakeAt(handler: *const Handler, ticket: Engine.Ticket) u64 {
     return handler.engine.wakeAt(ticket);
 }
 
+/// The call waits on its client's body: its deadline stops until `resumeDeadline`, since the
+/// client's pace is not the handler's doing (the client's timeouts bound it).
+pub fn pauseDeadline(handler: *Handler, ticket: Engine.Ticket) void {
+    handler.engine.pauseDeadline(ticket);
+}
+
+pub fn resumeDeadline(handler: *Handler, ticket: Engine.Ticket) void {
+    handler.engine.resumeDeadline(ticket);
+}
+
 /// Goes on with a suspended call (its timers are due, or its deadline passed), as `respond`
 /// would have: a response in `out`, a proxy, a failure, or suspended again.
 pub fn resumeTimers(handler: *Handler, ticket: Engine.Ticket, reply: Reply, out: []u8, now_ns: u64) Outcome {

@@ -105,6 +105,10 @@ pub const Slot = struct {
     /// While suspended: the handler's promise, and the run's queue, timers and limits left.
     promise: Value = Value.undefined_value,
     suspension: Vm.Suspension = undefined,
+    /// While the host waits on something that is not the request's own doing (its client's
+    /// body arriving): when that wait began, or when what ran since last moved the deadline
+    /// on (`pauseDeadline`).
+    deadline_paused_at_ns: ?u64 = null,
 
     /// `kept`: the request ended, but the host still reads what it left in its heap (an answer
     /// larger than the host's buffer, sent out a window at a time: `keep`, `release`).
@@ -355,7 +359,33 @@ pub fn call(e: *Engine, callee: Value, args: []const Value) Outcome {
 pub fn wakeAt(e: *const Engine, ticket: Ticket) u64 {
     const slot = e.slotOf(ticket);
     assert(slot.state == .suspended);
+    if (slot.deadline_paused_at_ns != null) return slot.suspension.firstTimer();
     return slot.suspension.wakeAt();
+}
+
+/// Stops a suspended request's deadline while the host waits on what only the client
+/// controls (its request body arriving: the client's timeouts bound that, as they bound any
+/// body). Its timers still fire on time; what runs meanwhile sees the deadline moved on by
+/// the time paused so far. `resumeDeadline` starts it again.
+pub fn pauseDeadline(e: *Engine, ticket: Ticket) void {
+    const slot = e.slotOf(ticket);
+    assert(slot.state == .suspended);
+    if (slot.deadline_paused_at_ns == null) slot.deadline_paused_at_ns = e.vm.clock();
+}
+
+pub fn resumeDeadline(e: *Engine, ticket: Ticket) void {
+    const slot = e.slotOf(ticket);
+    assert(slot.state == .suspended);
+    e.foldPause(slot);
+    slot.deadline_paused_at_ns = null;
+}
+
+/// Moves the deadline on by the time paused since the pause began (or was last folded).
+fn foldPause(e: *const Engine, slot: *Slot) void {
+    const since = slot.deadline_paused_at_ns orelse return;
+    const now = e.vm.clock();
+    if (slot.suspension.deadline_at_ns != 0) slot.suspension.deadline_at_ns +|= now -| since;
+    slot.deadline_paused_at_ns = now;
 }
 
 /// Goes on with a suspended request: its timers due by now run (each followed by its
@@ -370,6 +400,7 @@ pub fn resumeTimers(e: *Engine, ticket: Ticket) Outcome {
 fn resumeSlot(e: *Engine, ticket: Ticket) *Slot {
     const slot = e.slotOf(ticket);
     assert(slot.state == .suspended);
+    e.foldPause(slot);
     e.enter(ticket.slot);
     slot.state = .running;
     e.suspended_count -= 1;
@@ -477,6 +508,7 @@ fn freeSlot(e: *Engine, slot: *Slot) void {
     slot.state = .free;
     slot.generation +%= 1;
     slot.promise = Value.undefined_value;
+    slot.deadline_paused_at_ns = null;
 }
 
 /// Makes slot `index`'s heap the running one, keeping the one it replaces in its slot.
@@ -1054,6 +1086,37 @@ test "engine: the budget bounds the whole request across suspensions" {
     // the total stops it.
     try std.testing.expectEqual(Vm.Termination.budget, outcome.terminated);
     try std.testing.expect(wakes >= 3);
+}
+
+test "engine: a paused deadline does not run while the host waits on the client, and timers still fire" {
+    const gpa = std.testing.allocator;
+    var module: Module = undefined;
+    const ms = std.time.ns_per_ms;
+    const engine = try suspendEngine(gpa, &module, .{ .suspended_max = 1, .deadline_ns = 20 * ms });
+    defer module.deinit();
+    defer engine.deinit(gpa);
+    engine.beginRequest();
+    const start = ManualClock.now_ns;
+    // A 50 ms nap under a 20 ms deadline: it would end `deadline exceeded` at start + 20 ms.
+    const ticket = engine.call(engine.exportValue("nap").?, &.{}).suspended;
+    try std.testing.expectEqual(start + 20 * ms, engine.wakeAt(ticket));
+    // The host waits 40 ms on the client (a body arriving): only the timer wakes it meanwhile.
+    engine.pauseDeadline(ticket);
+    try std.testing.expectEqual(start + 50 * ms, engine.wakeAt(ticket));
+    ManualClock.now_ns = start + 40 * ms;
+    engine.resumeDeadline(ticket);
+    // The deadline moved on by the 40 ms paused: start + 60 ms, after the timer.
+    try std.testing.expectEqual(start + 50 * ms, engine.wakeAt(ticket));
+    ManualClock.now_ns = start + 50 * ms;
+    try expectText("rested", engine.resumeTimers(ticket).value);
+
+    // Not paused, the same call ends at its deadline.
+    engine.beginRequest();
+    const again = engine.call(engine.exportValue("nap").?, &.{}).suspended;
+    const deadline = ManualClock.now_ns + 20 * ms;
+    try std.testing.expectEqual(deadline, engine.wakeAt(again));
+    ManualClock.now_ns = deadline;
+    try std.testing.expectEqual(Vm.Termination.deadline, engine.resumeTimers(again).terminated);
 }
 
 test "engine: the deadline runs while a request is suspended, from its start" {

@@ -386,8 +386,13 @@ pub const Suspension = struct {
 
     /// When the run wants to go on: its first timer's time, or its deadline if sooner.
     pub fn wakeAt(s: *const Suspension) u64 {
-        const due = builtins.timers.firstDue(s.timers_head) orelse std.math.maxInt(u64);
+        const due = s.firstTimer();
         return if (s.deadline_at_ns != 0) @min(due, s.deadline_at_ns) else due;
+    }
+
+    /// Its first timer's time; the largest u64 when it has none.
+    pub fn firstTimer(s: *const Suspension) u64 {
+        return builtins.timers.firstDue(s.timers_head) orelse std.math.maxInt(u64);
     }
 };
 

@@ -405,7 +405,14 @@ pub fn readBody(attempt: *Http2Try, buffer: []u8) ClientSession.BodyChunk {
             },
         }
     }
-    if (attempt.send_pos == window.len or done) attempt.finishSend(window.len);
+    if (attempt.send_pos == window.len or done) {
+        attempt.finishSend(window.len);
+    } else if (written > 0) {
+        // Part of the window is framed: progress, as a partial send is on HTTP/1.1. A backend
+        // whose stream window takes a few bytes at a time sets the pace, under the response
+        // timeout from its last grant rather than from the window's start.
+        attempt.exchange.rearmAttemptTimer();
+    }
     if (done) {
         attempt.body_ended = true;
         return .{ .last = written };

@@ -170,8 +170,10 @@ fn grow(exchange: *Exchange, read: *BodyRead, needed: usize) error{OutOfMemory}!
     read.room = room;
 }
 
-/// The read ended: the call goes on at the next turn of the loop, as after a fetch.
+/// The read ended: the call's deadline runs again, and the call goes on at the next turn of
+/// the loop, as after a fetch.
 fn bodyEnded(exchange: *Exchange) void {
+    exchange.target.handler.resumeDeadline(exchange.handler_ticket.?);
     if (!exchange.total_timer.isArmed()) return; // Waking: `wake` settles it.
     exchange.loop().timerArmAt(&exchange.proxy.queues.handler_wake, &exchange.total_timer, 0, Exchange, exchange, wakeCallback);
 }
@@ -543,6 +545,8 @@ fn wait(exchange: *Exchange, handler: *Handler, ticket: Handler.Ticket) void {
     exchange.ubuf = null;
     exchange.state = .suspended;
     exchange.handler_ticket = ticket;
+    // The deadline stops while the client sends the body (gatherWindow starts it again).
+    if (exchange.body_read) |read| if (read.state == .start) handler.pauseDeadline(ticket);
     const loop = exchange.loop();
     loop.timerArmAt(&exchange.proxy.queues.handler_wake, &exchange.total_timer, handler.wakeAt(ticket), Exchange, exchange, wakeCallback);
     // While the body is read, the downstream's receive notices a client that leaves.

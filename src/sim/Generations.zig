@@ -170,10 +170,23 @@ fn handlerFor(generations: *Generations, handler: *const Config.Handler, previou
     const old = if (previous) |built| built.generation.handlerNamed(handler.name) else null;
     var text: [512]u8 = undefined;
     var diagnostic = std.Io.Writer.fixed(&text);
-    return HandlerInstance.make(generations.quarantine.allocator(), handler, old, 0, &generations.handler_tallies, &diagnostic) catch |err| switch (err) {
-        error.OutOfMemory => error.OutOfMemory,
+    const instance = HandlerInstance.make(generations.quarantine.allocator(), handler, old, 0, &generations.handler_tallies, &diagnostic) catch |err| switch (err) {
+        error.OutOfMemory => return error.OutOfMemory,
         error.Invalid => std.debug.panic("sim: handler {s}: {s}", .{ handler.name, diagnostic.buffered() }),
     };
+    // The engine's deadline reads the simulated clock: on the machine's, a request's fate
+    // would depend on how fast the simulator ran (a body trickled over minutes of simulated
+    // time passed or missed a 50 ms deadline by the real time it took to simulate).
+    clock_loop = generations.loop;
+    for (instance.workers) |*worker| worker.engine.vm.clock = simulatedClock;
+    return instance;
+}
+
+/// The loop whose time the handlers' engines read (one simulated worker at a time).
+var clock_loop: ?*const Loop = null;
+
+fn simulatedClock() u64 {
+    return clock_loop.?.now();
 }
 
 /// Frees every old generation the worker has let go of, and the pool instances no generation
