@@ -14,8 +14,11 @@
 //!
 //! Buffers: `buffer`, one worker buffer taken at `start`, holds the request's strings and body,
 //! copied out of the handler's heap then, so that nothing the kernel may still read points into
-//! a heap a cancelled request gave back. A detached sub-request (its parent ended first) only
-//! frees its slot when its exchange is released.
+//! a heap a cancelled request gave back. A body larger than the room behind the strings is
+//! sent through that room a window at a time, each copied out of the heap when the exchange
+//! asks for it: the heap is read only while the call that made the fetch is alive (it is
+//! suspended or running, and its fetches are detached, so aborted, when it ends). A detached
+//! sub-request (its parent ended first) only frees its slot when its exchange is released.
 const std = @import("std");
 const assert = std.debug.assert;
 const linux = std.os.linux;
@@ -49,8 +52,13 @@ fetch: Handler.Fetch = undefined,
 ticket: Handler.Ticket = undefined,
 handler: *Handler = undefined,
 buffer: ?[]u8 = null,
-/// Where the body starts in `buffer`.
+/// Where the body (or the room its windows go through) starts in `buffer`.
 body_start: usize = 0,
+/// A body larger than the room behind the head: its bytes in the request's heap, sent a
+/// window at a time through `buffer[body_start..]`; empty when the body is whole in `buffer`.
+streamed: []const u8 = "",
+/// How much of `streamed` has been copied out into windows.
+streamed_pos: usize = 0,
 request: http.Request = undefined,
 /// The client's facts, as the parent's downstream gave them at the start.
 client_address: Address = undefined,
@@ -166,7 +174,15 @@ fn composeRequest(sub: *Subrequest, buffer: []u8, parent_head: *const http.Reque
         fields_buffer[count] = .{ .name = try copy(buffer, &used, field.name), .value = try copy(buffer, &used, field.value) };
         count += 1;
     };
-    const body_copy = try copy(buffer, &used, fetch.body);
+    // The body follows the strings when it fits; else the rest of the buffer is the room its
+    // windows go through (at least a quarter of it, so that the windows are not tiny).
+    const room = buffer.len - used;
+    const streamed = fetch.body.len > room;
+    if (streamed and room < buffer.len / 4) return error.TooLarge;
+    const body_copy = if (streamed) "" else try copy(buffer, &used, fetch.body);
+    sub.streamed = if (streamed) fetch.body else "";
+    sub.streamed_pos = 0;
+    const body_len = if (streamed) fetch.body.len else body_copy.len;
     sub.request = .{
         .method = .parse(method),
         .method_text = method,
@@ -175,7 +191,7 @@ fn composeRequest(sub: *Subrequest, buffer: []u8, parent_head: *const http.Reque
         .version = .http11,
         .headers = fields_buffer[0..count],
         .host = host_copy,
-        .body = if (body_copy.len == 0) .none else .{ .content_length = body_copy.len },
+        .body = if (body_len == 0) .none else .{ .content_length = body_len },
         .keep_alive = true,
         .expect_continue = false,
         .upgrade = false,
@@ -200,11 +216,37 @@ fn copy(buffer: []u8, used: *usize, bytes: []const u8) StartError![]const u8 {
     return out;
 }
 
+/// The body when it is whole in `buffer`; empty when there is none or it is streamed.
 fn body(sub: *const Subrequest) []const u8 {
+    if (sub.streamed.len > 0) return "";
     return switch (sub.request.body) {
         .content_length => |len| sub.buffer.?[sub.body_start..][0..@intCast(len)],
         else => "",
     };
+}
+
+/// Whether the heap a streamed body is read from is still the call's: the call runs or waits
+/// (a fetch being returned to the client, `relaying`, outlives the call).
+fn streamedReadable(sub: *const Subrequest) bool {
+    if (sub.parent == null) return false;
+    return switch (sub.state) {
+        .running, .headed, .held, .gathering => true,
+        .free, .relaying, .done, .body_done => false,
+    };
+}
+
+/// The next window of a streamed body, copied out of the heap into the room behind the head.
+fn sendStreamedWindow(sub: *Subrequest) void {
+    // The call ended while the body was still being sent (its answer was the fetched body,
+    // streamed before the backend read the whole request): the rest is no longer there.
+    if (!sub.streamedReadable()) return sub.exchange.abort();
+    const room = sub.buffer.?[sub.body_start..];
+    const rest = sub.streamed[sub.streamed_pos..];
+    assert(rest.len > 0);
+    const n = @min(room.len, rest.len);
+    @memcpy(room[0..n], rest[0..n]);
+    sub.streamed_pos += n;
+    sub.exchange.sendRequestBody(room[0..n], sub.streamed_pos == sub.streamed.len);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -381,13 +423,15 @@ pub fn finishRelay(sub: *Subrequest) void {
 // The request, as the exchange reads it
 
 pub fn pullRequestBody(sub: *Subrequest) void {
+    if (sub.streamed.len > 0) return sub.sendStreamedWindow();
     const bytes = sub.body();
     assert(bytes.len > 0);
     sub.exchange.sendRequestBody(bytes, true);
 }
 
+/// A window is out: the next of a streamed body follows (a whole one was the last).
 pub fn requestBodySent(sub: *Subrequest) void {
-    _ = sub; // The body was one window, and the last.
+    if (sub.streamed_pos < sub.streamed.len) sub.sendStreamedWindow();
 }
 
 pub fn bufferedBodyReject(sub: *const Subrequest) ?http.Reject {
@@ -396,12 +440,11 @@ pub fn bufferedBodyReject(sub: *const Subrequest) ?http.Reject {
 }
 
 pub fn requestBodyPending(sub: *const Subrequest) bool {
-    return sub.body().len > 0;
+    return sub.request.body != .none;
 }
 
 pub fn requestBodyWhole(sub: *const Subrequest) bool {
-    _ = sub;
-    return true;
+    return sub.streamed.len == 0;
 }
 
 pub fn requestBodyRoom(sub: *const Subrequest) u64 {
@@ -417,13 +460,14 @@ pub fn requestBodyChunked(sub: *const Subrequest) bool {
     return false;
 }
 
+/// A whole body stays in `buffer` until the end; a streamed one is read again from the heap
+/// while the call lives.
 pub fn requestBodyReplayable(sub: *const Subrequest) bool {
-    _ = sub;
-    return true; // The body stays in `buffer` until the end.
+    return sub.streamed.len == 0 or sub.streamedReadable();
 }
 
 pub fn rewindRequestBody(sub: *Subrequest) void {
-    _ = sub; // `pullRequestBody` sends it from its start.
+    sub.streamed_pos = 0; // `pullRequestBody` sends it from its start.
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -483,7 +483,7 @@ fn startFetch(exchange: *Exchange, handler: *Handler, ticket: Handler.Ticket, fe
         proxy.releaseFetch(sub);
         return switch (err) {
             error.NoBuffer, error.NoSlot => "fetch: no buffer is free on this worker: try again",
-            error.TooLarge => std.fmt.bufPrint(message, "fetch: the request to pool \"{s}\" is larger than a buffer ({d} bytes for its method, target, fields and body; larger bodies are not streamed yet)", .{ pool_name, proxy.buffers.buffer_bytes }) catch message,
+            error.TooLarge => std.fmt.bufPrint(message, "fetch: the head of the request to pool \"{s}\" is too large (its method, target and fields take more than three quarters of a {d}-byte buffer, or more fields than a request may have)", .{ pool_name, proxy.buffers.buffer_bytes }) catch message,
         };
     };
     return null;

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from backends import Behaviour, RefusingPort, echo, fixed, route, slow_head
+from backends import Behaviour, RefusingPort, echo, fixed, reset, route, slow_head
 from client import request
 from conftest import REPO
 from test_admin import ADMIN_RE, scrape, value
@@ -43,6 +43,18 @@ export default async function handler(request) {
     const r = await fetch("http://app/echo", { method: "post", body: "héllo", headers: new Headers({ "content-type": "text/plain" }) });
     const echoed = await r.json();
     return Response.json({ method: echoed.method, body: echoed.body, framing: echoed.framing });
+  }
+  if (path === "/post-big") {
+    // A request body larger than a buffer, sent a window at a time out of the request's heap;
+    // the echo's answer (its length and digest) is returned as it is.
+    const n = Number(request.query.n);
+    const bytes = new Uint8Array(n);
+    for (let i = 0; i < n; i++) bytes[i] = i % 251;
+    const pool = request.query.pool ?? "app";
+    if (request.query.twice === undefined) return fetch(`http://${pool}/echo`, { method: "PUT", body: bytes });
+    const [a, b] = await Promise.all([fetch("http://app/a", { method: "POST", body: bytes }), fetch("http://auth/b", { method: "POST", body: bytes.subarray(1) })]);
+    const [ja, jb] = await Promise.all([a.json(), b.json()]);
+    return Response.json([[ja.body_len, ja.body_sha256, ja.framing], [jb.body_len, jb.body_sha256, jb.framing]]);
   }
   if (path === "/down") {
     try {
@@ -89,6 +101,7 @@ SITE = """\
         .down = .{ .backends = .{"DOWN"} },
         .slow = .{ .backends = .{"SLOW"} },
         .big = .{ .backends = .{"BIG"} },
+        .flaky = .{ .backends = .{ "RESETS", "ECHOES" } },
     },
     .routes = .{ .{ .handler = "edge" } },
 }
@@ -108,14 +121,17 @@ def start(sluice, make_backend, tmp_path, deadline="2s", workers=1, slow_seconds
     slow = make_backend(slow_head(slow_seconds, fixed(200, body=b"slow")), name="slow1")
     big = make_backend(fixed(200, body=b"b" * (2 << 20)), name="big1")
     down = RefusingPort()
+    resets = make_backend(reset(), name="resets1")
+    echoes = make_backend(name="echoes1")
     (tmp_path / "edge.js").write_text(HANDLER)
     config = tmp_path / "site.zon"
     config.write_text(SITE.replace("DEADLINE", deadline).replace("APP", app.address)
                       .replace("AUTH", auth.address).replace("DOWN", down.address)
-                      .replace("SLOW", slow.address).replace("BIG", big.address))
+                      .replace("SLOW", slow.address).replace("BIG", big.address)
+                      .replace("RESETS", resets.address).replace("ECHOES", echoes.address))
     sluice.start_config(config, workers=workers, args=args)
     admin = int(sluice.wait_for_line(ADMIN_RE, timeout=5.0).group("port"))
-    return admin, {"app": app, "auth": auth, "slow": slow, "big": big, "down": down}
+    return admin, {"app": app, "auth": auth, "slow": slow, "big": big, "down": down, "resets": resets, "echoes": echoes}
 
 
 def failures(admin_port, reason):
@@ -184,6 +200,40 @@ def test_promise_all_of_two_pools_runs_them_at_once(sluice, make_backend, tmp_pa
     assert r.json() == {"a": "/one", "b": "/two", "statusText": "OK", "url": "http://app/one"}
     r = request(sluice.port, "GET", "/post")
     assert r.json() == {"method": "POST", "body": "h\u00c3\u00a9llo", "framing": "length"}, r.json()
+
+
+def test_a_request_body_larger_than_a_buffer_is_sent_in_windows(sluice, make_backend, tmp_path):
+    """A fetch's body larger than a buffer (40 KB to 400 KB, from a 1 MiB heap) reaches
+    the pool whole and in order with its Content-Length: it is sent a window at a time through
+    the sub-request's buffer. Two such fetches at once, to two pools, both arrive whole. A try
+    that the backend resets after the whole body is replayed to the next backend from the
+    body's first byte (read again from the heap)."""
+    import hashlib
+    import json
+    admin_and_backends = start(sluice, make_backend, tmp_path)
+    for n in (40000, 65537, 400000):
+        expected = bytes(i % 251 for i in range(n))
+        r = request(sluice.port, "GET", "/post-big?n=%d" % n, timeout=30)
+        assert r.status == 200, r
+        echoed = r.json()
+        assert echoed["method"] == "PUT" and echoed["framing"] == "length", echoed
+        assert (echoed["body_len"], echoed["body_sha256"]) == (n, hashlib.sha256(expected).hexdigest())
+        assert ["Content-Length", str(n)] in echoed["headers"]
+    _, backends = admin_and_backends
+    for _ in range(2):  # Whichever member the balancer starts with, one try meets the reset.
+        r = request(sluice.port, "GET", "/post-big?n=100000&pool=flaky", timeout=30)
+        assert r.status == 200, r
+        assert (r.json()["body_len"], r.json()["body_sha256"]) == (100000, hashlib.sha256(bytes(i % 251 for i in range(100000))).hexdigest())
+    # The reset came after the whole body: the replay sent it again from the heap.
+    reset_bodies = [len(req.body) for req in backends["resets"].requests]
+    assert reset_bodies and set(reset_bodies) == {100000}, reset_bodies
+    # The echo's answers are JSON with the bodies in them, parsed in the handler's 1 MiB.
+    n = 40000
+    expected = bytes(i % 251 for i in range(n))
+    r = request(sluice.port, "GET", "/post-big?n=%d&twice" % n, timeout=30)
+    assert r.status == 200, r
+    assert json.loads(r.body) == [[n, hashlib.sha256(expected).hexdigest(), "length"],
+                                  [n - 1, hashlib.sha256(expected[1:]).hexdigest(), "length"]]
 
 
 def test_a_pool_that_gives_no_response_rejects_with_a_type_error(sluice, make_backend, tmp_path):
