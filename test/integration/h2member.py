@@ -18,7 +18,8 @@ class H2Member:
     status it answers (200 otherwise), with the member's name as the body. `refusals` maps a
     path to how many of its next requests are reset with REFUSED_STREAM; `goaways`, to how
     many are left unprocessed by a GOAWAY whose last stream is the one before, the connection
-    then closed. `max_streams`, when set, is the SETTINGS_MAX_CONCURRENT_STREAMS it announces and
+    then closed; `held`, paths it never answers (`resets` records the error codes of the
+    RST_STREAMs that end them). `max_streams`, when set, is the SETTINGS_MAX_CONCURRENT_STREAMS it announces and
     holds to from its first byte (a stream past it breaks the connection, as hyper-h2 refuses
     it with a protocol error); `streams_open_max` is the most it saw open at once."""
 
@@ -29,6 +30,9 @@ class H2Member:
         self.statuses = {}
         self.refusals = {}
         self.goaways = {}
+        # Paths whose streams are never answered; the resets that end them, by error code.
+        self.held = set()
+        self.resets = []
         self.requests = []  # dicts of pseudo-fields and user-agent
         self.tls = tls
         self.listener = socket.socket()
@@ -80,11 +84,15 @@ class H2Member:
                             h2conn.close_connection(last_stream_id=max(0, event.stream_id - 2))
                             conn.sendall(h2conn.data_to_send())
                             return
+                        if path in self.held:
+                            continue
                         status = self.statuses.get(path, 200)
                         body = self.name.encode()
                         h2conn.send_headers(event.stream_id, [(":status", str(status)),
                                                               ("content-length", str(len(body)))])
                         h2conn.send_data(event.stream_id, body, end_stream=True)
+                    elif isinstance(event, h2.events.StreamReset):
+                        self.resets.append(event.error_code)
                     elif isinstance(event, h2.events.DataReceived):
                         h2conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
                 conn.sendall(h2conn.data_to_send())

@@ -5,10 +5,12 @@ GET. Members are hyper-h2 servers (h2member.py); every test runs once per I/O ba
 """
 
 import threading
+import time
 
 import pytest
 
 from client import request
+from h2client import H2Client
 from h2member import H2Member
 from test_admin import scrape, start_with_admin, value
 
@@ -96,3 +98,60 @@ def test_at_its_connection_cap_requests_queue_for_the_members_streams(sluice):
 
 def posts_under(member, prefix):
     return [r for r in member.requests if r[":path"].startswith(prefix)]
+
+
+def test_a_client_that_leaves_mid_stream_is_not_charged_to_the_member(sluice, member):
+    """An HTTP/2 client closes its connection while its three streams wait at the member: each
+    backend stream is reset with CANCEL, none is counted as the member's failure (no 502 or
+    504 tallied, nothing that could eject it), and the shared connection serves on. (An
+    HTTP/1.1 client's close is not watched for while its response is awaited, as HAProxy's
+    default without `option abortonclose`.)"""
+    admin = start_with_admin(sluice, [member.address], args=ARGS + ["--http2", "on"])
+    member.held.add("/hold")
+    assert request(sluice.port, "GET", "/first").status == 200
+    c = H2Client.plain(sluice.port)
+    for _ in range(3):
+        c.request("GET", "/hold")
+    deadline = time.monotonic() + 5
+    while len([r for r in member.requests if r[":path"] == "/hold"]) < 3 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert len([r for r in member.requests if r[":path"] == "/hold"]) == 3
+    c.sock.close()
+    deadline = time.monotonic() + 5
+    while len(member.resets) < 3 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.2)
+    assert member.resets == [8] * 3, member.resets  # CANCEL
+    families = scrape(admin)
+    assert (value(families, "sluice_upstream_errors_total", pool="default") or 0) == 0
+    r = request(sluice.port, "GET", "/after")
+    assert r.status == 200 and r.body == b"A", r
+
+
+def test_a_client_sent_away_for_a_flood_is_not_charged_to_the_member(sluice, member):
+    """sluice ends a client's connection itself (GOAWAY ENHANCE_YOUR_CALM after a PING flood)
+    while its streams wait at the member: they are reset with CANCEL and, as for a client that
+    left, nothing is counted against the member."""
+    admin = start_with_admin(sluice, [member.address], args=ARGS + ["--http2", "on"])
+    member.held.add("/hold")
+    assert request(sluice.port, "GET", "/first").status == 200
+    c = H2Client.plain(sluice.port)
+    # Streams with request bodies still open (16 KiB sent, more to come), as a gRPC stream's.
+    for _ in range(3):
+        c.request("POST", "/hold", body=b"m" * 16384, end_stream=False)
+    deadline = time.monotonic() + 5
+    while len([r for r in member.requests if r[":path"] == "/hold"]) < 3 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    for i in range(400):
+        c.conn.ping(i.to_bytes(8, "big"))
+    c.flush()
+    c.read_until_closed(timeout=5)
+    assert c.goaway is not None and c.goaway.error_code == 11, c.goaway  # ENHANCE_YOUR_CALM
+    deadline = time.monotonic() + 5
+    while len(member.resets) < 3 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.2)
+    assert member.resets == [8] * 3, member.resets
+    assert (value(scrape(admin), "sluice_upstream_errors_total", pool="default") or 0) == 0
+    r = request(sluice.port, "GET", "/after")
+    assert r.status == 200 and r.body == b"A", r
