@@ -992,6 +992,13 @@ const vary_only_change: compression.HeadChange = .vary_only;
 /// header section would take fields the head's checks and rules never saw (nginx and Envoy
 /// drop HTTP/1.1 trailers altogether). An HTTP/1.0 client gets the body de-chunked, without.
 fn clientTakesTrailers(exchange: *const Exchange) bool {
+    // A fetch's body goes to the handler, or on to the fetching request's client as it came
+    // (a returned body is relayed window by window): its trailers are kept when that client
+    // takes them, and a read of the body decodes past them.
+    switch (exchange.downstream) {
+        .fetch => |sub| return if (sub.parent) |parent| parent.clientTakesTrailers() else false,
+        else => {},
+    }
     if (exchange.request.version == .http10) return false;
     const te = exchange.request_head.get("te") orelse return false;
     return http.field_values.listHasToken(te, "trailers");

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from backends import Behaviour, RefusingPort, echo, fixed, reset, route, slow_head
+from backends import Behaviour, RefusingPort, chunked, echo, fixed, reset, route, slow_head
 from client import request
 from conftest import REPO
 from test_admin import ADMIN_RE, scrape, value
@@ -56,6 +56,8 @@ export default async function handler(request) {
     const [ja, jb] = await Promise.all([a.json(), b.json()]);
     return Response.json([[ja.body_len, ja.body_sha256, ja.framing], [jb.body_len, jb.body_sha256, jb.framing]]);
   }
+  if (path === "/trailing") return fetch("http://trailing/x");
+  if (path === "/trailing-read") return Response.text(await (await fetch("http://trailing/x")).text());
   if (path === "/down") {
     try {
       await fetch("http://down/x");
@@ -102,6 +104,7 @@ SITE = """\
         .slow = .{ .backends = .{"SLOW"} },
         .big = .{ .backends = .{"BIG"} },
         .flaky = .{ .backends = .{ "RESETS", "ECHOES" } },
+        .trailing = .{ .backends = .{"TRAILING"} },
     },
     .routes = .{ .{ .handler = "edge" } },
 }
@@ -123,12 +126,14 @@ def start(sluice, make_backend, tmp_path, deadline="2s", workers=1, slow_seconds
     down = RefusingPort()
     resets = make_backend(reset(), name="resets1")
     echoes = make_backend(name="echoes1")
+    trailing = make_backend(chunked([b"gr", b"pc"], trailers=[("Grpc-Status", "0"), ("Grpc-Message", "ok")]), name="trailing1")
     (tmp_path / "edge.js").write_text(HANDLER)
     config = tmp_path / "site.zon"
     config.write_text(SITE.replace("DEADLINE", deadline).replace("APP", app.address)
                       .replace("AUTH", auth.address).replace("DOWN", down.address)
                       .replace("SLOW", slow.address).replace("BIG", big.address)
-                      .replace("RESETS", resets.address).replace("ECHOES", echoes.address))
+                      .replace("RESETS", resets.address).replace("ECHOES", echoes.address)
+                      .replace("TRAILING", trailing.address))
     sluice.start_config(config, workers=workers, args=args)
     admin = int(sluice.wait_for_line(ADMIN_RE, timeout=5.0).group("port"))
     return admin, {"app": app, "auth": auth, "slow": slow, "big": big, "down": down, "resets": resets, "echoes": echoes}
@@ -234,6 +239,28 @@ def test_a_request_body_larger_than_a_buffer_is_sent_in_windows(sluice, make_bac
     assert r.status == 200, r
     assert json.loads(r.body) == [[n, hashlib.sha256(expected).hexdigest(), "length"],
                                   [n - 1, hashlib.sha256(expected[1:]).hexdigest(), "length"]]
+
+
+def test_a_returned_fetched_body_keeps_its_trailers_for_a_client_that_takes_them(sluice, make_backend, tmp_path):
+    """A pool's chunked answer with a trailer section (gRPC's status is there), returned by the
+    handler as it is: an HTTP/1.1 client that sent `TE: trailers` gets the trailer fields, one
+    that did not gets the body without them, and an HTTP/2 client with `te: trailers` gets them
+    as the stream's closing HEADERS. A body the handler reads is its data alone."""
+    from h2client import H2Client
+    start(sluice, make_backend, tmp_path, args=["--http2", "on"])
+    r = request(sluice.port, "GET", "/trailing", headers=[("TE", "trailers")])
+    assert r.status == 200 and r.body == b"grpc", r
+    assert ("Grpc-Status", "0") in r.trailers and ("Grpc-Message", "ok") in r.trailers, r.trailers
+    r = request(sluice.port, "GET", "/trailing")
+    assert r.status == 200 and r.body == b"grpc" and r.trailers == [], r.trailers
+    c = H2Client.plain(sluice.port)
+    sid = c.request("GET", "/trailing", headers=[("te", "trailers")])
+    response = c.wait(sid)[sid]
+    assert response.body == b"grpc", response
+    assert ("grpc-status", "0") in response.trailers, response.trailers
+    c.close()
+    r = request(sluice.port, "GET", "/trailing-read", headers=[("TE", "trailers")])
+    assert r.status == 200 and r.body == b"grpc", r
 
 
 def test_a_pool_that_gives_no_response_rejects_with_a_type_error(sluice, make_backend, tmp_path):
