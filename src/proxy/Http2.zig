@@ -12,7 +12,9 @@
 //! backend stalls only its own stream.
 //!
 //! Memory: the slot (this struct), `out` (one buffer of the worker's pool while there is
-//! something to write, a session's second as `Proxy.buffersPerSession` counts them), and
+//! something to write, a session's second as `Proxy.buffersPerSession` counts them), the
+//! connection's read buffer (and TLS record buffers), given back after a second with no
+//! stream open as an idle HTTP/1.1 connection's are (`park`), and
 //! nghttp2's own state in the worker's `h2.memory.Pool`; each stream a stream slot with its
 //! exchange slot and buffers (Proxy.zig).
 const std = @import("std");
