@@ -18,7 +18,7 @@
 #   H2_TARGETS="sluice nginx haproxy"
 #   H2_IDLE=500             idle HTTP/2 connections opened for the memory figure (0: skip)
 #   H2_IDLE_WAIT=7          seconds after the last idle connection opened before the RSS is read
-#                           (past sluice's hot idle second and its buffer pool's trim, every 5 s)
+#                           (sluice parks an idle connection's buffers after 1 s, trims pages every 5 s)
 #   H2_PROXY_CPUS=1         taskset CPU list for each proxy; H2_LOAD_CPUS=0 for h2load and
 #                           the backend
 #   SLUICE_BIN=path         use this binary instead of building one (ReleaseSafe)

@@ -13,9 +13,9 @@ Figures: requests per second (h2load's), and the proxy's CPU per request (its ut
 from /proc around the run, divided by the requests that succeeded). Interleaved rounds,
 medians. Then the resident memory one idle HTTP/2 connection costs each proxy: H2_IDLE
 connections opened (preface and SETTINGS sent, nothing else), the proxy's RSS before and
-after, H2_IDLE_WAIT seconds (7) after the last: past sluice's hot idle second and its buffer
-pool's next trim (every 5 s), which gives freed buffers' pages back; nginx and HAProxy free an
-idle connection's buffers at once.
+after, H2_IDLE_WAIT seconds (7) after the last: past sluice's hot second, after which an idle
+connection gives its buffers back, and its pool's next trim (every 5 s), which gives their
+pages back; nginx and HAProxy free an idle connection's buffers at once.
 
 A measurement, not a test: exits non-zero only when the harness breaks.
 """

@@ -12,13 +12,16 @@
 //! backend stalls only its own stream.
 //!
 //! Memory: the slot (this struct), `out` (one buffer of the worker's pool while there is
-//! something to write, a session's second as `Proxy.buffersPerSession` counts them), and
+//! something to write, a session's second as `Proxy.buffersPerSession` counts them), the
+//! connection's read buffer (and TLS record buffers), given back after a second with no
+//! stream open as an idle HTTP/1.1 connection's are (`park`), and
 //! nghttp2's own state in the worker's `h2.memory.Pool`; each stream a stream slot with its
 //! exchange slot and buffers (Proxy.zig).
 const std = @import("std");
 const assert = std.debug.assert;
 
 const sys = @import("../stdx/sys.zig");
+const loop_ns = @import("../loop/loop.zig");
 const Counter = @import("../stdx/Counter.zig");
 const h2 = @import("../h2/h2.zig");
 const http = @import("../http/http.zig");
@@ -161,7 +164,12 @@ fn receiveMore(http2: *Http2) void {
 fn recvCallback(connection: *Connection, result: sys.RecvError!usize) void {
     if (connection.opDone(false)) return;
     const http2 = connection.http2.?;
-    const n = result catch return connection.close();
+    const parking = connection.parking;
+    connection.parking = false;
+    const n = result catch |err| switch (err) {
+        error.Canceled => if (!parking) return connection.close() else return http2.parkBuffers(),
+        else => return connection.close(),
+    };
     if (n == 0) return connection.close(); // The client went away: its streams end with it.
     http2.received(connection.cbuf.?[0..n]);
     if (connection.state != .active) return;
@@ -206,6 +214,7 @@ fn flushNow(http2: *Http2) void {
     assert(!connection.send_completion.isPending());
     http2.flushing = true;
     defer http2.flushing = false;
+    http2.unpark(); // A GOAWAY (the idle timeout, a drain) may be sent from parked.
     // A session's second buffer (`Proxy.buffersPerSession`), always there.
     const out = http2.out orelse http2.connection.proxy.buffers.acquire().?;
     http2.out = out;
@@ -265,7 +274,10 @@ fn idle(http2: *Http2) void {
     const connection = http2.connection;
     if (http2.maybeClose()) return;
     if (http2.streams_count == 0) {
-        connection.armTimer(.sending); // The client idle timeout.
+        // The client idle timeout: its first second hot, then the buffers are parked
+        // (`timedOut`), as an idle HTTP/1.1 connection's are.
+        const parks = connection.proxy.parksIdleBuffers() and connection.cbuf != null;
+        connection.armTimer(if (parks) .idle_hot else .sending);
     } else if (http2.body_waits > 0) {
         connection.armTimer(.body); // Request bodies must keep arriving.
     } else if (http2.windowWaits()) {
@@ -347,8 +359,55 @@ pub fn timedOut(http2: *Http2) void {
     }
     // A quiet client idle timeout with responses waiting for the client's window.
     if (connection.phase == .sending and http2.streams_count > 0) return http2.resetStalled();
+    if (connection.phase == .idle_hot) return http2.park();
     http2.goAway();
     http2.flush(); // Then `maybeClose`, once the GOAWAY is written.
+}
+
+/// No stream for the hot second: the receive is cancelled so that its callback can give the
+/// buffers back (`parkBuffers`), unless data wins the race (then it is simply processed). The
+/// rest of the idle timeout runs meanwhile (`.idle`).
+fn park(http2: *Http2) void {
+    const connection = http2.connection;
+    connection.armTimer(.idle);
+    if (!connection.recv_completion.isPending()) return; // The session reads no more.
+    connection.parking = true;
+    connection.loop().cancel(&connection.recv_completion);
+}
+
+/// The idle connection's read buffer and TLS record buffers go back to the worker's pool; a
+/// readiness wait without a buffer replaces the receive. Not while part of a TLS record is
+/// held (it is kept, and the receive goes on with it).
+fn parkBuffers(http2: *Http2) void {
+    const connection = http2.connection;
+    if (connection.tls) |*t| if (t.holdsInput()) return http2.receiveMore();
+    // Between the cancel and its callback the connection may have stopped being idle: a
+    // drain's GOAWAY is being written (seed 60200721749293), or the timer's round wrote
+    // something. Then the receive goes on, with its buffers.
+    if (http2.out != null or http2.going_away or http2.streams_count > 0) return http2.receiveMore();
+    assert(http2.len == 0);
+    connection.proxy.buffers.release(connection.cbuf.?);
+    connection.cbuf = null;
+    if (connection.tls) |*t| t.park(&connection.proxy.buffers);
+    connection.proxy.stats.idle_parks.add(1);
+    connection.submit();
+    connection.loop().pollReadable(&connection.recv_completion, &connection.socket, Connection, connection, readableCallback);
+}
+
+fn readableCallback(connection: *Connection, result: loop_ns.PollError!void) void {
+    if (connection.opDone(false)) return;
+    result catch return connection.close();
+    const http2 = connection.http2.?;
+    http2.unpark();
+    http2.receiveMore(); // Data, or the EOF that made it readable: both are handled there.
+}
+
+/// The buffers a parked connection gave back, taken again (reserved per session, so there).
+fn unpark(http2: *Http2) void {
+    const connection = http2.connection;
+    if (connection.cbuf != null) return;
+    connection.cbuf = connection.proxy.buffers.acquire().?;
+    if (connection.tls) |*t| t.unpark(&connection.proxy.buffers);
 }
 
 /// Drain: no new stream; those under way finish; then close (RFC 9113 §6.8).

@@ -314,6 +314,65 @@ def test_the_goaway_survives_frames_the_client_sends_after_it(sluice, backend):
     c.close()
 
 
+def wait_buffers_parked(sluice, what):
+    deadline = time.monotonic() + 5
+    while sluice.stats()["buffers_in_use"] != 0:
+        assert time.monotonic() < deadline, f"the idle {what} connection kept its buffers"
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("tls", [False, True], ids=["h2c", "tls"])
+def test_an_idle_http2_connection_gives_its_buffers_back_and_then_serves_again(sluice, backend, tls):
+    """After the hot second with no stream, an HTTP/2 connection holds no buffer of the pool
+    (its read buffer and, over TLS, both record buffers went back), as an idle HTTP/1.1
+    connection's do; a PING and the next streams are answered on the same connection."""
+    args = (cert_args("ecdsa") if tls else H2C) + ["--client-idle-timeout", "10s"]
+    sluice.start([backend], args=args)
+    c = H2Client.tls(sluice.port, alpn_context()) if tls else H2Client.plain(sluice.port)
+    try:
+        assert echoed(c.get("/before"))["target"] == "/before"
+        wait_buffers_parked(sluice, "h2")
+        c.conn.ping(b"parked!!")
+        c.flush()
+        sids = [c.request("GET", f"/after/{i}") for i in range(3)]
+        got = c.wait(*sids)
+        assert sorted(echoed(got[s])["target"] for s in sids) == [f"/after/{i}" for i in range(3)]
+        wait_buffers_parked(sluice, "h2")  # And again, after the second burst.
+        assert echoed(c.get("/again"))["target"] == "/again"
+    finally:
+        c.close()
+
+
+def test_a_parked_http2_connection_still_times_out_with_goaway(sluice, backend):
+    """The idle timeout counts from the last stream, parked or not: GOAWAY (no error), then
+    the close, with the buffers taken back only to send it."""
+    sluice.start([backend], args=H2C + ["--client-idle-timeout", "2s"])
+    c = H2Client.plain(sluice.port)
+    assert c.get("/first").status == 200
+    start = time.monotonic()
+    wait_buffers_parked(sluice, "h2")
+    c.read_until_closed()
+    assert c.goaway is not None and c.goaway.error_code == 0, c.goaway
+    assert time.monotonic() - start > 1.2  # Not at the end of the hot second.
+    c.close()
+
+
+@pytest.mark.parametrize("tls", [False, True], ids=["h2c", "tls"])
+def test_a_parked_http2_connection_is_sent_away_by_the_drain(sluice, backend, tls):
+    """SIGTERM with a parked connection: its buffers are taken back to write the GOAWAY
+    (over TLS, sealed into a record), then it closes and sluice exits."""
+    args = (cert_args("ecdsa") if tls else H2C) + ["--client-idle-timeout", "10s"]
+    sluice.start([backend], args=args)
+    c = H2Client.tls(sluice.port, alpn_context()) if tls else H2Client.plain(sluice.port)
+    assert c.get("/first").status == 200
+    wait_buffers_parked(sluice, "h2")
+    sluice.signal(signal.SIGTERM)
+    c.read_until_closed()
+    assert c.goaway is not None and c.goaway.error_code == 0, c.goaway
+    c.close()
+    assert sluice.wait(10) == 0
+
+
 def test_a_preface_completed_during_the_drain_is_sent_away(sluice, backend):
     """SIGTERM while a plain connection's preface is half there: to sluice it is still an
     HTTP/1.1 connection waiting for its head, which the drain lets finish. When the preface
