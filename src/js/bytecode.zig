@@ -146,6 +146,9 @@ pub const Op = enum(u8) {
     /// value -> sent: the frame suspends into its generator, which next() answers with
     /// { value, done: false }; a later next(sent) resumes here with `sent` pushed.
     yield,
+    /// value -> sent: an async generator's `yield` (its operand already awaited); suspends
+    /// like `yield`, and the value answers the request at the head of its queue.
+    yield_async,
     // Exceptions.
     throw,
     try_push,
@@ -168,6 +171,17 @@ pub const Op = enum(u8) {
     /// state state -> state state: closes a protocol iterator that is not done (calls its
     /// `return()`), when a loop over it is left early (`break`, `return`).
     iter_close,
+    /// iterable -> iterator next: `for await`'s GetIterator(async): [Symbol.asyncIterator](),
+    /// or the sync iterator wrapped as by CreateAsyncFromSyncIterator.
+    async_iter_start,
+    /// result -> value, or pops it and jumps when it is done (TypeError when it is not an
+    /// object): an awaited iterator result of `for await`.
+    async_iter_done,
+    /// iterator next -> iterator next result: calls the iterator's `return()`, or jumps
+    /// (keeping the state) when it has none. `for await` left early awaits the result.
+    async_iter_return,
+    /// v -> : TypeError when v is not an object (an awaited `return()` result).
+    iter_result_check,
     /// object -> state state (its own enumerable keys)
     keys_start,
     /// src key1..keyN -> rest (object rest: src without the keys)
@@ -289,7 +303,7 @@ pub fn info(op: Op) Info {
         .@"return", .throw => .{ .operand = .none, .pops = 1, .pushes = 0, .terminator = true },
         .return_undefined => .{ .operand = .none, .pops = 0, .pushes = 0, .terminator = true },
         .generator_start => .{ .operand = .none, .pops = 0, .pushes = 0 },
-        .yield => .{ .operand = .none, .pops = 1, .pushes = 1 },
+        .yield, .yield_async => .{ .operand = .none, .pops = 1, .pushes = 1 },
         // The handler starts with the stack as at try_push, plus the exception.
         .try_push => .{ .operand = .u32, .pops = 0, .pushes = 0, .jumps = true },
         .try_pop => .{ .operand = .none, .pops = 0, .pushes = 0 },
@@ -302,6 +316,12 @@ pub fn info(op: Op) Info {
         .iter_value, .iter_rest => .{ .operand = .none, .pops = 2, .pushes = 3 },
         .iter_close => .{ .operand = .none, .pops = 2, .pushes = 2 },
         .iter_delegate => .{ .operand = .u32, .pops = 3, .pushes = 3, .jumps = true },
+        .async_iter_start => .{ .operand = .u8, .pops = 1, .pushes = 2 },
+        // Not done: the value; done: jump with the result popped.
+        .async_iter_done => .{ .operand = .u32, .pops = 1, .pushes = 1, .jumps = true },
+        // A return method: the state and its result; none: jump with the state.
+        .async_iter_return => .{ .operand = .u32, .pops = 2, .pushes = 3, .jumps = true },
+        .iter_result_check => .{ .operand = .none, .pops = 1, .pushes = 0 },
         .object_rest => .{ .operand = .u8, .pops = null, .pushes = 1 },
         // The first key (or no_name) and the wording (operations.RequireWording).
         .require_object => .{ .operand = .u16_u16, .pops = 1, .pushes = 1 },

@@ -275,7 +275,7 @@ fn defaultString(vm: *Vm, o: *Object) Error!*String {
         .set => return names.string("[object Set]"),
         .bound_function => return vm.newLatin1("function () { [native code] }"),
         .accessor => return names.string("[object Object]"),
-        .generator => return vm.newLatin1("[object Generator]"),
+        .generator => return vm.newLatin1(if (o.as(object.Generator).async_generator != null) "[object AsyncGenerator]" else "[object Generator]"),
         .promise => return vm.newLatin1("[object Promise]"),
         .promise_function => return vm.newLatin1("function () { [native code] }"),
         .regexp => return builtins.regexps.toStringOf(vm, o.as(object.RegExpObject)),
