@@ -2198,6 +2198,7 @@ fn yieldExpression(c: *Compiler, y: ast.Yield, pos: u32) Error!void {
         return c.emit(.yield_async);
     }
     if (!y.delegate) return c.emit(.yield);
+    if (c.f.info.node.kind.isAsyncGenerator()) return c.asyncDelegate(pos);
     try c.iterationSite(.iter_start, .{ .mode = .value, .text = "" }, pos);
     // state state sent: each value next(v) sends goes to the inner iterator's next(v).
     try c.emit(.push_undefined);
@@ -2216,6 +2217,44 @@ fn yieldExpression(c: *Compiler, y: ast.Yield, pos: u32) Error!void {
     try c.emit(.pop);
     try c.emit(.pop);
     try c.emitU16(.get_loc, temp);
+}
+
+/// An async generator's `yield* x`: x's async iterator (or its sync one, wrapped), each
+/// result awaited and its value yielded as it is (ES §15.5.5, generatorKind async); the
+/// value next(v) sends goes to the inner next(v), and the expression is the inner
+/// iterator's return value. As for the sync `yield*`, throw() and return() act on the
+/// outer generator and are not passed to the inner iterator.
+fn asyncDelegate(c: *Compiler, pos: u32) Error!void {
+    try c.iterationSite(.async_iter_start, .{ .mode = .value, .text = "" }, pos);
+    const received = try c.allocLocal(pos);
+    defer c.f.locals_top -= 1;
+    try c.emit(.push_undefined);
+    try c.emitU16(.put_loc, received);
+    const top = try c.newLabel();
+    const done = try c.newLabel();
+    c.bind(top);
+    // iterator next -> iterator next result: Await(next(received)), an object.
+    try c.emit(.dup2);
+    try c.emitU16(.get_loc, received);
+    try c.emitU8(.call_method, 1);
+    try c.emit(.yield);
+    try c.emit(.dup);
+    try c.emit(.iter_result_check);
+    try c.emit(.dup);
+    try c.emitU16(.get_field, try c.stringConstant("done", pos));
+    try c.emitJump(.jump_if_true, done, c.f.depth - 1, null);
+    try c.emitU16(.get_field, try c.stringConstant("value", pos));
+    try c.emit(.yield_async);
+    try c.emitU16(.put_loc, received);
+    try c.emitJump(.jump, top, c.f.depth, null);
+    c.f.reachable = false;
+    c.bind(done);
+    // iterator next result -> the result's value.
+    try c.emitU16(.get_field, try c.stringConstant("value", pos));
+    try c.emitU16(.put_loc, received);
+    try c.emit(.pop);
+    try c.emit(.pop);
+    try c.emitU16(.get_loc, received);
 }
 
 fn iterationSite(c: *Compiler, op: Op, site: IterationSite, pos: u32) Error!void {

@@ -1385,7 +1385,6 @@ fn parseYield(p: *Parser) Error!*Node {
     var argument: ?*Node = null;
     if (!p.token.newline_before) {
         if (try p.eat(.star)) {
-            if (p.context.in_async) return p.failAt(start, "yield* in async generators is not supported");
             delegate = true;
             argument = try p.parseAssignment(false);
         } else switch (p.token.kind) {
@@ -2175,7 +2174,9 @@ test "parser: a computed field name becomes a hidden binding the field reads" {
 
 test "parser: constructs outside the language are refused by name" {
     try expectParseError("class A { *#g() {} }", "private generator methods are not supported");
-    try expectParseError("async function* f() { yield* g; }", "yield* in async generators is not supported");
+    try expectParseError("async function* f() { for await (x in y) {} }", "Unexpected token 'in'");
+    try expectParseError("function f() { for await (const x of y) {} }", "for await is only valid in async functions (top-level await is not supported)");
+    try expectParses("async function* f() { yield* g(); for await (const x of y) yield await x; }");
     try expectParseError("await 1;", "await is only valid in async functions (top-level await is not supported)");
     try expectParseError("const r = /(a)\\1/;", "Invalid regular expression: /(a)\\1/: back-references (\\1, \\k<name>) are not supported: sluice runs regular expressions in linear time");
     try expectParseError("const r = /a(/;", "Invalid regular expression: /a(/: Unterminated group");

@@ -38,7 +38,6 @@ OUT_CONSTRUCTS = {
     "Function(...)": ["function_constructor.js"],
     "arguments at the top level": ["arguments_top_level.js"],
     "private generator methods": ["generator_private_method.js"],
-    "yield* in async generators": ["async_generator_yield_star.js"],
     "top-level await": ["await_top_level.mjs"],
     "regular expression features that need backtracking": [
         "regex_backreference.js", "regex_lookahead.js", "regex_lookbehind.js",

@@ -241,8 +241,12 @@ pub fn iteratorOf(vm: *Vm, v: Value, site: ops.IterationSite) Error!AsyncIterato
 }
 
 fn throwNotAsyncIterable(vm: *Vm, v: Value, site: ops.IterationSite) Error {
-    if (site.text) |text| return vm.throwFmt(.type_error, "{f} is not async iterable", .{ops.StringFormat{ .s = text }});
-    return vm.throwFmt(.type_error, "{f} is not async iterable", .{ops.DefaultSite{ .vm = vm, .v = v }});
+    // yield* (a site with no text) calls the missing method as V8's desugaring does.
+    if (site.mode == .value) return vm.throwMessage(.type_error, "undefined is not a function");
+    const text = site.text orelse return vm.throwFmt(.type_error, "{f} is not async iterable", .{ops.DefaultSite{ .vm = vm, .v = v }});
+    const shown = ops.StringFormat{ .s = text };
+    if (site.mode == .call) return vm.throwFmt(.type_error, "{f} is not a function or its return value is not async iterable", .{shown});
+    return vm.throwFmt(.type_error, "{f} is not async iterable", .{shown});
 }
 
 /// %AsyncFromSyncIteratorPrototype%.next: the sync iterator's next(), its value awaited,
