@@ -1840,7 +1840,6 @@ fn classElement(p: *Parser, parts: ClassParts, derived: bool) Error!void {
     var is_async = false;
     var async_generator = false;
     const generator = try p.eat(.star);
-    if (generator and p.token.kind == .private_name) return p.failAt(k.start, "private generator methods are not supported");
     if (!generator and k.kind == .identifier and !k.escaped and (std.mem.eql(u8, k.text, "get") or std.mem.eql(u8, k.text, "set") or std.mem.eql(u8, k.text, "async"))) {
         const next = try p.peek();
         const is_key_start = switch (next.kind) {
@@ -1852,13 +1851,15 @@ fn classElement(p: *Parser, parts: ClassParts, derived: bool) Error!void {
             if (std.mem.eql(u8, k.text, "async")) {
                 is_async = true;
                 if (try p.eat(.star)) async_generator = true;
-                if (p.token.kind == .private_name) return p.failAt(k.start, "private async methods are not supported");
             } else {
                 kind = if (std.mem.eql(u8, k.text, "get")) .getter else .setter;
             }
         }
     }
-    if (p.token.kind == .private_name) return p.privateElement(kind, is_static, fields, statics, private_names);
+    if (p.token.kind == .private_name) {
+        const flavor: Flavor = if (async_generator) .async_generator else if (generator) .generator else if (is_async) .async else .plain;
+        return p.privateElement(kind, flavor, is_static, fields, statics, private_names);
+    }
     const key = try p.propertyKey();
     if (p.token.kind != .l_paren) {
         if (kind != .method or generator or is_async) return p.unexpected();
@@ -1907,6 +1908,7 @@ fn computedFieldKey(p: *Parser, keys: *std.ArrayList(ast.ComputedFieldKey), expr
 fn privateElement(
     p: *Parser,
     kind: ast.ClassMemberKind,
+    flavor: Flavor,
     is_static: bool,
     fields: *std.ArrayList(*Node),
     statics: *std.ArrayList(*Node),
@@ -1920,7 +1922,7 @@ fn privateElement(
     const key = try p.identifierNode(t.start, name);
     var definition: ast.FieldDefinition = .{ .key = key, .value = null, .pos = t.start };
     if (p.token.kind == .l_paren) {
-        const f = try p.methodFunction(t.start, .{ .static = name });
+        const f = try p.methodFunctionOf(t.start, .{ .static = name }, flavor);
         definition.kind = switch (kind) {
             .method => .method,
             .getter => .getter,
@@ -1932,7 +1934,7 @@ fn privateElement(
         }
         definition.value = try p.newNode(t.start, .{ .function = f });
     } else {
-        if (kind != .method) return p.unexpected();
+        if (kind != .method or flavor != .plain) return p.unexpected();
         if (try p.eat(.assign)) definition.value = try p.parseAssignment(false);
         try p.semicolon();
     }
@@ -2173,7 +2175,7 @@ test "parser: a computed field name becomes a hidden binding the field reads" {
 }
 
 test "parser: constructs outside the language are refused by name" {
-    try expectParseError("class A { *#g() {} }", "private generator methods are not supported");
+    try expectParses("class A { *#g() {} async #a() {} async *#b() {} static async *#c() {} }");
     try expectParseError("async function* f() { for await (x in y) {} }", "Unexpected token 'in'");
     try expectParseError("function f() { for await (const x of y) {} }", "for await is only valid in async functions (top-level await is not supported)");
     try expectParses("async function* f() { yield* g(); for await (const x of y) yield await x; }");

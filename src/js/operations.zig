@@ -223,13 +223,15 @@ fn longStringToNumber(s: *const String, start: usize, end: usize) f64 {
 
 pub const Hint = enum { default, number, string };
 
-/// ToPrimitive: an object's own `valueOf`/`toString` if it has callable ones (user code),
-/// otherwise the builtin conversions of its kind.
+/// ToPrimitive: an object's `[Symbol.toPrimitive](hint)` if it has one, then its own
+/// `valueOf`/`toString` if it has callable ones (user code), otherwise the builtin
+/// conversions of its kind.
 pub fn toPrimitive(vm: *Vm, v: Value, hint: Hint) Error!Value {
     // Builtin objects and functions (Math, Math.max) convert to their toString text.
     if (v.is(.builtin) or v.is(.native)) return Value.string(try toString(vm, v));
     if (!v.is(.object)) return v;
     const o = v.asObject();
+    if (try exoticToPrimitive(vm, v, hint)) |p| return p;
     // A Date's default hint is string (Date.prototype[Symbol.toPrimitive]).
     const as_string = hint == .string or (hint == .default and o.kind == .date);
     const first = if (as_string) names.string("toString") else names.string("valueOf");
@@ -250,6 +252,25 @@ pub fn toPrimitive(vm: *Vm, v: Value, hint: Hint) Error!Value {
         }
     }
     return vm.throwMessage(.type_error, "Cannot convert object to primitive value");
+}
+
+/// ES §7.1.1 steps 2.a-d: `input[Symbol.toPrimitive]`, called with the hint's name, must
+/// give a primitive; null when the object has none. A Date's own (the builtin, on its
+/// prototype) is left to the ordinary order below, which sees a replaced valueOf or
+/// toString as the builtin's steps do.
+fn exoticToPrimitive(vm: *Vm, v: Value, hint: Hint) Error!?Value {
+    const exotic = try getField(vm, v, symbol.wellKnown("@@toPrimitive"));
+    if (exotic.isNullish()) return null;
+    if (exotic.is(.native) and v.asObject().kind == .date) return null;
+    if (!isCallable(exotic)) return vm.throwFmt(.type_error, "{f} is not a function", .{DefaultSite{ .vm = vm, .v = exotic }});
+    const name = switch (hint) {
+        .default => names.string("default"),
+        .number => names.string("number"),
+        .string => names.string("string"),
+    };
+    const result = try vm.call(exotic, v, &.{Value.string(name)});
+    if (isObjectLike(result)) return vm.throwMessage(.type_error, "Cannot convert object to primitive value");
+    return result;
 }
 
 /// What Object.prototype.toString (and Array's, Error's) make of an object.
@@ -293,7 +314,8 @@ fn defaultString(vm: *Vm, o: *Object) Error!*String {
         else if (builtins.arguments.isArguments(o))
             vm.newLatin1("[object Arguments]")
         else
-            names.string("[object Object]"),
+            // Object.prototype.toString's own steps: a [Symbol.toStringTag] names the tag.
+            (try builtins.objects.toStringMethod(vm, Value.obj(o), &.{})).asString(),
         .array_buffer => return vm.newLatin1("[object ArrayBuffer]"),
         .typed_array => return (try builtins.typed_arrays.toStringMethod(vm, Value.obj(o), &.{})).asString(),
     }
