@@ -2184,11 +2184,10 @@ fn newExpression(c: *Compiler, node: *Node, n: ast.Call) Error!void {
 // Error sites: which wording V8 gives "x is not iterable" and its kin at each site (as V8's
 // positions decide); the text of `x` comes from CallPrinter.zig.
 
-/// Emits an iteration instruction (iter_start or append_spread) with its wording.
 /// `yield x`: value -> sent (and `await x`, which suspends an async function the same way).
 /// `yield* x` yields each value of x's iteration, passing next(v)'s `v` to the inner
-/// iterator's next, and is the inner iterator's return value (throw() and return() are not
-/// passed to the inner iterator: they act on the outer generator).
+/// iterator's next, throw(e) to its throw and return(v) to its return (a handler around
+/// the yield catches them: iter_delegate_abrupt), and is the inner iterator's return value.
 fn yieldExpression(c: *Compiler, y: ast.Yield, pos: u32) Error!void {
     if (y.argument) |a| try c.expression(a) else try c.emit(.push_undefined);
     try c.mark(pos);
@@ -2203,11 +2202,21 @@ fn yieldExpression(c: *Compiler, y: ast.Yield, pos: u32) Error!void {
     // state state sent: each value next(v) sends goes to the inner iterator's next(v).
     try c.emit(.push_undefined);
     const top = try c.newLabel();
+    const again = try c.newLabel();
+    const handler = try c.newLabel();
     const end = try c.newLabel();
     c.bind(top);
     try c.emitJump(.iter_delegate, end, c.f.depth, null);
+    // state state value: yielded; throw(e) and return(v) land in the handler.
+    c.bind(again);
+    try c.pushHandler(handler);
     try c.emit(.yield);
+    try c.popHandler();
     try c.emitJump(.jump, top, c.f.depth, null);
+    c.f.reachable = false;
+    c.bind(handler);
+    try c.emitJump(.iter_delegate_abrupt, end, c.f.depth - 1, null);
+    try c.emitJump(.jump, again, c.f.depth, null);
     c.f.reachable = false;
     c.bind(end);
     // state state result -> result.
@@ -2221,9 +2230,9 @@ fn yieldExpression(c: *Compiler, y: ast.Yield, pos: u32) Error!void {
 
 /// An async generator's `yield* x`: x's async iterator (or its sync one, wrapped), each
 /// result awaited and its value yielded as it is (ES §15.5.5, generatorKind async); the
-/// value next(v) sends goes to the inner next(v), and the expression is the inner
-/// iterator's return value. As for the sync `yield*`, throw() and return() act on the
-/// outer generator and are not passed to the inner iterator.
+/// value next(v) sends goes to the inner next(v), throw(e) and return(v) to its throw and
+/// return (their results awaited), and the expression is the inner iterator's return
+/// value.
 fn asyncDelegate(c: *Compiler, pos: u32) Error!void {
     try c.iterationSite(.async_iter_start, .{ .mode = .value, .text = "" }, pos);
     const received = try c.allocLocal(pos);
@@ -2244,9 +2253,21 @@ fn asyncDelegate(c: *Compiler, pos: u32) Error!void {
     try c.emitU16(.get_field, try c.stringConstant("done", pos));
     try c.emitJump(.jump_if_true, done, c.f.depth - 1, null);
     try c.emitU16(.get_field, try c.stringConstant("value", pos));
+    // iterator next value: yielded; throw(e) and return(v) land in the handler.
+    const again = try c.newLabel();
+    const handler = try c.newLabel();
+    c.bind(again);
+    try c.pushHandler(handler);
     try c.emit(.yield_async);
+    try c.popHandler();
     try c.emitU16(.put_loc, received);
     try c.emitJump(.jump, top, c.f.depth, null);
+    c.f.reachable = false;
+    c.bind(handler);
+    try c.emit(.async_delegate_call);
+    try c.emit(.yield);
+    try c.emitJump(.async_delegate_result, done, c.f.depth - 2, null);
+    try c.emitJump(.jump, again, c.f.depth, null);
     c.f.reachable = false;
     c.bind(done);
     // iterator next result -> the result's value.

@@ -168,6 +168,20 @@ pub const Op = enum(u8) {
     /// state state sent -> state state value: one step of `yield*`, the inner iterator's
     /// next(sent); when it is done, jump with its return value instead.
     iter_delegate,
+    /// state state value exception -> state state value: `yield*` resumed by throw(e) or
+    /// return(v) (the exception, or the return signal) hands it to the inner iterator's
+    /// throw or return; a result not done is yielded again, a done one jumps with its
+    /// value (throw) or returns it from the generator (return).
+    iter_delegate_abrupt,
+    /// iterator next value exception -> iterator next value kind result: an async
+    /// generator's `yield*` resumed by throw(e) or return(v) calls the inner iterator's
+    /// throw(e) or return(v) (kind: 0 or 1); with no such method, the return goes on, and a
+    /// throw closes the iterator and is a TypeError.
+    async_delegate_call,
+    /// iterator next value kind result -> iterator next value: the awaited result of
+    /// async_delegate_call, yielded again when not done; done, a throw's jumps with the
+    /// result and a return's returns its value from the generator.
+    async_delegate_result,
     /// state state -> state state: closes a protocol iterator that is not done (calls its
     /// `return()`), when a loop over it is left early (`break`, `return`).
     iter_close,
@@ -316,6 +330,9 @@ pub fn info(op: Op) Info {
         .iter_value, .iter_rest => .{ .operand = .none, .pops = 2, .pushes = 3 },
         .iter_close => .{ .operand = .none, .pops = 2, .pushes = 2 },
         .iter_delegate => .{ .operand = .u32, .pops = 3, .pushes = 3, .jumps = true },
+        .iter_delegate_abrupt => .{ .operand = .u32, .pops = 4, .pushes = 3, .jumps = true },
+        .async_delegate_call => .{ .operand = .none, .pops = 1, .pushes = 2 },
+        .async_delegate_result => .{ .operand = .u32, .pops = 3, .pushes = 1, .jumps = true },
         .async_iter_start => .{ .operand = .u8, .pops = 1, .pushes = 2 },
         // Not done: the value; done: jump with the result popped.
         .async_iter_done => .{ .operand = .u32, .pops = 1, .pushes = 1, .jumps = true },

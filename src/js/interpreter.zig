@@ -698,6 +698,40 @@ fn execute(vm: *Vm) Error!Value {
                 stack[sp - 1] = r.value;
                 pc = if (r.done) readU32(code, pc + 1) else pc + 5;
             },
+            .iter_delegate_abrupt => {
+                frame.sp = sp;
+                frame.pc = pc;
+                const gen = frame.generator orelse return vm.terminate(.invalid_bytecode);
+                const r = try ops.delegateAbrupt(vm, stack[sp - 4], stack[sp - 1], gen);
+                sp -= 1;
+                stack[sp - 1] = r.value;
+                pc = if (r.done) readU32(code, pc + 1) else pc + 5;
+            },
+            .async_delegate_call => {
+                frame.sp = sp;
+                frame.pc = pc;
+                const gen = frame.generator orelse return vm.terminate(.invalid_bytecode);
+                const is_return = stack[sp - 1].eqlBits(Value.generator_return);
+                stack[sp] = try builtins.async_generators.delegateCall(vm, stack[sp - 4], stack[sp - 1], gen);
+                stack[sp - 1] = Value.number(@floatFromInt(@intFromBool(is_return)));
+                sp += 1;
+                pc += 1;
+            },
+            .async_delegate_result => {
+                frame.sp = sp;
+                frame.pc = pc;
+                const gen = frame.generator orelse return vm.terminate(.invalid_bytecode);
+                const is_return = stack[sp - 2].eqlBits(Value.number(1));
+                const result = stack[sp - 1];
+                sp -= 2;
+                if (try builtins.async_generators.delegateResult(vm, result, is_return, gen)) |v| {
+                    stack[sp - 1] = v;
+                    pc += 5;
+                } else {
+                    stack[sp - 1] = result;
+                    pc = readU32(code, pc + 1);
+                }
+            },
             .iter_close => {
                 frame.sp = sp;
                 frame.pc = pc;

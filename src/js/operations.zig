@@ -1539,6 +1539,43 @@ pub fn delegateStep(vm: *Vm, source: *Value, cursor: *Value, sent: Value) Error!
     return .{ .value = Value.undefined_value, .done = true };
 }
 
+/// `yield*` resumed by throw(e) or return(v) (ES §15.5.5 steps 7.b-c): the inner iterator's
+/// throw(e) or return(v), whose result, when not done, is yielded again. A done throw()
+/// result ends the `yield*` with its value; a done return() result returns its value from
+/// the outer generator (the return signal goes on with it). An inner iterator with no
+/// `return` lets the outer return go on; one with no `throw` is closed, and that is a
+/// TypeError.
+pub fn delegateAbrupt(vm: *Vm, source: Value, exception: Value, gen: *object.Generator) Error!Vm.Resumed {
+    const is_return = exception.eqlBits(Value.generator_return);
+    const it: ?*object.Iterator = if (source.objectOf(.iterator)) |o| o.as(object.Iterator) else null;
+    const protocol = if (it) |i| i.iterator_kind == .protocol and !i.done else false;
+    const method = if (protocol)
+        try getField(vm, it.?.source, if (is_return) names.string("return") else names.string("throw"))
+    else
+        Value.undefined_value;
+    if (method.isNullish()) {
+        if (is_return) {
+            if (it) |i| i.done = true;
+            return vm.throwValue(exception);
+        }
+        try iterClose(vm, source);
+        return vm.throwMessage(.type_error, "The iterator does not provide a 'throw' method.");
+    }
+    const inner = it.?;
+    const result = try vm.call(method, inner.source, &.{if (is_return) gen.return_value else exception});
+    if (!isObjectLike(result)) {
+        inner.done = true;
+        return vm.throwFmt(.type_error, "Iterator result {f} is not an object", .{ValueText{ .vm = vm, .v = result }});
+    }
+    const done = toBoolean(try getField(vm, result, names.string("done")));
+    const value = try getField(vm, result, names.string("value"));
+    if (!done) return .{ .value = value, .done = false };
+    inner.done = true;
+    if (!is_return) return .{ .value = value, .done = true };
+    gen.return_value = value;
+    return vm.throwValue(Value.generator_return);
+}
+
 /// IteratorClose for a loop left early: a protocol iterator that is not done has its
 /// `return()` called (a generator's builtin one finishes it), whose result must be an object.
 pub fn iterClose(vm: *Vm, source: Value) Error!void {

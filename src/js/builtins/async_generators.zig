@@ -272,6 +272,34 @@ fn syncStep(vm: *Vm, sync_next: Value, iterator: Value, sent: Value) Error!SyncS
     return .{ .awaited = awaited, .on_fulfilled = unwrap };
 }
 
+/// async_delegate_call: an async generator's `yield*` resumed by throw(e) or return(v) (the
+/// return signal) calls the inner iterator's throw(e) or return(v) and gives what it
+/// returned, to be awaited (ES §15.5.5 steps 7.b-c, generatorKind async).
+pub fn delegateCall(vm: *Vm, iterator: Value, exception: Value, gen: *Generator) Error!Value {
+    const is_return = exception.eqlBits(Value.generator_return);
+    const method = try ops.getField(vm, iterator, if (is_return) names.string("return") else names.string("throw"));
+    if (method.isNullish()) {
+        if (is_return) return vm.throwValue(exception);
+        // AsyncIteratorClose, its result not awaited here (docs/JS.md says so).
+        _ = try callReturn(vm, iterator);
+        return vm.throwMessage(.type_error, "The iterator does not provide a 'throw' method.");
+    }
+    if (!ops.isCallable(method)) return vm.throwFmt(.type_error, "{f} is not a function", .{ops.DefaultSite{ .vm = vm, .v = method }});
+    return vm.call(method, iterator, &.{if (is_return) gen.return_value else exception});
+}
+
+/// async_delegate_result: the awaited result's value to yield again, or null when it is
+/// done after a throw (the `yield*` ends with its value); done after a return, the
+/// generator returns its value.
+pub fn delegateResult(vm: *Vm, result: Value, is_return: bool, gen: *Generator) Error!?Value {
+    try checkResult(vm, result);
+    const done = ops.toBoolean(try ops.getField(vm, result, names.string("done")));
+    if (!done) return try ops.getField(vm, result, names.string("value"));
+    if (!is_return) return null;
+    gen.return_value = try ops.getField(vm, result, names.string("value"));
+    return vm.throwValue(Value.generator_return);
+}
+
 /// async_iter_done: an awaited iterator result's value, or null when it is done.
 pub fn resultValue(vm: *Vm, result: Value) Error!?Value {
     try checkResult(vm, result);
