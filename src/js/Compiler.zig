@@ -1296,6 +1296,10 @@ fn bindPatternFrom(c: *Compiler, target: *Node, mode: StoreMode, source: Pattern
             if (p.rest) |rest| {
                 try c.emit(.iter_rest);
                 try c.bindPattern(rest, mode);
+            } else {
+                // An iterator the pattern did not finish is closed (ES §8.6.2,
+                // IteratorClose when iteratorRecord.[[Done]] is false).
+                try c.emit(.iter_close);
             }
             try c.emit(.pop);
             try c.emit(.pop);
