@@ -244,9 +244,10 @@ const Label = struct {
 
 const Context = union(enum) {
     /// `iterator`: a for...of loop, whose iterator is closed when the loop is left early;
-    /// its state is the two stack values just below `depth`.
+    /// its state is the two stack values just below `depth` (`async_iterator`: a `for
+    /// await`, whose close awaits what `return()` returned).
     /// `labels`: the statement labels naming the loop (`continue name` continues it).
-    loop: struct { break_label: *Label, continue_label: *Label, depth: u32, iterator: bool = false, labels: []const []const u8 = &.{} },
+    loop: struct { break_label: *Label, continue_label: *Label, depth: u32, iterator: bool = false, async_iterator: bool = false, labels: []const []const u8 = &.{} },
     switch_block: struct { break_label: *Label, depth: u32 },
     /// A labelled statement that is not a loop: only `break name` leaves it.
     labeled: struct { labels: []const []const u8, break_label: *Label, depth: u32 },
@@ -856,9 +857,20 @@ fn loopBody(c: *Compiler, body: *Node, break_label: *Label, continue_label: *Lab
 }
 
 fn loopBodyOf(c: *Compiler, body: *Node, break_label: *Label, continue_label: *Label, iterator: bool) Error!void {
+    return c.loopBodyWith(body, break_label, continue_label, iterator, false);
+}
+
+fn loopBodyWith(c: *Compiler, body: *Node, break_label: *Label, continue_label: *Label, iterator: bool, async_iterator: bool) Error!void {
     const labels = c.f.loop_labels;
     c.f.loop_labels = &.{};
-    try c.f.contexts.append(c.arena, .{ .loop = .{ .break_label = break_label, .continue_label = continue_label, .depth = c.f.depth, .iterator = iterator, .labels = labels } });
+    try c.f.contexts.append(c.arena, .{ .loop = .{
+        .break_label = break_label,
+        .continue_label = continue_label,
+        .depth = c.f.depth,
+        .iterator = iterator,
+        .async_iterator = async_iterator,
+        .labels = labels,
+    } });
     defer _ = c.f.contexts.pop();
     try c.compileStatement(body);
 }
@@ -904,13 +916,23 @@ fn forEach(c: *Compiler, f: *ast.ForEach, keys: bool) Error!void {
     try c.mark(f.iterable.pos);
     if (keys) {
         try c.emit(.keys_start);
+    } else if (f.is_await) {
+        try c.iterationSite(.async_iter_start, c.forOfSite(f.iterable), f.iterable.pos);
     } else {
         try c.iterationSite(.iter_start, c.forOfSite(f.iterable), f.iterable.pos);
     }
     const top = try c.newLabel();
     const end = try c.newLabel();
     c.bind(top);
-    try c.emitJump(.iter_next, end, c.f.depth, null);
+    if (f.is_await) {
+        // iterator next -> iterator next value: Await(next()), then its `done` and `value`.
+        try c.emit(.dup2);
+        try c.emitU8(.call_method, 0);
+        try c.emit(.yield);
+        try c.emitJump(.async_iter_done, end, c.f.depth - 1, null);
+    } else {
+        try c.emitJump(.iter_next, end, c.f.depth, null);
+    }
     if (f.scope) |s| {
         for (s.bindings.items) |b| {
             if (b.captured) try c.emitU16(.new_cell, b.slot);
@@ -923,13 +945,24 @@ fn forEach(c: *Compiler, f: *ast.ForEach, keys: bool) Error!void {
         try c.bindPattern(f.target, .assign);
     }
     // The loop's depth is that of its iterator state (the value bound is consumed).
-    try c.loopBodyOf(f.body, end, top, !keys);
+    try c.loopBodyWith(f.body, end, top, !keys, f.is_await);
     if (c.f.reachable) try c.emitJump(.jump, top, c.f.depth, null);
     c.f.reachable = false;
     c.bind(end);
     try c.emit(.pop);
     try c.emit(.pop);
     c.leaveScope(saved);
+}
+
+/// A for...of left early closes its iterator (the state on the stack's top); a `for await`
+/// awaits what `return()` returned and requires an object (AsyncIteratorClose).
+fn closeIterator(c: *Compiler, is_async: bool) Error!void {
+    if (!is_async) return c.emit(.iter_close);
+    const skip = try c.newLabel();
+    try c.emitJump(.async_iter_return, skip, c.f.depth, null);
+    try c.emit(.yield);
+    try c.emit(.iter_result_check);
+    c.bind(skip);
 }
 
 /// `a: b: statement`: a loop takes its labels into its own context; anything else gets a
@@ -980,13 +1013,13 @@ fn jumpStatement(c: *Compiler, node: *Node) Error!void {
                     // Left on the way to an outer target.
                     if (l.iterator) {
                         try c.popTo(l.depth);
-                        try c.emit(.iter_close);
+                        try c.closeIterator(l.async_iterator);
                     }
                     continue;
                 };
                 const label = if (is_break) l.break_label else l.continue_label;
                 try c.popTo(l.depth);
-                if (is_break and l.iterator) try c.emit(.iter_close);
+                if (is_break and l.iterator) try c.closeIterator(l.async_iterator);
                 try c.emitJump(.jump, label, c.f.depth, null);
                 c.f.reachable = false;
                 return;
@@ -1048,6 +1081,8 @@ fn returnStatement(c: *Compiler, value: ?*Node, pos: u32) Error!void {
         .switch_block, .labeled => {},
     };
     if (value) |v| try c.expression(v) else try c.emit(.push_undefined);
+    // An async generator's `return x` awaits x (ES §15.6.2, the Return statement).
+    if (value != null and c.f.info.node.kind.isAsyncGenerator()) try c.emit(.yield);
     if (c.f.info.node.kind == .derived_constructor and !c.f.info.node.is_arrow) try c.derivedResult(pos);
     if (!protected) {
         try c.mark(pos);
@@ -1065,7 +1100,7 @@ fn returnStatement(c: *Compiler, value: ?*Node, pos: u32) Error!void {
             // A for...of being left closes its iterator: the state is at the loop's depth.
             .loop => |l| if (l.iterator) {
                 try c.popTo(l.depth);
-                try c.emit(.iter_close);
+                try c.closeIterator(l.async_iterator);
             },
             .switch_block, .labeled => {},
         }
@@ -1261,6 +1296,10 @@ fn bindPatternFrom(c: *Compiler, target: *Node, mode: StoreMode, source: Pattern
             if (p.rest) |rest| {
                 try c.emit(.iter_rest);
                 try c.bindPattern(rest, mode);
+            } else {
+                // An iterator the pattern did not finish is closed (ES §8.6.2,
+                // IteratorClose when iteratorRecord.[[Done]] is false).
+                try c.emit(.iter_close);
             }
             try c.emit(.pop);
             try c.emit(.pop);
@@ -2149,24 +2188,39 @@ fn newExpression(c: *Compiler, node: *Node, n: ast.Call) Error!void {
 // Error sites: which wording V8 gives "x is not iterable" and its kin at each site (as V8's
 // positions decide); the text of `x` comes from CallPrinter.zig.
 
-/// Emits an iteration instruction (iter_start or append_spread) with its wording.
 /// `yield x`: value -> sent (and `await x`, which suspends an async function the same way).
 /// `yield* x` yields each value of x's iteration, passing next(v)'s `v` to the inner
-/// iterator's next, and is the inner iterator's return value (throw() and return() are not
-/// passed to the inner iterator: they act on the outer generator).
+/// iterator's next, throw(e) to its throw and return(v) to its return (a handler around
+/// the yield catches them: iter_delegate_abrupt), and is the inner iterator's return value.
 fn yieldExpression(c: *Compiler, y: ast.Yield, pos: u32) Error!void {
     if (y.argument) |a| try c.expression(a) else try c.emit(.push_undefined);
     try c.mark(pos);
+    if (!y.delegate and !y.is_await and c.f.info.node.kind.isAsyncGenerator()) {
+        // An async generator's `yield x` awaits x, then yields it to the request queue.
+        try c.emit(.yield);
+        return c.emit(.yield_async);
+    }
     if (!y.delegate) return c.emit(.yield);
+    if (c.f.info.node.kind.isAsyncGenerator()) return c.asyncDelegate(pos);
     try c.iterationSite(.iter_start, .{ .mode = .value, .text = "" }, pos);
     // state state sent: each value next(v) sends goes to the inner iterator's next(v).
     try c.emit(.push_undefined);
     const top = try c.newLabel();
+    const again = try c.newLabel();
+    const handler = try c.newLabel();
     const end = try c.newLabel();
     c.bind(top);
     try c.emitJump(.iter_delegate, end, c.f.depth, null);
+    // state state value: yielded; throw(e) and return(v) land in the handler.
+    c.bind(again);
+    try c.pushHandler(handler);
     try c.emit(.yield);
+    try c.popHandler();
     try c.emitJump(.jump, top, c.f.depth, null);
+    c.f.reachable = false;
+    c.bind(handler);
+    try c.emitJump(.iter_delegate_abrupt, end, c.f.depth - 1, null);
+    try c.emitJump(.jump, again, c.f.depth, null);
     c.f.reachable = false;
     c.bind(end);
     // state state result -> result.
@@ -2176,6 +2230,56 @@ fn yieldExpression(c: *Compiler, y: ast.Yield, pos: u32) Error!void {
     try c.emit(.pop);
     try c.emit(.pop);
     try c.emitU16(.get_loc, temp);
+}
+
+/// An async generator's `yield* x`: x's async iterator (or its sync one, wrapped), each
+/// result awaited and its value yielded as it is (ES §15.5.5, generatorKind async); the
+/// value next(v) sends goes to the inner next(v), throw(e) and return(v) to its throw and
+/// return (their results awaited), and the expression is the inner iterator's return
+/// value.
+fn asyncDelegate(c: *Compiler, pos: u32) Error!void {
+    try c.iterationSite(.async_iter_start, .{ .mode = .value, .text = "" }, pos);
+    const received = try c.allocLocal(pos);
+    defer c.f.locals_top -= 1;
+    try c.emit(.push_undefined);
+    try c.emitU16(.put_loc, received);
+    const top = try c.newLabel();
+    const done = try c.newLabel();
+    c.bind(top);
+    // iterator next -> iterator next result: Await(next(received)), an object.
+    try c.emit(.dup2);
+    try c.emitU16(.get_loc, received);
+    try c.emitU8(.call_method, 1);
+    try c.emit(.yield);
+    try c.emit(.dup);
+    try c.emit(.iter_result_check);
+    try c.emit(.dup);
+    try c.emitU16(.get_field, try c.stringConstant("done", pos));
+    try c.emitJump(.jump_if_true, done, c.f.depth - 1, null);
+    try c.emitU16(.get_field, try c.stringConstant("value", pos));
+    // iterator next value: yielded; throw(e) and return(v) land in the handler.
+    const again = try c.newLabel();
+    const handler = try c.newLabel();
+    c.bind(again);
+    try c.pushHandler(handler);
+    try c.emit(.yield_async);
+    try c.popHandler();
+    try c.emitU16(.put_loc, received);
+    try c.emitJump(.jump, top, c.f.depth, null);
+    c.f.reachable = false;
+    c.bind(handler);
+    try c.emit(.async_delegate_call);
+    try c.emit(.yield);
+    try c.emitJump(.async_delegate_result, done, c.f.depth - 2, null);
+    try c.emitJump(.jump, again, c.f.depth, null);
+    c.f.reachable = false;
+    c.bind(done);
+    // iterator next result -> the result's value.
+    try c.emitU16(.get_field, try c.stringConstant("value", pos));
+    try c.emitU16(.put_loc, received);
+    try c.emit(.pop);
+    try c.emit(.pop);
+    try c.emitU16(.get_loc, received);
 }
 
 fn iterationSite(c: *Compiler, op: Op, site: IterationSite, pos: u32) Error!void {

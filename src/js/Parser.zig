@@ -52,8 +52,9 @@ pub const depth_max = 400;
 /// Sources over this size are refused before lexing.
 pub const source_bytes_max = 4 * 1024 * 1024;
 
-/// What kind of body a function has: `yield` in a generator's, `await` in an async one's.
-const Flavor = enum { plain, generator, async };
+/// What kind of body a function has: `yield` in a generator's, `await` in an async one's,
+/// both in an async generator's.
+const Flavor = enum { plain, generator, async, async_generator };
 
 const Context = struct {
     in_function: bool = false,
@@ -436,7 +437,12 @@ fn loopBody(p: *Parser) Error!*Node {
 fn forStatement(p: *Parser) Error!*Node {
     const start = p.token.start;
     try p.advance();
-    if (p.isIdentifierNamed("await")) return p.failAt(p.token.start, "for await is not supported (async functions are outside the language)");
+    // `for await (x of xs)`, in an async function or generator (top-level await is out).
+    const is_await = p.isIdentifierNamed("await");
+    if (is_await) {
+        if (!p.context.in_async) return p.failAt(p.token.start, "for await is only valid in async functions (top-level await is not supported)");
+        try p.advance();
+    }
     try p.expect(.l_paren);
     var init: ?*Node = null;
     var declaration_kind: ?ast.DeclarationKind = null;
@@ -449,6 +455,7 @@ fn forStatement(p: *Parser) Error!*Node {
         init = try p.parseExpression(true);
     }
     const of = p.isIdentifierNamed("of");
+    if (is_await and !of) return p.unexpected();
     if (of or p.isKeyword("in")) {
         const head = init orelse return p.unexpected();
         var target: *Node = undefined;
@@ -475,7 +482,7 @@ fn forStatement(p: *Parser) Error!*Node {
         const iterable = if (of) try p.parseAssignment(false) else try p.parseExpression(false);
         try p.expect(.r_paren);
         const body = try p.loopBody();
-        const each: ast.ForEach = .{ .kind = declaration_kind, .target = target, .iterable = iterable, .body = body };
+        const each: ast.ForEach = .{ .kind = declaration_kind, .target = target, .iterable = iterable, .body = body, .is_await = is_await };
         return p.newNode(start, if (of) .{ .for_of = each } else .{ .for_in = each });
     }
     if (declaration_kind != null) try p.checkInitializers(init.?);
@@ -763,7 +770,6 @@ fn parseFunctionOf(p: *Parser, is_declaration: bool, name_optional: bool, is_asy
     if (is_async) try p.advance();
     try p.advance();
     const generator = try p.eat(.star);
-    if (generator and is_async) return p.failAt(start, "async generators are not supported");
     var name: ?[]const u8 = null;
     if (p.token.kind == .identifier) {
         name = try p.bindingName();
@@ -788,7 +794,8 @@ fn parseFunctionOf(p: *Parser, is_declaration: bool, name_optional: bool, is_asy
         if (!try p.eat(.comma)) break;
     }
     try p.expect(.r_paren);
-    const body = try p.functionBody(if (generator) .generator else if (is_async) .async else .plain);
+    const flavor: Flavor = if (generator and is_async) .async_generator else if (generator) .generator else if (is_async) .async else .plain;
+    const body = try p.functionBody(flavor);
     try p.checkDirectives(parameters.items, rest, body);
     const f = try p.arena.create(ast.Function);
     f.* = .{
@@ -800,7 +807,12 @@ fn parseFunctionOf(p: *Parser, is_declaration: bool, name_optional: bool, is_asy
         .body = body,
         .is_arrow = false,
         .is_declaration = is_declaration,
-        .kind = if (generator) .generator else if (is_async) .async_function else .normal,
+        .kind = switch (flavor) {
+            .plain => .normal,
+            .generator => .generator,
+            .async => .async_function,
+            .async_generator => .async_generator,
+        },
     };
     return f;
 }
@@ -825,7 +837,12 @@ fn checkDirectives(p: *Parser, parameters: []const ast.Parameter, rest: ?*Node, 
 
 fn functionBody(p: *Parser, flavor: Flavor) Error![]const *Node {
     const saved = p.context;
-    p.context = .{ .in_function = true, .in_generator = flavor == .generator, .in_async = flavor == .async, .labels_start = @intCast(p.labels.items.len) };
+    p.context = .{
+        .in_function = true,
+        .in_generator = flavor == .generator or flavor == .async_generator,
+        .in_async = flavor == .async or flavor == .async_generator,
+        .labels_start = @intCast(p.labels.items.len),
+    };
     defer p.context = saved;
     try p.expect(.l_brace);
     var body: std.ArrayList(*Node) = .empty;
@@ -1128,7 +1145,7 @@ fn parseUnary(p: *Parser) Error!*Node {
         if (!p.context.in_async) return p.failAt(t.start, "await is only valid in async functions (top-level await is not supported)");
         try p.advance();
         const operand = try p.parseUnary();
-        return p.newNode(t.start, .{ .yield_expression = .{ .argument = operand, .delegate = false } });
+        return p.newNode(t.start, .{ .yield_expression = .{ .argument = operand, .delegate = false, .is_await = true } });
     }
     const operand = try p.parsePostfix();
     return operand;
@@ -1609,9 +1626,9 @@ fn parseProperty(p: *Parser) Error!ast.Property {
         if (is_key_start) {
             if (std.mem.eql(u8, t.text, "async")) {
                 try p.advance();
-                if (p.token.kind == .star) return p.failAt(t.start, "async generators are not supported");
+                const generator = try p.eat(.star);
                 const key = try p.propertyKey();
-                const f = try p.methodFunctionOf(t.start, key, .async);
+                const f = try p.methodFunctionOf(t.start, key, if (generator) .async_generator else .async);
                 return .{ .kind = .method, .key = key, .value = try p.newNode(t.start, .{ .function = f }), .pos = t.start };
             }
             const is_getter = std.mem.eql(u8, t.text, "get");
@@ -1689,6 +1706,7 @@ fn methodFunctionOf(p: *Parser, start: u32, key: ast.Key, flavor: Flavor) Error!
             .plain => .method,
             .generator => .generator_method,
             .async => .async_method,
+            .async_generator => .async_generator_method,
         },
     };
     return f;
@@ -1820,8 +1838,8 @@ fn classElement(p: *Parser, parts: ClassParts, derived: bool) Error!void {
     var kind: ast.ClassMemberKind = .method;
     const k = p.token;
     var is_async = false;
+    var async_generator = false;
     const generator = try p.eat(.star);
-    if (generator and p.token.kind == .private_name) return p.failAt(k.start, "private generator methods are not supported");
     if (!generator and k.kind == .identifier and !k.escaped and (std.mem.eql(u8, k.text, "get") or std.mem.eql(u8, k.text, "set") or std.mem.eql(u8, k.text, "async"))) {
         const next = try p.peek();
         const is_key_start = switch (next.kind) {
@@ -1832,14 +1850,16 @@ fn classElement(p: *Parser, parts: ClassParts, derived: bool) Error!void {
             try p.advance();
             if (std.mem.eql(u8, k.text, "async")) {
                 is_async = true;
-                if (p.token.kind == .star) return p.failAt(k.start, "async generators are not supported");
-                if (p.token.kind == .private_name) return p.failAt(k.start, "private async methods are not supported");
+                if (try p.eat(.star)) async_generator = true;
             } else {
                 kind = if (std.mem.eql(u8, k.text, "get")) .getter else .setter;
             }
         }
     }
-    if (p.token.kind == .private_name) return p.privateElement(kind, is_static, fields, statics, private_names);
+    if (p.token.kind == .private_name) {
+        const flavor: Flavor = if (async_generator) .async_generator else if (generator) .generator else if (is_async) .async else .plain;
+        return p.privateElement(kind, flavor, is_static, fields, statics, private_names);
+    }
     const key = try p.propertyKey();
     if (p.token.kind != .l_paren) {
         if (kind != .method or generator or is_async) return p.unexpected();
@@ -1856,7 +1876,7 @@ fn classElement(p: *Parser, parts: ClassParts, derived: bool) Error!void {
         try (if (is_static) statics else fields).append(p.arena, field);
         return;
     }
-    const f = try p.methodFunctionOf(k.start, key, if (generator) .generator else if (is_async) .async else .plain);
+    const f = try p.methodFunctionOf(k.start, key, if (async_generator) .async_generator else if (generator) .generator else if (is_async) .async else .plain);
     if (kind != .method) {
         try p.checkAccessorArity(f, kind == .getter);
         if (key == .static) f.name = try std.fmt.allocPrint(p.arena, "{s} {s}", .{ if (kind == .getter) "get" else "set", key.static });
@@ -1888,6 +1908,7 @@ fn computedFieldKey(p: *Parser, keys: *std.ArrayList(ast.ComputedFieldKey), expr
 fn privateElement(
     p: *Parser,
     kind: ast.ClassMemberKind,
+    flavor: Flavor,
     is_static: bool,
     fields: *std.ArrayList(*Node),
     statics: *std.ArrayList(*Node),
@@ -1901,7 +1922,7 @@ fn privateElement(
     const key = try p.identifierNode(t.start, name);
     var definition: ast.FieldDefinition = .{ .key = key, .value = null, .pos = t.start };
     if (p.token.kind == .l_paren) {
-        const f = try p.methodFunction(t.start, .{ .static = name });
+        const f = try p.methodFunctionOf(t.start, .{ .static = name }, flavor);
         definition.kind = switch (kind) {
             .method => .method,
             .getter => .getter,
@@ -1913,7 +1934,7 @@ fn privateElement(
         }
         definition.value = try p.newNode(t.start, .{ .function = f });
     } else {
-        if (kind != .method) return p.unexpected();
+        if (kind != .method or flavor != .plain) return p.unexpected();
         if (try p.eat(.assign)) definition.value = try p.parseAssignment(false);
         try p.semicolon();
     }
@@ -2154,8 +2175,10 @@ test "parser: a computed field name becomes a hidden binding the field reads" {
 }
 
 test "parser: constructs outside the language are refused by name" {
-    try expectParseError("class A { *#g() {} }", "private generator methods are not supported");
-    try expectParseError("async function* f() {}", "async generators are not supported");
+    try expectParses("class A { *#g() {} async #a() {} async *#b() {} static async *#c() {} }");
+    try expectParseError("async function* f() { for await (x in y) {} }", "Unexpected token 'in'");
+    try expectParseError("function f() { for await (const x of y) {} }", "for await is only valid in async functions (top-level await is not supported)");
+    try expectParses("async function* f() { yield* g(); for await (const x of y) yield await x; }");
     try expectParseError("await 1;", "await is only valid in async functions (top-level await is not supported)");
     try expectParseError("const r = /(a)\\1/;", "Invalid regular expression: /(a)\\1/: back-references (\\1, \\k<name>) are not supported: sluice runs regular expressions in linear time");
     try expectParseError("const r = /a(/;", "Invalid regular expression: /a(/: Unterminated group");

@@ -69,9 +69,19 @@ pub const Kind = enum(u8) {
     async_method,
     /// `async () => {}`: an arrow's `this`.
     async_arrow,
+    /// `async function* g() {}`: a call makes an async generator object, whose next()
+    /// returns promises (builtins/async_generators.zig); `await` suspends it too.
+    async_generator,
+    /// `async *m() {}` in an object or a class.
+    async_generator_method,
 
+    /// A call makes a generator object (sync or async) and runs nothing of the body.
     pub fn isGenerator(k: Kind) bool {
-        return k == .generator or k == .generator_method;
+        return k == .generator or k == .generator_method or k.isAsyncGenerator();
+    }
+
+    pub fn isAsyncGenerator(k: Kind) bool {
+        return k == .async_generator or k == .async_generator_method;
     }
 
     pub fn isAsync(k: Kind) bool {

@@ -613,7 +613,7 @@ pub fn callNative(vm: *Vm, callee: Value, this: Value, args: []const Value, site
         }
     }
     if (callee.objectOf(.bound_function)) |o| return vm.callBound(o.as(object.BoundFunction), args);
-    if (callee.objectOf(.promise_function)) |o| return builtins.promises.callFunction(vm, o.as(object.PromiseFunction), args);
+    if (callee.objectOf(.promise_function)) |o| return builtins.promises.callFunction(vm, o.as(object.PromiseFunction), this, args);
     return vm.throwNotFunction(callee, site);
 }
 

@@ -254,6 +254,8 @@ pub const ForEach = struct {
     iterable: *Node,
     body: *Node,
     scope: ?*scope.Scope = null,
+    /// `for await (x of xs)`.
+    is_await: bool = false,
 };
 
 pub const While = struct { condition: *Node, body: *Node };
@@ -310,6 +312,9 @@ pub const Yield = struct {
     argument: ?*Node,
     /// `yield*`: every value of the argument's iteration.
     delegate: bool,
+    /// `await x`, which the parser writes as a yield (an async function suspends the same
+    /// way); in an async generator the two differ.
+    is_await: bool = false,
 };
 
 pub const ClassMemberKind = enum { method, getter, setter };

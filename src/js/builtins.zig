@@ -32,6 +32,7 @@ pub const functions = @import("builtins/functions.zig");
 pub const descriptors = @import("builtins/descriptors.zig");
 pub const symbols = @import("builtins/symbols.zig");
 pub const generators = @import("builtins/generators.zig");
+pub const async_generators = @import("builtins/async_generators.zig");
 pub const promises = @import("builtins/promises.zig");
 pub const timers = @import("builtins/timers.zig");
 pub const regexps = @import("builtins/regexps.zig");
@@ -85,6 +86,7 @@ pub const Class = enum {
     symbol_ctor,
     symbol_proto,
     generator_proto,
+    async_generator_proto,
     promise_ctor,
     promise_proto,
     regexp_proto,
@@ -329,6 +331,12 @@ fn entries(class: Class) []const Entry {
             nat("throw", 1, generators.throwMethod),
             nat("@@iterator", 0, symbols.returnThis),
         },
+        .async_generator_proto => &.{
+            nat("next", 1, async_generators.next),
+            nat("return", 1, async_generators.returnMethod),
+            nat("throw", 1, async_generators.throwMethod),
+            nat("@@asyncIterator", 0, symbols.returnThis),
+        },
         .promise_ctor => &.{
             nat("resolve", 1, promises.resolveStatic), nat("reject", 1, promises.rejectStatic),
             nat("all", 1, promises.all),               nat("allSettled", 1, promises.allSettled),
@@ -493,6 +501,7 @@ pub const builtin_objects = [_]BuiltinObject{
     .{ .name = "Symbol", .prototype = "%Symbol.prototype%", .class = .symbol_ctor, .call = ctor("Symbol", 0, symbols.call) },
     .{ .name = "%Symbol.prototype%", .class = .symbol_proto, .constructor_of = "Symbol" },
     .{ .name = "%Generator.prototype%", .class = .generator_proto },
+    .{ .name = "%AsyncGenerator.prototype%", .class = .async_generator_proto },
     .{ .name = "Promise", .prototype = "%Promise.prototype%", .class = .promise_ctor, .call = ctor("Promise", 1, promises.requireNew), .construct = ctor("Promise", 1, promises.construct), .instances = .{ .kind = .promise } },
     .{ .name = "%Promise.prototype%", .class = .promise_proto, .constructor_of = "Promise" },
     .{ .name = "Error", .prototype = "%Error.prototype%", .class = .empty, .call = ctor("Error", 1, errors.constructError), .construct = ctor("Error", 1, errors.constructError), .instances = .any_error },
@@ -693,7 +702,7 @@ pub fn protoMember(vm: *Vm, o: *Object, key: *String) ?Value {
         .iterator => .iterator_proto,
         .bound_function => .function_proto,
         .accessor => .object_proto,
-        .generator => .generator_proto,
+        .generator => if (o.as(object.Generator).async_generator != null) .async_generator_proto else .generator_proto,
         .promise => .promise_proto,
         .promise_function => .function_proto,
         .regexp => .regexp_proto,
@@ -736,7 +745,10 @@ pub fn kindPrototype(o: *const Object) Value {
         .plain, .iterator, .accessor => builtinId("%Object.prototype%"),
         .array => builtinId("%Array.prototype%"),
         .closure, .bound_function => builtinId("%Function.prototype%"),
-        .generator => builtinId("%Generator.prototype%"),
+        .generator => if (@as(*const object.Generator, @fieldParentPtr("object", o)).async_generator != null)
+            builtinId("%AsyncGenerator.prototype%")
+        else
+            builtinId("%Generator.prototype%"),
         .promise => builtinId("%Promise.prototype%"),
         .promise_function => builtinId("%Function.prototype%"),
         .regexp => builtinId("%RegExp.prototype%"),

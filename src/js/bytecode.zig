@@ -146,6 +146,9 @@ pub const Op = enum(u8) {
     /// value -> sent: the frame suspends into its generator, which next() answers with
     /// { value, done: false }; a later next(sent) resumes here with `sent` pushed.
     yield,
+    /// value -> sent: an async generator's `yield` (its operand already awaited); suspends
+    /// like `yield`, and the value answers the request at the head of its queue.
+    yield_async,
     // Exceptions.
     throw,
     try_push,
@@ -165,9 +168,34 @@ pub const Op = enum(u8) {
     /// state state sent -> state state value: one step of `yield*`, the inner iterator's
     /// next(sent); when it is done, jump with its return value instead.
     iter_delegate,
+    /// state state value exception -> state state value: `yield*` resumed by throw(e) or
+    /// return(v) (the exception, or the return signal) hands it to the inner iterator's
+    /// throw or return; a result not done is yielded again, a done one jumps with its
+    /// value (throw) or returns it from the generator (return).
+    iter_delegate_abrupt,
+    /// iterator next value exception -> iterator next value kind result: an async
+    /// generator's `yield*` resumed by throw(e) or return(v) calls the inner iterator's
+    /// throw(e) or return(v) (kind: 0 or 1); with no such method, the return goes on, and a
+    /// throw closes the iterator and is a TypeError.
+    async_delegate_call,
+    /// iterator next value kind result -> iterator next value: the awaited result of
+    /// async_delegate_call, yielded again when not done; done, a throw's jumps with the
+    /// result and a return's returns its value from the generator.
+    async_delegate_result,
     /// state state -> state state: closes a protocol iterator that is not done (calls its
     /// `return()`), when a loop over it is left early (`break`, `return`).
     iter_close,
+    /// iterable -> iterator next: `for await`'s GetIterator(async): [Symbol.asyncIterator](),
+    /// or the sync iterator wrapped as by CreateAsyncFromSyncIterator.
+    async_iter_start,
+    /// result -> value, or pops it and jumps when it is done (TypeError when it is not an
+    /// object): an awaited iterator result of `for await`.
+    async_iter_done,
+    /// iterator next -> iterator next result: calls the iterator's `return()`, or jumps
+    /// (keeping the state) when it has none. `for await` left early awaits the result.
+    async_iter_return,
+    /// v -> : TypeError when v is not an object (an awaited `return()` result).
+    iter_result_check,
     /// object -> state state (its own enumerable keys)
     keys_start,
     /// src key1..keyN -> rest (object rest: src without the keys)
@@ -289,7 +317,7 @@ pub fn info(op: Op) Info {
         .@"return", .throw => .{ .operand = .none, .pops = 1, .pushes = 0, .terminator = true },
         .return_undefined => .{ .operand = .none, .pops = 0, .pushes = 0, .terminator = true },
         .generator_start => .{ .operand = .none, .pops = 0, .pushes = 0 },
-        .yield => .{ .operand = .none, .pops = 1, .pushes = 1 },
+        .yield, .yield_async => .{ .operand = .none, .pops = 1, .pushes = 1 },
         // The handler starts with the stack as at try_push, plus the exception.
         .try_push => .{ .operand = .u32, .pops = 0, .pushes = 0, .jumps = true },
         .try_pop => .{ .operand = .none, .pops = 0, .pushes = 0 },
@@ -302,6 +330,15 @@ pub fn info(op: Op) Info {
         .iter_value, .iter_rest => .{ .operand = .none, .pops = 2, .pushes = 3 },
         .iter_close => .{ .operand = .none, .pops = 2, .pushes = 2 },
         .iter_delegate => .{ .operand = .u32, .pops = 3, .pushes = 3, .jumps = true },
+        .iter_delegate_abrupt => .{ .operand = .u32, .pops = 4, .pushes = 3, .jumps = true },
+        .async_delegate_call => .{ .operand = .none, .pops = 1, .pushes = 2 },
+        .async_delegate_result => .{ .operand = .u32, .pops = 3, .pushes = 1, .jumps = true },
+        .async_iter_start => .{ .operand = .u8, .pops = 1, .pushes = 2 },
+        // Not done: the value; done: jump with the result popped.
+        .async_iter_done => .{ .operand = .u32, .pops = 1, .pushes = 1, .jumps = true },
+        // A return method: the state and its result; none: jump with the state.
+        .async_iter_return => .{ .operand = .u32, .pops = 2, .pushes = 3, .jumps = true },
+        .iter_result_check => .{ .operand = .none, .pops = 1, .pushes = 0 },
         .object_rest => .{ .operand = .u8, .pops = null, .pushes = 1 },
         // The first key (or no_name) and the wording (operations.RequireWording).
         .require_object => .{ .operand = .u16_u16, .pops = 1, .pushes = 1 },

@@ -610,8 +610,8 @@ fn execute(vm: *Vm) Error!Value {
                 sp -= 1;
                 pc += 1;
             },
-            .@"return", .return_undefined, .generator_start, .yield => {
-                var result = if (op == .@"return" or op == .yield) stack[sp - 1] else Value.undefined_value;
+            .@"return", .return_undefined, .generator_start, .yield, .yield_async => {
+                var result = if (op == .@"return" or op == .yield or op == .yield_async) stack[sp - 1] else Value.undefined_value;
                 if (op == .generator_start) {
                     frame.sp = sp;
                     const gen = try vm.newGenerator(frame, pc + 1);
@@ -622,14 +622,21 @@ fn execute(vm: *Vm) Error!Value {
                         gen.promise = p;
                         try builtins.promises.resumeAsync(vm, gen, Value.undefined_value, false);
                         result = Value.obj(&p.object);
+                    } else if (frame.function.kind.isAsyncGenerator()) {
+                        try builtins.async_generators.start(vm, gen);
                     }
-                } else if (op == .yield) {
+                } else if (op == .yield or op == .yield_async) {
                     // Only a frame that next() pushed (an entry frame) can be suspended.
                     const gen = frame.generator orelse return vm.terminate(.invalid_bytecode);
                     if (!frame.entry) return vm.terminate(.invalid_bytecode);
                     frame.sp = sp - 1;
                     vm.saveFrame(gen, frame, pc + 1);
                     gen.state = .suspended_yield;
+                    // An async generator's `yield`, not an `await` (async_generators.zig).
+                    if (op == .yield_async) {
+                        if (gen.async_generator == null) return vm.terminate(.invalid_bytecode);
+                        gen.yielded = true;
+                    }
                 }
                 if (frame.construct and !result.is(.object)) result = frame.this;
                 vm.handler_count = frame.handler_base;
@@ -691,10 +698,82 @@ fn execute(vm: *Vm) Error!Value {
                 stack[sp - 1] = r.value;
                 pc = if (r.done) readU32(code, pc + 1) else pc + 5;
             },
+            .iter_delegate_abrupt => {
+                frame.sp = sp;
+                frame.pc = pc;
+                const gen = frame.generator orelse return vm.terminate(.invalid_bytecode);
+                const r = try ops.delegateAbrupt(vm, stack[sp - 4], stack[sp - 1], gen);
+                sp -= 1;
+                stack[sp - 1] = r.value;
+                pc = if (r.done) readU32(code, pc + 1) else pc + 5;
+            },
+            .async_delegate_call => {
+                frame.sp = sp;
+                frame.pc = pc;
+                const gen = frame.generator orelse return vm.terminate(.invalid_bytecode);
+                const is_return = stack[sp - 1].eqlBits(Value.generator_return);
+                stack[sp] = try builtins.async_generators.delegateCall(vm, stack[sp - 4], stack[sp - 1], gen);
+                stack[sp - 1] = Value.number(@floatFromInt(@intFromBool(is_return)));
+                sp += 1;
+                pc += 1;
+            },
+            .async_delegate_result => {
+                frame.sp = sp;
+                frame.pc = pc;
+                const gen = frame.generator orelse return vm.terminate(.invalid_bytecode);
+                const is_return = stack[sp - 2].eqlBits(Value.number(1));
+                const result = stack[sp - 1];
+                sp -= 2;
+                if (try builtins.async_generators.delegateResult(vm, result, is_return, gen)) |v| {
+                    stack[sp - 1] = v;
+                    pc += 5;
+                } else {
+                    stack[sp - 1] = result;
+                    pc = readU32(code, pc + 1);
+                }
+            },
             .iter_close => {
                 frame.sp = sp;
                 frame.pc = pc;
                 try ops.iterClose(vm, stack[sp - 2]);
+                pc += 1;
+            },
+            .async_iter_start => {
+                frame.sp = sp;
+                frame.pc = pc;
+                const it = try builtins.async_generators.iteratorOf(vm, stack[sp - 1], iterationSite(vm, frame.function, pc, code[pc + 1]));
+                stack[sp - 1] = it.iterator;
+                stack[sp] = it.next;
+                sp += 1;
+                pc += 2;
+            },
+            .async_iter_done => {
+                frame.sp = sp;
+                frame.pc = pc;
+                if (try builtins.async_generators.resultValue(vm, stack[sp - 1])) |v| {
+                    stack[sp - 1] = v;
+                    pc += 5;
+                } else {
+                    sp -= 1;
+                    pc = readU32(code, pc + 1);
+                }
+            },
+            .async_iter_return => {
+                frame.sp = sp;
+                frame.pc = pc;
+                if (try builtins.async_generators.callReturn(vm, stack[sp - 2])) |r| {
+                    stack[sp] = r;
+                    sp += 1;
+                    pc += 5;
+                } else {
+                    pc = readU32(code, pc + 1);
+                }
+            },
+            .iter_result_check => {
+                frame.sp = sp;
+                frame.pc = pc;
+                try builtins.async_generators.checkResult(vm, stack[sp - 1]);
+                sp -= 1;
                 pc += 1;
             },
             .iter_rest => {

@@ -662,6 +662,12 @@ pub const Generator = struct {
     promise: ?*Promise = null,
     /// The value return(v) finishes the generator with once its finally blocks have run.
     return_value: Value = Value.undefined_value,
+    /// An async generator's request queue and state (null for a generator or an async
+    /// function), in the run's heap.
+    async_generator: ?*AsyncGeneratorState = null,
+    /// The frame last suspended at an async generator's `yield` (yield_async), not at an
+    /// `await`.
+    yielded: bool = false,
 
     pub const kind: Kind = .generator;
 
@@ -671,6 +677,25 @@ pub const Generator = struct {
         target: u32,
         /// Relative to the frame's base.
         sp: u32,
+    };
+};
+
+/// ES §27.6: an async generator's state and its queue of next/return/throw requests, each
+/// with the promise that request returned.
+pub const AsyncGeneratorState = struct {
+    state: State = .suspended_start,
+    head: ?*Request = null,
+    tail: ?*Request = null,
+
+    pub const State = enum(u8) { suspended_start, suspended_yield, executing, awaiting_return, completed };
+
+    pub const Mode = enum(u8) { next, @"return", throw };
+
+    pub const Request = struct {
+        next: ?*Request = null,
+        mode: Mode,
+        value: Value,
+        promise: *Promise,
     };
 };
 
@@ -727,6 +752,8 @@ pub const PromiseFunction = struct {
     already: ?*bool = null,
     /// An element function of Promise.all and kin runs once.
     called: bool = false,
+    /// The async generator the async_generator_* actions act on.
+    generator: ?*Generator = null,
 
     pub const kind: Kind = .promise_function;
 
@@ -737,6 +764,17 @@ pub const PromiseFunction = struct {
         finally_rejected,
         value_thunk,
         thrower,
+        /// %AsyncFromSyncIteratorPrototype%.next over a sync iterator (`value`: its next).
+        async_from_sync_next,
+        /// The sync result's value, awaited, into { value, done } (`called`: done).
+        async_from_sync_unwrap,
+        /// An async generator's AwaitReturn, settled (`generator`).
+        async_generator_return_fulfilled,
+        async_generator_return_rejected,
+        /// A return(v) request to an async generator suspended at a yield: v awaited, then
+        /// the generator resumed with return (or the rejection thrown in).
+        async_generator_resume_return,
+        async_generator_resume_throw,
         all_element,
         all_settled_fulfilled,
         all_settled_rejected,

@@ -223,13 +223,15 @@ fn longStringToNumber(s: *const String, start: usize, end: usize) f64 {
 
 pub const Hint = enum { default, number, string };
 
-/// ToPrimitive: an object's own `valueOf`/`toString` if it has callable ones (user code),
-/// otherwise the builtin conversions of its kind.
+/// ToPrimitive: an object's `[Symbol.toPrimitive](hint)` if it has one, then its own
+/// `valueOf`/`toString` if it has callable ones (user code), otherwise the builtin
+/// conversions of its kind.
 pub fn toPrimitive(vm: *Vm, v: Value, hint: Hint) Error!Value {
     // Builtin objects and functions (Math, Math.max) convert to their toString text.
     if (v.is(.builtin) or v.is(.native)) return Value.string(try toString(vm, v));
     if (!v.is(.object)) return v;
     const o = v.asObject();
+    if (try exoticToPrimitive(vm, v, hint)) |p| return p;
     // A Date's default hint is string (Date.prototype[Symbol.toPrimitive]).
     const as_string = hint == .string or (hint == .default and o.kind == .date);
     const first = if (as_string) names.string("toString") else names.string("valueOf");
@@ -250,6 +252,25 @@ pub fn toPrimitive(vm: *Vm, v: Value, hint: Hint) Error!Value {
         }
     }
     return vm.throwMessage(.type_error, "Cannot convert object to primitive value");
+}
+
+/// ES §7.1.1 steps 2.a-d: `input[Symbol.toPrimitive]`, called with the hint's name, must
+/// give a primitive; null when the object has none. A Date's own (the builtin, on its
+/// prototype) is left to the ordinary order below, which sees a replaced valueOf or
+/// toString as the builtin's steps do.
+fn exoticToPrimitive(vm: *Vm, v: Value, hint: Hint) Error!?Value {
+    const exotic = try getField(vm, v, symbol.wellKnown("@@toPrimitive"));
+    if (exotic.isNullish()) return null;
+    if (exotic.is(.native) and v.asObject().kind == .date) return null;
+    if (!isCallable(exotic)) return vm.throwFmt(.type_error, "{f} is not a function", .{DefaultSite{ .vm = vm, .v = exotic }});
+    const name = switch (hint) {
+        .default => names.string("default"),
+        .number => names.string("number"),
+        .string => names.string("string"),
+    };
+    const result = try vm.call(exotic, v, &.{Value.string(name)});
+    if (isObjectLike(result)) return vm.throwMessage(.type_error, "Cannot convert object to primitive value");
+    return result;
 }
 
 /// What Object.prototype.toString (and Array's, Error's) make of an object.
@@ -275,7 +296,7 @@ fn defaultString(vm: *Vm, o: *Object) Error!*String {
         .set => return names.string("[object Set]"),
         .bound_function => return vm.newLatin1("function () { [native code] }"),
         .accessor => return names.string("[object Object]"),
-        .generator => return vm.newLatin1("[object Generator]"),
+        .generator => return vm.newLatin1(if (o.as(object.Generator).async_generator != null) "[object AsyncGenerator]" else "[object Generator]"),
         .promise => return vm.newLatin1("[object Promise]"),
         .promise_function => return vm.newLatin1("function () { [native code] }"),
         .regexp => return builtins.regexps.toStringOf(vm, o.as(object.RegExpObject)),
@@ -293,7 +314,8 @@ fn defaultString(vm: *Vm, o: *Object) Error!*String {
         else if (builtins.arguments.isArguments(o))
             vm.newLatin1("[object Arguments]")
         else
-            names.string("[object Object]"),
+            // Object.prototype.toString's own steps: a [Symbol.toStringTag] names the tag.
+            (try builtins.objects.toStringMethod(vm, Value.obj(o), &.{})).asString(),
         .array_buffer => return vm.newLatin1("[object ArrayBuffer]"),
         .typed_array => return (try builtins.typed_arrays.toStringMethod(vm, Value.obj(o), &.{})).asString(),
     }
@@ -1515,6 +1537,43 @@ pub fn delegateStep(vm: *Vm, source: *Value, cursor: *Value, sent: Value) Error!
     }
     if (try iterNext(vm, source, cursor)) |v| return .{ .value = v, .done = false };
     return .{ .value = Value.undefined_value, .done = true };
+}
+
+/// `yield*` resumed by throw(e) or return(v) (ES §15.5.5 steps 7.b-c): the inner iterator's
+/// throw(e) or return(v), whose result, when not done, is yielded again. A done throw()
+/// result ends the `yield*` with its value; a done return() result returns its value from
+/// the outer generator (the return signal goes on with it). An inner iterator with no
+/// `return` lets the outer return go on; one with no `throw` is closed, and that is a
+/// TypeError.
+pub fn delegateAbrupt(vm: *Vm, source: Value, exception: Value, gen: *object.Generator) Error!Vm.Resumed {
+    const is_return = exception.eqlBits(Value.generator_return);
+    const it: ?*object.Iterator = if (source.objectOf(.iterator)) |o| o.as(object.Iterator) else null;
+    const protocol = if (it) |i| i.iterator_kind == .protocol and !i.done else false;
+    const method = if (protocol)
+        try getField(vm, it.?.source, if (is_return) names.string("return") else names.string("throw"))
+    else
+        Value.undefined_value;
+    if (method.isNullish()) {
+        if (is_return) {
+            if (it) |i| i.done = true;
+            return vm.throwValue(exception);
+        }
+        try iterClose(vm, source);
+        return vm.throwMessage(.type_error, "The iterator does not provide a 'throw' method.");
+    }
+    const inner = it.?;
+    const result = try vm.call(method, inner.source, &.{if (is_return) gen.return_value else exception});
+    if (!isObjectLike(result)) {
+        inner.done = true;
+        return vm.throwFmt(.type_error, "Iterator result {f} is not an object", .{ValueText{ .vm = vm, .v = result }});
+    }
+    const done = toBoolean(try getField(vm, result, names.string("done")));
+    const value = try getField(vm, result, names.string("value"));
+    if (!done) return .{ .value = value, .done = false };
+    inner.done = true;
+    if (!is_return) return .{ .value = value, .done = true };
+    gen.return_value = value;
+    return vm.throwValue(Value.generator_return);
 }
 
 /// IteratorClose for a loop left early: a protocol iterator that is not done has its

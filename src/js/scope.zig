@@ -541,7 +541,7 @@ pub const Resolver = struct {
             .yield_expression => |y| if (y.argument) |a| try r.resolveExpression(a),
             .super_member => |key| {
                 const info = r.thisFunction();
-                if (info.node.kind == .normal or info.node.kind == .generator or info.node.kind == .async_function or info.node.kind == .top_level) return r.fail(node.pos, "'super' keyword unexpected here", .{});
+                if (info.node.kind == .normal or info.node.kind == .generator or info.node.kind == .async_function or info.node.kind == .async_generator or info.node.kind == .top_level) return r.fail(node.pos, "'super' keyword unexpected here", .{});
                 try r.useSpecial(node.pos, .home);
                 try r.useSpecial(node.pos, .this);
                 try r.resolveExpression(key);
@@ -627,7 +627,7 @@ pub const Resolver = struct {
         const outer = r.current.?;
         const info = try r.newFunction(f, outer.function);
         var parent_scope = outer;
-        if (!f.is_declaration and !f.is_arrow and (f.kind == .normal or f.kind == .generator or f.kind == .async_function) and f.name != null) {
+        if (!f.is_declaration and !f.is_arrow and (f.kind == .normal or f.kind == .generator or f.kind == .async_function or f.kind == .async_generator) and f.name != null) {
             const name_scope = try r.newScope(.function_name, outer, info);
             info.name_scope = name_scope;
             f.self_binding = try r.declare(name_scope, f.name.?, .self_function, f.pos, f.pos);

@@ -168,7 +168,7 @@ const Verifier = struct {
             // back (the interpreter's `tick`); any other jump that went back could loop
             // without ever being charged, so it must go forward. The compiler emits them so.
             switch (op) {
-                .jump_if_false_keep, .jump_if_true_keep, .jump_if_not_nullish_keep, .jump_if_defined_keep, .jump_if_nullish_drop, .iter_delegate, .iter_next, .try_push => {
+                .jump_if_false_keep, .jump_if_true_keep, .jump_if_not_nullish_keep, .jump_if_defined_keep, .jump_if_nullish_drop, .iter_delegate, .iter_delegate_abrupt, .async_delegate_result, .iter_next, .async_iter_done, .async_iter_return, .try_push => {
                     if (bytecode.readU32(code, pc + 1) <= pc) return v.fail("a jump that is not charged goes back");
                 },
                 else => {},
@@ -194,12 +194,17 @@ const Verifier = struct {
                     try v.reach(&work, states, bytecode.readU32(code, pc + 1), target, f);
                     try v.reach(&work, states, next, state, f);
                 },
-                .iter_delegate => {
+                .iter_delegate, .iter_delegate_abrupt, .async_delegate_result => {
                     const s: State = .{ .depth = @intCast(after), .handlers = state.handlers };
                     try v.reach(&work, states, bytecode.readU32(code, pc + 1), s, f);
                     try v.reach(&work, states, next, s, f);
                 },
-                .iter_next => {
+                .async_iter_done => {
+                    if (state.depth < 1) return v.fail("stack underflow");
+                    try v.reach(&work, states, bytecode.readU32(code, pc + 1), .{ .depth = state.depth - 1, .handlers = state.handlers }, f);
+                    try v.reach(&work, states, next, .{ .depth = @intCast(after), .handlers = state.handlers }, f);
+                },
+                .iter_next, .async_iter_return => {
                     try v.reach(&work, states, bytecode.readU32(code, pc + 1), state, f);
                     try v.reach(&work, states, next, .{ .depth = @intCast(after), .handlers = state.handlers }, f);
                 },

@@ -37,8 +37,6 @@ OUT_CONSTRUCTS = {
     "eval": ["eval_call.js"],
     "Function(...)": ["function_constructor.js"],
     "arguments at the top level": ["arguments_top_level.js"],
-    "private generator methods": ["generator_private_method.js"],
-    "async generators": ["async_generator.js"],
     "top-level await": ["await_top_level.mjs"],
     "regular expression features that need backtracking": [
         "regex_backreference.js", "regex_lookahead.js", "regex_lookbehind.js",

@@ -10,7 +10,10 @@ const builtins = @import("../builtins.zig");
 const arg = builtins.arg;
 
 fn thisGenerator(vm: *Vm, this: Value, comptime method: []const u8) Error!*object.Generator {
-    if (this.objectOf(.generator)) |o| return o.as(object.Generator);
+    if (this.objectOf(.generator)) |o| {
+        const gen = o.as(object.Generator);
+        if (gen.async_generator == null) return gen;
+    }
     return vm.throwFmt(.type_error, "{s} method called on incompatible receiver {f}", .{ method, ops.ShortFormat{ .vm = vm, .v = this } });
 }
 

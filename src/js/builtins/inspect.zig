@@ -211,7 +211,10 @@ pub const Inspector = struct {
                 base = try in.print("{s}", .{builtins.dates.inspectText(o.as(object.DateObject).time, &text)});
                 if (keys.len == 0) return base;
             },
-            .generator => {
+            .generator => if (o.as(object.Generator).async_generator != null) {
+                braces[0] = "Object [AsyncGenerator] {";
+                if (keys.len == 0) return "Object [AsyncGenerator] {}";
+            } else {
                 braces[0] = "Object [Generator] {";
                 if (keys.len == 0) return "Object [Generator] {}";
             },
@@ -304,7 +307,7 @@ pub const Inspector = struct {
                     .string_values => "[Object [String Iterator]]",
                     .for_in_keys, .protocol => "[Object [Iterator]]",
                 },
-                .generator => "[Object [Generator]]",
+                .generator => if (o.as(object.Generator).async_generator != null) "[Object [AsyncGenerator]]" else "[Object [Generator]]",
                 .promise => "[Promise]",
                 .typed_array => in.print("[{s}]", .{o.as(object.TypedArray).element.name()}),
                 .array_buffer => "[ArrayBuffer]",

@@ -212,7 +212,7 @@ pub fn toStringMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
             "Map",
         .set => "Set",
         .error_object => "Error",
-        .generator => "Generator",
+        .generator => if (this.asObject().as(object.Generator).async_generator != null) "AsyncGenerator" else "Generator",
         .promise => "Promise",
         .regexp => "RegExp",
         .date => "Date",

@@ -25,6 +25,8 @@ const names = @import("../names.zig");
 const meter = @import("../meter.zig");
 const builtins = @import("../builtins.zig");
 const arg = builtins.arg;
+const async_generators = @import("async_generators.zig");
+const generators = @import("generators.zig");
 
 /// What a job costs beyond the calls it makes.
 const job_ticks = 16;
@@ -97,7 +99,7 @@ fn runJob(vm: *Vm, job: *object.Job) Error!void {
 // ---------------------------------------------------------------------------------------
 // Settling.
 
-fn makeFunction(vm: *Vm, action: PromiseFunction.Action, promise: ?*Promise) Error!*PromiseFunction {
+pub fn makeFunction(vm: *Vm, action: PromiseFunction.Action, promise: ?*Promise) Error!*PromiseFunction {
     const f = vm.heap.create(PromiseFunction) catch return vm.outOfMemory();
     f.* = .{ .object = .{ .kind = .promise_function }, .action = action, .promise = promise };
     return f;
@@ -190,6 +192,7 @@ pub fn promiseResolve(vm: *Vm, v: Value) Error!*Promise {
 /// Resumes an async function's frame with an awaited value (or throws it in), then waits on
 /// what it awaits next, or settles its promise.
 pub fn resumeAsync(vm: *Vm, gen: *object.Generator, argument: Value, rejected: bool) Error!void {
+    if (gen.async_generator != null) return async_generators.resumeStep(vm, gen, argument, if (rejected) .throw else .next);
     const p = gen.promise orelse return vm.terminate(.invalid_bytecode);
     const step = vm.resumeGenerator(gen, argument, if (rejected) .throw else .next) catch |err| switch (err) {
         error.Throw => return rejectPromise(vm, p, vm.exception),
@@ -203,12 +206,29 @@ pub fn resumeAsync(vm: *Vm, gen: *object.Generator, argument: Value, rejected: b
     try performThen(vm, awaited, Value.undefined_value, Value.undefined_value, null, gen);
 }
 
+/// A suspended frame resumed by a job (an await whose operand could not become a promise).
+pub fn enqueueResume(vm: *Vm, gen: *object.Generator, argument: Value, rejected: bool) Error!void {
+    return enqueue(vm, .{ .resume_async = .{ .generator = gen, .argument = argument, .rejected = rejected } });
+}
+
 // ---------------------------------------------------------------------------------------
 // The functions promises make.
 
-pub fn callFunction(vm: *Vm, f: *PromiseFunction, args: []const Value) Error!Value {
+pub fn callFunction(vm: *Vm, f: *PromiseFunction, this: Value, args: []const Value) Error!Value {
     const v = arg(args, 0);
     switch (f.action) {
+        .async_from_sync_next => return async_generators.asyncFromSyncNext(vm, f.value, this, v),
+        .async_from_sync_unwrap => return generators.iteratorResult(vm, v, f.called),
+        .async_generator_return_fulfilled, .async_generator_return_rejected => {
+            const gen = f.generator orelse return vm.terminate(.invalid_bytecode);
+            try async_generators.awaitReturnSettled(vm, gen, v, f.action == .async_generator_return_rejected);
+            return Value.undefined_value;
+        },
+        .async_generator_resume_return, .async_generator_resume_throw => {
+            const gen = f.generator orelse return vm.terminate(.invalid_bytecode);
+            try async_generators.resumeStep(vm, gen, v, if (f.action == .async_generator_resume_return) .@"return" else .throw);
+            return Value.undefined_value;
+        },
         .resolve, .reject => {
             const already = f.already.?;
             if (already.*) return Value.undefined_value;
