@@ -345,6 +345,15 @@ fn maybeClose(http2: *Http2) bool {
 /// sent): GOAWAY and close.
 pub fn timedOut(http2: *Http2) void {
     const connection = http2.connection;
+    if (connection.phase == .idle_hot) {
+        // The hot second ran out in the turn the connection came back to life (a stream
+        // opened, its answer being written: seed 78035804546485): the timer is armed for
+        // what it does now, a write under way with the whole client idle timeout (a client
+        // that reads nothing is closed after it, as before). Else its buffers are parked.
+        if (http2.streams_count > 0) return http2.idle();
+        if (connection.send_completion.isPending() or http2.out != null) return connection.armTimer(.sending);
+        return http2.park();
+    }
     if (connection.send_completion.isPending()) return connection.close(); // Not reading.
     if (connection.phase == .body) {
         // Streams whose request body stopped arriving: 408 each, as HTTP/1.1's would get.
@@ -359,7 +368,6 @@ pub fn timedOut(http2: *Http2) void {
     }
     // A quiet client idle timeout with responses waiting for the client's window.
     if (connection.phase == .sending and http2.streams_count > 0) return http2.resetStalled();
-    if (connection.phase == .idle_hot) return http2.park();
     http2.goAway();
     http2.flush(); // Then `maybeClose`, once the GOAWAY is written.
 }
