@@ -167,11 +167,10 @@ const Verifier = struct {
             // Only `jump` and `jump_if_false`/`jump_if_true` charge the budget when they go
             // back (the interpreter's `tick`); any other jump that went back could loop
             // without ever being charged, so it must go forward. The compiler emits them so.
-            switch (op) {
-                .jump_if_false_keep, .jump_if_true_keep, .jump_if_not_nullish_keep, .jump_if_defined_keep, .jump_if_nullish_drop, .iter_delegate, .iter_delegate_abrupt, .async_delegate_result, .iter_next, .async_iter_done, .async_iter_return, .try_push => {
-                    if (bytecode.readU32(code, pc + 1) <= pc) return v.fail("a jump that is not charged goes back");
-                },
-                else => {},
+            // Read from the opcode table, so that a jump added later is covered too.
+            const charged = op == .jump or op == .jump_if_false or op == .jump_if_true;
+            if (info.jumps and !charged and bytecode.readU32(code, pc + 1) <= pc) {
+                return v.fail("a jump that is not charged goes back");
             }
             const pops: u32 = info.pops orelse bytecode.dynamicPops(op, operand);
             if (state.depth < pops) return v.fail("stack underflow");
