@@ -384,7 +384,9 @@ pub const Route = struct {
     /// The most bytes the route's own response head and body can take, what it copies from
     /// the request aside (`requestBytesCopied`).
     pub fn localResponseBytes(route: *const Route) usize {
-        const fixed = 128; // Status line, Content-Length, Connection, framing.
+        // The protocol's status line and framing (HTTP/1.1's, in the room in front of the
+        // fields), and the names, separators and line ends of Content-Type and Location.
+        const fixed = @import("../http/LocalResponse.zig").head_room + 32;
         const scheme_room = if (route.scheme.len > 0) route.scheme.len + "://:65535".len else 0;
         return fixed + route.location.len + scheme_room + route.content_type.len +
             route.headers_text.len + route.body.len;

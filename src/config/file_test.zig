@@ -487,7 +487,7 @@ test "config file: duplicates, several pools without routes, and a response too 
         \\"}}, {"name": "r", "pool": "app"}],
         \\ "limits": {"header_bytes_max": "1KiB", "target_bytes_max": 512, "response_header_bytes_max": "1KiB"}}
     , .json, &.{
-        .{ .line = 2, .column = 38, .contains = "this response takes up to 5128 bytes, more than a connection buffer holds (4096" },
+        .{ .line = 2, .column = 38, .contains = "this response takes up to 5160 bytes, more than a connection buffer holds (4096" },
         .{ .line = 2, .column = 5062, .contains = "route \"r\" is given twice" },
     });
 }

@@ -1,4 +1,5 @@
-//! The HTTP/1.1 codec: request and response head parsers and a chunked-body framing scanner.
+//! The HTTP/1.1 codec: request and response head parsers and a chunked-body framing scanner;
+//! and the protocol-neutral request and sluice-made response the proxy reads and writes.
 //!
 //! Everything here is allocation-free and zero-copy: the caller owns the buffers, sized at
 //! start-up, and parsed heads are slices into them. The codec only finds where messages end
@@ -17,6 +18,7 @@ pub const Body = @import("message.zig").Body;
 pub const TargetForm = @import("message.zig").TargetForm;
 pub const Limits = @import("message.zig").Limits;
 pub const Request = @import("Request.zig");
+pub const LocalResponse = @import("LocalResponse.zig");
 pub const RequestParser = @import("RequestParser.zig");
 pub const ResponseParser = @import("ResponseParser.zig");
 pub const ChunkedDecoder = @import("ChunkedDecoder.zig");
@@ -30,6 +32,7 @@ test {
     _ = @import("field_values.zig");
     _ = @import("HeadScanner.zig");
     _ = @import("Request.zig");
+    _ = @import("LocalResponse.zig");
     _ = @import("RequestParser.zig");
     _ = @import("ResponseParser.zig");
     _ = @import("ChunkedDecoder.zig");

@@ -32,6 +32,7 @@ const Proxy = @import("Proxy.zig");
 const Exchange = @import("Exchange.zig");
 const tls_ns = @import("../tls/tls.zig");
 const DownstreamTls = @import("DownstreamTls.zig");
+const Downstream = @import("downstream.zig").Downstream;
 const AccessLog = @import("AccessLog.zig");
 const Http2 = @import("Http2.zig");
 const proxy_protocol = @import("../policy/proxy_protocol.zig");
@@ -614,18 +615,19 @@ fn dechunked(connection: *Connection, bytes: []u8) ?[]u8 {
     return bytes[0..result.data_len];
 }
 
-/// A response sluice made itself (a route's, or the 404).
-pub fn sendLocal(connection: *Connection, bytes: []const u8, close_after: bool) void {
-    connection.out.close_after = close_after;
+/// A response sluice made itself (a route's, the 404, a handler's): its status line and
+/// framing written in front of its fields, and sent from where it is. A body larger than the
+/// buffer goes on in `sendResponseBody` windows, written as they come (the head has its
+/// Content-Length).
+pub fn sendLocal(connection: *Connection, local: Downstream.Local) void {
+    connection.out.dechunk = null; // Its windows are the body's bytes: nothing to take off.
+    connection.out.close_after = local.close_after;
     connection.out.started = true;
+    const bytes = local.response.frameHttp1(local.buffer, .{
+        .version = connection.exchange.?.request.version,
+        .close = local.close_after,
+    });
     connection.write(.local, bytes);
-}
-
-/// A local response whose body goes on in `sendResponseBody` windows: written as they come,
-/// with no framing of sluice's (the head has its Content-Length).
-pub fn sendLocalStart(connection: *Connection, bytes: []const u8, close_after: bool) void {
-    assert(connection.out.dechunk == null); // Set only for a relayed chunked response.
-    connection.sendLocal(bytes, close_after);
 }
 
 /// While the exchange's handler waits suspended, nothing is sent to the client: the send

@@ -546,16 +546,14 @@ fn respondLocal(exchange: *Exchange, chosen: ?*const Config.Route) void {
     // RFC 9112 §3.2.2: an absolute-form target's authority names the origin, not Host.
     const host = target.host orelse head.host;
     if (chosen) |r| if (r.scheme.len > 0 and host == null) return exchange.fail(.redirect_without_host);
-    const response = local.compose(ubuf, chosen, .{
+    const response = local.compose(ubuf[http.LocalResponse.head_room..], chosen, .{
         .target = target,
         .host = host,
         .head_only = exchange.request.method == .head,
-        .version = exchange.request.version,
-        .close = close,
     }) catch return exchange.fail(.local_response_too_large);
     exchange.log.status = response.status;
     exchange.response = .complete;
-    exchange.downstream.sendLocal(ubuf[0..response.len], close);
+    exchange.downstream.sendLocal(.{ .response = response, .buffer = ubuf, .more = false, .close_after = close });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -123,6 +123,9 @@ const Response = struct {
 /// The most fields of a response head sent on (the exchange's response field array bounds
 /// it first).
 const fields_max = ServerSession.submitted_fields_max - 2;
+comptime {
+    assert(http.LocalResponse.fields_max + 1 <= fields_max); // And content-length.
+}
 
 // ---------------------------------------------------------------------------------------------
 // The request
@@ -588,35 +591,33 @@ pub fn takesSplice(stream: *const Stream) bool {
     return false;
 }
 
-/// A response sluice made itself (a route's, the 404, a handler's), composed as HTTP/1.1:
-/// parsed back into its status, fields and body. The bytes are sluice's own, well formed.
-pub fn sendLocal(stream: *Stream, bytes: []const u8, close_after: bool) void {
-    _ = close_after; // A stream ends; the connection goes on.
-    stream.sendLocalHead(bytes, true);
-}
-
-/// A local response whose body goes on in `sendResponseBody` windows (a handler's answer
-/// larger than a buffer): the stream stays open after these bytes.
-pub fn sendLocalStart(stream: *Stream, bytes: []const u8, close_after: bool) void {
-    _ = close_after; // As for `sendLocal`.
-    stream.response.dechunk = null;
-    stream.sendLocalHead(bytes, false);
-}
-
-noinline fn sendLocalHead(stream: *Stream, bytes: []const u8, last: bool) void {
-    const exchange = stream.exchange.?;
-    const parser = &exchange.attempt.response_parser;
-    parser.reset();
-    const head_len = switch (parser.feed(bytes, exchange.request.method)) {
-        .complete => |n| n,
-        .incomplete, .invalid => unreachable, // local.zig and Handler.zig compose whole heads.
-    };
-    const head = &parser.head;
+/// A response sluice made itself (a route's, the 404, a handler's): its field lines become the
+/// stream's HEADERS and its length `content-length` (http/LocalResponse.zig); its body goes
+/// as DATA, the rest of a larger one in `sendResponseBody` windows. A stream ends; the
+/// connection goes on, whatever `close_after` says.
+pub noinline fn sendLocal(stream: *Stream, local: Downstream.Local) void {
     const fields = stream.fieldsScratch();
-    const count = convertFields(head, fields).?; // Sluice's own heads are far smaller.
-    const body = bytes[head_len..];
-    stream.respond(head.status, fields[0..count], body.len > 0 or !last);
-    stream.setWindow(body, last, false);
+    var count: usize = 0;
+    var length_text: [20]u8 = undefined;
+    if (local.response.content_length) |length| {
+        fields[0] = .{ .name = "content-length", .value = std.fmt.bufPrint(&length_text, "{d}", .{length}) catch unreachable };
+        count = 1;
+    }
+    var lines = local.response.fieldLines(local.text());
+    while (lines.next()) |field| {
+        // A route's own fields may name one HTTP/1.1 means for the connection (Keep-Alive).
+        if (connectionSpecific(field.name)) continue;
+        // More than HEADERS can carry (a route's fields; a handler writes at most
+        // `LocalResponse.fields_max`): refused, not cut short.
+        if (count == fields.len) return stream.refuse(.internal_error);
+        lowercase(field.name); // RFC 9113 §8.2.1.
+        fields[count] = .{ .name = field.name, .value = field.value };
+        count += 1;
+    }
+    stream.response.dechunk = null;
+    const body = local.response.body(local.text());
+    stream.respond(local.response.status, fields[0..count], body.len > 0 or local.more);
+    stream.setWindow(body, !local.more, false);
 }
 
 /// A local response never closes an HTTP/2 connection; a body the exchange does not read is

@@ -607,15 +607,10 @@ pub fn takesSplice(sub: *const Subrequest) bool {
     return false;
 }
 
-pub fn sendLocal(sub: *Subrequest, bytes: []const u8, close_after: bool) void {
+pub fn sendLocal(sub: *Subrequest, local: Downstream.Local) void {
     _ = sub;
-    _ = bytes;
-    _ = close_after;
+    _ = local;
     unreachable; // A sub-request's target is a pool.
-}
-
-pub fn sendLocalStart(sub: *Subrequest, bytes: []const u8, close_after: bool) void {
-    sub.sendLocal(bytes, close_after);
 }
 
 pub fn watchClient(sub: *Subrequest) void {

@@ -154,6 +154,24 @@ pub const Downstream = union(enum) {
 
     // The response.
 
+    pub const Local = struct {
+        response: http.LocalResponse,
+        /// Its bytes are `buffer[LocalResponse.head_room..][0..response.len]`; the room in
+        /// front is the downstream's to frame them in.
+        buffer: []u8,
+        /// More body follows in `sendResponseBody` windows, each acknowledged with
+        /// `Exchange.responseSent` as a relayed body's are (a handler's answer larger than a
+        /// buffer).
+        more: bool,
+        /// The client connection closes after this response.
+        close_after: bool,
+
+        /// The producer's bytes: the field lines, then the body's first bytes.
+        pub fn text(local: Local) []u8 {
+            return local.buffer[http.LocalResponse.head_room..][0..local.response.len];
+        }
+    };
+
     pub fn sendInterim(downstream: Downstream, view: Exchange.ResponseView) void {
         switch (downstream) {
             inline else => |d| d.sendInterim(view),
@@ -190,18 +208,11 @@ pub const Downstream = union(enum) {
         };
     }
 
-    pub fn sendLocal(downstream: Downstream, bytes: []const u8, close_after: bool) void {
+    /// A response sluice made itself (a route's, the 404, a handler's): the downstream frames
+    /// it for its protocol (http/LocalResponse.zig).
+    pub fn sendLocal(downstream: Downstream, local: Local) void {
         switch (downstream) {
-            inline else => |d| d.sendLocal(bytes, close_after),
-        }
-    }
-
-    /// The head and first body bytes of a response sluice made whose body is larger than a
-    /// buffer (a handler's): the rest follows in `sendResponseBody` windows, each acknowledged
-    /// with `Exchange.responseSent` as a relayed body's are.
-    pub fn sendLocalStart(downstream: Downstream, bytes: []const u8, close_after: bool) void {
-        switch (downstream) {
-            inline else => |d| d.sendLocalStart(bytes, close_after),
+            inline else => |d| d.sendLocal(local),
         }
     }
 

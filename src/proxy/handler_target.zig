@@ -184,7 +184,7 @@ fn settleBodyRead(exchange: *Exchange, handler: *Handler, ticket: Handler.Ticket
     if (read.state != .done) return null;
     exchange.body_read = null;
     const result: Handler.BodyResult = if (read.over_memory) .{ .failed = over_memory } else .{ .bytes = read.room[0..read.len] };
-    return handler.settleBody(ticket, read.op, &result, reply, exchange.ubuf.?, exchange.loop().now());
+    return handler.settleBody(ticket, read.op, &result, reply, handlerOut(exchange), exchange.loop().now());
 }
 
 /// A window of the handler's request body: it stays where it is, and the next is asked for;
@@ -218,17 +218,17 @@ fn respond(exchange: *Exchange, handler: *Handler) void {
         .body_unread = unread,
     };
     const reply = replyOf(exchange);
-    conclude(exchange, handler, reply, handler.respond(&request, reply, ubuf, proxy.path_scratch, exchange.loop().now()));
+    conclude(exchange, handler, reply, handler.respond(&request, reply, handlerOut(exchange), proxy.path_scratch, exchange.loop().now()));
 }
 
-/// How the response is written, as the connection is now (a drain may have begun while the
-/// handler waited).
 fn replyOf(exchange: *Exchange) Handler.Reply {
-    return .{
-        .version = exchange.request.version,
-        .head_only = exchange.request.method == .head,
-        .close = exchange.downstream.closesAfterLocal(exchange.request.keep_alive),
-    };
+    return .{ .head_only = exchange.request.method == .head };
+}
+
+/// Where the handler writes its answer: `ubuf` behind the room the client's protocol frames
+/// it in (http/LocalResponse.zig).
+fn handlerOut(exchange: *Exchange) []u8 {
+    return exchange.ubuf.?[http.LocalResponse.head_room..];
 }
 
 /// What the handler's call (or its resumption) came to. A call that waits starts the fetches
@@ -266,11 +266,16 @@ fn conclude(exchange: *Exchange, handler: *Handler, reply: Handler.Reply, first:
     exchange.body_read = null; // A window still coming is left unread (`gatherWindow`).
     switch (outcome) {
         .response => |response| {
-            exchange.log.status = response.status;
+            exchange.log.status = response.local.status;
             exchange.response = .complete;
-            const head = exchange.ubuf.?[0..response.len];
-            exchange.handler_unsent = response.kept orelse return exchange.downstream.sendLocal(head, reply.close);
-            exchange.downstream.sendLocalStart(head, reply.close);
+            exchange.handler_unsent = response.kept;
+            // As the connection is now: a drain may have begun while the handler waited.
+            exchange.downstream.sendLocal(.{
+                .response = response.local,
+                .buffer = exchange.ubuf.?,
+                .more = response.kept != null,
+                .close_after = exchange.downstream.closesAfterLocal(exchange.request.keep_alive),
+            });
         },
         .proxy => |proxied| proxyTo(exchange, handler, proxied),
         .stream => |streamed| startRelay(exchange, relay orelse return exchange.fail(.handler_failed), streamed),
@@ -322,8 +327,9 @@ fn startRelay(exchange: *Exchange, sub: *Subrequest, streamed: Handler.Streamed)
     exchange.attempt.reported = true;
     const ubuf = exchange.ubuf.?;
     const head_start = upstream_http1.headroom;
+    const written = handlerOut(exchange)[0..streamed.len];
     if (head_start + streamed.len > ubuf.len) return exchange.fail(.handler_failed);
-    std.mem.copyBackwards(u8, ubuf[head_start..][0..streamed.len], ubuf[0..streamed.len]);
+    @memmove(ubuf[head_start..][0..streamed.len], written);
     const parser = &exchange.attempt.response_parser;
     parser.reset();
     const head_len = switch (parser.feed(ubuf[head_start..][0..streamed.len], exchange.request.method)) {
@@ -406,18 +412,18 @@ fn startFetches(exchange: *Exchange, handler: *Handler, ticket: Handler.Ticket, 
             var message: [512]u8 = undefined;
             const why = startFetch(exchange, handler, ticket, fetch, &message) orelse continue;
             const result: Handler.FetchResult = .{ .failed = why };
-            return handler.settleFetch(ticket, fetch.index, fetch.request.url, &result, reply, exchange.ubuf.?, proxy.loop.now());
+            return handler.settleFetch(ticket, fetch.index, fetch.request.url, &result, reply, handlerOut(exchange), proxy.loop.now());
         },
         .body => |read| {
             const result = startBodyRead(exchange, handler, ticket, read) orelse continue;
-            return handler.settleBody(ticket, read, &result, reply, exchange.ubuf.?, proxy.loop.now());
+            return handler.settleBody(ticket, read, &result, reply, handlerOut(exchange), proxy.loop.now());
         },
         .fetched_body => |read| {
             const refusal = startFetchedRead(exchange, read) orelse continue;
             // A broken-off fetch's message is in its slot: the slot goes back once it is read.
             defer if (refusal.broken) |sub| sub.free();
             const result: Handler.BodyResult = .{ .failed = refusal.why };
-            return handler.settleFetchedBody(ticket, read, &result, reply, exchange.ubuf.?, proxy.loop.now());
+            return handler.settleFetchedBody(ticket, read, &result, reply, handlerOut(exchange), proxy.loop.now());
         },
     };
     return null;
@@ -502,7 +508,7 @@ fn settleEnded(exchange: *Exchange, handler: *Handler, ticket: Handler.Ticket, r
             const result = sub.readResult();
             unlink(exchange, sub);
             defer sub.free();
-            return handler.settleFetchedBody(ticket, read, &result, reply, exchange.ubuf.?, now);
+            return handler.settleFetchedBody(ticket, read, &result, reply, handlerOut(exchange), now);
         }
         const index = sub.fetch.index;
         const url = sub.fetch.request.url;
@@ -510,10 +516,10 @@ fn settleEnded(exchange: *Exchange, handler: *Handler, ticket: Handler.Ticket, r
             const result = sub.result();
             unlink(exchange, sub);
             defer sub.free();
-            return handler.settleFetch(ticket, index, url, &result, reply, exchange.ubuf.?, now);
+            return handler.settleFetch(ticket, index, url, &result, reply, handlerOut(exchange), now);
         }
         const result = sub.result(); // `held` from now on.
-        return handler.settleFetch(ticket, index, url, &result, reply, exchange.ubuf.?, now);
+        return handler.settleFetch(ticket, index, url, &result, reply, handlerOut(exchange), now);
     }
     return null;
 }
@@ -594,7 +600,7 @@ fn wake(exchange: *Exchange) void {
     // waiting.
     const outcome = settleEnded(exchange, handler, ticket, reply) orelse
         settleBodyRead(exchange, handler, ticket, reply) orelse if (handler.wakeAt(ticket) <= now)
-        handler.resumeTimers(ticket, reply, exchange.ubuf.?, now)
+        handler.resumeTimers(ticket, reply, handlerOut(exchange), now)
     else
         Handler.Outcome{ .suspended = ticket };
     conclude(exchange, handler, reply, outcome);

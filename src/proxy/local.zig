@@ -1,8 +1,9 @@
 //! Responses sluice writes itself, for routes that answer without a backend: a fixed response
 //! (status, Content-Type, extra fields, body) or a redirect, and the 404 for a request no
 //! route matches. Composed per request into the exchange's upstream-side buffer (a redirect
-//! that keeps the path depends on the request); `Config.validate` guarantees that the largest
-//! one fits.
+//! that keeps the path depends on the request) as an `http.LocalResponse`: fields and body,
+//! with the status line and framing left to the client's protocol. `Config.validate`
+//! guarantees that the largest one fits.
 const std = @import("std");
 const assert = std.debug.assert;
 
@@ -18,32 +19,25 @@ pub const Options = struct {
     host: ?[]const u8 = null,
     /// HEAD: the same head, no body.
     head_only: bool,
-    version: http.Version,
-    /// `Connection: close`; otherwise the connection stays open (HTTP/1.0 is told so).
-    close: bool,
-};
-
-pub const Response = struct {
-    status: u16,
-    len: usize,
 };
 
 const not_found_body = "404 Not Found: no route matches\n";
 
-/// Writes the response `route` (null: no route matched) asks for into `out`.
-/// `Config.validate` sizes buffers so that it always fits; NoSpaceLeft (a 500) is that
-/// guarantee broken, answered instead of written past.
-pub fn compose(out: []u8, route: ?*const Config.Route, options: Options) error{NoSpaceLeft}!Response {
+/// Writes the response `route` (null: no route matched) asks for into `out`: its fields, then
+/// its body. `Config.validate` sizes buffers so that it always fits; NoSpaceLeft (a 500) is
+/// that guarantee broken, answered instead of written past.
+pub fn compose(out: []u8, route: ?*const Config.Route, options: Options) error{NoSpaceLeft}!http.LocalResponse {
     if (route) |r| assert(r.scheme.len == 0 or options.host != null); // The exchange checks.
     var w: std.Io.Writer = .fixed(out);
     const status: u16 = if (route) |r| r.responseStatus() else 404;
     const body = if (route) |r| (if (r.action == .respond) r.body else "") else not_found_body;
-    write(&w, route, status, body, options) catch return error.NoSpaceLeft;
-    return .{ .status = status, .len = w.end };
+    writeFields(&w, route, options) catch return error.NoSpaceLeft;
+    const fields_len = w.end;
+    if (!options.head_only) w.writeAll(body) catch return error.NoSpaceLeft;
+    return .{ .status = status, .content_length = body.len, .fields_len = @intCast(fields_len), .len = @intCast(w.end) };
 }
 
-fn write(w: *std.Io.Writer, route: ?*const Config.Route, status: u16, body: []const u8, options: Options) !void {
-    try writeHead(w, status, body.len, options);
+fn writeFields(w: *std.Io.Writer, route: ?*const Config.Route, options: Options) !void {
     if (route) |r| switch (r.action) {
         .respond => {
             if (r.content_type.len > 0) try field(w, "Content-Type", r.content_type);
@@ -66,7 +60,6 @@ fn write(w: *std.Io.Writer, route: ?*const Config.Route, status: u16, body: []co
         .pool, .handler => unreachable, // The router answers locally only for the other actions.
     } else try field(w, "Content-Type", "text/plain");
     try w.writeAll("\r\n");
-    if (!options.head_only) try w.writeAll(body);
 }
 
 /// `example.com:8080` as `example.com`, `[::1]:80` as `[::1]`: the port of a plain listener
@@ -79,17 +72,6 @@ fn hostWithoutPort(authority: []const u8) []const u8 {
         0;
     const colon = std.mem.indexOfScalarPos(u8, authority, literal_end, ':') orelse return authority;
     return authority[0..colon];
-}
-
-fn writeHead(w: *std.Io.Writer, status: u16, body_len: usize, options: Options) !void {
-    const phrase = @as(std.http.Status, @fromBackingInt(@intCast(status))).phrase() orelse "";
-    const version = if (options.version == .http10) "HTTP/1.0" else "HTTP/1.1";
-    try w.print("{s} {d} {s}\r\nContent-Length: {d}\r\n", .{ version, status, phrase, body_len });
-    if (options.close) {
-        try field(w, "Connection", "close");
-    } else if (options.version == .http10) {
-        try field(w, "Connection", "keep-alive");
-    }
 }
 
 fn field(w: *std.Io.Writer, name: []const u8, value: []const u8) !void {
@@ -111,31 +93,28 @@ test "local: fixed response, HEAD, redirect keeping the path, and the 404" {
         .headers_text = "Cache-Control: no-store\r\n",
         .body = "pong\n",
     };
-    var r = try compose(&buffer, &respond, .{ .target = origin("/p"), .head_only = false, .version = .http11, .close = false });
+    var r = try compose(&buffer, &respond, .{ .target = origin("/p"), .head_only = false });
     try testing.expectEqual(@as(u16, 201), r.status);
-    try testing.expectEqualStrings("HTTP/1.1 201 Created\r\nContent-Length: 5\r\nContent-Type: text/plain\r\n" ++
-        "Cache-Control: no-store\r\n\r\npong\n", buffer[0..r.len]);
-    r = try compose(&buffer, &respond, .{ .target = origin("/p"), .head_only = true, .version = .http10, .close = false });
-    try testing.expectEqualStrings("HTTP/1.0 201 Created\r\nContent-Length: 5\r\nConnection: keep-alive\r\n" ++
-        "Content-Type: text/plain\r\nCache-Control: no-store\r\n\r\n", buffer[0..r.len]);
+    try testing.expectEqual(@as(?u64, 5), r.content_length);
+    try testing.expectEqualStrings("Content-Type: text/plain\r\nCache-Control: no-store\r\n\r\n", buffer[0..r.fields_len]);
+    try testing.expectEqualStrings("pong\n", r.body(&buffer));
+    // HEAD: the same fields and length, no body.
+    r = try compose(&buffer, &respond, .{ .target = origin("/p"), .head_only = true });
+    try testing.expectEqual(@as(?u64, 5), r.content_length);
+    try testing.expectEqual(r.fields_len, r.len);
 
     const redirect: Config.Route = .{ .action = .redirect, .status = 301, .location = "https://example.com", .keep_path = true };
-    r = try compose(&buffer, &redirect, .{ .target = origin("/a?b=1"), .head_only = false, .version = .http11, .close = true });
-    try testing.expectEqualStrings("HTTP/1.1 301 Moved Permanently\r\nContent-Length: 0\r\nConnection: close\r\n" ++
-        "Location: https://example.com/a?b=1\r\n\r\n", buffer[0..r.len]);
+    r = try compose(&buffer, &redirect, .{ .target = origin("/a?b=1"), .head_only = false });
+    try testing.expectEqual(@as(?u64, 0), r.content_length);
+    try testing.expectEqualStrings("Location: https://example.com/a?b=1\r\n\r\n", buffer[0..r.len]);
 
-    r = try compose(&buffer, &redirect, .{ .target = origin("*"), .head_only = false, .version = .http11, .close = true });
-    try testing.expect(std.mem.endsWith(u8, buffer[0..r.len], "Location: https://example.com/\r\n\r\n"));
+    r = try compose(&buffer, &redirect, .{ .target = origin("*"), .head_only = false });
+    try testing.expectEqualStrings("Location: https://example.com/\r\n\r\n", buffer[0..r.len]);
 
-    r = try compose(&buffer, null, .{ .target = origin("/"), .head_only = false, .version = .http11, .close = false });
+    r = try compose(&buffer, null, .{ .target = origin("/"), .head_only = false });
     try testing.expectEqual(@as(u16, 404), r.status);
-    try testing.expect(std.mem.endsWith(u8, buffer[0..r.len], "\r\n\r\n" ++ not_found_body));
-    try testing.expectError(error.NoSpaceLeft, compose(buffer[0..40], &respond, .{
-        .target = origin("/"),
-        .head_only = false,
-        .version = .http11,
-        .close = false,
-    }));
+    try testing.expectEqualStrings("Content-Type: text/plain\r\n\r\n" ++ not_found_body, buffer[0..r.len]);
+    try testing.expectError(error.NoSpaceLeft, compose(buffer[0..40], &respond, .{ .target = origin("/"), .head_only = false }));
 }
 
 test "local: a scheme redirect names the request's host without its port, and the target" {
@@ -149,14 +128,15 @@ test "local: a scheme redirect names the request's host without its port, and th
         .{ .host = "10.0.0.1:1", .target = "/%2F..", .location = "https://10.0.0.1/%2F.." },
     };
     for (cases) |case| {
-        const r = try compose(&buffer, &to_https, .{ .target = origin(case.target), .host = case.host, .head_only = false, .version = .http11, .close = false });
+        const r = try compose(&buffer, &to_https, .{ .target = origin(case.target), .host = case.host, .head_only = false });
         try testing.expectEqual(@as(u16, 308), r.status);
-        const line = std.mem.find(u8, buffer[0..r.len], "Location: ").?;
-        const end = std.mem.findPos(u8, buffer[0..r.len], line, "\r\n").?;
-        try testing.expectEqualStrings(case.location, buffer[line + "Location: ".len .. end]);
+        var lines = r.fieldLines(&buffer);
+        const location = lines.next().?;
+        try testing.expectEqualStrings("Location", location.name);
+        try testing.expectEqualStrings(case.location, location.value);
     }
     const with_port: Config.Route = .{ .action = .redirect, .scheme = "https", .redirect_port = 8443 };
-    const r = try compose(&buffer, &with_port, .{ .target = origin("/p"), .host = "example.com:8080", .head_only = false, .version = .http10, .close = false });
-    try testing.expectEqualStrings("HTTP/1.0 302 Found\r\nContent-Length: 0\r\nConnection: keep-alive\r\n" ++
-        "Location: https://example.com:8443/p\r\n\r\n", buffer[0..r.len]);
+    const r = try compose(&buffer, &with_port, .{ .target = origin("/p"), .host = "example.com:8080", .head_only = false });
+    try testing.expectEqual(@as(u16, 302), r.status);
+    try testing.expectEqualStrings("Location: https://example.com:8443/p\r\n\r\n", buffer[0..r.len]);
 }

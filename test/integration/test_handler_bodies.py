@@ -52,6 +52,12 @@ export default async function handler(request) {
     try { return Response.text("read " + (await request.text()).length); } catch (e) { return Response.text(e.message, { status: 507 }); }
   }
   if (path === "/read-then-proxy") { await request.text(); return Response.proxy("app"); }
+  if (path === "/fields") {
+    const headers = new Headers();
+    for (let i = 0; i < n; i++) headers.append(i < 2 ? "Set-Cookie" : "x-f-" + i, "v" + i);
+    return new Response("fields", { status: 202, headers });
+  }
+  if (path === "/empty") return new Response(null, { status: 204, headers: { "X-Why": "none" } });
   return Response.text("small");
 }
 """
@@ -125,6 +131,40 @@ def test_answers_larger_than_a_buffer_on_http2(sluice, make_backend, tmp_path):
     assert responses[b].body == pattern(700000)
     assert responses[s].body == b"small"
     c.close()
+
+
+def test_a_handlers_fields_are_framed_by_each_protocol(sluice, make_backend, tmp_path):
+    """A handler writes fields and a body; HTTP/1.1 frames them with a status line and its
+    Content-Length, HTTP/2 with `:status` and content-length and its names lowercased
+    (http/LocalResponse.zig). 100 fields are sent (Content-Type and 99 of the handler's, two
+    Set-Cookie values kept apart); 101 are a 500 on both, as `response_too_large`; a 204 has
+    no length and no body."""
+    from h2client import H2Client
+    start(sluice, make_backend, tmp_path, args=["--http2", "on"])
+    with Client(sluice.port, timeout=10) as c:
+        r = c.request("GET", "/fields?n=99")
+        assert r.status == 202 and r.body == b"fields" and r.header("content-length") == "6"
+        assert len(r.headers) == 100 + 1, r.headers  # And Content-Length.
+        assert [v for k, v in r.headers if k.lower() == "set-cookie"] == ["v0", "v1"]
+        r = c.request("GET", "/empty")
+        assert r.status == 204 and r.body == b"" and r.header("content-length") is None
+        assert r.header("x-why") == "none"
+        assert c.request("GET", "/small").body == b"small"  # The connection carries on.
+        assert c.request("GET", "/fields?n=100").status == 500
+    h2 = H2Client.plain(sluice.port)
+    ok, over, empty = h2.request("GET", "/fields?n=99"), h2.request("GET", "/fields?n=100"), h2.request("GET", "/empty")
+    head = h2.request("HEAD", "/ascii?n=70000")
+    responses = h2.wait(ok, over, empty, head)
+    r = responses[ok]
+    assert r.status == 202 and r.body == b"fields" and r.header("content-length") == "6"
+    assert len(r.headers) == 1 + 101 and all(k == k.lower() for k, _ in r.headers), r.headers  # :status.
+    assert [v for k, v in r.headers if k == "set-cookie"] == ["v0", "v1"]
+    assert responses[over].status == 500
+    assert responses[empty].status == 204 and responses[empty].body == b""
+    assert responses[empty].header("content-length") is None and responses[empty].header("x-why") == "none"
+    assert responses[head].status == 200 and responses[head].body == b""
+    assert responses[head].header("content-length") == "70000"
+    h2.close()
 
 
 def test_a_fetched_body_larger_than_a_buffer_is_returned(sluice, make_backend, tmp_path):

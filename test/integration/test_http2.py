@@ -208,7 +208,9 @@ def test_routes_local_responses_and_404_over_http2(sluice, backend, tmp_path):
         "listeners": [{"listen": "127.0.0.1:0", "http2": True}],
         "pools": {"app": {"backends": [backend.address]}},
         "routes": [
-            {"path_prefix": "/hello", "respond": {"status": 200, "body": "hi there\n"}},
+            {"path_prefix": "/hello", "respond": {"status": 200, "body": "hi there\n",
+                                                  "headers": {"Cache-Control": "no-store", "Keep-Alive": "timeout=5"}}},
+            {"path_prefix": "/moved", "redirect": {"status": 301, "location": "https://example.com/new"}},
             {"path_prefix": "/app", "pool": "app"},
         ],
     })
@@ -216,7 +218,15 @@ def test_routes_local_responses_and_404_over_http2(sluice, backend, tmp_path):
     c = H2Client.plain(sluice.port)
     r = c.get("/hello")
     assert r.status == 200 and r.body == b"hi there\n"
-    assert "connection" not in r.names()
+    # The route's fields, names lowercased; what HTTP/1.1 means for the connection dropped.
+    assert r.header("cache-control") == "no-store" and r.header("content-length") == "9"
+    assert "connection" not in r.names() and "keep-alive" not in r.names()
+    sid = c.request("HEAD", "/hello")
+    head = c.wait(sid)[sid]
+    assert head.status == 200 and head.body == b"" and head.header("content-length") == "9"
+    moved = c.get("/moved")
+    assert moved.status == 301 and moved.header("location") == "https://example.com/new"
+    assert moved.header("content-length") == "0" and moved.body == b""
     missing = c.get("/nowhere")
     assert missing.status == 404
     assert echoed(c.get("/app/x"))["target"] == "/app/x"
