@@ -34,8 +34,6 @@ connect_timed_out: bool = false,
 /// required", which comes after the client's side of the handshake is done; a bad record):
 /// a failure before any response byte is then `upstream_tls_failed`, not a reset.
 tls_failed: bool = false,
-/// The response timed out, a retry is reserved, and the cancelled receive's callback starts it.
-retry_after_cancel: bool = false,
 /// Bytes of the composed request head sent.
 head_sent: u32 = 0,
 /// Response bytes received into the exchange's upstream buffer (at its headroom, until the
@@ -44,11 +42,8 @@ head_sent: u32 = 0,
 received: u32 = 0,
 /// The connection can carry another request once this response is done.
 reusable: bool = false,
-/// The window of request body (or tunnel) bytes being sent: a slice of the downstream's
-/// buffer, which it keeps in place until told it was sent (upstream_http1.sendBody).
-window: []const u8 = "",
-window_sent: usize = 0,
-window_last: bool = false,
+/// The request body (or tunnel) bytes being sent (upstream_http1.sendBody, tunnel.toUpstream).
+outgoing: Outgoing = .{},
 /// The response body's framing as the backend sent it, from its final head on
 /// (upstream_http1.startBody; trailers dropped on the way unless `Exchange.relay_trailers`).
 response_body: Framing = .none,
@@ -64,6 +59,20 @@ tls: ?UpstreamTls = null,
 /// With a multiplexed (h2c) pool: the try's stream on a shared connection, in the worker's
 /// slot beside this exchange's (Proxy.h2_tries); `connection` is then null.
 h2: ?*Http2Try = null,
+
+/// A window of bytes to the backend: a slice of the downstream's buffer, which it keeps in
+/// place until told it was sent.
+pub const Outgoing = struct {
+    bytes: []const u8 = "",
+    /// A window is at most a buffer.
+    sent: u32 = 0,
+    /// The window ends the request body.
+    last: bool = false,
+
+    pub fn rest(outgoing: *const Outgoing) []const u8 {
+        return outgoing.bytes[outgoing.sent..];
+    }
+};
 
 pub const Framing = union(enum) {
     none,
@@ -82,6 +91,10 @@ pub const State = enum {
     sending_head,
     /// Head sent: request body (if any) and response head under way at once.
     awaiting_response,
+    /// The response timed out before its head, with the request whole and a retry reserved:
+    /// the head's receive is cancelled, and its callback sends the request elsewhere
+    /// (`Exchange.receiveCancelled`). No deadline runs meanwhile.
+    cancelling_for_retry,
     /// A 1xx is being relayed; the final response follows.
     relaying_interim,
     /// The final head is relayed; its body streams to the client.

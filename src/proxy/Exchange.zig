@@ -1278,7 +1278,7 @@ pub fn rearmAttemptTimer(exchange: *Exchange) void {
             exchange.armAttemptTimer(queues.response)
         else
             exchange.loop().timerCancel(&attempt.timer),
-        .tunnel, .done => exchange.loop().timerCancel(&attempt.timer),
+        .cancelling_for_retry, .tunnel, .done => exchange.loop().timerCancel(&attempt.timer),
     }
 }
 
@@ -1298,7 +1298,7 @@ fn attemptTimerCallback(exchange: *Exchange) void {
             exchange.report(.timeout);
             exchange.failMidExchange(.upstream_response_timeout);
         },
-        .tunnel, .done => unreachable, // No attempt timer runs then.
+        .cancelling_for_retry, .tunnel, .done => unreachable, // No attempt timer runs then.
     }
 }
 
@@ -1314,7 +1314,8 @@ fn responseTimedOut(exchange: *Exchange) void {
         exchange.request.method.isIdempotent() and !exchange.interim_relayed and
         exchange.downstream.requestBodyReplayable() and only_receiving and attempt.received == 0;
     if (!retry or !exchange.reserveRetry()) return exchange.failMidExchange(.upstream_response_timeout);
-    attempt.retry_after_cancel = true;
+    assert(attempt.state == .awaiting_response); // Only its head's receive is in flight.
+    attempt.state = .cancelling_for_retry;
     upstream_http1.cancelRecv(exchange);
 }
 

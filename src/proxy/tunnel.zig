@@ -35,23 +35,21 @@ pub fn start(exchange: *Exchange, head_len: u32) void {
 /// Tunnel bytes from the client, to send to the backend; `Downstream.tunnelSent` when sent.
 pub fn toUpstream(exchange: *Exchange, bytes: []const u8) void {
     assert(exchange.attempt.state == .tunnel);
-    exchange.attempt.window = bytes;
-    exchange.attempt.window_sent = 0;
+    exchange.attempt.outgoing = .{ .bytes = bytes };
     sendRest(exchange);
 }
 
 fn sendRest(exchange: *Exchange) void {
-    const attempt = &exchange.attempt;
-    upstream_http1.send(exchange, attempt.window[attempt.window_sent..], sendCallback);
+    upstream_http1.send(exchange, exchange.attempt.outgoing.rest(), sendCallback);
 }
 
 fn sendCallback(exchange: *Exchange, result: sys.SendError!usize) void {
     if (exchange.opDone()) return;
     const n = result catch return exchange.abortWith(null);
-    const attempt = &exchange.attempt;
-    attempt.window_sent += n;
+    const outgoing = &exchange.attempt.outgoing;
+    outgoing.sent += @intCast(n);
     exchange.downstream.tunnelProgress();
-    if (attempt.window_sent < attempt.window.len) return sendRest(exchange);
+    if (outgoing.rest().len > 0) return sendRest(exchange);
     exchange.downstream.tunnelSent();
 }
 

@@ -168,17 +168,13 @@ fn sendHeadCallback(exchange: *Exchange, result: sys.SendError!usize) void {
 /// forwarded says the same framing); `last`: it ends the body.
 pub fn sendBody(exchange: *Exchange, window: []const u8, last: bool) void {
     assert(window.len > 0);
-    const attempt = &exchange.attempt;
-    attempt.window = window;
-    attempt.window_last = last;
-    attempt.window_sent = 0;
+    exchange.attempt.outgoing = .{ .bytes = window, .last = last };
     sendBodyRest(exchange);
     exchange.rearmAttemptTimer(); // The backend sets the pace of its reading.
 }
 
 fn sendBodyRest(exchange: *Exchange) void {
-    const attempt = &exchange.attempt;
-    send(exchange, attempt.window[attempt.window_sent..], sendBodyCallback);
+    send(exchange, exchange.attempt.outgoing.rest(), sendBodyCallback);
 }
 
 fn sendBodyCallback(exchange: *Exchange, result: sys.SendError!usize) void {
@@ -187,12 +183,12 @@ fn sendBodyCallback(exchange: *Exchange, result: sys.SendError!usize) void {
         exchange.report(.reset);
         return exchange.failMidExchange(.upstream_reset);
     };
-    const attempt = &exchange.attempt;
-    attempt.window_sent += n;
+    const outgoing = &exchange.attempt.outgoing;
+    outgoing.sent += @intCast(n);
     exchange.rearmAttemptTimer();
-    if (attempt.window_sent < attempt.window.len) return sendBodyRest(exchange);
-    attempt.window = "";
-    exchange.requestWindowSent(attempt.window_last);
+    if (outgoing.rest().len > 0) return sendBodyRest(exchange);
+    outgoing.bytes = "";
+    exchange.requestWindowSent(outgoing.last);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -210,10 +206,7 @@ pub fn recvHead(exchange: *Exchange) void {
 fn recvHeadCallback(exchange: *Exchange, result: sys.RecvError!usize) void {
     if (exchange.opDone()) return;
     const attempt = &exchange.attempt;
-    if (attempt.retry_after_cancel) {
-        attempt.retry_after_cancel = false;
-        return exchange.receiveCancelled(if (result) |n| n > 0 else |_| false);
-    }
+    if (attempt.state == .cancelling_for_retry) return exchange.receiveCancelled(if (result) |n| n > 0 else |_| false);
     const n = result catch 0;
     if (n == 0) {
         // Reset or closed before a complete head (or refused by the TLS engine: a backend that
