@@ -61,6 +61,8 @@ pub const files = .{
     @import("proxy/downstream.zig"),
     @import("proxy/tunnel.zig"),
     @import("proxy/handler_target.zig"),
+    @import("proxy/tries.zig"),
+    @import("proxy/relay.zig"),
     @import("proxy/Connection.zig"),
     @import("proxy/Exchange.zig"),
     @import("proxy/Attempt.zig"),

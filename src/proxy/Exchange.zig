@@ -1,12 +1,19 @@
-//! One request and its response: the target its route chose, its tries on the pool's backends
-//! (one `Attempt` each), and the relay of the response back to the client.
+//! One request and its response: the target its route chose (a pool, a response sluice makes
+//! itself, a handler), its tries on the pool's backends (one `Attempt` each), the relay of the
+//! response back to the client, and its deadlines, failures and end.
 //!
-//! The seam: an exchange talks to the client only through its `Downstream` (today the
-//! HTTP/1.1 `Connection` it belongs to; later an HTTP/2 stream, with TLS or not underneath).
-//! The downstream hands it a parsed request head and request body windows; it hands the
-//! downstream a parsed response head, body windows and tunnel bytes, and each side tells the
-//! other when a window has gone, which is the backpressure both ways. Nothing here knows how
-//! the client's bytes are framed on the wire.
+//! The seam: an exchange talks to the client only through its `Downstream` (an HTTP/1.1
+//! connection, an HTTP/2 stream, or a handler's `fetch`). The downstream hands it a
+//! protocol-neutral request head and request body windows; it hands the downstream a parsed
+//! response head, body windows and tunnel bytes, and each side tells the other when a window
+//! has gone, which is the backpressure both ways. Nothing here knows how the client's bytes
+//! are framed on the wire.
+//!
+//! The exchange is this file and four beside it, each a part of its work on the same slot:
+//! `tries.zig` (leases, the request sent, retries, health reports), `relay.zig` (the response
+//! on its way to the client, compression included), `tunnel.zig` (after a 101) and
+//! `handler_target.zig` (a handler's call); the calls other layers make into them are declared
+//! here, so they all reach an exchange as `exchange.name(...)`.
 //!
 //! Lifetime: an exchange is a slot of its worker (`Proxy.acquireExchange`), taken when a
 //! request head starts to arrive and given back when it ends. Its upstream operations are
@@ -23,7 +30,6 @@ const TimerQueue = loop_ns.TimerQueue;
 const sys = @import("../stdx/sys.zig");
 const http = @import("../http/http.zig");
 const Config = @import("../config/Config.zig");
-const Health = @import("../health/Health.zig");
 const LocalPool = @import("../upstream/LocalPool.zig");
 const rewrite = @import("rewrite.zig");
 const affinity = @import("affinity.zig");
@@ -33,13 +39,13 @@ const Proxy = @import("Proxy.zig");
 const Router = @import("Router.zig");
 const Attempt = @import("Attempt.zig");
 const Downstream = @import("downstream.zig").Downstream;
-const AccessLog = @import("AccessLog.zig");
 const tls = @import("../tls/tls.zig");
 const Handler = @import("../handler/Handler.zig");
 const tunnel = @import("tunnel.zig");
 const handler_target = @import("handler_target.zig");
-const Http2Try = @import("Http2Try.zig");
 const upstream_http1 = @import("upstream_http1.zig");
+const relay_ns = @import("relay.zig");
+const tries = @import("tries.zig");
 const HeaderPolicy = @import("../policy/HeaderPolicy.zig");
 const compression = @import("../policy/compression.zig");
 const Compressor = @import("Compressor.zig");
@@ -223,8 +229,6 @@ pub const ResponseView = struct {
     /// What compression changes in the head (Content-Encoding, Vary, ETag); null: nothing.
     change: ?*const compression.HeadChange = null,
 };
-
-const headroom = upstream_http1.headroom;
 
 /// A fresh exchange in place, in the slot's field arrays. Field by field into place: a call's
 /// result would be built on the stack and copied, a few kilobytes per request.
@@ -478,7 +482,7 @@ fn pathRewrite(exchange: *const Exchange) ?*const HeaderPolicy.PathRewrite {
 }
 
 /// This exchange's rules for one direction, if it has any.
-fn rulesFor(exchange: *const Exchange, comptime direction: enum { request, response }) ?*const rewrite.Rules {
+pub fn rulesFor(exchange: *const Exchange, comptime direction: enum { request, response }) ?*const rewrite.Rules {
     const applied = exchange.policy orelse return null;
     return if (@field(applied, @tagName(direction))) |*rules| rules else null;
 }
@@ -507,7 +511,7 @@ fn findAffinity(exchange: *Exchange) void {
     }
 }
 
-fn composeUpstreamHead(exchange: *Exchange, overrides: rewrite.Overrides) bool {
+pub fn composeUpstreamHead(exchange: *Exchange, overrides: rewrite.Overrides) bool {
     const client = exchange.downstream.client();
     const peer = &exchange.proxy.peer_scratch;
     const forwarding: rewrite.Forwarding = .{
@@ -556,559 +560,9 @@ fn respondLocal(exchange: *Exchange, chosen: ?*const Config.Route) void {
     exchange.downstream.sendLocal(.{ .response = response, .buffer = ubuf, .more = false, .close_after = close });
 }
 
-// ---------------------------------------------------------------------------------------------
-// Tries
-
-/// Takes a lease on a backend and reaches it: a pooled idle connection if one exists, else a
-/// new one. A retry has been reserved (`LocalPool.reserveRetry`) before it comes here again.
-fn connectUpstream(exchange: *Exchange) void {
-    assert(exchange.state == .upstream);
-    assert(exchange.attempt.connection == null and !exchange.attempt.leased);
-    assert(exchange.pending_ops == 0);
-    assert(!exchange.attempt.timer.isArmed());
-    const pool = exchange.localPool();
-    const first = exchange.tried.count == 0;
-    if (first) exchange.log.upstream_started_ns = exchange.loop().now();
-    const acquired = pool.acquire(&exchange.tried, .{
-        .key = exchange.key,
-        .preferred = exchange.preferred,
-        .pooled = exchange.mayReuse() and pool.config.send_proxy == .off,
-        .multiplexed = pool.config.protocol.multiplexed(),
-    }, exchange.loop().now());
-    const lease = switch (acquired) {
-        .lease => |lease| lease,
-        .member => |index| {
-            // A stream on a connection the pool's tries share (Http2Try.zig).
-            exchange.startTry(first, index);
-            exchange.attempt.leased = true;
-            exchange.attempt.state = .connecting;
-            exchange.rearmAttemptTimer();
-            return Http2Try.start(exchange, index);
-        },
-        .overloaded => return exchange.fail(.overloaded),
-        .none_available, .at_capacity => {
-            // On a retry, the failure that made it is the one to answer with.
-            if (first) exchange.last_failure = if (acquired == .at_capacity)
-                .backends_at_capacity
-            else if (pool.table.members_count == 0)
-                .no_members
-            else
-                .no_backend_available;
-            return exchange.fail(exchange.last_failure);
-        },
-    };
-    exchange.startTry(first, lease.backend);
-    exchange.attempt.leased = true;
-    exchange.attempt.connection = lease.connection;
-    if (lease.fresh) return upstream_http1.connect(exchange);
-    if (lease.connection.tls != null and !upstream_http1.acquireTls(exchange)) return exchange.fail(.overloaded);
-    upstream_http1.sendHead(exchange);
-}
-
-/// A try's state, fresh, on backend `index`. The first try's is the one `open` made, so it is
-/// not written again (the attempt is a third of the slot); a retry's is made anew.
-fn startTry(exchange: *Exchange, first: bool, index: u16) void {
-    const attempt = &exchange.attempt;
-    if (first) {
-        assert(attempt.state == .connecting and attempt.connection == null and !attempt.leased);
-        assert(attempt.received == 0 and attempt.head_sent == 0 and !attempt.reported);
-        attempt.backend_index = index;
-        return;
-    }
-    attempt.reset(index, exchange.response_fields, exchange.proxy.responseLimits());
-}
-
-/// Whether the request may go on a pooled idle connection. A backend may close an idle
-/// connection just as a request is sent on it (its keep-alive timeout: uvicorn's is 5 s), and
-/// then nobody can know whether the request was processed. An idempotent request without a
-/// body is simply sent again (`upstreamFailed`). Another one is closed to its client
-/// unanswered, as the backend closed it to sluice, so that the client, which sent it on a
-/// connection it had reused, decides whether to send it again, as it would have talking to
-/// the backend itself; but a client's first request on a connection cannot be treated so (the
-/// client never reused anything), so it goes on a connection of its own. HAProxy's
-/// `http-reuse safe`, its default, works the same way.
-fn mayReuse(exchange: *const Exchange) bool {
-    if (exchange.downstream.client().reused) return true;
-    return exchange.request.method.isIdempotent() and exchange.request_head.body == .none;
-}
-
-/// A multiplexed try could not be attached to a connection (no slot, socket or memory, or the
-/// member is at its connection cap): its lease ends and the exchange fails as a fresh
-/// connection's would.
-pub fn h2Unavailable(exchange: *Exchange, at_cap: bool) void {
-    exchange.endTry();
-    if (!at_cap) return exchange.fail(.overloaded);
-    exchange.last_failure = .backends_at_capacity;
-    exchange.fail(exchange.last_failure);
-}
-
-/// The connection could not be made (refused, timed out, or its TLS handshake failed).
-/// Nothing reached the backend, so trying another one is always safe.
-pub fn connectFailed(exchange: *Exchange, failure: Failure) void {
-    assert(exchange.attempt.state == .connecting or exchange.attempt.state == .handshaking);
-    exchange.last_failure = failure;
-    exchange.localPool().stats.upstream_connect_failures.add(1);
-    exchange.report(.connect);
-    upstream_http1.drop(exchange);
-    exchange.endTry();
-    const retry_on = exchange.localPool().config.retry.on;
-    if (!retry_on.connect or !exchange.reserveRetry()) return exchange.fail(exchange.last_failure);
-    exchange.connectUpstream();
-}
-
-/// No memory or buffer for the try (the worker's TLS memory ran out): a 503, and the backend
-/// is not blamed.
-pub fn failOverloaded(exchange: *Exchange) void {
-    exchange.fail(.overloaded);
-}
-
-/// A window of request body bytes from the downstream (framing included, as the client sent
-/// it: the head forwarded says the same framing). `last`: it ends the body.
-pub fn sendRequestBody(exchange: *Exchange, window: []const u8, last: bool) void {
-    if (exchange.state == .body) return handler_target.keepBody(exchange, last);
-    if (exchange.state != .upstream) return handler_target.gatherWindow(exchange, window, last);
-    assert(!exchange.request_done);
-    upstream_http1.sendBody(exchange, window, last);
-}
-
-/// The request head is out (`upstream_http1`): the body follows, read from the client only now.
-pub fn requestHeadSent(exchange: *Exchange) void {
-    if (!exchange.request_done) exchange.downstream.pullRequestBody();
-}
-
-/// A request body window is out (`upstream_http1`); `last`: the body is whole.
-pub fn requestWindowSent(exchange: *Exchange, last: bool) void {
-    if (!last) return exchange.downstream.requestBodySent(); // More comes.
-    exchange.request_done = true;
-    exchange.rearmAttemptTimer();
-    exchange.downstream.requestBodySent();
-    exchange.maybeFinish();
-}
-
-/// The backend failed before any byte of its response reached the client: it reset or
-/// closed the connection, sent a malformed head, or timed out. On a reused connection a reset
-/// before any response byte is usually the backend closing an idle connection as we sent on
-/// it (the stale keep-alive race): that is not the backend's fault and is retried once on a
-/// fresh connection to the same backend. Otherwise the failure counts against the backend,
-/// and the request goes to another one when the pool retries this kind and replaying it is
-/// safe (`replayable`).
-pub fn upstreamFailed(exchange: *Exchange, outcome: Health.Outcome, failure: Failure) void {
-    const attempt = &exchange.attempt;
-    // A shared HTTP/2 connection has no stale race: a stream the backend did not take is
-    // refused, never half-sent.
-    const reused = if (attempt.connection) |connection| connection.reused else false;
-    assert(exchange.response == .none);
-    exchange.last_failure = failure;
-    // A response byte means the backend took the request: not a stale connection, and not
-    // replayed (a malformed or cut-off response is the backend's answer, not a lost request).
-    const response_arrived = attempt.received > 0;
-    const stale = outcome == .reset and reused and !exchange.retried_stale and !response_arrived;
-    // A stream the backend refused (RST_STREAM with REFUSED_STREAM, or above the last stream
-    // its GOAWAY took) was not processed (RFC 9113 §8.7): sent again once, whatever its method.
-    const stream_refused = if (attempt.h2) |stream| stream.refused() else false;
-    const unprocessed = stream_refused and !exchange.retried_stale and !response_arrived;
-    if (!stale and !unprocessed) exchange.report(outcome);
-    if (response_arrived) return exchange.failMidExchange(failure);
-    if (unprocessed and exchange.resendable()) {
-        exchange.retried_stale = true;
-        exchange.localPool().stats.upstream_stale_retries.add(1);
-        return exchange.replayStream();
-    }
-    if (!exchange.replayable()) {
-        const client_may_retry = exchange.downstream.client().reused;
-        if (stale and client_may_retry and !exchange.interim_relayed) return exchange.closeUnanswered();
-        return exchange.failMidExchange(failure);
-    }
-    if (stale) {
-        exchange.retried_stale = true;
-        exchange.localPool().stats.upstream_stale_retries.add(1);
-        return exchange.replayOn(attempt.backend_index);
-    }
-    if (!outcome.isIn(exchange.localPool().config.retry.on)) return exchange.failMidExchange(failure);
-    if (!exchange.reserveRetry()) return exchange.failMidExchange(failure);
-    exchange.retryElsewhere();
-}
-
-/// The stale keep-alive race on a request that cannot be sent again (`mayReuse`): the client
-/// connection closes with no response, as the backend's did, and the client (which reused its
-/// connection) may send the request again. Logged (status 499, as any exchange that ends
-/// without a response) and counted.
-fn closeUnanswered(exchange: *Exchange) void {
-    assert(exchange.downstream.client().reused);
-    assert(exchange.response == .none);
-    exchange.localPool().stats.upstream_stale_closes.add(1);
-    exchange.log.end_reason = "upstream_closed_reused_connection";
-    exchange.attempt.reusable = false;
-    exchange.abortWith(null);
-}
-
-/// Sending the request again is safe: its method is idempotent (RFC 9110 §9.2.2), nothing of
-/// a response was relayed, every body byte sent can be sent again (the downstream still has
-/// it), and no operation is in flight.
-fn replayable(exchange: *const Exchange) bool {
-    return exchange.request.method.isIdempotent() and exchange.resendable();
-}
-
-/// Sending the request again is possible: nothing of a response was relayed, every body byte
-/// sent can be sent again, and no operation is in flight.
-fn resendable(exchange: *const Exchange) bool {
-    return exchange.response == .none and !exchange.interim_relayed and
-        exchange.downstream.requestBodyReplayable() and exchange.pending_ops == 0;
-}
-
-fn reserveRetry(exchange: *Exchange) bool {
-    return exchange.localPool().reserveRetry(&exchange.tried, exchange.loop().now());
-}
-
-/// Sends the request to another backend, the retry already reserved.
-fn retryElsewhere(exchange: *Exchange) void {
-    upstream_http1.drop(exchange);
-    exchange.endTry();
-    exchange.rewindRequest();
-    exchange.connectUpstream();
-}
-
-/// Sends the request again as a new stream to the same member, within the same lease (the
-/// refused stream's connection takes no new one: another is opened if it said GOAWAY).
-fn replayStream(exchange: *Exchange) void {
-    const index = exchange.attempt.backend_index;
-    exchange.restartTry(index);
-    exchange.attempt.state = .connecting;
-    exchange.rearmAttemptTimer();
-    Http2Try.start(exchange, index);
-}
-
-/// The try starts over on `index` with nothing of it kept but its lease: it is the same try,
-/// on a new connection or stream.
-fn restartTry(exchange: *Exchange, index: u16) void {
-    upstream_http1.drop(exchange);
-    exchange.rewindRequest();
-    assert(exchange.attempt.leased);
-    exchange.attempt.reset(index, exchange.response_fields, exchange.proxy.responseLimits());
-    exchange.attempt.leased = true;
-}
-
-/// Sends the request again to the same backend on a fresh connection (the stale race).
-fn replayOn(exchange: *Exchange, index: u16) void {
-    exchange.restartTry(index);
-    exchange.attempt.connection = exchange.localPool().reconnect(index) catch |err| switch (err) {
-        error.NoCapacity, error.SocketFailed => return exchange.fail(.overloaded),
-        error.AtBackendCap => {
-            // Another worker took the last connection this backend may have.
-            exchange.last_failure = .backends_at_capacity;
-            exchange.endTry();
-            return exchange.connectUpstream();
-        },
-    };
-    upstream_http1.connect(exchange);
-}
-
-/// Puts the request back as it was before its first try: head composed again (the buffer
-/// holds a response now), body from its first byte.
-fn rewindRequest(exchange: *Exchange) void {
-    assert(exchange.attempt.connection == null);
-    assert(exchange.pending_ops == 0);
-    if (exchange.head_copy) |copy| {
-        @memcpy(exchange.ubuf.?[0..exchange.upstream_head_len], copy[0..exchange.upstream_head_len]);
-    } else {
-        if (!exchange.composeUpstreamHead(.{})) unreachable; // It fitted before; the head is unchanged.
-    }
-    const head_body = exchange.request_head.body;
-    exchange.request_done = head_body == .none or head_body == .close_delimited;
-    exchange.downstream.rewindRequestBody();
-}
-
-/// The try's lease is over (failed over, or the exchange ends), its connection closed first
-/// if it still has one (`upstream_http1.drop`).
-fn endTry(exchange: *Exchange) void {
-    const attempt = &exchange.attempt;
-    if (!attempt.leased) return;
-    assert(attempt.connection == null);
-    attempt.leased = false;
-    exchange.localPool().release(attempt.backend_index, null, .close);
-}
-
-/// Tells the pool's health how this try went, once per try: a failure when it happens, a
-/// success (or a 5xx) when the response is complete, so a backend that breaks off its
-/// responses half-way counts as failing.
-pub fn report(exchange: *Exchange, outcome: Health.Outcome) void {
-    const attempt = &exchange.attempt;
-    if (attempt.reported) return;
-    attempt.reported = true;
-    exchange.localPool().report(attempt.backend_index, outcome, exchange.loop().now());
-}
-
-// ---------------------------------------------------------------------------------------------
-// The response
-
-/// The backend's response head was refused. Over sluice's response limits it is a 502 that
-/// does not count against the backend (it answered; the limit is ours, and the log line names
-/// it); malformed, it is a 502 that does.
-pub fn responseRefused(exchange: *Exchange, reject: http.Reject) void {
-    exchange.log.response_reject = reject;
-    switch (reject) {
-        .head_too_large, .too_many_fields => {
-            exchange.report(.success);
-            exchange.failMidExchange(.upstream_head_too_large);
-        },
-        else => exchange.upstreamFailed(.reset, .upstream_bad_response),
-    }
-}
-
-/// A complete response head arrived (`head_len` bytes at `headroom` in `ubuf`): an interim one
-/// is relayed and the final one awaited, a 5xx may be retried elsewhere, a 101 starts a tunnel,
-/// and a final head goes to the client.
-pub fn responseHead(exchange: *Exchange, head_len: u32) void {
-    const attempt = &exchange.attempt;
-    const head = &attempt.response_parser.head;
-    if (head.status < 200 and head.status != 101) return exchange.relayInterim(head_len);
-    attempt.server_error = head.status >= 500;
-    if (head.status >= 500 and exchange.retryServerError()) return;
-    if (head.status == 101) return tunnel.start(exchange, head_len);
-    exchange.relayResponseHead(head_len);
-}
-
-/// A 5xx head arrived and nothing of it was relayed: when the pool retries 5xx and the request
-/// can be replayed, it goes to another backend and this response is dropped.
-fn retryServerError(exchange: *Exchange) bool {
-    if (!exchange.localPool().config.retry.on.status_5xx) return false;
-    if (!exchange.replayable() or !exchange.reserveRetry()) return false;
-    exchange.report(.status_5xx);
-    exchange.last_failure = .upstream_bad_response;
-    exchange.retryElsewhere();
-    return true;
-}
-
-/// A 1xx other than 101 (100 Continue, 103 Early Hints): relayed, then the final response
-/// follows on the same connection. HTTP/1.0 clients never see one (RFC 9110 §15.2).
-fn relayInterim(exchange: *Exchange, head_len: u32) void {
-    const attempt = &exchange.attempt;
-    if (exchange.request.version == .http10) return upstream_http1.nextHead(exchange, headroom + head_len, attempt.received - head_len);
-    attempt.state = .relaying_interim;
-    exchange.interim_relayed = true;
-    exchange.downstream.sendInterim(exchange.view(head_len, 0, false));
-}
-
-/// The downstream sent an interim head and left the bytes after it at `rest_start`.
-pub fn interimSent(exchange: *Exchange, rest_start: u32, rest_len: u32) void {
-    assert(exchange.attempt.state == .relaying_interim);
-    exchange.attempt.state = .awaiting_response;
-    upstream_http1.nextHead(exchange, rest_start, rest_len);
-}
-
-fn relayResponseHead(exchange: *Exchange, head_len: u32) void {
-    const attempt = &exchange.attempt;
-    const head = &attempt.response_parser.head;
-    exchange.countResponse(head.status);
-    exchange.log.status = head.status;
-    upstream_http1.startBody(exchange, head);
-    if (attempt.response_body == .chunked) exchange.relay_trailers = exchange.clientTakesTrailers();
-    exchange.response_encoding = exchange.chooseEncoding(head);
-    const body = exchange.ubuf.?[headroom + head_len ..][0 .. attempt.received - head_len];
-    const framed = upstream_http1.frameBody(exchange, body) orelse return;
-    attempt.state = .relaying_body;
-    // The response timer armed for the head stops here: while the client takes the head and
-    // the body bytes that came with it, no upstream deadline runs (a slow client's, or an
-    // HTTP/2 client's shut window, would otherwise time the backend out: the simulator's seed
-    // 1002227).
-    exchange.rearmAttemptTimer();
-    exchange.response = .started;
-    if (framed.last) exchange.response = .complete;
-    var cookie_buffer: [rewrite.extra_field_bytes_max]u8 = undefined;
-    const cookie = exchange.stickyCookie(&cookie_buffer);
-    var response_view = exchange.view(head_len, @intCast(framed.len), framed.last);
-    if (exchange.response_encoding == .gzip) {
-        // The body bytes that came with the head go through the compressor now, before the
-        // head is rewritten over them: the head goes alone, the chunk after it (`responseSent`).
-        const compressor = exchange.response_encoding.gzip;
-        compressor.pending = compressor.compress(body[0..framed.len], framed.last) catch
-            return exchange.compressorFailed();
-        response_view.received = head_len;
-        response_view.body_len = 0;
-        response_view.body_last = false;
-    }
-    exchange.downstream.sendResponse(response_view, cookie);
-}
-
-/// The response's coding (policy/compression.zig's verdict), with a compressor slot taken
-/// and started for `gzip`. Compressed, the body goes out chunked: `head.body` says so from
-/// here on, for the head's rewrite (a trailer section is not relayed to a client that did not
-/// ask for it in any case).
-fn chooseEncoding(exchange: *Exchange, head: *http.ResponseParser.Head) Encoding {
-    const settings = exchange.compression_settings orelse return .identity;
-    if (exchange.attempt.response_body == .none) return .identity; // An empty body (`min_length` 0).
-    // A client that takes the trailer section (gRPC's status is there) gets it: the compressed
-    // stream would have to drop it.
-    if (exchange.relay_trailers) return .identity;
-    const verdict = compression.decide(exchange.request_head, head, .{ .types = settings.types, .min_bytes = settings.min_bytes });
-    const vary: Encoding = if (compression.varies(head)) .identity else .vary_only;
-    switch (verdict) {
-        .untouched => return .identity,
-        .vary_only => return vary,
-        .compress => {},
-    }
-    const proxy = exchange.proxy;
-    const compressor = proxy.compressors.acquire() orelse {
-        proxy.stats.compression_slots_full.add(1); // An operating condition: it passes as sent.
-        return vary;
-    };
-    compressor.start(settings.level, head.body == .chunked);
-    compressor.change = .{ .gzip = true, .vary = vary == .vary_only };
-    if (compression.weakEtag(head, &compressor.etag_buffer)) |etag| {
-        compressor.change.drop_etag = true;
-        compressor.change.weak_etag = etag;
-    }
-    head.body = .chunked;
-    assert(!exchange.relay_trailers);
-    proxy.stats.responses_compressed.add(1);
-    assert(exchange.attempt.response_body != .none);
-    compressor.pending = "";
-    return .{ .gzip = compressor };
-}
-
-/// The compressor's output did not fit the buffer sized for it: a bug, contained. The client
-/// sees a close, never a short body that looks whole.
-fn compressorFailed(exchange: *Exchange) void {
-    exchange.log.end_reason = "compressor_output_full";
-    exchange.attempt.reusable = false;
-    exchange.abortWith(null);
-}
-
-/// What compression changes in the response head, if anything.
-fn headChange(exchange: *const Exchange) ?*const compression.HeadChange {
-    return switch (exchange.response_encoding) {
-        .identity => null,
-        .vary_only => &vary_only_change,
-        .gzip => |compressor| &compressor.change,
-    };
-}
-
-const vary_only_change: compression.HeadChange = .vary_only;
-
-/// Whether the client said it takes a trailer section (`TE: trailers`, RFC 9110 §10.1.4): a
-/// gRPC client, never a browser. Trailers go to no other client: one that merged them into the
-/// header section would take fields the head's checks and rules never saw (nginx and Envoy
-/// drop HTTP/1.1 trailers altogether). An HTTP/1.0 client gets the body de-chunked, without.
-fn clientTakesTrailers(exchange: *const Exchange) bool {
-    // A fetch's body goes to the handler, or on to the fetching request's client as it came
-    // (a returned body is relayed window by window): its trailers are kept when that client
-    // takes them, and a read of the body decodes past them.
-    switch (exchange.downstream) {
-        .fetch => |sub| return if (sub.parent) |parent| parent.clientTakesTrailers() else false,
-        else => {},
-    }
-    if (exchange.request.version == .http10) return false;
-    const te = exchange.request_head.get("te") orelse return false;
-    return http.field_values.listHasToken(te, "trailers");
-}
-
-/// The Set-Cookie field that pins a `sticky` client to the backend that answered, when its
-/// cookie named no backend or one that could not take the request; else empty.
-fn stickyCookie(exchange: *const Exchange, buffer: *[rewrite.extra_field_bytes_max]u8) []const u8 {
-    const config = exchange.localPool().config;
-    if (config.strategy != .sticky) return "";
-    const index = exchange.attempt.backend_index;
-    if (exchange.preferred == index) return "";
-    const id = exchange.localPool().idText(index);
-    // Validation bounds the cookie name so that this always fits; if it did not, the
-    // response goes without the cookie rather than with a cut one.
-    return std.fmt.bufPrint(buffer, "Set-Cookie: {s}={s}; Path=/; HttpOnly\r\n", .{
-        config.sticky_cookie, &id,
-    }) catch "";
-}
-
-pub fn view(exchange: *Exchange, head_len: u32, body_len: u32, body_last: bool) ResponseView {
-    const attempt = &exchange.attempt;
-    return .{
-        .head = &attempt.response_parser.head,
-        .buffer = exchange.ubuf.?,
-        .head_start = headroom,
-        .head_len = head_len,
-        .received = attempt.received,
-        .body_len = body_len,
-        .body_last = body_last,
-        // Compressed, a close-delimited body goes out chunked: the client connection stays.
-        .close_delimited = attempt.response_body == .close_delimited and exchange.response_encoding != .gzip,
-        .rules = exchange.rulesFor(.response),
-        .change = exchange.headChange(),
-    };
-}
-
-const Framed = struct { len: usize, last: bool };
-
-/// The downstream sent the last response window it was given.
-pub fn responseSent(exchange: *Exchange) void {
-    assert(exchange.state == .upstream or exchange.state == .local);
-    exchange.pipe_loaded = false; // What was spliced into the pipe is out of it.
-    if (exchange.sendPendingGzip()) return;
-    if (exchange.handler_unsent != null) return handler_target.sendMore(exchange);
-    if (exchange.relay != null and handler_target.relaySent(exchange)) return;
-    if (exchange.state == .local or exchange.response == .complete) {
-        exchange.response = .sent;
-        // An early response (the backend answered before reading the whole body): the rest
-        // of the request body has nowhere to go, and the client connection cannot be reused.
-        if (exchange.state == .upstream and !exchange.request_done) {
-            exchange.attempt.reusable = false;
-            return exchange.downstream.closeAfterEarlyResponse();
-        }
-        return exchange.maybeFinish();
-    }
-    upstream_http1.recvBody(exchange);
-}
-
-/// After a compressed response's head: the chunk made of the body bytes that came with it.
-fn sendPendingGzip(exchange: *Exchange) bool {
-    const compressor = switch (exchange.response_encoding) {
-        .gzip => |compressor| compressor,
-        .identity, .vary_only => return false,
-    };
-    if (compressor.pending.len == 0) return false;
-    const chunk = compressor.pending;
-    compressor.pending = "";
-    exchange.downstream.sendResponseBody(chunk, exchange.response == .complete);
-    return true;
-}
-
-/// A window of the response body arrived (`upstream_http1`): relayed; `last`: it ends the body.
-pub fn responseBody(exchange: *Exchange, window: []u8, last: bool) void {
-    if (last) exchange.response = .complete;
-    exchange.rearmAttemptTimer();
-    exchange.relayBody(window, last);
-}
-
-/// `len` bytes of the response body are in the exchange's pipe (`upstream_http1`'s splice):
-/// the downstream moves them on to the client.
-pub fn responseFromPipe(exchange: *Exchange, len: u32, last: bool) void {
-    if (last) exchange.response = .complete;
-    exchange.rearmAttemptTimer();
-    exchange.downstream.sendResponseFromPipe(exchange.pipe.?.read, len);
-}
-
-/// A window of the response body (framed as the backend framed it) to the downstream: as it
-/// is, or gzipped into one chunk.
-fn relayBody(exchange: *Exchange, window: []u8, last: bool) void {
-    const compressor = switch (exchange.response_encoding) {
-        .gzip => |compressor| compressor,
-        .identity, .vary_only => return exchange.downstream.sendResponseBody(window, last),
-    };
-    assert(compressor.pending.len == 0); // Sent before the body was read on.
-    const chunk = compressor.compress(window, last) catch return exchange.compressorFailed();
-    if (chunk.len == 0) return upstream_http1.recvBody(exchange); // Chunk framing only, or nothing new.
-    exchange.downstream.sendResponseBody(chunk, last);
-}
-
-/// The backend broke off a response already under way: the client can only be told by a
-/// close, and the backend's health hears of it.
-pub fn responseBroken(exchange: *Exchange) void {
-    exchange.log.end_reason = "upstream_response_incomplete";
-    exchange.report(.reset);
-    exchange.attempt.reusable = false;
-    exchange.abortWith(null);
-}
-
 /// Both halves are done: the upstream connection goes back to its pool (or is closed), and
 /// the downstream goes on with its next request.
-fn maybeFinish(exchange: *Exchange) void {
+pub fn maybeFinish(exchange: *Exchange) void {
     if (exchange.response != .sent) return;
     if (exchange.state == .upstream and !exchange.request_done) return;
     assert(exchange.pending_ops == 0);
@@ -1472,6 +926,33 @@ pub const continueSent = handler_target.continueSent;
 pub const tunnelToUpstream = tunnel.toUpstream;
 pub const tunnelRecv = tunnel.recv;
 pub const tunnelClientClosed = tunnel.clientClosed;
+
+// The tries (tries.zig): the calls the codec, the downstreams and the handler make, and the
+// exchange's own way in.
+pub const connectUpstream = tries.connectUpstream;
+pub const h2Unavailable = tries.h2Unavailable;
+pub const connectFailed = tries.connectFailed;
+pub const failOverloaded = tries.failOverloaded;
+pub const sendRequestBody = tries.sendRequestBody;
+pub const requestHeadSent = tries.requestHeadSent;
+pub const requestWindowSent = tries.requestWindowSent;
+pub const upstreamFailed = tries.upstreamFailed;
+pub const replayable = tries.replayable;
+pub const reserveRetry = tries.reserveRetry;
+pub const retryElsewhere = tries.retryElsewhere;
+pub const endTry = tries.endTry;
+pub const report = tries.report;
+
+// A backend's response on its way to the client (relay.zig): the calls its codec
+// (upstream_http1.zig) and the downstreams make.
+pub const responseRefused = relay_ns.responseRefused;
+pub const responseHead = relay_ns.responseHead;
+pub const interimSent = relay_ns.interimSent;
+pub const view = relay_ns.view;
+pub const responseSent = relay_ns.responseSent;
+pub const responseBody = relay_ns.responseBody;
+pub const responseFromPipe = relay_ns.responseFromPipe;
+pub const responseBroken = relay_ns.responseBroken;
 
 /// What must hold of a slot between any two callbacks, whatever the exchange is doing: the
 /// simulator checks every slot after every step (sim/Simulator.zig). Null when all hold, else
