@@ -245,7 +245,10 @@ const Label = struct {
 const Context = union(enum) {
     /// `iterator`: a for...of loop, whose iterator is closed when the loop is left early;
     /// its state is the two stack values just below `depth` (`async_iterator`: a `for
-    /// await`, whose close awaits what `return()` returned).
+    /// await`, whose close awaits what `return()` returned). Its exception handler (which
+    /// closes the iterator when the loop throws) is pushed once for a `for...of`, so that
+    /// only leaving it pops it, and once per iteration for a `for await`, whose next() runs
+    /// outside it (`iterationHandler`).
     /// `labels`: the statement labels naming the loop (`continue name` continues it).
     loop: struct { break_label: *Label, continue_label: *Label, depth: u32, iterator: bool = false, async_iterator: bool = false, labels: []const []const u8 = &.{} },
     switch_block: struct { break_label: *Label, depth: u32 },
@@ -271,10 +274,26 @@ const FunctionBuilder = struct {
     contexts: std.ArrayList(Context) = .empty,
     /// The labels of the loop statement about to be compiled, taken by its body's context.
     loop_labels: []const []const u8 = &.{},
+    /// The exception paths that close an iterator, compiled after the function's last
+    /// instruction so that the normal path has nothing to jump over.
+    close_handlers: std.ArrayList(CloseHandler) = .empty,
     /// The end of the optional chain being compiled, and the depth at its start.
     chain_end: ?*Label = null,
     chain_depth: u32 = 0,
     last_position: u32 = std.math.maxInt(u32),
+};
+
+/// Where an iterator's exception handler lands, and what it finds there: the iterator's state
+/// two values below `depth` (`drop` values above it, then the exception).
+const CloseHandler = struct {
+    label: *Label,
+    /// The handlers open outside the protected region (the machine popped its own).
+    handlers: u32,
+    drop: u32,
+    is_async: bool,
+    /// A slot free while the region runs, for the exception.
+    temp: u16,
+    pos: u32,
 };
 
 fn adjust(c: *Compiler, pops: u32, pushes: u32) void {
@@ -504,6 +523,7 @@ fn compileFunction(c: *Compiler, node: *ast.Function, program: ?*ast.Program) Er
         try c.emit(.@"return");
     }
     try c.emit(.return_undefined);
+    for (c.f.close_handlers.items) |h| try c.closeOnThrow(h);
 
     if (c.f.code.items.len > code_bytes_max) return c.failAt(node.pos, "function too large");
     if (c.f.depth_max > stack_max) return c.failAt(node.pos, "expression too complex");
@@ -923,6 +943,11 @@ fn forEach(c: *Compiler, f: *ast.ForEach, keys: bool) Error!void {
     }
     const top = try c.newLabel();
     const end = try c.newLabel();
+    // A for...of's handler covers its next() too, which leaves the iterator done when it
+    // throws; a `for await`'s next() is bytecode, so its handler covers each body alone.
+    const sync_close = !keys and !f.is_await;
+    const exit = if (sync_close) try c.newLabel() else end;
+    if (sync_close) try c.protectIterator(0, false, f.iterable.pos);
     c.bind(top);
     if (f.is_await) {
         // iterator next -> iterator next value: Await(next()), then its `done` and `value`.
@@ -930,6 +955,7 @@ fn forEach(c: *Compiler, f: *ast.ForEach, keys: bool) Error!void {
         try c.emitU8(.call_method, 0);
         try c.emit(.yield);
         try c.emitJump(.async_iter_done, end, c.f.depth - 1, null);
+        try c.protectIterator(1, true, f.iterable.pos);
     } else {
         try c.emitJump(.iter_next, end, c.f.depth, null);
     }
@@ -945,13 +971,64 @@ fn forEach(c: *Compiler, f: *ast.ForEach, keys: bool) Error!void {
         try c.bindPattern(f.target, .assign);
     }
     // The loop's depth is that of its iterator state (the value bound is consumed).
-    try c.loopBodyWith(f.body, end, top, !keys, f.is_await);
+    try c.loopBodyWith(f.body, exit, top, !keys, f.is_await);
+    if (f.is_await) {
+        if (c.f.reachable) try c.emit(.try_pop);
+        c.f.handlers -= 1;
+    }
     if (c.f.reachable) try c.emitJump(.jump, top, c.f.depth, null);
     c.f.reachable = false;
     c.bind(end);
+    if (sync_close) {
+        try c.popHandler();
+        c.bind(exit);
+    }
     try c.emit(.pop);
     try c.emit(.pop);
     c.leaveScope(saved);
+}
+
+/// Pushes the handler that closes the iterator whose state is on the stack, `drop` values
+/// below the top, when the code after it throws (ES §14.7.5.7 and §8.6.2: IteratorClose,
+/// AsyncIteratorClose with a throw completion). Its code comes after the function's.
+fn protectIterator(c: *Compiler, drop: u32, is_async: bool, pos: u32) Error!void {
+    const label = try c.newLabel();
+    // Any slot above the live ones is free when the handler runs: the region is left.
+    const temp = try c.allocLocal(pos);
+    c.f.locals_top -= 1;
+    try c.f.close_handlers.append(c.arena, .{ .label = label, .handlers = c.f.handlers, .drop = drop, .is_async = is_async, .temp = temp, .pos = pos });
+    try c.pushHandler(label);
+}
+
+/// An iterator's exception path: closes it, ignoring what the close throws, and throws the
+/// exception again. A generator's return signal (return() while the region is suspended
+/// at a `yield`) is a return completion: what the close throws goes on instead, and a
+/// `return()` result that is not an object is a TypeError (throw_after_close picks).
+fn closeOnThrow(c: *Compiler, h: CloseHandler) Error!void {
+    assert(!c.f.reachable);
+    c.bind(h.label);
+    c.f.handlers = h.handlers;
+    try c.mark(h.pos);
+    try c.emitU16(.put_loc, h.temp);
+    for (0..h.drop) |_| try c.emit(.pop);
+    const close_failed = try c.newLabel();
+    try c.pushHandler(close_failed);
+    try c.closeIterator(h.is_async);
+    try c.popHandler();
+    try c.emitU16(.get_loc, h.temp);
+    try c.emit(.throw);
+    c.bind(close_failed);
+    try c.emitU16(.get_loc, h.temp);
+    try c.emit(.throw_after_close);
+    assert(!c.f.reachable and c.f.handlers == h.handlers);
+}
+
+/// Leaves a for...of whose state is at the loop's depth: pops its exception handler and
+/// closes its iterator (break, return, continue to an outer label).
+fn leaveIteratorLoop(c: *Compiler, depth: u32, is_async: bool) Error!void {
+    try c.popTo(depth);
+    try c.emit(.try_pop);
+    try c.closeIterator(is_async);
 }
 
 /// A for...of left early closes its iterator (the state on the stack's top); a `for await`
@@ -1011,15 +1088,17 @@ fn jumpStatement(c: *Compiler, node: *Node) Error!void {
             .loop => |l| {
                 if (target) |name| if (!hasLabel(l.labels, name)) {
                     // Left on the way to an outer target.
-                    if (l.iterator) {
-                        try c.popTo(l.depth);
-                        try c.closeIterator(l.async_iterator);
-                    }
+                    if (l.iterator) try c.leaveIteratorLoop(l.depth, l.async_iterator);
                     continue;
                 };
                 const label = if (is_break) l.break_label else l.continue_label;
-                try c.popTo(l.depth);
-                if (is_break and l.iterator) try c.closeIterator(l.async_iterator);
+                if (is_break and l.iterator) {
+                    try c.leaveIteratorLoop(l.depth, l.async_iterator);
+                } else {
+                    try c.popTo(l.depth);
+                    // A `for await`'s handler is pushed again by the next iteration.
+                    if (l.async_iterator) try c.emit(.try_pop);
+                }
                 try c.emitJump(.jump, label, c.f.depth, null);
                 c.f.reachable = false;
                 return;
@@ -1098,10 +1177,7 @@ fn returnStatement(c: *Compiler, value: ?*Node, pos: u32) Error!void {
         switch (c.f.contexts.items[i]) {
             .protected => try c.leaveProtected(i),
             // A for...of being left closes its iterator: the state is at the loop's depth.
-            .loop => |l| if (l.iterator) {
-                try c.popTo(l.depth);
-                try c.closeIterator(l.async_iterator);
-            },
+            .loop => |l| if (l.iterator) try c.leaveIteratorLoop(l.depth, l.async_iterator),
             .switch_block, .labeled => {},
         }
         if (!c.f.reachable) return; // The finally block itself left.

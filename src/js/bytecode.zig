@@ -196,6 +196,11 @@ pub const Op = enum(u8) {
     async_iter_return,
     /// v -> : TypeError when v is not an object (an awaited `return()` result).
     iter_result_check,
+    /// close_exception exception -> : the end of an iterator closed because its loop or
+    /// pattern threw: throws the exception, unless it is a generator's return signal, when
+    /// what the close threw goes on instead (IteratorClose: a throw completion wins over
+    /// what `return()` threw or returned, a return completion does not).
+    throw_after_close,
     /// object -> state state (its own enumerable keys)
     keys_start,
     /// src key1..keyN -> rest (object rest: src without the keys)
@@ -339,6 +344,7 @@ pub fn info(op: Op) Info {
         // A return method: the state and its result; none: jump with the state.
         .async_iter_return => .{ .operand = .u32, .pops = 2, .pushes = 3, .jumps = true },
         .iter_result_check => .{ .operand = .none, .pops = 1, .pushes = 0 },
+        .throw_after_close => .{ .operand = .none, .pops = 2, .pushes = 0, .terminator = true },
         .object_rest => .{ .operand = .u8, .pops = null, .pushes = 1 },
         // The first key (or no_name) and the wording (operations.RequireWording).
         .require_object => .{ .operand = .u16_u16, .pops = 1, .pushes = 1 },

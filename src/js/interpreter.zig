@@ -776,6 +776,10 @@ fn execute(vm: *Vm) Error!Value {
                 sp -= 1;
                 pc += 1;
             },
+            .throw_after_close => {
+                const exception = stack[sp - 1];
+                return vm.throwValue(if (exception.eqlBits(Value.generator_return)) stack[sp - 2] else exception);
+            },
             .iter_rest => {
                 const rest = try vm.newArray(0);
                 while (try ops.iterNext(vm, &stack[sp - 2], &stack[sp - 1])) |v| {

@@ -1370,7 +1370,10 @@ fn protocolIterator(vm: *Vm, v: Value) Error!?Value {
 
 /// One step of the iteration protocol: `next()`, then its `done` and `value`. A generator
 /// whose `next` is the builtin one is resumed directly, with no result object made.
+/// A step that throws (next() itself, its result's `done` or `value` getter) leaves the
+/// iterator done, so that no IteratorClose calls its `return()` (ES §7.4.8 IteratorStep).
 pub fn protocolStep(vm: *Vm, it: *object.Iterator) Error!?Value {
+    errdefer it.done = true;
     if (it.source.objectOf(.generator)) |o| {
         if (it.next_method.eqlBits(builtins.classMember(.generator_proto, names.string("next")).?)) {
             const r = try vm.resumeGenerator(o.as(object.Generator), Value.undefined_value, .next);
