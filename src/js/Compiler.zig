@@ -1365,24 +1365,82 @@ fn bindPatternFrom(c: *Compiler, target: *Node, mode: StoreMode, source: Pattern
         .array_pattern => |p| {
             try c.mark(target.pos);
             try c.iterationSite(.iter_start, source.array, target.pos);
+            const protect = bindingsMayThrow(p, mode);
+            if (protect) try c.protectIterator(0, false, target.pos);
             for (p.elements) |element| {
-                try c.emit(.iter_value);
-                if (element) |e| try c.bindPattern(e, mode) else try c.emit(.pop);
+                if (element) |e| try c.arrayElement(e, mode, .iter_value) else {
+                    try c.emit(.iter_value);
+                    try c.emit(.pop);
+                }
             }
-            if (p.rest) |rest| {
-                try c.emit(.iter_rest);
-                try c.bindPattern(rest, mode);
-            } else {
-                // An iterator the pattern did not finish is closed (ES §8.6.2,
-                // IteratorClose when iteratorRecord.[[Done]] is false).
-                try c.emit(.iter_close);
-            }
+            if (p.rest) |rest| try c.arrayElement(rest, mode, .iter_rest);
+            if (protect) try c.popHandler();
+            // An iterator the pattern did not finish is closed (ES §8.6.2, IteratorClose
+            // when iteratorRecord.[[Done]] is false); a rest element finished it.
+            if (p.rest == null) try c.emit(.iter_close);
             try c.emit(.pop);
             try c.emit(.pop);
         },
         .object_pattern => |p| try c.objectPattern(target, p, mode, source.object),
         else => return c.failAt(target.pos, "Invalid destructuring assignment target"),
     }
+}
+
+/// One element of an array pattern (or its rest, `step` iter_rest): the iterator's next value
+/// bound to it. A member target's object and key are evaluated before the iterator steps
+/// (ES §13.15.5.5 AssignmentElement: lref first), and wait in locals meanwhile.
+fn arrayElement(c: *Compiler, element: *Node, mode: StoreMode, step: Op) Error!void {
+    const default = if (element.data == .with_default) element.data.with_default.value else null;
+    const target = if (element.data == .with_default) element.data.with_default.target else element;
+    if (target.data != .member and target.data != .index) {
+        try c.emit(step);
+        return c.bindPattern(element, mode);
+    }
+    const saved = c.f.locals_top;
+    defer c.f.locals_top = saved;
+    const object_slot = try c.allocLocal(target.pos);
+    const key_slot = try c.allocLocal(target.pos);
+    switch (target.data) {
+        .member => |m| try c.expression(m.object),
+        .index => |i| try c.expression(i.object),
+        else => unreachable,
+    }
+    try c.emitU16(.put_loc, object_slot);
+    if (target.data == .index) {
+        try c.expression(target.data.index.key);
+        try c.emitU16(.put_loc, key_slot);
+    }
+    try c.emit(step);
+    if (default) |d| try c.defaultValue(d, null);
+    try c.emitU16(.get_loc, object_slot);
+    switch (target.data) {
+        .member => |m| {
+            try c.emit(.swap);
+            try c.mark(target.pos);
+            try c.emitU16(.put_field, try c.fieldName(m.name, m.name_pos));
+        },
+        .index => {
+            try c.emitU16(.get_loc, key_slot);
+            try c.emit(.roll3);
+            try c.mark(target.pos);
+            try c.emit(.put_elem);
+        },
+        else => unreachable,
+    }
+    try c.emit(.pop);
+}
+
+/// Whether binding an array pattern's elements can throw, which closes its iterator: not
+/// when each element is a hole or a name being declared, so that `const [a, b] = pair`
+/// pushes no handler. Any default, nested pattern or assignment target may throw.
+fn bindingsMayThrow(p: ast.ArrayPattern, mode: StoreMode) bool {
+    if (mode != .init) return true;
+    for (p.elements) |element| {
+        const e = element orelse continue;
+        if (e.data != .identifier) return true;
+    }
+    if (p.rest) |rest| return rest.data != .identifier;
+    return false;
 }
 
 /// The null-or-undefined check of an object pattern, worded as V8 words it. Where V8
