@@ -939,15 +939,12 @@ fn forEach(c: *Compiler, f: *ast.ForEach, keys: bool) Error!void {
     } else if (f.is_await) {
         try c.iterationSite(.async_iter_start, c.forOfSite(f.iterable), f.iterable.pos);
     } else {
-        try c.iterationSite(.iter_start, c.forOfSite(f.iterable), f.iterable.pos);
+        // Its handler covers its next() too, which leaves the iterator done when it throws;
+        // a `for await`'s next() is bytecode, so its handler covers each body alone.
+        try c.protectedIterStart(c.forOfSite(f.iterable), f.iterable.pos);
     }
     const top = try c.newLabel();
     const end = try c.newLabel();
-    // A for...of's handler covers its next() too, which leaves the iterator done when it
-    // throws; a `for await`'s next() is bytecode, so its handler covers each body alone.
-    const sync_close = !keys and !f.is_await;
-    const exit = if (sync_close) try c.newLabel() else end;
-    if (sync_close) try c.protectIterator(0, false, f.iterable.pos);
     c.bind(top);
     if (f.is_await) {
         // iterator next -> iterator next value: Await(next()), then its `done` and `value`.
@@ -971,7 +968,7 @@ fn forEach(c: *Compiler, f: *ast.ForEach, keys: bool) Error!void {
         try c.bindPattern(f.target, .assign);
     }
     // The loop's depth is that of its iterator state (the value bound is consumed).
-    try c.loopBodyWith(f.body, exit, top, !keys, f.is_await);
+    try c.loopBodyWith(f.body, end, top, !keys, f.is_await);
     if (f.is_await) {
         if (c.f.reachable) try c.emit(.try_pop);
         c.f.handlers -= 1;
@@ -979,25 +976,43 @@ fn forEach(c: *Compiler, f: *ast.ForEach, keys: bool) Error!void {
     if (c.f.reachable) try c.emitJump(.jump, top, c.f.depth, null);
     c.f.reachable = false;
     c.bind(end);
-    if (sync_close) {
-        try c.popHandler();
-        c.bind(exit);
+    if (keys or f.is_await) {
+        try c.emit(.pop);
+        try c.emit(.pop);
+    } else {
+        try c.emit(.iter_end);
+        c.f.handlers -= 1;
     }
-    try c.emit(.pop);
-    try c.emit(.pop);
     c.leaveScope(saved);
+}
+
+/// iterable -> state state, with the handler that closes the iterator pushed (the
+/// instruction is iter_start and try_push in one, so that a loop over an array pays no
+/// more dispatches than it did before it had a handler).
+fn protectedIterStart(c: *Compiler, site: IterationSite, pos: u32) Error!void {
+    if (site.mode != .value and site.text.len > 0) try c.siteName(site.text, pos);
+    const label = try c.closeHandler(0, false, pos);
+    // The handler finds the state (iterable -> 2 values) and the exception.
+    try c.emitJump(.iter_start_protected, label, c.f.depth + 2, @backingInt(site.mode));
+    c.f.handlers += 1;
+    c.f.handlers_max = @max(c.f.handlers_max, c.f.handlers);
 }
 
 /// Pushes the handler that closes the iterator whose state is on the stack, `drop` values
 /// below the top, when the code after it throws (ES §14.7.5.7 and §8.6.2: IteratorClose,
 /// AsyncIteratorClose with a throw completion). Its code comes after the function's.
 fn protectIterator(c: *Compiler, drop: u32, is_async: bool, pos: u32) Error!void {
+    try c.pushHandler(try c.closeHandler(drop, is_async, pos));
+}
+
+/// A close handler to be compiled after the function's code, and its label.
+fn closeHandler(c: *Compiler, drop: u32, is_async: bool, pos: u32) Error!*Label {
     const label = try c.newLabel();
     // Any slot above the live ones is free when the handler runs: the region is left.
     const temp = try c.allocLocal(pos);
     c.f.locals_top -= 1;
     try c.f.close_handlers.append(c.arena, .{ .label = label, .handlers = c.f.handlers, .drop = drop, .is_async = is_async, .temp = temp, .pos = pos });
-    try c.pushHandler(label);
+    return label;
 }
 
 /// An iterator's exception path: closes it, ignoring what the close throws, and throws the
@@ -1023,12 +1038,18 @@ fn closeOnThrow(c: *Compiler, h: CloseHandler) Error!void {
     assert(!c.f.reachable and c.f.handlers == h.handlers);
 }
 
-/// Leaves a for...of whose state is at the loop's depth: pops its exception handler and
-/// closes its iterator (break, return, continue to an outer label).
-fn leaveIteratorLoop(c: *Compiler, depth: u32, is_async: bool) Error!void {
+/// Leaves a for...of whose state is at the loop's depth: closes its iterator (break, return,
+/// continue to an outer label) and pops its exception handler, which a `break` of a
+/// for...of leaves to the loop's end (iter_end). A for...of closes inside its handler:
+/// what return() throws goes through the handler, which finds the iterator done.
+fn leaveIteratorLoop(c: *Compiler, depth: u32, is_async: bool, pop_handler: bool) Error!void {
     try c.popTo(depth);
-    try c.emit(.try_pop);
-    try c.closeIterator(is_async);
+    if (is_async) {
+        try c.emit(.try_pop);
+        return c.closeIterator(true);
+    }
+    try c.closeIterator(false);
+    if (pop_handler) try c.emit(.try_pop);
 }
 
 /// A for...of left early closes its iterator (the state on the stack's top); a `for await`
@@ -1088,12 +1109,12 @@ fn jumpStatement(c: *Compiler, node: *Node) Error!void {
             .loop => |l| {
                 if (target) |name| if (!hasLabel(l.labels, name)) {
                     // Left on the way to an outer target.
-                    if (l.iterator) try c.leaveIteratorLoop(l.depth, l.async_iterator);
+                    if (l.iterator) try c.leaveIteratorLoop(l.depth, l.async_iterator, true);
                     continue;
                 };
                 const label = if (is_break) l.break_label else l.continue_label;
                 if (is_break and l.iterator) {
-                    try c.leaveIteratorLoop(l.depth, l.async_iterator);
+                    try c.leaveIteratorLoop(l.depth, l.async_iterator, false);
                 } else {
                     try c.popTo(l.depth);
                     // A `for await`'s handler is pushed again by the next iteration.
@@ -1177,7 +1198,7 @@ fn returnStatement(c: *Compiler, value: ?*Node, pos: u32) Error!void {
         switch (c.f.contexts.items[i]) {
             .protected => try c.leaveProtected(i),
             // A for...of being left closes its iterator: the state is at the loop's depth.
-            .loop => |l| if (l.iterator) try c.leaveIteratorLoop(l.depth, l.async_iterator),
+            .loop => |l| if (l.iterator) try c.leaveIteratorLoop(l.depth, l.async_iterator, true),
             .switch_block, .labeled => {},
         }
         if (!c.f.reachable) return; // The finally block itself left.
@@ -1364,9 +1385,12 @@ fn bindPatternFrom(c: *Compiler, target: *Node, mode: StoreMode, source: Pattern
         },
         .array_pattern => |p| {
             try c.mark(target.pos);
-            try c.iterationSite(.iter_start, source.array, target.pos);
             const protect = bindingsMayThrow(p, mode);
-            if (protect) try c.protectIterator(0, false, target.pos);
+            if (protect) {
+                try c.protectedIterStart(source.array, target.pos);
+            } else {
+                try c.iterationSite(.iter_start, source.array, target.pos);
+            }
             for (p.elements) |element| {
                 if (element) |e| try c.arrayElement(e, mode, .iter_value) else {
                     try c.emit(.iter_value);
@@ -1374,12 +1398,17 @@ fn bindPatternFrom(c: *Compiler, target: *Node, mode: StoreMode, source: Pattern
                 }
             }
             if (p.rest) |rest| try c.arrayElement(rest, mode, .iter_rest);
-            if (protect) try c.popHandler();
             // An iterator the pattern did not finish is closed (ES §8.6.2, IteratorClose
-            // when iteratorRecord.[[Done]] is false); a rest element finished it.
+            // when iteratorRecord.[[Done]] is false); a rest element finished it. What the
+            // close throws passes the handler, which finds the iterator done.
             if (p.rest == null) try c.emit(.iter_close);
-            try c.emit(.pop);
-            try c.emit(.pop);
+            if (protect) {
+                try c.emit(.iter_end);
+                c.f.handlers -= 1;
+            } else {
+                try c.emit(.pop);
+                try c.emit(.pop);
+            }
         },
         .object_pattern => |p| try c.objectPattern(target, p, mode, source.object),
         else => return c.failAt(target.pos, "Invalid destructuring assignment target"),

@@ -116,6 +116,9 @@ const Verifier = struct {
             .iter_start, .append_spread => {
                 if (std.enums.fromInt(bytecode.IterationMode, code[pc + 1]) == null) return v.fail("bad operand");
             },
+            .iter_start_protected => {
+                if (std.enums.fromInt(bytecode.IterationMode, code[pc + 5]) == null) return v.fail("bad operand");
+            },
             .push_global => if (a >= builtins.globals_count + p.host_globals.len) return v.fail("global out of range"),
             .get_loc, .put_loc, .set_uninitialized, .get_cell, .put_cell, .init_cell, .new_cell, .copy_cell, .box_local => {
                 if (a >= f.local_count) return v.fail("local slot out of range");
@@ -213,9 +216,15 @@ const Verifier = struct {
                     try v.reach(&work, states, bytecode.readU32(code, pc + 1), handler, f);
                     try v.reach(&work, states, next, .{ .depth = state.depth, .handlers = state.handlers + 1 }, f);
                 },
-                .try_pop => {
+                .try_pop, .iter_end => {
                     if (state.handlers == 0) return v.fail("try_pop without a handler");
-                    try v.reach(&work, states, next, .{ .depth = state.depth, .handlers = state.handlers - 1 }, f);
+                    try v.reach(&work, states, next, .{ .depth = @intCast(after), .handlers = state.handlers - 1 }, f);
+                },
+                .iter_start_protected => {
+                    if (state.handlers + 1 > f.handler_max) return v.fail("more handlers than declared");
+                    const handler: State = .{ .depth = @intCast(after + 1), .handlers = state.handlers };
+                    try v.reach(&work, states, bytecode.readU32(code, pc + 1), handler, f);
+                    try v.reach(&work, states, next, .{ .depth = @intCast(after), .handlers = state.handlers + 1 }, f);
                 },
                 else => {
                     if (info.terminator) continue;
