@@ -721,7 +721,7 @@ fn execute(vm: *Vm) Error!Value {
                 frame.pc = pc;
                 const gen = frame.generator orelse return vm.terminate(.invalid_bytecode);
                 const is_return = stack[sp - 1].eqlBits(Value.generator_return);
-                stack[sp] = try builtins.async_generators.delegateCall(vm, stack[sp - 4], stack[sp - 1], gen);
+                stack[sp] = try builtins.async_generators.delegateCall(vm, stack[sp - 4], stack[sp - 3], stack[sp - 1], gen);
                 stack[sp - 1] = Value.number(@floatFromInt(@intFromBool(is_return)));
                 sp += 1;
                 pc += 1;
@@ -770,7 +770,7 @@ fn execute(vm: *Vm) Error!Value {
             .async_iter_return => {
                 frame.sp = sp;
                 frame.pc = pc;
-                if (try builtins.async_generators.callReturn(vm, stack[sp - 2])) |r| {
+                if (try builtins.async_generators.callReturn(vm, stack[sp - 2], stack[sp - 1])) |r| {
                     stack[sp] = r;
                     sp += 1;
                     pc += 5;
