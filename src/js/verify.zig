@@ -276,3 +276,29 @@ test "a jump that the interpreter does not charge may not go back" {
     try std.testing.expectError(error.Invalid, program(std.testing.allocator, &patched, &problem));
     try std.testing.expectEqualStrings("a jump that is not charged goes back", problem.message);
 }
+
+test "iter_start_protected opens a handler the function must declare, and iter_end closes it" {
+    const Compiler = @import("Compiler.zig");
+    var arena_state = std.heap.ArenaAllocator.init(std.testing.allocator);
+    defer arena_state.deinit();
+    const arena = arena_state.allocator();
+    var failure: Compiler.Failure = undefined;
+    const p = try Compiler.compile(arena, "let n = 0; for (const x of [1, 2]) n += x;", .{}, &failure);
+    var problem: Problem = .{};
+    try program(std.testing.allocator, &p, &problem);
+    var found_end = false;
+    var pc: usize = 0;
+    const code = p.functions[0].code;
+    while (pc < code.len) : (pc += bytecode.size(@fromBackingInt(@intCast(code[pc])))) {
+        if (code[pc] == @backingInt(Op.iter_end)) found_end = true;
+    }
+    try std.testing.expect(found_end);
+
+    // With no handler declared, the loop's handler has no room.
+    var functions = try arena.dupe(Program.Function, p.functions);
+    functions[0].handler_max = 0;
+    var patched = p;
+    patched.functions = functions;
+    try std.testing.expectError(error.Invalid, program(std.testing.allocator, &patched, &problem));
+    try std.testing.expectEqualStrings("more handlers than declared", problem.message);
+}
