@@ -1404,11 +1404,16 @@ pub fn protocolStep(vm: *Vm, it: *object.Iterator) Error!?Value {
 }
 
 /// Checks that a value can be iterated and returns the source to iterate.
-pub fn iterStart(vm: *Vm, v: Value, site: IterationSite) Error!Value {
+pub inline fn iterStart(vm: *Vm, v: Value, site: IterationSite) Error!Value {
+    // An array, string, Map or Set in a run that changed no builtin: the loop's hot path.
+    if (vm.builtin_changes == null and isIterable(v)) return v;
+    return iterStartCalling(vm, v, site);
+}
+
+/// iterStart when it may call something: the iterable's own [Symbol.iterator], or the
+/// builtin one a run replaced (`Array.prototype[Symbol.iterator] = f`: f is called).
+noinline fn iterStartCalling(vm: *Vm, v: Value, site: IterationSite) Error!Value {
     if (isIterable(v)) {
-        // A run that changed no builtin pays this one branch.
-        if (vm.builtin_changes == null) return v;
-        // `Array.prototype[Symbol.iterator] = f` (or String's, Map's, Set's): f is called.
         const method = try iteratorMethod(vm, v);
         if (method.eqlBits(builtinIteratorMethod(vm, v))) return v;
         if (try protocolIteratorWith(vm, v, method)) |it| return it;
