@@ -245,7 +245,10 @@ const Label = struct {
 const Context = union(enum) {
     /// `iterator`: a for...of loop, whose iterator is closed when the loop is left early;
     /// its state is the two stack values just below `depth` (`async_iterator`: a `for
-    /// await`, whose close awaits what `return()` returned).
+    /// await`, whose close awaits what `return()` returned). Its exception handler (which
+    /// closes the iterator when the loop throws) is pushed once for a `for...of`, so that
+    /// only leaving it pops it, and once per iteration for a `for await`, whose next() runs
+    /// outside it (`iterationHandler`).
     /// `labels`: the statement labels naming the loop (`continue name` continues it).
     loop: struct { break_label: *Label, continue_label: *Label, depth: u32, iterator: bool = false, async_iterator: bool = false, labels: []const []const u8 = &.{} },
     switch_block: struct { break_label: *Label, depth: u32 },
@@ -271,10 +274,26 @@ const FunctionBuilder = struct {
     contexts: std.ArrayList(Context) = .empty,
     /// The labels of the loop statement about to be compiled, taken by its body's context.
     loop_labels: []const []const u8 = &.{},
+    /// The exception paths that close an iterator, compiled after the function's last
+    /// instruction so that the normal path has nothing to jump over.
+    close_handlers: std.ArrayList(CloseHandler) = .empty,
     /// The end of the optional chain being compiled, and the depth at its start.
     chain_end: ?*Label = null,
     chain_depth: u32 = 0,
     last_position: u32 = std.math.maxInt(u32),
+};
+
+/// Where an iterator's exception handler lands, and what it finds there: the iterator's state
+/// two values below `depth` (`drop` values above it, then the exception).
+const CloseHandler = struct {
+    label: *Label,
+    /// The handlers open outside the protected region (the machine popped its own).
+    handlers: u32,
+    drop: u32,
+    is_async: bool,
+    /// A slot free while the region runs, for the exception.
+    temp: u16,
+    pos: u32,
 };
 
 fn adjust(c: *Compiler, pops: u32, pushes: u32) void {
@@ -504,6 +523,7 @@ fn compileFunction(c: *Compiler, node: *ast.Function, program: ?*ast.Program) Er
         try c.emit(.@"return");
     }
     try c.emit(.return_undefined);
+    for (c.f.close_handlers.items) |h| try c.closeOnThrow(h);
 
     if (c.f.code.items.len > code_bytes_max) return c.failAt(node.pos, "function too large");
     if (c.f.depth_max > stack_max) return c.failAt(node.pos, "expression too complex");
@@ -919,7 +939,9 @@ fn forEach(c: *Compiler, f: *ast.ForEach, keys: bool) Error!void {
     } else if (f.is_await) {
         try c.iterationSite(.async_iter_start, c.forOfSite(f.iterable), f.iterable.pos);
     } else {
-        try c.iterationSite(.iter_start, c.forOfSite(f.iterable), f.iterable.pos);
+        // Its handler covers its next() too, which leaves the iterator done when it throws;
+        // a `for await`'s next() is bytecode, so its handler covers each body alone.
+        try c.protectedIterStart(c.forOfSite(f.iterable), f.iterable.pos);
     }
     const top = try c.newLabel();
     const end = try c.newLabel();
@@ -930,6 +952,7 @@ fn forEach(c: *Compiler, f: *ast.ForEach, keys: bool) Error!void {
         try c.emitU8(.call_method, 0);
         try c.emit(.yield);
         try c.emitJump(.async_iter_done, end, c.f.depth - 1, null);
+        try c.protectIterator(1, true, f.iterable.pos);
     } else {
         try c.emitJump(.iter_next, end, c.f.depth, null);
     }
@@ -946,12 +969,87 @@ fn forEach(c: *Compiler, f: *ast.ForEach, keys: bool) Error!void {
     }
     // The loop's depth is that of its iterator state (the value bound is consumed).
     try c.loopBodyWith(f.body, end, top, !keys, f.is_await);
+    if (f.is_await) {
+        if (c.f.reachable) try c.emit(.try_pop);
+        c.f.handlers -= 1;
+    }
     if (c.f.reachable) try c.emitJump(.jump, top, c.f.depth, null);
     c.f.reachable = false;
     c.bind(end);
-    try c.emit(.pop);
-    try c.emit(.pop);
+    if (keys or f.is_await) {
+        try c.emit(.pop);
+        try c.emit(.pop);
+    } else {
+        try c.emit(.iter_end);
+        c.f.handlers -= 1;
+    }
     c.leaveScope(saved);
+}
+
+/// iterable -> state state, with the handler that closes the iterator pushed (the
+/// instruction is iter_start and try_push in one, so that a loop over an array pays no
+/// more dispatches than it did before it had a handler).
+fn protectedIterStart(c: *Compiler, site: IterationSite, pos: u32) Error!void {
+    if (site.mode != .value and site.text.len > 0) try c.siteName(site.text, pos);
+    const label = try c.closeHandler(0, false, pos);
+    // The handler finds the state (iterable -> 2 values) and the exception.
+    try c.emitJump(.iter_start_protected, label, c.f.depth + 2, @backingInt(site.mode));
+    c.f.handlers += 1;
+    c.f.handlers_max = @max(c.f.handlers_max, c.f.handlers);
+}
+
+/// Pushes the handler that closes the iterator whose state is on the stack, `drop` values
+/// below the top, when the code after it throws (ES §14.7.5.7 and §8.6.2: IteratorClose,
+/// AsyncIteratorClose with a throw completion). Its code comes after the function's.
+fn protectIterator(c: *Compiler, drop: u32, is_async: bool, pos: u32) Error!void {
+    try c.pushHandler(try c.closeHandler(drop, is_async, pos));
+}
+
+/// A close handler to be compiled after the function's code, and its label.
+fn closeHandler(c: *Compiler, drop: u32, is_async: bool, pos: u32) Error!*Label {
+    const label = try c.newLabel();
+    // Any slot above the live ones is free when the handler runs: the region is left.
+    const temp = try c.allocLocal(pos);
+    c.f.locals_top -= 1;
+    try c.f.close_handlers.append(c.arena, .{ .label = label, .handlers = c.f.handlers, .drop = drop, .is_async = is_async, .temp = temp, .pos = pos });
+    return label;
+}
+
+/// An iterator's exception path: closes it, ignoring what the close throws, and throws the
+/// exception again. A generator's return signal (return() while the region is suspended
+/// at a `yield`) is a return completion: what the close throws goes on instead, and a
+/// `return()` result that is not an object is a TypeError (throw_after_close picks).
+fn closeOnThrow(c: *Compiler, h: CloseHandler) Error!void {
+    assert(!c.f.reachable);
+    c.bind(h.label);
+    c.f.handlers = h.handlers;
+    try c.mark(h.pos);
+    try c.emitU16(.put_loc, h.temp);
+    for (0..h.drop) |_| try c.emit(.pop);
+    const close_failed = try c.newLabel();
+    try c.pushHandler(close_failed);
+    try c.closeIterator(h.is_async);
+    try c.popHandler();
+    try c.emitU16(.get_loc, h.temp);
+    try c.emit(.throw);
+    c.bind(close_failed);
+    try c.emitU16(.get_loc, h.temp);
+    try c.emit(.throw_after_close);
+    assert(!c.f.reachable and c.f.handlers == h.handlers);
+}
+
+/// Leaves a for...of whose state is at the loop's depth: closes its iterator (break, return,
+/// continue to an outer label) and pops its exception handler, which a `break` of a
+/// for...of leaves to the loop's end (iter_end). A for...of closes inside its handler:
+/// what return() throws goes through the handler, which finds the iterator done.
+fn leaveIteratorLoop(c: *Compiler, depth: u32, is_async: bool, pop_handler: bool) Error!void {
+    try c.popTo(depth);
+    if (is_async) {
+        try c.emit(.try_pop);
+        return c.closeIterator(true);
+    }
+    try c.closeIterator(false);
+    if (pop_handler) try c.emit(.try_pop);
 }
 
 /// A for...of left early closes its iterator (the state on the stack's top); a `for await`
@@ -1011,15 +1109,17 @@ fn jumpStatement(c: *Compiler, node: *Node) Error!void {
             .loop => |l| {
                 if (target) |name| if (!hasLabel(l.labels, name)) {
                     // Left on the way to an outer target.
-                    if (l.iterator) {
-                        try c.popTo(l.depth);
-                        try c.closeIterator(l.async_iterator);
-                    }
+                    if (l.iterator) try c.leaveIteratorLoop(l.depth, l.async_iterator, true);
                     continue;
                 };
                 const label = if (is_break) l.break_label else l.continue_label;
-                try c.popTo(l.depth);
-                if (is_break and l.iterator) try c.closeIterator(l.async_iterator);
+                if (is_break and l.iterator) {
+                    try c.leaveIteratorLoop(l.depth, l.async_iterator, false);
+                } else {
+                    try c.popTo(l.depth);
+                    // A `for await`'s handler is pushed again by the next iteration.
+                    if (l.async_iterator) try c.emit(.try_pop);
+                }
                 try c.emitJump(.jump, label, c.f.depth, null);
                 c.f.reachable = false;
                 return;
@@ -1098,10 +1198,7 @@ fn returnStatement(c: *Compiler, value: ?*Node, pos: u32) Error!void {
         switch (c.f.contexts.items[i]) {
             .protected => try c.leaveProtected(i),
             // A for...of being left closes its iterator: the state is at the loop's depth.
-            .loop => |l| if (l.iterator) {
-                try c.popTo(l.depth);
-                try c.closeIterator(l.async_iterator);
-            },
+            .loop => |l| if (l.iterator) try c.leaveIteratorLoop(l.depth, l.async_iterator, true),
             .switch_block, .labeled => {},
         }
         if (!c.f.reachable) return; // The finally block itself left.
@@ -1288,25 +1385,91 @@ fn bindPatternFrom(c: *Compiler, target: *Node, mode: StoreMode, source: Pattern
         },
         .array_pattern => |p| {
             try c.mark(target.pos);
-            try c.iterationSite(.iter_start, source.array, target.pos);
-            for (p.elements) |element| {
-                try c.emit(.iter_value);
-                if (element) |e| try c.bindPattern(e, mode) else try c.emit(.pop);
-            }
-            if (p.rest) |rest| {
-                try c.emit(.iter_rest);
-                try c.bindPattern(rest, mode);
+            const protect = bindingsMayThrow(p, mode);
+            if (protect) {
+                try c.protectedIterStart(source.array, target.pos);
             } else {
-                // An iterator the pattern did not finish is closed (ES §8.6.2,
-                // IteratorClose when iteratorRecord.[[Done]] is false).
-                try c.emit(.iter_close);
+                try c.iterationSite(.iter_start, source.array, target.pos);
             }
-            try c.emit(.pop);
-            try c.emit(.pop);
+            for (p.elements) |element| {
+                if (element) |e| try c.arrayElement(e, mode, .iter_value) else {
+                    try c.emit(.iter_value);
+                    try c.emit(.pop);
+                }
+            }
+            if (p.rest) |rest| try c.arrayElement(rest, mode, .iter_rest);
+            // An iterator the pattern did not finish is closed (ES §8.6.2, IteratorClose
+            // when iteratorRecord.[[Done]] is false); a rest element finished it. What the
+            // close throws passes the handler, which finds the iterator done.
+            if (p.rest == null) try c.emit(.iter_close);
+            if (protect) {
+                try c.emit(.iter_end);
+                c.f.handlers -= 1;
+            } else {
+                try c.emit(.pop);
+                try c.emit(.pop);
+            }
         },
         .object_pattern => |p| try c.objectPattern(target, p, mode, source.object),
         else => return c.failAt(target.pos, "Invalid destructuring assignment target"),
     }
+}
+
+/// One element of an array pattern (or its rest, `step` iter_rest): the iterator's next value
+/// bound to it. A member target's object and key are evaluated before the iterator steps
+/// (ES §13.15.5.5 AssignmentElement: lref first), and wait in locals meanwhile.
+fn arrayElement(c: *Compiler, element: *Node, mode: StoreMode, step: Op) Error!void {
+    const default = if (element.data == .with_default) element.data.with_default.value else null;
+    const target = if (element.data == .with_default) element.data.with_default.target else element;
+    if (target.data != .member and target.data != .index) {
+        try c.emit(step);
+        return c.bindPattern(element, mode);
+    }
+    const saved = c.f.locals_top;
+    defer c.f.locals_top = saved;
+    const object_slot = try c.allocLocal(target.pos);
+    const key_slot = try c.allocLocal(target.pos);
+    switch (target.data) {
+        .member => |m| try c.expression(m.object),
+        .index => |i| try c.expression(i.object),
+        else => unreachable,
+    }
+    try c.emitU16(.put_loc, object_slot);
+    if (target.data == .index) {
+        try c.expression(target.data.index.key);
+        try c.emitU16(.put_loc, key_slot);
+    }
+    try c.emit(step);
+    if (default) |d| try c.defaultValue(d, null);
+    try c.emitU16(.get_loc, object_slot);
+    switch (target.data) {
+        .member => |m| {
+            try c.emit(.swap);
+            try c.mark(target.pos);
+            try c.emitU16(.put_field, try c.fieldName(m.name, m.name_pos));
+        },
+        .index => {
+            try c.emitU16(.get_loc, key_slot);
+            try c.emit(.roll3);
+            try c.mark(target.pos);
+            try c.emit(.put_elem);
+        },
+        else => unreachable,
+    }
+    try c.emit(.pop);
+}
+
+/// Whether binding an array pattern's elements can throw, which closes its iterator: not
+/// when each element is a hole or a name being declared, so that `const [a, b] = pair`
+/// pushes no handler. Any default, nested pattern or assignment target may throw.
+fn bindingsMayThrow(p: ast.ArrayPattern, mode: StoreMode) bool {
+    if (mode != .init) return true;
+    for (p.elements) |element| {
+        const e = element orelse continue;
+        if (e.data != .identifier) return true;
+    }
+    if (p.rest) |rest| return rest.data != .identifier;
+    return false;
 }
 
 /// The null-or-undefined check of an object pattern, worded as V8 words it. Where V8

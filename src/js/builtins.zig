@@ -501,6 +501,10 @@ pub const builtin_objects = [_]BuiltinObject{
     .{ .name = "Symbol", .prototype = "%Symbol.prototype%", .class = .symbol_ctor, .call = ctor("Symbol", 0, symbols.call) },
     .{ .name = "%Symbol.prototype%", .class = .symbol_proto, .constructor_of = "Symbol" },
     .{ .name = "%Generator.prototype%", .class = .generator_proto },
+    // The builtins' iterators (an array's, a string's, a Map's, a Set's) inherit `next` and
+    // `[Symbol.iterator]` from it: %ArrayIteratorPrototype% and its kin merged with
+    // %IteratorPrototype%.
+    .{ .name = "%Iterator.prototype%", .class = .iterator_proto },
     .{ .name = "%AsyncGenerator.prototype%", .class = .async_generator_proto },
     .{ .name = "Promise", .prototype = "%Promise.prototype%", .class = .promise_ctor, .call = ctor("Promise", 1, promises.requireNew), .construct = ctor("Promise", 1, promises.construct), .instances = .{ .kind = .promise } },
     .{ .name = "%Promise.prototype%", .class = .promise_proto, .constructor_of = "Promise" },
@@ -742,7 +746,8 @@ pub fn builtinId(comptime name: []const u8) u16 {
 /// The builtin prototype an object of this kind inherits from when it has no link of its own.
 pub fn kindPrototype(o: *const Object) Value {
     return Value.builtin(switch (o.kind) {
-        .plain, .iterator, .accessor => builtinId("%Object.prototype%"),
+        .plain, .accessor => builtinId("%Object.prototype%"),
+        .iterator => builtinId("%Iterator.prototype%"),
         .array => builtinId("%Array.prototype%"),
         .closure, .bound_function => builtinId("%Function.prototype%"),
         .generator => if (@as(*const object.Generator, @fieldParentPtr("object", o)).async_generator != null)

@@ -159,6 +159,11 @@ pub const Op = enum(u8) {
     // Iteration. The state is two stack values: the iterable and a cursor.
     /// iterable -> state state
     iter_start,
+    /// iterable -> state state, and pushes a handler (iter_start and try_push in one): the
+    /// region of a for...of or an array pattern, whose handler closes the iterator.
+    iter_start_protected,
+    /// state state -> : the end of that region, its handler popped.
+    iter_end,
     /// state state -> state state value, or jump when done
     iter_next,
     /// state state -> state state (value or undefined)
@@ -196,6 +201,11 @@ pub const Op = enum(u8) {
     async_iter_return,
     /// v -> : TypeError when v is not an object (an awaited `return()` result).
     iter_result_check,
+    /// close_exception exception -> : the end of an iterator closed because its loop or
+    /// pattern threw: throws the exception, unless it is a generator's return signal, when
+    /// what the close threw goes on instead (IteratorClose: a throw completion wins over
+    /// what `return()` threw or returned, a return completion does not).
+    throw_after_close,
     /// object -> state state (its own enumerable keys)
     keys_start,
     /// src key1..keyN -> rest (object rest: src without the keys)
@@ -324,6 +334,9 @@ pub fn info(op: Op) Info {
         .catch_guard => .{ .operand = .none, .pops = 1, .pushes = 1 },
         // iter_start's operand is the wording of "not iterable" (operations.IterationMode).
         .iter_start => .{ .operand = .u8, .pops = 1, .pushes = 2 },
+        // The handler's target (it starts with the state and the exception), the wording.
+        .iter_start_protected => .{ .operand = .u32_u8, .pops = 1, .pushes = 2, .jumps = true },
+        .iter_end => .{ .operand = .none, .pops = 2, .pushes = 0 },
         .keys_start => .{ .operand = .none, .pops = 1, .pushes = 2 },
         // Done: jump with the state; otherwise the state and the value.
         .iter_next => .{ .operand = .u32, .pops = 2, .pushes = 3, .jumps = true },
@@ -339,6 +352,7 @@ pub fn info(op: Op) Info {
         // A return method: the state and its result; none: jump with the state.
         .async_iter_return => .{ .operand = .u32, .pops = 2, .pushes = 3, .jumps = true },
         .iter_result_check => .{ .operand = .none, .pops = 1, .pushes = 0 },
+        .throw_after_close => .{ .operand = .none, .pops = 2, .pushes = 0, .terminator = true },
         .object_rest => .{ .operand = .u8, .pops = null, .pushes = 1 },
         // The first key (or no_name) and the wording (operations.RequireWording).
         .require_object => .{ .operand = .u16_u16, .pops = 1, .pushes = 1 },

@@ -32,7 +32,11 @@ pub fn program(w: *std.Io.Writer, p: *const Program) std.Io.Writer.Error!void {
                 },
                 .u32 => try w.print(" -> {d}", .{bytecode.readU32(f.code, pc + 1)}),
                 .u16_u16 => try w.print(" {d} {d}", .{ bytecode.readU16(f.code, pc + 1), bytecode.readU16(f.code, pc + 3) }),
-                .u32_u8 => try w.print(" -> {d} drop {d}", .{ bytecode.readU32(f.code, pc + 1), f.code[pc + 5] }),
+                .u32_u8 => try w.print(" -> {d} {s} {d}", .{
+                    bytecode.readU32(f.code, pc + 1),
+                    if (op == .iter_start_protected) "mode" else "drop",
+                    f.code[pc + 5],
+                }),
             }
             try w.writeByte('\n');
             pc += bytecode.size(op);

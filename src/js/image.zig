@@ -18,7 +18,7 @@ const bytecode = @import("bytecode.zig");
 const verify = @import("verify.zig");
 
 pub const magic = "SLUICEJS";
-pub const version: u32 = 11;
+pub const version: u32 = 12;
 const header_bytes = 32;
 
 /// Bounds on what an image may declare, checked before anything is allocated.

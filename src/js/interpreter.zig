@@ -665,11 +665,20 @@ fn execute(vm: *Vm) Error!Value {
                 pc += 1;
             },
             .iter_start => {
-                const state = try ops.iterStart(vm, stack[sp - 1], iterationSite(vm, frame.function, pc, code[pc + 1]));
-                stack[sp - 1] = state;
-                stack[sp] = Value.number(0);
-                sp += 1;
+                try iterStart(vm, stack, &sp, frame.function, pc, code[pc + 1]);
                 pc += 2;
+            },
+            .iter_start_protected => {
+                try iterStart(vm, stack, &sp, frame.function, pc, code[pc + 5]);
+                vm.handlers[vm.handler_count] = .{ .target = readU32(code, pc + 1), .sp = sp };
+                vm.handler_count += 1;
+                pc += 6;
+            },
+            .iter_end => {
+                if (vm.handler_count <= frame.handler_base) return vm.terminate(.invalid_bytecode);
+                vm.handler_count -= 1;
+                sp -= 2;
+                pc += 1;
             },
             .keys_start => {
                 stack[sp - 1] = try ops.forInStart(vm, stack[sp - 1]);
@@ -712,7 +721,7 @@ fn execute(vm: *Vm) Error!Value {
                 frame.pc = pc;
                 const gen = frame.generator orelse return vm.terminate(.invalid_bytecode);
                 const is_return = stack[sp - 1].eqlBits(Value.generator_return);
-                stack[sp] = try builtins.async_generators.delegateCall(vm, stack[sp - 4], stack[sp - 1], gen);
+                stack[sp] = try builtins.async_generators.delegateCall(vm, stack[sp - 4], stack[sp - 3], stack[sp - 1], gen);
                 stack[sp - 1] = Value.number(@floatFromInt(@intFromBool(is_return)));
                 sp += 1;
                 pc += 1;
@@ -761,7 +770,7 @@ fn execute(vm: *Vm) Error!Value {
             .async_iter_return => {
                 frame.sp = sp;
                 frame.pc = pc;
-                if (try builtins.async_generators.callReturn(vm, stack[sp - 2])) |r| {
+                if (try builtins.async_generators.callReturn(vm, stack[sp - 2], stack[sp - 1])) |r| {
                     stack[sp] = r;
                     sp += 1;
                     pc += 5;
@@ -775,6 +784,10 @@ fn execute(vm: *Vm) Error!Value {
                 try builtins.async_generators.checkResult(vm, stack[sp - 1]);
                 sp -= 1;
                 pc += 1;
+            },
+            .throw_after_close => {
+                const exception = stack[sp - 1];
+                return vm.throwValue(if (exception.eqlBits(Value.generator_return)) stack[sp - 2] else exception);
             },
             .iter_rest => {
                 const rest = try vm.newArray(0);
@@ -955,6 +968,13 @@ fn throwUninitialized(vm: *Vm, name: u16) Error {
         return vm.throwMessage(.reference_error, "Must call super constructor in derived class before accessing 'this' or returning from derived constructor");
     }
     return vm.throwFmt(.reference_error, "Cannot access '{f}' before initialization", .{ops.StringFormat{ .s = vm.constantString(name) }});
+}
+
+/// iterable -> state state (the iterable, or its protocol iterator, and a cursor).
+inline fn iterStart(vm: *Vm, stack: [*]Value, sp: *u32, f: *const Program.Function, pc: u32, mode: u8) Error!void {
+    stack[sp.* - 1] = try ops.iterStart(vm, stack[sp.* - 1], iterationSite(vm, f, pc, mode));
+    stack[sp.*] = Value.number(0);
+    sp.* += 1;
 }
 
 fn iterationSite(vm: *Vm, f: *const Program.Function, pc: u32, mode: u8) ops.IterationSite {

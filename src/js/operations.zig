@@ -1358,7 +1358,10 @@ pub fn iteratorMethod(vm: *Vm, v: Value) Error!Value {
 /// GetIterator: calls `v[Symbol.iterator]()` and keeps the iterator and its `next` in an
 /// internal iterator object that `iterNext` steps; null when v has no such method.
 fn protocolIterator(vm: *Vm, v: Value) Error!?Value {
-    const method = try iteratorMethod(vm, v);
+    return protocolIteratorWith(vm, v, try iteratorMethod(vm, v));
+}
+
+fn protocolIteratorWith(vm: *Vm, v: Value, method: Value) Error!?Value {
     if (!isCallable(method)) return null;
     const iterator = try vm.call(method, v, &.{});
     if (!isObjectLike(iterator)) return vm.throwMessage(.type_error, "Result of the Symbol.iterator method is not an object");
@@ -1370,7 +1373,10 @@ fn protocolIterator(vm: *Vm, v: Value) Error!?Value {
 
 /// One step of the iteration protocol: `next()`, then its `done` and `value`. A generator
 /// whose `next` is the builtin one is resumed directly, with no result object made.
+/// A step that throws (next() itself, its result's `done` or `value` getter) leaves the
+/// iterator done, so that no IteratorClose calls its `return()` (ES §7.4.8 IteratorStep).
 pub fn protocolStep(vm: *Vm, it: *object.Iterator) Error!?Value {
+    errdefer it.done = true;
     if (it.source.objectOf(.generator)) |o| {
         if (it.next_method.eqlBits(builtins.classMember(.generator_proto, names.string("next")).?)) {
             const r = try vm.resumeGenerator(o.as(object.Generator), Value.undefined_value, .next);
@@ -1398,10 +1404,30 @@ pub fn protocolStep(vm: *Vm, it: *object.Iterator) Error!?Value {
 }
 
 /// Checks that a value can be iterated and returns the source to iterate.
-pub fn iterStart(vm: *Vm, v: Value, site: IterationSite) Error!Value {
-    if (isIterable(v)) return v;
+pub inline fn iterStart(vm: *Vm, v: Value, site: IterationSite) Error!Value {
+    // An array, string, Map or Set in a run that changed no builtin: the loop's hot path.
+    if (vm.builtin_changes == null and isIterable(v)) return v;
+    return iterStartCalling(vm, v, site);
+}
+
+/// iterStart when it may call something: the iterable's own [Symbol.iterator], or the
+/// builtin one a run replaced (`Array.prototype[Symbol.iterator] = f`: f is called).
+noinline fn iterStartCalling(vm: *Vm, v: Value, site: IterationSite) Error!Value {
+    if (isIterable(v)) {
+        const method = try iteratorMethod(vm, v);
+        if (method.eqlBits(builtinIteratorMethod(vm, v))) return v;
+        if (try protocolIteratorWith(vm, v, method)) |it| return it;
+        return throwNotIterable(vm, v, site);
+    }
     if (try protocolIterator(vm, v)) |it| return it;
     return throwNotIterable(vm, v, site);
+}
+
+/// The `[Symbol.iterator]` the tables give a value that isIterable accepts.
+fn builtinIteratorMethod(vm: *Vm, v: Value) Value {
+    const key = symbol.wellKnown("@@iterator");
+    const member = if (v.isString()) builtins.primitiveMember(v, key) else builtins.protoMember(vm, v.asObject(), key);
+    return member orelse Value.undefined_value;
 }
 
 /// "... is not iterable", worded as V8 words it at the site.
@@ -1609,7 +1635,11 @@ pub fn pair(vm: *Vm, a: Value, b: Value) Error!*Object {
 
 /// Appends every value of an iterable to an array (spread).
 pub fn appendIterable(vm: *Vm, a: *object.Array, iterable: Value, site: IterationSite) Error!void {
-    if (iterable.objectOf(.array)) |o| {
+    // An array iterates as itself unless a run that changed a builtin replaced
+    // Array.prototype[Symbol.iterator] (iterStart knows, and gives the protocol iterator).
+    var source = iterable;
+    if (vm.builtin_changes != null or iterable.objectOf(.array) == null) source = try iterStart(vm, iterable, site);
+    if (source.objectOf(.array)) |o| {
         const src = o.as(object.Array);
         try vm.charge(meter.elementsCost(src.len));
         a.reserve(vm.heap, @as(usize, a.len) + src.len) catch return vm.outOfMemory();
@@ -1617,7 +1647,6 @@ pub fn appendIterable(vm: *Vm, a: *object.Array, iterable: Value, site: Iteratio
         a.len += src.len;
         return;
     }
-    var source = try iterStart(vm, iterable, site);
     var cursor = Value.number(0);
     while (try iterNext(vm, &source, &cursor)) |v| {
         try vm.charge(meter.elementsCost(1));

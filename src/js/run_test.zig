@@ -150,6 +150,22 @@ test "run: finally runs on every way out of a try" {
     );
 }
 
+test "run: an exception closes the iterator of the for...of or array pattern it leaves, once, and goes on (output from node 20)" {
+    try expectOutput(
+        \\const log = []; function it(name, items) { let i = 0; return { [Symbol.iterator]() { return this }, next() { if (items[i] === "bad") throw new Error(name + " next"); return { value: items[i], done: i++ >= items.length } }, return() { log.push(name + " return"); throw new Error("ignored") } } }
+        \\function f(body) { try { body() } catch (e) { log.push(e.message) } }
+        \\f(() => { for (const x of it("a", [1, 2])) for (const y of it("b", [3])) throw new Error("body " + x + y) });
+        \\f(() => { for (const x of it("c", [1, "bad"])) log.push(x) });
+        \\f(() => { const [p, q = (() => { throw new Error("default") })()] = it("d", [1, undefined]) });
+        \\f(() => { let o = null; [o.x] = it("e", [1]) });
+        \\f(() => { for (const x of [1, 2]) { try { throw new Error("inner " + x) } catch (e) { log.push(e.message) } } });
+        \\console.log(log.join("; "));
+    ,
+        \\b return; a return; body 13; 1; c next; d return; default; e return; Cannot set properties of null (setting 'x'); inner 1; inner 2
+        \\
+    );
+}
+
 test "run: the temporal dead zone and const assignment throw as in V8" {
     try expectOutput(
         \\"use strict"; try { x; let x = 1 } catch (e) { console.log(e.name, e.message) } try { const c = 1; c = 2 } catch (e) { console.log(e.name, e.message) } try { (() => y)(); let y } catch (e) { console.log(e.message) } try { undeclared = 1 } catch (e) { console.log(e.message) }

@@ -116,6 +116,9 @@ const Verifier = struct {
             .iter_start, .append_spread => {
                 if (std.enums.fromInt(bytecode.IterationMode, code[pc + 1]) == null) return v.fail("bad operand");
             },
+            .iter_start_protected => {
+                if (std.enums.fromInt(bytecode.IterationMode, code[pc + 5]) == null) return v.fail("bad operand");
+            },
             .push_global => if (a >= builtins.globals_count + p.host_globals.len) return v.fail("global out of range"),
             .get_loc, .put_loc, .set_uninitialized, .get_cell, .put_cell, .init_cell, .new_cell, .copy_cell, .box_local => {
                 if (a >= f.local_count) return v.fail("local slot out of range");
@@ -213,9 +216,15 @@ const Verifier = struct {
                     try v.reach(&work, states, bytecode.readU32(code, pc + 1), handler, f);
                     try v.reach(&work, states, next, .{ .depth = state.depth, .handlers = state.handlers + 1 }, f);
                 },
-                .try_pop => {
+                .try_pop, .iter_end => {
                     if (state.handlers == 0) return v.fail("try_pop without a handler");
-                    try v.reach(&work, states, next, .{ .depth = state.depth, .handlers = state.handlers - 1 }, f);
+                    try v.reach(&work, states, next, .{ .depth = @intCast(after), .handlers = state.handlers - 1 }, f);
+                },
+                .iter_start_protected => {
+                    if (state.handlers + 1 > f.handler_max) return v.fail("more handlers than declared");
+                    const handler: State = .{ .depth = @intCast(after + 1), .handlers = state.handlers };
+                    try v.reach(&work, states, bytecode.readU32(code, pc + 1), handler, f);
+                    try v.reach(&work, states, next, .{ .depth = @intCast(after), .handlers = state.handlers + 1 }, f);
                 },
                 else => {
                     if (info.terminator) continue;
@@ -266,4 +275,30 @@ test "a jump that the interpreter does not charge may not go back" {
     patched.functions = functions;
     try std.testing.expectError(error.Invalid, program(std.testing.allocator, &patched, &problem));
     try std.testing.expectEqualStrings("a jump that is not charged goes back", problem.message);
+}
+
+test "iter_start_protected opens a handler the function must declare, and iter_end closes it" {
+    const Compiler = @import("Compiler.zig");
+    var arena_state = std.heap.ArenaAllocator.init(std.testing.allocator);
+    defer arena_state.deinit();
+    const arena = arena_state.allocator();
+    var failure: Compiler.Failure = undefined;
+    const p = try Compiler.compile(arena, "let n = 0; for (const x of [1, 2]) n += x;", .{}, &failure);
+    var problem: Problem = .{};
+    try program(std.testing.allocator, &p, &problem);
+    var found_end = false;
+    var pc: usize = 0;
+    const code = p.functions[0].code;
+    while (pc < code.len) : (pc += bytecode.size(@fromBackingInt(@intCast(code[pc])))) {
+        if (code[pc] == @backingInt(Op.iter_end)) found_end = true;
+    }
+    try std.testing.expect(found_end);
+
+    // With no handler declared, the loop's handler has no room.
+    var functions = try arena.dupe(Program.Function, p.functions);
+    functions[0].handler_max = 0;
+    var patched = p;
+    patched.functions = functions;
+    try std.testing.expectError(error.Invalid, program(std.testing.allocator, &patched, &problem));
+    try std.testing.expectEqualStrings("more handlers than declared", problem.message);
 }

@@ -252,17 +252,31 @@ fn throwNotAsyncIterable(vm: *Vm, v: Value, site: ops.IterationSite) Error {
 /// %AsyncFromSyncIteratorPrototype%.next: the sync iterator's next(), its value awaited,
 /// as a promise of { value, done }. An abrupt step rejects the promise.
 pub fn asyncFromSyncNext(vm: *Vm, sync_next: Value, iterator: Value, sent: Value) Error!Value {
+    return asyncFromSyncCall(vm, sync_next, iterator, &.{sent});
+}
+
+/// A sync iterator's method called as %AsyncFromSyncIteratorPrototype% calls it (ES
+/// §27.1.6.2.1-3 and AsyncFromSyncIteratorContinuation): a promise of { value, done }
+/// with the result's value awaited; an abrupt call or a result that is not an object
+/// rejects it.
+fn asyncFromSyncCall(vm: *Vm, method: Value, iterator: Value, args: []const Value) Error!Value {
     const p = try promises.newPromise(vm);
     const result = Value.obj(&p.object);
-    const unwrap = syncStep(vm, sync_next, iterator, sent) catch |err| return rejectWith(vm, p, err, result);
+    const unwrap = syncStep(vm, method, iterator, args) catch |err| return rejectWith(vm, p, err, result);
     try promises.performThen(vm, unwrap.awaited, Value.obj(&unwrap.on_fulfilled.object), Value.undefined_value, p, null);
     return result;
 }
 
+/// Whether an async iteration's `next` is the wrapper iteratorOf puts over a sync iterator.
+fn behindSyncIterator(next_method: Value) bool {
+    const o = next_method.objectOf(.promise_function) orelse return false;
+    return o.as(object.PromiseFunction).action == .async_from_sync_next;
+}
+
 const SyncStep = struct { awaited: *object.Promise, on_fulfilled: *object.PromiseFunction };
 
-fn syncStep(vm: *Vm, sync_next: Value, iterator: Value, sent: Value) Error!SyncStep {
-    const r = try vm.call(sync_next, iterator, &.{sent});
+fn syncStep(vm: *Vm, method: Value, iterator: Value, args: []const Value) Error!SyncStep {
+    const r = try vm.call(method, iterator, args);
     try checkResult(vm, r);
     const done = ops.toBoolean(try ops.getField(vm, r, names.string("done")));
     const value = try ops.getField(vm, r, names.string("value"));
@@ -275,17 +289,19 @@ fn syncStep(vm: *Vm, sync_next: Value, iterator: Value, sent: Value) Error!SyncS
 /// async_delegate_call: an async generator's `yield*` resumed by throw(e) or return(v) (the
 /// return signal) calls the inner iterator's throw(e) or return(v) and gives what it
 /// returned, to be awaited (ES §15.5.5 steps 7.b-c, generatorKind async).
-pub fn delegateCall(vm: *Vm, iterator: Value, exception: Value, gen: *Generator) Error!Value {
+pub fn delegateCall(vm: *Vm, iterator: Value, next_method: Value, exception: Value, gen: *Generator) Error!Value {
     const is_return = exception.eqlBits(Value.generator_return);
     const method = try ops.getField(vm, iterator, if (is_return) names.string("return") else names.string("throw"));
     if (method.isNullish()) {
         if (is_return) return vm.throwValue(exception);
         // AsyncIteratorClose, its result not awaited here (docs/JS.md says so).
-        _ = try callReturn(vm, iterator);
+        _ = try callReturn(vm, iterator, next_method);
         return vm.throwMessage(.type_error, "The iterator does not provide a 'throw' method.");
     }
     if (!ops.isCallable(method)) return vm.throwFmt(.type_error, "{f} is not a function", .{ops.DefaultSite{ .vm = vm, .v = method }});
-    return vm.call(method, iterator, &.{if (is_return) gen.return_value else exception});
+    const args: []const Value = &.{if (is_return) gen.return_value else exception};
+    if (behindSyncIterator(next_method)) return asyncFromSyncCall(vm, method, iterator, args);
+    return vm.call(method, iterator, args);
 }
 
 /// async_delegate_result: the awaited result's value to yield again, or null when it is
@@ -307,11 +323,14 @@ pub fn resultValue(vm: *Vm, result: Value) Error!?Value {
     return try ops.getField(vm, result, names.string("value"));
 }
 
-/// async_iter_return: the iterator's return() result, or null when it has none.
-pub fn callReturn(vm: *Vm, iterator: Value) Error!?Value {
+/// async_iter_return: the iterator's return() result, or null when it has none. Behind a
+/// sync iterator, a promise of its result with the value awaited (%AsyncFromSyncIterator-
+/// Prototype%.return).
+pub fn callReturn(vm: *Vm, iterator: Value, next_method: Value) Error!?Value {
     const method = try ops.getField(vm, iterator, names.string("return"));
     if (method.isNullish()) return null;
     if (!ops.isCallable(method)) return vm.throwFmt(.type_error, "{f} is not a function", .{ops.DefaultSite{ .vm = vm, .v = method }});
+    if (behindSyncIterator(next_method)) return try asyncFromSyncCall(vm, method, iterator, &.{});
     return try vm.call(method, iterator, &.{});
 }
 
