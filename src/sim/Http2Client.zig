@@ -584,7 +584,10 @@ fn end(http2: *Http2Client, how: End) void {
 
 /// sluice closed the connection: a stream still open went unanswered, which a clean seed
 /// allows for none once sluice has read from the connection (a GOAWAY promises every stream
-/// up to its last one an answer, and sluice has no other reason to close).
+/// up to its last one an answer, and sluice has no other reason to close). A stream above the
+/// GOAWAY's last one was not processed (RFC 9113 §6.8): refused, as the client may send it
+/// again elsewhere. (Its HEADERS may still have been in the client's queue or in the socket
+/// when the drain's GOAWAY went out: seed 38028753180137, behind the DATA of a refused upload.)
 fn checkUnanswered(http2: *Http2Client, how: End) void {
     if (!http2.world.options.clean) return;
     // A connection sluice never read a byte of (the drain came first) had no session yet: it
@@ -598,6 +601,10 @@ fn checkUnanswered(http2: *Http2Client, how: End) void {
     for (&http2.streams) |*s| {
         if (s.state != .open) continue;
         const promised = if (http2.goaway) |goaway| s.stream <= goaway.last else false;
+        if (http2.goaway != null and !promised and s.stream != 0) {
+            http2.world.ledger.refuse(s.id);
+            continue;
+        }
         fail.invariant("clean seed: client {d} (h2): sluice {t} the connection with r{d} (stream {d}) unanswered{s}", .{
             http2.client.number, how, s.id, s.stream, if (promised) ", below its GOAWAY's last stream" else "",
         });
