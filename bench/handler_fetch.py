@@ -79,7 +79,15 @@ def measure(pid, port, path, options):
             "errors": result["socket_errors"] + result["non2xx"]}
 
 
+def need_tools():
+    """wrk, nginx, curl and taskset, installed from Debian when missing, as the shell benches
+    install theirs (common.sh's `need_tools`)."""
+    common = os.path.join(os.path.dirname(os.path.abspath(__file__)), "common.sh")
+    subprocess.run(["bash", "-c", f'source "{common}" && need_tools wrk nginx curl taskset:util-linux'], check=True)
+
+
 def main(options):
+    need_tools()
     run_dir = tempfile.mkdtemp(prefix="sluice-handler-fetch-")
     backend_port = benchlib.freeport()
     benchlib.start_hello_backend(subprocess.check_output(["sh", "-c", "command -v nginx"], text=True).strip(),
