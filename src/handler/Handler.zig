@@ -1,7 +1,7 @@
 //! One JavaScript request handler on one worker: the worker's engine for the handler's module,
 //! and the one verb an exchange calls, `respond`, which builds the `request` object, calls the
-//! module's default export and writes the Response it returns as HTTP/1.1 bytes into the
-//! exchange's own buffer.
+//! module's default export and writes the Response it returns into the exchange's own buffer
+//! as fields and body (`http.LocalResponse`), which the client's protocol frames.
 //!
 //! Decision: everything is allocated before the first call. The module (bytecode, constants)
 //! is compiled and verified once per configuration generation that changes it
@@ -493,7 +493,8 @@ fn failTerminated(handler: *Handler, why: js.Vm.Termination, now_ns: u64) Outcom
 // ---------------------------------------------------------------------------------------------
 // The response
 
-/// Writes the Response `v` as an HTTP/1.1 message into `out`, or says where to proxy.
+/// Writes the Response `v` into `out` (its fields and body, or a pool's head for a fetched
+/// body still at the pool), or says where to proxy.
 fn write(handler: *Handler, v: Value, reply: Reply, out: []u8, now_ns: u64) Outcome {
     if (!v.isObject() or v.asObject().class != host.response_class) {
         return handler.fail(.not_a_response, now_ns, "it returned something other than a Response (use Response.json, .text, .html, .redirect or .proxy)");
