@@ -426,12 +426,12 @@ fn bodyValue(vm: *Vm, kind: ReadKind, bytes: []const u8, owned: bool) Vm.Error!V
 /// A Headers of the kept field lines (each name and value checked by the response parser).
 fn headersOf(vm: *Vm, lines: []const u8) Vm.Error!Value {
     const headers = try builtins.headers.construct(vm, Value.undefined_value, &.{});
-    var it = std.mem.splitSequence(u8, lines, "\r\n");
+    var it: http.chars.CrlfLines = .init(lines);
     while (it.next()) |line| {
         if (line.len == 0) continue;
         const colon = std.mem.indexOfScalar(u8, line, ':').?; // Written by the exchange.
         const name = Value.string(try vm.newLatin1(line[0..colon]));
-        const value = Value.string(try vm.newLatin1(std.mem.trim(u8, line[colon + 1 ..], " \t")));
+        const value = Value.string(try vm.newLatin1(http.chars.trimWhitespace(line[colon + 1 ..])));
         _ = try builtins.headers.append(vm, headers, &.{ name, value });
     }
     return headers;

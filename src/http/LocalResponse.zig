@@ -15,6 +15,7 @@
 const std = @import("std");
 const assert = std.debug.assert;
 
+const chars = @import("chars.zig");
 const Version = @import("message.zig").Version;
 
 const LocalResponse = @This();
@@ -38,7 +39,7 @@ pub const head_room = 128;
 pub const fields_max = 100;
 
 pub fn fieldLines(response: LocalResponse, text: []const u8) FieldLines {
-    return .{ .rest = text[0..response.fields_len] };
+    return .{ .lines = .init(text[0..response.fields_len]) };
 }
 
 pub fn body(response: LocalResponse, text: []const u8) []const u8 {
@@ -49,18 +50,13 @@ pub const Field = struct { name: []u8, value: []const u8 };
 
 /// The field lines one by one; names are handed out writable (HTTP/2 lowercases them in place).
 pub const FieldLines = struct {
-    rest: []const u8,
+    lines: chars.CrlfLines,
 
-    pub fn next(lines: *FieldLines) ?Field {
-        const end = std.mem.indexOf(u8, lines.rest, "\r\n").?; // The producer ends each line.
-        if (end == 0) return null; // The empty line.
-        const line = lines.rest[0..end];
-        lines.rest = lines.rest[end + 2 ..];
-        const colon = std.mem.indexOfScalar(u8, line, ':').?;
-        return .{
-            .name = @constCast(line[0..colon]),
-            .value = std.mem.trim(u8, line[colon + 1 ..], " \t"),
-        };
+    pub fn next(field_lines: *FieldLines) ?Field {
+        const line = field_lines.lines.next() orelse return null;
+        if (line.len == 0) return null; // The empty line.
+        const colon = std.mem.indexOfScalar(u8, line, ':').?; // The producer wrote `Name: value`.
+        return .{ .name = @constCast(line[0..colon]), .value = chars.trimWhitespace(line[colon + 1 ..]) };
     }
 };
 

@@ -249,15 +249,22 @@ const Verifier = struct {
     }
 };
 
-test "a jump that the interpreter does not charge may not go back" {
+/// A small `for...of` loop, compiled and verified: the program the tests below break.
+fn verifiedLoop(arena: std.mem.Allocator) !Program {
     const Compiler = @import("Compiler.zig");
-    var arena_state = std.heap.ArenaAllocator.init(std.testing.allocator);
-    defer arena_state.deinit();
-    const arena = arena_state.allocator();
     var failure: Compiler.Failure = undefined;
     const p = try Compiler.compile(arena, "let n = 0; for (const x of [1, 2]) n += x;", .{}, &failure);
     var problem: Problem = .{};
     try program(std.testing.allocator, &p, &problem);
+    return p;
+}
+
+test "a jump that the interpreter does not charge may not go back" {
+    var arena_state = std.heap.ArenaAllocator.init(std.testing.allocator);
+    defer arena_state.deinit();
+    const arena = arena_state.allocator();
+    const p = try verifiedLoop(arena);
+    var problem: Problem = .{};
 
     // The loop's exit (taken when the iterator is done) pointed at the `iter_next` itself: a
     // loop that never reaches a charged backward `jump`.
@@ -278,14 +285,11 @@ test "a jump that the interpreter does not charge may not go back" {
 }
 
 test "iter_start_protected opens a handler the function must declare, and iter_end closes it" {
-    const Compiler = @import("Compiler.zig");
     var arena_state = std.heap.ArenaAllocator.init(std.testing.allocator);
     defer arena_state.deinit();
     const arena = arena_state.allocator();
-    var failure: Compiler.Failure = undefined;
-    const p = try Compiler.compile(arena, "let n = 0; for (const x of [1, 2]) n += x;", .{}, &failure);
+    const p = try verifiedLoop(arena);
     var problem: Problem = .{};
-    try program(std.testing.allocator, &p, &problem);
     var found_end = false;
     var pc: usize = 0;
     const code = p.functions[0].code;

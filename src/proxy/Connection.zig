@@ -321,12 +321,18 @@ fn parkBuffer(connection: *Connection) void {
     assert(connection.c_len == 0 and connection.c_pos == 0);
     assert(connection.phase == .idle);
     assert(connection.exchange == null);
+    connection.parkUntilReadable(idleReadableCallback);
+}
+
+/// An idle connection's buffers go back to the worker (its TLS codec's too) and a poll waits
+/// for the client's next bytes: HTTP/1.1 between requests, HTTP/2 with no stream (Http2.zig).
+pub fn parkUntilReadable(connection: *Connection, comptime callback: fn (*Connection, loop_ns.PollError!void) void) void {
     connection.proxy.buffers.release(connection.cbuf.?);
     connection.cbuf = null;
     if (connection.tls) |*t| t.park(&connection.proxy.buffers);
     connection.proxy.stats.idle_parks.add(1);
     connection.submit();
-    connection.loop().pollReadable(&connection.recv_completion, &connection.socket, Connection, connection, idleReadableCallback);
+    connection.loop().pollReadable(&connection.recv_completion, &connection.socket, Connection, connection, callback);
 }
 
 fn idleReadableCallback(connection: *Connection, result: loop_ns.PollError!void) void {

@@ -394,12 +394,7 @@ fn parkBuffers(http2: *Http2) void {
     // something. Then the receive goes on, with its buffers.
     if (http2.out != null or http2.going_away or http2.streams_count > 0) return http2.receiveMore();
     assert(http2.len == 0);
-    connection.proxy.buffers.release(connection.cbuf.?);
-    connection.cbuf = null;
-    if (connection.tls) |*t| t.park(&connection.proxy.buffers);
-    connection.proxy.stats.idle_parks.add(1);
-    connection.submit();
-    connection.loop().pollReadable(&connection.recv_completion, &connection.socket, Connection, connection, readableCallback);
+    connection.parkUntilReadable(readableCallback);
 }
 
 fn readableCallback(connection: *Connection, result: loop_ns.PollError!void) void {
