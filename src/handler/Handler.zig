@@ -670,7 +670,10 @@ const FieldLines = struct {
         if (!host.fieldValueValid(value)) return error.NotAResponse;
         if (lines.count == http.LocalResponse.fields_max) return error.TooManyFields;
         lines.count += 1;
-        try lines.w.print("{s}: {s}\r\n", .{ name, value.latin1() });
+        try lines.w.writeAll(name);
+        try lines.w.writeAll(": ");
+        try lines.w.writeAll(value.latin1());
+        try lines.w.writeAll("\r\n");
     }
 };
 

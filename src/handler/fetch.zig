@@ -20,6 +20,7 @@ const String = js.string.String;
 const object = @import("../js/object.zig");
 const ops = @import("../js/operations.zig");
 const meter = js.meter;
+const names = @import("../js/names.zig");
 const http = @import("../http/http.zig");
 const chars = @import("../http/chars.zig");
 const host = @import("host.zig");
@@ -180,12 +181,12 @@ fn concatSlash(vm: *Vm, query: []const u8) Vm.Error![]const u8 {
 
 /// `init[name]` as WebIDL reads a dictionary member; null when undefined.
 fn member(vm: *Vm, init: Value, comptime name: []const u8) Vm.Error!?Value {
-    const v = try ops.getField(vm, init, try vm.newLatin1(name));
+    const v = try ops.getField(vm, init, names.string(name));
     return if (v.isUndefined()) null else v;
 }
 
 fn put(vm: *Vm, o: *object.Object, comptime name: []const u8, v: Value) Vm.Error!void {
-    o.properties.put(vm.heap, try vm.newLatin1(name), v) catch return vm.outOfMemory();
+    o.properties.put(vm.heap, names.string(name), v) catch return vm.outOfMemory();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -279,12 +280,13 @@ pub const Framing = union(enum) {
 /// members say where the bytes are. It has no methods of its own (the engine has no streams):
 /// a handler reads it with the Response's `text()`, `json()` or `arrayBuffer()`, or hands it
 /// to `new Response(body, init)` or returns it, and then sluice streams it from the pool.
-const stream_slot = "#slot";
-const stream_state = "#state";
-const stream_bytes = "#bytes";
-const stream_framing = "#framing";
-const stream_kind = "#kind";
-const stream_response = "#response";
+/// Its members are host keys (js.string.hostKey): the script cannot read or change them.
+const stream_slot = js.string.hostKey("#slot");
+const stream_state = js.string.hostKey("#state");
+const stream_bytes = js.string.hostKey("#bytes");
+const stream_framing = js.string.hostKey("#framing");
+const stream_kind = js.string.hostKey("#kind");
+const stream_response = js.string.hostKey("#response");
 
 /// A body can be used once, as the Fetch standard's: read, or returned (streamed).
 pub const StreamState = enum(u8) { unread, reading, used };
@@ -296,41 +298,41 @@ pub const ReadKind = enum(u8) { text, json, array_buffer };
 /// `headers` (a Headers), `body` (a body stream, or null), `bodyUsed`, and `text()`, `json()`
 /// and `arrayBuffer()`.
 pub fn newResponse(vm: *Vm, answer: *const Answer, url: *const String) Vm.Error!Value {
-    const response = try vm.newObject(9);
+    const response = try vm.newObject(10);
     response.class = host.response_class;
-    try put(vm, response, "status", Value.number(@floatFromInt(answer.status)));
-    try put(vm, response, "statusText", Value.string(try vm.newLatin1(answer.reason)));
-    try put(vm, response, "ok", Value.boolean(answer.status >= 200 and answer.status <= 299));
-    try put(vm, response, "url", Value.string(@constCast(url)));
-    try put(vm, response, "headers", try headersOf(vm, answer.fields));
+    try host.addNew(vm, response, "status", Value.number(@floatFromInt(answer.status)), .{});
+    try host.addNew(vm, response, "statusText", Value.string(try reasonString(vm, answer.reason)), .{});
+    try host.addNew(vm, response, "ok", Value.boolean(answer.status >= 200 and answer.status <= 299), .{});
+    try host.addNew(vm, response, "url", Value.string(@constCast(url)), .{});
+    try host.addNew(vm, response, "headers", try headersOf(vm, answer.fields), .{});
     const body = switch (answer.body) {
         .none => Value.null_value,
         else => try newStream(vm, response, &answer.body),
     };
-    try put(vm, response, "body", body);
-    try put(vm, response, "bodyUsed", Value.boolean(false));
-    try putHidden(vm, response, "text", Value.native(builtins.natives_count + host.fetched_text_native));
-    try putHidden(vm, response, "json", Value.native(builtins.natives_count + host.fetched_json_native));
-    try putHidden(vm, response, "arrayBuffer", Value.native(builtins.natives_count + host.fetched_array_buffer_native));
+    try host.addNew(vm, response, "body", body, .{});
+    try host.addNew(vm, response, "bodyUsed", Value.boolean(false), .{});
+    try host.addNew(vm, response, "text", Value.native(builtins.natives_count + host.fetched_text_native), .hidden);
+    try host.addNew(vm, response, "json", Value.native(builtins.natives_count + host.fetched_json_native), .hidden);
+    try host.addNew(vm, response, "arrayBuffer", Value.native(builtins.natives_count + host.fetched_array_buffer_native), .hidden);
     return Value.obj(response);
 }
 
 fn newStream(vm: *Vm, response: *object.Object, body: *const Body) Vm.Error!Value {
     const stream = try vm.newObject(4);
     stream.class = host.stream_class;
-    try putHidden(vm, stream, stream_state, Value.number(@floatFromInt(@backingInt(StreamState.unread))));
-    try putHidden(vm, stream, stream_response, Value.obj(response));
+    try host.putHostKey(vm, stream, stream_state, Value.number(@floatFromInt(@backingInt(StreamState.unread))));
+    try host.putHostKey(vm, stream, stream_response, Value.obj(response));
     switch (body.*) {
         .none => unreachable, // A null body.
-        .bytes => |bytes| try putHidden(vm, stream, stream_bytes, try bufferOver(vm, bytes)),
+        .bytes => |bytes| try host.putHostKey(vm, stream, stream_bytes, try bufferOver(vm, bytes)),
         .pending => |pending| {
-            try putHidden(vm, stream, stream_slot, Value.number(@floatFromInt(pending.slot)));
+            try host.putHostKey(vm, stream, stream_slot, Value.number(@floatFromInt(pending.slot)));
             const framing: f64 = switch (pending.framing) {
                 .length => |length| @floatFromInt(length),
                 .chunked => -1,
                 .close => -2,
             };
-            try putHidden(vm, stream, stream_framing, Value.number(framing));
+            try host.putHostKey(vm, stream, stream_framing, Value.number(framing));
         },
     }
     return Value.obj(stream);
@@ -343,20 +345,20 @@ pub fn streamOf(v: Value) ?*object.Object {
 }
 
 pub fn streamStateOf(stream: *object.Object) StreamState {
-    const v = host.own(Value.obj(stream), stream_state).?; // Hidden: only the natives write it.
+    const v = host.ownHidden(Value.obj(stream), stream_state).?; // Hidden: only the natives write it.
     return @fromBackingInt(@as(u8, @intFromFloat(v.asNumber())));
 }
 
 /// A stream's bytes when its body came whole with the head.
 pub fn streamBytes(stream: *object.Object) ?[]const u8 {
-    const v = host.own(Value.obj(stream), stream_bytes) orelse return null;
+    const v = host.ownHidden(Value.obj(stream), stream_bytes) orelse return null;
     return v.asObject().as(object.ArrayBuffer).slice();
 }
 
 /// A pending stream's fetch slot and framing.
 pub fn streamPending(stream: *object.Object) Pending {
-    const slot = host.own(Value.obj(stream), stream_slot).?.asNumber();
-    const framing = host.own(Value.obj(stream), stream_framing).?.asNumber();
+    const slot = host.ownHidden(Value.obj(stream), stream_slot).?.asNumber();
+    const framing = host.ownHidden(Value.obj(stream), stream_framing).?.asNumber();
     return .{
         .slot = @intFromFloat(slot),
         .framing = if (framing == -1) .chunked else if (framing == -2) .close else .{ .length = @intFromFloat(framing) },
@@ -367,14 +369,14 @@ pub fn streamPending(stream: *object.Object) Pending {
 /// Response it came with and of `by` (a `new Response` over it), say so.
 pub fn useStream(vm: *Vm, stream: *object.Object, state: StreamState, by: ?Value) Vm.Error!void {
     assert(state != .unread);
-    try putHidden(vm, stream, stream_state, Value.number(@floatFromInt(@backingInt(state))));
-    const origin = host.own(Value.obj(stream), stream_response).?;
+    try host.putHostKey(vm, stream, stream_state, Value.number(@floatFromInt(@backingInt(state))));
+    const origin = host.ownHidden(Value.obj(stream), stream_response).?;
     try markUsed(vm, origin);
     if (by) |response| if (response.isObject()) try markUsed(vm, response);
 }
 
 fn markUsed(vm: *Vm, response: Value) Vm.Error!void {
-    response.asObject().properties.put(vm.heap, try vm.newLatin1("bodyUsed"), Value.boolean(true)) catch return vm.outOfMemory();
+    response.asObject().properties.put(vm.heap, names.string("bodyUsed"), Value.boolean(true)) catch return vm.outOfMemory();
 }
 
 /// Whether a host operation's recorded value is the read of a fetched body (a body stream).
@@ -387,15 +389,15 @@ pub fn isBodyRead(op_request: Value) bool {
 pub fn settleRead(vm: *Vm, stream_value: Value, bytes: []align(8) u8) Vm.Error!Value {
     const stream = streamOf(stream_value).?;
     assert(streamStateOf(stream) == .reading);
-    try putHidden(vm, stream, stream_state, Value.number(@floatFromInt(@backingInt(StreamState.used))));
-    const kind: ReadKind = @fromBackingInt(@as(u8, @intFromFloat(host.own(stream_value, stream_kind).?.asNumber())));
+    try host.putHostKey(vm, stream, stream_state, Value.number(@floatFromInt(@backingInt(StreamState.used))));
+    const kind: ReadKind = @fromBackingInt(@as(u8, @intFromFloat(host.ownHidden(stream_value, stream_kind).?.asNumber())));
     return bodyValue(vm, kind, bytes, true);
 }
 
 /// A read that failed: the stream is used, and the read rejects with a TypeError.
 pub fn failRead(vm: *Vm, stream_value: Value, message: []const u8) Vm.Error!Value {
     const stream = streamOf(stream_value).?;
-    try putHidden(vm, stream, stream_state, Value.number(@floatFromInt(@backingInt(StreamState.used))));
+    try host.putHostKey(vm, stream, stream_state, Value.number(@floatFromInt(@backingInt(StreamState.used))));
     return vm.throwMessage(.type_error, message);
 }
 
@@ -430,11 +432,15 @@ fn headersOf(vm: *Vm, lines: []const u8) Vm.Error!Value {
     while (it.next()) |line| {
         if (line.len == 0) continue;
         const colon = std.mem.indexOfScalar(u8, line, ':').?; // Written by the exchange.
-        const name = Value.string(try vm.newLatin1(line[0..colon]));
-        const value = Value.string(try vm.newLatin1(http.chars.trimWhitespace(line[colon + 1 ..])));
-        _ = try builtins.headers.append(vm, headers, &.{ name, value });
+        try builtins.headers.appendParsed(vm, headers, line[0..colon], http.chars.trimWhitespace(line[colon + 1 ..]));
     }
     return headers;
+}
+
+/// A response's reason phrase; the common one is static.
+fn reasonString(vm: *Vm, reason: []const u8) Vm.Error!*String {
+    if (std.mem.eql(u8, reason, "OK")) return js.string.literal("OK");
+    return vm.newLatin1(reason);
 }
 
 /// An ArrayBuffer over `bytes`, which stay where they are (the request's heap).
@@ -443,10 +449,6 @@ fn bufferOver(vm: *Vm, bytes: []align(8) u8) Vm.Error!Value {
     const buffer = vm.heap.create(object.ArrayBuffer) catch return vm.outOfMemory();
     buffer.* = .{ .object = .{ .kind = .array_buffer }, .bytes = bytes.ptr, .len = @intCast(bytes.len) };
     return Value.obj(&buffer.object);
-}
-
-fn putHidden(vm: *Vm, o: *object.Object, comptime name: []const u8, v: Value) Vm.Error!void {
-    o.properties.define(vm.heap, try vm.newLatin1(name), v, object.PropertyFlags.hidden) catch return vm.outOfMemory();
 }
 
 /// The body's bytes of a Response whose body is bytes (`new Response(bytes)`).
@@ -494,7 +496,7 @@ fn readBody(vm: *Vm, this: Value, kind: ReadKind, comptime method: []const u8) V
             return rejectWith(vm, p, "Response." ++ method ++ ": as many operations as fetch_max are in flight already");
         }
         try useStream(vm, stream, .reading, this);
-        try putHidden(vm, stream, stream_kind, Value.number(@floatFromInt(@backingInt(kind))));
+        try host.putHostKey(vm, stream, stream_kind, Value.number(@floatFromInt(@backingInt(kind))));
         return Value.obj(&p.object);
     } else bodyOf(this) orelse return rejectWith(vm, p, "Response." ++ method ++ ": the Response's body was changed to something that is not bytes");
     return settleWith(vm, p, kind, bytes, false);

@@ -20,6 +20,7 @@ const String = js.string.String;
 const object = @import("../js/object.zig");
 const ops = @import("../js/operations.zig");
 const meter = js.meter;
+const names = @import("../js/names.zig");
 const chars = @import("../http/chars.zig");
 const fetch = @import("fetch.zig");
 const request_body = @import("request_body.zig");
@@ -137,9 +138,9 @@ fn redirect(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
     }
     const response = try vm.newObject(4);
     response.class = response_class;
-    try put(vm, response, .status, Value.number(status));
-    try put(vm, response, .body, Value.string(try vm.newLatin1("")));
-    try put(vm, response, .location, Value.string(location));
+    try addField(vm, response, .status, Value.number(status));
+    try addField(vm, response, .body, Value.string(js.string.empty));
+    try addField(vm, response, .location, Value.string(location));
     return Value.obj(response);
 }
 
@@ -185,29 +186,29 @@ fn construct(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
     }
     if (headers.isUndefined()) headers = try builtins.headers.fromInit(vm, Value.undefined_value);
     try refuseReserved(vm, headers);
-    const response = try vm.newObject(6);
+    const response = try vm.newObject(8);
     response.class = response_class;
-    try put(vm, response, .status, Value.number(status));
+    try addField(vm, response, .status, Value.number(status));
     if (body_arg.isNullish()) {
-        try put(vm, response, .body, Value.string(try vm.newLatin1("")));
+        try addField(vm, response, .body, Value.string(js.string.empty));
     } else if (fetch.streamOf(body_arg)) |stream| {
         // A fetched body: the new Response takes it over, still at the pool; it is streamed
         // when returned, or read once by either Response.
         if (fetch.streamStateOf(stream) != .unread) {
             return vm.throwMessage(.type_error, "Response constructor: body already used (a fetched body can be read or returned once)");
         }
-        try put(vm, response, .body, body_arg);
+        try addField(vm, response, .body, body_arg);
     } else if (body_arg.objectOf(.typed_array) != null or body_arg.objectOf(.array_buffer) != null) {
         // Bytes (a fetched Response's body, say): sent as they are, with no Content-Type of
         // their own, as the Fetch standard gives a BufferSource body none.
-        try put(vm, response, .body, body_arg);
+        try addField(vm, response, .body, body_arg);
     } else {
-        try put(vm, response, .body, Value.string(try ops.toString(vm, body_arg)));
-        try put(vm, response, .type, Value.string(try vm.newLatin1(content_type_fetch_text)));
+        try addField(vm, response, .body, Value.string(try ops.toString(vm, body_arg)));
+        try addField(vm, response, .type, Value.string(js.string.literal(content_type_fetch_text)));
     }
-    try put(vm, response, .headers, headers);
+    try addField(vm, response, .headers, headers);
     const bytes = fetch.bodyOf(Value.obj(response)) != null or fetch.streamOf(body_arg) != null;
-    if (fetch.streamOf(body_arg) != null) try put(vm, response, .bodyUsed, Value.boolean(false));
+    if (fetch.streamOf(body_arg) != null) try addField(vm, response, .bodyUsed, Value.boolean(false));
     try putHidden(vm, response, "text", Value.native(builtins.natives_count + if (bytes) fetched_text_native else response_text_native));
     try putHidden(vm, response, "json", Value.native(builtins.natives_count + if (bytes) fetched_json_native else response_json_native));
     if (bytes) try putHidden(vm, response, "arrayBuffer", Value.native(builtins.natives_count + fetched_array_buffer_native));
@@ -227,7 +228,7 @@ fn refuseReserved(vm: *Vm, headers: Value) Vm.Error!void {
 /// `init[name]`, read as WebIDL reads a dictionary member (getters run, inherited members
 /// count); null when undefined.
 fn initMember(vm: *Vm, init: Value, comptime name: []const u8) Vm.Error!?Value {
-    const v = try ops.getField(vm, init, try vm.newLatin1(name));
+    const v = try ops.getField(vm, init, names.string(name));
     return if (v.isUndefined()) null else v;
 }
 
@@ -265,9 +266,9 @@ fn responseBody(vm: *Vm, this: Value, comptime method: []const u8) Vm.Error!Valu
     return body;
 }
 
+/// A method of a Response, not enumerable (JSON and `Object.keys` leave it out).
 fn putHidden(vm: *Vm, o: *object.Object, comptime name: []const u8, v: Value) Vm.Error!void {
-    const key = try vm.newLatin1(name);
-    o.properties.define(vm.heap, key, v, object.PropertyFlags.hidden) catch return vm.outOfMemory();
+    try addNew(vm, o, name, v, .hidden);
 }
 
 /// `Response.proxy(pool, { path, headers }?)`: the request goes on to the pool named, with its
@@ -284,7 +285,7 @@ fn proxy(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
     }
     const response = try vm.newObject(3);
     response.class = response_class;
-    try put(vm, response, .pool, pool);
+    try addField(vm, response, .pool, pool);
     const init = builtins.arg(args, 1);
     if (!init.isNullish()) {
         if (!init.isObject()) return vm.throwMessage(.type_error, "Response.proxy: init must be an object { path, headers }");
@@ -293,14 +294,14 @@ fn proxy(vm: *Vm, this: Value, args: []const Value) Vm.Error!Value {
             if (!proxyPathValid(path)) {
                 return vm.throwMessage(.type_error, "Response.proxy: path must start with / and hold only the bytes of a request target (at most 8192)");
             }
-            try put(vm, response, .path, Value.string(path));
+            try addField(vm, response, .path, Value.string(path));
         };
         if (own(init, "headers")) |h| if (!h.isUndefined()) {
             const headers = try checkedHeaders(vm, h, .request);
             if (headers.asObject().properties.len > proxy_fields_max) {
                 return vm.throwMessage(.range_error, "Response.proxy: at most 32 headers");
             }
-            try put(vm, response, .headers, headers);
+            try addField(vm, response, .headers, headers);
         };
     }
     return Value.obj(response);
@@ -320,12 +321,12 @@ fn invalidRedirect(vm: *Vm) Vm.Error {
 
 /// A body's text: undefined and null are empty, anything else its string.
 fn bodyText(vm: *Vm, v: Value) Vm.Error!Value {
-    if (v.isNullish()) return Value.string(try vm.newLatin1(""));
+    if (v.isNullish()) return Value.string(js.string.empty);
     return Value.string(try ops.toString(vm, v));
 }
 
 /// A Response with `init`'s status and headers, checked.
-fn make(vm: *Vm, body: Value, content_type: []const u8, init: Value) Vm.Error!Value {
+fn make(vm: *Vm, body: Value, comptime content_type: []const u8, init: Value) Vm.Error!Value {
     var status: f64 = 200;
     var headers = Value.undefined_value;
     if (!init.isNullish()) {
@@ -342,10 +343,10 @@ fn make(vm: *Vm, body: Value, content_type: []const u8, init: Value) Vm.Error!Va
     }
     const response = try vm.newObject(4);
     response.class = response_class;
-    try put(vm, response, .status, Value.number(status));
-    try put(vm, response, .body, body);
-    try put(vm, response, .type, Value.string(try vm.newLatin1(content_type)));
-    if (!headers.isUndefined()) try put(vm, response, .headers, headers);
+    try addField(vm, response, .status, Value.number(status));
+    try addField(vm, response, .body, body);
+    try addField(vm, response, .type, Value.string(js.string.literal(content_type)));
+    if (!headers.isUndefined()) try addField(vm, response, .headers, headers);
     return Value.obj(response);
 }
 
@@ -425,19 +426,44 @@ pub fn fieldValueValid(s: *const String) bool {
     return true;
 }
 
-fn put(vm: *Vm, response: *object.Object, which: Field, v: Value) Vm.Error!void {
-    const key = try vm.newLatin1(@tagName(which));
-    response.properties.put(vm.heap, key, v) catch return vm.outOfMemory();
+/// Adds a field to a Response a native just made. Keys are the static strings of names.zig:
+/// no key is allocated, and a lookup matches by the name's id whether the native or the
+/// script wrote the property.
+fn addField(vm: *Vm, response: *object.Object, which: Field, v: Value) Vm.Error!void {
+    response.properties.addNew(vm.heap, fieldKey(which), v, .{}) catch return vm.outOfMemory();
 }
 
-/// An own property of an object, by name.
-pub fn own(v: Value, name: []const u8) ?Value {
+fn fieldKey(which: Field) *String {
+    return switch (which) {
+        inline else => |w| names.string(@tagName(w)),
+    };
+}
+
+/// Adds a property by a known name (names.zig) to an object a native just made, which does
+/// not have it yet.
+pub fn addNew(vm: *Vm, o: *object.Object, comptime name: []const u8, v: Value, flags: object.PropertyFlags) Vm.Error!void {
+    o.properties.addNew(vm.heap, names.string(name), v, flags) catch return vm.outOfMemory();
+}
+
+/// An own property of an object, by name (a name names.zig knows).
+pub fn own(v: Value, comptime name: []const u8) ?Value {
     assert(v.isObject());
-    var key: String = .{ .ptr = name.ptr, .len = @intCast(name.len) };
-    return v.asObject().properties.get(&key);
+    return v.asObject().properties.get(names.string(name));
+}
+
+/// An own property of an object by a host's key (js.string.hostKey).
+pub fn ownHidden(v: Value, key: *String) ?Value {
+    assert(v.isObject() and key.flags.private);
+    return v.asObject().properties.get(key);
+}
+
+/// Sets an own property by a host's key: private, so the script can neither see nor change it.
+pub fn putHostKey(vm: *Vm, o: *object.Object, key: *String, v: Value) Vm.Error!void {
+    assert(key.flags.private);
+    o.properties.define(vm.heap, key, v, .{ .not_enumerable = true, .private = true }) catch return vm.outOfMemory();
 }
 
 /// A Response's property (null when absent, as after a handler's `delete r.body`).
 pub fn field(response: Value, which: Field) ?Value {
-    return own(response, @tagName(which));
+    return response.asObject().properties.get(fieldKey(which));
 }

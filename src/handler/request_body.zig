@@ -27,9 +27,9 @@ pub const Kind = enum(u8) { text, json, array_buffer };
 
 /// The request object's hidden state of a body left unread before the call: a number, one of
 /// `State`'s. Absent: the body was read before the call (`request.body`).
-pub const state_name = "#body";
+pub const state_name = js.string.hostKey("#body");
 /// The kind the read in flight was asked as (a number, `Kind`).
-const kind_name = "#bodyKind";
+const kind_name = js.string.hostKey("#bodyKind");
 
 pub const State = enum(u8) { unread, reading, used };
 
@@ -97,7 +97,7 @@ pub fn isRead(op_request: Value) bool {
 pub fn settle(vm: *Vm, request: Value, bytes: []align(8) u8) Vm.Error!Value {
     assert(isRead(request));
     try setState(vm, request.asObject(), .used);
-    const kind: Kind = @fromBackingInt(@as(u8, @intFromFloat(host.own(request, kind_name).?.asNumber())));
+    const kind: Kind = @fromBackingInt(@as(u8, @intFromFloat(host.ownHidden(request, kind_name).?.asNumber())));
     switch (kind) {
         .text, .json => {
             try vm.charge(meter.bytesCost(bytes.len));
@@ -133,12 +133,11 @@ pub fn fail(vm: *Vm, request: Value, message: []const u8) Vm.Error!Value {
 
 /// Marks a request whose body was not read before the call: `request.body` is null.
 pub fn markUnread(heap: *js.Heap, request: Value) js.Heap.Error!void {
-    const key = try js.string.fromLatin1(heap, state_name);
-    try request.asObject().properties.define(heap, key, Value.number(@floatFromInt(@backingInt(State.unread))), object.PropertyFlags.hidden);
+    try request.asObject().properties.define(heap, state_name, Value.number(@floatFromInt(@backingInt(State.unread))), .{ .not_enumerable = true, .private = true });
 }
 
 fn stateOf(request: Value) ?State {
-    const v = host.own(request, state_name) orelse return null;
+    const v = host.ownHidden(request, state_name) orelse return null;
     if (!v.isNumber()) return null;
     return @fromBackingInt(@as(u8, @intFromFloat(v.asNumber())));
 }
@@ -147,8 +146,8 @@ fn setState(vm: *Vm, o: *object.Object, state: State) Vm.Error!void {
     try define(vm, o, state_name, Value.number(@floatFromInt(@backingInt(state))));
 }
 
-fn define(vm: *Vm, o: *object.Object, comptime name: []const u8, v: Value) Vm.Error!void {
-    o.properties.define(vm.heap, try vm.newLatin1(name), v, object.PropertyFlags.hidden) catch return vm.outOfMemory();
+fn define(vm: *Vm, o: *object.Object, key: *js.string.String, v: Value) Vm.Error!void {
+    try host.putHostKey(vm, o, key, v);
 }
 
 /// An ArrayBuffer of a string's UTF-8 bytes.

@@ -19,33 +19,28 @@ const Handler = @import("Handler.zig");
 /// The handler's `request` argument, in the request's heap.
 pub fn build(engine: *Engine, request: *const Handler.Request, scratch: []u8) Engine.BuildError!Value {
     const value = try engine.newRequestObject();
-    try engine.setProperty(value, "method", try engine.newString(request.method));
+    try engine.addProperty(value, "method", try engine.newString(request.method), .{});
     const query_start = std.mem.indexOfScalar(u8, request.path_and_query, '?');
     const path = request.path_and_query[0 .. query_start orelse request.path_and_query.len];
-    try engine.setProperty(value, "path", try engine.newString(if (path.len == 0) "/" else path));
+    try engine.addProperty(value, "path", try engine.newString(if (path.len == 0) "/" else path), .{});
     const query_text = if (query_start) |q| request.path_and_query[q + 1 ..] else "";
-    try engine.setProperty(value, "query", try buildQuery(engine, query_text, scratch));
-    try engine.setProperty(value, "target", try engine.newString(request.target));
-    try engine.setProperty(value, "headers", try buildHeaders(engine, request.headers));
-    try engine.setProperty(value, "ip", try engine.newString(request.ip));
+    try engine.addProperty(value, "query", try buildQuery(engine, query_text, scratch), .{});
+    try engine.addProperty(value, "target", try engine.newString(request.target), .{});
+    try engine.addProperty(value, "headers", try buildHeaders(engine, request.headers), .{});
+    try engine.addProperty(value, "ip", try engine.newString(request.ip), .{});
     if (request.body_unread) {
-        try engine.setProperty(value, "body", Value.null_value);
+        try engine.addProperty(value, "body", Value.null_value, .{});
         request_body.markUnread(&engine.heap, value) catch return error.OutOfMemory;
     } else {
         const body = if (request.body_chunked) try decodeChunked(engine, request.body) else request.body;
-        try engine.setProperty(value, "body", try engine.newString(body));
+        try engine.addProperty(value, "body", try engine.newString(body), .{});
     }
-    try engine.setProperty(value, "json", engine.hostFunction(host.request_json_native));
-    try setHidden(engine, value, "text", engine.hostFunction(host.request_text_native));
-    try setHidden(engine, value, "arrayBuffer", engine.hostFunction(host.request_array_buffer_native));
+    try engine.addProperty(value, "json", engine.hostFunction(host.request_json_native), .{});
+    // Not enumerable, so `Object.keys` and JSON leave them out (the request's body methods are
+    // new, and a handler that returns `Response.json(request)` sees what it saw before).
+    try engine.addProperty(value, "text", engine.hostFunction(host.request_text_native), .hidden);
+    try engine.addProperty(value, "arrayBuffer", engine.hostFunction(host.request_array_buffer_native), .hidden);
     return value;
-}
-
-/// A property that `Object.keys` and JSON leave out (the request's body methods are new, and a
-/// handler that returns `Response.json(request)` sees what it saw before).
-fn setHidden(engine: *Engine, obj: Value, name: []const u8, v: Value) Engine.BuildError!void {
-    const key = string.fromLatin1(&engine.heap, name) catch return error.OutOfMemory;
-    obj.asObject().properties.define(&engine.heap, key, v, object.PropertyFlags.hidden) catch return error.OutOfMemory;
 }
 
 /// The data of a chunked body, in the engine's arena. The connection's decoder checked the

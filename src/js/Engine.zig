@@ -40,6 +40,7 @@ const image = @import("image.zig");
 const builtins = @import("builtins.zig");
 const value_mod = @import("value.zig");
 const Value = value_mod.Value;
+const names = @import("names.zig");
 const string = @import("string.zig");
 const String = string.String;
 const object = @import("object.zig");
@@ -546,7 +547,7 @@ pub fn newObject(e: *Engine) BuildError!Value {
 /// `request instanceof Request` holds and `text()` and `json()` are found there
 /// (builtins/request.zig). Setting the link costs one store.
 pub fn newRequestObject(e: *Engine) BuildError!Value {
-    const o = object.newPlain(&e.heap, 0) catch return error.OutOfMemory;
+    const o = object.newPlain(&e.heap, 12) catch return error.OutOfMemory;
     builtins.request.adopt(o);
     return Value.obj(o);
 }
@@ -556,9 +557,24 @@ pub fn newString(e: *Engine, utf8: []const u8) BuildError!Value {
 }
 
 /// Sets `obj[name] = v` on an object the host made in this request.
-pub fn setProperty(e: *Engine, obj: Value, name: []const u8, v: Value) BuildError!void {
-    const key = e.module.constant(name) orelse (string.fromUtf8(&e.heap, name) catch return error.OutOfMemory);
+pub fn setProperty(e: *Engine, obj: Value, comptime name: []const u8, v: Value) BuildError!void {
+    const key = try e.keyString(name);
     obj.asObject().properties.put(&e.heap, key, v) catch return error.OutOfMemory;
+}
+
+/// Adds `name` to an object the host just made and has not given `name` yet (a request
+/// object), without looking for it first.
+pub fn addProperty(e: *Engine, obj: Value, comptime name: []const u8, v: Value, flags: object.PropertyFlags) BuildError!void {
+    const key = try e.keyString(name);
+    obj.asObject().properties.addNew(&e.heap, key, v, flags) catch return error.OutOfMemory;
+}
+
+/// A property key for `name`: the program's own constant if it has one (the script's reads
+/// then match it by address), else the static string of a known name, else a new string.
+pub fn keyString(e: *Engine, comptime name: []const u8) BuildError!*String {
+    if (e.module.constant(name)) |key| return key;
+    if (comptime names.lookup(name)) |id| return names.byId(id);
+    return string.fromUtf8(&e.heap, name) catch error.OutOfMemory;
 }
 
 /// `obj[name]` of an object or array the script returned (own properties only); null if

@@ -145,14 +145,20 @@ pub const list = [_][]const u8{
     "body",                     "text",                      "json",               "arrayBuffer",
     "clone",                    "content-type",              "GET",                "HEAD",
     "POST",                     "PUT",                       "DELETE",             "OPTIONS",
+    // A handler's request and Response objects (src/handler/): their natives add these keys
+    // as the static strings, so building one allocates no key and finds none by its text.
+    "statusText",               "ok",                        "bodyUsed",           "type",
+    "location",                 "pool",                      "path",               "target",
+    "query",                    "ip",
     // The well-known symbols: their statics are symbol keys (symbol.zig), equal to no
     // string, and `lookup` never finds them.
-    "@@iterator",               "@@asyncIterator",           "@@toPrimitive",      "@@toStringTag",
-    "@@hasInstance",            "@@isConcatSpreadable",      "@@match",            "@@matchAll",
-    "@@replace",                "@@search",                  "@@species",          "@@split",
-    "@@unscopables",
+                           "@@iterator",         "@@asyncIterator",
+    "@@toPrimitive",            "@@toStringTag",             "@@hasInstance",      "@@isConcatSpreadable",
+    "@@match",                  "@@matchAll",                "@@replace",          "@@search",
+    "@@species",                "@@split",                   "@@unscopables",
     // An arguments object's own property, and the intrinsic builtins.zig's table holds.
-               "callee",                    "%ThrowTypeError%",
+         "callee",
+    "%ThrowTypeError%",
 };
 
 /// Whether a name is a well-known symbol's ("@@iterator" is Symbol.iterator).

@@ -15,6 +15,7 @@
 //! probes past a collision, a copy when storage grows) is charged to the run's meter
 //! (meter.zig), so that no pattern of keys makes a run's time outgrow its budget.
 const std = @import("std");
+const builtin = @import("builtin");
 const assert = std.debug.assert;
 
 const Heap = @import("Heap.zig");
@@ -147,11 +148,20 @@ pub const Properties = struct {
                 const entry = p.table[i];
                 if (entry == 0) return null;
                 const stored = p.items[entry - 1].key;
-                if (stored == key or (!privateKey(stored, key) and stored.eql(key))) return entry - 1;
+                if (stored == key or (key.name_id < js_names.count and stored.name_id == key.name_id)) return entry - 1;
+                if (!privateKey(stored, key) and stored.eql(key)) return entry - 1;
             }
         }
         const items = p.items[0..p.len];
-        for (items, 0..) |item, i| {
+        // Two strings with the same known name's id (names.zig) spell the same name: a
+        // program's constant finds the key a native added as the static string, and the
+        // reverse, without comparing text. Private and symbol keys have no such id.
+        const id = key.name_id;
+        if (id < js_names.count) {
+            for (items, 0..) |item, i| {
+                if (item.key == key or item.key.name_id == id) return @intCast(i);
+            }
+        } else for (items, 0..) |item, i| {
             if (item.key == key) return @intCast(i);
         }
         if (key.flags.private or key.flags.symbol) return null;
@@ -188,6 +198,17 @@ pub const Properties = struct {
     }
 
     /// Adds a property known to be absent.
+    /// Adds a property the caller knows is absent and no array index (a native building an
+    /// object it just made, each key once), without looking for it first.
+    pub fn addNew(p: *Properties, heap: *Heap, key: *String, v: Value, flags: PropertyFlags) Heap.Error!void {
+        // A whole lookup: checked in Debug builds (the tests) only, not in the ReleaseSafe
+        // binary this would slow.
+        if (builtin.mode == .debug) assert(p.find(key) == null);
+        assert(key.arrayIndex() == null);
+        try p.add(heap, key, v);
+        p.items[p.len - 1].flags = flags;
+    }
+
     pub fn add(p: *Properties, heap: *Heap, key: *String, v: Value) Heap.Error!void {
         if (p.len == p.cap) try p.grow(heap, p.len + 1);
         if (key.arrayIndex()) |index| {
@@ -553,6 +574,13 @@ pub const MapObject = struct {
             m.entries[i].value = v;
             return;
         }
+        return m.putNew(heap, key, v);
+    }
+
+    /// Adds an entry the caller knows is absent (and not -0), without looking for it first.
+    pub fn putNew(m: *MapObject, heap: *Heap, key: Value, v: Value) Heap.Error!void {
+        if (builtin.mode == .debug) assert(m.find(key) == null); // As in Properties.addNew.
+        assert(!(key.isNumber() and key.asNumber() == 0 and std.math.signbit(key.asNumber())));
         if (m.len == m.cap) try m.grow(heap);
         m.entries[m.len] = .{ .key = key, .value = v };
         m.len += 1;

@@ -158,8 +158,12 @@ pub fn hashBytes(data: []const u8, wide: bool) u32 {
 }
 
 fn parseIndex(s: *const String) ?u32 {
-    if (s.len == 0 or s.len > 10 or s.flags.wide) return null;
-    const text = s.latin1();
+    if (s.flags.wide) return null;
+    return parseIndexText(s.latin1());
+}
+
+fn parseIndexText(text: []const u8) ?u32 {
+    if (text.len == 0 or text.len > 10) return null;
     if (text[0] == '0') return if (text.len == 1) 0 else null;
     var value: u64 = 0;
     for (text) |c| {
@@ -238,6 +242,40 @@ var small_integer_storage: [small_integers_count]String = blk: {
     }
     break :blk table;
 };
+
+/// A static string of `text` (Latin-1, no array index, no known name: names.string has
+/// those), for a host that would otherwise copy the same text into every request's heap (a
+/// Content-Type, say). Its hash and flags are filled in at compile time, so nothing writes it.
+pub fn literal(comptime text: []const u8) *String {
+    comptime assert(parseIndexText(text) == null);
+    const Storage = struct {
+        var s: String = .{
+            .ptr = text.ptr,
+            .len = text.len,
+            .hash_value = hashBytes(text, false),
+            .flags = .{ .hashed = true, .index = .no },
+            .name_id = String.name_none,
+        };
+    };
+    return &Storage.s;
+}
+
+/// A static key that only a host's natives hold: private (compared by address, so no string a
+/// script makes can name it, and no key listing or inspection shows it), for the state a
+/// native keeps on an object it made (where a fetched body is, whether it was read). `text` is
+/// what a debugger would print.
+pub fn hostKey(comptime text: []const u8) *String {
+    const Storage = struct {
+        var s: String = .{
+            .ptr = text.ptr,
+            .len = text.len,
+            .hash_value = hashBytes(text, false),
+            .flags = .{ .hashed = true, .index = .no, .private = true },
+            .name_id = String.name_none,
+        };
+    };
+    return &Storage.s;
+}
 
 pub fn smallInteger(i: u32) *String {
     assert(i < small_integers_count);

@@ -514,16 +514,23 @@ pub fn sendResponseBody(sub: *Subrequest, window: []u8, last: bool) void {
 /// The status, the reason and the fields a Response shows (the hop-by-hop and framing ones
 /// left out: sluice writes those), and how the body is framed.
 fn gatherHead(sub: *Subrequest, head: *const http.ResponseParser.Head) bool {
+    const keep: Kept = .of(head);
     var len: usize = head.reason.len;
     for (head.headers) |field| {
-        if (kept(head, field.name)) len += field.name.len + 2 + field.value.len + 2;
+        if (keep.kept(field.name)) len += field.name.len + 2 + field.value.len + 2;
     }
     const bytes = sub.handler.fetchBytes(sub.ticket, len) orelse return sub.overMemory(false);
     var w: std.Io.Writer = .fixed(bytes);
-    w.writeAll(head.reason) catch unreachable; // Counted above.
+    // Counted above: the writes cannot fail.
+    w.writeAll(head.reason) catch unreachable;
     for (head.headers) |field| {
-        if (kept(head, field.name)) w.print("{s}: {s}\r\n", .{ field.name, field.value }) catch unreachable;
+        if (!keep.kept(field.name)) continue;
+        w.writeAll(field.name) catch unreachable;
+        w.writeAll(": ") catch unreachable;
+        w.writeAll(field.value) catch unreachable;
+        w.writeAll("\r\n") catch unreachable;
     }
+    assert(w.end == len);
     sub.answer.status = head.status;
     sub.answer.reason_len = @intCast(@min(head.reason.len, std.math.maxInt(u16)));
     sub.answer.head = bytes;
@@ -550,13 +557,23 @@ fn roomForWhole(sub: *Subrequest) bool {
     return true;
 }
 
-/// Whether a response field is shown to the handler: not one sluice writes itself.
-fn kept(head: *const http.ResponseParser.Head, name: []const u8) bool {
-    for ([_][]const u8{ "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te", "trailer", "proxy-connection" }) |own| {
-        if (std.ascii.eqlIgnoreCase(name, own)) return false;
+/// Which response fields are shown to the handler: not one sluice writes itself, nor one the
+/// Connection field names (whether it names any is found once per head).
+const Kept = struct {
+    head: *const http.ResponseParser.Head,
+    connection_names_fields: bool,
+
+    fn of(head: *const http.ResponseParser.Head) Kept {
+        return .{ .head = head, .connection_names_fields = head.connectionNamesFields() };
     }
-    return !(head.connectionNamesFields() and head.connectionHasToken(name));
-}
+
+    fn kept(k: Kept, name: []const u8) bool {
+        for ([_][]const u8{ "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te", "trailer", "proxy-connection" }) |own| {
+            if (std.ascii.eqlIgnoreCase(name, own)) return false;
+        }
+        return !(k.connection_names_fields and k.head.connectionHasToken(name));
+    }
+};
 
 /// Body bytes into the request's heap (de-chunked), then handed back to the exchange.
 fn gatherBody(sub: *Subrequest, window: []u8, last: bool) void {

@@ -56,6 +56,21 @@ export default async function handler(request) {
     const [ja, jb] = await Promise.all([a.json(), b.json()]);
     return Response.json([[ja.body_len, ja.body_sha256, ja.framing], [jb.body_len, jb.body_sha256, jb.framing]]);
   }
+  if (path === "/tamper") {
+    // Where a fetched body is and whether it was read are sluice's, out of the script's
+    // reach: its writes to names like them are plain properties that change nothing.
+    const [a, b] = await Promise.all([fetch("http://app/a"), fetch("http://app/b")]);
+    const seen = [Object.getOwnPropertyNames(a.body), Object.getOwnPropertyNames(request), a.body["#slot"], request["#body"]];
+    for (const key of ["#slot", "#state", "#framing", "#response", "#bytes"]) {
+      delete a.body[key];
+      a.body[key] = b.body[key] ?? 0;
+    }
+    request["#body"] = 0;
+    const first = await a.text();
+    let again;
+    try { await a.text(); again = "read twice"; } catch (e) { again = e.name; }
+    return Response.json({ seen, target: JSON.parse(first).target, again, second: (await b.json()).target });
+  }
   if (path === "/trailing") return fetch("http://trailing/x");
   if (path === "/trailing-read") return Response.text(await (await fetch("http://trailing/x")).text());
   if (path === "/down") {
@@ -194,6 +209,18 @@ def test_a_fetched_answer_with_changed_headers_or_as_it_is(sluice, make_backend,
     assert r.status == 200, r
     assert r.header("x-backend") == "app1"
     assert r.json()["target"] == "/as-is"
+
+
+def test_a_fetched_bodys_state_is_out_of_the_scripts_reach(sluice, make_backend, tmp_path):
+    """The body stream's slot, state and framing are kept under keys no script string names:
+    the script sees no own properties on it (nor the request's body state), and deleting or
+    writing "#slot" or "#state" neither makes one fetch's body read another's nor lets a body
+    be read twice."""
+    start(sluice, make_backend, tmp_path)
+    r = request(sluice.port, "GET", "/tamper")
+    assert r.status == 200, r
+    assert r.json() == {"seen": [[], ["method", "path", "query", "target", "headers", "ip", "body", "json", "text", "arrayBuffer"], None, None],
+                        "target": "/a", "again": "TypeError", "second": "/b"}
 
 
 def test_promise_all_of_two_pools_runs_them_at_once(sluice, make_backend, tmp_path):

@@ -137,7 +137,7 @@ fn appendField(vm: *Vm, m: *MapObject, name: *String, original: *String, value: 
     const field = try vm.newArray(2);
     field.push(vm.heap, Value.string(original)) catch return vm.outOfMemory();
     field.push(vm.heap, Value.string(value)) catch return vm.outOfMemory();
-    m.put(vm.heap, key, Value.obj(&field.object)) catch return vm.outOfMemory();
+    m.putNew(vm.heap, key, Value.obj(&field.object)) catch return vm.outOfMemory();
 }
 
 /// A name's values as `get` gives them: joined with ", ".
@@ -232,16 +232,19 @@ fn fillFromPairs(vm: *Vm, m: *MapObject, init: Value) Error!void {
 /// (not through its sorted, lower-cased iteration): Set-Cookie's values apart, each other
 /// name's joined with ", " as undici keeps them. Each was checked when it was appended there.
 fn fillFromHeaders(vm: *Vm, m: *MapObject, source: *MapObject) Error!void {
+    assert(m.len == 0); // A new Headers: each of the source's names is added once, unlooked-for.
     for (source.slice()) |e| {
         if (e.key.eqlBits(Value.hole)) continue;
-        const name = e.key.asString();
         const field = fieldOf(e.value).slice();
         try vm.charge(meter.elementsCost(field.len));
-        if (isSetCookie(name)) {
-            for (field[1..]) |v| try appendField(vm, m, name, field[0].asString(), v.asString());
+        const copy = try vm.newArray(if (isSetCookie(e.key.asString())) field.len else 2);
+        copy.push(vm.heap, field[0]) catch return vm.outOfMemory();
+        if (isSetCookie(e.key.asString())) {
+            for (field[1..]) |v| copy.push(vm.heap, v) catch return vm.outOfMemory();
         } else {
-            try appendField(vm, m, name, field[0].asString(), try combined(vm, e.value));
+            copy.push(vm.heap, Value.string(try combined(vm, e.value))) catch return vm.outOfMemory();
         }
+        m.putNew(vm.heap, e.key, Value.obj(&copy.object)) catch return vm.outOfMemory();
     }
 }
 
@@ -414,6 +417,23 @@ pub fn forEach(vm: *Vm, this: Value, args: []const Value) Error!Value {
 // ---------------------------------------------------------------------------------------
 // For hosts: a handler's `new Response(body, { headers })` keeps a Headers, and the handler
 // writes its fields.
+
+/// `name: value` of a message sluice parsed, appended to a Headers without a script's checks:
+/// the parser has checked the name is a token and the value a field value, and trimmed it.
+pub fn appendParsed(vm: *Vm, headers: Value, name: []const u8, value: []const u8) Error!void {
+    assert(isHeaders(headers.asObject()) and name.len > 0);
+    try vm.charge(meter.bytesCost(name.len + value.len));
+    const original = try vm.newLatin1(name);
+    var lower = original;
+    for (name, 0..) |c, i| if (c >= 'A' and c <= 'Z') {
+        var out = string.Builder.init(vm.heap, name.len, false) catch return vm.outOfMemory();
+        for (name[0..i]) |same| out.append(same);
+        for (name[i..]) |rest| out.append(std.ascii.toLower(rest));
+        lower = out.finish() catch return vm.outOfMemory();
+        break;
+    };
+    try appendField(vm, object.mapOf(headers.asObject()), lower, original, try vm.newLatin1(value));
+}
 
 /// `new Headers(init)`.
 pub fn fromInit(vm: *Vm, init: Value) Error!Value {
