@@ -9,11 +9,13 @@
 //! has gone, which is the backpressure both ways. Nothing here knows how the client's bytes
 //! are framed on the wire.
 //!
-//! The exchange is this file and four beside it, each a part of its work on the same slot:
-//! `tries.zig` (leases, the request sent, retries, health reports), `relay.zig` (the response
-//! on its way to the client, compression included), `tunnel.zig` (after a 101) and
-//! `handler_target.zig` (a handler's call); the calls other layers make into them are declared
-//! here, so they all reach an exchange as `exchange.name(...)`.
+//! The exchange is this file and six beside it, each a part of its work on the same slot:
+//! `routing.zig` (the route, its settings and policy, admission, affinity), `tries.zig`
+//! (leases, the request sent, retries, health reports), `relay.zig` (the response on its way
+//! to the client, compression included), `tunnel.zig` (after a 101), `handler_target.zig` (a
+//! handler's call) and `accounting.zig` (the access-log line, latency, counters and warnings
+//! it leaves); the calls other layers make into them are declared here, so they all reach an
+//! exchange as `exchange.name(...)`.
 //!
 //! Lifetime: an exchange is a slot of its worker (`Proxy.acquireExchange`), taken when a
 //! request head starts to arrive and given back when it ends. Its upstream operations are
@@ -32,11 +34,9 @@ const http = @import("../http/http.zig");
 const Config = @import("../config/Config.zig");
 const LocalPool = @import("../upstream/LocalPool.zig");
 const rewrite = @import("rewrite.zig");
-const affinity = @import("affinity.zig");
 const local = @import("local.zig");
 const Failure = @import("failure.zig").Failure;
 const Proxy = @import("Proxy.zig");
-const Router = @import("Router.zig");
 const Attempt = @import("Attempt.zig");
 const Downstream = @import("downstream.zig").Downstream;
 const tls = @import("../tls/tls.zig");
@@ -46,6 +46,8 @@ const handler_target = @import("handler_target.zig");
 const upstream_http1 = @import("upstream_http1.zig");
 const relay_ns = @import("relay.zig");
 const tries = @import("tries.zig");
+const routing = @import("routing.zig");
+const accounting = @import("accounting.zig");
 const HeaderPolicy = @import("../policy/HeaderPolicy.zig");
 const compression = @import("../policy/compression.zig");
 const Compressor = @import("Compressor.zig");
@@ -295,7 +297,7 @@ pub fn begin(exchange: *Exchange, head: *const http.Request, head_len: u32) void
     }
     assert(exchange.hold == null);
     exchange.hold = proxy.holdCurrent();
-    if (exchange.route()) |refusal| return exchange.fail(refusal);
+    if (routing.route(exchange)) |refusal| return exchange.fail(refusal);
     switch (exchange.target) {
         .none => unreachable, // `route` sets one.
         .local => |chosen| return exchange.respondLocal(chosen),
@@ -340,7 +342,7 @@ pub fn forward(exchange: *Exchange, overrides: rewrite.Overrides) bool {
     const pool = exchange.localPool();
     pool.stats.requests.add(1);
     pool.retry_budget.deposit();
-    exchange.findAffinity();
+    routing.findAffinity(exchange);
     // A handler's exchange has its buffer already.
     if (exchange.ubuf == null) exchange.ubuf = exchange.proxy.buffers.acquire() orelse {
         exchange.fail(.overloaded);
@@ -357,126 +359,8 @@ pub fn forward(exchange: *Exchange, overrides: rewrite.Overrides) bool {
     return true;
 }
 
-/// Follows the current generation's routes, and sets what the route sets. Then whether the
-/// client may be served there: null, or the failure that answers it (a 403 from the allow and
-/// deny lists, a 429 from the rate limits).
-fn route(exchange: *Exchange) ?Failure {
-    const proxy = exchange.proxy;
-    const generation = proxy.generation;
-    const routes = generation.config.routes();
-    if (routes.len == 0) {
-        exchange.routeSettings(null, null, generation.tunnel_slots[0]);
-        const config = generation.config;
-        exchange.target = if (config.handler.len > 0)
-            .{ .handler = generation.handler(config.handlerIndex(config.handler).?, proxy.worker_index) } // Validated.
-        else
-            .{ .pool = &generation.pools[0].locals[proxy.worker_index] };
-        return exchange.admit(null);
-    }
-    // A connection whose listener is gone from the configuration matches only the routes
-    // without a listener condition.
-    const listener = std.mem.indexOfScalar(u8, generation.listener_slots, exchange.downstream.client().listener_slot);
-    const request = Router.Request.fromHead(exchange.request_head, if (listener) |l| @intCast(l) else 31, proxy.path_scratch);
-    const matched = Router.match(routes, &request) orelse {
-        proxy.stats.requests_unrouted.add(1);
-        exchange.routeSettings(null, null, generation.tunnel_slots[routes.len]);
-        exchange.target = .{ .local = null };
-        return exchange.admit(null);
-    };
-    generation.route_requests[proxy.worker_index][matched].add(1);
-    const chosen = &routes[matched];
-    exchange.routeSettings(chosen, matched, generation.tunnel_slots[matched]);
-    exchange.target = switch (chosen.action) {
-        .pool => .{ .pool = &generation.pools[chosen.pool].locals[proxy.worker_index] },
-        .respond, .redirect => .{ .local = chosen },
-        .handler => .{ .handler = generation.handler(chosen.handler, proxy.worker_index) },
-    };
-    return exchange.admit(matched);
-}
-
-/// The allow and deny lists of the top level, the client's listener and route `matched` (null:
-/// none), then the rate limits (policy/AccessPolicy.zig, policy/RateLimits.zig): null when the
-/// request may go on. Neither written anywhere: two comparisons.
-fn admit(exchange: *Exchange, matched: ?usize) ?Failure {
-    const proxy = exchange.proxy;
-    const generation = proxy.generation;
-    if (generation.access == null and generation.rate_limits == null) return null;
-    const client = exchange.downstream.client();
-    if (generation.access) |*access| {
-        const listener = std.mem.indexOfScalar(u8, generation.listener_slots, client.listener_slot);
-        if (!access.allows(client.address, listener, matched)) {
-            proxy.stats.requests_forbidden.add(1);
-            return .forbidden;
-        }
-    }
-    const limits = &(generation.rate_limits orelse return null);
-    const evictions = proxy.rate_limiter.evictions_early;
-    const verdict = limits.take(&proxy.rate_limiter, client.address, exchange.request_head, matched, exchange.loop().now());
-    proxy.stats.rate_limit_evictions.add(proxy.rate_limiter.evictions_early - evictions);
-    switch (verdict) {
-        .allowed => return null,
-        .limited => |wait_ns| {
-            proxy.stats.requests_rate_limited.add(1);
-            if (matched) |index| generation.route_rate_limited[proxy.worker_index][index].add(1);
-            const seconds = std.math.divCeil(u64, wait_ns, std.time.ns_per_s) catch unreachable;
-            return .{ .rate_limited = @intCast(@min(seconds, Failure.retry_after_max_s)) };
-        },
-    }
-}
-
-inline fn routeSettings(exchange: *Exchange, chosen: ?*const Config.Route, index: ?usize, tunnel_slot: u8) void {
-    const proxy = exchange.proxy;
-    exchange.tunnel_queue = &proxy.pool_queues[tunnel_slot];
-    exchange.body_bytes_max = proxy.generation.config.requestBodyBytesMax(chosen);
-    exchange.compression_settings = proxy.generation.config.compressionFor(chosen);
-    // No rules anywhere: one comparison. A request no route took gets sluice's 404, which no
-    // rule touches.
-    if (proxy.generation.header_policies.len == 0) return;
-    if (chosen == null and proxy.generation.config.routes_count > 0) return;
-    exchange.applyPolicy(proxy.generation.headerPolicy(index).?, chosen);
-}
-
-/// The route's header rules, request id and path rewrite, with this exchange's variables.
-fn applyPolicy(exchange: *Exchange, policy: *const HeaderPolicy, chosen: ?*const Config.Route) void {
-    const applied = exchange.proxy.policySlot(exchange);
-    applied.* = .{};
-    exchange.policy = applied;
-    if (chosen) |taken| if (taken.rewrite_prefix.len > 0) {
-        const target = rewrite.originForm(exchange.request_head);
-        // "http://h?q" has the path "/" (RFC 9112 §3.2.1): only a prefix of "/" matches it.
-        const path = if (target.prefix.len > 0) "/" else target.path;
-        const rest = if (target.prefix.len > 0) target.path else "";
-        if (HeaderPolicy.PathRewrite.of(path, taken.path_prefix, taken.rewrite_prefix, exchange.proxy.path_scratch)) |rewritten| {
-            // `rest` is the query of "http://h?q" (its path being the implied "/").
-            applied.path = if (rest.len == 0) rewritten else .{ .replacement = taken.rewrite_prefix, .rest = rest };
-        } else {
-            applied.path_refused = true;
-        }
-    };
-    if (policy.needs_request_id) applied.request_id = exchange.pickRequestId(applied);
-    const client = exchange.downstream.client();
-    applied.variables = .{
-        .client_ip = client.ip,
-        .request_id = applied.request_id,
-        .scheme = if (client.tls) "https" else "http",
-        .host = rewrite.requestHost(exchange.request_head) orelse "",
-    };
-    if (!policy.request.isEmpty()) applied.request = .{ .side = &policy.request, .variables = &applied.variables };
-    if (!policy.response.isEmpty()) applied.response = .{ .side = &policy.response, .variables = &applied.variables };
-}
-
-/// The client's id when it sent a plain one in the request id field, else a new one.
-fn pickRequestId(exchange: *Exchange, applied: *HeaderPolicy.Applied) []const u8 {
-    const name = exchange.proxy.generation.config.request_id_header;
-    if (name.len > 0) if (exchange.request_head.get(name)) |sent| {
-        if (Config.HeaderRules.requestIdValid(sent)) return sent;
-    };
-    exchange.proxy.stats.request_ids_generated.add(1);
-    return exchange.proxy.request_ids.next(&applied.request_id_buffer);
-}
-
 /// The target the pool sees instead of the client's, if the route rewrites it.
-fn pathRewrite(exchange: *const Exchange) ?*const HeaderPolicy.PathRewrite {
+pub fn pathRewrite(exchange: *const Exchange) ?*const HeaderPolicy.PathRewrite {
     const applied = exchange.policy orelse return null;
     return if (applied.path) |*path| path else null;
 }
@@ -496,19 +380,6 @@ pub fn bodyOverLimit(exchange: *const Exchange) bool {
         .content_length => |length| length > max,
         .none, .chunked, .close_delimited => false,
     };
-}
-
-fn findAffinity(exchange: *Exchange) void {
-    const config = exchange.localPool().config;
-    const head = exchange.request_head;
-    switch (config.strategy) {
-        .hash => exchange.key = affinity.requestKey(head, config, exchange.downstream.client().ip),
-        .sticky => {
-            const value = affinity.cookieValue(head.headers, config.sticky_cookie) orelse return;
-            exchange.preferred = exchange.localPool().findIdText(value);
-        },
-        .round_robin, .weighted, .least_conn, .random => {},
-    }
 }
 
 pub fn composeUpstreamHead(exchange: *Exchange, overrides: rewrite.Overrides) bool {
@@ -570,7 +441,7 @@ pub fn maybeFinish(exchange: *Exchange) void {
         exchange.report(if (exchange.attempt.server_error) .status_5xx else .success);
         upstream_http1.finish(exchange);
     }
-    exchange.recordDuration();
+    accounting.recordDuration(exchange);
     exchange.release();
     exchange.downstream.exchangeFinished();
 }
@@ -583,7 +454,7 @@ pub fn maybeFinish(exchange: *Exchange) void {
 pub fn fail(exchange: *Exchange, failure: Failure) void {
     exchange.proxy.countFailure(exchange.poolOrNull(), failure, exchange.response == .none);
     exchange.log.end_reason = failure.name();
-    if (failure.status() == 502 or failure.status() == 504) exchange.warnFailure(failure);
+    if (failure.status() == 502 or failure.status() == 504) accounting.warnFailure(exchange, failure);
     exchange.last_failure = failure;
     exchange.abortWith(failure);
 }
@@ -605,7 +476,7 @@ pub fn abortWith(exchange: *Exchange, failure: ?Failure) void {
             exchange.log.bytes_sent = exchange.downstream.errorResponseLen(f);
         }
     }
-    exchange.recordDuration();
+    accounting.recordDuration(exchange);
     exchange.state = .ending;
     exchange.stopTimers();
     upstream_http1.cancel(exchange);
@@ -622,7 +493,7 @@ pub fn clientWatchStopped(exchange: *Exchange) void {
 pub fn abort(exchange: *Exchange) void {
     exchange.attempt.reusable = false;
     if (exchange.state == .ending or exchange.state == .free) return;
-    exchange.recordDuration();
+    accounting.recordDuration(exchange);
     exchange.state = .ending;
     exchange.stopTimers();
     upstream_http1.cancel(exchange);
@@ -638,7 +509,7 @@ pub fn refused(exchange: *Exchange, failure: Failure, response_len: usize) void 
     exchange.log.status = failure.status();
     exchange.log.bytes_sent = response_len;
     exchange.log.end_reason = failure.name();
-    exchange.logAccess(0);
+    accounting.logAccess(exchange, 0);
     exchange.state = .free;
 }
 
@@ -789,59 +660,8 @@ fn totalTimerCallback(exchange: *Exchange) void {
 // ---------------------------------------------------------------------------------------------
 // Logs and counters
 
-/// The exchange is over for its client (response sent, error answered, or connection closed;
-/// for a tunnel, the tunnel closed): its duration goes into the histogram and its line into
-/// the access log, once.
-fn recordDuration(exchange: *Exchange) void {
-    const started_ns = exchange.log.started_ns;
-    if (started_ns == 0) return; // No request parsed, or recorded already.
-    exchange.log.started_ns = 0;
-    const duration_ns = exchange.loop().now() -| started_ns;
-    if (!exchange.log.latency_observed) exchange.observeLatency(duration_ns);
-    exchange.logAccess(duration_ns);
-}
-
-/// One access-log line (when the log is on). Formatting happens here, on the worker, into the
-/// worker's buffer; writing the buffer out is the control thread's job.
-fn logAccess(exchange: *Exchange, duration_ns: u64) void {
-    const log = &(exchange.proxy.access_log orelse return);
-    const peer = &exchange.proxy.peer_scratch;
-    peer.subject_len = 0;
-    const client = exchange.downstream.logFacts(peer);
-    const upstream_ns: ?u64 = if (exchange.log.upstream_started_ns == 0)
-        null
-    else
-        exchange.loop().now() -| exchange.log.upstream_started_ns;
-    log.append(&.{
-        .client_ip = client.ip,
-        .method = if (exchange.log.method.len > 0) exchange.log.method else "-",
-        .target = if (exchange.log.target.len > 0) exchange.log.target else "-",
-        .version = if (client.http2) "HTTP/2.0" else if (exchange.request.version == .http10) "HTTP/1.0" else "HTTP/1.1",
-        .status = exchange.log.status,
-        .bytes_sent = exchange.log.bytes_sent,
-        .duration_ns = duration_ns,
-        .backend = exchange.backendName() orelse "",
-        .upstream_ns = upstream_ns,
-        .tries = exchange.tried.count,
-        .reason = exchange.log.end_reason,
-        .request_bytes = exchange.log.request_bytes + client.request_body_bytes,
-        .referer = exchange.log.referer,
-        .user_agent = exchange.log.user_agent,
-        .tls_version = client.tls_version,
-        .tls_cipher = client.tls_cipher,
-        .client_subject = client.client_subject,
-        .client_fingerprint = client.client_fingerprint,
-        .request_id = if (exchange.policy) |applied| applied.request_id else "",
-        .rewritten = if (exchange.pathRewrite()) |path| .{ path.replacement, path.rest } else null,
-    }, sys.clockRealtimeSeconds());
-}
-
-pub fn observeLatency(exchange: *Exchange, duration_ns: u64) void {
-    assert(!exchange.log.latency_observed);
-    exchange.log.latency_observed = true;
-    const latency = if (exchange.poolOrNull()) |pool_local| &pool_local.stats.latency else &exchange.proxy.stats.latency;
-    latency.observe(duration_ns);
-}
+pub const observeLatency = accounting.observeLatency;
+pub const countResponse = accounting.countResponse;
 
 /// Bytes the downstream sent to the client for this exchange, and read from it.
 pub fn countSent(exchange: *Exchange, n: usize) void {
@@ -858,41 +678,12 @@ pub fn backendName(exchange: *const Exchange) ?[]const u8 {
     return exchange.poolOrNullConst().?.backendName(exchange.attempt.backend_index);
 }
 
-/// The rate-limited warning for a 502 or 504, with what explains it.
-fn warnFailure(exchange: *Exchange, failure: Failure) void {
-    const detail: []const u8 = if (exchange.log.response_reject) |reject|
-        reject.reason()
-    else if (exchange.log.head_rewrite_failed)
-        "the response head would not fit a buffer once rewritten (raise --response-header-bytes-max)"
-    else switch (failure) {
-        .upstream_head_too_large => "over --response-header-bytes-max or --response-headers-count-max",
-        .upstream_response_timeout => if (exchange.response != .none)
-            "no body byte within the body timeout"
-        else
-            "no response head within the response timeout",
-        else => failure.body(),
-    };
-    exchange.proxy.warnFailure(failure, .{
-        .pool = if (exchange.poolOrNull()) |p| p.config.name else "-",
-        .backend = exchange.backendName() orelse "-",
-        .tries = exchange.tried.count,
-        .detail = std.mem.trimEnd(u8, detail, "\n"),
-    });
-}
-
 /// The downstream could not fit the rewritten head in the buffer.
 pub fn responseHeadTooLarge(exchange: *Exchange) void {
     exchange.log.head_rewrite_failed = true;
     exchange.response = .none; // Nothing reached the client: the 502 can still be sent.
     exchange.report(.success);
     exchange.failMidExchange(.upstream_head_too_large);
-}
-
-/// A final response from the backend is on its way to the client.
-pub fn countResponse(exchange: *Exchange, status: u16) void {
-    assert(status >= 100 and status <= 599); // The response parser refuses anything else.
-    const class = status / 100 - 1;
-    exchange.localPool().stats.backend_responses[exchange.attempt.backend_index][class].add(1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1001,7 +792,7 @@ pub fn localPool(exchange: *const Exchange) *LocalPool {
     return exchange.target.pool;
 }
 
-fn poolOrNull(exchange: *const Exchange) ?*LocalPool {
+pub fn poolOrNull(exchange: *const Exchange) ?*LocalPool {
     return switch (exchange.target) {
         .pool => |p| p,
         .none, .local, .handler => null,
