@@ -100,6 +100,7 @@ pub const files = .{
     @import("js/builtins/typed_arrays.zig"),
     @import("js/builtins/text_encoding.zig"),
     @import("handler/Handler.zig"),
+    @import("handler/Handler_test.zig"),
     @import("handler/Instance.zig"),
     @import("handler/host.zig"),
     @import("handler/fetch.zig"),
