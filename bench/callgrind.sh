@@ -21,6 +21,12 @@
 #                           -Dcpu=x86_64_v2, which a given binary needs too: valgrind)
 #   SLUICE_B_BIN=path       a second binary, counted in the same run (the A/B's other side)
 #   SLUICE_ARGS="..."       extra flags for both
+#   CG_HANDLER=fetch|proxy  through bench/handler_fetch.py's JavaScript handler instead of a
+#                           plain pool: `fetch` (the pool's answer fetched and returned with a
+#                           header changed) or `proxy` (the same request by Response.proxy),
+#                           HTTP/1.1 only; the handler has 1 MiB of memory and 16 calls waiting
+#                           at most, since its heaps are one reservation and under valgrind a
+#                           larger one fails (see max_connections below)
 set -euo pipefail
 
 bench=callgrind
@@ -58,6 +64,14 @@ case "$protocol" in
 esac
 scheme=http
 case "$protocol" in h1tls | h2tls) scheme=https ;; esac
+target_path=/
+case "${CG_HANDLER:-}" in
+    "") ;;
+    fetch | proxy)
+        [ "$protocol" = h1 ] || die "CG_HANDLER runs over h1 only"
+        [ "$CG_HANDLER" = proxy ] && target_path=/proxy ;;
+    *) die "CG_HANDLER is fetch or proxy, not '$CG_HANDLER'" ;;
+esac
 
 lib="$here/benchlib.py"
 port() { python3 "$lib" freeport; }
@@ -69,6 +83,20 @@ sluice_pid=""
 # Whatever stops the script (a failed run included) stops the backend and the binary under test.
 trap 'kill -TERM "$backend_pid" $sluice_pid 2>/dev/null || true' EXIT
 python3 "$lib" wait-port "$bport" 10 "$backend_pid" || die "the nginx backend did not start (see $run/backend.log)"
+upstream_flags=(--backend "127.0.0.1:$bport")
+if [ -n "${CG_HANDLER:-}" ]; then
+    # handler_fetch.py's handler and site, with the memory valgrind can reserve.
+    python3 - "$here" "$run" "$bport" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import handler_fetch
+run, port = sys.argv[2], sys.argv[3]
+open(f"{run}/edge.js", "w").write(handler_fetch.HANDLER)
+site = handler_fetch.SITE.replace("BACKEND", port).replace('.deadline = "1s"', '.deadline = "1s", .memory = "1MiB", .suspended_max = 16')
+open(f"{run}/site.zon", "w").write(site.replace('.listen = "127.0.0.1:PORT",\n', ""))
+PY
+    upstream_flags=(--config "$run/site.zon")
+fi
 
 # count LABEL BIN: one binary's figure, printed as a line of the table.
 count() {
@@ -77,15 +105,15 @@ count() {
     cg_out="$run/callgrind.$label.out"
     # shellcheck disable=SC2086  # SLUICE_ARGS is a flag list
     valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$cg_out" \
-        "$bin" --workers 1 --io epoll --max-connections "$max_connections" --listen "127.0.0.1:$sport" --backend "127.0.0.1:$bport" \
+        "$bin" --workers 1 --io epoll --max-connections "$max_connections" --listen "127.0.0.1:$sport" "${upstream_flags[@]}" \
         "${sluice_flags[@]}" ${SLUICE_ARGS:-} >"$run/$label.log" 2>&1 &
     pid=$!
     sluice_pid=$pid
     python3 "$lib" wait-port "$sport" 60 "$pid" || { kill "$pid" 2>/dev/null; die "$label did not start (see $run/$label.log)"; }
-    h2load "${load_flags[@]}" -n "$warmup" -c "$clients" -m "$streams" "$scheme://127.0.0.1:$sport/" \
+    h2load "${load_flags[@]}" -n "$warmup" -c "$clients" -m "$streams" "$scheme://127.0.0.1:$sport$target_path" \
         >"$run/$label.warmup.log" 2>&1 || die "h2load failed (see $run/$label.warmup.log)"
     callgrind_control -i on "$pid" >/dev/null 2>&1
-    h2load "${load_flags[@]}" -n "$requests" -c "$clients" -m "$streams" "$scheme://127.0.0.1:$sport/" \
+    h2load "${load_flags[@]}" -n "$requests" -c "$clients" -m "$streams" "$scheme://127.0.0.1:$sport$target_path" \
         >"$run/$label.load.log" 2>&1 || die "h2load failed (see $run/$label.load.log)"
     callgrind_control -i off "$pid" >/dev/null 2>&1
     local ok
@@ -100,7 +128,7 @@ count() {
     printf '%-8s %10d instructions per request  (%s)\n' "$label" "$((total / requests))" "$cg_out"
 }
 
-log "$protocol, $requests requests counted after $warmup, h2load -c $clients -m $streams"
+log "$protocol${CG_HANDLER:+ through the handler ($CG_HANDLER)}, $requests requests counted after $warmup, h2load -c $clients -m $streams"
 count A "$SLUICE_BIN"
 if [ -n "${SLUICE_B_BIN:-}" ]; then
     [ -x "$SLUICE_B_BIN" ] || die "SLUICE_B_BIN is not an executable"
