@@ -197,7 +197,6 @@ pub const Properties = struct {
         p.items[i].flags = flags;
     }
 
-    /// Adds a property known to be absent.
     /// Adds a property the caller knows is absent and no array index (a native building an
     /// object it just made, each key once), without looking for it first.
     pub fn addNew(p: *Properties, heap: *Heap, key: *String, v: Value, flags: PropertyFlags) Heap.Error!void {
@@ -209,6 +208,7 @@ pub const Properties = struct {
         p.items[p.len - 1].flags = flags;
     }
 
+    /// Adds a property known to be absent.
     pub fn add(p: *Properties, heap: *Heap, key: *String, v: Value) Heap.Error!void {
         if (p.len == p.cap) try p.grow(heap, p.len + 1);
         if (key.arrayIndex()) |index| {

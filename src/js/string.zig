@@ -14,6 +14,7 @@ const assert = std.debug.assert;
 
 const Heap = @import("Heap.zig");
 const meter = @import("meter.zig");
+const names = @import("names.zig");
 
 pub const length_max: u32 = (1 << 29) - 24; // V8's limit on 64-bit targets, in code units.
 
@@ -247,7 +248,7 @@ var small_integer_storage: [small_integers_count]String = blk: {
 /// those), for a host that would otherwise copy the same text into every request's heap (a
 /// Content-Type, say). Its hash and flags are filled in at compile time, so nothing writes it.
 pub fn literal(comptime text: []const u8) *String {
-    comptime assert(parseIndexText(text) == null);
+    comptime assert(parseIndexText(text) == null and names.lookup(text) == null);
     const Storage = struct {
         var s: String = .{
             .ptr = text.ptr,
