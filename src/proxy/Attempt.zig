@@ -51,7 +51,7 @@ response_parser: http.ResponseParser,
 /// Receives on the upstream socket; sends (and the connect, a socket's first write).
 recv: Completion = .{},
 send: Completion = .{},
-/// Connect, response and body-gap deadlines of this try (`Exchange.armAttemptTimer`).
+/// Connect, response and body-gap deadlines of this try (`tries.rearmAttemptTimer`).
 timer: Timer = .{},
 /// With TLS to the backend: the codec between the socket and the exchange (its buffers are
 /// this try's; the engine is the connection's).
@@ -93,7 +93,7 @@ pub const State = enum {
     awaiting_response,
     /// The response timed out before its head, with the request whole and a retry reserved:
     /// the head's receive is cancelled, and its callback sends the request elsewhere
-    /// (`Exchange.receiveCancelled`). No deadline runs meanwhile.
+    /// (`tries.receiveCancelled`). No deadline runs meanwhile.
     cancelling_for_retry,
     /// A 1xx is being relayed; the final response follows.
     relaying_interim,

@@ -11,11 +11,11 @@
 //!
 //! The exchange is this file and six beside it, each a part of its work on the same slot:
 //! `routing.zig` (the route, its settings and policy, admission, affinity), `tries.zig`
-//! (leases, the request sent, retries, health reports), `relay.zig` (the response on its way
-//! to the client, compression included), `tunnel.zig` (after a 101), `handler_target.zig` (a
-//! handler's call) and `accounting.zig` (the access-log line, latency, counters and warnings
-//! it leaves); the calls other layers make into them are declared here, so they all reach an
-//! exchange as `exchange.name(...)`.
+//! (leases, the request sent, retries, health reports, the try's deadlines), `relay.zig` (the
+//! response on its way to the client, compression included), `tunnel.zig` (after a 101),
+//! `handler_target.zig` (a handler's call) and `accounting.zig` (the access-log line,
+//! latency, counters and warnings it leaves); the calls other layers make into them are
+//! declared here, so they all reach an exchange as `exchange.name(...)`.
 //!
 //! Lifetime: an exchange is a slot of its worker (`Proxy.acquireExchange`), taken when a
 //! request head starts to arrive and given back when it ends. Its upstream operations are
@@ -582,75 +582,8 @@ fn releaseCompressor(exchange: *Exchange) void {
     exchange.response_encoding = .identity;
 }
 
-/// Arms the try's one timer on `queue` (connect, response or body gap).
-fn armAttemptTimer(exchange: *Exchange, queue: *TimerQueue) void {
-    exchange.loop().timerArm(queue, &exchange.attempt.timer, Exchange, exchange, attemptTimerCallback);
-}
-
-/// The try's deadline after progress, from where it is: the backend has the response timeout
-/// until its head arrives (and while it reads the request body), the body timeout for each
-/// gap in its body. While only the client is being waited for (its reading of the response),
-/// no upstream deadline runs: the downstream's does.
-pub fn rearmAttemptTimer(exchange: *Exchange) void {
-    const attempt = &exchange.attempt;
-    const queues = exchange.localPool().queues;
-    switch (attempt.state) {
-        .connecting, .handshaking => exchange.armAttemptTimer(queues.connect),
-        .sending_head, .awaiting_response, .relaying_interim => exchange.armAttemptTimer(queues.response),
-        .relaying_body => if (upstream_http1.receiving(exchange))
-            exchange.armAttemptTimer(queues.body)
-        else if (attempt.send.isPending())
-            exchange.armAttemptTimer(queues.response)
-        else
-            exchange.loop().timerCancel(&attempt.timer),
-        .cancelling_for_retry, .tunnel, .done => exchange.loop().timerCancel(&attempt.timer),
-    }
-}
-
-fn attemptTimerCallback(exchange: *Exchange) void {
-    assert(exchange.state == .upstream);
-    const attempt = &exchange.attempt;
-    switch (attempt.state) {
-        .connecting, .handshaking => {
-            // The connect (or handshake) callback sees the flag and moves on to the next
-            // backend.
-            attempt.connect_timed_out = true;
-            upstream_http1.cancel(exchange);
-            exchange.rearmAttemptTimer(); // Bounds that wait too.
-        },
-        .sending_head, .awaiting_response, .relaying_interim => exchange.responseTimedOut(),
-        .relaying_body => {
-            exchange.report(.timeout);
-            exchange.failMidExchange(.upstream_response_timeout);
-        },
-        .cancelling_for_retry, .tunnel, .done => unreachable, // No attempt timer runs then.
-    }
-}
-
-/// The response timed out before its head arrived. When the pool retries timeouts, the
-/// request is replayable and only the head's receive is in flight, that receive is cancelled
-/// and its callback sends the request to another backend.
-fn responseTimedOut(exchange: *Exchange) void {
-    const attempt = &exchange.attempt;
-    exchange.last_failure = .upstream_response_timeout;
-    exchange.report(.timeout);
-    const only_receiving = exchange.pending_ops == 1 and upstream_http1.receiving(exchange);
-    const retry = exchange.localPool().config.retry.on.timeout and exchange.request_done and
-        exchange.request.method.isIdempotent() and !exchange.interim_relayed and
-        exchange.downstream.requestBodyReplayable() and only_receiving and attempt.received == 0;
-    if (!retry or !exchange.reserveRetry()) return exchange.failMidExchange(.upstream_response_timeout);
-    assert(attempt.state == .awaiting_response); // Only its head's receive is in flight.
-    attempt.state = .cancelling_for_retry;
-    upstream_http1.cancelRecv(exchange);
-}
-
-/// The head's receive that `responseTimedOut` cancelled has called back: on to another backend,
-/// unless a byte of the response had `arrived` before the cancel (then the request is not sent
-/// again, and it came after the deadline: a timeout all the same).
-pub fn receiveCancelled(exchange: *Exchange, arrived: bool) void {
-    if (!arrived) return exchange.retryElsewhere();
-    exchange.failMidExchange(.upstream_response_timeout);
-}
+pub const rearmAttemptTimer = tries.rearmAttemptTimer;
+pub const receiveCancelled = tries.receiveCancelled;
 
 fn totalTimerCallback(exchange: *Exchange) void {
     assert(exchange.state == .upstream);

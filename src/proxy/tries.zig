@@ -3,8 +3,10 @@
 //! body sent through the try's codec (upstream_http1.zig), and what a failure comes to: another
 //! backend when the pool retries it and the request can be sent again (replayed from the
 //! client's buffer, or re-read from a handler's), else the failure answered; each try's outcome
-//! reported to the pool's health once. The exchange's lifecycle, deadlines, relay and end stay
-//! where they are; the calls others make are declared in Exchange.zig.
+//! reported to the pool's health once; and the try's deadlines (connect, response, each gap in
+//! the body), with the retry a response timeout may take. The exchange's lifecycle, total
+//! deadline, relay and end stay where they are; the calls others make are declared in
+//! Exchange.zig.
 const std = @import("std");
 const assert = std.debug.assert;
 
@@ -14,6 +16,7 @@ const Http2Try = @import("Http2Try.zig");
 const handler_target = @import("handler_target.zig");
 const upstream_http1 = @import("upstream_http1.zig");
 const Exchange = @import("Exchange.zig");
+const TimerQueue = @import("../loop/loop.zig").TimerQueue;
 
 /// Takes a lease on a backend and reaches it: a pooled idle connection if one exists, else a
 /// new one. A retry has been reserved (`LocalPool.reserveRetry`) before it comes here again.
@@ -292,4 +295,77 @@ pub fn report(exchange: *Exchange, outcome: Health.Outcome) void {
     if (attempt.reported) return;
     attempt.reported = true;
     exchange.localPool().report(attempt.backend_index, outcome, exchange.loop().now());
+}
+
+// ---------------------------------------------------------------------------------------------
+// The try's deadlines: connect, response, and each gap in the body
+
+/// Arms the try's one timer on `queue` (connect, response or body gap).
+fn armAttemptTimer(exchange: *Exchange, queue: *TimerQueue) void {
+    exchange.loop().timerArm(queue, &exchange.attempt.timer, Exchange, exchange, attemptTimerCallback);
+}
+
+/// The try's deadline after progress, from where it is: the backend has the response timeout
+/// until its head arrives (and while it reads the request body), the body timeout for each
+/// gap in its body. While only the client is being waited for (its reading of the response),
+/// no upstream deadline runs: the downstream's does.
+pub fn rearmAttemptTimer(exchange: *Exchange) void {
+    const attempt = &exchange.attempt;
+    const queues = exchange.localPool().queues;
+    switch (attempt.state) {
+        .connecting, .handshaking => armAttemptTimer(exchange, queues.connect),
+        .sending_head, .awaiting_response, .relaying_interim => armAttemptTimer(exchange, queues.response),
+        .relaying_body => if (upstream_http1.receiving(exchange))
+            armAttemptTimer(exchange, queues.body)
+        else if (attempt.send.isPending())
+            armAttemptTimer(exchange, queues.response)
+        else
+            exchange.loop().timerCancel(&attempt.timer),
+        .cancelling_for_retry, .tunnel, .done => exchange.loop().timerCancel(&attempt.timer),
+    }
+}
+
+fn attemptTimerCallback(exchange: *Exchange) void {
+    assert(exchange.state == .upstream);
+    const attempt = &exchange.attempt;
+    switch (attempt.state) {
+        .connecting, .handshaking => {
+            // The connect (or handshake) callback sees the flag and moves on to the next
+            // backend.
+            attempt.connect_timed_out = true;
+            upstream_http1.cancel(exchange);
+            rearmAttemptTimer(exchange); // Bounds that wait too.
+        },
+        .sending_head, .awaiting_response, .relaying_interim => responseTimedOut(exchange),
+        .relaying_body => {
+            exchange.report(.timeout);
+            exchange.failMidExchange(.upstream_response_timeout);
+        },
+        .cancelling_for_retry, .tunnel, .done => unreachable, // No attempt timer runs then.
+    }
+}
+
+/// The response timed out before its head arrived. When the pool retries timeouts, the
+/// request is replayable and only the head's receive is in flight, that receive is cancelled
+/// and its callback sends the request to another backend.
+fn responseTimedOut(exchange: *Exchange) void {
+    const attempt = &exchange.attempt;
+    exchange.last_failure = .upstream_response_timeout;
+    exchange.report(.timeout);
+    const only_receiving = exchange.pending_ops == 1 and upstream_http1.receiving(exchange);
+    const retry = exchange.localPool().config.retry.on.timeout and exchange.request_done and
+        exchange.request.method.isIdempotent() and !exchange.interim_relayed and
+        exchange.downstream.requestBodyReplayable() and only_receiving and attempt.received == 0;
+    if (!retry or !exchange.reserveRetry()) return exchange.failMidExchange(.upstream_response_timeout);
+    assert(attempt.state == .awaiting_response); // Only its head's receive is in flight.
+    attempt.state = .cancelling_for_retry;
+    upstream_http1.cancelRecv(exchange);
+}
+
+/// The head's receive that `responseTimedOut` cancelled has called back: on to another backend,
+/// unless a byte of the response had `arrived` before the cancel (then the request is not sent
+/// again, and it came after the deadline: a timeout all the same).
+pub fn receiveCancelled(exchange: *Exchange, arrived: bool) void {
+    if (!arrived) return exchange.retryElsewhere();
+    exchange.failMidExchange(.upstream_response_timeout);
 }
