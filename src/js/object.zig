@@ -90,9 +90,10 @@ pub const DeletedIntrinsics = packed struct(u8) {
     _: u6 = 0,
 };
 
-/// Whether a closure still has its own `name` or `length` (they are configurable).
+/// Whether a closure (or a function a Promise operation made) still has its own `name` or
+/// `length` (they are configurable).
 pub fn closureHasIntrinsic(o: *const Object, key: *String) bool {
-    assert(o.kind == .closure);
+    assert(o.kind == .closure or o.kind == .promise_function);
     if (js_names.is(key, "name")) return !o.deleted_intrinsics.name;
     if (js_names.is(key, "length")) return !o.deleted_intrinsics.length;
     return false;
