@@ -291,12 +291,11 @@ fn getPromiseResolve(vm: *Vm, c: Value) Error!Value {
     return resolve;
 }
 
-/// Call(promiseResolve, C, «v»): the builtin Promise.resolve on %Promise% is run directly.
-fn callPromiseResolve(vm: *Vm, c: Value, resolve: Value, v: Value) Error!Value {
-    if (isIntrinsic(c) and resolve.eqlBits(builtins.classMember(.promise_ctor, names.string("resolve")).?)) {
-        return Value.obj(&(try promiseResolve(vm, v)).object);
-    }
-    return vm.call(resolve, c, &.{v});
+/// Call(promiseResolve, C, «v»); null stands for the builtin Promise.resolve on %Promise%,
+/// run directly.
+fn callPromiseResolve(vm: *Vm, c: Value, resolve: ?Value, v: Value) Error!Value {
+    const f = resolve orelse return Value.obj(&(try promiseResolve(vm, v)).object);
+    return vm.call(f, c, &.{v});
 }
 
 /// Invoke(p, "then", «on_fulfilled, on_rejected») for a combinator, whose result it drops: a
@@ -537,7 +536,9 @@ fn combine(vm: *Vm, c: Value, args: []const Value, comptime which: Combinator) E
 }
 
 fn combineInto(vm: *Vm, c: Value, cap: *Capability, iterable: Value, comptime which: Combinator) Error!void {
-    const resolve = try getPromiseResolve(vm, c);
+    // %Promise% in a run that changed no builtin has the builtin `resolve`: the Get would
+    // show nothing.
+    const resolve: ?Value = if (isIntrinsic(c) and vm.builtin_changes == null) null else try getPromiseResolve(vm, c);
     var source = try ops.iterStart(vm, iterable, .{});
     combineEach(vm, c, cap, resolve, &source, which) catch |err| switch (err) {
         // IteratorClose with a throw completion: the exception stands whatever return() does.
@@ -556,7 +557,7 @@ fn combineInto(vm: *Vm, c: Value, cap: *Capability, iterable: Value, comptime wh
 
 /// PerformPromiseAll and kin: each value through C.resolve, then its `then` with the element
 /// functions.
-fn combineEach(vm: *Vm, c: Value, cap: *Capability, resolve: Value, source: *Value, comptime which: Combinator) Error!void {
+fn combineEach(vm: *Vm, c: Value, cap: *Capability, resolve: ?Value, source: *Value, comptime which: Combinator) Error!void {
     var cursor = Value.number(0);
     const shared = vm.heap.create(object.PromiseShared) catch return vm.outOfMemory();
     shared.* = .{ .capability = cap, .values = try vm.newArray(0), .remaining = 1 };
