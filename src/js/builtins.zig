@@ -825,6 +825,9 @@ pub fn staticMember(vm: *Vm, id: u32, key: *String) Error!Value {
         if (names.is(key, "length")) {
             if (o.construct orelse o.call) |n| return Value.number(@floatFromInt(n.length));
         }
+        // The other plain builtin objects (%GeneratorPrototype%, reached through a generator
+        // function's `prototype`; Math, JSON) inherit Object.prototype's methods.
+        if (o.call == null and o.construct == null) return classMember(.object_proto, key) orelse Value.undefined_value;
         return Value.undefined_value;
     }
     const host_id = id - builtin_objects.len;
