@@ -98,7 +98,7 @@ pub const list = [_][]const u8{
     "setTimeout",               "clearTimeout",              "setInterval",        "clearInterval",
     "catch",                    "finally",                   "resolve",            "reject",
     "all",                      "allSettled",                "any",                "race",
-    "status",                   "reason",                    "errors",
+    "status",                   "reason",                    "errors",             "AggregateError",
     // RegExp.
                 "RegExp",
     "lastIndex",                "source",                    "flags",              "global",

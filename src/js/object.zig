@@ -475,6 +475,8 @@ pub const ErrorKind = enum(u8) {
     reference_error,
     eval_error,
     uri_error,
+    /// Promise.any's rejection, with its `errors`.
+    aggregate_error,
 
     pub fn name(k: ErrorKind) []const u8 {
         return switch (k) {
@@ -485,6 +487,7 @@ pub const ErrorKind = enum(u8) {
             .reference_error => "ReferenceError",
             .eval_error => "EvalError",
             .uri_error => "URIError",
+            .aggregate_error => "AggregateError",
         };
     }
 };

@@ -415,11 +415,10 @@ fn finishAll(vm: *Vm, shared: *object.PromiseShared, is_any: bool) Error!void {
     _ = try vm.call(cap.reject, Value.undefined_value, &.{try aggregateError(vm, shared.values)});
 }
 
-/// V8's AggregateError for Promise.any, as an Error named AggregateError with `errors`.
+/// V8's AggregateError for Promise.any, with its `errors`.
 fn aggregateError(vm: *Vm, errors: *object.Array) Error!Value {
-    const e = try vm.newError(.@"error", "All promises were rejected");
-    e.object.properties.define(vm.heap, names.string("name"), Value.string(try vm.newLatin1("AggregateError")), .hidden) catch return vm.outOfMemory();
-    e.object.properties.define(vm.heap, names.string("errors"), Value.obj(&errors.object), .hidden) catch return vm.outOfMemory();
+    const e = try vm.newError(.aggregate_error, "All promises were rejected");
+    try builtins.errors.defineErrors(vm, e, errors);
     return Value.obj(&e.object);
 }
 
