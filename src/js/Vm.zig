@@ -696,6 +696,12 @@ pub fn newGenerator(vm: *Vm, frame: *const Frame, pc: u32) Error!*object.Generat
     const values = vm.heap.alloc(Value, @as(usize, f.local_count) + f.stack_max) catch return vm.outOfMemory();
     const handlers = vm.heap.alloc(object.Generator.SavedHandler, f.handler_max) catch return vm.outOfMemory();
     gen.* = .{ .object = .{ .kind = .generator }, .closure = closure, .this = frame.this, .values = values.ptr, .handlers = handlers.ptr };
+    // OrdinaryCreateFromConstructor: the function's `prototype` if it is still an object (it
+    // is writable), else %GeneratorPrototype% (the kind's, left undefined).
+    if (closure.object.properties.find(names.string("prototype"))) |i| {
+        const prototype = closure.object.properties.items[i].value;
+        if (prototype.is(.object)) gen.object.proto = prototype;
+    }
     vm.saveFrame(gen, frame, pc);
     return gen;
 }
@@ -983,8 +989,22 @@ pub fn newLatin1(vm: *Vm, text: []const u8) Error!*String {
 pub fn newClosure(vm: *Vm, f: *const Program.Function, captures: []*Cell) Error!*object.Closure {
     const c = vm.heap.create(object.Closure) catch return vm.outOfMemory();
     c.* = .{ .object = .{ .kind = .closure }, .function = f, .captures = captures.ptr };
-    if (f.kind == .normal) try vm.givePrototype(c);
+    if (f.kind == .normal) try vm.givePrototype(c) else if (f.kind.isGenerator()) try vm.giveGeneratorPrototype(c);
     return c;
+}
+
+/// A generator function's own `prototype` (ES §27.3.4.3): a new object with no
+/// `constructor`, inheriting %GeneratorPrototype% (or %AsyncGeneratorPrototype%), from which
+/// the generator objects its calls make inherit (newGenerator).
+fn giveGeneratorPrototype(vm: *Vm, c: *object.Closure) Error!void {
+    const prototype = try vm.newObject(0);
+    prototype.proto = Value.builtin(if (c.function.kind.isAsyncGenerator())
+        comptime builtins.builtinId("%AsyncGenerator.prototype%")
+    else
+        comptime builtins.builtinId("%Generator.prototype%"));
+    c.object.properties.reserveExact(vm.heap, 1) catch return vm.outOfMemory();
+    const flags: object.PropertyFlags = .{ .not_enumerable = true, .not_configurable = true };
+    c.object.properties.define(vm.heap, names.string("prototype"), Value.obj(prototype), flags) catch return vm.outOfMemory();
 }
 
 /// A `function`'s own `prototype`: a new object whose `constructor` is the function. Made

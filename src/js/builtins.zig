@@ -531,6 +531,8 @@ pub const builtin_objects = [_]BuiltinObject{
     .{ .name = "%EvalError.prototype%", .class = .error_proto, .constructor_of = "EvalError" },
     .{ .name = "%URIError.prototype%", .class = .error_proto, .constructor_of = "URIError" },
     .{ .name = "URIError", .prototype = "%URIError.prototype%", .class = .empty, .call = ctor("URIError", 1, errors.constructUriError), .construct = ctor("URIError", 1, errors.constructUriError), .instances = .{ .error_kind = .uri_error } },
+    .{ .name = "%AggregateError.prototype%", .class = .error_proto, .constructor_of = "AggregateError" },
+    .{ .name = "AggregateError", .prototype = "%AggregateError.prototype%", .class = .empty, .call = ctor("AggregateError", 2, errors.constructAggregateError), .construct = ctor("AggregateError", 2, errors.constructAggregateError), .instances = .{ .error_kind = .aggregate_error } },
 } ++ typed_array_objects;
 
 /// Global functions (not objects): their ids follow the builtin objects'.
@@ -768,6 +770,7 @@ pub fn kindPrototype(o: *const Object) Value {
             .reference_error => builtinId("%ReferenceError.prototype%"),
             .eval_error => builtinId("%EvalError.prototype%"),
             .uri_error => builtinId("%URIError.prototype%"),
+            .aggregate_error => builtinId("%AggregateError.prototype%"),
         },
         .map => builtinId("%Map.prototype%"),
         .set => builtinId("%Set.prototype%"),
@@ -825,6 +828,9 @@ pub fn staticMember(vm: *Vm, id: u32, key: *String) Error!Value {
         if (names.is(key, "length")) {
             if (o.construct orelse o.call) |n| return Value.number(@floatFromInt(n.length));
         }
+        // The other plain builtin objects (%GeneratorPrototype%, reached through a generator
+        // function's `prototype`; Math, JSON) inherit Object.prototype's methods.
+        if (o.call == null and o.construct == null) return classMember(.object_proto, key) orelse Value.undefined_value;
         return Value.undefined_value;
     }
     const host_id = id - builtin_objects.len;

@@ -91,9 +91,10 @@ pub const DeletedIntrinsics = packed struct(u8) {
     _: u6 = 0,
 };
 
-/// Whether a closure still has its own `name` or `length` (they are configurable).
+/// Whether a closure (or a function a Promise operation made) still has its own `name` or
+/// `length` (they are configurable).
 pub fn closureHasIntrinsic(o: *const Object, key: *String) bool {
-    assert(o.kind == .closure);
+    assert(o.kind == .closure or o.kind == .promise_function);
     if (js_names.is(key, "name")) return !o.deleted_intrinsics.name;
     if (js_names.is(key, "length")) return !o.deleted_intrinsics.length;
     return false;
@@ -495,6 +496,8 @@ pub const ErrorKind = enum(u8) {
     reference_error,
     eval_error,
     uri_error,
+    /// Promise.any's rejection, with its `errors`.
+    aggregate_error,
 
     pub fn name(k: ErrorKind) []const u8 {
         return switch (k) {
@@ -505,6 +508,7 @@ pub const ErrorKind = enum(u8) {
             .reference_error => "ReferenceError",
             .eval_error => "EvalError",
             .uri_error => "URIError",
+            .aggregate_error => "AggregateError",
         };
     }
 };
@@ -753,6 +757,17 @@ pub const Reaction = struct {
     on_rejected: Value,
     /// An async function suspended in `await`: resumed instead of calling a handler.
     generator: ?*Generator = null,
+    /// The capability of a `then` whose species constructor is not %Promise%: its resolve or
+    /// reject is called with the handler's result (derived is null then).
+    capability: ?*Capability = null,
+};
+
+/// A PromiseCapability record (ES §27.2.1.1): a promise some constructor made and the
+/// functions that settle it, which may be any callables that constructor handed out.
+pub const Capability = struct {
+    promise: Value = Value.undefined_value,
+    resolve: Value = Value.undefined_value,
+    reject: Value = Value.undefined_value,
 };
 
 /// A microtask: a reaction to run with a settled value, a thenable to resolve a promise
@@ -782,8 +797,18 @@ pub const PromiseFunction = struct {
     called: bool = false,
     /// The async generator the async_generator_* actions act on.
     generator: ?*Generator = null,
+    /// The record a GetCapabilitiesExecutor function fills in.
+    capability: ?*Capability = null,
+    /// finally's species constructor, for PromiseResolve(C, result).
+    constructor: Value = Value.undefined_value,
 
     pub const kind: Kind = .promise_function;
+
+    /// The `length` each action's function has (ES §27.2: 2 for a GetCapabilitiesExecutor
+    /// function, 1 for the others).
+    pub fn length(f: *const PromiseFunction) u32 {
+        return if (f.action == .capability_executor) 2 else 1;
+    }
 
     pub const Action = enum(u8) {
         resolve,
@@ -807,12 +832,15 @@ pub const PromiseFunction = struct {
         all_settled_fulfilled,
         all_settled_rejected,
         any_rejected,
+        /// GetCapabilitiesExecutor (`capability`): records the resolve and reject it is
+        /// given, once.
+        capability_executor,
     };
 };
 
 /// What Promise.all, allSettled and any share among their element functions.
 pub const PromiseShared = struct {
-    promise: *Promise,
+    capability: *Capability,
     values: *Array,
     remaining: u32,
 };

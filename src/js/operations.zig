@@ -696,7 +696,7 @@ pub fn getFieldFrom(vm: *Vm, start: Value, key: *String, receiver: Value) Error!
 fn hasIntrinsic(o: *Object, key: *String) bool {
     return switch (o.kind) {
         .array => key.arrayIndex() != null or names.is(key, "length"),
-        .closure => object.closureHasIntrinsic(o, key),
+        .closure, .promise_function => object.closureHasIntrinsic(o, key),
         .error_object => names.is(key, "message") or names.is(key, "stack") or names.is(key, "cause"),
         // A Headers is a Map inside (builtins/headers.zig) but has no size.
         // A URL is one too (builtins/url.zig), with its components instead.
@@ -750,8 +750,9 @@ fn getObjectField(vm: *Vm, o: *Object, key: *String) Error!Value {
         .array_buffer => if (builtins.typed_arrays.bufferField(o.as(object.ArrayBuffer), key)) |v| return v,
         .regexp => if (try builtins.regexps.field(vm, o.as(object.RegExpObject), key)) |v| return v,
         .promise_function => {
+            // Deleted, they are Function.prototype's: "" and 0.
             if (names.is(key, "name")) return Value.string(string.empty);
-            if (names.is(key, "length")) return Value.number(1);
+            if (names.is(key, "length")) return Value.number(if (o.deleted_intrinsics.length) 0 else @floatFromInt(o.as(object.PromiseFunction).length()));
         },
         .bound_function => {
             if (names.is(key, "name")) return Value.string(try boundName(vm, o.as(object.BoundFunction)));
@@ -947,6 +948,9 @@ pub fn setField(vm: *Vm, obj: Value, key: *String, v: Value) Error!void {
             if (names.is(key, "name") or names.is(key, "length")) return throwReadOnly(vm, o, key);
             if (isPoisoned(key)) return throwPoisoned(vm);
         },
+        .promise_function => if (o.properties.find(key) == null and object.closureHasIntrinsic(o, key)) {
+            return throwReadOnly(vm, o, key);
+        },
         .regexp => if (builtins.regexps.isField(key)) {
             return vm.throwFmt(.type_error, "Cannot set property {f} of {f} which has only a getter", .{ KeyFormat{ .s = key }, ValueText{ .vm = vm, .v = obj } });
         },
@@ -1047,7 +1051,7 @@ fn throwFrozen(vm: *Vm, o: *Object, key: *String) Error {
 /// NoSideEffectsToString shows it (`object '[object Array]'`, `function '(p) => p'`).
 fn throwReadOnly(vm: *Vm, o: *Object, key: *String) Error {
     return vm.throwFmt(.type_error, "Cannot assign to read only property '{f}' of {s} '{f}'", .{
-        KeyFormat{ .s = key }, if (o.kind == .closure) "function" else "object", ValueText{ .vm = vm, .v = Value.obj(o) },
+        KeyFormat{ .s = key }, if (o.kind == .closure or o.kind == .promise_function) "function" else "object", ValueText{ .vm = vm, .v = Value.obj(o) },
     });
 }
 
@@ -1154,7 +1158,7 @@ pub fn deleteField(vm: *Vm, obj: Value, key: *String) Error!bool {
             if (i >= o.as(object.TypedArray).len) return true;
             return vm.throwFmt(.type_error, "Cannot delete property '{d}' of [object {s}]", .{ i, o.as(object.TypedArray).element.name() });
         },
-        .closure => if (o.properties.find(key) == null and object.closureHasIntrinsic(o, key)) {
+        .closure, .promise_function => if (o.properties.find(key) == null and object.closureHasIntrinsic(o, key)) {
             if (o.frozen or o.sealed_shape_all) return vm.throwFmt(.type_error, "Cannot delete property '{f}' of {f}", .{ KeyFormat{ .s = key }, ValueText{ .vm = vm, .v = obj } });
             if (names.is(key, "name")) o.deleted_intrinsics.name = true else o.deleted_intrinsics.length = true;
             return true;

@@ -358,7 +358,7 @@ fn intrinsicDescriptor(vm: *Vm, o: *Object, key: *String) Error!Value {
             }
             if (names.is(key, "length")) return dataDescriptor(vm, Value.number(@floatFromInt(a.len)), .{ .writable = !frozen, .enumerable = false, .configurable = false });
         },
-        .closure => {
+        .closure, .promise_function => {
             if (object.closureHasIntrinsic(o, key)) {
                 return dataDescriptor(vm, try ops.getField(vm, Value.obj(o), key), .{ .writable = false, .enumerable = false, .configurable = !frozen });
             }
@@ -444,13 +444,13 @@ pub fn ownNames(vm: *Vm, v: Value) Error!*object.Array {
         keys.push(vm.heap, Value.string(p.key)) catch return vm.outOfMemory();
     }
     const intrinsic: []const []const u8 = switch (o.kind) {
-        .closure, .bound_function => &.{ "length", "name" },
+        .closure, .bound_function, .promise_function => &.{ "length", "name" },
         .error_object => &.{"stack"},
         else => &.{},
     };
     inline for (.{ "length", "name", "stack", "message" }) |n| {
         for (intrinsic) |i| {
-            const kept = o.kind != .closure or object.closureHasIntrinsic(o, names.string(n));
+            const kept = (o.kind != .closure and o.kind != .promise_function) or object.closureHasIntrinsic(o, names.string(n));
             if (std.mem.eql(u8, i, n) and kept and o.properties.find(names.string(n)) == null) {
                 keys.push(vm.heap, Value.string(names.string(n))) catch return vm.outOfMemory();
             }

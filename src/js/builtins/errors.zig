@@ -1,5 +1,5 @@
-//! Error, TypeError, RangeError, SyntaxError, ReferenceError, EvalError, URIError: their
-//! constructors and Error.prototype.toString.
+//! Error, TypeError, RangeError, SyntaxError, ReferenceError, EvalError, URIError,
+//! AggregateError: their constructors and Error.prototype.toString.
 //!
 //! An error's `message` is a field, not an own property, so that it is not enumerable (as in
 //! V8: `Object.keys(new Error("x"))` is empty); its `name` comes from its kind unless the
@@ -63,6 +63,23 @@ pub fn constructEvalError(vm: *Vm, this: Value, args: []const Value) Error!Value
 pub fn constructUriError(vm: *Vm, this: Value, args: []const Value) Error!Value {
     _ = this;
     return construct(vm, .uri_error, args);
+}
+
+/// `new AggregateError(errors, message, options)`: an error whose own `errors` (not
+/// enumerable) is an array of what the iterable gives.
+pub fn constructAggregateError(vm: *Vm, this: Value, args: []const Value) Error!Value {
+    _ = this;
+    const rest: []const Value = if (args.len > 1) args[1..] else &.{};
+    const e = try construct(vm, .aggregate_error, rest);
+    const list = try vm.newArray(0);
+    try ops.appendIterable(vm, list, arg(args, 0), .{});
+    try defineErrors(vm, e.asObject().as(object.ErrorObject), list);
+    return e;
+}
+
+/// The `errors` own property of an AggregateError: writable, configurable, not enumerable.
+pub fn defineErrors(vm: *Vm, e: *object.ErrorObject, list: *object.Array) Error!void {
+    e.object.properties.define(vm.heap, names.string("errors"), Value.obj(&list.object), .hidden) catch return vm.outOfMemory();
 }
 
 /// Error.prototype.toString.

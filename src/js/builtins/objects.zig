@@ -169,7 +169,7 @@ fn hasOwnKey(vm: *Vm, v: Value, key_value: Value) Error!bool {
             return names.is(key, "stack") or (names.is(key, "message") and e.message != null) or
                 (names.is(key, "cause") and !e.cause.eqlBits(Value.hole));
         },
-        .closure => return object.closureHasIntrinsic(o, key),
+        .closure, .promise_function => return object.closureHasIntrinsic(o, key),
         .typed_array => return if (key.arrayIndex()) |i| i < o.as(object.TypedArray).len else false,
         else => return false,
     }

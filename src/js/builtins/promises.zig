@@ -12,6 +12,14 @@
 //! what is left of the run's budget and deadline. A run that ends its drain with its promise
 //! pending and timers set is suspended meanwhile (Vm.suspendRun, Engine.zig; docs/JS.md,
 //! "Timers and suspended requests").
+//!
+//! The statics, `then` and `finally` work for any constructor as `this` (a subclass, or a
+//! function that hands its executor's arguments out): NewPromiseCapability, GetPromiseResolve,
+//! Invoke of `then` and SpeciesConstructor make the spec's observable Gets and Calls. A plain
+//! promise (one that inherits Promise.prototype as made, with no own property, in a run that
+//! changed no builtin) answers every such Get with the builtin, so for it and for %Promise%
+//! itself they are skipped: `await fetch(...)` and `Promise.all([fetch(a), fetch(b)])` add
+//! their reactions directly, as before.
 const std = @import("std");
 
 const Vm = @import("../Vm.zig");
@@ -20,6 +28,9 @@ const Value = @import("../value.zig").Value;
 const object = @import("../object.zig");
 const Promise = object.Promise;
 const PromiseFunction = object.PromiseFunction;
+const Capability = object.Capability;
+const classes = @import("../classes.zig");
+const symbol = @import("../symbol.zig");
 const ops = @import("../operations.zig");
 const names = @import("../names.zig");
 const meter = @import("../meter.zig");
@@ -70,19 +81,12 @@ fn runJob(vm: *Vm, job: *object.Job) Error!void {
             const reaction = r.reaction;
             if (reaction.generator) |gen| return resumeAsync(vm, gen, r.argument, r.rejected);
             const handler = if (r.rejected) reaction.on_rejected else reaction.on_fulfilled;
-            const derived = reaction.derived;
-            if (!ops.isCallable(handler)) {
-                const d = derived orelse return;
-                return if (r.rejected) rejectPromise(vm, d, r.argument) else resolvePromise(vm, d, r.argument);
-            }
+            if (!ops.isCallable(handler)) return settleDerived(vm, reaction, r.argument, r.rejected);
             const result = vm.call(handler, Value.undefined_value, &.{r.argument}) catch |err| switch (err) {
-                error.Throw => {
-                    if (derived) |d| return rejectPromise(vm, d, vm.exception);
-                    return;
-                },
+                error.Throw => return settleDerived(vm, reaction, vm.exception, true),
                 error.Terminate => return err,
             };
-            if (derived) |d| try resolvePromise(vm, d, result);
+            return settleDerived(vm, reaction, result, false);
         },
         .thenable => |t| {
             const fns = try resolvingFunctions(vm, t.promise);
@@ -94,6 +98,15 @@ fn runJob(vm: *Vm, job: *object.Job) Error!void {
         .callback => |f| _ = try vm.call(f, Value.undefined_value, &.{}),
         .resume_async => |a| return resumeAsync(vm, a.generator, a.argument, a.rejected),
     }
+}
+
+/// The promise a reaction's `then` made takes the handler's outcome: settled directly when
+/// %Promise% made it, else through its capability's functions (what they throw ends the job
+/// as any exception a job lets out).
+fn settleDerived(vm: *Vm, reaction: *const object.Reaction, v: Value, rejected: bool) Error!void {
+    if (reaction.derived) |d| return if (rejected) rejectPromise(vm, d, v) else resolvePromise(vm, d, v);
+    const cap = reaction.capability orelse return;
+    _ = try vm.call(if (rejected) cap.reject else cap.resolve, Value.undefined_value, &.{v});
 }
 
 // ---------------------------------------------------------------------------------------
@@ -158,13 +171,27 @@ fn settle(vm: *Vm, p: *Promise, v: Value, state: Promise.State) Error!void {
 
 /// PerformPromiseThen: a reaction now if settled, or when it settles.
 pub fn performThen(vm: *Vm, p: *Promise, on_fulfilled: Value, on_rejected: Value, derived: ?*Promise, generator: ?*object.Generator) Error!void {
-    const reaction = vm.heap.create(object.Reaction) catch return vm.outOfMemory();
-    reaction.* = .{
+    return addReaction(vm, p, .{
         .derived = derived,
         .on_fulfilled = if (ops.isCallable(on_fulfilled)) on_fulfilled else Value.undefined_value,
         .on_rejected = if (ops.isCallable(on_rejected)) on_rejected else Value.undefined_value,
         .generator = generator,
-    };
+    });
+}
+
+/// PerformPromiseThen with a capability that another constructor made.
+fn performThenCapability(vm: *Vm, p: *Promise, on_fulfilled: Value, on_rejected: Value, cap: *Capability) Error!void {
+    return addReaction(vm, p, .{
+        .derived = null,
+        .on_fulfilled = if (ops.isCallable(on_fulfilled)) on_fulfilled else Value.undefined_value,
+        .on_rejected = if (ops.isCallable(on_rejected)) on_rejected else Value.undefined_value,
+        .capability = cap,
+    });
+}
+
+fn addReaction(vm: *Vm, p: *Promise, r: object.Reaction) Error!void {
+    const reaction = vm.heap.create(object.Reaction) catch return vm.outOfMemory();
+    reaction.* = r;
     switch (p.state) {
         .pending => {
             // A module's pending promise cannot hold a request's reactions.
@@ -178,12 +205,105 @@ pub fn performThen(vm: *Vm, p: *Promise, on_fulfilled: Value, on_rejected: Value
     if (@intFromPtr(p) < vm.module_floor) p.handled = true;
 }
 
-/// PromiseResolve(%Promise%, v): v itself if it is a promise.
+/// PromiseResolve(%Promise%, v): v itself if it is a promise whose `constructor` is Promise.
 pub fn promiseResolve(vm: *Vm, v: Value) Error!*Promise {
-    if (v.objectOf(.promise)) |o| return o.as(Promise);
+    if (v.objectOf(.promise)) |o| {
+        if (plainPromise(vm, v) != null) return o.as(Promise);
+        if (isIntrinsic(try ops.getField(vm, v, names.string("constructor")))) return o.as(Promise);
+    }
     const p = try newPromise(vm);
     try resolvePromise(vm, p, v);
     return p;
+}
+
+/// PromiseResolve(C, x) (ES §27.2.4.7.1): x itself when it is a promise whose `constructor`
+/// is C, else a new promise of C resolved with x.
+pub fn promiseResolveWith(vm: *Vm, c: Value, x: Value) Error!Value {
+    if (isIntrinsic(c)) return Value.obj(&(try promiseResolve(vm, x)).object);
+    if (x.objectOf(.promise) != null) {
+        if ((try ops.getField(vm, x, names.string("constructor"))).eqlBits(c)) return x;
+    }
+    const cap = try newCapability(vm, c);
+    _ = try vm.call(cap.resolve, Value.undefined_value, &.{x});
+    return cap.promise;
+}
+
+// ---------------------------------------------------------------------------------------
+// Other constructors: capabilities, species, Invoke.
+
+fn isIntrinsic(c: Value) bool {
+    return c.eqlBits(Value.builtin(comptime builtins.builtinId("Promise")));
+}
+
+/// A promise whose every Get the spec makes (`then`, `constructor`, its species) answers the
+/// builtin: it inherits Promise.prototype as made, has no own property, and the run changed
+/// no builtin.
+fn plainPromise(vm: *Vm, v: Value) ?*Promise {
+    const o = v.objectOf(.promise) orelse return null;
+    if (!o.proto.isUndefined() or o.properties.len != 0 or vm.builtin_changes != null) return null;
+    return o.as(Promise);
+}
+
+/// NewPromiseCapability(C) (ES §27.2.1.5): C constructs a promise with a
+/// GetCapabilitiesExecutor function, which records the resolve and reject it is given. For
+/// %Promise% no executor is made: the promise's own resolving functions are the record's.
+pub fn newCapability(vm: *Vm, c: Value) Error!*Capability {
+    const cap = vm.heap.create(Capability) catch return vm.outOfMemory();
+    cap.* = .{};
+    if (isIntrinsic(c)) {
+        const p = try newPromise(vm);
+        const fns = try resolvingFunctions(vm, p);
+        cap.* = .{ .promise = Value.obj(&p.object), .resolve = fns.resolve, .reject = fns.reject };
+        return cap;
+    }
+    if (!classes.isConstructor(c)) return vm.throwNotConstructor(c);
+    const executor = try makeFunction(vm, .capability_executor, null);
+    executor.capability = cap;
+    const promise = try vm.construct(c, &.{Value.obj(&executor.object)}, c);
+    if (!ops.isCallable(cap.resolve) or !ops.isCallable(cap.reject)) {
+        return vm.throwMessage(.type_error, "Promise resolve or reject function is not callable");
+    }
+    cap.promise = promise;
+    return cap;
+}
+
+/// SpeciesConstructor(p, %Promise%) (ES §7.3.22). %Promise%[Symbol.species] is a getter
+/// that returns its receiver, and this engine has no builtin accessors: a constructor that
+/// inherits it (Promise, or a class extending it, with no species of its own) is its own
+/// species. Partial: one whose own `[Symbol.species]` is undefined gets itself, not Promise.
+fn speciesConstructor(vm: *Vm, p: Value) Error!Value {
+    const intrinsic = Value.builtin(comptime builtins.builtinId("Promise"));
+    if (plainPromise(vm, p) != null) return intrinsic;
+    const c = try ops.getField(vm, p, names.string("constructor"));
+    if (c.isUndefined()) return intrinsic;
+    if (!ops.isObjectLike(c)) return vm.throwMessage(.type_error, "The .constructor property is not an object");
+    const s = try ops.getField(vm, c, symbol.wellKnown("@@species"));
+    if (s.isUndefined() and (isIntrinsic(c) or ops.inherits(c, intrinsic))) return c;
+    if (s.isNullish()) return intrinsic;
+    if (classes.isConstructor(s)) return s;
+    return vm.throwMessage(.type_error, "object.constructor[Symbol.species] is not a constructor");
+}
+
+/// GetPromiseResolve(C) (ES §27.2.4.1.1): `C.resolve`, read once per combinator call.
+fn getPromiseResolve(vm: *Vm, c: Value) Error!Value {
+    const resolve = try ops.getField(vm, c, names.string("resolve"));
+    if (!ops.isCallable(resolve)) return vm.throwMessage(.type_error, "Promise resolve or reject function is not callable");
+    return resolve;
+}
+
+/// Call(promiseResolve, C, «v»); null stands for the builtin Promise.resolve on %Promise%,
+/// run directly.
+fn callPromiseResolve(vm: *Vm, c: Value, resolve: ?Value, v: Value) Error!Value {
+    const f = resolve orelse return Value.obj(&(try promiseResolve(vm, v)).object);
+    return vm.call(f, c, &.{v});
+}
+
+/// Invoke(p, "then", «on_fulfilled, on_rejected») for a combinator, whose result it drops: a
+/// plain promise gets the reaction directly (the promise its `then` would make is never seen).
+fn invokeThen(vm: *Vm, p: Value, on_fulfilled: Value, on_rejected: Value) Error!void {
+    if (plainPromise(vm, p)) |plain| return performThen(vm, plain, on_fulfilled, on_rejected, null, null);
+    const then_method = try ops.getField(vm, p, names.string("then"));
+    _ = try vm.call(then_method, p, &.{ on_fulfilled, on_rejected });
 }
 
 // ---------------------------------------------------------------------------------------
@@ -238,18 +358,33 @@ pub fn callFunction(vm: *Vm, f: *PromiseFunction, this: Value, args: []const Val
         },
         .finally_fulfilled, .finally_rejected => {
             const result = try vm.call(f.value, Value.undefined_value, &.{});
-            const p = try promiseResolve(vm, result);
+            const p = try promiseResolveWith(vm, f.constructor, result);
             const thunk = try makeFunction(vm, if (f.action == .finally_fulfilled) .value_thunk else .thrower, null);
             thunk.value = v;
-            const derived = try newPromise(vm);
-            try performThen(vm, p, Value.obj(&thunk.object), Value.undefined_value, derived, null);
-            return Value.obj(&derived.object);
+            if (plainPromise(vm, p)) |plain| {
+                const derived = try newPromise(vm);
+                try performThen(vm, plain, Value.obj(&thunk.object), Value.undefined_value, derived, null);
+                return Value.obj(&derived.object);
+            }
+            const then_method = try ops.getField(vm, p, names.string("then"));
+            return vm.call(then_method, p, &.{Value.obj(&thunk.object)});
+        },
+        .capability_executor => {
+            const cap = f.capability.?;
+            if (!cap.resolve.isUndefined() or !cap.reject.isUndefined()) {
+                return vm.throwMessage(.type_error, "Promise executor has already been invoked with non-undefined arguments");
+            }
+            cap.resolve = v;
+            cap.reject = arg(args, 1);
+            return Value.undefined_value;
         },
         .value_thunk => return f.value,
         .thrower => return vm.throwValue(f.value),
         .all_element, .all_settled_fulfilled, .all_settled_rejected, .any_rejected => {
-            if (f.called) return Value.undefined_value;
-            f.called = true;
+            // allSettled's two functions for one element share the fulfilled one's flag.
+            const called = f.already orelse &f.called;
+            if (called.*) return Value.undefined_value;
+            called.* = true;
             const shared = f.shared.?;
             const item = switch (f.action) {
                 .all_settled_fulfilled => try settledRecord(vm, "fulfilled", "value", v),
@@ -272,15 +407,18 @@ fn settledRecord(vm: *Vm, comptime status: []const u8, comptime key: []const u8,
 }
 
 fn finishAll(vm: *Vm, shared: *object.PromiseShared, is_any: bool) Error!void {
-    if (!is_any) return resolvePromise(vm, shared.promise, Value.obj(&shared.values.object));
-    return rejectPromise(vm, shared.promise, try aggregateError(vm, shared.values));
+    const cap = shared.capability;
+    if (!is_any) {
+        _ = try vm.call(cap.resolve, Value.undefined_value, &.{Value.obj(&shared.values.object)});
+        return;
+    }
+    _ = try vm.call(cap.reject, Value.undefined_value, &.{try aggregateError(vm, shared.values)});
 }
 
-/// V8's AggregateError for Promise.any, as an Error named AggregateError with `errors`.
+/// V8's AggregateError for Promise.any, with its `errors`.
 fn aggregateError(vm: *Vm, errors: *object.Array) Error!Value {
-    const e = try vm.newError(.@"error", "All promises were rejected");
-    e.object.properties.define(vm.heap, names.string("name"), Value.string(try vm.newLatin1("AggregateError")), .hidden) catch return vm.outOfMemory();
-    e.object.properties.define(vm.heap, names.string("errors"), Value.obj(&errors.object), .hidden) catch return vm.outOfMemory();
+    const e = try vm.newError(.aggregate_error, "All promises were rejected");
+    try builtins.errors.defineErrors(vm, e, errors);
     return Value.obj(&e.object);
 }
 
@@ -309,15 +447,19 @@ pub fn construct(vm: *Vm, this: Value, args: []const Value) Error!Value {
 }
 
 pub fn resolveStatic(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    _ = this;
-    return Value.obj(&(try promiseResolve(vm, arg(args, 0))).object);
+    if (!ops.isObjectLike(this)) return vm.throwMessage(.type_error, "PromiseResolve called on non-object");
+    return promiseResolveWith(vm, this, arg(args, 0));
 }
 
 pub fn rejectStatic(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    _ = this;
-    const p = try newPromise(vm);
-    try rejectPromise(vm, p, arg(args, 0));
-    return Value.obj(&p.object);
+    if (isIntrinsic(this)) {
+        const p = try newPromise(vm);
+        try rejectPromise(vm, p, arg(args, 0));
+        return Value.obj(&p.object);
+    }
+    const cap = try newCapability(vm, this);
+    _ = try vm.call(cap.reject, Value.undefined_value, &.{arg(args, 0)});
+    return cap.promise;
 }
 
 fn thisPromise(vm: *Vm, this: Value, comptime method: []const u8) Error!*Promise {
@@ -327,101 +469,146 @@ fn thisPromise(vm: *Vm, this: Value, comptime method: []const u8) Error!*Promise
 
 pub fn then(vm: *Vm, this: Value, args: []const Value) Error!Value {
     const p = try thisPromise(vm, this, "then");
-    const derived = try newPromise(vm);
-    try performThen(vm, p, arg(args, 0), arg(args, 1), derived, null);
-    return Value.obj(&derived.object);
-}
-
-pub fn catchMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const p = try thisPromise(vm, this, "catch");
-    const derived = try newPromise(vm);
-    try performThen(vm, p, Value.undefined_value, arg(args, 0), derived, null);
-    return Value.obj(&derived.object);
-}
-
-pub fn finallyMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    const p = try thisPromise(vm, this, "finally");
-    const f = arg(args, 0);
-    const derived = try newPromise(vm);
-    if (!ops.isCallable(f)) {
-        try performThen(vm, p, f, f, derived, null);
+    const c = try speciesConstructor(vm, this);
+    if (isIntrinsic(c)) {
+        const derived = try newPromise(vm);
+        try performThen(vm, p, arg(args, 0), arg(args, 1), derived, null);
         return Value.obj(&derived.object);
     }
-    const on_fulfilled = try makeFunction(vm, .finally_fulfilled, null);
-    const on_rejected = try makeFunction(vm, .finally_rejected, null);
-    on_fulfilled.value = f;
-    on_rejected.value = f;
-    try performThen(vm, p, Value.obj(&on_fulfilled.object), Value.obj(&on_rejected.object), derived, null);
-    return Value.obj(&derived.object);
+    const cap = try newCapability(vm, c);
+    try performThenCapability(vm, p, arg(args, 0), arg(args, 1), cap);
+    return cap.promise;
+}
+
+/// `catch(f)` is `this.then(undefined, f)` on any object (ES §27.2.5.1).
+pub fn catchMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
+    if (plainPromise(vm, this)) |p| {
+        const derived = try newPromise(vm);
+        try performThen(vm, p, Value.undefined_value, arg(args, 0), derived, null);
+        return Value.obj(&derived.object);
+    }
+    const then_method = try ops.getField(vm, this, names.string("then"));
+    return vm.call(then_method, this, &.{ Value.undefined_value, arg(args, 0) });
+}
+
+/// `finally(f)` (ES §27.2.5.3): `this.then` of two functions that call f, then resolve with
+/// the species constructor of `this` and pass the outcome on.
+pub fn finallyMethod(vm: *Vm, this: Value, args: []const Value) Error!Value {
+    if (!ops.isObjectLike(this)) {
+        return vm.throwFmt(.type_error, "Method Promise.prototype.finally called on incompatible receiver {f}", .{ops.ValueText{ .vm = vm, .v = this }});
+    }
+    const c = try speciesConstructor(vm, this);
+    const f = arg(args, 0);
+    var on_fulfilled = f;
+    var on_rejected = f;
+    if (ops.isCallable(f)) {
+        const then_finally = try makeFunction(vm, .finally_fulfilled, null);
+        const catch_finally = try makeFunction(vm, .finally_rejected, null);
+        then_finally.value = f;
+        then_finally.constructor = c;
+        catch_finally.value = f;
+        catch_finally.constructor = c;
+        on_fulfilled = Value.obj(&then_finally.object);
+        on_rejected = Value.obj(&catch_finally.object);
+    }
+    if (plainPromise(vm, this)) |p| {
+        const derived = try newPromise(vm);
+        try performThen(vm, p, on_fulfilled, on_rejected, derived, null);
+        return Value.obj(&derived.object);
+    }
+    const then_method = try ops.getField(vm, this, names.string("then"));
+    return vm.call(then_method, this, &.{ on_fulfilled, on_rejected });
 }
 
 const Combinator = enum { all, all_settled, any, race };
 
-fn combine(vm: *Vm, args: []const Value, comptime which: Combinator) Error!Value {
-    const result = try newPromise(vm);
-    combineInto(vm, result, arg(args, 0), which) catch |err| switch (err) {
-        // IfAbruptRejectPromise: a bad iterable rejects the result.
-        error.Throw => try rejectPromise(vm, result, vm.exception),
+/// Promise.all and kin on constructor C (`this`): its capability (what NewPromiseCapability
+/// throws is thrown), then a rejection for anything that goes wrong after
+/// (IfAbruptRejectPromise).
+fn combine(vm: *Vm, c: Value, args: []const Value, comptime which: Combinator) Error!Value {
+    const cap = try newCapability(vm, c);
+    combineInto(vm, c, cap, arg(args, 0), which) catch |err| switch (err) {
+        error.Throw => _ = try vm.call(cap.reject, Value.undefined_value, &.{vm.exception}),
         error.Terminate => return err,
     };
-    return Value.obj(&result.object);
+    return cap.promise;
 }
 
-fn combineInto(vm: *Vm, result: *Promise, iterable: Value, comptime which: Combinator) Error!void {
+fn combineInto(vm: *Vm, c: Value, cap: *Capability, iterable: Value, comptime which: Combinator) Error!void {
+    // %Promise% in a run that changed no builtin has the builtin `resolve`: the Get would
+    // show nothing.
+    const resolve: ?Value = if (isIntrinsic(c) and vm.builtin_changes == null) null else try getPromiseResolve(vm, c);
     var source = try ops.iterStart(vm, iterable, .{});
+    combineEach(vm, c, cap, resolve, &source, which) catch |err| switch (err) {
+        // IteratorClose with a throw completion: the exception stands whatever return() does.
+        // A step that threw left the iterator done, so it is not closed.
+        error.Throw => {
+            const exception = vm.exception;
+            ops.iterClose(vm, source) catch |close_err| switch (close_err) {
+                error.Throw => {}, // The loop's exception wins (ES §7.4.11 step 5).
+                error.Terminate => return close_err,
+            };
+            return vm.throwValue(exception);
+        },
+        error.Terminate => return err,
+    };
+}
+
+/// PerformPromiseAll and kin: each value through C.resolve, then its `then` with the element
+/// functions.
+fn combineEach(vm: *Vm, c: Value, cap: *Capability, resolve: ?Value, source: *Value, comptime which: Combinator) Error!void {
     var cursor = Value.number(0);
     const shared = vm.heap.create(object.PromiseShared) catch return vm.outOfMemory();
-    shared.* = .{ .promise = result, .values = try vm.newArray(0), .remaining = 1 };
+    shared.* = .{ .capability = cap, .values = try vm.newArray(0), .remaining = 1 };
     var index: u32 = 0;
-    while (try ops.iterNext(vm, &source, &cursor)) |v| : (index += 1) {
+    while (try ops.iterNext(vm, source, &cursor)) |v| : (index += 1) {
         try vm.charge(meter.elementsCost(1));
-        const next = try promiseResolve(vm, v);
+        if (which != .race) shared.values.push(vm.heap, Value.undefined_value) catch return vm.outOfMemory();
+        const next = try callPromiseResolve(vm, c, resolve, v);
         if (which == .race) {
-            const fns = try resolvingFunctions(vm, result);
-            try performThen(vm, next, fns.resolve, fns.reject, null, null);
+            try invokeThen(vm, next, cap.resolve, cap.reject);
             continue;
         }
-        shared.values.push(vm.heap, Value.undefined_value) catch return vm.outOfMemory();
-        shared.remaining += 1;
-        const fns = try resolvingFunctions(vm, result);
         const on_fulfilled: Value, const on_rejected: Value = switch (which) {
-            .all => .{ try element(vm, .all_element, shared, index), fns.reject },
-            .all_settled => .{ try element(vm, .all_settled_fulfilled, shared, index), try element(vm, .all_settled_rejected, shared, index) },
-            .any => .{ fns.resolve, try element(vm, .any_rejected, shared, index) },
+            .all => .{ Value.obj(&(try element(vm, .all_element, shared, index)).object), cap.reject },
+            .all_settled => settled: {
+                const fulfilled = try element(vm, .all_settled_fulfilled, shared, index);
+                const rejected = try element(vm, .all_settled_rejected, shared, index);
+                rejected.already = &fulfilled.called;
+                break :settled .{ Value.obj(&fulfilled.object), Value.obj(&rejected.object) };
+            },
+            .any => .{ cap.resolve, Value.obj(&(try element(vm, .any_rejected, shared, index)).object) },
             .race => unreachable,
         };
-        try performThen(vm, next, on_fulfilled, on_rejected, null, null);
+        shared.remaining += 1;
+        try invokeThen(vm, next, on_fulfilled, on_rejected);
     }
     if (which == .race) return;
     shared.remaining -= 1;
     if (shared.remaining == 0) try finishAll(vm, shared, which == .any);
 }
 
-fn element(vm: *Vm, action: PromiseFunction.Action, shared: *object.PromiseShared, index: u32) Error!Value {
+fn element(vm: *Vm, action: PromiseFunction.Action, shared: *object.PromiseShared, index: u32) Error!*PromiseFunction {
     const f = try makeFunction(vm, action, null);
     f.shared = shared;
     f.index = index;
-    return Value.obj(&f.object);
+    return f;
 }
 
 pub fn all(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    _ = this;
-    return combine(vm, args, .all);
+    return combine(vm, this, args, .all);
 }
 
 pub fn allSettled(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    _ = this;
-    return combine(vm, args, .all_settled);
+    return combine(vm, this, args, .all_settled);
 }
 
 pub fn any(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    _ = this;
-    return combine(vm, args, .any);
+    return combine(vm, this, args, .any);
 }
 
 pub fn race(vm: *Vm, this: Value, args: []const Value) Error!Value {
-    _ = this;
-    return combine(vm, args, .race);
+    return combine(vm, this, args, .race);
 }
 
 pub fn queueMicrotask(vm: *Vm, this: Value, args: []const Value) Error!Value {
