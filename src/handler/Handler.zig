@@ -670,10 +670,7 @@ const FieldLines = struct {
         if (!host.fieldValueValid(value)) return error.NotAResponse;
         if (lines.count == http.LocalResponse.fields_max) return error.TooManyFields;
         lines.count += 1;
-        try lines.w.writeAll(name);
-        try lines.w.writeAll(": ");
-        try lines.w.writeAll(value.latin1());
-        try lines.w.writeAll("\r\n");
+        try http.chars.writeFieldLine(lines.w, name, value.latin1());
     }
 };
 

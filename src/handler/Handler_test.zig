@@ -38,12 +38,17 @@ const test_source =
 var test_tally: Tally = .{};
 
 fn testHandler(module: *Engine.Module) !Handler {
+    return handlerOf(module, test_source, "test");
+}
+
+/// A handler named `name` running `source` (its file `name.js`), compiled into `module`.
+fn handlerOf(module: *Engine.Module, source: []const u8, comptime name: []const u8) !Handler {
     var failure: js.Compiler.Failure = undefined;
-    module.* = try Engine.Module.fromSource(testing.allocator, test_source, "test.js", &host.host, &failure);
+    module.* = try Engine.Module.fromSource(testing.allocator, source, name ++ ".js", &host.host, &failure);
     errdefer module.deinit();
     test_tally = .{};
     var diagnostic: std.Io.Writer = .fixed(&.{});
-    return Handler.init(testing.allocator, module, "test", .{}, &test_tally, &diagnostic);
+    return Handler.init(testing.allocator, module, name, .{}, &test_tally, &diagnostic);
 }
 
 fn testRequest(target: []const u8) Request {
@@ -159,12 +164,9 @@ test "handler: a fetched body still at the pool is returned as a head with the p
         \\  return new Response(r.body, { status: 201, headers: { "x-a": "b" } });
         \\}
     ;
-    var failure: js.Compiler.Failure = undefined;
-    var module = try Engine.Module.fromSource(testing.allocator, source, "stream.js", &host.host, &failure);
+    var module: Engine.Module = undefined;
+    var handler = try handlerOf(&module, source, "stream");
     defer module.deinit();
-    test_tally = .{};
-    var diagnostic: std.Io.Writer = .fixed(&.{});
-    var handler = try Handler.init(testing.allocator, &module, "stream", .{}, &test_tally, &diagnostic);
     defer handler.deinit(testing.allocator);
     var out: [512]u8 = undefined;
     var scratch: [64]u8 = undefined;
@@ -210,12 +212,9 @@ test "handler: a body not read before the call is read when the handler asks, an
         \\  return Response.text(t + "|" + again);
         \\}
     ;
-    var failure: js.Compiler.Failure = undefined;
-    var module = try Engine.Module.fromSource(testing.allocator, source, "read.js", &host.host, &failure);
+    var module: Engine.Module = undefined;
+    var handler = try handlerOf(&module, source, "read");
     defer module.deinit();
-    test_tally = .{};
-    var diagnostic: std.Io.Writer = .fixed(&.{});
-    var handler = try Handler.init(testing.allocator, &module, "read", .{}, &test_tally, &diagnostic);
     defer handler.deinit(testing.allocator);
     var out: [512]u8 = undefined;
     var scratch: [64]u8 = undefined;

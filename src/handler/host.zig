@@ -457,10 +457,13 @@ pub fn ownHidden(v: Value, key: *String) ?Value {
     return v.asObject().properties.get(key);
 }
 
+/// A host key's property: private, so no key listing shows it.
+pub const host_key_flags: object.PropertyFlags = .{ .not_enumerable = true, .private = true };
+
 /// Sets an own property by a host's key: private, so the script can neither see nor change it.
 pub fn putHostKey(vm: *Vm, o: *object.Object, key: *String, v: Value) Vm.Error!void {
     assert(key.flags.private);
-    o.properties.define(vm.heap, key, v, .{ .not_enumerable = true, .private = true }) catch return vm.outOfMemory();
+    o.properties.define(vm.heap, key, v, host_key_flags) catch return vm.outOfMemory();
 }
 
 /// A Response's property (null when absent, as after a handler's `delete r.body`).

@@ -81,7 +81,7 @@ fn read(vm: *Vm, this: Value, kind: Kind) Vm.Error!Value {
         return rejectWith(vm, p, "request body: as many operations as fetch_max are in flight already");
     }
     try setState(vm, this.asObject(), .reading);
-    try define(vm, this.asObject(), kind_name, Value.number(@floatFromInt(@backingInt(kind))));
+    try host.putHostKey(vm, this.asObject(), kind_name, Value.number(@floatFromInt(@backingInt(kind))));
     return Value.obj(&p.object);
 }
 
@@ -133,7 +133,7 @@ pub fn fail(vm: *Vm, request: Value, message: []const u8) Vm.Error!Value {
 
 /// Marks a request whose body was not read before the call: `request.body` is null.
 pub fn markUnread(heap: *js.Heap, request: Value) js.Heap.Error!void {
-    try request.asObject().properties.define(heap, state_name, Value.number(@floatFromInt(@backingInt(State.unread))), .{ .not_enumerable = true, .private = true });
+    try request.asObject().properties.define(heap, state_name, Value.number(@floatFromInt(@backingInt(State.unread))), host.host_key_flags);
 }
 
 fn stateOf(request: Value) ?State {
@@ -143,12 +143,9 @@ fn stateOf(request: Value) ?State {
 }
 
 fn setState(vm: *Vm, o: *object.Object, state: State) Vm.Error!void {
-    try define(vm, o, state_name, Value.number(@floatFromInt(@backingInt(state))));
+    try host.putHostKey(vm, o, state_name, Value.number(@floatFromInt(@backingInt(state))));
 }
 
-fn define(vm: *Vm, o: *object.Object, key: *js.string.String, v: Value) Vm.Error!void {
-    try host.putHostKey(vm, o, key, v);
-}
 
 /// An ArrayBuffer of a string's UTF-8 bytes.
 fn utf8Buffer(vm: *Vm, s: *const js.string.String) Vm.Error!Value {

@@ -210,6 +210,15 @@ test "chars: CrlfLines splits as splitSequence on CRLF does" {
     }
 }
 
+/// Writes the field line `name: value` and its CRLF, with no formatting pass (the caller has
+/// checked both).
+pub fn writeFieldLine(w: *std.Io.Writer, name: []const u8, value: []const u8) std.Io.Writer.Error!void {
+    try w.writeAll(name);
+    try w.writeAll(": ");
+    try w.writeAll(value);
+    try w.writeAll("\r\n");
+}
+
 /// Removes OWS (SP and HTAB) from both ends.
 pub fn trimWhitespace(text: []const u8) []const u8 {
     var start: usize = 0;

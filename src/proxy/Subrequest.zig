@@ -524,11 +524,7 @@ fn gatherHead(sub: *Subrequest, head: *const http.ResponseParser.Head) bool {
     // Counted above: the writes cannot fail.
     w.writeAll(head.reason) catch unreachable;
     for (head.headers) |field| {
-        if (!keep.kept(field.name)) continue;
-        w.writeAll(field.name) catch unreachable;
-        w.writeAll(": ") catch unreachable;
-        w.writeAll(field.value) catch unreachable;
-        w.writeAll("\r\n") catch unreachable;
+        if (keep.kept(field.name)) http.chars.writeFieldLine(&w, field.name, field.value) catch unreachable;
     }
     assert(w.end == len);
     sub.answer.status = head.status;
