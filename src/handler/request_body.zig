@@ -146,7 +146,6 @@ fn setState(vm: *Vm, o: *object.Object, state: State) Vm.Error!void {
     try host.putHostKey(vm, o, state_name, Value.number(@floatFromInt(@backingInt(state))));
 }
 
-
 /// An ArrayBuffer of a string's UTF-8 bytes.
 fn utf8Buffer(vm: *Vm, s: *const js.string.String) Vm.Error!Value {
     var counter: std.Io.Writer.Discarding = .init(&.{});
