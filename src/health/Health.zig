@@ -277,15 +277,19 @@ pub fn setActive(health: *Health, index: u16, up: bool, reason: []const u8) void
     defer health.release();
     const backend = &health.backends[index];
     backend.active_up.store(up, .release);
+    const was_ejected = up and backend.state.load(.acquire) != .serving;
     if (up) {
         _ = health.stats.active_ups.fetchAdd(1, .monotonic);
-        if (backend.state.load(.acquire) != .serving) health.unejectLocked(index);
+        if (was_ejected) health.unejectLocked(index);
     } else {
         _ = health.stats.active_downs.fetchAdd(1, .monotonic);
     }
     // The mask first, then the line: whoever reads the line sees the state it announces.
     health.refreshLocked(index);
-    if (up) {
+    if (was_ejected) {
+        // Down by the checks while ejected, then up: the rise ends the ejection too.
+        log.info("backend {s} is up: active checks pass, ejection ended", .{backend.name()});
+    } else if (up) {
         log.info("backend {s} is up: active checks pass", .{backend.name()});
     } else {
         log.warn("backend {s} is down: active check failed ({s})", .{ backend.name(), reason });
@@ -592,6 +596,10 @@ test "health: active down wins; active passes end an ejection; no fight over gro
     // Down by active checks while ejected: no trial is claimed for it.
     health.setActive(1, false, "timed out");
     try std.testing.expectEqual(@as(?u16, null), health.claimAnyTrial(10_000));
+    // Its rise ends the ejection as well: up and serving, long before the cool-down is over.
+    health.setActive(1, true, "");
+    try std.testing.expect(health.isAvailable(1) and !health.isEjected(1));
+    try std.testing.expectEqual(@as(u32, 0), health.ejectedCount());
 }
 
 test "health: 1,024 backends use every bit of every word" {
