@@ -27,6 +27,8 @@
 #                           HTTP/1.1 only; the handler has 1 MiB of memory and 16 calls waiting
 #                           at most, since its heaps are one reservation and under valgrind a
 #                           larger one fails (see max_connections below)
+#   CG_BACKEND=h1           what the pool speaks: h1, or h2c (nginx `listen ... http2`, prior
+#                           knowledge; sluice `--backend-protocol h2c`, streams multiplexed)
 set -euo pipefail
 
 bench=callgrind
@@ -77,13 +79,23 @@ lib="$here/benchlib.py"
 port() { python3 "$lib" freeport; }
 bport="$(port)"
 python3 "$lib" conf backend "$run" "$bport" >"$run/backend.conf"
+backend_flags=()
+case "${CG_BACKEND:-h1}" in
+    h1) ;;
+    h2c)
+        [ -z "${CG_HANDLER:-}" ] || die "CG_BACKEND=h2c runs without CG_HANDLER"
+        sed -i "s/listen 127.0.0.1:$bport /listen 127.0.0.1:$bport http2 /" "$run/backend.conf"
+        grep -q "listen 127.0.0.1:$bport http2 " "$run/backend.conf" || die "could not make the backend speak h2c"
+        backend_flags=(--backend-protocol h2c) ;;
+    *) die "CG_BACKEND is h1 or h2c, not '$CG_BACKEND'" ;;
+esac
 nginx -e "$run/backend.error.log" -p "$run" -c "$run/backend.conf" >"$run/backend.log" 2>&1 &
 backend_pid=$!
 sluice_pid=""
 # Whatever stops the script (a failed run included) stops the backend and the binary under test.
 trap 'kill -TERM "$backend_pid" $sluice_pid 2>/dev/null || true' EXIT
 python3 "$lib" wait-port "$bport" 10 "$backend_pid" || die "the nginx backend did not start (see $run/backend.log)"
-upstream_flags=(--backend "127.0.0.1:$bport")
+upstream_flags=(--backend "127.0.0.1:$bport" "${backend_flags[@]}")
 if [ -n "${CG_HANDLER:-}" ]; then
     # handler_fetch.py's handler and site, with the memory valgrind can reserve.
     python3 - "$here" "$run" "$bport" <<'PY'
@@ -128,7 +140,7 @@ count() {
     printf '%-8s %10d instructions per request  (%s)\n' "$label" "$((total / requests))" "$cg_out"
 }
 
-log "$protocol${CG_HANDLER:+ through the handler ($CG_HANDLER)}, $requests requests counted after $warmup, h2load -c $clients -m $streams"
+log "$protocol${CG_HANDLER:+ through the handler ($CG_HANDLER)} to an ${CG_BACKEND:-h1} pool, $requests requests counted after $warmup, h2load -c $clients -m $streams"
 count A "$SLUICE_BIN"
 if [ -n "${SLUICE_B_BIN:-}" ]; then
     [ -x "$SLUICE_B_BIN" ] || die "SLUICE_B_BIN is not an executable"

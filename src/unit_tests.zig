@@ -60,6 +60,7 @@ pub const files = .{
     @import("proxy/failure_http1.zig"),
     @import("proxy/downstream.zig"),
     @import("proxy/tunnel.zig"),
+    @import("proxy/Http2Try.zig"),
     @import("proxy/handler_target.zig"),
     @import("proxy/tries.zig"),
     @import("proxy/relay.zig"),

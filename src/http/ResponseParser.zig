@@ -110,6 +110,24 @@ pub fn reset(p: *ResponseParser) void {
     p.* = init(p.scanner.headers_buffer, p.limits);
 }
 
+/// The room for a head that did not come as HTTP/1.1 text (an HTTP/2 backend's HEADERS, whose
+/// codec checked its fields): `headers_count_max` fields, for `setHead`.
+pub fn headersBuffer(p: *const ResponseParser) []Header {
+    return p.scanner.headers_buffer[0..p.limits.headers_count_max];
+}
+
+/// Such a head, complete: read as `feed`'s would be until `reset`. Its fields lie in
+/// `headersBuffer()`; their bytes are the caller's, and outlive the head's use.
+pub fn setHead(p: *ResponseParser, head: Head) void {
+    assert(p.state == .status_line); // Nothing fed since the last reset.
+    assert(head.status >= 100 and head.status <= 599);
+    assert(head.headers.len <= p.limits.headers_count_max);
+    assert(head.body != .content_length or head.body.content_length > 0);
+    p.head = head;
+    p.state = .done;
+    p.result = .{ .complete = 0 };
+}
+
 /// `bytes` is the whole head-so-far, always starting at the same address; `request_method`
 /// is the method of the request being answered and the same on every call.
 pub fn feed(p: *ResponseParser, bytes: []const u8, request_method: Method) Result {

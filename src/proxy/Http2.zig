@@ -93,7 +93,7 @@ pub const Worker = struct {
     /// builds fill undefined stack memory with 0xAA, 8 KiB per response.
     fields_scratch: [ServerSession.submitted_fields_max]ServerSession.Field = undefined,
     rules_scratch: [4096]u8 = undefined,
-    /// A backend stream's response head or trailers as HTTP/1.1 text, before it goes into the
+    /// A backend stream's trailers as HTTP/1.1 text, before they go into the
     /// try's inbox (Http2Try.zig), for the length of one call.
     text_scratch: [Http2Try.text_room_bytes]u8 = undefined,
 };

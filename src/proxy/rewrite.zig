@@ -421,7 +421,8 @@ pub const ResponseError = error{
 /// Rewrites the response head found at `buffer[head_start..][0..head_len]` to start at
 /// `buffer[0]`, and moves the `received_len - head_len` bytes that followed it (body, or the
 /// next response after a 1xx) to follow the new head. Returns the new head's length.
-/// `head` must come from parsing exactly those bytes.
+/// `head` must come from parsing exactly those bytes, or (`head_len` 0) from fields that lie
+/// outside `buffer` (an HTTP/2 backend's head: written out from them).
 pub fn rewriteResponse(
     buffer: []u8,
     head_start: usize,
@@ -498,10 +499,14 @@ const Emitter = struct {
         e.at += bytes.len;
     }
 
-    /// `bytes` lies in `buffer` (where the parser found it, before any shift).
+    /// `bytes` lies in `buffer` (where the parser found it, before any shift), or wholly
+    /// outside it (a head that came as fields: an HTTP/2 backend's), when it is a literal.
     fn copy(e: *Emitter, bytes: []const u8) ResponseError!void {
         if (bytes.len == 0) return; // An empty slice may point anywhere (a literal "").
-        const offset = @intFromPtr(bytes.ptr) -% @intFromPtr(e.buffer.ptr);
+        const start = @intFromPtr(bytes.ptr);
+        const buffer_start = @intFromPtr(e.buffer.ptr);
+        if (start + bytes.len <= buffer_start or start >= buffer_start + e.buffer.len) return e.literal(bytes);
+        const offset = start - buffer_start;
         if (offset > e.buffer.len or bytes.len > e.buffer.len - offset) return error.HeadTooLarge;
         const from = offset + e.shift;
         if (from + bytes.len > e.buffer.len or e.at + bytes.len > e.buffer.len) {
@@ -631,7 +636,9 @@ fn emitResponse(
         try e.literal("HTTP/1.1 ");
         try e.literal(&status_text);
         try e.literal(" ");
-        try e.copy(head.reason);
+        // No reason (an HTTP/2 backend's head has none; an HTTP/1.1 one may send none): the
+        // standard phrase, which some clients' parsers require (llhttp's, in h2load).
+        try e.copy(if (head.reason.len > 0) head.reason else standardPhrase(head.status));
         try e.literal("\r\n");
     }
     for (head.headers, 0..) |field, i| {
@@ -664,6 +671,12 @@ fn emitResponse(
         }
     }
     try e.literal(tail.framing);
+}
+
+/// RFC 9110 §15's phrase for `status`, or empty for a code it does not name.
+fn standardPhrase(status: u16) []const u8 {
+    const code: std.http.Status = @fromBackingInt(@as(u10, @intCast(status)));
+    return code.phrase() orelse "";
 }
 
 /// What sluice writes after the fields it keeps: the rules' fields, if any, then its own
@@ -1101,6 +1114,51 @@ test "rewrite: no framing fields on 1xx and 204; HEAD and 304 keep theirs as sen
     const not_modified = try rewriteForTest(&buffer, response_headroom_bytes, "HTTP/1.1 304 Not Modified\r\n" ++
         "Content-Length: 99\r\n\r\n", .get, .{ .connection = .keep_alive_default });
     try testing.expectEqualStrings("HTTP/1.1 304 Not Modified\r\nContent-Length: 99\r\n\r\n", not_modified.head);
+}
+
+test "rewrite: a head that came as fields (an HTTP/2 backend's) is written out in front of the body" {
+    var buffer: [512]u8 = undefined;
+    // The fields' bytes live elsewhere (the try's inbox), lowercase as HTTP/2 sends them.
+    var names = "content-typeserver".*;
+    const fields = [_]http.Header{
+        .{ .name = names[0..12], .value = "text/plain" },
+        .{ .name = names[12..], .value = "s" },
+    };
+    const head: http.ResponseParser.Head = .{
+        .version = .http11,
+        .status = 200,
+        .reason = "",
+        .headers = &fields,
+        .body = .chunked,
+        .keep_alive = true,
+        .upgrade = false,
+        .has_connection = false,
+    };
+    const body = "5\r\nhello\r\n";
+    @memcpy(buffer[response_headroom_bytes..][0..body.len], body);
+    const n = try rewriteResponse(&buffer, response_headroom_bytes, 0, body.len, &head, .{ .connection = .keep_alive_default });
+    try testing.expectEqualStrings("HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\nserver: s\r\n" ++
+        "Transfer-Encoding: chunked\r\n\r\n", buffer[0..n]);
+    try testing.expectEqualStrings(body, buffer[n..][0..body.len]);
+    // With no headroom at all: the body moves right for the head, then follows it.
+    @memcpy(buffer[0..body.len], body);
+    const m = try rewriteResponse(&buffer, 0, 0, body.len, &head, .{ .connection = .close });
+    try testing.expectEqualStrings("HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\nserver: s\r\n" ++
+        "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n", buffer[0..m]);
+    try testing.expectEqualStrings(body, buffer[m..][0..body.len]);
+}
+
+test "rewrite: a status line without a reason gets the standard phrase, an unnamed code none" {
+    var buffer: [512]u8 = undefined;
+    const named = try rewriteForTest(&buffer, response_headroom_bytes, "HTTP/1.1 404\r\nContent-Length: 0\r\n\r\n", .get, .{ .connection = .keep_alive_default });
+    try testing.expectEqualStrings("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n", named.head);
+    const early = try rewriteForTest(&buffer, response_headroom_bytes, "HTTP/1.1 103 \r\nLink: </s.css>\r\n\r\n", .get, .{ .connection = .keep_alive_default });
+    try testing.expectEqualStrings("HTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\n\r\n", early.head);
+    const unnamed = try rewriteForTest(&buffer, response_headroom_bytes, "HTTP/1.1 299\r\nContent-Length: 0\r\n\r\n", .get, .{ .connection = .keep_alive_default });
+    try testing.expectEqualStrings("HTTP/1.1 299 \r\nContent-Length: 0\r\n\r\n", unnamed.head);
+    // A reason as sent stays, whatever it says.
+    const own = try rewriteForTest(&buffer, response_headroom_bytes, "HTTP/1.1 200 Fine\r\nContent-Length: 0\r\n\r\n", .get, .{ .connection = .keep_alive_default });
+    try testing.expectEqualStrings("HTTP/1.1 200 Fine\r\nContent-Length: 0\r\n\r\n", own.head);
 }
 
 /// A response head of `count` fields written `A1:1`, `A2:2`... (each grows by one byte).

@@ -194,8 +194,14 @@ fn sendBodyCallback(exchange: *Exchange, result: sys.SendError!usize) void {
 // ---------------------------------------------------------------------------------------------
 // The response head
 
-/// Receives (more of) the response head, behind what has arrived of it.
+/// Receives (more of) the response head, behind what has arrived of it; a stream's comes
+/// whole, as fields.
 pub fn recvHead(exchange: *Exchange) void {
+    if (exchange.attempt.h2 != null) {
+        exchange.submit();
+        Http2Try.recvHead(exchange, streamHeadCallback);
+        return exchange.rearmAttemptTimer();
+    }
     const ubuf = exchange.ubuf.?;
     const offset = headroom + exchange.attempt.received;
     assert(offset < ubuf.len);
@@ -221,6 +227,18 @@ fn recvHeadCallback(exchange: *Exchange, result: sys.RecvError!usize) void {
     }
     attempt.received += @intCast(n);
     parseHead(exchange);
+}
+
+/// A stream's head is in (Http2Try.takeHead puts it in the response parser, checked as
+/// nghttp2 and the parser check one): nothing was received into `ubuf` for it.
+fn streamHeadCallback(exchange: *Exchange, result: sys.RecvError!usize) void {
+    if (exchange.opDone()) return;
+    const attempt = &exchange.attempt;
+    if (attempt.state == .cancelling_for_retry) return exchange.receiveCancelled(if (result) |n| n > 0 else |_| false);
+    const n = result catch 0;
+    if (n == 0) return exchange.upstreamFailed(.reset, .upstream_reset);
+    if (Http2Try.takeHead(exchange)) |reject| return exchange.responseRefused(reject);
+    exchange.responseHead(0);
 }
 
 fn parseHead(exchange: *Exchange) void {

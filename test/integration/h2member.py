@@ -21,13 +21,16 @@ class H2Member:
     then closed; `held`, paths it never answers (`resets` records the error codes of the
     RST_STREAMs that end them). `max_streams`, when set, is the SETTINGS_MAX_CONCURRENT_STREAMS it announces and
     holds to from its first byte (a stream past it breaks the connection, as hyper-h2 refuses
-    it with a protocol error); `streams_open_max` is the most it saw open at once."""
+    it with a protocol error); `streams_open_max` is the most it saw open at once. `answers`
+    maps a path to the frames that answer it, in order: ("headers", fields, end_stream),
+    ("data", bytes, end_stream)."""
 
     def __init__(self, name, tls=None, max_streams=None):
         self.name = name
         self.max_streams = max_streams
         self.streams_open_max = 0
         self.statuses = {}
+        self.answers = {}
         self.refusals = {}
         self.goaways = {}
         # Paths whose streams are never answered; the resets that end them, by error code.
@@ -85,6 +88,13 @@ class H2Member:
                             conn.sendall(h2conn.data_to_send())
                             return
                         if path in self.held:
+                            continue
+                        if path in self.answers:
+                            for kind, what, end_stream in self.answers[path]:
+                                if kind == "headers":
+                                    h2conn.send_headers(event.stream_id, what, end_stream=end_stream)
+                                else:
+                                    h2conn.send_data(event.stream_id, what, end_stream=end_stream)
                             continue
                         status = self.statuses.get(path, 200)
                         body = self.name.encode()

@@ -155,3 +155,72 @@ def test_a_client_sent_away_for_a_flood_is_not_charged_to_the_member(sluice, mem
     assert (value(scrape(admin), "sluice_upstream_errors_total", pool="default") or 0) == 0
     r = request(sluice.port, "GET", "/after")
     assert r.status == 200 and r.body == b"A", r
+
+
+def test_a_members_heads_reach_either_client_written_in_its_protocol(sluice, member):
+    """A member's heads come as fields (no HTTP/1.1 text is made of them inside sluice), and
+    each client's protocol writes them out: an Early Hints before the answer, a body with no
+    length (chunked for HTTP/1.1), a head that ends the stream without a length (a
+    `Content-Length: 0`), a 204 and a 304 whose framing fields are as HTTP/1.1 puts them, a
+    HEAD's length, and the standard reason phrase, which HTTP/2 does not carry. A status
+    outside 100 to 599 is a 502."""
+    member.answers = {
+        "/hints": [("headers", [(":status", "103"), ("link", "</s.css>; rel=preload")], False),
+                   ("headers", [(":status", "200"), ("content-type", "text/plain")], False),
+                   ("data", b"hel", False), ("data", b"lo", True)],
+        "/empty": [("headers", [(":status", "200"), ("x-empty", "1")], True)],
+        "/no-content": [("headers", [(":status", "204"), ("x-n", "1")], True)],
+        "/not-modified": [("headers", [(":status", "304"), ("content-length", "99"), ("etag", '"e"')], True)],
+        "/head": [("headers", [(":status", "200"), ("content-length", "5")], True)],
+        "/odd": [("headers", [(":status", "600")], True)],
+    }
+    sluice.start([member.address], args=ARGS + ["--http2", "on"])
+
+    hints = request(sluice.port, "GET", "/hints")
+    assert [(i.status, i.reason, i.header("link")) for i in hints.interim] == [(103, "Early Hints", "</s.css>; rel=preload")]
+    assert (hints.status, hints.reason, hints.framing, hints.body) == (200, "OK", "chunked", b"hello"), hints
+    assert hints.header("content-type") == "text/plain"
+    empty = request(sluice.port, "GET", "/empty")
+    assert (empty.status, empty.framing, empty.header("content-length"), empty.header("x-empty")) == (200, "length", "0", "1"), empty
+    no_content = request(sluice.port, "GET", "/no-content")
+    assert (no_content.status, no_content.reason, no_content.header("x-n")) == (204, "No Content", "1"), no_content
+    assert no_content.header("content-length") is None and no_content.header("transfer-encoding") is None
+    not_modified = request(sluice.port, "GET", "/not-modified")
+    assert (not_modified.status, not_modified.header("content-length"), not_modified.header("etag")) == (304, "99", '"e"')
+    head = request(sluice.port, "HEAD", "/head")
+    assert (head.status, head.header("content-length"), head.body) == (200, "5", b""), head
+    odd = request(sluice.port, "GET", "/odd")
+    assert odd.status == 502, odd
+
+    client = H2Client.plain(sluice.port)
+    try:
+        answers = {path: client.request("GET", path) for path in ("/hints", "/empty", "/not-modified", "/odd")}
+        client.wait(*answers.values())
+        got = {path: client.responses[sid] for path, sid in answers.items()}
+        assert (got["/hints"].status, got["/hints"].body, got["/hints"].header("content-type")) == (200, b"hello", "text/plain")
+        assert (got["/empty"].status, got["/empty"].header("content-length"), got["/empty"].header("x-empty")) == (200, "0", "1")
+        assert (got["/not-modified"].status, got["/not-modified"].header("etag")) == (304, '"e"')
+        assert got["/odd"].status == 502
+    finally:
+        client.close()
+
+
+
+def test_a_members_head_at_the_field_limit_is_taken_and_one_past_it_is_a_502(sluice, member):
+    """The response field limit holds for a member's head as for an HTTP/1.1 backend's, the
+    `content-length: 0` sluice adds to a head that ends its stream included: 8 fields then
+    pass, and 8 that need the added one are a 502 (with nothing malformed sent)."""
+    fields = [(f"x-{i}", str(i)) for i in range(8)]
+    member.answers = {
+        "/seven": [("headers", [(":status", "200")] + fields[:7], True)],
+        "/eight": [("headers", [(":status", "200")] + fields, True)],
+        "/eight-sized": [("headers", [(":status", "200"), ("content-length", "0")] + fields[:7], True)],
+    }
+    sluice.start([member.address], args=ARGS + ["--response-headers-count-max", "8"])
+    seven = request(sluice.port, "GET", "/seven")
+    assert (seven.status, seven.header("content-length"), seven.header("x-6")) == (200, "0", "6"), seven
+    sized = request(sluice.port, "GET", "/eight-sized")
+    assert (sized.status, sized.header("content-length"), sized.header("x-6")) == (200, "0", "6"), sized
+    eight = request(sluice.port, "GET", "/eight")
+    assert eight.status == 502, eight
+    assert request(sluice.port, "GET", "/seven").status == 200  # The member still serves.
