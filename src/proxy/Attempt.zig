@@ -79,6 +79,10 @@ pub const Framing = union(enum) {
     length: u64,
     chunked: http.ChunkedDecoder,
     close_delimited,
+    /// An HTTP/2 stream's body without a length, to a client whose protocol frames its own
+    /// (Http2Try.streamed): data as it came, ended by the stream's clean end, its trailers
+    /// apart (`Http2Try.takeTrailers`).
+    stream,
 };
 
 /// Where the try is; each transition is asserted where it happens (Exchange).

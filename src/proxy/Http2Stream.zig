@@ -744,6 +744,21 @@ fn keepTrailerBytes(stream: *Stream, bytes: []const u8) void {
     response.trailer_len += @intCast(bytes.len);
 }
 
+/// A streamed body's trailers (`Downstream.keepTrailers`, a backend stream's): kept as the
+/// field lines `keepTrailerBytes` keeps of a chunked body's, in the same room and dropped
+/// whole the same way when they do not fit.
+pub fn keepTrailers(stream: *Stream, fields: []const http.Header) void {
+    const response = &stream.response;
+    if (response.trailers_dropped) return;
+    var w: std.Io.Writer = .fixed(stream.head.?[stream.head_len + response.trailer_len ..]);
+    for (fields) |field| http.chars.writeFieldLine(&w, field.name, field.value) catch {
+        response.trailers_dropped = true;
+        response.trailer_len = 0;
+        return;
+    };
+    response.trailer_len += @intCast(w.end);
+}
+
 /// The body's last `n` bytes, then the trailer section as HEADERS with END_STREAM (RFC 9113
 /// §8.1). The decoder checked each line ("name: value", a token, field-value bytes, and none
 /// of the framing and routing names RFC 9110 §6.5.1 forbids there); names are lowercased, and

@@ -18,12 +18,13 @@
 //!   content-length, no connection-specific field), and put into the exchange's response
 //!   parser as the head it would have parsed (`takeHead`): no HTTP/1.1 text is printed or
 //!   parsed for it. The downstream writes it out in its own protocol from the fields.
-//! - **The body** is written for the exchange in HTTP/1.1's framing: as it came with a
-//!   content-length, or chunked without one, DATA as chunks and the trailers as the chunked
-//!   body's trailer section, so that its relay (trailers to a client that asked for them
-//!   included) is the one HTTP/1.1 backends get. The stream's window (`windowBytes`) opens
-//!   again only as the exchange takes the bytes, so a slow client slows its own stream, not
-//!   the connection.
+//! - **The body** goes to the exchange as data when it has a content-length, or when the
+//!   client's protocol frames its own (an HTTP/2 client: `streamed`, the exchange's `.stream`
+//!   framing), ended by the stream's clean end, with its trailers kept as fields
+//!   (`takeTrailers`). For an HTTP/1.1 client or a fetch, a body without a length is written
+//!   chunked, DATA as chunks and the trailers as the trailer section, which the exchange
+//!   relays as an HTTP/1.1 backend's. The stream's window (`windowBytes`) opens again only as
+//!   the exchange takes the bytes, so a slow client slows its own stream, not the connection.
 //!
 //! Operations that cannot complete yet are parked, and complete through the loop's ready
 //! queue (`Loop.recvReady`, `sendReady`) on a stand-in socket of the try's: one callback per
@@ -31,9 +32,8 @@
 //! `error.Canceled`, so the exchange's abort and timeouts work unchanged.
 //!
 //! Cost of this shape: the body is copied twice (DATA into the inbox, then into the
-//! exchange's buffer with its chunk framing), and an HTTP/2 client's stream takes the chunk
-//! framing off again. Body windows handed over as data, with the trailers as fields, would
-//! save that; it is the next step for this path (docs/HTTP2.md).
+//! exchange's buffer), since a receive completes into the exchange's buffer as a socket's
+//! does (docs/HTTP2.md, "Cost").
 const std = @import("std");
 const assert = std.debug.assert;
 
@@ -88,6 +88,11 @@ final_head: bool = false,
 /// The body goes chunked (no content-length from the backend); its end (the last chunk and
 /// any trailers) is in the inbox.
 chunked: bool = false,
+/// The body has no length and the client's protocol frames its own (an HTTP/2 client's
+/// stream, `Downstream.takesStreamedBody`): it goes over as data, unframed, and ends with the
+/// stream (the exchange's `.stream` framing); its trailers wait in the inbox as a record
+/// (`takeTrailers`). `chunked` is then false.
+streamed: bool = false,
 tail_written: bool = false,
 /// END_STREAM arrived; the stream closed (and how); it failed on our side (a head past the
 /// limits, an inbox that could not hold what arrived).
@@ -561,11 +566,17 @@ fn finalFraming(attempt: *Http2Try, response: ClientSession.Response) Framing {
     if (attempt.no_body or (method == .connect and status < 300)) return .{};
     if (length) |n| return .{ .body = if (n == 0) .none else .{ .content_length = n } };
     if (response.end_stream) return .{ .zero_length = true };
+    if (attempt.exchange.downstream.takesStreamedBody()) {
+        // No length and no framing: the nearest `http.Body` (it ends with the stream).
+        attempt.streamed = true;
+        return .{ .body = .close_delimited };
+    }
     attempt.chunked = true;
     return .{ .body = .chunked };
 }
 
 fn trailerSection(attempt: *Http2Try, fields: []const Field) void {
+    if (attempt.streamed) return attempt.trailerRecord(fields);
     if (!attempt.chunked or attempt.tail_written) return; // A body with a length has nowhere to carry them.
     var writer: std.Io.Writer = .fixed(attempt.textScratch());
     writer.writeAll("0\r\n") catch return attempt.fail();
@@ -577,6 +588,50 @@ fn trailerSection(attempt: *Http2Try, fields: []const Field) void {
     writer.writeAll("\r\n") catch return attempt.fail();
     attempt.append(writer.buffered(), .tail);
     attempt.tail_written = true;
+}
+
+/// A streamed body's trailers, kept as a record after its data for `takeTrailers`: without
+/// the fields RFC 9110 §6.5.1 keeps out of a trailer section that say how to frame or route
+/// (a chunked body's decoder refuses them).
+fn trailerRecord(attempt: *Http2Try, fields: []const Field) void {
+    if (attempt.tail_written) return;
+    attempt.tail_written = true;
+    var count: usize = 0;
+    var len: usize = HeadRecord.header_bytes;
+    for (fields) |field| {
+        if (trailerForbidden(field.name)) continue;
+        count += 1;
+        len += HeadRecord.field_header_bytes + field.name.len + field.value.len;
+    }
+    if (count == 0) return;
+    // nghttp2's block holds no more than the response field limit.
+    assert(count <= attempt.exchange.attempt.response_parser.headersBuffer().len);
+    if (attempt.failed) return;
+    const bytes = attempt.reserve(len) orelse return attempt.fail();
+    var writer: HeadRecord.Writer = .{ .bytes = bytes };
+    writer.header(.{ .status = 0, .body = .none, .count = @intCast(count) });
+    for (fields) |field| if (!trailerForbidden(field.name)) writer.field(field.name, field.value);
+    assert(writer.at == len);
+    attempt.commit(len, .tail);
+}
+
+fn trailerForbidden(name: []const u8) bool {
+    return std.mem.eql(u8, name, "content-length") or std.mem.eql(u8, name, "host");
+}
+
+/// A streamed body's trailers (`streamed`), once its data was taken to the end: in the
+/// exchange's response field array (the head's use of it is over), pointing into the inbox,
+/// which stays until the try ends. Empty when none came.
+pub fn takeTrailers(exchange: *Exchange) []const http.Header {
+    const attempt = exchange.attempt.h2.?;
+    assert(attempt.streamed and attempt.pos == attempt.data_end);
+    if (attempt.data_end == attempt.end) return &.{};
+    const fields = exchange.attempt.response_parser.headersBuffer();
+    var reader: HeadRecord.Reader = .{ .bytes = attempt.inbox.?[attempt.data_end..attempt.end] };
+    const record = reader.header();
+    assert(record.count <= fields.len); // `trailerRecord` checked.
+    for (fields[0..record.count]) |*field| field.* = reader.field();
+    return fields[0..record.count];
 }
 
 /// The worker's room for one trailer section as text (Http2.Worker.text_scratch), for
@@ -661,13 +716,13 @@ const HeadRecord = struct {
         bytes: []u8,
         at: usize = 0,
 
-        fn header(w: *Writer, record: HeadRecord) void {
+        inline fn header(w: *Writer, record: HeadRecord) void {
             w.int(u16, record.status);
             w.int(u8, switch (record.body) {
                 .none => 0,
                 .content_length => 1,
                 .chunked => 2,
-                .close_delimited => unreachable, // A stream ends; its connection is shared.
+                .close_delimited => 3, // A streamed body: it ends with the stream.
             });
             w.int(u8, if (record.reject) |reject| @as(u8, @backingInt(reject)) + 1 else 0);
             w.int(u64, switch (record.body) {
@@ -695,7 +750,7 @@ const HeadRecord = struct {
         bytes: []u8,
         at: usize = 0,
 
-        fn header(r: *Reader) HeadRecord {
+        inline fn header(r: *Reader) HeadRecord {
             const status = r.int(u16);
             const kind = r.int(u8);
             const reject = r.int(u8);
@@ -706,6 +761,7 @@ const HeadRecord = struct {
                     0 => .none,
                     1 => .{ .content_length = length },
                     2 => .chunked,
+                    3 => .close_delimited,
                     else => unreachable, // Written by `Writer.header`.
                 },
                 .reject = if (reject == 0) null else @fromBackingInt(@intCast(reject - 1)),
@@ -713,7 +769,7 @@ const HeadRecord = struct {
             };
         }
 
-        fn field(r: *Reader) http.Header {
+        inline fn field(r: *Reader) http.Header {
             const name_len = r.int(u32);
             const value_len = r.int(u32);
             const name = r.bytes[r.at..][0..name_len];
@@ -762,14 +818,20 @@ fn deliver(attempt: *Http2Try) void {
             attempt.link.?.session.consume(stream, take) catch {};
             attempt.link.?.flush();
         };
-    } else if (attempt.pos < attempt.end) {
+    } else if (attempt.pos < attempt.end and !attempt.streamed) {
         n = @min(attempt.end - attempt.pos, out.len);
         @memcpy(out[0..n], inbox[attempt.pos..][0..n]);
         attempt.pos += @intCast(n);
     } else if (attempt.closed != null or attempt.ended) {
         // Nothing more will come. A complete response was read whole by the exchange, which
-        // asks no further; a stream that ended before it did is cut short.
-        return attempt.finishRecv(if (attempt.closed == null or attempt.closed.? == .no_error) 0 else error.ConnectionResetByPeer);
+        // asks no further; a stream that ended before it did is cut short. A streamed body
+        // has no framing to tell: only END_STREAM ends it, and its end is this 0 (what is
+        // left in the inbox is its trailers' record).
+        const clean = if (attempt.streamed)
+            attempt.ended
+        else
+            attempt.closed == null or attempt.closed.? == .no_error;
+        return attempt.finishRecv(if (clean) 0 else error.ConnectionResetByPeer);
     } else return; // Parked until the next event.
     if (attempt.pos == attempt.end) attempt.emptyInbox();
     attempt.finishRecv(n);

@@ -196,6 +196,24 @@ pub const Downstream = union(enum) {
         }
     }
 
+    /// Whether a body without a length may come as data with no framing, ended by the backend's
+    /// stream (Http2Try.streamed), its trailers by `keepTrailers`: for a client whose protocol
+    /// frames its own. An HTTP/1.1 client's is the backend's chunked framing, relayed; a
+    /// fetch's body may go on to one.
+    pub fn takesStreamedBody(downstream: Downstream) bool {
+        return downstream == .h2;
+    }
+
+    /// A streamed body's trailers, before its last (empty) window: for a client that takes
+    /// them (`Exchange.relay_trailers`). They point into the try's memory, kept until the
+    /// exchange ends.
+    pub fn keepTrailers(downstream: Downstream, fields: []const http.Header) void {
+        switch (downstream) {
+            .h2 => |stream| stream.keepTrailers(fields),
+            .http1, .fetch => unreachable, // `takesStreamedBody` is false.
+        }
+    }
+
     pub fn sendResponseFromPipe(downstream: Downstream, pipe_read: linux.fd_t, len: u32) void {
         switch (downstream) {
             inline else => |d| d.sendResponseFromPipe(pipe_read, len),

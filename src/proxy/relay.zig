@@ -81,7 +81,10 @@ fn relayResponseHead(exchange: *Exchange, head_len: u32) void {
     exchange.countResponse(head.status);
     exchange.log.status = head.status;
     upstream_http1.startBody(exchange, head);
-    if (attempt.response_body == .chunked) exchange.relay_trailers = clientTakesTrailers(exchange);
+    switch (attempt.response_body) {
+        .chunked, .stream => exchange.relay_trailers = clientTakesTrailers(exchange),
+        .none, .length, .close_delimited => {},
+    }
     exchange.response_encoding = chooseEncoding(exchange, head);
     const body = exchange.ubuf.?[headroom + head_len ..][0 .. attempt.received - head_len];
     const framed = upstream_http1.frameBody(exchange, body) orelse return;

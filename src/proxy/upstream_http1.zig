@@ -281,7 +281,8 @@ pub fn startBody(exchange: *Exchange, head: *const http.ResponseParser.Head) voi
         .none => .none,
         .content_length => |length| if (length == 0) .none else .{ .length = length },
         .chunked => .{ .chunked = .init(.{}) },
-        .close_delimited => .close_delimited,
+        // A stream's body with no length only comes so when it goes over unframed.
+        .close_delimited => if (attempt.h2 != null) .stream else .close_delimited,
     };
     // A connection that carried a client's PROXY header is that client's: never pooled.
     attempt.reusable = head.keep_alive and exchange.request.version == .http11 and
@@ -334,7 +335,7 @@ pub fn frameBody(exchange: *Exchange, bytes: []u8) ?Framed {
             }
             return .{ .len = take, .last = last };
         },
-        .close_delimited => {},
+        .close_delimited, .stream => {},
     }
     if (take < bytes.len) attempt.reusable = false;
     return .{ .len = take, .last = last };
@@ -351,7 +352,15 @@ fn recvBodyCallback(exchange: *Exchange, result: sys.RecvError!usize) void {
     if (exchange.opDone()) return;
     const n = result catch return exchange.responseBroken(); // The client sees the close.
     if (n == 0) {
-        if (exchange.attempt.response_body != .close_delimited) return exchange.responseBroken();
+        switch (exchange.attempt.response_body) {
+            .close_delimited => {},
+            // The stream ended cleanly (a cut one is an error): its trailers go first.
+            .stream => if (exchange.relay_trailers) {
+                const trailers = Http2Try.takeTrailers(exchange);
+                if (trailers.len > 0) exchange.downstream.keepTrailers(trailers);
+            },
+            .none, .length, .chunked => return exchange.responseBroken(),
+        }
         return exchange.responseBody(exchange.ubuf.?[0..0], true);
     }
     const framed = frameBody(exchange, exchange.ubuf.?[0..n]) orelse return;
@@ -367,7 +376,7 @@ fn spliceable(exchange: *Exchange) bool {
     if (exchange.response_encoding == .gzip) return false; // The bytes go through the compressor.
     const remaining = switch (exchange.attempt.response_body) {
         .length => |n| n,
-        .none, .chunked, .close_delimited => return false,
+        .none, .chunked, .close_delimited, .stream => return false,
     };
     const min = exchange.proxy.config.splice_min_bytes;
     if (min == 0 or remaining < min) return false;

@@ -23,7 +23,7 @@ class H2Member:
     holds to from its first byte (a stream past it breaks the connection, as hyper-h2 refuses
     it with a protocol error); `streams_open_max` is the most it saw open at once. `answers`
     maps a path to the frames that answer it, in order: ("headers", fields, end_stream),
-    ("data", bytes, end_stream)."""
+    ("data", bytes, end_stream), ("reset", error_code, None)."""
 
     def __init__(self, name, tls=None, max_streams=None):
         self.name = name
@@ -93,8 +93,13 @@ class H2Member:
                             for kind, what, end_stream in self.answers[path]:
                                 if kind == "headers":
                                     h2conn.send_headers(event.stream_id, what, end_stream=end_stream)
+                                elif kind == "reset":
+                                    h2conn.reset_stream(event.stream_id, what)
                                 else:
-                                    h2conn.send_data(event.stream_id, what, end_stream=end_stream)
+                                    size = h2conn.max_outbound_frame_size
+                                    for at in range(0, max(len(what), 1), size):
+                                        last = end_stream and at + size >= len(what)
+                                        h2conn.send_data(event.stream_id, what[at:at + size], end_stream=last)
                             continue
                         status = self.statuses.get(path, 200)
                         body = self.name.encode()

@@ -224,3 +224,57 @@ def test_a_members_head_at_the_field_limit_is_taken_and_one_past_it_is_a_502(slu
     eight = request(sluice.port, "GET", "/eight")
     assert eight.status == 502, eight
     assert request(sluice.port, "GET", "/seven").status == 200  # The member still serves.
+
+
+def test_a_members_body_without_length_reaches_an_h2_client_as_data_and_its_trailers_as_fields(sluice, member):
+    """A member's body with no length goes to an HTTP/2 client as the data it was, ended by
+    the member's stream (sluice hands it over unframed: docs/HTTP2.md); its trailers
+    reach a client that sent `te: trailers` (framing and routing names left out, as from a
+    chunked body) and no other. An HTTP/1.1 client gets the same body chunked, trailers in
+    the trailer section when it asked. A stream the member resets mid-body is reset for the
+    client, never ended as if whole."""
+    body = bytes(range(256)) * 80  # 20 KiB: within the stream window sluice gives a member.
+    member.answers = {
+        "/trailers": [("headers", [(":status", "200"), ("content-type", "application/grpc")], False),
+                      ("data", body[:1000], False), ("data", body[1000:], False),
+                      ("headers", [("grpc-status", "0"), ("grpc-message", "fine"), ("host", "evil")], True)],
+        "/cut": [("headers", [(":status", "200")], False), ("data", b"part", False), ("reset", 2, None)],
+    }
+    sluice.start([member.address], args=ARGS + ["--http2", "on"])
+    client = H2Client.plain(sluice.port)
+    try:
+        asked = client.request("GET", "/trailers", headers=[("te", "trailers")])
+        plain = client.request("GET", "/trailers")
+        cut = client.request("GET", "/cut")
+        got = client.wait(asked, plain, cut)
+        assert (got[asked].status, got[asked].body == body, got[asked].reset) == (200, True, None)
+        assert got[asked].trailers == [("grpc-status", "0"), ("grpc-message", "fine")], got[asked].trailers
+        assert (got[plain].body == body, got[plain].trailers) == (True, [])
+        assert got[cut].reset is not None, got[cut]
+    finally:
+        client.close()
+    chunked = request(sluice.port, "GET", "/trailers", headers=[("TE", "trailers")])
+    assert (chunked.status, chunked.framing, chunked.body == body) == (200, "chunked", True)
+    assert chunked.trailers == [("grpc-status", "0"), ("grpc-message", "fine")], chunked.trailers
+
+
+
+def test_a_members_body_without_length_is_compressed_for_either_client(sluice, member):
+    """`--compress` on a member's body with no length: an HTTP/2 client gets it gzipped as
+    DATA (the stream's body went over unframed, the compressor frames its output), an
+    HTTP/1.1 client chunked; both decompress to the body."""
+    import gzip
+    body = b"compressible text " * 1000
+    member.answers = {"/text": [("headers", [(":status", "200"), ("content-type", "text/plain")], False),
+                                ("data", body, True)]}
+    sluice.start([member.address], args=ARGS + ["--http2", "on", "--compress"])
+    client = H2Client.plain(sluice.port)
+    try:
+        got = client.get("/text", headers=[("accept-encoding", "gzip")])
+        assert (got.status, got.header("content-encoding")) == (200, "gzip"), got
+        assert gzip.decompress(got.body) == body
+    finally:
+        client.close()
+    h1 = request(sluice.port, "GET", "/text", headers=[("Accept-Encoding", "gzip")])
+    assert (h1.status, h1.framing, h1.header("content-encoding")) == (200, "chunked", "gzip"), h1
+    assert gzip.decompress(h1.body) == body
