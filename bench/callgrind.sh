@@ -28,7 +28,10 @@
 #                           at most, since its heaps are one reservation and under valgrind a
 #                           larger one fails (see max_connections below)
 #   CG_BACKEND=h1           what the pool speaks: h1, or h2c (nginx `listen ... http2`, prior
-#                           knowledge; sluice `--backend-protocol h2c`, streams multiplexed)
+#                           knowledge; sluice `--backend-protocol h2c`, streams multiplexed),
+#                           or grpc (bench/grpcload's echo server over h2c, GRPCBENCH=path to
+#                           its binary, which bench/grpc.sh builds into its run folder; unary
+#                           calls of a 64-byte message from h2load, with `te: trailers`)
 set -euo pipefail
 
 bench=callgrind
@@ -87,14 +90,27 @@ case "${CG_BACKEND:-h1}" in
         sed -i "s/listen 127.0.0.1:$bport /listen 127.0.0.1:$bport http2 /" "$run/backend.conf"
         grep -q "listen 127.0.0.1:$bport http2 " "$run/backend.conf" || die "could not make the backend speak h2c"
         backend_flags=(--backend-protocol h2c) ;;
-    *) die "CG_BACKEND is h1 or h2c, not '$CG_BACKEND'" ;;
+    grpc)
+        [ -z "${CG_HANDLER:-}" ] || die "CG_BACKEND=grpc runs without CG_HANDLER"
+        [ -x "${GRPCBENCH:-}" ] || die "CG_BACKEND=grpc needs GRPCBENCH=path to bench/grpcload's binary (bench/grpc.sh builds it)"
+        backend_flags=(--backend-protocol h2c) ;;
+    *) die "CG_BACKEND is h1, h2c or grpc, not '$CG_BACKEND'" ;;
 esac
-nginx -e "$run/backend.error.log" -p "$run" -c "$run/backend.conf" >"$run/backend.log" 2>&1 &
-backend_pid=$!
+if [ "${CG_BACKEND:-h1}" = grpc ]; then
+    # The gRPC echo server in nginx's place: a unary call of 64 bytes each way.
+    "$GRPCBENCH" serve -listen "127.0.0.1:$bport" >"$run/backend.log" 2>&1 &
+    backend_pid=$!
+    python3 -c 'import struct, sys; sys.stdout.buffer.write(b"\x00" + struct.pack(">I", 64) + b"m" * 64)' >"$run/call.bin"
+    load_flags+=(-d "$run/call.bin" -H "content-type: application/grpc" -H "te: trailers")
+    target_path=/bench.Echo/Call
+else
+    nginx -e "$run/backend.error.log" -p "$run" -c "$run/backend.conf" >"$run/backend.log" 2>&1 &
+    backend_pid=$!
+fi
 sluice_pid=""
 # Whatever stops the script (a failed run included) stops the backend and the binary under test.
 trap 'kill -TERM "$backend_pid" $sluice_pid 2>/dev/null || true' EXIT
-python3 "$lib" wait-port "$bport" 10 "$backend_pid" || die "the nginx backend did not start (see $run/backend.log)"
+python3 "$lib" wait-port "$bport" 10 "$backend_pid" || die "the backend did not start (see $run/backend.log)"
 upstream_flags=(--backend "127.0.0.1:$bport" "${backend_flags[@]}")
 if [ -n "${CG_HANDLER:-}" ]; then
     # handler_fetch.py's handler and site, with the memory valgrind can reserve.
