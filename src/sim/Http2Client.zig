@@ -96,6 +96,9 @@ const Response = struct {
     /// The backend's body was close-delimited: a cut one ends as a whole one (sluice cannot
     /// tell them apart).
     close_delimited: bool = false,
+    /// A backend's unsolicited bytes, relayed as the answer (Backends.zig): untagged, so
+    /// `own`, but not sluice's own body either.
+    unsolicited: bool = false,
 };
 
 /// The connection is accepted: the session queues the preface and SETTINGS.
@@ -426,6 +429,7 @@ fn onResponse(http2: *Http2Client, response: ClientSession.Response) void {
         // A backend's bytes on an idle connection raced sluice's request on it (Backends.zig):
         // relayed as this request's answer, which no proxy can tell from a real one.
         http2.world.summary.unsolicited_relayed += 1;
+        s.response.unsolicited = true;
         return;
     }
     if (s.response.own) return http2.checkOwn(s);
@@ -511,7 +515,7 @@ fn onEnd(http2: *Http2Client, stream: StreamId) void {
         if (s.target == .handler) world.summary.handler_proxied += 1;
     } else if (s.target == .local and response.status == 200 and s.method != .HEAD and response.seen != clients_ns.local_body.len) {
         fail.invariant("r{d} (h2): the local route's body is {d} bytes", .{ s.id, response.seen });
-    } else if (s.target == .handler and response.status == 200) {
+    } else if (s.target == .handler and response.status == 200 and !response.unsolicited) {
         var buffer: [64]u8 = undefined;
         const expected = clients_ns.handlerBody(&buffer, s.method, s.body_len);
         if (s.method != .HEAD and response.seen != expected.len) {
