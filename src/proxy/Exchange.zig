@@ -675,6 +675,7 @@ pub const interimSent = relay_ns.interimSent;
 pub const view = relay_ns.view;
 pub const responseSent = relay_ns.responseSent;
 pub const responseBody = relay_ns.responseBody;
+pub const responseStreamEnded = relay_ns.responseStreamEnded;
 pub const responseFromPipe = relay_ns.responseFromPipe;
 pub const responseBroken = relay_ns.responseBroken;
 

@@ -15,6 +15,7 @@ const tunnel = @import("tunnel.zig");
 const handler_target = @import("handler_target.zig");
 const upstream_http1 = @import("upstream_http1.zig");
 const Exchange = @import("Exchange.zig");
+const Http2Try = @import("Http2Try.zig");
 
 const Encoding = Exchange.Encoding;
 const ResponseView = Exchange.ResponseView;
@@ -254,6 +255,16 @@ pub fn responseBody(exchange: *Exchange, window: []u8, last: bool) void {
     if (last) exchange.response = .complete;
     exchange.rearmAttemptTimer();
     relayBody(exchange, window, last);
+}
+
+/// A body that went over as data from an HTTP/2 backend's stream (`.stream`) ended cleanly:
+/// its trailers go to a client that takes them, then the (empty) last window.
+pub fn responseStreamEnded(exchange: *Exchange) void {
+    if (exchange.relay_trailers) {
+        const trailers = Http2Try.takeTrailers(exchange);
+        if (trailers.len > 0) exchange.downstream.keepTrailers(trailers);
+    }
+    responseBody(exchange, exchange.ubuf.?[0..0], true);
 }
 
 /// `len` bytes of the response body are in the exchange's pipe (`upstream_http1`'s splice):

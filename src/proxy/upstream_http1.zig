@@ -1,8 +1,10 @@
 //! The upstream HTTP/1.1 client that an attempt runs (Attempt.zig): connect, send the composed
 //! head and the request body, receive and parse the response head, frame the body, and give
 //! the connection back to its pool or close it. The bytes go over a socket, through the TLS
-//! codec (UpstreamTls.zig), or over a stream of a shared HTTP/2 connection that presents itself
-//! as an HTTP/1.1 message (Http2Try.zig): `recv` and `send` choose.
+//! codec (UpstreamTls.zig), or over a stream of a shared HTTP/2 connection (Http2Try.zig),
+//! which takes the composed head as HTTP/1.1 text, hands its response head over as fields
+//! (`recvHead`), and its body as data, or chunked for a client that needs HTTP/1.1 framing:
+//! `recv` and `send` choose.
 //!
 //! What to make of what arrives is the exchange's (Exchange.zig): its lifecycle, its target,
 //! its retry policy, its deadlines and the relay to the client. This file calls it back through
@@ -352,16 +354,12 @@ fn recvBodyCallback(exchange: *Exchange, result: sys.RecvError!usize) void {
     if (exchange.opDone()) return;
     const n = result catch return exchange.responseBroken(); // The client sees the close.
     if (n == 0) {
-        switch (exchange.attempt.response_body) {
-            .close_delimited => {},
-            // The stream ended cleanly (a cut one is an error): its trailers go first.
-            .stream => if (exchange.relay_trailers) {
-                const trailers = Http2Try.takeTrailers(exchange);
-                if (trailers.len > 0) exchange.downstream.keepTrailers(trailers);
-            },
-            .none, .length, .chunked => return exchange.responseBroken(),
-        }
-        return exchange.responseBody(exchange.ubuf.?[0..0], true);
+        return switch (exchange.attempt.response_body) {
+            .close_delimited => exchange.responseBody(exchange.ubuf.?[0..0], true),
+            // The stream ended cleanly (a cut one is an error).
+            .stream => exchange.responseStreamEnded(),
+            .none, .length, .chunked => exchange.responseBroken(),
+        };
     }
     const framed = frameBody(exchange, exchange.ubuf.?[0..n]) orelse return;
     if (framed.len == 0 and !framed.last) return recvBody(exchange); // Framing bytes only.
