@@ -606,7 +606,7 @@ fn writeResponse(heap: *js.Heap, v: Value, reply: Reply, out: []u8) (WriteError 
 /// each protocol frames it as it frames a relayed response.
 fn writeStreamedHead(v: Value, status: u16, pending: fetch.Pending, out: []u8) WriteError!Written {
     var w: std.Io.Writer = .fixed(out);
-    const phrase = @as(std.http.Status, @fromBackingInt(@as(u10, @intCast(status)))).phrase() orelse "";
+    const phrase = http.LocalResponse.standardPhrase(status);
     try w.print("HTTP/1.1 {d} {s}\r\n", .{ status, phrase });
     switch (pending.framing) {
         .length => |length| try w.print("Content-Length: {d}\r\n", .{length}),

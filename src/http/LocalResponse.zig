@@ -79,8 +79,15 @@ pub fn frameHttp1(response: LocalResponse, buffer: []u8, options: Http1) []u8 {
     return buffer[start .. head_room + response.len];
 }
 
+/// RFC 9110 §15's reason phrase for `status` (100 to 599), or empty for a code it does not
+/// name: every status line sluice writes itself takes it from here.
+pub fn standardPhrase(status: u16) []const u8 {
+    const code: std.http.Status = @fromBackingInt(@as(u10, @intCast(status)));
+    return code.phrase() orelse "";
+}
+
 fn writePrefix(w: *std.Io.Writer, response: LocalResponse, options: Http1) std.Io.Writer.Error!void {
-    const phrase = @as(std.http.Status, @fromBackingInt(@as(u10, @intCast(response.status)))).phrase() orelse "";
+    const phrase = standardPhrase(response.status);
     const version = if (options.version == .http10) "HTTP/1.0" else "HTTP/1.1";
     try w.print("{s} {d} {s}\r\n", .{ version, response.status, phrase });
     if (response.content_length) |length| try w.print("Content-Length: {d}\r\n", .{length});

@@ -582,7 +582,7 @@ fn trailerSection(attempt: *Http2Try, fields: []const Field) void {
     writer.writeAll("0\r\n") catch return attempt.fail();
     for (fields) |field| {
         // The exchange's decoder refuses these names in a trailer section.
-        if (std.mem.eql(u8, field.name, "content-length") or std.mem.eql(u8, field.name, "host")) continue;
+        if (trailerForbidden(field.name)) continue;
         writer.print("{s}: {s}\r\n", .{ field.name, field.value }) catch return attempt.fail();
     }
     writer.writeAll("\r\n") catch return attempt.fail();

@@ -638,7 +638,7 @@ fn emitResponse(
         try e.literal(" ");
         // No reason (an HTTP/2 backend's head has none; an HTTP/1.1 one may send none): the
         // standard phrase, which some clients' parsers require (llhttp's, in h2load).
-        try e.copy(if (head.reason.len > 0) head.reason else standardPhrase(head.status));
+        try e.copy(if (head.reason.len > 0) head.reason else http.LocalResponse.standardPhrase(head.status));
         try e.literal("\r\n");
     }
     for (head.headers, 0..) |field, i| {
@@ -671,12 +671,6 @@ fn emitResponse(
         }
     }
     try e.literal(tail.framing);
-}
-
-/// RFC 9110 §15's phrase for `status`, or empty for a code it does not name.
-fn standardPhrase(status: u16) []const u8 {
-    const code: std.http.Status = @fromBackingInt(@as(u10, @intCast(status)));
-    return code.phrase() orelse "";
 }
 
 /// What sluice writes after the fields it keeps: the rules' fields, if any, then its own
